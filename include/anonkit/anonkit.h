@@ -1,0 +1,114 @@
+/* anonkit.h — the public API of libanonkit.
+ *
+ * Ownership rule: every object you create with anonkit_*_create() or receive
+ * through an OUT parameter is yours and is released with its anonkit_*_free(),
+ * which accepts NULL; every const char * the library returns stays owned by the
+ * object it came from and lives as long as that object.
+ *
+ * A job holds all settings of one run. Settings are given as text through one
+ * call, anonkit_job_set(job, ANONKIT_OPT_..., "value"), so that the command
+ * line, JSON job files and programs share one vocabulary. Every fallible call
+ * returns ANONKIT_OK (0) or a negative ANONKIT_E_* status and leaves a message
+ * in anonkit_errmsg(job). */
+#ifndef ANONKIT_H
+#define ANONKIT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define ANONKIT_API __attribute__((visibility("default")))
+#else
+#define ANONKIT_API
+#endif
+
+#define ANONKIT_VERSION "0.1.0"
+
+/* Status codes. */
+enum {
+    ANONKIT_OK = 0,
+    ANONKIT_E_INPUT = -1,      /* bad input data or hierarchy */
+    ANONKIT_E_USAGE = -2,      /* bad or missing parameter */
+    ANONKIT_E_INELIGIBLE = -3, /* the whole table cannot satisfy the privacy model */
+    ANONKIT_E_IO = -4,         /* a file could not be read or written */
+    ANONKIT_E_NOMEM = -5,      /* out of memory */
+    ANONKIT_E_VIOLATION = -6,  /* anonkit_check: a class violates the model */
+    ANONKIT_E_INTERNAL = -7    /* a bug: please report it */
+};
+
+/* A short name for a status code ("bad input", ...). */
+ANONKIT_API const char *anonkit_strerror(int status);
+
+/* The settings of a job. Values are text; lists are comma separated. */
+typedef enum anonkit_option {
+    ANONKIT_OPT_INPUT,       /* input CSV path, "-" for stdin */
+    ANONKIT_OPT_OUTPUT,      /* output CSV path, "-" for stdout */
+    ANONKIT_OPT_QI,          /* quasi-identifier columns: "age,zip,sex" (appends) */
+    ANONKIT_OPT_SENSITIVE,   /* the sensitive column */
+    ANONKIT_OPT_IDENTIFIER,  /* identifier columns, dropped from the output (appends) */
+    ANONKIT_OPT_HIERARCHY,   /* "attr=path" of an ARX-format hierarchy (one per call) */
+    ANONKIT_OPT_NUMERIC,     /* QIs to treat as numeric even though they have a hierarchy */
+    ANONKIT_OPT_K,           /* k of k-anonymity (default 1 = off) */
+    ANONKIT_OPT_L,           /* l of l-diversity (default off) */
+    ANONKIT_OPT_L_VARIANT,   /* distinct|entropy|recursive|probabilistic, comma list */
+    ANONKIT_OPT_C,           /* c of recursive (c,l)-diversity */
+    ANONKIT_OPT_ALGORITHM,   /* mondrian */
+    ANONKIT_OPT_REPORT,      /* path of the JSON report */
+    ANONKIT_OPT_SEED,        /* seed of the output shuffle */
+    ANONKIT_OPT_KEEP_ORDER,  /* "1": keep input row order */
+    ANONKIT_OPT_DELIMITER,   /* field delimiter, one character (default ',') */
+    ANONKIT_OPT_WEIGHTS,     /* NCP weights "age=2,sex=1" */
+    ANONKIT_OPT_JOB,         /* a JSON job file: loads all its settings */
+    ANONKIT_OPT__COUNT
+} anonkit_option;
+
+typedef struct anonkit_job anonkit_job;
+typedef struct anonkit_result anonkit_result;
+
+ANONKIT_API anonkit_job *anonkit_job_create(void);
+ANONKIT_API void anonkit_job_free(anonkit_job *job);
+
+/* Sets one option; for ANONKIT_OPT_JOB reads every setting of the JSON file
+ * (relative paths in it are taken relative to the file's folder). */
+ANONKIT_API int anonkit_job_set(anonkit_job *job, anonkit_option option, const char *value);
+
+/* The option's long name as used on the command line and in job files. */
+ANONKIT_API const char *anonkit_option_name(anonkit_option option);
+
+/* The message of the last failure on this job, "FILE:LINE: what is wrong". */
+ANONKIT_API const char *anonkit_errmsg(const anonkit_job *job);
+
+/* Reads, anonymizes and writes. On failure nothing is left at the output path. */
+ANONKIT_API int anonkit_anonymize(anonkit_job *job, anonkit_result **out_result /* OUT */);
+
+/* Proves or refutes the job's privacy model on a published file: groups its
+ * rows by their published QI values and tests every group. Returns ANONKIT_OK,
+ * ANONKIT_E_VIOLATION (message names the first violating class) or an error.
+ * Independent of every algorithm. When out_classes/out_rows are not NULL they
+ * receive the number of classes and rows seen. */
+ANONKIT_API int anonkit_check(anonkit_job *job, const char *published_path,
+                              uint64_t *out_classes /* OUT */, uint64_t *out_rows /* OUT */);
+
+/* Information-loss metrics of a published file against its original, as a
+ * JSON text (dm, cavg, gcp, ncp per attribute) that the caller frees. */
+ANONKIT_API int anonkit_metrics(anonkit_job *job, const char *original_path,
+                                const char *published_path, char **out_json /* OUT */);
+
+/* Result of anonkit_anonymize. */
+ANONKIT_API void anonkit_result_free(anonkit_result *result);
+ANONKIT_API uint64_t anonkit_result_rows_read(const anonkit_result *result);
+ANONKIT_API uint64_t anonkit_result_rows_published(const anonkit_result *result);
+ANONKIT_API uint64_t anonkit_result_rows_suppressed(const anonkit_result *result);
+ANONKIT_API uint64_t anonkit_result_classes(const anonkit_result *result);
+/* The human summary (several lines) and the JSON report text. */
+ANONKIT_API const char *anonkit_result_summary(const anonkit_result *result);
+ANONKIT_API const char *anonkit_result_json(const anonkit_result *result);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

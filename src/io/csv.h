@@ -1,0 +1,74 @@
+/* csv.h — streaming RFC 4180 CSV reader and writer (DESIGN.md §1, steps 1 and 3).
+ *
+ * The reader never holds the file as text: it reads large blocks and hands out
+ * one record at a time as (pointer, length) fields that point into its block
+ * buffer and stay valid until the next csv_read() call. Quoted fields are
+ * unescaped in place ("" becomes "), so a field is exactly its value.
+ * Accepted: quoted fields with embedded delimiters, quotes and newlines; LF and
+ * CRLF line ends (a lone CR inside an unquoted field is kept as data); a final
+ * record without a line end; any one-byte delimiter. Rejected with file, line
+ * and column: a quote that is never closed, and characters after a closing
+ * quote other than the delimiter or the line end. A completely empty line at
+ * the end of the file is not a record. Field counts are checked by the caller
+ * (csv_reader knows nothing of headers), except that csv_read reports the
+ * count it saw. */
+#ifndef AK_CSV_H
+#define AK_CSV_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "core/error.h"
+
+typedef struct csv_field {
+    const char *data; /* not NUL-terminated */
+    uint32_t len;
+} csv_field;
+
+typedef struct csv_record {
+    const csv_field *fields; /* owned by the reader, valid until the next csv_read */
+    uint32_t count;          /* number of fields */
+    long line;               /* 1-based line on which the record starts */
+} csv_record;
+
+typedef struct csv_reader csv_reader;
+
+/* Opens path ("-" is not accepted here: spool stdin to a file first) for
+ * reading with the given delimiter. */
+int csv_reader_open(csv_reader **out /* OUT */, const char *path, char delimiter, ak_error *err);
+
+/* Reads from an already open stream (not closed by csv_reader_free); name is
+ * used in messages. */
+int csv_reader_open_stream(csv_reader **out /* OUT */, FILE *stream, const char *name,
+                           char delimiter, ak_error *err);
+
+void csv_reader_free(csv_reader *reader);
+
+/* Reads the next record: returns 1 and fills rec, 0 at end of input, or a
+ * negative status with err filled (ANONKIT_E_INPUT for malformed CSV,
+ * ANONKIT_E_IO for a read failure). */
+int csv_read(csv_reader *reader, csv_record *rec /* OUT */, ak_error *err);
+
+/* Bytes consumed so far (for throughput figures and progress). */
+uint64_t csv_reader_offset(const csv_reader *reader);
+
+/* Buffered writer. Fields are quoted only when they contain the delimiter, a
+ * quote, CR or LF (or begin/end with a space, to survive trimming readers). */
+typedef struct csv_writer csv_writer;
+
+/* Writes to stream (not closed by csv_writer_free); name is used in messages. */
+int csv_writer_open_stream(csv_writer **out /* OUT */, FILE *stream, const char *name,
+                           char delimiter, ak_error *err);
+void csv_writer_free(csv_writer *writer);
+
+/* Appends one field to the current record (a delimiter is written before every
+ * field but the first of a record). */
+int csv_write_field(csv_writer *writer, const char *data, size_t len, ak_error *err);
+/* Ends the current record with "\n". */
+int csv_write_end(csv_writer *writer, ak_error *err);
+/* Appends already formatted bytes of a record verbatim (no quoting, no delimiter). */
+int csv_write_raw(csv_writer *writer, const char *data, size_t len, ak_error *err);
+/* Flushes the buffer to the stream and checks the stream for errors. */
+int csv_writer_flush(csv_writer *writer, ak_error *err);
+
+#endif

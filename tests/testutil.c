@@ -1,0 +1,71 @@
+/* testutil.c — helpers for the test programs (see testutil.h). */
+#include "testutil.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+const char *tu_mkdtemp(void)
+{
+    static char path[4096];
+    const char *base = getenv("TMPDIR");
+    snprintf(path, sizeof path, "%s/anonkit-test-XXXXXX", base && *base ? base : "/tmp");
+    if (!mkdtemp(path)) {
+        perror("mkdtemp");
+        abort();
+    }
+    return path;
+}
+
+void tu_rmtree(const char *path)
+{
+    char cmd[4200];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", path);
+    if (system(cmd) != 0) fprintf(stderr, "warning: could not remove %s\n", path);
+}
+
+void tu_write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "wb");
+    if (!f || fwrite(text, 1, strlen(text), f) != strlen(text) || fclose(f) != 0) {
+        perror(path);
+        abort();
+    }
+}
+
+char *tu_read_file(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    size_t cap = 4096, n = 0;
+    char *buf = malloc(cap);
+    size_t got;
+    while (buf && (got = fread(buf + n, 1, cap - n - 1, f)) > 0) {
+        n += got;
+        if (cap - n - 1 == 0) {
+            char *bigger = realloc(buf, cap * 2);
+            if (!bigger) {
+                free(buf);
+                buf = NULL;
+                break;
+            }
+            buf = bigger;
+            cap *= 2;
+        }
+    }
+    fclose(f);
+    if (!buf) abort();
+    buf[n] = '\0';
+    if (len) *len = n;
+    return buf;
+}
+
+const char *tu_path(const char *dir, const char *name)
+{
+    static char bufs[8][4096];
+    static int next;
+    char *b = bufs[next++ & 7];
+    snprintf(b, sizeof bufs[0], "%s/%s", dir, name);
+    return b;
+}
