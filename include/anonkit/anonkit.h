@@ -72,7 +72,8 @@ typedef struct anonkit_result anonkit_result;
 ANONKIT_API anonkit_job *anonkit_job_create(void);
 ANONKIT_API void anonkit_job_free(anonkit_job *job);
 
-/* Sets one option; for ANONKIT_OPT_JOB reads every setting of the JSON file
+/* Sets one option. List options (qi, identifier, numeric, hierarchy) append;
+ * the empty text "" empties the list. For ANONKIT_OPT_JOB reads every setting of the JSON file
  * (relative paths in it are taken relative to the file's folder). */
 ANONKIT_API int anonkit_job_set(anonkit_job *job, anonkit_option option, const char *value);
 
@@ -94,7 +95,7 @@ ANONKIT_API int anonkit_check(anonkit_job *job, const char *published_path,
                               uint64_t *out_classes /* OUT */, uint64_t *out_rows /* OUT */);
 
 /* Information-loss metrics of a published file against its original, as a
- * JSON text (dm, cavg, gcp, ncp per attribute) that the caller frees. */
+ * JSON text (dm, cavg, gcp, ncp per attribute) that the caller frees with free(). */
 ANONKIT_API int anonkit_metrics(anonkit_job *job, const char *original_path,
                                 const char *published_path, char **out_json /* OUT */);
 

@@ -53,7 +53,8 @@ int csv_read(csv_reader *reader, csv_record *rec /* OUT */, ak_error *err);
 uint64_t csv_reader_offset(const csv_reader *reader);
 
 /* Buffered writer. Fields are quoted only when they contain the delimiter, a
- * quote, CR or LF (or begin/end with a space, to survive trimming readers). */
+ * quote, CR or LF (or begin/end with a space, to survive trimming readers); a
+ * record made of one empty field is written as "" so it is not an empty line. */
 typedef struct csv_writer csv_writer;
 
 /* Writes to stream (not closed by csv_writer_free); name is used in messages. */
@@ -70,5 +71,14 @@ int csv_write_end(csv_writer *writer, ak_error *err);
 int csv_write_raw(csv_writer *writer, const char *data, size_t len, ak_error *err);
 /* Flushes the buffer to the stream and checks the stream for errors. */
 int csv_writer_flush(csv_writer *writer, ak_error *err);
+
+/* Appends the CSV form of one field to dst (quoted when it contains the
+ * delimiter, a quote, CR or LF, or begins or ends with a space; embedded
+ * quotes doubled) and returns the bytes written. dst must have room for
+ * csv_escaped_max(len) bytes. The writer quotes by the same rule. */
+size_t csv_escape(char *dst, const char *src, size_t len, char delimiter);
+static inline size_t csv_escaped_max(size_t len) { return 2 * len + 2; }
+/* Whether a field needs quoting under that rule. */
+int csv_needs_quotes(const char *src, size_t len, char delimiter);
 
 #endif

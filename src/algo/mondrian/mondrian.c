@@ -1,0 +1,426 @@
+/* mondrian.c — greedy top-down Mondrian partitioning with the Median split
+ * (000 §1.2, 003 "The Greedy Partitioning Algorithm").
+ *
+ * Rows are copied into one row-major work array (QI codes, sensitive code, row
+ * id) and every partition is a contiguous slice of it, split in place like
+ * quicksort; an explicit stack replaces recursion. For each partition the
+ * dimensions are tried in order of decreasing normalized range (numeric: range
+ * of values over the table's range; categorical: leaves under the lowest
+ * common ancestor over all leaves; ties to the lowest attribute index), and
+ * the first allowable split is taken:
+ *   numeric      lhs = {code <= median}; if that is not allowable, the other
+ *                side of the median value, lhs = {code < median}; when an
+ *                l-diversity model rejects both, every threshold is swept and
+ *                the allowable one nearest the median taken, so that the result
+ *                is minimal for every monotone model, not only k-anonymity;
+ *   categorical  the lowest common ancestor of the partition's values is
+ *                specialized into its children (empty children hold no rows).
+ * A partition with no allowable split becomes an equivalence class. */
+#include "algo/mondrian/mondrian.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/stats.h"
+
+typedef struct mdr_frame {
+    size_t begin, end;
+} mdr_frame;
+
+typedef struct mdr {
+    const table *t;
+    const model *m;
+    partition *out;
+    uint32_t d;         /* QIs */
+    uint32_t w;         /* words per work row: d codes, sensitive code, row id */
+    size_t n;
+    uint32_t *rows;     /* n * w */
+    uint32_t *scratch;  /* n values: median selection */
+    uint32_t *moved;    /* n * w, categorical redistribution (lazily allocated) */
+    uint64_t *pairs;    /* n, threshold sweep (lazily allocated) */
+    int need_sensitive;
+    uint32_t sensitive_domain;
+    ak_hist whole, left, less; /* partition, candidate left side, rows < median */
+    uint32_t *counts, *counts_scratch;
+    double *span;       /* numeric: table's value range per QI */
+    uint32_t *child_rows; /* per child of a categorical node: row count */
+    uint32_t max_children;
+    /* stack of pending partitions and their boxes (2*d codes per frame) */
+    mdr_frame *stack;
+    uint32_t *boxes;
+    size_t depth, cap;
+} mdr;
+
+static inline uint32_t *row_at(const mdr *s, size_t i) { return s->rows + i * s->w; }
+
+/* Lowest and highest code per QI among rows [begin, end). */
+static void compute_box(const mdr *s, size_t begin, size_t end, uint32_t *lo, uint32_t *hi)
+{
+    const uint32_t d = s->d;
+    for (uint32_t q = 0; q < d; q++) {
+        lo[q] = UINT32_MAX;
+        hi[q] = 0;
+    }
+    for (size_t i = begin; i < end; i++) {
+        const uint32_t *r = row_at(s, i);
+        for (uint32_t q = 0; q < d; q++) {
+            if (r[q] < lo[q]) lo[q] = r[q];
+            if (r[q] > hi[q]) hi[q] = r[q];
+        }
+    }
+}
+
+static int push(mdr *s, size_t begin, size_t end, ak_error *err)
+{
+    if (s->depth == s->cap) {
+        size_t cap = s->cap ? s->cap * 2 : 256;
+        mdr_frame *stack = realloc(s->stack, cap * sizeof *stack);
+        if (!stack) return ak_err_nomem(err);
+        s->stack = stack;
+        uint32_t *boxes = realloc(s->boxes, cap * 2 * s->d * sizeof *boxes);
+        if (!boxes) return ak_err_nomem(err);
+        s->boxes = boxes;
+        s->cap = cap;
+    }
+    s->stack[s->depth].begin = begin;
+    s->stack[s->depth].end = end;
+    uint32_t *box = s->boxes + s->depth * 2 * s->d;
+    compute_box(s, begin, end, box, box + s->d);
+    s->depth++;
+    return ANONKIT_OK;
+}
+
+/* Three-way quickselect: the value of rank `nth` (0-based) in a[0..n). */
+static uint32_t select_nth(uint32_t *a, size_t n, size_t nth)
+{
+    size_t lo = 0, hi = n; /* search a[lo..hi) */
+    for (;;) {
+        if (hi - lo <= 1) return a[lo];
+        uint32_t x = a[lo], y = a[lo + (hi - lo) / 2], z = a[hi - 1];
+        uint32_t pivot = x < y ? (y < z ? y : (x < z ? z : x)) : (x < z ? x : (y < z ? z : y));
+        /* Dutch flag: [lo,lt) < pivot, [lt,i) == pivot, (gt,hi) > pivot */
+        size_t lt = lo, i = lo, gt = hi;
+        while (i < gt) {
+            uint32_t v = a[i];
+            if (v < pivot) {
+                a[i++] = a[lt];
+                a[lt++] = v;
+            } else if (v > pivot) {
+                a[i] = a[--gt];
+                a[gt] = v;
+            } else {
+                i++;
+            }
+        }
+        if (nth < lt) hi = lt;
+        else if (nth >= gt) lo = gt;
+        else return pivot;
+    }
+}
+
+/* Whether a side of `count` rows with sensitive histogram counts satisfies the model. */
+static int side_holds(mdr *s, uint64_t count, size_t ncounts)
+{
+    return model_holds(s->m, count, s->counts, ncounts, s->counts_scratch);
+}
+
+/* Whether splitting the partition (histogram s->whole, n rows) into a left
+ * side of `left_count` rows with histogram `left` and the rest is allowable. */
+static int split_allowable(mdr *s, size_t n, size_t left_count, const ak_hist *left)
+{
+    const uint64_t k = s->m->k;
+    if (left_count < k || n - left_count < k || left_count == 0 || left_count == n) return 0;
+    if (!s->need_sensitive) return 1;
+    if (!side_holds(s, left_count, ak_hist_counts(left, s->counts))) return 0;
+    return side_holds(s, n - left_count, ak_hist_counts_minus(&s->whole, left, s->counts));
+}
+
+static void fill_whole(mdr *s, size_t begin, size_t end)
+{
+    ak_hist_clear(&s->whole);
+    for (size_t i = begin; i < end; i++) ak_hist_add(&s->whole, row_at(s, i)[s->d]);
+}
+
+/* Moves rows with code(q) < cut to the front of [begin, end); returns the split point. */
+static size_t partition_rows(mdr *s, size_t begin, size_t end, uint32_t q, uint32_t cut)
+{
+    const uint32_t w = s->w;
+    size_t i = begin, j = end;
+    uint32_t tmp[w];
+    for (;;) {
+        while (i < j && row_at(s, i)[q] < cut) i++;
+        while (i < j && row_at(s, j - 1)[q] >= cut) j--;
+        if (i >= j) break;
+        memcpy(tmp, row_at(s, i), w * sizeof *tmp);
+        memcpy(row_at(s, i), row_at(s, j - 1), w * sizeof *tmp);
+        memcpy(row_at(s, j - 1), tmp, w * sizeof *tmp);
+        i++;
+        j--;
+    }
+    return i;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Every threshold of QI q in the partition, when an l-diversity model rejected
+ * both sides of the median: returns the cut (lhs = code < cut) of the
+ * allowable split whose left side is closest to half, or 0 if none is. */
+static int sweep_thresholds(mdr *s, size_t begin, size_t end, uint32_t q, uint32_t *cut, ak_error *err)
+{
+    const size_t n = end - begin;
+    if (!s->pairs && !(s->pairs = malloc(s->n * sizeof *s->pairs))) return ak_err_nomem(err);
+    for (size_t i = 0; i < n; i++) {
+        const uint32_t *r = row_at(s, begin + i);
+        s->pairs[i] = (uint64_t)r[q] << 32 | r[s->d];
+    }
+    qsort(s->pairs, n, sizeof *s->pairs, cmp_u64);
+    ak_hist_clear(&s->left);
+    size_t best = 0, best_distance = SIZE_MAX;
+    for (size_t i = 0; i + 1 < n; i++) {
+        ak_hist_add(&s->left, (uint32_t)s->pairs[i]);
+        if ((s->pairs[i] >> 32) == (s->pairs[i + 1] >> 32)) continue;
+        size_t left = i + 1;
+        size_t distance = 2 * left > n ? 2 * left - n : n - 2 * left;
+        if (distance < best_distance && split_allowable(s, n, left, &s->left)) {
+            best = left;
+            best_distance = distance;
+        }
+    }
+    if (!best) return 0;
+    *cut = (uint32_t)(s->pairs[best] >> 32);
+    return 1;
+}
+
+/* Tries the median split of numeric QI q; pushes the two halves and returns 1
+ * when it is allowable, 0 when not. */
+static int split_numeric(mdr *s, size_t begin, size_t end, uint32_t q, ak_error *err)
+{
+    const size_t n = end - begin;
+    for (size_t i = 0; i < n; i++) s->scratch[i] = row_at(s, begin + i)[q];
+    const uint32_t median = select_nth(s->scratch, n, (n - 1) / 2);
+    size_t less = 0, equal = 0;
+    if (s->need_sensitive) {
+        ak_hist_clear(&s->left);
+        ak_hist_clear(&s->less);
+        for (size_t i = begin; i < end; i++) {
+            const uint32_t *r = row_at(s, i);
+            if (r[q] < median) {
+                ak_hist_add(&s->less, r[s->d]);
+                ak_hist_add(&s->left, r[s->d]);
+            } else if (r[q] == median) {
+                ak_hist_add(&s->left, r[s->d]);
+            }
+        }
+        less = s->less.total;
+        equal = s->left.total - less;
+    } else {
+        for (size_t i = 0; i < n; i++) {
+            less += s->scratch[i] < median;
+            equal += s->scratch[i] == median;
+        }
+    }
+    uint32_t cut = 0;
+    if (split_allowable(s, n, less + equal, &s->left)) {
+        cut = median + 1; /* lhs: code <= median */
+    } else if (split_allowable(s, n, less, &s->less)) {
+        cut = median;     /* lhs: code < median */
+    } else if (s->need_sensitive) {
+        int found = sweep_thresholds(s, begin, end, q, &cut, err);
+        if (found <= 0) return found;
+    } else {
+        return 0; /* under k-anonymity alone no other threshold can be allowable */
+    }
+    size_t mid = partition_rows(s, begin, end, q, cut);
+    AK_CHECK(push(s, mid, end, err));
+    AK_CHECK(push(s, begin, mid, err));
+    return 1;
+}
+
+/* Index of the child (children sorted by code) that covers code. */
+static uint32_t child_of(const hier *h, const hier_node *u, uint32_t code)
+{
+    const uint32_t *children = hier_children(h) + u->first_child;
+    uint32_t lo = 0, hi = u->nchildren - 1;
+    while (lo < hi) {
+        uint32_t mid = (lo + hi + 1) / 2;
+        if (hier_node_at(h, children[mid])->lo <= code) lo = mid;
+        else hi = mid - 1;
+    }
+    return lo;
+}
+
+/* Tries to specialize categorical QI q's lowest common ancestor into its
+ * children; pushes the non-empty children and returns 1 when allowable. */
+static int split_categorical(mdr *s, size_t begin, size_t end, uint32_t q, const uint32_t *lo,
+                             const uint32_t *hi, ak_error *err)
+{
+    const hier *h = s->t->qi[q].h;
+    const hier_node *u = hier_node_at(h, hier_lca(h, lo[q], hi[q]));
+    const uint32_t nc = u->nchildren;
+    uint32_t *rows_in = s->child_rows;
+    memset(rows_in, 0, nc * sizeof *rows_in);
+    for (size_t i = begin; i < end; i++) rows_in[child_of(h, u, row_at(s, i)[q])]++;
+    for (uint32_t c = 0; c < nc; c++)
+        if (rows_in[c] && rows_in[c] < s->m->k) return 0;
+    /* Redistribute the rows by child (counting sort), then test each child. */
+    const size_t n = end - begin;
+    if (!s->moved && !(s->moved = malloc(s->n * s->w * sizeof *s->moved))) return ak_err_nomem(err);
+    uint32_t *start = malloc((nc + 1) * sizeof *start);
+    if (!start) return ak_err_nomem(err);
+    start[0] = 0;
+    for (uint32_t c = 0; c < nc; c++) start[c + 1] = start[c] + rows_in[c];
+    for (size_t i = begin; i < end; i++) {
+        const uint32_t *r = row_at(s, i);
+        uint32_t c = child_of(h, u, r[q]);
+        memcpy(s->moved + (size_t)start[c]++ * s->w, r, s->w * sizeof *r);
+    }
+    memcpy(row_at(s, begin), s->moved, n * s->w * sizeof *s->moved);
+    int allowable = 1;
+    size_t at = begin;
+    if (s->need_sensitive) {
+        for (uint32_t c = 0; c < nc && allowable; c++) {
+            ak_hist_clear(&s->left);
+            for (size_t i = at; i < at + rows_in[c]; i++) ak_hist_add(&s->left, row_at(s, i)[s->d]);
+            if (rows_in[c] && !side_holds(s, rows_in[c], ak_hist_counts(&s->left, s->counts))) allowable = 0;
+            at += rows_in[c];
+        }
+    }
+    free(start);
+    if (!allowable) return 0;
+    /* Push in reverse so that the first child is processed first. */
+    size_t stop = end;
+    for (uint32_t c = nc; c-- > 0;) {
+        if (!rows_in[c]) continue;
+        AK_CHECK(push(s, stop - rows_in[c], stop, err));
+        stop -= rows_in[c];
+    }
+    return 1;
+}
+
+/* Normalized range of QI q in a partition with box [lo, hi]; 0 when it cannot be split. */
+static double normalized_range(const mdr *s, uint32_t q, const uint32_t *lo, const uint32_t *hi)
+{
+    if (lo[q] == hi[q]) return 0;
+    const table_qi *a = &s->t->qi[q];
+    if (a->kind == ATTR_NUMERIC) return (a->values[hi[q]] - a->values[lo[q]]) / s->span[q];
+    const hier_node *u = hier_node_at(a->h, hier_lca(a->h, lo[q], hi[q]));
+    return (double)(u->hi - u->lo + 1) / (double)a->ncodes;
+}
+
+/* Splits the partition on top of the stack, or makes it a class. */
+static int process_top(mdr *s, ak_error *err)
+{
+    const uint32_t d = s->d;
+    s->depth--;
+    const size_t begin = s->stack[s->depth].begin, end = s->stack[s->depth].end;
+    uint32_t box[2 * d];
+    memcpy(box, s->boxes + s->depth * 2 * d, sizeof box);
+    const uint32_t *lo = box, *hi = box + d;
+
+    double range[d];
+    uint32_t order[d], ncand = 0;
+    for (uint32_t q = 0; q < d; q++) {
+        range[q] = normalized_range(s, q, lo, hi);
+        if (range[q] <= 0) continue;
+        uint32_t at = ncand++; /* insertion sort: wider first, then lower index */
+        while (at > 0 && range[order[at - 1]] < range[q]) {
+            order[at] = order[at - 1];
+            at--;
+        }
+        order[at] = q;
+    }
+    if (ncand && s->need_sensitive) fill_whole(s, begin, end);
+    for (uint32_t i = 0; i < ncand; i++) {
+        uint32_t q = order[i];
+        int split = s->t->qi[q].kind == ATTR_NUMERIC ? split_numeric(s, begin, end, q, err)
+                                                     : split_categorical(s, begin, end, q, lo, hi, err);
+        if (split != 0) return split < 0 ? split : ANONKIT_OK;
+    }
+    uint32_t id;
+    AK_CHECK(partition_add_class(s->out, lo, hi, end - begin, &id, err));
+    for (size_t i = begin; i < end; i++) s->out->class_of[row_at(s, i)[d + 1]] = id;
+    return ANONKIT_OK;
+}
+
+static void mdr_free(mdr *s)
+{
+    free(s->rows);
+    free(s->scratch);
+    free(s->moved);
+    free(s->pairs);
+    ak_hist_free(&s->whole);
+    ak_hist_free(&s->left);
+    ak_hist_free(&s->less);
+    free(s->counts);
+    free(s->counts_scratch);
+    free(s->span);
+    free(s->child_rows);
+    free(s->stack);
+    free(s->boxes);
+}
+
+int mdr_run(const table *t, const model *m, partition *out, ak_error *err)
+{
+    mdr s;
+    memset(&s, 0, sizeof s);
+    s.t = t;
+    s.m = m;
+    s.out = out;
+    s.d = t->nqi;
+    s.w = s.d + 2;
+    s.n = t->nrows;
+    s.need_sensitive = model_needs_sensitive(m);
+    if (s.need_sensitive && t->sensitive_column < 0)
+        return ak_err_set(err, ANONKIT_E_USAGE, NULL, 0, 0, "l-diversity needs a sensitive column (--sensitive)");
+    s.sensitive_domain = s.need_sensitive ? t->sensitive_dict.count : 1;
+    int rc = ANONKIT_OK;
+    s.rows = malloc((s.n ? s.n : 1) * s.w * sizeof *s.rows);
+    s.scratch = malloc((s.n ? s.n : 1) * sizeof *s.scratch);
+    s.counts = malloc((s.sensitive_domain + 1) * sizeof *s.counts);
+    s.counts_scratch = malloc((s.sensitive_domain + 1) * sizeof *s.counts_scratch);
+    s.span = calloc(s.d, sizeof *s.span);
+    if (!s.rows || !s.scratch || !s.counts || !s.counts_scratch || !s.span ||
+        ak_hist_init(&s.whole, s.sensitive_domain) || ak_hist_init(&s.left, s.sensitive_domain) ||
+        ak_hist_init(&s.less, s.sensitive_domain)) {
+        rc = ak_err_nomem(err);
+        goto done;
+    }
+    for (uint32_t q = 0; q < s.d; q++) {
+        const table_qi *a = &t->qi[q];
+        if (a->kind == ATTR_NUMERIC && a->ncodes > 1) s.span[q] = a->values[a->ncodes - 1] - a->values[0];
+        if (a->kind == ATTR_CATEGORICAL)
+            for (uint32_t node = 0; node < hier_node_count(a->h); node++)
+                if (hier_node_at(a->h, node)->nchildren > s.max_children)
+                    s.max_children = hier_node_at(a->h, node)->nchildren;
+    }
+    if (!(s.child_rows = malloc((s.max_children + 1) * sizeof *s.child_rows))) {
+        rc = ak_err_nomem(err);
+        goto done;
+    }
+    for (size_t i = 0; i < s.n; i++) {
+        uint32_t *r = row_at(&s, i);
+        for (uint32_t q = 0; q < s.d; q++) r[q] = t->qi[q].codes[i];
+        r[s.d] = s.need_sensitive ? t->sensitive_codes[i] : 0;
+        r[s.d + 1] = (uint32_t)i;
+    }
+    /* The whole table must satisfy the model, or no partitioning can. */
+    fill_whole(&s, 0, s.n);
+    if (!s.need_sensitive) s.whole.total = s.n;
+    char why[256];
+    if (!model_explain(m, s.n, s.counts, ak_hist_counts(&s.whole, s.counts), s.counts_scratch, why, sizeof why)) {
+        rc = ak_err_set(err, ANONKIT_E_INELIGIBLE, NULL, 0, 0,
+                        "the whole table does not satisfy the privacy model (%s), so no anonymization can", why);
+        goto done;
+    }
+    if (s.n == 0) goto done;
+    if ((rc = push(&s, 0, s.n, err)) < 0) goto done;
+    while (s.depth > 0)
+        if ((rc = process_top(&s, err)) < 0) goto done;
+done:
+    mdr_free(&s);
+    return rc;
+}

@@ -1,0 +1,16 @@
+/* mondrian.h — in-memory Mondrian, median split, strict multidimensional
+ * partitioning (000 §1.2; the ICDE 2006 slides in 003). */
+#ifndef AK_MONDRIAN_H
+#define AK_MONDRIAN_H
+
+#include "core/error.h"
+#include "core/partition.h"
+#include "core/table.h"
+#include "model/model.h"
+
+/* Partitions table t greedily until no allowable split remains, filling out
+ * (initialized by the caller with partition_init). Fails with
+ * ANONKIT_E_INELIGIBLE when the whole table does not satisfy m. */
+int mdr_run(const table *t, const model *m, partition *out, ak_error *err);
+
+#endif

@@ -1,0 +1,228 @@
+/* anonymize.c — anonkit_anonymize: the whole data flow of DESIGN.md §1 —
+ * read + encode, run the algorithm, recode + write, metrics — and the run's
+ * summary and JSON report. This is the only layer that knows every module. */
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+
+#include "algo/mondrian/mondrian.h"
+#include "api/job.h"
+#include "core/partition.h"
+#include "core/table.h"
+#include "io/outfile.h"
+#include "io/publish.h"
+#include "io/spool.h"
+#include "metrics/metrics.h"
+
+struct anonkit_result {
+    uint64_t rows_read, published, suppressed, classes;
+    char *summary;
+    char *json;
+};
+
+void anonkit_result_free(anonkit_result *r)
+{
+    if (!r) return;
+    free(r->summary);
+    free(r->json);
+    free(r);
+}
+
+uint64_t anonkit_result_rows_read(const anonkit_result *r) { return r->rows_read; }
+uint64_t anonkit_result_rows_published(const anonkit_result *r) { return r->published; }
+uint64_t anonkit_result_rows_suppressed(const anonkit_result *r) { return r->suppressed; }
+uint64_t anonkit_result_classes(const anonkit_result *r) { return r->classes; }
+const char *anonkit_result_summary(const anonkit_result *r) { return r->summary; }
+const char *anonkit_result_json(const anonkit_result *r) { return r->json; }
+
+static double now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Parameter checks that need the loaded table: k and l against the data. */
+static int check_against_table(anonkit_job *job, const table *t)
+{
+    const model *m = &job->model;
+    if (m->k > t->nrows)
+        return ak_err_set(&job->err, ANONKIT_E_INELIGIBLE, NULL, 0, 0,
+                          "--k %llu is larger than the table, which has %zu rows",
+                          (unsigned long long)m->k, t->nrows);
+    if (m->l > 0 && m->l > (double)t->sensitive_dict.count)
+        return ak_err_set(&job->err, ANONKIT_E_INELIGIBLE, NULL, 0, 0,
+                          "--l %g is larger than the %u distinct values of sensitive column '%s'",
+                          m->l, t->sensitive_dict.count, job->sensitive);
+    return ANONKIT_OK;
+}
+
+static json_t *string_array(const strlist *l)
+{
+    json_t *a = json_array();
+    for (size_t i = 0; a && i < l->count; i++) json_array_append_new(a, json_string(l->items[i]));
+    return a;
+}
+
+/* The JSON report: parameters, counts, class sizes, metrics, timing. */
+static char *build_report(const anonkit_job *job, const table *t, const metrics *mt, double seconds,
+                          const publish_stats *ps)
+{
+    json_t *root = json_object();
+    json_t *params = json_object();
+    json_object_set_new(params, "input", json_string(job->input));
+    json_object_set_new(params, "output", json_string(job->output));
+    json_object_set_new(params, "algorithm", json_string(job->algorithm ? job->algorithm : "mondrian"));
+    json_object_set_new(params, "qi", string_array(&job->qi));
+    json_object_set_new(params, "sensitive", job->sensitive ? json_string(job->sensitive) : json_null());
+    json_object_set_new(params, "identifier", string_array(&job->identifiers));
+    json_t *hier = json_object();
+    for (size_t i = 0; i < job->hierarchy_attrs.count; i++)
+        json_object_set_new(hier, job->hierarchy_attrs.items[i], json_string(job->hierarchy_paths.items[i]));
+    json_object_set_new(params, "hierarchy", hier);
+    json_object_set_new(params, "k", json_integer((json_int_t)job->model.k));
+    if (job->model.l > 0) {
+        char variants[128];
+        model_variant_names(job->model.l_variants, variants, sizeof variants);
+        json_object_set_new(params, "l", json_real(job->model.l));
+        json_object_set_new(params, "l-variant", json_string(variants));
+        if (job->model.l_variants & MODEL_L_RECURSIVE) json_object_set_new(params, "c", json_real(job->model.c));
+    }
+    json_object_set_new(params, "seed", json_integer((json_int_t)job->seed));
+    json_object_set_new(params, "keep-order", json_boolean(job->keep_order));
+    char delim[2] = {job->delimiter, 0};
+    json_object_set_new(params, "delimiter", json_string(delim));
+    json_object_set_new(root, "anonkit_version", json_string(ANONKIT_VERSION));
+    json_object_set_new(root, "parameters", params);
+    json_object_set_new(root, "rows_read", json_integer((json_int_t)t->nrows));
+    json_object_set_new(root, "rows_published", json_integer((json_int_t)(ps->published)));
+    json_object_set_new(root, "rows_suppressed", json_integer((json_int_t)ps->suppressed));
+    json_object_set_new(root, "classes", json_integer((json_int_t)mt->classes));
+    json_object_set_new(root, "min_class_size", json_integer((json_int_t)mt->min_class));
+    json_object_set_new(root, "mean_class_size", json_real(mt->mean_class));
+    json_object_set_new(root, "max_class_size", json_integer((json_int_t)mt->max_class));
+    json_t *metric = json_object();
+    json_object_set_new(metric, "dm", json_real(mt->dm));
+    json_object_set_new(metric, "cavg", json_real(mt->cavg));
+    json_object_set_new(metric, "gcp", json_real(mt->gcp));
+    json_t *ncp = json_object();
+    for (uint32_t q = 0; q < t->nqi; q++) json_object_set_new(ncp, t->qi[q].name, json_real(mt->ncp[q]));
+    json_object_set_new(metric, "ncp", ncp);
+    json_object_set_new(root, "metrics", metric);
+    json_object_set_new(root, "seconds", json_real(seconds));
+    char *text = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
+    json_decref(root);
+    return text;
+}
+
+static char *build_summary(const anonkit_job *job, const table *t, const metrics *mt, double seconds,
+                           const publish_stats *ps)
+{
+    char *text = malloc(1024);
+    if (!text) return NULL;
+    snprintf(text, 1024,
+             "read %zu rows from %s\n"
+             "published %llu rows, suppressed %llu (published + suppressed = read)\n"
+             "%llu classes, class size min %llu, mean %.2f, max %llu\n"
+             "GCP %.4f, DM %.6g, C_AVG %.4f (k = %llu)\n"
+             "time %.3f s\n",
+             t->nrows, t->display_name, (unsigned long long)ps->published, (unsigned long long)ps->suppressed,
+             (unsigned long long)mt->classes, (unsigned long long)mt->min_class, mt->mean_class,
+             (unsigned long long)mt->max_class, mt->gcp, mt->dm, mt->cavg, (unsigned long long)job->model.k,
+             seconds);
+    return text;
+}
+
+int anonkit_anonymize(anonkit_job *job, anonkit_result **out_result)
+{
+    *out_result = NULL;
+    ak_err_clear(&job->err);
+    const double start = now_seconds();
+    if (!job->input) return ak_err_set(&job->err, ANONKIT_E_USAGE, NULL, 0, 0, "no input file given"), job_fail(job);
+    if (!job->output)
+        return ak_err_set(&job->err, ANONKIT_E_USAGE, NULL, 0, 0, "no output file given (-o FILE, or - for stdout)"), job_fail(job);
+    if (!job->qi.count)
+        return ak_err_set(&job->err, ANONKIT_E_USAGE, NULL, 0, 0, "no quasi-identifiers given (--qi)"), job_fail(job);
+    if (job->model.l > 0 && !job->sensitive)
+        return ak_err_set(&job->err, ANONKIT_E_USAGE, NULL, 0, 0, "--l needs a sensitive column (--sensitive)"), job_fail(job);
+    if (model_validate(&job->model, &job->err) < 0) return job_fail(job);
+    if (!job->seed_set) {
+        uint64_t seed = 0;
+        if (getrandom(&seed, sizeof seed, 0) != (ssize_t)sizeof seed) seed = (uint64_t)time(NULL) ^ (uint64_t)clock();
+        job->seed = seed;
+    }
+
+    int rc;
+    spool sp;
+    memset(&sp, 0, sizeof sp);
+    outfile of, rf;
+    memset(&of, 0, sizeof of);
+    memset(&rf, 0, sizeof rf);
+    table *t = NULL;
+    partition part;
+    memset(&part, 0, sizeof part);
+    metrics mt;
+    memset(&mt, 0, sizeof mt);
+    double *weights = NULL;
+    job_spec_storage storage = {0};
+    anonkit_result *result = NULL;
+    publish_stats ps;
+
+    const int from_stdin = strcmp(job->input, "-") == 0;
+    if (from_stdin && (rc = spool_stream(&sp, stdin, &job->err)) < 0) goto done;
+    if ((rc = outfile_open(&of, job->output, &job->err)) < 0) goto done;
+    if (job->report && (rc = outfile_open(&rf, job->report, &job->err)) < 0) goto done;
+    table_spec spec;
+    if ((rc = job_table_spec(job, from_stdin ? sp.path : job->input, from_stdin ? "stdin" : job->input, &spec,
+                             &storage)) < 0)
+        goto done;
+    if ((rc = job_weights(job, &weights)) < 0) goto done;
+    if ((rc = table_load(&t, &spec, &job->err)) < 0) goto done;
+    if ((rc = check_against_table(job, t)) < 0) goto done;
+    if ((rc = partition_init(&part, t->nrows, t->nqi, &job->err)) < 0) goto done;
+    if ((rc = mdr_run(t, &job->model, &part, &job->err)) < 0) goto done;
+    publish_opts po = {.keep_order = job->keep_order, .seed = job->seed, .drop_suppressed = 0};
+    if ((rc = publish_write(t, &part, &po, of.stream, job->output, &ps, &job->err)) < 0) goto done;
+    if (ps.published + ps.suppressed != t->nrows) {
+        rc = ak_err_set(&job->err, ANONKIT_E_INTERNAL, NULL, 0, 0, "row accounting failed: %zu read, %llu written",
+                        t->nrows, (unsigned long long)ps.published);
+        goto done;
+    }
+    if ((rc = metrics_from_partition(t, &part, job->model.k, weights, &mt, &job->err)) < 0) goto done;
+
+    const double seconds = now_seconds() - start;
+    if (!(result = calloc(1, sizeof *result))) { rc = ak_err_nomem(&job->err); goto done; }
+    result->rows_read = t->nrows;
+    result->published = ps.published;
+    result->suppressed = ps.suppressed;
+    result->classes = part.nclasses;
+    result->summary = build_summary(job, t, &mt, seconds, &ps);
+    result->json = build_report(job, t, &mt, seconds, &ps);
+    if (!result->summary || !result->json) { rc = ak_err_nomem(&job->err); goto done; }
+    if (job->report && fprintf(rf.stream, "%s\n", result->json) < 0) {
+        rc = ak_err_set(&job->err, ANONKIT_E_IO, job->report, 0, 0, "cannot write the report");
+        goto done;
+    }
+    if ((rc = outfile_commit(&of, &job->err)) < 0) goto done;
+    if (job->report && (rc = outfile_commit(&rf, &job->err)) < 0) goto done;
+    rc = ANONKIT_OK;
+done:
+    if (rc < 0) {
+        outfile_abort(&of);
+        outfile_abort(&rf);
+        anonkit_result_free(result);
+        result = NULL;
+    }
+    spool_remove(&sp);
+    table_free(t);
+    partition_free(&part);
+    metrics_free(&mt);
+    free(weights);
+    job_spec_free(&storage);
+    if (rc < 0) return job_fail(job);
+    *out_result = result;
+    return ANONKIT_OK;
+}

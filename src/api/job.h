@@ -1,0 +1,51 @@
+/* job.h — the settings of one run (the anonkit_job behind the public API),
+ * shared by the anonymize, check and metrics entry points in src/api/. */
+#ifndef AK_JOB_H
+#define AK_JOB_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "anonkit/anonkit.h"
+#include "core/error.h"
+#include "core/table.h"
+#include "model/model.h"
+
+typedef struct strlist {
+    char **items;
+    size_t count;
+} strlist;
+
+struct anonkit_job {
+    char *input, *output, *report, *algorithm, *sensitive;
+    strlist qi, identifiers, numeric;
+    strlist hierarchy_attrs, hierarchy_paths; /* parallel */
+    strlist weight_attrs;                     /* parallel to weight_values */
+    double *weight_values;
+    model model;
+    int l_variant_set;
+    uint64_t seed;
+    int seed_set;
+    int keep_order;
+    char delimiter;
+    ak_error err;
+    char errmsg[2048];
+};
+
+/* Fills errmsg from err and returns err.code. */
+int job_fail(anonkit_job *job);
+
+/* Builds the table spec of the job for input `path` (shown as display_name).
+ * The arrays it points to live in *storage until job_spec_free(storage). */
+typedef struct job_spec_storage {
+    const char **hierarchy_paths;
+    unsigned char *force_numeric;
+} job_spec_storage;
+int job_table_spec(anonkit_job *job, const char *path, const char *display_name, table_spec *spec,
+                   job_spec_storage *storage);
+void job_spec_free(job_spec_storage *storage);
+
+/* NCP weights per QI of the job (NULL when equal); caller frees. */
+int job_weights(anonkit_job *job, double **out /* OUT */);
+
+#endif

@@ -1,0 +1,322 @@
+/* published.c — everything that reads a published file: the independent
+ * verifier anonkit_check (DESIGN.md §1 step 4) and anonkit_metrics.
+ *
+ * The verifier knows nothing of how the file was made: it groups the rows by
+ * their published QI texts (equal texts = one equivalence class, as an
+ * attacker would see it) and tests every group with the model predicates. It
+ * shares only the CSV reader, the hash maps and model.c with the algorithms. */
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/job.h"
+#include "core/hash.h"
+#include "io/csv.h"
+#include "io/spool.h"
+#include "metrics/metrics.h"
+
+typedef struct pub_groups {
+    uint32_t nqi;
+    strmap keys;          /* group key: the QI texts, each prefixed by its length */
+    uint64_t *count;      /* per group */
+    long *first_line;     /* per group: line of its first row */
+    size_t cap;
+    strmap sensitive;     /* sensitive text -> id */
+    u64map pairs;         /* (group << 32 | sensitive id) -> pair id */
+    uint32_t *pair_count; /* per pair */
+    size_t pair_cap;
+    uint64_t rows;
+} pub_groups;
+
+static void groups_free(pub_groups *g)
+{
+    strmap_free(&g->keys);
+    strmap_free(&g->sensitive);
+    u64map_free(&g->pairs);
+    free(g->count);
+    free(g->first_line);
+    free(g->pair_count);
+    memset(g, 0, sizeof *g);
+}
+
+static int find_columns(const csv_record *header, const char *shown, const strlist *qi, const char *sensitive,
+                        uint32_t *qi_col, int *sens_col, ak_error *err)
+{
+    for (size_t q = 0; q < qi->count; q++) {
+        uint32_t c = 0;
+        while (c < header->count && (header->fields[c].len != strlen(qi->items[q]) ||
+                                     memcmp(header->fields[c].data, qi->items[q], header->fields[c].len) != 0))
+            c++;
+        if (c == header->count)
+            return ak_err_set(err, ANONKIT_E_USAGE, shown, 1, 0, "no column named '%s' (given as a quasi-identifier)", qi->items[q]);
+        qi_col[q] = c;
+    }
+    *sens_col = -1;
+    if (sensitive) {
+        uint32_t c = 0;
+        while (c < header->count && (header->fields[c].len != strlen(sensitive) ||
+                                     memcmp(header->fields[c].data, sensitive, header->fields[c].len) != 0))
+            c++;
+        if (c == header->count)
+            return ak_err_set(err, ANONKIT_E_USAGE, shown, 1, 0, "no column named '%s' (given as the sensitive attribute)", sensitive);
+        *sens_col = (int)c;
+    }
+    return ANONKIT_OK;
+}
+
+/* Reads a published file and groups its rows by their QI texts. */
+static int groups_read(pub_groups *g, anonkit_job *job, const char *path, const char *shown, const char *sensitive)
+{
+    memset(g, 0, sizeof *g);
+    ak_error *err = &job->err;
+    const strlist *qi = &job->qi;
+    g->nqi = (uint32_t)qi->count;
+    if (strmap_init(&g->keys, 1024) || strmap_init(&g->sensitive, 64) || u64map_init(&g->pairs, 1024))
+        return ak_err_nomem(err);
+    uint32_t *qi_col = malloc((qi->count ? qi->count : 1) * sizeof *qi_col);
+    char *key = NULL;
+    size_t key_cap = 0;
+    csv_reader *reader = NULL;
+    int rc;
+    if (!qi_col) return ak_err_nomem(err);
+    if ((rc = csv_reader_open(&reader, path, job->delimiter, err)) < 0) goto done;
+    csv_record rec;
+    if ((rc = csv_read(reader, &rec, err)) < 0) goto done;
+    if (rc == 0) {
+        rc = ak_err_set(err, ANONKIT_E_INPUT, shown, 1, 0, "the file is empty: a header row is needed");
+        goto done;
+    }
+    const uint32_t ncolumns = rec.count;
+    int sens_col;
+    if ((rc = find_columns(&rec, shown, qi, sensitive, qi_col, &sens_col, err)) < 0) goto done;
+    for (;;) {
+        if ((rc = csv_read(reader, &rec, err)) < 0) goto done;
+        if (rc == 0) break;
+        if (rec.count != ncolumns) {
+            rc = ak_err_set(err, ANONKIT_E_INPUT, shown, rec.line, 0, "expected %u fields as in the header, found %u",
+                            ncolumns, rec.count);
+            goto done;
+        }
+        size_t need = 0;
+        for (uint32_t q = 0; q < g->nqi; q++) need += 4 + rec.fields[qi_col[q]].len;
+        if (need > key_cap) {
+            char *bigger = realloc(key, need * 2);
+            if (!bigger) { rc = ak_err_nomem(err); goto done; }
+            key = bigger;
+            key_cap = need * 2;
+        }
+        size_t at = 0;
+        for (uint32_t q = 0; q < g->nqi; q++) {
+            const csv_field *f = &rec.fields[qi_col[q]];
+            memcpy(key + at, &f->len, 4);
+            memcpy(key + at + 4, f->data, f->len);
+            at += 4 + f->len;
+        }
+        uint32_t group;
+        int inserted;
+        if (strmap_intern(&g->keys, key, at, &group, &inserted) != 0) { rc = ak_err_nomem(err); goto done; }
+        if (inserted) {
+            if (group >= g->cap) {
+                size_t cap = g->cap ? g->cap * 2 : 1024;
+                uint64_t *count = realloc(g->count, cap * sizeof *count);
+                if (!count) { rc = ak_err_nomem(err); goto done; }
+                g->count = count;
+                long *lines = realloc(g->first_line, cap * sizeof *lines);
+                if (!lines) { rc = ak_err_nomem(err); goto done; }
+                g->first_line = lines;
+                g->cap = cap;
+            }
+            g->count[group] = 0;
+            g->first_line[group] = rec.line;
+        }
+        g->count[group]++;
+        g->rows++;
+        if (sens_col >= 0) {
+            const csv_field *f = &rec.fields[sens_col];
+            uint32_t value, pair;
+            if (strmap_intern(&g->sensitive, f->data, f->len, &value, NULL) != 0 ||
+                u64map_intern(&g->pairs, (uint64_t)group << 32 | value, &pair, &inserted) != 0) {
+                rc = ak_err_nomem(err);
+                goto done;
+            }
+            if (inserted) {
+                if (pair >= g->pair_cap) {
+                    size_t cap = g->pair_cap ? g->pair_cap * 2 : 1024;
+                    uint32_t *pc = realloc(g->pair_count, cap * sizeof *pc);
+                    if (!pc) { rc = ak_err_nomem(err); goto done; }
+                    g->pair_count = pc;
+                    g->pair_cap = cap;
+                }
+                g->pair_count[pair] = 0;
+            }
+            g->pair_count[pair]++;
+        }
+    }
+    rc = ANONKIT_OK;
+done:
+    csv_reader_free(reader);
+    free(qi_col);
+    free(key);
+    return rc;
+}
+
+/* Writes "a=x, b=y" for a group key into buf. */
+static void describe_group(const pub_groups *g, const strlist *qi, uint32_t group, char *buf, size_t size)
+{
+    const char *key = strmap_key(&g->keys, group);
+    size_t used = 0, at = 0;
+    buf[0] = '\0';
+    for (uint32_t q = 0; q < g->nqi && used < size; q++) {
+        uint32_t len;
+        memcpy(&len, key + at, 4);
+        int n = snprintf(buf + used, size - used, "%s%s=%.*s", q ? ", " : "", qi->items[q],
+                         (int)(len > 80 ? 80 : len), key + at + 4);
+        if (n < 0) break;
+        used += (size_t)n;
+        at += 4 + len;
+    }
+}
+
+/* Resolves "-" to a spooled copy of stdin. */
+static int open_path(anonkit_job *job, const char *path, spool *sp, const char **use, const char **shown)
+{
+    memset(sp, 0, sizeof *sp);
+    *use = path;
+    *shown = path;
+    if (strcmp(path, "-") != 0) return ANONKIT_OK;
+    *shown = "stdin";
+    int rc = spool_stream(sp, stdin, &job->err);
+    if (rc < 0) return rc;
+    *use = sp->path;
+    return ANONKIT_OK;
+}
+
+int anonkit_check(anonkit_job *job, const char *published_path, uint64_t *out_classes, uint64_t *out_rows)
+{
+    ak_err_clear(&job->err);
+    if (!job->qi.count) return ak_err_set(&job->err, ANONKIT_E_USAGE, NULL, 0, 0, "no quasi-identifiers given (--qi)"), job_fail(job);
+    if (job->model.l > 0 && !job->sensitive)
+        return ak_err_set(&job->err, ANONKIT_E_USAGE, NULL, 0, 0, "--l needs a sensitive column (--sensitive)"), job_fail(job);
+    if (model_validate(&job->model, &job->err) < 0) return job_fail(job);
+    const model *m = &job->model;
+    spool sp;
+    const char *path, *shown;
+    pub_groups g;
+    memset(&g, 0, sizeof g);
+    uint32_t *start = NULL, *counts = NULL, *scratch = NULL, *fill = NULL;
+    int rc = open_path(job, published_path, &sp, &path, &shown);
+    if (rc < 0) goto done;
+    if ((rc = groups_read(&g, job, path, shown, model_needs_sensitive(m) ? job->sensitive : NULL)) < 0) goto done;
+    const size_t ngroups = g.keys.count, npairs = g.pairs.count;
+    /* Sensitive counts of group i are counts[start[i] .. start[i+1]). */
+    start = calloc(ngroups + 1, sizeof *start);
+    fill = calloc(ngroups + 1, sizeof *fill);
+    counts = malloc((npairs ? npairs : 1) * sizeof *counts);
+    scratch = malloc((npairs ? npairs : 1) * sizeof *scratch);
+    if (!start || !fill || !counts || !scratch) { rc = ak_err_nomem(&job->err); goto done; }
+    for (size_t p = 0; p < npairs; p++) start[(g.pairs.id_keys[p] >> 32) + 1]++;
+    for (size_t i = 0; i < ngroups; i++) start[i + 1] += start[i];
+    for (size_t p = 0; p < npairs; p++) {
+        uint32_t group = (uint32_t)(g.pairs.id_keys[p] >> 32);
+        counts[start[group] + fill[group]++] = g.pair_count[p];
+    }
+    for (uint32_t i = 0; i < ngroups; i++) {
+        char why[256];
+        if (model_explain(m, g.count[i], counts + start[i], start[i + 1] - start[i], scratch, why, sizeof why)) continue;
+        char desc[600];
+        describe_group(&g, &job->qi, i, desc, sizeof desc);
+        rc = ak_err_set(&job->err, ANONKIT_E_VIOLATION, shown, g.first_line[i], 0,
+                        "class (%s) of %llu rows violates the privacy model: %s", desc,
+                        (unsigned long long)g.count[i], why);
+        goto done;
+    }
+    if (out_classes) *out_classes = ngroups;
+    if (out_rows) *out_rows = g.rows;
+    rc = ANONKIT_OK;
+done:
+    spool_remove(&sp);
+    groups_free(&g);
+    free(start);
+    free(fill);
+    free(counts);
+    free(scratch);
+    return rc < 0 ? job_fail(job) : ANONKIT_OK;
+}
+
+int anonkit_metrics(anonkit_job *job, const char *original_path, const char *published_path, char **out_json)
+{
+    *out_json = NULL;
+    ak_err_clear(&job->err);
+    if (!job->qi.count) return ak_err_set(&job->err, ANONKIT_E_USAGE, NULL, 0, 0, "no quasi-identifiers given (--qi)"), job_fail(job);
+    spool sp;
+    const char *path, *shown;
+    pub_groups g;
+    memset(&g, 0, sizeof g);
+    table *t = NULL;
+    metrics mt;
+    memset(&mt, 0, sizeof mt);
+    double *weights = NULL, *ncp = NULL;
+    job_spec_storage storage = {0};
+    table_spec spec;
+    int rc = open_path(job, published_path, &sp, &path, &shown);
+    if (rc < 0) goto done;
+    if ((rc = job_table_spec(job, original_path, original_path, &spec, &storage)) < 0) goto done;
+    spec.sensitive_name = NULL; /* the original is read for its domains only */
+    spec.nidentifiers = 0;
+    if ((rc = table_load(&t, &spec, &job->err)) < 0) goto done;
+    if ((rc = groups_read(&g, job, path, shown, NULL)) < 0) goto done;
+    if ((rc = job_weights(job, &weights)) < 0) goto done;
+    if ((rc = metrics_init(&mt, t->nqi, weights, &job->err)) < 0) goto done;
+    if (!(ncp = malloc(t->nqi * sizeof *ncp))) { rc = ak_err_nomem(&job->err); goto done; }
+    if (g.rows > t->nrows) {
+        rc = ak_err_set(&job->err, ANONKIT_E_INPUT, shown, 0, 0, "has %llu rows, more than the %zu of the original",
+                        (unsigned long long)g.rows, t->nrows);
+        goto done;
+    }
+    for (uint32_t i = 0; i < g.keys.count; i++) {
+        const char *key = strmap_key(&g.keys, i);
+        size_t at = 0;
+        for (uint32_t q = 0; q < t->nqi; q++) {
+            uint32_t len;
+            memcpy(&len, key + at, 4);
+            if (metrics_ncp_of_published(t, q, key + at + 4, len, &ncp[q]) != 0) {
+                rc = ak_err_set(&job->err, ANONKIT_E_INPUT, shown, g.first_line[i], 0,
+                                "'%.*s' is not a published value of '%s'", (int)(len > 80 ? 80 : len), key + at + 4,
+                                t->qi[q].name);
+                goto done;
+            }
+            at += 4 + len;
+        }
+        metrics_add_class(&mt, g.count[i], ncp);
+    }
+    if (t->nrows > g.rows) metrics_add_suppressed(&mt, t->nrows - g.rows);
+    metrics_finish(&mt, job->model.k);
+    json_t *root = json_object();
+    json_object_set_new(root, "rows", json_integer((json_int_t)mt.rows));
+    json_object_set_new(root, "rows_published", json_integer((json_int_t)mt.published));
+    json_object_set_new(root, "rows_suppressed", json_integer((json_int_t)mt.suppressed));
+    json_object_set_new(root, "classes", json_integer((json_int_t)mt.classes));
+    json_object_set_new(root, "min_class_size", json_integer((json_int_t)mt.min_class));
+    json_object_set_new(root, "mean_class_size", json_real(mt.mean_class));
+    json_object_set_new(root, "max_class_size", json_integer((json_int_t)mt.max_class));
+    json_object_set_new(root, "k", json_integer((json_int_t)job->model.k));
+    json_object_set_new(root, "dm", json_real(mt.dm));
+    json_object_set_new(root, "cavg", json_real(mt.cavg));
+    json_object_set_new(root, "gcp", json_real(mt.gcp));
+    json_t *per = json_object();
+    for (uint32_t q = 0; q < t->nqi; q++) json_object_set_new(per, t->qi[q].name, json_real(mt.ncp[q]));
+    json_object_set_new(root, "ncp", per);
+    *out_json = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
+    json_decref(root);
+    rc = *out_json ? ANONKIT_OK : ak_err_nomem(&job->err);
+done:
+    spool_remove(&sp);
+    groups_free(&g);
+    table_free(t);
+    metrics_free(&mt);
+    free(weights);
+    free(ncp);
+    job_spec_free(&storage);
+    return rc < 0 ? job_fail(job) : ANONKIT_OK;
+}

@@ -1,0 +1,26 @@
+/* cli.h — the anonkit command: shared option handling for the subcommands
+ * (one file each in src/cli/). The CLI holds no logic beyond arguments and
+ * printing (DESIGN.md §2, §8). */
+#ifndef AK_CLI_H
+#define AK_CLI_H
+
+#include "anonkit/anonkit.h"
+
+/* Exit codes (DESIGN.md §8). */
+enum { CLI_OK = 0, CLI_USER_ERROR = 1, CLI_INTERNAL_ERROR = 2 };
+
+/* Parses the job options of argv into job (a --job file first, so that
+ * command-line options override it), leaving the positional arguments in
+ * positional[0..*npositional). `help` is printed for --help. Returns -1 when
+ * the command should exit with *exit_code. */
+int cli_parse_job(int argc, char **argv, anonkit_job *job, const char *help, char **positional,
+                  int max_positional, int *npositional, int *exit_code);
+
+/* Prints "anonkit: message" for a failed call and returns the exit code. */
+int cli_fail(const anonkit_job *job, int status);
+
+int cli_anonymize(int argc, char **argv);
+int cli_check(int argc, char **argv);
+int cli_metrics(int argc, char **argv);
+
+#endif

@@ -1,0 +1,50 @@
+/* stats.c — the sparse-resettable sensitive histogram of stats.h. */
+#include "core/stats.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int ak_hist_init(ak_hist *h, uint32_t domain)
+{
+    memset(h, 0, sizeof *h);
+    size_t n = domain ? domain : 1;
+    h->count = calloc(n, sizeof *h->count);
+    h->touched = malloc(n * sizeof *h->touched);
+    if (!h->count || !h->touched) {
+        ak_hist_free(h);
+        return -1;
+    }
+    return 0;
+}
+
+void ak_hist_free(ak_hist *h)
+{
+    if (!h) return;
+    free(h->count);
+    free(h->touched);
+    memset(h, 0, sizeof *h);
+}
+
+void ak_hist_clear(ak_hist *h)
+{
+    for (size_t i = 0; i < h->ntouched; i++) h->count[h->touched[i]] = 0;
+    h->ntouched = 0;
+    h->total = 0;
+}
+
+size_t ak_hist_counts(const ak_hist *h, uint32_t *out)
+{
+    for (size_t i = 0; i < h->ntouched; i++) out[i] = h->count[h->touched[i]];
+    return h->ntouched;
+}
+
+size_t ak_hist_counts_minus(const ak_hist *whole, const ak_hist *part, uint32_t *out)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < whole->ntouched; i++) {
+        uint32_t code = whole->touched[i];
+        uint32_t c = whole->count[code] - part->count[code];
+        if (c) out[n++] = c;
+    }
+    return n;
+}

@@ -1,0 +1,38 @@
+/* stats.h — class statistics: a sparse-resettable histogram of sensitive
+ * codes (DESIGN.md §3). Adding is O(1); clearing and listing the non-zero
+ * counts cost only the number of distinct codes touched, so small classes
+ * over a large sensitive domain stay cheap. */
+#ifndef AK_STATS_H
+#define AK_STATS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct ak_hist {
+    uint32_t *count;   /* count[code], size = domain */
+    uint32_t *touched; /* codes with a non-zero count, in order of first touch */
+    size_t ntouched;
+    uint64_t total;
+} ak_hist;
+
+/* Returns 0 or -1 (no memory). */
+int ak_hist_init(ak_hist *h, uint32_t domain);
+void ak_hist_free(ak_hist *h);
+
+static inline void ak_hist_add(ak_hist *h, uint32_t code)
+{
+    if (h->count[code]++ == 0) h->touched[h->ntouched++] = code;
+    h->total++;
+}
+
+/* Sets every count back to zero. */
+void ak_hist_clear(ak_hist *h);
+
+/* Writes the non-zero counts into out (room for ntouched) and returns how many. */
+size_t ak_hist_counts(const ak_hist *h, uint32_t *out);
+
+/* Writes the non-zero counts of whole - part (part must be a sub-multiset of
+ * whole) and returns how many. */
+size_t ak_hist_counts_minus(const ak_hist *whole, const ak_hist *part, uint32_t *out);
+
+#endif

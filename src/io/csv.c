@@ -1,0 +1,653 @@
+/* csv.c — the streaming RFC 4180 CSV reader and the buffered CSV writer
+ * (DESIGN.md §1, steps 1 and 3; interface and accepted syntax in csv.h).
+ *
+ * Reader. The input is read in large blocks into one buffer: 1 MiB to start,
+ * doubled whenever a single record does not fit, never the whole file. A
+ * record is parsed in two phases. The scan phase walks the bytes of one record
+ * and records every field as (pointer, length) into the buffer without
+ * changing anything; if it runs into the end of the buffered data before the
+ * record ends (and the input has more), nothing is committed: the unconsumed
+ * tail is moved to the front of the buffer, more is read, and the record is
+ * scanned again from its start. Only once the whole record is known does the
+ * second phase unescape its quoted fields in place ("" becomes "), so a retry
+ * never sees modified bytes.
+ *
+ * The scan has a fast path for unquoted fields, which are most of real data:
+ * it looks for the next delimiter or LF eight bytes at a time (SWAR: a byte
+ * equal to c is a zero byte of word ^ c*0x0101..., found with an exact
+ * zero-byte test and count-trailing-zeros). A sentinel LF is kept right after
+ * the buffered data, followed by zero padding, so that loop needs no bounds
+ * check. A field that begins with a quote takes the slow, byte-at-a-time path.
+ *
+ * Line numbers count physical lines, including the line ends inside quoted
+ * fields. Empty lines are records of one empty field, except a run of empty
+ * lines that reaches the end of the input: those are not records. Such a run
+ * is consumed as it is scanned (so a file of a million blank lines needs no
+ * big buffer) and, when a non-empty record follows, handed out one by one.
+ *
+ * Writer. Fields are appended to a 256 KiB buffer that is written with
+ * fwrite when it fills and by csv_writer_flush, which also fflushes the stream
+ * and checks ferror. The first write failure is remembered: every later call
+ * returns ANONKIT_E_IO with the same message. A record made of exactly one
+ * empty field is written as "" rather than as an empty line, because an empty
+ * line at the end of a file is not a record for the reader. csv_writer_free
+ * does not flush: a caller that stops on an error has nothing more to write.
+ */
+#include "io/csv.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CSV_BLOCK_SIZE ((size_t)1 << 20)      /* first size of the read buffer */
+#define CSV_MAX_BLOCK ((size_t)1 << 31)       /* largest record we agree to hold */
+#define CSV_PAD 16                            /* sentinel LF + zeros for 8-byte loads */
+#define CSV_WRITE_BUF_SIZE ((size_t)256 << 10) /* writer buffer */
+#define CSV_NEED_MORE 2                       /* parse_record: record not complete yet */
+
+/* ------------------------------------------------------------------------ */
+/* Finding the next delimiter or LF.                                        */
+
+#define CSV_ONES 0x0101010101010101ULL
+#define CSV_LOW7 0x7f7f7f7f7f7f7f7fULL
+
+/* The 8 bytes at p as a little-endian word (byte i in bits 8i..8i+7) on any
+ * machine; compilers turn this into one load on little-endian ones. */
+static inline uint64_t csv_load64(const char *p)
+{
+    const unsigned char *u = (const unsigned char *)p;
+    return (uint64_t)u[0] | (uint64_t)u[1] << 8 | (uint64_t)u[2] << 16 | (uint64_t)u[3] << 24 |
+           (uint64_t)u[4] << 32 | (uint64_t)u[5] << 40 | (uint64_t)u[6] << 48 |
+           (uint64_t)u[7] << 56;
+}
+
+/* 0x80 in every byte of v that is zero, 0 elsewhere. Exact (no borrow
+ * between bytes), so every flagged byte is a real match, in order. */
+static inline uint64_t csv_zero_bytes(uint64_t v)
+{
+    uint64_t t = (v & CSV_LOW7) + CSV_LOW7;
+    return ~(t | v | CSV_LOW7);
+}
+
+/* Flags (0x80) the bytes of the 8 at p that are the delimiter or LF. */
+static inline uint64_t csv_matches(const char *p, uint64_t delim_mask)
+{
+    uint64_t w = csv_load64(p);
+    return csv_zero_bytes(w ^ delim_mask) | csv_zero_bytes(w ^ (CSV_ONES * (unsigned char)'\n'));
+}
+
+/* Index of the lowest flagged byte of a nonzero match word. */
+static inline unsigned csv_first_byte(uint64_t m)
+{
+#if defined(__GNUC__)
+    return (unsigned)__builtin_ctzll(m) >> 3;
+#else
+    unsigned i = 0;
+    while (!(m & 0x80)) {
+        m >>= 8;
+        i++;
+    }
+    return i;
+#endif
+}
+
+/* ------------------------------------------------------------------------ */
+/* Reader.                                                                  */
+
+struct csv_reader {
+    FILE *stream;
+    int own_stream;       /* opened by csv_reader_open: closed by free */
+    char *name;           /* for messages */
+    char delim;
+    uint64_t delim_mask;  /* delim in every byte */
+    char *buf;            /* cap + CSV_PAD bytes */
+    size_t cap;           /* bytes of data the buffer can hold */
+    size_t start;         /* first unconsumed byte */
+    size_t end;           /* end of buffered data; buf[end] is a sentinel LF */
+    int eof;              /* the stream has nothing more */
+    uint64_t base;        /* input offset of buf[0] */
+    long line;            /* line on which the next record starts */
+    csv_field *fields;    /* fields of the current record */
+    uint32_t fields_cap;
+    uint32_t *escaped;    /* indexes of fields holding "" to unescape */
+    uint32_t n_escaped, escaped_cap;
+    uint64_t pending_empty; /* empty-line records still to hand out */
+    long pending_line;      /* line of the next of them */
+    int failed;             /* status of an earlier failure, 0 if none */
+    ak_error last;          /* that failure, repeated on later calls */
+};
+
+static const csv_field csv_empty_field = {"", 0};
+
+static int csv_check_delimiter(char delimiter, const char *name, ak_error *err)
+{
+    if (delimiter == '"' || delimiter == '\n' || delimiter == '\r')
+        return ak_err_set(err, ANONKIT_E_USAGE, name, 0, 0,
+                          "the CSV delimiter cannot be a quote, CR or LF");
+    return ANONKIT_OK;
+}
+
+static void reader_set_sentinel(csv_reader *r)
+{
+    r->buf[r->end] = '\n';
+    memset(r->buf + r->end + 1, 0, CSV_PAD - 1);
+}
+
+int csv_reader_open_stream(csv_reader **out, FILE *stream, const char *name, char delimiter,
+                           ak_error *err)
+{
+    *out = NULL;
+    if (!name) name = "(stream)";
+    AK_CHECK(csv_check_delimiter(delimiter, name, err));
+    csv_reader *r = calloc(1, sizeof *r);
+    if (!r) return ak_err_nomem(err);
+    r->stream = stream;
+    r->delim = delimiter;
+    r->delim_mask = CSV_ONES * (unsigned char)delimiter;
+    r->line = 1;
+    r->cap = CSV_BLOCK_SIZE;
+    r->fields_cap = 64;
+    r->escaped_cap = 8;
+    r->name = malloc(strlen(name) + 1);
+    r->buf = malloc(r->cap + CSV_PAD);
+    r->fields = malloc(r->fields_cap * sizeof *r->fields);
+    r->escaped = malloc(r->escaped_cap * sizeof *r->escaped);
+    if (!r->name || !r->buf || !r->fields || !r->escaped) {
+        csv_reader_free(r);
+        return ak_err_nomem(err);
+    }
+    strcpy(r->name, name);
+    reader_set_sentinel(r);
+    *out = r;
+    return ANONKIT_OK;
+}
+
+int csv_reader_open(csv_reader **out, const char *path, char delimiter, ak_error *err)
+{
+    *out = NULL;
+    if (strcmp(path, "-") == 0)
+        return ak_err_set(err, ANONKIT_E_USAGE, NULL, 0, 0,
+                          "the CSV reader cannot read stdin directly: spool it to a file first");
+    AK_CHECK(csv_check_delimiter(delimiter, path, err));
+    FILE *f = fopen(path, "rb");
+    if (!f) return ak_err_set(err, ANONKIT_E_IO, path, 0, 0, "cannot open: %s", strerror(errno));
+    int rc = csv_reader_open_stream(out, f, path, delimiter, err);
+    if (rc < 0) {
+        fclose(f);
+        return rc;
+    }
+    (*out)->own_stream = 1;
+    return ANONKIT_OK;
+}
+
+void csv_reader_free(csv_reader *r)
+{
+    if (!r) return;
+    if (r->own_stream && r->stream) fclose(r->stream);
+    free(r->name);
+    free(r->buf);
+    free(r->fields);
+    free(r->escaped);
+    free(r);
+}
+
+uint64_t csv_reader_offset(const csv_reader *r)
+{
+    return r->base + r->start;
+}
+
+/* Remembers the failure in r->last (already filled) and copies it out. */
+static int reader_fail(csv_reader *r, ak_error *err)
+{
+    r->failed = r->last.code;
+    if (err) *err = r->last;
+    return r->last.code;
+}
+
+/* Keeps the unconsumed bytes, moved to the front, and reads more after them,
+ * growing the buffer when they fill it. Failures go to r->last. */
+static int reader_fill(csv_reader *r)
+{
+    if (r->start > 0) {
+        size_t keep = r->end - r->start;
+        memmove(r->buf, r->buf + r->start, keep);
+        r->base += r->start;
+        r->end = keep;
+        r->start = 0;
+    }
+    if (r->end == r->cap) {
+        if (r->cap >= CSV_MAX_BLOCK)
+            return ak_err_set(&r->last, ANONKIT_E_INPUT, r->name, r->line, 0,
+                              "the record starting on this line is longer than %zu bytes "
+                              "(is a quoted field left open?)",
+                              (size_t)CSV_MAX_BLOCK);
+        size_t new_cap = r->cap * 2;
+        char *bigger = realloc(r->buf, new_cap + CSV_PAD);
+        if (!bigger) return ak_err_nomem(&r->last);
+        r->buf = bigger;
+        r->cap = new_cap;
+    }
+    size_t want = r->cap - r->end;
+    errno = 0;
+    size_t got = fread(r->buf + r->end, 1, want, r->stream);
+    int saved = errno;
+    r->end += got;
+    reader_set_sentinel(r);
+    if (got < want) {
+        if (ferror(r->stream))
+            return ak_err_set(&r->last, ANONKIT_E_IO, r->name, 0, 0, "read failed: %s",
+                              saved ? strerror(saved) : "unknown error");
+        r->eof = 1;
+    }
+    return ANONKIT_OK;
+}
+
+static int reader_grow_fields(csv_reader *r)
+{
+    if (r->fields_cap > UINT32_MAX / 2)
+        return ak_err_set(&r->last, ANONKIT_E_INPUT, r->name, r->line, 0,
+                          "too many fields in one record");
+    uint32_t new_cap = r->fields_cap * 2;
+    csv_field *bigger = realloc(r->fields, (size_t)new_cap * sizeof *bigger);
+    if (!bigger) return ak_err_nomem(&r->last);
+    r->fields = bigger;
+    r->fields_cap = new_cap;
+    return ANONKIT_OK;
+}
+
+static int reader_note_escaped(csv_reader *r, uint32_t field)
+{
+    if (r->n_escaped == r->escaped_cap) {
+        uint32_t new_cap = r->escaped_cap * 2;
+        uint32_t *bigger = realloc(r->escaped, (size_t)new_cap * sizeof *bigger);
+        if (!bigger) return ak_err_nomem(&r->last);
+        r->escaped = bigger;
+        r->escaped_cap = new_cap;
+    }
+    r->escaped[r->n_escaped++] = field;
+    return ANONKIT_OK;
+}
+
+/* Turns every "" of a quoted field into ", in place. */
+static void reader_unescape(csv_reader *r, csv_field *f)
+{
+    char *s = r->buf + (f->data - r->buf);
+    uint32_t in = 0, out = 0;
+    while (in < f->len) {
+        char c = s[in++];
+        s[out++] = c;
+        if (c == '"') in++; /* the scan guaranteed the second quote */
+    }
+    f->len = out;
+}
+
+static int reader_garbage(csv_reader *r, long line, uint32_t field, unsigned char c)
+{
+    if (c >= 0x20 && c < 0x7f)
+        return ak_err_set(&r->last, ANONKIT_E_INPUT, r->name, line, (long)field,
+                          "field %u: unexpected character '%c' after a closing quote "
+                          "(expected the delimiter or the end of the line)",
+                          (unsigned)field, c);
+    return ak_err_set(&r->last, ANONKIT_E_INPUT, r->name, line, (long)field,
+                      "field %u: unexpected byte 0x%02x after a closing quote "
+                      "(expected the delimiter or the end of the line)",
+                      (unsigned)field, (unsigned)c);
+}
+
+/* Scans one record starting at r->start, which is not an empty line. Returns
+ * 1 with rec filled and the record consumed, CSV_NEED_MORE when the buffered
+ * data ends inside the record and the stream has more, or a negative status
+ * (in r->last). */
+static int parse_record(csv_reader *r, csv_record *rec)
+{
+    const char *buf = r->buf;
+    const size_t end = r->end;
+    const char delim = r->delim;
+    const uint64_t delim_mask = r->delim_mask;
+    const int eof = r->eof;
+    csv_field *fields = r->fields;
+    uint32_t fields_cap = r->fields_cap;
+    uint32_t nf = 0;
+    long nl = 0;        /* line ends inside quoted fields so far */
+    int ended_by_lf = 1;
+    size_t fs = r->start; /* start of the current field */
+    size_t next;          /* first byte after the record */
+    r->n_escaped = 0;
+
+    for (;;) {
+        if (buf[fs] != '"') { /* buf[end] is the sentinel LF, never a quote */
+            /* Fast path: unquoted fields (a quote inside one is data). Every
+             * delimiter or LF flagged in a loaded word ends a field; the
+             * sentinel stops the scan at end at the latest, and the padding
+             * after it keeps the 8-byte loads inside the buffer. */
+            size_t base = fs;
+            uint64_t m = csv_matches(buf + base, delim_mask);
+            for (;;) {
+                while (!m) {
+                    base += 8;
+                    m = csv_matches(buf + base, delim_mask);
+                }
+                size_t p = base + csv_first_byte(m);
+                m &= m - 1;
+                if (nf == fields_cap) {
+                    AK_CHECK(reader_grow_fields(r));
+                    fields = r->fields;
+                    fields_cap = r->fields_cap;
+                }
+                if (buf[p] == delim) {
+                    fields[nf].data = buf + fs;
+                    fields[nf].len = (uint32_t)(p - fs);
+                    nf++;
+                    fs = p + 1;
+                    if (buf[fs] == '"') break; /* to the quoted path */
+                    continue;
+                }
+                if (p == end) { /* the sentinel */
+                    if (!eof) return CSV_NEED_MORE;
+                    fields[nf].data = buf + fs;
+                    fields[nf].len = (uint32_t)(end - fs);
+                    nf++;
+                    next = end;
+                    ended_by_lf = 0;
+                    goto done;
+                }
+                size_t len = p - fs;
+                if (len && buf[p - 1] == '\r') len--; /* CRLF */
+                fields[nf].data = buf + fs;
+                fields[nf].len = (uint32_t)len;
+                nf++;
+                next = p + 1;
+                goto done;
+            }
+            continue;
+        }
+
+        /* Slow path: a quoted field. Find the closing quote, counting line
+         * ends and noting whether any "" needs unescaping afterwards. */
+        if (nf == fields_cap) {
+            AK_CHECK(reader_grow_fields(r));
+            fields = r->fields;
+            fields_cap = r->fields_cap;
+        }
+        long open_line = r->line + nl;
+        size_t q = fs + 1;
+        int has_escape = 0;
+        for (;;) {
+            while (q < end && buf[q] != '"') {
+                if (buf[q] == '\n') nl++;
+                q++;
+            }
+            if (q >= end) {
+                if (!eof) return CSV_NEED_MORE;
+                return ak_err_set(&r->last, ANONKIT_E_INPUT, r->name, open_line, (long)nf + 1,
+                                  "field %u: quoted field opened on this line is never closed",
+                                  (unsigned)nf + 1);
+            }
+            if (q + 1 < end && buf[q + 1] == '"') {
+                has_escape = 1;
+                q += 2;
+                continue;
+            }
+            if (q + 1 == end && !eof) return CSV_NEED_MORE; /* closing, or half of ""? */
+            break;
+        }
+        fields[nf].data = buf + fs + 1;
+        fields[nf].len = (uint32_t)(q - fs - 1);
+        if (has_escape) AK_CHECK(reader_note_escaped(r, nf));
+        nf++;
+        size_t after = q + 1;
+        if (after == end) { /* eof is set: the input ends right after the quote */
+            next = end;
+            ended_by_lf = 0;
+            break;
+        }
+        char c = buf[after];
+        if (c == delim) {
+            fs = after + 1;
+            continue;
+        }
+        if (c == '\n') {
+            next = after + 1;
+            break;
+        }
+        if (c == '\r') {
+            if (after + 1 < end && buf[after + 1] == '\n') {
+                next = after + 2;
+                break;
+            }
+            if (after + 1 == end && !eof) return CSV_NEED_MORE;
+        }
+        return reader_garbage(r, r->line + nl, nf, (unsigned char)c);
+    }
+
+done:
+    for (uint32_t i = 0; i < r->n_escaped; i++) reader_unescape(r, &fields[r->escaped[i]]);
+    rec->fields = fields;
+    rec->count = nf;
+    rec->line = r->line;
+    r->line += nl + ended_by_lf;
+    r->start = next;
+    return 1;
+}
+
+static int is_empty_line_at(const csv_reader *r, size_t pos)
+{
+    return pos < r->end &&
+           (r->buf[pos] == '\n' ||
+            (r->buf[pos] == '\r' && pos + 1 < r->end && r->buf[pos + 1] == '\n'));
+}
+
+/* r->start is at an empty line. Consumes the run of empty lines there.
+ * Returns 0 when the run reaches the end of the input (not records), or 1
+ * with the run queued as records of one empty field; a negative status on a
+ * read failure. */
+static int reader_skip_empty_lines(csv_reader *r)
+{
+    long first = r->line;
+    uint64_t n = 0;
+    for (;;) {
+        size_t pos = r->start;
+        while (is_empty_line_at(r, pos)) {
+            pos += r->buf[pos] == '\n' ? 1 : 2;
+            n++;
+        }
+        r->start = pos;
+        if (pos < r->end) {
+            /* A CR that ends the buffered data may be the start of a CRLF. */
+            int undecided = r->buf[pos] == '\r' && pos + 1 == r->end && !r->eof;
+            if (!undecided) break;
+        } else if (r->eof) {
+            r->line = first + (long)n;
+            return 0;
+        }
+        AK_CHECK(reader_fill(r));
+    }
+    r->line = first + (long)n;
+    r->pending_empty = n;
+    r->pending_line = first;
+    return 1;
+}
+
+int csv_read(csv_reader *r, csv_record *rec, ak_error *err)
+{
+    if (r->failed) return reader_fail(r, err);
+    for (;;) {
+        if (r->pending_empty) {
+            r->pending_empty--;
+            rec->fields = &csv_empty_field;
+            rec->count = 1;
+            rec->line = r->pending_line++;
+            return 1;
+        }
+        if (r->start == r->end) {
+            if (r->eof) return 0;
+            if (reader_fill(r) < 0) return reader_fail(r, err);
+            continue;
+        }
+        int rc;
+        if (is_empty_line_at(r, r->start)) {
+            rc = reader_skip_empty_lines(r);
+            if (rc < 0) return reader_fail(r, err);
+            if (rc == 0) return 0;
+            continue; /* hand out the first pending empty record */
+        }
+        rc = parse_record(r, rec);
+        if (rc == 1) return 1;
+        if (rc < 0) return reader_fail(r, err);
+        if (reader_fill(r) < 0) return reader_fail(r, err);
+    }
+}
+
+/* ------------------------------------------------------------------------ */
+/* Writer.                                                                  */
+
+struct csv_writer {
+    FILE *stream;
+    char *name;
+    char delim;
+    char *buf;
+    size_t len, cap;
+    uint32_t rec_fields;   /* fields written in the current record */
+    int rec_has_bytes;     /* any byte written in the current record */
+    int failed_errno;      /* errno of the first write failure, -1 unknown, 0 none */
+    unsigned char special[256]; /* bytes that force quoting */
+};
+
+int csv_writer_open_stream(csv_writer **out, FILE *stream, const char *name, char delimiter,
+                           ak_error *err)
+{
+    *out = NULL;
+    if (!name) name = "(stream)";
+    AK_CHECK(csv_check_delimiter(delimiter, name, err));
+    csv_writer *w = calloc(1, sizeof *w);
+    if (!w) return ak_err_nomem(err);
+    w->stream = stream;
+    w->delim = delimiter;
+    w->cap = CSV_WRITE_BUF_SIZE;
+    w->buf = malloc(w->cap);
+    w->name = malloc(strlen(name) + 1);
+    if (!w->buf || !w->name) {
+        csv_writer_free(w);
+        return ak_err_nomem(err);
+    }
+    strcpy(w->name, name);
+    w->special[(unsigned char)delimiter] = 1;
+    w->special['"'] = 1;
+    w->special['\r'] = 1;
+    w->special['\n'] = 1;
+    *out = w;
+    return ANONKIT_OK;
+}
+
+void csv_writer_free(csv_writer *w)
+{
+    if (!w) return;
+    free(w->buf);
+    free(w->name);
+    free(w);
+}
+
+static int writer_error(const csv_writer *w, ak_error *err)
+{
+    return ak_err_set(err, ANONKIT_E_IO, w->name, 0, 0, "write failed: %s",
+                      w->failed_errno > 0 ? strerror(w->failed_errno) : "unknown error");
+}
+
+static int writer_fail(csv_writer *w, int saved_errno, ak_error *err)
+{
+    w->failed_errno = saved_errno ? saved_errno : -1;
+    return writer_error(w, err);
+}
+
+/* Writes the buffer to the stream. */
+static int writer_drain(csv_writer *w, ak_error *err)
+{
+    if (w->len == 0) return ANONKIT_OK;
+    errno = 0;
+    size_t put = fwrite(w->buf, 1, w->len, w->stream);
+    if (put != w->len) return writer_fail(w, errno, err);
+    w->len = 0;
+    return ANONKIT_OK;
+}
+
+static int writer_append(csv_writer *w, const char *data, size_t n, ak_error *err)
+{
+    while (n > w->cap - w->len) {
+        size_t room = w->cap - w->len;
+        memcpy(w->buf + w->len, data, room);
+        w->len += room;
+        data += room;
+        n -= room;
+        AK_CHECK(writer_drain(w, err));
+    }
+    memcpy(w->buf + w->len, data, n);
+    w->len += n;
+    return ANONKIT_OK;
+}
+
+static int writer_put(csv_writer *w, char c, ak_error *err)
+{
+    if (w->len == w->cap) AK_CHECK(writer_drain(w, err));
+    w->buf[w->len++] = c;
+    return ANONKIT_OK;
+}
+
+static int writer_needs_quotes(const csv_writer *w, const char *data, size_t len)
+{
+    if (len == 0) return 0;
+    if (data[0] == ' ' || data[len - 1] == ' ') return 1;
+    const unsigned char *s = (const unsigned char *)data;
+    for (size_t i = 0; i < len; i++)
+        if (w->special[s[i]]) return 1;
+    return 0;
+}
+
+int csv_write_field(csv_writer *w, const char *data, size_t len, ak_error *err)
+{
+    if (w->failed_errno) return writer_error(w, err);
+    if (w->rec_fields++ > 0) {
+        AK_CHECK(writer_put(w, w->delim, err));
+        w->rec_has_bytes = 1;
+    }
+    if (len) w->rec_has_bytes = 1;
+    if (!writer_needs_quotes(w, data, len)) return writer_append(w, data, len, err);
+
+    AK_CHECK(writer_put(w, '"', err));
+    const char *quote;
+    while ((quote = memchr(data, '"', len)) != NULL) {
+        size_t seg = (size_t)(quote - data) + 1; /* up to and with the quote */
+        AK_CHECK(writer_append(w, data, seg, err));
+        AK_CHECK(writer_put(w, '"', err));
+        data += seg;
+        len -= seg;
+    }
+    AK_CHECK(writer_append(w, data, len, err));
+    return writer_put(w, '"', err);
+}
+
+int csv_write_end(csv_writer *w, ak_error *err)
+{
+    if (w->failed_errno) return writer_error(w, err);
+    /* One empty field alone would be an empty line, which the reader drops
+     * at the end of a file: write it as "". */
+    if (w->rec_fields == 1 && !w->rec_has_bytes) AK_CHECK(writer_append(w, "\"\"", 2, err));
+    w->rec_fields = 0;
+    w->rec_has_bytes = 0;
+    return writer_put(w, '\n', err);
+}
+
+int csv_write_raw(csv_writer *w, const char *data, size_t len, ak_error *err)
+{
+    if (w->failed_errno) return writer_error(w, err);
+    if (len) w->rec_has_bytes = 1;
+    return writer_append(w, data, len, err);
+}
+
+int csv_writer_flush(csv_writer *w, ak_error *err)
+{
+    if (w->failed_errno) return writer_error(w, err);
+    AK_CHECK(writer_drain(w, err));
+    errno = 0;
+    if (fflush(w->stream) != 0 || ferror(w->stream)) return writer_fail(w, errno, err);
+    return ANONKIT_OK;
+}

@@ -1,0 +1,24 @@
+/* outfile.h — output written to a temporary file beside its destination and
+ * renamed into place only on success (DESIGN.md §1 step 3, §7), so a failed
+ * run never leaves a partial file. "-" writes to stdout directly. */
+#ifndef AK_OUTFILE_H
+#define AK_OUTFILE_H
+
+#include <stdio.h>
+
+#include "core/error.h"
+
+typedef struct outfile {
+    FILE *stream;     /* where to write */
+    char *path;       /* destination, NULL for stdout */
+    char *temp_path;  /* the temporary file, NULL for stdout */
+} outfile;
+
+/* Creates the temporary file now, so an unwritable destination fails before any work. */
+int outfile_open(outfile *o, const char *path, ak_error *err);
+/* Flushes, syncs and renames into place. */
+int outfile_commit(outfile *o, ak_error *err);
+/* Removes the temporary file (safe to call after commit or on a zeroed outfile). */
+void outfile_abort(outfile *o);
+
+#endif

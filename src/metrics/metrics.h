@@ -1,0 +1,57 @@
+/* metrics.h — information-loss metrics (DESIGN.md §9; 003, 001 §2.1):
+ *   DM     discernibility: sum over classes of |E|^2, plus |T| per suppressed row;
+ *   C_AVG  normalized average class size: (published rows / classes) / k;
+ *   NCP    normalized certainty penalty of a class per QI: numeric range over
+ *          the table's range; categorical 0 for a single leaf, else leaves under
+ *          the covering node over all leaves (001 eq. 1);
+ *   GCP    sum over classes of |G| * weighted NCP, over (sum of weights * |T|)
+ *          (001 eq. 2; with equal weights the sum of weights is d).
+ * Suppressed rows count as fully generalized (NCP 1 in every QI).
+ * The same accumulator serves metrics computed from a partitioning and from a
+ * published file. */
+#ifndef AK_METRICS_H
+#define AK_METRICS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/error.h"
+#include "core/partition.h"
+#include "core/table.h"
+
+typedef struct metrics {
+    uint32_t nqi;
+    uint64_t rows;        /* all rows of the original table */
+    uint64_t published;   /* rows in classes */
+    uint64_t suppressed;
+    uint64_t classes;
+    uint64_t min_class, max_class;
+    double mean_class;
+    double dm, cavg, gcp;
+    double *ncp;          /* per QI: record-weighted mean NCP, in [0, 1] */
+    double *weights;      /* per QI */
+    double weighted_sum;  /* running sum of |G| * sum_i w_i NCP_i */
+} metrics;
+
+/* weights may be NULL for equal weights. */
+int metrics_init(metrics *m, uint32_t nqi, const double *weights, ak_error *err);
+void metrics_free(metrics *m);
+/* Adds one class of `count` rows with per-QI NCP values ncp[0..nqi). */
+void metrics_add_class(metrics *m, uint64_t count, const double *ncp);
+void metrics_add_suppressed(metrics *m, uint64_t count);
+/* Computes the totals; k is the k of the model (for C_AVG). */
+void metrics_finish(metrics *m, uint64_t k);
+
+/* NCP of QI q for codes [lo, hi] of table t. */
+double metrics_ncp(const table *t, uint32_t q, uint32_t lo, uint32_t hi);
+
+/* All metrics of a partitioning. */
+int metrics_from_partition(const table *t, const partition *p, uint64_t k, const double *weights,
+                           metrics *out, ak_error *err);
+
+/* NCP of a published value of QI q: "*" is 1; a categorical label is looked
+ * up in the hierarchy; a numeric value is "v" or "lo-hi". Returns 0 or -1 when
+ * the text is not a value of that attribute. */
+int metrics_ncp_of_published(const table *t, uint32_t q, const char *text, size_t len, double *ncp /* OUT */);
+
+#endif
