@@ -17,7 +17,11 @@
  * interning every label in its level's map (ids in order of first appearance)
  * and recording each label's parent and first line; then the tree is laid out
  * top-down, each level's order being its parents' order with each parent's
- * children in id (= first appearance) order. */
+ * children in id (= first appearance) order.
+ *
+ * Beyond hierarchy.h: a UTF-8 byte order mark before the first leaf is
+ * ignored; blank lines are an error unless only blank lines follow; at most
+ * HIER_MAX_LEVELS fields per row. */
 #include "core/hierarchy.h"
 
 #include <assert.h>
