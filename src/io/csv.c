@@ -13,11 +13,13 @@
  * never sees modified bytes.
  *
  * The scan has a fast path for unquoted fields, which are most of real data:
- * it looks for the next delimiter or LF eight bytes at a time (SWAR: a byte
+ * it flags the delimiters and LFs of eight bytes at a time (SWAR: a byte
  * equal to c is a zero byte of word ^ c*0x0101..., found with an exact
- * zero-byte test and count-trailing-zeros). A sentinel LF is kept right after
- * the buffered data, followed by zero padding, so that loop needs no bounds
- * check. A field that begins with a quote takes the slow, byte-at-a-time path.
+ * zero-byte test) and ends one field at each flag in turn, lowest first, so a
+ * word holding several short fields is loaded once. A sentinel LF is kept
+ * right after the buffered data, followed by zero padding, so that loop needs
+ * no bounds check. A field that begins with a quote takes the slow,
+ * byte-at-a-time path. About 0.8 GB/s on numeric CSV (bench/bench_csv.c).
  *
  * Line numbers count physical lines, including the line ends inside quoted
  * fields. Empty lines are records of one empty field, except a run of empty
