@@ -66,7 +66,6 @@ typedef struct loader {
     level_info *info;   /* nfields */
     uint32_t *ids;      /* nfields scratch: the label ids of the current row */
     int *inserted;      /* nfields scratch */
-    uint32_t bom;       /* bytes of byte order mark before the current row's first field */
     ak_error *err;
 } loader;
 
@@ -130,17 +129,6 @@ static int level_reserve(level_info *li, uint32_t id)
 
 static int label_len(uint32_t len) { return len > MSG_LABEL_MAX ? MSG_LABEL_MAX : (int)len; }
 
-/* Field l of the current row, without a leading byte order mark. */
-static csv_field row_field(const loader *ld, const csv_record *rec, uint32_t l)
-{
-    csv_field f = rec->fields[l];
-    if (l == 0) {
-        f.data += ld->bom;
-        f.len -= ld->bom;
-    }
-    return f;
-}
-
 /* First pass, one row: intern its labels and check it against the rows before. */
 static int loader_row(loader *ld, const csv_record *rec)
 {
@@ -149,12 +137,12 @@ static int loader_row(loader *ld, const csv_record *rec)
                           "expected %u field%s like line %ld, got %u", ld->nfields,
                           ld->nfields == 1 ? "" : "s", ld->first_line, rec->count);
     for (uint32_t l = 0; l < ld->nfields; l++) {
-        if (row_field(ld, rec, l).len == 0)
+        if (rec->fields[l].len == 0)
             return ak_err_set(ld->err, ANONKIT_E_INPUT, ld->path, rec->line, (long)l + 1,
                               "empty label in field %u (level %u)", l + 1, l);
     }
     for (uint32_t l = 0; l < ld->nfields; l++) {
-        csv_field f = row_field(ld, rec, l);
+        csv_field f = rec->fields[l];
         uint32_t id;
         int ins;
         if (strmap_intern(&ld->maps[l], f.data, f.len, &id, &ins) != 0)
@@ -212,13 +200,9 @@ static int loader_read(loader *ld, csv_reader *rd)
                               "empty line before the first row");
         }
         if (!ld->nfields) {
-            /* A UTF-8 byte order mark is not part of the first leaf. */
-            const csv_field *f0 = &rec.fields[0];
-            if (f0->len >= 3 && memcmp(f0->data, "\xEF\xBB\xBF", 3) == 0) ld->bom = 3;
             AK_CHECK(loader_start(ld, rec.count, rec.line));
         }
         AK_CHECK(loader_row(ld, &rec));
-        ld->bom = 0;
     }
     if (rc < 0) return rc;
     if (!ld->nfields)

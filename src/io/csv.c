@@ -115,6 +115,7 @@ struct csv_reader {
     uint32_t n_escaped, escaped_cap;
     uint64_t pending_empty; /* empty-line records still to hand out */
     long pending_line;      /* line of the next of them */
+    int bom_checked;        /* a leading UTF-8 byte order mark was looked for */
     int failed;             /* status of an earlier failure, 0 if none */
     ak_error last;          /* that failure, repeated on later calls */
 };
@@ -240,6 +241,11 @@ static int reader_fill(csv_reader *r)
             return ak_err_set(&r->last, ANONKIT_E_IO, r->name, 0, 0, "read failed: %s",
                               saved ? strerror(saved) : "unknown error");
         r->eof = 1;
+    }
+    /* A UTF-8 byte order mark at the start of the input is not data. */
+    if (!r->bom_checked && (r->end >= 3 || r->eof)) {
+        r->bom_checked = 1;
+        if (r->base == 0 && r->end >= 3 && memcmp(r->buf, "\xEF\xBB\xBF", 3) == 0) r->start = 3;
     }
     return ANONKIT_OK;
 }
