@@ -68,8 +68,13 @@ static json_t *string_array(const strlist *l)
 }
 
 /* The JSON report: parameters, counts, class sizes, metrics, timing. */
+/* Seconds spent in each phase of a run. */
+typedef struct phase_times {
+    double read, anonymize, write, metrics;
+} phase_times;
+
 static char *build_report(const anonkit_job *job, const table *t, const metrics *mt, double seconds,
-                          const publish_stats *ps)
+                          const phase_times *pt, const publish_stats *ps)
 {
     json_t *root = json_object();
     json_t *params = json_object();
@@ -113,6 +118,12 @@ static char *build_report(const anonkit_job *job, const table *t, const metrics 
     json_object_set_new(metric, "ncp", ncp);
     json_object_set_new(root, "metrics", metric);
     json_object_set_new(root, "seconds", json_real(seconds));
+    json_t *phases = json_object();
+    json_object_set_new(phases, "read", json_real(pt->read));
+    json_object_set_new(phases, "anonymize", json_real(pt->anonymize));
+    json_object_set_new(phases, "write", json_real(pt->write));
+    json_object_set_new(phases, "metrics", json_real(pt->metrics));
+    json_object_set_new(root, "phase_seconds", phases);
     char *text = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
     json_decref(root);
     return text;
@@ -180,10 +191,16 @@ int anonkit_anonymize(anonkit_job *job, anonkit_result **out_result)
                              &storage)) < 0)
         goto done;
     if ((rc = job_weights(job, &weights)) < 0) goto done;
+    phase_times pt;
+    double mark = now_seconds();
     if ((rc = table_load(&t, &spec, &job->err)) < 0) goto done;
+    pt.read = now_seconds() - mark;
     if ((rc = check_against_table(job, t)) < 0) goto done;
+    mark = now_seconds();
     if ((rc = partition_init(&part, t->nrows, t->nqi, &job->err)) < 0) goto done;
     if ((rc = mdr_run(t, &job->model, &part, &job->err)) < 0) goto done;
+    pt.anonymize = now_seconds() - mark;
+    mark = now_seconds();
     publish_opts po = {.keep_order = job->keep_order, .seed = job->seed, .drop_suppressed = 0};
     if ((rc = publish_write(t, &part, &po, of.stream, job->output, &ps, &job->err)) < 0) goto done;
     if (ps.published + ps.suppressed != t->nrows) {
@@ -191,7 +208,10 @@ int anonkit_anonymize(anonkit_job *job, anonkit_result **out_result)
                         t->nrows, (unsigned long long)ps.published);
         goto done;
     }
+    pt.write = now_seconds() - mark;
+    mark = now_seconds();
     if ((rc = metrics_from_partition(t, &part, job->model.k, weights, &mt, &job->err)) < 0) goto done;
+    pt.metrics = now_seconds() - mark;
 
     const double seconds = now_seconds() - start;
     if (!(result = calloc(1, sizeof *result))) { rc = ak_err_nomem(&job->err); goto done; }
@@ -200,7 +220,7 @@ int anonkit_anonymize(anonkit_job *job, anonkit_result **out_result)
     result->suppressed = ps.suppressed;
     result->classes = part.nclasses;
     result->summary = build_summary(job, t, &mt, seconds, &ps);
-    result->json = build_report(job, t, &mt, seconds, &ps);
+    result->json = build_report(job, t, &mt, seconds, &pt, &ps);
     if (!result->summary || !result->json) { rc = ak_err_nomem(&job->err); goto done; }
     if (job->report && fprintf(rf.stream, "%s\n", result->json) < 0) {
         rc = ak_err_set(&job->err, ANONKIT_E_IO, job->report, 0, 0, "cannot write the report");

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/numdict.h"
 #include "io/csv.h"
 
 #define MAX_MISSING_LISTED 10
@@ -19,51 +20,6 @@ static char *dup_str(const char *s, size_t len)
     memcpy(p, s, len);
     p[len] = '\0';
     return p;
-}
-
-int table_parse_number(const char *s, size_t len, double *out)
-{
-    /* Fast path: [+-]digits[.digits] with at most 15 significant digits is
-     * exact as mantissa / 10^fraction_digits. Anything else goes to strtod. */
-    size_t i = 0;
-    int negative = 0;
-    if (len == 0) return -1;
-    if (s[0] == '-' || s[0] == '+') {
-        negative = s[0] == '-';
-        i = 1;
-    }
-    uint64_t mantissa = 0;
-    int digits = 0, fraction_digits = 0, seen_point = 0;
-    for (; i < len; i++) {
-        char ch = s[i];
-        if (ch >= '0' && ch <= '9') {
-            mantissa = mantissa * 10 + (uint64_t)(ch - '0');
-            digits++;
-            fraction_digits += seen_point;
-        } else if (ch == '.' && !seen_point) {
-            seen_point = 1;
-        } else {
-            break;
-        }
-    }
-    if (i == len && digits > 0 && digits <= 15) {
-        static const double pow10[] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7,
-                                       1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15};
-        double v = (double)mantissa / pow10[fraction_digits];
-        if (negative) v = -v;
-        *out = v == 0 ? 0.0 : v; /* no negative zero: -0 and 0 are one value */
-        return 0;
-    }
-    char buf[128];
-    if (len >= sizeof buf) return -1;
-    memcpy(buf, s, len);
-    buf[len] = '\0';
-    if (buf[0] == ' ' || buf[0] == '\t' || buf[0] == '\n' || buf[0] == '\r') return -1;
-    char *end;
-    double v = strtod(buf, &end);
-    if (end != buf + len || !isfinite(v)) return -1;
-    *out = v == 0 ? 0.0 : v;
-    return 0;
 }
 
 void table_free(table *t)
@@ -158,7 +114,7 @@ static int read_header(table *t, csv_reader *reader, const table_spec *spec, ak_
 
 /* Per-QI state while streaming. */
 typedef struct qi_reader {
-    u64map numbers;      /* numeric: value bits -> provisional id */
+    numdict numbers;     /* numeric: the values seen */
     uint32_t missing;    /* categorical: values absent from the hierarchy */
 } qi_reader;
 
@@ -187,50 +143,6 @@ static int grow_rows(table *t, size_t *cap, size_t need, ak_error *err)
     return ANONKIT_OK;
 }
 
-
-static int cmp_double_first(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-/* Sorts the distinct values of a numeric QI and rewrites its codes as ranks. */
-static int rank_numeric(table *t, table_qi *a, u64map *numbers, ak_error *err)
-{
-    uint32_t n = numbers->count;
-    uint32_t *rank = malloc((size_t)n * sizeof *rank);
-    a->values = malloc((size_t)n * sizeof *a->values);
-    a->texts = malloc((size_t)n * sizeof *a->texts);
-    if (!rank || !a->values || !a->texts) {
-        free(rank);
-        return ak_err_nomem(err);
-    }
-    /* Sort (value, provisional id) pairs; values are distinct. */
-    typedef struct { double v; uint32_t id; } pair;
-    pair *pairs = malloc((size_t)n * sizeof *pairs);
-    if (!pairs) {
-        free(rank);
-        return ak_err_nomem(err);
-    }
-    for (uint32_t i = 0; i < n; i++) {
-        double v;
-        memcpy(&v, &numbers->id_keys[i], sizeof v);
-        pairs[i].v = v;
-        pairs[i].id = i;
-    }
-    qsort(pairs, n, sizeof *pairs, cmp_double_first);
-    for (uint32_t r = 0; r < n; r++) {
-        rank[pairs[r].id] = r;
-        a->values[r] = pairs[r].v;
-        a->texts[r] = strmap_key(&a->text_store, pairs[r].id);
-    }
-    free(pairs);
-    uint32_t *codes = a->codes;
-    for (size_t row = 0; row < t->nrows; row++) codes[row] = rank[codes[row]];
-    free(rank);
-    a->ncodes = n;
-    return ANONKIT_OK;
-}
 
 
 static int report_missing(const table *t, const missing_value *missing, size_t nlisted,
@@ -297,10 +209,7 @@ int table_load(table **out, const table_spec *spec, ak_error *err)
         }
         a->kind = a->h && !(spec->force_numeric && spec->force_numeric[q]) ? ATTR_CATEGORICAL : ATTR_NUMERIC;
         if (a->kind == ATTR_NUMERIC) {
-            if (u64map_init(&qr[q].numbers, 1024) != 0 || strmap_init(&a->text_store, 1024) != 0) {
-                rc = ak_err_nomem(err);
-                goto done;
-            }
+            numdict_init(&qr[q].numbers);
         } else {
             a->ncodes = hier_leaf_count(a->h);
         }
@@ -329,8 +238,9 @@ int table_load(table **out, const table_spec *spec, ak_error *err)
             table_qi *a = &t->qi[q];
             const csv_field *f = &rec.fields[a->column];
             if (a->kind == ATTR_NUMERIC) {
-                double v;
-                if (table_parse_number(f->data, f->len, &v) != 0) {
+                int added = numdict_add(&qr[q].numbers, f->data, f->len, a->codes, row, err);
+                if (added < -1) { rc = added; goto done; }
+                if (added == -1) {
                     if (a->h)
                         rc = ak_err_set(err, ANONKIT_E_INPUT, t->display_name, rec.line, a->column + 1,
                                         "column '%s' is declared numeric but holds '%.*s'", a->name,
@@ -342,20 +252,6 @@ int table_load(table **out, const table_spec *spec, ak_error *err)
                                         a->name, (int)(f->len > 60 ? 60 : f->len), f->data, a->name);
                     goto done;
                 }
-                uint64_t bits;
-                memcpy(&bits, &v, sizeof bits);
-                uint32_t id;
-                int inserted;
-                if (u64map_intern(&qr[q].numbers, bits, &id, &inserted) != 0) { rc = ak_err_nomem(err); goto done; }
-                if (inserted) {
-                    uint32_t text_id;
-                    if (strmap_intern(&a->text_store, f->data, f->len, &text_id, NULL) != 0) { rc = ak_err_nomem(err); goto done; }
-                    if (text_id != id) { /* two spellings of one number map to two ids: keep ids aligned */
-                        rc = ak_err_set(err, ANONKIT_E_INTERNAL, NULL, 0, 0, "numeric dictionary out of step");
-                        goto done;
-                    }
-                }
-                a->codes[row] = id;
                 if (a->h) { /* numeric with a hierarchy: every value must be a leaf too */
                     uint32_t leaf;
                     if (hier_find_leaf(a->h, f->data, f->len, &leaf) != 0) goto missing_leaf;
@@ -368,7 +264,7 @@ int table_load(table **out, const table_spec *spec, ak_error *err)
                 continue;
             }
         missing_leaf:
-            a->codes[row] = 0;
+            if (a->kind == ATTR_CATEGORICAL) a->codes[row] = 0;
             if (nmissing_listed < MAX_MISSING_LISTED) {
                 missing_value *m = &missing[nmissing_listed++];
                 snprintf(m->text, sizeof m->text, "%.*s", (int)(f->len > 60 ? 60 : f->len), f->data);
@@ -391,11 +287,14 @@ int table_load(table **out, const table_spec *spec, ak_error *err)
         goto done;
     }
     for (uint32_t q = 0; q < t->nqi; q++)
-        if (t->qi[q].kind == ATTR_NUMERIC && (rc = rank_numeric(t, &t->qi[q], &qr[q].numbers, err)) < 0) goto done;
+        if (t->qi[q].kind == ATTR_NUMERIC &&
+            (rc = numdict_finish(&qr[q].numbers, t->qi[q].codes, t->nrows, &t->qi[q].values, &t->qi[q].texts,
+                                 &t->qi[q].text_store, &t->qi[q].ncodes, err)) < 0)
+            goto done;
     rc = ANONKIT_OK;
 done:
     csv_reader_free(reader);
-    for (uint32_t q = 0; qr && q < t->nqi; q++) u64map_free(&qr[q].numbers);
+    for (uint32_t q = 0; qr && q < t->nqi; q++) numdict_free(&qr[q].numbers);
     free(qr);
     if (rc < 0) {
         table_free(t);

@@ -65,7 +65,5 @@ typedef struct table {
 int table_load(table **out /* OUT */, const table_spec *spec, ak_error *err);
 void table_free(table *t);
 
-/* Parses a number the way the encoder does (whole field, finite). 0 or -1. */
-int table_parse_number(const char *text, size_t len, double *out /* OUT */);
 
 #endif

@@ -1,6 +1,8 @@
 /* metrics.c — DM, C_AVG, NCP and GCP (003 quality metrics; 001 §2.1 eq. 1-2). */
 #include "metrics/metrics.h"
 
+#include "core/numdict.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -115,14 +117,14 @@ int metrics_ncp_of_published(const table *t, uint32_t q, const char *text, size_
         return 0;
     }
     double span = numeric_span(a), lo, hi;
-    if (table_parse_number(text, len, &lo) == 0) {
+    if (numdict_parse(text, len, &lo) == 0) {
         *ncp = 0;
         return 0;
     }
     /* "lo-hi": the separator is a '-' that follows a digit or a point. */
     for (size_t i = 1; i + 1 < len; i++) {
         if (text[i] != '-' || !((text[i - 1] >= '0' && text[i - 1] <= '9') || text[i - 1] == '.')) continue;
-        if (table_parse_number(text, i, &lo) == 0 && table_parse_number(text + i + 1, len - i - 1, &hi) == 0 && hi >= lo) {
+        if (numdict_parse(text, i, &lo) == 0 && numdict_parse(text + i + 1, len - i - 1, &hi) == 0 && hi >= lo) {
             *ncp = span > 0 ? (hi - lo) / span : 0;
             return 0;
         }

@@ -1,0 +1,242 @@
+/* numdict.c — ranking the values of a numeric QI (see numdict.h). */
+#include "core/numdict.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Integer mode stores value + INT_BIAS in a code. */
+#define INT_BIAS 2147483648LL
+
+int numdict_parse(const char *s, size_t len, double *out)
+{
+    /* Fast path: [+-]digits[.digits] with at most 15 significant digits is
+     * exact as mantissa / 10^fraction_digits. Anything else goes to strtod. */
+    size_t i = 0;
+    int negative = 0;
+    if (len == 0) return -1;
+    if (s[0] == '-' || s[0] == '+') {
+        negative = s[0] == '-';
+        i = 1;
+    }
+    uint64_t mantissa = 0;
+    int digits = 0, fraction_digits = 0, seen_point = 0;
+    for (; i < len; i++) {
+        char ch = s[i];
+        if (ch >= '0' && ch <= '9') {
+            mantissa = mantissa * 10 + (uint64_t)(ch - '0');
+            digits++;
+            fraction_digits += seen_point;
+        } else if (ch == '.' && !seen_point) {
+            seen_point = 1;
+        } else {
+            break;
+        }
+    }
+    if (i == len && digits > 0 && digits <= 15) {
+        static const double pow10[] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7,
+                                       1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15};
+        double v = (double)mantissa / pow10[fraction_digits];
+        if (negative) v = -v;
+        *out = v == 0 ? 0.0 : v; /* no negative zero: -0 and 0 are one value */
+        return 0;
+    }
+    char buf[128];
+    if (len >= sizeof buf) return -1;
+    memcpy(buf, s, len);
+    buf[len] = '\0';
+    if (buf[0] == ' ' || buf[0] == '\t' || buf[0] == '\n' || buf[0] == '\r') return -1;
+    char *end;
+    double v = strtod(buf, &end);
+    if (end != buf + len || !isfinite(v)) return -1;
+    *out = v == 0 ? 0.0 : v;
+    return 0;
+}
+
+/* A canonically written integer of at most nine digits: -?(0|[1-9][0-9]*). */
+static int parse_canonical_int(const char *s, size_t len, int64_t *out)
+{
+    size_t i = s[0] == '-';
+    size_t digits = len - i;
+    if (digits == 0 || digits > 9 || (s[i] == '0' && (digits > 1 || i))) return -1;
+    int64_t v = 0;
+    for (; i < len; i++) {
+        unsigned d = (unsigned)(s[i] - '0');
+        if (d > 9) return -1;
+        v = v * 10 + d;
+    }
+    *out = s[0] == '-' ? -v : v;
+    return 0;
+}
+
+void numdict_init(numdict *d)
+{
+    memset(d, 0, sizeof *d);
+    d->min = INT64_MAX;
+    d->max = INT64_MIN;
+}
+
+void numdict_free(numdict *d)
+{
+    if (!d) return;
+    if (d->general) {
+        u64map_free(&d->ids);
+        strmap_free(&d->spellings);
+    }
+    memset(d, 0, sizeof *d);
+}
+
+static int intern_general(numdict *d, double v, const char *text, size_t len, uint32_t *code, ak_error *err)
+{
+    uint64_t bits;
+    memcpy(&bits, &v, sizeof bits);
+    int inserted;
+    if (u64map_intern(&d->ids, bits, code, &inserted) != 0) return ak_err_nomem(err);
+    if (inserted) {
+        /* A new value always has a new spelling, so spelling ids stay equal to value ids. */
+        uint32_t spelling;
+        if (strmap_intern(&d->spellings, text, len, &spelling, NULL) != 0) return ak_err_nomem(err);
+    }
+    return ANONKIT_OK;
+}
+
+/* Leaves integer mode: re-encodes rows [0, nrows) through the hash map. */
+static int go_general(numdict *d, uint32_t *codes, size_t nrows, ak_error *err)
+{
+    if (u64map_init(&d->ids, 1024) != 0 || strmap_init(&d->spellings, 1024) != 0) {
+        u64map_free(&d->ids);
+        return ak_err_nomem(err);
+    }
+    d->general = 1;
+    for (size_t r = 0; r < nrows; r++) {
+        int64_t v = (int64_t)codes[r] - INT_BIAS;
+        char text[24];
+        int len = snprintf(text, sizeof text, "%lld", (long long)v);
+        AK_CHECK(intern_general(d, (double)v, text, (size_t)len, &codes[r], err));
+    }
+    return ANONKIT_OK;
+}
+
+int numdict_add(numdict *d, const char *text, size_t len, uint32_t *codes, size_t row, ak_error *err)
+{
+    int64_t iv;
+    if (!d->general) {
+        if (len && parse_canonical_int(text, len, &iv) == 0) {
+            codes[row] = (uint32_t)(iv + INT_BIAS);
+            if (iv < d->min) d->min = iv;
+            if (iv > d->max) d->max = iv;
+            return ANONKIT_OK;
+        }
+    }
+    double v;
+    if (numdict_parse(text, len, &v) != 0) return -1;
+    if (!d->general) AK_CHECK(go_general(d, codes, row, err));
+    return intern_general(d, v, text, len, &codes[row], err);
+}
+
+static int cmp_double_first(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* General mode: sorts the distinct values and rewrites the codes as ranks. */
+static int finish_general(numdict *d, uint32_t *codes, size_t nrows, double **values, const char ***texts,
+                          strmap *spellings, uint32_t *count, ak_error *err)
+{
+    const uint32_t n = d->ids.count;
+    typedef struct { double v; uint32_t id; } pair;
+    pair *pairs = malloc((size_t)(n ? n : 1) * sizeof *pairs);
+    uint32_t *rank = malloc((size_t)(n ? n : 1) * sizeof *rank);
+    double *vals = malloc((size_t)(n ? n : 1) * sizeof *vals);
+    const char **txt = malloc((size_t)(n ? n : 1) * sizeof *txt);
+    if (!pairs || !rank || !vals || !txt) {
+        free(pairs);
+        free(rank);
+        free(vals);
+        free(txt);
+        return ak_err_nomem(err);
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        memcpy(&pairs[i].v, &d->ids.id_keys[i], sizeof pairs[i].v);
+        pairs[i].id = i;
+    }
+    qsort(pairs, n, sizeof *pairs, cmp_double_first);
+    *spellings = d->spellings;
+    memset(&d->spellings, 0, sizeof d->spellings);
+    for (uint32_t r = 0; r < n; r++) {
+        rank[pairs[r].id] = r;
+        vals[r] = pairs[r].v;
+        txt[r] = strmap_key(spellings, pairs[r].id);
+    }
+    for (size_t row = 0; row < nrows; row++) codes[row] = rank[codes[row]];
+    free(pairs);
+    free(rank);
+    *values = vals;
+    *texts = txt;
+    *count = n;
+    return ANONKIT_OK;
+}
+
+int numdict_finish(numdict *d, uint32_t *codes, size_t nrows, double **values, const char ***texts,
+                   strmap *spellings, uint32_t *count, ak_error *err)
+{
+    *values = NULL;
+    *texts = NULL;
+    *count = 0;
+    memset(spellings, 0, sizeof *spellings);
+    if (!d->general && nrows) {
+        /* Counting rank over the value range, when the range is not much
+         * larger than the table; otherwise through the general mode. */
+        uint64_t range = (uint64_t)(d->max - d->min) + 1;
+        if (range > 8 * (uint64_t)nrows + 65536) AK_CHECK(go_general(d, codes, nrows, err));
+    }
+    if (d->general) return finish_general(d, codes, nrows, values, texts, spellings, count, err);
+    if (!nrows) {
+        if (strmap_init(spellings, 16) != 0) return ak_err_nomem(err);
+        return ANONKIT_OK;
+    }
+    const uint64_t range = (uint64_t)(d->max - d->min) + 1;
+    const uint32_t base = (uint32_t)(d->min + INT_BIAS);
+    uint32_t *rank = calloc(range, sizeof *rank);
+    if (!rank) return ak_err_nomem(err);
+    for (size_t r = 0; r < nrows; r++) rank[codes[r] - base] = 1;
+    uint32_t n = 0;
+    for (uint64_t i = 0; i < range; i++) {
+        uint32_t present = rank[i];
+        rank[i] = n;
+        n += present;
+    }
+    double *vals = malloc((size_t)n * sizeof *vals);
+    const char **txt = malloc((size_t)n * sizeof *txt);
+    if (!vals || !txt || strmap_init(spellings, n) != 0) {
+        free(rank);
+        free(vals);
+        free(txt);
+        return ak_err_nomem(err);
+    }
+    /* Distinct values in ascending order: the positions where the rank steps. */
+    uint32_t next = 0;
+    for (uint64_t i = 0; i < range && next < n; i++) {
+        if ((i + 1 < range ? rank[i + 1] : n) == rank[i]) continue;
+        int64_t v = d->min + (int64_t)i;
+        char text[24];
+        int len = snprintf(text, sizeof text, "%lld", (long long)v);
+        uint32_t id;
+        if (strmap_intern(spellings, text, (size_t)len, &id, NULL) != 0) {
+            free(rank);
+            free(vals);
+            free(txt);
+            return ak_err_nomem(err);
+        }
+        vals[next++] = (double)v;
+    }
+    for (uint32_t i = 0; i < n; i++) txt[i] = strmap_key(spellings, i);
+    for (size_t r = 0; r < nrows; r++) codes[r] = rank[codes[r] - base];
+    free(rank);
+    *values = vals;
+    *texts = txt;
+    *count = n;
+    return ANONKIT_OK;
+}

@@ -1,0 +1,46 @@
+/* numdict.h — the dictionary of a numeric QI (DESIGN.md §1 step 1): values are
+ * collected while streaming and finally ranked, so that a row's code is the
+ * rank of its value among the column's distinct values.
+ *
+ * Two modes. While every value is a canonically written integer of at most
+ * nine digits (no sign but '-', no leading zero), codes hold the values
+ * themselves and ranks come from one counting pass over the value range: no
+ * hashing and no sorting, the common case of integer microdata. The first
+ * other value (a decimal, "007", "1e3") moves the column to the general mode,
+ * a hash map from value to first spelling followed by one sort. Both modes
+ * keep the first spelling of every value for publication. */
+#ifndef AK_NUMDICT_H
+#define AK_NUMDICT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/error.h"
+#include "core/hash.h"
+
+typedef struct numdict {
+    int general;        /* 0: integer mode, 1: general mode */
+    int64_t min, max;   /* integer mode: extent of the values seen */
+    u64map ids;         /* general mode: bits of the double -> provisional id */
+    strmap spellings;   /* general mode: first spelling per provisional id */
+} numdict;
+
+void numdict_init(numdict *d);
+void numdict_free(numdict *d);
+
+/* Adds the value of row `row` (rows are added in order 0, 1, ...), storing its
+ * provisional code in codes[row]. Returns 0, -1 when the text is not a finite
+ * number, or ANONKIT_E_NOMEM. */
+int numdict_add(numdict *d, const char *text, size_t len, uint32_t *codes, size_t row, ak_error *err);
+
+/* Replaces codes[0..nrows) by ranks and returns the ascending distinct values,
+ * their spellings (pointing into *spellings, which the caller then owns) and
+ * their count. */
+int numdict_finish(numdict *d, uint32_t *codes, size_t nrows, double **values /* OUT */,
+                   const char ***texts /* OUT */, strmap *spellings /* OUT */, uint32_t *count /* OUT */,
+                   ak_error *err);
+
+/* Parses a whole field as a finite number. 0 or -1. */
+int numdict_parse(const char *text, size_t len, double *out /* OUT */);
+
+#endif

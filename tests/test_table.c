@@ -1,0 +1,229 @@
+/* test_table.c — encoding of the input (DESIGN.md §1 step 1): numeric codes
+ * are ranks of distinct values (both dictionary modes), categorical codes are
+ * depth-first leaf positions, sensitive codes follow first appearance, and
+ * bad input is rejected with file, line and a clear message. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <math.h>
+#include <string.h>
+
+#include "core/numdict.h"
+#include "core/table.h"
+#include "testutil.h"
+
+static char dir[4096];
+
+static int setup(void **state)
+{
+    (void)state;
+    snprintf(dir, sizeof dir, "%s", tu_mkdtemp());
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    tu_rmtree(dir);
+    return 0;
+}
+
+/* Loads text as a table with the given QIs (hierarchy file per QI or NULL). */
+static int load(const char *text, size_t nqi, const char **qi, const char **hier, const char *sensitive,
+                table **t, ak_error *err)
+{
+    const char *path = tu_path(dir, "in.csv");
+    tu_write_file(path, text);
+    table_spec spec = {0};
+    spec.path = path;
+    spec.delimiter = ',';
+    spec.nqi = nqi;
+    spec.qi_names = qi;
+    spec.hierarchy_paths = hier;
+    spec.sensitive_name = sensitive;
+    return table_load(t, &spec, err);
+}
+
+static void test_integer_mode_ranks(void **state)
+{
+    (void)state;
+    const char *qi[] = {"a"};
+    table *t;
+    ak_error err;
+    assert_int_equal(load("a\n30\n-5\n30\n7\n0\n", 1, qi, NULL, NULL, &t, &err), ANONKIT_OK);
+    assert_int_equal(t->nrows, 5);
+    const table_qi *a = &t->qi[0];
+    assert_int_equal(a->ncodes, 4);
+    const uint32_t expect[] = {3, 0, 3, 2, 1};
+    for (int i = 0; i < 5; i++) assert_int_equal(a->codes[i], expect[i]);
+    assert_true(a->values[0] == -5 && a->values[1] == 0 && a->values[2] == 7 && a->values[3] == 30);
+    assert_string_equal(a->texts[0], "-5");
+    assert_string_equal(a->texts[3], "30");
+    table_free(t);
+}
+
+static void test_general_mode_keeps_first_spelling(void **state)
+{
+    (void)state;
+    const char *qi[] = {"a"};
+    table *t;
+    ak_error err;
+    /* integers first, then a decimal switches modes; "007" and "7" are one value */
+    assert_int_equal(load("a\n3\n10\n2.5\n007\n7\n1.0\n1\n", 1, qi, NULL, NULL, &t, &err), ANONKIT_OK);
+    const table_qi *a = &t->qi[0];
+    assert_int_equal(a->ncodes, 5); /* 1, 2.5, 3, 7, 10 */
+    const uint32_t expect[] = {2, 4, 1, 3, 3, 0, 0};
+    for (int i = 0; i < 7; i++) assert_int_equal(a->codes[i], expect[i]);
+    assert_string_equal(a->texts[3], "007");
+    assert_string_equal(a->texts[0], "1.0");
+    assert_string_equal(a->texts[2], "3"); /* re-spelled exactly when leaving integer mode */
+    table_free(t);
+}
+
+static void test_wide_range_falls_back(void **state)
+{
+    (void)state;
+    const char *qi[] = {"a"};
+    table *t;
+    ak_error err;
+    assert_int_equal(load("a\n999999999\n-999999999\n0\n999999999\n", 1, qi, NULL, NULL, &t, &err), ANONKIT_OK);
+    const table_qi *a = &t->qi[0];
+    assert_int_equal(a->ncodes, 3);
+    assert_int_equal(a->codes[0], 2);
+    assert_int_equal(a->codes[1], 0);
+    assert_int_equal(a->codes[2], 1);
+    assert_string_equal(a->texts[0], "-999999999");
+    table_free(t);
+}
+
+static void test_negative_zero_is_zero(void **state)
+{
+    (void)state;
+    double v;
+    assert_int_equal(numdict_parse("-0", 2, &v), 0);
+    assert_true(v == 0 && !signbit(v));
+    assert_int_equal(numdict_parse("1e3", 3, &v), 0);
+    assert_true(v == 1000);
+    assert_int_equal(numdict_parse("12.25", 5, &v), 0);
+    assert_true(v == 12.25);
+    assert_int_equal(numdict_parse("", 0, &v), -1);
+    assert_int_equal(numdict_parse("abc", 3, &v), -1);
+    assert_int_equal(numdict_parse(" 1", 2, &v), -1);
+    assert_int_equal(numdict_parse("nan", 3, &v), -1);
+    assert_int_equal(numdict_parse("inf", 3, &v), -1);
+}
+
+/* Random integer columns: codes must be the rank among distinct values. */
+static void test_random_ranks(void **state)
+{
+    (void)state;
+    tu_rng rng = {7};
+    for (int iter = 0; iter < 50; iter++) {
+        size_t n = 1 + tu_below(&rng, 500);
+        long long *vals = malloc(n * sizeof *vals);
+        size_t cap = 16 + n * 24;
+        char *text = malloc(cap);
+        size_t used = (size_t)snprintf(text, cap, "a\n");
+        long long span = (long long)tu_below(&rng, 2) ? 50 : 2000000000LL;
+        int decimal = tu_below(&rng, 4) == 0;
+        for (size_t i = 0; i < n; i++) {
+            vals[i] = (long long)tu_below(&rng, (uint64_t)span) - span / 2;
+            if (decimal && i == n / 2) used += (size_t)snprintf(text + used, cap - used, "%lld.0\n", vals[i]);
+            else used += (size_t)snprintf(text + used, cap - used, "%lld\n", vals[i]);
+        }
+        const char *qi[] = {"a"};
+        table *t;
+        ak_error err;
+        assert_int_equal(load(text, 1, qi, NULL, NULL, &t, &err), ANONKIT_OK);
+        for (size_t i = 0; i < n; i++) {
+            uint32_t below = 0; /* distinct values smaller than vals[i] */
+            for (size_t j = 0; j < n; j++) {
+                int smaller = vals[j] < vals[i], first = 1;
+                for (size_t k = 0; k < j && smaller; k++)
+                    if (vals[k] == vals[j]) first = 0;
+                below += (uint32_t)(smaller && first);
+            }
+            assert_int_equal(t->qi[0].codes[i], below);
+            assert_true(t->qi[0].values[below] == (double)vals[i]);
+        }
+        table_free(t);
+        free(text);
+        free(vals);
+    }
+}
+
+static void test_categorical_and_sensitive(void **state)
+{
+    (void)state;
+    const char *hpath = tu_path(dir, "h.csv");
+    /* file order interleaves the groups; codes follow the tree */
+    tu_write_file(hpath, "a1;A;*\nb1;B;*\na2;A;*\n");
+    const char *qi[] = {"c"};
+    const char *hier[] = {hpath};
+    table *t;
+    ak_error err;
+    assert_int_equal(load("c,s\nb1,x\na2,y\na1,x\n", 1, qi, hier, "s", &t, &err), ANONKIT_OK);
+    assert_int_equal(t->qi[0].kind, ATTR_CATEGORICAL);
+    assert_int_equal(t->qi[0].codes[0], 2); /* a1=0, a2=1, b1=2 */
+    assert_int_equal(t->qi[0].codes[1], 1);
+    assert_int_equal(t->qi[0].codes[2], 0);
+    assert_int_equal(t->sensitive_codes[0], 0);
+    assert_int_equal(t->sensitive_codes[1], 1);
+    assert_int_equal(t->sensitive_codes[2], 0);
+    assert_int_equal(t->sensitive_dict.count, 2);
+    table_free(t);
+}
+
+static void test_bad_input(void **state)
+{
+    (void)state;
+    const char *qi[] = {"a"};
+    table *t = NULL;
+    ak_error err;
+    assert_int_equal(load("a,b\n1,2\n3\n", 1, qi, NULL, NULL, &t, &err), ANONKIT_E_INPUT);
+    assert_int_equal(err.line, 3);
+    assert_non_null(strstr(err.message, "expected 2 fields"));
+    assert_int_equal(load("a\n1\nMale\n", 1, qi, NULL, NULL, &t, &err), ANONKIT_E_INPUT);
+    assert_int_equal(err.line, 3);
+    assert_non_null(strstr(err.message, "--hierarchy a=FILE"));
+    const char *missing[] = {"zz"};
+    assert_int_equal(load("a\n1\n", 1, missing, NULL, NULL, &t, &err), ANONKIT_E_USAGE);
+    assert_non_null(strstr(err.message, "no column named 'zz'"));
+    assert_int_equal(load("", 1, qi, NULL, NULL, &t, &err), ANONKIT_E_INPUT);
+    assert_null(t);
+    /* values missing from the hierarchy: the first with its line, up to 10 listed */
+    const char *hpath = tu_path(dir, "h2.csv");
+    tu_write_file(hpath, "x;*\ny;*\n");
+    const char *hier[] = {hpath};
+    char text[2048] = "a\nx\n";
+    for (int i = 0; i < 12; i++) {
+        char row[32];
+        snprintf(row, sizeof row, "bad%d\n", i);
+        strcat(text, row);
+    }
+    assert_int_equal(load(text, 1, qi, hier, NULL, &t, &err), ANONKIT_E_INPUT);
+    assert_int_equal(err.line, 3);
+    assert_non_null(strstr(err.message, "'bad0'"));
+    assert_non_null(strstr(err.message, "12 values are missing"));
+    assert_non_null(strstr(err.message, "'bad9' (a, line 12)"));
+    assert_null(strstr(err.message, "bad10"));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_integer_mode_ranks),
+        cmocka_unit_test(test_general_mode_keeps_first_spelling),
+        cmocka_unit_test(test_wide_range_falls_back),
+        cmocka_unit_test(test_negative_zero_is_zero),
+        cmocka_unit_test(test_random_ranks),
+        cmocka_unit_test(test_categorical_and_sensitive),
+        cmocka_unit_test(test_bad_input),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
