@@ -96,7 +96,9 @@ static char *build_report(const anonkit_job *job, const table *t, const metrics 
         json_object_set_new(params, "l-variant", json_string(variants));
         if (job->model.l_variants & MODEL_L_RECURSIVE) json_object_set_new(params, "c", json_real(job->model.c));
     }
-    json_object_set_new(params, "seed", json_integer((json_int_t)job->seed));
+    char seed[32]; /* a string: JSON integers are signed 64-bit in most readers */
+    snprintf(seed, sizeof seed, "%llu", (unsigned long long)job->seed);
+    json_object_set_new(params, "seed", json_string(seed));
     json_object_set_new(params, "keep-order", json_boolean(job->keep_order));
     char delim[2] = {job->delimiter, 0};
     json_object_set_new(params, "delimiter", json_string(delim));
@@ -183,9 +185,9 @@ int anonkit_anonymize(anonkit_job *job, anonkit_result **out_result)
     publish_stats ps;
 
     const int from_stdin = strcmp(job->input, "-") == 0;
-    if (from_stdin && (rc = spool_stream(&sp, stdin, &job->err)) < 0) goto done;
     if ((rc = outfile_open(&of, job->output, &job->err)) < 0) goto done;
     if (job->report && (rc = outfile_open(&rf, job->report, &job->err)) < 0) goto done;
+    if (from_stdin && (rc = spool_stream(&sp, stdin, &job->err)) < 0) goto done;
     table_spec spec;
     if ((rc = job_table_spec(job, from_stdin ? sp.path : job->input, from_stdin ? "stdin" : job->input, &spec,
                              &storage)) < 0)

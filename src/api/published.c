@@ -158,6 +158,7 @@ done:
     csv_reader_free(reader);
     free(qi_col);
     free(key);
+    if (rc < 0 && strcmp(err->file, path) == 0) snprintf(err->file, sizeof err->file, "%s", shown);
     return rc;
 }
 

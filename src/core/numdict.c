@@ -9,6 +9,23 @@
 /* Integer mode stores value + INT_BIAS in a code. */
 #define INT_BIAS 2147483648LL
 
+/* Writes v in decimal into buf (room for 21 bytes) and returns its length:
+ * snprintf costs ten times as much and this runs once per distinct value. */
+static int format_int(char *buf, int64_t v)
+{
+    char tmp[24];
+    int n = 0, len = 0;
+    uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+    do {
+        tmp[n++] = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    if (v < 0) buf[len++] = '-';
+    while (n) buf[len++] = tmp[--n];
+    buf[len] = '\0';
+    return len;
+}
+
 int numdict_parse(const char *s, size_t len, double *out)
 {
     /* Fast path: [+-]digits[.digits] with at most 15 significant digits is
@@ -80,10 +97,9 @@ void numdict_init(numdict *d)
 void numdict_free(numdict *d)
 {
     if (!d) return;
-    if (d->general) {
-        u64map_free(&d->ids);
-        strmap_free(&d->spellings);
-    }
+    if (d->general) u64map_free(&d->ids);
+    strbuf_free(&d->spellings);
+    free(d->spelling_at);
     memset(d, 0, sizeof *d);
 }
 
@@ -94,9 +110,14 @@ static int intern_general(numdict *d, double v, const char *text, size_t len, ui
     int inserted;
     if (u64map_intern(&d->ids, bits, code, &inserted) != 0) return ak_err_nomem(err);
     if (inserted) {
-        /* A new value always has a new spelling, so spelling ids stay equal to value ids. */
-        uint32_t spelling;
-        if (strmap_intern(&d->spellings, text, len, &spelling, NULL) != 0) return ak_err_nomem(err);
+        if (*code >= d->spelling_cap) {
+            size_t cap = d->spelling_cap ? d->spelling_cap * 2 : 1024;
+            size_t *at = realloc(d->spelling_at, cap * sizeof *at);
+            if (!at) return ak_err_nomem(err);
+            d->spelling_at = at;
+            d->spelling_cap = cap;
+        }
+        if (strbuf_append_str(&d->spellings, text, len, &d->spelling_at[*code]) != 0) return ak_err_nomem(err);
     }
     return ANONKIT_OK;
 }
@@ -104,15 +125,12 @@ static int intern_general(numdict *d, double v, const char *text, size_t len, ui
 /* Leaves integer mode: re-encodes rows [0, nrows) through the hash map. */
 static int go_general(numdict *d, uint32_t *codes, size_t nrows, ak_error *err)
 {
-    if (u64map_init(&d->ids, 1024) != 0 || strmap_init(&d->spellings, 1024) != 0) {
-        u64map_free(&d->ids);
-        return ak_err_nomem(err);
-    }
+    if (u64map_init(&d->ids, 1024) != 0) return ak_err_nomem(err);
     d->general = 1;
     for (size_t r = 0; r < nrows; r++) {
         int64_t v = (int64_t)codes[r] - INT_BIAS;
         char text[24];
-        int len = snprintf(text, sizeof text, "%lld", (long long)v);
+        int len = format_int(text, v);
         AK_CHECK(intern_general(d, (double)v, text, (size_t)len, &codes[r], err));
     }
     return ANONKIT_OK;
@@ -143,7 +161,7 @@ static int cmp_double_first(const void *a, const void *b)
 
 /* General mode: sorts the distinct values and rewrites the codes as ranks. */
 static int finish_general(numdict *d, uint32_t *codes, size_t nrows, double **values, const char ***texts,
-                          strmap *spellings, uint32_t *count, ak_error *err)
+                          strbuf *spellings, uint32_t *count, ak_error *err)
 {
     const uint32_t n = d->ids.count;
     typedef struct { double v; uint32_t id; } pair;
@@ -168,7 +186,7 @@ static int finish_general(numdict *d, uint32_t *codes, size_t nrows, double **va
     for (uint32_t r = 0; r < n; r++) {
         rank[pairs[r].id] = r;
         vals[r] = pairs[r].v;
-        txt[r] = strmap_key(spellings, pairs[r].id);
+        txt[r] = spellings->data + d->spelling_at[pairs[r].id];
     }
     for (size_t row = 0; row < nrows; row++) codes[row] = rank[codes[row]];
     free(pairs);
@@ -180,7 +198,7 @@ static int finish_general(numdict *d, uint32_t *codes, size_t nrows, double **va
 }
 
 int numdict_finish(numdict *d, uint32_t *codes, size_t nrows, double **values, const char ***texts,
-                   strmap *spellings, uint32_t *count, ak_error *err)
+                   strbuf *spellings, uint32_t *count, ak_error *err)
 {
     *values = NULL;
     *texts = NULL;
@@ -193,10 +211,7 @@ int numdict_finish(numdict *d, uint32_t *codes, size_t nrows, double **values, c
         if (range > 8 * (uint64_t)nrows + 65536) AK_CHECK(go_general(d, codes, nrows, err));
     }
     if (d->general) return finish_general(d, codes, nrows, values, texts, spellings, count, err);
-    if (!nrows) {
-        if (strmap_init(spellings, 16) != 0) return ak_err_nomem(err);
-        return ANONKIT_OK;
-    }
+    if (!nrows) return ANONKIT_OK;
     const uint64_t range = (uint64_t)(d->max - d->min) + 1;
     const uint32_t base = (uint32_t)(d->min + INT_BIAS);
     uint32_t *rank = calloc(range, sizeof *rank);
@@ -210,7 +225,9 @@ int numdict_finish(numdict *d, uint32_t *codes, size_t nrows, double **values, c
     }
     double *vals = malloc((size_t)n * sizeof *vals);
     const char **txt = malloc((size_t)n * sizeof *txt);
-    if (!vals || !txt || strmap_init(spellings, n) != 0) {
+    size_t *at = malloc((size_t)n * sizeof *at);
+    if (!vals || !txt || !at) {
+        free(at);
         free(rank);
         free(vals);
         free(txt);
@@ -222,9 +239,9 @@ int numdict_finish(numdict *d, uint32_t *codes, size_t nrows, double **values, c
         if ((i + 1 < range ? rank[i + 1] : n) == rank[i]) continue;
         int64_t v = d->min + (int64_t)i;
         char text[24];
-        int len = snprintf(text, sizeof text, "%lld", (long long)v);
-        uint32_t id;
-        if (strmap_intern(spellings, text, (size_t)len, &id, NULL) != 0) {
+        int len = format_int(text, v);
+        if (strbuf_append_str(spellings, text, (size_t)len, &at[next]) != 0) {
+            free(at);
             free(rank);
             free(vals);
             free(txt);
@@ -232,7 +249,8 @@ int numdict_finish(numdict *d, uint32_t *codes, size_t nrows, double **values, c
         }
         vals[next++] = (double)v;
     }
-    for (uint32_t i = 0; i < n; i++) txt[i] = strmap_key(spellings, i);
+    for (uint32_t i = 0; i < n; i++) txt[i] = spellings->data + at[i];
+    free(at);
     for (size_t r = 0; r < nrows; r++) codes[r] = rank[codes[r] - base];
     free(rank);
     *values = vals;

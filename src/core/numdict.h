@@ -17,12 +17,15 @@
 
 #include "core/error.h"
 #include "core/hash.h"
+#include "core/strbuf.h"
 
 typedef struct numdict {
     int general;        /* 0: integer mode, 1: general mode */
     int64_t min, max;   /* integer mode: extent of the values seen */
     u64map ids;         /* general mode: bits of the double -> provisional id */
-    strmap spellings;   /* general mode: first spelling per provisional id */
+    strbuf spellings;   /* general mode: first spelling of each provisional id, NUL-terminated */
+    size_t *spelling_at;/* general mode: offset of each provisional id's spelling */
+    size_t spelling_cap;
 } numdict;
 
 void numdict_init(numdict *d);
@@ -37,7 +40,7 @@ int numdict_add(numdict *d, const char *text, size_t len, uint32_t *codes, size_
  * their spellings (pointing into *spellings, which the caller then owns) and
  * their count. */
 int numdict_finish(numdict *d, uint32_t *codes, size_t nrows, double **values /* OUT */,
-                   const char ***texts /* OUT */, strmap *spellings /* OUT */, uint32_t *count /* OUT */,
+                   const char ***texts /* OUT */, strbuf *spellings /* OUT */, uint32_t *count /* OUT */,
                    ak_error *err);
 
 /* Parses a whole field as a finite number. 0 or -1. */

@@ -2,18 +2,32 @@
  * step 3; ranges and hierarchy labels as in 003's Mondrian slides). */
 #include "core/recode.h"
 
-#include <stdio.h>
 #include <string.h>
+
+/* Copies src into buf[at..] as far as it fits; returns at + strlen(src). */
+static size_t put(char *buf, size_t size, size_t at, const char *src)
+{
+    size_t len = strlen(src);
+    if (at < size) {
+        size_t room = size - at - 1;
+        memcpy(buf + at, src, len < room ? len : room);
+    }
+    return at + len;
+}
 
 size_t recode_value(const table *t, uint32_t q, uint32_t lo, uint32_t hi, char *buf, size_t size)
 {
     const table_qi *a = &t->qi[q];
-    int n;
+    size_t len;
     if (a->kind == ATTR_NUMERIC) {
-        if (lo == hi) n = snprintf(buf, size, "%s", a->texts[lo]);
-        else n = snprintf(buf, size, "%s-%s", a->texts[lo], a->texts[hi]);
+        len = put(buf, size, 0, a->texts[lo]);
+        if (lo != hi) {
+            len = put(buf, size, len, "-");
+            len = put(buf, size, len, a->texts[hi]);
+        }
     } else {
-        n = snprintf(buf, size, "%s", hier_node_at(a->h, hier_lca(a->h, lo, hi))->label);
+        len = put(buf, size, 0, hier_node_at(a->h, hier_lca(a->h, lo, hi))->label);
     }
-    return n < 0 ? 0 : (size_t)n;
+    if (size) buf[len < size ? len : size - 1] = '\0';
+    return len;
 }

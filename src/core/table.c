@@ -37,7 +37,7 @@ void table_free(table *t)
         hier_free(a->h);
         free(a->values);
         free(a->texts);
-        strmap_free(&a->text_store);
+        strbuf_free(&a->text_store);
         free(a->codes);
     }
     free(t->qi);
@@ -297,6 +297,9 @@ done:
     for (uint32_t q = 0; qr && q < t->nqi; q++) numdict_free(&qr[q].numbers);
     free(qr);
     if (rc < 0) {
+        /* Messages name the input as the user gave it, not a spooled copy. */
+        if (err && spec->display_name && strcmp(err->file, spec->path) == 0)
+            snprintf(err->file, sizeof err->file, "%s", spec->display_name);
         table_free(t);
         return rc;
     }

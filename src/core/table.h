@@ -15,6 +15,7 @@
 #include "core/error.h"
 #include "core/hash.h"
 #include "core/hierarchy.h"
+#include "core/strbuf.h"
 
 typedef enum attr_kind { ATTR_NUMERIC, ATTR_CATEGORICAL } attr_kind;
 
@@ -42,7 +43,7 @@ typedef struct table_qi {
     uint32_t ncodes;      /* domain size: distinct values or hierarchy leaves */
     double *values;       /* numeric: values[code], ascending */
     const char **texts;   /* numeric: first spelling seen of values[code] */
-    strmap text_store;    /* owns the texts */
+    strbuf text_store;    /* owns the texts */
     uint32_t *codes;      /* codes[row] */
 } table_qi;
 

@@ -1,183 +1,274 @@
-/* publish.c — recode and write (DESIGN.md §1 step 3): the published value of
- * every class is formatted once, then the input is streamed a second time and
- * each row composed from its class's values and its own non-QI fields. Rows
- * are shuffled (Fisher-Yates with the run's seed) unless input order is kept,
- * since the order of rows can itself re-identify people. */
+/* publish.c — recode and write (DESIGN.md §1 step 3).
+ *
+ * The published value of every (class, QI) is formatted and escaped once.
+ * Columns that are neither QI nor identifier are copied through: the input is
+ * read a second time for them (and not at all when there are none). Rows are
+ * shuffled with Fisher-Yates and the run's seed unless input order is kept,
+ * since the order of rows can itself re-identify people; only the copied
+ * columns' bytes are held for that, never whole output rows. */
 #include "io/publish.h"
 
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "core/recode.h"
 #include "core/rng.h"
+#include "core/strbuf.h"
 #include "io/csv.h"
 
-typedef struct bytes {
-    char *data;
-    size_t len, cap;
-} bytes;
+/* The output columns in order, as segments: a run of adjacent QI columns,
+ * whose text per class is formatted once, or one copied column. */
+typedef struct segment {
+    uint32_t first, count; /* run: output QIs out_qi[first .. first + count) */
+    int copied;            /* 1: copied column number `first` */
+} segment;
 
-static int bytes_reserve(bytes *b, size_t extra)
+typedef struct publisher {
+    const table *t;
+    const partition *p;
+    char delim;
+    uint32_t nout;          /* output columns */
+    int32_t *out_qi;        /* per output column: QI index, or -1 for a copied column */
+    uint32_t ncopied;       /* copied columns */
+    uint32_t *copied_col;   /* input column of each copied column */
+    segment *segments;
+    uint32_t nsegments, nruns;
+    strbuf class_text;      /* per class and run: the escaped values joined by the delimiter */
+    size_t *class_off;      /* (class, run) -> offset in class_text; one extra at the end */
+    strbuf star_text;       /* the same for a suppressed row: "*" per QI */
+    size_t *star_off;
+    strbuf line;
+} publisher;
+
+static int escape_append(strbuf *b, const char *s, size_t len, char delim)
 {
-    if (b->len + extra <= b->cap) return 0;
-    size_t cap = b->cap ? b->cap * 2 : 1 << 16;
-    while (cap < b->len + extra) cap *= 2;
-    char *p = realloc(b->data, cap);
-    if (!p) return -1;
-    b->data = p;
-    b->cap = cap;
+    if (strbuf_reserve(b, csv_escaped_max(len)) != 0) return -1;
+    b->len += csv_escape(b->data + b->len, s, len, delim);
     return 0;
 }
 
-static int bytes_append_escaped(bytes *b, const char *s, size_t len, char delimiter)
+/* Formats the text of every QI run: per class, and once for suppressed rows. */
+static int format_classes(publisher *pub, ak_error *err)
 {
-    if (bytes_reserve(b, csv_escaped_max(len) + 1) != 0) return -1;
-    b->len += csv_escape(b->data + b->len, s, len, delimiter);
-    return 0;
-}
-
-/* The escaped published text of every (class, QI), concatenated; text of
- * class c, QI q is data[off[c*d+q] .. off[c*d+q+1]). */
-static int format_classes(const table *t, const partition *p, bytes *text, uint64_t **off_out, ak_error *err)
-{
-    const uint32_t d = t->nqi;
-    size_t cells = p->nclasses * d;
-    uint64_t *off = malloc((cells + 1) * sizeof *off);
-    if (!off) return ak_err_nomem(err);
+    const partition *p = pub->p;
+    const size_t cells = p->nclasses * pub->nruns;
+    pub->class_off = malloc((cells + 1) * sizeof *pub->class_off);
+    pub->star_off = malloc((pub->nruns + 1) * sizeof *pub->star_off);
+    if (!pub->class_off || !pub->star_off) return ak_err_nomem(err);
     char value[4096];
-    for (size_t c = 0; c < p->nclasses; c++) {
-        for (uint32_t q = 0; q < d; q++) {
-            off[c * d + q] = text->len;
-            size_t len = recode_value(t, q, partition_lo(p, c)[q], partition_hi(p, c)[q], value, sizeof value);
-            if (len >= sizeof value) len = sizeof value - 1;
-            if (bytes_append_escaped(text, value, len, t->delimiter) != 0) {
-                free(off);
-                return ak_err_nomem(err);
+    for (size_t c = 0; c <= p->nclasses; c++) {
+        const int star = c == p->nclasses; /* the last round formats the suppressed runs */
+        strbuf *b = star ? &pub->star_text : &pub->class_text;
+        size_t *off = star ? pub->star_off : pub->class_off + c * pub->nruns;
+        uint32_t run = 0;
+        for (uint32_t g = 0; g < pub->nsegments; g++) {
+            const segment *seg = &pub->segments[g];
+            if (seg->copied) continue;
+            off[run++] = b->len;
+            for (uint32_t i = 0; i < seg->count; i++) {
+                uint32_t q = (uint32_t)pub->out_qi[seg->first + i];
+                size_t len = 1;
+                if (star) memcpy(value, RECODE_SUPPRESSED, 2);
+                else len = recode_value(pub->t, q, partition_lo(p, c)[q], partition_hi(p, c)[q], value, sizeof value);
+                if (len >= sizeof value) len = sizeof value - 1;
+                if ((i && strbuf_append(b, &pub->delim, 1) != 0) || escape_append(b, value, len, pub->delim) != 0)
+                    return ak_err_nomem(err);
             }
         }
+        if (star) pub->star_off[pub->nruns] = b->len;
     }
-    off[cells] = text->len;
-    *off_out = off;
+    pub->class_off[cells] = pub->class_text.len;
     return ANONKIT_OK;
+}
+
+/* Composes one output row in pub->line from its class and its copied fields
+ * (escaped, field j at copied[off[j] .. off[j + 1])). */
+static int compose_row(publisher *pub, uint32_t cls, const char *copied, const size_t *off)
+{
+    strbuf *b = &pub->line;
+    b->len = 0;
+    const int star = cls == PARTITION_SUPPRESSED;
+    const char *runs = star ? pub->star_text.data : pub->class_text.data;
+    const size_t *run_off = star ? pub->star_off : pub->class_off + (size_t)cls * pub->nruns;
+    uint32_t run = 0;
+    for (uint32_t g = 0; g < pub->nsegments; g++) {
+        const segment *seg = &pub->segments[g];
+        const char *src;
+        size_t len;
+        if (seg->copied) {
+            src = copied + off[seg->first];
+            len = off[seg->first + 1] - off[seg->first];
+        } else {
+            src = runs + run_off[run];
+            len = run_off[run + 1] - run_off[run];
+            run++;
+        }
+        if (strbuf_reserve(b, len + 2) != 0) return -1;
+        if (g) b->data[b->len++] = pub->delim;
+        memcpy(b->data + b->len, src, len);
+        b->len += len;
+    }
+    if (b->len == 0 && strbuf_append(b, "\"\"", 2) != 0) return -1; /* one empty field is not an empty line */
+    return strbuf_append(b, "\n", 1);
+}
+
+static void publisher_free(publisher *pub)
+{
+    free(pub->out_qi);
+    free(pub->copied_col);
+    free(pub->segments);
+    strbuf_free(&pub->class_text);
+    free(pub->class_off);
+    strbuf_free(&pub->star_text);
+    free(pub->star_off);
+    strbuf_free(&pub->line);
+}
+
+static int input_changed(const table *t, long line, ak_error *err)
+{
+    return ak_err_set(err, ANONKIT_E_INPUT, t->display_name, line, 0, "the input changed while it was read");
 }
 
 int publish_write(const table *t, const partition *p, const publish_opts *opts, FILE *out,
                   const char *out_name, publish_stats *stats, ak_error *err)
 {
-    const uint32_t d = t->nqi;
-    const char delim = t->delimiter;
     memset(stats, 0, sizeof *stats);
+    publisher pub;
+    memset(&pub, 0, sizeof pub);
+    pub.t = t;
+    pub.p = p;
+    pub.delim = t->delimiter;
     int rc = ANONKIT_OK;
-    bytes class_text = {0}, line = {0}, all = {0};
-    uint64_t *class_off = NULL, *row_off = NULL;
-    int32_t *qi_of_column = NULL;
     csv_reader *reader = NULL;
     csv_writer *writer = NULL;
-    size_t *order = NULL;
+    strbuf copied = {0};
+    size_t *copied_off = NULL, *order = NULL, *local_off = NULL;
+    const size_t n = t->nrows;
 
-    if ((rc = format_classes(t, p, &class_text, &class_off, err)) < 0) goto done;
-    if (!(qi_of_column = malloc(t->ncolumns * sizeof *qi_of_column))) { rc = ak_err_nomem(err); goto done; }
-    for (uint32_t c = 0; c < t->ncolumns; c++) qi_of_column[c] = -1;
-    for (uint32_t q = 0; q < d; q++) qi_of_column[t->qi[q].column] = (int32_t)q;
-
-    if ((rc = csv_reader_open(&reader, t->path, delim, err)) < 0) goto done;
-    if ((rc = csv_writer_open_stream(&writer, out, out_name, delim, err)) < 0) goto done;
-    csv_record rec;
-    if ((rc = csv_read(reader, &rec, err)) <= 0) {
-        if (rc == 0) rc = ak_err_set(err, ANONKIT_E_INPUT, t->display_name, 1, 0, "the input changed while it was read");
-        goto done;
+    pub.out_qi = malloc((t->ncolumns + 1) * sizeof *pub.out_qi);
+    pub.copied_col = malloc((t->ncolumns + 1) * sizeof *pub.copied_col);
+    local_off = calloc(t->ncolumns + 2, sizeof *local_off);
+    pub.segments = malloc((t->ncolumns + 1) * sizeof *pub.segments);
+    if (!pub.out_qi || !pub.copied_col || !local_off || !pub.segments) { rc = ak_err_nomem(err); goto done; }
+    for (uint32_t c = 0; c < t->ncolumns; c++) {
+        if (t->roles[c] == ROLE_IDENTIFIER) continue;
+        int32_t q = -1;
+        for (uint32_t i = 0; i < t->nqi; i++)
+            if (t->qi[i].column == c) q = (int32_t)i;
+        segment *last = pub.nsegments ? &pub.segments[pub.nsegments - 1] : NULL;
+        if (q < 0) {
+            pub.segments[pub.nsegments++] = (segment){.first = pub.ncopied, .count = 1, .copied = 1};
+            pub.copied_col[pub.ncopied++] = c;
+        } else if (last && !last->copied) {
+            last->count++;
+        } else {
+            pub.segments[pub.nsegments++] = (segment){.first = pub.nout, .count = 1, .copied = 0};
+            pub.nruns++;
+        }
+        pub.out_qi[pub.nout++] = q;
     }
-    for (uint32_t c = 0; c < rec.count; c++)
-        if (t->roles[c] != ROLE_IDENTIFIER && (rc = csv_write_field(writer, rec.fields[c].data, rec.fields[c].len, err)) < 0)
+    if ((rc = format_classes(&pub, err)) < 0) goto done;
+    if ((rc = csv_writer_open_stream(&writer, out, out_name, pub.delim, err)) < 0) goto done;
+    for (uint32_t c = 0; c < t->ncolumns; c++)
+        if (t->roles[c] != ROLE_IDENTIFIER &&
+            (rc = csv_write_field(writer, t->column_names[c], strlen(t->column_names[c]), err)) < 0)
             goto done;
     if ((rc = csv_write_end(writer, err)) < 0) goto done;
 
-    if (!opts->keep_order) {
-        struct stat st;
-        size_t guess = stat(t->path, &st) == 0 ? (size_t)st.st_size : 0;
-        if (bytes_reserve(&all, guess + 1) != 0 ||
-            !(row_off = malloc((t->nrows + 1) * sizeof *row_off))) { rc = ak_err_nomem(err); goto done; }
-    }
-    size_t row = 0, nwritten = 0;
-    for (;;) {
-        if ((rc = csv_read(reader, &rec, err)) < 0) goto done;
-        if (rc == 0) break;
-        if (row >= t->nrows || rec.count != t->ncolumns) {
-            rc = ak_err_set(err, ANONKIT_E_INPUT, t->display_name, rec.line, 0, "the input changed while it was read");
-            goto done;
-        }
-        uint32_t cls = p->class_of[row++];
-        int suppressed = cls == PARTITION_SUPPRESSED;
-        if (suppressed) {
-            stats->suppressed++;
-            if (opts->drop_suppressed) continue;
-        }
-        bytes *b = opts->keep_order ? &line : &all;
-        if (opts->keep_order) line.len = 0;
-        else row_off[nwritten] = all.len;
-        int first = 1;
-        for (uint32_t c = 0; c < rec.count; c++) {
-            if (t->roles[c] == ROLE_IDENTIFIER) continue;
-            if (!first) {
-                if (bytes_reserve(b, 1) != 0) { rc = ak_err_nomem(err); goto done; }
-                b->data[b->len++] = delim;
-            }
-            first = 0;
-            int32_t q = qi_of_column[c];
-            if (q < 0) {
-                if (bytes_append_escaped(b, rec.fields[c].data, rec.fields[c].len, delim) != 0) { rc = ak_err_nomem(err); goto done; }
-                continue;
-            }
-            const char *src = RECODE_SUPPRESSED;
-            size_t len = 1;
-            if (!suppressed) {
-                size_t cell = (size_t)cls * d + (size_t)q;
-                src = class_text.data + class_off[cell];
-                len = class_off[cell + 1] - class_off[cell];
-            }
-            if (bytes_reserve(b, len) != 0) { rc = ak_err_nomem(err); goto done; }
-            memcpy(b->data + b->len, src, len);
-            b->len += len;
-        }
-        if (bytes_reserve(b, 1) != 0) { rc = ak_err_nomem(err); goto done; }
-        b->data[b->len++] = '\n';
-        nwritten++;
-        if (!suppressed) stats->published++;
-        if (opts->keep_order && (rc = csv_write_raw(writer, line.data, line.len, err)) < 0) goto done;
-    }
-    if (row != t->nrows) {
-        rc = ak_err_set(err, ANONKIT_E_INPUT, t->display_name, 0, 0, "the input changed while it was read");
-        goto done;
+    /* The rows to write, in order: all but dropped suppressed rows. */
+    size_t nwrite = 0;
+    if (!(order = malloc((n ? n : 1) * sizeof *order))) { rc = ak_err_nomem(err); goto done; }
+    for (size_t r = 0; r < n; r++) {
+        int suppressed = p->class_of[r] == PARTITION_SUPPRESSED;
+        stats->suppressed += (uint64_t)suppressed;
+        stats->published += (uint64_t)!suppressed;
+        if (!(suppressed && opts->drop_suppressed)) order[nwrite++] = r;
     }
     if (!opts->keep_order) {
-        size_t n = nwritten;
-        row_off[n] = all.len;
-        if (!(order = malloc((n ? n : 1) * sizeof *order))) { rc = ak_err_nomem(err); goto done; }
-        for (size_t i = 0; i < n; i++) order[i] = i;
         ak_rng rng;
         ak_rng_seed(&rng, opts->seed);
-        for (size_t i = n; i > 1; i--) {
+        for (size_t i = nwrite; i > 1; i--) {
             size_t j = (size_t)ak_rng_below(&rng, i);
             size_t tmp = order[i - 1];
             order[i - 1] = order[j];
             order[j] = tmp;
         }
-        for (size_t i = 0; i < n; i++) {
+    }
+
+    const uint32_t k = pub.ncopied;
+    if (k && opts->keep_order) {
+        /* Stream: read a row, write it. */
+        if ((rc = csv_reader_open(&reader, t->path, pub.delim, err)) < 0) goto done;
+        csv_record rec;
+        if ((rc = csv_read(reader, &rec, err)) < 0) goto done;
+        size_t r = 0, next = 0;
+        while ((rc = csv_read(reader, &rec, err)) == 1) {
+            if (r >= n || rec.count != t->ncolumns) { rc = input_changed(t, rec.line, err); goto done; }
+            if (next < nwrite && order[next] == r) {
+                copied.len = 0;
+                for (uint32_t j = 0; j < k; j++) {
+                    local_off[j] = copied.len;
+                    const csv_field *f = &rec.fields[pub.copied_col[j]];
+                    if (escape_append(&copied, f->data, f->len, pub.delim) != 0) { rc = ak_err_nomem(err); goto done; }
+                }
+                local_off[k] = copied.len;
+                if (compose_row(&pub, p->class_of[r], copied.data, local_off) != 0) { rc = ak_err_nomem(err); goto done; }
+                if ((rc = csv_write_raw(writer, pub.line.data, pub.line.len, err)) < 0) goto done;
+                next++;
+            }
+            r++;
+        }
+        if (rc < 0) goto done;
+        if (r != n) { rc = input_changed(t, 0, err); goto done; }
+    } else {
+        if (k) {
+            /* Hold the copied fields of every row, then write in shuffled order. */
+            if (!(copied_off = malloc((n * k + 1) * sizeof *copied_off))) { rc = ak_err_nomem(err); goto done; }
+            if ((rc = csv_reader_open(&reader, t->path, pub.delim, err)) < 0) goto done;
+            csv_record rec;
+            if ((rc = csv_read(reader, &rec, err)) < 0) goto done;
+            size_t r = 0;
+            while ((rc = csv_read(reader, &rec, err)) == 1) {
+                if (r >= n || rec.count != t->ncolumns) { rc = input_changed(t, rec.line, err); goto done; }
+                for (uint32_t j = 0; j < k; j++) {
+                    copied_off[r * k + j] = copied.len;
+                    const csv_field *f = &rec.fields[pub.copied_col[j]];
+                    if (escape_append(&copied, f->data, f->len, pub.delim) != 0) { rc = ak_err_nomem(err); goto done; }
+                }
+                r++;
+            }
+            if (rc < 0) goto done;
+            if (r != n) { rc = input_changed(t, 0, err); goto done; }
+            copied_off[n * k] = copied.len;
+        }
+        for (size_t i = 0; i < nwrite; i++) {
             size_t r = order[i];
-            if ((rc = csv_write_raw(writer, all.data + row_off[r], row_off[r + 1] - row_off[r], err)) < 0) goto done;
+            /* Rows come in random order: fetch the class text a few rows ahead. */
+            if (i + 8 < nwrite) {
+                uint32_t ahead = p->class_of[order[i + 8]];
+                if (ahead != PARTITION_SUPPRESSED) {
+                    __builtin_prefetch(pub.class_off + (size_t)ahead * pub.nruns);
+                    __builtin_prefetch(pub.class_text.data + pub.class_off[(size_t)ahead * pub.nruns]);
+                }
+            }
+            if (i + 16 < nwrite) __builtin_prefetch(p->class_of + order[i + 16]);
+            if (compose_row(&pub, p->class_of[r], copied.data, k ? copied_off + r * k : local_off) != 0) {
+                rc = ak_err_nomem(err);
+                goto done;
+            }
+            if ((rc = csv_write_raw(writer, pub.line.data, pub.line.len, err)) < 0) goto done;
         }
     }
     rc = csv_writer_flush(writer, err);
 done:
     csv_reader_free(reader);
     csv_writer_free(writer);
-    free(class_text.data);
-    free(line.data);
-    free(all.data);
-    free(class_off);
-    free(row_off);
-    free(qi_of_column);
+    publisher_free(&pub);
+    strbuf_free(&copied);
+    free(copied_off);
     free(order);
+    free(local_off);
+    if (rc < 0 && err && strcmp(err->file, t->path) == 0)
+        snprintf(err->file, sizeof err->file, "%s", t->display_name);
     return rc < 0 ? rc : ANONKIT_OK;
 }

@@ -53,24 +53,31 @@ typedef struct mdr {
 
 static inline uint32_t *row_at(const mdr *s, size_t i) { return s->rows + i * s->w; }
 
-/* Lowest and highest code per QI among rows [begin, end). */
-static void compute_box(const mdr *s, size_t begin, size_t end, uint32_t *lo, uint32_t *hi)
+static inline void box_reset(uint32_t *box, uint32_t d)
 {
-    const uint32_t d = s->d;
     for (uint32_t q = 0; q < d; q++) {
-        lo[q] = UINT32_MAX;
-        hi[q] = 0;
-    }
-    for (size_t i = begin; i < end; i++) {
-        const uint32_t *r = row_at(s, i);
-        for (uint32_t q = 0; q < d; q++) {
-            if (r[q] < lo[q]) lo[q] = r[q];
-            if (r[q] > hi[q]) hi[q] = r[q];
-        }
+        box[q] = UINT32_MAX;
+        box[d + q] = 0;
     }
 }
 
-static int push(mdr *s, size_t begin, size_t end, ak_error *err)
+static inline void box_add(uint32_t *box, const uint32_t *r, uint32_t d)
+{
+    for (uint32_t q = 0; q < d; q++) {
+        if (r[q] < box[q]) box[q] = r[q];
+        if (r[q] > box[d + q]) box[d + q] = r[q];
+    }
+}
+
+/* The box of rows [begin, end): lowest codes then highest codes per QI. */
+static void compute_box(const mdr *s, size_t begin, size_t end, uint32_t *box)
+{
+    box_reset(box, s->d);
+    for (size_t i = begin; i < end; i++) box_add(box, row_at(s, i), s->d);
+}
+
+/* Pushes partition [begin, end) with its box, or computes the box when box is NULL. */
+static int push(mdr *s, size_t begin, size_t end, const uint32_t *box_in, ak_error *err)
 {
     if (s->depth == s->cap) {
         size_t cap = s->cap ? s->cap * 2 : 256;
@@ -85,7 +92,8 @@ static int push(mdr *s, size_t begin, size_t end, ak_error *err)
     s->stack[s->depth].begin = begin;
     s->stack[s->depth].end = end;
     uint32_t *box = s->boxes + s->depth * 2 * s->d;
-    compute_box(s, begin, end, box, box + s->d);
+    if (box_in) memcpy(box, box_in, 2 * s->d * sizeof *box);
+    else compute_box(s, begin, end, box);
     s->depth++;
     return ANONKIT_OK;
 }
@@ -141,19 +149,28 @@ static void fill_whole(mdr *s, size_t begin, size_t end)
     for (size_t i = begin; i < end; i++) ak_hist_add(&s->whole, row_at(s, i)[s->d]);
 }
 
-/* Moves rows with code(q) < cut to the front of [begin, end); returns the split point. */
-static size_t partition_rows(mdr *s, size_t begin, size_t end, uint32_t q, uint32_t cut)
+/* Moves rows with code(q) < cut to the front of [begin, end) and returns the
+ * split point; computes both sides' boxes (lo then hi codes) on the way, so
+ * that each row is read once. */
+static size_t partition_rows(mdr *s, size_t begin, size_t end, uint32_t q, uint32_t cut, uint32_t *left_box,
+                             uint32_t *right_box)
 {
-    const uint32_t w = s->w;
+    const uint32_t w = s->w, d = s->d;
+    box_reset(left_box, d);
+    box_reset(right_box, d);
     size_t i = begin, j = end;
-    uint32_t tmp[w];
     for (;;) {
-        while (i < j && row_at(s, i)[q] < cut) i++;
-        while (i < j && row_at(s, j - 1)[q] >= cut) j--;
+        while (i < j && row_at(s, i)[q] < cut) box_add(left_box, row_at(s, i++), d);
+        while (i < j && row_at(s, j - 1)[q] >= cut) box_add(right_box, row_at(s, --j), d);
         if (i >= j) break;
-        memcpy(tmp, row_at(s, i), w * sizeof *tmp);
-        memcpy(row_at(s, i), row_at(s, j - 1), w * sizeof *tmp);
-        memcpy(row_at(s, j - 1), tmp, w * sizeof *tmp);
+        uint32_t *a = row_at(s, i), *b = row_at(s, j - 1);
+        for (uint32_t x = 0; x < w; x++) {
+            uint32_t tmp = a[x];
+            a[x] = b[x];
+            b[x] = tmp;
+        }
+        box_add(left_box, a, d);
+        box_add(right_box, b, d);
         i++;
         j--;
     }
@@ -234,9 +251,10 @@ static int split_numeric(mdr *s, size_t begin, size_t end, uint32_t q, ak_error 
     } else {
         return 0; /* under k-anonymity alone no other threshold can be allowable */
     }
-    size_t mid = partition_rows(s, begin, end, q, cut);
-    AK_CHECK(push(s, mid, end, err));
-    AK_CHECK(push(s, begin, mid, err));
+    uint32_t left_box[2 * s->d], right_box[2 * s->d];
+    size_t mid = partition_rows(s, begin, end, q, cut, left_box, right_box);
+    AK_CHECK(push(s, mid, end, right_box, err));
+    AK_CHECK(push(s, begin, mid, left_box, err));
     return 1;
 }
 
@@ -295,7 +313,7 @@ static int split_categorical(mdr *s, size_t begin, size_t end, uint32_t q, const
     size_t stop = end;
     for (uint32_t c = nc; c-- > 0;) {
         if (!rows_in[c]) continue;
-        AK_CHECK(push(s, stop - rows_in[c], stop, err));
+        AK_CHECK(push(s, stop - rows_in[c], stop, NULL, err));
         stop -= rows_in[c];
     }
     return 1;
@@ -417,7 +435,7 @@ int mdr_run(const table *t, const model *m, partition *out, ak_error *err)
         goto done;
     }
     if (s.n == 0) goto done;
-    if ((rc = push(&s, 0, s.n, err)) < 0) goto done;
+    if ((rc = push(&s, 0, s.n, NULL, err)) < 0) goto done;
     while (s.depth > 0)
         if ((rc = process_top(&s, err)) < 0) goto done;
 done:
