@@ -319,6 +319,10 @@ static int apply_json_value(anonkit_job *job, const char *path, anonkit_option o
         }
         return anonkit_job_set(job, o, s);
     }
+    const int names_only = o == ANONKIT_OPT_QI || o == ANONKIT_OPT_IDENTIFIER || o == ANONKIT_OPT_NUMERIC ||
+                           o == ANONKIT_OPT_SENSITIVE || o == ANONKIT_OPT_INPUT || o == ANONKIT_OPT_OUTPUT ||
+                           o == ANONKIT_OPT_REPORT || o == ANONKIT_OPT_ALGORITHM || o == ANONKIT_OPT_L_VARIANT;
+    if (names_only && !json_is_array(v)) return job_file_error(job, path, 0, "the value of '%s' must be text", key);
     if (json_is_integer(v)) {
         snprintf(text, sizeof text, "%lld", (long long)json_integer_value(v));
         return anonkit_job_set(job, o, text);

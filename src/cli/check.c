@@ -1,5 +1,6 @@
 /* check.c — `anonkit check`: the independent verifier on the command line. */
 #include <stdio.h>
+#include <string.h>
 
 #include "cli/cli.h"
 
@@ -41,7 +42,8 @@ int cli_check(int argc, char **argv)
         exit_code = cli_fail(job, rc);
         goto done;
     }
-    fprintf(stderr, "anonkit: %s: ok, %llu rows in %llu classes satisfy the privacy model\n", positional[0],
+    fprintf(stderr, "anonkit: %s: ok, %llu rows in %llu classes satisfy the privacy model\n",
+            strcmp(positional[0], "-") ? positional[0] : "stdin",
             (unsigned long long)rows, (unsigned long long)classes);
 done:
     anonkit_job_free(job);

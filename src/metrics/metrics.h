@@ -50,8 +50,8 @@ int metrics_from_partition(const table *t, const partition *p, uint64_t k, const
                            metrics *out, ak_error *err);
 
 /* NCP of a published value of QI q: "*" is 1; a categorical label is looked
- * up in the hierarchy; a numeric value is "v" or "lo-hi". Returns 0 or -1 when
- * the text is not a value of that attribute. */
+ * up in the hierarchy; a numeric value is "v" or "lo-hi" within the table's
+ * range. Returns 0 or -1 when the text is not a value of that attribute. */
 int metrics_ncp_of_published(const table *t, uint32_t q, const char *text, size_t len, double *ncp /* OUT */);
 
 #endif
