@@ -360,7 +360,7 @@ static void test_random_tables(void **state)
             assert_int_equal(table_load(&t, &spec, &err), ANONKIT_OK);
             partition p;
             assert_int_equal(partition_init(&p, t->nrows, t->nqi, &err), ANONKIT_OK);
-            assert_int_equal(mdr_run(t, &m, &p, &err), ANONKIT_OK);
+            assert_int_equal(mdr_run(t, &m, 1, &p, &err), ANONKIT_OK);
             assert_int_equal(p.nclasses, anonkit_result_classes(res));
             assert_minimal(&m, t, &p);
             assert_strict(&p);

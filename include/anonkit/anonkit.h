@@ -63,6 +63,7 @@ typedef enum anonkit_option {
     ANONKIT_OPT_DELIMITER,   /* field delimiter, one character (default ',') */
     ANONKIT_OPT_WEIGHTS,     /* NCP weights "age=2,sex=1" */
     ANONKIT_OPT_JOB,         /* a JSON job file: loads all its settings */
+    ANONKIT_OPT_THREADS,     /* worker threads; 0 (default) = one per online core */
     ANONKIT_OPT__COUNT
 } anonkit_option;
 

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/random.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "algo/mondrian/mondrian.h"
 #include "api/job.h"
@@ -200,7 +201,12 @@ int anonkit_anonymize(anonkit_job *job, anonkit_result **out_result)
     if ((rc = check_against_table(job, t)) < 0) goto done;
     mark = now_seconds();
     if ((rc = partition_init(&part, t->nrows, t->nqi, &job->err)) < 0) goto done;
-    if ((rc = mdr_run(t, &job->model, &part, &job->err)) < 0) goto done;
+    unsigned threads = job->threads;
+    if (!threads) {
+        long cores = sysconf(_SC_NPROCESSORS_ONLN);
+        threads = cores > 0 ? (unsigned)cores : 1;
+    }
+    if ((rc = mdr_run(t, &job->model, threads, &part, &job->err)) < 0) goto done;
     pt.anonymize = now_seconds() - mark;
     mark = now_seconds();
     publish_opts po = {.keep_order = job->keep_order, .seed = job->seed, .drop_suppressed = 0};

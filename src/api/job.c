@@ -20,6 +20,7 @@ static const char *const option_names[ANONKIT_OPT__COUNT] = {
     [ANONKIT_OPT_REPORT] = "report",       [ANONKIT_OPT_SEED] = "seed",
     [ANONKIT_OPT_KEEP_ORDER] = "keep-order", [ANONKIT_OPT_DELIMITER] = "delimiter",
     [ANONKIT_OPT_WEIGHTS] = "weights",     [ANONKIT_OPT_JOB] = "job",
+    [ANONKIT_OPT_THREADS] = "threads",
 };
 
 const char *anonkit_option_name(anonkit_option option)
@@ -279,6 +280,13 @@ int anonkit_job_set(anonkit_job *job, anonkit_option option, const char *value)
         }
     }
     case ANONKIT_OPT_JOB: return load_job_file(job, value);
+    case ANONKIT_OPT_THREADS: {
+        uint64_t n;
+        if (parse_u64(value, &n) != 0 || n > 1024)
+            return usage_error(job, "--threads must be a whole number from 0 (one per core) to 1024, not '%s'%s", value, "");
+        job->threads = (unsigned)n;
+        return ANONKIT_OK;
+    }
     case ANONKIT_OPT__COUNT: break;
     }
     return usage_error(job, "unknown option%s%s", "", "");

@@ -27,6 +27,7 @@ struct anonkit_job {
     uint64_t seed;
     int seed_set;
     int keep_order;
+    unsigned threads;      /* 0: one per online core */
     char delimiter;
     ak_error err;
     char errmsg[2048];

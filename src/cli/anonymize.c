@@ -27,6 +27,7 @@ static const char help[] =
     "      --seed N             seed of the output shuffle (default: random, in the report)\n"
     "      --keep-order         keep input row order (row order can re-identify people)\n"
     "      --delimiter C        field delimiter of input and output (default ',')\n"
+    "      --threads N          worker threads (default: one per core; same result for any N)\n"
     "      --job FILE           JSON job file with any of these settings by long name;\n"
     "                           command-line options override it\n"
     "  -h, --help               this help\n";

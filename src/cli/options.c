@@ -26,6 +26,7 @@ static const struct option long_options[] = {
     {"delimiter", required_argument, NULL, ANONKIT_OPT_DELIMITER},
     {"weights", required_argument, NULL, ANONKIT_OPT_WEIGHTS},
     {"job", required_argument, NULL, ANONKIT_OPT_JOB},
+    {"threads", required_argument, NULL, ANONKIT_OPT_THREADS},
     {"help", no_argument, NULL, OPT_HELP},
     {NULL, 0, NULL, 0},
 };

@@ -18,6 +18,7 @@
  * A partition with no allowable split becomes an equivalence class. */
 #include "algo/mondrian/mondrian.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -30,7 +31,10 @@ typedef struct mdr_frame {
 typedef struct mdr {
     const table *t;
     const model *m;
-    partition *out;
+    partition *out;     /* classes found by this worker, ids local to it */
+    uint32_t *class_of; /* shared: class of every input row */
+    unsigned threads;   /* threads this worker may still hand work to, itself included */
+    size_t capacity;    /* rows of the largest partition this worker can meet */
     uint32_t d;         /* QIs */
     uint32_t w;         /* words per work row: d codes, sensitive code, row id */
     size_t n;
@@ -189,7 +193,7 @@ static int cmp_u64(const void *a, const void *b)
 static int sweep_thresholds(mdr *s, size_t begin, size_t end, uint32_t q, uint32_t *cut, ak_error *err)
 {
     const size_t n = end - begin;
-    if (!s->pairs && !(s->pairs = malloc(s->n * sizeof *s->pairs))) return ak_err_nomem(err);
+    if (!s->pairs && !(s->pairs = malloc(s->capacity * sizeof *s->pairs))) return ak_err_nomem(err);
     for (size_t i = 0; i < n; i++) {
         const uint32_t *r = row_at(s, begin + i);
         s->pairs[i] = (uint64_t)r[q] << 32 | r[s->d];
@@ -286,7 +290,7 @@ static int split_categorical(mdr *s, size_t begin, size_t end, uint32_t q, const
         if (rows_in[c] && rows_in[c] < s->m->k) return 0;
     /* Redistribute the rows by child (counting sort), then test each child. */
     const size_t n = end - begin;
-    if (!s->moved && !(s->moved = malloc(s->n * s->w * sizeof *s->moved))) return ak_err_nomem(err);
+    if (!s->moved && !(s->moved = malloc(s->capacity * s->w * sizeof *s->moved))) return ak_err_nomem(err);
     uint32_t *start = malloc((nc + 1) * sizeof *start);
     if (!start) return ak_err_nomem(err);
     start[0] = 0;
@@ -360,13 +364,13 @@ static int process_top(mdr *s, ak_error *err)
     }
     uint32_t id;
     AK_CHECK(partition_add_class(s->out, lo, hi, end - begin, &id, err));
-    for (size_t i = begin; i < end; i++) s->out->class_of[row_at(s, i)[d + 1]] = id;
+    for (size_t i = begin; i < end; i++) s->class_of[row_at(s, i)[d + 1]] = id;
     return ANONKIT_OK;
 }
 
-static void mdr_free(mdr *s)
+/* Frees the buffers of one worker (not the shared rows and spans). */
+static void worker_free(mdr *s)
 {
-    free(s->rows);
     free(s->scratch);
     free(s->moved);
     free(s->pairs);
@@ -375,19 +379,153 @@ static void mdr_free(mdr *s)
     ak_hist_free(&s->less);
     free(s->counts);
     free(s->counts_scratch);
-    free(s->span);
     free(s->child_rows);
     free(s->stack);
     free(s->boxes);
 }
 
-int mdr_run(const table *t, const model *m, partition *out, ak_error *err)
+/* Allocates the buffers of a worker for partitions of up to `capacity` rows. */
+static int worker_alloc(mdr *s, size_t capacity, ak_error *err)
+{
+    s->capacity = capacity;
+    s->scratch = malloc((capacity ? capacity : 1) * sizeof *s->scratch);
+    s->counts = malloc((s->sensitive_domain + 1) * sizeof *s->counts);
+    s->counts_scratch = malloc((s->sensitive_domain + 1) * sizeof *s->counts_scratch);
+    s->child_rows = malloc((s->max_children + 1) * sizeof *s->child_rows);
+    if (!s->scratch || !s->counts || !s->counts_scratch || !s->child_rows ||
+        ak_hist_init(&s->whole, s->sensitive_domain) || ak_hist_init(&s->left, s->sensitive_domain) ||
+        ak_hist_init(&s->less, s->sensitive_domain))
+        return ak_err_nomem(err);
+    return ANONKIT_OK;
+}
+
+/* Partitions smaller than this are not worth a thread. */
+#define MDR_PARALLEL_MIN_ROWS 50000
+
+typedef struct helper {
+    mdr s;
+    partition classes;
+    size_t begin, end; /* the rows it owns */
+    ak_error err;
+    int rc;
+    pthread_t thread;
+    int started;
+} helper;
+
+static int run_worker(mdr *s, ak_error *err);
+
+static void *helper_main(void *arg)
+{
+    helper *h = arg;
+    h->rc = run_worker(&h->s, &h->err);
+    return NULL;
+}
+
+/* Hands the bottom frames of the stack (the partitions that come last in
+ * depth-first order) with about half the rows to a new thread; returns 1 when
+ * a thread was started. The helper numbers its classes from 0; they are
+ * appended after this worker's own when it is joined, which keeps the class
+ * order of a single-threaded run. */
+static int spawn_helper(mdr *s, helper **out, ak_error *err)
+{
+    *out = NULL;
+    if (s->threads < 2 || s->depth < 2) return 0;
+    size_t total = 0;
+    for (size_t f = 0; f < s->depth; f++) total += s->stack[f].end - s->stack[f].begin;
+    if (total < MDR_PARALLEL_MIN_ROWS) return 0;
+    size_t give = 0, rows = 0; /* frames [0, give) go to the helper */
+    while (give + 1 < s->depth && rows * 2 < total) {
+        rows += s->stack[give].end - s->stack[give].begin;
+        give++;
+    }
+    helper *h = calloc(1, sizeof *h);
+    if (!h) return ak_err_nomem(err);
+    h->s = *s; /* shares table, model, rows, spans and class_of */
+    mdr *c = &h->s;
+    c->scratch = NULL; c->moved = NULL; c->pairs = NULL; c->counts = NULL; c->counts_scratch = NULL;
+    c->child_rows = NULL; c->stack = NULL; c->boxes = NULL; c->depth = c->cap = 0;
+    memset(&c->whole, 0, sizeof c->whole);
+    memset(&c->left, 0, sizeof c->left);
+    memset(&c->less, 0, sizeof c->less);
+    c->threads = s->threads / 2;
+    c->out = &h->classes;
+    h->begin = SIZE_MAX;
+    size_t largest = 0;
+    for (size_t f = 0; f < give; f++) {
+        if (s->stack[f].begin < h->begin) h->begin = s->stack[f].begin;
+        if (s->stack[f].end > h->end) h->end = s->stack[f].end;
+        if (s->stack[f].end - s->stack[f].begin > largest) largest = s->stack[f].end - s->stack[f].begin;
+    }
+    int rc = partition_init(&h->classes, 0, s->d, err);
+    if (rc == ANONKIT_OK) rc = worker_alloc(c, largest, err);
+    for (size_t f = 0; rc == ANONKIT_OK && f < give; f++)
+        rc = push(c, s->stack[f].begin, s->stack[f].end, s->boxes + f * 2 * s->d, err);
+    if (rc == ANONKIT_OK && pthread_create(&h->thread, NULL, helper_main, h) != 0)
+        rc = ak_err_set(err, ANONKIT_E_INTERNAL, NULL, 0, 0, "cannot start a thread");
+    if (rc < 0) {
+        worker_free(c);
+        partition_free(&h->classes);
+        free(h);
+        return rc;
+    }
+    h->started = 1;
+    /* This worker keeps frames [give, depth). */
+    memmove(s->stack, s->stack + give, (s->depth - give) * sizeof *s->stack);
+    memmove(s->boxes, s->boxes + give * 2 * s->d, (s->depth - give) * 2 * s->d * sizeof *s->boxes);
+    s->depth -= give;
+    s->threads -= c->threads;
+    *out = h;
+    return 1;
+}
+
+/* Waits for a helper and appends its classes to this worker's. */
+static int join_helper(mdr *s, helper *h, int rc, ak_error *err)
+{
+    pthread_join(h->thread, NULL);
+    if (rc == ANONKIT_OK && h->rc < 0) {
+        *err = h->err;
+        rc = h->rc;
+    }
+    const uint32_t offset = (uint32_t)s->out->nclasses;
+    for (size_t c = 0; rc == ANONKIT_OK && c < h->classes.nclasses; c++) {
+        uint32_t id;
+        rc = partition_add_class(s->out, partition_lo(&h->classes, c), partition_hi(&h->classes, c),
+                                 h->classes.count[c], &id, err);
+    }
+    if (rc == ANONKIT_OK)
+        for (size_t i = h->begin; i < h->end; i++) s->class_of[row_at(s, i)[s->d + 1]] += offset;
+    worker_free(&h->s);
+    partition_free(&h->classes);
+    free(h);
+    return rc;
+}
+
+/* Processes the worker's stack until it is empty, handing part of it to a
+ * helper thread after the first split when threads are left. */
+static int run_worker(mdr *s, ak_error *err)
+{
+    helper *h = NULL;
+    int rc = ANONKIT_OK;
+    while (s->depth > 0 && rc == ANONKIT_OK) {
+        rc = process_top(s, err);
+        if (rc == ANONKIT_OK && !h && s->threads > 1) {
+            int spawned = spawn_helper(s, &h, err);
+            if (spawned < 0) rc = spawned;
+        }
+    }
+    if (h) rc = join_helper(s, h, rc, err);
+    return rc;
+}
+
+int mdr_run(const table *t, const model *m, unsigned threads, partition *out, ak_error *err)
 {
     mdr s;
     memset(&s, 0, sizeof s);
     s.t = t;
     s.m = m;
     s.out = out;
+    s.class_of = out->class_of;
+    s.threads = threads ? threads : 1;
     s.d = t->nqi;
     s.w = s.d + 2;
     s.n = t->nrows;
@@ -395,29 +533,21 @@ int mdr_run(const table *t, const model *m, partition *out, ak_error *err)
     if (s.need_sensitive && t->sensitive_column < 0)
         return ak_err_set(err, ANONKIT_E_USAGE, NULL, 0, 0, "l-diversity needs a sensitive column (--sensitive)");
     s.sensitive_domain = s.need_sensitive ? t->sensitive_dict.count : 1;
-    int rc = ANONKIT_OK;
-    s.rows = malloc((s.n ? s.n : 1) * s.w * sizeof *s.rows);
-    s.scratch = malloc((s.n ? s.n : 1) * sizeof *s.scratch);
-    s.counts = malloc((s.sensitive_domain + 1) * sizeof *s.counts);
-    s.counts_scratch = malloc((s.sensitive_domain + 1) * sizeof *s.counts_scratch);
-    s.span = calloc(s.d, sizeof *s.span);
-    if (!s.rows || !s.scratch || !s.counts || !s.counts_scratch || !s.span ||
-        ak_hist_init(&s.whole, s.sensitive_domain) || ak_hist_init(&s.left, s.sensitive_domain) ||
-        ak_hist_init(&s.less, s.sensitive_domain)) {
-        rc = ak_err_nomem(err);
-        goto done;
-    }
     for (uint32_t q = 0; q < s.d; q++) {
         const table_qi *a = &t->qi[q];
-        if (a->kind == ATTR_NUMERIC && a->ncodes > 1) s.span[q] = a->values[a->ncodes - 1] - a->values[0];
         if (a->kind == ATTR_CATEGORICAL)
             for (uint32_t node = 0; node < hier_node_count(a->h); node++)
                 if (hier_node_at(a->h, node)->nchildren > s.max_children)
                     s.max_children = hier_node_at(a->h, node)->nchildren;
     }
-    if (!(s.child_rows = malloc((s.max_children + 1) * sizeof *s.child_rows))) {
-        rc = ak_err_nomem(err);
-        goto done;
+    int rc = worker_alloc(&s, s.n, err);
+    s.rows = malloc((s.n ? s.n : 1) * s.w * sizeof *s.rows);
+    s.span = calloc(s.d ? s.d : 1, sizeof *s.span);
+    if (rc == ANONKIT_OK && (!s.rows || !s.span)) rc = ak_err_nomem(err);
+    if (rc < 0) goto done;
+    for (uint32_t q = 0; q < s.d; q++) {
+        const table_qi *a = &t->qi[q];
+        if (a->kind == ATTR_NUMERIC && a->ncodes > 1) s.span[q] = a->values[a->ncodes - 1] - a->values[0];
     }
     for (size_t i = 0; i < s.n; i++) {
         uint32_t *r = row_at(&s, i);
@@ -427,7 +557,6 @@ int mdr_run(const table *t, const model *m, partition *out, ak_error *err)
     }
     /* The whole table must satisfy the model, or no partitioning can. */
     fill_whole(&s, 0, s.n);
-    if (!s.need_sensitive) s.whole.total = s.n;
     char why[256];
     if (!model_explain(m, s.n, s.counts, ak_hist_counts(&s.whole, s.counts), s.counts_scratch, why, sizeof why)) {
         rc = ak_err_set(err, ANONKIT_E_INELIGIBLE, NULL, 0, 0,
@@ -436,9 +565,10 @@ int mdr_run(const table *t, const model *m, partition *out, ak_error *err)
     }
     if (s.n == 0) goto done;
     if ((rc = push(&s, 0, s.n, NULL, err)) < 0) goto done;
-    while (s.depth > 0)
-        if ((rc = process_top(&s, err)) < 0) goto done;
+    rc = run_worker(&s, err);
 done:
-    mdr_free(&s);
+    worker_free(&s);
+    free(s.rows);
+    free(s.span);
     return rc;
 }

@@ -9,8 +9,9 @@
 #include "model/model.h"
 
 /* Partitions table t greedily until no allowable split remains, filling out
- * (initialized by the caller with partition_init). Fails with
- * ANONKIT_E_INELIGIBLE when the whole table does not satisfy m. */
-int mdr_run(const table *t, const model *m, partition *out, ak_error *err);
+ * (initialized by the caller with partition_init). Up to `threads` threads
+ * work on disjoint subtrees; the result is the same for any thread count.
+ * Fails with ANONKIT_E_INELIGIBLE when the whole table does not satisfy m. */
+int mdr_run(const table *t, const model *m, unsigned threads, partition *out, ak_error *err);
 
 #endif
