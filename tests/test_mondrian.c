@@ -530,6 +530,62 @@ static void test_ineligible(void **state)
     tu_rmtree(dir);
 }
 
+/* Any thread count gives exactly the single-threaded partitioning. */
+static void test_threads_same_result(void **state)
+{
+    (void)state;
+    const char *dir = tu_mkdtemp();
+    char dir_copy[4096], in[4200], hpath[4200];
+    snprintf(dir_copy, sizeof dir_copy, "%s", dir);
+    snprintf(in, sizeof in, "%s/in.csv", dir_copy);
+    snprintf(hpath, sizeof hpath, "%s/h.csv", dir_copy);
+    tu_write_file(hpath, "a;A;*\nb;A;*\nc;B;*\nd;B;*\ne;C;*\n");
+    FILE *f = fopen(in, "w");
+    assert_non_null(f);
+    fprintf(f, "x,y,c,s\n");
+    tu_rng rng = {99};
+    for (int r = 0; r < 150000; r++)
+        fprintf(f, "%d,%d,%c,s%d\n", (int)tu_below(&rng, 5000), (int)tu_below(&rng, 300), (char)('a' + tu_below(&rng, 5)),
+                (int)tu_below(&rng, 6));
+    fclose(f);
+    const char *names[] = {"x", "y", "c"};
+    const char *paths[] = {NULL, NULL, hpath};
+    table_spec spec = {0};
+    spec.path = in;
+    spec.delimiter = ',';
+    spec.nqi = 3;
+    spec.qi_names = names;
+    spec.hierarchy_paths = paths;
+    spec.sensitive_name = "s";
+    table *t;
+    ak_error err;
+    assert_int_equal(table_load(&t, &spec, &err), ANONKIT_OK);
+    for (int with_l = 0; with_l < 2; with_l++) {
+        model m;
+        model_init(&m);
+        m.k = 7;
+        if (with_l) m.l = 3;
+        partition one;
+        assert_int_equal(partition_init(&one, t->nrows, t->nqi, &err), ANONKIT_OK);
+        assert_int_equal(mdr_run(t, &m, 1, &one, &err), ANONKIT_OK);
+        assert_true(one.nclasses > 1000);
+        for (unsigned threads = 2; threads <= 4; threads++) {
+            partition many;
+            assert_int_equal(partition_init(&many, t->nrows, t->nqi, &err), ANONKIT_OK);
+            assert_int_equal(mdr_run(t, &m, threads, &many, &err), ANONKIT_OK);
+            assert_int_equal(many.nclasses, one.nclasses);
+            assert_memory_equal(many.class_of, one.class_of, t->nrows * sizeof *one.class_of);
+            assert_memory_equal(many.lo, one.lo, one.nclasses * t->nqi * sizeof *one.lo);
+            assert_memory_equal(many.hi, one.hi, one.nclasses * t->nqi * sizeof *one.hi);
+            assert_memory_equal(many.count, one.count, one.nclasses * sizeof *one.count);
+            partition_free(&many);
+        }
+        partition_free(&one);
+    }
+    table_free(t);
+    tu_rmtree(dir_copy);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -538,6 +594,7 @@ int main(void)
         cmocka_unit_test(test_l_diversity_split),
         cmocka_unit_test(test_ineligible),
         cmocka_unit_test(test_random_tables),
+        cmocka_unit_test(test_threads_same_result),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
