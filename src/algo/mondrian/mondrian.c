@@ -49,7 +49,9 @@ typedef struct mdr {
     double *span;       /* numeric: table's value range per QI */
     uint32_t *child_rows; /* per child of a categorical node: row count */
     uint32_t max_children;
-    /* stack of pending partitions and their boxes (2*d codes per frame) */
+    uint32_t bw;        /* box half-width: d rounded up to 8 (lo codes, then hi codes) */
+    int simd;           /* use the AVX2 box kernels */
+    /* stack of pending partitions and their boxes (2*bw codes per frame) */
     mdr_frame *stack;
     uint32_t *boxes;
     size_t depth, cap;
@@ -57,27 +59,115 @@ typedef struct mdr {
 
 static inline uint32_t *row_at(const mdr *s, size_t i) { return s->rows + i * s->w; }
 
-static inline void box_reset(uint32_t *box, uint32_t d)
+/* A box is bw lowest codes then bw highest codes; lanes d..bw-1 are padding
+ * the vector kernels fill with whatever follows a row's codes. */
+static inline void box_reset(uint32_t *box, uint32_t bw)
 {
-    for (uint32_t q = 0; q < d; q++) {
+    for (uint32_t q = 0; q < bw; q++) {
         box[q] = UINT32_MAX;
-        box[d + q] = 0;
+        box[bw + q] = 0;
     }
 }
 
-static inline void box_add(uint32_t *box, const uint32_t *r, uint32_t d)
+static inline void box_add(uint32_t *box, const uint32_t *r, uint32_t d, uint32_t bw)
 {
     for (uint32_t q = 0; q < d; q++) {
         if (r[q] < box[q]) box[q] = r[q];
-        if (r[q] > box[d + q]) box[d + q] = r[q];
+        if (r[q] > box[bw + q]) box[bw + q] = r[q];
     }
 }
 
-/* The box of rows [begin, end): lowest codes then highest codes per QI. */
+/* The box loops read every row at every level of the tree and dominate the
+ * running time; with AVX2 a row's codes are folded in eight at a time. The
+ * kernels read bw codes from each row start, past its last code into the next
+ * row (the rows array is padded for the last one): those lanes are ignored. */
+#if defined(__GNUC__) && defined(__x86_64__)
+#include <immintrin.h>
+#define MDR_HAVE_AVX2 1
+#define MDR_MAX_CHUNKS 8 /* vector kernels for up to 64 QIs */
+
+__attribute__((target("avx2"))) static inline void box_add_avx2(__m256i *lo, __m256i *hi, const uint32_t *r,
+                                                                 uint32_t chunks)
+{
+    for (uint32_t c = 0; c < chunks; c++) {
+        __m256i v = _mm256_loadu_si256((const __m256i *)(r + 8 * c));
+        lo[c] = _mm256_min_epu32(lo[c], v);
+        hi[c] = _mm256_max_epu32(hi[c], v);
+    }
+}
+
+__attribute__((target("avx2"))) static void box_load_avx2(__m256i *lo, __m256i *hi, uint32_t chunks)
+{
+    for (uint32_t c = 0; c < chunks; c++) {
+        lo[c] = _mm256_set1_epi32(-1);
+        hi[c] = _mm256_setzero_si256();
+    }
+}
+
+__attribute__((target("avx2"))) static void box_store_avx2(uint32_t *box, const __m256i *lo, const __m256i *hi,
+                                                          uint32_t chunks)
+{
+    for (uint32_t c = 0; c < chunks; c++) {
+        _mm256_storeu_si256((__m256i *)(box + 8 * c), lo[c]);
+        _mm256_storeu_si256((__m256i *)(box + 8 * chunks + 8 * c), hi[c]);
+    }
+}
+
+__attribute__((target("avx2"))) static void compute_box_avx2(const uint32_t *rows, uint32_t w, size_t begin,
+                                                            size_t end, uint32_t bw, uint32_t *box)
+{
+    const uint32_t chunks = bw / 8;
+    __m256i lo[MDR_MAX_CHUNKS], hi[MDR_MAX_CHUNKS];
+    box_load_avx2(lo, hi, chunks);
+    for (size_t i = begin; i < end; i++) box_add_avx2(lo, hi, rows + i * w, chunks);
+    box_store_avx2(box, lo, hi, chunks);
+}
+
+/* partition_rows (below) with the AVX2 box kernels. */
+__attribute__((target("avx2"))) static size_t partition_rows_avx2(uint32_t *rows, uint32_t w, size_t begin,
+                                                                 size_t end, uint32_t q, uint32_t cut, uint32_t bw,
+                                                                 uint32_t *left_box, uint32_t *right_box)
+{
+    const uint32_t chunks = bw / 8;
+    __m256i llo[MDR_MAX_CHUNKS], lhi[MDR_MAX_CHUNKS], rlo[MDR_MAX_CHUNKS], rhi[MDR_MAX_CHUNKS];
+    box_load_avx2(llo, lhi, chunks);
+    box_load_avx2(rlo, rhi, chunks);
+    size_t i = begin, j = end;
+    for (;;) {
+        while (i < j && rows[i * w + q] < cut) box_add_avx2(llo, lhi, rows + w * i++, chunks);
+        while (i < j && rows[(j - 1) * w + q] >= cut) box_add_avx2(rlo, rhi, rows + w * --j, chunks);
+        if (i >= j) break;
+        uint32_t *a = rows + i * w, *b = rows + (j - 1) * w;
+        for (uint32_t x = 0; x < w; x++) {
+            uint32_t tmp = a[x];
+            a[x] = b[x];
+            b[x] = tmp;
+        }
+        box_add_avx2(llo, lhi, a, chunks);
+        box_add_avx2(rlo, rhi, b, chunks);
+        i++;
+        j--;
+    }
+    box_store_avx2(left_box, llo, lhi, chunks);
+    box_store_avx2(right_box, rlo, rhi, chunks);
+    return i;
+}
+#else
+#define MDR_HAVE_AVX2 0
+#define MDR_MAX_CHUNKS 0
+#endif
+
+/* The box of rows [begin, end). */
 static void compute_box(const mdr *s, size_t begin, size_t end, uint32_t *box)
 {
-    box_reset(box, s->d);
-    for (size_t i = begin; i < end; i++) box_add(box, row_at(s, i), s->d);
+#if MDR_HAVE_AVX2
+    if (s->simd) {
+        compute_box_avx2(s->rows, s->w, begin, end, s->bw, box);
+        return;
+    }
+#endif
+    box_reset(box, s->bw);
+    for (size_t i = begin; i < end; i++) box_add(box, row_at(s, i), s->d, s->bw);
 }
 
 /* Pushes partition [begin, end) with its box, or computes the box when box is NULL. */
@@ -88,15 +178,15 @@ static int push(mdr *s, size_t begin, size_t end, const uint32_t *box_in, ak_err
         mdr_frame *stack = realloc(s->stack, cap * sizeof *stack);
         if (!stack) return ak_err_nomem(err);
         s->stack = stack;
-        uint32_t *boxes = realloc(s->boxes, cap * 2 * s->d * sizeof *boxes);
+        uint32_t *boxes = realloc(s->boxes, cap * 2 * s->bw * sizeof *boxes);
         if (!boxes) return ak_err_nomem(err);
         s->boxes = boxes;
         s->cap = cap;
     }
     s->stack[s->depth].begin = begin;
     s->stack[s->depth].end = end;
-    uint32_t *box = s->boxes + s->depth * 2 * s->d;
-    if (box_in) memcpy(box, box_in, 2 * s->d * sizeof *box);
+    uint32_t *box = s->boxes + s->depth * 2 * s->bw;
+    if (box_in) memcpy(box, box_in, 2 * s->bw * sizeof *box);
     else compute_box(s, begin, end, box);
     s->depth++;
     return ANONKIT_OK;
@@ -159,13 +249,16 @@ static void fill_whole(mdr *s, size_t begin, size_t end)
 static size_t partition_rows(mdr *s, size_t begin, size_t end, uint32_t q, uint32_t cut, uint32_t *left_box,
                              uint32_t *right_box)
 {
-    const uint32_t w = s->w, d = s->d;
-    box_reset(left_box, d);
-    box_reset(right_box, d);
+#if MDR_HAVE_AVX2
+    if (s->simd) return partition_rows_avx2(s->rows, s->w, begin, end, q, cut, s->bw, left_box, right_box);
+#endif
+    const uint32_t w = s->w, d = s->d, bw = s->bw;
+    box_reset(left_box, bw);
+    box_reset(right_box, bw);
     size_t i = begin, j = end;
     for (;;) {
-        while (i < j && row_at(s, i)[q] < cut) box_add(left_box, row_at(s, i++), d);
-        while (i < j && row_at(s, j - 1)[q] >= cut) box_add(right_box, row_at(s, --j), d);
+        while (i < j && row_at(s, i)[q] < cut) box_add(left_box, row_at(s, i++), d, bw);
+        while (i < j && row_at(s, j - 1)[q] >= cut) box_add(right_box, row_at(s, --j), d, bw);
         if (i >= j) break;
         uint32_t *a = row_at(s, i), *b = row_at(s, j - 1);
         for (uint32_t x = 0; x < w; x++) {
@@ -173,8 +266,8 @@ static size_t partition_rows(mdr *s, size_t begin, size_t end, uint32_t q, uint3
             a[x] = b[x];
             b[x] = tmp;
         }
-        box_add(left_box, a, d);
-        box_add(right_box, b, d);
+        box_add(left_box, a, d, bw);
+        box_add(right_box, b, d, bw);
         i++;
         j--;
     }
@@ -255,7 +348,7 @@ static int split_numeric(mdr *s, size_t begin, size_t end, uint32_t q, ak_error 
     } else {
         return 0; /* under k-anonymity alone no other threshold can be allowable */
     }
-    uint32_t left_box[2 * s->d], right_box[2 * s->d];
+    uint32_t left_box[2 * s->bw], right_box[2 * s->bw];
     size_t mid = partition_rows(s, begin, end, q, cut, left_box, right_box);
     AK_CHECK(push(s, mid, end, right_box, err));
     AK_CHECK(push(s, begin, mid, left_box, err));
@@ -339,9 +432,9 @@ static int process_top(mdr *s, ak_error *err)
     const uint32_t d = s->d;
     s->depth--;
     const size_t begin = s->stack[s->depth].begin, end = s->stack[s->depth].end;
-    uint32_t box[2 * d];
-    memcpy(box, s->boxes + s->depth * 2 * d, sizeof box);
-    const uint32_t *lo = box, *hi = box + d;
+    uint32_t box[2 * s->bw];
+    memcpy(box, s->boxes + s->depth * 2 * s->bw, sizeof box);
+    const uint32_t *lo = box, *hi = box + s->bw;
 
     double range[d];
     uint32_t order[d], ncand = 0;
@@ -459,7 +552,7 @@ static int spawn_helper(mdr *s, helper **out, ak_error *err)
     int rc = partition_init(&h->classes, 0, s->d, err);
     if (rc == ANONKIT_OK) rc = worker_alloc(c, largest, err);
     for (size_t f = 0; rc == ANONKIT_OK && f < give; f++)
-        rc = push(c, s->stack[f].begin, s->stack[f].end, s->boxes + f * 2 * s->d, err);
+        rc = push(c, s->stack[f].begin, s->stack[f].end, s->boxes + f * 2 * s->bw, err);
     if (rc == ANONKIT_OK && pthread_create(&h->thread, NULL, helper_main, h) != 0)
         rc = ak_err_set(err, ANONKIT_E_INTERNAL, NULL, 0, 0, "cannot start a thread");
     if (rc < 0) {
@@ -471,7 +564,7 @@ static int spawn_helper(mdr *s, helper **out, ak_error *err)
     h->started = 1;
     /* This worker keeps frames [give, depth). */
     memmove(s->stack, s->stack + give, (s->depth - give) * sizeof *s->stack);
-    memmove(s->boxes, s->boxes + give * 2 * s->d, (s->depth - give) * 2 * s->d * sizeof *s->boxes);
+    memmove(s->boxes, s->boxes + give * 2 * s->bw, (s->depth - give) * 2 * s->bw * sizeof *s->boxes);
     s->depth -= give;
     s->threads -= c->threads;
     *out = h;
@@ -519,15 +612,25 @@ static int run_worker(mdr *s, ak_error *err)
 
 int mdr_run(const table *t, const model *m, unsigned threads, partition *out, ak_error *err)
 {
+    const mdr_options options = {.threads = threads};
+    return mdr_run_with(t, m, &options, out, err);
+}
+
+int mdr_run_with(const table *t, const model *m, const mdr_options *options, partition *out, ak_error *err)
+{
     mdr s;
     memset(&s, 0, sizeof s);
     s.t = t;
     s.m = m;
     s.out = out;
     s.class_of = out->class_of;
-    s.threads = threads ? threads : 1;
+    s.threads = options->threads ? options->threads : 1;
     s.d = t->nqi;
     s.w = s.d + 2;
+    s.bw = (s.d + 7) / 8 * 8;
+#if MDR_HAVE_AVX2
+    s.simd = !options->no_simd && s.bw / 8 <= MDR_MAX_CHUNKS && __builtin_cpu_supports("avx2");
+#endif
     s.n = t->nrows;
     s.need_sensitive = model_needs_sensitive(m);
     if (s.need_sensitive && t->sensitive_column < 0)
@@ -541,7 +644,7 @@ int mdr_run(const table *t, const model *m, unsigned threads, partition *out, ak
                     s.max_children = hier_node_at(a->h, node)->nchildren;
     }
     int rc = worker_alloc(&s, s.n, err);
-    s.rows = malloc((s.n ? s.n : 1) * s.w * sizeof *s.rows);
+    s.rows = malloc(((s.n ? s.n : 1) * s.w + s.bw) * sizeof *s.rows); /* + padding read by the kernels */
     s.span = calloc(s.d ? s.d : 1, sizeof *s.span);
     if (rc == ANONKIT_OK && (!s.rows || !s.span)) rc = ak_err_nomem(err);
     if (rc < 0) goto done;
@@ -549,6 +652,7 @@ int mdr_run(const table *t, const model *m, unsigned threads, partition *out, ak
         const table_qi *a = &t->qi[q];
         if (a->kind == ATTR_NUMERIC && a->ncodes > 1) s.span[q] = a->values[a->ncodes - 1] - a->values[0];
     }
+    memset(s.rows + s.n * s.w, 0, s.bw * sizeof *s.rows);
     for (size_t i = 0; i < s.n; i++) {
         uint32_t *r = row_at(&s, i);
         for (uint32_t q = 0; q < s.d; q++) r[q] = t->qi[q].codes[i];

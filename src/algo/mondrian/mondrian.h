@@ -14,4 +14,12 @@
  * Fails with ANONKIT_E_INELIGIBLE when the whole table does not satisfy m. */
 int mdr_run(const table *t, const model *m, unsigned threads, partition *out, ak_error *err);
 
+typedef struct mdr_options {
+    unsigned threads; /* 0 or 1: one thread */
+    int no_simd;      /* 1: plain C box loops even where AVX2 is available (for tests) */
+} mdr_options;
+
+/* mdr_run with every option. */
+int mdr_run_with(const table *t, const model *m, const mdr_options *options, partition *out, ak_error *err);
+
 #endif
