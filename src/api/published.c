@@ -40,28 +40,27 @@ static void groups_free(pub_groups *g)
     memset(g, 0, sizeof *g);
 }
 
+/* Index of the header field named `name`, or -1. */
+static int column_index(const csv_record *header, const char *name)
+{
+    size_t len = strlen(name);
+    for (uint32_t c = 0; c < header->count; c++)
+        if (header->fields[c].len == len && memcmp(header->fields[c].data, name, len) == 0) return (int)c;
+    return -1;
+}
+
 static int find_columns(const csv_record *header, const char *shown, const strlist *qi, const char *sensitive,
                         uint32_t *qi_col, int *sens_col, ak_error *err)
 {
     for (size_t q = 0; q < qi->count; q++) {
-        uint32_t c = 0;
-        while (c < header->count && (header->fields[c].len != strlen(qi->items[q]) ||
-                                     memcmp(header->fields[c].data, qi->items[q], header->fields[c].len) != 0))
-            c++;
-        if (c == header->count)
+        int c = column_index(header, qi->items[q]);
+        if (c < 0)
             return ak_err_set(err, ANONKIT_E_USAGE, shown, 1, 0, "no column named '%s' (given as a quasi-identifier)", qi->items[q]);
-        qi_col[q] = c;
+        qi_col[q] = (uint32_t)c;
     }
     *sens_col = -1;
-    if (sensitive) {
-        uint32_t c = 0;
-        while (c < header->count && (header->fields[c].len != strlen(sensitive) ||
-                                     memcmp(header->fields[c].data, sensitive, header->fields[c].len) != 0))
-            c++;
-        if (c == header->count)
-            return ak_err_set(err, ANONKIT_E_USAGE, shown, 1, 0, "no column named '%s' (given as the sensitive attribute)", sensitive);
-        *sens_col = (int)c;
-    }
+    if (sensitive && (*sens_col = column_index(header, sensitive)) < 0)
+        return ak_err_set(err, ANONKIT_E_USAGE, shown, 1, 0, "no column named '%s' (given as the sensitive attribute)", sensitive);
     return ANONKIT_OK;
 }
 
@@ -88,7 +87,7 @@ static int groups_read(pub_groups *g, anonkit_job *job, const char *path, const 
         goto done;
     }
     const uint32_t ncolumns = rec.count;
-    int sens_col;
+    int sens_col = -1;
     if ((rc = find_columns(&rec, shown, qi, sensitive, qi_col, &sens_col, err)) < 0) goto done;
     for (;;) {
         if ((rc = csv_read(reader, &rec, err)) < 0) goto done;

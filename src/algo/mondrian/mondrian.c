@@ -59,6 +59,17 @@ typedef struct mdr {
 
 static inline uint32_t *row_at(const mdr *s, size_t i) { return s->rows + i * s->w; }
 
+/* Exchanges two work rows of w words (a plain loop: a memcpy call per swap
+ * costs more than the copy). */
+static inline void swap_rows(uint32_t *a, uint32_t *b, uint32_t w)
+{
+    for (uint32_t x = 0; x < w; x++) {
+        uint32_t tmp = a[x];
+        a[x] = b[x];
+        b[x] = tmp;
+    }
+}
+
 /* A box is bw lowest codes then bw highest codes; lanes d..bw-1 are padding
  * the vector kernels fill with whatever follows a row's codes. */
 static inline void box_reset(uint32_t *box, uint32_t bw)
@@ -138,11 +149,7 @@ __attribute__((target("avx2"))) static size_t partition_rows_avx2(uint32_t *rows
         while (i < j && rows[(j - 1) * w + q] >= cut) box_add_avx2(rlo, rhi, rows + w * --j, chunks);
         if (i >= j) break;
         uint32_t *a = rows + i * w, *b = rows + (j - 1) * w;
-        for (uint32_t x = 0; x < w; x++) {
-            uint32_t tmp = a[x];
-            a[x] = b[x];
-            b[x] = tmp;
-        }
+        swap_rows(a, b, w);
         box_add_avx2(llo, lhi, a, chunks);
         box_add_avx2(rlo, rhi, b, chunks);
         i++;
@@ -261,11 +268,7 @@ static size_t partition_rows(mdr *s, size_t begin, size_t end, uint32_t q, uint3
         while (i < j && row_at(s, j - 1)[q] >= cut) box_add(right_box, row_at(s, --j), d, bw);
         if (i >= j) break;
         uint32_t *a = row_at(s, i), *b = row_at(s, j - 1);
-        for (uint32_t x = 0; x < w; x++) {
-            uint32_t tmp = a[x];
-            a[x] = b[x];
-            b[x] = tmp;
-        }
+        swap_rows(a, b, w);
         box_add(left_box, a, d, bw);
         box_add(right_box, b, d, bw);
         i++;
