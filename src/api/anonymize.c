@@ -194,6 +194,11 @@ int anonkit_anonymize(anonkit_job *job, anonkit_result **out_result)
                              &storage)) < 0)
         goto done;
     if ((rc = job_weights(job, &weights)) < 0) goto done;
+    unsigned threads = job->threads;
+    if (!threads) {
+        long cores = sysconf(_SC_NPROCESSORS_ONLN);
+        threads = cores > 0 ? (unsigned)cores : 1;
+    }
     phase_times pt;
     double mark = now_seconds();
     if ((rc = table_load(&t, &spec, &job->err)) < 0) goto done;
@@ -201,11 +206,6 @@ int anonkit_anonymize(anonkit_job *job, anonkit_result **out_result)
     if ((rc = check_against_table(job, t)) < 0) goto done;
     mark = now_seconds();
     if ((rc = partition_init(&part, t->nrows, t->nqi, &job->err)) < 0) goto done;
-    unsigned threads = job->threads;
-    if (!threads) {
-        long cores = sysconf(_SC_NPROCESSORS_ONLN);
-        threads = cores > 0 ? (unsigned)cores : 1;
-    }
     if ((rc = mdr_run(t, &job->model, threads, &part, &job->err)) < 0) goto done;
     pt.anonymize = now_seconds() - mark;
     mark = now_seconds();

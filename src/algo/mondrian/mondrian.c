@@ -199,12 +199,19 @@ static int push(mdr *s, size_t begin, size_t end, const uint32_t *box_in, ak_err
     return ANONKIT_OK;
 }
 
-/* Three-way quickselect: the value of rank `nth` (0-based) in a[0..n). */
-static uint32_t select_nth(uint32_t *a, size_t n, size_t nth)
+/* Three-way quickselect: the value of rank `nth` (0-based) in a[0..n), with
+ * the number of values below it and equal to it. */
+static uint32_t select_nth(uint32_t *a, size_t n, size_t nth, size_t *less, size_t *equal)
 {
+    /* Everything left of a[lo..hi) is smaller than the answer and everything
+     * right of it larger, so the counts of the answer's rank come for free. */
     size_t lo = 0, hi = n; /* search a[lo..hi) */
     for (;;) {
-        if (hi - lo <= 1) return a[lo];
+        if (hi - lo <= 1) {
+            *less = lo;
+            *equal = 1;
+            return a[lo];
+        }
         uint32_t x = a[lo], y = a[lo + (hi - lo) / 2], z = a[hi - 1];
         uint32_t pivot = x < y ? (y < z ? y : (x < z ? z : x)) : (x < z ? x : (y < z ? z : y));
         /* Dutch flag: [lo,lt) < pivot, [lt,i) == pivot, (gt,hi) > pivot */
@@ -221,9 +228,15 @@ static uint32_t select_nth(uint32_t *a, size_t n, size_t nth)
                 i++;
             }
         }
-        if (nth < lt) hi = lt;
-        else if (nth >= gt) lo = gt;
-        else return pivot;
+        if (nth < lt) {
+            hi = lt;
+        } else if (nth >= gt) {
+            lo = gt;
+        } else {
+            *less = lt;
+            *equal = gt - lt;
+            return pivot;
+        }
     }
 }
 
@@ -318,8 +331,8 @@ static int split_numeric(mdr *s, size_t begin, size_t end, uint32_t q, ak_error 
 {
     const size_t n = end - begin;
     for (size_t i = 0; i < n; i++) s->scratch[i] = row_at(s, begin + i)[q];
-    const uint32_t median = select_nth(s->scratch, n, (n - 1) / 2);
-    size_t less = 0, equal = 0;
+    size_t less, equal;
+    const uint32_t median = select_nth(s->scratch, n, (n - 1) / 2, &less, &equal);
     if (s->need_sensitive) {
         ak_hist_clear(&s->left);
         ak_hist_clear(&s->less);
@@ -331,13 +344,6 @@ static int split_numeric(mdr *s, size_t begin, size_t end, uint32_t q, ak_error 
             } else if (r[q] == median) {
                 ak_hist_add(&s->left, r[s->d]);
             }
-        }
-        less = s->less.total;
-        equal = s->left.total - less;
-    } else {
-        for (size_t i = 0; i < n; i++) {
-            less += s->scratch[i] < median;
-            equal += s->scratch[i] == median;
         }
     }
     uint32_t cut = 0;
