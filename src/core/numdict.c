@@ -9,9 +9,7 @@
 /* Integer mode stores value + INT_BIAS in a code. */
 #define INT_BIAS 2147483648LL
 
-/* Writes v in decimal into buf (room for 21 bytes) and returns its length:
- * snprintf costs ten times as much and this runs once per distinct value. */
-static int format_int(char *buf, int64_t v)
+int numdict_format_int(char *buf, int64_t v)
 {
     char tmp[24];
     int n = 0, len = 0;
@@ -130,7 +128,7 @@ static int go_general(numdict *d, uint32_t *codes, size_t nrows, ak_error *err)
     for (size_t r = 0; r < nrows; r++) {
         int64_t v = (int64_t)codes[r] - INT_BIAS;
         char text[24];
-        int len = format_int(text, v);
+        int len = numdict_format_int(text, v);
         AK_CHECK(intern_general(d, (double)v, text, (size_t)len, &codes[r], err));
     }
     return ANONKIT_OK;
@@ -223,38 +221,19 @@ int numdict_finish(numdict *d, uint32_t *codes, size_t nrows, double **values, c
         rank[i] = n;
         n += present;
     }
-    double *vals = malloc((size_t)n * sizeof *vals);
-    const char **txt = malloc((size_t)n * sizeof *txt);
-    size_t *at = malloc((size_t)n * sizeof *at);
-    if (!vals || !txt || !at) {
-        free(at);
+    double *vals = malloc((size_t)(n ? n : 1) * sizeof *vals);
+    if (!vals) {
         free(rank);
-        free(vals);
-        free(txt);
         return ak_err_nomem(err);
     }
-    /* Distinct values in ascending order: the positions where the rank steps. */
+    /* Distinct values in ascending order: the positions where the rank steps.
+     * Their spelling is the value itself, so none is stored (texts = NULL). */
     uint32_t next = 0;
-    for (uint64_t i = 0; i < range && next < n; i++) {
-        if ((i + 1 < range ? rank[i + 1] : n) == rank[i]) continue;
-        int64_t v = d->min + (int64_t)i;
-        char text[24];
-        int len = format_int(text, v);
-        if (strbuf_append_str(spellings, text, (size_t)len, &at[next]) != 0) {
-            free(at);
-            free(rank);
-            free(vals);
-            free(txt);
-            return ak_err_nomem(err);
-        }
-        vals[next++] = (double)v;
-    }
-    for (uint32_t i = 0; i < n; i++) txt[i] = spellings->data + at[i];
-    free(at);
+    for (uint64_t i = 0; i < range && next < n; i++)
+        if ((i + 1 < range ? rank[i + 1] : n) != rank[i]) vals[next++] = (double)(d->min + (int64_t)i);
     for (size_t r = 0; r < nrows; r++) codes[r] = rank[codes[r] - base];
     free(rank);
     *values = vals;
-    *texts = txt;
     *count = n;
     return ANONKIT_OK;
 }

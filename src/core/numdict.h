@@ -37,11 +37,15 @@ void numdict_free(numdict *d);
 int numdict_add(numdict *d, const char *text, size_t len, uint32_t *codes, size_t row, ak_error *err);
 
 /* Replaces codes[0..nrows) by ranks and returns the ascending distinct values,
- * their spellings (pointing into *spellings, which the caller then owns) and
- * their count. */
+ * their spellings (pointing into *spellings, which the caller then owns; NULL
+ * in integer mode, where a value's spelling is the value itself) and their
+ * count. */
 int numdict_finish(numdict *d, uint32_t *codes, size_t nrows, double **values /* OUT */,
                    const char ***texts /* OUT */, strbuf *spellings /* OUT */, uint32_t *count /* OUT */,
                    ak_error *err);
+
+/* Writes v in decimal into buf (room for 21 bytes) and returns its length. */
+int numdict_format_int(char *buf, int64_t v);
 
 /* Parses a whole field as a finite number. 0 or -1. */
 int numdict_parse(const char *text, size_t len, double *out /* OUT */);

@@ -4,6 +4,8 @@
 
 #include <string.h>
 
+#include "core/numdict.h"
+
 /* Copies src into buf[at..] as far as it fits; returns at + strlen(src). */
 static size_t put(char *buf, size_t size, size_t at, const char *src)
 {
@@ -20,10 +22,16 @@ size_t recode_value(const table *t, uint32_t q, uint32_t lo, uint32_t hi, char *
     const table_qi *a = &t->qi[q];
     size_t len;
     if (a->kind == ATTR_NUMERIC) {
-        len = put(buf, size, 0, a->texts[lo]);
+        char low[24], high[24];
+        const char *low_text = a->texts ? a->texts[lo] : low, *high_text = a->texts ? a->texts[hi] : high;
+        if (!a->texts) {
+            numdict_format_int(low, (int64_t)a->values[lo]);
+            numdict_format_int(high, (int64_t)a->values[hi]);
+        }
+        len = put(buf, size, 0, low_text);
         if (lo != hi) {
             len = put(buf, size, len, "-");
-            len = put(buf, size, len, a->texts[hi]);
+            len = put(buf, size, len, high_text);
         }
     } else {
         len = put(buf, size, 0, hier_node_at(a->h, hier_lca(a->h, lo, hi))->label);

@@ -42,7 +42,8 @@ typedef struct table_qi {
     hier *h;              /* owned; NULL for numeric QIs without hierarchy */
     uint32_t ncodes;      /* domain size: distinct values or hierarchy leaves */
     double *values;       /* numeric: values[code], ascending */
-    const char **texts;   /* numeric: first spelling seen of values[code] */
+    const char **texts;   /* numeric: first spelling seen of values[code]; NULL when every
+                             value is a canonically written integer (spelled as itself) */
     strbuf text_store;    /* owns the texts */
     uint32_t *codes;      /* codes[row] */
 } table_qi;
