@@ -134,12 +134,12 @@ __attribute__((target("avx2"))) static void compute_box_avx2(const uint32_t *row
     box_store_avx2(box, lo, hi, chunks);
 }
 
-/* partition_rows (below) with the AVX2 box kernels. */
-__attribute__((target("avx2"))) static size_t partition_rows_avx2(uint32_t *rows, uint32_t w, size_t begin,
-                                                                 size_t end, uint32_t q, uint32_t cut, uint32_t bw,
-                                                                 uint32_t *left_box, uint32_t *right_box)
+/* partition_rows (below) with the AVX2 box kernels; `chunks` is a constant
+ * in each of the specialized copies made by partition_rows_avx2. */
+__attribute__((target("avx2"), always_inline)) static inline size_t
+partition_rows_avx2_n(uint32_t *rows, uint32_t w, size_t begin, size_t end, uint32_t q, uint32_t cut,
+                      const uint32_t chunks, uint32_t *left_box, uint32_t *right_box)
 {
-    const uint32_t chunks = bw / 8;
     __m256i llo[MDR_MAX_CHUNKS], lhi[MDR_MAX_CHUNKS], rlo[MDR_MAX_CHUNKS], rhi[MDR_MAX_CHUNKS];
     box_load_avx2(llo, lhi, chunks);
     box_load_avx2(rlo, rhi, chunks);
@@ -149,7 +149,14 @@ __attribute__((target("avx2"))) static size_t partition_rows_avx2(uint32_t *rows
         while (i < j && rows[(j - 1) * w + q] >= cut) box_add_avx2(rlo, rhi, rows + w * --j, chunks);
         if (i >= j) break;
         uint32_t *a = rows + i * w, *b = rows + (j - 1) * w;
-        swap_rows(a, b, w);
+        uint32_t x = 0;
+        for (; x + 8 <= w; x += 8) {
+            __m256i va = _mm256_loadu_si256((const __m256i *)(a + x));
+            __m256i vb = _mm256_loadu_si256((const __m256i *)(b + x));
+            _mm256_storeu_si256((__m256i *)(a + x), vb);
+            _mm256_storeu_si256((__m256i *)(b + x), va);
+        }
+        swap_rows(a + x, b + x, w - x);
         box_add_avx2(llo, lhi, a, chunks);
         box_add_avx2(rlo, rhi, b, chunks);
         i++;
@@ -158,6 +165,18 @@ __attribute__((target("avx2"))) static size_t partition_rows_avx2(uint32_t *rows
     box_store_avx2(left_box, llo, lhi, chunks);
     box_store_avx2(right_box, rlo, rhi, chunks);
     return i;
+}
+
+__attribute__((target("avx2"))) static size_t partition_rows_avx2(uint32_t *rows, uint32_t w, size_t begin,
+                                                                 size_t end, uint32_t q, uint32_t cut, uint32_t bw,
+                                                                 uint32_t *left_box, uint32_t *right_box)
+{
+    switch (bw / 8) {
+    case 1: return partition_rows_avx2_n(rows, w, begin, end, q, cut, 1, left_box, right_box);
+    case 2: return partition_rows_avx2_n(rows, w, begin, end, q, cut, 2, left_box, right_box);
+    case 3: return partition_rows_avx2_n(rows, w, begin, end, q, cut, 3, left_box, right_box);
+    default: return partition_rows_avx2_n(rows, w, begin, end, q, cut, bw / 8, left_box, right_box);
+    }
 }
 #else
 #define MDR_HAVE_AVX2 0
@@ -327,12 +346,35 @@ static int sweep_thresholds(mdr *s, size_t begin, size_t end, uint32_t q, uint32
 
 /* Tries the median split of numeric QI q; pushes the two halves and returns 1
  * when it is allowable, 0 when not. */
-static int split_numeric(mdr *s, size_t begin, size_t end, uint32_t q, ak_error *err)
+/* The lower median of QI q over rows [begin, end) whose codes lie in
+ * [lo, hi], with the number of rows below and at it. A narrow code range is
+ * counted (one pass, no branches on the data); a wide one goes through
+ * quickselect on a copy. */
+static uint32_t median_of(mdr *s, size_t begin, size_t end, uint32_t q, uint32_t lo, uint32_t hi, size_t *less,
+                          size_t *equal)
+{
+    const size_t n = end - begin, nth = (n - 1) / 2;
+    const size_t range = (size_t)(hi - lo) + 1;
+    if (range <= n) {
+        uint32_t *count = s->scratch; /* range <= n <= capacity */
+        memset(count, 0, range * sizeof *count);
+        for (size_t i = begin; i < end; i++) count[row_at(s, i)[q] - lo]++;
+        size_t below = 0, v = 0;
+        while (below + count[v] <= nth) below += count[v++];
+        *less = below;
+        *equal = count[v];
+        return lo + (uint32_t)v;
+    }
+    for (size_t i = 0; i < n; i++) s->scratch[i] = row_at(s, begin + i)[q];
+    return select_nth(s->scratch, n, nth, less, equal);
+}
+
+static int split_numeric(mdr *s, size_t begin, size_t end, uint32_t q, const uint32_t *lo, const uint32_t *hi,
+                         ak_error *err)
 {
     const size_t n = end - begin;
-    for (size_t i = 0; i < n; i++) s->scratch[i] = row_at(s, begin + i)[q];
     size_t less, equal;
-    const uint32_t median = select_nth(s->scratch, n, (n - 1) / 2, &less, &equal);
+    const uint32_t median = median_of(s, begin, end, q, lo[q], hi[q], &less, &equal);
     if (s->need_sensitive) {
         ak_hist_clear(&s->left);
         ak_hist_clear(&s->less);
@@ -460,7 +502,7 @@ static int process_top(mdr *s, ak_error *err)
     if (ncand && s->need_sensitive) fill_whole(s, begin, end);
     for (uint32_t i = 0; i < ncand; i++) {
         uint32_t q = order[i];
-        int split = s->t->qi[q].kind == ATTR_NUMERIC ? split_numeric(s, begin, end, q, err)
+        int split = s->t->qi[q].kind == ATTR_NUMERIC ? split_numeric(s, begin, end, q, lo, hi, err)
                                                      : split_categorical(s, begin, end, q, lo, hi, err);
         if (split != 0) return split < 0 ? split : ANONKIT_OK;
     }
