@@ -339,6 +339,7 @@ static void test_parse_variants(void **state)
     assert_int_equal(bits, MODEL_L_RECURSIVE);
     assert_int_equal(model_parse_variants("probabilistic", &bits), 0);
     assert_int_equal(bits, MODEL_L_PROBABILISTIC);
+    assert_int_equal(model_parse_variants("distinct,", &bits), -1); /* an empty name, wherever it stands */
     assert_int_equal(model_parse_variants("distinct,entropy", &bits), 0);
     assert_int_equal(bits, MODEL_L_DISTINCT | MODEL_L_ENTROPY);
     assert_int_equal(model_parse_variants("entropy,distinct", &bits), 0);

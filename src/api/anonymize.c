@@ -127,7 +127,7 @@ static char *build_report(const anonkit_job *job, const table *t, const metrics 
     json_object_set_new(phases, "write", json_real(pt->write));
     json_object_set_new(phases, "metrics", json_real(pt->metrics));
     json_object_set_new(root, "phase_seconds", phases);
-    char *text = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
+    char *text = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17));
     json_decref(root);
     return text;
 }

@@ -307,7 +307,7 @@ int anonkit_metrics(anonkit_job *job, const char *original_path, const char *pub
     json_t *per = json_object();
     for (uint32_t q = 0; q < t->nqi; q++) json_object_set_new(per, t->qi[q].name, json_real(mt.ncp[q]));
     json_object_set_new(root, "ncp", per);
-    *out_json = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
+    *out_json = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17));
     json_decref(root);
     rc = *out_json ? ANONKIT_OK : ak_err_nomem(&job->err);
 done:

@@ -34,18 +34,18 @@ int model_parse_variants(const char *text, unsigned *bits)
 {
     unsigned out = 0;
     const char *p = text;
-    while (*p) {
+    for (;;) {
         const char *end = strchr(p, ',');
         size_t len = end ? (size_t)(end - p) : strlen(p);
         unsigned found = 0;
         for (size_t i = 0; i < sizeof variant_names / sizeof variant_names[0]; i++)
             if (strlen(variant_names[i].name) == len && memcmp(variant_names[i].name, p, len) == 0)
                 found = variant_names[i].bit;
-        if (!found) return -1;
+        if (!found) return -1; /* also an empty name, as in "distinct," */
         out |= found;
-        p = end ? end + 1 : p + len;
+        if (!end) break;
+        p = end + 1;
     }
-    if (!out) return -1;
     *bits = out;
     return 0;
 }
@@ -100,11 +100,11 @@ static int l_variant_holds(const model *m, unsigned variant, uint64_t count, con
     }
     case MODEL_L_RECURSIVE: {
         /* x1 < c * (x_l + ... + x_m), x_i the i-th largest count. */
-        size_t l = (size_t)ceil(m->l);
-        if (ncounts < l) {
-            if (buf) snprintf(buf, size, "%zu distinct sensitive values, recursive (c,l)-diversity needs %zu", ncounts, l);
+        if ((double)ncounts < ceil(m->l)) { /* compared as doubles: l may be huge */
+            if (buf) snprintf(buf, size, "%zu distinct sensitive values, recursive (c,l)-diversity needs %g", ncounts, ceil(m->l));
             return 0;
         }
+        size_t l = (size_t)ceil(m->l);
         memcpy(scratch, counts, ncounts * sizeof *counts);
         qsort(scratch, ncounts, sizeof *scratch, cmp_desc_u32);
         double tail = 0;
