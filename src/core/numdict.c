@@ -7,7 +7,7 @@
 #include <string.h>
 
 /* Integer mode stores value + INT_BIAS in a code. */
-#define INT_BIAS 2147483648LL
+#define INT_BIAS NUMDICT_INT_BIAS
 
 int numdict_format_int(char *buf, int64_t v)
 {
@@ -134,7 +134,7 @@ static int go_general(numdict *d, uint32_t *codes, size_t nrows, ak_error *err)
     return ANONKIT_OK;
 }
 
-int numdict_add(numdict *d, const char *text, size_t len, uint32_t *codes, size_t row, ak_error *err)
+int numdict_add_slow(numdict *d, const char *text, size_t len, uint32_t *codes, size_t row, ak_error *err)
 {
     int64_t iv;
     if (!d->general) {

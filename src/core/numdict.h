@@ -31,10 +31,35 @@ typedef struct numdict {
 void numdict_init(numdict *d);
 void numdict_free(numdict *d);
 
+/* Integer mode stores value + NUMDICT_INT_BIAS in a code. */
+#define NUMDICT_INT_BIAS 2147483648LL
+
+/* numdict_add for every value the inline fast path does not take. */
+int numdict_add_slow(numdict *d, const char *text, size_t len, uint32_t *codes, size_t row, ak_error *err);
+
 /* Adds the value of row `row` (rows are added in order 0, 1, ...), storing its
  * provisional code in codes[row]. Returns 0, -1 when the text is not a finite
- * number, or ANONKIT_E_NOMEM. */
-int numdict_add(numdict *d, const char *text, size_t len, uint32_t *codes, size_t row, ak_error *err);
+ * number, or ANONKIT_E_NOMEM. Inline for the common case, a positive integer
+ * of at most nine digits in integer mode: this runs once per numeric field. */
+static inline int numdict_add(numdict *d, const char *text, size_t len, uint32_t *codes, size_t row, ak_error *err)
+{
+    if (!d->general && len >= 1 && len <= 9 && text[0] >= '1' && text[0] <= '9') {
+        int64_t v = text[0] - '0';
+        size_t i = 1;
+        for (; i < len; i++) {
+            unsigned digit = (unsigned)(unsigned char)text[i] - '0';
+            if (digit > 9) break;
+            v = v * 10 + digit;
+        }
+        if (i == len) {
+            codes[row] = (uint32_t)(v + NUMDICT_INT_BIAS);
+            if (v < d->min) d->min = v;
+            if (v > d->max) d->max = v;
+            return 0;
+        }
+    }
+    return numdict_add_slow(d, text, len, codes, row, err);
+}
 
 /* Replaces codes[0..nrows) by ranks and returns the ascending distinct values,
  * their spellings (pointing into *spellings, which the caller then owns; NULL
