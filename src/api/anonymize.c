@@ -209,7 +209,7 @@ int anonkit_anonymize(anonkit_job *job, anonkit_result **out_result)
     if ((rc = mdr_run(t, &job->model, threads, &part, &job->err)) < 0) goto done;
     pt.anonymize = now_seconds() - mark;
     mark = now_seconds();
-    publish_opts po = {.keep_order = job->keep_order, .seed = job->seed, .drop_suppressed = 0};
+    publish_opts po = {.keep_order = job->keep_order, .seed = job->seed, .drop_suppressed = 0, .threads = threads};
     if ((rc = publish_write(t, &part, &po, of.stream, job->output, &ps, &job->err)) < 0) goto done;
     if (ps.published + ps.suppressed != t->nrows) {
         rc = ak_err_set(&job->err, ANONKIT_E_INTERNAL, NULL, 0, 0, "row accounting failed: %zu read, %llu written",

@@ -8,6 +8,7 @@
  * columns' bytes are held for that, never whole output rows. */
 #include "io/publish.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -81,12 +82,11 @@ static int format_classes(publisher *pub, ak_error *err)
     return ANONKIT_OK;
 }
 
-/* Composes one output row in pub->line from its class and its copied fields
+/* Appends one output row to b from its class and its copied fields
  * (escaped, field j at copied[off[j] .. off[j + 1])). */
-static int compose_row(publisher *pub, uint32_t cls, const char *copied, const size_t *off)
+static int compose_row(const publisher *pub, strbuf *b, uint32_t cls, const char *copied, const size_t *off)
 {
-    strbuf *b = &pub->line;
-    b->len = 0;
+    const size_t start = b->len;
     const int star = cls == PARTITION_SUPPRESSED;
     const char *runs = star ? pub->star_text.data : pub->class_text.data;
     const size_t *run_off = star ? pub->star_off : pub->class_off + (size_t)cls * pub->nruns;
@@ -108,9 +108,52 @@ static int compose_row(publisher *pub, uint32_t cls, const char *copied, const s
         memcpy(b->data + b->len, src, len);
         b->len += len;
     }
-    if (b->len == 0 && strbuf_append(b, "\"\"", 2) != 0) return -1; /* one empty field is not an empty line */
+    if (b->len == start && strbuf_append(b, "\"\"", 2) != 0) return -1; /* one empty field is not an empty line */
     return strbuf_append(b, "\n", 1);
 }
+
+/* A block of output rows composed by one thread. */
+typedef struct compose_job {
+    const publisher *pub;
+    const uint32_t *class_of;
+    const size_t *order;       /* rows to write, in output order */
+    size_t first, last;        /* this job's part of order */
+    const char *copied;        /* copied fields of all rows (NULL when none) */
+    const size_t *copied_off;  /* ncopied offsets per row, one extra at the end */
+    const size_t *no_copied;   /* offsets to use when there are no copied fields */
+    strbuf out;
+    int rc;
+} compose_job;
+
+static void *compose_rows(void *arg)
+{
+    compose_job *job = arg;
+    const publisher *pub = job->pub;
+    const uint32_t k = pub->ncopied;
+    job->out.len = 0;
+    job->rc = 0;
+    for (size_t i = job->first; i < job->last; i++) {
+        const size_t r = job->order[i];
+        /* Rows come in random order: fetch the class text a few rows ahead. */
+        if (i + 8 < job->last) {
+            uint32_t ahead = job->class_of[job->order[i + 8]];
+            if (ahead != PARTITION_SUPPRESSED) {
+                __builtin_prefetch(pub->class_off + (size_t)ahead * pub->nruns);
+                __builtin_prefetch(pub->class_text.data + pub->class_off[(size_t)ahead * pub->nruns]);
+            }
+        }
+        if (i + 16 < job->last) __builtin_prefetch(job->class_of + job->order[i + 16]);
+        if (compose_row(pub, &job->out, job->class_of[r], job->copied, k ? job->copied_off + r * k : job->no_copied) !=
+            0) {
+            job->rc = -1;
+            break;
+        }
+    }
+    return NULL;
+}
+
+/* Rows composed per block; two blocks at a time are composed in parallel. */
+#define PUBLISH_BLOCK_ROWS 65536
 
 static void publisher_free(publisher *pub)
 {
@@ -143,6 +186,8 @@ int publish_write(const table *t, const partition *p, const publish_opts *opts, 
     csv_writer *writer = NULL;
     strbuf copied = {0};
     size_t *copied_off = NULL, *order = NULL, *local_off = NULL;
+    compose_job jobs[2];
+    memset(jobs, 0, sizeof jobs);
     const size_t n = t->nrows;
 
     pub.out_qi = malloc((t->ncolumns + 1) * sizeof *pub.out_qi);
@@ -212,7 +257,8 @@ int publish_write(const table *t, const partition *p, const publish_opts *opts, 
                     if (escape_append(&copied, f->data, f->len, pub.delim) != 0) { rc = ak_err_nomem(err); goto done; }
                 }
                 local_off[k] = copied.len;
-                if (compose_row(&pub, p->class_of[r], copied.data, local_off) != 0) { rc = ak_err_nomem(err); goto done; }
+                pub.line.len = 0;
+                if (compose_row(&pub, &pub.line, p->class_of[r], copied.data, local_off) != 0) { rc = ak_err_nomem(err); goto done; }
                 if ((rc = csv_write_raw(writer, pub.line.data, pub.line.len, err)) < 0) goto done;
                 next++;
             }
@@ -222,7 +268,7 @@ int publish_write(const table *t, const partition *p, const publish_opts *opts, 
         if (r != n) { rc = input_changed(t, 0, err); goto done; }
     } else {
         if (k) {
-            /* Hold the copied fields of every row, then write in shuffled order. */
+            /* Hold the copied fields of every row, then write in output order. */
             if (!(copied_off = malloc((n * k + 1) * sizeof *copied_off))) { rc = ak_err_nomem(err); goto done; }
             if ((rc = csv_reader_open(&reader, t->path, pub.delim, err)) < 0) goto done;
             csv_record rec;
@@ -241,22 +287,31 @@ int publish_write(const table *t, const partition *p, const publish_opts *opts, 
             if (r != n) { rc = input_changed(t, 0, err); goto done; }
             copied_off[n * k] = copied.len;
         }
-        for (size_t i = 0; i < nwrite; i++) {
-            size_t r = order[i];
-            /* Rows come in random order: fetch the class text a few rows ahead. */
-            if (i + 8 < nwrite) {
-                uint32_t ahead = p->class_of[order[i + 8]];
-                if (ahead != PARTITION_SUPPRESSED) {
-                    __builtin_prefetch(pub.class_off + (size_t)ahead * pub.nruns);
-                    __builtin_prefetch(pub.class_text.data + pub.class_off[(size_t)ahead * pub.nruns]);
-                }
+        for (int b = 0; b < 2; b++) {
+            jobs[b].pub = &pub;
+            jobs[b].class_of = p->class_of;
+            jobs[b].order = order;
+            jobs[b].copied = copied.data;
+            jobs[b].copied_off = copied_off;
+            jobs[b].no_copied = local_off;
+        }
+        const int parallel = opts->threads > 1 && nwrite > PUBLISH_BLOCK_ROWS;
+        for (size_t start = 0; start < nwrite; start += 2 * PUBLISH_BLOCK_ROWS) {
+            size_t mid = start + PUBLISH_BLOCK_ROWS < nwrite ? start + PUBLISH_BLOCK_ROWS : nwrite;
+            size_t stop = mid + PUBLISH_BLOCK_ROWS < nwrite ? mid + PUBLISH_BLOCK_ROWS : nwrite;
+            for (int b = 0; b < 2; b++) {
+                jobs[b].first = b ? mid : start;
+                jobs[b].last = b ? stop : mid;
             }
-            if (i + 16 < nwrite) __builtin_prefetch(p->class_of + order[i + 16]);
-            if (compose_row(&pub, p->class_of[r], copied.data, k ? copied_off + r * k : local_off) != 0) {
-                rc = ak_err_nomem(err);
-                goto done;
+            pthread_t helper;
+            int helped = parallel && stop > mid && pthread_create(&helper, NULL, compose_rows, &jobs[1]) == 0;
+            compose_rows(&jobs[0]);
+            if (helped) pthread_join(helper, NULL);
+            else compose_rows(&jobs[1]);
+            for (int b = 0; b < 2; b++) {
+                if (jobs[b].rc < 0) { rc = ak_err_nomem(err); goto done; }
+                if ((rc = csv_write_raw(writer, jobs[b].out.data, jobs[b].out.len, err)) < 0) goto done;
             }
-            if ((rc = csv_write_raw(writer, pub.line.data, pub.line.len, err)) < 0) goto done;
         }
     }
     rc = csv_writer_flush(writer, err);
@@ -268,6 +323,8 @@ done:
     free(copied_off);
     free(order);
     free(local_off);
+    strbuf_free(&jobs[0].out);
+    strbuf_free(&jobs[1].out);
     if (rc < 0 && err && strcmp(err->file, t->path) == 0)
         snprintf(err->file, sizeof err->file, "%s", t->display_name);
     return rc < 0 ? rc : ANONKIT_OK;

@@ -13,6 +13,7 @@ typedef struct publish_opts {
     int keep_order;      /* 0: rows are shuffled with `seed` (row order can re-identify) */
     uint64_t seed;
     int drop_suppressed; /* suppressed rows: 1 dropped, 0 written with "*" in every QI */
+    unsigned threads;    /* > 1: rows are composed by two threads */
 } publish_opts;
 
 typedef struct publish_stats {
