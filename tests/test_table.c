@@ -219,6 +219,84 @@ static void test_bad_input(void **state)
     assert_null(strstr(err.message, "bad10"));
 }
 
+/* Loads path with the given threads; QIs x (numeric), c (categorical), sensitive s. */
+static int load_big(const char *path, const char *hier_path, unsigned threads, table **t, ak_error *err)
+{
+    const char *qi[] = {"x", "c"};
+    const char *hier[] = {NULL, hier_path};
+    table_spec spec = {0};
+    spec.path = path;
+    spec.delimiter = ',';
+    spec.nqi = 2;
+    spec.qi_names = qi;
+    spec.hierarchy_paths = hier;
+    spec.sensitive_name = "s";
+    spec.threads = threads;
+    return table_load(t, &spec, err);
+}
+
+static void assert_same_table(const table *a, const table *b)
+{
+    assert_int_equal(a->nrows, b->nrows);
+    for (uint32_t q = 0; q < a->nqi; q++) {
+        assert_int_equal(a->qi[q].ncodes, b->qi[q].ncodes);
+        assert_memory_equal(a->qi[q].codes, b->qi[q].codes, a->nrows * sizeof *a->qi[q].codes);
+        if (a->qi[q].kind == ATTR_NUMERIC)
+            assert_memory_equal(a->qi[q].values, b->qi[q].values, a->qi[q].ncodes * sizeof *a->qi[q].values);
+    }
+    assert_memory_equal(a->sensitive_codes, b->sensitive_codes, a->nrows * sizeof *a->sensitive_codes);
+    assert_int_equal(a->sensitive_dict.count, b->sensitive_dict.count);
+    for (uint32_t id = 0; id < a->sensitive_dict.count; id++)
+        assert_string_equal(strmap_key(&a->sensitive_dict, id), strmap_key(&b->sensitive_dict, id));
+}
+
+/* A large file is read in two pieces on two threads; the result must be the
+ * sequential one, and anything unusual must give the sequential behaviour. */
+static void test_parallel_read(void **state)
+{
+    (void)state;
+    const char *hpath = tu_path(dir, "hc.csv");
+    tu_write_file(hpath, "a;A;*\nb;A;*\nc;B;*\n");
+    const char *path = tu_path(dir, "big.csv");
+    char hcopy[4200], pcopy[4200];
+    snprintf(hcopy, sizeof hcopy, "%s", hpath);
+    snprintf(pcopy, sizeof pcopy, "%s", path);
+    const size_t rows = 900000; /* about 10 MB: above the parallel threshold of 8 MB */
+    for (int variant = 0; variant < 4; variant++) {
+        FILE *f = fopen(pcopy, "w");
+        assert_non_null(f);
+        fprintf(f, "x,c,s\n");
+        tu_rng rng = {5};
+        for (size_t r = 0; r < rows; r++) {
+            long x = (long)tu_below(&rng, 100000) - 500;
+            const char c = (char)('a' + tu_below(&rng, 3));
+            /* sensitive values first seen late, so that the dictionary merge matters */
+            unsigned sv = (unsigned)tu_below(&rng, r < rows / 2 ? 5 : 9);
+            if (variant == 1 && r == rows - 10) fprintf(f, "%ld.5,%c,\"v%u\"\n", x, c, sv); /* decimal + quote */
+            else if (variant == 2 && r == rows * 3 / 4) fprintf(f, "%ld.5,%c,v%u\n", x, c, sv); /* decimal only */
+            else if (variant == 3 && r == rows * 3 / 4) fprintf(f, "%ld,%c\n", x, c); /* short row */
+            else fprintf(f, "%ld,%c,v%u\n", x, c, sv);
+        }
+        fclose(f);
+        table *one = NULL, *two = NULL;
+        ak_error e1, e2;
+        int rc1 = load_big(pcopy, hcopy, 1, &one, &e1), rc2 = load_big(pcopy, hcopy, 2, &two, &e2);
+        assert_int_equal(rc1, rc2);
+        if (variant == 3) {
+            assert_int_equal(rc1, ANONKIT_E_INPUT);
+            assert_int_equal(e2.line, (long)(rows * 3 / 4) + 2); /* exact line, from either path */
+            assert_int_equal(e1.line, e2.line);
+            assert_string_equal(e1.message, e2.message);
+            continue;
+        }
+        assert_int_equal(rc1, ANONKIT_OK);
+        assert_same_table(one, two);
+        assert_int_equal(two->nrows, rows);
+        table_free(one);
+        table_free(two);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -229,6 +307,7 @@ int main(void)
         cmocka_unit_test(test_random_ranks),
         cmocka_unit_test(test_categorical_and_sensitive),
         cmocka_unit_test(test_bad_input),
+        cmocka_unit_test(test_parallel_read),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -199,6 +199,7 @@ int anonkit_anonymize(anonkit_job *job, anonkit_result **out_result)
         long cores = sysconf(_SC_NPROCESSORS_ONLN);
         threads = cores > 0 ? (unsigned)cores : 1;
     }
+    spec.threads = threads;
     phase_times pt;
     double mark = now_seconds();
     if ((rc = table_load(&t, &spec, &job->err)) < 0) goto done;

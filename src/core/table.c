@@ -4,6 +4,8 @@
 #include "core/table.h"
 
 #include <math.h>
+#include <pthread.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -169,6 +171,244 @@ static int report_missing(const table *t, const missing_value *missing, size_t n
                       "%s", msg);
 }
 
+/* Values missing from their hierarchy: the first few with their lines, and a count. */
+typedef struct missing_list {
+    missing_value listed[MAX_MISSING_LISTED];
+    size_t nlisted;
+    uint64_t count;
+} missing_list;
+
+/* Encodes the QI and sensitive fields of one record as row `row`. */
+static int encode_record(table *t, qi_reader *qr, strmap *sensitive, uint32_t *sensitive_codes,
+                         const csv_record *rec, size_t row, missing_list *missing, ak_error *err)
+{
+    if (rec->count != t->ncolumns) {
+        if (rec->count == 1 && rec->fields[0].len == 0)
+            return ak_err_set(err, ANONKIT_E_INPUT, t->display_name, rec->line, 0, "empty line: expected %u fields",
+                              t->ncolumns);
+        return ak_err_set(err, ANONKIT_E_INPUT, t->display_name, rec->line, 0,
+                          "expected %u fields as in the header, found %u", t->ncolumns, rec->count);
+    }
+    for (uint32_t q = 0; q < t->nqi; q++) {
+        table_qi *a = &t->qi[q];
+        const csv_field *f = &rec->fields[a->column];
+        uint32_t code;
+        if (a->kind == ATTR_NUMERIC) {
+            int added = numdict_add(&qr[q].numbers, f->data, f->len, a->codes, row, err);
+            if (added < -1) return added;
+            if (added == -1) {
+                if (a->h)
+                    return ak_err_set(err, ANONKIT_E_INPUT, t->display_name, rec->line, a->column + 1,
+                                      "column '%s' is declared numeric but holds '%.*s'", a->name,
+                                      (int)(f->len > 60 ? 60 : f->len), f->data);
+                return ak_err_set(err, ANONKIT_E_INPUT, t->display_name, rec->line, a->column + 1,
+                                  "quasi-identifier '%s' has no hierarchy, so it must be numeric, but holds '%.*s'; "
+                                  "give it one with --hierarchy %s=FILE",
+                                  a->name, (int)(f->len > 60 ? 60 : f->len), f->data, a->name);
+            }
+            /* numeric with a hierarchy: every value must be a leaf too */
+            if (!a->h || hier_find_leaf(a->h, f->data, f->len, &code) == 0) continue;
+        } else {
+            if (hier_find_leaf(a->h, f->data, f->len, &code) == 0) {
+                a->codes[row] = code;
+                continue;
+            }
+            a->codes[row] = 0;
+        }
+        if (missing->nlisted < MAX_MISSING_LISTED) {
+            missing_value *m = &missing->listed[missing->nlisted++];
+            snprintf(m->text, sizeof m->text, "%.*s", (int)(f->len > 60 ? 60 : f->len), f->data);
+            m->line = rec->line;
+            m->qi = q;
+        }
+        missing->count++;
+    }
+    if (t->sensitive_column >= 0) {
+        const csv_field *f = &rec->fields[t->sensitive_column];
+        if (strmap_intern(sensitive, f->data, f->len, &sensitive_codes[row], NULL) != 0) return ak_err_nomem(err);
+    }
+    return ANONKIT_OK;
+}
+
+/* Reads and encodes every data row that `reader` still holds. */
+static int load_rows(table *t, csv_reader *reader, qi_reader *qr, ak_error *err)
+{
+    size_t cap = 0;
+    missing_list missing;
+    missing.nlisted = 0;
+    missing.count = 0;
+    csv_record rec;
+    int rc;
+    while ((rc = csv_read(reader, &rec, err)) == 1) {
+        AK_CHECK(grow_rows(t, &cap, t->nrows + 1, err));
+        AK_CHECK(encode_record(t, qr, &t->sensitive_dict, t->sensitive_codes, &rec, t->nrows, &missing, err));
+        t->nrows++;
+    }
+    if (rc < 0) return rc;
+    if (missing.count) return report_missing(t, missing.listed, missing.nlisted, missing.count, err);
+    return ANONKIT_OK;
+}
+
+/* One of the pieces of a file read in parallel. */
+typedef struct load_piece {
+    table *t;
+    const table_spec *spec;
+    uint64_t offset, length; /* bytes of the file */
+    long first_line;
+    size_t first_row, nrows;
+    qi_reader *qr;           /* this piece's numeric dictionaries */
+    strmap sensitive;        /* this piece's sensitive dictionary */
+    missing_list missing;
+    int rc;
+    ak_error err;
+} load_piece;
+
+static void *load_piece_rows(void *arg)
+{
+    load_piece *p = arg;
+    csv_reader *reader = NULL;
+    p->rc = csv_reader_open_range(&reader, p->spec->path, p->spec->delimiter, p->offset, p->length, p->first_line,
+                                  &p->err);
+    csv_record rec;
+    int got = 0;
+    while (p->rc == ANONKIT_OK && (got = csv_read(reader, &rec, &p->err)) == 1) {
+        p->rc = encode_record(p->t, p->qr, &p->sensitive, p->t->sensitive_codes, &rec, p->first_row + p->nrows,
+                              &p->missing, &p->err);
+        p->nrows++;
+    }
+    if (p->rc == ANONKIT_OK && got < 0) p->rc = got;
+    csv_reader_free(reader);
+    return NULL;
+}
+
+/* Looks at the data part of the file (from `start`): whether it holds a quote
+ * character, its size, its line ends, and the first line end at or after
+ * half its size, so that it can be cut into two pieces of whole records. */
+static int scan_for_split(const char *path, uint64_t start, uint64_t *split, uint64_t *lines_before,
+                          uint64_t *lines_total, int *quoted)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return -1;
+    struct stat st;
+    if (fstat(fileno(f), &st) != 0 || fseeko(f, (off_t)start, SEEK_SET) != 0) {
+        fclose(f);
+        return -1;
+    }
+    const uint64_t half = start + ((uint64_t)st.st_size - start) / 2;
+    static const size_t block = 1 << 20;
+    char *buf = malloc(block);
+    if (!buf) {
+        fclose(f);
+        return -1;
+    }
+    uint64_t at = start, lines = 0;
+    *split = 0;
+    *quoted = 0;
+    size_t got;
+    while ((got = fread(buf, 1, block, f)) > 0 && !*quoted) {
+        if (memchr(buf, '"', got)) *quoted = 1;
+        for (const char *p = buf, *end = buf + got; (p = memchr(p, '\n', (size_t)(end - p))) != NULL; p++) {
+            lines++;
+            if (!*split && at + (uint64_t)(p - buf) >= half) {
+                *split = at + (uint64_t)(p - buf) + 1;
+                *lines_before = lines;
+            }
+        }
+        at += got;
+    }
+    int failed = ferror(f);
+    free(buf);
+    fclose(f);
+    *lines_total = lines;
+    return failed ? -1 : 0;
+}
+
+/* Rows per piece below which reading in parallel does not pay. */
+#define PARALLEL_MIN_BYTES (8u << 20)
+
+/* Reads the data rows in two pieces on two threads when the file allows it:
+ * large, and without any quote character, so that a line end always ends a
+ * record. Any surprise (a bad row, a value outside integer mode, ...) sends
+ * the caller back to the sequential reader, which also gives the exact error.
+ * *loaded tells whether the rows were read. */
+static int load_rows_parallel(table *t, const table_spec *spec, qi_reader *qr, uint64_t data_start, int *loaded,
+                              ak_error *err)
+{
+    *loaded = 0;
+    struct stat st;
+    if (stat(spec->path, &st) != 0 || (uint64_t)st.st_size < data_start + PARALLEL_MIN_BYTES) return ANONKIT_OK;
+    uint64_t split, lines_before = 0, lines;
+    int quoted;
+    if (scan_for_split(spec->path, data_start, &split, &lines_before, &lines, &quoted) != 0 || quoted || !split ||
+        split >= (uint64_t)st.st_size)
+        return ANONKIT_OK;
+    size_t cap = 0;
+    AK_CHECK(grow_rows(t, &cap, (size_t)lines + 1, err));
+    load_piece pieces[2];
+    memset(pieces, 0, sizeof pieces);
+    int rc = ANONKIT_OK, started = 0;
+    pthread_t helper;
+    for (int i = 0; i < 2; i++) {
+        load_piece *p = &pieces[i];
+        p->t = t;
+        p->spec = spec;
+        p->offset = i ? split : data_start;
+        p->length = i ? (uint64_t)st.st_size - split : split - data_start;
+        p->first_line = i ? 2 + (long)lines_before : 2; /* the header is line 1 */
+        p->first_row = i ? (size_t)lines_before : 0;
+        p->qr = i ? calloc(t->nqi, sizeof *p->qr) : qr;
+        if (!p->qr || strmap_init(&p->sensitive, 64) != 0) rc = ak_err_nomem(err);
+        for (uint32_t q = 0; i && p->qr && q < t->nqi; q++) numdict_init(&p->qr[q].numbers);
+    }
+    if (rc == ANONKIT_OK) {
+        started = pthread_create(&helper, NULL, load_piece_rows, &pieces[1]) == 0;
+        load_piece_rows(&pieces[0]);
+        if (started) pthread_join(helper, NULL);
+    }
+    int usable = rc == ANONKIT_OK && started && pieces[0].rc == ANONKIT_OK && pieces[1].rc == ANONKIT_OK &&
+                 !pieces[0].missing.count && !pieces[1].missing.count && pieces[0].nrows == pieces[1].first_row;
+    for (uint32_t q = 0; usable && q < t->nqi; q++)
+        if (t->qi[q].kind == ATTR_NUMERIC && (qr[q].numbers.general || pieces[1].qr[q].numbers.general)) usable = 0;
+    if (pieces[0].rc == ANONKIT_E_NOMEM || pieces[1].rc == ANONKIT_E_NOMEM) rc = ak_err_nomem(err);
+    if (usable && rc == ANONKIT_OK) {
+        /* Merge: integer dictionaries by their extent; sensitive codes of the
+         * second piece mapped into the first's dictionary, which keeps the
+         * order of first appearance of a sequential read. */
+        for (uint32_t q = 0; q < t->nqi; q++) {
+            numdict *a = &qr[q].numbers, *b = &pieces[1].qr[q].numbers;
+            if (b->min < a->min) a->min = b->min;
+            if (b->max > a->max) a->max = b->max;
+        }
+        strmap_free(&t->sensitive_dict);
+        t->sensitive_dict = pieces[0].sensitive;
+        memset(&pieces[0].sensitive, 0, sizeof pieces[0].sensitive);
+        if (t->sensitive_column >= 0) {
+            uint32_t *map = malloc((pieces[1].sensitive.count + 1) * sizeof *map);
+            if (!map) rc = ak_err_nomem(err);
+            for (uint32_t id = 0; map && id < pieces[1].sensitive.count && rc == ANONKIT_OK; id++)
+                if (strmap_intern(&t->sensitive_dict, strmap_key(&pieces[1].sensitive, id),
+                                  strmap_key_len(&pieces[1].sensitive, id), &map[id], NULL) != 0)
+                    rc = ak_err_nomem(err);
+            for (size_t r = pieces[1].first_row; map && rc == ANONKIT_OK && r < pieces[1].first_row + pieces[1].nrows; r++)
+                t->sensitive_codes[r] = map[t->sensitive_codes[r]];
+            free(map);
+        }
+        t->nrows = pieces[0].nrows + pieces[1].nrows;
+        *loaded = rc == ANONKIT_OK;
+    } else {
+        /* Back to a clean state for the sequential reader. */
+        for (uint32_t q = 0; q < t->nqi; q++)
+            if (t->qi[q].kind == ATTR_NUMERIC) {
+                numdict_free(&qr[q].numbers);
+                numdict_init(&qr[q].numbers);
+            }
+    }
+    for (int i = 0; i < 2; i++) strmap_free(&pieces[i].sensitive);
+    for (uint32_t q = 0; pieces[1].qr && q < t->nqi; q++) numdict_free(&pieces[1].qr[q].numbers);
+    free(pieces[1].qr);
+    return rc;
+}
+
 int table_load(table **out, const table_spec *spec, ak_error *err)
 {
     *out = NULL;
@@ -182,9 +422,6 @@ int table_load(table **out, const table_spec *spec, ak_error *err)
     t->nqi = (uint32_t)spec->nqi;
     t->qi = calloc(spec->nqi ? spec->nqi : 1, sizeof *t->qi);
     qi_reader *qr = calloc(spec->nqi ? spec->nqi : 1, sizeof *qr);
-    missing_value missing[MAX_MISSING_LISTED];
-    size_t nmissing_listed = 0;
-    uint64_t nmissing = 0;
     csv_reader *reader = NULL;
     int rc = ANONKIT_OK;
     if (!t->path || !t->display_name || !t->qi || !qr || strmap_init(&t->sensitive_dict, 64) != 0) {
@@ -216,76 +453,10 @@ int table_load(table **out, const table_spec *spec, ak_error *err)
     }
     if ((rc = csv_reader_open(&reader, spec->path, spec->delimiter, err)) < 0) goto done;
     if ((rc = read_header(t, reader, spec, err)) < 0) goto done;
-
-    size_t cap = 0;
-    csv_record rec;
-    for (;;) {
-        rc = csv_read(reader, &rec, err);
-        if (rc < 0) goto done;
-        if (rc == 0) break;
-        if (rec.count != t->ncolumns) {
-            if (rec.count == 1 && rec.fields[0].len == 0)
-                rc = ak_err_set(err, ANONKIT_E_INPUT, t->display_name, rec.line, 0,
-                                "empty line: expected %u fields", t->ncolumns);
-            else
-                rc = ak_err_set(err, ANONKIT_E_INPUT, t->display_name, rec.line, 0,
-                                "expected %u fields as in the header, found %u", t->ncolumns, rec.count);
-            goto done;
-        }
-        size_t row = t->nrows;
-        if ((rc = grow_rows(t, &cap, row + 1, err)) < 0) goto done;
-        for (uint32_t q = 0; q < t->nqi; q++) {
-            table_qi *a = &t->qi[q];
-            const csv_field *f = &rec.fields[a->column];
-            if (a->kind == ATTR_NUMERIC) {
-                int added = numdict_add(&qr[q].numbers, f->data, f->len, a->codes, row, err);
-                if (added < -1) { rc = added; goto done; }
-                if (added == -1) {
-                    if (a->h)
-                        rc = ak_err_set(err, ANONKIT_E_INPUT, t->display_name, rec.line, a->column + 1,
-                                        "column '%s' is declared numeric but holds '%.*s'", a->name,
-                                        (int)(f->len > 60 ? 60 : f->len), f->data);
-                    else
-                        rc = ak_err_set(err, ANONKIT_E_INPUT, t->display_name, rec.line, a->column + 1,
-                                        "quasi-identifier '%s' has no hierarchy, so it must be numeric, but holds '%.*s'; "
-                                        "give it one with --hierarchy %s=FILE",
-                                        a->name, (int)(f->len > 60 ? 60 : f->len), f->data, a->name);
-                    goto done;
-                }
-                if (a->h) { /* numeric with a hierarchy: every value must be a leaf too */
-                    uint32_t leaf;
-                    if (hier_find_leaf(a->h, f->data, f->len, &leaf) != 0) goto missing_leaf;
-                }
-                continue;
-            }
-            uint32_t code;
-            if (hier_find_leaf(a->h, f->data, f->len, &code) == 0) {
-                a->codes[row] = code;
-                continue;
-            }
-        missing_leaf:
-            if (a->kind == ATTR_CATEGORICAL) a->codes[row] = 0;
-            if (nmissing_listed < MAX_MISSING_LISTED) {
-                missing_value *m = &missing[nmissing_listed++];
-                snprintf(m->text, sizeof m->text, "%.*s", (int)(f->len > 60 ? 60 : f->len), f->data);
-                m->line = rec.line;
-                m->qi = q;
-            }
-            nmissing++;
-        }
-        if (t->sensitive_column >= 0) {
-            const csv_field *f = &rec.fields[t->sensitive_column];
-            if (strmap_intern(&t->sensitive_dict, f->data, f->len, &t->sensitive_codes[row], NULL) != 0) {
-                rc = ak_err_nomem(err);
-                goto done;
-            }
-        }
-        t->nrows++;
-    }
-    if (nmissing) {
-        rc = report_missing(t, missing, nmissing_listed, nmissing, err);
+    int loaded = 0;
+    if (spec->threads > 1 && (rc = load_rows_parallel(t, spec, qr, csv_reader_offset(reader), &loaded, err)) < 0)
         goto done;
-    }
+    if (!loaded && (rc = load_rows(t, reader, qr, err)) < 0) goto done;
     for (uint32_t q = 0; q < t->nqi; q++)
         if (t->qi[q].kind == ATTR_NUMERIC &&
             (rc = numdict_finish(&qr[q].numbers, t->qi[q].codes, t->nrows, &t->qi[q].values, &t->qi[q].texts,

@@ -33,6 +33,7 @@ typedef struct table_spec {
     const char *sensitive_name;          /* NULL when none */
     size_t nidentifiers;
     const char *const *identifier_names;
+    unsigned threads;                    /* > 1: a large file may be read in two pieces at once */
 } table_spec;
 
 typedef struct table_qi {

@@ -116,6 +116,7 @@ struct csv_reader {
     uint64_t pending_empty; /* empty-line records still to hand out */
     long pending_line;      /* line of the next of them */
     int bom_checked;        /* a leading UTF-8 byte order mark was looked for */
+    uint64_t remaining;     /* bytes the reader may still take from the stream (range readers) */
     int failed;             /* status of an earlier failure, 0 if none */
     ak_error last;          /* that failure, repeated on later calls */
 };
@@ -148,6 +149,7 @@ int csv_reader_open_stream(csv_reader **out, FILE *stream, const char *name, cha
     r->delim = delimiter;
     r->delim_mask = CSV_ONES * (unsigned char)delimiter;
     r->line = 1;
+    r->remaining = UINT64_MAX;
     r->cap = CSV_BLOCK_SIZE;
     r->fields_cap = 64;
     r->escaped_cap = 8;
@@ -162,6 +164,24 @@ int csv_reader_open_stream(csv_reader **out, FILE *stream, const char *name, cha
     strcpy(r->name, name);
     reader_set_sentinel(r);
     *out = r;
+    return ANONKIT_OK;
+}
+
+int csv_reader_open_range(csv_reader **out, const char *path, char delimiter, uint64_t offset, uint64_t length,
+                          long first_line, ak_error *err)
+{
+    AK_CHECK(csv_reader_open(out, path, delimiter, err));
+    csv_reader *r = *out;
+    if (fseeko(r->stream, (off_t)offset, SEEK_SET) != 0) {
+        int e = errno;
+        csv_reader_free(r);
+        *out = NULL;
+        return ak_err_set(err, ANONKIT_E_IO, path, 0, 0, "cannot seek: %s", strerror(e));
+    }
+    r->remaining = length;
+    r->base = offset;
+    r->line = first_line;
+    r->bom_checked = offset > 0;
     return ANONKIT_OK;
 }
 
@@ -231,9 +251,11 @@ static int reader_fill(csv_reader *r)
         r->cap = new_cap;
     }
     size_t want = r->cap - r->end;
+    if (want > r->remaining) want = (size_t)r->remaining;
     errno = 0;
-    size_t got = fread(r->buf + r->end, 1, want, r->stream);
+    size_t got = want ? fread(r->buf + r->end, 1, want, r->stream) : 0;
     int saved = errno;
+    if (r->remaining != UINT64_MAX) r->remaining -= got;
     r->end += got;
     reader_set_sentinel(r);
     if (got < want) {
@@ -242,6 +264,7 @@ static int reader_fill(csv_reader *r)
                               saved ? strerror(saved) : "unknown error");
         r->eof = 1;
     }
+    if (r->remaining == 0) r->eof = 1; /* the end of a range */
     /* A UTF-8 byte order mark at the start of the input is not data. */
     if (!r->bom_checked && (r->end >= 3 || r->eof)) {
         r->bom_checked = 1;

@@ -37,6 +37,12 @@ typedef struct csv_reader csv_reader;
  * reading with the given delimiter. */
 int csv_reader_open(csv_reader **out /* OUT */, const char *path, char delimiter, ak_error *err);
 
+/* Reads only bytes [offset, offset + length) of path, which must start at a
+ * record boundary; the first record there is on line first_line. Used to
+ * read one file in parallel pieces. */
+int csv_reader_open_range(csv_reader **out /* OUT */, const char *path, char delimiter, uint64_t offset,
+                          uint64_t length, long first_line, ak_error *err);
+
 /* Reads from an already open stream (not closed by csv_reader_free); name is
  * used in messages. */
 int csv_reader_open_stream(csv_reader **out /* OUT */, FILE *stream, const char *name,
