@@ -589,6 +589,54 @@ static void test_threads_same_result(void **state)
     tu_rmtree(dir_copy);
 }
 
+/* The published file is byte-identical for any thread count (parallel
+ * reading, partitioning, class formatting and row composition), shuffled or not. */
+static void test_output_same_for_threads(void **state)
+{
+    (void)state;
+    const char *dir = tu_mkdtemp();
+    char d[4096], in[4200], out1[4200], out2[4200];
+    snprintf(d, sizeof d, "%s", dir);
+    snprintf(in, sizeof in, "%s/in.csv", d);
+    snprintf(out1, sizeof out1, "%s/out1.csv", d);
+    snprintf(out2, sizeof out2, "%s/out2.csv", d);
+    FILE *f = fopen(in, "w");
+    assert_non_null(f);
+    fprintf(f, "id,x,y,note,s\n");
+    tu_rng rng = {3};
+    for (int r = 0; r < 700000; r++) /* about 12 MB: large enough for every parallel path */
+        fprintf(f, "%d,%d,%d,n%d,s%d\n", r, (int)tu_below(&rng, 100000), (int)tu_below(&rng, 1000),
+                (int)tu_below(&rng, 50), (int)tu_below(&rng, 4));
+    fclose(f);
+    for (int keep = 0; keep < 2; keep++) {
+        const char *outs[2] = {out1, out2};
+        for (int i = 0; i < 2; i++) {
+            anonkit_job *job = anonkit_job_create();
+            anonkit_job_set(job, ANONKIT_OPT_INPUT, in);
+            anonkit_job_set(job, ANONKIT_OPT_OUTPUT, outs[i]);
+            anonkit_job_set(job, ANONKIT_OPT_QI, "x,y");
+            anonkit_job_set(job, ANONKIT_OPT_IDENTIFIER, "id");
+            anonkit_job_set(job, ANONKIT_OPT_SENSITIVE, "s");
+            anonkit_job_set(job, ANONKIT_OPT_K, "3");
+            anonkit_job_set(job, ANONKIT_OPT_SEED, "11");
+            anonkit_job_set(job, ANONKIT_OPT_THREADS, i ? "2" : "1");
+            if (keep) anonkit_job_set(job, ANONKIT_OPT_KEEP_ORDER, "1");
+            anonkit_result *res = NULL;
+            if (anonkit_anonymize(job, &res) != ANONKIT_OK) fail_msg("%s", anonkit_errmsg(job));
+            assert_true(anonkit_result_classes(res) > 4096);
+            anonkit_result_free(res);
+            anonkit_job_free(job);
+        }
+        size_t n1, n2;
+        char *a = tu_read_file(out1, &n1), *b = tu_read_file(out2, &n2);
+        assert_int_equal(n1, n2);
+        assert_memory_equal(a, b, n1);
+        free(a);
+        free(b);
+    }
+    tu_rmtree(d);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -598,6 +646,7 @@ int main(void)
         cmocka_unit_test(test_ineligible),
         cmocka_unit_test(test_random_tables),
         cmocka_unit_test(test_threads_same_result),
+        cmocka_unit_test(test_output_same_for_threads),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

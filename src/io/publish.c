@@ -48,38 +48,76 @@ static int escape_append(strbuf *b, const char *s, size_t len, char delim)
     return 0;
 }
 
-/* Formats the text of every QI run: per class, and once for suppressed rows. */
-static int format_classes(publisher *pub, ak_error *err)
+/* Appends the run texts of class c (or of a suppressed row when star) to b,
+ * with their offsets in b to off[0 .. nruns). */
+static int format_class(const publisher *pub, size_t c, int star, strbuf *b, size_t *off)
+{
+    const partition *p = pub->p;
+    char value[4096];
+    uint32_t run = 0;
+    for (uint32_t g = 0; g < pub->nsegments; g++) {
+        const segment *seg = &pub->segments[g];
+        if (seg->copied) continue;
+        off[run++] = b->len;
+        for (uint32_t i = 0; i < seg->count; i++) {
+            uint32_t q = (uint32_t)pub->out_qi[seg->first + i];
+            size_t len = 1;
+            if (star) memcpy(value, RECODE_SUPPRESSED, 2);
+            else len = recode_value(pub->t, q, partition_lo(p, c)[q], partition_hi(p, c)[q], value, sizeof value);
+            if (len >= sizeof value) len = sizeof value - 1;
+            if ((i && strbuf_append(b, &pub->delim, 1) != 0) || escape_append(b, value, len, pub->delim) != 0)
+                return -1;
+        }
+    }
+    return 0;
+}
+
+/* Classes [first, last) formatted into their own text; offsets go to the
+ * shared class_off, relative to that text. */
+typedef struct format_job {
+    publisher *pub;
+    size_t first, last;
+    strbuf text;
+    int rc;
+} format_job;
+
+static void *format_classes_some(void *arg)
+{
+    format_job *job = arg;
+    job->rc = 0;
+    for (size_t c = job->first; c < job->last && job->rc == 0; c++)
+        job->rc = format_class(job->pub, c, 0, &job->text, job->pub->class_off + c * job->pub->nruns);
+    return NULL;
+}
+
+/* Formats the text of every QI run: per class (the values' lookups miss the
+ * cache, so two threads share the classes), and once for suppressed rows. */
+static int format_classes(publisher *pub, unsigned threads, ak_error *err)
 {
     const partition *p = pub->p;
     const size_t cells = p->nclasses * pub->nruns;
     pub->class_off = malloc((cells + 1) * sizeof *pub->class_off);
     pub->star_off = malloc((pub->nruns + 1) * sizeof *pub->star_off);
     if (!pub->class_off || !pub->star_off) return ak_err_nomem(err);
-    char value[4096];
-    for (size_t c = 0; c <= p->nclasses; c++) {
-        const int star = c == p->nclasses; /* the last round formats the suppressed runs */
-        strbuf *b = star ? &pub->star_text : &pub->class_text;
-        size_t *off = star ? pub->star_off : pub->class_off + c * pub->nruns;
-        uint32_t run = 0;
-        for (uint32_t g = 0; g < pub->nsegments; g++) {
-            const segment *seg = &pub->segments[g];
-            if (seg->copied) continue;
-            off[run++] = b->len;
-            for (uint32_t i = 0; i < seg->count; i++) {
-                uint32_t q = (uint32_t)pub->out_qi[seg->first + i];
-                size_t len = 1;
-                if (star) memcpy(value, RECODE_SUPPRESSED, 2);
-                else len = recode_value(pub->t, q, partition_lo(p, c)[q], partition_hi(p, c)[q], value, sizeof value);
-                if (len >= sizeof value) len = sizeof value - 1;
-                if ((i && strbuf_append(b, &pub->delim, 1) != 0) || escape_append(b, value, len, pub->delim) != 0)
-                    return ak_err_nomem(err);
-            }
-        }
-        if (star) pub->star_off[pub->nruns] = b->len;
+    if (format_class(pub, 0, 1, &pub->star_text, pub->star_off) != 0) return ak_err_nomem(err);
+    pub->star_off[pub->nruns] = pub->star_text.len;
+    const size_t half = threads > 1 && p->nclasses >= 4096 ? p->nclasses / 2 : p->nclasses;
+    format_job jobs[2] = {{pub, 0, half, {0}, 0}, {pub, half, p->nclasses, {0}, 0}};
+    pthread_t helper;
+    int helped = half < p->nclasses && pthread_create(&helper, NULL, format_classes_some, &jobs[1]) == 0;
+    format_classes_some(&jobs[0]);
+    if (helped) pthread_join(helper, NULL);
+    else format_classes_some(&jobs[1]);
+    int rc = jobs[0].rc || jobs[1].rc ? ak_err_nomem(err) : ANONKIT_OK;
+    pub->class_text = jobs[0].text;
+    if (rc == ANONKIT_OK) {
+        const size_t base = pub->class_text.len;
+        if (strbuf_append(&pub->class_text, jobs[1].text.data, jobs[1].text.len) != 0) rc = ak_err_nomem(err);
+        for (size_t i = half * pub->nruns; rc == ANONKIT_OK && i < cells; i++) pub->class_off[i] += base;
     }
+    strbuf_free(&jobs[1].text);
     pub->class_off[cells] = pub->class_text.len;
-    return ANONKIT_OK;
+    return rc;
 }
 
 /* Appends one output row to b from its class and its copied fields
@@ -212,7 +250,7 @@ int publish_write(const table *t, const partition *p, const publish_opts *opts, 
         }
         pub.out_qi[pub.nout++] = q;
     }
-    if ((rc = format_classes(&pub, err)) < 0) goto done;
+    if ((rc = format_classes(&pub, opts->threads, err)) < 0) goto done;
     if ((rc = csv_writer_open_stream(&writer, out, out_name, pub.delim, err)) < 0) goto done;
     for (uint32_t c = 0; c < t->ncolumns; c++)
         if (t->roles[c] != ROLE_IDENTIFIER &&
