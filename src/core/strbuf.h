@@ -4,6 +4,7 @@
 #ifndef AK_STRBUF_H
 #define AK_STRBUF_H
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,6 +17,7 @@ typedef struct strbuf {
 static inline int strbuf_reserve(strbuf *b, size_t extra)
 {
     if (b->len + extra <= b->cap) return 0;
+    if (extra > SIZE_MAX / 2 - b->len) return -1; /* the doubling below could not reach it */
     size_t cap = b->cap ? b->cap * 2 : 1 << 12;
     while (cap < b->len + extra) cap *= 2;
     char *p = realloc(b->data, cap);
