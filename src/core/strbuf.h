@@ -30,6 +30,7 @@ static inline int strbuf_reserve(strbuf *b, size_t extra)
 /* Appends bytes; returns 0 or -1. */
 static inline int strbuf_append(strbuf *b, const char *s, size_t len)
 {
+    if (len == 0) return 0; /* s may be NULL then (an empty strbuf's data) */
     if (strbuf_reserve(b, len) != 0) return -1;
     memcpy(b->data + b->len, s, len);
     b->len += len;

@@ -603,6 +603,7 @@ static int writer_drain(csv_writer *w, ak_error *err)
 
 static int writer_append(csv_writer *w, const char *data, size_t n, ak_error *err)
 {
+    if (n == 0) return ANONKIT_OK; /* data may be NULL then */
     while (n > w->cap - w->len) {
         size_t room = w->cap - w->len;
         memcpy(w->buf + w->len, data, room);
