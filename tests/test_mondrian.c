@@ -377,6 +377,31 @@ static void test_random_tables(void **state)
     assert_true(ineligible_runs > 10);
 }
 
+/* A job over files in/out with QIs qi, keeping input order. */
+static anonkit_job *small_job(const char *in, const char *out, const char *qi)
+{
+    anonkit_job *job = anonkit_job_create();
+    assert_non_null(job);
+    anonkit_job_set(job, ANONKIT_OPT_INPUT, in);
+    anonkit_job_set(job, ANONKIT_OPT_OUTPUT, out);
+    anonkit_job_set(job, ANONKIT_OPT_QI, qi);
+    anonkit_job_set(job, ANONKIT_OPT_KEEP_ORDER, "1");
+    return job;
+}
+
+/* Writes `input` to in, anonymizes it with job and checks the published text. */
+static void assert_published(anonkit_job *job, const char *in, const char *out, const char *input,
+                             const char *expected)
+{
+    tu_write_file(in, input);
+    anonkit_result *res = NULL;
+    if (anonkit_anonymize(job, &res) != ANONKIT_OK) fail_msg("%s", anonkit_errmsg(job));
+    char *text = tu_read_file(out, NULL);
+    assert_string_equal(text, expected);
+    free(text);
+    anonkit_result_free(res);
+}
+
 /* Median split, worked by hand: ages 1..8 (distinct), k = 2 gives four classes
  * of two: the lower median of 8 values is the 4th, so the root splits 1-4 | 5-8. */
 static void test_median_by_hand(void **state)
@@ -386,26 +411,12 @@ static void test_median_by_hand(void **state)
     char in[4200], out[4200];
     snprintf(in, sizeof in, "%s/in.csv", dir);
     snprintf(out, sizeof out, "%s/out.csv", dir);
-    tu_write_file(in, "age\n8\n1\n7\n2\n6\n3\n5\n4\n");
-    anonkit_job *job = anonkit_job_create();
-    anonkit_job_set(job, ANONKIT_OPT_INPUT, in);
-    anonkit_job_set(job, ANONKIT_OPT_OUTPUT, out);
-    anonkit_job_set(job, ANONKIT_OPT_QI, "age");
+    anonkit_job *job = small_job(in, out, "age");
     anonkit_job_set(job, ANONKIT_OPT_K, "2");
-    anonkit_job_set(job, ANONKIT_OPT_KEEP_ORDER, "1");
-    anonkit_result *res;
-    assert_int_equal(anonkit_anonymize(job, &res), ANONKIT_OK);
-    char *text = tu_read_file(out, NULL);
-    assert_string_equal(text, "age\n7-8\n1-2\n7-8\n1-2\n5-6\n3-4\n5-6\n3-4\n");
-    free(text);
-    anonkit_result_free(res);
+    assert_published(job, in, out, "age\n8\n1\n7\n2\n6\n3\n5\n4\n", "age\n7-8\n1-2\n7-8\n1-2\n5-6\n3-4\n5-6\n3-4\n");
     /* k = 3: 1-4 | 5-8 and then no allowable split (4 < 2k) */
     anonkit_job_set(job, ANONKIT_OPT_K, "3");
-    assert_int_equal(anonkit_anonymize(job, &res), ANONKIT_OK);
-    text = tu_read_file(out, NULL);
-    assert_string_equal(text, "age\n5-8\n1-4\n5-8\n1-4\n5-8\n1-4\n5-8\n1-4\n");
-    free(text);
-    anonkit_result_free(res);
+    assert_published(job, in, out, "age\n8\n1\n7\n2\n6\n3\n5\n4\n", "age\n5-8\n1-4\n5-8\n1-4\n5-8\n1-4\n5-8\n1-4\n");
     anonkit_job_free(job);
     tu_rmtree(dir);
 }
@@ -421,27 +432,12 @@ static void test_median_duplicates(void **state)
     char in[4200], out[4200];
     snprintf(in, sizeof in, "%s/in.csv", dir);
     snprintf(out, sizeof out, "%s/out.csv", dir);
-    anonkit_job *job = anonkit_job_create();
-    anonkit_job_set(job, ANONKIT_OPT_INPUT, in);
-    anonkit_job_set(job, ANONKIT_OPT_OUTPUT, out);
-    anonkit_job_set(job, ANONKIT_OPT_QI, "x");
+    anonkit_job *job = small_job(in, out, "x");
     anonkit_job_set(job, ANONKIT_OPT_K, "2");
-    anonkit_job_set(job, ANONKIT_OPT_KEEP_ORDER, "1");
-    anonkit_result *res;
-    tu_write_file(in, "x\n1\n2\n2\n2\n2\n3\n");
-    assert_int_equal(anonkit_anonymize(job, &res), ANONKIT_OK);
-    char *text = tu_read_file(out, NULL);
-    assert_string_equal(text, "x\n1-3\n1-3\n1-3\n1-3\n1-3\n1-3\n");
-    free(text);
-    anonkit_result_free(res);
-    tu_write_file(in, "x\n1\n1\n2\n2\n2\n3\n3\n");
-    assert_int_equal(anonkit_anonymize(job, &res), ANONKIT_OK);
-    text = tu_read_file(out, NULL);
+    assert_published(job, in, out, "x\n1\n2\n2\n2\n2\n3\n", "x\n1-3\n1-3\n1-3\n1-3\n1-3\n1-3\n");
     /* lhs {1,1,2,2,2} then splits again: median of 1,1,2,2,2 is 2, lhs {<=2} is all,
      * so lhs {<2} = {1,1} (2 rows) vs {2,2,2}: allowable. */
-    assert_string_equal(text, "x\n1\n1\n2\n2\n2\n3\n3\n");
-    free(text);
-    anonkit_result_free(res);
+    assert_published(job, in, out, "x\n1\n1\n2\n2\n2\n3\n3\n", "x\n1\n1\n2\n2\n2\n3\n3\n");
     anonkit_job_free(job);
     tu_rmtree(dir);
 }
@@ -460,41 +456,20 @@ static void test_l_diversity_split(void **state)
     char in[4200], out[4200];
     snprintf(in, sizeof in, "%s/in.csv", dir);
     snprintf(out, sizeof out, "%s/out.csv", dir);
-    anonkit_job *job = anonkit_job_create();
-    anonkit_job_set(job, ANONKIT_OPT_INPUT, in);
-    anonkit_job_set(job, ANONKIT_OPT_OUTPUT, out);
-    anonkit_job_set(job, ANONKIT_OPT_QI, "x");
+    anonkit_job *job = small_job(in, out, "x");
     anonkit_job_set(job, ANONKIT_OPT_SENSITIVE, "s");
     anonkit_job_set(job, ANONKIT_OPT_L, "2");
-    anonkit_job_set(job, ANONKIT_OPT_KEEP_ORDER, "1");
-    anonkit_result *res;
-    tu_write_file(in, "x,s\n1,a\n2,a\n3,a\n4,b\n5,b\n6,b\n");
-    assert_int_equal(anonkit_anonymize(job, &res), ANONKIT_OK);
-    assert_int_equal(anonkit_result_classes(res), 1);
-    anonkit_result_free(res);
-    tu_write_file(in, "x,s\n1,a\n2,b\n3,a\n4,a\n5,b\n6,b\n");
-    assert_int_equal(anonkit_anonymize(job, &res), ANONKIT_OK);
-    char *text = tu_read_file(out, NULL);
+    assert_published(job, in, out, "x,s\n1,a\n2,a\n3,a\n4,b\n5,b\n6,b\n", "x,s\n1-6,a\n1-6,a\n1-6,a\n1-6,b\n1-6,b\n1-6,b\n");
     /* {1,2,3}: a,b,a -> further: median 2: {1,2} a,b | {3} no; {<2}={1} no; sweep: no. */
-    assert_string_equal(text, "x,s\n1-3,a\n1-3,b\n1-3,a\n4-6,a\n4-6,b\n4-6,b\n");
-    free(text);
-    anonkit_result_free(res);
-    /* The sweep: a,a,b,b,a,b,a,b with x = 1..8 and l = 2: the median cut x <= 4
-     * gives {a,a,b,b} | {a,b,a,b}, allowable. Left {a,a,b,b}: median x <= 2 gives
-     * {a,a} no, x <= 1 no; sweep: x <= 3 leaves {b} alone, none: one class.
-     * Right {5..8}: a,b,a,b: median x <= 6: {a,b} | {a,b}: allowable. */
-    tu_write_file(in, "x,s\n1,a\n2,a\n3,b\n4,b\n5,a\n6,b\n7,a\n8,b\n");
-    assert_int_equal(anonkit_anonymize(job, &res), ANONKIT_OK);
-    text = tu_read_file(out, NULL);
-    assert_string_equal(text, "x,s\n1-4,a\n1-4,a\n1-4,b\n1-4,b\n5-6,a\n5-6,b\n7-8,a\n7-8,b\n");
-    free(text);
-    anonkit_result_free(res);
-    /* A case only the sweep solves: s = a,b,b,b,a,a,a,b (x = 1..8), l = 2.
-     * Median cut x <= 4: {a,b,b,b} | {a,a,a,b}: allowable anyway. Use instead
-     * s = a,a,a,a,b,b,b,b plus x = 1..8 and x=9 with s=a... keep it simple:
-     * x = 1..5, s = a,b,a,a,b: median x <= 3 {a,b,a} | {a,b} allowable. The
-     * sweep is exercised by the random property test, which checks minimality
-     * for every model by brute force. */
+    assert_published(job, in, out, "x,s\n1,a\n2,b\n3,a\n4,a\n5,b\n6,b\n", "x,s\n1-3,a\n1-3,b\n1-3,a\n4-6,a\n4-6,b\n4-6,b\n");
+    /* a,a,b,b,a,b,a,b with x = 1..8 and l = 2: the median cut x <= 4 gives
+     * {a,a,b,b} | {a,b,a,b}, allowable. Left {a,a,b,b}: median x <= 2 gives
+     * {a,a} no, x <= 1 no; the sweep: x <= 3 leaves {b} alone: one class.
+     * Right {5..8}: a,b,a,b: median x <= 6: {a,b} | {a,b}: allowable. The sweep
+     * itself is exercised by the random property test, which checks
+     * minimality for every model by brute force. */
+    assert_published(job, in, out, "x,s\n1,a\n2,a\n3,b\n4,b\n5,a\n6,b\n7,a\n8,b\n",
+                     "x,s\n1-4,a\n1-4,a\n1-4,b\n1-4,b\n5-6,a\n5-6,b\n7-8,a\n7-8,b\n");
     anonkit_job_free(job);
     tu_rmtree(dir);
 }

@@ -23,14 +23,10 @@ static const char help[] =
 
 int cli_check(int argc, char **argv)
 {
-    anonkit_job *job = anonkit_job_create();
-    if (!job) {
-        fputs("anonkit: out of memory\n", stderr);
-        return CLI_INTERNAL_ERROR;
-    }
     char *positional[1];
     int npositional = 0, exit_code = CLI_OK;
-    if (cli_parse_job(argc, argv, job, help, positional, 1, &npositional, &exit_code) < 0) goto done;
+    anonkit_job *job = cli_open_job(argc, argv, help, positional, 1, &npositional, &exit_code);
+    if (!job) return exit_code;
     if (npositional != 1) {
         fputs("anonkit: check needs the published file (see --help)\n", stderr);
         exit_code = CLI_USER_ERROR;

@@ -9,12 +9,12 @@
 /* Exit codes (DESIGN.md §8). */
 enum { CLI_OK = 0, CLI_USER_ERROR = 1, CLI_INTERNAL_ERROR = 2 };
 
-/* Parses the job options of argv into job (a --job file first, so that
- * command-line options override it), leaving the positional arguments in
- * positional[0..*npositional). `help` is printed for --help. Returns -1 when
- * the command should exit with *exit_code. */
-int cli_parse_job(int argc, char **argv, anonkit_job *job, const char *help, char **positional,
-                  int max_positional, int *npositional, int *exit_code);
+/* A new job with the options of argv in it (a --job file first, so that
+ * command-line options override it) and the positional arguments in
+ * positional[0..*npositional); or NULL when the command should exit with
+ * *exit_code (--help printed `help`, a bad option, no memory). */
+anonkit_job *cli_open_job(int argc, char **argv, const char *help, char **positional, int max_positional,
+                          int *npositional, int *exit_code);
 
 /* Prints "anonkit: message" for a failed call and returns the exit code. */
 int cli_fail(const anonkit_job *job, int status);

@@ -37,8 +37,8 @@ int cli_fail(const anonkit_job *job, int status)
     return status == ANONKIT_E_NOMEM || status == ANONKIT_E_INTERNAL ? CLI_INTERNAL_ERROR : CLI_USER_ERROR;
 }
 
-int cli_parse_job(int argc, char **argv, anonkit_job *job, const char *help, char **positional,
-                  int max_positional, int *npositional, int *exit_code)
+static int parse_job(int argc, char **argv, anonkit_job *job, const char *help, char **positional,
+                     int max_positional, int *npositional, int *exit_code)
 {
     /* First pass: --help and the job file, which the other options override. */
     for (int i = 1; i < argc; i++) {
@@ -93,4 +93,20 @@ int cli_parse_job(int argc, char **argv, anonkit_job *job, const char *help, cha
         positional[(*npositional)++] = argv[i];
     }
     return 0;
+}
+
+anonkit_job *cli_open_job(int argc, char **argv, const char *help, char **positional, int max_positional,
+                          int *npositional, int *exit_code)
+{
+    anonkit_job *job = anonkit_job_create();
+    if (!job) {
+        fputs("anonkit: out of memory\n", stderr);
+        *exit_code = CLI_INTERNAL_ERROR;
+        return NULL;
+    }
+    if (parse_job(argc, argv, job, help, positional, max_positional, npositional, exit_code) < 0) {
+        anonkit_job_free(job);
+        return NULL;
+    }
+    return job;
 }
