@@ -28,21 +28,6 @@
 #include "metrics/metrics.h"
 #include "testutil.h"
 
-static char dir[4096];
-
-static int setup(void **state)
-{
-    (void)state;
-    snprintf(dir, sizeof dir, "%s", tu_mkdtemp());
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    tu_rmtree(dir);
-    return 0;
-}
 
 #define EPS 1e-12
 
@@ -84,8 +69,8 @@ static char hand_csv_path[4200], hand_hier_path[4200];
 
 static table *load_hand(void)
 {
-    snprintf(hand_csv_path, sizeof hand_csv_path, "%s/hand.csv", dir);
-    snprintf(hand_hier_path, sizeof hand_hier_path, "%s/edu.csv", dir);
+    snprintf(hand_csv_path, sizeof hand_csv_path, "%s/hand.csv", tu_group_dir);
+    snprintf(hand_hier_path, sizeof hand_hier_path, "%s/edu.csv", tu_group_dir);
     tu_write_file(hand_csv_path, HAND_CSV);
     tu_write_file(hand_hier_path, HAND_HIER);
     const char *names[] = {"age", "zip", "edu"};
@@ -368,7 +353,7 @@ static void test_ncp_of_published(void **state)
 static void test_ncp_of_published_signs(void **state)
 {
     (void)state;
-    const char *csv = tu_path(dir, "signs.csv"), *h = tu_path(dir, "chain.csv");
+    const char *csv = tu_path(tu_group_dir, "signs.csv"), *h = tu_path(tu_group_dir, "chain.csv");
     /* n: -5 -3 0 5 (range 10); d: 1.5 2.25 3 (range 1.5); one: always 7;
      * c: X has the single leaf x, Y covers y and z */
     tu_write_file(csv, "n,d,one,c\n-3,2.25,7,y\n5,1.5,7,x\n-5,3,7,z\n0,3,7,x\n");
@@ -453,7 +438,7 @@ static void test_metrics_of_published_by_hand(void **state)
     (void)state;
     table *t = load_hand(); /* writes the files */
     table_free(t);
-    const char *pub = tu_path(dir, "hand_pub.csv");
+    const char *pub = tu_path(tu_group_dir, "hand_pub.csv");
     tu_write_file(pub, "age,zip,edu,s\n"
                        "35-45,200-250,Uni,b\n"
                        "20-30,100-150,School,a\n"
@@ -759,5 +744,5 @@ int main(void)
         cmocka_unit_test(test_metrics_of_published_by_hand),
         cmocka_unit_test(test_report_agrees_with_published),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, tu_group_setup, tu_group_teardown);
 }

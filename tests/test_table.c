@@ -18,27 +18,12 @@
 #include "core/table.h"
 #include "testutil.h"
 
-static char dir[4096];
-
-static int setup(void **state)
-{
-    (void)state;
-    snprintf(dir, sizeof dir, "%s", tu_mkdtemp());
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    tu_rmtree(dir);
-    return 0;
-}
 
 /* Loads text as a table with the given QIs (hierarchy file per QI or NULL). */
 static int load(const char *text, size_t nqi, const char **qi, const char **hier, const char *sensitive,
                 table **t, ak_error *err)
 {
-    const char *path = tu_path(dir, "in.csv");
+    const char *path = tu_path(tu_group_dir, "in.csv");
     tu_write_file(path, text);
     table_spec spec = {0};
     spec.path = path;
@@ -165,7 +150,7 @@ static void test_random_ranks(void **state)
 static void test_categorical_and_sensitive(void **state)
 {
     (void)state;
-    const char *hpath = tu_path(dir, "h.csv");
+    const char *hpath = tu_path(tu_group_dir, "h.csv");
     /* file order interleaves the groups; codes follow the tree */
     tu_write_file(hpath, "a1;A;*\nb1;B;*\na2;A;*\n");
     const char *qi[] = {"c"};
@@ -202,7 +187,7 @@ static void test_bad_input(void **state)
     assert_int_equal(load("", 1, qi, NULL, NULL, &t, &err), ANONKIT_E_INPUT);
     assert_null(t);
     /* values missing from the hierarchy: the first with its line, up to 10 listed */
-    const char *hpath = tu_path(dir, "h2.csv");
+    const char *hpath = tu_path(tu_group_dir, "h2.csv");
     tu_write_file(hpath, "x;*\ny;*\n");
     const char *hier[] = {hpath};
     char text[2048] = "a\nx\n";
@@ -255,9 +240,9 @@ static void assert_same_table(const table *a, const table *b)
 static void test_parallel_read(void **state)
 {
     (void)state;
-    const char *hpath = tu_path(dir, "hc.csv");
+    const char *hpath = tu_path(tu_group_dir, "hc.csv");
     tu_write_file(hpath, "a;A;*\nb;A;*\nc;B;*\n");
-    const char *path = tu_path(dir, "big.csv");
+    const char *path = tu_path(tu_group_dir, "big.csv");
     char hcopy[4200], pcopy[4200];
     snprintf(hcopy, sizeof hcopy, "%s", hpath);
     snprintf(pcopy, sizeof pcopy, "%s", path);
@@ -309,5 +294,5 @@ int main(void)
         cmocka_unit_test(test_bad_input),
         cmocka_unit_test(test_parallel_read),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, tu_group_setup, tu_group_teardown);
 }

@@ -18,6 +18,22 @@ const char *tu_mkdtemp(void)
     return path;
 }
 
+char tu_group_dir[4096];
+
+int tu_group_setup(void **state)
+{
+    (void)state;
+    snprintf(tu_group_dir, sizeof tu_group_dir, "%s", tu_mkdtemp());
+    return 0;
+}
+
+int tu_group_teardown(void **state)
+{
+    (void)state;
+    tu_rmtree(tu_group_dir);
+    return 0;
+}
+
 void tu_rmtree(const char *path)
 {
     char cmd[4200];

@@ -9,6 +9,12 @@
 /* Creates a fresh private folder under $TMPDIR (or /tmp); the returned path is
  * static storage valid until the next call. Aborts the test program on failure. */
 const char *tu_mkdtemp(void);
+/* A private folder for a whole cmocka group: tu_group_setup creates it as
+ * tu_group_dir, tu_group_teardown removes it (pass them to
+ * cmocka_run_group_tests). */
+extern char tu_group_dir[4096];
+int tu_group_setup(void **state);
+int tu_group_teardown(void **state);
 /* Removes a folder and everything in it (rm -rf). */
 void tu_rmtree(const char *path);
 /* Writes text to path (aborts on failure). */
