@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <jansson.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -103,11 +104,26 @@ int job_fail(anonkit_job *job)
     return job->err.code ? job->err.code : ANONKIT_E_INTERNAL;
 }
 
-static int usage_error(anonkit_job *job, const char *fmt, const char *a, const char *b)
+static int usage_error(anonkit_job *job, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+static int usage_error(anonkit_job *job, const char *fmt, ...)
 {
     char msg[600];
-    snprintf(msg, sizeof msg, fmt, a, b);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
     ak_err_set(&job->err, ANONKIT_E_USAGE, NULL, 0, 0, "%s", msg);
+    return job_fail(job);
+}
+
+static int out_of_memory(anonkit_job *job)
+{
+    ak_err_nomem(&job->err);
     return job_fail(job);
 }
 
@@ -115,8 +131,7 @@ static int set_string(anonkit_job *job, char **slot, const char *value)
 {
     char *copy = strdup(value);
     if (!copy) {
-        ak_err_nomem(&job->err);
-        return job_fail(job);
+        return out_of_memory(job);
     }
     free(*slot);
     *slot = copy;
@@ -136,8 +151,7 @@ static int append_names(anonkit_job *job, strlist *list, const char *value, cons
         size_t len = end ? (size_t)(end - p) : strlen(p);
         if (len == 0) return usage_error(job, "--%s: empty name in '%s'", option, value);
         if (strlist_push(list, p, len) != 0) {
-            ak_err_nomem(&job->err);
-            return job_fail(job);
+            return out_of_memory(job);
         }
         if (!end) return ANONKIT_OK;
         p = end + 1;
@@ -179,7 +193,7 @@ static int load_job_file(anonkit_job *job, const char *path);
 int anonkit_job_set(anonkit_job *job, anonkit_option option, const char *value)
 {
     if (!job) return ANONKIT_E_USAGE;
-    if (!value) return usage_error(job, "--%s needs a value%s", anonkit_option_name(option), "");
+    if (!value) return usage_error(job, "--%s needs a value", anonkit_option_name(option));
     const char *name = anonkit_option_name(option);
     switch (option) {
     case ANONKIT_OPT_INPUT: return set_string(job, &job->input, value);
@@ -201,25 +215,24 @@ int anonkit_job_set(anonkit_job *job, anonkit_option option, const char *value)
         }
         const char *eq = strchr(value, '=');
         if (!eq || eq == value || !eq[1])
-            return usage_error(job, "--hierarchy: expected ATTRIBUTE=FILE, got '%s'%s", value, "");
+            return usage_error(job, "--hierarchy: expected ATTRIBUTE=FILE, got '%s'", value);
         if (strlist_push(&job->hierarchy_attrs, value, (size_t)(eq - value)) != 0 ||
             strlist_push(&job->hierarchy_paths, eq + 1, strlen(eq + 1)) != 0) {
-            ak_err_nomem(&job->err);
-            return job_fail(job);
+            return out_of_memory(job);
         }
         return ANONKIT_OK;
     }
     case ANONKIT_OPT_K: {
         uint64_t k;
         if (parse_u64(value, &k) != 0 || k < 1)
-            return usage_error(job, "--k must be a whole number of at least 1, not '%s'%s", value, "");
+            return usage_error(job, "--k must be a whole number of at least 1, not '%s'", value);
         job->model.k = k;
         return ANONKIT_OK;
     }
     case ANONKIT_OPT_L: {
         double l;
         if (parse_double(value, &l) != 0 || l < 1)
-            return usage_error(job, "--l must be a number of at least 1, not '%s'%s", value, "");
+            return usage_error(job, "--l must be a number of at least 1, not '%s'", value);
         job->model.l = l;
         return ANONKIT_OK;
     }
@@ -234,23 +247,23 @@ int anonkit_job_set(anonkit_job *job, anonkit_option option, const char *value)
     case ANONKIT_OPT_C: {
         double c;
         if (parse_double(value, &c) != 0 || !(c > 0))
-            return usage_error(job, "--c must be a positive number, not '%s'%s", value, "");
+            return usage_error(job, "--c must be a positive number, not '%s'", value);
         job->model.c = c;
         return ANONKIT_OK;
     }
     case ANONKIT_OPT_SEED:
         if (parse_u64(value, &job->seed) != 0)
-            return usage_error(job, "--seed must be a whole number, not '%s'%s", value, "");
+            return usage_error(job, "--seed must be a whole number, not '%s'", value);
         job->seed_set = 1;
         return ANONKIT_OK;
     case ANONKIT_OPT_KEEP_ORDER:
         if (parse_bool(value, &job->keep_order) != 0)
-            return usage_error(job, "--keep-order: expected true or false, not '%s'%s", value, "");
+            return usage_error(job, "--keep-order: expected true or false, not '%s'", value);
         return ANONKIT_OK;
     case ANONKIT_OPT_DELIMITER:
         if (!strcmp(value, "\\t") || !strcmp(value, "tab")) value = "\t";
         if (strlen(value) != 1 || value[0] == '"' || value[0] == '\n' || value[0] == '\r')
-            return usage_error(job, "--delimiter must be one character (not a quote or line end), not '%s'%s", value, "");
+            return usage_error(job, "--delimiter must be one character (not a quote or line end), not '%s'", value);
         job->delimiter = value[0];
         return ANONKIT_OK;
     case ANONKIT_OPT_WEIGHTS: {
@@ -262,16 +275,15 @@ int anonkit_job_set(anonkit_job *job, anonkit_option option, const char *value)
             char number[64];
             double w;
             if (!eq || eq == p || (size_t)(p + len - eq - 1) >= sizeof number)
-                return usage_error(job, "--weights: expected ATTR=WEIGHT,..., got '%s'%s", value, "");
+                return usage_error(job, "--weights: expected ATTR=WEIGHT,..., got '%s'", value);
             memcpy(number, eq + 1, (size_t)(p + len - eq - 1));
             number[p + len - eq - 1] = '\0';
             if (parse_double(number, &w) != 0 || w < 0)
-                return usage_error(job, "--weights: '%s' is not a non-negative number%s", number, "");
+                return usage_error(job, "--weights: '%s' is not a non-negative number", number);
             double *values = realloc(job->weight_values, (job->weight_attrs.count + 1) * sizeof *values);
             if (!values || strlist_push(&job->weight_attrs, p, (size_t)(eq - p)) != 0) {
                 if (values) job->weight_values = values;
-                ak_err_nomem(&job->err);
-                return job_fail(job);
+                return out_of_memory(job);
             }
             job->weight_values = values;
             job->weight_values[job->weight_attrs.count - 1] = w;
@@ -283,13 +295,13 @@ int anonkit_job_set(anonkit_job *job, anonkit_option option, const char *value)
     case ANONKIT_OPT_THREADS: {
         uint64_t n;
         if (parse_u64(value, &n) != 0 || n > 1024)
-            return usage_error(job, "--threads must be a whole number from 0 (one per core) to 1024, not '%s'%s", value, "");
+            return usage_error(job, "--threads must be a whole number from 0 (one per core) to 1024, not '%s'", value);
         job->threads = (unsigned)n;
         return ANONKIT_OK;
     }
     case ANONKIT_OPT__COUNT: break;
     }
-    return usage_error(job, "unknown option%s%s", "", "");
+    return usage_error(job, "unknown option");
 }
 
 /* A path from a job file, taken relative to the job file's folder. */

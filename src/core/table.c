@@ -117,7 +117,6 @@ static int read_header(table *t, csv_reader *reader, const table_spec *spec, ak_
 /* Per-QI state while streaming. */
 typedef struct qi_reader {
     numdict numbers;     /* numeric: the values seen */
-    uint32_t missing;    /* categorical: values absent from the hierarchy */
 } qi_reader;
 
 typedef struct missing_value {
