@@ -23,23 +23,6 @@
  * changes it the tests still pass but aim at the wrong spot. */
 #define READER_BLOCK ((size_t)1 << 20)
 
-static const char *g_dir;
-
-static int group_setup(void **state)
-{
-    (void)state;
-    static char dir[4096];
-    snprintf(dir, sizeof dir, "%s", tu_mkdtemp());
-    g_dir = dir;
-    return 0;
-}
-
-static int group_teardown(void **state)
-{
-    (void)state;
-    tu_rmtree(g_dir);
-    return 0;
-}
 
 static void write_bytes(const char *path, const char *data, size_t len)
 {
@@ -55,7 +38,7 @@ static csv_reader *open_text_n(const char *text, size_t len, char delim)
     static int n;
     char name[64];
     snprintf(name, sizeof name, "in%d.csv", n++);
-    const char *path = tu_path(g_dir, name);
+    const char *path = tu_path(tu_group_dir, name);
     write_bytes(path, text, len);
     csv_reader *r = NULL;
     ak_error err;
@@ -271,7 +254,7 @@ static void test_other_delimiters(void **state)
 
     csv_reader *bad = NULL;
     ak_error err;
-    assert_int_equal(csv_reader_open(&bad, tu_path(g_dir, "x.csv"), '"', &err), ANONKIT_E_USAGE);
+    assert_int_equal(csv_reader_open(&bad, tu_path(tu_group_dir, "x.csv"), '"', &err), ANONKIT_E_USAGE);
     assert_null(bad);
 }
 
@@ -478,7 +461,7 @@ static void test_open_errors(void **state)
     csv_reader *r = NULL;
     ak_error err;
     ak_err_clear(&err);
-    assert_int_equal(csv_reader_open(&r, tu_path(g_dir, "missing.csv"), ',', &err), ANONKIT_E_IO);
+    assert_int_equal(csv_reader_open(&r, tu_path(tu_group_dir, "missing.csv"), ',', &err), ANONKIT_E_IO);
     assert_null(r);
     assert_non_null(strstr(err.message, strerror(ENOENT)));
     assert_non_null(strstr(err.file, "missing.csv"));
@@ -487,7 +470,7 @@ static void test_open_errors(void **state)
     assert_null(r);
 
     /* A folder opens but cannot be read. */
-    if (csv_reader_open(&r, g_dir, ',', &err) == ANONKIT_OK) {
+    if (csv_reader_open(&r, tu_group_dir, ',', &err) == ANONKIT_OK) {
         csv_record rec;
         ak_err_clear(&err);
         assert_int_equal(csv_read(r, &rec, &err), ANONKIT_E_IO);
@@ -502,7 +485,7 @@ static void test_open_errors(void **state)
 static void test_stream(void **state)
 {
     (void)state;
-    const char *path = tu_path(g_dir, "stream.csv");
+    const char *path = tu_path(tu_group_dir, "stream.csv");
     tu_write_file(path, "1,2\n3,4\n");
     FILE *f = fopen(path, "rb");
     assert_non_null(f);
@@ -524,7 +507,7 @@ static void test_stream(void **state)
 
 static char *write_records(char delim, void (*body)(csv_writer *), size_t *len)
 {
-    const char *path = tu_path(g_dir, "out.csv");
+    const char *path = tu_path(tu_group_dir, "out.csv");
     FILE *f = fopen(path, "wb");
     assert_non_null(f);
     csv_writer *w = NULL;
@@ -674,7 +657,7 @@ static void test_round_trip_property(void **state)
     const int nrec = 30000;
     for (size_t d = 0; d < sizeof delims; d++) {
         uint64_t seed = 0x5eed0000u + d;
-        const char *path = tu_path(g_dir, "roundtrip.csv");
+        const char *path = tu_path(tu_group_dir, "roundtrip.csv");
         FILE *f = fopen(path, "wb");
         assert_non_null(f);
         csv_writer *w = NULL;
@@ -728,7 +711,7 @@ static void test_writer_matches_escape(void **state)
     static char field[400];
     char esc[2 * 400 + 2];
     tu_rng rng = {42};
-    const char *path = tu_path(g_dir, "escape.csv");
+    const char *path = tu_path(tu_group_dir, "escape.csv");
     for (int i = 0; i < 2000; i++) {
         FILE *f = fopen(path, "wb");
         assert_non_null(f);
@@ -815,5 +798,5 @@ int main(void)
         cmocka_unit_test(test_writer_matches_escape),
         cmocka_unit_test(test_write_error),
     };
-    return cmocka_run_group_tests(tests, group_setup, group_teardown);
+    return cmocka_run_group_tests(tests, tu_group_setup, tu_group_teardown);
 }

@@ -20,23 +20,6 @@
 
 #define DATA(name) ANONKIT_SOURCE_DIR "/tests/data/" name
 
-static const char *tmpdir;
-
-static int group_setup(void **state)
-{
-    (void)state;
-    static char dir[4096];
-    snprintf(dir, sizeof dir, "%s", tu_mkdtemp());
-    tmpdir = dir;
-    return 0;
-}
-
-static int group_teardown(void **state)
-{
-    (void)state;
-    tu_rmtree(tmpdir);
-    return 0;
-}
 
 static hier *load_ok(const char *path)
 {
@@ -55,7 +38,7 @@ static hier *load_ok(const char *path)
 
 static hier *load_text_ok(const char *name, const char *text)
 {
-    const char *path = tu_path(tmpdir, name);
+    const char *path = tu_path(tu_group_dir, name);
     tu_write_file(path, text);
     return load_ok(path);
 }
@@ -63,7 +46,7 @@ static hier *load_text_ok(const char *name, const char *text)
 /* Loads text that must be rejected; returns the error record. */
 static ak_error load_text_err(const char *name, const char *text, int want_code)
 {
-    const char *path = tu_path(tmpdir, name);
+    const char *path = tu_path(tu_group_dir, name);
     tu_write_file(path, text);
     hier *h = (hier *)1;
     ak_error err;
@@ -636,7 +619,7 @@ static void test_empty_and_missing(void **state)
     e = load_text_err("empty2.csv", "\n\n", ANONKIT_E_INPUT);
     assert_contains(e.message, "empty");
 
-    const char *missing = tu_path(tmpdir, "no-such-file.csv");
+    const char *missing = tu_path(tu_group_dir, "no-such-file.csv");
     hier *h = (hier *)1;
     ak_error err;
     ak_err_clear(&err);
@@ -647,8 +630,8 @@ static void test_empty_and_missing(void **state)
     assert_contains(err.file, "no-such-file.csv");
     /* NULL error record: only the status. */
     assert_int_equal(hier_load(&h, missing, NULL), ANONKIT_E_IO);
-    tu_write_file(tu_path(tmpdir, "dup4.csv"), "a\nb\na\n");
-    assert_int_equal(hier_load(&h, tu_path(tmpdir, "dup4.csv"), NULL), ANONKIT_E_INPUT);
+    tu_write_file(tu_path(tu_group_dir, "dup4.csv"), "a\nb\na\n");
+    assert_int_equal(hier_load(&h, tu_path(tu_group_dir, "dup4.csv"), NULL), ANONKIT_E_INPUT);
 }
 
 /* ---- random trees ------------------------------------------------------------ */
@@ -835,5 +818,5 @@ int main(void)
         cmocka_unit_test(test_empty_and_missing),
         cmocka_unit_test(test_random_trees),
     };
-    return cmocka_run_group_tests(tests, group_setup, group_teardown);
+    return cmocka_run_group_tests(tests, tu_group_setup, tu_group_teardown);
 }
