@@ -193,6 +193,17 @@ static void *compose_rows(void *arg)
 /* Rows composed per block; two blocks at a time are composed in parallel. */
 #define PUBLISH_BLOCK_ROWS 65536
 
+/* Appends the escaped copied fields of rec to b, their offsets to off[0 .. ncopied). */
+static int append_copied(const publisher *pub, const csv_record *rec, strbuf *b, size_t *off)
+{
+    for (uint32_t j = 0; j < pub->ncopied; j++) {
+        off[j] = b->len;
+        const csv_field *f = &rec->fields[pub->copied_col[j]];
+        if (escape_append(b, f->data, f->len, pub->delim) != 0) return -1;
+    }
+    return 0;
+}
+
 static void publisher_free(publisher *pub)
 {
     free(pub->out_qi);
@@ -289,11 +300,7 @@ int publish_write(const table *t, const partition *p, const publish_opts *opts, 
             if (r >= n || rec.count != t->ncolumns) { rc = input_changed(t, rec.line, err); goto done; }
             if (next < nwrite && order[next] == r) {
                 copied.len = 0;
-                for (uint32_t j = 0; j < k; j++) {
-                    local_off[j] = copied.len;
-                    const csv_field *f = &rec.fields[pub.copied_col[j]];
-                    if (escape_append(&copied, f->data, f->len, pub.delim) != 0) { rc = ak_err_nomem(err); goto done; }
-                }
+                if (append_copied(&pub, &rec, &copied, local_off) != 0) { rc = ak_err_nomem(err); goto done; }
                 local_off[k] = copied.len;
                 pub.line.len = 0;
                 if (compose_row(&pub, &pub.line, p->class_of[r], copied.data, local_off) != 0) { rc = ak_err_nomem(err); goto done; }
@@ -314,11 +321,7 @@ int publish_write(const table *t, const partition *p, const publish_opts *opts, 
             size_t r = 0;
             while ((rc = csv_read(reader, &rec, err)) == 1) {
                 if (r >= n || rec.count != t->ncolumns) { rc = input_changed(t, rec.line, err); goto done; }
-                for (uint32_t j = 0; j < k; j++) {
-                    copied_off[r * k + j] = copied.len;
-                    const csv_field *f = &rec.fields[pub.copied_col[j]];
-                    if (escape_append(&copied, f->data, f->len, pub.delim) != 0) { rc = ak_err_nomem(err); goto done; }
-                }
+                if (append_copied(&pub, &rec, &copied, copied_off + r * k) != 0) { rc = ak_err_nomem(err); goto done; }
                 r++;
             }
             if (rc < 0) goto done;
