@@ -20,21 +20,36 @@ void partition_free(partition *p)
     free(p->class_of);
     free(p->lo);
     free(p->hi);
+    free(p->rlo);
+    free(p->rhi);
     free(p->count);
     memset(p, 0, sizeof *p);
+}
+
+/* Grows *codes to cap classes of nqi codes. */
+static int grow_codes(uint32_t **codes, size_t cap, uint32_t nqi, ak_error *err)
+{
+    uint32_t *grown = realloc(*codes, (cap * nqi > 0 ? cap * nqi : 1) * sizeof *grown);
+    if (!grown) return ak_err_nomem(err);
+    *codes = grown;
+    return ANONKIT_OK;
 }
 
 int partition_add_class(partition *p, const uint32_t *lo, const uint32_t *hi, uint64_t count,
                         uint32_t *id, ak_error *err)
 {
+    return partition_add_class_in(p, lo, hi, lo, hi, count, id, err);
+}
+
+int partition_add_class_in(partition *p, const uint32_t *lo, const uint32_t *hi, const uint32_t *rlo,
+                           const uint32_t *rhi, uint64_t count, uint32_t *id, ak_error *err)
+{
     if (p->nclasses == p->cap) {
         size_t cap = p->cap ? p->cap * 2 : 1024;
-        uint32_t *nlo = realloc(p->lo, cap * p->nqi * sizeof *nlo);
-        if (!nlo) return ak_err_nomem(err);
-        p->lo = nlo;
-        uint32_t *nhi = realloc(p->hi, cap * p->nqi * sizeof *nhi);
-        if (!nhi) return ak_err_nomem(err);
-        p->hi = nhi;
+        AK_CHECK(grow_codes(&p->lo, cap, p->nqi, err));
+        AK_CHECK(grow_codes(&p->hi, cap, p->nqi, err));
+        AK_CHECK(grow_codes(&p->rlo, cap, p->nqi, err));
+        AK_CHECK(grow_codes(&p->rhi, cap, p->nqi, err));
         uint64_t *ncount = realloc(p->count, cap * sizeof *ncount);
         if (!ncount) return ak_err_nomem(err);
         p->count = ncount;
@@ -43,6 +58,8 @@ int partition_add_class(partition *p, const uint32_t *lo, const uint32_t *hi, ui
     size_t c = p->nclasses++;
     memcpy(p->lo + c * p->nqi, lo, p->nqi * sizeof *lo);
     memcpy(p->hi + c * p->nqi, hi, p->nqi * sizeof *hi);
+    memcpy(p->rlo + c * p->nqi, rlo, p->nqi * sizeof *rlo);
+    memcpy(p->rhi + c * p->nqi, rhi, p->nqi * sizeof *rhi);
     p->count[c] = count;
     *id = (uint32_t)c;
     return ANONKIT_OK;

@@ -3,7 +3,10 @@
  * class_of[row] names the equivalence class of every input row (or
  * PARTITION_SUPPRESSED). Each class has its row count and its box: per QI the
  * lowest and highest code among its rows, which the writer turns into a range
- * or a hierarchy label. */
+ * or a hierarchy label. A class made by recursive partitioning also has its
+ * region: the code ranges of the part of the domain its leaf of the partition
+ * tree covers (000 §1.2, Figure 2), which the recoding rules publish; the
+ * regions of all classes cover the whole domain. */
 #ifndef AK_PARTITION_H
 #define AK_PARTITION_H
 
@@ -20,6 +23,7 @@ typedef struct partition {
     uint32_t *class_of;  /* per row */
     size_t nclasses, cap;
     uint32_t *lo, *hi;   /* per class, nqi codes each: lo[c * nqi + q] */
+    uint32_t *rlo, *rhi; /* per class region, nqi codes each; the box when no region was given */
     uint64_t *count;     /* rows per class */
     uint64_t suppressed; /* rows with class PARTITION_SUPPRESSED */
 } partition;
@@ -29,7 +33,12 @@ void partition_free(partition *p);
 /* Appends a class with box [lo, hi] and returns its id in *id. */
 int partition_add_class(partition *p, const uint32_t *lo, const uint32_t *hi, uint64_t count,
                         uint32_t *id /* OUT */, ak_error *err);
+/* The same with the class's region [rlo, rhi]. */
+int partition_add_class_in(partition *p, const uint32_t *lo, const uint32_t *hi, const uint32_t *rlo,
+                           const uint32_t *rhi, uint64_t count, uint32_t *id /* OUT */, ak_error *err);
 static inline const uint32_t *partition_lo(const partition *p, size_t c) { return p->lo + c * p->nqi; }
 static inline const uint32_t *partition_hi(const partition *p, size_t c) { return p->hi + c * p->nqi; }
+static inline const uint32_t *partition_rlo(const partition *p, size_t c) { return p->rlo + c * p->nqi; }
+static inline const uint32_t *partition_rhi(const partition *p, size_t c) { return p->rhi + c * p->nqi; }
 
 #endif

@@ -45,6 +45,10 @@ void table_free(table *t)
     free(t->qi);
     free(t->sensitive_codes);
     strmap_free(&t->sensitive_dict);
+    free(t->sensitive_values);
+    free(t->class_codes);
+    strmap_free(&t->class_dict);
+    free(t->target_values);
     free(t);
 }
 
@@ -83,6 +87,22 @@ static int assign_role(table *t, const char *what, const char *name, column_role
     return ANONKIT_OK;
 }
 
+/* Finds the column of a class label or target (none when name is NULL); it
+ * may not also be a QI, sensitive or an identifier. */
+static int find_plain_column(table *t, const char *what, const char *name, int *column, ak_error *err)
+{
+    *column = -1;
+    if (!name) return ANONKIT_OK;
+    int c = find_column(t, name);
+    if (c < 0) return unknown_column(t, what, name, err);
+    if (t->roles[c] != ROLE_OTHER)
+        return ak_err_set(err, ANONKIT_E_USAGE, t->display_name, 1, 0,
+                          "column '%s' is %s and cannot also be a quasi-identifier, sensitive or an identifier",
+                          name, what);
+    *column = c;
+    return ANONKIT_OK;
+}
+
 /* Reads the header row and resolves the column roles of spec. */
 static int read_header(table *t, csv_reader *reader, const table_spec *spec, ak_error *err)
 {
@@ -111,6 +131,10 @@ static int read_header(table *t, csv_reader *reader, const table_spec *spec, ak_
                              &t->sensitive_column, err));
     for (size_t i = 0; i < spec->nidentifiers; i++)
         AK_CHECK(assign_role(t, "an identifier", spec->identifier_names[i], ROLE_IDENTIFIER, &column, err));
+    /* The class label and the target keep no role: they are copied to the
+     * output. They must not be sensitive (000 footnote 3) nor a QI. */
+    AK_CHECK(find_plain_column(t, "the class label", spec->class_name, &t->class_column, err));
+    AK_CHECK(find_plain_column(t, "the regression target", spec->target_name, &t->target_column, err));
     return ANONKIT_OK;
 }
 
@@ -139,6 +163,21 @@ static int grow_rows(table *t, size_t *cap, size_t need, ak_error *err)
         uint32_t *p = realloc(t->sensitive_codes, n * sizeof *p);
         if (!p) return ak_err_nomem(err);
         t->sensitive_codes = p;
+    }
+    if (t->class_column >= 0) {
+        uint32_t *p = realloc(t->class_codes, n * sizeof *p);
+        if (!p) return ak_err_nomem(err);
+        t->class_codes = p;
+    }
+    if (t->sensitive_numeric) {
+        double *p = realloc(t->sensitive_values, n * sizeof *p);
+        if (!p) return ak_err_nomem(err);
+        t->sensitive_values = p;
+    }
+    if (t->target_column >= 0) {
+        double *p = realloc(t->target_values, n * sizeof *p);
+        if (!p) return ak_err_nomem(err);
+        t->target_values = p;
     }
     *cap = n;
     return ANONKIT_OK;
@@ -177,9 +216,25 @@ typedef struct missing_list {
     uint64_t count;
 } missing_list;
 
-/* Encodes the QI and sensitive fields of one record as row `row`. */
-static int encode_record(table *t, qi_reader *qr, strmap *sensitive, uint32_t *sensitive_codes,
-                         const csv_record *rec, size_t row, missing_list *missing, ak_error *err)
+/* The dictionaries of the columns coded by first appearance: the table's own,
+ * or one piece's while a file is read in parallel. */
+typedef struct label_dicts {
+    strmap *sensitive, *classes;
+} label_dicts;
+
+/* Parses field f of column `column` as a number into *out. */
+static int parse_number(const table *t, const csv_field *f, long line, int column, const char *what, double *out,
+                        ak_error *err)
+{
+    if (numdict_parse(f->data, f->len, out) == 0) return ANONKIT_OK;
+    return ak_err_set(err, ANONKIT_E_INPUT, t->display_name, line, column + 1,
+                      "%s '%s' must be numeric but holds '%.*s'", what, t->column_names[column],
+                      (int)(f->len > 60 ? 60 : f->len), f->data);
+}
+
+/* Encodes the QI, sensitive, class and target fields of one record as row `row`. */
+static int encode_record(table *t, qi_reader *qr, const label_dicts *dicts, const csv_record *rec, size_t row,
+                         missing_list *missing, ak_error *err)
 {
     if (rec->count != t->ncolumns) {
         if (rec->count == 1 && rec->fields[0].len == 0)
@@ -224,8 +279,19 @@ static int encode_record(table *t, qi_reader *qr, strmap *sensitive, uint32_t *s
     }
     if (t->sensitive_column >= 0) {
         const csv_field *f = &rec->fields[t->sensitive_column];
-        if (strmap_intern(sensitive, f->data, f->len, &sensitive_codes[row], NULL) != 0) return ak_err_nomem(err);
+        if (strmap_intern(dicts->sensitive, f->data, f->len, &t->sensitive_codes[row], NULL) != 0)
+            return ak_err_nomem(err);
+        if (t->sensitive_numeric)
+            AK_CHECK(parse_number(t, f, rec->line, t->sensitive_column, "sensitive attribute",
+                                  &t->sensitive_values[row], err));
     }
+    if (t->class_column >= 0) {
+        const csv_field *f = &rec->fields[t->class_column];
+        if (strmap_intern(dicts->classes, f->data, f->len, &t->class_codes[row], NULL) != 0) return ak_err_nomem(err);
+    }
+    if (t->target_column >= 0)
+        AK_CHECK(parse_number(t, &rec->fields[t->target_column], rec->line, t->target_column, "regression target",
+                              &t->target_values[row], err));
     return ANONKIT_OK;
 }
 
@@ -240,7 +306,8 @@ static int load_rows(table *t, csv_reader *reader, qi_reader *qr, ak_error *err)
     int rc;
     while ((rc = csv_read(reader, &rec, err)) == 1) {
         AK_CHECK(grow_rows(t, &cap, t->nrows + 1, err));
-        AK_CHECK(encode_record(t, qr, &t->sensitive_dict, t->sensitive_codes, &rec, t->nrows, &missing, err));
+        const label_dicts dicts = {&t->sensitive_dict, &t->class_dict};
+        AK_CHECK(encode_record(t, qr, &dicts, &rec, t->nrows, &missing, err));
         t->nrows++;
     }
     if (rc < 0) return rc;
@@ -256,7 +323,7 @@ typedef struct load_piece {
     long first_line;
     size_t first_row, nrows;
     qi_reader *qr;           /* this piece's numeric dictionaries */
-    strmap sensitive;        /* this piece's sensitive dictionary */
+    strmap sensitive, classes; /* this piece's dictionaries */
     missing_list missing;
     int rc;
     ak_error err;
@@ -271,8 +338,8 @@ static void *load_piece_rows(void *arg)
     csv_record rec;
     int got = 0;
     while (p->rc == ANONKIT_OK && (got = csv_read(reader, &rec, &p->err)) == 1) {
-        p->rc = encode_record(p->t, p->qr, &p->sensitive, p->t->sensitive_codes, &rec, p->first_row + p->nrows,
-                              &p->missing, &p->err);
+        const label_dicts dicts = {&p->sensitive, &p->classes};
+        p->rc = encode_record(p->t, p->qr, &dicts, &rec, p->first_row + p->nrows, &p->missing, &p->err);
         p->nrows++;
     }
     if (p->rc == ANONKIT_OK && got < 0) p->rc = got;
@@ -322,6 +389,27 @@ static int scan_for_split(const char *path, uint64_t start, uint64_t *split, uin
     return failed ? -1 : 0;
 }
 
+/* Makes the first piece's dictionary the table's and maps the second piece's
+ * codes (its n rows at codes[0..n)) into it, which keeps the order of first
+ * appearance of a sequential read. */
+static int merge_piece_codes(strmap *table_dict, strmap *first, const strmap *second, uint32_t *codes, size_t n,
+                             ak_error *err)
+{
+    strmap_free(table_dict);
+    *table_dict = *first;
+    memset(first, 0, sizeof *first);
+    uint32_t *map = malloc((second->count + 1) * sizeof *map);
+    if (!map) return ak_err_nomem(err);
+    for (uint32_t id = 0; id < second->count; id++)
+        if (strmap_intern(table_dict, strmap_key(second, id), strmap_key_len(second, id), &map[id], NULL) != 0) {
+            free(map);
+            return ak_err_nomem(err);
+        }
+    for (size_t r = 0; r < n; r++) codes[r] = map[codes[r]];
+    free(map);
+    return ANONKIT_OK;
+}
+
 /* Rows per piece below which reading in parallel does not pay. */
 #define PARALLEL_MIN_BYTES (8u << 20)
 
@@ -356,7 +444,8 @@ static int load_rows_parallel(table *t, const table_spec *spec, qi_reader *qr, u
         p->first_line = i ? 2 + (long)lines_before : 2; /* the header is line 1 */
         p->first_row = i ? (size_t)lines_before : 0;
         p->qr = i ? calloc(t->nqi, sizeof *p->qr) : qr;
-        if (!p->qr || strmap_init(&p->sensitive, 64) != 0) rc = ak_err_nomem(err);
+        if (!p->qr || strmap_init(&p->sensitive, 64) != 0 || strmap_init(&p->classes, 64) != 0)
+            rc = ak_err_nomem(err);
         for (uint32_t q = 0; i && p->qr && q < t->nqi; q++) numdict_init(&p->qr[q].numbers);
     }
     if (rc == ANONKIT_OK) {
@@ -378,20 +467,12 @@ static int load_rows_parallel(table *t, const table_spec *spec, qi_reader *qr, u
             if (b->min < a->min) a->min = b->min;
             if (b->max > a->max) a->max = b->max;
         }
-        strmap_free(&t->sensitive_dict);
-        t->sensitive_dict = pieces[0].sensitive;
-        memset(&pieces[0].sensitive, 0, sizeof pieces[0].sensitive);
-        if (t->sensitive_column >= 0) {
-            uint32_t *map = malloc((pieces[1].sensitive.count + 1) * sizeof *map);
-            if (!map) rc = ak_err_nomem(err);
-            for (uint32_t id = 0; map && id < pieces[1].sensitive.count && rc == ANONKIT_OK; id++)
-                if (strmap_intern(&t->sensitive_dict, strmap_key(&pieces[1].sensitive, id),
-                                  strmap_key_len(&pieces[1].sensitive, id), &map[id], NULL) != 0)
-                    rc = ak_err_nomem(err);
-            for (size_t r = pieces[1].first_row; map && rc == ANONKIT_OK && r < pieces[1].first_row + pieces[1].nrows; r++)
-                t->sensitive_codes[r] = map[t->sensitive_codes[r]];
-            free(map);
-        }
+        if (t->sensitive_column >= 0)
+            rc = merge_piece_codes(&t->sensitive_dict, &pieces[0].sensitive, &pieces[1].sensitive,
+                                   t->sensitive_codes + pieces[1].first_row, pieces[1].nrows, err);
+        if (rc == ANONKIT_OK && t->class_column >= 0)
+            rc = merge_piece_codes(&t->class_dict, &pieces[0].classes, &pieces[1].classes,
+                                   t->class_codes + pieces[1].first_row, pieces[1].nrows, err);
         t->nrows = pieces[0].nrows + pieces[1].nrows;
         *loaded = rc == ANONKIT_OK;
     } else {
@@ -402,7 +483,10 @@ static int load_rows_parallel(table *t, const table_spec *spec, qi_reader *qr, u
                 numdict_init(&qr[q].numbers);
             }
     }
-    for (int i = 0; i < 2; i++) strmap_free(&pieces[i].sensitive);
+    for (int i = 0; i < 2; i++) {
+        strmap_free(&pieces[i].sensitive);
+        strmap_free(&pieces[i].classes);
+    }
     for (uint32_t q = 0; pieces[1].qr && q < t->nqi; q++) numdict_free(&pieces[1].qr[q].numbers);
     free(pieces[1].qr);
     return rc;
@@ -414,6 +498,9 @@ int table_load(table **out, const table_spec *spec, ak_error *err)
     table *t = calloc(1, sizeof *t);
     if (!t) return ak_err_nomem(err);
     t->sensitive_column = -1;
+    t->class_column = -1;
+    t->target_column = -1;
+    t->sensitive_numeric = spec->sensitive_numeric && spec->sensitive_name;
     t->delimiter = spec->delimiter;
     t->path = dup_str(spec->path, strlen(spec->path));
     const char *shown = spec->display_name ? spec->display_name : spec->path;
@@ -423,7 +510,8 @@ int table_load(table **out, const table_spec *spec, ak_error *err)
     qi_reader *qr = calloc(spec->nqi ? spec->nqi : 1, sizeof *qr);
     csv_reader *reader = NULL;
     int rc = ANONKIT_OK;
-    if (!t->path || !t->display_name || !t->qi || !qr || strmap_init(&t->sensitive_dict, 64) != 0) {
+    if (!t->path || !t->display_name || !t->qi || !qr || strmap_init(&t->sensitive_dict, 64) != 0 ||
+        strmap_init(&t->class_dict, 64) != 0) {
         rc = ak_err_nomem(err);
         goto done;
     }

@@ -4,8 +4,9 @@
  * uint32_t codes whose order is the attribute's order: numeric values by rank
  * in the sorted dictionary of their distinct values, categorical values by the
  * in-order position of their leaf in the attribute's hierarchy. The sensitive
- * attribute becomes codes in order of first appearance. Columns that are not
- * QIs or sensitive are not held: the writer re-reads the input. */
+ * attribute becomes codes in order of first appearance (and numbers, for
+ * variance diversity); a class label likewise becomes codes, a regression
+ * target numbers. Other columns are not held: the writer re-reads the input. */
 #ifndef AK_TABLE_H
 #define AK_TABLE_H
 
@@ -31,6 +32,9 @@ typedef struct table_spec {
     const char *const *hierarchy_paths; /* per QI, NULL when none */
     const unsigned char *force_numeric;  /* per QI: numeric even with a hierarchy */
     const char *sensitive_name;          /* NULL when none */
+    int sensitive_numeric;               /* also read the sensitive values as numbers */
+    const char *class_name;              /* class label of InfoGain splitting; NULL when none */
+    const char *target_name;             /* numeric target of Regression splitting; NULL when none */
     size_t nidentifiers;
     const char *const *identifier_names;
     unsigned threads;                    /* > 1: a large file may be read in two pieces at once */
@@ -62,6 +66,13 @@ typedef struct table {
     int sensitive_column;     /* -1 when none */
     uint32_t *sensitive_codes;/* per row, codes in order of first appearance */
     strmap sensitive_dict;    /* code -> text */
+    int sensitive_numeric;    /* the spec asked for numeric sensitive values */
+    double *sensitive_values; /* per row, when sensitive_numeric */
+    int class_column;         /* -1 when none; copied through to the output */
+    uint32_t *class_codes;    /* per row, codes in order of first appearance */
+    strmap class_dict;        /* code -> text */
+    int target_column;        /* -1 when none; copied through to the output */
+    double *target_values;    /* per row */
 } table;
 
 /* Reads and encodes the input described by spec. */

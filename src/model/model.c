@@ -28,6 +28,7 @@ void model_init(model *m)
     m->l = 0;
     m->l_variants = MODEL_L_DISTINCT;
     m->c = 1;
+    m->variance = 0;
 }
 
 int model_parse_variants(const char *text, unsigned *bits)
@@ -69,7 +70,35 @@ int model_validate(const model *m, ak_error *err)
         return ak_err_set(err, ANONKIT_E_USAGE, NULL, 0, 0, "--l must be at least 1");
     if (m->l > 0 && (m->l_variants & MODEL_L_RECURSIVE) && !(m->c > 0))
         return ak_err_set(err, ANONKIT_E_USAGE, NULL, 0, 0, "--c must be positive");
+    if (!(m->variance >= 0) || isinf(m->variance))
+        return ak_err_set(err, ANONKIT_E_USAGE, NULL, 0, 0, "--variance must be a finite number >= 0");
     return ANONKIT_OK;
+}
+
+long double model_moments_variance(const model_moments *mo, int exact)
+{
+    if (mo->n == 0) return 0;
+    const long double n = (long double)mo->n;
+    if (exact) {
+        /* n^2 Var = n sum x^2 - (sum x)^2, exactly in 128 bits (|x| < 2^31, n < 2^32
+         * keep both products below 2^127). */
+        const __int128 scaled = (__int128)mo->n * mo->isumsq - mo->isum * mo->isum;
+        return (long double)scaled / (n * n);
+    }
+    long double v = (mo->sumsq - mo->sum * mo->sum / n) / n;
+    return v > 0 ? v : 0;
+}
+
+int model_variance_holds(const model *m, const model_moments *mo, int exact)
+{
+    if (m->variance <= 0) return 1;
+    if (exact && mo->n < (1ull << 32)) {
+        /* Compared without division: n sum x^2 - (sum x)^2 >= v n^2. */
+        const __int128 scaled = (__int128)mo->n * mo->isumsq - mo->isum * mo->isum;
+        const long double n = (long double)mo->n;
+        return (long double)scaled >= (long double)m->variance * n * n;
+    }
+    return model_moments_variance(mo, 0) >= (long double)m->variance;
 }
 
 static int cmp_desc_u32(const void *a, const void *b)

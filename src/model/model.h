@@ -26,13 +26,60 @@ typedef struct model {
     double l;           /* l of l-diversity; 0 means none */
     unsigned l_variants;/* MODEL_L_* bits; used when l > 0 */
     double c;           /* c of recursive (c,l)-diversity */
+    double variance;    /* variance diversity (000 §1.1): every class's population variance
+                           of the numeric sensitive value >= variance; 0 means none */
 } model;
+
+/* Sums of a class's numeric sensitive values, enough for its population
+ * variance. When every value of the table is an integer of magnitude below
+ * 2^31 the integer sums are exact and the variance test is exact and
+ * independent of the order of the rows, so the algorithms and the verifier
+ * agree even on a class whose variance equals the bound; otherwise the
+ * long double sums are used. */
+typedef struct model_moments {
+    uint64_t n;
+    __int128 isum, isumsq;
+    long double sum, sumsq;
+} model_moments;
+
+/* Whether x is an integer of magnitude below 2^31 (the exact case). */
+static inline int model_value_is_small_integer(double x)
+{
+    return x > -2147483648.0 && x < 2147483648.0 && (double)(int64_t)x == x;
+}
+
+static inline void model_moments_add(model_moments *mo, double x)
+{
+    mo->n++;
+    mo->sum += x;
+    mo->sumsq += (long double)x * x;
+    if (model_value_is_small_integer(x)) {
+        const int64_t v = (int64_t)x;
+        mo->isum += v;
+        mo->isumsq += (__int128)v * v;
+    }
+}
+
+/* whole - part, for the other side of a split. */
+static inline model_moments model_moments_minus(const model_moments *whole, const model_moments *part)
+{
+    model_moments r = {whole->n - part->n, whole->isum - part->isum, whole->isumsq - part->isumsq,
+                       whole->sum - part->sum, whole->sumsq - part->sumsq};
+    return r;
+}
+
+/* Population variance; `exact`: every value added was a small integer. */
+long double model_moments_variance(const model_moments *mo, int exact);
+
+/* Whether a class with these sums satisfies variance diversity (always, when
+ * the model has none). */
+int model_variance_holds(const model *m, const model_moments *mo, int exact);
 
 /* A model that every class satisfies (k = 1, no l). */
 void model_init(model *m);
 
 /* Whether the model needs the sensitive attribute. */
-static inline int model_needs_sensitive(const model *m) { return m->l > 0; }
+static inline int model_needs_sensitive(const model *m) { return m->l > 0 || m->variance > 0; }
 
 /* Parses "distinct,entropy,..." into MODEL_L_* bits; -1 on an unknown name. */
 int model_parse_variants(const char *text, unsigned *bits /* OUT */);

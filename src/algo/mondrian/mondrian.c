@@ -1,24 +1,39 @@
-/* mondrian.c — greedy top-down Mondrian partitioning with the Median split
- * (000 §1.2, 003 "The Greedy Partitioning Algorithm").
+/* mondrian.c — greedy top-down Mondrian partitioning (000 §1.2, 003 "The
+ * Greedy Partitioning Algorithm") with the Median, InfoGain and Regression
+ * split criteria.
  *
  * Rows are copied into one row-major work array (QI codes, sensitive code, row
  * id) and every partition is a contiguous slice of it, split in place like
- * quicksort; an explicit stack replaces recursion. For each partition the
- * dimensions are tried in order of decreasing normalized range (numeric: range
- * of values over the table's range; categorical: leaves under the lowest
- * common ancestor over all leaves; ties to the lowest attribute index), and
- * the first allowable split is taken:
+ * quicksort; an explicit stack replaces recursion.
+ *
+ * Median: the dimensions are tried in order of decreasing normalized range
+ * (numeric: range of values over the table's range; categorical: leaves under
+ * the lowest common ancestor over all leaves; ties to the lowest attribute
+ * index), and the first allowable split is taken:
  *   numeric      lhs = {code <= median}; if that is not allowable, the other
  *                side of the median value, lhs = {code < median}; when an
- *                l-diversity model rejects both, every threshold is swept and
- *                the allowable one nearest the median taken, so that the result
- *                is minimal for every monotone model, not only k-anonymity;
+ *                l-diversity or variance model rejects both, every threshold
+ *                is swept and the allowable one nearest the median taken, so
+ *                that the result is minimal for every monotone model, not
+ *                only k-anonymity;
  *   categorical  the lowest common ancestor of the partition's values is
  *                specialized into its children (empty children hold no rows).
- * A partition with no allowable split becomes an equivalence class. */
+ * InfoGain / Regression: every allowable split of every attribute is scored
+ * (numeric thresholds by sorting the partition on the attribute and scanning
+ * the cut points; categorical by the children of the lowest common ancestor)
+ * and the best taken: largest information gain on the class label, or least
+ * sum of squared errors of the target. Ties go to the lowest attribute, then
+ * the lowest threshold. Under InfoGain a partition whose best gain is below
+ * min_gain continues, with its whole subtree, under Median (000 footnote 13).
+ *
+ * A partition with no allowable split becomes an equivalence class. Each
+ * frame also carries its region, the part of the domain its node of the
+ * partition tree covers, which becomes the class's recoding rule. */
 #include "algo/mondrian/mondrian.h"
 
+#include <math.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,7 +41,16 @@
 
 typedef struct mdr_frame {
     size_t begin, end;
+    int median_only; /* InfoGain gave up in an ancestor: Median from here down */
 } mdr_frame;
+
+/* The best split found so far for a partition (InfoGain / Regression). */
+typedef struct best_split {
+    int found;
+    uint32_t q;
+    uint32_t cut;  /* numeric: lhs = code < cut */
+    double score;  /* information gain in bits, or reduction of the squared error */
+} best_split;
 
 typedef struct mdr {
     const table *t;
@@ -41,17 +65,26 @@ typedef struct mdr {
     uint32_t *rows;     /* n * w */
     uint32_t *scratch;  /* n values: median selection */
     uint32_t *moved;    /* n * w, categorical redistribution (lazily allocated) */
-    uint64_t *pairs;    /* n, threshold sweep (lazily allocated) */
-    int need_sensitive;
+    uint32_t *order, *order_tmp, *code_count; /* sorting a partition by one code (lazily allocated) */
+    int need_hist;      /* l-diversity: sensitive histograms */
+    int need_mom;       /* variance diversity: sums of the numeric sensitive values */
+    int need_sensitive; /* either */
+    int exact;          /* every sensitive value is a small integer (model_moments) */
     uint32_t sensitive_domain;
     ak_hist whole, left, less; /* partition, candidate left side, rows < median */
+    model_moments whole_mom, left_mom, less_mom;
     uint32_t *counts, *counts_scratch;
     double *span;       /* numeric: table's value range per QI */
     uint32_t *child_rows; /* per child of a categorical node: row count */
     uint32_t max_children;
+    mdr_split split;
+    double min_gain;
+    uint32_t class_domain;
+    ak_hist cls_whole, cls_left, cls_group; /* InfoGain: class-label histograms */
     uint32_t bw;        /* box half-width: d rounded up to 8 (lo codes, then hi codes) */
+    uint32_t fw;        /* words per frame: box (2 bw), region lo (d), region hi (d) */
     int simd;           /* use the AVX2 box kernels */
-    /* stack of pending partitions and their boxes (2*bw codes per frame) */
+    /* stack of pending partitions with their boxes and regions (fw codes per frame) */
     mdr_frame *stack;
     uint32_t *boxes;
     size_t depth, cap;
@@ -196,24 +229,31 @@ static void compute_box(const mdr *s, size_t begin, size_t end, uint32_t *box)
     for (size_t i = begin; i < end; i++) box_add(box, row_at(s, i), s->d, s->bw);
 }
 
-/* Pushes partition [begin, end) with its box, or computes the box when box is NULL. */
-static int push(mdr *s, size_t begin, size_t end, const uint32_t *box_in, ak_error *err)
+
+/* Pushes partition [begin, end) with its box (computed when box_in is NULL)
+ * and its region [rlo, rhi]. */
+static int push(mdr *s, size_t begin, size_t end, const uint32_t *box_in, const uint32_t *rlo, const uint32_t *rhi,
+                int median_only, ak_error *err)
 {
     if (s->depth == s->cap) {
         size_t cap = s->cap ? s->cap * 2 : 256;
         mdr_frame *stack = realloc(s->stack, cap * sizeof *stack);
         if (!stack) return ak_err_nomem(err);
         s->stack = stack;
-        uint32_t *boxes = realloc(s->boxes, cap * 2 * s->bw * sizeof *boxes);
+        uint32_t *boxes = realloc(s->boxes, cap * s->fw * sizeof *boxes);
         if (!boxes) return ak_err_nomem(err);
         s->boxes = boxes;
         s->cap = cap;
     }
-    s->stack[s->depth].begin = begin;
-    s->stack[s->depth].end = end;
-    uint32_t *box = s->boxes + s->depth * 2 * s->bw;
+    mdr_frame *f = &s->stack[s->depth];
+    f->begin = begin;
+    f->end = end;
+    f->median_only = median_only;
+    uint32_t *box = s->boxes + s->depth * s->fw;
     if (box_in) memcpy(box, box_in, 2 * s->bw * sizeof *box);
     else compute_box(s, begin, end, box);
+    memcpy(box + 2 * s->bw, rlo, s->d * sizeof *rlo);
+    memcpy(box + 2 * s->bw + s->d, rhi, s->d * sizeof *rhi);
     s->depth++;
     return ANONKIT_OK;
 }
@@ -259,27 +299,62 @@ static uint32_t select_nth(uint32_t *a, size_t n, size_t nth, size_t *less, size
     }
 }
 
-/* Whether a side of `count` rows with sensitive histogram counts satisfies the model. */
-static int side_holds(mdr *s, uint64_t count, size_t ncounts)
+
+/* Adds a row to the sensitive statistics of one side of a split. */
+static inline void side_add(mdr *s, ak_hist *h, model_moments *mo, const uint32_t *r)
 {
-    return model_holds(s->m, count, s->counts, ncounts, s->counts_scratch);
+    if (s->need_hist) ak_hist_add(h, r[s->d]);
+    if (s->need_mom) model_moments_add(mo, s->t->sensitive_values[r[s->d + 1]]);
 }
 
-/* Whether splitting the partition (histogram s->whole, n rows) into a left
- * side of `left_count` rows with histogram `left` and the rest is allowable. */
-static int split_allowable(mdr *s, size_t n, size_t left_count, const ak_hist *left)
+static void side_clear(ak_hist *h, model_moments *mo)
+{
+    ak_hist_clear(h);
+    memset(mo, 0, sizeof *mo);
+}
+
+/* Whether `count` rows with sensitive statistics (h, mo) satisfy the model;
+ * the histogram counts are written to s->counts. */
+static int side_holds(mdr *s, uint64_t count, const ak_hist *h, const model_moments *mo)
+{
+    if (count < s->m->k) return 0;
+    if (s->need_mom && !model_variance_holds(s->m, mo, s->exact)) return 0;
+    if (!s->need_hist) return 1;
+    return model_holds(s->m, count, s->counts, ak_hist_counts(h, s->counts), s->counts_scratch);
+}
+
+/* Whether splitting the partition (statistics s->whole, s->whole_mom; n rows)
+ * into a left side of `left_count` rows with statistics (left, left_mom) and
+ * the rest is allowable. */
+static int split_allowable(mdr *s, size_t n, size_t left_count, const ak_hist *left, const model_moments *left_mom)
 {
     const uint64_t k = s->m->k;
     if (left_count < k || n - left_count < k || left_count == 0 || left_count == n) return 0;
     if (!s->need_sensitive) return 1;
-    if (!side_holds(s, left_count, ak_hist_counts(left, s->counts))) return 0;
-    return side_holds(s, n - left_count, ak_hist_counts_minus(&s->whole, left, s->counts));
+    if (s->need_mom) {
+        const model_moments right = model_moments_minus(&s->whole_mom, left_mom);
+        if (!model_variance_holds(s->m, left_mom, s->exact) || !model_variance_holds(s->m, &right, s->exact))
+            return 0;
+    }
+    if (!s->need_hist) return 1;
+    if (!model_holds(s->m, left_count, s->counts, ak_hist_counts(left, s->counts), s->counts_scratch)) return 0;
+    return model_holds(s->m, n - left_count, s->counts, ak_hist_counts_minus(&s->whole, left, s->counts),
+                       s->counts_scratch);
 }
 
 static void fill_whole(mdr *s, size_t begin, size_t end)
 {
-    ak_hist_clear(&s->whole);
-    for (size_t i = begin; i < end; i++) ak_hist_add(&s->whole, row_at(s, i)[s->d]);
+    side_clear(&s->whole, &s->whole_mom);
+    for (size_t i = begin; i < end; i++) side_add(s, &s->whole, &s->whole_mom, row_at(s, i));
+}
+
+/* Whether the rows [begin, end) (one child of a split) satisfy the model's
+ * sensitive requirements. */
+static int rows_hold(mdr *s, size_t begin, size_t end)
+{
+    side_clear(&s->left, &s->left_mom);
+    for (size_t i = begin; i < end; i++) side_add(s, &s->left, &s->left_mom, row_at(s, i));
+    return side_holds(s, end - begin, &s->left, &s->left_mom);
 }
 
 /* Moves rows with code(q) < cut to the front of [begin, end) and returns the
@@ -309,43 +384,69 @@ static size_t partition_rows(mdr *s, size_t begin, size_t end, uint32_t q, uint3
     return i;
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return (x > y) - (x < y);
-}
-
-/* Every threshold of QI q in the partition, when an l-diversity model rejected
- * both sides of the median: returns the cut (lhs = code < cut) of the
- * allowable split whose left side is closest to half, or 0 if none is. */
-static int sweep_thresholds(mdr *s, size_t begin, size_t end, uint32_t q, uint32_t *cut, ak_error *err)
+/* Sorts the rows [begin, end) stably by their code of QI q (all within
+ * [lo, hi]) into s->order, as row indices: one counting pass when the code
+ * range is at most the partition size, else an LSD radix sort on 16-bit
+ * digits. Linear either way, where a comparison sort would add a log factor
+ * to every threshold scan. */
+static int order_by_code(mdr *s, size_t begin, size_t end, uint32_t q, uint32_t lo, uint32_t hi, ak_error *err)
 {
     const size_t n = end - begin;
-    if (!s->pairs && !(s->pairs = malloc(s->capacity * sizeof *s->pairs))) return ak_err_nomem(err);
-    for (size_t i = 0; i < n; i++) {
-        const uint32_t *r = row_at(s, begin + i);
-        s->pairs[i] = (uint64_t)r[q] << 32 | r[s->d];
+    if (!s->order) {
+        s->order = malloc((s->capacity ? s->capacity : 1) * sizeof *s->order);
+        s->order_tmp = malloc((s->capacity ? s->capacity : 1) * sizeof *s->order_tmp);
+        s->code_count = malloc((s->capacity + 65537) * sizeof *s->code_count);
+        if (!s->order || !s->order_tmp || !s->code_count) return ak_err_nomem(err);
     }
-    qsort(s->pairs, n, sizeof *s->pairs, cmp_u64);
-    ak_hist_clear(&s->left);
-    size_t best = 0, best_distance = SIZE_MAX;
-    for (size_t i = 0; i + 1 < n; i++) {
-        ak_hist_add(&s->left, (uint32_t)s->pairs[i]);
-        if ((s->pairs[i] >> 32) == (s->pairs[i + 1] >> 32)) continue;
-        size_t left = i + 1;
-        size_t distance = 2 * left > n ? 2 * left - n : n - 2 * left;
-        if (distance < best_distance && split_allowable(s, n, left, &s->left)) {
-            best = left;
-            best_distance = distance;
-        }
+    uint32_t *count = s->code_count;
+    const uint64_t range = (uint64_t)hi - lo + 1;
+    if (range <= n) {
+        memset(count, 0, (range + 1) * sizeof *count);
+        for (size_t i = begin; i < end; i++) count[row_at(s, i)[q] - lo + 1]++;
+        for (uint64_t v = 1; v <= range; v++) count[v] += count[v - 1];
+        for (size_t i = begin; i < end; i++) s->order[count[row_at(s, i)[q] - lo]++] = (uint32_t)i;
+        return ANONKIT_OK;
     }
-    if (!best) return 0;
-    *cut = (uint32_t)(s->pairs[best] >> 32);
-    return 1;
+    const int passes = range > 65536 ? 2 : 1;
+    uint32_t *first = passes == 2 ? s->order_tmp : s->order;
+    memset(count, 0, 65537 * sizeof *count);
+    for (size_t i = begin; i < end; i++) count[((row_at(s, i)[q] - lo) & 0xffff) + 1]++;
+    for (size_t v = 1; v <= 65536; v++) count[v] += count[v - 1];
+    for (size_t i = begin; i < end; i++) first[count[(row_at(s, i)[q] - lo) & 0xffff]++] = (uint32_t)i;
+    if (passes == 1) return ANONKIT_OK;
+    memset(count, 0, 65537 * sizeof *count);
+    for (size_t i = 0; i < n; i++) count[((row_at(s, first[i])[q] - lo) >> 16) + 1]++;
+    for (size_t v = 1; v <= 65536; v++) count[v] += count[v - 1];
+    for (size_t i = 0; i < n; i++) s->order[count[(row_at(s, first[i])[q] - lo) >> 16]++] = first[i];
+    return ANONKIT_OK;
 }
 
-/* Tries the median split of numeric QI q; pushes the two halves and returns 1
- * when it is allowable, 0 when not. */
+/* Every threshold of QI q in the partition, when a sensitive model rejected
+ * both sides of the median: returns 1 with the cut (lhs = code < cut) of the
+ * allowable split whose left side is closest to half, or 0 if none is. */
+static int sweep_thresholds(mdr *s, size_t begin, size_t end, uint32_t q, const uint32_t *lo, const uint32_t *hi,
+                            uint32_t *cut, ak_error *err)
+{
+    const size_t n = end - begin;
+    AK_CHECK(order_by_code(s, begin, end, q, lo[q], hi[q], err));
+    side_clear(&s->left, &s->left_mom);
+    size_t best = 0, best_distance = SIZE_MAX;
+    for (size_t i = 0; i + 1 < n; i++) {
+        const uint32_t *r = row_at(s, s->order[i]);
+        side_add(s, &s->left, &s->left_mom, r);
+        const uint32_t next = row_at(s, s->order[i + 1])[q];
+        if (r[q] == next) continue;
+        const size_t left = i + 1;
+        const size_t distance = 2 * left > n ? 2 * left - n : n - 2 * left;
+        if (distance < best_distance && split_allowable(s, n, left, &s->left, &s->left_mom)) {
+            best = left;
+            best_distance = distance;
+            *cut = next;
+        }
+    }
+    return best ? 1 : 0;
+}
+
 /* The lower median of QI q over rows [begin, end) whose codes lie in
  * [lo, hi], with the number of rows below and at it. A narrow code range is
  * counted (one pass, no branches on the data); a wide one goes through
@@ -369,40 +470,55 @@ static uint32_t median_of(mdr *s, size_t begin, size_t end, uint32_t q, uint32_t
     return select_nth(s->scratch, n, nth, less, equal);
 }
 
+/* Splits [begin, end) at lhs = {code(q) < cut} and pushes both halves, each
+ * with its part of the region [rlo, rhi]. */
+static int apply_numeric(mdr *s, size_t begin, size_t end, uint32_t q, uint32_t cut, const uint32_t *rlo,
+                         const uint32_t *rhi, int median_only, ak_error *err)
+{
+    uint32_t left_box[2 * s->bw], right_box[2 * s->bw];
+    const size_t mid = partition_rows(s, begin, end, q, cut, left_box, right_box);
+    uint32_t part[s->d];
+    memcpy(part, rlo, sizeof part);
+    part[q] = cut;
+    AK_CHECK(push(s, mid, end, right_box, part, rhi, median_only, err));
+    memcpy(part, rhi, sizeof part);
+    part[q] = cut - 1;
+    return push(s, begin, mid, left_box, rlo, part, median_only, err);
+}
+
+/* Tries the median split of numeric QI q; pushes the two halves and returns 1
+ * when it is allowable, 0 when not. */
 static int split_numeric(mdr *s, size_t begin, size_t end, uint32_t q, const uint32_t *lo, const uint32_t *hi,
-                         ak_error *err)
+                         const uint32_t *rlo, const uint32_t *rhi, int median_only, ak_error *err)
 {
     const size_t n = end - begin;
     size_t less, equal;
     const uint32_t median = median_of(s, begin, end, q, lo[q], hi[q], &less, &equal);
     if (s->need_sensitive) {
-        ak_hist_clear(&s->left);
-        ak_hist_clear(&s->less);
+        side_clear(&s->left, &s->left_mom);
+        side_clear(&s->less, &s->less_mom);
         for (size_t i = begin; i < end; i++) {
             const uint32_t *r = row_at(s, i);
             if (r[q] < median) {
-                ak_hist_add(&s->less, r[s->d]);
-                ak_hist_add(&s->left, r[s->d]);
+                side_add(s, &s->less, &s->less_mom, r);
+                side_add(s, &s->left, &s->left_mom, r);
             } else if (r[q] == median) {
-                ak_hist_add(&s->left, r[s->d]);
+                side_add(s, &s->left, &s->left_mom, r);
             }
         }
     }
     uint32_t cut = 0;
-    if (split_allowable(s, n, less + equal, &s->left)) {
+    if (split_allowable(s, n, less + equal, &s->left, &s->left_mom)) {
         cut = median + 1; /* lhs: code <= median */
-    } else if (split_allowable(s, n, less, &s->less)) {
+    } else if (split_allowable(s, n, less, &s->less, &s->less_mom)) {
         cut = median;     /* lhs: code < median */
     } else if (s->need_sensitive) {
-        int found = sweep_thresholds(s, begin, end, q, &cut, err);
+        int found = sweep_thresholds(s, begin, end, q, lo, hi, &cut, err);
         if (found <= 0) return found;
     } else {
         return 0; /* under k-anonymity alone no other threshold can be allowable */
     }
-    uint32_t left_box[2 * s->bw], right_box[2 * s->bw];
-    size_t mid = partition_rows(s, begin, end, q, cut, left_box, right_box);
-    AK_CHECK(push(s, mid, end, right_box, err));
-    AK_CHECK(push(s, begin, mid, left_box, err));
+    AK_CHECK(apply_numeric(s, begin, end, q, cut, rlo, rhi, median_only, err));
     return 1;
 }
 
@@ -419,20 +535,19 @@ static uint32_t child_of(const hier *h, const hier_node *u, uint32_t code)
     return lo;
 }
 
-/* Tries to specialize categorical QI q's lowest common ancestor into its
- * children; pushes the non-empty children and returns 1 when allowable. */
-static int split_categorical(mdr *s, size_t begin, size_t end, uint32_t q, const uint32_t *lo,
-                             const uint32_t *hi, ak_error *err)
+/* Groups the rows of [begin, end) by the child of node u their code of QI q
+ * lies under (a stable counting sort), with the row count of each child in
+ * s->child_rows. Returns 1, or 0 without moving anything when a non-empty
+ * child has fewer than k rows (no such split is allowable). */
+static int group_by_child(mdr *s, size_t begin, size_t end, uint32_t q, const hier_node *u, ak_error *err)
 {
     const hier *h = s->t->qi[q].h;
-    const hier_node *u = hier_node_at(h, hier_lca(h, lo[q], hi[q]));
     const uint32_t nc = u->nchildren;
     uint32_t *rows_in = s->child_rows;
     memset(rows_in, 0, nc * sizeof *rows_in);
     for (size_t i = begin; i < end; i++) rows_in[child_of(h, u, row_at(s, i)[q])]++;
     for (uint32_t c = 0; c < nc; c++)
         if (rows_in[c] && rows_in[c] < s->m->k) return 0;
-    /* Redistribute the rows by child (counting sort), then test each child. */
     const size_t n = end - begin;
     if (!s->moved && !(s->moved = malloc(s->capacity * s->w * sizeof *s->moved))) return ak_err_nomem(err);
     uint32_t *start = malloc((nc + 1) * sizeof *start);
@@ -445,25 +560,56 @@ static int split_categorical(mdr *s, size_t begin, size_t end, uint32_t q, const
         memcpy(s->moved + (size_t)start[c]++ * s->w, r, s->w * sizeof *r);
     }
     memcpy(row_at(s, begin), s->moved, n * s->w * sizeof *s->moved);
-    int allowable = 1;
-    size_t at = begin;
-    if (s->need_sensitive) {
-        for (uint32_t c = 0; c < nc && allowable; c++) {
-            ak_hist_clear(&s->left);
-            for (size_t i = at; i < at + rows_in[c]; i++) ak_hist_add(&s->left, row_at(s, i)[s->d]);
-            if (rows_in[c] && !side_holds(s, rows_in[c], ak_hist_counts(&s->left, s->counts))) allowable = 0;
-            at += rows_in[c];
-        }
-    }
     free(start);
-    if (!allowable) return 0;
+    return 1;
+}
+
+/* Pushes the non-empty children of node u (rows grouped by group_by_child).
+ * Their regions cover the parent's region [rlo, rhi] in QI q: each child's
+ * leaves, with the leaves of empty children and of the region outside u
+ * given to the nearest non-empty child before them (or the first). */
+static int push_children(mdr *s, size_t begin, size_t end, uint32_t q, const hier_node *u, const uint32_t *rlo,
+                         const uint32_t *rhi, int median_only, ak_error *err)
+{
+    const hier *h = s->t->qi[q].h;
+    const uint32_t *children = hier_children(h) + u->first_child;
+    uint32_t first = 0;
+    while (!s->child_rows[first]) first++;
+    uint32_t part_lo[s->d], part_hi[s->d];
+    memcpy(part_lo, rlo, sizeof part_lo);
+    memcpy(part_hi, rhi, sizeof part_hi);
     /* Push in reverse so that the first child is processed first. */
     size_t stop = end;
-    for (uint32_t c = nc; c-- > 0;) {
-        if (!rows_in[c]) continue;
-        AK_CHECK(push(s, stop - rows_in[c], stop, NULL, err));
-        stop -= rows_in[c];
+    uint32_t region_end = rhi[q];
+    for (uint32_t c = u->nchildren; c-- > 0;) {
+        if (!s->child_rows[c]) continue;
+        part_lo[q] = c == first ? rlo[q] : hier_node_at(h, children[c])->lo;
+        part_hi[q] = region_end;
+        AK_CHECK(push(s, stop - s->child_rows[c], stop, NULL, part_lo, part_hi, median_only, err));
+        stop -= s->child_rows[c];
+        region_end = part_lo[q] - 1;
     }
+    (void)begin;
+    return ANONKIT_OK;
+}
+
+/* Tries to specialize categorical QI q's lowest common ancestor into its
+ * children; pushes the non-empty children and returns 1 when allowable. */
+static int split_categorical(mdr *s, size_t begin, size_t end, uint32_t q, const uint32_t *lo, const uint32_t *hi,
+                             const uint32_t *rlo, const uint32_t *rhi, int median_only, ak_error *err)
+{
+    const hier *h = s->t->qi[q].h;
+    const hier_node *u = hier_node_at(h, hier_lca(h, lo[q], hi[q]));
+    int grouped = group_by_child(s, begin, end, q, u, err);
+    if (grouped <= 0) return grouped;
+    if (s->need_sensitive) {
+        size_t at = begin;
+        for (uint32_t c = 0; c < u->nchildren; c++) {
+            if (s->child_rows[c] && !rows_hold(s, at, at + s->child_rows[c])) return 0;
+            at += s->child_rows[c];
+        }
+    }
+    AK_CHECK(push_children(s, begin, end, q, u, rlo, rhi, median_only, err));
     return 1;
 }
 
@@ -477,16 +623,13 @@ static double normalized_range(const mdr *s, uint32_t q, const uint32_t *lo, con
     return (double)(u->hi - u->lo + 1) / (double)a->ncodes;
 }
 
-/* Splits the partition on top of the stack, or makes it a class. */
-static int process_top(mdr *s, ak_error *err)
+/* The Median criterion: tries the dimensions by decreasing normalized range
+ * and takes the first allowable split. Returns 1 when split, 0 when none is
+ * allowable. */
+static int split_median(mdr *s, size_t begin, size_t end, const uint32_t *lo, const uint32_t *hi,
+                        const uint32_t *rlo, const uint32_t *rhi, int median_only, ak_error *err)
 {
     const uint32_t d = s->d;
-    s->depth--;
-    const size_t begin = s->stack[s->depth].begin, end = s->stack[s->depth].end;
-    uint32_t box[2 * s->bw];
-    memcpy(box, s->boxes + s->depth * 2 * s->bw, sizeof box);
-    const uint32_t *lo = box, *hi = box + s->bw;
-
     double range[d];
     uint32_t order[d], ncand = 0;
     for (uint32_t q = 0; q < d; q++) {
@@ -502,14 +645,256 @@ static int process_top(mdr *s, ak_error *err)
     if (ncand && s->need_sensitive) fill_whole(s, begin, end);
     for (uint32_t i = 0; i < ncand; i++) {
         uint32_t q = order[i];
-        int split = s->t->qi[q].kind == ATTR_NUMERIC ? split_numeric(s, begin, end, q, lo, hi, err)
-                                                     : split_categorical(s, begin, end, q, lo, hi, err);
-        if (split != 0) return split < 0 ? split : ANONKIT_OK;
+        int split = s->t->qi[q].kind == ATTR_NUMERIC
+                        ? split_numeric(s, begin, end, q, lo, hi, rlo, rhi, median_only, err)
+                        : split_categorical(s, begin, end, q, lo, hi, rlo, rhi, median_only, err);
+        if (split != 0) return split;
     }
-    uint32_t id;
-    AK_CHECK(partition_add_class(s->out, lo, hi, end - begin, &id, err));
-    for (size_t i = begin; i < end; i++) s->class_of[row_at(s, i)[d + 1]] = id;
+    return 0;
+}
+
+/* ---- InfoGain and Regression (000 §1.2) ---- */
+
+static inline double xlog2x(double x) { return x > 0 ? x * log2(x) : 0; }
+
+/* Puts a histogram's touched codes in ascending order, so that sums over
+ * them are formed in one canonical order. */
+static void sort_touched(ak_hist *h)
+{
+    for (size_t i = 1; i < h->ntouched; i++) {
+        const uint32_t v = h->touched[i];
+        size_t j = i;
+        while (j > 0 && h->touched[j - 1] > v) {
+            h->touched[j] = h->touched[j - 1];
+            j--;
+        }
+        h->touched[j] = v;
+    }
+}
+
+/* sum over classes of count * log2(count), in ascending class order. */
+static double class_xlogx(ak_hist *h)
+{
+    sort_touched(h);
+    double sum = 0;
+    for (size_t i = 0; i < h->ntouched; i++) sum += xlog2x(h->count[h->touched[i]]);
+    return sum;
+}
+
+/* What a partition's children are scored against. */
+typedef struct parent_stats {
+    double weighted_entropy;   /* InfoGain: n H(C) in bits = n log n - sum P_c log P_c */
+    double xlogx;              /* InfoGain: sum P_c log P_c */
+    long double t1, t2, sse;   /* Regression: sums of the target, its squares; squared error */
+    double tolerance;          /* a score must beat the best by this much to replace it */
+} parent_stats;
+
+static void parent_stats_fill(mdr *s, size_t begin, size_t end, parent_stats *ps)
+{
+    const size_t n = end - begin;
+    memset(ps, 0, sizeof *ps);
+    if (s->split == MDR_SPLIT_INFOGAIN) {
+        ak_hist_clear(&s->cls_whole);
+        for (size_t i = begin; i < end; i++) ak_hist_add(&s->cls_whole, s->t->class_codes[row_at(s, i)[s->d + 1]]);
+        ps->xlogx = class_xlogx(&s->cls_whole);
+        ps->weighted_entropy = xlog2x((double)n) - ps->xlogx;
+        ps->tolerance = 1e-12;
+    } else {
+        for (size_t i = begin; i < end; i++) {
+            const long double y = s->t->target_values[row_at(s, i)[s->d + 1]];
+            ps->t1 += y;
+            ps->t2 += y * y;
+        }
+        ps->sse = ps->t2 - ps->t1 * ps->t1 / (long double)n;
+        ps->tolerance = 1e-12 * (ps->sse > 1 ? (double)ps->sse : 1.0);
+    }
+}
+
+static inline int beats(const best_split *best, const parent_stats *ps, double score)
+{
+    return !best->found || score > best->score + ps->tolerance;
+}
+
+/* Scores every threshold of numeric QI q in [begin, end) — the rows sorted
+ * on q, each cut point between two distinct codes evaluated with running
+ * class counts (InfoGain) or target sums (Regression) — and records the best
+ * allowable one in *best. */
+static int score_numeric(mdr *s, size_t begin, size_t end, uint32_t q, const uint32_t *lo, const uint32_t *hi,
+                         const parent_stats *ps, best_split *best, ak_error *err)
+{
+    const size_t n = end - begin;
+    const uint64_t k = s->m->k;
+    const int infogain = s->split == MDR_SPLIT_INFOGAIN;
+    AK_CHECK(order_by_code(s, begin, end, q, lo[q], hi[q], err));
+    side_clear(&s->left, &s->left_mom);
+    ak_hist_clear(&s->cls_left);
+    double left_xlogx = 0, right_xlogx = ps->xlogx; /* sum L_c log L_c, sum R_c log R_c */
+    long double t1 = 0, t2 = 0;
+    size_t i = 0;
+    while (i < n) {
+        const uint32_t code = row_at(s, s->order[i])[q];
+        do {
+            const uint32_t *r = row_at(s, s->order[i]);
+            if (s->need_sensitive) side_add(s, &s->left, &s->left_mom, r);
+            if (infogain) {
+                ak_hist_add(&s->cls_group, s->t->class_codes[r[s->d + 1]]);
+            } else {
+                const long double y = s->t->target_values[r[s->d + 1]];
+                t1 += y;
+                t2 += y * y;
+            }
+            i++;
+        } while (i < n && row_at(s, s->order[i])[q] == code);
+        if (infogain) { /* move this code's rows from right to left, class by class */
+            sort_touched(&s->cls_group);
+            for (size_t x = 0; x < s->cls_group.ntouched; x++) {
+                const uint32_t c = s->cls_group.touched[x];
+                const double moved = s->cls_group.count[c], had = s->cls_left.count[c];
+                const double all = s->cls_whole.count[c];
+                left_xlogx += xlog2x(had + moved) - xlog2x(had);
+                right_xlogx += xlog2x(all - had - moved) - xlog2x(all - had);
+                if (!s->cls_left.count[c]) s->cls_left.touched[s->cls_left.ntouched++] = c;
+                s->cls_left.count[c] += s->cls_group.count[c];
+            }
+            ak_hist_clear(&s->cls_group);
+        }
+        if (i == n) break;
+        const size_t nl = i, nr = n - i;
+        if (nl < k || nr < k) continue;
+        double score;
+        if (infogain) {
+            const double children = xlog2x((double)nl) - left_xlogx + xlog2x((double)nr) - right_xlogx;
+            score = (ps->weighted_entropy - children) / (double)n;
+        } else {
+            const long double r1 = ps->t1 - t1, r2 = ps->t2 - t2;
+            const long double sse = (t2 - t1 * t1 / (long double)nl) + (r2 - r1 * r1 / (long double)nr);
+            score = (double)(ps->sse - sse);
+        }
+        if (beats(best, ps, score) && split_allowable(s, n, nl, &s->left, &s->left_mom)) {
+            best->found = 1;
+            best->q = q;
+            best->cut = row_at(s, s->order[i])[q];
+            best->score = score;
+        }
+    }
+    ak_hist_clear(&s->cls_left);
     return ANONKIT_OK;
+}
+
+/* Scores the split of categorical QI q into the children of its lowest
+ * common ancestor (rows are regrouped by child on the way) and records it in
+ * *best when it is allowable and better. */
+static int score_categorical(mdr *s, size_t begin, size_t end, uint32_t q, const uint32_t *lo, const uint32_t *hi,
+                             const parent_stats *ps, best_split *best, ak_error *err)
+{
+    const hier *h = s->t->qi[q].h;
+    const hier_node *u = hier_node_at(h, hier_lca(h, lo[q], hi[q]));
+    const int grouped = group_by_child(s, begin, end, q, u, err);
+    if (grouped <= 0) return grouped;
+    const int infogain = s->split == MDR_SPLIT_INFOGAIN;
+    double children = 0;
+    long double sse = 0;
+    size_t at = begin;
+    for (uint32_t c = 0; c < u->nchildren; c++) {
+        const size_t rows = s->child_rows[c];
+        if (!rows) continue;
+        if (infogain) {
+            ak_hist_clear(&s->cls_group);
+            for (size_t i = at; i < at + rows; i++) ak_hist_add(&s->cls_group, s->t->class_codes[row_at(s, i)[s->d + 1]]);
+            children += xlog2x((double)rows) - class_xlogx(&s->cls_group);
+            ak_hist_clear(&s->cls_group);
+        } else {
+            long double t1 = 0, t2 = 0;
+            for (size_t i = at; i < at + rows; i++) {
+                const long double y = s->t->target_values[row_at(s, i)[s->d + 1]];
+                t1 += y;
+                t2 += y * y;
+            }
+            sse += t2 - t1 * t1 / (long double)rows;
+        }
+        at += rows;
+    }
+    const double score = infogain ? (ps->weighted_entropy - children) / (double)(end - begin) : (double)(ps->sse - sse);
+    if (!beats(best, ps, score)) return ANONKIT_OK;
+    if (s->need_sensitive) {
+        at = begin;
+        for (uint32_t c = 0; c < u->nchildren; c++) {
+            if (s->child_rows[c] && !rows_hold(s, at, at + s->child_rows[c])) return ANONKIT_OK;
+            at += s->child_rows[c];
+        }
+    }
+    best->found = 1;
+    best->q = q;
+    best->cut = 0;
+    best->score = score;
+    return ANONKIT_OK;
+}
+
+/* The InfoGain / Regression criterion: scores every allowable split of every
+ * attribute and takes the best; under InfoGain, when the best gain is below
+ * min_gain, the partition and its subtree go on under Median. Returns 1 when
+ * split, 0 when no split is allowable. */
+static int split_best(mdr *s, size_t begin, size_t end, const uint32_t *lo, const uint32_t *hi, const uint32_t *rlo,
+                      const uint32_t *rhi, ak_error *err)
+{
+    if (s->need_sensitive) fill_whole(s, begin, end);
+    parent_stats ps;
+    parent_stats_fill(s, begin, end, &ps);
+    best_split best = {0, 0, 0, 0};
+    for (uint32_t q = 0; q < s->d; q++) {
+        if (lo[q] == hi[q]) continue;
+        if (s->t->qi[q].kind == ATTR_NUMERIC) AK_CHECK(score_numeric(s, begin, end, q, lo, hi, &ps, &best, err));
+        else AK_CHECK(score_categorical(s, begin, end, q, lo, hi, &ps, &best, err));
+    }
+    if (!best.found) return 0;
+    if (s->split == MDR_SPLIT_INFOGAIN && best.score < s->min_gain)
+        return split_median(s, begin, end, lo, hi, rlo, rhi, 1, err);
+    const uint32_t q = best.q;
+    if (s->t->qi[q].kind == ATTR_NUMERIC) {
+        AK_CHECK(apply_numeric(s, begin, end, q, best.cut, rlo, rhi, 0, err));
+        return 1;
+    }
+    const hier *h = s->t->qi[q].h;
+    const hier_node *u = hier_node_at(h, hier_lca(h, lo[q], hi[q]));
+    const int grouped = group_by_child(s, begin, end, q, u, err);
+    if (grouped <= 0) return grouped < 0 ? grouped : ak_err_set(err, ANONKIT_E_INTERNAL, NULL, 0, 0, "a chosen split vanished");
+    AK_CHECK(push_children(s, begin, end, q, u, rlo, rhi, 0, err));
+    return 1;
+}
+
+/* Splits the partition on top of the stack, or makes it a class. */
+static int process_top(mdr *s, ak_error *err)
+{
+    s->depth--;
+    const mdr_frame f = s->stack[s->depth];
+    uint32_t frame[s->fw];
+    memcpy(frame, s->boxes + s->depth * s->fw, sizeof frame);
+    const uint32_t *lo = frame, *hi = frame + s->bw, *rlo = frame + 2 * s->bw, *rhi = rlo + s->d;
+    const int split = s->split == MDR_SPLIT_MEDIAN || f.median_only
+                          ? split_median(s, f.begin, f.end, lo, hi, rlo, rhi, f.median_only, err)
+                          : split_best(s, f.begin, f.end, lo, hi, rlo, rhi, err);
+    if (split != 0) return split < 0 ? split : ANONKIT_OK;
+    uint32_t id;
+    AK_CHECK(partition_add_class_in(s->out, lo, hi, rlo, rhi, f.end - f.begin, &id, err));
+    for (size_t i = f.begin; i < f.end; i++) s->class_of[row_at(s, i)[s->d + 1]] = id;
+    return ANONKIT_OK;
+}
+
+/* Forgets the buffers of one worker (a helper starts from a copy of its
+ * parent, sharing the table, rows, spans and class_of but nothing else). */
+static void worker_forget(mdr *s)
+{
+    s->scratch = s->moved = s->order = s->order_tmp = s->code_count = NULL;
+    s->counts = s->counts_scratch = s->child_rows = NULL;
+    s->stack = NULL;
+    s->boxes = NULL;
+    s->depth = s->cap = 0;
+    memset(&s->whole, 0, sizeof s->whole);
+    memset(&s->left, 0, sizeof s->left);
+    memset(&s->less, 0, sizeof s->less);
+    memset(&s->cls_whole, 0, sizeof s->cls_whole);
+    memset(&s->cls_left, 0, sizeof s->cls_left);
+    memset(&s->cls_group, 0, sizeof s->cls_group);
 }
 
 /* Frees the buffers of one worker (not the shared rows and spans). */
@@ -517,15 +902,21 @@ static void worker_free(mdr *s)
 {
     free(s->scratch);
     free(s->moved);
-    free(s->pairs);
+    free(s->order);
+    free(s->order_tmp);
+    free(s->code_count);
     ak_hist_free(&s->whole);
     ak_hist_free(&s->left);
     ak_hist_free(&s->less);
+    ak_hist_free(&s->cls_whole);
+    ak_hist_free(&s->cls_left);
+    ak_hist_free(&s->cls_group);
     free(s->counts);
     free(s->counts_scratch);
     free(s->child_rows);
     free(s->stack);
     free(s->boxes);
+    worker_forget(s);
 }
 
 /* Allocates the buffers of a worker for partitions of up to `capacity` rows. */
@@ -538,7 +929,8 @@ static int worker_alloc(mdr *s, size_t capacity, ak_error *err)
     s->child_rows = malloc((s->max_children + 1) * sizeof *s->child_rows);
     if (!s->scratch || !s->counts || !s->counts_scratch || !s->child_rows ||
         ak_hist_init(&s->whole, s->sensitive_domain) || ak_hist_init(&s->left, s->sensitive_domain) ||
-        ak_hist_init(&s->less, s->sensitive_domain))
+        ak_hist_init(&s->less, s->sensitive_domain) || ak_hist_init(&s->cls_whole, s->class_domain) ||
+        ak_hist_init(&s->cls_left, s->class_domain) || ak_hist_init(&s->cls_group, s->class_domain))
         return ak_err_nomem(err);
     return ANONKIT_OK;
 }
@@ -586,11 +978,7 @@ static int spawn_helper(mdr *s, helper **out, ak_error *err)
     if (!h) return ak_err_nomem(err);
     h->s = *s; /* shares table, model, rows, spans and class_of */
     mdr *c = &h->s;
-    c->scratch = NULL; c->moved = NULL; c->pairs = NULL; c->counts = NULL; c->counts_scratch = NULL;
-    c->child_rows = NULL; c->stack = NULL; c->boxes = NULL; c->depth = c->cap = 0;
-    memset(&c->whole, 0, sizeof c->whole);
-    memset(&c->left, 0, sizeof c->left);
-    memset(&c->less, 0, sizeof c->less);
+    worker_forget(c);
     c->threads = s->threads / 2;
     c->out = &h->classes;
     h->begin = SIZE_MAX;
@@ -602,8 +990,11 @@ static int spawn_helper(mdr *s, helper **out, ak_error *err)
     }
     int rc = partition_init(&h->classes, 0, s->d, err);
     if (rc == ANONKIT_OK) rc = worker_alloc(c, largest, err);
-    for (size_t f = 0; rc == ANONKIT_OK && f < give; f++)
-        rc = push(c, s->stack[f].begin, s->stack[f].end, s->boxes + f * 2 * s->bw, err);
+    for (size_t f = 0; rc == ANONKIT_OK && f < give; f++) {
+        const uint32_t *frame = s->boxes + f * s->fw;
+        rc = push(c, s->stack[f].begin, s->stack[f].end, frame, frame + 2 * s->bw, frame + 2 * s->bw + s->d,
+                  s->stack[f].median_only, err);
+    }
     if (rc == ANONKIT_OK && pthread_create(&h->thread, NULL, helper_main, h) != 0)
         rc = ak_err_set(err, ANONKIT_E_INTERNAL, NULL, 0, 0, "cannot start a thread");
     if (rc < 0) {
@@ -615,7 +1006,7 @@ static int spawn_helper(mdr *s, helper **out, ak_error *err)
     h->started = 1;
     /* This worker keeps frames [give, depth). */
     memmove(s->stack, s->stack + give, (s->depth - give) * sizeof *s->stack);
-    memmove(s->boxes, s->boxes + give * 2 * s->bw, (s->depth - give) * 2 * s->bw * sizeof *s->boxes);
+    memmove(s->boxes, s->boxes + give * s->fw, (s->depth - give) * s->fw * sizeof *s->boxes);
     s->depth -= give;
     s->threads -= c->threads;
     *out = h;
@@ -631,10 +1022,11 @@ static int join_helper(mdr *s, helper *h, int rc, ak_error *err)
         rc = h->rc;
     }
     const uint32_t offset = (uint32_t)s->out->nclasses;
-    for (size_t c = 0; rc == ANONKIT_OK && c < h->classes.nclasses; c++) {
+    const partition *hc = &h->classes;
+    for (size_t c = 0; rc == ANONKIT_OK && c < hc->nclasses; c++) {
         uint32_t id;
-        rc = partition_add_class(s->out, partition_lo(&h->classes, c), partition_hi(&h->classes, c),
-                                 h->classes.count[c], &id, err);
+        rc = partition_add_class_in(s->out, partition_lo(hc, c), partition_hi(hc, c), partition_rlo(hc, c),
+                                    partition_rhi(hc, c), hc->count[c], &id, err);
     }
     if (rc == ANONKIT_OK)
         for (size_t i = h->begin; i < h->end; i++) s->class_of[row_at(s, i)[s->d + 1]] += offset;
@@ -661,14 +1053,49 @@ static int run_worker(mdr *s, ak_error *err)
     return rc;
 }
 
+int mdr_parse_split(const char *text, mdr_split *out)
+{
+    if (!strcmp(text, "median")) *out = MDR_SPLIT_MEDIAN;
+    else if (!strcmp(text, "infogain")) *out = MDR_SPLIT_INFOGAIN;
+    else if (!strcmp(text, "regression")) *out = MDR_SPLIT_REGRESSION;
+    else return -1;
+    return 0;
+}
+
+const char *mdr_split_name(mdr_split split)
+{
+    switch (split) {
+    case MDR_SPLIT_INFOGAIN: return "infogain";
+    case MDR_SPLIT_REGRESSION: return "regression";
+    case MDR_SPLIT_MEDIAN: break;
+    }
+    return "median";
+}
+
 int mdr_run(const table *t, const model *m, unsigned threads, partition *out, ak_error *err)
 {
-    const mdr_options options = {.threads = threads};
+    const mdr_options options = {.threads = threads, .split = MDR_SPLIT_MEDIAN};
     return mdr_run_with(t, m, &options, out, err);
+}
+
+/* Checks that the table holds what the model and the split criterion read. */
+static int check_inputs(const table *t, const model *m, const mdr_options *options, ak_error *err)
+{
+    if (m->l > 0 && t->sensitive_column < 0)
+        return ak_err_set(err, ANONKIT_E_USAGE, NULL, 0, 0, "l-diversity needs a sensitive column (--sensitive)");
+    if (m->variance > 0 && !t->sensitive_numeric)
+        return ak_err_set(err, ANONKIT_E_USAGE, NULL, 0, 0,
+                          "variance diversity needs a numeric sensitive column (--sensitive)");
+    if (options->split == MDR_SPLIT_INFOGAIN && t->class_column < 0)
+        return ak_err_set(err, ANONKIT_E_USAGE, NULL, 0, 0, "--split infogain needs a class label column (--class)");
+    if (options->split == MDR_SPLIT_REGRESSION && t->target_column < 0)
+        return ak_err_set(err, ANONKIT_E_USAGE, NULL, 0, 0, "--split regression needs a numeric target column (--target)");
+    return ANONKIT_OK;
 }
 
 int mdr_run_with(const table *t, const model *m, const mdr_options *options, partition *out, ak_error *err)
 {
+    AK_CHECK(check_inputs(t, m, options, err));
     mdr s;
     memset(&s, 0, sizeof s);
     s.t = t;
@@ -676,17 +1103,24 @@ int mdr_run_with(const table *t, const model *m, const mdr_options *options, par
     s.out = out;
     s.class_of = out->class_of;
     s.threads = options->threads ? options->threads : 1;
+    s.split = options->split;
+    s.min_gain = options->min_gain;
     s.d = t->nqi;
     s.w = s.d + 2;
     s.bw = (s.d + 7) / 8 * 8;
+    s.fw = 2 * s.bw + 2 * s.d;
 #if MDR_HAVE_AVX2
     s.simd = !options->no_simd && s.bw / 8 <= MDR_MAX_CHUNKS && __builtin_cpu_supports("avx2");
 #endif
     s.n = t->nrows;
-    s.need_sensitive = model_needs_sensitive(m);
-    if (s.need_sensitive && t->sensitive_column < 0)
-        return ak_err_set(err, ANONKIT_E_USAGE, NULL, 0, 0, "l-diversity needs a sensitive column (--sensitive)");
-    s.sensitive_domain = s.need_sensitive ? t->sensitive_dict.count : 1;
+    s.need_hist = m->l > 0;
+    s.need_mom = m->variance > 0;
+    s.need_sensitive = s.need_hist || s.need_mom;
+    s.sensitive_domain = s.need_hist ? t->sensitive_dict.count : 1;
+    s.class_domain = s.split == MDR_SPLIT_INFOGAIN ? t->class_dict.count : 1;
+    s.exact = 1;
+    for (size_t i = 0; s.need_mom && s.exact && i < t->nrows; i++)
+        s.exact = model_value_is_small_integer(t->sensitive_values[i]);
     for (uint32_t q = 0; q < s.d; q++) {
         const table_qi *a = &t->qi[q];
         if (a->kind == ATTR_CATEGORICAL)
@@ -697,33 +1131,44 @@ int mdr_run_with(const table *t, const model *m, const mdr_options *options, par
     int rc = worker_alloc(&s, s.n, err);
     s.rows = malloc(((s.n ? s.n : 1) * s.w + s.bw) * sizeof *s.rows); /* + padding read by the kernels */
     s.span = calloc(s.d ? s.d : 1, sizeof *s.span);
-    if (rc == ANONKIT_OK && (!s.rows || !s.span)) rc = ak_err_nomem(err);
+    uint32_t *root_lo = calloc(s.d ? s.d : 1, sizeof *root_lo), *root_hi = calloc(s.d ? s.d : 1, sizeof *root_hi);
+    if (rc == ANONKIT_OK && (!s.rows || !s.span || !root_lo || !root_hi)) rc = ak_err_nomem(err);
     if (rc < 0) goto done;
     for (uint32_t q = 0; q < s.d; q++) {
         const table_qi *a = &t->qi[q];
         if (a->kind == ATTR_NUMERIC && a->ncodes > 1) s.span[q] = a->values[a->ncodes - 1] - a->values[0];
+        root_hi[q] = a->ncodes ? a->ncodes - 1 : 0; /* the root's region is the whole domain */
     }
     memset(s.rows + s.n * s.w, 0, s.bw * sizeof *s.rows);
     for (size_t i = 0; i < s.n; i++) {
         uint32_t *r = row_at(&s, i);
         for (uint32_t q = 0; q < s.d; q++) r[q] = t->qi[q].codes[i];
-        r[s.d] = s.need_sensitive ? t->sensitive_codes[i] : 0;
+        r[s.d] = s.need_hist ? t->sensitive_codes[i] : 0;
         r[s.d + 1] = (uint32_t)i;
     }
     /* The whole table must satisfy the model, or no partitioning can. */
     fill_whole(&s, 0, s.n);
     char why[256];
-    if (!model_explain(m, s.n, s.counts, ak_hist_counts(&s.whole, s.counts), s.counts_scratch, why, sizeof why)) {
+    why[0] = '\0';
+    int eligible = model_explain(m, s.n, s.counts, ak_hist_counts(&s.whole, s.counts), s.counts_scratch, why, sizeof why);
+    if (eligible && s.need_mom && !model_variance_holds(m, &s.whole_mom, s.exact)) {
+        eligible = 0;
+        snprintf(why, sizeof why, "variance of the sensitive values %.6Lg < %g",
+                 model_moments_variance(&s.whole_mom, s.exact), m->variance);
+    }
+    if (!eligible) {
         rc = ak_err_set(err, ANONKIT_E_INELIGIBLE, NULL, 0, 0,
                         "the whole table does not satisfy the privacy model (%s), so no anonymization can", why);
         goto done;
     }
     if (s.n == 0) goto done;
-    if ((rc = push(&s, 0, s.n, NULL, err)) < 0) goto done;
+    if ((rc = push(&s, 0, s.n, NULL, root_lo, root_hi, 0, err)) < 0) goto done;
     rc = run_worker(&s, err);
 done:
     worker_free(&s);
     free(s.rows);
     free(s.span);
+    free(root_lo);
+    free(root_hi);
     return rc;
 }

@@ -1,5 +1,6 @@
-/* mondrian.h — in-memory Mondrian, median split, strict multidimensional
- * partitioning (000 §1.2; the ICDE 2006 slides in 003). */
+/* mondrian.h — in-memory Mondrian, strict multidimensional partitioning with
+ * the Median, InfoGain and Regression split criteria (000 §1.2; the ICDE 2006
+ * slides in 003). */
 #ifndef AK_MONDRIAN_H
 #define AK_MONDRIAN_H
 
@@ -14,10 +15,22 @@
  * Fails with ANONKIT_E_INELIGIBLE when the whole table does not satisfy m. */
 int mdr_run(const table *t, const model *m, unsigned threads, partition *out, ak_error *err);
 
+typedef enum mdr_split {
+    MDR_SPLIT_MEDIAN = 0, /* widest normalized range, median threshold */
+    MDR_SPLIT_INFOGAIN,   /* largest information gain on t->class_codes */
+    MDR_SPLIT_REGRESSION  /* least sum of squared errors of t->target_values */
+} mdr_split;
+
 typedef struct mdr_options {
     unsigned threads; /* 0 or 1: one thread */
     int no_simd;      /* 1: plain C box loops even where AVX2 is available (for tests) */
+    mdr_split split;
+    double min_gain;  /* InfoGain: below this gain (bits) a subtree continues with Median */
 } mdr_options;
+
+/* Parses "median", "infogain" or "regression"; -1 on anything else. */
+int mdr_parse_split(const char *text, mdr_split *out /* OUT */);
+const char *mdr_split_name(mdr_split split);
 
 /* mdr_run with every option. */
 int mdr_run_with(const table *t, const model *m, const mdr_options *options, partition *out, ak_error *err);
