@@ -64,6 +64,13 @@ typedef enum anonkit_option {
     ANONKIT_OPT_WEIGHTS,     /* NCP weights "age=2,sex=1" */
     ANONKIT_OPT_JOB,         /* a JSON job file: loads all its settings */
     ANONKIT_OPT_THREADS,     /* worker threads; 0 (default) = one per online core */
+    ANONKIT_OPT_SPLIT,       /* split criterion: median (default) | infogain | regression */
+    ANONKIT_OPT_CLASS,       /* class label column (InfoGain; conditional entropy) */
+    ANONKIT_OPT_TARGET,      /* numeric target column (Regression; RMSE) */
+    ANONKIT_OPT_MIN_GAIN,    /* InfoGain: below this gain (bits) continue with Median (default 0.01) */
+    ANONKIT_OPT_VARIANCE,    /* variance diversity: least variance of the numeric sensitive value */
+    ANONKIT_OPT_PUBLISH,     /* numeric QIs as: generalize (default) | range | mean */
+    ANONKIT_OPT_RULES,       /* path of the recoding rules written by anonymize, read by recode */
     ANONKIT_OPT__COUNT
 } anonkit_option;
 
@@ -109,6 +116,16 @@ ANONKIT_API uint64_t anonkit_result_classes(const anonkit_result *result);
 /* The human summary (several lines) and the JSON report text. */
 ANONKIT_API const char *anonkit_result_summary(const anonkit_result *result);
 ANONKIT_API const char *anonkit_result_json(const anonkit_result *result);
+
+/* Synthetic data: writes `rows` records of the generator of 000 Figure 7 (salary,
+ * commission, age, elevel, car, zipcode, hvalue, hyears, loan, c2, c7, r7, r10) to
+ * output_path ("-" for stdout) in `format` "csv" (a header line, then the records;
+ * NULL means csv) or "binary" (a tuple file, docs/tuple-format.md). Streams: memory
+ * does not grow with rows. The same *seed gives the same bytes; seed NULL picks a
+ * random one. *out_seed (when not NULL) receives the seed used. On failure returns a
+ * negative status, leaves the message in errbuf and nothing at output_path. */
+ANONKIT_API int anonkit_generate(const char *output_path, uint64_t rows, const uint64_t *seed, const char *format,
+                                 uint64_t *out_seed /* OUT */, char *errbuf, size_t errsize);
 
 #ifdef __cplusplus
 }

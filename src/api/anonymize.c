@@ -68,14 +68,34 @@ static json_t *string_array(const strlist *l)
     return a;
 }
 
-/* The JSON report: parameters, counts, class sizes, metrics, timing. */
 /* Seconds spent in each phase of a run. */
 typedef struct phase_times {
     double read, anonymize, write, metrics;
 } phase_times;
 
-static char *build_report(const anonkit_job *job, const table *t, const metrics *mt, double seconds,
-                          const phase_times *pt, const publish_stats *ps)
+/* Workload quality (000 §5.5), when a class label or a target is known. */
+typedef struct workload_quality {
+    int has_entropy, has_rmse;
+    double entropy, rmse;
+} workload_quality;
+
+static int measure_workload(anonkit_job *job, const table *t, const partition *p, workload_quality *wq)
+{
+    memset(wq, 0, sizeof *wq);
+    if (t->class_column >= 0) {
+        AK_CHECK(metrics_partition_entropy(t, p, &wq->entropy, &job->err));
+        wq->has_entropy = 1;
+    }
+    if (t->target_column >= 0) {
+        AK_CHECK(metrics_partition_rmse(t, p, &wq->rmse, &job->err));
+        wq->has_rmse = 1;
+    }
+    return ANONKIT_OK;
+}
+
+/* The JSON report: parameters, counts, class sizes, metrics, timing. */
+static char *build_report(const anonkit_job *job, const table *t, const metrics *mt, const workload_quality *wq,
+                          double seconds, const phase_times *pt, const publish_stats *ps)
 {
     json_t *root = json_object();
     json_t *params = json_object();
@@ -89,7 +109,14 @@ static char *build_report(const anonkit_job *job, const table *t, const metrics 
     for (size_t i = 0; i < job->hierarchy_attrs.count; i++)
         json_object_set_new(hier, job->hierarchy_attrs.items[i], json_string(job->hierarchy_paths.items[i]));
     json_object_set_new(params, "hierarchy", hier);
+    json_object_set_new(params, "split", json_string(mdr_split_name(job->split)));
+    if (job->split == MDR_SPLIT_INFOGAIN) json_object_set_new(params, "min-gain", json_real(job->min_gain));
+    json_object_set_new(params, "class", job->class_name ? json_string(job->class_name) : json_null());
+    json_object_set_new(params, "target", job->target_name ? json_string(job->target_name) : json_null());
+    json_object_set_new(params, "publish", json_string(recode_style_name(job->publish)));
+    if (job->rules) json_object_set_new(params, "rules", json_string(job->rules));
     json_object_set_new(params, "k", json_integer((json_int_t)job->model.k));
+    if (job->model.variance > 0) json_object_set_new(params, "variance", json_real(job->model.variance));
     if (job->model.l > 0) {
         char variants[128];
         model_variant_names(job->model.l_variants, variants, sizeof variants);
@@ -119,6 +146,8 @@ static char *build_report(const anonkit_job *job, const table *t, const metrics 
     json_t *ncp = json_object();
     for (uint32_t q = 0; q < t->nqi; q++) json_object_set_new(ncp, t->qi[q].name, json_real(mt->ncp[q]));
     json_object_set_new(metric, "ncp", ncp);
+    if (wq->has_entropy) json_object_set_new(metric, "conditional_entropy", json_real(wq->entropy));
+    if (wq->has_rmse) json_object_set_new(metric, "rmse", json_real(wq->rmse));
     json_object_set_new(root, "metrics", metric);
     json_object_set_new(root, "seconds", json_real(seconds));
     json_t *phases = json_object();
@@ -132,21 +161,29 @@ static char *build_report(const anonkit_job *job, const table *t, const metrics 
     return text;
 }
 
-static char *build_summary(const anonkit_job *job, const table *t, const metrics *mt, double seconds,
-                           const publish_stats *ps)
+static char *build_summary(const anonkit_job *job, const table *t, const metrics *mt, const workload_quality *wq,
+                           double seconds, const publish_stats *ps)
 {
     char *text = malloc(1024);
     if (!text) return NULL;
+    char workload[160] = "";
+    if (wq->has_entropy && wq->has_rmse)
+        snprintf(workload, sizeof workload, "conditional entropy %.6g bits, RMSE %.6g\n", wq->entropy, wq->rmse);
+    else if (wq->has_entropy)
+        snprintf(workload, sizeof workload, "conditional entropy %.6g bits\n", wq->entropy);
+    else if (wq->has_rmse)
+        snprintf(workload, sizeof workload, "RMSE %.6g\n", wq->rmse);
     snprintf(text, 1024,
              "read %zu rows from %s\n"
              "published %llu rows, suppressed %llu (published + suppressed = read)\n"
              "%llu classes, class size min %llu, mean %.2f, max %llu\n"
              "GCP %.4f, DM %.6g, C_AVG %.4f (k = %llu)\n"
+             "%s"
              "time %.3f s\n",
              t->nrows, t->display_name, (unsigned long long)ps->published, (unsigned long long)ps->suppressed,
              (unsigned long long)mt->classes, (unsigned long long)mt->min_class, mt->mean_class,
              (unsigned long long)mt->max_class, mt->gcp, mt->dm, mt->cavg, (unsigned long long)job->model.k,
-             seconds);
+             workload, seconds);
     return text;
 }
 
@@ -162,6 +199,12 @@ int anonkit_anonymize(anonkit_job *job, anonkit_result **out_result)
         return ak_err_set(&job->err, ANONKIT_E_USAGE, NULL, 0, 0, "no quasi-identifiers given (--qi)"), job_fail(job);
     if (job->model.l > 0 && !job->sensitive)
         return ak_err_set(&job->err, ANONKIT_E_USAGE, NULL, 0, 0, "--l needs a sensitive column (--sensitive)"), job_fail(job);
+    if (job->model.variance > 0 && !job->sensitive)
+        return ak_err_set(&job->err, ANONKIT_E_USAGE, NULL, 0, 0, "--variance needs a numeric sensitive column (--sensitive)"), job_fail(job);
+    if (job->split == MDR_SPLIT_INFOGAIN && !job->class_name)
+        return ak_err_set(&job->err, ANONKIT_E_USAGE, NULL, 0, 0, "--split infogain needs a class label column (--class)"), job_fail(job);
+    if (job->split == MDR_SPLIT_REGRESSION && !job->target_name)
+        return ak_err_set(&job->err, ANONKIT_E_USAGE, NULL, 0, 0, "--split regression needs a numeric target column (--target)"), job_fail(job);
     if (model_validate(&job->model, &job->err) < 0) return job_fail(job);
     if (!job->seed_set) {
         uint64_t seed = 0;
@@ -207,10 +250,12 @@ int anonkit_anonymize(anonkit_job *job, anonkit_result **out_result)
     if ((rc = check_against_table(job, t)) < 0) goto done;
     mark = now_seconds();
     if ((rc = partition_init(&part, t->nrows, t->nqi, &job->err)) < 0) goto done;
-    if ((rc = mdr_run(t, &job->model, threads, &part, &job->err)) < 0) goto done;
+    const mdr_options mo = {.threads = threads, .split = job->split, .min_gain = job->min_gain};
+    if ((rc = mdr_run_with(t, &job->model, &mo, &part, &job->err)) < 0) goto done;
     pt.anonymize = now_seconds() - mark;
     mark = now_seconds();
-    publish_opts po = {.keep_order = job->keep_order, .seed = job->seed, .drop_suppressed = 0, .threads = threads};
+    publish_opts po = {.keep_order = job->keep_order, .seed = job->seed, .drop_suppressed = 0, .threads = threads,
+                       .style = job->publish};
     if ((rc = publish_write(t, &part, &po, of.stream, job->output, &ps, &job->err)) < 0) goto done;
     if (ps.published + ps.suppressed != t->nrows) {
         rc = ak_err_set(&job->err, ANONKIT_E_INTERNAL, NULL, 0, 0, "row accounting failed: %zu read, %llu written",
@@ -220,6 +265,8 @@ int anonkit_anonymize(anonkit_job *job, anonkit_result **out_result)
     pt.write = now_seconds() - mark;
     mark = now_seconds();
     if ((rc = metrics_from_partition(t, &part, job->model.k, weights, &mt, &job->err)) < 0) goto done;
+    workload_quality wq;
+    if ((rc = measure_workload(job, t, &part, &wq)) < 0) goto done;
     pt.metrics = now_seconds() - mark;
 
     const double seconds = now_seconds() - start;
@@ -228,8 +275,8 @@ int anonkit_anonymize(anonkit_job *job, anonkit_result **out_result)
     result->published = ps.published;
     result->suppressed = ps.suppressed;
     result->classes = part.nclasses;
-    result->summary = build_summary(job, t, &mt, seconds, &ps);
-    result->json = build_report(job, t, &mt, seconds, &pt, &ps);
+    result->summary = build_summary(job, t, &mt, &wq, seconds, &ps);
+    result->json = build_report(job, t, &mt, &wq, seconds, &pt, &ps);
     if (!result->summary || !result->json) { rc = ak_err_nomem(&job->err); goto done; }
     if (job->report && fprintf(rf.stream, "%s\n", result->json) < 0) {
         rc = ak_err_set(&job->err, ANONKIT_E_IO, job->report, 0, 0, "cannot write the report");

@@ -21,7 +21,10 @@ static const char *const option_names[ANONKIT_OPT__COUNT] = {
     [ANONKIT_OPT_REPORT] = "report",       [ANONKIT_OPT_SEED] = "seed",
     [ANONKIT_OPT_KEEP_ORDER] = "keep-order", [ANONKIT_OPT_DELIMITER] = "delimiter",
     [ANONKIT_OPT_WEIGHTS] = "weights",     [ANONKIT_OPT_JOB] = "job",
-    [ANONKIT_OPT_THREADS] = "threads",
+    [ANONKIT_OPT_THREADS] = "threads",     [ANONKIT_OPT_SPLIT] = "split",
+    [ANONKIT_OPT_CLASS] = "class",         [ANONKIT_OPT_TARGET] = "target",
+    [ANONKIT_OPT_MIN_GAIN] = "min-gain",   [ANONKIT_OPT_VARIANCE] = "variance",
+    [ANONKIT_OPT_PUBLISH] = "publish",     [ANONKIT_OPT_RULES] = "rules",
 };
 
 const char *anonkit_option_name(anonkit_option option)
@@ -71,6 +74,7 @@ anonkit_job *anonkit_job_create(void)
     if (!job) return NULL;
     model_init(&job->model);
     job->delimiter = ',';
+    job->min_gain = 0.01; /* 000 footnote 13 */
     ak_err_clear(&job->err);
     return job;
 }
@@ -83,6 +87,9 @@ void anonkit_job_free(anonkit_job *job)
     free(job->report);
     free(job->algorithm);
     free(job->sensitive);
+    free(job->class_name);
+    free(job->target_name);
+    free(job->rules);
     strlist_free(&job->qi);
     strlist_free(&job->identifiers);
     strlist_free(&job->numeric);
@@ -299,6 +306,28 @@ int anonkit_job_set(anonkit_job *job, anonkit_option option, const char *value)
         job->threads = (unsigned)n;
         return ANONKIT_OK;
     }
+    case ANONKIT_OPT_SPLIT:
+        if (mdr_parse_split(value, &job->split) != 0)
+            return usage_error(job, "--split: '%s' is not one of median, infogain, regression", value);
+        return ANONKIT_OK;
+    case ANONKIT_OPT_CLASS: return set_string(job, &job->class_name, value);
+    case ANONKIT_OPT_TARGET: return set_string(job, &job->target_name, value);
+    case ANONKIT_OPT_RULES: return set_string(job, &job->rules, value);
+    case ANONKIT_OPT_MIN_GAIN:
+        if (parse_double(value, &job->min_gain) != 0 || job->min_gain < 0)
+            return usage_error(job, "--min-gain must be a number >= 0, not '%s'", value);
+        return ANONKIT_OK;
+    case ANONKIT_OPT_VARIANCE: {
+        double v;
+        if (parse_double(value, &v) != 0 || !(v >= 0))
+            return usage_error(job, "--variance must be a number >= 0, not '%s'", value);
+        job->model.variance = v;
+        return ANONKIT_OK;
+    }
+    case ANONKIT_OPT_PUBLISH:
+        if (recode_parse_style(value, &job->publish) != 0)
+            return usage_error(job, "--publish: '%s' is not one of generalize, range, mean", value);
+        return ANONKIT_OK;
     case ANONKIT_OPT__COUNT: break;
     }
     return usage_error(job, "unknown option");
@@ -316,7 +345,7 @@ static int resolve_path(const char *job_path, const char *value, char *out, size
 
 static int is_path_option(anonkit_option o)
 {
-    return o == ANONKIT_OPT_INPUT || o == ANONKIT_OPT_OUTPUT || o == ANONKIT_OPT_REPORT;
+    return o == ANONKIT_OPT_INPUT || o == ANONKIT_OPT_OUTPUT || o == ANONKIT_OPT_REPORT || o == ANONKIT_OPT_RULES;
 }
 
 static int job_file_error(anonkit_job *job, const char *path, int line, const char *fmt, const char *what)
@@ -341,7 +370,9 @@ static int apply_json_value(anonkit_job *job, const char *path, anonkit_option o
     }
     const int names_only = o == ANONKIT_OPT_QI || o == ANONKIT_OPT_IDENTIFIER || o == ANONKIT_OPT_NUMERIC ||
                            o == ANONKIT_OPT_SENSITIVE || o == ANONKIT_OPT_INPUT || o == ANONKIT_OPT_OUTPUT ||
-                           o == ANONKIT_OPT_REPORT || o == ANONKIT_OPT_ALGORITHM || o == ANONKIT_OPT_L_VARIANT;
+                           o == ANONKIT_OPT_REPORT || o == ANONKIT_OPT_ALGORITHM || o == ANONKIT_OPT_L_VARIANT ||
+                           o == ANONKIT_OPT_SPLIT || o == ANONKIT_OPT_CLASS || o == ANONKIT_OPT_TARGET ||
+                           o == ANONKIT_OPT_PUBLISH || o == ANONKIT_OPT_RULES;
     if (names_only && !json_is_array(v)) return job_file_error(job, path, 0, "the value of '%s' must be text", key);
     if (json_is_integer(v)) {
         snprintf(text, sizeof text, "%lld", (long long)json_integer_value(v));
@@ -464,6 +495,9 @@ int job_table_spec(anonkit_job *job, const char *path, const char *display_name,
     spec->hierarchy_paths = storage->hierarchy_paths;
     spec->force_numeric = storage->force_numeric;
     spec->sensitive_name = job->sensitive;
+    spec->sensitive_numeric = job->model.variance > 0;
+    spec->class_name = job->class_name;
+    spec->target_name = job->target_name;
     spec->nidentifiers = job->identifiers.count;
     spec->identifier_names = (const char *const *)job->identifiers.items;
     return ANONKIT_OK;

@@ -7,7 +7,9 @@
 #include <stdint.h>
 
 #include "anonkit/anonkit.h"
+#include "algo/mondrian/mondrian.h"
 #include "core/error.h"
+#include "core/recode.h"
 #include "core/table.h"
 #include "model/model.h"
 
@@ -18,6 +20,10 @@ typedef struct strlist {
 
 struct anonkit_job {
     char *input, *output, *report, *algorithm, *sensitive;
+    char *class_name, *target_name, *rules;
+    mdr_split split;
+    double min_gain;
+    recode_style publish;
     strlist qi, identifiers, numeric;
     strlist hierarchy_attrs, hierarchy_paths; /* parallel */
     strlist weight_attrs;                     /* parallel to weight_values */

@@ -27,6 +27,13 @@ static const struct option long_options[] = {
     {"weights", required_argument, NULL, ANONKIT_OPT_WEIGHTS},
     {"job", required_argument, NULL, ANONKIT_OPT_JOB},
     {"threads", required_argument, NULL, ANONKIT_OPT_THREADS},
+    {"split", required_argument, NULL, ANONKIT_OPT_SPLIT},
+    {"class", required_argument, NULL, ANONKIT_OPT_CLASS},
+    {"target", required_argument, NULL, ANONKIT_OPT_TARGET},
+    {"min-gain", required_argument, NULL, ANONKIT_OPT_MIN_GAIN},
+    {"variance", required_argument, NULL, ANONKIT_OPT_VARIANCE},
+    {"publish", required_argument, NULL, ANONKIT_OPT_PUBLISH},
+    {"rules", required_argument, NULL, ANONKIT_OPT_RULES},
     {"help", no_argument, NULL, OPT_HELP},
     {NULL, 0, NULL, 0},
 };

@@ -2,6 +2,8 @@
  * step 3; ranges and hierarchy labels as in 003's Mondrian slides). */
 #include "core/recode.h"
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/numdict.h"
@@ -17,24 +19,89 @@ static size_t put(char *buf, size_t size, size_t at, const char *src)
     return at + len;
 }
 
+/* The text of a numeric QI's range [lo, hi]; both ends when `always_pair`. */
+static size_t numeric_range(const table_qi *a, uint32_t lo, uint32_t hi, int always_pair, char *buf, size_t size)
+{
+    char low[24], high[24];
+    const char *low_text = a->texts ? a->texts[lo] : low, *high_text = a->texts ? a->texts[hi] : high;
+    if (!a->texts) {
+        numdict_format_int(low, (int64_t)a->values[lo]);
+        numdict_format_int(high, (int64_t)a->values[hi]);
+    }
+    size_t len = put(buf, size, 0, low_text);
+    if (lo != hi || always_pair) {
+        len = put(buf, size, len, "-");
+        len = put(buf, size, len, high_text);
+    }
+    return len;
+}
+
 size_t recode_value(const table *t, uint32_t q, uint32_t lo, uint32_t hi, char *buf, size_t size)
 {
     const table_qi *a = &t->qi[q];
     size_t len;
     if (a->kind == ATTR_NUMERIC) {
-        char low[24], high[24];
-        const char *low_text = a->texts ? a->texts[lo] : low, *high_text = a->texts ? a->texts[hi] : high;
-        if (!a->texts) {
-            numdict_format_int(low, (int64_t)a->values[lo]);
-            numdict_format_int(high, (int64_t)a->values[hi]);
-        }
-        len = put(buf, size, 0, low_text);
-        if (lo != hi) {
-            len = put(buf, size, len, "-");
-            len = put(buf, size, len, high_text);
-        }
+        len = numeric_range(a, lo, hi, 0, buf, size);
     } else {
         len = put(buf, size, 0, hier_node_at(a->h, hier_lca(a->h, lo, hi))->label);
+    }
+    if (size) buf[len < size ? len : size - 1] = '\0';
+    return len;
+}
+
+int recode_parse_style(const char *text, recode_style *out)
+{
+    if (!strcmp(text, "generalize")) *out = RECODE_GENERALIZE;
+    else if (!strcmp(text, "range")) *out = RECODE_RANGE;
+    else if (!strcmp(text, "mean")) *out = RECODE_MEAN;
+    else return -1;
+    return 0;
+}
+
+const char *recode_style_name(recode_style style)
+{
+    return style == RECODE_RANGE ? "range" : style == RECODE_MEAN ? "mean" : "generalize";
+}
+
+int recode_class_means(const table *t, const partition *p, double **means, ak_error *err)
+{
+    const size_t cells = p->nclasses * t->nqi;
+    long double *sum = calloc(cells ? cells : 1, sizeof *sum);
+    *means = malloc((cells ? cells : 1) * sizeof **means);
+    if (!sum || !*means) {
+        free(sum);
+        free(*means);
+        *means = NULL;
+        return ak_err_nomem(err);
+    }
+    for (size_t r = 0; r < t->nrows; r++) {
+        const uint32_t c = p->class_of[r];
+        if (c == PARTITION_SUPPRESSED) continue;
+        for (uint32_t q = 0; q < t->nqi; q++)
+            if (t->qi[q].kind == ATTR_NUMERIC) sum[(size_t)c * t->nqi + q] += t->qi[q].values[t->qi[q].codes[r]];
+    }
+    for (size_t c = 0; c < p->nclasses; c++)
+        for (uint32_t q = 0; q < t->nqi; q++)
+            (*means)[c * t->nqi + q] = p->count[c] ? (double)(sum[c * t->nqi + q] / (long double)p->count[c]) : 0;
+    free(sum);
+    return ANONKIT_OK;
+}
+
+size_t recode_class_value(const table *t, const partition *p, const double *means, recode_style style, size_t c,
+                          uint32_t q, char *buf, size_t size)
+{
+    const table_qi *a = &t->qi[q];
+    const uint32_t lo = partition_lo(p, c)[q], hi = partition_hi(p, c)[q];
+    if (a->kind != ATTR_NUMERIC || style == RECODE_GENERALIZE) return recode_value(t, q, lo, hi, buf, size);
+    size_t len;
+    if (style == RECODE_RANGE) {
+        len = numeric_range(a, lo, hi, 1, buf, size);
+    } else if (lo == hi) { /* the mean of equal values is that value, as spelled in the input */
+        len = numeric_range(a, lo, hi, 0, buf, size);
+    } else {
+        char text[40];
+        snprintf(text, sizeof text, "%.12g", means[c * t->nqi + q]);
+        len = put(buf, size, 0, text);
     }
     if (size) buf[len < size ? len : size - 1] = '\0';
     return len;

@@ -1,8 +1,14 @@
-/* recode.h — the published value of a QI for a class's box (DESIGN.md §1 step 3).
+/* recode.h — the published value of a QI for a class (DESIGN.md §1 step 3).
  *
- * numeric      the single value, or "lo-hi" of the lowest and highest value
- *              (each in the spelling first seen in the input);
- * categorical  the label of the lowest hierarchy node covering the box.
+ * Generalization (the default):
+ *   numeric      the single value, or "lo-hi" of the lowest and highest value
+ *                (each in the spelling first seen in the input);
+ *   categorical  the label of the lowest hierarchy node covering the box.
+ * Summary statistics of a numeric QI (003, "range and mean statistics"):
+ *   range        "lo-hi" always, even when lo = hi, so MIN and MAX can be read
+ *                from every row;
+ *   mean         the mean of the class's values (printed with 12 significant
+ *                digits), for AVG and SUM; categorical QIs keep their label.
  * Full suppression is the text "*" (RECODE_SUPPRESSED). */
 #ifndef AK_RECODE_H
 #define AK_RECODE_H
@@ -10,6 +16,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/error.h"
+#include "core/partition.h"
 #include "core/table.h"
 
 #define RECODE_SUPPRESSED "*"
@@ -17,5 +25,20 @@
 /* Writes the published text of QI q for codes [lo, hi] into buf (NUL-terminated,
  * truncated to size) and returns its length before truncation. */
 size_t recode_value(const table *t, uint32_t q, uint32_t lo, uint32_t hi, char *buf, size_t size);
+
+typedef enum recode_style { RECODE_GENERALIZE = 0, RECODE_RANGE, RECODE_MEAN } recode_style;
+
+/* Parses "generalize", "range" or "mean"; -1 on anything else. */
+int recode_parse_style(const char *text, recode_style *out /* OUT */);
+const char *recode_style_name(recode_style style);
+
+/* The mean of every numeric QI in every class of p, means[c * nqi + q]
+ * (categorical QIs: 0); caller frees. */
+int recode_class_means(const table *t, const partition *p, double **means /* OUT */, ak_error *err);
+
+/* The published text of QI q for class c in the given style (means from
+ * recode_class_means, needed for RECODE_MEAN only); as recode_value. */
+size_t recode_class_value(const table *t, const partition *p, const double *means, recode_style style, size_t c,
+                          uint32_t q, char *buf, size_t size);
 
 #endif

@@ -27,6 +27,8 @@ typedef struct segment {
 typedef struct publisher {
     const table *t;
     const partition *p;
+    recode_style style;
+    double *means;          /* per class and QI, for RECODE_MEAN */
     char delim;
     uint32_t nout;          /* output columns */
     int32_t *out_qi;        /* per output column: QI index, or -1 for a copied column */
@@ -63,7 +65,7 @@ static int format_class(const publisher *pub, size_t c, int star, strbuf *b, siz
             uint32_t q = (uint32_t)pub->out_qi[seg->first + i];
             size_t len = 1;
             if (star) memcpy(value, RECODE_SUPPRESSED, 2);
-            else len = recode_value(pub->t, q, partition_lo(p, c)[q], partition_hi(p, c)[q], value, sizeof value);
+            else len = recode_class_value(pub->t, p, pub->means, pub->style, c, q, value, sizeof value);
             if (len >= sizeof value) len = sizeof value - 1;
             if ((i && strbuf_append(b, &pub->delim, 1) != 0) || escape_append(b, value, len, pub->delim) != 0)
                 return -1;
@@ -213,6 +215,7 @@ static void publisher_free(publisher *pub)
     free(pub->class_off);
     strbuf_free(&pub->star_text);
     free(pub->star_off);
+    free(pub->means);
     strbuf_free(&pub->line);
 }
 
@@ -229,6 +232,7 @@ int publish_write(const table *t, const partition *p, const publish_opts *opts, 
     memset(&pub, 0, sizeof pub);
     pub.t = t;
     pub.p = p;
+    pub.style = opts->style;
     pub.delim = t->delimiter;
     int rc = ANONKIT_OK;
     csv_reader *reader = NULL;
@@ -244,6 +248,7 @@ int publish_write(const table *t, const partition *p, const publish_opts *opts, 
     local_off = calloc(t->ncolumns + 2, sizeof *local_off);
     pub.segments = malloc((t->ncolumns + 1) * sizeof *pub.segments);
     if (!pub.out_qi || !pub.copied_col || !local_off || !pub.segments) { rc = ak_err_nomem(err); goto done; }
+    if (pub.style == RECODE_MEAN && (rc = recode_class_means(t, p, &pub.means, err)) < 0) goto done;
     for (uint32_t c = 0; c < t->ncolumns; c++) {
         if (t->roles[c] == ROLE_IDENTIFIER) continue;
         int32_t q = -1;

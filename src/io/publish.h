@@ -7,6 +7,7 @@
 
 #include "core/error.h"
 #include "core/partition.h"
+#include "core/recode.h"
 #include "core/table.h"
 
 typedef struct publish_opts {
@@ -14,6 +15,7 @@ typedef struct publish_opts {
     uint64_t seed;
     int drop_suppressed; /* suppressed rows: 1 dropped, 0 written with "*" in every QI */
     unsigned threads;    /* > 1: rows are composed by two threads */
+    recode_style style;  /* generalized values, or the range or mean statistic */
 } publish_opts;
 
 typedef struct publish_stats {

@@ -135,3 +135,99 @@ int metrics_ncp_of_published(const table *t, uint32_t q, const char *text, size_
     }
     return -1;
 }
+
+static int cmp_u64(const void *a, const void *b)
+{
+    const uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+static double xlog2x(double x) { return x > 0 ? x * log2(x) : 0; }
+
+int metrics_conditional_entropy(const uint32_t *group_of, size_t n, size_t ngroups, const uint32_t *label,
+                                double *out, ak_error *err)
+{
+    (void)ngroups;
+    *out = 0;
+    if (n == 0) return ANONKIT_OK;
+    /* (group, label) pairs sorted: each group's labels are then adjacent. */
+    uint64_t *pairs = malloc(n * sizeof *pairs);
+    if (!pairs) return ak_err_nomem(err);
+    for (size_t i = 0; i < n; i++) pairs[i] = (uint64_t)group_of[i] << 32 | label[i];
+    qsort(pairs, n, sizeof *pairs, cmp_u64);
+    /* N H(C | G) = sum over groups of n_g log n_g - sum_c n_gc log n_gc */
+    double sum = 0;
+    size_t i = 0;
+    while (i < n) {
+        const uint32_t g = (uint32_t)(pairs[i] >> 32);
+        size_t group_size = 0;
+        while (i < n && (uint32_t)(pairs[i] >> 32) == g) {
+            size_t j = i;
+            while (j < n && pairs[j] == pairs[i]) j++;
+            sum -= xlog2x((double)(j - i));
+            group_size += j - i;
+            i = j;
+        }
+        sum += xlog2x((double)group_size);
+    }
+    free(pairs);
+    *out = sum / (double)n;
+    return ANONKIT_OK;
+}
+
+int metrics_rmse(const uint32_t *group_of, size_t n, size_t ngroups, const double *target, double *out,
+                 ak_error *err)
+{
+    *out = 0;
+    if (n == 0) return ANONKIT_OK;
+    long double *sum = calloc(ngroups ? ngroups : 1, sizeof *sum);
+    uint64_t *count = calloc(ngroups ? ngroups : 1, sizeof *count);
+    if (!sum || !count) {
+        free(sum);
+        free(count);
+        return ak_err_nomem(err);
+    }
+    for (size_t i = 0; i < n; i++) {
+        sum[group_of[i]] += target[i];
+        count[group_of[i]]++;
+    }
+    for (size_t g = 0; g < ngroups; g++)
+        if (count[g]) sum[g] /= (long double)count[g]; /* now the mean */
+    long double squared = 0;
+    for (size_t i = 0; i < n; i++) {
+        const long double e = target[i] - sum[group_of[i]];
+        squared += e * e;
+    }
+    free(sum);
+    free(count);
+    *out = (double)sqrtl(squared / (long double)n);
+    return ANONKIT_OK;
+}
+
+/* class_of with suppressed rows as one more class, for the functions above. */
+static uint32_t *groups_of_partition(const partition *p)
+{
+    uint32_t *group_of = malloc((p->nrows ? p->nrows : 1) * sizeof *group_of);
+    if (!group_of) return NULL;
+    for (size_t i = 0; i < p->nrows; i++)
+        group_of[i] = p->class_of[i] == PARTITION_SUPPRESSED ? (uint32_t)p->nclasses : p->class_of[i];
+    return group_of;
+}
+
+int metrics_partition_entropy(const table *t, const partition *p, double *out, ak_error *err)
+{
+    uint32_t *group_of = groups_of_partition(p);
+    if (!group_of) return ak_err_nomem(err);
+    int rc = metrics_conditional_entropy(group_of, p->nrows, p->nclasses + 1, t->class_codes, out, err);
+    free(group_of);
+    return rc;
+}
+
+int metrics_partition_rmse(const table *t, const partition *p, double *out, ak_error *err)
+{
+    uint32_t *group_of = groups_of_partition(p);
+    if (!group_of) return ak_err_nomem(err);
+    int rc = metrics_rmse(group_of, p->nrows, p->nclasses + 1, t->target_values, out, err);
+    free(group_of);
+    return rc;
+}

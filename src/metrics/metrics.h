@@ -49,6 +49,19 @@ double metrics_ncp(const table *t, uint32_t q, uint32_t lo, uint32_t hi);
 int metrics_from_partition(const table *t, const partition *p, uint64_t k, const double *weights,
                            metrics *out, ak_error *err);
 
+/* Workload quality (000 §5.5) of a grouping of n rows into classes
+ * (group_of[row] < ngroups): the conditional entropy H(C | class) in bits of
+ * class labels label[row] < nlabels, and the root mean squared error of
+ * predicting target[row] by its class's mean. */
+int metrics_conditional_entropy(const uint32_t *group_of, size_t n, size_t ngroups, const uint32_t *label,
+                                double *out /* OUT */, ak_error *err);
+int metrics_rmse(const uint32_t *group_of, size_t n, size_t ngroups, const double *target, double *out /* OUT */,
+                 ak_error *err);
+
+/* The same for a partitioning; suppressed rows count as one class. */
+int metrics_partition_entropy(const table *t, const partition *p, double *out /* OUT */, ak_error *err);
+int metrics_partition_rmse(const table *t, const partition *p, double *out /* OUT */, ak_error *err);
+
 /* NCP of a published value of QI q: "*" is 1; a categorical label is looked
  * up in the hierarchy; a numeric value is "v" or "lo-hi" within the table's
  * range. Returns 0 or -1 when the text is not a value of that attribute. */
