@@ -12,6 +12,7 @@
 
 #include "api/job.h"
 #include "core/hash.h"
+#include "core/numdict.h"
 #include "io/csv.h"
 #include "io/spool.h"
 #include "metrics/metrics.h"
@@ -27,7 +28,22 @@ typedef struct pub_groups {
     uint32_t *pair_count; /* per pair */
     size_t pair_cap;
     uint64_t rows;
+    model_moments *moments; /* per group: numeric sensitive values (variance diversity) */
+    int exact;              /* every numeric sensitive value is a small integer */
+    uint32_t *row_group;    /* per row, when a class label or target is read */
+    uint32_t *row_label;    /* per row: class label id */
+    double *row_target;     /* per row: target value */
+    size_t row_cap;
+    strmap labels;          /* class label text -> id */
 } pub_groups;
+
+/* What groups_read gathers besides the groups' sizes. */
+typedef struct pub_wants {
+    const char *sensitive;  /* histograms of this column (l-diversity) */
+    int sensitive_numeric;  /* and sums of its values (variance diversity) */
+    const char *class_name; /* per-row class labels */
+    const char *target;     /* per-row numeric targets */
+} pub_wants;
 
 static void groups_free(pub_groups *g)
 {
@@ -37,6 +53,11 @@ static void groups_free(pub_groups *g)
     free(g->count);
     free(g->first_line);
     free(g->pair_count);
+    free(g->moments);
+    free(g->row_group);
+    free(g->row_label);
+    free(g->row_target);
+    strmap_free(&g->labels);
     memset(g, 0, sizeof *g);
 }
 
@@ -64,14 +85,67 @@ static int find_columns(const csv_record *header, const char *shown, const strli
     return ANONKIT_OK;
 }
 
+/* Index of a named column for `what`, or an error. */
+static int named_column(const csv_record *header, const char *shown, const char *name, const char *what, int *col,
+                        ak_error *err)
+{
+    *col = -1;
+    if (!name) return ANONKIT_OK;
+    if ((*col = column_index(header, name)) < 0)
+        return ak_err_set(err, ANONKIT_E_USAGE, shown, 1, 0, "no column named '%s' (given as %s)", name, what);
+    return ANONKIT_OK;
+}
+
+/* Parses a numeric field for groups_read. */
+static int field_number(const csv_field *f, const char *shown, long line, int col, const char *what, double *out,
+                        ak_error *err)
+{
+    if (numdict_parse(f->data, f->len, out) == 0) return ANONKIT_OK;
+    return ak_err_set(err, ANONKIT_E_INPUT, shown, line, col + 1, "%s must be numeric but holds '%.*s'", what,
+                      (int)(f->len > 60 ? 60 : f->len), f->data);
+}
+
+/* Records row `row`'s group, class label and target (per-row arrays). */
+static int record_row(pub_groups *g, size_t row, uint32_t group, const csv_record *rec, int class_col,
+                      int target_col, const char *shown, ak_error *err)
+{
+    if (row >= g->row_cap) {
+        size_t cap = g->row_cap ? g->row_cap * 2 : 65536;
+        uint32_t *rg = realloc(g->row_group, cap * sizeof *rg);
+        if (!rg) return ak_err_nomem(err);
+        g->row_group = rg;
+        uint32_t *rl = realloc(g->row_label, cap * sizeof *rl);
+        if (!rl) return ak_err_nomem(err);
+        g->row_label = rl;
+        double *rt = realloc(g->row_target, cap * sizeof *rt);
+        if (!rt) return ak_err_nomem(err);
+        g->row_target = rt;
+        g->row_cap = cap;
+    }
+    g->row_group[row] = group;
+    g->row_label[row] = 0;
+    g->row_target[row] = 0;
+    if (class_col >= 0) {
+        const csv_field *f = &rec->fields[class_col];
+        if (strmap_intern(&g->labels, f->data, f->len, &g->row_label[row], NULL) != 0) return ak_err_nomem(err);
+    }
+    if (target_col >= 0)
+        AK_CHECK(field_number(&rec->fields[target_col], shown, rec->line, target_col, "the target column",
+                              &g->row_target[row], err));
+    return ANONKIT_OK;
+}
+
 /* Reads a published file and groups its rows by their QI texts. */
-static int groups_read(pub_groups *g, anonkit_job *job, const char *path, const char *shown, const char *sensitive)
+static int groups_read(pub_groups *g, anonkit_job *job, const char *path, const char *shown, const pub_wants *wants)
 {
     memset(g, 0, sizeof *g);
     ak_error *err = &job->err;
     const strlist *qi = &job->qi;
+    const char *sensitive = wants->sensitive;
     g->nqi = (uint32_t)qi->count;
-    if (strmap_init(&g->keys, 1024) || strmap_init(&g->sensitive, 64) || u64map_init(&g->pairs, 1024))
+    g->exact = 1;
+    if (strmap_init(&g->keys, 1024) || strmap_init(&g->sensitive, 64) || u64map_init(&g->pairs, 1024) ||
+        strmap_init(&g->labels, 64))
         return ak_err_nomem(err);
     uint32_t *qi_col = malloc((qi->count ? qi->count : 1) * sizeof *qi_col);
     char *key = NULL;
@@ -89,6 +163,10 @@ static int groups_read(pub_groups *g, anonkit_job *job, const char *path, const 
     const uint32_t ncolumns = rec.count;
     int sens_col = -1;
     if ((rc = find_columns(&rec, shown, qi, sensitive, qi_col, &sens_col, err)) < 0) goto done;
+    int class_col, target_col;
+    if ((rc = named_column(&rec, shown, wants->class_name, "the class label", &class_col, err)) < 0) goto done;
+    if ((rc = named_column(&rec, shown, wants->target, "the target", &target_col, err)) < 0) goto done;
+    const int per_row = class_col >= 0 || target_col >= 0;
     for (;;) {
         if ((rc = csv_read(reader, &rec, err)) < 0) goto done;
         if (rc == 0) break;
@@ -124,10 +202,22 @@ static int groups_read(pub_groups *g, anonkit_job *job, const char *path, const 
                 long *lines = realloc(g->first_line, cap * sizeof *lines);
                 if (!lines) { rc = ak_err_nomem(err); goto done; }
                 g->first_line = lines;
+                model_moments *mo = realloc(g->moments, cap * sizeof *mo);
+                if (!mo) { rc = ak_err_nomem(err); goto done; }
+                g->moments = mo;
                 g->cap = cap;
             }
             g->count[group] = 0;
             g->first_line[group] = rec.line;
+            memset(&g->moments[group], 0, sizeof g->moments[group]);
+        }
+        if (per_row && (rc = record_row(g, g->rows, group, &rec, class_col, target_col, shown, err)) < 0) goto done;
+        if (sens_col >= 0 && wants->sensitive_numeric) {
+            double v;
+            if ((rc = field_number(&rec.fields[sens_col], shown, rec.line, sens_col, "the sensitive column", &v, err)) < 0)
+                goto done;
+            model_moments_add(&g->moments[group], v);
+            if (!model_value_is_small_integer(v)) g->exact = 0;
         }
         g->count[group]++;
         g->rows++;
@@ -198,6 +288,8 @@ int anonkit_check(anonkit_job *job, const char *published_path, uint64_t *out_cl
     if (!job->qi.count) return ak_err_set(&job->err, ANONKIT_E_USAGE, NULL, 0, 0, "no quasi-identifiers given (--qi)"), job_fail(job);
     if (job->model.l > 0 && !job->sensitive)
         return ak_err_set(&job->err, ANONKIT_E_USAGE, NULL, 0, 0, "--l needs a sensitive column (--sensitive)"), job_fail(job);
+    if (job->model.variance > 0 && !job->sensitive)
+        return ak_err_set(&job->err, ANONKIT_E_USAGE, NULL, 0, 0, "--variance needs a numeric sensitive column (--sensitive)"), job_fail(job);
     if (model_validate(&job->model, &job->err) < 0) return job_fail(job);
     const model *m = &job->model;
     spool sp;
@@ -207,7 +299,8 @@ int anonkit_check(anonkit_job *job, const char *published_path, uint64_t *out_cl
     uint32_t *start = NULL, *counts = NULL, *scratch = NULL, *fill = NULL;
     int rc = open_path(job, published_path, &sp, &path, &shown);
     if (rc < 0) goto done;
-    if ((rc = groups_read(&g, job, path, shown, model_needs_sensitive(m) ? job->sensitive : NULL)) < 0) goto done;
+    const pub_wants wants = {model_needs_sensitive(m) ? job->sensitive : NULL, m->variance > 0, NULL, NULL};
+    if ((rc = groups_read(&g, job, path, shown, &wants)) < 0) goto done;
     const size_t ngroups = g.keys.count, npairs = g.pairs.count;
     /* Sensitive counts of group i are counts[start[i] .. start[i+1]). */
     start = calloc(ngroups + 1, sizeof *start);
@@ -223,7 +316,13 @@ int anonkit_check(anonkit_job *job, const char *published_path, uint64_t *out_cl
     }
     for (uint32_t i = 0; i < ngroups; i++) {
         char why[256];
-        if (model_explain(m, g.count[i], counts + start[i], start[i + 1] - start[i], scratch, why, sizeof why)) continue;
+        int holds = model_explain(m, g.count[i], counts + start[i], start[i + 1] - start[i], scratch, why, sizeof why);
+        if (holds && !model_variance_holds(m, &g.moments[i], g.exact)) {
+            holds = 0;
+            snprintf(why, sizeof why, "variance of the sensitive values %.6Lg < %g",
+                     model_moments_variance(&g.moments[i], g.exact), m->variance);
+        }
+        if (holds) continue;
         char desc[600];
         describe_group(&g, &job->qi, i, desc, sizeof desc);
         rc = ak_err_set(&job->err, ANONKIT_E_VIOLATION, shown, g.first_line[i], 0,
@@ -265,7 +364,8 @@ int anonkit_metrics(anonkit_job *job, const char *original_path, const char *pub
     spec.sensitive_name = NULL; /* the original is read for its domains only */
     spec.nidentifiers = 0;
     if ((rc = table_load(&t, &spec, &job->err)) < 0) goto done;
-    if ((rc = groups_read(&g, job, path, shown, NULL)) < 0) goto done;
+    const pub_wants wants = {NULL, 0, job->class_name, job->target_name};
+    if ((rc = groups_read(&g, job, path, shown, &wants)) < 0) goto done;
     if ((rc = job_weights(job, &weights)) < 0) goto done;
     if ((rc = metrics_init(&mt, t->nqi, weights, &job->err)) < 0) goto done;
     if (!(ncp = malloc(t->nqi * sizeof *ncp))) { rc = ak_err_nomem(&job->err); goto done; }
@@ -304,9 +404,31 @@ int anonkit_metrics(anonkit_job *job, const char *original_path, const char *pub
     json_object_set_new(root, "dm", json_real(mt.dm));
     json_object_set_new(root, "cavg", json_real(mt.cavg));
     json_object_set_new(root, "gcp", json_real(mt.gcp));
+    /* A class mean says nothing of the class's extent: no NCP for it. */
+    const int ncp_known = job->publish != RECODE_MEAN;
+    if (!ncp_known) json_object_set(root, "gcp", json_null());
     json_t *per = json_object();
-    for (uint32_t q = 0; q < t->nqi; q++) json_object_set_new(per, t->qi[q].name, json_real(mt.ncp[q]));
+    for (uint32_t q = 0; q < t->nqi; q++)
+        json_object_set_new(per, t->qi[q].name,
+                            ncp_known || t->qi[q].kind != ATTR_NUMERIC ? json_real(mt.ncp[q]) : json_null());
     json_object_set_new(root, "ncp", per);
+    if (job->class_name || job->target_name) {
+        double value;
+        if (job->class_name) {
+            if ((rc = metrics_conditional_entropy(g.row_group, g.rows, g.keys.count, g.row_label, &value, &job->err)) < 0) {
+                json_decref(root);
+                goto done;
+            }
+            json_object_set_new(root, "conditional_entropy", json_real(value));
+        }
+        if (job->target_name) {
+            if ((rc = metrics_rmse(g.row_group, g.rows, g.keys.count, g.row_target, &value, &job->err)) < 0) {
+                json_decref(root);
+                goto done;
+            }
+            json_object_set_new(root, "rmse", json_real(value));
+        }
+    }
     *out_json = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17));
     json_decref(root);
     rc = *out_json ? ANONKIT_OK : ak_err_nomem(&job->err);

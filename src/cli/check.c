@@ -17,6 +17,8 @@ static const char help[] =
     "      --l L                l-diversity\n"
     "      --l-variant V[,V]    distinct (default), entropy, recursive, probabilistic\n"
     "      --c C                c of recursive (c,l)-diversity\n"
+    "      --variance V         variance diversity: population variance of the numeric\n"
+    "                           sensitive column at least V in every class\n"
     "      --delimiter C        field delimiter (default ',')\n"
     "      --job FILE           take the settings from a JSON job file\n"
     "  -h, --help               this help\n";
