@@ -42,39 +42,6 @@ typedef struct gen_table {
     char csv_path[4096];
 } gen_table;
 
-/* Writes a random hierarchy with leaves "vI" under random inner nodes and
- * returns the leaf count. Rows are written in a shuffled order. */
-static int write_random_hierarchy(tu_rng *rng, const char *path, int qi)
-{
-    int height = 1 + (int)tu_below(rng, 3);
-    int nleaves = 2 + (int)tu_below(rng, 10);
-    /* For each leaf its ancestor label per level: group leaves by dividing indices. */
-    int fan[4] = {1, 1 + (int)tu_below(rng, 3), 1 + (int)tu_below(rng, 3), 1 + (int)tu_below(rng, 3)};
-    int *perm = malloc(sizeof(int) * (size_t)nleaves);
-    for (int i = 0; i < nleaves; i++) perm[i] = i;
-    for (int i = nleaves - 1; i > 0; i--) {
-        int j = (int)tu_below(rng, (uint64_t)i + 1);
-        int t = perm[i];
-        perm[i] = perm[j];
-        perm[j] = t;
-    }
-    FILE *f = fopen(path, "w");
-    assert_non_null(f);
-    for (int r = 0; r < nleaves; r++) {
-        int leaf = perm[r];
-        fprintf(f, "v%d", leaf);
-        int group = leaf;
-        for (int level = 1; level < height; level++) {
-            group /= fan[level] + 1;
-            fprintf(f, ";q%dL%dg%d", qi, level, group);
-        }
-        fprintf(f, ";*\n");
-    }
-    fclose(f);
-    free(perm);
-    return nleaves;
-}
-
 static void generate(tu_rng *rng, const char *dir, gen_table *g)
 {
     memset(g, 0, sizeof *g);
@@ -88,7 +55,7 @@ static void generate(tu_rng *rng, const char *dir, gen_table *g)
             char name[64];
             snprintf(name, sizeof name, "h%d.csv", q);
             snprintf(g->hier_path[q], sizeof g->hier_path[q], "%s", tu_path(dir, name));
-            g->nleaves[q] = write_random_hierarchy(rng, g->hier_path[q], q);
+            g->nleaves[q] = tu_write_random_hierarchy(rng, g->hier_path[q], q);
         } else {
             g->nleaves[q] = 1 + (int)tu_below(rng, tu_below(rng, 2) ? 6 : 60); /* numeric domain size */
         }

@@ -85,3 +85,36 @@ const char *tu_path(const char *dir, const char *name)
     snprintf(b, sizeof bufs[0], "%s/%s", dir, name);
     return b;
 }
+
+int tu_write_random_hierarchy(tu_rng *rng, const char *path, int qi)
+{
+    const int height = 1 + (int)tu_below(rng, 3);
+    const int nleaves = 2 + (int)tu_below(rng, 10);
+    /* Leaves are grouped per level by dividing their indices by a random fan-out. */
+    const int fan[4] = {1, 1 + (int)tu_below(rng, 3), 1 + (int)tu_below(rng, 3), 1 + (int)tu_below(rng, 3)};
+    int perm[16];
+    for (int i = 0; i < nleaves; i++) perm[i] = i;
+    for (int i = nleaves - 1; i > 0; i--) {
+        int j = (int)tu_below(rng, (uint64_t)i + 1);
+        int t = perm[i];
+        perm[i] = perm[j];
+        perm[j] = t;
+    }
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        perror(path);
+        abort();
+    }
+    for (int r = 0; r < nleaves; r++) {
+        const int leaf = perm[r];
+        fprintf(f, "v%d", leaf);
+        int group = leaf;
+        for (int level = 1; level < height; level++) {
+            group /= fan[level] + 1;
+            fprintf(f, ";q%dL%dg%d", qi, level, group);
+        }
+        fprintf(f, ";*\n");
+    }
+    fclose(f);
+    return nleaves;
+}

@@ -36,4 +36,9 @@ static inline uint64_t tu_next(tu_rng *r)
 /* Uniform integer in [0, n). */
 static inline uint64_t tu_below(tu_rng *r, uint64_t n) { return n ? tu_next(r) % n : 0; }
 
+/* Writes a random ARX hierarchy of 2..11 leaves "v0", "v1", ... (rows in
+ * shuffled order) under 1..3 levels of inner nodes labelled after QI `qi`,
+ * ending in "*"; returns the leaf count. Aborts on failure. */
+int tu_write_random_hierarchy(tu_rng *rng, const char *path, int qi);
+
 #endif
