@@ -601,6 +601,74 @@ static void test_monotone(void **state)
     }
 }
 
+/* Variance diversity (000 §1.1): the sums against a direct two-pass
+ * computation, exact at the boundary for integers, in any order, and
+ * monotone (merging two diverse classes keeps the bound). */
+static void test_variance(void **state)
+{
+    (void)state;
+    model m;
+    model_init(&m);
+    m.variance = 1;
+    model_moments mo = {0};
+    model_moments_add(&mo, 0);
+    model_moments_add(&mo, 2);
+    assert_true(model_variance_holds(&m, &mo, 1)); /* {0, 2}: variance exactly 1 */
+    m.variance = 1.0000001;
+    assert_false(model_variance_holds(&m, &mo, 1));
+    m.variance = 0;
+    assert_true(model_variance_holds(&m, &mo, 1)); /* no bound */
+
+    uint64_t x = 99;
+    for (int iter = 0; iter < 2000; iter++) {
+        double values[40];
+        const int n = 1 + (int)((x = x * 6364136223846793005ULL + 1442695040888963407ULL) >> 59) % 40;
+        const int integers = iter % 2 == 0;
+        model_moments a = {0}, b = {0};
+        double sum = 0;
+        for (int i = 0; i < n; i++) {
+            x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+            values[i] = integers ? (double)((int64_t)(x >> 40) % 2001 - 1000) : (double)(x >> 11) / 9007199254740992.0 * 500 - 250;
+            sum += values[i];
+            model_moments_add(&a, values[i]);
+        }
+        for (int i = n - 1; i >= 0; i--) model_moments_add(&b, values[i]); /* the other order */
+        const double mean = sum / n;
+        double sq = 0;
+        for (int i = 0; i < n; i++) sq += (values[i] - mean) * (values[i] - mean);
+        const double direct = sq / n;
+        const long double va = model_moments_variance(&a, integers), vb = model_moments_variance(&b, integers);
+        assert_true(fabs((double)va - direct) <= 1e-9 * (direct > 1 ? direct : 1));
+        if (integers) {
+            assert_true(va == vb);
+            /* at the bound: exactly the variance holds, anything above it does not */
+            m.variance = (double)va;
+            if ((long double)m.variance == va) {
+                assert_true(model_variance_holds(&m, &a, 1));
+                assert_true(model_variance_holds(&m, &b, 1));
+            }
+            m.variance = (double)va * (1 + 1e-9) + 1e-9;
+            assert_false(model_variance_holds(&m, &a, 1));
+        }
+        /* monotone: a class with the bound merged with another (here its copy) keeps it */
+        m.variance = direct * 0.999;
+        if (m.variance > 0 && model_variance_holds(&m, &a, integers)) {
+            model_moments both = a;
+            for (int i = 0; i < n; i++) model_moments_add(&both, values[n - 1 - i]);
+            assert_true(model_variance_holds(&m, &both, integers));
+        }
+    }
+    /* removing a part gives the sums of the rest */
+    model_moments whole = {0}, part = {0}, rest = {0};
+    for (int i = 0; i < 10; i++) {
+        model_moments_add(&whole, i * 3);
+        if (i < 4) model_moments_add(&part, i * 3);
+        else model_moments_add(&rest, i * 3);
+    }
+    const model_moments diff = model_moments_minus(&whole, &part);
+    assert_true(model_moments_variance(&diff, 1) == model_moments_variance(&rest, 1));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -615,6 +683,7 @@ int main(void)
         cmocka_unit_test(test_validate),
         cmocka_unit_test(test_against_reference),
         cmocka_unit_test(test_monotone),
+        cmocka_unit_test(test_variance),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
