@@ -384,11 +384,21 @@ static size_t partition_rows(mdr *s, size_t begin, size_t end, uint32_t q, uint3
     return i;
 }
 
+/* Partitions up to this size are sorted by comparison in order_by_code. */
+#define MDR_SMALL_SORT 4096
+
+static int cmp_u64(const void *a, const void *b)
+{
+    const uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
 /* Sorts the rows [begin, end) stably by their code of QI q (all within
  * [lo, hi]) into s->order, as row indices: one counting pass when the code
- * range is at most the partition size, else an LSD radix sort on 16-bit
- * digits. Linear either way, where a comparison sort would add a log factor
- * to every threshold scan. */
+ * range is at most the partition size; a comparison sort of (code, row) keys
+ * for small partitions; else an LSD radix sort on 16-bit digits, so large
+ * partitions are sorted in linear time where a comparison sort would add a
+ * log factor to every threshold scan. */
 static int order_by_code(mdr *s, size_t begin, size_t end, uint32_t q, uint32_t lo, uint32_t hi, ak_error *err)
 {
     const size_t n = end - begin;
@@ -405,6 +415,13 @@ static int order_by_code(mdr *s, size_t begin, size_t end, uint32_t q, uint32_t 
         for (size_t i = begin; i < end; i++) count[row_at(s, i)[q] - lo + 1]++;
         for (uint64_t v = 1; v <= range; v++) count[v] += count[v - 1];
         for (size_t i = begin; i < end; i++) s->order[count[row_at(s, i)[q] - lo]++] = (uint32_t)i;
+        return ANONKIT_OK;
+    }
+    if (n <= MDR_SMALL_SORT) { /* (code, row) keys: cheaper than clearing 64K radix counters */
+        uint64_t *keys = (uint64_t *)(void *)s->code_count;
+        for (size_t i = begin; i < end; i++) keys[i - begin] = (uint64_t)row_at(s, i)[q] << 32 | (uint32_t)i;
+        qsort(keys, n, sizeof *keys, cmp_u64);
+        for (size_t i = 0; i < n; i++) s->order[i] = (uint32_t)keys[i];
         return ANONKIT_OK;
     }
     const int passes = range > 65536 ? 2 : 1;
