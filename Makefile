@@ -28,6 +28,7 @@ test-asan: deps
 
 bench: build
 	bash bench/bench_mondrian.sh $(BUILD)
+	bash bench/bench_workload.sh $(BUILD)
 
 clean:
 	rm -rf $(BUILD) $(BUILD)-asan
