@@ -693,6 +693,51 @@ static void test_usage_errors(void **state)
     anonkit_job_free(job);
 }
 
+/* The workload metrics of the report (from the partitioning) equal those
+ * anonkit metrics computes from the published file alone. */
+static void test_metrics_agree(void **state)
+{
+    (void)state;
+    const char *d = tu_group_dir;
+    tu_rng rng = {31};
+    char *text = malloc(1 << 18);
+    size_t at = (size_t)sprintf(text, "a,b,label,t\n");
+    for (int r = 0; r < 3000; r++) {
+        const int a = (int)tu_below(&rng, 300), b = (int)tu_below(&rng, 40);
+        at += (size_t)sprintf(text + at, "%d,%d,%s,%d.%d\n", a, b, (a * b) % 5 ? "yes" : "no", a + b,
+                              (int)tu_below(&rng, 10));
+    }
+    const char *in = tu_path(d, "m.csv"), *out = tu_path(d, "m-out.csv");
+    tu_write_file(in, text);
+    free(text);
+    for (int split = 0; split < 3; split++) {
+        anonkit_job *job = anonkit_job_create();
+        anonkit_job_set(job, ANONKIT_OPT_INPUT, in);
+        anonkit_job_set(job, ANONKIT_OPT_OUTPUT, out);
+        anonkit_job_set(job, ANONKIT_OPT_QI, "a,b");
+        anonkit_job_set(job, ANONKIT_OPT_K, "15");
+        anonkit_job_set(job, ANONKIT_OPT_CLASS, "label");
+        anonkit_job_set(job, ANONKIT_OPT_TARGET, "t");
+        anonkit_job_set(job, ANONKIT_OPT_SPLIT, mdr_split_name((mdr_split)split));
+        anonkit_result *res = NULL;
+        if (anonkit_anonymize(job, &res) != ANONKIT_OK) fail_msg("%s", anonkit_errmsg(job));
+        char *json = NULL;
+        if (anonkit_metrics(job, in, out, &json) != ANONKIT_OK) fail_msg("%s", anonkit_errmsg(job));
+        const char *keys[] = {"\"conditional_entropy\": ", "\"rmse\": "};
+        for (int k = 0; k < 2; k++) {
+            const char *from_report = strstr(anonkit_result_json(res), keys[k]), *from_file = strstr(json, keys[k]);
+            assert_non_null(from_report);
+            assert_non_null(from_file);
+            const double x = strtod(from_report + strlen(keys[k]), NULL), y = strtod(from_file + strlen(keys[k]), NULL);
+            if (fabs(x - y) > 1e-9 * (fabs(x) > 1 ? fabs(x) : 1)) fail_msg("split %d: %s %.17g vs %.17g", split, keys[k], x, y);
+            assert_true(x > 0);
+        }
+        free(json);
+        anonkit_result_free(res);
+        anonkit_job_free(job);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -702,6 +747,7 @@ int main(void)
         cmocka_unit_test(test_summary_statistics),
         cmocka_unit_test(test_threads_same_result),
         cmocka_unit_test(test_usage_errors),
+        cmocka_unit_test(test_metrics_agree),
     };
     return cmocka_run_group_tests(tests, tu_group_setup, tu_group_teardown);
 }
