@@ -904,5 +904,91 @@ expect_err_starts "$d/pub.csv:3: "
 expect_err_has "'foo'"
 end
 
+# ------------------------------------------------------------ 19. recode --
+
+# The rules of Patients at k=2, written out by hand after docs/rules-format.md:
+# the root splits age at 26, nothing else is allowable.
+PRULES=$T/patients-rules.csv
+cat >"$PRULES" <<'EOF'
+anonkit-rules,1
+delimiter,","
+publish,generalize
+column,age,qi-numeric
+column,sex,qi-categorical
+column,zipcode,qi-numeric
+column,disease,copied
+hierarchy,sex,Male,*
+hierarchy,sex,Female,*
+rule,3,,26,25,26,25-26,Male,Female,Male,Female,*,,,53711,53712,53711-53712
+rule,3,26,,27,28,27-28,Male,Female,Male,Female,*,,,53710,53712,53710-53712
+end,2,6
+EOF
+# New patients: 26 inside its class, 30 above 28, 20 below 25 and 60000 above 53712.
+PNEW=$T/patients-new.csv
+printf 'age,sex,zipcode,disease\n26,Female,53711,Flu\n30,Male,53712,Cold\n20,Male,60000,"Broken Arm, left"\n' >"$PNEW"
+PNEW_EXPECTED='age,sex,zipcode,disease
+25-26,*,53711-53712,Flu
+27-28,*,53710-53712,Cold
+25-26,*,53711-53712,"Broken Arm, left"'
+
+begin "recode: --help"
+ak recode --help
+expect_rc 0
+expect_out_has "usage: anonkit recode --rules FILE INPUT -o OUTPUT"
+expect_out_has "Privacy is guaranteed only for the data the rules were built on"
+end
+
+begin "recode: no --rules is a user error"
+d=$(casedir)
+ak recode "$PNEW" -o "$d/out.csv"
+expect_user_error "" "no recoding rules given (--rules FILE" "$d/out.csv"
+end
+
+begin "recode: no input file is a user error"
+d=$(casedir)
+ak recode --rules "$PRULES" -o "$d/out.csv"
+expect_user_error "" "recode needs the input file" "$d/out.csv"
+end
+
+begin "recode: new data, the privacy warning and the counts on stderr"
+d=$(casedir)
+ak recode --rules "$PRULES" "$PNEW" -o "$d/out.csv"
+expect_rc 0
+[ "$(cat "$d/out.csv" 2>/dev/null)" = "$PNEW_EXPECTED" ] ||
+    problem "output differs: $(head -c 300 "$d/out.csv" 2>/dev/null | tr '\n' '|')"
+expect_err_has "warning: privacy is guaranteed only for the data the rules were built on"
+expect_err_has "recoded 3 rows of $PNEW"
+expect_err_has "2 rows lie outside their class's published range"
+end
+
+begin "recode: stdin to stdout"
+ak_in "$PNEW" recode --rules "$PRULES" - -o -
+expect_rc 0
+[ "$(cat "$OUT")" = "$PNEW_EXPECTED" ] || problem "stdout differs: $(head -c 300 "$OUT" | tr '\n' '|')"
+expect_err_has "recoded 3 rows of stdin"
+end
+
+begin "recode: a malformed rules file names its line"
+d=$(casedir)
+# ages in (26, 26.5] belong to no rule
+sed '11s/^rule,3,26,/rule,3,26.5,/' "$PRULES" >"$d/rules.csv"
+ak recode --rules "$d/rules.csv" "$PNEW" -o "$d/out.csv"
+expect_user_error "$d/rules.csv:11: " "does not fit the other rules" "$d/out.csv"
+end
+
+begin "recode: a value missing from the embedded hierarchy names the input line"
+d=$(casedir)
+printf 'age,sex,zipcode,disease\n26,Female,53711,Flu\n27,Other,53711,Flu\n' >"$d/new.csv"
+ak recode --rules "$PRULES" "$d/new.csv" -o "$d/out.csv"
+expect_user_error "$d/new.csv:3: " "value 'Other' of column 'sex' is not a leaf" "$d/out.csv"
+end
+
+begin "recode: a column of the rules missing from the input"
+d=$(casedir)
+printf 'age,sex,disease\n26,Female,Flu\n' >"$d/new.csv"
+ak recode --rules "$PRULES" "$d/new.csv" -o "$d/out.csv"
+expect_user_error "$d/new.csv:1: " "column 'zipcode' of the rules" "$d/out.csv"
+end
+
 echo "$PASSED passed, $FAILED failed"
 [ "$FAILED" -eq 0 ]

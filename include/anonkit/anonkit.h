@@ -127,6 +127,17 @@ ANONKIT_API const char *anonkit_result_json(const anonkit_result *result);
 ANONKIT_API int anonkit_generate(const char *output_path, uint64_t rows, const uint64_t *seed, const char *format,
                                  uint64_t *out_seed /* OUT */, char *errbuf, size_t errsize);
 
+/* Recodes new data with the rules that `anonkit_anonymize` wrote (ANONKIT_OPT_RULES;
+ * docs/rules-format.md): reads ANONKIT_OPT_INPUT ("-" for stdin) and writes
+ * ANONKIT_OPT_OUTPUT ("-" for stdout) exactly as anonymize publishes — identifiers
+ * dropped, every QI replaced by the published text of the rule whose region holds
+ * the row, other columns copied, rows in input order — with the delimiter stored in
+ * the rules. Privacy is guaranteed only for the data the rules were built on.
+ * *out_rows receives the rows recoded, *out_outside those with a value that lies in
+ * its rule's region but outside the values its class had (so the published text
+ * does not cover it); either may be NULL. On failure nothing is left at the output. */
+ANONKIT_API int anonkit_recode(anonkit_job *job, uint64_t *out_rows /* OUT */, uint64_t *out_outside /* OUT */);
+
 #ifdef __cplusplus
 }
 #endif

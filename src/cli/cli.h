@@ -22,5 +22,6 @@ int cli_fail(const anonkit_job *job, int status);
 int cli_anonymize(int argc, char **argv);
 int cli_check(int argc, char **argv);
 int cli_metrics(int argc, char **argv);
+int cli_recode(int argc, char **argv);
 
 #endif

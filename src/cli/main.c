@@ -11,6 +11,7 @@ static const char usage[] =
     "  anonymize INPUT -o OUTPUT   publish a table that satisfies k-anonymity / l-diversity\n"
     "  check PUBLISHED             prove or refute the privacy model on a published table\n"
     "  metrics ORIGINAL PUBLISHED  information loss of a published table (JSON)\n"
+    "  recode --rules FILE INPUT   apply saved recoding rules to new data (-o OUTPUT)\n"
     "\n"
     "Run 'anonkit <command> --help' for the options of a command.\n";
 
@@ -27,6 +28,7 @@ int main(int argc, char **argv)
     if (!strcmp(argv[1], "anonymize")) return cli_anonymize(argc - 1, argv + 1);
     if (!strcmp(argv[1], "check")) return cli_check(argc - 1, argv + 1);
     if (!strcmp(argv[1], "metrics")) return cli_metrics(argc - 1, argv + 1);
+    if (!strcmp(argv[1], "recode")) return cli_recode(argc - 1, argv + 1);
     fprintf(stderr, "anonkit: unknown command '%s'\n\n%s", argv[1], usage);
     return CLI_USER_ERROR;
 }

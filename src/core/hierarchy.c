@@ -19,6 +19,9 @@
  * top-down, each level's order being its parents' order with each parent's
  * children in id (= first appearance) order.
  *
+ * Rows embedded in another file (the recoding rules, core/rules.c) take the
+ * same first pass row by row through a hier_builder, with that file's lines.
+ *
  * Beyond hierarchy.h: a UTF-8 byte order mark before the first leaf is
  * ignored; blank lines are an error unless only blank lines follow; at most
  * HIER_MAX_LEVELS fields per row. */
@@ -352,6 +355,57 @@ int hier_load(hier **out, const char *path, ak_error *err)
     }
     *out = h;
     return ANONKIT_OK;
+}
+
+struct hier_builder {
+    hier *h;
+    loader ld;
+};
+
+int hier_builder_open(hier_builder **out, const char *name, ak_error *err)
+{
+    *out = NULL;
+    hier_builder *b = calloc(1, sizeof *b);
+    if (!b) return ak_err_nomem(err);
+    size_t len = strlen(name);
+    if (!(b->h = calloc(1, sizeof *b->h)) || !(b->h->path = malloc(len + 1))) {
+        hier_builder_free(b);
+        return ak_err_nomem(err);
+    }
+    memcpy(b->h->path, name, len + 1);
+    b->ld.path = b->h->path;
+    *out = b;
+    return ANONKIT_OK;
+}
+
+int hier_builder_add(hier_builder *b, const csv_field *fields, uint32_t count, long line, ak_error *err)
+{
+    b->ld.err = err;
+    if (!b->ld.nfields) AK_CHECK(loader_start(&b->ld, count, line));
+    const csv_record rec = {.fields = fields, .count = count, .line = line};
+    return loader_row(&b->ld, &rec);
+}
+
+int hier_builder_finish(hier_builder *b, hier **out, ak_error *err)
+{
+    *out = NULL;
+    b->ld.err = err;
+    int rc = b->ld.nfields ? build_tree(b->h, &b->ld)
+                           : ak_err_set(err, ANONKIT_E_INPUT, b->h->path, 0, 0, "a hierarchy without rows");
+    if (rc == ANONKIT_OK) {
+        *out = b->h;
+        b->h = NULL;
+    }
+    hier_builder_free(b);
+    return rc;
+}
+
+void hier_builder_free(hier_builder *b)
+{
+    if (!b) return;
+    loader_free(&b->ld);
+    hier_free(b->h);
+    free(b);
 }
 
 void hier_free(hier *h)

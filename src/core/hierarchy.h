@@ -34,6 +34,18 @@ typedef struct hier_node {
 int hier_load(hier **out /* OUT */, const char *path, ak_error *err);
 void hier_free(hier *h);
 
+/* A hierarchy whose rows are embedded in another file (the recoding rules):
+ * rows are handed over one at a time, each with its line in that file, and
+ * checked as hier_load checks a file's rows; `name` (the other file) is used
+ * in messages and is the hierarchy's path. hier_builder_finish lays the tree
+ * out and frees the builder, as does hier_builder_free. */
+typedef struct hier_builder hier_builder;
+struct csv_field;
+int hier_builder_open(hier_builder **out /* OUT */, const char *name, ak_error *err);
+int hier_builder_add(hier_builder *b, const struct csv_field *fields, uint32_t count, long line, ak_error *err);
+int hier_builder_finish(hier_builder *b, hier **out /* OUT */, ak_error *err);
+void hier_builder_free(hier_builder *b);
+
 uint32_t hier_leaf_count(const hier *h);
 uint32_t hier_node_count(const hier *h);
 uint32_t hier_height(const hier *h); /* level of the root */
