@@ -12,6 +12,7 @@
 #include "algo/mondrian/mondrian.h"
 #include "api/job.h"
 #include "core/partition.h"
+#include "core/rules.h"
 #include "core/table.h"
 #include "io/outfile.h"
 #include "io/publish.h"
@@ -215,9 +216,11 @@ int anonkit_anonymize(anonkit_job *job, anonkit_result **out_result)
     int rc;
     spool sp;
     memset(&sp, 0, sizeof sp);
-    outfile of, rf;
+    outfile of, rf, rulesf;
     memset(&of, 0, sizeof of);
     memset(&rf, 0, sizeof rf);
+    memset(&rulesf, 0, sizeof rulesf);
+    double *means = NULL;
     table *t = NULL;
     partition part;
     memset(&part, 0, sizeof part);
@@ -231,6 +234,7 @@ int anonkit_anonymize(anonkit_job *job, anonkit_result **out_result)
     const int from_stdin = strcmp(job->input, "-") == 0;
     if ((rc = outfile_open(&of, job->output, &job->err)) < 0) goto done;
     if (job->report && (rc = outfile_open(&rf, job->report, &job->err)) < 0) goto done;
+    if (job->rules && (rc = outfile_open(&rulesf, job->rules, &job->err)) < 0) goto done;
     if (from_stdin && (rc = spool_stream(&sp, stdin, &job->err)) < 0) goto done;
     table_spec spec;
     if ((rc = job_table_spec(job, from_stdin ? sp.path : job->input, from_stdin ? "stdin" : job->input, &spec,
@@ -262,6 +266,10 @@ int anonkit_anonymize(anonkit_job *job, anonkit_result **out_result)
                         t->nrows, (unsigned long long)ps.published);
         goto done;
     }
+    if (job->rules) {
+        if (job->publish == RECODE_MEAN && (rc = recode_class_means(t, &part, &means, &job->err)) < 0) goto done;
+        if ((rc = rules_write(t, &part, job->publish, means, rulesf.stream, job->rules, &job->err)) < 0) goto done;
+    }
     pt.write = now_seconds() - mark;
     mark = now_seconds();
     if ((rc = metrics_from_partition(t, &part, job->model.k, weights, &mt, &job->err)) < 0) goto done;
@@ -284,11 +292,13 @@ int anonkit_anonymize(anonkit_job *job, anonkit_result **out_result)
     }
     if ((rc = outfile_commit(&of, &job->err)) < 0) goto done;
     if (job->report && (rc = outfile_commit(&rf, &job->err)) < 0) goto done;
+    if (job->rules && (rc = outfile_commit(&rulesf, &job->err)) < 0) goto done;
     rc = ANONKIT_OK;
 done:
     if (rc < 0) {
         outfile_abort(&of);
         outfile_abort(&rf);
+        outfile_abort(&rulesf);
         anonkit_result_free(result);
         result = NULL;
     }
@@ -297,6 +307,7 @@ done:
     partition_free(&part);
     metrics_free(&mt);
     free(weights);
+    free(means);
     job_spec_free(&storage);
     if (rc < 0) return job_fail(job);
     *out_result = result;
