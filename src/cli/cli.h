@@ -23,5 +23,6 @@ int cli_anonymize(int argc, char **argv);
 int cli_check(int argc, char **argv);
 int cli_metrics(int argc, char **argv);
 int cli_recode(int argc, char **argv);
+int cli_generate(int argc, char **argv);
 
 #endif
