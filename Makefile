@@ -29,6 +29,7 @@ test-asan: deps
 bench: build
 	bash bench/bench_mondrian.sh $(BUILD)
 	bash bench/bench_workload.sh $(BUILD)
+	bash bench/bench_generate.sh $(BUILD)
 
 clean:
 	rm -rf $(BUILD) $(BUILD)-asan

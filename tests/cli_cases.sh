@@ -599,6 +599,132 @@ expect_rc 1
 expect_err_has "usage: anonkit"
 end
 
+# ----------------------------------------------------------- 9b. generate --
+
+GEN_HEADER="salary|commission|age|elevel|car|zipcode|hvalue|hyears|loan|c2|c7|r7|r10"
+
+for flag in --help -h; do
+    begin "generate: $flag"
+    ak generate "$flag"
+    expect_rc 0
+    expect_out_has "usage: anonkit generate"
+    expect_out_has "--rows"
+    expect_out_has "--format"
+    expect_err_empty
+    end
+done
+
+for rows in abc -5 "" 1e6 12x " 7"; do
+    begin "generate: bad --rows '$rows'"
+    d=$(casedir)
+    ak generate --rows "$rows" --seed 1 -o "$d/out.csv"
+    expect_user_error "--rows must be a whole number" "'$rows'" "$d/out.csv"
+    end
+done
+
+begin "generate: missing --rows, missing -o, bad --seed, stray argument"
+d=$(casedir)
+ak generate --seed 1 -o "$d/out.csv"
+expect_user_error "generate needs --rows" "" "$d/out.csv"
+ak generate --rows 10 --seed 1
+expect_user_error "generate needs an output file" "" "$d/out.csv"
+ak generate --rows 10 --seed -1 -o "$d/out.csv"
+expect_user_error "--seed must be a whole number" "'-1'" "$d/out.csv"
+ak generate --rows 10 --seed 18446744073709551616 -o "$d/out.csv"
+expect_user_error "--seed must be a whole number" "" "$d/out.csv"
+ak generate --rows 10 --seed 1 -o "$d/out.csv" extra
+expect_user_error "unexpected argument 'extra'" "" "$d/out.csv"
+ak generate --rows 10 --bogus -o "$d/out.csv"
+expect_user_error "--bogus: unknown option" "" "$d/out.csv"
+end
+
+begin "generate: bad --format"
+d=$(casedir)
+ak generate --rows 10 --seed 1 --format xml -o "$d/out.csv"
+expect_user_error "--format must be csv or binary" "'xml'" "$d/out.csv"
+end
+
+begin "generate: an output folder that does not exist"
+d=$(casedir)
+ak generate --rows 10 --seed 1 -o "$d/no/such/out.csv"
+expect_user_error "$d/no/such/out.csv: " "" "$d/no/such/out.csv"
+end
+
+begin "generate: 1000 rows with a seed: header, count, same bytes again and on stdout"
+d=$(casedir)
+ak generate --rows 1000 --seed 7 -o "$d/a.csv"
+expect_rc 0
+expect_err_has "wrote 1000 rows"
+expect_err_has "(seed 7)"
+expect_header "$d/a.csv" , "$GEN_HEADER"
+n=$(csvtool count "$d/a.csv" , 2>&1)
+[ "$n" = 1000 ] || problem "$n records, expected 1000"
+ak generate --rows 1000 --seed 7 -o "$d/b.csv"
+expect_same "$d/a.csv" "$d/b.csv"
+ak generate --rows 1000 --seed 7 -o -
+cp "$OUT" "$d/stdout.csv"
+expect_same "$d/a.csv" "$d/stdout.csv"
+ak generate --rows 1000 --seed 8 -o "$d/c.csv"
+expect_differ "$d/a.csv" "$d/c.csv"
+end
+
+begin "generate: without --seed the seed printed on stderr reproduces the file"
+d=$(casedir)
+ak generate --rows 500 -o "$d/a.csv"
+expect_rc 0
+seed=$(sed -n 's/.*(seed \([0-9]*\))$/\1/p' "$ERR")
+if [[ $seed =~ ^[0-9]+$ ]]; then
+    ak generate --rows 500 --seed "$seed" -o "$d/b.csv"
+    expect_rc 0
+    expect_same "$d/a.csv" "$d/b.csv"
+else
+    problem "no seed on stderr"
+fi
+end
+
+begin "generate: --format binary starts with the tuple magic, same bytes for the same seed"
+d=$(casedir)
+ak generate --rows 1000 --seed 7 --format binary -o "$d/a.bin"
+expect_rc 0
+ak generate --rows 1000 --seed 7 --format binary -o "$d/b.bin"
+expect_same "$d/a.bin" "$d/b.bin"
+[ "$(head -c 8 "$d/a.bin" 2>/dev/null)" = AKTUPLE1 ] || problem "a.bin does not start with AKTUPLE1"
+[ "$(tail -c 16 "$d/a.bin" 2>/dev/null | head -c 8)" = AKTUPEND ] || problem "a.bin does not end with AKTUPEND"
+# 216-byte header, 1000 rows of 60 bytes, 16-byte end marker (docs/tuple-format.md)
+size=$(stat -c %s "$d/a.bin" 2>/dev/null)
+[ "$size" = $((216 + 1000 * 60 + 16)) ] || problem "a.bin has $size bytes"
+end
+
+begin "generate: a FIFO as -o is written, not replaced"
+d=$(casedir)
+mkfifo "$d/fifo"
+cat "$d/fifo" >"$d/got.csv" &
+reader=$!
+ak generate --rows 300 --seed 5 -o "$d/fifo"
+expect_rc 0
+wait "$reader"
+[ -p "$d/fifo" ] || problem "$d/fifo is no longer a FIFO"
+ak generate --rows 300 --seed 5 -o "$d/want.csv"
+expect_same "$d/got.csv" "$d/want.csv"
+expect_no_output "$d/none"
+end
+
+begin "generate: peak memory does not grow with the number of rows"
+if [ -x /usr/bin/time ]; then
+    for fmt in csv binary; do
+        small=$( { /usr/bin/time -f %M "$BIN" generate --rows 10 --seed 1 --format $fmt -o - 2>&1 >/dev/null; } | tail -n 1)
+        large=$( { /usr/bin/time -f %M "$BIN" generate --rows 3000000 --seed 1 --format $fmt -o - 2>&1 >/dev/null; } | tail -n 1)
+        if [[ $small =~ ^[0-9]+$ && $large =~ ^[0-9]+$ ]]; then
+            [ $((large - small)) -le 2048 ] || problem "$fmt: peak RSS $large KB for 3,000,000 rows, $small KB for 10"
+        else
+            problem "$fmt: no peak RSS from /usr/bin/time ('$small', '$large')"
+        fi
+    done
+else
+    echo "# /usr/bin/time missing: memory case skipped"
+fi
+end
+
 # ------------------------------------------------ 10. no row is ever lost --
 
 begin "accounting: Patients, k=2"

@@ -17,12 +17,25 @@ int outfile_open(outfile *o, const char *path, ak_error *err)
     }
     size_t len = strlen(path);
     o->path = malloc(len + 1);
+    if (!o->path) return ak_err_nomem(err);
+    memcpy(o->path, path, len + 1);
+    /* An existing destination that is not a regular file (/dev/null, a FIFO, a
+     * terminal) is written directly: a temporary file renamed over it would
+     * replace the device or pipe with a regular file. */
+    struct stat st;
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
+        if (!(o->stream = fopen(path, "wb"))) {
+            int e = errno;
+            outfile_abort(o);
+            return ak_err_set(err, ANONKIT_E_IO, path, 0, 0, "cannot open the output file: %s", strerror(e));
+        }
+        return ANONKIT_OK;
+    }
     o->temp_path = malloc(len + 32);
-    if (!o->path || !o->temp_path) {
+    if (!o->temp_path) {
         outfile_abort(o);
         return ak_err_nomem(err);
     }
-    memcpy(o->path, path, len + 1);
     snprintf(o->temp_path, len + 32, "%s.tmp-XXXXXX", path);
     int fd = mkstemp(o->temp_path);
     if (fd < 0) {
@@ -49,6 +62,16 @@ int outfile_commit(outfile *o, ak_error *err)
         return ANONKIT_OK;
     }
     int rc = ANONKIT_OK;
+    if (!o->temp_path) { /* written directly: a device or a pipe, nothing to sync or rename */
+        if (fflush(o->stream) != 0 || ferror(o->stream))
+            rc = ak_err_set(err, ANONKIT_E_IO, o->path, 0, 0, "write failed: %s", strerror(errno));
+        if (fclose(o->stream) != 0 && rc == ANONKIT_OK)
+            rc = ak_err_set(err, ANONKIT_E_IO, o->path, 0, 0, "write failed: %s", strerror(errno));
+        o->stream = NULL;
+        free(o->path);
+        o->path = NULL;
+        return rc;
+    }
     if (fflush(o->stream) != 0 || ferror(o->stream) || fsync(fileno(o->stream)) != 0)
         rc = ak_err_set(err, ANONKIT_E_IO, o->path, 0, 0, "write failed: %s", strerror(errno));
     if (fclose(o->stream) != 0 && rc == ANONKIT_OK)

@@ -1,6 +1,7 @@
 /* outfile.h — output written to a temporary file beside its destination and
  * renamed into place only on success (DESIGN.md §1 step 3, §7), so a failed
- * run never leaves a partial file. "-" writes to stdout directly. */
+ * run never leaves a partial file. "-" writes to stdout directly, and so does an
+ * existing destination that is not a regular file (/dev/null, a FIFO). */
 #ifndef AK_OUTFILE_H
 #define AK_OUTFILE_H
 
