@@ -144,7 +144,8 @@ int tuple_read_rows(tuple_reader *reader, const uint8_t **rows /* OUT */, size_t
 int tuple_read(tuple_reader *reader, const uint8_t **row /* OUT */, ak_error *err);
 /* Starts over at the first row (blocks keep counting). */
 int tuple_reader_rewind(tuple_reader *reader, ak_error *err);
-/* Blocks read from the file so far (the header read included). */
+/* Blocks read from the file so far: one for the header, then one per read of
+ * row data (the 16-byte end-marker check at open is not counted). */
 uint64_t tuple_reader_blocks(const tuple_reader *reader);
 
 #endif
