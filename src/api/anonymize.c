@@ -5,13 +5,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "algo/mondrian/mondrian.h"
 #include "api/job.h"
 #include "core/partition.h"
+#include "core/rng.h"
 #include "core/rules.h"
 #include "core/table.h"
 #include "io/outfile.h"
@@ -207,11 +207,7 @@ int anonkit_anonymize(anonkit_job *job, anonkit_result **out_result)
     if (job->split == MDR_SPLIT_REGRESSION && !job->target_name)
         return ak_err_set(&job->err, ANONKIT_E_USAGE, NULL, 0, 0, "--split regression needs a numeric target column (--target)"), job_fail(job);
     if (model_validate(&job->model, &job->err) < 0) return job_fail(job);
-    if (!job->seed_set) {
-        uint64_t seed = 0;
-        if (getrandom(&seed, sizeof seed, 0) != (ssize_t)sizeof seed) seed = (uint64_t)time(NULL) ^ (uint64_t)clock();
-        job->seed = seed;
-    }
+    if (!job->seed_set) job->seed = ak_fresh_seed();
 
     int rc;
     spool sp;

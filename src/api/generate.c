@@ -3,11 +3,10 @@
  * nothing behind. */
 #include <stdio.h>
 #include <string.h>
-#include <sys/random.h>
-#include <time.h>
 
 #include "anonkit/anonkit.h"
 #include "core/error.h"
+#include "core/rng.h"
 #include "io/outfile.h"
 #include "io/synth.h"
 
@@ -37,11 +36,7 @@ int anonkit_generate(const char *output_path, uint64_t rows, const uint64_t *see
         return fail(&err, errbuf, errsize);
     }
     uint64_t seed_used;
-    if (seed) {
-        seed_used = *seed;
-    } else if (getrandom(&seed_used, sizeof seed_used, 0) != (ssize_t)sizeof seed_used) {
-        seed_used = (uint64_t)time(NULL) ^ (uint64_t)clock();
-    }
+    seed_used = seed ? *seed : ak_fresh_seed();
     if (out_seed) *out_seed = seed_used;
 
     outfile of;

@@ -39,6 +39,10 @@ static inline uint64_t ak_rng_next(ak_rng *r)
     return result;
 }
 
+/* A seed from the system's entropy source (or the clock when it fails), for
+ * runs without --seed; the run reports it so it can be repeated. */
+uint64_t ak_fresh_seed(void);
+
 /* Uniform integer in [0, n), n > 0, without modulo bias (Lemire's method). */
 static inline uint64_t ak_rng_below(ak_rng *r, uint64_t n)
 {
