@@ -738,6 +738,39 @@ static void test_metrics_agree(void **state)
     }
 }
 
+/* A hierarchy label of any length is published whole (no cut at a buffer
+ * size). */
+static void test_long_label(void **state)
+{
+    (void)state;
+    const char *d = tu_group_dir;
+    char *label = malloc(9001);
+    for (int i = 0; i < 9000; i++) label[i] = (char)('a' + i % 26);
+    label[9000] = '\0';
+    char *h = malloc(40000);
+    sprintf(h, "x;%s;*\ny;%s;*\nz;other;*\n", label, label);
+    const char *hp = tu_path(d, "long.csv"), *in = tu_path(d, "long-in.csv"), *out = tu_path(d, "long-out.csv");
+    tu_write_file(hp, h);
+    tu_write_file(in, "c\nx\ny\nx\ny\n");
+    anonkit_job *job = anonkit_job_create();
+    anonkit_job_set(job, ANONKIT_OPT_INPUT, in);
+    anonkit_job_set(job, ANONKIT_OPT_OUTPUT, out);
+    anonkit_job_set(job, ANONKIT_OPT_QI, "c");
+    sprintf(h, "c=%s", hp);
+    anonkit_job_set(job, ANONKIT_OPT_HIERARCHY, h);
+    anonkit_job_set(job, ANONKIT_OPT_K, "3");
+    anonkit_result *res = NULL;
+    if (anonkit_anonymize(job, &res) != ANONKIT_OK) fail_msg("%s", anonkit_errmsg(job));
+    char *text = tu_read_file(out, NULL);
+    sprintf(h, "c\n%s\n%s\n%s\n%s\n", label, label, label, label);
+    assert_string_equal(text, h);
+    free(text);
+    free(h);
+    free(label);
+    anonkit_result_free(res);
+    anonkit_job_free(job);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -748,6 +781,7 @@ int main(void)
         cmocka_unit_test(test_threads_same_result),
         cmocka_unit_test(test_usage_errors),
         cmocka_unit_test(test_metrics_agree),
+        cmocka_unit_test(test_long_label),
     };
     return cmocka_run_group_tests(tests, tu_group_setup, tu_group_teardown);
 }

@@ -106,3 +106,17 @@ size_t recode_class_value(const table *t, const partition *p, const double *mean
     if (size) buf[len < size ? len : size - 1] = '\0';
     return len;
 }
+
+int recode_class_text(const table *t, const partition *p, const double *means, recode_style style, size_t c,
+                      uint32_t q, strbuf *out)
+{
+    out->len = 0;
+    if (strbuf_reserve(out, 256) != 0) return -1;
+    size_t len = recode_class_value(t, p, means, style, c, q, out->data, out->cap);
+    if (len >= out->cap) { /* a long hierarchy label: once more with room for all of it */
+        if (strbuf_reserve(out, len + 1) != 0) return -1;
+        len = recode_class_value(t, p, means, style, c, q, out->data, out->cap);
+    }
+    out->len = len;
+    return 0;
+}

@@ -18,6 +18,7 @@
 
 #include "core/error.h"
 #include "core/partition.h"
+#include "core/strbuf.h"
 #include "core/table.h"
 
 #define RECODE_SUPPRESSED "*"
@@ -40,5 +41,10 @@ int recode_class_means(const table *t, const partition *p, double **means /* OUT
  * recode_class_means, needed for RECODE_MEAN only); as recode_value. */
 size_t recode_class_value(const table *t, const partition *p, const double *means, recode_style style, size_t c,
                           uint32_t q, char *buf, size_t size);
+
+/* The same text, whatever its length, into out (emptied first; not
+ * NUL-terminated: out->len is its length). 0, or -1 when out of memory. */
+int recode_class_text(const table *t, const partition *p, const double *means, recode_style style, size_t c,
+                      uint32_t q, strbuf *out);
 
 #endif

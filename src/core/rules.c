@@ -105,11 +105,15 @@ static int write_rule_qi(csv_writer *w, const table *t, const partition *p, reco
         AK_CHECK(put_str(w, leaf_label(a->h, lo), err));
         AK_CHECK(put_str(w, leaf_label(a->h, hi), err));
     }
-    /* The same text, cut at the same length, as the writer publishes. */
-    char value[4096];
-    size_t len = recode_class_value(t, p, means, style, c, q, value, sizeof value);
-    if (len >= sizeof value) len = sizeof value - 1;
-    return csv_write_field(w, value, len, err);
+    /* The same text as the writer publishes. */
+    strbuf value = {0};
+    if (recode_class_text(t, p, means, style, c, q, &value) != 0) {
+        strbuf_free(&value);
+        return ak_err_nomem(err);
+    }
+    const int rc = csv_write_field(w, value.data, value.len, err);
+    strbuf_free(&value);
+    return rc;
 }
 
 static int write_all(csv_writer *w, const table *t, const partition *p, recode_style style, const double *means,

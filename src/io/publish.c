@@ -54,24 +54,28 @@ static int escape_append(strbuf *b, const char *s, size_t len, char delim)
  * with their offsets in b to off[0 .. nruns). */
 static int format_class(const publisher *pub, size_t c, int star, strbuf *b, size_t *off)
 {
-    const partition *p = pub->p;
-    char value[4096];
+    strbuf value = {0};
+    int rc = 0;
     uint32_t run = 0;
     for (uint32_t g = 0; g < pub->nsegments; g++) {
         const segment *seg = &pub->segments[g];
         if (seg->copied) continue;
         off[run++] = b->len;
-        for (uint32_t i = 0; i < seg->count; i++) {
-            uint32_t q = (uint32_t)pub->out_qi[seg->first + i];
+        for (uint32_t i = 0; i < seg->count && rc == 0; i++) {
+            const uint32_t q = (uint32_t)pub->out_qi[seg->first + i];
+            const char *text = RECODE_SUPPRESSED;
             size_t len = 1;
-            if (star) memcpy(value, RECODE_SUPPRESSED, 2);
-            else len = recode_class_value(pub->t, p, pub->means, pub->style, c, q, value, sizeof value);
-            if (len >= sizeof value) len = sizeof value - 1;
-            if ((i && strbuf_append(b, &pub->delim, 1) != 0) || escape_append(b, value, len, pub->delim) != 0)
-                return -1;
+            if (!star) {
+                if (recode_class_text(pub->t, pub->p, pub->means, pub->style, c, q, &value) != 0) rc = -1;
+                text = value.data;
+                len = value.len;
+            }
+            if (rc == 0 && ((i && strbuf_append(b, &pub->delim, 1) != 0) || escape_append(b, text, len, pub->delim) != 0))
+                rc = -1;
         }
     }
-    return 0;
+    strbuf_free(&value);
+    return rc;
 }
 
 /* Classes [first, last) formatted into their own text; offsets go to the
