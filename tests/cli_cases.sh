@@ -1149,5 +1149,81 @@ d=$(casedir)
 round_trip "$d" "$SEMI" ';' --qi age,zipcode --delimiter ';' --k 2 --publish range
 end
 
+# ------------------------------------------------------------- 20. workload --
+# A generated table with a class label, a target and a numeric sensitive column.
+GEN=$T/gen.csv
+"$BIN" generate --rows 3000 --seed 4 -o "$GEN" 2>/dev/null
+GQI=(--qi salary,commission,age,elevel,car,zipcode,hvalue,hyears,loan)
+
+begin "workload: --split infogain lowers the conditional entropy of the label against median"
+d=$(casedir)
+ak anonymize "$GEN" -o "$d/m.csv" "${GQI[@]}" --k 20 --class c2 --report "$d/m.json"
+expect_rc 0
+ak anonymize "$GEN" -o "$d/i.csv" "${GQI[@]}" --k 20 --split infogain --class c2 --report "$d/i.json"
+expect_rc 0
+expect_err_has "conditional entropy"
+"$PY" - "$d/m.json" "$d/i.json" <<'PY' || problem "InfoGain entropy is not below Median's"
+import json, sys
+m, i = (json.load(open(p))["metrics"]["conditional_entropy"] for p in sys.argv[1:])
+sys.exit(0 if i < m else 1)
+PY
+ak check "$d/i.csv" "${GQI[@]}" --k 20
+expect_rc 0
+end
+
+begin "workload: --split regression reports the RMSE; metrics agrees"
+d=$(casedir)
+ak anonymize "$GEN" -o "$d/r.csv" "${GQI[@]}" --k 20 --split regression --target r7 --report "$d/r.json"
+expect_rc 0
+expect_err_has "RMSE"
+ak metrics "$GEN" "$d/r.csv" "${GQI[@]}" --target r7
+expect_rc 0
+"$PY" - "$d/r.json" "$OUT" <<'PY' || problem "report and metrics disagree on the RMSE"
+import json, sys
+a = json.load(open(sys.argv[1]))["metrics"]["rmse"]
+b = json.load(open(sys.argv[2]))["rmse"]
+sys.exit(0 if abs(a - b) <= 1e-9 * max(1, abs(a)) else 1)
+PY
+end
+
+begin "workload: --variance is met and verified; a larger bound is refuted by check"
+d=$(casedir)
+ak anonymize "$GEN" -o "$d/v.csv" "${GQI[@]}" --k 5 --sensitive r10 --variance 1e8
+expect_rc 0
+ak check "$d/v.csv" "${GQI[@]}" --k 5 --sensitive r10 --variance 1e8
+expect_rc 0
+ak check "$d/v.csv" "${GQI[@]}" --k 5 --sensitive r10 --variance 1e12
+expect_rc 1
+expect_err_has "variance of the sensitive values"
+end
+
+begin "workload: --variance larger than the whole table's is ineligible, nothing written"
+d=$(casedir)
+ak anonymize "$GEN" -o "$d/v.csv" "${GQI[@]}" --sensitive r10 --variance 1e15
+expect_user_error "" "does not satisfy the privacy model" "$d/v.csv"
+end
+
+begin "workload: bad --split, --publish, missing --class are usage errors"
+d=$(casedir)
+ak anonymize "$GEN" -o "$d/x.csv" "${GQI[@]}" --split gini
+expect_user_error "" "--split" "$d/x.csv"
+ak anonymize "$GEN" -o "$d/x.csv" "${GQI[@]}" --publish median
+expect_user_error "" "--publish" "$d/x.csv"
+ak anonymize "$GEN" -o "$d/x.csv" "${GQI[@]}" --split infogain
+expect_user_error "" "--class" "$d/x.csv"
+end
+
+begin "workload: --publish mean writes class means; metrics gives no NCP for them"
+d=$(casedir)
+ak anonymize "$GEN" -o "$d/mean.csv" "${GQI[@]}" --k 30 --publish mean --keep-order
+expect_rc 0
+ak check "$d/mean.csv" "${GQI[@]}" --k 30
+expect_rc 0
+grep -q '\.' "$d/mean.csv" || problem "no fractional mean in the output"
+ak metrics "$GEN" "$d/mean.csv" "${GQI[@]}" --publish mean
+expect_rc 0
+expect_out_has '"gcp": null'
+end
+
 echo "$PASSED passed, $FAILED failed"
 [ "$FAILED" -eq 0 ]
