@@ -87,21 +87,7 @@ static void generate(tu_rng *rng, const char *dir, gen_table *g)
 /* Sets the job's QIs, hierarchies and input from a generated table. */
 static void job_for(anonkit_job *job, const gen_table *g)
 {
-    char qi[256] = "";
-    for (int q = 0; q < g->nqi; q++) {
-        char name[16];
-        snprintf(name, sizeof name, "%sa%d", q ? "," : "", q);
-        strcat(qi, name);
-        if (g->categorical[q]) {
-            char h[4200];
-            snprintf(h, sizeof h, "a%d=%s", q, g->hier_path[q]);
-            assert_int_equal(anonkit_job_set(job, ANONKIT_OPT_HIERARCHY, h), ANONKIT_OK);
-        }
-    }
-    assert_int_equal(anonkit_job_set(job, ANONKIT_OPT_QI, qi), ANONKIT_OK);
-    assert_int_equal(anonkit_job_set(job, ANONKIT_OPT_SENSITIVE, "s"), ANONKIT_OK);
-    assert_int_equal(anonkit_job_set(job, ANONKIT_OPT_IDENTIFIER, "id"), ANONKIT_OK);
-    assert_int_equal(anonkit_job_set(job, ANONKIT_OPT_INPUT, g->csv_path), ANONKIT_OK);
+    tu_job_generated(job, g->nqi, g->categorical, (const char (*)[4096])g->hier_path, g->csv_path);
 }
 
 static const char *const variant_names[] = {"distinct", "entropy", "recursive", "probabilistic"};

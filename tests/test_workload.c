@@ -276,20 +276,8 @@ static table *load(const wl_table *g, int with_label, int with_target)
 static anonkit_job *job_for(const wl_table *g, const wl_case *c, const char *out)
 {
     anonkit_job *job = anonkit_job_create();
-    char qi[64] = "", text[64];
-    for (int q = 0; q < g->nqi; q++) {
-        snprintf(text, sizeof text, "%sa%d", q ? "," : "", q);
-        strcat(qi, text);
-        if (g->categorical[q]) {
-            char h[4200];
-            snprintf(h, sizeof h, "a%d=%s", q, g->hier_path[q]);
-            assert_int_equal(anonkit_job_set(job, ANONKIT_OPT_HIERARCHY, h), ANONKIT_OK);
-        }
-    }
-    assert_int_equal(anonkit_job_set(job, ANONKIT_OPT_QI, qi), ANONKIT_OK);
-    assert_int_equal(anonkit_job_set(job, ANONKIT_OPT_SENSITIVE, "s"), ANONKIT_OK);
-    assert_int_equal(anonkit_job_set(job, ANONKIT_OPT_IDENTIFIER, "id"), ANONKIT_OK);
-    assert_int_equal(anonkit_job_set(job, ANONKIT_OPT_INPUT, g->csv), ANONKIT_OK);
+    char text[64];
+    tu_job_generated(job, g->nqi, g->categorical, (const char (*)[4096])g->hier_path, g->csv);
     assert_int_equal(anonkit_job_set(job, ANONKIT_OPT_OUTPUT, out), ANONKIT_OK);
     assert_int_equal(anonkit_job_set(job, ANONKIT_OPT_KEEP_ORDER, "1"), ANONKIT_OK);
     assert_int_equal(anonkit_job_set(job, ANONKIT_OPT_SPLIT, mdr_split_name(c->split)), ANONKIT_OK);

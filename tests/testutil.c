@@ -118,3 +118,32 @@ int tu_write_random_hierarchy(tu_rng *rng, const char *path, int qi)
     fclose(f);
     return nleaves;
 }
+
+/* anonkit_job_set or abort (the helpers here do not depend on cmocka). */
+static void must_set(anonkit_job *job, anonkit_option option, const char *value)
+{
+    if (anonkit_job_set(job, option, value) != ANONKIT_OK) {
+        fprintf(stderr, "tu_job_generated: %s\n", anonkit_errmsg(job));
+        abort();
+    }
+}
+
+void tu_job_generated(anonkit_job *job, int nqi, const int *categorical, const char (*hier_path)[4096],
+                      const char *input)
+{
+    char qi[256] = "";
+    for (int q = 0; q < nqi; q++) {
+        char name[16];
+        snprintf(name, sizeof name, "%sa%d", q ? "," : "", q);
+        strcat(qi, name);
+        if (categorical[q]) {
+            char h[4200];
+            snprintf(h, sizeof h, "a%d=%s", q, hier_path[q]);
+            must_set(job, ANONKIT_OPT_HIERARCHY, h);
+        }
+    }
+    must_set(job, ANONKIT_OPT_QI, qi);
+    must_set(job, ANONKIT_OPT_SENSITIVE, "s");
+    must_set(job, ANONKIT_OPT_IDENTIFIER, "id");
+    must_set(job, ANONKIT_OPT_INPUT, input);
+}

@@ -6,6 +6,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "anonkit/anonkit.h"
+
 /* Creates a fresh private folder under $TMPDIR (or /tmp); the returned path is
  * static storage valid until the next call. Aborts the test program on failure. */
 const char *tu_mkdtemp(void);
@@ -40,5 +42,11 @@ static inline uint64_t tu_below(tu_rng *r, uint64_t n) { return n ? tu_next(r) %
  * shuffled order) under 1..3 levels of inner nodes labelled after QI `qi`,
  * ending in "*"; returns the leaf count. Aborts on failure. */
 int tu_write_random_hierarchy(tu_rng *rng, const char *path, int qi);
+
+/* Sets the job for a generated table `input` whose columns are "id"
+ * (identifier), QIs "a0".."a{nqi-1}" (QI q categorical with hierarchy file
+ * hier_path[q] when categorical[q]) and "s" (sensitive). Aborts on failure. */
+void tu_job_generated(anonkit_job *job, int nqi, const int *categorical, const char (*hier_path)[4096],
+                      const char *input);
 
 #endif
