@@ -254,18 +254,18 @@ int anonkit_anonymize(anonkit_job *job, anonkit_result **out_result)
     if ((rc = mdr_run_with(t, &job->model, &mo, &part, &job->err)) < 0) goto done;
     pt.anonymize = now_seconds() - mark;
     mark = now_seconds();
+    /* The class means are computed once, for the output and the rules. */
+    if (job->publish == RECODE_MEAN && (rc = recode_class_means(t, &part, &means, &job->err)) < 0) goto done;
     publish_opts po = {.keep_order = job->keep_order, .seed = job->seed, .drop_suppressed = 0, .threads = threads,
-                       .style = job->publish};
+                       .style = job->publish, .means = means};
     if ((rc = publish_write(t, &part, &po, of.stream, job->output, &ps, &job->err)) < 0) goto done;
     if (ps.published + ps.suppressed != t->nrows) {
         rc = ak_err_set(&job->err, ANONKIT_E_INTERNAL, NULL, 0, 0, "row accounting failed: %zu read, %llu written",
                         t->nrows, (unsigned long long)ps.published);
         goto done;
     }
-    if (job->rules) {
-        if (job->publish == RECODE_MEAN && (rc = recode_class_means(t, &part, &means, &job->err)) < 0) goto done;
-        if ((rc = rules_write(t, &part, job->publish, means, rulesf.stream, job->rules, &job->err)) < 0) goto done;
-    }
+    if (job->rules && (rc = rules_write(t, &part, job->publish, means, rulesf.stream, job->rules, &job->err)) < 0)
+        goto done;
     pt.write = now_seconds() - mark;
     mark = now_seconds();
     if ((rc = metrics_from_partition(t, &part, job->model.k, weights, &mt, &job->err)) < 0) goto done;

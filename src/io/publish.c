@@ -28,7 +28,7 @@ typedef struct publisher {
     const table *t;
     const partition *p;
     recode_style style;
-    double *means;          /* per class and QI, for RECODE_MEAN */
+    const double *means;    /* per class and QI, for RECODE_MEAN */
     char delim;
     uint32_t nout;          /* output columns */
     int32_t *out_qi;        /* per output column: QI index, or -1 for a copied column */
@@ -52,9 +52,8 @@ static int escape_append(strbuf *b, const char *s, size_t len, char delim)
 
 /* Appends the run texts of class c (or of a suppressed row when star) to b,
  * with their offsets in b to off[0 .. nruns). */
-static int format_class(const publisher *pub, size_t c, int star, strbuf *b, size_t *off)
+static int format_class(const publisher *pub, size_t c, int star, strbuf *b, size_t *off, strbuf *value)
 {
-    strbuf value = {0};
     int rc = 0;
     uint32_t run = 0;
     for (uint32_t g = 0; g < pub->nsegments; g++) {
@@ -66,15 +65,14 @@ static int format_class(const publisher *pub, size_t c, int star, strbuf *b, siz
             const char *text = RECODE_SUPPRESSED;
             size_t len = 1;
             if (!star) {
-                if (recode_class_text(pub->t, pub->p, pub->means, pub->style, c, q, &value) != 0) rc = -1;
-                text = value.data;
-                len = value.len;
+                if (recode_class_text(pub->t, pub->p, pub->means, pub->style, c, q, value) != 0) rc = -1;
+                text = value->data;
+                len = value->len;
             }
             if (rc == 0 && ((i && strbuf_append(b, &pub->delim, 1) != 0) || escape_append(b, text, len, pub->delim) != 0))
                 rc = -1;
         }
     }
-    strbuf_free(&value);
     return rc;
 }
 
@@ -90,9 +88,11 @@ typedef struct format_job {
 static void *format_classes_some(void *arg)
 {
     format_job *job = arg;
+    strbuf value = {0}; /* one value's text, reused for every class */
     job->rc = 0;
     for (size_t c = job->first; c < job->last && job->rc == 0; c++)
-        job->rc = format_class(job->pub, c, 0, &job->text, job->pub->class_off + c * job->pub->nruns);
+        job->rc = format_class(job->pub, c, 0, &job->text, job->pub->class_off + c * job->pub->nruns, &value);
+    strbuf_free(&value);
     return NULL;
 }
 
@@ -105,7 +105,7 @@ static int format_classes(publisher *pub, unsigned threads, ak_error *err)
     pub->class_off = malloc((cells + 1) * sizeof *pub->class_off);
     pub->star_off = malloc((pub->nruns + 1) * sizeof *pub->star_off);
     if (!pub->class_off || !pub->star_off) return ak_err_nomem(err);
-    if (format_class(pub, 0, 1, &pub->star_text, pub->star_off) != 0) return ak_err_nomem(err);
+    if (format_class(pub, 0, 1, &pub->star_text, pub->star_off, NULL) != 0) return ak_err_nomem(err);
     pub->star_off[pub->nruns] = pub->star_text.len;
     const size_t half = threads > 1 && p->nclasses >= 4096 ? p->nclasses / 2 : p->nclasses;
     format_job jobs[2] = {{pub, 0, half, {0}, 0}, {pub, half, p->nclasses, {0}, 0}};
@@ -219,7 +219,6 @@ static void publisher_free(publisher *pub)
     free(pub->class_off);
     strbuf_free(&pub->star_text);
     free(pub->star_off);
-    free(pub->means);
     strbuf_free(&pub->line);
 }
 
@@ -237,6 +236,7 @@ int publish_write(const table *t, const partition *p, const publish_opts *opts, 
     pub.t = t;
     pub.p = p;
     pub.style = opts->style;
+    pub.means = opts->means;
     pub.delim = t->delimiter;
     int rc = ANONKIT_OK;
     csv_reader *reader = NULL;
@@ -252,7 +252,10 @@ int publish_write(const table *t, const partition *p, const publish_opts *opts, 
     local_off = calloc(t->ncolumns + 2, sizeof *local_off);
     pub.segments = malloc((t->ncolumns + 1) * sizeof *pub.segments);
     if (!pub.out_qi || !pub.copied_col || !local_off || !pub.segments) { rc = ak_err_nomem(err); goto done; }
-    if (pub.style == RECODE_MEAN && (rc = recode_class_means(t, p, &pub.means, err)) < 0) goto done;
+    if (pub.style == RECODE_MEAN && !pub.means) {
+        rc = ak_err_set(err, ANONKIT_E_INTERNAL, NULL, 0, 0, "publish_write: the mean style needs the class means");
+        goto done;
+    }
     for (uint32_t c = 0; c < t->ncolumns; c++) {
         if (t->roles[c] == ROLE_IDENTIFIER) continue;
         int32_t q = -1;

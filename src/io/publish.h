@@ -16,6 +16,7 @@ typedef struct publish_opts {
     int drop_suppressed; /* suppressed rows: 1 dropped, 0 written with "*" in every QI */
     unsigned threads;    /* > 1: rows are composed by two threads */
     recode_style style;  /* generalized values, or the range or mean statistic */
+    const double *means; /* RECODE_MEAN: the class means (recode_class_means) */
 } publish_opts;
 
 typedef struct publish_stats {
