@@ -415,7 +415,7 @@ int anonkit_metrics(anonkit_job *job, const char *original_path, const char *pub
     if (job->class_name || job->target_name) {
         double value;
         if (job->class_name) {
-            if ((rc = metrics_conditional_entropy(g.row_group, g.rows, g.keys.count, g.row_label, &value, &job->err)) < 0) {
+            if ((rc = metrics_conditional_entropy(g.row_group, g.rows, g.row_label, &value, &job->err)) < 0) {
                 json_decref(root);
                 goto done;
             }

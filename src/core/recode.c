@@ -19,19 +19,21 @@ static size_t put(char *buf, size_t size, size_t at, const char *src)
     return at + len;
 }
 
+const char *recode_numeric_text(const table_qi *a, uint32_t code, char *buf)
+{
+    if (a->texts) return a->texts[code];
+    numdict_format_int(buf, (int64_t)a->values[code]);
+    return buf;
+}
+
 /* The text of a numeric QI's range [lo, hi]; both ends when `always_pair`. */
 static size_t numeric_range(const table_qi *a, uint32_t lo, uint32_t hi, int always_pair, char *buf, size_t size)
 {
     char low[24], high[24];
-    const char *low_text = a->texts ? a->texts[lo] : low, *high_text = a->texts ? a->texts[hi] : high;
-    if (!a->texts) {
-        numdict_format_int(low, (int64_t)a->values[lo]);
-        numdict_format_int(high, (int64_t)a->values[hi]);
-    }
-    size_t len = put(buf, size, 0, low_text);
+    size_t len = put(buf, size, 0, recode_numeric_text(a, lo, low));
     if (lo != hi || always_pair) {
         len = put(buf, size, len, "-");
-        len = put(buf, size, len, high_text);
+        len = put(buf, size, len, recode_numeric_text(a, hi, high));
     }
     return len;
 }

@@ -27,6 +27,10 @@
  * truncated to size) and returns its length before truncation. */
 size_t recode_value(const table *t, uint32_t q, uint32_t lo, uint32_t hi, char *buf, size_t size);
 
+/* The input's spelling of value `code` of numeric QI a (buf: room for 24
+ * bytes, used for integer columns, which keep no spellings). */
+const char *recode_numeric_text(const table_qi *a, uint32_t code, char *buf);
+
 typedef enum recode_style { RECODE_GENERALIZE = 0, RECODE_RANGE, RECODE_MEAN } recode_style;
 
 /* Parses "generalize", "range" or "mean"; -1 on anything else. */

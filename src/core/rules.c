@@ -56,14 +56,6 @@ static int put_u64(csv_writer *w, uint64_t v, ak_error *err)
     return csv_write_field(w, buf, (size_t)n, err);
 }
 
-/* The input's spelling of numeric code `code` of a (buf: room for 24 bytes). */
-static const char *numeric_text(const table_qi *a, uint32_t code, char *buf)
-{
-    if (a->texts) return a->texts[code];
-    numdict_format_int(buf, (int64_t)a->values[code]);
-    return buf;
-}
-
 static const char *leaf_label(const hier *h, uint32_t code) { return hier_node_at(h, hier_leaf_node(h, code))->label; }
 
 /* The rows of a categorical QI's hierarchy: per leaf in code order, its label
@@ -95,10 +87,10 @@ static int write_rule_qi(csv_writer *w, const table *t, const partition *p, reco
     const uint32_t lo = partition_lo(p, c)[q], hi = partition_hi(p, c)[q];
     if (a->kind == ATTR_NUMERIC) {
         char buf[24];
-        AK_CHECK(put_str(w, rlo == 0 ? "" : numeric_text(a, rlo - 1, buf), err));
-        AK_CHECK(put_str(w, rhi + 1 >= a->ncodes ? "" : numeric_text(a, rhi, buf), err));
-        AK_CHECK(put_str(w, numeric_text(a, lo, buf), err));
-        AK_CHECK(put_str(w, numeric_text(a, hi, buf), err));
+        AK_CHECK(put_str(w, rlo == 0 ? "" : recode_numeric_text(a, rlo - 1, buf), err));
+        AK_CHECK(put_str(w, rhi + 1 >= a->ncodes ? "" : recode_numeric_text(a, rhi, buf), err));
+        AK_CHECK(put_str(w, recode_numeric_text(a, lo, buf), err));
+        AK_CHECK(put_str(w, recode_numeric_text(a, hi, buf), err));
     } else {
         AK_CHECK(put_str(w, leaf_label(a->h, rlo), err));
         AK_CHECK(put_str(w, leaf_label(a->h, rhi), err));

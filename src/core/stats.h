@@ -5,6 +5,7 @@
 #ifndef AK_STATS_H
 #define AK_STATS_H
 
+#include <math.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -14,6 +15,10 @@ typedef struct ak_hist {
     size_t ntouched;
     uint64_t total;
 } ak_hist;
+
+/* x log2 x, with 0 log 0 = 0: the terms of entropies in bits (InfoGain,
+ * conditional entropy). */
+static inline double ak_xlog2x(double x) { return x > 0 ? x * log2(x) : 0; }
 
 /* Returns 0 or -1 (no memory). */
 int ak_hist_init(ak_hist *h, uint32_t domain);

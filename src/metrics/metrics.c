@@ -2,6 +2,7 @@
 #include "metrics/metrics.h"
 
 #include "core/numdict.h"
+#include "core/stats.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -142,12 +143,9 @@ static int cmp_u64(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-static double xlog2x(double x) { return x > 0 ? x * log2(x) : 0; }
-
-int metrics_conditional_entropy(const uint32_t *group_of, size_t n, size_t ngroups, const uint32_t *label,
-                                double *out, ak_error *err)
+int metrics_conditional_entropy(const uint32_t *group_of, size_t n, const uint32_t *label, double *out,
+                                ak_error *err)
 {
-    (void)ngroups;
     *out = 0;
     if (n == 0) return ANONKIT_OK;
     /* (group, label) pairs sorted: each group's labels are then adjacent. */
@@ -164,11 +162,11 @@ int metrics_conditional_entropy(const uint32_t *group_of, size_t n, size_t ngrou
         while (i < n && (uint32_t)(pairs[i] >> 32) == g) {
             size_t j = i;
             while (j < n && pairs[j] == pairs[i]) j++;
-            sum -= xlog2x((double)(j - i));
+            sum -= ak_xlog2x((double)(j - i));
             group_size += j - i;
             i = j;
         }
-        sum += xlog2x((double)group_size);
+        sum += ak_xlog2x((double)group_size);
     }
     free(pairs);
     *out = sum / (double)n;
@@ -218,7 +216,7 @@ int metrics_partition_entropy(const table *t, const partition *p, double *out, a
 {
     uint32_t *group_of = groups_of_partition(p);
     if (!group_of) return ak_err_nomem(err);
-    int rc = metrics_conditional_entropy(group_of, p->nrows, p->nclasses + 1, t->class_codes, out, err);
+    int rc = metrics_conditional_entropy(group_of, p->nrows, t->class_codes, out, err);
     free(group_of);
     return rc;
 }

@@ -51,10 +51,10 @@ int metrics_from_partition(const table *t, const partition *p, uint64_t k, const
 
 /* Workload quality (000 §5.5) of a grouping of n rows into classes
  * (group_of[row] < ngroups): the conditional entropy H(C | class) in bits of
- * class labels label[row] < nlabels, and the root mean squared error of
- * predicting target[row] by its class's mean. */
-int metrics_conditional_entropy(const uint32_t *group_of, size_t n, size_t ngroups, const uint32_t *label,
-                                double *out /* OUT */, ak_error *err);
+ * the class labels label[row], and the root mean squared error of predicting
+ * target[row] by its class's mean. */
+int metrics_conditional_entropy(const uint32_t *group_of, size_t n, const uint32_t *label, double *out /* OUT */,
+                                ak_error *err);
 int metrics_rmse(const uint32_t *group_of, size_t n, size_t ngroups, const double *target, double *out /* OUT */,
                  ak_error *err);
 

@@ -581,11 +581,12 @@ static int group_by_child(mdr *s, size_t begin, size_t end, uint32_t q, const hi
     return 1;
 }
 
-/* Pushes the non-empty children of node u (rows grouped by group_by_child).
+/* Pushes the non-empty children of node u (rows grouped by group_by_child,
+ * the partition ending at row `end`).
  * Their regions cover the parent's region [rlo, rhi] in QI q: each child's
  * leaves, with the leaves of empty children and of the region outside u
  * given to the nearest non-empty child before them (or the first). */
-static int push_children(mdr *s, size_t begin, size_t end, uint32_t q, const hier_node *u, const uint32_t *rlo,
+static int push_children(mdr *s, size_t end, uint32_t q, const hier_node *u, const uint32_t *rlo,
                          const uint32_t *rhi, int median_only, ak_error *err)
 {
     const hier *h = s->t->qi[q].h;
@@ -606,7 +607,6 @@ static int push_children(mdr *s, size_t begin, size_t end, uint32_t q, const hie
         stop -= s->child_rows[c];
         region_end = part_lo[q] - 1;
     }
-    (void)begin;
     return ANONKIT_OK;
 }
 
@@ -626,7 +626,7 @@ static int split_categorical(mdr *s, size_t begin, size_t end, uint32_t q, const
             at += s->child_rows[c];
         }
     }
-    AK_CHECK(push_children(s, begin, end, q, u, rlo, rhi, median_only, err));
+    AK_CHECK(push_children(s, end, q, u, rlo, rhi, median_only, err));
     return 1;
 }
 
@@ -672,8 +672,6 @@ static int split_median(mdr *s, size_t begin, size_t end, const uint32_t *lo, co
 
 /* ---- InfoGain and Regression (000 §1.2) ---- */
 
-static inline double xlog2x(double x) { return x > 0 ? x * log2(x) : 0; }
-
 /* Puts a histogram's touched codes in ascending order, so that sums over
  * them are formed in one canonical order. */
 static void sort_touched(ak_hist *h)
@@ -694,7 +692,7 @@ static double class_xlogx(ak_hist *h)
 {
     sort_touched(h);
     double sum = 0;
-    for (size_t i = 0; i < h->ntouched; i++) sum += xlog2x(h->count[h->touched[i]]);
+    for (size_t i = 0; i < h->ntouched; i++) sum += ak_xlog2x(h->count[h->touched[i]]);
     return sum;
 }
 
@@ -714,7 +712,7 @@ static void parent_stats_fill(mdr *s, size_t begin, size_t end, parent_stats *ps
         ak_hist_clear(&s->cls_whole);
         for (size_t i = begin; i < end; i++) ak_hist_add(&s->cls_whole, s->t->class_codes[row_at(s, i)[s->d + 1]]);
         ps->xlogx = class_xlogx(&s->cls_whole);
-        ps->weighted_entropy = xlog2x((double)n) - ps->xlogx;
+        ps->weighted_entropy = ak_xlog2x((double)n) - ps->xlogx;
         ps->tolerance = 1e-12;
     } else {
         for (size_t i = begin; i < end; i++) {
@@ -768,8 +766,8 @@ static int score_numeric(mdr *s, size_t begin, size_t end, uint32_t q, const uin
                 const uint32_t c = s->cls_group.touched[x];
                 const double moved = s->cls_group.count[c], had = s->cls_left.count[c];
                 const double all = s->cls_whole.count[c];
-                left_xlogx += xlog2x(had + moved) - xlog2x(had);
-                right_xlogx += xlog2x(all - had - moved) - xlog2x(all - had);
+                left_xlogx += ak_xlog2x(had + moved) - ak_xlog2x(had);
+                right_xlogx += ak_xlog2x(all - had - moved) - ak_xlog2x(all - had);
                 if (!s->cls_left.count[c]) s->cls_left.touched[s->cls_left.ntouched++] = c;
                 s->cls_left.count[c] += s->cls_group.count[c];
             }
@@ -780,7 +778,7 @@ static int score_numeric(mdr *s, size_t begin, size_t end, uint32_t q, const uin
         if (nl < k || nr < k) continue;
         double score;
         if (infogain) {
-            const double children = xlog2x((double)nl) - left_xlogx + xlog2x((double)nr) - right_xlogx;
+            const double children = ak_xlog2x((double)nl) - left_xlogx + ak_xlog2x((double)nr) - right_xlogx;
             score = (ps->weighted_entropy - children) / (double)n;
         } else {
             const long double r1 = ps->t1 - t1, r2 = ps->t2 - t2;
@@ -818,7 +816,7 @@ static int score_categorical(mdr *s, size_t begin, size_t end, uint32_t q, const
         if (infogain) {
             ak_hist_clear(&s->cls_group);
             for (size_t i = at; i < at + rows; i++) ak_hist_add(&s->cls_group, s->t->class_codes[row_at(s, i)[s->d + 1]]);
-            children += xlog2x((double)rows) - class_xlogx(&s->cls_group);
+            children += ak_xlog2x((double)rows) - class_xlogx(&s->cls_group);
             ak_hist_clear(&s->cls_group);
         } else {
             long double t1 = 0, t2 = 0;
@@ -875,7 +873,7 @@ static int split_best(mdr *s, size_t begin, size_t end, const uint32_t *lo, cons
     const hier_node *u = hier_node_at(h, hier_lca(h, lo[q], hi[q]));
     const int grouped = group_by_child(s, begin, end, q, u, err);
     if (grouped <= 0) return grouped < 0 ? grouped : ak_err_set(err, ANONKIT_E_INTERNAL, NULL, 0, 0, "a chosen split vanished");
-    AK_CHECK(push_children(s, begin, end, q, u, rlo, rhi, 0, err));
+    AK_CHECK(push_children(s, end, q, u, rlo, rhi, 0, err));
     return 1;
 }
 
