@@ -620,6 +620,7 @@ static void test_variance(void **state)
     assert_true(model_variance_holds(&m, &mo, 1)); /* no bound */
 
     uint64_t x = 99;
+    int held = 0;
     for (int iter = 0; iter < 2000; iter++) {
         double values[40];
         const int n = 1 + (int)((x = x * 6364136223846793005ULL + 1442695040888963407ULL) >> 59) % 40;
@@ -650,14 +651,23 @@ static void test_variance(void **state)
             m.variance = (double)va * (1 + 1e-9) + 1e-9;
             assert_false(model_variance_holds(&m, &a, 1));
         }
-        /* monotone: a class with the bound merged with another (here its copy) keeps it */
+        /* monotone: merged with another class that meets the bound, it still
+         * holds (the other class: the values shifted and spread further) */
         m.variance = direct * 0.999;
         if (m.variance > 0 && model_variance_holds(&m, &a, integers)) {
-            model_moments both = a;
-            for (int i = 0; i < n; i++) model_moments_add(&both, values[n - 1 - i]);
+            const int shift = (int)(x >> 58) - 32;
+            model_moments other = {0}, both = a;
+            for (int i = 0; i < n; i++) {
+                const double v = values[n - 1 - i] * 2 + shift;
+                model_moments_add(&other, v);
+                model_moments_add(&both, v);
+            }
+            assert_true(model_variance_holds(&m, &other, integers));
             assert_true(model_variance_holds(&m, &both, integers));
+            held++;
         }
     }
+    assert_true(held > 500);
     /* removing a part gives the sums of the rest */
     model_moments whole = {0}, part = {0}, rest = {0};
     for (int i = 0; i < 10; i++) {
