@@ -1,0 +1,201 @@
+/* spill.c — private directory, unnamed spill files and block-counted I/O
+ * (see spill.h; DESIGN.md §6, 000 §5.1). */
+#define _GNU_SOURCE /* O_TMPFILE */
+#include "io/spill.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int spill_dir_create(spill_dir *dir, const char *parent, ak_error *err)
+{
+    memset(dir, 0, sizeof *dir);
+    if (!parent || !*parent) parent = getenv("TMPDIR");
+    if (!parent || !*parent) parent = "/tmp";
+    if (strlen(parent) > sizeof dir->path - 64)
+        return ak_err_set(err, ANONKIT_E_IO, parent, 0, 0, "the temporary folder's path is too long");
+    snprintf(dir->path, sizeof dir->path, "%s/anonkit-spill-XXXXXX", parent);
+    if (!mkdtemp(dir->path)) { /* mkdtemp makes it 0700 */
+        const int e = errno;
+        dir->path[0] = '\0';
+        return ak_err_set(err, ANONKIT_E_IO, parent, 0, 0, "cannot create a private folder for spill files: %s",
+                          strerror(e));
+    }
+    return ANONKIT_OK;
+}
+
+void spill_dir_remove(spill_dir *dir)
+{
+    if (dir->path[0]) rmdir(dir->path);
+    dir->path[0] = '\0';
+}
+
+int spill_file_open(spill_file *f, const spill_dir *dir, ak_error *err)
+{
+    f->size = 0;
+#ifdef O_TMPFILE
+    f->fd = open(dir->path, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+    if (f->fd >= 0) return ANONKIT_OK;
+    if (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL && errno != ENOENT)
+        return ak_err_set(err, ANONKIT_E_IO, dir->path, 0, 0, "cannot create a spill file: %s", strerror(errno));
+#endif
+    /* No O_TMPFILE here: a named file of mode 0600, unlinked at once. */
+    char path[sizeof dir->path + 32];
+    for (int attempt = 0; attempt < 100; attempt++) {
+        snprintf(path, sizeof path, "%s/s-XXXXXX", dir->path);
+        f->fd = mkstemp(path);
+        if (f->fd >= 0) {
+            unlink(path);
+            return ANONKIT_OK;
+        }
+        if (errno != EEXIST) break;
+    }
+    return ak_err_set(err, ANONKIT_E_IO, dir->path, 0, 0, "cannot create a spill file: %s", strerror(errno));
+}
+
+void spill_file_close(spill_file *f)
+{
+    if (f->fd >= 0) close(f->fd);
+    f->fd = -1;
+    f->size = 0;
+}
+
+int spill_writer_init(spill_writer *w, spill_file *file, const spill_dir *dir, size_t block, spill_stats *stats,
+                      ak_error *err)
+{
+    memset(w, 0, sizeof *w);
+    w->file = file;
+    w->dir = dir->path;
+    w->block = block ? block : SPILL_DEFAULT_BLOCK;
+    w->stats = stats;
+    if (!(w->buf = malloc(w->block))) return ak_err_nomem(err);
+    return ANONKIT_OK;
+}
+
+/* Writes buf[0 .. len) at the end of the file as one counted block. */
+static int write_block(spill_writer *w, const uint8_t *buf, size_t len, ak_error *err)
+{
+    size_t done = 0;
+    while (done < len) {
+        ssize_t got = pwrite(w->file->fd, buf + done, len - done, (off_t)(w->file->size + done));
+        if (got < 0) {
+            if (errno == EINTR) continue;
+            return ak_err_set(err, ANONKIT_E_IO, w->dir, 0, 0, "cannot write a spill file: %s", strerror(errno));
+        }
+        if (got == 0)
+            return ak_err_set(err, ANONKIT_E_IO, w->dir, 0, 0, "cannot write a spill file: %s", strerror(ENOSPC));
+        done += (size_t)got;
+    }
+    w->file->size += len;
+    w->stats->blocks_written++;
+    w->stats->bytes_written += len;
+    return ANONKIT_OK;
+}
+
+int spill_write(spill_writer *w, const void *data, size_t len, ak_error *err)
+{
+    const uint8_t *p = data;
+    while (len) {
+        size_t room = w->block - w->used, take = len < room ? len : room;
+        memcpy(w->buf + w->used, p, take);
+        w->used += take;
+        p += take;
+        len -= take;
+        if (w->used == w->block) {
+            AK_CHECK(write_block(w, w->buf, w->used, err));
+            w->used = 0;
+        }
+    }
+    return ANONKIT_OK;
+}
+
+int spill_writer_flush(spill_writer *w, ak_error *err)
+{
+    if (w->used) AK_CHECK(write_block(w, w->buf, w->used, err));
+    w->used = 0;
+    return ANONKIT_OK;
+}
+
+void spill_writer_free(spill_writer *w)
+{
+    free(w->buf);
+    w->buf = NULL;
+}
+
+int spill_reader_init(spill_reader *r, const spill_file *file, size_t block, spill_stats *stats, ak_error *err)
+{
+    memset(r, 0, sizeof *r);
+    r->file = file;
+    r->block = block ? block : SPILL_DEFAULT_BLOCK;
+    r->stats = stats;
+    if (!(r->buf = malloc(r->block))) return ak_err_nomem(err);
+    return ANONKIT_OK;
+}
+
+/* Reads the next block into buf; returns the bytes read (0 at the end). */
+static long read_block(spill_reader *r, ak_error *err)
+{
+    uint64_t left = r->file->size - r->offset;
+    size_t want = left < r->block ? (size_t)left : r->block, done = 0;
+    while (done < want) {
+        ssize_t got = pread(r->file->fd, r->buf + done, want - done, (off_t)(r->offset + done));
+        if (got < 0) {
+            if (errno == EINTR) continue;
+            return ak_err_set(err, ANONKIT_E_IO, NULL, 0, 0, "cannot read a spill file: %s", strerror(errno));
+        }
+        if (got == 0) return ak_err_set(err, ANONKIT_E_INTERNAL, NULL, 0, 0, "a spill file is shorter than written");
+        done += (size_t)got;
+    }
+    r->offset += want;
+    r->len = want;
+    r->at = 0;
+    if (want) {
+        r->stats->blocks_read++;
+        r->stats->bytes_read += want;
+    }
+    return (long)want;
+}
+
+int spill_read(spill_reader *r, size_t len, const uint8_t **data, ak_error *err)
+{
+    if (r->len - r->at >= len) {
+        *data = r->buf + r->at;
+        r->at += len;
+        return 1;
+    }
+    /* The record straddles blocks (or the file ends): gather it in staging. */
+    if (len > r->staging_cap) {
+        uint8_t *s = realloc(r->staging, len);
+        if (!s) return ak_err_nomem(err);
+        r->staging = s;
+        r->staging_cap = len;
+    }
+    size_t have = r->len - r->at;
+    memcpy(r->staging, r->buf + r->at, have);
+    r->at = r->len;
+    while (have < len) {
+        long got = read_block(r, err);
+        if (got < 0) return (int)got;
+        if (got == 0) {
+            if (have == 0) return 0;
+            return ak_err_set(err, ANONKIT_E_INTERNAL, NULL, 0, 0, "a spill file ends inside a record");
+        }
+        size_t take = len - have < r->len ? len - have : r->len;
+        memcpy(r->staging + have, r->buf, take);
+        r->at = take;
+        have += take;
+    }
+    *data = r->staging;
+    return 1;
+}
+
+void spill_reader_free(spill_reader *r)
+{
+    free(r->buf);
+    free(r->staging);
+    r->buf = r->staging = NULL;
+}

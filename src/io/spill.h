@@ -1,0 +1,85 @@
+/* spill.h — private scratch storage of the out-of-core algorithms (DESIGN.md §6).
+ *
+ * Spill files hold raw personal data, so they live in a private directory
+ * (mkdtemp, mode 0700) and are created unnamed (O_TMPFILE, or created with
+ * mode 0600 and unlinked at once where the file system cannot): the kernel
+ * frees them when they are closed or the process ends, however it ends. The
+ * directory itself is therefore always empty and is removed by
+ * spill_dir_remove, which is async-signal-safe (one rmdir(2)), so a program
+ * can also call it from a SIGINT/SIGTERM handler.
+ *
+ * Reads and writes go through buffers of one block (000 §5.1: 256 KiB) and are
+ * counted in a spill_stats, so a run can be held against the I/O model of
+ * 000 §4. */
+#ifndef AK_SPILL_H
+#define AK_SPILL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/error.h"
+
+/* The block size of 000 §5.1. */
+#define SPILL_DEFAULT_BLOCK ((size_t)256 << 10)
+
+typedef struct spill_dir {
+    char path[4096]; /* "" when none */
+} spill_dir;
+
+/* Creates a fresh private directory under parent (NULL or "": $TMPDIR, else /tmp). */
+int spill_dir_create(spill_dir *dir, const char *parent, ak_error *err);
+/* Removes the (empty) directory; safe on a zeroed or already removed one. */
+void spill_dir_remove(spill_dir *dir);
+
+typedef struct spill_stats {
+    uint64_t blocks_read, blocks_written; /* one per read(2)/write(2) of up to a block */
+    uint64_t bytes_read, bytes_written;
+} spill_stats;
+
+/* An unnamed file in a spill directory, written by appending and read from
+ * the start any number of times. */
+typedef struct spill_file {
+    int fd;        /* -1 when closed */
+    uint64_t size; /* bytes written */
+} spill_file;
+
+int spill_file_open(spill_file *f, const spill_dir *dir, ak_error *err);
+/* Closes (and so frees) the file; safe on a closed one. */
+void spill_file_close(spill_file *f);
+
+/* Appends to a spill file through one block of buffer. */
+typedef struct spill_writer {
+    spill_file *file;
+    const char *dir; /* for messages */
+    uint8_t *buf;
+    size_t block, used;
+    spill_stats *stats;
+} spill_writer;
+
+int spill_writer_init(spill_writer *w, spill_file *file, const spill_dir *dir, size_t block, spill_stats *stats,
+                      ak_error *err);
+/* Writes out whole blocks as they fill; a full disk is reported with the directory. */
+int spill_write(spill_writer *w, const void *data, size_t len, ak_error *err);
+/* Writes out what is buffered (call before the file is read). */
+int spill_writer_flush(spill_writer *w, ak_error *err);
+void spill_writer_free(spill_writer *w);
+
+/* Reads a spill file from the start in blocks. */
+typedef struct spill_reader {
+    const spill_file *file;
+    uint8_t *buf;
+    size_t block, len, at; /* buffered bytes buf[at .. len) */
+    uint64_t offset;       /* file offset of the next read */
+    uint8_t *staging;      /* a record that straddles two blocks */
+    size_t staging_cap;
+    spill_stats *stats;
+} spill_reader;
+
+int spill_reader_init(spill_reader *r, const spill_file *file, size_t block, spill_stats *stats, ak_error *err);
+/* Points *data at the next `len` bytes (valid until the next call). Returns 1,
+ * 0 at the end of the file, or a negative status (a file shorter than a whole
+ * record is ANONKIT_E_INTERNAL: spill files are only written by anonkit). */
+int spill_read(spill_reader *r, size_t len, const uint8_t **data /* OUT */, ak_error *err);
+void spill_reader_free(spill_reader *r);
+
+#endif
