@@ -56,7 +56,7 @@ typedef enum anonkit_option {
     ANONKIT_OPT_L,           /* l of l-diversity (default off) */
     ANONKIT_OPT_L_VARIANT,   /* distinct|entropy|recursive|probabilistic, comma list */
     ANONKIT_OPT_C,           /* c of recursive (c,l)-diversity */
-    ANONKIT_OPT_ALGORITHM,   /* mondrian */
+    ANONKIT_OPT_ALGORITHM,   /* mondrian | rothko-t */
     ANONKIT_OPT_REPORT,      /* path of the JSON report */
     ANONKIT_OPT_SEED,        /* seed of the output shuffle */
     ANONKIT_OPT_KEEP_ORDER,  /* "1": keep input row order */
@@ -71,6 +71,10 @@ typedef enum anonkit_option {
     ANONKIT_OPT_VARIANCE,    /* variance diversity: least variance of the numeric sensitive value */
     ANONKIT_OPT_PUBLISH,     /* numeric QIs as: generalize (default) | range | mean */
     ANONKIT_OPT_RULES,       /* path of the recoding rules written by anonymize, read by recode */
+    ANONKIT_OPT_MEMORY,      /* out of core: memory budget, "256M" (K/M/G suffixes) */
+    ANONKIT_OPT_FCACHE,      /* rothko-t: frequency groups held at once (0 = as many as fit) */
+    ANONKIT_OPT_BLOCK_SIZE,  /* out of core: bytes per read/write of spill files (default 256K) */
+    ANONKIT_OPT_TMPDIR,      /* out of core: parent folder of the private spill folder (default TMPDIR) */
     ANONKIT_OPT__COUNT
 } anonkit_option;
 

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "algo/mondrian/mondrian.h"
+#include "algo/rothko/rothko.h"
 #include "api/job.h"
 #include "core/partition.h"
 #include "core/rng.h"
@@ -96,7 +97,7 @@ static int measure_workload(anonkit_job *job, const table *t, const partition *p
 
 /* The JSON report: parameters, counts, class sizes, metrics, timing. */
 static char *build_report(const anonkit_job *job, const table *t, const metrics *mt, const workload_quality *wq,
-                          double seconds, const phase_times *pt, const publish_stats *ps)
+                          double seconds, const phase_times *pt, const publish_stats *ps, const rothko_stats *rs)
 {
     json_t *root = json_object();
     json_t *params = json_object();
@@ -157,6 +158,29 @@ static char *build_report(const anonkit_job *job, const table *t, const metrics 
     json_object_set_new(phases, "write", json_real(pt->write));
     json_object_set_new(phases, "metrics", json_real(pt->metrics));
     json_object_set_new(root, "phase_seconds", phases);
+    if (rs) {
+        json_t *io = json_object();
+        json_object_set_new(io, "memory", json_integer((json_int_t)job->memory));
+        json_object_set_new(io, "block_size", json_integer((json_int_t)(job->block_size ? job->block_size : 262144)));
+        json_object_set_new(io, "tm_rows", json_integer((json_int_t)rs->tm_rows));
+        json_object_set_new(io, "fcache", json_integer((json_int_t)rs->fcache));
+        json_object_set_new(io, "data_blocks", json_integer((json_int_t)rs->data_blocks));
+        json_object_set_new(io, "first_scan_blocks_written", json_integer((json_int_t)rs->first_scan_blocks_written));
+        json_object_set_new(io, "scans", json_integer((json_int_t)rs->scans));
+        json_object_set_new(io, "repartitions", json_integer((json_int_t)rs->repartitions));
+        json_object_set_new(io, "blocks_read", json_integer((json_int_t)rs->blocks_read));
+        json_object_set_new(io, "blocks_written", json_integer((json_int_t)rs->blocks_written));
+        json_object_set_new(io, "payload_blocks_read", json_integer((json_int_t)rs->payload_blocks_read));
+        json_object_set_new(io, "payload_blocks_written", json_integer((json_int_t)rs->payload_blocks_written));
+        json_object_set_new(io, "partitions_in_memory", json_integer((json_int_t)rs->partitions_in_memory));
+        json_t *model = json_object();
+        json_object_set_new(model, "height", json_integer((json_int_t)rs->model_height));
+        json_object_set_new(model, "repartitions_T", json_integer((json_int_t)rs->model_repartitions));
+        json_object_set_new(model, "reads_T", json_integer((json_int_t)rs->model_reads));
+        json_object_set_new(model, "writes_T", json_integer((json_int_t)rs->model_writes));
+        json_object_set_new(io, "model", model);
+        json_object_set_new(root, "out_of_core", io);
+    }
     char *text = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17));
     json_decref(root);
     return text;
@@ -186,6 +210,135 @@ static char *build_summary(const anonkit_job *job, const table *t, const metrics
              (unsigned long long)mt->max_class, mt->gcp, mt->dm, mt->cavg, (unsigned long long)job->model.k,
              workload, seconds);
     return text;
+}
+
+/* ---- Rothko-T: the data flow out of core (000 §2) ---- */
+
+/* Where the finished partitions of an out-of-core run go. */
+typedef struct leaf_sink {
+    anonkit_job *job;
+    publish_stream *out;
+    rules_stream *rules;
+    metrics *mt;
+} leaf_sink;
+
+/* Publishes one finished partition, writes its rules and adds its classes to the metrics. */
+static int publish_leaf(void *ctx, const table *view, const partition *classes, const char *copied,
+                        const size_t *copied_off, int continued, ak_error *err)
+{
+    leaf_sink *sink = ctx;
+    double *means = NULL;
+    if (sink->job->publish == RECODE_MEAN) {
+        if (continued || (classes->nclasses == 1 && classes->count[0] != view->nrows))
+            return ak_err_set(err, ANONKIT_E_USAGE, NULL, 0, 0,
+                              "--publish mean: a class is larger than --memory; give more memory or another style");
+        AK_CHECK(recode_class_means(view, classes, &means, err));
+    }
+    int rc = publish_stream_part(sink->out, view, classes, means, copied, copied_off, err);
+    if (rc == ANONKIT_OK && !continued && sink->rules) rc = rules_stream_part(sink->rules, view, classes, means, err);
+    if (rc == ANONKIT_OK && !continued) {
+        double ncp[view->nqi ? view->nqi : 1];
+        for (size_t c = 0; c < classes->nclasses; c++) {
+            for (uint32_t q = 0; q < view->nqi; q++)
+                ncp[q] = metrics_ncp(view, q, partition_lo(classes, c)[q], partition_hi(classes, c)[q]);
+            metrics_add_class(sink->mt, classes->count[c], ncp);
+        }
+    }
+    free(means);
+    return rc;
+}
+
+/* Sinks opened once the schema is known: the first partition opens them. */
+typedef struct rothko_run_ctx {
+    leaf_sink sink;
+    outfile *of, *rulesf;
+    publish_opts po;
+    const double *weights;
+    int opened;
+} rothko_run_ctx;
+
+static int rothko_leaf(void *ctx, const table *view, const partition *classes, const char *copied,
+                       const size_t *copied_off, int continued, ak_error *err)
+{
+    rothko_run_ctx *rc = ctx;
+    if (!rc->opened) {
+        rc->opened = 1;
+        AK_CHECK(publish_stream_open(&rc->sink.out, view, &rc->po, rc->of->stream, rc->sink.job->output, err));
+        if (rc->sink.job->rules)
+            AK_CHECK(rules_stream_open(&rc->sink.rules, view, rc->sink.job->publish, rc->rulesf->stream,
+                                       rc->sink.job->rules, err));
+    }
+    return publish_leaf(&rc->sink, view, classes, copied, copied_off, continued, err);
+}
+
+/* anonkit_anonymize for --algorithm rothko-t. */
+static int anonymize_rothko(anonkit_job *job, const table_spec *spec, outfile *of, outfile *rf, outfile *rulesf,
+                            const double *weights, unsigned threads, double start, anonkit_result **out_result)
+{
+    if (!job->memory)
+        return ak_err_set(&job->err, ANONKIT_E_USAGE, NULL, 0, 0, "--algorithm rothko-t needs a memory budget (--memory, e.g. 256M)");
+    if (job->keep_order)
+        return ak_err_set(&job->err, ANONKIT_E_USAGE, NULL, 0, 0,
+                          "--keep-order needs the in-memory algorithm: rothko-t writes its partitions one after another");
+    metrics mt;
+    int rc = metrics_init(&mt, (uint32_t)job->qi.count, weights, &job->err);
+    if (rc < 0) return rc;
+    rothko_run_ctx ctx;
+    memset(&ctx, 0, sizeof ctx);
+    ctx.sink.job = job;
+    ctx.sink.mt = &mt;
+    ctx.of = of;
+    ctx.rulesf = rulesf;
+    ctx.po = (publish_opts){.keep_order = 0, .seed = job->seed, .threads = threads, .style = job->publish};
+    const rothko_options ro = {.split = job->split, .min_gain = job->min_gain, .memory = job->memory,
+                               .fcache = job->fcache, .block = job->block_size, .tmpdir = job->tmpdir,
+                               .threads = threads};
+    rothko_stats rs;
+    table *schema = NULL;
+    anonkit_result *result = NULL;
+    publish_stats ps = {0, 0};
+    phase_times pt = {0, 0, 0, 0};
+    double mark = now_seconds();
+    rc = rothko_run(spec, &job->model, &ro, rothko_leaf, &ctx, &schema, &rs, &job->err);
+    pt.anonymize = now_seconds() - mark;
+    if (rc == ANONKIT_OK && !ctx.opened) { /* an empty table: header only */
+        rc = publish_stream_open(&ctx.sink.out, schema, &ctx.po, of->stream, job->output, &job->err);
+        if (rc == ANONKIT_OK && job->rules)
+            rc = rules_stream_open(&ctx.sink.rules, schema, job->publish, rulesf->stream, job->rules, &job->err);
+    }
+    if (rc == ANONKIT_OK) rc = publish_stream_close(ctx.sink.out, &ps, &job->err);
+    if (rc == ANONKIT_OK && ctx.sink.rules) rc = rules_stream_close(ctx.sink.rules, &job->err);
+    if (rc == ANONKIT_OK && ps.published + ps.suppressed != schema->nrows)
+        rc = ak_err_set(&job->err, ANONKIT_E_INTERNAL, NULL, 0, 0, "row accounting failed: %zu read, %llu written",
+                        schema->nrows, (unsigned long long)ps.published);
+    if (rc == ANONKIT_OK) {
+        metrics_finish(&mt, job->model.k);
+        workload_quality wq;
+        memset(&wq, 0, sizeof wq);
+        const double seconds = now_seconds() - start;
+        if (!(result = calloc(1, sizeof *result))) rc = ak_err_nomem(&job->err);
+        if (rc == ANONKIT_OK) {
+            result->rows_read = schema->nrows;
+            result->published = ps.published;
+            result->suppressed = ps.suppressed;
+            result->classes = mt.classes;
+            result->summary = build_summary(job, schema, &mt, &wq, seconds, &ps);
+            result->json = build_report(job, schema, &mt, &wq, seconds, &pt, &ps, &rs);
+            if (!result->summary || !result->json) rc = ak_err_nomem(&job->err);
+        }
+        if (rc == ANONKIT_OK && job->report && fprintf(rf->stream, "%s\n", result->json) < 0)
+            rc = ak_err_set(&job->err, ANONKIT_E_IO, job->report, 0, 0, "cannot write the report");
+    }
+    publish_stream_free(ctx.sink.out);
+    rules_stream_free(ctx.sink.rules);
+    metrics_free(&mt);
+    table_free(schema);
+    if (rc < 0) {
+        anonkit_result_free(result);
+        return rc;
+    }
+    *out_result = result;
+    return ANONKIT_OK;
 }
 
 int anonkit_anonymize(anonkit_job *job, anonkit_result **out_result)
@@ -243,6 +396,14 @@ int anonkit_anonymize(anonkit_job *job, anonkit_result **out_result)
         threads = cores > 0 ? (unsigned)cores : 1;
     }
     spec.threads = threads;
+    if (job->algorithm && !strcmp(job->algorithm, "rothko-t")) {
+        if ((rc = anonymize_rothko(job, &spec, &of, &rf, &rulesf, weights, threads, start, &result)) < 0) goto done;
+        if ((rc = outfile_commit(&of, &job->err)) < 0) goto done;
+        if (job->report && (rc = outfile_commit(&rf, &job->err)) < 0) goto done;
+        if (job->rules && (rc = outfile_commit(&rulesf, &job->err)) < 0) goto done;
+        rc = ANONKIT_OK;
+        goto done;
+    }
     phase_times pt;
     double mark = now_seconds();
     if ((rc = table_load(&t, &spec, &job->err)) < 0) goto done;
@@ -280,7 +441,7 @@ int anonkit_anonymize(anonkit_job *job, anonkit_result **out_result)
     result->suppressed = ps.suppressed;
     result->classes = part.nclasses;
     result->summary = build_summary(job, t, &mt, &wq, seconds, &ps);
-    result->json = build_report(job, t, &mt, &wq, seconds, &pt, &ps);
+    result->json = build_report(job, t, &mt, &wq, seconds, &pt, &ps, NULL);
     if (!result->summary || !result->json) { rc = ak_err_nomem(&job->err); goto done; }
     if (job->report && fprintf(rf.stream, "%s\n", result->json) < 0) {
         rc = ak_err_set(&job->err, ANONKIT_E_IO, job->report, 0, 0, "cannot write the report");

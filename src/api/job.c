@@ -2,6 +2,7 @@
  * anonkit_job_set, and JSON job files (jansson) carrying the same settings
  * under the same names as the command line's long options. */
 #include "api/job.h"
+#include "algo/rothko/rothko.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -25,6 +26,8 @@ static const char *const option_names[ANONKIT_OPT__COUNT] = {
     [ANONKIT_OPT_CLASS] = "class",         [ANONKIT_OPT_TARGET] = "target",
     [ANONKIT_OPT_MIN_GAIN] = "min-gain",   [ANONKIT_OPT_VARIANCE] = "variance",
     [ANONKIT_OPT_PUBLISH] = "publish",     [ANONKIT_OPT_RULES] = "rules",
+    [ANONKIT_OPT_MEMORY] = "memory",       [ANONKIT_OPT_FCACHE] = "fcache",
+    [ANONKIT_OPT_BLOCK_SIZE] = "block-size", [ANONKIT_OPT_TMPDIR] = "tmpdir",
 };
 
 const char *anonkit_option_name(anonkit_option option)
@@ -90,6 +93,7 @@ void anonkit_job_free(anonkit_job *job)
     free(job->class_name);
     free(job->target_name);
     free(job->rules);
+    free(job->tmpdir);
     strlist_free(&job->qi);
     strlist_free(&job->identifiers);
     strlist_free(&job->numeric);
@@ -208,8 +212,8 @@ int anonkit_job_set(anonkit_job *job, anonkit_option option, const char *value)
     case ANONKIT_OPT_REPORT: return set_string(job, &job->report, value);
     case ANONKIT_OPT_SENSITIVE: return set_string(job, &job->sensitive, value);
     case ANONKIT_OPT_ALGORITHM:
-        if (strcmp(value, "mondrian") != 0)
-            return usage_error(job, "--algorithm: unknown algorithm '%s' (known: %s)", value, "mondrian");
+        if (strcmp(value, "mondrian") != 0 && strcmp(value, "rothko-t") != 0)
+            return usage_error(job, "--algorithm: unknown algorithm '%s' (known: %s)", value, "mondrian, rothko-t");
         return set_string(job, &job->algorithm, value);
     case ANONKIT_OPT_QI: return append_names(job, &job->qi, value, name);
     case ANONKIT_OPT_IDENTIFIER: return append_names(job, &job->identifiers, value, name);
@@ -313,6 +317,22 @@ int anonkit_job_set(anonkit_job *job, anonkit_option option, const char *value)
     case ANONKIT_OPT_CLASS: return set_string(job, &job->class_name, value);
     case ANONKIT_OPT_TARGET: return set_string(job, &job->target_name, value);
     case ANONKIT_OPT_RULES: return set_string(job, &job->rules, value);
+    case ANONKIT_OPT_MEMORY:
+        if (rothko_parse_size(value, &job->memory) != 0 || job->memory < ((size_t)1 << 20))
+            return usage_error(job, "--memory must be a size of at least 1M such as 64M or 2G, not '%s'", value);
+        return ANONKIT_OK;
+    case ANONKIT_OPT_FCACHE: {
+        uint64_t n;
+        if (parse_u64(value, &n) != 0 || n > (1u << 20))
+            return usage_error(job, "--fcache must be a whole number from 0 (as many as fit) to 1048576, not '%s'", value);
+        job->fcache = (unsigned)n;
+        return ANONKIT_OK;
+    }
+    case ANONKIT_OPT_BLOCK_SIZE:
+        if (rothko_parse_size(value, &job->block_size) != 0 || job->block_size < 512 || job->block_size > ((size_t)64 << 20))
+            return usage_error(job, "--block-size must be a size from 512 to 64M such as 256K, not '%s'", value);
+        return ANONKIT_OK;
+    case ANONKIT_OPT_TMPDIR: return set_string(job, &job->tmpdir, value);
     case ANONKIT_OPT_MIN_GAIN:
         if (parse_double(value, &job->min_gain) != 0 || job->min_gain < 0)
             return usage_error(job, "--min-gain must be a number >= 0, not '%s'", value);
@@ -345,7 +365,8 @@ static int resolve_path(const char *job_path, const char *value, char *out, size
 
 static int is_path_option(anonkit_option o)
 {
-    return o == ANONKIT_OPT_INPUT || o == ANONKIT_OPT_OUTPUT || o == ANONKIT_OPT_REPORT || o == ANONKIT_OPT_RULES;
+    return o == ANONKIT_OPT_INPUT || o == ANONKIT_OPT_OUTPUT || o == ANONKIT_OPT_REPORT || o == ANONKIT_OPT_RULES ||
+           o == ANONKIT_OPT_TMPDIR;
 }
 
 static int job_file_error(anonkit_job *job, const char *path, int line, const char *fmt, const char *what)
@@ -372,7 +393,7 @@ static int apply_json_value(anonkit_job *job, const char *path, anonkit_option o
                            o == ANONKIT_OPT_SENSITIVE || o == ANONKIT_OPT_INPUT || o == ANONKIT_OPT_OUTPUT ||
                            o == ANONKIT_OPT_REPORT || o == ANONKIT_OPT_ALGORITHM || o == ANONKIT_OPT_L_VARIANT ||
                            o == ANONKIT_OPT_SPLIT || o == ANONKIT_OPT_CLASS || o == ANONKIT_OPT_TARGET ||
-                           o == ANONKIT_OPT_PUBLISH || o == ANONKIT_OPT_RULES;
+                           o == ANONKIT_OPT_PUBLISH || o == ANONKIT_OPT_RULES || o == ANONKIT_OPT_TMPDIR;
     if (names_only && !json_is_array(v)) return job_file_error(job, path, 0, "the value of '%s' must be text", key);
     if (json_is_integer(v)) {
         snprintf(text, sizeof text, "%lld", (long long)json_integer_value(v));

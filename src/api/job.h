@@ -34,6 +34,10 @@ struct anonkit_job {
     int seed_set;
     int keep_order;
     unsigned threads;      /* 0: one per online core */
+    size_t memory;         /* out of core: budget in bytes (0: not given) */
+    unsigned fcache;       /* rothko-t: 0 = as many as fit */
+    size_t block_size;     /* out of core: 0 = 256 KiB */
+    char *tmpdir;
     char delimiter;
     ak_error err;
     char errmsg[2048];

@@ -34,6 +34,10 @@ static const struct option long_options[] = {
     {"variance", required_argument, NULL, ANONKIT_OPT_VARIANCE},
     {"publish", required_argument, NULL, ANONKIT_OPT_PUBLISH},
     {"rules", required_argument, NULL, ANONKIT_OPT_RULES},
+    {"memory", required_argument, NULL, ANONKIT_OPT_MEMORY},
+    {"fcache", required_argument, NULL, ANONKIT_OPT_FCACHE},
+    {"block-size", required_argument, NULL, ANONKIT_OPT_BLOCK_SIZE},
+    {"tmpdir", required_argument, NULL, ANONKIT_OPT_TMPDIR},
     {"help", no_argument, NULL, OPT_HELP},
     {NULL, 0, NULL, 0},
 };

@@ -96,6 +96,7 @@ void numdict_free(numdict *d)
 {
     if (!d) return;
     if (d->general) u64map_free(&d->ids);
+    free(d->present);
     strbuf_free(&d->spellings);
     free(d->spelling_at);
     memset(d, 0, sizeof *d);
@@ -125,6 +126,7 @@ static int go_general(numdict *d, uint32_t *codes, size_t nrows, ak_error *err)
 {
     if (u64map_init(&d->ids, 1024) != 0) return ak_err_nomem(err);
     d->general = 1;
+    if (d->streaming) return ANONKIT_OK; /* the rows keep their integer codes (numdict_absorb) */
     for (size_t r = 0; r < nrows; r++) {
         int64_t v = (int64_t)codes[r] - INT_BIAS;
         char text[24];
@@ -235,5 +237,140 @@ int numdict_finish(numdict *d, uint32_t *codes, size_t nrows, double **values, c
     free(rank);
     *values = vals;
     *count = n;
+    return ANONKIT_OK;
+}
+
+/* ---- streaming ---- */
+
+/* Integer values spread over more than this many bits go to the hash map. */
+#define PRESENT_MAX_BITS ((uint64_t)1 << 28)
+
+/* Interns integer v (with its canonical spelling) in the general map. */
+static int intern_int(numdict *d, int64_t v, ak_error *err)
+{
+    if (!d->general && u64map_init(&d->ids, 1024) != 0) return ak_err_nomem(err);
+    d->general = 1;
+    char text[24];
+    const int len = numdict_format_int(text, v);
+    uint32_t id;
+    return intern_general(d, (double)v, text, (size_t)len, &id, err);
+}
+
+/* Moves the integers of the presence bitmap into the general map. */
+static int present_to_ids(numdict *d, ak_error *err)
+{
+    for (size_t w = 0; w < d->present_words; w++)
+        for (uint64_t bits = d->present[w]; bits; bits &= bits - 1)
+            AK_CHECK(intern_int(d, d->present_base + (int64_t)(w * 64 + (size_t)__builtin_ctzll(bits)), err));
+    free(d->present);
+    d->present = NULL;
+    d->present_words = 0;
+    return ANONKIT_OK;
+}
+
+/* Makes the bitmap cover [lo, hi]; 1 when that would be too wide. */
+static int present_cover(numdict *d, int64_t lo, int64_t hi, ak_error *err)
+{
+    int64_t base = d->present ? d->present_base : lo - (lo % 64 + 64) % 64;
+    int64_t end = d->present ? base + (int64_t)d->present_words * 64 : base;
+    if (d->present && lo >= base && hi < end) return 0;
+    int64_t new_base = lo < base ? lo - (lo % 64 + 64) % 64 : base;
+    int64_t new_end = hi >= end ? hi + 1 : end;
+    uint64_t bits = (uint64_t)(new_end - new_base);
+    if (bits > PRESENT_MAX_BITS) return 1;
+    bits += bits / 2 + 64; /* room to grow upwards */
+    size_t words = (size_t)(bits + 63) / 64;
+    uint64_t *p = calloc(words, sizeof *p);
+    if (!p) return ak_err_nomem(err);
+    if (d->present) memcpy(p + (base - new_base) / 64, d->present, d->present_words * sizeof *p);
+    free(d->present);
+    d->present = p;
+    d->present_base = new_base;
+    d->present_words = words;
+    return 0;
+}
+
+int numdict_absorb(numdict *d, const uint32_t *codes, size_t n, ak_error *err)
+{
+    int64_t lo = INT64_MAX, hi = INT64_MIN;
+    for (size_t i = 0; i < n; i++)
+        if (codes[i] >= NUMDICT_INT_LOW) {
+            const int64_t v = (int64_t)codes[i] - INT_BIAS;
+            if (v < lo) lo = v;
+            if (v > hi) hi = v;
+        }
+    if (lo > hi) return ANONKIT_OK;
+    if (d->present_base != INT64_MIN) { /* INT64_MIN: integers are hashed already */
+        int wide = present_cover(d, lo, hi, err);
+        if (wide < 0) return wide;
+        if (!wide) {
+            for (size_t i = 0; i < n; i++)
+                if (codes[i] >= NUMDICT_INT_LOW) {
+                    const uint64_t at = (uint64_t)((int64_t)codes[i] - INT_BIAS - d->present_base);
+                    d->present[at / 64] |= (uint64_t)1 << (at % 64);
+                }
+            return ANONKIT_OK;
+        }
+        AK_CHECK(present_to_ids(d, err));
+        d->present_base = INT64_MIN; /* from now on integers are hashed */
+    }
+    for (size_t i = 0; i < n; i++)
+        if (codes[i] >= NUMDICT_INT_LOW) AK_CHECK(intern_int(d, (int64_t)codes[i] - INT_BIAS, err));
+    return ANONKIT_OK;
+}
+
+void numdict_map_free(numdict_map *map)
+{
+    free(map->int_rank);
+    free(map->id_rank);
+    if (map->has_ids) u64map_free(&map->ids);
+    memset(map, 0, sizeof *map);
+}
+
+int numdict_finish_stream(numdict *d, double **values, const char ***texts, strbuf *spellings, uint32_t *count,
+                          numdict_map *map, ak_error *err)
+{
+    memset(map, 0, sizeof *map);
+    *values = NULL;
+    *texts = NULL;
+    *count = 0;
+    memset(spellings, 0, sizeof *spellings);
+    if (!d->general) {
+        /* Integers only: ranks by counting over the bitmap. */
+        if (!d->present) return ANONKIT_OK;
+        const uint64_t range = (uint64_t)d->present_words * 64;
+        map->int_base = d->present_base;
+        map->int_range = range;
+        if (!(map->int_rank = malloc(range * sizeof *map->int_rank))) return ak_err_nomem(err);
+        uint32_t n = 0;
+        for (uint64_t i = 0; i < range; i++) {
+            map->int_rank[i] = n;
+            n += (uint32_t)(d->present[i / 64] >> (i % 64) & 1);
+        }
+        double *vals = malloc((size_t)(n ? n : 1) * sizeof *vals);
+        if (!vals) return ak_err_nomem(err);
+        uint32_t next = 0;
+        for (uint64_t i = 0; i < range; i++)
+            if (d->present[i / 64] >> (i % 64) & 1) vals[next++] = (double)(d->present_base + (int64_t)i);
+        *values = vals;
+        *count = n;
+        return ANONKIT_OK;
+    }
+    /* Mixed or general: every value through the map, ranked by one sort. */
+    if (d->present) AK_CHECK(present_to_ids(d, err));
+    const uint32_t n = d->ids.count;
+    uint32_t *codes = malloc((size_t)(n ? n : 1) * sizeof *codes);
+    if (!codes) return ak_err_nomem(err);
+    for (uint32_t i = 0; i < n; i++) codes[i] = i;
+    int rc = finish_general(d, codes, n, values, texts, spellings, count, err);
+    if (rc < 0) {
+        free(codes);
+        return rc;
+    }
+    map->id_rank = codes; /* codes[id] is now the rank of id */
+    map->ids = d->ids;    /* the map moves to the caller */
+    map->has_ids = 1;
+    memset(&d->ids, 0, sizeof d->ids);
+    d->general = 0;
     return ANONKIT_OK;
 }

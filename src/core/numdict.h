@@ -14,6 +14,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "core/error.h"
 #include "core/hash.h"
@@ -26,6 +27,10 @@ typedef struct numdict {
     strbuf spellings;   /* general mode: first spelling of each provisional id, NUL-terminated */
     size_t *spelling_at;/* general mode: offset of each provisional id's spelling */
     size_t spelling_cap;
+    int streaming;      /* rows are not kept (numdict_absorb): codes stay provisional */
+    uint64_t *present;  /* streaming integer mode: bit v - present_base set when v occurs */
+    int64_t present_base;
+    size_t present_words;
 } numdict;
 
 void numdict_init(numdict *d);
@@ -68,6 +73,43 @@ static inline int numdict_add(numdict *d, const char *text, size_t len, uint32_t
 int numdict_finish(numdict *d, uint32_t *codes, size_t nrows, double **values /* OUT */,
                    const char ***texts /* OUT */, strbuf *spellings /* OUT */, uint32_t *count /* OUT */,
                    ak_error *err);
+
+/* ---- streaming (out-of-core) use ----
+ * When rows are not kept, provisional codes handed out by numdict_add are final
+ * for the rows already written away: integer-mode codes (value + bias, all at
+ * least NUMDICT_INT_LOW) and general-mode ids (below it) may then coexist.
+ * Set d->streaming = 1 before the first add, pass every block of provisional
+ * codes to numdict_absorb before reusing its array, and end with
+ * numdict_finish_stream, whose map turns any provisional code into its rank. */
+#define NUMDICT_INT_LOW ((uint32_t)(NUMDICT_INT_BIAS - 999999999LL))
+
+int numdict_absorb(numdict *d, const uint32_t *codes, size_t n, ak_error *err);
+
+typedef struct numdict_map {
+    uint32_t *int_rank;   /* rank of integer value present_base + i, or NULL: look up ids */
+    int64_t int_base;
+    uint64_t int_range;
+    uint32_t *id_rank;    /* rank of general id */
+    u64map ids;           /* double bits -> id, when int_rank is NULL */
+    int has_ids;
+} numdict_map;
+
+int numdict_finish_stream(numdict *d, double **values /* OUT */, const char ***texts /* OUT */,
+                          strbuf *spellings /* OUT */, uint32_t *count /* OUT */, numdict_map *map /* OUT */,
+                          ak_error *err);
+void numdict_map_free(numdict_map *map);
+
+/* The rank of a provisional code. */
+static inline uint32_t numdict_map_code(const numdict_map *m, uint32_t code)
+{
+    if (code < NUMDICT_INT_LOW) return m->id_rank[code];
+    const int64_t v = (int64_t)code - NUMDICT_INT_BIAS;
+    if (m->int_rank) return m->int_rank[v - m->int_base];
+    double dv = (double)v;
+    uint64_t bits;
+    memcpy(&bits, &dv, sizeof bits);
+    return m->id_rank[u64map_find(&m->ids, bits)];
+}
 
 /* Writes v in decimal into buf (room for 21 bytes) and returns its length. */
 int numdict_format_int(char *buf, int64_t v);

@@ -108,8 +108,8 @@ static int write_rule_qi(csv_writer *w, const table *t, const partition *p, reco
     return rc;
 }
 
-static int write_all(csv_writer *w, const table *t, const partition *p, recode_style style, const double *means,
-                     const uint32_t *order, ak_error *err)
+/* The magic, settings, columns and hierarchies. */
+static int write_head(csv_writer *w, const table *t, recode_style style, const uint32_t *order, ak_error *err)
 {
     char delim[2] = {t->delimiter, '\0'};
     AK_CHECK(put_str(w, MAGIC, err));
@@ -133,19 +133,43 @@ static int write_all(csv_writer *w, const table *t, const partition *p, recode_s
     }
     for (uint32_t i = 0; i < t->nqi; i++)
         if (t->qi[order[i]].kind == ATTR_CATEGORICAL) AK_CHECK(write_hierarchy(w, t, &t->qi[order[i]], err));
-    uint64_t rows = 0;
+    return ANONKIT_OK;
+}
+
+/* One rule per class of p; adds to the counts of classes and rows. */
+static int write_rules(csv_writer *w, const table *t, const partition *p, recode_style style, const double *means,
+                       const uint32_t *order, uint64_t *classes, uint64_t *rows, ak_error *err)
+{
     for (size_t c = 0; c < p->nclasses; c++) {
         AK_CHECK(put_str(w, "rule", err));
         AK_CHECK(put_u64(w, p->count[c], err));
         for (uint32_t i = 0; i < t->nqi; i++) AK_CHECK(write_rule_qi(w, t, p, style, means, c, order[i], err));
         AK_CHECK(csv_write_end(w, err));
-        rows += p->count[c];
+        *rows += p->count[c];
+        (*classes)++;
     }
+    return ANONKIT_OK;
+}
+
+static int write_end(csv_writer *w, uint64_t classes, uint64_t rows, ak_error *err)
+{
     AK_CHECK(put_str(w, "end", err));
-    AK_CHECK(put_u64(w, p->nclasses, err));
+    AK_CHECK(put_u64(w, classes, err));
     AK_CHECK(put_u64(w, rows, err));
     AK_CHECK(csv_write_end(w, err));
     return csv_writer_flush(w, err);
+}
+
+/* The QIs in column order (caller frees). */
+static uint32_t *qi_column_order(const table *t)
+{
+    uint32_t *order = malloc((t->nqi ? t->nqi : 1) * sizeof *order);
+    if (!order) return NULL;
+    uint32_t n = 0;
+    for (uint32_t c = 0; c < t->ncolumns; c++)
+        for (uint32_t q = 0; q < t->nqi; q++)
+            if (t->qi[q].column == c) order[n++] = q;
+    return order;
 }
 
 int rules_write(const table *t, const partition *p, recode_style style, const double *means, FILE *out,
@@ -153,19 +177,59 @@ int rules_write(const table *t, const partition *p, recode_style style, const do
 {
     if (style == RECODE_MEAN && !means)
         return ak_err_set(err, ANONKIT_E_INTERNAL, NULL, 0, 0, "rules_write: the mean style needs the class means");
-    /* The QIs in column order. */
-    uint32_t *order = malloc((t->nqi ? t->nqi : 1) * sizeof *order);
+    uint32_t *order = qi_column_order(t);
     if (!order) return ak_err_nomem(err);
-    uint32_t n = 0;
-    for (uint32_t c = 0; c < t->ncolumns; c++)
-        for (uint32_t q = 0; q < t->nqi; q++)
-            if (t->qi[q].column == c) order[n++] = q;
     csv_writer *w = NULL;
+    uint64_t classes = 0, rows = 0;
     int rc = csv_writer_open_stream(&w, out, out_name, ',', err);
-    if (rc == ANONKIT_OK) rc = write_all(w, t, p, style, means, order, err);
+    if (rc == ANONKIT_OK) rc = write_head(w, t, style, order, err);
+    if (rc == ANONKIT_OK) rc = write_rules(w, t, p, style, means, order, &classes, &rows, err);
+    if (rc == ANONKIT_OK) rc = write_end(w, classes, rows, err);
     csv_writer_free(w);
     free(order);
     return rc < 0 ? rc : ANONKIT_OK;
+}
+
+struct rules_stream {
+    csv_writer *w;
+    uint32_t *order;
+    recode_style style;
+    uint64_t classes, rows;
+};
+
+int rules_stream_open(rules_stream **out, const table *schema, recode_style style, FILE *stream, const char *out_name,
+                      ak_error *err)
+{
+    *out = NULL;
+    rules_stream *rs = calloc(1, sizeof *rs);
+    if (!rs) return ak_err_nomem(err);
+    rs->style = style;
+    int rc = (rs->order = qi_column_order(schema)) ? ANONKIT_OK : ak_err_nomem(err);
+    if (rc == ANONKIT_OK) rc = csv_writer_open_stream(&rs->w, stream, out_name, ',', err);
+    if (rc == ANONKIT_OK) rc = write_head(rs->w, schema, style, rs->order, err);
+    if (rc < 0) {
+        rules_stream_free(rs);
+        return rc;
+    }
+    *out = rs;
+    return ANONKIT_OK;
+}
+
+int rules_stream_part(rules_stream *rs, const table *view, const partition *p, const double *means, ak_error *err)
+{
+    if (rs->style == RECODE_MEAN && !means)
+        return ak_err_set(err, ANONKIT_E_INTERNAL, NULL, 0, 0, "rules: the mean style needs the class means");
+    return write_rules(rs->w, view, p, rs->style, means, rs->order, &rs->classes, &rs->rows, err);
+}
+
+int rules_stream_close(rules_stream *rs, ak_error *err) { return write_end(rs->w, rs->classes, rs->rows, err); }
+
+void rules_stream_free(rules_stream *rs)
+{
+    if (!rs) return;
+    csv_writer_free(rs->w);
+    free(rs->order);
+    free(rs);
 }
 
 /* ------------------------------------------------------------------ loading */

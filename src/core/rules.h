@@ -83,4 +83,15 @@ typedef struct rules_stats {
 int rules_apply(const rules *r, csv_reader *in, const char *in_name, csv_writer *out, rules_stats *stats /* OUT */,
                 ak_error *err);
 
+/* The same file written partition by partition, depth-first (000 §2.2: only
+ * the current path of the tree is in memory): the head from the schema, the
+ * rules of each partition's classes (view shares the schema's dictionaries),
+ * then the count record. */
+typedef struct rules_stream rules_stream;
+int rules_stream_open(rules_stream **out /* OUT */, const table *schema, recode_style style, FILE *stream,
+                      const char *out_name, ak_error *err);
+int rules_stream_part(rules_stream *rs, const table *view, const partition *p, const double *means, ak_error *err);
+int rules_stream_close(rules_stream *rs, ak_error *err);
+void rules_stream_free(rules_stream *rs);
+
 #endif

@@ -41,6 +41,7 @@ void table_free(table *t)
         free(a->texts);
         strbuf_free(&a->text_store);
         free(a->codes);
+        numdict_map_free(&a->prov);
     }
     free(t->qi);
     free(t->sensitive_codes);
@@ -315,6 +316,40 @@ static int load_rows(table *t, csv_reader *reader, qi_reader *qr, ak_error *err)
     return ANONKIT_OK;
 }
 
+/* Rows held at once by a streaming load before their numeric codes are absorbed. */
+#define STREAM_CHUNK_ROWS 4096
+
+/* load_rows for a streaming load (spec->row_sink): every row goes to the sink
+ * and its slot is reused; numeric codes are absorbed by their dictionaries
+ * every STREAM_CHUNK_ROWS rows. */
+static int stream_rows(table *t, const table_spec *spec, csv_reader *reader, qi_reader *qr, ak_error *err)
+{
+    size_t cap = 0;
+    AK_CHECK(grow_rows(t, &cap, STREAM_CHUNK_ROWS, err));
+    missing_list missing;
+    missing.nlisted = 0;
+    missing.count = 0;
+    csv_record rec;
+    const label_dicts dicts = {&t->sensitive_dict, &t->class_dict};
+    size_t slot = 0;
+    int rc;
+    while ((rc = csv_read(reader, &rec, err)) == 1) {
+        AK_CHECK(encode_record(t, qr, &dicts, &rec, slot, &missing, err));
+        if (!missing.count) AK_CHECK(spec->row_sink(spec->sink_ctx, t, slot, &rec, err));
+        t->nrows++;
+        if (++slot == STREAM_CHUNK_ROWS || rc != 1) {
+            for (uint32_t q = 0; q < t->nqi; q++)
+                if (t->qi[q].kind == ATTR_NUMERIC) AK_CHECK(numdict_absorb(&qr[q].numbers, t->qi[q].codes, slot, err));
+            slot = 0;
+        }
+    }
+    if (rc < 0) return rc;
+    for (uint32_t q = 0; q < t->nqi; q++)
+        if (t->qi[q].kind == ATTR_NUMERIC) AK_CHECK(numdict_absorb(&qr[q].numbers, t->qi[q].codes, slot, err));
+    if (missing.count) return report_missing(t, missing.listed, missing.nlisted, missing.count, err);
+    return ANONKIT_OK;
+}
+
 /* One of the pieces of a file read in parallel. */
 typedef struct load_piece {
     table *t;
@@ -534,12 +569,33 @@ int table_load(table **out, const table_spec *spec, ak_error *err)
         a->kind = a->h && !(spec->force_numeric && spec->force_numeric[q]) ? ATTR_CATEGORICAL : ATTR_NUMERIC;
         if (a->kind == ATTR_NUMERIC) {
             numdict_init(&qr[q].numbers);
+            qr[q].numbers.streaming = spec->row_sink != NULL;
         } else {
             a->ncodes = hier_leaf_count(a->h);
         }
     }
     if ((rc = csv_reader_open(&reader, spec->path, spec->delimiter, err)) < 0) goto done;
     if ((rc = read_header(t, reader, spec, err)) < 0) goto done;
+    if (spec->row_sink) {
+        if ((rc = stream_rows(t, spec, reader, qr, err)) < 0) goto done;
+        for (uint32_t q = 0; q < t->nqi; q++) {
+            table_qi *a = &t->qi[q];
+            free(a->codes); /* the last chunk's provisional codes */
+            a->codes = NULL;
+            if (a->kind == ATTR_NUMERIC &&
+                (rc = numdict_finish_stream(&qr[q].numbers, &a->values, &a->texts, &a->text_store, &a->ncodes,
+                                            &a->prov, err)) < 0)
+                goto done;
+        }
+        free(t->sensitive_codes);
+        free(t->class_codes);
+        free(t->sensitive_values);
+        free(t->target_values);
+        t->sensitive_codes = t->class_codes = NULL;
+        t->sensitive_values = t->target_values = NULL;
+        rc = ANONKIT_OK;
+        goto done;
+    }
     int loaded = 0;
     if (spec->threads > 1 && (rc = load_rows_parallel(t, spec, qr, csv_reader_offset(reader), &loaded, err)) < 0)
         goto done;

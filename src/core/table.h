@@ -16,9 +16,13 @@
 #include "core/error.h"
 #include "core/hash.h"
 #include "core/hierarchy.h"
+#include "core/numdict.h"
 #include "core/strbuf.h"
 
 typedef enum attr_kind { ATTR_NUMERIC, ATTR_CATEGORICAL } attr_kind;
+
+struct csv_record;
+typedef struct table table;
 
 typedef enum column_role { ROLE_OTHER = 0, ROLE_QI, ROLE_SENSITIVE, ROLE_IDENTIFIER } column_role;
 
@@ -38,6 +42,13 @@ typedef struct table_spec {
     size_t nidentifiers;
     const char *const *identifier_names;
     unsigned threads;                    /* > 1: a large file may be read in two pieces at once */
+    /* Streaming (out of core): when set, rows are not kept. Each row, once
+     * encoded into slot `slot` of the table's arrays, is handed to row_sink with
+     * its record; numeric QI codes are then provisional (table_numeric_rank maps
+     * them once loading is done). The table ends with nrows counted and the
+     * dictionaries built, but without per-row data. */
+    int (*row_sink)(void *ctx, const table *t, size_t slot, const struct csv_record *rec, ak_error *err);
+    void *sink_ctx;
 } table_spec;
 
 typedef struct table_qi {
@@ -51,9 +62,10 @@ typedef struct table_qi {
                              value is a canonically written integer (spelled as itself) */
     strbuf text_store;    /* owns the texts */
     uint32_t *codes;      /* codes[row] */
+    numdict_map prov;     /* streaming loads: provisional numeric code -> rank */
 } table_qi;
 
-typedef struct table {
+struct table {
     char *path;               /* the file read, re-read by the writer */
     char *display_name;
     char delimiter;
@@ -73,11 +85,17 @@ typedef struct table {
     strmap class_dict;        /* code -> text */
     int target_column;        /* -1 when none; copied through to the output */
     double *target_values;    /* per row */
-} table;
+};
 
 /* Reads and encodes the input described by spec. */
 int table_load(table **out /* OUT */, const table_spec *spec, ak_error *err);
 void table_free(table *t);
+
+/* After a streaming load: the rank of a provisional code of numeric QI q. */
+static inline uint32_t table_numeric_rank(const table *t, uint32_t q, uint32_t provisional)
+{
+    return numdict_map_code(&t->qi[q].prov, provisional);
+}
 
 
 #endif

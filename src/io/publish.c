@@ -227,18 +227,53 @@ static int input_changed(const table *t, long line, ak_error *err)
     return ak_err_set(err, ANONKIT_E_INPUT, t->display_name, line, 0, "the input changed while it was read");
 }
 
+/* The output columns of t as segments (identifiers dropped). */
+static int publisher_setup(publisher *pub, const table *t, const publish_opts *opts, ak_error *err)
+{
+    memset(pub, 0, sizeof *pub);
+    pub->t = t;
+    pub->style = opts->style;
+    pub->means = opts->means;
+    pub->delim = t->delimiter;
+    pub->out_qi = malloc((t->ncolumns + 1) * sizeof *pub->out_qi);
+    pub->copied_col = malloc((t->ncolumns + 1) * sizeof *pub->copied_col);
+    pub->segments = malloc((t->ncolumns + 1) * sizeof *pub->segments);
+    if (!pub->out_qi || !pub->copied_col || !pub->segments) return ak_err_nomem(err);
+    for (uint32_t c = 0; c < t->ncolumns; c++) {
+        if (t->roles[c] == ROLE_IDENTIFIER) continue;
+        int32_t q = -1;
+        for (uint32_t i = 0; i < t->nqi; i++)
+            if (t->qi[i].column == c) q = (int32_t)i;
+        segment *last = pub->nsegments ? &pub->segments[pub->nsegments - 1] : NULL;
+        if (q < 0) {
+            pub->segments[pub->nsegments++] = (segment){.first = pub->ncopied, .count = 1, .copied = 1};
+            pub->copied_col[pub->ncopied++] = c;
+        } else if (last && !last->copied) {
+            last->count++;
+        } else {
+            pub->segments[pub->nsegments++] = (segment){.first = pub->nout, .count = 1, .copied = 0};
+            pub->nruns++;
+        }
+        pub->out_qi[pub->nout++] = q;
+    }
+    return ANONKIT_OK;
+}
+
+/* The header row: every column but the identifiers. */
+static int write_header(const table *t, csv_writer *writer, ak_error *err)
+{
+    for (uint32_t c = 0; c < t->ncolumns; c++)
+        if (t->roles[c] != ROLE_IDENTIFIER) AK_CHECK(csv_write_field(writer, t->column_names[c], strlen(t->column_names[c]), err));
+    return csv_write_end(writer, err);
+}
+
 int publish_write(const table *t, const partition *p, const publish_opts *opts, FILE *out,
                   const char *out_name, publish_stats *stats, ak_error *err)
 {
     memset(stats, 0, sizeof *stats);
     publisher pub;
-    memset(&pub, 0, sizeof pub);
-    pub.t = t;
+    int rc = publisher_setup(&pub, t, opts, err);
     pub.p = p;
-    pub.style = opts->style;
-    pub.means = opts->means;
-    pub.delim = t->delimiter;
-    int rc = ANONKIT_OK;
     csv_reader *reader = NULL;
     csv_writer *writer = NULL;
     strbuf copied = {0};
@@ -247,39 +282,16 @@ int publish_write(const table *t, const partition *p, const publish_opts *opts, 
     memset(jobs, 0, sizeof jobs);
     const size_t n = t->nrows;
 
-    pub.out_qi = malloc((t->ncolumns + 1) * sizeof *pub.out_qi);
-    pub.copied_col = malloc((t->ncolumns + 1) * sizeof *pub.copied_col);
     local_off = calloc(t->ncolumns + 2, sizeof *local_off);
-    pub.segments = malloc((t->ncolumns + 1) * sizeof *pub.segments);
-    if (!pub.out_qi || !pub.copied_col || !local_off || !pub.segments) { rc = ak_err_nomem(err); goto done; }
+    if (rc < 0) goto done;
+    if (!local_off) { rc = ak_err_nomem(err); goto done; }
     if (pub.style == RECODE_MEAN && !pub.means) {
         rc = ak_err_set(err, ANONKIT_E_INTERNAL, NULL, 0, 0, "publish_write: the mean style needs the class means");
         goto done;
     }
-    for (uint32_t c = 0; c < t->ncolumns; c++) {
-        if (t->roles[c] == ROLE_IDENTIFIER) continue;
-        int32_t q = -1;
-        for (uint32_t i = 0; i < t->nqi; i++)
-            if (t->qi[i].column == c) q = (int32_t)i;
-        segment *last = pub.nsegments ? &pub.segments[pub.nsegments - 1] : NULL;
-        if (q < 0) {
-            pub.segments[pub.nsegments++] = (segment){.first = pub.ncopied, .count = 1, .copied = 1};
-            pub.copied_col[pub.ncopied++] = c;
-        } else if (last && !last->copied) {
-            last->count++;
-        } else {
-            pub.segments[pub.nsegments++] = (segment){.first = pub.nout, .count = 1, .copied = 0};
-            pub.nruns++;
-        }
-        pub.out_qi[pub.nout++] = q;
-    }
     if ((rc = format_classes(&pub, opts->threads, err)) < 0) goto done;
     if ((rc = csv_writer_open_stream(&writer, out, out_name, pub.delim, err)) < 0) goto done;
-    for (uint32_t c = 0; c < t->ncolumns; c++)
-        if (t->roles[c] != ROLE_IDENTIFIER &&
-            (rc = csv_write_field(writer, t->column_names[c], strlen(t->column_names[c]), err)) < 0)
-            goto done;
-    if ((rc = csv_write_end(writer, err)) < 0) goto done;
+    if ((rc = write_header(t, writer, err)) < 0) goto done;
 
     /* The rows to write, in order: all but dropped suppressed rows. */
     size_t nwrite = 0;
@@ -381,4 +393,98 @@ done:
     if (rc < 0 && err && strcmp(err->file, t->path) == 0)
         snprintf(err->file, sizeof err->file, "%s", t->display_name);
     return rc < 0 ? rc : ANONKIT_OK;
+}
+
+/* ---- streaming: partitions one after another (the out-of-core algorithms) ---- */
+
+struct publish_stream {
+    publisher pub;
+    csv_writer *writer;
+    publish_opts opts;
+    ak_rng rng;
+    publish_stats stats;
+    size_t *order, cap;
+    strbuf out;
+};
+
+int publish_stream_open(publish_stream **out, const table *schema, const publish_opts *opts, FILE *stream,
+                        const char *out_name, ak_error *err)
+{
+    *out = NULL;
+    publish_stream *ps = calloc(1, sizeof *ps);
+    if (!ps) return ak_err_nomem(err);
+    ps->opts = *opts;
+    ak_rng_seed(&ps->rng, opts->seed);
+    int rc = publisher_setup(&ps->pub, schema, opts, err);
+    if (rc == ANONKIT_OK) rc = csv_writer_open_stream(&ps->writer, stream, out_name, schema->delimiter, err);
+    if (rc == ANONKIT_OK) rc = write_header(schema, ps->writer, err);
+    if (rc < 0) {
+        publish_stream_free(ps);
+        return rc;
+    }
+    *out = ps;
+    return ANONKIT_OK;
+}
+
+int publish_stream_part(publish_stream *ps, const table *view, const partition *p, const double *means,
+                        const char *copied, const size_t *copied_off, ak_error *err)
+{
+    publisher *pub = &ps->pub;
+    pub->t = view;
+    pub->p = p;
+    pub->means = means;
+    strbuf_free(&pub->class_text);
+    strbuf_free(&pub->star_text);
+    free(pub->class_off);
+    free(pub->star_off);
+    pub->class_off = pub->star_off = NULL;
+    AK_CHECK(format_classes(pub, ps->opts.threads, err));
+    const size_t n = view->nrows;
+    if (n > ps->cap) {
+        size_t *o = realloc(ps->order, n * sizeof *o);
+        if (!o) return ak_err_nomem(err);
+        ps->order = o;
+        ps->cap = n;
+    }
+    size_t nwrite = 0;
+    for (size_t r = 0; r < n; r++) {
+        const int suppressed = p->class_of[r] == PARTITION_SUPPRESSED;
+        ps->stats.suppressed += (uint64_t)suppressed;
+        ps->stats.published += (uint64_t)!suppressed;
+        if (!(suppressed && ps->opts.drop_suppressed)) ps->order[nwrite++] = r;
+    }
+    if (!ps->opts.keep_order)
+        for (size_t i = nwrite; i > 1; i--) {
+            size_t j = (size_t)ak_rng_below(&ps->rng, i);
+            size_t tmp = ps->order[i - 1];
+            ps->order[i - 1] = ps->order[j];
+            ps->order[j] = tmp;
+        }
+    const size_t none[2] = {0, 0};
+    for (size_t start = 0; start < nwrite; start += PUBLISH_BLOCK_ROWS) {
+        compose_job job = {.pub = pub, .class_of = p->class_of, .order = ps->order, .first = start,
+                           .last = start + PUBLISH_BLOCK_ROWS < nwrite ? start + PUBLISH_BLOCK_ROWS : nwrite,
+                           .copied = copied, .copied_off = copied_off, .no_copied = none, .out = ps->out};
+        compose_rows(&job);
+        ps->out = job.out;
+        if (job.rc < 0) return ak_err_nomem(err);
+        AK_CHECK(csv_write_raw(ps->writer, ps->out.data, ps->out.len, err));
+    }
+    return ANONKIT_OK;
+}
+
+int publish_stream_close(publish_stream *ps, publish_stats *stats, ak_error *err)
+{
+    *stats = ps->stats;
+    return csv_writer_flush(ps->writer, err);
+}
+
+void publish_stream_free(publish_stream *ps)
+{
+    if (!ps) return;
+    csv_writer_free(ps->writer);
+    publisher_free(&ps->pub);
+    free(ps->order);
+    strbuf_free(&ps->out);
+    free(ps);
 }

@@ -30,4 +30,19 @@ typedef struct publish_stats {
 int publish_write(const table *t, const partition *p, const publish_opts *opts, FILE *out,
                   const char *out_name, publish_stats *stats /* OUT */, ak_error *err);
 
+/* The same output written partition by partition (out-of-core runs): the
+ * header from the schema on open, then each partition's rows — a view table
+ * sharing the schema's dictionaries, its classes, and the copied fields of its
+ * rows already escaped (row r's field j at copied[copied_off[r * ncopied + j]
+ * .. copied_off[r * ncopied + j + 1]), ncopied being the columns that are
+ * neither QI nor identifier) — shuffled within the partition unless order is
+ * kept. */
+typedef struct publish_stream publish_stream;
+int publish_stream_open(publish_stream **out /* OUT */, const table *schema, const publish_opts *opts, FILE *stream,
+                        const char *out_name, ak_error *err);
+int publish_stream_part(publish_stream *ps, const table *view, const partition *p, const double *means,
+                        const char *copied, const size_t *copied_off, ak_error *err);
+int publish_stream_close(publish_stream *ps, publish_stats *stats /* OUT */, ak_error *err);
+void publish_stream_free(publish_stream *ps);
+
 #endif

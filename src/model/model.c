@@ -117,9 +117,14 @@ static int l_variant_holds(const model *m, unsigned variant, uint64_t count, con
         if (buf) snprintf(buf, size, "%zu distinct sensitive values, distinct l-diversity needs %g", ncounts, m->l);
         return 0;
     case MODEL_L_ENTROPY: {
+        /* Summed in ascending order of counts, so the result does not depend on
+         * the order the values were met in (in-memory and out-of-core runs
+         * must decide alike). */
+        memcpy(scratch, counts, ncounts * sizeof *counts);
+        qsort(scratch, ncounts, sizeof *scratch, cmp_desc_u32);
         double entropy = 0;
-        for (size_t i = 0; i < ncounts; i++) {
-            double p = (double)counts[i] / (double)count;
+        for (size_t i = ncounts; i-- > 0;) {
+            double p = (double)scratch[i] / (double)count;
             if (p > 0) entropy -= p * log(p);
         }
         double need = log(m->l);

@@ -1154,6 +1154,10 @@ int mdr_run_with(const table *t, const model *m, const mdr_options *options, par
         if (a->kind == ATTR_NUMERIC && a->ncodes > 1) s.span[q] = a->values[a->ncodes - 1] - a->values[0];
         root_hi[q] = a->ncodes ? a->ncodes - 1 : 0; /* the root's region is the whole domain */
     }
+    if (options->root_rlo && options->root_rhi) {
+        memcpy(root_lo, options->root_rlo, s.d * sizeof *root_lo);
+        memcpy(root_hi, options->root_rhi, s.d * sizeof *root_hi);
+    }
     memset(s.rows + s.n * s.w, 0, s.bw * sizeof *s.rows);
     for (size_t i = 0; i < s.n; i++) {
         uint32_t *r = row_at(&s, i);
@@ -1177,7 +1181,7 @@ int mdr_run_with(const table *t, const model *m, const mdr_options *options, par
         goto done;
     }
     if (s.n == 0) goto done;
-    if ((rc = push(&s, 0, s.n, NULL, root_lo, root_hi, 0, err)) < 0) goto done;
+    if ((rc = push(&s, 0, s.n, NULL, root_lo, root_hi, options->root_median_only, err)) < 0) goto done;
     rc = run_worker(&s, err);
 done:
     worker_free(&s);

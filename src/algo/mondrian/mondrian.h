@@ -26,6 +26,11 @@ typedef struct mdr_options {
     int no_simd;      /* 1: plain C box loops even where AVX2 is available (for tests) */
     mdr_split split;
     double min_gain;  /* InfoGain: below this gain (bits) a subtree continues with Median */
+    /* A partition of a larger table (Rothko, 000 §2.1): the region of its node
+     * of the partition tree (NULL: the whole domain), and whether InfoGain gave
+     * up above it. */
+    const uint32_t *root_rlo, *root_rhi;
+    int root_median_only;
 } mdr_options;
 
 /* Parses "median", "infogain" or "regression"; -1 on anything else. */

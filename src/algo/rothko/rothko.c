@@ -1,0 +1,1235 @@
+/* rothko.c — Rothko-T, exact out-of-core Mondrian (000 §2, RainForest style).
+ *
+ * The first scan streams the CSV into a spill file of fixed-width tuples (QI
+ * codes, sensitive code, class code; numeric codes still provisional) and a
+ * companion file with the escaped copied columns of each row, which travel
+ * with the tuples so that the output never needs the input again.
+ *
+ * A disk-resident partition larger than TM rows (what the in-memory Mondrian
+ * can hold within the budget) is processed as in 000 §2.1: one scan builds the
+ * frequency groups of the open nodes — per QI the AV set (value counts), with
+ * the AVS set (value, sensitive value) for l-diversity and the AVC set (value,
+ * class label) for InfoGain — and each node's split is chosen from them exactly
+ * as the in-memory algorithm chooses it from the rows (mondrian.c: the same
+ * order of dimensions, medians, sweeps, scores, tolerances and ties). While the
+ * children's groups fit (F_CACHE) the tree grows breadth-first with one more
+ * scan; then one scan repartitions the tuples across the leaves, and each
+ * child partition is processed in turn, depth-first. A partition of at most TM
+ * rows is loaded and finished by the in-memory Mondrian, started from its node's
+ * region, so the classes, their boxes and regions are those of the in-memory
+ * run. The finished partitions go to a callback in depth-first order, which is
+ * how the recoding rules are written without holding the tree (000 §2.2). */
+#include "algo/rothko/rothko.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/hash.h"
+#include "core/stats.h"
+#include "io/csv.h"
+#include "io/spill.h"
+#include "io/tuple.h"
+
+/* ------------------------------------------------------------ sizes */
+
+int rothko_parse_size(const char *text, size_t *out)
+{
+    char *end;
+    double v = strtod(text, &end);
+    if (end == text || !(v >= 0)) return -1;
+    double unit = 1;
+    if (*end == 'K' || *end == 'k') unit = 1024.0, end++;
+    else if (*end == 'M' || *end == 'm') unit = 1024.0 * 1024, end++;
+    else if (*end == 'G' || *end == 'g') unit = 1024.0 * 1024 * 1024, end++;
+    if (*end == 'B' || *end == 'b') end++;
+    if (*end) return -1;
+    v *= unit;
+    if (v < 1 || v > 1e18) return -1;
+    *out = (size_t)v;
+    return 0;
+}
+
+/* ------------------------------------------------------------ run state */
+
+/* A partition on disk: tuples and the copied fields of its rows. */
+typedef struct rk_part {
+    spill_file tuples, payload;
+    uint64_t rows;
+    int provisional; /* numeric codes still need table_numeric_rank (the root file) */
+} rk_part;
+
+typedef struct rk {
+    const model *m;
+    const rothko_options *o;
+    table *t;            /* the schema: dictionaries, no rows */
+    uint32_t d;
+    uint32_t width;      /* bytes per tuple: d codes, sensitive, class */
+    uint32_t ncopied;
+    uint32_t *copied_col;
+    size_t block;
+    spill_dir dir;
+    spill_stats tuple_io, payload_io;
+    /* first scan */
+    spill_writer root_tuples, root_payload;
+    rk_part root;
+    strbuf escaped;
+    uint8_t *rowbuf;
+    /* split choice */
+    int need_hist, infogain;
+    uint32_t sdomain, cdomain;
+    ak_hist whole, left, cls_whole, cls_left, cls_group, child;
+    uint32_t *counts, *counts_scratch;
+    double *span;
+    uint64_t tm;         /* TM in rows */
+    rothko_leaf_fn leaf_fn;
+    void *ctx;
+    rothko_stats *stats;
+} rk;
+
+/* ------------------------------------------------------------ first scan */
+
+static int copied_columns(rk *r, const table *t, ak_error *err)
+{
+    r->copied_col = malloc((t->ncolumns + 1) * sizeof *r->copied_col);
+    if (!r->copied_col) return ak_err_nomem(err);
+    for (uint32_t c = 0; c < t->ncolumns; c++) {
+        if (t->roles[c] == ROLE_IDENTIFIER) continue;
+        int qi = 0;
+        for (uint32_t q = 0; q < t->nqi; q++) qi |= t->qi[q].column == c;
+        if (!qi) r->copied_col[r->ncopied++] = c;
+    }
+    return ANONKIT_OK;
+}
+
+/* Writes one encoded row (slot of t's arrays) and its copied fields. */
+static int sink_row(void *ctx, const table *t, size_t slot, const csv_record *rec, ak_error *err)
+{
+    rk *r = ctx;
+    if (!r->copied_col) {
+        r->d = t->nqi;
+        r->width = 4 * (t->nqi + 2);
+        AK_CHECK(copied_columns(r, t, err));
+        if (!(r->rowbuf = malloc(r->width + 4 * (size_t)(r->ncopied + 1)))) return ak_err_nomem(err);
+    }
+    uint8_t *row = r->rowbuf;
+    for (uint32_t q = 0; q < r->d; q++) tuple_store_u32(row + 4 * q, t->qi[q].codes[slot]);
+    tuple_store_u32(row + 4 * r->d, t->sensitive_column >= 0 ? t->sensitive_codes[slot] : 0);
+    tuple_store_u32(row + 4 * r->d + 4, t->class_column >= 0 ? t->class_codes[slot] : 0);
+    AK_CHECK(spill_write(&r->root_tuples, row, r->width, err));
+    if (r->ncopied) {
+        /* total bytes, then each field's length, then the fields */
+        r->escaped.len = 0;
+        uint8_t *lens = r->rowbuf + r->width;
+        for (uint32_t j = 0; j < r->ncopied; j++) {
+            const csv_field *f = &rec->fields[r->copied_col[j]];
+            const size_t before = r->escaped.len;
+            if (strbuf_reserve(&r->escaped, csv_escaped_max(f->len)) != 0) return ak_err_nomem(err);
+            r->escaped.len += csv_escape(r->escaped.data + r->escaped.len, f->data, f->len, t->delimiter);
+            tuple_store_u32(lens + 4 + 4 * j, (uint32_t)(r->escaped.len - before));
+        }
+        tuple_store_u32(lens, (uint32_t)r->escaped.len);
+        AK_CHECK(spill_write(&r->root_payload, lens, 4 * (size_t)(r->ncopied + 1), err));
+        AK_CHECK(spill_write(&r->root_payload, r->escaped.data, r->escaped.len, err));
+    }
+    r->root.rows++;
+    return ANONKIT_OK;
+}
+
+/* ------------------------------------------------------------ reading a partition */
+
+typedef struct rk_reader {
+    spill_reader tuples, payload;
+    int with_payload;
+} rk_reader;
+
+static int reader_open(rk *r, rk_reader *rd, const rk_part *p, int with_payload, ak_error *err)
+{
+    memset(rd, 0, sizeof *rd);
+    rd->with_payload = with_payload && r->ncopied;
+    AK_CHECK(spill_reader_init(&rd->tuples, &p->tuples, r->block, &r->tuple_io, err));
+    if (rd->with_payload) AK_CHECK(spill_reader_init(&rd->payload, &p->payload, r->block, &r->payload_io, err));
+    return ANONKIT_OK;
+}
+
+static void reader_close(rk_reader *rd)
+{
+    spill_reader_free(&rd->tuples);
+    spill_reader_free(&rd->payload);
+}
+
+/* The next row: codes (final) into code[0..d+2), and with_payload its payload
+ * record (lengths then fields) into pay and paylen. 1, 0 at the end, or < 0. */
+static int read_row(rk *r, rk_reader *rd, const rk_part *p, uint32_t *code, const uint8_t **pay, size_t *paylen,
+                    ak_error *err)
+{
+    const uint8_t *row;
+    int got = spill_read(&rd->tuples, r->width, &row, err);
+    if (got <= 0) return got;
+    for (uint32_t q = 0; q < r->d + 2; q++) code[q] = tuple_load_u32(row + 4 * q);
+    if (p->provisional)
+        for (uint32_t q = 0; q < r->d; q++)
+            if (r->t->qi[q].kind == ATTR_NUMERIC) code[q] = table_numeric_rank(r->t, q, code[q]);
+    if (rd->with_payload) {
+        const uint8_t *head;
+        got = spill_read(&rd->payload, 4, &head, err);
+        if (got <= 0) return got < 0 ? got : ak_err_set(err, ANONKIT_E_INTERNAL, NULL, 0, 0, "a payload file ends early");
+        const size_t total = 4 * (size_t)r->ncopied + tuple_load_u32(head);
+        got = spill_read(&rd->payload, total, pay, err);
+        if (got <= 0) return got < 0 ? got : ak_err_set(err, ANONKIT_E_INTERNAL, NULL, 0, 0, "a payload file ends early");
+        *paylen = total;
+    }
+    return 1;
+}
+
+/* ------------------------------------------------------------ frequency groups */
+
+/* (code, sub-value) -> count: one AVS or AVC set of one QI. */
+typedef struct pairset {
+    u64map ids;
+    uint64_t *count; /* per id */
+    size_t cap;
+    uint64_t *sorted; /* after the scan: keys in ascending order */
+} pairset;
+
+static int pairset_add(pairset *s, uint32_t code, uint32_t sub, ak_error *err)
+{
+    uint32_t id;
+    int inserted;
+    if (u64map_intern(&s->ids, (uint64_t)code << 32 | sub, &id, &inserted) != 0) return ak_err_nomem(err);
+    if (inserted) {
+        if (id >= s->cap) {
+            size_t cap = s->cap ? 2 * s->cap : 256;
+            uint64_t *c = realloc(s->count, cap * sizeof *c);
+            if (!c) return ak_err_nomem(err);
+            s->count = c;
+            s->cap = cap;
+        }
+        s->count[id] = 0;
+    }
+    s->count[id]++;
+    return ANONKIT_OK;
+}
+
+static void pairset_free(pairset *s)
+{
+    if (s->ids.keys) u64map_free(&s->ids);
+    free(s->count);
+    free(s->sorted);
+    memset(s, 0, sizeof *s);
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    const uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Sorts the keys once, after the scan. */
+static int pairset_sort(pairset *s, ak_error *err)
+{
+    if (s->sorted) return ANONKIT_OK;
+    const uint32_t n = s->ids.count;
+    if (!(s->sorted = malloc((n ? n : 1) * sizeof *s->sorted))) return ak_err_nomem(err);
+    memcpy(s->sorted, s->ids.id_keys, n * sizeof *s->sorted);
+    qsort(s->sorted, n, sizeof *s->sorted, cmp_u64);
+    return ANONKIT_OK;
+}
+
+static inline uint64_t pairset_count(const pairset *s, uint64_t key) { return s->count[u64map_find(&s->ids, key)]; }
+
+/* The frequency group of one node. */
+typedef struct fgroup {
+    uint64_t n;
+    uint64_t **av;   /* per QI: counts over the node's region [rlo, rhi] */
+    pairset *avs;    /* per QI, l-diversity */
+    pairset *avc;    /* per QI, InfoGain */
+    size_t bytes;
+} fgroup;
+
+/* A node of the tree grown over one disk-resident partition. */
+enum { RK_OPEN, RK_INNER, RK_LEAF };
+typedef struct rk_node {
+    int kind;
+    int median_only;
+    uint64_t n;
+    uint32_t *rlo, *rhi;   /* region */
+    uint32_t q;            /* inner: split attribute */
+    size_t first_child, nchildren;
+    fgroup *fg;            /* open: during the scan */
+    rk_part part;          /* leaf: its rows after repartitioning */
+    spill_writer wt, wp;
+} rk_node;
+
+typedef struct rk_tree {
+    rk_node *nodes;
+    size_t count, cap;
+} rk_tree;
+
+static void fgroup_free(rk *r, fgroup *g)
+{
+    if (!g) return;
+    for (uint32_t q = 0; q < r->d; q++) {
+        if (g->av) free(g->av[q]);
+        if (g->avs) pairset_free(&g->avs[q]);
+        if (g->avc) pairset_free(&g->avc[q]);
+    }
+    free(g->av);
+    free(g->avs);
+    free(g->avc);
+    free(g);
+}
+
+static int fgroup_new(rk *r, const rk_node *node, fgroup **out, ak_error *err)
+{
+    fgroup *g = calloc(1, sizeof *g);
+    if (!g) return ak_err_nomem(err);
+    *out = g;
+    if (!(g->av = calloc(r->d, sizeof *g->av))) return ak_err_nomem(err);
+    for (uint32_t q = 0; q < r->d; q++) {
+        const size_t range = (size_t)node->rhi[q] - node->rlo[q] + 1;
+        if (!(g->av[q] = calloc(range, sizeof **g->av))) return ak_err_nomem(err);
+        g->bytes += range * sizeof **g->av;
+    }
+    if (r->need_hist) {
+        if (!(g->avs = calloc(r->d, sizeof *g->avs))) return ak_err_nomem(err);
+        for (uint32_t q = 0; q < r->d; q++)
+            if (u64map_init(&g->avs[q].ids, 256) != 0) return ak_err_nomem(err);
+    }
+    if (r->infogain) {
+        if (!(g->avc = calloc(r->d, sizeof *g->avc))) return ak_err_nomem(err);
+        for (uint32_t q = 0; q < r->d; q++)
+            if (u64map_init(&g->avc[q].ids, 256) != 0) return ak_err_nomem(err);
+    }
+    return ANONKIT_OK;
+}
+
+static int fgroup_add(rk *r, fgroup *g, const rk_node *node, const uint32_t *code, ak_error *err)
+{
+    g->n++;
+    for (uint32_t q = 0; q < r->d; q++) {
+        g->av[q][code[q] - node->rlo[q]]++;
+        if (g->avs) AK_CHECK(pairset_add(&g->avs[q], code[q], code[r->d], err));
+        if (g->avc) AK_CHECK(pairset_add(&g->avc[q], code[q], code[r->d + 1], err));
+    }
+    return ANONKIT_OK;
+}
+
+/* Memory of a group after its scan (counts, and about 40 bytes per pair). */
+static size_t fgroup_size(const rk *r, const fgroup *g)
+{
+    size_t bytes = g->bytes;
+    for (uint32_t q = 0; q < r->d; q++) {
+        if (g->avs) bytes += (size_t)g->avs[q].ids.count * 40;
+        if (g->avc) bytes += (size_t)g->avc[q].ids.count * 40;
+    }
+    return bytes;
+}
+
+/* ------------------------------------------------------------ choosing a split (mirrors mondrian.c) */
+
+static inline void hist_add_n(ak_hist *h, uint32_t code, uint64_t n)
+{
+    if (!n) return;
+    if (h->count[code] == 0) h->touched[h->ntouched++] = code;
+    h->count[code] += (uint32_t)n;
+    h->total += n;
+}
+
+/* Adds the sub-value counts of the pairs of codes [lo, hi] to h. */
+static void add_pairs(const pairset *s, uint32_t lo, uint32_t hi, ak_hist *h)
+{
+    const uint32_t n = s->ids.count;
+    size_t a = 0, b = n;
+    const uint64_t key = (uint64_t)lo << 32;
+    while (a < b) { /* first key >= lo << 32 */
+        size_t mid = (a + b) / 2;
+        if (s->sorted[mid] < key) a = mid + 1;
+        else b = mid;
+    }
+    for (; a < n && (uint32_t)(s->sorted[a] >> 32) <= hi; a++)
+        hist_add_n(h, (uint32_t)s->sorted[a], pairset_count(s, s->sorted[a]));
+}
+
+static int side_holds(rk *r, uint64_t count, const ak_hist *h)
+{
+    if (count < r->m->k) return 0;
+    if (!r->need_hist) return 1;
+    return model_holds(r->m, count, r->counts, ak_hist_counts(h, r->counts), r->counts_scratch);
+}
+
+/* split_allowable of mondrian.c over histograms: r->whole is the node's. */
+static int allowable(rk *r, uint64_t n, uint64_t left_count, const ak_hist *left)
+{
+    const uint64_t k = r->m->k;
+    if (left_count < k || n - left_count < k || left_count == 0 || left_count == n) return 0;
+    if (!r->need_hist) return 1;
+    if (!model_holds(r->m, left_count, r->counts, ak_hist_counts(left, r->counts), r->counts_scratch)) return 0;
+    return model_holds(r->m, n - left_count, r->counts, ak_hist_counts_minus(&r->whole, left, r->counts),
+                       r->counts_scratch);
+}
+
+/* A chosen split. */
+typedef struct rk_split {
+    int found;
+    uint32_t q;
+    uint32_t cut;       /* numeric: lhs = code < cut */
+    uint32_t node;      /* categorical: the hierarchy node specialized */
+    int median_only;    /* children continue under Median */
+    double score;
+} rk_split;
+
+static double normalized_range(const rk *r, uint32_t q, const uint32_t *lo, const uint32_t *hi)
+{
+    if (lo[q] == hi[q]) return 0;
+    const table_qi *a = &r->t->qi[q];
+    if (a->kind == ATTR_NUMERIC) return (a->values[hi[q]] - a->values[lo[q]]) / r->span[q];
+    const hier_node *u = hier_node_at(a->h, hier_lca(a->h, lo[q], hi[q]));
+    return (double)(u->hi - u->lo + 1) / (double)a->ncodes;
+}
+
+/* Rows of the group with codes of QI q in [lo, hi]. */
+static uint64_t av_sum(const fgroup *g, const rk_node *node, uint32_t q, uint32_t lo, uint32_t hi)
+{
+    uint64_t s = 0;
+    for (uint32_t c = lo; c <= hi; c++) s += g->av[q][c - node->rlo[q]];
+    return s;
+}
+
+/* Child rows per child of hierarchy node u (rows_in[c]); 0 when a non-empty child has fewer than k. */
+static int child_rows(rk *r, const fgroup *g, const rk_node *node, uint32_t q, const hier_node *u, uint64_t *rows_in)
+{
+    const hier *h = r->t->qi[q].h;
+    const uint32_t *children = hier_children(h) + u->first_child;
+    int ok = 1;
+    for (uint32_t c = 0; c < u->nchildren; c++) {
+        const hier_node *ch = hier_node_at(h, children[c]);
+        uint32_t lo = ch->lo > node->rlo[q] ? ch->lo : node->rlo[q];
+        uint32_t hi = ch->hi < node->rhi[q] ? ch->hi : node->rhi[q];
+        rows_in[c] = lo <= hi ? av_sum(g, node, q, lo, hi) : 0;
+        if (rows_in[c] && rows_in[c] < r->m->k) ok = 0;
+    }
+    return ok;
+}
+
+/* Whether every non-empty child's sensitive values satisfy the model. */
+static int children_hold(rk *r, const fgroup *g, uint32_t q, const hier_node *u, const uint64_t *rows_in)
+{
+    if (!r->need_hist) return 1;
+    const hier *h = r->t->qi[q].h;
+    const uint32_t *children = hier_children(h) + u->first_child;
+    for (uint32_t c = 0; c < u->nchildren; c++) {
+        if (!rows_in[c]) continue;
+        const hier_node *ch = hier_node_at(h, children[c]);
+        ak_hist_clear(&r->child);
+        add_pairs(&g->avs[q], ch->lo, ch->hi, &r->child);
+        if (!side_holds(r, rows_in[c], &r->child)) return 0;
+    }
+    return 1;
+}
+
+/* Median: dimensions by decreasing normalized range, the first allowable split. */
+static int choose_median(rk *r, const fgroup *g, const rk_node *node, const uint32_t *lo, const uint32_t *hi,
+                         rk_split *out, uint64_t *rows_in, ak_error *err)
+{
+    const uint32_t d = r->d;
+    double range[d];
+    uint32_t order[d], ncand = 0;
+    for (uint32_t q = 0; q < d; q++) {
+        range[q] = normalized_range(r, q, lo, hi);
+        if (range[q] <= 0) continue;
+        uint32_t at = ncand++;
+        while (at > 0 && range[order[at - 1]] < range[q]) {
+            order[at] = order[at - 1];
+            at--;
+        }
+        order[at] = q;
+    }
+    const uint64_t n = g->n;
+    for (uint32_t i = 0; i < ncand; i++) {
+        const uint32_t q = order[i];
+        if (r->need_hist) AK_CHECK(pairset_sort(&g->avs[q], err));
+        if (r->t->qi[q].kind == ATTR_NUMERIC) {
+            const uint64_t nth = (n - 1) / 2;
+            uint64_t below = 0;
+            uint32_t v = lo[q];
+            while (below + g->av[q][v - node->rlo[q]] <= nth) below += g->av[q][v++ - node->rlo[q]];
+            const uint64_t equal = g->av[q][v - node->rlo[q]];
+            ak_hist_clear(&r->left);
+            if (r->need_hist) add_pairs(&g->avs[q], lo[q], v, &r->left);
+            uint32_t cut = 0;
+            if (allowable(r, n, below + equal, &r->left)) {
+                cut = v + 1;
+            } else {
+                ak_hist_clear(&r->left);
+                if (r->need_hist && v > lo[q]) add_pairs(&g->avs[q], lo[q], v - 1, &r->left);
+                if (allowable(r, n, below, &r->left)) {
+                    cut = v;
+                } else if (r->need_hist) {
+                    /* sweep every threshold: the allowable one nearest the median */
+                    ak_hist_clear(&r->left);
+                    uint64_t left = 0, best_distance = UINT64_MAX;
+                    for (uint32_t c = lo[q]; c < hi[q]; c++) {
+                        const uint64_t cnt = g->av[q][c - node->rlo[q]];
+                        if (!cnt) continue;
+                        add_pairs(&g->avs[q], c, c, &r->left);
+                        left += cnt;
+                        uint32_t next = c + 1;
+                        while (!g->av[q][next - node->rlo[q]]) next++;
+                        const uint64_t distance = 2 * left > n ? 2 * left - n : n - 2 * left;
+                        if (distance < best_distance && allowable(r, n, left, &r->left)) {
+                            best_distance = distance;
+                            cut = next;
+                        }
+                    }
+                }
+            }
+            if (!cut) continue;
+            *out = (rk_split){.found = 1, .q = q, .cut = cut, .median_only = node->median_only};
+            return 1;
+        }
+        const hier *h = r->t->qi[q].h;
+        const hier_node *u = hier_node_at(h, hier_lca(h, lo[q], hi[q]));
+        if (!child_rows(r, g, node, q, u, rows_in)) continue;
+        if (!children_hold(r, g, q, u, rows_in)) continue;
+        *out = (rk_split){.found = 1, .q = q, .node = hier_lca(h, lo[q], hi[q]), .median_only = node->median_only};
+        return 1;
+    }
+    return 0;
+}
+
+/* Class-label counts of codes [lo, hi] of QI q into h. */
+static void add_classes(const fgroup *g, uint32_t q, uint32_t lo, uint32_t hi, ak_hist *h)
+{
+    add_pairs(&g->avc[q], lo, hi, h);
+}
+
+static void sort_touched(ak_hist *h)
+{
+    for (size_t i = 1; i < h->ntouched; i++) {
+        const uint32_t v = h->touched[i];
+        size_t j = i;
+        while (j > 0 && h->touched[j - 1] > v) {
+            h->touched[j] = h->touched[j - 1];
+            j--;
+        }
+        h->touched[j] = v;
+    }
+}
+
+static double class_xlogx(ak_hist *h)
+{
+    sort_touched(h);
+    double sum = 0;
+    for (size_t i = 0; i < h->ntouched; i++) sum += ak_xlog2x(h->count[h->touched[i]]);
+    return sum;
+}
+
+/* InfoGain: the allowable split of largest gain (ties to the lowest attribute
+ * and threshold); below min_gain the node and its subtree go on under Median. */
+static int choose_infogain(rk *r, const fgroup *g, const rk_node *node, const uint32_t *lo, const uint32_t *hi,
+                           rk_split *out, uint64_t *rows_in, ak_error *err)
+{
+    const uint64_t n = g->n, k = r->m->k;
+    for (uint32_t q = 0; q < r->d; q++) {
+        AK_CHECK(pairset_sort(&g->avc[q], err));
+        if (r->need_hist) AK_CHECK(pairset_sort(&g->avs[q], err));
+    }
+    ak_hist_clear(&r->cls_whole);
+    add_classes(g, 0, lo[0], hi[0], &r->cls_whole);
+    const double xlogx = class_xlogx(&r->cls_whole);
+    const double weighted_entropy = ak_xlog2x((double)n) - xlogx, tolerance = 1e-12;
+    rk_split best = {0};
+    for (uint32_t q = 0; q < r->d; q++) {
+        if (lo[q] == hi[q]) continue;
+        if (r->t->qi[q].kind == ATTR_NUMERIC) {
+            ak_hist_clear(&r->left);
+            ak_hist_clear(&r->cls_left);
+            double left_xlogx = 0, right_xlogx = xlogx;
+            uint64_t i = 0;
+            for (uint32_t code = lo[q]; code <= hi[q]; code++) {
+                const uint64_t cnt = g->av[q][code - node->rlo[q]];
+                if (!cnt) continue;
+                if (r->need_hist) add_pairs(&g->avs[q], code, code, &r->left);
+                ak_hist_clear(&r->cls_group);
+                add_classes(g, q, code, code, &r->cls_group);
+                i += cnt;
+                sort_touched(&r->cls_group);
+                for (size_t x = 0; x < r->cls_group.ntouched; x++) {
+                    const uint32_t c = r->cls_group.touched[x];
+                    const double moved = r->cls_group.count[c], had = r->cls_left.count[c];
+                    const double all = r->cls_whole.count[c];
+                    left_xlogx += ak_xlog2x(had + moved) - ak_xlog2x(had);
+                    right_xlogx += ak_xlog2x(all - had - moved) - ak_xlog2x(all - had);
+                    hist_add_n(&r->cls_left, c, r->cls_group.count[c]);
+                }
+                if (i == n) break;
+                const uint64_t nl = i, nr = n - i;
+                if (nl < k || nr < k) continue;
+                const double children = ak_xlog2x((double)nl) - left_xlogx + ak_xlog2x((double)nr) - right_xlogx;
+                const double score = (weighted_entropy - children) / (double)n;
+                if ((!best.found || score > best.score + tolerance) && allowable(r, n, nl, &r->left)) {
+                    uint32_t next = code + 1;
+                    while (!g->av[q][next - node->rlo[q]]) next++;
+                    best = (rk_split){.found = 1, .q = q, .cut = next, .score = score};
+                }
+            }
+            continue;
+        }
+        const hier *h = r->t->qi[q].h;
+        const hier_node *u = hier_node_at(h, hier_lca(h, lo[q], hi[q]));
+        if (!child_rows(r, g, node, q, u, rows_in)) continue;
+        const uint32_t *kids = hier_children(h) + u->first_child;
+        double children = 0;
+        for (uint32_t c = 0; c < u->nchildren; c++) {
+            if (!rows_in[c]) continue;
+            const hier_node *ch = hier_node_at(h, kids[c]);
+            ak_hist_clear(&r->cls_group);
+            add_classes(g, q, ch->lo, ch->hi, &r->cls_group);
+            children += ak_xlog2x((double)rows_in[c]) - class_xlogx(&r->cls_group);
+        }
+        const double score = (weighted_entropy - children) / (double)n;
+        if (best.found && !(score > best.score + tolerance)) continue;
+        if (!children_hold(r, g, q, u, rows_in)) continue;
+        best = (rk_split){.found = 1, .q = q, .node = hier_lca(h, lo[q], hi[q]), .score = score};
+    }
+    if (!best.found) return 0;
+    if (best.score < r->o->min_gain) {
+        rk_node as_median = *node;
+        as_median.median_only = 1;
+        return choose_median(r, g, &as_median, lo, hi, out, rows_in, err);
+    }
+    *out = best;
+    if (r->t->qi[best.q].kind == ATTR_CATEGORICAL) {
+        const hier *h = r->t->qi[best.q].h;
+        child_rows(r, g, node, best.q, hier_node_at(h, best.node), rows_in);
+    }
+    return 1;
+}
+
+/* ------------------------------------------------------------ the tree over one partition */
+
+static void tree_free(rk *r, rk_tree *tr)
+{
+    for (size_t i = 0; i < tr->count; i++) {
+        rk_node *x = &tr->nodes[i];
+        free(x->rlo);
+        fgroup_free(r, x->fg);
+        spill_file_close(&x->part.tuples);
+        spill_file_close(&x->part.payload);
+        spill_writer_free(&x->wt);
+        spill_writer_free(&x->wp);
+    }
+    free(tr->nodes);
+    memset(tr, 0, sizeof *tr);
+}
+
+static int tree_add(rk *r, rk_tree *tr, const uint32_t *rlo, const uint32_t *rhi, uint64_t n, int median_only,
+                    ak_error *err)
+{
+    if (tr->count == tr->cap) {
+        size_t cap = tr->cap ? 2 * tr->cap : 16;
+        rk_node *p = realloc(tr->nodes, cap * sizeof *p);
+        if (!p) return ak_err_nomem(err);
+        tr->nodes = p;
+        tr->cap = cap;
+    }
+    rk_node *x = &tr->nodes[tr->count];
+    memset(x, 0, sizeof *x);
+    x->part.tuples.fd = x->part.payload.fd = -1;
+    x->kind = RK_OPEN;
+    x->n = n;
+    x->median_only = median_only;
+    if (!(x->rlo = malloc(2 * (size_t)r->d * sizeof *x->rlo))) return ak_err_nomem(err);
+    x->rhi = x->rlo + r->d;
+    memcpy(x->rlo, rlo, r->d * sizeof *rlo);
+    memcpy(x->rhi, rhi, r->d * sizeof *rhi);
+    tr->count++;
+    return ANONKIT_OK;
+}
+
+/* The node a row belongs to: down from the root by the chosen splits. */
+static rk_node *route(rk_tree *tr, const uint32_t *code)
+{
+    rk_node *x = &tr->nodes[0];
+    while (x->kind == RK_INNER) {
+        const uint32_t v = code[x->q];
+        size_t a = x->first_child, b = x->first_child + x->nchildren - 1; /* last child with rlo <= v */
+        while (a < b) {
+            size_t mid = (a + b + 1) / 2;
+            if (tr->nodes[mid].rlo[x->q] <= v) a = mid;
+            else b = mid - 1;
+        }
+        x = &tr->nodes[a];
+    }
+    return x;
+}
+
+/* Turns node i into an inner node with the children of split s. */
+static int make_children(rk *r, rk_tree *tr, size_t i, const rk_split *s, const uint32_t *lo,
+                         const uint64_t *rows_in, ak_error *err)
+{
+    const uint32_t d = r->d, q = s->q;
+    uint32_t plo[d], phi[d];
+    memcpy(plo, tr->nodes[i].rlo, sizeof plo);
+    memcpy(phi, tr->nodes[i].rhi, sizeof phi);
+    const uint32_t rlo = plo[q], rhi = phi[q];
+    const size_t first = tr->count;
+    if (r->t->qi[q].kind == ATTR_NUMERIC) {
+        const rk_node *x = &tr->nodes[i];
+        const uint64_t left = av_sum(x->fg, x, q, lo[q], s->cut - 1);
+        const uint64_t n = x->n;
+        phi[q] = s->cut - 1;
+        AK_CHECK(tree_add(r, tr, plo, phi, left, s->median_only, err));
+        plo[q] = s->cut;
+        phi[q] = rhi;
+        AK_CHECK(tree_add(r, tr, plo, phi, n - left, s->median_only, err));
+    } else {
+        const hier *h = r->t->qi[q].h;
+        const hier_node *u = hier_node_at(h, s->node);
+        const uint32_t *kids = hier_children(h) + u->first_child;
+        uint32_t firstc = 0;
+        while (!rows_in[firstc]) firstc++;
+        /* regions as push_children in mondrian.c: each child's leaves, the
+         * leaves of empty children given to the nearest non-empty one before */
+        uint32_t starts[u->nchildren];
+        uint32_t nkids = 0;
+        for (uint32_t c = 0; c < u->nchildren; c++)
+            if (rows_in[c]) starts[nkids++] = c == firstc ? rlo : hier_node_at(h, kids[c])->lo;
+        uint32_t at = 0;
+        for (uint32_t c = 0; c < u->nchildren; c++) {
+            if (!rows_in[c]) continue;
+            plo[q] = starts[at];
+            phi[q] = at + 1 < nkids ? starts[at + 1] - 1 : rhi;
+            AK_CHECK(tree_add(r, tr, plo, phi, rows_in[c], s->median_only, err));
+            at++;
+        }
+    }
+    rk_node *x = &tr->nodes[i];
+    x->kind = RK_INNER;
+    x->q = q;
+    x->first_child = first;
+    x->nchildren = tr->count - first;
+    return ANONKIT_OK;
+}
+
+/* The box of a node from its AV sets. */
+static void fg_box(const rk *r, const rk_node *x, uint32_t *lo, uint32_t *hi)
+{
+    for (uint32_t q = 0; q < r->d; q++) {
+        uint32_t a = x->rlo[q], b = x->rhi[q];
+        while (a < b && !x->fg->av[q][a - x->rlo[q]]) a++;
+        while (b > a && !x->fg->av[q][b - x->rlo[q]]) b--;
+        lo[q] = a;
+        hi[q] = b;
+    }
+}
+
+static int process_partition(rk *r, rk_part *p, const uint32_t *rlo, const uint32_t *rhi, int median_only,
+                             ak_error *err);
+
+/* ------------------------------------------------------------ leaves */
+
+/* Loads up to `limit` rows of p (from an open reader) into a view table and
+ * its copied fields; *got receives the rows loaded. */
+typedef struct rk_load {
+    uint32_t **codes; /* per QI */
+    uint32_t *sens, *cls;
+    strbuf copied;
+    size_t *off;
+    size_t cap;
+} rk_load;
+
+static void load_free(rk *r, rk_load *l)
+{
+    for (uint32_t q = 0; l->codes && q < r->d; q++) free(l->codes[q]);
+    free(l->codes);
+    free(l->sens);
+    free(l->cls);
+    strbuf_free(&l->copied);
+    free(l->off);
+    memset(l, 0, sizeof *l);
+}
+
+static int load_rows(rk *r, rk_reader *rd, const rk_part *p, uint64_t limit, rk_load *l, size_t *got, ak_error *err)
+{
+    if (!l->codes) {
+        l->cap = (size_t)limit;
+        if (!(l->codes = calloc(r->d, sizeof *l->codes))) return ak_err_nomem(err);
+        for (uint32_t q = 0; q < r->d; q++)
+            if (!(l->codes[q] = malloc((l->cap ? l->cap : 1) * sizeof **l->codes))) return ak_err_nomem(err);
+        l->sens = malloc((l->cap ? l->cap : 1) * sizeof *l->sens);
+        l->cls = malloc((l->cap ? l->cap : 1) * sizeof *l->cls);
+        l->off = malloc((l->cap * r->ncopied + 1) * sizeof *l->off);
+        if (!l->sens || !l->cls || !l->off) return ak_err_nomem(err);
+    }
+    l->copied.len = 0;
+    size_t n = 0;
+    uint32_t code[r->d + 2];
+    while (n < limit) {
+        const uint8_t *pay = NULL;
+        size_t paylen = 0;
+        int rc = read_row(r, rd, p, code, &pay, &paylen, err);
+        if (rc < 0) return rc;
+        if (rc == 0) break;
+        for (uint32_t q = 0; q < r->d; q++) l->codes[q][n] = code[q];
+        l->sens[n] = code[r->d];
+        l->cls[n] = code[r->d + 1];
+        if (r->ncopied) {
+            const uint8_t *fields = pay + 4 * (size_t)r->ncopied;
+            size_t at = 0;
+            for (uint32_t j = 0; j < r->ncopied; j++) {
+                const size_t len = tuple_load_u32(pay + 4 * j);
+                l->off[n * r->ncopied + j] = l->copied.len;
+                if (strbuf_append(&l->copied, (const char *)fields + at, len) != 0) return ak_err_nomem(err);
+                at += len;
+            }
+        }
+        n++;
+    }
+    l->off[n * r->ncopied] = l->copied.len;
+    *got = n;
+    return ANONKIT_OK;
+}
+
+/* A table that shares the schema's dictionaries and holds the loaded rows. */
+static void make_view(const rk *r, const rk_load *l, size_t n, table *view, table_qi *qi)
+{
+    *view = *r->t;
+    memcpy(qi, r->t->qi, r->d * sizeof *qi);
+    for (uint32_t q = 0; q < r->d; q++) qi[q].codes = l->codes[q];
+    view->qi = qi;
+    view->nrows = n;
+    view->sensitive_codes = l->sens;
+    view->class_codes = l->cls;
+    view->sensitive_values = NULL;
+    view->target_values = NULL;
+}
+
+/* Finishes a partition of at most TM rows with the in-memory Mondrian. */
+static int finish_in_memory(rk *r, rk_part *p, const uint32_t *rlo, const uint32_t *rhi, int median_only,
+                            ak_error *err)
+{
+    rk_reader rd;
+    rk_load l;
+    memset(&l, 0, sizeof l);
+    partition classes;
+    memset(&classes, 0, sizeof classes);
+    table view;
+    table_qi qi[r->d];
+    size_t n = 0;
+    int rc = reader_open(r, &rd, p, 1, err);
+    if (rc == ANONKIT_OK) rc = load_rows(r, &rd, p, p->rows, &l, &n, err);
+    reader_close(&rd);
+    spill_file_close(&p->tuples);
+    spill_file_close(&p->payload);
+    if (rc == ANONKIT_OK) {
+        make_view(r, &l, n, &view, qi);
+        const mdr_options mo = {.threads = r->o->threads, .split = r->o->split, .min_gain = r->o->min_gain,
+                                .root_rlo = rlo, .root_rhi = rhi, .root_median_only = median_only};
+        rc = partition_init(&classes, n, r->d, err);
+        if (rc == ANONKIT_OK) rc = mdr_run_with(&view, r->m, &mo, &classes, err);
+        if (rc == ANONKIT_OK) rc = r->leaf_fn(r->ctx, &view, &classes, l.copied.data, l.off, 0, err);
+        r->stats->partitions_in_memory++;
+    }
+    partition_free(&classes);
+    load_free(r, &l);
+    return rc;
+}
+
+/* Publishes a class larger than memory (no allowable split) in chunks of TM rows. */
+static int finish_big_class(rk *r, rk_node *x, const uint32_t *lo, const uint32_t *hi, ak_error *err)
+{
+    rk_reader rd;
+    rk_load l;
+    memset(&l, 0, sizeof l);
+    partition classes;
+    memset(&classes, 0, sizeof classes);
+    table view;
+    table_qi qi[r->d];
+    int rc = reader_open(r, &rd, &x->part, 1, err);
+    for (int continued = 0; rc == ANONKIT_OK; continued = 1) {
+        size_t n = 0;
+        if ((rc = load_rows(r, &rd, &x->part, r->tm, &l, &n, err)) < 0 || n == 0) break;
+        make_view(r, &l, n, &view, qi);
+        partition_free(&classes);
+        uint32_t id;
+        if ((rc = partition_init(&classes, n, r->d, err)) < 0) break;
+        if ((rc = partition_add_class_in(&classes, lo, hi, x->rlo, x->rhi, x->n, &id, err)) < 0) break;
+        memset(classes.class_of, 0, n * sizeof *classes.class_of);
+        rc = r->leaf_fn(r->ctx, &view, &classes, l.copied.data, l.off, continued, err);
+    }
+    reader_close(&rd);
+    partition_free(&classes);
+    load_free(r, &l);
+    return rc;
+}
+
+/* ------------------------------------------------------------ one disk-resident partition (000 §2.1) */
+
+/* One scan of p: rows routed through the tree to open nodes' frequency groups,
+ * or (repartition) to the leaves' files. */
+static int scan(rk *r, rk_tree *tr, rk_part *p, int repartition, ak_error *err)
+{
+    rk_reader rd;
+    int rc = reader_open(r, &rd, p, repartition, err);
+    uint32_t code[r->d + 2];
+    const uint8_t *pay = NULL;
+    size_t paylen = 0;
+    while (rc == ANONKIT_OK) {
+        int got = read_row(r, &rd, p, code, &pay, &paylen, err);
+        if (got <= 0) {
+            rc = got;
+            break;
+        }
+        rk_node *x = route(tr, code);
+        if (!repartition) {
+            if (x->fg) rc = fgroup_add(r, x->fg, x, code, err);
+            continue;
+        }
+        uint8_t row[4 * (r->d + 2)];
+        for (uint32_t q = 0; q < r->d + 2; q++) tuple_store_u32(row + 4 * q, code[q]);
+        rc = spill_write(&x->wt, row, r->width, err);
+        if (rc == ANONKIT_OK && r->ncopied) {
+            uint8_t head[4];
+            tuple_store_u32(head, (uint32_t)(paylen - 4 * (size_t)r->ncopied));
+            rc = spill_write(&x->wp, head, 4, err);
+            if (rc == ANONKIT_OK) rc = spill_write(&x->wp, pay, paylen, err);
+        }
+        x->part.rows++;
+    }
+    reader_close(&rd);
+    r->stats->scans++;
+    return rc;
+}
+
+static int process_partition(rk *r, rk_part *p, const uint32_t *rlo, const uint32_t *rhi, int median_only,
+                             ak_error *err)
+{
+    if (p->rows <= r->tm) return finish_in_memory(r, p, rlo, rhi, median_only, err);
+    rk_tree tr = {0};
+    int rc = tree_add(r, &tr, rlo, rhi, p->rows, median_only, err);
+    uint64_t *rows_in = NULL;
+    size_t max_children = 2;
+    for (uint32_t q = 0; q < r->d; q++)
+        if (r->t->qi[q].kind == ATTR_CATEGORICAL)
+            for (uint32_t u = 0; u < hier_node_count(r->t->qi[q].h); u++)
+                if (hier_node_at(r->t->qi[q].h, u)->nchildren > max_children)
+                    max_children = hier_node_at(r->t->qi[q].h, u)->nchildren;
+    if (rc == ANONKIT_OK && !(rows_in = malloc(max_children * sizeof *rows_in))) rc = ak_err_nomem(err);
+    size_t level_first = 0, level_end = 1; /* the open nodes: [level_first, level_end) */
+    unsigned fcache = r->o->fcache;
+    /* Leaves written at once when repartitioning: two buffers each. */
+    const size_t max_leaves = r->o->memory / 4 / (2 * r->block) > 2 ? r->o->memory / 4 / (2 * r->block) : 2;
+    while (rc == ANONKIT_OK) {
+        /* frequency groups of the open nodes, in one scan */
+        for (size_t i = level_first; rc == ANONKIT_OK && i < level_end; i++)
+            if (tr.nodes[i].kind == RK_OPEN) rc = fgroup_new(r, &tr.nodes[i], &tr.nodes[i].fg, err);
+        if (rc == ANONKIT_OK) rc = scan(r, &tr, p, 0, err);
+        size_t fg_bytes = 0;
+        for (size_t i = level_first; rc == ANONKIT_OK && i < level_end; i++) {
+            rk_node *x = &tr.nodes[i];
+            if (x->kind != RK_OPEN) continue;
+            const size_t bytes = fgroup_size(r, x->fg);
+            if (bytes > fg_bytes) fg_bytes = bytes;
+            uint32_t lo[r->d], hi[r->d];
+            fg_box(r, x, lo, hi);
+            /* ak_hist of the node's sensitive values */
+            if (r->need_hist) {
+                ak_hist_clear(&r->whole);
+                if ((rc = pairset_sort(&x->fg->avs[0], err)) < 0) break;
+                add_pairs(&x->fg->avs[0], x->rlo[0], x->rhi[0], &r->whole);
+            }
+            rk_split s = {0};
+            int split = r->o->split == MDR_SPLIT_INFOGAIN && !x->median_only
+                            ? choose_infogain(r, x->fg, x, lo, hi, &s, rows_in, err)
+                            : choose_median(r, x->fg, x, lo, hi, &s, rows_in, err);
+            if (split < 0) {
+                rc = split;
+                break;
+            }
+            if (split) {
+                rc = make_children(r, &tr, i, &s, lo, rows_in, err);
+                x = &tr.nodes[i];
+            } else {
+                x->kind = RK_LEAF; /* a class: no allowable split; its group keeps its box */
+            }
+            if (rc == ANONKIT_OK && x->kind == RK_INNER) {
+                fgroup_free(r, x->fg);
+                x->fg = NULL;
+            }
+        }
+        if (rc < 0) break;
+        /* the next level: children larger than TM stay open */
+        size_t next_open = 0, leaves = 0;
+        for (size_t i = level_end; i < tr.count; i++) {
+            if (tr.nodes[i].n <= r->tm) tr.nodes[i].kind = RK_LEAF;
+            else next_open++;
+        }
+        for (size_t i = 0; i < tr.count; i++) leaves += tr.nodes[i].kind != RK_INNER;
+        if (!fcache) { /* as many groups as half the budget holds */
+            size_t per = fg_bytes ? fg_bytes : 1;
+            size_t can = r->o->memory / 2 / per;
+            fcache = can > 1 ? (unsigned)(can > 1u << 20 ? 1u << 20 : can) : 1;
+        }
+        if (fcache > r->stats->fcache) r->stats->fcache = fcache;
+        level_first = level_end;
+        level_end = tr.count;
+        if (next_open == 0 || next_open > fcache || leaves + next_open > max_leaves) {
+            for (size_t i = level_first; i < level_end; i++)
+                if (tr.nodes[i].kind == RK_OPEN) tr.nodes[i].kind = RK_LEAF;
+            break;
+        }
+    }
+    /* repartition across the leaves */
+    for (size_t i = 0; rc == ANONKIT_OK && i < tr.count; i++) {
+        rk_node *x = &tr.nodes[i];
+        if (x->kind != RK_LEAF) continue;
+        rc = spill_file_open(&x->part.tuples, &r->dir, err);
+        if (rc == ANONKIT_OK) rc = spill_file_open(&x->part.payload, &r->dir, err);
+        if (rc == ANONKIT_OK) rc = spill_writer_init(&x->wt, &x->part.tuples, &r->dir, r->block, &r->tuple_io, err);
+        if (rc == ANONKIT_OK) rc = spill_writer_init(&x->wp, &x->part.payload, &r->dir, r->block, &r->payload_io, err);
+    }
+    if (rc == ANONKIT_OK) rc = scan(r, &tr, p, 1, err);
+    if (rc == ANONKIT_OK) r->stats->repartitions++;
+    for (size_t i = 0; rc == ANONKIT_OK && i < tr.count; i++) {
+        rk_node *x = &tr.nodes[i];
+        if (x->kind != RK_LEAF) continue;
+        rc = spill_writer_flush(&x->wt, err);
+        if (rc == ANONKIT_OK) rc = spill_writer_flush(&x->wp, err);
+        spill_writer_free(&x->wt);
+        spill_writer_free(&x->wp);
+    }
+    /* the parent's rows now live in the leaves */
+    spill_file_close(&p->tuples);
+    spill_file_close(&p->payload);
+    /* depth-first: children in order (the tree's leaves left to right) */
+    size_t stack_cap = tr.count + 1, depth = 0;
+    size_t *stack = rc == ANONKIT_OK ? malloc(stack_cap * sizeof *stack) : NULL;
+    if (rc == ANONKIT_OK && !stack) rc = ak_err_nomem(err);
+    if (rc == ANONKIT_OK) stack[depth++] = 0;
+    while (rc == ANONKIT_OK && depth) {
+        rk_node *x = &tr.nodes[stack[--depth]];
+        if (x->kind == RK_INNER) {
+            for (size_t c = x->nchildren; c-- > 0;) stack[depth++] = x->first_child + c;
+            continue;
+        }
+        if (x->part.rows != x->n) {
+            rc = ak_err_set(err, ANONKIT_E_INTERNAL, NULL, 0, 0, "a partition's row count changed between scans");
+            break;
+        }
+        if (x->fg && x->n > r->tm) { /* a class larger than memory */
+            uint32_t lo[r->d], hi[r->d];
+            fg_box(r, x, lo, hi);
+            rc = finish_big_class(r, x, lo, hi, err);
+        } else {
+            rc = process_partition(r, &x->part, x->rlo, x->rhi, x->median_only, err);
+        }
+        spill_file_close(&x->part.tuples);
+        spill_file_close(&x->part.payload);
+        fgroup_free(r, x->fg);
+        x->fg = NULL;
+    }
+    free(stack);
+    free(rows_in);
+    tree_free(r, &tr);
+    return rc;
+}
+
+/* ------------------------------------------------------------ the run */
+
+/* Bytes per row of a partition finished in memory: the loaded codes and
+ * copied fields, the in-memory Mondrian's work rows and buffers, the output. */
+static size_t bytes_per_row(const rk *r, double payload_per_row)
+{
+    const size_t d = r->d;
+    return 4 * d + 8               /* loaded codes, sensitive, class */
+           + 8 * (d + 2)           /* work rows and their regrouping copy */
+           + 20                    /* selection, ordering, counting */
+           + 4                     /* class_of */
+           + 8 * (r->ncopied + 1)  /* copied field offsets */
+           + 16                    /* output order and composition */
+           + (size_t)(2 * payload_per_row) + 16;
+}
+
+/* Bytes the dictionaries of the schema hold. */
+static size_t schema_bytes(const table *t)
+{
+    size_t bytes = 0;
+    for (uint32_t q = 0; q < t->nqi; q++) {
+        const table_qi *a = &t->qi[q];
+        bytes += (size_t)a->ncodes * (a->kind == ATTR_NUMERIC ? 16 : 64);
+        bytes += (size_t)a->prov.int_range * 4 + (a->prov.has_ids ? (size_t)a->ncodes * 40 : 0);
+    }
+    bytes += (size_t)(t->sensitive_dict.count + t->class_dict.count) * 64;
+    return bytes;
+}
+
+int rothko_run(const table_spec *spec_in, const model *m, const rothko_options *o, rothko_leaf_fn leaf_fn, void *ctx,
+               table **schema, rothko_stats *stats, ak_error *err)
+{
+    *schema = NULL;
+    memset(stats, 0, sizeof *stats);
+    rk r;
+    memset(&r, 0, sizeof r);
+    r.m = m;
+    r.o = o;
+    r.block = o->block ? o->block : SPILL_DEFAULT_BLOCK;
+    r.leaf_fn = leaf_fn;
+    r.ctx = ctx;
+    r.stats = stats;
+    r.root.tuples.fd = r.root.payload.fd = -1;
+    r.root.provisional = 1;
+    if (o->split == MDR_SPLIT_REGRESSION)
+        return ak_err_set(err, ANONKIT_E_USAGE, NULL, 0, 0,
+                          "rothko-t cannot use --split regression (its statistics do not fit frequency groups; 000 §2)");
+    if (m->variance > 0)
+        return ak_err_set(err, ANONKIT_E_USAGE, NULL, 0, 0,
+                          "rothko-t cannot check variance diversity (its statistics do not fit frequency groups; 000 §2)");
+    int rc = spill_dir_create(&r.dir, o->tmpdir, err);
+    if (rc < 0) return rc;
+    table_spec spec = *spec_in;
+    spec.row_sink = sink_row;
+    spec.sink_ctx = &r;
+    spec.threads = 1;
+    if ((rc = spill_file_open(&r.root.tuples, &r.dir, err)) < 0) goto done;
+    if ((rc = spill_file_open(&r.root.payload, &r.dir, err)) < 0) goto done;
+    if ((rc = spill_writer_init(&r.root_tuples, &r.root.tuples, &r.dir, r.block, &r.tuple_io, err)) < 0) goto done;
+    if ((rc = spill_writer_init(&r.root_payload, &r.root.payload, &r.dir, r.block, &r.payload_io, err)) < 0) goto done;
+    if ((rc = table_load(&r.t, &spec, err)) < 0) goto done;
+    if ((rc = spill_writer_flush(&r.root_tuples, err)) < 0) goto done;
+    if ((rc = spill_writer_flush(&r.root_payload, err)) < 0) goto done;
+    spill_writer_free(&r.root_tuples);
+    spill_writer_free(&r.root_payload);
+    stats->first_scan_blocks_written = r.tuple_io.blocks_written;
+    memset(&r.tuple_io, 0, sizeof r.tuple_io);
+    memset(&r.payload_io, 0, sizeof r.payload_io);
+    const table *t = r.t;
+    stats->rows = t->nrows;
+    if (!r.copied_col) { /* no rows: nothing was written */
+        r.d = t->nqi;
+        r.width = 4 * (t->nqi + 2);
+        if ((rc = copied_columns(&r, t, err)) < 0) goto done;
+    }
+    if (m->l > 0 && t->sensitive_column < 0) {
+        rc = ak_err_set(err, ANONKIT_E_USAGE, NULL, 0, 0, "l-diversity needs a sensitive column (--sensitive)");
+        goto done;
+    }
+    if (o->split == MDR_SPLIT_INFOGAIN && t->class_column < 0) {
+        rc = ak_err_set(err, ANONKIT_E_USAGE, NULL, 0, 0, "--split infogain needs a class label column (--class)");
+        goto done;
+    }
+    if (m->k > t->nrows) {
+        rc = ak_err_set(err, ANONKIT_E_INELIGIBLE, NULL, 0, 0, "--k %llu is larger than the table, which has %zu rows",
+                        (unsigned long long)m->k, t->nrows);
+        goto done;
+    }
+    r.need_hist = m->l > 0;
+    r.infogain = o->split == MDR_SPLIT_INFOGAIN;
+    r.sdomain = r.need_hist ? t->sensitive_dict.count : 1;
+    r.cdomain = r.infogain ? t->class_dict.count : 1;
+    r.counts = malloc((r.sdomain + 1) * sizeof *r.counts);
+    r.counts_scratch = malloc((r.sdomain + 1) * sizeof *r.counts_scratch);
+    r.span = calloc(r.d ? r.d : 1, sizeof *r.span);
+    if (!r.counts || !r.counts_scratch || !r.span || ak_hist_init(&r.whole, r.sdomain) ||
+        ak_hist_init(&r.left, r.sdomain) || ak_hist_init(&r.child, r.sdomain) || ak_hist_init(&r.cls_whole, r.cdomain) ||
+        ak_hist_init(&r.cls_left, r.cdomain) || ak_hist_init(&r.cls_group, r.cdomain)) {
+        rc = ak_err_nomem(err);
+        goto done;
+    }
+    for (uint32_t q = 0; q < r.d; q++) {
+        const table_qi *a = &t->qi[q];
+        if (a->kind == ATTR_NUMERIC && a->ncodes > 1) r.span[q] = a->values[a->ncodes - 1] - a->values[0];
+    }
+    /* TM: what is left of the budget after the dictionaries and the buffers */
+    const double payload_per_row = t->nrows ? (double)r.root.payload.size / (double)t->nrows : 0;
+    const size_t fixed = schema_bytes(t) + 8 * r.block + ((size_t)4 << 20);
+    const size_t per_row = bytes_per_row(&r, payload_per_row);
+    if (o->memory <= fixed + 1000 * per_row) {
+        rc = ak_err_set(err, ANONKIT_E_USAGE, NULL, 0, 0,
+                        "--memory %zu bytes is too small for this table: its dictionaries and buffers take %zu bytes "
+                        "and a partition of 1000 rows %zu more",
+                        o->memory, fixed, 1000 * per_row);
+        goto done;
+    }
+    r.tm = (o->memory - fixed) / per_row;
+    stats->tm_rows = r.tm;
+    /* The whole table must satisfy the model (checked from its histogram). */
+    {
+        ak_hist all;
+        if (ak_hist_init(&all, r.sdomain) != 0) { rc = ak_err_nomem(err); goto done; }
+        rk_reader rd;
+        uint32_t code[r.d + 2];
+        rc = ANONKIT_OK;
+        if (r.need_hist) {
+            rc = reader_open(&r, &rd, &r.root, 0, err);
+            const uint8_t *pay;
+            size_t paylen;
+            int got;
+            while (rc == ANONKIT_OK && (got = read_row(&r, &rd, &r.root, code, &pay, &paylen, err)) == 1)
+                ak_hist_add(&all, code[r.d]);
+            if (rc == ANONKIT_OK && got < 0) rc = got;
+            reader_close(&rd);
+            stats->scans++;
+        }
+        char why[256] = "";
+        if (rc == ANONKIT_OK &&
+            !model_explain(m, t->nrows, r.counts, ak_hist_counts(&all, r.counts), r.counts_scratch, why, sizeof why))
+            rc = ak_err_set(err, ANONKIT_E_INELIGIBLE, NULL, 0, 0,
+                            "the whole table does not satisfy the privacy model (%s), so no anonymization can", why);
+        ak_hist_free(&all);
+        if (rc < 0) goto done;
+    }
+    r.root.rows = t->nrows;
+    if (t->nrows) {
+        uint32_t rlo[r.d ? r.d : 1], rhi[r.d ? r.d : 1];
+        for (uint32_t q = 0; q < r.d; q++) {
+            rlo[q] = 0;
+            rhi[q] = t->qi[q].ncodes ? t->qi[q].ncodes - 1 : 0;
+        }
+        if ((rc = process_partition(&r, &r.root, rlo, rhi, 0, err)) < 0) goto done;
+    }
+    /* 000 §4 */
+    stats->data_blocks = ((uint64_t)t->nrows * r.width + r.block - 1) / r.block;
+    stats->blocks_read = r.tuple_io.blocks_read;
+    stats->blocks_written = r.tuple_io.blocks_written;
+    stats->payload_blocks_read = r.payload_io.blocks_read;
+    stats->payload_blocks_written = r.payload_io.blocks_written;
+    {
+        const double ratio = (double)t->nrows / (double)r.tm;
+        const uint64_t height = ratio > 1 ? (uint64_t)ceil(log2(ratio)) : 0;
+        const unsigned f = stats->fcache ? stats->fcache : 1;
+        const uint64_t per = (uint64_t)floor(log2((double)f)) + 1;
+        const uint64_t reparts = (height + per - 1) / per;
+        stats->model_height = height;
+        stats->model_repartitions = reparts;
+        stats->model_reads = stats->data_blocks * (height + reparts + 1);
+        stats->model_writes = stats->data_blocks * reparts;
+    }
+    rc = ANONKIT_OK;
+done:
+    spill_writer_free(&r.root_tuples);
+    spill_writer_free(&r.root_payload);
+    spill_file_close(&r.root.tuples);
+    spill_file_close(&r.root.payload);
+    spill_dir_remove(&r.dir);
+    free(r.copied_col);
+    free(r.rowbuf);
+    strbuf_free(&r.escaped);
+    free(r.counts);
+    free(r.counts_scratch);
+    free(r.span);
+    ak_hist_free(&r.whole);
+    ak_hist_free(&r.left);
+    ak_hist_free(&r.child);
+    ak_hist_free(&r.cls_whole);
+    ak_hist_free(&r.cls_left);
+    ak_hist_free(&r.cls_group);
+    if (rc < 0) {
+        table_free(r.t);
+        return rc;
+    }
+    *schema = r.t;
+    return ANONKIT_OK;
+}
