@@ -1144,7 +1144,8 @@ int rothko_run(const table_spec *spec_in, const model *m, const rothko_options *
     }
     /* TM: what is left of the budget after the dictionaries and the buffers */
     const double payload_per_row = t->nrows ? (double)r.root.payload.size / (double)t->nrows : 0;
-    const size_t fixed = schema_bytes(t) + 8 * r.block + ((size_t)4 << 20);
+    /* (the program itself, its stacks and the allocator lie in the 16 MB the budget does not cover) */
+    const size_t fixed = schema_bytes(t) + 8 * r.block;
     const size_t per_row = bytes_per_row(&r, payload_per_row);
     if (o->memory <= fixed + 1000 * per_row) {
         rc = ak_err_set(err, ANONKIT_E_USAGE, NULL, 0, 0,
