@@ -318,8 +318,8 @@ int anonkit_job_set(anonkit_job *job, anonkit_option option, const char *value)
     case ANONKIT_OPT_TARGET: return set_string(job, &job->target_name, value);
     case ANONKIT_OPT_RULES: return set_string(job, &job->rules, value);
     case ANONKIT_OPT_MEMORY:
-        if (rothko_parse_size(value, &job->memory) != 0 || job->memory < ((size_t)1 << 20))
-            return usage_error(job, "--memory must be a size of at least 1M such as 64M or 2G, not '%s'", value);
+        if (rothko_parse_size(value, &job->memory) != 0 || job->memory < ((size_t)64 << 10))
+            return usage_error(job, "--memory must be a size of at least 64K such as 64M or 2G, not '%s'", value);
         return ANONKIT_OK;
     case ANONKIT_OPT_FCACHE: {
         uint64_t n;

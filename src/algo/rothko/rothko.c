@@ -1147,11 +1147,11 @@ int rothko_run(const table_spec *spec_in, const model *m, const rothko_options *
     /* (the program itself, its stacks and the allocator lie in the 16 MB the budget does not cover) */
     const size_t fixed = schema_bytes(t) + 8 * r.block;
     const size_t per_row = bytes_per_row(&r, payload_per_row);
-    if (o->memory <= fixed + 1000 * per_row) {
+    if (o->memory <= fixed + 100 * per_row) {
         rc = ak_err_set(err, ANONKIT_E_USAGE, NULL, 0, 0,
                         "--memory %zu bytes is too small for this table: its dictionaries and buffers take %zu bytes "
-                        "and a partition of 1000 rows %zu more",
-                        o->memory, fixed, 1000 * per_row);
+                        "and a partition of 100 rows %zu more",
+                        o->memory, fixed, 100 * per_row);
         goto done;
     }
     r.tm = (o->memory - fixed) / per_row;

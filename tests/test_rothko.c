@@ -1,0 +1,326 @@
+/* test_rothko.c — Rothko-T (000 §2): on random tables and budgets small
+ * enough to force several levels of repartitioning, with F_CACHE 1, 2, 8 and
+ * chosen by the budget, the published table equals the in-memory Mondrian's
+ * as a multiset of rows (k-anonymity, the l-diversity variants, Median and
+ * InfoGain) and passes the verifier; spill storage is private (folder 0700,
+ * unnamed files 0600) and nothing is left behind after success or failure. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <dirent.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "anonkit/anonkit.h"
+#include "io/spill.h"
+#include "testutil.h"
+
+static void must_set(anonkit_job *job, anonkit_option o, const char *v)
+{
+    if (anonkit_job_set(job, o, v) != ANONKIT_OK) fail_msg("set %s=%s: %s", anonkit_option_name(o), v, anonkit_errmsg(job));
+}
+
+/* A random table: id, QIs a0.. (numeric: integers, some negative, some
+ * decimals; categorical: leaves of a random hierarchy), sensitive s, class c,
+ * and a free-text column with delimiters, quotes and newlines. */
+static void generate(tu_rng *rng, const char *dir, int nqi, const int *categorical, size_t n, int decimals)
+{
+    int leaves[8];
+    for (int q = 0; q < nqi; q++)
+        if (categorical[q]) {
+            char name[32];
+            snprintf(name, sizeof name, "h%d.csv", q);
+            leaves[q] = tu_write_random_hierarchy(rng, tu_path(dir, name), q);
+        }
+    FILE *f = fopen(tu_path(dir, "in.csv"), "w");
+    assert_non_null(f);
+    fprintf(f, "id");
+    for (int q = 0; q < nqi; q++) fprintf(f, ",a%d", q);
+    fprintf(f, ",s,c,note\n");
+    const int sdomain = 2 + (int)tu_below(rng, 6);
+    const int spread = 5 + (int)tu_below(rng, 400);
+    for (size_t i = 0; i < n; i++) {
+        fprintf(f, "%zu", i);
+        for (int q = 0; q < nqi; q++) {
+            if (categorical[q]) fprintf(f, ",v%d", (int)tu_below(rng, (uint64_t)leaves[q]));
+            else if (decimals && tu_below(rng, 8) == 0) fprintf(f, ",%d.5", (int)tu_below(rng, (uint64_t)spread) - 20);
+            else fprintf(f, ",%d", (int)tu_below(rng, (uint64_t)spread) - 20);
+        }
+        fprintf(f, ",s%d,%s", (int)tu_below(rng, (uint64_t)sdomain), tu_below(rng, 3) ? "yes" : "no");
+        switch (tu_below(rng, 4)) {
+        case 0: fprintf(f, ",\"a, b\"\n"); break;
+        case 1: fprintf(f, ",\"say \"\"hi\"\"\nthere\"\n"); break;
+        case 2: fprintf(f, ",\n"); break;
+        default: fprintf(f, ",plain%zu\n", i % 7); break;
+        }
+    }
+    fclose(f);
+}
+
+static anonkit_job *job_for(const char *dir, int nqi, const int *categorical, const char *out)
+{
+    anonkit_job *job = anonkit_job_create();
+    char qi[256] = "";
+    for (int q = 0; q < nqi; q++) {
+        char name[16];
+        snprintf(name, sizeof name, "%sa%d", q ? "," : "", q);
+        strcat(qi, name);
+        if (categorical[q]) {
+            char h[4200], file[32];
+            snprintf(file, sizeof file, "h%d.csv", q);
+            snprintf(h, sizeof h, "a%d=%s", q, tu_path(dir, file));
+            must_set(job, ANONKIT_OPT_HIERARCHY, h);
+        }
+    }
+    must_set(job, ANONKIT_OPT_QI, qi);
+    must_set(job, ANONKIT_OPT_SENSITIVE, "s");
+    must_set(job, ANONKIT_OPT_IDENTIFIER, "id");
+    must_set(job, ANONKIT_OPT_INPUT, tu_path(dir, "in.csv"));
+    must_set(job, ANONKIT_OPT_OUTPUT, out);
+    must_set(job, ANONKIT_OPT_SEED, "5");
+    must_set(job, ANONKIT_OPT_THREADS, "1");
+    return job;
+}
+
+static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+/* The CSV records of a file (quoted newlines kept inside), sorted. */
+static char **sorted_records(const char *path, size_t *n)
+{
+    char *text = tu_read_file(path, NULL);
+    assert_non_null(text);
+    size_t cap = 1024, count = 0;
+    char **rec = malloc(cap * sizeof *rec);
+    int quoted = 0;
+    char *start = text;
+    for (char *p = text; *p; p++) {
+        if (*p == '"') quoted = !quoted;
+        if (*p == '\n' && !quoted) {
+            *p = '\0';
+            if (count == cap) rec = realloc(rec, (cap *= 2) * sizeof *rec);
+            rec[count++] = start;
+            start = p + 1;
+        }
+    }
+    qsort(rec + 1, count - 1, sizeof *rec, cmp_str); /* the header stays first */
+    *n = count;
+    return rec;
+}
+
+static int dir_is_empty(const char *path)
+{
+    DIR *d = opendir(path);
+    if (!d) return 0;
+    struct dirent *e;
+    int empty = 1;
+    while ((e = readdir(d)))
+        if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) empty = 0;
+    closedir(d);
+    return empty;
+}
+
+static long report_number(const char *json, const char *key)
+{
+    const char *at = strstr(json, key);
+    if (!at) return -1;
+    return strtol(at + strlen(key) + 1, NULL, 10); /* past the colon */
+}
+
+static void test_identical_to_in_memory(void **state)
+{
+    (void)state;
+    tu_rng rng = {2024};
+    int repartitioned = 0, deep = 0, runs = 0;
+    static const char *const fcaches[] = {"1", "2", "8", "0"};
+    for (int iter = 0; iter < 28; iter++) {
+        const char *tmp = tu_mkdtemp();
+        char dir[4096];
+        snprintf(dir, sizeof dir, "%s", tmp);
+        const int nqi = 2 + (int)tu_below(&rng, 4);
+        int categorical[8];
+        for (int q = 0; q < nqi; q++) categorical[q] = tu_below(&rng, 2) == 0;
+        const size_t n = 2500 + tu_below(&rng, 5000);
+        generate(&rng, dir, nqi, categorical, n, iter % 3 == 0);
+        char k[16], l[16];
+        snprintf(k, sizeof k, "%d", 1 + (int)tu_below(&rng, 30));
+        const int with_l = tu_below(&rng, 2) == 0;
+        snprintf(l, sizeof l, "%d", 2);
+        static const char *const variants[] = {"distinct", "entropy", "recursive", "probabilistic"};
+        const char *variant = variants[tu_below(&rng, 4)];
+        const int infogain = tu_below(&rng, 2) == 0;
+        const char *fcache = fcaches[iter % 4];
+
+        char mem_out[4200], ooc_out[4200], spill[4200], report[4200];
+        snprintf(mem_out, sizeof mem_out, "%s/mem.csv", dir);
+        snprintf(ooc_out, sizeof ooc_out, "%s/ooc.csv", dir);
+        snprintf(spill, sizeof spill, "%s/spill", dir);
+        snprintf(report, sizeof report, "%s/report.json", dir);
+        mkdir(spill, 0700);
+        anonkit_job *jobs[2];
+        int rcs[2];
+        for (int which = 0; which < 2; which++) {
+            anonkit_job *job = job_for(dir, nqi, categorical, which ? ooc_out : mem_out);
+            must_set(job, ANONKIT_OPT_K, k);
+            if (with_l) {
+                must_set(job, ANONKIT_OPT_L, l);
+                must_set(job, ANONKIT_OPT_L_VARIANT, variant);
+                if (!strcmp(variant, "recursive")) must_set(job, ANONKIT_OPT_C, "3");
+            }
+            if (infogain) {
+                must_set(job, ANONKIT_OPT_SPLIT, "infogain");
+                must_set(job, ANONKIT_OPT_CLASS, "c");
+            }
+            if (which) {
+                must_set(job, ANONKIT_OPT_ALGORITHM, "rothko-t");
+                must_set(job, ANONKIT_OPT_MEMORY, "256K");
+                must_set(job, ANONKIT_OPT_BLOCK_SIZE, "2K");
+                must_set(job, ANONKIT_OPT_FCACHE, fcache);
+                must_set(job, ANONKIT_OPT_TMPDIR, spill);
+                must_set(job, ANONKIT_OPT_REPORT, report);
+            }
+            anonkit_result *res = NULL;
+            rcs[which] = anonkit_anonymize(job, &res);
+            anonkit_result_free(res);
+            jobs[which] = job;
+        }
+        if (rcs[0] != rcs[1])
+            fail_msg("iteration %d: in memory %d (%s), rothko-t %d (%s)", iter, rcs[0], anonkit_errmsg(jobs[0]), rcs[1],
+                     anonkit_errmsg(jobs[1]));
+        if (!dir_is_empty(spill)) fail_msg("iteration %d: spill files left behind", iter);
+        if (rcs[0] == ANONKIT_OK) {
+            size_t na, nb;
+            char **a = sorted_records(mem_out, &na), **b = sorted_records(ooc_out, &nb);
+            assert_int_equal(na, n + 1);
+            if (na != nb) fail_msg("iteration %d: %zu rows in memory, %zu out of core", iter, na, nb);
+            for (size_t i = 0; i < na; i++)
+                if (strcmp(a[i], b[i])) fail_msg("iteration %d: rows differ:\n  %s\n  %s", iter, a[i], b[i]);
+            free(a[0]);
+            free(b[0]);
+            free(a);
+            free(b);
+            uint64_t classes = 0, rows = 0;
+            if (anonkit_check(jobs[1], ooc_out, &classes, &rows) != ANONKIT_OK)
+                fail_msg("iteration %d: verifier: %s", iter, anonkit_errmsg(jobs[1]));
+            assert_int_equal(rows, n);
+            char *json = tu_read_file(report, NULL);
+            assert_non_null(json);
+            const long reparts = report_number(json, "\"repartitions\"");
+            repartitioned += reparts > 0;
+            deep += reparts > 2;
+            free(json);
+            runs++;
+        } else {
+            assert_int_equal(rcs[0], ANONKIT_E_INELIGIBLE);
+            assert_int_equal(access(ooc_out, F_OK), -1);
+        }
+        anonkit_job_free(jobs[0]);
+        anonkit_job_free(jobs[1]);
+        tu_rmtree(dir);
+    }
+    print_message("%d runs, %d repartitioned, %d more than twice\n", runs, repartitioned, deep);
+    assert_true(runs >= 20);
+    assert_true(repartitioned >= 15);
+    assert_true(deep >= 3);
+}
+
+/* The folder is 0700, files are 0600 and have no name; removal empties the parent. */
+static void test_spill_privacy(void **state)
+{
+    (void)state;
+    const char *tmp = tu_mkdtemp();
+    char parent[4096];
+    snprintf(parent, sizeof parent, "%s", tmp);
+    spill_dir dir;
+    ak_error err;
+    assert_int_equal(spill_dir_create(&dir, parent, &err), ANONKIT_OK);
+    struct stat st;
+    assert_int_equal(stat(dir.path, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0700);
+    spill_file f;
+    assert_int_equal(spill_file_open(&f, &dir, &err), ANONKIT_OK);
+    assert_int_equal(fstat(f.fd, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0600);
+    assert_int_equal(st.st_nlink, 0);
+    assert_true(dir_is_empty(dir.path));
+    /* what is written reads back, across block boundaries */
+    spill_stats io = {0};
+    spill_writer w;
+    assert_int_equal(spill_writer_init(&w, &f, &dir, 512, &io, &err), ANONKIT_OK);
+    for (uint32_t i = 0; i < 1000; i++) assert_int_equal(spill_write(&w, &i, 3, &err), ANONKIT_OK);
+    assert_int_equal(spill_writer_flush(&w, &err), ANONKIT_OK);
+    spill_writer_free(&w);
+    assert_int_equal(io.blocks_written, (3000 + 511) / 512);
+    spill_reader rd;
+    assert_int_equal(spill_reader_init(&rd, &f, 512, &io, &err), ANONKIT_OK);
+    const uint8_t *p;
+    for (uint32_t i = 0; i < 1000; i++) {
+        assert_int_equal(spill_read(&rd, 3, &p, &err), 1);
+        uint32_t v = 0;
+        memcpy(&v, p, 3);
+        assert_int_equal(v, i & 0xffffff);
+    }
+    assert_int_equal(spill_read(&rd, 3, &p, &err), 0);
+    assert_int_equal(io.blocks_read, (3000 + 511) / 512);
+    spill_reader_free(&rd);
+    spill_file_close(&f);
+    spill_dir_remove(&dir);
+    assert_true(dir_is_empty(parent));
+    tu_rmtree(parent);
+}
+
+/* An unwritable spill folder and a model the table cannot meet are clear
+ * errors that leave neither output nor spill files. */
+static void test_failures_leave_nothing(void **state)
+{
+    (void)state;
+    tu_rng rng = {9};
+    const char *tmp = tu_mkdtemp();
+    char dir[4096], out[4200], spill[4200];
+    snprintf(dir, sizeof dir, "%s", tmp);
+    snprintf(out, sizeof out, "%s/out.csv", dir);
+    snprintf(spill, sizeof spill, "%s/spill", dir);
+    const int categorical[2] = {0, 1};
+    generate(&rng, dir, 2, categorical, 3000, 0);
+
+    anonkit_job *job = job_for(dir, 2, categorical, out);
+    must_set(job, ANONKIT_OPT_ALGORITHM, "rothko-t");
+    must_set(job, ANONKIT_OPT_MEMORY, "256K");
+    must_set(job, ANONKIT_OPT_BLOCK_SIZE, "2K");
+    must_set(job, ANONKIT_OPT_TMPDIR, tu_path(dir, "missing/folder"));
+    anonkit_result *res = NULL;
+    assert_int_equal(anonkit_anonymize(job, &res), ANONKIT_E_IO);
+    assert_non_null(strstr(anonkit_errmsg(job), "private folder"));
+    assert_int_equal(access(out, F_OK), -1);
+
+    mkdir(spill, 0700);
+    must_set(job, ANONKIT_OPT_TMPDIR, spill);
+    must_set(job, ANONKIT_OPT_L, "50"); /* more than the sensitive values */
+    assert_int_equal(anonkit_anonymize(job, &res), ANONKIT_E_INELIGIBLE);
+    assert_int_equal(access(out, F_OK), -1);
+    assert_true(dir_is_empty(spill));
+
+    must_set(job, ANONKIT_OPT_L, "1");
+    must_set(job, ANONKIT_OPT_MEMORY, "64K"); /* with 8K blocks too small for the buffers and one partition */
+    must_set(job, ANONKIT_OPT_BLOCK_SIZE, "8K");
+    assert_int_equal(anonkit_anonymize(job, &res), ANONKIT_E_USAGE);
+    assert_non_null(strstr(anonkit_errmsg(job), "too small"));
+    assert_true(dir_is_empty(spill));
+    assert_int_equal(access(out, F_OK), -1);
+    anonkit_job_free(job);
+    tu_rmtree(dir);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_identical_to_in_memory),
+        cmocka_unit_test(test_spill_privacy),
+        cmocka_unit_test(test_failures_leave_nothing),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
