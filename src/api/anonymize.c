@@ -292,7 +292,8 @@ static int anonymize_rothko(anonkit_job *job, const table_spec *spec, outfile *o
     ctx.po = (publish_opts){.keep_order = 0, .seed = job->seed, .threads = threads, .style = job->publish};
     const rothko_options ro = {.split = job->split, .min_gain = job->min_gain, .memory = job->memory,
                                .fcache = job->fcache, .block = job->block_size, .tmpdir = job->tmpdir,
-                               .threads = threads};
+                               .threads = threads, .spill_notice = job->spill_notice,
+                               .spill_notice_size = job->spill_notice_size};
     rothko_stats rs;
     table *schema = NULL;
     anonkit_result *result = NULL;

@@ -30,6 +30,13 @@ static const char *const option_names[ANONKIT_OPT__COUNT] = {
     [ANONKIT_OPT_BLOCK_SIZE] = "block-size", [ANONKIT_OPT_TMPDIR] = "tmpdir",
 };
 
+void anonkit_job_set_spill_notice(anonkit_job *job, volatile char *buf, size_t size)
+{
+    job->spill_notice = buf;
+    job->spill_notice_size = size;
+    if (buf && size) buf[0] = '\0';
+}
+
 const char *anonkit_option_name(anonkit_option option)
 {
     return (unsigned)option < ANONKIT_OPT__COUNT ? option_names[option] : "?";

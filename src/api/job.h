@@ -38,6 +38,8 @@ struct anonkit_job {
     unsigned fcache;       /* rothko-t: 0 = as many as fit */
     size_t block_size;     /* out of core: 0 = 256 KiB */
     char *tmpdir;
+    volatile char *spill_notice; /* anonkit_job_set_spill_notice */
+    size_t spill_notice_size;
     char delimiter;
     ak_error err;
     char errmsg[2048];

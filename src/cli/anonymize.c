@@ -1,4 +1,6 @@
 /* anonymize.c — `anonkit anonymize`: options in, summary out. */
+#include <signal.h>
+#include <string.h>
 #include <stdio.h>
 #include <unistd.h>
 
@@ -23,7 +25,8 @@ static const char help[] =
     "      --c C                c of recursive (c,l)-diversity (default 1)\n"
     "      --variance V         variance diversity: every class's population variance\n"
     "                           of the numeric sensitive column is at least V\n"
-    "      --algorithm NAME     mondrian (default): greedy multidimensional partitioning\n"
+    "      --algorithm NAME     mondrian (default): greedy multidimensional partitioning;\n"
+    "                           rothko-t: the same result out of core, within --memory\n"
     "      --split S            median (default): widest range, median threshold;\n"
     "                           infogain: best information gain on --class;\n"
     "                           regression: least squared error of --target\n"
@@ -38,10 +41,36 @@ static const char help[] =
     "      --seed N             seed of the output shuffle (default: random, in the report)\n"
     "      --keep-order         keep input row order (row order can re-identify people)\n"
     "      --delimiter C        field delimiter of input and output (default ',')\n"
+    "      --memory SIZE        rothko-t: memory budget (K/M/G suffixes), e.g. 256M\n"
+    "      --fcache N           rothko-t: frequency groups held at once (default: as many as fit)\n"
+    "      --block-size SIZE    rothko-t: bytes per read and write of spill files (default 256K)\n"
+    "      --tmpdir DIR         rothko-t: where the private spill folder goes (default $TMPDIR)\n"
     "      --threads N          worker threads (default: one per core; same result for any N)\n"
     "      --job FILE           JSON job file with any of these settings by long name;\n"
     "                           command-line options override it\n"
     "  -h, --help               this help\n";
+
+/* The spill folder of an out-of-core run, while it exists (see
+ * anonkit_job_set_spill_notice): removed when a signal ends the process. */
+static volatile char spill_folder[4096];
+
+static void remove_spill_and_die(int sig)
+{
+    if (spill_folder[0]) rmdir((const char *)spill_folder);
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+static void remove_spill_on_signals(anonkit_job *job)
+{
+    anonkit_job_set_spill_notice(job, spill_folder, sizeof spill_folder);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = remove_spill_and_die;
+    sigemptyset(&sa.sa_mask);
+    const int signals[] = {SIGINT, SIGTERM, SIGHUP};
+    for (size_t i = 0; i < sizeof signals / sizeof *signals; i++) sigaction(signals[i], &sa, NULL);
+}
 
 int cli_anonymize(int argc, char **argv)
 {
@@ -50,6 +79,7 @@ int cli_anonymize(int argc, char **argv)
     anonkit_job *job = cli_open_job(argc, argv, help, positional, 1, &npositional, &exit_code);
     if (!job) return exit_code;
     if (npositional == 1) anonkit_job_set(job, ANONKIT_OPT_INPUT, positional[0]);
+    remove_spill_on_signals(job);
     anonkit_result *result = NULL;
     int rc = anonkit_anonymize(job, &result);
     if (rc < 0) {

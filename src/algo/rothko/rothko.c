@@ -1089,6 +1089,11 @@ int rothko_run(const table_spec *spec_in, const model *m, const rothko_options *
                           "rothko-t cannot check variance diversity (its statistics do not fit frequency groups; 000 §2)");
     int rc = spill_dir_create(&r.dir, o->tmpdir, err);
     if (rc < 0) return rc;
+    const size_t path_len = strlen(r.dir.path);
+    if (o->spill_notice && path_len < o->spill_notice_size) { /* the first byte last: a handler sees all or nothing */
+        for (size_t i = 1; i <= path_len; i++) o->spill_notice[i] = r.dir.path[i];
+        o->spill_notice[0] = r.dir.path[0];
+    }
     table_spec spec = *spec_in;
     spec.row_sink = sink_row;
     spec.sink_ctx = &r;
@@ -1214,6 +1219,7 @@ done:
     spill_writer_free(&r.root_payload);
     spill_file_close(&r.root.tuples);
     spill_file_close(&r.root.payload);
+    if (o->spill_notice && o->spill_notice_size) o->spill_notice[0] = '\0';
     spill_dir_remove(&r.dir);
     free(r.copied_col);
     free(r.rowbuf);

@@ -20,6 +20,8 @@ typedef struct rothko_options {
     size_t block;        /* bytes per read/write (0: 256 KiB) */
     const char *tmpdir;  /* parent of the private spill folder (NULL: $TMPDIR, /tmp) */
     unsigned threads;    /* for the in-memory Mondrian of leaf partitions */
+    volatile char *spill_notice; /* when not NULL: the spill folder's path while it exists */
+    size_t spill_notice_size;
 } rothko_options;
 
 typedef struct rothko_stats {
