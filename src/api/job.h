@@ -12,6 +12,7 @@
 #include "core/recode.h"
 #include "core/table.h"
 #include "model/model.h"
+#include "model/xyprivacy.h"
 
 typedef struct strlist {
     char **items;
@@ -35,6 +36,11 @@ struct anonkit_job {
     int keep_order;
     unsigned threads;      /* 0: one per online core */
     char delimiter;
+    /* sequential releases (004) */
+    strlist previous, x_attrs, y_attrs, sensitive_values;
+    xy_model xy;
+    int score_distortion;
+    char *inconsistent;
     ak_error err;
     char errmsg[2048];
 };
