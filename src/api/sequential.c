@@ -698,11 +698,25 @@ int anonkit_sequential(anonkit_job *job, char **out_summary, char **out_json)
     if ((rc = resolve(&s)) < 0) goto done;
     /* T1 through the common reader: QIs are X1, then the raw join attributes */
     {
-        strlist saved = job->qi;
+        /* the job's hierarchies of T1's QIs only (the others belong to earlier releases) */
+        strlist saved = job->qi, saved_ha = job->hierarchy_attrs, saved_hp = job->hierarchy_paths;
+        strlist ha = {calloc(saved_ha.count + 1, sizeof(char *)), 0}, hp = {calloc(saved_ha.count + 1, sizeof(char *)), 0};
         table_spec spec;
+        if (!ha.items || !hp.items) rc = ak_err_nomem(err);
+        for (size_t i = 0; rc == 0 && i < saved_ha.count; i++)
+            if (in_list(&s.qi, saved_ha.items[i])) {
+                ha.items[ha.count++] = saved_ha.items[i];
+                hp.items[hp.count++] = saved_hp.items[i];
+            }
         job->qi = s.qi;
-        rc = job_table_spec(job, in_path, display, &spec, &storage);
+        job->hierarchy_attrs = ha;
+        job->hierarchy_paths = hp;
+        if (rc == 0) rc = job_table_spec(job, in_path, display, &spec, &storage);
         job->qi = saved;
+        job->hierarchy_attrs = saved_ha;
+        job->hierarchy_paths = saved_hp;
+        free(ha.items);
+        free(hp.items);
         if (rc == 0) {
             spec.sensitive_name = NULL;
             spec.sensitive_numeric = 0;
