@@ -32,6 +32,7 @@
 #include <string.h>
 
 #include "core/hash.h"
+#include "core/stats.h"
 
 #define NONE UINT32_MAX
 
@@ -267,11 +268,7 @@ static double entropy_of(const uint64_t *hist, uint32_t k, uint64_t n)
 {
     if (!n) return 0;
     double e = 0;
-    for (uint32_t i = 0; i < k; i++)
-        if (hist[i]) {
-            double p = (double)hist[i] / (double)n;
-            e -= p * log2(p);
-        }
+    for (uint32_t i = 0; i < k; i++) e -= ak_xlog2x((double)hist[i] / (double)n);
     return e;
 }
 
@@ -364,20 +361,10 @@ static int measure_cand(tds *s, cand *c, const uint32_t *gids, size_t ng)
             }
             double score;
             if (s->nclasses) {
-                double el = entropy_of(left, k, nl), er;
-                uint64_t right[1] = {0};
-                (void)right;
-                /* right histogram = whole - left */
-                double e = 0;
-                uint64_t nr = n - nl;
-                for (uint32_t y = 0; y < k; y++) {
-                    uint64_t v = wh[y] - left[y];
-                    if (v) {
-                        double p = (double)v / (double)nr;
-                        e -= p * log2(p);
-                    }
-                }
-                er = e;
+                const double el = entropy_of(left, k, nl);
+                const uint64_t nr = n - nl;
+                double er = 0; /* right histogram = whole - left */
+                for (uint32_t y = 0; y < k; y++) er -= nr ? ak_xlog2x((double)(wh[y] - left[y]) / (double)nr) : 0;
                 score = ent - ((double)nl * el + (double)nr * er) / (double)n;
             } else {
                 /* no class: the median threshold */
