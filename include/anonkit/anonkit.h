@@ -75,6 +75,15 @@ typedef enum anonkit_option {
     ANONKIT_OPT_FCACHE,      /* rothko-t: frequency groups held at once (0 = as many as fit) */
     ANONKIT_OPT_BLOCK_SIZE,  /* out of core: bytes per read/write of spill files (default 256K) */
     ANONKIT_OPT_TMPDIR,      /* out of core: parent folder of the private spill folder (default TMPDIR) */
+    /* sequential releases (004): anonkit_sequential */
+    ANONKIT_OPT_PREVIOUS,    /* an earlier release CSV (appends) */
+    ANONKIT_OPT_X,           /* X of (X,Y)-privacy: attribute names of any release (appends) */
+    ANONKIT_OPT_Y,           /* Y of (X,Y)-privacy (appends) */
+    ANONKIT_OPT_ANONYMITY,   /* k of (X,Y)-anonymity */
+    ANONKIT_OPT_LINKABILITY, /* p of (X,Y)-linkability, 0 < p <= 1 */
+    ANONKIT_OPT_SENSITIVE_VALUES, /* linkability: the values of Y that count (appends) */
+    ANONKIT_OPT_SCORE,       /* InfoGain of Score: entropy (default, needs --class) | distortion */
+    ANONKIT_OPT_INCONSISTENT,/* file of value pairs that cannot belong to one person */
     ANONKIT_OPT__COUNT
 } anonkit_option;
 
@@ -117,6 +126,15 @@ ANONKIT_API int anonkit_check(anonkit_job *job, const char *published_path,
  * JSON text (dm, cavg, gcp, ncp per attribute) that the caller frees with free(). */
 ANONKIT_API int anonkit_metrics(anonkit_job *job, const char *original_path,
                                 const char *published_path, char **out_json /* OUT */);
+
+/* Sequential release (004): generalizes the current release ANONKIT_OPT_INPUT so
+ * that its join with the earlier releases (ANONKIT_OPT_PREVIOUS) satisfies
+ * (X,Y)-anonymity or (X,Y)-linkability, and writes it to ANONKIT_OPT_OUTPUT
+ * (and the report to ANONKIT_OPT_REPORT). *out_summary and *out_json (either
+ * may be NULL) receive texts the caller frees with free(). When the most
+ * general release already violates the requirement returns
+ * ANONKIT_E_INELIGIBLE and writes nothing. */
+ANONKIT_API int anonkit_sequential(anonkit_job *job, char **out_summary /* OUT */, char **out_json /* OUT */);
 
 /* Result of anonkit_anonymize. */
 ANONKIT_API void anonkit_result_free(anonkit_result *result);

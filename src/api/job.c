@@ -28,6 +28,10 @@ static const char *const option_names[ANONKIT_OPT__COUNT] = {
     [ANONKIT_OPT_PUBLISH] = "publish",     [ANONKIT_OPT_RULES] = "rules",
     [ANONKIT_OPT_MEMORY] = "memory",       [ANONKIT_OPT_FCACHE] = "fcache",
     [ANONKIT_OPT_BLOCK_SIZE] = "block-size", [ANONKIT_OPT_TMPDIR] = "tmpdir",
+    [ANONKIT_OPT_PREVIOUS] = "previous",   [ANONKIT_OPT_X] = "x",
+    [ANONKIT_OPT_Y] = "y",                 [ANONKIT_OPT_ANONYMITY] = "anonymity",
+    [ANONKIT_OPT_LINKABILITY] = "linkability", [ANONKIT_OPT_SENSITIVE_VALUES] = "sensitive-values",
+    [ANONKIT_OPT_SCORE] = "score",         [ANONKIT_OPT_INCONSISTENT] = "inconsistent",
 };
 
 void anonkit_job_set_spill_notice(anonkit_job *job, volatile char *buf, size_t size)
@@ -108,6 +112,11 @@ void anonkit_job_free(anonkit_job *job)
     strlist_free(&job->hierarchy_paths);
     strlist_free(&job->weight_attrs);
     free(job->weight_values);
+    strlist_free(&job->previous);
+    strlist_free(&job->x_attrs);
+    strlist_free(&job->y_attrs);
+    strlist_free(&job->sensitive_values);
+    free(job->inconsistent);
     free(job);
 }
 
@@ -355,6 +364,29 @@ int anonkit_job_set(anonkit_job *job, anonkit_option option, const char *value)
         if (recode_parse_style(value, &job->publish) != 0)
             return usage_error(job, "--publish: '%s' is not one of generalize, range, mean", value);
         return ANONKIT_OK;
+    /* sequential releases (004) */
+    case ANONKIT_OPT_PREVIOUS:
+        if (!*value) return strlist_free(&job->previous), ANONKIT_OK;
+        return strlist_push(&job->previous, value, strlen(value)) != 0 ? out_of_memory(job) : ANONKIT_OK;
+    case ANONKIT_OPT_X: return append_names(job, &job->x_attrs, value, name);
+    case ANONKIT_OPT_Y: return append_names(job, &job->y_attrs, value, name);
+    case ANONKIT_OPT_SENSITIVE_VALUES: return append_names(job, &job->sensitive_values, value, name);
+    case ANONKIT_OPT_ANONYMITY:
+        if (parse_u64(value, &job->xy.k) != 0 || job->xy.k < 1)
+            return usage_error(job, "--anonymity must be a whole number of at least 1, not '%s'", value);
+        job->xy.kind = XY_ANONYMITY;
+        return ANONKIT_OK;
+    case ANONKIT_OPT_LINKABILITY:
+        if (parse_double(value, &job->xy.p) != 0 || !(job->xy.p > 0 && job->xy.p <= 1))
+            return usage_error(job, "--linkability must be a number in (0, 1], not '%s'", value);
+        job->xy.kind = XY_LINKABILITY;
+        return ANONKIT_OK;
+    case ANONKIT_OPT_SCORE:
+        if (strcmp(value, "entropy") && strcmp(value, "distortion"))
+            return usage_error(job, "--score: '%s' is not one of entropy, distortion", value);
+        job->score_distortion = !strcmp(value, "distortion");
+        return ANONKIT_OK;
+    case ANONKIT_OPT_INCONSISTENT: return set_string(job, &job->inconsistent, value);
     case ANONKIT_OPT__COUNT: break;
     }
     return usage_error(job, "unknown option");
@@ -373,7 +405,7 @@ static int resolve_path(const char *job_path, const char *value, char *out, size
 static int is_path_option(anonkit_option o)
 {
     return o == ANONKIT_OPT_INPUT || o == ANONKIT_OPT_OUTPUT || o == ANONKIT_OPT_REPORT || o == ANONKIT_OPT_RULES ||
-           o == ANONKIT_OPT_TMPDIR;
+           o == ANONKIT_OPT_TMPDIR || o == ANONKIT_OPT_PREVIOUS || o == ANONKIT_OPT_INCONSISTENT;
 }
 
 static int job_file_error(anonkit_job *job, const char *path, int line, const char *fmt, const char *what)

@@ -12,6 +12,7 @@
 #include "core/recode.h"
 #include "core/table.h"
 #include "model/model.h"
+#include "model/xyprivacy.h"
 
 typedef struct strlist {
     char **items;
@@ -41,6 +42,11 @@ struct anonkit_job {
     volatile char *spill_notice; /* anonkit_job_set_spill_notice */
     size_t spill_notice_size;
     char delimiter;
+    /* sequential releases (004) */
+    strlist previous, x_attrs, y_attrs, sensitive_values;
+    xy_model xy;
+    int score_distortion;
+    char *inconsistent;
     ak_error err;
     char errmsg[2048];
 };

@@ -24,5 +24,6 @@ int cli_check(int argc, char **argv);
 int cli_metrics(int argc, char **argv);
 int cli_recode(int argc, char **argv);
 int cli_generate(int argc, char **argv);
+int cli_sequential(int argc, char **argv);
 
 #endif

@@ -13,6 +13,8 @@ static const char usage[] =
     "  metrics ORIGINAL PUBLISHED  information loss of a published table (JSON)\n"
     "  recode --rules FILE INPUT   apply saved recoding rules to new data (-o OUTPUT)\n"
     "  generate --rows N -o FILE   synthetic data of 000 Figure 7 (CSV or binary tuples)\n"
+    "  sequential CURRENT --previous EARLIER -o OUTPUT\n"
+    "                              publish a release whose join with earlier ones is (X,Y)-private\n"
     "\n"
     "Run 'anonkit <command> --help' for the options of a command.\n";
 
@@ -31,6 +33,7 @@ int main(int argc, char **argv)
     if (!strcmp(argv[1], "metrics")) return cli_metrics(argc - 1, argv + 1);
     if (!strcmp(argv[1], "recode")) return cli_recode(argc - 1, argv + 1);
     if (!strcmp(argv[1], "generate")) return cli_generate(argc - 1, argv + 1);
+    if (!strcmp(argv[1], "sequential")) return cli_sequential(argc - 1, argv + 1);
     fprintf(stderr, "anonkit: unknown command '%s'\n\n%s", argv[1], usage);
     return CLI_USER_ERROR;
 }

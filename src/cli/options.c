@@ -38,6 +38,15 @@ static const struct option long_options[] = {
     {"fcache", required_argument, NULL, ANONKIT_OPT_FCACHE},
     {"block-size", required_argument, NULL, ANONKIT_OPT_BLOCK_SIZE},
     {"tmpdir", required_argument, NULL, ANONKIT_OPT_TMPDIR},
+    /* sequential releases (004) */
+    {"previous", required_argument, NULL, ANONKIT_OPT_PREVIOUS},
+    {"x", required_argument, NULL, ANONKIT_OPT_X},
+    {"y", required_argument, NULL, ANONKIT_OPT_Y},
+    {"anonymity", required_argument, NULL, ANONKIT_OPT_ANONYMITY},
+    {"linkability", required_argument, NULL, ANONKIT_OPT_LINKABILITY},
+    {"sensitive-values", required_argument, NULL, ANONKIT_OPT_SENSITIVE_VALUES},
+    {"score", required_argument, NULL, ANONKIT_OPT_SCORE},
+    {"inconsistent", required_argument, NULL, ANONKIT_OPT_INCONSISTENT},
     {"help", no_argument, NULL, OPT_HELP},
     {NULL, 0, NULL, 0},
 };
