@@ -56,7 +56,7 @@ typedef enum anonkit_option {
     ANONKIT_OPT_L,           /* l of l-diversity (default off) */
     ANONKIT_OPT_L_VARIANT,   /* distinct|entropy|recursive|probabilistic, comma list */
     ANONKIT_OPT_C,           /* c of recursive (c,l)-diversity */
-    ANONKIT_OPT_ALGORITHM,   /* mondrian */
+    ANONKIT_OPT_ALGORITHM,   /* mondrian | hilbert | hilbert-fast | idistance | idistance-fast */
     ANONKIT_OPT_REPORT,      /* path of the JSON report */
     ANONKIT_OPT_SEED,        /* seed of the output shuffle */
     ANONKIT_OPT_KEEP_ORDER,  /* "1": keep input row order */
@@ -71,6 +71,10 @@ typedef enum anonkit_option {
     ANONKIT_OPT_VARIANCE,    /* variance diversity: least variance of the numeric sensitive value */
     ANONKIT_OPT_PUBLISH,     /* numeric QIs as: generalize (default) | range | mean */
     ANONKIT_OPT_RULES,       /* path of the recoding rules written by anonymize, read by recode */
+    ANONKIT_OPT_MEMORY,      /* memory budget of sorting, bytes with K/M/G suffix (0 = in memory) */
+    ANONKIT_OPT_BITS,        /* 1-D algorithms: Hilbert bits per QI (default 12) */
+    ANONKIT_OPT_CENTERS,     /* iDistance: k-means centres (default 512) */
+    ANONKIT_OPT_KL_LEVEL,    /* metrics: KL-divergence of the datacube at this lattice level (001 §6.3) */
     ANONKIT_OPT__COUNT
 } anonkit_option;
 

@@ -2,6 +2,7 @@
  * anonkit_job_set, and JSON job files (jansson) carrying the same settings
  * under the same names as the command line's long options. */
 #include "api/job.h"
+#include "algo/onedim/onedim.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -25,6 +26,8 @@ static const char *const option_names[ANONKIT_OPT__COUNT] = {
     [ANONKIT_OPT_CLASS] = "class",         [ANONKIT_OPT_TARGET] = "target",
     [ANONKIT_OPT_MIN_GAIN] = "min-gain",   [ANONKIT_OPT_VARIANCE] = "variance",
     [ANONKIT_OPT_PUBLISH] = "publish",     [ANONKIT_OPT_RULES] = "rules",
+    [ANONKIT_OPT_MEMORY] = "memory",       [ANONKIT_OPT_BITS] = "bits",
+    [ANONKIT_OPT_CENTERS] = "centers",     [ANONKIT_OPT_KL_LEVEL] = "kl-level",
 };
 
 const char *anonkit_option_name(anonkit_option option)
@@ -197,6 +200,45 @@ static int parse_bool(const char *s, int *out)
 
 static int load_job_file(anonkit_job *job, const char *path);
 
+/* The options of the 1-D algorithms and the KL-divergence metric. */
+static int job_set_onedim(anonkit_job *job, anonkit_option option, const char *value)
+{
+    uint64_t n;
+    switch (option) {
+    case ANONKIT_OPT_MEMORY: {
+        char *end;
+        errno = 0;
+        double v = *value && *value != '-' ? strtod(value, &end) : -1;
+        double unit = 1;
+        if (v >= 0 && !errno) {
+            if (*end == 'k' || *end == 'K') unit = 1024.0, end++;
+            else if (*end == 'm' || *end == 'M') unit = 1024.0 * 1024, end++;
+            else if (*end == 'g' || *end == 'G') unit = 1024.0 * 1024 * 1024, end++;
+            if (*end == 'B' || *end == 'b') end++;
+        }
+        if (v < 0 || errno || *end || !isfinite(v) || v * unit >= 0x1p62)
+            return usage_error(job, "--memory must be a size such as 512M, 2G or 100000 (bytes), not '%s'", value);
+        job->memory = (size_t)(v * unit);
+        return ANONKIT_OK;
+    }
+    case ANONKIT_OPT_BITS:
+        if (parse_u64(value, &n) != 0 || n < 1 || n > HIL_MAX_BITS)
+            return usage_error(job, "--bits must be a whole number from 1 to %d, not '%s'", HIL_MAX_BITS, value);
+        job->bits = (unsigned)n;
+        return ANONKIT_OK;
+    case ANONKIT_OPT_CENTERS:
+        if (parse_u64(value, &n) != 0 || n < 1 || n > 1000000)
+            return usage_error(job, "--centers must be a whole number from 1 to 1000000, not '%s'", value);
+        job->centers = (unsigned)n;
+        return ANONKIT_OK;
+    default:
+        if (parse_u64(value, &n) != 0 || n < 1 || n > 64)
+            return usage_error(job, "--kl-level must be a whole number from 1 to the number of QIs, not '%s'", value);
+        job->kl_level = (unsigned)n;
+        return ANONKIT_OK;
+    }
+}
+
 int anonkit_job_set(anonkit_job *job, anonkit_option option, const char *value)
 {
     if (!job) return ANONKIT_E_USAGE;
@@ -208,8 +250,9 @@ int anonkit_job_set(anonkit_job *job, anonkit_option option, const char *value)
     case ANONKIT_OPT_REPORT: return set_string(job, &job->report, value);
     case ANONKIT_OPT_SENSITIVE: return set_string(job, &job->sensitive, value);
     case ANONKIT_OPT_ALGORITHM:
-        if (strcmp(value, "mondrian") != 0)
-            return usage_error(job, "--algorithm: unknown algorithm '%s' (known: %s)", value, "mondrian");
+        if (strcmp(value, "mondrian") != 0 && hil_parse_algorithm(value, NULL) != 0)
+            return usage_error(job, "--algorithm: unknown algorithm '%s' (known: %s)", value,
+                               "mondrian, hilbert, hilbert-fast, idistance, idistance-fast");
         return set_string(job, &job->algorithm, value);
     case ANONKIT_OPT_QI: return append_names(job, &job->qi, value, name);
     case ANONKIT_OPT_IDENTIFIER: return append_names(job, &job->identifiers, value, name);
@@ -328,6 +371,10 @@ int anonkit_job_set(anonkit_job *job, anonkit_option option, const char *value)
         if (recode_parse_style(value, &job->publish) != 0)
             return usage_error(job, "--publish: '%s' is not one of generalize, range, mean", value);
         return ANONKIT_OK;
+    case ANONKIT_OPT_MEMORY:
+    case ANONKIT_OPT_BITS:
+    case ANONKIT_OPT_CENTERS:
+    case ANONKIT_OPT_KL_LEVEL: return job_set_onedim(job, option, value);
     case ANONKIT_OPT__COUNT: break;
     }
     return usage_error(job, "unknown option");

@@ -35,6 +35,9 @@ struct anonkit_job {
     int keep_order;
     unsigned threads;      /* 0: one per online core */
     char delimiter;
+    size_t memory;         /* --memory in bytes; 0: no budget */
+    unsigned bits, centers;/* 1-D algorithms; 0: the defaults */
+    unsigned kl_level;     /* metrics --kl-level; 0: none */
     ak_error err;
     char errmsg[2048];
 };

@@ -34,6 +34,10 @@ static const struct option long_options[] = {
     {"variance", required_argument, NULL, ANONKIT_OPT_VARIANCE},
     {"publish", required_argument, NULL, ANONKIT_OPT_PUBLISH},
     {"rules", required_argument, NULL, ANONKIT_OPT_RULES},
+    {"memory", required_argument, NULL, ANONKIT_OPT_MEMORY},
+    {"bits", required_argument, NULL, ANONKIT_OPT_BITS},
+    {"centers", required_argument, NULL, ANONKIT_OPT_CENTERS},
+    {"kl-level", required_argument, NULL, ANONKIT_OPT_KL_LEVEL},
     {"help", no_argument, NULL, OPT_HELP},
     {NULL, 0, NULL, 0},
 };
