@@ -32,6 +32,7 @@
 #include "core/partition.h"
 #include "core/table.h"
 #include "io/extsort.h"
+#include "metrics/kl.h"
 #include "metrics/metrics.h"
 #include "model/model.h"
 #include "testutil.h"
@@ -619,6 +620,94 @@ static void test_options(void **state)
     tu_rmtree(dir);
 }
 
+/* ------------------------------------------------------------ KL-divergence -- */
+
+/* The divergence of one group-by by direct enumeration of every cell. */
+static double brute_kl_groupby(const table *t, const kl_published *pub, const uint32_t *dims, unsigned level)
+{
+    uint32_t cell[MAX_QI] = {0};
+    double kl = 0;
+    for (uint32_t v = 0; v < t->sensitive_dict.count; v++) {
+        memset(cell, 0, sizeof cell);
+        for (;;) {
+            double p = 0, q = 0;
+            for (size_t r = 0; r < t->nrows; r++) {
+                int in = t->sensitive_codes[r] == v;
+                for (unsigned j = 0; j < level && in; j++) in = t->qi[dims[j]].codes[r] == cell[j];
+                p += in;
+            }
+            for (size_t r = 0; r < pub->nrows; r++) {
+                if (pub->sa[r] != v) continue;
+                double share = 1;
+                for (unsigned j = 0; j < level; j++) {
+                    const uint32_t lo = pub->lo[r * t->nqi + dims[j]], hi = pub->hi[r * t->nqi + dims[j]];
+                    share *= cell[j] >= lo && cell[j] <= hi ? 1.0 / (hi - lo + 1) : 0;
+                }
+                q += share;
+            }
+            if (p > 0) kl += p / (double)t->nrows * log((p / (double)t->nrows) / (q / (double)pub->nrows));
+            unsigned j = 0;
+            while (j < level && ++cell[j] == t->qi[dims[j]].ncodes) cell[j++] = 0;
+            if (j == level) break;
+        }
+    }
+    return kl;
+}
+
+static void test_kl_divergence(void **state)
+{
+    (void)state;
+    tu_rng rng = {613};
+    for (int iter = 0; iter < 60; iter++) {
+        char dir[4096];
+        snprintf(dir, sizeof dir, "%s", tu_mkdtemp());
+        gen_table g;
+        generate(&rng, dir, &g, 40);
+        table *t = load(&g);
+        const size_t n = t->nrows, d = t->nqi;
+        uint32_t lo[40 * MAX_QI], hi[40 * MAX_QI], sa[40];
+        /* the original itself: divergence 0 at every level */
+        for (size_t r = 0; r < n; r++) {
+            for (size_t q = 0; q < d; q++) lo[r * d + q] = hi[r * d + q] = t->qi[q].codes[r];
+            sa[r] = t->sensitive_codes[r];
+        }
+        kl_published pub = {n, lo, hi, sa};
+        double mean;
+        size_t groupbys;
+        ak_error err;
+        for (unsigned level = 1; level <= d; level++) {
+            assert_int_equal(metrics_kl_divergence(t, &pub, level, &mean, &groupbys, &err), ANONKIT_OK);
+            assert_true(fabs(mean) < 1e-12);
+        }
+        /* random truthful boxes: the mean over group-bys equals direct enumeration */
+        for (size_t r = 0; r < n; r++)
+            for (size_t q = 0; q < d; q++) {
+                const uint32_t c = t->qi[q].codes[r], nc = t->qi[q].ncodes;
+                lo[r * d + q] = c - (uint32_t)tu_below(&rng, c + 1);
+                hi[r * d + q] = c + (uint32_t)tu_below(&rng, nc - c);
+            }
+        const unsigned level = 1 + (unsigned)tu_below(&rng, d);
+        assert_int_equal(metrics_kl_divergence(t, &pub, level, &mean, &groupbys, &err), ANONKIT_OK);
+        double want = 0;
+        size_t count = 0;
+        for (uint32_t mask = 0; mask < (1u << d); mask++) {
+            if ((unsigned)__builtin_popcount(mask) != level) continue;
+            uint32_t dims[MAX_QI];
+            unsigned nd = 0;
+            for (uint32_t q = 0; q < d; q++)
+                if (mask >> q & 1) dims[nd++] = q;
+            want += brute_kl_groupby(t, &pub, dims, level);
+            count++;
+        }
+        assert_int_equal(groupbys, count);
+        want /= (double)count;
+        if (fabs(mean - want) > 1e-9 * (1 + fabs(want))) fail_msg("iteration %d: KL %.15g, direct %.15g", iter, mean, want);
+        assert_true(mean >= -1e-12);
+        table_free(t);
+        tu_rmtree(dir);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -630,6 +719,7 @@ int main(void)
         cmocka_unit_test(test_random_tables_verified),
         cmocka_unit_test(test_memory_budget_same_result),
         cmocka_unit_test(test_options),
+        cmocka_unit_test(test_kl_divergence),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
