@@ -157,7 +157,7 @@ int hil_run(const table *t, const model *m, const hil_options *o, partition *out
     if (m->k > n)
         return ak_err_set(err, ANONKIT_E_INELIGIBLE, NULL, 0, 0, "--k %llu is larger than the table (%zu rows)",
                           (unsigned long long)m->k, n);
-    const int ldiv = m->l > 0;
+    const int ldiv = m->l > 1; /* l = 1 holds for every class */
     uint32_t *order = malloc(n * sizeof *order);
     uint32_t *group_of = malloc(n * sizeof *group_of);
     double *gap = ldiv || o->fast ? malloc(n * sizeof *gap) : NULL;
