@@ -10,7 +10,7 @@
 #     N = 200,000 / SCALE), versus N (50,000 .. MAX_ROWS, k = 50) and, with
 #     sensitive attribute car (20 values) and QIs without it, versus
 #     l = 2..13 (probabilistic l-diversity);
-#   - the external sort: Hilb at the largest N with --memory 16M, its runs and
+#   - the external sort: Hilb at the largest N with --memory 1M, its runs and
 #     blocks, against the in-memory run.
 # Every output is proven with anonkit check. Prints figures; never fails on time.
 # usage: bash bench/bench_onedim.sh [BUILD_DIR] [MAX_ROWS (default 1000000)] [DATA_DIR]
@@ -89,9 +89,9 @@ for l in 2 5 9 13; do
         "$DIR/gen$N200.csv" --qi $LQI --sensitive car --l $l --l-variant probabilistic --seed 1
 done
 
-echo "== external sort: hilbert, k = 50, N = $MAX_ROWS, in memory vs --memory 16M"
+echo "== external sort: hilbert, k = 50, N = $MAX_ROWS, in memory vs --memory 1M"
 [ -f "$DIR/gen$MAX_ROWS.csv" ] || gen "$MAX_ROWS"
-for mem in 0 16M; do
+for mem in 0 1M; do
     /usr/bin/time -f "%e s, peak RSS %M KB" "$ANONKIT" anonymize "$DIR/gen$MAX_ROWS.csv" -o "$DIR/ext.csv" --qi $QI \
         --k 50 --seed 1 --algorithm hilbert --memory $mem --report "$DIR/ext.json" 2> "$DIR/time.txt"
     /usr/bin/python3 - "$DIR/ext.json" "$mem" "$(tail -n 1 "$DIR/time.txt")" <<'PY'

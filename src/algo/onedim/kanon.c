@@ -22,6 +22,7 @@ typedef struct mbr {
     uint32_t d;
     uint32_t *lo, *hi;
     double *ncp;   /* per QI */
+    double *span;  /* per numeric QI: the table's range */
     double sum;    /* sum of w_q ncp_q */
 } mbr;
 
@@ -43,7 +44,10 @@ static void mbr_extend(mbr *b, const table *t, uint32_t row, const double *weigh
         if (c >= b->lo[q] && c <= b->hi[q]) continue;
         if (c < b->lo[q]) b->lo[q] = c;
         else b->hi[q] = c;
-        b->ncp[q] = metrics_ncp(t, q, b->lo[q], b->hi[q]);
+        const table_qi *a = &t->qi[q];
+        /* numeric NCP inline (the hot path); categorical through the hierarchy */
+        b->ncp[q] = a->kind == ATTR_NUMERIC ? (b->span[q] > 0 ? (a->values[b->hi[q]] - a->values[b->lo[q]]) / b->span[q] : 0)
+                                             : metrics_ncp(t, q, b->lo[q], b->hi[q]);
         grew = 1;
     }
     if (!grew) return;
@@ -65,10 +69,14 @@ int hil_kanon_dp(const table *t, const uint32_t *order, size_t n, uint64_t k, co
     double *opt = malloc(ring * sizeof *opt);
     uint32_t *len = malloc((n + 1) * sizeof *len);
     mbr b = {d, malloc((d ? d : 1) * sizeof *b.lo), malloc((d ? d : 1) * sizeof *b.hi),
-             malloc((d ? d : 1) * sizeof *b.ncp), 0};
-    if (!opt || !len || !b.lo || !b.hi || !b.ncp) {
-        free(opt), free(len), free(b.lo), free(b.hi), free(b.ncp);
+             malloc((d ? d : 1) * sizeof *b.ncp), malloc((d ? d : 1) * sizeof *b.span), 0};
+    if (!opt || !len || !b.lo || !b.hi || !b.ncp || !b.span) {
+        free(opt), free(len), free(b.lo), free(b.hi), free(b.ncp), free(b.span);
         return ak_err_nomem(err);
+    }
+    for (uint32_t q = 0; q < d; q++) {
+        const table_qi *a = &t->qi[q];
+        b.span[q] = a->kind == ATTR_NUMERIC && a->ncodes > 1 ? a->values[a->ncodes - 1] - a->values[0] : 0;
     }
     opt[0] = 0;
     len[0] = 0;
@@ -105,7 +113,7 @@ int hil_kanon_dp(const table *t, const uint32_t *order, size_t n, uint64_t k, co
     size_t count = 0;
     for (size_t i = n; i > 0; i -= len[i]) {
         if (!len[i]) { /* cannot happen for n >= k */
-            free(opt), free(len), free(b.lo), free(b.hi), free(b.ncp);
+            free(opt), free(len), free(b.lo), free(b.hi), free(b.ncp), free(b.span);
             return ak_err_set(err, ANONKIT_E_INTERNAL, NULL, 0, 0, "1-D k-anonymity found no partitioning");
         }
         sizes[count++] = len[i];
@@ -116,6 +124,6 @@ int hil_kanon_dp(const table *t, const uint32_t *order, size_t n, uint64_t k, co
         sizes[z] = x;
     }
     *ngroups = count;
-    free(opt), free(len), free(b.lo), free(b.hi), free(b.ncp);
+    free(opt), free(len), free(b.lo), free(b.hi), free(b.ncp), free(b.span);
     return ANONKIT_OK;
 }
