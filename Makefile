@@ -32,6 +32,7 @@ bench: build
 	bash bench/bench_generate.sh $(BUILD)
 	bash bench/bench_rothko.sh $(BUILD)
 	bash bench/bench_sequential.sh $(BUILD)
+	bash bench/bench_onedim.sh $(BUILD)
 
 clean:
 	rm -rf $(BUILD) $(BUILD)-asan

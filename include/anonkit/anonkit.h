@@ -56,7 +56,7 @@ typedef enum anonkit_option {
     ANONKIT_OPT_L,           /* l of l-diversity (default off) */
     ANONKIT_OPT_L_VARIANT,   /* distinct|entropy|recursive|probabilistic, comma list */
     ANONKIT_OPT_C,           /* c of recursive (c,l)-diversity */
-    ANONKIT_OPT_ALGORITHM,   /* mondrian | rothko-t */
+    ANONKIT_OPT_ALGORITHM,   /* mondrian | rothko-t | hilbert | hilbert-fast | idistance | idistance-fast */
     ANONKIT_OPT_REPORT,      /* path of the JSON report */
     ANONKIT_OPT_SEED,        /* seed of the output shuffle */
     ANONKIT_OPT_KEEP_ORDER,  /* "1": keep input row order */
@@ -84,6 +84,9 @@ typedef enum anonkit_option {
     ANONKIT_OPT_SENSITIVE_VALUES, /* linkability: the values of Y that count (appends) */
     ANONKIT_OPT_SCORE,       /* InfoGain of Score: entropy (default, needs --class) | distortion */
     ANONKIT_OPT_INCONSISTENT,/* file of value pairs that cannot belong to one person */
+    ANONKIT_OPT_BITS,        /* 1-D algorithms: Hilbert bits per QI (default 12) */
+    ANONKIT_OPT_CENTERS,     /* iDistance: k-means centres (default 512) */
+    ANONKIT_OPT_KL_LEVEL,    /* metrics: KL-divergence of the datacube at this lattice level (001 §6.3) */
     ANONKIT_OPT__COUNT
 } anonkit_option;
 

@@ -11,6 +11,7 @@
 #include "algo/mondrian/mondrian.h"
 #include "algo/rothko/rothko.h"
 #include "api/job.h"
+#include "api/onedim.h"
 #include "core/partition.h"
 #include "core/rng.h"
 #include "core/rules.h"
@@ -97,7 +98,8 @@ static int measure_workload(anonkit_job *job, const table *t, const partition *p
 
 /* The JSON report: parameters, counts, class sizes, metrics, timing. */
 static char *build_report(const anonkit_job *job, const table *t, const metrics *mt, const workload_quality *wq,
-                          double seconds, const phase_times *pt, const publish_stats *ps, const rothko_stats *rs)
+                          double seconds, const phase_times *pt, const publish_stats *ps, const rothko_stats *rs,
+                          json_t *onedim)
 {
     json_t *root = json_object();
     json_t *params = json_object();
@@ -181,6 +183,7 @@ static char *build_report(const anonkit_job *job, const table *t, const metrics 
         json_object_set_new(io, "model", model);
         json_object_set_new(root, "out_of_core", io);
     }
+    if (onedim) json_object_set(root, "onedim", onedim);
     char *text = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17));
     json_decref(root);
     return text;
@@ -324,7 +327,7 @@ static int anonymize_rothko(anonkit_job *job, const table_spec *spec, outfile *o
             result->suppressed = ps.suppressed;
             result->classes = mt.classes;
             result->summary = build_summary(job, schema, &mt, &wq, seconds, &ps);
-            result->json = build_report(job, schema, &mt, &wq, seconds, &pt, &ps, &rs);
+            result->json = build_report(job, schema, &mt, &wq, seconds, &pt, &ps, &rs, NULL);
             if (!result->summary || !result->json) rc = ak_err_nomem(&job->err);
         }
         if (rc == ANONKIT_OK && job->report && fprintf(rf->stream, "%s\n", result->json) < 0)
@@ -380,6 +383,7 @@ int anonkit_anonymize(anonkit_job *job, anonkit_result **out_result)
     job_spec_storage storage = {0};
     anonkit_result *result = NULL;
     publish_stats ps;
+    json_t *onedim = NULL;
 
     const int from_stdin = strcmp(job->input, "-") == 0;
     if ((rc = outfile_open(&of, job->output, &job->err)) < 0) goto done;
@@ -413,7 +417,11 @@ int anonkit_anonymize(anonkit_job *job, anonkit_result **out_result)
     mark = now_seconds();
     if ((rc = partition_init(&part, t->nrows, t->nqi, &job->err)) < 0) goto done;
     const mdr_options mo = {.threads = threads, .split = job->split, .min_gain = job->min_gain};
-    if ((rc = mdr_run_with(t, &job->model, &mo, &part, &job->err)) < 0) goto done;
+    if (job->algorithm && hil_parse_algorithm(job->algorithm, NULL) == 0) {
+        if ((rc = job_run_onedim(job, t, weights, &part, &onedim, &job->err)) < 0) goto done;
+    } else if ((rc = mdr_run_with(t, &job->model, &mo, &part, &job->err)) < 0) {
+        goto done;
+    }
     pt.anonymize = now_seconds() - mark;
     mark = now_seconds();
     /* The class means are computed once, for the output and the rules. */
@@ -442,7 +450,7 @@ int anonkit_anonymize(anonkit_job *job, anonkit_result **out_result)
     result->suppressed = ps.suppressed;
     result->classes = part.nclasses;
     result->summary = build_summary(job, t, &mt, &wq, seconds, &ps);
-    result->json = build_report(job, t, &mt, &wq, seconds, &pt, &ps, NULL);
+    result->json = build_report(job, t, &mt, &wq, seconds, &pt, &ps, NULL, onedim);
     if (!result->summary || !result->json) { rc = ak_err_nomem(&job->err); goto done; }
     if (job->report && fprintf(rf.stream, "%s\n", result->json) < 0) {
         rc = ak_err_set(&job->err, ANONKIT_E_IO, job->report, 0, 0, "cannot write the report");
@@ -467,6 +475,7 @@ done:
     free(weights);
     free(means);
     job_spec_free(&storage);
+    json_decref(onedim);
     if (rc < 0) return job_fail(job);
     *out_result = result;
     return ANONKIT_OK;

@@ -3,6 +3,7 @@
  * under the same names as the command line's long options. */
 #include "api/job.h"
 #include "algo/rothko/rothko.h"
+#include "algo/onedim/onedim.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -32,6 +33,8 @@ static const char *const option_names[ANONKIT_OPT__COUNT] = {
     [ANONKIT_OPT_Y] = "y",                 [ANONKIT_OPT_ANONYMITY] = "anonymity",
     [ANONKIT_OPT_LINKABILITY] = "linkability", [ANONKIT_OPT_SENSITIVE_VALUES] = "sensitive-values",
     [ANONKIT_OPT_SCORE] = "score",         [ANONKIT_OPT_INCONSISTENT] = "inconsistent",
+    [ANONKIT_OPT_BITS] = "bits",
+    [ANONKIT_OPT_CENTERS] = "centers",     [ANONKIT_OPT_KL_LEVEL] = "kl-level",
 };
 
 void anonkit_job_set_spill_notice(anonkit_job *job, volatile char *buf, size_t size)
@@ -217,6 +220,29 @@ static int parse_bool(const char *s, int *out)
 
 static int load_job_file(anonkit_job *job, const char *path);
 
+/* The options of the 1-D algorithms and the KL-divergence metric. */
+static int job_set_onedim(anonkit_job *job, anonkit_option option, const char *value)
+{
+    uint64_t n;
+    switch (option) {
+    case ANONKIT_OPT_BITS:
+        if (parse_u64(value, &n) != 0 || n < 1 || n > HIL_MAX_BITS)
+            return usage_error(job, "--bits must be a whole number from 1 to %d, not '%s'", HIL_MAX_BITS, value);
+        job->bits = (unsigned)n;
+        return ANONKIT_OK;
+    case ANONKIT_OPT_CENTERS:
+        if (parse_u64(value, &n) != 0 || n < 1 || n > 1000000)
+            return usage_error(job, "--centers must be a whole number from 1 to 1000000, not '%s'", value);
+        job->centers = (unsigned)n;
+        return ANONKIT_OK;
+    default:
+        if (parse_u64(value, &n) != 0 || n < 1 || n > 64)
+            return usage_error(job, "--kl-level must be a whole number from 1 to the number of QIs, not '%s'", value);
+        job->kl_level = (unsigned)n;
+        return ANONKIT_OK;
+    }
+}
+
 int anonkit_job_set(anonkit_job *job, anonkit_option option, const char *value)
 {
     if (!job) return ANONKIT_E_USAGE;
@@ -228,8 +254,9 @@ int anonkit_job_set(anonkit_job *job, anonkit_option option, const char *value)
     case ANONKIT_OPT_REPORT: return set_string(job, &job->report, value);
     case ANONKIT_OPT_SENSITIVE: return set_string(job, &job->sensitive, value);
     case ANONKIT_OPT_ALGORITHM:
-        if (strcmp(value, "mondrian") != 0 && strcmp(value, "rothko-t") != 0)
-            return usage_error(job, "--algorithm: unknown algorithm '%s' (known: %s)", value, "mondrian, rothko-t");
+        if (strcmp(value, "mondrian") != 0 && strcmp(value, "rothko-t") != 0 && hil_parse_algorithm(value, NULL) != 0)
+            return usage_error(job, "--algorithm: unknown algorithm '%s' (known: %s)", value,
+                               "mondrian, rothko-t, hilbert, hilbert-fast, idistance, idistance-fast");
         return set_string(job, &job->algorithm, value);
     case ANONKIT_OPT_QI: return append_names(job, &job->qi, value, name);
     case ANONKIT_OPT_IDENTIFIER: return append_names(job, &job->identifiers, value, name);
@@ -334,8 +361,8 @@ int anonkit_job_set(anonkit_job *job, anonkit_option option, const char *value)
     case ANONKIT_OPT_TARGET: return set_string(job, &job->target_name, value);
     case ANONKIT_OPT_RULES: return set_string(job, &job->rules, value);
     case ANONKIT_OPT_MEMORY:
-        if (rothko_parse_size(value, &job->memory) != 0 || job->memory < ((size_t)64 << 10))
-            return usage_error(job, "--memory must be a size of at least 64K such as 64M or 2G, not '%s'", value);
+        if (rothko_parse_size(value, &job->memory) != 0 || job->memory < 1024)
+            return usage_error(job, "--memory must be a size of at least 1K such as 64M or 2G, not '%s'", value);
         return ANONKIT_OK;
     case ANONKIT_OPT_FCACHE: {
         uint64_t n;
@@ -387,6 +414,9 @@ int anonkit_job_set(anonkit_job *job, anonkit_option option, const char *value)
         job->score_distortion = !strcmp(value, "distortion");
         return ANONKIT_OK;
     case ANONKIT_OPT_INCONSISTENT: return set_string(job, &job->inconsistent, value);
+    case ANONKIT_OPT_BITS:
+    case ANONKIT_OPT_CENTERS:
+    case ANONKIT_OPT_KL_LEVEL: return job_set_onedim(job, option, value);
     case ANONKIT_OPT__COUNT: break;
     }
     return usage_error(job, "unknown option");

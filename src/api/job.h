@@ -47,6 +47,8 @@ struct anonkit_job {
     xy_model xy;
     int score_distortion;
     char *inconsistent;
+    unsigned bits, centers;/* 1-D algorithms; 0: the defaults */
+    unsigned kl_level;     /* metrics --kl-level; 0: none */
     ak_error err;
     char errmsg[2048];
 };

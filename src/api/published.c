@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "api/job.h"
+#include "api/kl.h"
 #include "core/hash.h"
 #include "core/numdict.h"
 #include "io/csv.h"
@@ -361,7 +362,8 @@ int anonkit_metrics(anonkit_job *job, const char *original_path, const char *pub
     int rc = open_path(job, published_path, &sp, &path, &shown);
     if (rc < 0) goto done;
     if ((rc = job_table_spec(job, original_path, original_path, &spec, &storage)) < 0) goto done;
-    spec.sensitive_name = NULL; /* the original is read for its domains only */
+    /* the original is read for its domains only (and its sensitive values for --kl-level) */
+    spec.sensitive_name = job->kl_level ? job->sensitive : NULL;
     spec.nidentifiers = 0;
     if ((rc = table_load(&t, &spec, &job->err)) < 0) goto done;
     const pub_wants wants = {NULL, 0, job->class_name, job->target_name};
@@ -428,6 +430,10 @@ int anonkit_metrics(anonkit_job *job, const char *original_path, const char *pub
             }
             json_object_set_new(root, "rmse", json_real(value));
         }
+    }
+    if (job->kl_level && (rc = job_kl_metric(job, t, path, shown, root)) < 0) {
+        json_decref(root);
+        goto done;
     }
     *out_json = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17));
     json_decref(root);

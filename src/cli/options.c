@@ -47,6 +47,9 @@ static const struct option long_options[] = {
     {"sensitive-values", required_argument, NULL, ANONKIT_OPT_SENSITIVE_VALUES},
     {"score", required_argument, NULL, ANONKIT_OPT_SCORE},
     {"inconsistent", required_argument, NULL, ANONKIT_OPT_INCONSISTENT},
+    {"bits", required_argument, NULL, ANONKIT_OPT_BITS},
+    {"centers", required_argument, NULL, ANONKIT_OPT_CENTERS},
+    {"kl-level", required_argument, NULL, ANONKIT_OPT_KL_LEVEL},
     {"help", no_argument, NULL, OPT_HELP},
     {NULL, 0, NULL, 0},
 };

@@ -1,0 +1,236 @@
+/* ldiv.c — the linear 1-D l-diversity heuristic of 001 §4.2 (Figure 8, with
+ * the optimization of Figure 9), for probabilistic l-diversity (001
+ * Definition 3: no sensitive value above 1/l of a group).
+ *
+ * The rows, in 1-D order, are split into one bucket per sensitive value; the
+ * frontier is the first unassigned row of every bucket. A group takes rows of
+ * distinct sensitive values from the frontier (Corollary 1, Lemmas 3-4):
+ * greedy step — the `count` frontier rows of lowest 1-D position, count from
+ * l up, until the eligibility condition EG (no value more frequent than 1/l
+ * of the remaining rows) still holds for what remains; fall-back step — the
+ * frontier rows of the values most frequent among the remaining rows. EG is
+ * evaluated in O(|G|) from the histogram H of remaining rows, the number of
+ * values at each count and the maximum count. Figure 9: after a group is
+ * formed, the nearest frontier row r_A joins it when it is closer to the
+ * group than to the l-th frontier row r_B, its value is not yet in the group
+ * and EG still holds. When neither step can form a group (possible only for
+ * a fractional l), the remainder, which satisfies EG and so is l-diverse
+ * itself, becomes the last group: the heuristic always succeeds on an
+ * eligible table. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "algo/onedim/onedim.h"
+#include "io/extsort.h"
+
+typedef struct ldiv_state {
+    const uint32_t *sa;
+    const long double *pos;
+    double l;
+    uint32_t m;
+    uint32_t *start, *head; /* bucket s holds list[start[s] .. start[s+1]), head[s] its next row */
+    uint32_t *list;
+    uint32_t *h;            /* remaining rows per value */
+    uint32_t *at_count;     /* at_count[c]: values with h == c */
+    uint32_t top;           /* the largest h */
+    size_t remaining;
+    size_t nonempty;        /* buckets with rows left = frontier size */
+    uint32_t *heap;         /* frontier positions, min-heap; stale entries skipped lazily */
+    size_t heap_n;
+} ldiv_state;
+
+static void heap_push(ldiv_state *s, uint32_t p)
+{
+    size_t i = s->heap_n++;
+    while (i > 0) {
+        size_t parent = (i - 1) / 2;
+        if (s->heap[parent] <= p) break;
+        s->heap[i] = s->heap[parent];
+        i = parent;
+    }
+    s->heap[i] = p;
+}
+
+static uint32_t heap_pop(ldiv_state *s)
+{
+    const uint32_t top = s->heap[0], last = s->heap[--s->heap_n];
+    size_t i = 0;
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= s->heap_n) break;
+        if (c + 1 < s->heap_n && s->heap[c + 1] < s->heap[c]) c++;
+        if (s->heap[c] >= last) break;
+        s->heap[i] = s->heap[c];
+        i = c;
+    }
+    if (s->heap_n) s->heap[i] = last;
+    return top;
+}
+
+/* Whether position p is the frontier row of its bucket. */
+static int on_frontier(const ldiv_state *s, uint32_t p)
+{
+    const uint32_t v = s->sa[p];
+    return s->head[v] < s->start[v + 1] && s->list[s->head[v]] == p;
+}
+
+/* The frontier row of lowest position (popped), or UINT32_MAX. */
+static uint32_t pop_frontier(ldiv_state *s)
+{
+    while (s->heap_n) {
+        uint32_t p = heap_pop(s);
+        if (on_frontier(s, p)) return p;
+    }
+    return UINT32_MAX;
+}
+
+/* EG after removing `count` rows of distinct values of which `at_top` have
+ * h == top: the largest remaining count times l is at most the rows left. */
+static int eg_after(const ldiv_state *s, size_t count, size_t at_top)
+{
+    uint32_t top = s->top;
+    if (top && s->at_count[top] <= at_top) top--;
+    return (double)top * s->l <= (double)(s->remaining - count);
+}
+
+/* Assigns frontier row p (of value v) to group g. */
+static void take(ldiv_state *s, uint32_t p, uint32_t g, uint32_t *group_of)
+{
+    const uint32_t v = s->sa[p];
+    group_of[p] = g;
+    s->head[v]++;
+    const uint32_t c = s->h[v]--;
+    s->at_count[c]--;
+    s->at_count[c - 1]++;
+    if (c == s->top && !s->at_count[c]) s->top--;
+    s->remaining--;
+    if (c == 1) s->nonempty--;
+    else heap_push(s, s->list[s->head[v]]);
+}
+
+int hil_ldiv(const uint32_t *sa, const long double *pos, size_t n, uint32_t m, double l, uint32_t *group_of,
+             size_t *ngroups, hil_stats *stats, ak_error *err)
+{
+    *ngroups = 0;
+    if (!n) return ANONKIT_OK;
+    if (n >= UINT32_MAX) return ak_err_set(err, ANONKIT_E_USAGE, NULL, 0, 0, "too many rows for the 1-D l-diversity heuristic");
+    ldiv_state s;
+    memset(&s, 0, sizeof s);
+    s.sa = sa;
+    s.pos = pos;
+    s.l = l;
+    s.m = m;
+    s.start = calloc((size_t)m + 1, sizeof *s.start);
+    s.head = malloc(((size_t)m + 1) * sizeof *s.head);
+    s.list = malloc(n * sizeof *s.list);
+    s.h = calloc((size_t)m + 1, sizeof *s.h);
+    s.at_count = calloc(n + 1, sizeof *s.at_count);
+    s.heap = malloc((n + (size_t)m + 1) * sizeof *s.heap);
+    uint32_t *members = malloc(((size_t)m + 1) * sizeof *members);
+    uint64_t *order = malloc(((size_t)m + 1) * sizeof *order);
+    uint32_t *in_group = malloc(((size_t)m + 1) * sizeof *in_group);
+    int rc = ANONKIT_OK;
+    if (!s.start || !s.head || !s.list || !s.h || !s.at_count || !s.heap || !members || !order || !in_group) {
+        rc = ak_err_nomem(err);
+        goto done;
+    }
+    for (size_t i = 0; i < n; i++) s.h[sa[i]]++;
+    for (uint32_t v = 0; v < m; v++) s.start[v + 1] = s.start[v] + s.h[v];
+    for (uint32_t v = 0; v < m; v++) s.head[v] = s.start[v];
+    for (size_t i = 0; i < n; i++) s.list[s.head[sa[i]]++] = (uint32_t)i;
+    for (uint32_t v = 0; v < m; v++) {
+        s.head[v] = s.start[v];
+        s.at_count[s.h[v]]++;
+        if (s.h[v] > s.top) s.top = s.h[v];
+        if (s.h[v]) {
+            s.nonempty++;
+            heap_push(&s, s.list[s.start[v]]);
+        }
+        in_group[v] = UINT32_MAX;
+    }
+    s.remaining = n;
+    if ((double)s.top * l > (double)n) {
+        rc = ak_err_set(err, ANONKIT_E_INELIGIBLE, NULL, 0, 0,
+                        "the table is not %g-diverse as a whole: a sensitive value occurs in %u of %zu rows "
+                        "(more than 1/%g), so no grouping can be",
+                        l, s.top, n, l);
+        goto done;
+    }
+    const size_t need = (size_t)ceil(l);
+    uint32_t g = 0;
+    while (s.remaining) {
+        size_t count = 0, at_top = 0;
+        int formed = 0;
+        /* Greedy step: the frontier rows of lowest position, l of them and more. */
+        while (count < s.nonempty) {
+            uint32_t p = pop_frontier(&s);
+            members[count++] = p;
+            if (s.h[sa[p]] == s.top) at_top++;
+            if (count >= need && eg_after(&s, count, at_top)) {
+                formed = 1;
+                break;
+            }
+        }
+        if (!formed) {
+            for (size_t i = 0; i < count; i++) heap_push(&s, members[i]);
+            /* Fall-back step: the frontier rows of the most frequent remaining values. */
+            /* order: larger h first, then lower frontier position */
+            size_t f = 0;
+            for (uint32_t v = 0; v < m; v++)
+                if (s.head[v] < s.start[v + 1])
+                    order[f++] = (uint64_t)(UINT32_MAX - s.h[v]) << 32 | s.list[s.head[v]];
+            if ((rc = extsort_sort_array(order, f, 1, err)) < 0) goto done;
+            count = at_top = 0;
+            for (size_t i = 0; i + 1 < f; i++) {
+                const uint32_t v = sa[(uint32_t)order[i]];
+                members[count++] = s.list[s.head[v]];
+                if (s.h[v] == s.top) at_top++;
+                if (count >= need && eg_after(&s, count, at_top)) {
+                    formed = 1;
+                    break;
+                }
+            }
+            if (formed && stats) stats->fallback_steps++;
+        }
+        if (!formed) {
+            /* The remainder satisfies EG, so it is l-diverse as one group. */
+            for (uint32_t v = 0; v < m; v++)
+                while (s.head[v] < s.start[v + 1]) take(&s, s.list[s.head[v]], g, group_of);
+            if (stats) stats->closing_groups++;
+            g++;
+            break;
+        }
+        long double first = pos[members[0]];
+        for (size_t i = 0; i < count; i++) {
+            take(&s, members[i], g, group_of);
+            in_group[sa[members[i]]] = g;
+            if (pos[members[i]] < first) first = pos[members[i]];
+        }
+        /* Figure 9: r_A joins when nearer to the group than to r_B. */
+        if (s.nonempty >= need) {
+            size_t got = 0;
+            while (got < need) {
+                uint32_t p = pop_frontier(&s);
+                if (p == UINT32_MAX) break;
+                members[got++] = p;
+            }
+            for (size_t i = 0; i < got; i++) heap_push(&s, members[i]);
+            if (got == need) {
+                const uint32_t a = members[0], b = members[need - 1];
+                const uint32_t v = sa[a];
+                const size_t at = s.h[v] == s.top ? 1 : 0;
+                if (pos[a] - first < pos[b] - pos[a] && in_group[v] != g && eg_after(&s, 1, at)) {
+                    take(&s, a, g, group_of);
+                    in_group[v] = g;
+                }
+            }
+        }
+        g++;
+    }
+    *ngroups = g;
+done:
+    free(s.start), free(s.head), free(s.list), free(s.h), free(s.at_count), free(s.heap);
+    free(members), free(order), free(in_group);
+    return rc;
+}

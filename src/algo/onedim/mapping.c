@@ -1,0 +1,277 @@
+/* mapping.c — the Hilbert and iDistance mappings of 001 §5.
+ *
+ * Every QI code is first placed in [0, 1]: a numeric value by its distance
+ * from the attribute's minimum over its range, a categorical value by its
+ * in-order leaf code over the leaf count (001 Figure 11), so that all QIs
+ * weigh alike, as in NCP. The Hilbert key scales that into a grid of 2^bits
+ * cells per QI and takes the cell's index on the d-dimensional Hilbert curve
+ * (J. Skilling, "Programming the Hilbert curve", AIP Conf. Proc. 707, 2004);
+ * d * bits may exceed 64, so keys are multiword. iDistance (Zhang et al.,
+ * TODS 2005) clusters a 10 % sample into c centres with k-means, orders the
+ * centres by their Hilbert key, and keys a row by (its nearest centre's rank,
+ * its Euclidean distance to it). */
+#include "algo/onedim/mapping.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/rng.h"
+#include "io/extsort.h"
+
+void hil_hilbert_key(const uint32_t *coords, unsigned d, unsigned bits, uint64_t *key)
+{
+    uint32_t x[d ? d : 1];
+    memcpy(x, coords, d * sizeof *x);
+    const unsigned words = (d * bits + 63) / 64;
+    memset(key, 0, words * sizeof *key);
+    if (!d || !bits) return;
+    /* Skilling's AxestoTranspose: inverse undo, then Gray encode. */
+    const uint32_t top = 1u << (bits - 1);
+    for (uint32_t q = top; q > 1; q >>= 1) {
+        const uint32_t p = q - 1;
+        for (unsigned i = 0; i < d; i++) {
+            if (x[i] & q) {
+                x[0] ^= p;
+            } else {
+                uint32_t t = (x[0] ^ x[i]) & p;
+                x[0] ^= t;
+                x[i] ^= t;
+            }
+        }
+    }
+    for (unsigned i = 1; i < d; i++) x[i] ^= x[i - 1];
+    uint32_t t = 0;
+    for (uint32_t q = top; q > 1; q >>= 1)
+        if (x[d - 1] & q) t ^= q - 1;
+    for (unsigned i = 0; i < d; i++) x[i] ^= t;
+    /* The transposed index: bit b of x[i] is index bit (bits-1-b)*d + i from the top. */
+    unsigned pos = 0;
+    for (unsigned b = bits; b-- > 0;)
+        for (unsigned i = 0; i < d; i++, pos++)
+            if ((x[i] >> b) & 1u) key[pos / 64] |= 1ull << (63 - pos % 64);
+}
+
+/* The grid cell of a place u in [0, 1] on a grid of 2^bits cells per side. */
+static uint32_t grid_cell(double u, unsigned bits)
+{
+    const double top = (double)((1ull << bits) - 1);
+    double c = floor(u * top + 0.5);
+    if (c < 0) c = 0;
+    if (c > top) c = top;
+    return (uint32_t)c;
+}
+
+/* Squared distance from point p to centre c, abandoned (returning a value
+ * >= bound) once it exceeds bound. */
+static double dist2_bounded(const double *p, const double *c, unsigned d, double bound)
+{
+    double s = 0;
+    for (unsigned q = 0; q < d; q++) {
+        const double e = p[q] - c[q];
+        s += e * e;
+        if (s >= bound) return s;
+    }
+    return s;
+}
+
+/* Index of the centre nearest p (lowest index on ties) and the squared distance. */
+static size_t nearest(const double *p, const double *centers, size_t nc, unsigned d, double *best2)
+{
+    size_t best = 0;
+    double b = INFINITY;
+    for (size_t c = 0; c < nc; c++) {
+        double s = dist2_bounded(p, centers + c * d, d, b);
+        if (s < b) {
+            b = s;
+            best = c;
+        }
+    }
+    *best2 = b;
+    return best;
+}
+
+static void row_point(const hil_mapper *mp, const table *t, size_t row, double *p)
+{
+    for (unsigned q = 0; q < mp->d; q++) p[q] = mp->unit[q][t->qi[q].codes[row]];
+}
+
+/* Chooses `want` of n items uniformly (Knuth's selection sampling, in order). */
+static void sample_rows(ak_rng *rng, size_t n, size_t want, size_t *out)
+{
+    size_t got = 0;
+    for (size_t i = 0; i < n && got < want; i++)
+        if (ak_rng_below(rng, n - i) < want - got) out[got++] = i;
+}
+
+/* k-means on the sample: Lloyd's iterations from `nc` sampled start points. */
+static int kmeans(hil_mapper *mp, const table *t, const hil_options *o, ak_error *err)
+{
+    const unsigned d = mp->d;
+    const size_t n = t->nrows;
+    size_t want = n / 10;
+    const size_t c_req = o->centers ? o->centers : HIL_DEFAULT_CENTERS;
+    if (want < c_req) want = c_req < n ? c_req : n;
+    ak_rng rng;
+    ak_rng_seed(&rng, o->seed ^ 0x1d157a11ce5ull);
+    size_t *rows = malloc((want ? want : 1) * sizeof *rows);
+    double *pts = malloc((want ? want : 1) * d * sizeof *pts);
+    if (!rows || !pts) {
+        free(rows);
+        free(pts);
+        return ak_err_nomem(err);
+    }
+    sample_rows(&rng, n, want, rows);
+    for (size_t i = 0; i < want; i++) row_point(mp, t, rows[i], pts + i * d);
+    size_t nc = c_req < want ? c_req : want;
+    size_t *start = malloc((nc ? nc : 1) * sizeof *start);
+    double *centers = malloc((nc ? nc : 1) * d * sizeof *centers);
+    double *sum = calloc((nc ? nc : 1) * d, sizeof *sum);
+    size_t *count = calloc(nc ? nc : 1, sizeof *count);
+    size_t *assign = malloc((want ? want : 1) * sizeof *assign);
+    if (!start || !centers || !sum || !count || !assign) {
+        free(rows), free(pts), free(start), free(centers), free(sum), free(count), free(assign);
+        return ak_err_nomem(err);
+    }
+    sample_rows(&rng, want, nc, start);
+    for (size_t c = 0; c < nc; c++) memcpy(centers + c * d, pts + start[c] * d, d * sizeof *centers);
+    for (size_t i = 0; i < want; i++) assign[i] = SIZE_MAX;
+    for (int iter = 0; iter < 10; iter++) {
+        size_t changed = 0;
+        memset(sum, 0, nc * d * sizeof *sum);
+        memset(count, 0, nc * sizeof *count);
+        for (size_t i = 0; i < want; i++) {
+            double b2;
+            size_t c = nearest(pts + i * d, centers, nc, d, &b2);
+            if (c != assign[i]) changed++;
+            assign[i] = c;
+            count[c]++;
+            for (unsigned q = 0; q < d; q++) sum[c * d + q] += pts[i * d + q];
+        }
+        for (size_t c = 0; c < nc; c++)
+            if (count[c])
+                for (unsigned q = 0; q < d; q++) centers[c * d + q] = sum[c * d + q] / (double)count[c];
+        if (!changed) break;
+    }
+    free(rows), free(pts), free(start), free(sum), free(count), free(assign);
+    /* Order the centres along the Hilbert curve (ties: lower index). */
+    const unsigned kw = (d * mp->bits + 63) / 64 + 1; /* key words, then the index */
+    uint64_t *keys = malloc((nc ? nc : 1) * kw * sizeof *keys);
+    uint32_t *cells = malloc(d * sizeof *cells);
+    double *ordered = malloc((nc ? nc : 1) * d * sizeof *ordered);
+    if (!keys || !cells || !ordered) {
+        free(keys), free(cells), free(ordered), free(centers);
+        return ak_err_nomem(err);
+    }
+    for (size_t c = 0; c < nc; c++) {
+        for (unsigned q = 0; q < d; q++) cells[q] = grid_cell(centers[c * d + q], mp->bits);
+        hil_hilbert_key(cells, d, mp->bits, keys + c * kw);
+        keys[c * kw + kw - 1] = c;
+    }
+    if (extsort_sort_array(keys, nc, kw, err) < 0) {
+        free(keys), free(cells), free(ordered), free(centers);
+        return ANONKIT_E_NOMEM;
+    }
+    for (size_t c = 0; c < nc; c++)
+        memcpy(ordered + c * d, centers + keys[c * kw + kw - 1] * d, d * sizeof *ordered);
+    free(keys), free(cells), free(centers);
+    mp->centers = ordered;
+    mp->ncenters = nc;
+    mp->stride = sqrt((double)d) + 1; /* above any distance in [0, 1]^d */
+    return ANONKIT_OK;
+}
+
+int hil_mapper_init(hil_mapper *mp, const table *t, const hil_options *o, ak_error *err)
+{
+    memset(mp, 0, sizeof *mp);
+    mp->kind = o->mapping;
+    mp->d = t->nqi;
+    mp->bits = o->bits ? o->bits : HIL_DEFAULT_BITS;
+    if (mp->bits > HIL_MAX_BITS)
+        return ak_err_set(err, ANONKIT_E_USAGE, NULL, 0, 0, "--bits must be from 1 to %d", HIL_MAX_BITS);
+    mp->words = mp->kind == HIL_MAP_HILBERT ? (mp->d * mp->bits + 63) / 64 : 2;
+    mp->unit = calloc(mp->d ? mp->d : 1, sizeof *mp->unit);
+    mp->cell = calloc(mp->d ? mp->d : 1, sizeof *mp->cell);
+    if (!mp->unit || !mp->cell) {
+        hil_mapper_free(mp);
+        return ak_err_nomem(err);
+    }
+    for (unsigned q = 0; q < mp->d; q++) {
+        const table_qi *a = &t->qi[q];
+        const uint32_t nc = a->ncodes ? a->ncodes : 1;
+        mp->unit[q] = malloc(nc * sizeof **mp->unit);
+        mp->cell[q] = malloc(nc * sizeof **mp->cell);
+        if (!mp->unit[q] || !mp->cell[q]) {
+            hil_mapper_free(mp);
+            return ak_err_nomem(err);
+        }
+        for (uint32_t c = 0; c < nc; c++) {
+            double u = 0;
+            if (a->kind == ATTR_NUMERIC && a->ncodes > 1) {
+                const double span = a->values[a->ncodes - 1] - a->values[0];
+                u = span > 0 ? (a->values[c] - a->values[0]) / span : 0;
+            } else if (a->ncodes > 1) {
+                u = (double)c / (double)(a->ncodes - 1);
+            }
+            mp->unit[q][c] = u;
+            mp->cell[q][c] = grid_cell(u, mp->bits);
+        }
+    }
+    if (mp->kind == HIL_MAP_IDISTANCE && t->nrows) {
+        int rc = kmeans(mp, t, o, err);
+        if (rc < 0) {
+            hil_mapper_free(mp);
+            return rc;
+        }
+    }
+    return ANONKIT_OK;
+}
+
+void hil_mapper_free(hil_mapper *mp)
+{
+    for (unsigned q = 0; mp->unit && q < mp->d; q++) free(mp->unit[q]);
+    for (unsigned q = 0; mp->cell && q < mp->d; q++) free(mp->cell[q]);
+    free(mp->unit);
+    free(mp->cell);
+    free(mp->centers);
+    memset(mp, 0, sizeof *mp);
+}
+
+void hil_mapper_key(const hil_mapper *mp, const table *t, size_t row, uint64_t *key)
+{
+    const unsigned d = mp->d;
+    if (mp->kind == HIL_MAP_HILBERT) {
+        uint32_t cells[d ? d : 1];
+        for (unsigned q = 0; q < d; q++) cells[q] = mp->cell[q][t->qi[q].codes[row]];
+        hil_hilbert_key(cells, d, mp->bits, key);
+        return;
+    }
+    double p[d ? d : 1], b2 = 0;
+    row_point(mp, t, row, p);
+    size_t c = mp->ncenters ? nearest(p, mp->centers, mp->ncenters, d, &b2) : 0;
+    double dist = sqrt(b2);
+    key[0] = c;
+    memcpy(&key[1], &dist, sizeof dist); /* non-negative doubles sort as their bits */
+}
+
+double hil_mapper_gap(const hil_mapper *mp, const uint64_t *a, const uint64_t *b)
+{
+    if (mp->kind == HIL_MAP_IDISTANCE) {
+        double da, db;
+        memcpy(&da, &a[1], sizeof da);
+        memcpy(&db, &b[1], sizeof db);
+        return ((double)b[0] - (double)a[0]) * mp->stride + (db - da);
+    }
+    /* b - a exactly in words, then as a double in units of the top word */
+    double g = 0;
+    uint64_t borrow = 0;
+    double scale = 1;
+    uint64_t diff[mp->words];
+    for (unsigned w = mp->words; w-- > 0;) {
+        const uint64_t x = b[w], y = a[w];
+        diff[w] = x - y - borrow;
+        borrow = (x < y) || (x == y && borrow) ? 1 : 0;
+    }
+    for (unsigned w = 0; w < mp->words; w++, scale *= 0x1p-64) g += (double)diff[w] * scale;
+    return g;
+}

@@ -1,0 +1,195 @@
+/* onedim.c — the 1-D anonymization pipeline of 001 §5: map every row to its
+ * 1-D key once (mapping.c), sort the keys (src/io/extsort: in memory, or by
+ * external merge sort within the memory budget), partition the sorted rows
+ * (kanon.c for k-anonymity, §3 and §5.1; ldiv.c for l-diversity, §4.2 and
+ * §5.2) and publish every group as its bounding box (local recoding: boxes
+ * may overlap, §2). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "algo/onedim/mapping.h"
+#include "io/extsort.h"
+
+int hil_parse_algorithm(const char *name, hil_options *o)
+{
+    static const struct {
+        const char *name;
+        hil_mapping mapping;
+        int fast;
+    } names[] = {{"hilbert", HIL_MAP_HILBERT, 0},
+                 {"hilbert-fast", HIL_MAP_HILBERT, 1},
+                 {"idistance", HIL_MAP_IDISTANCE, 0},
+                 {"idistance-fast", HIL_MAP_IDISTANCE, 1}};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (!strcmp(name, names[i].name)) {
+            if (o) {
+                o->mapping = names[i].mapping;
+                o->fast = names[i].fast;
+            }
+            return 0;
+        }
+    return -1;
+}
+
+/* Maps and sorts: order[i] is the row at 1-D position i, gap[i] (when gap is
+ * not NULL) the key distance from position i-1 to i. */
+static int map_and_sort(const table *t, const hil_options *o, uint32_t *order, double *gap, hil_stats *stats,
+                        ak_error *err)
+{
+    hil_mapper mp;
+    AK_CHECK(hil_mapper_init(&mp, t, o, err));
+    const size_t words = (size_t)mp.words + 1; /* the key, then the row: a total order */
+    stats->key_bits = mp.kind == HIL_MAP_HILBERT ? (uint64_t)mp.d * mp.bits : 128;
+    stats->centers = mp.ncenters;
+    extsort *sorter = NULL;
+    uint64_t *rec = malloc(words * sizeof *rec), *prev = malloc(words * sizeof *prev);
+    int rc = rec && prev ? ANONKIT_OK : ak_err_nomem(err);
+    if (rc >= 0) rc = extsort_open(&sorter, words, o->memory, NULL, err);
+    for (size_t row = 0; rc >= 0 && row < t->nrows; row++) {
+        hil_mapper_key(&mp, t, row, rec);
+        rec[words - 1] = row;
+        rc = extsort_add(sorter, rec, err);
+    }
+    if (rc >= 0) rc = extsort_finish(sorter, err);
+    for (size_t i = 0; rc >= 0 && i < t->nrows; i++) {
+        const uint64_t *r;
+        if ((rc = extsort_next(sorter, &r, err)) < 0) break;
+        if (rc == 0) {
+            rc = ak_err_set(err, ANONKIT_E_INTERNAL, NULL, 0, 0, "the sort returned %zu of %zu rows", i, t->nrows);
+            break;
+        }
+        order[i] = (uint32_t)r[words - 1];
+        if (gap) gap[i] = i ? hil_mapper_gap(&mp, prev, r) : 0;
+        memcpy(prev, r, words * sizeof *prev);
+    }
+    if (rc >= 0) {
+        extsort_stats es;
+        extsort_get_stats(sorter, &es);
+        stats->sort_runs = es.runs;
+        stats->sort_merge_passes = es.merge_passes;
+        stats->blocks_written = es.blocks_written;
+        stats->blocks_read = es.blocks_read;
+        stats->block_size = es.block_size;
+        rc = ANONKIT_OK;
+    }
+    extsort_free(sorter);
+    free(rec);
+    free(prev);
+    hil_mapper_free(&mp);
+    return rc;
+}
+
+/* Classes from groups: group_of[i] of position i (groups 0..ngroups-1);
+ * consecutive groups are merged until each class has k rows (the last ones
+ * join the class before them), which keeps any monotone model. */
+static int build_partition(const table *t, const uint32_t *order, const uint32_t *group_of, size_t ngroups,
+                           uint64_t k, partition *out, ak_error *err)
+{
+    const size_t n = t->nrows;
+    const uint32_t d = t->nqi;
+    uint64_t *size = calloc(ngroups ? ngroups : 1, sizeof *size);
+    uint32_t *cls = malloc((ngroups ? ngroups : 1) * sizeof *cls);
+    if (!size || !cls) {
+        free(size), free(cls);
+        return ak_err_nomem(err);
+    }
+    for (size_t i = 0; i < n; i++) size[group_of[i]]++;
+    uint32_t nclasses = 0;
+    uint64_t acc = 0;
+    for (size_t g = 0; g < ngroups; g++) {
+        cls[g] = nclasses;
+        acc += size[g];
+        if (acc >= k) {
+            nclasses++;
+            acc = 0;
+        }
+    }
+    if (acc) { /* a tail short of k joins the last class */
+        if (nclasses) {
+            for (size_t g = ngroups; g-- > 0 && cls[g] == nclasses;) cls[g] = nclasses - 1;
+        } else {
+            nclasses = 1;
+        }
+    }
+    uint32_t *lo = malloc((size_t)nclasses * (d ? d : 1) * sizeof *lo);
+    uint32_t *hi = malloc((size_t)nclasses * (d ? d : 1) * sizeof *hi);
+    uint64_t *count = calloc(nclasses ? nclasses : 1, sizeof *count);
+    int rc = lo && hi && count ? ANONKIT_OK : ak_err_nomem(err);
+    for (size_t i = 0; rc >= 0 && i < n; i++) {
+        const uint32_t c = cls[group_of[i]], row = order[i];
+        for (uint32_t q = 0; q < d; q++) {
+            const uint32_t v = t->qi[q].codes[row];
+            uint32_t *l = &lo[(size_t)c * d + q], *h = &hi[(size_t)c * d + q];
+            if (!count[c] || v < *l) *l = v;
+            if (!count[c] || v > *h) *h = v;
+        }
+        count[c]++;
+    }
+    for (uint32_t c = 0; rc >= 0 && c < nclasses; c++) {
+        uint32_t id;
+        rc = partition_add_class(out, lo + (size_t)c * d, hi + (size_t)c * d, count[c], &id, err);
+        if (rc >= 0 && id != c) rc = ak_err_set(err, ANONKIT_E_INTERNAL, NULL, 0, 0, "partition not empty");
+    }
+    for (size_t i = 0; rc >= 0 && i < n; i++) out->class_of[order[i]] = cls[group_of[i]];
+    free(size), free(cls), free(lo), free(hi), free(count);
+    return rc < 0 ? rc : ANONKIT_OK;
+}
+
+int hil_run(const table *t, const model *m, const hil_options *o, partition *out, hil_stats *stats,
+            ak_error *err)
+{
+    hil_stats local;
+    if (!stats) stats = &local;
+    memset(stats, 0, sizeof *stats);
+    if (m->variance > 0)
+        return ak_err_set(err, ANONKIT_E_USAGE, NULL, 0, 0,
+                          "the 1-D algorithms do not implement variance diversity (use --algorithm mondrian)");
+    if (m->l > 0 && m->l_variants != MODEL_L_PROBABILISTIC)
+        return ak_err_set(err, ANONKIT_E_USAGE, NULL, 0, 0,
+                          "the 1-D algorithms implement probabilistic l-diversity (001 Definition 3): "
+                          "use --l-variant probabilistic");
+    if (m->l > 0 && !t->sensitive_codes)
+        return ak_err_set(err, ANONKIT_E_USAGE, NULL, 0, 0, "--l needs a sensitive column (--sensitive)");
+    const size_t n = t->nrows;
+    if (!n) return ANONKIT_OK;
+    if (n >= UINT32_MAX) return ak_err_set(err, ANONKIT_E_USAGE, NULL, 0, 0, "too many rows for the 1-D algorithms");
+    if (m->k > n)
+        return ak_err_set(err, ANONKIT_E_INELIGIBLE, NULL, 0, 0, "--k %llu is larger than the table (%zu rows)",
+                          (unsigned long long)m->k, n);
+    const int ldiv = m->l > 1; /* l = 1 holds for every class */
+    uint32_t *order = malloc(n * sizeof *order);
+    uint32_t *group_of = malloc(n * sizeof *group_of);
+    double *gap = ldiv || o->fast ? malloc(n * sizeof *gap) : NULL;
+    int rc = order && group_of && (gap || !(ldiv || o->fast)) ? ANONKIT_OK : ak_err_nomem(err);
+    if (rc >= 0) rc = map_and_sort(t, o, order, gap, stats, err);
+    size_t ngroups = 0;
+    if (rc >= 0 && ldiv) {
+        uint32_t *sa = malloc(n * sizeof *sa);
+        long double *pos = malloc(n * sizeof *pos);
+        if (!sa || !pos) rc = ak_err_nomem(err);
+        long double at = 0;
+        for (size_t i = 0; rc >= 0 && i < n; i++) {
+            sa[i] = t->sensitive_codes[order[i]];
+            at += gap[i];
+            pos[i] = at;
+        }
+        if (rc >= 0) rc = hil_ldiv(sa, pos, n, t->sensitive_dict.count, m->l, group_of, &ngroups, stats, err);
+        free(sa);
+        free(pos);
+    } else if (rc >= 0) {
+        const uint64_t k = m->k ? m->k : 1;
+        uint32_t *sizes = malloc((n / k + 1) * sizeof *sizes);
+        double cost;
+        if (!sizes) rc = ak_err_nomem(err);
+        if (rc >= 0) rc = hil_kanon_dp(t, order, n, k, o->weights, o->fast ? gap : NULL, sizes, &ngroups, &cost, err);
+        for (size_t g = 0, i = 0; rc >= 0 && g < ngroups; g++)
+            for (uint32_t j = 0; j < sizes[g]; j++) group_of[i++] = (uint32_t)g;
+        free(sizes);
+    }
+    if (rc >= 0) rc = build_partition(t, order, group_of, ngroups, m->k ? m->k : 1, out, err);
+    free(order);
+    free(group_of);
+    free(gap);
+    return rc < 0 ? rc : ANONKIT_OK;
+}

@@ -1,0 +1,85 @@
+/* onedim.h — 1-D anonymization (001, Ghinita et al., VLDB 2007): the table's
+ * quasi-identifiers are mapped to one dimension (Hilbert curve or iDistance,
+ * §5), sorted by that key (in memory, or by external merge sort within a
+ * memory budget), and partitioned there: optimal k-anonymity by dynamic
+ * programming (§3, Figure 3; exact NCP cost with the incremental MBR, or the
+ * 1-D extent for the Fast variants, §5.1) or the l-diversity heuristic (§4.2,
+ * Figures 8-9, probabilistic l-diversity of Definition 3, optionally with k).
+ * Every class is published as its bounding box (local recoding: boxes of
+ * different classes may overlap). */
+#ifndef AK_ONEDIM_H
+#define AK_ONEDIM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/error.h"
+#include "core/partition.h"
+#include "core/table.h"
+#include "model/model.h"
+
+typedef enum hil_mapping { HIL_MAP_HILBERT = 0, HIL_MAP_IDISTANCE } hil_mapping;
+
+#define HIL_DEFAULT_BITS 12
+#define HIL_DEFAULT_CENTERS 512
+#define HIL_MAX_BITS 31
+
+typedef struct hil_options {
+    hil_mapping mapping;
+    int fast;            /* cost of a group by its extent on the 1-D key (HilbFast, iDistFast) */
+    unsigned bits;       /* Hilbert bits per QI (1..31); 0 = HIL_DEFAULT_BITS */
+    unsigned centers;    /* iDistance centres; 0 = HIL_DEFAULT_CENTERS */
+    uint64_t seed;       /* iDistance sample and k-means start */
+    size_t memory;       /* bytes for sorting; 0 = in memory */
+    const double *weights; /* NCP weights per QI (NULL = equal), as for GCP */
+} hil_options;
+
+/* What a run did, for the report. */
+typedef struct hil_stats {
+    uint64_t key_bits;   /* bits of the 1-D key */
+    uint64_t centers;    /* iDistance centres used */
+    uint64_t sort_runs, sort_merge_passes, blocks_written, blocks_read;
+    size_t block_size;
+    uint64_t fallback_steps; /* l-diversity: groups formed by the fall-back step */
+    uint64_t closing_groups; /* l-diversity: the remainder taken as one group */
+} hil_stats;
+
+/* Parses "hilbert", "hilbert-fast", "idistance", "idistance-fast" into
+ * o->mapping and o->fast (o may be NULL to only test the name); -1 otherwise. */
+int hil_parse_algorithm(const char *name, hil_options *o /* OUT */);
+
+/* Anonymizes t under m (k-anonymity and/or probabilistic l-diversity),
+ * filling out (initialized by the caller with partition_init). Fails with
+ * ANONKIT_E_INELIGIBLE when no partitioning can satisfy m, with
+ * ANONKIT_E_USAGE for a model the 1-D algorithms do not implement. */
+int hil_run(const table *t, const model *m, const hil_options *o, partition *out, hil_stats *stats /* OUT */,
+            ak_error *err);
+
+/* ---- the pieces, exposed for the tests ---- */
+
+/* The Hilbert index of a point of d coordinates of `bits` bits each (Skilling's
+ * transposition algorithm): d * bits bits, most significant first, written
+ * left-aligned into key[0 .. ceil(d * bits / 64)) (word 0 most significant). */
+void hil_hilbert_key(const uint32_t *coords, unsigned d, unsigned bits, uint64_t *key /* OUT */);
+
+/* Optimal 1-D k-anonymity (001 Figure 3) of the rows order[0..n) taken in that
+ * order: groups of k..2k-1 consecutive rows minimizing the sum of |G| NCP(G)
+ * (weights as for GCP) — or, when gap is not NULL, the sum of |G| times the
+ * group's 1-D extent, gap[i] being the key distance from row i-1 to row i.
+ * Writes the group sizes from the first group on into sizes (room for n / k),
+ * their number into *ngroups and the optimum into *cost. n >= k >= 1. */
+int hil_kanon_dp(const table *t, const uint32_t *order, size_t n, uint64_t k, const double *weights,
+                 const double *gap, uint32_t *sizes /* OUT */, size_t *ngroups /* OUT */, double *cost /* OUT */,
+                 ak_error *err);
+
+/* The 1-D l-diversity heuristic (001 Figure 8 with the Figure 9 step) on the
+ * rows order[0..n) in that order with sensitive codes sa[i] (of the i-th row
+ * in order, < m) and 1-D positions pos[i] (non-decreasing): writes the group
+ * of every position into group_of[i] (groups numbered from 0 in the order
+ * they are closed) and their number into *ngroups. Every group has
+ * probabilistic l-diversity. Fails with ANONKIT_E_INELIGIBLE when the whole
+ * table has a value more frequent than n / l. */
+int hil_ldiv(const uint32_t *sa, const long double *pos, size_t n, uint32_t m, double l,
+             uint32_t *group_of /* OUT */, size_t *ngroups /* OUT */, hil_stats *stats, ak_error *err);
+
+#endif

@@ -1,0 +1,427 @@
+/* extsort.c — external merge sort of fixed-width records within a memory
+ * budget (DESIGN.md §6; used by the 1-D mappings of 001 §5, which sort the
+ * table by its 1-D key). Runs live in unlinked 0600 files in a private 0700
+ * folder; see extsort.h for the contract. */
+#include "io/extsort.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* One run on disk: its file, record count and read state during a merge. */
+typedef struct run {
+    int fd;
+    uint64_t nrecords;
+    uint64_t consumed;  /* records handed out */
+    uint64_t *block;    /* read buffer */
+    size_t in_block, at;/* records in the buffer, next record in it */
+    off_t offset;       /* file offset of the next read */
+} run;
+
+struct extsort {
+    size_t words, rec_bytes;
+    size_t memory;
+    size_t block_size;  /* bytes per block (a multiple of rec_bytes) */
+    uint64_t *buf;      /* in-memory records, then (after spilling) the current run */
+    uint64_t *scratch;  /* merge sort scratch, same size as buf */
+    size_t n, cap;      /* records in buf, capacity */
+    int unlimited;
+    char dir[4096];     /* private folder, "" before it exists */
+    unsigned file_seq;
+    run *runs;
+    size_t nruns, runs_cap;
+    /* final merge */
+    int finished, in_memory;
+    size_t mem_at;
+    size_t *heap;       /* run indices, min-heap on their current record */
+    size_t heap_n;
+    extsort_stats st;
+};
+
+static int cmp_rec(const uint64_t *a, const uint64_t *b, size_t words)
+{
+    for (size_t w = 0; w < words; w++)
+        if (a[w] != b[w]) return a[w] < b[w] ? -1 : 1;
+    return 0;
+}
+
+/* Bottom-up merge sort of n records from src, using tmp; the result ends in
+ * src or tmp, the one returned. */
+static uint64_t *merge_sort(uint64_t *src, uint64_t *tmp, size_t n, size_t words)
+{
+    /* insertion sort of runs of 16 first */
+    const size_t small = 16;
+    for (size_t lo = 0; lo < n; lo += small) {
+        size_t hi = lo + small < n ? lo + small : n;
+        uint64_t rec[words];
+        for (size_t i = lo + 1; i < hi; i++) {
+            memcpy(rec, src + i * words, words * 8);
+            size_t j = i;
+            while (j > lo && cmp_rec(src + (j - 1) * words, rec, words) > 0) {
+                memcpy(src + j * words, src + (j - 1) * words, words * 8);
+                j--;
+            }
+            memcpy(src + j * words, rec, words * 8);
+        }
+    }
+    uint64_t *a = src, *b = tmp;
+    for (size_t width = small; width < n; width *= 2) {
+        for (size_t lo = 0; lo < n; lo += 2 * width) {
+            size_t mid = lo + width < n ? lo + width : n, hi = lo + 2 * width < n ? lo + 2 * width : n;
+            size_t i = lo, j = mid, o = lo;
+            while (i < mid && j < hi) {
+                if (cmp_rec(a + j * words, a + i * words, words) < 0) memcpy(b + o++ * words, a + j++ * words, words * 8);
+                else memcpy(b + o++ * words, a + i++ * words, words * 8);
+            }
+            if (i < mid) memcpy(b + o * words, a + i * words, (mid - i) * words * 8), o += mid - i;
+            if (j < hi) memcpy(b + o * words, a + j * words, (hi - j) * words * 8);
+        }
+        uint64_t *t = a;
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
+int extsort_sort_array(uint64_t *records, size_t n, size_t words, ak_error *err)
+{
+    if (n < 2) return ANONKIT_OK;
+    uint64_t *tmp = malloc(n * words * 8);
+    if (!tmp) return ak_err_nomem(err);
+    uint64_t *sorted = merge_sort(records, tmp, n, words);
+    if (sorted != records) memcpy(records, sorted, n * words * 8);
+    free(tmp);
+    return ANONKIT_OK;
+}
+
+int extsort_open(extsort **out, size_t words, size_t memory, const char *tmpdir, ak_error *err)
+{
+    *out = NULL;
+    extsort *s = calloc(1, sizeof *s);
+    if (!s) return ak_err_nomem(err);
+    s->words = words;
+    s->rec_bytes = words * 8;
+    s->memory = memory;
+    s->unlimited = memory == 0;
+    /* 256 KiB blocks (000 used 256 KiB), smaller under a small budget. */
+    size_t block = memory && memory < (size_t)16 << 20 ? memory / 64 : (size_t)256 << 10;
+    if (block < 4096) block = 4096;
+    block -= block % s->rec_bytes;
+    if (block < s->rec_bytes) block = s->rec_bytes;
+    s->block_size = block;
+    s->st.block_size = block;
+    if (!s->unlimited) {
+        /* buf + scratch take the budget, less one output block */
+        size_t avail = memory > block ? memory - block : memory;
+        s->cap = avail / (2 * s->rec_bytes);
+        if (s->cap < 64) s->cap = 64;
+        s->buf = malloc(s->cap * s->rec_bytes);
+        s->scratch = malloc(s->cap * s->rec_bytes);
+        if (!s->buf || !s->scratch) {
+            extsort_free(s);
+            return ak_err_nomem(err);
+        }
+    }
+    const char *base = tmpdir ? tmpdir : getenv("TMPDIR");
+    if (!base || !*base) base = "/tmp";
+    int n = snprintf(s->dir, sizeof s->dir, "%s/anonkit-sort-XXXXXX", base);
+    if (n < 0 || (size_t)n >= sizeof s->dir) {
+        extsort_free(s);
+        return ak_err_set(err, ANONKIT_E_IO, base, 0, 0, "temporary folder path too long");
+    }
+    /* the folder itself is created at the first spill */
+    *out = s;
+    return ANONKIT_OK;
+}
+
+/* Creates the private folder when needed and an unlinked 0600 file in it. */
+static int spill_file(extsort *s, int *fd, ak_error *err)
+{
+    if (!s->file_seq) {
+        if (!mkdtemp(s->dir)) {
+            int e = errno;
+            char shown[4096];
+            snprintf(shown, sizeof shown, "%s", s->dir);
+            s->dir[0] = '\0';
+            return ak_err_set(err, ANONKIT_E_IO, shown, 0, 0, "cannot create a private spill folder: %s", strerror(e));
+        }
+        chmod(s->dir, 0700);
+    }
+    char path[4200];
+    snprintf(path, sizeof path, "%s/run-%u", s->dir, s->file_seq++);
+    *fd = open(path, O_RDWR | O_CREAT | O_EXCL, 0600);
+    if (*fd < 0) return ak_err_set(err, ANONKIT_E_IO, path, 0, 0, "cannot create a spill file: %s", strerror(errno));
+    unlink(path); /* unnamed from now on: the data goes away with the descriptor */
+    return ANONKIT_OK;
+}
+
+static int write_all(extsort *s, int fd, const void *data, size_t len, ak_error *err)
+{
+    const char *p = data;
+    while (len) {
+        size_t chunk = len < s->block_size ? len : s->block_size;
+        ssize_t w = write(fd, p, chunk);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0)
+            return ak_err_set(err, ANONKIT_E_IO, s->dir, 0, 0, "cannot write a spill file: %s",
+                              w < 0 ? strerror(errno) : "no space");
+        p += w;
+        len -= (size_t)w;
+        s->st.blocks_written++;
+    }
+    return ANONKIT_OK;
+}
+
+static int push_run(extsort *s, int fd, uint64_t nrecords, ak_error *err)
+{
+    if (s->nruns == s->runs_cap) {
+        size_t cap = s->runs_cap ? s->runs_cap * 2 : 16;
+        run *r = realloc(s->runs, cap * sizeof *r);
+        if (!r) {
+            close(fd);
+            return ak_err_nomem(err);
+        }
+        s->runs = r;
+        s->runs_cap = cap;
+    }
+    run *r = &s->runs[s->nruns++];
+    memset(r, 0, sizeof *r);
+    r->fd = fd;
+    r->nrecords = nrecords;
+    s->st.runs++;
+    return ANONKIT_OK;
+}
+
+/* Sorts the buffer and writes it as one run. */
+static int spill_buffer(extsort *s, ak_error *err)
+{
+    uint64_t *sorted = merge_sort(s->buf, s->scratch, s->n, s->words);
+    int fd;
+    AK_CHECK(spill_file(s, &fd, err));
+    int rc = write_all(s, fd, sorted, s->n * s->rec_bytes, err);
+    if (rc < 0) {
+        close(fd);
+        return rc;
+    }
+    AK_CHECK(push_run(s, fd, s->n, err));
+    s->n = 0;
+    return ANONKIT_OK;
+}
+
+int extsort_add(extsort *s, const uint64_t *record, ak_error *err)
+{
+    if (s->n == s->cap) {
+        if (s->unlimited) {
+            size_t cap = s->cap ? s->cap * 2 : 4096;
+            uint64_t *b = realloc(s->buf, cap * s->rec_bytes);
+            if (!b) return ak_err_nomem(err);
+            s->buf = b;
+            s->cap = cap;
+        } else {
+            AK_CHECK(spill_buffer(s, err));
+        }
+    }
+    memcpy(s->buf + s->n * s->words, record, s->rec_bytes);
+    s->n++;
+    s->st.records++;
+    return ANONKIT_OK;
+}
+
+/* Fills run r's block buffer; returns the records now available (0 at its end). */
+static int refill(extsort *s, run *r, ak_error *err)
+{
+    r->at = 0;
+    r->in_block = 0;
+    uint64_t left = r->nrecords - r->consumed;
+    if (!left) return ANONKIT_OK;
+    size_t per_block = s->block_size / s->rec_bytes;
+    size_t want = left < per_block ? (size_t)left : per_block;
+    size_t bytes = want * s->rec_bytes, got = 0;
+    while (got < bytes) {
+        ssize_t n = pread(r->fd, (char *)r->block + got, bytes - got, r->offset + (off_t)got);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0)
+            return ak_err_set(err, ANONKIT_E_IO, s->dir, 0, 0, "cannot read a spill file: %s",
+                              n < 0 ? strerror(errno) : "file is shorter than written");
+        got += (size_t)n;
+    }
+    r->offset += (off_t)bytes;
+    r->in_block = want;
+    s->st.blocks_read++;
+    return ANONKIT_OK;
+}
+
+static const uint64_t *run_head(const extsort *s, const run *r) { return r->block + r->at * s->words; }
+
+static int heap_less(const extsort *s, const run *runs, size_t a, size_t b)
+{
+    return cmp_rec(run_head(s, &runs[a]), run_head(s, &runs[b]), s->words) < 0;
+}
+
+static void heap_down(extsort *s, run *runs, size_t i)
+{
+    for (;;) {
+        size_t l = 2 * i + 1, m = i;
+        if (l < s->heap_n && heap_less(s, runs, s->heap[l], s->heap[m])) m = l;
+        if (l + 1 < s->heap_n && heap_less(s, runs, s->heap[l + 1], s->heap[m])) m = l + 1;
+        if (m == i) return;
+        size_t t = s->heap[i];
+        s->heap[i] = s->heap[m];
+        s->heap[m] = t;
+        i = m;
+    }
+}
+
+/* Prepares a merge of runs[first .. first+count): block buffers and the heap. */
+static int merge_begin(extsort *s, size_t first, size_t count, ak_error *err)
+{
+    free(s->heap);
+    s->heap = malloc(count * sizeof *s->heap);
+    if (!s->heap) return ak_err_nomem(err);
+    s->heap_n = 0;
+    for (size_t i = first; i < first + count; i++) {
+        run *r = &s->runs[i];
+        r->offset = 0;
+        r->consumed = 0;
+        if (!r->block && !(r->block = malloc(s->block_size))) return ak_err_nomem(err);
+        AK_CHECK(refill(s, r, err));
+        if (r->in_block) s->heap[s->heap_n++] = i;
+    }
+    for (size_t i = s->heap_n / 2; i-- > 0;) heap_down(s, s->runs, i);
+    return ANONKIT_OK;
+}
+
+/* The next record of the current merge, or NULL at its end. */
+static int merge_next(extsort *s, const uint64_t **rec, ak_error *err)
+{
+    *rec = NULL;
+    if (!s->heap_n) return 0;
+    run *r = &s->runs[s->heap[0]];
+    /* copy out: the block may be refilled below */
+    memcpy(s->scratch, run_head(s, r), s->rec_bytes);
+    r->at++;
+    r->consumed++;
+    if (r->at == r->in_block) AK_CHECK(refill(s, r, err));
+    if (!r->in_block) s->heap[0] = s->heap[--s->heap_n];
+    if (s->heap_n) heap_down(s, s->runs, 0);
+    *rec = s->scratch;
+    return 1;
+}
+
+static void close_run(run *r)
+{
+    if (r->fd >= 0) close(r->fd);
+    r->fd = -1;
+    free(r->block);
+    r->block = NULL;
+}
+
+int extsort_finish(extsort *s, ak_error *err)
+{
+    s->finished = 1;
+    if (!s->nruns) {
+        s->in_memory = 1;
+        if (s->n > 1) {
+            if (s->unlimited) {
+                free(s->scratch);
+                s->scratch = malloc(s->n * s->rec_bytes);
+                if (!s->scratch) return ak_err_nomem(err);
+            }
+            uint64_t *sorted = merge_sort(s->buf, s->scratch, s->n, s->words);
+            if (sorted != s->buf) {
+                uint64_t *t = s->buf;
+                s->buf = s->scratch;
+                s->scratch = t;
+            }
+        }
+        return ANONKIT_OK;
+    }
+    if (s->n) AK_CHECK(spill_buffer(s, err));
+    /* The buffers go; the merge holds one block per run plus one output block. */
+    free(s->buf);
+    s->buf = NULL;
+    free(s->scratch);
+    s->scratch = malloc(s->block_size > s->rec_bytes ? s->block_size : s->rec_bytes);
+    if (!s->scratch) return ak_err_nomem(err);
+    size_t fan_in = s->memory / s->block_size;
+    fan_in = fan_in > 2 ? fan_in - 1 : 2;
+    /* Merge passes until one merge can take all runs. */
+    while (s->nruns > fan_in) {
+        s->st.merge_passes++;
+        size_t first = 0;
+        run *old = s->runs;
+        size_t nold = s->nruns;
+        s->runs = NULL;
+        s->nruns = s->runs_cap = 0;
+        /* merge groups of fan_in runs from `old` into new runs */
+        for (first = 0; first < nold; first += fan_in) {
+            size_t count = nold - first < fan_in ? nold - first : fan_in;
+            run *keep = s->runs;
+            size_t keep_n = s->nruns, keep_cap = s->runs_cap;
+            s->runs = old;
+            s->nruns = nold;
+            int rc = merge_begin(s, first, count, err);
+            int fd = -1;
+            if (rc >= 0) rc = spill_file(s, &fd, err);
+            uint64_t written = 0;
+            uint64_t *outbuf = rc >= 0 ? malloc(s->block_size) : NULL;
+            if (rc >= 0 && !outbuf) rc = ak_err_nomem(err);
+            size_t fill = 0;
+            const uint64_t *rec;
+            while (rc >= 0 && (rc = merge_next(s, &rec, err)) == 1) {
+                memcpy((char *)outbuf + fill, rec, s->rec_bytes);
+                fill += s->rec_bytes;
+                written++;
+                if (fill + s->rec_bytes > s->block_size) {
+                    rc = write_all(s, fd, outbuf, fill, err);
+                    fill = 0;
+                }
+            }
+            if (rc >= 0 && fill) rc = write_all(s, fd, outbuf, fill, err);
+            free(outbuf);
+            for (size_t i = first; i < first + count; i++) close_run(&old[i]);
+            s->runs = keep;
+            s->nruns = keep_n;
+            s->runs_cap = keep_cap;
+            if (rc >= 0) rc = push_run(s, fd, written, err);
+            else if (fd >= 0) close(fd);
+            if (rc < 0) {
+                for (size_t i = 0; i < nold; i++) close_run(&old[i]);
+                free(old);
+                return rc;
+            }
+        }
+        free(old);
+    }
+    return merge_begin(s, 0, s->nruns, err);
+}
+
+int extsort_next(extsort *s, const uint64_t **record, ak_error *err)
+{
+    *record = NULL;
+    if (!s->finished) return ak_err_set(err, ANONKIT_E_INTERNAL, NULL, 0, 0, "extsort_next before extsort_finish");
+    if (s->in_memory) {
+        if (s->mem_at == s->n) return 0;
+        *record = s->buf + s->mem_at++ * s->words;
+        return 1;
+    }
+    return merge_next(s, record, err);
+}
+
+void extsort_get_stats(const extsort *s, extsort_stats *out) { *out = s->st; }
+
+void extsort_free(extsort *s)
+{
+    if (!s) return;
+    for (size_t i = 0; i < s->nruns; i++) close_run(&s->runs[i]);
+    free(s->runs);
+    free(s->buf);
+    free(s->scratch);
+    free(s->heap);
+    if (s->file_seq && s->dir[0]) rmdir(s->dir);
+    free(s);
+}

@@ -1,0 +1,725 @@
+/* test_onedim.c — property tests of the 1-D anonymization of 001.
+ *
+ * - Hilbert keys against the curve's definition: for d = 2, 3, 4 every cell
+ *   gets one index, consecutive indices are neighbouring cells, each block of
+ *   2^(d j) consecutive indices fills one aligned cube of side 2^j, and for
+ *   d = 2 the keys equal a reference xy2d written here (up to the axis
+ *   order); keys longer than 64 bits keep the nesting property.
+ * - The k-anonymity DP against exhaustive search over all partitions of the
+ *   sequence into consecutive groups of at least k rows (equal optimum, for
+ *   the NCP cost and for the 1-D extent cost), with groups of k..2k-1 rows.
+ * - The l-diversity heuristic on random sensitive sequences: succeeds exactly
+ *   on eligible ones, every group is l-diverse (counted here), and for a whole
+ *   l it never needs the closing group.
+ * - The external sort against an in-memory sort under tiny budgets.
+ * - Every algorithm on random tables through the public API, proven by the
+ *   independent verifier; ineligible tables fail cleanly and write nothing. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "algo/onedim/onedim.h"
+#include "anonkit/anonkit.h"
+#include "core/partition.h"
+#include "core/table.h"
+#include "io/extsort.h"
+#include "metrics/kl.h"
+#include "metrics/metrics.h"
+#include "model/model.h"
+#include "testutil.h"
+
+/* ---------------------------------------------------------------- Hilbert -- */
+
+/* The classic 2-D Hilbert index (rotate-and-reflect per quadrant). */
+static uint64_t ref_xy2d(uint32_t n, uint32_t x, uint32_t y)
+{
+    uint64_t d = 0;
+    for (uint32_t s = n / 2; s > 0; s /= 2) {
+        uint32_t rx = (x & s) > 0, ry = (y & s) > 0;
+        d += (uint64_t)s * s * ((3 * rx) ^ ry);
+        if (ry == 0) {
+            if (rx == 1) {
+                x = s - 1 - x;
+                y = s - 1 - y;
+            }
+            uint32_t t = x;
+            x = y;
+            y = t;
+        }
+    }
+    return d;
+}
+
+static uint64_t small_key(const uint32_t *c, unsigned d, unsigned bits)
+{
+    uint64_t key[2];
+    hil_hilbert_key(c, d, bits, key);
+    return key[0] >> (64 - d * bits);
+}
+
+static void test_hilbert_definition(void **state)
+{
+    (void)state;
+    static const unsigned cases[][2] = {{2, 1}, {2, 2}, {2, 3}, {2, 4}, {2, 5}, {3, 1}, {3, 2}, {3, 3}, {4, 1}, {4, 2}};
+    for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
+        const unsigned d = cases[ci][0], bits = cases[ci][1];
+        const uint64_t side = 1ull << bits, ncells = 1ull << (d * bits);
+        uint32_t(*cell_of)[4] = calloc(ncells, sizeof *cell_of);
+        unsigned char *seen = calloc(ncells, 1);
+        assert_non_null(cell_of);
+        assert_non_null(seen);
+        int same = 1, swapped = 1;
+        for (uint64_t lin = 0; lin < ncells; lin++) {
+            uint32_t c[4] = {0};
+            for (unsigned q = 0; q < d; q++) c[q] = (uint32_t)((lin >> (q * bits)) & (side - 1));
+            const uint64_t h = small_key(c, d, bits);
+            assert_true(h < ncells);
+            if (seen[h]) fail_msg("d=%u bits=%u: index %llu given twice", d, bits, (unsigned long long)h);
+            seen[h] = 1;
+            memcpy(cell_of[h], c, sizeof c);
+            if (d == 2) {
+                if (h != ref_xy2d((uint32_t)side, c[0], c[1])) same = 0;
+                if (h != ref_xy2d((uint32_t)side, c[1], c[0])) swapped = 0;
+            }
+        }
+        for (unsigned q = 0; q < d; q++) assert_int_equal(cell_of[0][q], 0); /* starts at the origin */
+        for (uint64_t h = 1; h < ncells; h++) {
+            unsigned dist = 0;
+            for (unsigned q = 0; q < d; q++) dist += (unsigned)abs((int)cell_of[h][q] - (int)cell_of[h - 1][q]);
+            if (dist != 1) fail_msg("d=%u bits=%u: index %llu is %u steps from the one before", d, bits, (unsigned long long)h, dist);
+        }
+        for (unsigned j = 1; j < bits; j++) /* blocks of 2^(d j) indices fill aligned cubes of side 2^j */
+            for (uint64_t h = 0; h < ncells; h++) {
+                const uint64_t first = h & ~((1ull << (d * j)) - 1);
+                for (unsigned q = 0; q < d; q++) assert_int_equal(cell_of[h][q] >> j, cell_of[first][q] >> j);
+            }
+        if (d == 2) assert_true(same || swapped);
+        free(cell_of);
+        free(seen);
+    }
+}
+
+/* Keys of more than 64 bits: a common prefix of d*j bits <=> the same aligned
+ * cube of side 2^(bits-j); unused low bits are zero. */
+static void test_hilbert_multiword(void **state)
+{
+    (void)state;
+    tu_rng rng = {77};
+    static const unsigned cases[][2] = {{3, 22}, {7, 12}, {12, 12}};
+    for (size_t ci = 0; ci < 3; ci++) {
+        const unsigned d = cases[ci][0], bits = cases[ci][1], total = d * bits, words = (total + 63) / 64;
+        for (int iter = 0; iter < 2000; iter++) {
+            uint32_t a[12], b[12];
+            for (unsigned q = 0; q < d; q++) {
+                a[q] = (uint32_t)tu_below(&rng, 1ull << bits);
+                b[q] = a[q];
+                /* a near or a far point */
+                if (tu_below(&rng, 2)) b[q] ^= (uint32_t)tu_below(&rng, 1ull << (1 + tu_below(&rng, bits)));
+                else b[q] = (uint32_t)tu_below(&rng, 1ull << bits);
+            }
+            uint64_t ka[3], kb[3];
+            hil_hilbert_key(a, d, bits, ka);
+            hil_hilbert_key(b, d, bits, kb);
+            if (total % 64) assert_int_equal(ka[words - 1] & ((1ull << (64 - total % 64)) - 1), 0);
+            unsigned common = 0; /* leading equal key bits */
+            while (common < total && ((ka[common / 64] >> (63 - common % 64)) & 1) == ((kb[common / 64] >> (63 - common % 64)) & 1))
+                common++;
+            for (unsigned j = 0; j <= bits; j++) {
+                int cube = 1;
+                for (unsigned q = 0; q < d; q++)
+                    if ((a[q] >> (bits - j)) != (b[q] >> (bits - j))) cube = 0;
+                if (j == 0) cube = 1;
+                assert_int_equal(cube, common >= d * j);
+            }
+        }
+    }
+}
+
+/* ------------------------------------------------------------ random tables -- */
+
+#define MAX_QI 3
+#define MAX_ROWS 300
+
+typedef struct gen_table {
+    size_t nrows;
+    int nqi;
+    int categorical[MAX_QI];
+    int nleaves[MAX_QI];
+    char hier_path[MAX_QI][4096];
+    int sensitive[MAX_ROWS];
+    int nsensitive;
+    char csv_path[4096];
+} gen_table;
+
+static void generate(tu_rng *rng, const char *dir, gen_table *g, size_t max_rows)
+{
+    memset(g, 0, sizeof *g);
+    g->nrows = 1 + tu_below(rng, max_rows);
+    g->nqi = 1 + (int)tu_below(rng, MAX_QI);
+    g->nsensitive = 1 + (int)tu_below(rng, 9);
+    for (int q = 0; q < g->nqi; q++) {
+        g->categorical[q] = tu_below(rng, 2) == 0;
+        if (g->categorical[q]) {
+            char name[64];
+            snprintf(name, sizeof name, "h%d.csv", q);
+            snprintf(g->hier_path[q], sizeof g->hier_path[q], "%s", tu_path(dir, name));
+            g->nleaves[q] = tu_write_random_hierarchy(rng, g->hier_path[q], q);
+        } else {
+            g->nleaves[q] = 1 + (int)tu_below(rng, tu_below(rng, 2) ? 6 : 60);
+        }
+    }
+    snprintf(g->csv_path, sizeof g->csv_path, "%s", tu_path(dir, "in.csv"));
+    FILE *f = fopen(g->csv_path, "w");
+    assert_non_null(f);
+    fprintf(f, "id");
+    for (int q = 0; q < g->nqi; q++) fprintf(f, ",a%d", q);
+    fprintf(f, ",s\n");
+    for (size_t r = 0; r < g->nrows; r++) {
+        fprintf(f, "%zu", r);
+        for (int q = 0; q < g->nqi; q++) {
+            int v = (int)tu_below(rng, (uint64_t)g->nleaves[q]);
+            if (g->categorical[q]) fprintf(f, ",v%d", v);
+            else fprintf(f, ",%d", v * 3 - 20);
+        }
+        int s = (int)tu_below(rng, (uint64_t)g->nsensitive);
+        if (tu_below(rng, 3) == 0) s = 0; /* a dominant value */
+        g->sensitive[r] = s;
+        fprintf(f, ",d%d\n", s);
+    }
+    fclose(f);
+}
+
+static table *load(const gen_table *g)
+{
+    table_spec spec = {0};
+    const char *names[MAX_QI], *paths[MAX_QI];
+    static char name_buf[MAX_QI][16];
+    for (int q = 0; q < g->nqi; q++) {
+        snprintf(name_buf[q], sizeof name_buf[q], "a%d", q);
+        names[q] = name_buf[q];
+        paths[q] = g->categorical[q] ? g->hier_path[q] : NULL;
+    }
+    spec.path = g->csv_path;
+    spec.display_name = g->csv_path;
+    spec.delimiter = ',';
+    spec.nqi = (size_t)g->nqi;
+    spec.qi_names = names;
+    spec.hierarchy_paths = paths;
+    spec.sensitive_name = "s";
+    table *t;
+    ak_error err;
+    if (table_load(&t, &spec, &err) != ANONKIT_OK) fail_msg("table_load: %s", err.message);
+    return t;
+}
+
+/* |G| * weighted NCP of rows order[from .. to), from a fresh box. */
+static double group_cost(const table *t, const uint32_t *order, size_t from, size_t to, const double *w)
+{
+    double sum = 0;
+    for (uint32_t q = 0; q < t->nqi; q++) {
+        uint32_t lo = UINT32_MAX, hi = 0;
+        for (size_t i = from; i < to; i++) {
+            const uint32_t c = t->qi[q].codes[order[i]];
+            if (c < lo) lo = c;
+            if (c > hi) hi = c;
+        }
+        sum += (w ? w[q] : 1.0) * metrics_ncp(t, q, lo, hi);
+    }
+    return (double)(to - from) * sum;
+}
+
+static double extent_cost(const double *gap, size_t from, size_t to)
+{
+    double e = 0;
+    for (size_t i = from + 1; i < to; i++) e += gap[i];
+    return (double)(to - from) * e;
+}
+
+/* The least cost over every partition of order[0..n) into consecutive groups
+ * of at least k rows (no upper limit), by exhaustive enumeration of cut sets. */
+static double brute_force(const table *t, const uint32_t *order, size_t n, uint64_t k, const double *w,
+                          const double *gap)
+{
+    double best = INFINITY;
+    for (uint64_t cuts = 0; cuts < (1ull << (n - 1)); cuts++) {
+        double c = 0;
+        size_t from = 0;
+        int ok = 1;
+        for (size_t i = 1; i <= n && ok; i++) {
+            if (i < n && !((cuts >> (i - 1)) & 1)) continue;
+            if (i - from < k) ok = 0;
+            else c += gap ? extent_cost(gap, from, i) : group_cost(t, order, from, i, w);
+            from = i;
+        }
+        if (ok && c < best) best = c;
+    }
+    return best;
+}
+
+static void test_dp_against_brute_force(void **state)
+{
+    (void)state;
+    tu_rng rng = {4242};
+    int runs = 0;
+    for (int iter = 0; iter < 250; iter++) {
+        char dir[4096];
+        snprintf(dir, sizeof dir, "%s", tu_mkdtemp());
+        gen_table g;
+        generate(&rng, dir, &g, 13);
+        table *t = load(&g);
+        const size_t n = t->nrows;
+        const uint64_t k = 1 + tu_below(&rng, n < 5 ? n : 5);
+        uint32_t order[16];
+        for (size_t i = 0; i < n; i++) order[i] = (uint32_t)i;
+        for (size_t i = n; i > 1; i--) {
+            size_t j = tu_below(&rng, i);
+            uint32_t x = order[i - 1];
+            order[i - 1] = order[j];
+            order[j] = x;
+        }
+        double w[MAX_QI], gap[16];
+        const int weighted = tu_below(&rng, 2) == 0;
+        for (int q = 0; q < g.nqi; q++) w[q] = (double)(1 + tu_below(&rng, 4));
+        gap[0] = 0;
+        for (size_t i = 1; i < n; i++) gap[i] = tu_below(&rng, 3) ? (double)tu_below(&rng, 50) : 0;
+        for (int fast = 0; fast < 2; fast++) {
+            uint32_t sizes[16];
+            size_t ngroups;
+            double cost;
+            ak_error err;
+            const double *wp = weighted ? w : NULL, *gp = fast ? gap : NULL;
+            assert_int_equal(hil_kanon_dp(t, order, n, k, wp, gp, sizes, &ngroups, &cost, &err), ANONKIT_OK);
+            const double want = brute_force(t, order, n, k, wp, gp);
+            if (fabs(cost - want) > 1e-9 * (1 + want))
+                fail_msg("iteration %d (n=%zu k=%llu fast=%d): DP %.12g, exhaustive %.12g", iter, n,
+                         (unsigned long long)k, fast, cost, want);
+            size_t from = 0;
+            double recomputed = 0;
+            for (size_t gi = 0; gi < ngroups; gi++) {
+                assert_true(sizes[gi] >= k && sizes[gi] <= 2 * k - 1);
+                recomputed += gp ? extent_cost(gp, from, from + sizes[gi]) : group_cost(t, order, from, from + sizes[gi], wp);
+                from += sizes[gi];
+            }
+            assert_int_equal(from, n);
+            assert_true(fabs(recomputed - cost) <= 1e-9 * (1 + cost));
+            runs++;
+        }
+        table_free(t);
+        tu_rmtree(dir);
+    }
+    assert_true(runs == 500);
+}
+
+/* --------------------------------------------------------------- l-diversity -- */
+
+static void test_ldiv_heuristic(void **state)
+{
+    (void)state;
+    tu_rng rng = {99};
+    int eligible = 0, ineligible = 0;
+    enum { N = 400 };
+    uint32_t sa[N], group_of[N], counts[N][16];
+    long double pos[N];
+    size_t size[N];
+    for (int iter = 0; iter < 600; iter++) {
+        const size_t n = 1 + tu_below(&rng, N);
+        const uint32_t m = 1 + (uint32_t)tu_below(&rng, 12);
+        const int whole = tu_below(&rng, 4) != 0;
+        const double l = whole ? (double)(1 + tu_below(&rng, 5)) : 1 + (double)tu_below(&rng, 400) / 100.0;
+        const uint32_t skew = (uint32_t)tu_below(&rng, m);
+        uint32_t hist[16] = {0}, top = 0;
+        long double at = 0;
+        for (size_t i = 0; i < n; i++) {
+            sa[i] = (uint32_t)tu_below(&rng, m);
+            if (tu_below(&rng, 4) == 0) sa[i] = skew;
+            if (++hist[sa[i]] > top) top = hist[sa[i]];
+            at += tu_below(&rng, 3) ? (long double)tu_below(&rng, 100) : 0;
+            pos[i] = at;
+        }
+        hil_stats st;
+        memset(&st, 0, sizeof st);
+        size_t ngroups;
+        ak_error err;
+        int rc = hil_ldiv(sa, pos, n, m, l, group_of, &ngroups, &st, &err);
+        if ((double)top * l > (double)n) {
+            assert_int_equal(rc, ANONKIT_E_INELIGIBLE);
+            ineligible++;
+            continue;
+        }
+        if (rc != ANONKIT_OK) fail_msg("iteration %d: eligible sequence failed: %s", iter, err.message);
+        eligible++;
+        assert_true(ngroups >= 1 && ngroups <= n);
+        memset(size, 0, ngroups * sizeof *size);
+        memset(counts, 0, ngroups * sizeof counts[0]);
+        for (size_t i = 0; i < n; i++) {
+            assert_true(group_of[i] < ngroups);
+            size[group_of[i]]++;
+            counts[group_of[i]][sa[i]]++;
+        }
+        for (size_t gi = 0; gi < ngroups; gi++) {
+            assert_true(size[gi] > 0);
+            for (uint32_t v = 0; v < m; v++)
+                if ((double)counts[gi][v] * l > (double)size[gi])
+                    fail_msg("iteration %d: group %zu has value %u %u times of %zu (l = %g)", iter, gi, v,
+                             counts[gi][v], size[gi], l);
+        }
+        if (whole) assert_int_equal(st.closing_groups, 0); /* 001 §4.2: always a group for a whole l */
+    }
+    assert_true(eligible > 150);
+    assert_true(ineligible > 50);
+}
+
+/* ------------------------------------------------------------ external sort -- */
+
+static int cmp_rec3(const void *a, const void *b)
+{
+    const uint64_t *x = a, *y = b;
+    for (int w = 0; w < 3; w++)
+        if (x[w] != y[w]) return x[w] < y[w] ? -1 : 1;
+    return 0;
+}
+
+static int dir_is_empty(const char *path)
+{
+    DIR *d = opendir(path);
+    assert_non_null(d);
+    struct dirent *e;
+    int empty = 1;
+    while ((e = readdir(d)))
+        if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) empty = 0;
+    closedir(d);
+    return empty;
+}
+
+static void test_external_sort(void **state)
+{
+    (void)state;
+    tu_rng rng = {5};
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", tu_mkdtemp());
+    static const size_t budgets[] = {0, 4096, 20000, 100000, 1 << 20};
+    for (size_t bi = 0; bi < sizeof budgets / sizeof budgets[0]; bi++) {
+        const size_t n = 1 + tu_below(&rng, 60000);
+        uint64_t *recs = malloc(n * 3 * sizeof *recs);
+        assert_non_null(recs);
+        extsort *s;
+        ak_error err;
+        assert_int_equal(extsort_open(&s, 3, budgets[bi], dir, &err), ANONKIT_OK);
+        for (size_t i = 0; i < n; i++) {
+            recs[i * 3] = tu_below(&rng, 50);
+            recs[i * 3 + 1] = tu_next(&rng);
+            recs[i * 3 + 2] = i;
+            assert_int_equal(extsort_add(s, recs + i * 3, &err), ANONKIT_OK);
+        }
+        assert_int_equal(extsort_finish(s, &err), ANONKIT_OK);
+        qsort(recs, n, 3 * sizeof *recs, cmp_rec3);
+        const uint64_t *r;
+        for (size_t i = 0; i < n; i++) {
+            assert_int_equal(extsort_next(s, &r, &err), 1);
+            assert_memory_equal(r, recs + i * 3, 3 * sizeof *recs);
+        }
+        assert_int_equal(extsort_next(s, &r, &err), 0);
+        extsort_stats st;
+        extsort_get_stats(s, &st);
+        assert_int_equal(st.records, n);
+        if (budgets[bi] && n * 24 > budgets[bi]) {
+            assert_true(st.runs >= 2);
+            assert_true(st.blocks_written > 0 && st.blocks_read >= st.blocks_written / 2);
+        }
+        if (budgets[bi] == 4096 && n > 2000) assert_true(st.merge_passes > 0);
+        extsort_free(s);
+        assert_true(dir_is_empty(dir)); /* no spill folder or file left */
+        free(recs);
+    }
+    tu_rmtree(dir);
+}
+
+/* ---------------------------------------------------- whole runs + verifier -- */
+
+static const char *const algorithms[] = {"hilbert", "hilbert-fast", "idistance", "idistance-fast"};
+
+static void test_random_tables_verified(void **state)
+{
+    (void)state;
+    tu_rng rng = {20070923};
+    int eligible_runs = 0, ineligible_runs = 0;
+    for (int iter = 0; iter < 120; iter++) {
+        char dir[4096];
+        snprintf(dir, sizeof dir, "%s", tu_mkdtemp());
+        gen_table g;
+        generate(&rng, dir, &g, MAX_ROWS);
+        anonkit_job *job = anonkit_job_create();
+        tu_job_generated(job, g.nqi, g.categorical, (const char (*)[4096])g.hier_path, g.csv_path);
+        const char *algo = algorithms[iter % 4];
+        assert_int_equal(anonkit_job_set(job, ANONKIT_OPT_ALGORITHM, algo), ANONKIT_OK);
+        model m;
+        model_init(&m);
+        m.k = 1 + tu_below(&rng, tu_below(&rng, 4) == 0 ? g.nrows + 2 : 12);
+        char text[64];
+        snprintf(text, sizeof text, "%llu", (unsigned long long)m.k);
+        assert_int_equal(anonkit_job_set(job, ANONKIT_OPT_K, text), ANONKIT_OK);
+        if (tu_below(&rng, 2) == 0) {
+            m.l = (double)(1 + tu_below(&rng, 4));
+            m.l_variants = MODEL_L_PROBABILISTIC;
+            snprintf(text, sizeof text, "%g", m.l);
+            assert_int_equal(anonkit_job_set(job, ANONKIT_OPT_L, text), ANONKIT_OK);
+        }
+        if (tu_below(&rng, 3) == 0) assert_int_equal(anonkit_job_set(job, ANONKIT_OPT_MEMORY, "4K"), ANONKIT_OK);
+        if (tu_below(&rng, 3) == 0) {
+            snprintf(text, sizeof text, "%llu", (unsigned long long)(1 + tu_below(&rng, 20)));
+            assert_int_equal(anonkit_job_set(job, ANONKIT_OPT_CENTERS, text), ANONKIT_OK);
+        }
+        const char *out = tu_path(dir, "out.csv");
+        assert_int_equal(anonkit_job_set(job, ANONKIT_OPT_OUTPUT, out), ANONKIT_OK);
+        anonkit_result *res = NULL;
+        int rc = anonkit_anonymize(job, &res);
+        uint32_t hist[16] = {0}, top = 0, distinct = 0;
+        for (size_t r = 0; r < g.nrows; r++) {
+            if (!hist[g.sensitive[r]]++) distinct++;
+            if (hist[g.sensitive[r]] > top) top = hist[g.sensitive[r]];
+        }
+        const int eligible = m.k <= g.nrows && (m.l == 0 || ((double)top * m.l <= (double)g.nrows && m.l <= distinct));
+        if (!eligible) {
+            if (rc != ANONKIT_E_INELIGIBLE) fail_msg("iteration %d (%s): ineligible table gave %d: %s", iter, algo, rc, anonkit_errmsg(job));
+            assert_int_not_equal(access(out, F_OK), 0);
+            ineligible_runs++;
+        } else {
+            if (rc != ANONKIT_OK) fail_msg("iteration %d (%s): %s", iter, algo, anonkit_errmsg(job));
+            assert_int_equal(anonkit_result_rows_published(res), g.nrows);
+            uint64_t classes = 0, rows = 0;
+            if (m.l > 0) assert_int_equal(anonkit_job_set(job, ANONKIT_OPT_L_VARIANT, "probabilistic"), ANONKIT_OK);
+            rc = anonkit_check(job, out, &classes, &rows);
+            if (rc != ANONKIT_OK) fail_msg("iteration %d (%s): verifier: %s", iter, algo, anonkit_errmsg(job));
+            assert_int_equal(rows, g.nrows);
+            /* the partition itself: class sizes, and k..2k-1 for k-anonymity alone */
+            table *t = load(&g);
+            partition p;
+            ak_error err;
+            assert_int_equal(partition_init(&p, t->nrows, t->nqi, &err), ANONKIT_OK);
+            hil_options o = {0};
+            assert_int_equal(hil_parse_algorithm(algo, &o), 0);
+            o.seed = 1;
+            assert_int_equal(hil_run(t, &m, &o, &p, NULL, &err), ANONKIT_OK);
+            uint64_t total = 0;
+            for (size_t c = 0; c < p.nclasses; c++) {
+                assert_true(p.count[c] >= m.k);
+                if (m.l == 0) assert_true(p.count[c] <= 2 * m.k - 1);
+                total += p.count[c];
+            }
+            assert_int_equal(total, g.nrows);
+            for (size_t r = 0; r < g.nrows; r++) { /* every box covers its rows */
+                const uint32_t c = p.class_of[r];
+                assert_true(c < p.nclasses);
+                for (uint32_t q = 0; q < t->nqi; q++) {
+                    assert_true(t->qi[q].codes[r] >= partition_lo(&p, c)[q]);
+                    assert_true(t->qi[q].codes[r] <= partition_hi(&p, c)[q]);
+                }
+            }
+            partition_free(&p);
+            table_free(t);
+            eligible_runs++;
+        }
+        anonkit_result_free(res);
+        anonkit_job_free(job);
+        tu_rmtree(dir);
+    }
+    assert_true(eligible_runs > 50);
+    assert_true(ineligible_runs > 5);
+}
+
+/* The same partition in memory and through the external sort. */
+static void test_memory_budget_same_result(void **state)
+{
+    (void)state;
+    tu_rng rng = {31};
+    for (int iter = 0; iter < 8; iter++) {
+        char dir[4096];
+        snprintf(dir, sizeof dir, "%s", tu_mkdtemp());
+        gen_table g;
+        generate(&rng, dir, &g, MAX_ROWS);
+        table *t = load(&g);
+        model m;
+        model_init(&m);
+        m.k = 1 + tu_below(&rng, 4);
+        if (m.k > t->nrows) m.k = t->nrows;
+        partition a, b;
+        ak_error err;
+        hil_options o = {0};
+        assert_int_equal(hil_parse_algorithm(algorithms[iter % 4], &o), 0);
+        o.seed = 9;
+        assert_int_equal(partition_init(&a, t->nrows, t->nqi, &err), ANONKIT_OK);
+        assert_int_equal(partition_init(&b, t->nrows, t->nqi, &err), ANONKIT_OK);
+        assert_int_equal(hil_run(t, &m, &o, &a, NULL, &err), ANONKIT_OK);
+        o.memory = 2048;
+        hil_stats st;
+        assert_int_equal(hil_run(t, &m, &o, &b, &st, &err), ANONKIT_OK);
+        if (t->nrows > 200) assert_true(st.sort_runs > 1);
+        assert_int_equal(a.nclasses, b.nclasses);
+        assert_memory_equal(a.class_of, b.class_of, t->nrows * sizeof *a.class_of);
+        partition_free(&a);
+        partition_free(&b);
+        table_free(t);
+        tu_rmtree(dir);
+    }
+}
+
+/* Options: names, sizes, and the models the 1-D algorithms refuse. */
+static void test_options(void **state)
+{
+    (void)state;
+    anonkit_job *job = anonkit_job_create();
+    assert_int_equal(anonkit_job_set(job, ANONKIT_OPT_ALGORITHM, "hilbert-fast"), ANONKIT_OK);
+    assert_int_equal(anonkit_job_set(job, ANONKIT_OPT_ALGORITHM, "hilbertfast"), ANONKIT_E_USAGE);
+    assert_non_null(strstr(anonkit_errmsg(job), "idistance-fast"));
+    assert_int_equal(anonkit_job_set(job, ANONKIT_OPT_MEMORY, "512M"), ANONKIT_OK);
+    assert_int_equal(anonkit_job_set(job, ANONKIT_OPT_MEMORY, "1.5G"), ANONKIT_OK);
+    assert_int_equal(anonkit_job_set(job, ANONKIT_OPT_MEMORY, "12X"), ANONKIT_E_USAGE);
+    assert_int_equal(anonkit_job_set(job, ANONKIT_OPT_MEMORY, "-1"), ANONKIT_E_USAGE);
+    assert_int_equal(anonkit_job_set(job, ANONKIT_OPT_BITS, "0"), ANONKIT_E_USAGE);
+    assert_int_equal(anonkit_job_set(job, ANONKIT_OPT_BITS, "32"), ANONKIT_E_USAGE);
+    assert_int_equal(anonkit_job_set(job, ANONKIT_OPT_BITS, "31"), ANONKIT_OK);
+    assert_int_equal(anonkit_job_set(job, ANONKIT_OPT_CENTERS, "0"), ANONKIT_E_USAGE);
+    assert_int_equal(anonkit_job_set(job, ANONKIT_OPT_KL_LEVEL, "0"), ANONKIT_E_USAGE);
+    assert_string_equal(anonkit_option_name(ANONKIT_OPT_MEMORY), "memory");
+    anonkit_job_free(job);
+
+    const char *dir = tu_mkdtemp();
+    char in[4200], out[4200];
+    snprintf(in, sizeof in, "%s/in.csv", dir);
+    snprintf(out, sizeof out, "%s/out.csv", dir);
+    tu_write_file(in, "x,s\n1,a\n2,b\n3,a\n4,b\n5,c\n6,c\n");
+    job = anonkit_job_create();
+    anonkit_job_set(job, ANONKIT_OPT_INPUT, in);
+    anonkit_job_set(job, ANONKIT_OPT_OUTPUT, out);
+    anonkit_job_set(job, ANONKIT_OPT_QI, "x");
+    anonkit_job_set(job, ANONKIT_OPT_SENSITIVE, "s");
+    anonkit_job_set(job, ANONKIT_OPT_ALGORITHM, "hilbert");
+    anonkit_job_set(job, ANONKIT_OPT_L, "2");
+    anonkit_job_set(job, ANONKIT_OPT_L_VARIANT, "entropy");
+    anonkit_result *res = NULL;
+    assert_int_equal(anonkit_anonymize(job, &res), ANONKIT_E_USAGE);
+    assert_non_null(strstr(anonkit_errmsg(job), "probabilistic"));
+    assert_int_not_equal(access(out, F_OK), 0);
+    anonkit_job_set(job, ANONKIT_OPT_L_VARIANT, "probabilistic");
+    assert_int_equal(anonkit_anonymize(job, &res), ANONKIT_OK);
+    anonkit_result_free(res);
+    tu_write_file(in, "x,s\n1,1\n2,5\n3,1\n4,5\n5,9\n6,9\n");
+    anonkit_job_set(job, ANONKIT_OPT_VARIANCE, "1");
+    assert_int_equal(anonkit_anonymize(job, &res), ANONKIT_E_USAGE);
+    assert_non_null(strstr(anonkit_errmsg(job), "variance"));
+    anonkit_job_free(job);
+    tu_rmtree(dir);
+}
+
+/* ------------------------------------------------------------ KL-divergence -- */
+
+/* The divergence of one group-by by direct enumeration of every cell. */
+static double brute_kl_groupby(const table *t, const kl_published *pub, const uint32_t *dims, unsigned level)
+{
+    uint32_t cell[MAX_QI] = {0};
+    double kl = 0;
+    for (uint32_t v = 0; v < t->sensitive_dict.count; v++) {
+        memset(cell, 0, sizeof cell);
+        for (;;) {
+            double p = 0, q = 0;
+            for (size_t r = 0; r < t->nrows; r++) {
+                int in = t->sensitive_codes[r] == v;
+                for (unsigned j = 0; j < level && in; j++) in = t->qi[dims[j]].codes[r] == cell[j];
+                p += in;
+            }
+            for (size_t r = 0; r < pub->nrows; r++) {
+                if (pub->sa[r] != v) continue;
+                double share = 1;
+                for (unsigned j = 0; j < level; j++) {
+                    const uint32_t lo = pub->lo[r * t->nqi + dims[j]], hi = pub->hi[r * t->nqi + dims[j]];
+                    share *= cell[j] >= lo && cell[j] <= hi ? 1.0 / (hi - lo + 1) : 0;
+                }
+                q += share;
+            }
+            if (p > 0) kl += p / (double)t->nrows * log((p / (double)t->nrows) / (q / (double)pub->nrows));
+            unsigned j = 0;
+            while (j < level && ++cell[j] == t->qi[dims[j]].ncodes) cell[j++] = 0;
+            if (j == level) break;
+        }
+    }
+    return kl;
+}
+
+static void test_kl_divergence(void **state)
+{
+    (void)state;
+    tu_rng rng = {613};
+    for (int iter = 0; iter < 60; iter++) {
+        char dir[4096];
+        snprintf(dir, sizeof dir, "%s", tu_mkdtemp());
+        gen_table g;
+        generate(&rng, dir, &g, 40);
+        table *t = load(&g);
+        const size_t n = t->nrows, d = t->nqi;
+        uint32_t lo[40 * MAX_QI], hi[40 * MAX_QI], sa[40];
+        /* the original itself: divergence 0 at every level */
+        for (size_t r = 0; r < n; r++) {
+            for (size_t q = 0; q < d; q++) lo[r * d + q] = hi[r * d + q] = t->qi[q].codes[r];
+            sa[r] = t->sensitive_codes[r];
+        }
+        kl_published pub = {n, lo, hi, sa};
+        double mean;
+        size_t groupbys;
+        ak_error err;
+        for (unsigned level = 1; level <= d; level++) {
+            assert_int_equal(metrics_kl_divergence(t, &pub, level, &mean, &groupbys, &err), ANONKIT_OK);
+            assert_true(fabs(mean) < 1e-12);
+        }
+        /* random truthful boxes: the mean over group-bys equals direct enumeration */
+        for (size_t r = 0; r < n; r++)
+            for (size_t q = 0; q < d; q++) {
+                const uint32_t c = t->qi[q].codes[r], nc = t->qi[q].ncodes;
+                lo[r * d + q] = c - (uint32_t)tu_below(&rng, c + 1);
+                hi[r * d + q] = c + (uint32_t)tu_below(&rng, nc - c);
+            }
+        const unsigned level = 1 + (unsigned)tu_below(&rng, d);
+        assert_int_equal(metrics_kl_divergence(t, &pub, level, &mean, &groupbys, &err), ANONKIT_OK);
+        double want = 0;
+        size_t count = 0;
+        for (uint32_t mask = 0; mask < (1u << d); mask++) {
+            if ((unsigned)__builtin_popcount(mask) != level) continue;
+            uint32_t dims[MAX_QI];
+            unsigned nd = 0;
+            for (uint32_t q = 0; q < d; q++)
+                if (mask >> q & 1) dims[nd++] = q;
+            want += brute_kl_groupby(t, &pub, dims, level);
+            count++;
+        }
+        assert_int_equal(groupbys, count);
+        want /= (double)count;
+        if (fabs(mean - want) > 1e-9 * (1 + fabs(want))) fail_msg("iteration %d: KL %.15g, direct %.15g", iter, mean, want);
+        assert_true(mean >= -1e-12);
+        table_free(t);
+        tu_rmtree(dir);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_hilbert_definition),
+        cmocka_unit_test(test_hilbert_multiword),
+        cmocka_unit_test(test_dp_against_brute_force),
+        cmocka_unit_test(test_ldiv_heuristic),
+        cmocka_unit_test(test_external_sort),
+        cmocka_unit_test(test_random_tables_verified),
+        cmocka_unit_test(test_memory_budget_same_result),
+        cmocka_unit_test(test_options),
+        cmocka_unit_test(test_kl_divergence),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
