@@ -83,6 +83,7 @@ typedef struct rk {
     uint32_t *counts, *counts_scratch;
     double *span;
     uint64_t tm;         /* TM in rows */
+    size_t fg_budget;    /* bytes the frequency groups of one level may take */
     rothko_leaf_fn leaf_fn;
     void *ctx;
     rothko_stats *stats;
@@ -255,6 +256,8 @@ typedef struct rk_node {
     int median_only;
     uint64_t n;
     uint32_t *rlo, *rhi;   /* region */
+    uint32_t *blo, *bhi;   /* a class (no allowable split): its box */
+    int is_class;
     uint32_t q;            /* inner: split attribute */
     size_t first_child, nchildren;
     fgroup *fg;            /* open: during the scan */
@@ -314,6 +317,14 @@ static int fgroup_add(rk *r, fgroup *g, const rk_node *node, const uint32_t *cod
         if (g->avc) AK_CHECK(pairset_add(&g->avc[q], code[q], code[r->d + 1], err));
     }
     return ANONKIT_OK;
+}
+
+/* Bytes of the AV counts of a node: its region's codes. */
+static size_t av_bytes(const rk *r, const rk_node *x)
+{
+    size_t bytes = 0;
+    for (uint32_t q = 0; q < r->d; q++) bytes += ((size_t)x->rhi[q] - x->rlo[q] + 1) * sizeof(uint64_t);
+    return bytes;
 }
 
 /* Memory of a group after its scan (counts, and about 40 bytes per pair). */
@@ -641,8 +652,10 @@ static int tree_add(rk *r, rk_tree *tr, const uint32_t *rlo, const uint32_t *rhi
     x->kind = RK_OPEN;
     x->n = n;
     x->median_only = median_only;
-    if (!(x->rlo = malloc(2 * (size_t)r->d * sizeof *x->rlo))) return ak_err_nomem(err);
+    if (!(x->rlo = malloc(4 * (size_t)r->d * sizeof *x->rlo))) return ak_err_nomem(err);
     x->rhi = x->rlo + r->d;
+    x->blo = x->rhi + r->d;
+    x->bhi = x->blo + r->d;
     memcpy(x->rlo, rlo, r->d * sizeof *rlo);
     memcpy(x->rhi, rhi, r->d * sizeof *rhi);
     tr->count++;
@@ -924,15 +937,25 @@ static int process_partition(rk *r, rk_part *p, const uint32_t *rlo, const uint3
     const size_t max_leaves = r->o->memory / 4 / (2 * r->block) > 2 ? r->o->memory / 4 / (2 * r->block) : 2;
     while (rc == ANONKIT_OK) {
         /* frequency groups of the open nodes, in one scan */
+        size_t need = 0, groups = 0;
+        for (size_t i = level_first; i < level_end; i++)
+            if (tr.nodes[i].kind == RK_OPEN) need += av_bytes(r, &tr.nodes[i]), groups++;
+        if (need > r->fg_budget) {
+            rc = ak_err_set(err, ANONKIT_E_USAGE, NULL, 0, 0,
+                            "--memory is too small for one frequency group of this table (%zu bytes of %zu available)",
+                            need, r->fg_budget);
+            break;
+        }
+        if (groups > r->stats->fcache) r->stats->fcache = (unsigned)groups;
         for (size_t i = level_first; rc == ANONKIT_OK && i < level_end; i++)
             if (tr.nodes[i].kind == RK_OPEN) rc = fgroup_new(r, &tr.nodes[i], &tr.nodes[i].fg, err);
         if (rc == ANONKIT_OK) rc = scan(r, &tr, p, 0, err);
-        size_t fg_bytes = 0;
+        size_t pair_bytes = 0;
         for (size_t i = level_first; rc == ANONKIT_OK && i < level_end; i++) {
             rk_node *x = &tr.nodes[i];
             if (x->kind != RK_OPEN) continue;
             const size_t bytes = fgroup_size(r, x->fg);
-            if (bytes > fg_bytes) fg_bytes = bytes;
+            if (bytes - x->fg->bytes > pair_bytes) pair_bytes = bytes - x->fg->bytes;
             uint32_t lo[r->d], hi[r->d];
             fg_box(r, x, lo, hi);
             /* ak_hist of the node's sensitive values */
@@ -953,30 +976,32 @@ static int process_partition(rk *r, rk_part *p, const uint32_t *rlo, const uint3
                 rc = make_children(r, &tr, i, &s, lo, rows_in, err);
                 x = &tr.nodes[i];
             } else {
-                x->kind = RK_LEAF; /* a class: no allowable split; its group keeps its box */
+                x->kind = RK_LEAF; /* a class: no allowable split */
+                x->is_class = 1;
+                memcpy(x->blo, lo, sizeof lo);
+                memcpy(x->bhi, hi, sizeof hi);
             }
-            if (rc == ANONKIT_OK && x->kind == RK_INNER) {
+            if (rc == ANONKIT_OK) {
                 fgroup_free(r, x->fg);
                 x->fg = NULL;
             }
         }
         if (rc < 0) break;
         /* the next level: children larger than TM stay open */
-        size_t next_open = 0, leaves = 0;
+        size_t next_open = 0, leaves = 0, next_need = 0;
         for (size_t i = level_end; i < tr.count; i++) {
-            if (tr.nodes[i].n <= r->tm) tr.nodes[i].kind = RK_LEAF;
-            else next_open++;
+            if (tr.nodes[i].n <= r->tm) {
+                tr.nodes[i].kind = RK_LEAF;
+            } else {
+                next_open++;
+                next_need += av_bytes(r, &tr.nodes[i]) + pair_bytes;
+            }
         }
         for (size_t i = 0; i < tr.count; i++) leaves += tr.nodes[i].kind != RK_INNER;
-        if (!fcache) { /* as many groups as half the budget holds */
-            size_t per = fg_bytes ? fg_bytes : 1;
-            size_t can = r->o->memory / 2 / per;
-            fcache = can > 1 ? (unsigned)(can > 1u << 20 ? 1u << 20 : can) : 1;
-        }
-        if (fcache > r->stats->fcache) r->stats->fcache = fcache;
+        if (!fcache) fcache = UINT32_MAX; /* as many as the budget holds (next_need) */
         level_first = level_end;
         level_end = tr.count;
-        if (next_open == 0 || next_open > fcache || leaves + next_open > max_leaves) {
+        if (next_open == 0 || next_open > fcache || next_need > r->fg_budget || leaves + next_open > max_leaves) {
             for (size_t i = level_first; i < level_end; i++)
                 if (tr.nodes[i].kind == RK_OPEN) tr.nodes[i].kind = RK_LEAF;
             break;
@@ -1019,10 +1044,8 @@ static int process_partition(rk *r, rk_part *p, const uint32_t *rlo, const uint3
             rc = ak_err_set(err, ANONKIT_E_INTERNAL, NULL, 0, 0, "a partition's row count changed between scans");
             break;
         }
-        if (x->fg && x->n > r->tm) { /* a class larger than memory */
-            uint32_t lo[r->d], hi[r->d];
-            fg_box(r, x, lo, hi);
-            rc = finish_big_class(r, x, lo, hi, err);
+        if (x->is_class && x->n > r->tm) { /* a class larger than memory */
+            rc = finish_big_class(r, x, x->blo, x->bhi, err);
         } else {
             rc = process_partition(r, &x->part, x->rlo, x->rhi, x->median_only, err);
         }
@@ -1160,6 +1183,7 @@ int rothko_run(const table_spec *spec_in, const model *m, const rothko_options *
         goto done;
     }
     r.tm = (o->memory - fixed) / per_row;
+    r.fg_budget = (o->memory - fixed) / 4 * 3; /* the rest: hash tables' slack */
     stats->tm_rows = r.tm;
     /* The whole table must satisfy the model (checked from its histogram). */
     {

@@ -27,7 +27,7 @@ typedef struct rothko_options {
 typedef struct rothko_stats {
     uint64_t rows;
     uint64_t tm_rows;            /* TM: rows of a partition finished in memory */
-    unsigned fcache;             /* F_CACHE used (the largest, when chosen per partition) */
+    unsigned fcache;             /* the most frequency groups held at once */
     uint64_t scans;              /* scans of disk-resident partitions (frequency groups or repartitioning) */
     uint64_t repartitions;       /* scans that wrote child partitions */
     uint64_t data_blocks;        /* |R|: blocks of the tuple data */
