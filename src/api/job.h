@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "anonkit/anonkit.h"
+#include "algo/incognito/incognito.h"
 #include "algo/mondrian/mondrian.h"
 #include "core/error.h"
 #include "core/recode.h"
@@ -35,6 +36,10 @@ struct anonkit_job {
     int keep_order;
     unsigned threads;      /* 0: one per online core */
     char delimiter;
+    double suppression;    /* incognito, check: share of rows that may be suppressed */
+    inc_variant inc_variant;
+    inc_choose choose;
+    unsigned inc_set;      /* incognito-only options given: 1 suppression, 2 variant, 4 choose */
     ak_error err;
     char errmsg[2048];
 };

@@ -282,7 +282,26 @@ static int open_path(anonkit_job *job, const char *path, spool *sp, const char *
     return ANONKIT_OK;
 }
 
+/* The group whose QI texts are all "*" (suppressed rows look like this), or AK_NOT_FOUND. */
+static uint32_t all_star_group(const pub_groups *g)
+{
+    char key[8 * 64];
+    if (g->nqi > 64) return AK_NOT_FOUND;
+    const uint32_t one = 1;
+    for (uint32_t q = 0; q < g->nqi; q++) {
+        memcpy(key + 5 * q, &one, 4);
+        key[5 * q + 4] = '*';
+    }
+    return strmap_find(&g->keys, key, 5 * (size_t)g->nqi);
+}
+
 int anonkit_check(anonkit_job *job, const char *published_path, uint64_t *out_classes, uint64_t *out_rows)
+{
+    return anonkit_check_counts(job, published_path, out_classes, out_rows, NULL);
+}
+
+int anonkit_check_counts(anonkit_job *job, const char *published_path, uint64_t *out_classes, uint64_t *out_rows,
+                         uint64_t *out_suppressed)
 {
     ak_err_clear(&job->err);
     if (!job->qi.count) return ak_err_set(&job->err, ANONKIT_E_USAGE, NULL, 0, 0, "no quasi-identifiers given (--qi)"), job_fail(job);
@@ -314,6 +333,9 @@ int anonkit_check(anonkit_job *job, const char *published_path, uint64_t *out_cl
         uint32_t group = (uint32_t)(g.pairs.id_keys[p] >> 32);
         counts[start[group] + fill[group]++] = g.pair_count[p];
     }
+    /* With a suppression limit, all-"*" rows that fail the model as a class are suppressed rows. */
+    const uint32_t star = job->suppression > 0 ? all_star_group(&g) : AK_NOT_FOUND;
+    uint64_t suppressed = 0, classes = ngroups;
     for (uint32_t i = 0; i < ngroups; i++) {
         char why[256];
         int holds = model_explain(m, g.count[i], counts + start[i], start[i + 1] - start[i], scratch, why, sizeof why);
@@ -323,6 +345,18 @@ int anonkit_check(anonkit_job *job, const char *published_path, uint64_t *out_cl
                      model_moments_variance(&g.moments[i], g.exact), m->variance);
         }
         if (holds) continue;
+        if (i == star) {
+            suppressed = g.count[i];
+            classes--;
+            const uint64_t limit = model_suppression_limit(job->suppression, g.rows);
+            if (suppressed <= limit) continue;
+            rc = ak_err_set(&job->err, ANONKIT_E_VIOLATION, shown, g.first_line[i], 0,
+                            "%llu rows are suppressed (every quasi-identifier '*'), more than the %llu that "
+                            "--suppression %g allows of %llu rows",
+                            (unsigned long long)suppressed, (unsigned long long)limit, job->suppression,
+                            (unsigned long long)g.rows);
+            goto done;
+        }
         char desc[600];
         describe_group(&g, &job->qi, i, desc, sizeof desc);
         rc = ak_err_set(&job->err, ANONKIT_E_VIOLATION, shown, g.first_line[i], 0,
@@ -330,8 +364,9 @@ int anonkit_check(anonkit_job *job, const char *published_path, uint64_t *out_cl
                         (unsigned long long)g.count[i], why);
         goto done;
     }
-    if (out_classes) *out_classes = ngroups;
+    if (out_classes) *out_classes = classes;
     if (out_rows) *out_rows = g.rows;
+    if (out_suppressed) *out_suppressed = suppressed;
     rc = ANONKIT_OK;
 done:
     spool_remove(&sp);

@@ -34,6 +34,9 @@ static const struct option long_options[] = {
     {"variance", required_argument, NULL, ANONKIT_OPT_VARIANCE},
     {"publish", required_argument, NULL, ANONKIT_OPT_PUBLISH},
     {"rules", required_argument, NULL, ANONKIT_OPT_RULES},
+    {"suppression", required_argument, NULL, ANONKIT_OPT_SUPPRESSION},
+    {"incognito-variant", required_argument, NULL, ANONKIT_OPT_INCOGNITO_VARIANT},
+    {"choose", required_argument, NULL, ANONKIT_OPT_CHOOSE},
     {"help", no_argument, NULL, OPT_HELP},
     {NULL, 0, NULL, 0},
 };

@@ -1,0 +1,241 @@
+/* fset.c — frequency sets of Incognito (002 slides 9-11, 29-30; 003
+ * "Frequency Set", "Rollup Property").
+ *
+ * Owns: the hash group-by over packed keys by one scan of the table, the
+ * rollup of a frequency set to a more general node without touching the data
+ * (each generalized value maps to a representative level-0 value and from
+ * there to the target level), the projection onto fewer attributes (Cube
+ * Incognito, 002 slide 40), and the test of a frequency set against the
+ * privacy model with the suppression limit. */
+#include "algo/incognito/inc_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Starts a group-by of at most `bound` distinct keys. */
+static void hb_begin(inc_ctx *c, size_t bound)
+{
+    size_t size = 16;
+    while (size < 2 * (bound + 1) && size < c->hcap) size *= 2;
+    c->hmask = size - 1;
+    c->hshift = 64;
+    for (size_t s = size; s > 1; s >>= 1) c->hshift--;
+    c->nused = 0;
+    if (++c->hgen == 0) { /* stamps wrapped around: clear them once */
+        memset(c->hstamp, 0, c->hcap * sizeof *c->hstamp);
+        c->hgen = 1;
+    }
+}
+
+/* The slot of key, claimed (value 0) when new. */
+static inline size_t hb_slot(inc_ctx *c, uint64_t key)
+{
+    size_t i = (size_t)((key * 0x9E3779B97F4A7C15ULL) >> c->hshift) & c->hmask;
+    for (;;) {
+        if (c->hstamp[i] != c->hgen) {
+            c->hstamp[i] = c->hgen;
+            c->hkey[i] = key;
+            c->hval[i] = 0;
+            c->hused[c->nused++] = (uint32_t)i;
+            return i;
+        }
+        if (c->hkey[i] == key) return i;
+        i = (i + 1) & c->hmask;
+    }
+}
+
+static inline void hb_add(inc_ctx *c, uint64_t key, uint32_t count)
+{
+    c->hval[hb_slot(c, key)] += count;
+}
+
+/* The group-by's keys and counts as a frequency set, in order of first insertion. */
+static int hb_finish(inc_ctx *c, inc_fset **out, ak_error *err)
+{
+    inc_fset *f = calloc(1, sizeof *f);
+    if (!f) return ak_err_nomem(err);
+    f->n = c->nused;
+    f->key = malloc((f->n ? f->n : 1) * sizeof *f->key);
+    f->count = malloc((f->n ? f->n : 1) * sizeof *f->count);
+    if (!f->key || !f->count) {
+        inc_fset_free(f);
+        return ak_err_nomem(err);
+    }
+    for (size_t i = 0; i < f->n; i++) {
+        const uint32_t s = c->hused[i];
+        f->key[i] = c->hkey[s];
+        f->count[i] = c->hval[s];
+    }
+    *out = f;
+    return ANONKIT_OK;
+}
+
+void inc_fset_free(inc_fset *f)
+{
+    if (!f) return;
+    free(f->key);
+    free(f->count);
+    free(f);
+}
+
+int inc_fset_scan(inc_ctx *c, inc_node n, inc_fset **out, ak_error *err)
+{
+    uint32_t nq = 0, shift[64];
+    const uint32_t *gen[64], *code[64];
+    for (uint32_t q = 0; q < c->nqi; q++) {
+        if (!(n.mask >> q & 1)) continue;
+        shift[nq] = c->qi[q].shift;
+        gen[nq] = c->qi[q].gen[inc_level(c, n.lv, q)];
+        code[nq] = c->code0[q];
+        nq++;
+    }
+    hb_begin(c, c->nrows);
+    for (size_t r = 0; r < c->nrows; r++) {
+        uint64_t key = c->sens ? c->sens[r] : 0;
+        for (uint32_t i = 0; i < nq; i++) key |= (uint64_t)gen[i][code[i][r]] << shift[i];
+        hb_add(c, key, 1);
+    }
+    c->counters.scans++;
+    return hb_finish(c, out, err);
+}
+
+int inc_fset_rollup(inc_ctx *c, const inc_fset *src, inc_node from, inc_node to, inc_fset **out, ak_error *err)
+{
+    uint32_t nq = 0, shift[64];
+    uint64_t field[64], clear = ~(uint64_t)0;
+    const uint32_t *rep[64], *gen[64];
+    for (uint32_t q = 0; q < c->nqi; q++) {
+        if (!(to.mask >> q & 1)) continue;
+        const uint32_t a = inc_level(c, from.lv, q), b = inc_level(c, to.lv, q);
+        if (a == b) continue;
+        shift[nq] = c->qi[q].shift;
+        field[nq] = c->qi[q].bits == 64 ? ~(uint64_t)0 : (((uint64_t)1 << c->qi[q].bits) - 1);
+        clear &= ~(field[nq] << shift[nq]);
+        rep[nq] = c->qi[q].rep[a];
+        gen[nq] = c->qi[q].gen[b];
+        nq++;
+    }
+    hb_begin(c, src->n);
+    for (size_t i = 0; i < src->n; i++) {
+        const uint64_t k = src->key[i];
+        uint64_t key = k & clear;
+        for (uint32_t j = 0; j < nq; j++) key |= (uint64_t)gen[j][rep[j][(k >> shift[j]) & field[j]]] << shift[j];
+        hb_add(c, key, src->count[i]);
+    }
+    c->counters.rollups++;
+    return hb_finish(c, out, err);
+}
+
+int inc_fset_project(inc_ctx *c, const inc_fset *src, uint64_t keep_mask, inc_fset **out, ak_error *err)
+{
+    uint64_t keep = c->sbits ? (((uint64_t)1 << c->sbits) - 1) : 0;
+    for (uint32_t q = 0; q < c->nqi; q++)
+        if (keep_mask >> q & 1 && c->qi[q].bits)
+            keep |= (c->qi[q].bits == 64 ? ~(uint64_t)0 : (((uint64_t)1 << c->qi[q].bits) - 1)) << c->qi[q].shift;
+    hb_begin(c, src->n);
+    for (size_t i = 0; i < src->n; i++) hb_add(c, src->key[i] & keep, src->count[i]);
+    c->counters.rollups++;
+    return hb_finish(c, out, err);
+}
+
+/* Room for n groups in the group arrays. */
+static int groups_reserve(inc_ctx *c, size_t n, ak_error *err)
+{
+    if (n <= c->gcap) return ANONKIT_OK;
+    size_t cap = c->gcap ? c->gcap : 1024;
+    while (cap < n) cap *= 2;
+    uint64_t *gkey = realloc(c->gkey, cap * sizeof *gkey);
+    if (gkey) c->gkey = gkey;
+    uint64_t *gtotal = realloc(c->gtotal, cap * sizeof *gtotal);
+    if (gtotal) c->gtotal = gtotal;
+    unsigned char *gholds = realloc(c->gholds, cap);
+    if (gholds) c->gholds = gholds;
+    uint32_t *gstart = realloc(c->gstart, (cap + 1) * sizeof *gstart);
+    if (gstart) c->gstart = gstart;
+    uint32_t *gfill = realloc(c->gfill, (cap + 1) * sizeof *gfill);
+    if (gfill) c->gfill = gfill;
+    if (!gkey || !gtotal || !gholds || !gstart || !gfill) return ak_err_nomem(err);
+    c->gcap = cap;
+    return ANONKIT_OK;
+}
+
+/* Room for n entries in the per-entry arrays. */
+static int entries_reserve(inc_ctx *c, size_t n, ak_error *err)
+{
+    if (n <= c->gcounts_cap) return ANONKIT_OK;
+    size_t cap = c->gcounts_cap ? c->gcounts_cap : 1024;
+    while (cap < n) cap *= 2;
+    uint32_t *gcounts = realloc(c->gcounts, cap * sizeof *gcounts);
+    if (gcounts) c->gcounts = gcounts;
+    uint32_t *gscratch = realloc(c->gscratch, cap * sizeof *gscratch);
+    if (gscratch) c->gscratch = gscratch;
+    uint32_t *gid = realloc(c->gid, cap * sizeof *gid);
+    if (gid) c->gid = gid;
+    if (!gcounts || !gscratch || !gid) return ak_err_nomem(err);
+    c->gcounts_cap = cap;
+    return ANONKIT_OK;
+}
+
+int inc_fset_eval(inc_ctx *c, const inc_fset *f, int groups, int *anonymous, uint64_t *failing, ak_error *err)
+{
+    uint64_t fail = 0;
+    c->ngroups = 0;
+    if (!c->sens) {
+        /* Without a sensitive attribute every entry is a class and only k matters. */
+        const uint64_t k = c->m->k;
+        if (groups) AK_CHECK(groups_reserve(c, f->n, err));
+        for (size_t i = 0; i < f->n; i++) {
+            const int holds = f->count[i] >= k;
+            if (!holds) fail += f->count[i];
+            if (groups) {
+                c->gkey[i] = f->key[i];
+                c->gtotal[i] = f->count[i];
+                c->gholds[i] = (unsigned char)holds;
+            } else if (fail > c->limit) {
+                break;
+            }
+        }
+        if (groups) c->ngroups = f->n;
+    } else {
+        /* Entries are (class, sensitive value) pairs: group them by class, then
+         * gather each class's sensitive counts by a counting sort. */
+        AK_CHECK(entries_reserve(c, f->n, err));
+        AK_CHECK(groups_reserve(c, f->n, err));
+        const uint64_t smask = ~((((uint64_t)1 << c->sbits) - 1));
+        hb_begin(c, f->n);
+        size_t ng = 0;
+        for (size_t i = 0; i < f->n; i++) {
+            const size_t s = hb_slot(c, f->key[i] & smask);
+            if (c->nused > ng) { /* a new class */
+                c->hval[s] = (uint32_t)ng;
+                c->gkey[ng] = f->key[i] & smask;
+                c->gtotal[ng] = 0;
+                c->gstart[ng + 1] = 0;
+                ng++;
+            }
+            const uint32_t g = c->hval[s];
+            c->gid[i] = g;
+            c->gtotal[g] += f->count[i];
+            c->gstart[g + 1]++;
+        }
+        c->gstart[0] = 0;
+        for (size_t g = 0; g < ng; g++) {
+            c->gstart[g + 1] += c->gstart[g];
+            c->gfill[g] = c->gstart[g];
+        }
+        for (size_t i = 0; i < f->n; i++) c->gcounts[c->gfill[c->gid[i]]++] = f->count[i];
+        for (size_t g = 0; g < ng; g++) {
+            const int holds = model_holds(c->m, c->gtotal[g], c->gcounts + c->gstart[g], c->gstart[g + 1] - c->gstart[g],
+                                          c->gscratch);
+            c->gholds[g] = (unsigned char)holds;
+            if (!holds) {
+                fail += c->gtotal[g];
+                if (!groups && fail > c->limit) break;
+            }
+        }
+        c->ngroups = groups ? ng : 0;
+    }
+    *anonymous = fail <= c->limit;
+    if (failing) *failing = fail;
+    return ANONKIT_OK;
+}
