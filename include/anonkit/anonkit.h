@@ -106,9 +106,10 @@ ANONKIT_API int anonkit_check(anonkit_job *job, const char *published_path,
                               uint64_t *out_classes /* OUT */, uint64_t *out_rows /* OUT */);
 
 /* anonkit_check that also counts the suppressed rows: with a suppression limit
- * (ANONKIT_OPT_SUPPRESSION) the rows whose QIs are all "*" and which do not
- * satisfy the model as a class are taken as suppressed, and must be at most
- * floor(limit * rows); every other class must satisfy the model. */
+ * (ANONKIT_OPT_SUPPRESSION, a share of the rows) the rows whose QIs are all "*"
+ * are suppressed rows when there are at most floor(share * rows) of them;
+ * otherwise they must satisfy the model as a class. Every other class must
+ * satisfy the model. */
 ANONKIT_API int anonkit_check_counts(anonkit_job *job, const char *published_path, uint64_t *out_classes /* OUT */,
                                      uint64_t *out_rows /* OUT */, uint64_t *out_suppressed /* OUT */);
 

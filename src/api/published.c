@@ -333,10 +333,17 @@ int anonkit_check_counts(anonkit_job *job, const char *published_path, uint64_t 
         uint32_t group = (uint32_t)(g.pairs.id_keys[p] >> 32);
         counts[start[group] + fill[group]++] = g.pair_count[p];
     }
-    /* With a suppression limit, all-"*" rows that fail the model as a class are suppressed rows. */
+    /* With a suppression limit, the all-"*" rows are suppressed rows when they are at most the
+     * limit; more of them must satisfy the model as a class (the top of a lattice). */
     const uint32_t star = job->suppression > 0 ? all_star_group(&g) : AK_NOT_FOUND;
+    const uint64_t limit = model_suppression_limit(job->suppression, g.rows);
     uint64_t suppressed = 0, classes = ngroups;
+    if (star != AK_NOT_FOUND && g.count[star] <= limit) {
+        suppressed = g.count[star];
+        classes--;
+    }
     for (uint32_t i = 0; i < ngroups; i++) {
+        if (i == star && suppressed) continue;
         char why[256];
         int holds = model_explain(m, g.count[i], counts + start[i], start[i + 1] - start[i], scratch, why, sizeof why);
         if (holds && !model_variance_holds(m, &g.moments[i], g.exact)) {
@@ -346,15 +353,11 @@ int anonkit_check_counts(anonkit_job *job, const char *published_path, uint64_t 
         }
         if (holds) continue;
         if (i == star) {
-            suppressed = g.count[i];
-            classes--;
-            const uint64_t limit = model_suppression_limit(job->suppression, g.rows);
-            if (suppressed <= limit) continue;
             rc = ak_err_set(&job->err, ANONKIT_E_VIOLATION, shown, g.first_line[i], 0,
-                            "%llu rows are suppressed (every quasi-identifier '*'), more than the %llu that "
-                            "--suppression %g allows of %llu rows",
-                            (unsigned long long)suppressed, (unsigned long long)limit, job->suppression,
-                            (unsigned long long)g.rows);
+                            "%llu rows have every quasi-identifier '*', more than the %llu that --suppression %g "
+                            "allows of %llu rows, and as a class they violate the privacy model: %s",
+                            (unsigned long long)g.count[i], (unsigned long long)limit, job->suppression,
+                            (unsigned long long)g.rows, why);
             goto done;
         }
         char desc[600];

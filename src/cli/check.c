@@ -19,8 +19,8 @@ static const char help[] =
     "      --c C                c of recursive (c,l)-diversity\n"
     "      --variance V         variance diversity: population variance of the numeric\n"
     "                           sensitive column at least V in every class\n"
-    "      --suppression F      rows whose QIs are all '*' and that fail the model as a\n"
-    "                           class are suppressed rows, allowed up to F of all rows\n"
+    "      --suppression F      rows whose QIs are all '*' are suppressed rows when they\n"
+    "                           are at most F of all rows (else they must form a class)\n"
     "      --delimiter C        field delimiter (default ',')\n"
     "      --job FILE           take the settings from a JSON job file\n"
     "  -h, --help               this help\n";
