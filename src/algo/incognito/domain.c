@@ -67,9 +67,7 @@ void inc_ctx_free(inc_ctx *c)
     }
     free(c->qi);
     free(c->code0);
-    free(c->hkey);
-    free(c->hval);
-    free(c->hstamp);
+    free(c->slot);
     free(c->hused);
     free(c->gkey);
     free(c->gtotal);
@@ -246,11 +244,9 @@ int inc_ctx_init(inc_ctx *c, const table *t, const model *m, double suppression,
     size_t cap = 16;
     while (cap < 2 * (c->nrows + 1)) cap *= 2;
     c->hcap = cap;
-    c->hkey = malloc(cap * sizeof *c->hkey);
-    c->hval = malloc(cap * sizeof *c->hval);
-    c->hstamp = calloc(cap, sizeof *c->hstamp);
+    c->slot = calloc(cap, sizeof *c->slot);
     c->hused = malloc(cap * sizeof *c->hused);
-    if (!c->hkey || !c->hval || !c->hstamp || !c->hused) {
+    if (!c->slot || !c->hused) {
         inc_ctx_free(c);
         return ak_err_nomem(err);
     }

@@ -12,6 +12,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The most distinct keys node n can have: the product of its levels'
+ * cardinalities (times the sensitive values), capped at `cap`. */
+static size_t key_bound(const inc_ctx *c, inc_node n, size_t cap)
+{
+    size_t b = c->sens ? (size_t)c->t->sensitive_dict.count : 1;
+    for (uint32_t q = 0; q < c->nqi && b < cap; q++)
+        if (n.mask >> q & 1) b *= c->qi[q].card[inc_level(c, n.lv, q)];
+    return b < cap ? b : cap;
+}
+
 /* Starts a group-by of at most `bound` distinct keys. */
 static void hb_begin(inc_ctx *c, size_t bound)
 {
@@ -22,7 +32,7 @@ static void hb_begin(inc_ctx *c, size_t bound)
     for (size_t s = size; s > 1; s >>= 1) c->hshift--;
     c->nused = 0;
     if (++c->hgen == 0) { /* stamps wrapped around: clear them once */
-        memset(c->hstamp, 0, c->hcap * sizeof *c->hstamp);
+        for (size_t i = 0; i < c->hcap; i++) c->slot[i].stamp = 0;
         c->hgen = 1;
     }
 }
@@ -32,21 +42,22 @@ static inline size_t hb_slot(inc_ctx *c, uint64_t key)
 {
     size_t i = (size_t)((key * 0x9E3779B97F4A7C15ULL) >> c->hshift) & c->hmask;
     for (;;) {
-        if (c->hstamp[i] != c->hgen) {
-            c->hstamp[i] = c->hgen;
-            c->hkey[i] = key;
-            c->hval[i] = 0;
+        inc_slot *s = &c->slot[i];
+        if (s->stamp != c->hgen) {
+            s->stamp = c->hgen;
+            s->key = key;
+            s->val = 0;
             c->hused[c->nused++] = (uint32_t)i;
             return i;
         }
-        if (c->hkey[i] == key) return i;
+        if (s->key == key) return i;
         i = (i + 1) & c->hmask;
     }
 }
 
 static inline void hb_add(inc_ctx *c, uint64_t key, uint32_t count)
 {
-    c->hval[hb_slot(c, key)] += count;
+    c->slot[hb_slot(c, key)].val += count;
 }
 
 /* The group-by's keys and counts as a frequency set, in order of first insertion. */
@@ -63,8 +74,8 @@ static int hb_finish(inc_ctx *c, inc_fset **out, ak_error *err)
     }
     for (size_t i = 0; i < f->n; i++) {
         const uint32_t s = c->hused[i];
-        f->key[i] = c->hkey[s];
-        f->count[i] = c->hval[s];
+        f->key[i] = c->slot[s].key;
+        f->count[i] = c->slot[s].val;
     }
     *out = f;
     return ANONKIT_OK;
@@ -89,7 +100,7 @@ int inc_fset_scan(inc_ctx *c, inc_node n, inc_fset **out, ak_error *err)
         code[nq] = c->code0[q];
         nq++;
     }
-    hb_begin(c, c->nrows);
+    hb_begin(c, key_bound(c, n, c->nrows));
     for (size_t r = 0; r < c->nrows; r++) {
         uint64_t key = c->sens ? c->sens[r] : 0;
         for (uint32_t i = 0; i < nq; i++) key |= (uint64_t)gen[i][code[i][r]] << shift[i];
@@ -115,7 +126,7 @@ int inc_fset_rollup(inc_ctx *c, const inc_fset *src, inc_node from, inc_node to,
         gen[nq] = c->qi[q].gen[b];
         nq++;
     }
-    hb_begin(c, src->n);
+    hb_begin(c, key_bound(c, to, src->n));
     for (size_t i = 0; i < src->n; i++) {
         const uint64_t k = src->key[i];
         uint64_t key = k & clear;
@@ -207,13 +218,13 @@ int inc_fset_eval(inc_ctx *c, const inc_fset *f, int groups, int *anonymous, uin
         for (size_t i = 0; i < f->n; i++) {
             const size_t s = hb_slot(c, f->key[i] & smask);
             if (c->nused > ng) { /* a new class */
-                c->hval[s] = (uint32_t)ng;
+                c->slot[s].val = (uint32_t)ng;
                 c->gkey[ng] = f->key[i] & smask;
                 c->gtotal[ng] = 0;
                 c->gstart[ng + 1] = 0;
                 ng++;
             }
-            const uint32_t g = c->hval[s];
+            const uint32_t g = c->slot[s].val;
             c->gid[i] = g;
             c->gtotal[g] += f->count[i];
             c->gstart[g + 1]++;

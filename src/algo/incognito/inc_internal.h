@@ -42,6 +42,14 @@ typedef struct inc_fset {
     uint32_t refs;     /* queued nodes that will roll up from it */
 } inc_fset;
 
+/* A slot of the group-by table: key, value and the stamp of the group-by that
+ * filled it, together in 16 bytes so that a probe touches one cache line. */
+typedef struct inc_slot {
+    uint64_t key;
+    uint32_t val;
+    uint32_t stamp;
+} inc_slot;
+
 typedef struct inc_ctx {
     const table *t;
     const model *m;
@@ -54,8 +62,8 @@ typedef struct inc_ctx {
     uint64_t limit;         /* rows that may be suppressed */
     /* Group-by scratch: open addressing with generation stamps, so that starting
      * a new group-by costs nothing; slots used in order of first insertion. */
-    uint64_t *hkey;
-    uint32_t *hval, *hstamp, *hused;
+    inc_slot *slot;
+    uint32_t *hused;
     size_t hcap, hmask, nused;
     uint32_t hgen;
     int hshift;

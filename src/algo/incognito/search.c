@@ -271,8 +271,9 @@ static void cube_free(cube *cb)
 }
 
 /* The frequency set of the attributes `mask` at level 0: from the table for
- * all attributes, otherwise projected from the set with the lowest missing
- * attribute added (each subset from a larger one, computed once). */
+ * all attributes, otherwise projected from the smallest one computed so far
+ * with one attribute more, or from the one with the lowest missing attribute
+ * added (each subset from a larger one, computed once). */
 static int cube_get(inc_ctx *c, cube *cb, uint64_t mask, const inc_fset **out, ak_error *err)
 {
     for (size_t i = 0; i < cb->n; i++)
@@ -285,9 +286,13 @@ static int cube_get(inc_ctx *c, cube *cb, uint64_t mask, const inc_fset **out, a
     if (mask == full) {
         AK_CHECK(inc_fset_scan(c, (inc_node){full, 0}, &f, err));
     } else {
-        const inc_fset *larger;
+        const inc_fset *larger = NULL;
+        for (size_t i = 0; i < cb->n; i++)
+            if ((cb->mask[i] & mask) == mask && __builtin_popcountll(cb->mask[i] ^ mask) == 1 &&
+                (!larger || cb->fs[i]->n < larger->n))
+                larger = cb->fs[i];
         const uint64_t add = (uint64_t)1 << __builtin_ctzll(~mask & full);
-        AK_CHECK(cube_get(c, cb, mask | add, &larger, err));
+        if (!larger) AK_CHECK(cube_get(c, cb, mask | add, &larger, err));
         AK_CHECK(inc_fset_project(c, larger, mask, &f, err));
     }
     if (cb->n == cb->cap) {
@@ -378,24 +383,31 @@ static int families(search *s, ak_error *err)
     return ANONKIT_OK;
 }
 
-/* The frequency set of root `node`. */
+/* The frequency set of node x from the cube: rolled up from the
+ * zero-generalization set of its attributes. */
+static int from_cube(search *s, inc_node x, inc_fset **out, ak_error *err)
+{
+    const inc_fset *zero;
+    AK_CHECK(cube_get(s->c, s->cb, x.mask, &zero, err));
+    return inc_fset_rollup(s->c, zero, (inc_node){x.mask, 0}, x, out, err);
+}
+
+/* The frequency set of root `node`: Basic scans the table; Super-roots scans
+ * once per family for the family's greatest lower bound and rolls each root
+ * up from it; Cube does the same with the bound rolled up from the cube
+ * instead of scanned. */
 static int root_fset(search *s, uint32_t node, inc_fset **out, ak_error *err)
 {
     inc_ctx *c = s->c;
     const inc_node x = s->g->node[node];
-    if (s->roots == ROOT_CUBE) {
-        const inc_fset *zero;
-        AK_CHECK(cube_get(c, s->cb, x.mask, &zero, err));
-        return inc_fset_rollup(c, zero, (inc_node){x.mask, 0}, x, out, err);
-    }
-    if (s->roots == ROOT_SUPER) {
+    if (s->roots != ROOT_SCAN) {
         size_t f = 0;
         while (s->fam[f].mask != x.mask) f++;
         family *fm = &s->fam[f];
         const inc_node sup = {fm->mask, fm->lv};
         if (fm->roots > 1 || fm->fs) {
             int rc = ANONKIT_OK;
-            if (!fm->fs) rc = inc_fset_scan(c, sup, &fm->fs, err);
+            if (!fm->fs) rc = s->roots == ROOT_CUBE ? from_cube(s, sup, &fm->fs, err) : inc_fset_scan(c, sup, &fm->fs, err);
             if (rc == ANONKIT_OK) rc = inc_fset_rollup(c, fm->fs, sup, x, out, err);
             if (--fm->roots == 0) {
                 inc_fset_free(fm->fs);
@@ -404,6 +416,7 @@ static int root_fset(search *s, uint32_t node, inc_fset **out, ak_error *err)
             return rc;
         }
         fm->roots = 0;
+        if (s->roots == ROOT_CUBE) return from_cube(s, x, out, err);
     }
     return inc_fset_scan(c, x, out, err);
 }
@@ -494,7 +507,7 @@ static int bfs(inc_ctx *c, graph *g, int rollup, root_source roots, cube *cb, un
     s.bcap = calloc(s.maxh + 1, sizeof *s.bcap);
     int rc = ANONKIT_OK;
     if (!s.st || !s.parent || !s.pnode || !s.bucket || !s.blen || !s.bcap) rc = ak_err_nomem(err);
-    if (rc == ANONKIT_OK && roots == ROOT_SUPER) rc = families(&s, err);
+    if (rc == ANONKIT_OK && roots != ROOT_SCAN) rc = families(&s, err);
     for (size_t i = 0; rc == ANONKIT_OK && i < g->n; i++)
         if (!g->indeg[i]) {
             s.st[i] = ST_QUEUED;
