@@ -313,12 +313,13 @@ static int cube_get(inc_ctx *c, cube *cb, uint64_t mask, const inc_fset **out, a
     return ANONKIT_OK;
 }
 
-/* Super-roots: per family (attribute set) of roots, the frequency set of the
- * family's greatest lower bound, and how many roots still need it. */
+/* Super-roots: per family (attribute set) of roots, the family's greatest
+ * lower bound and its roots. */
 typedef struct family {
     uint64_t mask, lv;
-    uint32_t roots;
-    inc_fset *fs;
+    uint32_t roots;  /* how many */
+    uint32_t first;  /* its roots are root_list[first .. first + roots) */
+    int done;        /* the roots' frequency sets are computed */
 } family;
 
 typedef struct search {
@@ -332,6 +333,8 @@ typedef struct search {
     unsigned char *st;     /* ST_* per node */
     inc_fset **parent;     /* per queued node: the failed node's frequency set to roll up from */
     uint32_t *pnode;       /* ... and that node */
+    uint32_t *root_list;   /* roots grouped by family */
+    inc_fset **rootfs;     /* per root: its frequency set, computed with its family's */
     uint32_t **bucket;     /* the queue, one bucket per height */
     size_t *blen, *bcap;
     uint32_t maxh;
@@ -356,29 +359,81 @@ static int push(search *s, uint32_t node)
     return 0;
 }
 
-/* Groups the roots by family and records each family's greatest lower bound. */
+/* Componentwise least levels of nodes list[0..n) (all with attributes mask). */
+static uint64_t meet(const inc_ctx *c, const graph *g, const uint32_t *list, size_t n, uint64_t mask)
+{
+    uint64_t lv = g->node[list[0]].lv;
+    for (size_t i = 1; i < n; i++)
+        for (uint32_t q = 0; q < c->nqi; q++) {
+            if (!(mask >> q & 1)) continue;
+            const uint32_t l = inc_level(c, g->node[list[i]].lv, q);
+            if (l < inc_level(c, lv, q)) lv = inc_with_level(c, lv, q, l);
+        }
+    return lv;
+}
+
+/* Groups the roots by family (attribute set), in node order within each. */
 static int families(search *s, ak_error *err)
 {
-    inc_ctx *c = s->c;
     const graph *g = s->g;
     s->fam = malloc((g->n ? g->n : 1) * sizeof *s->fam);
-    if (!s->fam) return ak_err_nomem(err);
+    s->root_list = malloc((g->n ? g->n : 1) * sizeof *s->root_list);
+    s->rootfs = calloc(g->n ? g->n : 1, sizeof *s->rootfs);
+    uint32_t *fam_of = malloc((g->n ? g->n : 1) * sizeof *fam_of);
+    if (!s->fam || !s->root_list || !s->rootfs || !fam_of) {
+        free(fam_of);
+        return ak_err_nomem(err);
+    }
     for (size_t i = 0; i < g->n; i++) {
         if (g->indeg[i]) continue;
         size_t f = 0;
         while (f < s->nfam && s->fam[f].mask != g->node[i].mask) f++;
-        if (f == s->nfam) {
-            s->fam[s->nfam++] = (family){g->node[i].mask, g->node[i].lv, 0, NULL};
-        } else {
-            uint64_t lv = s->fam[f].lv;
-            for (uint32_t q = 0; q < c->nqi; q++) {
-                if (!(g->node[i].mask >> q & 1)) continue;
-                if (inc_level(c, g->node[i].lv, q) < inc_level(c, lv, q))
-                    lv = inc_with_level(c, lv, q, inc_level(c, g->node[i].lv, q));
-            }
-            s->fam[f].lv = lv;
-        }
+        if (f == s->nfam) s->fam[s->nfam++] = (family){g->node[i].mask, 0, 0, 0, 0};
         s->fam[f].roots++;
+        fam_of[i] = (uint32_t)f;
+    }
+    uint32_t at = 0;
+    for (size_t f = 0; f < s->nfam; f++) {
+        s->fam[f].first = at;
+        at += s->fam[f].roots;
+        s->fam[f].roots = 0;
+    }
+    for (size_t i = 0; i < g->n; i++)
+        if (!g->indeg[i]) {
+            family *fm = &s->fam[fam_of[i]];
+            s->root_list[fm->first + fm->roots++] = (uint32_t)i;
+        }
+    for (size_t f = 0; f < s->nfam; f++)
+        s->fam[f].lv = meet(s->c, g, s->root_list + s->fam[f].first, s->fam[f].roots, s->fam[f].mask);
+    free(fam_of);
+    return ANONKIT_OK;
+}
+
+/* The frequency sets of roots list[0..n) from src, the frequency set of their
+ * meet `from`: the two halves' meets are rolled up from src, then each half
+ * recursively, so that a root is rolled up from a close specialization
+ * rather than from the family's (often far lower) greatest lower bound. */
+static int roots_from(search *s, const uint32_t *list, size_t n, const inc_fset *src, inc_node from, ak_error *err)
+{
+    const graph *g = s->g;
+    if (n == 1) {
+        const inc_node x = g->node[list[0]];
+        return inc_fset_rollup(s->c, src, from, x, &s->rootfs[list[0]], err);
+    }
+    const size_t half = n / 2;
+    for (int side = 0; side < 2; side++) {
+        const uint32_t *part = side ? list + half : list;
+        const size_t m = side ? n - half : half;
+        const inc_node up = {from.mask, meet(s->c, g, part, m, from.mask)};
+        if (m == 1 || up.lv == from.lv) { /* a single root, or no closer common specialization */
+            AK_CHECK(roots_from(s, part, m, src, from, err));
+            continue;
+        }
+        inc_fset *fs;
+        AK_CHECK(inc_fset_rollup(s->c, src, from, up, &fs, err));
+        int rc = roots_from(s, part, m, fs, up, err);
+        inc_fset_free(fs);
+        AK_CHECK(rc);
     }
     return ANONKIT_OK;
 }
@@ -393,32 +448,31 @@ static int from_cube(search *s, inc_node x, inc_fset **out, ak_error *err)
 }
 
 /* The frequency set of root `node`: Basic scans the table; Super-roots scans
- * once per family for the family's greatest lower bound and rolls each root
- * up from it; Cube does the same with the bound rolled up from the cube
- * instead of scanned. */
+ * once per family for the family's greatest lower bound (the super-root) and
+ * rolls the roots up from it; Cube does the same with the super-root rolled
+ * up from the cube instead of scanned. */
 static int root_fset(search *s, uint32_t node, inc_fset **out, ak_error *err)
 {
     inc_ctx *c = s->c;
     const inc_node x = s->g->node[node];
-    if (s->roots != ROOT_SCAN) {
-        size_t f = 0;
-        while (s->fam[f].mask != x.mask) f++;
-        family *fm = &s->fam[f];
+    if (s->roots == ROOT_SCAN) return inc_fset_scan(c, x, out, err);
+    size_t f = 0;
+    while (s->fam[f].mask != x.mask) f++;
+    family *fm = &s->fam[f];
+    if (fm->roots == 1) /* its own super-root */
+        return s->roots == ROOT_CUBE ? from_cube(s, x, out, err) : inc_fset_scan(c, x, out, err);
+    if (!fm->done) {
         const inc_node sup = {fm->mask, fm->lv};
-        if (fm->roots > 1 || fm->fs) {
-            int rc = ANONKIT_OK;
-            if (!fm->fs) rc = s->roots == ROOT_CUBE ? from_cube(s, sup, &fm->fs, err) : inc_fset_scan(c, sup, &fm->fs, err);
-            if (rc == ANONKIT_OK) rc = inc_fset_rollup(c, fm->fs, sup, x, out, err);
-            if (--fm->roots == 0) {
-                inc_fset_free(fm->fs);
-                fm->fs = NULL;
-            }
-            return rc;
-        }
-        fm->roots = 0;
-        if (s->roots == ROOT_CUBE) return from_cube(s, x, out, err);
+        inc_fset *fs;
+        AK_CHECK(s->roots == ROOT_CUBE ? from_cube(s, sup, &fs, err) : inc_fset_scan(c, sup, &fs, err));
+        int rc = roots_from(s, s->root_list + fm->first, fm->roots, fs, sup, err);
+        inc_fset_free(fs);
+        AK_CHECK(rc);
+        fm->done = 1;
     }
-    return inc_fset_scan(c, x, out, err);
+    *out = s->rootfs[node];
+    s->rootfs[node] = NULL;
+    return ANONKIT_OK;
 }
 
 /* Processes one node taken from the queue. */
@@ -475,7 +529,9 @@ static void search_free(search *s)
 {
     for (size_t i = 0; s->parent && i < s->g->n; i++) release(s->parent[i]);
     for (uint32_t h = 0; s->bucket && h <= s->maxh; h++) free(s->bucket[h]);
-    for (size_t f = 0; s->fam && f < s->nfam; f++) inc_fset_free(s->fam[f].fs);
+    for (size_t i = 0; s->rootfs && i < s->g->n; i++) inc_fset_free(s->rootfs[i]);
+    free(s->rootfs);
+    free(s->root_list);
     free(s->fam);
     free(s->st);
     free(s->parent);
