@@ -25,6 +25,15 @@ int inc_job_validate(anonkit_job *job)
             return usage(job, "--suppression, --incognito-variant and --choose go with --algorithm incognito");
         return ANONKIT_OK;
     }
+    for (size_t q = 0; q < job->qi.count; q++) {
+        size_t h = 0;
+        while (h < job->hierarchy_attrs.count && strcmp(job->hierarchy_attrs.items[h], job->qi.items[q]) != 0) h++;
+        if (h == job->hierarchy_attrs.count)
+            return ak_err_set(&job->err, ANONKIT_E_USAGE, NULL, 0, 0,
+                              "--algorithm incognito needs a hierarchy for every quasi-identifier, and '%s' has none "
+                              "(give --hierarchy %s=FILE; numbers take ARX intervals such as 34;30-34;30-39;20-39;*)",
+                              job->qi.items[q], job->qi.items[q]);
+    }
     if (job->rules) return usage(job, "--rules: recoding rules come from Mondrian's partition tree, not from incognito");
     if (job->publish != RECODE_GENERALIZE)
         return usage(job, "--publish: incognito publishes every quasi-identifier as its hierarchy label (generalize)");
@@ -138,7 +147,7 @@ int inc_job_run(anonkit_job *job, const table *t, partition *part, json_t **repo
     }
     snprintf(*summary, size,
              "incognito (%s): %zu %sanonymous nodes, %zu k-minimal; %llu nodes checked in %.3f s\n"
-             "published %s (least %s among the k-minimal), suppression limit %llu rows\n",
+             "chosen %s (least %s among the k-minimal), suppression limit %llu rows\n",
              inc_variant_name(job->inc_variant), r.nanonymous, r.complete ? "" : "least-height ", r.nminimal,
              (unsigned long long)r.counters.nodes_checked, seconds, name, inc_choose_name(job->choose),
              (unsigned long long)r.suppression_limit);
