@@ -30,6 +30,7 @@ bench: build
 	bash bench/bench_mondrian.sh $(BUILD)
 	bash bench/bench_workload.sh $(BUILD)
 	bash bench/bench_generate.sh $(BUILD)
+	bash bench/bench_incognito.sh $(BUILD)
 
 clean:
 	rm -rf $(BUILD) $(BUILD)-asan
