@@ -233,8 +233,10 @@ static void check_case(const gen_table *g, const table *t, const model *m, doubl
         if (min) memcpy(minimal + nm++ * nqi, nodes + i * nqi, nqi * sizeof *nodes);
     }
     const int eligible = is_anon[n - 1]; /* the top node */
-    for (int v = 0; v < INC_VARIANT__COUNT; v++) {
-        inc_options o = {.variant = (inc_variant)v, .suppression = suppression, .choose = INC_CHOOSE_GCP};
+    for (int v = 0; v <= INC_VARIANT__COUNT; v++) {
+        /* The last round is Cube once more, sharing projections that keep most keys. */
+        inc_options o = {.variant = v == INC_VARIANT__COUNT ? INC_CUBE : (inc_variant)v, .suppression = suppression,
+                         .choose = INC_CHOOSE_GCP, .cube_share_min = v == INC_VARIANT__COUNT ? 1 : 0};
         inc_result r;
         ak_error err;
         int rc = inc_search(t, m, &o, &r, &err);
@@ -243,7 +245,7 @@ static void check_case(const gen_table *g, const table *t, const model *m, doubl
             continue;
         }
         if (rc != ANONKIT_OK) fail_msg("%s: %s", inc_variant_name(o.variant), err.message);
-        if (v == INC_BINARY_SEARCH) {
+        if (o.variant == INC_BINARY_SEARCH) {
             /* The k-minimal nodes of least height. */
             size_t least = 0;
             uint32_t h0 = 0;

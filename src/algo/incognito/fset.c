@@ -116,7 +116,11 @@ int inc_fset_rollup(inc_ctx *c, const inc_fset *src, inc_node from, inc_node to,
     uint64_t field[64], clear = ~(uint64_t)0;
     const uint32_t *rep[64], *gen[64];
     for (uint32_t q = 0; q < c->nqi; q++) {
-        if (!(to.mask >> q & 1)) continue;
+        if (!(to.mask >> q & 1)) { /* an attribute of `from` that `to` lacks is dropped */
+            if (from.mask >> q & 1 && c->qi[q].bits)
+                clear &= ~((c->qi[q].bits == 64 ? ~(uint64_t)0 : (((uint64_t)1 << c->qi[q].bits) - 1)) << c->qi[q].shift);
+            continue;
+        }
         const uint32_t a = inc_level(c, from.lv, q), b = inc_level(c, to.lv, q);
         if (a == b) continue;
         shift[nq] = c->qi[q].shift;
@@ -137,12 +141,27 @@ int inc_fset_rollup(inc_ctx *c, const inc_fset *src, inc_node from, inc_node to,
     return hb_finish(c, out, err);
 }
 
+/* Distinct keys among the first `sample` entries of src projected onto keep. */
+static size_t sample_distinct(inc_ctx *c, const inc_fset *src, uint64_t keep, size_t sample)
+{
+    if (sample > src->n) sample = src->n;
+    hb_begin(c, sample);
+    for (size_t i = 0; i < sample; i++) hb_slot(c, src->key[i] & keep);
+    return c->nused;
+}
+
 int inc_fset_project(inc_ctx *c, const inc_fset *src, uint64_t keep_mask, inc_fset **out, ak_error *err)
 {
     uint64_t keep = c->sbits ? (((uint64_t)1 << c->sbits) - 1) : 0;
     for (uint32_t q = 0; q < c->nqi; q++)
         if (keep_mask >> q & 1 && c->qi[q].bits)
             keep |= (c->qi[q].bits == 64 ? ~(uint64_t)0 : (((uint64_t)1 << c->qi[q].bits) - 1)) << c->qi[q].shift;
+    /* A projection that would keep most keys is not worth storing: the caller
+     * rolls up from src itself (*out = NULL). Judged on a sample. */
+    if (src->n >= c->share_min && sample_distinct(c, src, keep, 1024) * 4 > (src->n < 1024 ? src->n : 1024) * 3) {
+        *out = NULL;
+        return ANONKIT_OK;
+    }
     hb_begin(c, src->n);
     for (size_t i = 0; i < src->n; i++) hb_add(c, src->key[i] & keep, src->count[i]);
     c->counters.rollups++;

@@ -60,6 +60,7 @@ typedef struct inc_ctx {
     const uint32_t *sens;   /* sensitive codes per row, NULL when the model needs none */
     uint32_t sbits;         /* width of the sensitive field (low bits of a key) */
     uint64_t limit;         /* rows that may be suppressed */
+    size_t share_min;       /* inc_options.cube_share_min */
     /* Group-by scratch: open addressing with generation stamps, so that starting
      * a new group-by costs nothing; slots used in order of first insertion. */
     inc_slot *slot;
@@ -99,6 +100,8 @@ uint64_t inc_full_mask(const inc_ctx *c);
 int inc_fset_scan(inc_ctx *c, inc_node n, inc_fset **out /* OUT */, ak_error *err);
 int inc_fset_rollup(inc_ctx *c, const inc_fset *src, inc_node from, inc_node to, inc_fset **out /* OUT */,
                     ak_error *err);
+/* Projects src onto the attributes keep_mask; *out is NULL when a sample shows
+ * that the projection would keep most of src's keys (then roll up from src). */
 int inc_fset_project(inc_ctx *c, const inc_fset *src, uint64_t keep_mask, inc_fset **out /* OUT */, ak_error *err);
 void inc_fset_free(inc_fset *f);
 /* Tests a frequency set: *anonymous tells whether the rows of classes that fail

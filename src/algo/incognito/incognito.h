@@ -39,6 +39,8 @@ typedef struct inc_options {
     double suppression;     /* largest share of rows that may be suppressed, in [0, 1] */
     inc_choose choose;
     const double *weights;  /* NCP weights per QI for GCP, NULL for equal */
+    size_t cube_share_min;  /* Cube: smallest frequency set whose projections may be shared rather
+                               than stored (0: 4096); the tests lower it to reach that path */
 } inc_options;
 
 /* Work done by a search (the figures of 002 slides 44-47). */

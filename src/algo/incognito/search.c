@@ -255,18 +255,26 @@ enum { ST_NONE = 0, ST_QUEUED, ST_MARKED, ST_PASSED, ST_FAILED };
 /* Where root frequency sets come from. */
 typedef enum root_source { ROOT_SCAN, ROOT_SUPER, ROOT_CUBE } root_source;
 
-/* Cube Incognito: zero-generalization frequency sets by attribute set. */
+/* Cube Incognito: zero-generalization frequency sets by attribute set. A set
+ * that would barely shrink its superset's is not stored: the entry then
+ * shares the superset's (of attributes `has`), and rollups drop the extra
+ * attributes on the way, as a data cube leaves such group-bys unmaterialized. */
 typedef struct cube {
     size_t n, cap;
     uint64_t *mask;
+    uint64_t *has;   /* attributes of fs[i]: mask[i], or a superset when shared */
     inc_fset **fs;
+    unsigned char *owned;
 } cube;
 
 static void cube_free(cube *cb)
 {
-    for (size_t i = 0; i < cb->n; i++) inc_fset_free(cb->fs[i]);
+    for (size_t i = 0; i < cb->n; i++)
+        if (cb->owned[i]) inc_fset_free(cb->fs[i]);
     free(cb->mask);
+    free(cb->has);
     free(cb->fs);
+    free(cb->owned);
     memset(cb, 0, sizeof *cb);
 }
 
@@ -274,42 +282,53 @@ static void cube_free(cube *cb)
  * all attributes, otherwise projected from the smallest one computed so far
  * with one attribute more, or from the one with the lowest missing attribute
  * added (each subset from a larger one, computed once). */
-static int cube_get(inc_ctx *c, cube *cb, uint64_t mask, const inc_fset **out, ak_error *err)
+static int cube_get(inc_ctx *c, cube *cb, uint64_t mask, const inc_fset **out, uint64_t *has, ak_error *err)
 {
     for (size_t i = 0; i < cb->n; i++)
         if (cb->mask[i] == mask) {
             *out = cb->fs[i];
+            *has = cb->has[i];
             return ANONKIT_OK;
         }
     inc_fset *f = NULL;
+    const inc_fset *larger = NULL;
+    uint64_t larger_has = 0;
     const uint64_t full = inc_full_mask(c);
     if (mask == full) {
         AK_CHECK(inc_fset_scan(c, (inc_node){full, 0}, &f, err));
     } else {
-        const inc_fset *larger = NULL;
         for (size_t i = 0; i < cb->n; i++)
             if ((cb->mask[i] & mask) == mask && __builtin_popcountll(cb->mask[i] ^ mask) == 1 &&
-                (!larger || cb->fs[i]->n < larger->n))
+                (!larger || cb->fs[i]->n < larger->n)) {
                 larger = cb->fs[i];
+                larger_has = cb->has[i];
+            }
         const uint64_t add = (uint64_t)1 << __builtin_ctzll(~mask & full);
-        if (!larger) AK_CHECK(cube_get(c, cb, mask | add, &larger, err));
+        if (!larger) AK_CHECK(cube_get(c, cb, mask | add, &larger, &larger_has, err));
         AK_CHECK(inc_fset_project(c, larger, mask, &f, err));
     }
     if (cb->n == cb->cap) {
         size_t cap = cb->cap ? cb->cap * 2 : 64;
         uint64_t *m = realloc(cb->mask, cap * sizeof *m);
         if (m) cb->mask = m;
+        uint64_t *h = realloc(cb->has, cap * sizeof *h);
+        if (h) cb->has = h;
         inc_fset **fs = realloc(cb->fs, cap * sizeof *fs);
         if (fs) cb->fs = fs;
-        if (!m || !fs) {
+        unsigned char *owned = realloc(cb->owned, cap);
+        if (owned) cb->owned = owned;
+        if (!m || !h || !fs || !owned) {
             inc_fset_free(f);
             return ak_err_nomem(err);
         }
         cb->cap = cap;
     }
     cb->mask[cb->n] = mask;
-    cb->fs[cb->n++] = f;
-    *out = f;
+    cb->has[cb->n] = f ? mask : larger_has;
+    cb->fs[cb->n] = f ? f : (inc_fset *)larger;
+    cb->owned[cb->n] = f != NULL;
+    *out = cb->fs[cb->n];
+    *has = cb->has[cb->n++];
     return ANONKIT_OK;
 }
 
@@ -443,8 +462,9 @@ static int roots_from(search *s, const uint32_t *list, size_t n, const inc_fset 
 static int from_cube(search *s, inc_node x, inc_fset **out, ak_error *err)
 {
     const inc_fset *zero;
-    AK_CHECK(cube_get(s->c, s->cb, x.mask, &zero, err));
-    return inc_fset_rollup(s->c, zero, (inc_node){x.mask, 0}, x, out, err);
+    uint64_t has;
+    AK_CHECK(cube_get(s->c, s->cb, x.mask, &zero, &has, err));
+    return inc_fset_rollup(s->c, zero, (inc_node){has, 0}, x, out, err);
 }
 
 /* The frequency set of root `node`: Basic scans the table; Super-roots scans
