@@ -245,6 +245,7 @@ static void check_case(const gen_table *g, const table *t, const model *m, doubl
             continue;
         }
         if (rc != ANONKIT_OK) fail_msg("%s: %s", inc_variant_name(o.variant), err.message);
+        if (inc_measure_choose(t, m, &o, &r, &err) != ANONKIT_OK) fail_msg("choose: %s", err.message);
         if (o.variant == INC_BINARY_SEARCH) {
             /* The k-minimal nodes of least height. */
             size_t least = 0;

@@ -133,8 +133,12 @@ int inc_job_run(anonkit_job *job, const table *t, partition *part, json_t **repo
     const double start = now_seconds();
     int rc = inc_search(t, &job->model, &o, &r, &job->err);
     const double seconds = now_seconds() - start;
+    if (rc == ANONKIT_OK) rc = inc_measure_choose(t, &job->model, &o, &r, &job->err);
     free(weights);
-    AK_CHECK(rc);
+    if (rc < 0) {
+        inc_result_free(&r);
+        return rc;
+    }
     if ((rc = inc_publish(t, &job->model, r.minimal + r.chosen * r.nqi, part, &job->err)) < 0) goto done;
     char name[4096];
     node_name(t, r.minimal + r.chosen * r.nqi, name, sizeof name);

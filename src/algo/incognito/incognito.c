@@ -130,9 +130,8 @@ static int better(inc_choose by, const inc_minimal *x, const inc_minimal *y)
     return 0;
 }
 
-/* Orders the anonymous nodes, finds the k-minimal ones, measures and chooses. */
-static int finish(inc_ctx *c, const inc_options *o, uint64_t *lv, size_t n, int complete, inc_result *res,
-                  ak_error *err)
+/* Orders the anonymous nodes and finds the k-minimal ones. */
+static int finish(inc_ctx *c, uint64_t *lv, size_t n, int complete, inc_result *res, ak_error *err)
 {
     ranked *r = malloc((n ? n : 1) * sizeof *r);
     if (!r) return ak_err_nomem(err);
@@ -161,10 +160,24 @@ static int finish(inc_ctx *c, const inc_options *o, uint64_t *lv, size_t n, int 
         const size_t m = res->nminimal++;
         unpack(c, r[i].lv, res->minimal + m * nqi);
         res->info[m].height = (uint32_t)r[i].height;
-        if ((rc = measure(c, r[i].lv, o->weights, &res->info[m], err)) < 0) break;
-        if (m && better(o->choose, &res->info[m], &res->info[res->chosen])) res->chosen = m;
     }
     free(r);
+    return rc;
+}
+
+int inc_measure_choose(const table *t, const model *m, const inc_options *o, inc_result *res, ak_error *err)
+{
+    inc_ctx c;
+    AK_CHECK(inc_ctx_init(&c, t, m, o->suppression, err));
+    int rc = ANONKIT_OK;
+    res->chosen = 0;
+    for (size_t i = 0; i < res->nminimal && rc == ANONKIT_OK; i++) {
+        uint64_t lv = 0;
+        for (uint32_t q = 0; q < c.nqi; q++) lv = inc_with_level(&c, lv, q, res->minimal[i * c.nqi + q]);
+        rc = measure(&c, lv, o->weights, &res->info[i], err);
+        if (rc == ANONKIT_OK && i && better(o->choose, &res->info[i], &res->info[res->chosen])) res->chosen = i;
+    }
+    inc_ctx_free(&c);
     return rc;
 }
 
@@ -203,7 +216,7 @@ int inc_search(const table *t, const model *m, const inc_options *o, inc_result 
     if (rc == ANONKIT_OK && n == 0)
         rc = ak_err_set(err, ANONKIT_E_INTERNAL, NULL, 0, 0, "the %s search found no anonymous node",
                         inc_variant_name(o->variant));
-    if (rc == ANONKIT_OK) rc = finish(&c, o, lv, n, o->variant != INC_BINARY_SEARCH, res, err);
+    if (rc == ANONKIT_OK) rc = finish(&c, lv, n, o->variant != INC_BINARY_SEARCH, res, err);
     free(lv);
     inc_ctx_free(&c);
     if (rc < 0) inc_result_free(res);

@@ -84,10 +84,14 @@ const char *inc_choose_name(inc_choose c);
  * only for k-anonymity and distinct l-diversity. */
 int inc_model_monotone_with_suppression(const model *m);
 
-/* Searches the lattice of t (every QI must have a hierarchy) and fills res:
- * the anonymous and k-minimal nodes, the measures of each k-minimal node and
- * the chosen one. ANONKIT_E_INELIGIBLE when not even the top node is anonymous. */
+/* Searches the lattice of t (every QI must have a hierarchy) and fills res
+ * with the anonymous and the k-minimal nodes. ANONKIT_E_INELIGIBLE when not
+ * even the top node is anonymous. */
 int inc_search(const table *t, const model *m, const inc_options *o, inc_result *res /* OUT */, ak_error *err);
+
+/* Measures every k-minimal node of res (res->info: suppressed rows, classes,
+ * DM, GCP with o->weights) and chooses one by o->choose (res->chosen). */
+int inc_measure_choose(const table *t, const model *m, const inc_options *o, inc_result *res, ak_error *err);
 void inc_result_free(inc_result *res);
 
 /* Publishes node `levels`: one class per distinct generalized row, rows of
