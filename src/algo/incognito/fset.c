@@ -168,23 +168,28 @@ int inc_fset_project(inc_ctx *c, const inc_fset *src, uint64_t keep_mask, inc_fs
     return hb_finish(c, out, err);
 }
 
+/* Grows each array arrays[i] (elements of sizes[i] bytes) to cap + 1 elements
+ * (offset arrays need one past the last). */
+static int grow_arrays(void **arrays[], const size_t sizes[], size_t count, size_t cap, ak_error *err)
+{
+    for (size_t i = 0; i < count; i++) {
+        void *grown = realloc(*arrays[i], (cap + 1) * sizes[i]);
+        if (!grown) return ak_err_nomem(err);
+        *arrays[i] = grown;
+    }
+    return ANONKIT_OK;
+}
+
 /* Room for n groups in the group arrays. */
 static int groups_reserve(inc_ctx *c, size_t n, ak_error *err)
 {
     if (n <= c->gcap) return ANONKIT_OK;
     size_t cap = c->gcap ? c->gcap : 1024;
     while (cap < n) cap *= 2;
-    uint64_t *gkey = realloc(c->gkey, cap * sizeof *gkey);
-    if (gkey) c->gkey = gkey;
-    uint64_t *gtotal = realloc(c->gtotal, cap * sizeof *gtotal);
-    if (gtotal) c->gtotal = gtotal;
-    unsigned char *gholds = realloc(c->gholds, cap);
-    if (gholds) c->gholds = gholds;
-    uint32_t *gstart = realloc(c->gstart, (cap + 1) * sizeof *gstart);
-    if (gstart) c->gstart = gstart;
-    uint32_t *gfill = realloc(c->gfill, (cap + 1) * sizeof *gfill);
-    if (gfill) c->gfill = gfill;
-    if (!gkey || !gtotal || !gholds || !gstart || !gfill) return ak_err_nomem(err);
+    void **arrays[] = {(void **)&c->gkey, (void **)&c->gtotal, (void **)&c->gholds, (void **)&c->gstart,
+                       (void **)&c->gfill};
+    const size_t sizes[] = {sizeof *c->gkey, sizeof *c->gtotal, 1, sizeof *c->gstart, sizeof *c->gfill};
+    AK_CHECK(grow_arrays(arrays, sizes, 5, cap, err));
     c->gcap = cap;
     return ANONKIT_OK;
 }
@@ -195,13 +200,9 @@ static int entries_reserve(inc_ctx *c, size_t n, ak_error *err)
     if (n <= c->gcounts_cap) return ANONKIT_OK;
     size_t cap = c->gcounts_cap ? c->gcounts_cap : 1024;
     while (cap < n) cap *= 2;
-    uint32_t *gcounts = realloc(c->gcounts, cap * sizeof *gcounts);
-    if (gcounts) c->gcounts = gcounts;
-    uint32_t *gscratch = realloc(c->gscratch, cap * sizeof *gscratch);
-    if (gscratch) c->gscratch = gscratch;
-    uint32_t *gid = realloc(c->gid, cap * sizeof *gid);
-    if (gid) c->gid = gid;
-    if (!gcounts || !gscratch || !gid) return ak_err_nomem(err);
+    void **arrays[] = {(void **)&c->gcounts, (void **)&c->gscratch, (void **)&c->gid};
+    const size_t sizes[] = {sizeof *c->gcounts, sizeof *c->gscratch, sizeof *c->gid};
+    AK_CHECK(grow_arrays(arrays, sizes, 3, cap, err));
     c->gcounts_cap = cap;
     return ANONKIT_OK;
 }
