@@ -145,6 +145,13 @@ expect_err_has "more than the 1 that --suppression 0.2 allows"
 ak check "$P/k3.csv" --qi Birthdate,Sex,Zipcode --k 3
 expect_rc 1
 expect_err_has "violates the privacy model"
+# metrics of the published file, told the limit, agree with the run's own (GCP 7/9, DM 4^2 + 2*6)
+ak metrics "$P/patients.csv" "$P/k3.csv" --qi Birthdate,Sex,Zipcode --hierarchy Zipcode="$P/zip.csv" \
+    --hierarchy Birthdate="$P/birth.csv" --hierarchy Sex="$P/sex.csv" --k 3 --suppression 0.34
+expect_rc 0
+cp "$OUT" "$P/k3-metrics.json"
+expect_json "$P/k3-metrics.json" "j['rows_suppressed'] == 2 and j['classes'] == 1 and j['dm'] == 28 and abs(j['gcp'] - 7/9) < 1e-12"
+expect_json "$P/k3.json" "j['metrics']['dm'] == 28 and abs(j['metrics']['gcp'] - 7/9) < 1e-12"
 end
 
 begin "patients k=3 without suppression: only the top node"

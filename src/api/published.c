@@ -412,7 +412,12 @@ int anonkit_metrics(anonkit_job *job, const char *original_path, const char *pub
                         (unsigned long long)g.rows, t->nrows);
         goto done;
     }
+    /* As in anonkit_check: with a suppression limit, all-"*" rows within it are suppressed rows. */
+    uint32_t star = job->suppression > 0 ? all_star_group(&g) : AK_NOT_FOUND;
+    if (star != AK_NOT_FOUND && g.count[star] > model_suppression_limit(job->suppression, g.rows)) star = AK_NOT_FOUND;
+    if (star != AK_NOT_FOUND) metrics_add_suppressed(&mt, g.count[star]);
     for (uint32_t i = 0; i < g.keys.count; i++) {
+        if (i == star) continue;
         const char *key = strmap_key(&g.keys, i);
         size_t at = 0;
         for (uint32_t q = 0; q < t->nqi; q++) {
