@@ -33,6 +33,7 @@ bench: build
 	bash bench/bench_rothko.sh $(BUILD)
 	bash bench/bench_sequential.sh $(BUILD)
 	bash bench/bench_onedim.sh $(BUILD)
+	bash bench/bench_incognito.sh $(BUILD)
 
 clean:
 	rm -rf $(BUILD) $(BUILD)-asan

@@ -56,7 +56,7 @@ typedef enum anonkit_option {
     ANONKIT_OPT_L,           /* l of l-diversity (default off) */
     ANONKIT_OPT_L_VARIANT,   /* distinct|entropy|recursive|probabilistic, comma list */
     ANONKIT_OPT_C,           /* c of recursive (c,l)-diversity */
-    ANONKIT_OPT_ALGORITHM,   /* mondrian | rothko-t | hilbert | hilbert-fast | idistance | idistance-fast */
+    ANONKIT_OPT_ALGORITHM,   /* mondrian | rothko-t | incognito | hilbert | hilbert-fast | idistance | idistance-fast */
     ANONKIT_OPT_REPORT,      /* path of the JSON report */
     ANONKIT_OPT_SEED,        /* seed of the output shuffle */
     ANONKIT_OPT_KEEP_ORDER,  /* "1": keep input row order */
@@ -87,6 +87,9 @@ typedef enum anonkit_option {
     ANONKIT_OPT_BITS,        /* 1-D algorithms: Hilbert bits per QI (default 12) */
     ANONKIT_OPT_CENTERS,     /* iDistance: k-means centres (default 512) */
     ANONKIT_OPT_KL_LEVEL,    /* metrics: KL-divergence of the datacube at this lattice level (001 §6.3) */
+    ANONKIT_OPT_SUPPRESSION, /* incognito, check: largest share of rows that may be suppressed (default 0) */
+    ANONKIT_OPT_INCOGNITO_VARIANT, /* basic|super-roots|cube|binary-search|bottom-up|bottom-up-norollup */
+    ANONKIT_OPT_CHOOSE,      /* incognito: the published k-minimal node has the least gcp (default) | height | dm */
     ANONKIT_OPT__COUNT
 } anonkit_option;
 
@@ -124,6 +127,14 @@ ANONKIT_API int anonkit_anonymize(anonkit_job *job, anonkit_result **out_result 
  * receive the number of classes and rows seen. */
 ANONKIT_API int anonkit_check(anonkit_job *job, const char *published_path,
                               uint64_t *out_classes /* OUT */, uint64_t *out_rows /* OUT */);
+
+/* anonkit_check that also counts the suppressed rows: with a suppression limit
+ * (ANONKIT_OPT_SUPPRESSION, a share of the rows) the rows whose QIs are all "*"
+ * are suppressed rows when there are at most floor(share * rows) of them;
+ * otherwise they must satisfy the model as a class. Every other class must
+ * satisfy the model. */
+ANONKIT_API int anonkit_check_counts(anonkit_job *job, const char *published_path, uint64_t *out_classes /* OUT */,
+                                     uint64_t *out_rows /* OUT */, uint64_t *out_suppressed /* OUT */);
 
 /* Information-loss metrics of a published file against its original, as a
  * JSON text (dm, cavg, gcp, ncp per attribute) that the caller frees with free(). */

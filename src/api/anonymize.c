@@ -10,6 +10,7 @@
 
 #include "algo/mondrian/mondrian.h"
 #include "algo/rothko/rothko.h"
+#include "api/incognito.h"
 #include "api/job.h"
 #include "api/onedim.h"
 #include "core/partition.h"
@@ -99,7 +100,7 @@ static int measure_workload(anonkit_job *job, const table *t, const partition *p
 /* The JSON report: parameters, counts, class sizes, metrics, timing. */
 static char *build_report(const anonkit_job *job, const table *t, const metrics *mt, const workload_quality *wq,
                           double seconds, const phase_times *pt, const publish_stats *ps, const rothko_stats *rs,
-                          json_t *onedim)
+                          json_t *onedim, json_t *algo)
 {
     json_t *root = json_object();
     json_t *params = json_object();
@@ -184,15 +185,17 @@ static char *build_report(const anonkit_job *job, const table *t, const metrics 
         json_object_set_new(root, "out_of_core", io);
     }
     if (onedim) json_object_set(root, "onedim", onedim);
+    if (algo) json_object_set(root, job->algorithm, algo); /* the algorithm's own results */
     char *text = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17));
     json_decref(root);
     return text;
 }
 
 static char *build_summary(const anonkit_job *job, const table *t, const metrics *mt, const workload_quality *wq,
-                           double seconds, const publish_stats *ps)
+                           double seconds, const publish_stats *ps, const char *algo)
 {
-    char *text = malloc(1024);
+    const size_t size = 1024 + (algo ? strlen(algo) : 0);
+    char *text = malloc(size);
     if (!text) return NULL;
     char workload[160] = "";
     if (wq->has_entropy && wq->has_rmse)
@@ -201,14 +204,15 @@ static char *build_summary(const anonkit_job *job, const table *t, const metrics
         snprintf(workload, sizeof workload, "conditional entropy %.6g bits\n", wq->entropy);
     else if (wq->has_rmse)
         snprintf(workload, sizeof workload, "RMSE %.6g\n", wq->rmse);
-    snprintf(text, 1024,
+    snprintf(text, size,
+             "%s"
              "read %zu rows from %s\n"
              "published %llu rows, suppressed %llu (published + suppressed = read)\n"
              "%llu classes, class size min %llu, mean %.2f, max %llu\n"
              "GCP %.4f, DM %.6g, C_AVG %.4f (k = %llu)\n"
              "%s"
              "time %.3f s\n",
-             t->nrows, t->display_name, (unsigned long long)ps->published, (unsigned long long)ps->suppressed,
+             algo ? algo : "", t->nrows, t->display_name, (unsigned long long)ps->published, (unsigned long long)ps->suppressed,
              (unsigned long long)mt->classes, (unsigned long long)mt->min_class, mt->mean_class,
              (unsigned long long)mt->max_class, mt->gcp, mt->dm, mt->cavg, (unsigned long long)job->model.k,
              workload, seconds);
@@ -326,8 +330,8 @@ static int anonymize_rothko(anonkit_job *job, const table_spec *spec, outfile *o
             result->published = ps.published;
             result->suppressed = ps.suppressed;
             result->classes = mt.classes;
-            result->summary = build_summary(job, schema, &mt, &wq, seconds, &ps);
-            result->json = build_report(job, schema, &mt, &wq, seconds, &pt, &ps, &rs, NULL);
+            result->summary = build_summary(job, schema, &mt, &wq, seconds, &ps, NULL);
+            result->json = build_report(job, schema, &mt, &wq, seconds, &pt, &ps, &rs, NULL, NULL);
             if (!result->summary || !result->json) rc = ak_err_nomem(&job->err);
         }
         if (rc == ANONKIT_OK && job->report && fprintf(rf->stream, "%s\n", result->json) < 0)
@@ -364,6 +368,7 @@ int anonkit_anonymize(anonkit_job *job, anonkit_result **out_result)
     if (job->split == MDR_SPLIT_REGRESSION && !job->target_name)
         return ak_err_set(&job->err, ANONKIT_E_USAGE, NULL, 0, 0, "--split regression needs a numeric target column (--target)"), job_fail(job);
     if (model_validate(&job->model, &job->err) < 0) return job_fail(job);
+    if (inc_job_validate(job) < 0) return job_fail(job);
     if (!job->seed_set) job->seed = ak_fresh_seed();
 
     int rc;
@@ -382,6 +387,8 @@ int anonkit_anonymize(anonkit_job *job, anonkit_result **out_result)
     double *weights = NULL;
     job_spec_storage storage = {0};
     anonkit_result *result = NULL;
+    json_t *algo_report = NULL;
+    char *algo_summary = NULL;
     publish_stats ps;
     json_t *onedim = NULL;
 
@@ -416,11 +423,13 @@ int anonkit_anonymize(anonkit_job *job, anonkit_result **out_result)
     if ((rc = check_against_table(job, t)) < 0) goto done;
     mark = now_seconds();
     if ((rc = partition_init(&part, t->nrows, t->nqi, &job->err)) < 0) goto done;
-    const mdr_options mo = {.threads = threads, .split = job->split, .min_gain = job->min_gain};
-    if (job->algorithm && hil_parse_algorithm(job->algorithm, NULL) == 0) {
+    if (job->algorithm && !strcmp(job->algorithm, "incognito")) {
+        if ((rc = inc_job_run(job, t, &part, &algo_report, &algo_summary)) < 0) goto done;
+    } else if (job->algorithm && hil_parse_algorithm(job->algorithm, NULL) == 0) {
         if ((rc = job_run_onedim(job, t, weights, &part, &onedim, &job->err)) < 0) goto done;
-    } else if ((rc = mdr_run_with(t, &job->model, &mo, &part, &job->err)) < 0) {
-        goto done;
+    } else {
+        const mdr_options mo = {.threads = threads, .split = job->split, .min_gain = job->min_gain};
+        if ((rc = mdr_run_with(t, &job->model, &mo, &part, &job->err)) < 0) goto done;
     }
     pt.anonymize = now_seconds() - mark;
     mark = now_seconds();
@@ -449,8 +458,8 @@ int anonkit_anonymize(anonkit_job *job, anonkit_result **out_result)
     result->published = ps.published;
     result->suppressed = ps.suppressed;
     result->classes = part.nclasses;
-    result->summary = build_summary(job, t, &mt, &wq, seconds, &ps);
-    result->json = build_report(job, t, &mt, &wq, seconds, &pt, &ps, NULL, onedim);
+    result->summary = build_summary(job, t, &mt, &wq, seconds, &ps, algo_summary);
+    result->json = build_report(job, t, &mt, &wq, seconds, &pt, &ps, NULL, onedim, algo_report);
     if (!result->summary || !result->json) { rc = ak_err_nomem(&job->err); goto done; }
     if (job->report && fprintf(rf.stream, "%s\n", result->json) < 0) {
         rc = ak_err_set(&job->err, ANONKIT_E_IO, job->report, 0, 0, "cannot write the report");
@@ -474,6 +483,8 @@ done:
     metrics_free(&mt);
     free(weights);
     free(means);
+    json_decref(algo_report);
+    free(algo_summary);
     job_spec_free(&storage);
     json_decref(onedim);
     if (rc < 0) return job_fail(job);

@@ -35,6 +35,8 @@ static const char *const option_names[ANONKIT_OPT__COUNT] = {
     [ANONKIT_OPT_SCORE] = "score",         [ANONKIT_OPT_INCONSISTENT] = "inconsistent",
     [ANONKIT_OPT_BITS] = "bits",
     [ANONKIT_OPT_CENTERS] = "centers",     [ANONKIT_OPT_KL_LEVEL] = "kl-level",
+    [ANONKIT_OPT_SUPPRESSION] = "suppression", [ANONKIT_OPT_INCOGNITO_VARIANT] = "incognito-variant",
+    [ANONKIT_OPT_CHOOSE] = "choose",
 };
 
 void anonkit_job_set_spill_notice(anonkit_job *job, volatile char *buf, size_t size)
@@ -91,6 +93,7 @@ anonkit_job *anonkit_job_create(void)
     if (!job) return NULL;
     model_init(&job->model);
     job->delimiter = ',';
+    job->inc_variant = INC_CUBE; /* the fastest variant; the others are there to compare */
     job->min_gain = 0.01; /* 000 footnote 13 */
     ak_err_clear(&job->err);
     return job;
@@ -254,9 +257,10 @@ int anonkit_job_set(anonkit_job *job, anonkit_option option, const char *value)
     case ANONKIT_OPT_REPORT: return set_string(job, &job->report, value);
     case ANONKIT_OPT_SENSITIVE: return set_string(job, &job->sensitive, value);
     case ANONKIT_OPT_ALGORITHM:
-        if (strcmp(value, "mondrian") != 0 && strcmp(value, "rothko-t") != 0 && hil_parse_algorithm(value, NULL) != 0)
+        if (strcmp(value, "mondrian") != 0 && strcmp(value, "rothko-t") != 0 && strcmp(value, "incognito") != 0 &&
+            hil_parse_algorithm(value, NULL) != 0)
             return usage_error(job, "--algorithm: unknown algorithm '%s' (known: %s)", value,
-                               "mondrian, rothko-t, hilbert, hilbert-fast, idistance, idistance-fast");
+                               "mondrian, rothko-t, incognito, hilbert, hilbert-fast, idistance, idistance-fast");
         return set_string(job, &job->algorithm, value);
     case ANONKIT_OPT_QI: return append_names(job, &job->qi, value, name);
     case ANONKIT_OPT_IDENTIFIER: return append_names(job, &job->identifiers, value, name);
@@ -417,6 +421,22 @@ int anonkit_job_set(anonkit_job *job, anonkit_option option, const char *value)
     case ANONKIT_OPT_BITS:
     case ANONKIT_OPT_CENTERS:
     case ANONKIT_OPT_KL_LEVEL: return job_set_onedim(job, option, value);
+    case ANONKIT_OPT_SUPPRESSION:
+        if (parse_double(value, &job->suppression) != 0 || job->suppression < 0 || job->suppression > 1)
+            return usage_error(job, "--suppression must be a share of the rows from 0 to 1, not '%s'", value);
+        job->inc_set |= 1;
+        return ANONKIT_OK;
+    case ANONKIT_OPT_INCOGNITO_VARIANT:
+        if (inc_parse_variant(value, &job->inc_variant) != 0)
+            return usage_error(job, "--incognito-variant: '%s' is not one of %s", value,
+                               "basic, super-roots, cube, binary-search, bottom-up, bottom-up-norollup");
+        job->inc_set |= 2;
+        return ANONKIT_OK;
+    case ANONKIT_OPT_CHOOSE:
+        if (inc_parse_choose(value, &job->choose) != 0)
+            return usage_error(job, "--choose: '%s' is not one of gcp, height, dm", value);
+        job->inc_set |= 4;
+        return ANONKIT_OK;
     case ANONKIT_OPT__COUNT: break;
     }
     return usage_error(job, "unknown option");
@@ -462,7 +482,8 @@ static int apply_json_value(anonkit_job *job, const char *path, anonkit_option o
                            o == ANONKIT_OPT_SENSITIVE || o == ANONKIT_OPT_INPUT || o == ANONKIT_OPT_OUTPUT ||
                            o == ANONKIT_OPT_REPORT || o == ANONKIT_OPT_ALGORITHM || o == ANONKIT_OPT_L_VARIANT ||
                            o == ANONKIT_OPT_SPLIT || o == ANONKIT_OPT_CLASS || o == ANONKIT_OPT_TARGET ||
-                           o == ANONKIT_OPT_PUBLISH || o == ANONKIT_OPT_RULES || o == ANONKIT_OPT_TMPDIR;
+                           o == ANONKIT_OPT_PUBLISH || o == ANONKIT_OPT_RULES || o == ANONKIT_OPT_TMPDIR ||
+                           o == ANONKIT_OPT_INCOGNITO_VARIANT || o == ANONKIT_OPT_CHOOSE;
     if (names_only && !json_is_array(v)) return job_file_error(job, path, 0, "the value of '%s' must be text", key);
     if (json_is_integer(v)) {
         snprintf(text, sizeof text, "%lld", (long long)json_integer_value(v));

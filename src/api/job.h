@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "anonkit/anonkit.h"
+#include "algo/incognito/incognito.h"
 #include "algo/mondrian/mondrian.h"
 #include "core/error.h"
 #include "core/recode.h"
@@ -49,6 +50,10 @@ struct anonkit_job {
     char *inconsistent;
     unsigned bits, centers;/* 1-D algorithms; 0: the defaults */
     unsigned kl_level;     /* metrics --kl-level; 0: none */
+    double suppression;    /* incognito, check: share of rows that may be suppressed */
+    inc_variant inc_variant;
+    inc_choose choose;
+    unsigned inc_set;      /* incognito-only options given: 1 suppression, 2 variant, 4 choose */
     ak_error err;
     char errmsg[2048];
 };

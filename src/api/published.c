@@ -283,7 +283,26 @@ static int open_path(anonkit_job *job, const char *path, spool *sp, const char *
     return ANONKIT_OK;
 }
 
+/* The group whose QI texts are all "*" (suppressed rows look like this), or AK_NOT_FOUND. */
+static uint32_t all_star_group(const pub_groups *g)
+{
+    char key[8 * 64];
+    if (g->nqi > 64) return AK_NOT_FOUND;
+    const uint32_t one = 1;
+    for (uint32_t q = 0; q < g->nqi; q++) {
+        memcpy(key + 5 * q, &one, 4);
+        key[5 * q + 4] = '*';
+    }
+    return strmap_find(&g->keys, key, 5 * (size_t)g->nqi);
+}
+
 int anonkit_check(anonkit_job *job, const char *published_path, uint64_t *out_classes, uint64_t *out_rows)
+{
+    return anonkit_check_counts(job, published_path, out_classes, out_rows, NULL);
+}
+
+int anonkit_check_counts(anonkit_job *job, const char *published_path, uint64_t *out_classes, uint64_t *out_rows,
+                         uint64_t *out_suppressed)
 {
     ak_err_clear(&job->err);
     if (!job->qi.count) return ak_err_set(&job->err, ANONKIT_E_USAGE, NULL, 0, 0, "no quasi-identifiers given (--qi)"), job_fail(job);
@@ -315,7 +334,17 @@ int anonkit_check(anonkit_job *job, const char *published_path, uint64_t *out_cl
         uint32_t group = (uint32_t)(g.pairs.id_keys[p] >> 32);
         counts[start[group] + fill[group]++] = g.pair_count[p];
     }
+    /* With a suppression limit, the all-"*" rows are suppressed rows when they are at most the
+     * limit; more of them must satisfy the model as a class (the top of a lattice). */
+    const uint32_t star = job->suppression > 0 ? all_star_group(&g) : AK_NOT_FOUND;
+    const uint64_t limit = model_suppression_limit(job->suppression, g.rows);
+    uint64_t suppressed = 0, classes = ngroups;
+    if (star != AK_NOT_FOUND && g.count[star] <= limit) {
+        suppressed = g.count[star];
+        classes--;
+    }
     for (uint32_t i = 0; i < ngroups; i++) {
+        if (i == star && suppressed) continue;
         char why[256];
         int holds = model_explain(m, g.count[i], counts + start[i], start[i + 1] - start[i], scratch, why, sizeof why);
         if (holds && !model_variance_holds(m, &g.moments[i], g.exact)) {
@@ -324,6 +353,14 @@ int anonkit_check(anonkit_job *job, const char *published_path, uint64_t *out_cl
                      model_moments_variance(&g.moments[i], g.exact), m->variance);
         }
         if (holds) continue;
+        if (i == star) {
+            rc = ak_err_set(&job->err, ANONKIT_E_VIOLATION, shown, g.first_line[i], 0,
+                            "%llu rows have every quasi-identifier '*', more than the %llu that --suppression %g "
+                            "allows of %llu rows, and as a class they violate the privacy model: %s",
+                            (unsigned long long)g.count[i], (unsigned long long)limit, job->suppression,
+                            (unsigned long long)g.rows, why);
+            goto done;
+        }
         char desc[600];
         describe_group(&g, &job->qi, i, desc, sizeof desc);
         rc = ak_err_set(&job->err, ANONKIT_E_VIOLATION, shown, g.first_line[i], 0,
@@ -331,8 +368,9 @@ int anonkit_check(anonkit_job *job, const char *published_path, uint64_t *out_cl
                         (unsigned long long)g.count[i], why);
         goto done;
     }
-    if (out_classes) *out_classes = ngroups;
+    if (out_classes) *out_classes = classes;
     if (out_rows) *out_rows = g.rows;
+    if (out_suppressed) *out_suppressed = suppressed;
     rc = ANONKIT_OK;
 done:
     spool_remove(&sp);
@@ -376,7 +414,12 @@ int anonkit_metrics(anonkit_job *job, const char *original_path, const char *pub
                         (unsigned long long)g.rows, t->nrows);
         goto done;
     }
+    /* As in anonkit_check: with a suppression limit, all-"*" rows within it are suppressed rows. */
+    uint32_t star = job->suppression > 0 ? all_star_group(&g) : AK_NOT_FOUND;
+    if (star != AK_NOT_FOUND && g.count[star] > model_suppression_limit(job->suppression, g.rows)) star = AK_NOT_FOUND;
+    if (star != AK_NOT_FOUND) metrics_add_suppressed(&mt, g.count[star]);
     for (uint32_t i = 0; i < g.keys.count; i++) {
+        if (i == star) continue;
         const char *key = strmap_key(&g.keys, i);
         size_t at = 0;
         for (uint32_t q = 0; q < t->nqi; q++) {

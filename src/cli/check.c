@@ -19,6 +19,8 @@ static const char help[] =
     "      --c C                c of recursive (c,l)-diversity\n"
     "      --variance V         variance diversity: population variance of the numeric\n"
     "                           sensitive column at least V in every class\n"
+    "      --suppression F      rows whose QIs are all '*' are suppressed rows when they\n"
+    "                           are at most F of all rows (else they must form a class)\n"
     "      --delimiter C        field delimiter (default ',')\n"
     "      --job FILE           take the settings from a JSON job file\n"
     "  -h, --help               this help\n";
@@ -34,15 +36,17 @@ int cli_check(int argc, char **argv)
         exit_code = CLI_USER_ERROR;
         goto done;
     }
-    uint64_t classes = 0, rows = 0;
-    int rc = anonkit_check(job, positional[0], &classes, &rows);
+    uint64_t classes = 0, rows = 0, suppressed = 0;
+    int rc = anonkit_check_counts(job, positional[0], &classes, &rows, &suppressed);
     if (rc < 0) {
         exit_code = cli_fail(job, rc);
         goto done;
     }
-    fprintf(stderr, "anonkit: %s: ok, %llu rows in %llu classes satisfy the privacy model\n",
+    fprintf(stderr, "anonkit: %s: ok, %llu rows in %llu classes satisfy the privacy model",
             strcmp(positional[0], "-") ? positional[0] : "stdin",
-            (unsigned long long)rows, (unsigned long long)classes);
+            (unsigned long long)(rows - suppressed), (unsigned long long)classes);
+    if (suppressed) fprintf(stderr, ", %llu rows suppressed", (unsigned long long)suppressed);
+    fputc('\n', stderr);
 done:
     anonkit_job_free(job);
     return exit_code;

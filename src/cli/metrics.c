@@ -26,6 +26,8 @@ static const char help[] =
     "      --sensitive COL      the sensitive column (for --kl-level)\n"
     "      --publish S          how PUBLISHED was written; with mean, NCP and GCP of\n"
     "                           numeric QIs are null (a mean has no extent)\n"
+    "      --suppression F      rows with every QI '*', at most F of all rows, count as\n"
+    "                           suppressed (as anonymize --suppression wrote them)\n"
     "      --delimiter C        field delimiter (default ',')\n"
     "      --job FILE           take the settings from a JSON job file\n"
     "  -h, --help               this help\n";

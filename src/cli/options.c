@@ -50,6 +50,9 @@ static const struct option long_options[] = {
     {"bits", required_argument, NULL, ANONKIT_OPT_BITS},
     {"centers", required_argument, NULL, ANONKIT_OPT_CENTERS},
     {"kl-level", required_argument, NULL, ANONKIT_OPT_KL_LEVEL},
+    {"suppression", required_argument, NULL, ANONKIT_OPT_SUPPRESSION},
+    {"incognito-variant", required_argument, NULL, ANONKIT_OPT_INCOGNITO_VARIANT},
+    {"choose", required_argument, NULL, ANONKIT_OPT_CHOOSE},
     {"help", no_argument, NULL, OPT_HELP},
     {NULL, 0, NULL, 0},
 };

@@ -23,6 +23,7 @@ void partition_free(partition *p)
     free(p->rlo);
     free(p->rhi);
     free(p->count);
+    free(p->node);
     memset(p, 0, sizeof *p);
 }
 
@@ -50,6 +51,7 @@ int partition_add_class_in(partition *p, const uint32_t *lo, const uint32_t *hi,
         AK_CHECK(grow_codes(&p->hi, cap, p->nqi, err));
         AK_CHECK(grow_codes(&p->rlo, cap, p->nqi, err));
         AK_CHECK(grow_codes(&p->rhi, cap, p->nqi, err));
+        if (p->node) AK_CHECK(grow_codes(&p->node, cap, p->nqi, err));
         uint64_t *ncount = realloc(p->count, cap * sizeof *ncount);
         if (!ncount) return ak_err_nomem(err);
         p->count = ncount;
@@ -62,5 +64,16 @@ int partition_add_class_in(partition *p, const uint32_t *lo, const uint32_t *hi,
     memcpy(p->rhi + c * p->nqi, rhi, p->nqi * sizeof *rhi);
     p->count[c] = count;
     *id = (uint32_t)c;
+    return ANONKIT_OK;
+}
+
+int partition_add_class_nodes(partition *p, const uint32_t *lo, const uint32_t *hi, const uint32_t *nodes,
+                              uint64_t count, uint32_t *id, ak_error *err)
+{
+    if (!p->node && p->nclasses)
+        return ak_err_set(err, ANONKIT_E_INTERNAL, NULL, 0, 0, "partition: classes with and without nodes mixed");
+    AK_CHECK(partition_add_class_in(p, lo, hi, lo, hi, count, id, err));
+    if (!p->node) AK_CHECK(grow_codes(&p->node, p->cap, p->nqi, err));
+    memcpy(p->node + (size_t)*id * p->nqi, nodes, p->nqi * sizeof *nodes);
     return ANONKIT_OK;
 }

@@ -6,7 +6,10 @@
  * or a hierarchy label. A class made by recursive partitioning also has its
  * region: the code ranges of the part of the domain its leaf of the partition
  * tree covers (000 §1.2, Figure 2), which the recoding rules publish; the
- * regions of all classes cover the whole domain. */
+ * regions of all classes cover the whole domain. A full-domain class
+ * (Incognito) also names the hierarchy node of every QI, which the writer
+ * publishes: a node with one child covers the same codes as its child, so the
+ * box alone cannot tell the level. */
 #ifndef AK_PARTITION_H
 #define AK_PARTITION_H
 
@@ -26,6 +29,7 @@ typedef struct partition {
     uint32_t *rlo, *rhi; /* per class region, nqi codes each; the box when no region was given */
     uint64_t *count;     /* rows per class */
     uint64_t suppressed; /* rows with class PARTITION_SUPPRESSED */
+    uint32_t *node;      /* per class, nqi hierarchy nodes (full-domain), or NULL */
 } partition;
 
 int partition_init(partition *p, size_t nrows, uint32_t nqi, ak_error *err);
@@ -36,6 +40,10 @@ int partition_add_class(partition *p, const uint32_t *lo, const uint32_t *hi, ui
 /* The same with the class's region [rlo, rhi]. */
 int partition_add_class_in(partition *p, const uint32_t *lo, const uint32_t *hi, const uint32_t *rlo,
                            const uint32_t *rhi, uint64_t count, uint32_t *id /* OUT */, ak_error *err);
+/* The same with the hierarchy node of every QI; a partitioning holds either
+ * only classes with nodes or none. */
+int partition_add_class_nodes(partition *p, const uint32_t *lo, const uint32_t *hi, const uint32_t *nodes,
+                              uint64_t count, uint32_t *id /* OUT */, ak_error *err);
 static inline const uint32_t *partition_lo(const partition *p, size_t c) { return p->lo + c * p->nqi; }
 static inline const uint32_t *partition_hi(const partition *p, size_t c) { return p->hi + c * p->nqi; }
 static inline const uint32_t *partition_rlo(const partition *p, size_t c) { return p->rlo + c * p->nqi; }

@@ -94,8 +94,13 @@ size_t recode_class_value(const table *t, const partition *p, const double *mean
 {
     const table_qi *a = &t->qi[q];
     const uint32_t lo = partition_lo(p, c)[q], hi = partition_hi(p, c)[q];
-    if (a->kind != ATTR_NUMERIC || style == RECODE_GENERALIZE) return recode_value(t, q, lo, hi, buf, size);
     size_t len;
+    if (p->node && a->h) { /* full-domain: the label of the class's node at its level */
+        len = put(buf, size, 0, hier_node_at(a->h, p->node[c * p->nqi + q])->label);
+        if (size) buf[len < size ? len : size - 1] = '\0';
+        return len;
+    }
+    if (a->kind != ATTR_NUMERIC || style == RECODE_GENERALIZE) return recode_value(t, q, lo, hi, buf, size);
     if (style == RECODE_RANGE) {
         len = numeric_range(a, lo, hi, 1, buf, size);
     } else if (lo == hi) { /* the mean of equal values is that value, as spelled in the input */

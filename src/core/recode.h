@@ -42,7 +42,8 @@ const char *recode_style_name(recode_style style);
 int recode_class_means(const table *t, const partition *p, double **means /* OUT */, ak_error *err);
 
 /* The published text of QI q for class c in the given style (means from
- * recode_class_means, needed for RECODE_MEAN only); as recode_value. */
+ * recode_class_means, needed for RECODE_MEAN only); as recode_value. A class
+ * that names its hierarchy nodes (full-domain) publishes their labels. */
 size_t recode_class_value(const table *t, const partition *p, const double *means, recode_style style, size_t c,
                           uint32_t q, char *buf, size_t size);
 

@@ -75,6 +75,16 @@ long double model_moments_variance(const model_moments *mo, int exact);
  * the model has none). */
 int model_variance_holds(const model *m, const model_moments *mo, int exact);
 
+/* Rows that may be suppressed under a suppression limit `fraction` (a share
+ * of the table in [0, 1]): floor(fraction * rows). The algorithms and the
+ * verifier share it so that both count the same allowance. */
+static inline uint64_t model_suppression_limit(double fraction, uint64_t rows)
+{
+    if (!(fraction > 0)) return 0;
+    if (fraction >= 1) return rows;
+    return (uint64_t)(fraction * (double)rows + 1e-9 * (double)rows * fraction);
+}
+
 /* A model that every class satisfies (k = 1, no l). */
 void model_init(model *m);
 

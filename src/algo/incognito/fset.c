@@ -1,0 +1,272 @@
+/* fset.c — frequency sets of Incognito (002 slides 9-11, 29-30; 003
+ * "Frequency Set", "Rollup Property").
+ *
+ * Owns: the hash group-by over packed keys by one scan of the table, the
+ * rollup of a frequency set to a more general node without touching the data
+ * (each generalized value maps to a representative level-0 value and from
+ * there to the target level), the projection onto fewer attributes (Cube
+ * Incognito, 002 slide 40), and the test of a frequency set against the
+ * privacy model with the suppression limit. */
+#include "algo/incognito/inc_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* The most distinct keys node n can have: the product of its levels'
+ * cardinalities (times the sensitive values), capped at `cap`. */
+static size_t key_bound(const inc_ctx *c, inc_node n, size_t cap)
+{
+    size_t b = c->sens ? (size_t)c->t->sensitive_dict.count : 1;
+    for (uint32_t q = 0; q < c->nqi && b < cap; q++)
+        if (n.mask >> q & 1) b *= c->qi[q].card[inc_level(c, n.lv, q)];
+    return b < cap ? b : cap;
+}
+
+/* Starts a group-by of at most `bound` distinct keys. */
+static void hb_begin(inc_ctx *c, size_t bound)
+{
+    size_t size = 16;
+    while (size < 2 * (bound + 1) && size < c->hcap) size *= 2;
+    c->hmask = size - 1;
+    c->hshift = 64;
+    for (size_t s = size; s > 1; s >>= 1) c->hshift--;
+    c->nused = 0;
+    if (++c->hgen == 0) { /* stamps wrapped around: clear them once */
+        for (size_t i = 0; i < c->hcap; i++) c->slot[i].stamp = 0;
+        c->hgen = 1;
+    }
+}
+
+/* The slot of key, claimed (value 0) when new. */
+static inline size_t hb_slot(inc_ctx *c, uint64_t key)
+{
+    size_t i = (size_t)((key * 0x9E3779B97F4A7C15ULL) >> c->hshift) & c->hmask;
+    for (;;) {
+        inc_slot *s = &c->slot[i];
+        if (s->stamp != c->hgen) {
+            s->stamp = c->hgen;
+            s->key = key;
+            s->val = 0;
+            c->hused[c->nused++] = (uint32_t)i;
+            return i;
+        }
+        if (s->key == key) return i;
+        i = (i + 1) & c->hmask;
+    }
+}
+
+static inline void hb_add(inc_ctx *c, uint64_t key, uint32_t count)
+{
+    c->slot[hb_slot(c, key)].val += count;
+}
+
+/* The group-by's keys and counts as a frequency set, in order of first insertion. */
+static int hb_finish(inc_ctx *c, inc_fset **out, ak_error *err)
+{
+    inc_fset *f = calloc(1, sizeof *f);
+    if (!f) return ak_err_nomem(err);
+    f->n = c->nused;
+    f->key = malloc((f->n ? f->n : 1) * sizeof *f->key);
+    f->count = malloc((f->n ? f->n : 1) * sizeof *f->count);
+    if (!f->key || !f->count) {
+        inc_fset_free(f);
+        return ak_err_nomem(err);
+    }
+    for (size_t i = 0; i < f->n; i++) {
+        const uint32_t s = c->hused[i];
+        f->key[i] = c->slot[s].key;
+        f->count[i] = c->slot[s].val;
+    }
+    *out = f;
+    return ANONKIT_OK;
+}
+
+void inc_fset_free(inc_fset *f)
+{
+    if (!f) return;
+    free(f->key);
+    free(f->count);
+    free(f);
+}
+
+int inc_fset_scan(inc_ctx *c, inc_node n, inc_fset **out, ak_error *err)
+{
+    uint32_t nq = 0, shift[64];
+    const uint32_t *gen[64], *code[64];
+    for (uint32_t q = 0; q < c->nqi; q++) {
+        if (!(n.mask >> q & 1)) continue;
+        shift[nq] = c->qi[q].shift;
+        gen[nq] = c->qi[q].gen[inc_level(c, n.lv, q)];
+        code[nq] = c->code0[q];
+        nq++;
+    }
+    hb_begin(c, key_bound(c, n, c->nrows));
+    for (size_t r = 0; r < c->nrows; r++) {
+        uint64_t key = c->sens ? c->sens[r] : 0;
+        for (uint32_t i = 0; i < nq; i++) key |= (uint64_t)gen[i][code[i][r]] << shift[i];
+        hb_add(c, key, 1);
+    }
+    c->counters.scans++;
+    return hb_finish(c, out, err);
+}
+
+int inc_fset_rollup(inc_ctx *c, const inc_fset *src, inc_node from, inc_node to, inc_fset **out, ak_error *err)
+{
+    uint32_t nq = 0, shift[64];
+    uint64_t field[64], clear = ~(uint64_t)0;
+    const uint32_t *rep[64], *gen[64];
+    for (uint32_t q = 0; q < c->nqi; q++) {
+        if (!(to.mask >> q & 1)) { /* an attribute of `from` that `to` lacks is dropped */
+            if (from.mask >> q & 1 && c->qi[q].bits)
+                clear &= ~((c->qi[q].bits == 64 ? ~(uint64_t)0 : (((uint64_t)1 << c->qi[q].bits) - 1)) << c->qi[q].shift);
+            continue;
+        }
+        const uint32_t a = inc_level(c, from.lv, q), b = inc_level(c, to.lv, q);
+        if (a == b) continue;
+        shift[nq] = c->qi[q].shift;
+        field[nq] = c->qi[q].bits == 64 ? ~(uint64_t)0 : (((uint64_t)1 << c->qi[q].bits) - 1);
+        clear &= ~(field[nq] << shift[nq]);
+        rep[nq] = c->qi[q].rep[a];
+        gen[nq] = c->qi[q].gen[b];
+        nq++;
+    }
+    hb_begin(c, key_bound(c, to, src->n));
+    for (size_t i = 0; i < src->n; i++) {
+        const uint64_t k = src->key[i];
+        uint64_t key = k & clear;
+        for (uint32_t j = 0; j < nq; j++) key |= (uint64_t)gen[j][rep[j][(k >> shift[j]) & field[j]]] << shift[j];
+        hb_add(c, key, src->count[i]);
+    }
+    c->counters.rollups++;
+    return hb_finish(c, out, err);
+}
+
+/* Distinct keys among the first `sample` entries of src projected onto keep. */
+static size_t sample_distinct(inc_ctx *c, const inc_fset *src, uint64_t keep, size_t sample)
+{
+    if (sample > src->n) sample = src->n;
+    hb_begin(c, sample);
+    for (size_t i = 0; i < sample; i++) hb_slot(c, src->key[i] & keep);
+    return c->nused;
+}
+
+int inc_fset_project(inc_ctx *c, const inc_fset *src, uint64_t keep_mask, inc_fset **out, ak_error *err)
+{
+    uint64_t keep = c->sbits ? (((uint64_t)1 << c->sbits) - 1) : 0;
+    for (uint32_t q = 0; q < c->nqi; q++)
+        if (keep_mask >> q & 1 && c->qi[q].bits)
+            keep |= (c->qi[q].bits == 64 ? ~(uint64_t)0 : (((uint64_t)1 << c->qi[q].bits) - 1)) << c->qi[q].shift;
+    /* A projection that would keep most keys is not worth storing: the caller
+     * rolls up from src itself (*out = NULL). Judged on a sample. */
+    if (src->n >= c->share_min && sample_distinct(c, src, keep, 1024) * 4 > (src->n < 1024 ? src->n : 1024) * 3) {
+        *out = NULL;
+        return ANONKIT_OK;
+    }
+    hb_begin(c, src->n);
+    for (size_t i = 0; i < src->n; i++) hb_add(c, src->key[i] & keep, src->count[i]);
+    c->counters.rollups++;
+    return hb_finish(c, out, err);
+}
+
+/* Grows each array arrays[i] (elements of sizes[i] bytes) to cap + 1 elements
+ * (offset arrays need one past the last). */
+static int grow_arrays(void **arrays[], const size_t sizes[], size_t count, size_t cap, ak_error *err)
+{
+    for (size_t i = 0; i < count; i++) {
+        void *grown = realloc(*arrays[i], (cap + 1) * sizes[i]);
+        if (!grown) return ak_err_nomem(err);
+        *arrays[i] = grown;
+    }
+    return ANONKIT_OK;
+}
+
+/* Room for n groups in the group arrays. */
+static int groups_reserve(inc_ctx *c, size_t n, ak_error *err)
+{
+    if (n <= c->gcap) return ANONKIT_OK;
+    size_t cap = c->gcap ? c->gcap : 1024;
+    while (cap < n) cap *= 2;
+    void **arrays[] = {(void **)&c->gkey, (void **)&c->gtotal, (void **)&c->gholds, (void **)&c->gstart,
+                       (void **)&c->gfill};
+    const size_t sizes[] = {sizeof *c->gkey, sizeof *c->gtotal, 1, sizeof *c->gstart, sizeof *c->gfill};
+    AK_CHECK(grow_arrays(arrays, sizes, 5, cap, err));
+    c->gcap = cap;
+    return ANONKIT_OK;
+}
+
+/* Room for n entries in the per-entry arrays. */
+static int entries_reserve(inc_ctx *c, size_t n, ak_error *err)
+{
+    if (n <= c->gcounts_cap) return ANONKIT_OK;
+    size_t cap = c->gcounts_cap ? c->gcounts_cap : 1024;
+    while (cap < n) cap *= 2;
+    void **arrays[] = {(void **)&c->gcounts, (void **)&c->gscratch, (void **)&c->gid};
+    const size_t sizes[] = {sizeof *c->gcounts, sizeof *c->gscratch, sizeof *c->gid};
+    AK_CHECK(grow_arrays(arrays, sizes, 3, cap, err));
+    c->gcounts_cap = cap;
+    return ANONKIT_OK;
+}
+
+int inc_fset_eval(inc_ctx *c, const inc_fset *f, int groups, int *anonymous, uint64_t *failing, ak_error *err)
+{
+    uint64_t fail = 0;
+    c->ngroups = 0;
+    if (!c->sens) {
+        /* Without a sensitive attribute every entry is a class and only k matters. */
+        const uint64_t k = c->m->k;
+        if (groups) AK_CHECK(groups_reserve(c, f->n, err));
+        for (size_t i = 0; i < f->n; i++) {
+            const int holds = f->count[i] >= k;
+            if (!holds) fail += f->count[i];
+            if (groups) {
+                c->gkey[i] = f->key[i];
+                c->gtotal[i] = f->count[i];
+                c->gholds[i] = (unsigned char)holds;
+            } else if (fail > c->limit) {
+                break;
+            }
+        }
+        if (groups) c->ngroups = f->n;
+    } else {
+        /* Entries are (class, sensitive value) pairs: group them by class, then
+         * gather each class's sensitive counts by a counting sort. */
+        AK_CHECK(entries_reserve(c, f->n, err));
+        AK_CHECK(groups_reserve(c, f->n, err));
+        const uint64_t smask = ~((((uint64_t)1 << c->sbits) - 1));
+        hb_begin(c, f->n);
+        size_t ng = 0;
+        for (size_t i = 0; i < f->n; i++) {
+            const size_t s = hb_slot(c, f->key[i] & smask);
+            if (c->nused > ng) { /* a new class */
+                c->slot[s].val = (uint32_t)ng;
+                c->gkey[ng] = f->key[i] & smask;
+                c->gtotal[ng] = 0;
+                c->gstart[ng + 1] = 0;
+                ng++;
+            }
+            const uint32_t g = c->slot[s].val;
+            c->gid[i] = g;
+            c->gtotal[g] += f->count[i];
+            c->gstart[g + 1]++;
+        }
+        c->gstart[0] = 0;
+        for (size_t g = 0; g < ng; g++) {
+            c->gstart[g + 1] += c->gstart[g];
+            c->gfill[g] = c->gstart[g];
+        }
+        for (size_t i = 0; i < f->n; i++) c->gcounts[c->gfill[c->gid[i]]++] = f->count[i];
+        for (size_t g = 0; g < ng; g++) {
+            const int holds = model_holds(c->m, c->gtotal[g], c->gcounts + c->gstart[g], c->gstart[g + 1] - c->gstart[g],
+                                          c->gscratch);
+            c->gholds[g] = (unsigned char)holds;
+            if (!holds) {
+                fail += c->gtotal[g];
+                if (!groups && fail > c->limit) break;
+            }
+        }
+        c->ngroups = groups ? ng : 0;
+    }
+    *anonymous = fail <= c->limit;
+    if (failing) *failing = fail;
+    return ANONKIT_OK;
+}

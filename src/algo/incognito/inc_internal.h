@@ -1,0 +1,116 @@
+/* inc_internal.h — what the files of src/algo/incognito share: the encoded
+ * lattice domain (per QI and level, the present generalized values as dense
+ * numbers), frequency sets over packed keys, and the candidate graphs.
+ *
+ * Keys. A frequency-set key packs one field per QI (its generalized value at
+ * the node's level, a dense number below card[level]) above the sensitive
+ * code (when the model needs one); QIs outside a node's attribute set hold 0.
+ * Since generalized values only get fewer, each QI's field has the width of
+ * its level-0 card, at every level.
+ *
+ * Nodes. A node is an attribute set (bit q = QI q) and a level vector packed
+ * with QI 0 in the highest bits, so that ordering packed vectors orders level
+ * vectors lexicographically. */
+#ifndef AK_INC_INTERNAL_H
+#define AK_INC_INTERNAL_H
+
+#include "algo/incognito/incognito.h"
+
+typedef struct inc_qi {
+    uint32_t height;        /* top level */
+    uint32_t shift, bits;   /* key field */
+    uint32_t lshift, lbits; /* level field of a packed node */
+    uint32_t *card;         /* card[L]: present values at level L */
+    uint32_t **gen;         /* gen[L][v0]: level-L value of level-0 value v0 */
+    uint32_t **rep;         /* rep[L][v]: one level-0 value under level-L value v */
+    uint32_t **node;        /* node[L][v]: its hierarchy node */
+    uint32_t **box_lo;      /* box_lo/hi[L][v]: the table codes it covers (partition box) */
+    uint32_t **box_hi;
+    double **ncp;           /* ncp[L][v]: NCP of the value (metrics_ncp of its box) */
+} inc_qi;
+
+typedef struct inc_node {
+    uint64_t mask; /* attribute set */
+    uint64_t lv;   /* packed levels */
+} inc_node;
+
+/* A frequency set: distinct keys with their row counts. */
+typedef struct inc_fset {
+    size_t n;
+    uint64_t *key;
+    uint32_t *count;
+    uint32_t refs;     /* queued nodes that will roll up from it */
+} inc_fset;
+
+/* A slot of the group-by table: key, value and the stamp of the group-by that
+ * filled it, together in 16 bytes so that a probe touches one cache line. */
+typedef struct inc_slot {
+    uint64_t key;
+    uint32_t val;
+    uint32_t stamp;
+} inc_slot;
+
+typedef struct inc_ctx {
+    const table *t;
+    const model *m;
+    uint32_t nqi;
+    inc_qi *qi;
+    size_t nrows;
+    uint32_t **code0;       /* code0[q][row]: level-0 value */
+    const uint32_t *sens;   /* sensitive codes per row, NULL when the model needs none */
+    uint32_t sbits;         /* width of the sensitive field (low bits of a key) */
+    uint64_t limit;         /* rows that may be suppressed */
+    size_t share_min;       /* inc_options.cube_share_min */
+    /* Group-by scratch: open addressing with generation stamps, so that starting
+     * a new group-by costs nothing; slots used in order of first insertion. */
+    inc_slot *slot;
+    uint32_t *hused;
+    size_t hcap, hmask, nused;
+    uint32_t hgen;
+    int hshift;
+    /* Groups of the last evaluated frequency set (inc_fset_eval). */
+    size_t ngroups, gcap;
+    uint64_t *gkey;         /* tuple key (sensitive field cleared) */
+    uint64_t *gtotal;       /* rows */
+    unsigned char *gholds;  /* satisfies the model */
+    uint32_t *gstart, *gfill, *gcounts, *gscratch, *gid;
+    size_t gcounts_cap;
+    inc_counters counters;
+} inc_ctx;
+
+/* Domain (domain.c). */
+int inc_ctx_init(inc_ctx *c, const table *t, const model *m, double suppression, ak_error *err);
+void inc_ctx_free(inc_ctx *c);
+static inline uint32_t inc_level(const inc_ctx *c, uint64_t lv, uint32_t q)
+{
+    return (uint32_t)(lv >> c->qi[q].lshift) & ((1u << c->qi[q].lbits) - 1u);
+}
+static inline uint64_t inc_level_field(const inc_ctx *c, uint32_t q)
+{
+    return c->qi[q].lbits ? ((((uint64_t)1 << c->qi[q].lbits) - 1) << c->qi[q].lshift) : 0;
+}
+static inline uint64_t inc_with_level(const inc_ctx *c, uint64_t lv, uint32_t q, uint32_t level)
+{
+    return (lv & ~inc_level_field(c, q)) | ((uint64_t)level << c->qi[q].lshift);
+}
+uint32_t inc_node_height(const inc_ctx *c, inc_node n);
+uint64_t inc_full_mask(const inc_ctx *c);
+
+/* Frequency sets (fset.c). */
+int inc_fset_scan(inc_ctx *c, inc_node n, inc_fset **out /* OUT */, ak_error *err);
+int inc_fset_rollup(inc_ctx *c, const inc_fset *src, inc_node from, inc_node to, inc_fset **out /* OUT */,
+                    ak_error *err);
+/* Projects src onto the attributes keep_mask; *out is NULL when a sample shows
+ * that the projection would keep most of src's keys (then roll up from src). */
+int inc_fset_project(inc_ctx *c, const inc_fset *src, uint64_t keep_mask, inc_fset **out /* OUT */, ak_error *err);
+void inc_fset_free(inc_fset *f);
+/* Tests a frequency set: *anonymous tells whether the rows of classes that fail
+ * the model are at most the limit. With `groups` the classes are left in
+ * c->gkey / gtotal / gholds (all of them; otherwise the test may stop early). */
+int inc_fset_eval(inc_ctx *c, const inc_fset *f, int groups, int *anonymous /* OUT */, uint64_t *failing /* OUT */,
+                  ak_error *err);
+
+/* Searches (search.c): the anonymous nodes over all QIs, as packed level vectors. */
+int inc_run_variant(inc_ctx *c, inc_variant v, uint64_t **out_lv /* OUT */, size_t *out_n /* OUT */, ak_error *err);
+
+#endif

@@ -1,0 +1,105 @@
+/* incognito.h — full-domain generalization over hierarchies: Incognito and
+ * its baselines (002, 003; LeFevre, DeWitt & Ramakrishnan, SIGMOD 2005).
+ *
+ * Every QI has a hierarchy whose leaves all sit at the same depth; a node of
+ * the generalization lattice is a vector of levels, one per QI (0 = the
+ * value itself, height = the root). A node is anonymous when the classes of
+ * the table generalized to it satisfy the privacy model, except classes
+ * whose rows together are at most the suppression limit (those rows are
+ * suppressed). The search finds every anonymous node (the binary search:
+ * those of least height), the k-minimal ones among them (no anonymous
+ * direct specialization), picks one by the chosen measure and publishes it.
+ *
+ * Ownership: inc_result_free releases what inc_search fills. */
+#ifndef AK_INCOGNITO_H
+#define AK_INCOGNITO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/error.h"
+#include "core/partition.h"
+#include "core/table.h"
+#include "model/model.h"
+
+typedef enum inc_variant {
+    INC_BASIC = 0,          /* Basic Incognito (002 slides 32-36) */
+    INC_SUPER_ROOTS,        /* one scan per family of roots (002 slides 38-39) */
+    INC_CUBE,               /* zero-generalization frequency sets bottom-up (002 slide 40) */
+    INC_BINARY_SEARCH,      /* Samarati's binary search on the lattice height */
+    INC_BOTTOM_UP,          /* breadth-first search of the whole lattice, rollup from a parent */
+    INC_BOTTOM_UP_NOROLLUP, /* the same, every frequency set by a scan of the table */
+    INC_VARIANT__COUNT
+} inc_variant;
+
+typedef enum inc_choose { INC_CHOOSE_GCP = 0, INC_CHOOSE_HEIGHT, INC_CHOOSE_DM } inc_choose;
+
+typedef struct inc_options {
+    inc_variant variant;
+    double suppression;     /* largest share of rows that may be suppressed, in [0, 1] */
+    inc_choose choose;
+    const double *weights;  /* NCP weights per QI for GCP, NULL for equal */
+    size_t cube_share_min;  /* Cube: smallest frequency set whose projections may be shared rather
+                               than stored (0: 4096); the tests lower it to reach that path */
+} inc_options;
+
+/* Work done by a search (the figures of 002 slides 44-47). */
+typedef struct inc_counters {
+    uint64_t nodes_checked;  /* frequency sets tested against the model */
+    uint64_t scans;          /* frequency sets computed from the table */
+    uint64_t rollups;        /* frequency sets computed from another one */
+    uint64_t candidates;     /* nodes of all candidate graphs (or of the lattice) */
+} inc_counters;
+
+/* A k-minimal node with the measures --choose ranks by. */
+typedef struct inc_minimal {
+    uint32_t height;
+    uint64_t suppressed; /* rows suppressed when it is published */
+    uint64_t classes;
+    double dm, gcp;
+} inc_minimal;
+
+typedef struct inc_result {
+    uint32_t nqi;
+    int complete;         /* 1: `anonymous` is every anonymous node; 0 (binary search): those of least height */
+    size_t nanonymous;
+    uint32_t *anonymous;  /* nanonymous level vectors of nqi, ascending by height, then lexicographically */
+    size_t nminimal;
+    uint32_t *minimal;    /* the k-minimal nodes, same order */
+    inc_minimal *info;    /* per k-minimal node */
+    size_t chosen;        /* index into minimal */
+    uint64_t suppression_limit;
+    inc_counters counters;
+} inc_result;
+
+/* Parses / names the variants and the choice measures; parse returns -1 on an unknown name. */
+int inc_parse_variant(const char *text, inc_variant *out /* OUT */);
+const char *inc_variant_name(inc_variant v);
+int inc_parse_choose(const char *text, inc_choose *out /* OUT */);
+const char *inc_choose_name(inc_choose c);
+
+/* Whether the model stays monotone when classes may be suppressed: a class
+ * that fails merged with one that passes may fail for entropy, recursive and
+ * probabilistic l-diversity, so the lattice properties hold with suppression
+ * only for k-anonymity and distinct l-diversity. */
+int inc_model_monotone_with_suppression(const model *m);
+
+/* Searches the lattice of t (every QI must have a hierarchy) and fills res
+ * with the anonymous and the k-minimal nodes. ANONKIT_E_INELIGIBLE when not
+ * even the top node is anonymous. */
+int inc_search(const table *t, const model *m, const inc_options *o, inc_result *res /* OUT */, ak_error *err);
+
+/* Measures every k-minimal node of res (res->info: suppressed rows, classes,
+ * DM, GCP with o->weights) and chooses one by o->choose (res->chosen). */
+int inc_measure_choose(const table *t, const model *m, const inc_options *o, inc_result *res, ak_error *err);
+void inc_result_free(inc_result *res);
+
+/* Publishes node `levels`: one class per distinct generalized row, rows of
+ * classes that fail the model suppressed; each class carries its hierarchy
+ * node per QI for the writer. p must be freshly initialized. */
+int inc_publish(const table *t, const model *m, const uint32_t *levels, partition *p, ak_error *err);
+
+/* The hierarchy height of QI q (its top level). */
+uint32_t inc_qi_height(const table *t, uint32_t q);
+
+#endif

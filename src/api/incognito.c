@@ -1,0 +1,168 @@
+/* incognito.c (api) — the Incognito branch of anonkit_anonymize (002, 003):
+ * option checks, the search, the choice among the k-minimal nodes (issue:
+ * --choose, default least GCP), publication as a partitioning, and the
+ * "incognito" part of the report: every anonymous node and the k-minimal
+ * ones as level vectors with their attribute names, and the search's work. */
+#include "api/incognito.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "algo/incognito/incognito.h"
+
+static int usage(anonkit_job *job, const char *what)
+{
+    return ak_err_set(&job->err, ANONKIT_E_USAGE, NULL, 0, 0, "%s", what);
+}
+
+int inc_job_validate(anonkit_job *job)
+{
+    const int incognito = job->algorithm && !strcmp(job->algorithm, "incognito");
+    if (!incognito) {
+        if (job->inc_set)
+            return usage(job, "--suppression, --incognito-variant and --choose go with --algorithm incognito");
+        return ANONKIT_OK;
+    }
+    for (size_t q = 0; q < job->qi.count; q++) {
+        size_t h = 0;
+        while (h < job->hierarchy_attrs.count && strcmp(job->hierarchy_attrs.items[h], job->qi.items[q]) != 0) h++;
+        if (h == job->hierarchy_attrs.count)
+            return ak_err_set(&job->err, ANONKIT_E_USAGE, NULL, 0, 0,
+                              "--algorithm incognito needs a hierarchy for every quasi-identifier, and '%s' has none "
+                              "(give --hierarchy %s=FILE; numbers take ARX intervals such as 34;30-34;30-39;20-39;*)",
+                              job->qi.items[q], job->qi.items[q]);
+    }
+    if (job->rules) return usage(job, "--rules: recoding rules come from Mondrian's partition tree, not from incognito");
+    if (job->publish != RECODE_GENERALIZE)
+        return usage(job, "--publish: incognito publishes every quasi-identifier as its hierarchy label (generalize)");
+    if (job->split != MDR_SPLIT_MEDIAN) return usage(job, "--split is a Mondrian option; incognito does not split");
+    if (job->model.variance > 0) return usage(job, "--algorithm incognito takes --k and --l, not --variance");
+    if (job->suppression > 0 && !inc_model_monotone_with_suppression(&job->model))
+        return usage(job, "--suppression works with k-anonymity and distinct l-diversity only: with entropy, recursive "
+                          "or probabilistic l-diversity suppressing failing classes breaks the generalization "
+                          "property the lattice search relies on");
+    return ANONKIT_OK;
+}
+
+/* "<a=1, b=0, ...>" for a level vector. */
+static void node_name(const table *t, const uint32_t *levels, char *buf, size_t size)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (uint32_t q = 0; q < t->nqi && used < size; q++) {
+        int n = snprintf(buf + used, size - used, "%s%s=%u", q ? ", " : "<", t->qi[q].name, levels[q]);
+        if (n < 0) break;
+        used += (size_t)n;
+    }
+    if (used < size) snprintf(buf + used, size - used, ">");
+}
+
+static json_t *levels_json(const table *t, const uint32_t *levels)
+{
+    json_t *a = json_array();
+    for (uint32_t q = 0; a && q < t->nqi; q++) json_array_append_new(a, json_integer(levels[q]));
+    return a;
+}
+
+static json_t *minimal_json(const table *t, const inc_result *r, size_t i)
+{
+    char name[4096];
+    const uint32_t *levels = r->minimal + i * r->nqi;
+    node_name(t, levels, name, sizeof name);
+    json_t *o = json_object();
+    json_object_set_new(o, "levels", levels_json(t, levels));
+    json_object_set_new(o, "name", json_string(name));
+    json_object_set_new(o, "height", json_integer(r->info[i].height));
+    json_object_set_new(o, "rows_suppressed", json_integer((json_int_t)r->info[i].suppressed));
+    json_object_set_new(o, "classes", json_integer((json_int_t)r->info[i].classes));
+    json_object_set_new(o, "dm", json_real(r->info[i].dm));
+    json_object_set_new(o, "gcp", json_real(r->info[i].gcp));
+    return o;
+}
+
+static json_t *build_json(const anonkit_job *job, const table *t, const inc_result *r, double seconds)
+{
+    json_t *o = json_object();
+    json_object_set_new(o, "variant", json_string(inc_variant_name(job->inc_variant)));
+    json_object_set_new(o, "choose", json_string(inc_choose_name(job->choose)));
+    json_object_set_new(o, "suppression", json_real(job->suppression));
+    json_object_set_new(o, "suppression_limit_rows", json_integer((json_int_t)r->suppression_limit));
+    json_t *qi = json_array(), *heights = json_array();
+    for (uint32_t q = 0; q < t->nqi; q++) {
+        json_array_append_new(qi, json_string(t->qi[q].name));
+        json_array_append_new(heights, json_integer(inc_qi_height(t, q)));
+    }
+    json_object_set_new(o, "qi", qi);
+    json_object_set_new(o, "hierarchy_heights", heights);
+    json_object_set_new(o, "search_seconds", json_real(seconds));
+    json_object_set_new(o, "nodes_checked", json_integer((json_int_t)r->counters.nodes_checked));
+    json_object_set_new(o, "scans", json_integer((json_int_t)r->counters.scans));
+    json_object_set_new(o, "rollups", json_integer((json_int_t)r->counters.rollups));
+    json_object_set_new(o, "candidate_nodes", json_integer((json_int_t)r->counters.candidates));
+    /* The binary search visits one height only: its anonymous nodes are those of least height. */
+    json_object_set_new(o, "anonymous_complete", json_boolean(r->complete));
+    json_object_set_new(o, "anonymous_count", json_integer((json_int_t)r->nanonymous));
+    json_t *anon = json_array();
+    for (size_t i = 0; i < r->nanonymous; i++) json_array_append_new(anon, levels_json(t, r->anonymous + i * r->nqi));
+    json_object_set_new(o, "anonymous", anon);
+    json_t *minimal = json_array();
+    for (size_t i = 0; i < r->nminimal; i++) json_array_append_new(minimal, minimal_json(t, r, i));
+    json_object_set_new(o, "k_minimal", minimal);
+    json_object_set_new(o, "chosen", minimal_json(t, r, r->chosen));
+    return o;
+}
+
+static double now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+int inc_job_run(anonkit_job *job, const table *t, partition *part, json_t **report, char **summary)
+{
+    *report = NULL;
+    *summary = NULL;
+    double *weights = NULL;
+    AK_CHECK(job_weights(job, &weights));
+    const inc_options o = {.variant = job->inc_variant, .suppression = job->suppression, .choose = job->choose,
+                           .weights = weights};
+    inc_result r;
+    const double start = now_seconds();
+    int rc = inc_search(t, &job->model, &o, &r, &job->err);
+    const double seconds = now_seconds() - start;
+    if (rc == ANONKIT_OK) rc = inc_measure_choose(t, &job->model, &o, &r, &job->err);
+    free(weights);
+    if (rc < 0) {
+        inc_result_free(&r);
+        return rc;
+    }
+    if ((rc = inc_publish(t, &job->model, r.minimal + r.chosen * r.nqi, part, &job->err)) < 0) goto done;
+    char name[4096];
+    node_name(t, r.minimal + r.chosen * r.nqi, name, sizeof name);
+    const size_t size = strlen(name) + 512;
+    *summary = malloc(size);
+    *report = build_json(job, t, &r, seconds);
+    if (!*summary || !*report) {
+        rc = ak_err_nomem(&job->err);
+        goto done;
+    }
+    snprintf(*summary, size,
+             "incognito (%s): %zu %sanonymous nodes, %zu k-minimal; %llu nodes checked in %.3f s\n"
+             "chosen %s (least %s among the k-minimal), suppression limit %llu rows\n",
+             inc_variant_name(job->inc_variant), r.nanonymous, r.complete ? "" : "least-height ", r.nminimal,
+             (unsigned long long)r.counters.nodes_checked, seconds, name, inc_choose_name(job->choose),
+             (unsigned long long)r.suppression_limit);
+    rc = ANONKIT_OK;
+done:
+    if (rc < 0) {
+        free(*summary);
+        json_decref(*report);
+        *summary = NULL;
+        *report = NULL;
+    }
+    inc_result_free(&r);
+    return rc;
+}

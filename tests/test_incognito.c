@@ -1,0 +1,622 @@
+/* test_incognito.c — property tests of full-domain generalization (002, 003).
+ *
+ * Random tables over random hierarchies (categorical ones and numeric ones
+ * with interval hierarchies), random k, l-diversity and suppression limits:
+ * every variant must return the same anonymous nodes and the same k-minimal
+ * nodes as a brute force that groups the rows of every lattice node by their
+ * hierarchy ancestors (hier_ancestor, no frequency sets, no packing); the
+ * binary search must return the k-minimal nodes of least height. Published
+ * tables are proven by the verifier with the suppression limit, their row
+ * counts and texts checked against the brute force. The Patients example of
+ * 002/003 is worked out by hand below. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "algo/incognito/incognito.h"
+#include "anonkit/anonkit.h"
+#include "core/hierarchy.h"
+#include "core/table.h"
+#include "io/csv.h"
+#include "model/model.h"
+#include "testutil.h"
+
+#define MAX_QI 4
+#define MAX_ROWS 200
+
+typedef struct gen_table {
+    size_t nrows;
+    int nqi;
+    int numeric[MAX_QI];          /* numeric values with an interval hierarchy (--numeric) */
+    char hier_path[MAX_QI][4096];
+    int value[MAX_ROWS][MAX_QI];  /* leaf index (categorical) or the number (numeric) */
+    int sensitive[MAX_ROWS];
+    char csv_path[4096];
+} gen_table;
+
+/* An ARX interval hierarchy of the integers 0..n-1: width 2, 4, 8 ... then "*". */
+static void write_interval_hierarchy(tu_rng *rng, const char *path, int n)
+{
+    const int levels = 1 + (int)tu_below(rng, 3);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    for (int v = n - 1; v >= 0; v--) { /* reversed: leaf order must not matter */
+        fprintf(f, "%d", v);
+        for (int l = 1; l <= levels; l++) {
+            const int w = 1 << l, lo = v / w * w;
+            fprintf(f, ";%d-%d", lo, lo + w - 1);
+        }
+        fprintf(f, ";*\n");
+    }
+    fclose(f);
+}
+
+static void generate(tu_rng *rng, const char *dir, gen_table *g)
+{
+    memset(g, 0, sizeof *g);
+    g->nrows = 1 + tu_below(rng, 60);
+    if (tu_below(rng, 3) == 0) g->nrows = 1 + tu_below(rng, MAX_ROWS);
+    g->nqi = 1 + (int)tu_below(rng, MAX_QI);
+    const int nsens = 1 + (int)tu_below(rng, 6);
+    int domain[MAX_QI];
+    for (int q = 0; q < g->nqi; q++) {
+        char name[64];
+        snprintf(name, sizeof name, "h%d.csv", q);
+        snprintf(g->hier_path[q], sizeof g->hier_path[q], "%s", tu_path(dir, name));
+        g->numeric[q] = tu_below(rng, 3) == 0;
+        if (g->numeric[q]) {
+            domain[q] = 2 + (int)tu_below(rng, 12);
+            write_interval_hierarchy(rng, g->hier_path[q], domain[q]);
+        } else {
+            domain[q] = tu_write_random_hierarchy(rng, g->hier_path[q], q);
+        }
+    }
+    snprintf(g->csv_path, sizeof g->csv_path, "%s", tu_path(dir, "in.csv"));
+    FILE *f = fopen(g->csv_path, "w");
+    assert_non_null(f);
+    fprintf(f, "id");
+    for (int q = 0; q < g->nqi; q++) fprintf(f, ",a%d", q);
+    fprintf(f, ",s\n");
+    for (size_t r = 0; r < g->nrows; r++) {
+        fprintf(f, "%zu", r);
+        for (int q = 0; q < g->nqi; q++) {
+            int v = (int)tu_below(rng, (uint64_t)domain[q]);
+            if (tu_below(rng, 2) == 0) v = (int)tu_below(rng, (uint64_t)(domain[q] + 2) / 3); /* duplicates */
+            g->value[r][q] = v;
+            if (g->numeric[q]) fprintf(f, ",%d", v);
+            else fprintf(f, ",v%d", v);
+        }
+        g->sensitive[r] = tu_below(rng, 2) ? 0 : (int)tu_below(rng, (uint64_t)nsens);
+        fprintf(f, ",d%d\n", g->sensitive[r]);
+    }
+    fclose(f);
+}
+
+static int load(const gen_table *g, table **t)
+{
+    const char *names[MAX_QI] = {"a0", "a1", "a2", "a3"};
+    const char *paths[MAX_QI];
+    unsigned char numeric[MAX_QI];
+    for (int q = 0; q < g->nqi; q++) {
+        paths[q] = g->hier_path[q];
+        numeric[q] = (unsigned char)g->numeric[q];
+    }
+    const char *ids[] = {"id"};
+    table_spec spec = {.path = g->csv_path, .display_name = g->csv_path, .delimiter = ',', .nqi = (size_t)g->nqi,
+                       .qi_names = names, .hierarchy_paths = paths, .force_numeric = numeric,
+                       .sensitive_name = "s", .nidentifiers = 1, .identifier_names = ids, .threads = 1};
+    ak_error err;
+    int rc = table_load(t, &spec, &err);
+    if (rc < 0) fail_msg("table_load: %s", err.message);
+    return rc;
+}
+
+/* ---- brute force ---- */
+
+/* Leaf code of row r in QI q (independent of the table's numeric codes). */
+static uint32_t leaf_of(const gen_table *g, const table *t, size_t r, int q)
+{
+    char text[32];
+    snprintf(text, sizeof text, g->numeric[q] ? "%d" : "v%d", g->value[r][q]);
+    uint32_t leaf;
+    assert_int_equal(hier_find_leaf(t->qi[q].h, text, strlen(text), &leaf), 0);
+    return leaf;
+}
+
+typedef struct brute_ctx {
+    uint32_t anc[MAX_ROWS][MAX_QI]; /* ancestor node of every row at the node's levels */
+    int nqi;
+} brute_ctx;
+
+static const brute_ctx *sort_ctx; /* qsort has no context argument; tests only */
+
+static int row_cmp(const void *a, const void *b)
+{
+    const size_t x = *(const size_t *)a, y = *(const size_t *)b;
+    int c = memcmp(sort_ctx->anc[x], sort_ctx->anc[y], (size_t)sort_ctx->nqi * sizeof(uint32_t));
+    return c ? c : (x < y ? -1 : x > y);
+}
+
+/* Rows of failing classes at node `levels`; fail_row[r] tells which. */
+static uint64_t brute_failing(const gen_table *g, const table *t, const model *m, const uint32_t *levels,
+                              unsigned char *fail_row)
+{
+    static brute_ctx bc;
+    bc.nqi = g->nqi;
+    size_t order[MAX_ROWS];
+    for (size_t r = 0; r < g->nrows; r++) {
+        order[r] = r;
+        for (int q = 0; q < g->nqi; q++) bc.anc[r][q] = hier_ancestor(t->qi[q].h, leaf_of(g, t, r, q), levels[q]);
+    }
+    sort_ctx = &bc;
+    qsort(order, g->nrows, sizeof *order, row_cmp);
+    uint64_t failing = 0;
+    for (size_t a = 0; a < g->nrows;) {
+        size_t b = a;
+        while (b < g->nrows && !memcmp(bc.anc[order[a]], bc.anc[order[b]], (size_t)g->nqi * sizeof(uint32_t))) b++;
+        uint32_t counts[64] = {0}, list[64], scratch[64];
+        size_t distinct = 0;
+        for (size_t i = a; i < b; i++) counts[g->sensitive[order[i]]]++;
+        for (int s = 0; s < 64; s++)
+            if (counts[s]) list[distinct++] = counts[s];
+        const int holds = model_holds(m, b - a, list, distinct, scratch);
+        for (size_t i = a; i < b; i++)
+            if (fail_row) fail_row[order[i]] = (unsigned char)!holds;
+        if (!holds) failing += b - a;
+        a = b;
+    }
+    return failing;
+}
+
+/* Every node of the lattice in order of height, then lexicographically. */
+static size_t all_nodes(const table *t, uint32_t *out, size_t cap)
+{
+    const uint32_t nqi = t->nqi;
+    uint32_t maxh = 0;
+    for (uint32_t q = 0; q < nqi; q++) maxh += inc_qi_height(t, q);
+    size_t n = 0;
+    for (uint32_t h = 0; h <= maxh; h++) {
+        uint32_t lv[MAX_QI] = {0};
+        for (;;) {
+            uint32_t sum = 0;
+            for (uint32_t q = 0; q < nqi; q++) sum += lv[q];
+            if (sum == h) {
+                assert_true(n < cap);
+                memcpy(out + n * nqi, lv, nqi * sizeof *lv);
+                n++;
+            }
+            uint32_t q = nqi;
+            while (q-- > 0) {
+                if (++lv[q] <= inc_qi_height(t, q)) break;
+                lv[q] = 0;
+            }
+            if (q == UINT32_MAX) break;
+        }
+    }
+    return n;
+}
+
+#define MAX_NODES 4096
+
+static void check_case(const gen_table *g, const table *t, const model *m, double suppression)
+{
+    static uint32_t nodes[MAX_NODES * MAX_QI], anon[MAX_NODES * MAX_QI], minimal[MAX_NODES * MAX_QI];
+    static unsigned char is_anon[MAX_NODES];
+    const uint32_t nqi = t->nqi;
+    const size_t n = all_nodes(t, nodes, MAX_NODES);
+    const uint64_t limit = model_suppression_limit(suppression, g->nrows);
+    size_t na = 0, nm = 0;
+    for (size_t i = 0; i < n; i++) {
+        is_anon[i] = brute_failing(g, t, m, nodes + i * nqi, NULL) <= limit;
+        if (is_anon[i]) memcpy(anon + na++ * nqi, nodes + i * nqi, nqi * sizeof *nodes);
+    }
+    /* k-minimal: anonymous with no anonymous node one level lower in one attribute. */
+    for (size_t i = 0; i < n; i++) {
+        if (!is_anon[i]) continue;
+        int min = 1;
+        for (size_t j = 0; j < n && min; j++) {
+            if (!is_anon[j]) continue;
+            uint32_t diff = 0, down = 0;
+            for (uint32_t q = 0; q < nqi; q++) {
+                diff += nodes[j * nqi + q] != nodes[i * nqi + q];
+                down += nodes[j * nqi + q] + 1 == nodes[i * nqi + q];
+            }
+            if (diff == 1 && down == 1) min = 0;
+        }
+        if (min) memcpy(minimal + nm++ * nqi, nodes + i * nqi, nqi * sizeof *nodes);
+    }
+    const int eligible = is_anon[n - 1]; /* the top node */
+    for (int v = 0; v <= INC_VARIANT__COUNT; v++) {
+        /* The last round is Cube once more, sharing projections that keep most keys. */
+        inc_options o = {.variant = v == INC_VARIANT__COUNT ? INC_CUBE : (inc_variant)v, .suppression = suppression,
+                         .choose = INC_CHOOSE_GCP, .cube_share_min = v == INC_VARIANT__COUNT ? 1 : 0};
+        inc_result r;
+        ak_error err;
+        int rc = inc_search(t, m, &o, &r, &err);
+        if (!eligible) {
+            if (rc != ANONKIT_E_INELIGIBLE) fail_msg("%s: expected ineligible, got %d", inc_variant_name(o.variant), rc);
+            continue;
+        }
+        if (rc != ANONKIT_OK) fail_msg("%s: %s", inc_variant_name(o.variant), err.message);
+        if (inc_measure_choose(t, m, &o, &r, &err) != ANONKIT_OK) fail_msg("choose: %s", err.message);
+        if (o.variant == INC_BINARY_SEARCH) {
+            /* The k-minimal nodes of least height. */
+            size_t least = 0;
+            uint32_t h0 = 0;
+            for (uint32_t q = 0; q < nqi; q++) h0 += anon[q];
+            for (size_t i = 0; i < nm; i++) {
+                uint32_t h = 0;
+                for (uint32_t q = 0; q < nqi; q++) h += minimal[i * nqi + q];
+                least += h == h0;
+            }
+            assert_int_equal(r.complete, 0);
+            assert_int_equal(r.nanonymous, least);
+            assert_int_equal(r.nminimal, least);
+            assert_memory_equal(r.minimal, minimal, least * nqi * sizeof *minimal);
+        } else {
+            assert_int_equal(r.complete, 1);
+            if (r.nanonymous != na) fail_msg("%s: %zu anonymous nodes, brute force %zu", inc_variant_name(o.variant), r.nanonymous, na);
+            assert_memory_equal(r.anonymous, anon, na * nqi * sizeof *anon);
+            assert_int_equal(r.nminimal, nm);
+            assert_memory_equal(r.minimal, minimal, nm * nqi * sizeof *minimal);
+        }
+        /* Each k-minimal node's suppressed rows as the brute force counts them; the choice has least GCP. */
+        for (size_t i = 0; i < r.nminimal; i++) {
+            assert_int_equal(r.info[i].suppressed, brute_failing(g, t, m, r.minimal + i * nqi, NULL));
+            assert_true(r.info[i].suppressed <= limit);
+            assert_true(r.info[r.chosen].gcp <= r.info[i].gcp);
+        }
+        assert_int_equal(r.suppression_limit, limit);
+        inc_result_free(&r);
+    }
+}
+
+static const char *const variant_names[] = {"distinct", "entropy", "recursive", "probabilistic"};
+
+/* A random model and suppression limit; the l-variants that are not monotone
+ * under suppression get none. */
+static void random_model(tu_rng *rng, const gen_table *g, model *m, double *suppression)
+{
+    model_init(m);
+    m->k = 1 + tu_below(rng, tu_below(rng, 4) == 0 ? g->nrows + 2 : 6);
+    *suppression = tu_below(rng, 2) ? 0 : (double)tu_below(rng, 8) / 20.0;
+    if (tu_below(rng, 3) == 0) {
+        m->l = (double)(1 + tu_below(rng, 3));
+        m->l_variants = 1u << tu_below(rng, 4);
+        m->c = 1 + (double)tu_below(rng, 3);
+        if (m->l_variants != MODEL_L_DISTINCT) *suppression = 0;
+    }
+}
+
+static void test_variants_agree_with_brute_force(void **state)
+{
+    (void)state;
+    tu_rng rng = {20260521};
+    for (int round = 0; round < 150; round++) {
+        const char *dir = tu_mkdtemp();
+        gen_table g;
+        generate(&rng, dir, &g);
+        table *t;
+        load(&g, &t);
+        model m;
+        double suppression;
+        random_model(&rng, &g, &m, &suppression);
+        if (m.k > g.nrows) m.k = g.nrows;
+        check_case(&g, t, &m, suppression);
+        table_free(t);
+        tu_rmtree(dir);
+    }
+}
+
+/* ---- through the public API: published tables proven by the verifier ---- */
+
+static void set(anonkit_job *job, anonkit_option o, const char *v)
+{
+    if (anonkit_job_set(job, o, v) != ANONKIT_OK) fail_msg("set %s=%s: %s", anonkit_option_name(o), v, anonkit_errmsg(job));
+}
+
+static anonkit_job *job_for(const gen_table *g, const model *m, double suppression, const char *out)
+{
+    anonkit_job *job = anonkit_job_create();
+    char text[4200];
+    for (int q = 0; q < g->nqi; q++) {
+        snprintf(text, sizeof text, "a%d", q);
+        set(job, ANONKIT_OPT_QI, text);
+        snprintf(text, sizeof text, "a%d=%s", q, g->hier_path[q]);
+        set(job, ANONKIT_OPT_HIERARCHY, text);
+        if (g->numeric[q]) {
+            snprintf(text, sizeof text, "a%d", q);
+            set(job, ANONKIT_OPT_NUMERIC, text);
+        }
+    }
+    set(job, ANONKIT_OPT_INPUT, g->csv_path);
+    set(job, ANONKIT_OPT_OUTPUT, out);
+    set(job, ANONKIT_OPT_SENSITIVE, "s");
+    set(job, ANONKIT_OPT_IDENTIFIER, "id");
+    set(job, ANONKIT_OPT_ALGORITHM, "incognito");
+    set(job, ANONKIT_OPT_KEEP_ORDER, "true");
+    snprintf(text, sizeof text, "%llu", (unsigned long long)m->k);
+    set(job, ANONKIT_OPT_K, text);
+    if (m->l > 0) {
+        snprintf(text, sizeof text, "%g", m->l);
+        set(job, ANONKIT_OPT_L, text);
+        for (int v = 0; v < 4; v++)
+            if (m->l_variants == 1u << v) set(job, ANONKIT_OPT_L_VARIANT, variant_names[v]);
+        snprintf(text, sizeof text, "%g", m->c);
+        set(job, ANONKIT_OPT_C, text);
+    }
+    snprintf(text, sizeof text, "%.17g", suppression);
+    set(job, ANONKIT_OPT_SUPPRESSION, text);
+    return job;
+}
+
+static void test_published_tables_verified(void **state)
+{
+    (void)state;
+    tu_rng rng = {777};
+    static const char *const chooses[] = {"gcp", "height", "dm"};
+    for (int round = 0; round < 60; round++) {
+        const char *dir = tu_mkdtemp();
+        gen_table g;
+        generate(&rng, dir, &g);
+        model m;
+        double suppression;
+        random_model(&rng, &g, &m, &suppression);
+        if (m.k > g.nrows) m.k = g.nrows;
+        char out[4096], report[4096];
+        snprintf(out, sizeof out, "%s", tu_path(dir, "out.csv"));
+        snprintf(report, sizeof report, "%s", tu_path(dir, "report.json"));
+        anonkit_job *job = job_for(&g, &m, suppression, out);
+        set(job, ANONKIT_OPT_REPORT, report);
+        set(job, ANONKIT_OPT_CHOOSE, chooses[round % 3]);
+        set(job, ANONKIT_OPT_INCOGNITO_VARIANT, inc_variant_name((inc_variant)(round % INC_VARIANT__COUNT)));
+        table *t;
+        load(&g, &t);
+        uint32_t top[MAX_QI] = {0};
+        for (int q = 0; q < g.nqi; q++) top[q] = inc_qi_height(t, (uint32_t)q);
+        const int eligible = brute_failing(&g, t, &m, top, NULL) <= model_suppression_limit(suppression, g.nrows);
+        anonkit_result *res = NULL;
+        int rc = anonkit_anonymize(job, &res);
+        if (!eligible) {
+            assert_int_equal(rc, ANONKIT_E_INELIGIBLE);
+            assert_null(tu_read_file(out, NULL)); /* nothing left behind */
+            anonkit_job_free(job);
+            table_free(t);
+            tu_rmtree(dir);
+            continue;
+        }
+        if (rc != ANONKIT_OK) fail_msg("anonymize: %s", anonkit_errmsg(job));
+        /* The chosen node from the report, and its rows by brute force. */
+        json_error_t jerr;
+        json_t *root = json_load_file(report, 0, &jerr);
+        assert_non_null(root);
+        json_t *levels = json_object_get(json_object_get(json_object_get(root, "incognito"), "chosen"), "levels");
+        assert_int_equal(json_array_size(levels), (size_t)g.nqi);
+        uint32_t lv[MAX_QI] = {0};
+        for (int q = 0; q < g.nqi; q++) lv[q] = (uint32_t)json_integer_value(json_array_get(levels, (size_t)q));
+        json_decref(root);
+        unsigned char fail_row[MAX_ROWS];
+        const uint64_t failing = brute_failing(&g, t, &m, lv, fail_row);
+        assert_int_equal(anonkit_result_rows_suppressed(res), failing);
+        assert_int_equal(anonkit_result_rows_published(res), g.nrows - failing);
+        /* The verifier proves the model and counts the same suppressed rows. */
+        uint64_t classes, rows, suppressed;
+        rc = anonkit_check_counts(job, out, &classes, &rows, &suppressed);
+        if (rc != ANONKIT_OK) fail_msg("check: %s", anonkit_errmsg(job));
+        assert_int_equal(rows, g.nrows);
+        if (suppression > 0) assert_int_equal(suppressed, failing);
+        /* Every row is its hierarchy label at the chosen level, or '*' everywhere when suppressed. */
+        csv_reader *rd;
+        ak_error err;
+        assert_int_equal(csv_reader_open(&rd, out, ',', &err), ANONKIT_OK);
+        csv_record rec;
+        assert_int_equal(csv_read(rd, &rec, &err), 1);
+        for (size_t r = 0; r < g.nrows; r++) {
+            assert_int_equal(csv_read(rd, &rec, &err), 1);
+            for (int q = 0; q < g.nqi; q++) {
+                const char *want = fail_row[r] ? "*" : hier_node_at(t->qi[q].h, hier_ancestor(t->qi[q].h, leaf_of(&g, t, r, q), lv[q]))->label;
+                if (rec.fields[q].len != strlen(want) || memcmp(rec.fields[q].data, want, strlen(want)))
+                    fail_msg("row %zu QI %d: published '%.*s', expected '%s'", r, q, (int)rec.fields[q].len,
+                             rec.fields[q].data, want);
+            }
+        }
+        assert_int_equal(csv_read(rd, &rec, &err), 0);
+        csv_reader_free(rd);
+        anonkit_result_free(res);
+        anonkit_job_free(job);
+        table_free(t);
+        tu_rmtree(dir);
+    }
+}
+
+/* ---- the Patients example of 002/003 ---- */
+
+/* 003's tables with their typos fixed from the data itself: the zip codes are
+ * those of Table B1 (53715 twice, 53703 twice, 53706 twice) and the birth
+ * dates the three of B0 (1/21/76, 2/28/76, 4/13/86). Hierarchies of Figure 2:
+ * Zipcode 5371x -> 5371* -> 537**, Birthdate -> *, Sex -> *. */
+static const char patients_csv[] =
+    "Birthdate,Sex,Zipcode,Disease\n"
+    "1/21/76,Male,53715,Flu\n"
+    "4/13/86,Female,53715,Hepatitis\n"
+    "2/28/76,Male,53703,Brochitis\n"
+    "1/21/76,Male,53703,Broken Arm\n"
+    "4/13/86,Female,53706,AIDS\n"
+    "2/28/76,Male,53706,Hang Nail\n";
+
+static anonkit_job *patients_job(const char *dir, const char *k, const char *suppression)
+{
+    tu_write_file(tu_path(dir, "patients.csv"), patients_csv);
+    tu_write_file(tu_path(dir, "zip.csv"), "53715;5371*;537**\n53710;5371*;537**\n53706;5370*;537**\n53703;5370*;537**\n");
+    tu_write_file(tu_path(dir, "birth.csv"), "1/21/76;*\n2/28/76;*\n4/13/86;*\n");
+    tu_write_file(tu_path(dir, "sex.csv"), "Male;*\nFemale;*\n");
+    anonkit_job *job = anonkit_job_create();
+    char text[4200];
+    set(job, ANONKIT_OPT_INPUT, tu_path(dir, "patients.csv"));
+    set(job, ANONKIT_OPT_OUTPUT, tu_path(dir, "out.csv"));
+    set(job, ANONKIT_OPT_REPORT, tu_path(dir, "report.json"));
+    set(job, ANONKIT_OPT_QI, "Birthdate,Sex,Zipcode");
+    snprintf(text, sizeof text, "Zipcode=%s", tu_path(dir, "zip.csv"));
+    set(job, ANONKIT_OPT_HIERARCHY, text);
+    snprintf(text, sizeof text, "Birthdate=%s", tu_path(dir, "birth.csv"));
+    set(job, ANONKIT_OPT_HIERARCHY, text);
+    snprintf(text, sizeof text, "Sex=%s", tu_path(dir, "sex.csv"));
+    set(job, ANONKIT_OPT_HIERARCHY, text);
+    set(job, ANONKIT_OPT_ALGORITHM, "incognito");
+    set(job, ANONKIT_OPT_K, k);
+    set(job, ANONKIT_OPT_SUPPRESSION, suppression);
+    set(job, ANONKIT_OPT_KEEP_ORDER, "true");
+    return job;
+}
+
+/* The level vectors of report member `name` ("anonymous" or "k_minimal") as "BSZ" digit strings, comma-joined. */
+static void report_nodes(const char *path, const char *name, char *out, size_t size)
+{
+    json_error_t jerr;
+    json_t *root = json_load_file(path, 0, &jerr);
+    assert_non_null(root);
+    json_t *list = json_object_get(json_object_get(root, "incognito"), name);
+    out[0] = '\0';
+    for (size_t i = 0; i < json_array_size(list); i++) {
+        json_t *item = json_array_get(list, i);
+        json_t *lv = json_is_array(item) ? item : json_object_get(item, "levels");
+        char node[16];
+        snprintf(node, sizeof node, "%s%lld%lld%lld", i ? "," : "", json_integer_value(json_array_get(lv, 0)),
+                 json_integer_value(json_array_get(lv, 1)), json_integer_value(json_array_get(lv, 2)));
+        strncat(out, node, size - strlen(out) - 1);
+    }
+    json_decref(root);
+}
+
+static void test_patients_k2(void **state)
+{
+    (void)state;
+    /* By hand, k = 2 (rows as (B, S, Z)):
+     *   <B0,S0,Z0> all six rows distinct - no.  <B0,S0,Z1> (1/21/76,Male,5371*) alone - no.
+     *   <B0,S0,Z2> pairs by birth date (1/21 M, 4/13 F, 2/28 M) - yes.
+     *   <B0,S1,Z0>, <B0,S1,Z1> (1/21/76, 53715 | 5371*) alone - no; <B0,S1,Z2> generalizes B0S0Z2 - yes.
+     *   <B1,S0,Z0> (Male,53715) alone - no; <B1,S0,Z1> (Male,5371*) alone - no;
+     *   <B1,S0,Z2> Male 4, Female 2 - yes.  <B1,S1,Z0> zips in pairs - yes; Z1, Z2 above it - yes.
+     * Anonymous: 002, 012, 102, 110, 111, 112; k-minimal: 002 and 110 (102 and 012 lie above 002).
+     * GCP of 002: Z at 537** covers all 4 leaves (NCP 1), B and S leaves (0): 1/3; of 110: 2/3.
+     * So the least-GCP choice is <B0,S0,Z2>. */
+    const char *dir = tu_mkdtemp();
+    anonkit_job *job = patients_job(dir, "2", "0");
+    anonkit_result *res;
+    if (anonkit_anonymize(job, &res) != ANONKIT_OK) fail_msg("%s", anonkit_errmsg(job));
+    char text[256];
+    report_nodes(tu_path(dir, "report.json"), "anonymous", text, sizeof text);
+    assert_string_equal(text, "002,110,012,102,111,112"); /* by height, then levels */
+    report_nodes(tu_path(dir, "report.json"), "k_minimal", text, sizeof text);
+    assert_string_equal(text, "002,110");
+    char *out = tu_read_file(tu_path(dir, "out.csv"), NULL);
+    assert_string_equal(out, "Birthdate,Sex,Zipcode,Disease\n"
+                             "1/21/76,Male,537**,Flu\n"
+                             "4/13/86,Female,537**,Hepatitis\n"
+                             "2/28/76,Male,537**,Brochitis\n"
+                             "1/21/76,Male,537**,Broken Arm\n"
+                             "4/13/86,Female,537**,AIDS\n"
+                             "2/28/76,Male,537**,Hang Nail\n");
+    free(out);
+    anonkit_result_free(res);
+    /* --choose height ties at 2: the first in order, 002; every variant gives the same. */
+    for (int v = 0; v < INC_VARIANT__COUNT; v++) {
+        if (v == INC_BINARY_SEARCH) continue;
+        set(job, ANONKIT_OPT_INCOGNITO_VARIANT, inc_variant_name((inc_variant)v));
+        if (anonkit_anonymize(job, &res) != ANONKIT_OK) fail_msg("%s", anonkit_errmsg(job));
+        report_nodes(tu_path(dir, "report.json"), "k_minimal", text, sizeof text);
+        assert_string_equal(text, "002,110");
+        anonkit_result_free(res);
+    }
+    anonkit_job_free(job);
+    tu_rmtree(dir);
+}
+
+static void test_patients_k3_suppression(void **state)
+{
+    (void)state;
+    /* By hand, k = 3: only the top <B1,S1,Z2> keeps every class at 3 or more.
+     * With --suppression 0.34 (floor(0.34 * 6) = 2 rows):
+     *   <B1,S0,Z2> Male 4 | Female 2 -> the 2 Female rows suppressed - yes;
+     *   <B1,S1,Z1> 5370* 4 | 5371* 2 -> 2 rows suppressed - yes;
+     *   <B1,S0,Z1> classes 1,1,3,1 -> 3 rows - no; <B1,S1,Z0> pairs -> 6 - no; B0 at any Z: pairs - no.
+     * Anonymous: 102, 111, 112; k-minimal: 102, 111.
+     * GCP of 102: 4 rows with NCP B 1, S 0, Z 1 and 2 suppressed rows (NCP 1 each): (4*2 + 2*3) / 18 = 7/9;
+     * of 111: 4 rows with B 1, S 1, Z 5370* = 2 of 4 leaves: (4*2.5 + 2*3) / 18 = 8/9. Chosen: <B1,S0,Z2>. */
+    const char *dir = tu_mkdtemp();
+    anonkit_job *job = patients_job(dir, "3", "0");
+    anonkit_result *res;
+    if (anonkit_anonymize(job, &res) != ANONKIT_OK) fail_msg("%s", anonkit_errmsg(job));
+    char text[256];
+    report_nodes(tu_path(dir, "report.json"), "anonymous", text, sizeof text);
+    assert_string_equal(text, "112");
+    anonkit_result_free(res);
+    set(job, ANONKIT_OPT_SUPPRESSION, "0.34");
+    if (anonkit_anonymize(job, &res) != ANONKIT_OK) fail_msg("%s", anonkit_errmsg(job));
+    assert_int_equal(anonkit_result_rows_suppressed(res), 2);
+    assert_int_equal(anonkit_result_rows_published(res), 4);
+    report_nodes(tu_path(dir, "report.json"), "anonymous", text, sizeof text);
+    assert_string_equal(text, "102,111,112");
+    report_nodes(tu_path(dir, "report.json"), "k_minimal", text, sizeof text);
+    assert_string_equal(text, "102,111");
+    char *out = tu_read_file(tu_path(dir, "out.csv"), NULL);
+    assert_string_equal(out, "Birthdate,Sex,Zipcode,Disease\n"
+                             "*,Male,537**,Flu\n"
+                             "*,*,*,Hepatitis\n"
+                             "*,Male,537**,Brochitis\n"
+                             "*,Male,537**,Broken Arm\n"
+                             "*,*,*,AIDS\n"
+                             "*,Male,537**,Hang Nail\n");
+    free(out);
+    anonkit_result_free(res);
+    /* The verifier: with the limit the two '*' rows are suppressed; without it they are a class of 2 < 3. */
+    uint64_t classes, rows, suppressed;
+    assert_int_equal(anonkit_check_counts(job, tu_path(dir, "out.csv"), &classes, &rows, &suppressed), ANONKIT_OK);
+    assert_int_equal(classes, 1);
+    assert_int_equal(rows, 6);
+    assert_int_equal(suppressed, 2);
+    set(job, ANONKIT_OPT_SUPPRESSION, "0.2"); /* 1 row */
+    assert_int_equal(anonkit_check_counts(job, tu_path(dir, "out.csv"), &classes, &rows, &suppressed),
+                     ANONKIT_E_VIOLATION);
+    set(job, ANONKIT_OPT_SUPPRESSION, "0");
+    assert_int_equal(anonkit_check(job, tu_path(dir, "out.csv"), NULL, NULL), ANONKIT_E_VIOLATION);
+    anonkit_job_free(job);
+    tu_rmtree(dir);
+}
+
+/* Entropy l-diversity is not monotone once failing classes may be suppressed:
+ * refused with a clear message, and nothing is written. */
+static void test_suppression_needs_monotone_model(void **state)
+{
+    (void)state;
+    const char *dir = tu_mkdtemp();
+    anonkit_job *job = patients_job(dir, "2", "0.2");
+    set(job, ANONKIT_OPT_SENSITIVE, "Disease");
+    set(job, ANONKIT_OPT_L, "2");
+    set(job, ANONKIT_OPT_L_VARIANT, "entropy");
+    anonkit_result *res = NULL;
+    assert_int_equal(anonkit_anonymize(job, &res), ANONKIT_E_USAGE);
+    assert_non_null(strstr(anonkit_errmsg(job), "--suppression"));
+    assert_null(tu_read_file(tu_path(dir, "out.csv"), NULL));
+    anonkit_job_free(job);
+    tu_rmtree(dir);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_variants_agree_with_brute_force),
+        cmocka_unit_test(test_published_tables_verified),
+        cmocka_unit_test(test_patients_k2),
+        cmocka_unit_test(test_patients_k3_suppression),
+        cmocka_unit_test(test_suppression_needs_monotone_model),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
