@@ -48,3 +48,24 @@ size_t ak_hist_counts_minus(const ak_hist *whole, const ak_hist *part, uint32_t 
     }
     return n;
 }
+
+void ak_hist_sort_touched(ak_hist *h)
+{
+    for (size_t i = 1; i < h->ntouched; i++) { /* insertion sort: few classes */
+        const uint32_t v = h->touched[i];
+        size_t j = i;
+        while (j > 0 && h->touched[j - 1] > v) {
+            h->touched[j] = h->touched[j - 1];
+            j--;
+        }
+        h->touched[j] = v;
+    }
+}
+
+double ak_hist_xlogx(ak_hist *h)
+{
+    ak_hist_sort_touched(h);
+    double sum = 0;
+    for (size_t i = 0; i < h->ntouched; i++) sum += ak_xlog2x(h->count[h->touched[i]]);
+    return sum;
+}

@@ -40,4 +40,11 @@ size_t ak_hist_counts(const ak_hist *h, uint32_t *out);
  * whole) and returns how many. */
 size_t ak_hist_counts_minus(const ak_hist *whole, const ak_hist *part, uint32_t *out);
 
+/* Puts the touched codes in ascending order, so that sums over them are formed
+ * in one canonical order (in-memory and out-of-core runs must agree to the bit). */
+void ak_hist_sort_touched(ak_hist *h);
+
+/* The sum over codes of count log2 count, in ascending code order (InfoGain). */
+double ak_hist_xlogx(ak_hist *h);
+
 #endif

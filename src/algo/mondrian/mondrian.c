@@ -672,29 +672,6 @@ static int split_median(mdr *s, size_t begin, size_t end, const uint32_t *lo, co
 
 /* ---- InfoGain and Regression (000 §1.2) ---- */
 
-/* Puts a histogram's touched codes in ascending order, so that sums over
- * them are formed in one canonical order. */
-static void sort_touched(ak_hist *h)
-{
-    for (size_t i = 1; i < h->ntouched; i++) {
-        const uint32_t v = h->touched[i];
-        size_t j = i;
-        while (j > 0 && h->touched[j - 1] > v) {
-            h->touched[j] = h->touched[j - 1];
-            j--;
-        }
-        h->touched[j] = v;
-    }
-}
-
-/* sum over classes of count * log2(count), in ascending class order. */
-static double class_xlogx(ak_hist *h)
-{
-    sort_touched(h);
-    double sum = 0;
-    for (size_t i = 0; i < h->ntouched; i++) sum += ak_xlog2x(h->count[h->touched[i]]);
-    return sum;
-}
 
 /* What a partition's children are scored against. */
 typedef struct parent_stats {
@@ -711,7 +688,7 @@ static void parent_stats_fill(mdr *s, size_t begin, size_t end, parent_stats *ps
     if (s->split == MDR_SPLIT_INFOGAIN) {
         ak_hist_clear(&s->cls_whole);
         for (size_t i = begin; i < end; i++) ak_hist_add(&s->cls_whole, s->t->class_codes[row_at(s, i)[s->d + 1]]);
-        ps->xlogx = class_xlogx(&s->cls_whole);
+        ps->xlogx = ak_hist_xlogx(&s->cls_whole);
         ps->weighted_entropy = ak_xlog2x((double)n) - ps->xlogx;
         ps->tolerance = 1e-12;
     } else {
@@ -761,7 +738,7 @@ static int score_numeric(mdr *s, size_t begin, size_t end, uint32_t q, const uin
             i++;
         } while (i < n && row_at(s, s->order[i])[q] == code);
         if (infogain) { /* move this code's rows from right to left, class by class */
-            sort_touched(&s->cls_group);
+            ak_hist_sort_touched(&s->cls_group);
             for (size_t x = 0; x < s->cls_group.ntouched; x++) {
                 const uint32_t c = s->cls_group.touched[x];
                 const double moved = s->cls_group.count[c], had = s->cls_left.count[c];
@@ -816,7 +793,7 @@ static int score_categorical(mdr *s, size_t begin, size_t end, uint32_t q, const
         if (infogain) {
             ak_hist_clear(&s->cls_group);
             for (size_t i = at; i < at + rows; i++) ak_hist_add(&s->cls_group, s->t->class_codes[row_at(s, i)[s->d + 1]]);
-            children += ak_xlog2x((double)rows) - class_xlogx(&s->cls_group);
+            children += ak_xlog2x((double)rows) - ak_hist_xlogx(&s->cls_group);
             ak_hist_clear(&s->cls_group);
         } else {
             long double t1 = 0, t2 = 0;

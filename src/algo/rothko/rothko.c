@@ -516,26 +516,6 @@ static void add_classes(const fgroup *g, uint32_t q, uint32_t lo, uint32_t hi, a
     add_pairs(&g->avc[q], lo, hi, h);
 }
 
-static void sort_touched(ak_hist *h)
-{
-    for (size_t i = 1; i < h->ntouched; i++) {
-        const uint32_t v = h->touched[i];
-        size_t j = i;
-        while (j > 0 && h->touched[j - 1] > v) {
-            h->touched[j] = h->touched[j - 1];
-            j--;
-        }
-        h->touched[j] = v;
-    }
-}
-
-static double class_xlogx(ak_hist *h)
-{
-    sort_touched(h);
-    double sum = 0;
-    for (size_t i = 0; i < h->ntouched; i++) sum += ak_xlog2x(h->count[h->touched[i]]);
-    return sum;
-}
 
 /* InfoGain: the allowable split of largest gain (ties to the lowest attribute
  * and threshold); below min_gain the node and its subtree go on under Median. */
@@ -549,7 +529,7 @@ static int choose_infogain(rk *r, const fgroup *g, const rk_node *node, const ui
     }
     ak_hist_clear(&r->cls_whole);
     add_classes(g, 0, lo[0], hi[0], &r->cls_whole);
-    const double xlogx = class_xlogx(&r->cls_whole);
+    const double xlogx = ak_hist_xlogx(&r->cls_whole);
     const double weighted_entropy = ak_xlog2x((double)n) - xlogx, tolerance = 1e-12;
     rk_split best = {0};
     for (uint32_t q = 0; q < r->d; q++) {
@@ -566,7 +546,7 @@ static int choose_infogain(rk *r, const fgroup *g, const rk_node *node, const ui
                 ak_hist_clear(&r->cls_group);
                 add_classes(g, q, code, code, &r->cls_group);
                 i += cnt;
-                sort_touched(&r->cls_group);
+                ak_hist_sort_touched(&r->cls_group);
                 for (size_t x = 0; x < r->cls_group.ntouched; x++) {
                     const uint32_t c = r->cls_group.touched[x];
                     const double moved = r->cls_group.count[c], had = r->cls_left.count[c];
@@ -598,7 +578,7 @@ static int choose_infogain(rk *r, const fgroup *g, const rk_node *node, const ui
             const hier_node *ch = hier_node_at(h, kids[c]);
             ak_hist_clear(&r->cls_group);
             add_classes(g, q, ch->lo, ch->hi, &r->cls_group);
-            children += ak_xlog2x((double)rows_in[c]) - class_xlogx(&r->cls_group);
+            children += ak_xlog2x((double)rows_in[c]) - ak_hist_xlogx(&r->cls_group);
         }
         const double score = (weighted_entropy - children) / (double)n;
         if (best.found && !(score > best.score + tolerance)) continue;
