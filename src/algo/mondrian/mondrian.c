@@ -672,7 +672,6 @@ static int split_median(mdr *s, size_t begin, size_t end, const uint32_t *lo, co
 
 /* ---- InfoGain and Regression (000 §1.2) ---- */
 
-
 /* What a partition's children are scored against. */
 typedef struct parent_stats {
     double weighted_entropy;   /* InfoGain: n H(C) in bits = n log n - sum P_c log P_c */
