@@ -243,7 +243,7 @@ static inline uint64_t pairset_count(const pairset *s, uint64_t key) { return s-
 /* The frequency group of one node. */
 typedef struct fgroup {
     uint64_t n;
-    uint64_t **av;   /* per QI: counts over the node's region [rlo, rhi] */
+    uint32_t **av;   /* per QI: counts over the node's region [rlo, rhi] (partitions < 2^32 rows) */
     pairset *avs;    /* per QI, l-diversity */
     pairset *avc;    /* per QI, InfoGain */
     size_t bytes;
@@ -323,7 +323,7 @@ static int fgroup_add(rk *r, fgroup *g, const rk_node *node, const uint32_t *cod
 static size_t av_bytes(const rk *r, const rk_node *x)
 {
     size_t bytes = 0;
-    for (uint32_t q = 0; q < r->d; q++) bytes += ((size_t)x->rhi[q] - x->rlo[q] + 1) * sizeof(uint64_t);
+    for (uint32_t q = 0; q < r->d; q++) bytes += ((size_t)x->rhi[q] - x->rlo[q] + 1) * sizeof(uint32_t);
     return bytes;
 }
 
@@ -901,6 +901,9 @@ static int process_partition(rk *r, rk_part *p, const uint32_t *rlo, const uint3
                              ak_error *err)
 {
     if (p->rows <= r->tm) return finish_in_memory(r, p, rlo, rhi, median_only, err);
+    if (p->rows > UINT32_MAX)
+        return ak_err_set(err, ANONKIT_E_USAGE, NULL, 0, 0,
+                          "rothko-t counts a partition's values in 32 bits: at most 4294967295 rows");
     rk_tree tr = {0};
     int rc = tree_add(r, &tr, rlo, rhi, p->rows, median_only, err);
     uint64_t *rows_in = NULL;
