@@ -247,7 +247,7 @@ static int publish_leaf(void *ctx, const table *view, const partition *classes, 
         double ncp[view->nqi ? view->nqi : 1];
         for (size_t c = 0; c < classes->nclasses; c++) {
             for (uint32_t q = 0; q < view->nqi; q++)
-                ncp[q] = metrics_ncp(view, q, partition_lo(classes, c)[q], partition_hi(classes, c)[q]);
+                ncp[q] = table_ncp(view, q, partition_lo(classes, c)[q], partition_hi(classes, c)[q]);
             metrics_add_class(sink->mt, classes->count[c], ncp);
         }
     }

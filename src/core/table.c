@@ -620,3 +620,15 @@ done:
     *out = t;
     return ANONKIT_OK;
 }
+
+double table_ncp(const table *t, uint32_t q, uint32_t lo, uint32_t hi)
+{
+    const table_qi *a = &t->qi[q];
+    if (a->kind == ATTR_CATEGORICAL) {
+        const hier_node *u = hier_node_at(a->h, hier_lca(a->h, lo, hi));
+        const uint32_t leaves = u->hi - u->lo + 1;
+        return leaves == 1 ? 0.0 : (double)leaves / (double)hier_leaf_count(a->h);
+    }
+    const double span = a->ncodes > 1 ? a->values[a->ncodes - 1] - a->values[0] : 0;
+    return span > 0 ? (a->values[hi] - a->values[lo]) / span : 0;
+}

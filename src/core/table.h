@@ -91,6 +91,13 @@ struct table {
 int table_load(table **out /* OUT */, const table_spec *spec, ak_error *err);
 void table_free(table *t);
 
+/* Normalized certainty penalty of codes [lo, hi] of QI q (001 eq. 1): a numeric
+ * range over the table's range; for a categorical QI 0 for a single leaf, else
+ * the leaves under the lowest common ancestor over all leaves. Mondrian's
+ * normalized range (the order in which it tries the dimensions) is the same
+ * quantity, so in-memory and out-of-core runs order them alike. */
+double table_ncp(const table *t, uint32_t q, uint32_t lo, uint32_t hi);
+
 /* After a streaming load: the rank of a provisional code of numeric QI q. */
 static inline uint32_t table_numeric_rank(const table *t, uint32_t q, uint32_t provisional)
 {

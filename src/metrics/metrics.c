@@ -70,24 +70,9 @@ void metrics_finish(metrics *m, uint64_t k)
     if (!m->classes) m->min_class = 0;
 }
 
-static double categorical_ncp(const hier *h, uint32_t node)
-{
-    const hier_node *u = hier_node_at(h, node);
-    uint32_t leaves = u->hi - u->lo + 1;
-    return leaves == 1 ? 0.0 : (double)leaves / (double)hier_leaf_count(h);
-}
-
 static double numeric_span(const table_qi *a)
 {
     return a->ncodes > 1 ? a->values[a->ncodes - 1] - a->values[0] : 0;
-}
-
-double metrics_ncp(const table *t, uint32_t q, uint32_t lo, uint32_t hi)
-{
-    const table_qi *a = &t->qi[q];
-    if (a->kind == ATTR_CATEGORICAL) return categorical_ncp(a->h, hier_lca(a->h, lo, hi));
-    double span = numeric_span(a);
-    return span > 0 ? (a->values[hi] - a->values[lo]) / span : 0;
 }
 
 int metrics_from_partition(const table *t, const partition *p, uint64_t k, const double *weights,
@@ -96,7 +81,7 @@ int metrics_from_partition(const table *t, const partition *p, uint64_t k, const
     AK_CHECK(metrics_init(out, t->nqi, weights, err));
     double ncp[t->nqi ? t->nqi : 1];
     for (size_t c = 0; c < p->nclasses; c++) {
-        for (uint32_t q = 0; q < t->nqi; q++) ncp[q] = metrics_ncp(t, q, partition_lo(p, c)[q], partition_hi(p, c)[q]);
+        for (uint32_t q = 0; q < t->nqi; q++) ncp[q] = table_ncp(t, q, partition_lo(p, c)[q], partition_hi(p, c)[q]);
         metrics_add_class(out, p->count[c], ncp);
     }
     if (p->suppressed) metrics_add_suppressed(out, p->suppressed);
@@ -114,7 +99,7 @@ int metrics_ncp_of_published(const table *t, uint32_t q, const char *text, size_
     if (a->kind == ATTR_CATEGORICAL) {
         uint32_t node = hier_find_label(a->h, text, len);
         if (node == UINT32_MAX) return -1;
-        *ncp = categorical_ncp(a->h, node);
+        *ncp = table_ncp(t, q, hier_node_at(a->h, node)->lo, hier_node_at(a->h, node)->hi);
         return 0;
     }
     /* "v" or "lo-hi" (the separator is a '-' after a digit or a point), inside

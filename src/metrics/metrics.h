@@ -42,8 +42,7 @@ void metrics_add_suppressed(metrics *m, uint64_t count);
 /* Computes the totals; k is the k of the model (for C_AVG). */
 void metrics_finish(metrics *m, uint64_t k);
 
-/* NCP of QI q for codes [lo, hi] of table t. */
-double metrics_ncp(const table *t, uint32_t q, uint32_t lo, uint32_t hi);
+/* (The NCP of codes [lo, hi] is table_ncp in core/table.h.) */
 
 /* All metrics of a partitioning. */
 int metrics_from_partition(const table *t, const partition *p, uint64_t k, const double *weights,

@@ -172,7 +172,7 @@ static int qi_build(inc_ctx *c, uint32_t q, ak_error *err)
                 d->box_lo[L][v] = hier_node_at(h, d->node[L][v])->lo;
                 d->box_hi[L][v] = hier_node_at(h, d->node[L][v])->hi;
             }
-            d->ncp[L][v] = metrics_ncp(c->t, q, d->box_lo[L][v], d->box_hi[L][v]);
+            d->ncp[L][v] = table_ncp(c->t, q, d->box_lo[L][v], d->box_hi[L][v]);
         }
     }
     if (rc == ANONKIT_OK) {

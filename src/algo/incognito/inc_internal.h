@@ -26,7 +26,7 @@ typedef struct inc_qi {
     uint32_t **node;        /* node[L][v]: its hierarchy node */
     uint32_t **box_lo;      /* box_lo/hi[L][v]: the table codes it covers (partition box) */
     uint32_t **box_hi;
-    double **ncp;           /* ncp[L][v]: NCP of the value (metrics_ncp of its box) */
+    double **ncp;           /* ncp[L][v]: NCP of the value (table_ncp of its box) */
 } inc_qi;
 
 typedef struct inc_node {

@@ -74,7 +74,6 @@ typedef struct mdr {
     ak_hist whole, left, less; /* partition, candidate left side, rows < median */
     model_moments whole_mom, left_mom, less_mom;
     uint32_t *counts, *counts_scratch;
-    double *span;       /* numeric: table's value range per QI */
     uint32_t *child_rows; /* per child of a categorical node: row count */
     uint32_t max_children;
     mdr_split split;
@@ -630,16 +629,6 @@ static int split_categorical(mdr *s, size_t begin, size_t end, uint32_t q, const
     return 1;
 }
 
-/* Normalized range of QI q in a partition with box [lo, hi]; 0 when it cannot be split. */
-static double normalized_range(const mdr *s, uint32_t q, const uint32_t *lo, const uint32_t *hi)
-{
-    if (lo[q] == hi[q]) return 0;
-    const table_qi *a = &s->t->qi[q];
-    if (a->kind == ATTR_NUMERIC) return (a->values[hi[q]] - a->values[lo[q]]) / s->span[q];
-    const hier_node *u = hier_node_at(a->h, hier_lca(a->h, lo[q], hi[q]));
-    return (double)(u->hi - u->lo + 1) / (double)a->ncodes;
-}
-
 /* The Median criterion: tries the dimensions by decreasing normalized range
  * and takes the first allowable split. Returns 1 when split, 0 when none is
  * allowable. */
@@ -650,7 +639,7 @@ static int split_median(mdr *s, size_t begin, size_t end, const uint32_t *lo, co
     double range[d];
     uint32_t order[d], ncand = 0;
     for (uint32_t q = 0; q < d; q++) {
-        range[q] = normalized_range(s, q, lo, hi);
+        range[q] = lo[q] == hi[q] ? 0 : table_ncp(s->t, q, lo[q], hi[q]); /* normalized range */
         if (range[q] <= 0) continue;
         uint32_t at = ncand++; /* insertion sort: wider first, then lower index */
         while (at > 0 && range[order[at - 1]] < range[q]) {
@@ -872,7 +861,7 @@ static int process_top(mdr *s, ak_error *err)
 }
 
 /* Forgets the buffers of one worker (a helper starts from a copy of its
- * parent, sharing the table, rows, spans and class_of but nothing else). */
+ * parent, sharing the table, rows and class_of but nothing else). */
 static void worker_forget(mdr *s)
 {
     s->scratch = s->moved = s->order = s->order_tmp = s->code_count = NULL;
@@ -888,7 +877,7 @@ static void worker_forget(mdr *s)
     memset(&s->cls_group, 0, sizeof s->cls_group);
 }
 
-/* Frees the buffers of one worker (not the shared rows and spans). */
+/* Frees the buffers of one worker (not the shared rows). */
 static void worker_free(mdr *s)
 {
     free(s->scratch);
@@ -967,7 +956,7 @@ static int spawn_helper(mdr *s, helper **out, ak_error *err)
     }
     helper *h = calloc(1, sizeof *h);
     if (!h) return ak_err_nomem(err);
-    h->s = *s; /* shares table, model, rows, spans and class_of */
+    h->s = *s; /* shares table, model, rows and class_of */
     mdr *c = &h->s;
     worker_forget(c);
     c->threads = s->threads / 2;
@@ -1121,13 +1110,11 @@ int mdr_run_with(const table *t, const model *m, const mdr_options *options, par
     }
     int rc = worker_alloc(&s, s.n, err);
     s.rows = malloc(((s.n ? s.n : 1) * s.w + s.bw) * sizeof *s.rows); /* + padding read by the kernels */
-    s.span = calloc(s.d ? s.d : 1, sizeof *s.span);
     uint32_t *root_lo = calloc(s.d ? s.d : 1, sizeof *root_lo), *root_hi = calloc(s.d ? s.d : 1, sizeof *root_hi);
-    if (rc == ANONKIT_OK && (!s.rows || !s.span || !root_lo || !root_hi)) rc = ak_err_nomem(err);
+    if (rc == ANONKIT_OK && (!s.rows || !root_lo || !root_hi)) rc = ak_err_nomem(err);
     if (rc < 0) goto done;
     for (uint32_t q = 0; q < s.d; q++) {
         const table_qi *a = &t->qi[q];
-        if (a->kind == ATTR_NUMERIC && a->ncodes > 1) s.span[q] = a->values[a->ncodes - 1] - a->values[0];
         root_hi[q] = a->ncodes ? a->ncodes - 1 : 0; /* the root's region is the whole domain */
     }
     if (options->root_rlo && options->root_rhi) {
@@ -1162,7 +1149,6 @@ int mdr_run_with(const table *t, const model *m, const mdr_options *options, par
 done:
     worker_free(&s);
     free(s.rows);
-    free(s.span);
     free(root_lo);
     free(root_hi);
     return rc;

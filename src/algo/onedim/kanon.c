@@ -47,7 +47,7 @@ static void mbr_extend(mbr *b, const table *t, uint32_t row, const double *weigh
         const table_qi *a = &t->qi[q];
         /* numeric NCP inline (the hot path); categorical through the hierarchy */
         b->ncp[q] = a->kind == ATTR_NUMERIC ? (b->span[q] > 0 ? (a->values[b->hi[q]] - a->values[b->lo[q]]) / b->span[q] : 0)
-                                             : metrics_ncp(t, q, b->lo[q], b->hi[q]);
+                                             : table_ncp(t, q, b->lo[q], b->hi[q]);
         grew = 1;
     }
     if (!grew) return;

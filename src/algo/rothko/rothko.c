@@ -81,7 +81,6 @@ typedef struct rk {
     uint32_t sdomain, cdomain;
     ak_hist whole, left, cls_whole, cls_left, cls_group, child;
     uint32_t *counts, *counts_scratch;
-    double *span;
     uint64_t tm;         /* TM in rows */
     size_t fg_budget;    /* bytes the frequency groups of one level may take */
     rothko_leaf_fn leaf_fn;
@@ -391,15 +390,6 @@ typedef struct rk_split {
     double score;
 } rk_split;
 
-static double normalized_range(const rk *r, uint32_t q, const uint32_t *lo, const uint32_t *hi)
-{
-    if (lo[q] == hi[q]) return 0;
-    const table_qi *a = &r->t->qi[q];
-    if (a->kind == ATTR_NUMERIC) return (a->values[hi[q]] - a->values[lo[q]]) / r->span[q];
-    const hier_node *u = hier_node_at(a->h, hier_lca(a->h, lo[q], hi[q]));
-    return (double)(u->hi - u->lo + 1) / (double)a->ncodes;
-}
-
 /* Rows of the group with codes of QI q in [lo, hi]. */
 static uint64_t av_sum(const fgroup *g, const rk_node *node, uint32_t q, uint32_t lo, uint32_t hi)
 {
@@ -448,7 +438,7 @@ static int choose_median(rk *r, const fgroup *g, const rk_node *node, const uint
     double range[d];
     uint32_t order[d], ncand = 0;
     for (uint32_t q = 0; q < d; q++) {
-        range[q] = normalized_range(r, q, lo, hi);
+        range[q] = lo[q] == hi[q] ? 0 : table_ncp(r->t, q, lo[q], hi[q]); /* normalized range */
         if (range[q] <= 0) continue;
         uint32_t at = ncand++;
         while (at > 0 && range[order[at - 1]] < range[q]) {
@@ -510,11 +500,6 @@ static int choose_median(rk *r, const fgroup *g, const rk_node *node, const uint
     return 0;
 }
 
-/* Class-label counts of codes [lo, hi] of QI q into h. */
-static void add_classes(const fgroup *g, uint32_t q, uint32_t lo, uint32_t hi, ak_hist *h)
-{
-    add_pairs(&g->avc[q], lo, hi, h);
-}
 
 
 /* InfoGain: the allowable split of largest gain (ties to the lowest attribute
@@ -528,7 +513,7 @@ static int choose_infogain(rk *r, const fgroup *g, const rk_node *node, const ui
         if (r->need_hist) AK_CHECK(pairset_sort(&g->avs[q], err));
     }
     ak_hist_clear(&r->cls_whole);
-    add_classes(g, 0, lo[0], hi[0], &r->cls_whole);
+    add_pairs(&g->avc[0], lo[0], hi[0], &r->cls_whole);
     const double xlogx = ak_hist_xlogx(&r->cls_whole);
     const double weighted_entropy = ak_xlog2x((double)n) - xlogx, tolerance = 1e-12;
     rk_split best = {0};
@@ -544,7 +529,7 @@ static int choose_infogain(rk *r, const fgroup *g, const rk_node *node, const ui
                 if (!cnt) continue;
                 if (r->need_hist) add_pairs(&g->avs[q], code, code, &r->left);
                 ak_hist_clear(&r->cls_group);
-                add_classes(g, q, code, code, &r->cls_group);
+                add_pairs(&g->avc[q], code, code, &r->cls_group);
                 i += cnt;
                 ak_hist_sort_touched(&r->cls_group);
                 for (size_t x = 0; x < r->cls_group.ntouched; x++) {
@@ -577,7 +562,7 @@ static int choose_infogain(rk *r, const fgroup *g, const rk_node *node, const ui
             if (!rows_in[c]) continue;
             const hier_node *ch = hier_node_at(h, kids[c]);
             ak_hist_clear(&r->cls_group);
-            add_classes(g, q, ch->lo, ch->hi, &r->cls_group);
+            add_pairs(&g->avc[q], ch->lo, ch->hi, &r->cls_group);
             children += ak_xlog2x((double)rows_in[c]) - ak_hist_xlogx(&r->cls_group);
         }
         const double score = (weighted_entropy - children) / (double)n;
@@ -1142,16 +1127,11 @@ int rothko_run(const table_spec *spec_in, const model *m, const rothko_options *
     r.cdomain = r.infogain ? t->class_dict.count : 1;
     r.counts = malloc((r.sdomain + 1) * sizeof *r.counts);
     r.counts_scratch = malloc((r.sdomain + 1) * sizeof *r.counts_scratch);
-    r.span = calloc(r.d ? r.d : 1, sizeof *r.span);
-    if (!r.counts || !r.counts_scratch || !r.span || ak_hist_init(&r.whole, r.sdomain) ||
+    if (!r.counts || !r.counts_scratch || ak_hist_init(&r.whole, r.sdomain) ||
         ak_hist_init(&r.left, r.sdomain) || ak_hist_init(&r.child, r.sdomain) || ak_hist_init(&r.cls_whole, r.cdomain) ||
         ak_hist_init(&r.cls_left, r.cdomain) || ak_hist_init(&r.cls_group, r.cdomain)) {
         rc = ak_err_nomem(err);
         goto done;
-    }
-    for (uint32_t q = 0; q < r.d; q++) {
-        const table_qi *a = &t->qi[q];
-        if (a->kind == ATTR_NUMERIC && a->ncodes > 1) r.span[q] = a->values[a->ncodes - 1] - a->values[0];
     }
     /* TM: what is left of the budget after the dictionaries and the buffers */
     const double payload_per_row = t->nrows ? (double)r.root.payload.size / (double)t->nrows : 0;
@@ -1233,7 +1213,6 @@ done:
     strbuf_free(&r.escaped);
     free(r.counts);
     free(r.counts_scratch);
-    free(r.span);
     ak_hist_free(&r.whole);
     ak_hist_free(&r.left);
     ak_hist_free(&r.child);
