@@ -1058,8 +1058,7 @@ int mdr_run(const table *t, const model *m, unsigned threads, partition *out, ak
     return mdr_run_with(t, m, &options, out, err);
 }
 
-/* Checks that the table holds what the model and the split criterion read. */
-static int check_inputs(const table *t, const model *m, const mdr_options *options, ak_error *err)
+int mdr_check_inputs(const table *t, const model *m, const mdr_options *options, ak_error *err)
 {
     if (m->l > 0 && t->sensitive_column < 0)
         return ak_err_set(err, ANONKIT_E_USAGE, NULL, 0, 0, "l-diversity needs a sensitive column (--sensitive)");
@@ -1075,7 +1074,7 @@ static int check_inputs(const table *t, const model *m, const mdr_options *optio
 
 int mdr_run_with(const table *t, const model *m, const mdr_options *options, partition *out, ak_error *err)
 {
-    AK_CHECK(check_inputs(t, m, options, err));
+    AK_CHECK(mdr_check_inputs(t, m, options, err));
     mdr s;
     memset(&s, 0, sizeof s);
     s.t = t;

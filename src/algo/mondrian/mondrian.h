@@ -37,6 +37,9 @@ typedef struct mdr_options {
 int mdr_parse_split(const char *text, mdr_split *out /* OUT */);
 const char *mdr_split_name(mdr_split split);
 
+/* Checks that the table holds what the model and the split criterion read. */
+int mdr_check_inputs(const table *t, const model *m, const mdr_options *options, ak_error *err);
+
 /* mdr_run with every option. */
 int mdr_run_with(const table *t, const model *m, const mdr_options *options, partition *out, ak_error *err);
 

@@ -1108,14 +1108,8 @@ int rothko_run(const table_spec *spec_in, const model *m, const rothko_options *
         r.width = 4 * (t->nqi + 2);
         if ((rc = copied_columns(&r, t, err)) < 0) goto done;
     }
-    if (m->l > 0 && t->sensitive_column < 0) {
-        rc = ak_err_set(err, ANONKIT_E_USAGE, NULL, 0, 0, "l-diversity needs a sensitive column (--sensitive)");
-        goto done;
-    }
-    if (o->split == MDR_SPLIT_INFOGAIN && t->class_column < 0) {
-        rc = ak_err_set(err, ANONKIT_E_USAGE, NULL, 0, 0, "--split infogain needs a class label column (--class)");
-        goto done;
-    }
+    const mdr_options checked = {.split = o->split};
+    if ((rc = mdr_check_inputs(t, m, &checked, err)) < 0) goto done;
     if (m->k > t->nrows) {
         rc = ak_err_set(err, ANONKIT_E_INELIGIBLE, NULL, 0, 0, "--k %llu is larger than the table, which has %zu rows",
                         (unsigned long long)m->k, t->nrows);
