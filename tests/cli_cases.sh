@@ -9,26 +9,8 @@
 # "#   ..." detail lines, then "N passed, M failed"; exits 1 if any case failed.
 # Needs bash, coreutils and /usr/bin/python3 (JSON and CSV-aware checks).
 set -u
-
-if [ $# -ne 2 ]; then
-    echo "usage: bash $0 PATH/TO/anonkit SOURCE_DIR" >&2
-    exit 2
-fi
-BIN=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
-SRC=$(cd "$2" && pwd)
+source "$(dirname "$0")/cli_harness.sh" cli-cases "$@"
 DATA=$SRC/tests/data/cli
-ADULT=$SRC/examples/adult
-PY=/usr/bin/python3
-for need in "$BIN" "$PY"; do
-    [ -x "$need" ] || { echo "cli_cases: not executable: $need" >&2; exit 2; }
-done
-
-T=$(mktemp -d "${TMPDIR:-/tmp}/anonkit-cli-cases.XXXXXX") || exit 2
-trap 'rm -rf "$T"' EXIT
-trap 'exit 130' INT TERM
-# anonkit spools stdin into $TMPDIR; every case checks that it is left empty.
-export TMPDIR=$T/spool
-mkdir "$TMPDIR"
 
 # ---------------------------------------------------------------- helpers --
 
@@ -92,50 +74,11 @@ if not ok:
     sys.exit('false: %s%s' % (sys.argv[2], shown))
 EOF
 
-OUT=$T/stdout  # stdout of the last run
-ERR=$T/stderr  # stderr of the last run
-RC=0           # exit code of the last run
-
-# ak ARGS...: runs anonkit (stdin from /dev/null).
-ak() { timeout 20 "$BIN" "$@" </dev/null >"$OUT" 2>"$ERR"; RC=$?; }
 # ak_in FILE ARGS...: runs anonkit with FILE on stdin.
-ak_in() { local in=$1; shift; timeout 20 "$BIN" "$@" <"$in" >"$OUT" 2>"$ERR"; RC=$?; }
+ak_in() { local in=$1; shift; timeout 60 "$BIN" "$@" <"$in" >"$OUT" 2>"$ERR"; RC=$?; }
 
-PASSED=0 FAILED=0 CASE=
-PROBLEMS=()
-begin() { CASE=$1; PROBLEMS=(); : >"$OUT"; : >"$ERR"; }
-problem() { PROBLEMS+=("$*"); }
-end() {
-    if [ -n "$(ls -A "$TMPDIR")" ]; then
-        problem "left behind in TMPDIR: $(ls -A "$TMPDIR" | tr '\n' ' ')"
-        rm -rf "${TMPDIR:?}"/*
-    fi
-    if [ ${#PROBLEMS[@]} -eq 0 ]; then
-        echo "ok - $CASE"
-        PASSED=$((PASSED + 1))
-    else
-        echo "not ok - $CASE"
-        local p
-        for p in "${PROBLEMS[@]}"; do echo "#   $p"; done
-        if [ -s "$ERR" ]; then head -n 4 "$ERR" | sed 's/^/#   last stderr: /'; fi
-        FAILED=$((FAILED + 1))
-    fi
-}
 
-# A fresh folder for one case's files.
-casedir() { local d; d=$(mktemp -d "$T/case.XXXXXX") && echo "$d"; }
-
-expect_rc() { [ "$RC" -eq "$1" ] || problem "exit code $RC, expected $1"; }
-
-# First line of stderr starts with "anonkit: " followed by PREFIX (e.g. "FILE:LINE: ").
-expect_err_starts() {
-    local first
-    first=$(head -n 1 "$ERR")
-    [[ $first == "anonkit: $1"* ]] || problem "stderr should start with 'anonkit: $1', got: '$first'"
-}
-expect_err_has() { grep -qF -- "$1" "$ERR" || problem "stderr lacks '$1'"; }
 expect_err_lacks() { ! grep -qF -- "$1" "$ERR" || problem "stderr should not contain '$1'"; }
-expect_out_has() { grep -qF -- "$1" "$OUT" || problem "stdout lacks '$1'"; }
 expect_out_empty() { [ ! -s "$OUT" ] || problem "stdout should be empty, has $(wc -c <"$OUT") bytes"; }
 expect_err_empty() { [ ! -s "$ERR" ] || problem "stderr should be empty"; }
 expect_file() { [ -s "$1" ] || problem "missing or empty file $1"; }
@@ -1225,5 +1168,4 @@ expect_rc 0
 expect_out_has '"gcp": null'
 end
 
-echo "$PASSED passed, $FAILED failed"
-[ "$FAILED" -eq 0 ]
+finish

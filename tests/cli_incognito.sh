@@ -11,55 +11,8 @@
 # Prints "ok - NAME" or "not ok - NAME" with "#   ..." details per case, then
 # "N passed, M failed"; exits 1 if any case failed. Needs /usr/bin/python3.
 set -u
+source "$(dirname "$0")/cli_harness.sh" cli-incognito "$@"
 
-if [ $# -ne 2 ]; then
-    echo "usage: bash $0 PATH/TO/anonkit SOURCE_DIR" >&2
-    exit 2
-fi
-BIN=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
-SRC=$(cd "$2" && pwd)
-ADULT=$SRC/examples/adult
-PY=/usr/bin/python3
-for need in "$BIN" "$PY"; do
-    [ -x "$need" ] || { echo "cli_incognito: not executable: $need" >&2; exit 2; }
-done
-
-T=$(mktemp -d "${TMPDIR:-/tmp}/anonkit-cli-incognito.XXXXXX") || exit 2
-trap 'rm -rf "$T"' EXIT
-trap 'exit 130' INT TERM
-export TMPDIR=$T/spool
-mkdir "$TMPDIR"
-
-OUT=$T/stdout ERR=$T/stderr RC=0
-ak() { timeout 60 "$BIN" "$@" </dev/null >"$OUT" 2>"$ERR"; RC=$?; }
-
-PASSED=0 FAILED=0 CASE=
-PROBLEMS=()
-begin() { CASE=$1; PROBLEMS=(); : >"$OUT"; : >"$ERR"; }
-problem() { PROBLEMS+=("$*"); }
-end() {
-    if [ -n "$(ls -A "$TMPDIR")" ]; then
-        problem "left behind in TMPDIR: $(ls -A "$TMPDIR" | tr '\n' ' ')"
-        rm -rf "${TMPDIR:?}"/*
-    fi
-    if [ ${#PROBLEMS[@]} -eq 0 ]; then
-        echo "ok - $CASE"
-        PASSED=$((PASSED + 1))
-    else
-        echo "not ok - $CASE"
-        local p
-        for p in "${PROBLEMS[@]}"; do echo "#   $p"; done
-        [ -s "$ERR" ] && head -n 4 "$ERR" | sed 's/^/#   last stderr: /'
-        FAILED=$((FAILED + 1))
-    fi
-}
-expect_rc() { [ "$RC" -eq "$1" ] || problem "exit code $RC, expected $1"; }
-expect_err_has() { grep -qF -- "$1" "$ERR" || problem "stderr lacks '$1'"; }
-expect_err_starts() {
-    local first
-    first=$(head -n 1 "$ERR")
-    [[ $first == "anonkit: $1"* ]] || problem "stderr should start with 'anonkit: $1', got: '$first'"
-}
 # A user error: exit 1, "anonkit: LOCATION..." with TEXT, nothing at OUTPATH or beside it.
 expect_user_error() {
     expect_rc 1
@@ -67,11 +20,6 @@ expect_user_error() {
     expect_err_has "$2"
     [ ! -e "$3" ] || problem "output $3 exists after a failure"
     [ -z "$(find "$(dirname "$3")" -maxdepth 1 -name '*.tmp-*' | head -n 1)" ] || problem "temporary file left"
-}
-# expect_json FILE EXPR: a Python expression over the document j is true.
-expect_json() {
-    "$PY" -c 'import json,sys; j=json.load(open(sys.argv[1])); sys.exit(0 if eval(sys.argv[2]) else 1)' "$1" "$2" ||
-        problem "$1: false: $2"
 }
 # expect_cell FILE ROW COL TEXT: field COL of data row ROW (both from 1) of a CSV.
 expect_cell() {
@@ -221,5 +169,4 @@ grep -qF -- "--suppression" "$OUT" || problem "--help lacks --suppression"
 grep -qF -- "--choose" "$OUT" || problem "--help lacks --choose"
 end
 
-echo "$PASSED passed, $FAILED failed"
-[ "$FAILED" -eq 0 ]
+finish

@@ -9,64 +9,14 @@
 # usage: bash tests/cli_onedim.sh PATH/TO/anonkit SOURCE_DIR
 # Prints "ok - NAME" / "not ok - NAME" per case, then "N passed, M failed".
 set -u
+source "$(dirname "$0")/cli_harness.sh" cli-onedim "$@"
 
-if [ $# -ne 2 ]; then
-    echo "usage: bash $0 PATH/TO/anonkit SOURCE_DIR" >&2
-    exit 2
-fi
-BIN=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
-SRC=$(cd "$2" && pwd)
-ADULT=$SRC/examples/adult
-PY=/usr/bin/python3
-for need in "$BIN" "$PY"; do
-    [ -x "$need" ] || { echo "cli_onedim: not executable: $need" >&2; exit 2; }
-done
-
-T=$(mktemp -d "${TMPDIR:-/tmp}/anonkit-cli-onedim.XXXXXX") || exit 2
-trap 'rm -rf "$T"' EXIT
-trap 'exit 130' INT TERM
-# spill folders go to $TMPDIR; every case checks that it is left empty.
-export TMPDIR=$T/spool
-mkdir "$TMPDIR"
-
-OUT=$T/stdout ERR=$T/stderr RC=0
-ak() { timeout 60 "$BIN" "$@" </dev/null >"$OUT" 2>"$ERR"; RC=$?; }
-
-PASSED=0 FAILED=0 CASE=
-PROBLEMS=()
-begin() { CASE=$1; PROBLEMS=(); : >"$OUT"; : >"$ERR"; }
-problem() { PROBLEMS+=("$*"); }
-end() {
-    if [ -n "$(ls -A "$TMPDIR")" ]; then
-        problem "left behind in TMPDIR: $(ls -A "$TMPDIR" | tr '\n' ' ')"
-        rm -rf "${TMPDIR:?}"/*
-    fi
-    if [ ${#PROBLEMS[@]} -eq 0 ]; then
-        echo "ok - $CASE"
-        PASSED=$((PASSED + 1))
-    else
-        echo "not ok - $CASE"
-        local p
-        for p in "${PROBLEMS[@]}"; do echo "#   $p"; done
-        if [ -s "$ERR" ]; then head -n 4 "$ERR" | sed 's/^/#   last stderr: /'; fi
-        FAILED=$((FAILED + 1))
-    fi
-}
-casedir() { mktemp -d "$T/case.XXXXXX"; }
-expect_rc() { [ "$RC" -eq "$1" ] || problem "exit code $RC, expected $1"; }
-expect_err_has() { grep -qF -- "$1" "$ERR" || problem "stderr lacks '$1'"; }
-expect_out_has() { grep -qF -- "$1" "$OUT" || problem "stdout lacks '$1'"; }
 # A user error: exit 1, "anonkit: " and TEXT on stderr, nothing at OUTPATH.
 expect_user_error() {
     expect_rc 1
     [[ $(head -n 1 "$ERR") == "anonkit: "* ]] || problem "stderr should start with 'anonkit: '"
     expect_err_has "$1"
     [ ! -e "$2" ] || problem "output $2 exists after a failure"
-}
-# expect_json FILE EXPR: a Python expression over the document j is true.
-expect_json() {
-    "$PY" -c 'import json,sys; j=json.load(open(sys.argv[1])); sys.exit(0 if eval(sys.argv[2]) else 1)' "$1" "$2" ||
-        problem "$1: false: $2"
 }
 rows() { "$PY" -c 'import csv,sys; print(len(list(csv.reader(open(sys.argv[1]), delimiter=";"))) - 1)' "$1"; }
 
@@ -168,5 +118,4 @@ expect_rc 1
 expect_err_has "--kl-level"
 end
 
-echo "$PASSED passed, $FAILED failed"
-[ "$FAILED" -eq 0 ]
+finish
