@@ -6,70 +6,63 @@
 #
 # usage: bash tests/cli_rothko.sh PATH/TO/anonkit SOURCE_DIR
 set -u
-if [ $# -ne 2 ]; then
-    echo "usage: bash $0 PATH/TO/anonkit SOURCE_DIR" >&2
-    exit 2
-fi
-BIN=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
-SRC=$(cd "$2" && pwd)
-JOB=$SRC/examples/adult/job.json
-T=$(mktemp -d "${TMPDIR:-/tmp}/anonkit-cli-rothko.XXXXXX") || exit 2
-trap 'rm -rf "$T"' EXIT
-mkdir "$T/spill"
-passed=0 failed=0
-ok() { echo "ok - $1"; passed=$((passed + 1)); }
-not_ok() { echo "not ok - $1"; shift; for l in "$@"; do echo "#   $l"; done; failed=$((failed + 1)); }
-empty_spill() { [ -z "$(ls -A "$T/spill")" ]; }
+source "$(dirname "$0")/cli_harness.sh" cli-rothko "$@"
+JOB=$ADULT/job.json
+SPILL=$T/spill
+mkdir "$SPILL"
+expect_spill_empty() { [ -z "$(ls -A "$SPILL")" ] || problem "left in the spill folder: $(ls -A "$SPILL")"; }
 
 # 1. identical to in-memory Mondrian on the Adult example, rules included
-"$BIN" anonymize --job "$JOB" -o "$T/mem.csv" --rules "$T/mem.rules" 2>/dev/null
+d=$(casedir)
+ak anonymize --job "$JOB" -o "$d/mem.csv" --rules "$d/mem.rules"
 for fc in 1 4; do
-    if "$BIN" anonymize --job "$JOB" --algorithm rothko-t --memory 1M --block-size 4K --fcache $fc \
-        --tmpdir "$T/spill" -o "$T/ooc.csv" --rules "$T/ooc.rules" --report "$T/r.json" 2>"$T/err" &&
-        cmp -s <(sort "$T/mem.csv") <(sort "$T/ooc.csv") &&
-        cmp -s <(sort "$T/mem.rules") <(sort "$T/ooc.rules") &&
-        "$BIN" check "$T/ooc.csv" --job "$JOB" 2>/dev/null && empty_spill &&
-        /usr/bin/python3 -c "import json,sys; d=json.load(open(sys.argv[1]))['out_of_core']; sys.exit(0 if d['repartitions'] > 0 else 1)" "$T/r.json"
-    then ok "adult, F_CACHE $fc: same rows and rules as in memory, repartitioned, verified, no spill left"
-    else not_ok "adult, F_CACHE $fc" "$(cat "$T/err")"
-    fi
+    begin "adult, F_CACHE $fc: same rows and rules as in memory, repartitioned, verified, no spill left"
+    ak anonymize --job "$JOB" --algorithm rothko-t --memory 1M --block-size 4K --fcache $fc --tmpdir "$SPILL" \
+        -o "$d/ooc.csv" --rules "$d/ooc.rules" --report "$d/r.json"
+    expect_rc 0
+    cmp -s <(sort "$d/mem.csv") <(sort "$d/ooc.csv") || problem "published rows differ from the in-memory run's"
+    cmp -s <(sort "$d/mem.rules") <(sort "$d/ooc.rules") || problem "rules differ from the in-memory run's"
+    expect_json "$d/r.json" "j['out_of_core']['repartitions'] > 0"
+    expect_spill_empty
+    end
+    begin "adult, F_CACHE $fc: the verifier accepts the output"
+    ak check "$d/ooc.csv" --job "$JOB"
+    expect_rc 0
+    end
 done
 
-# 2. usage errors
-expect_usage() {
-    local name=$1; shift
-    if "$BIN" anonymize --job "$JOB" -o "$T/u.csv" "$@" 2>"$T/err"; then
-        not_ok "$name" "succeeded"
-    elif grep -q -e memory -e regression -e keep-order "$T/err" && [ ! -e "$T/u.csv" ]; then
-        ok "$name: $(head -c 120 "$T/err")"
-    else
-        not_ok "$name" "$(cat "$T/err")"
-    fi
+# 2. usage errors: exit 1, the reason, nothing written
+usage_case() { # NAME TEXT ARGS...
+    local name=$1 text=$2
+    shift 2
+    begin "$name"
+    ak anonymize --job "$JOB" -o "$d/u.csv" "$@"
+    expect_rc 1
+    expect_err_has "$text"
+    [ ! -e "$d/u.csv" ] || problem "output written after a usage error"
+    end
 }
-expect_usage "rothko-t needs --memory" --algorithm rothko-t
-expect_usage "rothko-t rejects regression" --algorithm rothko-t --memory 64M --split regression --target age
-expect_usage "rothko-t rejects --keep-order" --algorithm rothko-t --memory 64M --keep-order
-if "$BIN" anonymize --job "$JOB" -o "$T/u.csv" --algorithm rothko-t --memory 12Q 2>"$T/err"; then
-    not_ok "bad --memory accepted"
-else ok "bad --memory: $(cat "$T/err")"; fi
+usage_case "rothko-t needs --memory" "needs a memory budget" --algorithm rothko-t
+usage_case "rothko-t rejects regression" "regression" --algorithm rothko-t --memory 64M --split regression --target age
+usage_case "rothko-t rejects --keep-order" "keep-order" --algorithm rothko-t --memory 64M --keep-order
+usage_case "a bad --memory is refused" "--memory must be a size" --algorithm rothko-t --memory 12Q
 
 # 3. a signal in the middle of a run leaves nothing behind
-"$BIN" generate --rows 1500000 --seed 3 -o "$T/big.csv" 2>/dev/null
+ak generate --rows 1500000 --seed 3 -o "$d/big.csv"
 for sig in TERM INT; do
-    "$BIN" anonymize "$T/big.csv" -o "$T/big.out.csv" --qi salary,age,loan,hvalue --k 20 --algorithm rothko-t \
-        --memory 8M --block-size 64K --tmpdir "$T/spill" 2>/dev/null &
+    begin "SIG$sig during a run: spill folder removed, no output"
+    "$BIN" anonymize "$d/big.csv" -o "$d/big.out.csv" --qi salary,age,loan,hvalue --k 20 --algorithm rothko-t \
+        --memory 8M --block-size 64K --tmpdir "$SPILL" 2>/dev/null &
     pid=$!
-    for _ in $(seq 1 200); do [ -n "$(ls -A "$T/spill")" ] && break; sleep 0.02; done
+    for _ in $(seq 1 200); do [ -n "$(ls -A "$SPILL")" ] && break; sleep 0.02; done
     sleep 0.3
     kill -$sig $pid 2>/dev/null
     wait $pid
     status=$?
-    if [ $status -ne 0 ] && empty_spill && [ ! -e "$T/big.out.csv" ]; then
-        ok "SIG$sig during a run (exit $status): spill folder removed, no output"
-    else
-        not_ok "SIG$sig during a run" "exit $status" "spill: $(ls -A "$T/spill")"
-    fi
+    [ $status -ne 0 ] || problem "the run finished before the signal (exit 0)"
+    expect_spill_empty
+    [ ! -e "$d/big.out.csv" ] || problem "output written by an interrupted run"
+    end
 done
 
-echo "$passed passed, $failed failed"
-[ $failed -eq 0 ]
+finish
