@@ -141,6 +141,7 @@ static int sink_row(void *ctx, const table *t, size_t slot, const csv_record *re
 
 typedef struct rk_reader {
     spill_reader tuples, payload;
+    const uint8_t *raw; /* the last tuple as stored (valid until the next read) */
     int with_payload;
 } rk_reader;
 
@@ -167,6 +168,7 @@ static int read_row(rk *r, rk_reader *rd, const rk_part *p, uint32_t *code, cons
     const uint8_t *row;
     int got = spill_read(&rd->tuples, r->width, &row, err);
     if (got <= 0) return got;
+    rd->raw = row;
     for (uint32_t q = 0; q < r->d + 2; q++) code[q] = tuple_load_u32(row + 4 * q);
     if (p->provisional)
         for (uint32_t q = 0; q < r->d; q++)
@@ -866,9 +868,11 @@ static int scan(rk *r, rk_tree *tr, rk_part *p, int repartition, ak_error *err)
             if (x->fg) rc = fgroup_add(r, x->fg, x, code, err);
             continue;
         }
-        uint8_t row[4 * (r->d + 2)];
-        for (uint32_t q = 0; q < r->d + 2; q++) tuple_store_u32(row + 4 * q, code[q]);
-        rc = spill_write(&x->wt, row, r->width, err);
+        /* the tuple as read, unless its provisional codes were just ranked */
+        uint8_t ranked[4 * (r->d + 2)];
+        if (p->provisional)
+            for (uint32_t q = 0; q < r->d + 2; q++) tuple_store_u32(ranked + 4 * q, code[q]);
+        rc = spill_write(&x->wt, p->provisional ? ranked : rd.raw, r->width, err);
         if (rc == ANONKIT_OK && r->ncopied) {
             uint8_t head[4];
             tuple_store_u32(head, (uint32_t)(paylen - 4 * (size_t)r->ncopied));
