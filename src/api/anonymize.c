@@ -221,19 +221,34 @@ static char *build_summary(const anonkit_job *job, const table *t, const metrics
 
 /* ---- Rothko-T: the data flow out of core (000 §2) ---- */
 
-/* Where the finished partitions of an out-of-core run go. */
+/* Where the finished partitions of an out-of-core run go: the output, the
+ * rules and the metrics. The output and rules open with the first partition,
+ * when the schema is known. */
 typedef struct leaf_sink {
     anonkit_job *job;
+    outfile *of, *rulesf;
+    publish_opts po;
     publish_stream *out;
     rules_stream *rules;
     metrics *mt;
 } leaf_sink;
+
+/* Opens the output and the rules (once; later calls do nothing). */
+static int leaf_sink_open(leaf_sink *sink, const table *schema, ak_error *err)
+{
+    if (sink->out) return ANONKIT_OK;
+    const anonkit_job *job = sink->job;
+    AK_CHECK(publish_stream_open(&sink->out, schema, &sink->po, sink->of->stream, job->output, err));
+    if (job->rules) AK_CHECK(rules_stream_open(&sink->rules, schema, job->publish, sink->rulesf->stream, job->rules, err));
+    return ANONKIT_OK;
+}
 
 /* Publishes one finished partition, writes its rules and adds its classes to the metrics. */
 static int publish_leaf(void *ctx, const table *view, const partition *classes, const char *copied,
                         const size_t *copied_off, int continued, ak_error *err)
 {
     leaf_sink *sink = ctx;
+    AK_CHECK(leaf_sink_open(sink, view, err));
     double *means = NULL;
     if (sink->job->publish == RECODE_MEAN) {
         if (continued || (classes->nclasses == 1 && classes->count[0] != view->nrows))
@@ -243,39 +258,9 @@ static int publish_leaf(void *ctx, const table *view, const partition *classes, 
     }
     int rc = publish_stream_part(sink->out, view, classes, means, copied, copied_off, err);
     if (rc == ANONKIT_OK && !continued && sink->rules) rc = rules_stream_part(sink->rules, view, classes, means, err);
-    if (rc == ANONKIT_OK && !continued) {
-        double ncp[view->nqi ? view->nqi : 1];
-        for (size_t c = 0; c < classes->nclasses; c++) {
-            for (uint32_t q = 0; q < view->nqi; q++)
-                ncp[q] = table_ncp(view, q, partition_lo(classes, c)[q], partition_hi(classes, c)[q]);
-            metrics_add_class(sink->mt, classes->count[c], ncp);
-        }
-    }
+    if (rc == ANONKIT_OK && !continued) metrics_add_partition(sink->mt, view, classes);
     free(means);
     return rc;
-}
-
-/* Sinks opened once the schema is known: the first partition opens them. */
-typedef struct rothko_run_ctx {
-    leaf_sink sink;
-    outfile *of, *rulesf;
-    publish_opts po;
-    const double *weights;
-    int opened;
-} rothko_run_ctx;
-
-static int rothko_leaf(void *ctx, const table *view, const partition *classes, const char *copied,
-                       const size_t *copied_off, int continued, ak_error *err)
-{
-    rothko_run_ctx *rc = ctx;
-    if (!rc->opened) {
-        rc->opened = 1;
-        AK_CHECK(publish_stream_open(&rc->sink.out, view, &rc->po, rc->of->stream, rc->sink.job->output, err));
-        if (rc->sink.job->rules)
-            AK_CHECK(rules_stream_open(&rc->sink.rules, view, rc->sink.job->publish, rc->rulesf->stream,
-                                       rc->sink.job->rules, err));
-    }
-    return publish_leaf(&rc->sink, view, classes, copied, copied_off, continued, err);
 }
 
 /* anonkit_anonymize for --algorithm rothko-t. */
@@ -290,13 +275,8 @@ static int anonymize_rothko(anonkit_job *job, const table_spec *spec, outfile *o
     metrics mt;
     int rc = metrics_init(&mt, (uint32_t)job->qi.count, weights, &job->err);
     if (rc < 0) return rc;
-    rothko_run_ctx ctx;
-    memset(&ctx, 0, sizeof ctx);
-    ctx.sink.job = job;
-    ctx.sink.mt = &mt;
-    ctx.of = of;
-    ctx.rulesf = rulesf;
-    ctx.po = (publish_opts){.keep_order = 0, .seed = job->seed, .threads = threads, .style = job->publish};
+    leaf_sink sink = {.job = job, .of = of, .rulesf = rulesf, .mt = &mt,
+                      .po = {.keep_order = 0, .seed = job->seed, .threads = threads, .style = job->publish}};
     const rothko_options ro = {.split = job->split, .min_gain = job->min_gain, .memory = job->memory,
                                .fcache = job->fcache, .block = job->block_size, .tmpdir = job->tmpdir,
                                .threads = threads, .spill_notice = job->spill_notice,
@@ -307,15 +287,11 @@ static int anonymize_rothko(anonkit_job *job, const table_spec *spec, outfile *o
     publish_stats ps = {0, 0};
     phase_times pt = {0, 0, 0, 0};
     double mark = now_seconds();
-    rc = rothko_run(spec, &job->model, &ro, rothko_leaf, &ctx, &schema, &rs, &job->err);
+    rc = rothko_run(spec, &job->model, &ro, publish_leaf, &sink, &schema, &rs, &job->err);
     pt.anonymize = now_seconds() - mark;
-    if (rc == ANONKIT_OK && !ctx.opened) { /* an empty table: header only */
-        rc = publish_stream_open(&ctx.sink.out, schema, &ctx.po, of->stream, job->output, &job->err);
-        if (rc == ANONKIT_OK && job->rules)
-            rc = rules_stream_open(&ctx.sink.rules, schema, job->publish, rulesf->stream, job->rules, &job->err);
-    }
-    if (rc == ANONKIT_OK) rc = publish_stream_close(ctx.sink.out, &ps, &job->err);
-    if (rc == ANONKIT_OK && ctx.sink.rules) rc = rules_stream_close(ctx.sink.rules, &job->err);
+    if (rc == ANONKIT_OK) rc = leaf_sink_open(&sink, schema, &job->err); /* an empty table: header only */
+    if (rc == ANONKIT_OK) rc = publish_stream_close(sink.out, &ps, &job->err);
+    if (rc == ANONKIT_OK && sink.rules) rc = rules_stream_close(sink.rules, &job->err);
     if (rc == ANONKIT_OK && ps.published + ps.suppressed != schema->nrows)
         rc = ak_err_set(&job->err, ANONKIT_E_INTERNAL, NULL, 0, 0, "row accounting failed: %zu read, %llu written",
                         schema->nrows, (unsigned long long)ps.published);
@@ -337,8 +313,8 @@ static int anonymize_rothko(anonkit_job *job, const table_spec *spec, outfile *o
         if (rc == ANONKIT_OK && job->report && fprintf(rf->stream, "%s\n", result->json) < 0)
             rc = ak_err_set(&job->err, ANONKIT_E_IO, job->report, 0, 0, "cannot write the report");
     }
-    publish_stream_free(ctx.sink.out);
-    rules_stream_free(ctx.sink.rules);
+    publish_stream_free(sink.out);
+    rules_stream_free(sink.rules);
     metrics_free(&mt);
     table_free(schema);
     if (rc < 0) {

@@ -75,16 +75,21 @@ static double numeric_span(const table_qi *a)
     return a->ncodes > 1 ? a->values[a->ncodes - 1] - a->values[0] : 0;
 }
 
+void metrics_add_partition(metrics *m, const table *t, const partition *p)
+{
+    double ncp[t->nqi ? t->nqi : 1];
+    for (size_t c = 0; c < p->nclasses; c++) {
+        for (uint32_t q = 0; q < t->nqi; q++) ncp[q] = table_ncp(t, q, partition_lo(p, c)[q], partition_hi(p, c)[q]);
+        metrics_add_class(m, p->count[c], ncp);
+    }
+    if (p->suppressed) metrics_add_suppressed(m, p->suppressed);
+}
+
 int metrics_from_partition(const table *t, const partition *p, uint64_t k, const double *weights,
                            metrics *out, ak_error *err)
 {
     AK_CHECK(metrics_init(out, t->nqi, weights, err));
-    double ncp[t->nqi ? t->nqi : 1];
-    for (size_t c = 0; c < p->nclasses; c++) {
-        for (uint32_t q = 0; q < t->nqi; q++) ncp[q] = table_ncp(t, q, partition_lo(p, c)[q], partition_hi(p, c)[q]);
-        metrics_add_class(out, p->count[c], ncp);
-    }
-    if (p->suppressed) metrics_add_suppressed(out, p->suppressed);
+    metrics_add_partition(out, t, p);
     metrics_finish(out, k);
     return ANONKIT_OK;
 }

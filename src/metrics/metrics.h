@@ -44,6 +44,10 @@ void metrics_finish(metrics *m, uint64_t k);
 
 /* (The NCP of codes [lo, hi] is table_ncp in core/table.h.) */
 
+/* Adds the classes (and suppressed rows) of a partitioning, e.g. one of
+ * several partitions of an out-of-core run. */
+void metrics_add_partition(metrics *m, const table *t, const partition *p);
+
 /* All metrics of a partitioning. */
 int metrics_from_partition(const table *t, const partition *p, uint64_t k, const double *weights,
                            metrics *out, ak_error *err);
