@@ -228,6 +228,55 @@ static void test_identical_to_in_memory(void **state)
     assert_true(deep >= 3);
 }
 
+/* Integers spread wider than the presence bitmap of the streaming dictionary
+ * (2^28 values) are ranked through its hash map, mixed with decimals: the
+ * out-of-core output still equals the in-memory one. */
+static void test_wide_integer_range(void **state)
+{
+    (void)state;
+    tu_rng rng = {31};
+    const char *tmp = tu_mkdtemp();
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", tmp);
+    FILE *f = fopen(tu_path(dir, "in.csv"), "w");
+    assert_non_null(f);
+    fprintf(f, "id,a0,a1,s,c,note\n");
+    for (int i = 0; i < 4000; i++) {
+        const long a = tu_below(&rng, 2) ? (long)tu_below(&rng, 1999999999) - 999999999 : (long)tu_below(&rng, 50);
+        if (i % 7) fprintf(f, "%d,%ld,%d,s%d,yes,x\n", i, a, (int)tu_below(&rng, 300), (int)tu_below(&rng, 4));
+        else fprintf(f, "%d,%ld,%d.25,s%d,no,x\n", i, a, (int)tu_below(&rng, 300), (int)tu_below(&rng, 4));
+    }
+    fclose(f);
+    const int categorical[2] = {0, 0};
+    char outs[2][4200];
+    for (int which = 0; which < 2; which++) {
+        snprintf(outs[which], sizeof outs[which], "%s/out%d.csv", dir, which);
+        anonkit_job *job = job_for(dir, 2, categorical, outs[which]);
+        must_set(job, ANONKIT_OPT_K, "5");
+        must_set(job, ANONKIT_OPT_L, "2");
+        if (which) {
+            must_set(job, ANONKIT_OPT_ALGORITHM, "rothko-t");
+            must_set(job, ANONKIT_OPT_MEMORY, "300K");
+            must_set(job, ANONKIT_OPT_BLOCK_SIZE, "2K");
+        }
+        anonkit_result *res = NULL;
+        if (anonkit_anonymize(job, &res) != ANONKIT_OK) fail_msg("run %d: %s", which, anonkit_errmsg(job));
+        anonkit_result_free(res);
+        anonkit_job_free(job);
+    }
+    size_t na, nb;
+    char **a = sorted_records(outs[0], &na), **b = sorted_records(outs[1], &nb);
+    assert_int_equal(na, 4001);
+    assert_int_equal(na, nb);
+    for (size_t i = 0; i < na; i++)
+        if (strcmp(a[i], b[i])) fail_msg("rows differ:\n  %s\n  %s", a[i], b[i]);
+    free(a[0]);
+    free(b[0]);
+    free(a);
+    free(b);
+    tu_rmtree(dir);
+}
+
 /* The folder is 0700, files are 0600 and have no name; removal empties the parent. */
 static void test_spill_privacy(void **state)
 {
@@ -319,6 +368,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_identical_to_in_memory),
+        cmocka_unit_test(test_wide_integer_range),
         cmocka_unit_test(test_spill_privacy),
         cmocka_unit_test(test_failures_leave_nothing),
     };
