@@ -140,18 +140,18 @@ static void test_ncp_of_codes(void **state)
 {
     (void)state;
     table *t = load_hand();
-    assert_near(metrics_ncp(t, 0, 0, 8), 1.0, "age 20-70");
-    assert_near(metrics_ncp(t, 0, 1, 5), 20.0 / 50, "age 25-45");
-    assert_near(metrics_ncp(t, 0, 7, 8), 10.0 / 50, "age 60-70");
-    assert_near(metrics_ncp(t, 0, 4, 4), 0, "age 40");
-    assert_near(metrics_ncp(t, 1, 0, 5), 1.0, "zip 100-400");
-    assert_near(metrics_ncp(t, 1, 1, 4), 150.0 / 300, "zip 150-300");
-    assert_near(metrics_ncp(t, 2, 0, 4), 1.0, "edu *");
-    assert_near(metrics_ncp(t, 2, 0, 1), 0.4, "edu School");
-    assert_near(metrics_ncp(t, 2, 2, 3), 0.6, "edu BSc..MSc = Uni");
-    assert_near(metrics_ncp(t, 2, 3, 4), 0.6, "edu MSc..PhD = Uni");
-    assert_near(metrics_ncp(t, 2, 1, 2), 1.0, "edu Prim..BSc = *");
-    assert_near(metrics_ncp(t, 2, 3, 3), 0, "edu MSc");
+    assert_near(table_ncp(t, 0, 0, 8), 1.0, "age 20-70");
+    assert_near(table_ncp(t, 0, 1, 5), 20.0 / 50, "age 25-45");
+    assert_near(table_ncp(t, 0, 7, 8), 10.0 / 50, "age 60-70");
+    assert_near(table_ncp(t, 0, 4, 4), 0, "age 40");
+    assert_near(table_ncp(t, 1, 0, 5), 1.0, "zip 100-400");
+    assert_near(table_ncp(t, 1, 1, 4), 150.0 / 300, "zip 150-300");
+    assert_near(table_ncp(t, 2, 0, 4), 1.0, "edu *");
+    assert_near(table_ncp(t, 2, 0, 1), 0.4, "edu School");
+    assert_near(table_ncp(t, 2, 2, 3), 0.6, "edu BSc..MSc = Uni");
+    assert_near(table_ncp(t, 2, 3, 4), 0.6, "edu MSc..PhD = Uni");
+    assert_near(table_ncp(t, 2, 1, 2), 1.0, "edu Prim..BSc = *");
+    assert_near(table_ncp(t, 2, 3, 3), 0, "edu MSc");
     table_free(t);
 }
 
@@ -391,14 +391,14 @@ static void test_ncp_of_published_signs(void **state)
     expect_ncp(t, 2, "*", 1);
     expect_rejected(t, 2, "8");
     expect_rejected(t, 2, "6-7");
-    assert_near(metrics_ncp(t, 2, 0, 0), 0, "single value, codes");
+    assert_near(table_ncp(t, 2, 0, 0), 0, "single value, codes");
     /* a node over a single leaf has NCP 0, like the leaf */
     expect_ncp(t, 3, "X", 0);
     expect_ncp(t, 3, "x", 0);
     expect_ncp(t, 3, "Y", 2.0 / 3);
     expect_ncp(t, 3, "*", 1);
-    assert_near(metrics_ncp(t, 3, 1, 2), 2.0 / 3, "codes y..z");
-    assert_near(metrics_ncp(t, 3, 0, 1), 1, "codes x..y");
+    assert_near(table_ncp(t, 3, 1, 2), 2.0 / 3, "codes y..z");
+    assert_near(table_ncp(t, 3, 0, 1), 1, "codes x..y");
     table_free(t);
 }
 

@@ -232,7 +232,7 @@ static double group_cost(const table *t, const uint32_t *order, size_t from, siz
             if (c < lo) lo = c;
             if (c > hi) hi = c;
         }
-        sum += (w ? w[q] : 1.0) * metrics_ncp(t, q, lo, hi);
+        sum += (w ? w[q] : 1.0) * table_ncp(t, q, lo, hi);
     }
     return (double)(to - from) * sum;
 }
