@@ -2,7 +2,7 @@
 # Installs the Debian 12 packages anonkit needs to build, test and benchmark,
 # when any is missing. Run as root (or with sudo available).
 set -euo pipefail
-packages=(cmake make gcc pkg-config libcmocka-dev libjansson-dev libxxhash-dev python3 hyperfine time)
+packages=(cmake make gcc pkg-config libcmocka-dev libjansson-dev libxxhash-dev libgsl-dev python3 hyperfine time)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -42,6 +42,7 @@
 typedef struct mdr_frame {
     size_t begin, end;
     int median_only; /* InfoGain gave up in an ancestor: Median from here down */
+    uint32_t node;   /* growth phase: its node of the tree */
 } mdr_frame;
 
 /* The best split found so far for a partition (InfoGain / Regression). */
@@ -87,6 +88,13 @@ typedef struct mdr {
     mdr_frame *stack;
     uint32_t *boxes;
     size_t depth, cap;
+    /* growth phase of Rothko-S (NULL otherwise) */
+    const mdr_grow *grow;
+    uint32_t grow_parent;   /* node being split: parent of the frames pushed */
+    uint32_t grow_q;        /* the QI of the split just applied */
+    unsigned grow_children; /* children of the split being tested (Bonferroni's m) */
+    size_t grow_head;       /* frames are taken from the front: [grow_head, depth) are waiting */
+    size_t grow_leaves;     /* nodes made leaves so far */
 } mdr;
 
 static inline uint32_t *row_at(const mdr *s, size_t i) { return s->rows + i * s->w; }
@@ -229,6 +237,44 @@ static void compute_box(const mdr *s, size_t begin, size_t end, uint32_t *box)
 }
 
 
+void mdr_tree_free(mdr_tree *tr)
+{
+    free(tr->nodes);
+    free(tr->regions);
+    tr->nodes = NULL;
+    tr->regions = NULL;
+    tr->count = tr->cap = 0;
+}
+
+/* Growth phase: records the node of a partition about to be pushed, a child
+ * of s->grow_parent (none for the root). */
+static int tree_add(mdr *s, size_t begin, size_t end, const uint32_t *rlo, const uint32_t *rhi, int median_only,
+                    uint32_t *id, ak_error *err)
+{
+    mdr_tree *tr = s->grow->tree;
+    if (tr->count == tr->cap) {
+        const size_t cap = tr->cap ? 2 * tr->cap : 64;
+        mdr_tree_node *nodes = realloc(tr->nodes, cap * sizeof *nodes);
+        if (!nodes) return ak_err_nomem(err);
+        tr->nodes = nodes;
+        uint32_t *regions = realloc(tr->regions, cap * 2 * (s->d ? s->d : 1) * sizeof *regions);
+        if (!regions) return ak_err_nomem(err);
+        tr->regions = regions;
+        tr->cap = cap;
+    }
+    tr->d = s->d;
+    const uint32_t parent = tr->count ? s->grow_parent : UINT32_MAX;
+    tr->nodes[tr->count] = (mdr_tree_node){.parent = parent,
+                                           .depth = parent == UINT32_MAX ? 0 : tr->nodes[parent].depth + 1,
+                                           .split_q = UINT32_MAX,
+                                           .median_only = median_only,
+                                           .rows = end - begin};
+    memcpy(tr->regions + 2 * (size_t)s->d * tr->count, rlo, s->d * sizeof *rlo);
+    memcpy(tr->regions + 2 * (size_t)s->d * tr->count + s->d, rhi, s->d * sizeof *rhi);
+    *id = (uint32_t)tr->count++;
+    return ANONKIT_OK;
+}
+
 /* Pushes partition [begin, end) with its box (computed when box_in is NULL)
  * and its region [rlo, rhi]. */
 static int push(mdr *s, size_t begin, size_t end, const uint32_t *box_in, const uint32_t *rlo, const uint32_t *rhi,
@@ -248,6 +294,8 @@ static int push(mdr *s, size_t begin, size_t end, const uint32_t *box_in, const 
     f->begin = begin;
     f->end = end;
     f->median_only = median_only;
+    f->node = 0;
+    if (s->grow) AK_CHECK(tree_add(s, begin, end, rlo, rhi, median_only, &f->node, err));
     uint32_t *box = s->boxes + s->depth * s->fw;
     if (box_in) memcpy(box, box_in, 2 * s->bw * sizeof *box);
     else compute_box(s, begin, end, box);
@@ -316,10 +364,23 @@ static void side_clear(ak_hist *h, model_moments *mo)
  * the histogram counts are written to s->counts. */
 static int side_holds(mdr *s, uint64_t count, const ak_hist *h, const model_moments *mo)
 {
+    if (s->grow) {
+        const size_t ncounts = s->need_hist ? ak_hist_counts(h, s->counts) : 0;
+        return sample_test_child(s->grow->test, count, s->counts, ncounts, s->counts_scratch, mo, s->exact,
+                                 s->grow_children);
+    }
     if (count < s->m->k) return 0;
     if (s->need_mom && !model_variance_holds(s->m, mo, s->exact)) return 0;
     if (!s->need_hist) return 1;
     return model_holds(s->m, count, s->counts, ak_hist_counts(h, s->counts), s->counts_scratch);
+}
+
+/* Growth phase: the test of the right side of a binary split, whose
+ * histogram is the partition's (s->whole) less the left side's. */
+static int right_side_holds(mdr *s, uint64_t count, const ak_hist *left, const model_moments *mo)
+{
+    const size_t ncounts = s->need_hist ? ak_hist_counts_minus(&s->whole, left, s->counts) : 0;
+    return sample_test_child(s->grow->test, count, s->counts, ncounts, s->counts_scratch, mo, s->exact, 2);
 }
 
 /* Whether splitting the partition (statistics s->whole, s->whole_mom; n rows)
@@ -328,6 +389,13 @@ static int side_holds(mdr *s, uint64_t count, const ak_hist *h, const model_mome
 static int split_allowable(mdr *s, size_t n, size_t left_count, const ak_hist *left, const model_moments *left_mom)
 {
     const uint64_t k = s->m->k;
+    if (s->grow) { /* both sides through the tests of 000 §3.1 */
+        if (left_count == 0 || left_count == n) return 0;
+        s->grow_children = 2;
+        if (!side_holds(s, left_count, left, left_mom)) return 0;
+        const model_moments right_mom = model_moments_minus(&s->whole_mom, left_mom);
+        return right_side_holds(s, n - left_count, left, &right_mom);
+    }
     if (left_count < k || n - left_count < k || left_count == 0 || left_count == n) return 0;
     if (!s->need_sensitive) return 1;
     if (s->need_mom) {
@@ -494,6 +562,7 @@ static int apply_numeric(mdr *s, size_t begin, size_t end, uint32_t q, uint32_t 
     uint32_t left_box[2 * s->bw], right_box[2 * s->bw];
     const size_t mid = partition_rows(s, begin, end, q, cut, left_box, right_box);
     uint32_t part[s->d];
+    s->grow_q = q;
     memcpy(part, rlo, sizeof part);
     part[q] = cut;
     AK_CHECK(push(s, mid, end, right_box, part, rhi, median_only, err));
@@ -562,8 +631,11 @@ static int group_by_child(mdr *s, size_t begin, size_t end, uint32_t q, const hi
     uint32_t *rows_in = s->child_rows;
     memset(rows_in, 0, nc * sizeof *rows_in);
     for (size_t i = begin; i < end; i++) rows_in[child_of(h, u, row_at(s, i)[q])]++;
-    for (uint32_t c = 0; c < nc; c++)
-        if (rows_in[c] && rows_in[c] < s->m->k) return 0;
+    s->grow_children = 0;
+    for (uint32_t c = 0; c < nc; c++) {
+        if (rows_in[c] && rows_in[c] < s->m->k && !s->grow) return 0; /* (a sample's children go to the tests) */
+        s->grow_children += rows_in[c] != 0;
+    }
     const size_t n = end - begin;
     if (!s->moved && !(s->moved = malloc(s->capacity * s->w * sizeof *s->moved))) return ak_err_nomem(err);
     uint32_t *start = malloc((nc + 1) * sizeof *start);
@@ -592,6 +664,7 @@ static int push_children(mdr *s, size_t end, uint32_t q, const hier_node *u, con
     const uint32_t *children = hier_children(h) + u->first_child;
     uint32_t first = 0;
     while (!s->child_rows[first]) first++;
+    s->grow_q = q;
     uint32_t part_lo[s->d], part_hi[s->d];
     memcpy(part_lo, rlo, sizeof part_lo);
     memcpy(part_hi, rhi, sizeof part_hi);
@@ -609,6 +682,20 @@ static int push_children(mdr *s, size_t end, uint32_t q, const hier_node *u, con
     return ANONKIT_OK;
 }
 
+/* Whether every non-empty child of node u (rows grouped by group_by_child
+ * from row `begin`) satisfies the model; group_by_child has checked k, except
+ * in the growth phase, where every child goes through the tests. */
+static int children_hold(mdr *s, size_t begin, const hier_node *u)
+{
+    if (!s->need_sensitive && !s->grow) return 1;
+    size_t at = begin;
+    for (uint32_t c = 0; c < u->nchildren; c++) {
+        if (s->child_rows[c] && !rows_hold(s, at, at + s->child_rows[c])) return 0;
+        at += s->child_rows[c];
+    }
+    return 1;
+}
+
 /* Tries to specialize categorical QI q's lowest common ancestor into its
  * children; pushes the non-empty children and returns 1 when allowable. */
 static int split_categorical(mdr *s, size_t begin, size_t end, uint32_t q, const uint32_t *lo, const uint32_t *hi,
@@ -618,13 +705,7 @@ static int split_categorical(mdr *s, size_t begin, size_t end, uint32_t q, const
     const hier_node *u = hier_node_at(h, hier_lca(h, lo[q], hi[q]));
     int grouped = group_by_child(s, begin, end, q, u, err);
     if (grouped <= 0) return grouped;
-    if (s->need_sensitive) {
-        size_t at = begin;
-        for (uint32_t c = 0; c < u->nchildren; c++) {
-            if (s->child_rows[c] && !rows_hold(s, at, at + s->child_rows[c])) return 0;
-            at += s->child_rows[c];
-        }
-    }
+    if (!children_hold(s, begin, u)) return 0;
     AK_CHECK(push_children(s, end, q, u, rlo, rhi, median_only, err));
     return 1;
 }
@@ -740,7 +821,7 @@ static int score_numeric(mdr *s, size_t begin, size_t end, uint32_t q, const uin
         }
         if (i == n) break;
         const size_t nl = i, nr = n - i;
-        if (nl < k || nr < k) continue;
+        if ((nl < k || nr < k) && !s->grow) continue;
         double score;
         if (infogain) {
             const double children = ak_xlog2x((double)nl) - left_xlogx + ak_xlog2x((double)nr) - right_xlogx;
@@ -796,13 +877,7 @@ static int score_categorical(mdr *s, size_t begin, size_t end, uint32_t q, const
     }
     const double score = infogain ? (ps->weighted_entropy - children) / (double)(end - begin) : (double)(ps->sse - sse);
     if (!beats(best, ps, score)) return ANONKIT_OK;
-    if (s->need_sensitive) {
-        at = begin;
-        for (uint32_t c = 0; c < u->nchildren; c++) {
-            if (s->child_rows[c] && !rows_hold(s, at, at + s->child_rows[c])) return ANONKIT_OK;
-            at += s->child_rows[c];
-        }
-    }
+    if (!children_hold(s, begin, u)) return ANONKIT_OK;
     best->found = 1;
     best->q = q;
     best->cut = 0;
@@ -842,6 +917,49 @@ static int split_best(mdr *s, size_t begin, size_t end, const uint32_t *lo, cons
     return 1;
 }
 
+/* Growth phase: whether the limits let node f be split at all. */
+static int grow_may_split(const mdr *s, const mdr_frame *f)
+{
+    const mdr_grow *g = s->grow;
+    const mdr_tree_node *x = &g->tree->nodes[f->node];
+    if (g->stop_rows && x->rows <= g->stop_rows) return 0;
+    if (g->max_depth && x->depth >= g->max_depth) return 0;
+    return 1;
+}
+
+/* Splits partition f (its box and region in `frame`), or makes it a class.
+ * In the growth phase a split that would leave more than max_leaves leaves
+ * is taken back: its children are the last frames pushed. */
+static int process_frame(mdr *s, const mdr_frame *f, const uint32_t *frame, ak_error *err)
+{
+    const uint32_t *lo = frame, *hi = frame + s->bw, *rlo = frame + 2 * s->bw, *rhi = rlo + s->d;
+    int split = 0;
+    if (!s->grow || grow_may_split(s, f)) {
+        const size_t depth_before = s->depth, nodes_before = s->grow ? s->grow->tree->count : 0;
+        s->grow_parent = f->node;
+        split = s->split == MDR_SPLIT_MEDIAN || f->median_only
+                    ? split_median(s, f->begin, f->end, lo, hi, rlo, rhi, f->median_only, err)
+                    : split_best(s, f->begin, f->end, lo, hi, rlo, rhi, err);
+        if (split < 0) return split;
+        if (split && s->grow) {
+            const size_t leaves = s->grow_leaves + (s->depth - s->grow_head);
+            if (s->grow->max_leaves && leaves > s->grow->max_leaves) {
+                s->depth = depth_before;
+                s->grow->tree->count = nodes_before;
+                split = 0;
+            } else {
+                s->grow->tree->nodes[f->node].split_q = s->grow_q;
+            }
+        }
+    }
+    if (split) return ANONKIT_OK;
+    s->grow_leaves++;
+    uint32_t id;
+    AK_CHECK(partition_add_class_in(s->out, lo, hi, rlo, rhi, f->end - f->begin, &id, err));
+    for (size_t i = f->begin; i < f->end; i++) s->class_of[row_at(s, i)[s->d + 1]] = id;
+    return ANONKIT_OK;
+}
+
 /* Splits the partition on top of the stack, or makes it a class. */
 static int process_top(mdr *s, ak_error *err)
 {
@@ -849,14 +967,20 @@ static int process_top(mdr *s, ak_error *err)
     const mdr_frame f = s->stack[s->depth];
     uint32_t frame[s->fw];
     memcpy(frame, s->boxes + s->depth * s->fw, sizeof frame);
-    const uint32_t *lo = frame, *hi = frame + s->bw, *rlo = frame + 2 * s->bw, *rhi = rlo + s->d;
-    const int split = s->split == MDR_SPLIT_MEDIAN || f.median_only
-                          ? split_median(s, f.begin, f.end, lo, hi, rlo, rhi, f.median_only, err)
-                          : split_best(s, f.begin, f.end, lo, hi, rlo, rhi, err);
-    if (split != 0) return split < 0 ? split : ANONKIT_OK;
-    uint32_t id;
-    AK_CHECK(partition_add_class_in(s->out, lo, hi, rlo, rhi, f.end - f.begin, &id, err));
-    for (size_t i = f.begin; i < f.end; i++) s->class_of[row_at(s, i)[s->d + 1]] = id;
+    return process_frame(s, &f, frame, err);
+}
+
+/* The growth phase: frames are taken first in, first out, so the tree grows
+ * breadth-first and a leaf limit cuts it evenly. */
+static int run_grow(mdr *s, ak_error *err)
+{
+    uint32_t frame[s->fw];
+    while (s->grow_head < s->depth) {
+        const mdr_frame f = s->stack[s->grow_head];
+        memcpy(frame, s->boxes + s->grow_head * s->fw, sizeof frame);
+        s->grow_head++;
+        AK_CHECK(process_frame(s, &f, frame, err));
+    }
     return ANONKIT_OK;
 }
 
@@ -1082,6 +1206,8 @@ int mdr_run_with(const table *t, const model *m, const mdr_options *options, par
     s.out = out;
     s.class_of = out->class_of;
     s.threads = options->threads ? options->threads : 1;
+    s.grow = options->grow;
+    if (s.grow) s.threads = 1;
     s.split = options->split;
     s.min_gain = options->min_gain;
     s.d = t->nqi;
@@ -1137,14 +1263,14 @@ int mdr_run_with(const table *t, const model *m, const mdr_options *options, par
         snprintf(why, sizeof why, "variance of the sensitive values %.6Lg < %g",
                  model_moments_variance(&s.whole_mom, s.exact), m->variance);
     }
-    if (!eligible) {
+    if (!eligible && !s.grow) { /* (a sample need not: the tests judge its population) */
         rc = ak_err_set(err, ANONKIT_E_INELIGIBLE, NULL, 0, 0,
                         "the whole table does not satisfy the privacy model (%s), so no anonymization can", why);
         goto done;
     }
     if (s.n == 0) goto done;
     if ((rc = push(&s, 0, s.n, NULL, root_lo, root_hi, options->root_median_only, err)) < 0) goto done;
-    rc = run_worker(&s, err);
+    rc = s.grow ? run_grow(&s, err) : run_worker(&s, err);
 done:
     worker_free(&s);
     free(s.rows);
