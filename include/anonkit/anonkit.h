@@ -56,7 +56,7 @@ typedef enum anonkit_option {
     ANONKIT_OPT_L,           /* l of l-diversity (default off) */
     ANONKIT_OPT_L_VARIANT,   /* distinct|entropy|recursive|probabilistic, comma list */
     ANONKIT_OPT_C,           /* c of recursive (c,l)-diversity */
-    ANONKIT_OPT_ALGORITHM,   /* mondrian | rothko-t | incognito | hilbert | hilbert-fast | idistance | idistance-fast */
+    ANONKIT_OPT_ALGORITHM,   /* mondrian | rothko-t | rothko-s | incognito | hilbert | hilbert-fast | idistance | idistance-fast */
     ANONKIT_OPT_REPORT,      /* path of the JSON report */
     ANONKIT_OPT_SEED,        /* seed of the output shuffle */
     ANONKIT_OPT_KEEP_ORDER,  /* "1": keep input row order */
@@ -90,6 +90,10 @@ typedef enum anonkit_option {
     ANONKIT_OPT_SUPPRESSION, /* incognito, check: largest share of rows that may be suppressed (default 0) */
     ANONKIT_OPT_INCOGNITO_VARIANT, /* basic|super-roots|cube|binary-search|bottom-up|bottom-up-norollup */
     ANONKIT_OPT_CHOOSE,      /* incognito: the published k-minimal node has the least gcp (default) | height | dm */
+    ANONKIT_OPT_ALPHA,       /* rothko-s: significance of the hypothesis tests (default 0.05) */
+    ANONKIT_OPT_TEST,        /* rothko-s: hypothesis (default) | naive */
+    ANONKIT_OPT_SAMPLE_SIZE, /* rothko-s: rows of the largest sample (default: as many as --memory holds) */
+    ANONKIT_OPT_GROWTH_DEPTH,/* rothko-s: repartition when the grown tree is this deep (default: when memory is full) */
     ANONKIT_OPT__COUNT
 } anonkit_option;
 

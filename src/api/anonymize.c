@@ -177,10 +177,24 @@ static char *build_report(const anonkit_job *job, const table *t, const metrics 
         json_object_set_new(io, "payload_blocks_written", json_integer((json_int_t)rs->payload_blocks_written));
         json_object_set_new(io, "partitions_in_memory", json_integer((json_int_t)rs->partitions_in_memory));
         json_t *model = json_object();
-        json_object_set_new(model, "height", json_integer((json_int_t)rs->model_height));
-        json_object_set_new(model, "repartitions_T", json_integer((json_int_t)rs->model_repartitions));
-        json_object_set_new(model, "reads_T", json_integer((json_int_t)rs->model_reads));
-        json_object_set_new(model, "writes_T", json_integer((json_int_t)rs->model_writes));
+        if (!strcmp(job->algorithm, "rothko-s")) {
+            json_object_set_new(io, "sample_rows", json_integer((json_int_t)rs->sample_rows));
+            json_object_set_new(io, "test", json_string(sample_test_name(job->test)));
+            json_object_set_new(io, "alpha", json_real(job->alpha > 0 ? job->alpha : 0.05));
+            json_object_set_new(io, "growth_phases", json_integer((json_int_t)rs->growth_phases));
+            json_object_set_new(io, "pruned_nodes", json_integer((json_int_t)rs->pruned_nodes));
+            json_object_set_new(io, "no_confident_split", json_integer((json_int_t)rs->no_confident_split));
+            json_object_set_new(io, "finished_by_rothko_t", json_integer((json_int_t)rs->finished_by_rothko_t));
+            json_object_set_new(io, "leaves_possibly_non_minimal", json_integer((json_int_t)rs->non_minimal));
+            json_object_set_new(model, "repartitions_S", json_integer((json_int_t)rs->model_repartitions));
+            json_object_set_new(model, "reads_S", json_integer((json_int_t)rs->model_reads));
+            json_object_set_new(model, "writes_S", json_integer((json_int_t)rs->model_writes));
+        } else {
+            json_object_set_new(model, "height", json_integer((json_int_t)rs->model_height));
+            json_object_set_new(model, "repartitions_T", json_integer((json_int_t)rs->model_repartitions));
+            json_object_set_new(model, "reads_T", json_integer((json_int_t)rs->model_reads));
+            json_object_set_new(model, "writes_T", json_integer((json_int_t)rs->model_writes));
+        }
         json_object_set_new(io, "model", model);
         json_object_set_new(root, "out_of_core", io);
     }
@@ -263,15 +277,17 @@ static int publish_leaf(void *ctx, const table *view, const partition *classes, 
     return rc;
 }
 
-/* anonkit_anonymize for --algorithm rothko-t. */
+/* anonkit_anonymize for --algorithm rothko-t and rothko-s. */
 static int anonymize_rothko(anonkit_job *job, const table_spec *spec, outfile *of, outfile *rf, outfile *rulesf,
                             const double *weights, unsigned threads, double start, anonkit_result **out_result)
 {
     if (!job->memory)
-        return ak_err_set(&job->err, ANONKIT_E_USAGE, NULL, 0, 0, "--algorithm rothko-t needs a memory budget (--memory, e.g. 256M)");
+        return ak_err_set(&job->err, ANONKIT_E_USAGE, NULL, 0, 0, "--algorithm %s needs a memory budget (--memory, e.g. 256M)",
+                          job->algorithm);
     if (job->keep_order)
         return ak_err_set(&job->err, ANONKIT_E_USAGE, NULL, 0, 0,
-                          "--keep-order needs the in-memory algorithm: rothko-t writes its partitions one after another");
+                          "--keep-order needs the in-memory algorithm: %s writes its partitions one after another",
+                          job->algorithm);
     metrics mt;
     int rc = metrics_init(&mt, (uint32_t)job->qi.count, weights, &job->err);
     if (rc < 0) return rc;
@@ -280,7 +296,10 @@ static int anonymize_rothko(anonkit_job *job, const table_spec *spec, outfile *o
     const rothko_options ro = {.split = job->split, .min_gain = job->min_gain, .memory = job->memory,
                                .fcache = job->fcache, .block = job->block_size, .tmpdir = job->tmpdir,
                                .threads = threads, .spill_notice = job->spill_notice,
-                               .spill_notice_size = job->spill_notice_size};
+                               .spill_notice_size = job->spill_notice_size,
+                               .sampling = !strcmp(job->algorithm, "rothko-s"), .test = job->test,
+                               .alpha = job->alpha, .sample_rows = job->sample_size,
+                               .growth_depth = job->growth_depth, .seed = job->seed};
     rothko_stats rs;
     table *schema = NULL;
     anonkit_result *result = NULL;
@@ -384,7 +403,7 @@ int anonkit_anonymize(anonkit_job *job, anonkit_result **out_result)
         threads = cores > 0 ? (unsigned)cores : 1;
     }
     spec.threads = threads;
-    if (job->algorithm && !strcmp(job->algorithm, "rothko-t")) {
+    if (job->algorithm && (!strcmp(job->algorithm, "rothko-t") || !strcmp(job->algorithm, "rothko-s"))) {
         if ((rc = anonymize_rothko(job, &spec, &of, &rf, &rulesf, weights, threads, start, &result)) < 0) goto done;
         if ((rc = outfile_commit(&of, &job->err)) < 0) goto done;
         if (job->report && (rc = outfile_commit(&rf, &job->err)) < 0) goto done;

@@ -37,6 +37,8 @@ static const char *const option_names[ANONKIT_OPT__COUNT] = {
     [ANONKIT_OPT_CENTERS] = "centers",     [ANONKIT_OPT_KL_LEVEL] = "kl-level",
     [ANONKIT_OPT_SUPPRESSION] = "suppression", [ANONKIT_OPT_INCOGNITO_VARIANT] = "incognito-variant",
     [ANONKIT_OPT_CHOOSE] = "choose",
+    [ANONKIT_OPT_ALPHA] = "alpha",         [ANONKIT_OPT_TEST] = "test",
+    [ANONKIT_OPT_SAMPLE_SIZE] = "sample-size", [ANONKIT_OPT_GROWTH_DEPTH] = "growth-depth",
 };
 
 void anonkit_job_set_spill_notice(anonkit_job *job, volatile char *buf, size_t size)
@@ -257,10 +259,10 @@ int anonkit_job_set(anonkit_job *job, anonkit_option option, const char *value)
     case ANONKIT_OPT_REPORT: return set_string(job, &job->report, value);
     case ANONKIT_OPT_SENSITIVE: return set_string(job, &job->sensitive, value);
     case ANONKIT_OPT_ALGORITHM:
-        if (strcmp(value, "mondrian") != 0 && strcmp(value, "rothko-t") != 0 && strcmp(value, "incognito") != 0 &&
-            hil_parse_algorithm(value, NULL) != 0)
+        if (strcmp(value, "mondrian") != 0 && strcmp(value, "rothko-t") != 0 && strcmp(value, "rothko-s") != 0 &&
+            strcmp(value, "incognito") != 0 && hil_parse_algorithm(value, NULL) != 0)
             return usage_error(job, "--algorithm: unknown algorithm '%s' (known: %s)", value,
-                               "mondrian, rothko-t, incognito, hilbert, hilbert-fast, idistance, idistance-fast");
+                               "mondrian, rothko-t, rothko-s, incognito, hilbert, hilbert-fast, idistance, idistance-fast");
         return set_string(job, &job->algorithm, value);
     case ANONKIT_OPT_QI: return append_names(job, &job->qi, value, name);
     case ANONKIT_OPT_IDENTIFIER: return append_names(job, &job->identifiers, value, name);
@@ -437,6 +439,25 @@ int anonkit_job_set(anonkit_job *job, anonkit_option option, const char *value)
             return usage_error(job, "--choose: '%s' is not one of gcp, height, dm", value);
         job->inc_set |= 4;
         return ANONKIT_OK;
+    case ANONKIT_OPT_ALPHA:
+        if (parse_double(value, &job->alpha) != 0 || !(job->alpha > 0 && job->alpha < 1))
+            return usage_error(job, "--alpha must be a number strictly between 0 and 1, not '%s'", value);
+        return ANONKIT_OK;
+    case ANONKIT_OPT_TEST:
+        if (sample_test_parse(value, &job->test) != 0)
+            return usage_error(job, "--test: '%s' is not one of hypothesis, naive", value);
+        return ANONKIT_OK;
+    case ANONKIT_OPT_SAMPLE_SIZE:
+        if (parse_u64(value, &job->sample_size) != 0 || job->sample_size < 1)
+            return usage_error(job, "--sample-size must be a whole number of rows >= 1, not '%s'", value);
+        return ANONKIT_OK;
+    case ANONKIT_OPT_GROWTH_DEPTH: {
+        uint64_t n;
+        if (parse_u64(value, &n) != 0 || n < 1 || n > 64)
+            return usage_error(job, "--growth-depth must be a whole number from 1 to 64, not '%s'", value);
+        job->growth_depth = (uint32_t)n;
+        return ANONKIT_OK;
+    }
     case ANONKIT_OPT__COUNT: break;
     }
     return usage_error(job, "unknown option");
@@ -483,7 +504,7 @@ static int apply_json_value(anonkit_job *job, const char *path, anonkit_option o
                            o == ANONKIT_OPT_REPORT || o == ANONKIT_OPT_ALGORITHM || o == ANONKIT_OPT_L_VARIANT ||
                            o == ANONKIT_OPT_SPLIT || o == ANONKIT_OPT_CLASS || o == ANONKIT_OPT_TARGET ||
                            o == ANONKIT_OPT_PUBLISH || o == ANONKIT_OPT_RULES || o == ANONKIT_OPT_TMPDIR ||
-                           o == ANONKIT_OPT_INCOGNITO_VARIANT || o == ANONKIT_OPT_CHOOSE;
+                           o == ANONKIT_OPT_INCOGNITO_VARIANT || o == ANONKIT_OPT_CHOOSE || o == ANONKIT_OPT_TEST;
     if (names_only && !json_is_array(v)) return job_file_error(job, path, 0, "the value of '%s' must be text", key);
     if (json_is_integer(v)) {
         snprintf(text, sizeof text, "%lld", (long long)json_integer_value(v));

@@ -38,6 +38,10 @@ struct anonkit_job {
     unsigned threads;      /* 0: one per online core */
     size_t memory;         /* out of core: budget in bytes (0: not given) */
     unsigned fcache;       /* rothko-t: 0 = as many as fit */
+    double alpha;          /* rothko-s: 0 = 0.05 */
+    sample_test_kind test;
+    uint64_t sample_size;  /* rothko-s: 0 = as many rows as the budget holds */
+    uint32_t growth_depth; /* rothko-s: 0 = until memory is full */
     size_t block_size;     /* out of core: 0 = 256 KiB */
     char *tmpdir;
     volatile char *spill_notice; /* anonkit_job_set_spill_notice */

@@ -53,6 +53,10 @@ static const struct option long_options[] = {
     {"suppression", required_argument, NULL, ANONKIT_OPT_SUPPRESSION},
     {"incognito-variant", required_argument, NULL, ANONKIT_OPT_INCOGNITO_VARIANT},
     {"choose", required_argument, NULL, ANONKIT_OPT_CHOOSE},
+    {"alpha", required_argument, NULL, ANONKIT_OPT_ALPHA},
+    {"test", required_argument, NULL, ANONKIT_OPT_TEST},
+    {"sample-size", required_argument, NULL, ANONKIT_OPT_SAMPLE_SIZE},
+    {"growth-depth", required_argument, NULL, ANONKIT_OPT_GROWTH_DEPTH},
     {"help", no_argument, NULL, OPT_HELP},
     {NULL, 0, NULL, 0},
 };

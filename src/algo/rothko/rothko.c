@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "core/hash.h"
+#include "core/rng.h"
 #include "core/stats.h"
 #include "io/csv.h"
 #include "io/spill.h"
@@ -65,7 +66,8 @@ typedef struct rk {
     const rothko_options *o;
     table *t;            /* the schema: dictionaries, no rows */
     uint32_t d;
-    uint32_t width;      /* bytes per tuple: d codes, sensitive, class */
+    uint32_t width;      /* bytes per tuple: d codes, sensitive, class, then the doubles below */
+    uint32_t sval_at, target_at; /* offsets of the numeric sensitive value and target (0: not stored) */
     uint32_t ncopied;
     uint32_t *copied_col;
     size_t block;
@@ -77,7 +79,7 @@ typedef struct rk {
     strbuf escaped;
     uint8_t *rowbuf;
     /* split choice */
-    int need_hist, infogain;
+    int need_hist, need_mom, infogain;
     uint32_t sdomain, cdomain;
     ak_hist whole, left, cls_whole, cls_left, cls_group, child;
     uint32_t *counts, *counts_scratch;
@@ -86,7 +88,27 @@ typedef struct rk {
     rothko_leaf_fn leaf_fn;
     void *ctx;
     rothko_stats *stats;
+    /* Rothko-S */
+    uint64_t sample_rows;  /* n: rows of the largest sample; partitions up to it are finished in memory */
+    size_t max_leaves;     /* leaves one growth phase may make (write buffers and histograms) */
+    ak_rng rng;
+    int values_exact;      /* every numeric sensitive value is a small integer (model_moments) */
 } rk;
+
+static inline void store_f64(uint8_t *p, double v)
+{
+    uint64_t bits;
+    memcpy(&bits, &v, sizeof bits);
+    tuple_store_u64(p, bits);
+}
+
+static inline double load_f64(const uint8_t *p)
+{
+    const uint64_t bits = tuple_load_u64(p);
+    double v;
+    memcpy(&v, &bits, sizeof v);
+    return v;
+}
 
 /* ------------------------------------------------------------ first scan */
 
@@ -103,13 +125,23 @@ static int copied_columns(rk *r, const table *t, ak_error *err)
     return ANONKIT_OK;
 }
 
+/* The tuple of a row: d codes, the sensitive and class codes, then the
+ * numeric sensitive value (variance diversity) and the regression target
+ * when the run needs them (Rothko-S). */
+static void tuple_layout(rk *r, const table *t)
+{
+    r->d = t->nqi;
+    r->width = 4 * (t->nqi + 2);
+    if (r->need_mom && t->sensitive_numeric) r->sval_at = r->width, r->width += 8;
+    if (r->o->split == MDR_SPLIT_REGRESSION && t->target_column >= 0) r->target_at = r->width, r->width += 8;
+}
+
 /* Writes one encoded row (slot of t's arrays) and its copied fields. */
 static int sink_row(void *ctx, const table *t, size_t slot, const csv_record *rec, ak_error *err)
 {
     rk *r = ctx;
     if (!r->copied_col) {
-        r->d = t->nqi;
-        r->width = 4 * (t->nqi + 2);
+        tuple_layout(r, t);
         AK_CHECK(copied_columns(r, t, err));
         if (!(r->rowbuf = malloc(r->width + 4 * (size_t)(r->ncopied + 1)))) return ak_err_nomem(err);
     }
@@ -117,6 +149,11 @@ static int sink_row(void *ctx, const table *t, size_t slot, const csv_record *re
     for (uint32_t q = 0; q < r->d; q++) tuple_store_u32(row + 4 * q, t->qi[q].codes[slot]);
     tuple_store_u32(row + 4 * r->d, t->sensitive_column >= 0 ? t->sensitive_codes[slot] : 0);
     tuple_store_u32(row + 4 * r->d + 4, t->class_column >= 0 ? t->class_codes[slot] : 0);
+    if (r->sval_at) {
+        store_f64(row + r->sval_at, t->sensitive_values[slot]);
+        r->values_exact &= model_value_is_small_integer(t->sensitive_values[slot]);
+    }
+    if (r->target_at) store_f64(row + r->target_at, t->target_values[slot]);
     AK_CHECK(spill_write(&r->root_tuples, row, r->width, err));
     if (r->ncopied) {
         /* total bytes, then each field's length, then the fields */
@@ -264,6 +301,10 @@ typedef struct rk_node {
     fgroup *fg;            /* open: during the scan */
     rk_part part;          /* leaf: its rows after repartitioning */
     spill_writer wt, wp;
+    /* Rothko-S: population statistics gathered while repartitioning (000 §3, pruning) */
+    int track;
+    uint32_t *shist;       /* count per sensitive code (l-diversity) */
+    model_moments mom;     /* numeric sensitive values (variance diversity) */
 } rk_node;
 
 typedef struct rk_tree {
@@ -598,6 +639,7 @@ static void tree_free(rk *r, rk_tree *tr)
         spill_file_close(&x->part.payload);
         spill_writer_free(&x->wt);
         spill_writer_free(&x->wp);
+        free(x->shist);
     }
     free(tr->nodes);
     memset(tr, 0, sizeof *tr);
@@ -716,6 +758,7 @@ static int process_partition(rk *r, rk_part *p, const uint32_t *rlo, const uint3
 typedef struct rk_load {
     uint32_t **codes; /* per QI */
     uint32_t *sens, *cls;
+    double *sval, *target; /* when the tuples carry them */
     strbuf copied;
     size_t *off;
     size_t cap;
@@ -727,9 +770,27 @@ static void load_free(rk *r, rk_load *l)
     free(l->codes);
     free(l->sens);
     free(l->cls);
+    free(l->sval);
+    free(l->target);
     strbuf_free(&l->copied);
     free(l->off);
     memset(l, 0, sizeof *l);
+}
+
+/* The numeric sensitive values and targets of l->cap rows, when stored. */
+static int load_alloc_values(const rk *r, rk_load *l, ak_error *err)
+{
+    const size_t cap = l->cap ? l->cap : 1;
+    if (r->sval_at && !(l->sval = malloc(cap * sizeof *l->sval))) return ak_err_nomem(err);
+    if (r->target_at && !(l->target = malloc(cap * sizeof *l->target))) return ak_err_nomem(err);
+    return ANONKIT_OK;
+}
+
+/* Copies the doubles of a stored tuple into slot `at` of l. */
+static inline void load_values(const rk *r, rk_load *l, size_t at, const uint8_t *tuple)
+{
+    if (r->sval_at) l->sval[at] = load_f64(tuple + r->sval_at);
+    if (r->target_at) l->target[at] = load_f64(tuple + r->target_at);
 }
 
 static int load_rows(rk *r, rk_reader *rd, const rk_part *p, uint64_t limit, rk_load *l, size_t *got, ak_error *err)
@@ -743,6 +804,7 @@ static int load_rows(rk *r, rk_reader *rd, const rk_part *p, uint64_t limit, rk_
         l->cls = malloc((l->cap ? l->cap : 1) * sizeof *l->cls);
         l->off = malloc((l->cap * r->ncopied + 1) * sizeof *l->off);
         if (!l->sens || !l->cls || !l->off) return ak_err_nomem(err);
+        AK_CHECK(load_alloc_values(r, l, err));
     }
     l->copied.len = 0;
     size_t n = 0;
@@ -756,6 +818,7 @@ static int load_rows(rk *r, rk_reader *rd, const rk_part *p, uint64_t limit, rk_
         for (uint32_t q = 0; q < r->d; q++) l->codes[q][n] = code[q];
         l->sens[n] = code[r->d];
         l->cls[n] = code[r->d + 1];
+        load_values(r, l, n, rd->raw);
         if (r->ncopied) {
             const uint8_t *fields = pay + 4 * (size_t)r->ncopied;
             size_t at = 0;
@@ -783,8 +846,8 @@ static void make_view(const rk *r, const rk_load *l, size_t n, table *view, tabl
     view->nrows = n;
     view->sensitive_codes = l->sens;
     view->class_codes = l->cls;
-    view->sensitive_values = NULL;
-    view->target_values = NULL;
+    view->sensitive_values = l->sval;
+    view->target_values = l->target;
 }
 
 /* Finishes a partition of at most TM rows with the in-memory Mondrian. */
@@ -869,9 +932,13 @@ static int scan(rk *r, rk_tree *tr, rk_part *p, int repartition, ak_error *err)
             continue;
         }
         /* the tuple as read, unless its provisional codes were just ranked */
-        uint8_t ranked[4 * (r->d + 2)];
-        if (p->provisional)
+        uint8_t ranked[r->width];
+        if (p->provisional) {
             for (uint32_t q = 0; q < r->d + 2; q++) tuple_store_u32(ranked + 4 * q, code[q]);
+            memcpy(ranked + 4 * (r->d + 2), rd.raw + 4 * (r->d + 2), r->width - 4 * (r->d + 2));
+        }
+        if (x->shist) x->shist[code[r->d]]++;
+        if (r->sval_at && x->track) model_moments_add(&x->mom, load_f64(rd.raw + r->sval_at));
         rc = spill_write(&x->wt, p->provisional ? ranked : rd.raw, r->width, err);
         if (rc == ANONKIT_OK && r->ncopied) {
             uint8_t head[4];
@@ -1032,6 +1099,413 @@ static int process_partition(rk *r, rk_part *p, const uint32_t *rlo, const uint3
     return rc;
 }
 
+/* ------------------------------------------------------------ Rothko-S (000 §3) */
+
+/* One scan of p: a simple random sample without replacement of up to `want`
+ * rows into l (reservoir sampling), the box of all its rows into
+ * box_lo/box_hi and, when `all` is set, the sensitive statistics of all its
+ * rows. *got receives the rows sampled. */
+static int sample_scan(rk *r, rk_part *p, size_t want, rk_load *l, size_t *got, uint32_t *box_lo, uint32_t *box_hi,
+                       ak_hist *all, model_moments *all_mom, ak_error *err)
+{
+    const uint32_t d = r->d;
+    memset(l, 0, sizeof *l);
+    l->cap = want;
+    if (!(l->codes = calloc(d ? d : 1, sizeof *l->codes))) return ak_err_nomem(err);
+    for (uint32_t q = 0; q < d; q++)
+        if (!(l->codes[q] = malloc((want ? want : 1) * sizeof **l->codes))) return ak_err_nomem(err);
+    l->sens = malloc((want ? want : 1) * sizeof *l->sens);
+    l->cls = malloc((want ? want : 1) * sizeof *l->cls);
+    if (!l->sens || !l->cls) return ak_err_nomem(err);
+    AK_CHECK(load_alloc_values(r, l, err));
+    for (uint32_t q = 0; q < d; q++) box_lo[q] = UINT32_MAX, box_hi[q] = 0;
+    rk_reader rd;
+    int rc = reader_open(r, &rd, p, 0, err);
+    uint32_t code[d + 2];
+    uint64_t seen = 0;
+    while (rc == ANONKIT_OK) {
+        const uint8_t *pay;
+        size_t paylen;
+        const int more = read_row(r, &rd, p, code, &pay, &paylen, err);
+        if (more <= 0) {
+            rc = more;
+            break;
+        }
+        for (uint32_t q = 0; q < d; q++) {
+            if (code[q] < box_lo[q]) box_lo[q] = code[q];
+            if (code[q] > box_hi[q]) box_hi[q] = code[q];
+        }
+        if (all && r->need_hist) ak_hist_add(all, code[d]);
+        if (all_mom && r->sval_at) model_moments_add(all_mom, load_f64(rd.raw + r->sval_at));
+        /* Algorithm R: row `seen` replaces a uniform slot with probability want / (seen + 1) */
+        size_t slot = (size_t)seen;
+        if (seen >= want) {
+            const uint64_t j = ak_rng_below(&r->rng, seen + 1);
+            if (j >= want) {
+                seen++;
+                continue;
+            }
+            slot = (size_t)j;
+        }
+        for (uint32_t q = 0; q < d; q++) l->codes[q][slot] = code[q];
+        l->sens[slot] = code[d];
+        l->cls[slot] = code[d + 1];
+        load_values(r, l, slot, rd.raw);
+        seen++;
+    }
+    reader_close(&rd);
+    r->stats->scans++;
+    *got = seen < want ? (size_t)seen : want;
+    return rc;
+}
+
+/* Rebuilds the tree grown on a sample as an rk_tree whose nodes are in
+ * breadth-first order with each node's children contiguous and ordered by
+ * their region in the QI split on, which is what route() needs. */
+static int tree_from_growth(rk *r, const mdr_tree *g, rk_tree *tr, ak_error *err)
+{
+    const size_t count = g->count;
+    size_t *nkids = calloc(count + 1, sizeof *nkids), *first = calloc(count + 1, sizeof *first);
+    uint32_t *kids = malloc((count ? count : 1) * sizeof *kids), *queue = malloc((count ? count : 1) * sizeof *queue);
+    int rc = nkids && first && kids && queue ? ANONKIT_OK : ak_err_nomem(err);
+    for (size_t i = 1; rc == ANONKIT_OK && i < count; i++) nkids[g->nodes[i].parent]++;
+    for (size_t i = 0; rc == ANONKIT_OK && i < count; i++) first[i + 1] = first[i] + nkids[i];
+    for (size_t i = 1; rc == ANONKIT_OK && i < count; i++) kids[first[g->nodes[i].parent]++] = (uint32_t)i;
+    for (size_t i = count; rc == ANONKIT_OK && i-- > 0;) first[i + 1] = first[i]; /* back to the starts */
+    if (rc == ANONKIT_OK) first[0] = 0;
+    if (rc == ANONKIT_OK) rc = tree_add(r, tr, mdr_tree_rlo(g, 0), mdr_tree_rhi(g, 0), 0, g->nodes[0].median_only, err);
+    size_t head = 0, tail = 0;
+    if (rc == ANONKIT_OK) queue[tail++] = 0;
+    while (rc == ANONKIT_OK && head < tail) {
+        const uint32_t gi = queue[head];
+        const size_t at = head++; /* its index in tr: nodes enter tr in queue order */
+        const mdr_tree_node *gx = &g->nodes[gi];
+        if (gx->split_q == UINT32_MAX || !nkids[gi]) {
+            tr->nodes[at].kind = RK_LEAF;
+            continue;
+        }
+        uint32_t *ks = kids + first[gi];
+        const uint32_t q = gx->split_q;
+        for (size_t a = 1; a < nkids[gi]; a++) /* insertion sort by region start (few children) */
+            for (size_t b = a; b > 0 && mdr_tree_rlo(g, ks[b - 1])[q] > mdr_tree_rlo(g, ks[b])[q]; b--) {
+                const uint32_t tmp = ks[b];
+                ks[b] = ks[b - 1];
+                ks[b - 1] = tmp;
+            }
+        const size_t child0 = tr->count;
+        for (size_t c = 0; rc == ANONKIT_OK && c < nkids[gi]; c++) {
+            rc = tree_add(r, tr, mdr_tree_rlo(g, ks[c]), mdr_tree_rhi(g, ks[c]), 0, g->nodes[ks[c]].median_only, err);
+            queue[tail++] = ks[c];
+        }
+        rk_node *x = &tr->nodes[at];
+        x->kind = RK_INNER;
+        x->q = q;
+        x->first_child = child0;
+        x->nchildren = tr->count - child0;
+    }
+    free(nkids);
+    free(first);
+    free(kids);
+    free(queue);
+    return rc;
+}
+
+static void moments_add_into(model_moments *into, const model_moments *mo)
+{
+    into->n += mo->n;
+    into->isum += mo->isum;
+    into->isumsq += mo->isumsq;
+    into->sum += mo->sum;
+    into->sumsq += mo->sumsq;
+}
+
+/* Whether the population of node x (its statistics after repartitioning)
+ * satisfies the model. */
+static int node_holds(rk *r, const rk_node *x)
+{
+    size_t ncounts = 0;
+    if (r->need_hist)
+        for (uint32_t v = 0; v < r->sdomain; v++)
+            if (x->shist[v]) r->counts[ncounts++] = x->shist[v];
+    return model_holds(r->m, x->part.rows, r->counts, ncounts, r->counts_scratch) &&
+           model_variance_holds(r->m, &x->mom, r->values_exact);
+}
+
+/* Appends the rows of every leaf under node x, left to right, to one new
+ * partition (the merge of 000 Figure 4). */
+static int merge_subtree(rk *r, rk_tree *tr, size_t x, rk_part *out, ak_error *err)
+{
+    spill_writer wt = {0}, wp = {0};
+    int rc = spill_file_open(&out->tuples, &r->dir, err);
+    if (rc == ANONKIT_OK) rc = spill_file_open(&out->payload, &r->dir, err);
+    if (rc == ANONKIT_OK) rc = spill_writer_init(&wt, &out->tuples, &r->dir, r->block, &r->tuple_io, err);
+    if (rc == ANONKIT_OK) rc = spill_writer_init(&wp, &out->payload, &r->dir, r->block, &r->payload_io, err);
+    size_t *stack = rc == ANONKIT_OK ? malloc((tr->count + 1) * sizeof *stack) : NULL;
+    if (rc == ANONKIT_OK && !stack) rc = ak_err_nomem(err);
+    size_t depth = 0;
+    if (rc == ANONKIT_OK) stack[depth++] = x;
+    while (rc == ANONKIT_OK && depth) {
+        rk_node *y = &tr->nodes[stack[--depth]];
+        if (y->kind == RK_INNER) {
+            for (size_t c = y->nchildren; c-- > 0;) stack[depth++] = y->first_child + c;
+            continue;
+        }
+        rk_reader rd;
+        rc = reader_open(r, &rd, &y->part, 1, err);
+        uint32_t code[r->d + 2];
+        const uint8_t *pay = NULL;
+        size_t paylen = 0;
+        while (rc == ANONKIT_OK) {
+            const int more = read_row(r, &rd, &y->part, code, &pay, &paylen, err);
+            if (more <= 0) {
+                rc = more;
+                break;
+            }
+            rc = spill_write(&wt, rd.raw, r->width, err);
+            if (rc == ANONKIT_OK && r->ncopied) {
+                uint8_t head[4];
+                tuple_store_u32(head, (uint32_t)(paylen - 4 * (size_t)r->ncopied));
+                rc = spill_write(&wp, head, 4, err);
+                if (rc == ANONKIT_OK) rc = spill_write(&wp, pay, paylen, err);
+            }
+            out->rows++;
+        }
+        reader_close(&rd);
+        spill_file_close(&y->part.tuples);
+        spill_file_close(&y->part.payload);
+    }
+    if (rc == ANONKIT_OK) rc = spill_writer_flush(&wt, err);
+    if (rc == ANONKIT_OK) rc = spill_writer_flush(&wp, err);
+    spill_writer_free(&wt);
+    spill_writer_free(&wp);
+    free(stack);
+    return rc;
+}
+
+static int process_sampled(rk *r, rk_part *p, const uint32_t *rlo, const uint32_t *rhi, int median_only, int root,
+                           ak_error *err);
+
+/* A partition larger than the sample that admits no high-confidence split, or
+ * whose splits were all undone: Rothko-T finishes it exactly where it can
+ * (Median or InfoGain under k-anonymity and l-diversity, 000 footnote 9);
+ * otherwise it is published as one class, possibly non-minimal (000 §3.2). */
+static int finish_unsplit(rk *r, rk_part *p, const uint32_t *rlo, const uint32_t *rhi, int median_only,
+                          const uint32_t *box_lo, const uint32_t *box_hi, ak_error *err)
+{
+    r->stats->no_confident_split++;
+    if (r->o->split != MDR_SPLIT_REGRESSION && !r->need_mom) {
+        r->stats->finished_by_rothko_t++;
+        return process_partition(r, p, rlo, rhi, median_only, err);
+    }
+    r->stats->non_minimal++;
+    const uint32_t d = r->d;
+    uint32_t region[4 * (d ? d : 1)];
+    rk_node x;
+    memset(&x, 0, sizeof x);
+    x.rlo = region;
+    x.rhi = region + d;
+    memcpy(x.rlo, rlo, d * sizeof *rlo);
+    memcpy(x.rhi, rhi, d * sizeof *rhi);
+    x.n = p->rows;
+    x.part = *p;
+    const int rc = finish_big_class(r, &x, box_lo, box_hi, err);
+    spill_file_close(&p->tuples);
+    spill_file_close(&p->payload);
+    return rc;
+}
+
+/* Processes one disk-resident partition as 000 §3 describes: a partition of
+ * at most n rows (the sample size) is the sample itself and is finished by
+ * the in-memory Mondrian; a larger one is sampled, a tree is grown on the
+ * sample with the hypothesis tests (growth phase), the partition is divided
+ * across the tree's leaves while each node's population statistics are
+ * gathered (repartitioning), every node that violates the model has the
+ * partitions under its parent merged (pruning), and each resulting partition
+ * is processed in turn, left to right. */
+static int process_sampled(rk *r, rk_part *p, const uint32_t *rlo, const uint32_t *rhi, int median_only, int root,
+                           ak_error *err)
+{
+    if (p->rows <= r->sample_rows) return finish_in_memory(r, p, rlo, rhi, median_only, err);
+    const uint32_t d = r->d;
+    uint32_t box_lo[d ? d : 1], box_hi[d ? d : 1];
+    rk_load l;
+    size_t n = 0;
+    ak_hist all;
+    memset(&all, 0, sizeof all);
+    model_moments all_mom;
+    memset(&all_mom, 0, sizeof all_mom);
+    mdr_tree grown;
+    memset(&grown, 0, sizeof grown);
+    rk_tree tr = {0};
+    partition classes;
+    memset(&classes, 0, sizeof classes);
+    size_t *emit = NULL, *stack = NULL;
+    rk_part *merged = NULL;
+    size_t nemit = 0;
+    int rc = root && ak_hist_init(&all, r->sdomain) ? ak_err_nomem(err) : ANONKIT_OK;
+    /* the sample */
+    if (rc == ANONKIT_OK)
+        rc = sample_scan(r, p, (size_t)r->sample_rows, &l, &n, box_lo, box_hi, root ? &all : NULL,
+                         root ? &all_mom : NULL, err);
+    if (rc == ANONKIT_OK && root) { /* the whole table must satisfy the model */
+        char why[256] = "";
+        const size_t ncounts = r->need_hist ? ak_hist_counts(&all, r->counts) : 0;
+        if (!model_explain(r->m, p->rows, r->counts, ncounts, r->counts_scratch, why, sizeof why))
+            rc = ak_err_set(err, ANONKIT_E_INELIGIBLE, NULL, 0, 0,
+                            "the whole table does not satisfy the privacy model (%s), so no anonymization can", why);
+        else if (!model_variance_holds(r->m, &all_mom, r->values_exact))
+            rc = ak_err_set(err, ANONKIT_E_INELIGIBLE, NULL, 0, 0,
+                            "the whole table does not satisfy the privacy model (variance of the sensitive values "
+                            "%.6Lg < %g), so no anonymization can",
+                            model_moments_variance(&all_mom, r->values_exact), r->m->variance);
+    }
+    /* growth phase */
+    if (rc == ANONKIT_OK) {
+        sample_test st;
+        rc = sample_test_init(&st, r->m, r->o->test, r->o->alpha > 0 ? r->o->alpha : 0.05, p->rows, n, err);
+        /* without a depth limit, nodes whose estimated population fits in memory are not split further */
+        const mdr_grow g = {.test = &st,
+                            .stop_rows = r->o->growth_depth ? 0
+                                                            : (uint64_t)(0.9 * (double)r->sample_rows * (double)n /
+                                                                         (double)p->rows),
+                            .max_depth = r->o->growth_depth,
+                            .max_leaves = r->max_leaves,
+                            .tree = &grown};
+        table view;
+        table_qi qi[d ? d : 1];
+        make_view(r, &l, n, &view, qi);
+        const mdr_options mo = {.threads = 1, .split = r->o->split, .min_gain = r->o->min_gain, .root_rlo = rlo,
+                                .root_rhi = rhi, .root_median_only = median_only, .grow = &g};
+        if (rc == ANONKIT_OK) rc = partition_init(&classes, n, d, err);
+        if (rc == ANONKIT_OK) rc = mdr_run_with(&view, r->m, &mo, &classes, err);
+        r->stats->growth_phases++;
+    }
+    partition_free(&classes);
+    load_free(r, &l);
+    ak_hist_free(&all);
+    if (rc == ANONKIT_OK && grown.count <= 1) { /* no high-confidence split */
+        mdr_tree_free(&grown);
+        return finish_unsplit(r, p, rlo, rhi, median_only, box_lo, box_hi, err);
+    }
+    if (rc == ANONKIT_OK) rc = tree_from_growth(r, &grown, &tr, err);
+    mdr_tree_free(&grown);
+    /* repartitioning, with each leaf's population statistics */
+    for (size_t i = 0; rc == ANONKIT_OK && i < tr.count; i++) {
+        rk_node *x = &tr.nodes[i];
+        x->track = 1;
+        if (r->need_hist && !(x->shist = calloc(r->sdomain ? r->sdomain : 1, sizeof *x->shist))) rc = ak_err_nomem(err);
+        if (rc < 0 || x->kind != RK_LEAF) continue;
+        rc = spill_file_open(&x->part.tuples, &r->dir, err);
+        if (rc == ANONKIT_OK) rc = spill_file_open(&x->part.payload, &r->dir, err);
+        if (rc == ANONKIT_OK) rc = spill_writer_init(&x->wt, &x->part.tuples, &r->dir, r->block, &r->tuple_io, err);
+        if (rc == ANONKIT_OK) rc = spill_writer_init(&x->wp, &x->part.payload, &r->dir, r->block, &r->payload_io, err);
+    }
+    if (rc == ANONKIT_OK) rc = scan(r, &tr, p, 1, err);
+    if (rc == ANONKIT_OK) r->stats->repartitions++;
+    for (size_t i = 0; rc == ANONKIT_OK && i < tr.count; i++) {
+        rk_node *x = &tr.nodes[i];
+        if (x->kind != RK_LEAF) continue;
+        rc = spill_writer_flush(&x->wt, err);
+        if (rc == ANONKIT_OK) rc = spill_writer_flush(&x->wp, err);
+        spill_writer_free(&x->wt);
+        spill_writer_free(&x->wp);
+    }
+    spill_file_close(&p->tuples);
+    spill_file_close(&p->payload);
+    /* population statistics of the inner nodes, children first */
+    for (size_t i = tr.count; rc == ANONKIT_OK && i-- > 0;) {
+        rk_node *x = &tr.nodes[i];
+        if (x->kind != RK_INNER) continue;
+        for (size_t c = 0; c < x->nchildren; c++) {
+            const rk_node *y = &tr.nodes[x->first_child + c];
+            x->part.rows += y->part.rows;
+            moments_add_into(&x->mom, &y->mom);
+            if (r->need_hist)
+                for (uint32_t v = 0; v < r->sdomain; v++) x->shist[v] += y->shist[v];
+        }
+    }
+    /* pruning, top down: a node with a violating child becomes one partition */
+    if (rc == ANONKIT_OK) {
+        emit = malloc((tr.count + 1) * sizeof *emit);
+        stack = malloc((tr.count + 1) * sizeof *stack);
+        merged = calloc(tr.count + 1, sizeof *merged);
+        if (!emit || !stack || !merged) rc = ak_err_nomem(err);
+    }
+    for (size_t i = 0; rc == ANONKIT_OK && i <= tr.count; i++) merged[i].tuples.fd = merged[i].payload.fd = -1;
+    size_t depth = 0;
+    if (rc == ANONKIT_OK) stack[depth++] = 0;
+    while (rc == ANONKIT_OK && depth) {
+        const size_t i = stack[--depth];
+        const rk_node *x = &tr.nodes[i];
+        if (x->kind != RK_INNER) {
+            emit[nemit++] = i;
+            continue;
+        }
+        int violated = 0;
+        for (size_t c = 0; c < x->nchildren && !violated; c++) violated = !node_holds(r, &tr.nodes[x->first_child + c]);
+        if (!violated) {
+            for (size_t c = x->nchildren; c-- > 0;) stack[depth++] = x->first_child + c;
+            continue;
+        }
+        /* every node below x is undone */
+        size_t below = 0, sub = 0;
+        size_t *sub_stack = stack + depth; /* (free space above the stack) */
+        sub_stack[sub++] = i;
+        while (sub) {
+            const rk_node *y = &tr.nodes[sub_stack[--sub]];
+            if (y->kind != RK_INNER) continue;
+            for (size_t c = 0; c < y->nchildren; c++) sub_stack[sub++] = y->first_child + c, below++;
+        }
+        r->stats->pruned_nodes += below;
+        rc = merge_subtree(r, &tr, i, &merged[i], err);
+        emit[nemit++] = i;
+    }
+    /* recursion on each resulting partition, left to right */
+    if (rc == ANONKIT_OK && nemit == 1 && emit[0] == 0) { /* every split undone: stop growing here */
+        uint32_t region[2 * (d ? d : 1)];
+        memcpy(region, tr.nodes[0].rlo, d * sizeof *region);
+        memcpy(region + d, tr.nodes[0].rhi, d * sizeof *region);
+        rc = finish_unsplit(r, &merged[0], region, region + d, tr.nodes[0].median_only, box_lo, box_hi, err);
+    } else {
+        for (size_t e = 0; rc == ANONKIT_OK && e < nemit; e++) {
+            rk_node *x = &tr.nodes[emit[e]];
+            rk_part *part = x->kind == RK_INNER ? &merged[emit[e]] : &x->part;
+            part->provisional = 0;
+            rc = process_sampled(r, part, x->rlo, x->rhi, x->median_only, 0, err);
+            spill_file_close(&part->tuples);
+            spill_file_close(&part->payload);
+        }
+    }
+    for (size_t i = 0; merged && i <= tr.count; i++) {
+        spill_file_close(&merged[i].tuples);
+        spill_file_close(&merged[i].payload);
+    }
+    free(merged);
+    free(emit);
+    free(stack);
+    tree_free(r, &tr);
+    return rc;
+}
+
+/* repartitions_S(N) of 000 §4: how often Rothko-S repartitions the whole
+ * table under k-anonymity, with samples of tm rows and balanced binary splits. */
+uint64_t rothko_s_repartitions(uint64_t rows, uint64_t tm, uint64_t k, double alpha)
+{
+    uint64_t count = 0;
+    double N = (double)rows;
+    const double z = sample_test_z(alpha / 2);
+    while (N > (double)tm) {
+        const double p0 = (double)k / N, n = (double)tm < N ? (double)tm : N;
+        const double bound = z * sqrt(p0 * (1 - p0) / n * ((N - n) / (N - 1)));
+        int levels = 0;
+        while (levels < 64 && ldexp(1.0, -(levels + 1)) - p0 >= bound) levels++;
+        if (levels == 0) break; /* non-minimal partitioning */
+        count++;
+        N = N / ldexp(1.0, levels);
+    }
+    return count;
+}
+
 /* ------------------------------------------------------------ the run */
 
 /* Bytes per row of a partition finished in memory: the loaded codes and
@@ -1076,12 +1550,17 @@ int rothko_run(const table_spec *spec_in, const model *m, const rothko_options *
     r.stats = stats;
     r.root.tuples.fd = r.root.payload.fd = -1;
     r.root.provisional = 1;
-    if (o->split == MDR_SPLIT_REGRESSION)
+    if (o->split == MDR_SPLIT_REGRESSION && !o->sampling)
         return ak_err_set(err, ANONKIT_E_USAGE, NULL, 0, 0,
-                          "rothko-t cannot use --split regression (its statistics do not fit frequency groups; 000 §2)");
-    if (m->variance > 0)
+                          "rothko-t cannot use --split regression (its statistics do not fit frequency groups; 000 §2): "
+                          "use rothko-s");
+    if (m->variance > 0 && !o->sampling)
         return ak_err_set(err, ANONKIT_E_USAGE, NULL, 0, 0,
-                          "rothko-t cannot check variance diversity (its statistics do not fit frequency groups; 000 §2)");
+                          "rothko-t cannot check variance diversity (its statistics do not fit frequency groups; 000 §2): "
+                          "use rothko-s");
+    r.need_mom = m->variance > 0;
+    r.values_exact = 1;
+    ak_rng_seed(&r.rng, o->seed);
     int rc = spill_dir_create(&r.dir, o->tmpdir, err);
     if (rc < 0) return rc;
     const size_t path_len = strlen(r.dir.path);
@@ -1108,8 +1587,7 @@ int rothko_run(const table_spec *spec_in, const model *m, const rothko_options *
     const table *t = r.t;
     stats->rows = t->nrows;
     if (!r.copied_col) { /* no rows: nothing was written */
-        r.d = t->nqi;
-        r.width = 4 * (t->nqi + 2);
+        tuple_layout(&r, t);
         if ((rc = copied_columns(&r, t, err)) < 0) goto done;
     }
     const mdr_options checked = {.split = o->split};
@@ -1146,8 +1624,25 @@ int rothko_run(const table_spec *spec_in, const model *m, const rothko_options *
     r.tm = (o->memory - fixed) / per_row;
     r.fg_budget = (o->memory - fixed) / 4 * 3; /* the rest: hash tables' slack */
     stats->tm_rows = r.tm;
-    /* The whole table must satisfy the model (checked from its histogram). */
-    {
+    if (o->sampling) {
+        r.sample_rows = o->sample_rows && o->sample_rows < r.tm ? o->sample_rows : r.tm;
+        stats->sample_rows = r.sample_rows;
+        /* a leaf of a growth phase holds two write buffers and, with its
+         * ancestors, sensitive histograms; at most 256 (open files) */
+        const size_t per_leaf = 2 * r.block + (r.need_hist ? 8 * (size_t)r.sdomain : 0) + sizeof(rk_node) + 32 * r.d;
+        r.max_leaves = (o->memory - fixed) / per_leaf;
+        if (r.max_leaves > 256) r.max_leaves = 256;
+        if (r.max_leaves < 2) {
+            rc = ak_err_set(err, ANONKIT_E_USAGE, NULL, 0, 0,
+                            "--memory %zu bytes is too small for rothko-s to repartition this table (a leaf takes %zu "
+                            "bytes: its buffers and sensitive histogram)",
+                            o->memory, per_leaf);
+            goto done;
+        }
+    }
+    /* The whole table must satisfy the model (checked from its histogram;
+     * Rothko-S checks it while drawing the first sample). */
+    if (!o->sampling) {
         ak_hist all;
         if (ak_hist_init(&all, r.sdomain) != 0) { rc = ak_err_nomem(err); goto done; }
         rk_reader rd;
@@ -1179,7 +1674,9 @@ int rothko_run(const table_spec *spec_in, const model *m, const rothko_options *
             rlo[q] = 0;
             rhi[q] = t->qi[q].ncodes ? t->qi[q].ncodes - 1 : 0;
         }
-        if ((rc = process_partition(&r, &r.root, rlo, rhi, 0, err)) < 0) goto done;
+        rc = o->sampling ? process_sampled(&r, &r.root, rlo, rhi, 0, 1, err)
+                         : process_partition(&r, &r.root, rlo, rhi, 0, err);
+        if (rc < 0) goto done;
     }
     /* 000 §4 */
     stats->data_blocks = ((uint64_t)t->nrows * r.width + r.block - 1) / r.block;
@@ -1197,6 +1694,12 @@ int rothko_run(const table_spec *spec_in, const model *m, const rothko_options *
         stats->model_repartitions = reparts;
         stats->model_reads = stats->data_blocks * (height + reparts + 1);
         stats->model_writes = stats->data_blocks * reparts;
+        if (o->sampling) {
+            const uint64_t rs = rothko_s_repartitions(t->nrows, r.sample_rows, m->k, o->alpha > 0 ? o->alpha : 0.05);
+            stats->model_repartitions = rs;
+            stats->model_reads = stats->data_blocks * (2 * rs + 1);
+            stats->model_writes = stats->data_blocks * rs;
+        }
     }
     rc = ANONKIT_OK;
 done:

@@ -1,5 +1,5 @@
-/* rothko.h — Rothko-T: exact out-of-core Mondrian within a memory budget
- * (000 §2; the I/O model of 000 §4). */
+/* rothko.h — out-of-core Mondrian within a memory budget: Rothko-T, exact
+ * (000 §2), and Rothko-S, sampling-based (000 §3); the I/O model of 000 §4. */
 #ifndef AK_ROTHKO_H
 #define AK_ROTHKO_H
 
@@ -13,7 +13,7 @@
 #include "model/model.h"
 
 typedef struct rothko_options {
-    mdr_split split;     /* median or infogain (regression needs Rothko-S) */
+    mdr_split split;     /* median or infogain; regression needs sampling */
     double min_gain;
     size_t memory;       /* the budget in bytes */
     unsigned fcache;     /* frequency groups held at once; 0: as many as the budget allows */
@@ -22,6 +22,13 @@ typedef struct rothko_options {
     unsigned threads;    /* for the in-memory Mondrian of leaf partitions */
     volatile char *spill_notice; /* when not NULL: the spill folder's path while it exists */
     size_t spill_notice_size;
+    /* Rothko-S (000 §3) */
+    int sampling;               /* 1: Rothko-S; 0: Rothko-T */
+    sample_test_kind test;      /* hypothesis tests or the naive rule */
+    double alpha;               /* significance of the tests (0: 0.05) */
+    uint64_t sample_rows;       /* largest sample (0: as many rows as the budget holds) */
+    uint32_t growth_depth;      /* repartition when the grown tree is this deep (0: when memory is full) */
+    uint64_t seed;              /* of the reservoir samples */
 } rothko_options;
 
 typedef struct rothko_stats {
@@ -37,6 +44,13 @@ typedef struct rothko_stats {
     uint64_t partitions_in_memory;                /* leaf partitions finished by in-memory Mondrian */
     /* 000 §4 */
     uint64_t model_height, model_repartitions, model_reads, model_writes;
+    /* Rothko-S */
+    uint64_t sample_rows;        /* n: the largest sample */
+    uint64_t growth_phases;      /* samples grown into trees */
+    uint64_t pruned_nodes;       /* nodes undone by pruning (000 Figure 4) */
+    uint64_t no_confident_split; /* partitions larger than the sample that admitted no high-confidence split */
+    uint64_t finished_by_rothko_t;  /* of these, finished exactly by Rothko-T (footnote 9) */
+    uint64_t non_minimal;        /* of these, published as one class: possibly non-minimal (000 §3.2) */
 } rothko_stats;
 
 /* Receives the finished partitions in depth-first order of the partition
@@ -51,11 +65,16 @@ typedef int (*rothko_leaf_fn)(void *ctx, const table *view, const partition *cla
                               const size_t *copied_off, int continued, ak_error *err);
 
 /* Reads the input of spec into a spill file, then partitions it as in-memory
- * Mondrian would, with memory bounded by options->memory. On success *schema
+ * Mondrian would (Rothko-T), or by growing trees on samples (Rothko-S), with
+ * memory bounded by options->memory. On success *schema
  * holds the dictionaries (no rows) and every row has gone to leaf_fn once.
  * Spill files are removed whatever happens. */
 int rothko_run(const table_spec *spec, const model *m, const rothko_options *options, rothko_leaf_fn leaf_fn,
                void *ctx, table **schema /* OUT */, rothko_stats *stats /* OUT */, ak_error *err);
+
+/* repartitions_S(rows) of 000 §4: the times Rothko-S repartitions the whole
+ * table under k-anonymity with samples of tm rows (level alpha). */
+uint64_t rothko_s_repartitions(uint64_t rows, uint64_t tm, uint64_t k, double alpha);
 
 /* Parses "256M", "1G", "65536", "64K" into bytes; -1 on anything else. */
 int rothko_parse_size(const char *text, size_t *out /* OUT */);
