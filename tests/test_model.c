@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "model/model.h"
+#include "model/sampletest.h"
 #include "testutil.h"
 
 #define ALL_VARIANTS (MODEL_L_DISTINCT | MODEL_L_ENTROPY | MODEL_L_RECURSIVE | MODEL_L_PROBABILISTIC)
@@ -679,6 +680,80 @@ static void test_variance(void **state)
     assert_true(model_moments_variance(&diff, 1) == model_moments_variance(&rest, 1));
 }
 
+/* The hypothesis tests of Rothko-S (000 §3.1), against quantiles from
+ * statistical tables and decisions worked by hand from the formulas. */
+static void test_sample_tests(void **state)
+{
+    (void)state;
+    /* footnote 6 and 8: upper-tail quantiles (standard tables) */
+    assert_true(fabs(sample_test_z(0.025) - 1.959964) < 1e-6);
+    assert_true(fabs(sample_test_z(0.05) - 1.644854) < 1e-6);
+    assert_true(fabs(sample_test_chisq(0.05, 10) - 18.307) < 1e-3);
+    assert_true(fabs(sample_test_chisq(0.025, 19) - 32.852) < 1e-3);
+    model m;
+    model_init(&m);
+    sample_test st;
+    ak_error err;
+    uint32_t scratch[8];
+    const model_moments none = {0};
+    /* §3.1.1, N = 10000, n = 1000, k = 100, two children at alpha 0.05:
+     * p0 = 0.01, Var = 0.01 * 0.99 / 1000 * 9000 / 9999 = 8.9109e-6, so a
+     * child passes when p^ >= 0.01 + 1.959964 * 0.0029851 = 0.0158507,
+     * that is from 16 sample rows. */
+    m.k = 100;
+    assert_int_equal(sample_test_init(&st, &m, SAMPLE_TEST_HYPOTHESIS, 0.05, 10000, 1000, &err), ANONKIT_OK);
+    assert_true(sample_test_child(&st, 16, NULL, 0, scratch, &none, 1, 2));
+    assert_false(sample_test_child(&st, 15, NULL, 0, scratch, &none, 1, 2));
+    /* Bonferroni: with 8 children z(0.05/8) = 2.497705 raises the bar to
+     * 0.01 + 2.497705 * 0.0029851 = 0.017456: 18 rows pass, 17 do not */
+    assert_true(sample_test_child(&st, 18, NULL, 0, scratch, &none, 1, 8));
+    assert_false(sample_test_child(&st, 17, NULL, 0, scratch, &none, 1, 8));
+    /* the naive rule: at least k n / N = 10 sample rows */
+    assert_int_equal(sample_test_init(&st, &m, SAMPLE_TEST_NAIVE, 0.05, 10000, 1000, &err), ANONKIT_OK);
+    assert_true(sample_test_child(&st, 10, NULL, 0, scratch, &none, 1, 2));
+    assert_false(sample_test_child(&st, 9, NULL, 0, scratch, &none, 1, 2));
+    /* the whole partition: the model itself */
+    assert_int_equal(sample_test_init(&st, &m, SAMPLE_TEST_HYPOTHESIS, 0.05, 1000, 1000, &err), ANONKIT_OK);
+    assert_true(sample_test_child(&st, 100, NULL, 0, scratch, &none, 1, 2));
+    assert_false(sample_test_child(&st, 99, NULL, 0, scratch, &none, 1, 2));
+
+    /* §3.1.2, recursive (1,2)-diversity, N = 10000, n = 1000, a child of 100
+     * sample rows, two children: Var = (p2 (1 - p2) + p1 (1 - p1)) / 99 * 0.9.
+     *   {40, 30, 30}: p1 = 0.4, p2 = 0.6, c p2 - p1 = 0.2 > 1.959964 *
+     *                 sqrt(0.48 / 99 * 0.9) = 0.12947: passes;
+     *   {45, 30, 25}: 0.1 < 1.959964 * sqrt(0.495 / 99 * 0.9) = 0.13148: fails,
+     *                 although the sample itself is (1,2)-diverse. */
+    model_init(&m);
+    m.l = 2;
+    m.c = 1;
+    m.l_variants = MODEL_L_RECURSIVE;
+    assert_int_equal(sample_test_init(&st, &m, SAMPLE_TEST_HYPOTHESIS, 0.05, 10000, 1000, &err), ANONKIT_OK);
+    const uint32_t even[] = {30, 40, 30}, skewed[] = {25, 45, 30};
+    assert_true(sample_test_child(&st, 100, even, 3, scratch, &none, 1, 2));
+    assert_false(sample_test_child(&st, 100, skewed, 3, scratch, &none, 1, 2));
+    assert_int_equal(sample_test_init(&st, &m, SAMPLE_TEST_NAIVE, 0.05, 10000, 1000, &err), ANONKIT_OK);
+    assert_true(sample_test_child(&st, 100, skewed, 3, scratch, &none, 1, 2));
+
+    /* §3.1.3, variance diversity: ten 0s and ten 10s, sum of squared
+     * deviations 500; two children: reject H0 when 500 / v >= chi2(0.025, 19
+     * df) = 32.852, so v = 10 passes (50) and v = 20 fails (25) although the
+     * sample's own variance, 25, is above 20. */
+    model_moments mo = {0};
+    for (int i = 0; i < 20; i++) model_moments_add(&mo, i % 2 ? 10 : 0);
+    model_init(&m);
+    m.variance = 10;
+    assert_int_equal(sample_test_init(&st, &m, SAMPLE_TEST_HYPOTHESIS, 0.05, 10000, 1000, &err), ANONKIT_OK);
+    assert_true(sample_test_child(&st, 20, NULL, 0, scratch, &mo, 1, 2));
+    m.variance = 20;
+    assert_false(sample_test_child(&st, 20, NULL, 0, scratch, &mo, 1, 2));
+    assert_int_equal(sample_test_init(&st, &m, SAMPLE_TEST_NAIVE, 0.05, 10000, 1000, &err), ANONKIT_OK);
+    assert_true(sample_test_child(&st, 20, NULL, 0, scratch, &mo, 1, 2));
+    assert_int_equal(sample_test_init(&st, &m, SAMPLE_TEST_HYPOTHESIS, 0.05, 20, 20, &err), ANONKIT_OK);
+    assert_true(sample_test_child(&st, 20, NULL, 0, scratch, &mo, 1, 2)); /* the whole partition: 25 >= 20 */
+
+    assert_int_equal(sample_test_init(&st, &m, SAMPLE_TEST_HYPOTHESIS, 1.5, 10, 5, &err), ANONKIT_E_USAGE);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -694,6 +769,7 @@ int main(void)
         cmocka_unit_test(test_against_reference),
         cmocka_unit_test(test_monotone),
         cmocka_unit_test(test_variance),
+        cmocka_unit_test(test_sample_tests),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -27,8 +27,10 @@ static void must_set(anonkit_job *job, anonkit_option o, const char *v)
 
 /* A random table: id, QIs a0.. (numeric: integers, some negative, some
  * decimals; categorical: leaves of a random hierarchy), sensitive s, class c,
- * and a free-text column with delimiters, quotes and newlines. */
-static void generate(tu_rng *rng, const char *dir, int nqi, const int *categorical, size_t n, int decimals)
+ * with `numeric` a numeric sensitive value v and a regression target t, and a
+ * free-text column with delimiters, quotes and newlines. */
+static void generate_with(tu_rng *rng, const char *dir, int nqi, const int *categorical, size_t n, int decimals,
+                          int numeric)
 {
     int leaves[8];
     for (int q = 0; q < nqi; q++)
@@ -41,7 +43,7 @@ static void generate(tu_rng *rng, const char *dir, int nqi, const int *categoric
     assert_non_null(f);
     fprintf(f, "id");
     for (int q = 0; q < nqi; q++) fprintf(f, ",a%d", q);
-    fprintf(f, ",s,c,note\n");
+    fprintf(f, numeric ? ",s,c,v,t,note\n" : ",s,c,note\n");
     const int sdomain = 2 + (int)tu_below(rng, 6);
     const int spread = 5 + (int)tu_below(rng, 400);
     for (size_t i = 0; i < n; i++) {
@@ -52,6 +54,7 @@ static void generate(tu_rng *rng, const char *dir, int nqi, const int *categoric
             else fprintf(f, ",%d", (int)tu_below(rng, (uint64_t)spread) - 20);
         }
         fprintf(f, ",s%d,%s", (int)tu_below(rng, (uint64_t)sdomain), tu_below(rng, 3) ? "yes" : "no");
+        if (numeric) fprintf(f, ",%d,%d.%02d", (int)tu_below(rng, 1000), (int)tu_below(rng, 500), (int)tu_below(rng, 100));
         switch (tu_below(rng, 4)) {
         case 0: fprintf(f, ",\"a, b\"\n"); break;
         case 1: fprintf(f, ",\"say \"\"hi\"\"\nthere\"\n"); break;
@@ -60,6 +63,11 @@ static void generate(tu_rng *rng, const char *dir, int nqi, const int *categoric
         }
     }
     fclose(f);
+}
+
+static void generate(tu_rng *rng, const char *dir, int nqi, const int *categorical, size_t n, int decimals)
+{
+    generate_with(rng, dir, nqi, categorical, n, decimals, 0);
 }
 
 static anonkit_job *job_for(const char *dir, int nqi, const int *categorical, const char *out)
@@ -364,6 +372,213 @@ static void test_failures_leave_nothing(void **state)
     tu_rmtree(dir);
 }
 
+/* Sets the model, split and sampling options of one random Rothko-S case on
+ * job (and the same model and split on the in-memory job, mem). */
+typedef struct rs_case {
+    char k[16], variance[32];
+    int model;          /* 0 k-anonymity, 1 l-diversity of s, 2 variance diversity of v */
+    const char *variant, *split, *test, *sample, *depth;
+} rs_case;
+
+static void rs_case_pick(tu_rng *rng, rs_case *c)
+{
+    static const char *const variants[] = {"distinct", "entropy", "recursive", "probabilistic"};
+    static const char *const splits[] = {"median", "infogain", "regression"};
+    static const char *const samples[] = {"100", "300", "1000", NULL};
+    static const char *const variances[] = {"20000", "60000", "80000"};
+    snprintf(c->k, sizeof c->k, "%d", 1 + (int)tu_below(rng, 60));
+    c->model = (int)tu_below(rng, 3);
+    c->variant = variants[tu_below(rng, 4)];
+    snprintf(c->variance, sizeof c->variance, "%s", variances[tu_below(rng, 3)]);
+    c->split = splits[tu_below(rng, 3)];
+    c->test = tu_below(rng, 2) ? "hypothesis" : "naive";
+    c->sample = samples[tu_below(rng, 4)];
+    c->depth = tu_below(rng, 3) == 0 ? "3" : NULL;
+}
+
+static void rs_case_apply(anonkit_job *job, const rs_case *c, int sampled)
+{
+    must_set(job, ANONKIT_OPT_K, c->k);
+    if (c->model == 1) {
+        must_set(job, ANONKIT_OPT_L, "2");
+        must_set(job, ANONKIT_OPT_L_VARIANT, c->variant);
+    } else if (c->model == 2) {
+        must_set(job, ANONKIT_OPT_SENSITIVE, "v");
+        must_set(job, ANONKIT_OPT_VARIANCE, c->variance);
+    }
+    must_set(job, ANONKIT_OPT_SPLIT, c->split);
+    if (!strcmp(c->split, "infogain")) must_set(job, ANONKIT_OPT_CLASS, "c");
+    if (!strcmp(c->split, "regression")) must_set(job, ANONKIT_OPT_TARGET, "t");
+    if (!sampled) return;
+    must_set(job, ANONKIT_OPT_ALGORITHM, "rothko-s");
+    must_set(job, ANONKIT_OPT_TEST, c->test);
+    if (c->sample) must_set(job, ANONKIT_OPT_SAMPLE_SIZE, c->sample);
+    if (c->depth) must_set(job, ANONKIT_OPT_GROWTH_DEPTH, c->depth);
+}
+
+/* Rothko-S (000 §3) on random tables with budgets and sample sizes that force
+ * growth phases on samples — hypothesis tests and the naive rule; Median,
+ * InfoGain and Regression; k-anonymity, the l-diversity variants and variance
+ * diversity: the output always passes the verifier with every row published
+ * once, a table the model cannot fit is refused as in memory, and no spill
+ * file stays behind. Pruning and partitions without a confident split occur. */
+static void test_sampled_always_valid(void **state)
+{
+    (void)state;
+    tu_rng rng = {77};
+    int runs = 0, sampled = 0, pruned = 0, unsplit = 0;
+    for (int iter = 0; iter < 36; iter++) {
+        const char *tmp = tu_mkdtemp();
+        char dir[4096];
+        snprintf(dir, sizeof dir, "%s", tmp);
+        const int nqi = 2 + (int)tu_below(&rng, 3);
+        int categorical[8];
+        for (int q = 0; q < nqi; q++) categorical[q] = tu_below(&rng, 2) == 0;
+        const size_t n = 2000 + tu_below(&rng, 4000);
+        generate_with(&rng, dir, nqi, categorical, n, iter % 3 == 0, 1);
+        rs_case c;
+        rs_case_pick(&rng, &c);
+        char outs[2][4200], spill[4200], report[4200];
+        snprintf(outs[0], sizeof outs[0], "%s/mem.csv", dir);
+        snprintf(outs[1], sizeof outs[1], "%s/rs.csv", dir);
+        snprintf(spill, sizeof spill, "%s/spill", dir);
+        snprintf(report, sizeof report, "%s/report.json", dir);
+        mkdir(spill, 0700);
+        anonkit_job *jobs[2];
+        int rcs[2];
+        for (int which = 0; which < 2; which++) {
+            anonkit_job *job = jobs[which] = job_for(dir, nqi, categorical, outs[which]);
+            rs_case_apply(job, &c, which);
+            if (which) {
+                must_set(job, ANONKIT_OPT_MEMORY, "256K");
+                must_set(job, ANONKIT_OPT_BLOCK_SIZE, "2K");
+                must_set(job, ANONKIT_OPT_TMPDIR, spill);
+                must_set(job, ANONKIT_OPT_REPORT, report);
+            }
+            anonkit_result *res = NULL;
+            rcs[which] = anonkit_anonymize(job, &res);
+            anonkit_result_free(res);
+        }
+        if (!dir_is_empty(spill)) fail_msg("iteration %d: spill files left behind", iter);
+        if (rcs[0] == ANONKIT_E_INELIGIBLE) {
+            if (rcs[1] != ANONKIT_E_INELIGIBLE) fail_msg("iteration %d: rothko-s %d (%s)", iter, rcs[1], anonkit_errmsg(jobs[1]));
+            assert_int_equal(access(outs[1], F_OK), -1);
+        } else {
+            if (rcs[0] != ANONKIT_OK || rcs[1] != ANONKIT_OK)
+                fail_msg("iteration %d: in memory %d (%s), rothko-s %d (%s)", iter, rcs[0], anonkit_errmsg(jobs[0]),
+                         rcs[1], anonkit_errmsg(jobs[1]));
+            uint64_t classes = 0, rows = 0;
+            if (anonkit_check(jobs[1], outs[1], &classes, &rows) != ANONKIT_OK)
+                fail_msg("iteration %d: verifier: %s", iter, anonkit_errmsg(jobs[1]));
+            assert_int_equal(rows, n);
+            char *json = tu_read_file(report, NULL);
+            assert_non_null(json);
+            sampled += report_number(json, "\"growth_phases\"") > 0;
+            pruned += report_number(json, "\"pruned_nodes\"") > 0;
+            unsplit += report_number(json, "\"no_confident_split\"") > 0;
+            free(json);
+            runs++;
+        }
+        anonkit_job_free(jobs[0]);
+        anonkit_job_free(jobs[1]);
+        tu_rmtree(dir);
+    }
+    print_message("%d runs: %d sampled, %d pruned, %d without a confident split\n", runs, sampled, pruned, unsplit);
+    assert_true(runs >= 25);
+    assert_true(sampled >= 20);
+    assert_true(pruned >= 1);
+    assert_true(unsplit >= 1);
+}
+
+/* When the table fits in the budget the sample is the table and Rothko-S
+ * publishes exactly what in-memory Mondrian does, for every split criterion
+ * and model. */
+static void test_sampled_fits_equals_in_memory(void **state)
+{
+    (void)state;
+    tu_rng rng = {78};
+    for (int iter = 0; iter < 12; iter++) {
+        const char *tmp = tu_mkdtemp();
+        char dir[4096];
+        snprintf(dir, sizeof dir, "%s", tmp);
+        const int nqi = 2 + (int)tu_below(&rng, 3);
+        int categorical[8];
+        for (int q = 0; q < nqi; q++) categorical[q] = tu_below(&rng, 2) == 0;
+        const size_t n = 500 + tu_below(&rng, 2500);
+        generate_with(&rng, dir, nqi, categorical, n, iter % 2, 1);
+        rs_case c;
+        rs_case_pick(&rng, &c);
+        c.sample = NULL; /* as many rows as the budget holds: all of them */
+        char outs[2][4200];
+        int rcs[2];
+        for (int which = 0; which < 2; which++) {
+            snprintf(outs[which], sizeof outs[which], "%s/out%d.csv", dir, which);
+            anonkit_job *job = job_for(dir, nqi, categorical, outs[which]);
+            rs_case_apply(job, &c, which);
+            if (which) must_set(job, ANONKIT_OPT_MEMORY, "64M");
+            anonkit_result *res = NULL;
+            rcs[which] = anonkit_anonymize(job, &res);
+            anonkit_result_free(res);
+            anonkit_job_free(job);
+        }
+        assert_int_equal(rcs[0], rcs[1]);
+        if (rcs[0] == ANONKIT_OK) {
+            size_t na, nb;
+            char **a = sorted_records(outs[0], &na), **b = sorted_records(outs[1], &nb);
+            assert_int_equal(na, n + 1);
+            assert_int_equal(na, nb);
+            for (size_t i = 0; i < na; i++)
+                if (strcmp(a[i], b[i])) fail_msg("iteration %d: rows differ:\n  %s\n  %s", iter, a[i], b[i]);
+            free(a[0]);
+            free(b[0]);
+            free(a);
+            free(b);
+        }
+        tu_rmtree(dir);
+    }
+}
+
+/* Tiny samples and the naive rule with a large k make splits in error, which
+ * pruning undoes (000 Figure 4): nodes are pruned and the output still
+ * satisfies the model; the hypothesis test prunes less on the same input. */
+static void test_sampled_pruning(void **state)
+{
+    (void)state;
+    tu_rng rng = {79};
+    const char *tmp = tu_mkdtemp();
+    char dir[4096], out[4200], report[4200];
+    snprintf(dir, sizeof dir, "%s", tmp);
+    snprintf(out, sizeof out, "%s/out.csv", dir);
+    snprintf(report, sizeof report, "%s/report.json", dir);
+    const int categorical[2] = {0, 0};
+    generate(&rng, dir, 2, categorical, 20000, 0);
+    long pruned[2];
+    for (int naive = 0; naive < 2; naive++) {
+        anonkit_job *job = job_for(dir, 2, categorical, out);
+        must_set(job, ANONKIT_OPT_K, "300");
+        must_set(job, ANONKIT_OPT_ALGORITHM, "rothko-s");
+        must_set(job, ANONKIT_OPT_MEMORY, "4M");
+        must_set(job, ANONKIT_OPT_SAMPLE_SIZE, "100");
+        must_set(job, ANONKIT_OPT_GROWTH_DEPTH, "8");
+        must_set(job, ANONKIT_OPT_TEST, naive ? "naive" : "hypothesis");
+        must_set(job, ANONKIT_OPT_REPORT, report);
+        anonkit_result *res = NULL;
+        if (anonkit_anonymize(job, &res) != ANONKIT_OK) fail_msg("%s", anonkit_errmsg(job));
+        anonkit_result_free(res);
+        uint64_t classes = 0, rows = 0;
+        if (anonkit_check(job, out, &classes, &rows) != ANONKIT_OK) fail_msg("verifier: %s", anonkit_errmsg(job));
+        assert_int_equal(rows, 20000);
+        char *json = tu_read_file(report, NULL);
+        pruned[naive] = report_number(json, "\"pruned_nodes\"");
+        free(json);
+        anonkit_job_free(job);
+    }
+    print_message("pruned nodes: %ld with the hypothesis test, %ld with the naive rule\n", pruned[0], pruned[1]);
+    assert_true(pruned[1] > 0);
+    assert_true(pruned[0] < pruned[1]);
+    tu_rmtree(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -371,6 +586,9 @@ int main(void)
         cmocka_unit_test(test_wide_integer_range),
         cmocka_unit_test(test_spill_privacy),
         cmocka_unit_test(test_failures_leave_nothing),
+        cmocka_unit_test(test_sampled_always_valid),
+        cmocka_unit_test(test_sampled_fits_equals_in_memory),
+        cmocka_unit_test(test_sampled_pruning),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
