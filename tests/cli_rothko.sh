@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# cli_rothko.sh — command-line cases of `anonymize --algorithm rothko-t`: the
-# Adult example published and its rules written exactly as in memory, usage
-# errors, and a run ended by SIGTERM or SIGINT leaving neither spill files nor
-# output behind.
+# cli_rothko.sh — command-line cases of `anonymize --algorithm rothko-t` and
+# `rothko-s`: the Adult example published and its rules written exactly as in
+# memory (Rothko-T), sampled and verified (Rothko-S), usage errors, and a run
+# ended by SIGTERM or SIGINT leaving neither spill files nor output behind.
 #
 # usage: bash tests/cli_rothko.sh PATH/TO/anonkit SOURCE_DIR
 set -u
@@ -31,6 +31,20 @@ for fc in 1 4; do
     end
 done
 
+# 1b. Rothko-S on Adult with small samples: repartitioned, verified, no spill left
+for t in hypothesis naive; do
+    begin "adult, rothko-s --test $t: sampled, repartitioned, verified, no spill left"
+    ak anonymize --job "$JOB" --algorithm rothko-s --memory 1M --block-size 4K --sample-size 2000 --test $t \
+        --tmpdir "$SPILL" -o "$d/rs.csv" --report "$d/rs.json"
+    expect_rc 0
+    expect_json "$d/rs.json" "j['out_of_core']['growth_phases'] > 0 and j['out_of_core']['repartitions'] > 0"
+    expect_json "$d/rs.json" "j['out_of_core']['test'] == '$t' and j['rows_published'] == j['rows_read']"
+    expect_spill_empty
+    ak check "$d/rs.csv" --job "$JOB"
+    expect_rc 0
+    end
+done
+
 # 2. usage errors: exit 1, the reason, nothing written
 usage_case() { # NAME TEXT ARGS...
     local name=$1 text=$2
@@ -46,12 +60,19 @@ usage_case "rothko-t needs --memory" "needs a memory budget" --algorithm rothko-
 usage_case "rothko-t rejects regression" "regression" --algorithm rothko-t --memory 64M --split regression --target age
 usage_case "rothko-t rejects --keep-order" "keep-order" --algorithm rothko-t --memory 64M --keep-order
 usage_case "a bad --memory is refused" "--memory must be a size" --algorithm rothko-t --memory 12Q
+usage_case "rothko-s needs --memory" "needs a memory budget" --algorithm rothko-s
+usage_case "rothko-t points variance diversity to rothko-s" "use rothko-s" --algorithm rothko-t --memory 64M \
+    --sensitive age --variance 10
+usage_case "a bad --alpha is refused" "--alpha must be" --algorithm rothko-s --memory 64M --alpha 1.5
+usage_case "a bad --test is refused" "is not one of hypothesis, naive" --algorithm rothko-s --memory 64M --test exact
+usage_case "a bad --sample-size is refused" "--sample-size must be" --algorithm rothko-s --memory 64M --sample-size 0
 
 # 3. a signal in the middle of a run leaves nothing behind
 ak generate --rows 1500000 --seed 3 -o "$d/big.csv"
 for sig in TERM INT; do
-    begin "SIG$sig during a run: spill folder removed, no output"
-    "$BIN" anonymize "$d/big.csv" -o "$d/big.out.csv" --qi salary,age,loan,hvalue --k 20 --algorithm rothko-t \
+  for alg in rothko-t rothko-s; do
+    begin "SIG$sig during a $alg run: spill folder removed, no output"
+    "$BIN" anonymize "$d/big.csv" -o "$d/big.out.csv" --qi salary,age,loan,hvalue --k 20 --algorithm $alg \
         --memory 8M --block-size 64K --tmpdir "$SPILL" 2>/dev/null &
     pid=$!
     for _ in $(seq 1 200); do [ -n "$(ls -A "$SPILL")" ] && break; sleep 0.02; done
@@ -63,6 +84,7 @@ for sig in TERM INT; do
     expect_spill_empty
     [ ! -e "$d/big.out.csv" ] || problem "output written by an interrupted run"
     end
+  done
 done
 
 finish
