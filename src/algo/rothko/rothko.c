@@ -953,6 +953,37 @@ static int scan(rk *r, rk_tree *tr, rk_part *p, int repartition, ak_error *err)
     return rc;
 }
 
+/* Creates the (empty) files of a new partition and a writer for each. */
+static int part_create(rk *r, rk_part *part, spill_writer *wt, spill_writer *wp, ak_error *err)
+{
+    AK_CHECK(spill_file_open(&part->tuples, &r->dir, err));
+    AK_CHECK(spill_file_open(&part->payload, &r->dir, err));
+    AK_CHECK(spill_writer_init(wt, &part->tuples, &r->dir, r->block, &r->tuple_io, err));
+    return spill_writer_init(wp, &part->payload, &r->dir, r->block, &r->payload_io, err);
+}
+
+/* Divides the rows of p across the leaves of tr in one scan (000 §2.1, §3),
+ * then closes p: its rows now live in the leaves. */
+static int repartition(rk *r, rk_tree *tr, rk_part *p, ak_error *err)
+{
+    int rc = ANONKIT_OK;
+    for (size_t i = 0; rc == ANONKIT_OK && i < tr->count; i++)
+        if (tr->nodes[i].kind == RK_LEAF) rc = part_create(r, &tr->nodes[i].part, &tr->nodes[i].wt, &tr->nodes[i].wp, err);
+    if (rc == ANONKIT_OK) rc = scan(r, tr, p, 1, err);
+    if (rc == ANONKIT_OK) r->stats->repartitions++;
+    for (size_t i = 0; rc == ANONKIT_OK && i < tr->count; i++) {
+        rk_node *x = &tr->nodes[i];
+        if (x->kind != RK_LEAF) continue;
+        rc = spill_writer_flush(&x->wt, err);
+        if (rc == ANONKIT_OK) rc = spill_writer_flush(&x->wp, err);
+        spill_writer_free(&x->wt);
+        spill_writer_free(&x->wp);
+    }
+    spill_file_close(&p->tuples);
+    spill_file_close(&p->payload);
+    return rc;
+}
+
 static int process_partition(rk *r, rk_part *p, const uint32_t *rlo, const uint32_t *rhi, int median_only,
                              ak_error *err)
 {
@@ -1047,27 +1078,7 @@ static int process_partition(rk *r, rk_part *p, const uint32_t *rlo, const uint3
         }
     }
     /* repartition across the leaves */
-    for (size_t i = 0; rc == ANONKIT_OK && i < tr.count; i++) {
-        rk_node *x = &tr.nodes[i];
-        if (x->kind != RK_LEAF) continue;
-        rc = spill_file_open(&x->part.tuples, &r->dir, err);
-        if (rc == ANONKIT_OK) rc = spill_file_open(&x->part.payload, &r->dir, err);
-        if (rc == ANONKIT_OK) rc = spill_writer_init(&x->wt, &x->part.tuples, &r->dir, r->block, &r->tuple_io, err);
-        if (rc == ANONKIT_OK) rc = spill_writer_init(&x->wp, &x->part.payload, &r->dir, r->block, &r->payload_io, err);
-    }
-    if (rc == ANONKIT_OK) rc = scan(r, &tr, p, 1, err);
-    if (rc == ANONKIT_OK) r->stats->repartitions++;
-    for (size_t i = 0; rc == ANONKIT_OK && i < tr.count; i++) {
-        rk_node *x = &tr.nodes[i];
-        if (x->kind != RK_LEAF) continue;
-        rc = spill_writer_flush(&x->wt, err);
-        if (rc == ANONKIT_OK) rc = spill_writer_flush(&x->wp, err);
-        spill_writer_free(&x->wt);
-        spill_writer_free(&x->wp);
-    }
-    /* the parent's rows now live in the leaves */
-    spill_file_close(&p->tuples);
-    spill_file_close(&p->payload);
+    if (rc == ANONKIT_OK) rc = repartition(r, &tr, p, err);
     /* depth-first: children in order (the tree's leaves left to right) */
     size_t stack_cap = tr.count + 1, depth = 0;
     size_t *stack = rc == ANONKIT_OK ? malloc(stack_cap * sizeof *stack) : NULL;
@@ -1236,10 +1247,7 @@ static int node_holds(rk *r, const rk_node *x)
 static int merge_subtree(rk *r, rk_tree *tr, size_t x, rk_part *out, ak_error *err)
 {
     spill_writer wt = {0}, wp = {0};
-    int rc = spill_file_open(&out->tuples, &r->dir, err);
-    if (rc == ANONKIT_OK) rc = spill_file_open(&out->payload, &r->dir, err);
-    if (rc == ANONKIT_OK) rc = spill_writer_init(&wt, &out->tuples, &r->dir, r->block, &r->tuple_io, err);
-    if (rc == ANONKIT_OK) rc = spill_writer_init(&wp, &out->payload, &r->dir, r->block, &r->payload_io, err);
+    int rc = part_create(r, out, &wt, &wp, err);
     size_t *stack = rc == ANONKIT_OK ? malloc((tr->count + 1) * sizeof *stack) : NULL;
     if (rc == ANONKIT_OK && !stack) rc = ak_err_nomem(err);
     size_t depth = 0;
@@ -1389,29 +1397,13 @@ static int process_sampled(rk *r, rk_part *p, const uint32_t *rlo, const uint32_
     }
     if (rc == ANONKIT_OK) rc = tree_from_growth(r, &grown, &tr, err);
     mdr_tree_free(&grown);
-    /* repartitioning, with each leaf's population statistics */
+    /* repartitioning, with each node's population statistics */
     for (size_t i = 0; rc == ANONKIT_OK && i < tr.count; i++) {
         rk_node *x = &tr.nodes[i];
         x->track = 1;
         if (r->need_hist && !(x->shist = calloc(r->sdomain ? r->sdomain : 1, sizeof *x->shist))) rc = ak_err_nomem(err);
-        if (rc < 0 || x->kind != RK_LEAF) continue;
-        rc = spill_file_open(&x->part.tuples, &r->dir, err);
-        if (rc == ANONKIT_OK) rc = spill_file_open(&x->part.payload, &r->dir, err);
-        if (rc == ANONKIT_OK) rc = spill_writer_init(&x->wt, &x->part.tuples, &r->dir, r->block, &r->tuple_io, err);
-        if (rc == ANONKIT_OK) rc = spill_writer_init(&x->wp, &x->part.payload, &r->dir, r->block, &r->payload_io, err);
     }
-    if (rc == ANONKIT_OK) rc = scan(r, &tr, p, 1, err);
-    if (rc == ANONKIT_OK) r->stats->repartitions++;
-    for (size_t i = 0; rc == ANONKIT_OK && i < tr.count; i++) {
-        rk_node *x = &tr.nodes[i];
-        if (x->kind != RK_LEAF) continue;
-        rc = spill_writer_flush(&x->wt, err);
-        if (rc == ANONKIT_OK) rc = spill_writer_flush(&x->wp, err);
-        spill_writer_free(&x->wt);
-        spill_writer_free(&x->wp);
-    }
-    spill_file_close(&p->tuples);
-    spill_file_close(&p->payload);
+    if (rc == ANONKIT_OK) rc = repartition(r, &tr, p, err);
     /* population statistics of the inner nodes, children first */
     for (size_t i = tr.count; rc == ANONKIT_OK && i-- > 0;) {
         rk_node *x = &tr.nodes[i];
@@ -1519,6 +1511,7 @@ static size_t bytes_per_row(const rk *r, double payload_per_row)
            + 4                     /* class_of */
            + 8 * (r->ncopied + 1)  /* copied field offsets */
            + 16                    /* output order and composition */
+           + (r->sval_at ? 8 : 0) + (r->target_at ? 8 : 0) /* numeric sensitive value, target (Rothko-S) */
            + (size_t)(2 * payload_per_row) + 16;
 }
 
