@@ -53,8 +53,9 @@ def run(args, test, n):
 
 def table(title, key, params, args_of):
     print(f"\n{title}   cells: ours: hypothesis (naive)   |   000 Figure 28")
-    print(f"{'n':>6}  " + "  ".join(f"{str(p):>13}" for p in params) + "   |  " +
-          "  ".join(f"{str(p):>11}" for p in params))
+    label = lambda p: f"{p:.1e}" if isinstance(p, float) else str(p)
+    print(f"{'n':>6}  " + "  ".join(f"{label(p):>13}" for p in params) + "   |  " +
+          "  ".join(f"{label(p):>11}" for p in params))
     for i, n in enumerate(SIZES):
         ours = []
         for p in params:
