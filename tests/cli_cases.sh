@@ -948,6 +948,10 @@ expect_json "$T/metrics.json" 'approx(j["ncp"]["sex"], 1.0)'
 expect_json "$T/metrics.json" 'approx(j["ncp"]["age"], 1/3)'
 expect_json "$T/metrics.json" 'approx(j["ncp"]["zipcode"], 0.75)'
 expect_json "$T/metrics.json" 'approx(j["gcp"], (1/3 + 1 + 0.75) / 3)'
+# 004 §6 distortion per record: sex raised one level in every row; age 25-26 and 27-28
+# are 1/3 of 25..28 each, zipcode 53711-53712 is 1/2 and 53710-53712 all of 53710..53712
+expect_json "$T/metrics.json" 'approx(j["distortion_categorical"], 1.0)'
+expect_json "$T/metrics.json" 'approx(j["distortion_continuous"], 1/3 + (3 * 0.5 + 3 * 1.0) / 6)'
 end
 
 begin "metrics: the original table itself has no loss"
@@ -955,6 +959,7 @@ ak metrics "$PATIENTS" "$PATIENTS" "${PQI[@]}"
 expect_rc 0
 cp "$OUT" "$T/metrics0.json"
 expect_json "$T/metrics0.json" 'approx(j["gcp"], 0) and all(approx(v, 0) for v in j["ncp"].values())'
+expect_json "$T/metrics0.json" 'j["distortion_categorical"] == 0 and j["distortion_continuous"] == 0'
 end
 
 begin "metrics: published stdin"

@@ -16,6 +16,7 @@
 #include "core/numdict.h"
 #include "io/csv.h"
 #include "io/spool.h"
+#include "metrics/kl.h"
 #include "metrics/metrics.h"
 
 typedef struct pub_groups {
@@ -417,20 +418,33 @@ int anonkit_metrics(anonkit_job *job, const char *original_path, const char *pub
     /* As in anonkit_check: with a suppression limit, all-"*" rows within it are suppressed rows. */
     uint32_t star = job->suppression > 0 ? all_star_group(&g) : AK_NOT_FOUND;
     if (star != AK_NOT_FOUND && g.count[star] > model_suppression_limit(job->suppression, g.rows)) star = AK_NOT_FOUND;
+    /* A class mean says nothing of the class's extent: no NCP, GCP or continuous distortion for it. */
+    const int ncp_known = job->publish != RECODE_MEAN;
+    /* 004 §6's distortion, summed over records: a suppressed row counts as every QI at its top */
+    double distortion[2] = {0, 0}; /* categorical, continuous */
+    const uint64_t unpublished = (star != AK_NOT_FOUND ? g.count[star] : 0) + (t->nrows > g.rows ? t->nrows - g.rows : 0);
+    for (uint32_t q = 0; q < t->nqi; q++)
+        if (t->qi[q].ncodes)
+            distortion[t->qi[q].kind != ATTR_CATEGORICAL] +=
+                (double)unpublished * metrics_distortion(t, q, 0, t->qi[q].ncodes - 1);
     if (star != AK_NOT_FOUND) metrics_add_suppressed(&mt, g.count[star]);
     for (uint32_t i = 0; i < g.keys.count; i++) {
         if (i == star) continue;
         const char *key = strmap_key(&g.keys, i);
         size_t at = 0;
         for (uint32_t q = 0; q < t->nqi; q++) {
-            uint32_t len;
+            uint32_t len, lo, hi;
             memcpy(&len, key + at, 4);
-            if (metrics_ncp_of_published(t, q, key + at + 4, len, &ncp[q]) != 0) {
+            const int kind = t->qi[q].kind != ATTR_CATEGORICAL; /* distortion[kind] */
+            const int extent = ncp_known || !kind;
+            if (metrics_ncp_of_published(t, q, key + at + 4, len, &ncp[q]) != 0 ||
+                (extent && metrics_range_of_published(t, q, key + at + 4, len, &lo, &hi) != 0)) {
                 rc = ak_err_set(&job->err, ANONKIT_E_INPUT, shown, g.first_line[i], 0,
                                 "'%.*s' is not a published value of '%s'", (int)(len > 80 ? 80 : len), key + at + 4,
                                 t->qi[q].name);
                 goto done;
             }
+            if (extent) distortion[kind] += (double)g.count[i] * metrics_distortion(t, q, lo, hi);
             at += 4 + len;
         }
         metrics_add_class(&mt, g.count[i], ncp);
@@ -449,14 +463,16 @@ int anonkit_metrics(anonkit_job *job, const char *original_path, const char *pub
     json_object_set_new(root, "dm", json_real(mt.dm));
     json_object_set_new(root, "cavg", json_real(mt.cavg));
     json_object_set_new(root, "gcp", json_real(mt.gcp));
-    /* A class mean says nothing of the class's extent: no NCP for it. */
-    const int ncp_known = job->publish != RECODE_MEAN;
     if (!ncp_known) json_object_set(root, "gcp", json_null());
     json_t *per = json_object();
     for (uint32_t q = 0; q < t->nqi; q++)
         json_object_set_new(per, t->qi[q].name,
                             ncp_known || t->qi[q].kind != ATTR_NUMERIC ? json_real(mt.ncp[q]) : json_null());
     json_object_set_new(root, "ncp", per);
+    for (int kind = 0; kind < 2; kind++)
+        json_object_set_new(root, kind ? "distortion_continuous" : "distortion_categorical",
+                            (ncp_known || !kind) && t->nrows ? json_real(distortion[kind] / (double)t->nrows)
+                                                             : json_null());
     if (job->class_name || job->target_name) {
         double value;
         if (job->class_name) {

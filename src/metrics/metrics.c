@@ -1,4 +1,5 @@
-/* metrics.c — DM, C_AVG, NCP and GCP (003 quality metrics; 001 §2.1 eq. 1-2). */
+/* metrics.c — DM, C_AVG, NCP and GCP (003 quality metrics; 001 §2.1 eq. 1-2),
+ * 004 §6's distortion per record, class entropy and RMSE (000 §5.5). */
 #include "metrics/metrics.h"
 
 #include "core/numdict.h"
@@ -68,6 +69,14 @@ void metrics_finish(metrics *m, uint64_t k)
     m->mean_class = m->classes ? (double)m->published / (double)m->classes : 0;
     m->cavg = m->classes ? m->mean_class / (double)(k ? k : 1) : 0;
     if (!m->classes) m->min_class = 0;
+}
+
+double metrics_distortion(const table *t, uint32_t q, uint32_t lo, uint32_t hi)
+{
+    const table_qi *a = &t->qi[q];
+    if (a->kind == ATTR_CATEGORICAL) return (double)hier_node_at(a->h, hier_lca(a->h, lo, hi))->level;
+    const double span = a->ncodes > 1 ? a->values[a->ncodes - 1] - a->values[0] : 0;
+    return span > 0 ? (a->values[hi] - a->values[lo]) / span : 0;
 }
 
 static double numeric_span(const table_qi *a)

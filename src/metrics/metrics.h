@@ -44,6 +44,16 @@ void metrics_finish(metrics *m, uint64_t k);
 
 /* (The NCP of codes [lo, hi] is table_ncp in core/table.h.) */
 
+/* Distortion of publishing codes [lo, hi] of QI q in place of one record's
+ * value (004 §6, the distortion metric of its reference [17]): a categorical
+ * value costs one unit per level it was raised, i.e. the level of the lowest
+ * hierarchy node covering [lo, hi] (the node whose label is published; 0 for a
+ * leaf); a continuous value generalized to the interval [a, b] costs
+ * (b - a) / (f2 - f1), with [f1, f2] the attribute's full range in t. Summed
+ * over records and divided by their number this is 004's distortion per
+ * record, kept apart for categorical and continuous attributes. */
+double metrics_distortion(const table *t, uint32_t q, uint32_t lo, uint32_t hi);
+
 /* Adds the classes (and suppressed rows) of a partitioning, e.g. one of
  * several partitions of an out-of-core run. */
 void metrics_add_partition(metrics *m, const table *t, const partition *p);
