@@ -90,6 +90,10 @@ typedef enum anonkit_option {
     ANONKIT_OPT_SUPPRESSION, /* incognito, check: largest share of rows that may be suppressed (default 0) */
     ANONKIT_OPT_INCOGNITO_VARIANT, /* basic|super-roots|cube|binary-search|bottom-up|bottom-up-norollup */
     ANONKIT_OPT_CHOOSE,      /* incognito: the published k-minimal node has the least gcp (default) | height | dm */
+    /* metrics: classification error of a decision tree (004 §6) */
+    ANONKIT_OPT_CLASS_ERROR, /* class column the tree predicts */
+    ANONKIT_OPT_TRAIN_ROWS,  /* the first N published rows train the tree, the others test it */
+    ANONKIT_OPT_SPLIT_COLUMN,/* or: a column whose value is train or test in every row */
     ANONKIT_OPT__COUNT
 } anonkit_option;
 
@@ -137,7 +141,9 @@ ANONKIT_API int anonkit_check_counts(anonkit_job *job, const char *published_pat
                                      uint64_t *out_rows /* OUT */, uint64_t *out_suppressed /* OUT */);
 
 /* Information-loss metrics of a published file against its original, as a
- * JSON text (dm, cavg, gcp, ncp per attribute) that the caller frees with free(). */
+ * JSON text (dm, cavg, gcp, ncp per attribute, distortion; with
+ * ANONKIT_OPT_CLASS_ERROR the classification error) that the caller frees
+ * with free(). */
 ANONKIT_API int anonkit_metrics(anonkit_job *job, const char *original_path,
                                 const char *published_path, char **out_json /* OUT */);
 

@@ -53,6 +53,9 @@ static const struct option long_options[] = {
     {"suppression", required_argument, NULL, ANONKIT_OPT_SUPPRESSION},
     {"incognito-variant", required_argument, NULL, ANONKIT_OPT_INCOGNITO_VARIANT},
     {"choose", required_argument, NULL, ANONKIT_OPT_CHOOSE},
+    {"class-error", required_argument, NULL, ANONKIT_OPT_CLASS_ERROR},
+    {"train-rows", required_argument, NULL, ANONKIT_OPT_TRAIN_ROWS},
+    {"split-column", required_argument, NULL, ANONKIT_OPT_SPLIT_COLUMN},
     {"help", no_argument, NULL, OPT_HELP},
     {NULL, 0, NULL, 0},
 };

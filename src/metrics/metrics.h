@@ -80,4 +80,11 @@ int metrics_partition_rmse(const table *t, const partition *p, double *out /* OU
  * range. Returns 0 or -1 when the text is not a value of that attribute. */
 int metrics_ncp_of_published(const table *t, uint32_t q, const char *text, size_t len, double *ncp /* OUT */);
 
+/* The values [lo, hi] a published text of numeric QI q stands for: "*" the
+ * table's range, "v" the value itself, "lo-hi" the interval (the separator is
+ * a '-' after a digit or a point). Returns 0, or -1 when the text is none of
+ * these; the values need not lie in the table's range. */
+int metrics_numeric_of_published(const table *t, uint32_t q, const char *text, size_t len, double *lo /* OUT */,
+                                 double *hi /* OUT */);
+
 #endif
