@@ -948,6 +948,10 @@ expect_json "$T/metrics.json" 'approx(j["ncp"]["sex"], 1.0)'
 expect_json "$T/metrics.json" 'approx(j["ncp"]["age"], 1/3)'
 expect_json "$T/metrics.json" 'approx(j["ncp"]["zipcode"], 0.75)'
 expect_json "$T/metrics.json" 'approx(j["gcp"], (1/3 + 1 + 0.75) / 3)'
+# 004 §6 distortion per record: sex raised one level in every row; age 25-26 and 27-28
+# are 1/3 of 25..28 each, zipcode 53711-53712 is 1/2 and 53710-53712 all of 53710..53712
+expect_json "$T/metrics.json" 'approx(j["distortion_categorical"], 1.0)'
+expect_json "$T/metrics.json" 'approx(j["distortion_continuous"], 1/3 + (3 * 0.5 + 3 * 1.0) / 6)'
 end
 
 begin "metrics: the original table itself has no loss"
@@ -955,6 +959,7 @@ ak metrics "$PATIENTS" "$PATIENTS" "${PQI[@]}"
 expect_rc 0
 cp "$OUT" "$T/metrics0.json"
 expect_json "$T/metrics0.json" 'approx(j["gcp"], 0) and all(approx(v, 0) for v in j["ncp"].values())'
+expect_json "$T/metrics0.json" 'j["distortion_categorical"] == 0 and j["distortion_continuous"] == 0'
 end
 
 begin "metrics: published stdin"
@@ -1166,6 +1171,115 @@ grep -q '\.' "$d/mean.csv" || problem "no fractional mean in the output"
 ak metrics "$GEN" "$d/mean.csv" "${GQI[@]}" --publish mean
 expect_rc 0
 expect_out_has '"gcp": null'
+end
+
+
+# ------------------------------------------------ 21. classification error --
+
+# A tree worked out by hand (004 §6's classification metric). job is published at level 1
+# (White/Blue) and age is 30 throughout (no cut). Training: White 5 hi 1 lo, Blue 1 hi 5 lo,
+# so the root (6 hi, 6 lo) splits on job: White -> hi, Blue -> lo; C4.5's pruning keeps the
+# split (as a leaf the root is estimated at 7.65 errors, the two leaves at 4.65). The tie at
+# the root goes to the first label by its text, hi, although lo comes first in the file.
+# Testing: White/hi right, White/lo wrong, Blue/lo right, Blue/hi wrong, * (never seen in
+# training) -> the root's hi, wrong for lo: 3 errors of 5; the majority hi misses 3 of 5 too.
+CE=$T/ce
+mkdir -p "$CE"
+printf 'Banker;White;*\nClerk;White;*\nDriver;Blue;*\nEngineer;Blue;*\n' >"$CE/job.csv"
+"$PY" - "$CE" <<'PY'
+import sys
+d = sys.argv[1]
+train = [('Blue', 'lo')] * 5 + [('Blue', 'hi')] + [('White', 'hi')] * 5 + [('White', 'lo')]
+test = [('White', 'hi'), ('White', 'lo'), ('Blue', 'lo'), ('Blue', 'hi'), ('*', 'lo')]
+leaf = {'White': 'Clerk', 'Blue': 'Driver', '*': 'Banker'}
+with open(d + '/orig.csv', 'w') as o, open(d + '/pub.csv', 'w') as p:
+    o.write('job,age,income,part\n'); p.write('job,age,income,part\n')
+    for rows, part in ((train, 'train'), (test, 'test')):
+        for job, income in rows:
+            o.write('%s,30,%s,%s\n' % (leaf[job], income, part))
+            p.write('%s,30,%s,%s\n' % (job, income, part))
+PY
+CEQ=(--qi job,age --hierarchy "job=$CE/job.csv")
+for how in "--split-column part" "--train-rows 12"; do
+    begin "metrics --class-error $how: a tree and its test error worked out by hand"
+    ak metrics "$CE/orig.csv" "$CE/pub.csv" "${CEQ[@]}" --class-error income $how
+    expect_rc 0
+    cp "$OUT" "$CE/m.json"
+    expect_json "$CE/m.json" 'j["class_error"]["column"] == "income"'
+    expect_json "$CE/m.json" 'j["class_error"]["train_rows"] == 12 and j["class_error"]["test_rows"] == 5' 'j["class_error"]'
+    expect_json "$CE/m.json" 'j["class_error"]["errors"] == 3 and approx(j["class_error"]["error"], 0.6)' 'j["class_error"]'
+    expect_json "$CE/m.json" 'approx(j["class_error"]["majority_error"], 0.6)' 'j["class_error"]'
+    expect_json "$CE/m.json" 'j["class_error"]["leaves"] == 2' 'j["class_error"]'
+    end
+done
+
+begin "metrics --class-error: unmodified data separable by a QI has no error"
+d=$(casedir)
+"$PY" - "$d/sep.csv" <<'PY'
+import sys, random
+rng = random.Random(3)
+with open(sys.argv[1], 'w') as f:
+    f.write('age,zipcode,label,part\n')
+    for i in range(300):
+        age, zipcode = rng.randint(18, 80), rng.randint(10000, 10999)
+        f.write('%d,%d,%s,%s\n' % (age, zipcode, 'old' if age > 47 else 'young', 'test' if i % 3 == 0 else 'train'))
+PY
+ak metrics "$d/sep.csv" "$d/sep.csv" --qi age,zipcode --class-error label --split-column part
+expect_rc 0
+cp "$OUT" "$d/m.json"
+expect_json "$d/m.json" 'j["class_error"]["errors"] == 0 and j["class_error"]["test_rows"] == 100' 'j["class_error"]'
+end
+
+begin "metrics --class-error: --train-rows on a --keep-order publication equals --split-column on a shuffled one"
+d=$(casedir)
+head -n 3001 "$ADULT/adult.csv" | awk -F';' 'BEGIN{OFS=";"} {sub(/\r$/, "")} NR==1{print $0, "part"; next} {print $0, (NR <= 2001 ? "train" : "test")}' >"$d/in.csv"
+AQ=(--delimiter ';' --qi age,sex,marital-status,education --numeric age --hierarchy "sex=$ADULT/adult_hierarchy_sex.csv"
+    --hierarchy "marital-status=$ADULT/adult_hierarchy_marital-status.csv"
+    --hierarchy "education=$ADULT/adult_hierarchy_education.csv")
+ak anonymize "$d/in.csv" -o "$d/kept.csv" "${AQ[@]}" --k 10 --keep-order
+expect_rc 0
+ak anonymize "$d/in.csv" -o "$d/shuffled.csv" "${AQ[@]}" --k 10 --seed 5
+expect_rc 0
+expect_differ "$d/kept.csv" "$d/shuffled.csv"
+ak metrics "$d/in.csv" "$d/kept.csv" "${AQ[@]}" --class-error salary-class --train-rows 2000
+expect_rc 0
+cp "$OUT" "$d/kept.json"
+ak metrics "$d/in.csv" "$d/shuffled.csv" "${AQ[@]}" --class-error salary-class --split-column part
+expect_rc 0
+cp "$OUT" "$d/shuffled.json"
+"$PY" - "$d/kept.json" "$d/shuffled.json" <<'PY' || problem "the two ways of telling the rows apart disagree"
+import json, sys
+a, b = (json.load(open(p))["class_error"] for p in sys.argv[1:])
+sys.exit(0 if a == b and a["train_rows"] == 2000 and a["test_rows"] == 1000 and 0 < a["error"] < 0.5 else 1)
+PY
+end
+
+begin "metrics --class-error: usage errors and a bad split value"
+ak metrics "$CE/orig.csv" "$CE/pub.csv" "${CEQ[@]}" --class-error income
+expect_rc 1
+expect_err_has "--class-error needs one of --train-rows"
+ak metrics "$CE/orig.csv" "$CE/pub.csv" "${CEQ[@]}" --class-error income --train-rows 3 --split-column part
+expect_rc 1
+expect_err_has "--class-error needs one of --train-rows"
+ak metrics "$CE/orig.csv" "$CE/pub.csv" "${CEQ[@]}" --train-rows 3
+expect_rc 1
+expect_err_has "go with --class-error"
+ak metrics "$CE/orig.csv" "$CE/pub.csv" "${CEQ[@]}" --class-error income --train-rows 17
+expect_rc 1
+expect_err_has "leaves no row to test"
+ak metrics "$CE/orig.csv" "$CE/pub.csv" "${CEQ[@]}" --class-error income --train-rows 0
+expect_rc 1
+expect_err_has "--train-rows"
+ak metrics "$CE/orig.csv" "$CE/pub.csv" "${CEQ[@]}" --class-error nope --train-rows 3
+expect_rc 1
+expect_err_has "no column named 'nope'"
+sed '4s/,train$/,validation/' "$CE/pub.csv" >"$CE/bad.csv"
+ak metrics "$CE/orig.csv" "$CE/bad.csv" "${CEQ[@]}" --class-error income --split-column part
+expect_rc 1
+expect_err_starts "$CE/bad.csv:4:"
+expect_err_has "'validation'"
+ak metrics --help
+expect_out_has "--class-error"
 end
 
 finish

@@ -94,6 +94,10 @@ typedef enum anonkit_option {
     ANONKIT_OPT_TEST,        /* rothko-s: hypothesis (default) | naive */
     ANONKIT_OPT_SAMPLE_SIZE, /* rothko-s: rows of the largest sample (default: as many as --memory holds) */
     ANONKIT_OPT_GROWTH_DEPTH,/* rothko-s: repartition when the grown tree is this deep (default: when memory is full) */
+    /* metrics: classification error of a decision tree (004 §6) */
+    ANONKIT_OPT_CLASS_ERROR, /* class column the tree predicts */
+    ANONKIT_OPT_TRAIN_ROWS,  /* the first N published rows train the tree, the others test it */
+    ANONKIT_OPT_SPLIT_COLUMN,/* or: a column whose value is train or test in every row */
     ANONKIT_OPT__COUNT
 } anonkit_option;
 
@@ -141,7 +145,9 @@ ANONKIT_API int anonkit_check_counts(anonkit_job *job, const char *published_pat
                                      uint64_t *out_rows /* OUT */, uint64_t *out_suppressed /* OUT */);
 
 /* Information-loss metrics of a published file against its original, as a
- * JSON text (dm, cavg, gcp, ncp per attribute) that the caller frees with free(). */
+ * JSON text (dm, cavg, gcp, ncp per attribute, distortion; with
+ * ANONKIT_OPT_CLASS_ERROR the classification error) that the caller frees
+ * with free(). */
 ANONKIT_API int anonkit_metrics(anonkit_job *job, const char *original_path,
                                 const char *published_path, char **out_json /* OUT */);
 

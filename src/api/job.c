@@ -39,6 +39,8 @@ static const char *const option_names[ANONKIT_OPT__COUNT] = {
     [ANONKIT_OPT_CHOOSE] = "choose",
     [ANONKIT_OPT_ALPHA] = "alpha",         [ANONKIT_OPT_TEST] = "test",
     [ANONKIT_OPT_SAMPLE_SIZE] = "sample-size", [ANONKIT_OPT_GROWTH_DEPTH] = "growth-depth",
+    [ANONKIT_OPT_CLASS_ERROR] = "class-error",
+    [ANONKIT_OPT_TRAIN_ROWS] = "train-rows", [ANONKIT_OPT_SPLIT_COLUMN] = "split-column",
 };
 
 void anonkit_job_set_spill_notice(anonkit_job *job, volatile char *buf, size_t size)
@@ -125,6 +127,8 @@ void anonkit_job_free(anonkit_job *job)
     strlist_free(&job->y_attrs);
     strlist_free(&job->sensitive_values);
     free(job->inconsistent);
+    free(job->class_error);
+    free(job->split_column);
     free(job);
 }
 
@@ -458,6 +462,12 @@ int anonkit_job_set(anonkit_job *job, anonkit_option option, const char *value)
         job->growth_depth = (uint32_t)n;
         return ANONKIT_OK;
     }
+    case ANONKIT_OPT_CLASS_ERROR: return set_string(job, &job->class_error, value);
+    case ANONKIT_OPT_SPLIT_COLUMN: return set_string(job, &job->split_column, value);
+    case ANONKIT_OPT_TRAIN_ROWS:
+        if (parse_u64(value, &job->train_rows) != 0 || job->train_rows < 1)
+            return usage_error(job, "--train-rows must be a whole number of at least 1, not '%s'", value);
+        return ANONKIT_OK;
     case ANONKIT_OPT__COUNT: break;
     }
     return usage_error(job, "unknown option");
@@ -504,7 +514,9 @@ static int apply_json_value(anonkit_job *job, const char *path, anonkit_option o
                            o == ANONKIT_OPT_REPORT || o == ANONKIT_OPT_ALGORITHM || o == ANONKIT_OPT_L_VARIANT ||
                            o == ANONKIT_OPT_SPLIT || o == ANONKIT_OPT_CLASS || o == ANONKIT_OPT_TARGET ||
                            o == ANONKIT_OPT_PUBLISH || o == ANONKIT_OPT_RULES || o == ANONKIT_OPT_TMPDIR ||
-                           o == ANONKIT_OPT_INCOGNITO_VARIANT || o == ANONKIT_OPT_CHOOSE || o == ANONKIT_OPT_TEST;
+                           o == ANONKIT_OPT_INCOGNITO_VARIANT || o == ANONKIT_OPT_CHOOSE ||
+                           o == ANONKIT_OPT_CLASS_ERROR || o == ANONKIT_OPT_SPLIT_COLUMN ||
+                           o == ANONKIT_OPT_TEST;
     if (names_only && !json_is_array(v)) return job_file_error(job, path, 0, "the value of '%s' must be text", key);
     if (json_is_integer(v)) {
         snprintf(text, sizeof text, "%lld", (long long)json_integer_value(v));

@@ -54,6 +54,9 @@ struct anonkit_job {
     char *inconsistent;
     unsigned bits, centers;/* 1-D algorithms; 0: the defaults */
     unsigned kl_level;     /* metrics --kl-level; 0: none */
+    char *class_error;     /* metrics --class-error: the class column of the decision tree */
+    uint64_t train_rows;   /* metrics --train-rows: the first N rows train (0: not given) */
+    char *split_column;    /* metrics --split-column: train/test per row */
     double suppression;    /* incognito, check: share of rows that may be suppressed */
     inc_variant inc_variant;
     inc_choose choose;

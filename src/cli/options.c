@@ -57,6 +57,9 @@ static const struct option long_options[] = {
     {"test", required_argument, NULL, ANONKIT_OPT_TEST},
     {"sample-size", required_argument, NULL, ANONKIT_OPT_SAMPLE_SIZE},
     {"growth-depth", required_argument, NULL, ANONKIT_OPT_GROWTH_DEPTH},
+    {"class-error", required_argument, NULL, ANONKIT_OPT_CLASS_ERROR},
+    {"train-rows", required_argument, NULL, ANONKIT_OPT_TRAIN_ROWS},
+    {"split-column", required_argument, NULL, ANONKIT_OPT_SPLIT_COLUMN},
     {"help", no_argument, NULL, OPT_HELP},
     {NULL, 0, NULL, 0},
 };

@@ -1,4 +1,5 @@
-/* metrics.c — DM, C_AVG, NCP and GCP (003 quality metrics; 001 §2.1 eq. 1-2). */
+/* metrics.c — DM, C_AVG, NCP and GCP (003 quality metrics; 001 §2.1 eq. 1-2),
+ * 004 §6's distortion per record, class entropy and RMSE (000 §5.5). */
 #include "metrics/metrics.h"
 
 #include "core/numdict.h"
@@ -70,6 +71,14 @@ void metrics_finish(metrics *m, uint64_t k)
     if (!m->classes) m->min_class = 0;
 }
 
+double metrics_distortion(const table *t, uint32_t q, uint32_t lo, uint32_t hi)
+{
+    const table_qi *a = &t->qi[q];
+    if (a->kind == ATTR_CATEGORICAL) return (double)hier_node_at(a->h, hier_lca(a->h, lo, hi))->level;
+    const double span = a->ncodes > 1 ? a->values[a->ncodes - 1] - a->values[0] : 0;
+    return span > 0 ? (a->values[hi] - a->values[lo]) / span : 0;
+}
+
 static double numeric_span(const table_qi *a)
 {
     return a->ncodes > 1 ? a->values[a->ncodes - 1] - a->values[0] : 0;
@@ -107,22 +116,30 @@ int metrics_ncp_of_published(const table *t, uint32_t q, const char *text, size_
         *ncp = table_ncp(t, q, hier_node_at(a->h, node)->lo, hier_node_at(a->h, node)->hi);
         return 0;
     }
-    /* "v" or "lo-hi" (the separator is a '-' after a digit or a point), inside
-     * the original's range: anything else is not a value this table publishes. */
+    /* "v" or "lo-hi" inside the original's range: anything else is not a value this table publishes. */
     const double min = a->ncodes ? a->values[0] : 0, max = a->ncodes ? a->values[a->ncodes - 1] : 0;
     double span = numeric_span(a), lo, hi;
-    if (numdict_parse(text, len, &lo) == 0) {
-        if (lo < min || lo > max) return -1;
-        *ncp = 0;
+    if (metrics_numeric_of_published(t, q, text, len, &lo, &hi) != 0 || lo < min || hi > max) return -1;
+    *ncp = span > 0 ? (hi - lo) / span : 0;
+    return 0;
+}
+
+int metrics_numeric_of_published(const table *t, uint32_t q, const char *text, size_t len, double *lo, double *hi)
+{
+    const table_qi *a = &t->qi[q];
+    if (len == 1 && text[0] == '*') {
+        *lo = a->ncodes ? a->values[0] : 0;
+        *hi = a->ncodes ? a->values[a->ncodes - 1] : 0;
+        return 0;
+    }
+    if (numdict_parse(text, len, lo) == 0) {
+        *hi = *lo;
         return 0;
     }
     for (size_t i = 1; i + 1 < len; i++) {
         if (text[i] != '-' || !((text[i - 1] >= '0' && text[i - 1] <= '9') || text[i - 1] == '.')) continue;
-        if (numdict_parse(text, i, &lo) == 0 && numdict_parse(text + i + 1, len - i - 1, &hi) == 0 && hi >= lo) {
-            if (lo < min || hi > max) return -1;
-            *ncp = span > 0 ? (hi - lo) / span : 0;
+        if (numdict_parse(text, i, lo) == 0 && numdict_parse(text + i + 1, len - i - 1, hi) == 0 && *hi >= *lo)
             return 0;
-        }
     }
     return -1;
 }

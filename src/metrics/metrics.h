@@ -44,6 +44,16 @@ void metrics_finish(metrics *m, uint64_t k);
 
 /* (The NCP of codes [lo, hi] is table_ncp in core/table.h.) */
 
+/* Distortion of publishing codes [lo, hi] of QI q in place of one record's
+ * value (004 §6, the distortion metric of its reference [17]): a categorical
+ * value costs one unit per level it was raised, i.e. the level of the lowest
+ * hierarchy node covering [lo, hi] (the node whose label is published; 0 for a
+ * leaf); a continuous value generalized to the interval [a, b] costs
+ * (b - a) / (f2 - f1), with [f1, f2] the attribute's full range in t. Summed
+ * over records and divided by their number this is 004's distortion per
+ * record, kept apart for categorical and continuous attributes. */
+double metrics_distortion(const table *t, uint32_t q, uint32_t lo, uint32_t hi);
+
 /* Adds the classes (and suppressed rows) of a partitioning, e.g. one of
  * several partitions of an out-of-core run. */
 void metrics_add_partition(metrics *m, const table *t, const partition *p);
@@ -69,5 +79,12 @@ int metrics_partition_rmse(const table *t, const partition *p, double *out /* OU
  * up in the hierarchy; a numeric value is "v" or "lo-hi" within the table's
  * range. Returns 0 or -1 when the text is not a value of that attribute. */
 int metrics_ncp_of_published(const table *t, uint32_t q, const char *text, size_t len, double *ncp /* OUT */);
+
+/* The values [lo, hi] a published text of numeric QI q stands for: "*" the
+ * table's range, "v" the value itself, "lo-hi" the interval (the separator is
+ * a '-' after a digit or a point). Returns 0, or -1 when the text is none of
+ * these; the values need not lie in the table's range. */
+int metrics_numeric_of_published(const table *t, uint32_t q, const char *text, size_t len, double *lo /* OUT */,
+                                 double *hi /* OUT */);
 
 #endif

@@ -33,6 +33,7 @@
 
 #include "core/hash.h"
 #include "core/stats.h"
+#include "metrics/metrics.h"
 
 #define NONE UINT32_MAX
 
@@ -280,11 +281,11 @@ static int add_cand(tds *s, const cand *c, uint32_t *id)
     return 0;
 }
 
+/* Width of the interval [lo, hi] of continuous attribute q over its full
+ * range: the distortion of one record in it (004 §6). */
 static double value_width(const tds *s, uint32_t q, uint32_t lo, uint32_t hi)
 {
-    const table_qi *a = &s->t->qi[q];
-    double range = a->values[a->ncodes - 1] - a->values[0];
-    return range > 0 ? (a->values[hi] - a->values[lo]) / range : 0;
+    return metrics_distortion(s->t, q, lo, hi);
 }
 
 /* Fills count, gain, cut and nchildren of candidate c from its rows, the
@@ -1190,8 +1191,10 @@ static int emit(tds *s, partition *out, tds_result *res)
             const cand *c = &s->cands[s->gval[g * d + q]];
             lo[q] = c->lo;
             hi[q] = c->hi;
-            if (c->node != NONE) cat += (double)(e - b) * hier_node_at(attr_hier(s, q), c->node)->level;
-            else cont += (double)(e - b) * value_width(s, q, c->lo, c->hi);
+            /* 004 §6's distortion, counted as `anonkit metrics` counts it on a published file:
+             * a categorical value costs the level of the node whose label is published */
+            if (c->node != NONE) cat += (double)(e - b) * metrics_distortion(t, q, c->lo, c->hi);
+            else cont += (double)(e - b) * metrics_distortion(t, q, c->lo, c->hi);
         }
         /* one class per piece: the group's rows with one raw join value */
         if ((rc = group_pieces(s, g, NONE)) < 0) break;
