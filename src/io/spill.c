@@ -193,6 +193,22 @@ int spill_read(spill_reader *r, size_t len, const uint8_t **data, ak_error *err)
     return 1;
 }
 
+int spill_read_records(spill_reader *r, size_t width, size_t max, const uint8_t **data, size_t *count,
+                       ak_error *err)
+{
+    const size_t whole = width ? (r->len - r->at) / width : 0;
+    if (whole && max) {
+        *count = whole < max ? whole : max;
+        *data = r->buf + r->at;
+        r->at += *count * width;
+        return 1;
+    }
+    *count = 0;
+    const int got = spill_read(r, width, data, err);
+    if (got == 1) *count = 1;
+    return got;
+}
+
 void spill_reader_free(spill_reader *r)
 {
     free(r->buf);

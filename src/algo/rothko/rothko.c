@@ -241,10 +241,152 @@ static int pairset_sort(pairset *s, ak_error *err)
 
 static inline uint64_t pairset_count(const pairset *s, uint64_t key) { return s->count[u64map_find(&s->ids, key)]; }
 
-/* The frequency group of one node. */
+/* The AV set of one QI in one node (000 §2: SELECT A, COUNT(*) GROUP BY A),
+ * over the codes [base, base + range) that the node's rows can hold (its
+ * region, narrowed to a known box). Dense: a count per code. Sparse, when the
+ * range is much wider than the node has rows: the scan gathers the codes and
+ * they are sorted and run-length counted after it, so memory follows the rows
+ * rather than the range. Partitions have fewer than 2^32 rows. */
+typedef struct avset {
+    uint32_t base, range;
+    int sparse;
+    uint32_t *count; /* dense: count[c - base]; sparse, after av_finish: count of codes[i] (before: scratch) */
+    uint32_t *codes; /* sparse: every code seen, then after av_finish the distinct codes ascending */
+    size_t ncodes;   /* sparse: codes gathered, then distinct codes */
+    size_t cap;      /* sparse: room, the node's rows */
+} avset;
+
+/* Bytes an AV set over `range` codes takes for a node of n rows, and whether
+ * it is counted sparsely: when the dense counts would take more than twice
+ * the gathered codes and their sort buffer. */
+static size_t av_set_bytes(uint64_t range, uint64_t n, int *sparse /* OUT, may be NULL */)
+{
+    const int sp = range > 4 * n;
+    if (sparse) *sparse = sp;
+    return (size_t)(sp ? 8 * n : 4 * range);
+}
+
+static int av_init(avset *s, uint32_t base, uint32_t hi, uint64_t n, ak_error *err)
+{
+    memset(s, 0, sizeof *s);
+    s->base = base;
+    s->range = hi - base + 1;
+    av_set_bytes(s->range, n, &s->sparse);
+    if (!s->sparse) {
+        if (!(s->count = calloc(s->range, sizeof *s->count))) return ak_err_nomem(err);
+        return ANONKIT_OK;
+    }
+    s->cap = (size_t)n;
+    s->codes = malloc((s->cap ? s->cap : 1) * sizeof *s->codes);
+    s->count = malloc((s->cap ? s->cap : 1) * sizeof *s->count);
+    if (!s->codes || !s->count) return ak_err_nomem(err);
+    return ANONKIT_OK;
+}
+
+static void av_free(avset *s)
+{
+    free(s->count);
+    free(s->codes);
+    memset(s, 0, sizeof *s);
+}
+
+/* Counts one code (within the set's range). */
+static inline int av_add(avset *s, uint32_t code, ak_error *err)
+{
+    if (!s->sparse) {
+        s->count[code - s->base]++;
+        return ANONKIT_OK;
+    }
+    if (s->ncodes == s->cap) /* more rows than the node was said to have */
+        return ak_err_set(err, ANONKIT_E_INTERNAL, NULL, 0, 0, "a partition's row count changed between scans");
+    s->codes[s->ncodes++] = code;
+    return ANONKIT_OK;
+}
+
+/* After the scan: a sparse set's codes sorted (LSD radix sort on the offset
+ * from base, one byte a pass, passes over constant bytes skipped) and
+ * run-length counted into codes[0..ncodes) and count[0..ncodes). */
+static void av_finish(avset *s)
+{
+    if (!s->sparse) return;
+    uint32_t *src = s->codes, *dst = s->count;
+    const size_t n = s->ncodes;
+    for (unsigned shift = 0; shift < 32 && (s->range - 1) >> shift; shift += 8) {
+        size_t bucket[256] = {0};
+        for (size_t i = 0; i < n; i++) bucket[(src[i] - s->base) >> shift & 255]++;
+        if (n && bucket[(src[0] - s->base) >> shift & 255] == n) continue; /* one digit: already in order */
+        size_t at = 0;
+        for (unsigned b = 0; b < 256; b++) {
+            const size_t c = bucket[b];
+            bucket[b] = at;
+            at += c;
+        }
+        for (size_t i = 0; i < n; i++) dst[bucket[(src[i] - s->base) >> shift & 255]++] = src[i];
+        uint32_t *t = src;
+        src = dst;
+        dst = t;
+    }
+    /* src holds the sorted codes; run-length count them into codes and count */
+    size_t m = 0;
+    for (size_t i = 0; i < n;) {
+        size_t j = i + 1;
+        while (j < n && src[j] == src[i]) j++;
+        s->codes[m] = src[i];
+        s->count[m] = (uint32_t)(j - i); /* writes at m <= i: never ahead of what is still read */
+        m++;
+        i = j;
+    }
+    s->ncodes = m;
+}
+
+/* The smallest code >= c with a non-zero count (its count in *count), or
+ * UINT32_MAX when there is none. */
+static inline uint32_t av_next(const avset *s, uint32_t c, uint64_t *count)
+{
+    if (c < s->base) c = s->base;
+    if (!s->sparse) {
+        for (uint64_t at = (uint64_t)c - s->base; at < s->range; at++)
+            if (s->count[at]) {
+                *count = s->count[at];
+                return s->base + (uint32_t)at;
+            }
+        *count = 0;
+        return UINT32_MAX;
+    }
+    size_t a = 0, b = s->ncodes; /* first code >= c */
+    while (a < b) {
+        const size_t mid = a + (b - a) / 2;
+        if (s->codes[mid] < c) a = mid + 1;
+        else b = mid;
+    }
+    if (a == s->ncodes) {
+        *count = 0;
+        return UINT32_MAX;
+    }
+    *count = s->count[a];
+    return s->codes[a];
+}
+
+/* Rows with codes in [lo, hi]. */
+static uint64_t av_sum(const avset *s, uint32_t lo, uint32_t hi)
+{
+    uint64_t sum = 0, cnt;
+    if (!s->sparse) {
+        const uint64_t top = (uint64_t)s->base + s->range - 1;
+        const uint64_t a = lo > s->base ? lo : s->base, b = hi < top ? hi : top;
+        for (uint64_t c = a; c <= b; c++) sum += s->count[c - s->base];
+        return sum;
+    }
+    for (uint32_t c = av_next(s, lo, &cnt); c <= hi && c != UINT32_MAX; c = c < hi ? av_next(s, c + 1, &cnt) : UINT32_MAX)
+        sum += cnt;
+    return sum;
+}
+
+/* The frequency group of one node (000 §2: AV group, with the AVS group for
+ * l-diversity and the AVC group for InfoGain). */
 typedef struct fgroup {
     uint64_t n;
-    uint32_t **av;   /* per QI: counts over the node's region [rlo, rhi] (partitions < 2^32 rows) */
+    avset *av;       /* per QI */
     pairset *avs;    /* per QI, l-diversity */
     pairset *avc;    /* per QI, InfoGain */
     size_t bytes;
@@ -258,6 +400,7 @@ typedef struct rk_node {
     uint64_t n;
     uint32_t *rlo, *rhi;   /* region */
     uint32_t *blo, *bhi;   /* a class (no allowable split): its box */
+    uint32_t *clo, *chi;   /* codes its rows can hold: the region within the parent's box */
     int is_class;
     uint32_t q;            /* inner: split attribute */
     size_t first_child, nchildren;
@@ -275,7 +418,7 @@ static void fgroup_free(rk *r, fgroup *g)
 {
     if (!g) return;
     for (uint32_t q = 0; q < r->d; q++) {
-        if (g->av) free(g->av[q]);
+        if (g->av) av_free(&g->av[q]);
         if (g->avs) pairset_free(&g->avs[q]);
         if (g->avc) pairset_free(&g->avc[q]);
     }
@@ -292,9 +435,8 @@ static int fgroup_new(rk *r, const rk_node *node, fgroup **out, ak_error *err)
     *out = g;
     if (!(g->av = calloc(r->d, sizeof *g->av))) return ak_err_nomem(err);
     for (uint32_t q = 0; q < r->d; q++) {
-        const size_t range = (size_t)node->rhi[q] - node->rlo[q] + 1;
-        if (!(g->av[q] = calloc(range, sizeof **g->av))) return ak_err_nomem(err);
-        g->bytes += range * sizeof **g->av;
+        AK_CHECK(av_init(&g->av[q], node->clo[q], node->chi[q], node->n, err));
+        g->bytes += av_set_bytes(g->av[q].range, node->n, NULL);
     }
     if (r->need_hist) {
         if (!(g->avs = calloc(r->d, sizeof *g->avs))) return ak_err_nomem(err);
@@ -309,22 +451,11 @@ static int fgroup_new(rk *r, const rk_node *node, fgroup **out, ak_error *err)
     return ANONKIT_OK;
 }
 
-static int fgroup_add(rk *r, fgroup *g, const rk_node *node, const uint32_t *code, ak_error *err)
-{
-    g->n++;
-    for (uint32_t q = 0; q < r->d; q++) {
-        g->av[q][code[q] - node->rlo[q]]++;
-        if (g->avs) AK_CHECK(pairset_add(&g->avs[q], code[q], code[r->d], err));
-        if (g->avc) AK_CHECK(pairset_add(&g->avc[q], code[q], code[r->d + 1], err));
-    }
-    return ANONKIT_OK;
-}
-
-/* Bytes of the AV counts of a node: its region's codes. */
+/* Bytes of the AV sets of a node. */
 static size_t av_bytes(const rk *r, const rk_node *x)
 {
     size_t bytes = 0;
-    for (uint32_t q = 0; q < r->d; q++) bytes += ((size_t)x->rhi[q] - x->rlo[q] + 1) * sizeof(uint32_t);
+    for (uint32_t q = 0; q < r->d; q++) bytes += av_set_bytes((uint64_t)x->chi[q] - x->clo[q] + 1, x->n, NULL);
     return bytes;
 }
 
@@ -392,14 +523,6 @@ typedef struct rk_split {
     double score;
 } rk_split;
 
-/* Rows of the group with codes of QI q in [lo, hi]. */
-static uint64_t av_sum(const fgroup *g, const rk_node *node, uint32_t q, uint32_t lo, uint32_t hi)
-{
-    uint64_t s = 0;
-    for (uint32_t c = lo; c <= hi; c++) s += g->av[q][c - node->rlo[q]];
-    return s;
-}
-
 /* Child rows per child of hierarchy node u (rows_in[c]); 0 when a non-empty child has fewer than k. */
 static int child_rows(rk *r, const fgroup *g, const rk_node *node, uint32_t q, const hier_node *u, uint64_t *rows_in)
 {
@@ -410,7 +533,7 @@ static int child_rows(rk *r, const fgroup *g, const rk_node *node, uint32_t q, c
         const hier_node *ch = hier_node_at(h, children[c]);
         uint32_t lo = ch->lo > node->rlo[q] ? ch->lo : node->rlo[q];
         uint32_t hi = ch->hi < node->rhi[q] ? ch->hi : node->rhi[q];
-        rows_in[c] = lo <= hi ? av_sum(g, node, q, lo, hi) : 0;
+        rows_in[c] = lo <= hi ? av_sum(&g->av[q], lo, hi) : 0;
         if (rows_in[c] && rows_in[c] < r->m->k) ok = 0;
     }
     return ok;
@@ -454,11 +577,14 @@ static int choose_median(rk *r, const fgroup *g, const rk_node *node, const uint
         const uint32_t q = order[i];
         if (r->need_hist) AK_CHECK(pairset_sort(&g->avs[q], err));
         if (r->t->qi[q].kind == ATTR_NUMERIC) {
+            const avset *av = &g->av[q];
             const uint64_t nth = (n - 1) / 2;
-            uint64_t below = 0;
-            uint32_t v = lo[q];
-            while (below + g->av[q][v - node->rlo[q]] <= nth) below += g->av[q][v++ - node->rlo[q]];
-            const uint64_t equal = g->av[q][v - node->rlo[q]];
+            uint64_t below = 0, equal;
+            uint32_t v = av_next(av, lo[q], &equal); /* the code holding the median row */
+            while (below + equal <= nth) {
+                below += equal;
+                v = av_next(av, v + 1, &equal);
+            }
             ak_hist_clear(&r->left);
             if (r->need_hist) add_pairs(&g->avs[q], lo[q], v, &r->left);
             uint32_t cut = 0;
@@ -472,14 +598,11 @@ static int choose_median(rk *r, const fgroup *g, const rk_node *node, const uint
                 } else if (r->need_hist) {
                     /* sweep every threshold: the allowable one nearest the median */
                     ak_hist_clear(&r->left);
-                    uint64_t left = 0, best_distance = UINT64_MAX;
-                    for (uint32_t c = lo[q]; c < hi[q]; c++) {
-                        const uint64_t cnt = g->av[q][c - node->rlo[q]];
-                        if (!cnt) continue;
+                    uint64_t left = 0, best_distance = UINT64_MAX, cnt, next_cnt;
+                    for (uint32_t c = av_next(av, lo[q], &cnt), next; c < hi[q]; c = next, cnt = next_cnt) {
                         add_pairs(&g->avs[q], c, c, &r->left);
                         left += cnt;
-                        uint32_t next = c + 1;
-                        while (!g->av[q][next - node->rlo[q]]) next++;
+                        next = av_next(av, c + 1, &next_cnt);
                         const uint64_t distance = 2 * left > n ? 2 * left - n : n - 2 * left;
                         if (distance < best_distance && allowable(r, n, left, &r->left)) {
                             best_distance = distance;
@@ -525,10 +648,9 @@ static int choose_infogain(rk *r, const fgroup *g, const rk_node *node, const ui
             ak_hist_clear(&r->left);
             ak_hist_clear(&r->cls_left);
             double left_xlogx = 0, right_xlogx = xlogx;
-            uint64_t i = 0;
-            for (uint32_t code = lo[q]; code <= hi[q]; code++) {
-                const uint64_t cnt = g->av[q][code - node->rlo[q]];
-                if (!cnt) continue;
+            uint64_t i = 0, cnt;
+            const avset *av = &g->av[q];
+            for (uint32_t code = av_next(av, lo[q], &cnt); code <= hi[q]; code = av_next(av, code + 1, &cnt)) {
                 if (r->need_hist) add_pairs(&g->avs[q], code, code, &r->left);
                 ak_hist_clear(&r->cls_group);
                 add_pairs(&g->avc[q], code, code, &r->cls_group);
@@ -548,8 +670,8 @@ static int choose_infogain(rk *r, const fgroup *g, const rk_node *node, const ui
                 const double children = ak_xlog2x((double)nl) - left_xlogx + ak_xlog2x((double)nr) - right_xlogx;
                 const double score = (weighted_entropy - children) / (double)n;
                 if ((!best.found || score > best.score + tolerance) && allowable(r, n, nl, &r->left)) {
-                    uint32_t next = code + 1;
-                    while (!g->av[q][next - node->rlo[q]]) next++;
+                    uint64_t next_cnt;
+                    const uint32_t next = av_next(av, code + 1, &next_cnt);
                     best = (rk_split){.found = 1, .q = q, .cut = next, .score = score};
                 }
             }
@@ -603,8 +725,10 @@ static void tree_free(rk *r, rk_tree *tr)
     memset(tr, 0, sizeof *tr);
 }
 
-static int tree_add(rk *r, rk_tree *tr, const uint32_t *rlo, const uint32_t *rhi, uint64_t n, int median_only,
-                    ak_error *err)
+/* Appends an open node of region [rlo, rhi] and n rows; known_lo/known_hi
+ * (NULL: none) bound its rows' codes, narrowing what its AV sets count. */
+static int tree_add(rk *r, rk_tree *tr, const uint32_t *rlo, const uint32_t *rhi, const uint32_t *known_lo,
+                    const uint32_t *known_hi, uint64_t n, int median_only, ak_error *err)
 {
     if (tr->count == tr->cap) {
         size_t cap = tr->cap ? 2 * tr->cap : 16;
@@ -619,35 +743,44 @@ static int tree_add(rk *r, rk_tree *tr, const uint32_t *rlo, const uint32_t *rhi
     x->kind = RK_OPEN;
     x->n = n;
     x->median_only = median_only;
-    if (!(x->rlo = malloc(4 * (size_t)r->d * sizeof *x->rlo))) return ak_err_nomem(err);
+    if (!(x->rlo = malloc(6 * (size_t)r->d * sizeof *x->rlo))) return ak_err_nomem(err);
     x->rhi = x->rlo + r->d;
     x->blo = x->rhi + r->d;
     x->bhi = x->blo + r->d;
+    x->clo = x->bhi + r->d;
+    x->chi = x->clo + r->d;
     memcpy(x->rlo, rlo, r->d * sizeof *rlo);
     memcpy(x->rhi, rhi, r->d * sizeof *rhi);
+    for (uint32_t q = 0; q < r->d; q++) {
+        x->clo[q] = known_lo && known_lo[q] > rlo[q] ? known_lo[q] : rlo[q];
+        x->chi[q] = known_hi && known_hi[q] < rhi[q] ? known_hi[q] : rhi[q];
+        if (x->clo[q] > x->chi[q]) x->clo[q] = x->chi[q]; /* (an empty node counts nothing) */
+    }
     tr->count++;
     return ANONKIT_OK;
 }
 
-/* The node a row belongs to: down from the root by the chosen splits. */
-static rk_node *route(rk_tree *tr, const uint32_t *code)
+/* The node row i of a batch belongs to: down from the root by the chosen
+ * splits (codes column by column, `stride` apart). */
+static inline uint32_t route(const rk_tree *tr, const uint32_t *code, size_t stride, size_t i)
 {
-    rk_node *x = &tr->nodes[0];
-    while (x->kind == RK_INNER) {
-        const uint32_t v = code[x->q];
-        size_t a = x->first_child, b = x->first_child + x->nchildren - 1; /* last child with rlo <= v */
+    size_t x = 0;
+    while (tr->nodes[x].kind == RK_INNER) {
+        const rk_node *u = &tr->nodes[x];
+        const uint32_t v = code[u->q * stride + i];
+        size_t a = u->first_child, b = u->first_child + u->nchildren - 1; /* last child with rlo <= v */
         while (a < b) {
             size_t mid = (a + b + 1) / 2;
-            if (tr->nodes[mid].rlo[x->q] <= v) a = mid;
+            if (tr->nodes[mid].rlo[u->q] <= v) a = mid;
             else b = mid - 1;
         }
-        x = &tr->nodes[a];
+        x = a;
     }
-    return x;
+    return (uint32_t)x;
 }
 
 /* Turns node i into an inner node with the children of split s. */
-static int make_children(rk *r, rk_tree *tr, size_t i, const rk_split *s, const uint32_t *lo,
+static int make_children(rk *r, rk_tree *tr, size_t i, const rk_split *s, const uint32_t *lo, const uint32_t *hi,
                          const uint64_t *rows_in, ak_error *err)
 {
     const uint32_t d = r->d, q = s->q;
@@ -658,13 +791,13 @@ static int make_children(rk *r, rk_tree *tr, size_t i, const rk_split *s, const 
     const size_t first = tr->count;
     if (r->t->qi[q].kind == ATTR_NUMERIC) {
         const rk_node *x = &tr->nodes[i];
-        const uint64_t left = av_sum(x->fg, x, q, lo[q], s->cut - 1);
+        const uint64_t left = av_sum(&x->fg->av[q], lo[q], s->cut - 1);
         const uint64_t n = x->n;
         phi[q] = s->cut - 1;
-        AK_CHECK(tree_add(r, tr, plo, phi, left, s->median_only, err));
+        AK_CHECK(tree_add(r, tr, plo, phi, lo, hi, left, s->median_only, err));
         plo[q] = s->cut;
         phi[q] = rhi;
-        AK_CHECK(tree_add(r, tr, plo, phi, n - left, s->median_only, err));
+        AK_CHECK(tree_add(r, tr, plo, phi, lo, hi, n - left, s->median_only, err));
     } else {
         const hier *h = r->t->qi[q].h;
         const hier_node *u = hier_node_at(h, s->node);
@@ -682,7 +815,7 @@ static int make_children(rk *r, rk_tree *tr, size_t i, const rk_split *s, const 
             if (!rows_in[c]) continue;
             plo[q] = starts[at];
             phi[q] = at + 1 < nkids ? starts[at + 1] - 1 : rhi;
-            AK_CHECK(tree_add(r, tr, plo, phi, rows_in[c], s->median_only, err));
+            AK_CHECK(tree_add(r, tr, plo, phi, lo, hi, rows_in[c], s->median_only, err));
             at++;
         }
     }
@@ -694,15 +827,21 @@ static int make_children(rk *r, rk_tree *tr, size_t i, const rk_split *s, const 
     return ANONKIT_OK;
 }
 
-/* The box of a node from its AV sets. */
+/* The box of a node from its AV sets (a node has rows). */
 static void fg_box(const rk *r, const rk_node *x, uint32_t *lo, uint32_t *hi)
 {
     for (uint32_t q = 0; q < r->d; q++) {
-        uint32_t a = x->rlo[q], b = x->rhi[q];
-        while (a < b && !x->fg->av[q][a - x->rlo[q]]) a++;
-        while (b > a && !x->fg->av[q][b - x->rlo[q]]) b--;
-        lo[q] = a;
-        hi[q] = b;
+        const avset *s = &x->fg->av[q];
+        if (s->sparse) {
+            lo[q] = s->ncodes ? s->codes[0] : s->base;
+            hi[q] = s->ncodes ? s->codes[s->ncodes - 1] : s->base;
+            continue;
+        }
+        uint32_t a = 0, b = s->range - 1;
+        while (a < b && !s->count[a]) a++;
+        while (b > a && !s->count[b]) b--;
+        lo[q] = s->base + a;
+        hi[q] = s->base + b;
     }
 }
 
@@ -848,39 +987,164 @@ static int finish_big_class(rk *r, rk_node *x, const uint32_t *lo, const uint32_
 
 /* ------------------------------------------------------------ one disk-resident partition (000 §2.1) */
 
-/* One scan of p: rows routed through the tree to open nodes' frequency groups,
- * or (repartition) to the leaves' files. */
+/* Tuples of a block decoded column by column: each step of a scan (ranking
+ * provisional codes, routing, counting) is then a tight loop over one column
+ * whose memory accesses the processor overlaps, instead of one row's chain of
+ * dependent cache misses at a time. */
+typedef struct rk_batch {
+    size_t cap;     /* rows */
+    size_t stride;  /* codes from one column to the next: cap, padded so the columns fall in different cache sets */
+    uint32_t *code; /* d + 2 columns of cap codes: code[c * stride + i] */
+    uint32_t *node; /* per row: the index of its node in the tree */
+} rk_batch;
+
+static int batch_init(const rk *r, rk_batch *b, ak_error *err)
+{
+    /* about a block of decoded codes (the budget holds spare blocks), 16 to 4096 rows */
+    size_t rows = r->block / (4 * ((size_t)r->d + 3));
+    b->cap = rows < 16 ? 16 : rows > 4096 ? 4096 : rows;
+    b->stride = b->cap + 16;
+    b->code = malloc(b->stride * ((size_t)r->d + 2) * sizeof *b->code);
+    b->node = malloc(b->cap * sizeof *b->node);
+    if (!b->code || !b->node) return ak_err_nomem(err);
+    return ANONKIT_OK;
+}
+
+static void batch_free(rk_batch *b)
+{
+    free(b->code);
+    free(b->node);
+    b->code = b->node = NULL;
+}
+
+/* Decodes the columns c with need[c] of n tuples of p (as stored at raw)
+ * into the batch, with final codes. */
+static void batch_decode(const rk *r, const rk_part *p, const uint8_t *raw, size_t n, const uint8_t *need,
+                         rk_batch *b)
+{
+    for (uint32_t c = 0; c < r->d + 2; c++) {
+        if (!need[c]) continue;
+        uint32_t *col = b->code + c * b->stride;
+        const uint8_t *at = raw + 4 * (size_t)c;
+        if (p->provisional && c < r->d && r->t->qi[c].kind == ATTR_NUMERIC)
+            for (size_t i = 0; i < n; i++, at += r->width) col[i] = table_numeric_rank(r->t, c, tuple_load_u32(at));
+        else
+            for (size_t i = 0; i < n; i++, at += r->width) col[i] = tuple_load_u32(at);
+    }
+}
+
+/* Adds n decoded rows to the frequency groups of their open nodes. */
+static int batch_count(rk *r, rk_tree *tr, rk_batch *b, size_t n, ak_error *err)
+{
+    const uint32_t d = r->d;
+    fgroup *only = tr->count == 1 ? tr->nodes[0].fg : NULL; /* a partition's first scan: every row counts */
+    if (only) {
+        only->n += n;
+    } else {
+        for (size_t i = 0; i < n; i++) {
+            b->node[i] = route(tr, b->code, b->stride, i);
+            if (tr->nodes[b->node[i]].fg) tr->nodes[b->node[i]].fg->n++;
+        }
+    }
+    for (uint32_t q = 0; q < d; q++) {
+        const uint32_t *col = b->code + (size_t)q * b->stride;
+        if (only && !only->av[q].sparse) {
+            uint32_t *count = only->av[q].count;
+            const uint32_t base = only->av[q].base, range = only->av[q].range;
+            uint32_t outside = 0;
+            for (size_t i = 0; i < n; i++) {
+                const uint32_t at = col[i] - base;
+                if (at < range) count[at]++;
+                else outside = 1;
+            }
+            if (outside) return ak_err_set(err, ANONKIT_E_INTERNAL, NULL, 0, 0, "a code lies outside its partition's box");
+        } else {
+            for (size_t i = 0; i < n; i++) {
+                fgroup *g = only ? only : tr->nodes[b->node[i]].fg;
+                if (!g) continue;
+                avset *s = &g->av[q];
+                if (col[i] - s->base >= s->range)
+                    return ak_err_set(err, ANONKIT_E_INTERNAL, NULL, 0, 0, "a code lies outside its partition's box");
+                AK_CHECK(av_add(s, col[i], err));
+            }
+        }
+        if (!r->need_hist && !r->infogain) continue;
+        const uint32_t *sens = b->code + (size_t)d * b->stride, *cls = b->code + (size_t)(d + 1) * b->stride;
+        for (size_t i = 0; i < n; i++) {
+            fgroup *g = only ? only : tr->nodes[b->node[i]].fg;
+            if (!g) continue;
+            if (g->avs) AK_CHECK(pairset_add(&g->avs[q], col[i], sens[i], err));
+            if (g->avc) AK_CHECK(pairset_add(&g->avc[q], col[i], cls[i], err));
+        }
+    }
+    return ANONKIT_OK;
+}
+
+/* Writes n decoded rows (stored at raw) to the files of their leaves, each
+ * with its copied fields. */
+static int batch_write(rk *r, rk_tree *tr, rk_reader *rd, const rk_part *p, const uint8_t *raw, rk_batch *b, size_t n,
+                       ak_error *err)
+{
+    uint8_t ranked[4 * ((size_t)r->d + 2)];
+    for (size_t i = 0; i < n; i++) {
+        rk_node *x = &tr->nodes[route(tr, b->code, b->stride, i)];
+        const uint8_t *tuple = raw + i * r->width;
+        if (p->provisional) { /* the tuple as read, unless its provisional codes were just ranked */
+            memcpy(ranked, tuple, r->width);
+            for (uint32_t c = 0; c < r->d; c++)
+                if (r->t->qi[c].kind == ATTR_NUMERIC) tuple_store_u32(ranked + 4 * c, b->code[c * b->stride + i]);
+            tuple = ranked;
+        }
+        AK_CHECK(spill_put(&x->wt, tuple, r->width, err));
+        if (rd->with_payload) {
+            const uint8_t *head, *pay;
+            int got = spill_read(&rd->payload, 4, &head, err);
+            if (got <= 0)
+                return got < 0 ? got : ak_err_set(err, ANONKIT_E_INTERNAL, NULL, 0, 0, "a payload file ends early");
+            const uint32_t fields = tuple_load_u32(head);
+            uint8_t copy[4];
+            memcpy(copy, head, 4);
+            const size_t total = 4 * (size_t)r->ncopied + fields;
+            got = spill_read(&rd->payload, total, &pay, err);
+            if (got <= 0)
+                return got < 0 ? got : ak_err_set(err, ANONKIT_E_INTERNAL, NULL, 0, 0, "a payload file ends early");
+            AK_CHECK(spill_put(&x->wp, copy, 4, err));
+            AK_CHECK(spill_put(&x->wp, pay, total, err));
+        }
+        x->part.rows++;
+    }
+    return ANONKIT_OK;
+}
+
+/* One scan of p, a block at a time: rows routed through the tree to open
+ * nodes' frequency groups, or (repartition) to the leaves' files (000 §2.1). */
 static int scan(rk *r, rk_tree *tr, rk_part *p, int repartition, ak_error *err)
 {
     rk_reader rd;
+    rk_batch b = {0};
+    /* the columns to decode: a count needs every QI (and the sensitive value
+     * or class label it pairs them with), routing the split attributes, and
+     * ranking provisional codes the numeric QIs */
+    uint8_t need[r->d + 2];
+    for (uint32_t c = 0; c < r->d + 2; c++)
+        need[c] = !repartition ? c < r->d || (c == r->d && r->need_hist) || (c == r->d + 1 && r->infogain)
+                               : c < r->d && p->provisional && r->t->qi[c].kind == ATTR_NUMERIC;
+    for (size_t i = 0; i < tr->count; i++)
+        if (tr->nodes[i].kind == RK_INNER) need[tr->nodes[i].q] = 1;
     int rc = reader_open(r, &rd, p, repartition, err);
-    uint32_t code[r->d + 2];
-    const uint8_t *pay = NULL;
-    size_t paylen = 0;
+    if (rc == ANONKIT_OK) rc = batch_init(r, &b, err);
     while (rc == ANONKIT_OK) {
-        int got = read_row(r, &rd, p, code, &pay, &paylen, err);
+        const uint8_t *raw;
+        size_t n;
+        int got = spill_read_records(&rd.tuples, r->width, b.cap, &raw, &n, err);
         if (got <= 0) {
             rc = got;
             break;
         }
-        rk_node *x = route(tr, code);
-        if (!repartition) {
-            if (x->fg) rc = fgroup_add(r, x->fg, x, code, err);
-            continue;
-        }
-        /* the tuple as read, unless its provisional codes were just ranked */
-        uint8_t ranked[4 * (r->d + 2)];
-        if (p->provisional)
-            for (uint32_t q = 0; q < r->d + 2; q++) tuple_store_u32(ranked + 4 * q, code[q]);
-        rc = spill_write(&x->wt, p->provisional ? ranked : rd.raw, r->width, err);
-        if (rc == ANONKIT_OK && r->ncopied) {
-            uint8_t head[4];
-            tuple_store_u32(head, (uint32_t)(paylen - 4 * (size_t)r->ncopied));
-            rc = spill_write(&x->wp, head, 4, err);
-            if (rc == ANONKIT_OK) rc = spill_write(&x->wp, pay, paylen, err);
-        }
-        x->part.rows++;
+        batch_decode(r, p, raw, n, need, &b);
+        rc = repartition ? batch_write(r, tr, &rd, p, raw, &b, n, err) : batch_count(r, tr, &b, n, err);
     }
+    batch_free(&b);
     reader_close(&rd);
     r->stats->scans++;
     return rc;
@@ -894,7 +1158,7 @@ static int process_partition(rk *r, rk_part *p, const uint32_t *rlo, const uint3
         return ak_err_set(err, ANONKIT_E_USAGE, NULL, 0, 0,
                           "rothko-t counts a partition's values in 32 bits: at most 4294967295 rows");
     rk_tree tr = {0};
-    int rc = tree_add(r, &tr, rlo, rhi, p->rows, median_only, err);
+    int rc = tree_add(r, &tr, rlo, rhi, NULL, NULL, p->rows, median_only, err);
     uint64_t *rows_in = NULL;
     size_t max_children = 2;
     for (uint32_t q = 0; q < r->d; q++)
@@ -928,6 +1192,7 @@ static int process_partition(rk *r, rk_part *p, const uint32_t *rlo, const uint3
             if (x->kind != RK_OPEN) continue;
             const size_t bytes = fgroup_size(r, x->fg);
             if (bytes - x->fg->bytes > pair_bytes) pair_bytes = bytes - x->fg->bytes;
+            for (uint32_t q = 0; q < r->d; q++) av_finish(&x->fg->av[q]);
             uint32_t lo[r->d], hi[r->d];
             fg_box(r, x, lo, hi);
             /* ak_hist of the node's sensitive values */
@@ -945,7 +1210,7 @@ static int process_partition(rk *r, rk_part *p, const uint32_t *rlo, const uint3
                 break;
             }
             if (split) {
-                rc = make_children(r, &tr, i, &s, lo, rows_in, err);
+                rc = make_children(r, &tr, i, &s, lo, hi, rows_in, err);
                 x = &tr.nodes[i];
             } else {
                 x->kind = RK_LEAF; /* a class: no allowable split */
@@ -984,8 +1249,9 @@ static int process_partition(rk *r, rk_part *p, const uint32_t *rlo, const uint3
         rk_node *x = &tr.nodes[i];
         if (x->kind != RK_LEAF) continue;
         rc = spill_file_open(&x->part.tuples, &r->dir, err);
-        if (rc == ANONKIT_OK) rc = spill_file_open(&x->part.payload, &r->dir, err);
         if (rc == ANONKIT_OK) rc = spill_writer_init(&x->wt, &x->part.tuples, &r->dir, r->block, &r->tuple_io, err);
+        if (!r->ncopied) continue; /* no copied columns: no payload file (creating files is not free) */
+        if (rc == ANONKIT_OK) rc = spill_file_open(&x->part.payload, &r->dir, err);
         if (rc == ANONKIT_OK) rc = spill_writer_init(&x->wp, &x->part.payload, &r->dir, r->block, &r->payload_io, err);
     }
     if (rc == ANONKIT_OK) rc = scan(r, &tr, p, 1, err);
