@@ -132,7 +132,7 @@ int spill_reader_init(spill_reader *r, const spill_file *file, size_t block, spi
     r->file = file;
     r->block = block ? block : SPILL_DEFAULT_BLOCK;
     r->stats = stats;
-    if (!(r->buf = malloc(r->block))) return ak_err_nomem(err);
+    if (!(r->buf = calloc(1, r->block + SPILL_READ_SLACK))) return ak_err_nomem(err);
     return ANONKIT_OK;
 }
 
@@ -169,8 +169,9 @@ int spill_read(spill_reader *r, size_t len, const uint8_t **data, ak_error *err)
     }
     /* The record straddles blocks (or the file ends): gather it in staging. */
     if (len > r->staging_cap) {
-        uint8_t *s = realloc(r->staging, len);
+        uint8_t *s = realloc(r->staging, len + SPILL_READ_SLACK);
         if (!s) return ak_err_nomem(err);
+        memset(s + len, 0, SPILL_READ_SLACK);
         r->staging = s;
         r->staging_cap = len;
     }

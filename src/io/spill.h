@@ -89,6 +89,11 @@ typedef struct spill_reader {
 } spill_reader;
 
 int spill_reader_init(spill_reader *r, const spill_file *file, size_t block, spill_stats *stats, ak_error *err);
+/* Bytes past the end of what spill_read and spill_read_records hand out that
+ * may be read (and ignored), so that a decoder can load a 3-byte field as a
+ * 4-byte word. */
+#define SPILL_READ_SLACK 8
+
 /* Points *data at the next `len` bytes (valid until the next call). Returns 1,
  * 0 at the end of the file, or a negative status (a file shorter than a whole
  * record is ANONKIT_E_INTERNAL: spill files are only written by anonkit). */

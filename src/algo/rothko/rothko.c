@@ -53,11 +53,22 @@ int rothko_parse_size(const char *text, size_t *out)
 
 /* ------------------------------------------------------------ run state */
 
+/* How a partition's file stores a tuple: column c (the d QIs, then the
+ * sensitive code, then the class code) at byte off[c], as its offset from
+ * base[c] in bytes[c] bytes, little-endian; 0 bytes: every row holds base[c]. */
+typedef struct rk_layout {
+    uint32_t width; /* bytes per tuple */
+    uint32_t *base, *off;
+    uint8_t *bytes;
+} rk_layout;
+
 /* A partition on disk: tuples and the copied fields of its rows. */
 typedef struct rk_part {
     spill_file tuples, payload;
     uint64_t rows;
     int provisional; /* numeric codes still need table_numeric_rank (the root file) */
+    const rk_layout *layout;   /* NULL: d + 2 codes of 4 bytes (the root file) */
+    const uint32_t *lo, *hi;   /* NULL, or per QI bounds of every row's codes */
 } rk_part;
 
 typedef struct rk {
@@ -137,18 +148,138 @@ static int sink_row(void *ctx, const table *t, size_t slot, const csv_record *re
     return ANONKIT_OK;
 }
 
+/* ------------------------------------------------------------ tuple layouts */
+
+/* Partitions written by repartitioning store each code in as few bytes as
+ * the range its rows can hold needs (CONVENTIONS.md: narrow columns first),
+ * so that they and every later scan of them take fewer blocks; the root file
+ * keeps 4-byte codes, its numeric ones provisional until ranked. */
+
+static void layout_free(rk_layout *l)
+{
+    free(l->base);
+    memset(l, 0, sizeof *l);
+}
+
+static int layout_alloc(const rk *r, rk_layout *l, ak_error *err)
+{
+    const size_t ncol = (size_t)r->d + 2;
+    layout_free(l);
+    if (!(l->base = malloc(ncol * (2 * sizeof *l->base + sizeof *l->bytes)))) return ak_err_nomem(err);
+    l->off = l->base + ncol;
+    l->bytes = (uint8_t *)(l->off + ncol);
+    return ANONKIT_OK;
+}
+
+/* Lays the columns out one after the other. */
+static void layout_place(const rk *r, rk_layout *l)
+{
+    l->width = 0;
+    for (uint32_t c = 0; c < r->d + 2; c++) {
+        l->off[c] = l->width;
+        l->width += l->bytes[c];
+    }
+}
+
+/* The root file's layout: 4-byte codes. */
+static int layout_wide(const rk *r, rk_layout *l, ak_error *err)
+{
+    AK_CHECK(layout_alloc(r, l, err));
+    for (uint32_t c = 0; c < r->d + 2; c++) l->base[c] = 0, l->bytes[c] = 4;
+    layout_place(r, l);
+    return ANONKIT_OK;
+}
+
+/* Bytes that offsets 0..span need. */
+static uint8_t span_bytes(uint32_t span) { return span == 0 ? 0 : span < 1u << 8 ? 1 : span < 1u << 16 ? 2 : span < 1u << 24 ? 3 : 4; }
+
+/* The narrowest layout for rows whose QI codes lie in [lo[q], hi[q]]. */
+static int layout_fit(const rk *r, const uint32_t *lo, const uint32_t *hi, rk_layout *l, ak_error *err)
+{
+    AK_CHECK(layout_alloc(r, l, err));
+    for (uint32_t q = 0; q < r->d; q++) {
+        l->base[q] = lo[q];
+        l->bytes[q] = span_bytes(hi[q] - lo[q]);
+    }
+    const uint32_t sens = r->t->sensitive_dict.count, cls = r->t->class_dict.count;
+    l->base[r->d] = l->base[r->d + 1] = 0;
+    l->bytes[r->d] = span_bytes(sens ? sens - 1 : 0);
+    l->bytes[r->d + 1] = span_bytes(cls ? cls - 1 : 0);
+    layout_place(r, l);
+    if (l->width == 0) { /* every column constant: keep one byte, so that a tuple still takes room */
+        l->bytes[r->d + 1] = 1;
+        layout_place(r, l);
+    }
+    return ANONKIT_OK;
+}
+
+static int layout_copy(const rk *r, const rk_layout *from, rk_layout *l, ak_error *err)
+{
+    AK_CHECK(layout_alloc(r, l, err));
+    const size_t ncol = (size_t)r->d + 2;
+    memcpy(l->base, from->base, ncol * sizeof *l->base);
+    memcpy(l->bytes, from->bytes, ncol * sizeof *l->bytes);
+    layout_place(r, l);
+    return ANONKIT_OK;
+}
+
+/* Column c of n tuples stored at raw (in a spill buffer, which may be read
+ * SPILL_READ_SLACK bytes past its tuples), decoded into col. */
+static void layout_column(const rk_layout *l, uint32_t c, const uint8_t *raw, size_t n, uint32_t *col)
+{
+    const uint8_t *at = raw + l->off[c];
+    const uint32_t base = l->base[c], w = l->width;
+    switch (l->bytes[c]) {
+    case 0:
+        for (size_t i = 0; i < n; i++) col[i] = base;
+        break;
+    case 1:
+        for (size_t i = 0; i < n; i++, at += w) col[i] = base + at[0];
+        break;
+    case 2:
+        for (size_t i = 0; i < n; i++, at += w) col[i] = base + (at[0] | (uint32_t)at[1] << 8);
+        break;
+    case 3: /* a word load (spill buffers have slack after the last tuple) */
+        for (size_t i = 0; i < n; i++, at += w) col[i] = base + (tuple_load_u32(at) & 0xffffff);
+        break;
+    default:
+        for (size_t i = 0; i < n; i++, at += w) col[i] = base + tuple_load_u32(at);
+        break;
+    }
+}
+
+/* Stores code v as column c of the tuple at row. */
+static inline void layout_store(const rk_layout *l, uint32_t c, uint8_t *row, uint32_t v)
+{
+    const uint32_t x = v - l->base[c];
+    uint8_t *at = row + l->off[c];
+    switch (l->bytes[c]) {
+    case 0: break;
+    case 1: at[0] = (uint8_t)x; break;
+    case 2: at[0] = (uint8_t)x, at[1] = (uint8_t)(x >> 8); break;
+    case 3: at[0] = (uint8_t)x, at[1] = (uint8_t)(x >> 8), at[2] = (uint8_t)(x >> 16); break;
+    default: tuple_store_u32(at, x); break;
+    }
+}
+
 /* ------------------------------------------------------------ reading a partition */
 
 typedef struct rk_reader {
     spill_reader tuples, payload;
-    const uint8_t *raw; /* the last tuple as stored (valid until the next read) */
     int with_payload;
+    const rk_layout *lay; /* the partition's, or own */
+    rk_layout own;        /* the root file's */
 } rk_reader;
 
 static int reader_open(rk *r, rk_reader *rd, const rk_part *p, int with_payload, ak_error *err)
 {
     memset(rd, 0, sizeof *rd);
     rd->with_payload = with_payload && r->ncopied;
+    rd->lay = p->layout;
+    if (!rd->lay) {
+        AK_CHECK(layout_wide(r, &rd->own, err));
+        rd->lay = &rd->own;
+    }
     AK_CHECK(spill_reader_init(&rd->tuples, &p->tuples, r->block, &r->tuple_io, err));
     if (rd->with_payload) AK_CHECK(spill_reader_init(&rd->payload, &p->payload, r->block, &r->payload_io, err));
     return ANONKIT_OK;
@@ -158,6 +289,21 @@ static void reader_close(rk_reader *rd)
 {
     spill_reader_free(&rd->tuples);
     spill_reader_free(&rd->payload);
+    layout_free(&rd->own);
+}
+
+/* The next row's payload record: its fields' lengths, then the fields
+ * (without the total that leads it in the file). 1, or < 0. */
+static int read_payload(const rk *r, rk_reader *rd, const uint8_t **pay, size_t *paylen, ak_error *err)
+{
+    const uint8_t *head;
+    int got = spill_read(&rd->payload, 4, &head, err);
+    if (got <= 0) return got < 0 ? got : ak_err_set(err, ANONKIT_E_INTERNAL, NULL, 0, 0, "a payload file ends early");
+    const size_t total = 4 * (size_t)r->ncopied + tuple_load_u32(head);
+    got = spill_read(&rd->payload, total, pay, err);
+    if (got <= 0) return got < 0 ? got : ak_err_set(err, ANONKIT_E_INTERNAL, NULL, 0, 0, "a payload file ends early");
+    *paylen = total;
+    return 1;
 }
 
 /* The next row: codes (final) into code[0..d+2), and with_payload its payload
@@ -166,22 +312,13 @@ static int read_row(rk *r, rk_reader *rd, const rk_part *p, uint32_t *code, cons
                     ak_error *err)
 {
     const uint8_t *row;
-    int got = spill_read(&rd->tuples, r->width, &row, err);
+    int got = spill_read(&rd->tuples, rd->lay->width, &row, err);
     if (got <= 0) return got;
-    rd->raw = row;
-    for (uint32_t q = 0; q < r->d + 2; q++) code[q] = tuple_load_u32(row + 4 * q);
+    for (uint32_t c = 0; c < r->d + 2; c++) layout_column(rd->lay, c, row, 1, code + c);
     if (p->provisional)
         for (uint32_t q = 0; q < r->d; q++)
             if (r->t->qi[q].kind == ATTR_NUMERIC) code[q] = table_numeric_rank(r->t, q, code[q]);
-    if (rd->with_payload) {
-        const uint8_t *head;
-        got = spill_read(&rd->payload, 4, &head, err);
-        if (got <= 0) return got < 0 ? got : ak_err_set(err, ANONKIT_E_INTERNAL, NULL, 0, 0, "a payload file ends early");
-        const size_t total = 4 * (size_t)r->ncopied + tuple_load_u32(head);
-        got = spill_read(&rd->payload, total, pay, err);
-        if (got <= 0) return got < 0 ? got : ak_err_set(err, ANONKIT_E_INTERNAL, NULL, 0, 0, "a payload file ends early");
-        *paylen = total;
-    }
+    if (rd->with_payload) AK_CHECK(read_payload(r, rd, pay, paylen, err));
     return 1;
 }
 
@@ -406,6 +543,8 @@ typedef struct rk_node {
     size_t first_child, nchildren;
     fgroup *fg;            /* open: during the scan */
     rk_part part;          /* leaf: its rows after repartitioning */
+    rk_layout lay;         /* leaf: how its file stores them */
+    int transcode;         /* leaf: stored in its own layout (else as read) */
     spill_writer wt, wp;
 } rk_node;
 
@@ -437,6 +576,7 @@ static int fgroup_new(rk *r, const rk_node *node, fgroup **out, ak_error *err)
     for (uint32_t q = 0; q < r->d; q++) {
         AK_CHECK(av_init(&g->av[q], node->clo[q], node->chi[q], node->n, err));
         g->bytes += av_set_bytes(g->av[q].range, node->n, NULL);
+        r->stats->sparse_sets += g->av[q].sparse;
     }
     if (r->need_hist) {
         if (!(g->avs = calloc(r->d, sizeof *g->avs))) return ak_err_nomem(err);
@@ -720,6 +860,7 @@ static void tree_free(rk *r, rk_tree *tr)
         spill_file_close(&x->part.payload);
         spill_writer_free(&x->wt);
         spill_writer_free(&x->wp);
+        layout_free(&x->lay);
     }
     free(tr->nodes);
     memset(tr, 0, sizeof *tr);
@@ -885,27 +1026,32 @@ static int load_rows(rk *r, rk_reader *rd, const rk_part *p, uint64_t limit, rk_
     }
     l->copied.len = 0;
     size_t n = 0;
-    uint32_t code[r->d + 2];
-    while (n < limit) {
-        const uint8_t *pay = NULL;
-        size_t paylen = 0;
-        int rc = read_row(r, rd, p, code, &pay, &paylen, err);
+    while (n < limit) { /* a block's whole tuples at a time, decoded column by column */
+        const uint8_t *raw;
+        size_t count;
+        int rc = spill_read_records(&rd->tuples, rd->lay->width, (size_t)(limit - n), &raw, &count, err);
         if (rc < 0) return rc;
         if (rc == 0) break;
-        for (uint32_t q = 0; q < r->d; q++) l->codes[q][n] = code[q];
-        l->sens[n] = code[r->d];
-        l->cls[n] = code[r->d + 1];
-        if (r->ncopied) {
+        for (uint32_t c = 0; c < r->d + 2; c++) {
+            uint32_t *col = (c < r->d ? l->codes[c] : c == r->d ? l->sens : l->cls) + n;
+            layout_column(rd->lay, c, raw, count, col);
+            if (p->provisional && c < r->d && r->t->qi[c].kind == ATTR_NUMERIC)
+                for (size_t i = 0; i < count; i++) col[i] = table_numeric_rank(r->t, c, col[i]);
+        }
+        for (size_t i = 0; rd->with_payload && i < count; i++) {
+            const uint8_t *pay;
+            size_t paylen;
+            AK_CHECK(read_payload(r, rd, &pay, &paylen, err));
             const uint8_t *fields = pay + 4 * (size_t)r->ncopied;
             size_t at = 0;
             for (uint32_t j = 0; j < r->ncopied; j++) {
                 const size_t len = tuple_load_u32(pay + 4 * j);
-                l->off[n * r->ncopied + j] = l->copied.len;
+                l->off[(n + i) * r->ncopied + j] = l->copied.len;
                 if (strbuf_append(&l->copied, (const char *)fields + at, len) != 0) return ak_err_nomem(err);
                 at += len;
             }
         }
-        n++;
+        n += count;
     }
     l->off[n * r->ncopied] = l->copied.len;
     *got = n;
@@ -1017,19 +1163,17 @@ static void batch_free(rk_batch *b)
     b->code = b->node = NULL;
 }
 
-/* Decodes the columns c with need[c] of n tuples of p (as stored at raw)
- * into the batch, with final codes. */
-static void batch_decode(const rk *r, const rk_part *p, const uint8_t *raw, size_t n, const uint8_t *need,
-                         rk_batch *b)
+/* Decodes the columns c with need[c] of n tuples of p (stored at raw as
+ * lay says) into the batch, with final codes. */
+static void batch_decode(const rk *r, const rk_part *p, const rk_layout *lay, const uint8_t *raw, size_t n,
+                         const uint8_t *need, rk_batch *b)
 {
     for (uint32_t c = 0; c < r->d + 2; c++) {
         if (!need[c]) continue;
         uint32_t *col = b->code + c * b->stride;
-        const uint8_t *at = raw + 4 * (size_t)c;
+        layout_column(lay, c, raw, n, col);
         if (p->provisional && c < r->d && r->t->qi[c].kind == ATTR_NUMERIC)
-            for (size_t i = 0; i < n; i++, at += r->width) col[i] = table_numeric_rank(r->t, c, tuple_load_u32(at));
-        else
-            for (size_t i = 0; i < n; i++, at += r->width) col[i] = tuple_load_u32(at);
+            for (size_t i = 0; i < n; i++) col[i] = table_numeric_rank(r->t, c, col[i]);
     }
 }
 
@@ -1080,39 +1224,32 @@ static int batch_count(rk *r, rk_tree *tr, rk_batch *b, size_t n, ak_error *err)
     return ANONKIT_OK;
 }
 
-/* Writes n decoded rows (stored at raw) to the files of their leaves, each
- * with its copied fields. */
-static int batch_write(rk *r, rk_tree *tr, rk_reader *rd, const rk_part *p, const uint8_t *raw, rk_batch *b, size_t n,
-                       ak_error *err)
+/* Writes n decoded rows (stored at raw) to the files of their leaves, as
+ * read or in the leaf's own layout, each with its copied fields. */
+static int batch_write(rk *r, rk_tree *tr, rk_reader *rd, const uint8_t *raw, rk_batch *b, size_t n, ak_error *err)
 {
-    uint8_t ranked[4 * ((size_t)r->d + 2)];
+    const uint32_t width = rd->lay->width;
+    uint8_t narrow[4 * ((size_t)r->d + 2)];
     for (size_t i = 0; i < n; i++) {
         rk_node *x = &tr->nodes[route(tr, b->code, b->stride, i)];
-        const uint8_t *tuple = raw + i * r->width;
-        if (p->provisional) { /* the tuple as read, unless its provisional codes were just ranked */
-            memcpy(ranked, tuple, r->width);
-            for (uint32_t c = 0; c < r->d; c++)
-                if (r->t->qi[c].kind == ATTR_NUMERIC) tuple_store_u32(ranked + 4 * c, b->code[c * b->stride + i]);
-            tuple = ranked;
+        if (x->transcode) {
+            for (uint32_t c = 0; c < r->d + 2; c++) layout_store(&x->lay, c, narrow, b->code[c * b->stride + i]);
+            AK_CHECK(spill_put(&x->wt, narrow, x->lay.width, err));
+        } else {
+            AK_CHECK(spill_put(&x->wt, raw + i * width, width, err));
         }
-        AK_CHECK(spill_put(&x->wt, tuple, r->width, err));
         if (rd->with_payload) {
-            const uint8_t *head, *pay;
-            int got = spill_read(&rd->payload, 4, &head, err);
-            if (got <= 0)
-                return got < 0 ? got : ak_err_set(err, ANONKIT_E_INTERNAL, NULL, 0, 0, "a payload file ends early");
-            const uint32_t fields = tuple_load_u32(head);
-            uint8_t copy[4];
-            memcpy(copy, head, 4);
-            const size_t total = 4 * (size_t)r->ncopied + fields;
-            got = spill_read(&rd->payload, total, &pay, err);
-            if (got <= 0)
-                return got < 0 ? got : ak_err_set(err, ANONKIT_E_INTERNAL, NULL, 0, 0, "a payload file ends early");
-            AK_CHECK(spill_put(&x->wp, copy, 4, err));
-            AK_CHECK(spill_put(&x->wp, pay, total, err));
+            const uint8_t *pay;
+            size_t paylen;
+            AK_CHECK(read_payload(r, rd, &pay, &paylen, err));
+            uint8_t head[4];
+            tuple_store_u32(head, (uint32_t)(paylen - 4 * (size_t)r->ncopied));
+            AK_CHECK(spill_put(&x->wp, head, 4, err));
+            AK_CHECK(spill_put(&x->wp, pay, paylen, err));
         }
         x->part.rows++;
     }
+    r->stats->rows_written += n;
     return ANONKIT_OK;
 }
 
@@ -1125,10 +1262,11 @@ static int scan(rk *r, rk_tree *tr, rk_part *p, int repartition, ak_error *err)
     /* the columns to decode: a count needs every QI (and the sensitive value
      * or class label it pairs them with), routing the split attributes, and
      * ranking provisional codes the numeric QIs */
+    int transcode = 0;
+    for (size_t i = 0; repartition && i < tr->count; i++) transcode |= tr->nodes[i].kind == RK_LEAF && tr->nodes[i].transcode;
     uint8_t need[r->d + 2];
     for (uint32_t c = 0; c < r->d + 2; c++)
-        need[c] = !repartition ? c < r->d || (c == r->d && r->need_hist) || (c == r->d + 1 && r->infogain)
-                               : c < r->d && p->provisional && r->t->qi[c].kind == ATTR_NUMERIC;
+        need[c] = !repartition ? c < r->d || (c == r->d && r->need_hist) || (c == r->d + 1 && r->infogain) : transcode;
     for (size_t i = 0; i < tr->count; i++)
         if (tr->nodes[i].kind == RK_INNER) need[tr->nodes[i].q] = 1;
     int rc = reader_open(r, &rd, p, repartition, err);
@@ -1136,13 +1274,13 @@ static int scan(rk *r, rk_tree *tr, rk_part *p, int repartition, ak_error *err)
     while (rc == ANONKIT_OK) {
         const uint8_t *raw;
         size_t n;
-        int got = spill_read_records(&rd.tuples, r->width, b.cap, &raw, &n, err);
+        int got = spill_read_records(&rd.tuples, rd.lay->width, b.cap, &raw, &n, err);
         if (got <= 0) {
             rc = got;
             break;
         }
-        batch_decode(r, p, raw, n, need, &b);
-        rc = repartition ? batch_write(r, tr, &rd, p, raw, &b, n, err) : batch_count(r, tr, &b, n, err);
+        batch_decode(r, p, rd.lay, raw, n, need, &b);
+        rc = repartition ? batch_write(r, tr, &rd, raw, &b, n, err) : batch_count(r, tr, &b, n, err);
     }
     batch_free(&b);
     reader_close(&rd);
@@ -1158,7 +1296,7 @@ static int process_partition(rk *r, rk_part *p, const uint32_t *rlo, const uint3
         return ak_err_set(err, ANONKIT_E_USAGE, NULL, 0, 0,
                           "rothko-t counts a partition's values in 32 bits: at most 4294967295 rows");
     rk_tree tr = {0};
-    int rc = tree_add(r, &tr, rlo, rhi, NULL, NULL, p->rows, median_only, err);
+    int rc = tree_add(r, &tr, rlo, rhi, p->lo, p->hi, p->rows, median_only, err);
     uint64_t *rows_in = NULL;
     size_t max_children = 2;
     for (uint32_t q = 0; q < r->d; q++)
@@ -1244,16 +1382,29 @@ static int process_partition(rk *r, rk_part *p, const uint32_t *rlo, const uint3
             break;
         }
     }
-    /* repartition across the leaves */
+    /* repartition across the leaves, each stored in the narrowest layout its
+     * codes allow when that is narrower than p's (and always from the root
+     * file, whose codes are ranked on the way) */
+    rk_layout from = {0};
+    if (rc == ANONKIT_OK && !p->layout) rc = layout_wide(r, &from, err);
+    const rk_layout *src = p->layout ? p->layout : &from;
     for (size_t i = 0; rc == ANONKIT_OK && i < tr.count; i++) {
         rk_node *x = &tr.nodes[i];
         if (x->kind != RK_LEAF) continue;
+        rc = layout_fit(r, x->clo, x->chi, &x->lay, err);
+        if (rc < 0) break;
+        x->transcode = p->provisional || x->lay.width < src->width;
+        if (!x->transcode && (rc = layout_copy(r, src, &x->lay, err)) < 0) break;
+        x->part.layout = &x->lay;
+        x->part.lo = x->clo;
+        x->part.hi = x->chi;
         rc = spill_file_open(&x->part.tuples, &r->dir, err);
         if (rc == ANONKIT_OK) rc = spill_writer_init(&x->wt, &x->part.tuples, &r->dir, r->block, &r->tuple_io, err);
         if (!r->ncopied) continue; /* no copied columns: no payload file (creating files is not free) */
         if (rc == ANONKIT_OK) rc = spill_file_open(&x->part.payload, &r->dir, err);
         if (rc == ANONKIT_OK) rc = spill_writer_init(&x->wp, &x->part.payload, &r->dir, r->block, &r->payload_io, err);
     }
+    layout_free(&from);
     if (rc == ANONKIT_OK) rc = scan(r, &tr, p, 1, err);
     if (rc == ANONKIT_OK) r->stats->repartitions++;
     for (size_t i = 0; rc == ANONKIT_OK && i < tr.count; i++) {
