@@ -178,6 +178,7 @@ static char *build_report(const anonkit_job *job, const table *t, const metrics 
         json_object_set_new(io, "partitions_in_memory", json_integer((json_int_t)rs->partitions_in_memory));
         json_object_set_new(io, "rows_written", json_integer((json_int_t)rs->rows_written));
         json_object_set_new(io, "sparse_av_sets", json_integer((json_int_t)rs->sparse_sets));
+        json_object_set_new(io, "recounted_nodes", json_integer((json_int_t)rs->recounted_nodes));
         json_t *model = json_object();
         json_object_set_new(model, "height", json_integer((json_int_t)rs->model_height));
         json_object_set_new(model, "repartitions_T", json_integer((json_int_t)rs->model_repartitions));

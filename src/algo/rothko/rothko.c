@@ -523,9 +523,11 @@ static uint64_t av_sum(const avset *s, uint32_t lo, uint32_t hi)
  * l-diversity and the AVC group for InfoGain). */
 typedef struct fgroup {
     uint64_t n;
-    avset *av;       /* per QI */
-    pairset *avs;    /* per QI, l-diversity */
-    pairset *avc;    /* per QI, InfoGain */
+    uint32_t *lo, *hi; /* per QI: the least and greatest code seen, the node's box */
+    uint8_t *counted;  /* per QI: whether its sets below are counted (see count_mask) */
+    avset *av;         /* per QI */
+    pairset *avs;      /* per QI, l-diversity */
+    pairset *avc;      /* per QI, InfoGain */
     size_t bytes;
 } fgroup;
 
@@ -539,6 +541,7 @@ typedef struct rk_node {
     uint32_t *blo, *bhi;   /* a class (no allowable split): its box */
     uint32_t *clo, *chi;   /* codes its rows can hold: the region within the parent's box */
     int is_class;
+    int count_all;         /* open: the split needs QIs its last scan did not count */
     uint32_t q;            /* inner: split attribute */
     size_t first_child, nchildren;
     fgroup *fg;            /* open: during the scan */
@@ -561,10 +564,46 @@ static void fgroup_free(rk *r, fgroup *g)
         if (g->avs) pairset_free(&g->avs[q]);
         if (g->avc) pairset_free(&g->avc[q]);
     }
+    free(g->lo);
     free(g->av);
     free(g->avs);
     free(g->avc);
     free(g);
+}
+
+/* QIs whose sets counting a node pays off more than cheaply: wider than this. */
+#define RK_NARROW_RANGE 256u
+/* QIs counted in a node's first scan under Median, in the order it will try them. */
+#define RK_PREDICTED 2u
+
+/* Which QIs a node's scan counts (mask[q]). InfoGain scores every QI, so all.
+ * Median tries QIs by decreasing normalized range and takes the first
+ * allowable split, which for a partition larger than memory is nearly always
+ * the first; so its first scan counts the RK_PREDICTED QIs first in that
+ * order over the codes the node can hold (its box is within), and the QIs too
+ * narrow to matter. Every node still gets its exact box (least and greatest
+ * codes), so the order choose_median uses is the in-memory one; should it
+ * reach a QI that was not counted, the node is counted again in full in the
+ * next scan (count_all). The split is the in-memory one either way; most
+ * scans just skip the wide QIs' counts, which cost a cache miss a row each. */
+static void count_mask(const rk *r, const rk_node *x, uint8_t *mask)
+{
+    const uint32_t d = r->d;
+    const int all = x->count_all || (r->infogain && !x->median_only);
+    double range[d];
+    uint32_t order[d], ncand = 0;
+    for (uint32_t q = 0; q < d; q++) {
+        mask[q] = all || (uint64_t)x->chi[q] - x->clo[q] < RK_NARROW_RANGE;
+        range[q] = x->clo[q] == x->chi[q] ? 0 : table_ncp(r->t, q, x->clo[q], x->chi[q]);
+        if (range[q] <= 0) continue;
+        uint32_t at = ncand++;
+        while (at > 0 && range[order[at - 1]] < range[q]) {
+            order[at] = order[at - 1];
+            at--;
+        }
+        order[at] = q;
+    }
+    for (uint32_t i = 0; i < ncand && i < RK_PREDICTED; i++) mask[order[i]] = 1;
 }
 
 static int fgroup_new(rk *r, const rk_node *node, fgroup **out, ak_error *err)
@@ -572,8 +611,15 @@ static int fgroup_new(rk *r, const rk_node *node, fgroup **out, ak_error *err)
     fgroup *g = calloc(1, sizeof *g);
     if (!g) return ak_err_nomem(err);
     *out = g;
+    if (!(g->lo = malloc(r->d * (2 * sizeof *g->lo + sizeof *g->counted)))) return ak_err_nomem(err);
+    g->hi = g->lo + r->d;
+    g->counted = (uint8_t *)(g->hi + r->d);
+    count_mask(r, node, g->counted);
     if (!(g->av = calloc(r->d, sizeof *g->av))) return ak_err_nomem(err);
     for (uint32_t q = 0; q < r->d; q++) {
+        g->lo[q] = UINT32_MAX;
+        g->hi[q] = 0;
+        if (!g->counted[q]) continue;
         AK_CHECK(av_init(&g->av[q], node->clo[q], node->chi[q], node->n, err));
         g->bytes += av_set_bytes(g->av[q].range, node->n, NULL);
         r->stats->sparse_sets += g->av[q].sparse;
@@ -581,31 +627,41 @@ static int fgroup_new(rk *r, const rk_node *node, fgroup **out, ak_error *err)
     if (r->need_hist) {
         if (!(g->avs = calloc(r->d, sizeof *g->avs))) return ak_err_nomem(err);
         for (uint32_t q = 0; q < r->d; q++)
-            if (u64map_init(&g->avs[q].ids, 256) != 0) return ak_err_nomem(err);
+            if (g->counted[q] && u64map_init(&g->avs[q].ids, 256) != 0) return ak_err_nomem(err);
     }
     if (r->infogain) {
         if (!(g->avc = calloc(r->d, sizeof *g->avc))) return ak_err_nomem(err);
         for (uint32_t q = 0; q < r->d; q++)
-            if (u64map_init(&g->avc[q].ids, 256) != 0) return ak_err_nomem(err);
+            if (g->counted[q] && u64map_init(&g->avc[q].ids, 256) != 0) return ak_err_nomem(err);
     }
     return ANONKIT_OK;
 }
 
-/* Bytes of the AV sets of a node. */
-static size_t av_bytes(const rk *r, const rk_node *x)
+/* Bytes of the AV sets a node's scan counts; *nsets (may be NULL) receives
+ * how many QIs it counts. */
+static size_t av_bytes(const rk *r, const rk_node *x, uint32_t *nsets)
 {
+    uint8_t mask[r->d];
+    count_mask(r, x, mask);
     size_t bytes = 0;
-    for (uint32_t q = 0; q < r->d; q++) bytes += av_set_bytes((uint64_t)x->chi[q] - x->clo[q] + 1, x->n, NULL);
+    uint32_t sets = 0;
+    for (uint32_t q = 0; q < r->d; q++)
+        if (mask[q]) bytes += av_set_bytes((uint64_t)x->chi[q] - x->clo[q] + 1, x->n, NULL), sets++;
+    if (nsets) *nsets = sets;
     return bytes;
 }
 
-/* Memory of a group after its scan (counts, and about 40 bytes per pair). */
-static size_t fgroup_size(const rk *r, const fgroup *g)
+/* Memory of a group's pair sets after its scan (about 40 bytes per pair), and
+ * in *per_set the most one QI's took. */
+static size_t fgroup_pair_bytes(const rk *r, const fgroup *g, size_t *per_set)
 {
-    size_t bytes = g->bytes;
+    size_t bytes = 0;
     for (uint32_t q = 0; q < r->d; q++) {
-        if (g->avs) bytes += (size_t)g->avs[q].ids.count * 40;
-        if (g->avc) bytes += (size_t)g->avc[q].ids.count * 40;
+        size_t set = 0;
+        if (g->avs) set += (size_t)g->avs[q].ids.count * 40;
+        if (g->avc) set += (size_t)g->avc[q].ids.count * 40;
+        if (set > *per_set) *per_set = set;
+        bytes += set;
     }
     return bytes;
 }
@@ -695,7 +751,9 @@ static int children_hold(rk *r, const fgroup *g, uint32_t q, const hier_node *u,
     return 1;
 }
 
-/* Median: dimensions by decreasing normalized range, the first allowable split. */
+/* Median: dimensions by decreasing normalized range, the first allowable
+ * split. 1 with *out, 0 when there is none, 2 when it needs the counts of a
+ * QI the node's scan skipped (count_mask), < 0 on error. */
 static int choose_median(rk *r, const fgroup *g, const rk_node *node, const uint32_t *lo, const uint32_t *hi,
                          rk_split *out, uint64_t *rows_in, ak_error *err)
 {
@@ -715,6 +773,7 @@ static int choose_median(rk *r, const fgroup *g, const rk_node *node, const uint
     const uint64_t n = g->n;
     for (uint32_t i = 0; i < ncand; i++) {
         const uint32_t q = order[i];
+        if (!g->counted[q]) return 2; /* count the node in full and choose again */
         if (r->need_hist) AK_CHECK(pairset_sort(&g->avs[q], err));
         if (r->t->qi[q].kind == ATTR_NUMERIC) {
             const avset *av = &g->av[q];
@@ -968,24 +1027,12 @@ static int make_children(rk *r, rk_tree *tr, size_t i, const rk_split *s, const 
     return ANONKIT_OK;
 }
 
-/* The box of a node from its AV sets (a node has rows). */
+/* The box of a node: the least and greatest codes its scan saw (it has rows). */
 static void fg_box(const rk *r, const rk_node *x, uint32_t *lo, uint32_t *hi)
 {
-    for (uint32_t q = 0; q < r->d; q++) {
-        const avset *s = &x->fg->av[q];
-        if (s->sparse) {
-            lo[q] = s->ncodes ? s->codes[0] : s->base;
-            hi[q] = s->ncodes ? s->codes[s->ncodes - 1] : s->base;
-            continue;
-        }
-        uint32_t a = 0, b = s->range - 1;
-        while (a < b && !s->count[a]) a++;
-        while (b > a && !s->count[b]) b--;
-        lo[q] = s->base + a;
-        hi[q] = s->base + b;
-    }
+    memcpy(lo, x->fg->lo, r->d * sizeof *lo);
+    memcpy(hi, x->fg->hi, r->d * sizeof *hi);
 }
-
 static int process_partition(rk *r, rk_part *p, const uint32_t *rlo, const uint32_t *rhi, int median_only,
                              ak_error *err);
 
@@ -1177,7 +1224,8 @@ static void batch_decode(const rk *r, const rk_part *p, const rk_layout *lay, co
     }
 }
 
-/* Adds n decoded rows to the frequency groups of their open nodes. */
+/* Adds n decoded rows to the frequency groups of their open nodes: every
+ * QI's box, the counted QIs' sets. */
 static int batch_count(rk *r, rk_tree *tr, rk_batch *b, size_t n, ak_error *err)
 {
     const uint32_t d = r->d;
@@ -1192,20 +1240,31 @@ static int batch_count(rk *r, rk_tree *tr, rk_batch *b, size_t n, ak_error *err)
     }
     for (uint32_t q = 0; q < d; q++) {
         const uint32_t *col = b->code + (size_t)q * b->stride;
-        if (only && !only->av[q].sparse) {
-            uint32_t *count = only->av[q].count;
-            const uint32_t base = only->av[q].base, range = only->av[q].range;
-            uint32_t outside = 0;
+        if (only) {
+            uint32_t lo = only->lo[q], hi = only->hi[q];
             for (size_t i = 0; i < n; i++) {
-                const uint32_t at = col[i] - base;
-                if (at < range) count[at]++;
-                else outside = 1;
+                lo = col[i] < lo ? col[i] : lo;
+                hi = col[i] > hi ? col[i] : hi;
             }
-            if (outside) return ak_err_set(err, ANONKIT_E_INTERNAL, NULL, 0, 0, "a code lies outside its partition's box");
+            only->lo[q] = lo;
+            only->hi[q] = hi;
+            if (!only->counted[q]) continue;
+            if (lo - only->av[q].base >= only->av[q].range || hi - only->av[q].base >= only->av[q].range)
+                return ak_err_set(err, ANONKIT_E_INTERNAL, NULL, 0, 0, "a code lies outside its partition's box");
+            if (!only->av[q].sparse) {
+                uint32_t *count = only->av[q].count;
+                const uint32_t base = only->av[q].base;
+                for (size_t i = 0; i < n; i++) count[col[i] - base]++;
+            } else {
+                for (size_t i = 0; i < n; i++) AK_CHECK(av_add(&only->av[q], col[i], err));
+            }
         } else {
             for (size_t i = 0; i < n; i++) {
-                fgroup *g = only ? only : tr->nodes[b->node[i]].fg;
+                fgroup *g = tr->nodes[b->node[i]].fg;
                 if (!g) continue;
+                g->lo[q] = col[i] < g->lo[q] ? col[i] : g->lo[q];
+                g->hi[q] = col[i] > g->hi[q] ? col[i] : g->hi[q];
+                if (!g->counted[q]) continue;
                 avset *s = &g->av[q];
                 if (col[i] - s->base >= s->range)
                     return ak_err_set(err, ANONKIT_E_INTERNAL, NULL, 0, 0, "a code lies outside its partition's box");
@@ -1216,7 +1275,7 @@ static int batch_count(rk *r, rk_tree *tr, rk_batch *b, size_t n, ak_error *err)
         const uint32_t *sens = b->code + (size_t)d * b->stride, *cls = b->code + (size_t)(d + 1) * b->stride;
         for (size_t i = 0; i < n; i++) {
             fgroup *g = only ? only : tr->nodes[b->node[i]].fg;
-            if (!g) continue;
+            if (!g || !g->counted[q]) continue;
             if (g->avs) AK_CHECK(pairset_add(&g->avs[q], col[i], sens[i], err));
             if (g->avc) AK_CHECK(pairset_add(&g->avc[q], col[i], cls[i], err));
         }
@@ -1253,9 +1312,23 @@ static int batch_write(rk *r, rk_tree *tr, rk_reader *rd, const uint8_t *raw, rk
     return ANONKIT_OK;
 }
 
+/* Writes n decoded rows to w in layout lay. */
+static int batch_copy(rk *r, const rk_batch *b, size_t n, spill_writer *w, const rk_layout *lay, ak_error *err)
+{
+    uint8_t narrow[4 * ((size_t)r->d + 2)];
+    for (size_t i = 0; i < n; i++) {
+        for (uint32_t c = 0; c < r->d + 2; c++) layout_store(lay, c, narrow, b->code[c * b->stride + i]);
+        AK_CHECK(spill_put(w, narrow, lay->width, err));
+    }
+    r->stats->rows_written += n;
+    return ANONKIT_OK;
+}
+
 /* One scan of p, a block at a time: rows routed through the tree to open
- * nodes' frequency groups, or (repartition) to the leaves' files (000 §2.1). */
-static int scan(rk *r, rk_tree *tr, rk_part *p, int repartition, ak_error *err)
+ * nodes' frequency groups, or (repartition) to the leaves' files (000 §2.1).
+ * A counting scan with copy also writes every row there in layout copy_lay. */
+static int scan(rk *r, rk_tree *tr, rk_part *p, int repartition, spill_writer *copy, const rk_layout *copy_lay,
+                ak_error *err)
 {
     rk_reader rd;
     rk_batch b = {0};
@@ -1266,7 +1339,8 @@ static int scan(rk *r, rk_tree *tr, rk_part *p, int repartition, ak_error *err)
     for (size_t i = 0; repartition && i < tr->count; i++) transcode |= tr->nodes[i].kind == RK_LEAF && tr->nodes[i].transcode;
     uint8_t need[r->d + 2];
     for (uint32_t c = 0; c < r->d + 2; c++)
-        need[c] = !repartition ? c < r->d || (c == r->d && r->need_hist) || (c == r->d + 1 && r->infogain) : transcode;
+        need[c] = !repartition ? copy || c < r->d || (c == r->d && r->need_hist) || (c == r->d + 1 && r->infogain)
+                               : transcode;
     for (size_t i = 0; i < tr->count; i++)
         if (tr->nodes[i].kind == RK_INNER) need[tr->nodes[i].q] = 1;
     int rc = reader_open(r, &rd, p, repartition, err);
@@ -1281,6 +1355,7 @@ static int scan(rk *r, rk_tree *tr, rk_part *p, int repartition, ak_error *err)
         }
         batch_decode(r, p, rd.lay, raw, n, need, &b);
         rc = repartition ? batch_write(r, tr, &rd, raw, &b, n, err) : batch_count(r, tr, &b, n, err);
+        if (rc == ANONKIT_OK && copy) rc = batch_copy(r, &b, n, copy, copy_lay, err);
     }
     batch_free(&b);
     reader_close(&rd);
@@ -1305,15 +1380,28 @@ static int process_partition(rk *r, rk_part *p, const uint32_t *rlo, const uint3
                 if (hier_node_at(r->t->qi[q].h, u)->nchildren > max_children)
                     max_children = hier_node_at(r->t->qi[q].h, u)->nchildren;
     if (rc == ANONKIT_OK && !(rows_in = malloc(max_children * sizeof *rows_in))) rc = ak_err_nomem(err);
-    size_t level_first = 0, level_end = 1; /* the open nodes: [level_first, level_end) */
     unsigned fcache = r->o->fcache;
+    if (!fcache) fcache = UINT32_MAX; /* as many as the budget holds */
+    /* The root file's codes are 4 bytes, the numeric ones ranked on every
+     * read. When more than one frequency group may be held, the tree grows
+     * breadth-first over it for several scans: its first scan then also
+     * writes it ranked and narrowed, and the later scans read that copy. */
+    rk_layout copy_lay = {0};
+    spill_file copy = {.fd = -1};
+    spill_writer copy_w = {0};
+    if (rc == ANONKIT_OK && p->provisional && fcache > 1) {
+        rc = layout_fit(r, tr.nodes[0].clo, tr.nodes[0].chi, &copy_lay, err);
+        if (rc == ANONKIT_OK) rc = spill_file_open(&copy, &r->dir, err);
+        if (rc == ANONKIT_OK) rc = spill_writer_init(&copy_w, &copy, &r->dir, r->block, &r->tuple_io, err);
+    }
     /* Leaves written at once when repartitioning: two buffers each. */
     const size_t max_leaves = r->o->memory / 4 / (2 * r->block) > 2 ? r->o->memory / 4 / (2 * r->block) : 2;
     while (rc == ANONKIT_OK) {
-        /* frequency groups of the open nodes, in one scan */
+        /* frequency groups of the open nodes (a level of the tree, and nodes
+         * to count again in full), in one scan */
         size_t need = 0, groups = 0;
-        for (size_t i = level_first; i < level_end; i++)
-            if (tr.nodes[i].kind == RK_OPEN) need += av_bytes(r, &tr.nodes[i]), groups++;
+        for (size_t i = 0; i < tr.count; i++)
+            if (tr.nodes[i].kind == RK_OPEN) need += av_bytes(r, &tr.nodes[i], NULL), groups++;
         if (need > r->fg_budget) {
             rc = ak_err_set(err, ANONKIT_E_USAGE, NULL, 0, 0,
                             "--memory is too small for one frequency group of this table (%zu bytes of %zu available)",
@@ -1321,23 +1409,34 @@ static int process_partition(rk *r, rk_part *p, const uint32_t *rlo, const uint3
             break;
         }
         if (groups > r->stats->fcache) r->stats->fcache = (unsigned)groups;
-        for (size_t i = level_first; rc == ANONKIT_OK && i < level_end; i++)
+        for (size_t i = 0; rc == ANONKIT_OK && i < tr.count; i++)
             if (tr.nodes[i].kind == RK_OPEN) rc = fgroup_new(r, &tr.nodes[i], &tr.nodes[i].fg, err);
-        if (rc == ANONKIT_OK) rc = scan(r, &tr, p, 0, err);
-        size_t pair_bytes = 0;
-        for (size_t i = level_first; rc == ANONKIT_OK && i < level_end; i++) {
+        if (rc == ANONKIT_OK) rc = scan(r, &tr, p, 0, copy.fd >= 0 ? &copy_w : NULL, &copy_lay, err);
+        if (rc == ANONKIT_OK && copy.fd >= 0) { /* from now on p is the ranked copy */
+            rc = spill_writer_flush(&copy_w, err);
+            spill_writer_free(&copy_w);
+            spill_file_close(&p->tuples);
+            p->tuples = copy;
+            copy.fd = -1;
+            p->provisional = 0;
+            p->layout = &copy_lay;
+        }
+        size_t pair_bytes = 0; /* the most one QI's pair sets took */
+        const size_t counted = tr.count;
+        for (size_t i = 0; rc == ANONKIT_OK && i < counted; i++) {
             rk_node *x = &tr.nodes[i];
             if (x->kind != RK_OPEN) continue;
-            const size_t bytes = fgroup_size(r, x->fg);
-            if (bytes - x->fg->bytes > pair_bytes) pair_bytes = bytes - x->fg->bytes;
+            fgroup_pair_bytes(r, x->fg, &pair_bytes);
             for (uint32_t q = 0; q < r->d; q++) av_finish(&x->fg->av[q]);
             uint32_t lo[r->d], hi[r->d];
             fg_box(r, x, lo, hi);
-            /* ak_hist of the node's sensitive values */
+            /* ak_hist of the node's sensitive values, from the pairs of any counted QI */
             if (r->need_hist) {
+                uint32_t q = 0;
+                while (!x->fg->counted[q]) q++; /* (at least RK_PREDICTED or all QIs are counted) */
                 ak_hist_clear(&r->whole);
-                if ((rc = pairset_sort(&x->fg->avs[0], err)) < 0) break;
-                add_pairs(&x->fg->avs[0], x->rlo[0], x->rhi[0], &r->whole);
+                if ((rc = pairset_sort(&x->fg->avs[q], err)) < 0) break;
+                add_pairs(&x->fg->avs[q], x->clo[q], x->chi[q], &r->whole);
             }
             rk_split s = {0};
             int split = r->o->split == MDR_SPLIT_INFOGAIN && !x->median_only
@@ -1347,7 +1446,10 @@ static int process_partition(rk *r, rk_part *p, const uint32_t *rlo, const uint3
                 rc = split;
                 break;
             }
-            if (split) {
+            if (split == 2) {
+                x->count_all = 1; /* stays open */
+                r->stats->recounted_nodes++;
+            } else if (split) {
                 rc = make_children(r, &tr, i, &s, lo, hi, rows_in, err);
                 x = &tr.nodes[i];
             } else {
@@ -1362,22 +1464,19 @@ static int process_partition(rk *r, rk_part *p, const uint32_t *rlo, const uint3
             }
         }
         if (rc < 0) break;
-        /* the next level: children larger than TM stay open */
+        /* the next scan: children larger than TM stay open */
         size_t next_open = 0, leaves = 0, next_need = 0;
-        for (size_t i = level_end; i < tr.count; i++) {
-            if (tr.nodes[i].n <= r->tm) {
-                tr.nodes[i].kind = RK_LEAF;
-            } else {
-                next_open++;
-                next_need += av_bytes(r, &tr.nodes[i]) + pair_bytes;
-            }
+        for (size_t i = counted; i < tr.count; i++)
+            if (tr.nodes[i].n <= r->tm) tr.nodes[i].kind = RK_LEAF;
+        for (size_t i = 0; i < tr.count; i++) {
+            leaves += tr.nodes[i].kind != RK_INNER;
+            if (tr.nodes[i].kind != RK_OPEN) continue;
+            uint32_t sets;
+            next_open++;
+            next_need += av_bytes(r, &tr.nodes[i], &sets) + pair_bytes * sets;
         }
-        for (size_t i = 0; i < tr.count; i++) leaves += tr.nodes[i].kind != RK_INNER;
-        if (!fcache) fcache = UINT32_MAX; /* as many as the budget holds (next_need) */
-        level_first = level_end;
-        level_end = tr.count;
         if (next_open == 0 || next_open > fcache || next_need > r->fg_budget || leaves + next_open > max_leaves) {
-            for (size_t i = level_first; i < level_end; i++)
+            for (size_t i = 0; i < tr.count; i++)
                 if (tr.nodes[i].kind == RK_OPEN) tr.nodes[i].kind = RK_LEAF;
             break;
         }
@@ -1405,7 +1504,7 @@ static int process_partition(rk *r, rk_part *p, const uint32_t *rlo, const uint3
         if (rc == ANONKIT_OK) rc = spill_writer_init(&x->wp, &x->part.payload, &r->dir, r->block, &r->payload_io, err);
     }
     layout_free(&from);
-    if (rc == ANONKIT_OK) rc = scan(r, &tr, p, 1, err);
+    if (rc == ANONKIT_OK) rc = scan(r, &tr, p, 1, NULL, NULL, err);
     if (rc == ANONKIT_OK) r->stats->repartitions++;
     for (size_t i = 0; rc == ANONKIT_OK && i < tr.count; i++) {
         rk_node *x = &tr.nodes[i];
@@ -1446,6 +1545,10 @@ static int process_partition(rk *r, rk_part *p, const uint32_t *rlo, const uint3
     free(stack);
     free(rows_in);
     tree_free(r, &tr);
+    if (p->layout == &copy_lay) p->layout = NULL;
+    layout_free(&copy_lay);
+    spill_writer_free(&copy_w);
+    spill_file_close(&copy);
     return rc;
 }
 
