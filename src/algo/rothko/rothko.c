@@ -967,14 +967,14 @@ static inline uint32_t route(const rk_tree *tr, const uint32_t *code, size_t str
     size_t x = 0;
     while (tr->nodes[x].kind == RK_INNER) {
         const rk_node *u = &tr->nodes[x];
-        const uint32_t v = code[u->q * stride + i];
-        size_t a = u->first_child, b = u->first_child + u->nchildren - 1; /* last child with rlo <= v */
-        while (a < b) {
-            size_t mid = (a + b + 1) / 2;
-            if (tr->nodes[mid].rlo[u->q] <= v) a = mid;
-            else b = mid - 1;
+        const uint32_t q = u->q, v = code[q * stride + i];
+        size_t at = u->first_child, len = u->nchildren; /* the last child with rlo <= v (the first's always is) */
+        while (len > 1) { /* without branches on v: a split sends rows either way at random */
+            const size_t half = len / 2;
+            at = tr->nodes[at + half].rlo[q] <= v ? at + half : at;
+            len -= half;
         }
-        x = a;
+        x = at;
     }
     return (uint32_t)x;
 }
@@ -1189,6 +1189,7 @@ typedef struct rk_batch {
     size_t stride;  /* codes from one column to the next: cap, padded so the columns fall in different cache sets */
     uint32_t *code; /* d + 2 columns of cap codes: code[c * stride + i] */
     uint32_t *node; /* per row: the index of its node in the tree */
+    uint8_t *provisional; /* per column: its codes left provisional (only the box is wanted, see scan) */
 } rk_batch;
 
 static int batch_init(const rk *r, rk_batch *b, ak_error *err)
@@ -1199,7 +1200,8 @@ static int batch_init(const rk *r, rk_batch *b, ak_error *err)
     b->stride = b->cap + 16;
     b->code = malloc(b->stride * ((size_t)r->d + 2) * sizeof *b->code);
     b->node = malloc(b->cap * sizeof *b->node);
-    if (!b->code || !b->node) return ak_err_nomem(err);
+    b->provisional = calloc((size_t)r->d + 2, 1);
+    if (!b->code || !b->node || !b->provisional) return ak_err_nomem(err);
     return ANONKIT_OK;
 }
 
@@ -1207,11 +1209,13 @@ static void batch_free(rk_batch *b)
 {
     free(b->code);
     free(b->node);
+    free(b->provisional);
     b->code = b->node = NULL;
+    b->provisional = NULL;
 }
 
 /* Decodes the columns c with need[c] of n tuples of p (stored at raw as
- * lay says) into the batch, with final codes. */
+ * lay says) into the batch, with final codes unless b->provisional[c]. */
 static void batch_decode(const rk *r, const rk_part *p, const rk_layout *lay, const uint8_t *raw, size_t n,
                          const uint8_t *need, rk_batch *b)
 {
@@ -1219,8 +1223,30 @@ static void batch_decode(const rk *r, const rk_part *p, const rk_layout *lay, co
         if (!need[c]) continue;
         uint32_t *col = b->code + c * b->stride;
         layout_column(lay, c, raw, n, col);
-        if (p->provisional && c < r->d && r->t->qi[c].kind == ATTR_NUMERIC)
+        if (p->provisional && c < r->d && r->t->qi[c].kind == ATTR_NUMERIC && !b->provisional[c])
             for (size_t i = 0; i < n; i++) col[i] = table_numeric_rank(r->t, c, col[i]);
+    }
+}
+
+/* Folds the least and greatest of n codes into *lo and *hi, in eight
+ * independent lanes (no chain of dependent compares through one pair). */
+static void min_max(const uint32_t *v, size_t n, uint32_t *lo, uint32_t *hi)
+{
+    uint32_t l[8], h[8];
+    for (unsigned k = 0; k < 8; k++) l[k] = *lo, h[k] = *hi;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        for (unsigned k = 0; k < 8; k++) {
+            l[k] = v[i + k] < l[k] ? v[i + k] : l[k];
+            h[k] = v[i + k] > h[k] ? v[i + k] : h[k];
+        }
+    for (; i < n; i++) {
+        l[0] = v[i] < l[0] ? v[i] : l[0];
+        h[0] = v[i] > h[0] ? v[i] : h[0];
+    }
+    for (unsigned k = 0; k < 8; k++) {
+        *lo = l[k] < *lo ? l[k] : *lo;
+        *hi = h[k] > *hi ? h[k] : *hi;
     }
 }
 
@@ -1240,14 +1266,18 @@ static int batch_count(rk *r, rk_tree *tr, rk_batch *b, size_t n, ak_error *err)
     }
     for (uint32_t q = 0; q < d; q++) {
         const uint32_t *col = b->code + (size_t)q * b->stride;
+        if (only && b->provisional[q]) { /* integer codes in value order: rank just the extremes */
+            uint32_t lo = UINT32_MAX, hi = 0;
+            min_max(col, n, &lo, &hi);
+            lo = table_numeric_rank(r->t, q, lo);
+            hi = table_numeric_rank(r->t, q, hi);
+            only->lo[q] = lo < only->lo[q] ? lo : only->lo[q];
+            only->hi[q] = hi > only->hi[q] ? hi : only->hi[q];
+            continue; /* (not counted) */
+        }
         if (only) {
-            uint32_t lo = only->lo[q], hi = only->hi[q];
-            for (size_t i = 0; i < n; i++) {
-                lo = col[i] < lo ? col[i] : lo;
-                hi = col[i] > hi ? col[i] : hi;
-            }
-            only->lo[q] = lo;
-            only->hi[q] = hi;
+            min_max(col, n, &only->lo[q], &only->hi[q]);
+            const uint32_t lo = only->lo[q], hi = only->hi[q];
             if (!only->counted[q]) continue;
             if (lo - only->av[q].base >= only->av[q].range || hi - only->av[q].base >= only->av[q].range)
                 return ak_err_set(err, ANONKIT_E_INTERNAL, NULL, 0, 0, "a code lies outside its partition's box");
@@ -1345,6 +1375,14 @@ static int scan(rk *r, rk_tree *tr, rk_part *p, int repartition, spill_writer *c
         if (tr->nodes[i].kind == RK_INNER) need[tr->nodes[i].q] = 1;
     int rc = reader_open(r, &rd, p, repartition, err);
     if (rc == ANONKIT_OK) rc = batch_init(r, &b, err);
+    /* A partition's first count of the root file ranks only the QIs it
+     * counts: the others want just their box, and integer codes (value plus
+     * a bias) are in value order, so their least and greatest are ranked
+     * alone. Ranking is a lookup in a table as wide as the values' range. */
+    const fgroup *only = tr->count == 1 ? tr->nodes[0].fg : NULL;
+    for (uint32_t c = 0; rc == ANONKIT_OK && c < r->d; c++)
+        b.provisional[c] = p->provisional && !repartition && !copy && only && !only->counted[c] &&
+                           r->t->qi[c].kind == ATTR_NUMERIC && !r->t->qi[c].prov.has_ids;
     while (rc == ANONKIT_OK) {
         const uint8_t *raw;
         size_t n;
