@@ -3,11 +3,16 @@
 # Figure 7, the 9 QIs): `--memory 64M`, k = 1000, F_CACHE 1 and 8. Prints wall
 # time, peak resident memory against the budget, blocks read and written against
 # the I/O model of 000 §4, and — measured in the same run on a file the size of
-# the tuple data — the time of one sequential read (cat of a cached file, as the
-# spill files are read) and one write (dd), so that the run can be stated as a
-# multiple of the model's I/O time: reads_T x read time + writes_T x write time.
-# The in-memory Mondrian on the same input is the baseline. Never fails on time.
-# usage: bash bench/bench_rothko.sh [BUILD_DIR] [ROWS] [MEMORY]
+# the tuple data, in the folder the spill files go to — the cost of the model's
+# block reads and writes two ways:
+#   cached: one read through the page cache (cat of a file just written, as the
+#           spill files are mostly read here) and one write (dd, fsync);
+#   direct: one read and one write with O_DIRECT (dd iflag/oflag=direct), the
+#           device's own sequential speed, which the page cache hides.
+# The run is stated as a multiple of the model's I/O time under each, reads_T x
+# (read time per block) + writes_T x (write time per block), and of its own
+# blocks at device speed. The in-memory Mondrian on the same input is the
+# baseline. Never fails on time.
 set -euo pipefail
 BUILD=${1:-build}
 ROWS=${2:-10000000}
@@ -22,12 +27,23 @@ echo "input: $ROWS rows, $(( $(stat -c %s "$DIR/in.csv") / 1000000 )) MB of CSV,
 
 # the model's unit costs, on a file the size of the tuple data (9 codes, sensitive, class: 44 bytes a row)
 BYTES=$((ROWS * 44))
-/usr/bin/time -f "%e" -o "$DIR/t" dd if=/dev/zero of="$DIR/probe" bs=256K count=$(( (BYTES + 262143) / 262144 )) conv=fsync status=none
-WRITE=$(cat "$DIR/t")
-/usr/bin/time -f "%e" -o "$DIR/t" cat "$DIR/probe" >/dev/null
-READ=$(cat "$DIR/t")
-rm -f "$DIR/probe"
-printf "one write of the tuple data (dd, fsync): %.2f s; one read (cat, cached): %.2f s  (%d MB)\n" "$WRITE" "$READ" $((BYTES / 1000000))
+BLOCKS=$(( (BYTES + 262143) / 262144 ))
+secs() { /usr/bin/time -f "%e" -o "$DIR/t" "$@" >/dev/null && cat "$DIR/t"; }
+WRITE=$(secs dd if=/dev/zero of="$DIR/probe" bs=256K count=$BLOCKS conv=fsync status=none)
+READ=$(secs cat "$DIR/probe")
+if DWRITE=$(secs dd if=/dev/zero of="$DIR/probe.direct" bs=256K count=$BLOCKS oflag=direct status=none 2>/dev/null) &&
+   DREAD=$(secs dd if="$DIR/probe.direct" of=/dev/null bs=256K iflag=direct status=none 2>/dev/null); then :; else
+    DWRITE=0 DREAD=0 # the file system refuses O_DIRECT (tmpfs): no device figures
+fi
+rm -f "$DIR/probe" "$DIR/probe.direct"
+printf "I/O of the tuple data (%d MB, %d blocks of 256 KiB) in %s:\n" $((BYTES / 1000000)) $BLOCKS "$(dirname "$DIR")"
+printf "  cached: write %.2f s (dd, fsync), read %.2f s (cat, page cache)\n" "$WRITE" "$READ"
+if [ "$DWRITE" != 0 ]; then
+    printf "  direct: write %.2f s (dd oflag=direct), read %.2f s (dd iflag=direct): %.0f / %.0f MB/s\n" "$DWRITE" "$DREAD" \
+        "$(echo "$BYTES / 1000000 / ($DWRITE + 0.001)" | bc -l)" "$(echo "$BYTES / 1000000 / ($DREAD + 0.001)" | bc -l)"
+else
+    echo "  direct: O_DIRECT refused here, no device figures"
+fi
 
 run() { # NAME ARGS...
     local name=$1
@@ -35,24 +51,33 @@ run() { # NAME ARGS...
     /usr/bin/time -f "%e %M" -o "$DIR/t" "$ANONKIT" anonymize "$DIR/in.csv" -o "$DIR/out.csv" --qi $QI --k 1000 \
         --seed 1 --report "$DIR/r.json" "$@" 2>/dev/null
     read -r secs rss <"$DIR/t"
-    /usr/bin/python3 - "$name" "$secs" "$rss" "$DIR/r.json" "$READ" "$WRITE" "$MEMORY" <<'PY'
+    /usr/bin/python3 - "$name" "$secs" "$rss" "$DIR/r.json" "$BLOCKS" "$READ" "$WRITE" "$DREAD" "$DWRITE" <<'PY'
 import json, sys
-name, secs, rss, path, read, write, memory = sys.argv[1:]
-secs, rss, read, write = float(secs), int(rss) / 1024, float(read), float(write)
+name, secs, rss, path, blocks, read, write, dread, dwrite = sys.argv[1:]
+secs, rss, blocks = float(secs), int(rss) / 1024, int(blocks)
 r = json.load(open(path))
 line = f"{name:22s} {secs:7.2f} s  peak RSS {rss:6.1f} MB  classes {r['classes']}  GCP {r['metrics']['gcp']:.4f}"
 io = r.get("out_of_core")
 if io:
     m = io["model"]
-    units = io["data_blocks"] or 1
-    model_time = m["reads_T"] / units * read + m["writes_T"] / units * write
+    scale = io["block_size"] / 262144  # the probe's blocks are 256 KiB
+    def cost(reads, writes, rd, wr):  # seconds for that many blocks at the probe's per-block times
+        return (reads * float(rd) + writes * float(wr)) / blocks * scale
+    def times(t):
+        return f"{secs / t:.2f} x" if t > 0 else "n/a"
+    cached, direct = cost(m["reads_T"], m["writes_T"], read, write), cost(m["reads_T"], m["writes_T"], dread, dwrite)
+    own = cost(io["blocks_read"], io["blocks_written"], dread, dwrite)
     budget = io["memory"] / 2**20
+    bpt = io["blocks_written"] * io["block_size"] / io["rows_written"] if io.get("rows_written") else 0
     line += (f"  (budget {budget:.0f} MB + 16: {'within' if rss <= budget + 16 else 'OVER'})\n"
              f"{'':22s} TM {io['tm_rows']} rows, F_CACHE {io['fcache']}, scans {io['scans']}, repartitions {io['repartitions']}"
              f" (model: height {m['height']}, repartitions_T {m['repartitions_T']})\n"
              f"{'':22s} blocks read {io['blocks_read']} written {io['blocks_written']}"
-             f"  model reads_T {m['reads_T']} writes_T {m['writes_T']}  (|R| = {units} blocks; first scan wrote {io['first_scan_blocks_written']})\n"
-             f"{'':22s} model I/O time {model_time:.2f} s; wall = {secs / model_time if model_time else float('inf'):.2f} x model I/O time;"
+             f"  model reads_T {m['reads_T']} writes_T {m['writes_T']}  (|R| = {io['data_blocks']} blocks of 44-byte tuples;"
+             f" repartitioned tuples took {bpt:.1f} bytes; first scan wrote {io['first_scan_blocks_written']})\n"
+             f"{'':22s} model I/O time: cached {cached:.2f} s, direct {direct:.2f} s;"
+             f" wall = {times(cached)} the cached, {times(direct)} the direct model I/O time\n"
+             f"{'':22s} this run's own blocks at direct speed {own:.2f} s (wall = {times(own)});"
              f" phases: anonymize {r['phase_seconds']['anonymize']:.2f} s")
 print(line)
 PY

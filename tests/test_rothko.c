@@ -283,6 +283,170 @@ static void test_wide_integer_range(void **state)
     tu_rmtree(dir);
 }
 
+enum { WITH_L = 1, WITH_INFOGAIN = 2 };
+
+/* Runs the table in dir/in.csv (columns id, a0.., s, c, note) in memory and
+ * with rothko-t (memory, block size, F_CACHE; with flags WITH_L distinct
+ * l = 2, WITH_INFOGAIN InfoGain on c), fails unless both publish the same
+ * rows, and returns rothko-t's report. */
+static char *same_as_in_memory(const char *dir, int nqi, const int *categorical, const char *k, int flags,
+                               const char *memory, const char *block, const char *fcache)
+{
+    char outs[2][4200], report[4200];
+    snprintf(report, sizeof report, "%s/report.json", dir);
+    for (int which = 0; which < 2; which++) {
+        snprintf(outs[which], sizeof outs[which], "%s/out%d.csv", dir, which);
+        anonkit_job *job = job_for(dir, nqi, categorical, outs[which]);
+        must_set(job, ANONKIT_OPT_K, k);
+        if (flags & WITH_L) must_set(job, ANONKIT_OPT_L, "2");
+        if (flags & WITH_INFOGAIN) {
+            must_set(job, ANONKIT_OPT_SPLIT, "infogain");
+            must_set(job, ANONKIT_OPT_CLASS, "c");
+        }
+        if (which) {
+            must_set(job, ANONKIT_OPT_ALGORITHM, "rothko-t");
+            must_set(job, ANONKIT_OPT_MEMORY, memory);
+            must_set(job, ANONKIT_OPT_BLOCK_SIZE, block);
+            must_set(job, ANONKIT_OPT_FCACHE, fcache);
+            must_set(job, ANONKIT_OPT_REPORT, report);
+        }
+        anonkit_result *res = NULL;
+        if (anonkit_anonymize(job, &res) != ANONKIT_OK) fail_msg("run %d: %s", which, anonkit_errmsg(job));
+        anonkit_result_free(res);
+        anonkit_job_free(job);
+    }
+    size_t na, nb;
+    char **a = sorted_records(outs[0], &na), **b = sorted_records(outs[1], &nb);
+    assert_int_equal(na, nb);
+    for (size_t i = 0; i < na; i++)
+        if (strcmp(a[i], b[i])) fail_msg("rows differ:\n  %s\n  %s", a[i], b[i]);
+    free(a[0]);
+    free(b[0]);
+    free(a);
+    free(b);
+    char *json = tu_read_file(report, NULL);
+    assert_non_null(json);
+    return json;
+}
+
+/* A numeric QI with 70,000 distinct values whose normalized range an outlier
+ * makes small, so that the other QIs are split first and partitions of a few
+ * thousand rows still span most of its codes: their AV sets for it are
+ * counted sparsely, and repartitioned tuples store it in 3 bytes, the others
+ * in 1 or 2 (20 bytes a tuple unnarrowed). The output equals the in-memory
+ * one under Median / k-anonymity and InfoGain / l-diversity. */
+static void test_wide_numeric_sparse_and_narrow(void **state)
+{
+    (void)state;
+    tu_rng rng = {77};
+    const char *tmp = tu_mkdtemp();
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", tmp);
+    enum { N = 70000 };
+    int *perm = malloc(N * sizeof *perm);
+    assert_non_null(perm);
+    for (int i = 0; i < N; i++) perm[i] = i;
+    for (int i = N - 1; i > 0; i--) {
+        const int j = (int)tu_below(&rng, (uint64_t)i + 1), t = perm[i];
+        perm[i] = perm[j];
+        perm[j] = t;
+    }
+    FILE *f = fopen(tu_path(dir, "in.csv"), "w");
+    assert_non_null(f);
+    fprintf(f, "id,a0,a1,a2,s,c,note\n");
+    for (int i = 0; i < N; i++)
+        fprintf(f, "%d,%d,%d,%d,s%d,%s,n%d\n", i, perm[i] == 0 ? 16 * N : perm[i], (int)tu_below(&rng, 2000),
+                (int)tu_below(&rng, 40), (int)tu_below(&rng, 5), tu_below(&rng, 3) ? "yes" : "no", i % 3);
+    fclose(f);
+    free(perm);
+    const int categorical[3] = {0, 0, 0};
+    for (int variant = 0; variant < 2; variant++) {
+        char *json = same_as_in_memory(dir, 3, categorical, variant ? "4" : "5", variant ? WITH_L | WITH_INFOGAIN : 0, "8M", "4K", "1");
+        const long sparse = report_number(json, "\"sparse_av_sets\""), reparts = report_number(json, "\"repartitions\"");
+        const long written = report_number(json, "\"blocks_written\""), rows = report_number(json, "\"rows_written\"");
+        print_message("variant %d: %ld repartitions, %ld sparse AV sets, %ld blocks written for %ld tuples\n", variant,
+                      reparts, sparse, written, rows);
+        assert_true(reparts >= 3);
+        assert_true(sparse > 0);
+        /* narrowed: well under the 20 bytes a tuple of 4-byte codes takes (blocks rounded up per file) */
+        assert_true(rows > 0);
+        assert_true((double)written * 4096 < 0.6 * 20 * (double)rows);
+        free(json);
+    }
+    tu_rmtree(dir);
+}
+
+/* A categorical QI of 60,000 leaves (in 10 groups) and 12,000 rows: even the
+ * root's AV set for it is counted sparsely (96 KB where dense counts take
+ * 240 KB, more than this budget leaves for frequency groups), and the output
+ * equals the in-memory one. */
+static void test_wide_hierarchy_sparse(void **state)
+{
+    (void)state;
+    tu_rng rng = {78};
+    const char *tmp = tu_mkdtemp();
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", tmp);
+    enum { LEAVES = 60000, N = 12000 };
+    FILE *h = fopen(tu_path(dir, "h0.csv"), "w");
+    assert_non_null(h);
+    for (int i = 0; i < LEAVES; i++) fprintf(h, "v%d;g%d;*\n", i, i / (LEAVES / 10));
+    fclose(h);
+    FILE *f = fopen(tu_path(dir, "in.csv"), "w");
+    assert_non_null(f);
+    fprintf(f, "id,a0,a1,s,c,note\n");
+    for (int i = 0; i < N; i++)
+        fprintf(f, "%d,v%d,%d,s%d,%s,x\n", i, (int)tu_below(&rng, LEAVES), (int)tu_below(&rng, 300),
+                (int)tu_below(&rng, 4), tu_below(&rng, 2) ? "yes" : "no");
+    fclose(f);
+    const int categorical[2] = {1, 0};
+    char *json = same_as_in_memory(dir, 2, categorical, "5", 0, "4000K", "4K", "0");
+    const long sparse = report_number(json, "\"sparse_av_sets\""), reparts = report_number(json, "\"repartitions\"");
+    print_message("%ld repartitions, %ld sparse AV sets\n", reparts, sparse);
+    assert_true(reparts >= 1);
+    assert_true(sparse > 0);
+    free(json);
+    tu_rmtree(dir);
+}
+
+/* Two categorical QIs of 1,000 leaves of which the rows use 10, under one
+ * node of 10: over the codes they could hold they look the widest QIs, so the
+ * root's first scan counts them and skips the numeric one, whose box is in
+ * fact the widest; Median then tries it first and the root is counted again
+ * in full. The output equals the in-memory one (k-anonymity with F_CACHE 1,
+ * l-diversity with F_CACHE 4). */
+static void test_recount_when_prediction_misses(void **state)
+{
+    (void)state;
+    tu_rng rng = {79};
+    const char *tmp = tu_mkdtemp();
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", tmp);
+    for (int q = 0; q < 2; q++) {
+        FILE *h = fopen(tu_path(dir, q ? "h1.csv" : "h0.csv"), "w");
+        assert_non_null(h);
+        for (int i = 0; i < 1000; i++) fprintf(h, "v%d;g%d;*\n", i, i / 10);
+        fclose(h);
+    }
+    FILE *f = fopen(tu_path(dir, "in.csv"), "w");
+    assert_non_null(f);
+    fprintf(f, "id,a0,a1,a2,s,c,note\n");
+    for (int i = 0; i < 6000; i++)
+        fprintf(f, "%d,v%d,v%d,%d,s%d,%s,x\n", i, 500 + (int)tu_below(&rng, 10), 500 + (int)tu_below(&rng, 10),
+                (int)tu_below(&rng, 1000), (int)tu_below(&rng, 4), tu_below(&rng, 2) ? "yes" : "no");
+    fclose(f);
+    const int categorical[3] = {1, 1, 0};
+    for (int variant = 0; variant < 2; variant++) {
+        char *json = same_as_in_memory(dir, 3, categorical, "5", variant ? WITH_L : 0, "300K", "2K", variant ? "4" : "1");
+        const long recounted = report_number(json, "\"recounted_nodes\""), reparts = report_number(json, "\"repartitions\"");
+        print_message("F_CACHE %s: %ld repartitions, %ld nodes counted again\n", variant ? "4" : "1", reparts, recounted);
+        assert_true(reparts >= 1);
+        assert_true(recounted >= 1);
+        free(json);
+    }
+    tu_rmtree(dir);
+}
+
 /* The folder is 0700, files are 0600 and have no name; removal empties the parent. */
 static void test_spill_privacy(void **state)
 {
@@ -571,6 +735,9 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_identical_to_in_memory),
         cmocka_unit_test(test_wide_integer_range),
+        cmocka_unit_test(test_wide_numeric_sparse_and_narrow),
+        cmocka_unit_test(test_wide_hierarchy_sparse),
+        cmocka_unit_test(test_recount_when_prediction_misses),
         cmocka_unit_test(test_spill_privacy),
         cmocka_unit_test(test_failures_leave_nothing),
         cmocka_unit_test(test_sampled_always_valid),

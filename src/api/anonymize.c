@@ -176,6 +176,9 @@ static char *build_report(const anonkit_job *job, const table *t, const metrics 
         json_object_set_new(io, "payload_blocks_read", json_integer((json_int_t)rs->payload_blocks_read));
         json_object_set_new(io, "payload_blocks_written", json_integer((json_int_t)rs->payload_blocks_written));
         json_object_set_new(io, "partitions_in_memory", json_integer((json_int_t)rs->partitions_in_memory));
+        json_object_set_new(io, "rows_written", json_integer((json_int_t)rs->rows_written));
+        json_object_set_new(io, "sparse_av_sets", json_integer((json_int_t)rs->sparse_sets));
+        json_object_set_new(io, "recounted_nodes", json_integer((json_int_t)rs->recounted_nodes));
         json_t *model = json_object();
         if (!strcmp(job->algorithm, "rothko-s")) {
             json_object_set_new(io, "sample_rows", json_integer((json_int_t)rs->sample_rows));

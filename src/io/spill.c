@@ -132,7 +132,7 @@ int spill_reader_init(spill_reader *r, const spill_file *file, size_t block, spi
     r->file = file;
     r->block = block ? block : SPILL_DEFAULT_BLOCK;
     r->stats = stats;
-    if (!(r->buf = malloc(r->block))) return ak_err_nomem(err);
+    if (!(r->buf = calloc(1, r->block + SPILL_READ_SLACK))) return ak_err_nomem(err);
     return ANONKIT_OK;
 }
 
@@ -169,8 +169,9 @@ int spill_read(spill_reader *r, size_t len, const uint8_t **data, ak_error *err)
     }
     /* The record straddles blocks (or the file ends): gather it in staging. */
     if (len > r->staging_cap) {
-        uint8_t *s = realloc(r->staging, len);
+        uint8_t *s = realloc(r->staging, len + SPILL_READ_SLACK);
         if (!s) return ak_err_nomem(err);
+        memset(s + len, 0, SPILL_READ_SLACK);
         r->staging = s;
         r->staging_cap = len;
     }
@@ -191,6 +192,22 @@ int spill_read(spill_reader *r, size_t len, const uint8_t **data, ak_error *err)
     }
     *data = r->staging;
     return 1;
+}
+
+int spill_read_records(spill_reader *r, size_t width, size_t max, const uint8_t **data, size_t *count,
+                       ak_error *err)
+{
+    const size_t whole = width ? (r->len - r->at) / width : 0;
+    if (whole && max) {
+        *count = whole < max ? whole : max;
+        *data = r->buf + r->at;
+        r->at += *count * width;
+        return 1;
+    }
+    *count = 0;
+    const int got = spill_read(r, width, data, err);
+    if (got == 1) *count = 1;
+    return got;
 }
 
 void spill_reader_free(spill_reader *r)

@@ -16,6 +16,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "core/error.h"
 
@@ -60,6 +61,18 @@ int spill_writer_init(spill_writer *w, spill_file *file, const spill_dir *dir, s
                       ak_error *err);
 /* Writes out whole blocks as they fill; a full disk is reported with the directory. */
 int spill_write(spill_writer *w, const void *data, size_t len, ak_error *err);
+/* spill_write with the common case inline: data that fits in the buffer
+ * without filling it is copied without a call (a repartitioning scan writes
+ * every tuple through one of these). */
+static inline int spill_put(spill_writer *w, const void *data, size_t len, ak_error *err)
+{
+    if (w->block - w->used > len) {
+        memcpy(w->buf + w->used, data, len);
+        w->used += len;
+        return ANONKIT_OK;
+    }
+    return spill_write(w, data, len, err);
+}
 /* Writes out what is buffered (call before the file is read). */
 int spill_writer_flush(spill_writer *w, ak_error *err);
 void spill_writer_free(spill_writer *w);
@@ -76,10 +89,22 @@ typedef struct spill_reader {
 } spill_reader;
 
 int spill_reader_init(spill_reader *r, const spill_file *file, size_t block, spill_stats *stats, ak_error *err);
+/* Bytes past the end of what spill_read and spill_read_records hand out that
+ * may be read (and ignored), so that a decoder can load a 3-byte field as a
+ * 4-byte word. */
+#define SPILL_READ_SLACK 8
+
 /* Points *data at the next `len` bytes (valid until the next call). Returns 1,
  * 0 at the end of the file, or a negative status (a file shorter than a whole
  * record is ANONKIT_E_INTERNAL: spill files are only written by anonkit). */
 int spill_read(spill_reader *r, size_t len, const uint8_t **data /* OUT */, ak_error *err);
+/* Points *data at the next *count (1 to max) records of `width` bytes, all
+ * that the buffered block holds whole, so that a scan handles a block at a
+ * time; a record straddling two blocks comes alone. Valid until the next
+ * call. Returns 1, 0 at the end of the file, or a negative status as
+ * spill_read. */
+int spill_read_records(spill_reader *r, size_t width, size_t max, const uint8_t **data /* OUT */,
+                       size_t *count /* OUT */, ak_error *err);
 void spill_reader_free(spill_reader *r);
 
 #endif

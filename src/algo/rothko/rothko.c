@@ -18,7 +18,17 @@
  * rows is loaded and finished by the in-memory Mondrian, started from its node's
  * region, so the classes, their boxes and regions are those of the in-memory
  * run. The finished partitions go to a callback in depth-first order, which is
- * how the recoding rules are written without holding the tree (000 §2.2). */
+ * how the recoding rules are written without holding the tree (000 §2.2).
+ *
+ * Rothko-S (000 §3, process_sampled) shares the spill files, the leaves and
+ * the repartitioning: a partition larger than the sample is sampled in one
+ * scan (reservoir sampling), a tree is grown on the sample by mondrian.c's
+ * growth phase (splits through the hypothesis tests of sampletest.c), the
+ * partition is repartitioned across its leaves while each node's population
+ * statistics are counted, nodes with a violating child are merged (pruning),
+ * and each resulting partition is processed in turn. Its tuples also carry
+ * the numeric sensitive value and the regression target, which frequency
+ * groups cannot summarize but samples can. */
 #include "algo/rothko/rothko.h"
 
 #include <math.h>
@@ -54,11 +64,25 @@ int rothko_parse_size(const char *text, size_t *out)
 
 /* ------------------------------------------------------------ run state */
 
+/* How a partition's file stores a tuple: column c (the d QIs, then the
+ * sensitive code, then the class code) at byte off[c], as its offset from
+ * base[c] in bytes[c] bytes, little-endian; 0 bytes: every row holds base[c].
+ * The run's doubles (Rothko-S: the numeric sensitive value, the regression
+ * target) follow at extra_at, as stored. */
+typedef struct rk_layout {
+    uint32_t width; /* bytes per tuple */
+    uint32_t extra_at;
+    uint32_t *base, *off;
+    uint8_t *bytes;
+} rk_layout;
+
 /* A partition on disk: tuples and the copied fields of its rows. */
 typedef struct rk_part {
     spill_file tuples, payload;
     uint64_t rows;
     int provisional; /* numeric codes still need table_numeric_rank (the root file) */
+    const rk_layout *layout;   /* NULL: d + 2 codes of 4 bytes (the root file) */
+    const uint32_t *lo, *hi;   /* NULL, or per QI bounds of every row's codes */
 } rk_part;
 
 typedef struct rk {
@@ -66,8 +90,9 @@ typedef struct rk {
     const rothko_options *o;
     table *t;            /* the schema: dictionaries, no rows */
     uint32_t d;
-    uint32_t width;      /* bytes per tuple: d codes, sensitive, class, then the doubles below */
-    uint32_t sval_at, target_at; /* offsets of the numeric sensitive value and target (0: not stored) */
+    uint32_t width;      /* bytes per tuple of the root file: d codes, sensitive, class, the doubles */
+    uint32_t extra;      /* bytes of doubles per tuple: the numeric sensitive value, then the target (Rothko-S) */
+    int has_sval, has_target;
     uint32_t ncopied;
     uint32_t *copied_col;
     size_t block;
@@ -125,15 +150,16 @@ static int copied_columns(rk *r, const table *t, ak_error *err)
     return ANONKIT_OK;
 }
 
-/* The tuple of a row: d codes, the sensitive and class codes, then the
- * numeric sensitive value (variance diversity) and the regression target
- * when the run needs them (Rothko-S). */
+/* The root file's tuple: d codes, the sensitive and class codes, 4 bytes
+ * each, then the numeric sensitive value (variance diversity) and the
+ * regression target when the run needs them (Rothko-S). */
 static void tuple_layout(rk *r, const table *t)
 {
     r->d = t->nqi;
-    r->width = 4 * (t->nqi + 2);
-    if (r->need_mom && t->sensitive_numeric) r->sval_at = r->width, r->width += 8;
-    if (r->o->split == MDR_SPLIT_REGRESSION && t->target_column >= 0) r->target_at = r->width, r->width += 8;
+    r->has_sval = r->need_mom && t->sensitive_numeric;
+    r->has_target = r->o->split == MDR_SPLIT_REGRESSION && t->target_column >= 0;
+    r->extra = 8 * (uint32_t)(r->has_sval + r->has_target);
+    r->width = 4 * (t->nqi + 2) + r->extra;
 }
 
 /* Writes one encoded row (slot of t's arrays) and its copied fields. */
@@ -149,11 +175,11 @@ static int sink_row(void *ctx, const table *t, size_t slot, const csv_record *re
     for (uint32_t q = 0; q < r->d; q++) tuple_store_u32(row + 4 * q, t->qi[q].codes[slot]);
     tuple_store_u32(row + 4 * r->d, t->sensitive_column >= 0 ? t->sensitive_codes[slot] : 0);
     tuple_store_u32(row + 4 * r->d + 4, t->class_column >= 0 ? t->class_codes[slot] : 0);
-    if (r->sval_at) {
-        store_f64(row + r->sval_at, t->sensitive_values[slot]);
+    if (r->has_sval) {
+        store_f64(row + 4 * (r->d + 2), t->sensitive_values[slot]);
         r->values_exact &= model_value_is_small_integer(t->sensitive_values[slot]);
     }
-    if (r->target_at) store_f64(row + r->target_at, t->target_values[slot]);
+    if (r->has_target) store_f64(row + 4 * (r->d + 2) + 8 * r->has_sval, t->target_values[slot]);
     AK_CHECK(spill_write(&r->root_tuples, row, r->width, err));
     if (r->ncopied) {
         /* total bytes, then each field's length, then the fields */
@@ -174,18 +200,148 @@ static int sink_row(void *ctx, const table *t, size_t slot, const csv_record *re
     return ANONKIT_OK;
 }
 
+/* ------------------------------------------------------------ tuple layouts */
+
+/* Partitions written by repartitioning store each code in as few bytes as
+ * the range its rows can hold needs (CONVENTIONS.md: narrow columns first),
+ * so that they and every later scan of them take fewer blocks; the root file
+ * keeps 4-byte codes, its numeric ones provisional until ranked. */
+
+static void layout_free(rk_layout *l)
+{
+    free(l->base);
+    memset(l, 0, sizeof *l);
+}
+
+static int layout_alloc(const rk *r, rk_layout *l, ak_error *err)
+{
+    const size_t ncol = (size_t)r->d + 2;
+    layout_free(l);
+    if (!(l->base = malloc(ncol * (2 * sizeof *l->base + sizeof *l->bytes)))) return ak_err_nomem(err);
+    l->off = l->base + ncol;
+    l->bytes = (uint8_t *)(l->off + ncol);
+    return ANONKIT_OK;
+}
+
+/* Lays the columns out one after the other, then the doubles. */
+static void layout_place(const rk *r, rk_layout *l)
+{
+    l->width = 0;
+    for (uint32_t c = 0; c < r->d + 2; c++) {
+        l->off[c] = l->width;
+        l->width += l->bytes[c];
+    }
+    l->extra_at = l->width;
+    l->width += r->extra;
+}
+
+/* The numeric sensitive value and the target of a stored tuple. */
+static inline double tuple_sval(const rk_layout *l, const uint8_t *row) { return load_f64(row + l->extra_at); }
+static inline double tuple_target(const rk *r, const rk_layout *l, const uint8_t *row)
+{
+    return load_f64(row + l->extra_at + 8 * r->has_sval);
+}
+
+/* The root file's layout: 4-byte codes. */
+static int layout_wide(const rk *r, rk_layout *l, ak_error *err)
+{
+    AK_CHECK(layout_alloc(r, l, err));
+    for (uint32_t c = 0; c < r->d + 2; c++) l->base[c] = 0, l->bytes[c] = 4;
+    layout_place(r, l);
+    return ANONKIT_OK;
+}
+
+/* Bytes that offsets 0..span need. */
+static uint8_t span_bytes(uint32_t span) { return span == 0 ? 0 : span < 1u << 8 ? 1 : span < 1u << 16 ? 2 : span < 1u << 24 ? 3 : 4; }
+
+/* The narrowest layout for rows whose QI codes lie in [lo[q], hi[q]]. */
+static int layout_fit(const rk *r, const uint32_t *lo, const uint32_t *hi, rk_layout *l, ak_error *err)
+{
+    AK_CHECK(layout_alloc(r, l, err));
+    for (uint32_t q = 0; q < r->d; q++) {
+        l->base[q] = lo[q];
+        l->bytes[q] = span_bytes(hi[q] - lo[q]);
+    }
+    const uint32_t sens = r->t->sensitive_dict.count, cls = r->t->class_dict.count;
+    l->base[r->d] = l->base[r->d + 1] = 0;
+    l->bytes[r->d] = span_bytes(sens ? sens - 1 : 0);
+    l->bytes[r->d + 1] = span_bytes(cls ? cls - 1 : 0);
+    layout_place(r, l);
+    if (l->width == 0) { /* every column constant: keep one byte, so that a tuple still takes room */
+        l->bytes[r->d + 1] = 1;
+        layout_place(r, l);
+    }
+    return ANONKIT_OK;
+}
+
+static int layout_copy(const rk *r, const rk_layout *from, rk_layout *l, ak_error *err)
+{
+    AK_CHECK(layout_alloc(r, l, err));
+    const size_t ncol = (size_t)r->d + 2;
+    memcpy(l->base, from->base, ncol * sizeof *l->base);
+    memcpy(l->bytes, from->bytes, ncol * sizeof *l->bytes);
+    layout_place(r, l);
+    return ANONKIT_OK;
+}
+
+/* Column c of n tuples stored at raw (in a spill buffer, which may be read
+ * SPILL_READ_SLACK bytes past its tuples), decoded into col. */
+static void layout_column(const rk_layout *l, uint32_t c, const uint8_t *raw, size_t n, uint32_t *col)
+{
+    const uint8_t *at = raw + l->off[c];
+    const uint32_t base = l->base[c], w = l->width;
+    switch (l->bytes[c]) {
+    case 0:
+        for (size_t i = 0; i < n; i++) col[i] = base;
+        break;
+    case 1:
+        for (size_t i = 0; i < n; i++, at += w) col[i] = base + at[0];
+        break;
+    case 2:
+        for (size_t i = 0; i < n; i++, at += w) col[i] = base + (at[0] | (uint32_t)at[1] << 8);
+        break;
+    case 3: /* a word load (spill buffers have slack after the last tuple) */
+        for (size_t i = 0; i < n; i++, at += w) col[i] = base + (tuple_load_u32(at) & 0xffffff);
+        break;
+    default:
+        for (size_t i = 0; i < n; i++, at += w) col[i] = base + tuple_load_u32(at);
+        break;
+    }
+}
+
+/* Stores code v as column c of the tuple at row. */
+static inline void layout_store(const rk_layout *l, uint32_t c, uint8_t *row, uint32_t v)
+{
+    const uint32_t x = v - l->base[c];
+    uint8_t *at = row + l->off[c];
+    switch (l->bytes[c]) {
+    case 0: break;
+    case 1: at[0] = (uint8_t)x; break;
+    case 2: at[0] = (uint8_t)x, at[1] = (uint8_t)(x >> 8); break;
+    case 3: at[0] = (uint8_t)x, at[1] = (uint8_t)(x >> 8), at[2] = (uint8_t)(x >> 16); break;
+    default: tuple_store_u32(at, x); break;
+    }
+}
+
 /* ------------------------------------------------------------ reading a partition */
 
 typedef struct rk_reader {
     spill_reader tuples, payload;
-    const uint8_t *raw; /* the last tuple as stored (valid until the next read) */
+    const uint8_t *raw; /* read_row: the last tuple as stored */
     int with_payload;
+    const rk_layout *lay; /* the partition's, or own */
+    rk_layout own;        /* the root file's */
 } rk_reader;
 
 static int reader_open(rk *r, rk_reader *rd, const rk_part *p, int with_payload, ak_error *err)
 {
     memset(rd, 0, sizeof *rd);
     rd->with_payload = with_payload && r->ncopied;
+    rd->lay = p->layout;
+    if (!rd->lay) {
+        AK_CHECK(layout_wide(r, &rd->own, err));
+        rd->lay = &rd->own;
+    }
     AK_CHECK(spill_reader_init(&rd->tuples, &p->tuples, r->block, &r->tuple_io, err));
     if (rd->with_payload) AK_CHECK(spill_reader_init(&rd->payload, &p->payload, r->block, &r->payload_io, err));
     return ANONKIT_OK;
@@ -195,6 +351,21 @@ static void reader_close(rk_reader *rd)
 {
     spill_reader_free(&rd->tuples);
     spill_reader_free(&rd->payload);
+    layout_free(&rd->own);
+}
+
+/* The next row's payload record: its fields' lengths, then the fields
+ * (without the total that leads it in the file). 1, or < 0. */
+static int read_payload(const rk *r, rk_reader *rd, const uint8_t **pay, size_t *paylen, ak_error *err)
+{
+    const uint8_t *head;
+    int got = spill_read(&rd->payload, 4, &head, err);
+    if (got <= 0) return got < 0 ? got : ak_err_set(err, ANONKIT_E_INTERNAL, NULL, 0, 0, "a payload file ends early");
+    const size_t total = 4 * (size_t)r->ncopied + tuple_load_u32(head);
+    got = spill_read(&rd->payload, total, pay, err);
+    if (got <= 0) return got < 0 ? got : ak_err_set(err, ANONKIT_E_INTERNAL, NULL, 0, 0, "a payload file ends early");
+    *paylen = total;
+    return 1;
 }
 
 /* The next row: codes (final) into code[0..d+2), and with_payload its payload
@@ -203,22 +374,14 @@ static int read_row(rk *r, rk_reader *rd, const rk_part *p, uint32_t *code, cons
                     ak_error *err)
 {
     const uint8_t *row;
-    int got = spill_read(&rd->tuples, r->width, &row, err);
+    int got = spill_read(&rd->tuples, rd->lay->width, &row, err);
     if (got <= 0) return got;
     rd->raw = row;
-    for (uint32_t q = 0; q < r->d + 2; q++) code[q] = tuple_load_u32(row + 4 * q);
+    for (uint32_t c = 0; c < r->d + 2; c++) layout_column(rd->lay, c, row, 1, code + c);
     if (p->provisional)
         for (uint32_t q = 0; q < r->d; q++)
             if (r->t->qi[q].kind == ATTR_NUMERIC) code[q] = table_numeric_rank(r->t, q, code[q]);
-    if (rd->with_payload) {
-        const uint8_t *head;
-        got = spill_read(&rd->payload, 4, &head, err);
-        if (got <= 0) return got < 0 ? got : ak_err_set(err, ANONKIT_E_INTERNAL, NULL, 0, 0, "a payload file ends early");
-        const size_t total = 4 * (size_t)r->ncopied + tuple_load_u32(head);
-        got = spill_read(&rd->payload, total, pay, err);
-        if (got <= 0) return got < 0 ? got : ak_err_set(err, ANONKIT_E_INTERNAL, NULL, 0, 0, "a payload file ends early");
-        *paylen = total;
-    }
+    if (rd->with_payload) AK_CHECK(read_payload(r, rd, pay, paylen, err));
     return 1;
 }
 
@@ -278,12 +441,156 @@ static int pairset_sort(pairset *s, ak_error *err)
 
 static inline uint64_t pairset_count(const pairset *s, uint64_t key) { return s->count[u64map_find(&s->ids, key)]; }
 
-/* The frequency group of one node. */
+/* The AV set of one QI in one node (000 §2: SELECT A, COUNT(*) GROUP BY A),
+ * over the codes [base, base + range) that the node's rows can hold (its
+ * region, narrowed to a known box). Dense: a count per code. Sparse, when the
+ * range is much wider than the node has rows: the scan gathers the codes and
+ * they are sorted and run-length counted after it, so memory follows the rows
+ * rather than the range. Partitions have fewer than 2^32 rows. */
+typedef struct avset {
+    uint32_t base, range;
+    int sparse;
+    uint32_t *count; /* dense: count[c - base]; sparse, after av_finish: count of codes[i] (before: scratch) */
+    uint32_t *codes; /* sparse: every code seen, then after av_finish the distinct codes ascending */
+    size_t ncodes;   /* sparse: codes gathered, then distinct codes */
+    size_t cap;      /* sparse: room, the node's rows */
+} avset;
+
+/* Bytes an AV set over `range` codes takes for a node of n rows, and whether
+ * it is counted sparsely: when the dense counts would take more than twice
+ * the gathered codes and their sort buffer. */
+static size_t av_set_bytes(uint64_t range, uint64_t n, int *sparse /* OUT, may be NULL */)
+{
+    const int sp = range > 4 * n;
+    if (sparse) *sparse = sp;
+    return (size_t)(sp ? 8 * n : 4 * range);
+}
+
+static int av_init(avset *s, uint32_t base, uint32_t hi, uint64_t n, ak_error *err)
+{
+    memset(s, 0, sizeof *s);
+    s->base = base;
+    s->range = hi - base + 1;
+    av_set_bytes(s->range, n, &s->sparse);
+    if (!s->sparse) {
+        if (!(s->count = calloc(s->range, sizeof *s->count))) return ak_err_nomem(err);
+        return ANONKIT_OK;
+    }
+    s->cap = (size_t)n;
+    s->codes = malloc((s->cap ? s->cap : 1) * sizeof *s->codes);
+    s->count = malloc((s->cap ? s->cap : 1) * sizeof *s->count);
+    if (!s->codes || !s->count) return ak_err_nomem(err);
+    return ANONKIT_OK;
+}
+
+static void av_free(avset *s)
+{
+    free(s->count);
+    free(s->codes);
+    memset(s, 0, sizeof *s);
+}
+
+/* Counts one code (within the set's range). */
+static inline int av_add(avset *s, uint32_t code, ak_error *err)
+{
+    if (!s->sparse) {
+        s->count[code - s->base]++;
+        return ANONKIT_OK;
+    }
+    if (s->ncodes == s->cap) /* more rows than the node was said to have */
+        return ak_err_set(err, ANONKIT_E_INTERNAL, NULL, 0, 0, "a partition's row count changed between scans");
+    s->codes[s->ncodes++] = code;
+    return ANONKIT_OK;
+}
+
+/* After the scan: a sparse set's codes sorted (LSD radix sort on the offset
+ * from base, one byte a pass, passes over constant bytes skipped) and
+ * run-length counted into codes[0..ncodes) and count[0..ncodes). */
+static void av_finish(avset *s)
+{
+    if (!s->sparse) return;
+    uint32_t *src = s->codes, *dst = s->count;
+    const size_t n = s->ncodes;
+    for (unsigned shift = 0; shift < 32 && (s->range - 1) >> shift; shift += 8) {
+        size_t bucket[256] = {0};
+        for (size_t i = 0; i < n; i++) bucket[(src[i] - s->base) >> shift & 255]++;
+        if (n && bucket[(src[0] - s->base) >> shift & 255] == n) continue; /* one digit: already in order */
+        size_t at = 0;
+        for (unsigned b = 0; b < 256; b++) {
+            const size_t c = bucket[b];
+            bucket[b] = at;
+            at += c;
+        }
+        for (size_t i = 0; i < n; i++) dst[bucket[(src[i] - s->base) >> shift & 255]++] = src[i];
+        uint32_t *t = src;
+        src = dst;
+        dst = t;
+    }
+    /* src holds the sorted codes; run-length count them into codes and count */
+    size_t m = 0;
+    for (size_t i = 0; i < n;) {
+        size_t j = i + 1;
+        while (j < n && src[j] == src[i]) j++;
+        s->codes[m] = src[i];
+        s->count[m] = (uint32_t)(j - i); /* writes at m <= i: never ahead of what is still read */
+        m++;
+        i = j;
+    }
+    s->ncodes = m;
+}
+
+/* The smallest code >= c with a non-zero count (its count in *count), or
+ * UINT32_MAX when there is none. */
+static inline uint32_t av_next(const avset *s, uint32_t c, uint64_t *count)
+{
+    if (c < s->base) c = s->base;
+    if (!s->sparse) {
+        for (uint64_t at = (uint64_t)c - s->base; at < s->range; at++)
+            if (s->count[at]) {
+                *count = s->count[at];
+                return s->base + (uint32_t)at;
+            }
+        *count = 0;
+        return UINT32_MAX;
+    }
+    size_t a = 0, b = s->ncodes; /* first code >= c */
+    while (a < b) {
+        const size_t mid = a + (b - a) / 2;
+        if (s->codes[mid] < c) a = mid + 1;
+        else b = mid;
+    }
+    if (a == s->ncodes) {
+        *count = 0;
+        return UINT32_MAX;
+    }
+    *count = s->count[a];
+    return s->codes[a];
+}
+
+/* Rows with codes in [lo, hi]. */
+static uint64_t av_sum(const avset *s, uint32_t lo, uint32_t hi)
+{
+    uint64_t sum = 0, cnt;
+    if (!s->sparse) {
+        const uint64_t top = (uint64_t)s->base + s->range - 1;
+        const uint64_t a = lo > s->base ? lo : s->base, b = hi < top ? hi : top;
+        for (uint64_t c = a; c <= b; c++) sum += s->count[c - s->base];
+        return sum;
+    }
+    for (uint32_t c = av_next(s, lo, &cnt); c <= hi && c != UINT32_MAX; c = c < hi ? av_next(s, c + 1, &cnt) : UINT32_MAX)
+        sum += cnt;
+    return sum;
+}
+
+/* The frequency group of one node (000 §2: AV group, with the AVS group for
+ * l-diversity and the AVC group for InfoGain). */
 typedef struct fgroup {
     uint64_t n;
-    uint32_t **av;   /* per QI: counts over the node's region [rlo, rhi] (partitions < 2^32 rows) */
-    pairset *avs;    /* per QI, l-diversity */
-    pairset *avc;    /* per QI, InfoGain */
+    uint32_t *lo, *hi; /* per QI: the least and greatest code seen, the node's box */
+    uint8_t *counted;  /* per QI: whether its sets below are counted (see count_mask) */
+    avset *av;         /* per QI */
+    pairset *avs;      /* per QI, l-diversity */
+    pairset *avc;      /* per QI, InfoGain */
     size_t bytes;
 } fgroup;
 
@@ -295,11 +602,15 @@ typedef struct rk_node {
     uint64_t n;
     uint32_t *rlo, *rhi;   /* region */
     uint32_t *blo, *bhi;   /* a class (no allowable split): its box */
+    uint32_t *clo, *chi;   /* codes its rows can hold: the region within the parent's box */
     int is_class;
+    int count_all;         /* open: the split needs QIs its last scan did not count */
     uint32_t q;            /* inner: split attribute */
     size_t first_child, nchildren;
     fgroup *fg;            /* open: during the scan */
     rk_part part;          /* leaf: its rows after repartitioning */
+    rk_layout lay;         /* leaf: how its file stores them */
+    int transcode;         /* leaf: stored in its own layout (else as read) */
     spill_writer wt, wp;
     /* Rothko-S: population statistics gathered while repartitioning (000 §3, pruning) */
     int track;
@@ -316,14 +627,50 @@ static void fgroup_free(rk *r, fgroup *g)
 {
     if (!g) return;
     for (uint32_t q = 0; q < r->d; q++) {
-        if (g->av) free(g->av[q]);
+        if (g->av) av_free(&g->av[q]);
         if (g->avs) pairset_free(&g->avs[q]);
         if (g->avc) pairset_free(&g->avc[q]);
     }
+    free(g->lo);
     free(g->av);
     free(g->avs);
     free(g->avc);
     free(g);
+}
+
+/* QIs whose sets counting a node pays off more than cheaply: wider than this. */
+#define RK_NARROW_RANGE 256u
+/* QIs counted in a node's first scan under Median, in the order it will try them. */
+#define RK_PREDICTED 2u
+
+/* Which QIs a node's scan counts (mask[q]). InfoGain scores every QI, so all.
+ * Median tries QIs by decreasing normalized range and takes the first
+ * allowable split, which for a partition larger than memory is nearly always
+ * the first; so its first scan counts the RK_PREDICTED QIs first in that
+ * order over the codes the node can hold (its box is within), and the QIs too
+ * narrow to matter. Every node still gets its exact box (least and greatest
+ * codes), so the order choose_median uses is the in-memory one; should it
+ * reach a QI that was not counted, the node is counted again in full in the
+ * next scan (count_all). The split is the in-memory one either way; most
+ * scans just skip the wide QIs' counts, which cost a cache miss a row each. */
+static void count_mask(const rk *r, const rk_node *x, uint8_t *mask)
+{
+    const uint32_t d = r->d;
+    const int all = x->count_all || (r->infogain && !x->median_only);
+    double range[d];
+    uint32_t order[d], ncand = 0;
+    for (uint32_t q = 0; q < d; q++) {
+        mask[q] = all || (uint64_t)x->chi[q] - x->clo[q] < RK_NARROW_RANGE;
+        range[q] = x->clo[q] == x->chi[q] ? 0 : table_ncp(r->t, q, x->clo[q], x->chi[q]);
+        if (range[q] <= 0) continue;
+        uint32_t at = ncand++;
+        while (at > 0 && range[order[at - 1]] < range[q]) {
+            order[at] = order[at - 1];
+            at--;
+        }
+        order[at] = q;
+    }
+    for (uint32_t i = 0; i < ncand && i < RK_PREDICTED; i++) mask[order[i]] = 1;
 }
 
 static int fgroup_new(rk *r, const rk_node *node, fgroup **out, ak_error *err)
@@ -331,51 +678,57 @@ static int fgroup_new(rk *r, const rk_node *node, fgroup **out, ak_error *err)
     fgroup *g = calloc(1, sizeof *g);
     if (!g) return ak_err_nomem(err);
     *out = g;
+    if (!(g->lo = malloc(r->d * (2 * sizeof *g->lo + sizeof *g->counted)))) return ak_err_nomem(err);
+    g->hi = g->lo + r->d;
+    g->counted = (uint8_t *)(g->hi + r->d);
+    count_mask(r, node, g->counted);
     if (!(g->av = calloc(r->d, sizeof *g->av))) return ak_err_nomem(err);
     for (uint32_t q = 0; q < r->d; q++) {
-        const size_t range = (size_t)node->rhi[q] - node->rlo[q] + 1;
-        if (!(g->av[q] = calloc(range, sizeof **g->av))) return ak_err_nomem(err);
-        g->bytes += range * sizeof **g->av;
+        g->lo[q] = UINT32_MAX;
+        g->hi[q] = 0;
+        if (!g->counted[q]) continue;
+        AK_CHECK(av_init(&g->av[q], node->clo[q], node->chi[q], node->n, err));
+        g->bytes += av_set_bytes(g->av[q].range, node->n, NULL);
+        r->stats->sparse_sets += g->av[q].sparse;
     }
     if (r->need_hist) {
         if (!(g->avs = calloc(r->d, sizeof *g->avs))) return ak_err_nomem(err);
         for (uint32_t q = 0; q < r->d; q++)
-            if (u64map_init(&g->avs[q].ids, 256) != 0) return ak_err_nomem(err);
+            if (g->counted[q] && u64map_init(&g->avs[q].ids, 256) != 0) return ak_err_nomem(err);
     }
     if (r->infogain) {
         if (!(g->avc = calloc(r->d, sizeof *g->avc))) return ak_err_nomem(err);
         for (uint32_t q = 0; q < r->d; q++)
-            if (u64map_init(&g->avc[q].ids, 256) != 0) return ak_err_nomem(err);
+            if (g->counted[q] && u64map_init(&g->avc[q].ids, 256) != 0) return ak_err_nomem(err);
     }
     return ANONKIT_OK;
 }
 
-static int fgroup_add(rk *r, fgroup *g, const rk_node *node, const uint32_t *code, ak_error *err)
+/* Bytes of the AV sets a node's scan counts; *nsets (may be NULL) receives
+ * how many QIs it counts. */
+static size_t av_bytes(const rk *r, const rk_node *x, uint32_t *nsets)
 {
-    g->n++;
-    for (uint32_t q = 0; q < r->d; q++) {
-        g->av[q][code[q] - node->rlo[q]]++;
-        if (g->avs) AK_CHECK(pairset_add(&g->avs[q], code[q], code[r->d], err));
-        if (g->avc) AK_CHECK(pairset_add(&g->avc[q], code[q], code[r->d + 1], err));
-    }
-    return ANONKIT_OK;
-}
-
-/* Bytes of the AV counts of a node: its region's codes. */
-static size_t av_bytes(const rk *r, const rk_node *x)
-{
+    uint8_t mask[r->d];
+    count_mask(r, x, mask);
     size_t bytes = 0;
-    for (uint32_t q = 0; q < r->d; q++) bytes += ((size_t)x->rhi[q] - x->rlo[q] + 1) * sizeof(uint32_t);
+    uint32_t sets = 0;
+    for (uint32_t q = 0; q < r->d; q++)
+        if (mask[q]) bytes += av_set_bytes((uint64_t)x->chi[q] - x->clo[q] + 1, x->n, NULL), sets++;
+    if (nsets) *nsets = sets;
     return bytes;
 }
 
-/* Memory of a group after its scan (counts, and about 40 bytes per pair). */
-static size_t fgroup_size(const rk *r, const fgroup *g)
+/* Memory of a group's pair sets after its scan (about 40 bytes per pair), and
+ * in *per_set the most one QI's took. */
+static size_t fgroup_pair_bytes(const rk *r, const fgroup *g, size_t *per_set)
 {
-    size_t bytes = g->bytes;
+    size_t bytes = 0;
     for (uint32_t q = 0; q < r->d; q++) {
-        if (g->avs) bytes += (size_t)g->avs[q].ids.count * 40;
-        if (g->avc) bytes += (size_t)g->avc[q].ids.count * 40;
+        size_t set = 0;
+        if (g->avs) set += (size_t)g->avs[q].ids.count * 40;
+        if (g->avc) set += (size_t)g->avc[q].ids.count * 40;
+        if (set > *per_set) *per_set = set;
+        bytes += set;
     }
     return bytes;
 }
@@ -433,14 +786,6 @@ typedef struct rk_split {
     double score;
 } rk_split;
 
-/* Rows of the group with codes of QI q in [lo, hi]. */
-static uint64_t av_sum(const fgroup *g, const rk_node *node, uint32_t q, uint32_t lo, uint32_t hi)
-{
-    uint64_t s = 0;
-    for (uint32_t c = lo; c <= hi; c++) s += g->av[q][c - node->rlo[q]];
-    return s;
-}
-
 /* Child rows per child of hierarchy node u (rows_in[c]); 0 when a non-empty child has fewer than k. */
 static int child_rows(rk *r, const fgroup *g, const rk_node *node, uint32_t q, const hier_node *u, uint64_t *rows_in)
 {
@@ -451,7 +796,7 @@ static int child_rows(rk *r, const fgroup *g, const rk_node *node, uint32_t q, c
         const hier_node *ch = hier_node_at(h, children[c]);
         uint32_t lo = ch->lo > node->rlo[q] ? ch->lo : node->rlo[q];
         uint32_t hi = ch->hi < node->rhi[q] ? ch->hi : node->rhi[q];
-        rows_in[c] = lo <= hi ? av_sum(g, node, q, lo, hi) : 0;
+        rows_in[c] = lo <= hi ? av_sum(&g->av[q], lo, hi) : 0;
         if (rows_in[c] && rows_in[c] < r->m->k) ok = 0;
     }
     return ok;
@@ -473,7 +818,9 @@ static int children_hold(rk *r, const fgroup *g, uint32_t q, const hier_node *u,
     return 1;
 }
 
-/* Median: dimensions by decreasing normalized range, the first allowable split. */
+/* Median: dimensions by decreasing normalized range, the first allowable
+ * split. 1 with *out, 0 when there is none, 2 when it needs the counts of a
+ * QI the node's scan skipped (count_mask), < 0 on error. */
 static int choose_median(rk *r, const fgroup *g, const rk_node *node, const uint32_t *lo, const uint32_t *hi,
                          rk_split *out, uint64_t *rows_in, ak_error *err)
 {
@@ -493,13 +840,17 @@ static int choose_median(rk *r, const fgroup *g, const rk_node *node, const uint
     const uint64_t n = g->n;
     for (uint32_t i = 0; i < ncand; i++) {
         const uint32_t q = order[i];
+        if (!g->counted[q]) return 2; /* count the node in full and choose again */
         if (r->need_hist) AK_CHECK(pairset_sort(&g->avs[q], err));
         if (r->t->qi[q].kind == ATTR_NUMERIC) {
+            const avset *av = &g->av[q];
             const uint64_t nth = (n - 1) / 2;
-            uint64_t below = 0;
-            uint32_t v = lo[q];
-            while (below + g->av[q][v - node->rlo[q]] <= nth) below += g->av[q][v++ - node->rlo[q]];
-            const uint64_t equal = g->av[q][v - node->rlo[q]];
+            uint64_t below = 0, equal;
+            uint32_t v = av_next(av, lo[q], &equal); /* the code holding the median row */
+            while (below + equal <= nth) {
+                below += equal;
+                v = av_next(av, v + 1, &equal);
+            }
             ak_hist_clear(&r->left);
             if (r->need_hist) add_pairs(&g->avs[q], lo[q], v, &r->left);
             uint32_t cut = 0;
@@ -513,14 +864,11 @@ static int choose_median(rk *r, const fgroup *g, const rk_node *node, const uint
                 } else if (r->need_hist) {
                     /* sweep every threshold: the allowable one nearest the median */
                     ak_hist_clear(&r->left);
-                    uint64_t left = 0, best_distance = UINT64_MAX;
-                    for (uint32_t c = lo[q]; c < hi[q]; c++) {
-                        const uint64_t cnt = g->av[q][c - node->rlo[q]];
-                        if (!cnt) continue;
+                    uint64_t left = 0, best_distance = UINT64_MAX, cnt, next_cnt;
+                    for (uint32_t c = av_next(av, lo[q], &cnt), next; c < hi[q]; c = next, cnt = next_cnt) {
                         add_pairs(&g->avs[q], c, c, &r->left);
                         left += cnt;
-                        uint32_t next = c + 1;
-                        while (!g->av[q][next - node->rlo[q]]) next++;
+                        next = av_next(av, c + 1, &next_cnt);
                         const uint64_t distance = 2 * left > n ? 2 * left - n : n - 2 * left;
                         if (distance < best_distance && allowable(r, n, left, &r->left)) {
                             best_distance = distance;
@@ -566,10 +914,9 @@ static int choose_infogain(rk *r, const fgroup *g, const rk_node *node, const ui
             ak_hist_clear(&r->left);
             ak_hist_clear(&r->cls_left);
             double left_xlogx = 0, right_xlogx = xlogx;
-            uint64_t i = 0;
-            for (uint32_t code = lo[q]; code <= hi[q]; code++) {
-                const uint64_t cnt = g->av[q][code - node->rlo[q]];
-                if (!cnt) continue;
+            uint64_t i = 0, cnt;
+            const avset *av = &g->av[q];
+            for (uint32_t code = av_next(av, lo[q], &cnt); code <= hi[q]; code = av_next(av, code + 1, &cnt)) {
                 if (r->need_hist) add_pairs(&g->avs[q], code, code, &r->left);
                 ak_hist_clear(&r->cls_group);
                 add_pairs(&g->avc[q], code, code, &r->cls_group);
@@ -589,8 +936,8 @@ static int choose_infogain(rk *r, const fgroup *g, const rk_node *node, const ui
                 const double children = ak_xlog2x((double)nl) - left_xlogx + ak_xlog2x((double)nr) - right_xlogx;
                 const double score = (weighted_entropy - children) / (double)n;
                 if ((!best.found || score > best.score + tolerance) && allowable(r, n, nl, &r->left)) {
-                    uint32_t next = code + 1;
-                    while (!g->av[q][next - node->rlo[q]]) next++;
+                    uint64_t next_cnt;
+                    const uint32_t next = av_next(av, code + 1, &next_cnt);
                     best = (rk_split){.found = 1, .q = q, .cut = next, .score = score};
                 }
             }
@@ -639,14 +986,17 @@ static void tree_free(rk *r, rk_tree *tr)
         spill_file_close(&x->part.payload);
         spill_writer_free(&x->wt);
         spill_writer_free(&x->wp);
+        layout_free(&x->lay);
         free(x->shist);
     }
     free(tr->nodes);
     memset(tr, 0, sizeof *tr);
 }
 
-static int tree_add(rk *r, rk_tree *tr, const uint32_t *rlo, const uint32_t *rhi, uint64_t n, int median_only,
-                    ak_error *err)
+/* Appends an open node of region [rlo, rhi] and n rows; known_lo/known_hi
+ * (NULL: none) bound its rows' codes, narrowing what its AV sets count. */
+static int tree_add(rk *r, rk_tree *tr, const uint32_t *rlo, const uint32_t *rhi, const uint32_t *known_lo,
+                    const uint32_t *known_hi, uint64_t n, int median_only, ak_error *err)
 {
     if (tr->count == tr->cap) {
         size_t cap = tr->cap ? 2 * tr->cap : 16;
@@ -661,35 +1011,44 @@ static int tree_add(rk *r, rk_tree *tr, const uint32_t *rlo, const uint32_t *rhi
     x->kind = RK_OPEN;
     x->n = n;
     x->median_only = median_only;
-    if (!(x->rlo = malloc(4 * (size_t)r->d * sizeof *x->rlo))) return ak_err_nomem(err);
+    if (!(x->rlo = malloc(6 * (size_t)r->d * sizeof *x->rlo))) return ak_err_nomem(err);
     x->rhi = x->rlo + r->d;
     x->blo = x->rhi + r->d;
     x->bhi = x->blo + r->d;
+    x->clo = x->bhi + r->d;
+    x->chi = x->clo + r->d;
     memcpy(x->rlo, rlo, r->d * sizeof *rlo);
     memcpy(x->rhi, rhi, r->d * sizeof *rhi);
+    for (uint32_t q = 0; q < r->d; q++) {
+        x->clo[q] = known_lo && known_lo[q] > rlo[q] ? known_lo[q] : rlo[q];
+        x->chi[q] = known_hi && known_hi[q] < rhi[q] ? known_hi[q] : rhi[q];
+        if (x->clo[q] > x->chi[q]) x->clo[q] = x->chi[q]; /* (an empty node counts nothing) */
+    }
     tr->count++;
     return ANONKIT_OK;
 }
 
-/* The node a row belongs to: down from the root by the chosen splits. */
-static rk_node *route(rk_tree *tr, const uint32_t *code)
+/* The node row i of a batch belongs to: down from the root by the chosen
+ * splits (codes column by column, `stride` apart). */
+static inline uint32_t route(const rk_tree *tr, const uint32_t *code, size_t stride, size_t i)
 {
-    rk_node *x = &tr->nodes[0];
-    while (x->kind == RK_INNER) {
-        const uint32_t v = code[x->q];
-        size_t a = x->first_child, b = x->first_child + x->nchildren - 1; /* last child with rlo <= v */
-        while (a < b) {
-            size_t mid = (a + b + 1) / 2;
-            if (tr->nodes[mid].rlo[x->q] <= v) a = mid;
-            else b = mid - 1;
+    size_t x = 0;
+    while (tr->nodes[x].kind == RK_INNER) {
+        const rk_node *u = &tr->nodes[x];
+        const uint32_t q = u->q, v = code[q * stride + i];
+        size_t at = u->first_child, len = u->nchildren; /* the last child with rlo <= v (the first's always is) */
+        while (len > 1) { /* without branches on v: a split sends rows either way at random */
+            const size_t half = len / 2;
+            at = tr->nodes[at + half].rlo[q] <= v ? at + half : at;
+            len -= half;
         }
-        x = &tr->nodes[a];
+        x = at;
     }
-    return x;
+    return (uint32_t)x;
 }
 
 /* Turns node i into an inner node with the children of split s. */
-static int make_children(rk *r, rk_tree *tr, size_t i, const rk_split *s, const uint32_t *lo,
+static int make_children(rk *r, rk_tree *tr, size_t i, const rk_split *s, const uint32_t *lo, const uint32_t *hi,
                          const uint64_t *rows_in, ak_error *err)
 {
     const uint32_t d = r->d, q = s->q;
@@ -700,13 +1059,13 @@ static int make_children(rk *r, rk_tree *tr, size_t i, const rk_split *s, const 
     const size_t first = tr->count;
     if (r->t->qi[q].kind == ATTR_NUMERIC) {
         const rk_node *x = &tr->nodes[i];
-        const uint64_t left = av_sum(x->fg, x, q, lo[q], s->cut - 1);
+        const uint64_t left = av_sum(&x->fg->av[q], lo[q], s->cut - 1);
         const uint64_t n = x->n;
         phi[q] = s->cut - 1;
-        AK_CHECK(tree_add(r, tr, plo, phi, left, s->median_only, err));
+        AK_CHECK(tree_add(r, tr, plo, phi, lo, hi, left, s->median_only, err));
         plo[q] = s->cut;
         phi[q] = rhi;
-        AK_CHECK(tree_add(r, tr, plo, phi, n - left, s->median_only, err));
+        AK_CHECK(tree_add(r, tr, plo, phi, lo, hi, n - left, s->median_only, err));
     } else {
         const hier *h = r->t->qi[q].h;
         const hier_node *u = hier_node_at(h, s->node);
@@ -724,7 +1083,7 @@ static int make_children(rk *r, rk_tree *tr, size_t i, const rk_split *s, const 
             if (!rows_in[c]) continue;
             plo[q] = starts[at];
             phi[q] = at + 1 < nkids ? starts[at + 1] - 1 : rhi;
-            AK_CHECK(tree_add(r, tr, plo, phi, rows_in[c], s->median_only, err));
+            AK_CHECK(tree_add(r, tr, plo, phi, lo, hi, rows_in[c], s->median_only, err));
             at++;
         }
     }
@@ -736,18 +1095,12 @@ static int make_children(rk *r, rk_tree *tr, size_t i, const rk_split *s, const 
     return ANONKIT_OK;
 }
 
-/* The box of a node from its AV sets. */
+/* The box of a node: the least and greatest codes its scan saw (it has rows). */
 static void fg_box(const rk *r, const rk_node *x, uint32_t *lo, uint32_t *hi)
 {
-    for (uint32_t q = 0; q < r->d; q++) {
-        uint32_t a = x->rlo[q], b = x->rhi[q];
-        while (a < b && !x->fg->av[q][a - x->rlo[q]]) a++;
-        while (b > a && !x->fg->av[q][b - x->rlo[q]]) b--;
-        lo[q] = a;
-        hi[q] = b;
-    }
+    memcpy(lo, x->fg->lo, r->d * sizeof *lo);
+    memcpy(hi, x->fg->hi, r->d * sizeof *hi);
 }
-
 static int process_partition(rk *r, rk_part *p, const uint32_t *rlo, const uint32_t *rhi, int median_only,
                              ak_error *err);
 
@@ -781,16 +1134,16 @@ static void load_free(rk *r, rk_load *l)
 static int load_alloc_values(const rk *r, rk_load *l, ak_error *err)
 {
     const size_t cap = l->cap ? l->cap : 1;
-    if (r->sval_at && !(l->sval = malloc(cap * sizeof *l->sval))) return ak_err_nomem(err);
-    if (r->target_at && !(l->target = malloc(cap * sizeof *l->target))) return ak_err_nomem(err);
+    if (r->has_sval && !(l->sval = malloc(cap * sizeof *l->sval))) return ak_err_nomem(err);
+    if (r->has_target && !(l->target = malloc(cap * sizeof *l->target))) return ak_err_nomem(err);
     return ANONKIT_OK;
 }
 
-/* Copies the doubles of a stored tuple into slot `at` of l. */
-static inline void load_values(const rk *r, rk_load *l, size_t at, const uint8_t *tuple)
+/* Copies the doubles of a stored tuple (layout lay) into slot `at` of l. */
+static inline void load_values(const rk *r, const rk_layout *lay, rk_load *l, size_t at, const uint8_t *tuple)
 {
-    if (r->sval_at) l->sval[at] = load_f64(tuple + r->sval_at);
-    if (r->target_at) l->target[at] = load_f64(tuple + r->target_at);
+    if (r->has_sval) l->sval[at] = tuple_sval(lay, tuple);
+    if (r->has_target) l->target[at] = tuple_target(r, lay, tuple);
 }
 
 static int load_rows(rk *r, rk_reader *rd, const rk_part *p, uint64_t limit, rk_load *l, size_t *got, ak_error *err)
@@ -808,28 +1161,33 @@ static int load_rows(rk *r, rk_reader *rd, const rk_part *p, uint64_t limit, rk_
     }
     l->copied.len = 0;
     size_t n = 0;
-    uint32_t code[r->d + 2];
-    while (n < limit) {
-        const uint8_t *pay = NULL;
-        size_t paylen = 0;
-        int rc = read_row(r, rd, p, code, &pay, &paylen, err);
+    while (n < limit) { /* a block's whole tuples at a time, decoded column by column */
+        const uint8_t *raw;
+        size_t count;
+        int rc = spill_read_records(&rd->tuples, rd->lay->width, (size_t)(limit - n), &raw, &count, err);
         if (rc < 0) return rc;
         if (rc == 0) break;
-        for (uint32_t q = 0; q < r->d; q++) l->codes[q][n] = code[q];
-        l->sens[n] = code[r->d];
-        l->cls[n] = code[r->d + 1];
-        load_values(r, l, n, rd->raw);
-        if (r->ncopied) {
+        for (uint32_t c = 0; c < r->d + 2; c++) {
+            uint32_t *col = (c < r->d ? l->codes[c] : c == r->d ? l->sens : l->cls) + n;
+            layout_column(rd->lay, c, raw, count, col);
+            if (p->provisional && c < r->d && r->t->qi[c].kind == ATTR_NUMERIC)
+                for (size_t i = 0; i < count; i++) col[i] = table_numeric_rank(r->t, c, col[i]);
+        }
+        for (size_t i = 0; r->extra && i < count; i++) load_values(r, rd->lay, l, n + i, raw + i * rd->lay->width);
+        for (size_t i = 0; rd->with_payload && i < count; i++) {
+            const uint8_t *pay;
+            size_t paylen;
+            AK_CHECK(read_payload(r, rd, &pay, &paylen, err));
             const uint8_t *fields = pay + 4 * (size_t)r->ncopied;
             size_t at = 0;
             for (uint32_t j = 0; j < r->ncopied; j++) {
                 const size_t len = tuple_load_u32(pay + 4 * j);
-                l->off[n * r->ncopied + j] = l->copied.len;
+                l->off[(n + i) * r->ncopied + j] = l->copied.len;
                 if (strbuf_append(&l->copied, (const char *)fields + at, len) != 0) return ak_err_nomem(err);
                 at += len;
             }
         }
-        n++;
+        n += count;
     }
     l->off[n * r->ncopied] = l->copied.len;
     *got = n;
@@ -911,65 +1269,272 @@ static int finish_big_class(rk *r, rk_node *x, const uint32_t *lo, const uint32_
 
 /* ------------------------------------------------------------ one disk-resident partition (000 §2.1) */
 
-/* One scan of p: rows routed through the tree to open nodes' frequency groups,
- * or (repartition) to the leaves' files. */
-static int scan(rk *r, rk_tree *tr, rk_part *p, int repartition, ak_error *err)
+/* Tuples of a block decoded column by column: each step of a scan (ranking
+ * provisional codes, routing, counting) is then a tight loop over one column
+ * whose memory accesses the processor overlaps, instead of one row's chain of
+ * dependent cache misses at a time. */
+typedef struct rk_batch {
+    size_t cap;     /* rows */
+    size_t stride;  /* codes from one column to the next: cap, padded so the columns fall in different cache sets */
+    uint32_t *code; /* d + 2 columns of cap codes: code[c * stride + i] */
+    uint32_t *node; /* per row: the index of its node in the tree */
+    uint8_t *provisional; /* per column: its codes left provisional (only the box is wanted, see scan) */
+} rk_batch;
+
+static int batch_init(const rk *r, rk_batch *b, ak_error *err)
+{
+    /* about a block of decoded codes (the budget holds spare blocks), 16 to 4096 rows */
+    size_t rows = r->block / (4 * ((size_t)r->d + 3));
+    b->cap = rows < 16 ? 16 : rows > 4096 ? 4096 : rows;
+    b->stride = b->cap + 16;
+    b->code = malloc(b->stride * ((size_t)r->d + 2) * sizeof *b->code);
+    b->node = malloc(b->cap * sizeof *b->node);
+    b->provisional = calloc((size_t)r->d + 2, 1);
+    if (!b->code || !b->node || !b->provisional) return ak_err_nomem(err);
+    return ANONKIT_OK;
+}
+
+static void batch_free(rk_batch *b)
+{
+    free(b->code);
+    free(b->node);
+    free(b->provisional);
+    b->code = b->node = NULL;
+    b->provisional = NULL;
+}
+
+/* Decodes the columns c with need[c] of n tuples of p (stored at raw as
+ * lay says) into the batch, with final codes unless b->provisional[c]. */
+static void batch_decode(const rk *r, const rk_part *p, const rk_layout *lay, const uint8_t *raw, size_t n,
+                         const uint8_t *need, rk_batch *b)
+{
+    for (uint32_t c = 0; c < r->d + 2; c++) {
+        if (!need[c]) continue;
+        uint32_t *col = b->code + c * b->stride;
+        layout_column(lay, c, raw, n, col);
+        if (p->provisional && c < r->d && r->t->qi[c].kind == ATTR_NUMERIC && !b->provisional[c])
+            for (size_t i = 0; i < n; i++) col[i] = table_numeric_rank(r->t, c, col[i]);
+    }
+}
+
+/* Folds the least and greatest of n codes into *lo and *hi, in eight
+ * independent lanes (no chain of dependent compares through one pair). */
+static void min_max(const uint32_t *v, size_t n, uint32_t *lo, uint32_t *hi)
+{
+    uint32_t l[8], h[8];
+    for (unsigned k = 0; k < 8; k++) l[k] = *lo, h[k] = *hi;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        for (unsigned k = 0; k < 8; k++) {
+            l[k] = v[i + k] < l[k] ? v[i + k] : l[k];
+            h[k] = v[i + k] > h[k] ? v[i + k] : h[k];
+        }
+    for (; i < n; i++) {
+        l[0] = v[i] < l[0] ? v[i] : l[0];
+        h[0] = v[i] > h[0] ? v[i] : h[0];
+    }
+    for (unsigned k = 0; k < 8; k++) {
+        *lo = l[k] < *lo ? l[k] : *lo;
+        *hi = h[k] > *hi ? h[k] : *hi;
+    }
+}
+
+/* Adds n decoded rows to the frequency groups of their open nodes: every
+ * QI's box, the counted QIs' sets. */
+static int batch_count(rk *r, rk_tree *tr, rk_batch *b, size_t n, ak_error *err)
+{
+    const uint32_t d = r->d;
+    fgroup *only = tr->count == 1 ? tr->nodes[0].fg : NULL; /* a partition's first scan: every row counts */
+    if (only) {
+        only->n += n;
+    } else {
+        for (size_t i = 0; i < n; i++) {
+            b->node[i] = route(tr, b->code, b->stride, i);
+            if (tr->nodes[b->node[i]].fg) tr->nodes[b->node[i]].fg->n++;
+        }
+    }
+    for (uint32_t q = 0; q < d; q++) {
+        const uint32_t *col = b->code + (size_t)q * b->stride;
+        if (only && b->provisional[q]) { /* integer codes in value order: rank just the extremes */
+            uint32_t lo = UINT32_MAX, hi = 0;
+            min_max(col, n, &lo, &hi);
+            lo = table_numeric_rank(r->t, q, lo);
+            hi = table_numeric_rank(r->t, q, hi);
+            only->lo[q] = lo < only->lo[q] ? lo : only->lo[q];
+            only->hi[q] = hi > only->hi[q] ? hi : only->hi[q];
+            continue; /* (not counted) */
+        }
+        if (only) {
+            min_max(col, n, &only->lo[q], &only->hi[q]);
+            const uint32_t lo = only->lo[q], hi = only->hi[q];
+            if (!only->counted[q]) continue;
+            if (lo - only->av[q].base >= only->av[q].range || hi - only->av[q].base >= only->av[q].range)
+                return ak_err_set(err, ANONKIT_E_INTERNAL, NULL, 0, 0, "a code lies outside its partition's box");
+            if (!only->av[q].sparse) {
+                uint32_t *count = only->av[q].count;
+                const uint32_t base = only->av[q].base;
+                for (size_t i = 0; i < n; i++) count[col[i] - base]++;
+            } else {
+                for (size_t i = 0; i < n; i++) AK_CHECK(av_add(&only->av[q], col[i], err));
+            }
+        } else {
+            for (size_t i = 0; i < n; i++) {
+                fgroup *g = tr->nodes[b->node[i]].fg;
+                if (!g) continue;
+                g->lo[q] = col[i] < g->lo[q] ? col[i] : g->lo[q];
+                g->hi[q] = col[i] > g->hi[q] ? col[i] : g->hi[q];
+                if (!g->counted[q]) continue;
+                avset *s = &g->av[q];
+                if (col[i] - s->base >= s->range)
+                    return ak_err_set(err, ANONKIT_E_INTERNAL, NULL, 0, 0, "a code lies outside its partition's box");
+                AK_CHECK(av_add(s, col[i], err));
+            }
+        }
+        if (!r->need_hist && !r->infogain) continue;
+        const uint32_t *sens = b->code + (size_t)d * b->stride, *cls = b->code + (size_t)(d + 1) * b->stride;
+        for (size_t i = 0; i < n; i++) {
+            fgroup *g = only ? only : tr->nodes[b->node[i]].fg;
+            if (!g || !g->counted[q]) continue;
+            if (g->avs) AK_CHECK(pairset_add(&g->avs[q], col[i], sens[i], err));
+            if (g->avc) AK_CHECK(pairset_add(&g->avc[q], col[i], cls[i], err));
+        }
+    }
+    return ANONKIT_OK;
+}
+
+/* Writes n decoded rows (stored at raw) to the files of their leaves, as
+ * read or in the leaf's own layout, each with its copied fields. */
+static int batch_write(rk *r, rk_tree *tr, rk_reader *rd, const uint8_t *raw, rk_batch *b, size_t n, ak_error *err)
+{
+    const uint32_t width = rd->lay->width;
+    uint8_t narrow[4 * ((size_t)r->d + 2) + r->extra];
+    for (size_t i = 0; i < n; i++) {
+        rk_node *x = &tr->nodes[route(tr, b->code, b->stride, i)];
+        if (x->track) { /* Rothko-S: the leaf's population statistics */
+            if (x->shist) {
+                uint32_t v;
+                layout_column(rd->lay, r->d, raw + i * width, 1, &v);
+                x->shist[v]++;
+            }
+            if (r->has_sval) model_moments_add(&x->mom, tuple_sval(rd->lay, raw + i * width));
+        }
+        if (x->transcode) {
+            for (uint32_t c = 0; c < r->d + 2; c++) layout_store(&x->lay, c, narrow, b->code[c * b->stride + i]);
+            memcpy(narrow + x->lay.extra_at, raw + i * width + rd->lay->extra_at, r->extra);
+            AK_CHECK(spill_put(&x->wt, narrow, x->lay.width, err));
+        } else {
+            AK_CHECK(spill_put(&x->wt, raw + i * width, width, err));
+        }
+        if (rd->with_payload) {
+            const uint8_t *pay;
+            size_t paylen;
+            AK_CHECK(read_payload(r, rd, &pay, &paylen, err));
+            uint8_t head[4];
+            tuple_store_u32(head, (uint32_t)(paylen - 4 * (size_t)r->ncopied));
+            AK_CHECK(spill_put(&x->wp, head, 4, err));
+            AK_CHECK(spill_put(&x->wp, pay, paylen, err));
+        }
+        x->part.rows++;
+    }
+    r->stats->rows_written += n;
+    return ANONKIT_OK;
+}
+
+/* Writes n decoded rows (stored at raw as src says) to w in layout lay. */
+static int batch_copy(rk *r, const rk_batch *b, const uint8_t *raw, const rk_layout *src, size_t n, spill_writer *w,
+                      const rk_layout *lay, ak_error *err)
+{
+    uint8_t narrow[4 * ((size_t)r->d + 2) + r->extra];
+    for (size_t i = 0; i < n; i++) {
+        for (uint32_t c = 0; c < r->d + 2; c++) layout_store(lay, c, narrow, b->code[c * b->stride + i]);
+        memcpy(narrow + lay->extra_at, raw + i * src->width + src->extra_at, r->extra);
+        AK_CHECK(spill_put(w, narrow, lay->width, err));
+    }
+    r->stats->rows_written += n;
+    return ANONKIT_OK;
+}
+
+/* One scan of p, a block at a time: rows routed through the tree to open
+ * nodes' frequency groups, or (repartition) to the leaves' files (000 §2.1).
+ * A counting scan with copy also writes every row there in layout copy_lay. */
+static int scan(rk *r, rk_tree *tr, rk_part *p, int repartition, spill_writer *copy, const rk_layout *copy_lay,
+                ak_error *err)
 {
     rk_reader rd;
+    rk_batch b = {0};
+    /* the columns to decode: a count needs every QI (and the sensitive value
+     * or class label it pairs them with), routing the split attributes, and
+     * ranking provisional codes the numeric QIs */
+    int transcode = 0;
+    for (size_t i = 0; repartition && i < tr->count; i++) transcode |= tr->nodes[i].kind == RK_LEAF && tr->nodes[i].transcode;
+    uint8_t need[r->d + 2];
+    for (uint32_t c = 0; c < r->d + 2; c++)
+        need[c] = !repartition ? copy || c < r->d || (c == r->d && r->need_hist) || (c == r->d + 1 && r->infogain)
+                               : transcode;
+    for (size_t i = 0; i < tr->count; i++)
+        if (tr->nodes[i].kind == RK_INNER) need[tr->nodes[i].q] = 1;
     int rc = reader_open(r, &rd, p, repartition, err);
-    uint32_t code[r->d + 2];
-    const uint8_t *pay = NULL;
-    size_t paylen = 0;
+    if (rc == ANONKIT_OK) rc = batch_init(r, &b, err);
+    /* A partition's first count of the root file ranks only the QIs it
+     * counts: the others want just their box, and integer codes (value plus
+     * a bias) are in value order, so their least and greatest are ranked
+     * alone. Ranking is a lookup in a table as wide as the values' range. */
+    const fgroup *only = tr->count == 1 ? tr->nodes[0].fg : NULL;
+    for (uint32_t c = 0; rc == ANONKIT_OK && c < r->d; c++)
+        b.provisional[c] = p->provisional && !repartition && !copy && only && !only->counted[c] &&
+                           r->t->qi[c].kind == ATTR_NUMERIC && !r->t->qi[c].prov.has_ids;
     while (rc == ANONKIT_OK) {
-        int got = read_row(r, &rd, p, code, &pay, &paylen, err);
+        const uint8_t *raw;
+        size_t n;
+        int got = spill_read_records(&rd.tuples, rd.lay->width, b.cap, &raw, &n, err);
         if (got <= 0) {
             rc = got;
             break;
         }
-        rk_node *x = route(tr, code);
-        if (!repartition) {
-            if (x->fg) rc = fgroup_add(r, x->fg, x, code, err);
-            continue;
-        }
-        /* the tuple as read, unless its provisional codes were just ranked */
-        uint8_t ranked[r->width];
-        if (p->provisional) {
-            for (uint32_t q = 0; q < r->d + 2; q++) tuple_store_u32(ranked + 4 * q, code[q]);
-            memcpy(ranked + 4 * (r->d + 2), rd.raw + 4 * (r->d + 2), r->width - 4 * (r->d + 2));
-        }
-        if (x->shist) x->shist[code[r->d]]++;
-        if (r->sval_at && x->track) model_moments_add(&x->mom, load_f64(rd.raw + r->sval_at));
-        rc = spill_write(&x->wt, p->provisional ? ranked : rd.raw, r->width, err);
-        if (rc == ANONKIT_OK && r->ncopied) {
-            uint8_t head[4];
-            tuple_store_u32(head, (uint32_t)(paylen - 4 * (size_t)r->ncopied));
-            rc = spill_write(&x->wp, head, 4, err);
-            if (rc == ANONKIT_OK) rc = spill_write(&x->wp, pay, paylen, err);
-        }
-        x->part.rows++;
+        batch_decode(r, p, rd.lay, raw, n, need, &b);
+        rc = repartition ? batch_write(r, tr, &rd, raw, &b, n, err) : batch_count(r, tr, &b, n, err);
+        if (rc == ANONKIT_OK && copy) rc = batch_copy(r, &b, raw, rd.lay, n, copy, copy_lay, err);
     }
+    batch_free(&b);
     reader_close(&rd);
     r->stats->scans++;
     return rc;
 }
 
-/* Creates the (empty) files of a new partition and a writer for each. */
+/* Creates the (empty) files of a new partition and a writer for each (no
+ * payload file when no column is copied: creating files is not free). */
 static int part_create(rk *r, rk_part *part, spill_writer *wt, spill_writer *wp, ak_error *err)
 {
     AK_CHECK(spill_file_open(&part->tuples, &r->dir, err));
-    AK_CHECK(spill_file_open(&part->payload, &r->dir, err));
     AK_CHECK(spill_writer_init(wt, &part->tuples, &r->dir, r->block, &r->tuple_io, err));
+    if (!r->ncopied) return ANONKIT_OK;
+    AK_CHECK(spill_file_open(&part->payload, &r->dir, err));
     return spill_writer_init(wp, &part->payload, &r->dir, r->block, &r->payload_io, err);
 }
 
 /* Divides the rows of p across the leaves of tr in one scan (000 §2.1, §3),
- * then closes p: its rows now live in the leaves. */
+ * each leaf stored in the narrowest layout its codes (within clo..chi) allow
+ * when that is narrower than p's (and always from the root file, whose codes
+ * are ranked on the way); then closes p: its rows now live in the leaves. */
 static int repartition(rk *r, rk_tree *tr, rk_part *p, ak_error *err)
 {
-    int rc = ANONKIT_OK;
-    for (size_t i = 0; rc == ANONKIT_OK && i < tr->count; i++)
-        if (tr->nodes[i].kind == RK_LEAF) rc = part_create(r, &tr->nodes[i].part, &tr->nodes[i].wt, &tr->nodes[i].wp, err);
-    if (rc == ANONKIT_OK) rc = scan(r, tr, p, 1, err);
+    rk_layout from = {0};
+    int rc = p->layout ? ANONKIT_OK : layout_wide(r, &from, err);
+    const rk_layout *src = p->layout ? p->layout : &from;
+    for (size_t i = 0; rc == ANONKIT_OK && i < tr->count; i++) {
+        rk_node *x = &tr->nodes[i];
+        if (x->kind != RK_LEAF) continue;
+        rc = layout_fit(r, x->clo, x->chi, &x->lay, err);
+        if (rc < 0) break;
+        x->transcode = p->provisional || x->lay.width < src->width;
+        if (!x->transcode && (rc = layout_copy(r, src, &x->lay, err)) < 0) break;
+        x->part.layout = &x->lay;
+        x->part.lo = x->clo;
+        x->part.hi = x->chi;
+        rc = part_create(r, &x->part, &x->wt, &x->wp, err);
+    }
+    layout_free(&from);
+    if (rc == ANONKIT_OK) rc = scan(r, tr, p, 1, NULL, NULL, err);
     if (rc == ANONKIT_OK) r->stats->repartitions++;
     for (size_t i = 0; rc == ANONKIT_OK && i < tr->count; i++) {
         rk_node *x = &tr->nodes[i];
@@ -992,7 +1557,7 @@ static int process_partition(rk *r, rk_part *p, const uint32_t *rlo, const uint3
         return ak_err_set(err, ANONKIT_E_USAGE, NULL, 0, 0,
                           "rothko-t counts a partition's values in 32 bits: at most 4294967295 rows");
     rk_tree tr = {0};
-    int rc = tree_add(r, &tr, rlo, rhi, p->rows, median_only, err);
+    int rc = tree_add(r, &tr, rlo, rhi, p->lo, p->hi, p->rows, median_only, err);
     uint64_t *rows_in = NULL;
     size_t max_children = 2;
     for (uint32_t q = 0; q < r->d; q++)
@@ -1001,15 +1566,28 @@ static int process_partition(rk *r, rk_part *p, const uint32_t *rlo, const uint3
                 if (hier_node_at(r->t->qi[q].h, u)->nchildren > max_children)
                     max_children = hier_node_at(r->t->qi[q].h, u)->nchildren;
     if (rc == ANONKIT_OK && !(rows_in = malloc(max_children * sizeof *rows_in))) rc = ak_err_nomem(err);
-    size_t level_first = 0, level_end = 1; /* the open nodes: [level_first, level_end) */
     unsigned fcache = r->o->fcache;
+    if (!fcache) fcache = UINT32_MAX; /* as many as the budget holds */
+    /* The root file's codes are 4 bytes, the numeric ones ranked on every
+     * read. When more than one frequency group may be held, the tree grows
+     * breadth-first over it for several scans: its first scan then also
+     * writes it ranked and narrowed, and the later scans read that copy. */
+    rk_layout copy_lay = {0};
+    spill_file copy = {.fd = -1};
+    spill_writer copy_w = {0};
+    if (rc == ANONKIT_OK && p->provisional && fcache > 1) {
+        rc = layout_fit(r, tr.nodes[0].clo, tr.nodes[0].chi, &copy_lay, err);
+        if (rc == ANONKIT_OK) rc = spill_file_open(&copy, &r->dir, err);
+        if (rc == ANONKIT_OK) rc = spill_writer_init(&copy_w, &copy, &r->dir, r->block, &r->tuple_io, err);
+    }
     /* Leaves written at once when repartitioning: two buffers each. */
     const size_t max_leaves = r->o->memory / 4 / (2 * r->block) > 2 ? r->o->memory / 4 / (2 * r->block) : 2;
     while (rc == ANONKIT_OK) {
-        /* frequency groups of the open nodes, in one scan */
+        /* frequency groups of the open nodes (a level of the tree, and nodes
+         * to count again in full), in one scan */
         size_t need = 0, groups = 0;
-        for (size_t i = level_first; i < level_end; i++)
-            if (tr.nodes[i].kind == RK_OPEN) need += av_bytes(r, &tr.nodes[i]), groups++;
+        for (size_t i = 0; i < tr.count; i++)
+            if (tr.nodes[i].kind == RK_OPEN) need += av_bytes(r, &tr.nodes[i], NULL), groups++;
         if (need > r->fg_budget) {
             rc = ak_err_set(err, ANONKIT_E_USAGE, NULL, 0, 0,
                             "--memory is too small for one frequency group of this table (%zu bytes of %zu available)",
@@ -1017,22 +1595,34 @@ static int process_partition(rk *r, rk_part *p, const uint32_t *rlo, const uint3
             break;
         }
         if (groups > r->stats->fcache) r->stats->fcache = (unsigned)groups;
-        for (size_t i = level_first; rc == ANONKIT_OK && i < level_end; i++)
+        for (size_t i = 0; rc == ANONKIT_OK && i < tr.count; i++)
             if (tr.nodes[i].kind == RK_OPEN) rc = fgroup_new(r, &tr.nodes[i], &tr.nodes[i].fg, err);
-        if (rc == ANONKIT_OK) rc = scan(r, &tr, p, 0, err);
-        size_t pair_bytes = 0;
-        for (size_t i = level_first; rc == ANONKIT_OK && i < level_end; i++) {
+        if (rc == ANONKIT_OK) rc = scan(r, &tr, p, 0, copy.fd >= 0 ? &copy_w : NULL, &copy_lay, err);
+        if (rc == ANONKIT_OK && copy.fd >= 0) { /* from now on p is the ranked copy */
+            rc = spill_writer_flush(&copy_w, err);
+            spill_writer_free(&copy_w);
+            spill_file_close(&p->tuples);
+            p->tuples = copy;
+            copy.fd = -1;
+            p->provisional = 0;
+            p->layout = &copy_lay;
+        }
+        size_t pair_bytes = 0; /* the most one QI's pair sets took */
+        const size_t counted = tr.count;
+        for (size_t i = 0; rc == ANONKIT_OK && i < counted; i++) {
             rk_node *x = &tr.nodes[i];
             if (x->kind != RK_OPEN) continue;
-            const size_t bytes = fgroup_size(r, x->fg);
-            if (bytes - x->fg->bytes > pair_bytes) pair_bytes = bytes - x->fg->bytes;
+            fgroup_pair_bytes(r, x->fg, &pair_bytes);
+            for (uint32_t q = 0; q < r->d; q++) av_finish(&x->fg->av[q]);
             uint32_t lo[r->d], hi[r->d];
             fg_box(r, x, lo, hi);
-            /* ak_hist of the node's sensitive values */
+            /* ak_hist of the node's sensitive values, from the pairs of any counted QI */
             if (r->need_hist) {
+                uint32_t q = 0;
+                while (!x->fg->counted[q]) q++; /* (at least RK_PREDICTED or all QIs are counted) */
                 ak_hist_clear(&r->whole);
-                if ((rc = pairset_sort(&x->fg->avs[0], err)) < 0) break;
-                add_pairs(&x->fg->avs[0], x->rlo[0], x->rhi[0], &r->whole);
+                if ((rc = pairset_sort(&x->fg->avs[q], err)) < 0) break;
+                add_pairs(&x->fg->avs[q], x->clo[q], x->chi[q], &r->whole);
             }
             rk_split s = {0};
             int split = r->o->split == MDR_SPLIT_INFOGAIN && !x->median_only
@@ -1042,8 +1632,11 @@ static int process_partition(rk *r, rk_part *p, const uint32_t *rlo, const uint3
                 rc = split;
                 break;
             }
-            if (split) {
-                rc = make_children(r, &tr, i, &s, lo, rows_in, err);
+            if (split == 2) {
+                x->count_all = 1; /* stays open */
+                r->stats->recounted_nodes++;
+            } else if (split) {
+                rc = make_children(r, &tr, i, &s, lo, hi, rows_in, err);
                 x = &tr.nodes[i];
             } else {
                 x->kind = RK_LEAF; /* a class: no allowable split */
@@ -1057,22 +1650,19 @@ static int process_partition(rk *r, rk_part *p, const uint32_t *rlo, const uint3
             }
         }
         if (rc < 0) break;
-        /* the next level: children larger than TM stay open */
+        /* the next scan: children larger than TM stay open */
         size_t next_open = 0, leaves = 0, next_need = 0;
-        for (size_t i = level_end; i < tr.count; i++) {
-            if (tr.nodes[i].n <= r->tm) {
-                tr.nodes[i].kind = RK_LEAF;
-            } else {
-                next_open++;
-                next_need += av_bytes(r, &tr.nodes[i]) + pair_bytes;
-            }
+        for (size_t i = counted; i < tr.count; i++)
+            if (tr.nodes[i].n <= r->tm) tr.nodes[i].kind = RK_LEAF;
+        for (size_t i = 0; i < tr.count; i++) {
+            leaves += tr.nodes[i].kind != RK_INNER;
+            if (tr.nodes[i].kind != RK_OPEN) continue;
+            uint32_t sets;
+            next_open++;
+            next_need += av_bytes(r, &tr.nodes[i], &sets) + pair_bytes * sets;
         }
-        for (size_t i = 0; i < tr.count; i++) leaves += tr.nodes[i].kind != RK_INNER;
-        if (!fcache) fcache = UINT32_MAX; /* as many as the budget holds (next_need) */
-        level_first = level_end;
-        level_end = tr.count;
         if (next_open == 0 || next_open > fcache || next_need > r->fg_budget || leaves + next_open > max_leaves) {
-            for (size_t i = level_first; i < level_end; i++)
+            for (size_t i = 0; i < tr.count; i++)
                 if (tr.nodes[i].kind == RK_OPEN) tr.nodes[i].kind = RK_LEAF;
             break;
         }
@@ -1107,6 +1697,10 @@ static int process_partition(rk *r, rk_part *p, const uint32_t *rlo, const uint3
     free(stack);
     free(rows_in);
     tree_free(r, &tr);
+    if (p->layout == &copy_lay) p->layout = NULL;
+    layout_free(&copy_lay);
+    spill_writer_free(&copy_w);
+    spill_file_close(&copy);
     return rc;
 }
 
@@ -1147,7 +1741,7 @@ static int sample_scan(rk *r, rk_part *p, size_t want, rk_load *l, size_t *got, 
             if (code[q] > box_hi[q]) box_hi[q] = code[q];
         }
         if (all && r->need_hist) ak_hist_add(all, code[d]);
-        if (all_mom && r->sval_at) model_moments_add(all_mom, load_f64(rd.raw + r->sval_at));
+        if (all_mom && r->has_sval) model_moments_add(all_mom, tuple_sval(rd.lay, rd.raw));
         /* Algorithm R: row `seen` replaces a uniform slot with probability want / (seen + 1) */
         size_t slot = (size_t)seen;
         if (seen >= want) {
@@ -1161,7 +1755,7 @@ static int sample_scan(rk *r, rk_part *p, size_t want, rk_load *l, size_t *got, 
         for (uint32_t q = 0; q < d; q++) l->codes[q][slot] = code[q];
         l->sens[slot] = code[d];
         l->cls[slot] = code[d + 1];
-        load_values(r, l, slot, rd.raw);
+        load_values(r, rd.lay, l, slot, rd.raw);
         seen++;
     }
     reader_close(&rd);
@@ -1184,7 +1778,8 @@ static int tree_from_growth(rk *r, const mdr_tree *g, rk_tree *tr, ak_error *err
     for (size_t i = 1; rc == ANONKIT_OK && i < count; i++) kids[first[g->nodes[i].parent]++] = (uint32_t)i;
     for (size_t i = count; rc == ANONKIT_OK && i-- > 0;) first[i + 1] = first[i]; /* back to the starts */
     if (rc == ANONKIT_OK) first[0] = 0;
-    if (rc == ANONKIT_OK) rc = tree_add(r, tr, mdr_tree_rlo(g, 0), mdr_tree_rhi(g, 0), 0, g->nodes[0].median_only, err);
+    if (rc == ANONKIT_OK)
+        rc = tree_add(r, tr, mdr_tree_rlo(g, 0), mdr_tree_rhi(g, 0), NULL, NULL, 0, g->nodes[0].median_only, err);
     size_t head = 0, tail = 0;
     if (rc == ANONKIT_OK) queue[tail++] = 0;
     while (rc == ANONKIT_OK && head < tail) {
@@ -1205,7 +1800,8 @@ static int tree_from_growth(rk *r, const mdr_tree *g, rk_tree *tr, ak_error *err
             }
         const size_t child0 = tr->count;
         for (size_t c = 0; rc == ANONKIT_OK && c < nkids[gi]; c++) {
-            rc = tree_add(r, tr, mdr_tree_rlo(g, ks[c]), mdr_tree_rhi(g, ks[c]), 0, g->nodes[ks[c]].median_only, err);
+            rc = tree_add(r, tr, mdr_tree_rlo(g, ks[c]), mdr_tree_rhi(g, ks[c]), NULL, NULL, 0,
+                          g->nodes[ks[c]].median_only, err);
             queue[tail++] = ks[c];
         }
         rk_node *x = &tr->nodes[at];
@@ -1243,7 +1839,7 @@ static int node_holds(rk *r, const rk_node *x)
 }
 
 /* Appends the rows of every leaf under node x, left to right, to one new
- * partition (the merge of 000 Figure 4). */
+ * partition in 4-byte codes (the merge of 000 Figure 4). */
 static int merge_subtree(rk *r, rk_tree *tr, size_t x, rk_part *out, ak_error *err)
 {
     spill_writer wt = {0}, wp = {0};
@@ -1269,7 +1865,10 @@ static int merge_subtree(rk *r, rk_tree *tr, size_t x, rk_part *out, ak_error *e
                 rc = more;
                 break;
             }
-            rc = spill_write(&wt, rd.raw, r->width, err);
+            uint8_t wide[r->width];
+            for (uint32_t c = 0; c < r->d + 2; c++) tuple_store_u32(wide + 4 * c, code[c]);
+            memcpy(wide + 4 * (r->d + 2), rd.raw + rd.lay->extra_at, r->extra);
+            rc = spill_write(&wt, wide, r->width, err);
             if (rc == ANONKIT_OK && r->ncopied) {
                 uint8_t head[4];
                 tuple_store_u32(head, (uint32_t)(paylen - 4 * (size_t)r->ncopied));
@@ -1511,7 +2110,7 @@ static size_t bytes_per_row(const rk *r, double payload_per_row)
            + 4                     /* class_of */
            + 8 * (r->ncopied + 1)  /* copied field offsets */
            + 16                    /* output order and composition */
-           + (r->sval_at ? 8 : 0) + (r->target_at ? 8 : 0) /* numeric sensitive value, target (Rothko-S) */
+           + 8 * (size_t)(r->has_sval + r->has_target) /* numeric sensitive value, target (Rothko-S) */
            + (size_t)(2 * payload_per_row) + 16;
 }
 
@@ -1620,9 +2219,10 @@ int rothko_run(const table_spec *spec_in, const model *m, const rothko_options *
     if (o->sampling) {
         r.sample_rows = o->sample_rows && o->sample_rows < r.tm ? o->sample_rows : r.tm;
         stats->sample_rows = r.sample_rows;
-        /* a leaf of a growth phase holds two write buffers and, with its
+        /* a leaf of a growth phase holds its write buffers and, with its
          * ancestors, sensitive histograms; at most 256 (open files) */
-        const size_t per_leaf = 2 * r.block + (r.need_hist ? 8 * (size_t)r.sdomain : 0) + sizeof(rk_node) + 32 * r.d;
+        const size_t per_leaf = (r.ncopied ? 2 : 1) * r.block + (r.need_hist ? 8 * (size_t)r.sdomain : 0) +
+                                sizeof(rk_node) + 40 * r.d;
         r.max_leaves = (o->memory - fixed) / per_leaf;
         if (r.max_leaves > 256) r.max_leaves = 256;
         if (r.max_leaves < 2) {

@@ -42,6 +42,10 @@ typedef struct rothko_stats {
     uint64_t payload_blocks_read, payload_blocks_written; /* copied columns that travel with the tuples */
     uint64_t first_scan_blocks_written;           /* the CSV turned into the root spill file */
     uint64_t partitions_in_memory;                /* leaf partitions finished by in-memory Mondrian */
+    uint64_t rows_written;                        /* tuples written after the first scan (narrowed: blocks_written
+                                                     x block / rows_written is the mean bytes a tuple took) */
+    uint64_t sparse_sets;                         /* AV sets counted sparsely (range much wider than the rows) */
+    uint64_t recounted_nodes;                     /* nodes scanned again to count QIs their first scan skipped */
     /* 000 §4 */
     uint64_t model_height, model_repartitions, model_reads, model_writes;
     /* Rothko-S */
