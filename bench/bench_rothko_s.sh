@@ -10,7 +10,7 @@
 #     measured in the same run, the read both from the page cache (as the spill
 #     files are read here) and from the device (O_DIRECT).
 # Prints figures and ratios; never fails on time.
-# usage: bash bench/bench_rothko_s.sh [BUILD_DIR] [ROWS] [MEMORY] [FIG28_ROWS]
+# usage: bash bench/bench_rothko_s.sh [BUILD_DIR] [ROWS] [MEMORY] [FIG28_ROWS (0: skip (a))]
 set -euo pipefail
 BUILD=${1:-build}
 ROWS=${2:-10000000}
@@ -21,8 +21,10 @@ SRC=$(cd "$(dirname "$0")/.." && pwd)
 DIR=$(mktemp -d "${TMPDIR:-/tmp}/anonkit-bench-rs.XXXXXX")
 trap 'rm -rf "$DIR"' EXIT
 
-/usr/bin/python3 "$SRC/bench/rothko_s_figure28.py" "$ANONKIT" "$FIG28_ROWS" "$DIR"
-echo
+if [ "$FIG28_ROWS" -gt 0 ]; then # (0: skip part a)
+    /usr/bin/python3 "$SRC/bench/rothko_s_figure28.py" "$ANONKIT" "$FIG28_ROWS" "$DIR"
+    echo
+fi
 
 QI=salary,commission,age,elevel,car,zipcode,hvalue,hyears,loan
 "$ANONKIT" generate --rows "$ROWS" --seed 1 -o - 2>/dev/null | cut -d, -f1-9 >"$DIR/in.csv"
