@@ -336,7 +336,8 @@ typedef struct pairset {
     u64map ids;             /* hashed: key code << 32 | sub -> id */
     uint64_t *count;        /* hashed: per id, then per sorted pair */
     size_t cap;
-    uint64_t *sorted;       /* hashed, after pairset_sort: keys ascending, count[i] theirs */
+    uint64_t *sorted;       /* hashed, after pairset_sort (which frees ids): keys ascending, count[i] theirs */
+    size_t npairs;          /* hashed, after pairset_sort: pairs */
 } pairset;
 
 /* Whether the pair set of a QI over `range` codes and nsub sub-values is
@@ -397,23 +398,26 @@ static void pairset_free(pairset *s)
 /* Bytes the set takes: dense exactly, hashed about 40 a pair. */
 static size_t pairset_bytes(const pairset *s)
 {
-    return s->dense ? (size_t)s->range * s->nsub * sizeof *s->dense : (size_t)s->ids.count * 40;
+    if (s->dense) return (size_t)s->range * s->nsub * sizeof *s->dense;
+    return (s->sorted ? s->npairs : s->ids.count) * (size_t)40;
 }
 
 /* After the scan, once: a hashed set's keys sorted with their counts (LSD
- * radix sort, a byte a pass, passes over constant bytes skipped). */
+ * radix sort, a byte a pass, passes over constant bytes skipped). The hash
+ * table goes first, so that the sort takes no more than it did. */
 static int pairset_sort(pairset *s, ak_error *err)
 {
     if (s->dense || s->sorted) return ANONKIT_OK;
     const size_t n = s->ids.count;
-    uint64_t *key = malloc((n ? n : 1) * sizeof *key), *key2 = malloc((n ? n : 1) * sizeof *key2);
-    uint64_t *cnt = malloc((n ? n : 1) * sizeof *cnt), *cnt2 = malloc((n ? n : 1) * sizeof *cnt2);
-    if (!key || !key2 || !cnt || !cnt2) {
+    uint64_t *key = s->ids.id_keys, *cnt = s->count; /* per id */
+    s->ids.id_keys = NULL;
+    u64map_free(&s->ids);
+    s->count = NULL;
+    uint64_t *key2 = malloc((n ? n : 1) * sizeof *key2), *cnt2 = malloc((n ? n : 1) * sizeof *cnt2);
+    if (!key2 || !cnt2) {
         free(key), free(key2), free(cnt), free(cnt2);
         return ak_err_nomem(err);
     }
-    memcpy(key, s->ids.id_keys, n * sizeof *key);
-    memcpy(cnt, s->count, n * sizeof *cnt);
     for (unsigned shift = 0; shift < 64; shift += 8) {
         size_t bucket[256] = {0};
         for (size_t i = 0; i < n; i++) bucket[key[i] >> shift & 255]++;
@@ -435,10 +439,9 @@ static int pairset_sort(pairset *s, ak_error *err)
     }
     free(key2);
     free(cnt2);
-    free(s->count);
     s->sorted = key;
     s->count = cnt;
-    s->cap = n;
+    s->cap = s->npairs = n;
     return ANONKIT_OK;
 }
 
@@ -759,7 +762,7 @@ static void add_pairs(const pairset *s, uint32_t lo, uint32_t hi, ak_hist *h)
         }
         return;
     }
-    const size_t n = s->ids.count;
+    const size_t n = s->npairs;
     size_t a = 0, b = n;
     const uint64_t key = (uint64_t)lo << 32;
     while (a < b) { /* first key >= lo << 32 */
