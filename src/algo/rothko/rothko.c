@@ -387,16 +387,51 @@ static int read_row(rk *r, rk_reader *rd, const rk_part *p, uint32_t *code, cons
 
 /* ------------------------------------------------------------ frequency groups */
 
-/* (code, sub-value) -> count: one AVS or AVC set of one QI. */
+/* (code, sub-value) -> count: the AVS set (sub-value: sensitive code) or AVC
+ * set (class code) of one QI in one node (000 §2). Dense, a count per code of
+ * the node's AV range and sub-value, when that is at most 10 counts a row (a
+ * hashed pair takes about 40 bytes); else a hash table of the pairs seen,
+ * whose pairs are sorted by key with their counts after the scan. Either way
+ * they are read in ascending (code, sub-value) order. */
 typedef struct pairset {
-    u64map ids;
-    uint64_t *count; /* per id */
+    uint32_t base, range, nsub;
+    uint32_t *dense;        /* dense: count[(code - base) * nsub + sub] */
+    u64map ids;             /* hashed: key code << 32 | sub -> id */
+    uint64_t *count;        /* hashed: per id, then per sorted pair */
     size_t cap;
-    uint64_t *sorted; /* after the scan: keys in ascending order */
+    uint64_t *sorted;       /* hashed, after pairset_sort (which frees ids): keys ascending, count[i] theirs */
+    size_t npairs;          /* hashed, after pairset_sort: pairs */
 } pairset;
 
-static int pairset_add(pairset *s, uint32_t code, uint32_t sub, ak_error *err)
+/* Whether the pair set of a QI over `range` codes and nsub sub-values is
+ * dense for a node of n rows, with fg_budget bytes for frequency groups
+ * (dense counts are known in advance and take at most a quarter of it). */
+static int pairs_dense(uint64_t range, uint32_t nsub, uint64_t n, size_t fg_budget)
 {
+    return range * nsub <= 10 * n && range * nsub * 4 <= fg_budget / 4;
+}
+
+static int pairset_init(pairset *s, uint32_t base, uint32_t range, uint32_t nsub, uint64_t n, size_t fg_budget,
+                        ak_error *err)
+{
+    memset(s, 0, sizeof *s);
+    s->base = base;
+    s->range = range;
+    s->nsub = nsub ? nsub : 1;
+    if (pairs_dense(range, s->nsub, n, fg_budget)) {
+        if (!(s->dense = calloc((size_t)range * s->nsub, sizeof *s->dense))) return ak_err_nomem(err);
+        return ANONKIT_OK;
+    }
+    if (u64map_init(&s->ids, 256) != 0) return ak_err_nomem(err);
+    return ANONKIT_OK;
+}
+
+static inline int pairset_add(pairset *s, uint32_t code, uint32_t sub, ak_error *err)
+{
+    if (s->dense) {
+        s->dense[(size_t)(code - s->base) * s->nsub + sub]++;
+        return ANONKIT_OK;
+    }
     uint32_t id;
     int inserted;
     if (u64map_intern(&s->ids, (uint64_t)code << 32 | sub, &id, &inserted) != 0) return ak_err_nomem(err);
@@ -417,29 +452,61 @@ static int pairset_add(pairset *s, uint32_t code, uint32_t sub, ak_error *err)
 static void pairset_free(pairset *s)
 {
     if (s->ids.keys) u64map_free(&s->ids);
+    free(s->dense);
     free(s->count);
     free(s->sorted);
     memset(s, 0, sizeof *s);
 }
 
-static int cmp_u64(const void *a, const void *b)
+/* Bytes the set takes: dense exactly, hashed about 40 a pair. */
+static size_t pairset_bytes(const pairset *s)
 {
-    const uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return (x > y) - (x < y);
+    if (s->dense) return (size_t)s->range * s->nsub * sizeof *s->dense;
+    return (s->sorted ? s->npairs : s->ids.count) * (size_t)40;
 }
 
-/* Sorts the keys once, after the scan. */
+/* After the scan, once: a hashed set's keys sorted with their counts (LSD
+ * radix sort, a byte a pass, passes over constant bytes skipped). The hash
+ * table goes first, so that the sort takes no more than it did. */
 static int pairset_sort(pairset *s, ak_error *err)
 {
-    if (s->sorted) return ANONKIT_OK;
-    const uint32_t n = s->ids.count;
-    if (!(s->sorted = malloc((n ? n : 1) * sizeof *s->sorted))) return ak_err_nomem(err);
-    memcpy(s->sorted, s->ids.id_keys, n * sizeof *s->sorted);
-    qsort(s->sorted, n, sizeof *s->sorted, cmp_u64);
+    if (s->dense || s->sorted) return ANONKIT_OK;
+    const size_t n = s->ids.count;
+    uint64_t *key = s->ids.id_keys, *cnt = s->count; /* per id */
+    s->ids.id_keys = NULL;
+    u64map_free(&s->ids);
+    s->count = NULL;
+    uint64_t *key2 = malloc((n ? n : 1) * sizeof *key2), *cnt2 = malloc((n ? n : 1) * sizeof *cnt2);
+    if (!key2 || !cnt2) {
+        free(key), free(key2), free(cnt), free(cnt2);
+        return ak_err_nomem(err);
+    }
+    for (unsigned shift = 0; shift < 64; shift += 8) {
+        size_t bucket[256] = {0};
+        for (size_t i = 0; i < n; i++) bucket[key[i] >> shift & 255]++;
+        if (!n || bucket[key[0] >> shift & 255] == n) continue;
+        size_t at = 0;
+        for (unsigned b = 0; b < 256; b++) {
+            const size_t c = bucket[b];
+            bucket[b] = at;
+            at += c;
+        }
+        for (size_t i = 0; i < n; i++) {
+            const size_t to = bucket[key[i] >> shift & 255]++;
+            key2[to] = key[i];
+            cnt2[to] = cnt[i];
+        }
+        uint64_t *t = key;
+        key = key2, key2 = t;
+        t = cnt, cnt = cnt2, cnt2 = t;
+    }
+    free(key2);
+    free(cnt2);
+    s->sorted = key;
+    s->count = cnt;
+    s->cap = s->npairs = n;
     return ANONKIT_OK;
 }
-
-static inline uint64_t pairset_count(const pairset *s, uint64_t key) { return s->count[u64map_find(&s->ids, key)]; }
 
 /* The AV set of one QI in one node (000 §2: SELECT A, COUNT(*) GROUP BY A),
  * over the codes [base, base + range) that the node's rows can hold (its
@@ -691,46 +758,52 @@ static int fgroup_new(rk *r, const rk_node *node, fgroup **out, ak_error *err)
         g->bytes += av_set_bytes(g->av[q].range, node->n, NULL);
         r->stats->sparse_sets += g->av[q].sparse;
     }
+    const uint64_t n = node->n;
     if (r->need_hist) {
         if (!(g->avs = calloc(r->d, sizeof *g->avs))) return ak_err_nomem(err);
         for (uint32_t q = 0; q < r->d; q++)
-            if (g->counted[q] && u64map_init(&g->avs[q].ids, 256) != 0) return ak_err_nomem(err);
+            if (g->counted[q]) AK_CHECK(pairset_init(&g->avs[q], node->clo[q], g->av[q].range, r->sdomain, n, r->fg_budget, err));
     }
     if (r->infogain) {
         if (!(g->avc = calloc(r->d, sizeof *g->avc))) return ak_err_nomem(err);
         for (uint32_t q = 0; q < r->d; q++)
-            if (g->counted[q] && u64map_init(&g->avc[q].ids, 256) != 0) return ak_err_nomem(err);
+            if (g->counted[q]) AK_CHECK(pairset_init(&g->avc[q], node->clo[q], g->av[q].range, r->cdomain, n, r->fg_budget, err));
     }
     return ANONKIT_OK;
 }
 
-/* Bytes of the AV sets a node's scan counts; *nsets (may be NULL) receives
- * how many QIs it counts. */
-static size_t av_bytes(const rk *r, const rk_node *x, uint32_t *nsets)
+/* Bytes of the AV sets and dense pair sets a node's scan counts; *nhashed
+ * (may be NULL) receives how many hashed pair sets it adds, whose size is
+ * known only after a scan. */
+static size_t av_bytes(const rk *r, const rk_node *x, uint32_t *nhashed)
 {
     uint8_t mask[r->d];
     count_mask(r, x, mask);
     size_t bytes = 0;
-    uint32_t sets = 0;
-    for (uint32_t q = 0; q < r->d; q++)
-        if (mask[q]) bytes += av_set_bytes((uint64_t)x->chi[q] - x->clo[q] + 1, x->n, NULL), sets++;
-    if (nsets) *nsets = sets;
+    uint32_t hashed = 0;
+    for (uint32_t q = 0; q < r->d; q++) {
+        if (!mask[q]) continue;
+        const uint64_t range = (uint64_t)x->chi[q] - x->clo[q] + 1;
+        bytes += av_set_bytes(range, x->n, NULL);
+        for (int kind = 0; kind < 2; kind++) {
+            const uint32_t nsub = kind ? r->cdomain : r->sdomain;
+            if (!(kind ? r->infogain : r->need_hist)) continue;
+            if (pairs_dense(range, nsub ? nsub : 1, x->n, r->fg_budget)) bytes += (size_t)(range * (nsub ? nsub : 1) * 4);
+            else hashed++;
+        }
+    }
+    if (nhashed) *nhashed = hashed;
     return bytes;
 }
 
-/* Memory of a group's pair sets after its scan (about 40 bytes per pair), and
- * in *per_set the most one QI's took. */
-static size_t fgroup_pair_bytes(const rk *r, const fgroup *g, size_t *per_set)
+/* The most memory one hashed pair set of a group took (about 40 bytes a
+ * pair), folded into *per_set. */
+static void fgroup_pair_bytes(const rk *r, const fgroup *g, size_t *per_set)
 {
-    size_t bytes = 0;
     for (uint32_t q = 0; q < r->d; q++) {
-        size_t set = 0;
-        if (g->avs) set += (size_t)g->avs[q].ids.count * 40;
-        if (g->avc) set += (size_t)g->avc[q].ids.count * 40;
-        if (set > *per_set) *per_set = set;
-        bytes += set;
+        if (g->avs && !g->avs[q].dense && pairset_bytes(&g->avs[q]) > *per_set) *per_set = pairset_bytes(&g->avs[q]);
+        if (g->avc && !g->avc[q].dense && pairset_bytes(&g->avc[q]) > *per_set) *per_set = pairset_bytes(&g->avc[q]);
     }
-    return bytes;
 }
 
 /* ------------------------------------------------------------ choosing a split (mirrors mondrian.c) */
@@ -743,10 +816,20 @@ static inline void hist_add_n(ak_hist *h, uint32_t code, uint64_t n)
     h->total += n;
 }
 
-/* Adds the sub-value counts of the pairs of codes [lo, hi] to h. */
+/* Adds the sub-value counts of the pairs of codes [lo, hi] to h, in
+ * ascending (code, sub-value) order (after pairset_sort). */
 static void add_pairs(const pairset *s, uint32_t lo, uint32_t hi, ak_hist *h)
 {
-    const uint32_t n = s->ids.count;
+    if (s->dense) {
+        const uint64_t top = (uint64_t)s->base + s->range - 1;
+        const uint64_t a = lo > s->base ? lo : s->base, b = hi < top ? hi : top;
+        for (uint64_t c = a; c <= b; c++) {
+            const uint32_t *row = s->dense + (size_t)(c - s->base) * s->nsub;
+            for (uint32_t sub = 0; sub < s->nsub; sub++) hist_add_n(h, sub, row[sub]);
+        }
+        return;
+    }
+    const size_t n = s->npairs;
     size_t a = 0, b = n;
     const uint64_t key = (uint64_t)lo << 32;
     while (a < b) { /* first key >= lo << 32 */
@@ -754,10 +837,8 @@ static void add_pairs(const pairset *s, uint32_t lo, uint32_t hi, ak_hist *h)
         if (s->sorted[mid] < key) a = mid + 1;
         else b = mid;
     }
-    for (; a < n && (uint32_t)(s->sorted[a] >> 32) <= hi; a++)
-        hist_add_n(h, (uint32_t)s->sorted[a], pairset_count(s, s->sorted[a]));
+    for (; a < n && (uint32_t)(s->sorted[a] >> 32) <= hi; a++) hist_add_n(h, (uint32_t)s->sorted[a], s->count[a]);
 }
-
 static int side_holds(rk *r, uint64_t count, const ak_hist *h)
 {
     if (count < r->m->k) return 0;
@@ -1607,7 +1688,7 @@ static int process_partition(rk *r, rk_part *p, const uint32_t *rlo, const uint3
             p->provisional = 0;
             p->layout = &copy_lay;
         }
-        size_t pair_bytes = 0; /* the most one QI's pair sets took */
+        size_t pair_bytes = 0; /* the most one hashed pair set took */
         const size_t counted = tr.count;
         for (size_t i = 0; rc == ANONKIT_OK && i < counted; i++) {
             rk_node *x = &tr.nodes[i];
@@ -1657,9 +1738,9 @@ static int process_partition(rk *r, rk_part *p, const uint32_t *rlo, const uint3
         for (size_t i = 0; i < tr.count; i++) {
             leaves += tr.nodes[i].kind != RK_INNER;
             if (tr.nodes[i].kind != RK_OPEN) continue;
-            uint32_t sets;
+            uint32_t hashed;
             next_open++;
-            next_need += av_bytes(r, &tr.nodes[i], &sets) + pair_bytes * sets;
+            next_need += av_bytes(r, &tr.nodes[i], &hashed) + pair_bytes * hashed;
         }
         if (next_open == 0 || next_open > fcache || next_need > r->fg_budget || leaves + next_open > max_leaves) {
             for (size_t i = 0; i < tr.count; i++)
