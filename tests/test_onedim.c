@@ -7,7 +7,9 @@
  *   order); keys longer than 64 bits keep the nesting property.
  * - The k-anonymity DP against exhaustive search over all partitions of the
  *   sequence into consecutive groups of at least k rows (equal optimum, for
- *   the NCP cost and for the 1-D extent cost), with groups of k..2k-1 rows.
+ *   the NCP cost and for the 1-D extent cost), with groups of k..2k-1 rows;
+ *   and against the recurrence of Figure 3 computed directly (every group's
+ *   cost from scratch) on longer sequences and on a table of 40 QIs.
  * - The l-diversity heuristic on random sensitive sequences: succeeds exactly
  *   on eligible ones, every group is l-diverse (counted here), and for a whole
  *   l it never needs the closing group.
@@ -317,6 +319,117 @@ static void test_dp_against_brute_force(void **state)
         tu_rmtree(dir);
     }
     assert_true(runs == 500);
+}
+
+/* The DP of 001 Figure 3 written directly: every candidate group's cost from
+ * a fresh box (O(n k^2 d)), for inputs too long for exhaustive search. */
+static double direct_dp(const table *t, const uint32_t *order, size_t n, uint64_t k, const double *w)
+{
+    double *opt = malloc((n + 1) * sizeof *opt);
+    assert_non_null(opt);
+    opt[0] = 0;
+    for (size_t i = 1; i <= n; i++) {
+        opt[i] = INFINITY;
+        for (size_t l = k; l <= 2 * k - 1 && l <= i; l++) {
+            if (opt[i - l] == INFINITY) continue;
+            const double c = opt[i - l] + group_cost(t, order, i - l, i, w);
+            if (c < opt[i]) opt[i] = c;
+        }
+    }
+    const double best = opt[n];
+    free(opt);
+    return best;
+}
+
+/* Checks hil_kanon_dp on order[0..n) against direct_dp: the same optimum, and
+ * groups of k..2k-1 rows whose recomputed cost is that optimum. */
+static void check_dp_direct(const table *t, const uint32_t *order, size_t n, uint64_t k, const double *w,
+                            const char *what)
+{
+    uint32_t *sizes = malloc((n / k + 1) * sizeof *sizes);
+    assert_non_null(sizes);
+    size_t ngroups;
+    double cost;
+    ak_error err;
+    assert_int_equal(hil_kanon_dp(t, order, n, k, w, NULL, sizes, &ngroups, &cost, &err), ANONKIT_OK);
+    const double want = direct_dp(t, order, n, k, w);
+    if (fabs(cost - want) > 1e-9 * (1 + want))
+        fail_msg("%s (n=%zu k=%llu): DP %.15g, direct %.15g", what, n, (unsigned long long)k, cost, want);
+    size_t from = 0;
+    double recomputed = 0;
+    for (size_t gi = 0; gi < ngroups; gi++) {
+        assert_true(sizes[gi] >= k && sizes[gi] <= 2 * k - 1);
+        recomputed += group_cost(t, order, from, from + sizes[gi], w);
+        from += sizes[gi];
+    }
+    assert_int_equal(from, n);
+    if (fabs(recomputed - cost) > 1e-9 * (1 + cost))
+        fail_msg("%s: groups cost %.15g, DP says %.15g", what, recomputed, cost);
+    free(sizes);
+}
+
+/* The DP (which grows a group's box only at the rows that move one of its
+ * sides) against the direct DP on longer sequences: random tables in random
+ * or sorted order, and a table of 40 QIs (more than one word of marks). */
+static void test_dp_against_direct(void **state)
+{
+    (void)state;
+    tu_rng rng = {8086};
+    for (int iter = 0; iter < 60; iter++) {
+        char dir[4096];
+        snprintf(dir, sizeof dir, "%s", tu_mkdtemp());
+        gen_table g;
+        generate(&rng, dir, &g, MAX_ROWS);
+        table *t = load(&g);
+        const size_t n = t->nrows;
+        const uint64_t k = 1 + tu_below(&rng, n < 25 ? n : 25);
+        uint32_t order[MAX_ROWS];
+        for (size_t i = 0; i < n; i++) order[i] = (uint32_t)i;
+        if (tu_below(&rng, 3)) /* shuffled; else input order (sorted-like runs from the generator are rare) */
+            for (size_t i = n; i > 1; i--) {
+                size_t j = tu_below(&rng, i);
+                uint32_t x = order[i - 1];
+                order[i - 1] = order[j];
+                order[j] = x;
+            }
+        double w[MAX_QI];
+        for (int q = 0; q < g.nqi; q++) w[q] = (double)(1 + tu_below(&rng, 4));
+        check_dp_direct(t, order, n, k, tu_below(&rng, 2) ? w : NULL, "random table");
+        table_free(t);
+        tu_rmtree(dir);
+    }
+    /* 40 numeric QIs with few distinct values: many ties in the sliding queues */
+    enum { WIDE = 40, WROWS = 150 };
+    const char *dir = tu_mkdtemp();
+    char path[4200];
+    snprintf(path, sizeof path, "%s/wide.csv", dir);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    for (int q = 0; q < WIDE; q++) fprintf(f, "%sa%d", q ? "," : "", q);
+    fprintf(f, "\n");
+    for (int r = 0; r < WROWS; r++)
+        for (int q = 0; q < WIDE; q++) fprintf(f, "%d%s", (int)tu_below(&rng, q % 3 ? 4 : 50), q + 1 < WIDE ? "," : "\n");
+    fclose(f);
+    table_spec spec = {0};
+    const char *names[WIDE], *paths[WIDE] = {0};
+    static char name_buf[WIDE][8];
+    for (int q = 0; q < WIDE; q++) {
+        snprintf(name_buf[q], sizeof name_buf[q], "a%d", q);
+        names[q] = name_buf[q];
+    }
+    spec.path = spec.display_name = path;
+    spec.delimiter = ',';
+    spec.nqi = WIDE;
+    spec.qi_names = names;
+    spec.hierarchy_paths = paths;
+    table *t;
+    ak_error err;
+    if (table_load(&t, &spec, &err) != ANONKIT_OK) fail_msg("table_load: %s", err.message);
+    uint32_t order[WROWS];
+    for (size_t i = 0; i < WROWS; i++) order[i] = (uint32_t)i;
+    for (uint64_t k = 1; k <= 12; k += 1 + k / 3) check_dp_direct(t, order, WROWS, k, NULL, "40 QIs");
+    table_free(t);
+    tu_rmtree(dir);
 }
 
 /* --------------------------------------------------------------- l-diversity -- */
@@ -714,6 +827,7 @@ int main(void)
         cmocka_unit_test(test_hilbert_definition),
         cmocka_unit_test(test_hilbert_multiword),
         cmocka_unit_test(test_dp_against_brute_force),
+        cmocka_unit_test(test_dp_against_direct),
         cmocka_unit_test(test_ldiv_heuristic),
         cmocka_unit_test(test_external_sort),
         cmocka_unit_test(test_random_tables_verified),
