@@ -4,12 +4,15 @@
  *   gets one index, consecutive indices are neighbouring cells, each block of
  *   2^(d j) consecutive indices fills one aligned cube of side 2^j, and for
  *   d = 2 the keys equal a reference xy2d written here (up to the axis
- *   order); keys longer than 64 bits keep the nesting property.
+ *   order); keys longer than 64 bits keep the nesting property; the prepared
+ *   curve (branch-free, table-driven transposition) gives the same keys as
+ *   the reference on random points for d = 1..8, bits = 1..16 and beyond.
  * - The k-anonymity DP against exhaustive search over all partitions of the
  *   sequence into consecutive groups of at least k rows (equal optimum, for
  *   the NCP cost and for the 1-D extent cost), with groups of k..2k-1 rows;
  *   and against the recurrence of Figure 3 computed directly (every group's
- *   cost from scratch) on longer sequences and on a table of 40 QIs.
+ *   cost from scratch) on longer sequences, for both costs, and on a table of
+ *   40 QIs.
  * - The l-diversity heuristic on random sensitive sequences: succeeds exactly
  *   on eligible ones, every group is l-diverse (counted here), and for a whole
  *   l it never needs the closing group.
@@ -143,6 +146,52 @@ static void test_hilbert_multiword(void **state)
                 assert_int_equal(cube, common >= d * j);
             }
         }
+    }
+}
+
+/* The prepared curve's keys equal hil_hilbert_key (Skilling's algorithm as
+ * written) on random points: every d and bits with d * bits <= 128 for d up
+ * to 8 and bits up to 16, the largest bits, and keys beyond 128 bits (the
+ * generic path). Points near the grid's corners and faces are favoured. */
+static void test_hilbert_curve_equals_reference(void **state)
+{
+    (void)state;
+    tu_rng rng = {1234};
+    static const unsigned extra[][2] = {{1, 31}, {4, 31}, {9, 14}, {10, 12}, {11, 12}, {12, 12}, {20, 7}, {3, 30}};
+    for (unsigned ci = 0; ci < 8 * 16 + 8; ci++) {
+        unsigned d, bits;
+        if (ci < 8 * 16) {
+            d = 1 + ci / 16;
+            bits = 1 + ci % 16;
+        } else {
+            d = extra[ci - 8 * 16][0];
+            bits = extra[ci - 8 * 16][1];
+        }
+        hil_curve curve;
+        ak_error err;
+        assert_int_equal(hil_curve_init(&curve, d, bits, &err), ANONKIT_OK);
+        assert_int_equal(curve.spread != NULL, d * bits <= 128);
+        const unsigned words = (d * bits + 63) / 64;
+        const uint64_t top = (1ull << bits) - 1;
+        for (int iter = 0; iter < 3000; iter++) {
+            uint32_t c[20];
+            for (unsigned q = 0; q < d; q++) {
+                switch (tu_below(&rng, 4)) {
+                case 0: c[q] = 0; break;
+                case 1: c[q] = (uint32_t)top; break;
+                default: c[q] = (uint32_t)tu_below(&rng, top + 1);
+                }
+            }
+            uint64_t want[5], got[5];
+            memset(got, 0xa5, sizeof got);
+            hil_hilbert_key(c, d, bits, want);
+            hil_curve_key(&curve, c, got);
+            if (memcmp(want, got, words * sizeof *want))
+                fail_msg("d=%u bits=%u: key %016llx%016llx, reference %016llx%016llx", d, bits,
+                         (unsigned long long)got[0], (unsigned long long)(words > 1 ? got[1] : 0),
+                         (unsigned long long)want[0], (unsigned long long)(words > 1 ? want[1] : 0));
+        }
+        hil_curve_free(&curve);
     }
 }
 
@@ -322,8 +371,10 @@ static void test_dp_against_brute_force(void **state)
 }
 
 /* The DP of 001 Figure 3 written directly: every candidate group's cost from
- * a fresh box (O(n k^2 d)), for inputs too long for exhaustive search. */
-static double direct_dp(const table *t, const uint32_t *order, size_t n, uint64_t k, const double *w)
+ * a fresh box, or its extent summed afresh (O(n k^2 d)), for inputs too long
+ * for exhaustive search. */
+static double direct_dp(const table *t, const uint32_t *order, size_t n, uint64_t k, const double *w,
+                        const double *gap)
 {
     double *opt = malloc((n + 1) * sizeof *opt);
     assert_non_null(opt);
@@ -332,7 +383,7 @@ static double direct_dp(const table *t, const uint32_t *order, size_t n, uint64_
         opt[i] = INFINITY;
         for (size_t l = k; l <= 2 * k - 1 && l <= i; l++) {
             if (opt[i - l] == INFINITY) continue;
-            const double c = opt[i - l] + group_cost(t, order, i - l, i, w);
+            const double c = opt[i - l] + (gap ? extent_cost(gap, i - l, i) : group_cost(t, order, i - l, i, w));
             if (c < opt[i]) opt[i] = c;
         }
     }
@@ -344,22 +395,22 @@ static double direct_dp(const table *t, const uint32_t *order, size_t n, uint64_
 /* Checks hil_kanon_dp on order[0..n) against direct_dp: the same optimum, and
  * groups of k..2k-1 rows whose recomputed cost is that optimum. */
 static void check_dp_direct(const table *t, const uint32_t *order, size_t n, uint64_t k, const double *w,
-                            const char *what)
+                            const double *gap, const char *what)
 {
     uint32_t *sizes = malloc((n / k + 1) * sizeof *sizes);
     assert_non_null(sizes);
     size_t ngroups;
     double cost;
     ak_error err;
-    assert_int_equal(hil_kanon_dp(t, order, n, k, w, NULL, sizes, &ngroups, &cost, &err), ANONKIT_OK);
-    const double want = direct_dp(t, order, n, k, w);
+    assert_int_equal(hil_kanon_dp(t, order, n, k, w, gap, sizes, &ngroups, &cost, &err), ANONKIT_OK);
+    const double want = direct_dp(t, order, n, k, w, gap);
     if (fabs(cost - want) > 1e-9 * (1 + want))
         fail_msg("%s (n=%zu k=%llu): DP %.15g, direct %.15g", what, n, (unsigned long long)k, cost, want);
     size_t from = 0;
     double recomputed = 0;
     for (size_t gi = 0; gi < ngroups; gi++) {
         assert_true(sizes[gi] >= k && sizes[gi] <= 2 * k - 1);
-        recomputed += group_cost(t, order, from, from + sizes[gi], w);
+        recomputed += gap ? extent_cost(gap, from, from + sizes[gi]) : group_cost(t, order, from, from + sizes[gi], w);
         from += sizes[gi];
     }
     assert_int_equal(from, n);
@@ -392,9 +443,14 @@ static void test_dp_against_direct(void **state)
                 order[i - 1] = order[j];
                 order[j] = x;
             }
-        double w[MAX_QI];
+        double w[MAX_QI], gap[MAX_ROWS];
         for (int q = 0; q < g.nqi; q++) w[q] = (double)(1 + tu_below(&rng, 4));
-        check_dp_direct(t, order, n, k, tu_below(&rng, 2) ? w : NULL, "random table");
+        check_dp_direct(t, order, n, k, tu_below(&rng, 2) ? w : NULL, NULL, "random table");
+        /* the Fast cost: gaps of very different sizes (a huge one between runs of tiny ones) */
+        gap[0] = 0;
+        for (size_t i = 1; i < n; i++)
+            gap[i] = tu_below(&rng, 40) == 0 ? 1e12 : tu_below(&rng, 3) ? (double)tu_below(&rng, 1000) * 1e-6 : 0;
+        check_dp_direct(t, order, n, k, NULL, gap, "random gaps");
         table_free(t);
         tu_rmtree(dir);
     }
@@ -427,7 +483,7 @@ static void test_dp_against_direct(void **state)
     if (table_load(&t, &spec, &err) != ANONKIT_OK) fail_msg("table_load: %s", err.message);
     uint32_t order[WROWS];
     for (size_t i = 0; i < WROWS; i++) order[i] = (uint32_t)i;
-    for (uint64_t k = 1; k <= 12; k += 1 + k / 3) check_dp_direct(t, order, WROWS, k, NULL, "40 QIs");
+    for (uint64_t k = 1; k <= 12; k += 1 + k / 3) check_dp_direct(t, order, WROWS, k, NULL, NULL, "40 QIs");
     table_free(t);
     tu_rmtree(dir);
 }
@@ -826,6 +882,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_hilbert_definition),
         cmocka_unit_test(test_hilbert_multiword),
+        cmocka_unit_test(test_hilbert_curve_equals_reference),
         cmocka_unit_test(test_dp_against_brute_force),
         cmocka_unit_test(test_dp_against_direct),
         cmocka_unit_test(test_ldiv_heuristic),

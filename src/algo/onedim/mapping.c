@@ -52,6 +52,107 @@ void hil_hilbert_key(const uint32_t *coords, unsigned d, unsigned bits, uint64_t
             if ((x[i] >> b) & 1u) key[pos / 64] |= 1ull << (63 - pos % 64);
 }
 
+int hil_curve_init(hil_curve *c, unsigned d, unsigned bits, ak_error *err)
+{
+    memset(c, 0, sizeof *c);
+    c->d = d;
+    c->bits = bits;
+    c->words = (d * bits + 63) / 64;
+    if (!d || !bits || d * bits > 128) return ANONKIT_OK;
+    const unsigned bytes = (bits + 7) / 8;
+    c->spread = malloc(bytes * 256 * sizeof *c->spread);
+    if (!c->spread) return ak_err_nomem(err);
+    for (unsigned byte = 0; byte < bytes; byte++)
+        for (unsigned v = 0; v < 256; v++) {
+            __uint128_t s = 0;
+            for (unsigned j = 0; j < 8 && byte * 8 + j < bits; j++)
+                if ((v >> j) & 1u) s |= (__uint128_t)1 << ((byte * 8 + j) * d);
+            c->spread[byte * 256 + v] = s;
+        }
+    return ANONKIT_OK;
+}
+
+void hil_curve_free(hil_curve *c)
+{
+    free(c->spread);
+    c->spread = NULL;
+}
+
+/* Skilling's transform as in hil_hilbert_key, with the data-dependent choice
+ * (invert the low bits of x[0], or exchange them with those of x[i]) made by
+ * masks instead of branches. Inlined with a constant d for small d, so that
+ * the coordinates stay in registers. */
+static inline void skilling_transpose(uint32_t *x, unsigned d, unsigned bits)
+{
+    uint32_t x0 = x[0];
+    for (unsigned level = bits - 1; level > 0; level--) {
+        const uint32_t p = (1u << level) - 1;
+        x0 ^= p & (0u - ((x0 >> level) & 1u));
+#pragma GCC unroll 8
+        for (unsigned i = 1; i < d; i++) {
+            const uint32_t set = 0u - ((x[i] >> level) & 1u);
+            const uint32_t t = (x0 ^ x[i]) & p & ~set;
+            x0 ^= t ^ (p & set);
+            x[i] ^= t;
+        }
+    }
+    x[0] = x0;
+    for (unsigned i = 1; i < d; i++) x[i] ^= x[i - 1];
+    /* bit L of t: the parity of x[d-1]'s bits above L */
+    uint32_t t = x[d - 1] >> 1;
+    t ^= t >> 1;
+    t ^= t >> 2;
+    t ^= t >> 4;
+    t ^= t >> 8;
+    t ^= t >> 16;
+    for (unsigned i = 0; i < d; i++) x[i] ^= t;
+}
+
+#define SKILLING_FIXED_D(n) \
+    case n: { \
+        uint32_t y[n]; \
+        memcpy(y, coords, sizeof y); \
+        skilling_transpose(y, n, bits); \
+        memcpy(x, y, sizeof y); \
+        break; \
+    }
+
+/* The transposed index (as hil_hilbert_key computes it) is interleaved by
+ * spreading each axis's bytes with the tables (bit L of x[i] goes to bit
+ * L*d + d-1-i of the (d*bits)-bit index), axes in order. */
+void hil_curve_key(const hil_curve *c, const uint32_t *coords, uint64_t *key)
+{
+    const unsigned d = c->d, bits = c->bits;
+    if (!c->spread) {
+        hil_hilbert_key(coords, d, bits, key);
+        return;
+    }
+    uint32_t x[128];
+    switch (d) {
+        SKILLING_FIXED_D(1)
+        SKILLING_FIXED_D(2)
+        SKILLING_FIXED_D(3)
+        SKILLING_FIXED_D(4)
+        SKILLING_FIXED_D(5)
+        SKILLING_FIXED_D(6)
+        SKILLING_FIXED_D(7)
+        SKILLING_FIXED_D(8)
+    default:
+        memcpy(x, coords, d * sizeof *x);
+        skilling_transpose(x, d, bits);
+    }
+    __uint128_t h = 0;
+    const unsigned bytes = (bits + 7) / 8;
+    for (unsigned i = 0; i < d; i++) {
+        __uint128_t s = c->spread[x[i] & 0xffu];
+        for (unsigned byte = 1; byte < bytes; byte++) s |= c->spread[byte * 256 + ((x[i] >> (8 * byte)) & 0xffu)];
+        h = h << 1 | s;
+    }
+    h <<= 128 - d * bits; /* left-aligned, word 0 most significant */
+    key[0] = (uint64_t)(h >> 64);
+    if (c->words > 1) key[1] = (uint64_t)h;
+}
+
 /* The grid cell of a place u in [0, 1] on a grid of 2^bits cells per side. */
 static uint32_t grid_cell(double u, unsigned bits)
 {
@@ -165,7 +266,7 @@ static int kmeans(hil_mapper *mp, const table *t, const hil_options *o, ak_error
     }
     for (size_t c = 0; c < nc; c++) {
         for (unsigned q = 0; q < d; q++) cells[q] = grid_cell(centers[c * d + q], mp->bits);
-        hil_hilbert_key(cells, d, mp->bits, keys + c * kw);
+        hil_curve_key(&mp->curve, cells, keys + c * kw);
         keys[c * kw + kw - 1] = c;
     }
     if (extsort_sort_array(keys, nc, kw, err) < 0) {
@@ -190,6 +291,8 @@ int hil_mapper_init(hil_mapper *mp, const table *t, const hil_options *o, ak_err
     if (mp->bits > HIL_MAX_BITS)
         return ak_err_set(err, ANONKIT_E_USAGE, NULL, 0, 0, "--bits must be from 1 to %d", HIL_MAX_BITS);
     mp->words = mp->kind == HIL_MAP_HILBERT ? (mp->d * mp->bits + 63) / 64 : 2;
+    int rc = hil_curve_init(&mp->curve, mp->d, mp->bits, err);
+    if (rc < 0) return rc;
     mp->unit = calloc(mp->d ? mp->d : 1, sizeof *mp->unit);
     mp->cell = calloc(mp->d ? mp->d : 1, sizeof *mp->cell);
     if (!mp->unit || !mp->cell) {
@@ -234,6 +337,7 @@ void hil_mapper_free(hil_mapper *mp)
     free(mp->unit);
     free(mp->cell);
     free(mp->centers);
+    hil_curve_free(&mp->curve);
     memset(mp, 0, sizeof *mp);
 }
 
@@ -243,7 +347,7 @@ void hil_mapper_key(const hil_mapper *mp, const table *t, size_t row, uint64_t *
     if (mp->kind == HIL_MAP_HILBERT) {
         uint32_t cells[d ? d : 1];
         for (unsigned q = 0; q < d; q++) cells[q] = mp->cell[q][t->qi[q].codes[row]];
-        hil_hilbert_key(cells, d, mp->bits, key);
+        hil_curve_key(&mp->curve, cells, key);
         return;
     }
     double p[d ? d : 1], b2 = 0;

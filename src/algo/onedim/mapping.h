@@ -9,6 +9,7 @@
 typedef struct hil_mapper {
     hil_mapping kind;
     unsigned d, bits, words; /* QIs, Hilbert bits per QI, key words */
+    hil_curve curve;         /* the Hilbert curve of d axes, bits each */
     double **unit;           /* unit[q][code]: the code's place in [0, 1] */
     uint32_t **cell;         /* cell[q][code]: its Hilbert grid cell */
     size_t ncenters;         /* iDistance: centres, in Hilbert order */

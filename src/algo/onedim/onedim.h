@@ -62,6 +62,20 @@ int hil_run(const table *t, const model *m, const hil_options *o, partition *out
  * left-aligned into key[0 .. ceil(d * bits / 64)) (word 0 most significant). */
 void hil_hilbert_key(const uint32_t *coords, unsigned d, unsigned bits, uint64_t *key /* OUT */);
 
+/* A Hilbert curve of d axes and `bits` bits per axis prepared for keying many
+ * points: hil_curve_key gives the same keys as hil_hilbert_key, without
+ * branches on the data and with a table-driven bit transposition, when the
+ * key has at most 128 bits (otherwise it calls hil_hilbert_key). */
+typedef struct hil_curve {
+    unsigned d, bits, words;
+    __uint128_t *spread; /* spread[256 b + v]: bit j of byte b of a coordinate, v, at bit (8b+j)*d;
+                            NULL: keys of more than 128 bits, the generic path */
+} hil_curve;
+
+int hil_curve_init(hil_curve *c /* OUT */, unsigned d, unsigned bits, ak_error *err);
+void hil_curve_free(hil_curve *c);
+void hil_curve_key(const hil_curve *c, const uint32_t *coords, uint64_t *key /* OUT */);
+
 /* Optimal 1-D k-anonymity (001 Figure 3) of the rows order[0..n) taken in that
  * order: groups of k..2k-1 consecutive rows minimizing the sum of |G| NCP(G)
  * (weights as for GCP) — or, when gap is not NULL, the sum of |G| times the
