@@ -220,10 +220,16 @@ int hil_kanon_dp(const table *t, const uint32_t *order, size_t n, uint64_t k, co
     double *opt = malloc(ring * sizeof *opt);
     uint32_t *len = malloc((n + 1) * sizeof *len);
     kanon_window win;
-    int rc = opt && len ? ANONKIT_OK : ak_err_nomem(err);
+    /* Fast: the extent of the k-row candidate is the sum of its k-1 gaps,
+     * taken over blocks of b = k-1 gaps as a suffix of the block before plus
+     * a prefix of the current one (sums of non-negative numbers, so no
+     * cancellation), in O(1) per row. */
+    const size_t b = k > 1 ? (size_t)k - 1 : 1;
+    double *suf = gap ? malloc(b * sizeof *suf) : NULL, pre = 0;
+    int rc = opt && len && (suf || !gap) ? ANONKIT_OK : ak_err_nomem(err);
     if (rc >= 0 && !gap) rc = window_init(&win, t, ring, weights, err);
     if (rc < 0) {
-        free(opt), free(len);
+        free(opt), free(len), free(suf);
         return rc;
     }
     /* Opt(0) = 0 and Opt(j) = infinity for 0 < j < k: no partitioning. The
@@ -236,9 +242,19 @@ int hil_kanon_dp(const table *t, const uint32_t *order, size_t n, uint64_t k, co
         uint32_t best_len = 0;
         const size_t longest = i < w ? i : w;
         if (gap) {
+            if (i >= 2 && k >= 2) { /* gap e = i-1 enters the window */
+                const size_t e = i - 1;
+                if ((e - 1) % b == 0) { /* a block starts: suffix sums of the one before */
+                    double acc = 0;
+                    for (size_t x = e; x-- > (e > b ? e - b : 1);) suf[(x - 1) % b] = acc += gap[x];
+                    pre = 0;
+                }
+                pre += gap[e];
+            }
             if (i >= k) {
-                double extent = 0; /* key distance from row i-L to row i-1 */
-                for (size_t l = 2; l <= k; l++) extent += gap[i - l + 1];
+                /* key distance from row i-k to row i-1: gaps i-k+1 .. i-1 */
+                const size_t first = i - k + 1;
+                double extent = k < 2 ? 0 : (first - 1) % b == 0 ? pre : suf[(first - 1) % b] + pre;
                 for (size_t l = k; l <= longest; l++) {
                     if (l > k) extent += gap[i - l + 1];
                     const double c = opt[(i - l) & mask] + (double)l * extent;
@@ -268,6 +284,6 @@ int hil_kanon_dp(const table *t, const uint32_t *order, size_t n, uint64_t k, co
     *cost = opt[n & mask];
     rc = read_back(len, n, sizes, ngroups, err);
     if (!gap) window_free(&win);
-    free(opt), free(len);
+    free(opt), free(len), free(suf);
     return rc;
 }
