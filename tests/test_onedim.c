@@ -32,7 +32,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "algo/onedim/mapping.h"
 #include "algo/onedim/onedim.h"
+#include "core/hierarchy.h"
 #include "anonkit/anonkit.h"
 #include "core/partition.h"
 #include "core/table.h"
@@ -193,6 +195,154 @@ static void test_hilbert_curve_equals_reference(void **state)
         }
         hil_curve_free(&curve);
     }
+}
+
+/* --------------------------------------------------- categorical placement -- */
+
+/* Writes an ARX hierarchy of `depth` inner levels whose nodes have 1..maxfan
+ * children (leaves "x0", "x1", ... in a shuffled row order); returns the leaf count. */
+static int write_tree_hierarchy(tu_rng *rng, const char *path, int depth, int maxfan)
+{
+    /* path[level] of every leaf: the index of its ancestor at that level */
+    enum { MAXL = 2048 };
+    int anc[MAXL][6];
+    int count = 1, next_id[6] = {0};
+    int nodes[MAXL], nnodes = 1; /* ids at the current level, top down */
+    nodes[0] = 0;
+    int parent_of[6][MAXL];
+    for (int level = depth; level > 0; level--) { /* children of the nodes at `level` */
+        int kids[MAXL], nk = 0;
+        for (int i = 0; i < nnodes && nk < MAXL - 8; i++) {
+            const int fan = 1 + (int)tu_below(rng, (uint64_t)maxfan);
+            for (int j = 0; j < fan && nk < MAXL; j++) {
+                kids[nk] = next_id[level - 1]++;
+                parent_of[level - 1][kids[nk]] = nodes[i];
+                nk++;
+            }
+        }
+        memcpy(nodes, kids, (size_t)nk * sizeof *kids);
+        nnodes = nk;
+    }
+    count = nnodes;
+    for (int leaf = 0; leaf < count; leaf++) {
+        int id = leaf;
+        for (int level = 0; level < depth; level++) {
+            anc[leaf][level] = id;
+            id = parent_of[level][id];
+        }
+    }
+    int perm[MAXL];
+    for (int i = 0; i < count; i++) perm[i] = i;
+    for (int i = count - 1; i > 0; i--) {
+        int j = (int)tu_below(rng, (uint64_t)i + 1), x = perm[i];
+        perm[i] = perm[j];
+        perm[j] = x;
+    }
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    for (int r = 0; r < count; r++) {
+        const int leaf = perm[r];
+        fprintf(f, "x%d", leaf);
+        for (int level = 1; level < depth; level++) fprintf(f, ";L%dn%d", level, anc[leaf][level]);
+        fprintf(f, ";*\n");
+    }
+    fclose(f);
+    return count;
+}
+
+/* Bits a hierarchy needs for every node's children to get aligned blocks:
+ * the largest sum of ceil(log2(children)) from the root to a leaf. */
+static unsigned bits_needed(const hier *h, uint32_t node)
+{
+    const hier_node *u = hier_node_at(h, node);
+    if (!u->nchildren) return 0;
+    unsigned own = 0, below = 0;
+    while ((1u << own) < u->nchildren) own++;
+    for (uint32_t j = 0; j < u->nchildren; j++) {
+        const unsigned b = bits_needed(h, hier_children(h)[u->first_child + j]);
+        if (b > below) below = b;
+    }
+    return own + below;
+}
+
+/* The block (in bits) that node `node` gets: the axis less ceil(log2(c)) for
+ * every ancestor with c children. */
+static unsigned block_bits(const hier *h, uint32_t node, unsigned bits)
+{
+    unsigned used = 0;
+    for (uint32_t v = node; v != hier_root(h);) {
+        v = hier_node_at(h, v)->parent;
+        unsigned own = 0;
+        while ((1u << own) < hier_node_at(h, v)->nchildren) own++;
+        used += own;
+    }
+    return bits - used;
+}
+
+/* Hilbert cells of categorical values: in leaf order, on the axis; when the
+ * axis has the bits the hierarchy needs, every node's leaves fill one aligned
+ * block of cells (the cells shifted right by the block's bits agree) that no
+ * other leaf enters, and leaves get distinct cells. iDistance places: in
+ * [0, 1] from 0 to 1, in leaf order, and a leaf is never farther from a leaf
+ * of its own subtree than from a leaf outside it. */
+static void test_hierarchy_placement(void **state)
+{
+    (void)state;
+    tu_rng rng = {1107};
+    const char *dir = tu_mkdtemp();
+    char path[4200];
+    snprintf(path, sizeof path, "%s/h.csv", dir);
+    int aligned = 0, spread = 0;
+    for (int iter = 0; iter < 300; iter++) {
+        if (iter % 3 == 0) tu_write_random_hierarchy(&rng, path, 0);
+        else write_tree_hierarchy(&rng, path, 1 + (int)tu_below(&rng, 4), 1 + (int)tu_below(&rng, iter % 3 == 1 ? 4 : 12));
+        hier *h;
+        ak_error err;
+        if (hier_load(&h, path, &err) != ANONKIT_OK) fail_msg("hier_load: %s", err.message);
+        const uint32_t nleaves = hier_leaf_count(h), nodes = hier_node_count(h);
+        const unsigned bits = 1 + (unsigned)tu_below(&rng, 14), need = bits_needed(h, hier_root(h));
+        uint32_t *cell = malloc(nleaves * sizeof *cell);
+        double *place = malloc(nleaves * sizeof *place);
+        assert_non_null(cell);
+        assert_non_null(place);
+        assert_int_equal(hil_hierarchy_cells(h, bits, cell, &err), ANONKIT_OK);
+        for (uint32_t x = 0; x < nleaves; x++) {
+            assert_true(cell[x] < (1u << bits));
+            if (x) assert_true(cell[x] >= cell[x - 1]);
+        }
+        if (need <= bits) {
+            aligned++;
+            for (uint32_t x = 1; x < nleaves; x++) assert_true(cell[x] > cell[x - 1]);
+            for (uint32_t v = 0; v < nodes; v++) {
+                const hier_node *u = hier_node_at(h, v);
+                const unsigned m = block_bits(h, v, bits);
+                for (uint32_t x = 0; x < nleaves; x++) {
+                    const int inside = x >= u->lo && x <= u->hi, same = (cell[x] >> m) == (cell[u->lo] >> m);
+                    if (inside != same)
+                        fail_msg("iteration %d: leaf %u is %s node %u but %s its block (cell %u, block of %u bits)",
+                                 iter, x, inside ? "under" : "not under", v, same ? "in" : "outside", cell[x], m);
+                }
+            }
+        } else {
+            spread++;
+        }
+        assert_int_equal(hil_hierarchy_places(h, place, &err), ANONKIT_OK);
+        assert_true(place[0] == 0);
+        if (nleaves > 1) assert_true(fabs(place[nleaves - 1] - 1) < 1e-12);
+        for (uint32_t x = 1; x < nleaves; x++) assert_true(place[x] >= place[x - 1]);
+        for (uint32_t v = 0; v < nodes; v++) {
+            const hier_node *u = hier_node_at(h, v);
+            const double width = place[u->hi] - place[u->lo]; /* the farthest two leaves under u */
+            if (u->lo > 0) assert_true(place[u->lo] - place[u->lo - 1] >= width - 1e-12);
+            if (u->hi + 1 < nleaves) assert_true(place[u->hi + 1] - place[u->hi] >= width - 1e-12);
+        }
+        free(cell);
+        free(place);
+        hier_free(h);
+    }
+    assert_true(aligned > 50);
+    assert_true(spread > 20);
+    tu_rmtree(dir);
 }
 
 /* ------------------------------------------------------------ random tables -- */
@@ -883,6 +1033,7 @@ int main(void)
         cmocka_unit_test(test_hilbert_definition),
         cmocka_unit_test(test_hilbert_multiword),
         cmocka_unit_test(test_hilbert_curve_equals_reference),
+        cmocka_unit_test(test_hierarchy_placement),
         cmocka_unit_test(test_dp_against_brute_force),
         cmocka_unit_test(test_dp_against_direct),
         cmocka_unit_test(test_ldiv_heuristic),

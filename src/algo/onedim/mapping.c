@@ -1,15 +1,18 @@
 /* mapping.c — the Hilbert and iDistance mappings of 001 §5.
  *
- * Every QI code is first placed in [0, 1]: a numeric value by its distance
- * from the attribute's minimum over its range, a categorical value by its
- * in-order leaf code over the leaf count (001 Figure 11), so that all QIs
- * weigh alike, as in NCP. The Hilbert key scales that into a grid of 2^bits
- * cells per QI and takes the cell's index on the d-dimensional Hilbert curve
+ * Every QI code gets a place in [0, 1] and a cell of the Hilbert grid (2^bits
+ * cells per QI). A numeric value is placed by its distance from the
+ * attribute's minimum over its range, as NCP measures it, and scaled into
+ * the grid. A categorical value keeps its in-order leaf position (001 Figure
+ * 11) with the hierarchy's shape added: its cell comes from aligned blocks
+ * that nest like the hierarchy, its place from gaps that grow with the level
+ * of the lowest common ancestor (hil_hierarchy_cells / _places, mapping.h).
+ * The Hilbert key is the cell's index on the d-dimensional Hilbert curve
  * (J. Skilling, "Programming the Hilbert curve", AIP Conf. Proc. 707, 2004);
  * d * bits may exceed 64, so keys are multiword. iDistance (Zhang et al.,
- * TODS 2005) clusters a 10 % sample into c centres with k-means, orders the
- * centres by their Hilbert key, and keys a row by (its nearest centre's rank,
- * its Euclidean distance to it). */
+ * TODS 2005) clusters a 10 % sample of the places into c centres with
+ * k-means, orders the centres by their Hilbert key, and keys a row by (its
+ * nearest centre's rank, its Euclidean distance to it). */
 #include "algo/onedim/mapping.h"
 
 #include <math.h>
@@ -282,6 +285,103 @@ static int kmeans(hil_mapper *mp, const table *t, const hil_options *o, ak_error
     return ANONKIT_OK;
 }
 
+/* The nodes of h in breadth-first order from the root (parents before
+ * children) into order[0 .. node count). */
+static void hier_bfs(const hier *h, uint32_t *order)
+{
+    const uint32_t *children = hier_children(h);
+    size_t n = 0;
+    order[n++] = hier_root(h);
+    for (size_t at = 0; at < n; at++) {
+        const hier_node *u = hier_node_at(h, order[at]);
+        for (uint32_t j = 0; j < u->nchildren; j++) order[n++] = children[u->first_child + j];
+    }
+}
+
+static unsigned ceil_log2(uint32_t x)
+{
+    unsigned b = 0;
+    while (b < 32 && (1ull << b) < x) b++;
+    return b;
+}
+
+int hil_hierarchy_cells(const hier *h, unsigned bits, uint32_t *cell, ak_error *err)
+{
+    const uint32_t nodes = hier_node_count(h);
+    uint32_t *order = malloc(nodes * sizeof *order), *base = malloc(nodes * sizeof *base);
+    unsigned char *room = malloc(nodes); /* bits of the node's block; 255: placed by an ancestor */
+    if (!order || !base || !room) {
+        free(order), free(base), free(room);
+        return ak_err_nomem(err);
+    }
+    hier_bfs(h, order);
+    const uint32_t root = hier_root(h), *children = hier_children(h);
+    base[root] = 0;
+    room[root] = (unsigned char)bits;
+    for (uint32_t at = 0; at < nodes; at++) {
+        const uint32_t v = order[at];
+        const hier_node *u = hier_node_at(h, v);
+        if (room[v] == 255) { /* placed by an ancestor that spread its leaves */
+            for (uint32_t j = 0; j < u->nchildren; j++) room[children[u->first_child + j]] = 255;
+            continue;
+        }
+        if (!u->nchildren) {
+            cell[u->lo] = base[v];
+            continue;
+        }
+        const unsigned need = ceil_log2(u->nchildren), m = room[v];
+        if (need <= m) { /* child j: the j-th aligned block of 2^(m - need) cells */
+            for (uint32_t j = 0; j < u->nchildren; j++) {
+                const uint32_t c = children[u->first_child + j];
+                base[c] = base[v] + (j << (m - need));
+                room[c] = (unsigned char)(m - need);
+            }
+            continue;
+        }
+        /* too many children for the block: the leaves spread evenly over it */
+        const uint64_t leaves = (uint64_t)u->hi - u->lo + 1;
+        for (uint32_t x = u->lo; x <= u->hi; x++)
+            cell[x] = base[v] + (uint32_t)(((uint64_t)(x - u->lo) << m) / leaves);
+        for (uint32_t j = 0; j < u->nchildren; j++) room[children[u->first_child + j]] = 255;
+    }
+    free(order), free(base), free(room);
+    return ANONKIT_OK;
+}
+
+int hil_hierarchy_places(const hier *h, double *place, ak_error *err)
+{
+    const uint32_t nodes = hier_node_count(h), nleaves = hier_leaf_count(h);
+    uint32_t *order = malloc(nodes * sizeof *order);
+    double *span = malloc(nodes * sizeof *span), *gap = malloc(nodes * sizeof *gap);
+    if (!order || !span || !gap) {
+        free(order), free(span), free(gap);
+        return ak_err_nomem(err);
+    }
+    hier_bfs(h, order);
+    const uint32_t *children = hier_children(h);
+    for (uint32_t at = nodes; at-- > 0;) { /* children before parents */
+        const uint32_t v = order[at];
+        const hier_node *u = hier_node_at(h, v);
+        if (!u->nchildren) {
+            span[v] = gap[v] = 0;
+            continue;
+        }
+        double inner = 0;
+        for (uint32_t j = 0; j < u->nchildren; j++) inner += span[children[u->first_child + j]];
+        const uint32_t leaves = u->hi - u->lo + 1;
+        const double ncp = leaves > 1 ? (double)leaves / (double)nleaves : 0;
+        gap[v] = ncp > inner ? ncp : inner;
+        span[v] = inner + (double)(u->nchildren - 1) * gap[v];
+    }
+    double at = 0;
+    place[0] = 0;
+    for (uint32_t x = 1; x < nleaves; x++) place[x] = at += gap[hier_lca(h, x - 1, x)];
+    if (at > 0)
+        for (uint32_t x = 0; x < nleaves; x++) place[x] /= at;
+    free(order), free(span), free(gap);
+    return ANONKIT_OK;
+}
+
 int hil_mapper_init(hil_mapper *mp, const table *t, const hil_options *o, ak_error *err)
 {
     memset(mp, 0, sizeof *mp);
@@ -299,14 +399,19 @@ int hil_mapper_init(hil_mapper *mp, const table *t, const hil_options *o, ak_err
         hil_mapper_free(mp);
         return ak_err_nomem(err);
     }
-    for (unsigned q = 0; q < mp->d; q++) {
+    for (unsigned q = 0; rc >= 0 && q < mp->d; q++) {
         const table_qi *a = &t->qi[q];
         const uint32_t nc = a->ncodes ? a->ncodes : 1;
         mp->unit[q] = malloc(nc * sizeof **mp->unit);
         mp->cell[q] = malloc(nc * sizeof **mp->cell);
         if (!mp->unit[q] || !mp->cell[q]) {
-            hil_mapper_free(mp);
-            return ak_err_nomem(err);
+            rc = ak_err_nomem(err);
+            break;
+        }
+        if (a->kind == ATTR_CATEGORICAL && a->h && a->ncodes == hier_leaf_count(a->h)) {
+            rc = hil_hierarchy_places(a->h, mp->unit[q], err);
+            if (rc >= 0) rc = hil_hierarchy_cells(a->h, mp->bits, mp->cell[q], err);
+            continue;
         }
         for (uint32_t c = 0; c < nc; c++) {
             double u = 0;
@@ -320,12 +425,10 @@ int hil_mapper_init(hil_mapper *mp, const table *t, const hil_options *o, ak_err
             mp->cell[q][c] = grid_cell(u, mp->bits);
         }
     }
-    if (mp->kind == HIL_MAP_IDISTANCE && t->nrows) {
-        int rc = kmeans(mp, t, o, err);
-        if (rc < 0) {
-            hil_mapper_free(mp);
-            return rc;
-        }
+    if (rc >= 0 && mp->kind == HIL_MAP_IDISTANCE && t->nrows) rc = kmeans(mp, t, o, err);
+    if (rc < 0) {
+        hil_mapper_free(mp);
+        return rc;
     }
     return ANONKIT_OK;
 }

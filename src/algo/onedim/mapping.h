@@ -17,6 +17,28 @@ typedef struct hil_mapper {
     double stride;           /* iDistance: key of centre j starts at j * stride */
 } hil_mapper;
 
+/* Where a categorical QI's values go (001 Figure 11 labels them by their
+ * leaf's in-order position; these keep that order and add the hierarchy's
+ * shape), for hierarchy h, indexed by leaf code:
+ *
+ * hil_hierarchy_cells: cells of a Hilbert axis of 2^bits cells. The root
+ * takes the whole axis and every node hands its children equal aligned
+ * blocks (child j of a node with c children and a block of 2^m cells gets
+ * the j-th block of 2^(m - ceil(log2 c))); a leaf takes its block's first
+ * cell. The Hilbert curve fills aligned blocks one after the other, so a run
+ * of consecutive keys crosses from one subtree into another only where the
+ * curve leaves a block, and groups along the curve stay under low common
+ * ancestors (small NCP, 001 §2.1). A node whose children do not fit in its
+ * block spreads its leaves evenly over the block.
+ *
+ * hil_hierarchy_places: places in [0, 1] for iDistance's Euclidean distance.
+ * Consecutive leaves are separated by a gap that depends on their lowest
+ * common ancestor u: NCP(u), raised to the total width of u's children when
+ * that is larger, so that a leaf is never farther from a leaf of its own
+ * subtree than from a leaf outside it; the total is scaled to 1. */
+int hil_hierarchy_cells(const hier *h, unsigned bits, uint32_t *cell /* OUT */, ak_error *err);
+int hil_hierarchy_places(const hier *h, double *place /* OUT */, ak_error *err);
+
 /* Prepares the mapping of table t (for iDistance: samples 10 % of the rows
  * with o->seed and runs k-means for the centres). */
 int hil_mapper_init(hil_mapper *mp, const table *t, const hil_options *o, ak_error *err);
