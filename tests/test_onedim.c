@@ -345,6 +345,90 @@ static void test_hierarchy_placement(void **state)
     tu_rmtree(dir);
 }
 
+/* ------------------------------------------------------ nearest centre -- */
+
+/* The centre nearest p by scanning them all in index order: the first one at
+ * the least squared distance (coordinates summed in order). */
+static size_t brute_nearest(const double *centers, size_t n, unsigned d, const double *p, double *best2)
+{
+    size_t best = 0;
+    double b = INFINITY;
+    for (size_t c = 0; c < n; c++) {
+        double s = 0;
+        for (unsigned q = 0; q < d; q++) {
+            const double e = p[q] - centers[c * d + q];
+            s += e * e;
+        }
+        if (s < b) {
+            b = s;
+            best = c;
+        }
+    }
+    *best2 = b;
+    return best;
+}
+
+/* The box-pruned search against the scan: random centres, on a coarse grid
+ * (many exact ties, duplicate centres) or continuous, in index order, in a
+ * random order or sorted by their first coordinate; queries near centres,
+ * on them, or anywhere; with and without a hint. */
+static void test_nearest_centre(void **state)
+{
+    (void)state;
+    tu_rng rng = {4711};
+    for (int iter = 0; iter < 400; iter++) {
+        const unsigned d = 1 + (unsigned)tu_below(&rng, 9);
+        const size_t n = 1 + tu_below(&rng, iter % 4 ? 80 : 700);
+        const int grid = tu_below(&rng, 2) == 0;
+        double *centers = malloc(n * d * sizeof *centers);
+        uint32_t *order = malloc(n * sizeof *order);
+        assert_non_null(centers);
+        assert_non_null(order);
+        for (size_t i = 0; i < n * d; i++)
+            centers[i] = grid ? (double)tu_below(&rng, 4) / 3.0 : (double)tu_below(&rng, 1u << 30) / (double)(1u << 30);
+        for (size_t i = 0; i < n; i++) order[i] = (uint32_t)i;
+        const int how = (int)tu_below(&rng, 3);
+        if (how == 1)
+            for (size_t i = n; i > 1; i--) {
+                size_t j = tu_below(&rng, i);
+                uint32_t x = order[i - 1];
+                order[i - 1] = order[j];
+                order[j] = x;
+            }
+        if (how == 2) /* by the first coordinate (insertion sort) */
+            for (size_t i = 1; i < n; i++)
+                for (size_t j = i; j > 0 && centers[(size_t)order[j - 1] * d] > centers[(size_t)order[j] * d]; j--) {
+                    uint32_t x = order[j - 1];
+                    order[j - 1] = order[j];
+                    order[j] = x;
+                }
+        hil_nn nn;
+        ak_error err;
+        assert_int_equal(hil_nn_init(&nn, centers, n, d, how ? order : NULL, &err), ANONKIT_OK);
+        for (int qi = 0; qi < 200; qi++) {
+            double p[9];
+            const size_t near = tu_below(&rng, n);
+            for (unsigned q = 0; q < d; q++) {
+                switch (tu_below(&rng, 3)) {
+                case 0: p[q] = centers[near * d + q]; break;
+                case 1: p[q] = centers[near * d + q] + ((double)tu_below(&rng, 1000) - 500) * 1e-4; break;
+                default: p[q] = grid ? (double)tu_below(&rng, 7) / 6.0 : (double)tu_below(&rng, 1000) / 999.0;
+                }
+            }
+            double want2, got2;
+            const size_t want = brute_nearest(centers, n, d, p, &want2);
+            const size_t hint = tu_below(&rng, 2) ? SIZE_MAX : tu_below(&rng, n);
+            const size_t got = hil_nn_nearest(&nn, p, hint, &got2);
+            if (got != want || got2 != want2)
+                fail_msg("iteration %d (n=%zu d=%u order %d hint %zu): centre %zu at %.17g, scan %zu at %.17g", iter, n, d,
+                         how, hint, got, got2, want, want2);
+        }
+        hil_nn_free(&nn);
+        free(centers);
+        free(order);
+    }
+}
+
 /* ------------------------------------------------------------ random tables -- */
 
 #define MAX_QI 3
@@ -1034,6 +1118,7 @@ int main(void)
         cmocka_unit_test(test_hilbert_multiword),
         cmocka_unit_test(test_hilbert_curve_equals_reference),
         cmocka_unit_test(test_hierarchy_placement),
+        cmocka_unit_test(test_nearest_centre),
         cmocka_unit_test(test_dp_against_brute_force),
         cmocka_unit_test(test_dp_against_direct),
         cmocka_unit_test(test_ldiv_heuristic),

@@ -166,35 +166,6 @@ static uint32_t grid_cell(double u, unsigned bits)
     return (uint32_t)c;
 }
 
-/* Squared distance from point p to centre c, abandoned (returning a value
- * >= bound) once it exceeds bound. */
-static double dist2_bounded(const double *p, const double *c, unsigned d, double bound)
-{
-    double s = 0;
-    for (unsigned q = 0; q < d; q++) {
-        const double e = p[q] - c[q];
-        s += e * e;
-        if (s >= bound) return s;
-    }
-    return s;
-}
-
-/* Index of the centre nearest p (lowest index on ties) and the squared distance. */
-static size_t nearest(const double *p, const double *centers, size_t nc, unsigned d, double *best2)
-{
-    size_t best = 0;
-    double b = INFINITY;
-    for (size_t c = 0; c < nc; c++) {
-        double s = dist2_bounded(p, centers + c * d, d, b);
-        if (s < b) {
-            b = s;
-            best = c;
-        }
-    }
-    *best2 = b;
-    return best;
-}
-
 static void row_point(const hil_mapper *mp, const table *t, size_t row, double *p)
 {
     for (unsigned q = 0; q < mp->d; q++) p[q] = mp->unit[q][t->qi[q].codes[row]];
@@ -208,7 +179,28 @@ static void sample_rows(ak_rng *rng, size_t n, size_t want, size_t *out)
         if (ak_rng_below(rng, n - i) < want - got) out[got++] = i;
 }
 
-/* k-means on the sample: Lloyd's iterations from `nc` sampled start points. */
+/* perm[0 .. nc): the centres in the Hilbert order of their cells, ties by index. */
+static int hilbert_order(const hil_mapper *mp, const double *centers, size_t nc, uint32_t *perm, ak_error *err)
+{
+    const unsigned d = mp->d;
+    const unsigned kw = (d * mp->bits + 63) / 64 + 1; /* key words, then the index */
+    uint64_t *keys = malloc((nc ? nc : 1) * kw * sizeof *keys);
+    if (!keys) return ak_err_nomem(err);
+    uint32_t cells[d ? d : 1];
+    for (size_t c = 0; c < nc; c++) {
+        for (unsigned q = 0; q < d; q++) cells[q] = grid_cell(centers[c * d + q], mp->bits);
+        hil_curve_key(&mp->curve, cells, keys + c * kw);
+        keys[c * kw + kw - 1] = c;
+    }
+    int rc = extsort_sort_array(keys, nc, kw, err);
+    for (size_t c = 0; rc >= 0 && c < nc; c++) perm[c] = (uint32_t)keys[c * kw + kw - 1];
+    free(keys);
+    return rc;
+}
+
+/* k-means on the sample: Lloyd's iterations from `nc` sampled start points
+ * (each point to its nearest centre, each centre to its points' mean), at
+ * most 10, fewer when no point changes centre. */
 static int kmeans(hil_mapper *mp, const table *t, const hil_options *o, ak_error *err)
 {
     const unsigned d = mp->d;
@@ -233,20 +225,25 @@ static int kmeans(hil_mapper *mp, const table *t, const hil_options *o, ak_error
     double *sum = calloc((nc ? nc : 1) * d, sizeof *sum);
     size_t *count = calloc(nc ? nc : 1, sizeof *count);
     size_t *assign = malloc((want ? want : 1) * sizeof *assign);
-    if (!start || !centers || !sum || !count || !assign) {
-        free(rows), free(pts), free(start), free(centers), free(sum), free(count), free(assign);
+    uint32_t *perm = malloc((nc ? nc : 1) * sizeof *perm);
+    if (!start || !centers || !sum || !count || !assign || !perm) {
+        free(rows), free(pts), free(start), free(centers), free(sum), free(count), free(assign), free(perm);
         return ak_err_nomem(err);
     }
     sample_rows(&rng, want, nc, start);
     for (size_t c = 0; c < nc; c++) memcpy(centers + c * d, pts + start[c] * d, d * sizeof *centers);
     for (size_t i = 0; i < want; i++) assign[i] = SIZE_MAX;
+    int rc = ANONKIT_OK;
     for (int iter = 0; iter < 10; iter++) {
         size_t changed = 0;
         memset(sum, 0, nc * d * sizeof *sum);
         memset(count, 0, nc * sizeof *count);
+        hil_nn nn;
+        if ((rc = hilbert_order(mp, centers, nc, perm, err)) < 0 || (rc = hil_nn_init(&nn, centers, nc, d, perm, err)) < 0)
+            break;
         for (size_t i = 0; i < want; i++) {
             double b2;
-            size_t c = nearest(pts + i * d, centers, nc, d, &b2);
+            size_t c = hil_nn_nearest(&nn, pts + i * d, assign[i], &b2);
             if (c != assign[i]) changed++;
             assign[i] = c;
             count[c]++;
@@ -255,30 +252,21 @@ static int kmeans(hil_mapper *mp, const table *t, const hil_options *o, ak_error
         for (size_t c = 0; c < nc; c++)
             if (count[c])
                 for (unsigned q = 0; q < d; q++) centers[c * d + q] = sum[c * d + q] / (double)count[c];
+        hil_nn_free(&nn);
         if (!changed) break;
     }
     free(rows), free(pts), free(start), free(sum), free(count), free(assign);
-    /* Order the centres along the Hilbert curve (ties: lower index). */
-    const unsigned kw = (d * mp->bits + 63) / 64 + 1; /* key words, then the index */
-    uint64_t *keys = malloc((nc ? nc : 1) * kw * sizeof *keys);
-    uint32_t *cells = malloc(d * sizeof *cells);
+    /* The centres in Hilbert order (ties: lower index), searched in that order. */
     double *ordered = malloc((nc ? nc : 1) * d * sizeof *ordered);
-    if (!keys || !cells || !ordered) {
-        free(keys), free(cells), free(ordered), free(centers);
-        return ak_err_nomem(err);
+    if (rc >= 0 && !ordered) rc = ak_err_nomem(err);
+    if (rc >= 0) rc = hilbert_order(mp, centers, nc, perm, err);
+    for (size_t c = 0; rc >= 0 && c < nc; c++) memcpy(ordered + c * d, centers + (size_t)perm[c] * d, d * sizeof *ordered);
+    if (rc >= 0) rc = hil_nn_init(&mp->nn, ordered, nc, d, NULL, err);
+    free(perm), free(centers);
+    if (rc < 0) {
+        free(ordered);
+        return rc;
     }
-    for (size_t c = 0; c < nc; c++) {
-        for (unsigned q = 0; q < d; q++) cells[q] = grid_cell(centers[c * d + q], mp->bits);
-        hil_curve_key(&mp->curve, cells, keys + c * kw);
-        keys[c * kw + kw - 1] = c;
-    }
-    if (extsort_sort_array(keys, nc, kw, err) < 0) {
-        free(keys), free(cells), free(ordered), free(centers);
-        return ANONKIT_E_NOMEM;
-    }
-    for (size_t c = 0; c < nc; c++)
-        memcpy(ordered + c * d, centers + keys[c * kw + kw - 1] * d, d * sizeof *ordered);
-    free(keys), free(cells), free(centers);
     mp->centers = ordered;
     mp->ncenters = nc;
     mp->stride = sqrt((double)d) + 1; /* above any distance in [0, 1]^d */
@@ -440,6 +428,7 @@ void hil_mapper_free(hil_mapper *mp)
     free(mp->unit);
     free(mp->cell);
     free(mp->centers);
+    hil_nn_free(&mp->nn);
     hil_curve_free(&mp->curve);
     memset(mp, 0, sizeof *mp);
 }
@@ -455,7 +444,7 @@ void hil_mapper_key(const hil_mapper *mp, const table *t, size_t row, uint64_t *
     }
     double p[d ? d : 1], b2 = 0;
     row_point(mp, t, row, p);
-    size_t c = mp->ncenters ? nearest(p, mp->centers, mp->ncenters, d, &b2) : 0;
+    size_t c = mp->ncenters ? hil_nn_nearest(&mp->nn, p, SIZE_MAX, &b2) : 0;
     double dist = sqrt(b2);
     key[0] = c;
     memcpy(&key[1], &dist, sizeof dist); /* non-negative doubles sort as their bits */

@@ -6,6 +6,31 @@
 
 #include "algo/onedim/onedim.h"
 
+/* Exact nearest-centre search over n centres of d coordinates (nearest.c):
+ * the centres in `order` (NULL: index order; an order that keeps neighbours
+ * together, such as the Hilbert order, prunes best) under a tree of
+ * bounding boxes. */
+typedef struct hil_nn {
+    unsigned d;
+    size_t n;
+    uint32_t *id;       /* id[i]: the centre at leaf position i */
+    uint32_t *pos;      /* pos[id]: the leaf position of centre id */
+    unsigned nlevels;   /* levels of items: the centres, then boxes of 8 items each, up to one block */
+    size_t *first;      /* first[l]: level l's first block of 8 items in lo / hi */
+    size_t *count;      /* count[l]: items at level l */
+    double *lo, *hi;    /* per block, axis by axis, 8 bounds (a centre: its coordinates) */
+} hil_nn;
+
+int hil_nn_init(hil_nn *t, const double *centers, size_t n, unsigned d, const uint32_t *order, ak_error *err);
+void hil_nn_free(hil_nn *t);
+/* The index of the centre nearest p — the lowest index among those at the
+ * least squared Euclidean distance (summed over the coordinates in order), as
+ * a scan of every centre in index order finds it — and that squared distance
+ * in *best2. A hint (a centre index, or SIZE_MAX for none) likely to be near,
+ * such as a point's centre in the previous k-means iteration, only speeds the
+ * search up. */
+size_t hil_nn_nearest(const hil_nn *t, const double *p, size_t hint, double *best2 /* OUT */);
+
 typedef struct hil_mapper {
     hil_mapping kind;
     unsigned d, bits, words; /* QIs, Hilbert bits per QI, key words */
@@ -14,6 +39,7 @@ typedef struct hil_mapper {
     uint32_t **cell;         /* cell[q][code]: its Hilbert grid cell */
     size_t ncenters;         /* iDistance: centres, in Hilbert order */
     double *centers;         /* ncenters * d coordinates in [0, 1] */
+    hil_nn nn;               /* nearest-centre search over them */
     double stride;           /* iDistance: key of centre j starts at j * stride */
 } hil_mapper;
 
