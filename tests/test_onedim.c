@@ -752,7 +752,7 @@ static void test_ldiv_heuristic(void **state)
         memset(&st, 0, sizeof st);
         size_t ngroups;
         ak_error err;
-        int rc = hil_ldiv(sa, pos, n, m, l, group_of, &ngroups, &st, &err);
+        int rc = hil_ldiv(sa, pos, n, m, l, NULL, group_of, &ngroups, &st, &err);
         if ((double)top * l > (double)n) {
             assert_int_equal(rc, ANONKIT_E_INELIGIBLE);
             ineligible++;

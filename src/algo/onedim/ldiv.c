@@ -11,9 +11,13 @@
  * frontier rows of the values most frequent among the remaining rows. EG is
  * evaluated in O(|G|) from the histogram H of remaining rows, the number of
  * values at each count and the maximum count. Figure 9: after a group is
- * formed, the nearest frontier row r_A joins it when it is closer to the
- * group than to the l-th frontier row r_B, its value is not yet in the group
- * and EG still holds. When neither step can form a group (possible only for
+ * formed, the nearest frontier row r_A joins it when the group with r_A
+ * would be smaller than the group of the l nearest frontier rows r_A .. r_B
+ * (a lower bound for the one r_A would otherwise form), its value is not yet
+ * in the group and EG still holds. "Smaller" is the 1-D extent in Figure 9;
+ * with the rows at hand it is the weighted NCP in the QI space, which §5.2
+ * has the multi-dimensional heuristic compute for each group (on a Hilbert
+ * key, a long 1-D gap can separate neighbouring cells). When neither step can form a group (possible only for
  * a fractional l), the remainder, which satisfies EG and so is l-diverse
  * itself, becomes the last group: the heuristic always succeeds on an
  * eligible table. */
@@ -23,6 +27,7 @@
 
 #include "algo/onedim/onedim.h"
 #include "io/extsort.h"
+#include "metrics/metrics.h"
 
 typedef struct ldiv_state {
     const uint32_t *sa;
@@ -109,8 +114,50 @@ static void take(ldiv_state *s, uint32_t p, uint32_t g, uint32_t *group_of)
     else heap_push(s, s->list[s->head[v]]);
 }
 
-int hil_ldiv(const uint32_t *sa, const long double *pos, size_t n, uint32_t m, double l, uint32_t *group_of,
-             size_t *ngroups, hil_stats *stats, ak_error *err)
+/* The bounding box of positions at[0 .. count) (lo / hi: d codes each). */
+static void rows_box(const hil_rows *r, const uint32_t *at, size_t count, uint32_t *lo, uint32_t *hi)
+{
+    for (uint32_t q = 0; q < r->t->nqi; q++) {
+        const uint32_t *codes = r->t->qi[q].codes;
+        lo[q] = hi[q] = codes[r->order[at[0]]];
+        for (size_t i = 1; i < count; i++) {
+            const uint32_t c = codes[r->order[at[i]]];
+            if (c < lo[q]) lo[q] = c;
+            if (c > hi[q]) hi[q] = c;
+        }
+    }
+}
+
+/* Weighted NCP of a box (001 eq. 1). */
+static double rows_ncp(const hil_rows *r, const uint32_t *lo, const uint32_t *hi)
+{
+    double s = 0;
+    for (uint32_t q = 0; q < r->t->nqi; q++) s += (r->weights ? r->weights[q] : 1.0) * table_ncp(r->t, q, lo[q], hi[q]);
+    return s;
+}
+
+/* Figure 9's test: whether the group of positions group[0 .. gn) with
+ * position a is smaller than the group of the frontier positions
+ * next[0 .. nn) (a first). box: room for 4 d codes. */
+static int joins(const ldiv_state *s, const hil_rows *r, const uint32_t *group, size_t gn, long double first,
+                 const uint32_t *next, size_t nn, uint32_t *box)
+{
+    const uint32_t a = next[0];
+    if (!r) return s->pos[a] - first < s->pos[next[nn - 1]] - s->pos[a];
+    const uint32_t d = r->t->nqi;
+    uint32_t *glo = box, *ghi = box + d, *nlo = box + 2 * (size_t)d, *nhi = box + 3 * (size_t)d;
+    rows_box(r, group, gn, glo, ghi);
+    for (uint32_t q = 0; q < d; q++) {
+        const uint32_t c = r->t->qi[q].codes[r->order[a]];
+        if (c < glo[q]) glo[q] = c;
+        if (c > ghi[q]) ghi[q] = c;
+    }
+    rows_box(r, next, nn, nlo, nhi);
+    return rows_ncp(r, glo, ghi) < rows_ncp(r, nlo, nhi);
+}
+
+int hil_ldiv(const uint32_t *sa, const long double *pos, size_t n, uint32_t m, double l, const hil_rows *rows,
+             uint32_t *group_of, size_t *ngroups, hil_stats *stats, ak_error *err)
 {
     *ngroups = 0;
     if (!n) return ANONKIT_OK;
@@ -130,8 +177,11 @@ int hil_ldiv(const uint32_t *sa, const long double *pos, size_t n, uint32_t m, d
     uint32_t *members = malloc(((size_t)m + 1) * sizeof *members);
     uint64_t *order = malloc(((size_t)m + 1) * sizeof *order);
     uint32_t *in_group = malloc(((size_t)m + 1) * sizeof *in_group);
+    uint32_t *group = malloc(((size_t)m + 1) * sizeof *group); /* the group just formed */
+    uint32_t *box = rows ? malloc(4 * ((size_t)rows->t->nqi + 1) * sizeof *box) : NULL;
     int rc = ANONKIT_OK;
-    if (!s.start || !s.head || !s.list || !s.h || !s.at_count || !s.heap || !members || !order || !in_group) {
+    if (!s.start || !s.head || !s.list || !s.h || !s.at_count || !s.heap || !members || !order || !in_group ||
+        !group || (rows && !box)) {
         rc = ak_err_nomem(err);
         goto done;
     }
@@ -205,6 +255,7 @@ int hil_ldiv(const uint32_t *sa, const long double *pos, size_t n, uint32_t m, d
         for (size_t i = 0; i < count; i++) {
             take(&s, members[i], g, group_of);
             in_group[sa[members[i]]] = g;
+            group[i] = members[i];
             if (pos[members[i]] < first) first = pos[members[i]];
         }
         /* Figure 9: r_A joins when nearer to the group than to r_B. */
@@ -217,10 +268,10 @@ int hil_ldiv(const uint32_t *sa, const long double *pos, size_t n, uint32_t m, d
             }
             for (size_t i = 0; i < got; i++) heap_push(&s, members[i]);
             if (got == need) {
-                const uint32_t a = members[0], b = members[need - 1];
+                const uint32_t a = members[0];
                 const uint32_t v = sa[a];
                 const size_t at = s.h[v] == s.top ? 1 : 0;
-                if (pos[a] - first < pos[b] - pos[a] && in_group[v] != g && eg_after(&s, 1, at)) {
+                if (in_group[v] != g && eg_after(&s, 1, at) && joins(&s, rows, group, count, first, members, need, box)) {
                     take(&s, a, g, group_of);
                     in_group[v] = g;
                 }
@@ -231,6 +282,6 @@ int hil_ldiv(const uint32_t *sa, const long double *pos, size_t n, uint32_t m, d
     *ngroups = g;
 done:
     free(s.start), free(s.head), free(s.list), free(s.h), free(s.at_count), free(s.heap);
-    free(members), free(order), free(in_group);
+    free(members), free(order), free(in_group), free(group), free(box);
     return rc;
 }

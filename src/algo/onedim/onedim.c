@@ -174,7 +174,8 @@ int hil_run(const table *t, const model *m, const hil_options *o, partition *out
             at += gap[i];
             pos[i] = at;
         }
-        if (rc >= 0) rc = hil_ldiv(sa, pos, n, t->sensitive_dict.count, m->l, group_of, &ngroups, stats, err);
+        const hil_rows rows = {t, order, o->weights};
+        if (rc >= 0) rc = hil_ldiv(sa, pos, n, t->sensitive_dict.count, m->l, &rows, group_of, &ngroups, stats, err);
         free(sa);
         free(pos);
     } else if (rc >= 0) {

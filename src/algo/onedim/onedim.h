@@ -86,14 +86,24 @@ int hil_kanon_dp(const table *t, const uint32_t *order, size_t n, uint64_t k, co
                  const double *gap, uint32_t *sizes /* OUT */, size_t *ngroups /* OUT */, double *cost /* OUT */,
                  ak_error *err);
 
-/* The 1-D l-diversity heuristic (001 Figure 8 with the Figure 9 step) on the
- * rows order[0..n) in that order with sensitive codes sa[i] (of the i-th row
- * in order, < m) and 1-D positions pos[i] (non-decreasing): writes the group
- * of every position into group_of[i] (groups numbered from 0 in the order
- * they are closed) and their number into *ngroups. Every group has
- * probabilistic l-diversity. Fails with ANONKIT_E_INELIGIBLE when the whole
- * table has a value more frequent than n / l. */
-int hil_ldiv(const uint32_t *sa, const long double *pos, size_t n, uint32_t m, double l,
+/* The rows behind the 1-D positions, for measuring groups by NCP (001 §5.2):
+ * position i holds row order[i] of t; weights as for GCP (NULL = equal). */
+typedef struct hil_rows {
+    const table *t;
+    const uint32_t *order;
+    const double *weights;
+} hil_rows;
+
+/* The 1-D l-diversity heuristic (001 Figure 8 with the Figure 9 step) on n
+ * positions in 1-D order with sensitive codes sa[i] (< m) and 1-D positions
+ * pos[i] (non-decreasing): writes the group of every position into
+ * group_of[i] (groups numbered from 0 in the order they are closed) and their
+ * number into *ngroups. Every group has probabilistic l-diversity. The
+ * Figure 9 step compares extents on the 1-D positions, or, when rows is not
+ * NULL, the groups' weighted NCP in the QI space (§5.2). Fails with
+ * ANONKIT_E_INELIGIBLE when the whole table has a value more frequent than
+ * n / l. */
+int hil_ldiv(const uint32_t *sa, const long double *pos, size_t n, uint32_t m, double l, const hil_rows *rows,
              uint32_t *group_of /* OUT */, size_t *ngroups /* OUT */, hil_stats *stats, ak_error *err);
 
 #endif
