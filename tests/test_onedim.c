@@ -15,7 +15,8 @@
  *   40 QIs.
  * - The l-diversity heuristic on random sensitive sequences: succeeds exactly
  *   on eligible ones, every group is l-diverse (counted here), and for a whole
- *   l it never needs the closing group.
+ *   l it never needs the closing group. Its exchange step keeps every group's
+ *   sensitive values and never raises the cost.
  * - The external sort against an in-memory sort under tiny budgets.
  * - Every algorithm on random tables through the public API, proven by the
  *   independent verifier; ineligible tables fail cleanly and write nothing. */
@@ -781,6 +782,90 @@ static void test_ldiv_heuristic(void **state)
     assert_true(ineligible > 50);
 }
 
+/* Sum over groups of |G| times the weighted NCP of the group's box. */
+static double groups_cost(const table *t, const uint32_t *order, const uint32_t *group_of, size_t n, size_t ngroups)
+{
+    double total = 0;
+    uint32_t *mem = malloc(n * sizeof *mem);
+    assert_non_null(mem);
+    for (size_t g = 0; g < ngroups; g++) {
+        size_t c = 0;
+        for (size_t i = 0; i < n; i++)
+            if (group_of[i] == g) mem[c++] = order[i];
+        total += group_cost(t, mem, 0, c, NULL);
+    }
+    free(mem);
+    return total;
+}
+
+/* The exchange step on the heuristic's groups of random tables: every group
+ * keeps its size and its sensitive values (so its l-diversity), at most two
+ * rows move per exchange, and the total cost does not grow (it falls on some
+ * tables). */
+static void test_ldiv_exchange(void **state)
+{
+    (void)state;
+    tu_rng rng = {9090};
+    int lowered = 0, runs = 0;
+    for (int iter = 0; iter < 200; iter++) {
+        char dir[4096];
+        snprintf(dir, sizeof dir, "%s", tu_mkdtemp());
+        gen_table g;
+        generate(&rng, dir, &g, MAX_ROWS);
+        table *t = load(&g);
+        const size_t n = t->nrows;
+        const uint32_t m = t->sensitive_dict.count;
+        uint32_t order[MAX_ROWS], sa[MAX_ROWS], before[MAX_ROWS], after[MAX_ROWS];
+        long double pos[MAX_ROWS];
+        for (size_t i = 0; i < n; i++) order[i] = (uint32_t)i;
+        for (size_t i = n; i > 1; i--) {
+            size_t j = tu_below(&rng, i);
+            uint32_t x = order[i - 1];
+            order[i - 1] = order[j];
+            order[j] = x;
+        }
+        for (size_t i = 0; i < n; i++) {
+            sa[i] = t->sensitive_codes[order[i]];
+            pos[i] = (long double)i;
+        }
+        const double l = (double)(2 + tu_below(&rng, 2));
+        const hil_rows rows = {t, order, NULL};
+        size_t ngroups;
+        hil_stats st;
+        memset(&st, 0, sizeof st);
+        ak_error err;
+        if (hil_ldiv(sa, pos, n, m, l, &rows, before, &ngroups, &st, &err) != ANONKIT_OK) { /* ineligible */
+            table_free(t);
+            tu_rmtree(dir);
+            continue;
+        }
+        memcpy(after, before, n * sizeof *after);
+        assert_int_equal(hil_ldiv_exchange(sa, m, n, &rows, after, ngroups, &st, &err), ANONKIT_OK);
+        for (uint32_t gi = 0; gi < ngroups; gi++) {
+            uint32_t hb[16] = {0}, ha[16] = {0};
+            for (size_t i = 0; i < n; i++) {
+                if (before[i] == gi) hb[sa[i]]++;
+                if (after[i] == gi) ha[sa[i]]++;
+            }
+            assert_memory_equal(hb, ha, sizeof hb); /* the same sensitive values, so the same size */
+        }
+        size_t moved = 0;
+        for (size_t i = 0; i < n; i++) {
+            assert_true(after[i] < ngroups);
+            moved += after[i] != before[i];
+        }
+        assert_true(moved <= 2 * st.exchanges);
+        assert_true(moved > 0 || st.exchanges == 0);
+        const double cb = groups_cost(t, order, before, n, ngroups), ca = groups_cost(t, order, after, n, ngroups);
+        if (ca > cb + 1e-9 * (1 + cb)) fail_msg("iteration %d: the exchanges raised the cost from %.12g to %.12g", iter, cb, ca);
+        if (ca < cb - 1e-9 * (1 + cb)) lowered++;
+        runs++;
+        table_free(t);
+        tu_rmtree(dir);
+    }
+    if (runs < 40 || lowered < 10) fail_msg("%d runs, %d lowered the cost", runs, lowered);
+}
+
 /* ------------------------------------------------------------ external sort -- */
 
 static int cmp_rec3(const void *a, const void *b)
@@ -1122,6 +1207,7 @@ int main(void)
         cmocka_unit_test(test_dp_against_brute_force),
         cmocka_unit_test(test_dp_against_direct),
         cmocka_unit_test(test_ldiv_heuristic),
+        cmocka_unit_test(test_ldiv_exchange),
         cmocka_unit_test(test_external_sort),
         cmocka_unit_test(test_random_tables_verified),
         cmocka_unit_test(test_memory_budget_same_result),

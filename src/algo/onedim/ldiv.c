@@ -285,3 +285,120 @@ done:
     free(members), free(order), free(in_group), free(group), free(box);
     return rc;
 }
+
+/* The box of a group without one member and with one more row: prefix and
+ * suffix boxes of the members, so each candidate costs O(d). */
+typedef struct group_boxes {
+    uint32_t d;
+    size_t cap;
+    uint32_t *pre_lo, *pre_hi, *suf_lo, *suf_hi; /* (cap + 1) * d each */
+} group_boxes;
+
+static int boxes_reserve(group_boxes *b, size_t count, ak_error *err)
+{
+    if (count <= b->cap) return ANONKIT_OK;
+    size_t cap = b->cap ? b->cap : 8;
+    while (cap < count) cap *= 2;
+    const size_t each = (cap + 1) * (b->d ? b->d : 1) * sizeof(uint32_t);
+    uint32_t *p = malloc(4 * each);
+    if (!p) return ak_err_nomem(err);
+    free(b->pre_lo);
+    b->pre_lo = p;
+    b->pre_hi = p + each / sizeof(uint32_t);
+    b->suf_lo = p + 2 * (each / sizeof(uint32_t));
+    b->suf_hi = p + 3 * (each / sizeof(uint32_t));
+    b->cap = cap;
+    return ANONKIT_OK;
+}
+
+/* Prefix boxes (of members [0, i)) and suffix boxes (of [i, count)). */
+static void boxes_fill(group_boxes *b, const hil_rows *r, const uint32_t *mem, size_t count)
+{
+    const uint32_t d = b->d;
+    for (uint32_t q = 0; q < d; q++) {
+        b->pre_lo[q] = UINT32_MAX, b->pre_hi[q] = 0;
+        b->suf_lo[count * d + q] = UINT32_MAX, b->suf_hi[count * d + q] = 0;
+    }
+    for (size_t i = 0; i < count; i++)
+        for (uint32_t q = 0; q < d; q++) {
+            const uint32_t c = r->t->qi[q].codes[r->order[mem[i]]];
+            b->pre_lo[(i + 1) * d + q] = c < b->pre_lo[i * d + q] ? c : b->pre_lo[i * d + q];
+            b->pre_hi[(i + 1) * d + q] = c > b->pre_hi[i * d + q] ? c : b->pre_hi[i * d + q];
+        }
+    for (size_t i = count; i-- > 0;)
+        for (uint32_t q = 0; q < d; q++) {
+            const uint32_t c = r->t->qi[q].codes[r->order[mem[i]]];
+            b->suf_lo[i * d + q] = c < b->suf_lo[(i + 1) * d + q] ? c : b->suf_lo[(i + 1) * d + q];
+            b->suf_hi[i * d + q] = c > b->suf_hi[(i + 1) * d + q] ? c : b->suf_hi[(i + 1) * d + q];
+        }
+}
+
+/* |G| times the weighted NCP of the group's box without member `out` (none
+ * when out == count) and with position `in` (none when in == UINT32_MAX). */
+static double boxes_cost(const group_boxes *b, const hil_rows *r, size_t count, size_t out, uint32_t in)
+{
+    const uint32_t d = b->d;
+    double s = 0;
+    for (uint32_t q = 0; q < d; q++) {
+        const size_t after = out < count ? out + 1 : count;
+        uint32_t lo = b->pre_lo[(out < count ? out : count) * d + q], hi = b->pre_hi[(out < count ? out : count) * d + q];
+        if (b->suf_lo[after * d + q] < lo) lo = b->suf_lo[after * d + q];
+        if (b->suf_hi[after * d + q] > hi) hi = b->suf_hi[after * d + q];
+        if (in != UINT32_MAX) {
+            const uint32_t c = r->t->qi[q].codes[r->order[in]];
+            if (c < lo) lo = c;
+            if (c > hi) hi = c;
+        }
+        s += (r->weights ? r->weights[q] : 1.0) * table_ncp(r->t, q, lo, hi);
+    }
+    return (double)count * s;
+}
+
+int hil_ldiv_exchange(const uint32_t *sa, uint32_t m, size_t n, const hil_rows *rows, uint32_t *group_of, size_t ngroups,
+                      hil_stats *stats, ak_error *err)
+{
+    if (ngroups < 2) return ANONKIT_OK;
+    uint32_t *start = calloc(ngroups + 1, sizeof *start), *fill = calloc(ngroups, sizeof *fill);
+    uint32_t *mem = malloc(n * sizeof *mem), *where = malloc(((size_t)m + 1) * sizeof *where);
+    group_boxes ba = {rows->t->nqi, 0, NULL, NULL, NULL, NULL}, bb = ba;
+    int rc = start && fill && mem && where ? ANONKIT_OK : ak_err_nomem(err);
+    if (rc >= 0) {
+        for (size_t i = 0; i < n; i++) start[group_of[i] + 1]++;
+        for (size_t g = 0; g < ngroups; g++) start[g + 1] += start[g];
+        for (size_t i = 0; i < n; i++) mem[start[group_of[i]] + fill[group_of[i]]++] = (uint32_t)i;
+        for (uint32_t v = 0; v <= m; v++) where[v] = UINT32_MAX;
+    }
+    for (size_t g = 0; rc >= 0 && g + 1 < ngroups; g++) {
+        uint32_t *a = mem + start[g], *b = mem + start[g + 1];
+        const size_t na = start[g + 1] - start[g], nb = start[g + 2] - start[g + 1];
+        if ((rc = boxes_reserve(&ba, na, err)) < 0 || (rc = boxes_reserve(&bb, nb, err)) < 0) break;
+        for (size_t j = 0; j < nb; j++) where[sa[b[j]]] = (uint32_t)j;
+        for (size_t round = 0; round < (na < nb ? na : nb); round++) {
+            boxes_fill(&ba, rows, a, na);
+            boxes_fill(&bb, rows, b, nb);
+            const double now = boxes_cost(&ba, rows, na, na, UINT32_MAX) + boxes_cost(&bb, rows, nb, nb, UINT32_MAX);
+            double best = now;
+            size_t bi = 0, bj = 0;
+            for (size_t i = 0; i < na; i++) {
+                const uint32_t j = where[sa[a[i]]];
+                if (j == UINT32_MAX) continue;
+                const double c = boxes_cost(&ba, rows, na, i, b[j]) + boxes_cost(&bb, rows, nb, j, a[i]);
+                if (c < best) {
+                    best = c;
+                    bi = i;
+                    bj = j;
+                }
+            }
+            if (!(best < now)) break;
+            const uint32_t x = a[bi];
+            a[bi] = b[bj];
+            b[bj] = x;
+            group_of[a[bi]] = (uint32_t)g;
+            group_of[b[bj]] = (uint32_t)(g + 1);
+            if (stats) stats->exchanges++;
+        }
+        for (size_t j = 0; j < nb; j++) where[sa[b[j]]] = UINT32_MAX;
+    }
+    free(start), free(fill), free(mem), free(where), free(ba.pre_lo), free(bb.pre_lo);
+    return rc;
+}

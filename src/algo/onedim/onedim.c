@@ -176,6 +176,7 @@ int hil_run(const table *t, const model *m, const hil_options *o, partition *out
         }
         const hil_rows rows = {t, order, o->weights};
         if (rc >= 0) rc = hil_ldiv(sa, pos, n, t->sensitive_dict.count, m->l, &rows, group_of, &ngroups, stats, err);
+        if (rc >= 0) rc = hil_ldiv_exchange(sa, t->sensitive_dict.count, n, &rows, group_of, ngroups, stats, err);
         free(sa);
         free(pos);
     } else if (rc >= 0) {

@@ -42,6 +42,7 @@ typedef struct hil_stats {
     size_t block_size;
     uint64_t fallback_steps; /* l-diversity: groups formed by the fall-back step */
     uint64_t closing_groups; /* l-diversity: the remainder taken as one group */
+    uint64_t exchanges;      /* l-diversity: rows exchanged between groups (hil_ldiv_exchange) */
 } hil_stats;
 
 /* Parses "hilbert", "hilbert-fast", "idistance", "idistance-fast" into
@@ -105,5 +106,14 @@ typedef struct hil_rows {
  * n / l. */
 int hil_ldiv(const uint32_t *sa, const long double *pos, size_t n, uint32_t m, double l, const hil_rows *rows,
              uint32_t *group_of /* OUT */, size_t *ngroups /* OUT */, hil_stats *stats, ak_error *err);
+
+/* The exchange step after the heuristic (the exchange argument of 001 §4.1,
+ * Lemmas 3 and 5, with the cost of §5): for each pair of consecutive groups
+ * (in the order they were formed), two rows of the same sensitive value swap
+ * groups while the best such swap lowers the pair's sum of |G| NCP(G). Each
+ * group keeps its size and its multiset of sensitive values, so its
+ * l-diversity, and k, are untouched. group_of as hil_ldiv wrote it. */
+int hil_ldiv_exchange(const uint32_t *sa, uint32_t m, size_t n, const hil_rows *rows, uint32_t *group_of /* IN/OUT */,
+                      size_t ngroups, hil_stats *stats, ak_error *err);
 
 #endif
