@@ -13,10 +13,14 @@
  * members of the window's monotone "sliding minimum" queue (likewise for the
  * high side). The queues of all QIs are kept up to date as the window slides
  * (O(d) amortized per row), and every row of the window counts the queues it
- * is in. Growing a candidate then costs O(1) at an unmarked row and O(d) (a
- * changed NCP, the weighted sum) only at a marked one, instead of O(d) at
- * every row; the box, its NCP and the candidates' costs are the same numbers
- * as growing it row by row, so the optimum and the partitioning are too. The
+ * is in. The box of the k-row candidate is read off the queues (the entry
+ * nearest the front within the last k rows, a cursor that only moves back);
+ * growing it further costs O(1) at an unmarked row and O(d) (a changed NCP,
+ * the weighted sum) only at a marked one, instead of O(d) at every row. The
+ * window keeps each row's codes and numeric values, so a numeric NCP reads no
+ * table array. The box, its NCP and the candidates' costs are the same
+ * numbers as growing it row by row, so the optimum and the partitioning are
+ * too. The
  * Fast variants cost a group by its extent on the 1-D key instead, in O(1).
  * Only the last 2k values of Opt and the window's codes are kept (rings); the
  * chosen group length of every prefix is kept to read the solution back. */
@@ -32,6 +36,7 @@
 typedef struct mono_queue {
     uint32_t *pos;
     size_t first, last;
+    size_t near;      /* the entry nearest the front inside the last k positions */
 } mono_queue;
 
 /* The state of the exact DP over the window of the last 2k-1 positions. */
@@ -41,13 +46,19 @@ typedef struct kanon_window {
     size_t mask;          /* ring size - 1; the ring size is a power of two >= 2k */
     size_t mw;            /* mark words per position: bit 2q / 2q+1 = in QI q's low / high queue */
     uint32_t *code;       /* code[(p & mask) * d + q]: QI q of the row at position p */
+    double *value;        /* value[(p & mask) * d + q]: its numeric value (0 for a categorical QI) */
     uint64_t *marks;      /* marks[(p & mask) * mw ...]: the queues position p is in */
     mono_queue *queue;    /* queue[2q]: positions whose code of QI q is below every later one
                              in the window; queue[2q+1]: above every later one */
     uint32_t *lo, *hi;    /* the growing box */
+    double *lov, *hiv;    /* the values of its sides (numeric QIs) */
     double *ncp;          /* its NCP per QI */
     double *span;         /* per numeric QI: the table's range */
     double *weight;       /* per QI (1 when no weights are given) */
+    uint32_t *klo, *khi;  /* the last k-row box, its side values */
+    double *klov, *khiv;  /* and */
+    double *kncp;         /* its NCP per QI */
+    int k_valid;          /* klo, khi and kncp are set */
 } kanon_window;
 
 static void window_free(kanon_window *win)
@@ -56,6 +67,8 @@ static void window_free(kanon_window *win)
         for (uint32_t i = 0; i < 2 * win->d; i++) free(win->queue[i].pos);
     free(win->queue), free(win->code), free(win->marks);
     free(win->lo), free(win->hi), free(win->ncp), free(win->span), free(win->weight);
+    free(win->klo), free(win->khi), free(win->kncp), free(win->value);
+    free(win->lov), free(win->hiv), free(win->klov), free(win->khiv);
 }
 
 static int window_init(kanon_window *win, const table *t, size_t ring, const double *weights, ak_error *err)
@@ -74,7 +87,16 @@ static int window_init(kanon_window *win, const table *t, size_t ring, const dou
     win->ncp = malloc(dd * sizeof *win->ncp);
     win->span = malloc(dd * sizeof *win->span);
     win->weight = malloc(dd * sizeof *win->weight);
-    int ok = win->code && win->marks && win->queue && win->lo && win->hi && win->ncp && win->span && win->weight;
+    win->klo = malloc(dd * sizeof *win->klo);
+    win->khi = malloc(dd * sizeof *win->khi);
+    win->kncp = malloc(dd * sizeof *win->kncp);
+    win->value = malloc(ring * dd * sizeof *win->value);
+    win->lov = malloc(dd * sizeof *win->lov);
+    win->hiv = malloc(dd * sizeof *win->hiv);
+    win->klov = malloc(dd * sizeof *win->klov);
+    win->khiv = malloc(dd * sizeof *win->khiv);
+    int ok = win->code && win->marks && win->queue && win->lo && win->hi && win->ncp && win->span && win->weight &&
+             win->klo && win->khi && win->kncp && win->value && win->lov && win->hiv && win->klov && win->khiv;
     for (uint32_t q = 0; ok && q < d; q++) {
         win->queue[2 * q].pos = malloc(ring * sizeof *win->queue[2 * q].pos);
         win->queue[2 * q + 1].pos = malloc(ring * sizeof *win->queue[2 * q + 1].pos);
@@ -105,8 +127,13 @@ static void window_slide(kanon_window *win, const uint32_t *order, size_t p, siz
         mono_queue *mq = &win->queue[b];
         while (mq->first < mq->last && mq->pos[mq->first & mask] < first) mark_clear(win, mq->pos[mq->first++ & mask], b);
     }
-    uint32_t *row = win->code + (p & mask) * d;
-    for (uint32_t q = 0; q < d; q++) row[q] = win->t->qi[q].codes[order[p]];
+    uint32_t *row = win->code + (p & mask) * d; /* the slot of position p - w, gone now */
+    double *val = win->value + (p & mask) * d;
+    for (uint32_t q = 0; q < d; q++) {
+        const table_qi *a = &win->t->qi[q];
+        row[q] = a->codes[order[p]];
+        val[q] = a->kind == ATTR_NUMERIC ? a->values[row[q]] : 0;
+    }
     for (uint32_t q = 0; q < d; q++) {
         const uint32_t c = row[q];
         for (int high = 0; high < 2; high++) {
@@ -125,33 +152,51 @@ static void window_slide(kanon_window *win, const uint32_t *order, size_t p, siz
     }
 }
 
-/* NCP of codes [lo, hi] of QI q (001 §2.1): numeric inline, categorical by
- * the lowest common ancestor in the hierarchy. */
-static double window_ncp(const kanon_window *win, uint32_t q, uint32_t lo, uint32_t hi)
+/* NCP of codes [lo, hi] of QI q (001 §2.1): numeric from the side values
+ * (the values of codes lo and hi, kept in the window so the table's value
+ * array is not read again), categorical by the lowest common ancestor. */
+static double window_ncp(const kanon_window *win, uint32_t q, uint32_t lo, uint32_t hi, double lov, double hiv)
 {
-    const table_qi *a = &win->t->qi[q];
-    if (a->kind == ATTR_NUMERIC) return win->span[q] > 0 ? (a->values[hi] - a->values[lo]) / win->span[q] : 0;
+    if (win->t->qi[q].kind == ATTR_NUMERIC) return win->span[q] > 0 ? (hiv - lov) / win->span[q] : 0;
     return table_ncp(win->t, q, lo, hi);
 }
 
-/* Sets the box to positions from .. p_end (the window's last position,
- * from > p_end - w): per side, the entry of the side's queue nearest the
- * front that is not before `from` holds the extreme code. Returns the box's
- * weighted NCP sum (QIs in order, as GCP sums them). */
+/* Sets the box to the last k positions, from `from` on: per side, the entry
+ * of the side's queue nearest the front that is not before `from` holds the
+ * extreme code. That entry only moves back as the window slides (a cursor,
+ * O(1) amortized); the NCP of a QI is recomputed only when its side codes
+ * changed. Returns the box's weighted NCP sum (QIs in order, as GCP sums
+ * them). */
 static double box_set(kanon_window *win, size_t from)
 {
     const size_t mask = win->mask;
     for (uint32_t q = 0; q < win->d; q++) {
+        uint32_t side[2];
+        double sidev[2];
         for (int high = 0; high < 2; high++) {
-            const mono_queue *mq = &win->queue[2 * (size_t)q + (size_t)high];
-            size_t at = mq->last - 1; /* the window's last position is in every queue */
-            while (at > mq->first && mq->pos[(at - 1) & mask] >= from) at--;
-            const uint32_t c = win->code[((size_t)mq->pos[at & mask] & mask) * win->d + q];
-            if (high) win->hi[q] = c;
-            else win->lo[q] = c;
+            mono_queue *mq = &win->queue[2 * (size_t)q + (size_t)high];
+            size_t at = mq->near < mq->first ? mq->first : mq->near;
+            if (at >= mq->last) at = mq->last - 1; /* popped from the back: the last entry is inside */
+            while (mq->pos[at & mask] < from) at++;
+            mq->near = at;
+            const size_t slot = ((size_t)mq->pos[at & mask] & mask) * win->d + q;
+            side[high] = win->code[slot];
+            sidev[high] = win->value[slot];
         }
-        win->ncp[q] = window_ncp(win, q, win->lo[q], win->hi[q]);
+        if (side[0] != win->klo[q] || side[1] != win->khi[q] || !win->k_valid) {
+            win->klo[q] = side[0];
+            win->khi[q] = side[1];
+            win->klov[q] = sidev[0];
+            win->khiv[q] = sidev[1];
+            win->kncp[q] = window_ncp(win, q, side[0], side[1], sidev[0], sidev[1]);
+        }
+        win->lo[q] = win->klo[q];
+        win->hi[q] = win->khi[q];
+        win->lov[q] = win->klov[q];
+        win->hiv[q] = win->khiv[q];
+        win->ncp[q] = win->kncp[q];
     }
+    win->k_valid = 1;
     double s = 0;
     for (uint32_t q = 0; q < win->d; q++) s += win->weight[q] * win->ncp[q];
     return s;
@@ -163,14 +208,15 @@ static double box_set(kanon_window *win, size_t from)
 static double box_grow(kanon_window *win, size_t p)
 {
     const uint32_t *row = win->code + (p & win->mask) * win->d;
+    const double *val = win->value + (p & win->mask) * win->d;
     const uint64_t *m = win->marks + (p & win->mask) * win->mw;
     for (size_t wi = 0; wi < win->mw; wi++)
         for (uint64_t bits = m[wi]; bits; bits &= bits - 1) {
             const size_t b = wi * 64 + (size_t)__builtin_ctzll(bits);
             const uint32_t q = (uint32_t)(b / 2);
-            if (b % 2) win->hi[q] = row[q];
-            else win->lo[q] = row[q];
-            win->ncp[q] = window_ncp(win, q, win->lo[q], win->hi[q]);
+            if (b % 2) win->hi[q] = row[q], win->hiv[q] = val[q];
+            else win->lo[q] = row[q], win->lov[q] = val[q];
+            win->ncp[q] = window_ncp(win, q, win->lo[q], win->hi[q], win->lov[q], win->hiv[q]);
         }
     double s = 0;
     for (uint32_t q = 0; q < win->d; q++) s += win->weight[q] * win->ncp[q];
