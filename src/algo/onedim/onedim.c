@@ -43,13 +43,19 @@ static int map_and_sort(const table *t, const hil_options *o, uint32_t *order, d
     stats->key_bits = mp.kind == HIL_MAP_HILBERT ? (uint64_t)mp.d * mp.bits : 128;
     stats->centers = mp.ncenters;
     extsort *sorter = NULL;
+    enum { BATCH = 64 };
+    uint64_t *keys = malloc(BATCH * mp.words * sizeof *keys);
     uint64_t *rec = malloc(words * sizeof *rec), *prev = malloc(words * sizeof *prev);
-    int rc = rec && prev ? ANONKIT_OK : ak_err_nomem(err);
+    int rc = keys && rec && prev ? ANONKIT_OK : ak_err_nomem(err);
     if (rc >= 0) rc = extsort_open(&sorter, words, o->memory, NULL, err);
-    for (size_t row = 0; rc >= 0 && row < t->nrows; row++) {
-        hil_mapper_key(&mp, t, row, rec);
-        rec[words - 1] = row;
-        rc = extsort_add(sorter, rec, err);
+    for (size_t row = 0; rc >= 0 && row < t->nrows; row += BATCH) {
+        const size_t count = t->nrows - row < BATCH ? t->nrows - row : BATCH;
+        hil_mapper_keys(&mp, t, row, count, keys);
+        for (size_t j = 0; rc >= 0 && j < count; j++) {
+            memcpy(rec, keys + j * mp.words, mp.words * sizeof *rec);
+            rec[words - 1] = row + j;
+            rc = extsort_add(sorter, rec, err);
+        }
     }
     if (rc >= 0) rc = extsort_finish(sorter, err);
     for (size_t i = 0; rc >= 0 && i < t->nrows; i++) {
@@ -74,6 +80,7 @@ static int map_and_sort(const table *t, const hil_options *o, uint32_t *order, d
         rc = ANONKIT_OK;
     }
     extsort_free(sorter);
+    free(keys);
     free(rec);
     free(prev);
     hil_mapper_free(&mp);

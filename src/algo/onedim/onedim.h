@@ -76,6 +76,8 @@ typedef struct hil_curve {
 int hil_curve_init(hil_curve *c /* OUT */, unsigned d, unsigned bits, ak_error *err);
 void hil_curve_free(hil_curve *c);
 void hil_curve_key(const hil_curve *c, const uint32_t *coords, uint64_t *key /* OUT */);
+/* The keys of 4 points (coords[j * d + q] for point j) into keys[j * words ..]. */
+void hil_curve_key4(const hil_curve *c, const uint32_t *coords, uint64_t *keys /* OUT */);
 
 /* Optimal 1-D k-anonymity (001 Figure 3) of the rows order[0..n) taken in that
  * order: groups of k..2k-1 consecutive rows minimizing the sum of |G| NCP(G)
