@@ -152,6 +152,19 @@ static void window_slide(kanon_window *win, const uint32_t *order, size_t p, siz
     }
 }
 
+/* Prefetches what the window will read for the rows of the 1-D order
+ * ahead: their codes 16 positions ahead, the numeric values of the codes 8
+ * positions ahead (those codes are in cache by then). The rows are at random
+ * places in the columns, so each read would otherwise wait for memory. */
+static void window_prefetch(const kanon_window *win, const uint32_t *order, size_t p, size_t n)
+{
+    for (uint32_t q = 0; q < win->d; q++) {
+        const table_qi *a = &win->t->qi[q];
+        if (p + 16 < n) __builtin_prefetch(&a->codes[order[p + 16]]);
+        if (p + 8 < n && a->kind == ATTR_NUMERIC) __builtin_prefetch(&a->values[a->codes[order[p + 8]]]);
+    }
+}
+
 /* NCP of codes [lo, hi] of QI q (001 §2.1): numeric from the side values
  * (the values of codes lo and hi, kept in the window so the table's value
  * array is not read again), categorical by the lowest common ancestor. */
@@ -311,6 +324,7 @@ int hil_kanon_dp(const table *t, const uint32_t *order, size_t n, uint64_t k, co
                 }
             }
         } else {
+            window_prefetch(&win, order, i - 1, n);
             window_slide(&win, order, i - 1, w);
             if (i >= k) {
                 double sum = box_set(&win, i - k);
