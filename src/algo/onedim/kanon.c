@@ -20,10 +20,10 @@
  * window keeps each row's codes and numeric values, so a numeric NCP reads no
  * table array. The box, its NCP and the candidates' costs are the same
  * numbers as growing it row by row, so the optimum and the partitioning are
- * too. The
- * Fast variants cost a group by its extent on the 1-D key instead, in O(1).
- * Only the last 2k values of Opt and the window's codes are kept (rings); the
- * chosen group length of every prefix is kept to read the solution back. */
+ * too. The Fast variants cost a group by its extent on the 1-D key instead,
+ * in O(1). Only the last 2k values of Opt and the window's codes are kept
+ * (rings); the chosen group length of every prefix is kept to read the
+ * solution back. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,8 +31,8 @@
 #include "algo/onedim/onedim.h"
 #include "metrics/metrics.h"
 
-/* A monotone queue of window positions: entries first .. last-1 (counters
- * that only grow) in a ring of the window's size (a power of two). */
+/* A monotone queue of window positions: entries first .. last-1 (counters)
+ * in a ring of the window's size (a power of two). */
 typedef struct mono_queue {
     uint32_t *pos;
     size_t first, last;
@@ -112,6 +112,7 @@ static int window_init(kanon_window *win, const table *t, size_t ring, const dou
     return ANONKIT_OK;
 }
 
+/* Marks (clears) position p as a member of queue `bit` (2q: low, 2q+1: high). */
 static void mark_set(kanon_window *win, size_t p, size_t bit) { win->marks[(p & win->mask) * win->mw + bit / 64] |= 1ull << (bit % 64); }
 static void mark_clear(kanon_window *win, size_t p, size_t bit) { win->marks[(p & win->mask) * win->mw + bit / 64] &= ~(1ull << (bit % 64)); }
 

@@ -28,7 +28,8 @@ void hil_nn_free(hil_nn *t)
     memset(t, 0, sizeof *t);
 }
 
-/* Bounds of item j of block b at level l, axis q (level 0: the centres). */
+/* Index in lo / hi of axis q of item `item` at level l (level 0: the
+ * centres): blocks of 8 items, axis by axis within a block. */
 static size_t nn_at(const hil_nn *t, size_t l, size_t item, unsigned q)
 {
     return ((t->first[l] + item / NN_FAN) * t->d + q) * NN_FAN + item % NN_FAN;
