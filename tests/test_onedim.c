@@ -4,13 +4,20 @@
  *   gets one index, consecutive indices are neighbouring cells, each block of
  *   2^(d j) consecutive indices fills one aligned cube of side 2^j, and for
  *   d = 2 the keys equal a reference xy2d written here (up to the axis
- *   order); keys longer than 64 bits keep the nesting property.
+ *   order); keys longer than 64 bits keep the nesting property; the prepared
+ *   curve (branch-free, table-driven transposition, one point or four at
+ *   once) gives the same keys as the reference on random points for
+ *   d = 1..8, bits = 1..16 and beyond.
  * - The k-anonymity DP against exhaustive search over all partitions of the
  *   sequence into consecutive groups of at least k rows (equal optimum, for
- *   the NCP cost and for the 1-D extent cost), with groups of k..2k-1 rows.
+ *   the NCP cost and for the 1-D extent cost), with groups of k..2k-1 rows;
+ *   and against the recurrence of Figure 3 computed directly (every group's
+ *   cost from scratch) on longer sequences, for both costs, and on a table of
+ *   40 QIs.
  * - The l-diversity heuristic on random sensitive sequences: succeeds exactly
  *   on eligible ones, every group is l-diverse (counted here), and for a whole
- *   l it never needs the closing group.
+ *   l it never needs the closing group. Its exchange step keeps every group's
+ *   sensitive values and never raises the cost.
  * - The external sort against an in-memory sort under tiny budgets.
  * - Every algorithm on random tables through the public API, proven by the
  *   independent verifier; ineligible tables fail cleanly and write nothing. */
@@ -27,7 +34,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "algo/onedim/mapping.h"
 #include "algo/onedim/onedim.h"
+#include "core/hierarchy.h"
 #include "anonkit/anonkit.h"
 #include "core/partition.h"
 #include "core/table.h"
@@ -141,6 +150,295 @@ static void test_hilbert_multiword(void **state)
                 assert_int_equal(cube, common >= d * j);
             }
         }
+    }
+}
+
+/* The prepared curve's keys equal hil_hilbert_key (Skilling's algorithm as
+ * written) on random points: every d and bits with d * bits <= 128 for d up
+ * to 8 and bits up to 16, the largest bits, and keys beyond 128 bits (the
+ * generic path). Points near the grid's corners and faces are favoured. */
+static void test_hilbert_curve_equals_reference(void **state)
+{
+    (void)state;
+    tu_rng rng = {1234};
+    static const unsigned extra[][2] = {{1, 31}, {4, 31}, {9, 14}, {10, 12}, {11, 12}, {12, 12}, {20, 7}, {3, 30}};
+    for (unsigned ci = 0; ci < 8 * 16 + 8; ci++) {
+        unsigned d, bits;
+        if (ci < 8 * 16) {
+            d = 1 + ci / 16;
+            bits = 1 + ci % 16;
+        } else {
+            d = extra[ci - 8 * 16][0];
+            bits = extra[ci - 8 * 16][1];
+        }
+        hil_curve curve;
+        ak_error err;
+        assert_int_equal(hil_curve_init(&curve, d, bits, &err), ANONKIT_OK);
+        assert_int_equal(curve.spread != NULL, d * bits <= 128);
+        const unsigned words = (d * bits + 63) / 64;
+        const uint64_t top = (1ull << bits) - 1;
+        for (int iter = 0; iter < 3000; iter++) {
+            uint32_t c[20];
+            for (unsigned q = 0; q < d; q++) {
+                switch (tu_below(&rng, 4)) {
+                case 0: c[q] = 0; break;
+                case 1: c[q] = (uint32_t)top; break;
+                default: c[q] = (uint32_t)tu_below(&rng, top + 1);
+                }
+            }
+            uint64_t want[5], got[5];
+            memset(got, 0xa5, sizeof got);
+            hil_hilbert_key(c, d, bits, want);
+            hil_curve_key(&curve, c, got);
+            if (memcmp(want, got, words * sizeof *want))
+                fail_msg("d=%u bits=%u: key %016llx%016llx, reference %016llx%016llx", d, bits,
+                         (unsigned long long)got[0], (unsigned long long)(words > 1 ? got[1] : 0),
+                         (unsigned long long)want[0], (unsigned long long)(words > 1 ? want[1] : 0));
+            /* four at once: this point in lane iter % 4, the other lanes random */
+            uint32_t four[4 * 20];
+            for (unsigned j = 0; j < 4 * d; j++) four[j] = (uint32_t)tu_below(&rng, top + 1);
+            memcpy(four + (iter % 4) * d, c, d * sizeof *c);
+            uint64_t got4[4 * 5];
+            hil_curve_key4(&curve, four, got4);
+            for (unsigned j = 0; j < 4; j++) {
+                hil_hilbert_key(four + j * d, d, bits, want);
+                if (memcmp(want, got4 + j * words, words * sizeof *want))
+                    fail_msg("d=%u bits=%u: lane %u of four keys differs from the reference", d, bits, j);
+            }
+        }
+        hil_curve_free(&curve);
+    }
+}
+
+/* --------------------------------------------------- categorical placement -- */
+
+/* Writes an ARX hierarchy of `depth` inner levels whose nodes have 1..maxfan
+ * children (leaves "x0", "x1", ... in a shuffled row order); returns the leaf count. */
+static int write_tree_hierarchy(tu_rng *rng, const char *path, int depth, int maxfan)
+{
+    /* path[level] of every leaf: the index of its ancestor at that level */
+    enum { MAXL = 2048 };
+    int anc[MAXL][6];
+    int count = 1, next_id[6] = {0};
+    int nodes[MAXL], nnodes = 1; /* ids at the current level, top down */
+    nodes[0] = 0;
+    int parent_of[6][MAXL];
+    for (int level = depth; level > 0; level--) { /* children of the nodes at `level` */
+        int kids[MAXL], nk = 0;
+        for (int i = 0; i < nnodes && nk < MAXL - 8; i++) {
+            const int fan = 1 + (int)tu_below(rng, (uint64_t)maxfan);
+            for (int j = 0; j < fan && nk < MAXL; j++) {
+                kids[nk] = next_id[level - 1]++;
+                parent_of[level - 1][kids[nk]] = nodes[i];
+                nk++;
+            }
+        }
+        memcpy(nodes, kids, (size_t)nk * sizeof *kids);
+        nnodes = nk;
+    }
+    count = nnodes;
+    for (int leaf = 0; leaf < count; leaf++) {
+        int id = leaf;
+        for (int level = 0; level < depth; level++) {
+            anc[leaf][level] = id;
+            id = parent_of[level][id];
+        }
+    }
+    int perm[MAXL];
+    for (int i = 0; i < count; i++) perm[i] = i;
+    for (int i = count - 1; i > 0; i--) {
+        int j = (int)tu_below(rng, (uint64_t)i + 1), x = perm[i];
+        perm[i] = perm[j];
+        perm[j] = x;
+    }
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    for (int r = 0; r < count; r++) {
+        const int leaf = perm[r];
+        fprintf(f, "x%d", leaf);
+        for (int level = 1; level < depth; level++) fprintf(f, ";L%dn%d", level, anc[leaf][level]);
+        fprintf(f, ";*\n");
+    }
+    fclose(f);
+    return count;
+}
+
+/* Bits a hierarchy needs for every node's children to get aligned blocks:
+ * the largest sum of ceil(log2(children)) from the root to a leaf. */
+static unsigned bits_needed(const hier *h, uint32_t node)
+{
+    const hier_node *u = hier_node_at(h, node);
+    if (!u->nchildren) return 0;
+    unsigned own = 0, below = 0;
+    while ((1u << own) < u->nchildren) own++;
+    for (uint32_t j = 0; j < u->nchildren; j++) {
+        const unsigned b = bits_needed(h, hier_children(h)[u->first_child + j]);
+        if (b > below) below = b;
+    }
+    return own + below;
+}
+
+/* The block (in bits) that node `node` gets: the axis less ceil(log2(c)) for
+ * every ancestor with c children. */
+static unsigned block_bits(const hier *h, uint32_t node, unsigned bits)
+{
+    unsigned used = 0;
+    for (uint32_t v = node; v != hier_root(h);) {
+        v = hier_node_at(h, v)->parent;
+        unsigned own = 0;
+        while ((1u << own) < hier_node_at(h, v)->nchildren) own++;
+        used += own;
+    }
+    return bits - used;
+}
+
+/* Hilbert cells of categorical values: in leaf order, on the axis; when the
+ * axis has the bits the hierarchy needs, every node's leaves fill one aligned
+ * block of cells (the cells shifted right by the block's bits agree) that no
+ * other leaf enters, and leaves get distinct cells. iDistance places: in
+ * [0, 1] from 0 to 1, in leaf order, and a leaf is never farther from a leaf
+ * of its own subtree than from a leaf outside it. */
+static void test_hierarchy_placement(void **state)
+{
+    (void)state;
+    tu_rng rng = {1107};
+    const char *dir = tu_mkdtemp();
+    char path[4200];
+    snprintf(path, sizeof path, "%s/h.csv", dir);
+    int aligned = 0, spread = 0;
+    for (int iter = 0; iter < 300; iter++) {
+        if (iter % 3 == 0) tu_write_random_hierarchy(&rng, path, 0);
+        else write_tree_hierarchy(&rng, path, 1 + (int)tu_below(&rng, 4), 1 + (int)tu_below(&rng, iter % 3 == 1 ? 4 : 12));
+        hier *h;
+        ak_error err;
+        if (hier_load(&h, path, &err) != ANONKIT_OK) fail_msg("hier_load: %s", err.message);
+        const uint32_t nleaves = hier_leaf_count(h), nodes = hier_node_count(h);
+        const unsigned bits = 1 + (unsigned)tu_below(&rng, 14), need = bits_needed(h, hier_root(h));
+        uint32_t *cell = malloc(nleaves * sizeof *cell);
+        double *place = malloc(nleaves * sizeof *place);
+        assert_non_null(cell);
+        assert_non_null(place);
+        assert_int_equal(hil_hierarchy_cells(h, bits, cell, &err), ANONKIT_OK);
+        for (uint32_t x = 0; x < nleaves; x++) {
+            assert_true(cell[x] < (1u << bits));
+            if (x) assert_true(cell[x] >= cell[x - 1]);
+        }
+        if (need <= bits) {
+            aligned++;
+            for (uint32_t x = 1; x < nleaves; x++) assert_true(cell[x] > cell[x - 1]);
+            for (uint32_t v = 0; v < nodes; v++) {
+                const hier_node *u = hier_node_at(h, v);
+                const unsigned m = block_bits(h, v, bits);
+                for (uint32_t x = 0; x < nleaves; x++) {
+                    const int inside = x >= u->lo && x <= u->hi, same = (cell[x] >> m) == (cell[u->lo] >> m);
+                    if (inside != same)
+                        fail_msg("iteration %d: leaf %u is %s node %u but %s its block (cell %u, block of %u bits)",
+                                 iter, x, inside ? "under" : "not under", v, same ? "in" : "outside", cell[x], m);
+                }
+            }
+        } else {
+            spread++;
+        }
+        assert_int_equal(hil_hierarchy_places(h, place, &err), ANONKIT_OK);
+        assert_true(place[0] == 0);
+        if (nleaves > 1) assert_true(fabs(place[nleaves - 1] - 1) < 1e-12);
+        for (uint32_t x = 1; x < nleaves; x++) assert_true(place[x] >= place[x - 1]);
+        for (uint32_t v = 0; v < nodes; v++) {
+            const hier_node *u = hier_node_at(h, v);
+            const double width = place[u->hi] - place[u->lo]; /* the farthest two leaves under u */
+            if (u->lo > 0) assert_true(place[u->lo] - place[u->lo - 1] >= width - 1e-12);
+            if (u->hi + 1 < nleaves) assert_true(place[u->hi + 1] - place[u->hi] >= width - 1e-12);
+        }
+        free(cell);
+        free(place);
+        hier_free(h);
+    }
+    assert_true(aligned > 50);
+    assert_true(spread > 20);
+    tu_rmtree(dir);
+}
+
+/* ------------------------------------------------------ nearest centre -- */
+
+/* The centre nearest p by scanning them all in index order: the first one at
+ * the least squared distance (coordinates summed in order). */
+static size_t brute_nearest(const double *centers, size_t n, unsigned d, const double *p, double *best2)
+{
+    size_t best = 0;
+    double b = INFINITY;
+    for (size_t c = 0; c < n; c++) {
+        double s = 0;
+        for (unsigned q = 0; q < d; q++) {
+            const double e = p[q] - centers[c * d + q];
+            s += e * e;
+        }
+        if (s < b) {
+            b = s;
+            best = c;
+        }
+    }
+    *best2 = b;
+    return best;
+}
+
+/* The box-pruned search against the scan: random centres, on a coarse grid
+ * (many exact ties, duplicate centres) or continuous, in index order, in a
+ * random order or sorted by their first coordinate; queries near centres,
+ * on them, or anywhere; with and without a hint. */
+static void test_nearest_centre(void **state)
+{
+    (void)state;
+    tu_rng rng = {4711};
+    for (int iter = 0; iter < 400; iter++) {
+        const unsigned d = 1 + (unsigned)tu_below(&rng, 9);
+        const size_t n = 1 + tu_below(&rng, iter % 4 ? 80 : 700);
+        const int grid = tu_below(&rng, 2) == 0;
+        double *centers = malloc(n * d * sizeof *centers);
+        uint32_t *order = malloc(n * sizeof *order);
+        assert_non_null(centers);
+        assert_non_null(order);
+        for (size_t i = 0; i < n * d; i++)
+            centers[i] = grid ? (double)tu_below(&rng, 4) / 3.0 : (double)tu_below(&rng, 1u << 30) / (double)(1u << 30);
+        for (size_t i = 0; i < n; i++) order[i] = (uint32_t)i;
+        const int how = (int)tu_below(&rng, 3);
+        if (how == 1)
+            for (size_t i = n; i > 1; i--) {
+                size_t j = tu_below(&rng, i);
+                uint32_t x = order[i - 1];
+                order[i - 1] = order[j];
+                order[j] = x;
+            }
+        if (how == 2) /* by the first coordinate (insertion sort) */
+            for (size_t i = 1; i < n; i++)
+                for (size_t j = i; j > 0 && centers[(size_t)order[j - 1] * d] > centers[(size_t)order[j] * d]; j--) {
+                    uint32_t x = order[j - 1];
+                    order[j - 1] = order[j];
+                    order[j] = x;
+                }
+        hil_nn nn;
+        ak_error err;
+        assert_int_equal(hil_nn_init(&nn, centers, n, d, how ? order : NULL, &err), ANONKIT_OK);
+        for (int qi = 0; qi < 200; qi++) {
+            double p[9];
+            const size_t near = tu_below(&rng, n);
+            for (unsigned q = 0; q < d; q++) {
+                switch (tu_below(&rng, 3)) {
+                case 0: p[q] = centers[near * d + q]; break;
+                case 1: p[q] = centers[near * d + q] + ((double)tu_below(&rng, 1000) - 500) * 1e-4; break;
+                default: p[q] = grid ? (double)tu_below(&rng, 7) / 6.0 : (double)tu_below(&rng, 1000) / 999.0;
+                }
+            }
+            double want2, got2;
+            const size_t want = brute_nearest(centers, n, d, p, &want2);
+            const size_t hint = tu_below(&rng, 2) ? SIZE_MAX : tu_below(&rng, n);
+            const size_t got = hil_nn_nearest(&nn, p, hint, &got2);
+            if (got != want || got2 != want2)
+                fail_msg("iteration %d (n=%zu d=%u order %d hint %zu): centre %zu at %.17g, scan %zu at %.17g", iter, n, d,
+                         how, hint, got, got2, want, want2);
+        }
+        hil_nn_free(&nn);
+        free(centers);
+        free(order);
     }
 }
 
@@ -319,6 +617,124 @@ static void test_dp_against_brute_force(void **state)
     assert_true(runs == 500);
 }
 
+/* The DP of 001 Figure 3 written directly: every candidate group's cost from
+ * a fresh box, or its extent summed afresh (O(n k^2 d)), for inputs too long
+ * for exhaustive search. */
+static double direct_dp(const table *t, const uint32_t *order, size_t n, uint64_t k, const double *w,
+                        const double *gap)
+{
+    double *opt = malloc((n + 1) * sizeof *opt);
+    assert_non_null(opt);
+    opt[0] = 0;
+    for (size_t i = 1; i <= n; i++) {
+        opt[i] = INFINITY;
+        for (size_t l = k; l <= 2 * k - 1 && l <= i; l++) {
+            if (opt[i - l] == INFINITY) continue;
+            const double c = opt[i - l] + (gap ? extent_cost(gap, i - l, i) : group_cost(t, order, i - l, i, w));
+            if (c < opt[i]) opt[i] = c;
+        }
+    }
+    const double best = opt[n];
+    free(opt);
+    return best;
+}
+
+/* Checks hil_kanon_dp on order[0..n) against direct_dp: the same optimum, and
+ * groups of k..2k-1 rows whose recomputed cost is that optimum. */
+static void check_dp_direct(const table *t, const uint32_t *order, size_t n, uint64_t k, const double *w,
+                            const double *gap, const char *what)
+{
+    uint32_t *sizes = malloc((n / k + 1) * sizeof *sizes);
+    assert_non_null(sizes);
+    size_t ngroups;
+    double cost;
+    ak_error err;
+    assert_int_equal(hil_kanon_dp(t, order, n, k, w, gap, sizes, &ngroups, &cost, &err), ANONKIT_OK);
+    const double want = direct_dp(t, order, n, k, w, gap);
+    if (fabs(cost - want) > 1e-9 * (1 + want))
+        fail_msg("%s (n=%zu k=%llu): DP %.15g, direct %.15g", what, n, (unsigned long long)k, cost, want);
+    size_t from = 0;
+    double recomputed = 0;
+    for (size_t gi = 0; gi < ngroups; gi++) {
+        assert_true(sizes[gi] >= k && sizes[gi] <= 2 * k - 1);
+        recomputed += gap ? extent_cost(gap, from, from + sizes[gi]) : group_cost(t, order, from, from + sizes[gi], w);
+        from += sizes[gi];
+    }
+    assert_int_equal(from, n);
+    if (fabs(recomputed - cost) > 1e-9 * (1 + cost))
+        fail_msg("%s: groups cost %.15g, DP says %.15g", what, recomputed, cost);
+    free(sizes);
+}
+
+/* The DP (which grows a group's box only at the rows that move one of its
+ * sides) against the direct DP on longer sequences: random tables in random
+ * or sorted order, and a table of 40 QIs (more than one word of marks). */
+static void test_dp_against_direct(void **state)
+{
+    (void)state;
+    tu_rng rng = {8086};
+    for (int iter = 0; iter < 60; iter++) {
+        char dir[4096];
+        snprintf(dir, sizeof dir, "%s", tu_mkdtemp());
+        gen_table g;
+        generate(&rng, dir, &g, MAX_ROWS);
+        table *t = load(&g);
+        const size_t n = t->nrows;
+        const uint64_t k = 1 + tu_below(&rng, n < 25 ? n : 25);
+        uint32_t order[MAX_ROWS];
+        for (size_t i = 0; i < n; i++) order[i] = (uint32_t)i;
+        if (tu_below(&rng, 3)) /* shuffled; else input order (sorted-like runs from the generator are rare) */
+            for (size_t i = n; i > 1; i--) {
+                size_t j = tu_below(&rng, i);
+                uint32_t x = order[i - 1];
+                order[i - 1] = order[j];
+                order[j] = x;
+            }
+        double w[MAX_QI], gap[MAX_ROWS];
+        for (int q = 0; q < g.nqi; q++) w[q] = (double)(1 + tu_below(&rng, 4));
+        check_dp_direct(t, order, n, k, tu_below(&rng, 2) ? w : NULL, NULL, "random table");
+        /* the Fast cost: gaps of very different sizes (a huge one between runs of tiny ones) */
+        gap[0] = 0;
+        for (size_t i = 1; i < n; i++)
+            gap[i] = tu_below(&rng, 40) == 0 ? 1e12 : tu_below(&rng, 3) ? (double)tu_below(&rng, 1000) * 1e-6 : 0;
+        check_dp_direct(t, order, n, k, NULL, gap, "random gaps");
+        table_free(t);
+        tu_rmtree(dir);
+    }
+    /* 40 numeric QIs with few distinct values: many ties in the sliding queues */
+    enum { WIDE = 40, WROWS = 150 };
+    const char *dir = tu_mkdtemp();
+    char path[4200];
+    snprintf(path, sizeof path, "%s/wide.csv", dir);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    for (int q = 0; q < WIDE; q++) fprintf(f, "%sa%d", q ? "," : "", q);
+    fprintf(f, "\n");
+    for (int r = 0; r < WROWS; r++)
+        for (int q = 0; q < WIDE; q++) fprintf(f, "%d%s", (int)tu_below(&rng, q % 3 ? 4 : 50), q + 1 < WIDE ? "," : "\n");
+    fclose(f);
+    table_spec spec = {0};
+    const char *names[WIDE], *paths[WIDE] = {0};
+    static char name_buf[WIDE][8];
+    for (int q = 0; q < WIDE; q++) {
+        snprintf(name_buf[q], sizeof name_buf[q], "a%d", q);
+        names[q] = name_buf[q];
+    }
+    spec.path = spec.display_name = path;
+    spec.delimiter = ',';
+    spec.nqi = WIDE;
+    spec.qi_names = names;
+    spec.hierarchy_paths = paths;
+    table *t;
+    ak_error err;
+    if (table_load(&t, &spec, &err) != ANONKIT_OK) fail_msg("table_load: %s", err.message);
+    uint32_t order[WROWS];
+    for (size_t i = 0; i < WROWS; i++) order[i] = (uint32_t)i;
+    for (uint64_t k = 1; k <= 12; k += 1 + k / 3) check_dp_direct(t, order, WROWS, k, NULL, NULL, "40 QIs");
+    table_free(t);
+    tu_rmtree(dir);
+}
+
 /* --------------------------------------------------------------- l-diversity -- */
 
 static void test_ldiv_heuristic(void **state)
@@ -349,7 +765,7 @@ static void test_ldiv_heuristic(void **state)
         memset(&st, 0, sizeof st);
         size_t ngroups;
         ak_error err;
-        int rc = hil_ldiv(sa, pos, n, m, l, group_of, &ngroups, &st, &err);
+        int rc = hil_ldiv(sa, pos, n, m, l, NULL, group_of, &ngroups, &st, &err);
         if ((double)top * l > (double)n) {
             assert_int_equal(rc, ANONKIT_E_INELIGIBLE);
             ineligible++;
@@ -376,6 +792,90 @@ static void test_ldiv_heuristic(void **state)
     }
     assert_true(eligible > 150);
     assert_true(ineligible > 50);
+}
+
+/* Sum over groups of |G| times the weighted NCP of the group's box. */
+static double groups_cost(const table *t, const uint32_t *order, const uint32_t *group_of, size_t n, size_t ngroups)
+{
+    double total = 0;
+    uint32_t *mem = malloc(n * sizeof *mem);
+    assert_non_null(mem);
+    for (size_t g = 0; g < ngroups; g++) {
+        size_t c = 0;
+        for (size_t i = 0; i < n; i++)
+            if (group_of[i] == g) mem[c++] = order[i];
+        total += group_cost(t, mem, 0, c, NULL);
+    }
+    free(mem);
+    return total;
+}
+
+/* The exchange step on the heuristic's groups of random tables: every group
+ * keeps its size and its sensitive values (so its l-diversity), at most two
+ * rows move per exchange, and the total cost does not grow (it falls on some
+ * tables). */
+static void test_ldiv_exchange(void **state)
+{
+    (void)state;
+    tu_rng rng = {9090};
+    int lowered = 0, runs = 0;
+    for (int iter = 0; iter < 200; iter++) {
+        char dir[4096];
+        snprintf(dir, sizeof dir, "%s", tu_mkdtemp());
+        gen_table g;
+        generate(&rng, dir, &g, MAX_ROWS);
+        table *t = load(&g);
+        const size_t n = t->nrows;
+        const uint32_t m = t->sensitive_dict.count;
+        uint32_t order[MAX_ROWS], sa[MAX_ROWS], before[MAX_ROWS], after[MAX_ROWS];
+        long double pos[MAX_ROWS];
+        for (size_t i = 0; i < n; i++) order[i] = (uint32_t)i;
+        for (size_t i = n; i > 1; i--) {
+            size_t j = tu_below(&rng, i);
+            uint32_t x = order[i - 1];
+            order[i - 1] = order[j];
+            order[j] = x;
+        }
+        for (size_t i = 0; i < n; i++) {
+            sa[i] = t->sensitive_codes[order[i]];
+            pos[i] = (long double)i;
+        }
+        const double l = (double)(2 + tu_below(&rng, 2));
+        const hil_rows rows = {t, order, NULL};
+        size_t ngroups;
+        hil_stats st;
+        memset(&st, 0, sizeof st);
+        ak_error err;
+        if (hil_ldiv(sa, pos, n, m, l, &rows, before, &ngroups, &st, &err) != ANONKIT_OK) { /* ineligible */
+            table_free(t);
+            tu_rmtree(dir);
+            continue;
+        }
+        memcpy(after, before, n * sizeof *after);
+        assert_int_equal(hil_ldiv_exchange(sa, m, n, &rows, after, ngroups, &st, &err), ANONKIT_OK);
+        for (uint32_t gi = 0; gi < ngroups; gi++) {
+            uint32_t hb[16] = {0}, ha[16] = {0};
+            for (size_t i = 0; i < n; i++) {
+                if (before[i] == gi) hb[sa[i]]++;
+                if (after[i] == gi) ha[sa[i]]++;
+            }
+            assert_memory_equal(hb, ha, sizeof hb); /* the same sensitive values, so the same size */
+        }
+        size_t moved = 0;
+        for (size_t i = 0; i < n; i++) {
+            assert_true(after[i] < ngroups);
+            moved += after[i] != before[i];
+        }
+        assert_true(moved <= 2 * st.exchanges);
+        assert_true(moved > 0 || st.exchanges == 0);
+        const double cb = groups_cost(t, order, before, n, ngroups), ca = groups_cost(t, order, after, n, ngroups);
+        if (ca > cb + 1e-9 * (1 + cb)) fail_msg("iteration %d: the exchanges raised the cost from %.12g to %.12g", iter, cb, ca);
+        if (ca < cb - 1e-9 * (1 + cb)) lowered++;
+        runs++;
+        table_free(t);
+        tu_rmtree(dir);
+    }
+    if (runs < 40 || lowered < 10) fail_msg("%d runs, %d lowered the cost", runs, lowered);
 }
 
 /* ------------------------------------------------------------ external sort -- */
@@ -713,8 +1213,13 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_hilbert_definition),
         cmocka_unit_test(test_hilbert_multiword),
+        cmocka_unit_test(test_hilbert_curve_equals_reference),
+        cmocka_unit_test(test_hierarchy_placement),
+        cmocka_unit_test(test_nearest_centre),
         cmocka_unit_test(test_dp_against_brute_force),
+        cmocka_unit_test(test_dp_against_direct),
         cmocka_unit_test(test_ldiv_heuristic),
+        cmocka_unit_test(test_ldiv_exchange),
         cmocka_unit_test(test_external_sort),
         cmocka_unit_test(test_random_tables_verified),
         cmocka_unit_test(test_memory_budget_same_result),

@@ -36,6 +36,7 @@ int job_run_onedim(anonkit_job *job, const table *t, const double *weights, part
     if (job->model.l > 0) {
         json_object_set_new(j, "fallback_steps", json_integer((json_int_t)st.fallback_steps));
         json_object_set_new(j, "closing_groups", json_integer((json_int_t)st.closing_groups));
+        json_object_set_new(j, "exchanges", json_integer((json_int_t)st.exchanges));
     }
     *report = j;
     return ANONKIT_OK;

@@ -1,7 +1,9 @@
 /* extsort.c — external merge sort of fixed-width records within a memory
  * budget (DESIGN.md §6; used by the 1-D mappings of 001 §5, which sort the
- * table by its 1-D key). Runs live in unlinked 0600 files in a private 0700
- * folder; see extsort.h for the contract. */
+ * table by its 1-D key). Buffers in memory are sorted by most-significant-
+ * digit radix sort on the records' bytes; runs live in unlinked 0600 files in
+ * a private 0700 folder and are merged with a heap; see extsort.h for the
+ * contract. */
 #include "io/extsort.h"
 
 #include <errno.h>
@@ -49,42 +51,56 @@ static int cmp_rec(const uint64_t *a, const uint64_t *b, size_t words)
     return 0;
 }
 
-/* Bottom-up merge sort of n records from src, using tmp; the result ends in
- * src or tmp, the one returned. */
-static uint64_t *merge_sort(uint64_t *src, uint64_t *tmp, size_t n, size_t words)
+/* Insertion sort of n records (for small ranges). */
+static void insertion_sort(uint64_t *rec, size_t n, size_t words)
 {
-    /* insertion sort of runs of 16 first */
-    const size_t small = 16;
-    for (size_t lo = 0; lo < n; lo += small) {
-        size_t hi = lo + small < n ? lo + small : n;
-        uint64_t rec[words];
-        for (size_t i = lo + 1; i < hi; i++) {
-            memcpy(rec, src + i * words, words * 8);
-            size_t j = i;
-            while (j > lo && cmp_rec(src + (j - 1) * words, rec, words) > 0) {
-                memcpy(src + j * words, src + (j - 1) * words, words * 8);
-                j--;
-            }
-            memcpy(src + j * words, rec, words * 8);
+    uint64_t hold[words];
+    for (size_t i = 1; i < n; i++) {
+        if (cmp_rec(rec + (i - 1) * words, rec + i * words, words) <= 0) continue;
+        memcpy(hold, rec + i * words, words * 8);
+        size_t j = i;
+        while (j > 0 && cmp_rec(rec + (j - 1) * words, hold, words) > 0) {
+            memcpy(rec + j * words, rec + (j - 1) * words, words * 8);
+            j--;
         }
+        memcpy(rec + j * words, hold, words * 8);
     }
-    uint64_t *a = src, *b = tmp;
-    for (size_t width = small; width < n; width *= 2) {
-        for (size_t lo = 0; lo < n; lo += 2 * width) {
-            size_t mid = lo + width < n ? lo + width : n, hi = lo + 2 * width < n ? lo + 2 * width : n;
-            size_t i = lo, j = mid, o = lo;
-            while (i < mid && j < hi) {
-                if (cmp_rec(a + j * words, a + i * words, words) < 0) memcpy(b + o++ * words, a + j++ * words, words * 8);
-                else memcpy(b + o++ * words, a + i++ * words, words * 8);
-            }
-            if (i < mid) memcpy(b + o * words, a + i * words, (mid - i) * words * 8), o += mid - i;
-            if (j < hi) memcpy(b + o * words, a + j * words, (hi - j) * words * 8);
+}
+
+/* The byte of a record at byte position `at` (0 = the most significant byte
+ * of word 0): records compare as big-endian numbers of 8 * words bytes. */
+static unsigned rec_byte(const uint64_t *r, size_t at) { return (unsigned)(r[at / 8] >> (56 - 8 * (at % 8))) & 0xffu; }
+
+/* Most-significant-digit radix sort of n records in rec on their bytes from
+ * `at` on (the bytes before are equal), using tmp (room for n records):
+ * a histogram of the byte, a scatter into tmp by that byte and a copy back,
+ * then each bucket on the next byte; a byte that all records share is
+ * skipped without moving them; small ranges go to insertion sort. */
+static void radix_sort(uint64_t *rec, uint64_t *tmp, size_t n, size_t words, size_t at)
+{
+    const size_t bytes = words * 8;
+    while (n > 32 && at < bytes) {
+        size_t count[256] = {0};
+        for (size_t i = 0; i < n; i++) count[rec_byte(rec + i * words, at)]++;
+        if (count[rec_byte(rec, at)] == n) { /* one value: next byte */
+            at++;
+            continue;
         }
-        uint64_t *t = a;
-        a = b;
-        b = t;
+        size_t start[256], next[256], sum = 0;
+        for (unsigned b = 0; b < 256; b++) {
+            start[b] = next[b] = sum;
+            sum += count[b];
+        }
+        for (size_t i = 0; i < n; i++) {
+            const uint64_t *r = rec + i * words;
+            memcpy(tmp + next[rec_byte(r, at)]++ * words, r, words * 8);
+        }
+        memcpy(rec, tmp, n * words * 8);
+        for (unsigned b = 0; b < 256; b++)
+            if (count[b] > 1) radix_sort(rec + start[b] * words, tmp, count[b], words, at + 1);
+        return;
     }
-    return a;
+    if (at < bytes) insertion_sort(rec, n, words);
 }
 
 int extsort_sort_array(uint64_t *records, size_t n, size_t words, ak_error *err)
@@ -92,8 +108,7 @@ int extsort_sort_array(uint64_t *records, size_t n, size_t words, ak_error *err)
     if (n < 2) return ANONKIT_OK;
     uint64_t *tmp = malloc(n * words * 8);
     if (!tmp) return ak_err_nomem(err);
-    uint64_t *sorted = merge_sort(records, tmp, n, words);
-    if (sorted != records) memcpy(records, sorted, n * words * 8);
+    radix_sort(records, tmp, n, words, 0);
     free(tmp);
     return ANONKIT_OK;
 }
@@ -199,10 +214,10 @@ static int push_run(extsort *s, int fd, uint64_t nrecords, ak_error *err)
 /* Sorts the buffer and writes it as one run. */
 static int spill_buffer(extsort *s, ak_error *err)
 {
-    uint64_t *sorted = merge_sort(s->buf, s->scratch, s->n, s->words);
+    radix_sort(s->buf, s->scratch, s->n, s->words, 0);
     int fd;
     AK_CHECK(spill_file(s, &fd, err));
-    int rc = write_all(s, fd, sorted, s->n * s->rec_bytes, err);
+    int rc = write_all(s, fd, s->buf, s->n * s->rec_bytes, err);
     if (rc < 0) {
         close(fd);
         return rc;
@@ -331,12 +346,7 @@ int extsort_finish(extsort *s, ak_error *err)
                 s->scratch = malloc(s->n * s->rec_bytes);
                 if (!s->scratch) return ak_err_nomem(err);
             }
-            uint64_t *sorted = merge_sort(s->buf, s->scratch, s->n, s->words);
-            if (sorted != s->buf) {
-                uint64_t *t = s->buf;
-                s->buf = s->scratch;
-                s->scratch = t;
-            }
+            radix_sort(s->buf, s->scratch, s->n, s->words, 0);
         }
         return ANONKIT_OK;
     }

@@ -5,11 +5,25 @@
  * min over k <= L <= 2k-1 of Opt(i - L) + L * NCP(rows i-L .. i-1): by Lemma 1
  * an optimal partitioning has only groups of k..2k-1 consecutive rows. For a
  * fixed end the candidate groups are grown leftwards one row at a time,
- * keeping their minimum bounding rectangle, so each candidate costs O(d)
- * (the incremental MBR of §5.1) and the whole run O(n k d). The Fast
- * variants cost a group by its extent on the 1-D key instead, in O(1).
- * Only the last 2k values of Opt are kept (a ring); the chosen group length
- * of every prefix is kept to read the solution back. */
+ * keeping their minimum bounding rectangle (the incremental MBR of §5.1).
+ *
+ * Most rows grow no side of the box: going left from the end, the box's low
+ * side of a QI moves only at a row whose code is below every code after it
+ * within the window of the last 2k-1 rows, and those rows are exactly the
+ * members of the window's monotone "sliding minimum" queue (likewise for the
+ * high side). The queues of all QIs are kept up to date as the window slides
+ * (O(d) amortized per row), and every row of the window counts the queues it
+ * is in. The box of the k-row candidate is read off the queues (the entry
+ * nearest the front within the last k rows, a cursor that only moves back);
+ * growing it further costs O(1) at an unmarked row and O(d) (a changed NCP,
+ * the weighted sum) only at a marked one, instead of O(d) at every row. The
+ * window keeps each row's codes and numeric values, so a numeric NCP reads no
+ * table array. The box, its NCP and the candidates' costs are the same
+ * numbers as growing it row by row, so the optimum and the partitioning are
+ * too. The Fast variants cost a group by its extent on the 1-D key instead,
+ * in O(1). Only the last 2k values of Opt and the window's codes are kept
+ * (rings); the chosen group length of every prefix is kept to read the
+ * solution back. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,43 +31,238 @@
 #include "algo/onedim/onedim.h"
 #include "metrics/metrics.h"
 
-/* The incremental bounding box of a candidate group and its weighted NCP. */
-typedef struct mbr {
-    uint32_t d;
-    uint32_t *lo, *hi;
-    double *ncp;   /* per QI */
-    double *span;  /* per numeric QI: the table's range */
-    double sum;    /* sum of w_q ncp_q */
-} mbr;
+/* A monotone queue of window positions: entries first .. last-1 (counters)
+ * in a ring of the window's size (a power of two). */
+typedef struct mono_queue {
+    uint32_t *pos;
+    size_t first, last;
+    size_t near;      /* the entry nearest the front inside the last k positions */
+} mono_queue;
 
-static void mbr_start(mbr *b, const table *t, uint32_t row)
+/* The state of the exact DP over the window of the last 2k-1 positions. */
+typedef struct kanon_window {
+    const table *t;
+    uint32_t d;
+    size_t mask;          /* ring size - 1; the ring size is a power of two >= 2k */
+    size_t mw;            /* mark words per position: bit 2q / 2q+1 = in QI q's low / high queue */
+    uint32_t *code;       /* code[(p & mask) * d + q]: QI q of the row at position p */
+    double *value;        /* value[(p & mask) * d + q]: its numeric value (0 for a categorical QI) */
+    uint64_t *marks;      /* marks[(p & mask) * mw ...]: the queues position p is in */
+    mono_queue *queue;    /* queue[2q]: positions whose code of QI q is below every later one
+                             in the window; queue[2q+1]: above every later one */
+    uint32_t *lo, *hi;    /* the growing box */
+    double *lov, *hiv;    /* the values of its sides (numeric QIs) */
+    double *ncp;          /* its NCP per QI */
+    double *span;         /* per numeric QI: the table's range */
+    double *weight;       /* per QI (1 when no weights are given) */
+    uint32_t *klo, *khi;  /* the last k-row box, its side values */
+    double *klov, *khiv;  /* and */
+    double *kncp;         /* its NCP per QI */
+    int k_valid;          /* klo, khi and kncp are set */
+} kanon_window;
+
+static void window_free(kanon_window *win)
 {
-    for (uint32_t q = 0; q < b->d; q++) {
-        b->lo[q] = b->hi[q] = t->qi[q].codes[row];
-        b->ncp[q] = 0;
-    }
-    b->sum = 0;
+    if (win->queue)
+        for (uint32_t i = 0; i < 2 * win->d; i++) free(win->queue[i].pos);
+    free(win->queue), free(win->code), free(win->marks);
+    free(win->lo), free(win->hi), free(win->ncp), free(win->span), free(win->weight);
+    free(win->klo), free(win->khi), free(win->kncp), free(win->value);
+    free(win->lov), free(win->hiv), free(win->klov), free(win->khiv);
 }
 
-/* Adds a row to the box; recomputes the NCP of the QIs whose range grew. */
-static void mbr_extend(mbr *b, const table *t, uint32_t row, const double *weights)
+static int window_init(kanon_window *win, const table *t, size_t ring, const double *weights, ak_error *err)
 {
-    int grew = 0;
-    for (uint32_t q = 0; q < b->d; q++) {
-        const uint32_t c = t->qi[q].codes[row];
-        if (c >= b->lo[q] && c <= b->hi[q]) continue;
-        if (c < b->lo[q]) b->lo[q] = c;
-        else b->hi[q] = c;
+    memset(win, 0, sizeof *win);
+    const uint32_t d = t->nqi, dd = d ? d : 1;
+    win->t = t;
+    win->d = d;
+    win->mask = ring - 1;
+    win->mw = (2 * (size_t)dd + 63) / 64;
+    win->code = malloc(ring * dd * sizeof *win->code);
+    win->marks = calloc(ring * win->mw, sizeof *win->marks);
+    win->queue = calloc(2 * (size_t)dd, sizeof *win->queue);
+    win->lo = malloc(dd * sizeof *win->lo);
+    win->hi = malloc(dd * sizeof *win->hi);
+    win->ncp = malloc(dd * sizeof *win->ncp);
+    win->span = malloc(dd * sizeof *win->span);
+    win->weight = malloc(dd * sizeof *win->weight);
+    win->klo = malloc(dd * sizeof *win->klo);
+    win->khi = malloc(dd * sizeof *win->khi);
+    win->kncp = malloc(dd * sizeof *win->kncp);
+    win->value = malloc(ring * dd * sizeof *win->value);
+    win->lov = malloc(dd * sizeof *win->lov);
+    win->hiv = malloc(dd * sizeof *win->hiv);
+    win->klov = malloc(dd * sizeof *win->klov);
+    win->khiv = malloc(dd * sizeof *win->khiv);
+    int ok = win->code && win->marks && win->queue && win->lo && win->hi && win->ncp && win->span && win->weight &&
+             win->klo && win->khi && win->kncp && win->value && win->lov && win->hiv && win->klov && win->khiv;
+    for (uint32_t q = 0; ok && q < d; q++) {
+        win->queue[2 * q].pos = malloc(ring * sizeof *win->queue[2 * q].pos);
+        win->queue[2 * q + 1].pos = malloc(ring * sizeof *win->queue[2 * q + 1].pos);
+        ok = win->queue[2 * q].pos && win->queue[2 * q + 1].pos;
         const table_qi *a = &t->qi[q];
-        /* numeric NCP inline (the hot path); categorical through the hierarchy */
-        b->ncp[q] = a->kind == ATTR_NUMERIC ? (b->span[q] > 0 ? (a->values[b->hi[q]] - a->values[b->lo[q]]) / b->span[q] : 0)
-                                             : table_ncp(t, q, b->lo[q], b->hi[q]);
-        grew = 1;
+        win->span[q] = a->kind == ATTR_NUMERIC && a->ncodes > 1 ? a->values[a->ncodes - 1] - a->values[0] : 0;
+        win->weight[q] = weights ? weights[q] : 1.0;
     }
-    if (!grew) return;
+    if (!ok) {
+        window_free(win);
+        return ak_err_nomem(err);
+    }
+    return ANONKIT_OK;
+}
+
+/* Marks (clears) position p as a member of queue `bit` (2q: low, 2q+1: high). */
+static void mark_set(kanon_window *win, size_t p, size_t bit) { win->marks[(p & win->mask) * win->mw + bit / 64] |= 1ull << (bit % 64); }
+static void mark_clear(kanon_window *win, size_t p, size_t bit) { win->marks[(p & win->mask) * win->mw + bit / 64] &= ~(1ull << (bit % 64)); }
+
+/* Position p (the row order[p]) enters the window of the last w positions:
+ * entries before the window leave every queue; then, in each QI's low (high)
+ * queue, entries whose code is not strictly below (above) p's can no longer
+ * move that side of any box ending at p or later and leave too; p joins. */
+static void window_slide(kanon_window *win, const uint32_t *order, size_t p, size_t w)
+{
+    const uint32_t d = win->d;
+    const size_t first = p + 1 > w ? p + 1 - w : 0, mask = win->mask;
+    for (size_t b = 0; b < 2 * (size_t)d; b++) {
+        mono_queue *mq = &win->queue[b];
+        while (mq->first < mq->last && mq->pos[mq->first & mask] < first) mark_clear(win, mq->pos[mq->first++ & mask], b);
+    }
+    uint32_t *row = win->code + (p & mask) * d; /* the slot of position p - w, gone now */
+    double *val = win->value + (p & mask) * d;
+    for (uint32_t q = 0; q < d; q++) {
+        const table_qi *a = &win->t->qi[q];
+        row[q] = a->codes[order[p]];
+        val[q] = a->kind == ATTR_NUMERIC ? a->values[row[q]] : 0;
+    }
+    for (uint32_t q = 0; q < d; q++) {
+        const uint32_t c = row[q];
+        for (int high = 0; high < 2; high++) {
+            const size_t b = 2 * (size_t)q + (size_t)high;
+            mono_queue *mq = &win->queue[b];
+            while (mq->first < mq->last) {
+                const uint32_t back = mq->pos[(mq->last - 1) & mask];
+                const uint32_t bc = win->code[(back & mask) * d + q];
+                if (high ? bc > c : bc < c) break;
+                mark_clear(win, back, b);
+                mq->last--;
+            }
+            mq->pos[mq->last++ & mask] = (uint32_t)p;
+            mark_set(win, p, b);
+        }
+    }
+}
+
+/* Prefetches what the window will read for the rows of the 1-D order
+ * ahead: their codes 16 positions ahead, the numeric values of the codes 8
+ * positions ahead (those codes are in cache by then). The rows are at random
+ * places in the columns, so each read would otherwise wait for memory. */
+static void window_prefetch(const kanon_window *win, const uint32_t *order, size_t p, size_t n)
+{
+    for (uint32_t q = 0; q < win->d; q++) {
+        const table_qi *a = &win->t->qi[q];
+        if (p + 16 < n) __builtin_prefetch(&a->codes[order[p + 16]]);
+        if (p + 8 < n && a->kind == ATTR_NUMERIC) __builtin_prefetch(&a->values[a->codes[order[p + 8]]]);
+    }
+}
+
+/* NCP of codes [lo, hi] of QI q (001 §2.1): numeric from the side values
+ * (the values of codes lo and hi, kept in the window so the table's value
+ * array is not read again), categorical by the lowest common ancestor. */
+static double window_ncp(const kanon_window *win, uint32_t q, uint32_t lo, uint32_t hi, double lov, double hiv)
+{
+    if (win->t->qi[q].kind == ATTR_NUMERIC) return win->span[q] > 0 ? (hiv - lov) / win->span[q] : 0;
+    return table_ncp(win->t, q, lo, hi);
+}
+
+/* Sets the box to the last k positions, from `from` on: per side, the entry
+ * of the side's queue nearest the front that is not before `from` holds the
+ * extreme code. That entry only moves back as the window slides (a cursor,
+ * O(1) amortized); the NCP of a QI is recomputed only when its side codes
+ * changed. Returns the box's weighted NCP sum (QIs in order, as GCP sums
+ * them). */
+static double box_set(kanon_window *win, size_t from)
+{
+    const size_t mask = win->mask;
+    for (uint32_t q = 0; q < win->d; q++) {
+        uint32_t side[2];
+        double sidev[2];
+        for (int high = 0; high < 2; high++) {
+            mono_queue *mq = &win->queue[2 * (size_t)q + (size_t)high];
+            size_t at = mq->near < mq->first ? mq->first : mq->near;
+            if (at >= mq->last) at = mq->last - 1; /* popped from the back: the last entry is inside */
+            while (mq->pos[at & mask] < from) at++;
+            mq->near = at;
+            const size_t slot = ((size_t)mq->pos[at & mask] & mask) * win->d + q;
+            side[high] = win->code[slot];
+            sidev[high] = win->value[slot];
+        }
+        if (side[0] != win->klo[q] || side[1] != win->khi[q] || !win->k_valid) {
+            win->klo[q] = side[0];
+            win->khi[q] = side[1];
+            win->klov[q] = sidev[0];
+            win->khiv[q] = sidev[1];
+            win->kncp[q] = window_ncp(win, q, side[0], side[1], sidev[0], sidev[1]);
+        }
+        win->lo[q] = win->klo[q];
+        win->hi[q] = win->khi[q];
+        win->lov[q] = win->klov[q];
+        win->hiv[q] = win->khiv[q];
+        win->ncp[q] = win->kncp[q];
+    }
+    win->k_valid = 1;
     double s = 0;
-    for (uint32_t q = 0; q < b->d; q++) s += (weights ? weights[q] : 1.0) * b->ncp[q];
-    b->sum = s;
+    for (uint32_t q = 0; q < win->d; q++) s += win->weight[q] * win->ncp[q];
+    return s;
+}
+
+/* Grows the box by marked position p: each queue it is in moves one side of
+ * the box (its code is strictly beyond every later code of the window).
+ * Returns the box's weighted NCP sum (QIs in order, as GCP sums them). */
+static double box_grow(kanon_window *win, size_t p)
+{
+    const uint32_t *row = win->code + (p & win->mask) * win->d;
+    const double *val = win->value + (p & win->mask) * win->d;
+    const uint64_t *m = win->marks + (p & win->mask) * win->mw;
+    for (size_t wi = 0; wi < win->mw; wi++)
+        for (uint64_t bits = m[wi]; bits; bits &= bits - 1) {
+            const size_t b = wi * 64 + (size_t)__builtin_ctzll(bits);
+            const uint32_t q = (uint32_t)(b / 2);
+            if (b % 2) win->hi[q] = row[q], win->hiv[q] = val[q];
+            else win->lo[q] = row[q], win->lov[q] = val[q];
+            win->ncp[q] = window_ncp(win, q, win->lo[q], win->hi[q], win->lov[q], win->hiv[q]);
+        }
+    double s = 0;
+    for (uint32_t q = 0; q < win->d; q++) s += win->weight[q] * win->ncp[q];
+    return s;
+}
+
+/* Whether position p is in some queue. */
+static int marked(const kanon_window *win, size_t p)
+{
+    if (win->mw == 1) return win->marks[p & win->mask] != 0; /* up to 32 QIs */
+    const uint64_t *m = win->marks + (p & win->mask) * win->mw;
+    for (size_t wi = 0; wi < win->mw; wi++)
+        if (m[wi]) return 1;
+    return 0;
+}
+
+/* Reverses the chosen group lengths (read back from the end) into sizes. */
+static int read_back(const uint32_t *len, size_t n, uint32_t *sizes, size_t *ngroups, ak_error *err)
+{
+    size_t count = 0;
+    for (size_t i = n; i > 0; i -= len[i]) {
+        if (!len[i]) /* cannot happen for n >= k */
+            return ak_err_set(err, ANONKIT_E_INTERNAL, NULL, 0, 0, "1-D k-anonymity found no partitioning");
+        sizes[count++] = len[i];
+    }
+    for (size_t a = 0, z = count ? count - 1 : 0; a < z; a++, z--) {
+        uint32_t x = sizes[a];
+        sizes[a] = sizes[z];
+        sizes[z] = x;
+    }
+    *ngroups = count;
+    return ANONKIT_OK;
 }
 
 int hil_kanon_dp(const table *t, const uint32_t *order, size_t n, uint64_t k, const double *weights,
@@ -61,69 +270,81 @@ int hil_kanon_dp(const table *t, const uint32_t *order, size_t n, uint64_t k, co
 {
     *ngroups = 0;
     *cost = 0;
-    if (k < 1 || n < k || k > UINT32_MAX / 2)
+    if (k < 1 || n < k || k > UINT32_MAX / 4)
         return ak_err_set(err, ANONKIT_E_INTERNAL, NULL, 0, 0, "1-D k-anonymity with k = %llu on %zu rows",
                           (unsigned long long)k, n);
-    const size_t ring = (size_t)(2 * k);
-    const uint32_t d = t->nqi;
+    const size_t w = (size_t)(2 * k - 1);
+    size_t ring = 2;
+    while (ring < 2 * k) ring *= 2;
+    const size_t mask = ring - 1;
     double *opt = malloc(ring * sizeof *opt);
     uint32_t *len = malloc((n + 1) * sizeof *len);
-    mbr b = {d, malloc((d ? d : 1) * sizeof *b.lo), malloc((d ? d : 1) * sizeof *b.hi),
-             malloc((d ? d : 1) * sizeof *b.ncp), malloc((d ? d : 1) * sizeof *b.span), 0};
-    if (!opt || !len || !b.lo || !b.hi || !b.ncp || !b.span) {
-        free(opt), free(len), free(b.lo), free(b.hi), free(b.ncp), free(b.span);
-        return ak_err_nomem(err);
+    kanon_window win;
+    /* Fast: the extent of the k-row candidate is the sum of its k-1 gaps,
+     * taken over blocks of b = k-1 gaps as a suffix of the block before plus
+     * a prefix of the current one (sums of non-negative numbers, so no
+     * cancellation), in O(1) per row. */
+    const size_t b = k > 1 ? (size_t)k - 1 : 1;
+    double *suf = gap ? malloc(b * sizeof *suf) : NULL, pre = 0;
+    int rc = opt && len && (suf || !gap) ? ANONKIT_OK : ak_err_nomem(err);
+    if (rc >= 0 && !gap) rc = window_init(&win, t, ring, weights, err);
+    if (rc < 0) {
+        free(opt), free(len), free(suf);
+        return rc;
     }
-    for (uint32_t q = 0; q < d; q++) {
-        const table_qi *a = &t->qi[q];
-        b.span[q] = a->kind == ATTR_NUMERIC && a->ncodes > 1 ? a->values[a->ncodes - 1] - a->values[0] : 0;
-    }
+    /* Opt(0) = 0 and Opt(j) = infinity for 0 < j < k: no partitioning. The
+     * candidates of prefix i start at j >= i - 2k + 1, so the ring of >= 2k
+     * slots still holds every Opt(j) they read. */
     opt[0] = 0;
     len[0] = 0;
     for (size_t i = 1; i <= n; i++) {
         double best = INFINITY;
         uint32_t best_len = 0;
-        if (i >= k) {
-            const size_t longest = i < 2 * k - 1 ? i : (size_t)(2 * k - 1);
-            double extent = 0; /* Fast: key distance from row i-L to row i-1 */
-            if (!gap) mbr_start(&b, t, order[i - 1]);
-            for (size_t l = 2; l <= k; l++) { /* the k rows every candidate has */
-                if (gap) extent += gap[i - l + 1];
-                else mbr_extend(&b, t, order[i - l], weights);
-            }
-            for (size_t l = k; l <= longest; l++) {
-                if (l > k) {
-                    if (gap) extent += gap[i - l + 1];
-                    else mbr_extend(&b, t, order[i - l], weights);
+        const size_t longest = i < w ? i : w;
+        if (gap) {
+            if (i >= 2 && k >= 2) { /* gap e = i-1 enters the window */
+                const size_t e = i - 1;
+                if ((e - 1) % b == 0) { /* a block starts: suffix sums of the one before */
+                    double acc = 0;
+                    for (size_t x = e; x-- > (e > b ? e - b : 1);) suf[(x - 1) % b] = acc += gap[x];
+                    pre = 0;
                 }
-                const size_t j = i - l;
-                const double before = j == 0 ? 0 : (j < k ? INFINITY : opt[j % ring]);
-                if (before == INFINITY) continue;
-                const double c = before + (double)l * (gap ? extent : b.sum);
-                if (c < best) {
-                    best = c;
-                    best_len = (uint32_t)l;
+                pre += gap[e];
+            }
+            if (i >= k) {
+                /* key distance from row i-k to row i-1: gaps i-k+1 .. i-1 */
+                const size_t first = i - k + 1;
+                double extent = k < 2 ? 0 : (first - 1) % b == 0 ? pre : suf[(first - 1) % b] + pre;
+                for (size_t l = k; l <= longest; l++) {
+                    if (l > k) extent += gap[i - l + 1];
+                    const double c = opt[(i - l) & mask] + (double)l * extent;
+                    if (c < best) {
+                        best = c;
+                        best_len = (uint32_t)l;
+                    }
+                }
+            }
+        } else {
+            window_prefetch(&win, order, i - 1, n);
+            window_slide(&win, order, i - 1, w);
+            if (i >= k) {
+                double sum = box_set(&win, i - k);
+                for (size_t l = k; l <= longest; l++) {
+                    if (l > k && marked(&win, i - l)) sum = box_grow(&win, i - l);
+                    const double c = opt[(i - l) & mask] + (double)l * sum;
+                    if (c < best) {
+                        best = c;
+                        best_len = (uint32_t)l;
+                    }
                 }
             }
         }
-        opt[i % ring] = best;
+        opt[i & mask] = best;
         len[i] = best_len;
     }
-    *cost = opt[n % ring];
-    size_t count = 0;
-    for (size_t i = n; i > 0; i -= len[i]) {
-        if (!len[i]) { /* cannot happen for n >= k */
-            free(opt), free(len), free(b.lo), free(b.hi), free(b.ncp), free(b.span);
-            return ak_err_set(err, ANONKIT_E_INTERNAL, NULL, 0, 0, "1-D k-anonymity found no partitioning");
-        }
-        sizes[count++] = len[i];
-    }
-    for (size_t a = 0, z = count - 1; a < z; a++, z--) {
-        uint32_t x = sizes[a];
-        sizes[a] = sizes[z];
-        sizes[z] = x;
-    }
-    *ngroups = count;
-    free(opt), free(len), free(b.lo), free(b.hi), free(b.ncp), free(b.span);
-    return ANONKIT_OK;
+    *cost = opt[n & mask];
+    rc = read_back(len, n, sizes, ngroups, err);
+    if (!gap) window_free(&win);
+    free(opt), free(len), free(suf);
+    return rc;
 }

@@ -11,9 +11,13 @@
  * frontier rows of the values most frequent among the remaining rows. EG is
  * evaluated in O(|G|) from the histogram H of remaining rows, the number of
  * values at each count and the maximum count. Figure 9: after a group is
- * formed, the nearest frontier row r_A joins it when it is closer to the
- * group than to the l-th frontier row r_B, its value is not yet in the group
- * and EG still holds. When neither step can form a group (possible only for
+ * formed, the nearest frontier row r_A joins it when the group with r_A
+ * would be smaller than the group of the l nearest frontier rows r_A .. r_B
+ * (a lower bound for the one r_A would otherwise form), its value is not yet
+ * in the group and EG still holds. "Smaller" is the 1-D extent in Figure 9;
+ * with the rows at hand it is the weighted NCP in the QI space, which §5.2
+ * has the multi-dimensional heuristic compute for each group (on a Hilbert
+ * key, a long 1-D gap can separate neighbouring cells). When neither step can form a group (possible only for
  * a fractional l), the remainder, which satisfies EG and so is l-diverse
  * itself, becomes the last group: the heuristic always succeeds on an
  * eligible table. */
@@ -23,6 +27,7 @@
 
 #include "algo/onedim/onedim.h"
 #include "io/extsort.h"
+#include "metrics/metrics.h"
 
 typedef struct ldiv_state {
     const uint32_t *sa;
@@ -109,8 +114,50 @@ static void take(ldiv_state *s, uint32_t p, uint32_t g, uint32_t *group_of)
     else heap_push(s, s->list[s->head[v]]);
 }
 
-int hil_ldiv(const uint32_t *sa, const long double *pos, size_t n, uint32_t m, double l, uint32_t *group_of,
-             size_t *ngroups, hil_stats *stats, ak_error *err)
+/* The bounding box of positions at[0 .. count) (lo / hi: d codes each). */
+static void rows_box(const hil_rows *r, const uint32_t *at, size_t count, uint32_t *lo, uint32_t *hi)
+{
+    for (uint32_t q = 0; q < r->t->nqi; q++) {
+        const uint32_t *codes = r->t->qi[q].codes;
+        lo[q] = hi[q] = codes[r->order[at[0]]];
+        for (size_t i = 1; i < count; i++) {
+            const uint32_t c = codes[r->order[at[i]]];
+            if (c < lo[q]) lo[q] = c;
+            if (c > hi[q]) hi[q] = c;
+        }
+    }
+}
+
+/* Weighted NCP of a box (001 eq. 1). */
+static double rows_ncp(const hil_rows *r, const uint32_t *lo, const uint32_t *hi)
+{
+    double s = 0;
+    for (uint32_t q = 0; q < r->t->nqi; q++) s += (r->weights ? r->weights[q] : 1.0) * table_ncp(r->t, q, lo[q], hi[q]);
+    return s;
+}
+
+/* Figure 9's test: whether the group of positions group[0 .. gn) with
+ * position a is smaller than the group of the frontier positions
+ * next[0 .. nn) (a first). box: room for 4 d codes. */
+static int joins(const ldiv_state *s, const hil_rows *r, const uint32_t *group, size_t gn, long double first,
+                 const uint32_t *next, size_t nn, uint32_t *box)
+{
+    const uint32_t a = next[0];
+    if (!r) return s->pos[a] - first < s->pos[next[nn - 1]] - s->pos[a];
+    const uint32_t d = r->t->nqi;
+    uint32_t *glo = box, *ghi = box + d, *nlo = box + 2 * (size_t)d, *nhi = box + 3 * (size_t)d;
+    rows_box(r, group, gn, glo, ghi);
+    for (uint32_t q = 0; q < d; q++) {
+        const uint32_t c = r->t->qi[q].codes[r->order[a]];
+        if (c < glo[q]) glo[q] = c;
+        if (c > ghi[q]) ghi[q] = c;
+    }
+    rows_box(r, next, nn, nlo, nhi);
+    return rows_ncp(r, glo, ghi) < rows_ncp(r, nlo, nhi);
+}
+
+int hil_ldiv(const uint32_t *sa, const long double *pos, size_t n, uint32_t m, double l, const hil_rows *rows,
+             uint32_t *group_of, size_t *ngroups, hil_stats *stats, ak_error *err)
 {
     *ngroups = 0;
     if (!n) return ANONKIT_OK;
@@ -130,8 +177,11 @@ int hil_ldiv(const uint32_t *sa, const long double *pos, size_t n, uint32_t m, d
     uint32_t *members = malloc(((size_t)m + 1) * sizeof *members);
     uint64_t *order = malloc(((size_t)m + 1) * sizeof *order);
     uint32_t *in_group = malloc(((size_t)m + 1) * sizeof *in_group);
+    uint32_t *group = malloc(((size_t)m + 1) * sizeof *group); /* the group just formed */
+    uint32_t *box = rows ? malloc(4 * ((size_t)rows->t->nqi + 1) * sizeof *box) : NULL;
     int rc = ANONKIT_OK;
-    if (!s.start || !s.head || !s.list || !s.h || !s.at_count || !s.heap || !members || !order || !in_group) {
+    if (!s.start || !s.head || !s.list || !s.h || !s.at_count || !s.heap || !members || !order || !in_group ||
+        !group || (rows && !box)) {
         rc = ak_err_nomem(err);
         goto done;
     }
@@ -205,6 +255,7 @@ int hil_ldiv(const uint32_t *sa, const long double *pos, size_t n, uint32_t m, d
         for (size_t i = 0; i < count; i++) {
             take(&s, members[i], g, group_of);
             in_group[sa[members[i]]] = g;
+            group[i] = members[i];
             if (pos[members[i]] < first) first = pos[members[i]];
         }
         /* Figure 9: r_A joins when nearer to the group than to r_B. */
@@ -217,10 +268,10 @@ int hil_ldiv(const uint32_t *sa, const long double *pos, size_t n, uint32_t m, d
             }
             for (size_t i = 0; i < got; i++) heap_push(&s, members[i]);
             if (got == need) {
-                const uint32_t a = members[0], b = members[need - 1];
+                const uint32_t a = members[0];
                 const uint32_t v = sa[a];
                 const size_t at = s.h[v] == s.top ? 1 : 0;
-                if (pos[a] - first < pos[b] - pos[a] && in_group[v] != g && eg_after(&s, 1, at)) {
+                if (in_group[v] != g && eg_after(&s, 1, at) && joins(&s, rows, group, count, first, members, need, box)) {
                     take(&s, a, g, group_of);
                     in_group[v] = g;
                 }
@@ -231,6 +282,123 @@ int hil_ldiv(const uint32_t *sa, const long double *pos, size_t n, uint32_t m, d
     *ngroups = g;
 done:
     free(s.start), free(s.head), free(s.list), free(s.h), free(s.at_count), free(s.heap);
-    free(members), free(order), free(in_group);
+    free(members), free(order), free(in_group), free(group), free(box);
+    return rc;
+}
+
+/* The box of a group without one member and with one more row: prefix and
+ * suffix boxes of the members, so each candidate costs O(d). */
+typedef struct group_boxes {
+    uint32_t d;
+    size_t cap;
+    uint32_t *pre_lo, *pre_hi, *suf_lo, *suf_hi; /* (cap + 1) * d each */
+} group_boxes;
+
+static int boxes_reserve(group_boxes *b, size_t count, ak_error *err)
+{
+    if (count <= b->cap) return ANONKIT_OK;
+    size_t cap = b->cap ? b->cap : 8;
+    while (cap < count) cap *= 2;
+    const size_t each = (cap + 1) * (b->d ? b->d : 1) * sizeof(uint32_t);
+    uint32_t *p = malloc(4 * each);
+    if (!p) return ak_err_nomem(err);
+    free(b->pre_lo);
+    b->pre_lo = p;
+    b->pre_hi = p + each / sizeof(uint32_t);
+    b->suf_lo = p + 2 * (each / sizeof(uint32_t));
+    b->suf_hi = p + 3 * (each / sizeof(uint32_t));
+    b->cap = cap;
+    return ANONKIT_OK;
+}
+
+/* Prefix boxes (of members [0, i)) and suffix boxes (of [i, count)). */
+static void boxes_fill(group_boxes *b, const hil_rows *r, const uint32_t *mem, size_t count)
+{
+    const uint32_t d = b->d;
+    for (uint32_t q = 0; q < d; q++) {
+        b->pre_lo[q] = UINT32_MAX, b->pre_hi[q] = 0;
+        b->suf_lo[count * d + q] = UINT32_MAX, b->suf_hi[count * d + q] = 0;
+    }
+    for (size_t i = 0; i < count; i++)
+        for (uint32_t q = 0; q < d; q++) {
+            const uint32_t c = r->t->qi[q].codes[r->order[mem[i]]];
+            b->pre_lo[(i + 1) * d + q] = c < b->pre_lo[i * d + q] ? c : b->pre_lo[i * d + q];
+            b->pre_hi[(i + 1) * d + q] = c > b->pre_hi[i * d + q] ? c : b->pre_hi[i * d + q];
+        }
+    for (size_t i = count; i-- > 0;)
+        for (uint32_t q = 0; q < d; q++) {
+            const uint32_t c = r->t->qi[q].codes[r->order[mem[i]]];
+            b->suf_lo[i * d + q] = c < b->suf_lo[(i + 1) * d + q] ? c : b->suf_lo[(i + 1) * d + q];
+            b->suf_hi[i * d + q] = c > b->suf_hi[(i + 1) * d + q] ? c : b->suf_hi[(i + 1) * d + q];
+        }
+}
+
+/* |G| times the weighted NCP of the group's box without member `out` (none
+ * when out == count) and with position `in` (none when in == UINT32_MAX). */
+static double boxes_cost(const group_boxes *b, const hil_rows *r, size_t count, size_t out, uint32_t in)
+{
+    const uint32_t d = b->d;
+    double s = 0;
+    for (uint32_t q = 0; q < d; q++) {
+        const size_t after = out < count ? out + 1 : count;
+        uint32_t lo = b->pre_lo[(out < count ? out : count) * d + q], hi = b->pre_hi[(out < count ? out : count) * d + q];
+        if (b->suf_lo[after * d + q] < lo) lo = b->suf_lo[after * d + q];
+        if (b->suf_hi[after * d + q] > hi) hi = b->suf_hi[after * d + q];
+        if (in != UINT32_MAX) {
+            const uint32_t c = r->t->qi[q].codes[r->order[in]];
+            if (c < lo) lo = c;
+            if (c > hi) hi = c;
+        }
+        s += (r->weights ? r->weights[q] : 1.0) * table_ncp(r->t, q, lo, hi);
+    }
+    return (double)count * s;
+}
+
+int hil_ldiv_exchange(const uint32_t *sa, uint32_t m, size_t n, const hil_rows *rows, uint32_t *group_of, size_t ngroups,
+                      hil_stats *stats, ak_error *err)
+{
+    if (ngroups < 2) return ANONKIT_OK;
+    uint32_t *start = calloc(ngroups + 1, sizeof *start), *fill = calloc(ngroups, sizeof *fill);
+    uint32_t *mem = malloc(n * sizeof *mem), *where = malloc(((size_t)m + 1) * sizeof *where);
+    group_boxes ba = {rows->t->nqi, 0, NULL, NULL, NULL, NULL}, bb = ba;
+    int rc = start && fill && mem && where ? ANONKIT_OK : ak_err_nomem(err);
+    if (rc >= 0) {
+        for (size_t i = 0; i < n; i++) start[group_of[i] + 1]++;
+        for (size_t g = 0; g < ngroups; g++) start[g + 1] += start[g];
+        for (size_t i = 0; i < n; i++) mem[start[group_of[i]] + fill[group_of[i]]++] = (uint32_t)i;
+        for (uint32_t v = 0; v <= m; v++) where[v] = UINT32_MAX;
+    }
+    for (size_t g = 0; rc >= 0 && g + 1 < ngroups; g++) {
+        uint32_t *a = mem + start[g], *b = mem + start[g + 1];
+        const size_t na = start[g + 1] - start[g], nb = start[g + 2] - start[g + 1];
+        if ((rc = boxes_reserve(&ba, na, err)) < 0 || (rc = boxes_reserve(&bb, nb, err)) < 0) break;
+        for (size_t j = 0; j < nb; j++) where[sa[b[j]]] = (uint32_t)j;
+        for (size_t round = 0; round < (na < nb ? na : nb); round++) {
+            boxes_fill(&ba, rows, a, na);
+            boxes_fill(&bb, rows, b, nb);
+            const double now = boxes_cost(&ba, rows, na, na, UINT32_MAX) + boxes_cost(&bb, rows, nb, nb, UINT32_MAX);
+            double best = now;
+            size_t bi = 0, bj = 0;
+            for (size_t i = 0; i < na; i++) {
+                const uint32_t j = where[sa[a[i]]];
+                if (j == UINT32_MAX) continue;
+                const double c = boxes_cost(&ba, rows, na, i, b[j]) + boxes_cost(&bb, rows, nb, j, a[i]);
+                if (c < best) {
+                    best = c;
+                    bi = i;
+                    bj = j;
+                }
+            }
+            if (!(best < now)) break;
+            const uint32_t x = a[bi];
+            a[bi] = b[bj];
+            b[bj] = x;
+            group_of[a[bi]] = (uint32_t)g;
+            group_of[b[bj]] = (uint32_t)(g + 1);
+            if (stats) stats->exchanges++;
+        }
+        for (size_t j = 0; j < nb; j++) where[sa[b[j]]] = UINT32_MAX;
+    }
+    free(start), free(fill), free(mem), free(where), free(ba.pre_lo), free(bb.pre_lo);
     return rc;
 }

@@ -1,15 +1,18 @@
 /* mapping.c — the Hilbert and iDistance mappings of 001 §5.
  *
- * Every QI code is first placed in [0, 1]: a numeric value by its distance
- * from the attribute's minimum over its range, a categorical value by its
- * in-order leaf code over the leaf count (001 Figure 11), so that all QIs
- * weigh alike, as in NCP. The Hilbert key scales that into a grid of 2^bits
- * cells per QI and takes the cell's index on the d-dimensional Hilbert curve
+ * Every QI code gets a place in [0, 1] and a cell of the Hilbert grid (2^bits
+ * cells per QI). A numeric value is placed by its distance from the
+ * attribute's minimum over its range, as NCP measures it, and scaled into
+ * the grid. A categorical value keeps its in-order leaf position (001 Figure
+ * 11) with the hierarchy's shape added: its cell comes from aligned blocks
+ * that nest like the hierarchy, its place from gaps that grow with the level
+ * of the lowest common ancestor (hil_hierarchy_cells / _places, mapping.h).
+ * The Hilbert key is the cell's index on the d-dimensional Hilbert curve
  * (J. Skilling, "Programming the Hilbert curve", AIP Conf. Proc. 707, 2004);
  * d * bits may exceed 64, so keys are multiword. iDistance (Zhang et al.,
- * TODS 2005) clusters a 10 % sample into c centres with k-means, orders the
- * centres by their Hilbert key, and keys a row by (its nearest centre's rank,
- * its Euclidean distance to it). */
+ * TODS 2005) clusters a 10 % sample of the places into c centres with
+ * k-means, orders the centres by their Hilbert key, and keys a row by (its
+ * nearest centre's rank, its Euclidean distance to it). */
 #include "algo/onedim/mapping.h"
 
 #include <math.h>
@@ -52,6 +55,193 @@ void hil_hilbert_key(const uint32_t *coords, unsigned d, unsigned bits, uint64_t
             if ((x[i] >> b) & 1u) key[pos / 64] |= 1ull << (63 - pos % 64);
 }
 
+int hil_curve_init(hil_curve *c, unsigned d, unsigned bits, ak_error *err)
+{
+    memset(c, 0, sizeof *c);
+    c->d = d;
+    c->bits = bits;
+    c->words = (d * bits + 63) / 64;
+    if (!d || !bits || d * bits > 128) return ANONKIT_OK;
+    const unsigned bytes = (bits + 7) / 8;
+    c->spread = malloc(bytes * 256 * sizeof *c->spread);
+    if (!c->spread) return ak_err_nomem(err);
+    for (unsigned byte = 0; byte < bytes; byte++)
+        for (unsigned v = 0; v < 256; v++) {
+            __uint128_t s = 0;
+            for (unsigned j = 0; j < 8 && byte * 8 + j < bits; j++)
+                if ((v >> j) & 1u) s |= (__uint128_t)1 << ((byte * 8 + j) * d);
+            c->spread[byte * 256 + v] = s;
+        }
+    return ANONKIT_OK;
+}
+
+void hil_curve_free(hil_curve *c)
+{
+    free(c->spread);
+    c->spread = NULL;
+}
+
+/* Skilling's transform as in hil_hilbert_key, with the data-dependent choice
+ * (invert the low bits of x[0], or exchange them with those of x[i]) made by
+ * masks instead of branches. Inlined with a constant d for small d, so that
+ * the coordinates stay in registers. */
+static inline void skilling_transpose(uint32_t *x, unsigned d, unsigned bits)
+{
+    uint32_t x0 = x[0];
+    for (unsigned level = bits - 1; level > 0; level--) {
+        const uint32_t p = (1u << level) - 1;
+        x0 ^= p & (0u - ((x0 >> level) & 1u));
+#pragma GCC unroll 8
+        for (unsigned i = 1; i < d; i++) {
+            const uint32_t set = 0u - ((x[i] >> level) & 1u);
+            const uint32_t t = (x0 ^ x[i]) & p & ~set;
+            x0 ^= t ^ (p & set);
+            x[i] ^= t;
+        }
+    }
+    x[0] = x0;
+    for (unsigned i = 1; i < d; i++) x[i] ^= x[i - 1];
+    /* bit L of t: the parity of x[d-1]'s bits above L */
+    uint32_t t = x[d - 1] >> 1;
+    t ^= t >> 1;
+    t ^= t >> 2;
+    t ^= t >> 4;
+    t ^= t >> 8;
+    t ^= t >> 16;
+    for (unsigned i = 0; i < d; i++) x[i] ^= t;
+}
+
+#define SKILLING_FIXED_D(n) \
+    case n: { \
+        uint32_t y[n]; \
+        memcpy(y, coords, sizeof y); \
+        skilling_transpose(y, n, bits); \
+        memcpy(x, y, sizeof y); \
+        break; \
+    }
+
+/* The transposed index (as hil_hilbert_key computes it) is interleaved by
+ * spreading each axis's bytes with the tables (bit L of x[i] goes to bit
+ * L*d + d-1-i of the (d*bits)-bit index), axes in order. */
+void hil_curve_key(const hil_curve *c, const uint32_t *coords, uint64_t *key)
+{
+    const unsigned d = c->d, bits = c->bits;
+    if (!c->spread) {
+        hil_hilbert_key(coords, d, bits, key);
+        return;
+    }
+    uint32_t x[128];
+    switch (d) {
+        SKILLING_FIXED_D(1)
+        SKILLING_FIXED_D(2)
+        SKILLING_FIXED_D(3)
+        SKILLING_FIXED_D(4)
+        SKILLING_FIXED_D(5)
+        SKILLING_FIXED_D(6)
+        SKILLING_FIXED_D(7)
+        SKILLING_FIXED_D(8)
+    default:
+        memcpy(x, coords, d * sizeof *x);
+        skilling_transpose(x, d, bits);
+    }
+    __uint128_t h = 0;
+    const unsigned bytes = (bits + 7) / 8;
+    for (unsigned i = 0; i < d; i++) {
+        __uint128_t s = c->spread[x[i] & 0xffu];
+        for (unsigned byte = 1; byte < bytes; byte++) s |= c->spread[byte * 256 + ((x[i] >> (8 * byte)) & 0xffu)];
+        h = h << 1 | s;
+    }
+    h <<= 128 - d * bits; /* left-aligned, word 0 most significant */
+    key[0] = (uint64_t)(h >> 64);
+    if (c->words > 1) key[1] = (uint64_t)h;
+}
+
+/* Four points at once: the same steps on vectors of 4 coordinates (GCC /
+ * Clang vector extensions; SSE2 on x86-64), lane j for point j. */
+typedef uint32_t curve_v4 __attribute__((vector_size(16)));
+
+static inline void skilling_transpose4(curve_v4 *x, unsigned d, unsigned bits)
+{
+    curve_v4 x0 = x[0];
+    for (unsigned level = bits - 1; level > 0; level--) {
+        const curve_v4 p = (curve_v4){0, 0, 0, 0} + ((1u << level) - 1);
+        x0 ^= p & (0u - ((x0 >> level) & 1u));
+#pragma GCC unroll 8
+        for (unsigned i = 1; i < d; i++) {
+            const curve_v4 set = 0u - ((x[i] >> level) & 1u);
+            const curve_v4 t = (x0 ^ x[i]) & p & ~set;
+            x0 ^= t ^ (p & set);
+            x[i] ^= t;
+        }
+    }
+    x[0] = x0;
+    for (unsigned i = 1; i < d; i++) x[i] ^= x[i - 1];
+    curve_v4 t = x[d - 1] >> 1;
+    t ^= t >> 1;
+    t ^= t >> 2;
+    t ^= t >> 4;
+    t ^= t >> 8;
+    t ^= t >> 16;
+    for (unsigned i = 0; i < d; i++) x[i] ^= t;
+}
+
+/* Interleaves the transposed indices of the 4 lanes into their keys. */
+static inline void spread4(const hil_curve *c, const curve_v4 *x, uint64_t *keys)
+{
+    const unsigned d = c->d, bits = c->bits, words = c->words, bytes = (bits + 7) / 8;
+    for (unsigned j = 0; j < 4; j++) {
+        __uint128_t h = 0;
+        for (unsigned i = 0; i < d; i++) {
+            const uint32_t v = x[i][j];
+            __uint128_t s = c->spread[v & 0xffu];
+            for (unsigned byte = 1; byte < bytes; byte++) s |= c->spread[byte * 256 + ((v >> (8 * byte)) & 0xffu)];
+            h = h << 1 | s;
+        }
+        h <<= 128 - d * bits;
+        keys[(size_t)j * words] = (uint64_t)(h >> 64);
+        if (words > 1) keys[(size_t)j * words + 1] = (uint64_t)h;
+    }
+}
+
+static inline void load4(const uint32_t *coords, unsigned d, curve_v4 *x)
+{
+    for (unsigned q = 0; q < d; q++) x[q] = (curve_v4){coords[q], coords[d + q], coords[2 * d + q], coords[3 * d + q]};
+}
+
+#define SKILLING4_FIXED_D(n) \
+    case n: { \
+        curve_v4 y[n]; \
+        load4(coords, n, y); \
+        skilling_transpose4(y, n, c->bits); \
+        spread4(c, y, keys); \
+        return; \
+    }
+
+void hil_curve_key4(const hil_curve *c, const uint32_t *coords, uint64_t *keys)
+{
+    const unsigned d = c->d;
+    if (!c->spread || d > 32) {
+        for (unsigned j = 0; j < 4; j++) hil_curve_key(c, coords + (size_t)j * d, keys + (size_t)j * c->words);
+        return;
+    }
+    switch (d) {
+        SKILLING4_FIXED_D(1)
+        SKILLING4_FIXED_D(2)
+        SKILLING4_FIXED_D(3)
+        SKILLING4_FIXED_D(4)
+        SKILLING4_FIXED_D(5)
+        SKILLING4_FIXED_D(6)
+        SKILLING4_FIXED_D(7)
+        SKILLING4_FIXED_D(8)
+    default: {
+        curve_v4 x[32] = {{0}}; /* d > 8 here; zeroed to keep the compiler sure of it */
+        load4(coords, d, x);
+        skilling_transpose4(x, d, c->bits);
+        spread4(c, x, keys);
+    }
+    }
+}
+
 /* The grid cell of a place u in [0, 1] on a grid of 2^bits cells per side. */
 static uint32_t grid_cell(double u, unsigned bits)
 {
@@ -60,35 +250,6 @@ static uint32_t grid_cell(double u, unsigned bits)
     if (c < 0) c = 0;
     if (c > top) c = top;
     return (uint32_t)c;
-}
-
-/* Squared distance from point p to centre c, abandoned (returning a value
- * >= bound) once it exceeds bound. */
-static double dist2_bounded(const double *p, const double *c, unsigned d, double bound)
-{
-    double s = 0;
-    for (unsigned q = 0; q < d; q++) {
-        const double e = p[q] - c[q];
-        s += e * e;
-        if (s >= bound) return s;
-    }
-    return s;
-}
-
-/* Index of the centre nearest p (lowest index on ties) and the squared distance. */
-static size_t nearest(const double *p, const double *centers, size_t nc, unsigned d, double *best2)
-{
-    size_t best = 0;
-    double b = INFINITY;
-    for (size_t c = 0; c < nc; c++) {
-        double s = dist2_bounded(p, centers + c * d, d, b);
-        if (s < b) {
-            b = s;
-            best = c;
-        }
-    }
-    *best2 = b;
-    return best;
 }
 
 static void row_point(const hil_mapper *mp, const table *t, size_t row, double *p)
@@ -104,7 +265,28 @@ static void sample_rows(ak_rng *rng, size_t n, size_t want, size_t *out)
         if (ak_rng_below(rng, n - i) < want - got) out[got++] = i;
 }
 
-/* k-means on the sample: Lloyd's iterations from `nc` sampled start points. */
+/* perm[0 .. nc): the centres in the Hilbert order of their cells, ties by index. */
+static int hilbert_order(const hil_mapper *mp, const double *centers, size_t nc, uint32_t *perm, ak_error *err)
+{
+    const unsigned d = mp->d;
+    const unsigned kw = (d * mp->bits + 63) / 64 + 1; /* key words, then the index */
+    uint64_t *keys = malloc((nc ? nc : 1) * kw * sizeof *keys);
+    if (!keys) return ak_err_nomem(err);
+    uint32_t cells[d ? d : 1];
+    for (size_t c = 0; c < nc; c++) {
+        for (unsigned q = 0; q < d; q++) cells[q] = grid_cell(centers[c * d + q], mp->bits);
+        hil_curve_key(&mp->curve, cells, keys + c * kw);
+        keys[c * kw + kw - 1] = c;
+    }
+    int rc = extsort_sort_array(keys, nc, kw, err);
+    for (size_t c = 0; rc >= 0 && c < nc; c++) perm[c] = (uint32_t)keys[c * kw + kw - 1];
+    free(keys);
+    return rc;
+}
+
+/* k-means on the sample: Lloyd's iterations from `nc` sampled start points
+ * (each point to its nearest centre, each centre to its points' mean), at
+ * most 10, fewer when no point changes centre. */
 static int kmeans(hil_mapper *mp, const table *t, const hil_options *o, ak_error *err)
 {
     const unsigned d = mp->d;
@@ -129,20 +311,25 @@ static int kmeans(hil_mapper *mp, const table *t, const hil_options *o, ak_error
     double *sum = calloc((nc ? nc : 1) * d, sizeof *sum);
     size_t *count = calloc(nc ? nc : 1, sizeof *count);
     size_t *assign = malloc((want ? want : 1) * sizeof *assign);
-    if (!start || !centers || !sum || !count || !assign) {
-        free(rows), free(pts), free(start), free(centers), free(sum), free(count), free(assign);
+    uint32_t *perm = malloc((nc ? nc : 1) * sizeof *perm);
+    if (!start || !centers || !sum || !count || !assign || !perm) {
+        free(rows), free(pts), free(start), free(centers), free(sum), free(count), free(assign), free(perm);
         return ak_err_nomem(err);
     }
     sample_rows(&rng, want, nc, start);
     for (size_t c = 0; c < nc; c++) memcpy(centers + c * d, pts + start[c] * d, d * sizeof *centers);
     for (size_t i = 0; i < want; i++) assign[i] = SIZE_MAX;
+    int rc = ANONKIT_OK;
     for (int iter = 0; iter < 10; iter++) {
         size_t changed = 0;
         memset(sum, 0, nc * d * sizeof *sum);
         memset(count, 0, nc * sizeof *count);
+        hil_nn nn;
+        if ((rc = hilbert_order(mp, centers, nc, perm, err)) < 0 || (rc = hil_nn_init(&nn, centers, nc, d, perm, err)) < 0)
+            break;
         for (size_t i = 0; i < want; i++) {
             double b2;
-            size_t c = nearest(pts + i * d, centers, nc, d, &b2);
+            size_t c = hil_nn_nearest(&nn, pts + i * d, assign[i], &b2);
             if (c != assign[i]) changed++;
             assign[i] = c;
             count[c]++;
@@ -151,33 +338,121 @@ static int kmeans(hil_mapper *mp, const table *t, const hil_options *o, ak_error
         for (size_t c = 0; c < nc; c++)
             if (count[c])
                 for (unsigned q = 0; q < d; q++) centers[c * d + q] = sum[c * d + q] / (double)count[c];
+        hil_nn_free(&nn);
         if (!changed) break;
     }
     free(rows), free(pts), free(start), free(sum), free(count), free(assign);
-    /* Order the centres along the Hilbert curve (ties: lower index). */
-    const unsigned kw = (d * mp->bits + 63) / 64 + 1; /* key words, then the index */
-    uint64_t *keys = malloc((nc ? nc : 1) * kw * sizeof *keys);
-    uint32_t *cells = malloc(d * sizeof *cells);
+    /* The centres in Hilbert order (ties: lower index), searched in that order. */
     double *ordered = malloc((nc ? nc : 1) * d * sizeof *ordered);
-    if (!keys || !cells || !ordered) {
-        free(keys), free(cells), free(ordered), free(centers);
-        return ak_err_nomem(err);
+    if (rc >= 0 && !ordered) rc = ak_err_nomem(err);
+    if (rc >= 0) rc = hilbert_order(mp, centers, nc, perm, err);
+    for (size_t c = 0; rc >= 0 && c < nc; c++) memcpy(ordered + c * d, centers + (size_t)perm[c] * d, d * sizeof *ordered);
+    if (rc >= 0) rc = hil_nn_init(&mp->nn, ordered, nc, d, NULL, err);
+    free(perm), free(centers);
+    if (rc < 0) {
+        free(ordered);
+        return rc;
     }
-    for (size_t c = 0; c < nc; c++) {
-        for (unsigned q = 0; q < d; q++) cells[q] = grid_cell(centers[c * d + q], mp->bits);
-        hil_hilbert_key(cells, d, mp->bits, keys + c * kw);
-        keys[c * kw + kw - 1] = c;
-    }
-    if (extsort_sort_array(keys, nc, kw, err) < 0) {
-        free(keys), free(cells), free(ordered), free(centers);
-        return ANONKIT_E_NOMEM;
-    }
-    for (size_t c = 0; c < nc; c++)
-        memcpy(ordered + c * d, centers + keys[c * kw + kw - 1] * d, d * sizeof *ordered);
-    free(keys), free(cells), free(centers);
     mp->centers = ordered;
     mp->ncenters = nc;
     mp->stride = sqrt((double)d) + 1; /* above any distance in [0, 1]^d */
+    return ANONKIT_OK;
+}
+
+/* The nodes of h in breadth-first order from the root (parents before
+ * children) into order[0 .. node count). */
+static void hier_bfs(const hier *h, uint32_t *order)
+{
+    const uint32_t *children = hier_children(h);
+    size_t n = 0;
+    order[n++] = hier_root(h);
+    for (size_t at = 0; at < n; at++) {
+        const hier_node *u = hier_node_at(h, order[at]);
+        for (uint32_t j = 0; j < u->nchildren; j++) order[n++] = children[u->first_child + j];
+    }
+}
+
+static unsigned ceil_log2(uint32_t x)
+{
+    unsigned b = 0;
+    while (b < 32 && (1ull << b) < x) b++;
+    return b;
+}
+
+int hil_hierarchy_cells(const hier *h, unsigned bits, uint32_t *cell, ak_error *err)
+{
+    const uint32_t nodes = hier_node_count(h);
+    uint32_t *order = malloc(nodes * sizeof *order), *base = malloc(nodes * sizeof *base);
+    unsigned char *room = malloc(nodes); /* bits of the node's block; 255: placed by an ancestor */
+    if (!order || !base || !room) {
+        free(order), free(base), free(room);
+        return ak_err_nomem(err);
+    }
+    hier_bfs(h, order);
+    const uint32_t root = hier_root(h), *children = hier_children(h);
+    base[root] = 0;
+    room[root] = (unsigned char)bits;
+    for (uint32_t at = 0; at < nodes; at++) {
+        const uint32_t v = order[at];
+        const hier_node *u = hier_node_at(h, v);
+        if (room[v] == 255) { /* placed by an ancestor that spread its leaves */
+            for (uint32_t j = 0; j < u->nchildren; j++) room[children[u->first_child + j]] = 255;
+            continue;
+        }
+        if (!u->nchildren) {
+            cell[u->lo] = base[v];
+            continue;
+        }
+        const unsigned need = ceil_log2(u->nchildren), m = room[v];
+        if (need <= m) { /* child j: the j-th aligned block of 2^(m - need) cells */
+            for (uint32_t j = 0; j < u->nchildren; j++) {
+                const uint32_t c = children[u->first_child + j];
+                base[c] = base[v] + (j << (m - need));
+                room[c] = (unsigned char)(m - need);
+            }
+            continue;
+        }
+        /* too many children for the block: the leaves spread evenly over it */
+        const uint64_t leaves = (uint64_t)u->hi - u->lo + 1;
+        for (uint32_t x = u->lo; x <= u->hi; x++)
+            cell[x] = base[v] + (uint32_t)(((uint64_t)(x - u->lo) << m) / leaves);
+        for (uint32_t j = 0; j < u->nchildren; j++) room[children[u->first_child + j]] = 255;
+    }
+    free(order), free(base), free(room);
+    return ANONKIT_OK;
+}
+
+int hil_hierarchy_places(const hier *h, double *place, ak_error *err)
+{
+    const uint32_t nodes = hier_node_count(h), nleaves = hier_leaf_count(h);
+    uint32_t *order = malloc(nodes * sizeof *order);
+    double *span = malloc(nodes * sizeof *span), *gap = malloc(nodes * sizeof *gap);
+    if (!order || !span || !gap) {
+        free(order), free(span), free(gap);
+        return ak_err_nomem(err);
+    }
+    hier_bfs(h, order);
+    const uint32_t *children = hier_children(h);
+    for (uint32_t at = nodes; at-- > 0;) { /* children before parents */
+        const uint32_t v = order[at];
+        const hier_node *u = hier_node_at(h, v);
+        if (!u->nchildren) {
+            span[v] = gap[v] = 0;
+            continue;
+        }
+        double inner = 0;
+        for (uint32_t j = 0; j < u->nchildren; j++) inner += span[children[u->first_child + j]];
+        const uint32_t leaves = u->hi - u->lo + 1;
+        const double ncp = leaves > 1 ? (double)leaves / (double)nleaves : 0;
+        gap[v] = ncp > inner ? ncp : inner;
+        span[v] = inner + (double)(u->nchildren - 1) * gap[v];
+    }
+    double at = 0;
+    place[0] = 0;
+    for (uint32_t x = 1; x < nleaves; x++) place[x] = at += gap[hier_lca(h, x - 1, x)];
+    if (at > 0)
+        for (uint32_t x = 0; x < nleaves; x++) place[x] /= at;
+    free(order), free(span), free(gap);
     return ANONKIT_OK;
 }
 
@@ -190,20 +465,27 @@ int hil_mapper_init(hil_mapper *mp, const table *t, const hil_options *o, ak_err
     if (mp->bits > HIL_MAX_BITS)
         return ak_err_set(err, ANONKIT_E_USAGE, NULL, 0, 0, "--bits must be from 1 to %d", HIL_MAX_BITS);
     mp->words = mp->kind == HIL_MAP_HILBERT ? (mp->d * mp->bits + 63) / 64 : 2;
+    int rc = hil_curve_init(&mp->curve, mp->d, mp->bits, err);
+    if (rc < 0) return rc;
     mp->unit = calloc(mp->d ? mp->d : 1, sizeof *mp->unit);
     mp->cell = calloc(mp->d ? mp->d : 1, sizeof *mp->cell);
     if (!mp->unit || !mp->cell) {
         hil_mapper_free(mp);
         return ak_err_nomem(err);
     }
-    for (unsigned q = 0; q < mp->d; q++) {
+    for (unsigned q = 0; rc >= 0 && q < mp->d; q++) {
         const table_qi *a = &t->qi[q];
         const uint32_t nc = a->ncodes ? a->ncodes : 1;
         mp->unit[q] = malloc(nc * sizeof **mp->unit);
         mp->cell[q] = malloc(nc * sizeof **mp->cell);
         if (!mp->unit[q] || !mp->cell[q]) {
-            hil_mapper_free(mp);
-            return ak_err_nomem(err);
+            rc = ak_err_nomem(err);
+            break;
+        }
+        if (a->kind == ATTR_CATEGORICAL && a->h && a->ncodes == hier_leaf_count(a->h)) {
+            rc = hil_hierarchy_places(a->h, mp->unit[q], err);
+            if (rc >= 0) rc = hil_hierarchy_cells(a->h, mp->bits, mp->cell[q], err);
+            continue;
         }
         for (uint32_t c = 0; c < nc; c++) {
             double u = 0;
@@ -217,12 +499,10 @@ int hil_mapper_init(hil_mapper *mp, const table *t, const hil_options *o, ak_err
             mp->cell[q][c] = grid_cell(u, mp->bits);
         }
     }
-    if (mp->kind == HIL_MAP_IDISTANCE && t->nrows) {
-        int rc = kmeans(mp, t, o, err);
-        if (rc < 0) {
-            hil_mapper_free(mp);
-            return rc;
-        }
+    if (rc >= 0 && mp->kind == HIL_MAP_IDISTANCE && t->nrows) rc = kmeans(mp, t, o, err);
+    if (rc < 0) {
+        hil_mapper_free(mp);
+        return rc;
     }
     return ANONKIT_OK;
 }
@@ -234,7 +514,22 @@ void hil_mapper_free(hil_mapper *mp)
     free(mp->unit);
     free(mp->cell);
     free(mp->centers);
+    hil_nn_free(&mp->nn);
+    hil_curve_free(&mp->curve);
     memset(mp, 0, sizeof *mp);
+}
+
+void hil_mapper_keys(const hil_mapper *mp, const table *t, size_t row, size_t count, uint64_t *keys)
+{
+    const unsigned d = mp->d, words = mp->words;
+    if (mp->kind == HIL_MAP_HILBERT && d && d <= 32)
+        for (; count >= 4; count -= 4, row += 4, keys += 4 * (size_t)words) {
+            uint32_t cells[4 * 32];
+            for (unsigned j = 0; j < 4; j++)
+                for (unsigned q = 0; q < d; q++) cells[j * d + q] = mp->cell[q][t->qi[q].codes[row + j]];
+            hil_curve_key4(&mp->curve, cells, keys);
+        }
+    for (; count; count--, row++, keys += words) hil_mapper_key(mp, t, row, keys);
 }
 
 void hil_mapper_key(const hil_mapper *mp, const table *t, size_t row, uint64_t *key)
@@ -243,12 +538,12 @@ void hil_mapper_key(const hil_mapper *mp, const table *t, size_t row, uint64_t *
     if (mp->kind == HIL_MAP_HILBERT) {
         uint32_t cells[d ? d : 1];
         for (unsigned q = 0; q < d; q++) cells[q] = mp->cell[q][t->qi[q].codes[row]];
-        hil_hilbert_key(cells, d, mp->bits, key);
+        hil_curve_key(&mp->curve, cells, key);
         return;
     }
     double p[d ? d : 1], b2 = 0;
     row_point(mp, t, row, p);
-    size_t c = mp->ncenters ? nearest(p, mp->centers, mp->ncenters, d, &b2) : 0;
+    size_t c = mp->ncenters ? hil_nn_nearest(&mp->nn, p, SIZE_MAX, &b2) : 0;
     double dist = sqrt(b2);
     key[0] = c;
     memcpy(&key[1], &dist, sizeof dist); /* non-negative doubles sort as their bits */

@@ -6,15 +6,64 @@
 
 #include "algo/onedim/onedim.h"
 
+/* Exact nearest-centre search over n centres of d coordinates (nearest.c):
+ * the centres in `order` (NULL: index order; an order that keeps neighbours
+ * together, such as the Hilbert order, prunes best) under a tree of
+ * bounding boxes. */
+typedef struct hil_nn {
+    unsigned d;
+    size_t n;
+    uint32_t *id;       /* id[i]: the centre at leaf position i */
+    uint32_t *pos;      /* pos[id]: the leaf position of centre id */
+    unsigned nlevels;   /* levels of items: the centres, then boxes of 8 items each, up to one block */
+    size_t *first;      /* first[l]: level l's first block of 8 items in lo / hi */
+    size_t *count;      /* count[l]: items at level l */
+    double *lo, *hi;    /* per block, axis by axis, 8 bounds (a centre: its coordinates) */
+} hil_nn;
+
+int hil_nn_init(hil_nn *t, const double *centers, size_t n, unsigned d, const uint32_t *order, ak_error *err);
+void hil_nn_free(hil_nn *t);
+/* The index of the centre nearest p — the lowest index among those at the
+ * least squared Euclidean distance (summed over the coordinates in order), as
+ * a scan of every centre in index order finds it — and that squared distance
+ * in *best2. A hint (a centre index, or SIZE_MAX for none) likely to be near,
+ * such as a point's centre in the previous k-means iteration, only speeds the
+ * search up. */
+size_t hil_nn_nearest(const hil_nn *t, const double *p, size_t hint, double *best2 /* OUT */);
+
 typedef struct hil_mapper {
     hil_mapping kind;
     unsigned d, bits, words; /* QIs, Hilbert bits per QI, key words */
+    hil_curve curve;         /* the Hilbert curve of d axes, bits each */
     double **unit;           /* unit[q][code]: the code's place in [0, 1] */
     uint32_t **cell;         /* cell[q][code]: its Hilbert grid cell */
     size_t ncenters;         /* iDistance: centres, in Hilbert order */
     double *centers;         /* ncenters * d coordinates in [0, 1] */
+    hil_nn nn;               /* nearest-centre search over them */
     double stride;           /* iDistance: key of centre j starts at j * stride */
 } hil_mapper;
+
+/* Where a categorical QI's values go (001 Figure 11 labels them by their
+ * leaf's in-order position; these keep that order and add the hierarchy's
+ * shape), for hierarchy h, indexed by leaf code:
+ *
+ * hil_hierarchy_cells: cells of a Hilbert axis of 2^bits cells. The root
+ * takes the whole axis and every node hands its children equal aligned
+ * blocks (child j of a node with c children and a block of 2^m cells gets
+ * the j-th block of 2^(m - ceil(log2 c))); a leaf takes its block's first
+ * cell. The Hilbert curve fills aligned blocks one after the other, so a run
+ * of consecutive keys crosses from one subtree into another only where the
+ * curve leaves a block, and groups along the curve stay under low common
+ * ancestors (small NCP, 001 §2.1). A node whose children do not fit in its
+ * block spreads its leaves evenly over the block.
+ *
+ * hil_hierarchy_places: places in [0, 1] for iDistance's Euclidean distance.
+ * Consecutive leaves are separated by a gap that depends on their lowest
+ * common ancestor u: NCP(u), raised to the total width of u's children when
+ * that is larger, so that a leaf is never farther from a leaf of its own
+ * subtree than from a leaf outside it; the total is scaled to 1. */
+int hil_hierarchy_cells(const hier *h, unsigned bits, uint32_t *cell /* OUT */, ak_error *err);
+int hil_hierarchy_places(const hier *h, double *place /* OUT */, ak_error *err);
 
 /* Prepares the mapping of table t (for iDistance: samples 10 % of the rows
  * with o->seed and runs k-means for the centres). */
@@ -23,6 +72,9 @@ void hil_mapper_free(hil_mapper *mp);
 
 /* The key of row `row` into key[0 .. mp->words). */
 void hil_mapper_key(const hil_mapper *mp, const table *t, size_t row, uint64_t *key /* OUT */);
+/* The keys of rows row .. row+count-1 into keys[i * mp->words ..] (Hilbert:
+ * four at a time). */
+void hil_mapper_keys(const hil_mapper *mp, const table *t, size_t row, size_t count, uint64_t *keys /* OUT */);
 
 /* The 1-D distance from key a to key b (a <= b), as a double. */
 double hil_mapper_gap(const hil_mapper *mp, const uint64_t *a, const uint64_t *b);

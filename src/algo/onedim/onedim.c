@@ -43,13 +43,19 @@ static int map_and_sort(const table *t, const hil_options *o, uint32_t *order, d
     stats->key_bits = mp.kind == HIL_MAP_HILBERT ? (uint64_t)mp.d * mp.bits : 128;
     stats->centers = mp.ncenters;
     extsort *sorter = NULL;
+    enum { BATCH = 64 };
+    uint64_t *keys = malloc(BATCH * mp.words * sizeof *keys);
     uint64_t *rec = malloc(words * sizeof *rec), *prev = malloc(words * sizeof *prev);
-    int rc = rec && prev ? ANONKIT_OK : ak_err_nomem(err);
+    int rc = keys && rec && prev ? ANONKIT_OK : ak_err_nomem(err);
     if (rc >= 0) rc = extsort_open(&sorter, words, o->memory, NULL, err);
-    for (size_t row = 0; rc >= 0 && row < t->nrows; row++) {
-        hil_mapper_key(&mp, t, row, rec);
-        rec[words - 1] = row;
-        rc = extsort_add(sorter, rec, err);
+    for (size_t row = 0; rc >= 0 && row < t->nrows; row += BATCH) {
+        const size_t count = t->nrows - row < BATCH ? t->nrows - row : BATCH;
+        hil_mapper_keys(&mp, t, row, count, keys);
+        for (size_t j = 0; rc >= 0 && j < count; j++) {
+            memcpy(rec, keys + j * mp.words, mp.words * sizeof *rec);
+            rec[words - 1] = row + j;
+            rc = extsort_add(sorter, rec, err);
+        }
     }
     if (rc >= 0) rc = extsort_finish(sorter, err);
     for (size_t i = 0; rc >= 0 && i < t->nrows; i++) {
@@ -74,6 +80,7 @@ static int map_and_sort(const table *t, const hil_options *o, uint32_t *order, d
         rc = ANONKIT_OK;
     }
     extsort_free(sorter);
+    free(keys);
     free(rec);
     free(prev);
     hil_mapper_free(&mp);
@@ -116,22 +123,25 @@ static int build_partition(const table *t, const uint32_t *order, const uint32_t
     uint32_t *hi = malloc((size_t)nclasses * (d ? d : 1) * sizeof *hi);
     uint64_t *count = calloc(nclasses ? nclasses : 1, sizeof *count);
     int rc = lo && hi && count ? ANONKIT_OK : ak_err_nomem(err);
-    for (size_t i = 0; rc >= 0 && i < n; i++) {
-        const uint32_t c = cls[group_of[i]], row = order[i];
-        for (uint32_t q = 0; q < d; q++) {
-            const uint32_t v = t->qi[q].codes[row];
-            uint32_t *l = &lo[(size_t)c * d + q], *h = &hi[(size_t)c * d + q];
-            if (!count[c] || v < *l) *l = v;
-            if (!count[c] || v > *h) *h = v;
+    /* Classes of the rows first, then the boxes in row order: the QI columns
+     * are read front to back, not at the random rows of the 1-D order. */
+    for (size_t i = 0; rc >= 0 && i < n; i++) out->class_of[order[i]] = cls[group_of[i]];
+    for (size_t c = 0; rc >= 0 && c < (size_t)nclasses * d; c++) lo[c] = UINT32_MAX, hi[c] = 0;
+    for (uint32_t q = 0; rc >= 0 && q < d; q++) {
+        const uint32_t *codes = t->qi[q].codes;
+        for (size_t row = 0; row < n; row++) {
+            const size_t at = (size_t)out->class_of[row] * d + q;
+            const uint32_t v = codes[row];
+            if (v < lo[at]) lo[at] = v;
+            if (v > hi[at]) hi[at] = v;
         }
-        count[c]++;
     }
+    for (size_t row = 0; rc >= 0 && row < n; row++) count[out->class_of[row]]++;
     for (uint32_t c = 0; rc >= 0 && c < nclasses; c++) {
         uint32_t id;
         rc = partition_add_class(out, lo + (size_t)c * d, hi + (size_t)c * d, count[c], &id, err);
         if (rc >= 0 && id != c) rc = ak_err_set(err, ANONKIT_E_INTERNAL, NULL, 0, 0, "partition not empty");
     }
-    for (size_t i = 0; rc >= 0 && i < n; i++) out->class_of[order[i]] = cls[group_of[i]];
     free(size), free(cls), free(lo), free(hi), free(count);
     return rc < 0 ? rc : ANONKIT_OK;
 }
@@ -174,7 +184,9 @@ int hil_run(const table *t, const model *m, const hil_options *o, partition *out
             at += gap[i];
             pos[i] = at;
         }
-        if (rc >= 0) rc = hil_ldiv(sa, pos, n, t->sensitive_dict.count, m->l, group_of, &ngroups, stats, err);
+        const hil_rows rows = {t, order, o->weights};
+        if (rc >= 0) rc = hil_ldiv(sa, pos, n, t->sensitive_dict.count, m->l, &rows, group_of, &ngroups, stats, err);
+        if (rc >= 0) rc = hil_ldiv_exchange(sa, t->sensitive_dict.count, n, &rows, group_of, ngroups, stats, err);
         free(sa);
         free(pos);
     } else if (rc >= 0) {

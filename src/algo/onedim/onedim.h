@@ -42,6 +42,7 @@ typedef struct hil_stats {
     size_t block_size;
     uint64_t fallback_steps; /* l-diversity: groups formed by the fall-back step */
     uint64_t closing_groups; /* l-diversity: the remainder taken as one group */
+    uint64_t exchanges;      /* l-diversity: rows exchanged between groups (hil_ldiv_exchange) */
 } hil_stats;
 
 /* Parses "hilbert", "hilbert-fast", "idistance", "idistance-fast" into
@@ -62,6 +63,22 @@ int hil_run(const table *t, const model *m, const hil_options *o, partition *out
  * left-aligned into key[0 .. ceil(d * bits / 64)) (word 0 most significant). */
 void hil_hilbert_key(const uint32_t *coords, unsigned d, unsigned bits, uint64_t *key /* OUT */);
 
+/* A Hilbert curve of d axes and `bits` bits per axis prepared for keying many
+ * points: hil_curve_key gives the same keys as hil_hilbert_key, without
+ * branches on the data and with a table-driven bit transposition, when the
+ * key has at most 128 bits (otherwise it calls hil_hilbert_key). */
+typedef struct hil_curve {
+    unsigned d, bits, words;
+    __uint128_t *spread; /* spread[256 b + v]: bit j of byte b of a coordinate, v, at bit (8b+j)*d;
+                            NULL: keys of more than 128 bits, the generic path */
+} hil_curve;
+
+int hil_curve_init(hil_curve *c /* OUT */, unsigned d, unsigned bits, ak_error *err);
+void hil_curve_free(hil_curve *c);
+void hil_curve_key(const hil_curve *c, const uint32_t *coords, uint64_t *key /* OUT */);
+/* The keys of 4 points (coords[j * d + q] for point j) into keys[j * words ..]. */
+void hil_curve_key4(const hil_curve *c, const uint32_t *coords, uint64_t *keys /* OUT */);
+
 /* Optimal 1-D k-anonymity (001 Figure 3) of the rows order[0..n) taken in that
  * order: groups of k..2k-1 consecutive rows minimizing the sum of |G| NCP(G)
  * (weights as for GCP) — or, when gap is not NULL, the sum of |G| times the
@@ -72,14 +89,33 @@ int hil_kanon_dp(const table *t, const uint32_t *order, size_t n, uint64_t k, co
                  const double *gap, uint32_t *sizes /* OUT */, size_t *ngroups /* OUT */, double *cost /* OUT */,
                  ak_error *err);
 
-/* The 1-D l-diversity heuristic (001 Figure 8 with the Figure 9 step) on the
- * rows order[0..n) in that order with sensitive codes sa[i] (of the i-th row
- * in order, < m) and 1-D positions pos[i] (non-decreasing): writes the group
- * of every position into group_of[i] (groups numbered from 0 in the order
- * they are closed) and their number into *ngroups. Every group has
- * probabilistic l-diversity. Fails with ANONKIT_E_INELIGIBLE when the whole
- * table has a value more frequent than n / l. */
-int hil_ldiv(const uint32_t *sa, const long double *pos, size_t n, uint32_t m, double l,
+/* The rows behind the 1-D positions, for measuring groups by NCP (001 §5.2):
+ * position i holds row order[i] of t; weights as for GCP (NULL = equal). */
+typedef struct hil_rows {
+    const table *t;
+    const uint32_t *order;
+    const double *weights;
+} hil_rows;
+
+/* The 1-D l-diversity heuristic (001 Figure 8 with the Figure 9 step) on n
+ * positions in 1-D order with sensitive codes sa[i] (< m) and 1-D positions
+ * pos[i] (non-decreasing): writes the group of every position into
+ * group_of[i] (groups numbered from 0 in the order they are closed) and their
+ * number into *ngroups. Every group has probabilistic l-diversity. The
+ * Figure 9 step compares extents on the 1-D positions, or, when rows is not
+ * NULL, the groups' weighted NCP in the QI space (§5.2). Fails with
+ * ANONKIT_E_INELIGIBLE when the whole table has a value more frequent than
+ * n / l. */
+int hil_ldiv(const uint32_t *sa, const long double *pos, size_t n, uint32_t m, double l, const hil_rows *rows,
              uint32_t *group_of /* OUT */, size_t *ngroups /* OUT */, hil_stats *stats, ak_error *err);
+
+/* The exchange step after the heuristic (the exchange argument of 001 §4.1,
+ * Lemmas 3 and 5, with the cost of §5): for each pair of consecutive groups
+ * (in the order they were formed), two rows of the same sensitive value swap
+ * groups while the best such swap lowers the pair's sum of |G| NCP(G). Each
+ * group keeps its size and its multiset of sensitive values, so its
+ * l-diversity, and k, are untouched. group_of as hil_ldiv wrote it. */
+int hil_ldiv_exchange(const uint32_t *sa, uint32_t m, size_t n, const hil_rows *rows, uint32_t *group_of /* IN/OUT */,
+                      size_t ngroups, hil_stats *stats, ak_error *err);
 
 #endif

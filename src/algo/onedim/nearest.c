@@ -1,0 +1,153 @@
+/* nearest.c — exact nearest-centre search for iDistance (001 §5: "each data
+ * point is assigned to its closest cluster center"), used by the k-means
+ * iterations on the sample and by the key of every row.
+ *
+ * The centres are taken in an order that keeps neighbours together (the
+ * Hilbert order of their cells) and grouped bottom-up in eights: blocks of 8
+ * centres, each with its bounding box; blocks of 8 such boxes, each with
+ * theirs; and so on up to a single block (a Hilbert-packed R-tree). A query
+ * computes the 8 squared distances of a block at once (coordinates stored
+ * axis by axis, so the loop over the 8 vectorizes), goes into the nearest
+ * boxes first and skips every box whose distance is already above the best
+ * squared distance found. A box's distance is built from the same
+ * differences as the distances of the centres inside it, so with rounding it
+ * still never exceeds theirs: a box that may hold a centre at the best
+ * distance is visited, and ties go to the lowest centre index — the answer of
+ * a scan of every centre in index order, exactly. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "algo/onedim/mapping.h"
+
+#define NN_FAN 8
+
+void hil_nn_free(hil_nn *t)
+{
+    free(t->id), free(t->pos), free(t->first), free(t->count), free(t->lo), free(t->hi);
+    memset(t, 0, sizeof *t);
+}
+
+/* Index in lo / hi of axis q of item `item` at level l (level 0: the
+ * centres): blocks of 8 items, axis by axis within a block. */
+static size_t nn_at(const hil_nn *t, size_t l, size_t item, unsigned q)
+{
+    return ((t->first[l] + item / NN_FAN) * t->d + q) * NN_FAN + item % NN_FAN;
+}
+
+int hil_nn_init(hil_nn *t, const double *centers, size_t n, unsigned d, const uint32_t *order, ak_error *err)
+{
+    memset(t, 0, sizeof *t);
+    t->d = d;
+    t->n = n;
+    /* levels of items: the centres, then boxes of 8, ... down to one block */
+    size_t levels = 1, blocks = (n + NN_FAN - 1) / NN_FAN;
+    for (size_t m = n; m > NN_FAN; levels++) {
+        m = (m + NN_FAN - 1) / NN_FAN;
+        blocks += (m + NN_FAN - 1) / NN_FAN;
+    }
+    const size_t dd = d ? d : 1;
+    t->id = malloc((n ? n : 1) * sizeof *t->id);
+    t->pos = malloc((n ? n : 1) * sizeof *t->pos);
+    t->first = malloc(levels * sizeof *t->first);
+    t->count = malloc(levels * sizeof *t->count);
+    t->lo = calloc((blocks ? blocks : 1) * dd * NN_FAN, sizeof *t->lo);
+    t->hi = calloc((blocks ? blocks : 1) * dd * NN_FAN, sizeof *t->hi);
+    if (!t->id || !t->pos || !t->first || !t->count || !t->lo || !t->hi) {
+        hil_nn_free(t);
+        return ak_err_nomem(err);
+    }
+    t->nlevels = (unsigned)levels;
+    t->first[0] = 0;
+    t->count[0] = n;
+    for (size_t i = 0; i < n; i++) {
+        t->id[i] = order ? order[i] : (uint32_t)i;
+        t->pos[t->id[i]] = (uint32_t)i;
+        for (unsigned q = 0; q < d; q++) t->lo[nn_at(t, 0, i, q)] = t->hi[nn_at(t, 0, i, q)] = centers[(size_t)t->id[i] * d + q];
+    }
+    for (size_t l = 1; l < levels; l++) {
+        t->first[l] = t->first[l - 1] + (t->count[l - 1] + NN_FAN - 1) / NN_FAN;
+        t->count[l] = (t->count[l - 1] + NN_FAN - 1) / NN_FAN;
+        for (size_t b = 0; b < t->count[l]; b++) /* box b bounds the items of block b below */
+            for (unsigned q = 0; q < d; q++) {
+                const size_t from = b * NN_FAN, to = from + NN_FAN < t->count[l - 1] ? from + NN_FAN : t->count[l - 1];
+                double lo = t->lo[nn_at(t, l - 1, from, q)], hi = t->hi[nn_at(t, l - 1, from, q)];
+                for (size_t i = from + 1; i < to; i++) {
+                    if (t->lo[nn_at(t, l - 1, i, q)] < lo) lo = t->lo[nn_at(t, l - 1, i, q)];
+                    if (t->hi[nn_at(t, l - 1, i, q)] > hi) hi = t->hi[nn_at(t, l - 1, i, q)];
+                }
+                t->lo[nn_at(t, l, b, q)] = lo;
+                t->hi[nn_at(t, l, b, q)] = hi;
+            }
+    }
+    return ANONKIT_OK;
+}
+
+typedef struct nn_best {
+    double d2;
+    size_t id;
+} nn_best;
+
+/* Visits block b of level l: the centres' squared distances (level 0) or the
+ * boxes' (0 inside), all 8 at once; then the centres that tie or beat the
+ * best, or the boxes that may hold such a centre, nearest first. */
+static void nn_visit(const hil_nn *t, size_t l, size_t b, const double *p, nn_best *best)
+{
+    const unsigned d = t->d;
+    const size_t first = b * NN_FAN, nb = t->count[l] - first < NN_FAN ? t->count[l] - first : NN_FAN;
+    double s[NN_FAN] = {0};
+    const double *lo = t->lo + (t->first[l] + b) * d * NN_FAN, *hi = t->hi + (t->first[l] + b) * d * NN_FAN;
+    if (l == 0) {
+        for (unsigned q = 0; q < d; q++)
+#pragma GCC unroll 8
+            for (size_t j = 0; j < NN_FAN; j++) {
+                const double e = p[q] - lo[q * NN_FAN + j];
+                s[j] += e * e;
+            }
+        for (size_t j = 0; j < nb; j++) {
+            const size_t id = t->id[first + j];
+            if (s[j] < best->d2 || (s[j] == best->d2 && id < best->id)) {
+                best->d2 = s[j];
+                best->id = id;
+            }
+        }
+        return;
+    }
+    for (unsigned q = 0; q < d; q++)
+#pragma GCC unroll 8
+        for (size_t j = 0; j < NN_FAN; j++) {
+            const double below = lo[q * NN_FAN + j] - p[q], above = p[q] - hi[q * NN_FAN + j]; /* one is <= 0 */
+            /* max(below, 0) + max(above, 0) without branches: |x| + x is 2x or 0, exactly */
+            const double e = 0.5 * ((fabs(below) + below) + (fabs(above) + above));
+            s[j] += e * e;
+        }
+    size_t order[NN_FAN], n = 0;
+    for (size_t j = 0; j < nb; j++) { /* boxes that may hold a centre at the best distance, nearest first */
+        if (s[j] > best->d2) continue;
+        size_t at = n++;
+        while (at > 0 && s[order[at - 1]] > s[j]) {
+            order[at] = order[at - 1];
+            at--;
+        }
+        order[at] = j;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (s[order[i]] <= best->d2) nn_visit(t, l - 1, first + order[i], p, best);
+}
+
+size_t hil_nn_nearest(const hil_nn *t, const double *p, size_t hint, double *best2)
+{
+    nn_best best = {INFINITY, SIZE_MAX};
+    if (hint < t->n) { /* a first candidate: a tighter bound from the start */
+        double s = 0;
+        for (unsigned q = 0; q < t->d; q++) {
+            const double e = p[q] - t->lo[nn_at(t, 0, t->pos[hint], q)];
+            s += e * e;
+        }
+        best.d2 = s;
+        best.id = hint;
+    }
+    if (t->n) nn_visit(t, t->nlevels - 1, 0, p, &best);
+    *best2 = best.d2;
+    return best.id == SIZE_MAX ? 0 : best.id;
+}
