@@ -94,6 +94,9 @@ typedef struct rk {
     uint32_t *counts, *counts_scratch;
     uint64_t tm;         /* TM in rows */
     size_t fg_budget;    /* bytes the frequency groups of one level may take */
+    spill_file *pool;    /* spill files done with, kept for reuse while partitions are processed */
+    size_t npool, pool_cap;
+    unsigned depth;      /* process_partition calls under way */
     rothko_leaf_fn leaf_fn;
     void *ctx;
     rothko_stats *stats;
@@ -260,6 +263,53 @@ static inline void layout_store(const rk_layout *l, uint32_t c, uint8_t *row, ui
     case 3: at[0] = (uint8_t)x, at[1] = (uint8_t)(x >> 8), at[2] = (uint8_t)(x >> 16); break;
     default: tuple_store_u32(at, x); break;
     }
+}
+
+/* ------------------------------------------------------------ partition files */
+
+/* Writing into a new file costs the kernel fresh page-cache pages (on this
+ * kind of machine over twice the cost of overwriting cached ones), and
+ * repartitioning writes a file per leaf at every level. So files a
+ * partition is done with are kept while process_partition runs and handed
+ * out again, overwritten from the start (what lies past `size` is never read;
+ * the files stay unnamed and private). */
+enum { RK_POOL_MAX = 64 };
+
+static int part_file_open(rk *r, spill_file *f, ak_error *err)
+{
+    if (r->npool) {
+        *f = r->pool[--r->npool];
+        f->size = 0;
+        return ANONKIT_OK;
+    }
+    return spill_file_open(f, &r->dir, err);
+}
+
+/* Closes f, or keeps it for part_file_open. */
+static void part_file_release(rk *r, spill_file *f)
+{
+    if (f->fd < 0) return;
+    if (r->depth && r->npool == r->pool_cap && r->pool_cap < RK_POOL_MAX) {
+        const size_t cap = r->pool_cap ? 2 * r->pool_cap : 8;
+        spill_file *p = realloc(r->pool, cap * sizeof *p);
+        if (p) r->pool = p, r->pool_cap = cap;
+    }
+    if (r->depth && r->npool < r->pool_cap) {
+        r->pool[r->npool++] = *f;
+        f->fd = -1;
+        f->size = 0;
+        return;
+    }
+    spill_file_close(f);
+}
+
+/* Closes the kept files. */
+static void part_pool_drain(rk *r)
+{
+    while (r->npool) spill_file_close(&r->pool[--r->npool]);
+    free(r->pool);
+    r->pool = NULL;
+    r->pool_cap = 0;
 }
 
 /* ------------------------------------------------------------ reading a partition */
@@ -1215,8 +1265,8 @@ static int finish_in_memory(rk *r, rk_part *p, const uint32_t *rlo, const uint32
     int rc = reader_open(r, &rd, p, 1, err);
     if (rc == ANONKIT_OK) rc = load_rows(r, &rd, p, p->rows, &l, &n, err);
     reader_close(&rd);
-    spill_file_close(&p->tuples);
-    spill_file_close(&p->payload);
+    part_file_release(r, &p->tuples);
+    part_file_release(r, &p->payload);
     if (rc == ANONKIT_OK) {
         make_view(r, &l, n, &view, qi);
         const mdr_options mo = {.threads = r->o->threads, .split = r->o->split, .min_gain = r->o->min_gain,
@@ -1489,6 +1539,7 @@ static int process_partition(rk *r, rk_part *p, const uint32_t *rlo, const uint3
     if (p->rows > UINT32_MAX)
         return ak_err_set(err, ANONKIT_E_USAGE, NULL, 0, 0,
                           "rothko-t counts a partition's values in 32 bits: at most 4294967295 rows");
+    r->depth++; /* (the outermost call closes the kept files when it ends) */
     rk_tree tr = {0};
     int rc = tree_add(r, &tr, rlo, rhi, p->lo, p->hi, p->rows, median_only, err);
     uint64_t *rows_in = NULL;
@@ -1510,7 +1561,7 @@ static int process_partition(rk *r, rk_part *p, const uint32_t *rlo, const uint3
     spill_writer copy_w = {0};
     if (rc == ANONKIT_OK && p->provisional && fcache > 1) {
         rc = layout_fit(r, tr.nodes[0].clo, tr.nodes[0].chi, &copy_lay, err);
-        if (rc == ANONKIT_OK) rc = spill_file_open(&copy, &r->dir, err);
+        if (rc == ANONKIT_OK) rc = part_file_open(r, &copy, err);
         if (rc == ANONKIT_OK) rc = spill_writer_init(&copy_w, &copy, &r->dir, r->block, &r->tuple_io, err);
     }
     /* Leaves written at once when repartitioning: two buffers each. */
@@ -1534,7 +1585,7 @@ static int process_partition(rk *r, rk_part *p, const uint32_t *rlo, const uint3
         if (rc == ANONKIT_OK && copy.fd >= 0) { /* from now on p is the ranked copy */
             rc = spill_writer_flush(&copy_w, err);
             spill_writer_free(&copy_w);
-            spill_file_close(&p->tuples);
+            part_file_release(r, &p->tuples);
             p->tuples = copy;
             copy.fd = -1;
             p->provisional = 0;
@@ -1616,10 +1667,10 @@ static int process_partition(rk *r, rk_part *p, const uint32_t *rlo, const uint3
         x->part.layout = &x->lay;
         x->part.lo = x->clo;
         x->part.hi = x->chi;
-        rc = spill_file_open(&x->part.tuples, &r->dir, err);
+        rc = part_file_open(r, &x->part.tuples, err);
         if (rc == ANONKIT_OK) rc = spill_writer_init(&x->wt, &x->part.tuples, &r->dir, r->block, &r->tuple_io, err);
         if (!r->ncopied) continue; /* no copied columns: no payload file (creating files is not free) */
-        if (rc == ANONKIT_OK) rc = spill_file_open(&x->part.payload, &r->dir, err);
+        if (rc == ANONKIT_OK) rc = part_file_open(r, &x->part.payload, err);
         if (rc == ANONKIT_OK) rc = spill_writer_init(&x->wp, &x->part.payload, &r->dir, r->block, &r->payload_io, err);
     }
     layout_free(&from);
@@ -1634,8 +1685,8 @@ static int process_partition(rk *r, rk_part *p, const uint32_t *rlo, const uint3
         spill_writer_free(&x->wp);
     }
     /* the parent's rows now live in the leaves */
-    spill_file_close(&p->tuples);
-    spill_file_close(&p->payload);
+    part_file_release(r, &p->tuples);
+    part_file_release(r, &p->payload);
     /* depth-first: children in order (the tree's leaves left to right) */
     size_t stack_cap = tr.count + 1, depth = 0;
     size_t *stack = rc == ANONKIT_OK ? malloc(stack_cap * sizeof *stack) : NULL;
@@ -1656,8 +1707,8 @@ static int process_partition(rk *r, rk_part *p, const uint32_t *rlo, const uint3
         } else {
             rc = process_partition(r, &x->part, x->rlo, x->rhi, x->median_only, err);
         }
-        spill_file_close(&x->part.tuples);
-        spill_file_close(&x->part.payload);
+        part_file_release(r, &x->part.tuples);
+        part_file_release(r, &x->part.payload);
         fgroup_free(r, x->fg);
         x->fg = NULL;
     }
@@ -1668,6 +1719,7 @@ static int process_partition(rk *r, rk_part *p, const uint32_t *rlo, const uint3
     layout_free(&copy_lay);
     spill_writer_free(&copy_w);
     spill_file_close(&copy);
+    if (--r->depth == 0) part_pool_drain(r);
     return rc;
 }
 
