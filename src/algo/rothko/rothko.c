@@ -1652,8 +1652,9 @@ static int process_partition(rk *r, rk_part *p, const uint32_t *rlo, const uint3
         }
     }
     /* repartition across the leaves, each stored in the narrowest layout its
-     * codes allow when that is narrower than p's (and always from the root
-     * file, whose codes are ranked on the way) */
+     * codes allow when that is at least a quarter narrower than p's (and
+     * always from the root file, whose codes are ranked on the way), else as
+     * read */
     rk_layout from = {0};
     if (rc == ANONKIT_OK && !p->layout) rc = layout_wide(r, &from, err);
     const rk_layout *src = p->layout ? p->layout : &from;
@@ -1662,7 +1663,9 @@ static int process_partition(rk *r, rk_part *p, const uint32_t *rlo, const uint3
         if (x->kind != RK_LEAF) continue;
         rc = layout_fit(r, x->clo, x->chi, &x->lay, err);
         if (rc < 0) break;
-        x->transcode = p->provisional || x->lay.width < src->width;
+        /* (re-encoding costs a decode and encode of every column a row; a
+         * byte or two less a tuple saves less than that in later scans) */
+        x->transcode = p->provisional || 4 * x->lay.width <= 3 * src->width;
         if (!x->transcode && (rc = layout_copy(r, src, &x->lay, err)) < 0) break;
         x->part.layout = &x->lay;
         x->part.lo = x->clo;
