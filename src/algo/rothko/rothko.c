@@ -194,7 +194,10 @@ static int layout_wide(const rk *r, rk_layout *l, ak_error *err)
 }
 
 /* Bytes that offsets 0..span need. */
-static uint8_t span_bytes(uint32_t span) { return span == 0 ? 0 : span < 1u << 8 ? 1 : span < 1u << 16 ? 2 : span < 1u << 24 ? 3 : 4; }
+static uint8_t span_bytes(uint32_t span)
+{
+    return span == 0 ? 0 : span < 1u << 8 ? 1 : span < 1u << 16 ? 2 : span < 1u << 24 ? 3 : 4;
+}
 
 /* The narrowest layout for rows whose QI codes lie in [lo[q], hi[q]]. */
 static int layout_fit(const rk *r, const uint32_t *lo, const uint32_t *hi, rk_layout *l, ak_error *err)
@@ -216,6 +219,7 @@ static int layout_fit(const rk *r, const uint32_t *lo, const uint32_t *hi, rk_la
     return ANONKIT_OK;
 }
 
+/* l becomes a copy of from. */
 static int layout_copy(const rk *r, const rk_layout *from, rk_layout *l, ak_error *err)
 {
     AK_CHECK(layout_alloc(r, l, err));
@@ -454,7 +458,7 @@ static size_t pairset_bytes(const pairset *s)
 
 /* After the scan, once: a hashed set's keys sorted with their counts (LSD
  * radix sort, a byte a pass, passes over constant bytes skipped). The hash
- * table goes first, so that the sort takes no more than it did. */
+ * table is freed first: the sort's buffers take its place. */
 static int pairset_sort(pairset *s, ak_error *err)
 {
     if (s->dense || s->sorted) return ANONKIT_OK;
@@ -631,8 +635,10 @@ static uint64_t av_sum(const avset *s, uint32_t lo, uint32_t hi)
         for (uint64_t c = a; c <= b; c++) sum += s->count[c - s->base];
         return sum;
     }
-    for (uint32_t c = av_next(s, lo, &cnt); c <= hi && c != UINT32_MAX; c = c < hi ? av_next(s, c + 1, &cnt) : UINT32_MAX)
+    for (uint32_t c = av_next(s, lo, &cnt); c <= hi && c != UINT32_MAX;) {
         sum += cnt;
+        c = c < hi ? av_next(s, c + 1, &cnt) : UINT32_MAX;
+    }
     return sum;
 }
 
@@ -645,7 +651,6 @@ typedef struct fgroup {
     avset *av;         /* per QI */
     pairset *avs;      /* per QI, l-diversity */
     pairset *avc;      /* per QI, InfoGain */
-    size_t bytes;
 } fgroup;
 
 /* A node of the tree grown over one disk-resident partition. */
@@ -738,19 +743,21 @@ static int fgroup_new(rk *r, const rk_node *node, fgroup **out, ak_error *err)
         g->hi[q] = 0;
         if (!g->counted[q]) continue;
         AK_CHECK(av_init(&g->av[q], node->clo[q], node->chi[q], node->n, err));
-        g->bytes += av_set_bytes(g->av[q].range, node->n, NULL);
         r->stats->sparse_sets += g->av[q].sparse;
     }
     const uint64_t n = node->n;
+    const size_t budget = r->fg_budget;
     if (r->need_hist) {
         if (!(g->avs = calloc(r->d, sizeof *g->avs))) return ak_err_nomem(err);
         for (uint32_t q = 0; q < r->d; q++)
-            if (g->counted[q]) AK_CHECK(pairset_init(&g->avs[q], node->clo[q], g->av[q].range, r->sdomain, n, r->fg_budget, err));
+            if (g->counted[q])
+                AK_CHECK(pairset_init(&g->avs[q], node->clo[q], g->av[q].range, r->sdomain, n, budget, err));
     }
     if (r->infogain) {
         if (!(g->avc = calloc(r->d, sizeof *g->avc))) return ak_err_nomem(err);
         for (uint32_t q = 0; q < r->d; q++)
-            if (g->counted[q]) AK_CHECK(pairset_init(&g->avc[q], node->clo[q], g->av[q].range, r->cdomain, n, r->fg_budget, err));
+            if (g->counted[q])
+                AK_CHECK(pairset_init(&g->avc[q], node->clo[q], g->av[q].range, r->cdomain, n, budget, err));
     }
     return ANONKIT_OK;
 }
@@ -768,10 +775,10 @@ static size_t av_bytes(const rk *r, const rk_node *x, uint32_t *nhashed)
         if (!mask[q]) continue;
         const uint64_t range = (uint64_t)x->chi[q] - x->clo[q] + 1;
         bytes += av_set_bytes(range, x->n, NULL);
-        for (int kind = 0; kind < 2; kind++) {
-            const uint32_t nsub = kind ? r->cdomain : r->sdomain;
+        for (int kind = 0; kind < 2; kind++) { /* AVS, AVC */
+            const uint32_t domain = kind ? r->cdomain : r->sdomain, nsub = domain ? domain : 1;
             if (!(kind ? r->infogain : r->need_hist)) continue;
-            if (pairs_dense(range, nsub ? nsub : 1, x->n, r->fg_budget)) bytes += (size_t)(range * (nsub ? nsub : 1) * 4);
+            if (pairs_dense(range, nsub, x->n, r->fg_budget)) bytes += (size_t)(range * nsub * 4);
             else hashed++;
         }
     }
@@ -822,6 +829,7 @@ static void add_pairs(const pairset *s, uint32_t lo, uint32_t hi, ak_hist *h)
     }
     for (; a < n && (uint32_t)(s->sorted[a] >> 32) <= hi; a++) hist_add_n(h, (uint32_t)s->sorted[a], s->count[a]);
 }
+
 static int side_holds(rk *r, uint64_t count, const ak_hist *h)
 {
     if (count < r->m->k) return 0;
@@ -1164,6 +1172,7 @@ static void fg_box(const rk *r, const rk_node *x, uint32_t *lo, uint32_t *hi)
     memcpy(lo, x->fg->lo, r->d * sizeof *lo);
     memcpy(hi, x->fg->hi, r->d * sizeof *hi);
 }
+
 static int process_partition(rk *r, rk_part *p, const uint32_t *rlo, const uint32_t *rhi, int median_only,
                              ak_error *err);
 
@@ -1497,7 +1506,8 @@ static int scan(rk *r, rk_tree *tr, rk_part *p, int repartition, spill_writer *c
      * or class label it pairs them with), routing the split attributes, and
      * ranking provisional codes the numeric QIs */
     int transcode = 0;
-    for (size_t i = 0; repartition && i < tr->count; i++) transcode |= tr->nodes[i].kind == RK_LEAF && tr->nodes[i].transcode;
+    for (size_t i = 0; repartition && i < tr->count; i++)
+        transcode |= tr->nodes[i].kind == RK_LEAF && tr->nodes[i].transcode;
     uint8_t need[r->d + 2];
     for (uint32_t c = 0; c < r->d + 2; c++)
         need[c] = !repartition ? copy || c < r->d || (c == r->d && r->need_hist) || (c == r->d + 1 && r->infogain)
