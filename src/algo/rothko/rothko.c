@@ -110,6 +110,9 @@ typedef struct rk {
     uint32_t *counts, *counts_scratch;
     uint64_t tm;         /* TM in rows */
     size_t fg_budget;    /* bytes the frequency groups of one level may take */
+    spill_file *pool;    /* spill files done with, kept for reuse while partitions are processed */
+    size_t npool, pool_cap;
+    unsigned depth;      /* process_partition calls under way */
     rothko_leaf_fn leaf_fn;
     void *ctx;
     rothko_stats *stats;
@@ -252,7 +255,10 @@ static int layout_wide(const rk *r, rk_layout *l, ak_error *err)
 }
 
 /* Bytes that offsets 0..span need. */
-static uint8_t span_bytes(uint32_t span) { return span == 0 ? 0 : span < 1u << 8 ? 1 : span < 1u << 16 ? 2 : span < 1u << 24 ? 3 : 4; }
+static uint8_t span_bytes(uint32_t span)
+{
+    return span == 0 ? 0 : span < 1u << 8 ? 1 : span < 1u << 16 ? 2 : span < 1u << 24 ? 3 : 4;
+}
 
 /* The narrowest layout for rows whose QI codes lie in [lo[q], hi[q]]. */
 static int layout_fit(const rk *r, const uint32_t *lo, const uint32_t *hi, rk_layout *l, ak_error *err)
@@ -274,6 +280,7 @@ static int layout_fit(const rk *r, const uint32_t *lo, const uint32_t *hi, rk_la
     return ANONKIT_OK;
 }
 
+/* l becomes a copy of from. */
 static int layout_copy(const rk *r, const rk_layout *from, rk_layout *l, ak_error *err)
 {
     AK_CHECK(layout_alloc(r, l, err));
@@ -321,6 +328,53 @@ static inline void layout_store(const rk_layout *l, uint32_t c, uint8_t *row, ui
     case 3: at[0] = (uint8_t)x, at[1] = (uint8_t)(x >> 8), at[2] = (uint8_t)(x >> 16); break;
     default: tuple_store_u32(at, x); break;
     }
+}
+
+/* ------------------------------------------------------------ partition files */
+
+/* Writing into a new file costs the kernel fresh page-cache pages (on this
+ * kind of machine over twice the cost of overwriting cached ones), and
+ * repartitioning writes a file per leaf at every level. So files a
+ * partition is done with are kept while process_partition runs and handed
+ * out again, overwritten from the start (what lies past `size` is never read;
+ * the files stay unnamed and private). */
+enum { RK_POOL_MAX = 64 };
+
+static int part_file_open(rk *r, spill_file *f, ak_error *err)
+{
+    if (r->npool) {
+        *f = r->pool[--r->npool];
+        f->size = 0;
+        return ANONKIT_OK;
+    }
+    return spill_file_open(f, &r->dir, err);
+}
+
+/* Closes f, or keeps it for part_file_open. */
+static void part_file_release(rk *r, spill_file *f)
+{
+    if (f->fd < 0) return;
+    if (r->depth && r->npool == r->pool_cap && r->pool_cap < RK_POOL_MAX) {
+        const size_t cap = r->pool_cap ? 2 * r->pool_cap : 8;
+        spill_file *p = realloc(r->pool, cap * sizeof *p);
+        if (p) r->pool = p, r->pool_cap = cap;
+    }
+    if (r->depth && r->npool < r->pool_cap) {
+        r->pool[r->npool++] = *f;
+        f->fd = -1;
+        f->size = 0;
+        return;
+    }
+    spill_file_close(f);
+}
+
+/* Closes the kept files. */
+static void part_pool_drain(rk *r)
+{
+    while (r->npool) spill_file_close(&r->pool[--r->npool]);
+    free(r->pool);
+    r->pool = NULL;
+    r->pool_cap = 0;
 }
 
 /* ------------------------------------------------------------ reading a partition */
@@ -467,7 +521,7 @@ static size_t pairset_bytes(const pairset *s)
 
 /* After the scan, once: a hashed set's keys sorted with their counts (LSD
  * radix sort, a byte a pass, passes over constant bytes skipped). The hash
- * table goes first, so that the sort takes no more than it did. */
+ * table is freed first: the sort's buffers take its place. */
 static int pairset_sort(pairset *s, ak_error *err)
 {
     if (s->dense || s->sorted) return ANONKIT_OK;
@@ -644,8 +698,10 @@ static uint64_t av_sum(const avset *s, uint32_t lo, uint32_t hi)
         for (uint64_t c = a; c <= b; c++) sum += s->count[c - s->base];
         return sum;
     }
-    for (uint32_t c = av_next(s, lo, &cnt); c <= hi && c != UINT32_MAX; c = c < hi ? av_next(s, c + 1, &cnt) : UINT32_MAX)
+    for (uint32_t c = av_next(s, lo, &cnt); c <= hi && c != UINT32_MAX;) {
         sum += cnt;
+        c = c < hi ? av_next(s, c + 1, &cnt) : UINT32_MAX;
+    }
     return sum;
 }
 
@@ -658,7 +714,6 @@ typedef struct fgroup {
     avset *av;         /* per QI */
     pairset *avs;      /* per QI, l-diversity */
     pairset *avc;      /* per QI, InfoGain */
-    size_t bytes;
 } fgroup;
 
 /* A node of the tree grown over one disk-resident partition. */
@@ -755,19 +810,21 @@ static int fgroup_new(rk *r, const rk_node *node, fgroup **out, ak_error *err)
         g->hi[q] = 0;
         if (!g->counted[q]) continue;
         AK_CHECK(av_init(&g->av[q], node->clo[q], node->chi[q], node->n, err));
-        g->bytes += av_set_bytes(g->av[q].range, node->n, NULL);
         r->stats->sparse_sets += g->av[q].sparse;
     }
     const uint64_t n = node->n;
+    const size_t budget = r->fg_budget;
     if (r->need_hist) {
         if (!(g->avs = calloc(r->d, sizeof *g->avs))) return ak_err_nomem(err);
         for (uint32_t q = 0; q < r->d; q++)
-            if (g->counted[q]) AK_CHECK(pairset_init(&g->avs[q], node->clo[q], g->av[q].range, r->sdomain, n, r->fg_budget, err));
+            if (g->counted[q])
+                AK_CHECK(pairset_init(&g->avs[q], node->clo[q], g->av[q].range, r->sdomain, n, budget, err));
     }
     if (r->infogain) {
         if (!(g->avc = calloc(r->d, sizeof *g->avc))) return ak_err_nomem(err);
         for (uint32_t q = 0; q < r->d; q++)
-            if (g->counted[q]) AK_CHECK(pairset_init(&g->avc[q], node->clo[q], g->av[q].range, r->cdomain, n, r->fg_budget, err));
+            if (g->counted[q])
+                AK_CHECK(pairset_init(&g->avc[q], node->clo[q], g->av[q].range, r->cdomain, n, budget, err));
     }
     return ANONKIT_OK;
 }
@@ -785,10 +842,10 @@ static size_t av_bytes(const rk *r, const rk_node *x, uint32_t *nhashed)
         if (!mask[q]) continue;
         const uint64_t range = (uint64_t)x->chi[q] - x->clo[q] + 1;
         bytes += av_set_bytes(range, x->n, NULL);
-        for (int kind = 0; kind < 2; kind++) {
-            const uint32_t nsub = kind ? r->cdomain : r->sdomain;
+        for (int kind = 0; kind < 2; kind++) { /* AVS, AVC */
+            const uint32_t domain = kind ? r->cdomain : r->sdomain, nsub = domain ? domain : 1;
             if (!(kind ? r->infogain : r->need_hist)) continue;
-            if (pairs_dense(range, nsub ? nsub : 1, x->n, r->fg_budget)) bytes += (size_t)(range * (nsub ? nsub : 1) * 4);
+            if (pairs_dense(range, nsub, x->n, r->fg_budget)) bytes += (size_t)(range * nsub * 4);
             else hashed++;
         }
     }
@@ -839,6 +896,7 @@ static void add_pairs(const pairset *s, uint32_t lo, uint32_t hi, ak_hist *h)
     }
     for (; a < n && (uint32_t)(s->sorted[a] >> 32) <= hi; a++) hist_add_n(h, (uint32_t)s->sorted[a], s->count[a]);
 }
+
 static int side_holds(rk *r, uint64_t count, const ak_hist *h)
 {
     if (count < r->m->k) return 0;
@@ -1182,6 +1240,7 @@ static void fg_box(const rk *r, const rk_node *x, uint32_t *lo, uint32_t *hi)
     memcpy(lo, x->fg->lo, r->d * sizeof *lo);
     memcpy(hi, x->fg->hi, r->d * sizeof *hi);
 }
+
 static int process_partition(rk *r, rk_part *p, const uint32_t *rlo, const uint32_t *rhi, int median_only,
                              ak_error *err);
 
@@ -1304,8 +1363,8 @@ static int finish_in_memory(rk *r, rk_part *p, const uint32_t *rlo, const uint32
     int rc = reader_open(r, &rd, p, 1, err);
     if (rc == ANONKIT_OK) rc = load_rows(r, &rd, p, p->rows, &l, &n, err);
     reader_close(&rd);
-    spill_file_close(&p->tuples);
-    spill_file_close(&p->payload);
+    part_file_release(r, &p->tuples);
+    part_file_release(r, &p->payload);
     if (rc == ANONKIT_OK) {
         make_view(r, &l, n, &view, qi);
         const mdr_options mo = {.threads = r->o->threads, .split = r->o->split, .min_gain = r->o->min_gain,
@@ -1547,7 +1606,8 @@ static int scan(rk *r, rk_tree *tr, rk_part *p, int repartition, spill_writer *c
      * or class label it pairs them with), routing the split attributes, and
      * ranking provisional codes the numeric QIs */
     int transcode = 0;
-    for (size_t i = 0; repartition && i < tr->count; i++) transcode |= tr->nodes[i].kind == RK_LEAF && tr->nodes[i].transcode;
+    for (size_t i = 0; repartition && i < tr->count; i++)
+        transcode |= tr->nodes[i].kind == RK_LEAF && tr->nodes[i].transcode;
     uint8_t need[r->d + 2];
     for (uint32_t c = 0; c < r->d + 2; c++)
         need[c] = !repartition ? copy || c < r->d || (c == r->d && r->need_hist) || (c == r->d + 1 && r->infogain)
@@ -1586,17 +1646,18 @@ static int scan(rk *r, rk_tree *tr, rk_part *p, int repartition, spill_writer *c
  * payload file when no column is copied: creating files is not free). */
 static int part_create(rk *r, rk_part *part, spill_writer *wt, spill_writer *wp, ak_error *err)
 {
-    AK_CHECK(spill_file_open(&part->tuples, &r->dir, err));
+    AK_CHECK(part_file_open(r, &part->tuples, err));
     AK_CHECK(spill_writer_init(wt, &part->tuples, &r->dir, r->block, &r->tuple_io, err));
     if (!r->ncopied) return ANONKIT_OK;
-    AK_CHECK(spill_file_open(&part->payload, &r->dir, err));
+    AK_CHECK(part_file_open(r, &part->payload, err));
     return spill_writer_init(wp, &part->payload, &r->dir, r->block, &r->payload_io, err);
 }
 
 /* Divides the rows of p across the leaves of tr in one scan (000 §2.1, §3),
  * each leaf stored in the narrowest layout its codes (within clo..chi) allow
- * when that is narrower than p's (and always from the root file, whose codes
- * are ranked on the way); then closes p: its rows now live in the leaves. */
+ * when that is at least a quarter narrower than p's (and always from the
+ * root file, whose codes are ranked on the way), else as read; then releases
+ * p's files: its rows now live in the leaves. */
 static int repartition(rk *r, rk_tree *tr, rk_part *p, ak_error *err)
 {
     rk_layout from = {0};
@@ -1607,7 +1668,9 @@ static int repartition(rk *r, rk_tree *tr, rk_part *p, ak_error *err)
         if (x->kind != RK_LEAF) continue;
         rc = layout_fit(r, x->clo, x->chi, &x->lay, err);
         if (rc < 0) break;
-        x->transcode = p->provisional || x->lay.width < src->width;
+        /* (re-encoding costs a decode and encode of every column a row; a
+         * byte or two less a tuple saves less than that in later scans) */
+        x->transcode = p->provisional || 4 * x->lay.width <= 3 * src->width;
         if (!x->transcode && (rc = layout_copy(r, src, &x->lay, err)) < 0) break;
         x->part.layout = &x->lay;
         x->part.lo = x->clo;
@@ -1625,8 +1688,8 @@ static int repartition(rk *r, rk_tree *tr, rk_part *p, ak_error *err)
         spill_writer_free(&x->wt);
         spill_writer_free(&x->wp);
     }
-    spill_file_close(&p->tuples);
-    spill_file_close(&p->payload);
+    part_file_release(r, &p->tuples);
+    part_file_release(r, &p->payload);
     return rc;
 }
 
@@ -1637,6 +1700,7 @@ static int process_partition(rk *r, rk_part *p, const uint32_t *rlo, const uint3
     if (p->rows > UINT32_MAX)
         return ak_err_set(err, ANONKIT_E_USAGE, NULL, 0, 0,
                           "rothko-t counts a partition's values in 32 bits: at most 4294967295 rows");
+    r->depth++; /* (the outermost call closes the kept files when it ends) */
     rk_tree tr = {0};
     int rc = tree_add(r, &tr, rlo, rhi, p->lo, p->hi, p->rows, median_only, err);
     uint64_t *rows_in = NULL;
@@ -1658,7 +1722,7 @@ static int process_partition(rk *r, rk_part *p, const uint32_t *rlo, const uint3
     spill_writer copy_w = {0};
     if (rc == ANONKIT_OK && p->provisional && fcache > 1) {
         rc = layout_fit(r, tr.nodes[0].clo, tr.nodes[0].chi, &copy_lay, err);
-        if (rc == ANONKIT_OK) rc = spill_file_open(&copy, &r->dir, err);
+        if (rc == ANONKIT_OK) rc = part_file_open(r, &copy, err);
         if (rc == ANONKIT_OK) rc = spill_writer_init(&copy_w, &copy, &r->dir, r->block, &r->tuple_io, err);
     }
     /* Leaves written at once when repartitioning: two buffers each. */
@@ -1682,7 +1746,7 @@ static int process_partition(rk *r, rk_part *p, const uint32_t *rlo, const uint3
         if (rc == ANONKIT_OK && copy.fd >= 0) { /* from now on p is the ranked copy */
             rc = spill_writer_flush(&copy_w, err);
             spill_writer_free(&copy_w);
-            spill_file_close(&p->tuples);
+            part_file_release(r, &p->tuples);
             p->tuples = copy;
             copy.fd = -1;
             p->provisional = 0;
@@ -1770,8 +1834,8 @@ static int process_partition(rk *r, rk_part *p, const uint32_t *rlo, const uint3
         } else {
             rc = process_partition(r, &x->part, x->rlo, x->rhi, x->median_only, err);
         }
-        spill_file_close(&x->part.tuples);
-        spill_file_close(&x->part.payload);
+        part_file_release(r, &x->part.tuples);
+        part_file_release(r, &x->part.payload);
         fgroup_free(r, x->fg);
         x->fg = NULL;
     }
@@ -1782,6 +1846,7 @@ static int process_partition(rk *r, rk_part *p, const uint32_t *rlo, const uint3
     layout_free(&copy_lay);
     spill_writer_free(&copy_w);
     spill_file_close(&copy);
+    if (--r->depth == 0) part_pool_drain(r);
     return rc;
 }
 
