@@ -632,3 +632,20 @@ double table_ncp(const table *t, uint32_t q, uint32_t lo, uint32_t hi)
     const double span = a->ncodes > 1 ? a->values[a->ncodes - 1] - a->values[0] : 0;
     return span > 0 ? (a->values[hi] - a->values[lo]) / span : 0;
 }
+
+uint32_t table_widest_first(const table *t, const uint32_t *lo, const uint32_t *hi, uint32_t *order)
+{
+    double range[t->nqi ? t->nqi : 1];
+    uint32_t ncand = 0;
+    for (uint32_t q = 0; q < t->nqi; q++) {
+        range[q] = lo[q] == hi[q] ? 0 : table_ncp(t, q, lo[q], hi[q]);
+        if (range[q] <= 0) continue;
+        uint32_t at = ncand++; /* insertion sort: wider first, then lower index */
+        while (at > 0 && range[order[at - 1]] < range[q]) {
+            order[at] = order[at - 1];
+            at--;
+        }
+        order[at] = q;
+    }
+    return ncand;
+}

@@ -98,6 +98,12 @@ void table_free(table *t);
  * quantity, so in-memory and out-of-core runs order them alike. */
 double table_ncp(const table *t, uint32_t q, uint32_t lo, uint32_t hi);
 
+/* The QIs whose codes [lo[q], hi[q]] have a positive normalized range
+ * (table_ncp) into order[], widest first, ties to the lower index: the order
+ * in which Mondrian's Median criterion tries them (000 §1.2), shared by the
+ * in-memory and out-of-core runs. Returns how many there are. */
+uint32_t table_widest_first(const table *t, const uint32_t *lo, const uint32_t *hi, uint32_t *order /* OUT */);
+
 /* After a streaming load: the rank of a provisional code of numeric QI q. */
 static inline uint32_t table_numeric_rank(const table *t, uint32_t q, uint32_t provisional)
 {

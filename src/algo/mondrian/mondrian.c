@@ -716,19 +716,8 @@ static int split_categorical(mdr *s, size_t begin, size_t end, uint32_t q, const
 static int split_median(mdr *s, size_t begin, size_t end, const uint32_t *lo, const uint32_t *hi,
                         const uint32_t *rlo, const uint32_t *rhi, int median_only, ak_error *err)
 {
-    const uint32_t d = s->d;
-    double range[d];
-    uint32_t order[d], ncand = 0;
-    for (uint32_t q = 0; q < d; q++) {
-        range[q] = lo[q] == hi[q] ? 0 : table_ncp(s->t, q, lo[q], hi[q]); /* normalized range */
-        if (range[q] <= 0) continue;
-        uint32_t at = ncand++; /* insertion sort: wider first, then lower index */
-        while (at > 0 && range[order[at - 1]] < range[q]) {
-            order[at] = order[at - 1];
-            at--;
-        }
-        order[at] = q;
-    }
+    uint32_t order[s->d ? s->d : 1];
+    const uint32_t ncand = table_widest_first(s->t, lo, hi, order);
     if (ncand && s->need_sensitive) fill_whole(s, begin, end);
     for (uint32_t i = 0; i < ncand; i++) {
         uint32_t q = order[i];

@@ -779,19 +779,9 @@ static void count_mask(const rk *r, const rk_node *x, uint8_t *mask)
 {
     const uint32_t d = r->d;
     const int all = x->count_all || (r->infogain && !x->median_only);
-    double range[d];
-    uint32_t order[d], ncand = 0;
-    for (uint32_t q = 0; q < d; q++) {
-        mask[q] = all || (uint64_t)x->chi[q] - x->clo[q] < RK_NARROW_RANGE;
-        range[q] = x->clo[q] == x->chi[q] ? 0 : table_ncp(r->t, q, x->clo[q], x->chi[q]);
-        if (range[q] <= 0) continue;
-        uint32_t at = ncand++;
-        while (at > 0 && range[order[at - 1]] < range[q]) {
-            order[at] = order[at - 1];
-            at--;
-        }
-        order[at] = q;
-    }
+    uint32_t order[d ? d : 1];
+    for (uint32_t q = 0; q < d; q++) mask[q] = all || (uint64_t)x->chi[q] - x->clo[q] < RK_NARROW_RANGE;
+    const uint32_t ncand = table_widest_first(r->t, x->clo, x->chi, order);
     for (uint32_t i = 0; i < ncand && i < RK_PREDICTED; i++) mask[order[i]] = 1;
 }
 
@@ -964,18 +954,8 @@ static int choose_median(rk *r, const fgroup *g, const rk_node *node, const uint
                          rk_split *out, uint64_t *rows_in, ak_error *err)
 {
     const uint32_t d = r->d;
-    double range[d];
-    uint32_t order[d], ncand = 0;
-    for (uint32_t q = 0; q < d; q++) {
-        range[q] = lo[q] == hi[q] ? 0 : table_ncp(r->t, q, lo[q], hi[q]); /* normalized range */
-        if (range[q] <= 0) continue;
-        uint32_t at = ncand++;
-        while (at > 0 && range[order[at - 1]] < range[q]) {
-            order[at] = order[at - 1];
-            at--;
-        }
-        order[at] = q;
-    }
+    uint32_t order[d ? d : 1];
+    const uint32_t ncand = table_widest_first(r->t, lo, hi, order);
     const uint64_t n = g->n;
     for (uint32_t i = 0; i < ncand; i++) {
         const uint32_t q = order[i];
