@@ -23,6 +23,7 @@ trap 'rm -rf "$DIR"' EXIT
 QI=salary,commission,age,elevel,car,zipcode,hvalue,hyears,loan
 
 "$ANONKIT" generate --rows "$ROWS" --seed 1 -o - 2>/dev/null | cut -d, -f1-9 >"$DIR/in.csv"
+echo "load average $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cores (other work on the machine inflates every figure)"
 echo "input: $ROWS rows, $(( $(stat -c %s "$DIR/in.csv") / 1000000 )) MB of CSV, QIs $QI, k = 1000"
 
 # the model's unit costs, on a file the size of the tuple data (9 codes, sensitive, class: 44 bytes a row)

@@ -1398,6 +1398,10 @@ typedef struct rk_batch {
     size_t stride;  /* codes from one column to the next: cap, padded so the columns fall in different cache sets */
     uint32_t *code; /* d + 2 columns of cap codes: code[c * stride + i] */
     uint32_t *node; /* per row: the index of its node in the tree */
+    uint32_t *order;      /* counting scans over several nodes: rows grouped by node */
+    uint32_t *gathered;   /* one column's codes in that order */
+    size_t *first;        /* per tree node: where its rows start in order (tree size + 1) */
+    size_t nfirst;
     uint8_t *provisional; /* per column: its codes left provisional (only the box is wanted, see scan) */
 } rk_batch;
 
@@ -1409,8 +1413,10 @@ static int batch_init(const rk *r, rk_batch *b, ak_error *err)
     b->stride = b->cap + 16;
     b->code = malloc(b->stride * ((size_t)r->d + 2) * sizeof *b->code);
     b->node = malloc(b->cap * sizeof *b->node);
+    b->order = malloc(b->cap * sizeof *b->order);
+    b->gathered = malloc(b->cap * sizeof *b->gathered);
     b->provisional = calloc((size_t)r->d + 2, 1);
-    if (!b->code || !b->node || !b->provisional) return ak_err_nomem(err);
+    if (!b->code || !b->node || !b->order || !b->gathered || !b->provisional) return ak_err_nomem(err);
     return ANONKIT_OK;
 }
 
@@ -1418,9 +1424,11 @@ static void batch_free(rk_batch *b)
 {
     free(b->code);
     free(b->node);
+    free(b->order);
+    free(b->gathered);
+    free(b->first);
     free(b->provisional);
-    b->code = b->node = NULL;
-    b->provisional = NULL;
+    memset(b, 0, sizeof *b);
 }
 
 /* Decodes the columns c with need[c] of n tuples of p (stored at raw as
@@ -1459,8 +1467,29 @@ static void min_max(const uint32_t *v, size_t n, uint32_t *lo, uint32_t *hi)
     }
 }
 
+/* Adds n codes of QI q, all of one node's rows, to its group g: the box,
+ * and the AV set when counted. */
+static int count_column(fgroup *g, uint32_t q, const uint32_t *col, size_t n, ak_error *err)
+{
+    min_max(col, n, &g->lo[q], &g->hi[q]);
+    if (!g->counted[q]) return ANONKIT_OK;
+    avset *s = &g->av[q];
+    if (g->lo[q] - s->base >= s->range || g->hi[q] - s->base >= s->range)
+        return ak_err_set(err, ANONKIT_E_INTERNAL, NULL, 0, 0, "a code lies outside its partition's box");
+    if (!s->sparse) {
+        uint32_t *count = s->count;
+        const uint32_t base = s->base;
+        for (size_t i = 0; i < n; i++) count[col[i] - base]++;
+    } else {
+        for (size_t i = 0; i < n; i++) AK_CHECK(av_add(s, col[i], err));
+    }
+    return ANONKIT_OK;
+}
+
 /* Adds n decoded rows to the frequency groups of their open nodes: every
- * QI's box, the counted QIs' sets. */
+ * QI's box, the counted QIs' sets. With several open nodes the rows are
+ * first grouped by node, so that each node's codes are counted in one tight
+ * loop as a single node's are. */
 static int batch_count(rk *r, rk_tree *tr, rk_batch *b, size_t n, ak_error *err)
 {
     const uint32_t d = r->d;
@@ -1468,10 +1497,23 @@ static int batch_count(rk *r, rk_tree *tr, rk_batch *b, size_t n, ak_error *err)
     if (only) {
         only->n += n;
     } else {
+        if (b->nfirst < tr->count + 1) {
+            size_t *first = realloc(b->first, (tr->count + 1) * sizeof *first);
+            if (!first) return ak_err_nomem(err);
+            b->first = first;
+            b->nfirst = tr->count + 1;
+        }
+        memset(b->first, 0, (tr->count + 1) * sizeof *b->first);
         for (size_t i = 0; i < n; i++) {
             b->node[i] = route(tr, b->code, b->stride, i);
-            if (tr->nodes[b->node[i]].fg) tr->nodes[b->node[i]].fg->n++;
+            b->first[b->node[i] + 1]++;
         }
+        for (size_t x = 0; x < tr->count; x++) b->first[x + 1] += b->first[x];
+        for (size_t i = 0; i < n; i++) b->order[b->first[b->node[i]]++] = (uint32_t)i;
+        for (size_t x = tr->count; x > 0; x--) b->first[x] = b->first[x - 1]; /* back to the starts */
+        b->first[0] = 0;
+        for (size_t x = 0; x < tr->count; x++)
+            if (tr->nodes[x].fg) tr->nodes[x].fg->n += b->first[x + 1] - b->first[x];
     }
     for (uint32_t q = 0; q < d; q++) {
         const uint32_t *col = b->code + (size_t)q * b->stride;
@@ -1485,30 +1527,13 @@ static int batch_count(rk *r, rk_tree *tr, rk_batch *b, size_t n, ak_error *err)
             continue; /* (not counted) */
         }
         if (only) {
-            min_max(col, n, &only->lo[q], &only->hi[q]);
-            const uint32_t lo = only->lo[q], hi = only->hi[q];
-            if (!only->counted[q]) continue;
-            if (lo - only->av[q].base >= only->av[q].range || hi - only->av[q].base >= only->av[q].range)
-                return ak_err_set(err, ANONKIT_E_INTERNAL, NULL, 0, 0, "a code lies outside its partition's box");
-            if (!only->av[q].sparse) {
-                uint32_t *count = only->av[q].count;
-                const uint32_t base = only->av[q].base;
-                for (size_t i = 0; i < n; i++) count[col[i] - base]++;
-            } else {
-                for (size_t i = 0; i < n; i++) AK_CHECK(av_add(&only->av[q], col[i], err));
-            }
+            AK_CHECK(count_column(only, q, col, n, err));
         } else {
-            for (size_t i = 0; i < n; i++) {
-                fgroup *g = tr->nodes[b->node[i]].fg;
-                if (!g) continue;
-                g->lo[q] = col[i] < g->lo[q] ? col[i] : g->lo[q];
-                g->hi[q] = col[i] > g->hi[q] ? col[i] : g->hi[q];
-                if (!g->counted[q]) continue;
-                avset *s = &g->av[q];
-                if (col[i] - s->base >= s->range)
-                    return ak_err_set(err, ANONKIT_E_INTERNAL, NULL, 0, 0, "a code lies outside its partition's box");
-                AK_CHECK(av_add(s, col[i], err));
-            }
+            for (size_t i = 0; i < n; i++) b->gathered[i] = col[b->order[i]];
+            for (size_t x = 0; x < tr->count; x++)
+                if (tr->nodes[x].fg && b->first[x + 1] > b->first[x])
+                    AK_CHECK(count_column(tr->nodes[x].fg, q, b->gathered + b->first[x], b->first[x + 1] - b->first[x],
+                                          err));
         }
         if (!r->need_hist && !r->infogain) continue;
         const uint32_t *sens = b->code + (size_t)d * b->stride, *cls = b->code + (size_t)(d + 1) * b->stride;
