@@ -145,6 +145,7 @@ typedef struct cand {
     uint32_t node;       /* categorical: hierarchy node; NONE for an interval */
     uint32_t lo, hi;     /* code range */
     uint32_t cut;        /* interval: children [lo, cut-1] and [cut, hi] */
+    uint32_t lut;        /* categorical with children: offset of its code -> child table in tds.lut */
     uint32_t nchildren;  /* 0: cannot be specialized */
     int alive;           /* in the current cut */
     uint64_t count;      /* |T1[v]| */
@@ -202,6 +203,8 @@ typedef struct tds {
     /* candidates */
     cand *cands;
     size_t ncands, cap_cands;
+    uint32_t *lut;           /* per categorical candidate: child index of each code in [lo, hi] */
+    size_t nlut, cap_lut;
     /* groups */
     uint32_t *rows, *tmp;
     size_t ngroups, cap_groups, cap_gval, cap_gstat, cap_gbegin, cap_gend, cap_gown;
@@ -242,20 +245,12 @@ typedef struct tds {
 
 static const hier *attr_hier(const tds *s, uint32_t q) { return s->t->qi[q].h; }
 
-/* Child index of code within candidate c. */
-static uint32_t child_index(const tds *s, const cand *c, uint32_t code)
+/* Child index of code within candidate c (categorical: through its table,
+ * so a record is refined in O(1); interval: which side of the cut). */
+static inline uint32_t child_index(const tds *s, const cand *c, uint32_t code)
 {
     if (c->node == NONE) return code >= c->cut;
-    const hier *h = attr_hier(s, c->attr);
-    const hier_node *nd = hier_node_at(h, c->node);
-    const uint32_t *ch = hier_children(h) + nd->first_child;
-    uint32_t lo = 0, hi = nd->nchildren - 1;
-    while (lo < hi) { /* last child whose lo <= code */
-        uint32_t mid = (lo + hi + 1) / 2;
-        if (hier_node_at(h, ch[mid])->lo <= code) lo = mid;
-        else hi = mid - 1;
-    }
-    return lo;
+    return c->lut == NONE ? 0 : s->lut[c->lut + (code - c->lo)];
 }
 
 /* The node of child i of categorical candidate c. */
@@ -273,10 +268,31 @@ static double entropy_of(const uint64_t *hist, uint32_t k, uint64_t n)
     return e;
 }
 
+/* Appends candidate c; a categorical value with children gets its code ->
+ * child table. */
 static int add_cand(tds *s, const cand *c, uint32_t *id)
 {
     if (RESERVE(s->cands, s->cap_cands, s->ncands + 1) != 0) return ak_err_nomem(s->err);
-    s->cands[s->ncands] = *c;
+    cand *v = &s->cands[s->ncands];
+    *v = *c;
+    v->lut = NONE;
+    if (v->node != NONE) {
+        const hier *h = attr_hier(s, v->attr);
+        const hier_node *nd = hier_node_at(h, v->node);
+        if (nd->nchildren) {
+            const size_t width = (size_t)v->hi - v->lo + 1;
+            if (s->nlut + width >= NONE)
+                return ak_err_set(s->err, ANONKIT_E_INPUT, NULL, 0, 0, "hierarchies too large to specialize");
+            if (RESERVE(s->lut, s->cap_lut, s->nlut + width) != 0) return ak_err_nomem(s->err);
+            const uint32_t *ch = hier_children(h) + nd->first_child;
+            for (uint32_t i = 0; i < nd->nchildren; i++) {
+                const hier_node *cn = hier_node_at(h, ch[i]);
+                for (uint32_t code = cn->lo; code <= cn->hi; code++) s->lut[s->nlut + (code - v->lo)] = i;
+            }
+            v->lut = (uint32_t)s->nlut;
+            s->nlut += width;
+        }
+    }
     *id = (uint32_t)s->ncands++;
     return 0;
 }
@@ -316,8 +332,7 @@ static int measure_cand(tds *s, cand *c, const uint32_t *gids, size_t ng)
         size_t b = gids ? s->gbegin[gids[gi]] : 0, e = gids ? s->gend[gids[gi]] : s->n;
         for (size_t i = b; i < e; i++) {
             uint32_t r = s->rows[i];
-            uint32_t slot = categorical ? (c->nchildren || nslots > 1 ? child_index(s, c, codes[r]) : 0)
-                                        : codes[r] - c->lo;
+            uint32_t slot = categorical ? child_index(s, c, codes[r]) : codes[r] - c->lo;
             h[(size_t)slot * k + (cls ? cls[r] : 0)]++;
             n++;
         }
@@ -1082,6 +1097,7 @@ static void tds_free(tds *s)
     free(s->jr_stamp);
     free(s->jr_local);
     free(s->cands);
+    free(s->lut);
     free(s->rows);
     free(s->tmp);
     free(s->gbegin);
