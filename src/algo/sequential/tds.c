@@ -838,7 +838,8 @@ static int evaluate(tds *s, double *risk)
             }
             if (ins) {
                 AK_CHECK(grow_x(s, s->xmap.count));
-                s->ax[x] = s->ay[x] = 0;
+                s->ax[x] = 0;
+                if (s->mode != MODE_LINK) s->ay[x] = 0; /* linkability: ay is per (x, y), set below */
                 s->xstamp[x] = 0;
                 if (RESERVE(s->finals, s->cap_finals, s->nfinals + 1) != 0) return ak_err_nomem(s->err);
                 s->finals[s->nfinals++] = x;
