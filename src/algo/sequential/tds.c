@@ -209,6 +209,11 @@ typedef struct tds {
     size_t nlut, cap_lut;
     /* groups */
     uint32_t *rows, *tmp;
+    /* the records in the order of rows: per position rw words, the codes of
+     * the X1 attributes, then the Y1 tuple, the raw join tuple and the class
+     * (0 when there is none), so scans of a group read memory in order */
+    uint32_t *rec, *rec_tmp;
+    uint32_t rw;
     size_t ngroups, cap_groups, cap_gval, cap_gstat, cap_gbegin, cap_gend, cap_gown;
     size_t *gbegin, *gend;
     uint32_t *gval;          /* ngroups * d candidate ids */
@@ -319,8 +324,6 @@ static double value_width(const tds *s, uint32_t q, uint32_t lo, uint32_t hi)
  * rows of groups `gids` (or all rows when gids is NULL). */
 static int measure_cand(tds *s, cand *c, const uint32_t *gids, size_t ng)
 {
-    const table *t = s->t;
-    const uint32_t *codes = t->qi[c->attr].codes;
     const uint32_t k = s->nclasses ? s->nclasses : 1;
     const int categorical = c->node != NONE;
     uint32_t nslots;
@@ -338,13 +341,13 @@ static int measure_cand(tds *s, cand *c, const uint32_t *gids, size_t ng)
     uint64_t *h = s->dense;
     memset(h, 0, cells * sizeof *h);
     uint64_t n = 0;
-    const uint32_t *cls = s->nclasses ? t->class_codes : NULL;
+    const uint32_t rw = s->rw, fc = s->d + 2;
     for (size_t gi = 0; gi < (gids ? ng : 1); gi++) {
         size_t b = gids ? s->gbegin[gids[gi]] : 0, e = gids ? s->gend[gids[gi]] : s->n;
-        for (size_t i = b; i < e; i++) {
-            uint32_t r = s->rows[i];
-            uint32_t slot = categorical ? child_index(s, c, codes[r]) : codes[r] - c->lo;
-            h[(size_t)slot * k + (cls ? cls[r] : 0)]++;
+        for (const uint32_t *x = s->rec + b * rw, *end = s->rec + e * rw; x < end; x += rw) {
+            const uint32_t code = x[c->attr];
+            const uint32_t slot = categorical ? child_index(s, c, code) : code - c->lo;
+            h[(size_t)slot * k + x[fc]]++;
             n++;
         }
     }
@@ -676,7 +679,7 @@ static uint32_t local_raw(tds *s, size_t b, size_t e)
     }
     uint32_t nl = 0;
     for (size_t i = b; i < e; i++) {
-        const uint32_t jr = s->jraw[s->rows[i]];
+        const uint32_t jr = s->rec[i * s->rw + s->d + 1];
         if (s->jr_stamp[jr] != s->jr_epoch) {
             s->jr_stamp[jr] = s->jr_epoch;
             s->jr_global[nl] = jr;
@@ -714,20 +717,19 @@ static int group_pieces(tds *s, size_t g, uint32_t j)
     const uint32_t *gv = s->gval + g * d;
     const cand *cj = j == NONE ? NULL : &s->cands[gv[j]];
     const uint32_t nsub = cj ? cj->nchildren : 1;
-    const uint32_t *codes = cj ? s->t->qi[j].codes : NULL;
     const size_t b = s->gbegin[g], e = s->gend[g];
-    const uint32_t nl = local_raw(s, b, e);
+    const uint32_t nl = local_raw(s, b, e), rw = s->rw;
     const size_t slots = (size_t)nsub * nl;
     if (RESERVE(s->piece_of, s->cap_piece_of, slots) != 0) return ak_err_nomem(s->err);
     memset(s->piece_of, 0, slots * sizeof *s->piece_of);
     s->npieces = 0;
     for (size_t i = b; i < e; i++) {
-        const uint32_t r = s->rows[i];
-        const uint32_t sub = cj ? child_index(s, cj, codes[r]) : 0;
-        const size_t slot = (size_t)sub * nl + (s->nraw ? s->jr_local[s->jraw[r]] : 0);
+        const uint32_t *x = s->rec + i * rw, raw = x[d + 1];
+        const uint32_t sub = cj ? child_index(s, cj, x[j]) : 0;
+        const size_t slot = (size_t)sub * nl + (s->nraw ? s->jr_local[raw] : 0);
         if (!s->piece_of[slot]) {
             if (RESERVE(s->pieces, s->cap_pieces, s->npieces + 1) != 0) return ak_err_nomem(s->err);
-            s->pieces[s->npieces] = (piece){sub, s->nraw ? s->jraw[r] : 0, 0, 0, 0, 0};
+            s->pieces[s->npieces] = (piece){sub, raw, 0, 0, 0, 0};
             s->piece_of[slot] = (uint32_t)++s->npieces;
         }
         s->pieces[s->piece_of[slot] - 1].n++;
@@ -737,18 +739,17 @@ static int group_pieces(tds *s, size_t g, uint32_t j)
     if (!s->need_y1_lists) return 0;
     /* Y tuples of T1 per piece (only the sensitive ones for linkability) */
     const int sensitive_only = s->mode == MODE_LINK;
-    const uint32_t *y1 = s->in->y1;
     s->npy = 0;
     if ((uint64_t)s->in->ny1 * s->npieces <= (1u << 20)) {
         const size_t cells = (size_t)s->in->ny1 * s->npieces;
         if (RESERVE(s->dense, s->cap_dense, cells) != 0) return ak_err_nomem(s->err);
         memset(s->dense, 0, cells * sizeof *s->dense);
         for (size_t i = b; i < e; i++) {
-            const uint32_t r = s->rows[i];
-            if (sensitive_only && !s->in->y1_sensitive[y1[r]]) continue;
-            const uint32_t sub = cj ? child_index(s, cj, codes[r]) : 0;
-            const size_t slot = (size_t)sub * nl + (s->nraw ? s->jr_local[s->jraw[r]] : 0);
-            s->dense[(size_t)(s->piece_of[slot] - 1) * s->in->ny1 + y1[r]]++;
+            const uint32_t *x = s->rec + i * rw, y = x[d];
+            if (sensitive_only && !s->in->y1_sensitive[y]) continue;
+            const uint32_t sub = cj ? child_index(s, cj, x[j]) : 0;
+            const size_t slot = (size_t)sub * nl + (s->nraw ? s->jr_local[x[d + 1]] : 0);
+            s->dense[(size_t)(s->piece_of[slot] - 1) * s->in->ny1 + y]++;
         }
         for (size_t p = 0; p < s->npieces; p++) {
             s->pieces[p].yoff = (uint32_t)s->npy;
@@ -767,11 +768,11 @@ static int group_pieces(tds *s, size_t g, uint32_t j)
     if (RESERVE(s->pairs, s->cap_pairs, e - b) != 0) return ak_err_nomem(s->err);
     size_t m = 0;
     for (size_t i = b; i < e; i++) {
-        const uint32_t r = s->rows[i];
-        if (sensitive_only && !s->in->y1_sensitive[y1[r]]) continue;
-        const uint32_t sub = cj ? child_index(s, cj, codes[r]) : 0;
-        const size_t slot = (size_t)sub * nl + (s->nraw ? s->jr_local[s->jraw[r]] : 0);
-        s->pairs[m++] = (uint64_t)(s->piece_of[slot] - 1) << 32 | y1[r];
+        const uint32_t *x = s->rec + i * rw, y = x[d];
+        if (sensitive_only && !s->in->y1_sensitive[y]) continue;
+        const uint32_t sub = cj ? child_index(s, cj, x[j]) : 0;
+        const size_t slot = (size_t)sub * nl + (s->nraw ? s->jr_local[x[d + 1]] : 0);
+        s->pairs[m++] = (uint64_t)(s->piece_of[slot] - 1) << 32 | y;
     }
     qsort(s->pairs, m, sizeof *s->pairs, cmp_u64);
     if (RESERVE(s->pyv, s->cap_pyv, m) || RESERVE(s->pyc, s->cap_pyc, m)) return ak_err_nomem(s->err);
@@ -987,18 +988,17 @@ static int count_views(tds *s, size_t g, uint32_t *nl_out)
     memset(s->slotn, 0, slots * sizeof *s->slotn);
     memset(s->sloty, 0, cells * sizeof *s->sloty);
     const int sensitive_only = s->mode == MODE_LINK;
-    const uint32_t *y1 = s->in->y1;
-    for (size_t i = b; i < e; i++) {
-        const uint32_t r = s->rows[i];
-        const uint32_t raw = s->nraw ? s->jr_local[s->jraw[r]] : 0;
-        const int count_y = ny && (!sensitive_only || s->in->y1_sensitive[y1[r]]);
-        const uint32_t y = count_y ? y1[r] : 0;
+    const uint32_t rw = s->rw;
+    for (const uint32_t *x = s->rec + b * rw, *end = s->rec + e * rw; x < end; x += rw) {
+        const uint32_t raw = s->nraw ? s->jr_local[x[d + 1]] : 0;
+        const uint32_t y = x[d];
+        const int count_y = ny && (!sensitive_only || s->in->y1_sensitive[y]);
         s->slotn[raw]++;
         if (count_y) s->sloty[(size_t)raw * ny + y]++;
         for (uint32_t j = 0; j < d; j++) {
             const cand *c = &s->cands[gv[j]];
             if (!c->nchildren) continue;
-            const size_t slot = s->voff[j + 1] + (size_t)child_index(s, c, s->t->qi[j].codes[r]) * nl + raw;
+            const size_t slot = s->voff[j + 1] + (size_t)child_index(s, c, x[j]) * nl + raw;
             s->slotn[slot]++;
             if (count_y) s->sloty[slot * ny + y]++;
         }
@@ -1147,19 +1147,22 @@ static int specialize(tds *s, uint32_t w)
         goto done;
     }
     const size_t old_groups = s->ngroups;
-    const uint32_t *codes = s->t->qi[a].codes;
+    const uint32_t rw = s->rw;
     for (size_t g = 0; g < old_groups && rc == 0; g++) {
         if (s->gval[g * d + a] != w) continue;
         const size_t b = s->gbegin[g], e = s->gend[g];
         memset(cnt, 0, ((size_t)nch + 1) * sizeof *cnt);
-        for (size_t i = b; i < e; i++) cnt[child_index(s, &wc, codes[s->rows[i]]) + 1]++;
+        for (size_t i = b; i < e; i++) cnt[child_index(s, &wc, s->rec[i * rw + a]) + 1]++;
         for (uint32_t c = 0; c < nch; c++) cnt[c + 1] += cnt[c];
-        uint32_t *fill = s->tmp; /* counting sort of the slice by child */
+        /* counting sort of the slice (rows and records) by child */
         for (size_t i = b; i < e; i++) {
-            const uint32_t r = s->rows[i];
-            fill[cnt[child_index(s, &wc, codes[r])]++] = r;
+            const uint32_t *x = s->rec + i * rw;
+            const uint32_t to = cnt[child_index(s, &wc, x[a])]++;
+            s->tmp[to] = s->rows[i];
+            memcpy(s->rec_tmp + (size_t)to * rw, x, rw * sizeof *x);
         }
-        memcpy(s->rows + b, fill, (e - b) * sizeof *fill);
+        memcpy(s->rows + b, s->tmp, (e - b) * sizeof *s->tmp);
+        memcpy(s->rec + b * rw, s->rec_tmp, (e - b) * rw * sizeof *s->rec);
         memcpy(valbuf, s->gval + g * d, d * sizeof *valbuf);
         size_t start = b;
         int reused = 0;
@@ -1293,6 +1296,8 @@ static void tds_free(tds *s)
     free(s->lut);
     free(s->rows);
     free(s->tmp);
+    free(s->rec);
+    free(s->rec_tmp);
     free(s->gbegin);
     free(s->gend);
     free(s->gval);
@@ -1524,6 +1529,21 @@ int tds_run(const tds_input *in, partition *out, tds_result *res, ak_error *err)
             memcpy(s->jraw_nodes + (size_t)j * s->nraw, strmap_key(&jm, j), s->nraw * sizeof *key);
         strmap_free(&jm);
         if (rc < 0) goto done;
+    }
+    /* the records in row order */
+    s->rw = s->d + 3;
+    s->rec = malloc((n ? n : 1) * s->rw * sizeof *s->rec);
+    s->rec_tmp = malloc((n ? n : 1) * s->rw * sizeof *s->rec_tmp);
+    if (!s->rec || !s->rec_tmp) {
+        rc = ak_err_nomem(err);
+        goto done;
+    }
+    for (size_t i = 0; i < n; i++) {
+        uint32_t *x = s->rec + i * s->rw;
+        for (uint32_t q = 0; q < s->d; q++) x[q] = in->t->qi[q].codes[i];
+        x[s->d] = in->y1 ? in->y1[i] : 0;
+        x[s->d + 1] = s->nraw ? s->jraw[i] : 0;
+        x[s->d + 2] = s->nclasses ? in->t->class_codes[i] : 0;
     }
     /* Line 1: every attribute at ANY, every continuous attribute one interval */
     uint32_t *val = malloc((s->d + 1) * sizeof *val);
