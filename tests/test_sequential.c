@@ -290,8 +290,8 @@ static int any_cut_valid(const rel *orig, const rel *tabs, int ntab, const hset 
 
 /* A random instance: n underlying persons; T1 = (a0, a1, cls), T2 = (a0
  * possibly generalized, b, y); with three tables also T3 = (a1 possibly
- * generalized, z). */
-static void random_case(tu_rng *rng, int ntab, int iter)
+ * generalized, z). With y_current, y is T1's column instead of T2's. */
+static void random_case(tu_rng *rng, int ntab, int iter, int y_current)
 {
     const char *dir = tu_mkdtemp();
     hset hs = {0};
@@ -307,10 +307,11 @@ static void random_case(tu_rng *rng, int ntab, int iter)
     const int n = 3 + (int)tu_below(rng, 10);
     rel t[MAXTAB];
     memset(t, 0, sizeof t);
-    t[0] = (rel){.ncols = 3, .nrows = n};
+    t[0] = (rel){.ncols = y_current ? 4 : 3, .nrows = n};
     strcpy(t[0].name[0], "a0"), strcpy(t[0].name[1], "a1"), strcpy(t[0].name[2], "cls");
-    t[1] = (rel){.ncols = 3, .nrows = n};
-    strcpy(t[1].name[0], "a0"), strcpy(t[1].name[1], "b"), strcpy(t[1].name[2], "y");
+    t[1] = (rel){.ncols = y_current ? 2 : 3, .nrows = n};
+    strcpy(t[1].name[0], "a0"), strcpy(t[1].name[1], "b");
+    strcpy(y_current ? t[0].name[3] : t[1].name[2], "y");
     t[2] = (rel){.ncols = 2, .nrows = n};
     strcpy(t[2].name[0], "a1"), strcpy(t[2].name[1], "z");
     for (int i = 0; i < n; i++) {
@@ -331,7 +332,7 @@ static void random_case(tu_rng *rng, int ntab, int iter)
             strcpy(a ? t[2].cell[i][0] : t[1].cell[i][0], label);
         }
         snprintf(t[1].cell[i][1], 24, "b%d", (int)tu_below(rng, 2));
-        snprintf(t[1].cell[i][2], 24, "y%d", (int)tu_below(rng, 4));
+        snprintf(y_current ? t[0].cell[i][3] : t[1].cell[i][2], 24, "y%d", (int)tu_below(rng, 4));
         snprintf(t[2].cell[i][1], 24, "z%d", (int)tu_below(rng, 2));
     }
     for (int k = 0; k < ntab; k++) {
@@ -374,14 +375,22 @@ static void test_random_two_releases(void **state)
 {
     (void)state;
     tu_rng rng = {7};
-    for (int i = 0; i < 150; i++) random_case(&rng, 2, i);
+    for (int i = 0; i < 150; i++) random_case(&rng, 2, i, 0);
 }
 
 static void test_random_three_releases(void **state)
 {
     (void)state;
     tu_rng rng = {11};
-    for (int i = 0; i < 100; i++) random_case(&rng, 3, i);
+    for (int i = 0; i < 100; i++) random_case(&rng, 3, i, 0);
+}
+
+/* Y in the current release (read with it, as the table's sensitive column). */
+static void test_random_y_in_current(void **state)
+{
+    (void)state;
+    tu_rng rng = {13};
+    for (int i = 0; i < 150; i++) random_case(&rng, 2 + (int)tu_below(&rng, 2), i, 1);
 }
 
 /* One TDS4SA run on encoded input: the result and the partition. */
@@ -683,6 +692,7 @@ int main(void)
         cmocka_unit_test(test_table1),
         cmocka_unit_test(test_random_two_releases),
         cmocka_unit_test(test_random_three_releases),
+        cmocka_unit_test(test_random_y_in_current),
         cmocka_unit_test(test_views_match_reference),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
