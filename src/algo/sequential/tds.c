@@ -454,17 +454,15 @@ static int build_rtree(tds *s, const tds_release *rel, rtree *rt, int y_sensitiv
         rc = ak_err_nomem(err);
         goto done;
     }
+    /* a partition is a distinct (join nodes, X codes); its join tuple and X
+     * value are numbered when it first appears, which numbers both in order
+     * of first appearance over the rows */
     for (size_t r = 0; r < n && rc == 0; r++) {
-        uint32_t jt, p, x;
+        uint32_t p;
         int ins;
-        if (strmap_intern(&jmap, (const char *)(rel->jnode + r * nj), nj * sizeof *key, &jt, NULL) ||
-            strmap_intern(&xmap, (const char *)(rel->xcode + r * nx), nx * sizeof *key, &x, NULL)) {
-            rc = ak_err_nomem(err);
-            break;
-        }
-        key[0] = jt;
-        memcpy(key + 1, rel->xcode + r * nx, nx * sizeof *key);
-        if (strmap_intern(&pmap, (const char *)key, (nx + 1) * sizeof *key, &p, &ins) ||
+        memcpy(key, rel->jnode + r * nj, nj * sizeof *key);
+        memcpy(key + nj, rel->xcode + r * nx, nx * sizeof *key);
+        if (strmap_intern(&pmap, (const char *)key, (nj + nx) * sizeof *key, &p, &ins) ||
             RESERVE(pn, cap_p, (size_t)p + 1) || RESERVE(pjt, cap_pjt, (size_t)p + 1) ||
             RESERVE(pxid, cap_pxid, (size_t)p + 1)) {
             rc = ak_err_nomem(err);
@@ -472,8 +470,11 @@ static int build_rtree(tds *s, const tds_release *rel, rtree *rt, int y_sensitiv
         }
         if (ins) {
             pn[p] = 0;
-            pjt[p] = jt;
-            pxid[p] = x;
+            if (strmap_intern(&jmap, (const char *)key, nj * sizeof *key, &pjt[p], NULL) ||
+                strmap_intern(&xmap, (const char *)(key + nj), nx * sizeof *key, &pxid[p], NULL)) {
+                rc = ak_err_nomem(err);
+                break;
+            }
         }
         pn[p]++;
         pid[r] = p;
@@ -1158,8 +1159,9 @@ static int specialize(tds *s, uint32_t w)
         for (size_t i = b; i < e; i++) {
             const uint32_t *x = s->rec + i * rw;
             const uint32_t to = cnt[child_index(s, &wc, x[a])]++;
+            uint32_t *y = s->rec_tmp + (size_t)to * rw;
             s->tmp[to] = s->rows[i];
-            memcpy(s->rec_tmp + (size_t)to * rw, x, rw * sizeof *x);
+            for (uint32_t k = 0; k < rw; k++) y[k] = x[k];
         }
         memcpy(s->rows + b, s->tmp, (e - b) * sizeof *s->tmp);
         memcpy(s->rec + b * rw, s->rec_tmp, (e - b) * rw * sizeof *s->rec);
