@@ -550,14 +550,21 @@ static int encode_release(seq_run *s, size_t r, const char *path)
                 rel->common_ji[rel->ncommon++] = q;
             }
     }
+    unsigned char *jx = malloc(nj + 1); /* per join attribute: in X */
+    if (!jx) {
+        rc = ak_err_nomem(err);
+        goto done;
+    }
+    for (uint32_t q = 0; q < nj; q++) jx[q] = (unsigned char)in_list(&job->x_attrs, c->names[cols[q]]);
     for (size_t row = 0; row < n; row++) {
         uint32_t x = 0;
         for (uint32_t q = 0; q < nj; q++) {
             rel->jnode[row * nj + q] = codes[row * k + q];
-            if (in_list(&job->x_attrs, c->names[cols[q]])) rel->xcode[row * nx + x++] = codes[row * k + q];
+            if (jx[q]) rel->xcode[row * nx + x++] = codes[row * k + q];
         }
         for (uint32_t q = 0; q < nxo; q++) rel->xcode[row * nx + x++] = codes[row * k + nj + q];
     }
+    free(jx);
     if (ny && (rc = y_tuples(codes, n, k, nj + nxo, ny, s->rdicts[r] + nj + nxo, &job->sensitive_values, &rel->y,
                              &rel->ny, &rel->y_sensitive, err)) < 0)
         goto done;
