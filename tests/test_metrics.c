@@ -731,6 +731,61 @@ static void test_report_agrees_with_published(void **state)
     assert_true(weighted >= 5);
 }
 
+/* H(C | G) by its definition: the distinct (group, label) counts found by
+ * scanning, summed group by group and label by label in ascending order (the
+ * order metrics_conditional_entropy promises, so the bits agree). */
+static double entropy_by_definition(const uint32_t *group_of, size_t n, const uint32_t *label)
+{
+    uint32_t gmax = 0, lmax = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (group_of[i] > gmax) gmax = group_of[i];
+        if (label[i] > lmax) lmax = label[i];
+    }
+    unsigned char *present = calloc((size_t)gmax + 1, 1);
+    assert_non_null(present);
+    for (size_t i = 0; i < n; i++) present[group_of[i]] = 1;
+    double sum = 0;
+    for (uint32_t g = 0; g <= gmax; g++) {
+        if (!present[g]) continue;
+        uint64_t size = 0;
+        for (uint32_t c = 0; c <= lmax; c++) {
+            uint64_t m = 0;
+            for (size_t i = 0; i < n; i++) m += group_of[i] == g && label[i] == c;
+            if (m) sum -= (double)m * log2((double)m);
+            size += m;
+        }
+        sum += (double)size * log2((double)size);
+    }
+    free(present);
+    return sum / (double)n;
+}
+
+/* metrics_conditional_entropy counts few groups in a dense table and many
+ * (sparse ids) by sorting: both give the definition's value bit for bit. */
+static void test_conditional_entropy_paths(void **state)
+{
+    (void)state;
+    tu_rng rng = {5};
+    ak_error err;
+    for (int iter = 0; iter < 300; iter++) {
+        const size_t n = 1 + tu_below(&rng, 300);
+        const uint32_t ngroups = 1 + (uint32_t)tu_below(&rng, iter % 3 == 0 ? 5000 : 20);
+        const uint32_t nlabels = 1 + (uint32_t)tu_below(&rng, 40);
+        uint32_t *g = malloc(n * sizeof *g), *c = malloc(n * sizeof *c);
+        assert_true(g && c);
+        for (size_t i = 0; i < n; i++) {
+            g[i] = (uint32_t)tu_below(&rng, ngroups);
+            c[i] = (uint32_t)tu_below(&rng, nlabels);
+        }
+        double h;
+        assert_int_equal(metrics_conditional_entropy(g, n, c, &h, &err), ANONKIT_OK);
+        const double want = entropy_by_definition(g, n, c);
+        if (memcmp(&h, &want, sizeof h) != 0) fail_msg("iteration %d: %.17g, by definition %.17g", iter, h, want);
+        free(g);
+        free(c);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -743,6 +798,7 @@ int main(void)
         cmocka_unit_test(test_ncp_of_published_signs),
         cmocka_unit_test(test_metrics_of_published_by_hand),
         cmocka_unit_test(test_report_agrees_with_published),
+        cmocka_unit_test(test_conditional_entropy_paths),
     };
     return cmocka_run_group_tests(tests, tu_group_setup, tu_group_teardown);
 }

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "algo/sequential/tds.h"
 #include "api/job.h"
@@ -276,6 +277,21 @@ static int y_tuples(const uint32_t *codes, size_t nrows, uint32_t width, uint32_
     return rc;
 }
 
+/* The one Y attribute of T1 when it can be read with the table as its
+ * sensitive column (it is neither the class nor an identifier); NULL when Y
+ * has no attribute or several in T1 (then read_columns reads them). */
+static const char *y1_single(const release_cols *cur, const anonkit_job *job)
+{
+    const char *one = NULL;
+    for (size_t i = 0; i < job->y_attrs.count; i++)
+        if (col_of(cur, job->y_attrs.items[i]) != NONE) {
+            if (one) return NULL;
+            one = job->y_attrs.items[i];
+        }
+    if (!one || (job->class_name && !strcmp(one, job->class_name)) || in_list(&job->identifiers, one)) return NULL;
+    return one;
+}
+
 static double seconds_now(void)
 {
     struct timespec ts;
@@ -295,7 +311,8 @@ typedef struct seq_run {
     strlist j1;               /* T1 join attributes */
     uint32_t *j1_qi;
     table *t;
-    uint32_t *y1, *y1codes;
+    uint32_t *y1, *y1codes;   /* owned when Y of T1 is read apart from the table */
+    const uint32_t *y1_codes; /* per row of T1: its Y tuple (s->y1 or the table's sensitive codes) */
     unsigned char *y1_flags;
     uint32_t ny1;
     strmap *y1dicts;
@@ -358,6 +375,22 @@ static void run_free(seq_run *s)
     free(s->rdicts);
     free(s->rdict_count);
     cache_free(&s->hc);
+}
+
+/* Y tuples of T1 from the table's sensitive column (y1_single): the codes
+ * are the values' codes in order of first appearance, as y_tuples numbers
+ * tuples, and a tuple is sensitive as y_tuples says. */
+static int y1_from_table(seq_run *s, ak_error *err)
+{
+    const table *t = s->t;
+    const strlist *sensitive = &s->job->sensitive_values;
+    s->ny1 = t->sensitive_dict.count;
+    s->y1_flags = malloc(s->ny1 ? s->ny1 : 1);
+    if (!s->y1_flags) return ak_err_nomem(err);
+    for (uint32_t v = 0; v < s->ny1; v++)
+        s->y1_flags[v] = (unsigned char)(sensitive->count == 0 || in_list(sensitive, strmap_key(&t->sensitive_dict, v)));
+    s->y1_codes = t->sensitive_codes;
+    return 0;
 }
 
 static int usage(anonkit_job *job, const char *msg, const char *name)
@@ -517,14 +550,21 @@ static int encode_release(seq_run *s, size_t r, const char *path)
                 rel->common_ji[rel->ncommon++] = q;
             }
     }
+    unsigned char *jx = malloc(nj + 1); /* per join attribute: in X */
+    if (!jx) {
+        rc = ak_err_nomem(err);
+        goto done;
+    }
+    for (uint32_t q = 0; q < nj; q++) jx[q] = (unsigned char)in_list(&job->x_attrs, c->names[cols[q]]);
     for (size_t row = 0; row < n; row++) {
         uint32_t x = 0;
         for (uint32_t q = 0; q < nj; q++) {
             rel->jnode[row * nj + q] = codes[row * k + q];
-            if (in_list(&job->x_attrs, c->names[cols[q]])) rel->xcode[row * nx + x++] = codes[row * k + q];
+            if (jx[q]) rel->xcode[row * nx + x++] = codes[row * k + q];
         }
         for (uint32_t q = 0; q < nxo; q++) rel->xcode[row * nx + x++] = codes[row * k + nj + q];
     }
+    free(jx);
     if (ny && (rc = y_tuples(codes, n, k, nj + nxo, ny, s->rdicts[r] + nj + nxo, &job->sensitive_values, &rel->y,
                              &rel->ny, &rel->y_sensitive, err)) < 0)
         goto done;
@@ -696,6 +736,13 @@ int anonkit_sequential(anonkit_job *job, char **out_summary, char **out_json)
     if (job->inconsistent && (rc = read_inconsistent(job->inconsistent, job->delimiter, &s.pairs, &s.npairs, err)) < 0)
         goto done;
     if ((rc = resolve(&s)) < 0) goto done;
+    /* reading and writing take up to two threads (the same result for any number) */
+    unsigned threads = job->threads;
+    if (!threads) {
+        const long cores = sysconf(_SC_NPROCESSORS_ONLN);
+        threads = cores > 0 ? (unsigned)cores : 1;
+    }
+    const int spec_y1 = y1_single(&s.cur, job) != NULL;
     /* T1 through the common reader: QIs are X1, then the raw join attributes */
     {
         /* the job's hierarchies of T1's QIs only (the others belong to earlier releases) */
@@ -718,9 +765,9 @@ int anonkit_sequential(anonkit_job *job, char **out_summary, char **out_json)
         free(ha.items);
         free(hp.items);
         if (rc == 0) {
-            spec.sensitive_name = NULL;
+            spec.sensitive_name = y1_single(&s.cur, job); /* Y of T1 read in the same pass */
             spec.sensitive_numeric = 0;
-            spec.threads = 1;
+            spec.threads = threads;
             rc = table_load(&s.t, &spec, err);
         }
         if (rc < 0) goto done;
@@ -736,7 +783,9 @@ int anonkit_sequential(anonkit_job *job, char **out_summary, char **out_json)
         for (uint32_t q = 0; q < s.t->nqi; q++)
             if (!strcmp(s.t->qi[q].name, s.j1.items[j])) s.j1_qi[j] = q;
     /* Y of T1 */
-    {
+    if (spec_y1) {
+        if ((rc = y1_from_table(&s, err)) < 0) goto done;
+    } else {
         uint32_t cols[64], k = 0;
         hier *none[64] = {0};
         for (size_t i = 0; i < job->y_attrs.count && k < 64; i++) {
@@ -765,16 +814,17 @@ int anonkit_sequential(anonkit_job *job, char **out_summary, char **out_json)
             if ((rc = y_tuples(s.y1codes, n, k, 0, k, s.y1dicts, &job->sensitive_values, &s.y1, &s.ny1, &s.y1_flags,
                                err)) < 0)
                 goto done;
+            s.y1_codes = s.y1;
         }
     }
     for (size_t r = 0; r < s.nrel; r++)
         if ((rc = encode_release(&s, r, job->previous.items[r])) < 0) goto done;
-    tds_input in = {.t = s.t, .nx1 = nx1, .nj1 = (uint32_t)s.j1.count, .j1_qi = s.j1_qi, .y1 = s.y1, .ny1 = s.ny1,
+    tds_input in = {.t = s.t, .nx1 = nx1, .nj1 = (uint32_t)s.j1.count, .j1_qi = s.j1_qi, .y1 = s.y1_codes, .ny1 = s.ny1,
                     .y1_sensitive = s.y1_flags, .nreleases = s.nrel, .releases = s.rel, .model = job->xy,
                     .distortion = job->score_distortion};
     if ((rc = partition_init(&part, s.t->nrows, s.t->nqi, err)) < 0) goto done;
     if ((rc = tds_run(&in, &part, &res, err)) < 0) goto done;
-    publish_opts po = {.keep_order = job->keep_order, .seed = job->seed, .threads = 1, .style = RECODE_GENERALIZE};
+    publish_opts po = {.keep_order = job->keep_order, .seed = job->seed, .threads = threads, .style = RECODE_GENERALIZE};
     publish_stats ps;
     if ((rc = publish_write(s.t, &part, &po, of.stream, job->output, &ps, err)) < 0) goto done;
     if ((rc = describe(&s, &res, &ps, &part, seconds_now() - start, &summary, &json)) < 0) goto done;

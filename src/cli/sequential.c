@@ -36,6 +36,8 @@ static const char help[] =
     "      --identifier A,...     columns dropped from the output\n"
     "      --report FILE          JSON: final cut, achieved A_Y(X) or L_Y(X), distortion,\n"
     "                             conditional class entropy, time\n"
+    "      --threads N            threads reading the current release and writing the\n"
+    "                             output (default: one per core; same result for any N)\n"
     "      --seed N, --keep-order, --delimiter C, --job FILE   as for anonymize\n"
     "  -h, --help                 this help\n";
 

@@ -187,6 +187,15 @@ static void *compose_rows(void *arg)
             }
         }
         if (i + 16 < job->last) __builtin_prefetch(job->class_of + job->order[i + 16]);
+        /* and the row's copied fields: their offsets, then their bytes */
+        if (k && i + 16 < job->last) __builtin_prefetch(job->copied_off + job->order[i + 16] * k);
+        if (k && i + 8 < job->last) {
+            const size_t *ahead_off = job->copied_off + job->order[i + 8] * k;
+            if (ahead_off[k] > ahead_off[0]) { /* not all empty */
+                __builtin_prefetch(job->copied + ahead_off[0]);
+                __builtin_prefetch(job->copied + (ahead_off[k] - 1));
+            }
+        }
         if (compose_row(pub, &job->out, job->class_of[r], job->copied, k ? job->copied_off + r * k : job->no_copied) !=
             0) {
             job->rc = -1;

@@ -150,17 +150,51 @@ static int cmp_u64(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* N H(C | G) = sum over groups of n_g log n_g - sum_c n_gc log n_gc, added up
+ * group by group in ascending order and, inside a group, label by label in
+ * ascending order; the counts come from count (a dense table) or sort_counts. */
+static double entropy_sum(size_t ngroups, uint32_t nlabels, const uint64_t *count)
+{
+    double sum = 0;
+    for (size_t g = 0; g < ngroups; g++) {
+        const uint64_t *row = count + g * nlabels;
+        uint64_t group_size = 0;
+        for (uint32_t c = 0; c < nlabels; c++) {
+            if (!row[c]) continue;
+            sum -= ak_xlog2x((double)row[c]);
+            group_size += row[c];
+        }
+        if (group_size) sum += ak_xlog2x((double)group_size);
+    }
+    return sum;
+}
+
 int metrics_conditional_entropy(const uint32_t *group_of, size_t n, const uint32_t *label, double *out,
                                 ak_error *err)
 {
     *out = 0;
     if (n == 0) return ANONKIT_OK;
+    /* few groups times labels: count them in a dense table, in O(n) */
+    uint32_t gmax = 0, lmax = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (group_of[i] > gmax) gmax = group_of[i];
+        if (label[i] > lmax) lmax = label[i];
+    }
+    const size_t ngroups = (size_t)gmax + 1, nlabels = (size_t)lmax + 1;
+    if (ngroups <= (n + 4096) / nlabels) {
+        uint64_t *count = calloc(ngroups * nlabels, sizeof *count);
+        if (!count) return ak_err_nomem(err);
+        for (size_t i = 0; i < n; i++) count[(size_t)group_of[i] * nlabels + label[i]]++;
+        *out = entropy_sum(ngroups, (uint32_t)nlabels, count) / (double)n;
+        free(count);
+        return ANONKIT_OK;
+    }
     /* (group, label) pairs sorted: each group's labels are then adjacent. */
     uint64_t *pairs = malloc(n * sizeof *pairs);
     if (!pairs) return ak_err_nomem(err);
     for (size_t i = 0; i < n; i++) pairs[i] = (uint64_t)group_of[i] << 32 | label[i];
     qsort(pairs, n, sizeof *pairs, cmp_u64);
-    /* N H(C | G) = sum over groups of n_g log n_g - sum_c n_gc log n_gc */
+    /* the same sum as entropy_sum, in the same order */
     double sum = 0;
     size_t i = 0;
     while (i < n) {

@@ -145,6 +145,7 @@ typedef struct cand {
     uint32_t node;       /* categorical: hierarchy node; NONE for an interval */
     uint32_t lo, hi;     /* code range */
     uint32_t cut;        /* interval: children [lo, cut-1] and [cut, hi] */
+    uint32_t lut;        /* categorical with children: offset of its code -> child table in tds.lut */
     uint32_t nchildren;  /* 0: cannot be specialized */
     int alive;           /* in the current cut */
     uint64_t count;      /* |T1[v]| */
@@ -177,6 +178,7 @@ typedef struct piece {
     uint32_t s, probe;
     uint64_t n;
     uint32_t yoff, ylen;
+    uint64_t ymax;       /* view_pieces without lists: the largest count of one of its Y tuples */
 } piece;
 
 enum { MODE_CASE4, MODE_CASE1, MODE_KEY, MODE_GENERAL, MODE_LINK };
@@ -194,16 +196,24 @@ typedef struct tds {
     int y_table;             /* MODE_KEY / MODE_LINK: 0 for T1, i + 1 for release i */
     int y1_key;
     int need_y1_lists;
+    int unique_pairs;        /* every x of the join comes from one pair (P1, P2, ..., Pp): see probe_summary */
     /* raw join values */
     uint32_t *jraw;          /* per row: id of its raw join tuple */
     uint32_t njraw;
     uint32_t *jraw_nodes;    /* njraw * nraw nodes */
-    uint32_t *jr_stamp, *jr_local, jr_epoch;
+    uint32_t *jr_stamp, *jr_local, *jr_global, jr_epoch;
     /* candidates */
     cand *cands;
     size_t ncands, cap_cands;
+    uint32_t *lut;           /* per categorical candidate: child index of each code in [lo, hi] */
+    size_t nlut, cap_lut;
     /* groups */
     uint32_t *rows, *tmp;
+    /* the records in the order of rows: per position rw words, the codes of
+     * the X1 attributes, then the Y1 tuple, the raw join tuple and the class
+     * (0 when there is none), so scans of a group read memory in order */
+    uint32_t *rec, *rec_tmp;
+    uint32_t rw;
     size_t ngroups, cap_groups, cap_gval, cap_gstat, cap_gbegin, cap_gend, cap_gown;
     size_t *gbegin, *gend;
     uint32_t *gval;          /* ngroups * d candidate ids */
@@ -215,6 +225,15 @@ typedef struct tds {
     size_t cap_probe_off;
     uint32_t *probe_items;   /* indices of matching rparts */
     size_t nprobe_items, cap_probe_items;
+    /* per probe, with unique_pairs (probe_summary) */
+    unsigned char *probe_dead;
+    uint64_t *probe_minn, *probe_minf;
+    double *probe_link;
+    size_t cap_probe_dead, cap_probe_minn, cap_probe_minf, cap_probe_link;
+    /* counters of count_views: per view its first slot; per slot rows, and rows per Y tuple */
+    size_t *voff;
+    uint64_t *slotn, *sloty;
+    size_t cap_slotn, cap_sloty;
     /* scratch of one evaluation */
     piece *pieces;
     size_t npieces, cap_pieces;
@@ -242,20 +261,12 @@ typedef struct tds {
 
 static const hier *attr_hier(const tds *s, uint32_t q) { return s->t->qi[q].h; }
 
-/* Child index of code within candidate c. */
-static uint32_t child_index(const tds *s, const cand *c, uint32_t code)
+/* Child index of code within candidate c (categorical: through its table,
+ * so a record is refined in O(1); interval: which side of the cut). */
+static inline uint32_t child_index(const tds *s, const cand *c, uint32_t code)
 {
     if (c->node == NONE) return code >= c->cut;
-    const hier *h = attr_hier(s, c->attr);
-    const hier_node *nd = hier_node_at(h, c->node);
-    const uint32_t *ch = hier_children(h) + nd->first_child;
-    uint32_t lo = 0, hi = nd->nchildren - 1;
-    while (lo < hi) { /* last child whose lo <= code */
-        uint32_t mid = (lo + hi + 1) / 2;
-        if (hier_node_at(h, ch[mid])->lo <= code) lo = mid;
-        else hi = mid - 1;
-    }
-    return lo;
+    return c->lut == NONE ? 0 : s->lut[c->lut + (code - c->lo)];
 }
 
 /* The node of child i of categorical candidate c. */
@@ -273,10 +284,31 @@ static double entropy_of(const uint64_t *hist, uint32_t k, uint64_t n)
     return e;
 }
 
+/* Appends candidate c; a categorical value with children gets its code ->
+ * child table. */
 static int add_cand(tds *s, const cand *c, uint32_t *id)
 {
     if (RESERVE(s->cands, s->cap_cands, s->ncands + 1) != 0) return ak_err_nomem(s->err);
-    s->cands[s->ncands] = *c;
+    cand *v = &s->cands[s->ncands];
+    *v = *c;
+    v->lut = NONE;
+    if (v->node != NONE) {
+        const hier *h = attr_hier(s, v->attr);
+        const hier_node *nd = hier_node_at(h, v->node);
+        if (nd->nchildren) {
+            const size_t width = (size_t)v->hi - v->lo + 1;
+            if (s->nlut + width >= NONE)
+                return ak_err_set(s->err, ANONKIT_E_INPUT, NULL, 0, 0, "hierarchies too large to specialize");
+            if (RESERVE(s->lut, s->cap_lut, s->nlut + width) != 0) return ak_err_nomem(s->err);
+            const uint32_t *ch = hier_children(h) + nd->first_child;
+            for (uint32_t i = 0; i < nd->nchildren; i++) {
+                const hier_node *cn = hier_node_at(h, ch[i]);
+                for (uint32_t code = cn->lo; code <= cn->hi; code++) s->lut[s->nlut + (code - v->lo)] = i;
+            }
+            v->lut = (uint32_t)s->nlut;
+            s->nlut += width;
+        }
+    }
     *id = (uint32_t)s->ncands++;
     return 0;
 }
@@ -292,8 +324,6 @@ static double value_width(const tds *s, uint32_t q, uint32_t lo, uint32_t hi)
  * rows of groups `gids` (or all rows when gids is NULL). */
 static int measure_cand(tds *s, cand *c, const uint32_t *gids, size_t ng)
 {
-    const table *t = s->t;
-    const uint32_t *codes = t->qi[c->attr].codes;
     const uint32_t k = s->nclasses ? s->nclasses : 1;
     const int categorical = c->node != NONE;
     uint32_t nslots;
@@ -311,14 +341,13 @@ static int measure_cand(tds *s, cand *c, const uint32_t *gids, size_t ng)
     uint64_t *h = s->dense;
     memset(h, 0, cells * sizeof *h);
     uint64_t n = 0;
-    const uint32_t *cls = s->nclasses ? t->class_codes : NULL;
+    const uint32_t rw = s->rw, fc = s->d + 2;
     for (size_t gi = 0; gi < (gids ? ng : 1); gi++) {
         size_t b = gids ? s->gbegin[gids[gi]] : 0, e = gids ? s->gend[gids[gi]] : s->n;
-        for (size_t i = b; i < e; i++) {
-            uint32_t r = s->rows[i];
-            uint32_t slot = categorical ? (c->nchildren || nslots > 1 ? child_index(s, c, codes[r]) : 0)
-                                        : codes[r] - c->lo;
-            h[(size_t)slot * k + (cls ? cls[r] : 0)]++;
+        for (const uint32_t *x = s->rec + b * rw, *end = s->rec + e * rw; x < end; x += rw) {
+            const uint32_t code = x[c->attr];
+            const uint32_t slot = categorical ? child_index(s, c, code) : code - c->lo;
+            h[(size_t)slot * k + x[fc]]++;
             n++;
         }
     }
@@ -425,17 +454,15 @@ static int build_rtree(tds *s, const tds_release *rel, rtree *rt, int y_sensitiv
         rc = ak_err_nomem(err);
         goto done;
     }
+    /* a partition is a distinct (join nodes, X codes); its join tuple and X
+     * value are numbered when it first appears, which numbers both in order
+     * of first appearance over the rows */
     for (size_t r = 0; r < n && rc == 0; r++) {
-        uint32_t jt, p, x;
+        uint32_t p;
         int ins;
-        if (strmap_intern(&jmap, (const char *)(rel->jnode + r * nj), nj * sizeof *key, &jt, NULL) ||
-            strmap_intern(&xmap, (const char *)(rel->xcode + r * nx), nx * sizeof *key, &x, NULL)) {
-            rc = ak_err_nomem(err);
-            break;
-        }
-        key[0] = jt;
-        memcpy(key + 1, rel->xcode + r * nx, nx * sizeof *key);
-        if (strmap_intern(&pmap, (const char *)key, (nx + 1) * sizeof *key, &p, &ins) ||
+        memcpy(key, rel->jnode + r * nj, nj * sizeof *key);
+        memcpy(key + nj, rel->xcode + r * nx, nx * sizeof *key);
+        if (strmap_intern(&pmap, (const char *)key, (nj + nx) * sizeof *key, &p, &ins) ||
             RESERVE(pn, cap_p, (size_t)p + 1) || RESERVE(pjt, cap_pjt, (size_t)p + 1) ||
             RESERVE(pxid, cap_pxid, (size_t)p + 1)) {
             rc = ak_err_nomem(err);
@@ -443,8 +470,11 @@ static int build_rtree(tds *s, const tds_release *rel, rtree *rt, int y_sensitiv
         }
         if (ins) {
             pn[p] = 0;
-            pjt[p] = jt;
-            pxid[p] = x;
+            if (strmap_intern(&jmap, (const char *)key, nj * sizeof *key, &pjt[p], NULL) ||
+                strmap_intern(&xmap, (const char *)(key + nj), nx * sizeof *key, &pxid[p], NULL)) {
+                rc = ak_err_nomem(err);
+                break;
+            }
         }
         pn[p]++;
         pid[r] = p;
@@ -564,6 +594,52 @@ static int matches(const tds *s, const uint32_t *j1, const rtree *rt, const uint
     return 1;
 }
 
+/* With unique pairs (every x on X in the join is made by one P1 and one
+ * matching partition of each earlier release) a(x) and a(x, y) are products,
+ * so the risk of a piece over all its matches needs only, per release, the
+ * least |P_i| and the least number of distinct Y values of a matching P_i
+ * (004 §5.4 Cases 1 and 4: a_Y(x) = a_Y1(x1) * a_Y2(x2), a(x) = |P1| * |P2|),
+ * and for linkability with Y in release i the largest l_y over its matching
+ * P_i (Lemma 4.2's proof: l_y(x1 x2) = the share of y in P_i, the other
+ * factors cancel). Stores these for probe id. */
+static int probe_summary(tds *s, uint32_t id)
+{
+    const size_t need = (size_t)id + 1;
+    if (RESERVE(s->probe_dead, s->cap_probe_dead, need) || RESERVE(s->probe_minn, s->cap_probe_minn, need) ||
+        RESERVE(s->probe_minf, s->cap_probe_minf, need) || RESERVE(s->probe_link, s->cap_probe_link, need))
+        return ak_err_nomem(s->err);
+    const uint32_t *off = s->probe_off + (size_t)id * (s->nrel + 1);
+    uint64_t minn = 1, minf = 1;
+    double link = 0;
+    int dead = 0;
+    for (size_t r = 0; r < s->nrel; r++) {
+        const rtree *rt = &s->trees[r];
+        if (off[r] == off[r + 1]) {
+            dead = 1;
+            break;
+        }
+        uint64_t mn = UINT64_MAX, mf = UINT64_MAX;
+        for (uint32_t i = off[r]; i < off[r + 1]; i++) {
+            const rpart *P = &rt->parts[s->probe_items[i]];
+            const uint64_t f = rt->rel->y ? (rt->y_key ? P->n : P->ylen) : 1;
+            if (P->n < mn) mn = P->n;
+            if (f < mf) mf = f;
+            if (s->mode == MODE_LINK && s->y_table == (int)r + 1)
+                for (uint32_t k = 0; k < P->ylen; k++) {
+                    const double l = xy_risk_linkability(rt->yc[P->yoff + k], P->n);
+                    if (l > link) link = l;
+                }
+        }
+        minn *= mn;
+        minf *= mf;
+    }
+    s->probe_dead[id] = (unsigned char)dead;
+    s->probe_minn[id] = minn;
+    s->probe_minf[id] = minf;
+    s->probe_link[id] = link;
+    return 0;
+}
+
 /* The probe id of T1 join nodes j1 (matching partitions of every release
  * computed on first sight). */
 static int probe_of(tds *s, const uint32_t *j1, uint32_t *id)
@@ -587,81 +663,94 @@ static int probe_of(tds *s, const uint32_t *j1, uint32_t *id)
         }
     }
     s->probe_off[base + s->nrel] = (uint32_t)s->nprobe_items;
-    return 0;
+    return s->unique_pairs ? probe_summary(s, *id) : 0;
 }
 
 /* ------------------------------------------------------------- X-tree -- */
 
+/* Numbers the raw join values of rows [b, e) of the permutation locally
+ * (jr_local, and jr_global back); returns how many there are (1 without raw
+ * join attributes). */
+static uint32_t local_raw(tds *s, size_t b, size_t e)
+{
+    if (!s->nraw) return 1;
+    if (++s->jr_epoch == 0) {
+        memset(s->jr_stamp, 0, s->njraw * sizeof *s->jr_stamp);
+        s->jr_epoch = 1;
+    }
+    uint32_t nl = 0;
+    for (size_t i = b; i < e; i++) {
+        const uint32_t jr = s->rec[i * s->rw + s->d + 1];
+        if (s->jr_stamp[jr] != s->jr_epoch) {
+            s->jr_stamp[jr] = s->jr_epoch;
+            s->jr_global[nl] = jr;
+            s->jr_local[jr] = nl++;
+        }
+    }
+    return nl;
+}
+
+/* Sets pc->probe from the join nodes of piece pc of group values gv, whose
+ * value on attribute j (NONE: none) is specialized to child pc->s, and raw
+ * join tuple raw. */
+static int piece_probe(tds *s, const uint32_t *gv, uint32_t j, piece *pc, uint32_t raw)
+{
+    const uint32_t d = s->d;
+    for (uint32_t a = 0; a < s->in->nj1; a++) {
+        const uint32_t q = s->in->j1_qi[a];
+        if (q < d) {
+            const cand *c = &s->cands[gv[q]];
+            s->jbuf[a] = q == j ? child_node(s, c, pc->s) : c->node;
+        } else {
+            s->jbuf[a] = s->jraw_nodes[(size_t)raw * s->nraw + (q - d)];
+        }
+    }
+    return probe_of(s, s->jbuf, &pc->probe);
+}
+
 /* Splits the rows of group g by the children of its value on attribute j
  * (NONE: not split) and by raw join value into pieces, with their probes and,
- * when the risk needs them, their Y tuples. */
+ * when the risk needs them, their Y tuples. One scan per view: the reference
+ * way, and the way for groups too small for count_views' counters. */
 static int group_pieces(tds *s, size_t g, uint32_t j)
 {
     const uint32_t d = s->d;
     const uint32_t *gv = s->gval + g * d;
     const cand *cj = j == NONE ? NULL : &s->cands[gv[j]];
     const uint32_t nsub = cj ? cj->nchildren : 1;
-    const uint32_t *codes = cj ? s->t->qi[j].codes : NULL;
     const size_t b = s->gbegin[g], e = s->gend[g];
-    uint32_t nl = 1;
-    if (s->nraw) {
-        if (++s->jr_epoch == 0) {
-            memset(s->jr_stamp, 0, s->njraw * sizeof *s->jr_stamp);
-            s->jr_epoch = 1;
-        }
-        nl = 0;
-        for (size_t i = b; i < e; i++) {
-            uint32_t jr = s->jraw[s->rows[i]];
-            if (s->jr_stamp[jr] != s->jr_epoch) {
-                s->jr_stamp[jr] = s->jr_epoch;
-                s->jr_local[jr] = nl++;
-            }
-        }
-    }
+    const uint32_t nl = local_raw(s, b, e), rw = s->rw;
     const size_t slots = (size_t)nsub * nl;
     if (RESERVE(s->piece_of, s->cap_piece_of, slots) != 0) return ak_err_nomem(s->err);
     memset(s->piece_of, 0, slots * sizeof *s->piece_of);
     s->npieces = 0;
     for (size_t i = b; i < e; i++) {
-        const uint32_t r = s->rows[i];
-        const uint32_t sub = cj ? child_index(s, cj, codes[r]) : 0;
-        const size_t slot = (size_t)sub * nl + (s->nraw ? s->jr_local[s->jraw[r]] : 0);
+        const uint32_t *x = s->rec + i * rw, raw = x[d + 1];
+        const uint32_t sub = cj ? child_index(s, cj, x[j]) : 0;
+        const size_t slot = (size_t)sub * nl + (s->nraw ? s->jr_local[raw] : 0);
         if (!s->piece_of[slot]) {
             if (RESERVE(s->pieces, s->cap_pieces, s->npieces + 1) != 0) return ak_err_nomem(s->err);
-            s->pieces[s->npieces] = (piece){sub, s->nraw ? s->jraw[r] : 0, 0, 0, 0};
+            s->pieces[s->npieces] = (piece){sub, raw, 0, 0, 0, 0};
             s->piece_of[slot] = (uint32_t)++s->npieces;
         }
         s->pieces[s->piece_of[slot] - 1].n++;
     }
-    /* probes: join nodes of each piece */
-    for (size_t p = 0; p < s->npieces; p++) {
-        piece *pc = &s->pieces[p];
-        for (uint32_t a = 0; a < s->in->nj1; a++) {
-            const uint32_t q = s->in->j1_qi[a];
-            if (q < d) {
-                const cand *c = &s->cands[gv[q]];
-                s->jbuf[a] = q == j ? child_node(s, c, pc->s) : c->node;
-            } else {
-                s->jbuf[a] = s->jraw_nodes[(size_t)pc->probe * s->nraw + (q - d)];
-            }
-        }
-        AK_CHECK(probe_of(s, s->jbuf, &pc->probe));
-    }
+    /* probes: join nodes of each piece (probe holds its raw join tuple until then) */
+    for (size_t p = 0; p < s->npieces; p++) AK_CHECK(piece_probe(s, gv, j, &s->pieces[p], s->pieces[p].probe));
     if (!s->need_y1_lists) return 0;
     /* Y tuples of T1 per piece (only the sensitive ones for linkability) */
     const int sensitive_only = s->mode == MODE_LINK;
-    const uint32_t *y1 = s->in->y1;
     s->npy = 0;
     if ((uint64_t)s->in->ny1 * s->npieces <= (1u << 20)) {
         const size_t cells = (size_t)s->in->ny1 * s->npieces;
         if (RESERVE(s->dense, s->cap_dense, cells) != 0) return ak_err_nomem(s->err);
         memset(s->dense, 0, cells * sizeof *s->dense);
         for (size_t i = b; i < e; i++) {
-            const uint32_t r = s->rows[i];
-            if (sensitive_only && !s->in->y1_sensitive[y1[r]]) continue;
-            const uint32_t sub = cj ? child_index(s, cj, codes[r]) : 0;
-            const size_t slot = (size_t)sub * nl + (s->nraw ? s->jr_local[s->jraw[r]] : 0);
-            s->dense[(size_t)(s->piece_of[slot] - 1) * s->in->ny1 + y1[r]]++;
+            const uint32_t *x = s->rec + i * rw, y = x[d];
+            if (sensitive_only && !s->in->y1_sensitive[y]) continue;
+            const uint32_t sub = cj ? child_index(s, cj, x[j]) : 0;
+            const size_t slot = (size_t)sub * nl + (s->nraw ? s->jr_local[x[d + 1]] : 0);
+            s->dense[(size_t)(s->piece_of[slot] - 1) * s->in->ny1 + y]++;
         }
         for (size_t p = 0; p < s->npieces; p++) {
             s->pieces[p].yoff = (uint32_t)s->npy;
@@ -680,11 +769,11 @@ static int group_pieces(tds *s, size_t g, uint32_t j)
     if (RESERVE(s->pairs, s->cap_pairs, e - b) != 0) return ak_err_nomem(s->err);
     size_t m = 0;
     for (size_t i = b; i < e; i++) {
-        const uint32_t r = s->rows[i];
-        if (sensitive_only && !s->in->y1_sensitive[y1[r]]) continue;
-        const uint32_t sub = cj ? child_index(s, cj, codes[r]) : 0;
-        const size_t slot = (size_t)sub * nl + (s->nraw ? s->jr_local[s->jraw[r]] : 0);
-        s->pairs[m++] = (uint64_t)(s->piece_of[slot] - 1) << 32 | y1[r];
+        const uint32_t *x = s->rec + i * rw, y = x[d];
+        if (sensitive_only && !s->in->y1_sensitive[y]) continue;
+        const uint32_t sub = cj ? child_index(s, cj, x[j]) : 0;
+        const size_t slot = (size_t)sub * nl + (s->nraw ? s->jr_local[x[d + 1]] : 0);
+        s->pairs[m++] = (uint64_t)(s->piece_of[slot] - 1) << 32 | y;
     }
     qsort(s->pairs, m, sizeof *s->pairs, cmp_u64);
     if (RESERVE(s->pyv, s->cap_pyv, m) || RESERVE(s->pyc, s->cap_pyc, m)) return ak_err_nomem(s->err);
@@ -751,7 +840,8 @@ static int evaluate(tds *s, double *risk)
             }
             if (ins) {
                 AK_CHECK(grow_x(s, s->xmap.count));
-                s->ax[x] = s->ay[x] = 0;
+                s->ax[x] = 0;
+                if (s->mode != MODE_LINK) s->ay[x] = 0; /* linkability: ay is per (x, y), set below */
                 s->xstamp[x] = 0;
                 if (RESERVE(s->finals, s->cap_finals, s->nfinals + 1) != 0) return ak_err_nomem(s->err);
                 s->finals[s->nfinals++] = x;
@@ -872,19 +962,137 @@ static int evaluate(tds *s, double *risk)
     return 0;
 }
 
+/* One scan of group g counts its rows per (child value, raw join value) for
+ * every view at once: the group as it is (view 0) and the group with its value
+ * on attribute j specialized (view 1 + j); with, when the risk needs them, the
+ * rows per Y tuple of T1 (only the sensitive ones for linkability). These are
+ * the count statistics of 004 §5.3 Step 1, collected in the scan that refines
+ * the partition. Returns 1 without counting when the counters would be large
+ * against the group (each view then takes a scan of its own, group_pieces). */
+static int count_views(tds *s, size_t g, uint32_t *nl_out)
+{
+    const uint32_t d = s->d;
+    const uint32_t *gv = s->gval + g * d;
+    const size_t b = s->gbegin[g], e = s->gend[g];
+    const uint32_t ny = s->need_y1_lists ? s->in->ny1 : 0;
+    const uint32_t nl = local_raw(s, b, e);
+    size_t slots = 0;
+    for (uint32_t v = 0; v <= d; v++) {
+        s->voff[v] = slots;
+        slots += (size_t)(v ? s->cands[gv[v - 1]].nchildren : 1) * nl;
+    }
+    s->voff[d + 1] = slots;
+    const size_t cells = slots * ny, budget = 16 * (e - b + 256) * ((size_t)d + 1);
+    if (slots + cells > budget) return 1;
+    if (RESERVE(s->slotn, s->cap_slotn, slots) || RESERVE(s->sloty, s->cap_sloty, cells + 1))
+        return ak_err_nomem(s->err);
+    memset(s->slotn, 0, slots * sizeof *s->slotn);
+    memset(s->sloty, 0, cells * sizeof *s->sloty);
+    const int sensitive_only = s->mode == MODE_LINK;
+    const uint32_t rw = s->rw;
+    for (const uint32_t *x = s->rec + b * rw, *end = s->rec + e * rw; x < end; x += rw) {
+        const uint32_t raw = s->nraw ? s->jr_local[x[d + 1]] : 0;
+        const uint32_t y = x[d];
+        const int count_y = ny && (!sensitive_only || s->in->y1_sensitive[y]);
+        s->slotn[raw]++;
+        if (count_y) s->sloty[(size_t)raw * ny + y]++;
+        for (uint32_t j = 0; j < d; j++) {
+            const cand *c = &s->cands[gv[j]];
+            if (!c->nchildren) continue;
+            const size_t slot = s->voff[j + 1] + (size_t)child_index(s, c, x[j]) * nl + raw;
+            s->slotn[slot]++;
+            if (count_y) s->sloty[slot * ny + y]++;
+        }
+    }
+    *nl_out = nl;
+    return 0;
+}
+
+/* The pieces of view v of group g from count_views' counters, with their
+ * probes and Y tuples: as lists in pyv / pyc for evaluate, or (lists 0) only
+ * their number and largest count for evaluate_unique. */
+static int view_pieces(tds *s, size_t g, uint32_t v, uint32_t nl, int lists)
+{
+    const uint32_t *gv = s->gval + g * s->d;
+    const uint32_t ny = s->need_y1_lists ? s->in->ny1 : 0;
+    const uint32_t j = v ? v - 1 : NONE;
+    s->npieces = 0;
+    s->npy = 0;
+    for (size_t slot = s->voff[v]; slot < s->voff[v + 1]; slot++) {
+        const uint64_t n = s->slotn[slot];
+        if (!n) continue;
+        if (RESERVE(s->pieces, s->cap_pieces, s->npieces + 1) != 0) return ak_err_nomem(s->err);
+        piece *pc = &s->pieces[s->npieces++];
+        const size_t local = slot - s->voff[v];
+        *pc = (piece){(uint32_t)(local / nl), 0, n, (uint32_t)s->npy, 0, 0};
+        AK_CHECK(piece_probe(s, gv, j, pc, s->nraw ? s->jr_global[local % nl] : 0));
+        const uint64_t *yh = s->sloty + slot * ny;
+        for (uint32_t y = 0; y < ny; y++) {
+            if (!yh[y]) continue;
+            pc->ylen++;
+            if (yh[y] > pc->ymax) pc->ymax = yh[y];
+            if (!lists) continue;
+            if (RESERVE(s->pyv, s->cap_pyv, s->npy + 1) || RESERVE(s->pyc, s->cap_pyc, s->npy + 1))
+                return ak_err_nomem(s->err);
+            s->pyv[s->npy] = y;
+            s->pyc[s->npy++] = yh[y];
+        }
+    }
+    return 0;
+}
+
+/* The largest risk over the x values the current pieces form in the join when
+ * pairs are unique (probe_summary): per piece, the product of its own factor
+ * and the least factors of its matches (anonymity), or its largest share of
+ * a sensitive Y tuple (linkability, Y in T1) or its matches' largest l_y (Y in
+ * an earlier release). The same numbers as evaluate, without the X-tree. */
+static double evaluate_unique(const tds *s)
+{
+    double worst = -INFINITY;
+    for (size_t pi = 0; pi < s->npieces; pi++) {
+        const piece *pc = &s->pieces[pi];
+        if (s->probe_dead[pc->probe]) continue; /* matches nothing: no x */
+        double r;
+        switch (s->mode) {
+        case MODE_CASE4:
+            r = xy_risk_anonymity(pc->n * s->probe_minn[pc->probe]);
+            break;
+        case MODE_CASE1: {
+            const uint64_t own = s->in->y1 ? (s->y1_key ? pc->n : pc->ylen) : 1;
+            r = xy_risk_anonymity(own * s->probe_minf[pc->probe]);
+            break;
+        }
+        default: /* MODE_LINK; an x without a sensitive value has linkability 0 */
+            r = s->y_table == 0 ? xy_risk_linkability(pc->ymax, pc->n) : s->probe_link[pc->probe];
+            break;
+        }
+        if (r > worst) worst = r;
+    }
+    return worst;
+}
+
 /* Risk of group g as it is and after specializing each of its values. */
 static int measure_group(tds *s, size_t g)
 {
-    AK_CHECK(group_pieces(s, g, NONE));
-    AK_CHECK(evaluate(s, &s->gown[g]));
-    for (uint32_t j = 0; j < s->d; j++) {
-        double *st = &s->gstat[g * s->d + j];
-        if (!s->cands[s->gval[g * s->d + j]].nchildren) {
+    uint32_t nl = 1;
+    const int each = s->in->reference ? 1 : count_views(s, g, &nl);
+    if (each < 0) return each;
+    for (uint32_t v = 0; v <= s->d; v++) {
+        double *st = v ? &s->gstat[g * s->d + v - 1] : &s->gown[g];
+        if (v && !s->cands[s->gval[g * s->d + v - 1]].nchildren) {
             *st = NAN;
             continue;
         }
-        AK_CHECK(group_pieces(s, g, j));
-        AK_CHECK(evaluate(s, st));
+        if (each) {
+            AK_CHECK(group_pieces(s, g, v ? v - 1 : NONE));
+            AK_CHECK(evaluate(s, st));
+        } else if (s->unique_pairs) {
+            AK_CHECK(view_pieces(s, g, v, nl, 0));
+            *st = evaluate_unique(s);
+        } else {
+            AK_CHECK(view_pieces(s, g, v, nl, 1));
+            AK_CHECK(evaluate(s, st));
+        }
     }
     return 0;
 }
@@ -940,19 +1148,23 @@ static int specialize(tds *s, uint32_t w)
         goto done;
     }
     const size_t old_groups = s->ngroups;
-    const uint32_t *codes = s->t->qi[a].codes;
+    const uint32_t rw = s->rw;
     for (size_t g = 0; g < old_groups && rc == 0; g++) {
         if (s->gval[g * d + a] != w) continue;
         const size_t b = s->gbegin[g], e = s->gend[g];
         memset(cnt, 0, ((size_t)nch + 1) * sizeof *cnt);
-        for (size_t i = b; i < e; i++) cnt[child_index(s, &wc, codes[s->rows[i]]) + 1]++;
+        for (size_t i = b; i < e; i++) cnt[child_index(s, &wc, s->rec[i * rw + a]) + 1]++;
         for (uint32_t c = 0; c < nch; c++) cnt[c + 1] += cnt[c];
-        uint32_t *fill = s->tmp; /* counting sort of the slice by child */
+        /* counting sort of the slice (rows and records) by child */
         for (size_t i = b; i < e; i++) {
-            const uint32_t r = s->rows[i];
-            fill[cnt[child_index(s, &wc, codes[r])]++] = r;
+            const uint32_t *x = s->rec + i * rw;
+            const uint32_t to = cnt[child_index(s, &wc, x[a])]++;
+            uint32_t *y = s->rec_tmp + (size_t)to * rw;
+            s->tmp[to] = s->rows[i];
+            for (uint32_t k = 0; k < rw; k++) y[k] = x[k];
         }
-        memcpy(s->rows + b, fill, (e - b) * sizeof *fill);
+        memcpy(s->rows + b, s->tmp, (e - b) * sizeof *s->tmp);
+        memcpy(s->rec + b * rw, s->rec_tmp, (e - b) * rw * sizeof *s->rec);
         memcpy(valbuf, s->gval + g * d, d * sizeof *valbuf);
         size_t start = b;
         int reused = 0;
@@ -1081,9 +1293,13 @@ static void tds_free(tds *s)
     free(s->jraw_nodes);
     free(s->jr_stamp);
     free(s->jr_local);
+    free(s->jr_global);
     free(s->cands);
+    free(s->lut);
     free(s->rows);
     free(s->tmp);
+    free(s->rec);
+    free(s->rec_tmp);
     free(s->gbegin);
     free(s->gend);
     free(s->gval);
@@ -1092,6 +1308,13 @@ static void tds_free(tds *s)
     strmap_free(&s->probes);
     free(s->probe_off);
     free(s->probe_items);
+    free(s->probe_dead);
+    free(s->probe_minn);
+    free(s->probe_minf);
+    free(s->probe_link);
+    free(s->voff);
+    free(s->slotn);
+    free(s->sloty);
     free(s->pieces);
     free(s->piece_of);
     free(s->pairs);
@@ -1155,6 +1378,25 @@ static void choose_mode(tds *s)
         s->mode = MODE_GENERAL;
         s->need_y1_lists = in->y1 != NULL;
     }
+}
+
+/* Whether every x of the join comes from one pair of partitions and the
+ * products a(x), a(x, y) stay exact in a double (so probe_summary's shortcut
+ * gives evaluate's numbers bit for bit): X holds every join attribute of
+ * every table (004 §5.4 Case 1), so an x fixes its P1 and each P_i. */
+static int unique_pairs(const tds *s)
+{
+    if (s->in->reference || s->nraw || !(s->mode == MODE_CASE4 || s->mode == MODE_CASE1 || s->mode == MODE_LINK))
+        return 0;
+    const uint64_t limit = (uint64_t)1 << 53;
+    uint64_t prod = s->n;
+    for (size_t r = 0; r < s->nrel; r++) {
+        const tds_release *rel = s->trees[r].rel;
+        if (!rel->join_in_x) return 0;
+        if (rel->nrows && prod > limit / rel->nrows) return 0;
+        prod *= rel->nrows;
+    }
+    return 1;
 }
 
 static const char *mode_name(int mode)
@@ -1250,7 +1492,8 @@ int tds_run(const tds_input *in, partition *out, tds_result *res, ak_error *err)
     s->tmp = malloc((n ? n : 1) * sizeof *s->tmp);
     s->jbuf = malloc((in->nj1 + 1) * sizeof *s->jbuf);
     s->combo = malloc((s->nrel + 1) * sizeof *s->combo);
-    if (!s->trees || !s->rows || !s->tmp || !s->jbuf || !s->combo || strmap_init(&s->probes, 256) != 0) {
+    s->voff = malloc(((size_t)s->d + 2) * sizeof *s->voff);
+    if (!s->trees || !s->rows || !s->tmp || !s->jbuf || !s->combo || !s->voff || strmap_init(&s->probes, 256) != 0) {
         rc = ak_err_nomem(err);
         goto done;
     }
@@ -1260,6 +1503,7 @@ int tds_run(const tds_input *in, partition *out, tds_result *res, ak_error *err)
         rc = build_rtree(s, &in->releases[r], &s->trees[r], in->model.kind == XY_LINKABILITY);
     if (rc < 0) goto done;
     choose_mode(s);
+    s->unique_pairs = unique_pairs(s);
     res->special_case = mode_name(s->mode);
     /* raw join tuples of T1 */
     if (s->nraw) {
@@ -1281,11 +1525,27 @@ int tds_run(const tds_input *in, partition *out, tds_result *res, ak_error *err)
         s->jraw_nodes = malloc(((size_t)s->njraw * s->nraw + 1) * sizeof *s->jraw_nodes);
         s->jr_stamp = calloc(s->njraw + 1, sizeof *s->jr_stamp);
         s->jr_local = malloc((s->njraw + 1) * sizeof *s->jr_local);
-        if (rc == 0 && (!s->jraw_nodes || !s->jr_stamp || !s->jr_local)) rc = ak_err_nomem(err);
+        s->jr_global = malloc((s->njraw + 1) * sizeof *s->jr_global);
+        if (rc == 0 && (!s->jraw_nodes || !s->jr_stamp || !s->jr_local || !s->jr_global)) rc = ak_err_nomem(err);
         for (uint32_t j = 0; rc == 0 && j < s->njraw; j++)
             memcpy(s->jraw_nodes + (size_t)j * s->nraw, strmap_key(&jm, j), s->nraw * sizeof *key);
         strmap_free(&jm);
         if (rc < 0) goto done;
+    }
+    /* the records in row order */
+    s->rw = s->d + 3;
+    s->rec = malloc((n ? n : 1) * s->rw * sizeof *s->rec);
+    s->rec_tmp = malloc((n ? n : 1) * s->rw * sizeof *s->rec_tmp);
+    if (!s->rec || !s->rec_tmp) {
+        rc = ak_err_nomem(err);
+        goto done;
+    }
+    for (size_t i = 0; i < n; i++) {
+        uint32_t *x = s->rec + i * s->rw;
+        for (uint32_t q = 0; q < s->d; q++) x[q] = in->t->qi[q].codes[i];
+        x[s->d] = in->y1 ? in->y1[i] : 0;
+        x[s->d + 1] = s->nraw ? s->jraw[i] : 0;
+        x[s->d + 2] = s->nclasses ? in->t->class_codes[i] : 0;
     }
     /* Line 1: every attribute at ANY, every continuous attribute one interval */
     uint32_t *val = malloc((s->d + 1) * sizeof *val);

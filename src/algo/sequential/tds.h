@@ -63,6 +63,9 @@ typedef struct tds_input {
     const tds_release *releases;
     xy_model model;
     int distortion;           /* Score's InfoGain: 1 distortion (eq. 3), 0 class entropy (eq. 2) */
+    int reference;            /* 1: measure every view of a group by its own scan and the X-tree, without
+                                 the shortcuts (one scan for all views, per-probe summaries); the tests
+                                 compare both ways */
 } tds_input;
 
 /* One value of a final cut. */
