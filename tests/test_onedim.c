@@ -943,6 +943,34 @@ static void test_external_sort(void **state)
     tu_rmtree(dir);
 }
 
+/* In-memory sorts of more than 65536 records (split on their top two bytes
+ * first) against qsort: top words spread out, all sharing their top two
+ * bytes, and few distinct values (long runs of equal keys). */
+static void test_sort_many_records(void **state)
+{
+    (void)state;
+    tu_rng rng = {6};
+    for (int kind = 0; kind < 3; kind++) {
+        const size_t n = 65536 + tu_below(&rng, 80000);
+        uint64_t *recs = malloc(n * 3 * sizeof *recs), *want = malloc(n * 3 * sizeof *want);
+        assert_non_null(recs);
+        assert_non_null(want);
+        for (size_t i = 0; i < n; i++) {
+            const uint64_t r = tu_next(&rng);
+            recs[i * 3] = kind == 0 ? r : kind == 1 ? (0xabcdull << 48) | (r >> 16) : (r % 5) << 62;
+            recs[i * 3 + 1] = kind == 2 ? 0 : tu_next(&rng);
+            recs[i * 3 + 2] = i;
+        }
+        memcpy(want, recs, n * 3 * sizeof *recs);
+        qsort(want, n, 3 * sizeof *want, cmp_rec3);
+        ak_error err;
+        assert_int_equal(extsort_sort_array(recs, n, 3, &err), ANONKIT_OK);
+        assert_memory_equal(recs, want, n * 3 * sizeof *recs);
+        free(recs);
+        free(want);
+    }
+}
+
 /* ---------------------------------------------------- whole runs + verifier -- */
 
 static const char *const algorithms[] = {"hilbert", "hilbert-fast", "idistance", "idistance-fast"};
@@ -1221,6 +1249,7 @@ int main(void)
         cmocka_unit_test(test_ldiv_heuristic),
         cmocka_unit_test(test_ldiv_exchange),
         cmocka_unit_test(test_external_sort),
+        cmocka_unit_test(test_sort_many_records),
         cmocka_unit_test(test_random_tables_verified),
         cmocka_unit_test(test_memory_budget_same_result),
         cmocka_unit_test(test_options),

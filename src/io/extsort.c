@@ -103,14 +103,50 @@ static void radix_sort(uint64_t *rec, uint64_t *tmp, size_t n, size_t words, siz
     if (at < bytes) insertion_sort(rec, n, words);
 }
 
+/* Sorts n records in rec (tmp: room for n records). Many records are first
+ * split on their top two bytes at once (65536 buckets: one scatter instead of
+ * two), each bucket then goes on by radix_sort. */
+static int sort_records(uint64_t *rec, uint64_t *tmp, size_t n, size_t words, ak_error *err)
+{
+    if (n < ((size_t)1 << 16) || words * 8 < 2) {
+        radix_sort(rec, tmp, n, words, 0);
+        return ANONKIT_OK;
+    }
+    size_t *count = calloc((size_t)1 << 16, sizeof *count), *next = malloc(((size_t)1 << 16) * sizeof *next);
+    if (!count || !next) {
+        free(count), free(next);
+        return ak_err_nomem(err);
+    }
+    for (size_t i = 0; i < n; i++) count[rec[i * words] >> 48]++;
+    if (count[rec[0] >> 48] == n) { /* one value: the byte-wise sort skips it */
+        free(count), free(next);
+        radix_sort(rec, tmp, n, words, 2);
+        return ANONKIT_OK;
+    }
+    size_t sum = 0;
+    for (size_t b = 0; b < ((size_t)1 << 16); b++) {
+        next[b] = sum;
+        sum += count[b];
+    }
+    for (size_t i = 0; i < n; i++) {
+        const uint64_t *r = rec + i * words;
+        memcpy(tmp + next[r[0] >> 48]++ * words, r, words * 8);
+    }
+    memcpy(rec, tmp, n * words * 8);
+    for (size_t b = 0, from = 0; b < ((size_t)1 << 16); from += count[b], b++)
+        if (count[b] > 1) radix_sort(rec + from * words, tmp, count[b], words, 2);
+    free(count), free(next);
+    return ANONKIT_OK;
+}
+
 int extsort_sort_array(uint64_t *records, size_t n, size_t words, ak_error *err)
 {
     if (n < 2) return ANONKIT_OK;
     uint64_t *tmp = malloc(n * words * 8);
     if (!tmp) return ak_err_nomem(err);
-    radix_sort(records, tmp, n, words, 0);
+    int rc = sort_records(records, tmp, n, words, err);
     free(tmp);
-    return ANONKIT_OK;
+    return rc;
 }
 
 int extsort_open(extsort **out, size_t words, size_t memory, const char *tmpdir, ak_error *err)
@@ -214,7 +250,7 @@ static int push_run(extsort *s, int fd, uint64_t nrecords, ak_error *err)
 /* Sorts the buffer and writes it as one run. */
 static int spill_buffer(extsort *s, ak_error *err)
 {
-    radix_sort(s->buf, s->scratch, s->n, s->words, 0);
+    AK_CHECK(sort_records(s->buf, s->scratch, s->n, s->words, err));
     int fd;
     AK_CHECK(spill_file(s, &fd, err));
     int rc = write_all(s, fd, s->buf, s->n * s->rec_bytes, err);
@@ -346,7 +382,7 @@ int extsort_finish(extsort *s, ak_error *err)
                 s->scratch = malloc(s->n * s->rec_bytes);
                 if (!s->scratch) return ak_err_nomem(err);
             }
-            radix_sort(s->buf, s->scratch, s->n, s->words, 0);
+            AK_CHECK(sort_records(s->buf, s->scratch, s->n, s->words, err));
         }
         return ANONKIT_OK;
     }
