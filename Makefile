@@ -31,6 +31,7 @@ bench: build
 	bash bench/bench_workload.sh $(BUILD)
 	bash bench/bench_generate.sh $(BUILD)
 	bash bench/bench_rothko.sh $(BUILD)
+	bash bench/bench_rothko_s.sh $(BUILD)
 	bash bench/bench_sequential.sh $(BUILD)
 	bash bench/bench_onedim.sh $(BUILD)
 	bash bench/bench_incognito.sh $(BUILD)

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# bench_rothko.sh — Rothko-T (000 §2, §4, §5.3-5.4) on generated data (000
-# Figure 7, the 9 QIs): `--memory 64M`, k = 1000, F_CACHE 1 and 8. Prints wall
+# bench_rothko.sh — Rothko-T (000 §2, §4, §5.3-5.4) and Rothko-S (000 §3, §4)
+# on generated data (000 Figure 7, the 9 QIs): `--memory 64M`, k = 1000,
+# Rothko-T with F_CACHE 1 and 8, Rothko-S with the largest sample. Prints wall
 # time, peak resident memory against the budget, blocks read and written against
 # the I/O model of 000 §4, and — measured in the same run on a file the size of
 # the tuple data, in the folder the spill files go to — the cost of the model's
@@ -9,8 +10,9 @@
 #           spill files are mostly read here) and one write (dd, fsync);
 #   direct: one read and one write with O_DIRECT (dd iflag/oflag=direct), the
 #           device's own sequential speed, which the page cache hides.
-# The run is stated as a multiple of the model's I/O time under each, reads_T x
-# (read time per block) + writes_T x (write time per block), and of its own
+# The run is stated as a multiple of the model's I/O time under each, reads x
+# (read time per block) + writes x (write time per block), with reads_T/writes_T
+# for Rothko-T and reads_S/writes_S for Rothko-S, and of its own
 # blocks at device speed. The in-memory Mondrian on the same input is the
 # baseline. Never fails on time.
 set -euo pipefail
@@ -49,13 +51,19 @@ fi
 run() { # NAME ARGS...
     local name=$1
     shift
-    /usr/bin/time -f "%e %M" -o "$DIR/t" "$ANONKIT" anonymize "$DIR/in.csv" -o "$DIR/out.csv" --qi $QI --k 1000 \
-        --seed 1 --report "$DIR/r.json" "$@" 2>/dev/null
+    if ! /usr/bin/time -f "%e %M" -o "$DIR/t" "$ANONKIT" anonymize "$DIR/in.csv" -o "$DIR/out.csv" --qi $QI --k 1000 \
+        --seed 1 --report "$DIR/r.json" "$@" 2>"$DIR/err"; then
+        echo "$name: failed: $(tail -1 "$DIR/err")"
+        return
+    fi
     read -r secs rss <"$DIR/t"
-    /usr/bin/python3 - "$name" "$secs" "$rss" "$DIR/r.json" "$BLOCKS" "$READ" "$WRITE" "$DREAD" "$DWRITE" <<'PY'
+    "$ANONKIT" check "$DIR/out.csv" --qi $QI --k 1000 >/dev/null 2>&1 || echo "$name: the verifier refused the output"
+    /usr/bin/python3 - "$name" "$secs" "$rss" "$DIR/r.json" "$BLOCKS" "$READ" "$WRITE" "$DREAD" "$DWRITE" "$DIR/secs.txt" <<'PY'
 import json, sys
-name, secs, rss, path, blocks, read, write, dread, dwrite = sys.argv[1:]
+name, secs, rss, path, blocks, read, write, dread, dwrite, log = sys.argv[1:]
 secs, rss, blocks = float(secs), int(rss) / 1024, int(blocks)
+with open(log, "a") as f:
+    f.write(f"{name}\t{secs}\n")
 r = json.load(open(path))
 line = f"{name:22s} {secs:7.2f} s  peak RSS {rss:6.1f} MB  classes {r['classes']}  GCP {r['metrics']['gcp']:.4f}"
 io = r.get("out_of_core")
@@ -66,15 +74,19 @@ if io:
         return (reads * float(rd) + writes * float(wr)) / blocks * scale
     def times(t):
         return f"{secs / t:.2f} x" if t > 0 else "n/a"
-    cached, direct = cost(m["reads_T"], m["writes_T"], read, write), cost(m["reads_T"], m["writes_T"], dread, dwrite)
+    s = "S" if "reads_S" in m else "T"
+    reads, writes = m["reads_" + s], m["writes_" + s]
+    cached, direct = cost(reads, writes, read, write), cost(reads, writes, dread, dwrite)
     own = cost(io["blocks_read"], io["blocks_written"], dread, dwrite)
     budget = io["memory"] / 2**20
     bpt = io["blocks_written"] * io["block_size"] / io["rows_written"] if io.get("rows_written") else 0
     line += (f"  (budget {budget:.0f} MB + 16: {'within' if rss <= budget + 16 else 'OVER'})\n"
-             f"{'':22s} TM {io['tm_rows']} rows, F_CACHE {io['fcache']}, scans {io['scans']}, repartitions {io['repartitions']}"
-             f" (model: height {m['height']}, repartitions_T {m['repartitions_T']})\n"
+             f"{'':22s} TM {io['tm_rows']} rows, scans {io['scans']}, repartitions {io['repartitions']}"
+             + (f", F_CACHE {io['fcache']} (model: height {m['height']}, repartitions_T {m['repartitions_T']})\n" if s == "T" else
+                f" (model: repartitions_S {m['repartitions_S']}), sample {io['sample_rows']} rows, growth phases"
+                f" {io['growth_phases']}, pruned nodes {io['pruned_nodes']}, no confident split {io['no_confident_split']}\n") +
              f"{'':22s} blocks read {io['blocks_read']} written {io['blocks_written']}"
-             f"  model reads_T {m['reads_T']} writes_T {m['writes_T']}  (|R| = {io['data_blocks']} blocks of 44-byte tuples;"
+             f"  model reads_{s} {reads} writes_{s} {writes}  (|R| = {io['data_blocks']} blocks of 44-byte tuples;"
              f" repartitioned tuples took {bpt:.1f} bytes; first scan wrote {io['first_scan_blocks_written']})\n"
              f"{'':22s} model I/O time: cached {cached:.2f} s, direct {direct:.2f} s;"
              f" wall = {times(cached)} the cached, {times(direct)} the direct model I/O time\n"
@@ -86,3 +98,12 @@ PY
 run "mondrian (in memory)"
 run "rothko-t F_CACHE 1" --algorithm rothko-t --memory "$MEMORY" --fcache 1
 run "rothko-t F_CACHE 8" --algorithm rothko-t --memory "$MEMORY" --fcache 8
+run "rothko-s" --algorithm rothko-s --memory "$MEMORY"
+/usr/bin/python3 - "$DIR/secs.txt" <<'PY'
+import sys
+t = {k: float(v) for k, v in (l.rstrip("\n").split("\t") for l in open(sys.argv[1]))}
+if "rothko-s" in t:
+    faster = min(v for k, v in t.items() if k.startswith("rothko-t")) if any(k.startswith("rothko-t") for k in t) else 0
+    if faster:
+        print(f"rothko-s / the faster rothko-t = {t['rothko-s'] / faster:.2f}")
+PY
