@@ -1250,15 +1250,6 @@ static void load_free(rk *r, rk_load *l)
     memset(l, 0, sizeof *l);
 }
 
-/* The numeric sensitive values and targets of l->cap rows, when stored. */
-static int load_alloc_values(const rk *r, rk_load *l, ak_error *err)
-{
-    const size_t cap = l->cap ? l->cap : 1;
-    if (r->has_sval && !(l->sval = malloc(cap * sizeof *l->sval))) return ak_err_nomem(err);
-    if (r->has_target && !(l->target = malloc(cap * sizeof *l->target))) return ak_err_nomem(err);
-    return ANONKIT_OK;
-}
-
 /* Copies the doubles of a stored tuple (layout lay) into slot `at` of l. */
 static inline void load_values(const rk *r, const rk_layout *lay, rk_load *l, size_t at, const uint8_t *tuple)
 {
@@ -1266,19 +1257,27 @@ static inline void load_values(const rk *r, const rk_layout *lay, rk_load *l, si
     if (r->has_target) l->target[at] = tuple_target(r, lay, tuple);
 }
 
+/* Room in l for `cap` rows: codes, sensitive and class codes, the doubles
+ * the tuples carry, and with `copied` the offsets of their copied fields. */
+static int load_alloc(const rk *r, rk_load *l, size_t cap, int copied, ak_error *err)
+{
+    l->cap = cap;
+    const size_t rows = cap ? cap : 1;
+    if (!(l->codes = calloc(r->d ? r->d : 1, sizeof *l->codes))) return ak_err_nomem(err);
+    for (uint32_t q = 0; q < r->d; q++)
+        if (!(l->codes[q] = malloc(rows * sizeof **l->codes))) return ak_err_nomem(err);
+    l->sens = malloc(rows * sizeof *l->sens);
+    l->cls = malloc(rows * sizeof *l->cls);
+    if (!l->sens || !l->cls) return ak_err_nomem(err);
+    if (copied && !(l->off = malloc((cap * r->ncopied + 1) * sizeof *l->off))) return ak_err_nomem(err);
+    if (r->has_sval && !(l->sval = malloc(rows * sizeof *l->sval))) return ak_err_nomem(err);
+    if (r->has_target && !(l->target = malloc(rows * sizeof *l->target))) return ak_err_nomem(err);
+    return ANONKIT_OK;
+}
+
 static int load_rows(rk *r, rk_reader *rd, const rk_part *p, uint64_t limit, rk_load *l, size_t *got, ak_error *err)
 {
-    if (!l->codes) {
-        l->cap = (size_t)limit;
-        if (!(l->codes = calloc(r->d, sizeof *l->codes))) return ak_err_nomem(err);
-        for (uint32_t q = 0; q < r->d; q++)
-            if (!(l->codes[q] = malloc((l->cap ? l->cap : 1) * sizeof **l->codes))) return ak_err_nomem(err);
-        l->sens = malloc((l->cap ? l->cap : 1) * sizeof *l->sens);
-        l->cls = malloc((l->cap ? l->cap : 1) * sizeof *l->cls);
-        l->off = malloc((l->cap * r->ncopied + 1) * sizeof *l->off);
-        if (!l->sens || !l->cls || !l->off) return ak_err_nomem(err);
-        AK_CHECK(load_alloc_values(r, l, err));
-    }
+    if (!l->codes) AK_CHECK(load_alloc(r, l, (size_t)limit, 1, err));
     l->copied.len = 0;
     size_t n = 0;
     while (n < limit) { /* a block's whole tuples at a time, decoded column by column */
@@ -1360,7 +1359,8 @@ static int finish_in_memory(rk *r, rk_part *p, const uint32_t *rlo, const uint32
 }
 
 /* Publishes a class larger than memory (no allowable split) in chunks of TM rows. */
-static int finish_big_class(rk *r, rk_node *x, const uint32_t *lo, const uint32_t *hi, ak_error *err)
+static int finish_big_class(rk *r, rk_part *part, const uint32_t *rlo, const uint32_t *rhi, const uint32_t *lo,
+                            const uint32_t *hi, ak_error *err)
 {
     rk_reader rd;
     rk_load l;
@@ -1369,15 +1369,15 @@ static int finish_big_class(rk *r, rk_node *x, const uint32_t *lo, const uint32_
     memset(&classes, 0, sizeof classes);
     table view;
     table_qi qi[r->d];
-    int rc = reader_open(r, &rd, &x->part, 1, err);
+    int rc = reader_open(r, &rd, part, 1, err);
     for (int continued = 0; rc == ANONKIT_OK; continued = 1) {
         size_t n = 0;
-        if ((rc = load_rows(r, &rd, &x->part, r->tm, &l, &n, err)) < 0 || n == 0) break;
+        if ((rc = load_rows(r, &rd, part, r->tm, &l, &n, err)) < 0 || n == 0) break;
         make_view(r, &l, n, &view, qi);
         partition_free(&classes);
         uint32_t id;
         if ((rc = partition_init(&classes, n, r->d, err)) < 0) break;
-        if ((rc = partition_add_class_in(&classes, lo, hi, x->rlo, x->rhi, x->n, &id, err)) < 0) break;
+        if ((rc = partition_add_class_in(&classes, lo, hi, rlo, rhi, part->rows, &id, err)) < 0) break;
         memset(classes.class_of, 0, n * sizeof *classes.class_of);
         rc = r->leaf_fn(r->ctx, &view, &classes, l.copied.data, l.off, continued, err);
     }
@@ -1835,7 +1835,7 @@ static int process_partition(rk *r, rk_part *p, const uint32_t *rlo, const uint3
             break;
         }
         if (x->is_class && x->n > r->tm) { /* a class larger than memory */
-            rc = finish_big_class(r, x, x->blo, x->bhi, err);
+            rc = finish_big_class(r, &x->part, x->rlo, x->rhi, x->blo, x->bhi, err);
         } else {
             rc = process_partition(r, &x->part, x->rlo, x->rhi, x->median_only, err);
         }
@@ -1857,58 +1857,52 @@ static int process_partition(rk *r, rk_part *p, const uint32_t *rlo, const uint3
 
 /* ------------------------------------------------------------ Rothko-S (000 §3) */
 
-/* One scan of p: a simple random sample without replacement of up to `want`
- * rows into l (reservoir sampling), the box of all its rows into
- * box_lo/box_hi and, when `all` is set, the sensitive statistics of all its
- * rows. *got receives the rows sampled. */
+/* One scan of p, a block at a time: a simple random sample without
+ * replacement of up to `want` rows into l (reservoir sampling), the box of
+ * all its rows into box_lo/box_hi and, when `all` is set, the sensitive
+ * statistics of all its rows. *got receives the rows sampled. */
 static int sample_scan(rk *r, rk_part *p, size_t want, rk_load *l, size_t *got, uint32_t *box_lo, uint32_t *box_hi,
                        ak_hist *all, model_moments *all_mom, ak_error *err)
 {
     const uint32_t d = r->d;
     memset(l, 0, sizeof *l);
-    l->cap = want;
-    if (!(l->codes = calloc(d ? d : 1, sizeof *l->codes))) return ak_err_nomem(err);
-    for (uint32_t q = 0; q < d; q++)
-        if (!(l->codes[q] = malloc((want ? want : 1) * sizeof **l->codes))) return ak_err_nomem(err);
-    l->sens = malloc((want ? want : 1) * sizeof *l->sens);
-    l->cls = malloc((want ? want : 1) * sizeof *l->cls);
-    if (!l->sens || !l->cls) return ak_err_nomem(err);
-    AK_CHECK(load_alloc_values(r, l, err));
+    AK_CHECK(load_alloc(r, l, want, 0, err));
     for (uint32_t q = 0; q < d; q++) box_lo[q] = UINT32_MAX, box_hi[q] = 0;
+    uint8_t need[d + 2];
+    memset(need, 1, sizeof need);
     rk_reader rd;
+    rk_batch b = {0};
     int rc = reader_open(r, &rd, p, 0, err);
-    uint32_t code[d + 2];
+    if (rc == ANONKIT_OK) rc = batch_init(r, &b, err);
     uint64_t seen = 0;
     while (rc == ANONKIT_OK) {
-        const uint8_t *pay;
-        size_t paylen;
-        const int more = read_row(r, &rd, p, code, &pay, &paylen, err);
+        const uint8_t *raw;
+        size_t n;
+        const int more = spill_read_records(&rd.tuples, rd.lay->width, b.cap, &raw, &n, err);
         if (more <= 0) {
             rc = more;
             break;
         }
-        for (uint32_t q = 0; q < d; q++) {
-            if (code[q] < box_lo[q]) box_lo[q] = code[q];
-            if (code[q] > box_hi[q]) box_hi[q] = code[q];
-        }
-        if (all && r->need_hist) ak_hist_add(all, code[d]);
-        if (all_mom && r->has_sval) model_moments_add(all_mom, tuple_sval(rd.lay, rd.raw));
-        /* Algorithm R: row `seen` replaces a uniform slot with probability want / (seen + 1) */
-        size_t slot = (size_t)seen;
-        if (seen >= want) {
-            const uint64_t j = ak_rng_below(&r->rng, seen + 1);
-            if (j >= want) {
-                seen++;
-                continue;
+        batch_decode(r, p, rd.lay, raw, n, need, &b);
+        for (uint32_t q = 0; q < d; q++) min_max(b.code + (size_t)q * b.stride, n, &box_lo[q], &box_hi[q]);
+        for (size_t i = 0; i < n; i++, seen++) {
+            const uint8_t *tuple = raw + i * rd.lay->width;
+            if (all && r->need_hist) ak_hist_add(all, b.code[(size_t)d * b.stride + i]);
+            if (all_mom && r->has_sval) model_moments_add(all_mom, tuple_sval(rd.lay, tuple));
+            /* Algorithm R: row `seen` replaces a uniform slot with probability want / (seen + 1) */
+            size_t slot = (size_t)seen;
+            if (seen >= want) {
+                const uint64_t j = ak_rng_below(&r->rng, seen + 1);
+                if (j >= want) continue;
+                slot = (size_t)j;
             }
-            slot = (size_t)j;
+            for (uint32_t q = 0; q < d; q++) l->codes[q][slot] = b.code[(size_t)q * b.stride + i];
+            l->sens[slot] = b.code[(size_t)d * b.stride + i];
+            l->cls[slot] = b.code[(size_t)(d + 1) * b.stride + i];
+            load_values(r, rd.lay, l, slot, tuple);
         }
-        for (uint32_t q = 0; q < d; q++) l->codes[q][slot] = code[q];
-        l->sens[slot] = code[d];
-        l->cls[slot] = code[d + 1];
-        load_values(r, rd.lay, l, slot, rd.raw);
-        seen++;
     }
+    batch_free(&b);
     reader_close(&rd);
     r->stats->scans++;
     *got = seen < want ? (size_t)seen : want;
@@ -2056,17 +2050,7 @@ static int finish_unsplit(rk *r, rk_part *p, const uint32_t *rlo, const uint32_t
         return process_partition(r, p, rlo, rhi, median_only, err);
     }
     r->stats->non_minimal++;
-    const uint32_t d = r->d;
-    uint32_t region[4 * (d ? d : 1)];
-    rk_node x;
-    memset(&x, 0, sizeof x);
-    x.rlo = region;
-    x.rhi = region + d;
-    memcpy(x.rlo, rlo, d * sizeof *rlo);
-    memcpy(x.rhi, rhi, d * sizeof *rhi);
-    x.n = p->rows;
-    x.part = *p;
-    const int rc = finish_big_class(r, &x, box_lo, box_hi, err);
+    const int rc = finish_big_class(r, p, rlo, rhi, box_lo, box_hi, err);
     spill_file_close(&p->tuples);
     spill_file_close(&p->payload);
     return rc;
