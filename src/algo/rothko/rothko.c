@@ -121,6 +121,10 @@ typedef struct rk {
     size_t max_leaves;     /* leaves one growth phase may make (write buffers and histograms) */
     ak_rng rng;
     int values_exact;      /* every numeric sensitive value is a small integer (model_moments) */
+    /* the whole table's sensitive statistics, gathered by the first scan */
+    uint32_t *sens_count;  /* per sensitive code (l-diversity) */
+    size_t sens_cap;
+    model_moments all_mom; /* numeric sensitive values (variance diversity) */
 } rk;
 
 static inline void store_f64(uint8_t *p, double v)
@@ -181,6 +185,19 @@ static int sink_row(void *ctx, const table *t, size_t slot, const csv_record *re
     if (r->has_sval) {
         store_f64(row + 4 * (r->d + 2), t->sensitive_values[slot]);
         r->values_exact &= model_value_is_small_integer(t->sensitive_values[slot]);
+        model_moments_add(&r->all_mom, t->sensitive_values[slot]);
+    }
+    if (r->m->l > 0 && t->sensitive_column >= 0) { /* codes come in order of first appearance */
+        const uint32_t v = t->sensitive_codes[slot];
+        if (v >= r->sens_cap) {
+            const size_t cap = r->sens_cap ? 2 * r->sens_cap : 64;
+            uint32_t *grown = realloc(r->sens_count, cap * sizeof *grown);
+            if (!grown) return ak_err_nomem(err);
+            memset(grown + r->sens_cap, 0, (cap - r->sens_cap) * sizeof *grown);
+            r->sens_count = grown;
+            r->sens_cap = cap;
+        }
+        r->sens_count[v]++;
     }
     if (r->has_target) store_f64(row + 4 * (r->d + 2) + 8 * r->has_sval, t->target_values[slot]);
     AK_CHECK(spill_write(&r->root_tuples, row, r->width, err));
@@ -1858,11 +1875,10 @@ static int process_partition(rk *r, rk_part *p, const uint32_t *rlo, const uint3
 /* ------------------------------------------------------------ Rothko-S (000 §3) */
 
 /* One scan of p, a block at a time: a simple random sample without
- * replacement of up to `want` rows into l (reservoir sampling), the box of
- * all its rows into box_lo/box_hi and, when `all` is set, the sensitive
- * statistics of all its rows. *got receives the rows sampled. */
+ * replacement of up to `want` rows into l (reservoir sampling), and the box
+ * of all its rows into box_lo/box_hi. *got receives the rows sampled. */
 static int sample_scan(rk *r, rk_part *p, size_t want, rk_load *l, size_t *got, uint32_t *box_lo, uint32_t *box_hi,
-                       ak_hist *all, model_moments *all_mom, ak_error *err)
+                       ak_error *err)
 {
     const uint32_t d = r->d;
     memset(l, 0, sizeof *l);
@@ -1887,8 +1903,6 @@ static int sample_scan(rk *r, rk_part *p, size_t want, rk_load *l, size_t *got, 
         for (uint32_t q = 0; q < d; q++) min_max(b.code + (size_t)q * b.stride, n, &box_lo[q], &box_hi[q]);
         for (size_t i = 0; i < n; i++, seen++) {
             const uint8_t *tuple = raw + i * rd.lay->width;
-            if (all && r->need_hist) ak_hist_add(all, b.code[(size_t)d * b.stride + i]);
-            if (all_mom && r->has_sval) model_moments_add(all_mom, tuple_sval(rd.lay, tuple));
             /* Algorithm R: row `seen` replaces a uniform slot with probability want / (seen + 1) */
             size_t slot = (size_t)seen;
             if (seen >= want) {
@@ -2034,7 +2048,7 @@ static int merge_subtree(rk *r, rk_tree *tr, size_t x, rk_part *out, ak_error *e
     return rc;
 }
 
-static int process_sampled(rk *r, rk_part *p, const uint32_t *rlo, const uint32_t *rhi, int median_only, int root,
+static int process_sampled(rk *r, rk_part *p, const uint32_t *rlo, const uint32_t *rhi, int median_only,
                            ak_error *err);
 
 /* A partition larger than the sample that admits no high-confidence split, or
@@ -2064,7 +2078,7 @@ static int finish_unsplit(rk *r, rk_part *p, const uint32_t *rlo, const uint32_t
  * gathered (repartitioning), every node that violates the model has the
  * partitions under its parent merged (pruning), and each resulting partition
  * is processed in turn, left to right. */
-static int process_sampled(rk *r, rk_part *p, const uint32_t *rlo, const uint32_t *rhi, int median_only, int root,
+static int process_sampled(rk *r, rk_part *p, const uint32_t *rlo, const uint32_t *rhi, int median_only,
                            ak_error *err)
 {
     if (p->rows <= r->sample_rows) return finish_in_memory(r, p, rlo, rhi, median_only, err);
@@ -2072,10 +2086,6 @@ static int process_sampled(rk *r, rk_part *p, const uint32_t *rlo, const uint32_
     uint32_t box_lo[d ? d : 1], box_hi[d ? d : 1];
     rk_load l;
     size_t n = 0;
-    ak_hist all;
-    memset(&all, 0, sizeof all);
-    model_moments all_mom;
-    memset(&all_mom, 0, sizeof all_mom);
     mdr_tree grown;
     memset(&grown, 0, sizeof grown);
     rk_tree tr = {0};
@@ -2084,23 +2094,8 @@ static int process_sampled(rk *r, rk_part *p, const uint32_t *rlo, const uint32_
     size_t *emit = NULL, *stack = NULL;
     rk_part *merged = NULL;
     size_t nemit = 0;
-    int rc = root && ak_hist_init(&all, r->sdomain) ? ak_err_nomem(err) : ANONKIT_OK;
     /* the sample */
-    if (rc == ANONKIT_OK)
-        rc = sample_scan(r, p, (size_t)r->sample_rows, &l, &n, box_lo, box_hi, root ? &all : NULL,
-                         root ? &all_mom : NULL, err);
-    if (rc == ANONKIT_OK && root) { /* the whole table must satisfy the model */
-        char why[256] = "";
-        const size_t ncounts = r->need_hist ? ak_hist_counts(&all, r->counts) : 0;
-        if (!model_explain(r->m, p->rows, r->counts, ncounts, r->counts_scratch, why, sizeof why))
-            rc = ak_err_set(err, ANONKIT_E_INELIGIBLE, NULL, 0, 0,
-                            "the whole table does not satisfy the privacy model (%s), so no anonymization can", why);
-        else if (!model_variance_holds(r->m, &all_mom, r->values_exact))
-            rc = ak_err_set(err, ANONKIT_E_INELIGIBLE, NULL, 0, 0,
-                            "the whole table does not satisfy the privacy model (variance of the sensitive values "
-                            "%.6Lg < %g), so no anonymization can",
-                            model_moments_variance(&all_mom, r->values_exact), r->m->variance);
-    }
+    int rc = sample_scan(r, p, (size_t)r->sample_rows, &l, &n, box_lo, box_hi, err);
     /* growth phase */
     if (rc == ANONKIT_OK) {
         sample_test st;
@@ -2124,7 +2119,6 @@ static int process_sampled(rk *r, rk_part *p, const uint32_t *rlo, const uint32_
     }
     partition_free(&classes);
     load_free(r, &l);
-    ak_hist_free(&all);
     if (rc == ANONKIT_OK && grown.count <= 1) { /* no high-confidence split */
         mdr_tree_free(&grown);
         return finish_unsplit(r, p, rlo, rhi, median_only, box_lo, box_hi, err);
@@ -2197,7 +2191,7 @@ static int process_sampled(rk *r, rk_part *p, const uint32_t *rlo, const uint32_
             rk_node *x = &tr.nodes[emit[e]];
             rk_part *part = x->kind == RK_INNER ? &merged[emit[e]] : &x->part;
             part->provisional = 0;
-            rc = process_sampled(r, part, x->rlo, x->rhi, x->median_only, 0, err);
+            rc = process_sampled(r, part, x->rlo, x->rhi, x->median_only, err);
             spill_file_close(&part->tuples);
             spill_file_close(&part->payload);
         }
@@ -2230,6 +2224,25 @@ uint64_t rothko_s_repartitions(uint64_t rows, uint64_t tm, uint64_t k, double al
         N = N / ldexp(1.0, levels);
     }
     return count;
+}
+
+/* Fails with ANONKIT_E_INELIGIBLE unless the whole table (its sensitive
+ * statistics gathered by the first scan) satisfies the model. */
+static int check_whole(rk *r, uint64_t rows, ak_error *err)
+{
+    size_t ncounts = 0;
+    for (size_t v = 0; v < r->sens_cap && v < r->sdomain; v++)
+        if (r->sens_count[v]) r->counts[ncounts++] = r->sens_count[v];
+    char why[256] = "";
+    if (!model_explain(r->m, rows, r->counts, ncounts, r->counts_scratch, why, sizeof why))
+        return ak_err_set(err, ANONKIT_E_INELIGIBLE, NULL, 0, 0,
+                          "the whole table does not satisfy the privacy model (%s), so no anonymization can", why);
+    if (!model_variance_holds(r->m, &r->all_mom, r->values_exact))
+        return ak_err_set(err, ANONKIT_E_INELIGIBLE, NULL, 0, 0,
+                          "the whole table does not satisfy the privacy model (variance of the sensitive values %.6Lg "
+                          "< %g), so no anonymization can",
+                          model_moments_variance(&r->all_mom, r->values_exact), r->m->variance);
+    return ANONKIT_OK;
 }
 
 /* ------------------------------------------------------------ the run */
@@ -2368,33 +2381,8 @@ int rothko_run(const table_spec *spec_in, const model *m, const rothko_options *
             goto done;
         }
     }
-    /* The whole table must satisfy the model (checked from its histogram;
-     * Rothko-S checks it while drawing the first sample). */
-    if (!o->sampling) {
-        ak_hist all;
-        if (ak_hist_init(&all, r.sdomain) != 0) { rc = ak_err_nomem(err); goto done; }
-        rk_reader rd;
-        uint32_t code[r.d + 2];
-        rc = ANONKIT_OK;
-        if (r.need_hist) {
-            rc = reader_open(&r, &rd, &r.root, 0, err);
-            const uint8_t *pay;
-            size_t paylen;
-            int got;
-            while (rc == ANONKIT_OK && (got = read_row(&r, &rd, &r.root, code, &pay, &paylen, err)) == 1)
-                ak_hist_add(&all, code[r.d]);
-            if (rc == ANONKIT_OK && got < 0) rc = got;
-            reader_close(&rd);
-            stats->scans++;
-        }
-        char why[256] = "";
-        if (rc == ANONKIT_OK &&
-            !model_explain(m, t->nrows, r.counts, ak_hist_counts(&all, r.counts), r.counts_scratch, why, sizeof why))
-            rc = ak_err_set(err, ANONKIT_E_INELIGIBLE, NULL, 0, 0,
-                            "the whole table does not satisfy the privacy model (%s), so no anonymization can", why);
-        ak_hist_free(&all);
-        if (rc < 0) goto done;
-    }
+    /* The whole table must satisfy the model (checked from the statistics of the first scan). */
+    if ((rc = check_whole(&r, t->nrows, err)) < 0) goto done;
     r.root.rows = t->nrows;
     if (t->nrows) {
         uint32_t rlo[r.d ? r.d : 1], rhi[r.d ? r.d : 1];
@@ -2402,7 +2390,7 @@ int rothko_run(const table_spec *spec_in, const model *m, const rothko_options *
             rlo[q] = 0;
             rhi[q] = t->qi[q].ncodes ? t->qi[q].ncodes - 1 : 0;
         }
-        rc = o->sampling ? process_sampled(&r, &r.root, rlo, rhi, 0, 1, err)
+        rc = o->sampling ? process_sampled(&r, &r.root, rlo, rhi, 0, err)
                          : process_partition(&r, &r.root, rlo, rhi, 0, err);
         if (rc < 0) goto done;
     }
@@ -2442,6 +2430,7 @@ done:
     strbuf_free(&r.escaped);
     free(r.counts);
     free(r.counts_scratch);
+    free(r.sens_count);
     ak_hist_free(&r.whole);
     ak_hist_free(&r.left);
     ak_hist_free(&r.child);
