@@ -1929,14 +1929,15 @@ static int sample_scan(rk *r, rk_part *p, size_t want, rk_load *l, size_t *got, 
 static int tree_from_growth(rk *r, const mdr_tree *g, rk_tree *tr, ak_error *err)
 {
     const size_t count = g->count;
+    /* each node's children, bucketed by parent: kids[first[i] .. first[i] + nkids[i]) */
     size_t *nkids = calloc(count + 1, sizeof *nkids), *first = calloc(count + 1, sizeof *first);
+    size_t *fill = malloc((count + 1) * sizeof *fill);
     uint32_t *kids = malloc((count ? count : 1) * sizeof *kids), *queue = malloc((count ? count : 1) * sizeof *queue);
-    int rc = nkids && first && kids && queue ? ANONKIT_OK : ak_err_nomem(err);
+    int rc = nkids && first && fill && kids && queue ? ANONKIT_OK : ak_err_nomem(err);
     for (size_t i = 1; rc == ANONKIT_OK && i < count; i++) nkids[g->nodes[i].parent]++;
     for (size_t i = 0; rc == ANONKIT_OK && i < count; i++) first[i + 1] = first[i] + nkids[i];
-    for (size_t i = 1; rc == ANONKIT_OK && i < count; i++) kids[first[g->nodes[i].parent]++] = (uint32_t)i;
-    for (size_t i = count; rc == ANONKIT_OK && i-- > 0;) first[i + 1] = first[i]; /* back to the starts */
-    if (rc == ANONKIT_OK) first[0] = 0;
+    if (rc == ANONKIT_OK) memcpy(fill, first, (count + 1) * sizeof *fill);
+    for (size_t i = 1; rc == ANONKIT_OK && i < count; i++) kids[fill[g->nodes[i].parent]++] = (uint32_t)i;
     if (rc == ANONKIT_OK)
         rc = tree_add(r, tr, mdr_tree_rlo(g, 0), mdr_tree_rhi(g, 0), NULL, NULL, 0, g->nodes[0].median_only, err);
     size_t head = 0, tail = 0;
@@ -1971,6 +1972,7 @@ static int tree_from_growth(rk *r, const mdr_tree *g, rk_tree *tr, ak_error *err
     }
     free(nkids);
     free(first);
+    free(fill);
     free(kids);
     free(queue);
     return rc;
