@@ -169,6 +169,7 @@ static char *build_report(const anonkit_job *job, const table *t, const metrics 
         json_object_set_new(io, "fcache", json_integer((json_int_t)rs->fcache));
         json_object_set_new(io, "data_blocks", json_integer((json_int_t)rs->data_blocks));
         json_object_set_new(io, "first_scan_blocks_written", json_integer((json_int_t)rs->first_scan_blocks_written));
+        json_object_set_new(io, "first_scan_pieces", json_integer((json_int_t)rs->first_scan_pieces));
         json_object_set_new(io, "scans", json_integer((json_int_t)rs->scans));
         json_object_set_new(io, "repartitions", json_integer((json_int_t)rs->repartitions));
         json_object_set_new(io, "blocks_read", json_integer((json_int_t)rs->blocks_read));

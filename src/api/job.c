@@ -603,6 +603,7 @@ int job_table_spec(anonkit_job *job, const char *path, const char *display_name,
 {
     memset(spec, 0, sizeof *spec);
     memset(storage, 0, sizeof *storage);
+    spec->parallel_min_bytes = job->parallel_min_bytes;
     size_t n = job->qi.count;
     storage->hierarchy_paths = calloc(n ? n : 1, sizeof *storage->hierarchy_paths);
     storage->force_numeric = calloc(n ? n : 1, 1);

@@ -319,6 +319,62 @@ int numdict_absorb(numdict *d, const uint32_t *codes, size_t n, ak_error *err)
     return ANONKIT_OK;
 }
 
+/* Folds the presence bitmap of b into d's integers (d bitmap or hashed). */
+static int absorb_present(numdict *d, const numdict *b, ak_error *err)
+{
+    if (!b->present) return ANONKIT_OK;
+    if (d->present_base != INT64_MIN) {
+        const int64_t lo = b->present_base, hi = b->present_base + (int64_t)b->present_words * 64 - 1;
+        int wide = present_cover(d, lo, hi, err);
+        if (wide < 0) return wide;
+        if (!wide) { /* both bases are multiples of 64: whole words line up */
+            const size_t at = (size_t)(b->present_base - d->present_base) / 64;
+            for (size_t w = 0; w < b->present_words; w++) d->present[at + w] |= b->present[w];
+            return ANONKIT_OK;
+        }
+        AK_CHECK(present_to_ids(d, err));
+        d->present_base = INT64_MIN;
+    }
+    for (size_t w = 0; w < b->present_words; w++)
+        for (uint64_t bits = b->present[w]; bits; bits &= bits - 1)
+            AK_CHECK(intern_int(d, b->present_base + (int64_t)(w * 64 + (size_t)__builtin_ctzll(bits)), err));
+    return ANONKIT_OK;
+}
+
+int numdict_merge_stream(numdict *d, const numdict *b, uint32_t **id_map, ak_error *err)
+{
+    *id_map = NULL;
+    if (b->min < d->min) d->min = b->min;
+    if (b->max > d->max) d->max = b->max;
+    if (b->present_base == INT64_MIN && d->present_base != INT64_MIN) { /* b hashes its integers: so shall d */
+        AK_CHECK(present_to_ids(d, err));
+        d->present_base = INT64_MIN;
+    }
+    AK_CHECK(absorb_present(d, b, err));
+    if (!b->general) return ANONKIT_OK;
+    /* b's ids in their order of first appearance, after d's: the order one
+     * sequential read of d's rows, then b's, would have given them */
+    uint32_t *map = malloc((size_t)(b->ids.count ? b->ids.count : 1) * sizeof *map);
+    if (!map) return ak_err_nomem(err);
+    if (!d->general && u64map_init(&d->ids, 1024) != 0) {
+        free(map);
+        return ak_err_nomem(err);
+    }
+    d->general = 1;
+    for (uint32_t id = 0; id < b->ids.count; id++) {
+        double v;
+        memcpy(&v, &b->ids.id_keys[id], sizeof v);
+        const char *text = b->spellings.data + b->spelling_at[id];
+        const int rc = intern_general(d, v, text, strlen(text), &map[id], err);
+        if (rc < 0) {
+            free(map);
+            return rc;
+        }
+    }
+    *id_map = map;
+    return ANONKIT_OK;
+}
+
 void numdict_map_free(numdict_map *map)
 {
     free(map->int_rank);

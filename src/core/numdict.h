@@ -85,6 +85,12 @@ int numdict_finish(numdict *d, uint32_t *codes, size_t nrows, double **values /*
 
 int numdict_absorb(numdict *d, const uint32_t *codes, size_t n, ak_error *err);
 
+/* Folds the streaming dictionary b (rows read after d's, on another thread)
+ * into d. b's integer codes stay valid as they are; its general-mode ids do
+ * not: *id_map (NULL when b has none, else the caller frees it) maps each to
+ * d's id for the same value. */
+int numdict_merge_stream(numdict *d, const numdict *b, uint32_t **id_map /* OUT */, ak_error *err);
+
 typedef struct numdict_map {
     uint32_t *int_rank;   /* rank of integer value present_base + i, or NULL: look up ids */
     int64_t int_base;

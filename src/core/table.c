@@ -5,6 +5,7 @@
 
 #include <math.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +23,15 @@ static char *dup_str(const char *s, size_t len)
     memcpy(p, s, len);
     p[len] = '\0';
     return p;
+}
+
+static void table_split_free(table_split *s, uint32_t nqi)
+{
+    free(s->sensitive_map);
+    free(s->class_map);
+    for (uint32_t q = 0; s->numeric_ids && q < nqi; q++) free(s->numeric_ids[q]);
+    free(s->numeric_ids);
+    memset(s, 0, sizeof *s);
 }
 
 void table_free(table *t)
@@ -50,6 +60,7 @@ void table_free(table *t)
     free(t->class_codes);
     strmap_free(&t->class_dict);
     free(t->target_values);
+    table_split_free(&t->split, t->nqi);
     free(t);
 }
 
@@ -335,7 +346,7 @@ static int stream_rows(table *t, const table_spec *spec, csv_reader *reader, qi_
     int rc;
     while ((rc = csv_read(reader, &rec, err)) == 1) {
         AK_CHECK(encode_record(t, qr, &dicts, &rec, slot, &missing, err));
-        if (!missing.count) AK_CHECK(spec->row_sink(spec->sink_ctx, t, slot, &rec, err));
+        if (!missing.count) AK_CHECK(spec->row_sink(spec->sink_ctx, t, 0, slot, &rec, err));
         t->nrows++;
         if (++slot == STREAM_CHUNK_ROWS || rc != 1) {
             for (uint32_t q = 0; q < t->nqi; q++)
@@ -424,29 +435,46 @@ static int scan_for_split(const char *path, uint64_t start, uint64_t *split, uin
     return failed ? -1 : 0;
 }
 
-/* Makes the first piece's dictionary the table's and maps the second piece's
- * codes (its n rows at codes[0..n)) into it, which keeps the order of first
- * appearance of a sequential read. */
-static int merge_piece_codes(strmap *table_dict, strmap *first, const strmap *second, uint32_t *codes, size_t n,
-                             ak_error *err)
+/* Makes the first piece's dictionary the table's, adds the second piece's
+ * keys in their order and gives *map (the caller frees it): the second
+ * piece's code -> the table's. This keeps the order of first appearance of a
+ * sequential read. */
+static int merge_piece_dict(strmap *table_dict, strmap *first, const strmap *second, uint32_t **map,
+                            ak_error *err)
 {
     strmap_free(table_dict);
     *table_dict = *first;
     memset(first, 0, sizeof *first);
-    uint32_t *map = malloc((second->count + 1) * sizeof *map);
-    if (!map) return ak_err_nomem(err);
+    uint32_t *m = malloc((second->count + 1) * sizeof *m);
+    if (!m) return ak_err_nomem(err);
     for (uint32_t id = 0; id < second->count; id++)
-        if (strmap_intern(table_dict, strmap_key(second, id), strmap_key_len(second, id), &map[id], NULL) != 0) {
-            free(map);
+        if (strmap_intern(table_dict, strmap_key(second, id), strmap_key_len(second, id), &m[id], NULL) != 0) {
+            free(m);
             return ak_err_nomem(err);
         }
+    *map = m;
+    return ANONKIT_OK;
+}
+
+/* merge_piece_dict, then the second piece's codes (its n rows at
+ * codes[0..n)) mapped into the table's dictionary. */
+static int merge_piece_codes(strmap *table_dict, strmap *first, const strmap *second, uint32_t *codes, size_t n,
+                             ak_error *err)
+{
+    uint32_t *map;
+    AK_CHECK(merge_piece_dict(table_dict, first, second, &map, err));
     for (size_t r = 0; r < n; r++) codes[r] = map[codes[r]];
     free(map);
     return ANONKIT_OK;
 }
 
-/* Rows per piece below which reading in parallel does not pay. */
+/* Bytes of a file below which reading it in two pieces does not pay. */
 #define PARALLEL_MIN_BYTES (8u << 20)
+
+static uint64_t parallel_min_bytes(const table_spec *spec)
+{
+    return spec->parallel_min_bytes ? spec->parallel_min_bytes : PARALLEL_MIN_BYTES;
+}
 
 /* Reads the data rows in two pieces on two threads when the file allows it:
  * large, and without any quote character, so that a line end always ends a
@@ -458,7 +486,8 @@ static int load_rows_parallel(table *t, const table_spec *spec, qi_reader *qr, u
 {
     *loaded = 0;
     struct stat st;
-    if (stat(spec->path, &st) != 0 || (uint64_t)st.st_size < data_start + PARALLEL_MIN_BYTES) return ANONKIT_OK;
+    if (stat(spec->path, &st) != 0 || (uint64_t)st.st_size < data_start + parallel_min_bytes(spec))
+        return ANONKIT_OK;
     uint64_t split, lines_before = 0, lines;
     int quoted;
     if (scan_for_split(spec->path, data_start, &split, &lines_before, &lines, &quoted) != 0 || quoted || !split ||
@@ -527,6 +556,150 @@ static int load_rows_parallel(table *t, const table_spec *spec, qi_reader *qr, u
     return rc;
 }
 
+/* One of the two pieces of a streaming load read in parallel. */
+typedef struct stream_piece {
+    table *t;
+    const table_spec *spec;
+    unsigned index;
+    uint64_t offset, length; /* bytes of the file */
+    long first_line;
+    size_t slot_base;        /* its slots: [slot_base, slot_base + STREAM_CHUNK_ROWS) */
+    size_t nrows;
+    qi_reader *qr;           /* its numeric dictionaries */
+    strmap sensitive, classes;
+    missing_list missing;
+    atomic_int *give_up;     /* set by a piece that failed: the other stops at its next chunk */
+    int rc;
+    ak_error err;
+} stream_piece;
+
+/* Absorbs the provisional numeric codes of the n rows at slot base. */
+static int absorb_chunk(table *t, qi_reader *qr, size_t base, size_t n, ak_error *err)
+{
+    for (uint32_t q = 0; q < t->nqi; q++)
+        if (t->qi[q].kind == ATTR_NUMERIC) AK_CHECK(numdict_absorb(&qr[q].numbers, t->qi[q].codes + base, n, err));
+    return ANONKIT_OK;
+}
+
+/* stream_rows for one piece, on its own thread: encodes into its own slots
+ * and dictionaries and hands every row to the sink as piece p->index. */
+static void *stream_piece_rows(void *arg)
+{
+    stream_piece *p = arg;
+    csv_reader *reader = NULL;
+    p->rc = csv_reader_open_range(&reader, p->spec->path, p->spec->delimiter, p->offset, p->length, p->first_line,
+                                  &p->err);
+    csv_record rec;
+    size_t slot = 0;
+    int got = 0;
+    while (p->rc == ANONKIT_OK && (got = csv_read(reader, &rec, &p->err)) == 1) {
+        const label_dicts dicts = {&p->sensitive, &p->classes};
+        p->rc = encode_record(p->t, p->qr, &dicts, &rec, p->slot_base + slot, &p->missing, &p->err);
+        if (p->rc == ANONKIT_OK && p->missing.count) break; /* the sequential read lists them */
+        if (p->rc == ANONKIT_OK)
+            p->rc = p->spec->row_sink(p->spec->sink_ctx, p->t, p->index, p->slot_base + slot, &rec, &p->err);
+        p->nrows++;
+        if (p->rc == ANONKIT_OK && ++slot == STREAM_CHUNK_ROWS) {
+            p->rc = absorb_chunk(p->t, p->qr, p->slot_base, slot, &p->err);
+            slot = 0;
+            if (atomic_load_explicit(p->give_up, memory_order_relaxed)) break;
+        }
+    }
+    if (p->rc == ANONKIT_OK && got < 0) p->rc = got;
+    if (p->rc == ANONKIT_OK) p->rc = absorb_chunk(p->t, p->qr, p->slot_base, slot, &p->err);
+    if (p->rc != ANONKIT_OK || p->missing.count) atomic_store(p->give_up, 1);
+    csv_reader_free(reader);
+    return NULL;
+}
+
+/* stream_rows in two pieces on two threads, when the file is large and holds
+ * no quote character (load_rows_parallel). The first piece keeps the table's
+ * dictionaries; the second piece's are folded into them afterwards and the
+ * maps of its codes left in t->split. On any surprise the sink is told to
+ * start over and *loaded stays 0: the caller reads sequentially, which also
+ * gives the exact error. */
+static int stream_rows_parallel(table *t, const table_spec *spec, qi_reader *qr, uint64_t data_start, int *loaded,
+                                ak_error *err)
+{
+    *loaded = 0;
+    struct stat st;
+    if (stat(spec->path, &st) != 0 || (uint64_t)st.st_size < data_start + parallel_min_bytes(spec))
+        return ANONKIT_OK;
+    uint64_t split, lines_before = 0, lines;
+    int quoted;
+    if (scan_for_split(spec->path, data_start, &split, &lines_before, &lines, &quoted) != 0 || quoted || !split ||
+        split >= (uint64_t)st.st_size)
+        return ANONKIT_OK;
+    size_t cap = 0;
+    AK_CHECK(grow_rows(t, &cap, 2 * STREAM_CHUNK_ROWS, err));
+    AK_CHECK(spec->sink_start(spec->sink_ctx, t, 2, err));
+    atomic_int give_up;
+    atomic_init(&give_up, 0);
+    stream_piece pieces[2];
+    memset(pieces, 0, sizeof pieces);
+    int rc = ANONKIT_OK, started = 0;
+    for (unsigned i = 0; i < 2; i++) {
+        stream_piece *p = &pieces[i];
+        p->t = t;
+        p->spec = spec;
+        p->index = i;
+        p->offset = i ? split : data_start;
+        p->length = i ? (uint64_t)st.st_size - split : split - data_start;
+        p->first_line = i ? 2 + (long)lines_before : 2; /* the header is line 1 */
+        p->slot_base = i * STREAM_CHUNK_ROWS;
+        p->give_up = &give_up;
+        p->qr = i ? calloc(t->nqi, sizeof *p->qr) : qr;
+        if (!p->qr || strmap_init(&p->sensitive, 64) != 0 || strmap_init(&p->classes, 64) != 0)
+            rc = ak_err_nomem(err);
+        for (uint32_t q = 0; i && p->qr && q < t->nqi; q++) {
+            numdict_init(&p->qr[q].numbers);
+            p->qr[q].numbers.streaming = 1;
+        }
+    }
+    pthread_t helper;
+    if (rc == ANONKIT_OK) {
+        started = pthread_create(&helper, NULL, stream_piece_rows, &pieces[1]) == 0;
+        if (started) {
+            stream_piece_rows(&pieces[0]);
+            pthread_join(helper, NULL);
+        }
+    }
+    int usable = rc == ANONKIT_OK && started && pieces[0].rc == ANONKIT_OK && pieces[1].rc == ANONKIT_OK &&
+                 !pieces[0].missing.count && !pieces[1].missing.count && pieces[0].nrows == (size_t)lines_before;
+    if (pieces[0].rc == ANONKIT_E_NOMEM || pieces[1].rc == ANONKIT_E_NOMEM) rc = ak_err_nomem(err);
+    if (usable && rc == ANONKIT_OK) {
+        table_split *sp = &t->split;
+        sp->first_row = pieces[0].nrows;
+        if (!(sp->numeric_ids = calloc(t->nqi, sizeof *sp->numeric_ids))) rc = ak_err_nomem(err);
+        for (uint32_t q = 0; rc == ANONKIT_OK && q < t->nqi; q++)
+            if (t->qi[q].kind == ATTR_NUMERIC)
+                rc = numdict_merge_stream(&qr[q].numbers, &pieces[1].qr[q].numbers, &sp->numeric_ids[q], err);
+        if (rc == ANONKIT_OK)
+            rc = merge_piece_dict(&t->sensitive_dict, &pieces[0].sensitive, &pieces[1].sensitive, &sp->sensitive_map,
+                                  err);
+        if (rc == ANONKIT_OK)
+            rc = merge_piece_dict(&t->class_dict, &pieces[0].classes, &pieces[1].classes, &sp->class_map, err);
+        t->nrows = pieces[0].nrows + pieces[1].nrows;
+        *loaded = rc == ANONKIT_OK;
+    } else if (rc == ANONKIT_OK) {
+        /* Back to a clean state for the sequential reader. */
+        for (uint32_t q = 0; q < t->nqi; q++)
+            if (t->qi[q].kind == ATTR_NUMERIC) {
+                numdict_free(&qr[q].numbers);
+                numdict_init(&qr[q].numbers);
+                qr[q].numbers.streaming = 1;
+            }
+        table_split_free(&t->split, t->nqi);
+    }
+    for (int i = 0; i < 2; i++) {
+        strmap_free(&pieces[i].sensitive);
+        strmap_free(&pieces[i].classes);
+    }
+    for (uint32_t q = 0; pieces[1].qr && q < t->nqi; q++) numdict_free(&pieces[1].qr[q].numbers);
+    free(pieces[1].qr);
+    return rc;
+}
+
 int table_load(table **out, const table_spec *spec, ak_error *err)
 {
     *out = NULL;
@@ -577,7 +750,13 @@ int table_load(table **out, const table_spec *spec, ak_error *err)
     if ((rc = csv_reader_open(&reader, spec->path, spec->delimiter, err)) < 0) goto done;
     if ((rc = read_header(t, reader, spec, err)) < 0) goto done;
     if (spec->row_sink) {
-        if ((rc = stream_rows(t, spec, reader, qr, err)) < 0) goto done;
+        int streamed = 0;
+        if (spec->threads > 1 &&
+            (rc = stream_rows_parallel(t, spec, qr, csv_reader_offset(reader), &streamed, err)) < 0)
+            goto done;
+        if (!streamed && ((rc = spec->sink_start(spec->sink_ctx, t, 1, err)) < 0 ||
+                          (rc = stream_rows(t, spec, reader, qr, err)) < 0))
+            goto done;
         for (uint32_t q = 0; q < t->nqi; q++) {
             table_qi *a = &t->qi[q];
             free(a->codes); /* the last chunk's provisional codes */

@@ -42,12 +42,22 @@ typedef struct table_spec {
     size_t nidentifiers;
     const char *const *identifier_names;
     unsigned threads;                    /* > 1: a large file may be read in two pieces at once */
-    /* Streaming (out of core): when set, rows are not kept. Each row, once
-     * encoded into slot `slot` of the table's arrays, is handed to row_sink with
-     * its record; numeric QI codes are then provisional (table_numeric_rank maps
-     * them once loading is done). The table ends with nrows counted and the
-     * dictionaries built, but without per-row data. */
-    int (*row_sink)(void *ctx, const table *t, size_t slot, const struct csv_record *rec, ak_error *err);
+    uint64_t parallel_min_bytes;         /* how large a file that is (0: PARALLEL_MIN_BYTES of table.c) */
+    /* Streaming (out of core): when set, rows are not kept. sink_start is
+     * called once the header is read, with the number of pieces (1 or 2) the
+     * rows will come in; each row, once encoded into slot `slot` of the
+     * table's arrays, is then handed to row_sink with its piece and record.
+     * Numeric QI codes are provisional (table_numeric_rank maps them once
+     * loading is done). With threads > 1 a large file may be read in two
+     * pieces on two threads at once, each piece in file order, the second
+     * piece's codes in its own dictionaries (t->split maps them once loading
+     * is done); should that read be given up, sink_start is called again
+     * with 1 and every row comes again: the sink forgets what it was given.
+     * The table ends with nrows counted and the dictionaries built, but
+     * without per-row data. */
+    int (*sink_start)(void *ctx, const table *t, unsigned pieces, ak_error *err);
+    int (*row_sink)(void *ctx, const table *t, unsigned piece, size_t slot, const struct csv_record *rec,
+                    ak_error *err);
     void *sink_ctx;
 } table_spec;
 
@@ -64,6 +74,16 @@ typedef struct table_qi {
     uint32_t *codes;      /* codes[row] */
     numdict_map prov;     /* streaming loads: provisional numeric code -> rank */
 } table_qi;
+
+/* A streaming load read in two pieces: the second piece's rows, from
+ * first_row on, were handed to the sink with codes of its own dictionaries,
+ * which these map to the table's. */
+typedef struct table_split {
+    size_t first_row;         /* 0: the rows came in one piece */
+    uint32_t *sensitive_map;  /* the second piece's sensitive code -> the table's */
+    uint32_t *class_map;      /* ... class code */
+    uint32_t **numeric_ids;   /* per QI: the second piece's general-mode id -> the table's; NULL if none */
+} table_split;
 
 struct table {
     char *path;               /* the file read, re-read by the writer */
@@ -85,6 +105,7 @@ struct table {
     strmap class_dict;        /* code -> text */
     int target_column;        /* -1 when none; copied through to the output */
     double *target_values;    /* per row */
+    table_split split;        /* streaming loads in two pieces */
 };
 
 /* Reads and encodes the input described by spec. */
@@ -103,6 +124,14 @@ double table_ncp(const table *t, uint32_t q, uint32_t lo, uint32_t hi);
  * in which Mondrian's Median criterion tries them (000 §1.2), shared by the
  * in-memory and out-of-core runs. Returns how many there are. */
 uint32_t table_widest_first(const table *t, const uint32_t *lo, const uint32_t *hi, uint32_t *order /* OUT */);
+
+/* After a streaming load in two pieces: the table's provisional code of
+ * numeric QI q for a code the second piece handed out. */
+static inline uint32_t table_second_numeric(const table *t, uint32_t q, uint32_t code)
+{
+    const uint32_t *ids = t->split.numeric_ids ? t->split.numeric_ids[q] : NULL;
+    return ids && code < NUMDICT_INT_LOW ? ids[code] : code;
+}
 
 /* After a streaming load: the rank of a provisional code of numeric QI q. */
 static inline uint32_t table_numeric_rank(const table *t, uint32_t q, uint32_t provisional)

@@ -139,6 +139,11 @@ int spill_reader_init(spill_reader *r, const spill_file *file, size_t block, spi
 /* Reads the next block into buf; returns the bytes read (0 at the end). */
 static long read_block(spill_reader *r, ak_error *err)
 {
+    if (r->offset == r->file->size && r->then) { /* on into the next file */
+        r->file = r->then;
+        r->then = NULL;
+        r->offset = 0;
+    }
     uint64_t left = r->file->size - r->offset;
     size_t want = left < r->block ? (size_t)left : r->block, done = 0;
     while (done < want) {

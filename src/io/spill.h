@@ -80,6 +80,7 @@ void spill_writer_free(spill_writer *w);
 /* Reads a spill file from the start in blocks. */
 typedef struct spill_reader {
     const spill_file *file;
+    const spill_file *then; /* read after file, as if appended to it; NULL when none */
     uint8_t *buf;
     size_t block, len, at; /* buffered bytes buf[at .. len) */
     uint64_t offset;       /* file offset of the next read */
@@ -89,6 +90,9 @@ typedef struct spill_reader {
 } spill_reader;
 
 int spill_reader_init(spill_reader *r, const spill_file *file, size_t block, spill_stats *stats, ak_error *err);
+/* Has r go on reading `then` once file ends, as one stream (each file must
+ * hold whole records): a file written in two pieces at once reads as one. */
+static inline void spill_reader_then(spill_reader *r, const spill_file *then) { r->then = then; }
 /* Bytes past the end of what spill_read and spill_read_records hand out that
  * may be read (and ignored), so that a decoder can load a 3-byte field as a
  * 4-byte word. */

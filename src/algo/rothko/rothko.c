@@ -83,7 +83,24 @@ typedef struct rk_part {
     int provisional; /* numeric codes still need table_numeric_rank (the root file) */
     const rk_layout *layout;   /* NULL: d + 2 codes of 4 bytes (the root file) */
     const uint32_t *lo, *hi;   /* NULL, or per QI bounds of every row's codes */
+    /* the root file of a first scan read in two pieces: the second piece's
+     * tuples and payload, read after tuples and payload (NULL: none) */
+    spill_file *tail_tuples, *tail_payload;
 } rk_part;
+
+/* What one piece of the first scan writes and gathers (the first scan may
+ * read the input in two pieces on two threads: table_spec.row_sink). */
+typedef struct rk_piece {
+    spill_writer tuples, payload;
+    spill_stats tuple_io, payload_io;
+    uint8_t *rowbuf;
+    strbuf escaped;
+    uint64_t rows;
+    uint32_t *sens_count;  /* per sensitive code of the piece (l-diversity) */
+    size_t sens_cap;
+    model_moments mom;     /* numeric sensitive values (variance diversity) */
+    int values_exact;
+} rk_piece;
 
 typedef struct rk {
     const model *m;
@@ -99,10 +116,10 @@ typedef struct rk {
     spill_dir dir;
     spill_stats tuple_io, payload_io;
     /* first scan */
-    spill_writer root_tuples, root_payload;
+    rk_piece piece[2];
+    unsigned npieces;
+    spill_file tail_tuples, tail_payload; /* the second piece's files */
     rk_part root;
-    strbuf escaped;
-    uint8_t *rowbuf;
     /* split choice */
     int need_hist, need_mom, infogain;
     uint32_t sdomain, cdomain;
@@ -123,7 +140,6 @@ typedef struct rk {
     int values_exact;      /* every numeric sensitive value is a small integer (model_moments) */
     /* the whole table's sensitive statistics, gathered by the first scan */
     uint32_t *sens_count;  /* per sensitive code (l-diversity) */
-    size_t sens_cap;
     model_moments all_mom; /* numeric sensitive values (variance diversity) */
 } rk;
 
@@ -169,54 +185,132 @@ static void tuple_layout(rk *r, const table *t)
     r->width = 4 * (t->nqi + 2) + r->extra;
 }
 
-/* Writes one encoded row (slot of t's arrays) and its copied fields. */
-static int sink_row(void *ctx, const table *t, size_t slot, const csv_record *rec, ak_error *err)
+static void moments_add_into(model_moments *into, const model_moments *mo)
+{
+    into->n += mo->n;
+    into->isum += mo->isum;
+    into->isumsq += mo->isumsq;
+    into->sum += mo->sum;
+    into->sumsq += mo->sumsq;
+}
+
+static void piece_free(rk_piece *pc)
+{
+    spill_writer_free(&pc->tuples);
+    spill_writer_free(&pc->payload);
+    free(pc->rowbuf);
+    strbuf_free(&pc->escaped);
+    free(pc->sens_count);
+    memset(pc, 0, sizeof *pc);
+}
+
+/* (Re)starts the first scan in `pieces` pieces (table_spec.sink_start): the
+ * first piece writes the root file, the second the tail files; whatever an
+ * earlier start wrote is dropped. */
+static int sink_start(void *ctx, const table *t, unsigned pieces, ak_error *err)
 {
     rk *r = ctx;
     if (!r->copied_col) {
         tuple_layout(r, t);
         AK_CHECK(copied_columns(r, t, err));
-        if (!(r->rowbuf = malloc(r->width + 4 * (size_t)(r->ncopied + 1)))) return ak_err_nomem(err);
     }
-    uint8_t *row = r->rowbuf;
+    for (unsigned i = 0; i < 2; i++) piece_free(&r->piece[i]);
+    r->root.tuples.size = r->root.payload.size = 0; /* rewritten from the start */
+    if (pieces < 2) {
+        spill_file_close(&r->tail_tuples);
+        spill_file_close(&r->tail_payload);
+    }
+    for (unsigned i = 0; i < pieces; i++) {
+        rk_piece *pc = &r->piece[i];
+        pc->values_exact = 1;
+        spill_file *tuples = i ? &r->tail_tuples : &r->root.tuples, *payload = i ? &r->tail_payload : &r->root.payload;
+        if (tuples->fd < 0) AK_CHECK(spill_file_open(tuples, &r->dir, err));
+        if (payload->fd < 0) AK_CHECK(spill_file_open(payload, &r->dir, err));
+        tuples->size = payload->size = 0;
+        AK_CHECK(spill_writer_init(&pc->tuples, tuples, &r->dir, r->block, &pc->tuple_io, err));
+        AK_CHECK(spill_writer_init(&pc->payload, payload, &r->dir, r->block, &pc->payload_io, err));
+        if (!(pc->rowbuf = malloc(r->width + 4 * (size_t)(r->ncopied + 1)))) return ak_err_nomem(err);
+    }
+    r->npieces = pieces;
+    return ANONKIT_OK;
+}
+
+/* Writes one encoded row (slot of t's arrays) and its copied fields to its
+ * piece's files; called by each piece's thread with its own piece. */
+static int sink_row(void *ctx, const table *t, unsigned piece, size_t slot, const csv_record *rec, ak_error *err)
+{
+    rk *r = ctx;
+    rk_piece *pc = &r->piece[piece];
+    uint8_t *row = pc->rowbuf;
     for (uint32_t q = 0; q < r->d; q++) tuple_store_u32(row + 4 * q, t->qi[q].codes[slot]);
     tuple_store_u32(row + 4 * r->d, t->sensitive_column >= 0 ? t->sensitive_codes[slot] : 0);
     tuple_store_u32(row + 4 * r->d + 4, t->class_column >= 0 ? t->class_codes[slot] : 0);
     if (r->has_sval) {
         store_f64(row + 4 * (r->d + 2), t->sensitive_values[slot]);
-        r->values_exact &= model_value_is_small_integer(t->sensitive_values[slot]);
-        model_moments_add(&r->all_mom, t->sensitive_values[slot]);
+        pc->values_exact &= model_value_is_small_integer(t->sensitive_values[slot]);
+        model_moments_add(&pc->mom, t->sensitive_values[slot]);
     }
     if (r->m->l > 0 && t->sensitive_column >= 0) { /* codes come in order of first appearance */
         const uint32_t v = t->sensitive_codes[slot];
-        if (v >= r->sens_cap) {
-            const size_t cap = r->sens_cap ? 2 * r->sens_cap : 64;
-            uint32_t *grown = realloc(r->sens_count, cap * sizeof *grown);
+        if (v >= pc->sens_cap) {
+            const size_t cap = pc->sens_cap ? 2 * pc->sens_cap : 64;
+            uint32_t *grown = realloc(pc->sens_count, cap * sizeof *grown);
             if (!grown) return ak_err_nomem(err);
-            memset(grown + r->sens_cap, 0, (cap - r->sens_cap) * sizeof *grown);
-            r->sens_count = grown;
-            r->sens_cap = cap;
+            memset(grown + pc->sens_cap, 0, (cap - pc->sens_cap) * sizeof *grown);
+            pc->sens_count = grown;
+            pc->sens_cap = cap;
         }
-        r->sens_count[v]++;
+        pc->sens_count[v]++;
     }
     if (r->has_target) store_f64(row + 4 * (r->d + 2) + 8 * r->has_sval, t->target_values[slot]);
-    AK_CHECK(spill_write(&r->root_tuples, row, r->width, err));
+    AK_CHECK(spill_write(&pc->tuples, row, r->width, err));
     if (r->ncopied) {
         /* total bytes, then each field's length, then the fields */
-        r->escaped.len = 0;
-        uint8_t *lens = r->rowbuf + r->width;
+        pc->escaped.len = 0;
+        uint8_t *lens = pc->rowbuf + r->width;
         for (uint32_t j = 0; j < r->ncopied; j++) {
             const csv_field *f = &rec->fields[r->copied_col[j]];
-            const size_t before = r->escaped.len;
-            if (strbuf_reserve(&r->escaped, csv_escaped_max(f->len)) != 0) return ak_err_nomem(err);
-            r->escaped.len += csv_escape(r->escaped.data + r->escaped.len, f->data, f->len, t->delimiter);
-            tuple_store_u32(lens + 4 + 4 * j, (uint32_t)(r->escaped.len - before));
+            const size_t before = pc->escaped.len;
+            if (strbuf_reserve(&pc->escaped, csv_escaped_max(f->len)) != 0) return ak_err_nomem(err);
+            pc->escaped.len += csv_escape(pc->escaped.data + pc->escaped.len, f->data, f->len, t->delimiter);
+            tuple_store_u32(lens + 4 + 4 * j, (uint32_t)(pc->escaped.len - before));
         }
-        tuple_store_u32(lens, (uint32_t)r->escaped.len);
-        AK_CHECK(spill_write(&r->root_payload, lens, 4 * (size_t)(r->ncopied + 1), err));
-        AK_CHECK(spill_write(&r->root_payload, r->escaped.data, r->escaped.len, err));
+        tuple_store_u32(lens, (uint32_t)pc->escaped.len);
+        AK_CHECK(spill_write(&pc->payload, lens, 4 * (size_t)(r->ncopied + 1), err));
+        AK_CHECK(spill_write(&pc->payload, pc->escaped.data, pc->escaped.len, err));
     }
-    r->root.rows++;
+    pc->rows++;
+    return ANONKIT_OK;
+}
+
+/* Ends the first scan: flushes the pieces' files, makes the second piece's
+ * the root's tail, and gathers the pieces' statistics under the table's
+ * sensitive codes. */
+static int sink_finish(rk *r, ak_error *err)
+{
+    const table *t = r->t;
+    r->values_exact = 1;
+    r->root.rows = 0;
+    if (r->m->l > 0 && t->sensitive_column >= 0 && !(r->sens_count = calloc(t->sensitive_dict.count + 1, sizeof *r->sens_count)))
+        return ak_err_nomem(err);
+    for (unsigned i = 0; i < r->npieces; i++) {
+        rk_piece *pc = &r->piece[i];
+        AK_CHECK(spill_writer_flush(&pc->tuples, err));
+        AK_CHECK(spill_writer_flush(&pc->payload, err));
+        r->stats->first_scan_blocks_written += pc->tuple_io.blocks_written;
+        r->root.rows += pc->rows;
+        r->values_exact &= pc->values_exact;
+        moments_add_into(&r->all_mom, &pc->mom);
+        const uint32_t *map = i ? t->split.sensitive_map : NULL;
+        for (size_t v = 0; r->sens_count && v < pc->sens_cap; v++)
+            if (pc->sens_count[v]) r->sens_count[map ? map[v] : v] += pc->sens_count[v];
+        piece_free(pc);
+    }
+    r->stats->first_scan_pieces = r->npieces;
+    if (r->npieces == 2) {
+        r->root.tail_tuples = &r->tail_tuples;
+        r->root.tail_payload = &r->tail_payload;
+    }
     return ANONKIT_OK;
 }
 
@@ -402,6 +496,7 @@ typedef struct rk_reader {
     int with_payload;
     const rk_layout *lay; /* the partition's, or own */
     rk_layout own;        /* the root file's */
+    uint64_t row;         /* tuples handed out so far */
 } rk_reader;
 
 static int reader_open(rk *r, rk_reader *rd, const rk_part *p, int with_payload, ak_error *err)
@@ -414,8 +509,44 @@ static int reader_open(rk *r, rk_reader *rd, const rk_part *p, int with_payload,
         rd->lay = &rd->own;
     }
     AK_CHECK(spill_reader_init(&rd->tuples, &p->tuples, r->block, &r->tuple_io, err));
-    if (rd->with_payload) AK_CHECK(spill_reader_init(&rd->payload, &p->payload, r->block, &r->payload_io, err));
+    if (p->tail_tuples) spill_reader_then(&rd->tuples, p->tail_tuples);
+    if (rd->with_payload) {
+        AK_CHECK(spill_reader_init(&rd->payload, &p->payload, r->block, &r->payload_io, err));
+        if (p->tail_payload) spill_reader_then(&rd->payload, p->tail_payload);
+    }
     return ANONKIT_OK;
+}
+
+/* Releases (part_file_release) every file of p. */
+static void part_release(rk *r, rk_part *p)
+{
+    part_file_release(r, &p->tuples);
+    part_file_release(r, &p->payload);
+    if (p->tail_tuples) part_file_release(r, p->tail_tuples);
+    if (p->tail_payload) part_file_release(r, p->tail_payload);
+    p->tail_tuples = p->tail_payload = NULL;
+}
+
+/* Column c of n tuples of the root file, the first of them its tuple `row`,
+ * from codes as the first scan wrote them to the table's: the second piece's
+ * (t->split) mapped, then numeric QIs ranked unless `rank` is 0. */
+static void root_column(const rk *r, uint32_t c, uint32_t *col, size_t n, uint64_t row, int rank)
+{
+    const table *t = r->t;
+    const uint64_t second = t->split.first_row;
+    if (second && row + n > second) {
+        const size_t from = row >= second ? 0 : (size_t)(second - row);
+        if (c < r->d) {
+            if (t->qi[c].kind == ATTR_NUMERIC && t->split.numeric_ids[c])
+                for (size_t i = from; i < n; i++) col[i] = table_second_numeric(t, c, col[i]);
+        } else {
+            const uint32_t *map = c == r->d ? t->split.sensitive_map : t->split.class_map;
+            const int present = c == r->d ? t->sensitive_column >= 0 : t->class_column >= 0;
+            for (size_t i = from; present && i < n; i++) col[i] = map[col[i]];
+        }
+    }
+    if (rank && c < r->d && t->qi[c].kind == ATTR_NUMERIC)
+        for (size_t i = 0; i < n; i++) col[i] = table_numeric_rank(t, c, col[i]);
 }
 
 static void reader_close(rk_reader *rd)
@@ -448,10 +579,11 @@ static int read_row(rk *r, rk_reader *rd, const rk_part *p, uint32_t *code, cons
     int got = spill_read(&rd->tuples, rd->lay->width, &row, err);
     if (got <= 0) return got;
     rd->raw = row;
-    for (uint32_t c = 0; c < r->d + 2; c++) layout_column(rd->lay, c, row, 1, code + c);
-    if (p->provisional)
-        for (uint32_t q = 0; q < r->d; q++)
-            if (r->t->qi[q].kind == ATTR_NUMERIC) code[q] = table_numeric_rank(r->t, q, code[q]);
+    for (uint32_t c = 0; c < r->d + 2; c++) {
+        layout_column(rd->lay, c, row, 1, code + c);
+        if (p->provisional) root_column(r, c, code + c, 1, rd->row, 1);
+    }
+    rd->row++;
     if (rd->with_payload) AK_CHECK(read_payload(r, rd, pay, paylen, err));
     return 1;
 }
@@ -1306,9 +1438,9 @@ static int load_rows(rk *r, rk_reader *rd, const rk_part *p, uint64_t limit, rk_
         for (uint32_t c = 0; c < r->d + 2; c++) {
             uint32_t *col = (c < r->d ? l->codes[c] : c == r->d ? l->sens : l->cls) + n;
             layout_column(rd->lay, c, raw, count, col);
-            if (p->provisional && c < r->d && r->t->qi[c].kind == ATTR_NUMERIC)
-                for (size_t i = 0; i < count; i++) col[i] = table_numeric_rank(r->t, c, col[i]);
+            if (p->provisional) root_column(r, c, col, count, rd->row, 1);
         }
+        rd->row += count;
         for (size_t i = 0; r->extra && i < count; i++) load_values(r, rd->lay, l, n + i, raw + i * rd->lay->width);
         for (size_t i = 0; rd->with_payload && i < count; i++) {
             const uint8_t *pay;
@@ -1359,8 +1491,7 @@ static int finish_in_memory(rk *r, rk_part *p, const uint32_t *rlo, const uint32
     int rc = reader_open(r, &rd, p, 1, err);
     if (rc == ANONKIT_OK) rc = load_rows(r, &rd, p, p->rows, &l, &n, err);
     reader_close(&rd);
-    part_file_release(r, &p->tuples);
-    part_file_release(r, &p->payload);
+    part_release(r, p);
     if (rc == ANONKIT_OK) {
         make_view(r, &l, n, &view, qi);
         const mdr_options mo = {.threads = r->o->threads, .split = r->o->split, .min_gain = r->o->min_gain,
@@ -1448,18 +1579,18 @@ static void batch_free(rk_batch *b)
     memset(b, 0, sizeof *b);
 }
 
-/* Decodes the columns c with need[c] of n tuples of p (stored at raw as
- * lay says) into the batch, with final codes unless b->provisional[c]. */
-static void batch_decode(const rk *r, const rk_part *p, const rk_layout *lay, const uint8_t *raw, size_t n,
+/* Decodes the columns c with need[c] of the next n tuples of rd's partition
+ * p (at raw) into the batch, with final codes unless b->provisional[c]. */
+static void batch_decode(const rk *r, const rk_part *p, rk_reader *rd, const uint8_t *raw, size_t n,
                          const uint8_t *need, rk_batch *b)
 {
     for (uint32_t c = 0; c < r->d + 2; c++) {
         if (!need[c]) continue;
         uint32_t *col = b->code + c * b->stride;
-        layout_column(lay, c, raw, n, col);
-        if (p->provisional && c < r->d && r->t->qi[c].kind == ATTR_NUMERIC && !b->provisional[c])
-            for (size_t i = 0; i < n; i++) col[i] = table_numeric_rank(r->t, c, col[i]);
+        layout_column(rd->lay, c, raw, n, col);
+        if (p->provisional) root_column(r, c, col, n, rd->row, !b->provisional[c]);
     }
+    rd->row += n;
 }
 
 /* Folds the least and greatest of n codes into *lo and *hi, in eight
@@ -1573,9 +1704,9 @@ static int batch_write(rk *r, rk_tree *tr, rk_reader *rd, const uint8_t *raw, rk
     for (size_t i = 0; i < n; i++) {
         rk_node *x = &tr->nodes[route(tr, b->code, b->stride, i)];
         if (x->track) { /* Rothko-S: the leaf's population statistics */
-            if (x->shist) {
-                uint32_t v;
-                layout_column(rd->lay, r->d, raw + i * width, 1, &v);
+            if (x->shist) { /* (decoded when transcoding: the root file's codes may need mapping) */
+                uint32_t v = b->code[r->d * b->stride + i];
+                if (!x->transcode) layout_column(rd->lay, r->d, raw + i * width, 1, &v);
                 x->shist[v]++;
             }
             if (r->has_sval) model_moments_add(&x->mom, tuple_sval(rd->lay, raw + i * width));
@@ -1654,7 +1785,7 @@ static int scan(rk *r, rk_tree *tr, rk_part *p, int repartition, spill_writer *c
             rc = got;
             break;
         }
-        batch_decode(r, p, rd.lay, raw, n, need, &b);
+        batch_decode(r, p, &rd, raw, n, need, &b);
         rc = repartition ? batch_write(r, tr, &rd, raw, &b, n, err) : batch_count(r, tr, &b, n, err);
         if (rc == ANONKIT_OK && copy) rc = batch_copy(r, &b, raw, rd.lay, n, copy, copy_lay, err);
     }
@@ -1710,8 +1841,7 @@ static int repartition(rk *r, rk_tree *tr, rk_part *p, ak_error *err)
         spill_writer_free(&x->wt);
         spill_writer_free(&x->wp);
     }
-    part_file_release(r, &p->tuples);
-    part_file_release(r, &p->payload);
+    part_release(r, p);
     return rc;
 }
 
@@ -1769,6 +1899,8 @@ static int process_partition(rk *r, rk_part *p, const uint32_t *rlo, const uint3
             rc = spill_writer_flush(&copy_w, err);
             spill_writer_free(&copy_w);
             part_file_release(r, &p->tuples);
+            if (p->tail_tuples) part_file_release(r, p->tail_tuples);
+            p->tail_tuples = NULL;
             p->tuples = copy;
             copy.fd = -1;
             p->provisional = 0;
@@ -1856,8 +1988,7 @@ static int process_partition(rk *r, rk_part *p, const uint32_t *rlo, const uint3
         } else {
             rc = process_partition(r, &x->part, x->rlo, x->rhi, x->median_only, err);
         }
-        part_file_release(r, &x->part.tuples);
-        part_file_release(r, &x->part.payload);
+        part_release(r, &x->part);
         fgroup_free(r, x->fg);
         x->fg = NULL;
     }
@@ -1899,7 +2030,7 @@ static int sample_scan(rk *r, rk_part *p, size_t want, rk_load *l, size_t *got, 
             rc = more;
             break;
         }
-        batch_decode(r, p, rd.lay, raw, n, need, &b);
+        batch_decode(r, p, &rd, raw, n, need, &b);
         for (uint32_t q = 0; q < d; q++) min_max(b.code + (size_t)q * b.stride, n, &box_lo[q], &box_hi[q]);
         for (size_t i = 0; i < n; i++, seen++) {
             const uint8_t *tuple = raw + i * rd.lay->width;
@@ -1976,15 +2107,6 @@ static int tree_from_growth(rk *r, const mdr_tree *g, rk_tree *tr, ak_error *err
     free(kids);
     free(queue);
     return rc;
-}
-
-static void moments_add_into(model_moments *into, const model_moments *mo)
-{
-    into->n += mo->n;
-    into->isum += mo->isum;
-    into->isumsq += mo->isumsq;
-    into->sum += mo->sum;
-    into->sumsq += mo->sumsq;
 }
 
 /* Whether the population of node x (its statistics after repartitioning)
@@ -2233,7 +2355,7 @@ uint64_t rothko_s_repartitions(uint64_t rows, uint64_t tm, uint64_t k, double al
 static int check_whole(rk *r, uint64_t rows, ak_error *err)
 {
     size_t ncounts = 0;
-    for (size_t v = 0; v < r->sens_cap && v < r->sdomain; v++)
+    for (size_t v = 0; r->sens_count && v < r->sdomain; v++)
         if (r->sens_count[v]) r->counts[ncounts++] = r->sens_count[v];
     char why[256] = "";
     if (!model_explain(r->m, rows, r->counts, ncounts, r->counts_scratch, why, sizeof why))
@@ -2291,6 +2413,7 @@ int rothko_run(const table_spec *spec_in, const model *m, const rothko_options *
     r.ctx = ctx;
     r.stats = stats;
     r.root.tuples.fd = r.root.payload.fd = -1;
+    r.tail_tuples.fd = r.tail_payload.fd = -1;
     r.root.provisional = 1;
     if (o->split == MDR_SPLIT_REGRESSION && !o->sampling)
         return ak_err_set(err, ANONKIT_E_USAGE, NULL, 0, 0,
@@ -2311,27 +2434,13 @@ int rothko_run(const table_spec *spec_in, const model *m, const rothko_options *
         o->spill_notice[0] = r.dir.path[0];
     }
     table_spec spec = *spec_in;
+    spec.sink_start = sink_start;
     spec.row_sink = sink_row;
     spec.sink_ctx = &r;
-    spec.threads = 1;
-    if ((rc = spill_file_open(&r.root.tuples, &r.dir, err)) < 0) goto done;
-    if ((rc = spill_file_open(&r.root.payload, &r.dir, err)) < 0) goto done;
-    if ((rc = spill_writer_init(&r.root_tuples, &r.root.tuples, &r.dir, r.block, &r.tuple_io, err)) < 0) goto done;
-    if ((rc = spill_writer_init(&r.root_payload, &r.root.payload, &r.dir, r.block, &r.payload_io, err)) < 0) goto done;
     if ((rc = table_load(&r.t, &spec, err)) < 0) goto done;
-    if ((rc = spill_writer_flush(&r.root_tuples, err)) < 0) goto done;
-    if ((rc = spill_writer_flush(&r.root_payload, err)) < 0) goto done;
-    spill_writer_free(&r.root_tuples);
-    spill_writer_free(&r.root_payload);
-    stats->first_scan_blocks_written = r.tuple_io.blocks_written;
-    memset(&r.tuple_io, 0, sizeof r.tuple_io);
-    memset(&r.payload_io, 0, sizeof r.payload_io);
+    if ((rc = sink_finish(&r, err)) < 0) goto done;
     const table *t = r.t;
     stats->rows = t->nrows;
-    if (!r.copied_col) { /* no rows: nothing was written */
-        tuple_layout(&r, t);
-        if ((rc = copied_columns(&r, t, err)) < 0) goto done;
-    }
     const mdr_options checked = {.split = o->split};
     if ((rc = mdr_check_inputs(t, m, &checked, err)) < 0) goto done;
     if (m->k > t->nrows) {
@@ -2352,7 +2461,8 @@ int rothko_run(const table_spec *spec_in, const model *m, const rothko_options *
         goto done;
     }
     /* TM: what is left of the budget after the dictionaries and the buffers */
-    const double payload_per_row = t->nrows ? (double)r.root.payload.size / (double)t->nrows : 0;
+    const uint64_t payload_bytes = r.root.payload.size + (r.root.tail_payload ? r.root.tail_payload->size : 0);
+    const double payload_per_row = t->nrows ? (double)payload_bytes / (double)t->nrows : 0;
     /* (the program itself, its stacks and the allocator lie in the 16 MB the budget does not cover) */
     const size_t fixed = schema_bytes(t) + 8 * r.block;
     const size_t per_row = bytes_per_row(&r, payload_per_row);
@@ -2385,7 +2495,6 @@ int rothko_run(const table_spec *spec_in, const model *m, const rothko_options *
     }
     /* The whole table must satisfy the model (checked from the statistics of the first scan). */
     if ((rc = check_whole(&r, t->nrows, err)) < 0) goto done;
-    r.root.rows = t->nrows;
     if (t->nrows) {
         uint32_t rlo[r.d ? r.d : 1], rhi[r.d ? r.d : 1];
         for (uint32_t q = 0; q < r.d; q++) {
@@ -2421,15 +2530,14 @@ int rothko_run(const table_spec *spec_in, const model *m, const rothko_options *
     }
     rc = ANONKIT_OK;
 done:
-    spill_writer_free(&r.root_tuples);
-    spill_writer_free(&r.root_payload);
+    for (unsigned i = 0; i < 2; i++) piece_free(&r.piece[i]);
     spill_file_close(&r.root.tuples);
     spill_file_close(&r.root.payload);
+    spill_file_close(&r.tail_tuples);
+    spill_file_close(&r.tail_payload);
     if (o->spill_notice && o->spill_notice_size) o->spill_notice[0] = '\0';
     spill_dir_remove(&r.dir);
     free(r.copied_col);
-    free(r.rowbuf);
-    strbuf_free(&r.escaped);
     free(r.counts);
     free(r.counts_scratch);
     free(r.sens_count);
