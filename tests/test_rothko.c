@@ -362,7 +362,7 @@ static void test_wide_numeric_sparse_and_narrow(void **state)
     free(perm);
     const int categorical[3] = {0, 0, 0};
     for (int variant = 0; variant < 2; variant++) {
-        char *json = same_as_in_memory(dir, 3, categorical, variant ? "4" : "5", variant ? WITH_L | WITH_INFOGAIN : 0, "8M", "4K", "1");
+        char *json = same_as_in_memory(dir, 3, categorical, variant ? "4" : "5", variant ? WITH_L | WITH_INFOGAIN : 0, "2M", "4K", "1");
         const long sparse = report_number(json, "\"sparse_av_sets\""), reparts = report_number(json, "\"repartitions\"");
         const long written = report_number(json, "\"blocks_written\""), rows = report_number(json, "\"rows_written\"");
         print_message("variant %d: %ld repartitions, %ld sparse AV sets, %ld blocks written for %ld tuples\n", variant,

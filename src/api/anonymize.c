@@ -13,6 +13,7 @@
 #include "api/incognito.h"
 #include "api/job.h"
 #include "api/onedim.h"
+#include "core/clock.h"
 #include "core/partition.h"
 #include "core/rng.h"
 #include "core/rules.h"
@@ -42,13 +43,6 @@ uint64_t anonkit_result_rows_suppressed(const anonkit_result *r) { return r->sup
 uint64_t anonkit_result_classes(const anonkit_result *r) { return r->classes; }
 const char *anonkit_result_summary(const anonkit_result *r) { return r->summary; }
 const char *anonkit_result_json(const anonkit_result *r) { return r->json; }
-
-static double now_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 /* Parameter checks that need the loaded table: k and l against the data. */
 static int check_against_table(anonkit_job *job, const table *t)
@@ -170,6 +164,7 @@ static char *build_report(const anonkit_job *job, const table *t, const metrics 
         json_object_set_new(io, "data_blocks", json_integer((json_int_t)rs->data_blocks));
         json_object_set_new(io, "first_scan_blocks_written", json_integer((json_int_t)rs->first_scan_blocks_written));
         json_object_set_new(io, "first_scan_pieces", json_integer((json_int_t)rs->first_scan_pieces));
+        json_object_set_new(io, "first_scan_seconds", json_real(rs->first_scan_seconds));
         json_object_set_new(io, "scans", json_integer((json_int_t)rs->scans));
         json_object_set_new(io, "repartitions", json_integer((json_int_t)rs->repartitions));
         json_object_set_new(io, "blocks_read", json_integer((json_int_t)rs->blocks_read));
@@ -309,9 +304,9 @@ static int anonymize_rothko(anonkit_job *job, const table_spec *spec, outfile *o
     anonkit_result *result = NULL;
     publish_stats ps = {0, 0};
     phase_times pt = {0, 0, 0, 0};
-    double mark = now_seconds();
+    double mark = ak_seconds();
     rc = rothko_run(spec, &job->model, &ro, publish_leaf, &sink, &schema, &rs, &job->err);
-    pt.anonymize = now_seconds() - mark;
+    pt.anonymize = ak_seconds() - mark;
     if (rc == ANONKIT_OK) rc = leaf_sink_open(&sink, schema, &job->err); /* an empty table: header only */
     if (rc == ANONKIT_OK) rc = publish_stream_close(sink.out, &ps, &job->err);
     if (rc == ANONKIT_OK && sink.rules) rc = rules_stream_close(sink.rules, &job->err);
@@ -322,7 +317,7 @@ static int anonymize_rothko(anonkit_job *job, const table_spec *spec, outfile *o
         metrics_finish(&mt, job->model.k);
         workload_quality wq;
         memset(&wq, 0, sizeof wq);
-        const double seconds = now_seconds() - start;
+        const double seconds = ak_seconds() - start;
         if (!(result = calloc(1, sizeof *result))) rc = ak_err_nomem(&job->err);
         if (rc == ANONKIT_OK) {
             result->rows_read = schema->nrows;
@@ -352,7 +347,7 @@ int anonkit_anonymize(anonkit_job *job, anonkit_result **out_result)
 {
     *out_result = NULL;
     ak_err_clear(&job->err);
-    const double start = now_seconds();
+    const double start = ak_seconds();
     if (!job->input) return ak_err_set(&job->err, ANONKIT_E_USAGE, NULL, 0, 0, "no input file given"), job_fail(job);
     if (!job->output)
         return ak_err_set(&job->err, ANONKIT_E_USAGE, NULL, 0, 0, "no output file given (-o FILE, or - for stdout)"), job_fail(job);
@@ -416,11 +411,11 @@ int anonkit_anonymize(anonkit_job *job, anonkit_result **out_result)
         goto done;
     }
     phase_times pt;
-    double mark = now_seconds();
+    double mark = ak_seconds();
     if ((rc = table_load(&t, &spec, &job->err)) < 0) goto done;
-    pt.read = now_seconds() - mark;
+    pt.read = ak_seconds() - mark;
     if ((rc = check_against_table(job, t)) < 0) goto done;
-    mark = now_seconds();
+    mark = ak_seconds();
     if ((rc = partition_init(&part, t->nrows, t->nqi, &job->err)) < 0) goto done;
     if (job->algorithm && !strcmp(job->algorithm, "incognito")) {
         if ((rc = inc_job_run(job, t, &part, &algo_report, &algo_summary)) < 0) goto done;
@@ -430,8 +425,8 @@ int anonkit_anonymize(anonkit_job *job, anonkit_result **out_result)
         const mdr_options mo = {.threads = threads, .split = job->split, .min_gain = job->min_gain};
         if ((rc = mdr_run_with(t, &job->model, &mo, &part, &job->err)) < 0) goto done;
     }
-    pt.anonymize = now_seconds() - mark;
-    mark = now_seconds();
+    pt.anonymize = ak_seconds() - mark;
+    mark = ak_seconds();
     /* The class means are computed once, for the output and the rules. */
     if (job->publish == RECODE_MEAN && (rc = recode_class_means(t, &part, &means, &job->err)) < 0) goto done;
     publish_opts po = {.keep_order = job->keep_order, .seed = job->seed, .drop_suppressed = 0, .threads = threads,
@@ -444,14 +439,14 @@ int anonkit_anonymize(anonkit_job *job, anonkit_result **out_result)
     }
     if (job->rules && (rc = rules_write(t, &part, job->publish, means, rulesf.stream, job->rules, &job->err)) < 0)
         goto done;
-    pt.write = now_seconds() - mark;
-    mark = now_seconds();
+    pt.write = ak_seconds() - mark;
+    mark = ak_seconds();
     if ((rc = metrics_from_partition(t, &part, job->model.k, weights, &mt, &job->err)) < 0) goto done;
     workload_quality wq;
     if ((rc = measure_workload(job, t, &part, &wq)) < 0) goto done;
-    pt.metrics = now_seconds() - mark;
+    pt.metrics = ak_seconds() - mark;
 
-    const double seconds = now_seconds() - start;
+    const double seconds = ak_seconds() - start;
     if (!(result = calloc(1, sizeof *result))) { rc = ak_err_nomem(&job->err); goto done; }
     result->rows_read = t->nrows;
     result->published = ps.published;

@@ -8,9 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-
 #include "algo/incognito/incognito.h"
+#include "core/clock.h"
 
 static int usage(anonkit_job *job, const char *what)
 {
@@ -114,13 +113,6 @@ static json_t *build_json(const anonkit_job *job, const table *t, const inc_resu
     return o;
 }
 
-static double now_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 int inc_job_run(anonkit_job *job, const table *t, partition *part, json_t **report, char **summary)
 {
     *report = NULL;
@@ -130,9 +122,9 @@ int inc_job_run(anonkit_job *job, const table *t, partition *part, json_t **repo
     const inc_options o = {.variant = job->inc_variant, .suppression = job->suppression, .choose = job->choose,
                            .weights = weights};
     inc_result r;
-    const double start = now_seconds();
+    const double start = ak_seconds();
     int rc = inc_search(t, &job->model, &o, &r, &job->err);
-    const double seconds = now_seconds() - start;
+    const double seconds = ak_seconds() - start;
     if (rc == ANONKIT_OK) rc = inc_measure_choose(t, &job->model, &o, &r, &job->err);
     free(weights);
     if (rc < 0) {

@@ -377,7 +377,7 @@ int numdict_merge_stream(numdict *d, const numdict *b, uint32_t **id_map, ak_err
 
 void numdict_map_free(numdict_map *map)
 {
-    free(map->int_rank);
+    free(map->int_words);
     free(map->id_rank);
     if (map->has_ids) u64map_free(&map->ids);
     memset(map, 0, sizeof *map);
@@ -397,11 +397,12 @@ int numdict_finish_stream(numdict *d, double **values, const char ***texts, strb
         const uint64_t range = (uint64_t)d->present_words * 64;
         map->int_base = d->present_base;
         map->int_range = range;
-        if (!(map->int_rank = malloc(range * sizeof *map->int_rank))) return ak_err_nomem(err);
+        if (!(map->int_words = malloc(d->present_words * sizeof *map->int_words))) return ak_err_nomem(err);
         uint32_t n = 0;
-        for (uint64_t i = 0; i < range; i++) {
-            map->int_rank[i] = n;
-            n += (uint32_t)(d->present[i / 64] >> (i % 64) & 1);
+        for (size_t w = 0; w < d->present_words; w++) {
+            map->int_words[w].present = d->present[w];
+            map->int_words[w].before = n;
+            n += numdict_popcount(d->present[w]);
         }
         double *vals = malloc((size_t)(n ? n : 1) * sizeof *vals);
         if (!vals) return ak_err_nomem(err);

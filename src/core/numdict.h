@@ -92,11 +92,14 @@ int numdict_absorb(numdict *d, const uint32_t *codes, size_t n, ak_error *err);
 int numdict_merge_stream(numdict *d, const numdict *b, uint32_t **id_map /* OUT */, ak_error *err);
 
 typedef struct numdict_map {
-    uint32_t *int_rank;   /* rank of integer value present_base + i, or NULL: look up ids */
+    /* integer values: a rank directory over the presence bitmap, 64 values a
+     * word with the count of values before it (a quarter of a byte a value,
+     * so that the directory of a wide domain stays in cache); NULL: look up ids */
+    struct numdict_rank_word { uint64_t present, before; } *int_words;
     int64_t int_base;
     uint64_t int_range;
     uint32_t *id_rank;    /* rank of general id */
-    u64map ids;           /* double bits -> id, when int_rank is NULL */
+    u64map ids;           /* double bits -> id, when int_words is NULL */
     int has_ids;
 } numdict_map;
 
@@ -105,12 +108,25 @@ int numdict_finish_stream(numdict *d, double **values /* OUT */, const char ***t
                           ak_error *err);
 void numdict_map_free(numdict_map *map);
 
+/* Set bits of x (inline: without -mpopcnt the builtin is a library call). */
+static inline uint32_t numdict_popcount(uint64_t x)
+{
+    x -= (x >> 1) & 0x5555555555555555ULL;
+    x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
+    x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0fULL;
+    return (uint32_t)((x * 0x0101010101010101ULL) >> 56);
+}
+
 /* The rank of a provisional code. */
 static inline uint32_t numdict_map_code(const numdict_map *m, uint32_t code)
 {
     if (code < NUMDICT_INT_LOW) return m->id_rank[code];
     const int64_t v = (int64_t)code - NUMDICT_INT_BIAS;
-    if (m->int_rank) return m->int_rank[v - m->int_base];
+    if (m->int_words) {
+        const uint64_t i = (uint64_t)(v - m->int_base);
+        const struct numdict_rank_word w = m->int_words[i / 64];
+        return (uint32_t)w.before + numdict_popcount(w.present & (((uint64_t)1 << (i % 64)) - 1));
+    }
     double dv = (double)v;
     uint64_t bits;
     memcpy(&bits, &dv, sizeof bits);

@@ -36,6 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/clock.h"
 #include "core/hash.h"
 #include "core/rng.h"
 #include "core/stats.h"
@@ -1296,25 +1297,6 @@ static int tree_add(rk *r, rk_tree *tr, const uint32_t *rlo, const uint32_t *rhi
     return ANONKIT_OK;
 }
 
-/* The node row i of a batch belongs to: down from the root by the chosen
- * splits (codes column by column, `stride` apart). */
-static inline uint32_t route(const rk_tree *tr, const uint32_t *code, size_t stride, size_t i)
-{
-    size_t x = 0;
-    while (tr->nodes[x].kind == RK_INNER) {
-        const rk_node *u = &tr->nodes[x];
-        const uint32_t q = u->q, v = code[q * stride + i];
-        size_t at = u->first_child, len = u->nchildren; /* the last child with rlo <= v (the first's always is) */
-        while (len > 1) { /* without branches on v: a split sends rows either way at random */
-            const size_t half = len / 2;
-            at = tr->nodes[at + half].rlo[q] <= v ? at + half : at;
-            len -= half;
-        }
-        x = at;
-    }
-    return (uint32_t)x;
-}
-
 /* Turns node i into an inner node with the children of split s. */
 static int make_children(rk *r, rk_tree *tr, size_t i, const rk_split *s, const uint32_t *lo, const uint32_t *hi,
                          const uint64_t *rows_in, ak_error *err)
@@ -1541,6 +1523,17 @@ static int finish_big_class(rk *r, rk_part *part, const uint32_t *rlo, const uin
  * provisional codes, routing, counting) is then a tight loop over one column
  * whose memory accesses the processor overlaps, instead of one row's chain of
  * dependent cache misses at a time. */
+/* A node of the tree for routing: 16 bytes, so that the whole tree stays in
+ * the first-level cache (a node of rk_tree spans several cache lines). A
+ * leaf or open node is its own only child, so that every row takes the same
+ * number of steps. */
+typedef struct rk_hop {
+    uint32_t q;           /* the split attribute */
+    uint32_t first;       /* the first child */
+    uint32_t n;           /* children (1: this node itself) */
+    uint32_t unused;
+} rk_hop;
+
 typedef struct rk_batch {
     size_t cap;     /* rows */
     size_t stride;  /* codes from one column to the next: cap, padded so the columns fall in different cache sets */
@@ -1551,6 +1544,10 @@ typedef struct rk_batch {
     size_t *first;        /* per tree node: where its rows start in order (tree size + 1) */
     size_t nfirst;
     uint8_t *provisional; /* per column: its codes left provisional (only the box is wanted, see scan) */
+    /* the tree as route_batch reads it, built for each scan */
+    rk_hop *hop;          /* per node */
+    uint32_t *bound;      /* per node: the least code of the split attribute its rows hold (its rlo there) */
+    unsigned height;      /* edges on the longest path from the root */
 } rk_batch;
 
 static int batch_init(const rk *r, rk_batch *b, ak_error *err)
@@ -1570,6 +1567,8 @@ static int batch_init(const rk *r, rk_batch *b, ak_error *err)
 
 static void batch_free(rk_batch *b)
 {
+    free(b->hop);
+    free(b->bound);
     free(b->code);
     free(b->node);
     free(b->order);
@@ -1577,6 +1576,60 @@ static void batch_free(rk_batch *b)
     free(b->first);
     free(b->provisional);
     memset(b, 0, sizeof *b);
+}
+
+/* Lays the tree out for route_batch (children always follow their parent
+ * in tr, so one pass finds every node's depth). */
+static int router_build(const rk_tree *tr, rk_batch *b, ak_error *err)
+{
+    free(b->hop);
+    free(b->bound);
+    b->hop = malloc(tr->count * sizeof *b->hop);
+    b->bound = malloc(tr->count * sizeof *b->bound);
+    unsigned *depth = calloc(tr->count, sizeof *depth);
+    if (!b->hop || !b->bound || !depth) {
+        free(depth);
+        return ak_err_nomem(err);
+    }
+    b->height = 0;
+    memset(b->bound, 0, tr->count * sizeof *b->bound);
+    for (size_t x = 0; x < tr->count; x++) {
+        const rk_node *u = &tr->nodes[x];
+        rk_hop *h = &b->hop[x];
+        if (u->kind != RK_INNER) {
+            *h = (rk_hop){.q = 0, .first = (uint32_t)x, .n = 1};
+            continue;
+        }
+        *h = (rk_hop){.q = u->q, .first = (uint32_t)u->first_child, .n = (uint32_t)u->nchildren};
+        for (size_t c = u->first_child; c < u->first_child + u->nchildren; c++) {
+            b->bound[c] = tr->nodes[c].rlo[u->q];
+            depth[c] = depth[x] + 1;
+            if (depth[c] > b->height) b->height = depth[c];
+        }
+    }
+    free(depth);
+    return ANONKIT_OK;
+}
+
+/* The node each of the n rows of the batch belongs to, into node[]: down
+ * from the root by the chosen splits, a level at a time for all rows (the
+ * rows' steps are independent, so they overlap; a split sends rows either
+ * way at random, so the child is chosen without branching on the code). */
+static void route_batch(const rk_batch *b, size_t n, uint32_t *node)
+{
+    for (size_t i = 0; i < n; i++) node[i] = 0;
+    for (unsigned level = 0; level < b->height; level++)
+        for (size_t i = 0; i < n; i++) {
+            const rk_hop h = b->hop[node[i]];
+            const uint32_t v = b->code[h.q * b->stride + i];
+            uint32_t at = h.first, len = h.n; /* the last child with bound <= v (the first's always is) */
+            while (len > 1) {
+                const uint32_t half = len / 2;
+                at = b->bound[at + half] <= v ? at + half : at;
+                len -= half;
+            }
+            node[i] = at;
+        }
 }
 
 /* Decodes the columns c with need[c] of the next n tuples of rd's partition
@@ -1652,10 +1705,8 @@ static int batch_count(rk *r, rk_tree *tr, rk_batch *b, size_t n, ak_error *err)
             b->nfirst = tr->count + 1;
         }
         memset(b->first, 0, (tr->count + 1) * sizeof *b->first);
-        for (size_t i = 0; i < n; i++) {
-            b->node[i] = route(tr, b->code, b->stride, i);
-            b->first[b->node[i] + 1]++;
-        }
+        route_batch(b, n, b->node);
+        for (size_t i = 0; i < n; i++) b->first[b->node[i] + 1]++;
         for (size_t x = 0; x < tr->count; x++) b->first[x + 1] += b->first[x];
         for (size_t i = 0; i < n; i++) b->order[b->first[b->node[i]]++] = (uint32_t)i;
         for (size_t x = tr->count; x > 0; x--) b->first[x] = b->first[x - 1]; /* back to the starts */
@@ -1701,8 +1752,9 @@ static int batch_write(rk *r, rk_tree *tr, rk_reader *rd, const uint8_t *raw, rk
 {
     const uint32_t width = rd->lay->width;
     uint8_t narrow[4 * ((size_t)r->d + 2) + r->extra];
+    route_batch(b, n, b->node);
     for (size_t i = 0; i < n; i++) {
-        rk_node *x = &tr->nodes[route(tr, b->code, b->stride, i)];
+        rk_node *x = &tr->nodes[b->node[i]];
         if (x->track) { /* Rothko-S: the leaf's population statistics */
             if (x->shist) { /* (decoded when transcoding: the root file's codes may need mapping) */
                 uint32_t v = b->code[r->d * b->stride + i];
@@ -1769,6 +1821,7 @@ static int scan(rk *r, rk_tree *tr, rk_part *p, int repartition, spill_writer *c
         if (tr->nodes[i].kind == RK_INNER) need[tr->nodes[i].q] = 1;
     int rc = reader_open(r, &rd, p, repartition, err);
     if (rc == ANONKIT_OK) rc = batch_init(r, &b, err);
+    if (rc == ANONKIT_OK) rc = router_build(tr, &b, err);
     /* A partition's first count of the root file ranks only the QIs it
      * counts: the others want just their box, and integer codes (value plus
      * a bias) are in value order, so their least and greatest are ranked
@@ -2021,6 +2074,11 @@ static int sample_scan(rk *r, rk_part *p, size_t want, rk_load *l, size_t *got, 
     rk_batch b = {0};
     int rc = reader_open(r, &rd, p, 0, err);
     if (rc == ANONKIT_OK) rc = batch_init(r, &b, err);
+    /* Integer codes of the root file are in value order: the box needs only
+     * its extremes ranked, and the sample only its own rows, at the end
+     * (ranking is a lookup in a table as wide as the values' range). */
+    for (uint32_t q = 0; rc == ANONKIT_OK && q < d; q++)
+        b.provisional[q] = p->provisional && r->t->qi[q].kind == ATTR_NUMERIC && !r->t->qi[q].prov.has_ids;
     uint64_t seen = 0;
     while (rc == ANONKIT_OK) {
         const uint8_t *raw;
@@ -2047,16 +2105,22 @@ static int sample_scan(rk *r, rk_part *p, size_t want, rk_load *l, size_t *got, 
             load_values(r, rd.lay, l, slot, tuple);
         }
     }
+    *got = seen < want ? (size_t)seen : want;
+    for (uint32_t q = 0; rc == ANONKIT_OK && seen && q < d; q++)
+        if (b.provisional[q]) {
+            for (size_t i = 0; i < *got; i++) l->codes[q][i] = table_numeric_rank(r->t, q, l->codes[q][i]);
+            box_lo[q] = table_numeric_rank(r->t, q, box_lo[q]);
+            box_hi[q] = table_numeric_rank(r->t, q, box_hi[q]);
+        }
     batch_free(&b);
     reader_close(&rd);
     r->stats->scans++;
-    *got = seen < want ? (size_t)seen : want;
     return rc;
 }
 
 /* Rebuilds the tree grown on a sample as an rk_tree whose nodes are in
  * breadth-first order with each node's children contiguous and ordered by
- * their region in the QI split on, which is what route() needs. */
+ * their region in the QI split on, which is what route_batch() needs. */
 static int tree_from_growth(rk *r, const mdr_tree *g, rk_tree *tr, ak_error *err)
 {
     const size_t count = g->count;
@@ -2393,7 +2457,7 @@ static size_t schema_bytes(const table *t)
     for (uint32_t q = 0; q < t->nqi; q++) {
         const table_qi *a = &t->qi[q];
         bytes += (size_t)a->ncodes * (a->kind == ATTR_NUMERIC ? (a->texts ? 24 : 8) : 64);
-        bytes += (size_t)a->prov.int_range * 4 + (a->prov.has_ids ? (size_t)a->ncodes * 40 : 0);
+        bytes += (size_t)a->prov.int_range / 4 + (a->prov.has_ids ? (size_t)a->ncodes * 40 : 0);
     }
     bytes += (size_t)(t->sensitive_dict.count + t->class_dict.count) * 64;
     return bytes;
@@ -2437,8 +2501,10 @@ int rothko_run(const table_spec *spec_in, const model *m, const rothko_options *
     spec.sink_start = sink_start;
     spec.row_sink = sink_row;
     spec.sink_ctx = &r;
+    const double scan_start = ak_seconds();
     if ((rc = table_load(&r.t, &spec, err)) < 0) goto done;
     if ((rc = sink_finish(&r, err)) < 0) goto done;
+    stats->first_scan_seconds = ak_seconds() - scan_start;
     const table *t = r.t;
     stats->rows = t->nrows;
     const mdr_options checked = {.split = o->split};

@@ -42,6 +42,7 @@ typedef struct rothko_stats {
     uint64_t payload_blocks_read, payload_blocks_written; /* copied columns that travel with the tuples */
     uint64_t first_scan_blocks_written;           /* the CSV turned into the root spill file */
     unsigned first_scan_pieces;                   /* 2: the CSV was read in two pieces on two threads */
+    double first_scan_seconds;                    /* wall time of the first scan */
     uint64_t partitions_in_memory;                /* leaf partitions finished by in-memory Mondrian */
     uint64_t rows_written;                        /* tuples written after the first scan (narrowed: blocks_written
                                                      x block / rows_written is the mean bytes a tuple took) */
