@@ -91,7 +91,8 @@ if io:
              f"{'':22s} model I/O time: cached {cached:.2f} s, direct {direct:.2f} s;"
              f" wall = {times(cached)} the cached, {times(direct)} the direct model I/O time\n"
              f"{'':22s} this run's own blocks at direct speed {own:.2f} s (wall = {times(own)});"
-             f" phases: anonymize {r['phase_seconds']['anonymize']:.2f} s")
+             f" phases: anonymize {r['phase_seconds']['anonymize']:.2f} s"
+             f" (of which the first scan {io['first_scan_seconds']:.2f} s, in {io['first_scan_pieces']} piece(s))")
 print(line)
 PY
 }
