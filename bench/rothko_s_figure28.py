@@ -17,8 +17,10 @@ import sys
 
 anonkit, rows, work = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 data = f"{work}/fig28.csv"
-subprocess.run([anonkit, "generate", "--rows", str(rows), "--seed", "28", "-o", data], check=True,
-               stderr=subprocess.DEVNULL)
+normal = f"{work}/fig28-normal.csv"  # salary normal, variance 1.1e8 (000 §5.6)
+for path, salary in ((data, "uniform"), (normal, "normal")):
+    subprocess.run([anonkit, "generate", "--rows", str(rows), "--seed", "28", "--salary", salary, "-o", path],
+                   check=True, stderr=subprocess.DEVNULL)
 SIZES = [100, 250, 500, 1000, 2500, 5000, 10000, 25000]
 QI = "commission,age,elevel,car,hvalue,hyears,loan"
 
@@ -34,11 +36,14 @@ PAPER = {
     "v": {1.1e9: ["x (x)", "x (510)", "x (443)", "0 (456)", "0 (0)", "0 (0)", "0 (0)", "0 (0)"],
           1.2e9: ["x (x)", "x (x)", "x (434)", "x (372)", "0 (87)", "0 (0)", "0 (0)", "0 (2)"],
           1.3e9: ["x (x)", "x (x)", "x (x)", "x (x)", "x (146)", "0 (47)", "0 (5)", "0 (7)"]},
+    "vn": {7e7: ["x (x)", "x (396)", "x (599)", "0 (402)", "0 (18)", "0 (0)", "0 (0)", "0 (0)"],
+           8e7: ["x (x)", "x (x)", "x (457)", "0 (405)", "0 (66)", "0 (0)", "0 (0)", "0 (0)"],
+           9e7: ["x (x)", "x (x)", "x (x)", "x (278)", "x (169)", "0 (6)", "0 (13)", "0 (17)"]},
 }
 
 
-def run(args, test, n):
-    cmd = [anonkit, "anonymize", data, "-o", f"{work}/o.csv", "--qi", QI, "--algorithm", "rothko-s",
+def run(args, test, n, source):
+    cmd = [anonkit, "anonymize", source, "-o", f"{work}/o.csv", "--qi", QI, "--algorithm", "rothko-s",
            "--memory", "256M", "--sample-size", str(n), "--growth-depth", "8", "--test", test, "--seed", "1",
            "--report", f"{work}/r.json"] + args
     p = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
@@ -51,7 +56,7 @@ def run(args, test, n):
     return ("x" if io["no_confident_split"] else str(io["pruned_nodes"])) + mark
 
 
-def table(title, key, params, args_of):
+def table(title, key, params, args_of, source=data):
     print(f"\n{title}   cells: ours: hypothesis (naive)   |   000 Figure 28")
     label = lambda p: f"{p:.1e}" if isinstance(p, float) else str(p)
     print(f"{'n':>6}  " + "  ".join(f"{label(p):>13}" for p in params) + "   |  " +
@@ -59,7 +64,7 @@ def table(title, key, params, args_of):
     for i, n in enumerate(SIZES):
         ours = []
         for p in params:
-            ours.append(f"{run(args_of(p), 'hypothesis', n)} ({run(args_of(p), 'naive', n)})")
+            ours.append(f"{run(args_of(p), 'hypothesis', n, source)} ({run(args_of(p), 'naive', n, source)})")
         paper = [PAPER[key][p][i] for p in params]
         print(f"{n:>6}  " + "  ".join(f"{c:>13}" for c in ours) + "   |  " + "  ".join(f"{c:>11}" for c in paper))
         sys.stdout.flush()
@@ -71,4 +76,5 @@ table("(b) recursive (1,l)-diversity, zipcode sensitive", "l", [2, 4, 6, 8],
       lambda l: ["--sensitive", "zipcode", "--l", str(l), "--l-variant", "recursive", "--c", "1"])
 table("(c) variance diversity, salary sensitive (uniform)", "v", [1.1e9, 1.2e9, 1.3e9],
       lambda v: ["--sensitive", "salary", "--variance", f"{v:.3g}"])
-print("\n(d) of Figure 28 (normally distributed salary) needs a generator option anonkit does not have; not run.")
+table("(d) variance diversity, salary sensitive (normal)", "vn", [7e7, 8e7, 9e7],
+      lambda v: ["--sensitive", "salary", "--variance", f"{v:.3g}"], normal)

@@ -93,7 +93,7 @@ static void generate(const char *path, uint64_t rows, uint64_t seed, const char 
 {
     char err[1024];
     uint64_t used = 0;
-    int rc = anonkit_generate(path, rows, &seed, format, &used, err, sizeof err);
+    int rc = anonkit_generate(path, rows, &seed, format, NULL, &used, err, sizeof err);
     if (rc != ANONKIT_OK) fail_msg("anonkit_generate: %s", err);
     assert_true(used == seed);
 }
@@ -324,7 +324,7 @@ static void test_range_ends(void **state)
     int32_t c_lo = INT32_MAX, c_hi = INT32_MIN;
     synth_row r;
     for (int i = 0; i < 4000000; i++) {
-        synth_next(&rng, &r);
+        synth_next(&rng, SYNTH_SALARY_UNIFORM, &r);
         const int32_t v[9] = {r.salary, r.commission, r.age, r.elevel, r.car, r.zipcode, r.hvalue, r.hyears, r.loan};
         for (int j = 0; j < 9; j++) {
             if (v[j] < lo[j]) lo[j] = v[j];
@@ -350,6 +350,44 @@ static void test_range_ends(void **state)
     assert_true(hi[HVALUE] <= 1350000 && hi[HVALUE] > 1349000);
     assert_true(h_lo >= 0.5 && h_lo < 0.5001);
     assert_true(h_hi <= 1.5 && h_hi > 1.4999);
+}
+
+/* Normal salary (000 §5.6): over 1,000,000 draws the mean is 85,000 and the
+ * variance 1.1e8 (within 1 %), the share within one standard deviation of
+ * the mean is the normal 68.27 %, every value lies in [20000, 150000], and
+ * the other columns follow the same rules (commission only below 75,000).
+ * An unknown distribution is refused. */
+static void test_normal_salary(void **state)
+{
+    (void)state;
+    ak_rng rng;
+    ak_rng_seed(&rng, 5);
+    const int n = 1000000;
+    double sum = 0, sumsq = 0;
+    int within = 0;
+    synth_row r;
+    for (int i = 0; i < n; i++) {
+        synth_next(&rng, SYNTH_SALARY_NORMAL, &r);
+        assert_true(r.salary >= 20000 && r.salary <= 150000);
+        assert_true(r.salary >= 75000 ? r.commission == 0 : r.commission >= 10000 && r.commission <= 75000);
+        assert_true(r.age >= 20 && r.age <= 80 && r.loan >= 0 && r.loan <= 500000);
+        sum += r.salary;
+        sumsq += (double)r.salary * r.salary;
+        within += fabs(r.salary - 85000.0) <= sqrt(1.1e8);
+    }
+    const double mean = sum / n, var = sumsq / n - mean * mean;
+    print_message("normal salary: mean %.1f, variance %.4g, within one sd %.4f\n", mean, var, (double)within / n);
+    assert_true(fabs(mean - 85000) < 100);
+    assert_true(fabs(var / 1.1e8 - 1) < 0.01);
+    assert_true(fabs((double)within / n - 0.6827) < 0.003);
+    char err[1024];
+    const uint64_t seed = 1;
+    const char *dir = tu_mkdtemp();
+    assert_int_equal(anonkit_generate(tu_path(dir, "x.csv"), 10, &seed, "csv", "lognormal", NULL, err, sizeof err),
+                     ANONKIT_E_USAGE);
+    assert_non_null(strstr(err, "--salary must be uniform or normal"));
+    assert_int_equal(access(tu_path(dir, "x.csv"), F_OK), -1);
+    tu_rmtree(dir);
 }
 
 static int same_file(const char *a, const char *b)
@@ -397,8 +435,8 @@ static void test_random_seed(void **state)
     const char *c = tu_path(tu_group_dir, "r1again.csv");
     char err[256];
     uint64_t s1 = 0, s2 = 0;
-    assert_int_equal(anonkit_generate(a, 1000, NULL, "csv", &s1, err, sizeof err), ANONKIT_OK);
-    assert_int_equal(anonkit_generate(b, 1000, NULL, "csv", &s2, err, sizeof err), ANONKIT_OK);
+    assert_int_equal(anonkit_generate(a, 1000, NULL, "csv", NULL, &s1, err, sizeof err), ANONKIT_OK);
+    assert_int_equal(anonkit_generate(b, 1000, NULL, "csv", NULL, &s2, err, sizeof err), ANONKIT_OK);
     assert_true(s1 != s2);
     assert_false(same_file(a, b));
     generate(c, 1000, s1, "csv"); /* the reported seed reproduces the run */
@@ -419,11 +457,11 @@ static void test_zero_rows_and_errors(void **state)
     char err[256];
     uint64_t seed = 1;
     const char *bad = tu_path(tu_group_dir, "bad.csv");
-    assert_int_equal(anonkit_generate(bad, 10, &seed, "xml", NULL, err, sizeof err), ANONKIT_E_USAGE);
+    assert_int_equal(anonkit_generate(bad, 10, &seed, "xml", NULL, NULL, err, sizeof err), ANONKIT_E_USAGE);
     assert_non_null(strstr(err, "'xml'"));
     assert_int_equal(access(bad, F_OK), -1);
     const char *nodir = tu_path(tu_group_dir, "no/such/dir/out.csv");
-    assert_int_equal(anonkit_generate(nodir, 10, &seed, "csv", NULL, err, sizeof err), ANONKIT_E_IO);
+    assert_int_equal(anonkit_generate(nodir, 10, &seed, "csv", NULL, NULL, err, sizeof err), ANONKIT_E_IO);
     assert_non_null(strstr(err, "no/such/dir/out.csv"));
 }
 
@@ -537,7 +575,7 @@ static void test_binary_block_size(void **state)
     synth_stats st;
     ak_error err;
     ak_err_clear(&err);
-    assert_int_equal(synth_write(f, small, 3000, 99, SYNTH_BINARY, 1000, &st, &err), ANONKIT_OK);
+    assert_int_equal(synth_write(f, small, 3000, 99, SYNTH_BINARY, SYNTH_SALARY_UNIFORM, 1000, &st, &err), ANONKIT_OK);
     assert_int_equal(fclose(f), 0);
     assert_true(same_file(ref, small));
     const uint64_t bytes = 216 + 3000 * 60 + 16;
@@ -549,7 +587,7 @@ static void test_binary_block_size(void **state)
     generate(cref, 3000, 99, "csv");
     f = fopen(csmall, "wb");
     assert_non_null(f);
-    assert_int_equal(synth_write(f, csmall, 3000, 99, SYNTH_CSV, 300, &st, &err), ANONKIT_OK);
+    assert_int_equal(synth_write(f, csmall, 3000, 99, SYNTH_CSV, SYNTH_SALARY_UNIFORM, 300, &st, &err), ANONKIT_OK);
     assert_int_equal(fclose(f), 0);
     assert_true(same_file(cref, csmall));
     assert_true(st.blocks > 3000 * 50 / 300);
@@ -790,6 +828,7 @@ int main(void)
         cmocka_unit_test(test_targets_at_boundaries),
         cmocka_unit_test(test_hvalue_rounding),
         cmocka_unit_test(test_range_ends),
+        cmocka_unit_test(test_normal_salary),
         cmocka_unit_test(test_seed_reproducible),
         cmocka_unit_test(test_random_seed),
         cmocka_unit_test(test_zero_rows_and_errors),

@@ -173,12 +173,13 @@ ANONKIT_API const char *anonkit_result_json(const anonkit_result *result);
 /* Synthetic data: writes `rows` records of the generator of 000 Figure 7 (salary,
  * commission, age, elevel, car, zipcode, hvalue, hyears, loan, c2, c7, r7, r10) to
  * output_path ("-" for stdout) in `format` "csv" (a header line, then the records;
- * NULL means csv) or "binary" (a tuple file, docs/tuple-format.md). Streams: memory
+ * NULL means csv) or "binary" (a tuple file, docs/tuple-format.md), with salary
+ * "uniform" (NULL: Figure 7) or "normal" (mean 85000, variance 1.1e8: 000 §5.6). Streams: memory
  * does not grow with rows. The same *seed gives the same bytes; seed NULL picks a
  * random one. *out_seed (when not NULL) receives the seed used. On failure returns a
  * negative status, leaves the message in errbuf and nothing at output_path. */
 ANONKIT_API int anonkit_generate(const char *output_path, uint64_t rows, const uint64_t *seed, const char *format,
-                                 uint64_t *out_seed /* OUT */, char *errbuf, size_t errsize);
+                                 const char *salary, uint64_t *out_seed /* OUT */, char *errbuf, size_t errsize);
 
 /* Recodes new data with the rules that `anonkit_anonymize` wrote (ANONKIT_OPT_RULES;
  * docs/rules-format.md): reads ANONKIT_OPT_INPUT ("-" for stdin) and writes

@@ -17,7 +17,7 @@ static int fail(const ak_error *err, char *errbuf, size_t errsize)
 }
 
 int anonkit_generate(const char *output_path, uint64_t rows, const uint64_t *seed, const char *format,
-                     uint64_t *out_seed, char *errbuf, size_t errsize)
+                     const char *salary, uint64_t *out_seed, char *errbuf, size_t errsize)
 {
     ak_error err;
     ak_err_clear(&err);
@@ -29,6 +29,15 @@ int anonkit_generate(const char *output_path, uint64_t rows, const uint64_t *see
         fmt = SYNTH_BINARY;
     } else {
         ak_err_set(&err, ANONKIT_E_USAGE, NULL, 0, 0, "--format must be csv or binary, not '%s'", format);
+        return fail(&err, errbuf, errsize);
+    }
+    synth_salary how;
+    if (!salary || !strcmp(salary, "uniform")) {
+        how = SYNTH_SALARY_UNIFORM;
+    } else if (!strcmp(salary, "normal")) {
+        how = SYNTH_SALARY_NORMAL;
+    } else {
+        ak_err_set(&err, ANONKIT_E_USAGE, NULL, 0, 0, "--salary must be uniform or normal, not '%s'", salary);
         return fail(&err, errbuf, errsize);
     }
     if (!output_path || !*output_path) {
@@ -43,7 +52,7 @@ int anonkit_generate(const char *output_path, uint64_t rows, const uint64_t *see
     int rc = outfile_open(&of, output_path, &err);
     if (rc < 0) return fail(&err, errbuf, errsize);
     const char *name = strcmp(output_path, "-") ? output_path : "stdout";
-    rc = synth_write(of.stream, name, rows, seed_used, fmt, 0, NULL, &err);
+    rc = synth_write(of.stream, name, rows, seed_used, fmt, how, 0, NULL, &err);
     if (rc == ANONKIT_OK) rc = outfile_commit(&of, &err);
     if (rc < 0) {
         outfile_abort(&of);

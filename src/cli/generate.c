@@ -9,7 +9,7 @@
 #include "cli/cli.h"
 
 static const char help[] =
-    "usage: anonkit generate --rows N -o FILE [--seed S] [--format csv|binary]\n"
+    "usage: anonkit generate --rows N -o FILE [--seed S] [--format csv|binary] [--salary uniform|normal]\n"
     "\n"
     "Writes N synthetic records (the generator of 000 Figure 7) with the columns\n"
     "salary, commission, age, elevel, car, zipcode, hvalue, hyears, loan (the\n"
@@ -22,13 +22,17 @@ static const char help[] =
     "      --seed S             seed of the generator (0 to 2^64-1)\n"
     "      --format F           csv (default, with a header line) or binary\n"
     "                           (fixed-width tuples, see docs/tuple-format.md)\n"
+    "      --salary D           uniform (default: 20000 to 150000, as in 000\n"
+    "                           Figure 7) or normal (mean 85000, variance 1.1e8,\n"
+    "                           within that range: 000 §5.6)\n"
     "  -h, --help               this help\n";
 
-enum { OPT_ROWS = 1000, OPT_SEED, OPT_FORMAT };
+enum { OPT_ROWS = 1000, OPT_SEED, OPT_FORMAT, OPT_SALARY };
 
 static const struct option long_options[] = {
     {"rows", required_argument, NULL, OPT_ROWS},   {"seed", required_argument, NULL, OPT_SEED},
     {"format", required_argument, NULL, OPT_FORMAT}, {"output", required_argument, NULL, 'o'},
+    {"salary", required_argument, NULL, OPT_SALARY},
     {"help", no_argument, NULL, 'h'},              {NULL, 0, NULL, 0},
 };
 
@@ -46,7 +50,7 @@ static int parse_u64(const char *s, uint64_t *out)
 
 int cli_generate(int argc, char **argv)
 {
-    const char *output = NULL, *format = NULL, *rows_text = NULL;
+    const char *output = NULL, *format = NULL, *rows_text = NULL, *salary = NULL;
     uint64_t rows = 0, seed = 0;
     int seed_set = 0;
     optind = 1;
@@ -62,6 +66,9 @@ int cli_generate(int argc, char **argv)
             break;
         case OPT_FORMAT:
             format = optarg;
+            break;
+        case OPT_SALARY:
+            salary = optarg;
             break;
         case OPT_ROWS:
             rows_text = optarg;
@@ -97,7 +104,7 @@ int cli_generate(int argc, char **argv)
     }
     char errmsg[2048];
     uint64_t seed_used = 0;
-    int rc = anonkit_generate(output, rows, seed_set ? &seed : NULL, format, &seed_used, errmsg, sizeof errmsg);
+    int rc = anonkit_generate(output, rows, seed_set ? &seed : NULL, format, salary, &seed_used, errmsg, sizeof errmsg);
     if (rc < 0) {
         fprintf(stderr, "anonkit: %s\n", errmsg);
         return rc == ANONKIT_E_NOMEM || rc == ANONKIT_E_INTERNAL ? CLI_INTERNAL_ERROR : CLI_USER_ERROR;

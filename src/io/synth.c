@@ -6,6 +6,8 @@
 #include "io/synth.h"
 
 #include <errno.h>
+#include <gsl/gsl_cdf.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,9 +24,20 @@ static inline int32_t uniform(ak_rng *rng, int32_t lo, int32_t hi)
     return lo + (int32_t)ak_rng_below(rng, (uint64_t)(hi - lo) + 1);
 }
 
-void synth_next(ak_rng *rng, synth_row *row)
+/* Salary drawn from a normal distribution of mean 85,000 (the middle of the
+ * uniform range) and variance 1.1e8 (000 §5.6: "the population variance of
+ * the normal salary is approximately 1.1e8"), by the inverse of the normal
+ * CDF at one uniform draw, rounded, and kept within the uniform range. */
+static int32_t normal_salary(ak_rng *rng)
 {
-    row->salary = uniform(rng, 20000, 150000);
+    const double u = ((double)(ak_rng_next(rng) >> 11) + 0.5) / 9007199254740992.0; /* (0, 1) */
+    const double v = nearbyint(85000.0 + sqrt(1.1e8) * gsl_cdf_ugaussian_Pinv(u));
+    return v < 20000 ? 20000 : v > 150000 ? 150000 : (int32_t)v;
+}
+
+void synth_next(ak_rng *rng, synth_salary salary, synth_row *row)
+{
+    row->salary = salary == SYNTH_SALARY_NORMAL ? normal_salary(rng) : uniform(rng, 20000, 150000);
     row->commission = row->salary >= 75000 ? 0 : uniform(rng, 10000, 75000);
     row->age = uniform(rng, 20, 80);
     row->elevel = uniform(rng, 0, 4);
@@ -118,7 +131,7 @@ static int write_block(FILE *stream, const char *name, const char *buf, size_t l
     return ANONKIT_OK;
 }
 
-static int write_csv(FILE *stream, const char *name, uint64_t rows, ak_rng *rng, size_t block_size, synth_stats *st,
+static int write_csv(FILE *stream, const char *name, uint64_t rows, ak_rng *rng, synth_salary salary, size_t block_size, synth_stats *st,
                      ak_error *err)
 {
     if (block_size < CSV_MAX_RECORD) block_size = block_size ? CSV_MAX_RECORD : CSV_BLOCK;
@@ -135,7 +148,7 @@ static int write_csv(FILE *stream, const char *name, uint64_t rows, ak_rng *rng,
     int rc = ANONKIT_OK;
     synth_row r;
     for (uint64_t i = 0; i < rows; i++) {
-        synth_next(rng, &r);
+        synth_next(rng, salary, &r);
         p = put_u64(p, (uint64_t)r.salary), *p++ = ',';
         p = put_u64(p, (uint64_t)r.commission), *p++ = ',';
         p = put_u64(p, (uint64_t)r.age), *p++ = ',';
@@ -165,7 +178,7 @@ done:
 
 /* ------------------------------------------------------------- binary ---- */
 
-static int write_binary(FILE *stream, const char *name, uint64_t rows, ak_rng *rng, size_t block_size,
+static int write_binary(FILE *stream, const char *name, uint64_t rows, ak_rng *rng, synth_salary salary, size_t block_size,
                         synth_stats *st, ak_error *err)
 {
     static const char *const ab[2] = {"A", "B"};
@@ -185,7 +198,7 @@ static int write_binary(FILE *stream, const char *name, uint64_t rows, ak_rng *r
     uint8_t row[128];
     synth_row r;
     for (uint64_t i = 0; i < rows; i++) {
-        synth_next(rng, &r);
+        synth_next(rng, salary, &r);
         tuple_put_i32(row, off[SYNTH_SALARY], r.salary);
         tuple_put_i32(row, off[SYNTH_COMMISSION], r.commission);
         tuple_put_i32(row, off[SYNTH_AGE], r.age);
@@ -213,14 +226,14 @@ done:
     return rc;
 }
 
-int synth_write(FILE *stream, const char *name, uint64_t rows, uint64_t seed, synth_format format, size_t block_size,
-                synth_stats *stats, ak_error *err)
+int synth_write(FILE *stream, const char *name, uint64_t rows, uint64_t seed, synth_format format,
+                synth_salary salary, size_t block_size, synth_stats *stats, ak_error *err)
 {
     synth_stats local;
     synth_stats *st = stats ? stats : &local;
     memset(st, 0, sizeof *st);
     ak_rng rng;
     ak_rng_seed(&rng, seed);
-    if (format == SYNTH_BINARY) return write_binary(stream, name, rows, &rng, block_size, st, err);
-    return write_csv(stream, name, rows, &rng, block_size, st, err);
+    if (format == SYNTH_BINARY) return write_binary(stream, name, rows, &rng, salary, block_size, st, err);
+    return write_csv(stream, name, rows, &rng, salary, block_size, st, err);
 }

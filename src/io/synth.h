@@ -31,10 +31,15 @@ typedef struct synth_row {
     int64_t r7_cents, r10_cents; /* r7 and r10 in hundredths */
 } synth_row;
 
-/* Draws the next record. The draws, in order: salary; commission only when
- * salary < 75000; age, elevel, car, zipcode; h (the top 53 bits of one
- * ak_rng_next: h = 0.5 + bits / 2^53, in [0.5, 1.5)); hyears; loan. */
-void synth_next(ak_rng *rng, synth_row *row /* OUT */);
+/* How salary is drawn: uniform on [20000, 150000] as in 000 Figure 7, or
+ * normal (mean 85000, variance 1.1e8, within that range) as in 000 §5.6. */
+typedef enum synth_salary { SYNTH_SALARY_UNIFORM, SYNTH_SALARY_NORMAL } synth_salary;
+
+/* Draws the next record. The draws, in order: salary (uniform: one bounded
+ * draw; normal: one ak_rng_next); commission only when salary < 75000; age,
+ * elevel, car, zipcode; h (the top 53 bits of one ak_rng_next: h = 0.5 +
+ * bits / 2^53, in [0.5, 1.5)); hyears; loan. */
+void synth_next(ak_rng *rng, synth_salary salary, synth_row *row /* OUT */);
 
 /* The pieces of synth_next, for tests: hvalue from zipcode and the 53 random
  * bits of h (bits < 2^53), and c2, c7, r7, r10 from the nine attributes. */
@@ -55,6 +60,6 @@ typedef struct synth_stats {
  * attributes, codes A=0/B=1 for c2 and c7, f64 for r7 and r10 (the value nearest
  * the CSV text). block_size: bytes per write (0: the default of each format). */
 int synth_write(FILE *stream, const char *name, uint64_t rows, uint64_t seed, synth_format format,
-                size_t block_size, synth_stats *stats /* OUT, may be NULL */, ak_error *err);
+                synth_salary salary, size_t block_size, synth_stats *stats /* OUT, may be NULL */, ak_error *err);
 
 #endif
