@@ -72,9 +72,10 @@ void hil_mapper_free(hil_mapper *mp);
 
 /* The key of row `row` into key[0 .. mp->words). */
 void hil_mapper_key(const hil_mapper *mp, const table *t, size_t row, uint64_t *key /* OUT */);
-/* The keys of rows row .. row+count-1 into keys[i * mp->words ..] (Hilbert:
- * four at a time). */
-void hil_mapper_keys(const hil_mapper *mp, const table *t, size_t row, size_t count, uint64_t *keys /* OUT */);
+/* The keys of rows row .. row+count-1 into keys[i * stride ..] (stride >=
+ * mp->words; Hilbert: four at a time). */
+void hil_mapper_keys(const hil_mapper *mp, const table *t, size_t row, size_t count, uint64_t *keys /* OUT */,
+                     size_t stride);
 
 /* The 1-D distance from key a to key b (a <= b), as a double. */
 double hil_mapper_gap(const hil_mapper *mp, const uint64_t *a, const uint64_t *b);

@@ -32,57 +32,90 @@ int hil_parse_algorithm(const char *name, hil_options *o)
     return -1;
 }
 
+/* Bits to number rows 0 .. n-1 (at least 1). */
+static unsigned row_bits(size_t n)
+{
+    unsigned b = 1;
+    while (b < 32 && ((size_t)1 << b) < n) b++;
+    return b;
+}
+
 /* Maps and sorts: order[i] is the row at 1-D position i, gap[i] (when gap is
- * not NULL) the key distance from position i-1 to i. */
+ * not NULL) the key distance from position i-1 to i.
+ *
+ * A sort record is the row's key followed by its row number, a total order.
+ * When the key leaves at least row_bits(n) low bits of its last word unused
+ * (a Hilbert key of d * bits bits is left-aligned), the row number goes
+ * there instead of into a word of its own: the same order on fewer bytes.
+ * Without a memory budget the records are written into one array and sorted
+ * there; with one they stream through the external sort. */
 static int map_and_sort(const table *t, const hil_options *o, uint32_t *order, double *gap, hil_stats *stats,
                         ak_error *err)
 {
     hil_mapper mp;
     AK_CHECK(hil_mapper_init(&mp, t, o, err));
-    const size_t words = (size_t)mp.words + 1; /* the key, then the row: a total order */
-    stats->key_bits = mp.kind == HIL_MAP_HILBERT ? (uint64_t)mp.d * mp.bits : 128;
+    const size_t n = t->nrows;
+    const unsigned rb = row_bits(n);
+    const unsigned used = mp.kind == HIL_MAP_HILBERT ? mp.d * mp.bits : 128;
+    const int packed = (size_t)mp.words * 64 >= (size_t)used + rb;
+    const size_t words = (size_t)mp.words + (packed ? 0 : 1);
+    const uint64_t row_mask = packed ? ((uint64_t)1 << rb) - 1 : 0;
+    stats->key_bits = used;
     stats->centers = mp.ncenters;
-    extsort *sorter = NULL;
     enum { BATCH = 64 };
-    uint64_t *keys = malloc(BATCH * mp.words * sizeof *keys);
-    uint64_t *rec = malloc(words * sizeof *rec), *prev = malloc(words * sizeof *prev);
-    int rc = keys && rec && prev ? ANONKIT_OK : ak_err_nomem(err);
-    if (rc >= 0) rc = extsort_open(&sorter, words, o->memory, NULL, err);
-    for (size_t row = 0; rc >= 0 && row < t->nrows; row += BATCH) {
-        const size_t count = t->nrows - row < BATCH ? t->nrows - row : BATCH;
-        hil_mapper_keys(&mp, t, row, count, keys);
-        for (size_t j = 0; rc >= 0 && j < count; j++) {
-            memcpy(rec, keys + j * mp.words, mp.words * sizeof *rec);
-            rec[words - 1] = row + j;
-            rc = extsort_add(sorter, rec, err);
+    const int in_memory = !o->memory;
+    uint64_t *all = in_memory ? malloc((n ? n : 1) * words * sizeof *all) : NULL;
+    uint64_t *keys = in_memory ? NULL : malloc(BATCH * words * sizeof *keys);
+    uint64_t *prev = malloc(words * sizeof *prev), *cur = malloc(words * sizeof *cur);
+    extsort *sorter = NULL;
+    int rc = (all || keys) && prev && cur ? ANONKIT_OK : ak_err_nomem(err);
+    if (rc >= 0 && !in_memory) rc = extsort_open(&sorter, words, o->memory, NULL, err);
+    for (size_t row = 0; rc >= 0 && row < n; row += BATCH) {
+        const size_t count = n - row < BATCH ? n - row : BATCH;
+        uint64_t *out = in_memory ? all + row * words : keys;
+        hil_mapper_keys(&mp, t, row, count, out, words);
+        for (size_t j = 0; j < count; j++) {
+            uint64_t *r = out + j * words;
+            if (packed) r[words - 1] |= row + j;
+            else r[words - 1] = row + j;
         }
+        for (size_t j = 0; !in_memory && rc >= 0 && j < count; j++) rc = extsort_add(sorter, keys + j * words, err);
     }
-    if (rc >= 0) rc = extsort_finish(sorter, err);
-    for (size_t i = 0; rc >= 0 && i < t->nrows; i++) {
+    if (rc >= 0) rc = in_memory ? extsort_sort_array(all, n, words, err) : extsort_finish(sorter, err);
+    for (size_t i = 0; rc >= 0 && i < n; i++) {
         const uint64_t *r;
-        if ((rc = extsort_next(sorter, &r, err)) < 0) break;
-        if (rc == 0) {
-            rc = ak_err_set(err, ANONKIT_E_INTERNAL, NULL, 0, 0, "the sort returned %zu of %zu rows", i, t->nrows);
+        if (in_memory) {
+            r = all + i * words;
+        } else if ((rc = extsort_next(sorter, &r, err)) <= 0) {
+            if (rc == 0)
+                rc = ak_err_set(err, ANONKIT_E_INTERNAL, NULL, 0, 0, "the sort returned %zu of %zu rows", i, n);
             break;
         }
-        order[i] = (uint32_t)r[words - 1];
-        if (gap) gap[i] = i ? hil_mapper_gap(&mp, prev, r) : 0;
-        memcpy(prev, r, words * sizeof *prev);
+        order[i] = (uint32_t)(packed ? r[words - 1] & row_mask : r[words - 1]);
+        if (gap) {
+            memcpy(cur, r, words * sizeof *cur);
+            cur[words - 1] &= ~row_mask; /* the key alone */
+            gap[i] = i ? hil_mapper_gap(&mp, prev, cur) : 0;
+            memcpy(prev, cur, words * sizeof *prev);
+        }
     }
     if (rc >= 0) {
-        extsort_stats es;
-        extsort_get_stats(sorter, &es);
-        stats->sort_runs = es.runs;
-        stats->sort_merge_passes = es.merge_passes;
-        stats->blocks_written = es.blocks_written;
-        stats->blocks_read = es.blocks_read;
-        stats->block_size = es.block_size;
+        if (sorter) {
+            extsort_stats es;
+            extsort_get_stats(sorter, &es);
+            stats->sort_runs = es.runs;
+            stats->sort_merge_passes = es.merge_passes;
+            stats->blocks_written = es.blocks_written;
+            stats->blocks_read = es.blocks_read;
+            stats->block_size = es.block_size;
+        }
         rc = ANONKIT_OK;
     }
     extsort_free(sorter);
+    free(all);
     free(keys);
-    free(rec);
     free(prev);
+    free(cur);
     hil_mapper_free(&mp);
     return rc;
 }
