@@ -48,6 +48,11 @@ typedef struct kanon_window {
     uint32_t *code;       /* code[(p & mask) * d + q]: QI q of the row at position p */
     double *value;        /* value[(p & mask) * d + q]: its numeric value (0 for a categorical QI) */
     uint64_t *marks;      /* marks[(p & mask) * mw ...]: the queues position p is in */
+    uint64_t *any;        /* bit (p & mask) of any[]: position p is in some queue */
+    size_t n;             /* positions in the 1-D order */
+    size_t cfirst, cend;  /* the chunk holds positions cfirst .. cend-1 */
+    uint32_t *ccode;      /* ccode[(p - cfirst) * d + q]: QI q of the row at position p */
+    double *cvalue;       /* its numeric value (0 for a categorical QI) */
     mono_queue *queue;    /* queue[2q]: positions whose code of QI q is below every later one
                              in the window; queue[2q+1]: above every later one */
     uint32_t *lo, *hi;    /* the growing box */
@@ -65,13 +70,16 @@ static void window_free(kanon_window *win)
 {
     if (win->queue)
         for (uint32_t i = 0; i < 2 * win->d; i++) free(win->queue[i].pos);
-    free(win->queue), free(win->code), free(win->marks);
+    free(win->queue), free(win->code), free(win->marks), free(win->any), free(win->ccode), free(win->cvalue);
     free(win->lo), free(win->hi), free(win->ncp), free(win->span), free(win->weight);
     free(win->klo), free(win->khi), free(win->kncp), free(win->value);
     free(win->lov), free(win->hiv), free(win->klov), free(win->khiv);
 }
 
-static int window_init(kanon_window *win, const table *t, size_t ring, const double *weights, ak_error *err)
+/* Positions gathered at a time into the chunk. */
+#define KANON_CHUNK 1024
+
+static int window_init(kanon_window *win, const table *t, size_t n, size_t ring, const double *weights, ak_error *err)
 {
     memset(win, 0, sizeof *win);
     const uint32_t d = t->nqi, dd = d ? d : 1;
@@ -81,6 +89,10 @@ static int window_init(kanon_window *win, const table *t, size_t ring, const dou
     win->mw = (2 * (size_t)dd + 63) / 64;
     win->code = malloc(ring * dd * sizeof *win->code);
     win->marks = calloc(ring * win->mw, sizeof *win->marks);
+    win->any = calloc((ring + 63) / 64, sizeof *win->any);
+    win->n = n;
+    win->ccode = malloc(KANON_CHUNK * (size_t)dd * sizeof *win->ccode);
+    win->cvalue = malloc(KANON_CHUNK * (size_t)dd * sizeof *win->cvalue);
     win->queue = calloc(2 * (size_t)dd, sizeof *win->queue);
     win->lo = malloc(dd * sizeof *win->lo);
     win->hi = malloc(dd * sizeof *win->hi);
@@ -95,7 +107,7 @@ static int window_init(kanon_window *win, const table *t, size_t ring, const dou
     win->hiv = malloc(dd * sizeof *win->hiv);
     win->klov = malloc(dd * sizeof *win->klov);
     win->khiv = malloc(dd * sizeof *win->khiv);
-    int ok = win->code && win->marks && win->queue && win->lo && win->hi && win->ncp && win->span && win->weight &&
+    int ok = win->code && win->marks && win->any && win->ccode && win->cvalue && win->queue && win->lo && win->hi && win->ncp && win->span && win->weight &&
              win->klo && win->khi && win->kncp && win->value && win->lov && win->hiv && win->klov && win->khiv;
     for (uint32_t q = 0; ok && q < d; q++) {
         win->queue[2 * q].pos = malloc(ring * sizeof *win->queue[2 * q].pos);
@@ -112,9 +124,48 @@ static int window_init(kanon_window *win, const table *t, size_t ring, const dou
     return ANONKIT_OK;
 }
 
-/* Marks (clears) position p as a member of queue `bit` (2q: low, 2q+1: high). */
-static void mark_set(kanon_window *win, size_t p, size_t bit) { win->marks[(p & win->mask) * win->mw + bit / 64] |= 1ull << (bit % 64); }
-static void mark_clear(kanon_window *win, size_t p, size_t bit) { win->marks[(p & win->mask) * win->mw + bit / 64] &= ~(1ull << (bit % 64)); }
+/* Clears position p's membership of queue `bit` (2q: low, 2q+1: high),
+ * and its summary bit in `any` when it is in no queue any more. */
+static inline void mark_clear(kanon_window *win, size_t p, size_t bit)
+{
+    const size_t slot = p & win->mask;
+    uint64_t *m = win->marks + slot * win->mw;
+    m[bit / 64] &= ~(1ull << (bit % 64));
+    for (size_t wi = 0; wi < win->mw; wi++)
+        if (m[wi]) return;
+    win->any[slot / 64] &= ~(1ull << (slot % 64));
+}
+
+/* Gathers the codes and numeric values of positions from .. from+CHUNK-1
+ * (the rows order[p], at random places in the columns) column by column:
+ * the loads of one column are independent of each other, so many misses
+ * are in flight at once, and the reads that follow are sequential. */
+static void window_gather(kanon_window *win, const uint32_t *order, size_t from)
+{
+    const uint32_t d = win->d;
+    const size_t m = win->n - from < KANON_CHUNK ? win->n - from : KANON_CHUNK;
+    win->cfirst = from;
+    win->cend = from + m;
+    for (uint32_t q = 0; q < d; q++) {
+        const table_qi *a = &win->t->qi[q];
+        const uint32_t *codes = a->codes;
+        uint32_t *out = win->ccode + q;
+        for (size_t x = 0; x < m; x++) {
+            if (x + 16 < m) __builtin_prefetch(&codes[order[from + x + 16]]);
+            out[x * d] = codes[order[from + x]];
+        }
+        double *val = win->cvalue + q;
+        if (a->kind == ATTR_NUMERIC) {
+            const double *values = a->values;
+            for (size_t x = 0; x < m; x++) {
+                if (x + 16 < m) __builtin_prefetch(&values[out[(x + 16) * d]]);
+                val[x * d] = values[out[x * d]];
+            }
+        } else {
+            for (size_t x = 0; x < m; x++) val[x * d] = 0;
+        }
+    }
+}
 
 /* Position p (the row order[p]) enters the window of the last w positions:
  * entries before the window leave every queue; then, in each QI's low (high)
@@ -123,47 +174,46 @@ static void mark_clear(kanon_window *win, size_t p, size_t bit) { win->marks[(p 
 static void window_slide(kanon_window *win, const uint32_t *order, size_t p, size_t w)
 {
     const uint32_t d = win->d;
-    const size_t first = p + 1 > w ? p + 1 - w : 0, mask = win->mask;
-    for (size_t b = 0; b < 2 * (size_t)d; b++) {
-        mono_queue *mq = &win->queue[b];
-        while (mq->first < mq->last && mq->pos[mq->first & mask] < first) mark_clear(win, mq->pos[mq->first++ & mask], b);
+    const size_t mask = win->mask, mw = win->mw;
+    if (p >= w) { /* position p - w leaves: it is the front of every queue it is in */
+        const size_t slot = (p - w) & mask;
+        uint64_t *m = win->marks + slot * mw;
+        for (size_t wi = 0; wi < mw; wi++) {
+            for (uint64_t bits = m[wi]; bits; bits &= bits - 1) win->queue[wi * 64 + (size_t)__builtin_ctzll(bits)].first++;
+            m[wi] = 0;
+        }
+        win->any[slot / 64] &= ~(1ull << (slot % 64));
     }
     uint32_t *row = win->code + (p & mask) * d; /* the slot of position p - w, gone now */
     double *val = win->value + (p & mask) * d;
-    for (uint32_t q = 0; q < d; q++) {
-        const table_qi *a = &win->t->qi[q];
-        row[q] = a->codes[order[p]];
-        val[q] = a->kind == ATTR_NUMERIC ? a->values[row[q]] : 0;
-    }
+    if (p >= win->cend) window_gather(win, order, p);
+    memcpy(row, win->ccode + (p - win->cfirst) * d, d * sizeof *row);
+    memcpy(val, win->cvalue + (p - win->cfirst) * d, d * sizeof *val);
     for (uint32_t q = 0; q < d; q++) {
         const uint32_t c = row[q];
-        for (int high = 0; high < 2; high++) {
-            const size_t b = 2 * (size_t)q + (size_t)high;
-            mono_queue *mq = &win->queue[b];
-            while (mq->first < mq->last) {
-                const uint32_t back = mq->pos[(mq->last - 1) & mask];
-                const uint32_t bc = win->code[(back & mask) * d + q];
-                if (high ? bc > c : bc < c) break;
-                mark_clear(win, back, b);
-                mq->last--;
-            }
-            mq->pos[mq->last++ & mask] = (uint32_t)p;
-            mark_set(win, p, b);
+        mono_queue *low = &win->queue[2 * (size_t)q], *high = low + 1;
+        while (low->first < low->last) {
+            const uint32_t back = low->pos[(low->last - 1) & mask];
+            if (win->code[(back & mask) * d + q] < c) break;
+            mark_clear(win, back, 2 * (size_t)q);
+            low->last--;
         }
+        low->pos[low->last++ & mask] = (uint32_t)p;
+        while (high->first < high->last) {
+            const uint32_t back = high->pos[(high->last - 1) & mask];
+            if (win->code[(back & mask) * d + q] > c) break;
+            mark_clear(win, back, 2 * (size_t)q + 1);
+            high->last--;
+        }
+        high->pos[high->last++ & mask] = (uint32_t)p;
     }
-}
-
-/* Prefetches what the window will read for the rows of the 1-D order
- * ahead: their codes 16 positions ahead, the numeric values of the codes 8
- * positions ahead (those codes are in cache by then). The rows are at random
- * places in the columns, so each read would otherwise wait for memory. */
-static void window_prefetch(const kanon_window *win, const uint32_t *order, size_t p, size_t n)
-{
-    for (uint32_t q = 0; q < win->d; q++) {
-        const table_qi *a = &win->t->qi[q];
-        if (p + 16 < n) __builtin_prefetch(&a->codes[order[p + 16]]);
-        if (p + 8 < n && a->kind == ATTR_NUMERIC) __builtin_prefetch(&a->values[a->codes[order[p + 8]]]);
+    /* p joins every queue */
+    uint64_t *m = win->marks + (p & mask) * mw;
+    for (size_t wi = 0; wi < mw; wi++) {
+        const size_t bits = 2 * (size_t)d - wi * 64;
+        m[wi] = bits >= 64 ? ~0ull : (1ull << bits) - 1;
     }
+    win->any[(p & mask) / 64] |= 1ull << ((p & mask) % 64);
 }
 
 /* NCP of codes [lo, hi] of QI q (001 §2.1): numeric from the side values
@@ -218,8 +268,9 @@ static double box_set(kanon_window *win, size_t from)
 
 /* Grows the box by marked position p: each queue it is in moves one side of
  * the box (its code is strictly beyond every later code of the window).
- * Returns the box's weighted NCP sum (QIs in order, as GCP sums them). */
-static double box_grow(kanon_window *win, size_t p)
+ * Returns the box's weighted NCP sum, `sum` before, updated by the changes
+ * of the QIs that grew. */
+static double box_grow(kanon_window *win, size_t p, double sum)
 {
     const uint32_t *row = win->code + (p & win->mask) * win->d;
     const double *val = win->value + (p & win->mask) * win->d;
@@ -230,21 +281,30 @@ static double box_grow(kanon_window *win, size_t p)
             const uint32_t q = (uint32_t)(b / 2);
             if (b % 2) win->hi[q] = row[q], win->hiv[q] = val[q];
             else win->lo[q] = row[q], win->lov[q] = val[q];
-            win->ncp[q] = window_ncp(win, q, win->lo[q], win->hi[q], win->lov[q], win->hiv[q]);
+            const double ncp = window_ncp(win, q, win->lo[q], win->hi[q], win->lov[q], win->hiv[q]);
+            sum += win->weight[q] * (ncp - win->ncp[q]);
+            win->ncp[q] = ncp;
         }
-    double s = 0;
-    for (uint32_t q = 0; q < win->d; q++) s += win->weight[q] * win->ncp[q];
-    return s;
+    return sum;
 }
 
-/* Whether position p is in some queue. */
-static int marked(const kanon_window *win, size_t p)
+/* The unmarked positions at the top of [lo, hi] (hi + 1 >= lo): returns r
+ * such that positions r .. hi are in no queue and, when r > lo, position
+ * r - 1 is in one. Scans the summary bits a word at a time. */
+static size_t last_marked(const kanon_window *win, size_t lo, size_t hi)
 {
-    if (win->mw == 1) return win->marks[p & win->mask] != 0; /* up to 32 QIs */
-    const uint64_t *m = win->marks + (p & win->mask) * win->mw;
-    for (size_t wi = 0; wi < win->mw; wi++)
-        if (m[wi]) return 1;
-    return 0;
+    size_t p = hi + 1; /* positions p .. hi are unmarked */
+    while (p > lo) {
+        const size_t slot = (p - 1) & win->mask, b = slot % 64;
+        const uint64_t word = win->any[slot / 64] & (b == 63 ? ~0ull : (2ull << b) - 1); /* slots .. slot */
+        if (word) {
+            const size_t at = (p - 1) - (b - (size_t)(63 - __builtin_clzll(word)));
+            return at + 1 > lo ? at + 1 : lo;
+        }
+        if (p - lo <= b + 1) return lo;
+        p -= b + 1;
+    }
+    return lo;
 }
 
 /* Reverses the chosen group lengths (read back from the end) into sizes. */
@@ -287,7 +347,7 @@ int hil_kanon_dp(const table *t, const uint32_t *order, size_t n, uint64_t k, co
     const size_t b = k > 1 ? (size_t)k - 1 : 1;
     double *suf = gap ? malloc(b * sizeof *suf) : NULL, pre = 0;
     int rc = opt && len && (suf || !gap) ? ANONKIT_OK : ak_err_nomem(err);
-    if (rc >= 0 && !gap) rc = window_init(&win, t, ring, weights, err);
+    if (rc >= 0 && !gap) rc = window_init(&win, t, n, ring, weights, err);
     if (rc < 0) {
         free(opt), free(len), free(suf);
         return rc;
@@ -325,17 +385,32 @@ int hil_kanon_dp(const table *t, const uint32_t *order, size_t n, uint64_t k, co
                 }
             }
         } else {
-            window_prefetch(&win, order, i - 1, n);
             window_slide(&win, order, i - 1, w);
             if (i >= k) {
+                /* Candidates from the k-row group leftwards: the box stays
+                 * the same over a run of unmarked positions and grows at
+                 * the marked one below it. */
                 double sum = box_set(&win, i - k);
-                for (size_t l = k; l <= longest; l++) {
-                    if (l > k && marked(&win, i - l)) sum = box_grow(&win, i - l);
-                    const double c = opt[(i - l) & mask] + (double)l * sum;
+                const size_t lo = i - longest; /* the longest candidate's first position */
+                size_t p = i - k;              /* the candidate's first position */
+                for (;;) {
+                    const double c = opt[p & mask] + (double)(i - p) * sum;
                     if (c < best) {
                         best = c;
-                        best_len = (uint32_t)l;
+                        best_len = (uint32_t)(i - p);
                     }
+                    if (p == lo) break;
+                    const size_t r = last_marked(&win, lo, p - 1);
+                    for (size_t x = p - 1; x + 1 > r; x--) { /* unmarked: the same box */
+                        const double cx = opt[x & mask] + (double)(i - x) * sum;
+                        if (cx < best) {
+                            best = cx;
+                            best_len = (uint32_t)(i - x);
+                        }
+                    }
+                    if (r == lo) break;
+                    p = r - 1;
+                    sum = box_grow(&win, p, sum);
                 }
             }
         }
