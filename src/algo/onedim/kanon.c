@@ -53,6 +53,11 @@ typedef struct kanon_window {
     size_t cfirst, cend;  /* the chunk holds positions cfirst .. cend-1 */
     uint32_t *ccode;      /* ccode[(p - cfirst) * d + q]: QI q of the row at position p */
     double *cvalue;       /* its numeric value (0 for a categorical QI) */
+    uint64_t *packed;     /* packed[row * pw ..]: the row's QI codes, QI q in bits shift[q] ..
+                             of word word[q] (width[q] bits, no code across two words) */
+    size_t pw;            /* words per row in packed */
+    uint32_t *word;       /* per QI: its word in the row's packed codes */
+    unsigned char *shift, *width;
     mono_queue *queue;    /* queue[2q]: positions whose code of QI q is below every later one
                              in the window; queue[2q+1]: above every later one */
     uint32_t *lo, *hi;    /* the growing box */
@@ -71,6 +76,7 @@ static void window_free(kanon_window *win)
     if (win->queue)
         for (uint32_t i = 0; i < 2 * win->d; i++) free(win->queue[i].pos);
     free(win->queue), free(win->code), free(win->marks), free(win->any), free(win->ccode), free(win->cvalue);
+    free(win->packed), free(win->word), free(win->shift), free(win->width);
     free(win->lo), free(win->hi), free(win->ncp), free(win->span), free(win->weight);
     free(win->klo), free(win->khi), free(win->kncp), free(win->value);
     free(win->lov), free(win->hiv), free(win->klov), free(win->khiv);
@@ -121,6 +127,34 @@ static int window_init(kanon_window *win, const table *t, size_t n, size_t ring,
         window_free(win);
         return ak_err_nomem(err);
     }
+    /* The rows' codes packed row by row, so that gathering a position's
+     * codes in 1-D order reads one place instead of one per column. */
+    win->word = malloc(dd * sizeof *win->word);
+    win->shift = malloc(dd);
+    win->width = malloc(dd);
+    ok = win->word && win->shift && win->width;
+    size_t pw = 0, used = 64;
+    for (uint32_t q = 0; ok && q < d; q++) {
+        unsigned width = 1;
+        while (width < 32 && ((uint64_t)1 << width) < t->qi[q].ncodes) width++;
+        if (used + width > 64) pw++, used = 0;
+        win->word[q] = (uint32_t)(pw - 1);
+        win->shift[q] = (unsigned char)used;
+        win->width[q] = (unsigned char)width;
+        used += width;
+    }
+    win->pw = pw ? pw : 1;
+    if (ok) win->packed = calloc((n ? n : 1) * win->pw, sizeof *win->packed);
+    if (!ok || !win->packed) {
+        window_free(win);
+        return ak_err_nomem(err);
+    }
+    for (uint32_t q = 0; q < d; q++) {
+        const uint32_t *codes = t->qi[q].codes;
+        uint64_t *out = win->packed + win->word[q];
+        const unsigned sh = win->shift[q];
+        for (size_t row = 0; row < n; row++) out[row * win->pw] |= (uint64_t)codes[row] << sh;
+    }
     return ANONKIT_OK;
 }
 
@@ -137,29 +171,33 @@ static inline void mark_clear(kanon_window *win, size_t p, size_t bit)
 }
 
 /* Gathers the codes and numeric values of positions from .. from+CHUNK-1
- * (the rows order[p], at random places in the columns) column by column:
- * the loads of one column are independent of each other, so many misses
- * are in flight at once, and the reads that follow are sequential. */
+ * (the rows order[p], at random places in the table): each row's packed
+ * codes are one read, prefetched ahead; the numeric values (whose arrays
+ * may be large too) column by column, loads independent of each other, so
+ * that many misses are in flight at once. The reads that follow are
+ * sequential. */
 static void window_gather(kanon_window *win, const uint32_t *order, size_t from)
 {
     const uint32_t d = win->d;
-    const size_t m = win->n - from < KANON_CHUNK ? win->n - from : KANON_CHUNK;
+    const size_t m = win->n - from < KANON_CHUNK ? win->n - from : KANON_CHUNK, pw = win->pw;
     win->cfirst = from;
     win->cend = from + m;
+    for (size_t x = 0; x < m; x++) {
+        if (x + 16 < m) __builtin_prefetch(&win->packed[(size_t)order[from + x + 16] * pw]);
+        const uint64_t *src = win->packed + (size_t)order[from + x] * pw;
+        uint32_t *out = win->ccode + x * d;
+        for (uint32_t q = 0; q < d; q++)
+            out[q] = (uint32_t)((src[win->word[q]] >> win->shift[q]) & ((2ull << (win->width[q] - 1)) - 1));
+    }
     for (uint32_t q = 0; q < d; q++) {
         const table_qi *a = &win->t->qi[q];
-        const uint32_t *codes = a->codes;
-        uint32_t *out = win->ccode + q;
-        for (size_t x = 0; x < m; x++) {
-            if (x + 16 < m) __builtin_prefetch(&codes[order[from + x + 16]]);
-            out[x * d] = codes[order[from + x]];
-        }
+        const uint32_t *code = win->ccode + q;
         double *val = win->cvalue + q;
         if (a->kind == ATTR_NUMERIC) {
             const double *values = a->values;
             for (size_t x = 0; x < m; x++) {
-                if (x + 16 < m) __builtin_prefetch(&values[out[(x + 16) * d]]);
-                val[x * d] = values[out[x * d]];
+                if (x + 16 < m) __builtin_prefetch(&values[code[(x + 16) * d]]);
+                val[x * d] = values[code[x * d]];
             }
         } else {
             for (size_t x = 0; x < m; x++) val[x * d] = 0;
@@ -307,6 +345,72 @@ static size_t last_marked(const kanon_window *win, size_t lo, size_t hi)
     return lo;
 }
 
+/* a[0 .. n) = v, four at a time. */
+static inline void fill(double *a, size_t n, double v)
+{
+    size_t j = 0;
+    for (; j + 4 <= n; j += 4) a[j] = a[j + 1] = a[j + 2] = a[j + 3] = v;
+    for (; j < n; j++) a[j] = v;
+}
+
+/* The candidates of prefix i: o[j] is Opt of position lo + j, where the
+ * candidate group starting there begins (it has l_first - j rows), and
+ * cost[j] the weighted NCP of its box. The least o[j] + l * cost[j], ties
+ * to the shortest group, goes to *best and *best_len: the outcome of a scan
+ * from the shortest group that takes a candidate only when strictly below
+ * the best so far. Each candidate's cost is the same double whichever way it
+ * is computed (a product, then a sum; no fused multiply-add). */
+static void best_scalar(const double *o, const double *cost, size_t count, double l_first, double *best,
+                        uint32_t *best_len)
+{
+    double l = l_first - (double)count;
+    for (size_t j = count; j-- > 0;) {
+        l += 1;
+        const double c = o[j] + l * cost[j];
+        if (c < *best) {
+            *best = c;
+            *best_len = (uint32_t)l;
+        }
+    }
+}
+
+#if defined(__GNUC__) && defined(__x86_64__)
+#include <immintrin.h>
+#define KANON_HAVE_AVX 1
+
+/* best_scalar four candidates at a time (AVX): from the shortest group on,
+ * every lane keeps its least cost and, as the minimum keeps the earlier
+ * value on a tie, the shortest group reaching it; the lanes are then merged
+ * by the same rule, and the longest groups left over go through
+ * best_scalar. */
+__attribute__((target("avx"))) static void best_avx(const double *o, const double *cost, size_t count,
+                                                     double l_first, double *best, uint32_t *best_len)
+{
+    size_t j = count;
+    if (j >= 4) {
+        __m256d bc = _mm256_set1_pd(INFINITY), bl = _mm256_setzero_pd();
+        const __m256d four = _mm256_set1_pd(4);
+        const double l0 = l_first - (double)j; /* lane a holds position j-4+a: l0 + 4 - a rows */
+        __m256d l = _mm256_set_pd(l0 + 1, l0 + 2, l0 + 3, l0 + 4);
+        for (; j >= 4; j -= 4) {
+            const __m256d c = _mm256_add_pd(_mm256_loadu_pd(o + j - 4), _mm256_mul_pd(l, _mm256_loadu_pd(cost + j - 4)));
+            const __m256d take = _mm256_cmp_pd(c, bc, _CMP_LT_OQ);
+            bc = _mm256_min_pd(c, bc); /* c where c < bc, else bc */
+            bl = _mm256_or_pd(_mm256_and_pd(take, l), _mm256_andnot_pd(take, bl));
+            l = _mm256_add_pd(l, four);
+        }
+        double c[4], len[4];
+        _mm256_storeu_pd(c, bc);
+        _mm256_storeu_pd(len, bl);
+        for (int a = 0; a < 4; a++)
+            if (c[a] < *best || (c[a] == *best && len[a] < *best_len)) *best = c[a], *best_len = (uint32_t)len[a];
+    }
+    best_scalar(o, cost, j, l_first, best, best_len);
+}
+#else
+#define KANON_HAVE_AVX 0
+#endif
+
 /* Reverses the chosen group lengths (read back from the end) into sizes. */
 static int read_back(const uint32_t *len, size_t n, uint32_t *sizes, size_t *ngroups, ak_error *err)
 {
@@ -337,7 +441,8 @@ int hil_kanon_dp(const table *t, const uint32_t *order, size_t n, uint64_t k, co
     size_t ring = 2;
     while (ring < 2 * k) ring *= 2;
     const size_t mask = ring - 1;
-    double *opt = malloc(ring * sizeof *opt);
+    double *opt = malloc(2 * ring * sizeof *opt); /* a ring written twice over: any run of up to ring slots is contiguous */
+    double *boxcost = gap ? NULL : malloc(w * sizeof *boxcost); /* per candidate, its box's weighted NCP */
     uint32_t *len = malloc((n + 1) * sizeof *len);
     kanon_window win;
     /* Fast: the extent of the k-row candidate is the sum of its k-1 gaps,
@@ -346,16 +451,19 @@ int hil_kanon_dp(const table *t, const uint32_t *order, size_t n, uint64_t k, co
      * cancellation), in O(1) per row. */
     const size_t b = k > 1 ? (size_t)k - 1 : 1;
     double *suf = gap ? malloc(b * sizeof *suf) : NULL, pre = 0;
-    int rc = opt && len && (suf || !gap) ? ANONKIT_OK : ak_err_nomem(err);
+    int rc = opt && len && (suf || !gap) && (boxcost || gap) ? ANONKIT_OK : ak_err_nomem(err);
     if (rc >= 0 && !gap) rc = window_init(&win, t, n, ring, weights, err);
     if (rc < 0) {
-        free(opt), free(len), free(suf);
+        free(opt), free(len), free(suf), free(boxcost);
         return rc;
     }
     /* Opt(0) = 0 and Opt(j) = infinity for 0 < j < k: no partitioning. The
      * candidates of prefix i start at j >= i - 2k + 1, so the ring of >= 2k
      * slots still holds every Opt(j) they read. */
-    opt[0] = 0;
+    opt[0] = opt[ring] = 0;
+#if KANON_HAVE_AVX
+    const int avx = __builtin_cpu_supports("avx");
+#endif
     len[0] = 0;
     for (size_t i = 1; i <= n; i++) {
         double best = INFINITY;
@@ -387,39 +495,36 @@ int hil_kanon_dp(const table *t, const uint32_t *order, size_t n, uint64_t k, co
         } else {
             window_slide(&win, order, i - 1, w);
             if (i >= k) {
-                /* Candidates from the k-row group leftwards: the box stays
-                 * the same over a run of unmarked positions and grows at
-                 * the marked one below it. */
+                /* The box of every candidate, from the k-row group
+                 * leftwards: it stays the same over a run of unmarked
+                 * positions and grows at the marked one below it. Then all
+                 * candidates at once. */
                 double sum = box_set(&win, i - k);
                 const size_t lo = i - longest; /* the longest candidate's first position */
                 size_t p = i - k;              /* the candidate's first position */
                 for (;;) {
-                    const double c = opt[p & mask] + (double)(i - p) * sum;
-                    if (c < best) {
-                        best = c;
-                        best_len = (uint32_t)(i - p);
-                    }
+                    boxcost[p - lo] = sum;
                     if (p == lo) break;
-                    const size_t r = last_marked(&win, lo, p - 1);
-                    for (size_t x = p - 1; x + 1 > r; x--) { /* unmarked: the same box */
-                        const double cx = opt[x & mask] + (double)(i - x) * sum;
-                        if (cx < best) {
-                            best = cx;
-                            best_len = (uint32_t)(i - x);
-                        }
-                    }
+                    const size_t r = last_marked(&win, lo, p - 1); /* r .. p-1 unmarked: the same box */
+                    fill(boxcost + (r - lo), p - r, sum);
                     if (r == lo) break;
                     p = r - 1;
                     sum = box_grow(&win, p, sum);
                 }
+                const size_t count = i - k - lo + 1;
+#if KANON_HAVE_AVX
+                if (avx) best_avx(opt + (lo & mask), boxcost, count, (double)longest, &best, &best_len);
+                else
+#endif
+                    best_scalar(opt + (lo & mask), boxcost, count, (double)longest, &best, &best_len);
             }
         }
-        opt[i & mask] = best;
+        opt[i & mask] = opt[(i & mask) + ring] = best;
         len[i] = best_len;
     }
     *cost = opt[n & mask];
     rc = read_back(len, n, sizes, ngroups, err);
     if (!gap) window_free(&win);
-    free(opt), free(len), free(suf);
+    free(opt), free(len), free(suf), free(boxcost);
     return rc;
 }
