@@ -12,114 +12,175 @@
  * within the window of the last 2k-1 rows, and those rows are exactly the
  * members of the window's monotone "sliding minimum" queue (likewise for the
  * high side). The queues of all QIs are kept up to date as the window slides
- * (O(d) amortized per row), and every row of the window counts the queues it
- * is in. The box of the k-row candidate is read off the queues (the entry
+ * (O(d) amortized per row), and every row of the window records the queues
+ * it is in. The box of the k-row candidate is read off the queues (the entry
  * nearest the front within the last k rows, a cursor that only moves back);
- * growing it further costs O(1) at an unmarked row and O(d) (a changed NCP,
- * the weighted sum) only at a marked one, instead of O(d) at every row. The
- * window keeps each row's codes and numeric values, so a numeric NCP reads no
- * table array. The box, its NCP and the candidates' costs are the same
- * numbers as growing it row by row, so the optimum and the partitioning are
- * too. The Fast variants cost a group by its extent on the 1-D key instead,
- * in O(1). Only the last 2k values of Opt and the window's codes are kept
- * (rings); the chosen group length of every prefix is kept to read the
- * solution back. */
+ * growing it further costs nothing over a run of unmarked rows and O(changed
+ * sides) at a marked one, instead of O(d) at every row. The costs of all k
+ * candidates of a prefix are then weighed in one pass (four at a time with
+ * AVX). The window keeps each row's codes and numeric values, so a numeric
+ * NCP reads no table array. The box, its NCP and the candidates' costs are
+ * the numbers of growing it row by row (up to the order in which the NCP
+ * changes are summed), and ties go to the shortest group, as in a scan.
+ *
+ * The rows' codes come packed into a few words per row and in 1-D order
+ * (hil_pack_*): the sort carries them with the keys, so the DP reads them
+ * front to back instead of at random places of every column.
+ *
+ * The Fast variants cost a group by its extent on the 1-D key: every start
+ * position of the window keeps its key distance to the current end, each a
+ * sum of gaps from left to right (no differences of large sums, so no
+ * cancellation), all raised by the new gap as the end moves (a vector add).
+ *
+ * Only the last 2k-1 values of Opt and the window's codes are kept; the
+ * chosen group length of every prefix is kept to read the solution back. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "algo/onedim/onedim.h"
+#include "algo/onedim/mapping.h"
 #include "metrics/metrics.h"
+
+/* ------------------------------------------------------------- packing -- */
+
+int hil_pack_init(hil_packing *pk, const table *t, ak_error *err)
+{
+    memset(pk, 0, sizeof *pk);
+    const uint32_t d = t->nqi;
+    pk->d = d;
+    pk->field = malloc((d ? d : 1) * sizeof *pk->field);
+    if (!pk->field) return ak_err_nomem(err);
+    size_t words = 0;
+    unsigned used = 64;
+    for (uint32_t q = 0; q < d; q++) {
+        unsigned width = 1;
+        while (width < 32 && ((uint64_t)1 << width) < t->qi[q].ncodes) width++;
+        if (used + width > 64) words++, used = 0; /* no code across two words */
+        pk->field[q].word = (uint32_t)(words - 1);
+        pk->field[q].shift = used;
+        pk->field[q].mask = ((uint64_t)2 << (width - 1)) - 1;
+        used += width;
+    }
+    pk->words = words ? words : 1;
+    return ANONKIT_OK;
+}
+
+void hil_pack_free(hil_packing *pk)
+{
+    free(pk->field);
+    memset(pk, 0, sizeof *pk);
+}
+
+void hil_pack_rows(const hil_packing *pk, const table *t, size_t row, size_t count, uint64_t *out, size_t stride)
+{
+    for (size_t j = 0; j < count; j++) memset(out + j * stride, 0, pk->words * sizeof *out);
+    for (uint32_t q = 0; q < pk->d; q++) { /* column by column: sequential reads */
+        const uint32_t *codes = t->qi[q].codes + row;
+        uint64_t *o = out + pk->field[q].word;
+        const unsigned shift = pk->field[q].shift;
+        for (size_t j = 0; j < count; j++) o[j * stride] |= (uint64_t)codes[j] << shift;
+    }
+}
+
+/* -------------------------------------------------------------- window -- */
 
 /* A monotone queue of window positions: entries first .. last-1 (counters)
  * in a ring of the window's size (a power of two). */
 typedef struct mono_queue {
     uint32_t *pos;
     size_t first, last;
-    size_t near;      /* the entry nearest the front inside the last k positions */
+    size_t near; /* the entry nearest the front inside the last k positions */
 } mono_queue;
+
+/* A box over the d QIs: its sides' codes and values (numeric QIs) and its
+ * NCP per QI, in one block (copied whole). */
+typedef struct kanon_box {
+    uint32_t *lo, *hi;
+    double *lov, *hiv, *ncp;
+} kanon_box;
+
+/* Positions gathered at a time into the chunk. */
+#define KANON_CHUNK 1024
 
 /* The state of the exact DP over the window of the last 2k-1 positions. */
 typedef struct kanon_window {
     const table *t;
+    const hil_packing *pk;
+    const uint64_t *in;   /* position p's packed codes at in[p * stride ..] */
+    size_t stride;
     uint32_t d;
+    size_t n;             /* positions in the 1-D order */
     size_t mask;          /* ring size - 1; the ring size is a power of two >= 2k */
     size_t mw;            /* mark words per position: bit 2q / 2q+1 = in QI q's low / high queue */
     uint32_t *code;       /* code[(p & mask) * d + q]: QI q of the row at position p */
     double *value;        /* value[(p & mask) * d + q]: its numeric value (0 for a categorical QI) */
     uint64_t *marks;      /* marks[(p & mask) * mw ...]: the queues position p is in */
     uint64_t *any;        /* bit (p & mask) of any[]: position p is in some queue */
-    size_t n;             /* positions in the 1-D order */
     size_t cfirst, cend;  /* the chunk holds positions cfirst .. cend-1 */
     uint32_t *ccode;      /* ccode[(p - cfirst) * d + q]: QI q of the row at position p */
     double *cvalue;       /* its numeric value (0 for a categorical QI) */
-    uint64_t *packed;     /* packed[row * pw ..]: the row's QI codes, QI q in bits shift[q] ..
-                             of word word[q] (width[q] bits, no code across two words) */
-    size_t pw;            /* words per row in packed */
-    uint32_t *word;       /* per QI: its word in the row's packed codes */
-    unsigned char *shift, *width;
     mono_queue *queue;    /* queue[2q]: positions whose code of QI q is below every later one
                              in the window; queue[2q+1]: above every later one */
-    uint32_t *lo, *hi;    /* the growing box */
-    double *lov, *hiv;    /* the values of its sides (numeric QIs) */
-    double *ncp;          /* its NCP per QI */
+    unsigned char *numeric; /* per QI */
     double *span;         /* per numeric QI: the table's range */
     double *weight;       /* per QI (1 when no weights are given) */
-    uint32_t *klo, *khi;  /* the last k-row box, its side values */
-    double *klov, *khiv;  /* and */
-    double *kncp;         /* its NCP per QI */
-    int k_valid;          /* klo, khi and kncp are set */
+    kanon_box box;        /* the growing box */
+    kanon_box kbox;       /* the last k-row box */
+    void *boxes;          /* the memory of both */
+    size_t box_bytes;
+    int k_valid;          /* kbox is set */
 } kanon_window;
 
 static void window_free(kanon_window *win)
 {
     if (win->queue)
         for (uint32_t i = 0; i < 2 * win->d; i++) free(win->queue[i].pos);
-    free(win->queue), free(win->code), free(win->marks), free(win->any), free(win->ccode), free(win->cvalue);
-    free(win->packed), free(win->word), free(win->shift), free(win->width);
-    free(win->lo), free(win->hi), free(win->ncp), free(win->span), free(win->weight);
-    free(win->klo), free(win->khi), free(win->kncp), free(win->value);
-    free(win->lov), free(win->hiv), free(win->klov), free(win->khiv);
+    free(win->queue), free(win->code), free(win->value), free(win->marks), free(win->any);
+    free(win->ccode), free(win->cvalue), free(win->numeric), free(win->span), free(win->weight), free(win->boxes);
 }
 
-/* Positions gathered at a time into the chunk. */
-#define KANON_CHUNK 1024
+static void box_at(kanon_box *b, char *mem, uint32_t d)
+{
+    b->lov = (double *)mem;
+    b->hiv = b->lov + d;
+    b->ncp = b->hiv + d;
+    b->lo = (uint32_t *)(b->ncp + d);
+    b->hi = b->lo + d;
+}
 
-static int window_init(kanon_window *win, const table *t, size_t n, size_t ring, const double *weights, ak_error *err)
+static int window_init(kanon_window *win, const table *t, const hil_packing *pk, const uint64_t *in, size_t stride,
+                       size_t n, size_t ring, const double *weights, ak_error *err)
 {
     memset(win, 0, sizeof *win);
     const uint32_t d = t->nqi, dd = d ? d : 1;
     win->t = t;
+    win->pk = pk;
+    win->in = in;
+    win->stride = stride;
     win->d = d;
+    win->n = n;
     win->mask = ring - 1;
     win->mw = (2 * (size_t)dd + 63) / 64;
     win->code = malloc(ring * dd * sizeof *win->code);
+    win->value = malloc(ring * dd * sizeof *win->value);
     win->marks = calloc(ring * win->mw, sizeof *win->marks);
     win->any = calloc((ring + 63) / 64, sizeof *win->any);
-    win->n = n;
     win->ccode = malloc(KANON_CHUNK * (size_t)dd * sizeof *win->ccode);
     win->cvalue = malloc(KANON_CHUNK * (size_t)dd * sizeof *win->cvalue);
     win->queue = calloc(2 * (size_t)dd, sizeof *win->queue);
-    win->lo = malloc(dd * sizeof *win->lo);
-    win->hi = malloc(dd * sizeof *win->hi);
-    win->ncp = malloc(dd * sizeof *win->ncp);
+    win->numeric = malloc(dd);
     win->span = malloc(dd * sizeof *win->span);
     win->weight = malloc(dd * sizeof *win->weight);
-    win->klo = malloc(dd * sizeof *win->klo);
-    win->khi = malloc(dd * sizeof *win->khi);
-    win->kncp = malloc(dd * sizeof *win->kncp);
-    win->value = malloc(ring * dd * sizeof *win->value);
-    win->lov = malloc(dd * sizeof *win->lov);
-    win->hiv = malloc(dd * sizeof *win->hiv);
-    win->klov = malloc(dd * sizeof *win->klov);
-    win->khiv = malloc(dd * sizeof *win->khiv);
-    int ok = win->code && win->marks && win->any && win->ccode && win->cvalue && win->queue && win->lo && win->hi && win->ncp && win->span && win->weight &&
-             win->klo && win->khi && win->kncp && win->value && win->lov && win->hiv && win->klov && win->khiv;
+    win->box_bytes = (size_t)dd * (3 * sizeof(double) + 2 * sizeof(uint32_t));
+    win->boxes = malloc(2 * win->box_bytes);
+    int ok = win->code && win->value && win->marks && win->any && win->ccode && win->cvalue && win->queue &&
+             win->numeric && win->span && win->weight && win->boxes;
     for (uint32_t q = 0; ok && q < d; q++) {
         win->queue[2 * q].pos = malloc(ring * sizeof *win->queue[2 * q].pos);
         win->queue[2 * q + 1].pos = malloc(ring * sizeof *win->queue[2 * q + 1].pos);
         ok = win->queue[2 * q].pos && win->queue[2 * q + 1].pos;
         const table_qi *a = &t->qi[q];
+        win->numeric[q] = a->kind == ATTR_NUMERIC;
         win->span[q] = a->kind == ATTR_NUMERIC && a->ncodes > 1 ? a->values[a->ncodes - 1] - a->values[0] : 0;
         win->weight[q] = weights ? weights[q] : 1.0;
     }
@@ -127,34 +188,8 @@ static int window_init(kanon_window *win, const table *t, size_t n, size_t ring,
         window_free(win);
         return ak_err_nomem(err);
     }
-    /* The rows' codes packed row by row, so that gathering a position's
-     * codes in 1-D order reads one place instead of one per column. */
-    win->word = malloc(dd * sizeof *win->word);
-    win->shift = malloc(dd);
-    win->width = malloc(dd);
-    ok = win->word && win->shift && win->width;
-    size_t pw = 0, used = 64;
-    for (uint32_t q = 0; ok && q < d; q++) {
-        unsigned width = 1;
-        while (width < 32 && ((uint64_t)1 << width) < t->qi[q].ncodes) width++;
-        if (used + width > 64) pw++, used = 0;
-        win->word[q] = (uint32_t)(pw - 1);
-        win->shift[q] = (unsigned char)used;
-        win->width[q] = (unsigned char)width;
-        used += width;
-    }
-    win->pw = pw ? pw : 1;
-    if (ok) win->packed = calloc((n ? n : 1) * win->pw, sizeof *win->packed);
-    if (!ok || !win->packed) {
-        window_free(win);
-        return ak_err_nomem(err);
-    }
-    for (uint32_t q = 0; q < d; q++) {
-        const uint32_t *codes = t->qi[q].codes;
-        uint64_t *out = win->packed + win->word[q];
-        const unsigned sh = win->shift[q];
-        for (size_t row = 0; row < n; row++) out[row * win->pw] |= (uint64_t)codes[row] << sh;
-    }
+    box_at(&win->box, win->boxes, dd);
+    box_at(&win->kbox, (char *)win->boxes + win->box_bytes, dd);
     return ANONKIT_OK;
 }
 
@@ -165,36 +200,37 @@ static inline void mark_clear(kanon_window *win, size_t p, size_t bit)
     const size_t slot = p & win->mask;
     uint64_t *m = win->marks + slot * win->mw;
     m[bit / 64] &= ~(1ull << (bit % 64));
-    for (size_t wi = 0; wi < win->mw; wi++)
-        if (m[wi]) return;
+    if (win->mw == 1) {
+        if (m[0]) return;
+    } else {
+        for (size_t wi = 0; wi < win->mw; wi++)
+            if (m[wi]) return;
+    }
     win->any[slot / 64] &= ~(1ull << (slot % 64));
 }
 
-/* Gathers the codes and numeric values of positions from .. from+CHUNK-1
- * (the rows order[p], at random places in the table): each row's packed
- * codes are one read, prefetched ahead; the numeric values (whose arrays
- * may be large too) column by column, loads independent of each other, so
+/* Unpacks the codes of positions from .. from+CHUNK-1 (read front to back)
+ * and gathers their numeric values column by column: the values arrays may
+ * be large, and the loads of one column are independent of each other, so
  * that many misses are in flight at once. The reads that follow are
  * sequential. */
-static void window_gather(kanon_window *win, const uint32_t *order, size_t from)
+static void window_gather(kanon_window *win, size_t from)
 {
     const uint32_t d = win->d;
-    const size_t m = win->n - from < KANON_CHUNK ? win->n - from : KANON_CHUNK, pw = win->pw;
+    const size_t m = win->n - from < KANON_CHUNK ? win->n - from : KANON_CHUNK;
+    const hil_pack_field *f = win->pk->field;
     win->cfirst = from;
     win->cend = from + m;
     for (size_t x = 0; x < m; x++) {
-        if (x + 16 < m) __builtin_prefetch(&win->packed[(size_t)order[from + x + 16] * pw]);
-        const uint64_t *src = win->packed + (size_t)order[from + x] * pw;
+        const uint64_t *src = win->in + (from + x) * win->stride;
         uint32_t *out = win->ccode + x * d;
-        for (uint32_t q = 0; q < d; q++)
-            out[q] = (uint32_t)((src[win->word[q]] >> win->shift[q]) & ((2ull << (win->width[q] - 1)) - 1));
+        for (uint32_t q = 0; q < d; q++) out[q] = (uint32_t)((src[f[q].word] >> f[q].shift) & f[q].mask);
     }
     for (uint32_t q = 0; q < d; q++) {
-        const table_qi *a = &win->t->qi[q];
         const uint32_t *code = win->ccode + q;
         double *val = win->cvalue + q;
-        if (a->kind == ATTR_NUMERIC) {
-            const double *values = a->values;
+        if (win->numeric[q]) {
+            const double *values = win->t->qi[q].values;
             for (size_t x = 0; x < m; x++) {
                 if (x + 16 < m) __builtin_prefetch(&values[code[(x + 16) * d]]);
                 val[x * d] = values[code[x * d]];
@@ -205,15 +241,16 @@ static void window_gather(kanon_window *win, const uint32_t *order, size_t from)
     }
 }
 
-/* Position p (the row order[p]) enters the window of the last w positions:
- * entries before the window leave every queue; then, in each QI's low (high)
- * queue, entries whose code is not strictly below (above) p's can no longer
- * move that side of any box ending at p or later and leave too; p joins. */
-static void window_slide(kanon_window *win, const uint32_t *order, size_t p, size_t w)
+/* Position p enters the window of the last w positions: the position that
+ * leaves is the front of every queue it is in; then, in each QI's low
+ * (high) queue, entries whose code is not strictly below (above) p's can no
+ * longer move that side of any box ending at p or later and leave too; p
+ * joins every queue. */
+static void window_slide(kanon_window *win, size_t p, size_t w)
 {
     const uint32_t d = win->d;
     const size_t mask = win->mask, mw = win->mw;
-    if (p >= w) { /* position p - w leaves: it is the front of every queue it is in */
+    if (p >= w) {
         const size_t slot = (p - w) & mask;
         uint64_t *m = win->marks + slot * mw;
         for (size_t wi = 0; wi < mw; wi++) {
@@ -224,7 +261,7 @@ static void window_slide(kanon_window *win, const uint32_t *order, size_t p, siz
     }
     uint32_t *row = win->code + (p & mask) * d; /* the slot of position p - w, gone now */
     double *val = win->value + (p & mask) * d;
-    if (p >= win->cend) window_gather(win, order, p);
+    if (p >= win->cend) window_gather(win, p);
     memcpy(row, win->ccode + (p - win->cfirst) * d, d * sizeof *row);
     memcpy(val, win->cvalue + (p - win->cfirst) * d, d * sizeof *val);
     for (uint32_t q = 0; q < d; q++) {
@@ -245,7 +282,6 @@ static void window_slide(kanon_window *win, const uint32_t *order, size_t p, siz
         }
         high->pos[high->last++ & mask] = (uint32_t)p;
     }
-    /* p joins every queue */
     uint64_t *m = win->marks + (p & mask) * mw;
     for (size_t wi = 0; wi < mw; wi++) {
         const size_t bits = 2 * (size_t)d - wi * 64;
@@ -257,9 +293,9 @@ static void window_slide(kanon_window *win, const uint32_t *order, size_t p, siz
 /* NCP of codes [lo, hi] of QI q (001 §2.1): numeric from the side values
  * (the values of codes lo and hi, kept in the window so the table's value
  * array is not read again), categorical by the lowest common ancestor. */
-static double window_ncp(const kanon_window *win, uint32_t q, uint32_t lo, uint32_t hi, double lov, double hiv)
+static inline double window_ncp(const kanon_window *win, uint32_t q, uint32_t lo, uint32_t hi, double lov, double hiv)
 {
-    if (win->t->qi[q].kind == ATTR_NUMERIC) return win->span[q] > 0 ? (hiv - lov) / win->span[q] : 0;
+    if (win->numeric[q]) return win->span[q] > 0 ? (hiv - lov) / win->span[q] : 0;
     return table_ncp(win->t, q, lo, hi);
 }
 
@@ -272,6 +308,7 @@ static double window_ncp(const kanon_window *win, uint32_t q, uint32_t lo, uint3
 static double box_set(kanon_window *win, size_t from)
 {
     const size_t mask = win->mask;
+    kanon_box *kb = &win->kbox;
     for (uint32_t q = 0; q < win->d; q++) {
         uint32_t side[2];
         double sidev[2];
@@ -285,22 +322,18 @@ static double box_set(kanon_window *win, size_t from)
             side[high] = win->code[slot];
             sidev[high] = win->value[slot];
         }
-        if (side[0] != win->klo[q] || side[1] != win->khi[q] || !win->k_valid) {
-            win->klo[q] = side[0];
-            win->khi[q] = side[1];
-            win->klov[q] = sidev[0];
-            win->khiv[q] = sidev[1];
-            win->kncp[q] = window_ncp(win, q, side[0], side[1], sidev[0], sidev[1]);
+        if (side[0] != kb->lo[q] || side[1] != kb->hi[q] || !win->k_valid) {
+            kb->lo[q] = side[0];
+            kb->hi[q] = side[1];
+            kb->lov[q] = sidev[0];
+            kb->hiv[q] = sidev[1];
+            kb->ncp[q] = window_ncp(win, q, side[0], side[1], sidev[0], sidev[1]);
         }
-        win->lo[q] = win->klo[q];
-        win->hi[q] = win->khi[q];
-        win->lov[q] = win->klov[q];
-        win->hiv[q] = win->khiv[q];
-        win->ncp[q] = win->kncp[q];
     }
     win->k_valid = 1;
+    memcpy(win->box.lov, kb->lov, win->box_bytes); /* the growing box starts as the k-row box */
     double s = 0;
-    for (uint32_t q = 0; q < win->d; q++) s += win->weight[q] * win->ncp[q];
+    for (uint32_t q = 0; q < win->d; q++) s += win->weight[q] * kb->ncp[q];
     return s;
 }
 
@@ -313,15 +346,16 @@ static double box_grow(kanon_window *win, size_t p, double sum)
     const uint32_t *row = win->code + (p & win->mask) * win->d;
     const double *val = win->value + (p & win->mask) * win->d;
     const uint64_t *m = win->marks + (p & win->mask) * win->mw;
+    kanon_box *b = &win->box;
     for (size_t wi = 0; wi < win->mw; wi++)
         for (uint64_t bits = m[wi]; bits; bits &= bits - 1) {
-            const size_t b = wi * 64 + (size_t)__builtin_ctzll(bits);
-            const uint32_t q = (uint32_t)(b / 2);
-            if (b % 2) win->hi[q] = row[q], win->hiv[q] = val[q];
-            else win->lo[q] = row[q], win->lov[q] = val[q];
-            const double ncp = window_ncp(win, q, win->lo[q], win->hi[q], win->lov[q], win->hiv[q]);
-            sum += win->weight[q] * (ncp - win->ncp[q]);
-            win->ncp[q] = ncp;
+            const size_t bit = wi * 64 + (size_t)__builtin_ctzll(bits);
+            const uint32_t q = (uint32_t)(bit / 2);
+            if (bit % 2) b->hi[q] = row[q], b->hiv[q] = val[q];
+            else b->lo[q] = row[q], b->lov[q] = val[q];
+            const double ncp = window_ncp(win, q, b->lo[q], b->hi[q], b->lov[q], b->hiv[q]);
+            sum += win->weight[q] * (ncp - b->ncp[q]);
+            b->ncp[q] = ncp;
         }
     return sum;
 }
@@ -345,7 +379,9 @@ static size_t last_marked(const kanon_window *win, size_t lo, size_t hi)
     return lo;
 }
 
-/* a[0 .. n) = v, four at a time. */
+/* ---------------------------------------------------------- candidates -- */
+
+/* a[0 .. n) = v. */
 static inline void fill(double *a, size_t n, double v)
 {
     size_t j = 0;
@@ -353,13 +389,22 @@ static inline void fill(double *a, size_t n, double v)
     for (; j < n; j++) a[j] = v;
 }
 
-/* The candidates of prefix i: o[j] is Opt of position lo + j, where the
- * candidate group starting there begins (it has l_first - j rows), and
- * cost[j] the weighted NCP of its box. The least o[j] + l * cost[j], ties
- * to the shortest group, goes to *best and *best_len: the outcome of a scan
- * from the shortest group that takes a candidate only when strictly below
- * the best so far. Each candidate's cost is the same double whichever way it
- * is computed (a product, then a sum; no fused multiply-add). */
+/* a[0 .. n) += v. */
+static inline void add_all(double *a, size_t n, double v)
+{
+    size_t j = 0;
+    for (; j + 4 <= n; j += 4) a[j] += v, a[j + 1] += v, a[j + 2] += v, a[j + 3] += v;
+    for (; j < n; j++) a[j] += v;
+}
+
+/* The candidates of a prefix: o[j] is Opt of the position where the j-th
+ * candidate group begins (it has l_first - j rows), cost[j] the group's
+ * cost per row (its box's weighted NCP, or its extent on the key). The
+ * least o[j] + l * cost[j], ties to the shortest group, goes to *best and
+ * *best_len when below *best: the outcome of a scan from the shortest group
+ * that takes a candidate only when strictly below the best so far. Each
+ * candidate's cost is the same double whichever way it is computed (a
+ * product, then a sum; no fused multiply-add). */
 static void best_scalar(const double *o, const double *cost, size_t count, double l_first, double *best,
                         uint32_t *best_len)
 {
@@ -373,6 +418,12 @@ static void best_scalar(const double *o, const double *cost, size_t count, doubl
         }
     }
 }
+
+/* Whether best_avx may run: the processor has AVX (x86-64), unless a test
+ * asked for the scalar code. */
+static int use_avx = -1;
+
+void hil_kanon_simd(int on) { use_avx = on ? -1 : 0; }
 
 #if defined(__GNUC__) && defined(__x86_64__)
 #include <immintrin.h>
@@ -390,10 +441,11 @@ __attribute__((target("avx"))) static void best_avx(const double *o, const doubl
     if (j >= 4) {
         __m256d bc = _mm256_set1_pd(INFINITY), bl = _mm256_setzero_pd();
         const __m256d four = _mm256_set1_pd(4);
-        const double l0 = l_first - (double)j; /* lane a holds position j-4+a: l0 + 4 - a rows */
+        const double l0 = l_first - (double)j; /* lane a holds candidate j-4+a: l0 + 4 - a rows */
         __m256d l = _mm256_set_pd(l0 + 1, l0 + 2, l0 + 3, l0 + 4);
         for (; j >= 4; j -= 4) {
-            const __m256d c = _mm256_add_pd(_mm256_loadu_pd(o + j - 4), _mm256_mul_pd(l, _mm256_loadu_pd(cost + j - 4)));
+            const __m256d c =
+                _mm256_add_pd(_mm256_loadu_pd(o + j - 4), _mm256_mul_pd(l, _mm256_loadu_pd(cost + j - 4)));
             const __m256d take = _mm256_cmp_pd(c, bc, _CMP_LT_OQ);
             bc = _mm256_min_pd(c, bc); /* c where c < bc, else bc */
             bl = _mm256_or_pd(_mm256_and_pd(take, l), _mm256_andnot_pd(take, bl));
@@ -410,6 +462,21 @@ __attribute__((target("avx"))) static void best_avx(const double *o, const doubl
 #else
 #define KANON_HAVE_AVX 0
 #endif
+
+static void best_of(const double *o, const double *cost, size_t count, double l_first, double *best,
+                    uint32_t *best_len)
+{
+#if KANON_HAVE_AVX
+    if (use_avx < 0) use_avx = __builtin_cpu_supports("avx") ? 1 : 0;
+    if (use_avx) {
+        best_avx(o, cost, count, l_first, best, best_len);
+        return;
+    }
+#endif
+    best_scalar(o, cost, count, l_first, best, best_len);
+}
+
+/* ------------------------------------------------------------------ DP -- */
 
 /* Reverses the chosen group lengths (read back from the end) into sizes. */
 static int read_back(const uint32_t *len, size_t n, uint32_t *sizes, size_t *ngroups, ak_error *err)
@@ -429,8 +496,26 @@ static int read_back(const uint32_t *len, size_t n, uint32_t *sizes, size_t *ngr
     return ANONKIT_OK;
 }
 
-int hil_kanon_dp(const table *t, const uint32_t *order, size_t n, uint64_t k, const double *weights,
-                 const double *gap, uint32_t *sizes, size_t *ngroups, double *cost, ak_error *err)
+/* Opt and the Fast variants' key distances of the window's start positions
+ * in linear buffers: position j at [j - base]; when the end reaches the
+ * buffer's end, the last w positions move to its front. */
+typedef struct dp_line {
+    double *opt, *dist;
+    size_t base, room, w;
+} dp_line;
+
+static void line_make_room(dp_line *ln, size_t i)
+{
+    if (i - ln->base < ln->room) return;
+    const size_t keep_from = i - ln->w; /* the candidates of Opt(i) start at i - w or later */
+    memmove(ln->opt, ln->opt + (keep_from - ln->base), ln->w * sizeof *ln->opt);
+    if (ln->dist) memmove(ln->dist, ln->dist + (keep_from - ln->base), ln->w * sizeof *ln->dist);
+    ln->base = keep_from;
+}
+
+int hil_kanon_dp_packed(const table *t, const hil_packing *pk, const uint64_t *in, size_t stride, size_t n,
+                        uint64_t k, const double *weights, const double *gap, uint32_t *sizes, size_t *ngroups,
+                        double *cost, ak_error *err)
 {
     *ngroups = 0;
     *cost = 0;
@@ -440,68 +525,42 @@ int hil_kanon_dp(const table *t, const uint32_t *order, size_t n, uint64_t k, co
     const size_t w = (size_t)(2 * k - 1);
     size_t ring = 2;
     while (ring < 2 * k) ring *= 2;
-    const size_t mask = ring - 1;
-    double *opt = malloc(2 * ring * sizeof *opt); /* a ring written twice over: any run of up to ring slots is contiguous */
+    dp_line ln = {NULL, NULL, 0, 2 * w + 64, w};
+    ln.opt = malloc(ln.room * sizeof *ln.opt);
+    if (gap) ln.dist = malloc(ln.room * sizeof *ln.dist);
     double *boxcost = gap ? NULL : malloc(w * sizeof *boxcost); /* per candidate, its box's weighted NCP */
     uint32_t *len = malloc((n + 1) * sizeof *len);
     kanon_window win;
-    /* Fast: the extent of the k-row candidate is the sum of its k-1 gaps,
-     * taken over blocks of b = k-1 gaps as a suffix of the block before plus
-     * a prefix of the current one (sums of non-negative numbers, so no
-     * cancellation), in O(1) per row. */
-    const size_t b = k > 1 ? (size_t)k - 1 : 1;
-    double *suf = gap ? malloc(b * sizeof *suf) : NULL, pre = 0;
-    int rc = opt && len && (suf || !gap) && (boxcost || gap) ? ANONKIT_OK : ak_err_nomem(err);
-    if (rc >= 0 && !gap) rc = window_init(&win, t, n, ring, weights, err);
+    int rc = ln.opt && len && (ln.dist || !gap) && (boxcost || gap) ? ANONKIT_OK : ak_err_nomem(err);
+    if (rc >= 0 && !gap) rc = window_init(&win, t, pk, in, stride, n, ring, weights, err);
     if (rc < 0) {
-        free(opt), free(len), free(suf), free(boxcost);
+        free(ln.opt), free(ln.dist), free(boxcost), free(len);
         return rc;
     }
-    /* Opt(0) = 0 and Opt(j) = infinity for 0 < j < k: no partitioning. The
-     * candidates of prefix i start at j >= i - 2k + 1, so the ring of >= 2k
-     * slots still holds every Opt(j) they read. */
-    opt[0] = opt[ring] = 0;
-#if KANON_HAVE_AVX
-    const int avx = __builtin_cpu_supports("avx");
-#endif
+    /* Opt(0) = 0 and Opt(j) = infinity for 0 < j < k: no partitioning. */
+    ln.opt[0] = 0;
+    if (gap) ln.dist[0] = 0;
     len[0] = 0;
     for (size_t i = 1; i <= n; i++) {
         double best = INFINITY;
         uint32_t best_len = 0;
         const size_t longest = i < w ? i : w;
+        const size_t lo = i - longest; /* the longest candidate's first position */
         if (gap) {
-            if (i >= 2 && k >= 2) { /* gap e = i-1 enters the window */
-                const size_t e = i - 1;
-                if ((e - 1) % b == 0) { /* a block starts: suffix sums of the one before */
-                    double acc = 0;
-                    for (size_t x = e; x-- > (e > b ? e - b : 1);) suf[(x - 1) % b] = acc += gap[x];
-                    pre = 0;
-                }
-                pre += gap[e];
-            }
-            if (i >= k) {
-                /* key distance from row i-k to row i-1: gaps i-k+1 .. i-1 */
-                const size_t first = i - k + 1;
-                double extent = k < 2 ? 0 : (first - 1) % b == 0 ? pre : suf[(first - 1) % b] + pre;
-                for (size_t l = k; l <= longest; l++) {
-                    if (l > k) extent += gap[i - l + 1];
-                    const double c = opt[(i - l) & mask] + (double)l * extent;
-                    if (c < best) {
-                        best = c;
-                        best_len = (uint32_t)l;
-                    }
-                }
-            }
+            /* dist[j]: key distance from row j to row i-1, for the window's starts */
+            const size_t from = i > w ? i - w : 0;
+            add_all(ln.dist + (from - ln.base), i - 1 - from, gap[i - 1]);
+            ln.dist[i - 1 - ln.base] = 0;
+            if (i >= k) best_of(ln.opt + (lo - ln.base), ln.dist + (lo - ln.base), i - k - lo + 1, (double)longest,
+                                &best, &best_len);
         } else {
-            window_slide(&win, order, i - 1, w);
+            window_slide(&win, i - 1, w);
             if (i >= k) {
                 /* The box of every candidate, from the k-row group
                  * leftwards: it stays the same over a run of unmarked
-                 * positions and grows at the marked one below it. Then all
-                 * candidates at once. */
+                 * positions and grows at the marked one below it. */
                 double sum = box_set(&win, i - k);
-                const size_t lo = i - longest; /* the longest candidate's first position */
-                size_t p = i - k;              /* the candidate's first position */
+                size_t p = i - k; /* the candidate's first position */
                 for (;;) {
                     boxcost[p - lo] = sum;
                     if (p == lo) break;
@@ -511,20 +570,40 @@ int hil_kanon_dp(const table *t, const uint32_t *order, size_t n, uint64_t k, co
                     p = r - 1;
                     sum = box_grow(&win, p, sum);
                 }
-                const size_t count = i - k - lo + 1;
-#if KANON_HAVE_AVX
-                if (avx) best_avx(opt + (lo & mask), boxcost, count, (double)longest, &best, &best_len);
-                else
-#endif
-                    best_scalar(opt + (lo & mask), boxcost, count, (double)longest, &best, &best_len);
+                best_of(ln.opt + (lo - ln.base), boxcost, i - k - lo + 1, (double)longest, &best, &best_len);
             }
         }
-        opt[i & mask] = opt[(i & mask) + ring] = best;
+        line_make_room(&ln, i);
+        ln.opt[i - ln.base] = best;
         len[i] = best_len;
     }
-    *cost = opt[n & mask];
+    *cost = ln.opt[n - ln.base];
     rc = read_back(len, n, sizes, ngroups, err);
     if (!gap) window_free(&win);
-    free(opt), free(len), free(suf), free(boxcost);
+    free(ln.opt), free(ln.dist), free(boxcost), free(len);
+    return rc;
+}
+
+int hil_kanon_dp(const table *t, const uint32_t *order, size_t n, uint64_t k, const double *weights,
+                 const double *gap, uint32_t *sizes, size_t *ngroups, double *cost, ak_error *err)
+{
+    if (gap) return hil_kanon_dp_packed(t, NULL, NULL, 0, n, k, weights, gap, sizes, ngroups, cost, err);
+    hil_packing pk;
+    AK_CHECK(hil_pack_init(&pk, t, err));
+    /* the rows' codes packed in 1-D order, gathered column by column */
+    uint64_t *in = calloc((n ? n : 1) * pk.words, sizeof *in);
+    if (!in) {
+        hil_pack_free(&pk);
+        return ak_err_nomem(err);
+    }
+    for (uint32_t q = 0; q < pk.d; q++) {
+        const uint32_t *codes = t->qi[q].codes;
+        uint64_t *o = in + pk.field[q].word;
+        const unsigned shift = pk.field[q].shift;
+        for (size_t i = 0; i < n; i++) o[i * pk.words] |= (uint64_t)codes[order[i]] << shift;
+    }
+    int rc = hil_kanon_dp_packed(t, &pk, in, pk.words, n, k, weights, NULL, sizes, ngroups, cost, err);
+    free(in);
+    hil_pack_free(&pk);
     return rc;
 }

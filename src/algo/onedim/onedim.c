@@ -47,28 +47,32 @@ static unsigned row_bits(size_t n)
  * When the key leaves at least row_bits(n) low bits of its last word unused
  * (a Hilbert key of d * bits bits is left-aligned), the row number goes
  * there instead of into a word of its own: the same order on fewer bytes.
+ * When pk is not NULL the row's packed QI codes follow (they never decide
+ * the order: key and row already do), and come back in 1-D order: position
+ * i's at (*in)[i * *stride ..], in memory that *hold owns (to be freed).
  * Without a memory budget the records are written into one array and sorted
  * there; with one they stream through the external sort. */
-static int map_and_sort(const table *t, const hil_options *o, uint32_t *order, double *gap, hil_stats *stats,
-                        ak_error *err)
+static int map_and_sort(const table *t, const hil_options *o, const hil_packing *pk, uint32_t *order, double *gap,
+                        uint64_t **hold, const uint64_t **in, size_t *stride, hil_stats *stats, ak_error *err)
 {
     hil_mapper mp;
     AK_CHECK(hil_mapper_init(&mp, t, o, err));
     const size_t n = t->nrows;
     const unsigned rb = row_bits(n);
     const unsigned used = mp.kind == HIL_MAP_HILBERT ? mp.d * mp.bits : 128;
-    const int packed = (size_t)mp.words * 64 >= (size_t)used + rb;
-    const size_t words = (size_t)mp.words + (packed ? 0 : 1);
-    const uint64_t row_mask = packed ? ((uint64_t)1 << rb) - 1 : 0;
+    const int row_in_key = (size_t)mp.words * 64 >= (size_t)used + rb;
+    const size_t kw = (size_t)mp.words + (row_in_key ? 0 : 1), cw = pk ? pk->words : 0, words = kw + cw;
+    const uint64_t row_mask = row_in_key ? ((uint64_t)1 << rb) - 1 : 0;
     stats->key_bits = used;
     stats->centers = mp.ncenters;
     enum { BATCH = 64 };
     const int in_memory = !o->memory;
     uint64_t *all = in_memory ? malloc((n ? n : 1) * words * sizeof *all) : NULL;
     uint64_t *keys = in_memory ? NULL : malloc(BATCH * words * sizeof *keys);
-    uint64_t *prev = malloc(words * sizeof *prev), *cur = malloc(words * sizeof *cur);
+    uint64_t *codes = pk && !in_memory ? malloc((n ? n : 1) * cw * sizeof *codes) : NULL;
+    uint64_t *prev = malloc(kw * sizeof *prev), *cur = malloc(kw * sizeof *cur);
     extsort *sorter = NULL;
-    int rc = (all || keys) && prev && cur ? ANONKIT_OK : ak_err_nomem(err);
+    int rc = (all || keys) && (codes || !pk || in_memory) && prev && cur ? ANONKIT_OK : ak_err_nomem(err);
     if (rc >= 0 && !in_memory) rc = extsort_open(&sorter, words, o->memory, NULL, err);
     for (size_t row = 0; rc >= 0 && row < n; row += BATCH) {
         const size_t count = n - row < BATCH ? n - row : BATCH;
@@ -76,9 +80,10 @@ static int map_and_sort(const table *t, const hil_options *o, uint32_t *order, d
         hil_mapper_keys(&mp, t, row, count, out, words);
         for (size_t j = 0; j < count; j++) {
             uint64_t *r = out + j * words;
-            if (packed) r[words - 1] |= row + j;
-            else r[words - 1] = row + j;
+            if (row_in_key) r[kw - 1] |= row + j;
+            else r[kw - 1] = row + j;
         }
+        if (pk) hil_pack_rows(pk, t, row, count, out + kw, words);
         for (size_t j = 0; !in_memory && rc >= 0 && j < count; j++) rc = extsort_add(sorter, keys + j * words, err);
     }
     if (rc >= 0) rc = in_memory ? extsort_sort_array(all, n, words, err) : extsort_finish(sorter, err);
@@ -90,13 +95,15 @@ static int map_and_sort(const table *t, const hil_options *o, uint32_t *order, d
             if (rc == 0)
                 rc = ak_err_set(err, ANONKIT_E_INTERNAL, NULL, 0, 0, "the sort returned %zu of %zu rows", i, n);
             break;
+        } else if (codes) {
+            memcpy(codes + i * cw, r + kw, cw * sizeof *codes);
         }
-        order[i] = (uint32_t)(packed ? r[words - 1] & row_mask : r[words - 1]);
+        order[i] = (uint32_t)(row_in_key ? r[kw - 1] & row_mask : r[kw - 1]);
         if (gap) {
-            memcpy(cur, r, words * sizeof *cur);
-            cur[words - 1] &= ~row_mask; /* the key alone */
+            memcpy(cur, r, kw * sizeof *cur);
+            cur[kw - 1] &= ~row_mask; /* the key alone */
             gap[i] = i ? hil_mapper_gap(&mp, prev, cur) : 0;
-            memcpy(prev, cur, words * sizeof *prev);
+            memcpy(prev, cur, kw * sizeof *prev);
         }
     }
     if (rc >= 0) {
@@ -111,8 +118,15 @@ static int map_and_sort(const table *t, const hil_options *o, uint32_t *order, d
         }
         rc = ANONKIT_OK;
     }
+    if (rc >= 0 && pk) {
+        *hold = in_memory ? all : codes;
+        *in = in_memory ? all + kw : codes;
+        *stride = in_memory ? words : cw;
+        all = codes = NULL;
+    }
     extsort_free(sorter);
     free(all);
+    free(codes);
     free(keys);
     free(prev);
     free(cur);
@@ -205,7 +219,14 @@ int hil_run(const table *t, const model *m, const hil_options *o, partition *out
     uint32_t *group_of = malloc(n * sizeof *group_of);
     double *gap = ldiv || o->fast ? malloc(n * sizeof *gap) : NULL;
     int rc = order && group_of && (gap || !(ldiv || o->fast)) ? ANONKIT_OK : ak_err_nomem(err);
-    if (rc >= 0) rc = map_and_sort(t, o, order, gap, stats, err);
+    /* the exact k-anonymity DP reads the rows' codes in 1-D order: the sort carries them */
+    const int exact = !ldiv && !o->fast;
+    hil_packing pk = {0};
+    uint64_t *hold = NULL;
+    const uint64_t *in = NULL;
+    size_t stride = 0;
+    if (rc >= 0 && exact) rc = hil_pack_init(&pk, t, err);
+    if (rc >= 0) rc = map_and_sort(t, o, exact ? &pk : NULL, order, gap, &hold, &in, &stride, stats, err);
     size_t ngroups = 0;
     if (rc >= 0 && ldiv) {
         uint32_t *sa = malloc(n * sizeof *sa);
@@ -227,11 +248,15 @@ int hil_run(const table *t, const model *m, const hil_options *o, partition *out
         uint32_t *sizes = malloc((n / k + 1) * sizeof *sizes);
         double cost;
         if (!sizes) rc = ak_err_nomem(err);
-        if (rc >= 0) rc = hil_kanon_dp(t, order, n, k, o->weights, o->fast ? gap : NULL, sizes, &ngroups, &cost, err);
+        if (rc >= 0)
+            rc = hil_kanon_dp_packed(t, &pk, in, stride, n, k, o->weights, o->fast ? gap : NULL, sizes, &ngroups,
+                                     &cost, err);
         for (size_t g = 0, i = 0; rc >= 0 && g < ngroups; g++)
             for (uint32_t j = 0; j < sizes[g]; j++) group_of[i++] = (uint32_t)g;
         free(sizes);
     }
+    free(hold);
+    hil_pack_free(&pk);
     if (rc >= 0) rc = build_partition(t, order, group_of, ngroups, m->k ? m->k : 1, out, err);
     free(order);
     free(group_of);
