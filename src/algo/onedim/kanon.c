@@ -129,6 +129,8 @@ typedef struct kanon_window {
     void *boxes;          /* the memory of both */
     size_t box_bytes;
     int k_valid;          /* kbox is set */
+    double ksum;          /* kbox's weighted NCP sum */
+    uint64_t *kdirty;     /* bit b: queue b's entry at its cursor changed (popped by a new position) */
 } kanon_window;
 
 static void window_free(kanon_window *win)
@@ -137,6 +139,7 @@ static void window_free(kanon_window *win)
         for (uint32_t i = 0; i < 2 * win->d; i++) free(win->queue[i].pos);
     free(win->queue), free(win->code), free(win->value), free(win->marks), free(win->any);
     free(win->ccode), free(win->cvalue), free(win->numeric), free(win->span), free(win->weight), free(win->boxes);
+    free(win->kdirty);
 }
 
 static void box_at(kanon_box *b, char *mem, uint32_t d)
@@ -173,7 +176,8 @@ static int window_init(kanon_window *win, const table *t, const hil_packing *pk,
     win->weight = malloc(dd * sizeof *win->weight);
     win->box_bytes = (size_t)dd * (3 * sizeof(double) + 2 * sizeof(uint32_t));
     win->boxes = malloc(2 * win->box_bytes);
-    int ok = win->code && win->value && win->marks && win->any && win->ccode && win->cvalue && win->queue &&
+    win->kdirty = calloc(win->mw, sizeof *win->kdirty);
+    int ok = win->kdirty && win->code && win->value && win->marks && win->any && win->ccode && win->cvalue && win->queue &&
              win->numeric && win->span && win->weight && win->boxes;
     for (uint32_t q = 0; ok && q < d; q++) {
         win->queue[2 * q].pos = malloc(ring * sizeof *win->queue[2 * q].pos);
@@ -195,17 +199,15 @@ static int window_init(kanon_window *win, const table *t, const hil_packing *pk,
 
 /* Clears position p's membership of queue `bit` (2q: low, 2q+1: high),
  * and its summary bit in `any` when it is in no queue any more. */
-static inline void mark_clear(kanon_window *win, size_t p, size_t bit)
+#define KANON_INLINE static inline __attribute__((always_inline))
+
+KANON_INLINE void mark_clear(kanon_window *win, size_t p, size_t bit, size_t mw)
 {
     const size_t slot = p & win->mask;
-    uint64_t *m = win->marks + slot * win->mw;
+    uint64_t *m = win->marks + slot * mw;
     m[bit / 64] &= ~(1ull << (bit % 64));
-    if (win->mw == 1) {
-        if (m[0]) return;
-    } else {
-        for (size_t wi = 0; wi < win->mw; wi++)
-            if (m[wi]) return;
-    }
+    for (size_t wi = 0; wi < mw; wi++)
+        if (m[wi]) return;
     win->any[slot / 64] &= ~(1ull << (slot % 64));
 }
 
@@ -246,10 +248,10 @@ static void window_gather(kanon_window *win, size_t from)
  * (high) queue, entries whose code is not strictly below (above) p's can no
  * longer move that side of any box ending at p or later and leave too; p
  * joins every queue. */
-static void window_slide(kanon_window *win, size_t p, size_t w)
+KANON_INLINE void window_slide(kanon_window *win, size_t p, size_t w, size_t mw)
 {
     const uint32_t d = win->d;
-    const size_t mask = win->mask, mw = win->mw;
+    const size_t mask = win->mask;
     if (p >= w) {
         const size_t slot = (p - w) & mask;
         uint64_t *m = win->marks + slot * mw;
@@ -270,15 +272,23 @@ static void window_slide(kanon_window *win, size_t p, size_t w)
         while (low->first < low->last) {
             const uint32_t back = low->pos[(low->last - 1) & mask];
             if (win->code[(back & mask) * d + q] < c) break;
-            mark_clear(win, back, 2 * (size_t)q);
+            mark_clear(win, back, 2 * (size_t)q, mw);
             low->last--;
+        }
+        if (low->near >= low->last) { /* the k-row box's side was popped: p holds it now */
+            low->near = low->last;
+            win->kdirty[q / 32] |= 1ull << (2 * q % 64);
         }
         low->pos[low->last++ & mask] = (uint32_t)p;
         while (high->first < high->last) {
             const uint32_t back = high->pos[(high->last - 1) & mask];
             if (win->code[(back & mask) * d + q] > c) break;
-            mark_clear(win, back, 2 * (size_t)q + 1);
+            mark_clear(win, back, 2 * (size_t)q + 1, mw);
             high->last--;
+        }
+        if (high->near >= high->last) {
+            high->near = high->last;
+            win->kdirty[q / 32] |= 1ull << ((2 * q + 1) % 64);
         }
         high->pos[high->last++ & mask] = (uint32_t)p;
     }
@@ -299,55 +309,90 @@ static inline double window_ncp(const kanon_window *win, uint32_t q, uint32_t lo
     return table_ncp(win->t, q, lo, hi);
 }
 
-/* Sets the box to the last k positions, from `from` on: per side, the entry
- * of the side's queue nearest the front that is not before `from` holds the
- * extreme code. That entry only moves back as the window slides (a cursor,
- * O(1) amortized); the NCP of a QI is recomputed only when its side codes
- * changed. Returns the box's weighted NCP sum (QIs in order, as GCP sums
- * them). */
-static double box_set(kanon_window *win, size_t from)
+/* Sets the k-row box to positions from .. from+k-1 by scanning every side:
+ * per side, the entry of the side's queue nearest the front that is not
+ * before `from` holds the extreme code (the side's cursor). */
+static void kbox_full(kanon_window *win, size_t from)
 {
     const size_t mask = win->mask;
     kanon_box *kb = &win->kbox;
     for (uint32_t q = 0; q < win->d; q++) {
-        uint32_t side[2];
-        double sidev[2];
         for (int high = 0; high < 2; high++) {
             mono_queue *mq = &win->queue[2 * (size_t)q + (size_t)high];
             size_t at = mq->near < mq->first ? mq->first : mq->near;
-            if (at >= mq->last) at = mq->last - 1; /* popped from the back: the last entry is inside */
+            if (at >= mq->last) at = mq->last - 1;
             while (mq->pos[at & mask] < from) at++;
             mq->near = at;
             const size_t slot = ((size_t)mq->pos[at & mask] & mask) * win->d + q;
-            side[high] = win->code[slot];
-            sidev[high] = win->value[slot];
+            if (high) kb->hi[q] = win->code[slot], kb->hiv[q] = win->value[slot];
+            else kb->lo[q] = win->code[slot], kb->lov[q] = win->value[slot];
         }
-        if (side[0] != kb->lo[q] || side[1] != kb->hi[q] || !win->k_valid) {
-            kb->lo[q] = side[0];
-            kb->hi[q] = side[1];
-            kb->lov[q] = sidev[0];
-            kb->hiv[q] = sidev[1];
-            kb->ncp[q] = window_ncp(win, q, side[0], side[1], sidev[0], sidev[1]);
+        kb->ncp[q] = window_ncp(win, q, kb->lo[q], kb->hi[q], kb->lov[q], kb->hiv[q]);
+    }
+    memset(win->kdirty, 0, win->mw * sizeof *win->kdirty);
+    win->k_valid = 1;
+}
+
+/* Sets the box to the last k positions, from `from` on, and returns its
+ * weighted NCP sum (QIs in order, as GCP sums them). After the first time
+ * only the sides that can have changed are visited: those whose cursor
+ * entry a new position popped (window_slide marks them), and those whose
+ * cursor entry is the position that just left the k rows (from - 1: the
+ * queues it is in); each such cursor moves to the next entry of its queue.
+ * The NCP of a QI is recomputed only when a side's code changed. */
+KANON_INLINE double box_set(kanon_window *win, size_t from, size_t mw, int incremental)
+{
+    const size_t mask = win->mask;
+    kanon_box *kb = &win->kbox;
+    if (!win->k_valid || !incremental || from == 0) {
+        kbox_full(win, from);
+        double s = 0;
+        for (uint32_t q = 0; q < win->d; q++) s += win->weight[q] * kb->ncp[q];
+        win->ksum = s;
+    } else {
+        const uint64_t *left = win->marks + ((from - 1) & mask) * mw;
+        int changed = 0;
+        for (size_t wi = 0; wi < mw; wi++) {
+            for (uint64_t bits = left[wi]; bits; bits &= bits - 1) win->queue[wi * 64 + (size_t)__builtin_ctzll(bits)].near++;
+            for (uint64_t bits = left[wi] | win->kdirty[wi]; bits; bits &= bits - 1) {
+                const size_t b = wi * 64 + (size_t)__builtin_ctzll(bits);
+                const uint32_t q = (uint32_t)(b / 2);
+                const mono_queue *mq = &win->queue[b];
+                const size_t slot = ((size_t)mq->pos[mq->near & mask] & mask) * win->d + q;
+                const uint32_t c = win->code[slot];
+                if (b % 2) {
+                    if (c == kb->hi[q]) continue;
+                    kb->hi[q] = c, kb->hiv[q] = win->value[slot];
+                } else {
+                    if (c == kb->lo[q]) continue;
+                    kb->lo[q] = c, kb->lov[q] = win->value[slot];
+                }
+                kb->ncp[q] = window_ncp(win, q, kb->lo[q], kb->hi[q], kb->lov[q], kb->hiv[q]);
+                changed = 1;
+            }
+            win->kdirty[wi] = 0;
+        }
+        if (changed) {
+            double s = 0;
+            for (uint32_t q = 0; q < win->d; q++) s += win->weight[q] * kb->ncp[q];
+            win->ksum = s;
         }
     }
-    win->k_valid = 1;
     memcpy(win->box.lov, kb->lov, win->box_bytes); /* the growing box starts as the k-row box */
-    double s = 0;
-    for (uint32_t q = 0; q < win->d; q++) s += win->weight[q] * kb->ncp[q];
-    return s;
+    return win->ksum;
 }
 
 /* Grows the box by marked position p: each queue it is in moves one side of
  * the box (its code is strictly beyond every later code of the window).
  * Returns the box's weighted NCP sum, `sum` before, updated by the changes
  * of the QIs that grew. */
-static double box_grow(kanon_window *win, size_t p, double sum)
+KANON_INLINE double box_grow(kanon_window *win, size_t p, double sum, size_t mw)
 {
     const uint32_t *row = win->code + (p & win->mask) * win->d;
     const double *val = win->value + (p & win->mask) * win->d;
-    const uint64_t *m = win->marks + (p & win->mask) * win->mw;
+    const uint64_t *m = win->marks + (p & win->mask) * mw;
     kanon_box *b = &win->box;
-    for (size_t wi = 0; wi < win->mw; wi++)
+    for (size_t wi = 0; wi < mw; wi++)
         for (uint64_t bits = m[wi]; bits; bits &= bits - 1) {
             const size_t bit = wi * 64 + (size_t)__builtin_ctzll(bits);
             const uint32_t q = (uint32_t)(bit / 2);
@@ -381,12 +426,13 @@ static size_t last_marked(const kanon_window *win, size_t lo, size_t hi)
 
 /* ---------------------------------------------------------- candidates -- */
 
-/* a[0 .. n) = v. */
-static inline void fill(double *a, size_t n, double v)
+typedef double kanon_v4d __attribute__((vector_size(32)));
+
+/* a[0 .. n) = v, four at a time from the top: may also write a[-3 .. -1]. */
+static inline void fill_down(double *a, size_t n, double v)
 {
-    size_t j = 0;
-    for (; j + 4 <= n; j += 4) a[j] = a[j + 1] = a[j + 2] = a[j + 3] = v;
-    for (; j < n; j++) a[j] = v;
+    const kanon_v4d x = {v, v, v, v};
+    for (size_t j = n; j > 0; j = j > 4 ? j - 4 : 0) memcpy(a + j - 4, &x, sizeof x);
 }
 
 /* a[0 .. n) += v. */
@@ -513,6 +559,59 @@ static void line_make_room(dp_line *ln, size_t i)
     ln->base = keep_from;
 }
 
+/* Opt(i) for i = 1..n by the Fast variants' cost. */
+static void run_fast(dp_line *ln, const double *gap, uint32_t *len, size_t n, uint64_t k)
+{
+    const size_t w = ln->w;
+    for (size_t i = 1; i <= n; i++) {
+        double best = INFINITY;
+        uint32_t best_len = 0;
+        const size_t longest = i < w ? i : w, lo = i - longest; /* the longest candidate's first position */
+        /* dist[j]: key distance from row j to row i-1, for the window's starts */
+        const size_t from = i > w ? i - w : 0;
+        add_all(ln->dist + (from - ln->base), i - 1 - from, gap[i - 1]);
+        ln->dist[i - 1 - ln->base] = 0;
+        if (i >= k)
+            best_of(ln->opt + (lo - ln->base), ln->dist + (lo - ln->base), i - k - lo + 1, (double)longest, &best,
+                    &best_len);
+        line_make_room(ln, i);
+        ln->opt[i - ln->base] = best;
+        len[i] = best_len;
+    }
+}
+
+/* Opt(i) for i = 1..n by the groups' NCP; mw as win->mw (a constant in the
+ * common case). boxcost has 3 slots before [0] for fill_down. */
+KANON_INLINE void run_exact(kanon_window *win, dp_line *ln, double *boxcost, uint32_t *len, size_t n, uint64_t k,
+                            size_t mw)
+{
+    const size_t w = ln->w;
+    for (size_t i = 1; i <= n; i++) {
+        double best = INFINITY;
+        uint32_t best_len = 0;
+        const size_t longest = i < w ? i : w, lo = i - longest; /* the longest candidate's first position */
+        window_slide(win, i - 1, w, mw);
+        if (i >= k) {
+            /* The box of every candidate, from the k-row group leftwards:
+             * it stays the same over a run of unmarked positions and grows
+             * at the marked one below it. */
+            double sum = box_set(win, i - k, mw, k >= 2);
+            size_t p = i - k; /* the candidate's first position */
+            for (;;) {
+                const size_t r = p > lo ? last_marked(win, lo, p - 1) : lo; /* r .. p-1 unmarked: the same box */
+                fill_down(boxcost + (r - lo), p - r + 1, sum);
+                if (r == lo) break;
+                p = r - 1;
+                sum = box_grow(win, p, sum, mw);
+            }
+            best_of(ln->opt + (lo - ln->base), boxcost, i - k - lo + 1, (double)longest, &best, &best_len);
+        }
+        line_make_room(ln, i);
+        ln->opt[i - ln->base] = best;
+        len[i] = best_len;
+    }
+}
+
 int hil_kanon_dp_packed(const table *t, const hil_packing *pk, const uint64_t *in, size_t stride, size_t n,
                         uint64_t k, const double *weights, const double *gap, uint32_t *sizes, size_t *ngroups,
                         double *cost, ak_error *err)
@@ -528,59 +627,27 @@ int hil_kanon_dp_packed(const table *t, const hil_packing *pk, const uint64_t *i
     dp_line ln = {NULL, NULL, 0, 2 * w + 64, w};
     ln.opt = malloc(ln.room * sizeof *ln.opt);
     if (gap) ln.dist = malloc(ln.room * sizeof *ln.dist);
-    double *boxcost = gap ? NULL : malloc(w * sizeof *boxcost); /* per candidate, its box's weighted NCP */
+    double *boxmem = gap ? NULL : malloc((w + 3) * sizeof *boxmem); /* per candidate, its box's weighted NCP */
+    double *boxcost = boxmem ? boxmem + 3 : NULL;
     uint32_t *len = malloc((n + 1) * sizeof *len);
     kanon_window win;
-    int rc = ln.opt && len && (ln.dist || !gap) && (boxcost || gap) ? ANONKIT_OK : ak_err_nomem(err);
+    int rc = ln.opt && len && (ln.dist || !gap) && (boxmem || gap) ? ANONKIT_OK : ak_err_nomem(err);
     if (rc >= 0 && !gap) rc = window_init(&win, t, pk, in, stride, n, ring, weights, err);
     if (rc < 0) {
-        free(ln.opt), free(ln.dist), free(boxcost), free(len);
+        free(ln.opt), free(ln.dist), free(boxmem), free(len);
         return rc;
     }
     /* Opt(0) = 0 and Opt(j) = infinity for 0 < j < k: no partitioning. */
     ln.opt[0] = 0;
     if (gap) ln.dist[0] = 0;
     len[0] = 0;
-    for (size_t i = 1; i <= n; i++) {
-        double best = INFINITY;
-        uint32_t best_len = 0;
-        const size_t longest = i < w ? i : w;
-        const size_t lo = i - longest; /* the longest candidate's first position */
-        if (gap) {
-            /* dist[j]: key distance from row j to row i-1, for the window's starts */
-            const size_t from = i > w ? i - w : 0;
-            add_all(ln.dist + (from - ln.base), i - 1 - from, gap[i - 1]);
-            ln.dist[i - 1 - ln.base] = 0;
-            if (i >= k) best_of(ln.opt + (lo - ln.base), ln.dist + (lo - ln.base), i - k - lo + 1, (double)longest,
-                                &best, &best_len);
-        } else {
-            window_slide(&win, i - 1, w);
-            if (i >= k) {
-                /* The box of every candidate, from the k-row group
-                 * leftwards: it stays the same over a run of unmarked
-                 * positions and grows at the marked one below it. */
-                double sum = box_set(&win, i - k);
-                size_t p = i - k; /* the candidate's first position */
-                for (;;) {
-                    boxcost[p - lo] = sum;
-                    if (p == lo) break;
-                    const size_t r = last_marked(&win, lo, p - 1); /* r .. p-1 unmarked: the same box */
-                    fill(boxcost + (r - lo), p - r, sum);
-                    if (r == lo) break;
-                    p = r - 1;
-                    sum = box_grow(&win, p, sum);
-                }
-                best_of(ln.opt + (lo - ln.base), boxcost, i - k - lo + 1, (double)longest, &best, &best_len);
-            }
-        }
-        line_make_room(&ln, i);
-        ln.opt[i - ln.base] = best;
-        len[i] = best_len;
-    }
+    if (gap) run_fast(&ln, gap, len, n, k);
+    else if (win.mw == 1) run_exact(&win, &ln, boxcost, len, n, k, 1); /* up to 32 QIs: one mark word */
+    else run_exact(&win, &ln, boxcost, len, n, k, win.mw);
     *cost = ln.opt[n - ln.base];
     rc = read_back(len, n, sizes, ngroups, err);
     if (!gap) window_free(&win);
-    free(ln.opt), free(ln.dist), free(boxcost), free(len);
+    free(ln.opt), free(ln.dist), free(boxmem), free(len);
     return rc;
 }
 
