@@ -16,6 +16,7 @@
 #include "algo/onedim/mapping.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -290,6 +291,52 @@ static int hilbert_order(const hil_mapper *mp, const double *centers, size_t nc,
     return rc;
 }
 
+/* Points from .. to-1 to their nearest centres (the previous one as hint). */
+typedef struct assign_range {
+    const hil_nn *nn;
+    const double *pts;
+    unsigned d;
+    size_t *assign;
+    size_t from, to, changed;
+} assign_range;
+
+static void *assign_range_main(void *arg)
+{
+    assign_range *r = arg;
+    r->changed = 0;
+    for (size_t i = r->from; i < r->to; i++) {
+        double b2;
+        const size_t c = hil_nn_nearest(r->nn, r->pts + i * r->d, r->assign[i], &b2);
+        if (c != r->assign[i]) r->changed++;
+        r->assign[i] = c;
+    }
+    return NULL;
+}
+
+/* Every point's nearest centre into assign (threads ranges at once, a range
+ * whose thread cannot start in the caller); returns how many changed. */
+static size_t assign_nearest(const hil_nn *nn, const double *pts, unsigned d, size_t n, size_t *assign,
+                             unsigned threads)
+{
+    enum { MAX_THREADS = 16 };
+    if (threads > MAX_THREADS) threads = MAX_THREADS;
+    if (threads < 1 || n < 1024 * (size_t)threads) threads = 1;
+    assign_range part[MAX_THREADS];
+    pthread_t tid[MAX_THREADS];
+    int started[MAX_THREADS] = {0};
+    for (unsigned j = 0; j < threads; j++)
+        part[j] = (assign_range){nn, pts, d, assign, n * j / threads, n * (j + 1) / threads, 0};
+    for (unsigned j = 1; j < threads; j++) started[j] = pthread_create(&tid[j], NULL, assign_range_main, &part[j]) == 0;
+    assign_range_main(&part[0]);
+    size_t changed = part[0].changed;
+    for (unsigned j = 1; j < threads; j++) {
+        if (started[j]) pthread_join(tid[j], NULL);
+        else assign_range_main(&part[j]);
+        changed += part[j].changed;
+    }
+    return changed;
+}
+
 /* k-means on the sample: Lloyd's iterations from `nc` sampled start points
  * (each point to its nearest centre, each centre to its points' mean), at
  * most 10, fewer when no point changes centre. */
@@ -333,11 +380,9 @@ static int kmeans(hil_mapper *mp, const table *t, const hil_options *o, ak_error
         hil_nn nn;
         if ((rc = hilbert_order(mp, centers, nc, perm, err)) < 0 || (rc = hil_nn_init(&nn, centers, nc, d, perm, err)) < 0)
             break;
-        for (size_t i = 0; i < want; i++) {
-            double b2;
-            size_t c = hil_nn_nearest(&nn, pts + i * d, assign[i], &b2);
-            if (c != assign[i]) changed++;
-            assign[i] = c;
+        changed = assign_nearest(&nn, pts, d, want, assign, o->threads);
+        for (size_t i = 0; i < want; i++) { /* in sample order: the same sums whatever the threads */
+            const size_t c = assign[i];
             count[c]++;
             for (unsigned q = 0; q < d; q++) sum[c * d + q] += pts[i * d + q];
         }

@@ -5,6 +5,7 @@
  * §5.2) and publish every group as its bounding box (local recoding: boxes
  * may overlap, §2). */
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -40,6 +41,64 @@ static unsigned row_bits(size_t n)
     return b;
 }
 
+/* The sort records of rows from .. to-1 (see map_and_sort), written in
+ * place: rows[(row - first) * words ..]. */
+typedef struct key_range {
+    const hil_mapper *mp;
+    const table *t;
+    const hil_packing *pk;
+    uint64_t *out;        /* the record of row `from` */
+    size_t words, kw;     /* words per record, of which the key (and row) */
+    int row_in_key;
+    size_t from, to;
+} key_range;
+
+static void key_records(const key_range *r)
+{
+    enum { BATCH = 64 };
+    for (size_t row = r->from; row < r->to; row += BATCH) {
+        const size_t count = r->to - row < BATCH ? r->to - row : BATCH;
+        uint64_t *out = r->out + (row - r->from) * r->words;
+        hil_mapper_keys(r->mp, r->t, row, count, out, r->words);
+        for (size_t j = 0; j < count; j++) {
+            uint64_t *rec = out + j * r->words;
+            if (r->row_in_key) rec[r->kw - 1] |= row + j;
+            else rec[r->kw - 1] = row + j;
+        }
+        if (r->pk) hil_pack_rows(r->pk, r->t, row, count, out + r->kw, r->words);
+    }
+}
+
+static void *key_records_main(void *arg)
+{
+    key_records(arg);
+    return NULL;
+}
+
+/* key_records over rows 0 .. n-1 into all, split into `threads` ranges run
+ * at once (a range whose thread cannot be started runs in the caller). */
+static void key_records_parallel(key_range base, size_t n, uint64_t *all, unsigned threads)
+{
+    enum { MAX_THREADS = 16 };
+    if (threads > MAX_THREADS) threads = MAX_THREADS;
+    if (threads < 1 || n < 4096 * (size_t)threads) threads = 1;
+    key_range part[MAX_THREADS];
+    pthread_t tid[MAX_THREADS];
+    int started[MAX_THREADS] = {0};
+    for (unsigned j = 0; j < threads; j++) {
+        part[j] = base;
+        part[j].from = n * j / threads / 64 * 64; /* batches of the same rows as one range */
+        part[j].to = j + 1 == threads ? n : n * (j + 1) / threads / 64 * 64;
+        part[j].out = all + part[j].from * base.words;
+    }
+    for (unsigned j = 1; j < threads; j++) started[j] = pthread_create(&tid[j], NULL, key_records_main, &part[j]) == 0;
+    key_records(&part[0]);
+    for (unsigned j = 1; j < threads; j++) {
+        if (started[j]) pthread_join(tid[j], NULL);
+        else key_records(&part[j]);
+    }
+}
+
 /* Maps and sorts: order[i] is the row at 1-D position i, gap[i] (when gap is
  * not NULL) the key distance from position i-1 to i.
  *
@@ -50,8 +109,9 @@ static unsigned row_bits(size_t n)
  * When pk is not NULL the row's packed QI codes follow (they never decide
  * the order: key and row already do), and come back in 1-D order: position
  * i's at (*in)[i * *stride ..], in memory that *hold owns (to be freed).
- * Without a memory budget the records are written into one array and sorted
- * there; with one they stream through the external sort. */
+ * Without a memory budget the records are written into one array (by
+ * o->threads threads, each on its own rows) and sorted there; with one they
+ * stream through the external sort. */
 static int map_and_sort(const table *t, const hil_options *o, const hil_packing *pk, uint32_t *order, double *gap,
                         uint64_t **hold, const uint64_t **in, size_t *stride, hil_stats *stats, ak_error *err)
 {
@@ -74,17 +134,15 @@ static int map_and_sort(const table *t, const hil_options *o, const hil_packing 
     extsort *sorter = NULL;
     int rc = (all || keys) && (codes || !pk || in_memory) && prev && cur ? ANONKIT_OK : ak_err_nomem(err);
     if (rc >= 0 && !in_memory) rc = extsort_open(&sorter, words, o->memory, NULL, err);
-    for (size_t row = 0; rc >= 0 && row < n; row += BATCH) {
-        const size_t count = n - row < BATCH ? n - row : BATCH;
-        uint64_t *out = in_memory ? all + row * words : keys;
-        hil_mapper_keys(&mp, t, row, count, out, words);
-        for (size_t j = 0; j < count; j++) {
-            uint64_t *r = out + j * words;
-            if (row_in_key) r[kw - 1] |= row + j;
-            else r[kw - 1] = row + j;
-        }
-        if (pk) hil_pack_rows(pk, t, row, count, out + kw, words);
-        for (size_t j = 0; !in_memory && rc >= 0 && j < count; j++) rc = extsort_add(sorter, keys + j * words, err);
+    const key_range whole = {&mp, t, pk, all, words, kw, row_in_key, 0, n};
+    if (rc >= 0 && in_memory) key_records_parallel(whole, n, all, o->threads);
+    for (size_t row = 0; rc >= 0 && !in_memory && row < n; row += BATCH) {
+        key_range r = whole;
+        r.out = keys;
+        r.from = row;
+        r.to = n - row < BATCH ? n : row + BATCH;
+        key_records(&r);
+        for (size_t j = 0; rc >= 0 && j < r.to - r.from; j++) rc = extsort_add(sorter, keys + j * words, err);
     }
     if (rc >= 0) rc = in_memory ? extsort_sort_array(all, n, words, err) : extsort_finish(sorter, err);
     for (size_t i = 0; rc >= 0 && i < n; i++) {
