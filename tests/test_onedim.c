@@ -1100,6 +1100,86 @@ static void test_memory_budget_same_result(void **state)
     }
 }
 
+/* A table of `rows` rows and 4 QIs (two numeric with many values, one
+ * categorical with a random hierarchy, one numeric with few values) and a
+ * sensitive column of 6 values, for runs large enough to take several
+ * threads. */
+static table *load_large(tu_rng *rng, const char *dir, size_t rows)
+{
+    char csv[4200], hier[4200];
+    snprintf(csv, sizeof csv, "%s/large.csv", dir);
+    snprintf(hier, sizeof hier, "%s/h.csv", dir);
+    const int nleaves = tu_write_random_hierarchy(rng, hier, 2);
+    FILE *f = fopen(csv, "w");
+    assert_non_null(f);
+    fprintf(f, "a,b,c,e,s\n");
+    for (size_t r = 0; r < rows; r++)
+        fprintf(f, "%d,%d,v%d,%d,s%d\n", (int)tu_below(rng, 100000), (int)tu_below(rng, 5000),
+                (int)tu_below(rng, (uint64_t)nleaves), (int)tu_below(rng, 7), (int)tu_below(rng, 6));
+    fclose(f);
+    const char *names[] = {"a", "b", "c", "e"}, *paths[] = {NULL, NULL, hier, NULL};
+    table_spec spec = {0};
+    spec.path = spec.display_name = csv;
+    spec.delimiter = ',';
+    spec.nqi = 4;
+    spec.qi_names = names;
+    spec.hierarchy_paths = paths;
+    spec.sensitive_name = "s";
+    table *t;
+    ak_error err;
+    if (table_load(&t, &spec, &err) != ANONKIT_OK) fail_msg("table_load: %s", err.message);
+    return t;
+}
+
+/* The same partition with one thread and with several (the keys, the
+ * k-means assignments), for every algorithm, under k and under l; and the
+ * same with the DP's candidates weighed by the portable scalar code as with
+ * AVX (when the processor has it). */
+static void test_threads_and_simd_same_result(void **state)
+{
+    (void)state;
+    tu_rng rng = {77};
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", tu_mkdtemp());
+    table *t = load_large(&rng, dir, 40000); /* the k-means sample (10 %) is large enough for 3 threads */
+    for (int a = 0; a < 4; a++)
+        for (int ldiv = 0; ldiv < 2; ldiv++) {
+            model m;
+            model_init(&m);
+            m.k = ldiv ? 0 : 7 + 13 * (uint64_t)a;
+            if (ldiv) {
+                m.l = 3;
+                m.l_variants = MODEL_L_PROBABILISTIC;
+            }
+            hil_options o = {0};
+            assert_int_equal(hil_parse_algorithm(algorithms[a], &o), 0);
+            o.seed = 5;
+            o.centers = 64;
+            partition one, many, scalar;
+            ak_error err;
+            assert_int_equal(partition_init(&one, t->nrows, t->nqi, &err), ANONKIT_OK);
+            assert_int_equal(partition_init(&many, t->nrows, t->nqi, &err), ANONKIT_OK);
+            assert_int_equal(partition_init(&scalar, t->nrows, t->nqi, &err), ANONKIT_OK);
+            o.threads = 1;
+            assert_int_equal(hil_run(t, &m, &o, &one, NULL, &err), ANONKIT_OK);
+            o.threads = 3;
+            assert_int_equal(hil_run(t, &m, &o, &many, NULL, &err), ANONKIT_OK);
+            hil_kanon_simd(0);
+            o.threads = 1;
+            assert_int_equal(hil_run(t, &m, &o, &scalar, NULL, &err), ANONKIT_OK);
+            hil_kanon_simd(1);
+            assert_int_equal(one.nclasses, many.nclasses);
+            assert_memory_equal(one.class_of, many.class_of, t->nrows * sizeof *one.class_of);
+            assert_int_equal(one.nclasses, scalar.nclasses);
+            assert_memory_equal(one.class_of, scalar.class_of, t->nrows * sizeof *one.class_of);
+            partition_free(&one);
+            partition_free(&many);
+            partition_free(&scalar);
+        }
+    table_free(t);
+    tu_rmtree(dir);
+}
+
 /* Options: names, sizes, and the models the 1-D algorithms refuse. */
 static void test_options(void **state)
 {
@@ -1252,6 +1332,7 @@ int main(void)
         cmocka_unit_test(test_sort_many_records),
         cmocka_unit_test(test_random_tables_verified),
         cmocka_unit_test(test_memory_budget_same_result),
+        cmocka_unit_test(test_threads_and_simd_same_result),
         cmocka_unit_test(test_options),
         cmocka_unit_test(test_kl_divergence),
     };

@@ -4,6 +4,7 @@
 #include "api/onedim.h"
 
 #include <string.h>
+#include <unistd.h>
 
 int job_run_onedim(anonkit_job *job, const table *t, const double *weights, partition *part, json_t **report,
                    ak_error *err)
@@ -18,6 +19,11 @@ int job_run_onedim(anonkit_job *job, const table *t, const double *weights, part
     o.seed = job->seed;
     o.memory = job->memory;
     o.weights = weights;
+    o.threads = job->threads;
+    if (!o.threads) {
+        const long cores = sysconf(_SC_NPROCESSORS_ONLN);
+        o.threads = cores > 0 ? (unsigned)cores : 1;
+    }
     /* 001 Definition 3 is the l-diversity these algorithms guarantee. */
     if (!job->l_variant_set) job->model.l_variants = MODEL_L_PROBABILISTIC;
     hil_stats st;

@@ -12,96 +12,179 @@
  * within the window of the last 2k-1 rows, and those rows are exactly the
  * members of the window's monotone "sliding minimum" queue (likewise for the
  * high side). The queues of all QIs are kept up to date as the window slides
- * (O(d) amortized per row), and every row of the window counts the queues it
- * is in. The box of the k-row candidate is read off the queues (the entry
+ * (O(d) amortized per row), and every row of the window records the queues
+ * it is in. The box of the k-row candidate is read off the queues (the entry
  * nearest the front within the last k rows, a cursor that only moves back);
- * growing it further costs O(1) at an unmarked row and O(d) (a changed NCP,
- * the weighted sum) only at a marked one, instead of O(d) at every row. The
- * window keeps each row's codes and numeric values, so a numeric NCP reads no
- * table array. The box, its NCP and the candidates' costs are the same
- * numbers as growing it row by row, so the optimum and the partitioning are
- * too. The Fast variants cost a group by its extent on the 1-D key instead,
- * in O(1). Only the last 2k values of Opt and the window's codes are kept
- * (rings); the chosen group length of every prefix is kept to read the
- * solution back. */
+ * growing it further costs nothing over a run of unmarked rows and O(changed
+ * sides) at a marked one, instead of O(d) at every row. The costs of all k
+ * candidates of a prefix are then weighed in one pass (four at a time with
+ * AVX). The window keeps each row's codes and numeric values, so a numeric
+ * NCP reads no table array. The box, its NCP and the candidates' costs are
+ * the numbers of growing it row by row (up to the order in which the NCP
+ * changes are summed), and ties go to the shortest group, as in a scan.
+ *
+ * The rows' codes come packed into a few words per row and in 1-D order
+ * (hil_pack_*): the sort carries them with the keys, so the DP reads them
+ * front to back instead of at random places of every column.
+ *
+ * The Fast variants cost a group by its extent on the 1-D key: every start
+ * position of the window keeps its key distance to the current end, each a
+ * sum of gaps from left to right (no differences of large sums, so no
+ * cancellation), all raised by the new gap as the end moves (a vector add).
+ *
+ * Only the last 2k-1 values of Opt and the window's codes are kept; the
+ * chosen group length of every prefix is kept to read the solution back. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "algo/onedim/onedim.h"
+#include "algo/onedim/mapping.h"
 #include "metrics/metrics.h"
+
+/* ------------------------------------------------------------- packing -- */
+
+int hil_pack_init(hil_packing *pk, const table *t, ak_error *err)
+{
+    memset(pk, 0, sizeof *pk);
+    const uint32_t d = t->nqi;
+    pk->d = d;
+    pk->field = malloc((d ? d : 1) * sizeof *pk->field);
+    if (!pk->field) return ak_err_nomem(err);
+    size_t words = 0;
+    unsigned used = 64;
+    for (uint32_t q = 0; q < d; q++) {
+        unsigned width = 1;
+        while (width < 32 && ((uint64_t)1 << width) < t->qi[q].ncodes) width++;
+        if (used + width > 64) words++, used = 0; /* no code across two words */
+        pk->field[q].word = (uint32_t)(words - 1);
+        pk->field[q].shift = used;
+        pk->field[q].mask = ((uint64_t)2 << (width - 1)) - 1;
+        used += width;
+    }
+    pk->words = words ? words : 1;
+    return ANONKIT_OK;
+}
+
+void hil_pack_free(hil_packing *pk)
+{
+    free(pk->field);
+    memset(pk, 0, sizeof *pk);
+}
+
+void hil_pack_rows(const hil_packing *pk, const table *t, size_t row, size_t count, uint64_t *out, size_t stride)
+{
+    for (size_t j = 0; j < count; j++) memset(out + j * stride, 0, pk->words * sizeof *out);
+    for (uint32_t q = 0; q < pk->d; q++) { /* column by column: sequential reads */
+        const uint32_t *codes = t->qi[q].codes + row;
+        uint64_t *o = out + pk->field[q].word;
+        const unsigned shift = pk->field[q].shift;
+        for (size_t j = 0; j < count; j++) o[j * stride] |= (uint64_t)codes[j] << shift;
+    }
+}
+
+/* -------------------------------------------------------------- window -- */
 
 /* A monotone queue of window positions: entries first .. last-1 (counters)
  * in a ring of the window's size (a power of two). */
 typedef struct mono_queue {
     uint32_t *pos;
     size_t first, last;
-    size_t near;      /* the entry nearest the front inside the last k positions */
+    size_t near; /* the entry nearest the front inside the last k positions */
 } mono_queue;
+
+/* A box over the d QIs: its sides' codes and values (numeric QIs) and its
+ * NCP per QI, in one block (copied whole). */
+typedef struct kanon_box {
+    uint32_t *lo, *hi;
+    double *lov, *hiv, *ncp;
+} kanon_box;
+
+/* Positions gathered at a time into the chunk. */
+#define KANON_CHUNK 1024
 
 /* The state of the exact DP over the window of the last 2k-1 positions. */
 typedef struct kanon_window {
     const table *t;
+    const hil_packing *pk;
+    const uint64_t *in;   /* position p's packed codes at in[p * stride ..] */
+    size_t stride;
     uint32_t d;
+    size_t n;             /* positions in the 1-D order */
     size_t mask;          /* ring size - 1; the ring size is a power of two >= 2k */
     size_t mw;            /* mark words per position: bit 2q / 2q+1 = in QI q's low / high queue */
     uint32_t *code;       /* code[(p & mask) * d + q]: QI q of the row at position p */
     double *value;        /* value[(p & mask) * d + q]: its numeric value (0 for a categorical QI) */
     uint64_t *marks;      /* marks[(p & mask) * mw ...]: the queues position p is in */
+    uint64_t *any;        /* bit (p & mask) of any[]: position p is in some queue */
+    size_t cfirst, cend;  /* the chunk holds positions cfirst .. cend-1 */
+    uint32_t *ccode;      /* ccode[(p - cfirst) * d + q]: QI q of the row at position p */
+    double *cvalue;       /* its numeric value (0 for a categorical QI) */
     mono_queue *queue;    /* queue[2q]: positions whose code of QI q is below every later one
                              in the window; queue[2q+1]: above every later one */
-    uint32_t *lo, *hi;    /* the growing box */
-    double *lov, *hiv;    /* the values of its sides (numeric QIs) */
-    double *ncp;          /* its NCP per QI */
+    unsigned char *numeric; /* per QI */
     double *span;         /* per numeric QI: the table's range */
     double *weight;       /* per QI (1 when no weights are given) */
-    uint32_t *klo, *khi;  /* the last k-row box, its side values */
-    double *klov, *khiv;  /* and */
-    double *kncp;         /* its NCP per QI */
-    int k_valid;          /* klo, khi and kncp are set */
+    kanon_box box;        /* the growing box */
+    kanon_box kbox;       /* the last k-row box */
+    void *boxes;          /* the memory of both */
+    size_t box_bytes;
+    int k_valid;          /* kbox is set */
+    double ksum;          /* kbox's weighted NCP sum */
+    uint64_t *kdirty;     /* bit b: queue b's entry at its cursor changed (popped by a new position) */
 } kanon_window;
 
 static void window_free(kanon_window *win)
 {
     if (win->queue)
         for (uint32_t i = 0; i < 2 * win->d; i++) free(win->queue[i].pos);
-    free(win->queue), free(win->code), free(win->marks);
-    free(win->lo), free(win->hi), free(win->ncp), free(win->span), free(win->weight);
-    free(win->klo), free(win->khi), free(win->kncp), free(win->value);
-    free(win->lov), free(win->hiv), free(win->klov), free(win->khiv);
+    free(win->queue), free(win->code), free(win->value), free(win->marks), free(win->any);
+    free(win->ccode), free(win->cvalue), free(win->numeric), free(win->span), free(win->weight), free(win->boxes);
+    free(win->kdirty);
 }
 
-static int window_init(kanon_window *win, const table *t, size_t ring, const double *weights, ak_error *err)
+static void box_at(kanon_box *b, char *mem, uint32_t d)
+{
+    b->lov = (double *)mem;
+    b->hiv = b->lov + d;
+    b->ncp = b->hiv + d;
+    b->lo = (uint32_t *)(b->ncp + d);
+    b->hi = b->lo + d;
+}
+
+static int window_init(kanon_window *win, const table *t, const hil_packing *pk, const uint64_t *in, size_t stride,
+                       size_t n, size_t ring, const double *weights, ak_error *err)
 {
     memset(win, 0, sizeof *win);
     const uint32_t d = t->nqi, dd = d ? d : 1;
     win->t = t;
+    win->pk = pk;
+    win->in = in;
+    win->stride = stride;
     win->d = d;
+    win->n = n;
     win->mask = ring - 1;
     win->mw = (2 * (size_t)dd + 63) / 64;
     win->code = malloc(ring * dd * sizeof *win->code);
+    win->value = malloc(ring * dd * sizeof *win->value);
     win->marks = calloc(ring * win->mw, sizeof *win->marks);
+    win->any = calloc((ring + 63) / 64, sizeof *win->any);
+    win->ccode = malloc(KANON_CHUNK * (size_t)dd * sizeof *win->ccode);
+    win->cvalue = malloc(KANON_CHUNK * (size_t)dd * sizeof *win->cvalue);
     win->queue = calloc(2 * (size_t)dd, sizeof *win->queue);
-    win->lo = malloc(dd * sizeof *win->lo);
-    win->hi = malloc(dd * sizeof *win->hi);
-    win->ncp = malloc(dd * sizeof *win->ncp);
+    win->numeric = malloc(dd);
     win->span = malloc(dd * sizeof *win->span);
     win->weight = malloc(dd * sizeof *win->weight);
-    win->klo = malloc(dd * sizeof *win->klo);
-    win->khi = malloc(dd * sizeof *win->khi);
-    win->kncp = malloc(dd * sizeof *win->kncp);
-    win->value = malloc(ring * dd * sizeof *win->value);
-    win->lov = malloc(dd * sizeof *win->lov);
-    win->hiv = malloc(dd * sizeof *win->hiv);
-    win->klov = malloc(dd * sizeof *win->klov);
-    win->khiv = malloc(dd * sizeof *win->khiv);
-    int ok = win->code && win->marks && win->queue && win->lo && win->hi && win->ncp && win->span && win->weight &&
-             win->klo && win->khi && win->kncp && win->value && win->lov && win->hiv && win->klov && win->khiv;
+    win->box_bytes = (size_t)dd * (3 * sizeof(double) + 2 * sizeof(uint32_t));
+    win->boxes = malloc(2 * win->box_bytes);
+    win->kdirty = calloc(win->mw, sizeof *win->kdirty);
+    int ok = win->kdirty && win->code && win->value && win->marks && win->any && win->ccode && win->cvalue && win->queue &&
+             win->numeric && win->span && win->weight && win->boxes;
     for (uint32_t q = 0; ok && q < d; q++) {
         win->queue[2 * q].pos = malloc(ring * sizeof *win->queue[2 * q].pos);
         win->queue[2 * q + 1].pos = malloc(ring * sizeof *win->queue[2 * q + 1].pos);
         ok = win->queue[2 * q].pos && win->queue[2 * q + 1].pos;
         const table_qi *a = &t->qi[q];
+        win->numeric[q] = a->kind == ATTR_NUMERIC;
         win->span[q] = a->kind == ATTR_NUMERIC && a->ncodes > 1 ? a->values[a->ncodes - 1] - a->values[0] : 0;
         win->weight[q] = weights ? weights[q] : 1.0;
     }
@@ -109,143 +192,337 @@ static int window_init(kanon_window *win, const table *t, size_t ring, const dou
         window_free(win);
         return ak_err_nomem(err);
     }
+    box_at(&win->box, win->boxes, dd);
+    box_at(&win->kbox, (char *)win->boxes + win->box_bytes, dd);
     return ANONKIT_OK;
 }
 
-/* Marks (clears) position p as a member of queue `bit` (2q: low, 2q+1: high). */
-static void mark_set(kanon_window *win, size_t p, size_t bit) { win->marks[(p & win->mask) * win->mw + bit / 64] |= 1ull << (bit % 64); }
-static void mark_clear(kanon_window *win, size_t p, size_t bit) { win->marks[(p & win->mask) * win->mw + bit / 64] &= ~(1ull << (bit % 64)); }
+/* Clears position p's membership of queue `bit` (2q: low, 2q+1: high),
+ * and its summary bit in `any` when it is in no queue any more. */
+#define KANON_INLINE static inline __attribute__((always_inline))
 
-/* Position p (the row order[p]) enters the window of the last w positions:
- * entries before the window leave every queue; then, in each QI's low (high)
- * queue, entries whose code is not strictly below (above) p's can no longer
- * move that side of any box ending at p or later and leave too; p joins. */
-static void window_slide(kanon_window *win, const uint32_t *order, size_t p, size_t w)
+KANON_INLINE void mark_clear(kanon_window *win, size_t p, size_t bit, size_t mw)
+{
+    const size_t slot = p & win->mask;
+    uint64_t *m = win->marks + slot * mw;
+    m[bit / 64] &= ~(1ull << (bit % 64));
+    for (size_t wi = 0; wi < mw; wi++)
+        if (m[wi]) return;
+    win->any[slot / 64] &= ~(1ull << (slot % 64));
+}
+
+/* Unpacks the codes of positions from .. from+CHUNK-1 (read front to back)
+ * and gathers their numeric values column by column: the values arrays may
+ * be large, and the loads of one column are independent of each other, so
+ * that many misses are in flight at once. The reads that follow are
+ * sequential. */
+static void window_gather(kanon_window *win, size_t from)
 {
     const uint32_t d = win->d;
-    const size_t first = p + 1 > w ? p + 1 - w : 0, mask = win->mask;
-    for (size_t b = 0; b < 2 * (size_t)d; b++) {
-        mono_queue *mq = &win->queue[b];
-        while (mq->first < mq->last && mq->pos[mq->first & mask] < first) mark_clear(win, mq->pos[mq->first++ & mask], b);
-    }
-    uint32_t *row = win->code + (p & mask) * d; /* the slot of position p - w, gone now */
-    double *val = win->value + (p & mask) * d;
-    for (uint32_t q = 0; q < d; q++) {
-        const table_qi *a = &win->t->qi[q];
-        row[q] = a->codes[order[p]];
-        val[q] = a->kind == ATTR_NUMERIC ? a->values[row[q]] : 0;
+    const size_t m = win->n - from < KANON_CHUNK ? win->n - from : KANON_CHUNK;
+    const hil_pack_field *f = win->pk->field;
+    win->cfirst = from;
+    win->cend = from + m;
+    for (size_t x = 0; x < m; x++) {
+        const uint64_t *src = win->in + (from + x) * win->stride;
+        uint32_t *out = win->ccode + x * d;
+        for (uint32_t q = 0; q < d; q++) out[q] = (uint32_t)((src[f[q].word] >> f[q].shift) & f[q].mask);
     }
     for (uint32_t q = 0; q < d; q++) {
-        const uint32_t c = row[q];
-        for (int high = 0; high < 2; high++) {
-            const size_t b = 2 * (size_t)q + (size_t)high;
-            mono_queue *mq = &win->queue[b];
-            while (mq->first < mq->last) {
-                const uint32_t back = mq->pos[(mq->last - 1) & mask];
-                const uint32_t bc = win->code[(back & mask) * d + q];
-                if (high ? bc > c : bc < c) break;
-                mark_clear(win, back, b);
-                mq->last--;
+        const uint32_t *code = win->ccode + q;
+        double *val = win->cvalue + q;
+        if (win->numeric[q]) {
+            const double *values = win->t->qi[q].values;
+            for (size_t x = 0; x < m; x++) {
+                if (x + 16 < m) __builtin_prefetch(&values[code[(x + 16) * d]]);
+                val[x * d] = values[code[x * d]];
             }
-            mq->pos[mq->last++ & mask] = (uint32_t)p;
-            mark_set(win, p, b);
+        } else {
+            for (size_t x = 0; x < m; x++) val[x * d] = 0;
         }
     }
 }
 
-/* Prefetches what the window will read for the rows of the 1-D order
- * ahead: their codes 16 positions ahead, the numeric values of the codes 8
- * positions ahead (those codes are in cache by then). The rows are at random
- * places in the columns, so each read would otherwise wait for memory. */
-static void window_prefetch(const kanon_window *win, const uint32_t *order, size_t p, size_t n)
+/* Position p enters the window of the last w positions: the position that
+ * leaves is the front of every queue it is in; then, in each QI's low
+ * (high) queue, entries whose code is not strictly below (above) p's can no
+ * longer move that side of any box ending at p or later and leave too; p
+ * joins every queue. */
+KANON_INLINE void window_slide(kanon_window *win, size_t p, size_t w, size_t mw)
 {
-    for (uint32_t q = 0; q < win->d; q++) {
-        const table_qi *a = &win->t->qi[q];
-        if (p + 16 < n) __builtin_prefetch(&a->codes[order[p + 16]]);
-        if (p + 8 < n && a->kind == ATTR_NUMERIC) __builtin_prefetch(&a->values[a->codes[order[p + 8]]]);
+    const uint32_t d = win->d;
+    const size_t mask = win->mask;
+    if (p >= w) {
+        const size_t slot = (p - w) & mask;
+        uint64_t *m = win->marks + slot * mw;
+        for (size_t wi = 0; wi < mw; wi++) {
+            for (uint64_t bits = m[wi]; bits; bits &= bits - 1) win->queue[wi * 64 + (size_t)__builtin_ctzll(bits)].first++;
+            m[wi] = 0;
+        }
+        win->any[slot / 64] &= ~(1ull << (slot % 64));
     }
+    uint32_t *row = win->code + (p & mask) * d; /* the slot of position p - w, gone now */
+    double *val = win->value + (p & mask) * d;
+    if (p >= win->cend) window_gather(win, p);
+    memcpy(row, win->ccode + (p - win->cfirst) * d, d * sizeof *row);
+    memcpy(val, win->cvalue + (p - win->cfirst) * d, d * sizeof *val);
+    for (uint32_t q = 0; q < d; q++) {
+        const uint32_t c = row[q];
+        mono_queue *low = &win->queue[2 * (size_t)q], *high = low + 1;
+        while (low->first < low->last) {
+            const uint32_t back = low->pos[(low->last - 1) & mask];
+            if (win->code[(back & mask) * d + q] < c) break;
+            mark_clear(win, back, 2 * (size_t)q, mw);
+            low->last--;
+        }
+        if (low->near >= low->last) { /* the k-row box's side was popped: p holds it now */
+            low->near = low->last;
+            win->kdirty[q / 32] |= 1ull << (2 * q % 64);
+        }
+        low->pos[low->last++ & mask] = (uint32_t)p;
+        while (high->first < high->last) {
+            const uint32_t back = high->pos[(high->last - 1) & mask];
+            if (win->code[(back & mask) * d + q] > c) break;
+            mark_clear(win, back, 2 * (size_t)q + 1, mw);
+            high->last--;
+        }
+        if (high->near >= high->last) {
+            high->near = high->last;
+            win->kdirty[q / 32] |= 1ull << ((2 * q + 1) % 64);
+        }
+        high->pos[high->last++ & mask] = (uint32_t)p;
+    }
+    uint64_t *m = win->marks + (p & mask) * mw;
+    for (size_t wi = 0; wi < mw; wi++) {
+        const size_t bits = 2 * (size_t)d - wi * 64;
+        m[wi] = bits >= 64 ? ~0ull : (1ull << bits) - 1;
+    }
+    win->any[(p & mask) / 64] |= 1ull << ((p & mask) % 64);
 }
 
 /* NCP of codes [lo, hi] of QI q (001 §2.1): numeric from the side values
  * (the values of codes lo and hi, kept in the window so the table's value
  * array is not read again), categorical by the lowest common ancestor. */
-static double window_ncp(const kanon_window *win, uint32_t q, uint32_t lo, uint32_t hi, double lov, double hiv)
+static inline double window_ncp(const kanon_window *win, uint32_t q, uint32_t lo, uint32_t hi, double lov, double hiv)
 {
-    if (win->t->qi[q].kind == ATTR_NUMERIC) return win->span[q] > 0 ? (hiv - lov) / win->span[q] : 0;
+    if (win->numeric[q]) return win->span[q] > 0 ? (hiv - lov) / win->span[q] : 0;
     return table_ncp(win->t, q, lo, hi);
 }
 
-/* Sets the box to the last k positions, from `from` on: per side, the entry
- * of the side's queue nearest the front that is not before `from` holds the
- * extreme code. That entry only moves back as the window slides (a cursor,
- * O(1) amortized); the NCP of a QI is recomputed only when its side codes
- * changed. Returns the box's weighted NCP sum (QIs in order, as GCP sums
- * them). */
-static double box_set(kanon_window *win, size_t from)
+/* Sets the k-row box to positions from .. from+k-1 by scanning every side:
+ * per side, the entry of the side's queue nearest the front that is not
+ * before `from` holds the extreme code (the side's cursor). */
+static void kbox_full(kanon_window *win, size_t from)
 {
     const size_t mask = win->mask;
+    kanon_box *kb = &win->kbox;
     for (uint32_t q = 0; q < win->d; q++) {
-        uint32_t side[2];
-        double sidev[2];
         for (int high = 0; high < 2; high++) {
             mono_queue *mq = &win->queue[2 * (size_t)q + (size_t)high];
             size_t at = mq->near < mq->first ? mq->first : mq->near;
-            if (at >= mq->last) at = mq->last - 1; /* popped from the back: the last entry is inside */
+            if (at >= mq->last) at = mq->last - 1;
             while (mq->pos[at & mask] < from) at++;
             mq->near = at;
             const size_t slot = ((size_t)mq->pos[at & mask] & mask) * win->d + q;
-            side[high] = win->code[slot];
-            sidev[high] = win->value[slot];
+            if (high) kb->hi[q] = win->code[slot], kb->hiv[q] = win->value[slot];
+            else kb->lo[q] = win->code[slot], kb->lov[q] = win->value[slot];
         }
-        if (side[0] != win->klo[q] || side[1] != win->khi[q] || !win->k_valid) {
-            win->klo[q] = side[0];
-            win->khi[q] = side[1];
-            win->klov[q] = sidev[0];
-            win->khiv[q] = sidev[1];
-            win->kncp[q] = window_ncp(win, q, side[0], side[1], sidev[0], sidev[1]);
-        }
-        win->lo[q] = win->klo[q];
-        win->hi[q] = win->khi[q];
-        win->lov[q] = win->klov[q];
-        win->hiv[q] = win->khiv[q];
-        win->ncp[q] = win->kncp[q];
+        kb->ncp[q] = window_ncp(win, q, kb->lo[q], kb->hi[q], kb->lov[q], kb->hiv[q]);
     }
+    memset(win->kdirty, 0, win->mw * sizeof *win->kdirty);
     win->k_valid = 1;
-    double s = 0;
-    for (uint32_t q = 0; q < win->d; q++) s += win->weight[q] * win->ncp[q];
-    return s;
+}
+
+/* Sets the box to the last k positions, from `from` on, and returns its
+ * weighted NCP sum (QIs in order, as GCP sums them). After the first time
+ * only the sides that can have changed are visited: those whose cursor
+ * entry a new position popped (window_slide marks them), and those whose
+ * cursor entry is the position that just left the k rows (from - 1: the
+ * queues it is in); each such cursor moves to the next entry of its queue.
+ * The NCP of a QI is recomputed only when a side's code changed. */
+KANON_INLINE double box_set(kanon_window *win, size_t from, size_t mw, int incremental)
+{
+    const size_t mask = win->mask;
+    kanon_box *kb = &win->kbox;
+    if (!win->k_valid || !incremental || from == 0) {
+        kbox_full(win, from);
+        double s = 0;
+        for (uint32_t q = 0; q < win->d; q++) s += win->weight[q] * kb->ncp[q];
+        win->ksum = s;
+    } else {
+        const uint64_t *left = win->marks + ((from - 1) & mask) * mw;
+        int changed = 0;
+        for (size_t wi = 0; wi < mw; wi++) {
+            for (uint64_t bits = left[wi]; bits; bits &= bits - 1) win->queue[wi * 64 + (size_t)__builtin_ctzll(bits)].near++;
+            for (uint64_t bits = left[wi] | win->kdirty[wi]; bits; bits &= bits - 1) {
+                const size_t b = wi * 64 + (size_t)__builtin_ctzll(bits);
+                const uint32_t q = (uint32_t)(b / 2);
+                const mono_queue *mq = &win->queue[b];
+                const size_t slot = ((size_t)mq->pos[mq->near & mask] & mask) * win->d + q;
+                const uint32_t c = win->code[slot];
+                if (b % 2) {
+                    if (c == kb->hi[q]) continue;
+                    kb->hi[q] = c, kb->hiv[q] = win->value[slot];
+                } else {
+                    if (c == kb->lo[q]) continue;
+                    kb->lo[q] = c, kb->lov[q] = win->value[slot];
+                }
+                kb->ncp[q] = window_ncp(win, q, kb->lo[q], kb->hi[q], kb->lov[q], kb->hiv[q]);
+                changed = 1;
+            }
+            win->kdirty[wi] = 0;
+        }
+        if (changed) {
+            double s = 0;
+            for (uint32_t q = 0; q < win->d; q++) s += win->weight[q] * kb->ncp[q];
+            win->ksum = s;
+        }
+    }
+    memcpy(win->box.lov, kb->lov, win->box_bytes); /* the growing box starts as the k-row box */
+    return win->ksum;
 }
 
 /* Grows the box by marked position p: each queue it is in moves one side of
  * the box (its code is strictly beyond every later code of the window).
- * Returns the box's weighted NCP sum (QIs in order, as GCP sums them). */
-static double box_grow(kanon_window *win, size_t p)
+ * Returns the box's weighted NCP sum, `sum` before, updated by the changes
+ * of the QIs that grew. */
+KANON_INLINE double box_grow(kanon_window *win, size_t p, double sum, size_t mw)
 {
     const uint32_t *row = win->code + (p & win->mask) * win->d;
     const double *val = win->value + (p & win->mask) * win->d;
-    const uint64_t *m = win->marks + (p & win->mask) * win->mw;
-    for (size_t wi = 0; wi < win->mw; wi++)
+    const uint64_t *m = win->marks + (p & win->mask) * mw;
+    kanon_box *b = &win->box;
+    for (size_t wi = 0; wi < mw; wi++)
         for (uint64_t bits = m[wi]; bits; bits &= bits - 1) {
-            const size_t b = wi * 64 + (size_t)__builtin_ctzll(bits);
-            const uint32_t q = (uint32_t)(b / 2);
-            if (b % 2) win->hi[q] = row[q], win->hiv[q] = val[q];
-            else win->lo[q] = row[q], win->lov[q] = val[q];
-            win->ncp[q] = window_ncp(win, q, win->lo[q], win->hi[q], win->lov[q], win->hiv[q]);
+            const size_t bit = wi * 64 + (size_t)__builtin_ctzll(bits);
+            const uint32_t q = (uint32_t)(bit / 2);
+            if (bit % 2) b->hi[q] = row[q], b->hiv[q] = val[q];
+            else b->lo[q] = row[q], b->lov[q] = val[q];
+            const double ncp = window_ncp(win, q, b->lo[q], b->hi[q], b->lov[q], b->hiv[q]);
+            sum += win->weight[q] * (ncp - b->ncp[q]);
+            b->ncp[q] = ncp;
         }
-    double s = 0;
-    for (uint32_t q = 0; q < win->d; q++) s += win->weight[q] * win->ncp[q];
-    return s;
+    return sum;
 }
 
-/* Whether position p is in some queue. */
-static int marked(const kanon_window *win, size_t p)
+/* The unmarked positions at the top of [lo, hi] (hi + 1 >= lo): returns r
+ * such that positions r .. hi are in no queue and, when r > lo, position
+ * r - 1 is in one. Scans the summary bits a word at a time. */
+static size_t last_marked(const kanon_window *win, size_t lo, size_t hi)
 {
-    if (win->mw == 1) return win->marks[p & win->mask] != 0; /* up to 32 QIs */
-    const uint64_t *m = win->marks + (p & win->mask) * win->mw;
-    for (size_t wi = 0; wi < win->mw; wi++)
-        if (m[wi]) return 1;
-    return 0;
+    size_t p = hi + 1; /* positions p .. hi are unmarked */
+    while (p > lo) {
+        const size_t slot = (p - 1) & win->mask, b = slot % 64;
+        const uint64_t word = win->any[slot / 64] & (b == 63 ? ~0ull : (2ull << b) - 1); /* slots .. slot */
+        if (word) {
+            const size_t at = (p - 1) - (b - (size_t)(63 - __builtin_clzll(word)));
+            return at + 1 > lo ? at + 1 : lo;
+        }
+        if (p - lo <= b + 1) return lo;
+        p -= b + 1;
+    }
+    return lo;
 }
+
+/* ---------------------------------------------------------- candidates -- */
+
+typedef double kanon_v4d __attribute__((vector_size(32)));
+
+/* a[0 .. n) = v, four at a time from the top: may also write a[-3 .. -1]. */
+static inline void fill_down(double *a, size_t n, double v)
+{
+    const kanon_v4d x = {v, v, v, v};
+    for (size_t j = n; j > 0; j = j > 4 ? j - 4 : 0) memcpy(a + j - 4, &x, sizeof x);
+}
+
+/* a[0 .. n) += v. */
+static inline void add_all(double *a, size_t n, double v)
+{
+    size_t j = 0;
+    for (; j + 4 <= n; j += 4) a[j] += v, a[j + 1] += v, a[j + 2] += v, a[j + 3] += v;
+    for (; j < n; j++) a[j] += v;
+}
+
+/* The candidates of a prefix: o[j] is Opt of the position where the j-th
+ * candidate group begins (it has l_first - j rows), cost[j] the group's
+ * cost per row (its box's weighted NCP, or its extent on the key). The
+ * least o[j] + l * cost[j], ties to the shortest group, goes to *best and
+ * *best_len when below *best: the outcome of a scan from the shortest group
+ * that takes a candidate only when strictly below the best so far. Each
+ * candidate's cost is the same double whichever way it is computed (a
+ * product, then a sum; no fused multiply-add). */
+static void best_scalar(const double *o, const double *cost, size_t count, double l_first, double *best,
+                        uint32_t *best_len)
+{
+    double l = l_first - (double)count;
+    for (size_t j = count; j-- > 0;) {
+        l += 1;
+        const double c = o[j] + l * cost[j];
+        if (c < *best) {
+            *best = c;
+            *best_len = (uint32_t)l;
+        }
+    }
+}
+
+/* Whether best_avx may run: the processor has AVX (x86-64), unless a test
+ * asked for the scalar code. */
+static int use_avx = -1;
+
+void hil_kanon_simd(int on) { use_avx = on ? -1 : 0; }
+
+#if defined(__GNUC__) && defined(__x86_64__)
+#include <immintrin.h>
+#define KANON_HAVE_AVX 1
+
+/* best_scalar four candidates at a time (AVX): from the shortest group on,
+ * every lane keeps its least cost and, as the minimum keeps the earlier
+ * value on a tie, the shortest group reaching it; the lanes are then merged
+ * by the same rule, and the longest groups left over go through
+ * best_scalar. */
+__attribute__((target("avx"))) static void best_avx(const double *o, const double *cost, size_t count,
+                                                     double l_first, double *best, uint32_t *best_len)
+{
+    size_t j = count;
+    if (j >= 4) {
+        __m256d bc = _mm256_set1_pd(INFINITY), bl = _mm256_setzero_pd();
+        const __m256d four = _mm256_set1_pd(4);
+        const double l0 = l_first - (double)j; /* lane a holds candidate j-4+a: l0 + 4 - a rows */
+        __m256d l = _mm256_set_pd(l0 + 1, l0 + 2, l0 + 3, l0 + 4);
+        for (; j >= 4; j -= 4) {
+            const __m256d c =
+                _mm256_add_pd(_mm256_loadu_pd(o + j - 4), _mm256_mul_pd(l, _mm256_loadu_pd(cost + j - 4)));
+            const __m256d take = _mm256_cmp_pd(c, bc, _CMP_LT_OQ);
+            bc = _mm256_min_pd(c, bc); /* c where c < bc, else bc */
+            bl = _mm256_or_pd(_mm256_and_pd(take, l), _mm256_andnot_pd(take, bl));
+            l = _mm256_add_pd(l, four);
+        }
+        double c[4], len[4];
+        _mm256_storeu_pd(c, bc);
+        _mm256_storeu_pd(len, bl);
+        for (int a = 0; a < 4; a++)
+            if (c[a] < *best || (c[a] == *best && len[a] < *best_len)) *best = c[a], *best_len = (uint32_t)len[a];
+    }
+    best_scalar(o, cost, j, l_first, best, best_len);
+}
+#else
+#define KANON_HAVE_AVX 0
+#endif
+
+static void best_of(const double *o, const double *cost, size_t count, double l_first, double *best,
+                    uint32_t *best_len)
+{
+#if KANON_HAVE_AVX
+    if (use_avx < 0) use_avx = __builtin_cpu_supports("avx") ? 1 : 0;
+    if (use_avx) {
+        best_avx(o, cost, count, l_first, best, best_len);
+        return;
+    }
+#endif
+    best_scalar(o, cost, count, l_first, best, best_len);
+}
+
+/* ------------------------------------------------------------------ DP -- */
 
 /* Reverses the chosen group lengths (read back from the end) into sizes. */
 static int read_back(const uint32_t *len, size_t n, uint32_t *sizes, size_t *ngroups, ak_error *err)
@@ -265,8 +542,79 @@ static int read_back(const uint32_t *len, size_t n, uint32_t *sizes, size_t *ngr
     return ANONKIT_OK;
 }
 
-int hil_kanon_dp(const table *t, const uint32_t *order, size_t n, uint64_t k, const double *weights,
-                 const double *gap, uint32_t *sizes, size_t *ngroups, double *cost, ak_error *err)
+/* Opt and the Fast variants' key distances of the window's start positions
+ * in linear buffers: position j at [j - base]; when the end reaches the
+ * buffer's end, the last w positions move to its front. */
+typedef struct dp_line {
+    double *opt, *dist;
+    size_t base, room, w;
+} dp_line;
+
+static void line_make_room(dp_line *ln, size_t i)
+{
+    if (i - ln->base < ln->room) return;
+    const size_t keep_from = i - ln->w; /* the candidates of Opt(i) start at i - w or later */
+    memmove(ln->opt, ln->opt + (keep_from - ln->base), ln->w * sizeof *ln->opt);
+    if (ln->dist) memmove(ln->dist, ln->dist + (keep_from - ln->base), ln->w * sizeof *ln->dist);
+    ln->base = keep_from;
+}
+
+/* Opt(i) for i = 1..n by the Fast variants' cost. */
+static void run_fast(dp_line *ln, const double *gap, uint32_t *len, size_t n, uint64_t k)
+{
+    const size_t w = ln->w;
+    for (size_t i = 1; i <= n; i++) {
+        double best = INFINITY;
+        uint32_t best_len = 0;
+        const size_t longest = i < w ? i : w, lo = i - longest; /* the longest candidate's first position */
+        /* dist[j]: key distance from row j to row i-1, for the window's starts */
+        const size_t from = i > w ? i - w : 0;
+        add_all(ln->dist + (from - ln->base), i - 1 - from, gap[i - 1]);
+        ln->dist[i - 1 - ln->base] = 0;
+        if (i >= k)
+            best_of(ln->opt + (lo - ln->base), ln->dist + (lo - ln->base), i - k - lo + 1, (double)longest, &best,
+                    &best_len);
+        line_make_room(ln, i);
+        ln->opt[i - ln->base] = best;
+        len[i] = best_len;
+    }
+}
+
+/* Opt(i) for i = 1..n by the groups' NCP; mw as win->mw (a constant in the
+ * common case). boxcost has 3 slots before [0] for fill_down. */
+KANON_INLINE void run_exact(kanon_window *win, dp_line *ln, double *boxcost, uint32_t *len, size_t n, uint64_t k,
+                            size_t mw)
+{
+    const size_t w = ln->w;
+    for (size_t i = 1; i <= n; i++) {
+        double best = INFINITY;
+        uint32_t best_len = 0;
+        const size_t longest = i < w ? i : w, lo = i - longest; /* the longest candidate's first position */
+        window_slide(win, i - 1, w, mw);
+        if (i >= k) {
+            /* The box of every candidate, from the k-row group leftwards:
+             * it stays the same over a run of unmarked positions and grows
+             * at the marked one below it. */
+            double sum = box_set(win, i - k, mw, k >= 2);
+            size_t p = i - k; /* the candidate's first position */
+            for (;;) {
+                const size_t r = p > lo ? last_marked(win, lo, p - 1) : lo; /* r .. p-1 unmarked: the same box */
+                fill_down(boxcost + (r - lo), p - r + 1, sum);
+                if (r == lo) break;
+                p = r - 1;
+                sum = box_grow(win, p, sum, mw);
+            }
+            best_of(ln->opt + (lo - ln->base), boxcost, i - k - lo + 1, (double)longest, &best, &best_len);
+        }
+        line_make_room(ln, i);
+        ln->opt[i - ln->base] = best;
+        len[i] = best_len;
+    }
+}
+
+int hil_kanon_dp_packed(const table *t, const hil_packing *pk, const uint64_t *in, size_t stride, size_t n,
+                        uint64_t k, const double *weights, const double *gap, uint32_t *sizes, size_t *ngroups,
+                        double *cost, ak_error *err)
 {
     *ngroups = 0;
     *cost = 0;
@@ -276,75 +624,53 @@ int hil_kanon_dp(const table *t, const uint32_t *order, size_t n, uint64_t k, co
     const size_t w = (size_t)(2 * k - 1);
     size_t ring = 2;
     while (ring < 2 * k) ring *= 2;
-    const size_t mask = ring - 1;
-    double *opt = malloc(ring * sizeof *opt);
+    dp_line ln = {NULL, NULL, 0, 2 * w + 64, w};
+    ln.opt = malloc(ln.room * sizeof *ln.opt);
+    if (gap) ln.dist = malloc(ln.room * sizeof *ln.dist);
+    double *boxmem = gap ? NULL : malloc((w + 3) * sizeof *boxmem); /* per candidate, its box's weighted NCP */
+    double *boxcost = boxmem ? boxmem + 3 : NULL;
     uint32_t *len = malloc((n + 1) * sizeof *len);
     kanon_window win;
-    /* Fast: the extent of the k-row candidate is the sum of its k-1 gaps,
-     * taken over blocks of b = k-1 gaps as a suffix of the block before plus
-     * a prefix of the current one (sums of non-negative numbers, so no
-     * cancellation), in O(1) per row. */
-    const size_t b = k > 1 ? (size_t)k - 1 : 1;
-    double *suf = gap ? malloc(b * sizeof *suf) : NULL, pre = 0;
-    int rc = opt && len && (suf || !gap) ? ANONKIT_OK : ak_err_nomem(err);
-    if (rc >= 0 && !gap) rc = window_init(&win, t, ring, weights, err);
+    int rc = ln.opt && len && (ln.dist || !gap) && (boxmem || gap) ? ANONKIT_OK : ak_err_nomem(err);
+    if (rc >= 0 && !gap) rc = window_init(&win, t, pk, in, stride, n, ring, weights, err);
     if (rc < 0) {
-        free(opt), free(len), free(suf);
+        free(ln.opt), free(ln.dist), free(boxmem), free(len);
         return rc;
     }
-    /* Opt(0) = 0 and Opt(j) = infinity for 0 < j < k: no partitioning. The
-     * candidates of prefix i start at j >= i - 2k + 1, so the ring of >= 2k
-     * slots still holds every Opt(j) they read. */
-    opt[0] = 0;
+    /* Opt(0) = 0 and Opt(j) = infinity for 0 < j < k: no partitioning. */
+    ln.opt[0] = 0;
+    if (gap) ln.dist[0] = 0;
     len[0] = 0;
-    for (size_t i = 1; i <= n; i++) {
-        double best = INFINITY;
-        uint32_t best_len = 0;
-        const size_t longest = i < w ? i : w;
-        if (gap) {
-            if (i >= 2 && k >= 2) { /* gap e = i-1 enters the window */
-                const size_t e = i - 1;
-                if ((e - 1) % b == 0) { /* a block starts: suffix sums of the one before */
-                    double acc = 0;
-                    for (size_t x = e; x-- > (e > b ? e - b : 1);) suf[(x - 1) % b] = acc += gap[x];
-                    pre = 0;
-                }
-                pre += gap[e];
-            }
-            if (i >= k) {
-                /* key distance from row i-k to row i-1: gaps i-k+1 .. i-1 */
-                const size_t first = i - k + 1;
-                double extent = k < 2 ? 0 : (first - 1) % b == 0 ? pre : suf[(first - 1) % b] + pre;
-                for (size_t l = k; l <= longest; l++) {
-                    if (l > k) extent += gap[i - l + 1];
-                    const double c = opt[(i - l) & mask] + (double)l * extent;
-                    if (c < best) {
-                        best = c;
-                        best_len = (uint32_t)l;
-                    }
-                }
-            }
-        } else {
-            window_prefetch(&win, order, i - 1, n);
-            window_slide(&win, order, i - 1, w);
-            if (i >= k) {
-                double sum = box_set(&win, i - k);
-                for (size_t l = k; l <= longest; l++) {
-                    if (l > k && marked(&win, i - l)) sum = box_grow(&win, i - l);
-                    const double c = opt[(i - l) & mask] + (double)l * sum;
-                    if (c < best) {
-                        best = c;
-                        best_len = (uint32_t)l;
-                    }
-                }
-            }
-        }
-        opt[i & mask] = best;
-        len[i] = best_len;
-    }
-    *cost = opt[n & mask];
+    if (gap) run_fast(&ln, gap, len, n, k);
+    else if (win.mw == 1) run_exact(&win, &ln, boxcost, len, n, k, 1); /* up to 32 QIs: one mark word */
+    else run_exact(&win, &ln, boxcost, len, n, k, win.mw);
+    *cost = ln.opt[n - ln.base];
     rc = read_back(len, n, sizes, ngroups, err);
     if (!gap) window_free(&win);
-    free(opt), free(len), free(suf);
+    free(ln.opt), free(ln.dist), free(boxmem), free(len);
+    return rc;
+}
+
+int hil_kanon_dp(const table *t, const uint32_t *order, size_t n, uint64_t k, const double *weights,
+                 const double *gap, uint32_t *sizes, size_t *ngroups, double *cost, ak_error *err)
+{
+    if (gap) return hil_kanon_dp_packed(t, NULL, NULL, 0, n, k, weights, gap, sizes, ngroups, cost, err);
+    hil_packing pk;
+    AK_CHECK(hil_pack_init(&pk, t, err));
+    /* the rows' codes packed in 1-D order, gathered column by column */
+    uint64_t *in = calloc((n ? n : 1) * pk.words, sizeof *in);
+    if (!in) {
+        hil_pack_free(&pk);
+        return ak_err_nomem(err);
+    }
+    for (uint32_t q = 0; q < pk.d; q++) {
+        const uint32_t *codes = t->qi[q].codes;
+        uint64_t *o = in + pk.field[q].word;
+        const unsigned shift = pk.field[q].shift;
+        for (size_t i = 0; i < n; i++) o[i * pk.words] |= (uint64_t)codes[order[i]] << shift;
+    }
+    int rc = hil_kanon_dp_packed(t, &pk, in, pk.words, n, k, weights, NULL, sizes, ngroups, cost, err);
+    free(in);
+    hil_pack_free(&pk);
     return rc;
 }

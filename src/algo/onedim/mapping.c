@@ -16,6 +16,7 @@
 #include "algo/onedim/mapping.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -186,7 +187,7 @@ static inline void skilling_transpose4(curve_v4 *x, unsigned d, unsigned bits)
 }
 
 /* Interleaves the transposed indices of the 4 lanes into their keys. */
-static inline void spread4(const hil_curve *c, const curve_v4 *x, uint64_t *keys)
+static inline void spread4(const hil_curve *c, const curve_v4 *x, uint64_t *keys, size_t stride)
 {
     const unsigned d = c->d, bits = c->bits, words = c->words, bytes = (bits + 7) / 8;
     for (unsigned j = 0; j < 4; j++) {
@@ -198,8 +199,8 @@ static inline void spread4(const hil_curve *c, const curve_v4 *x, uint64_t *keys
             h = h << 1 | s;
         }
         h <<= 128 - d * bits;
-        keys[(size_t)j * words] = (uint64_t)(h >> 64);
-        if (words > 1) keys[(size_t)j * words + 1] = (uint64_t)h;
+        keys[j * stride] = (uint64_t)(h >> 64);
+        if (words > 1) keys[j * stride + 1] = (uint64_t)h;
     }
 }
 
@@ -213,15 +214,16 @@ static inline void load4(const uint32_t *coords, unsigned d, curve_v4 *x)
         curve_v4 y[n]; \
         load4(coords, n, y); \
         skilling_transpose4(y, n, c->bits); \
-        spread4(c, y, keys); \
+        spread4(c, y, keys, stride); \
         return; \
     }
 
-void hil_curve_key4(const hil_curve *c, const uint32_t *coords, uint64_t *keys)
+/* The keys of 4 points into keys[j * stride ..] (stride >= c->words). */
+static void curve_key4_stride(const hil_curve *c, const uint32_t *coords, uint64_t *keys, size_t stride)
 {
     const unsigned d = c->d;
     if (!c->spread || d > 32) {
-        for (unsigned j = 0; j < 4; j++) hil_curve_key(c, coords + (size_t)j * d, keys + (size_t)j * c->words);
+        for (unsigned j = 0; j < 4; j++) hil_curve_key(c, coords + (size_t)j * d, keys + (size_t)j * stride);
         return;
     }
     switch (d) {
@@ -237,9 +239,14 @@ void hil_curve_key4(const hil_curve *c, const uint32_t *coords, uint64_t *keys)
         curve_v4 x[32] = {{0}}; /* d > 8 here; zeroed to keep the compiler sure of it */
         load4(coords, d, x);
         skilling_transpose4(x, d, c->bits);
-        spread4(c, x, keys);
+        spread4(c, x, keys, stride);
     }
     }
+}
+
+void hil_curve_key4(const hil_curve *c, const uint32_t *coords, uint64_t *keys)
+{
+    curve_key4_stride(c, coords, keys, c->words);
 }
 
 /* The grid cell of a place u in [0, 1] on a grid of 2^bits cells per side. */
@@ -282,6 +289,52 @@ static int hilbert_order(const hil_mapper *mp, const double *centers, size_t nc,
     for (size_t c = 0; rc >= 0 && c < nc; c++) perm[c] = (uint32_t)keys[c * kw + kw - 1];
     free(keys);
     return rc;
+}
+
+/* Points from .. to-1 to their nearest centres (the previous one as hint). */
+typedef struct assign_range {
+    const hil_nn *nn;
+    const double *pts;
+    unsigned d;
+    size_t *assign;
+    size_t from, to, changed;
+} assign_range;
+
+static void *assign_range_main(void *arg)
+{
+    assign_range *r = arg;
+    r->changed = 0;
+    for (size_t i = r->from; i < r->to; i++) {
+        double b2;
+        const size_t c = hil_nn_nearest(r->nn, r->pts + i * r->d, r->assign[i], &b2);
+        if (c != r->assign[i]) r->changed++;
+        r->assign[i] = c;
+    }
+    return NULL;
+}
+
+/* Every point's nearest centre into assign (threads ranges at once, a range
+ * whose thread cannot start in the caller); returns how many changed. */
+static size_t assign_nearest(const hil_nn *nn, const double *pts, unsigned d, size_t n, size_t *assign,
+                             unsigned threads)
+{
+    enum { MAX_THREADS = 16 };
+    if (threads > MAX_THREADS) threads = MAX_THREADS;
+    if (threads < 1 || n < 1024 * (size_t)threads) threads = 1;
+    assign_range part[MAX_THREADS];
+    pthread_t tid[MAX_THREADS];
+    int started[MAX_THREADS] = {0};
+    for (unsigned j = 0; j < threads; j++)
+        part[j] = (assign_range){nn, pts, d, assign, n * j / threads, n * (j + 1) / threads, 0};
+    for (unsigned j = 1; j < threads; j++) started[j] = pthread_create(&tid[j], NULL, assign_range_main, &part[j]) == 0;
+    assign_range_main(&part[0]);
+    size_t changed = part[0].changed;
+    for (unsigned j = 1; j < threads; j++) {
+        if (started[j]) pthread_join(tid[j], NULL);
+        else assign_range_main(&part[j]);
+        changed += part[j].changed;
+    }
+    return changed;
 }
 
 /* k-means on the sample: Lloyd's iterations from `nc` sampled start points
@@ -327,11 +380,9 @@ static int kmeans(hil_mapper *mp, const table *t, const hil_options *o, ak_error
         hil_nn nn;
         if ((rc = hilbert_order(mp, centers, nc, perm, err)) < 0 || (rc = hil_nn_init(&nn, centers, nc, d, perm, err)) < 0)
             break;
-        for (size_t i = 0; i < want; i++) {
-            double b2;
-            size_t c = hil_nn_nearest(&nn, pts + i * d, assign[i], &b2);
-            if (c != assign[i]) changed++;
-            assign[i] = c;
+        changed = assign_nearest(&nn, pts, d, want, assign, o->threads);
+        for (size_t i = 0; i < want; i++) { /* in sample order: the same sums whatever the threads */
+            const size_t c = assign[i];
             count[c]++;
             for (unsigned q = 0; q < d; q++) sum[c * d + q] += pts[i * d + q];
         }
@@ -519,17 +570,28 @@ void hil_mapper_free(hil_mapper *mp)
     memset(mp, 0, sizeof *mp);
 }
 
-void hil_mapper_keys(const hil_mapper *mp, const table *t, size_t row, size_t count, uint64_t *keys)
+void hil_mapper_keys(const hil_mapper *mp, const table *t, size_t row, size_t count, uint64_t *keys, size_t stride)
 {
-    const unsigned d = mp->d, words = mp->words;
-    if (mp->kind == HIL_MAP_HILBERT && d && d <= 32)
-        for (; count >= 4; count -= 4, row += 4, keys += 4 * (size_t)words) {
-            uint32_t cells[4 * 32];
-            for (unsigned j = 0; j < 4; j++)
-                for (unsigned q = 0; q < d; q++) cells[j * d + q] = mp->cell[q][t->qi[q].codes[row + j]];
-            hil_curve_key4(&mp->curve, cells, keys);
+    const unsigned d = mp->d;
+    enum { BATCH = 64 };
+    size_t done = 0;
+    while (mp->kind == HIL_MAP_HILBERT && d && d <= 32 && count - done >= 4) {
+        const size_t m = (count - done < BATCH ? count - done : BATCH) & ~(size_t)3, at = row + done;
+        /* The cells column by column: loads of the cell tables at codes in
+         * row order, independent of each other, so that many misses are in
+         * flight at once; the next batch's are prefetched. */
+        uint32_t cells[BATCH * 32];
+        const int ahead = at + m + BATCH <= t->nrows;
+        for (unsigned q = 0; q < d; q++) {
+            const uint32_t *cq = mp->cell[q], *codes = t->qi[q].codes + at;
+            for (size_t j = 0; j < m; j++) cells[j * d + q] = cq[codes[j]];
+            if (ahead)
+                for (size_t j = 0; j < BATCH; j++) __builtin_prefetch(&cq[codes[m + j]]);
         }
-    for (; count; count--, row++, keys += words) hil_mapper_key(mp, t, row, keys);
+        for (size_t j = 0; j < m; j += 4) curve_key4_stride(&mp->curve, cells + j * d, keys + (done + j) * stride, stride);
+        done += m;
+    }
+    for (; done < count; done++) hil_mapper_key(mp, t, row + done, keys + done * stride);
 }
 
 void hil_mapper_key(const hil_mapper *mp, const table *t, size_t row, uint64_t *key)

@@ -72,11 +72,44 @@ void hil_mapper_free(hil_mapper *mp);
 
 /* The key of row `row` into key[0 .. mp->words). */
 void hil_mapper_key(const hil_mapper *mp, const table *t, size_t row, uint64_t *key /* OUT */);
-/* The keys of rows row .. row+count-1 into keys[i * mp->words ..] (Hilbert:
- * four at a time). */
-void hil_mapper_keys(const hil_mapper *mp, const table *t, size_t row, size_t count, uint64_t *keys /* OUT */);
+/* The keys of rows row .. row+count-1 into keys[i * stride ..] (stride >=
+ * mp->words; Hilbert: four at a time). */
+void hil_mapper_keys(const hil_mapper *mp, const table *t, size_t row, size_t count, uint64_t *keys /* OUT */,
+                     size_t stride);
 
 /* The 1-D distance from key a to key b (a <= b), as a double. */
 double hil_mapper_gap(const hil_mapper *mp, const uint64_t *a, const uint64_t *b);
+
+/* The QI codes of a row packed into a few words (kanon.c): QI q in the
+ * bits shift .. of word `word` (as many bits as its codes need, no code
+ * across two words). The 1-D sort carries them with the keys, so that the
+ * DP reads every row's codes in 1-D order front to back. */
+typedef struct hil_pack_field {
+    uint32_t word;
+    unsigned shift;
+    uint64_t mask;
+} hil_pack_field;
+
+typedef struct hil_packing {
+    uint32_t d;
+    size_t words;          /* per row */
+    hil_pack_field *field; /* per QI */
+} hil_packing;
+
+int hil_pack_init(hil_packing *pk, const table *t, ak_error *err);
+void hil_pack_free(hil_packing *pk);
+/* Packs rows row .. row+count-1 into out[j * stride ..] (pk->words words each). */
+void hil_pack_rows(const hil_packing *pk, const table *t, size_t row, size_t count, uint64_t *out /* OUT */,
+                   size_t stride);
+
+/* hil_kanon_dp on rows whose packed codes are given in 1-D order, position
+ * p's at in[p * stride ..] (pk and in unused when gap is not NULL). */
+int hil_kanon_dp_packed(const table *t, const hil_packing *pk, const uint64_t *in, size_t stride, size_t n,
+                        uint64_t k, const double *weights, const double *gap, uint32_t *sizes /* OUT */,
+                        size_t *ngroups /* OUT */, double *cost /* OUT */, ak_error *err);
+
+/* Lets the DP weigh candidates with AVX when the processor has it (on, the
+ * default) or only with the portable scalar code (off), for the tests. */
+void hil_kanon_simd(int on);
 
 #endif

@@ -5,6 +5,7 @@
  * §5.2) and publish every group as its bounding box (local recoding: boxes
  * may overlap, §2). */
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -32,57 +33,161 @@ int hil_parse_algorithm(const char *name, hil_options *o)
     return -1;
 }
 
+/* Bits to number rows 0 .. n-1 (at least 1). */
+static unsigned row_bits(size_t n)
+{
+    unsigned b = 1;
+    while (b < 32 && ((size_t)1 << b) < n) b++;
+    return b;
+}
+
+/* The sort records of rows from .. to-1 (see map_and_sort), written in
+ * place: rows[(row - first) * words ..]. */
+typedef struct key_range {
+    const hil_mapper *mp;
+    const table *t;
+    const hil_packing *pk;
+    uint64_t *out;        /* the record of row `from` */
+    size_t words, kw;     /* words per record, of which the key (and row) */
+    int row_in_key;
+    size_t from, to;
+} key_range;
+
+static void key_records(const key_range *r)
+{
+    enum { BATCH = 64 };
+    for (size_t row = r->from; row < r->to; row += BATCH) {
+        const size_t count = r->to - row < BATCH ? r->to - row : BATCH;
+        uint64_t *out = r->out + (row - r->from) * r->words;
+        hil_mapper_keys(r->mp, r->t, row, count, out, r->words);
+        for (size_t j = 0; j < count; j++) {
+            uint64_t *rec = out + j * r->words;
+            if (r->row_in_key) rec[r->kw - 1] |= row + j;
+            else rec[r->kw - 1] = row + j;
+        }
+        if (r->pk) hil_pack_rows(r->pk, r->t, row, count, out + r->kw, r->words);
+    }
+}
+
+static void *key_records_main(void *arg)
+{
+    key_records(arg);
+    return NULL;
+}
+
+/* key_records over rows 0 .. n-1 into all, split into `threads` ranges run
+ * at once (a range whose thread cannot be started runs in the caller). */
+static void key_records_parallel(key_range base, size_t n, uint64_t *all, unsigned threads)
+{
+    enum { MAX_THREADS = 16 };
+    if (threads > MAX_THREADS) threads = MAX_THREADS;
+    if (threads < 1 || n < 4096 * (size_t)threads) threads = 1;
+    key_range part[MAX_THREADS];
+    pthread_t tid[MAX_THREADS];
+    int started[MAX_THREADS] = {0};
+    for (unsigned j = 0; j < threads; j++) {
+        part[j] = base;
+        part[j].from = n * j / threads / 64 * 64; /* batches of the same rows as one range */
+        part[j].to = j + 1 == threads ? n : n * (j + 1) / threads / 64 * 64;
+        part[j].out = all + part[j].from * base.words;
+    }
+    for (unsigned j = 1; j < threads; j++) started[j] = pthread_create(&tid[j], NULL, key_records_main, &part[j]) == 0;
+    key_records(&part[0]);
+    for (unsigned j = 1; j < threads; j++) {
+        if (started[j]) pthread_join(tid[j], NULL);
+        else key_records(&part[j]);
+    }
+}
+
 /* Maps and sorts: order[i] is the row at 1-D position i, gap[i] (when gap is
- * not NULL) the key distance from position i-1 to i. */
-static int map_and_sort(const table *t, const hil_options *o, uint32_t *order, double *gap, hil_stats *stats,
-                        ak_error *err)
+ * not NULL) the key distance from position i-1 to i.
+ *
+ * A sort record is the row's key followed by its row number, a total order.
+ * When the key leaves at least row_bits(n) low bits of its last word unused
+ * (a Hilbert key of d * bits bits is left-aligned), the row number goes
+ * there instead of into a word of its own: the same order on fewer bytes.
+ * When pk is not NULL the row's packed QI codes follow (they never decide
+ * the order: key and row already do), and come back in 1-D order: position
+ * i's at (*in)[i * *stride ..], in memory that *hold owns (to be freed).
+ * Without a memory budget the records are written into one array (by
+ * o->threads threads, each on its own rows) and sorted there; with one they
+ * stream through the external sort. */
+static int map_and_sort(const table *t, const hil_options *o, const hil_packing *pk, uint32_t *order, double *gap,
+                        uint64_t **hold, const uint64_t **in, size_t *stride, hil_stats *stats, ak_error *err)
 {
     hil_mapper mp;
     AK_CHECK(hil_mapper_init(&mp, t, o, err));
-    const size_t words = (size_t)mp.words + 1; /* the key, then the row: a total order */
-    stats->key_bits = mp.kind == HIL_MAP_HILBERT ? (uint64_t)mp.d * mp.bits : 128;
+    const size_t n = t->nrows;
+    const unsigned rb = row_bits(n);
+    const unsigned used = mp.kind == HIL_MAP_HILBERT ? mp.d * mp.bits : 128;
+    const int row_in_key = (size_t)mp.words * 64 >= (size_t)used + rb;
+    const size_t kw = (size_t)mp.words + (row_in_key ? 0 : 1), cw = pk ? pk->words : 0, words = kw + cw;
+    const uint64_t row_mask = row_in_key ? ((uint64_t)1 << rb) - 1 : 0;
+    stats->key_bits = used;
     stats->centers = mp.ncenters;
-    extsort *sorter = NULL;
     enum { BATCH = 64 };
-    uint64_t *keys = malloc(BATCH * mp.words * sizeof *keys);
-    uint64_t *rec = malloc(words * sizeof *rec), *prev = malloc(words * sizeof *prev);
-    int rc = keys && rec && prev ? ANONKIT_OK : ak_err_nomem(err);
-    if (rc >= 0) rc = extsort_open(&sorter, words, o->memory, NULL, err);
-    for (size_t row = 0; rc >= 0 && row < t->nrows; row += BATCH) {
-        const size_t count = t->nrows - row < BATCH ? t->nrows - row : BATCH;
-        hil_mapper_keys(&mp, t, row, count, keys);
-        for (size_t j = 0; rc >= 0 && j < count; j++) {
-            memcpy(rec, keys + j * mp.words, mp.words * sizeof *rec);
-            rec[words - 1] = row + j;
-            rc = extsort_add(sorter, rec, err);
-        }
+    const int in_memory = !o->memory;
+    uint64_t *all = in_memory ? malloc((n ? n : 1) * words * sizeof *all) : NULL;
+    uint64_t *keys = in_memory ? NULL : malloc(BATCH * words * sizeof *keys);
+    uint64_t *codes = pk && !in_memory ? malloc((n ? n : 1) * cw * sizeof *codes) : NULL;
+    uint64_t *prev = malloc(kw * sizeof *prev), *cur = malloc(kw * sizeof *cur);
+    extsort *sorter = NULL;
+    int rc = (all || keys) && (codes || !pk || in_memory) && prev && cur ? ANONKIT_OK : ak_err_nomem(err);
+    if (rc >= 0 && !in_memory) rc = extsort_open(&sorter, words, o->memory, NULL, err);
+    const key_range whole = {&mp, t, pk, all, words, kw, row_in_key, 0, n};
+    if (rc >= 0 && in_memory) key_records_parallel(whole, n, all, o->threads);
+    for (size_t row = 0; rc >= 0 && !in_memory && row < n; row += BATCH) {
+        key_range r = whole;
+        r.out = keys;
+        r.from = row;
+        r.to = n - row < BATCH ? n : row + BATCH;
+        key_records(&r);
+        for (size_t j = 0; rc >= 0 && j < r.to - r.from; j++) rc = extsort_add(sorter, keys + j * words, err);
     }
-    if (rc >= 0) rc = extsort_finish(sorter, err);
-    for (size_t i = 0; rc >= 0 && i < t->nrows; i++) {
+    if (rc >= 0) rc = in_memory ? extsort_sort_array(all, n, words, err) : extsort_finish(sorter, err);
+    for (size_t i = 0; rc >= 0 && i < n; i++) {
         const uint64_t *r;
-        if ((rc = extsort_next(sorter, &r, err)) < 0) break;
-        if (rc == 0) {
-            rc = ak_err_set(err, ANONKIT_E_INTERNAL, NULL, 0, 0, "the sort returned %zu of %zu rows", i, t->nrows);
+        if (in_memory) {
+            r = all + i * words;
+        } else if ((rc = extsort_next(sorter, &r, err)) <= 0) {
+            if (rc == 0)
+                rc = ak_err_set(err, ANONKIT_E_INTERNAL, NULL, 0, 0, "the sort returned %zu of %zu rows", i, n);
             break;
+        } else if (codes) {
+            memcpy(codes + i * cw, r + kw, cw * sizeof *codes);
         }
-        order[i] = (uint32_t)r[words - 1];
-        if (gap) gap[i] = i ? hil_mapper_gap(&mp, prev, r) : 0;
-        memcpy(prev, r, words * sizeof *prev);
+        order[i] = (uint32_t)(row_in_key ? r[kw - 1] & row_mask : r[kw - 1]);
+        if (gap) {
+            memcpy(cur, r, kw * sizeof *cur);
+            cur[kw - 1] &= ~row_mask; /* the key alone */
+            gap[i] = i ? hil_mapper_gap(&mp, prev, cur) : 0;
+            memcpy(prev, cur, kw * sizeof *prev);
+        }
     }
     if (rc >= 0) {
-        extsort_stats es;
-        extsort_get_stats(sorter, &es);
-        stats->sort_runs = es.runs;
-        stats->sort_merge_passes = es.merge_passes;
-        stats->blocks_written = es.blocks_written;
-        stats->blocks_read = es.blocks_read;
-        stats->block_size = es.block_size;
+        if (sorter) {
+            extsort_stats es;
+            extsort_get_stats(sorter, &es);
+            stats->sort_runs = es.runs;
+            stats->sort_merge_passes = es.merge_passes;
+            stats->blocks_written = es.blocks_written;
+            stats->blocks_read = es.blocks_read;
+            stats->block_size = es.block_size;
+        }
         rc = ANONKIT_OK;
     }
+    if (rc >= 0 && pk) {
+        *hold = in_memory ? all : codes;
+        *in = in_memory ? all + kw : codes;
+        *stride = in_memory ? words : cw;
+        all = codes = NULL;
+    }
     extsort_free(sorter);
+    free(all);
+    free(codes);
     free(keys);
-    free(rec);
     free(prev);
+    free(cur);
     hil_mapper_free(&mp);
     return rc;
 }
@@ -172,7 +277,14 @@ int hil_run(const table *t, const model *m, const hil_options *o, partition *out
     uint32_t *group_of = malloc(n * sizeof *group_of);
     double *gap = ldiv || o->fast ? malloc(n * sizeof *gap) : NULL;
     int rc = order && group_of && (gap || !(ldiv || o->fast)) ? ANONKIT_OK : ak_err_nomem(err);
-    if (rc >= 0) rc = map_and_sort(t, o, order, gap, stats, err);
+    /* the exact k-anonymity DP reads the rows' codes in 1-D order: the sort carries them */
+    const int exact = !ldiv && !o->fast;
+    hil_packing pk = {0};
+    uint64_t *hold = NULL;
+    const uint64_t *in = NULL;
+    size_t stride = 0;
+    if (rc >= 0 && exact) rc = hil_pack_init(&pk, t, err);
+    if (rc >= 0) rc = map_and_sort(t, o, exact ? &pk : NULL, order, gap, &hold, &in, &stride, stats, err);
     size_t ngroups = 0;
     if (rc >= 0 && ldiv) {
         uint32_t *sa = malloc(n * sizeof *sa);
@@ -194,11 +306,15 @@ int hil_run(const table *t, const model *m, const hil_options *o, partition *out
         uint32_t *sizes = malloc((n / k + 1) * sizeof *sizes);
         double cost;
         if (!sizes) rc = ak_err_nomem(err);
-        if (rc >= 0) rc = hil_kanon_dp(t, order, n, k, o->weights, o->fast ? gap : NULL, sizes, &ngroups, &cost, err);
+        if (rc >= 0)
+            rc = hil_kanon_dp_packed(t, &pk, in, stride, n, k, o->weights, o->fast ? gap : NULL, sizes, &ngroups,
+                                     &cost, err);
         for (size_t g = 0, i = 0; rc >= 0 && g < ngroups; g++)
             for (uint32_t j = 0; j < sizes[g]; j++) group_of[i++] = (uint32_t)g;
         free(sizes);
     }
+    free(hold);
+    hil_pack_free(&pk);
     if (rc >= 0) rc = build_partition(t, order, group_of, ngroups, m->k ? m->k : 1, out, err);
     free(order);
     free(group_of);

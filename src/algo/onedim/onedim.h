@@ -32,6 +32,7 @@ typedef struct hil_options {
     uint64_t seed;       /* iDistance sample and k-means start */
     size_t memory;       /* bytes for sorting; 0 = in memory */
     const double *weights; /* NCP weights per QI (NULL = equal), as for GCP */
+    unsigned threads;    /* threads for the keys (in memory); 0 or 1 = the caller's alone; same result */
 } hil_options;
 
 /* What a run did, for the report. */
