@@ -235,6 +235,33 @@ static void assert_same_table(const table *a, const table *b)
         assert_string_equal(strmap_key(&a->sensitive_dict, id), strmap_key(&b->sensitive_dict, id));
 }
 
+/* numdict_format_int writes what printf's %lld writes, for every length of
+ * number, both signs and the extremes. */
+static void test_format_int(void **state)
+{
+    (void)state;
+    const int64_t fixed[] = {0, 1, -1, 9, 10, 99, 100, 101, 999, 1000, 123456789, -987654321, INT64_MAX, INT64_MIN,
+                             INT64_MIN + 1, 2147483648LL, -2147483648LL};
+    char buf[24], want[32];
+    for (size_t i = 0; i < sizeof fixed / sizeof *fixed; i++) {
+        const int len = numdict_format_int(buf, fixed[i]);
+        snprintf(want, sizeof want, "%lld", (long long)fixed[i]);
+        assert_string_equal(buf, want);
+        assert_int_equal(len, (int)strlen(want));
+    }
+    tu_rng rng = {11};
+    for (int i = 0; i < 100000; i++) {
+        const int digits = 1 + (int)tu_below(&rng, 18);
+        int64_t v = 0;
+        for (int d = 0; d < digits; d++) v = v * 10 + (int64_t)tu_below(&rng, 10);
+        if (tu_below(&rng, 2)) v = -v;
+        const int len = numdict_format_int(buf, v);
+        snprintf(want, sizeof want, "%lld", (long long)v);
+        assert_string_equal(buf, want);
+        assert_int_equal(len, (int)strlen(want));
+    }
+}
+
 /* A large file is read in two pieces on two threads; the result must be the
  * sequential one, and anything unusual must give the sequential behaviour. */
 static void test_parallel_read(void **state)
@@ -289,6 +316,7 @@ int main(void)
         cmocka_unit_test(test_general_mode_keeps_first_spelling),
         cmocka_unit_test(test_wide_range_falls_back),
         cmocka_unit_test(test_negative_zero_is_zero),
+        cmocka_unit_test(test_format_int),
         cmocka_unit_test(test_random_ranks),
         cmocka_unit_test(test_categorical_and_sensitive),
         cmocka_unit_test(test_bad_input),

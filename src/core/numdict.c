@@ -9,17 +9,33 @@
 /* Integer mode stores value + INT_BIAS in a code. */
 #define INT_BIAS NUMDICT_INT_BIAS
 
+/* "00" "01" ... "99": two digits per step of numdict_format_int. */
+static const char digit_pairs[201] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+                                     "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+                                     "8081828384858687888990919293949596979899";
+
 int numdict_format_int(char *buf, int64_t v)
 {
     char tmp[24];
-    int n = 0, len = 0;
+    char *p = tmp + sizeof tmp; /* digits are written backwards from the end */
     uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
-    do {
-        tmp[n++] = (char)('0' + u % 10);
-        u /= 10;
-    } while (u);
+    while (u >= 100) {
+        const unsigned pair = (unsigned)(u % 100);
+        u /= 100;
+        p -= 2;
+        memcpy(p, digit_pairs + 2 * pair, 2);
+    }
+    if (u >= 10) {
+        p -= 2;
+        memcpy(p, digit_pairs + 2 * u, 2);
+    } else {
+        *--p = (char)('0' + u);
+    }
+    int len = 0;
     if (v < 0) buf[len++] = '-';
-    while (n) buf[len++] = tmp[--n];
+    const size_t ndigits = (size_t)(tmp + sizeof tmp - p);
+    memcpy(buf + len, p, ndigits);
+    len += (int)ndigits;
     buf[len] = '\0';
     return len;
 }

@@ -621,6 +621,13 @@ done:
     return ANONKIT_OK;
 }
 
+/* The normalized range of codes [lo, hi] of numeric QI a (see table_ncp). */
+static inline double numeric_ncp(const table_qi *a, uint32_t lo, uint32_t hi)
+{
+    const double span = a->ncodes > 1 ? a->values[a->ncodes - 1] - a->values[0] : 0;
+    return span > 0 ? (a->values[hi] - a->values[lo]) / span : 0;
+}
+
 double table_ncp(const table *t, uint32_t q, uint32_t lo, uint32_t hi)
 {
     const table_qi *a = &t->qi[q];
@@ -629,16 +636,29 @@ double table_ncp(const table *t, uint32_t q, uint32_t lo, uint32_t hi)
         const uint32_t leaves = u->hi - u->lo + 1;
         return leaves == 1 ? 0.0 : (double)leaves / (double)hier_leaf_count(a->h);
     }
-    const double span = a->ncodes > 1 ? a->values[a->ncodes - 1] - a->values[0] : 0;
-    return span > 0 ? (a->values[hi] - a->values[lo]) / span : 0;
+    return numeric_ncp(a, lo, hi);
 }
 
 uint32_t table_widest_first(const table *t, const uint32_t *lo, const uint32_t *hi, uint32_t *order)
 {
-    double range[t->nqi ? t->nqi : 1];
+    const uint32_t d = t->nqi;
+    /* The values at a box's ends lie anywhere in the (large) value arrays and
+     * mostly miss the cache: ask for all of them before using any, so that
+     * the misses overlap instead of following one another. */
+    for (uint32_t q = 0; q < d; q++) {
+        const table_qi *a = &t->qi[q];
+        if (a->kind == ATTR_NUMERIC && lo[q] != hi[q]) {
+            __builtin_prefetch(a->values + lo[q]);
+            __builtin_prefetch(a->values + hi[q]);
+        }
+    }
+    double range[d ? d : 1];
+    for (uint32_t q = 0; q < d; q++) {
+        const table_qi *a = &t->qi[q];
+        range[q] = lo[q] == hi[q] ? 0 : a->kind == ATTR_NUMERIC ? numeric_ncp(a, lo[q], hi[q]) : table_ncp(t, q, lo[q], hi[q]);
+    }
     uint32_t ncand = 0;
-    for (uint32_t q = 0; q < t->nqi; q++) {
-        range[q] = lo[q] == hi[q] ? 0 : table_ncp(t, q, lo[q], hi[q]);
+    for (uint32_t q = 0; q < d; q++) {
         if (range[q] <= 0) continue;
         uint32_t at = ncand++; /* insertion sort: wider first, then lower index */
         while (at > 0 && range[order[at - 1]] < range[q]) {
