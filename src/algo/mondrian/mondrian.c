@@ -532,26 +532,48 @@ static int sweep_thresholds(mdr *s, size_t begin, size_t end, uint32_t q, const 
 }
 
 /* The lower median of QI q over rows [begin, end) whose codes lie in
- * [lo, hi], with the number of rows below and at it. A narrow code range is
- * counted (one pass, no branches on the data); a wide one goes through
- * quickselect on a copy. */
+ * [lo, hi], with the number of rows below and at it, by one round of radix
+ * selection: the codes are counted in buckets of 2^shift consecutive codes,
+ * with shift the least that makes at most n buckets, and the bucket holding
+ * the median is found from the counts. A narrow code range has one code per
+ * bucket, and that is the answer; otherwise the codes of that bucket (few,
+ * unless the data crowd into it) are gathered and quickselect finds the
+ * median among them. Both passes read the rows once and do not branch on
+ * the data, which a quickselect over all n codes would. */
 static uint32_t median_of(mdr *s, size_t begin, size_t end, uint32_t q, uint32_t lo, uint32_t hi, size_t *less,
                           size_t *equal)
 {
     const size_t n = end - begin, nth = (n - 1) / 2;
-    const size_t range = (size_t)(hi - lo) + 1;
-    if (range <= n) {
-        uint32_t *count = s->scratch; /* range <= n <= capacity */
-        memset(count, 0, range * sizeof *count);
-        for (size_t i = begin; i < end; i++) count[row_at(s, i)[q] - lo]++;
-        size_t below = 0, v = 0;
-        while (below + count[v] <= nth) below += count[v++];
+    const uint64_t span = (uint64_t)(hi - lo); /* the range has span + 1 codes */
+    unsigned shift = 0;
+    while ((span >> shift) >= n) shift++;
+    const size_t nbuckets = (size_t)(span >> shift) + 1; /* <= n <= capacity */
+    uint32_t *count = s->scratch;
+    memset(count, 0, nbuckets * sizeof *count);
+    const uint32_t w = s->w;
+    const uint32_t *col = s->rows + begin * w + q;
+    for (size_t i = 0; i < n; i++) count[(uint64_t)(col[i * w] - lo) >> shift]++;
+    size_t below = 0, b = 0;
+    while (below + count[b] <= nth) below += count[b++];
+    if (shift == 0) {
         *less = below;
-        *equal = count[v];
-        return lo + (uint32_t)v;
+        *equal = count[b];
+        return lo + (uint32_t)b;
     }
-    for (size_t i = 0; i < n; i++) s->scratch[i] = row_at(s, begin + i)[q];
-    return select_nth(s->scratch, n, nth, less, equal);
+    /* Gather the codes of bucket b (over the counts, no longer needed; the
+     * store is unconditional, so the buffer has room for one more). */
+    uint32_t *in_bucket = s->scratch;
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        const uint32_t v = col[i * w];
+        in_bucket[m] = v;
+        m += ((uint64_t)(v - lo) >> shift) == b;
+    }
+    size_t less_in, equal_in;
+    const uint32_t median = select_nth(in_bucket, m, nth - below, &less_in, &equal_in);
+    *less = below + less_in;
+    *equal = equal_in;
+    return median;
 }
 
 /* Splits [begin, end) at lhs = {code(q) < cut} and pushes both halves, each
@@ -1016,7 +1038,7 @@ static void worker_free(mdr *s)
 static int worker_alloc(mdr *s, size_t capacity, ak_error *err)
 {
     s->capacity = capacity;
-    s->scratch = malloc((capacity ? capacity : 1) * sizeof *s->scratch);
+    s->scratch = malloc((capacity + 1) * sizeof *s->scratch); /* + 1: median_of's gathering */
     s->counts = malloc((s->sensitive_domain + 1) * sizeof *s->counts);
     s->counts_scratch = malloc((s->sensitive_domain + 1) * sizeof *s->counts_scratch);
     s->child_rows = malloc((s->max_children + 1) * sizeof *s->child_rows);
