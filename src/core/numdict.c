@@ -245,10 +245,16 @@ int numdict_finish(numdict *d, uint32_t *codes, size_t nrows, double **values, c
         return ak_err_nomem(err);
     }
     /* Distinct values in ascending order: the positions where the rank steps.
-     * Their spelling is the value itself, so none is stored (texts = NULL). */
+     * Their spelling is the value itself, so none is stored (texts = NULL).
+     * The store is unconditional (the index only advances past a present
+     * value), as presence is as good as random to a branch predictor; the
+     * largest value, d->max, is present and the last. */
     uint32_t next = 0;
-    for (uint64_t i = 0; i < range && next < n; i++)
-        if ((i + 1 < range ? rank[i + 1] : n) != rank[i]) vals[next++] = (double)(d->min + (int64_t)i);
+    for (uint64_t i = 0; i + 1 < range; i++) {
+        vals[next] = (double)(d->min + (int64_t)i);
+        next += rank[i + 1] != rank[i];
+    }
+    vals[next++] = (double)d->max;
     for (size_t r = 0; r < nrows; r++) codes[r] = rank[codes[r] - base];
     free(rank);
     *values = vals;

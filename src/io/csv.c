@@ -116,6 +116,7 @@ struct csv_reader {
     uint64_t pending_empty; /* empty-line records still to hand out */
     long pending_line;      /* line of the next of them */
     int bom_checked;        /* a leading UTF-8 byte order mark was looked for */
+    int saw_quote;          /* a field began with a quote (csv_reader_saw_quote) */
     uint64_t remaining;     /* bytes the reader may still take from the stream (range readers) */
     int failed;             /* status of an earlier failure, 0 if none */
     ak_error last;          /* that failure, repeated on later calls */
@@ -217,6 +218,16 @@ void csv_reader_free(csv_reader *r)
 uint64_t csv_reader_offset(const csv_reader *r)
 {
     return r->base + r->start;
+}
+
+long csv_reader_line(const csv_reader *r)
+{
+    return r->line;
+}
+
+int csv_reader_saw_quote(const csv_reader *r)
+{
+    return r->saw_quote;
 }
 
 /* Remembers the failure in r->last (already filled) and copies it out. */
@@ -395,6 +406,7 @@ static int parse_record(csv_reader *r, csv_record *rec)
 
         /* Slow path: a quoted field. Find the closing quote, counting line
          * ends and noting whether any "" needs unescaping afterwards. */
+        r->saw_quote = 1;
         if (nf == fields_cap) {
             AK_CHECK(reader_grow_fields(r));
             fields = r->fields;

@@ -25,6 +25,11 @@ typedef struct csv_field {
     uint32_t len;
 } csv_field;
 
+/* The 8 bytes from the start of a non-empty field handed out by csv_read may
+ * all be read, even past the field's end (the reader's buffer is padded), so
+ * short fields can be loaded as one machine word. */
+#define CSV_FIELD_READABLE 8
+
 typedef struct csv_record {
     const csv_field *fields; /* owned by the reader, valid until the next csv_read */
     uint32_t count;          /* number of fields */
@@ -57,6 +62,14 @@ int csv_read(csv_reader *reader, csv_record *rec /* OUT */, ak_error *err);
 
 /* Bytes consumed so far (for throughput figures and progress). */
 uint64_t csv_reader_offset(const csv_reader *reader);
+
+/* The line on which the next record starts (after the last record: one past
+ * the last line consumed, counting empty lines the reader skipped). */
+long csv_reader_line(const csv_reader *reader);
+
+/* Whether any field read so far began with a quote (so that a line end may
+ * have been inside a field). */
+int csv_reader_saw_quote(const csv_reader *reader);
 
 /* Buffered writer. Fields are quoted only when they contain the delimiter, a
  * quote, CR or LF (or begin/end with a space, to survive trimming readers); a
