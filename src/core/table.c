@@ -390,29 +390,6 @@ static void *load_piece_rows(void *arg)
     return NULL;
 }
 
-/* The byte after the first line end at or after the middle of the data part
- * of the file (from `start` to `size`), or 0 when there is none close by. */
-static uint64_t find_split(const char *path, uint64_t start, uint64_t size)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return 0;
-    const uint64_t half = start + (size - start) / 2;
-    uint64_t split = 0;
-    if (fseeko(f, (off_t)half, SEEK_SET) == 0) {
-        char buf[1 << 16];
-        uint64_t at = half;
-        size_t got;
-        /* lines of a few MiB are not worth splitting the file for */
-        while (!split && at - half < ((uint64_t)4 << 20) && (got = fread(buf, 1, sizeof buf, f)) > 0) {
-            const char *lf = memchr(buf, '\n', got);
-            if (lf) split = at + (uint64_t)(lf - buf) + 1;
-            at += got;
-        }
-    }
-    fclose(f);
-    return split;
-}
-
 /* Maps codes[0..n) of a piece through map into dst[0..n). */
 static void map_codes(uint32_t *dst, const uint32_t *codes, size_t n, const uint32_t *map)
 {
@@ -482,7 +459,7 @@ static int load_rows_parallel(table *t, const table_spec *spec, qi_reader *qr, u
     *loaded = 0;
     struct stat st;
     if (stat(spec->path, &st) != 0 || (uint64_t)st.st_size < data_start + PARALLEL_MIN_BYTES) return ANONKIT_OK;
-    const uint64_t split = find_split(spec->path, data_start, (uint64_t)st.st_size);
+    const uint64_t split = csv_find_split(spec->path, data_start, (uint64_t)st.st_size);
     if (!split || split >= (uint64_t)st.st_size) return ANONKIT_OK;
     load_piece pieces[2];
     memset(pieces, 0, sizeof pieces);

@@ -100,4 +100,18 @@ static inline size_t csv_escaped_max(size_t len) { return 2 * len + 2; }
 /* Whether a field needs quoting under that rule. */
 int csv_needs_quotes(const char *src, size_t len, char delimiter);
 
+/* Whether src[0..len) holds neither a quote nor a CR. The bytes a reader
+ * holds from the start of one field to the end of a later one of the same
+ * record, when that is so, come from unquoted fields that need no quoting
+ * (an unquoted field holds no delimiter and no LF) unless one of them begins
+ * or ends with a space: they are then already those fields' CSV form,
+ * delimiters included. */
+int csv_run_is_plain(const char *src, size_t len);
+
+/* The byte after the first line end at or after the middle of bytes
+ * [start, size) of path, or 0 when none lies within a few MiB of it: where
+ * a file may be cut into two pieces read on two threads (when no field of
+ * the first piece begins with a quote, a line end there ends a record). */
+uint64_t csv_find_split(const char *path, uint64_t start, uint64_t size);
+
 #endif
