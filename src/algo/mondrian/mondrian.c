@@ -1207,6 +1207,50 @@ int mdr_check_inputs(const table *t, const model *m, const mdr_options *options,
     return ANONKIT_OK;
 }
 
+/* Rows [first, last) of the work array from the table's columns. */
+typedef struct fill_job {
+    mdr *s;
+    size_t first, last;
+    uint32_t *box; /* 2 bw codes: the box of these rows (padding lanes as box_reset leaves them) */
+} fill_job;
+
+static void *fill_rows(void *arg)
+{
+    fill_job *job = arg;
+    mdr *s = job->s;
+    const table *t = s->t;
+    const uint32_t d = s->d, bw = s->bw;
+    box_reset(job->box, bw);
+    for (size_t i = job->first; i < job->last; i++) {
+        uint32_t *r = row_at(s, i);
+        for (uint32_t q = 0; q < d; q++) r[q] = t->qi[q].codes[i];
+        r[d] = s->need_hist ? t->sensitive_codes[i] : 0;
+        r[d + 1] = (uint32_t)i;
+        box_add(job->box, r, d, bw);
+    }
+    return NULL;
+}
+
+/* Fills the whole work array and gives the box of all rows, the two halves
+ * on two threads when there are threads to spare and rows enough (the
+ * copies and the first touch of the array's pages are then shared). */
+static void fill_all_rows(mdr *s, uint32_t *box)
+{
+    const uint32_t bw = s->bw;
+    uint32_t other[2 * bw];
+    const size_t half = s->threads > 1 && s->n >= MDR_PARALLEL_MIN_ROWS ? s->n / 2 : s->n;
+    fill_job jobs[2] = {{s, 0, half, box}, {s, half, s->n, other}};
+    pthread_t helper;
+    const int helped = half < s->n && pthread_create(&helper, NULL, fill_rows, &jobs[1]) == 0;
+    fill_rows(&jobs[0]);
+    if (helped) pthread_join(helper, NULL);
+    else fill_rows(&jobs[1]);
+    for (uint32_t q = 0; q < bw; q++) {
+        if (other[q] < box[q]) box[q] = other[q];
+        if (other[bw + q] > box[bw + q]) box[bw + q] = other[bw + q];
+    }
+}
+
 int mdr_run_with(const table *t, const model *m, const mdr_options *options, partition *out, ak_error *err)
 {
     AK_CHECK(mdr_check_inputs(t, m, options, err));
@@ -1247,6 +1291,7 @@ int mdr_run_with(const table *t, const model *m, const mdr_options *options, par
     int rc = worker_alloc(&s, s.n, err);
     s.rows = malloc(((s.n ? s.n : 1) * s.w + s.bw) * sizeof *s.rows); /* + padding read by the kernels */
     uint32_t *root_lo = calloc(s.d ? s.d : 1, sizeof *root_lo), *root_hi = calloc(s.d ? s.d : 1, sizeof *root_hi);
+    uint32_t *root_box = NULL;
     if (rc == ANONKIT_OK && (!s.rows || !root_lo || !root_hi)) rc = ak_err_nomem(err);
     if (rc < 0) goto done;
     for (uint32_t q = 0; q < s.d; q++) {
@@ -1258,12 +1303,11 @@ int mdr_run_with(const table *t, const model *m, const mdr_options *options, par
         memcpy(root_hi, options->root_rhi, s.d * sizeof *root_hi);
     }
     memset(s.rows + s.n * s.w, 0, s.bw * sizeof *s.rows);
-    for (size_t i = 0; i < s.n; i++) {
-        uint32_t *r = row_at(&s, i);
-        for (uint32_t q = 0; q < s.d; q++) r[q] = t->qi[q].codes[i];
-        r[s.d] = s.need_hist ? t->sensitive_codes[i] : 0;
-        r[s.d + 1] = (uint32_t)i;
+    if (!(root_box = malloc(2 * s.bw * sizeof *root_box))) {
+        rc = ak_err_nomem(err);
+        goto done;
     }
+    fill_all_rows(&s, root_box);
     /* The whole table must satisfy the model, or no partitioning can. */
     fill_whole(&s, 0, s.n);
     char why[256];
@@ -1280,12 +1324,13 @@ int mdr_run_with(const table *t, const model *m, const mdr_options *options, par
         goto done;
     }
     if (s.n == 0) goto done;
-    if ((rc = push(&s, 0, s.n, NULL, root_lo, root_hi, options->root_median_only, err)) < 0) goto done;
+    if ((rc = push(&s, 0, s.n, root_box, root_lo, root_hi, options->root_median_only, err)) < 0) goto done;
     rc = s.grow ? run_grow(&s, err) : run_worker(&s, err);
 done:
     worker_free(&s);
     free(s.rows);
     free(root_lo);
     free(root_hi);
+    free(root_box);
     return rc;
 }
