@@ -733,6 +733,38 @@ static void test_writer_matches_escape(void **state)
     }
 }
 
+/* Raw blocks larger than the writer's buffer go to the stream directly; the
+ * bytes still come out in the order they were given. */
+static void test_writer_raw_blocks(void **state)
+{
+    (void)state;
+    const char *path = tu_path(tu_group_dir, "raw.csv");
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    csv_writer *w = NULL;
+    ak_error err;
+    assert_int_equal(csv_writer_open_stream(&w, f, path, ',', &err), ANONKIT_OK);
+    const size_t sizes[] = {5, 1 << 20, 3, (256 << 10) - 1, 256 << 10, 7, (3 << 20) + 11, 1};
+    size_t total = 0;
+    for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) total += sizes[i];
+    char *want = malloc(total), *at = want;
+    assert_non_null(want);
+    for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) {
+        for (size_t j = 0; j < sizes[i]; j++) at[j] = (char)('a' + (i * 7 + j) % 26);
+        assert_int_equal(csv_write_raw(w, at, sizes[i], &err), ANONKIT_OK);
+        at += sizes[i];
+    }
+    assert_int_equal(csv_writer_flush(w, &err), ANONKIT_OK);
+    csv_writer_free(w);
+    assert_int_equal(fclose(f), 0);
+    size_t len;
+    char *got = tu_read_file(path, &len);
+    assert_int_equal(len, total);
+    assert_memory_equal(got, want, total);
+    free(got);
+    free(want);
+}
+
 static void test_write_error(void **state)
 {
     (void)state;
@@ -796,6 +828,7 @@ int main(void)
         cmocka_unit_test(test_writer_big_fields),
         cmocka_unit_test(test_round_trip_property),
         cmocka_unit_test(test_writer_matches_escape),
+        cmocka_unit_test(test_writer_raw_blocks),
         cmocka_unit_test(test_write_error),
     };
     return cmocka_run_group_tests(tests, tu_group_setup, tu_group_teardown);

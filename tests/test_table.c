@@ -235,6 +235,33 @@ static void assert_same_table(const table *a, const table *b)
         assert_string_equal(strmap_key(&a->sensitive_dict, id), strmap_key(&b->sensitive_dict, id));
 }
 
+/* numdict_format_int writes what printf's %lld writes, for every length of
+ * number, both signs and the extremes. */
+static void test_format_int(void **state)
+{
+    (void)state;
+    const int64_t fixed[] = {0, 1, -1, 9, 10, 99, 100, 101, 999, 1000, 123456789, -987654321, INT64_MAX, INT64_MIN,
+                             INT64_MIN + 1, 2147483648LL, -2147483648LL};
+    char buf[24], want[32];
+    for (size_t i = 0; i < sizeof fixed / sizeof *fixed; i++) {
+        const int len = numdict_format_int(buf, fixed[i]);
+        snprintf(want, sizeof want, "%lld", (long long)fixed[i]);
+        assert_string_equal(buf, want);
+        assert_int_equal(len, (int)strlen(want));
+    }
+    tu_rng rng = {11};
+    for (int i = 0; i < 100000; i++) {
+        const int digits = 1 + (int)tu_below(&rng, 18);
+        int64_t v = 0;
+        for (int d = 0; d < digits; d++) v = v * 10 + (int64_t)tu_below(&rng, 10);
+        if (tu_below(&rng, 2)) v = -v;
+        const int len = numdict_format_int(buf, v);
+        snprintf(want, sizeof want, "%lld", (long long)v);
+        assert_string_equal(buf, want);
+        assert_int_equal(len, (int)strlen(want));
+    }
+}
+
 /* A large file is read in two pieces on two threads; the result must be the
  * sequential one, and anything unusual must give the sequential behaviour. */
 static void test_parallel_read(void **state)
@@ -282,6 +309,72 @@ static void test_parallel_read(void **state)
     }
 }
 
+/* Writes the fixed-width table of test_parallel_read_cut: header "x,c,s",
+ * then rows of 12 bytes ("xxxxxx,c,vN"), row `special` replaced by `row`
+ * (NULL: none) and an empty line after row `empty_after` (-1: none). */
+static void write_fixed(const char *path, size_t rows, size_t special, const char *row, long empty_after)
+{
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("x,c,s\n", f);
+    tu_rng rng = {9};
+    for (size_t r = 0; r < rows; r++) {
+        const unsigned x = 100000 + (unsigned)tu_below(&rng, 900000);
+        const char c = (char)('a' + tu_below(&rng, 3));
+        const unsigned sv = (unsigned)tu_below(&rng, 10);
+        if (row && r == special) fputs(row, f);
+        else fprintf(f, "%u,%c,v%u\n", x, c, sv);
+        if ((long)r == empty_after) fputs("\n", f);
+    }
+    fclose(f);
+}
+
+/* The parallel reader cuts the file at the first line end after its middle
+ * without looking at the rest; a cut inside a quoted field, or one that
+ * leaves an empty line at the end of the first piece (not a record there, but
+ * a record, and here an error, in the whole file), must still give the
+ * sequential result. Rows are 12 bytes so that the middle is known: with an
+ * even number N of them after a 6-byte header, an empty line after row
+ * N/2 - 1 has its line end exactly in the middle, and a 15-byte row
+ * "123456,a,"v<LF>w"" at row N/2 has its quoted line end just after it. */
+static void test_parallel_read_cut(void **state)
+{
+    (void)state;
+    const char *hpath = tu_path(tu_group_dir, "hc.csv");
+    tu_write_file(hpath, "a;A;*\nb;A;*\nc;B;*\n");
+    const char *path = tu_path(tu_group_dir, "fixed.csv");
+    char hcopy[4200], pcopy[4200];
+    snprintf(hcopy, sizeof hcopy, "%s", hpath);
+    snprintf(pcopy, sizeof pcopy, "%s", path);
+    const size_t rows = 800000; /* 9.6 MB: above the parallel threshold */
+    for (int variant = 0; variant < 3; variant++) {
+        if (variant == 0) write_fixed(pcopy, rows, 0, NULL, -1);
+        if (variant == 1) write_fixed(pcopy, rows, 0, NULL, (long)rows / 2 - 1);
+        if (variant == 2) write_fixed(pcopy, rows, rows / 2, "123456,a,\"v\nw\"\n", -1);
+        table *one = NULL, *two = NULL;
+        ak_error e1, e2;
+        int rc1 = load_big(pcopy, hcopy, 1, &one, &e1), rc2 = load_big(pcopy, hcopy, 2, &two, &e2);
+        assert_int_equal(rc1, rc2);
+        if (variant == 1) {
+            assert_int_equal(rc1, ANONKIT_E_INPUT);
+            assert_int_equal(e1.line, (long)rows / 2 + 2); /* the empty line, after the header and N/2 rows */
+            assert_int_equal(e1.line, e2.line);
+            assert_string_equal(e1.message, e2.message);
+            continue;
+        }
+        assert_int_equal(rc1, ANONKIT_OK);
+        assert_same_table(one, two);
+        assert_int_equal(two->nrows, rows);
+        if (variant == 2) {
+            uint32_t id = two->sensitive_codes[rows / 2];
+            assert_int_equal(strmap_key_len(&two->sensitive_dict, id), 3);
+            assert_memory_equal(strmap_key(&two->sensitive_dict, id), "v\nw", 3);
+        }
+        table_free(one);
+        table_free(two);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -289,10 +382,12 @@ int main(void)
         cmocka_unit_test(test_general_mode_keeps_first_spelling),
         cmocka_unit_test(test_wide_range_falls_back),
         cmocka_unit_test(test_negative_zero_is_zero),
+        cmocka_unit_test(test_format_int),
         cmocka_unit_test(test_random_ranks),
         cmocka_unit_test(test_categorical_and_sensitive),
         cmocka_unit_test(test_bad_input),
         cmocka_unit_test(test_parallel_read),
+        cmocka_unit_test(test_parallel_read_cut),
     };
     return cmocka_run_group_tests(tests, tu_group_setup, tu_group_teardown);
 }

@@ -7,9 +7,11 @@
  * (src/algo/sequential) and publishes T1 through the common writer, with the
  * final cut and the achieved A_Y(X) or L_Y(X) in the report. */
 #include <jansson.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -176,58 +178,184 @@ static int read_inconsistent(const char *path, char delim, incons **out, size_t 
     return rc < 0 ? rc : 0;
 }
 
-/* Reads columns cols[0..k) of a release: hierarchy nodes where hs[i] is set,
- * otherwise text ids in dicts[i]. codes is row-major, nrows * k. */
-static int read_columns(const char *path, const char *display, char delim, uint32_t ncols, uint32_t k,
-                        const uint32_t *cols, hier *const *hs, strmap *dicts, uint32_t **codes, size_t *nrows,
-                        ak_error *err)
+/* The columns read by read_columns from a release, or from one piece of it. */
+typedef struct col_piece {
+    const char *path, *display;
+    char delim;
+    uint32_t ncols, k;
+    const uint32_t *cols;
+    hier *const *hs;
+    strmap *dicts;            /* text ids per column (hs[i] NULL) */
+    int whole;                /* the whole file, header included; else bytes [offset, offset + length) */
+    uint64_t offset, length;
+    uint32_t *codes;          /* row-major, n * k */
+    size_t n, cap;
+    long lines;               /* physical lines read (pieces) */
+    int quoted;               /* a field began with a quote (pieces) */
+    int rc;
+    ak_error err;
+} col_piece;
+
+/* Reads the rows of one col_piece. */
+static void *read_piece(void *arg)
 {
-    csv_reader *r;
+    col_piece *p = arg;
+    csv_reader *r = NULL;
     csv_record rec;
-    size_t n = 0, cap = 0;
-    uint32_t *c = NULL;
-    *codes = NULL;
-    AK_CHECK(csv_reader_open(&r, path, delim, err));
-    int rc = csv_read(r, &rec, err); /* header */
-    while (rc >= 0 && (rc = csv_read(r, &rec, err)) > 0) {
-        if (rec.count != ncols) {
-            rc = ak_err_set(err, ANONKIT_E_INPUT, display, rec.line, 0, "expected %u fields as in the header, found %u",
-                            ncols, rec.count);
+    const uint32_t k = p->k;
+    p->rc = p->whole ? csv_reader_open(&r, p->path, p->delim, &p->err)
+                     : csv_reader_open_range(&r, p->path, p->delim, p->offset, p->length, 2, &p->err);
+    int got = 0;
+    if (p->rc == 0 && p->whole && (got = csv_read(r, &rec, &p->err)) < 0) p->rc = got; /* header */
+    while (p->rc == 0 && (got = csv_read(r, &rec, &p->err)) > 0) {
+        if (rec.count != p->ncols) {
+            p->rc = ak_err_set(&p->err, ANONKIT_E_INPUT, p->display, rec.line, 0,
+                               "expected %u fields as in the header, found %u", p->ncols, rec.count);
             break;
         }
-        if ((n + 1) * k > cap) {
-            size_t nc = cap ? cap * 2 : 1024 * (k ? k : 1);
-            uint32_t *p = realloc(c, nc * sizeof *p);
-            if (!p) {
+        if ((p->n + 1) * k > p->cap) {
+            size_t nc = p->cap ? p->cap * 2 : 1024 * (k ? k : 1);
+            uint32_t *c = realloc(p->codes, nc * sizeof *c);
+            if (!c) {
+                p->rc = ak_err_nomem(&p->err);
+                break;
+            }
+            p->codes = c;
+            p->cap = nc;
+        }
+        for (uint32_t i = 0; i < k && p->rc == 0; i++) {
+            const csv_field *f = &rec.fields[p->cols[i]];
+            uint32_t v;
+            if (p->hs[i]) {
+                v = hier_find_label(p->hs[i], f->data, f->len);
+                if (v == NONE)
+                    p->rc = ak_err_set(&p->err, ANONKIT_E_INPUT, p->display, rec.line, (long)p->cols[i] + 1,
+                                       "value '%.*s' is in no node of the hierarchy %s", (int)f->len, f->data,
+                                       hier_path(p->hs[i]));
+            } else if (strmap_intern(&p->dicts[i], f->data, f->len, &v, NULL) != 0) {
+                p->rc = ak_err_nomem(&p->err);
+            }
+            p->codes[p->n * k + i] = v;
+        }
+        p->n++;
+    }
+    if (p->rc == 0 && got < 0) p->rc = got;
+    if (r) {
+        p->lines = csv_reader_line(r) - 2;
+        p->quoted = csv_reader_saw_quote(r);
+    }
+    csv_reader_free(r);
+    return NULL;
+}
+
+/* Bytes below which a release is not read in two pieces. */
+#define READ_PARALLEL_MIN_BYTES (8u << 20)
+
+/* Reads a large file in two pieces on two threads (the cut and its checks as
+ * in table_load): returns 1 with the result of the whole read, 0 when the
+ * pieces may not read as the whole does (the caller then reads it whole,
+ * which also gives any error exactly), or a negative status. */
+static int read_columns_split(const col_piece *proto, uint32_t **codes, size_t *nrows, ak_error *err)
+{
+    struct stat st;
+    if (stat(proto->path, &st) != 0 || (uint64_t)st.st_size < READ_PARALLEL_MIN_BYTES) return 0;
+    csv_reader *r = NULL;
+    csv_record rec;
+    uint64_t data_start = 0;
+    ak_error ignored;
+    if (csv_reader_open(&r, proto->path, proto->delim, &ignored) == 0 && csv_read(r, &rec, &ignored) == 1)
+        data_start = csv_reader_offset(r);
+    csv_reader_free(r);
+    const uint64_t split = data_start ? csv_find_split(proto->path, data_start, (uint64_t)st.st_size) : 0;
+    if (!split || split >= (uint64_t)st.st_size) return 0;
+    const uint32_t k = proto->k;
+    col_piece pieces[2] = {*proto, *proto};
+    strmap *dicts = calloc(k ? k : 1, sizeof *dicts);
+    int rc = dicts ? 0 : ak_err_nomem(err);
+    for (uint32_t i = 0; rc == 0 && i < k; i++)
+        if (strmap_init(&dicts[i], 256) != 0) rc = ak_err_nomem(err);
+    for (int i = 0; i < 2; i++) {
+        pieces[i].whole = 0;
+        pieces[i].offset = i ? split : data_start;
+        pieces[i].length = i ? (uint64_t)st.st_size - split : split - data_start;
+        pieces[i].dicts = i ? dicts : proto->dicts;
+    }
+    pthread_t helper;
+    const int started = rc == 0 && pthread_create(&helper, NULL, read_piece, &pieces[1]) == 0;
+    if (started) {
+        read_piece(&pieces[0]);
+        pthread_join(helper, NULL);
+    }
+    const size_t n0 = pieces[0].n, n1 = pieces[1].n;
+    if (started && pieces[0].rc == 0 && pieces[1].rc == 0 && !pieces[0].quoted && !pieces[1].quoted &&
+        pieces[0].lines == (long)n0) {
+        /* The second piece's rows after the first's, its text ids mapped into
+         * the first piece's dictionaries (order of first appearance kept). */
+        uint32_t *all = realloc(pieces[0].codes, ((n0 + n1) * k + 1) * sizeof *all);
+        if (!all) rc = ak_err_nomem(err);
+        else pieces[0].codes = all;
+        for (uint32_t i = 0; rc == 0 && i < k; i++) {
+            if (proto->hs[i]) {
+                for (size_t row = 0; row < n1; row++) all[(n0 + row) * k + i] = pieces[1].codes[row * k + i];
+                continue;
+            }
+            uint32_t *map = malloc((dicts[i].count + 1) * sizeof *map);
+            if (!map) {
                 rc = ak_err_nomem(err);
                 break;
             }
-            c = p;
-            cap = nc;
+            for (uint32_t id = 0; rc == 0 && id < dicts[i].count; id++)
+                if (strmap_intern(&proto->dicts[i], strmap_key(&dicts[i], id), strmap_key_len(&dicts[i], id), &map[id],
+                                  NULL) != 0)
+                    rc = ak_err_nomem(err);
+            for (size_t row = 0; rc == 0 && row < n1; row++)
+                all[(n0 + row) * k + i] = map[pieces[1].codes[row * k + i]];
+            free(map);
         }
-        for (uint32_t i = 0; i < k && rc > 0; i++) {
-            const csv_field *f = &rec.fields[cols[i]];
-            uint32_t v;
-            if (hs[i]) {
-                v = hier_find_label(hs[i], f->data, f->len);
-                if (v == NONE)
-                    rc = ak_err_set(err, ANONKIT_E_INPUT, display, rec.line, (long)cols[i] + 1,
-                                    "value '%.*s' is in no node of the hierarchy %s", (int)f->len, f->data,
-                                    hier_path(hs[i]));
-            } else if (strmap_intern(&dicts[i], f->data, f->len, &v, NULL) != 0) {
-                rc = ak_err_nomem(err);
-            }
-            c[n * k + i] = v;
+        if (rc == 0) {
+            *codes = all;
+            *nrows = n0 + n1;
+            pieces[0].codes = NULL;
+            rc = 1;
         }
-        n++;
+    } else {
+        if (pieces[0].rc == ANONKIT_E_NOMEM || pieces[1].rc == ANONKIT_E_NOMEM) rc = ak_err_nomem(err);
+        /* the first piece's ids are in the caller's dictionaries: start them afresh */
+        for (uint32_t i = 0; rc == 0 && i < k; i++) {
+            strmap_free(&proto->dicts[i]);
+            if (strmap_init(&proto->dicts[i], 256) != 0) rc = ak_err_nomem(err);
+        }
     }
-    csv_reader_free(r);
-    if (rc < 0) {
-        free(c);
-        return rc;
+    for (uint32_t i = 0; dicts && i < k; i++) strmap_free(&dicts[i]);
+    free(dicts);
+    free(pieces[0].codes);
+    free(pieces[1].codes);
+    return rc;
+}
+
+/* Reads columns cols[0..k) of a release: hierarchy nodes where hs[i] is set,
+ * otherwise text ids in dicts[i] (empty on entry; ids in order of first
+ * appearance). codes is row-major, nrows * k. With threads > 1 a large file
+ * is read in two pieces at once. */
+static int read_columns(const char *path, const char *display, char delim, uint32_t ncols, uint32_t k,
+                        const uint32_t *cols, hier *const *hs, strmap *dicts, unsigned threads, uint32_t **codes,
+                        size_t *nrows, ak_error *err)
+{
+    *codes = NULL;
+    col_piece whole = {.path = path, .display = display, .delim = delim, .ncols = ncols, .k = k, .cols = cols,
+                       .hs = hs, .dicts = dicts, .whole = 1};
+    if (threads > 1) {
+        int split = read_columns_split(&whole, codes, nrows, err);
+        if (split != 0) return split < 0 ? split : 0;
     }
-    *codes = c;
-    *nrows = n;
+    read_piece(&whole);
+    if (whole.rc < 0) {
+        free(whole.codes);
+        if (err) *err = whole.err;
+        return whole.rc;
+    }
+    *codes = whole.codes;
+    *nrows = whole.n;
     return 0;
 }
 
@@ -302,6 +430,7 @@ static double seconds_now(void)
 /* Everything one run holds, freed in one place. */
 typedef struct seq_run {
     anonkit_job *job;
+    unsigned threads;         /* for reading and writing */
     size_t nrel;
     release_cols cur, *prev;
     hier_cache hc;
@@ -521,7 +650,8 @@ static int encode_release(seq_run *s, size_t r, const char *path)
             goto done;
         }
     size_t n = 0;
-    if ((rc = read_columns(path, path, job->delimiter, c->ncols, k, cols, hs, s->rdicts[r], &s->rcodes[r], &n, err)) < 0)
+    if ((rc = read_columns(path, path, job->delimiter, c->ncols, k, cols, hs, s->rdicts[r], s->threads, &s->rcodes[r],
+                           &n, err)) < 0)
         goto done;
     const uint32_t *codes = s->rcodes[r];
     rel->nrows = n;
@@ -742,6 +872,7 @@ int anonkit_sequential(anonkit_job *job, char **out_summary, char **out_json)
         const long cores = sysconf(_SC_NPROCESSORS_ONLN);
         threads = cores > 0 ? (unsigned)cores : 1;
     }
+    s.threads = threads;
     const int spec_y1 = y1_single(&s.cur, job) != NULL;
     /* T1 through the common reader: QIs are X1, then the raw join attributes */
     {
@@ -804,8 +935,8 @@ int anonkit_sequential(anonkit_job *job, char **out_summary, char **out_json)
                     rc = ak_err_nomem(err);
                     goto done;
                 }
-            if ((rc = read_columns(in_path, display, job->delimiter, s.cur.ncols, k, cols, none, s.y1dicts, &s.y1codes,
-                                   &n, err)) < 0)
+            if ((rc = read_columns(in_path, display, job->delimiter, s.cur.ncols, k, cols, none, s.y1dicts, threads,
+                                   &s.y1codes, &n, err)) < 0)
                 goto done;
             if (n != s.t->nrows) {
                 rc = ak_err_set(err, ANONKIT_E_INTERNAL, display, 0, 0, "row count changed between two reads");

@@ -9,17 +9,33 @@
 /* Integer mode stores value + INT_BIAS in a code. */
 #define INT_BIAS NUMDICT_INT_BIAS
 
+/* "00" "01" ... "99": two digits per step of numdict_format_int. */
+static const char digit_pairs[201] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+                                     "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+                                     "8081828384858687888990919293949596979899";
+
 int numdict_format_int(char *buf, int64_t v)
 {
     char tmp[24];
-    int n = 0, len = 0;
+    char *p = tmp + sizeof tmp; /* digits are written backwards from the end */
     uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
-    do {
-        tmp[n++] = (char)('0' + u % 10);
-        u /= 10;
-    } while (u);
+    while (u >= 100) {
+        const unsigned pair = (unsigned)(u % 100);
+        u /= 100;
+        p -= 2;
+        memcpy(p, digit_pairs + 2 * pair, 2);
+    }
+    if (u >= 10) {
+        p -= 2;
+        memcpy(p, digit_pairs + 2 * u, 2);
+    } else {
+        *--p = (char)('0' + u);
+    }
+    int len = 0;
     if (v < 0) buf[len++] = '-';
-    while (n) buf[len++] = tmp[--n];
+    const size_t ndigits = (size_t)(tmp + sizeof tmp - p);
+    memcpy(buf + len, p, ndigits);
+    len += (int)ndigits;
     buf[len] = '\0';
     return len;
 }
@@ -229,10 +245,16 @@ int numdict_finish(numdict *d, uint32_t *codes, size_t nrows, double **values, c
         return ak_err_nomem(err);
     }
     /* Distinct values in ascending order: the positions where the rank steps.
-     * Their spelling is the value itself, so none is stored (texts = NULL). */
+     * Their spelling is the value itself, so none is stored (texts = NULL).
+     * The store is unconditional (the index only advances past a present
+     * value), as presence is as good as random to a branch predictor; the
+     * largest value, d->max, is present and the last. */
     uint32_t next = 0;
-    for (uint64_t i = 0; i < range && next < n; i++)
-        if ((i + 1 < range ? rank[i + 1] : n) != rank[i]) vals[next++] = (double)(d->min + (int64_t)i);
+    for (uint64_t i = 0; i + 1 < range; i++) {
+        vals[next] = (double)(d->min + (int64_t)i);
+        next += rank[i + 1] != rank[i];
+    }
+    vals[next++] = (double)d->max;
     for (size_t r = 0; r < nrows; r++) codes[r] = rank[codes[r] - base];
     free(rank);
     *values = vals;

@@ -8,15 +8,20 @@
 
 #include "core/numdict.h"
 
-/* Copies src into buf[at..] as far as it fits; returns at + strlen(src). */
-static size_t put(char *buf, size_t size, size_t at, const char *src)
+/* Copies the len bytes of src into buf[at..] as far as they fit; returns at + len. */
+static size_t put_n(char *buf, size_t size, size_t at, const char *src, size_t len)
 {
-    size_t len = strlen(src);
     if (at < size) {
         size_t room = size - at - 1;
         memcpy(buf + at, src, len < room ? len : room);
     }
     return at + len;
+}
+
+/* Copies src into buf[at..] as far as it fits; returns at + strlen(src). */
+static size_t put(char *buf, size_t size, size_t at, const char *src)
+{
+    return put_n(buf, size, at, src, strlen(src));
 }
 
 const char *recode_numeric_text(const table_qi *a, uint32_t code, char *buf)
@@ -26,14 +31,28 @@ const char *recode_numeric_text(const table_qi *a, uint32_t code, char *buf)
     return buf;
 }
 
+/* recode_numeric_text with the text's length in *len. */
+static const char *numeric_text_len(const table_qi *a, uint32_t code, char *buf, size_t *len)
+{
+    if (a->texts) {
+        *len = strlen(a->texts[code]);
+        return a->texts[code];
+    }
+    *len = (size_t)numdict_format_int(buf, (int64_t)a->values[code]);
+    return buf;
+}
+
 /* The text of a numeric QI's range [lo, hi]; both ends when `always_pair`. */
 static size_t numeric_range(const table_qi *a, uint32_t lo, uint32_t hi, int always_pair, char *buf, size_t size)
 {
     char low[24], high[24];
-    size_t len = put(buf, size, 0, recode_numeric_text(a, lo, low));
+    size_t n;
+    const char *text = numeric_text_len(a, lo, low, &n);
+    size_t len = put_n(buf, size, 0, text, n);
     if (lo != hi || always_pair) {
-        len = put(buf, size, len, "-");
-        len = put(buf, size, len, recode_numeric_text(a, hi, high));
+        len = put_n(buf, size, len, "-", 1);
+        text = numeric_text_len(a, hi, high, &n);
+        len = put_n(buf, size, len, text, n);
     }
     return len;
 }

@@ -260,7 +260,8 @@ static int encode_record(table *t, qi_reader *qr, const label_dicts *dicts, cons
         const csv_field *f = &rec->fields[a->column];
         uint32_t code;
         if (a->kind == ATTR_NUMERIC) {
-            int added = numdict_add(&qr[q].numbers, f->data, f->len, a->codes, row, err);
+            /* fields of the CSV reader may be read as words (CSV_FIELD_READABLE) */
+            int added = numdict_add_padded(&qr[q].numbers, f->data, f->len, a->codes, row, err);
             if (added < -1) return added;
             if (added == -1) {
                 if (a->h)
@@ -363,11 +364,13 @@ static int stream_rows(table *t, const table_spec *spec, csv_reader *reader, qi_
 
 /* One of the pieces of a file read in parallel. */
 typedef struct load_piece {
-    table *t;
+    table *t;                /* where its rows go: the table, or a view of it with arrays of its own */
     const table_spec *spec;
     uint64_t offset, length; /* bytes of the file */
-    long first_line;
-    size_t first_row, nrows;
+    long first_line;         /* of the first piece; the second's is not known (see load_rows_parallel) */
+    size_t nrows, cap;
+    long lines;              /* physical lines the piece's reader consumed */
+    int quoted;              /* a field began with a quote */
     qi_reader *qr;           /* this piece's numeric dictionaries */
     strmap sensitive, classes; /* this piece's dictionaries */
     missing_list missing;
@@ -385,90 +388,42 @@ static void *load_piece_rows(void *arg)
     int got = 0;
     while (p->rc == ANONKIT_OK && (got = csv_read(reader, &rec, &p->err)) == 1) {
         const label_dicts dicts = {&p->sensitive, &p->classes};
-        p->rc = encode_record(p->t, p->qr, &dicts, &rec, p->first_row + p->nrows, &p->missing, &p->err);
+        if ((p->rc = grow_rows(p->t, &p->cap, p->nrows + 1, &p->err)) < 0) break;
+        p->rc = encode_record(p->t, p->qr, &dicts, &rec, p->nrows, &p->missing, &p->err);
         p->nrows++;
     }
     if (p->rc == ANONKIT_OK && got < 0) p->rc = got;
+    if (reader) {
+        p->lines = csv_reader_line(reader) - p->first_line;
+        p->quoted = csv_reader_saw_quote(reader);
+    }
     csv_reader_free(reader);
     return NULL;
 }
 
-/* Looks at the data part of the file (from `start`): whether it holds a quote
- * character, its size, its line ends, and the first line end at or after
- * half its size, so that it can be cut into two pieces of whole records. */
-static int scan_for_split(const char *path, uint64_t start, uint64_t *split, uint64_t *lines_before,
-                          uint64_t *lines_total, int *quoted)
+/* Maps codes[0..n) of a piece through map into dst[0..n). */
+static void map_codes(uint32_t *dst, const uint32_t *codes, size_t n, const uint32_t *map)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) return -1;
-    struct stat st;
-    if (fstat(fileno(f), &st) != 0 || fseeko(f, (off_t)start, SEEK_SET) != 0) {
-        fclose(f);
-        return -1;
-    }
-    const uint64_t half = start + ((uint64_t)st.st_size - start) / 2;
-    static const size_t block = 1 << 20;
-    char *buf = malloc(block);
-    if (!buf) {
-        fclose(f);
-        return -1;
-    }
-    uint64_t at = start, lines = 0;
-    *split = 0;
-    *quoted = 0;
-    size_t got;
-    while ((got = fread(buf, 1, block, f)) > 0 && !*quoted) {
-        if (memchr(buf, '"', got)) *quoted = 1;
-        for (const char *p = buf, *end = buf + got; (p = memchr(p, '\n', (size_t)(end - p))) != NULL; p++) {
-            lines++;
-            if (!*split && at + (uint64_t)(p - buf) >= half) {
-                *split = at + (uint64_t)(p - buf) + 1;
-                *lines_before = lines;
-            }
-        }
-        at += got;
-    }
-    int failed = ferror(f);
-    free(buf);
-    fclose(f);
-    *lines_total = lines;
-    return failed ? -1 : 0;
+    for (size_t r = 0; r < n; r++) dst[r] = map[codes[r]];
 }
 
-/* Makes the first piece's dictionary the table's, adds the second piece's
- * keys in their order and gives *map (the caller frees it): the second
- * piece's code -> the table's. This keeps the order of first appearance of a
- * sequential read. */
-static int merge_piece_dict(strmap *table_dict, strmap *first, const strmap *second, uint32_t **map,
-                            ak_error *err)
+/* Makes the first piece's dictionary the table's and gives in map the code in
+ * it of every code of the second piece's dictionary (added when new), which
+ * keeps the order of first appearance of a sequential read. map has room
+ * for second->count codes (the caller frees it). */
+static int merge_piece_dicts(strmap *table_dict, strmap *first, const strmap *second, uint32_t **map, ak_error *err)
 {
     strmap_free(table_dict);
     *table_dict = *first;
     memset(first, 0, sizeof *first);
-    uint32_t *m = malloc((second->count + 1) * sizeof *m);
-    if (!m) return ak_err_nomem(err);
+    if (!(*map = malloc((second->count + 1) * sizeof **map))) return ak_err_nomem(err);
     for (uint32_t id = 0; id < second->count; id++)
-        if (strmap_intern(table_dict, strmap_key(second, id), strmap_key_len(second, id), &m[id], NULL) != 0) {
-            free(m);
+        if (strmap_intern(table_dict, strmap_key(second, id), strmap_key_len(second, id), &(*map)[id], NULL) != 0)
             return ak_err_nomem(err);
-        }
-    *map = m;
     return ANONKIT_OK;
 }
 
-/* merge_piece_dict, then the second piece's codes (its n rows at
- * codes[0..n)) mapped into the table's dictionary. */
-static int merge_piece_codes(strmap *table_dict, strmap *first, const strmap *second, uint32_t *codes, size_t n,
-                             ak_error *err)
-{
-    uint32_t *map;
-    AK_CHECK(merge_piece_dict(table_dict, first, second, &map, err));
-    for (size_t r = 0; r < n; r++) codes[r] = map[codes[r]];
-    free(map);
-    return ANONKIT_OK;
-}
-
-/* Bytes of a file below which reading it in two pieces does not pay. */
+/* Bytes below which reading in parallel does not pay. */
 #define PARALLEL_MIN_BYTES (8u << 20)
 
 static uint64_t parallel_min_bytes(const table_spec *spec)
@@ -476,10 +431,43 @@ static uint64_t parallel_min_bytes(const table_spec *spec)
     return spec->parallel_min_bytes ? spec->parallel_min_bytes : PARALLEL_MIN_BYTES;
 }
 
+/* The arrays of a view made by piece_view. */
+static void piece_view_free(table *v)
+{
+    for (uint32_t q = 0; v->qi && q < v->nqi; q++) free(v->qi[q].codes);
+    free(v->qi);
+    free(v->sensitive_codes);
+    free(v->class_codes);
+    free(v->sensitive_values);
+    free(v->target_values);
+}
+
+/* A view of t that shares its schema and hierarchies but encodes rows into
+ * arrays of its own (freed by piece_view_free). */
+static int piece_view(table *v, const table *t, ak_error *err)
+{
+    *v = *t;
+    v->qi = malloc(t->nqi * sizeof *v->qi);
+    v->sensitive_codes = v->class_codes = NULL;
+    v->sensitive_values = v->target_values = NULL;
+    if (!v->qi) return ak_err_nomem(err);
+    for (uint32_t q = 0; q < t->nqi; q++) {
+        v->qi[q] = t->qi[q];
+        v->qi[q].codes = NULL;
+    }
+    return ANONKIT_OK;
+}
+
 /* Reads the data rows in two pieces on two threads when the file allows it:
- * large, and without any quote character, so that a line end always ends a
- * record. Any surprise (a bad row, a value outside integer mode, ...) sends
- * the caller back to the sequential reader, which also gives the exact error.
+ * the file is large and is cut at the first line end after its middle; the
+ * first piece goes to the table, the second to arrays of its own that are
+ * appended afterwards. The cut is at a record boundary when no field of the
+ * first piece begins with a quote (a line end then always ends a record),
+ * and the pieces read as the whole file does when neither holds a quoted
+ * field and the first piece has one record per line (a run of empty lines at
+ * its end would not be records). Those are checked after reading; that and
+ * any other surprise (a bad row, a value outside integer mode, ...) send the
+ * caller back to the sequential reader, which also gives the exact error.
  * *loaded tells whether the rows were read. */
 static int load_rows_parallel(table *t, const table_spec *spec, qi_reader *qr, uint64_t data_start, int *loaded,
                               ak_error *err)
@@ -488,25 +476,21 @@ static int load_rows_parallel(table *t, const table_spec *spec, qi_reader *qr, u
     struct stat st;
     if (stat(spec->path, &st) != 0 || (uint64_t)st.st_size < data_start + parallel_min_bytes(spec))
         return ANONKIT_OK;
-    uint64_t split, lines_before = 0, lines;
-    int quoted;
-    if (scan_for_split(spec->path, data_start, &split, &lines_before, &lines, &quoted) != 0 || quoted || !split ||
-        split >= (uint64_t)st.st_size)
-        return ANONKIT_OK;
-    size_t cap = 0;
-    AK_CHECK(grow_rows(t, &cap, (size_t)lines + 1, err));
+    const uint64_t split = csv_find_split(spec->path, data_start, (uint64_t)st.st_size);
+    if (!split || split >= (uint64_t)st.st_size) return ANONKIT_OK;
     load_piece pieces[2];
     memset(pieces, 0, sizeof pieces);
-    int rc = ANONKIT_OK, started = 0;
+    table view;
+    memset(&view, 0, sizeof view);
+    int rc = piece_view(&view, t, err), started = 0;
     pthread_t helper;
     for (int i = 0; i < 2; i++) {
         load_piece *p = &pieces[i];
-        p->t = t;
+        p->t = i ? &view : t;
         p->spec = spec;
         p->offset = i ? split : data_start;
         p->length = i ? (uint64_t)st.st_size - split : split - data_start;
-        p->first_line = i ? 2 + (long)lines_before : 2; /* the header is line 1 */
-        p->first_row = i ? (size_t)lines_before : 0;
+        p->first_line = 2; /* the header is line 1; the second piece's numbers serve no message */
         p->qr = i ? calloc(t->nqi, sizeof *p->qr) : qr;
         if (!p->qr || strmap_init(&p->sensitive, 64) != 0 || strmap_init(&p->classes, 64) != 0)
             rc = ak_err_nomem(err);
@@ -518,29 +502,44 @@ static int load_rows_parallel(table *t, const table_spec *spec, qi_reader *qr, u
         if (started) pthread_join(helper, NULL);
     }
     int usable = rc == ANONKIT_OK && started && pieces[0].rc == ANONKIT_OK && pieces[1].rc == ANONKIT_OK &&
-                 !pieces[0].missing.count && !pieces[1].missing.count && pieces[0].nrows == pieces[1].first_row;
+                 !pieces[0].missing.count && !pieces[1].missing.count && !pieces[0].quoted && !pieces[1].quoted &&
+                 pieces[0].lines == (long)pieces[0].nrows;
     for (uint32_t q = 0; usable && q < t->nqi; q++)
         if (t->qi[q].kind == ATTR_NUMERIC && (qr[q].numbers.general || pieces[1].qr[q].numbers.general)) usable = 0;
     if (pieces[0].rc == ANONKIT_E_NOMEM || pieces[1].rc == ANONKIT_E_NOMEM) rc = ak_err_nomem(err);
     if (usable && rc == ANONKIT_OK) {
-        /* Merge: integer dictionaries by their extent; sensitive codes of the
-         * second piece mapped into the first's dictionary, which keeps the
-         * order of first appearance of a sequential read. */
-        for (uint32_t q = 0; q < t->nqi; q++) {
+        /* Merge: the second piece's rows appended; integer dictionaries by
+         * their extent; the second piece's label codes mapped into the first
+         * piece's dictionaries. */
+        const size_t n0 = pieces[0].nrows, n1 = pieces[1].nrows;
+        size_t cap = pieces[0].cap;
+        rc = grow_rows(t, &cap, n0 + n1, err);
+        for (uint32_t q = 0; rc == ANONKIT_OK && q < t->nqi; q++) {
             numdict *a = &qr[q].numbers, *b = &pieces[1].qr[q].numbers;
             if (b->min < a->min) a->min = b->min;
             if (b->max > a->max) a->max = b->max;
+            if (n1) memcpy(t->qi[q].codes + n0, view.qi[q].codes, n1 * sizeof *view.qi[q].codes);
         }
-        if (t->sensitive_column >= 0)
-            rc = merge_piece_codes(&t->sensitive_dict, &pieces[0].sensitive, &pieces[1].sensitive,
-                                   t->sensitive_codes + pieces[1].first_row, pieces[1].nrows, err);
-        if (rc == ANONKIT_OK && t->class_column >= 0)
-            rc = merge_piece_codes(&t->class_dict, &pieces[0].classes, &pieces[1].classes,
-                                   t->class_codes + pieces[1].first_row, pieces[1].nrows, err);
-        t->nrows = pieces[0].nrows + pieces[1].nrows;
+        uint32_t *map = NULL;
+        if (rc == ANONKIT_OK && t->sensitive_column >= 0 &&
+            (rc = merge_piece_dicts(&t->sensitive_dict, &pieces[0].sensitive, &pieces[1].sensitive, &map, err)) == 0)
+            map_codes(t->sensitive_codes + n0, view.sensitive_codes, n1, map);
+        free(map);
+        map = NULL;
+        if (rc == ANONKIT_OK && t->class_column >= 0 &&
+            (rc = merge_piece_dicts(&t->class_dict, &pieces[0].classes, &pieces[1].classes, &map, err)) == 0)
+            map_codes(t->class_codes + n0, view.class_codes, n1, map);
+        free(map);
+        if (rc == ANONKIT_OK && t->sensitive_numeric && n1)
+            memcpy(t->sensitive_values + n0, view.sensitive_values, n1 * sizeof *view.sensitive_values);
+        if (rc == ANONKIT_OK && t->target_column >= 0 && n1)
+            memcpy(t->target_values + n0, view.target_values, n1 * sizeof *view.target_values);
+        t->nrows = n0 + n1;
         *loaded = rc == ANONKIT_OK;
-    } else {
+    }
+    if (!*loaded) {
         /* Back to a clean state for the sequential reader. */
+        t->nrows = 0;
         for (uint32_t q = 0; q < t->nqi; q++)
             if (t->qi[q].kind == ATTR_NUMERIC) {
                 numdict_free(&qr[q].numbers);
@@ -553,7 +552,77 @@ static int load_rows_parallel(table *t, const table_spec *spec, qi_reader *qr, u
     }
     for (uint32_t q = 0; pieces[1].qr && q < t->nqi; q++) numdict_free(&pieces[1].qr[q].numbers);
     free(pieces[1].qr);
+    piece_view_free(&view);
     return rc;
+}
+
+/* Work of finish_numeric: the numeric QIs q with owner[q] == who. */
+typedef struct finish_job {
+    table *t;
+    qi_reader *qr;
+    const unsigned char *owner;
+    unsigned char who;
+    int rc;
+    ak_error err;
+} finish_job;
+
+static void *finish_some(void *arg)
+{
+    finish_job *job = arg;
+    table *t = job->t;
+    job->rc = ANONKIT_OK;
+    for (uint32_t q = 0; q < t->nqi && job->rc == ANONKIT_OK; q++) {
+        table_qi *a = &t->qi[q];
+        if (a->kind == ATTR_NUMERIC && job->owner[q] == job->who)
+            job->rc = numdict_finish(&job->qr[q].numbers, a->codes, t->nrows, &a->values, &a->texts, &a->text_store,
+                                     &a->ncodes, &job->err);
+    }
+    return NULL;
+}
+
+/* Rows below which ranking the numeric columns on two threads does not pay. */
+#define PARALLEL_FINISH_ROWS 100000
+
+/* Ranks every numeric QI's codes (numdict_finish). The columns are
+ * independent: with two threads each column goes, largest first, to the one
+ * with less work so far, a column's work being its rows plus its value range
+ * (integer mode) or twice its rows (hashed and sorted). */
+static int finish_numeric(table *t, qi_reader *qr, unsigned threads, ak_error *err)
+{
+    unsigned char owner[t->nqi ? t->nqi : 1];
+    memset(owner, 0, sizeof owner);
+    const int two = threads > 1 && t->nrows >= PARALLEL_FINISH_ROWS;
+    if (two) {
+        double work[t->nqi ? t->nqi : 1], load[2] = {0, 0};
+        unsigned char done[t->nqi ? t->nqi : 1];
+        for (uint32_t q = 0; q < t->nqi; q++) {
+            const numdict *d = &qr[q].numbers;
+            done[q] = t->qi[q].kind != ATTR_NUMERIC;
+            work[q] = d->general || d->max < d->min ? 2.0 * (double)t->nrows
+                                                     : (double)t->nrows + (double)(d->max - d->min) + 1;
+        }
+        for (;;) {
+            uint32_t big = t->nqi;
+            for (uint32_t q = 0; q < t->nqi; q++)
+                if (!done[q] && (big == t->nqi || work[q] > work[big])) big = q;
+            if (big == t->nqi) break;
+            done[big] = 1;
+            owner[big] = load[1] < load[0];
+            load[owner[big]] += work[big];
+        }
+    }
+    finish_job jobs[2] = {{t, qr, owner, 0, 0, {0}}, {t, qr, owner, 1, 0, {0}}};
+    pthread_t helper;
+    const int helped = two && pthread_create(&helper, NULL, finish_some, &jobs[1]) == 0;
+    finish_some(&jobs[0]);
+    if (helped) pthread_join(helper, NULL);
+    else if (two) finish_some(&jobs[1]);
+    for (int i = 0; i < 2; i++)
+        if (jobs[i].rc < 0) {
+            if (err) *err = jobs[i].err;
+            return jobs[i].rc;
+        }
+    return ANONKIT_OK;
 }
 
 /* One of the two pieces of a streaming load read in parallel. */
@@ -562,7 +631,9 @@ typedef struct stream_piece {
     const table_spec *spec;
     unsigned index;
     uint64_t offset, length; /* bytes of the file */
-    long first_line;
+    long first_line;         /* of the first piece; the second's is not known (see stream_rows_parallel) */
+    long lines;              /* physical lines the piece's reader consumed */
+    int quoted;              /* a field began with a quote */
     size_t slot_base;        /* its slots: [slot_base, slot_base + STREAM_CHUNK_ROWS) */
     size_t nrows;
     qi_reader *qr;           /* its numeric dictionaries */
@@ -602,18 +673,23 @@ static void *stream_piece_rows(void *arg)
         if (p->rc == ANONKIT_OK && ++slot == STREAM_CHUNK_ROWS) {
             p->rc = absorb_chunk(p->t, p->qr, p->slot_base, slot, &p->err);
             slot = 0;
+            if (csv_reader_saw_quote(reader)) break; /* the cut may lie inside a field: give up early */
             if (atomic_load_explicit(p->give_up, memory_order_relaxed)) break;
         }
     }
     if (p->rc == ANONKIT_OK && got < 0) p->rc = got;
     if (p->rc == ANONKIT_OK) p->rc = absorb_chunk(p->t, p->qr, p->slot_base, slot, &p->err);
-    if (p->rc != ANONKIT_OK || p->missing.count) atomic_store(p->give_up, 1);
+    if (reader) {
+        p->lines = csv_reader_line(reader) - p->first_line;
+        p->quoted = csv_reader_saw_quote(reader);
+    }
+    if (p->rc != ANONKIT_OK || p->missing.count || p->quoted || got == 1) atomic_store(p->give_up, 1);
     csv_reader_free(reader);
     return NULL;
 }
 
-/* stream_rows in two pieces on two threads, when the file is large and holds
- * no quote character (load_rows_parallel). The first piece keeps the table's
+/* stream_rows in two pieces on two threads, when the file is large, cut and
+ * checked as load_rows_parallel does. The first piece keeps the table's
  * dictionaries; the second piece's are folded into them afterwards and the
  * maps of its codes left in t->split. On any surprise the sink is told to
  * start over and *loaded stays 0: the caller reads sequentially, which also
@@ -625,11 +701,8 @@ static int stream_rows_parallel(table *t, const table_spec *spec, qi_reader *qr,
     struct stat st;
     if (stat(spec->path, &st) != 0 || (uint64_t)st.st_size < data_start + parallel_min_bytes(spec))
         return ANONKIT_OK;
-    uint64_t split, lines_before = 0, lines;
-    int quoted;
-    if (scan_for_split(spec->path, data_start, &split, &lines_before, &lines, &quoted) != 0 || quoted || !split ||
-        split >= (uint64_t)st.st_size)
-        return ANONKIT_OK;
+    const uint64_t split = csv_find_split(spec->path, data_start, (uint64_t)st.st_size);
+    if (!split || split >= (uint64_t)st.st_size) return ANONKIT_OK;
     size_t cap = 0;
     AK_CHECK(grow_rows(t, &cap, 2 * STREAM_CHUNK_ROWS, err));
     AK_CHECK(spec->sink_start(spec->sink_ctx, t, 2, err));
@@ -645,7 +718,7 @@ static int stream_rows_parallel(table *t, const table_spec *spec, qi_reader *qr,
         p->index = i;
         p->offset = i ? split : data_start;
         p->length = i ? (uint64_t)st.st_size - split : split - data_start;
-        p->first_line = i ? 2 + (long)lines_before : 2; /* the header is line 1 */
+        p->first_line = 2; /* the header is line 1; the second piece's numbers serve no message */
         p->slot_base = i * STREAM_CHUNK_ROWS;
         p->give_up = &give_up;
         p->qr = i ? calloc(t->nqi, sizeof *p->qr) : qr;
@@ -665,7 +738,8 @@ static int stream_rows_parallel(table *t, const table_spec *spec, qi_reader *qr,
         }
     }
     int usable = rc == ANONKIT_OK && started && pieces[0].rc == ANONKIT_OK && pieces[1].rc == ANONKIT_OK &&
-                 !pieces[0].missing.count && !pieces[1].missing.count && pieces[0].nrows == (size_t)lines_before;
+                 !pieces[0].missing.count && !pieces[1].missing.count && !pieces[0].quoted && !pieces[1].quoted &&
+                 pieces[0].lines == (long)pieces[0].nrows;
     if (pieces[0].rc == ANONKIT_E_NOMEM || pieces[1].rc == ANONKIT_E_NOMEM) rc = ak_err_nomem(err);
     if (usable && rc == ANONKIT_OK) {
         table_split *sp = &t->split;
@@ -675,10 +749,10 @@ static int stream_rows_parallel(table *t, const table_spec *spec, qi_reader *qr,
             if (t->qi[q].kind == ATTR_NUMERIC)
                 rc = numdict_merge_stream(&qr[q].numbers, &pieces[1].qr[q].numbers, &sp->numeric_ids[q], err);
         if (rc == ANONKIT_OK)
-            rc = merge_piece_dict(&t->sensitive_dict, &pieces[0].sensitive, &pieces[1].sensitive, &sp->sensitive_map,
+            rc = merge_piece_dicts(&t->sensitive_dict, &pieces[0].sensitive, &pieces[1].sensitive, &sp->sensitive_map,
                                   err);
         if (rc == ANONKIT_OK)
-            rc = merge_piece_dict(&t->class_dict, &pieces[0].classes, &pieces[1].classes, &sp->class_map, err);
+            rc = merge_piece_dicts(&t->class_dict, &pieces[0].classes, &pieces[1].classes, &sp->class_map, err);
         t->nrows = pieces[0].nrows + pieces[1].nrows;
         *loaded = rc == ANONKIT_OK;
     } else if (rc == ANONKIT_OK) {
@@ -779,11 +853,7 @@ int table_load(table **out, const table_spec *spec, ak_error *err)
     if (spec->threads > 1 && (rc = load_rows_parallel(t, spec, qr, csv_reader_offset(reader), &loaded, err)) < 0)
         goto done;
     if (!loaded && (rc = load_rows(t, reader, qr, err)) < 0) goto done;
-    for (uint32_t q = 0; q < t->nqi; q++)
-        if (t->qi[q].kind == ATTR_NUMERIC &&
-            (rc = numdict_finish(&qr[q].numbers, t->qi[q].codes, t->nrows, &t->qi[q].values, &t->qi[q].texts,
-                                 &t->qi[q].text_store, &t->qi[q].ncodes, err)) < 0)
-            goto done;
+    if ((rc = finish_numeric(t, qr, spec->threads, err)) < 0) goto done;
     rc = ANONKIT_OK;
 done:
     csv_reader_free(reader);
@@ -800,6 +870,13 @@ done:
     return ANONKIT_OK;
 }
 
+/* The normalized range of codes [lo, hi] of numeric QI a (see table_ncp). */
+static inline double numeric_ncp(const table_qi *a, uint32_t lo, uint32_t hi)
+{
+    const double span = a->ncodes > 1 ? a->values[a->ncodes - 1] - a->values[0] : 0;
+    return span > 0 ? (a->values[hi] - a->values[lo]) / span : 0;
+}
+
 double table_ncp(const table *t, uint32_t q, uint32_t lo, uint32_t hi)
 {
     const table_qi *a = &t->qi[q];
@@ -808,16 +885,29 @@ double table_ncp(const table *t, uint32_t q, uint32_t lo, uint32_t hi)
         const uint32_t leaves = u->hi - u->lo + 1;
         return leaves == 1 ? 0.0 : (double)leaves / (double)hier_leaf_count(a->h);
     }
-    const double span = a->ncodes > 1 ? a->values[a->ncodes - 1] - a->values[0] : 0;
-    return span > 0 ? (a->values[hi] - a->values[lo]) / span : 0;
+    return numeric_ncp(a, lo, hi);
 }
 
 uint32_t table_widest_first(const table *t, const uint32_t *lo, const uint32_t *hi, uint32_t *order)
 {
-    double range[t->nqi ? t->nqi : 1];
+    const uint32_t d = t->nqi;
+    /* The values at a box's ends lie anywhere in the (large) value arrays and
+     * mostly miss the cache: ask for all of them before using any, so that
+     * the misses overlap instead of following one another. */
+    for (uint32_t q = 0; q < d; q++) {
+        const table_qi *a = &t->qi[q];
+        if (a->kind == ATTR_NUMERIC && lo[q] != hi[q]) {
+            __builtin_prefetch(a->values + lo[q]);
+            __builtin_prefetch(a->values + hi[q]);
+        }
+    }
+    double range[d ? d : 1];
+    for (uint32_t q = 0; q < d; q++) {
+        const table_qi *a = &t->qi[q];
+        range[q] = lo[q] == hi[q] ? 0 : a->kind == ATTR_NUMERIC ? numeric_ncp(a, lo[q], hi[q]) : table_ncp(t, q, lo[q], hi[q]);
+    }
     uint32_t ncand = 0;
-    for (uint32_t q = 0; q < t->nqi; q++) {
-        range[q] = lo[q] == hi[q] ? 0 : table_ncp(t, q, lo[q], hi[q]);
+    for (uint32_t q = 0; q < d; q++) {
         if (range[q] <= 0) continue;
         uint32_t at = ncand++; /* insertion sort: wider first, then lower index */
         while (at > 0 && range[order[at - 1]] < range[q]) {

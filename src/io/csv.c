@@ -29,7 +29,8 @@
  *
  * Writer. Fields are appended to a 256 KiB buffer that is written with
  * fwrite when it fills and by csv_writer_flush, which also fflushes the stream
- * and checks ferror. The first write failure is remembered: every later call
+ * and checks ferror; a block of raw bytes at least that large is handed to
+ * fwrite as it is, after what the buffer holds, saving a copy. The first write failure is remembered: every later call
  * returns ANONKIT_E_IO with the same message. A record made of exactly one
  * empty field is written as "" rather than as an empty line, because an empty
  * line at the end of a file is not a record for the reader. csv_writer_free
@@ -116,6 +117,7 @@ struct csv_reader {
     uint64_t pending_empty; /* empty-line records still to hand out */
     long pending_line;      /* line of the next of them */
     int bom_checked;        /* a leading UTF-8 byte order mark was looked for */
+    int saw_quote;          /* a field began with a quote (csv_reader_saw_quote) */
     uint64_t remaining;     /* bytes the reader may still take from the stream (range readers) */
     int failed;             /* status of an earlier failure, 0 if none */
     ak_error last;          /* that failure, repeated on later calls */
@@ -217,6 +219,38 @@ void csv_reader_free(csv_reader *r)
 uint64_t csv_reader_offset(const csv_reader *r)
 {
     return r->base + r->start;
+}
+
+uint64_t csv_find_split(const char *path, uint64_t start, uint64_t size)
+{
+    if (size <= start) return 0;
+    FILE *f = fopen(path, "rb");
+    if (!f) return 0;
+    const uint64_t half = start + (size - start) / 2;
+    uint64_t split = 0;
+    if (fseeko(f, (off_t)half, SEEK_SET) == 0) {
+        char buf[1 << 16];
+        uint64_t at = half;
+        size_t got;
+        /* lines of a few MiB are not worth cutting the file for */
+        while (!split && at - half < ((uint64_t)4 << 20) && (got = fread(buf, 1, sizeof buf, f)) > 0) {
+            const char *lf = memchr(buf, '\n', got);
+            if (lf) split = at + (uint64_t)(lf - buf) + 1;
+            at += got;
+        }
+    }
+    fclose(f);
+    return split;
+}
+
+long csv_reader_line(const csv_reader *r)
+{
+    return r->line;
+}
+
+int csv_reader_saw_quote(const csv_reader *r)
+{
+    return r->saw_quote;
 }
 
 /* Remembers the failure in r->last (already filled) and copies it out. */
@@ -395,6 +429,7 @@ static int parse_record(csv_reader *r, csv_record *rec)
 
         /* Slow path: a quoted field. Find the closing quote, counting line
          * ends and noting whether any "" needs unescaping afterwards. */
+        r->saw_quote = 1;
         if (nf == fields_cap) {
             AK_CHECK(reader_grow_fields(r));
             fields = r->fields;
@@ -604,6 +639,12 @@ static int writer_drain(csv_writer *w, ak_error *err)
 static int writer_append(csv_writer *w, const char *data, size_t n, ak_error *err)
 {
     if (n == 0) return ANONKIT_OK; /* data may be NULL then */
+    if (n >= w->cap) { /* a block at least as large as the buffer goes to the stream as it is */
+        AK_CHECK(writer_drain(w, err));
+        errno = 0;
+        if (fwrite(data, 1, n, w->stream) != n) return writer_fail(w, errno, err);
+        return ANONKIT_OK;
+    }
     while (n > w->cap - w->len) {
         size_t room = w->cap - w->len;
         memcpy(w->buf + w->len, data, room);

@@ -25,6 +25,11 @@ typedef struct csv_field {
     uint32_t len;
 } csv_field;
 
+/* The 8 bytes from the start of a non-empty field handed out by csv_read may
+ * all be read, even past the field's end (the reader's buffer is padded), so
+ * short fields can be loaded as one machine word. */
+#define CSV_FIELD_READABLE 8
+
 typedef struct csv_record {
     const csv_field *fields; /* owned by the reader, valid until the next csv_read */
     uint32_t count;          /* number of fields */
@@ -58,6 +63,14 @@ int csv_read(csv_reader *reader, csv_record *rec /* OUT */, ak_error *err);
 /* Bytes consumed so far (for throughput figures and progress). */
 uint64_t csv_reader_offset(const csv_reader *reader);
 
+/* The line on which the next record starts (after the last record: one past
+ * the last line consumed, counting empty lines the reader skipped). */
+long csv_reader_line(const csv_reader *reader);
+
+/* Whether any field read so far began with a quote (so that a line end may
+ * have been inside a field). */
+int csv_reader_saw_quote(const csv_reader *reader);
+
 /* Buffered writer. Fields are quoted only when they contain the delimiter, a
  * quote, CR or LF (or begin/end with a space, to survive trimming readers); a
  * record made of one empty field is written as "" so it is not an empty line. */
@@ -86,5 +99,19 @@ size_t csv_escape(char *dst, const char *src, size_t len, char delimiter);
 static inline size_t csv_escaped_max(size_t len) { return 2 * len + 2; }
 /* Whether a field needs quoting under that rule. */
 int csv_needs_quotes(const char *src, size_t len, char delimiter);
+
+/* Whether src[0..len) holds neither a quote nor a CR. The bytes a reader
+ * holds from the start of one field to the end of a later one of the same
+ * record, when that is so, come from unquoted fields that need no quoting
+ * (an unquoted field holds no delimiter and no LF) unless one of them begins
+ * or ends with a space: they are then already those fields' CSV form,
+ * delimiters included. */
+int csv_run_is_plain(const char *src, size_t len);
+
+/* The byte after the first line end at or after the middle of bytes
+ * [start, size) of path, or 0 when none lies within a few MiB of it: where
+ * a file may be cut into two pieces read on two threads (when no field of
+ * the first piece begins with a quote, a line end there ends a record). */
+uint64_t csv_find_split(const char *path, uint64_t start, uint64_t size);
 
 #endif

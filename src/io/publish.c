@@ -2,15 +2,22 @@
  *
  * The published value of every (class, QI) is formatted and escaped once.
  * Columns that are neither QI nor identifier are copied through: the input is
- * read a second time for them (and not at all when there are none). Rows are
- * shuffled with Fisher-Yates and the run's seed unless input order is kept,
- * since the order of rows can itself re-identify people; only the copied
- * columns' bytes are held for that, never whole output rows. */
+ * read a second time for them (and not at all when there are none), on two
+ * threads in two pieces when it is large. Adjacent copied columns are held
+ * as one unit, and when the reader's bytes of such a run are already its CSV
+ * form (csv_run_is_plain) they are taken as they are, without a field-by-field
+ * escape. Rows are shuffled with Fisher-Yates and the run's seed unless input
+ * order is kept, since the order of rows can itself re-identify people; only
+ * the copied columns' bytes are held for that, never whole output rows.
+ * Output rows are composed in blocks by up to two threads, each writing its
+ * blocks in turn while the other composes, so that the writes overlap the
+ * composing. */
 #include "io/publish.h"
 
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "core/recode.h"
 #include "core/rng.h"
@@ -21,7 +28,7 @@
  * whose text per class is formatted once, or one copied column. */
 typedef struct segment {
     uint32_t first, count; /* run: output QIs out_qi[first .. first + count) */
-    int copied;            /* 1: copied column number `first` */
+    int copied;            /* 1: copied unit number `first` */
 } segment;
 
 typedef struct publisher {
@@ -32,8 +39,9 @@ typedef struct publisher {
     char delim;
     uint32_t nout;          /* output columns */
     int32_t *out_qi;        /* per output column: QI index, or -1 for a copied column */
-    uint32_t ncopied;       /* copied columns */
-    uint32_t *copied_col;   /* input column of each copied column */
+    uint32_t ncopied;       /* copied units: a copied column, or a run of adjacent ones (merge_copied) */
+    uint32_t *copied_col;   /* first input column of each copied unit */
+    uint32_t *copied_ncols; /* columns of each copied unit */
     segment *segments;
     uint32_t nsegments, nruns;
     strbuf class_text;      /* per class and run: the escaped values joined by the delimiter */
@@ -85,13 +93,38 @@ typedef struct format_job {
     int rc;
 } format_job;
 
+/* Asks for the entries of the numeric QIs' value arrays (and spellings) that
+ * formatting class c reads: they lie anywhere in arrays of up to a value per
+ * row and mostly miss the cache, so they are fetched a few classes ahead. */
+static void prefetch_class(const publisher *pub, size_t c)
+{
+    const table *t = pub->t;
+    const uint32_t *lo = partition_lo(pub->p, c), *hi = partition_hi(pub->p, c);
+    for (uint32_t q = 0; q < t->nqi; q++) {
+        const table_qi *a = &t->qi[q];
+        if (a->kind != ATTR_NUMERIC) continue;
+        __builtin_prefetch(a->values + lo[q]);
+        __builtin_prefetch(a->values + hi[q]);
+        if (a->texts) {
+            __builtin_prefetch(a->texts + lo[q]);
+            __builtin_prefetch(a->texts + hi[q]);
+        }
+    }
+}
+
+/* Classes formatted ahead of the one whose values are prefetched. */
+#define PREFETCH_CLASSES 4
+
 static void *format_classes_some(void *arg)
 {
     format_job *job = arg;
     strbuf value = {0}; /* one value's text, reused for every class */
     job->rc = 0;
-    for (size_t c = job->first; c < job->last && job->rc == 0; c++)
+    for (size_t c = job->first; c < job->last && c < job->first + PREFETCH_CLASSES; c++) prefetch_class(job->pub, c);
+    for (size_t c = job->first; c < job->last && job->rc == 0; c++) {
+        if (c + PREFETCH_CLASSES < job->last) prefetch_class(job->pub, c + PREFETCH_CLASSES);
         job->rc = format_class(job->pub, c, 0, &job->text, job->pub->class_off + c * job->pub->nruns, &value);
+    }
     strbuf_free(&value);
     return NULL;
 }
@@ -160,7 +193,7 @@ static int compose_row(const publisher *pub, strbuf *b, uint32_t cls, const char
 typedef struct compose_job {
     const publisher *pub;
     const uint32_t *class_of;
-    const size_t *order;       /* rows to write, in output order */
+    const uint32_t *order;     /* rows to write, in output order */
     size_t first, last;        /* this job's part of order */
     const char *copied;        /* copied fields of all rows (NULL when none) */
     const size_t *copied_off;  /* ncopied offsets per row, one extra at the end */
@@ -177,7 +210,7 @@ static void *compose_rows(void *arg)
     job->out.len = 0;
     job->rc = 0;
     for (size_t i = job->first; i < job->last; i++) {
-        const size_t r = job->order[i];
+        const uint32_t r = job->order[i];
         /* Rows come in random order: fetch the class text a few rows ahead. */
         if (i + 8 < job->last) {
             uint32_t ahead = job->class_of[job->order[i + 8]];
@@ -188,15 +221,15 @@ static void *compose_rows(void *arg)
         }
         if (i + 16 < job->last) __builtin_prefetch(job->class_of + job->order[i + 16]);
         /* and the row's copied fields: their offsets, then their bytes */
-        if (k && i + 16 < job->last) __builtin_prefetch(job->copied_off + job->order[i + 16] * k);
+        if (k && i + 16 < job->last) __builtin_prefetch(job->copied_off + (size_t)job->order[i + 16] * k);
         if (k && i + 8 < job->last) {
-            const size_t *ahead_off = job->copied_off + job->order[i + 8] * k;
+            const size_t *ahead_off = job->copied_off + (size_t)job->order[i + 8] * k;
             if (ahead_off[k] > ahead_off[0]) { /* not all empty */
                 __builtin_prefetch(job->copied + ahead_off[0]);
                 __builtin_prefetch(job->copied + (ahead_off[k] - 1));
             }
         }
-        if (compose_row(pub, &job->out, job->class_of[r], job->copied, k ? job->copied_off + r * k : job->no_copied) !=
+        if (compose_row(pub, &job->out, job->class_of[r], job->copied, k ? job->copied_off + (size_t)r * k : job->no_copied) !=
             0) {
             job->rc = -1;
             break;
@@ -205,16 +238,37 @@ static void *compose_rows(void *arg)
     return NULL;
 }
 
-/* Rows composed per block; two blocks at a time are composed in parallel. */
+/* Rows composed per block. */
 #define PUBLISH_BLOCK_ROWS 65536
 
-/* Appends the escaped copied fields of rec to b, their offsets to off[0 .. ncopied). */
+/* Appends the CSV form of copied unit u of rec to b: its fields escaped and
+ * joined by the delimiter, taken as the reader holds them when they are
+ * already that (csv_run_is_plain, and no field begins or ends with a space;
+ * a unit of one field is always escaped, as the bytes of a quoted field
+ * alone do not show its quotes). */
+static int append_unit(const publisher *pub, const csv_record *rec, uint32_t u, strbuf *b)
+{
+    const csv_field *f = rec->fields + pub->copied_col[u];
+    const uint32_t nc = pub->copied_ncols[u];
+    if (nc > 1) {
+        const char *from = f[0].data, *to = f[nc - 1].data + f[nc - 1].len;
+        int plain = to >= from && csv_run_is_plain(from, (size_t)(to - from));
+        for (uint32_t i = 0; i < nc && plain; i++)
+            plain = !f[i].len || (f[i].data[0] != ' ' && f[i].data[f[i].len - 1] != ' ');
+        if (plain) return strbuf_append(b, from, (size_t)(to - from));
+    }
+    for (uint32_t i = 0; i < nc; i++)
+        if ((i && strbuf_append(b, &pub->delim, 1) != 0) || escape_append(b, f[i].data, f[i].len, pub->delim) != 0)
+            return -1;
+    return 0;
+}
+
+/* Appends the copied units of rec to b, their offsets to off[0 .. ncopied). */
 static int append_copied(const publisher *pub, const csv_record *rec, strbuf *b, size_t *off)
 {
-    for (uint32_t j = 0; j < pub->ncopied; j++) {
-        off[j] = b->len;
-        const csv_field *f = &rec->fields[pub->copied_col[j]];
-        if (escape_append(b, f->data, f->len, pub->delim) != 0) return -1;
+    for (uint32_t u = 0; u < pub->ncopied; u++) {
+        off[u] = b->len;
+        if (append_unit(pub, rec, u, b) != 0) return -1;
     }
     return 0;
 }
@@ -223,6 +277,7 @@ static void publisher_free(publisher *pub)
 {
     free(pub->out_qi);
     free(pub->copied_col);
+    free(pub->copied_ncols);
     free(pub->segments);
     strbuf_free(&pub->class_text);
     free(pub->class_off);
@@ -236,8 +291,9 @@ static int input_changed(const table *t, long line, ak_error *err)
     return ak_err_set(err, ANONKIT_E_INPUT, t->display_name, line, 0, "the input changed while it was read");
 }
 
-/* The output columns of t as segments (identifiers dropped). */
-static int publisher_setup(publisher *pub, const table *t, const publish_opts *opts, ak_error *err)
+/* The output columns of t as segments (identifiers dropped); with
+ * merge_copied, copied columns next to each other in the input are one unit. */
+static int publisher_setup(publisher *pub, const table *t, const publish_opts *opts, int merge_copied, ak_error *err)
 {
     memset(pub, 0, sizeof *pub);
     pub->t = t;
@@ -246,16 +302,21 @@ static int publisher_setup(publisher *pub, const table *t, const publish_opts *o
     pub->delim = t->delimiter;
     pub->out_qi = malloc((t->ncolumns + 1) * sizeof *pub->out_qi);
     pub->copied_col = malloc((t->ncolumns + 1) * sizeof *pub->copied_col);
+    pub->copied_ncols = malloc((t->ncolumns + 1) * sizeof *pub->copied_ncols);
     pub->segments = malloc((t->ncolumns + 1) * sizeof *pub->segments);
-    if (!pub->out_qi || !pub->copied_col || !pub->segments) return ak_err_nomem(err);
+    if (!pub->out_qi || !pub->copied_col || !pub->copied_ncols || !pub->segments) return ak_err_nomem(err);
     for (uint32_t c = 0; c < t->ncolumns; c++) {
         if (t->roles[c] == ROLE_IDENTIFIER) continue;
         int32_t q = -1;
         for (uint32_t i = 0; i < t->nqi; i++)
             if (t->qi[i].column == c) q = (int32_t)i;
         segment *last = pub->nsegments ? &pub->segments[pub->nsegments - 1] : NULL;
-        if (q < 0) {
+        if (q < 0 && merge_copied && last && last->copied &&
+            pub->copied_col[last->first] + pub->copied_ncols[last->first] == c) {
+            pub->copied_ncols[last->first]++;
+        } else if (q < 0) {
             pub->segments[pub->nsegments++] = (segment){.first = pub->ncopied, .count = 1, .copied = 1};
+            pub->copied_ncols[pub->ncopied] = 1;
             pub->copied_col[pub->ncopied++] = c;
         } else if (last && !last->copied) {
             last->count++;
@@ -276,24 +337,285 @@ static int write_header(const table *t, csv_writer *writer, ak_error *err)
     return csv_write_end(writer, err);
 }
 
+/* ---- the copied units of every row, read once more from the input ---- */
+
+/* Bytes below which the input is not read in two pieces. */
+#define PUBLISH_PARALLEL_MIN_BYTES (8u << 20)
+
+/* The copied units of the rows of the input, or of one piece of it. */
+typedef struct copy_piece {
+    const publisher *pub;
+    const table *t;
+    int whole;                /* the whole input, header included; else bytes [offset, offset + length) */
+    uint64_t offset, length;
+    size_t limit;             /* rows it may hold: more means the input changed */
+    strbuf text;              /* the units, in CSV form */
+    size_t *off;              /* ncopied offsets into text per row */
+    size_t nrows, cap;
+    long lines;               /* physical lines read (pieces) */
+    int quoted;               /* a field began with a quote (pieces) */
+    int rc;
+    ak_error err;
+} copy_piece;
+
+/* Reads the rows of one copy_piece. */
+static void *copy_rows(void *arg)
+{
+    copy_piece *p = arg;
+    const uint32_t k = p->pub->ncopied;
+    csv_reader *reader = NULL;
+    csv_record rec;
+    int got = 0;
+    p->rc = p->whole ? csv_reader_open(&reader, p->t->path, p->pub->delim, &p->err)
+                     : csv_reader_open_range(&reader, p->t->path, p->pub->delim, p->offset, p->length, 2, &p->err);
+    if (p->rc == ANONKIT_OK && p->whole && (got = csv_read(reader, &rec, &p->err)) < 0) p->rc = got; /* the header */
+    while (p->rc == ANONKIT_OK && (got = csv_read(reader, &rec, &p->err)) == 1) {
+        if (p->nrows >= p->limit || rec.count != p->t->ncolumns) {
+            p->rc = input_changed(p->t, rec.line, &p->err);
+            break;
+        }
+        if (p->nrows == p->cap) {
+            size_t cap = p->cap ? 2 * p->cap : 65536;
+            if (cap > p->limit) cap = p->limit;
+            size_t *off = realloc(p->off, (cap * k + 1) * sizeof *off);
+            if (!off) {
+                p->rc = ak_err_nomem(&p->err);
+                break;
+            }
+            p->off = off;
+            p->cap = cap;
+        }
+        if (append_copied(p->pub, &rec, &p->text, p->off + p->nrows * k) != 0) {
+            p->rc = ak_err_nomem(&p->err);
+            break;
+        }
+        p->nrows++;
+    }
+    if (p->rc == ANONKIT_OK && got < 0) p->rc = got;
+    if (reader) {
+        p->lines = csv_reader_line(reader) - 2;
+        p->quoted = csv_reader_saw_quote(reader);
+    }
+    csv_reader_free(reader);
+    return NULL;
+}
+
+static void copy_piece_free(copy_piece *p)
+{
+    strbuf_free(&p->text);
+    free(p->off);
+    p->off = NULL;
+}
+
+/* Reads the copied units of all t->nrows rows into *text, with their offsets
+ * in *off (ncopied per row and one more, the end). A large input is cut in
+ * two pieces read on two threads, as table_load does, and read whole
+ * whenever the pieces may not read as the whole does. */
+static int read_copied(const publisher *pub, const table *t, unsigned threads, strbuf *text, size_t **off,
+                       ak_error *err)
+{
+    const size_t n = t->nrows;
+    const uint32_t k = pub->ncopied;
+    struct stat st;
+    if (threads > 1 && stat(t->path, &st) == 0 && (uint64_t)st.st_size >= PUBLISH_PARALLEL_MIN_BYTES) {
+        csv_reader *reader = NULL;
+        csv_record rec;
+        uint64_t data_start = 0;
+        if (csv_reader_open(&reader, t->path, pub->delim, err) == ANONKIT_OK && csv_read(reader, &rec, err) == 1)
+            data_start = csv_reader_offset(reader);
+        csv_reader_free(reader);
+        const uint64_t split = data_start ? csv_find_split(t->path, data_start, (uint64_t)st.st_size) : 0;
+        if (split && split < (uint64_t)st.st_size) {
+            copy_piece pieces[2];
+            memset(pieces, 0, sizeof pieces);
+            for (int i = 0; i < 2; i++) {
+                pieces[i].pub = pub;
+                pieces[i].t = t;
+                pieces[i].offset = i ? split : data_start;
+                pieces[i].length = i ? (uint64_t)st.st_size - split : split - data_start;
+                pieces[i].limit = n;
+            }
+            pthread_t helper;
+            const int started = pthread_create(&helper, NULL, copy_rows, &pieces[1]) == 0;
+            if (started) {
+                copy_rows(&pieces[0]);
+                pthread_join(helper, NULL);
+            }
+            const size_t n0 = pieces[0].nrows, n1 = pieces[1].nrows;
+            int rc = ANONKIT_OK;
+            if (started && pieces[0].rc == ANONKIT_OK && pieces[1].rc == ANONKIT_OK && !pieces[0].quoted &&
+                !pieces[1].quoted && pieces[0].lines == (long)n0 && n0 + n1 == n) {
+                /* Piece two's units after piece one's. */
+                const size_t base = pieces[0].text.len;
+                size_t *all = realloc(pieces[0].off, (n * k + 1) * sizeof *all);
+                if (all) pieces[0].off = all;
+                if (!all || strbuf_append(&pieces[0].text, pieces[1].text.data, pieces[1].text.len) != 0) {
+                    rc = ak_err_nomem(err);
+                } else {
+                    for (size_t i = 0; i < n1 * k; i++) all[n0 * k + i] = pieces[1].off[i] + base;
+                    all[n * k] = pieces[0].text.len;
+                    *text = pieces[0].text;
+                    *off = all;
+                    memset(&pieces[0].text, 0, sizeof pieces[0].text);
+                    pieces[0].off = NULL;
+                    rc = 1;
+                }
+            } else if (pieces[0].rc == ANONKIT_E_NOMEM || pieces[1].rc == ANONKIT_E_NOMEM) {
+                rc = ak_err_nomem(err);
+            }
+            copy_piece_free(&pieces[0]);
+            copy_piece_free(&pieces[1]);
+            if (rc != ANONKIT_OK) return rc < 0 ? rc : ANONKIT_OK;
+        }
+    }
+    /* The whole input on this thread (which also gives any error exactly). */
+    copy_piece whole;
+    memset(&whole, 0, sizeof whole);
+    whole.pub = pub;
+    whole.t = t;
+    whole.whole = 1;
+    whole.limit = n;
+    whole.cap = n;
+    whole.off = malloc((n * k + 1) * sizeof *whole.off);
+    if (!whole.off) return ak_err_nomem(err);
+    copy_rows(&whole);
+    if (whole.rc == ANONKIT_OK && whole.nrows != n) whole.rc = input_changed(t, 0, &whole.err);
+    if (whole.rc < 0) {
+        if (err) *err = whole.err;
+        copy_piece_free(&whole);
+        return whole.rc;
+    }
+    whole.off[n * k] = whole.text.len;
+    *text = whole.text;
+    *off = whole.off;
+    return ANONKIT_OK;
+}
+
+/* ---- composing and writing blocks of rows ---- */
+
+/* Blocks of output rows shared by up to two threads: each composes its
+ * blocks (every other one) and writes each in turn, the block numbers
+ * giving the turns. */
+typedef struct write_pipe {
+    compose_job proto;      /* what every block shares (rows, classes, copied units) */
+    size_t nwrite, nblocks;
+    csv_writer *writer;
+    pthread_mutex_t lock;
+    pthread_cond_t turn;
+    size_t next;            /* the block to be written next */
+    int failed;             /* status of the first failure, 0 when none */
+    ak_error err;
+} write_pipe;
+
+typedef struct pipe_worker {
+    write_pipe *pipe;
+    size_t first, step;     /* blocks first, first + step, ... */
+    strbuf out;
+} pipe_worker;
+
+/* Records the first failure and wakes a thread waiting for its turn. */
+static void pipe_fail(write_pipe *wp, int rc, const ak_error *e)
+{
+    pthread_mutex_lock(&wp->lock);
+    if (!wp->failed) {
+        wp->failed = rc;
+        wp->err = *e;
+    }
+    pthread_cond_broadcast(&wp->turn);
+    pthread_mutex_unlock(&wp->lock);
+}
+
+static void *pipe_work(void *arg)
+{
+    pipe_worker *me = arg;
+    write_pipe *wp = me->pipe;
+    for (size_t b = me->first; b < wp->nblocks; b += me->step) {
+        compose_job job = wp->proto;
+        job.first = b * PUBLISH_BLOCK_ROWS;
+        job.last = job.first + PUBLISH_BLOCK_ROWS < wp->nwrite ? job.first + PUBLISH_BLOCK_ROWS : wp->nwrite;
+        job.out = me->out;
+        compose_rows(&job);
+        me->out = job.out;
+        ak_error e;
+        if (job.rc < 0) {
+            pipe_fail(wp, ak_err_nomem(&e), &e);
+            break;
+        }
+        pthread_mutex_lock(&wp->lock);
+        while (wp->next != b && !wp->failed) pthread_cond_wait(&wp->turn, &wp->lock);
+        const int stop = wp->failed;
+        pthread_mutex_unlock(&wp->lock);
+        if (stop) break;
+        const int rc = csv_write_raw(wp->writer, me->out.data, me->out.len, &e);
+        if (rc < 0) {
+            pipe_fail(wp, rc, &e);
+            break;
+        }
+        pthread_mutex_lock(&wp->lock);
+        wp->next++;
+        pthread_cond_broadcast(&wp->turn);
+        pthread_mutex_unlock(&wp->lock);
+    }
+    return NULL;
+}
+
+/* Composes and writes the rows proto->order[0 .. nwrite), on two threads
+ * when asked and worth it. */
+static int write_rows(const compose_job *proto, size_t nwrite, unsigned threads, csv_writer *writer, ak_error *err)
+{
+    write_pipe wp;
+    memset(&wp, 0, sizeof wp);
+    wp.proto = *proto;
+    wp.nwrite = nwrite;
+    wp.nblocks = (nwrite + PUBLISH_BLOCK_ROWS - 1) / PUBLISH_BLOCK_ROWS;
+    wp.writer = writer;
+    if (pthread_mutex_init(&wp.lock, NULL) != 0) return ak_err_set(err, ANONKIT_E_INTERNAL, NULL, 0, 0, "cannot create a lock");
+    if (pthread_cond_init(&wp.turn, NULL) != 0) {
+        pthread_mutex_destroy(&wp.lock);
+        return ak_err_set(err, ANONKIT_E_INTERNAL, NULL, 0, 0, "cannot create a condition variable");
+    }
+    pipe_worker workers[2] = {{&wp, 0, 1, {0}}, {&wp, 1, 2, {0}}};
+    pthread_t helper;
+    int helped = 0;
+    if (threads > 1 && wp.nblocks > 1) {
+        workers[0].step = 2;
+        helped = pthread_create(&helper, NULL, pipe_work, &workers[1]) == 0;
+        if (!helped) workers[0].step = 1;
+    }
+    pipe_work(&workers[0]);
+    if (helped) pthread_join(helper, NULL);
+    pthread_cond_destroy(&wp.turn);
+    pthread_mutex_destroy(&wp.lock);
+    strbuf_free(&workers[0].out);
+    strbuf_free(&workers[1].out);
+    if (wp.failed) {
+        if (err) *err = wp.err;
+        return wp.failed;
+    }
+    return ANONKIT_OK;
+}
+
 int publish_write(const table *t, const partition *p, const publish_opts *opts, FILE *out,
                   const char *out_name, publish_stats *stats, ak_error *err)
 {
     memset(stats, 0, sizeof *stats);
     publisher pub;
-    int rc = publisher_setup(&pub, t, opts, err);
+    int rc = publisher_setup(&pub, t, opts, 1, err);
     pub.p = p;
     csv_reader *reader = NULL;
     csv_writer *writer = NULL;
     strbuf copied = {0};
-    size_t *copied_off = NULL, *order = NULL, *local_off = NULL;
-    compose_job jobs[2];
-    memset(jobs, 0, sizeof jobs);
+    size_t *copied_off = NULL, *local_off = NULL;
+    uint32_t *order = NULL;
     const size_t n = t->nrows;
 
     local_off = calloc(t->ncolumns + 2, sizeof *local_off);
     if (rc < 0) goto done;
     if (!local_off) { rc = ak_err_nomem(err); goto done; }
+    if (n > UINT32_MAX) { /* rows are numbered in 32 bits, as by the algorithms */
+        rc = ak_err_set(err, ANONKIT_E_INTERNAL, NULL, 0, 0, "publish_write: more rows than 32-bit row numbers hold");
+        goto done;
+    }
     if (pub.style == RECODE_MEAN && !pub.means) {
         rc = ak_err_set(err, ANONKIT_E_INTERNAL, NULL, 0, 0, "publish_write: the mean style needs the class means");
         goto done;
@@ -309,14 +631,14 @@ int publish_write(const table *t, const partition *p, const publish_opts *opts, 
         int suppressed = p->class_of[r] == PARTITION_SUPPRESSED;
         stats->suppressed += (uint64_t)suppressed;
         stats->published += (uint64_t)!suppressed;
-        if (!(suppressed && opts->drop_suppressed)) order[nwrite++] = r;
+        if (!(suppressed && opts->drop_suppressed)) order[nwrite++] = (uint32_t)r;
     }
     if (!opts->keep_order) {
         ak_rng rng;
         ak_rng_seed(&rng, opts->seed);
         for (size_t i = nwrite; i > 1; i--) {
             size_t j = (size_t)ak_rng_below(&rng, i);
-            size_t tmp = order[i - 1];
+            uint32_t tmp = order[i - 1];
             order[i - 1] = order[j];
             order[j] = tmp;
         }
@@ -345,48 +667,11 @@ int publish_write(const table *t, const partition *p, const publish_opts *opts, 
         if (rc < 0) goto done;
         if (r != n) { rc = input_changed(t, 0, err); goto done; }
     } else {
-        if (k) {
-            /* Hold the copied fields of every row, then write in output order. */
-            if (!(copied_off = malloc((n * k + 1) * sizeof *copied_off))) { rc = ak_err_nomem(err); goto done; }
-            if ((rc = csv_reader_open(&reader, t->path, pub.delim, err)) < 0) goto done;
-            csv_record rec;
-            if ((rc = csv_read(reader, &rec, err)) < 0) goto done;
-            size_t r = 0;
-            while ((rc = csv_read(reader, &rec, err)) == 1) {
-                if (r >= n || rec.count != t->ncolumns) { rc = input_changed(t, rec.line, err); goto done; }
-                if (append_copied(&pub, &rec, &copied, copied_off + r * k) != 0) { rc = ak_err_nomem(err); goto done; }
-                r++;
-            }
-            if (rc < 0) goto done;
-            if (r != n) { rc = input_changed(t, 0, err); goto done; }
-            copied_off[n * k] = copied.len;
-        }
-        for (int b = 0; b < 2; b++) {
-            jobs[b].pub = &pub;
-            jobs[b].class_of = p->class_of;
-            jobs[b].order = order;
-            jobs[b].copied = copied.data;
-            jobs[b].copied_off = copied_off;
-            jobs[b].no_copied = local_off;
-        }
-        const int parallel = opts->threads > 1 && nwrite > PUBLISH_BLOCK_ROWS;
-        for (size_t start = 0; start < nwrite; start += 2 * PUBLISH_BLOCK_ROWS) {
-            size_t mid = start + PUBLISH_BLOCK_ROWS < nwrite ? start + PUBLISH_BLOCK_ROWS : nwrite;
-            size_t stop = mid + PUBLISH_BLOCK_ROWS < nwrite ? mid + PUBLISH_BLOCK_ROWS : nwrite;
-            for (int b = 0; b < 2; b++) {
-                jobs[b].first = b ? mid : start;
-                jobs[b].last = b ? stop : mid;
-            }
-            pthread_t helper;
-            int helped = parallel && stop > mid && pthread_create(&helper, NULL, compose_rows, &jobs[1]) == 0;
-            compose_rows(&jobs[0]);
-            if (helped) pthread_join(helper, NULL);
-            else compose_rows(&jobs[1]);
-            for (int b = 0; b < 2; b++) {
-                if (jobs[b].rc < 0) { rc = ak_err_nomem(err); goto done; }
-                if ((rc = csv_write_raw(writer, jobs[b].out.data, jobs[b].out.len, err)) < 0) goto done;
-            }
-        }
+        /* Hold the copied units of every row, then write in output order. */
+        if (k && (rc = read_copied(&pub, t, opts->threads, &copied, &copied_off, err)) < 0) goto done;
+        const compose_job proto = {.pub = &pub, .class_of = p->class_of, .order = order, .copied = copied.data,
+                                   .copied_off = copied_off, .no_copied = local_off};
+        if ((rc = write_rows(&proto, nwrite, opts->threads, writer, err)) < 0) goto done;
     }
     rc = csv_writer_flush(writer, err);
 done:
@@ -397,8 +682,6 @@ done:
     free(copied_off);
     free(order);
     free(local_off);
-    strbuf_free(&jobs[0].out);
-    strbuf_free(&jobs[1].out);
     if (rc < 0 && err && strcmp(err->file, t->path) == 0)
         snprintf(err->file, sizeof err->file, "%s", t->display_name);
     return rc < 0 ? rc : ANONKIT_OK;
@@ -412,7 +695,8 @@ struct publish_stream {
     publish_opts opts;
     ak_rng rng;
     publish_stats stats;
-    size_t *order, cap;
+    uint32_t *order;
+    size_t cap;
     strbuf out;
 };
 
@@ -424,7 +708,7 @@ int publish_stream_open(publish_stream **out, const table *schema, const publish
     if (!ps) return ak_err_nomem(err);
     ps->opts = *opts;
     ak_rng_seed(&ps->rng, opts->seed);
-    int rc = publisher_setup(&ps->pub, schema, opts, err);
+    int rc = publisher_setup(&ps->pub, schema, opts, 0, err); /* the caller's copied fields are per column */
     if (rc == ANONKIT_OK) rc = csv_writer_open_stream(&ps->writer, stream, out_name, schema->delimiter, err);
     if (rc == ANONKIT_OK) rc = write_header(schema, ps->writer, err);
     if (rc < 0) {
@@ -449,8 +733,9 @@ int publish_stream_part(publish_stream *ps, const table *view, const partition *
     pub->class_off = pub->star_off = NULL;
     AK_CHECK(format_classes(pub, ps->opts.threads, err));
     const size_t n = view->nrows;
+    if (n > UINT32_MAX) return ak_err_set(err, ANONKIT_E_INTERNAL, NULL, 0, 0, "publish_stream_part: too many rows");
     if (n > ps->cap) {
-        size_t *o = realloc(ps->order, n * sizeof *o);
+        uint32_t *o = realloc(ps->order, n * sizeof *o);
         if (!o) return ak_err_nomem(err);
         ps->order = o;
         ps->cap = n;
@@ -460,12 +745,12 @@ int publish_stream_part(publish_stream *ps, const table *view, const partition *
         const int suppressed = p->class_of[r] == PARTITION_SUPPRESSED;
         ps->stats.suppressed += (uint64_t)suppressed;
         ps->stats.published += (uint64_t)!suppressed;
-        if (!(suppressed && ps->opts.drop_suppressed)) ps->order[nwrite++] = r;
+        if (!(suppressed && ps->opts.drop_suppressed)) ps->order[nwrite++] = (uint32_t)r;
     }
     if (!ps->opts.keep_order)
         for (size_t i = nwrite; i > 1; i--) {
             size_t j = (size_t)ak_rng_below(&ps->rng, i);
-            size_t tmp = ps->order[i - 1];
+            uint32_t tmp = ps->order[i - 1];
             ps->order[i - 1] = ps->order[j];
             ps->order[j] = tmp;
         }

@@ -532,26 +532,48 @@ static int sweep_thresholds(mdr *s, size_t begin, size_t end, uint32_t q, const 
 }
 
 /* The lower median of QI q over rows [begin, end) whose codes lie in
- * [lo, hi], with the number of rows below and at it. A narrow code range is
- * counted (one pass, no branches on the data); a wide one goes through
- * quickselect on a copy. */
+ * [lo, hi], with the number of rows below and at it, by one round of radix
+ * selection: the codes are counted in buckets of 2^shift consecutive codes,
+ * with shift the least that makes at most n buckets, and the bucket holding
+ * the median is found from the counts. A narrow code range has one code per
+ * bucket, and that is the answer; otherwise the codes of that bucket (few,
+ * unless the data crowd into it) are gathered and quickselect finds the
+ * median among them. Both passes read the rows once and do not branch on
+ * the data, which a quickselect over all n codes would. */
 static uint32_t median_of(mdr *s, size_t begin, size_t end, uint32_t q, uint32_t lo, uint32_t hi, size_t *less,
                           size_t *equal)
 {
     const size_t n = end - begin, nth = (n - 1) / 2;
-    const size_t range = (size_t)(hi - lo) + 1;
-    if (range <= n) {
-        uint32_t *count = s->scratch; /* range <= n <= capacity */
-        memset(count, 0, range * sizeof *count);
-        for (size_t i = begin; i < end; i++) count[row_at(s, i)[q] - lo]++;
-        size_t below = 0, v = 0;
-        while (below + count[v] <= nth) below += count[v++];
+    const uint64_t span = (uint64_t)(hi - lo); /* the range has span + 1 codes */
+    unsigned shift = 0;
+    while ((span >> shift) >= n) shift++;
+    const size_t nbuckets = (size_t)(span >> shift) + 1; /* <= n <= capacity */
+    uint32_t *count = s->scratch;
+    memset(count, 0, nbuckets * sizeof *count);
+    const uint32_t w = s->w;
+    const uint32_t *col = s->rows + begin * w + q;
+    for (size_t i = 0; i < n; i++) count[(uint64_t)(col[i * w] - lo) >> shift]++;
+    size_t below = 0, b = 0;
+    while (below + count[b] <= nth) below += count[b++];
+    if (shift == 0) {
         *less = below;
-        *equal = count[v];
-        return lo + (uint32_t)v;
+        *equal = count[b];
+        return lo + (uint32_t)b;
     }
-    for (size_t i = 0; i < n; i++) s->scratch[i] = row_at(s, begin + i)[q];
-    return select_nth(s->scratch, n, nth, less, equal);
+    /* Gather the codes of bucket b (over the counts, no longer needed; the
+     * store is unconditional, so the buffer has room for one more). */
+    uint32_t *in_bucket = s->scratch;
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        const uint32_t v = col[i * w];
+        in_bucket[m] = v;
+        m += ((uint64_t)(v - lo) >> shift) == b;
+    }
+    size_t less_in, equal_in;
+    const uint32_t median = select_nth(in_bucket, m, nth - below, &less_in, &equal_in);
+    *less = below + less_in;
+    *equal = equal_in;
+    return median;
 }
 
 /* Splits [begin, end) at lhs = {code(q) < cut} and pushes both halves, each
@@ -1016,7 +1038,7 @@ static void worker_free(mdr *s)
 static int worker_alloc(mdr *s, size_t capacity, ak_error *err)
 {
     s->capacity = capacity;
-    s->scratch = malloc((capacity ? capacity : 1) * sizeof *s->scratch);
+    s->scratch = malloc((capacity + 1) * sizeof *s->scratch); /* + 1: median_of's gathering */
     s->counts = malloc((s->sensitive_domain + 1) * sizeof *s->counts);
     s->counts_scratch = malloc((s->sensitive_domain + 1) * sizeof *s->counts_scratch);
     s->child_rows = malloc((s->max_children + 1) * sizeof *s->child_rows);
@@ -1185,6 +1207,50 @@ int mdr_check_inputs(const table *t, const model *m, const mdr_options *options,
     return ANONKIT_OK;
 }
 
+/* Rows [first, last) of the work array from the table's columns. */
+typedef struct fill_job {
+    mdr *s;
+    size_t first, last;
+    uint32_t *box; /* 2 bw codes: the box of these rows (padding lanes as box_reset leaves them) */
+} fill_job;
+
+static void *fill_rows(void *arg)
+{
+    fill_job *job = arg;
+    mdr *s = job->s;
+    const table *t = s->t;
+    const uint32_t d = s->d, bw = s->bw;
+    box_reset(job->box, bw);
+    for (size_t i = job->first; i < job->last; i++) {
+        uint32_t *r = row_at(s, i);
+        for (uint32_t q = 0; q < d; q++) r[q] = t->qi[q].codes[i];
+        r[d] = s->need_hist ? t->sensitive_codes[i] : 0;
+        r[d + 1] = (uint32_t)i;
+        box_add(job->box, r, d, bw);
+    }
+    return NULL;
+}
+
+/* Fills the whole work array and gives the box of all rows, the two halves
+ * on two threads when there are threads to spare and rows enough (the
+ * copies and the first touch of the array's pages are then shared). */
+static void fill_all_rows(mdr *s, uint32_t *box)
+{
+    const uint32_t bw = s->bw;
+    uint32_t other[2 * bw];
+    const size_t half = s->threads > 1 && s->n >= MDR_PARALLEL_MIN_ROWS ? s->n / 2 : s->n;
+    fill_job jobs[2] = {{s, 0, half, box}, {s, half, s->n, other}};
+    pthread_t helper;
+    const int helped = half < s->n && pthread_create(&helper, NULL, fill_rows, &jobs[1]) == 0;
+    fill_rows(&jobs[0]);
+    if (helped) pthread_join(helper, NULL);
+    else fill_rows(&jobs[1]);
+    for (uint32_t q = 0; q < bw; q++) {
+        if (other[q] < box[q]) box[q] = other[q];
+        if (other[bw + q] > box[bw + q]) box[bw + q] = other[bw + q];
+    }
+}
+
 int mdr_run_with(const table *t, const model *m, const mdr_options *options, partition *out, ak_error *err)
 {
     AK_CHECK(mdr_check_inputs(t, m, options, err));
@@ -1225,6 +1291,7 @@ int mdr_run_with(const table *t, const model *m, const mdr_options *options, par
     int rc = worker_alloc(&s, s.n, err);
     s.rows = malloc(((s.n ? s.n : 1) * s.w + s.bw) * sizeof *s.rows); /* + padding read by the kernels */
     uint32_t *root_lo = calloc(s.d ? s.d : 1, sizeof *root_lo), *root_hi = calloc(s.d ? s.d : 1, sizeof *root_hi);
+    uint32_t *root_box = NULL;
     if (rc == ANONKIT_OK && (!s.rows || !root_lo || !root_hi)) rc = ak_err_nomem(err);
     if (rc < 0) goto done;
     for (uint32_t q = 0; q < s.d; q++) {
@@ -1236,12 +1303,11 @@ int mdr_run_with(const table *t, const model *m, const mdr_options *options, par
         memcpy(root_hi, options->root_rhi, s.d * sizeof *root_hi);
     }
     memset(s.rows + s.n * s.w, 0, s.bw * sizeof *s.rows);
-    for (size_t i = 0; i < s.n; i++) {
-        uint32_t *r = row_at(&s, i);
-        for (uint32_t q = 0; q < s.d; q++) r[q] = t->qi[q].codes[i];
-        r[s.d] = s.need_hist ? t->sensitive_codes[i] : 0;
-        r[s.d + 1] = (uint32_t)i;
+    if (!(root_box = malloc(2 * s.bw * sizeof *root_box))) {
+        rc = ak_err_nomem(err);
+        goto done;
     }
+    fill_all_rows(&s, root_box);
     /* The whole table must satisfy the model, or no partitioning can. */
     fill_whole(&s, 0, s.n);
     char why[256];
@@ -1258,12 +1324,13 @@ int mdr_run_with(const table *t, const model *m, const mdr_options *options, par
         goto done;
     }
     if (s.n == 0) goto done;
-    if ((rc = push(&s, 0, s.n, NULL, root_lo, root_hi, options->root_median_only, err)) < 0) goto done;
+    if ((rc = push(&s, 0, s.n, root_box, root_lo, root_hi, options->root_median_only, err)) < 0) goto done;
     rc = s.grow ? run_grow(&s, err) : run_worker(&s, err);
 done:
     worker_free(&s);
     free(s.rows);
     free(root_lo);
     free(root_hi);
+    free(root_box);
     return rc;
 }
