@@ -30,10 +30,11 @@ static void must_set(anonkit_job *job, anonkit_option o, const char *v)
  * decimals; categorical: leaves of a random hierarchy), sensitive s, class c,
  * with `numeric` a numeric sensitive value v and a regression target t, and a
  * free-text column with delimiters, quotes and newlines. */
-static void generate_with(tu_rng *rng, const char *dir, int nqi, const int *categorical, size_t n, int decimals,
-                          int numeric)
+/* Writes a random hierarchy h<q>.csv for each categorical QI q (its leaf
+ * count into leaves[q]) and opens in.csv with its header: id, a0.., then
+ * `rest`. */
+static FILE *start_table(tu_rng *rng, const char *dir, int nqi, const int *categorical, int *leaves, const char *rest)
 {
-    int leaves[8];
     for (int q = 0; q < nqi; q++)
         if (categorical[q]) {
             char name[32];
@@ -44,7 +45,15 @@ static void generate_with(tu_rng *rng, const char *dir, int nqi, const int *cate
     assert_non_null(f);
     fprintf(f, "id");
     for (int q = 0; q < nqi; q++) fprintf(f, ",a%d", q);
-    fprintf(f, numeric ? ",s,c,v,t,note\n" : ",s,c,note\n");
+    fprintf(f, "%s\n", rest);
+    return f;
+}
+
+static void generate_with(tu_rng *rng, const char *dir, int nqi, const int *categorical, size_t n, int decimals,
+                          int numeric)
+{
+    int leaves[8];
+    FILE *f = start_table(rng, dir, nqi, categorical, leaves, numeric ? ",s,c,v,t,note" : ",s,c,note");
     const int sdomain = 2 + (int)tu_below(rng, 6);
     const int spread = 5 + (int)tu_below(rng, 400);
     for (size_t i = 0; i < n; i++) {
@@ -738,17 +747,7 @@ static void test_sampled_pruning(void **state)
 static void generate_plain(tu_rng *rng, const char *dir, int nqi, const int *categorical, size_t n)
 {
     int leaves[8];
-    for (int q = 0; q < nqi; q++)
-        if (categorical[q]) {
-            char name[32];
-            snprintf(name, sizeof name, "h%d.csv", q);
-            leaves[q] = tu_write_random_hierarchy(rng, tu_path(dir, name), q);
-        }
-    FILE *f = fopen(tu_path(dir, "in.csv"), "w");
-    assert_non_null(f);
-    fprintf(f, "id");
-    for (int q = 0; q < nqi; q++) fprintf(f, ",a%d", q);
-    fprintf(f, ",s,c,v,t,note\n");
+    FILE *f = start_table(rng, dir, nqi, categorical, leaves, ",s,c,v,t,note");
     const int sdomain = 2 + (int)tu_below(rng, 5);
     const int spread = 5 + (int)tu_below(rng, 300);
     for (size_t i = 0; i < n; i++) {

@@ -17,6 +17,7 @@
 
 #include "algo/sequential/tds.h"
 #include "api/job.h"
+#include "core/clock.h"
 #include "core/hash.h"
 #include "core/partition.h"
 #include "core/recode.h"
@@ -420,13 +421,6 @@ static const char *y1_single(const release_cols *cur, const anonkit_job *job)
     return one;
 }
 
-static double seconds_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 /* Everything one run holds, freed in one place. */
 typedef struct seq_run {
     anonkit_job *job;
@@ -812,7 +806,7 @@ int anonkit_sequential(anonkit_job *job, char **out_summary, char **out_json)
     if (out_summary) *out_summary = NULL;
     if (out_json) *out_json = NULL;
     ak_err_clear(&job->err);
-    const double start = seconds_now();
+    const double start = ak_seconds();
     ak_error *err = &job->err;
     if (!job->input) return usage(job, "no current release given%s", ""), job_fail(job);
     if (!job->output) return usage(job, "no output file given (-o FILE, or - for stdout)%s", ""), job_fail(job);
@@ -958,7 +952,7 @@ int anonkit_sequential(anonkit_job *job, char **out_summary, char **out_json)
     publish_opts po = {.keep_order = job->keep_order, .seed = job->seed, .threads = threads, .style = RECODE_GENERALIZE};
     publish_stats ps;
     if ((rc = publish_write(s.t, &part, &po, of.stream, job->output, &ps, err)) < 0) goto done;
-    if ((rc = describe(&s, &res, &ps, &part, seconds_now() - start, &summary, &json)) < 0) goto done;
+    if ((rc = describe(&s, &res, &ps, &part, ak_seconds() - start, &summary, &json)) < 0) goto done;
     if (job->report && fprintf(rf.stream, "%s\n", json) < 0) {
         rc = ak_err_set(err, ANONKIT_E_IO, job->report, 0, 0, "cannot write the report");
         goto done;

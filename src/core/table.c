@@ -431,6 +431,18 @@ static uint64_t parallel_min_bytes(const table_spec *spec)
     return spec->parallel_min_bytes ? spec->parallel_min_bytes : PARALLEL_MIN_BYTES;
 }
 
+/* Whether the file of spec is large enough to be read in two pieces, and
+ * where (*split: the first line end after the middle of its data, which
+ * starts at data_start; *size: the file's size). */
+static int find_cut(const table_spec *spec, uint64_t data_start, uint64_t *split, uint64_t *size)
+{
+    struct stat st;
+    if (stat(spec->path, &st) != 0 || (uint64_t)st.st_size < data_start + parallel_min_bytes(spec)) return 0;
+    *size = (uint64_t)st.st_size;
+    *split = csv_find_split(spec->path, data_start, *size);
+    return *split && *split < *size;
+}
+
 /* The arrays of a view made by piece_view. */
 static void piece_view_free(table *v)
 {
@@ -473,11 +485,8 @@ static int load_rows_parallel(table *t, const table_spec *spec, qi_reader *qr, u
                               ak_error *err)
 {
     *loaded = 0;
-    struct stat st;
-    if (stat(spec->path, &st) != 0 || (uint64_t)st.st_size < data_start + parallel_min_bytes(spec))
-        return ANONKIT_OK;
-    const uint64_t split = csv_find_split(spec->path, data_start, (uint64_t)st.st_size);
-    if (!split || split >= (uint64_t)st.st_size) return ANONKIT_OK;
+    uint64_t split, size;
+    if (!find_cut(spec, data_start, &split, &size)) return ANONKIT_OK;
     load_piece pieces[2];
     memset(pieces, 0, sizeof pieces);
     table view;
@@ -489,7 +498,7 @@ static int load_rows_parallel(table *t, const table_spec *spec, qi_reader *qr, u
         p->t = i ? &view : t;
         p->spec = spec;
         p->offset = i ? split : data_start;
-        p->length = i ? (uint64_t)st.st_size - split : split - data_start;
+        p->length = i ? size - split : split - data_start;
         p->first_line = 2; /* the header is line 1; the second piece's numbers serve no message */
         p->qr = i ? calloc(t->nqi, sizeof *p->qr) : qr;
         if (!p->qr || strmap_init(&p->sensitive, 64) != 0 || strmap_init(&p->classes, 64) != 0)
@@ -698,11 +707,8 @@ static int stream_rows_parallel(table *t, const table_spec *spec, qi_reader *qr,
                                 ak_error *err)
 {
     *loaded = 0;
-    struct stat st;
-    if (stat(spec->path, &st) != 0 || (uint64_t)st.st_size < data_start + parallel_min_bytes(spec))
-        return ANONKIT_OK;
-    const uint64_t split = csv_find_split(spec->path, data_start, (uint64_t)st.st_size);
-    if (!split || split >= (uint64_t)st.st_size) return ANONKIT_OK;
+    uint64_t split, size;
+    if (!find_cut(spec, data_start, &split, &size)) return ANONKIT_OK;
     size_t cap = 0;
     AK_CHECK(grow_rows(t, &cap, 2 * STREAM_CHUNK_ROWS, err));
     AK_CHECK(spec->sink_start(spec->sink_ctx, t, 2, err));
@@ -717,7 +723,7 @@ static int stream_rows_parallel(table *t, const table_spec *spec, qi_reader *qr,
         p->spec = spec;
         p->index = i;
         p->offset = i ? split : data_start;
-        p->length = i ? (uint64_t)st.st_size - split : split - data_start;
+        p->length = i ? size - split : split - data_start;
         p->first_line = 2; /* the header is line 1; the second piece's numbers serve no message */
         p->slot_base = i * STREAM_CHUNK_ROWS;
         p->give_up = &give_up;
