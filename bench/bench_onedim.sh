@@ -7,12 +7,18 @@
 #     k-anonymity for k = 10..100 and l-diversity (sensitive Q10A) for l = 2, 3;
 #   - generated data (anonkit generate, 000 Figure 7; QIs salary, commission,
 #     age, elevel, car, zipcode, hvalue): GCP and time versus k (10..100,
-#     N = 200,000 / SCALE), versus N (50,000 .. MAX_ROWS, k = 50) and, with
-#     sensitive attribute car (20 values) and QIs without it, versus
-#     l = 2..13 (probabilistic l-diversity);
+#     N = 200,000 or MAX_ROWS if smaller), versus N (50,000 .. MAX_ROWS, k = 50)
+#     and, with sensitive attribute car (20 values) and QIs without it, versus
+#     l = 2..13 (probabilistic l-diversity; the Fast variants differ from
+#     Hilb and iDist only in the k-anonymity DP, so l runs Hilb and iDist);
 #   - the external sort: Hilb at the largest N with --memory 1M, its runs and
 #     blocks, against the in-memory run.
-# Every output is proven with anonkit check. Prints figures; never fails on time.
+# Every output is proven with anonkit check. Each cell gives GCP, the best of
+# REPEAT wall-clock and CPU times of the whole run (read, anonymize, write)
+# and the best wall time of the anonymize phase alone (the algorithm: for the
+# 1-D ones mapping, sorting and partitioning; from the report's
+# phase_seconds). The end summary gives, per algorithm and sweep, the range of
+# each ratio against Mondrian. Prints figures; never fails on time.
 # usage: [REPEAT=3] bash bench/bench_onedim.sh [BUILD_DIR] [MAX_ROWS (default 1000000)] [DATA_DIR]
 set -euo pipefail
 BUILD=${1:-build}
@@ -22,22 +28,26 @@ ANONKIT=$(cd "$BUILD" && pwd)/anonkit
 DIR=$(mktemp -d "${TMPDIR:-/tmp}/anonkit-bench-onedim.XXXXXX")
 trap 'rm -rf "$DIR"' EXIT
 ALGOS="mondrian hilbert hilbert-fast idistance idistance-fast"
+RESULTS=$DIR/results.jsonl
+: > "$RESULTS"
 
-# row LABEL CHECKARGS ALGOS ARGS...: anonymizes with every algorithm, proves
-# each output with anonkit check, prints GCP, the best of REPEAT wall-clock
-# times and the best of REPEAT CPU times (user + system of the process, less
-# disturbed by other load on a shared machine), each with its ratio to the
-# first algorithm of the row (mondrian), measured in the same run. Mondrian
-# may use two threads, so its wall time can be below its CPU time.
+# row SWEEP LABEL CHECKARGS ALGOS ARGS...: anonymizes with every algorithm,
+# proves each output with anonkit check, prints GCP, the best of REPEAT
+# wall-clock times, the best of REPEAT CPU times (user + system of the
+# process, less disturbed by other load on a shared machine) and the best
+# anonymize-phase wall time, each with its ratio to the first algorithm of
+# the row (mondrian), measured in the same run; appends them to RESULTS.
+# Mondrian and the 1-D mappings may use several threads (--threads, default
+# one per core), so a wall time can be below its CPU time.
 cat > "$DIR/row.py" <<'PY'
 import json, os, resource, subprocess, sys, time
-anonkit, out, label, check = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4].split()
-algos = sys.argv[5].split()
-args = sys.argv[6:]
+anonkit, out, results, sweep, label, check = sys.argv[1:6] + [sys.argv[6].split()]
+algos = sys.argv[7].split()
+args = sys.argv[8:]
 repeat = int(os.environ.get("REPEAT", "3"))
 cells, base = [], None
 for a in algos:
-    wall = cpu = float("inf")
+    wall = cpu = phase = float("inf")
     failed = None
     for _ in range(repeat):
         r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -51,6 +61,7 @@ for a in algos:
             break
         wall = min(wall, t1 - t0)
         cpu = min(cpu, (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime))
+        phase = min(phase, json.load(open(out + ".json"))["phase_seconds"]["anonymize"])
     if failed is not None:
         cells.append(f"{a}: failed ({failed})")
         continue
@@ -58,12 +69,16 @@ for a in algos:
     ok = "" if c.returncode == 0 else " NOT VERIFIED"
     gcp = json.load(open(out + ".json"))["metrics"]["gcp"]
     if base is None:
-        base = (gcp, wall, cpu)
-    cells.append(f"{a} GCP {gcp:.4f} ({gcp / base[0]:.2f}x) wall {wall:.2f} s ({wall / base[1]:.2f}x) "
-                 f"cpu {cpu:.2f} s ({cpu / base[2]:.2f}x){ok}")
+        base = (gcp, wall, cpu, phase)
+    ratio = (gcp / base[0] if base[0] else float("nan"), wall / base[1], cpu / base[2], phase / base[3])
+    cells.append(f"{a} GCP {gcp:.4f} ({ratio[0]:.2f}x) wall {wall:.2f} s ({ratio[1]:.2f}x) "
+                 f"cpu {cpu:.2f} s ({ratio[2]:.2f}x) algo {phase:.2f} s ({ratio[3]:.2f}x){ok}")
+    with open(results, "a") as f:
+        f.write(json.dumps({"sweep": sweep, "label": label, "algo": a, "verified": not ok, "gcp": ratio[0],
+                            "wall": ratio[1], "cpu": ratio[2], "phase": ratio[3]}) + "\n")
 print(f"{label:>10}: " + " | ".join(cells), flush=True)
 PY
-row() { /usr/bin/python3 "$DIR/row.py" "$ANONKIT" "$DIR/out.csv" "$@"; }
+row() { /usr/bin/python3 "$DIR/row.py" "$ANONKIT" "$DIR/out.csv" "$RESULTS" "$@"; }
 
 echo "== real data: mach2019_int (73,489 rows, 7 categorical QIs), ratios against mondrian"
 M=$DATA/mach2019_int
@@ -71,11 +86,11 @@ MQI=age,familysize,gender,married,race,religion,Q1A
 MH=()
 for a in ${MQI//,/ }; do MH+=(--hierarchy "$a=$M/mach2019_int_hierarchy_$a.csv"); done
 for k in 10 25 50 100; do
-    row "k=$k" "--qi $MQI --delimiter ; --k $k" "$ALGOS" "$M/mach2019_int.csv" --qi $MQI "${MH[@]}" --delimiter ';' \
-        --k $k --seed 1
+    row "real k" "k=$k" "--qi $MQI --delimiter ; --k $k" "$ALGOS" "$M/mach2019_int.csv" --qi $MQI "${MH[@]}" \
+        --delimiter ';' --k $k --seed 1
 done
 for l in 2 3; do
-    row "l=$l" "--qi $MQI --delimiter ; --sensitive Q10A --l $l --l-variant probabilistic" \
+    row "real l" "l=$l" "--qi $MQI --delimiter ; --sensitive Q10A --l $l --l-variant probabilistic" \
         "mondrian hilbert idistance" "$M/mach2019_int.csv" --qi $MQI "${MH[@]}" --delimiter ';' \
         --sensitive Q10A --l $l --l-variant probabilistic --seed 1
 done
@@ -88,20 +103,20 @@ gen "$N200"
 
 echo "== generated, N = $N200: versus k (001 Figure 13)"
 for k in 10 25 50 100; do
-    row "k=$k" "--qi $QI --k $k" "$ALGOS" "$DIR/gen$N200.csv" --qi $QI --k $k --seed 1
+    row "gen k" "k=$k" "--qi $QI --k $k" "$ALGOS" "$DIR/gen$N200.csv" --qi $QI --k $k --seed 1
 done
 
 echo "== generated, k = 50: versus N (001 Figure 14)"
 for n in 50000 200000 400000 1000000; do
     [ "$n" -le "$MAX_ROWS" ] || continue
     [ -f "$DIR/gen$n.csv" ] || gen "$n"
-    row "N=$n" "--qi $QI --k 50" "$ALGOS" "$DIR/gen$n.csv" --qi $QI --k 50 --seed 1
+    row "gen N" "N=$n" "--qi $QI --k 50" "$ALGOS" "$DIR/gen$n.csv" --qi $QI --k 50 --seed 1
     [ "$n" = "$N200" ] || [ "$n" = "$MAX_ROWS" ] || rm -f "$DIR/gen$n.csv"
 done
 
 echo "== generated, N = $N200, sensitive car (20 values): versus l (001 Figure 16)"
 for l in 2 5 9 13; do
-    row "l=$l" "--qi $LQI --sensitive car --l $l --l-variant probabilistic" "mondrian hilbert idistance" \
+    row "gen l" "l=$l" "--qi $LQI --sensitive car --l $l --l-variant probabilistic" "mondrian hilbert idistance" \
         "$DIR/gen$N200.csv" --qi $LQI --sensitive car --l $l --l-variant probabilistic --seed 1
 done
 
@@ -122,3 +137,19 @@ PY
     [ "$mem" = 0 ] && mv "$DIR/ext.csv" "$DIR/ext-mem.csv"
 done
 cmp -s "$DIR/ext.csv" "$DIR/ext-mem.csv" && echo "same output in memory and on disk" || echo "OUTPUTS DIFFER"
+
+echo "== summary: range (min-max) of each ratio against mondrian, per sweep"
+/usr/bin/python3 - "$RESULTS" <<'PY'
+import json, sys
+rows = [json.loads(line) for line in open(sys.argv[1])]
+sweeps = list(dict.fromkeys(r["sweep"] for r in rows))
+for algo in ["hilbert", "hilbert-fast", "idistance", "idistance-fast"]:
+    for s in sweeps:
+        rs = [r for r in rows if r["algo"] == algo and r["sweep"] == s]
+        if not rs:
+            continue
+        span = lambda key: f"{min(r[key] for r in rs):.2f}-{max(r[key] for r in rs):.2f}"
+        bad = sum(not r["verified"] for r in rs)
+        print(f"{algo:>14} {s:>7} ({len(rs)} points): GCP {span('gcp')}x, wall {span('wall')}x, cpu {span('cpu')}x, "
+              f"algo {span('phase')}x" + (f", {bad} NOT VERIFIED" if bad else ""))
+PY

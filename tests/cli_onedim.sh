@@ -2,7 +2,8 @@
 # cli_onedim.sh — command-line cases of the 1-D algorithms (001): every
 # --algorithm hilbert|hilbert-fast|idistance|idistance-fast on the Adult
 # example proven by `anonkit check`, the external sort (--memory) giving the
-# same bytes as the in-memory sort and leaving nothing in TMPDIR, bad options
+# same bytes as the in-memory sort and leaving nothing in TMPDIR, --threads
+# 1, 2 and 3 giving the same bytes, bad options
 # and ineligible tables (message, exit 1, no output), and `anonkit metrics
 # --kl-level`.
 #
@@ -69,6 +70,22 @@ expect_rc 0
 cmp -s "$d/mem.csv" "$d/ext.csv" || problem "outputs differ"
 expect_json "$d/r.json" "j['onedim']['sort_runs'] > 1 and j['onedim']['blocks_written'] > 0 and j['onedim']['blocks_read'] >= j['onedim']['blocks_written']"
 end
+
+for algo in hilbert hilbert-fast idistance idistance-fast; do
+    begin "$algo: --threads 1, 2 and 3 give the same bytes (k and l)"
+    d=$(casedir)
+    for n in 1 2 3; do
+        ak anonymize --job "$JOB" --algorithm "$algo" --l 1 --l-variant probabilistic --threads $n -o "$d/k$n.csv"
+        expect_rc 0
+        ak anonymize --job "$JOB" --algorithm "$algo" --k 5 --l 2 --l-variant probabilistic --threads $n -o "$d/l$n.csv"
+        expect_rc 0
+    done
+    for n in 2 3; do
+        cmp -s "$d/k1.csv" "$d/k$n.csv" || problem "k: --threads $n differs from --threads 1"
+        cmp -s "$d/l1.csv" "$d/l$n.csv" || problem "l: --threads $n differs from --threads 1"
+    done
+    end
+done
 
 # ------------------------------------------------------------- bad usage --
 

@@ -595,7 +595,7 @@ static void test_dp_against_brute_force(void **state)
             double cost;
             ak_error err;
             const double *wp = weighted ? w : NULL, *gp = fast ? gap : NULL;
-            assert_int_equal(hil_kanon_dp(t, order, n, k, wp, gp, sizes, &ngroups, &cost, &err), ANONKIT_OK);
+            assert_int_equal(hil_kanon_dp(t, order, n, k, wp, gp, 1, sizes, &ngroups, &cost, &err), ANONKIT_OK);
             const double want = brute_force(t, order, n, k, wp, gp);
             if (fabs(cost - want) > 1e-9 * (1 + want))
                 fail_msg("iteration %d (n=%zu k=%llu fast=%d): DP %.12g, exhaustive %.12g", iter, n,
@@ -640,16 +640,40 @@ static double direct_dp(const table *t, const uint32_t *order, size_t n, uint64_
 }
 
 /* Checks hil_kanon_dp on order[0..n) against direct_dp: the same optimum, and
- * groups of k..2k-1 rows whose recomputed cost is that optimum. */
-static void check_dp_direct(const table *t, const uint32_t *order, size_t n, uint64_t k, const double *w,
-                            const double *gap, const char *what)
+ * groups of k..2k-1 rows whose recomputed cost is that optimum. With
+ * `threads` threads, the exact DP in blocks of `block` prefixes (0: the
+ * default size) must give the same groups and the same optimum, to the bit,
+ * as one thread in one block. */
+static void check_dp_direct_with(const table *t, const uint32_t *order, size_t n, uint64_t k, const double *w,
+                                 const double *gap, const char *what, unsigned threads, size_t block)
 {
-    uint32_t *sizes = malloc((n / k + 1) * sizeof *sizes);
+    uint32_t *sizes = malloc((n / k + 1) * sizeof *sizes), *sizes1 = malloc((n / k + 1) * sizeof *sizes1);
     assert_non_null(sizes);
-    size_t ngroups;
-    double cost;
+    assert_non_null(sizes1);
+    size_t ngroups, ngroups1;
+    double cost, cost1;
     ak_error err;
-    assert_int_equal(hil_kanon_dp(t, order, n, k, w, gap, sizes, &ngroups, &cost, &err), ANONKIT_OK);
+    double *trace1 = calloc(n + 1, sizeof *trace1), *trace = calloc(n + 1, sizeof *trace);
+    assert_non_null(trace1);
+    assert_non_null(trace);
+    hil_kanon_trace(trace1);
+    assert_int_equal(hil_kanon_dp(t, order, n, k, w, gap, 1, sizes1, &ngroups1, &cost1, &err), ANONKIT_OK);
+    hil_kanon_block_rows(block);
+    hil_kanon_trace(trace);
+    const int rc = hil_kanon_dp(t, order, n, k, w, gap, threads, sizes, &ngroups, &cost, &err);
+    hil_kanon_trace(NULL);
+    hil_kanon_block_rows(0);
+    assert_int_equal(rc, ANONKIT_OK);
+    for (size_t i = k; !gap && i <= n; i++) /* every candidate's box, not only the chosen ones */
+        if (trace[i] != trace1[i])
+            fail_msg("%s (n=%zu k=%llu): the candidates of prefix %zu cost %.17g with %u threads in blocks of %zu, "
+                     "%.17g with one", what, n, (unsigned long long)k, i, trace[i], threads, block, trace1[i]);
+    free(trace);
+    free(trace1);
+    if (cost != cost1 || ngroups != ngroups1 || memcmp(sizes, sizes1, ngroups * sizeof *sizes))
+        fail_msg("%s (n=%zu k=%llu): %u threads in blocks of %zu give %.17g in %zu groups, one thread %.17g in %zu",
+                 what, n, (unsigned long long)k, threads, block, cost, ngroups, cost1, ngroups1);
+    free(sizes1);
     const double want = direct_dp(t, order, n, k, w, gap);
     if (fabs(cost - want) > 1e-9 * (1 + want))
         fail_msg("%s (n=%zu k=%llu): DP %.15g, direct %.15g", what, n, (unsigned long long)k, cost, want);
@@ -664,6 +688,12 @@ static void check_dp_direct(const table *t, const uint32_t *order, size_t n, uin
     if (fabs(recomputed - cost) > 1e-9 * (1 + cost))
         fail_msg("%s: groups cost %.15g, DP says %.15g", what, recomputed, cost);
     free(sizes);
+}
+
+static void check_dp_direct(const table *t, const uint32_t *order, size_t n, uint64_t k, const double *w,
+                            const double *gap, const char *what)
+{
+    check_dp_direct_with(t, order, n, k, w, gap, what, 1, 0);
 }
 
 /* The DP (which grows a group's box only at the rows that move one of its
@@ -692,7 +722,10 @@ static void test_dp_against_direct(void **state)
             }
         double w[MAX_QI], gap[MAX_ROWS];
         for (int q = 0; q < g.nqi; q++) w[q] = (double)(1 + tu_below(&rng, 4));
-        check_dp_direct(t, order, n, k, tu_below(&rng, 2) ? w : NULL, NULL, "random table");
+        const double *wr = tu_below(&rng, 2) ? w : NULL;
+        check_dp_direct(t, order, n, k, wr, NULL, "random table");
+        /* blocks of a few prefixes (down to 1), each window led in afresh */
+        check_dp_direct_with(t, order, n, k, wr, NULL, "random table, 3 threads", 3, 1 + tu_below(&rng, 40));
         /* the Fast cost: gaps of very different sizes (a huge one between runs of tiny ones) */
         gap[0] = 0;
         for (size_t i = 1; i < n; i++)
@@ -730,7 +763,10 @@ static void test_dp_against_direct(void **state)
     if (table_load(&t, &spec, &err) != ANONKIT_OK) fail_msg("table_load: %s", err.message);
     uint32_t order[WROWS];
     for (size_t i = 0; i < WROWS; i++) order[i] = (uint32_t)i;
-    for (uint64_t k = 1; k <= 12; k += 1 + k / 3) check_dp_direct(t, order, WROWS, k, NULL, NULL, "40 QIs");
+    for (uint64_t k = 1; k <= 12; k += 1 + k / 3) {
+        check_dp_direct(t, order, WROWS, k, NULL, NULL, "40 QIs");
+        check_dp_direct_with(t, order, WROWS, k, NULL, NULL, "40 QIs, 2 threads", 2, 7 + k);
+    }
     table_free(t);
     tu_rmtree(dir);
 }

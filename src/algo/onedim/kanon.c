@@ -35,6 +35,7 @@
  * Only the last 2k-1 values of Opt and the window's codes are kept; the
  * chosen group length of every prefix is kept to read the solution back. */
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -580,31 +581,123 @@ static void run_fast(dp_line *ln, const double *gap, uint32_t *len, size_t n, ui
     }
 }
 
-/* Opt(i) for i = 1..n by the groups' NCP; mw as win->mw (a constant in the
- * common case). boxcost has 3 slots before [0] for fill_down. */
-KANON_INLINE void run_exact(kanon_window *win, dp_line *ln, double *boxcost, uint32_t *len, size_t n, uint64_t k,
-                            size_t mw)
+/* ------------------------------------------------- exact DP, in blocks -- */
+
+/* The exact DP in two parts. Producing: the window slides over the
+ * positions and, for every prefix i, describes the boxes of its candidate
+ * groups as runs: run j has the same box (cost `sum` per row) for the
+ * candidates starting at positions from_j .. (run j-1's start - 1), run 0
+ * ending at i-k, the last run starting at the longest candidate's first
+ * position. Consuming: every prefix in order weighs its candidates against
+ * Opt. Only consuming depends on earlier prefixes, so the prefixes are cut
+ * into blocks that threads produce at once, each with its own window that
+ * first slides over the 2k-1 positions before its block (a window holds
+ * exactly what those positions determine, so every block's runs are the
+ * numbers of one window sliding over everything), while one thread consumes
+ * the blocks in order. One thread or many, the result is the same. */
+typedef struct dp_block {
+    size_t id;            /* block index: prefixes 1 + id * size .. */
+    size_t s, e;          /* prefixes s .. e-1 */
+    uint32_t *nruns;      /* per prefix */
+    uint32_t *from;       /* run starts, prefix after prefix */
+    double *sum;          /* their costs */
+    size_t nrun, cap;
+    int ready;            /* produced, not yet consumed */
+} dp_block;
+
+static int block_push(dp_block *b, uint32_t from, double sum)
 {
-    const size_t w = ln->w;
-    for (size_t i = 1; i <= n; i++) {
-        double best = INFINITY;
-        uint32_t best_len = 0;
-        const size_t longest = i < w ? i : w, lo = i - longest; /* the longest candidate's first position */
+    if (b->nrun == b->cap) {
+        const size_t cap = b->cap ? 2 * b->cap : 4096;
+        uint32_t *f = realloc(b->from, cap * sizeof *f);
+        if (f) b->from = f;
+        double *x = f ? realloc(b->sum, cap * sizeof *x) : NULL;
+        if (x) b->sum = x;
+        if (!f || !x) return -1;
+        b->cap = cap;
+    }
+    b->from[b->nrun] = from;
+    b->sum[b->nrun++] = sum;
+    return 0;
+}
+
+/* Clears a window for a fresh start at any position. */
+static void window_reset(kanon_window *win)
+{
+    memset(win->marks, 0, (win->mask + 1) * win->mw * sizeof *win->marks);
+    memset(win->any, 0, (win->mask + 64) / 64 * sizeof *win->any);
+    memset(win->kdirty, 0, win->mw * sizeof *win->kdirty);
+    for (uint32_t b = 0; b < 2 * win->d; b++) win->queue[b].first = win->queue[b].last = win->queue[b].near = 0;
+    win->cfirst = win->cend = 0;
+    win->k_valid = 0;
+}
+
+/* The runs of the prefixes of block b; *next_pos is the next position the
+ * window would slide (the window continues when it is b's first). */
+KANON_INLINE int produce_block(kanon_window *win, dp_block *b, size_t *next_pos, size_t w, uint64_t k, size_t mw)
+{
+    const size_t first = b->s - 1 > w ? b->s - 1 - w : 0; /* positions first .. s-2 before the block */
+    if (*next_pos != b->s - 1) {
+        window_reset(win);
+        for (size_t p = first; p + 1 < b->s; p++) window_slide(win, p, w, mw);
+    }
+    b->nrun = 0;
+    for (size_t i = b->s; i < b->e; i++) {
         window_slide(win, i - 1, w, mw);
+        const size_t at = b->nrun;
         if (i >= k) {
             /* The box of every candidate, from the k-row group leftwards:
              * it stays the same over a run of unmarked positions and grows
              * at the marked one below it. */
+            const size_t lo = i - (i < w ? i : w);
             double sum = box_set(win, i - k, mw, k >= 2);
             size_t p = i - k; /* the candidate's first position */
             for (;;) {
-                const size_t r = p > lo ? last_marked(win, lo, p - 1) : lo; /* r .. p-1 unmarked: the same box */
-                fill_down(boxcost + (r - lo), p - r + 1, sum);
+                const size_t r = p > lo ? last_marked(win, lo, p - 1) : lo; /* r .. p: the same box */
+                if (block_push(b, (uint32_t)r, sum) < 0) return -1;
                 if (r == lo) break;
                 p = r - 1;
                 sum = box_grow(win, p, sum, mw);
             }
+        }
+        b->nruns[i - b->s] = (uint32_t)(b->nrun - at);
+    }
+    *next_pos = b->e - 1;
+    return 0;
+}
+
+/* Prefixes per block when not 0 (the tests' small blocks). */
+static size_t block_rows;
+
+void hil_kanon_block_rows(size_t rows) { block_rows = rows; }
+
+/* When not NULL, trace[i] gets a checksum of prefix i's candidate costs. */
+static double *cost_trace;
+
+void hil_kanon_trace(double *trace) { cost_trace = trace; }
+
+/* Opt of the prefixes of block b from its runs. boxcost has 3 slots before
+ * [0] for fill_down. */
+static void consume_block(const dp_block *b, dp_line *ln, double *boxcost, uint32_t *len, uint64_t k)
+{
+    const size_t w = ln->w;
+    size_t run = 0;
+    for (size_t i = b->s; i < b->e; i++) {
+        double best = INFINITY;
+        uint32_t best_len = 0;
+        const size_t longest = i < w ? i : w, lo = i - longest;
+        if (i >= k) {
+            size_t end = i - k; /* the run's last candidate position */
+            for (uint32_t j = 0; j < b->nruns[i - b->s]; j++, run++) {
+                fill_down(boxcost + (b->from[run] - lo), end - b->from[run] + 1, b->sum[run]);
+                end = b->from[run] - 1;
+            }
             best_of(ln->opt + (lo - ln->base), boxcost, i - k - lo + 1, (double)longest, &best, &best_len);
+            if (cost_trace) {
+                double sum = 0;
+                for (size_t j = 0; j < i - k - lo + 1; j++) sum += boxcost[j] * (double)(j + 1);
+                cost_trace[i] = sum;
+            }
         }
         line_make_room(ln, i);
         ln->opt[i - ln->base] = best;
@@ -612,9 +705,125 @@ KANON_INLINE void run_exact(kanon_window *win, dp_line *ln, double *boxcost, uin
     }
 }
 
+enum { DP_MAX_THREADS = 16 };
+
+
+
+/* What the threads of the exact DP share. */
+typedef struct dp_shared {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    const table *t;
+    const hil_packing *pk;
+    const uint64_t *in;
+    size_t stride, n, ring, w, size, nblocks;
+    uint64_t k;
+    const double *weights;
+    dp_block *buf;        /* nbuf blocks in flight: block id in buf[id % nbuf] */
+    size_t nbuf;
+    size_t next;          /* the next block to produce */
+    size_t consumed;      /* blocks consumed, in order */
+    int failed;           /* a producer ran out of memory */
+} dp_shared;
+
+/* Takes the next block to produce when its buffer is free (holding mu);
+ * NULL when there is none to take now (*done: none will come). */
+static dp_block *take_block(dp_shared *sh, int *done)
+{
+    *done = sh->failed || sh->next >= sh->nblocks;
+    if (*done || sh->next >= sh->consumed + sh->nbuf) return NULL;
+    dp_block *b = &sh->buf[sh->next % sh->nbuf];
+    b->id = sh->next++;
+    b->s = 1 + b->id * sh->size;
+    b->e = b->s + sh->size < sh->n + 1 ? b->s + sh->size : sh->n + 1;
+    b->ready = 0;
+    return b;
+}
+
+static int produce(dp_shared *sh, kanon_window *win, dp_block *b, size_t *next_pos)
+{
+    return win->mw == 1 ? produce_block(win, b, next_pos, sh->w, sh->k, 1) /* up to 32 QIs: one mark word */
+                        : produce_block(win, b, next_pos, sh->w, sh->k, win->mw);
+}
+
+static void *producer_main(void *arg)
+{
+    dp_shared *sh = arg;
+    kanon_window win;
+    ak_error err;
+    const int inited = window_init(&win, sh->t, sh->pk, sh->in, sh->stride, sh->n, sh->ring, sh->weights, &err) >= 0;
+    int ok = inited;
+    size_t next_pos = SIZE_MAX;
+    pthread_mutex_lock(&sh->mu);
+    if (!ok) sh->failed = 1;
+    for (int done = 0; ok && !done;) {
+        dp_block *b = take_block(sh, &done);
+        if (!b) {
+            if (!done) pthread_cond_wait(&sh->cv, &sh->mu);
+            continue;
+        }
+        pthread_mutex_unlock(&sh->mu);
+        const int rc = produce(sh, &win, b, &next_pos);
+        pthread_mutex_lock(&sh->mu);
+        if (rc < 0) sh->failed = 1, ok = 0;
+        b->ready = 1;
+        pthread_cond_broadcast(&sh->cv);
+    }
+    pthread_cond_broadcast(&sh->cv);
+    pthread_mutex_unlock(&sh->mu);
+    if (inited) window_free(&win);
+    return NULL;
+}
+
+/* Opt(i) for i = 1..n by the groups' NCP on `threads` threads (the caller
+ * produces too, and consumes). */
+static int run_exact(dp_shared *sh, dp_line *ln, double *boxcost, uint32_t *len, unsigned threads, ak_error *err)
+{
+    pthread_t tid[DP_MAX_THREADS];
+    int started[DP_MAX_THREADS] = {0};
+    kanon_window win;
+    AK_CHECK(window_init(&win, sh->t, sh->pk, sh->in, sh->stride, sh->n, sh->ring, sh->weights, err));
+    for (unsigned j = 1; j < threads; j++) started[j] = pthread_create(&tid[j], NULL, producer_main, sh) == 0;
+    size_t next_pos = SIZE_MAX;
+    int rc = ANONKIT_OK;
+    pthread_mutex_lock(&sh->mu);
+    while (sh->consumed < sh->nblocks && !sh->failed) {
+        dp_block *ready = &sh->buf[sh->consumed % sh->nbuf];
+        if (ready->ready && ready->id == sh->consumed) { /* the next block in order */
+            pthread_mutex_unlock(&sh->mu);
+            consume_block(ready, ln, boxcost, len, sh->k);
+            pthread_mutex_lock(&sh->mu);
+            ready->ready = 0;
+            sh->consumed++;
+            pthread_cond_broadcast(&sh->cv);
+            continue;
+        }
+        int done;
+        dp_block *b = take_block(sh, &done);
+        if (!b) {
+            pthread_cond_wait(&sh->cv, &sh->mu);
+            continue;
+        }
+        pthread_mutex_unlock(&sh->mu);
+        const int prc = produce(sh, &win, b, &next_pos);
+        pthread_mutex_lock(&sh->mu);
+        if (prc < 0) sh->failed = 1;
+        b->ready = 1;
+        pthread_cond_broadcast(&sh->cv);
+    }
+    if (sh->failed) rc = ak_err_nomem(err);
+    sh->failed = 1; /* the producers stop */
+    pthread_cond_broadcast(&sh->cv);
+    pthread_mutex_unlock(&sh->mu);
+    for (unsigned j = 1; j < threads; j++)
+        if (started[j]) pthread_join(tid[j], NULL);
+    window_free(&win);
+    return rc;
+}
+
 int hil_kanon_dp_packed(const table *t, const hil_packing *pk, const uint64_t *in, size_t stride, size_t n,
-                        uint64_t k, const double *weights, const double *gap, uint32_t *sizes, size_t *ngroups,
-                        double *cost, ak_error *err)
+                        uint64_t k, const double *weights, const double *gap, unsigned threads, uint32_t *sizes,
+                        size_t *ngroups, double *cost, ak_error *err)
 {
     *ngroups = 0;
     *cost = 0;
@@ -630,31 +839,51 @@ int hil_kanon_dp_packed(const table *t, const hil_packing *pk, const uint64_t *i
     double *boxmem = gap ? NULL : malloc((w + 3) * sizeof *boxmem); /* per candidate, its box's weighted NCP */
     double *boxcost = boxmem ? boxmem + 3 : NULL;
     uint32_t *len = malloc((n + 1) * sizeof *len);
-    kanon_window win;
     int rc = ln.opt && len && (ln.dist || !gap) && (boxmem || gap) ? ANONKIT_OK : ak_err_nomem(err);
-    if (rc >= 0 && !gap) rc = window_init(&win, t, pk, in, stride, n, ring, weights, err);
-    if (rc < 0) {
-        free(ln.opt), free(ln.dist), free(boxmem), free(len);
-        return rc;
-    }
     /* Opt(0) = 0 and Opt(j) = infinity for 0 < j < k: no partitioning. */
-    ln.opt[0] = 0;
-    if (gap) ln.dist[0] = 0;
-    len[0] = 0;
-    if (gap) run_fast(&ln, gap, len, n, k);
-    else if (win.mw == 1) run_exact(&win, &ln, boxcost, len, n, k, 1); /* up to 32 QIs: one mark word */
-    else run_exact(&win, &ln, boxcost, len, n, k, win.mw);
-    *cost = ln.opt[n - ln.base];
-    rc = read_back(len, n, sizes, ngroups, err);
-    if (!gap) window_free(&win);
+    if (rc >= 0) {
+        ln.opt[0] = 0;
+        if (gap) ln.dist[0] = 0;
+        len[0] = 0;
+    }
+    if (rc >= 0 && gap) {
+        run_fast(&ln, gap, len, n, k);
+    } else if (rc >= 0) {
+        if (threads < 1) threads = 1;
+        if (threads > DP_MAX_THREADS) threads = DP_MAX_THREADS;
+        dp_shared sh = {.t = t, .pk = pk, .in = in, .stride = stride, .n = n, .ring = ring, .w = w, .k = k,
+                        .weights = weights};
+        sh.size = 8 * w > 8192 ? 8 * w : 8192; /* prefixes per block: the windows' lead-in is at most 1/8 */
+        if (block_rows) sh.size = block_rows;
+        sh.nblocks = (n + sh.size - 1) / sh.size;
+        if (threads > sh.nblocks) threads = (unsigned)sh.nblocks;
+        sh.nbuf = 2 * (size_t)threads;
+        sh.buf = calloc(sh.nbuf, sizeof *sh.buf);
+        for (size_t j = 0; sh.buf && j < sh.nbuf; j++)
+            if (!(sh.buf[j].nruns = malloc(sh.size * sizeof *sh.buf[j].nruns))) rc = ak_err_nomem(err);
+        if (!sh.buf) rc = ak_err_nomem(err);
+        if (rc >= 0 && (pthread_mutex_init(&sh.mu, NULL) || pthread_cond_init(&sh.cv, NULL)))
+            rc = ak_err_set(err, ANONKIT_E_INTERNAL, NULL, 0, 0, "cannot set up the DP's threads");
+        if (rc >= 0) {
+            rc = run_exact(&sh, &ln, boxcost, len, threads, err);
+            pthread_mutex_destroy(&sh.mu);
+            pthread_cond_destroy(&sh.cv);
+        }
+        for (size_t j = 0; sh.buf && j < sh.nbuf; j++) free(sh.buf[j].nruns), free(sh.buf[j].from), free(sh.buf[j].sum);
+        free(sh.buf);
+    }
+    if (rc >= 0) {
+        *cost = ln.opt[n - ln.base];
+        rc = read_back(len, n, sizes, ngroups, err);
+    }
     free(ln.opt), free(ln.dist), free(boxmem), free(len);
     return rc;
 }
 
 int hil_kanon_dp(const table *t, const uint32_t *order, size_t n, uint64_t k, const double *weights,
-                 const double *gap, uint32_t *sizes, size_t *ngroups, double *cost, ak_error *err)
+                 const double *gap, unsigned threads, uint32_t *sizes, size_t *ngroups, double *cost, ak_error *err)
 {
-    if (gap) return hil_kanon_dp_packed(t, NULL, NULL, 0, n, k, weights, gap, sizes, ngroups, cost, err);
+    if (gap) return hil_kanon_dp_packed(t, NULL, NULL, 0, n, k, weights, gap, 1, sizes, ngroups, cost, err);
     hil_packing pk;
     AK_CHECK(hil_pack_init(&pk, t, err));
     /* the rows' codes packed in 1-D order, gathered column by column */
@@ -669,7 +898,7 @@ int hil_kanon_dp(const table *t, const uint32_t *order, size_t n, uint64_t k, co
         const unsigned shift = pk.field[q].shift;
         for (size_t i = 0; i < n; i++) o[i * pk.words] |= (uint64_t)codes[order[i]] << shift;
     }
-    int rc = hil_kanon_dp_packed(t, &pk, in, pk.words, n, k, weights, NULL, sizes, ngroups, cost, err);
+    int rc = hil_kanon_dp_packed(t, &pk, in, pk.words, n, k, weights, NULL, threads, sizes, ngroups, cost, err);
     free(in);
     hil_pack_free(&pk);
     return rc;

@@ -103,13 +103,22 @@ void hil_pack_rows(const hil_packing *pk, const table *t, size_t row, size_t cou
                    size_t stride);
 
 /* hil_kanon_dp on rows whose packed codes are given in 1-D order, position
- * p's at in[p * stride ..] (pk and in unused when gap is not NULL). */
+ * p's at in[p * stride ..] (pk and in unused when gap is not NULL); the
+ * exact DP's boxes are worked out by `threads` threads at once (the result
+ * does not depend on it). */
 int hil_kanon_dp_packed(const table *t, const hil_packing *pk, const uint64_t *in, size_t stride, size_t n,
-                        uint64_t k, const double *weights, const double *gap, uint32_t *sizes /* OUT */,
-                        size_t *ngroups /* OUT */, double *cost /* OUT */, ak_error *err);
+                        uint64_t k, const double *weights, const double *gap, unsigned threads,
+                        uint32_t *sizes /* OUT */, size_t *ngroups /* OUT */, double *cost /* OUT */, ak_error *err);
 
 /* Lets the DP weigh candidates with AVX when the processor has it (on, the
  * default) or only with the portable scalar code (off), for the tests. */
 void hil_kanon_simd(int on);
+/* Cuts the exact DP's prefixes into blocks of `rows` (0: the default size,
+ * at least 8192 and 8(2k-1)), for the tests. */
+void hil_kanon_block_rows(size_t rows);
+/* For the tests: when trace is not NULL (room for n + 1), the exact DP writes
+ * into trace[i] the sum over prefix i's candidates j = 0, 1, ... (longest
+ * first) of (j + 1) times the candidate's cost per row, NULL stops it. */
+void hil_kanon_trace(double *trace);
 
 #endif

@@ -85,10 +85,12 @@ void hil_curve_key4(const hil_curve *c, const uint32_t *coords, uint64_t *keys /
  * (weights as for GCP) — or, when gap is not NULL, the sum of |G| times the
  * group's 1-D extent, gap[i] being the key distance from row i-1 to row i.
  * Writes the group sizes from the first group on into sizes (room for n / k),
- * their number into *ngroups and the optimum into *cost. n >= k >= 1. */
+ * their number into *ngroups and the optimum into *cost. n >= k >= 1. The
+ * exact DP's candidate boxes are worked out on `threads` threads (0 or 1:
+ * the caller's alone); the result does not depend on it. */
 int hil_kanon_dp(const table *t, const uint32_t *order, size_t n, uint64_t k, const double *weights,
-                 const double *gap, uint32_t *sizes /* OUT */, size_t *ngroups /* OUT */, double *cost /* OUT */,
-                 ak_error *err);
+                 const double *gap, unsigned threads, uint32_t *sizes /* OUT */, size_t *ngroups /* OUT */,
+                 double *cost /* OUT */, ak_error *err);
 
 /* The rows behind the 1-D positions, for measuring groups by NCP (001 §5.2):
  * position i holds row order[i] of t; weights as for GCP (NULL = equal). */
