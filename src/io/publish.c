@@ -19,6 +19,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "core/hugemem.h"
 #include "core/recode.h"
 #include "core/rng.h"
 #include "core/strbuf.h"
@@ -358,6 +359,15 @@ typedef struct copy_piece {
     ak_error err;
 } copy_piece;
 
+/* Gives b room for `bytes` bytes on fresh (huge) pages, b being empty. */
+static int reserve_huge(strbuf *b, size_t bytes)
+{
+    if (b->data || !bytes) return 0;
+    if (!(b->data = ak_huge_malloc(bytes))) return -1;
+    b->cap = bytes;
+    return 0;
+}
+
 /* Reads the rows of one copy_piece. */
 static void *copy_rows(void *arg)
 {
@@ -366,6 +376,12 @@ static void *copy_rows(void *arg)
     csv_reader *reader = NULL;
     csv_record rec;
     int got = 0;
+    if (!p->whole) { /* room for about all of the piece at once: the text is at most a little longer */
+        const uint64_t lines = csv_estimate_lines(p->t->path, p->offset, p->length);
+        const size_t cap = lines < p->limit ? (size_t)lines : p->limit;
+        if (cap && !p->off && (p->off = ak_huge_malloc((cap * k + 1) * sizeof *p->off))) p->cap = cap;
+        if (p->length < SIZE_MAX / 2) (void)reserve_huge(&p->text, (size_t)(p->length + p->length / 16) + 4096);
+    }
     p->rc = p->whole ? csv_reader_open(&reader, p->t->path, p->pub->delim, &p->err)
                      : csv_reader_open_range(&reader, p->t->path, p->pub->delim, p->offset, p->length, 2, &p->err);
     if (p->rc == ANONKIT_OK && p->whole && (got = csv_read(reader, &rec, &p->err)) < 0) p->rc = got; /* the header */
@@ -435,6 +451,9 @@ static int read_copied(const publisher *pub, const table *t, unsigned threads, s
                 pieces[i].length = i ? (uint64_t)st.st_size - split : split - data_start;
                 pieces[i].limit = n;
             }
+            /* the first piece's text with room for the second's after it */
+            const uint64_t both = (uint64_t)st.st_size - data_start;
+            if (both < SIZE_MAX / 2) (void)reserve_huge(&pieces[0].text, (size_t)(both + both / 16) + 8192);
             pthread_t helper;
             const int started = pthread_create(&helper, NULL, copy_rows, &pieces[1]) == 0;
             if (started) {
@@ -476,8 +495,11 @@ static int read_copied(const publisher *pub, const table *t, unsigned threads, s
     whole.whole = 1;
     whole.limit = n;
     whole.cap = n;
-    whole.off = malloc((n * k + 1) * sizeof *whole.off);
+    whole.off = ak_huge_malloc((n * k + 1) * sizeof *whole.off);
     if (!whole.off) return ak_err_nomem(err);
+    struct stat whole_st;
+    if (stat(t->path, &whole_st) == 0 && (uint64_t)whole_st.st_size < SIZE_MAX / 2)
+        (void)reserve_huge(&whole.text, (size_t)whole_st.st_size + (size_t)whole_st.st_size / 16 + 4096);
     copy_rows(&whole);
     if (whole.rc == ANONKIT_OK && whole.nrows != n) whole.rc = input_changed(t, 0, &whole.err);
     if (whole.rc < 0) {
@@ -626,7 +648,7 @@ int publish_write(const table *t, const partition *p, const publish_opts *opts, 
 
     /* The rows to write, in order: all but dropped suppressed rows. */
     size_t nwrite = 0;
-    if (!(order = malloc((n ? n : 1) * sizeof *order))) { rc = ak_err_nomem(err); goto done; }
+    if (!(order = ak_huge_malloc((n ? n : 1) * sizeof *order))) { rc = ak_err_nomem(err); goto done; } /* shuffled at random */
     for (size_t r = 0; r < n; r++) {
         int suppressed = p->class_of[r] == PARTITION_SUPPRESSED;
         stats->suppressed += (uint64_t)suppressed;

@@ -37,6 +37,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/hugemem.h"
 #include "core/stats.h"
 
 /* Partitions of at most this many rows are split out of place (partition_rows). */
@@ -1369,7 +1370,7 @@ int mdr_run_with(const table *t, const model *m, const mdr_options *options, par
                     s.max_children = hier_node_at(a->h, node)->nchildren;
     }
     int rc = worker_alloc(&s, s.n, err);
-    s.rows = malloc(((s.n ? s.n : 1) * s.w + s.bw) * sizeof *s.rows); /* + padding read by the kernels */
+    s.rows = ak_huge_malloc(((s.n ? s.n : 1) * s.w + s.bw) * sizeof *s.rows); /* + padding read by the kernels */
     uint32_t *root_lo = calloc(s.d ? s.d : 1, sizeof *root_lo), *root_hi = calloc(s.d ? s.d : 1, sizeof *root_hi);
     uint32_t *root_box = NULL;
     if (rc == ANONKIT_OK && (!s.rows || !root_lo || !root_hi)) rc = ak_err_nomem(err);
