@@ -513,6 +513,84 @@ static int read_copied(const publisher *pub, const table *t, unsigned threads, s
     return ANONKIT_OK;
 }
 
+/* ---- the copied units read ahead ---- */
+
+struct publish_copied {
+    publisher pub;     /* the units' layout */
+    const table *t;
+    pthread_t thread;
+    int started;
+    int rc;            /* of read_copied */
+    ak_error err;
+    strbuf text;
+    size_t *off;
+};
+
+static void *copied_main(void *arg)
+{
+    publish_copied *c = arg;
+    /* one thread: the other core runs the algorithm meanwhile */
+    c->rc = read_copied(&c->pub, c->t, 1, &c->text, &c->off, &c->err);
+    return NULL;
+}
+
+int publish_copied_start(publish_copied **out, const table *t, ak_error *err)
+{
+    *out = NULL;
+    publish_copied *c = calloc(1, sizeof *c);
+    if (!c) return ak_err_nomem(err);
+    const publish_opts none = {0};
+    int rc = publisher_setup(&c->pub, t, &none, 1, err);
+    if (rc == ANONKIT_OK && c->pub.ncopied) {
+        c->t = t;
+        if (pthread_create(&c->thread, NULL, copied_main, c) != 0)
+            rc = ak_err_set(err, ANONKIT_E_INTERNAL, NULL, 0, 0, "cannot start a thread");
+        else c->started = 1;
+    }
+    if (rc < 0 || !c->started) {
+        publish_copied_free(c);
+        return rc;
+    }
+    *out = c;
+    return ANONKIT_OK;
+}
+
+/* Waits for the reading to end. */
+static void copied_join(publish_copied *c)
+{
+    if (c->started) pthread_join(c->thread, NULL);
+    c->started = 0;
+}
+
+void publish_copied_free(publish_copied *c)
+{
+    if (!c) return;
+    copied_join(c);
+    publisher_free(&c->pub);
+    strbuf_free(&c->text);
+    free(c->off);
+    free(c);
+}
+
+/* Takes the units read ahead by c for t (whose writer has the layout pub):
+ * fills text and off, or returns the reading's error. */
+static int copied_take(publish_copied *c, const table *t, const publisher *pub, strbuf *text, size_t **off,
+                       ak_error *err)
+{
+    copied_join(c);
+    if (c->t != t || c->pub.ncopied != pub->ncopied)
+        return ak_err_set(err, ANONKIT_E_INTERNAL, NULL, 0, 0, "publish_write: columns read ahead for another table");
+    if (c->rc < 0) {
+        if (err) *err = c->err;
+        return c->rc;
+    }
+    *text = c->text;
+    *off = c->off;
+    memset(&c->text, 0, sizeof c->text);
+    c->off = NULL;
+    return ANONKIT_OK;
+}
+
 /* ---- composing and writing blocks of rows ---- */
 
 /* Blocks of output rows shared by up to two threads: each composes its
@@ -690,7 +768,9 @@ int publish_write(const table *t, const partition *p, const publish_opts *opts, 
         if (r != n) { rc = input_changed(t, 0, err); goto done; }
     } else {
         /* Hold the copied units of every row, then write in output order. */
-        if (k && (rc = read_copied(&pub, t, opts->threads, &copied, &copied_off, err)) < 0) goto done;
+        if (k && opts->copied) rc = copied_take(opts->copied, t, &pub, &copied, &copied_off, err);
+        else if (k) rc = read_copied(&pub, t, opts->threads, &copied, &copied_off, err);
+        if (rc < 0) goto done;
         const compose_job proto = {.pub = &pub, .class_of = p->class_of, .order = order, .copied = copied.data,
                                    .copied_off = copied_off, .no_copied = local_off};
         if ((rc = write_rows(&proto, nwrite, opts->threads, writer, err)) < 0) goto done;
