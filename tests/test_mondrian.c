@@ -517,6 +517,61 @@ static void test_threads_same_result(void **state)
     tu_rmtree(dir_copy);
 }
 
+/* The vector kernels (boxes, the in-place and the out-of-place split) give
+ * the plain C loops' partition for every number of QIs, in particular when a
+ * work row (QIs, sensitive code, row id) is wider than the box lanes. */
+static void test_every_width(void **state)
+{
+    (void)state;
+    const char *dir = tu_mkdtemp();
+    char dir_copy[4096], in[4200];
+    snprintf(dir_copy, sizeof dir_copy, "%s", dir);
+    snprintf(in, sizeof in, "%s/in.csv", dir_copy);
+    tu_rng rng = {123};
+    for (int d = 1; d <= 18; d++) {
+        FILE *f = fopen(in, "w");
+        assert_non_null(f);
+        for (int q = 0; q < d; q++) fprintf(f, "%sq%d", q ? "," : "", q);
+        fputc('\n', f);
+        for (int r = 0; r < 20000; r++)
+            for (int q = 0; q < d; q++)
+                fprintf(f, "%d%c", (int)tu_below(&rng, q % 3 == 0 ? 100000 : q % 3 == 1 ? 40 : 3000),
+                        q + 1 < d ? ',' : '\n');
+        fclose(f);
+        const char *names[18];
+        char name_buf[18][8];
+        for (int q = 0; q < d; q++) {
+            snprintf(name_buf[q], sizeof name_buf[q], "q%d", q);
+            names[q] = name_buf[q];
+        }
+        table_spec spec = {0};
+        spec.path = in;
+        spec.delimiter = ',';
+        spec.nqi = (size_t)d;
+        spec.qi_names = names;
+        table *t;
+        ak_error err;
+        assert_int_equal(table_load(&t, &spec, &err), ANONKIT_OK);
+        model m;
+        model_init(&m);
+        m.k = 3;
+        partition plain, vec;
+        const mdr_options po = {.threads = 1, .no_simd = 1}, vo = {.threads = 2};
+        assert_int_equal(partition_init(&plain, t->nrows, t->nqi, &err), ANONKIT_OK);
+        assert_int_equal(partition_init(&vec, t->nrows, t->nqi, &err), ANONKIT_OK);
+        assert_int_equal(mdr_run_with(t, &m, &po, &plain, &err), ANONKIT_OK);
+        assert_int_equal(mdr_run_with(t, &m, &vo, &vec, &err), ANONKIT_OK);
+        assert_int_equal(vec.nclasses, plain.nclasses);
+        assert_memory_equal(vec.class_of, plain.class_of, t->nrows * sizeof *plain.class_of);
+        assert_memory_equal(vec.lo, plain.lo, plain.nclasses * t->nqi * sizeof *plain.lo);
+        assert_memory_equal(vec.hi, plain.hi, plain.nclasses * t->nqi * sizeof *plain.hi);
+        partition_free(&plain);
+        partition_free(&vec);
+        table_free(t);
+    }
+    tu_rmtree(dir_copy);
+}
+
 /* The published file is byte-identical for any thread count (parallel
  * reading, partitioning, class formatting and row composition), shuffled or not. */
 static void test_output_same_for_threads(void **state)
@@ -574,6 +629,7 @@ int main(void)
         cmocka_unit_test(test_ineligible),
         cmocka_unit_test(test_random_tables),
         cmocka_unit_test(test_threads_same_result),
+        cmocka_unit_test(test_every_width),
         cmocka_unit_test(test_output_same_for_threads),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -114,8 +114,9 @@ static void write_input(const char *path, size_t rows, int plain_only, size_t sp
     fclose(f);
 }
 
-/* Loads path (QIs q0 and q1, identifier id) and publishes it as one class. */
-static char *publish(const char *path, unsigned threads, int keep_order, size_t *len)
+/* Loads path (QIs q0 and q1, identifier id) and publishes it as one class;
+ * with ahead, the copied columns are read ahead (publish_copied_start). */
+static char *publish_with(const char *path, unsigned threads, int keep_order, int ahead, size_t *len)
 {
     const char *qi[] = {"q0", "q1"};
     const char *ids[] = {"id"};
@@ -139,14 +140,22 @@ static char *publish(const char *path, unsigned threads, int keep_order, size_t 
     const char *out_path = tu_path(tu_group_dir, "out.csv");
     FILE *out = fopen(out_path, "wb");
     assert_non_null(out);
-    publish_opts po = {.keep_order = keep_order, .seed = 7, .threads = threads};
+    publish_copied *copied = NULL;
+    if (ahead) assert_int_equal(publish_copied_start(&copied, t, &err), ANONKIT_OK);
+    publish_opts po = {.keep_order = keep_order, .seed = 7, .threads = threads, .copied = copied};
     publish_stats ps;
     if (publish_write(t, &p, &po, out, out_path, &ps, &err) != ANONKIT_OK) fail_msg("publish: %s", err.message);
+    publish_copied_free(copied);
     assert_int_equal(ps.published, t->nrows);
     assert_int_equal(fclose(out), 0);
     partition_free(&p);
     table_free(t);
     return tu_read_file(out_path, len);
+}
+
+static char *publish(const char *path, unsigned threads, int keep_order, size_t *len)
+{
+    return publish_with(path, threads, keep_order, 0, len);
 }
 
 static const char header[] = "q0,c1,c2,c3,c4,q1,c5\n";
@@ -186,6 +195,11 @@ static void test_copied_fields(void **state)
         assert_int_equal(len2, len3);
         assert_memory_equal(one, two, len2);
         assert_int_equal(len1, len2); /* the same lines in another order */
+        size_t len4;
+        char *ahead = publish_with(pcopy, 2, 0, 1, &len4);
+        assert_int_equal(len4, len2);
+        assert_memory_equal(ahead, one, len2);
+        free(ahead);
         for (size_t r = 0; r < rows; r++) free(expected[r]);
         free(expected);
         free(ordered);
@@ -214,12 +228,64 @@ static void test_parallel_reread(void **state)
         char *one = publish(pcopy, 1, 0, &len2), *two = publish(pcopy, 2, 0, &len3);
         assert_int_equal(len2, len3);
         assert_memory_equal(one, two, len2);
+        size_t len4;
+        char *ahead = publish_with(pcopy, 2, 0, 1, &len4);
+        assert_int_equal(len4, len2);
+        assert_memory_equal(ahead, one, len2);
+        free(ahead);
         for (size_t r = 0; r < rows; r++) free(expected[r]);
         free(expected);
         free(ordered);
         free(one);
         free(two);
     }
+}
+
+/* Columns read ahead from an input that changed since it was loaded: the
+ * writer reports it (and writes nothing more); read ahead but not used, they
+ * are freed cleanly. */
+static void test_read_ahead_errors(void **state)
+{
+    (void)state;
+    const char *path = tu_path(tu_group_dir, "changed.csv");
+    char pcopy[4200];
+    snprintf(pcopy, sizeof pcopy, "%s", path);
+    tu_write_file(pcopy, "q0,c1,c2,c3,id,c4,q1,c5\n5,a,b,c,i,d,5,e\n5,f,g,h,j,k,5,l\n");
+    const char *qi[] = {"q0", "q1"};
+    const char *ids[] = {"id"};
+    table_spec spec = {0};
+    spec.path = pcopy;
+    spec.delimiter = ',';
+    spec.nqi = 2;
+    spec.qi_names = qi;
+    spec.nidentifiers = 1;
+    spec.identifier_names = ids;
+    table *t = NULL;
+    ak_error err;
+    assert_int_equal(table_load(&t, &spec, &err), ANONKIT_OK);
+    publish_copied *unused = NULL;
+    assert_int_equal(publish_copied_start(&unused, t, &err), ANONKIT_OK);
+    assert_non_null(unused);
+    publish_copied_free(unused);
+    tu_write_file(pcopy, "q0,c1,c2,c3,id,c4,q1,c5\n5,a,b,c,i,d,5,e\n5,f,g,h,j,k,5,l\n5,m,n,o,p,q,5,r\n");
+    publish_copied *copied = NULL;
+    assert_int_equal(publish_copied_start(&copied, t, &err), ANONKIT_OK);
+    partition p;
+    assert_int_equal(partition_init(&p, t->nrows, t->nqi, &err), ANONKIT_OK);
+    const uint32_t lo[2] = {0, 0}, hi[2] = {0, 0};
+    uint32_t id;
+    assert_int_equal(partition_add_class(&p, lo, hi, t->nrows, &id, &err), ANONKIT_OK);
+    for (size_t r = 0; r < t->nrows; r++) p.class_of[r] = id;
+    FILE *out = fopen(tu_path(tu_group_dir, "changed-out.csv"), "wb");
+    assert_non_null(out);
+    publish_opts po = {.seed = 7, .threads = 2, .copied = copied};
+    publish_stats ps;
+    assert_int_equal(publish_write(t, &p, &po, out, "changed-out.csv", &ps, &err), ANONKIT_E_INPUT);
+    assert_non_null(strstr(err.message, "changed"));
+    fclose(out);
+    publish_copied_free(copied);
+    partition_free(&p);
+    table_free(t);
 }
 
 /* csv_run_is_plain and csv_needs_quotes against byte-by-byte definitions,
@@ -251,6 +317,7 @@ int main(void)
         cmocka_unit_test(test_quoting_checks),
         cmocka_unit_test(test_copied_fields),
         cmocka_unit_test(test_parallel_reread),
+        cmocka_unit_test(test_read_ahead_errors),
     };
     return cmocka_run_group_tests(tests, tu_group_setup, tu_group_teardown);
 }

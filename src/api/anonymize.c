@@ -374,6 +374,7 @@ int anonkit_anonymize(anonkit_job *job, anonkit_result **out_result)
     memset(&rulesf, 0, sizeof rulesf);
     double *means = NULL;
     table *t = NULL;
+    publish_copied *copied = NULL;
     partition part;
     memset(&part, 0, sizeof part);
     metrics mt;
@@ -415,6 +416,8 @@ int anonkit_anonymize(anonkit_job *job, anonkit_result **out_result)
     if ((rc = table_load(&t, &spec, &job->err)) < 0) goto done;
     pt.read = ak_seconds() - mark;
     if ((rc = check_against_table(job, t)) < 0) goto done;
+    /* the columns the writer copies through are read while the algorithm runs */
+    if (!job->keep_order && threads > 1 && (rc = publish_copied_start(&copied, t, &job->err)) < 0) goto done;
     mark = ak_seconds();
     if ((rc = partition_init(&part, t->nrows, t->nqi, &job->err)) < 0) goto done;
     if (job->algorithm && !strcmp(job->algorithm, "incognito")) {
@@ -430,7 +433,7 @@ int anonkit_anonymize(anonkit_job *job, anonkit_result **out_result)
     /* The class means are computed once, for the output and the rules. */
     if (job->publish == RECODE_MEAN && (rc = recode_class_means(t, &part, &means, &job->err)) < 0) goto done;
     publish_opts po = {.keep_order = job->keep_order, .seed = job->seed, .drop_suppressed = 0, .threads = threads,
-                       .style = job->publish, .means = means};
+                       .style = job->publish, .means = means, .copied = copied};
     if ((rc = publish_write(t, &part, &po, of.stream, job->output, &ps, &job->err)) < 0) goto done;
     if (ps.published + ps.suppressed != t->nrows) {
         rc = ak_err_set(&job->err, ANONKIT_E_INTERNAL, NULL, 0, 0, "row accounting failed: %zu read, %llu written",
@@ -471,6 +474,7 @@ done:
         anonkit_result_free(result);
         result = NULL;
     }
+    publish_copied_free(copied); /* before the table and the spooled input it reads */
     spool_remove(&sp);
     table_free(t);
     partition_free(&part);

@@ -833,6 +833,7 @@ int anonkit_sequential(anonkit_job *job, char **out_summary, char **out_json)
     tds_result res;
     memset(&res, 0, sizeof res);
     job_spec_storage storage = {0};
+    publish_copied *copied = NULL;
     char *summary = NULL, *json = NULL;
     int rc;
     const int from_stdin = !strcmp(job->input, "-");
@@ -948,8 +949,11 @@ int anonkit_sequential(anonkit_job *job, char **out_summary, char **out_json)
                     .y1_sensitive = s.y1_flags, .nreleases = s.nrel, .releases = s.rel, .model = job->xy,
                     .distortion = job->score_distortion};
     if ((rc = partition_init(&part, s.t->nrows, s.t->nqi, err)) < 0) goto done;
+    /* the columns the writer copies through are read while TDS runs (on one core) */
+    if (!job->keep_order && threads > 1 && (rc = publish_copied_start(&copied, s.t, err)) < 0) goto done;
     if ((rc = tds_run(&in, &part, &res, err)) < 0) goto done;
-    publish_opts po = {.keep_order = job->keep_order, .seed = job->seed, .threads = threads, .style = RECODE_GENERALIZE};
+    publish_opts po = {.keep_order = job->keep_order, .seed = job->seed, .threads = threads, .style = RECODE_GENERALIZE,
+                       .copied = copied};
     publish_stats ps;
     if ((rc = publish_write(s.t, &part, &po, of.stream, job->output, &ps, err)) < 0) goto done;
     if ((rc = describe(&s, &res, &ps, &part, ak_seconds() - start, &summary, &json)) < 0) goto done;
@@ -965,6 +969,7 @@ done:
         outfile_abort(&of);
         outfile_abort(&rf);
     }
+    publish_copied_free(copied);
     spool_remove(&sp);
     job_spec_free(&storage);
     partition_free(&part);

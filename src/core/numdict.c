@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/hugemem.h"
+
 /* Integer mode stores value + INT_BIAS in a code. */
 #define INT_BIAS NUMDICT_INT_BIAS
 
@@ -232,6 +234,7 @@ int numdict_finish(numdict *d, uint32_t *codes, size_t nrows, double **values, c
     const uint32_t base = (uint32_t)(d->min + INT_BIAS);
     uint32_t *rank = calloc(range, sizeof *rank);
     if (!rank) return ak_err_nomem(err);
+    ak_huge_advise(rank, range * sizeof *rank); /* written and read at random */
     for (size_t r = 0; r < nrows; r++) rank[codes[r] - base] = 1;
     uint32_t n = 0;
     for (uint64_t i = 0; i < range; i++) {
@@ -239,7 +242,7 @@ int numdict_finish(numdict *d, uint32_t *codes, size_t nrows, double **values, c
         rank[i] = n;
         n += present;
     }
-    double *vals = malloc((size_t)(n ? n : 1) * sizeof *vals);
+    double *vals = ak_huge_malloc((size_t)(n ? n : 1) * sizeof *vals); /* read at random by the algorithms */
     if (!vals) {
         free(rank);
         return ak_err_nomem(err);

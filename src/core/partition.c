@@ -4,12 +4,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/hugemem.h"
+
 int partition_init(partition *p, size_t nrows, uint32_t nqi, ak_error *err)
 {
     memset(p, 0, sizeof *p);
     p->nqi = nqi;
     p->nrows = nrows;
-    p->class_of = malloc((nrows ? nrows : 1) * sizeof *p->class_of);
+    p->class_of = ak_huge_malloc((nrows ? nrows : 1) * sizeof *p->class_of);
     if (!p->class_of) return ak_err_nomem(err);
     return ANONKIT_OK;
 }

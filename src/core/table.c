@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/hugemem.h"
 #include "core/numdict.h"
 #include "io/csv.h"
 
@@ -167,7 +168,7 @@ static int grow_rows(table *t, size_t *cap, size_t need, ak_error *err)
     size_t n = *cap ? *cap * 2 : 65536;
     while (n < need) n *= 2;
     for (uint32_t q = 0; q < t->nqi; q++) {
-        uint32_t *p = realloc(t->qi[q].codes, n * sizeof *p);
+        uint32_t *p = ak_huge_realloc(t->qi[q].codes, n * sizeof *p);
         if (!p) return ak_err_nomem(err);
         t->qi[q].codes = p;
     }
@@ -504,6 +505,12 @@ static int load_rows_parallel(table *t, const table_spec *spec, qi_reader *qr, u
         if (!p->qr || strmap_init(&p->sensitive, 64) != 0 || strmap_init(&p->classes, 64) != 0)
             rc = ak_err_nomem(err);
         for (uint32_t q = 0; i && p->qr && q < t->nqi; q++) numdict_init(&p->qr[q].numbers);
+    }
+    /* The arrays sized for each piece at once (grown further if need be), so
+     * that they are written on fresh (huge) pages rather than moved around. */
+    for (int i = 0; rc == ANONKIT_OK && i < 2; i++) {
+        const uint64_t lines = csv_estimate_lines(spec->path, pieces[i].offset, pieces[i].length);
+        if (lines && lines < SIZE_MAX / 64) rc = grow_rows(pieces[i].t, &pieces[i].cap, (size_t)lines, err);
     }
     if (rc == ANONKIT_OK) {
         started = pthread_create(&helper, NULL, load_piece_rows, &pieces[1]) == 0;

@@ -243,6 +243,24 @@ uint64_t csv_find_split(const char *path, uint64_t start, uint64_t size)
     return split;
 }
 
+uint64_t csv_estimate_lines(const char *path, uint64_t offset, uint64_t length)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return 0;
+    char buf[1 << 16];
+    size_t got = 0;
+    if (fseeko(f, (off_t)offset, SEEK_SET) == 0)
+        got = fread(buf, 1, length < sizeof buf ? (size_t)length : sizeof buf, f);
+    fclose(f);
+    if (!got) return 0;
+    uint64_t lines = 0;
+    for (const char *p = buf, *end = buf + got; (p = memchr(p, '\n', (size_t)(end - p))) != NULL; p++) lines++;
+    if (!lines) return 1;
+    /* lines per byte of the sample, over the whole range, with an eighth more */
+    const double estimate = (double)length * (double)lines / (double)got;
+    return (uint64_t)(estimate + estimate / 8) + 1;
+}
+
 long csv_reader_line(const csv_reader *r)
 {
     return r->line;

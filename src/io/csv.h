@@ -114,4 +114,9 @@ int csv_run_is_plain(const char *src, size_t len);
  * the first piece begins with a quote, a line end there ends a record). */
 uint64_t csv_find_split(const char *path, uint64_t start, uint64_t size);
 
+/* About how many lines bytes [offset, offset + length) of path hold, from the
+ * line ends in their first 64 KiB (somewhat more, rather than fewer); 0 when
+ * it cannot be read. For sizing arrays before reading. */
+uint64_t csv_estimate_lines(const char *path, uint64_t offset, uint64_t length);
+
 #endif

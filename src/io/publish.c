@@ -19,6 +19,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "core/hugemem.h"
 #include "core/recode.h"
 #include "core/rng.h"
 #include "core/strbuf.h"
@@ -358,6 +359,15 @@ typedef struct copy_piece {
     ak_error err;
 } copy_piece;
 
+/* Gives b room for `bytes` bytes on fresh (huge) pages, b being empty. */
+static int reserve_huge(strbuf *b, size_t bytes)
+{
+    if (b->data || !bytes) return 0;
+    if (!(b->data = ak_huge_malloc(bytes))) return -1;
+    b->cap = bytes;
+    return 0;
+}
+
 /* Reads the rows of one copy_piece. */
 static void *copy_rows(void *arg)
 {
@@ -366,6 +376,12 @@ static void *copy_rows(void *arg)
     csv_reader *reader = NULL;
     csv_record rec;
     int got = 0;
+    if (!p->whole) { /* room for about all of the piece at once: the text is at most a little longer */
+        const uint64_t lines = csv_estimate_lines(p->t->path, p->offset, p->length);
+        const size_t cap = lines < p->limit ? (size_t)lines : p->limit;
+        if (cap && !p->off && (p->off = ak_huge_malloc((cap * k + 1) * sizeof *p->off))) p->cap = cap;
+        if (p->length < SIZE_MAX / 2) (void)reserve_huge(&p->text, (size_t)(p->length + p->length / 16) + 4096);
+    }
     p->rc = p->whole ? csv_reader_open(&reader, p->t->path, p->pub->delim, &p->err)
                      : csv_reader_open_range(&reader, p->t->path, p->pub->delim, p->offset, p->length, 2, &p->err);
     if (p->rc == ANONKIT_OK && p->whole && (got = csv_read(reader, &rec, &p->err)) < 0) p->rc = got; /* the header */
@@ -435,6 +451,9 @@ static int read_copied(const publisher *pub, const table *t, unsigned threads, s
                 pieces[i].length = i ? (uint64_t)st.st_size - split : split - data_start;
                 pieces[i].limit = n;
             }
+            /* the first piece's text with room for the second's after it */
+            const uint64_t both = (uint64_t)st.st_size - data_start;
+            if (both < SIZE_MAX / 2) (void)reserve_huge(&pieces[0].text, (size_t)(both + both / 16) + 8192);
             pthread_t helper;
             const int started = pthread_create(&helper, NULL, copy_rows, &pieces[1]) == 0;
             if (started) {
@@ -476,8 +495,11 @@ static int read_copied(const publisher *pub, const table *t, unsigned threads, s
     whole.whole = 1;
     whole.limit = n;
     whole.cap = n;
-    whole.off = malloc((n * k + 1) * sizeof *whole.off);
+    whole.off = ak_huge_malloc((n * k + 1) * sizeof *whole.off);
     if (!whole.off) return ak_err_nomem(err);
+    struct stat whole_st;
+    if (stat(t->path, &whole_st) == 0 && (uint64_t)whole_st.st_size < SIZE_MAX / 2)
+        (void)reserve_huge(&whole.text, (size_t)whole_st.st_size + (size_t)whole_st.st_size / 16 + 4096);
     copy_rows(&whole);
     if (whole.rc == ANONKIT_OK && whole.nrows != n) whole.rc = input_changed(t, 0, &whole.err);
     if (whole.rc < 0) {
@@ -488,6 +510,84 @@ static int read_copied(const publisher *pub, const table *t, unsigned threads, s
     whole.off[n * k] = whole.text.len;
     *text = whole.text;
     *off = whole.off;
+    return ANONKIT_OK;
+}
+
+/* ---- the copied units read ahead ---- */
+
+struct publish_copied {
+    publisher pub;     /* the units' layout */
+    const table *t;
+    pthread_t thread;
+    int started;
+    int rc;            /* of read_copied */
+    ak_error err;
+    strbuf text;
+    size_t *off;
+};
+
+static void *copied_main(void *arg)
+{
+    publish_copied *c = arg;
+    /* one thread: the other core runs the algorithm meanwhile */
+    c->rc = read_copied(&c->pub, c->t, 1, &c->text, &c->off, &c->err);
+    return NULL;
+}
+
+int publish_copied_start(publish_copied **out, const table *t, ak_error *err)
+{
+    *out = NULL;
+    publish_copied *c = calloc(1, sizeof *c);
+    if (!c) return ak_err_nomem(err);
+    const publish_opts none = {0};
+    int rc = publisher_setup(&c->pub, t, &none, 1, err);
+    if (rc == ANONKIT_OK && c->pub.ncopied) {
+        c->t = t;
+        if (pthread_create(&c->thread, NULL, copied_main, c) != 0)
+            rc = ak_err_set(err, ANONKIT_E_INTERNAL, NULL, 0, 0, "cannot start a thread");
+        else c->started = 1;
+    }
+    if (rc < 0 || !c->started) {
+        publish_copied_free(c);
+        return rc;
+    }
+    *out = c;
+    return ANONKIT_OK;
+}
+
+/* Waits for the reading to end. */
+static void copied_join(publish_copied *c)
+{
+    if (c->started) pthread_join(c->thread, NULL);
+    c->started = 0;
+}
+
+void publish_copied_free(publish_copied *c)
+{
+    if (!c) return;
+    copied_join(c);
+    publisher_free(&c->pub);
+    strbuf_free(&c->text);
+    free(c->off);
+    free(c);
+}
+
+/* Takes the units read ahead by c for t (whose writer has the layout pub):
+ * fills text and off, or returns the reading's error. */
+static int copied_take(publish_copied *c, const table *t, const publisher *pub, strbuf *text, size_t **off,
+                       ak_error *err)
+{
+    copied_join(c);
+    if (c->t != t || c->pub.ncopied != pub->ncopied)
+        return ak_err_set(err, ANONKIT_E_INTERNAL, NULL, 0, 0, "publish_write: columns read ahead for another table");
+    if (c->rc < 0) {
+        if (err) *err = c->err;
+        return c->rc;
+    }
+    *text = c->text;
+    *off = c->off;
+    memset(&c->text, 0, sizeof c->text);
+    c->off = NULL;
     return ANONKIT_OK;
 }
 
@@ -626,7 +726,7 @@ int publish_write(const table *t, const partition *p, const publish_opts *opts, 
 
     /* The rows to write, in order: all but dropped suppressed rows. */
     size_t nwrite = 0;
-    if (!(order = malloc((n ? n : 1) * sizeof *order))) { rc = ak_err_nomem(err); goto done; }
+    if (!(order = ak_huge_malloc((n ? n : 1) * sizeof *order))) { rc = ak_err_nomem(err); goto done; } /* shuffled at random */
     for (size_t r = 0; r < n; r++) {
         int suppressed = p->class_of[r] == PARTITION_SUPPRESSED;
         stats->suppressed += (uint64_t)suppressed;
@@ -668,7 +768,9 @@ int publish_write(const table *t, const partition *p, const publish_opts *opts, 
         if (r != n) { rc = input_changed(t, 0, err); goto done; }
     } else {
         /* Hold the copied units of every row, then write in output order. */
-        if (k && (rc = read_copied(&pub, t, opts->threads, &copied, &copied_off, err)) < 0) goto done;
+        if (k && opts->copied) rc = copied_take(opts->copied, t, &pub, &copied, &copied_off, err);
+        else if (k) rc = read_copied(&pub, t, opts->threads, &copied, &copied_off, err);
+        if (rc < 0) goto done;
         const compose_job proto = {.pub = &pub, .class_of = p->class_of, .order = order, .copied = copied.data,
                                    .copied_off = copied_off, .no_copied = local_off};
         if ((rc = write_rows(&proto, nwrite, opts->threads, writer, err)) < 0) goto done;

@@ -10,6 +10,8 @@
 #include "core/recode.h"
 #include "core/table.h"
 
+typedef struct publish_copied publish_copied;
+
 typedef struct publish_opts {
     int keep_order;      /* 0: rows are shuffled with `seed` (row order can re-identify) */
     uint64_t seed;
@@ -17,6 +19,7 @@ typedef struct publish_opts {
     unsigned threads;    /* > 1: rows are composed by two threads */
     recode_style style;  /* generalized values, or the range or mean statistic */
     const double *means; /* RECODE_MEAN: the class means (recode_class_means) */
+    publish_copied *copied; /* the copied columns read ahead (publish_copied_start), or NULL */
 } publish_opts;
 
 typedef struct publish_stats {
@@ -26,9 +29,18 @@ typedef struct publish_stats {
 
 /* Re-reads t's input and writes it to out with every QI replaced by its
  * class's published value, identifier columns dropped and all other columns
- * copied through. */
+ * copied through. With opts->copied, the columns copied through are those it
+ * read ahead (it waits for them; they are used only for shuffled output). */
 int publish_write(const table *t, const partition *p, const publish_opts *opts, FILE *out,
                   const char *out_name, publish_stats *stats /* OUT */, ak_error *err);
+
+/* Starts reading t's columns that publish_write copies through on a thread of
+ * its own, so that the reading overlaps other work (the algorithm, on the
+ * other core). Only worth it for shuffled output, which holds them anyway;
+ * *out is NULL (and nothing is started) when t has no such column. */
+int publish_copied_start(publish_copied **out /* OUT */, const table *t, ak_error *err);
+/* Waits for the reading (when still running) and frees what it read; NULL is fine. */
+void publish_copied_free(publish_copied *c);
 
 /* The same output written partition by partition (out-of-core runs): the
  * header from the schema on open, then each partition's rows — a view table

@@ -37,7 +37,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/hugemem.h"
 #include "core/stats.h"
+
+/* Partitions of at most this many rows are split out of place (partition_rows). */
+#define MDR_SMALL_PARTITION 4096
 
 typedef struct mdr_frame {
     size_t begin, end;
@@ -66,6 +70,8 @@ typedef struct mdr {
     uint32_t *rows;     /* n * w */
     uint32_t *scratch;  /* n values: median selection */
     uint32_t *moved;    /* n * w, categorical redistribution (lazily allocated) */
+    uint32_t *small_side, *small_rows; /* partition_rows of small partitions: 2 * MDR_SMALL_PARTITION indexes,
+                                          MDR_SMALL_PARTITION * w + 8 words */
     uint32_t *order, *order_tmp, *code_count; /* sorting a partition by one code (lazily allocated) */
     int need_hist;      /* l-diversity: sensitive histograms */
     int need_mom;       /* variance diversity: sums of the numeric sensitive values */
@@ -205,6 +211,62 @@ partition_rows_avx2_n(uint32_t *rows, uint32_t w, size_t begin, size_t end, uint
     box_store_avx2(left_box, llo, lhi, chunks);
     box_store_avx2(right_box, rlo, rhi, chunks);
     return i;
+}
+
+/* partition_rows_small (below) with the AVX2 box kernels. */
+__attribute__((target("avx2"), always_inline)) static inline size_t
+partition_small_avx2_n(uint32_t *rows, uint32_t w, size_t begin, size_t end, uint32_t q, uint32_t cut,
+                       const uint32_t chunks, uint32_t *side, uint32_t *moved, uint32_t *left_box, uint32_t *right_box)
+{
+    const size_t n = end - begin;
+    const uint32_t *base = rows + begin * w;
+    /* which side each row goes to, without a branch: left rows' indexes from
+     * the front of side[], right rows' from side[n] on */
+    uint32_t nl = 0, nr = 0;
+    for (size_t i = 0; i < n; i++) {
+        const uint32_t right = base[i * w + q] >= cut;
+        side[nl] = (uint32_t)i;
+        side[n + nr] = (uint32_t)i;
+        nl += 1 - right;
+        nr += right;
+    }
+    /* the rows in their new order, each side's box on the way; a row is
+     * copied as whole vectors of 8 words, the tail past its w words being
+     * overwritten by the next row (moved has room past the last one) */
+    const uint32_t vectors = (w + 7) / 8;
+    __m256i lo[MDR_MAX_CHUNKS], hi[MDR_MAX_CHUNKS];
+    uint32_t *to = moved;
+    for (int s2 = 0; s2 < 2; s2++) {
+        const uint32_t *idx = s2 ? side + n : side;
+        const uint32_t count = s2 ? nr : nl;
+        box_load_avx2(lo, hi, chunks);
+        for (uint32_t m = 0; m < count; m++, to += w) {
+            const uint32_t *from = base + (size_t)idx[m] * w;
+            for (uint32_t c = 0; c < chunks; c++) {
+                __m256i v = _mm256_loadu_si256((const __m256i *)(from + 8 * c));
+                lo[c] = _mm256_min_epu32(lo[c], v);
+                hi[c] = _mm256_max_epu32(hi[c], v);
+            }
+            for (uint32_t c = 0; c < vectors; c++)
+                _mm256_storeu_si256((__m256i *)(to + 8 * c), _mm256_loadu_si256((const __m256i *)(from + 8 * c)));
+        }
+        box_store_avx2(s2 ? right_box : left_box, lo, hi, chunks);
+    }
+    memcpy(rows + begin * w, moved, n * w * sizeof *rows);
+    return begin + nl;
+}
+
+__attribute__((target("avx2"))) static size_t partition_small_avx2(uint32_t *rows, uint32_t w, size_t begin,
+                                                                  size_t end, uint32_t q, uint32_t cut, uint32_t bw,
+                                                                  uint32_t *side, uint32_t *moved, uint32_t *left_box,
+                                                                  uint32_t *right_box)
+{
+    switch (bw / 8) {
+    case 1: return partition_small_avx2_n(rows, w, begin, end, q, cut, 1, side, moved, left_box, right_box);
+    case 2: return partition_small_avx2_n(rows, w, begin, end, q, cut, 2, side, moved, left_box, right_box);
+    case 3: return partition_small_avx2_n(rows, w, begin, end, q, cut, 3, side, moved, left_box, right_box);
+    default: return partition_small_avx2_n(rows, w, begin, end, q, cut, bw / 8, side, moved, left_box, right_box);
+    }
 }
 
 __attribute__((target("avx2"))) static size_t partition_rows_avx2(uint32_t *rows, uint32_t w, size_t begin,
@@ -431,6 +493,13 @@ static size_t partition_rows(mdr *s, size_t begin, size_t end, uint32_t q, uint3
                              uint32_t *right_box)
 {
 #if MDR_HAVE_AVX2
+    /* A small partition (in cache) is split out of place through index
+     * lists, without a branch on the data: the in-place exchange below
+     * mispredicts about every other row, which in cache costs more than the
+     * extra copy. */
+    if (s->simd && end - begin <= MDR_SMALL_PARTITION && s->small_side)
+        return partition_small_avx2(s->rows, s->w, begin, end, q, cut, s->bw, s->small_side, s->small_rows,
+                                    left_box, right_box);
     if (s->simd) return partition_rows_avx2(s->rows, s->w, begin, end, q, cut, s->bw, left_box, right_box);
 #endif
     const uint32_t w = s->w, d = s->d, bw = s->bw;
@@ -1000,6 +1069,7 @@ static int run_grow(mdr *s, ak_error *err)
 static void worker_forget(mdr *s)
 {
     s->scratch = s->moved = s->order = s->order_tmp = s->code_count = NULL;
+    s->small_side = s->small_rows = NULL;
     s->counts = s->counts_scratch = s->child_rows = NULL;
     s->stack = NULL;
     s->boxes = NULL;
@@ -1017,6 +1087,8 @@ static void worker_free(mdr *s)
 {
     free(s->scratch);
     free(s->moved);
+    free(s->small_side);
+    free(s->small_rows);
     free(s->order);
     free(s->order_tmp);
     free(s->code_count);
@@ -1039,6 +1111,15 @@ static int worker_alloc(mdr *s, size_t capacity, ak_error *err)
 {
     s->capacity = capacity;
     s->scratch = malloc((capacity + 1) * sizeof *s->scratch); /* + 1: median_of's gathering */
+    if (s->simd) { /* small partitions' out-of-place split (optional: without it the in-place one serves) */
+        s->small_side = malloc(2 * MDR_SMALL_PARTITION * sizeof *s->small_side);
+        s->small_rows = malloc(((size_t)MDR_SMALL_PARTITION * s->w + 8) * sizeof *s->small_rows);
+        if (!s->small_side || !s->small_rows) {
+            free(s->small_side);
+            free(s->small_rows);
+            s->small_side = s->small_rows = NULL;
+        }
+    }
     s->counts = malloc((s->sensitive_domain + 1) * sizeof *s->counts);
     s->counts_scratch = malloc((s->sensitive_domain + 1) * sizeof *s->counts_scratch);
     s->child_rows = malloc((s->max_children + 1) * sizeof *s->child_rows);
@@ -1289,7 +1370,7 @@ int mdr_run_with(const table *t, const model *m, const mdr_options *options, par
                     s.max_children = hier_node_at(a->h, node)->nchildren;
     }
     int rc = worker_alloc(&s, s.n, err);
-    s.rows = malloc(((s.n ? s.n : 1) * s.w + s.bw) * sizeof *s.rows); /* + padding read by the kernels */
+    s.rows = ak_huge_malloc(((s.n ? s.n : 1) * s.w + s.bw) * sizeof *s.rows); /* + padding read by the kernels */
     uint32_t *root_lo = calloc(s.d ? s.d : 1, sizeof *root_lo), *root_hi = calloc(s.d ? s.d : 1, sizeof *root_hi);
     uint32_t *root_box = NULL;
     if (rc == ANONKIT_OK && (!s.rows || !root_lo || !root_hi)) rc = ak_err_nomem(err);
