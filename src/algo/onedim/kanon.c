@@ -853,7 +853,12 @@ int hil_kanon_dp_packed(const table *t, const hil_packing *pk, const uint64_t *i
         if (threads > DP_MAX_THREADS) threads = DP_MAX_THREADS;
         dp_shared sh = {.t = t, .pk = pk, .in = in, .stride = stride, .n = n, .ring = ring, .w = w, .k = k,
                         .weights = weights};
-        sh.size = 8 * w > 8192 ? 8 * w : 8192; /* prefixes per block: the windows' lead-in is at most 1/8 */
+        /* Prefixes per block: with several threads, enough that a window's
+         * lead-in is at most 1/8 of its block; with one, the window goes on
+         * from block to block and small blocks keep the runs in cache. */
+        sh.size = 8 * w > 8192 ? 8 * w : 8192;
+        if (threads > (n + sh.size - 1) / sh.size) threads = (unsigned)((n + sh.size - 1) / sh.size);
+        if (threads == 1) sh.size = 1024;
         if (block_rows) sh.size = block_rows;
         sh.nblocks = (n + sh.size - 1) / sh.size;
         if (threads > sh.nblocks) threads = (unsigned)sh.nblocks;
