@@ -13,14 +13,17 @@
  *   the NCP cost and for the 1-D extent cost), with groups of k..2k-1 rows;
  *   and against the recurrence of Figure 3 computed directly (every group's
  *   cost from scratch) on longer sequences, for both costs, and on a table of
- *   40 QIs.
+ *   40 QIs; cut into blocks down to one prefix on several threads, the DP
+ *   gives every prefix's candidate costs and the groups to the bit.
  * - The l-diversity heuristic on random sensitive sequences: succeeds exactly
  *   on eligible ones, every group is l-diverse (counted here), and for a whole
  *   l it never needs the closing group. Its exchange step keeps every group's
  *   sensitive values and never raises the cost.
  * - The external sort against an in-memory sort under tiny budgets.
  * - Every algorithm on random tables through the public API, proven by the
- *   independent verifier; ineligible tables fail cleanly and write nothing. */
+ *   independent verifier; ineligible tables fail cleanly and write nothing.
+ *   One thread or three, and the candidates weighed by the portable scalar
+ *   code or with AVX, give the same partition. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

@@ -23,17 +23,27 @@
  * the numbers of growing it row by row (up to the order in which the NCP
  * changes are summed), and ties go to the shortest group, as in a scan.
  *
+ * The k-row box is kept from prefix to prefix: only the sides whose cursor
+ * entry a new row popped, or whose extreme row just left the k rows, are
+ * looked at again.
+ *
  * The rows' codes come packed into a few words per row and in 1-D order
  * (hil_pack_*): the sort carries them with the keys, so the DP reads them
  * front to back instead of at random places of every column.
+ *
+ * Working out the boxes (the window) does not depend on Opt, weighing the
+ * candidates does: the prefixes are cut into blocks whose boxes threads
+ * describe at once (each block's window led in over the positions before
+ * it), and one thread weighs them in order (see "exact DP, in blocks").
  *
  * The Fast variants cost a group by its extent on the 1-D key: every start
  * position of the window keeps its key distance to the current end, each a
  * sum of gaps from left to right (no differences of large sums, so no
  * cancellation), all raised by the new gap as the end moves (a vector add).
  *
- * Only the last 2k-1 values of Opt and the window's codes are kept; the
- * chosen group length of every prefix is kept to read the solution back. */
+ * Only the last 2k-1 values of Opt, the window's codes and the boxes of the
+ * blocks in flight are kept; the chosen group length of every prefix is kept
+ * to read the solution back. */
 #include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -853,7 +863,12 @@ int hil_kanon_dp_packed(const table *t, const hil_packing *pk, const uint64_t *i
         if (threads > DP_MAX_THREADS) threads = DP_MAX_THREADS;
         dp_shared sh = {.t = t, .pk = pk, .in = in, .stride = stride, .n = n, .ring = ring, .w = w, .k = k,
                         .weights = weights};
-        sh.size = 8 * w > 8192 ? 8 * w : 8192; /* prefixes per block: the windows' lead-in is at most 1/8 */
+        /* Prefixes per block: with several threads, enough that a window's
+         * lead-in is at most 1/8 of its block; with one, the window goes on
+         * from block to block and small blocks keep the runs in cache. */
+        sh.size = 8 * w > 8192 ? 8 * w : 8192;
+        if (threads > (n + sh.size - 1) / sh.size) threads = (unsigned)((n + sh.size - 1) / sh.size);
+        if (threads == 1) sh.size = 1024;
         if (block_rows) sh.size = block_rows;
         sh.nblocks = (n + sh.size - 1) / sh.size;
         if (threads > sh.nblocks) threads = (unsigned)sh.nblocks;
