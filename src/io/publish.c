@@ -24,6 +24,7 @@
 #include "core/rng.h"
 #include "core/strbuf.h"
 #include "io/csv.h"
+#include "io/outfile.h"
 
 /* The output columns in order, as segments: a run of adjacent QI columns,
  * whose text per class is formatted once, or one copied column. */
@@ -605,7 +606,13 @@ typedef struct write_pipe {
     size_t next;            /* the block to be written next */
     int failed;             /* status of the first failure, 0 when none */
     ak_error err;
+    FILE *stream;           /* the writer's, for outfile_write_behind */
+    uint64_t synced;        /* bytes of it handed to the disk so far */
+    uint64_t unsynced;      /* bytes written since */
 } write_pipe;
+
+/* Output written between two calls of outfile_write_behind. */
+#define PUBLISH_WRITE_BEHIND_BYTES ((uint64_t)16 << 20)
 
 typedef struct pipe_worker {
     write_pipe *pipe;
@@ -646,7 +653,14 @@ static void *pipe_work(void *arg)
         const int stop = wp->failed;
         pthread_mutex_unlock(&wp->lock);
         if (stop) break;
-        const int rc = csv_write_raw(wp->writer, me->out.data, me->out.len, &e);
+        int rc = csv_write_raw(wp->writer, me->out.data, me->out.len, &e);
+        wp->unsynced += me->out.len;
+        if (rc == ANONKIT_OK && wp->stream && wp->unsynced >= PUBLISH_WRITE_BEHIND_BYTES) {
+            /* the output so far on its way to the disk, while the rest is composed */
+            rc = csv_writer_flush(wp->writer, &e);
+            if (rc == ANONKIT_OK) outfile_write_behind(wp->stream, &wp->synced);
+            wp->unsynced = 0;
+        }
         if (rc < 0) {
             pipe_fail(wp, rc, &e);
             break;
@@ -661,10 +675,12 @@ static void *pipe_work(void *arg)
 
 /* Composes and writes the rows proto->order[0 .. nwrite), on two threads
  * when asked and worth it. */
-static int write_rows(const compose_job *proto, size_t nwrite, unsigned threads, csv_writer *writer, ak_error *err)
+static int write_rows(const compose_job *proto, size_t nwrite, unsigned threads, csv_writer *writer, FILE *stream,
+                      ak_error *err)
 {
     write_pipe wp;
     memset(&wp, 0, sizeof wp);
+    wp.stream = stream;
     wp.proto = *proto;
     wp.nwrite = nwrite;
     wp.nblocks = (nwrite + PUBLISH_BLOCK_ROWS - 1) / PUBLISH_BLOCK_ROWS;
@@ -773,7 +789,7 @@ int publish_write(const table *t, const partition *p, const publish_opts *opts, 
         if (rc < 0) goto done;
         const compose_job proto = {.pub = &pub, .class_of = p->class_of, .order = order, .copied = copied.data,
                                    .copied_off = copied_off, .no_copied = local_off};
-        if ((rc = write_rows(&proto, nwrite, opts->threads, writer, err)) < 0) goto done;
+        if ((rc = write_rows(&proto, nwrite, opts->threads, writer, out, err)) < 0) goto done;
     }
     rc = csv_writer_flush(writer, err);
 done:
