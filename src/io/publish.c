@@ -50,6 +50,7 @@ typedef struct publisher {
     size_t *class_off;      /* (class, run) -> offset in class_text; one extra at the end */
     strbuf star_text;       /* the same for a suppressed row: "*" per QI */
     size_t *star_off;
+    unsigned char *int_range; /* per QI: texts made by recode_int_range (format_classes) */
     strbuf line;
 } publisher;
 
@@ -61,11 +62,14 @@ static int escape_append(strbuf *b, const char *s, size_t len, char delim)
 }
 
 /* Appends the run texts of class c (or of a suppressed row when star) to b,
- * with their offsets in b to off[0 .. nruns). */
-static int format_class(const publisher *pub, size_t c, int star, strbuf *b, size_t *off, strbuf *value)
+ * with their offsets in b to off[0 .. nruns). For the QIs flagged in
+ * pub->int_range, vals holds the values at the box's ends (2 per QI). */
+static int format_class(const publisher *pub, size_t c, int star, strbuf *b, size_t *off, strbuf *value,
+                        const double *vals)
 {
     int rc = 0;
     uint32_t run = 0;
+    char num[48];
     for (uint32_t g = 0; g < pub->nsegments; g++) {
         const segment *seg = &pub->segments[g];
         if (seg->copied) continue;
@@ -74,7 +78,11 @@ static int format_class(const publisher *pub, size_t c, int star, strbuf *b, siz
             const uint32_t q = (uint32_t)pub->out_qi[seg->first + i];
             const char *text = RECODE_SUPPRESSED;
             size_t len = 1;
-            if (!star) {
+            if (!star && pub->int_range[q]) {
+                len = recode_int_range(pub->style, partition_lo(pub->p, c)[q], partition_hi(pub->p, c)[q],
+                                       vals[2 * q], vals[2 * q + 1], num);
+                text = num;
+            } else if (!star) {
                 if (recode_class_text(pub->t, pub->p, pub->means, pub->style, c, q, value) != 0) rc = -1;
                 text = value->data;
                 len = value->len;
@@ -95,38 +103,38 @@ typedef struct format_job {
     int rc;
 } format_job;
 
-/* Asks for the entries of the numeric QIs' value arrays (and spellings) that
- * formatting class c reads: they lie anywhere in arrays of up to a value per
- * row and mostly miss the cache, so they are fetched a few classes ahead. */
-static void prefetch_class(const publisher *pub, size_t c)
-{
-    const table *t = pub->t;
-    const uint32_t *lo = partition_lo(pub->p, c), *hi = partition_hi(pub->p, c);
-    for (uint32_t q = 0; q < t->nqi; q++) {
-        const table_qi *a = &t->qi[q];
-        if (a->kind != ATTR_NUMERIC) continue;
-        __builtin_prefetch(a->values + lo[q]);
-        __builtin_prefetch(a->values + hi[q]);
-        if (a->texts) {
-            __builtin_prefetch(a->texts + lo[q]);
-            __builtin_prefetch(a->texts + hi[q]);
-        }
-    }
-}
+/* Classes whose values are fetched together before they are formatted. */
+#define FORMAT_BATCH 16
 
-/* Classes formatted ahead of the one whose values are prefetched. */
-#define PREFETCH_CLASSES 4
-
+/* Formats classes [first, last) in batches: first the values at the box ends
+ * of every int_range QI of every class of the batch, in one tight loop of
+ * loads (they lie anywhere in arrays of up to a value per row and mostly
+ * miss the cache, so the misses overlap), then the texts. */
 static void *format_classes_some(void *arg)
 {
     format_job *job = arg;
+    const publisher *pub = job->pub;
+    const table *t = pub->t;
+    const uint32_t d = t->nqi;
     strbuf value = {0}; /* one value's text, reused for every class */
-    job->rc = 0;
-    for (size_t c = job->first; c < job->last && c < job->first + PREFETCH_CLASSES; c++) prefetch_class(job->pub, c);
-    for (size_t c = job->first; c < job->last && job->rc == 0; c++) {
-        if (c + PREFETCH_CLASSES < job->last) prefetch_class(job->pub, c + PREFETCH_CLASSES);
-        job->rc = format_class(job->pub, c, 0, &job->text, job->pub->class_off + c * job->pub->nruns, &value);
+    double *vals = malloc((size_t)FORMAT_BATCH * 2 * (d ? d : 1) * sizeof *vals);
+    job->rc = vals ? 0 : -1;
+    for (size_t c0 = job->first; c0 < job->last && job->rc == 0; c0 += FORMAT_BATCH) {
+        const size_t cn = job->last - c0 < FORMAT_BATCH ? job->last - c0 : FORMAT_BATCH;
+        for (size_t i = 0; i < cn; i++) {
+            const uint32_t *lo = partition_lo(pub->p, c0 + i), *hi = partition_hi(pub->p, c0 + i);
+            double *v = vals + i * 2 * d;
+            for (uint32_t q = 0; q < d; q++)
+                if (pub->int_range[q]) {
+                    v[2 * q] = t->qi[q].values[lo[q]];
+                    v[2 * q + 1] = t->qi[q].values[hi[q]];
+                }
+        }
+        for (size_t i = 0; i < cn && job->rc == 0; i++)
+            job->rc = format_class(pub, c0 + i, 0, &job->text, pub->class_off + (c0 + i) * pub->nruns, &value,
+                                   vals + i * 2 * d);
     }
+    free(vals);
     strbuf_free(&value);
     return NULL;
 }
@@ -140,7 +148,10 @@ static int format_classes(publisher *pub, unsigned threads, ak_error *err)
     pub->class_off = malloc((cells + 1) * sizeof *pub->class_off);
     pub->star_off = malloc((pub->nruns + 1) * sizeof *pub->star_off);
     if (!pub->class_off || !pub->star_off) return ak_err_nomem(err);
-    if (format_class(pub, 0, 1, &pub->star_text, pub->star_off, NULL) != 0) return ak_err_nomem(err);
+    if (!(pub->int_range = calloc(pub->t->nqi ? pub->t->nqi : 1, 1))) return ak_err_nomem(err);
+    for (uint32_t q = 0; q < pub->t->nqi; q++)
+        pub->int_range[q] = (unsigned char)recode_is_int_range(pub->t, pub->p, pub->style, q);
+    if (format_class(pub, 0, 1, &pub->star_text, pub->star_off, NULL, NULL) != 0) return ak_err_nomem(err);
     pub->star_off[pub->nruns] = pub->star_text.len;
     const size_t half = threads > 1 && p->nclasses >= 4096 ? p->nclasses / 2 : p->nclasses;
     format_job jobs[2] = {{pub, 0, half, {0}, 0}, {pub, half, p->nclasses, {0}, 0}};
@@ -285,6 +296,7 @@ static void publisher_free(publisher *pub)
     free(pub->class_off);
     strbuf_free(&pub->star_text);
     free(pub->star_off);
+    free(pub->int_range);
     strbuf_free(&pub->line);
 }
 
@@ -848,7 +860,9 @@ int publish_stream_part(publish_stream *ps, const table *view, const partition *
     strbuf_free(&pub->star_text);
     free(pub->class_off);
     free(pub->star_off);
+    free(pub->int_range);
     pub->class_off = pub->star_off = NULL;
+    pub->int_range = NULL;
     AK_CHECK(format_classes(pub, ps->opts.threads, err));
     const size_t n = view->nrows;
     if (n > UINT32_MAX) return ak_err_set(err, ANONKIT_E_INTERNAL, NULL, 0, 0, "publish_stream_part: too many rows");
