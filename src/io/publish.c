@@ -15,6 +15,7 @@
 #include "io/publish.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -27,7 +28,7 @@
 #include "io/outfile.h"
 
 /* The output columns in order, as segments: a run of adjacent QI columns,
- * whose text per class is formatted once, or one copied column. */
+ * whose text per class is formatted once, or one copied unit. */
 typedef struct segment {
     uint32_t first, count; /* run: output QIs out_qi[first .. first + count) */
     int copied;            /* 1: copied unit number `first` */
@@ -368,9 +369,13 @@ typedef struct copy_piece {
     size_t nrows, cap;
     long lines;               /* physical lines read (pieces) */
     int quoted;               /* a field began with a quote (pieces) */
+    const atomic_int *cancel; /* set when the units are no longer wanted (NULL: never) */
     int rc;
     ak_error err;
 } copy_piece;
+
+/* Rows between two looks at copy_piece.cancel. */
+#define COPY_CANCEL_ROWS 65536
 
 /* Gives b room for `bytes` bytes on fresh (huge) pages, b being empty. */
 static int reserve_huge(strbuf *b, size_t bytes)
@@ -419,6 +424,10 @@ static void *copy_rows(void *arg)
             break;
         }
         p->nrows++;
+        if (p->cancel && p->nrows % COPY_CANCEL_ROWS == 0 && atomic_load(p->cancel)) {
+            p->rc = ak_err_set(&p->err, ANONKIT_E_INTERNAL, NULL, 0, 0, "reading the copied columns was cancelled");
+            break;
+        }
     }
     if (p->rc == ANONKIT_OK && got < 0) p->rc = got;
     if (reader) {
@@ -440,8 +449,8 @@ static void copy_piece_free(copy_piece *p)
  * in *off (ncopied per row and one more, the end). A large input is cut in
  * two pieces read on two threads, as table_load does, and read whole
  * whenever the pieces may not read as the whole does. */
-static int read_copied(const publisher *pub, const table *t, unsigned threads, strbuf *text, size_t **off,
-                       ak_error *err)
+static int read_copied(const publisher *pub, const table *t, unsigned threads, const atomic_int *cancel,
+                       strbuf *text, size_t **off, ak_error *err)
 {
     const size_t n = t->nrows;
     const uint32_t k = pub->ncopied;
@@ -463,6 +472,7 @@ static int read_copied(const publisher *pub, const table *t, unsigned threads, s
                 pieces[i].offset = i ? split : data_start;
                 pieces[i].length = i ? (uint64_t)st.st_size - split : split - data_start;
                 pieces[i].limit = n;
+                pieces[i].cancel = cancel;
             }
             /* the first piece's text with room for the second's after it */
             const uint64_t both = (uint64_t)st.st_size - data_start;
@@ -508,6 +518,7 @@ static int read_copied(const publisher *pub, const table *t, unsigned threads, s
     whole.whole = 1;
     whole.limit = n;
     whole.cap = n;
+    whole.cancel = cancel;
     whole.off = ak_huge_malloc((n * k + 1) * sizeof *whole.off);
     if (!whole.off) return ak_err_nomem(err);
     struct stat whole_st;
@@ -533,6 +544,7 @@ struct publish_copied {
     const table *t;
     pthread_t thread;
     int started;
+    atomic_int cancel; /* publish_copied_free before the reading ended: stop it */
     int rc;            /* of read_copied */
     ak_error err;
     strbuf text;
@@ -543,7 +555,7 @@ static void *copied_main(void *arg)
 {
     publish_copied *c = arg;
     /* one thread: the other core runs the algorithm meanwhile */
-    c->rc = read_copied(&c->pub, c->t, 1, &c->text, &c->off, &c->err);
+    c->rc = read_copied(&c->pub, c->t, 1, &c->cancel, &c->text, &c->off, &c->err);
     return NULL;
 }
 
@@ -552,6 +564,7 @@ int publish_copied_start(publish_copied **out, const table *t, ak_error *err)
     *out = NULL;
     publish_copied *c = calloc(1, sizeof *c);
     if (!c) return ak_err_nomem(err);
+    atomic_init(&c->cancel, 0);
     const publish_opts none = {0};
     int rc = publisher_setup(&c->pub, t, &none, 1, err);
     if (rc == ANONKIT_OK && c->pub.ncopied) {
@@ -578,6 +591,7 @@ static void copied_join(publish_copied *c)
 void publish_copied_free(publish_copied *c)
 {
     if (!c) return;
+    atomic_store(&c->cancel, 1); /* not wanted any more (after copied_take, the reading has ended) */
     copied_join(c);
     publisher_free(&c->pub);
     strbuf_free(&c->text);
@@ -797,7 +811,7 @@ int publish_write(const table *t, const partition *p, const publish_opts *opts, 
     } else {
         /* Hold the copied units of every row, then write in output order. */
         if (k && opts->copied) rc = copied_take(opts->copied, t, &pub, &copied, &copied_off, err);
-        else if (k) rc = read_copied(&pub, t, opts->threads, &copied, &copied_off, err);
+        else if (k) rc = read_copied(&pub, t, opts->threads, NULL, &copied, &copied_off, err);
         if (rc < 0) goto done;
         const compose_job proto = {.pub = &pub, .class_of = p->class_of, .order = order, .copied = copied.data,
                                    .copied_off = copied_off, .no_copied = local_off};
