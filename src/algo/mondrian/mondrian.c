@@ -1219,6 +1219,34 @@ static int spawn_helper(mdr *s, helper **out, ak_error *err)
     return 1;
 }
 
+/* Adds offset to the class id of the rows [first, last) of the work array. */
+typedef struct shift_job {
+    mdr *s;
+    size_t first, last;
+    uint32_t offset;
+} shift_job;
+
+static void *shift_some(void *arg)
+{
+    shift_job *job = arg;
+    mdr *s = job->s;
+    for (size_t i = job->first; i < job->last; i++) s->class_of[row_at(s, i)[s->d + 1]] += job->offset;
+    return NULL;
+}
+
+/* shift_some over rows [first, last), the halves on two threads when there
+ * are many rows (the class ids are written at random). */
+static void shift_class_ids(mdr *s, size_t first, size_t last, uint32_t offset)
+{
+    const size_t half = last - first >= 2 * MDR_PARALLEL_MIN_ROWS ? first + (last - first) / 2 : last;
+    shift_job jobs[2] = {{s, first, half, offset}, {s, half, last, offset}};
+    pthread_t helper;
+    const int helped = half < last && pthread_create(&helper, NULL, shift_some, &jobs[1]) == 0;
+    shift_some(&jobs[0]);
+    if (helped) pthread_join(helper, NULL);
+    else shift_some(&jobs[1]);
+}
+
 /* Waits for a helper and appends its classes to this worker's. */
 static int join_helper(mdr *s, helper *h, int rc, ak_error *err)
 {
@@ -1234,8 +1262,7 @@ static int join_helper(mdr *s, helper *h, int rc, ak_error *err)
         rc = partition_add_class_in(s->out, partition_lo(hc, c), partition_hi(hc, c), partition_rlo(hc, c),
                                     partition_rhi(hc, c), hc->count[c], &id, err);
     }
-    if (rc == ANONKIT_OK)
-        for (size_t i = h->begin; i < h->end; i++) s->class_of[row_at(s, i)[s->d + 1]] += offset;
+    if (rc == ANONKIT_OK) shift_class_ids(s, h->begin, h->end, offset);
     worker_free(&h->s);
     partition_free(&h->classes);
     free(h);
