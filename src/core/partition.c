@@ -69,6 +69,35 @@ int partition_add_class_in(partition *p, const uint32_t *lo, const uint32_t *hi,
     return ANONKIT_OK;
 }
 
+int partition_append(partition *p, const partition *src, ak_error *err)
+{
+    if (!src->nclasses) return ANONKIT_OK;
+    if ((p->node != NULL) != (src->node != NULL) && p->nclasses)
+        return ak_err_set(err, ANONKIT_E_INTERNAL, NULL, 0, 0, "partition: classes with and without nodes mixed");
+    const size_t need = p->nclasses + src->nclasses;
+    if (need > p->cap) { /* room for all at once */
+        AK_CHECK(grow_codes(&p->lo, need, p->nqi, err));
+        AK_CHECK(grow_codes(&p->hi, need, p->nqi, err));
+        AK_CHECK(grow_codes(&p->rlo, need, p->nqi, err));
+        AK_CHECK(grow_codes(&p->rhi, need, p->nqi, err));
+        if (p->node) AK_CHECK(grow_codes(&p->node, need, p->nqi, err));
+        uint64_t *ncount = realloc(p->count, need * sizeof *ncount);
+        if (!ncount) return ak_err_nomem(err);
+        p->count = ncount;
+        p->cap = need;
+    }
+    if (src->node && !p->node) AK_CHECK(grow_codes(&p->node, p->cap, p->nqi, err));
+    const size_t at = p->nclasses * p->nqi, codes = src->nclasses * src->nqi * sizeof *src->lo;
+    memcpy(p->lo + at, src->lo, codes);
+    memcpy(p->hi + at, src->hi, codes);
+    memcpy(p->rlo + at, src->rlo, codes);
+    memcpy(p->rhi + at, src->rhi, codes);
+    if (src->node) memcpy(p->node + at, src->node, codes);
+    memcpy(p->count + p->nclasses, src->count, src->nclasses * sizeof *src->count);
+    p->nclasses = need;
+    return ANONKIT_OK;
+}
+
 int partition_add_class_nodes(partition *p, const uint32_t *lo, const uint32_t *hi, const uint32_t *nodes,
                               uint64_t count, uint32_t *id, ak_error *err)
 {

@@ -1256,12 +1256,7 @@ static int join_helper(mdr *s, helper *h, int rc, ak_error *err)
         rc = h->rc;
     }
     const uint32_t offset = (uint32_t)s->out->nclasses;
-    const partition *hc = &h->classes;
-    for (size_t c = 0; rc == ANONKIT_OK && c < hc->nclasses; c++) {
-        uint32_t id;
-        rc = partition_add_class_in(s->out, partition_lo(hc, c), partition_hi(hc, c), partition_rlo(hc, c),
-                                    partition_rhi(hc, c), hc->count[c], &id, err);
-    }
+    if (rc == ANONKIT_OK) rc = partition_append(s->out, &h->classes, err);
     if (rc == ANONKIT_OK) shift_class_ids(s, h->begin, h->end, offset);
     worker_free(&h->s);
     partition_free(&h->classes);
