@@ -33,6 +33,7 @@
 
 #include <math.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,8 +62,11 @@ typedef struct mdr {
     const table *t;
     const model *m;
     partition *out;     /* classes found by this worker, ids local to it */
-    uint32_t *class_of; /* shared: class of every input row */
+    uint32_t *class_of; /* shared: class of every input row (written once all classes are known) */
+    size_t *class_begin;/* per class this worker made (its out), the first of its rows in the work array */
+    size_t class_begin_cap;
     unsigned threads;   /* threads this worker may still hand work to, itself included */
+    atomic_uint *lent;  /* threads its parent lends it while waiting for it (NULL: none, the first worker) */
     size_t capacity;    /* rows of the largest partition this worker can meet */
     uint32_t d;         /* QIs */
     uint32_t w;         /* words per work row: d codes, sensitive code, row id */
@@ -1017,6 +1021,21 @@ static int grow_may_split(const mdr *s, const mdr_frame *f)
     return 1;
 }
 
+/* Records that the class with id (in s->out) starts at work row begin. */
+static int note_class_rows(mdr *s, uint32_t id, size_t begin, ak_error *err)
+{
+    if (id >= s->class_begin_cap) {
+        size_t cap = s->class_begin_cap ? 2 * s->class_begin_cap : 1024;
+        while (cap <= id) cap *= 2;
+        size_t *grown = realloc(s->class_begin, cap * sizeof *grown);
+        if (!grown) return ak_err_nomem(err);
+        s->class_begin = grown;
+        s->class_begin_cap = cap;
+    }
+    s->class_begin[id] = begin;
+    return ANONKIT_OK;
+}
+
 /* Splits partition f (its box and region in `frame`), or makes it a class.
  * In the growth phase a split that would leave more than max_leaves leaves
  * is taken back: its children are the last frames pushed. */
@@ -1046,7 +1065,9 @@ static int process_frame(mdr *s, const mdr_frame *f, const uint32_t *frame, ak_e
     s->grow_leaves++;
     uint32_t id;
     AK_CHECK(partition_add_class_in(s->out, lo, hi, rlo, rhi, f->end - f->begin, &id, err));
-    for (size_t i = f->begin; i < f->end; i++) s->class_of[row_at(s, i)[s->d + 1]] = id;
+    /* Its rows, work rows [begin, end), are not moved again: their class ids
+     * are written at the end (mdr_run_with), when every class's id is final. */
+    AK_CHECK(note_class_rows(s, id, f->begin, err));
     return ANONKIT_OK;
 }
 
@@ -1080,6 +1101,8 @@ static void worker_forget(mdr *s)
 {
     s->scratch = s->moved = s->order = s->order_tmp = s->code_count = NULL;
     s->small_side = s->small_rows = NULL;
+    s->class_begin = NULL;
+    s->class_begin_cap = 0;
     s->counts = s->counts_scratch = s->child_rows = NULL;
     s->stack = NULL;
     s->boxes = NULL;
@@ -1099,6 +1122,7 @@ static void worker_free(mdr *s)
     free(s->moved);
     free(s->small_side);
     free(s->small_rows);
+    free(s->class_begin);
     free(s->order);
     free(s->order_tmp);
     free(s->code_count);
@@ -1147,11 +1171,13 @@ static int worker_alloc(mdr *s, size_t capacity, ak_error *err)
 typedef struct helper {
     mdr s;
     partition classes;
-    size_t begin, end; /* the rows it owns */
+    unsigned threads;  /* threads it took from its parent, itself included */
     ak_error err;
     int rc;
     pthread_t thread;
-    int started;
+    int started;       /* its thread runs or has not been joined yet */
+    atomic_int done;   /* its thread has finished */
+    atomic_uint lent;  /* threads lent to it by its parent (mdr.lent) */
 } helper;
 
 static int run_worker(mdr *s, ak_error *err);
@@ -1160,6 +1186,7 @@ static void *helper_main(void *arg)
 {
     helper *h = arg;
     h->rc = run_worker(&h->s, &h->err);
+    atomic_store(&h->done, 1);
     return NULL;
 }
 
@@ -1182,18 +1209,18 @@ static int spawn_helper(mdr *s, helper **out, ak_error *err)
     }
     helper *h = calloc(1, sizeof *h);
     if (!h) return ak_err_nomem(err);
+    atomic_init(&h->done, 0);
+    atomic_init(&h->lent, 0);
     h->s = *s; /* shares table, model, rows and class_of */
     mdr *c = &h->s;
     worker_forget(c);
     c->threads = s->threads / 2;
+    c->lent = &h->lent;
+    h->threads = c->threads;
     c->out = &h->classes;
-    h->begin = SIZE_MAX;
     size_t largest = 0;
-    for (size_t f = 0; f < give; f++) {
-        if (s->stack[f].begin < h->begin) h->begin = s->stack[f].begin;
-        if (s->stack[f].end > h->end) h->end = s->stack[f].end;
+    for (size_t f = 0; f < give; f++)
         if (s->stack[f].end - s->stack[f].begin > largest) largest = s->stack[f].end - s->stack[f].begin;
-    }
     int rc = partition_init(&h->classes, 0, s->d, err);
     if (rc == ANONKIT_OK) rc = worker_alloc(c, largest, err);
     for (size_t f = 0; rc == ANONKIT_OK && f < give; f++) {
@@ -1219,65 +1246,84 @@ static int spawn_helper(mdr *s, helper **out, ak_error *err)
     return 1;
 }
 
-/* Adds offset to the class id of the rows [first, last) of the work array. */
-typedef struct shift_job {
-    mdr *s;
-    size_t first, last;
-    uint32_t offset;
-} shift_job;
-
-static void *shift_some(void *arg)
+/* Waits for a helper's thread to end and takes its threads back. */
+static void wait_helper(mdr *s, helper *h)
 {
-    shift_job *job = arg;
-    mdr *s = job->s;
-    for (size_t i = job->first; i < job->last; i++) s->class_of[row_at(s, i)[s->d + 1]] += job->offset;
-    return NULL;
+    if (!h->started) return;
+    pthread_join(h->thread, NULL);
+    h->started = 0;
+    s->threads += h->threads;
 }
 
-/* shift_some over rows [first, last), the halves on two threads when there
- * are many rows (the class ids are written at random). */
-static void shift_class_ids(mdr *s, size_t first, size_t last, uint32_t offset)
-{
-    const size_t half = last - first >= 2 * MDR_PARALLEL_MIN_ROWS ? first + (last - first) / 2 : last;
-    shift_job jobs[2] = {{s, first, half, offset}, {s, half, last, offset}};
-    pthread_t helper;
-    const int helped = half < last && pthread_create(&helper, NULL, shift_some, &jobs[1]) == 0;
-    shift_some(&jobs[0]);
-    if (helped) pthread_join(helper, NULL);
-    else shift_some(&jobs[1]);
-}
-
-/* Waits for a helper and appends its classes to this worker's. */
+/* Appends the classes of a finished helper to this worker's (their ids
+ * after the worker's), then frees it. */
 static int join_helper(mdr *s, helper *h, int rc, ak_error *err)
 {
-    pthread_join(h->thread, NULL);
+    wait_helper(s, h);
     if (rc == ANONKIT_OK && h->rc < 0) {
         *err = h->err;
         rc = h->rc;
     }
-    const uint32_t offset = (uint32_t)s->out->nclasses;
+    const size_t offset = s->out->nclasses;
     if (rc == ANONKIT_OK) rc = partition_append(s->out, &h->classes, err);
-    if (rc == ANONKIT_OK) shift_class_ids(s, h->begin, h->end, offset);
+    /* the helper's classes' first rows after this worker's */
+    if (rc == ANONKIT_OK && h->classes.nclasses) rc = note_class_rows(s, (uint32_t)(s->out->nclasses - 1), 0, err);
+    if (rc == ANONKIT_OK && h->classes.nclasses)
+        memcpy(s->class_begin + offset, h->s.class_begin, h->classes.nclasses * sizeof *s->class_begin);
     worker_free(&h->s);
     partition_free(&h->classes);
     free(h);
     return rc;
 }
 
-/* Processes the worker's stack until it is empty, handing part of it to a
- * helper thread after the first split when threads are left. */
+/* Processes the worker's stack until it is empty, handing the bottom frames
+ * to a helper thread whenever threads are left: after the first split, and
+ * again each time a helper finishes while this worker still has enough
+ * work; and when this worker runs out of work first, it lends its threads
+ * to the running helper (which may then hand part of its own work on) while
+ * it waits, so that the threads stay busy. Each helper takes partitions that
+ * come after all this worker keeps (depth-first), and before those of the
+ * helpers started earlier, so the helpers' classes are appended in reverse
+ * order of their start, which keeps the class order of a single-threaded
+ * run. */
 static int run_worker(mdr *s, ak_error *err)
 {
-    helper *h = NULL;
+    helper *h = NULL;      /* the running helper */
+    helper **done = NULL;  /* finished helpers, in order of their start */
+    size_t ndone = 0, cap_done = 0;
     int rc = ANONKIT_OK;
     while (s->depth > 0 && rc == ANONKIT_OK) {
         rc = process_top(s, err);
+        if (s->lent && atomic_load(s->lent)) s->threads += atomic_exchange(s->lent, 0); /* the parent waits for us */
+        if (rc == ANONKIT_OK && h && atomic_load(&h->done)) {
+            if (ndone == cap_done) {
+                const size_t cap = cap_done ? 2 * cap_done : 4;
+                helper **grown = realloc(done, cap * sizeof *grown);
+                if (!grown) {
+                    rc = ak_err_nomem(err);
+                    break;
+                }
+                done = grown;
+                cap_done = cap;
+            }
+            wait_helper(s, h);
+            done[ndone++] = h;
+            h = NULL;
+        }
         if (rc == ANONKIT_OK && !h && s->threads > 1) {
             int spawned = spawn_helper(s, &h, err);
             if (spawned < 0) rc = spawned;
         }
     }
+    const unsigned lend = h && rc == ANONKIT_OK ? s->threads : 0;
+    if (lend) { /* nothing left here: this worker's threads help the helper */
+        s->threads -= lend;
+        atomic_fetch_add(&h->lent, lend);
+    }
     if (h) rc = join_helper(s, h, rc, err);
+    s->threads += lend;
+    while (ndone > 0) rc = join_helper(s, done[--ndone], rc, err);
+    free(done);
     return rc;
 }
 
@@ -1318,6 +1364,39 @@ int mdr_check_inputs(const table *t, const model *m, const mdr_options *options,
     if (options->split == MDR_SPLIT_REGRESSION && t->target_column < 0)
         return ak_err_set(err, ANONKIT_E_USAGE, NULL, 0, 0, "--split regression needs a numeric target column (--target)");
     return ANONKIT_OK;
+}
+
+/* Writes the class id of the rows of classes [first, last) of s->out. */
+typedef struct class_job {
+    const mdr *s;
+    size_t first, last;
+} class_job;
+
+static void *write_classes(void *arg)
+{
+    const class_job *job = arg;
+    const mdr *s = job->s;
+    for (size_t c = job->first; c < job->last; c++) {
+        const size_t begin = s->class_begin[c], end = begin + s->out->count[c];
+        for (size_t i = begin; i < end; i++) s->class_of[row_at(s, i)[s->d + 1]] = (uint32_t)c;
+    }
+    return NULL;
+}
+
+/* class_of of every row of the classes s made, from their first rows
+ * (class_begin) and counts: each class's rows are consecutive in the work
+ * array. The ids are written at random, so two threads share the classes
+ * when there are threads and rows enough. */
+static void write_all_classes(const mdr *s, size_t first_class)
+{
+    const size_t n = s->out->nclasses;
+    const size_t half = s->threads > 1 && s->n >= MDR_PARALLEL_MIN_ROWS ? first_class + (n - first_class) / 2 : n;
+    class_job jobs[2] = {{s, first_class, half}, {s, half, n}};
+    pthread_t helper;
+    const int helped = half < n && pthread_create(&helper, NULL, write_classes, &jobs[1]) == 0;
+    write_classes(&jobs[0]);
+    if (helped) pthread_join(helper, NULL);
+    else write_classes(&jobs[1]);
 }
 
 /* Rows [first, last) of the work array from the table's columns. */
@@ -1437,8 +1516,10 @@ int mdr_run_with(const table *t, const model *m, const mdr_options *options, par
         goto done;
     }
     if (s.n == 0) goto done;
+    const size_t first_class = out->nclasses;
     if ((rc = push(&s, 0, s.n, root_box, root_lo, root_hi, options->root_median_only, err)) < 0) goto done;
     rc = s.grow ? run_grow(&s, err) : run_worker(&s, err);
+    if (rc == ANONKIT_OK) write_all_classes(&s, first_class);
 done:
     worker_free(&s);
     free(s.rows);
