@@ -2,9 +2,10 @@
  * Greedy Partitioning Algorithm") with the Median, InfoGain and Regression
  * split criteria.
  *
- * Rows are copied into one row-major work array (QI codes, sensitive code, row
- * id) and every partition is a contiguous slice of it, split in place like
- * quicksort; an explicit stack replaces recursion.
+ * Rows are copied into one row-major work array (QI codes, the sensitive
+ * code when l-diversity needs it, row id) and every partition is a contiguous
+ * slice of it, split in place like quicksort (small ones out of place); an
+ * explicit stack replaces recursion.
  *
  * Median: the dimensions are tried in order of decreasing normalized range
  * (numeric: range of values over the table's range; categorical: leaves under
@@ -69,7 +70,8 @@ typedef struct mdr {
     atomic_uint *lent;  /* threads its parent lends it while waiting for it (NULL: none, the first worker) */
     size_t capacity;    /* rows of the largest partition this worker can meet */
     uint32_t d;         /* QIs */
-    uint32_t w;         /* words per work row: d codes, sensitive code, row id */
+    uint32_t w;         /* words per work row: d codes, the sensitive code (l-diversity only), the row id */
+    uint32_t idw;       /* the word of a work row holding its row id (d, or d + 1 after a sensitive code) */
     size_t n;
     uint32_t *rows;     /* n * w */
     uint32_t *scratch;  /* n values: median selection */
@@ -455,7 +457,7 @@ static uint32_t select_nth(uint32_t *a, size_t n, size_t nth, size_t *less, size
 static inline void side_add(mdr *s, ak_hist *h, model_moments *mo, const uint32_t *r)
 {
     if (s->need_hist) ak_hist_add(h, r[s->d]);
-    if (s->need_mom) model_moments_add(mo, s->t->sensitive_values[r[s->d + 1]]);
+    if (s->need_mom) model_moments_add(mo, s->t->sensitive_values[r[s->idw]]);
 }
 
 static void side_clear(ak_hist *h, model_moments *mo)
@@ -878,13 +880,13 @@ static void parent_stats_fill(mdr *s, size_t begin, size_t end, parent_stats *ps
     memset(ps, 0, sizeof *ps);
     if (s->split == MDR_SPLIT_INFOGAIN) {
         ak_hist_clear(&s->cls_whole);
-        for (size_t i = begin; i < end; i++) ak_hist_add(&s->cls_whole, s->t->class_codes[row_at(s, i)[s->d + 1]]);
+        for (size_t i = begin; i < end; i++) ak_hist_add(&s->cls_whole, s->t->class_codes[row_at(s, i)[s->idw]]);
         ps->xlogx = ak_hist_xlogx(&s->cls_whole);
         ps->weighted_entropy = ak_xlog2x((double)n) - ps->xlogx;
         ps->tolerance = 1e-12;
     } else {
         for (size_t i = begin; i < end; i++) {
-            const long double y = s->t->target_values[row_at(s, i)[s->d + 1]];
+            const long double y = s->t->target_values[row_at(s, i)[s->idw]];
             ps->t1 += y;
             ps->t2 += y * y;
         }
@@ -920,9 +922,9 @@ static int score_numeric(mdr *s, size_t begin, size_t end, uint32_t q, const uin
             const uint32_t *r = row_at(s, s->order[i]);
             if (s->need_sensitive) side_add(s, &s->left, &s->left_mom, r);
             if (infogain) {
-                ak_hist_add(&s->cls_group, s->t->class_codes[r[s->d + 1]]);
+                ak_hist_add(&s->cls_group, s->t->class_codes[r[s->idw]]);
             } else {
-                const long double y = s->t->target_values[r[s->d + 1]];
+                const long double y = s->t->target_values[r[s->idw]];
                 t1 += y;
                 t2 += y * y;
             }
@@ -983,13 +985,13 @@ static int score_categorical(mdr *s, size_t begin, size_t end, uint32_t q, const
         if (!rows) continue;
         if (infogain) {
             ak_hist_clear(&s->cls_group);
-            for (size_t i = at; i < at + rows; i++) ak_hist_add(&s->cls_group, s->t->class_codes[row_at(s, i)[s->d + 1]]);
+            for (size_t i = at; i < at + rows; i++) ak_hist_add(&s->cls_group, s->t->class_codes[row_at(s, i)[s->idw]]);
             children += ak_xlog2x((double)rows) - ak_hist_xlogx(&s->cls_group);
             ak_hist_clear(&s->cls_group);
         } else {
             long double t1 = 0, t2 = 0;
             for (size_t i = at; i < at + rows; i++) {
-                const long double y = s->t->target_values[row_at(s, i)[s->d + 1]];
+                const long double y = s->t->target_values[row_at(s, i)[s->idw]];
                 t1 += y;
                 t2 += y * y;
             }
@@ -1406,7 +1408,7 @@ static void *write_classes(void *arg)
     const mdr *s = job->s;
     for (size_t c = job->first; c < job->last; c++) {
         const size_t begin = s->class_begin[c], end = begin + s->out->count[c];
-        for (size_t i = begin; i < end; i++) s->class_of[row_at(s, i)[s->d + 1]] = (uint32_t)c;
+        for (size_t i = begin; i < end; i++) s->class_of[row_at(s, i)[s->idw]] = (uint32_t)c;
     }
     return NULL;
 }
@@ -1444,8 +1446,8 @@ static void *fill_rows(void *arg)
     for (size_t i = job->first; i < job->last; i++) {
         uint32_t *r = row_at(s, i);
         for (uint32_t q = 0; q < d; q++) r[q] = t->qi[q].codes[i];
-        r[d] = s->need_hist ? t->sensitive_codes[i] : 0;
-        r[d + 1] = (uint32_t)i;
+        if (s->need_hist) r[d] = t->sensitive_codes[i];
+        r[s->idw] = (uint32_t)i;
         box_add(job->box, r, d, bw);
     }
     return NULL;
@@ -1486,7 +1488,8 @@ int mdr_run_with(const table *t, const model *m, const mdr_options *options, par
     s.split = options->split;
     s.min_gain = options->min_gain;
     s.d = t->nqi;
-    s.w = s.d + 2;
+    s.idw = m->l > 0 ? s.d + 1 : s.d; /* the sensitive code only where histograms need it (need_hist) */
+    s.w = s.idw + 1;
     s.bw = (s.d + 7) / 8 * 8;
     s.fw = 2 * s.bw + 2 * s.d;
 #if MDR_HAVE_AVX2
