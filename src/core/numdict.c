@@ -218,24 +218,39 @@ static int finish_general(numdict *d, uint32_t *codes, size_t nrows, double **va
 int numdict_finish(numdict *d, uint32_t *codes, size_t nrows, double **values, const char ***texts,
                    strbuf *spellings, uint32_t *count, ak_error *err)
 {
+    return numdict_finish_parts(d, codes, nrows, NULL, 0, values, texts, spellings, count, err);
+}
+
+int numdict_finish_parts(numdict *d, uint32_t *codes, size_t nrows, const uint32_t *more, size_t nmore,
+                         double **values, const char ***texts, strbuf *spellings, uint32_t *count, ak_error *err)
+{
+    if (nmore && (d->general || (uint64_t)(d->max - d->min) + 1 > 8 * (uint64_t)(nrows + nmore) + 65536)) {
+        /* through the general mode below, on the rows in one array */
+        memcpy(codes + nrows, more, nmore * sizeof *more);
+        nrows += nmore;
+        nmore = 0;
+    }
+    const size_t total = nrows + nmore;
     *values = NULL;
     *texts = NULL;
     *count = 0;
     memset(spellings, 0, sizeof *spellings);
-    if (!d->general && nrows) {
+    if (!d->general && total) {
         /* Counting rank over the value range, when the range is not much
-         * larger than the table; otherwise through the general mode. */
+         * larger than the table; otherwise through the general mode (with
+         * the rows in one array, see above). */
         uint64_t range = (uint64_t)(d->max - d->min) + 1;
-        if (range > 8 * (uint64_t)nrows + 65536) AK_CHECK(go_general(d, codes, nrows, err));
+        if (range > 8 * (uint64_t)total + 65536) AK_CHECK(go_general(d, codes, nrows, err));
     }
     if (d->general) return finish_general(d, codes, nrows, values, texts, spellings, count, err);
-    if (!nrows) return ANONKIT_OK;
+    if (!total) return ANONKIT_OK;
     const uint64_t range = (uint64_t)(d->max - d->min) + 1;
     const uint32_t base = (uint32_t)(d->min + INT_BIAS);
     uint32_t *rank = calloc(range, sizeof *rank);
     if (!rank) return ak_err_nomem(err);
     ak_huge_advise(rank, range * sizeof *rank); /* written and read at random */
     for (size_t r = 0; r < nrows; r++) rank[codes[r] - base] = 1;
+    for (size_t r = 0; r < nmore; r++) rank[more[r] - base] = 1;
     uint32_t n = 0;
     for (uint64_t i = 0; i < range; i++) {
         uint32_t present = rank[i];
@@ -259,6 +274,7 @@ int numdict_finish(numdict *d, uint32_t *codes, size_t nrows, double **values, c
     }
     vals[next++] = (double)d->max;
     for (size_t r = 0; r < nrows; r++) codes[r] = rank[codes[r] - base];
+    for (size_t r = 0; r < nmore; r++) codes[nrows + r] = rank[more[r] - base]; /* the second part, moved on the way */
     free(rank);
     *values = vals;
     *count = n;
