@@ -417,7 +417,7 @@ static int merge_piece_dicts(strmap *table_dict, strmap *first, const strmap *se
 typedef struct finish_job {
     table *t;
     qi_reader *qr;
-    uint32_t *const *more; /* per QI, the rows from n0 on (a second piece's), or NULL */
+    uint32_t **more;       /* per QI, the rows from n0 on (a second piece's, freed once ranked), or NULL */
     size_t n0;
     const unsigned char *owner;
     unsigned char who;
@@ -436,6 +436,10 @@ static void *finish_some(void *arg)
         const size_t n0 = job->more ? job->n0 : t->nrows;
         job->rc = numdict_finish_parts(&job->qr[q].numbers, a->codes, n0, job->more ? job->more[q] : NULL,
                                        t->nrows - n0, &a->values, &a->texts, &a->text_store, &a->ncodes, &job->err);
+        if (job->more) { /* freed here, on the thread that ranked it */
+            free(job->more[q]);
+            job->more[q] = NULL;
+        }
     }
     return NULL;
 }
@@ -448,8 +452,8 @@ static void *finish_some(void *arg)
  * with less work so far, a column's work being its rows plus its value range
  * (integer mode) or twice its rows (hashed and sorted). With more, rows from
  * n0 on are still in more[q] (a second piece's) and move to the table's array
- * in the same pass (numdict_finish_parts). */
-static int finish_numeric(table *t, qi_reader *qr, unsigned threads, uint32_t *const *more, size_t n0,
+ * in the same pass (numdict_finish_parts); more[q] is then freed and NULL. */
+static int finish_numeric(table *t, qi_reader *qr, unsigned threads, uint32_t **more, size_t n0,
                           ak_error *err)
 {
     unsigned char owner[t->nqi ? t->nqi : 1];
@@ -581,11 +585,11 @@ static int load_rows_parallel(table *t, const table_spec *spec, qi_reader *qr, u
         size_t cap = pieces[0].cap;
         rc = grow_rows(t, &cap, n0 + n1, err);
         uint32_t *more[t->nqi ? t->nqi : 1];
+        for (uint32_t q = 0; q < t->nqi; q++) more[q] = view.qi[q].codes;
         for (uint32_t q = 0; rc == ANONKIT_OK && q < t->nqi; q++) {
             numdict *a = &qr[q].numbers, *b = &pieces[1].qr[q].numbers;
             if (b->min < a->min) a->min = b->min;
             if (b->max > a->max) a->max = b->max;
-            more[q] = view.qi[q].codes;
             /* numeric codes move in the ranking pass (finish_numeric, below) */
             if (n1 && t->qi[q].kind != ATTR_NUMERIC)
                 memcpy(t->qi[q].codes + n0, view.qi[q].codes, n1 * sizeof *view.qi[q].codes);
@@ -606,6 +610,7 @@ static int load_rows_parallel(table *t, const table_spec *spec, qi_reader *qr, u
             memcpy(t->target_values + n0, view.target_values, n1 * sizeof *view.target_values);
         t->nrows = n0 + n1;
         if (rc == ANONKIT_OK) rc = finish_numeric(t, qr, spec->threads, more, n0, err);
+        for (uint32_t q = 0; q < t->nqi; q++) view.qi[q].codes = more[q]; /* NULL where freed */
         *loaded = rc == ANONKIT_OK;
     }
     if (!*loaded) {
