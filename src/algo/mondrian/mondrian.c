@@ -142,10 +142,11 @@ static inline void box_add(uint32_t *box, const uint32_t *r, uint32_t d, uint32_
 
 /* The box loops read every row at every level of the tree and dominate the
  * running time; with AVX2 a row's codes are folded in eight at a time. The
- * kernels read bw codes from each row start, past its last code into the next
- * row: those lanes are ignored. The row after a partition's last may belong to
- * a partition another thread is rearranging, so the last row of a range is
- * read from a copy instead (row_or_copy). */
+ * kernels read bw codes (or whole vectors) from each row start, past its last
+ * code into the rows after it: those lanes are ignored. The rows after a
+ * partition may belong to a partition another thread is rearranging, so a row
+ * whose reading would pass the end of its range is read from a copy instead
+ * (row_or_copy). */
 #if defined(__GNUC__) && defined(__x86_64__)
 #include <immintrin.h>
 #define MDR_HAVE_AVX2 1
@@ -164,12 +165,20 @@ __attribute__((target("avx2"))) static inline void box_add_avx2(__m256i *lo, __m
 /* Words a row is read as by the kernels, at most (box lanes, or whole vectors of a row). */
 #define MDR_ROW_READ (8 * MDR_MAX_CHUNKS + 8)
 
-/* r, or when r is `last` (the last row of the range a kernel works on) a copy
- * of its w codes in tmp (MDR_ROW_READ words), so that the vector loads stay
- * inside the range. */
-static inline const uint32_t *row_or_copy(const uint32_t *r, const uint32_t *last, uint32_t w, uint32_t *tmp)
+/* The last row of rows[0 .. end) (w words each) from which `reach` words can
+ * be read without passing end; rows after it are read by row_or_copy from a
+ * copy. NULL when even the first row is too near the end. */
+static inline const uint32_t *last_safe_row(const uint32_t *rows, size_t end, uint32_t w, uint32_t reach)
 {
-    if (r != last) return r;
+    const size_t words = end * w;
+    return words >= reach ? rows + (words - reach) / w * w : NULL;
+}
+
+/* r, or when r lies after `safe` (last_safe_row) a copy of its w codes in tmp
+ * (MDR_ROW_READ words), so that the vector loads stay inside the range. */
+static inline const uint32_t *row_or_copy(const uint32_t *r, const uint32_t *safe, uint32_t w, uint32_t *tmp)
+{
+    if (safe && r <= safe) return r;
     memcpy(tmp, r, w * sizeof *r);
     memset(tmp + w, 0, (MDR_ROW_READ - w) * sizeof *tmp);
     return tmp;
@@ -198,9 +207,9 @@ __attribute__((target("avx2"))) static void compute_box_avx2(const uint32_t *row
     const uint32_t chunks = bw / 8;
     __m256i lo[MDR_MAX_CHUNKS], hi[MDR_MAX_CHUNKS];
     uint32_t tmp[MDR_ROW_READ];
+    const uint32_t *safe = last_safe_row(rows, end, w, bw);
     box_load_avx2(lo, hi, chunks);
-    for (size_t i = begin; i + 1 < end; i++) box_add_avx2(lo, hi, rows + i * w, chunks);
-    if (end > begin) box_add_avx2(lo, hi, row_or_copy(rows + (end - 1) * w, rows + (end - 1) * w, w, tmp), chunks);
+    for (size_t i = begin; i < end; i++) box_add_avx2(lo, hi, row_or_copy(rows + i * w, safe, w, tmp), chunks);
     box_store_avx2(box, lo, hi, chunks);
 }
 
@@ -213,17 +222,17 @@ partition_rows_avx2_n(uint32_t *rows, uint32_t w, size_t begin, size_t end, uint
     __m256i llo[MDR_MAX_CHUNKS], lhi[MDR_MAX_CHUNKS], rlo[MDR_MAX_CHUNKS], rhi[MDR_MAX_CHUNKS];
     box_load_avx2(llo, lhi, chunks);
     box_load_avx2(rlo, rhi, chunks);
-    const uint32_t *last = rows + (end - 1) * w;
+    const uint32_t *safe = last_safe_row(rows, end, w, 8 * chunks);
     uint32_t tmp[MDR_ROW_READ];
     size_t i = begin, j = end;
     for (;;) {
         while (i < j && rows[i * w + q] < cut) {
-            box_add_avx2(llo, lhi, row_or_copy(rows + w * i, last, w, tmp), chunks);
+            box_add_avx2(llo, lhi, row_or_copy(rows + w * i, safe, w, tmp), chunks);
             i++;
         }
         while (i < j && rows[(j - 1) * w + q] >= cut) {
             --j;
-            box_add_avx2(rlo, rhi, row_or_copy(rows + w * j, last, w, tmp), chunks);
+            box_add_avx2(rlo, rhi, row_or_copy(rows + w * j, safe, w, tmp), chunks);
         }
         if (i >= j) break;
         uint32_t *a = rows + i * w, *b = rows + (j - 1) * w;
@@ -235,8 +244,8 @@ partition_rows_avx2_n(uint32_t *rows, uint32_t w, size_t begin, size_t end, uint
             _mm256_storeu_si256((__m256i *)(b + x), va);
         }
         swap_rows(a + x, b + x, w - x);
-        box_add_avx2(llo, lhi, row_or_copy(a, last, w, tmp), chunks);
-        box_add_avx2(rlo, rhi, row_or_copy(b, last, w, tmp), chunks);
+        box_add_avx2(llo, lhi, row_or_copy(a, safe, w, tmp), chunks);
+        box_add_avx2(rlo, rhi, row_or_copy(b, safe, w, tmp), chunks);
         i++;
         j--;
     }
@@ -267,7 +276,7 @@ partition_small_avx2_n(uint32_t *rows, uint32_t w, size_t begin, size_t end, uin
      * overwritten by the next row (moved has room past the last one) */
     const uint32_t vectors = (w + 7) / 8;
     __m256i lo[MDR_MAX_CHUNKS], hi[MDR_MAX_CHUNKS];
-    const uint32_t *last = base + (n - 1) * w;
+    const uint32_t *safe = last_safe_row(base, n, w, 8 * (chunks > vectors ? chunks : vectors));
     uint32_t tmp[MDR_ROW_READ];
     uint32_t *to = moved;
     for (int s2 = 0; s2 < 2; s2++) {
@@ -275,7 +284,7 @@ partition_small_avx2_n(uint32_t *rows, uint32_t w, size_t begin, size_t end, uin
         const uint32_t count = s2 ? nr : nl;
         box_load_avx2(lo, hi, chunks);
         for (uint32_t m = 0; m < count; m++, to += w) {
-            const uint32_t *from = row_or_copy(base + (size_t)idx[m] * w, last, w, tmp);
+            const uint32_t *from = row_or_copy(base + (size_t)idx[m] * w, safe, w, tmp);
             for (uint32_t c = 0; c < chunks; c++) {
                 __m256i v = _mm256_loadu_si256((const __m256i *)(from + 8 * c));
                 lo[c] = _mm256_min_epu32(lo[c], v);
