@@ -69,6 +69,21 @@ int partition_add_class_in(partition *p, const uint32_t *lo, const uint32_t *hi,
     return ANONKIT_OK;
 }
 
+int partition_reserve(partition *p, size_t classes, ak_error *err)
+{
+    if (classes <= p->cap) return ANONKIT_OK;
+    AK_CHECK(grow_codes(&p->lo, classes, p->nqi, err));
+    AK_CHECK(grow_codes(&p->hi, classes, p->nqi, err));
+    AK_CHECK(grow_codes(&p->rlo, classes, p->nqi, err));
+    AK_CHECK(grow_codes(&p->rhi, classes, p->nqi, err));
+    if (p->node) AK_CHECK(grow_codes(&p->node, classes, p->nqi, err));
+    uint64_t *ncount = realloc(p->count, classes * sizeof *ncount);
+    if (!ncount) return ak_err_nomem(err);
+    p->count = ncount;
+    p->cap = classes;
+    return ANONKIT_OK;
+}
+
 int partition_append(partition *p, const partition *src, ak_error *err)
 {
     if (!src->nclasses) return ANONKIT_OK;

@@ -1060,6 +1060,17 @@ static int grow_may_split(const mdr *s, const mdr_frame *f)
     return 1;
 }
 
+/* Makes room in class_begin for ids below `classes`. */
+static int reserve_class_rows(mdr *s, size_t classes, ak_error *err)
+{
+    if (classes <= s->class_begin_cap) return ANONKIT_OK;
+    size_t *grown = realloc(s->class_begin, classes * sizeof *grown);
+    if (!grown) return ak_err_nomem(err);
+    s->class_begin = grown;
+    s->class_begin_cap = classes;
+    return ANONKIT_OK;
+}
+
 /* Records that the class with id (in s->out) starts at work row begin. */
 static int note_class_rows(mdr *s, uint32_t id, size_t begin, ak_error *err)
 {
@@ -1261,6 +1272,9 @@ static int spawn_helper(mdr *s, helper **out, ak_error *err)
     for (size_t f = 0; f < give; f++)
         if (s->stack[f].end - s->stack[f].begin > largest) largest = s->stack[f].end - s->stack[f].begin;
     int rc = partition_init(&h->classes, 0, s->d, err);
+    const size_t expected = rows / (s->m->k > 1 ? s->m->k : 1) + 1; /* classes it can make at most (rows: given) */
+    if (rc == ANONKIT_OK) rc = partition_reserve(&h->classes, expected, err);
+    if (rc == ANONKIT_OK) rc = reserve_class_rows(c, expected, err);
     if (rc == ANONKIT_OK) rc = worker_alloc(c, largest, err);
     for (size_t f = 0; rc == ANONKIT_OK && f < give; f++) {
         const uint32_t *frame = s->boxes + f * s->fw;
@@ -1557,6 +1571,9 @@ int mdr_run_with(const table *t, const model *m, const mdr_options *options, par
     }
     if (s.n == 0) goto done;
     const size_t first_class = out->nclasses;
+    /* at most n / k classes, each of at least k rows: room for them at once */
+    if ((rc = partition_reserve(out, first_class + s.n / (m->k > 1 ? m->k : 1) + 1, err)) < 0) goto done;
+    if ((rc = reserve_class_rows(&s, first_class + s.n / (m->k > 1 ? m->k : 1) + 1, err)) < 0) goto done;
     if ((rc = push(&s, 0, s.n, root_box, root_lo, root_hi, options->root_median_only, err)) < 0) goto done;
     rc = s.grow ? run_grow(&s, err) : run_worker(&s, err);
     if (rc == ANONKIT_OK) write_all_classes(&s, first_class);
