@@ -32,7 +32,7 @@ void partition_free(partition *p)
 /* Grows *codes to cap classes of nqi codes. */
 static int grow_codes(uint32_t **codes, size_t cap, uint32_t nqi, ak_error *err)
 {
-    uint32_t *grown = realloc(*codes, (cap * nqi > 0 ? cap * nqi : 1) * sizeof *grown);
+    uint32_t *grown = ak_huge_realloc(*codes, (cap * nqi > 0 ? cap * nqi : 1) * sizeof *grown);
     if (!grown) return ak_err_nomem(err);
     *codes = grown;
     return ANONKIT_OK;

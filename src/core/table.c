@@ -562,9 +562,12 @@ static int load_rows_parallel(table *t, const table_spec *spec, qi_reader *qr, u
     }
     /* The arrays sized for each piece at once (grown further if need be), so
      * that they are written on fresh (huge) pages rather than moved around. */
+    uint64_t lines[2];
+    for (int i = 0; i < 2; i++) lines[i] = csv_estimate_lines(spec->path, pieces[i].offset, pieces[i].length);
     for (int i = 0; rc == ANONKIT_OK && i < 2; i++) {
-        const uint64_t lines = csv_estimate_lines(spec->path, pieces[i].offset, pieces[i].length);
-        if (lines && lines < SIZE_MAX / 64) rc = grow_rows(pieces[i].t, &pieces[i].cap, (size_t)lines, err);
+        /* the table's: room for both pieces, which it holds in the end */
+        const uint64_t want = i ? lines[1] : lines[0] + lines[1];
+        if (lines[0] && lines[1] && want < SIZE_MAX / 64) rc = grow_rows(pieces[i].t, &pieces[i].cap, (size_t)want, err);
     }
     if (rc == ANONKIT_OK) {
         started = pthread_create(&helper, NULL, load_piece_rows, &pieces[1]) == 0;

@@ -1064,7 +1064,7 @@ static int grow_may_split(const mdr *s, const mdr_frame *f)
 static int reserve_class_rows(mdr *s, size_t classes, ak_error *err)
 {
     if (classes <= s->class_begin_cap) return ANONKIT_OK;
-    size_t *grown = realloc(s->class_begin, classes * sizeof *grown);
+    size_t *grown = ak_huge_realloc(s->class_begin, classes * sizeof *grown);
     if (!grown) return ak_err_nomem(err);
     s->class_begin = grown;
     s->class_begin_cap = classes;
@@ -1077,7 +1077,7 @@ static int note_class_rows(mdr *s, uint32_t id, size_t begin, ak_error *err)
     if (id >= s->class_begin_cap) {
         size_t cap = s->class_begin_cap ? 2 * s->class_begin_cap : 1024;
         while (cap <= id) cap *= 2;
-        size_t *grown = realloc(s->class_begin, cap * sizeof *grown);
+        size_t *grown = ak_huge_realloc(s->class_begin, cap * sizeof *grown);
         if (!grown) return ak_err_nomem(err);
         s->class_begin = grown;
         s->class_begin_cap = cap;
