@@ -717,6 +717,19 @@ static int write_rows(const compose_job *proto, size_t nwrite, unsigned threads,
         return ak_err_set(err, ANONKIT_E_INTERNAL, NULL, 0, 0, "cannot create a condition variable");
     }
     pipe_worker workers[2] = {{&wp, 0, 1, {0}}, {&wp, 1, 2, {0}}};
+    /* Each worker's block buffer sized at once for a block of rows of the
+     * average length (classes' texts and copied units), with some room to
+     * spare: grown step by step it would be copied and faulted in again. */
+    const publisher *pub = proto->pub;
+    const partition *p = pub->p;
+    const double text_per_row = p->nclasses ? (double)pub->class_text.len / (double)p->nclasses : 0;
+    const double copied_per_row =
+        proto->copied_off && pub->t->nrows ? (double)proto->copied_off[pub->t->nrows * pub->ncopied] / (double)pub->t->nrows
+                                           : 0;
+    const double row_bytes = text_per_row + copied_per_row + pub->nsegments + 2;
+    const size_t block_rows = nwrite < PUBLISH_BLOCK_ROWS ? nwrite : PUBLISH_BLOCK_ROWS;
+    const size_t block_bytes = (size_t)(row_bytes * (double)block_rows * 1.125) + 4096;
+    for (int i = 0; i < 2 && nwrite > 0; i++) (void)reserve_huge(&workers[i].out, block_bytes);
     pthread_t helper;
     int helped = 0;
     if (threads > 1 && wp.nblocks > 1) {
