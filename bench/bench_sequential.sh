@@ -159,20 +159,35 @@ PY
 
 echo
 echo "scalability (Set A, Top: X = all categorical attributes; Y = K1, k = 40 / Y = occupation, p = 0.9)"
-echo "records   anonymity-s  linkability-s  (004: 885 s and 83 s at 1M)"
+echo "best of 3 runs each; the baseline is sort -t';' -k1,1n of the current release, timed in the same run"
+echo "(004: 885 s and 83 s at 1M records; the goals at 1M: 9 s, and 9 * 83 / 885 = 0.84 s for linkability)"
+printf '%-9s %12s %14s %9s %14s %14s %14s\n' records anonymity-s linkability-s sort-s anon/goal link/goal anon,link/sort
 SETA=marital-status,relationship,sex,education,occupation,workclass,race,native-country
+# run_times CMD...: the wall times of 3 runs of CMD, in seconds (the report takes the least)
+run_times() {
+    for _ in 1 2 3; do
+        local t0 t1
+        t0=$(date +%s.%N)
+        "$@" >/dev/null 2>&1
+        t1=$(date +%s.%N)
+        printf '%s,' "$(echo "$t1 - $t0" | bc)"
+    done
+}
 for scale in $SCALES; do
     mkdir -p "$T/s"
     "$PY" "$SRC/bench/sequential_views.py" "$DATA/adult.csv" "$T/s" $scale
     n=$(($(wc -l <"$T/s/t1.csv") - 1))
-    a0=$(date +%s.%N)
-    "$BIN" sequential "$T/s/t1.csv" --previous "$T/s/t2.csv" -o "$T/o.csv" --delimiter ';' --x $SETA --y k1 \
-        --anonymity 40 --class salary $HS 2>/dev/null
-    a1=$(date +%s.%N)
-    "$BIN" sequential "$T/s/t1.csv" --previous "$T/s/t2.csv" -o "$T/o.csv" --delimiter ';' \
+    an=$(run_times "$BIN" sequential "$T/s/t1.csv" --previous "$T/s/t2.csv" -o "$T/o.csv" --delimiter ';' --x $SETA --y k1 \
+        --anonymity 40 --class salary $HS)
+    li=$(run_times "$BIN" sequential "$T/s/t1.csv" --previous "$T/s/t2.csv" -o "$T/o.csv" --delimiter ';' \
         --x education,workclass,marital-status,relationship,sex,race,native-country --y occupation \
-        --linkability 0.9 --class salary $HS 2>/dev/null
-    a2=$(date +%s.%N)
-    printf '%-9s %-12.2f %-14.2f\n' $n "$(echo "$a1 - $a0" | bc)" "$(echo "$a2 - $a1" | bc)"
-    rm -rf "$T/s"
+        --linkability 0.9 --class salary $HS)
+    so=$(run_times sort -t';' -k1,1n "$T/s/t1.csv" -o "$T/sorted.csv")
+    "$PY" -c 'import sys
+n = int(sys.argv[1])
+an, li, so = (min(float(x) for x in a.split(",") if x) for a in sys.argv[2:])
+goal = 9 * n / 1e6
+print("%-9d %12.2f %14.2f %9.2f %14.2f %14.2f %7.2f,%.2f" % (n, an, li, so, an / goal, li / (goal * 83 / 885), an / so, li / so))' \
+        "$n" "$an" "$li" "$so"
+    rm -rf "$T/s" "$T/sorted.csv"
 done

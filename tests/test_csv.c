@@ -406,6 +406,34 @@ static void test_block_boundaries(void **state)
     free(text);
 }
 
+/* The scan of unquoted fields looks at many bytes at once: a delimiter and a
+ * line end at every offset from a record's start, the end of the input at
+ * every offset, with and without a final line end, and a field that begins
+ * with a quote right after a long unquoted one, all read exactly. */
+static void test_scan_offsets(void **state)
+{
+    (void)state;
+    char text[1024], a[160], b[160];
+    for (size_t la = 0; la < 140; la++) {
+        const size_t lb = 140 - la;
+        memset(a, 'a', la);
+        a[la] = '\0';
+        memset(b, 'b', lb);
+        b[lb] = '\0';
+        for (int final_lf = 0; final_lf < 2; final_lf++) {
+            snprintf(text, sizeof text, "%s,%s\n%s,\"q,%s\"\n%s%s", a, b, b, a, a, final_lf ? "\n" : "");
+            csv_reader *r = open_text(text, ',');
+            char qa[170];
+            snprintf(qa, sizeof qa, "q,%s", a);
+            expect_record(r, 1, a, b, NULL);
+            expect_record(r, 2, b, qa, NULL);
+            if (la) expect_record(r, 3, a, NULL);
+            expect_end(r);
+            csv_reader_free(r);
+        }
+    }
+}
+
 static void test_unterminated_quote(void **state)
 {
     (void)state;
@@ -820,6 +848,7 @@ int main(void)
         cmocka_unit_test(test_many_fields),
         cmocka_unit_test(test_large_records),
         cmocka_unit_test(test_block_boundaries),
+        cmocka_unit_test(test_scan_offsets),
         cmocka_unit_test(test_unterminated_quote),
         cmocka_unit_test(test_garbage_after_quote),
         cmocka_unit_test(test_open_errors),

@@ -508,6 +508,8 @@ static void test_threads_same_result(void **state)
             assert_memory_equal(many.class_of, one.class_of, t->nrows * sizeof *one.class_of);
             assert_memory_equal(many.lo, one.lo, one.nclasses * t->nqi * sizeof *one.lo);
             assert_memory_equal(many.hi, one.hi, one.nclasses * t->nqi * sizeof *one.hi);
+            assert_memory_equal(many.rlo, one.rlo, one.nclasses * t->nqi * sizeof *one.rlo);
+            assert_memory_equal(many.rhi, one.rhi, one.nclasses * t->nqi * sizeof *one.rhi);
             assert_memory_equal(many.count, one.count, one.nclasses * sizeof *one.count);
             partition_free(&many);
         }

@@ -13,10 +13,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/partition.h"
 #include "core/table.h"
 #include "io/csv.h"
+#include "io/outfile.h"
 #include "io/publish.h"
 #include "testutil.h"
 
@@ -115,7 +117,8 @@ static void write_input(const char *path, size_t rows, int plain_only, size_t sp
 }
 
 /* Loads path (QIs q0 and q1, identifier id) and publishes it as one class;
- * with ahead, the copied columns are read ahead (publish_copied_start). */
+ * with ahead, the copied columns are read ahead (publish_copied_start), and
+ * ahead = 2 also starts and drops a second reading (cancelled unused). */
 static char *publish_with(const char *path, unsigned threads, int keep_order, int ahead, size_t *len)
 {
     const char *qi[] = {"q0", "q1"};
@@ -140,8 +143,12 @@ static char *publish_with(const char *path, unsigned threads, int keep_order, in
     const char *out_path = tu_path(tu_group_dir, "out.csv");
     FILE *out = fopen(out_path, "wb");
     assert_non_null(out);
-    publish_copied *copied = NULL;
+    publish_copied *copied = NULL, *dropped = NULL;
     if (ahead) assert_int_equal(publish_copied_start(&copied, t, &err), ANONKIT_OK);
+    if (ahead == 2) {
+        assert_int_equal(publish_copied_start(&dropped, t, &err), ANONKIT_OK);
+        publish_copied_free(dropped);
+    }
     publish_opts po = {.keep_order = keep_order, .seed = 7, .threads = threads, .copied = copied};
     publish_stats ps;
     if (publish_write(t, &p, &po, out, out_path, &ps, &err) != ANONKIT_OK) fail_msg("publish: %s", err.message);
@@ -196,7 +203,7 @@ static void test_copied_fields(void **state)
         assert_memory_equal(one, two, len2);
         assert_int_equal(len1, len2); /* the same lines in another order */
         size_t len4;
-        char *ahead = publish_with(pcopy, 2, 0, 1, &len4);
+        char *ahead = publish_with(pcopy, 2, 0, 2, &len4);
         assert_int_equal(len4, len2);
         assert_memory_equal(ahead, one, len2);
         free(ahead);
@@ -288,6 +295,48 @@ static void test_read_ahead_errors(void **state)
     table_free(t);
 }
 
+/* outfile_write_behind hands a file's new bytes to the disk and remembers
+ * how far; on a pipe it does nothing and breaks nothing. */
+static void test_write_behind(void **state)
+{
+    (void)state;
+    const char *path = tu_path(tu_group_dir, "behind.txt");
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    uint64_t synced = 0;
+    static char block[100000];
+    memset(block, 'x', sizeof block);
+    assert_int_equal(fwrite(block, 1, sizeof block, f), sizeof block);
+    outfile_write_behind(f, &synced);
+#if defined(__linux__)
+    assert_int_equal(synced, sizeof block);
+#endif
+    assert_int_equal(fwrite(block, 1, 10, f), 10);
+    outfile_write_behind(f, &synced);
+#if defined(__linux__)
+    assert_int_equal(synced, sizeof block + 10);
+#endif
+    assert_int_equal(fclose(f), 0);
+    size_t len;
+    char *text = tu_read_file(path, &len);
+    assert_int_equal(len, sizeof block + 10);
+    free(text);
+
+    int fds[2];
+    assert_int_equal(pipe(fds), 0);
+    FILE *w = fdopen(fds[1], "wb");
+    assert_non_null(w);
+    assert_int_equal(fwrite("abc", 1, 3, w), 3);
+    synced = 0;
+    outfile_write_behind(w, &synced);
+    assert_int_equal(synced, 0);
+    assert_int_equal(fclose(w), 0);
+    char got[4] = {0};
+    assert_int_equal(read(fds[0], got, 3), 3);
+    assert_string_equal(got, "abc");
+    close(fds[0]);
+}
+
 /* csv_run_is_plain and csv_needs_quotes against byte-by-byte definitions,
  * with one special byte at every position of fields of every short length
  * (the checks look at eight bytes at a time). */
@@ -318,6 +367,7 @@ int main(void)
         cmocka_unit_test(test_copied_fields),
         cmocka_unit_test(test_parallel_reread),
         cmocka_unit_test(test_read_ahead_errors),
+        cmocka_unit_test(test_write_behind),
     };
     return cmocka_run_group_tests(tests, tu_group_setup, tu_group_teardown);
 }

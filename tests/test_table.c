@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "core/numdict.h"
+#include "core/partition.h"
 #include "core/recode.h"
 #include "core/table.h"
 #include "testutil.h"
@@ -141,6 +142,32 @@ static void test_random_ranks(void **state)
             assert_int_equal(t->qi[0].codes[i], below);
             assert_true(t->qi[0].values[below] == (double)vals[i]);
         }
+        /* the writer's shortcut for integer columns makes recode_class_value's text */
+        partition p;
+        assert_int_equal(partition_init(&p, t->nrows, 1, &err), ANONKIT_OK);
+        for (int box = 0; box < 20; box++) {
+            uint32_t lo = (uint32_t)tu_below(&rng, t->qi[0].ncodes), hi = (uint32_t)tu_below(&rng, t->qi[0].ncodes);
+            if (lo > hi) {
+                const uint32_t tmp = lo;
+                lo = hi;
+                hi = tmp;
+            }
+            if (box == 0) hi = lo;
+            uint32_t id;
+            assert_int_equal(partition_add_class(&p, &lo, &hi, 1, &id, &err), ANONKIT_OK);
+            for (int style = RECODE_GENERALIZE; style <= RECODE_RANGE; style++) {
+                char want[128], got[48];
+                const size_t wlen = recode_class_value(t, &p, NULL, (recode_style)style, id, 0, want, sizeof want);
+                /* (a decimal, or a range too wide for counting, keeps spellings) */
+                assert_int_equal(recode_is_int_range(t, &p, (recode_style)style, 0), t->qi[0].texts == NULL);
+                if (t->qi[0].texts) continue;
+                const size_t glen = recode_int_range((recode_style)style, lo, hi, t->qi[0].values[lo],
+                                                     t->qi[0].values[hi], got);
+                assert_int_equal(glen, wlen);
+                assert_memory_equal(got, want, wlen);
+            }
+        }
+        partition_free(&p);
         table_free(t);
         free(text);
         free(vals);
@@ -274,13 +301,14 @@ static void test_parallel_read(void **state)
     snprintf(hcopy, sizeof hcopy, "%s", hpath);
     snprintf(pcopy, sizeof pcopy, "%s", path);
     const size_t rows = 900000; /* about 10 MB: above the parallel threshold of 8 MB */
-    for (int variant = 0; variant < 4; variant++) {
+    for (int variant = 0; variant < 5; variant++) {
         FILE *f = fopen(pcopy, "w");
         assert_non_null(f);
         fprintf(f, "x,c,s\n");
         tu_rng rng = {5};
         for (size_t r = 0; r < rows; r++) {
-            long x = (long)tu_below(&rng, 100000) - 500;
+            /* variant 4: values too spread out to be ranked by counting */
+            long x = variant == 4 ? (long)tu_below(&rng, 900000000) : (long)tu_below(&rng, 100000) - 500;
             const char c = (char)('a' + tu_below(&rng, 3));
             /* sensitive values first seen late, so that the dictionary merge matters */
             unsigned sv = (unsigned)tu_below(&rng, r < rows / 2 ? 5 : 9);

@@ -19,6 +19,7 @@
 #include "api/job.h"
 #include "core/clock.h"
 #include "core/hash.h"
+#include "core/hugemem.h"
 #include "core/partition.h"
 #include "core/recode.h"
 #include "core/rng.h"
@@ -204,6 +205,11 @@ static void *read_piece(void *arg)
     csv_reader *r = NULL;
     csv_record rec;
     const uint32_t k = p->k;
+    if (!p->whole && k) { /* room for about all of the piece's rows at once */
+        const uint64_t lines = csv_estimate_lines(p->path, p->offset, p->length);
+        if (lines && lines < SIZE_MAX / 8 / k && (p->codes = ak_huge_malloc((size_t)lines * k * sizeof *p->codes)))
+            p->cap = (size_t)lines * k;
+    }
     p->rc = p->whole ? csv_reader_open(&r, p->path, p->delim, &p->err)
                      : csv_reader_open_range(&r, p->path, p->delim, p->offset, p->length, 2, &p->err);
     int got = 0;

@@ -7,6 +7,32 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
+/* Whether a[0..len) equals b[0..len): short keys (the usual labels) by a few
+ * overlapping word loads, all inside both keys, instead of a call to memcmp. */
+static inline int key_equal(const char *a, const char *b, size_t len)
+{
+    if (len >= 8) {
+        if (len > 16) return memcmp(a, b, len) == 0;
+        uint64_t x0, y0, x1, y1; /* first and last 8 bytes (overlapping when len < 16) */
+        memcpy(&x0, a, 8);
+        memcpy(&y0, b, 8);
+        memcpy(&x1, a + len - 8, 8);
+        memcpy(&y1, b + len - 8, 8);
+        return ((x0 ^ y0) | (x1 ^ y1)) == 0;
+    }
+    if (len >= 4) {
+        uint32_t x0, y0, x1, y1;
+        memcpy(&x0, a, 4);
+        memcpy(&y0, b, 4);
+        memcpy(&x1, a + len - 4, 4);
+        memcpy(&y1, b + len - 4, 4);
+        return ((x0 ^ y0) | (x1 ^ y1)) == 0;
+    }
+    for (size_t i = 0; i < len; i++)
+        if (a[i] != b[i]) return 0;
+    return 1;
+}
+
 static size_t table_size_for(size_t keys)
 {
     size_t n = 16;
@@ -76,8 +102,7 @@ uint32_t strmap_find(const strmap *m, const char *key, size_t len)
         uint32_t s = m->slots[i];
         if (!s) return AK_NOT_FOUND;
         uint32_t id = s - 1;
-        if (m->slot_hash[i] == h && m->lengths[id] == len &&
-            memcmp(m->bytes + m->offsets[id], key, len) == 0)
+        if (m->slot_hash[i] == h && m->lengths[id] == len && key_equal(m->bytes + m->offsets[id], key, len))
             return id;
     }
 }
@@ -90,8 +115,7 @@ int strmap_intern(strmap *m, const char *key, size_t len, uint32_t *id, int *ins
         uint32_t s = m->slots[i];
         if (!s) break;
         uint32_t sid = s - 1;
-        if (m->slot_hash[i] == h && m->lengths[sid] == len &&
-            memcmp(m->bytes + m->offsets[sid], key, len) == 0) {
+        if (m->slot_hash[i] == h && m->lengths[sid] == len && key_equal(m->bytes + m->offsets[sid], key, len)) {
             *id = sid;
             if (inserted) *inserted = 0;
             return 0;

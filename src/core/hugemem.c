@@ -45,6 +45,7 @@ void *ak_huge_malloc(size_t bytes)
 
 void *ak_huge_realloc(void *p, size_t bytes)
 {
+    if (!p) return ak_huge_malloc(bytes); /* a first allocation: whole huge pages */
     void *q = realloc(p, bytes);
     ak_huge_advise(q, bytes);
     return q;

@@ -19,7 +19,8 @@ void ak_huge_advise(void *p, size_t bytes);
  * whole huge pages (2 MiB aligned, its size rounded up). Freed by free. */
 void *ak_huge_malloc(size_t bytes);
 
-/* realloc(p, bytes) with ak_huge_advise on the result. */
+/* realloc(p, bytes) with ak_huge_advise on the result; ak_huge_malloc when p
+ * is NULL. */
 void *ak_huge_realloc(void *p, size_t bytes);
 
 #endif

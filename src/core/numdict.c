@@ -215,51 +215,125 @@ static int finish_general(numdict *d, uint32_t *codes, size_t nrows, double **va
     return ANONKIT_OK;
 }
 
+/* Set bits of x (a few shifts and adds, for machines without POPCNT). */
+static inline uint32_t popcount64(uint64_t x)
+{
+    x = x - ((x >> 1) & 0x5555555555555555ULL);
+    x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
+    x = (x + (x >> 4)) & 0x0F0F0F0F0F0F0F0FULL;
+    return (uint32_t)((x * 0x0101010101010101ULL) >> 56);
+}
+
+/* codes[r] = the rank of value more[r] - base (more may be codes itself):
+ * before[word] plus the present values below it in its word of present. */
+#define RANK_CODES(POPCOUNT)                                                                                      \
+    for (size_t r = 0; r < n; r++) {                                                                              \
+        const uint32_t v = more[r] - base;                                                                        \
+        codes[r] = before[v / 64] + (uint32_t)POPCOUNT(present[v / 64] & (((uint64_t)1 << (v % 64)) - 1));       \
+    }
+
+static void rank_codes_plain(uint32_t *codes, const uint32_t *more, size_t n, uint32_t base, const uint64_t *present,
+                             const uint32_t *before)
+{
+    RANK_CODES(popcount64)
+}
+
+#if defined(__GNUC__) && defined(__x86_64__)
+/* The same with the POPCNT instruction (chosen at run time). */
+__attribute__((target("popcnt"))) static void rank_codes_popcnt(uint32_t *codes, const uint32_t *more, size_t n,
+                                                                uint32_t base, const uint64_t *present,
+                                                                const uint32_t *before)
+{
+    RANK_CODES(__builtin_popcountll)
+}
+#endif
+
+/* Ranks of more[0..n) into codes[0..n) (see RANK_CODES). */
+static void rank_codes(uint32_t *codes, const uint32_t *more, size_t n, uint32_t base, const uint64_t *present,
+                       const uint32_t *before)
+{
+#if defined(__GNUC__) && defined(__x86_64__)
+    if (__builtin_cpu_supports("popcnt")) {
+        rank_codes_popcnt(codes, more, n, base, present, before);
+        return;
+    }
+#endif
+    rank_codes_plain(codes, more, n, base, present, before);
+}
+
 int numdict_finish(numdict *d, uint32_t *codes, size_t nrows, double **values, const char ***texts,
                    strbuf *spellings, uint32_t *count, ak_error *err)
 {
+    return numdict_finish_parts(d, codes, nrows, NULL, 0, values, texts, spellings, count, err);
+}
+
+int numdict_finish_parts(numdict *d, uint32_t *codes, size_t nrows, const uint32_t *more, size_t nmore,
+                         double **values, const char ***texts, strbuf *spellings, uint32_t *count, ak_error *err)
+{
+    if (nmore && (d->general || (uint64_t)(d->max - d->min) + 1 > 8 * (uint64_t)(nrows + nmore) + 65536)) {
+        /* through the general mode below, on the rows in one array */
+        memcpy(codes + nrows, more, nmore * sizeof *more);
+        nrows += nmore;
+        nmore = 0;
+    }
+    const size_t total = nrows + nmore;
     *values = NULL;
     *texts = NULL;
     *count = 0;
     memset(spellings, 0, sizeof *spellings);
-    if (!d->general && nrows) {
+    if (!d->general && total) {
         /* Counting rank over the value range, when the range is not much
-         * larger than the table; otherwise through the general mode. */
+         * larger than the table; otherwise through the general mode (with
+         * the rows in one array, see above). */
         uint64_t range = (uint64_t)(d->max - d->min) + 1;
-        if (range > 8 * (uint64_t)nrows + 65536) AK_CHECK(go_general(d, codes, nrows, err));
+        if (range > 8 * (uint64_t)total + 65536) AK_CHECK(go_general(d, codes, nrows, err));
     }
     if (d->general) return finish_general(d, codes, nrows, values, texts, spellings, count, err);
-    if (!nrows) return ANONKIT_OK;
+    if (!total) return ANONKIT_OK;
+    /* The values present as a bitmap over the value range (one bit a value:
+     * small enough to stay in cache while the rows set and read it at
+     * random), with the number of present values before each 64-bit word: a
+     * value's rank is that number plus the present values below it in its
+     * word. */
     const uint64_t range = (uint64_t)(d->max - d->min) + 1;
     const uint32_t base = (uint32_t)(d->min + INT_BIAS);
-    uint32_t *rank = calloc(range, sizeof *rank);
-    if (!rank) return ak_err_nomem(err);
-    ak_huge_advise(rank, range * sizeof *rank); /* written and read at random */
-    for (size_t r = 0; r < nrows; r++) rank[codes[r] - base] = 1;
+    const size_t words = (size_t)((range + 63) / 64);
+    uint64_t *present = calloc(words, sizeof *present);
+    uint32_t *before = malloc(words * sizeof *before);
+    if (!present || !before) {
+        free(present);
+        free(before);
+        return ak_err_nomem(err);
+    }
+    for (size_t r = 0; r < nrows; r++) {
+        const uint32_t v = codes[r] - base;
+        present[v / 64] |= (uint64_t)1 << (v % 64);
+    }
+    for (size_t r = 0; r < nmore; r++) {
+        const uint32_t v = more[r] - base;
+        present[v / 64] |= (uint64_t)1 << (v % 64);
+    }
     uint32_t n = 0;
-    for (uint64_t i = 0; i < range; i++) {
-        uint32_t present = rank[i];
-        rank[i] = n;
-        n += present;
+    for (size_t w = 0; w < words; w++) {
+        before[w] = n;
+        n += popcount64(present[w]);
     }
     double *vals = ak_huge_malloc((size_t)(n ? n : 1) * sizeof *vals); /* read at random by the algorithms */
     if (!vals) {
-        free(rank);
+        free(present);
+        free(before);
         return ak_err_nomem(err);
     }
-    /* Distinct values in ascending order: the positions where the rank steps.
-     * Their spelling is the value itself, so none is stored (texts = NULL).
-     * The store is unconditional (the index only advances past a present
-     * value), as presence is as good as random to a branch predictor; the
-     * largest value, d->max, is present and the last. */
+    /* Distinct values in ascending order: the set bits, lowest first. Their
+     * spelling is the value itself, so none is stored (texts = NULL). */
     uint32_t next = 0;
-    for (uint64_t i = 0; i + 1 < range; i++) {
-        vals[next] = (double)(d->min + (int64_t)i);
-        next += rank[i + 1] != rank[i];
-    }
-    vals[next++] = (double)d->max;
-    for (size_t r = 0; r < nrows; r++) codes[r] = rank[codes[r] - base];
-    free(rank);
+    for (size_t w = 0; w < words; w++)
+        for (uint64_t bits = present[w]; bits; bits &= bits - 1)
+            vals[next++] = (double)(d->min + (int64_t)(w * 64 + (size_t)__builtin_ctzll(bits)));
+    rank_codes(codes, codes, nrows, base, present, before);
+    rank_codes(codes + nrows, more, nmore, base, present, before); /* the second part, moved on the way */
+    free(present);
+    free(before);
     *values = vals;
     *count = n;
     return ANONKIT_OK;

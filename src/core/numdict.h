@@ -111,6 +111,14 @@ int numdict_finish(numdict *d, uint32_t *codes, size_t nrows, double **values /*
                    const char ***texts /* OUT */, strbuf *spellings /* OUT */, uint32_t *count /* OUT */,
                    ak_error *err);
 
+/* numdict_finish of rows in two parts, codes[0..nrows) and more[0..nmore)
+ * (rows added in that order), whose ranks all go to codes[0..nrows + nmore):
+ * codes has room for them. The second part is moved in the pass that maps
+ * codes to ranks, so a table read in two pieces needs no copy of its own. */
+int numdict_finish_parts(numdict *d, uint32_t *codes, size_t nrows, const uint32_t *more, size_t nmore,
+                         double **values /* OUT */, const char ***texts /* OUT */, strbuf *spellings /* OUT */,
+                         uint32_t *count /* OUT */, ak_error *err);
+
 /* ---- streaming (out-of-core) use ----
  * When rows are not kept, provisional codes handed out by numdict_add are final
  * for the rows already written away: integer-mode codes (value + bias, all at

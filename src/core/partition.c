@@ -32,7 +32,7 @@ void partition_free(partition *p)
 /* Grows *codes to cap classes of nqi codes. */
 static int grow_codes(uint32_t **codes, size_t cap, uint32_t nqi, ak_error *err)
 {
-    uint32_t *grown = realloc(*codes, (cap * nqi > 0 ? cap * nqi : 1) * sizeof *grown);
+    uint32_t *grown = ak_huge_realloc(*codes, (cap * nqi > 0 ? cap * nqi : 1) * sizeof *grown);
     if (!grown) return ak_err_nomem(err);
     *codes = grown;
     return ANONKIT_OK;
@@ -66,6 +66,50 @@ int partition_add_class_in(partition *p, const uint32_t *lo, const uint32_t *hi,
     memcpy(p->rhi + c * p->nqi, rhi, p->nqi * sizeof *rhi);
     p->count[c] = count;
     *id = (uint32_t)c;
+    return ANONKIT_OK;
+}
+
+int partition_reserve(partition *p, size_t classes, ak_error *err)
+{
+    if (classes <= p->cap) return ANONKIT_OK;
+    AK_CHECK(grow_codes(&p->lo, classes, p->nqi, err));
+    AK_CHECK(grow_codes(&p->hi, classes, p->nqi, err));
+    AK_CHECK(grow_codes(&p->rlo, classes, p->nqi, err));
+    AK_CHECK(grow_codes(&p->rhi, classes, p->nqi, err));
+    if (p->node) AK_CHECK(grow_codes(&p->node, classes, p->nqi, err));
+    uint64_t *ncount = realloc(p->count, classes * sizeof *ncount);
+    if (!ncount) return ak_err_nomem(err);
+    p->count = ncount;
+    p->cap = classes;
+    return ANONKIT_OK;
+}
+
+int partition_append(partition *p, const partition *src, ak_error *err)
+{
+    if (!src->nclasses) return ANONKIT_OK;
+    if ((p->node != NULL) != (src->node != NULL) && p->nclasses)
+        return ak_err_set(err, ANONKIT_E_INTERNAL, NULL, 0, 0, "partition: classes with and without nodes mixed");
+    const size_t need = p->nclasses + src->nclasses;
+    if (need > p->cap) { /* room for all at once */
+        AK_CHECK(grow_codes(&p->lo, need, p->nqi, err));
+        AK_CHECK(grow_codes(&p->hi, need, p->nqi, err));
+        AK_CHECK(grow_codes(&p->rlo, need, p->nqi, err));
+        AK_CHECK(grow_codes(&p->rhi, need, p->nqi, err));
+        if (p->node) AK_CHECK(grow_codes(&p->node, need, p->nqi, err));
+        uint64_t *ncount = realloc(p->count, need * sizeof *ncount);
+        if (!ncount) return ak_err_nomem(err);
+        p->count = ncount;
+        p->cap = need;
+    }
+    if (src->node && !p->node) AK_CHECK(grow_codes(&p->node, p->cap, p->nqi, err));
+    const size_t at = p->nclasses * p->nqi, codes = src->nclasses * src->nqi * sizeof *src->lo;
+    memcpy(p->lo + at, src->lo, codes);
+    memcpy(p->hi + at, src->hi, codes);
+    memcpy(p->rlo + at, src->rlo, codes);
+    memcpy(p->rhi + at, src->rhi, codes);
+    if (src->node) memcpy(p->node + at, src->node, codes);
+    memcpy(p->count + p->nclasses, src->count, src->nclasses * sizeof *src->count);
+    p->nclasses = need;
     return ANONKIT_OK;
 }
 

@@ -40,6 +40,12 @@ int partition_add_class(partition *p, const uint32_t *lo, const uint32_t *hi, ui
 /* The same with the class's region [rlo, rhi]. */
 int partition_add_class_in(partition *p, const uint32_t *lo, const uint32_t *hi, const uint32_t *rlo,
                            const uint32_t *rhi, uint64_t count, uint32_t *id /* OUT */, ak_error *err);
+/* Makes room for `classes` classes in all (an estimate: more still fit), so
+ * that adding them moves nothing. */
+int partition_reserve(partition *p, size_t classes, ak_error *err);
+/* Appends every class of src (boxes, regions, counts, nodes when both have
+ * them) after p's, in order: src's class c becomes p's class nclasses + c. */
+int partition_append(partition *p, const partition *src, ak_error *err);
 /* The same with the hierarchy node of every QI; a partitioning holds either
  * only classes with nodes or none. */
 int partition_add_class_nodes(partition *p, const uint32_t *lo, const uint32_t *hi, const uint32_t *nodes,

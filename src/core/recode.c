@@ -133,6 +133,24 @@ size_t recode_class_value(const table *t, const partition *p, const double *mean
     return len;
 }
 
+int recode_is_int_range(const table *t, const partition *p, recode_style style, uint32_t q)
+{
+    const table_qi *a = &t->qi[q];
+    return a->kind == ATTR_NUMERIC && !a->texts && !(p->node && a->h) &&
+           (style == RECODE_GENERALIZE || style == RECODE_RANGE);
+}
+
+size_t recode_int_range(recode_style style, uint32_t lo, uint32_t hi, double vlo, double vhi, char *buf)
+{
+    /* numeric_range of an integer column: the value, or "lo-hi" */
+    size_t len = (size_t)numdict_format_int(buf, (int64_t)vlo);
+    if (lo != hi || style == RECODE_RANGE) {
+        buf[len++] = '-';
+        len += (size_t)numdict_format_int(buf + len, (int64_t)vhi);
+    }
+    return len;
+}
+
 int recode_class_text(const table *t, const partition *p, const double *means, recode_style style, size_t c,
                       uint32_t q, strbuf *out)
 {

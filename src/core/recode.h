@@ -52,4 +52,16 @@ size_t recode_class_value(const table *t, const partition *p, const double *mean
 int recode_class_text(const table *t, const partition *p, const double *means, recode_style style, size_t c,
                       uint32_t q, strbuf *out);
 
+/* Whether recode_class_text of numeric QI q in style is made of the values at
+ * the ends of a class's box alone: an integer column (no spellings kept), the
+ * generalize or range style, classes without hierarchy nodes. The text is
+ * then recode_int_range's, and a caller may fetch the values of many classes
+ * before formatting any (they are read at random). */
+int recode_is_int_range(const table *t, const partition *p, recode_style style, uint32_t q);
+
+/* That text for QI q of a class whose box has codes lo, hi and values
+ * vlo = values[lo], vhi = values[hi], into buf (room for 48 bytes, not
+ * NUL-terminated); returns its length. */
+size_t recode_int_range(recode_style style, uint32_t lo, uint32_t hi, double vlo, double vhi, char *buf);
+
 #endif

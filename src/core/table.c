@@ -424,6 +424,85 @@ static int merge_piece_dicts(strmap *table_dict, strmap *first, const strmap *se
     return ANONKIT_OK;
 }
 
+/* Work of finish_numeric: the numeric QIs q with owner[q] == who. */
+typedef struct finish_job {
+    table *t;
+    qi_reader *qr;
+    uint32_t **more;       /* per QI, the rows from n0 on (a second piece's, freed once ranked), or NULL */
+    size_t n0;
+    const unsigned char *owner;
+    unsigned char who;
+    int rc;
+    ak_error err;
+} finish_job;
+
+static void *finish_some(void *arg)
+{
+    finish_job *job = arg;
+    table *t = job->t;
+    job->rc = ANONKIT_OK;
+    for (uint32_t q = 0; q < t->nqi && job->rc == ANONKIT_OK; q++) {
+        table_qi *a = &t->qi[q];
+        if (a->kind != ATTR_NUMERIC || job->owner[q] != job->who) continue;
+        const size_t n0 = job->more ? job->n0 : t->nrows;
+        job->rc = numdict_finish_parts(&job->qr[q].numbers, a->codes, n0, job->more ? job->more[q] : NULL,
+                                       t->nrows - n0, &a->values, &a->texts, &a->text_store, &a->ncodes, &job->err);
+        if (job->more) { /* freed here, on the thread that ranked it */
+            free(job->more[q]);
+            job->more[q] = NULL;
+        }
+    }
+    return NULL;
+}
+
+/* Rows below which ranking the numeric columns on two threads does not pay. */
+#define PARALLEL_FINISH_ROWS 100000
+
+/* Ranks every numeric QI's codes (numdict_finish). The columns are
+ * independent: with two threads each column goes, largest first, to the one
+ * with less work so far, a column's work being its rows plus its value range
+ * (integer mode) or twice its rows (hashed and sorted). With more, rows from
+ * n0 on are still in more[q] (a second piece's) and move to the table's array
+ * in the same pass (numdict_finish_parts); more[q] is then freed and NULL. */
+static int finish_numeric(table *t, qi_reader *qr, unsigned threads, uint32_t **more, size_t n0,
+                          ak_error *err)
+{
+    unsigned char owner[t->nqi ? t->nqi : 1];
+    memset(owner, 0, sizeof owner);
+    const int two = threads > 1 && t->nrows >= PARALLEL_FINISH_ROWS;
+    if (two) {
+        double work[t->nqi ? t->nqi : 1], load[2] = {0, 0};
+        unsigned char done[t->nqi ? t->nqi : 1];
+        for (uint32_t q = 0; q < t->nqi; q++) {
+            const numdict *d = &qr[q].numbers;
+            done[q] = t->qi[q].kind != ATTR_NUMERIC;
+            work[q] = d->general || d->max < d->min ? 2.0 * (double)t->nrows
+                                                     : (double)t->nrows + (double)(d->max - d->min) + 1;
+        }
+        for (;;) {
+            uint32_t big = t->nqi;
+            for (uint32_t q = 0; q < t->nqi; q++)
+                if (!done[q] && (big == t->nqi || work[q] > work[big])) big = q;
+            if (big == t->nqi) break;
+            done[big] = 1;
+            owner[big] = load[1] < load[0];
+            load[owner[big]] += work[big];
+        }
+    }
+    finish_job jobs[2] = {{t, qr, more, n0, owner, 0, 0, {0}}, {t, qr, more, n0, owner, 1, 0, {0}}};
+    pthread_t helper;
+    const int helped = two && pthread_create(&helper, NULL, finish_some, &jobs[1]) == 0;
+    finish_some(&jobs[0]);
+    if (helped) pthread_join(helper, NULL);
+    else if (two) finish_some(&jobs[1]);
+    for (int i = 0; i < 2; i++)
+        if (jobs[i].rc < 0) {
+            if (err) *err = jobs[i].err;
+            return jobs[i].rc;
+        }
+    return ANONKIT_OK;
+}
+
 /* Bytes below which reading in parallel does not pay. */
 #define PARALLEL_MIN_BYTES (8u << 20)
 
@@ -474,14 +553,15 @@ static int piece_view(table *v, const table *t, ak_error *err)
 /* Reads the data rows in two pieces on two threads when the file allows it:
  * the file is large and is cut at the first line end after its middle; the
  * first piece goes to the table, the second to arrays of its own that are
- * appended afterwards. The cut is at a record boundary when no field of the
+ * appended afterwards (numeric codes while they are ranked, finish_numeric,
+ * which is done here). The cut is at a record boundary when no field of the
  * first piece begins with a quote (a line end then always ends a record),
  * and the pieces read as the whole file does when neither holds a quoted
  * field and the first piece has one record per line (a run of empty lines at
  * its end would not be records). Those are checked after reading; that and
  * any other surprise (a bad row, a value outside integer mode, ...) send the
  * caller back to the sequential reader, which also gives the exact error.
- * *loaded tells whether the rows were read. */
+ * *loaded tells whether the rows were read (and ranked). */
 static int load_rows_parallel(table *t, const table_spec *spec, qi_reader *qr, uint64_t data_start, int *loaded,
                               ak_error *err)
 {
@@ -508,9 +588,12 @@ static int load_rows_parallel(table *t, const table_spec *spec, qi_reader *qr, u
     }
     /* The arrays sized for each piece at once (grown further if need be), so
      * that they are written on fresh (huge) pages rather than moved around. */
+    uint64_t lines[2];
+    for (int i = 0; i < 2; i++) lines[i] = csv_estimate_lines(spec->path, pieces[i].offset, pieces[i].length);
     for (int i = 0; rc == ANONKIT_OK && i < 2; i++) {
-        const uint64_t lines = csv_estimate_lines(spec->path, pieces[i].offset, pieces[i].length);
-        if (lines && lines < SIZE_MAX / 64) rc = grow_rows(pieces[i].t, &pieces[i].cap, (size_t)lines, err);
+        /* the table's: room for both pieces, which it holds in the end */
+        const uint64_t want = i ? lines[1] : lines[0] + lines[1];
+        if (lines[0] && lines[1] && want < SIZE_MAX / 64) rc = grow_rows(pieces[i].t, &pieces[i].cap, (size_t)want, err);
     }
     if (rc == ANONKIT_OK) {
         started = pthread_create(&helper, NULL, load_piece_rows, &pieces[1]) == 0;
@@ -530,11 +613,15 @@ static int load_rows_parallel(table *t, const table_spec *spec, qi_reader *qr, u
         const size_t n0 = pieces[0].nrows, n1 = pieces[1].nrows;
         size_t cap = pieces[0].cap;
         rc = grow_rows(t, &cap, n0 + n1, err);
+        uint32_t *more[t->nqi ? t->nqi : 1];
+        for (uint32_t q = 0; q < t->nqi; q++) more[q] = view.qi[q].codes;
         for (uint32_t q = 0; rc == ANONKIT_OK && q < t->nqi; q++) {
             numdict *a = &qr[q].numbers, *b = &pieces[1].qr[q].numbers;
             if (b->min < a->min) a->min = b->min;
             if (b->max > a->max) a->max = b->max;
-            if (n1) memcpy(t->qi[q].codes + n0, view.qi[q].codes, n1 * sizeof *view.qi[q].codes);
+            /* numeric codes move in the ranking pass (finish_numeric, below) */
+            if (n1 && t->qi[q].kind != ATTR_NUMERIC)
+                memcpy(t->qi[q].codes + n0, view.qi[q].codes, n1 * sizeof *view.qi[q].codes);
         }
         uint32_t *map = NULL;
         if (rc == ANONKIT_OK && t->sensitive_column >= 0 &&
@@ -551,6 +638,8 @@ static int load_rows_parallel(table *t, const table_spec *spec, qi_reader *qr, u
         if (rc == ANONKIT_OK && t->target_column >= 0 && n1)
             memcpy(t->target_values + n0, view.target_values, n1 * sizeof *view.target_values);
         t->nrows = n0 + n1;
+        if (rc == ANONKIT_OK) rc = finish_numeric(t, qr, spec->threads, more, n0, err);
+        for (uint32_t q = 0; q < t->nqi; q++) view.qi[q].codes = more[q]; /* NULL where freed */
         *loaded = rc == ANONKIT_OK;
     }
     if (!*loaded) {
@@ -570,75 +659,6 @@ static int load_rows_parallel(table *t, const table_spec *spec, qi_reader *qr, u
     free(pieces[1].qr);
     piece_view_free(&view);
     return rc;
-}
-
-/* Work of finish_numeric: the numeric QIs q with owner[q] == who. */
-typedef struct finish_job {
-    table *t;
-    qi_reader *qr;
-    const unsigned char *owner;
-    unsigned char who;
-    int rc;
-    ak_error err;
-} finish_job;
-
-static void *finish_some(void *arg)
-{
-    finish_job *job = arg;
-    table *t = job->t;
-    job->rc = ANONKIT_OK;
-    for (uint32_t q = 0; q < t->nqi && job->rc == ANONKIT_OK; q++) {
-        table_qi *a = &t->qi[q];
-        if (a->kind == ATTR_NUMERIC && job->owner[q] == job->who)
-            job->rc = numdict_finish(&job->qr[q].numbers, a->codes, t->nrows, &a->values, &a->texts, &a->text_store,
-                                     &a->ncodes, &job->err);
-    }
-    return NULL;
-}
-
-/* Rows below which ranking the numeric columns on two threads does not pay. */
-#define PARALLEL_FINISH_ROWS 100000
-
-/* Ranks every numeric QI's codes (numdict_finish). The columns are
- * independent: with two threads each column goes, largest first, to the one
- * with less work so far, a column's work being its rows plus its value range
- * (integer mode) or twice its rows (hashed and sorted). */
-static int finish_numeric(table *t, qi_reader *qr, unsigned threads, ak_error *err)
-{
-    unsigned char owner[t->nqi ? t->nqi : 1];
-    memset(owner, 0, sizeof owner);
-    const int two = threads > 1 && t->nrows >= PARALLEL_FINISH_ROWS;
-    if (two) {
-        double work[t->nqi ? t->nqi : 1], load[2] = {0, 0};
-        unsigned char done[t->nqi ? t->nqi : 1];
-        for (uint32_t q = 0; q < t->nqi; q++) {
-            const numdict *d = &qr[q].numbers;
-            done[q] = t->qi[q].kind != ATTR_NUMERIC;
-            work[q] = d->general || d->max < d->min ? 2.0 * (double)t->nrows
-                                                     : (double)t->nrows + (double)(d->max - d->min) + 1;
-        }
-        for (;;) {
-            uint32_t big = t->nqi;
-            for (uint32_t q = 0; q < t->nqi; q++)
-                if (!done[q] && (big == t->nqi || work[q] > work[big])) big = q;
-            if (big == t->nqi) break;
-            done[big] = 1;
-            owner[big] = load[1] < load[0];
-            load[owner[big]] += work[big];
-        }
-    }
-    finish_job jobs[2] = {{t, qr, owner, 0, 0, {0}}, {t, qr, owner, 1, 0, {0}}};
-    pthread_t helper;
-    const int helped = two && pthread_create(&helper, NULL, finish_some, &jobs[1]) == 0;
-    finish_some(&jobs[0]);
-    if (helped) pthread_join(helper, NULL);
-    else if (two) finish_some(&jobs[1]);
-    for (int i = 0; i < 2; i++)
-        if (jobs[i].rc < 0) {
-            if (err) *err = jobs[i].err;
-            return jobs[i].rc;
-        }
-    return ANONKIT_OK;
 }
 
 /* One of the two pieces of a streaming load read in parallel. */
@@ -866,7 +886,7 @@ int table_load(table **out, const table_spec *spec, ak_error *err)
     if (spec->threads > 1 && (rc = load_rows_parallel(t, spec, qr, csv_reader_offset(reader), &loaded, err)) < 0)
         goto done;
     if (!loaded && (rc = load_rows(t, reader, qr, err)) < 0) goto done;
-    if ((rc = finish_numeric(t, qr, spec->threads, err)) < 0) goto done;
+    if (!loaded && (rc = finish_numeric(t, qr, spec->threads, NULL, 0, err)) < 0) goto done;
     rc = ANONKIT_OK;
 done:
     csv_reader_free(reader);

@@ -1,8 +1,11 @@
 /* outfile.c — atomic output files: write to a temporary file in the
- * destination's folder, fsync, rename (DESIGN.md §7: no partial output). */
+ * destination's folder, fsync, rename (DESIGN.md §7: no partial output).
+ * outfile_write_behind uses sync_file_range, a Linux call (_GNU_SOURCE). */
+#define _GNU_SOURCE
 #include "io/outfile.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -88,6 +91,20 @@ int outfile_commit(outfile *o, ak_error *err)
     free(o->path);
     o->temp_path = o->path = NULL;
     return ANONKIT_OK;
+}
+
+void outfile_write_behind(FILE *stream, uint64_t *synced)
+{
+#if defined(SYNC_FILE_RANGE_WRITE)
+    if (fflush(stream) != 0) return; /* the error stays on the stream for the writer to report */
+    const off_t at = ftello(stream);
+    if (at < 0 || (uint64_t)at <= *synced) return; /* not a file (a pipe), or nothing new */
+    (void)sync_file_range(fileno(stream), (off_t)*synced, at - (off_t)*synced, SYNC_FILE_RANGE_WRITE);
+    *synced = (uint64_t)at;
+#else
+    (void)stream;
+    (void)synced;
+#endif
 }
 
 void outfile_abort(outfile *o)

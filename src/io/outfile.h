@@ -5,6 +5,7 @@
 #ifndef AK_OUTFILE_H
 #define AK_OUTFILE_H
 
+#include <stdint.h>
 #include <stdio.h>
 
 #include "core/error.h"
@@ -21,5 +22,13 @@ int outfile_open(outfile *o, const char *path, ak_error *err);
 int outfile_commit(outfile *o, ak_error *err);
 /* Removes the temporary file (safe to call after commit or on a zeroed outfile). */
 void outfile_abort(outfile *o);
+
+/* Starts writing to disk what was written to stream since offset *synced
+ * (and moves *synced on), without waiting for it: a large output is then
+ * mostly on disk when outfile_commit's fsync comes, instead of all of it
+ * being written then. Flushes the stream first. Does nothing where the
+ * system has no such call or the stream is not a file; failures are left to
+ * the writes and the commit to report. */
+void outfile_write_behind(FILE *stream, uint64_t *synced);
 
 #endif

@@ -15,6 +15,7 @@
 #include "io/publish.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -24,9 +25,10 @@
 #include "core/rng.h"
 #include "core/strbuf.h"
 #include "io/csv.h"
+#include "io/outfile.h"
 
 /* The output columns in order, as segments: a run of adjacent QI columns,
- * whose text per class is formatted once, or one copied column. */
+ * whose text per class is formatted once, or one copied unit. */
 typedef struct segment {
     uint32_t first, count; /* run: output QIs out_qi[first .. first + count) */
     int copied;            /* 1: copied unit number `first` */
@@ -49,6 +51,7 @@ typedef struct publisher {
     size_t *class_off;      /* (class, run) -> offset in class_text; one extra at the end */
     strbuf star_text;       /* the same for a suppressed row: "*" per QI */
     size_t *star_off;
+    unsigned char *int_range; /* per QI: texts made by recode_int_range (format_classes) */
     strbuf line;
 } publisher;
 
@@ -60,11 +63,14 @@ static int escape_append(strbuf *b, const char *s, size_t len, char delim)
 }
 
 /* Appends the run texts of class c (or of a suppressed row when star) to b,
- * with their offsets in b to off[0 .. nruns). */
-static int format_class(const publisher *pub, size_t c, int star, strbuf *b, size_t *off, strbuf *value)
+ * with their offsets in b to off[0 .. nruns). For the QIs flagged in
+ * pub->int_range, vals holds the values at the box's ends (2 per QI). */
+static int format_class(const publisher *pub, size_t c, int star, strbuf *b, size_t *off, strbuf *value,
+                        const double *vals)
 {
     int rc = 0;
     uint32_t run = 0;
+    char num[48];
     for (uint32_t g = 0; g < pub->nsegments; g++) {
         const segment *seg = &pub->segments[g];
         if (seg->copied) continue;
@@ -73,7 +79,11 @@ static int format_class(const publisher *pub, size_t c, int star, strbuf *b, siz
             const uint32_t q = (uint32_t)pub->out_qi[seg->first + i];
             const char *text = RECODE_SUPPRESSED;
             size_t len = 1;
-            if (!star) {
+            if (!star && pub->int_range[q]) {
+                len = recode_int_range(pub->style, partition_lo(pub->p, c)[q], partition_hi(pub->p, c)[q],
+                                       vals[2 * q], vals[2 * q + 1], num);
+                text = num;
+            } else if (!star) {
                 if (recode_class_text(pub->t, pub->p, pub->means, pub->style, c, q, value) != 0) rc = -1;
                 text = value->data;
                 len = value->len;
@@ -94,38 +104,38 @@ typedef struct format_job {
     int rc;
 } format_job;
 
-/* Asks for the entries of the numeric QIs' value arrays (and spellings) that
- * formatting class c reads: they lie anywhere in arrays of up to a value per
- * row and mostly miss the cache, so they are fetched a few classes ahead. */
-static void prefetch_class(const publisher *pub, size_t c)
-{
-    const table *t = pub->t;
-    const uint32_t *lo = partition_lo(pub->p, c), *hi = partition_hi(pub->p, c);
-    for (uint32_t q = 0; q < t->nqi; q++) {
-        const table_qi *a = &t->qi[q];
-        if (a->kind != ATTR_NUMERIC) continue;
-        __builtin_prefetch(a->values + lo[q]);
-        __builtin_prefetch(a->values + hi[q]);
-        if (a->texts) {
-            __builtin_prefetch(a->texts + lo[q]);
-            __builtin_prefetch(a->texts + hi[q]);
-        }
-    }
-}
+/* Classes whose values are fetched together before they are formatted. */
+#define FORMAT_BATCH 16
 
-/* Classes formatted ahead of the one whose values are prefetched. */
-#define PREFETCH_CLASSES 4
-
+/* Formats classes [first, last) in batches: first the values at the box ends
+ * of every int_range QI of every class of the batch, in one tight loop of
+ * loads (they lie anywhere in arrays of up to a value per row and mostly
+ * miss the cache, so the misses overlap), then the texts. */
 static void *format_classes_some(void *arg)
 {
     format_job *job = arg;
+    const publisher *pub = job->pub;
+    const table *t = pub->t;
+    const uint32_t d = t->nqi;
     strbuf value = {0}; /* one value's text, reused for every class */
-    job->rc = 0;
-    for (size_t c = job->first; c < job->last && c < job->first + PREFETCH_CLASSES; c++) prefetch_class(job->pub, c);
-    for (size_t c = job->first; c < job->last && job->rc == 0; c++) {
-        if (c + PREFETCH_CLASSES < job->last) prefetch_class(job->pub, c + PREFETCH_CLASSES);
-        job->rc = format_class(job->pub, c, 0, &job->text, job->pub->class_off + c * job->pub->nruns, &value);
+    double *vals = malloc((size_t)FORMAT_BATCH * 2 * (d ? d : 1) * sizeof *vals);
+    job->rc = vals ? 0 : -1;
+    for (size_t c0 = job->first; c0 < job->last && job->rc == 0; c0 += FORMAT_BATCH) {
+        const size_t cn = job->last - c0 < FORMAT_BATCH ? job->last - c0 : FORMAT_BATCH;
+        for (size_t i = 0; i < cn; i++) {
+            const uint32_t *lo = partition_lo(pub->p, c0 + i), *hi = partition_hi(pub->p, c0 + i);
+            double *v = vals + i * 2 * d;
+            for (uint32_t q = 0; q < d; q++)
+                if (pub->int_range[q]) {
+                    v[2 * q] = t->qi[q].values[lo[q]];
+                    v[2 * q + 1] = t->qi[q].values[hi[q]];
+                }
+        }
+        for (size_t i = 0; i < cn && job->rc == 0; i++)
+            job->rc = format_class(pub, c0 + i, 0, &job->text, pub->class_off + (c0 + i) * pub->nruns, &value,
+                                   vals + i * 2 * d);
     }
+    free(vals);
     strbuf_free(&value);
     return NULL;
 }
@@ -139,7 +149,10 @@ static int format_classes(publisher *pub, unsigned threads, ak_error *err)
     pub->class_off = malloc((cells + 1) * sizeof *pub->class_off);
     pub->star_off = malloc((pub->nruns + 1) * sizeof *pub->star_off);
     if (!pub->class_off || !pub->star_off) return ak_err_nomem(err);
-    if (format_class(pub, 0, 1, &pub->star_text, pub->star_off, NULL) != 0) return ak_err_nomem(err);
+    if (!(pub->int_range = calloc(pub->t->nqi ? pub->t->nqi : 1, 1))) return ak_err_nomem(err);
+    for (uint32_t q = 0; q < pub->t->nqi; q++)
+        pub->int_range[q] = (unsigned char)recode_is_int_range(pub->t, pub->p, pub->style, q);
+    if (format_class(pub, 0, 1, &pub->star_text, pub->star_off, NULL, NULL) != 0) return ak_err_nomem(err);
     pub->star_off[pub->nruns] = pub->star_text.len;
     const size_t half = threads > 1 && p->nclasses >= 4096 ? p->nclasses / 2 : p->nclasses;
     format_job jobs[2] = {{pub, 0, half, {0}, 0}, {pub, half, p->nclasses, {0}, 0}};
@@ -284,6 +297,7 @@ static void publisher_free(publisher *pub)
     free(pub->class_off);
     strbuf_free(&pub->star_text);
     free(pub->star_off);
+    free(pub->int_range);
     strbuf_free(&pub->line);
 }
 
@@ -355,9 +369,13 @@ typedef struct copy_piece {
     size_t nrows, cap;
     long lines;               /* physical lines read (pieces) */
     int quoted;               /* a field began with a quote (pieces) */
+    const atomic_int *cancel; /* set when the units are no longer wanted (NULL: never) */
     int rc;
     ak_error err;
 } copy_piece;
+
+/* Rows between two looks at copy_piece.cancel. */
+#define COPY_CANCEL_ROWS 65536
 
 /* Gives b room for `bytes` bytes on fresh (huge) pages, b being empty. */
 static int reserve_huge(strbuf *b, size_t bytes)
@@ -406,6 +424,10 @@ static void *copy_rows(void *arg)
             break;
         }
         p->nrows++;
+        if (p->cancel && p->nrows % COPY_CANCEL_ROWS == 0 && atomic_load(p->cancel)) {
+            p->rc = ak_err_set(&p->err, ANONKIT_E_INTERNAL, NULL, 0, 0, "reading the copied columns was cancelled");
+            break;
+        }
     }
     if (p->rc == ANONKIT_OK && got < 0) p->rc = got;
     if (reader) {
@@ -427,8 +449,8 @@ static void copy_piece_free(copy_piece *p)
  * in *off (ncopied per row and one more, the end). A large input is cut in
  * two pieces read on two threads, as table_load does, and read whole
  * whenever the pieces may not read as the whole does. */
-static int read_copied(const publisher *pub, const table *t, unsigned threads, strbuf *text, size_t **off,
-                       ak_error *err)
+static int read_copied(const publisher *pub, const table *t, unsigned threads, const atomic_int *cancel,
+                       strbuf *text, size_t **off, ak_error *err)
 {
     const size_t n = t->nrows;
     const uint32_t k = pub->ncopied;
@@ -450,6 +472,7 @@ static int read_copied(const publisher *pub, const table *t, unsigned threads, s
                 pieces[i].offset = i ? split : data_start;
                 pieces[i].length = i ? (uint64_t)st.st_size - split : split - data_start;
                 pieces[i].limit = n;
+                pieces[i].cancel = cancel;
             }
             /* the first piece's text with room for the second's after it */
             const uint64_t both = (uint64_t)st.st_size - data_start;
@@ -495,6 +518,7 @@ static int read_copied(const publisher *pub, const table *t, unsigned threads, s
     whole.whole = 1;
     whole.limit = n;
     whole.cap = n;
+    whole.cancel = cancel;
     whole.off = ak_huge_malloc((n * k + 1) * sizeof *whole.off);
     if (!whole.off) return ak_err_nomem(err);
     struct stat whole_st;
@@ -520,6 +544,7 @@ struct publish_copied {
     const table *t;
     pthread_t thread;
     int started;
+    atomic_int cancel; /* publish_copied_free before the reading ended: stop it */
     int rc;            /* of read_copied */
     ak_error err;
     strbuf text;
@@ -530,7 +555,7 @@ static void *copied_main(void *arg)
 {
     publish_copied *c = arg;
     /* one thread: the other core runs the algorithm meanwhile */
-    c->rc = read_copied(&c->pub, c->t, 1, &c->text, &c->off, &c->err);
+    c->rc = read_copied(&c->pub, c->t, 1, &c->cancel, &c->text, &c->off, &c->err);
     return NULL;
 }
 
@@ -539,6 +564,7 @@ int publish_copied_start(publish_copied **out, const table *t, ak_error *err)
     *out = NULL;
     publish_copied *c = calloc(1, sizeof *c);
     if (!c) return ak_err_nomem(err);
+    atomic_init(&c->cancel, 0);
     const publish_opts none = {0};
     int rc = publisher_setup(&c->pub, t, &none, 1, err);
     if (rc == ANONKIT_OK && c->pub.ncopied) {
@@ -565,6 +591,7 @@ static void copied_join(publish_copied *c)
 void publish_copied_free(publish_copied *c)
 {
     if (!c) return;
+    atomic_store(&c->cancel, 1); /* not wanted any more (after copied_take, the reading has ended) */
     copied_join(c);
     publisher_free(&c->pub);
     strbuf_free(&c->text);
@@ -605,7 +632,13 @@ typedef struct write_pipe {
     size_t next;            /* the block to be written next */
     int failed;             /* status of the first failure, 0 when none */
     ak_error err;
+    FILE *stream;           /* the writer's, for outfile_write_behind */
+    uint64_t synced;        /* bytes of it handed to the disk so far */
+    uint64_t unsynced;      /* bytes written since */
 } write_pipe;
+
+/* Output written between two calls of outfile_write_behind. */
+#define PUBLISH_WRITE_BEHIND_BYTES ((uint64_t)16 << 20)
 
 typedef struct pipe_worker {
     write_pipe *pipe;
@@ -646,7 +679,14 @@ static void *pipe_work(void *arg)
         const int stop = wp->failed;
         pthread_mutex_unlock(&wp->lock);
         if (stop) break;
-        const int rc = csv_write_raw(wp->writer, me->out.data, me->out.len, &e);
+        int rc = csv_write_raw(wp->writer, me->out.data, me->out.len, &e);
+        wp->unsynced += me->out.len;
+        if (rc == ANONKIT_OK && wp->stream && wp->unsynced >= PUBLISH_WRITE_BEHIND_BYTES) {
+            /* the output so far on its way to the disk, while the rest is composed */
+            rc = csv_writer_flush(wp->writer, &e);
+            if (rc == ANONKIT_OK) outfile_write_behind(wp->stream, &wp->synced);
+            wp->unsynced = 0;
+        }
         if (rc < 0) {
             pipe_fail(wp, rc, &e);
             break;
@@ -661,10 +701,12 @@ static void *pipe_work(void *arg)
 
 /* Composes and writes the rows proto->order[0 .. nwrite), on two threads
  * when asked and worth it. */
-static int write_rows(const compose_job *proto, size_t nwrite, unsigned threads, csv_writer *writer, ak_error *err)
+static int write_rows(const compose_job *proto, size_t nwrite, unsigned threads, csv_writer *writer, FILE *stream,
+                      ak_error *err)
 {
     write_pipe wp;
     memset(&wp, 0, sizeof wp);
+    wp.stream = stream;
     wp.proto = *proto;
     wp.nwrite = nwrite;
     wp.nblocks = (nwrite + PUBLISH_BLOCK_ROWS - 1) / PUBLISH_BLOCK_ROWS;
@@ -675,6 +717,19 @@ static int write_rows(const compose_job *proto, size_t nwrite, unsigned threads,
         return ak_err_set(err, ANONKIT_E_INTERNAL, NULL, 0, 0, "cannot create a condition variable");
     }
     pipe_worker workers[2] = {{&wp, 0, 1, {0}}, {&wp, 1, 2, {0}}};
+    /* Each worker's block buffer sized at once for a block of rows of the
+     * average length (classes' texts and copied units), with some room to
+     * spare: grown step by step it would be copied and faulted in again. */
+    const publisher *pub = proto->pub;
+    const partition *p = pub->p;
+    const double text_per_row = p->nclasses ? (double)pub->class_text.len / (double)p->nclasses : 0;
+    const double copied_per_row =
+        proto->copied_off && pub->t->nrows ? (double)proto->copied_off[pub->t->nrows * pub->ncopied] / (double)pub->t->nrows
+                                           : 0;
+    const double row_bytes = text_per_row + copied_per_row + pub->nsegments + 2;
+    const size_t block_rows = nwrite < PUBLISH_BLOCK_ROWS ? nwrite : PUBLISH_BLOCK_ROWS;
+    const size_t block_bytes = (size_t)(row_bytes * (double)block_rows * 1.125) + 4096;
+    for (int i = 0; i < 2 && nwrite > 0; i++) (void)reserve_huge(&workers[i].out, block_bytes);
     pthread_t helper;
     int helped = 0;
     if (threads > 1 && wp.nblocks > 1) {
@@ -769,11 +824,11 @@ int publish_write(const table *t, const partition *p, const publish_opts *opts, 
     } else {
         /* Hold the copied units of every row, then write in output order. */
         if (k && opts->copied) rc = copied_take(opts->copied, t, &pub, &copied, &copied_off, err);
-        else if (k) rc = read_copied(&pub, t, opts->threads, &copied, &copied_off, err);
+        else if (k) rc = read_copied(&pub, t, opts->threads, NULL, &copied, &copied_off, err);
         if (rc < 0) goto done;
         const compose_job proto = {.pub = &pub, .class_of = p->class_of, .order = order, .copied = copied.data,
                                    .copied_off = copied_off, .no_copied = local_off};
-        if ((rc = write_rows(&proto, nwrite, opts->threads, writer, err)) < 0) goto done;
+        if ((rc = write_rows(&proto, nwrite, opts->threads, writer, out, err)) < 0) goto done;
     }
     rc = csv_writer_flush(writer, err);
 done:
@@ -832,7 +887,9 @@ int publish_stream_part(publish_stream *ps, const table *view, const partition *
     strbuf_free(&pub->star_text);
     free(pub->class_off);
     free(pub->star_off);
+    free(pub->int_range);
     pub->class_off = pub->star_off = NULL;
+    pub->int_range = NULL;
     AK_CHECK(format_classes(pub, ps->opts.threads, err));
     const size_t n = view->nrows;
     if (n > UINT32_MAX) return ak_err_set(err, ANONKIT_E_INTERNAL, NULL, 0, 0, "publish_stream_part: too many rows");

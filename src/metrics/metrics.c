@@ -84,10 +84,24 @@ static double numeric_span(const table_qi *a)
     return a->ncodes > 1 ? a->values[a->ncodes - 1] - a->values[0] : 0;
 }
 
+/* Classes ahead of the one measured whose value-array entries are prefetched. */
+#define METRICS_PREFETCH_CLASSES 8
+
 void metrics_add_partition(metrics *m, const table *t, const partition *p)
 {
     double ncp[t->nqi ? t->nqi : 1];
     for (size_t c = 0; c < p->nclasses; c++) {
+        /* the values at a box's ends lie anywhere in the value arrays: asked
+         * for a few classes ahead, so that their cache misses overlap */
+        if (c + METRICS_PREFETCH_CLASSES < p->nclasses) {
+            const uint32_t *lo = partition_lo(p, c + METRICS_PREFETCH_CLASSES);
+            const uint32_t *hi = partition_hi(p, c + METRICS_PREFETCH_CLASSES);
+            for (uint32_t q = 0; q < t->nqi; q++)
+                if (t->qi[q].kind == ATTR_NUMERIC) {
+                    __builtin_prefetch(t->qi[q].values + lo[q]);
+                    __builtin_prefetch(t->qi[q].values + hi[q]);
+                }
+        }
         for (uint32_t q = 0; q < t->nqi; q++) ncp[q] = table_ncp(t, q, partition_lo(p, c)[q], partition_hi(p, c)[q]);
         metrics_add_class(m, p->count[c], ncp);
     }

@@ -2,9 +2,10 @@
  * Greedy Partitioning Algorithm") with the Median, InfoGain and Regression
  * split criteria.
  *
- * Rows are copied into one row-major work array (QI codes, sensitive code, row
- * id) and every partition is a contiguous slice of it, split in place like
- * quicksort; an explicit stack replaces recursion.
+ * Rows are copied into one row-major work array (QI codes, the sensitive
+ * code when l-diversity needs it, row id) and every partition is a contiguous
+ * slice of it, split in place like quicksort (small ones out of place); an
+ * explicit stack replaces recursion.
  *
  * Median: the dimensions are tried in order of decreasing normalized range
  * (numeric: range of values over the table's range; categorical: leaves under
@@ -33,6 +34,7 @@
 
 #include <math.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,11 +63,15 @@ typedef struct mdr {
     const table *t;
     const model *m;
     partition *out;     /* classes found by this worker, ids local to it */
-    uint32_t *class_of; /* shared: class of every input row */
+    uint32_t *class_of; /* shared: class of every input row (written once all classes are known) */
+    size_t *class_begin;/* per class this worker made (its out), the first of its rows in the work array */
+    size_t class_begin_cap;
     unsigned threads;   /* threads this worker may still hand work to, itself included */
+    atomic_uint *lent;  /* threads its parent lends it while waiting for it (NULL: none, the first worker) */
     size_t capacity;    /* rows of the largest partition this worker can meet */
     uint32_t d;         /* QIs */
-    uint32_t w;         /* words per work row: d codes, sensitive code, row id */
+    uint32_t w;         /* words per work row: d codes, the sensitive code (l-diversity only), the row id */
+    uint32_t idw;       /* the word of a work row holding its row id (d, or d + 1 after a sensitive code) */
     size_t n;
     uint32_t *rows;     /* n * w */
     uint32_t *scratch;  /* n values: median selection */
@@ -136,8 +142,11 @@ static inline void box_add(uint32_t *box, const uint32_t *r, uint32_t d, uint32_
 
 /* The box loops read every row at every level of the tree and dominate the
  * running time; with AVX2 a row's codes are folded in eight at a time. The
- * kernels read bw codes from each row start, past its last code into the next
- * row (the rows array is padded for the last one): those lanes are ignored. */
+ * kernels read bw codes (or whole vectors) from each row start, past its last
+ * code into the rows after it: those lanes are ignored. The rows after a
+ * partition may belong to a partition another thread is rearranging, so a row
+ * whose reading would pass the end of its range is read from a copy instead
+ * (row_or_copy). */
 #if defined(__GNUC__) && defined(__x86_64__)
 #include <immintrin.h>
 #define MDR_HAVE_AVX2 1
@@ -151,6 +160,28 @@ __attribute__((target("avx2"))) static inline void box_add_avx2(__m256i *lo, __m
         lo[c] = _mm256_min_epu32(lo[c], v);
         hi[c] = _mm256_max_epu32(hi[c], v);
     }
+}
+
+/* Words a row is read as by the kernels, at most (box lanes, or whole vectors of a row). */
+#define MDR_ROW_READ (8 * MDR_MAX_CHUNKS + 8)
+
+/* The last row of rows[0 .. end) (w words each) from which `reach` words can
+ * be read without passing end; rows after it are read by row_or_copy from a
+ * copy. NULL when even the first row is too near the end. */
+static inline const uint32_t *last_safe_row(const uint32_t *rows, size_t end, uint32_t w, uint32_t reach)
+{
+    const size_t words = end * w;
+    return words >= reach ? rows + (words - reach) / w * w : NULL;
+}
+
+/* r, or when r lies after `safe` (last_safe_row) a copy of its w codes in tmp
+ * (MDR_ROW_READ words), so that the vector loads stay inside the range. */
+static inline const uint32_t *row_or_copy(const uint32_t *r, const uint32_t *safe, uint32_t w, uint32_t *tmp)
+{
+    if (safe && r <= safe) return r;
+    memcpy(tmp, r, w * sizeof *r);
+    memset(tmp + w, 0, (MDR_ROW_READ - w) * sizeof *tmp);
+    return tmp;
 }
 
 __attribute__((target("avx2"))) static void box_load_avx2(__m256i *lo, __m256i *hi, uint32_t chunks)
@@ -175,8 +206,10 @@ __attribute__((target("avx2"))) static void compute_box_avx2(const uint32_t *row
 {
     const uint32_t chunks = bw / 8;
     __m256i lo[MDR_MAX_CHUNKS], hi[MDR_MAX_CHUNKS];
+    uint32_t tmp[MDR_ROW_READ];
+    const uint32_t *safe = last_safe_row(rows, end, w, bw);
     box_load_avx2(lo, hi, chunks);
-    for (size_t i = begin; i < end; i++) box_add_avx2(lo, hi, rows + i * w, chunks);
+    for (size_t i = begin; i < end; i++) box_add_avx2(lo, hi, row_or_copy(rows + i * w, safe, w, tmp), chunks);
     box_store_avx2(box, lo, hi, chunks);
 }
 
@@ -189,10 +222,18 @@ partition_rows_avx2_n(uint32_t *rows, uint32_t w, size_t begin, size_t end, uint
     __m256i llo[MDR_MAX_CHUNKS], lhi[MDR_MAX_CHUNKS], rlo[MDR_MAX_CHUNKS], rhi[MDR_MAX_CHUNKS];
     box_load_avx2(llo, lhi, chunks);
     box_load_avx2(rlo, rhi, chunks);
+    const uint32_t *safe = last_safe_row(rows, end, w, 8 * chunks);
+    uint32_t tmp[MDR_ROW_READ];
     size_t i = begin, j = end;
     for (;;) {
-        while (i < j && rows[i * w + q] < cut) box_add_avx2(llo, lhi, rows + w * i++, chunks);
-        while (i < j && rows[(j - 1) * w + q] >= cut) box_add_avx2(rlo, rhi, rows + w * --j, chunks);
+        while (i < j && rows[i * w + q] < cut) {
+            box_add_avx2(llo, lhi, row_or_copy(rows + w * i, safe, w, tmp), chunks);
+            i++;
+        }
+        while (i < j && rows[(j - 1) * w + q] >= cut) {
+            --j;
+            box_add_avx2(rlo, rhi, row_or_copy(rows + w * j, safe, w, tmp), chunks);
+        }
         if (i >= j) break;
         uint32_t *a = rows + i * w, *b = rows + (j - 1) * w;
         uint32_t x = 0;
@@ -203,8 +244,8 @@ partition_rows_avx2_n(uint32_t *rows, uint32_t w, size_t begin, size_t end, uint
             _mm256_storeu_si256((__m256i *)(b + x), va);
         }
         swap_rows(a + x, b + x, w - x);
-        box_add_avx2(llo, lhi, a, chunks);
-        box_add_avx2(rlo, rhi, b, chunks);
+        box_add_avx2(llo, lhi, row_or_copy(a, safe, w, tmp), chunks);
+        box_add_avx2(rlo, rhi, row_or_copy(b, safe, w, tmp), chunks);
         i++;
         j--;
     }
@@ -235,13 +276,15 @@ partition_small_avx2_n(uint32_t *rows, uint32_t w, size_t begin, size_t end, uin
      * overwritten by the next row (moved has room past the last one) */
     const uint32_t vectors = (w + 7) / 8;
     __m256i lo[MDR_MAX_CHUNKS], hi[MDR_MAX_CHUNKS];
+    const uint32_t *safe = last_safe_row(base, n, w, 8 * (chunks > vectors ? chunks : vectors));
+    uint32_t tmp[MDR_ROW_READ];
     uint32_t *to = moved;
     for (int s2 = 0; s2 < 2; s2++) {
         const uint32_t *idx = s2 ? side + n : side;
         const uint32_t count = s2 ? nr : nl;
         box_load_avx2(lo, hi, chunks);
         for (uint32_t m = 0; m < count; m++, to += w) {
-            const uint32_t *from = base + (size_t)idx[m] * w;
+            const uint32_t *from = row_or_copy(base + (size_t)idx[m] * w, safe, w, tmp);
             for (uint32_t c = 0; c < chunks; c++) {
                 __m256i v = _mm256_loadu_si256((const __m256i *)(from + 8 * c));
                 lo[c] = _mm256_min_epu32(lo[c], v);
@@ -364,6 +407,16 @@ static int push(mdr *s, size_t begin, size_t end, const uint32_t *box_in, const 
     memcpy(box + 2 * s->bw, rlo, s->d * sizeof *rlo);
     memcpy(box + 2 * s->bw + s->d, rhi, s->d * sizeof *rhi);
     s->depth++;
+    /* The values at the box's ends, which ordering the dimensions reads (and
+     * which mostly miss the cache), asked for now: the last partition pushed
+     * is the next one split. */
+    for (uint32_t q = 0; q < s->d; q++) {
+        const table_qi *a = &s->t->qi[q];
+        if (a->kind == ATTR_NUMERIC && box[q] != box[s->bw + q]) {
+            __builtin_prefetch(a->values + box[q]);
+            __builtin_prefetch(a->values + box[s->bw + q]);
+        }
+    }
     return ANONKIT_OK;
 }
 
@@ -413,7 +466,7 @@ static uint32_t select_nth(uint32_t *a, size_t n, size_t nth, size_t *less, size
 static inline void side_add(mdr *s, ak_hist *h, model_moments *mo, const uint32_t *r)
 {
     if (s->need_hist) ak_hist_add(h, r[s->d]);
-    if (s->need_mom) model_moments_add(mo, s->t->sensitive_values[r[s->d + 1]]);
+    if (s->need_mom) model_moments_add(mo, s->t->sensitive_values[r[s->idw]]);
 }
 
 static void side_clear(ak_hist *h, model_moments *mo)
@@ -836,13 +889,13 @@ static void parent_stats_fill(mdr *s, size_t begin, size_t end, parent_stats *ps
     memset(ps, 0, sizeof *ps);
     if (s->split == MDR_SPLIT_INFOGAIN) {
         ak_hist_clear(&s->cls_whole);
-        for (size_t i = begin; i < end; i++) ak_hist_add(&s->cls_whole, s->t->class_codes[row_at(s, i)[s->d + 1]]);
+        for (size_t i = begin; i < end; i++) ak_hist_add(&s->cls_whole, s->t->class_codes[row_at(s, i)[s->idw]]);
         ps->xlogx = ak_hist_xlogx(&s->cls_whole);
         ps->weighted_entropy = ak_xlog2x((double)n) - ps->xlogx;
         ps->tolerance = 1e-12;
     } else {
         for (size_t i = begin; i < end; i++) {
-            const long double y = s->t->target_values[row_at(s, i)[s->d + 1]];
+            const long double y = s->t->target_values[row_at(s, i)[s->idw]];
             ps->t1 += y;
             ps->t2 += y * y;
         }
@@ -878,9 +931,9 @@ static int score_numeric(mdr *s, size_t begin, size_t end, uint32_t q, const uin
             const uint32_t *r = row_at(s, s->order[i]);
             if (s->need_sensitive) side_add(s, &s->left, &s->left_mom, r);
             if (infogain) {
-                ak_hist_add(&s->cls_group, s->t->class_codes[r[s->d + 1]]);
+                ak_hist_add(&s->cls_group, s->t->class_codes[r[s->idw]]);
             } else {
-                const long double y = s->t->target_values[r[s->d + 1]];
+                const long double y = s->t->target_values[r[s->idw]];
                 t1 += y;
                 t2 += y * y;
             }
@@ -941,13 +994,13 @@ static int score_categorical(mdr *s, size_t begin, size_t end, uint32_t q, const
         if (!rows) continue;
         if (infogain) {
             ak_hist_clear(&s->cls_group);
-            for (size_t i = at; i < at + rows; i++) ak_hist_add(&s->cls_group, s->t->class_codes[row_at(s, i)[s->d + 1]]);
+            for (size_t i = at; i < at + rows; i++) ak_hist_add(&s->cls_group, s->t->class_codes[row_at(s, i)[s->idw]]);
             children += ak_xlog2x((double)rows) - ak_hist_xlogx(&s->cls_group);
             ak_hist_clear(&s->cls_group);
         } else {
             long double t1 = 0, t2 = 0;
             for (size_t i = at; i < at + rows; i++) {
-                const long double y = s->t->target_values[row_at(s, i)[s->d + 1]];
+                const long double y = s->t->target_values[row_at(s, i)[s->idw]];
                 t1 += y;
                 t2 += y * y;
             }
@@ -1007,6 +1060,32 @@ static int grow_may_split(const mdr *s, const mdr_frame *f)
     return 1;
 }
 
+/* Makes room in class_begin for ids below `classes`. */
+static int reserve_class_rows(mdr *s, size_t classes, ak_error *err)
+{
+    if (classes <= s->class_begin_cap) return ANONKIT_OK;
+    size_t *grown = ak_huge_realloc(s->class_begin, classes * sizeof *grown);
+    if (!grown) return ak_err_nomem(err);
+    s->class_begin = grown;
+    s->class_begin_cap = classes;
+    return ANONKIT_OK;
+}
+
+/* Records that the class with id (in s->out) starts at work row begin. */
+static int note_class_rows(mdr *s, uint32_t id, size_t begin, ak_error *err)
+{
+    if (id >= s->class_begin_cap) {
+        size_t cap = s->class_begin_cap ? 2 * s->class_begin_cap : 1024;
+        while (cap <= id) cap *= 2;
+        size_t *grown = ak_huge_realloc(s->class_begin, cap * sizeof *grown);
+        if (!grown) return ak_err_nomem(err);
+        s->class_begin = grown;
+        s->class_begin_cap = cap;
+    }
+    s->class_begin[id] = begin;
+    return ANONKIT_OK;
+}
+
 /* Splits partition f (its box and region in `frame`), or makes it a class.
  * In the growth phase a split that would leave more than max_leaves leaves
  * is taken back: its children are the last frames pushed. */
@@ -1036,7 +1115,9 @@ static int process_frame(mdr *s, const mdr_frame *f, const uint32_t *frame, ak_e
     s->grow_leaves++;
     uint32_t id;
     AK_CHECK(partition_add_class_in(s->out, lo, hi, rlo, rhi, f->end - f->begin, &id, err));
-    for (size_t i = f->begin; i < f->end; i++) s->class_of[row_at(s, i)[s->d + 1]] = id;
+    /* Its rows, work rows [begin, end), are not moved again: their class ids
+     * are written at the end (mdr_run_with), when every class's id is final. */
+    AK_CHECK(note_class_rows(s, id, f->begin, err));
     return ANONKIT_OK;
 }
 
@@ -1070,6 +1151,8 @@ static void worker_forget(mdr *s)
 {
     s->scratch = s->moved = s->order = s->order_tmp = s->code_count = NULL;
     s->small_side = s->small_rows = NULL;
+    s->class_begin = NULL;
+    s->class_begin_cap = 0;
     s->counts = s->counts_scratch = s->child_rows = NULL;
     s->stack = NULL;
     s->boxes = NULL;
@@ -1089,6 +1172,7 @@ static void worker_free(mdr *s)
     free(s->moved);
     free(s->small_side);
     free(s->small_rows);
+    free(s->class_begin);
     free(s->order);
     free(s->order_tmp);
     free(s->code_count);
@@ -1137,11 +1221,13 @@ static int worker_alloc(mdr *s, size_t capacity, ak_error *err)
 typedef struct helper {
     mdr s;
     partition classes;
-    size_t begin, end; /* the rows it owns */
+    unsigned threads;  /* threads it took from its parent, itself included */
     ak_error err;
     int rc;
     pthread_t thread;
-    int started;
+    int started;       /* its thread runs or has not been joined yet */
+    atomic_int done;   /* its thread has finished */
+    atomic_uint lent;  /* threads lent to it by its parent (mdr.lent) */
 } helper;
 
 static int run_worker(mdr *s, ak_error *err);
@@ -1150,6 +1236,7 @@ static void *helper_main(void *arg)
 {
     helper *h = arg;
     h->rc = run_worker(&h->s, &h->err);
+    atomic_store(&h->done, 1);
     return NULL;
 }
 
@@ -1172,19 +1259,22 @@ static int spawn_helper(mdr *s, helper **out, ak_error *err)
     }
     helper *h = calloc(1, sizeof *h);
     if (!h) return ak_err_nomem(err);
+    atomic_init(&h->done, 0);
+    atomic_init(&h->lent, 0);
     h->s = *s; /* shares table, model, rows and class_of */
     mdr *c = &h->s;
     worker_forget(c);
     c->threads = s->threads / 2;
+    c->lent = &h->lent;
+    h->threads = c->threads;
     c->out = &h->classes;
-    h->begin = SIZE_MAX;
     size_t largest = 0;
-    for (size_t f = 0; f < give; f++) {
-        if (s->stack[f].begin < h->begin) h->begin = s->stack[f].begin;
-        if (s->stack[f].end > h->end) h->end = s->stack[f].end;
+    for (size_t f = 0; f < give; f++)
         if (s->stack[f].end - s->stack[f].begin > largest) largest = s->stack[f].end - s->stack[f].begin;
-    }
     int rc = partition_init(&h->classes, 0, s->d, err);
+    const size_t expected = rows / (s->m->k > 1 ? s->m->k : 1) + 1; /* classes it can make at most (rows: given) */
+    if (rc == ANONKIT_OK) rc = partition_reserve(&h->classes, expected, err);
+    if (rc == ANONKIT_OK) rc = reserve_class_rows(c, expected, err);
     if (rc == ANONKIT_OK) rc = worker_alloc(c, largest, err);
     for (size_t f = 0; rc == ANONKIT_OK && f < give; f++) {
         const uint32_t *frame = s->boxes + f * s->fw;
@@ -1204,48 +1294,89 @@ static int spawn_helper(mdr *s, helper **out, ak_error *err)
     memmove(s->stack, s->stack + give, (s->depth - give) * sizeof *s->stack);
     memmove(s->boxes, s->boxes + give * s->fw, (s->depth - give) * s->fw * sizeof *s->boxes);
     s->depth -= give;
-    s->threads -= c->threads;
+    s->threads -= h->threads; /* (not c->threads: the helper's own, which it may change once it runs) */
     *out = h;
     return 1;
 }
 
-/* Waits for a helper and appends its classes to this worker's. */
+/* Waits for a helper's thread to end and takes its threads back. */
+static void wait_helper(mdr *s, helper *h)
+{
+    if (!h->started) return;
+    pthread_join(h->thread, NULL);
+    h->started = 0;
+    s->threads += h->threads;
+}
+
+/* Appends the classes of a finished helper to this worker's (their ids
+ * after the worker's), then frees it. */
 static int join_helper(mdr *s, helper *h, int rc, ak_error *err)
 {
-    pthread_join(h->thread, NULL);
+    wait_helper(s, h);
     if (rc == ANONKIT_OK && h->rc < 0) {
         *err = h->err;
         rc = h->rc;
     }
-    const uint32_t offset = (uint32_t)s->out->nclasses;
-    const partition *hc = &h->classes;
-    for (size_t c = 0; rc == ANONKIT_OK && c < hc->nclasses; c++) {
-        uint32_t id;
-        rc = partition_add_class_in(s->out, partition_lo(hc, c), partition_hi(hc, c), partition_rlo(hc, c),
-                                    partition_rhi(hc, c), hc->count[c], &id, err);
-    }
-    if (rc == ANONKIT_OK)
-        for (size_t i = h->begin; i < h->end; i++) s->class_of[row_at(s, i)[s->d + 1]] += offset;
+    const size_t offset = s->out->nclasses;
+    if (rc == ANONKIT_OK) rc = partition_append(s->out, &h->classes, err);
+    /* the helper's classes' first rows after this worker's */
+    if (rc == ANONKIT_OK && h->classes.nclasses) rc = note_class_rows(s, (uint32_t)(s->out->nclasses - 1), 0, err);
+    if (rc == ANONKIT_OK && h->classes.nclasses)
+        memcpy(s->class_begin + offset, h->s.class_begin, h->classes.nclasses * sizeof *s->class_begin);
     worker_free(&h->s);
     partition_free(&h->classes);
     free(h);
     return rc;
 }
 
-/* Processes the worker's stack until it is empty, handing part of it to a
- * helper thread after the first split when threads are left. */
+/* Processes the worker's stack until it is empty, handing the bottom frames
+ * to a helper thread whenever threads are left: after the first split, and
+ * again each time a helper finishes while this worker still has enough
+ * work; and when this worker runs out of work first, it lends its threads
+ * to the running helper (which may then hand part of its own work on) while
+ * it waits, so that the threads stay busy. Each helper takes partitions that
+ * come after all this worker keeps (depth-first), and before those of the
+ * helpers started earlier, so the helpers' classes are appended in reverse
+ * order of their start, which keeps the class order of a single-threaded
+ * run. */
 static int run_worker(mdr *s, ak_error *err)
 {
-    helper *h = NULL;
+    helper *h = NULL;      /* the running helper */
+    helper **done = NULL;  /* finished helpers, in order of their start */
+    size_t ndone = 0, cap_done = 0;
     int rc = ANONKIT_OK;
     while (s->depth > 0 && rc == ANONKIT_OK) {
         rc = process_top(s, err);
+        if (s->lent && atomic_load(s->lent)) s->threads += atomic_exchange(s->lent, 0); /* the parent waits for us */
+        if (rc == ANONKIT_OK && h && atomic_load(&h->done)) {
+            if (ndone == cap_done) {
+                const size_t cap = cap_done ? 2 * cap_done : 4;
+                helper **grown = realloc(done, cap * sizeof *grown);
+                if (!grown) {
+                    rc = ak_err_nomem(err);
+                    break;
+                }
+                done = grown;
+                cap_done = cap;
+            }
+            wait_helper(s, h);
+            done[ndone++] = h;
+            h = NULL;
+        }
         if (rc == ANONKIT_OK && !h && s->threads > 1) {
             int spawned = spawn_helper(s, &h, err);
             if (spawned < 0) rc = spawned;
         }
     }
+    const unsigned lend = h && rc == ANONKIT_OK ? s->threads : 0;
+    if (lend) { /* nothing left here: this worker's threads help the helper */
+        s->threads -= lend;
+        atomic_fetch_add(&h->lent, lend);
+    }
     if (h) rc = join_helper(s, h, rc, err);
+    s->threads += lend;
+    while (ndone > 0) rc = join_helper(s, done[--ndone], rc, err);
+    free(done);
     return rc;
 }
 
@@ -1288,6 +1419,39 @@ int mdr_check_inputs(const table *t, const model *m, const mdr_options *options,
     return ANONKIT_OK;
 }
 
+/* Writes the class id of the rows of classes [first, last) of s->out. */
+typedef struct class_job {
+    const mdr *s;
+    size_t first, last;
+} class_job;
+
+static void *write_classes(void *arg)
+{
+    const class_job *job = arg;
+    const mdr *s = job->s;
+    for (size_t c = job->first; c < job->last; c++) {
+        const size_t begin = s->class_begin[c], end = begin + s->out->count[c];
+        for (size_t i = begin; i < end; i++) s->class_of[row_at(s, i)[s->idw]] = (uint32_t)c;
+    }
+    return NULL;
+}
+
+/* class_of of every row of the classes s made, from their first rows
+ * (class_begin) and counts: each class's rows are consecutive in the work
+ * array. The ids are written at random, so two threads share the classes
+ * when there are threads and rows enough. */
+static void write_all_classes(const mdr *s, size_t first_class)
+{
+    const size_t n = s->out->nclasses;
+    const size_t half = s->threads > 1 && s->n >= MDR_PARALLEL_MIN_ROWS ? first_class + (n - first_class) / 2 : n;
+    class_job jobs[2] = {{s, first_class, half}, {s, half, n}};
+    pthread_t helper;
+    const int helped = half < n && pthread_create(&helper, NULL, write_classes, &jobs[1]) == 0;
+    write_classes(&jobs[0]);
+    if (helped) pthread_join(helper, NULL);
+    else write_classes(&jobs[1]);
+}
+
 /* Rows [first, last) of the work array from the table's columns. */
 typedef struct fill_job {
     mdr *s;
@@ -1305,8 +1469,8 @@ static void *fill_rows(void *arg)
     for (size_t i = job->first; i < job->last; i++) {
         uint32_t *r = row_at(s, i);
         for (uint32_t q = 0; q < d; q++) r[q] = t->qi[q].codes[i];
-        r[d] = s->need_hist ? t->sensitive_codes[i] : 0;
-        r[d + 1] = (uint32_t)i;
+        if (s->need_hist) r[d] = t->sensitive_codes[i];
+        r[s->idw] = (uint32_t)i;
         box_add(job->box, r, d, bw);
     }
     return NULL;
@@ -1347,7 +1511,8 @@ int mdr_run_with(const table *t, const model *m, const mdr_options *options, par
     s.split = options->split;
     s.min_gain = options->min_gain;
     s.d = t->nqi;
-    s.w = s.d + 2;
+    s.idw = m->l > 0 ? s.d + 1 : s.d; /* the sensitive code only where histograms need it (need_hist) */
+    s.w = s.idw + 1;
     s.bw = (s.d + 7) / 8 * 8;
     s.fw = 2 * s.bw + 2 * s.d;
 #if MDR_HAVE_AVX2
@@ -1405,8 +1570,13 @@ int mdr_run_with(const table *t, const model *m, const mdr_options *options, par
         goto done;
     }
     if (s.n == 0) goto done;
+    const size_t first_class = out->nclasses;
+    /* at most n / k classes, each of at least k rows: room for them at once */
+    if ((rc = partition_reserve(out, first_class + s.n / (m->k > 1 ? m->k : 1) + 1, err)) < 0) goto done;
+    if ((rc = reserve_class_rows(&s, first_class + s.n / (m->k > 1 ? m->k : 1) + 1, err)) < 0) goto done;
     if ((rc = push(&s, 0, s.n, root_box, root_lo, root_hi, options->root_median_only, err)) < 0) goto done;
     rc = s.grow ? run_grow(&s, err) : run_worker(&s, err);
+    if (rc == ANONKIT_OK) write_all_classes(&s, first_class);
 done:
     worker_free(&s);
     free(s.rows);
