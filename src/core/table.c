@@ -332,6 +332,14 @@ static int load_rows(table *t, csv_reader *reader, qi_reader *qr, ak_error *err)
 /* Rows held at once by a streaming load before their numeric codes are absorbed. */
 #define STREAM_CHUNK_ROWS 4096
 
+/* Absorbs the provisional numeric codes of the n rows at slot base. */
+static int absorb_chunk(table *t, qi_reader *qr, size_t base, size_t n, ak_error *err)
+{
+    for (uint32_t q = 0; q < t->nqi; q++)
+        if (t->qi[q].kind == ATTR_NUMERIC) AK_CHECK(numdict_absorb(&qr[q].numbers, t->qi[q].codes + base, n, err));
+    return ANONKIT_OK;
+}
+
 /* load_rows for a streaming load (spec->row_sink): every row goes to the sink
  * and its slot is reused; numeric codes are absorbed by their dictionaries
  * every STREAM_CHUNK_ROWS rows. */
@@ -350,15 +358,13 @@ static int stream_rows(table *t, const table_spec *spec, csv_reader *reader, qi_
         AK_CHECK(encode_record(t, qr, &dicts, &rec, slot, &missing, err));
         if (!missing.count) AK_CHECK(spec->row_sink(spec->sink_ctx, t, 0, slot, &rec, err));
         t->nrows++;
-        if (++slot == STREAM_CHUNK_ROWS || rc != 1) {
-            for (uint32_t q = 0; q < t->nqi; q++)
-                if (t->qi[q].kind == ATTR_NUMERIC) AK_CHECK(numdict_absorb(&qr[q].numbers, t->qi[q].codes, slot, err));
+        if (++slot == STREAM_CHUNK_ROWS) {
+            AK_CHECK(absorb_chunk(t, qr, 0, slot, err));
             slot = 0;
         }
     }
     if (rc < 0) return rc;
-    for (uint32_t q = 0; q < t->nqi; q++)
-        if (t->qi[q].kind == ATTR_NUMERIC) AK_CHECK(numdict_absorb(&qr[q].numbers, t->qi[q].codes, slot, err));
+    AK_CHECK(absorb_chunk(t, qr, 0, slot, err));
     if (missing.count) return report_missing(t, missing.listed, missing.nlisted, missing.count, err);
     return ANONKIT_OK;
 }
@@ -679,14 +685,6 @@ typedef struct stream_piece {
     int rc;
     ak_error err;
 } stream_piece;
-
-/* Absorbs the provisional numeric codes of the n rows at slot base. */
-static int absorb_chunk(table *t, qi_reader *qr, size_t base, size_t n, ak_error *err)
-{
-    for (uint32_t q = 0; q < t->nqi; q++)
-        if (t->qi[q].kind == ATTR_NUMERIC) AK_CHECK(numdict_absorb(&qr[q].numbers, t->qi[q].codes + base, n, err));
-    return ANONKIT_OK;
-}
 
 /* stream_rows for one piece, on its own thread: encodes into its own slots
  * and dictionaries and hands every row to the sink as piece p->index. */

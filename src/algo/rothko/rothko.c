@@ -216,7 +216,6 @@ static int sink_start(void *ctx, const table *t, unsigned pieces, ak_error *err)
         AK_CHECK(copied_columns(r, t, err));
     }
     for (unsigned i = 0; i < 2; i++) piece_free(&r->piece[i]);
-    r->root.tuples.size = r->root.payload.size = 0; /* rewritten from the start */
     if (pieces < 2) {
         spill_file_close(&r->tail_tuples);
         spill_file_close(&r->tail_payload);
@@ -227,7 +226,7 @@ static int sink_start(void *ctx, const table *t, unsigned pieces, ak_error *err)
         spill_file *tuples = i ? &r->tail_tuples : &r->root.tuples, *payload = i ? &r->tail_payload : &r->root.payload;
         if (tuples->fd < 0) AK_CHECK(spill_file_open(tuples, &r->dir, err));
         if (payload->fd < 0) AK_CHECK(spill_file_open(payload, &r->dir, err));
-        tuples->size = payload->size = 0;
+        tuples->size = payload->size = 0; /* rewritten from the start */
         AK_CHECK(spill_writer_init(&pc->tuples, tuples, &r->dir, r->block, &pc->tuple_io, err));
         AK_CHECK(spill_writer_init(&pc->payload, payload, &r->dir, r->block, &pc->payload_io, err));
         if (!(pc->rowbuf = malloc(r->width + 4 * (size_t)(r->ncopied + 1)))) return ak_err_nomem(err);
