@@ -369,25 +369,66 @@ static int stream_rows(table *t, const table_spec *spec, csv_reader *reader, qi_
     return ANONKIT_OK;
 }
 
-/* One of the pieces of a file read in parallel. */
-typedef struct load_piece {
+/* One of the two pieces of a file read in parallel, by load_rows_parallel
+ * or stream_rows_parallel. */
+typedef struct read_piece {
     table *t;                /* where its rows go: the table, or a view of it with arrays of its own */
     const table_spec *spec;
+    unsigned index;          /* 0 or 1 */
     uint64_t offset, length; /* bytes of the file */
     long first_line;         /* of the first piece; the second's is not known (see load_rows_parallel) */
     size_t nrows, cap;
     long lines;              /* physical lines the piece's reader consumed */
     int quoted;              /* a field began with a quote */
-    qi_reader *qr;           /* this piece's numeric dictionaries */
+    qi_reader *qr;           /* this piece's numeric dictionaries (the first piece: the table's) */
     strmap sensitive, classes; /* this piece's dictionaries */
     missing_list missing;
+    size_t slot_base;        /* streaming: its slots, [slot_base, slot_base + STREAM_CHUNK_ROWS) */
+    atomic_int *give_up;     /* streaming: set by a piece that failed; the other stops at its next chunk */
     int rc;
     ak_error err;
-} load_piece;
+} read_piece;
+
+/* Sets up the pieces [data_start, split) and [split, size) of spec's file,
+ * the first with the table's numeric dictionaries qr, the second with fresh
+ * ones (streaming as the load is). */
+static int pieces_init(read_piece *pieces, table *t, const table_spec *spec, qi_reader *qr, uint64_t data_start,
+                       uint64_t split, uint64_t size, ak_error *err)
+{
+    memset(pieces, 0, 2 * sizeof *pieces);
+    int rc = ANONKIT_OK;
+    for (unsigned i = 0; i < 2; i++) {
+        read_piece *p = &pieces[i];
+        p->t = t;
+        p->spec = spec;
+        p->index = i;
+        p->offset = i ? split : data_start;
+        p->length = i ? size - split : split - data_start;
+        p->first_line = 2; /* the header is line 1; the second piece's numbers serve no message */
+        p->qr = i ? calloc(t->nqi, sizeof *p->qr) : qr;
+        if (!p->qr || strmap_init(&p->sensitive, 64) != 0 || strmap_init(&p->classes, 64) != 0)
+            rc = ak_err_nomem(err);
+        for (uint32_t q = 0; i && p->qr && q < t->nqi; q++) {
+            numdict_init(&p->qr[q].numbers);
+            p->qr[q].numbers.streaming = spec->row_sink != NULL;
+        }
+    }
+    return rc;
+}
+
+static void pieces_free(read_piece *pieces, uint32_t nqi)
+{
+    for (int i = 0; i < 2; i++) {
+        strmap_free(&pieces[i].sensitive);
+        strmap_free(&pieces[i].classes);
+    }
+    for (uint32_t q = 0; pieces[1].qr && q < nqi; q++) numdict_free(&pieces[1].qr[q].numbers);
+    free(pieces[1].qr);
+}
 
 static void *load_piece_rows(void *arg)
 {
-    load_piece *p = arg;
+    read_piece *p = arg;
     csv_reader *reader = NULL;
     p->rc = csv_reader_open_range(&reader, p->spec->path, p->spec->delimiter, p->offset, p->length, p->first_line,
                                   &p->err);
@@ -574,24 +615,14 @@ static int load_rows_parallel(table *t, const table_spec *spec, qi_reader *qr, u
     *loaded = 0;
     uint64_t split, size;
     if (!find_cut(spec, data_start, &split, &size)) return ANONKIT_OK;
-    load_piece pieces[2];
-    memset(pieces, 0, sizeof pieces);
+    read_piece pieces[2];
     table view;
     memset(&view, 0, sizeof view);
     int rc = piece_view(&view, t, err), started = 0;
     pthread_t helper;
-    for (int i = 0; i < 2; i++) {
-        load_piece *p = &pieces[i];
-        p->t = i ? &view : t;
-        p->spec = spec;
-        p->offset = i ? split : data_start;
-        p->length = i ? size - split : split - data_start;
-        p->first_line = 2; /* the header is line 1; the second piece's numbers serve no message */
-        p->qr = i ? calloc(t->nqi, sizeof *p->qr) : qr;
-        if (!p->qr || strmap_init(&p->sensitive, 64) != 0 || strmap_init(&p->classes, 64) != 0)
-            rc = ak_err_nomem(err);
-        for (uint32_t q = 0; i && p->qr && q < t->nqi; q++) numdict_init(&p->qr[q].numbers);
-    }
+    const int ready = pieces_init(pieces, t, spec, qr, data_start, split, size, err);
+    if (rc == ANONKIT_OK) rc = ready;
+    pieces[1].t = &view;
     /* The arrays sized for each piece at once (grown further if need be), so
      * that they are written on fresh (huge) pages rather than moved around. */
     uint64_t lines[2];
@@ -657,40 +688,16 @@ static int load_rows_parallel(table *t, const table_spec *spec, qi_reader *qr, u
                 numdict_init(&qr[q].numbers);
             }
     }
-    for (int i = 0; i < 2; i++) {
-        strmap_free(&pieces[i].sensitive);
-        strmap_free(&pieces[i].classes);
-    }
-    for (uint32_t q = 0; pieces[1].qr && q < t->nqi; q++) numdict_free(&pieces[1].qr[q].numbers);
-    free(pieces[1].qr);
+    pieces_free(pieces, t->nqi);
     piece_view_free(&view);
     return rc;
 }
-
-/* One of the two pieces of a streaming load read in parallel. */
-typedef struct stream_piece {
-    table *t;
-    const table_spec *spec;
-    unsigned index;
-    uint64_t offset, length; /* bytes of the file */
-    long first_line;         /* of the first piece; the second's is not known (see stream_rows_parallel) */
-    long lines;              /* physical lines the piece's reader consumed */
-    int quoted;              /* a field began with a quote */
-    size_t slot_base;        /* its slots: [slot_base, slot_base + STREAM_CHUNK_ROWS) */
-    size_t nrows;
-    qi_reader *qr;           /* its numeric dictionaries */
-    strmap sensitive, classes;
-    missing_list missing;
-    atomic_int *give_up;     /* set by a piece that failed: the other stops at its next chunk */
-    int rc;
-    ak_error err;
-} stream_piece;
 
 /* stream_rows for one piece, on its own thread: encodes into its own slots
  * and dictionaries and hands every row to the sink as piece p->index. */
 static void *stream_piece_rows(void *arg)
 {
-    stream_piece *p = arg;
+    read_piece *p = arg;
     csv_reader *reader = NULL;
     p->rc = csv_reader_open_range(&reader, p->spec->path, p->spec->delimiter, p->offset, p->length, p->first_line,
                                   &p->err);
@@ -739,26 +746,11 @@ static int stream_rows_parallel(table *t, const table_spec *spec, qi_reader *qr,
     AK_CHECK(spec->sink_start(spec->sink_ctx, t, 2, err));
     atomic_int give_up;
     atomic_init(&give_up, 0);
-    stream_piece pieces[2];
-    memset(pieces, 0, sizeof pieces);
-    int rc = ANONKIT_OK, started = 0;
+    read_piece pieces[2];
+    int rc = pieces_init(pieces, t, spec, qr, data_start, split, size, err), started = 0;
     for (unsigned i = 0; i < 2; i++) {
-        stream_piece *p = &pieces[i];
-        p->t = t;
-        p->spec = spec;
-        p->index = i;
-        p->offset = i ? split : data_start;
-        p->length = i ? size - split : split - data_start;
-        p->first_line = 2; /* the header is line 1; the second piece's numbers serve no message */
-        p->slot_base = i * STREAM_CHUNK_ROWS;
-        p->give_up = &give_up;
-        p->qr = i ? calloc(t->nqi, sizeof *p->qr) : qr;
-        if (!p->qr || strmap_init(&p->sensitive, 64) != 0 || strmap_init(&p->classes, 64) != 0)
-            rc = ak_err_nomem(err);
-        for (uint32_t q = 0; i && p->qr && q < t->nqi; q++) {
-            numdict_init(&p->qr[q].numbers);
-            p->qr[q].numbers.streaming = 1;
-        }
+        pieces[i].slot_base = i * STREAM_CHUNK_ROWS;
+        pieces[i].give_up = &give_up;
     }
     pthread_t helper;
     if (rc == ANONKIT_OK) {
@@ -796,12 +788,7 @@ static int stream_rows_parallel(table *t, const table_spec *spec, qi_reader *qr,
             }
         table_split_free(&t->split, t->nqi);
     }
-    for (int i = 0; i < 2; i++) {
-        strmap_free(&pieces[i].sensitive);
-        strmap_free(&pieces[i].classes);
-    }
-    for (uint32_t q = 0; pieces[1].qr && q < t->nqi; q++) numdict_free(&pieces[1].qr[q].numbers);
-    free(pieces[1].qr);
+    pieces_free(pieces, t->nqi);
     return rc;
 }
 
