@@ -215,15 +215,6 @@ static int finish_general(numdict *d, uint32_t *codes, size_t nrows, double **va
     return ANONKIT_OK;
 }
 
-/* Set bits of x (a few shifts and adds, for machines without POPCNT). */
-static inline uint32_t popcount64(uint64_t x)
-{
-    x = x - ((x >> 1) & 0x5555555555555555ULL);
-    x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
-    x = (x + (x >> 4)) & 0x0F0F0F0F0F0F0F0FULL;
-    return (uint32_t)((x * 0x0101010101010101ULL) >> 56);
-}
-
 /* codes[r] = the rank of value more[r] - base (more may be codes itself):
  * before[word] plus the present values below it in its word of present. */
 #define RANK_CODES(POPCOUNT)                                                                                      \
@@ -235,7 +226,7 @@ static inline uint32_t popcount64(uint64_t x)
 static void rank_codes_plain(uint32_t *codes, const uint32_t *more, size_t n, uint32_t base, const uint64_t *present,
                              const uint32_t *before)
 {
-    RANK_CODES(popcount64)
+    RANK_CODES(numdict_popcount)
 }
 
 #if defined(__GNUC__) && defined(__x86_64__)
@@ -316,7 +307,7 @@ int numdict_finish_parts(numdict *d, uint32_t *codes, size_t nrows, const uint32
     uint32_t n = 0;
     for (size_t w = 0; w < words; w++) {
         before[w] = n;
-        n += popcount64(present[w]);
+        n += numdict_popcount(present[w]);
     }
     double *vals = ak_huge_malloc((size_t)(n ? n : 1) * sizeof *vals); /* read at random by the algorithms */
     if (!vals) {

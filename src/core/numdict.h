@@ -153,7 +153,8 @@ int numdict_finish_stream(numdict *d, double **values /* OUT */, const char ***t
                           ak_error *err);
 void numdict_map_free(numdict_map *map);
 
-/* Set bits of x (inline: without -mpopcnt the builtin is a library call). */
+/* Set bits of x: a few shifts and adds (without -mpopcnt the builtin is a
+ * library call; hot loops pick the instruction at run time instead). */
 static inline uint32_t numdict_popcount(uint64_t x)
 {
     x -= (x >> 1) & 0x5555555555555555ULL;
