@@ -51,6 +51,10 @@ fi
 run() { # NAME ARGS...
     local name=$1
     shift
+    # a fresh output file each run: replacing the last run's costs the kernel
+    # its pages, and its dirty pages would throttle this run's writes
+    rm -f "$DIR/out.csv"
+    sync
     if ! /usr/bin/time -f "%e %M" -o "$DIR/t" "$ANONKIT" anonymize "$DIR/in.csv" -o "$DIR/out.csv" --qi $QI --k 1000 \
         --seed 1 --report "$DIR/r.json" "$@" 2>"$DIR/err"; then
         echo "$name: failed: $(tail -1 "$DIR/err")"
