@@ -769,16 +769,17 @@ static void generate_plain(tu_rng *rng, const char *dir, int nqi, const int *cat
 }
 
 /* The first scan reading the input in two pieces on two threads (the second
- * piece with dictionaries of its own, mapped when its rows are read back)
- * publishes byte for byte what one sequential read publishes, under Rothko-T
- * and Rothko-S, k and l, Median and InfoGain, and the report says which way
- * the input was read. A missing value in the second half is still reported
+ * piece with dictionaries of its own, mapped when its rows are read back),
+ * with repartitioning on two threads too (one decoding and routing, one
+ * writing), publishes byte for byte what one sequential read and scan
+ * publish, under Rothko-T and Rothko-S, k and l, Median and InfoGain, and the
+ * report says which way the input was read. A missing value in the second half is still reported
  * with its line, as by the sequential read. */
 static void test_two_pieces_read_as_one(void **state)
 {
     (void)state;
     tu_rng rng = {91};
-    int two = 0, valid = 0;
+    int two = 0, valid = 0, repartitioned = 0;
     for (int iter = 0; iter < 16; iter++) {
         const char *tmp = tu_mkdtemp();
         char dir[4096];
@@ -815,6 +816,7 @@ static void test_two_pieces_read_as_one(void **state)
             if (pieces == 2) {
                 must_set(job, ANONKIT_OPT_THREADS, "2");
                 job->parallel_min_bytes = 1;
+                job->pipeline_min_rows = 1; /* and repartitioned on two threads */
             }
             anonkit_result *res = NULL;
             rcs[w] = anonkit_anonymize(job, &res);
@@ -838,14 +840,16 @@ static void test_two_pieces_read_as_one(void **state)
             for (int w = 0; w < 2; w++) {
                 char *json = tu_read_file(reports[w], NULL);
                 assert_int_equal(report_number(json, "\"first_scan_pieces\""), w + 1);
+                repartitioned += w == 1 && report_number(json, "\"repartitions\"") > 0;
                 free(json);
             }
             two++;
         }
         tu_rmtree(dir);
     }
-    print_message("%d of 16 tables published, all alike read in one or two pieces\n", two);
-    assert_true(two >= 12 && valid == two);
+    print_message("%d of 16 tables published, all alike read in one or two pieces (%d repartitioned)\n", two,
+                  repartitioned);
+    assert_true(two >= 12 && valid == two && repartitioned >= 8);
 
     /* a value missing from its hierarchy in the second half: the sequential read's message */
     const char *tmp = tu_mkdtemp();

@@ -165,6 +165,15 @@ static char *build_report(const anonkit_job *job, const table *t, const metrics 
         json_object_set_new(io, "first_scan_blocks_written", json_integer((json_int_t)rs->first_scan_blocks_written));
         json_object_set_new(io, "first_scan_pieces", json_integer((json_int_t)rs->first_scan_pieces));
         json_object_set_new(io, "first_scan_seconds", json_real(rs->first_scan_seconds));
+        json_t *stages = json_object();
+        json_object_set_new(stages, "first_scan", json_real(rs->first_scan_seconds));
+        if (!strcmp(job->algorithm, "rothko-s")) {
+            json_object_set_new(stages, "sampling", json_real(rs->sample_seconds));
+            json_object_set_new(stages, "growth", json_real(rs->growth_seconds));
+        }
+        json_object_set_new(stages, "repartitioning", json_real(rs->repartition_seconds));
+        json_object_set_new(stages, "in_memory", json_real(rs->in_memory_seconds));
+        json_object_set_new(io, "stage_seconds", stages);
         json_object_set_new(io, "scans", json_integer((json_int_t)rs->scans));
         json_object_set_new(io, "repartitions", json_integer((json_int_t)rs->repartitions));
         json_object_set_new(io, "blocks_read", json_integer((json_int_t)rs->blocks_read));
@@ -298,7 +307,8 @@ static int anonymize_rothko(anonkit_job *job, const table_spec *spec, outfile *o
                                .spill_notice_size = job->spill_notice_size,
                                .sampling = !strcmp(job->algorithm, "rothko-s"), .test = job->test,
                                .alpha = job->alpha, .sample_rows = job->sample_size,
-                               .growth_depth = job->growth_depth, .seed = job->seed};
+                               .growth_depth = job->growth_depth, .seed = job->seed,
+                               .pipeline_min_rows = job->pipeline_min_rows};
     rothko_stats rs;
     table *schema = NULL;
     anonkit_result *result = NULL;

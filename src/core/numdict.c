@@ -252,6 +252,47 @@ static void rank_codes(uint32_t *codes, const uint32_t *more, size_t n, uint32_t
     rank_codes_plain(codes, more, n, base, present, before);
 }
 
+/* numdict_map_codes over integer codes through the rank directory (ids by their table). */
+#define MAP_CODES(POPCOUNT)                                                                                       \
+    for (size_t r = 0; r < n; r++) {                                                                              \
+        const uint32_t code = codes[r];                                                                           \
+        if (code < NUMDICT_INT_LOW) {                                                                             \
+            codes[r] = m->id_rank[code];                                                                          \
+            continue;                                                                                             \
+        }                                                                                                         \
+        const uint64_t i = (uint64_t)((int64_t)code - NUMDICT_INT_BIAS - m->int_base);                            \
+        const struct numdict_rank_word w = m->int_words[i / 64];                                                  \
+        codes[r] = (uint32_t)w.before + (uint32_t)POPCOUNT(w.present & (((uint64_t)1 << (i % 64)) - 1));          \
+    }
+
+static void map_codes_plain(const numdict_map *m, uint32_t *codes, size_t n)
+{
+    MAP_CODES(numdict_popcount)
+}
+
+#if defined(__GNUC__) && defined(__x86_64__)
+/* The same with the POPCNT instruction (chosen at run time). */
+__attribute__((target("popcnt"))) static void map_codes_popcnt(const numdict_map *m, uint32_t *codes, size_t n)
+{
+    MAP_CODES(__builtin_popcountll)
+}
+#endif
+
+void numdict_map_codes(const numdict_map *m, uint32_t *codes, size_t n)
+{
+    if (!m->int_words) {
+        for (size_t r = 0; r < n; r++) codes[r] = numdict_map_code(m, codes[r]);
+        return;
+    }
+#if defined(__GNUC__) && defined(__x86_64__)
+    if (__builtin_cpu_supports("popcnt")) {
+        map_codes_popcnt(m, codes, n);
+        return;
+    }
+#endif
+    map_codes_plain(m, codes, n);
+}
+
 int numdict_finish(numdict *d, uint32_t *codes, size_t nrows, double **values, const char ***texts,
                    strbuf *spellings, uint32_t *count, ak_error *err)
 {

@@ -179,6 +179,10 @@ static inline uint32_t numdict_map_code(const numdict_map *m, uint32_t code)
     return m->id_rank[u64map_find(&m->ids, bits)];
 }
 
+/* The ranks of n provisional codes, in place (numdict_map_code for each, in
+ * one loop that uses the POPCNT instruction where the processor has it). */
+void numdict_map_codes(const numdict_map *m, uint32_t *codes, size_t n);
+
 /* Writes v in decimal into buf (room for 21 bytes) and returns its length. */
 int numdict_format_int(char *buf, int64_t v);
 

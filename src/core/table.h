@@ -139,5 +139,11 @@ static inline uint32_t table_numeric_rank(const table *t, uint32_t q, uint32_t p
     return numdict_map_code(&t->qi[q].prov, provisional);
 }
 
+/* The same for n codes in place. */
+static inline void table_numeric_ranks(const table *t, uint32_t q, uint32_t *codes, size_t n)
+{
+    numdict_map_codes(&t->qi[q].prov, codes, n);
+}
+
 
 #endif

@@ -32,6 +32,7 @@
 #include "algo/rothko/rothko.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -545,8 +546,7 @@ static void root_column(const rk *r, uint32_t c, uint32_t *col, size_t n, uint64
             for (size_t i = from; present && i < n; i++) col[i] = map[col[i]];
         }
     }
-    if (rank && c < r->d && t->qi[c].kind == ATTR_NUMERIC)
-        for (size_t i = 0; i < n; i++) col[i] = table_numeric_rank(t, c, col[i]);
+    if (rank && c < r->d && t->qi[c].kind == ATTR_NUMERIC) table_numeric_ranks(t, c, col, n);
 }
 
 static void reader_close(rk_reader *rd)
@@ -1461,6 +1461,7 @@ static void make_view(const rk *r, const rk_load *l, size_t n, table *view, tabl
 static int finish_in_memory(rk *r, rk_part *p, const uint32_t *rlo, const uint32_t *rhi, int median_only,
                             ak_error *err)
 {
+    const double mark = ak_seconds();
     rk_reader rd;
     rk_load l;
     memset(&l, 0, sizeof l);
@@ -1484,6 +1485,7 @@ static int finish_in_memory(rk *r, rk_part *p, const uint32_t *rlo, const uint32
     }
     partition_free(&classes);
     load_free(r, &l);
+    r->stats->in_memory_seconds += ak_seconds() - mark;
     return rc;
 }
 
@@ -1549,11 +1551,17 @@ typedef struct rk_batch {
     unsigned height;      /* edges on the longest path from the root */
 } rk_batch;
 
+/* Rows of a batch: about a block of decoded codes (the budget holds spare
+ * blocks), 16 to 4096 rows. */
+static size_t batch_rows(const rk *r)
+{
+    const size_t rows = r->block / (4 * ((size_t)r->d + 3));
+    return rows < 16 ? 16 : rows > 4096 ? 4096 : rows;
+}
+
 static int batch_init(const rk *r, rk_batch *b, ak_error *err)
 {
-    /* about a block of decoded codes (the budget holds spare blocks), 16 to 4096 rows */
-    size_t rows = r->block / (4 * ((size_t)r->d + 3));
-    b->cap = rows < 16 ? 16 : rows > 4096 ? 4096 : rows;
+    b->cap = batch_rows(r);
     b->stride = b->cap + 16;
     b->code = malloc(b->stride * ((size_t)r->d + 2) * sizeof *b->code);
     b->node = malloc(b->cap * sizeof *b->node);
@@ -1745,13 +1753,13 @@ static int batch_count(rk *r, rk_tree *tr, rk_batch *b, size_t n, ak_error *err)
     return ANONKIT_OK;
 }
 
-/* Writes n decoded rows (stored at raw) to the files of their leaves, as
- * read or in the leaf's own layout, each with its copied fields. */
-static int batch_write(rk *r, rk_tree *tr, rk_reader *rd, const uint8_t *raw, rk_batch *b, size_t n, ak_error *err)
+/* Writes n decoded and routed rows (stored at raw) to the files of their
+ * leaves, as read or in the leaf's own layout, each with its copied fields. */
+static int batch_write(rk *r, rk_tree *tr, rk_reader *rd, const uint8_t *raw, const rk_batch *b, size_t n,
+                       ak_error *err)
 {
     const uint32_t width = rd->lay->width;
     uint8_t narrow[4 * ((size_t)r->d + 2) + r->extra];
-    route_batch(b, n, b->node);
     for (size_t i = 0; i < n; i++) {
         rk_node *x = &tr->nodes[b->node[i]];
         if (x->track) { /* Rothko-S: the leaf's population statistics */
@@ -1798,6 +1806,165 @@ static int batch_copy(rk *r, const rk_batch *b, const uint8_t *raw, const rk_lay
     return ANONKIT_OK;
 }
 
+/* ---- repartitioning on two threads ---- */
+
+/* Rows below which a repartitioning scan is not worth a second thread. */
+#define RK_PIPE_MIN_ROWS 65536
+/* Chunks in flight between the two threads. */
+enum { RK_PIPE_CHUNKS = 3 };
+
+/* A batch of tuples copied out of the reader's buffer, decoded and routed. */
+typedef struct rk_chunk {
+    rk_batch b;
+    uint8_t *raw;
+    size_t n;
+    int ready; /* routed, waiting to be written */
+} rk_chunk;
+
+/* A repartitioning scan split in two stages: a helper thread reads,
+ * decodes (ranking the root file's codes) and routes chunks of rows while
+ * the caller writes the chunks before to the leaves' files. The helper
+ * alone touches the reader's tuples and row count, the caller alone its
+ * payload, the tree's leaves and their writers. */
+typedef struct rk_pipe {
+    rk *r;
+    const rk_part *p;
+    rk_reader *rd;
+    const uint8_t *need;
+    rk_chunk chunk[RK_PIPE_CHUNKS];
+    pthread_mutex_t lock;
+    pthread_cond_t changed;
+    int finished; /* the helper is done: at the end of the file, stopped or failed */
+    int failed;   /* the helper's status when it failed */
+    int stop;     /* the caller failed: the helper is to stop */
+    ak_error err;
+} rk_pipe;
+
+/* The helper: fills free chunks in turn until the file ends. */
+static void *pipe_decode(void *arg)
+{
+    rk_pipe *pp = arg;
+    rk *r = pp->r;
+    rk_reader *rd = pp->rd;
+    const size_t width = rd->lay->width;
+    int rc = ANONKIT_OK, end = 0;
+    ak_error e;
+    memset(&e, 0, sizeof e);
+    for (unsigned k = 0; !end; k = (k + 1) % RK_PIPE_CHUNKS) {
+        rk_chunk *c = &pp->chunk[k];
+        pthread_mutex_lock(&pp->lock);
+        while (c->ready && !pp->stop) pthread_cond_wait(&pp->changed, &pp->lock);
+        const int stop = pp->stop;
+        pthread_mutex_unlock(&pp->lock);
+        if (stop) break;
+        size_t n = 0;
+        while (n < c->b.cap) {
+            const uint8_t *raw;
+            size_t got;
+            const int more = spill_read_records(&rd->tuples, width, c->b.cap - n, &raw, &got, &e);
+            if (more <= 0) {
+                rc = more;
+                end = 1;
+                break;
+            }
+            memcpy(c->raw + n * width, raw, got * width);
+            n += got;
+        }
+        if (rc < 0) break;
+        batch_decode(r, pp->p, rd, c->raw, n, pp->need, &c->b);
+        route_batch(&c->b, n, c->b.node);
+        pthread_mutex_lock(&pp->lock);
+        c->n = n;
+        c->ready = n > 0;
+        pthread_cond_broadcast(&pp->changed);
+        pthread_mutex_unlock(&pp->lock);
+    }
+    pthread_mutex_lock(&pp->lock);
+    pp->finished = 1;
+    if (rc < 0) {
+        pp->failed = rc;
+        pp->err = e;
+    }
+    pthread_cond_broadcast(&pp->changed);
+    pthread_mutex_unlock(&pp->lock);
+    return NULL;
+}
+
+/* A repartitioning scan of p through tr on two threads (see rk_pipe); the
+ * rows reach the leaves in file order, as scan() writes them. */
+static int scan_pipelined(rk *r, rk_tree *tr, rk_part *p, const uint8_t *need, ak_error *err)
+{
+    rk_reader rd;
+    rk_pipe pp;
+    memset(&pp, 0, sizeof pp);
+    pp.r = r;
+    pp.p = p;
+    pp.rd = &rd;
+    pp.need = need;
+    int rc = reader_open(r, &rd, p, 1, err);
+    for (unsigned k = 0; rc == ANONKIT_OK && k < RK_PIPE_CHUNKS; k++) {
+        rk_chunk *c = &pp.chunk[k];
+        rc = batch_init(r, &c->b, err);
+        if (rc == ANONKIT_OK) rc = router_build(tr, &c->b, err);
+        /* (slack: a decoder loads a 3-byte field as a word) */
+        if (rc == ANONKIT_OK && !(c->raw = malloc(c->b.cap * rd.lay->width + SPILL_READ_SLACK))) rc = ak_err_nomem(err);
+    }
+    int locks = 0;
+    if (rc == ANONKIT_OK) {
+        if (pthread_mutex_init(&pp.lock, NULL) != 0)
+            rc = ak_err_set(err, ANONKIT_E_INTERNAL, NULL, 0, 0, "cannot create a lock");
+        else if (pthread_cond_init(&pp.changed, NULL) != 0) {
+            pthread_mutex_destroy(&pp.lock);
+            rc = ak_err_set(err, ANONKIT_E_INTERNAL, NULL, 0, 0, "cannot create a condition variable");
+        } else
+            locks = 1;
+    }
+    pthread_t helper;
+    int started = 0;
+    if (rc == ANONKIT_OK) {
+        started = pthread_create(&helper, NULL, pipe_decode, &pp) == 0;
+        if (!started) rc = ak_err_set(err, ANONKIT_E_INTERNAL, NULL, 0, 0, "cannot start a thread");
+    }
+    for (unsigned k = 0; rc == ANONKIT_OK; k = (k + 1) % RK_PIPE_CHUNKS) {
+        rk_chunk *c = &pp.chunk[k];
+        pthread_mutex_lock(&pp.lock);
+        while (!c->ready && !pp.finished) pthread_cond_wait(&pp.changed, &pp.lock);
+        const int ready = c->ready;
+        pthread_mutex_unlock(&pp.lock);
+        if (!ready) break; /* (the helper fills the chunks in turn: none is left) */
+        rc = batch_write(r, tr, &rd, c->raw, &c->b, c->n, err);
+        pthread_mutex_lock(&pp.lock);
+        c->ready = 0;
+        if (rc < 0) pp.stop = 1;
+        pthread_cond_broadcast(&pp.changed);
+        pthread_mutex_unlock(&pp.lock);
+    }
+    if (started) {
+        if (rc < 0) {
+            pthread_mutex_lock(&pp.lock);
+            pp.stop = 1;
+            pthread_cond_broadcast(&pp.changed);
+            pthread_mutex_unlock(&pp.lock);
+        }
+        pthread_join(helper, NULL);
+        if (rc == ANONKIT_OK && pp.failed) {
+            rc = pp.failed;
+            if (err) *err = pp.err;
+        }
+    }
+    if (locks) {
+        pthread_cond_destroy(&pp.changed);
+        pthread_mutex_destroy(&pp.lock);
+    }
+    for (unsigned k = 0; k < RK_PIPE_CHUNKS; k++) {
+        batch_free(&pp.chunk[k].b);
+        free(pp.chunk[k].raw);
+    }
+    reader_close(&rd);
+    r->stats->scans++;
+    return rc;
+}
+
 /* One scan of p, a block at a time: rows routed through the tree to open
  * nodes' frequency groups, or (repartition) to the leaves' files (000 §2.1).
  * A counting scan with copy also writes every row there in layout copy_lay. */
@@ -1818,6 +1985,8 @@ static int scan(rk *r, rk_tree *tr, rk_part *p, int repartition, spill_writer *c
                                : transcode;
     for (size_t i = 0; i < tr->count; i++)
         if (tr->nodes[i].kind == RK_INNER) need[tr->nodes[i].q] = 1;
+    const uint64_t pipe_min = r->o->pipeline_min_rows ? r->o->pipeline_min_rows : RK_PIPE_MIN_ROWS;
+    if (repartition && r->o->threads > 1 && p->rows >= pipe_min) return scan_pipelined(r, tr, p, need, err);
     int rc = reader_open(r, &rd, p, repartition, err);
     if (rc == ANONKIT_OK) rc = batch_init(r, &b, err);
     if (rc == ANONKIT_OK) rc = router_build(tr, &b, err);
@@ -1838,6 +2007,7 @@ static int scan(rk *r, rk_tree *tr, rk_part *p, int repartition, spill_writer *c
             break;
         }
         batch_decode(r, p, &rd, raw, n, need, &b);
+        if (repartition) route_batch(&b, n, b.node);
         rc = repartition ? batch_write(r, tr, &rd, raw, &b, n, err) : batch_count(r, tr, &b, n, err);
         if (rc == ANONKIT_OK && copy) rc = batch_copy(r, &b, raw, rd.lay, n, copy, copy_lay, err);
     }
@@ -1883,7 +2053,9 @@ static int repartition(rk *r, rk_tree *tr, rk_part *p, ak_error *err)
         rc = part_create(r, &x->part, &x->wt, &x->wp, err);
     }
     layout_free(&from);
+    const double mark = ak_seconds();
     if (rc == ANONKIT_OK) rc = scan(r, tr, p, 1, NULL, NULL, err);
+    r->stats->repartition_seconds += ak_seconds() - mark;
     if (rc == ANONKIT_OK) r->stats->repartitions++;
     for (size_t i = 0; rc == ANONKIT_OK && i < tr->count; i++) {
         rk_node *x = &tr->nodes[i];
@@ -2057,25 +2229,101 @@ static int process_partition(rk *r, rk_part *p, const uint32_t *rlo, const uint3
 
 /* ------------------------------------------------------------ Rothko-S (000 §3) */
 
-/* One scan of p, a block at a time: a simple random sample without
- * replacement of up to `want` rows into l (reservoir sampling), and the box
- * of all its rows into box_lo/box_hi. *got receives the rows sampled. */
-static int sample_scan(rk *r, rk_part *p, size_t want, rk_load *l, size_t *got, uint32_t *box_lo, uint32_t *box_hi,
-                       ak_error *err)
+/* Decodes the tuple of p at raw, the reader's row `row`, into slot `slot`
+ * of the sample l: final codes, but numeric QIs with provisional[q] left
+ * provisional (sample_scan ranks them at the end). */
+static void sample_take(const rk *r, const rk_part *p, const rk_layout *lay, const uint8_t *raw, uint64_t row,
+                        const uint8_t *provisional, rk_load *l, size_t slot)
+{
+    for (uint32_t c = 0; c < r->d + 2; c++) {
+        uint32_t v;
+        layout_column(lay, c, raw, 1, &v);
+        if (p->provisional) root_column(r, c, &v, 1, row, !provisional[c]);
+        if (c < r->d)
+            l->codes[c][slot] = v;
+        else if (c == r->d)
+            l->sens[slot] = v;
+        else
+            l->cls[slot] = v;
+    }
+    load_values(r, lay, l, slot, raw);
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    const uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* A simple random sample without replacement of up to `want` of p's rows
+ * into l (reservoir sampling, 000 §3), in one scan of p. *got receives the
+ * rows sampled. Which rows the reservoir ends with depends only on p's row
+ * count and the generator, so Algorithm R is played on row numbers first and
+ * the scan then decodes just the rows it kept, in file order (rather than
+ * every row the reservoir takes on the way, about want * ln(rows / want)
+ * more). */
+static int sample_scan(rk *r, rk_part *p, size_t want, rk_load *l, size_t *got, ak_error *err)
 {
     const uint32_t d = r->d;
     memset(l, 0, sizeof *l);
     AK_CHECK(load_alloc(r, l, want, 0, err));
+    const size_t n = p->rows < want ? (size_t)p->rows : want;
+    uint64_t *pick = malloc((n ? n : 1) * sizeof *pick);
+    if (!pick) return ak_err_nomem(err);
+    /* Algorithm R: row i replaces a uniform slot with probability want / (i + 1) */
+    for (size_t i = 0; i < n; i++) pick[i] = i;
+    for (uint64_t i = n; i < p->rows; i++) {
+        const uint64_t j = ak_rng_below(&r->rng, i + 1);
+        if (j < want) pick[j] = i;
+    }
+    qsort(pick, n, sizeof *pick, cmp_u64);
+    rk_reader rd;
+    int rc = reader_open(r, &rd, p, 0, err);
+    /* Integer codes of the root file are in value order: the sample's are
+     * ranked together at the end (ranking is a lookup in a table as wide as
+     * the values' range) */
+    uint8_t provisional[d + 2];
+    memset(provisional, 0, sizeof provisional);
+    for (uint32_t q = 0; q < d; q++)
+        provisional[q] = p->provisional && r->t->qi[q].kind == ATTR_NUMERIC && !r->t->qi[q].prov.has_ids;
+    const size_t width = rc == ANONKIT_OK ? rd.lay->width : 1;
+    size_t next = 0;
+    while (rc == ANONKIT_OK && next < n) {
+        const uint8_t *raw;
+        size_t batch;
+        const int more = spill_read_records(&rd.tuples, width, r->block / width + 1, &raw, &batch, err);
+        if (more <= 0) {
+            rc = more < 0 ? more : ak_err_set(err, ANONKIT_E_INTERNAL, NULL, 0, 0, "a partition file ends early");
+            break;
+        }
+        for (; next < n && pick[next] < rd.row + batch; next++)
+            sample_take(r, p, rd.lay, raw + (pick[next] - rd.row) * width, pick[next], provisional, l, next);
+        rd.row += batch;
+    }
+    free(pick);
+    *got = n;
+    for (uint32_t q = 0; rc == ANONKIT_OK && q < d; q++)
+        if (provisional[q])
+            table_numeric_ranks(r->t, q, l->codes[q], n);
+    reader_close(&rd);
+    r->stats->scans++;
+    return rc;
+}
+
+/* One scan of p for the box of its rows: per QI the least and greatest code
+ * they hold, into box_lo and box_hi. */
+static int part_box(rk *r, rk_part *p, uint32_t *box_lo, uint32_t *box_hi, ak_error *err)
+{
+    const uint32_t d = r->d;
     for (uint32_t q = 0; q < d; q++) box_lo[q] = UINT32_MAX, box_hi[q] = 0;
     uint8_t need[d + 2];
-    memset(need, 1, sizeof need);
+    memset(need, 1, d);
+    need[d] = need[d + 1] = 0;
     rk_reader rd;
     rk_batch b = {0};
     int rc = reader_open(r, &rd, p, 0, err);
     if (rc == ANONKIT_OK) rc = batch_init(r, &b, err);
-    /* Integer codes of the root file are in value order: the box needs only
-     * its extremes ranked, and the sample only its own rows, at the end
-     * (ranking is a lookup in a table as wide as the values' range). */
+    /* integer codes of the root file are in value order: only the extremes are ranked */
     for (uint32_t q = 0; rc == ANONKIT_OK && q < d; q++)
         b.provisional[q] = p->provisional && r->t->qi[q].kind == ATTR_NUMERIC && !r->t->qi[q].prov.has_ids;
     uint64_t seen = 0;
@@ -2089,25 +2337,10 @@ static int sample_scan(rk *r, rk_part *p, size_t want, rk_load *l, size_t *got, 
         }
         batch_decode(r, p, &rd, raw, n, need, &b);
         for (uint32_t q = 0; q < d; q++) min_max(b.code + (size_t)q * b.stride, n, &box_lo[q], &box_hi[q]);
-        for (size_t i = 0; i < n; i++, seen++) {
-            const uint8_t *tuple = raw + i * rd.lay->width;
-            /* Algorithm R: row `seen` replaces a uniform slot with probability want / (seen + 1) */
-            size_t slot = (size_t)seen;
-            if (seen >= want) {
-                const uint64_t j = ak_rng_below(&r->rng, seen + 1);
-                if (j >= want) continue;
-                slot = (size_t)j;
-            }
-            for (uint32_t q = 0; q < d; q++) l->codes[q][slot] = b.code[(size_t)q * b.stride + i];
-            l->sens[slot] = b.code[(size_t)d * b.stride + i];
-            l->cls[slot] = b.code[(size_t)(d + 1) * b.stride + i];
-            load_values(r, rd.lay, l, slot, tuple);
-        }
+        seen += n;
     }
-    *got = seen < want ? (size_t)seen : want;
     for (uint32_t q = 0; rc == ANONKIT_OK && seen && q < d; q++)
         if (b.provisional[q]) {
-            for (size_t i = 0; i < *got; i++) l->codes[q][i] = table_numeric_rank(r->t, q, l->codes[q][i]);
             box_lo[q] = table_numeric_rank(r->t, q, box_lo[q]);
             box_hi[q] = table_numeric_rank(r->t, q, box_hi[q]);
         }
@@ -2243,7 +2476,7 @@ static int process_sampled(rk *r, rk_part *p, const uint32_t *rlo, const uint32_
  * (Median or InfoGain under k-anonymity and l-diversity, 000 footnote 9);
  * otherwise it is published as one class, possibly non-minimal (000 §3.2). */
 static int finish_unsplit(rk *r, rk_part *p, const uint32_t *rlo, const uint32_t *rhi, int median_only,
-                          const uint32_t *box_lo, const uint32_t *box_hi, ak_error *err)
+                          ak_error *err)
 {
     r->stats->no_confident_split++;
     if (r->o->split != MDR_SPLIT_REGRESSION && !r->need_mom) {
@@ -2251,7 +2484,10 @@ static int finish_unsplit(rk *r, rk_part *p, const uint32_t *rlo, const uint32_t
         return process_partition(r, p, rlo, rhi, median_only, err);
     }
     r->stats->non_minimal++;
-    const int rc = finish_big_class(r, p, rlo, rhi, box_lo, box_hi, err);
+    const uint32_t d = r->d;
+    uint32_t box_lo[d ? d : 1], box_hi[d ? d : 1];
+    int rc = part_box(r, p, box_lo, box_hi, err);
+    if (rc == ANONKIT_OK) rc = finish_big_class(r, p, rlo, rhi, box_lo, box_hi, err);
     spill_file_close(&p->tuples);
     spill_file_close(&p->payload);
     return rc;
@@ -2270,7 +2506,6 @@ static int process_sampled(rk *r, rk_part *p, const uint32_t *rlo, const uint32_
 {
     if (p->rows <= r->sample_rows) return finish_in_memory(r, p, rlo, rhi, median_only, err);
     const uint32_t d = r->d;
-    uint32_t box_lo[d ? d : 1], box_hi[d ? d : 1];
     rk_load l;
     size_t n = 0;
     mdr_tree grown;
@@ -2282,7 +2517,10 @@ static int process_sampled(rk *r, rk_part *p, const uint32_t *rlo, const uint32_
     rk_part *merged = NULL;
     size_t nemit = 0;
     /* the sample */
-    int rc = sample_scan(r, p, (size_t)r->sample_rows, &l, &n, box_lo, box_hi, err);
+    double mark = ak_seconds();
+    int rc = sample_scan(r, p, (size_t)r->sample_rows, &l, &n, err);
+    r->stats->sample_seconds += ak_seconds() - mark;
+    mark = ak_seconds();
     /* growth phase */
     if (rc == ANONKIT_OK) {
         sample_test st;
@@ -2306,9 +2544,10 @@ static int process_sampled(rk *r, rk_part *p, const uint32_t *rlo, const uint32_
     }
     partition_free(&classes);
     load_free(r, &l);
+    r->stats->growth_seconds += ak_seconds() - mark;
     if (rc == ANONKIT_OK && grown.count <= 1) { /* no high-confidence split */
         mdr_tree_free(&grown);
-        return finish_unsplit(r, p, rlo, rhi, median_only, box_lo, box_hi, err);
+        return finish_unsplit(r, p, rlo, rhi, median_only, err);
     }
     if (rc == ANONKIT_OK) rc = tree_from_growth(r, &grown, &tr, err);
     mdr_tree_free(&grown);
@@ -2372,7 +2611,7 @@ static int process_sampled(rk *r, rk_part *p, const uint32_t *rlo, const uint32_
         uint32_t region[2 * (d ? d : 1)];
         memcpy(region, tr.nodes[0].rlo, d * sizeof *region);
         memcpy(region + d, tr.nodes[0].rhi, d * sizeof *region);
-        rc = finish_unsplit(r, &merged[0], region, region + d, tr.nodes[0].median_only, box_lo, box_hi, err);
+        rc = finish_unsplit(r, &merged[0], region, region + d, tr.nodes[0].median_only, err);
     } else {
         for (size_t e = 0; rc == ANONKIT_OK && e < nemit; e++) {
             rk_node *x = &tr.nodes[emit[e]];

@@ -29,6 +29,7 @@ typedef struct rothko_options {
     uint64_t sample_rows;       /* largest sample (0: as many rows as the budget holds) */
     uint32_t growth_depth;      /* repartition when the grown tree is this deep (0: when memory is full) */
     uint64_t seed;              /* of the reservoir samples */
+    uint64_t pipeline_min_rows; /* partitions from which repartitioning takes two threads (0: RK_PIPE_MIN_ROWS) */
 } rothko_options;
 
 typedef struct rothko_stats {
@@ -43,6 +44,9 @@ typedef struct rothko_stats {
     uint64_t first_scan_blocks_written;           /* the CSV turned into the root spill file */
     unsigned first_scan_pieces;                   /* 2: the CSV was read in two pieces on two threads */
     double first_scan_seconds;                    /* wall time of the first scan */
+    double sample_seconds, growth_seconds;        /* Rothko-S: wall time of the sample scans and growth phases */
+    double repartition_seconds;                   /* wall time of the repartitioning scans */
+    double in_memory_seconds;                     /* wall time of the partitions finished in memory, published */
     uint64_t partitions_in_memory;                /* leaf partitions finished by in-memory Mondrian */
     uint64_t rows_written;                        /* tuples written after the first scan (narrowed: blocks_written
                                                      x block / rows_written is the mean bytes a tuple took) */
