@@ -291,6 +291,112 @@ static void test_format_int(void **state)
 
 /* A large file is read in two pieces on two threads; the result must be the
  * sequential one, and anything unusual must give the sequential behaviour. */
+/* Adds values[from .. to) to the streaming dictionary d in chunks of random
+ * sizes, each absorbed as the streaming load does. */
+static void stream_values(tu_rng *rng, numdict *d, const long long *values, size_t from, size_t to)
+{
+    uint32_t codes[64];
+    ak_error err;
+    while (from < to) {
+        size_t n = 1 + tu_below(rng, 64);
+        if (n > to - from) n = to - from;
+        for (size_t i = 0; i < n; i++) {
+            char text[32];
+            const int len = snprintf(text, sizeof text, "%lld", values[from + i]);
+            assert_int_equal(numdict_add(d, text, (size_t)len, codes, i, &err), 0);
+        }
+        assert_int_equal(numdict_absorb(d, codes, n, &err), ANONKIT_OK);
+        from += n;
+    }
+}
+
+static int cmp_ll(const void *a, const void *b)
+{
+    const long long x = *(const long long *)a, y = *(const long long *)b;
+    return (x > y) - (x < y);
+}
+
+/* A streaming dictionary (the out-of-core first scan) fed all values in one
+ * run, or in two pieces merged, ends the same: the same ranks, the same rank
+ * directory (base and range, which the memory budget counts) and the same
+ * choice between bitmap and hashing, whatever the order the values came in;
+ * every rank is the count of smaller distinct values. */
+static void test_stream_pieces_alike(void **state)
+{
+    (void)state;
+    tu_rng rng = {29};
+    int hashed = 0, bitmap = 0;
+    for (int iter = 0; iter < 60; iter++) {
+        const size_t n = 1 + tu_below(&rng, 3000);
+        long long *values = malloc(n * sizeof *values), *sorted = malloc(n * sizeof *sorted);
+        assert_true(values && sorted);
+        /* spans around the bitmap's limit (2^28 values) too; a piece may hold
+         * the other's extremes, or values far apart from it */
+        const long long spans[] = {50, 100000, 200000000, 300000000};
+        const long long span = spans[tu_below(&rng, 4)];
+        const size_t m = tu_below(&rng, n + 1);
+        for (size_t i = 0; i < n; i++) {
+            const long long shift = tu_below(&rng, 2) && i >= m ? span / 3 : 0;
+            values[i] = 1 + (long long)tu_below(&rng, (uint64_t)span) + shift;
+        }
+        numdict whole, first, second;
+        numdict_init(&whole);
+        numdict_init(&first);
+        numdict_init(&second);
+        whole.streaming = first.streaming = second.streaming = 1;
+        stream_values(&rng, &whole, values, 0, n);
+        stream_values(&rng, &first, values, 0, m);
+        stream_values(&rng, &second, values, m, n);
+        uint32_t *id_map = NULL;
+        ak_error err;
+        assert_int_equal(numdict_merge_stream(&first, &second, &id_map, &err), ANONKIT_OK);
+        free(id_map); /* (integers keep their codes) */
+        numdict *dicts[2] = {&whole, &first};
+        numdict_map maps[2];
+        uint32_t counts[2];
+        for (int w = 0; w < 2; w++) {
+            double *vals;
+            const char **texts;
+            strbuf spellings;
+            assert_int_equal(numdict_finish_stream(dicts[w], &vals, &texts, &spellings, &counts[w], &maps[w], &err),
+                             ANONKIT_OK);
+            free(vals);
+            free(texts);
+            strbuf_free(&spellings);
+        }
+        assert_int_equal(counts[0], counts[1]);
+        assert_int_equal(maps[0].has_ids, maps[1].has_ids);
+        assert_true(maps[0].int_base == maps[1].int_base);
+        assert_true(maps[0].int_range == maps[1].int_range);
+        hashed += maps[0].has_ids;
+        bitmap += maps[0].int_words != NULL;
+        memcpy(sorted, values, n * sizeof *sorted);
+        qsort(sorted, n, sizeof *sorted, cmp_ll);
+        size_t distinct = 0;
+        for (size_t i = 0; i < n; i++)
+            if (i == 0 || sorted[i] != sorted[i - 1]) sorted[distinct++] = sorted[i];
+        assert_int_equal(counts[0], distinct);
+        for (size_t i = 0; i < n; i++) {
+            const uint32_t code = (uint32_t)(values[i] + NUMDICT_INT_BIAS);
+            const long long *at = bsearch(&values[i], sorted, distinct, sizeof *sorted, cmp_ll);
+            assert_non_null(at);
+            assert_int_equal(numdict_map_code(&maps[0], code), (uint32_t)(at - sorted));
+            assert_int_equal(numdict_map_code(&maps[1], code), (uint32_t)(at - sorted));
+            uint32_t batch[1] = {code};
+            numdict_map_codes(&maps[1], batch, 1);
+            assert_int_equal(batch[0], (uint32_t)(at - sorted));
+        }
+        for (int w = 0; w < 2; w++) numdict_map_free(&maps[w]);
+        numdict_free(&whole);
+        numdict_free(&first);
+        numdict_free(&second);
+        free(values);
+        free(sorted);
+    }
+    print_message("%d dictionaries ranked through the bitmap, %d hashed\n", bitmap, hashed);
+    assert_true(bitmap >= 20 && hashed >= 5);
+}
+
 static void test_parallel_read(void **state)
 {
     (void)state;
@@ -416,6 +522,7 @@ int main(void)
         cmocka_unit_test(test_bad_input),
         cmocka_unit_test(test_parallel_read),
         cmocka_unit_test(test_parallel_read_cut),
+        cmocka_unit_test(test_stream_pieces_alike),
     };
     return cmocka_run_group_tests(tests, tu_group_setup, tu_group_teardown);
 }

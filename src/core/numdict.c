@@ -399,21 +399,31 @@ static int present_to_ids(numdict *d, ak_error *err)
     return ANONKIT_OK;
 }
 
-/* Makes the bitmap cover [lo, hi]; 1 when that would be too wide. */
+/* Makes the bitmap cover [lo, hi], the least and greatest of values about
+ * to be set; 1 when that would be too wide. Whether it is depends on the
+ * values alone (not on the room the bitmap has to grow, which depends on the
+ * order they came in), so a column read in one piece or two is kept alike. */
 static int present_cover(numdict *d, int64_t lo, int64_t hi, ak_error *err)
 {
-    int64_t base = d->present ? d->present_base : lo - (lo % 64 + 64) % 64;
-    int64_t end = d->present ? base + (int64_t)d->present_words * 64 : base;
-    if (d->present && lo >= base && hi < end) return 0;
-    int64_t new_base = lo < base ? lo - (lo % 64 + 64) % 64 : base;
-    int64_t new_end = hi >= end ? hi + 1 : end;
-    uint64_t bits = (uint64_t)(new_end - new_base);
-    if (bits > PRESENT_MAX_BITS) return 1;
+    const int64_t all_lo = d->present && d->present_lo < lo ? d->present_lo : lo;
+    const int64_t all_hi = d->present && d->present_hi > hi ? d->present_hi : hi;
+    if ((uint64_t)(all_hi + 1 - (all_lo - (all_lo % 64 + 64) % 64)) > PRESENT_MAX_BITS) return 1;
+    d->present_lo = all_lo;
+    d->present_hi = all_hi;
+    if (d->present && lo >= d->present_base && hi < d->present_base + (int64_t)d->present_words * 64) return 0;
+    /* from the least value's word (where the bitmap starts already, if it
+     * exists: it only grows upwards) to the greatest value, and room above */
+    const int64_t new_base = all_lo - (all_lo % 64 + 64) % 64;
+    uint64_t bits = (uint64_t)(all_hi + 1 - new_base);
     bits += bits / 2 + 64; /* room to grow upwards */
     size_t words = (size_t)(bits + 63) / 64;
     uint64_t *p = calloc(words, sizeof *p);
     if (!p) return ak_err_nomem(err);
-    if (d->present) memcpy(p + (base - new_base) / 64, d->present, d->present_words * sizeof *p);
+    if (d->present) { /* its set bits all lie in [new_base, all_hi] */
+        const size_t at = (size_t)(d->present_base - new_base) / 64;
+        const size_t keep = d->present_words < words - at ? d->present_words : words - at;
+        memcpy(p + at, d->present, keep * sizeof *p);
+    }
     free(d->present);
     d->present = p;
     d->present_base = new_base;
@@ -455,12 +465,12 @@ static int absorb_present(numdict *d, const numdict *b, ak_error *err)
 {
     if (!b->present) return ANONKIT_OK;
     if (d->present_base != INT64_MIN) {
-        const int64_t lo = b->present_base, hi = b->present_base + (int64_t)b->present_words * 64 - 1;
-        int wide = present_cover(d, lo, hi, err);
+        int wide = present_cover(d, b->present_lo, b->present_hi, err);
         if (wide < 0) return wide;
-        if (!wide) { /* both bases are multiples of 64: whole words line up */
+        if (!wide) { /* both bases are multiples of 64: whole words line up (b's up to its greatest value) */
             const size_t at = (size_t)(b->present_base - d->present_base) / 64;
-            for (size_t w = 0; w < b->present_words; w++) d->present[at + w] |= b->present[w];
+            const size_t used = (size_t)(b->present_hi - b->present_base) / 64 + 1;
+            for (size_t w = 0; w < used; w++) d->present[at + w] |= b->present[w];
             return ANONKIT_OK;
         }
         AK_CHECK(present_to_ids(d, err));
@@ -523,23 +533,34 @@ int numdict_finish_stream(numdict *d, double **values, const char ***texts, strb
     *count = 0;
     memset(spellings, 0, sizeof *spellings);
     if (!d->general) {
-        /* Integers only: ranks by counting over the bitmap. */
+        /* Integers only: ranks by counting over the bitmap, cut to the words
+         * from the least value's to the greatest's (the bitmap has room to
+         * grow that depends on the order the values came in; the directory
+         * and int_range do not, so a file read in one piece or two is ranked
+         * and budgeted alike). */
         if (!d->present) return ANONKIT_OK;
-        const uint64_t range = (uint64_t)d->present_words * 64;
-        map->int_base = d->present_base;
+        size_t first = 0, last = d->present_words;
+        while (first < d->present_words && !d->present[first]) first++;
+        while (last > first && !d->present[last - 1]) last--;
+        if (first == last) return ANONKIT_OK;
+        const size_t words = last - first;
+        const uint64_t *present = d->present + first;
+        const int64_t base = d->present_base + (int64_t)first * 64;
+        const uint64_t range = (uint64_t)words * 64;
+        map->int_base = base;
         map->int_range = range;
-        if (!(map->int_words = malloc(d->present_words * sizeof *map->int_words))) return ak_err_nomem(err);
+        if (!(map->int_words = malloc(words * sizeof *map->int_words))) return ak_err_nomem(err);
         uint32_t n = 0;
-        for (size_t w = 0; w < d->present_words; w++) {
-            map->int_words[w].present = d->present[w];
+        for (size_t w = 0; w < words; w++) {
+            map->int_words[w].present = present[w];
             map->int_words[w].before = n;
-            n += numdict_popcount(d->present[w]);
+            n += numdict_popcount(present[w]);
         }
         double *vals = malloc((size_t)(n ? n : 1) * sizeof *vals);
         if (!vals) return ak_err_nomem(err);
         uint32_t next = 0;
         for (uint64_t i = 0; i < range; i++)
-            if (d->present[i / 64] >> (i % 64) & 1) vals[next++] = (double)(d->present_base + (int64_t)i);
+            if (present[i / 64] >> (i % 64) & 1) vals[next++] = (double)(base + (int64_t)i);
         *values = vals;
         *count = n;
         return ANONKIT_OK;

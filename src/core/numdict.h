@@ -31,6 +31,7 @@ typedef struct numdict {
     uint64_t *present;  /* streaming integer mode: bit v - present_base set when v occurs */
     int64_t present_base;
     size_t present_words;
+    int64_t present_lo, present_hi; /* the least and greatest value set in it (the bitmap has room to grow) */
 } numdict;
 
 void numdict_init(numdict *d);

@@ -264,7 +264,7 @@ static int sink_row(void *ctx, const table *t, unsigned piece, size_t slot, cons
         pc->sens_count[v]++;
     }
     if (r->has_target) store_f64(row + 4 * (r->d + 2) + 8 * r->has_sval, t->target_values[slot]);
-    AK_CHECK(spill_write(&pc->tuples, row, r->width, err));
+    AK_CHECK(spill_put(&pc->tuples, row, r->width, err));
     if (r->ncopied) {
         /* total bytes, then each field's length, then the fields */
         pc->escaped.len = 0;
