@@ -688,7 +688,7 @@ static void test_sampled_fits_equals_in_memory(void **state)
             snprintf(outs[which], sizeof outs[which], "%s/out%d.csv", dir, which);
             anonkit_job *job = job_for(dir, nqi, categorical, outs[which]);
             rs_case_apply(job, &c, which);
-            if (which) must_set(job, ANONKIT_OPT_MEMORY, "24M");
+            if (which) must_set(job, ANONKIT_OPT_MEMORY, "8M");
             anonkit_result *res = NULL;
             rcs[which] = anonkit_anonymize(job, &res);
             anonkit_result_free(res);
@@ -719,7 +719,7 @@ static void test_sampled_pruning(void **state)
         anonkit_job *job = job_for(dir, 2, categorical, out);
         must_set(job, ANONKIT_OPT_K, "300");
         must_set(job, ANONKIT_OPT_ALGORITHM, "rothko-s");
-        must_set(job, ANONKIT_OPT_MEMORY, "24M");
+        must_set(job, ANONKIT_OPT_MEMORY, "8M");
         must_set(job, ANONKIT_OPT_SAMPLE_SIZE, "100");
         must_set(job, ANONKIT_OPT_GROWTH_DEPTH, "8");
         must_set(job, ANONKIT_OPT_TEST, naive ? "naive" : "hypothesis");
@@ -878,8 +878,9 @@ static void test_two_pieces_read_as_one(void **state)
 /* Rothko-T and Rothko-S publish byte for byte the same file with one
  * thread (written as composed) as with two (written by the writer's thread
  * while the next block is composed), on a table cut into several partitions
- * whose output spans more than one of the writer's buffers; written to a full device, both
- * report the write failure of the one-thread run and leave nothing behind. */
+ * whose output spans more than one of the writer's buffers; written to a
+ * full device, both report the write failure of the one-thread run and
+ * leave nothing behind. */
 static void test_threads_write_alike(void **state)
 {
     (void)state;
@@ -890,7 +891,7 @@ static void test_threads_write_alike(void **state)
     snprintf(spill, sizeof spill, "%s/spill", dir);
     mkdir(spill, 0700);
     const int categorical[3] = {0, 1, 0};
-    const size_t n = 120000; /* about 5 MB of output, in partitions of more than 2 MiB */
+    const size_t n = 120000; /* about 5 MB of output, in partitions of more than a buffer (512 KiB) */
     generate_with(&rng, dir, 3, categorical, n, 1, 1);
     static const char *const algorithms[] = {"rothko-t", "rothko-s"};
     for (int a = 0; a < 2; a++) {
@@ -900,7 +901,7 @@ static void test_threads_write_alike(void **state)
             anonkit_job *job = job_for(dir, 3, categorical, outs[t]);
             must_set(job, ANONKIT_OPT_K, "3");
             must_set(job, ANONKIT_OPT_ALGORITHM, algorithms[a]);
-            must_set(job, ANONKIT_OPT_MEMORY, "24M");
+            must_set(job, ANONKIT_OPT_MEMORY, "8M");
             must_set(job, ANONKIT_OPT_TMPDIR, spill);
             must_set(job, ANONKIT_OPT_THREADS, t ? "2" : "1");
             anonkit_result *res = NULL;
@@ -922,7 +923,7 @@ static void test_threads_write_alike(void **state)
             anonkit_job *job = job_for(dir, 3, categorical, "/dev/full");
             must_set(job, ANONKIT_OPT_K, "3");
             must_set(job, ANONKIT_OPT_ALGORITHM, algorithms[a]);
-            must_set(job, ANONKIT_OPT_MEMORY, "24M");
+            must_set(job, ANONKIT_OPT_MEMORY, "8M");
             must_set(job, ANONKIT_OPT_TMPDIR, spill);
             must_set(job, ANONKIT_OPT_THREADS, t ? "2" : "1");
             anonkit_result *res = NULL;

@@ -266,10 +266,12 @@ static void *compose_rows(void *arg)
 /* The streamed output with more than one thread: written by the writer's
  * thread (csv_writer_background) from this many buffers of this size, plus
  * the one being composed; blocks end once they pass the size less a margin
- * for the last row. 4 x 2 MiB: small beside the memory budgets of the
- * out-of-core runs. */
-#define PUBLISH_STREAM_BUFS 3
-#define PUBLISH_STREAM_BUF_BYTES ((size_t)2 << 20)
+ * for the last row. Small blocks are written while still in the caches: on
+ * the 10M-row benchmark 512 KiB blocks cost the kernel's copy into the page
+ * cache a fraction of what blocks of 65536 rows (some 4.6 MB) did, and 5 x
+ * 512 KiB is little beside the memory budgets of the out-of-core runs. */
+#define PUBLISH_STREAM_BUFS 4
+#define PUBLISH_STREAM_BUF_BYTES ((size_t)512 << 10)
 #define PUBLISH_STREAM_BLOCK_BYTES (PUBLISH_STREAM_BUF_BYTES - ((size_t)64 << 10))
 
 /* Appends the CSV form of copied unit u of rec to b: its fields escaped and
