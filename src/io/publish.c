@@ -11,7 +11,10 @@
  * the copied columns' bytes are held for that, never whole output rows.
  * Output rows are composed in blocks by up to two threads, each writing its
  * blocks in turn while the other composes, so that the writes overlap the
- * composing. */
+ * composing. Streamed output (partition by partition, for the out-of-core
+ * algorithms) is composed by the caller in small blocks which, with more
+ * than one thread, the writer's own thread writes (csv_writer_background)
+ * while the caller goes on with the algorithm. */
 #include "io/publish.h"
 
 #include <pthread.h>
@@ -655,7 +658,6 @@ typedef struct write_pipe {
     uint64_t synced;        /* bytes of it handed to the disk so far */
     uint64_t unsynced;      /* bytes written since */
 } write_pipe;
-
 
 typedef struct pipe_worker {
     write_pipe *pipe;
