@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # cli_rothko.sh — command-line cases of `anonymize --algorithm rothko-t` and
 # `rothko-s`: the Adult example published and its rules written exactly as in
-# memory (Rothko-T), sampled and verified (Rothko-S), usage errors, and a run
-# ended by SIGTERM or SIGINT leaving neither spill files nor output behind.
+# memory (Rothko-T), sampled and verified (Rothko-S), usage errors, a full
+# device reported, and a run ended by SIGTERM or SIGINT leaving neither spill
+# files nor output behind.
 #
 # usage: bash tests/cli_rothko.sh PATH/TO/anonkit SOURCE_DIR
 set -u
@@ -66,6 +67,19 @@ usage_case "rothko-t points variance diversity to rothko-s" "use rothko-s" --alg
 usage_case "a bad --alpha is refused" "--alpha must be" --algorithm rothko-s --memory 64M --alpha 1.5
 usage_case "a bad --test is refused" "is not one of hypothesis, naive" --algorithm rothko-s --memory 64M --test exact
 usage_case "a bad --sample-size is refused" "--sample-size must be" --algorithm rothko-s --memory 64M --sample-size 0
+
+# 2b. a full device: the write failure reported, with one thread or two (the output written on a thread of its own)
+[ -w /dev/full ] && for alg in rothko-t rothko-s; do
+  for threads in 1 2; do
+    begin "$alg --threads $threads -o /dev/full: the write failure reported, no spill left"
+    ak anonymize --job "$JOB" --algorithm $alg --memory 1M --block-size 4K --tmpdir "$SPILL" --threads $threads \
+        -o /dev/full
+    expect_rc 1
+    expect_err_has "/dev/full: write failed: No space left on device"
+    expect_spill_empty
+    end
+  done
+done
 
 # 3. a signal in the middle of a run leaves nothing behind
 ak generate --rows 1500000 --seed 3 -o "$d/big.csv"

@@ -834,6 +834,142 @@ static void test_write_error(void **state)
     fclose(f);
 }
 
+/* One random sequence of writes (fields, records' ends, raw bytes, blocks
+ * of any size and flushes) made to w, from seed. */
+static void random_writes(csv_writer *w, uint64_t seed)
+{
+    tu_rng rng = {seed};
+    ak_error err;
+    char field[400];
+    strbuf block = {0};
+    for (int i = 0; i < 3000; i++) {
+        const uint64_t what = tu_below(&rng, 20);
+        if (what < 10) {
+            const size_t len = gen_field(&rng, field);
+            assert_int_equal(csv_write_field(w, field, len, &err), ANONKIT_OK);
+        } else if (what < 13) {
+            assert_int_equal(csv_write_end(w, &err), ANONKIT_OK);
+        } else if (what < 15) {
+            const size_t len = (size_t)tu_below(&rng, tu_below(&rng, 4) ? 300 : 5000);
+            char *raw = malloc(len + 1);
+            assert_non_null(raw);
+            for (size_t j = 0; j < len; j++) raw[j] = (char)('a' + tu_below(&rng, 26));
+            assert_int_equal(csv_write_raw(w, raw, len, &err), ANONKIT_OK);
+            free(raw);
+        } else if (what < 19) {
+            const size_t len = (size_t)tu_below(&rng, tu_below(&rng, 4) ? 200 : 20000);
+            for (size_t j = 0; j < len; j++) {
+                const char c = (char)('A' + tu_below(&rng, 26));
+                assert_int_equal(strbuf_append(&block, &c, 1), 0);
+            }
+            assert_int_equal(csv_write_block(w, &block, &err), ANONKIT_OK);
+            assert_int_equal(block.len, 0);
+        } else {
+            assert_int_equal(csv_writer_flush(w, &err), ANONKIT_OK);
+        }
+    }
+    assert_int_equal(csv_writer_flush(w, &err), ANONKIT_OK);
+    strbuf_free(&block);
+}
+
+/* The background mode writes exactly what the synchronous writer writes,
+ * with few or many buffers, small or large, switched on before or after the
+ * first writes. */
+static void test_writer_background(void **state)
+{
+    (void)state;
+    const char *sync_path = tu_path(tu_group_dir, "sync.csv");
+    char want_path[4200];
+    snprintf(want_path, sizeof want_path, "%s", sync_path);
+    static const unsigned nbufs[] = {1, 2, 3, 4};
+    static const size_t sizes[] = {1, 64, 4096, 1 << 20};
+    for (uint64_t seed = 1; seed <= 8; seed++) {
+        FILE *f = fopen(want_path, "wb");
+        assert_non_null(f);
+        csv_writer *w = NULL;
+        ak_error err;
+        assert_int_equal(csv_writer_open_stream(&w, f, want_path, ',', &err), ANONKIT_OK);
+        random_writes(w, seed);
+        csv_writer_free(w);
+        assert_int_equal(fclose(f), 0);
+        size_t want_len;
+        char *want = tu_read_file(want_path, &want_len);
+        assert_non_null(want);
+
+        const char *path = tu_path(tu_group_dir, "background.csv");
+        f = fopen(path, "wb");
+        assert_non_null(f);
+        assert_int_equal(csv_writer_open_stream(&w, f, path, ',', &err), ANONKIT_OK);
+        if (seed % 2) assert_int_equal(csv_write_field(w, "early", 5, &err), ANONKIT_OK);
+        assert_int_equal(csv_writer_background(w, nbufs[seed % 4], sizes[(seed / 2) % 4], seed % 3 ? 1000 : 0, &err),
+                         ANONKIT_OK);
+        if (seed % 2) assert_int_equal(csv_write_end(w, &err), ANONKIT_OK);
+        random_writes(w, seed);
+        csv_writer_free(w);
+        assert_int_equal(fclose(f), 0);
+        size_t got_len;
+        char *got = tu_read_file(path, &got_len);
+        const size_t skip = seed % 2 ? 6 : 0; /* "early\n" */
+        assert_int_equal(got_len, want_len + skip);
+        assert_memory_equal(got, "early\n", skip);
+        assert_memory_equal(got + skip, want, want_len);
+        free(got);
+        free(want);
+    }
+}
+
+/* In the background mode a failed write is reported with the synchronous
+ * writer's message by a later hand-over or by the flush, later calls keep
+ * failing, and the writer can be freed at any point without a hang or a
+ * leak. */
+static void test_write_error_background(void **state)
+{
+    (void)state;
+    FILE *f = fopen("/dev/full", "wb");
+    if (!f) skip();
+    ak_error err;
+    for (int variant = 0; variant < 4; variant++) {
+        csv_writer *w = NULL;
+        assert_int_equal(csv_writer_open_stream(&w, f, "/dev/full", ',', &err), ANONKIT_OK);
+        assert_int_equal(csv_writer_background(w, 2, 4096, 0, &err), ANONKIT_OK);
+        put(w, "hello");
+        end(w);
+        if (variant == 0) { /* freed with a buffer not handed over */
+            csv_writer_free(w);
+            continue;
+        }
+        strbuf block = {0};
+        int rc = ANONKIT_OK;
+        for (int i = 0; i < 100 && rc == ANONKIT_OK; i++) {
+            assert_int_equal(strbuf_reserve(&block, 10000), 0);
+            memset(block.data, 'z', 10000);
+            block.len = 10000;
+            rc = csv_write_block(w, &block, &err);
+            if (variant == 2 && i == 1) break; /* freed with blocks queued */
+        }
+        if (variant == 3) {
+            assert_int_equal(rc, ANONKIT_E_IO); /* the thread's failure, seen at a later hand-over */
+            assert_int_equal(err.code, ANONKIT_E_IO);
+            assert_string_equal(err.file, "/dev/full");
+            assert_non_null(strstr(err.message, strerror(ENOSPC)));
+            ak_err_clear(&err);
+            assert_int_equal(csv_write_field(w, "x", 1, &err), ANONKIT_E_IO);
+            assert_non_null(strstr(err.message, strerror(ENOSPC)));
+            assert_int_equal(csv_write_block(w, &block, &err), ANONKIT_E_IO);
+        }
+        if (variant != 2) {
+            ak_err_clear(&err);
+            assert_int_equal(csv_writer_flush(w, &err), ANONKIT_E_IO);
+            assert_string_equal(err.file, "/dev/full");
+            assert_non_null(strstr(err.message, strerror(ENOSPC)));
+        }
+        csv_writer_free(w);
+        strbuf_free(&block);
+        clearerr(f);
+    }
+    fclose(f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -859,6 +995,8 @@ int main(void)
         cmocka_unit_test(test_writer_matches_escape),
         cmocka_unit_test(test_writer_raw_blocks),
         cmocka_unit_test(test_write_error),
+        cmocka_unit_test(test_writer_background),
+        cmocka_unit_test(test_write_error_background),
     };
     return cmocka_run_group_tests(tests, tu_group_setup, tu_group_teardown);
 }

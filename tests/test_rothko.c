@@ -4,6 +4,7 @@
  * as a multiset of rows (k-anonymity, the l-diversity variants, Median and
  * InfoGain) and passes the verifier; spill storage is private (folder 0700,
  * unnamed files 0600) and nothing is left behind after success or failure. */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -687,7 +688,7 @@ static void test_sampled_fits_equals_in_memory(void **state)
             snprintf(outs[which], sizeof outs[which], "%s/out%d.csv", dir, which);
             anonkit_job *job = job_for(dir, nqi, categorical, outs[which]);
             rs_case_apply(job, &c, which);
-            if (which) must_set(job, ANONKIT_OPT_MEMORY, "64M");
+            if (which) must_set(job, ANONKIT_OPT_MEMORY, "8M");
             anonkit_result *res = NULL;
             rcs[which] = anonkit_anonymize(job, &res);
             anonkit_result_free(res);
@@ -718,7 +719,7 @@ static void test_sampled_pruning(void **state)
         anonkit_job *job = job_for(dir, 2, categorical, out);
         must_set(job, ANONKIT_OPT_K, "300");
         must_set(job, ANONKIT_OPT_ALGORITHM, "rothko-s");
-        must_set(job, ANONKIT_OPT_MEMORY, "4M");
+        must_set(job, ANONKIT_OPT_MEMORY, "8M");
         must_set(job, ANONKIT_OPT_SAMPLE_SIZE, "100");
         must_set(job, ANONKIT_OPT_GROWTH_DEPTH, "8");
         must_set(job, ANONKIT_OPT_TEST, naive ? "naive" : "hypothesis");
@@ -878,6 +879,71 @@ static void test_two_pieces_read_as_one(void **state)
     tu_rmtree(dir);
 }
 
+/* Rothko-T and Rothko-S publish byte for byte the same file with one
+ * thread (written as composed) as with two (written by the writer's thread
+ * while the next block is composed), on a table cut into several partitions
+ * whose output spans more than one of the writer's buffers; written to a
+ * full device, both report the write failure of the one-thread run and
+ * leave nothing behind. */
+static void test_threads_write_alike(void **state)
+{
+    (void)state;
+    tu_rng rng = {77};
+    const char *tmp = tu_mkdtemp();
+    char dir[4096], spill[4200];
+    snprintf(dir, sizeof dir, "%s", tmp);
+    snprintf(spill, sizeof spill, "%s/spill", dir);
+    mkdir(spill, 0700);
+    const int categorical[3] = {0, 1, 0};
+    const size_t n = 120000; /* about 5 MB of output, in partitions of more than a buffer (512 KiB) */
+    generate_with(&rng, dir, 3, categorical, n, 1, 1);
+    static const char *const algorithms[] = {"rothko-t", "rothko-s"};
+    for (int a = 0; a < 2; a++) {
+        char outs[2][4200];
+        for (int t = 0; t < 2; t++) {
+            snprintf(outs[t], sizeof outs[t], "%s/out-%s-%d.csv", dir, algorithms[a], t + 1);
+            anonkit_job *job = job_for(dir, 3, categorical, outs[t]);
+            must_set(job, ANONKIT_OPT_K, "3");
+            must_set(job, ANONKIT_OPT_ALGORITHM, algorithms[a]);
+            must_set(job, ANONKIT_OPT_MEMORY, "8M");
+            must_set(job, ANONKIT_OPT_TMPDIR, spill);
+            must_set(job, ANONKIT_OPT_THREADS, t ? "2" : "1");
+            anonkit_result *res = NULL;
+            if (anonkit_anonymize(job, &res) != ANONKIT_OK) fail_msg("%s: %s", algorithms[a], anonkit_errmsg(job));
+            anonkit_result_free(res);
+            anonkit_job_free(job);
+        }
+        size_t la, lb;
+        char *one = tu_read_file(outs[0], &la), *two = tu_read_file(outs[1], &lb);
+        assert_non_null(one);
+        assert_non_null(two);
+        assert_true(la > ((size_t)3 << 20));
+        if (la != lb || memcmp(one, two, la)) fail_msg("%s: two threads publish other bytes than one", algorithms[a]);
+        free(one);
+        free(two);
+
+        char messages[2][512];
+        for (int t = 0; t < 2; t++) {
+            anonkit_job *job = job_for(dir, 3, categorical, "/dev/full");
+            must_set(job, ANONKIT_OPT_K, "3");
+            must_set(job, ANONKIT_OPT_ALGORITHM, algorithms[a]);
+            must_set(job, ANONKIT_OPT_MEMORY, "8M");
+            must_set(job, ANONKIT_OPT_TMPDIR, spill);
+            must_set(job, ANONKIT_OPT_THREADS, t ? "2" : "1");
+            anonkit_result *res = NULL;
+            assert_int_equal(anonkit_anonymize(job, &res), ANONKIT_E_IO);
+            assert_null(res);
+            snprintf(messages[t], sizeof messages[t], "%s", anonkit_errmsg(job));
+            anonkit_job_free(job);
+            if (!strstr(messages[t], "/dev/full") || !strstr(messages[t], strerror(ENOSPC)))
+                fail_msg("%s, %d threads: %s", algorithms[a], t + 1, messages[t]);
+            assert_true(dir_is_empty(spill));
+        }
+        assert_string_equal(messages[0], messages[1]);
+    }
+    tu_rmtree(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -892,6 +958,7 @@ int main(void)
         cmocka_unit_test(test_sampled_fits_equals_in_memory),
         cmocka_unit_test(test_sampled_pruning),
         cmocka_unit_test(test_two_pieces_read_as_one),
+        cmocka_unit_test(test_threads_write_alike),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

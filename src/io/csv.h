@@ -19,6 +19,7 @@
 #include <stdio.h>
 
 #include "core/error.h"
+#include "core/strbuf.h"
 
 typedef struct csv_field {
     const char *data; /* not NUL-terminated */
@@ -88,8 +89,30 @@ int csv_write_field(csv_writer *writer, const char *data, size_t len, ak_error *
 int csv_write_end(csv_writer *writer, ak_error *err);
 /* Appends already formatted bytes of a record verbatim (no quoting, no delimiter). */
 int csv_write_raw(csv_writer *writer, const char *data, size_t len, ak_error *err);
-/* Flushes the buffer to the stream and checks the stream for errors. */
+/* Writes block's bytes (already formatted records, like csv_write_raw) and
+ * leaves block empty. In the background mode its buffer is handed to the
+ * writing thread without a copy, and block receives a spare buffer of the
+ * writer's in exchange (perhaps none yet: data NULL), waiting for one while
+ * all are queued; the caller frees whichever buffer block holds in the end
+ * (strbuf_free), the writer those it holds. */
+int csv_write_block(csv_writer *writer, strbuf *block, ak_error *err);
+/* Flushes the buffer to the stream and checks the stream for errors; in the
+ * background mode waits until the thread has written everything first. */
 int csv_writer_flush(csv_writer *writer, ak_error *err);
+
+/* Moves the writes of the stream to a thread of the writer's own (the
+ * background mode; what was buffered is written first). The writer then owns
+ * nbufs buffers of buf_size bytes, allocated when first used, and queues each
+ * to the thread as it fills; with behind_bytes > 0 the thread also starts
+ * the disk write of every behind_bytes it writes (outfile_write_behind). The
+ * stream is not the caller's again until csv_writer_flush returns, and
+ * csv_writer_free ends the thread (what is still queued is dropped). The
+ * same bytes are written as without it; a failure of the thread is reported
+ * with the same message by the next call that hands a buffer over, or by
+ * csv_writer_flush. Where no thread can be started the writer simply stays
+ * synchronous. */
+int csv_writer_background(csv_writer *writer, unsigned nbufs, size_t buf_size, uint64_t behind_bytes,
+                          ak_error *err);
 
 /* Appends the CSV form of one field to dst (quoted when it contains the
  * delimiter, a quote, CR or LF, or begins or ends with a space; embedded
