@@ -12,9 +12,10 @@
  * Output rows are composed in blocks by up to two threads, each writing its
  * blocks in turn while the other composes, so that the writes overlap the
  * composing. Streamed output (partition by partition, for the out-of-core
- * algorithms) is composed by the caller in small blocks which, with more
- * than one thread, the writer's own thread writes (csv_writer_background)
- * while the caller goes on with the algorithm. */
+ * algorithms) is composed in small blocks which, with more than one thread,
+ * the writer's own thread writes (csv_writer_background); a partition's
+ * rows are then composed on a thread of the stream's while the caller goes
+ * on with the algorithm (stream_composer). */
 #include "io/publish.h"
 
 #include <pthread.h>
@@ -865,6 +866,30 @@ done:
 
 /* ---- streaming: partitions one after another (the out-of-core algorithms) ---- */
 
+/* With more than one thread, a partition's rows are composed on a thread of
+ * the stream's own while the caller goes on with the next partition (its
+ * loading and splitting); the caller keeps what the composing needs that the
+ * partition's owner frees (its classes and copied fields) and waits for the
+ * part before it only when it has the next one ready to go. */
+typedef struct stream_composer {
+    pthread_t thread;
+    int started;
+    pthread_mutex_t lock;
+    pthread_cond_t changed;
+    int busy;           /* a part is handed over and not yet composed */
+    atomic_int quit;    /* the stream is being freed: stop */
+    int failed;         /* the first failure's status (0: none), reported by the next call */
+    ak_error err;
+    /* the part handed over */
+    size_t nwrite;
+    uint32_t *class_of;
+    size_t class_cap;
+    char *copied;
+    size_t copied_cap;
+    size_t *copied_off;
+    size_t off_cap;
+} stream_composer;
+
 struct publish_stream {
     publisher pub;
     csv_writer *writer;
@@ -874,7 +899,142 @@ struct publish_stream {
     uint32_t *order;
     size_t cap;
     strbuf out;
+    stream_composer comp;
 };
+
+/* Composes rows order[0 .. nwrite) of the part in blocks of about a buffer,
+ * each handed to the writer's thread while the next is composed. */
+static int compose_part(publish_stream *ps, const uint32_t *class_of, size_t nwrite, const char *copied,
+                        const size_t *copied_off, const atomic_int *quit, ak_error *err)
+{
+    const size_t none[2] = {0, 0};
+    for (size_t start = 0; start < nwrite;) {
+        if (quit && atomic_load(quit)) return ANONKIT_OK;
+        if (strbuf_reserve(&ps->out, PUBLISH_STREAM_BUF_BYTES) != 0) return ak_err_nomem(err);
+        compose_job job = {.pub = &ps->pub, .class_of = class_of, .order = ps->order, .first = start, .last = nwrite,
+                           .copied = copied, .copied_off = copied_off, .no_copied = none,
+                           .limit = PUBLISH_STREAM_BLOCK_BYTES, .out = ps->out};
+        compose_rows(&job);
+        ps->out = job.out;
+        if (job.rc < 0) return ak_err_nomem(err);
+        AK_CHECK(csv_write_block(ps->writer, &ps->out, err));
+        start = job.last;
+    }
+    return ANONKIT_OK;
+}
+
+static void *composer_main(void *arg)
+{
+    publish_stream *ps = arg;
+    stream_composer *c = &ps->comp;
+    pthread_mutex_lock(&c->lock);
+    for (;;) {
+        while (!c->busy && !atomic_load(&c->quit)) pthread_cond_wait(&c->changed, &c->lock);
+        if (!c->busy) break; /* (quit) */
+        pthread_mutex_unlock(&c->lock);
+        ak_error e;
+        memset(&e, 0, sizeof e);
+        const int copies = ps->pub.ncopied > 0;
+        const int rc = compose_part(ps, c->class_of, c->nwrite, copies ? c->copied : NULL, copies ? c->copied_off : NULL,
+                                    &c->quit, &e);
+        pthread_mutex_lock(&c->lock);
+        if (rc < 0 && !c->failed) {
+            c->failed = rc;
+            c->err = e;
+        }
+        c->busy = 0;
+        pthread_cond_broadcast(&c->changed);
+    }
+    pthread_mutex_unlock(&c->lock);
+    return NULL;
+}
+
+/* Waits until the part handed over last is composed; its failure, if any. */
+static int composer_wait(stream_composer *c, ak_error *err)
+{
+    if (!c->started) return ANONKIT_OK;
+    pthread_mutex_lock(&c->lock);
+    while (c->busy) pthread_cond_wait(&c->changed, &c->lock);
+    const int failed = c->failed;
+    if (failed && err) *err = c->err;
+    pthread_mutex_unlock(&c->lock);
+    return failed;
+}
+
+/* Starts the composing thread; without one the caller composes. */
+static void composer_start(publish_stream *ps)
+{
+    stream_composer *c = &ps->comp;
+    if (pthread_mutex_init(&c->lock, NULL) != 0) return;
+    if (pthread_cond_init(&c->changed, NULL) != 0) {
+        pthread_mutex_destroy(&c->lock);
+        return;
+    }
+    atomic_init(&c->quit, 0);
+    if (pthread_create(&c->thread, NULL, composer_main, ps) != 0) {
+        pthread_cond_destroy(&c->changed);
+        pthread_mutex_destroy(&c->lock);
+        return;
+    }
+    c->started = 1;
+}
+
+/* Stops and joins the composing thread (what it was composing is dropped). */
+static void composer_stop(stream_composer *c)
+{
+    if (c->started) {
+        pthread_mutex_lock(&c->lock);
+        atomic_store(&c->quit, 1);
+        pthread_cond_broadcast(&c->changed);
+        pthread_mutex_unlock(&c->lock);
+        pthread_join(c->thread, NULL);
+        pthread_cond_destroy(&c->changed);
+        pthread_mutex_destroy(&c->lock);
+        c->started = 0;
+    }
+    free(c->class_of);
+    free(c->copied);
+    free(c->copied_off);
+}
+
+/* Hands rows order[0 .. nwrite) of a part over to the composing thread,
+ * with copies of its classes and copied fields. */
+static int composer_hand_over(publish_stream *ps, size_t n, size_t nwrite, const uint32_t *class_of, const char *copied,
+                              const size_t *copied_off, ak_error *err)
+{
+    stream_composer *c = &ps->comp;
+    if (n > c->class_cap) {
+        uint32_t *grown = realloc(c->class_of, n * sizeof *grown);
+        if (!grown) return ak_err_nomem(err);
+        c->class_of = grown;
+        c->class_cap = n;
+    }
+    memcpy(c->class_of, class_of, n * sizeof *class_of);
+    const size_t k = ps->pub.ncopied;
+    if (k) { /* (copied may be NULL when every copied field is empty) */
+        const size_t noff = n * k + 1, bytes = copied_off[n * k];
+        if (noff > c->off_cap) {
+            size_t *grown = realloc(c->copied_off, noff * sizeof *grown);
+            if (!grown) return ak_err_nomem(err);
+            c->copied_off = grown;
+            c->off_cap = noff;
+        }
+        if (bytes + 1 > c->copied_cap) {
+            char *grown = realloc(c->copied, bytes + 1);
+            if (!grown) return ak_err_nomem(err);
+            c->copied = grown;
+            c->copied_cap = bytes + 1;
+        }
+        memcpy(c->copied_off, copied_off, noff * sizeof *copied_off);
+        if (bytes) memcpy(c->copied, copied, bytes);
+    }
+    pthread_mutex_lock(&c->lock);
+    c->nwrite = nwrite;
+    c->busy = 1;
+    pthread_cond_broadcast(&c->changed);
+    pthread_mutex_unlock(&c->lock);
+    return ANONKIT_OK;
+}
 
 int publish_stream_open(publish_stream **out, const table *schema, const publish_opts *opts, FILE *stream,
                         const char *out_name, ak_error *err)
@@ -890,6 +1050,7 @@ int publish_stream_open(publish_stream **out, const table *schema, const publish
         rc = csv_writer_background(ps->writer, PUBLISH_STREAM_BUFS, PUBLISH_STREAM_BUF_BYTES,
                                    PUBLISH_WRITE_BEHIND_BYTES, err);
     if (rc == ANONKIT_OK) rc = write_header(schema, ps->writer, err);
+    if (rc == ANONKIT_OK && opts->threads > 1) composer_start(ps); /* and so does the composing */
     if (rc < 0) {
         publish_stream_free(ps);
         return rc;
@@ -901,6 +1062,7 @@ int publish_stream_open(publish_stream **out, const table *schema, const publish
 int publish_stream_part(publish_stream *ps, const table *view, const partition *p, const double *means,
                         const char *copied, const size_t *copied_off, ak_error *err)
 {
+    AK_CHECK(composer_wait(&ps->comp, err)); /* the last part's texts and order are in use until then */
     publisher *pub = &ps->pub;
     pub->t = view;
     pub->p = p;
@@ -935,22 +1097,9 @@ int publish_stream_part(publish_stream *ps, const table *view, const partition *
             ps->order[i - 1] = ps->order[j];
             ps->order[j] = tmp;
         }
+    if (ps->comp.started) return composer_hand_over(ps, n, nwrite, p->class_of, copied, copied_off, err);
+    if (ps->opts.threads > 1) return compose_part(ps, p->class_of, nwrite, copied, copied_off, NULL, err);
     const size_t none[2] = {0, 0};
-    if (ps->opts.threads > 1) {
-        /* Blocks of about a buffer, each handed to the writer's thread while the next is composed. */
-        for (size_t start = 0; start < nwrite;) {
-            if (strbuf_reserve(&ps->out, PUBLISH_STREAM_BUF_BYTES) != 0) return ak_err_nomem(err);
-            compose_job job = {.pub = pub, .class_of = p->class_of, .order = ps->order, .first = start, .last = nwrite,
-                               .copied = copied, .copied_off = copied_off, .no_copied = none,
-                               .limit = PUBLISH_STREAM_BLOCK_BYTES, .out = ps->out};
-            compose_rows(&job);
-            ps->out = job.out;
-            if (job.rc < 0) return ak_err_nomem(err);
-            AK_CHECK(csv_write_block(ps->writer, &ps->out, err));
-            start = job.last;
-        }
-        return ANONKIT_OK;
-    }
     for (size_t start = 0; start < nwrite; start += PUBLISH_BLOCK_ROWS) {
         compose_job job = {.pub = pub, .class_of = p->class_of, .order = ps->order, .first = start,
                            .last = start + PUBLISH_BLOCK_ROWS < nwrite ? start + PUBLISH_BLOCK_ROWS : nwrite,
@@ -966,12 +1115,14 @@ int publish_stream_part(publish_stream *ps, const table *view, const partition *
 int publish_stream_close(publish_stream *ps, publish_stats *stats, ak_error *err)
 {
     *stats = ps->stats;
+    AK_CHECK(composer_wait(&ps->comp, err));
     return csv_writer_flush(ps->writer, err);
 }
 
 void publish_stream_free(publish_stream *ps)
 {
     if (!ps) return;
+    composer_stop(&ps->comp);
     csv_writer_free(ps->writer);
     publisher_free(&ps->pub);
     free(ps->order);
