@@ -885,6 +885,19 @@ static void test_two_pieces_read_as_one(void **state)
  * whose output spans more than one of the writer's buffers; written to a
  * full device, both report the write failure of the one-thread run and
  * leave nothing behind. */
+/* The job of test_threads_write_alike: k = 3 in 8M, with `threads` threads. */
+static anonkit_job *threads_job(const char *dir, const int *categorical, const char *out, const char *algorithm,
+                                const char *spill, int threads)
+{
+    anonkit_job *job = job_for(dir, 3, categorical, out);
+    must_set(job, ANONKIT_OPT_K, "3");
+    must_set(job, ANONKIT_OPT_ALGORITHM, algorithm);
+    must_set(job, ANONKIT_OPT_MEMORY, "8M");
+    must_set(job, ANONKIT_OPT_TMPDIR, spill);
+    must_set(job, ANONKIT_OPT_THREADS, threads > 1 ? "2" : "1");
+    return job;
+}
+
 static void test_threads_write_alike(void **state)
 {
     (void)state;
@@ -902,12 +915,7 @@ static void test_threads_write_alike(void **state)
         char outs[2][4200];
         for (int t = 0; t < 2; t++) {
             snprintf(outs[t], sizeof outs[t], "%s/out-%s-%d.csv", dir, algorithms[a], t + 1);
-            anonkit_job *job = job_for(dir, 3, categorical, outs[t]);
-            must_set(job, ANONKIT_OPT_K, "3");
-            must_set(job, ANONKIT_OPT_ALGORITHM, algorithms[a]);
-            must_set(job, ANONKIT_OPT_MEMORY, "8M");
-            must_set(job, ANONKIT_OPT_TMPDIR, spill);
-            must_set(job, ANONKIT_OPT_THREADS, t ? "2" : "1");
+            anonkit_job *job = threads_job(dir, categorical, outs[t], algorithms[a], spill, t + 1);
             anonkit_result *res = NULL;
             if (anonkit_anonymize(job, &res) != ANONKIT_OK) fail_msg("%s: %s", algorithms[a], anonkit_errmsg(job));
             anonkit_result_free(res);
@@ -924,12 +932,7 @@ static void test_threads_write_alike(void **state)
 
         char messages[2][512];
         for (int t = 0; t < 2; t++) {
-            anonkit_job *job = job_for(dir, 3, categorical, "/dev/full");
-            must_set(job, ANONKIT_OPT_K, "3");
-            must_set(job, ANONKIT_OPT_ALGORITHM, algorithms[a]);
-            must_set(job, ANONKIT_OPT_MEMORY, "8M");
-            must_set(job, ANONKIT_OPT_TMPDIR, spill);
-            must_set(job, ANONKIT_OPT_THREADS, t ? "2" : "1");
+            anonkit_job *job = threads_job(dir, categorical, "/dev/full", algorithms[a], spill, t + 1);
             anonkit_result *res = NULL;
             assert_int_equal(anonkit_anonymize(job, &res), ANONKIT_E_IO);
             assert_null(res);
