@@ -97,6 +97,8 @@ if io:
              f"{'':22s} this run's own blocks at direct speed {own:.2f} s (wall = {times(own)});"
              f" phases: anonymize {r['phase_seconds']['anonymize']:.2f} s"
              f" (of which the first scan {io['first_scan_seconds']:.2f} s, in {io['first_scan_pieces']} piece(s))")
+    if "stage_seconds" in io:
+        line += f"\n{'':22s} stages: " + ", ".join(f"{k.replace('_', ' ')} {v:.2f} s" for k, v in io["stage_seconds"].items())
 print(line)
 PY
 }
