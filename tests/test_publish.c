@@ -181,6 +181,30 @@ static void assert_in_order(const char *text, char **expected, size_t rows)
     assert_int_equal(*at, '\0');
 }
 
+/* Publishes path's rows in input order (on ordered_threads threads), which
+ * must give the expected lines in order, and shuffled on one thread, on two,
+ * and on two with the copied columns read ahead (publish_with's `ahead`),
+ * which must all give the same bytes, as many as in order; frees expected. */
+static void assert_publish_alike(const char *path, char **expected, size_t rows, unsigned ordered_threads, int ahead)
+{
+    size_t len1, len2, len3, len4;
+    char *ordered = publish(path, ordered_threads, 1, &len1);
+    assert_in_order(ordered, expected, rows);
+    char *one = publish(path, 1, 0, &len2), *two = publish(path, 2, 0, &len3);
+    assert_int_equal(len2, len3);
+    assert_memory_equal(one, two, len2);
+    assert_int_equal(len1, len2); /* the same lines in another order */
+    char *read_ahead = publish_with(path, 2, 0, ahead, &len4);
+    assert_int_equal(len4, len2);
+    assert_memory_equal(read_ahead, one, len2);
+    free(read_ahead);
+    for (size_t r = 0; r < rows; r++) free(expected[r]);
+    free(expected);
+    free(ordered);
+    free(one);
+    free(two);
+}
+
 /* Small tables full of troublesome values: every copied field comes out in
  * the writer's CSV form, however the input wrote it; shuffled output holds
  * the same lines as the ordered one and does not depend on the threads. */
@@ -195,23 +219,7 @@ static void test_copied_fields(void **state)
         const size_t rows = 1 + (size_t)tu_below(&rng, 300);
         char **expected;
         write_input(pcopy, rows, 0, SIZE_MAX, &expected, &rng);
-        size_t len1, len2, len3;
-        char *ordered = publish(pcopy, 1, 1, &len1);
-        assert_in_order(ordered, expected, rows);
-        char *one = publish(pcopy, 1, 0, &len2), *two = publish(pcopy, 2, 0, &len3);
-        assert_int_equal(len2, len3);
-        assert_memory_equal(one, two, len2);
-        assert_int_equal(len1, len2); /* the same lines in another order */
-        size_t len4;
-        char *ahead = publish_with(pcopy, 2, 0, 2, &len4);
-        assert_int_equal(len4, len2);
-        assert_memory_equal(ahead, one, len2);
-        free(ahead);
-        for (size_t r = 0; r < rows; r++) free(expected[r]);
-        free(expected);
-        free(ordered);
-        free(one);
-        free(two);
+        assert_publish_alike(pcopy, expected, rows, 1, 2);
     }
 }
 
@@ -229,22 +237,7 @@ static void test_parallel_reread(void **state)
         tu_rng rng = {(uint64_t)variant + 100};
         char **expected;
         write_input(pcopy, rows, variant < 2, variant == 1 ? rows / 2 : SIZE_MAX, &expected, &rng);
-        size_t len1, len2, len3;
-        char *ordered = publish(pcopy, 2, 1, &len1);
-        assert_in_order(ordered, expected, rows);
-        char *one = publish(pcopy, 1, 0, &len2), *two = publish(pcopy, 2, 0, &len3);
-        assert_int_equal(len2, len3);
-        assert_memory_equal(one, two, len2);
-        size_t len4;
-        char *ahead = publish_with(pcopy, 2, 0, 1, &len4);
-        assert_int_equal(len4, len2);
-        assert_memory_equal(ahead, one, len2);
-        free(ahead);
-        for (size_t r = 0; r < rows; r++) free(expected[r]);
-        free(expected);
-        free(ordered);
-        free(one);
-        free(two);
+        assert_publish_alike(pcopy, expected, rows, 2, 1);
     }
 }
 

@@ -397,15 +397,21 @@ static void test_stream_pieces_alike(void **state)
     assert_true(bitmap >= 20 && hashed >= 5);
 }
 
+/* Writes the parallel tests' hierarchy (leaves a, b, c) and gives its path in
+ * hcopy and that of the input `name` in pcopy (both 4200 bytes). */
+static void parallel_paths(const char *name, char *hcopy, char *pcopy)
+{
+    const char *hpath = tu_path(tu_group_dir, "hc.csv");
+    tu_write_file(hpath, "a;A;*\nb;A;*\nc;B;*\n");
+    snprintf(hcopy, 4200, "%s", hpath);
+    snprintf(pcopy, 4200, "%s", tu_path(tu_group_dir, name));
+}
+
 static void test_parallel_read(void **state)
 {
     (void)state;
-    const char *hpath = tu_path(tu_group_dir, "hc.csv");
-    tu_write_file(hpath, "a;A;*\nb;A;*\nc;B;*\n");
-    const char *path = tu_path(tu_group_dir, "big.csv");
     char hcopy[4200], pcopy[4200];
-    snprintf(hcopy, sizeof hcopy, "%s", hpath);
-    snprintf(pcopy, sizeof pcopy, "%s", path);
+    parallel_paths("big.csv", hcopy, pcopy);
     const size_t rows = 900000; /* about 10 MB: above the parallel threshold of 8 MB */
     for (int variant = 0; variant < 5; variant++) {
         FILE *f = fopen(pcopy, "w");
@@ -474,12 +480,8 @@ static void write_fixed(const char *path, size_t rows, size_t special, const cha
 static void test_parallel_read_cut(void **state)
 {
     (void)state;
-    const char *hpath = tu_path(tu_group_dir, "hc.csv");
-    tu_write_file(hpath, "a;A;*\nb;A;*\nc;B;*\n");
-    const char *path = tu_path(tu_group_dir, "fixed.csv");
     char hcopy[4200], pcopy[4200];
-    snprintf(hcopy, sizeof hcopy, "%s", hpath);
-    snprintf(pcopy, sizeof pcopy, "%s", path);
+    parallel_paths("fixed.csv", hcopy, pcopy);
     const size_t rows = 800000; /* 9.6 MB: above the parallel threshold */
     for (int variant = 0; variant < 3; variant++) {
         if (variant == 0) write_fixed(pcopy, rows, 0, NULL, -1);
