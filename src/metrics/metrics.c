@@ -2,6 +2,7 @@
  * 004 §6's distortion per record, class entropy and RMSE (000 §5.5). */
 #include "metrics/metrics.h"
 
+#include "core/compare.h"
 #include "core/numdict.h"
 #include "core/stats.h"
 
@@ -158,12 +159,6 @@ int metrics_numeric_of_published(const table *t, uint32_t q, const char *text, s
     return -1;
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-    const uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return (x > y) - (x < y);
-}
-
 /* N H(C | G) = sum over groups of n_g log n_g - sum_c n_gc log n_gc, added up
  * group by group in ascending order and, inside a group, label by label in
  * ascending order; the counts come from count (a dense table) or sort_counts. */
@@ -207,7 +202,7 @@ int metrics_conditional_entropy(const uint32_t *group_of, size_t n, const uint32
     uint64_t *pairs = malloc(n * sizeof *pairs);
     if (!pairs) return ak_err_nomem(err);
     for (size_t i = 0; i < n; i++) pairs[i] = (uint64_t)group_of[i] << 32 | label[i];
-    qsort(pairs, n, sizeof *pairs, cmp_u64);
+    qsort(pairs, n, sizeof *pairs, ak_cmp_u64);
     /* the same sum as entropy_sum, in the same order */
     double sum = 0;
     size_t i = 0;

@@ -39,6 +39,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/compare.h"
 #include "core/hugemem.h"
 #include "core/stats.h"
 
@@ -576,12 +577,6 @@ static size_t partition_rows(mdr *s, size_t begin, size_t end, uint32_t q, uint3
 /* Partitions up to this size are sorted by comparison in order_by_code. */
 #define MDR_SMALL_SORT 4096
 
-static int cmp_u64(const void *a, const void *b)
-{
-    const uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return (x > y) - (x < y);
-}
-
 /* Sorts the rows [begin, end) stably by their code of QI q (all within
  * [lo, hi]) into s->order, as row indices: one counting pass when the code
  * range is at most the partition size; a comparison sort of (code, row) keys
@@ -609,7 +604,7 @@ static int order_by_code(mdr *s, size_t begin, size_t end, uint32_t q, uint32_t 
     if (n <= MDR_SMALL_SORT) { /* (code, row) keys: cheaper than clearing 64K radix counters */
         uint64_t *keys = (uint64_t *)(void *)s->code_count;
         for (size_t i = begin; i < end; i++) keys[i - begin] = (uint64_t)row_at(s, i)[q] << 32 | (uint32_t)i;
-        qsort(keys, n, sizeof *keys, cmp_u64);
+        qsort(keys, n, sizeof *keys, ak_cmp_u64);
         for (size_t i = 0; i < n; i++) s->order[i] = (uint32_t)keys[i];
         return ANONKIT_OK;
     }

@@ -37,6 +37,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/compare.h"
 #include "core/clock.h"
 #include "core/hash.h"
 #include "core/rng.h"
@@ -2249,12 +2250,6 @@ static void sample_take(const rk *r, const rk_part *p, const rk_layout *lay, con
     load_values(r, lay, l, slot, raw);
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-    const uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return (x > y) - (x < y);
-}
-
 /* A simple random sample without replacement of up to `want` of p's rows
  * into l (reservoir sampling, 000 §3), in one scan of p. *got receives the
  * rows sampled. Which rows the reservoir ends with depends only on p's row
@@ -2276,7 +2271,7 @@ static int sample_scan(rk *r, rk_part *p, size_t want, rk_load *l, size_t *got, 
         const uint64_t j = ak_rng_below(&r->rng, i + 1);
         if (j < want) pick[j] = i;
     }
-    qsort(pick, n, sizeof *pick, cmp_u64);
+    qsort(pick, n, sizeof *pick, ak_cmp_u64);
     rk_reader rd;
     int rc = reader_open(r, &rd, p, 0, err);
     /* Integer codes of the root file are in value order: the sample's are

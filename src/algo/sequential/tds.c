@@ -31,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/compare.h"
 #include "core/hash.h"
 #include "core/stats.h"
 #include "metrics/metrics.h"
@@ -427,12 +428,6 @@ static int measure_cand(tds *s, cand *c, const uint32_t *gids, size_t ng)
 
 /* ---------------------------------------------------------------- Tree2 -- */
 
-static int cmp_u64(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
 /* Builds an earlier release's partitions P_i grouped by join tuple. */
 static int build_rtree(tds *s, const tds_release *rel, rtree *rt, int y_sensitive_only)
 {
@@ -523,7 +518,7 @@ static int build_rtree(tds *s, const tds_release *rel, rtree *rt, int y_sensitiv
             if (y_sensitive_only && !rel->y_sensitive[rel->y[r]]) continue;
             pairs[m++] = (uint64_t)order[pid[r]] << 32 | rel->y[r];
         }
-        qsort(pairs, m, sizeof *pairs, cmp_u64);
+        qsort(pairs, m, sizeof *pairs, ak_cmp_u64);
         rt->yv = malloc((m ? m : 1) * sizeof *rt->yv);
         rt->yc = malloc((m ? m : 1) * sizeof *rt->yc);
         if (!rt->yv || !rt->yc) {
@@ -775,7 +770,7 @@ static int group_pieces(tds *s, size_t g, uint32_t j)
         const size_t slot = (size_t)sub * nl + (s->nraw ? s->jr_local[x[d + 1]] : 0);
         s->pairs[m++] = (uint64_t)(s->piece_of[slot] - 1) << 32 | y;
     }
-    qsort(s->pairs, m, sizeof *s->pairs, cmp_u64);
+    qsort(s->pairs, m, sizeof *s->pairs, ak_cmp_u64);
     if (RESERVE(s->pyv, s->cap_pyv, m) || RESERVE(s->pyc, s->cap_pyc, m)) return ak_err_nomem(s->err);
     for (size_t i = 0; i < m;) {
         size_t k = i;
