@@ -1552,17 +1552,11 @@ typedef struct rk_batch {
     unsigned height;      /* edges on the longest path from the root */
 } rk_batch;
 
-/* Rows of a batch: about a block of decoded codes (the budget holds spare
- * blocks), 16 to 4096 rows. */
-static size_t batch_rows(const rk *r)
-{
-    const size_t rows = r->block / (4 * ((size_t)r->d + 3));
-    return rows < 16 ? 16 : rows > 4096 ? 4096 : rows;
-}
-
 static int batch_init(const rk *r, rk_batch *b, ak_error *err)
 {
-    b->cap = batch_rows(r);
+    /* about a block of decoded codes (the budget holds spare blocks), 16 to 4096 rows */
+    size_t rows = r->block / (4 * ((size_t)r->d + 3));
+    b->cap = rows < 16 ? 16 : rows > 4096 ? 4096 : rows;
     b->stride = b->cap + 16;
     b->code = malloc(b->stride * ((size_t)r->d + 2) * sizeof *b->code);
     b->node = malloc(b->cap * sizeof *b->node);
@@ -1892,7 +1886,9 @@ static void *pipe_decode(void *arg)
 }
 
 /* A repartitioning scan of p through tr on two threads (see rk_pipe); the
- * rows reach the leaves in file order, as scan() writes them. */
+ * rows reach the leaves in file order, as scan() writes them. Returns 1,
+ * having read nothing, when the system gives no thread (scan() then does the
+ * work alone). */
 static int scan_pipelined(rk *r, rk_tree *tr, rk_part *p, const uint8_t *need, ak_error *err)
 {
     rk_reader rd;
@@ -1910,22 +1906,16 @@ static int scan_pipelined(rk *r, rk_tree *tr, rk_part *p, const uint8_t *need, a
         /* (slack: a decoder loads a 3-byte field as a word) */
         if (rc == ANONKIT_OK && !(c->raw = malloc(c->b.cap * rd.lay->width + SPILL_READ_SLACK))) rc = ak_err_nomem(err);
     }
-    int locks = 0;
-    if (rc == ANONKIT_OK) {
-        if (pthread_mutex_init(&pp.lock, NULL) != 0)
-            rc = ak_err_set(err, ANONKIT_E_INTERNAL, NULL, 0, 0, "cannot create a lock");
-        else if (pthread_cond_init(&pp.changed, NULL) != 0) {
-            pthread_mutex_destroy(&pp.lock);
-            rc = ak_err_set(err, ANONKIT_E_INTERNAL, NULL, 0, 0, "cannot create a condition variable");
-        } else
-            locks = 1;
-    }
+    int locks = 0, started = 0;
     pthread_t helper;
-    int started = 0;
-    if (rc == ANONKIT_OK) {
-        started = pthread_create(&helper, NULL, pipe_decode, &pp) == 0;
-        if (!started) rc = ak_err_set(err, ANONKIT_E_INTERNAL, NULL, 0, 0, "cannot start a thread");
+    if (rc == ANONKIT_OK && pthread_mutex_init(&pp.lock, NULL) == 0) {
+        if (pthread_cond_init(&pp.changed, NULL) == 0)
+            locks = 1;
+        else
+            pthread_mutex_destroy(&pp.lock);
     }
+    if (locks) started = pthread_create(&helper, NULL, pipe_decode, &pp) == 0;
+    if (rc == ANONKIT_OK && !started) rc = 1; /* no thread: nothing was read */
     for (unsigned k = 0; rc == ANONKIT_OK; k = (k + 1) % RK_PIPE_CHUNKS) {
         rk_chunk *c = &pp.chunk[k];
         pthread_mutex_lock(&pp.lock);
@@ -1962,7 +1952,7 @@ static int scan_pipelined(rk *r, rk_tree *tr, rk_part *p, const uint8_t *need, a
         free(pp.chunk[k].raw);
     }
     reader_close(&rd);
-    r->stats->scans++;
+    if (rc != 1) r->stats->scans++;
     return rc;
 }
 
@@ -1987,7 +1977,10 @@ static int scan(rk *r, rk_tree *tr, rk_part *p, int repartition, spill_writer *c
     for (size_t i = 0; i < tr->count; i++)
         if (tr->nodes[i].kind == RK_INNER) need[tr->nodes[i].q] = 1;
     const uint64_t pipe_min = r->o->pipeline_min_rows ? r->o->pipeline_min_rows : RK_PIPE_MIN_ROWS;
-    if (repartition && r->o->threads > 1 && p->rows >= pipe_min) return scan_pipelined(r, tr, p, need, err);
+    if (repartition && r->o->threads > 1 && p->rows >= pipe_min) {
+        const int piped = scan_pipelined(r, tr, p, need, err);
+        if (piped != 1) return piped;
+    }
     int rc = reader_open(r, &rd, p, repartition, err);
     if (rc == ANONKIT_OK) rc = batch_init(r, &b, err);
     if (rc == ANONKIT_OK) rc = router_build(tr, &b, err);
