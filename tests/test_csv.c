@@ -706,6 +706,8 @@ static void test_round_trip_property(void **state)
         assert_int_equal(csv_reader_open(&r, path, delims[d], &err), ANONKIT_OK);
         rng.s = seed;
         long line = 1;
+        uint64_t offset = 0; /* where the record starts: the lengths of those before, as csv_escape writes them */
+        char escaped[2 * 400 + 2];
         for (int i = 0; i < nrec; i++) {
             uint32_t n = gen_record(&rng, bufs, lens);
             csv_record rec;
@@ -713,6 +715,9 @@ static void test_round_trip_property(void **state)
             int rc = csv_read(r, &rec, &err);
             if (rc != 1) fail_msg("record %d: rc %d: %s", i, rc, err.message);
             assert_int_equal(rec.line, line);
+            assert_int_equal(rec.offset, offset);
+            for (uint32_t j = 0; j < n; j++) offset += csv_escape(escaped, bufs[j], lens[j], delims[d]) + 1;
+            if (n == 1 && lens[0] == 0) offset += 2; /* a lone empty field is written "" (not an empty line) */
             assert_int_equal(rec.count, n);
             for (uint32_t j = 0; j < n; j++) {
                 if (rec.fields[j].len != lens[j] ||

@@ -187,6 +187,7 @@ static char *build_report(const anonkit_job *job, const table *t, const metrics 
         json_t *model = json_object();
         if (!strcmp(job->algorithm, "rothko-s")) {
             json_object_set_new(io, "sample_rows", json_integer((json_int_t)rs->sample_rows));
+            json_object_set_new(io, "sampled_in_first_scan", json_boolean(rs->sampled_in_first_scan));
             json_object_set_new(io, "test", json_string(sample_test_name(job->test)));
             json_object_set_new(io, "alpha", json_real(job->alpha > 0 ? job->alpha : 0.05));
             json_object_set_new(io, "growth_phases", json_integer((json_int_t)rs->growth_phases));
@@ -308,7 +309,8 @@ static int anonymize_rothko(anonkit_job *job, const table_spec *spec, outfile *o
                                .sampling = !strcmp(job->algorithm, "rothko-s"), .test = job->test,
                                .alpha = job->alpha, .sample_rows = job->sample_size,
                                .growth_depth = job->growth_depth, .seed = job->seed,
-                               .pipeline_min_rows = job->pipeline_min_rows};
+                               .pipeline_min_rows = job->pipeline_min_rows,
+                               .first_sample_rows = job->first_sample_rows};
     rothko_stats rs;
     table *schema = NULL;
     anonkit_result *result = NULL;

@@ -38,6 +38,7 @@ struct anonkit_job {
     unsigned threads;      /* 0: one per online core */
     uint64_t parallel_min_bytes; /* not an option: table_spec's (tests set it to read small files in two pieces) */
     uint64_t pipeline_min_rows;  /* not an option: rothko_options' (tests set it to repartition small tables on two threads) */
+    uint64_t first_sample_rows;  /* not an option: rothko_options' (tests set it low to sample the root by a scan) */
     size_t memory;         /* out of core: budget in bytes (0: not given) */
     unsigned fcache;       /* rothko-t: 0 = as many as fit */
     double alpha;          /* rothko-s: 0 = 0.05 */

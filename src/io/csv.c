@@ -178,6 +178,7 @@ struct csv_reader {
     uint32_t n_escaped, escaped_cap;
     uint64_t pending_empty; /* empty-line records still to hand out */
     long pending_line;      /* line of the next of them */
+    uint64_t pending_offset; /* offset handed to the next of them (the run's first byte, then one more each) */
     int bom_checked;        /* a leading UTF-8 byte order mark was looked for */
     int saw_quote;          /* a field began with a quote (csv_reader_saw_quote) */
     uint64_t remaining;     /* bytes the reader may still take from the stream (range readers) */
@@ -571,6 +572,7 @@ done:
     rec->fields = fields;
     rec->count = nf;
     rec->line = r->line;
+    rec->offset = r->base + r->start;
     r->line += nl + ended_by_lf;
     r->start = next;
     return 1;
@@ -590,6 +592,7 @@ static int is_empty_line_at(const csv_reader *r, size_t pos)
 static int reader_skip_empty_lines(csv_reader *r)
 {
     long first = r->line;
+    const uint64_t first_offset = r->base + r->start;
     uint64_t n = 0;
     for (;;) {
         size_t pos = r->start;
@@ -611,6 +614,7 @@ static int reader_skip_empty_lines(csv_reader *r)
     r->line = first + (long)n;
     r->pending_empty = n;
     r->pending_line = first;
+    r->pending_offset = first_offset;
     return 1;
 }
 
@@ -622,6 +626,8 @@ int csv_read(csv_reader *r, csv_record *rec, ak_error *err)
             r->pending_empty--;
             rec->fields = &csv_empty_field;
             rec->count = 1;
+            rec->offset = r->pending_offset;
+            r->pending_offset++; /* (a run of empty lines: one byte apart at least) */
             rec->line = r->pending_line++;
             return 1;
         }

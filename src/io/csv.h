@@ -35,6 +35,8 @@ typedef struct csv_record {
     const csv_field *fields; /* owned by the reader, valid until the next csv_read */
     uint32_t count;          /* number of fields */
     long line;               /* 1-based line on which the record starts */
+    uint64_t offset;         /* byte of the input at which it starts, the same however the input is cut (an empty
+                                line of a run of them: the run's first byte plus its place in the run) */
 } csv_record;
 
 typedef struct csv_reader csv_reader;

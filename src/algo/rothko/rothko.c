@@ -37,6 +37,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/bottomk.h"
 #include "core/compare.h"
 #include "core/clock.h"
 #include "core/hash.h"
@@ -123,6 +124,11 @@ typedef struct rk {
     unsigned npieces;
     spill_file tail_tuples, tail_payload; /* the second piece's files */
     rk_part root;
+    /* Rothko-S: each piece's bottom-m sample of its rows (priorities hashed
+     * from the rows' byte offsets), from which the root's sample is drawn
+     * without a scan of its own (sample_first_scan) */
+    bottomk first_sample[2];
+    unsigned first_sample_parts; /* stores in use (0: none) */
     /* split choice */
     int need_hist, need_mom, infogain;
     uint32_t sdomain, cdomain;
@@ -207,6 +213,41 @@ static void piece_free(rk_piece *pc)
     memset(pc, 0, sizeof *pc);
 }
 
+static void first_sample_free(rk *r)
+{
+    for (unsigned i = 0; i < 2; i++) bottomk_free(&r->first_sample[i]);
+    r->first_sample_parts = 0;
+}
+
+static size_t bytes_per_row(const rk *r, double payload_per_row);
+
+/* Rothko-S: sets up each of the first scan's pieces to keep the least
+ * priorities of its rows, enough for the largest sample the budget can allow
+ * (000 §3: the root's sample taken while the input is read). With two
+ * pieces each keeps a little over half of that: the rows of the sample are
+ * spread over the pieces about as their rows are, and should a piece's share
+ * exceed what it kept, sample_first_scan says so and the root is sampled by
+ * a scan after all. */
+static int first_sample_start(rk *r, unsigned pieces, ak_error *err)
+{
+    first_sample_free(r);
+    if (!r->o->sampling) return ANONKIT_OK;
+    const size_t reserved = 8 * r->block; /* (as in rothko_run's TM, less the dictionaries it cannot know yet) */
+    if (r->o->memory <= reserved) return ANONKIT_OK;
+    uint64_t most = (r->o->memory - reserved) / bytes_per_row(r, 0);
+    if (r->o->sample_rows && r->o->sample_rows < most) most = r->o->sample_rows;
+    uint64_t m = pieces < 2 ? most : most / 2 + most / 20 + 4 * (uint64_t)sqrt((double)most) + 16;
+    if (m > most) m = most;
+    /* the stores (m + m/8 records each, keys included) take at most half the budget */
+    const uint64_t fits = (r->o->memory - reserved) / 2 / pieces / (16 + (r->width + 7) / 8 * 8) / 9 * 8;
+    if (m > fits) m = fits;
+    if (r->o->first_sample_rows && r->o->first_sample_rows < m) m = r->o->first_sample_rows;
+    if (m < 1) return ANONKIT_OK;
+    for (unsigned i = 0; i < pieces; i++) AK_CHECK(bottomk_init(&r->first_sample[i], r->width, (size_t)m, err));
+    r->first_sample_parts = pieces;
+    return ANONKIT_OK;
+}
+
 /* (Re)starts the first scan in `pieces` pieces (table_spec.sink_start): the
  * first piece writes the root file, the second the tail files; whatever an
  * earlier start wrote is dropped. */
@@ -218,6 +259,7 @@ static int sink_start(void *ctx, const table *t, unsigned pieces, ak_error *err)
         AK_CHECK(copied_columns(r, t, err));
     }
     for (unsigned i = 0; i < 2; i++) piece_free(&r->piece[i]);
+    AK_CHECK(first_sample_start(r, pieces, err));
     if (pieces < 2) {
         spill_file_close(&r->tail_tuples);
         spill_file_close(&r->tail_payload);
@@ -266,6 +308,11 @@ static int sink_row(void *ctx, const table *t, unsigned piece, size_t slot, cons
     }
     if (r->has_target) store_f64(row + 4 * (r->d + 2) + 8 * r->has_sval, t->target_values[slot]);
     AK_CHECK(spill_put(&pc->tuples, row, r->width, err));
+    if (r->first_sample_parts) {
+        const uint64_t pri = ak_priority(r->o->seed, rec->offset);
+        if (bottomk_wants(&r->first_sample[piece], pri, pc->rows))
+            AK_CHECK(bottomk_offer(&r->first_sample[piece], pri, pc->rows, row, err));
+    }
     if (r->ncopied) {
         /* total bytes, then each field's length, then the fields */
         pc->escaped.len = 0;
@@ -2298,6 +2345,44 @@ static int sample_scan(rk *r, rk_part *p, size_t want, rk_load *l, size_t *got, 
     return rc;
 }
 
+/* The root's sample from the first scan's stores (first_sample_start): its
+ * `want` rows of least priority, which are a simple random sample without
+ * replacement of the table's rows whichever way the input was cut. Returns 1
+ * with them in l (in file order, *got = want), or 0 when the stores do not
+ * hold them all (then nothing is allocated). */
+static int sample_first_scan(rk *r, rk_part *p, size_t want, rk_load *l, size_t *got, ak_error *err)
+{
+    const uint32_t d = r->d;
+    const uint64_t base[2] = {0, r->t->split.first_row}; /* the second piece's rows follow the first's */
+    memset(l, 0, sizeof *l);
+    bottomk_key cut;
+    const int held = bottomk_cut(r->first_sample, base, r->first_sample_parts, want, &cut, err);
+    if (held <= 0) return held;
+    for (unsigned i = 0; i < r->first_sample_parts; i++) /* the rows past the cut make room for the sample */
+        bottomk_trim(&r->first_sample[i], base[i], cut);
+    AK_CHECK(load_alloc(r, l, want, 0, err));
+    rk_layout lay;
+    memset(&lay, 0, sizeof lay);
+    AK_CHECK(layout_wide(r, &lay, err));
+    uint8_t provisional[d + 2]; /* ranked together at the end, as in sample_scan */
+    memset(provisional, 0, sizeof provisional);
+    for (uint32_t q = 0; q < d; q++)
+        provisional[q] = r->t->qi[q].kind == ATTR_NUMERIC && !r->t->qi[q].prov.has_ids;
+    size_t n = 0;
+    for (unsigned i = 0; i < r->first_sample_parts; i++)
+        for (size_t j = 0; j < r->first_sample[i].n; j++) {
+            bottomk_key key;
+            const uint8_t *tuple = bottomk_record(&r->first_sample[i], j, &key);
+            key.seq += base[i];
+            if (!bottomk_key_less(cut, key)) sample_take(r, p, &lay, tuple, key.seq, provisional, l, n++);
+        }
+    layout_free(&lay);
+    for (uint32_t q = 0; q < d; q++)
+        if (provisional[q]) table_numeric_ranks(r->t, q, l->codes[q], n);
+    *got = n;
+    return 1;
+}
+
 /* One scan of p for the box of its rows: per QI the least and greatest code
  * they hold, into box_lo and box_hi. */
 static int part_box(rk *r, rk_part *p, uint32_t *box_lo, uint32_t *box_hi, ak_error *err)
@@ -2506,7 +2591,14 @@ static int process_sampled(rk *r, rk_part *p, const uint32_t *rlo, const uint32_
     size_t nemit = 0;
     /* the sample */
     double mark = ak_seconds();
-    int rc = sample_scan(r, p, (size_t)r->sample_rows, &l, &n, err);
+    int rc = ANONKIT_OK, drawn = 0;
+    if (p == &r->root && r->first_sample_parts) {
+        drawn = sample_first_scan(r, p, (size_t)r->sample_rows, &l, &n, err);
+        if (drawn < 0) rc = drawn;
+        r->stats->sampled_in_first_scan = drawn == 1;
+        first_sample_free(r);
+    }
+    if (rc == ANONKIT_OK && !drawn) rc = sample_scan(r, p, (size_t)r->sample_rows, &l, &n, err);
     r->stats->sample_seconds += ak_seconds() - mark;
     mark = ak_seconds();
     /* growth phase */
@@ -2823,6 +2915,7 @@ int rothko_run(const table_spec *spec_in, const model *m, const rothko_options *
     rc = ANONKIT_OK;
 done:
     for (unsigned i = 0; i < 2; i++) piece_free(&r.piece[i]);
+    first_sample_free(&r);
     spill_file_close(&r.root.tuples);
     spill_file_close(&r.root.payload);
     spill_file_close(&r.tail_tuples);

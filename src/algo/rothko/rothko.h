@@ -30,6 +30,8 @@ typedef struct rothko_options {
     uint32_t growth_depth;      /* repartition when the grown tree is this deep (0: when memory is full) */
     uint64_t seed;              /* of the reservoir samples */
     uint64_t pipeline_min_rows; /* partitions from which repartitioning takes two threads (0: RK_PIPE_MIN_ROWS) */
+    uint64_t first_sample_rows; /* most rows each piece of the first scan keeps for the root's sample (0: as the
+                                   budget allows; tests set it low to make the root sampled by a scan) */
 } rothko_options;
 
 typedef struct rothko_stats {
@@ -56,6 +58,7 @@ typedef struct rothko_stats {
     uint64_t model_height, model_repartitions, model_reads, model_writes;
     /* Rothko-S */
     uint64_t sample_rows;        /* n: the largest sample */
+    int sampled_in_first_scan;   /* the root's sample was drawn while the input was read (no scan of its own) */
     uint64_t growth_phases;      /* samples grown into trees */
     uint64_t pruned_nodes;       /* nodes undone by pruning (000 Figure 4) */
     uint64_t no_confident_split; /* partitions larger than the sample that admitted no high-confidence split */
