@@ -88,6 +88,13 @@ static int compact(bottomk *s, ak_error *err)
     return rc;
 }
 
+void bottomk_admit_below(bottomk *s, uint64_t pri)
+{
+    const bottomk_key bound = {pri, UINT64_MAX};
+    if (!s->bounded || bottomk_key_less(bound, s->bound)) s->bound = bound;
+    s->bounded = 1;
+}
+
 int bottomk_offer(bottomk *s, uint64_t pri, uint64_t seq, const void *rec, ak_error *err)
 {
     if (!bottomk_wants(s, pri, seq)) return ANONKIT_OK;
@@ -120,7 +127,8 @@ int bottomk_cut(const bottomk *parts, const uint64_t *seq_base, unsigned nparts,
     free(keys);
     if (rc < 0) return rc;
     for (unsigned p = 0; p < nparts; p++) {
-        const bottomk_key bound = {parts[p].bound.pri, parts[p].bound.seq + seq_base[p]};
+        const uint64_t seq = parts[p].bound.seq; /* (UINT64_MAX from bottomk_admit_below: stays the greatest) */
+        const bottomk_key bound = {parts[p].bound.pri, seq > UINT64_MAX - seq_base[p] ? UINT64_MAX : seq + seq_base[p]};
         if (parts[p].bounded && bottomk_key_less(bound, *cut)) return 0;
     }
     return 1;

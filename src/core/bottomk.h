@@ -58,6 +58,12 @@ static inline int bottomk_wants(const bottomk *s, uint64_t pri, uint64_t seq)
     return !s->bounded || bottomk_key_less((bottomk_key){pri, seq}, s->bound);
 }
 
+/* From now on takes only records of priority at most pri: a guess at the
+ * m-th least priority of the stream (from its expected length) spares the
+ * store most of the records it would take and cut away again. A guess too
+ * low leaves it fewer than the records sought, which bottomk_cut reports. */
+void bottomk_admit_below(bottomk *s, uint64_t pri);
+
 /* Offers the record at rec (width bytes) with key (pri, seq). */
 int bottomk_offer(bottomk *s, uint64_t pri, uint64_t seq, const void *rec, ak_error *err);
 

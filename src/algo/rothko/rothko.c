@@ -36,6 +36,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "core/bottomk.h"
 #include "core/compare.h"
@@ -129,6 +130,7 @@ typedef struct rk {
      * without a scan of its own (sample_first_scan) */
     bottomk first_sample[2];
     unsigned first_sample_parts; /* stores in use (0: none) */
+    uint64_t rows_estimate;      /* of the input, from its size and first lines (0: unknown) */
     /* split choice */
     int need_hist, need_mom, infogain;
     uint32_t sdomain, cdomain;
@@ -245,6 +247,14 @@ static int first_sample_start(rk *r, unsigned pieces, ak_error *err)
     if (m < 1) return ANONKIT_OK;
     for (unsigned i = 0; i < pieces; i++) AK_CHECK(bottomk_init(&r->first_sample[i], r->width, (size_t)m, err));
     r->first_sample_parts = pieces;
+    /* Expecting rows_estimate rows, the sample's priorities lie below about
+     * most / rows_estimate of their range: the stores take only what lies
+     * below twice that (a file much shorter than its estimate makes the root
+     * sampled by a scan). */
+    if (r->rows_estimate > 2 * most) {
+        const uint64_t below = (uint64_t)ldexp((double)(2 * most) / (double)r->rows_estimate, 64);
+        for (unsigned i = 0; i < pieces; i++) bottomk_admit_below(&r->first_sample[i], below);
+    }
     return ANONKIT_OK;
 }
 
@@ -2819,6 +2829,9 @@ int rothko_run(const table_spec *spec_in, const model *m, const rothko_options *
     spec.sink_start = sink_start;
     spec.row_sink = sink_row;
     spec.sink_ctx = &r;
+    struct stat input;
+    if (o->sampling && stat(spec.path, &input) == 0 && input.st_size > 0)
+        r.rows_estimate = csv_estimate_lines(spec.path, 0, (uint64_t)input.st_size);
     const double scan_start = ak_seconds();
     if ((rc = table_load(&r.t, &spec, err)) < 0) goto done;
     if ((rc = sink_finish(&r, err)) < 0) goto done;
