@@ -23,7 +23,9 @@
  * - Every algorithm on random tables through the public API, proven by the
  *   independent verifier; ineligible tables fail cleanly and write nothing.
  *   One thread or three, and the candidates weighed by the portable scalar
- *   code or with AVX, give the same partition. */
+ *   code or with AVX, give the same partition.
+ * - iDistance's k-means on a table of mostly one repeated tuple: distinct
+ *   centres, each the nearest of some row (k-means++ start centres). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -1170,6 +1172,63 @@ static table *load_large(tu_rng *rng, const char *dir, size_t rows)
     return t;
 }
 
+/* iDistance's k-means start centres on a table where most rows repeat one
+ * QI tuple (as on real tables such as mach2019): k-means++ seeding never
+ * takes a tuple twice while others remain, so every centre ends up distinct
+ * and the nearest centre of some row (start points drawn uniformly from the
+ * sample put most centres on the frequent tuple, and all but one of those
+ * stay empty). */
+static void test_idistance_centres_on_repeated_tuples(void **state)
+{
+    (void)state;
+    char dir[4096], csv[4200];
+    snprintf(dir, sizeof dir, "%s", tu_mkdtemp());
+    snprintf(csv, sizeof csv, "%s/rep.csv", dir);
+    FILE *f = fopen(csv, "w");
+    assert_non_null(f);
+    fprintf(f, "a,b,s\n");
+    for (int r = 0; r < 20000; r++) /* 90 % one tuple, the rest 400 tuples 5 times each */
+        if (r % 10) fprintf(f, "0,0,s%d\n", r % 3);
+        else fprintf(f, "%d,%d,s%d\n", 1 + r / 10 % 20, 1 + r / 200 % 20, r % 3);
+    fclose(f);
+    const char *names[] = {"a", "b"}, *paths[] = {NULL, NULL};
+    table_spec spec = {0};
+    spec.path = spec.display_name = csv;
+    spec.delimiter = ',';
+    spec.nqi = 2;
+    spec.qi_names = names;
+    spec.hierarchy_paths = paths;
+    spec.sensitive_name = "s";
+    table *t;
+    ak_error err;
+    if (table_load(&t, &spec, &err) != ANONKIT_OK) fail_msg("table_load: %s", err.message);
+    for (uint64_t seed = 1; seed <= 4; seed++) {
+        hil_options o = {0};
+        o.mapping = HIL_MAP_IDISTANCE;
+        o.centers = 32;
+        o.seed = seed;
+        hil_mapper mp;
+        assert_int_equal(hil_mapper_init(&mp, t, &o, &err), ANONKIT_OK);
+        assert_int_equal(mp.ncenters, 32);
+        for (size_t i = 0; i < mp.ncenters; i++)
+            for (size_t j = 0; j < i; j++)
+                assert_memory_not_equal(mp.centers + i * 2, mp.centers + j * 2, 2 * sizeof *mp.centers);
+        char used[32] = {0};
+        size_t nused = 0;
+        for (size_t r = 0; r < t->nrows; r++) {
+            uint64_t key[2];
+            hil_mapper_key(&mp, t, r, key);
+            assert_true(key[0] < 32);
+            nused += !used[key[0]];
+            used[key[0]] = 1;
+        }
+        assert_int_equal(nused, 32);
+        hil_mapper_free(&mp);
+    }
+    table_free(t);
+    tu_rmtree(dir);
+}
+
 /* The same partition with one thread and with several (the keys, the
  * k-means assignments), for every algorithm, under k and under l; and the
  * same with the DP's candidates weighed by the portable scalar code as with
@@ -1371,6 +1430,7 @@ int main(void)
         cmocka_unit_test(test_sort_many_records),
         cmocka_unit_test(test_random_tables_verified),
         cmocka_unit_test(test_memory_budget_same_result),
+        cmocka_unit_test(test_idistance_centres_on_repeated_tuples),
         cmocka_unit_test(test_threads_and_simd_same_result),
         cmocka_unit_test(test_options),
         cmocka_unit_test(test_kl_divergence),

@@ -11,8 +11,9 @@
  * (J. Skilling, "Programming the Hilbert curve", AIP Conf. Proc. 707, 2004);
  * d * bits may exceed 64, so keys are multiword. iDistance (Zhang et al.,
  * TODS 2005) clusters a 10 % sample of the places into c centres with
- * k-means, orders the centres by their Hilbert key, and keys a row by (its
- * nearest centre's rank, its Euclidean distance to it). */
+ * k-means (from k-means++ start centres), orders the centres by their
+ * Hilbert key, and keys a row by (its nearest centre's rank, its Euclidean
+ * distance to it). */
 #include "algo/onedim/mapping.h"
 
 #include <math.h>
@@ -337,7 +338,66 @@ static size_t assign_nearest(const hil_nn *nn, const double *pts, unsigned d, si
     return changed;
 }
 
-/* k-means on the sample: Lloyd's iterations from `nc` sampled start points
+static double dist2(const double *a, const double *b, unsigned d)
+{
+    double s2 = 0;
+    for (unsigned q = 0; q < d; q++) s2 += (a[q] - b[q]) * (a[q] - b[q]);
+    return s2;
+}
+
+/* The start centres of the k-means of 001 §5, by k-means++ seeding (Arthur
+ * and Vassilvitskii, SODA 2007): the first a sample point drawn uniformly,
+ * each next one a sample point drawn with probability proportional to its
+ * squared distance to the nearest centre so far. Unlike start points drawn
+ * uniformly from the sample, it takes no point twice while some point has no
+ * centre on it: on tables with many repeated QI tuples (mach2019), uniform
+ * draws put several centres on the same frequent tuple and their clusters
+ * stay empty. A new centre is compared only with the points it may be
+ * nearer to (by the triangle inequality). One thread, sums in sample order:
+ * the same centres whatever the threads. */
+static int kmeanspp_seed(ak_rng *rng, const double *pts, size_t n, unsigned d, size_t nc, double *centers,
+                         ak_error *err)
+{
+    double *near2 = malloc((n ? n : 1) * sizeof *near2); /* squared distance to the nearest centre so far */
+    size_t *near = malloc((n ? n : 1) * sizeof *near);   /* that centre */
+    double *z2 = malloc((nc ? nc : 1) * sizeof *z2);      /* squared distances of the new centre to the others */
+    if (!near2 || !near || !z2) {
+        free(near2), free(near), free(z2);
+        return ak_err_nomem(err);
+    }
+    size_t pick = n ? (size_t)ak_rng_below(rng, n) : 0;
+    for (size_t c = 0; c < nc; c++) {
+        const double *z = pts + pick * d;
+        memcpy(centers + c * d, z, d * sizeof *centers);
+        if (c + 1 == nc) break;
+        for (size_t j = 0; j < c; j++) z2[j] = dist2(z, centers + j * d, d);
+        double total = 0;
+        for (size_t i = 0; i < n; i++) {
+            /* |p - z| >= |z - C| - |p - C| >= |p - C| when |z - C| >= 2 |p - C|
+             * (C the point's nearest centre): z is no nearer, skip it */
+            if (c == 0 || z2[near[i]] < 4 * near2[i]) {
+                const double s2 = dist2(pts + i * d, z, d);
+                if (c == 0 || s2 < near2[i]) near2[i] = s2, near[i] = c;
+            }
+            total += near2[i];
+        }
+        if (!(total > 0)) { /* a centre on every point: any point */
+            pick = (size_t)ak_rng_below(rng, n);
+            continue;
+        }
+        const double r = (double)(ak_rng_next(rng) >> 11) * 0x1p-53 * total; /* in [0, total) */
+        double acc = 0;
+        for (size_t i = 0; i < n; i++) {
+            if (near2[i] <= 0) continue;
+            pick = i; /* the last point off the centres, should rounding leave acc <= r */
+            if ((acc += near2[i]) > r) break;
+        }
+    }
+    free(near2), free(near), free(z2);
+    return ANONKIT_OK;
+}
+
+/* k-means on the sample: Lloyd's iterations from k-means++ start centres
  * (each point to its nearest centre, each centre to its points' mean), at
  * most 10, fewer when no point changes centre. */
 static int kmeans(hil_mapper *mp, const table *t, const hil_options *o, ak_error *err)
@@ -359,20 +419,18 @@ static int kmeans(hil_mapper *mp, const table *t, const hil_options *o, ak_error
     sample_rows(&rng, n, want, rows);
     for (size_t i = 0; i < want; i++) row_point(mp, t, rows[i], pts + i * d);
     size_t nc = c_req < want ? c_req : want;
-    size_t *start = malloc((nc ? nc : 1) * sizeof *start);
     double *centers = malloc((nc ? nc : 1) * d * sizeof *centers);
     double *sum = calloc((nc ? nc : 1) * d, sizeof *sum);
     size_t *count = calloc(nc ? nc : 1, sizeof *count);
     size_t *assign = malloc((want ? want : 1) * sizeof *assign);
     uint32_t *perm = malloc((nc ? nc : 1) * sizeof *perm);
-    if (!start || !centers || !sum || !count || !assign || !perm) {
-        free(rows), free(pts), free(start), free(centers), free(sum), free(count), free(assign), free(perm);
-        return ak_err_nomem(err);
+    int rc = centers && sum && count && assign && perm ? ANONKIT_OK : ak_err_nomem(err);
+    if (rc >= 0) rc = kmeanspp_seed(&rng, pts, want, d, nc, centers, err);
+    if (rc < 0) {
+        free(rows), free(pts), free(centers), free(sum), free(count), free(assign), free(perm);
+        return rc;
     }
-    sample_rows(&rng, want, nc, start);
-    for (size_t c = 0; c < nc; c++) memcpy(centers + c * d, pts + start[c] * d, d * sizeof *centers);
     for (size_t i = 0; i < want; i++) assign[i] = SIZE_MAX;
-    int rc = ANONKIT_OK;
     for (int iter = 0; iter < 10; iter++) {
         size_t changed = 0;
         memset(sum, 0, nc * d * sizeof *sum);
@@ -392,7 +450,7 @@ static int kmeans(hil_mapper *mp, const table *t, const hil_options *o, ak_error
         hil_nn_free(&nn);
         if (!changed) break;
     }
-    free(rows), free(pts), free(start), free(sum), free(count), free(assign);
+    free(rows), free(pts), free(sum), free(count), free(assign);
     /* The centres in Hilbert order (ties: lower index), searched in that order. */
     double *ordered = malloc((nc ? nc : 1) * d * sizeof *ordered);
     if (rc >= 0 && !ordered) rc = ak_err_nomem(err);
