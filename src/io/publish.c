@@ -261,6 +261,30 @@ static void *compose_rows(void *arg)
     return NULL;
 }
 
+/* The rows of a part of n rows to write, in writing order, into order;
+ * returns how many: every row but suppressed ones when they are dropped,
+ * shuffled with rng unless the input order is kept. Counts the rows into
+ * stats. */
+static size_t order_rows(const uint32_t *class_of, size_t n, const publish_opts *opts, ak_rng *rng, uint32_t *order,
+                         publish_stats *stats)
+{
+    size_t nwrite = 0;
+    for (size_t r = 0; r < n; r++) {
+        const int suppressed = class_of[r] == PARTITION_SUPPRESSED;
+        stats->suppressed += (uint64_t)suppressed;
+        stats->published += (uint64_t)!suppressed;
+        if (!(suppressed && opts->drop_suppressed)) order[nwrite++] = (uint32_t)r;
+    }
+    if (!opts->keep_order)
+        for (size_t i = nwrite; i > 1; i--) {
+            const size_t j = (size_t)ak_rng_below(rng, i);
+            const uint32_t tmp = order[i - 1];
+            order[i - 1] = order[j];
+            order[j] = tmp;
+        }
+    return nwrite;
+}
+
 /* Rows composed per block. */
 #define PUBLISH_BLOCK_ROWS 65536
 
@@ -800,24 +824,10 @@ int publish_write(const table *t, const partition *p, const publish_opts *opts, 
     if ((rc = write_header(t, writer, err)) < 0) goto done;
 
     /* The rows to write, in order: all but dropped suppressed rows. */
-    size_t nwrite = 0;
     if (!(order = ak_huge_malloc((n ? n : 1) * sizeof *order))) { rc = ak_err_nomem(err); goto done; } /* shuffled at random */
-    for (size_t r = 0; r < n; r++) {
-        int suppressed = p->class_of[r] == PARTITION_SUPPRESSED;
-        stats->suppressed += (uint64_t)suppressed;
-        stats->published += (uint64_t)!suppressed;
-        if (!(suppressed && opts->drop_suppressed)) order[nwrite++] = (uint32_t)r;
-    }
-    if (!opts->keep_order) {
-        ak_rng rng;
-        ak_rng_seed(&rng, opts->seed);
-        for (size_t i = nwrite; i > 1; i--) {
-            size_t j = (size_t)ak_rng_below(&rng, i);
-            uint32_t tmp = order[i - 1];
-            order[i - 1] = order[j];
-            order[j] = tmp;
-        }
-    }
+    ak_rng rng;
+    ak_rng_seed(&rng, opts->seed);
+    const size_t nwrite = order_rows(p->class_of, n, opts, &rng, order, stats);
 
     const uint32_t k = pub.ncopied;
     if (k && opts->keep_order) {
@@ -880,8 +890,8 @@ typedef struct stream_composer {
     atomic_int quit;    /* the stream is being freed: stop */
     int failed;         /* the first failure's status (0: none), reported by the next call */
     ak_error err;
-    /* the part handed over */
-    size_t nwrite;
+    /* the part handed over: its rows, ordered by the thread (order_rows) */
+    size_t nrows;
     uint32_t *class_of;
     size_t class_cap;
     char *copied;
@@ -935,7 +945,8 @@ static void *composer_main(void *arg)
         ak_error e;
         memset(&e, 0, sizeof e);
         const int copies = ps->pub.ncopied > 0;
-        const int rc = compose_part(ps, c->class_of, c->nwrite, copies ? c->copied : NULL, copies ? c->copied_off : NULL,
+        const size_t nwrite = order_rows(c->class_of, c->nrows, &ps->opts, &ps->rng, ps->order, &ps->stats);
+        const int rc = compose_part(ps, c->class_of, nwrite, copies ? c->copied : NULL, copies ? c->copied_off : NULL,
                                     &c->quit, &e);
         pthread_mutex_lock(&c->lock);
         if (rc < 0 && !c->failed) {
@@ -997,9 +1008,10 @@ static void composer_stop(stream_composer *c)
     free(c->copied_off);
 }
 
-/* Hands rows order[0 .. nwrite) of a part over to the composing thread,
- * with copies of its classes and copied fields. */
-static int composer_hand_over(publish_stream *ps, size_t n, size_t nwrite, const uint32_t *class_of, const char *copied,
+/* Hands a part of n rows over to the composing thread, which orders them
+ * (into ps->order, which has room) and composes them, with copies of its
+ * classes and copied fields. */
+static int composer_hand_over(publish_stream *ps, size_t n, const uint32_t *class_of, const char *copied,
                               const size_t *copied_off, ak_error *err)
 {
     stream_composer *c = &ps->comp;
@@ -1029,7 +1041,7 @@ static int composer_hand_over(publish_stream *ps, size_t n, size_t nwrite, const
         if (bytes) memcpy(c->copied, copied, bytes);
     }
     pthread_mutex_lock(&c->lock);
-    c->nwrite = nwrite;
+    c->nrows = n;
     c->busy = 1;
     pthread_cond_broadcast(&c->changed);
     pthread_mutex_unlock(&c->lock);
@@ -1083,21 +1095,8 @@ int publish_stream_part(publish_stream *ps, const table *view, const partition *
         ps->order = o;
         ps->cap = n;
     }
-    size_t nwrite = 0;
-    for (size_t r = 0; r < n; r++) {
-        const int suppressed = p->class_of[r] == PARTITION_SUPPRESSED;
-        ps->stats.suppressed += (uint64_t)suppressed;
-        ps->stats.published += (uint64_t)!suppressed;
-        if (!(suppressed && ps->opts.drop_suppressed)) ps->order[nwrite++] = (uint32_t)r;
-    }
-    if (!ps->opts.keep_order)
-        for (size_t i = nwrite; i > 1; i--) {
-            size_t j = (size_t)ak_rng_below(&ps->rng, i);
-            uint32_t tmp = ps->order[i - 1];
-            ps->order[i - 1] = ps->order[j];
-            ps->order[j] = tmp;
-        }
-    if (ps->comp.started) return composer_hand_over(ps, n, nwrite, p->class_of, copied, copied_off, err);
+    if (ps->comp.started) return composer_hand_over(ps, n, p->class_of, copied, copied_off, err);
+    const size_t nwrite = order_rows(p->class_of, n, &ps->opts, &ps->rng, ps->order, &ps->stats);
     if (ps->opts.threads > 1) return compose_part(ps, p->class_of, nwrite, copied, copied_off, NULL, err);
     const size_t none[2] = {0, 0};
     for (size_t start = 0; start < nwrite; start += PUBLISH_BLOCK_ROWS) {
@@ -1114,8 +1113,8 @@ int publish_stream_part(publish_stream *ps, const table *view, const partition *
 
 int publish_stream_close(publish_stream *ps, publish_stats *stats, ak_error *err)
 {
+    AK_CHECK(composer_wait(&ps->comp, err)); /* (which counts the last part's rows) */
     *stats = ps->stats;
-    AK_CHECK(composer_wait(&ps->comp, err));
     return csv_writer_flush(ps->writer, err);
 }
 

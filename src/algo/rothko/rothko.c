@@ -2373,7 +2373,7 @@ static int sample_first_scan(rk *r, rk_part *p, size_t want, rk_load *l, size_t 
     AK_CHECK(load_alloc(r, l, want, 0, err));
     rk_layout lay;
     memset(&lay, 0, sizeof lay);
-    AK_CHECK(layout_wide(r, &lay, err));
+    AK_CHECK(layout_wide(r, &lay, err)); /* (one allocation: nothing to free when it fails) */
     uint8_t provisional[d + 2]; /* ranked together at the end, as in sample_scan */
     memset(provisional, 0, sizeof provisional);
     for (uint32_t q = 0; q < d; q++)
