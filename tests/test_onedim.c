@@ -501,9 +501,25 @@ static void generate(tu_rng *rng, const char *dir, gen_table *g, size_t max_rows
     fclose(f);
 }
 
-static table *load(const gen_table *g)
+/* Loads the CSV at path with QIs names[0 .. nqi) (hierarchy paths[q], NULL
+ * for numeric) and the given sensitive column (NULL: none). */
+static table *load_csv(const char *path, size_t nqi, const char **names, const char **paths, const char *sensitive)
 {
     table_spec spec = {0};
+    spec.path = spec.display_name = path;
+    spec.delimiter = ',';
+    spec.nqi = nqi;
+    spec.qi_names = names;
+    spec.hierarchy_paths = paths;
+    spec.sensitive_name = sensitive;
+    table *t;
+    ak_error err;
+    if (table_load(&t, &spec, &err) != ANONKIT_OK) fail_msg("table_load: %s", err.message);
+    return t;
+}
+
+static table *load(const gen_table *g)
+{
     const char *names[MAX_QI], *paths[MAX_QI];
     static char name_buf[MAX_QI][16];
     for (int q = 0; q < g->nqi; q++) {
@@ -511,17 +527,7 @@ static table *load(const gen_table *g)
         names[q] = name_buf[q];
         paths[q] = g->categorical[q] ? g->hier_path[q] : NULL;
     }
-    spec.path = g->csv_path;
-    spec.display_name = g->csv_path;
-    spec.delimiter = ',';
-    spec.nqi = (size_t)g->nqi;
-    spec.qi_names = names;
-    spec.hierarchy_paths = paths;
-    spec.sensitive_name = "s";
-    table *t;
-    ak_error err;
-    if (table_load(&t, &spec, &err) != ANONKIT_OK) fail_msg("table_load: %s", err.message);
-    return t;
+    return load_csv(g->csv_path, (size_t)g->nqi, names, paths, "s");
 }
 
 /* |G| * weighted NCP of rows order[from .. to), from a fresh box. */
@@ -751,21 +757,13 @@ static void test_dp_against_direct(void **state)
     for (int r = 0; r < WROWS; r++)
         for (int q = 0; q < WIDE; q++) fprintf(f, "%d%s", (int)tu_below(&rng, q % 3 ? 4 : 50), q + 1 < WIDE ? "," : "\n");
     fclose(f);
-    table_spec spec = {0};
     const char *names[WIDE], *paths[WIDE] = {0};
     static char name_buf[WIDE][8];
     for (int q = 0; q < WIDE; q++) {
         snprintf(name_buf[q], sizeof name_buf[q], "a%d", q);
         names[q] = name_buf[q];
     }
-    spec.path = spec.display_name = path;
-    spec.delimiter = ',';
-    spec.nqi = WIDE;
-    spec.qi_names = names;
-    spec.hierarchy_paths = paths;
-    table *t;
-    ak_error err;
-    if (table_load(&t, &spec, &err) != ANONKIT_OK) fail_msg("table_load: %s", err.message);
+    table *t = load_csv(path, WIDE, names, paths, NULL);
     uint32_t order[WROWS];
     for (size_t i = 0; i < WROWS; i++) order[i] = (uint32_t)i;
     for (uint64_t k = 1; k <= 12; k += 1 + k / 3) {
@@ -1159,17 +1157,7 @@ static table *load_large(tu_rng *rng, const char *dir, size_t rows)
                 (int)tu_below(rng, (uint64_t)nleaves), (int)tu_below(rng, 7), (int)tu_below(rng, 6));
     fclose(f);
     const char *names[] = {"a", "b", "c", "e"}, *paths[] = {NULL, NULL, hier, NULL};
-    table_spec spec = {0};
-    spec.path = spec.display_name = csv;
-    spec.delimiter = ',';
-    spec.nqi = 4;
-    spec.qi_names = names;
-    spec.hierarchy_paths = paths;
-    spec.sensitive_name = "s";
-    table *t;
-    ak_error err;
-    if (table_load(&t, &spec, &err) != ANONKIT_OK) fail_msg("table_load: %s", err.message);
-    return t;
+    return load_csv(csv, 4, names, paths, "s");
 }
 
 /* iDistance's k-means start centres on a table where most rows repeat one
@@ -1192,16 +1180,8 @@ static void test_idistance_centres_on_repeated_tuples(void **state)
         else fprintf(f, "%d,%d,s%d\n", 1 + r / 10 % 20, 1 + r / 200 % 20, r % 3);
     fclose(f);
     const char *names[] = {"a", "b"}, *paths[] = {NULL, NULL};
-    table_spec spec = {0};
-    spec.path = spec.display_name = csv;
-    spec.delimiter = ',';
-    spec.nqi = 2;
-    spec.qi_names = names;
-    spec.hierarchy_paths = paths;
-    spec.sensitive_name = "s";
-    table *t;
+    table *t = load_csv(csv, 2, names, paths, "s");
     ak_error err;
-    if (table_load(&t, &spec, &err) != ANONKIT_OK) fail_msg("table_load: %s", err.message);
     for (uint64_t seed = 1; seed <= 4; seed++) {
         hil_options o = {0};
         o.mapping = HIL_MAP_IDISTANCE;
