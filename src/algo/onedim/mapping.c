@@ -17,10 +17,10 @@
 #include "algo/onedim/mapping.h"
 
 #include <math.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/parallel.h"
 #include "core/rng.h"
 #include "io/extsort.h"
 
@@ -319,22 +319,14 @@ static void *assign_range_main(void *arg)
 static size_t assign_nearest(const hil_nn *nn, const double *pts, unsigned d, size_t n, size_t *assign,
                              unsigned threads)
 {
-    enum { MAX_THREADS = 16 };
-    if (threads > MAX_THREADS) threads = MAX_THREADS;
+    if (threads > AK_MAX_PARTS) threads = AK_MAX_PARTS;
     if (threads < 1 || n < 1024 * (size_t)threads) threads = 1;
-    assign_range part[MAX_THREADS];
-    pthread_t tid[MAX_THREADS];
-    int started[MAX_THREADS] = {0};
+    assign_range part[AK_MAX_PARTS];
     for (unsigned j = 0; j < threads; j++)
         part[j] = (assign_range){nn, pts, d, assign, n * j / threads, n * (j + 1) / threads, 0};
-    for (unsigned j = 1; j < threads; j++) started[j] = pthread_create(&tid[j], NULL, assign_range_main, &part[j]) == 0;
-    assign_range_main(&part[0]);
-    size_t changed = part[0].changed;
-    for (unsigned j = 1; j < threads; j++) {
-        if (started[j]) pthread_join(tid[j], NULL);
-        else assign_range_main(&part[j]);
-        changed += part[j].changed;
-    }
+    ak_run_parts(part, sizeof *part, threads, assign_range_main);
+    size_t changed = 0;
+    for (unsigned j = 0; j < threads; j++) changed += part[j].changed;
     return changed;
 }
 

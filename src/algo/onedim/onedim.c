@@ -5,11 +5,11 @@
  * §5.2) and publish every group as its bounding box (local recoding: boxes
  * may overlap, §2). */
 #include <math.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "algo/onedim/mapping.h"
+#include "core/parallel.h"
 #include "io/extsort.h"
 
 int hil_parse_algorithm(const char *name, hil_options *o)
@@ -79,24 +79,16 @@ static void *key_records_main(void *arg)
  * at once (a range whose thread cannot be started runs in the caller). */
 static void key_records_parallel(key_range base, size_t n, uint64_t *all, unsigned threads)
 {
-    enum { MAX_THREADS = 16 };
-    if (threads > MAX_THREADS) threads = MAX_THREADS;
+    if (threads > AK_MAX_PARTS) threads = AK_MAX_PARTS;
     if (threads < 1 || n < 4096 * (size_t)threads) threads = 1;
-    key_range part[MAX_THREADS];
-    pthread_t tid[MAX_THREADS];
-    int started[MAX_THREADS] = {0};
+    key_range part[AK_MAX_PARTS];
     for (unsigned j = 0; j < threads; j++) {
         part[j] = base;
         part[j].from = n * j / threads / 64 * 64; /* batches of the same rows as one range */
         part[j].to = j + 1 == threads ? n : n * (j + 1) / threads / 64 * 64;
         part[j].out = all + part[j].from * base.words;
     }
-    for (unsigned j = 1; j < threads; j++) started[j] = pthread_create(&tid[j], NULL, key_records_main, &part[j]) == 0;
-    key_records(&part[0]);
-    for (unsigned j = 1; j < threads; j++) {
-        if (started[j]) pthread_join(tid[j], NULL);
-        else key_records(&part[j]);
-    }
+    ak_run_parts(part, sizeof *part, threads, key_records_main);
 }
 
 /* Maps and sorts: order[i] is the row at 1-D position i, gap[i] (when gap is
