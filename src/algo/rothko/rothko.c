@@ -607,6 +607,15 @@ static void root_column(const rk *r, uint32_t c, uint32_t *col, size_t n, uint64
     if (rank && c < r->d && t->qi[c].kind == ATTR_NUMERIC) table_numeric_ranks(t, c, col, n);
 }
 
+/* Whether p's codes of QI q are integer codes in value order (a value plus
+ * a bias; the root file's numeric QIs without general-mode ids), which may
+ * be gathered as they are and ranked afterwards, in bulk or just their
+ * extremes: ranking is a lookup in a table as wide as the values' range. */
+static int ranked_later(const rk *r, const rk_part *p, uint32_t q)
+{
+    return p->provisional && r->t->qi[q].kind == ATTR_NUMERIC && !r->t->qi[q].prov.has_ids;
+}
+
 static void reader_close(rk_reader *rd)
 {
     spill_reader_free(&rd->tuples);
@@ -2047,8 +2056,7 @@ static int scan(rk *r, rk_tree *tr, rk_part *p, int repartition, spill_writer *c
      * alone. Ranking is a lookup in a table as wide as the values' range. */
     const fgroup *only = tr->count == 1 ? tr->nodes[0].fg : NULL;
     for (uint32_t c = 0; rc == ANONKIT_OK && c < r->d; c++)
-        b.provisional[c] = p->provisional && !repartition && !copy && only && !only->counted[c] &&
-                           r->t->qi[c].kind == ATTR_NUMERIC && !r->t->qi[c].prov.has_ids;
+        b.provisional[c] = !repartition && !copy && only && !only->counted[c] && ranked_later(r, p, c);
     while (rc == ANONKIT_OK) {
         const uint8_t *raw;
         size_t n;
@@ -2280,6 +2288,20 @@ static int process_partition(rk *r, rk_part *p, const uint32_t *rlo, const uint3
 
 /* ------------------------------------------------------------ Rothko-S (000 §3) */
 
+/* Per column of p (d QIs, sensitive, class), ranked_later, into provisional. */
+static void sample_provisional(const rk *r, const rk_part *p, uint8_t *provisional)
+{
+    memset(provisional, 0, (size_t)r->d + 2);
+    for (uint32_t q = 0; q < r->d; q++) provisional[q] = (uint8_t)ranked_later(r, p, q);
+}
+
+/* Ranks the n sampled codes of the QIs left provisional by sample_take. */
+static void sample_rank(const rk *r, const uint8_t *provisional, rk_load *l, size_t n)
+{
+    for (uint32_t q = 0; q < r->d; q++)
+        if (provisional[q]) table_numeric_ranks(r->t, q, l->codes[q], n);
+}
+
 /* Decodes the tuple of p at raw, the reader's row `row`, into slot `slot`
  * of the sample l: final codes, but numeric QIs with provisional[q] left
  * provisional (sample_scan ranks them at the end). */
@@ -2324,13 +2346,8 @@ static int sample_scan(rk *r, rk_part *p, size_t want, rk_load *l, size_t *got, 
     qsort(pick, n, sizeof *pick, ak_cmp_u64);
     rk_reader rd;
     int rc = reader_open(r, &rd, p, 0, err);
-    /* Integer codes of the root file are in value order: the sample's are
-     * ranked together at the end (ranking is a lookup in a table as wide as
-     * the values' range) */
-    uint8_t provisional[d + 2];
-    memset(provisional, 0, sizeof provisional);
-    for (uint32_t q = 0; q < d; q++)
-        provisional[q] = p->provisional && r->t->qi[q].kind == ATTR_NUMERIC && !r->t->qi[q].prov.has_ids;
+    uint8_t provisional[d + 2]; /* ranked together at the end */
+    sample_provisional(r, p, provisional);
     const size_t width = rc == ANONKIT_OK ? rd.lay->width : 1;
     size_t next = 0;
     while (rc == ANONKIT_OK && next < n) {
@@ -2347,9 +2364,7 @@ static int sample_scan(rk *r, rk_part *p, size_t want, rk_load *l, size_t *got, 
     }
     free(pick);
     *got = n;
-    for (uint32_t q = 0; rc == ANONKIT_OK && q < d; q++)
-        if (provisional[q])
-            table_numeric_ranks(r->t, q, l->codes[q], n);
+    if (rc == ANONKIT_OK) sample_rank(r, provisional, l, n);
     reader_close(&rd);
     r->stats->scans++;
     return rc;
@@ -2374,10 +2389,8 @@ static int sample_first_scan(rk *r, rk_part *p, size_t want, rk_load *l, size_t 
     rk_layout lay;
     memset(&lay, 0, sizeof lay);
     AK_CHECK(layout_wide(r, &lay, err)); /* (one allocation: nothing to free when it fails) */
-    uint8_t provisional[d + 2]; /* ranked together at the end, as in sample_scan */
-    memset(provisional, 0, sizeof provisional);
-    for (uint32_t q = 0; q < d; q++)
-        provisional[q] = r->t->qi[q].kind == ATTR_NUMERIC && !r->t->qi[q].prov.has_ids;
+    uint8_t provisional[d + 2]; /* ranked together at the end */
+    sample_provisional(r, p, provisional);
     size_t n = 0;
     for (unsigned i = 0; i < r->first_sample_parts; i++)
         for (size_t j = 0; j < r->first_sample[i].n; j++) {
@@ -2387,8 +2400,7 @@ static int sample_first_scan(rk *r, rk_part *p, size_t want, rk_load *l, size_t 
             if (!bottomk_key_less(cut, key)) sample_take(r, p, &lay, tuple, key.seq, provisional, l, n++);
         }
     layout_free(&lay);
-    for (uint32_t q = 0; q < d; q++)
-        if (provisional[q]) table_numeric_ranks(r->t, q, l->codes[q], n);
+    sample_rank(r, provisional, l, n);
     *got = n;
     return 1;
 }
@@ -2406,9 +2418,7 @@ static int part_box(rk *r, rk_part *p, uint32_t *box_lo, uint32_t *box_hi, ak_er
     rk_batch b = {0};
     int rc = reader_open(r, &rd, p, 0, err);
     if (rc == ANONKIT_OK) rc = batch_init(r, &b, err);
-    /* integer codes of the root file are in value order: only the extremes are ranked */
-    for (uint32_t q = 0; rc == ANONKIT_OK && q < d; q++)
-        b.provisional[q] = p->provisional && r->t->qi[q].kind == ATTR_NUMERIC && !r->t->qi[q].prov.has_ids;
+    for (uint32_t q = 0; rc == ANONKIT_OK && q < d; q++) b.provisional[q] = (uint8_t)ranked_later(r, p, q); /* extremes only */
     uint64_t seen = 0;
     while (rc == ANONKIT_OK) {
         const uint8_t *raw;
