@@ -15,7 +15,7 @@ int bottomk_init(bottomk *s, size_t width, size_t m, ak_error *err)
 {
     memset(s, 0, sizeof *s);
     s->width = width;
-    s->stride = sizeof(bottomk_key) + (width + 7) / 8 * 8;
+    s->stride = bottomk_record_bytes(width);
     s->m = m ? m : 1;
     s->cap = s->m + s->m / 8 + 1;
     if (!(s->slots = malloc(s->cap * s->stride))) return ak_err_nomem(err);

@@ -47,7 +47,11 @@ typedef struct bottomk {
     bottomk_key bound;
 } bottomk;
 
-/* A store for the m least of records of `width` bytes (m >= 1). */
+/* Bytes a store takes per record of `width` bytes, its key included. */
+static inline size_t bottomk_record_bytes(size_t width) { return sizeof(bottomk_key) + (width + 7) / 8 * 8; }
+
+/* A store for the m least of records of `width` bytes (m >= 1): at most
+ * m + m/8 + 1 records of bottomk_record_bytes(width). */
 int bottomk_init(bottomk *s, size_t width, size_t m, ak_error *err);
 void bottomk_free(bottomk *s);
 

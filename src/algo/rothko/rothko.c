@@ -241,7 +241,7 @@ static int first_sample_start(rk *r, unsigned pieces, ak_error *err)
     uint64_t m = pieces < 2 ? most : most / 2 + most / 20 + 4 * (uint64_t)sqrt((double)most) + 16;
     if (m > most) m = most;
     /* the stores (m + m/8 records each, keys included) take at most half the budget */
-    const uint64_t fits = (r->o->memory - reserved) / 2 / pieces / (16 + (r->width + 7) / 8 * 8) / 9 * 8;
+    const uint64_t fits = (r->o->memory - reserved) / 2 / pieces / bottomk_record_bytes(r->width) / 9 * 8;
     if (m > fits) m = fits;
     if (r->o->first_sample_rows && r->o->first_sample_rows < m) m = r->o->first_sample_rows;
     if (m < 1) return ANONKIT_OK;
