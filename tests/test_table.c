@@ -262,6 +262,27 @@ static void assert_same_table(const table *a, const table *b)
         assert_string_equal(strmap_key(&a->sensitive_dict, id), strmap_key(&b->sensitive_dict, id));
 }
 
+/* Loads path on one thread and on two: both fail alike, on line fail_line
+ * with the same message (returns the status), or both succeed with the
+ * same table of `rows` rows (ANONKIT_OK: *two holds it, *one freed). */
+static int load_one_and_two(const char *path, const char *hier_path, long fail_line, size_t rows, table **two)
+{
+    table *one = NULL;
+    ak_error e1, e2;
+    const int rc1 = load_big(path, hier_path, 1, &one, &e1), rc2 = load_big(path, hier_path, 2, two, &e2);
+    assert_int_equal(rc1, rc2);
+    if (rc1 != ANONKIT_OK) {
+        assert_int_equal(e1.line, fail_line);
+        assert_int_equal(e2.line, fail_line);
+        assert_string_equal(e1.message, e2.message);
+        return rc1;
+    }
+    assert_same_table(one, *two);
+    assert_int_equal((*two)->nrows, rows);
+    table_free(one);
+    return ANONKIT_OK;
+}
+
 /* numdict_format_int writes what printf's %lld writes, for every length of
  * number, both signs and the extremes. */
 static void test_format_int(void **state)
@@ -430,21 +451,10 @@ static void test_parallel_read(void **state)
             else fprintf(f, "%ld,%c,v%u\n", x, c, sv);
         }
         fclose(f);
-        table *one = NULL, *two = NULL;
-        ak_error e1, e2;
-        int rc1 = load_big(pcopy, hcopy, 1, &one, &e1), rc2 = load_big(pcopy, hcopy, 2, &two, &e2);
-        assert_int_equal(rc1, rc2);
-        if (variant == 3) {
-            assert_int_equal(rc1, ANONKIT_E_INPUT);
-            assert_int_equal(e2.line, (long)(rows * 3 / 4) + 2); /* exact line, from either path */
-            assert_int_equal(e1.line, e2.line);
-            assert_string_equal(e1.message, e2.message);
-            continue;
-        }
-        assert_int_equal(rc1, ANONKIT_OK);
-        assert_same_table(one, two);
-        assert_int_equal(two->nrows, rows);
-        table_free(one);
+        table *two = NULL;
+        /* variant 3: the exact line, from either path */
+        const int rc = load_one_and_two(pcopy, hcopy, (long)(rows * 3 / 4) + 2, rows, &two);
+        assert_int_equal(rc, variant == 3 ? ANONKIT_E_INPUT : ANONKIT_OK);
         table_free(two);
     }
 }
@@ -487,26 +497,16 @@ static void test_parallel_read_cut(void **state)
         if (variant == 0) write_fixed(pcopy, rows, 0, NULL, -1);
         if (variant == 1) write_fixed(pcopy, rows, 0, NULL, (long)rows / 2 - 1);
         if (variant == 2) write_fixed(pcopy, rows, rows / 2, "123456,a,\"v\nw\"\n", -1);
-        table *one = NULL, *two = NULL;
-        ak_error e1, e2;
-        int rc1 = load_big(pcopy, hcopy, 1, &one, &e1), rc2 = load_big(pcopy, hcopy, 2, &two, &e2);
-        assert_int_equal(rc1, rc2);
-        if (variant == 1) {
-            assert_int_equal(rc1, ANONKIT_E_INPUT);
-            assert_int_equal(e1.line, (long)rows / 2 + 2); /* the empty line, after the header and N/2 rows */
-            assert_int_equal(e1.line, e2.line);
-            assert_string_equal(e1.message, e2.message);
-            continue;
-        }
-        assert_int_equal(rc1, ANONKIT_OK);
-        assert_same_table(one, two);
-        assert_int_equal(two->nrows, rows);
+        table *two = NULL;
+        /* variant 1: the empty line, after the header and N/2 rows */
+        const int rc = load_one_and_two(pcopy, hcopy, (long)rows / 2 + 2, rows, &two);
+        assert_int_equal(rc, variant == 1 ? ANONKIT_E_INPUT : ANONKIT_OK);
+        if (rc != ANONKIT_OK) continue;
         if (variant == 2) {
             uint32_t id = two->sensitive_codes[rows / 2];
             assert_int_equal(strmap_key_len(&two->sensitive_dict, id), 3);
             assert_memory_equal(strmap_key(&two->sensitive_dict, id), "v\nw", 3);
         }
-        table_free(one);
         table_free(two);
     }
 }
