@@ -486,18 +486,44 @@ static void layout_column(const rk_layout *l, uint32_t c, const uint8_t *raw, si
     }
 }
 
-/* Stores code v as column c of the tuple at row. */
-static inline void layout_store(const rk_layout *l, uint32_t c, uint8_t *row, uint32_t v)
+/* Stores m rows of a decoded batch (columns of codes `stride` apart), rows
+ * pick[0..m) of it (NULL: rows 0..m), as m consecutive tuples of layout l at
+ * out, their doubles copied from the same rows of the tuples at raw (layout
+ * src). A column at a time, its width chosen once: storing a tuple's columns
+ * one by one chose each's width per tuple, and those branches were most of a
+ * repartitioning scan's writing. */
+static void layout_rows(const rk_layout *l, uint32_t ncol, uint32_t extra, const uint32_t *codes, size_t stride,
+                        const uint32_t *pick, size_t m, const uint8_t *raw, const rk_layout *src, uint8_t *out)
 {
-    const uint32_t x = v - l->base[c];
-    uint8_t *at = row + l->off[c];
-    switch (l->bytes[c]) {
-    case 0: break;
-    case 1: at[0] = (uint8_t)x; break;
-    case 2: at[0] = (uint8_t)x, at[1] = (uint8_t)(x >> 8); break;
-    case 3: at[0] = (uint8_t)x, at[1] = (uint8_t)(x >> 8), at[2] = (uint8_t)(x >> 16); break;
-    default: tuple_store_u32(at, x); break;
+    const uint32_t w = l->width;
+    for (uint32_t c = 0; c < ncol; c++) {
+        const uint32_t *col = codes + (size_t)c * stride, base = l->base[c];
+        uint8_t *at = out + l->off[c];
+        switch (l->bytes[c]) {
+        case 0:
+            break;
+        case 1:
+            for (size_t j = 0; j < m; j++, at += w) at[0] = (uint8_t)(col[pick ? pick[j] : j] - base);
+            break;
+        case 2:
+            for (size_t j = 0; j < m; j++, at += w) {
+                const uint32_t x = col[pick ? pick[j] : j] - base;
+                at[0] = (uint8_t)x, at[1] = (uint8_t)(x >> 8);
+            }
+            break;
+        case 3:
+            for (size_t j = 0; j < m; j++, at += w) {
+                const uint32_t x = col[pick ? pick[j] : j] - base;
+                at[0] = (uint8_t)x, at[1] = (uint8_t)(x >> 8), at[2] = (uint8_t)(x >> 16);
+            }
+            break;
+        default:
+            for (size_t j = 0; j < m; j++, at += w) tuple_store_u32(at, col[pick ? pick[j] : j] - base);
+            break;
+        }
     }
+    for (size_t j = 0; extra && j < m; j++)
+        memcpy(out + j * w + l->extra_at, raw + (size_t)(pick ? pick[j] : j) * src->width + src->extra_at, extra);
 }
 
 /* ------------------------------------------------------------ partition files */
@@ -1612,6 +1638,7 @@ typedef struct rk_batch {
     size_t *first;        /* per tree node: where its rows start in order (tree size + 1) */
     size_t nfirst;
     uint8_t *provisional; /* per column: its codes left provisional (only the box is wanted, see scan) */
+    uint8_t *tuples;      /* cap tuples of any layout, stored for writing (layout_rows) */
     /* the tree as route_batch reads it, built for each scan */
     rk_hop *hop;          /* per node */
     uint32_t *bound;      /* per node: the least code of the split attribute its rows hold (its rlo there) */
@@ -1629,7 +1656,8 @@ static int batch_init(const rk *r, rk_batch *b, ak_error *err)
     b->order = malloc(b->cap * sizeof *b->order);
     b->gathered = malloc(b->cap * sizeof *b->gathered);
     b->provisional = calloc((size_t)r->d + 2, 1);
-    if (!b->code || !b->node || !b->order || !b->gathered || !b->provisional) return ak_err_nomem(err);
+    b->tuples = malloc(b->cap * r->width);
+    if (!b->code || !b->node || !b->order || !b->gathered || !b->provisional || !b->tuples) return ak_err_nomem(err);
     return ANONKIT_OK;
 }
 
@@ -1643,6 +1671,7 @@ static void batch_free(rk_batch *b)
     free(b->gathered);
     free(b->first);
     free(b->provisional);
+    free(b->tuples);
     memset(b, 0, sizeof *b);
 }
 
@@ -1755,6 +1784,25 @@ static int count_column(fgroup *g, uint32_t q, const uint32_t *col, size_t n, ak
     return ANONKIT_OK;
 }
 
+/* Groups the n routed rows of the batch by node, in file order within a
+ * node: node x's rows are order[first[x] .. first[x + 1]). */
+static int batch_group(const rk_tree *tr, rk_batch *b, size_t n, ak_error *err)
+{
+    if (b->nfirst < tr->count + 1) {
+        size_t *first = realloc(b->first, (tr->count + 1) * sizeof *first);
+        if (!first) return ak_err_nomem(err);
+        b->first = first;
+        b->nfirst = tr->count + 1;
+    }
+    memset(b->first, 0, (tr->count + 1) * sizeof *b->first);
+    for (size_t i = 0; i < n; i++) b->first[b->node[i] + 1]++;
+    for (size_t x = 0; x < tr->count; x++) b->first[x + 1] += b->first[x];
+    for (size_t i = 0; i < n; i++) b->order[b->first[b->node[i]]++] = (uint32_t)i;
+    for (size_t x = tr->count; x > 0; x--) b->first[x] = b->first[x - 1]; /* back to the starts */
+    b->first[0] = 0;
+    return ANONKIT_OK;
+}
+
 /* Adds n decoded rows to the frequency groups of their open nodes: every
  * QI's box, the counted QIs' sets. With several open nodes the rows are
  * first grouped by node, so that each node's codes are counted in one tight
@@ -1766,19 +1814,8 @@ static int batch_count(rk *r, rk_tree *tr, rk_batch *b, size_t n, ak_error *err)
     if (only) {
         only->n += n;
     } else {
-        if (b->nfirst < tr->count + 1) {
-            size_t *first = realloc(b->first, (tr->count + 1) * sizeof *first);
-            if (!first) return ak_err_nomem(err);
-            b->first = first;
-            b->nfirst = tr->count + 1;
-        }
-        memset(b->first, 0, (tr->count + 1) * sizeof *b->first);
         route_batch(b, n, b->node);
-        for (size_t i = 0; i < n; i++) b->first[b->node[i] + 1]++;
-        for (size_t x = 0; x < tr->count; x++) b->first[x + 1] += b->first[x];
-        for (size_t i = 0; i < n; i++) b->order[b->first[b->node[i]]++] = (uint32_t)i;
-        for (size_t x = tr->count; x > 0; x--) b->first[x] = b->first[x - 1]; /* back to the starts */
-        b->first[0] = 0;
+        AK_CHECK(batch_group(tr, b, n, err));
         for (size_t x = 0; x < tr->count; x++)
             if (tr->nodes[x].fg) tr->nodes[x].fg->n += b->first[x + 1] - b->first[x];
     }
@@ -1815,54 +1852,56 @@ static int batch_count(rk *r, rk_tree *tr, rk_batch *b, size_t n, ak_error *err)
 }
 
 /* Writes n decoded and routed rows (stored at raw) to the files of their
- * leaves, as read or in the leaf's own layout, each with its copied fields. */
-static int batch_write(rk *r, rk_tree *tr, rk_reader *rd, const uint8_t *raw, const rk_batch *b, size_t n,
-                       ak_error *err)
+ * leaves, as read or in the leaf's own layout, each with its copied fields:
+ * a leaf at a time, its rows in file order. */
+static int batch_write(rk *r, rk_tree *tr, rk_reader *rd, const uint8_t *raw, rk_batch *b, size_t n, ak_error *err)
 {
     const uint32_t width = rd->lay->width;
-    uint8_t narrow[4 * ((size_t)r->d + 2) + r->extra];
-    for (size_t i = 0; i < n; i++) {
-        rk_node *x = &tr->nodes[b->node[i]];
+    AK_CHECK(batch_group(tr, b, n, err));
+    for (size_t leaf = 0; leaf < tr->count; leaf++) {
+        const uint32_t *rows = b->order + b->first[leaf];
+        const size_t m = b->first[leaf + 1] - b->first[leaf];
+        if (m == 0) continue;
+        rk_node *x = &tr->nodes[leaf];
         if (x->track) { /* Rothko-S: the leaf's population statistics */
-            if (x->shist) { /* (decoded when transcoding: the root file's codes may need mapping) */
-                uint32_t v = b->code[r->d * b->stride + i];
-                if (!x->transcode) layout_column(rd->lay, r->d, raw + i * width, 1, &v);
-                x->shist[v]++;
+            for (size_t j = 0; j < m; j++) {
+                const size_t i = rows[j];
+                if (x->shist) { /* (decoded when transcoding: the root file's codes may need mapping) */
+                    uint32_t v = b->code[r->d * b->stride + i];
+                    if (!x->transcode) layout_column(rd->lay, r->d, raw + i * width, 1, &v);
+                    x->shist[v]++;
+                }
+                if (r->has_sval) model_moments_add(&x->mom, tuple_sval(rd->lay, raw + i * width));
             }
-            if (r->has_sval) model_moments_add(&x->mom, tuple_sval(rd->lay, raw + i * width));
         }
         if (x->transcode) {
-            for (uint32_t c = 0; c < r->d + 2; c++) layout_store(&x->lay, c, narrow, b->code[c * b->stride + i]);
-            memcpy(narrow + x->lay.extra_at, raw + i * width + rd->lay->extra_at, r->extra);
-            AK_CHECK(spill_put(&x->wt, narrow, x->lay.width, err));
+            layout_rows(&x->lay, r->d + 2, r->extra, b->code, b->stride, rows, m, raw, rd->lay, b->tuples);
+            AK_CHECK(spill_write(&x->wt, b->tuples, m * x->lay.width, err));
         } else {
-            AK_CHECK(spill_put(&x->wt, raw + i * width, width, err));
+            for (size_t j = 0; j < m; j++) AK_CHECK(spill_put(&x->wt, raw + rows[j] * width, width, err));
         }
-        if (rd->with_payload) {
-            const uint8_t *pay;
-            size_t paylen;
-            AK_CHECK(read_payload(r, rd, &pay, &paylen, err));
-            uint8_t head[4];
-            tuple_store_u32(head, (uint32_t)(paylen - 4 * (size_t)r->ncopied));
-            AK_CHECK(spill_put(&x->wp, head, 4, err));
-            AK_CHECK(spill_put(&x->wp, pay, paylen, err));
-        }
-        x->part.rows++;
+        x->part.rows += m;
+    }
+    for (size_t i = 0; rd->with_payload && i < n; i++) { /* the payload file is read in file order */
+        rk_node *x = &tr->nodes[b->node[i]];
+        const uint8_t *pay;
+        size_t paylen;
+        AK_CHECK(read_payload(r, rd, &pay, &paylen, err));
+        uint8_t head[4];
+        tuple_store_u32(head, (uint32_t)(paylen - 4 * (size_t)r->ncopied));
+        AK_CHECK(spill_put(&x->wp, head, 4, err));
+        AK_CHECK(spill_put(&x->wp, pay, paylen, err));
     }
     r->stats->rows_written += n;
     return ANONKIT_OK;
 }
 
 /* Writes n decoded rows (stored at raw as src says) to w in layout lay. */
-static int batch_copy(rk *r, const rk_batch *b, const uint8_t *raw, const rk_layout *src, size_t n, spill_writer *w,
+static int batch_copy(rk *r, rk_batch *b, const uint8_t *raw, const rk_layout *src, size_t n, spill_writer *w,
                       const rk_layout *lay, ak_error *err)
 {
-    uint8_t narrow[4 * ((size_t)r->d + 2) + r->extra];
-    for (size_t i = 0; i < n; i++) {
-        for (uint32_t c = 0; c < r->d + 2; c++) layout_store(lay, c, narrow, b->code[c * b->stride + i]);
-        memcpy(narrow + lay->extra_at, raw + i * src->width + src->extra_at, r->extra);
-        AK_CHECK(spill_put(w, narrow, lay->width, err));
-    }
+    layout_rows(lay, r->d + 2, r->extra, b->code, b->stride, NULL, n, raw, src, b->tuples);
+    AK_CHECK(spill_write(w, b->tuples, n * lay->width, err));
     r->stats->rows_written += n;
     return ANONKIT_OK;
 }
