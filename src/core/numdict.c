@@ -433,14 +433,10 @@ static int present_cover(numdict *d, int64_t lo, int64_t hi, ak_error *err)
 
 int numdict_absorb(numdict *d, const uint32_t *codes, size_t n, ak_error *err)
 {
-    int64_t lo = INT64_MAX, hi = INT64_MIN;
-    for (size_t i = 0; i < n; i++)
-        if (codes[i] >= NUMDICT_INT_LOW) {
-            const int64_t v = (int64_t)codes[i] - INT_BIAS;
-            if (v < lo) lo = v;
-            if (v > hi) hi = v;
-        }
-    if (lo > hi) return ANONKIT_OK;
+    /* every integer code handed out so far, these included, lies in [min, max]
+     * (numdict_add keeps them): a bitmap covering that covers these */
+    const int64_t lo = d->min, hi = d->max;
+    if (lo > hi || n == 0) return ANONKIT_OK;
     if (d->present_base != INT64_MIN) { /* INT64_MIN: integers are hashed already */
         int wide = present_cover(d, lo, hi, err);
         if (wide < 0) return wide;
