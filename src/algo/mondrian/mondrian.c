@@ -1461,12 +1461,17 @@ static void *fill_rows(void *arg)
     const table *t = s->t;
     const uint32_t d = s->d, bw = s->bw;
     box_reset(job->box, bw);
+    /* the box a column at a time, in registers (box_add per row kept it in memory) */
+    const uint32_t *column[d];
+    for (uint32_t q = 0; q < d; q++) {
+        column[q] = t->qi[q].codes;
+        ak_min_max(column[q] + job->first, job->last - job->first, &job->box[q], &job->box[bw + q]);
+    }
     for (size_t i = job->first; i < job->last; i++) {
         uint32_t *r = row_at(s, i);
-        for (uint32_t q = 0; q < d; q++) r[q] = t->qi[q].codes[i];
+        for (uint32_t q = 0; q < d; q++) r[q] = column[q][i];
         if (s->need_hist) r[d] = t->sensitive_codes[i];
         r[s->idw] = (uint32_t)i;
-        box_add(job->box, r, d, bw);
     }
     return NULL;
 }

@@ -39,8 +39,8 @@
 #include <sys/stat.h>
 
 #include "core/bottomk.h"
-#include "core/compare.h"
 #include "core/clock.h"
+#include "core/compare.h"
 #include "core/hash.h"
 #include "core/rng.h"
 #include "core/stats.h"
@@ -1743,33 +1743,11 @@ static void batch_decode(const rk *r, const rk_part *p, rk_reader *rd, const uin
     rd->row += n;
 }
 
-/* Folds the least and greatest of n codes into *lo and *hi, in eight
- * independent lanes (no chain of dependent compares through one pair). */
-static void min_max(const uint32_t *v, size_t n, uint32_t *lo, uint32_t *hi)
-{
-    uint32_t l[8], h[8];
-    for (unsigned k = 0; k < 8; k++) l[k] = *lo, h[k] = *hi;
-    size_t i = 0;
-    for (; i + 8 <= n; i += 8)
-        for (unsigned k = 0; k < 8; k++) {
-            l[k] = v[i + k] < l[k] ? v[i + k] : l[k];
-            h[k] = v[i + k] > h[k] ? v[i + k] : h[k];
-        }
-    for (; i < n; i++) {
-        l[0] = v[i] < l[0] ? v[i] : l[0];
-        h[0] = v[i] > h[0] ? v[i] : h[0];
-    }
-    for (unsigned k = 0; k < 8; k++) {
-        *lo = l[k] < *lo ? l[k] : *lo;
-        *hi = h[k] > *hi ? h[k] : *hi;
-    }
-}
-
 /* Adds n codes of QI q, all of one node's rows, to its group g: the box,
  * and the AV set when counted. */
 static int count_column(fgroup *g, uint32_t q, const uint32_t *col, size_t n, ak_error *err)
 {
-    min_max(col, n, &g->lo[q], &g->hi[q]);
+    ak_min_max(col, n, &g->lo[q], &g->hi[q]);
     if (!g->counted[q]) return ANONKIT_OK;
     avset *s = &g->av[q];
     if (g->lo[q] - s->base >= s->range || g->hi[q] - s->base >= s->range)
@@ -1823,7 +1801,7 @@ static int batch_count(rk *r, rk_tree *tr, rk_batch *b, size_t n, ak_error *err)
         const uint32_t *col = b->code + (size_t)q * b->stride;
         if (only && b->provisional[q]) { /* integer codes in value order: rank just the extremes */
             uint32_t lo = UINT32_MAX, hi = 0;
-            min_max(col, n, &lo, &hi);
+            ak_min_max(col, n, &lo, &hi);
             lo = table_numeric_rank(r->t, q, lo);
             hi = table_numeric_rank(r->t, q, hi);
             only->lo[q] = lo < only->lo[q] ? lo : only->lo[q];
@@ -2468,7 +2446,7 @@ static int part_box(rk *r, rk_part *p, uint32_t *box_lo, uint32_t *box_hi, ak_er
             break;
         }
         batch_decode(r, p, &rd, raw, n, need, &b);
-        for (uint32_t q = 0; q < d; q++) min_max(b.code + (size_t)q * b.stride, n, &box_lo[q], &box_hi[q]);
+        for (uint32_t q = 0; q < d; q++) ak_min_max(b.code + (size_t)q * b.stride, n, &box_lo[q], &box_hi[q]);
         seen += n;
     }
     for (uint32_t q = 0; rc == ANONKIT_OK && seen && q < d; q++)
