@@ -1891,17 +1891,18 @@ static int batch_copy(rk *r, rk_batch *b, const uint8_t *raw, const rk_layout *s
 /* Chunks in flight between the two threads. */
 enum { RK_PIPE_CHUNKS = 3 };
 
-/* A batch of tuples copied out of the reader's buffer, decoded and routed. */
+/* A batch of tuples copied out of the reader's buffer and decoded. */
 typedef struct rk_chunk {
     rk_batch b;
     uint8_t *raw;
     size_t n;
-    int ready; /* routed, waiting to be written */
+    int ready; /* decoded, waiting to be routed and written */
 } rk_chunk;
 
-/* A repartitioning scan split in two stages: a helper thread reads,
- * decodes (ranking the root file's codes) and routes chunks of rows while
- * the caller writes the chunks before to the leaves' files. The helper
+/* A repartitioning scan split in two stages: a helper thread reads and
+ * decodes chunks of rows (ranking the root file's codes) while the caller
+ * routes the chunks before and writes them to the leaves' files (so split,
+ * the two stages take about as long from the root file). The helper
  * alone touches the reader's tuples and row count, the caller alone its
  * payload, the tree's leaves and their writers. */
 typedef struct rk_pipe {
@@ -1950,7 +1951,6 @@ static void *pipe_decode(void *arg)
         }
         if (rc < 0) break;
         batch_decode(r, pp->p, rd, c->raw, n, pp->need, &c->b);
-        route_batch(&c->b, n, c->b.node);
         pthread_mutex_lock(&pp->lock);
         c->n = n;
         c->ready = n > 0;
@@ -2006,6 +2006,7 @@ static int scan_pipelined(rk *r, rk_tree *tr, rk_part *p, const uint8_t *need, a
         const int ready = c->ready;
         pthread_mutex_unlock(&pp.lock);
         if (!ready) break; /* (the helper fills the chunks in turn: none is left) */
+        route_batch(&c->b, c->n, c->b.node);
         rc = batch_write(r, tr, &rd, c->raw, &c->b, c->n, err);
         pthread_mutex_lock(&pp.lock);
         c->ready = 0;
