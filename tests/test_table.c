@@ -346,15 +346,15 @@ static void test_stream_pieces_alike(void **state)
 {
     (void)state;
     tu_rng rng = {29};
-    int hashed = 0, bitmap = 0;
+    int hashed = 0, bitmap = 0, direct = 0;
     for (int iter = 0; iter < 60; iter++) {
         const size_t n = 1 + tu_below(&rng, 3000);
         long long *values = malloc(n * sizeof *values), *sorted = malloc(n * sizeof *sorted);
         assert_true(values && sorted);
         /* spans around the bitmap's limit (2^28 values) too; a piece may hold
          * the other's extremes, or values far apart from it */
-        const long long spans[] = {50, 100000, 200000000, 300000000};
-        const long long span = spans[tu_below(&rng, 4)];
+        const long long spans[] = {50, 3000, 100000, 200000000, 300000000};
+        const long long span = spans[tu_below(&rng, 5)];
         const size_t m = tu_below(&rng, n + 1);
         for (size_t i = 0; i < n; i++) {
             const long long shift = tu_below(&rng, 2) && i >= m ? span / 3 : 0;
@@ -391,6 +391,8 @@ static void test_stream_pieces_alike(void **state)
         assert_true(maps[0].int_range == maps[1].int_range);
         hashed += maps[0].has_ids;
         bitmap += maps[0].int_words != NULL;
+        direct += maps[0].int_rank != NULL; /* a small range's ranks kept directly too */
+        assert_int_equal(maps[0].int_rank != NULL, maps[0].int_words != NULL && maps[0].int_range <= NUMDICT_DIRECT_RANGE);
         memcpy(sorted, values, n * sizeof *sorted);
         qsort(sorted, n, sizeof *sorted, cmp_ll);
         size_t distinct = 0;
@@ -414,8 +416,9 @@ static void test_stream_pieces_alike(void **state)
         free(values);
         free(sorted);
     }
-    print_message("%d dictionaries ranked through the bitmap, %d hashed\n", bitmap, hashed);
-    assert_true(bitmap >= 20 && hashed >= 5);
+    print_message("%d dictionaries ranked through the bitmap (%d of them directly too), %d hashed\n", bitmap, direct,
+                  hashed);
+    assert_true(bitmap >= 20 && direct >= 5 && hashed >= 5);
 }
 
 /* Writes the parallel tests' hierarchy (leaves a, b, c) and gives its path in

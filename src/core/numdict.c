@@ -280,6 +280,12 @@ __attribute__((target("popcnt"))) static void map_codes_popcnt(const numdict_map
 
 void numdict_map_codes(const numdict_map *m, uint32_t *codes, size_t n)
 {
+    if (m->int_rank) { /* (integers only: no ids) */
+        const uint32_t *rank = m->int_rank;
+        const int64_t base = m->int_base + NUMDICT_INT_BIAS;
+        for (size_t r = 0; r < n; r++) codes[r] = rank[(int64_t)codes[r] - base];
+        return;
+    }
     if (!m->int_words) {
         for (size_t r = 0; r < n; r++) codes[r] = numdict_map_code(m, codes[r]);
         return;
@@ -515,6 +521,7 @@ int numdict_merge_stream(numdict *d, const numdict *b, uint32_t **id_map, ak_err
 void numdict_map_free(numdict_map *map)
 {
     free(map->int_words);
+    free(map->int_rank);
     free(map->id_rank);
     if (map->has_ids) u64map_free(&map->ids);
     memset(map, 0, sizeof *map);
@@ -554,9 +561,15 @@ int numdict_finish_stream(numdict *d, double **values, const char ***texts, strb
         }
         double *vals = malloc((size_t)(n ? n : 1) * sizeof *vals);
         if (!vals) return ak_err_nomem(err);
+        if (range <= NUMDICT_DIRECT_RANGE && !(map->int_rank = malloc(range * sizeof *map->int_rank))) {
+            free(vals);
+            return ak_err_nomem(err);
+        }
         uint32_t next = 0;
-        for (uint64_t i = 0; i < range; i++)
+        for (uint64_t i = 0; i < range; i++) {
+            if (map->int_rank) map->int_rank[i] = next; /* (absent values: the rank they would take) */
             if (present[i / 64] >> (i % 64) & 1) vals[next++] = (double)(base + (int64_t)i);
+        }
         *values = vals;
         *count = n;
         return ANONKIT_OK;

@@ -137,6 +137,10 @@ int numdict_absorb(numdict *d, const uint32_t *codes, size_t n, ak_error *err);
  * d's id for the same value. */
 int numdict_merge_stream(numdict *d, const numdict *b, uint32_t **id_map /* OUT */, ak_error *err);
 
+/* The widest integer range whose ranks numdict_map also keeps directly
+ * (4 bytes a value, 16 KiB at most: a first-level cache holds it). */
+#define NUMDICT_DIRECT_RANGE 4096
+
 typedef struct numdict_map {
     /* integer values: a rank directory over the presence bitmap, 64 values a
      * word with the count of values before it (a quarter of a byte a value,
@@ -144,6 +148,8 @@ typedef struct numdict_map {
     struct numdict_rank_word { uint64_t present, before; } *int_words;
     int64_t int_base;
     uint64_t int_range;
+    uint32_t *int_rank;   /* a range of at most NUMDICT_DIRECT_RANGE values: the rank of each, one
+                             load instead of a directory word and a count (NULL: none) */
     uint32_t *id_rank;    /* rank of general id */
     u64map ids;           /* double bits -> id, when int_words is NULL */
     int has_ids;
@@ -169,6 +175,7 @@ static inline uint32_t numdict_map_code(const numdict_map *m, uint32_t code)
 {
     if (code < NUMDICT_INT_LOW) return m->id_rank[code];
     const int64_t v = (int64_t)code - NUMDICT_INT_BIAS;
+    if (m->int_rank) return m->int_rank[v - m->int_base];
     if (m->int_words) {
         const uint64_t i = (uint64_t)(v - m->int_base);
         const struct numdict_rank_word w = m->int_words[i / 64];
