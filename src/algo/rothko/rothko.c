@@ -1711,11 +1711,13 @@ static int router_build(const rk_tree *tr, rk_batch *b, ak_error *err)
 /* The node each of the n rows of the batch belongs to, into node[]: down
  * from the root by the chosen splits, a level at a time for all rows (the
  * rows' steps are independent, so they overlap; a split sends rows either
- * way at random, so the child is chosen without branching on the code). */
-static void route_batch(const rk_batch *b, size_t n, uint32_t *node)
+ * way at random, so the child is chosen without branching on the code).
+ * route_levels takes the steps from level `from` (0: the root) to `to`. */
+static void route_levels(const rk_batch *b, size_t n, uint32_t *node, unsigned from, unsigned to)
 {
-    for (size_t i = 0; i < n; i++) node[i] = 0;
-    for (unsigned level = 0; level < b->height; level++)
+    if (from == 0)
+        for (size_t i = 0; i < n; i++) node[i] = 0;
+    for (unsigned level = from; level < to; level++)
         for (size_t i = 0; i < n; i++) {
             const rk_hop h = b->hop[node[i]];
             const uint32_t v = b->code[h.q * b->stride + i];
@@ -1728,6 +1730,8 @@ static void route_batch(const rk_batch *b, size_t n, uint32_t *node)
             node[i] = at;
         }
 }
+
+static void route_batch(const rk_batch *b, size_t n, uint32_t *node) { route_levels(b, n, node, 0, b->height); }
 
 /* Decodes the columns c with need[c] of the next n tuples of rd's partition
  * p (at raw) into the batch, with final codes unless b->provisional[c]. */
@@ -1891,7 +1895,7 @@ static int batch_copy(rk *r, rk_batch *b, const uint8_t *raw, const rk_layout *s
 /* Chunks in flight between the two threads. */
 enum { RK_PIPE_CHUNKS = 3 };
 
-/* A batch of tuples copied out of the reader's buffer and decoded. */
+/* A batch of tuples copied out of the reader's buffer, decoded and routed halfway. */
 typedef struct rk_chunk {
     rk_batch b;
     uint8_t *raw;
@@ -1900,9 +1904,10 @@ typedef struct rk_chunk {
 } rk_chunk;
 
 /* A repartitioning scan split in two stages: a helper thread reads and
- * decodes chunks of rows (ranking the root file's codes) while the caller
- * routes the chunks before and writes them to the leaves' files (so split,
- * the two stages take about as long from the root file). The helper
+ * decodes chunks of rows (ranking the root file's codes) and routes them
+ * down the upper half of the tree, while the caller routes the chunks
+ * before down the lower half and writes them to the leaves' files (so
+ * split, the two stages take about as long from the root file). The helper
  * alone touches the reader's tuples and row count, the caller alone its
  * payload, the tree's leaves and their writers. */
 typedef struct rk_pipe {
@@ -1951,6 +1956,7 @@ static void *pipe_decode(void *arg)
         }
         if (rc < 0) break;
         batch_decode(r, pp->p, rd, c->raw, n, pp->need, &c->b);
+        route_levels(&c->b, n, c->b.node, 0, c->b.height / 2);
         pthread_mutex_lock(&pp->lock);
         c->n = n;
         c->ready = n > 0;
@@ -2006,7 +2012,7 @@ static int scan_pipelined(rk *r, rk_tree *tr, rk_part *p, const uint8_t *need, a
         const int ready = c->ready;
         pthread_mutex_unlock(&pp.lock);
         if (!ready) break; /* (the helper fills the chunks in turn: none is left) */
-        route_batch(&c->b, c->n, c->b.node);
+        route_levels(&c->b, c->n, c->b.node, c->b.height / 2, c->b.height);
         rc = batch_write(r, tr, &rd, c->raw, &c->b, c->n, err);
         pthread_mutex_lock(&pp.lock);
         c->ready = 0;
