@@ -14,7 +14,9 @@
 # (read time per block) + writes x (write time per block), with reads_T/writes_T
 # for Rothko-T and reads_S/writes_S for Rothko-S, and of its own
 # blocks at device speed. Probes and the Rothko-S run are repeated REPEAT
-# times (default 3): the best and median runs against the best probes. The
+# times (default 3): the best and median runs against the best probes, and
+# the median run against the median probes (the device's speed varies from
+# one probe to the next on a shared machine). The
 # in-memory Mondrian on the same input is the baseline. Never fails on time.
 # usage: [REPEAT=3] bash bench/bench_rothko.sh [BUILD_DIR] [ROWS] [MEMORY]
 set -euo pipefail
@@ -36,6 +38,7 @@ BYTES=$((ROWS * 44))
 BLOCKS=$(( (BYTES + 262143) / 262144 ))
 secs() { /usr/bin/time -f "%e" -o "$DIR/t" "$@" >/dev/null && cat "$DIR/t"; }
 least() { printf "%s\n" "$@" | sort -g | head -1; }
+median() { printf "%s\n" "$@" | sort -g | awk '{v[NR] = $1} END {print NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
 # each probe REPEAT times, the fastest kept: the device at its best (the run is measured the same way)
 REPEAT=${REPEAT:-3}
 W=() R=() DW=() DR=()
@@ -51,6 +54,7 @@ for _ in $(seq "$REPEAT"); do
     rm -f "$DIR/probe" "$DIR/probe.direct"
 done
 WRITE=$(least "${W[@]}") READ=$(least "${R[@]}") DWRITE=$(least "${DW[@]}") DREAD=$(least "${DR[@]}")
+MDWRITE=$(median "${DW[@]}") MDREAD=$(median "${DR[@]}") # the device as it mostly was
 echo "probes, best of $REPEAT: direct write ${DW[*]} s, direct read ${DR[*]} s"
 rm -f "$DIR/probe" "$DIR/probe.direct"
 printf "I/O of the tuple data (%d MB, %d blocks of 256 KiB) in %s:\n" $((BYTES / 1000000)) $BLOCKS "$(dirname "$DIR")"
@@ -76,9 +80,9 @@ run() { # NAME ARGS...
     fi
     read -r secs rss <"$DIR/t"
     "$ANONKIT" check "$DIR/out.csv" --qi $QI --k 1000 >/dev/null 2>&1 || echo "$name: the verifier refused the output"
-    /usr/bin/python3 - "$name" "$secs" "$rss" "$DIR/r.json" "$BLOCKS" "$READ" "$WRITE" "$DREAD" "$DWRITE" "$DIR/secs.txt" <<'PY'
+    /usr/bin/python3 - "$name" "$secs" "$rss" "$DIR/r.json" "$BLOCKS" "$READ" "$WRITE" "$DREAD" "$DWRITE" "$MDREAD" "$MDWRITE" "$DIR/secs.txt" <<'PY'
 import json, sys
-name, secs, rss, path, blocks, read, write, dread, dwrite, log = sys.argv[1:]
+name, secs, rss, path, blocks, read, write, dread, dwrite, mdread, mdwrite, log = sys.argv[1:]
 secs, rss, blocks = float(secs), int(rss) / 1024, int(blocks)
 r = json.load(open(path))
 line = f"{name:22s} {secs:7.2f} s  peak RSS {rss:6.1f} MB  classes {r['classes']}  GCP {r['metrics']['gcp']:.4f}"
@@ -94,7 +98,7 @@ if io:
     reads, writes = m["reads_" + s], m["writes_" + s]
     cached, direct = cost(reads, writes, read, write), cost(reads, writes, dread, dwrite)
     with open(log, "a") as f:
-        f.write(f"{name}\t{secs}\t{direct}\n")
+        f.write(f"{name}\t{secs}\t{direct}\t{cost(reads, writes, mdread, mdwrite)}\n")
     own = cost(io["blocks_read"], io["blocks_written"], dread, dwrite)
     budget = io["memory"] / 2**20
     bpt = io["blocks_written"] * io["block_size"] / io["rows_written"] if io.get("rows_written") else 0
@@ -124,15 +128,18 @@ for _ in $(seq "$REPEAT"); do run "rothko-s" --algorithm rothko-s --memory "$MEM
 import statistics, sys
 runs = {}
 for line in open(sys.argv[1]):
-    name, secs, direct = line.split("\t")
-    runs.setdefault(name, []).append((float(secs), float(direct)))
+    name, secs, direct, mdirect = line.split("\t")
+    runs.setdefault(name, []).append((float(secs), float(direct), float(mdirect)))
 if "rothko-s" in runs:
-    walls = sorted(w for w, _ in runs["rothko-s"])
+    walls = sorted(w for w, _, _ in runs["rothko-s"])
     direct = runs["rothko-s"][0][1]
     print(f"rothko-s, {len(walls)} runs: best {walls[0]:.2f} s, median {statistics.median(walls):.2f} s;"
           f" the model's I/O at the best direct speed {direct:.2f} s:"
           f" best = {walls[0] / direct:.2f} x, median = {statistics.median(walls) / direct:.2f} x" if direct > 0 else "")
-    ts = [w for k, v in runs.items() if k.startswith("rothko-t") for w, _ in v]
+    mdirect = runs["rothko-s"][0][2]
+    if mdirect > 0:
+        print(f"  against the median probes, the model's I/O {mdirect:.2f} s: median = {statistics.median(walls) / mdirect:.2f} x")
+    ts = [w for k, v in runs.items() if k.startswith("rothko-t") for w, _, _ in v]
     if ts:
         print(f"rothko-s (best) / the faster rothko-t = {walls[0] / min(ts):.2f}")
 PY
