@@ -47,18 +47,7 @@ int partition_add_class(partition *p, const uint32_t *lo, const uint32_t *hi, ui
 int partition_add_class_in(partition *p, const uint32_t *lo, const uint32_t *hi, const uint32_t *rlo,
                            const uint32_t *rhi, uint64_t count, uint32_t *id, ak_error *err)
 {
-    if (p->nclasses == p->cap) {
-        size_t cap = p->cap ? p->cap * 2 : 1024;
-        AK_CHECK(grow_codes(&p->lo, cap, p->nqi, err));
-        AK_CHECK(grow_codes(&p->hi, cap, p->nqi, err));
-        AK_CHECK(grow_codes(&p->rlo, cap, p->nqi, err));
-        AK_CHECK(grow_codes(&p->rhi, cap, p->nqi, err));
-        if (p->node) AK_CHECK(grow_codes(&p->node, cap, p->nqi, err));
-        uint64_t *ncount = realloc(p->count, cap * sizeof *ncount);
-        if (!ncount) return ak_err_nomem(err);
-        p->count = ncount;
-        p->cap = cap;
-    }
+    if (p->nclasses == p->cap) AK_CHECK(partition_reserve(p, p->cap ? p->cap * 2 : 1024, err));
     size_t c = p->nclasses++;
     memcpy(p->lo + c * p->nqi, lo, p->nqi * sizeof *lo);
     memcpy(p->hi + c * p->nqi, hi, p->nqi * sizeof *hi);
