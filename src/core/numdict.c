@@ -518,6 +518,12 @@ int numdict_merge_stream(numdict *d, const numdict *b, uint32_t **id_map, ak_err
     return ANONKIT_OK;
 }
 
+size_t numdict_map_bytes(const numdict_map *map, uint32_t count)
+{
+    return (size_t)map->int_range / 4 + (map->int_rank ? 4 * (size_t)map->int_range : 0) +
+           (map->has_ids ? (size_t)count * 40 : 0);
+}
+
 void numdict_map_free(numdict_map *map)
 {
     free(map->int_words);

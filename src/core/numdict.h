@@ -159,6 +159,10 @@ int numdict_finish_stream(numdict *d, double **values /* OUT */, const char ***t
                           strbuf *spellings /* OUT */, uint32_t *count /* OUT */, numdict_map *map /* OUT */,
                           ak_error *err);
 void numdict_map_free(numdict_map *map);
+/* Bytes map holds for a column of `count` distinct values (the memory
+ * budgets count them): the rank directory, the direct ranks, and per
+ * general-mode id its rank and hash entry (about 40 bytes). */
+size_t numdict_map_bytes(const numdict_map *map, uint32_t count);
 
 /* Set bits of x: a few shifts and adds (without -mpopcnt the builtin is a
  * library call; hot loops pick the instruction at run time instead). */

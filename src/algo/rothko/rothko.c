@@ -2819,8 +2819,7 @@ static size_t schema_bytes(const table *t)
     for (uint32_t q = 0; q < t->nqi; q++) {
         const table_qi *a = &t->qi[q];
         bytes += (size_t)a->ncodes * (a->kind == ATTR_NUMERIC ? (a->texts ? 24 : 8) : 64);
-        bytes += (size_t)a->prov.int_range / 4 + (a->prov.int_rank ? 4 * (size_t)a->prov.int_range : 0) +
-                 (a->prov.has_ids ? (size_t)a->ncodes * 40 : 0);
+        bytes += numdict_map_bytes(&a->prov, a->ncodes);
     }
     bytes += (size_t)(t->sensitive_dict.count + t->class_dict.count) * 64;
     return bytes;
