@@ -982,29 +982,43 @@ static void test_external_sort(void **state)
     tu_rmtree(dir);
 }
 
-/* In-memory sorts of more than 65536 records (split on their top two bytes
- * first) against qsort: top words spread out, all sharing their top two
- * bytes, and few distinct values (long runs of equal keys). */
+/* In-memory sorts of more than 65536 records (split on 16 bits of word 0
+ * first, on one to three threads) against qsort: top words spread out, all
+ * sharing their top two bytes, few distinct values (long runs of equal
+ * keys), only low bits set, and one word 0 for all. */
 static void test_sort_many_records(void **state)
 {
     (void)state;
     tu_rng rng = {6};
-    for (int kind = 0; kind < 3; kind++) {
+    for (int kind = 0; kind < 5; kind++) {
         const size_t n = 65536 + tu_below(&rng, 80000);
         uint64_t *recs = malloc(n * 3 * sizeof *recs), *want = malloc(n * 3 * sizeof *want);
         assert_non_null(recs);
         assert_non_null(want);
         for (size_t i = 0; i < n; i++) {
             const uint64_t r = tu_next(&rng);
-            recs[i * 3] = kind == 0 ? r : kind == 1 ? (0xabcdull << 48) | (r >> 16) : (r % 5) << 62;
+            /* kinds: random; one value in the top 16 bits; a few in the top 3; small numbers (iDistance's
+             * centre ranks); word 0 the same everywhere */
+            recs[i * 3] = kind == 0   ? r
+                          : kind == 1 ? (0xabcdull << 48) | (r >> 16)
+                          : kind == 2 ? (r % 5) << 62
+                          : kind == 3 ? r % 512
+                                      : 77;
             recs[i * 3 + 1] = kind == 2 ? 0 : tu_next(&rng);
             recs[i * 3 + 2] = i;
         }
         memcpy(want, recs, n * 3 * sizeof *recs);
         qsort(want, n, 3 * sizeof *want, cmp_rec3);
-        ak_error err;
-        assert_int_equal(extsort_sort_array(recs, n, 3, &err), ANONKIT_OK);
-        assert_memory_equal(recs, want, n * 3 * sizeof *recs);
+        uint64_t *copy = malloc(n * 3 * sizeof *copy);
+        assert_non_null(copy);
+        memcpy(copy, recs, n * 3 * sizeof *recs);
+        for (unsigned threads = 1; threads <= 3; threads++) { /* the same order on any number of threads */
+            memcpy(recs, copy, n * 3 * sizeof *recs);
+            ak_error err;
+            assert_int_equal(extsort_sort_array(recs, n, 3, threads, &err), ANONKIT_OK);
+            assert_memory_equal(recs, want, n * 3 * sizeof *recs);
+        }
+        free(copy);
         free(recs);
         free(want);
     }

@@ -3,6 +3,12 @@
 
 #include <pthread.h>
 
+unsigned ak_parts(size_t items, unsigned threads, size_t min_per_part)
+{
+    if (threads > AK_MAX_PARTS) threads = AK_MAX_PARTS;
+    return threads < 1 || items < min_per_part * threads ? 1 : threads;
+}
+
 void ak_run_parts(void *parts, size_t size, unsigned n, void *(*fn)(void *))
 {
     if (n > AK_MAX_PARTS) n = AK_MAX_PARTS;

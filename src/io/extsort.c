@@ -14,6 +14,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/hugemem.h"
+#include "core/parallel.h"
+
 /* One run on disk: its file, record count and read state during a merge. */
 typedef struct run {
     int fd;
@@ -103,48 +106,116 @@ static void radix_sort(uint64_t *rec, uint64_t *tmp, size_t n, size_t words, siz
     if (at < bytes) insertion_sort(rec, n, words);
 }
 
-/* Sorts n records in rec (tmp: room for n records). Many records are first
- * split on their top two bytes at once (65536 buckets: one scatter instead of
- * two), each bucket then goes on by radix_sort. */
-static int sort_records(uint64_t *rec, uint64_t *tmp, size_t n, size_t words, ak_error *err)
+/* The top-level split of sort_records: records lo .. hi-1 are counted by
+ * their digit and scattered to tmp by one part, buckets blo .. bhi-1 sorted
+ * by one part. */
+#define SORT_DIGITS ((size_t)1 << 16)
+
+typedef struct sort_part {
+    uint64_t *rec, *tmp;
+    size_t words;
+    unsigned shift, at;      /* digit = (word 0 << shift) >> 48; bytes before `at` equal within a bucket */
+    size_t lo, hi;           /* records of this part (count, scatter) */
+    size_t *count;           /* SORT_DIGITS: this part's records per digit, then where its next one goes */
+    size_t blo, bhi;         /* buckets of this part (sort) */
+    const size_t *start;     /* SORT_DIGITS + 1: each bucket's first record */
+} sort_part;
+
+static inline size_t rec_digit(const uint64_t *r, unsigned shift) { return (size_t)((r[0] << shift) >> 48); }
+
+static void *sort_part_count(void *arg)
 {
-    if (n < ((size_t)1 << 16) || words * 8 < 2) {
+    sort_part *p = arg;
+    memset(p->count, 0, SORT_DIGITS * sizeof *p->count);
+    for (size_t i = p->lo; i < p->hi; i++) p->count[rec_digit(p->rec + i * p->words, p->shift)]++;
+    return NULL;
+}
+
+static void *sort_part_scatter(void *arg)
+{
+    sort_part *p = arg;
+    const size_t words = p->words;
+    for (size_t i = p->lo; i < p->hi; i++) {
+        const uint64_t *r = p->rec + i * words;
+        memcpy(p->tmp + p->count[rec_digit(r, p->shift)]++ * words, r, words * 8);
+    }
+    return NULL;
+}
+
+/* Each bucket back from tmp to rec (while it is in cache), then sorted there
+ * on its bytes from `at` on with its own stretch of tmp as scratch. */
+static void *sort_part_buckets(void *arg)
+{
+    sort_part *p = arg;
+    const size_t words = p->words;
+    for (size_t b = p->blo; b < p->bhi; b++) {
+        const size_t from = p->start[b], count = p->start[b + 1] - from;
+        memcpy(p->rec + from * words, p->tmp + from * words, count * words * 8);
+        if (count > 1) radix_sort(p->rec + from * words, p->tmp + from * words, count, words, p->at);
+    }
+    return NULL;
+}
+
+/* Sorts n records in rec (tmp: room for n records) on `threads` threads.
+ * Many records are first split on 16 bits of word 0 at once, from its first
+ * bit that is not the same in every record (65536 buckets: one scatter
+ * instead of two, and keys whose high bits are all zero, as iDistance's
+ * centre ranks, still split): each part counts and scatters its share of
+ * the records, then sorts its share of the buckets by radix_sort. The order
+ * is the same for any number of threads. */
+static int sort_records(uint64_t *rec, uint64_t *tmp, size_t n, size_t words, unsigned threads, ak_error *err)
+{
+    if (n < SORT_DIGITS) {
         radix_sort(rec, tmp, n, words, 0);
         return ANONKIT_OK;
     }
-    size_t *count = calloc((size_t)1 << 16, sizeof *count), *next = malloc(((size_t)1 << 16) * sizeof *next);
-    if (!count || !next) {
-        free(count), free(next);
-        return ak_err_nomem(err);
-    }
-    for (size_t i = 0; i < n; i++) count[rec[i * words] >> 48]++;
-    if (count[rec[0] >> 48] == n) { /* one value: the byte-wise sort skips it */
-        free(count), free(next);
-        radix_sort(rec, tmp, n, words, 2);
+    uint64_t differ = 0;
+    for (size_t i = 1; i < n; i++) differ |= rec[i * words] ^ rec[0];
+    if (!differ) { /* word 0 the same everywhere: the byte-wise sort skips it */
+        radix_sort(rec, tmp, n, words, 8);
         return ANONKIT_OK;
     }
+    const unsigned shift = (unsigned)__builtin_clzll(differ);
+    threads = ak_parts(n, threads, SORT_DIGITS);
+    size_t *counts = malloc(threads * SORT_DIGITS * sizeof *counts), *start = malloc((SORT_DIGITS + 1) * sizeof *start);
+    if (!counts || !start) {
+        free(counts), free(start);
+        return ak_err_nomem(err);
+    }
+    sort_part part[AK_MAX_PARTS];
+    for (unsigned j = 0; j < threads; j++)
+        part[j] = (sort_part){rec, tmp, words, shift, shift + 16 >= 64 ? 8 : (shift + 16) / 8, n * j / threads,
+                              n * (j + 1) / threads, counts + j * SORT_DIGITS, 0, 0, start};
+    ak_run_parts(part, sizeof *part, threads, sort_part_count);
     size_t sum = 0;
-    for (size_t b = 0; b < ((size_t)1 << 16); b++) {
-        next[b] = sum;
-        sum += count[b];
+    for (size_t b = 0; b < SORT_DIGITS; b++) {
+        start[b] = sum;
+        for (unsigned j = 0; j < threads; j++) {
+            const size_t c = part[j].count[b];
+            part[j].count[b] = sum;
+            sum += c;
+        }
     }
-    for (size_t i = 0; i < n; i++) {
-        const uint64_t *r = rec + i * words;
-        memcpy(tmp + next[r[0] >> 48]++ * words, r, words * 8);
+    start[SORT_DIGITS] = sum;
+    ak_run_parts(part, sizeof *part, threads, sort_part_scatter);
+    /* buckets cut where the records are shared evenly */
+    for (unsigned j = 0, b = 0; j < threads; j++) {
+        part[j].blo = b;
+        const size_t until = n * (j + 1) / threads;
+        while (b < SORT_DIGITS && (j + 1 == threads || start[b + 1] <= until)) b++;
+        part[j].bhi = b;
     }
-    memcpy(rec, tmp, n * words * 8);
-    for (size_t b = 0, from = 0; b < ((size_t)1 << 16); from += count[b], b++)
-        if (count[b] > 1) radix_sort(rec + from * words, tmp, count[b], words, 2);
-    free(count), free(next);
+    ak_run_parts(part, sizeof *part, threads, sort_part_buckets);
+    free(counts), free(start);
     return ANONKIT_OK;
 }
 
-int extsort_sort_array(uint64_t *records, size_t n, size_t words, ak_error *err)
+int extsort_sort_array(uint64_t *records, size_t n, size_t words, unsigned threads, ak_error *err)
 {
     if (n < 2) return ANONKIT_OK;
-    uint64_t *tmp = malloc(n * words * 8);
+    uint64_t *tmp = ak_huge_malloc(n * words * 8);
     if (!tmp) return ak_err_nomem(err);
-    int rc = sort_records(records, tmp, n, words, err);
+    int rc = sort_records(records, tmp, n, words, threads, err);
     free(tmp);
     return rc;
 }
@@ -250,7 +321,7 @@ static int push_run(extsort *s, int fd, uint64_t nrecords, ak_error *err)
 /* Sorts the buffer and writes it as one run. */
 static int spill_buffer(extsort *s, ak_error *err)
 {
-    AK_CHECK(sort_records(s->buf, s->scratch, s->n, s->words, err));
+    AK_CHECK(sort_records(s->buf, s->scratch, s->n, s->words, 1, err));
     int fd;
     AK_CHECK(spill_file(s, &fd, err));
     int rc = write_all(s, fd, s->buf, s->n * s->rec_bytes, err);
@@ -382,7 +453,7 @@ int extsort_finish(extsort *s, ak_error *err)
                 s->scratch = malloc(s->n * s->rec_bytes);
                 if (!s->scratch) return ak_err_nomem(err);
             }
-            AK_CHECK(sort_records(s->buf, s->scratch, s->n, s->words, err));
+            AK_CHECK(sort_records(s->buf, s->scratch, s->n, s->words, 1, err));
         }
         return ANONKIT_OK;
     }

@@ -42,7 +42,8 @@ void extsort_get_stats(const extsort *s, extsort_stats *out /* OUT */);
 /* Closes the spill files and removes the private folder; accepts NULL. */
 void extsort_free(extsort *s);
 
-/* Sorts n records of `words` words held in memory, in the same order. */
-int extsort_sort_array(uint64_t *records, size_t n, size_t words, ak_error *err);
+/* Sorts n records of `words` words held in memory, in the same order, on up
+ * to `threads` threads (the result does not depend on their number). */
+int extsort_sort_array(uint64_t *records, size_t n, size_t words, unsigned threads, ak_error *err);
 
 #endif

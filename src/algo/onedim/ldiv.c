@@ -230,7 +230,7 @@ int hil_ldiv(const uint32_t *sa, const long double *pos, size_t n, uint32_t m, d
             for (uint32_t v = 0; v < m; v++)
                 if (s.head[v] < s.start[v + 1])
                     order[f++] = (uint64_t)(UINT32_MAX - s.h[v]) << 32 | s.list[s.head[v]];
-            if ((rc = extsort_sort_array(order, f, 1, err)) < 0) goto done;
+            if ((rc = extsort_sort_array(order, f, 1, 1, err)) < 0) goto done;
             count = at_top = 0;
             for (size_t i = 0; i + 1 < f; i++) {
                 const uint32_t v = sa[(uint32_t)order[i]];

@@ -286,7 +286,7 @@ static int hilbert_order(const hil_mapper *mp, const double *centers, size_t nc,
         hil_curve_key(&mp->curve, cells, keys + c * kw);
         keys[c * kw + kw - 1] = c;
     }
-    int rc = extsort_sort_array(keys, nc, kw, err);
+    int rc = extsort_sort_array(keys, nc, kw, 1, err);
     for (size_t c = 0; rc >= 0 && c < nc; c++) perm[c] = (uint32_t)keys[c * kw + kw - 1];
     free(keys);
     return rc;
@@ -319,8 +319,7 @@ static void *assign_range_main(void *arg)
 static size_t assign_nearest(const hil_nn *nn, const double *pts, unsigned d, size_t n, size_t *assign,
                              unsigned threads)
 {
-    if (threads > AK_MAX_PARTS) threads = AK_MAX_PARTS;
-    if (threads < 1 || n < 1024 * (size_t)threads) threads = 1;
+    threads = ak_parts(n, threads, 1024);
     assign_range part[AK_MAX_PARTS];
     for (unsigned j = 0; j < threads; j++)
         part[j] = (assign_range){nn, pts, d, assign, n * j / threads, n * (j + 1) / threads, 0};

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "algo/onedim/mapping.h"
+#include "core/hugemem.h"
 #include "core/parallel.h"
 #include "io/extsort.h"
 
@@ -79,8 +80,7 @@ static void *key_records_main(void *arg)
  * at once (a range whose thread cannot be started runs in the caller). */
 static void key_records_parallel(key_range base, size_t n, uint64_t *all, unsigned threads)
 {
-    if (threads > AK_MAX_PARTS) threads = AK_MAX_PARTS;
-    if (threads < 1 || n < 4096 * (size_t)threads) threads = 1;
+    threads = ak_parts(n, threads, 4096);
     key_range part[AK_MAX_PARTS];
     for (unsigned j = 0; j < threads; j++) {
         part[j] = base;
@@ -89,6 +89,61 @@ static void key_records_parallel(key_range base, size_t n, uint64_t *all, unsign
         part[j].out = all + part[j].from * base.words;
     }
     ak_run_parts(part, sizeof *part, threads, key_records_main);
+}
+
+/* What the sorted records give for each 1-D position: its row, and (when
+ * gap is not NULL) the key distance from the position before. */
+typedef struct sorted_out {
+    const hil_mapper *mp;
+    size_t kw;          /* words of key (and row) */
+    uint64_t row_mask;  /* the row's bits in the key's last word, when row_in_key */
+    int row_in_key;
+    uint32_t *order;
+    double *gap;
+} sorted_out;
+
+/* Position i's record r (prev: the record at i-1, NULL at 0) into order[i]
+ * and gap[i]. */
+static inline void take_sorted(const sorted_out *so, size_t i, const uint64_t *r, const uint64_t *prev)
+{
+    const size_t kw = so->kw;
+    so->order[i] = (uint32_t)(so->row_in_key ? r[kw - 1] & so->row_mask : r[kw - 1]);
+    if (!so->gap) return;
+    if (!prev) {
+        so->gap[i] = 0;
+        return;
+    }
+    uint64_t a[kw], b[kw]; /* the keys alone */
+    memcpy(a, prev, kw * sizeof *a);
+    memcpy(b, r, kw * sizeof *b);
+    a[kw - 1] &= ~so->row_mask;
+    b[kw - 1] &= ~so->row_mask;
+    so->gap[i] = hil_mapper_gap(so->mp, a, b);
+}
+
+/* take_sorted over positions from .. to-1 of the sorted array. */
+typedef struct sorted_range {
+    const sorted_out *so;
+    const uint64_t *all;
+    size_t words, from, to;
+} sorted_range;
+
+static void *take_sorted_main(void *arg)
+{
+    const sorted_range *r = arg;
+    for (size_t i = r->from; i < r->to; i++)
+        take_sorted(r->so, i, r->all + i * r->words, i ? r->all + (i - 1) * r->words : NULL);
+    return NULL;
+}
+
+/* take_sorted over all n positions of the sorted array, in `threads` ranges
+ * at once. */
+static void take_sorted_parallel(const sorted_out *so, const uint64_t *all, size_t words, size_t n, unsigned threads)
+{
+    threads = ak_parts(n, threads, 4096);
+    sorted_range part[AK_MAX_PARTS];
+    for (unsigned j = 0; j < threads; j++) part[j] = (sorted_range){so, all, words, n * j / threads, n * (j + 1) / threads};
+    ak_run_parts(part, sizeof *part, threads, take_sorted_main);
 }
 
 /* Maps and sorts: order[i] is the row at 1-D position i, gap[i] (when gap is
@@ -101,9 +156,10 @@ static void key_records_parallel(key_range base, size_t n, uint64_t *all, unsign
  * When pk is not NULL the row's packed QI codes follow (they never decide
  * the order: key and row already do), and come back in 1-D order: position
  * i's at (*in)[i * *stride ..], in memory that *hold owns (to be freed).
- * Without a memory budget the records are written into one array (by
- * o->threads threads, each on its own rows) and sorted there; with one they
- * stream through the external sort. */
+ * Without a memory budget the records are written into one array, sorted
+ * there and read back into order and gap, each step on o->threads threads
+ * (each on its own rows or buckets); with one they stream through the
+ * external sort. */
 static int map_and_sort(const table *t, const hil_options *o, const hil_packing *pk, uint32_t *order, double *gap,
                         uint64_t **hold, const uint64_t **in, size_t *stride, hil_stats *stats, ak_error *err)
 {
@@ -119,12 +175,12 @@ static int map_and_sort(const table *t, const hil_options *o, const hil_packing 
     stats->centers = mp.ncenters;
     enum { BATCH = 64 };
     const int in_memory = !o->memory;
-    uint64_t *all = in_memory ? malloc((n ? n : 1) * words * sizeof *all) : NULL;
+    uint64_t *all = in_memory ? ak_huge_malloc((n ? n : 1) * words * sizeof *all) : NULL;
     uint64_t *keys = in_memory ? NULL : malloc(BATCH * words * sizeof *keys);
     uint64_t *codes = pk && !in_memory ? malloc((n ? n : 1) * cw * sizeof *codes) : NULL;
-    uint64_t *prev = malloc(kw * sizeof *prev), *cur = malloc(kw * sizeof *cur);
+    uint64_t *prev = malloc(kw * sizeof *prev);
     extsort *sorter = NULL;
-    int rc = (all || keys) && (codes || !pk || in_memory) && prev && cur ? ANONKIT_OK : ak_err_nomem(err);
+    int rc = (all || keys) && (codes || !pk || in_memory) && prev ? ANONKIT_OK : ak_err_nomem(err);
     if (rc >= 0 && !in_memory) rc = extsort_open(&sorter, words, o->memory, NULL, err);
     const key_range whole = {&mp, t, pk, all, words, kw, row_in_key, 0, n};
     if (rc >= 0 && in_memory) key_records_parallel(whole, n, all, o->threads);
@@ -136,25 +192,19 @@ static int map_and_sort(const table *t, const hil_options *o, const hil_packing 
         key_records(&r);
         for (size_t j = 0; rc >= 0 && j < r.to - r.from; j++) rc = extsort_add(sorter, keys + j * words, err);
     }
-    if (rc >= 0) rc = in_memory ? extsort_sort_array(all, n, words, err) : extsort_finish(sorter, err);
-    for (size_t i = 0; rc >= 0 && i < n; i++) {
+    if (rc >= 0) rc = in_memory ? extsort_sort_array(all, n, words, o->threads, err) : extsort_finish(sorter, err);
+    const sorted_out so = {&mp, kw, row_mask, row_in_key, order, gap};
+    if (rc >= 0 && in_memory) take_sorted_parallel(&so, all, words, n, o->threads);
+    for (size_t i = 0; rc >= 0 && !in_memory && i < n; i++) {
         const uint64_t *r;
-        if (in_memory) {
-            r = all + i * words;
-        } else if ((rc = extsort_next(sorter, &r, err)) <= 0) {
+        if ((rc = extsort_next(sorter, &r, err)) <= 0) {
             if (rc == 0)
                 rc = ak_err_set(err, ANONKIT_E_INTERNAL, NULL, 0, 0, "the sort returned %zu of %zu rows", i, n);
             break;
-        } else if (codes) {
-            memcpy(codes + i * cw, r + kw, cw * sizeof *codes);
         }
-        order[i] = (uint32_t)(row_in_key ? r[kw - 1] & row_mask : r[kw - 1]);
-        if (gap) {
-            memcpy(cur, r, kw * sizeof *cur);
-            cur[kw - 1] &= ~row_mask; /* the key alone */
-            gap[i] = i ? hil_mapper_gap(&mp, prev, cur) : 0;
-            memcpy(prev, cur, kw * sizeof *prev);
-        }
+        if (codes) memcpy(codes + i * cw, r + kw, cw * sizeof *codes);
+        take_sorted(&so, i, r, i ? prev : NULL);
+        memcpy(prev, r, kw * sizeof *prev);
     }
     if (rc >= 0) {
         if (sorter) {
@@ -179,16 +229,58 @@ static int map_and_sort(const table *t, const hil_options *o, const hil_packing 
     free(codes);
     free(keys);
     free(prev);
-    free(cur);
     hil_mapper_free(&mp);
     return rc;
+}
+
+/* The boxes of the classes over QIs q_from .. q_to-1: lo and hi hold
+ * nclasses * d codes, class c's QI q at c * d + q. */
+typedef struct class_boxes {
+    const table *t;
+    const uint32_t *class_of;
+    size_t nclasses;
+    uint32_t *lo, *hi;
+    uint32_t q_from, q_to;
+} class_boxes;
+
+/* Reads the QI columns front to back (the classes' sides at random, but
+ * few). */
+static void *class_boxes_main(void *arg)
+{
+    const class_boxes *b = arg;
+    const uint32_t d = b->t->nqi;
+    for (uint32_t q = b->q_from; q < b->q_to; q++) {
+        for (size_t c = 0; c < b->nclasses; c++) b->lo[c * d + q] = UINT32_MAX, b->hi[c * d + q] = 0;
+        const uint32_t *codes = b->t->qi[q].codes;
+        for (size_t row = 0; row < b->t->nrows; row++) {
+            const size_t at = (size_t)b->class_of[row] * d + q;
+            const uint32_t v = codes[row];
+            if (v < b->lo[at]) b->lo[at] = v;
+            if (v > b->hi[at]) b->hi[at] = v;
+        }
+    }
+    return NULL;
+}
+
+/* class_boxes over all QIs, shared by up to `threads` threads. */
+static void class_boxes_parallel(const table *t, const uint32_t *class_of, size_t nclasses, uint32_t *lo, uint32_t *hi,
+                                 unsigned threads)
+{
+    const uint32_t d = t->nqi;
+    if (threads > d) threads = d; /* a QI per part at least */
+    threads = ak_parts(d, t->nrows < 4096 ? 1 : threads, 1);
+    class_boxes part[AK_MAX_PARTS];
+    for (unsigned j = 0; j < threads; j++)
+        part[j] = (class_boxes){t, class_of, nclasses, lo, hi, (uint32_t)((uint64_t)d * j / threads),
+                                (uint32_t)((uint64_t)d * (j + 1) / threads)};
+    ak_run_parts(part, sizeof *part, threads, class_boxes_main);
 }
 
 /* Classes from groups: group_of[i] of position i (groups 0..ngroups-1);
  * consecutive groups are merged until each class has k rows (the last ones
  * join the class before them), which keeps any monotone model. */
 static int build_partition(const table *t, const uint32_t *order, const uint32_t *group_of, size_t ngroups,
-                           uint64_t k, partition *out, ak_error *err)
+                           uint64_t k, unsigned threads, partition *out, ak_error *err)
 {
     const size_t n = t->nrows;
     const uint32_t d = t->nqi;
@@ -223,17 +315,8 @@ static int build_partition(const table *t, const uint32_t *order, const uint32_t
     /* Classes of the rows first, then the boxes in row order: the QI columns
      * are read front to back, not at the random rows of the 1-D order. */
     for (size_t i = 0; rc >= 0 && i < n; i++) out->class_of[order[i]] = cls[group_of[i]];
-    for (size_t c = 0; rc >= 0 && c < (size_t)nclasses * d; c++) lo[c] = UINT32_MAX, hi[c] = 0;
-    for (uint32_t q = 0; rc >= 0 && q < d; q++) {
-        const uint32_t *codes = t->qi[q].codes;
-        for (size_t row = 0; row < n; row++) {
-            const size_t at = (size_t)out->class_of[row] * d + q;
-            const uint32_t v = codes[row];
-            if (v < lo[at]) lo[at] = v;
-            if (v > hi[at]) hi[at] = v;
-        }
-    }
-    for (size_t row = 0; rc >= 0 && row < n; row++) count[out->class_of[row]]++;
+    if (rc >= 0) class_boxes_parallel(t, out->class_of, nclasses, lo, hi, threads);
+    for (size_t g = 0; rc >= 0 && g < ngroups; g++) count[cls[g]] += size[g];
     for (uint32_t c = 0; rc >= 0 && c < nclasses; c++) {
         uint32_t id;
         rc = partition_add_class(out, lo + (size_t)c * d, hi + (size_t)c * d, count[c], &id, err);
@@ -265,9 +348,9 @@ int hil_run(const table *t, const model *m, const hil_options *o, partition *out
         return ak_err_set(err, ANONKIT_E_INELIGIBLE, NULL, 0, 0, "--k %llu is larger than the table (%zu rows)",
                           (unsigned long long)m->k, n);
     const int ldiv = m->l > 1; /* l = 1 holds for every class */
-    uint32_t *order = malloc(n * sizeof *order);
-    uint32_t *group_of = malloc(n * sizeof *group_of);
-    double *gap = ldiv || o->fast ? malloc(n * sizeof *gap) : NULL;
+    uint32_t *order = ak_huge_malloc(n * sizeof *order);
+    uint32_t *group_of = ak_huge_malloc(n * sizeof *group_of);
+    double *gap = ldiv || o->fast ? ak_huge_malloc(n * sizeof *gap) : NULL;
     int rc = order && group_of && (gap || !(ldiv || o->fast)) ? ANONKIT_OK : ak_err_nomem(err);
     /* the exact k-anonymity DP reads the rows' codes in 1-D order: the sort carries them */
     const int exact = !ldiv && !o->fast;
@@ -307,7 +390,7 @@ int hil_run(const table *t, const model *m, const hil_options *o, partition *out
     }
     free(hold);
     hil_pack_free(&pk);
-    if (rc >= 0) rc = build_partition(t, order, group_of, ngroups, m->k ? m->k : 1, out, err);
+    if (rc >= 0) rc = build_partition(t, order, group_of, ngroups, m->k ? m->k : 1, o->threads, out, err);
     free(order);
     free(group_of);
     free(gap);
