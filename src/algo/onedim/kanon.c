@@ -54,19 +54,20 @@
 
 /* ------------------------------------------------------------- packing -- */
 
-int hil_pack_init(hil_packing *pk, const table *t, ak_error *err)
+int hil_pack_init(hil_packing *pk, const table *t, unsigned first_bits, ak_error *err)
 {
     memset(pk, 0, sizeof *pk);
     const uint32_t d = t->nqi;
     pk->d = d;
+    pk->first_bits = first_bits < 64 ? first_bits : 0;
     pk->field = malloc((d ? d : 1) * sizeof *pk->field);
     if (!pk->field) return ak_err_nomem(err);
-    size_t words = 0;
-    unsigned used = 64;
+    size_t words = pk->first_bits ? 1 : 0;
+    unsigned used = 0, room = pk->first_bits; /* of the current word */
     for (uint32_t q = 0; q < d; q++) {
         unsigned width = 1;
         while (width < 32 && ((uint64_t)1 << width) < t->qi[q].ncodes) width++;
-        if (used + width > 64) words++, used = 0; /* no code across two words */
+        if (used + width > room) words++, used = 0, room = 64; /* no code across two words */
         pk->field[q].word = (uint32_t)(words - 1);
         pk->field[q].shift = used;
         pk->field[q].mask = ((uint64_t)2 << (width - 1)) - 1;
@@ -84,7 +85,8 @@ void hil_pack_free(hil_packing *pk)
 
 void hil_pack_rows(const hil_packing *pk, const table *t, size_t row, size_t count, uint64_t *out, size_t stride)
 {
-    for (size_t j = 0; j < count; j++) memset(out + j * stride, 0, pk->words * sizeof *out);
+    const size_t own = pk->first_bits ? 1 : 0; /* a shared word 0 holds the key already */
+    for (size_t j = 0; j < count; j++) memset(out + j * stride + own, 0, (pk->words - own) * sizeof *out);
     for (uint32_t q = 0; q < pk->d; q++) { /* column by column: sequential reads */
         const uint32_t *codes = t->qi[q].codes + row;
         uint64_t *o = out + pk->field[q].word;
@@ -900,7 +902,7 @@ int hil_kanon_dp(const table *t, const uint32_t *order, size_t n, uint64_t k, co
 {
     if (gap) return hil_kanon_dp_packed(t, NULL, NULL, 0, n, k, weights, gap, 1, sizes, ngroups, cost, err);
     hil_packing pk;
-    AK_CHECK(hil_pack_init(&pk, t, err));
+    AK_CHECK(hil_pack_init(&pk, t, 0, err));
     /* the rows' codes packed in 1-D order, gathered column by column */
     uint64_t *in = calloc((n ? n : 1) * pk.words, sizeof *in);
     if (!in) {

@@ -83,7 +83,10 @@ double hil_mapper_gap(const hil_mapper *mp, const uint64_t *a, const uint64_t *b
 /* The QI codes of a row packed into a few words (kanon.c): QI q in the
  * bits shift .. of word `word` (as many bits as its codes need, no code
  * across two words). The 1-D sort carries them with the keys, so that the
- * DP reads every row's codes in 1-D order front to back. */
+ * DP reads every row's codes in 1-D order front to back. Word 0 may be
+ * shared with the sort key: the key and row number take its high bits and
+ * the codes only its low first_bits bits, which never decide the order
+ * (key and row are unique), so that the records are a word shorter. */
 typedef struct hil_pack_field {
     uint32_t word;
     unsigned shift;
@@ -92,13 +95,17 @@ typedef struct hil_pack_field {
 
 typedef struct hil_packing {
     uint32_t d;
-    size_t words;          /* per row */
+    size_t words;          /* per row, word 0 included when shared */
+    unsigned first_bits;   /* word 0 shared with the key: its low bits the codes may use; 0: not shared */
     hil_pack_field *field; /* per QI */
 } hil_packing;
 
-int hil_pack_init(hil_packing *pk, const table *t, ak_error *err);
+/* first_bits: the low bits of a word 0 shared with the sort key (0: none). */
+int hil_pack_init(hil_packing *pk, const table *t, unsigned first_bits, ak_error *err);
 void hil_pack_free(hil_packing *pk);
-/* Packs rows row .. row+count-1 into out[j * stride ..] (pk->words words each). */
+/* Packs rows row .. row+count-1 into out[j * stride ..] (pk->words words
+ * each; a shared word 0 already holds its key bits, and its low first_bits
+ * bits are zero). */
 void hil_pack_rows(const hil_packing *pk, const table *t, size_t row, size_t count, uint64_t *out /* OUT */,
                    size_t stride);
 

@@ -50,7 +50,9 @@ typedef struct key_range {
     const hil_packing *pk;
     uint64_t *out;        /* the record of row `from` */
     size_t words, kw;     /* words per record, of which the key (and row) */
+    size_t codes_at;      /* the packed codes' first word in a record */
     int row_in_key;
+    unsigned row_shift;   /* the row's lowest bit in the key's last word, when row_in_key */
     size_t from, to;
 } key_range;
 
@@ -63,10 +65,10 @@ static void key_records(const key_range *r)
         hil_mapper_keys(r->mp, r->t, row, count, out, r->words);
         for (size_t j = 0; j < count; j++) {
             uint64_t *rec = out + j * r->words;
-            if (r->row_in_key) rec[r->kw - 1] |= row + j;
+            if (r->row_in_key) rec[r->kw - 1] |= (uint64_t)(row + j) << r->row_shift;
             else rec[r->kw - 1] = row + j;
         }
-        if (r->pk) hil_pack_rows(r->pk, r->t, row, count, out + r->kw, r->words);
+        if (r->pk) hil_pack_rows(r->pk, r->t, row, count, out + r->codes_at, r->words);
     }
 }
 
@@ -96,7 +98,8 @@ static void key_records_parallel(key_range base, size_t n, uint64_t *all, unsign
 typedef struct sorted_out {
     const hil_mapper *mp;
     size_t kw;          /* words of key (and row) */
-    uint64_t row_mask;  /* the row's bits in the key's last word, when row_in_key */
+    uint64_t below_key; /* the bits of the key's last word below the key: row and codes, when row_in_key */
+    unsigned row_shift; /* the row's lowest bit there */
     int row_in_key;
     uint32_t *order;
     double *gap;
@@ -107,7 +110,7 @@ typedef struct sorted_out {
 static inline void take_sorted(const sorted_out *so, size_t i, const uint64_t *r, const uint64_t *prev)
 {
     const size_t kw = so->kw;
-    so->order[i] = (uint32_t)(so->row_in_key ? r[kw - 1] & so->row_mask : r[kw - 1]);
+    so->order[i] = (uint32_t)(so->row_in_key ? (r[kw - 1] & so->below_key) >> so->row_shift : r[kw - 1]);
     if (!so->gap) return;
     if (!prev) {
         so->gap[i] = 0;
@@ -116,8 +119,8 @@ static inline void take_sorted(const sorted_out *so, size_t i, const uint64_t *r
     uint64_t a[kw], b[kw]; /* the keys alone */
     memcpy(a, prev, kw * sizeof *a);
     memcpy(b, r, kw * sizeof *b);
-    a[kw - 1] &= ~so->row_mask;
-    b[kw - 1] &= ~so->row_mask;
+    a[kw - 1] &= ~so->below_key;
+    b[kw - 1] &= ~so->below_key;
     so->gap[i] = hil_mapper_gap(so->mp, a, b);
 }
 
@@ -152,15 +155,16 @@ static void take_sorted_parallel(const sorted_out *so, const uint64_t *all, size
  * A sort record is the row's key followed by its row number, a total order.
  * When the key leaves at least row_bits(n) low bits of its last word unused
  * (a Hilbert key of d * bits bits is left-aligned), the row number goes
- * there instead of into a word of its own: the same order on fewer bytes.
- * When pk is not NULL the row's packed QI codes follow (they never decide
- * the order: key and row already do), and come back in 1-D order: position
- * i's at (*in)[i * *stride ..], in memory that *hold owns (to be freed).
+ * right below the key instead of into a word of its own: the same order on
+ * fewer bytes. When pk is not NULL it is set up here and the row's packed QI
+ * codes follow, from the bits left below the row on (they never decide the
+ * order: key and row already do), and come back in 1-D order: position i's
+ * at (*in)[i * *stride ..], in memory that *hold owns (to be freed).
  * Without a memory budget the records are written into one array, sorted
  * there and read back into order and gap, each step on o->threads threads
  * (each on its own rows or buckets); with one they stream through the
  * external sort. */
-static int map_and_sort(const table *t, const hil_options *o, const hil_packing *pk, uint32_t *order, double *gap,
+static int map_and_sort(const table *t, const hil_options *o, hil_packing *pk, uint32_t *order, double *gap,
                         uint64_t **hold, const uint64_t **in, size_t *stride, hil_stats *stats, ak_error *err)
 {
     hil_mapper mp;
@@ -169,8 +173,16 @@ static int map_and_sort(const table *t, const hil_options *o, const hil_packing 
     const unsigned rb = row_bits(n);
     const unsigned used = mp.kind == HIL_MAP_HILBERT ? mp.d * mp.bits : 128;
     const int row_in_key = (size_t)mp.words * 64 >= (size_t)used + rb;
-    const size_t kw = (size_t)mp.words + (row_in_key ? 0 : 1), cw = pk ? pk->words : 0, words = kw + cw;
-    const uint64_t row_mask = row_in_key ? ((uint64_t)1 << rb) - 1 : 0;
+    const unsigned row_shift = row_in_key ? (unsigned)((size_t)mp.words * 64 - used - rb) : 0; /* < 64: the key has a bit in its last word */
+    const uint64_t below_key = row_in_key ? ((uint64_t)1 << (row_shift + rb)) - 1 : 0;
+    int rc = pk ? hil_pack_init(pk, t, row_shift, err) : ANONKIT_OK;
+    if (rc < 0) {
+        hil_mapper_free(&mp);
+        return rc;
+    }
+    const size_t kw = (size_t)mp.words + (row_in_key ? 0 : 1);
+    const size_t shared = pk && pk->first_bits ? 1 : 0; /* the key's last word holds codes too */
+    const size_t cw = pk ? pk->words : 0, words = kw + cw - shared;
     stats->key_bits = used;
     stats->centers = mp.ncenters;
     enum { BATCH = 64 };
@@ -180,9 +192,9 @@ static int map_and_sort(const table *t, const hil_options *o, const hil_packing 
     uint64_t *codes = pk && !in_memory ? malloc((n ? n : 1) * cw * sizeof *codes) : NULL;
     uint64_t *prev = malloc(kw * sizeof *prev);
     extsort *sorter = NULL;
-    int rc = (all || keys) && (codes || !pk || in_memory) && prev ? ANONKIT_OK : ak_err_nomem(err);
+    rc = (all || keys) && (codes || !pk || in_memory) && prev ? ANONKIT_OK : ak_err_nomem(err);
     if (rc >= 0 && !in_memory) rc = extsort_open(&sorter, words, o->memory, NULL, err);
-    const key_range whole = {&mp, t, pk, all, words, kw, row_in_key, 0, n};
+    const key_range whole = {&mp, t, pk, all, words, kw, kw - shared, row_in_key, row_shift, 0, n};
     if (rc >= 0 && in_memory) key_records_parallel(whole, n, all, o->threads);
     for (size_t row = 0; rc >= 0 && !in_memory && row < n; row += BATCH) {
         key_range r = whole;
@@ -193,7 +205,7 @@ static int map_and_sort(const table *t, const hil_options *o, const hil_packing 
         for (size_t j = 0; rc >= 0 && j < r.to - r.from; j++) rc = extsort_add(sorter, keys + j * words, err);
     }
     if (rc >= 0) rc = in_memory ? extsort_sort_array(all, n, words, o->threads, err) : extsort_finish(sorter, err);
-    const sorted_out so = {&mp, kw, row_mask, row_in_key, order, gap};
+    const sorted_out so = {&mp, kw, below_key, row_shift, row_in_key, order, gap};
     if (rc >= 0 && in_memory) take_sorted_parallel(&so, all, words, n, o->threads);
     for (size_t i = 0; rc >= 0 && !in_memory && i < n; i++) {
         const uint64_t *r;
@@ -202,7 +214,7 @@ static int map_and_sort(const table *t, const hil_options *o, const hil_packing 
                 rc = ak_err_set(err, ANONKIT_E_INTERNAL, NULL, 0, 0, "the sort returned %zu of %zu rows", i, n);
             break;
         }
-        if (codes) memcpy(codes + i * cw, r + kw, cw * sizeof *codes);
+        if (codes) memcpy(codes + i * cw, r + kw - shared, cw * sizeof *codes);
         take_sorted(&so, i, r, i ? prev : NULL);
         memcpy(prev, r, kw * sizeof *prev);
     }
@@ -220,7 +232,7 @@ static int map_and_sort(const table *t, const hil_options *o, const hil_packing 
     }
     if (rc >= 0 && pk) {
         *hold = in_memory ? all : codes;
-        *in = in_memory ? all + kw : codes;
+        *in = in_memory ? all + kw - shared : codes;
         *stride = in_memory ? words : cw;
         all = codes = NULL;
     }
@@ -358,7 +370,6 @@ int hil_run(const table *t, const model *m, const hil_options *o, partition *out
     uint64_t *hold = NULL;
     const uint64_t *in = NULL;
     size_t stride = 0;
-    if (rc >= 0 && exact) rc = hil_pack_init(&pk, t, err);
     if (rc >= 0) rc = map_and_sort(t, o, exact ? &pk : NULL, order, gap, &hold, &in, &stride, stats, err);
     size_t ngroups = 0;
     if (rc >= 0 && ldiv) {
