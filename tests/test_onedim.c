@@ -600,17 +600,21 @@ static void test_dp_against_brute_force(void **state)
         for (int q = 0; q < g.nqi; q++) w[q] = (double)(1 + tu_below(&rng, 4));
         gap[0] = 0;
         for (size_t i = 1; i < n; i++) gap[i] = tu_below(&rng, 3) ? (double)tu_below(&rng, 50) : 0;
-        for (int fast = 0; fast < 2; fast++) {
+        for (int variant = 0; variant < 3; variant++) { /* the Fast cost; the exact one by runs, by block boxes */
+            const int fast = variant == 0;
             uint32_t sizes[16];
             size_t ngroups;
             double cost;
             ak_error err;
             const double *wp = weighted ? w : NULL, *gp = fast ? gap : NULL;
-            assert_int_equal(hil_kanon_dp(t, order, n, k, wp, gp, 1, sizes, &ngroups, &cost, &err), ANONKIT_OK);
+            hil_kanon_block_boxes(variant == 2);
+            const int rc = hil_kanon_dp(t, order, n, k, wp, gp, 1, sizes, &ngroups, &cost, &err);
+            hil_kanon_block_boxes(1);
+            assert_int_equal(rc, ANONKIT_OK);
             const double want = brute_force(t, order, n, k, wp, gp);
             if (fabs(cost - want) > 1e-9 * (1 + want))
-                fail_msg("iteration %d (n=%zu k=%llu fast=%d): DP %.12g, exhaustive %.12g", iter, n,
-                         (unsigned long long)k, fast, cost, want);
+                fail_msg("iteration %d (n=%zu k=%llu variant %d): DP %.12g, exhaustive %.12g", iter, n,
+                         (unsigned long long)k, variant, cost, want);
             size_t from = 0;
             double recomputed = 0;
             for (size_t gi = 0; gi < ngroups; gi++) {
@@ -625,7 +629,7 @@ static void test_dp_against_brute_force(void **state)
         table_free(t);
         tu_rmtree(dir);
     }
-    assert_true(runs == 500);
+    assert_true(runs == 750);
 }
 
 /* The DP of 001 Figure 3 written directly: every candidate group's cost from
@@ -707,9 +711,43 @@ static void check_dp_direct(const table *t, const uint32_t *order, size_t n, uin
     check_dp_direct_with(t, order, n, k, w, gap, what, 1, 0);
 }
 
-/* The DP (which grows a group's box only at the rows that move one of its
- * sides) against the direct DP on longer sequences: random tables in random
- * or sorted order, and a table of 40 QIs (more than one word of marks). */
+/* The exact DP's two ways of costing candidates on order[0..n): by block
+ * boxes with AVX2 and with the scalar code must give the same groups and
+ * cost to the bit; by runs the same optimum (their sums of NCPs round
+ * differently, so ties may go other ways). Both against direct_dp. */
+static void check_dp_boxes(const table *t, const uint32_t *order, size_t n, uint64_t k, const double *w,
+                           const char *what)
+{
+    uint32_t *sizes[3];
+    size_t ngroups[3];
+    double cost[3];
+    for (int v = 0; v < 3; v++) { /* block boxes with AVX2 (where the processor has it), scalar; runs */
+        sizes[v] = malloc((n / k + 1) * sizeof *sizes[v]);
+        assert_non_null(sizes[v]);
+        hil_kanon_simd(v != 1);
+        hil_kanon_block_boxes(v != 2);
+        ak_error err;
+        const int rc = hil_kanon_dp(t, order, n, k, w, NULL, 1, sizes[v], &ngroups[v], &cost[v], &err);
+        hil_kanon_simd(1);
+        hil_kanon_block_boxes(1);
+        assert_int_equal(rc, ANONKIT_OK);
+    }
+    if (cost[0] != cost[1] || ngroups[0] != ngroups[1] || memcmp(sizes[0], sizes[1], ngroups[0] * sizeof *sizes[0]))
+        fail_msg("%s (n=%zu k=%llu): block boxes give %.17g in %zu groups with AVX2, %.17g in %zu without", what, n,
+                 (unsigned long long)k, cost[0], ngroups[0], cost[1], ngroups[1]);
+    const double want = direct_dp(t, order, n, k, w, NULL);
+    for (int v = 0; v < 3; v++) {
+        if (fabs(cost[v] - want) > 1e-9 * (1 + want))
+            fail_msg("%s (n=%zu k=%llu): way %d gives %.15g, direct %.15g", what, n, (unsigned long long)k, v, cost[v],
+                     want);
+        free(sizes[v]);
+    }
+}
+
+/* The DP against the direct DP on longer sequences: random tables in random
+ * or sorted order, and a table of 40 QIs (more than one word of marks), by
+ * block boxes (with and without AVX2) and by runs (which grow a group's box
+ * only at the rows that move one of its sides; one thread and several). */
 static void test_dp_against_direct(void **state)
 {
     (void)state;
@@ -735,8 +773,11 @@ static void test_dp_against_direct(void **state)
         for (int q = 0; q < g.nqi; q++) w[q] = (double)(1 + tu_below(&rng, 4));
         const double *wr = tu_below(&rng, 2) ? w : NULL;
         check_dp_direct(t, order, n, k, wr, NULL, "random table");
-        /* blocks of a few prefixes (down to 1), each window led in afresh */
+        check_dp_boxes(t, order, n, k, wr, "random table");
+        /* by runs: blocks of a few prefixes (down to 1), each window led in afresh */
+        hil_kanon_block_boxes(0);
         check_dp_direct_with(t, order, n, k, wr, NULL, "random table, 3 threads", 3, 1 + tu_below(&rng, 40));
+        hil_kanon_block_boxes(1);
         /* the Fast cost: gaps of very different sizes (a huge one between runs of tiny ones) */
         gap[0] = 0;
         for (size_t i = 1; i < n; i++)
@@ -768,7 +809,10 @@ static void test_dp_against_direct(void **state)
     for (size_t i = 0; i < WROWS; i++) order[i] = (uint32_t)i;
     for (uint64_t k = 1; k <= 12; k += 1 + k / 3) {
         check_dp_direct(t, order, WROWS, k, NULL, NULL, "40 QIs");
+        check_dp_boxes(t, order, WROWS, k, NULL, "40 QIs");
+        hil_kanon_block_boxes(0);
         check_dp_direct_with(t, order, WROWS, k, NULL, NULL, "40 QIs, 2 threads", 2, 7 + k);
+        hil_kanon_block_boxes(1);
     }
     table_free(t);
     tu_rmtree(dir);

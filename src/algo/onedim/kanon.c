@@ -41,6 +41,15 @@
  * sum of gaps from left to right (no differences of large sums, so no
  * cancellation), all raised by the new gap as the end moves (a vector add).
  *
+ * When every categorical QI has at most BB_MAX_CODES codes, the exact DP
+ * costs its candidates by block boxes instead (see "exact DP by block
+ * boxes"): every candidate's box is the union of a suffix box of a block of
+ * k positions and a prefix box from the block's end, each kept up to date
+ * in O(d) per position, and the costs of all candidates are summed QI by QI
+ * four at a time with AVX2, without a data-dependent branch (the runs'
+ * queues mispredict often). The runs are kept for QIs with larger
+ * hierarchies, whose NCP per pair of codes would not fit a small table.
+ *
  * Only the last 2k-1 values of Opt, the window's codes and the boxes of the
  * blocks in flight are kept; the chosen group length of every prefix is kept
  * to read the solution back. */
@@ -833,6 +842,313 @@ static int run_exact(dp_shared *sh, dp_line *ln, double *boxcost, uint32_t *len,
     return rc;
 }
 
+/* ----------------------------------------- exact DP by block boxes -- */
+
+/* The exact DP's boxes from blocks of k positions, when every categorical
+ * QI has at most BB_MAX_CODES codes. A candidate group of prefix i starts
+ * at some j (i-2k+1 <= j <= i-k); with b the first multiple of k at or
+ * after j, its box is the union of the suffix box of j's block, positions
+ * j .. b-1 (empty when j = b), and the prefix box of positions b .. i-1.
+ * Since b < i and b > i-2k, b is one of the last two boundaries before i.
+ * The suffix boxes of a block are worked out backwards when the block is
+ * complete (O(d) per position), and the prefix boxes of the last two
+ * boundaries grow by every new position (O(d) each), so that every
+ * candidate's box, and its NCP, takes O(d) (001 §5.1), without branches:
+ * numeric sides are the values pre-scaled by weight / range (the NCP is
+ * their difference), categorical sides are codes whose weighted NCP is read
+ * from a table per code pair. The candidates of one boundary are weighed
+ * four at a time with AVX2. Each candidate's cost is the sum over the QIs
+ * in order, then Opt + rows * cost: the same doubles on either path. Only
+ * the suffix boxes of the last few blocks and one block's values are held. */
+
+/* Largest categorical domain for which the block boxes are used. */
+#define BB_MAX_CODES 512
+
+/* Whether the exact DP may use the block boxes (on, the default) or always
+ * the runs above, for the tests. */
+static int use_block_boxes = 1;
+
+void hil_kanon_block_boxes(int on) { use_block_boxes = on; }
+
+typedef struct bb_dp {
+    uint32_t d;
+    size_t k;
+    unsigned char *numeric; /* per QI */
+    double *factor;         /* numeric QI: weight / range (0 when the range is 0) */
+    double **ncp;           /* categorical QI: weight * NCP of codes [lo, hi] at lo * ncodes + hi */
+    double *flat;           /* categorical QI: the table's one value for lo < hi, when it has one; else -1 */
+    uint32_t *ncodes;
+    size_t base, room;      /* suffix boxes of positions base .. base + room - 1 */
+    double *slo, *shi;      /* QI q's side of position j at q * room + (j - base) */
+    double *block;          /* the current block's positions: [(p % k) * d + q] */
+    double *plo, *phi;      /* prefix boxes: boundary b_cur at [q], b_cur - k at [d + q] */
+    double *run_lo, *run_hi;/* a growing suffix box */
+    uint32_t *ccode;        /* chunk of positions: codes, then their sides */
+    double *cval;
+    size_t cfirst, cend;
+} bb_dp;
+
+/* Whether the table's categorical QIs are small enough. */
+static int bb_usable(const table *t)
+{
+    for (uint32_t q = 0; q < t->nqi; q++)
+        if (t->qi[q].kind != ATTR_NUMERIC && t->qi[q].ncodes > BB_MAX_CODES) return 0;
+    return use_block_boxes;
+}
+
+static void bb_free(bb_dp *s)
+{
+    for (uint32_t q = 0; s->ncp && q < s->d; q++) free(s->ncp[q]);
+    free(s->ncp), free(s->numeric), free(s->factor), free(s->flat), free(s->ncodes), free(s->slo), free(s->shi), free(s->block);
+    free(s->plo), free(s->phi), free(s->run_lo), free(s->run_hi), free(s->ccode), free(s->cval);
+}
+
+static int bb_init(bb_dp *s, const table *t, size_t k, const double *weights, ak_error *err)
+{
+    memset(s, 0, sizeof *s);
+    const uint32_t d = t->nqi, dd = d ? d : 1;
+    s->d = d;
+    s->k = k;
+    s->room = 4 * k + 64;
+    s->numeric = malloc(dd);
+    s->factor = calloc(dd, sizeof *s->factor);
+    s->flat = calloc(dd, sizeof *s->flat);
+    s->ncp = calloc(dd, sizeof *s->ncp);
+    s->ncodes = calloc(dd, sizeof *s->ncodes);
+    s->slo = calloc(s->room * dd + 4, sizeof *s->slo); /* + what bb_costs_avx2 reads past the last QI's */
+    s->shi = calloc(s->room * dd + 4, sizeof *s->shi);
+    s->block = malloc(k * dd * sizeof *s->block);
+    s->plo = malloc(2 * dd * sizeof *s->plo);
+    s->phi = malloc(2 * dd * sizeof *s->phi);
+    s->run_lo = malloc(dd * sizeof *s->run_lo);
+    s->run_hi = malloc(dd * sizeof *s->run_hi);
+    s->ccode = malloc(KANON_CHUNK * (size_t)dd * sizeof *s->ccode);
+    s->cval = malloc(KANON_CHUNK * (size_t)dd * sizeof *s->cval);
+    int ok = s->numeric && s->factor && s->flat && s->ncp && s->ncodes && s->slo && s->shi && s->block && s->plo && s->phi &&
+             s->run_lo && s->run_hi && s->ccode && s->cval;
+    for (uint32_t q = 0; ok && q < d; q++) {
+        const table_qi *a = &t->qi[q];
+        const double weight = weights ? weights[q] : 1.0;
+        s->numeric[q] = a->kind == ATTR_NUMERIC;
+        s->ncodes[q] = a->ncodes;
+        if (s->numeric[q]) {
+            const double span = a->ncodes > 1 ? a->values[a->ncodes - 1] - a->values[0] : 0;
+            s->factor[q] = span > 0 ? weight / span : 0;
+            continue;
+        }
+        const size_t m = a->ncodes ? a->ncodes : 1;
+        if (!(s->ncp[q] = calloc(m * m, sizeof *s->ncp[q]))) ok = 0;
+        for (uint32_t lo = 0; ok && lo < a->ncodes; lo++)
+            for (uint32_t hi = lo; hi < a->ncodes; hi++) s->ncp[q][lo * m + hi] = weight * table_ncp(t, q, lo, hi);
+        s->flat[q] = m > 1 && ok ? s->ncp[q][1] : -1; /* lo = 0, hi = 1 */
+        for (uint32_t lo = 0; ok && lo < a->ncodes; lo++)
+            for (uint32_t hi = lo + 1; hi < a->ncodes; hi++)
+                if (s->ncp[q][lo * m + hi] != s->flat[q] || s->flat[q] < 0) s->flat[q] = -1;
+    }
+    if (!ok) {
+        bb_free(s);
+        return ak_err_nomem(err);
+    }
+    for (uint32_t q = 0; q < 2 * d; q++) s->plo[q] = INFINITY, s->phi[q] = -INFINITY;
+    return ANONKIT_OK;
+}
+
+/* Unpacks positions from .. from+CHUNK-1 into their sides (as
+ * window_gather): numeric values scaled, categorical codes as doubles. */
+static void bb_gather(bb_dp *s, const table *t, const hil_packing *pk, const uint64_t *in, size_t stride, size_t n,
+                      size_t from)
+{
+    const uint32_t d = s->d;
+    const size_t m = n - from < KANON_CHUNK ? n - from : KANON_CHUNK;
+    const hil_pack_field *f = pk->field;
+    s->cfirst = from;
+    s->cend = from + m;
+    for (size_t x = 0; x < m; x++) {
+        const uint64_t *src = in + (from + x) * stride;
+        uint32_t *out = s->ccode + x * d;
+        for (uint32_t q = 0; q < d; q++) out[q] = (uint32_t)((src[f[q].word] >> f[q].shift) & f[q].mask);
+    }
+    for (uint32_t q = 0; q < d; q++) {
+        const uint32_t *code = s->ccode + q;
+        double *val = s->cval + q;
+        if (s->numeric[q]) {
+            const double *values = t->qi[q].values, low = values[0], factor = s->factor[q];
+            for (size_t x = 0; x < m; x++) {
+                if (x + 64 < m) __builtin_prefetch(&values[code[(x + 64) * d]]);
+                val[x * d] = (values[code[x * d]] - low) * factor;
+            }
+        } else {
+            for (size_t x = 0; x < m; x++) val[x * d] = (double)code[x * d];
+        }
+    }
+}
+
+/* The suffix boxes of the block that ends with position `last`: position j
+ * gets the box of j .. last, the block's first position the empty box (its
+ * candidates' boxes are the prefix boxes from it). */
+static void bb_suffixes(bb_dp *s, size_t last)
+{
+    const uint32_t d = s->d;
+    const size_t k = s->k, first = last + 1 - k, room = s->room;
+    if (last + 1 - s->base > room) { /* keep the block before it: candidates start there still */
+        const size_t keep = first >= k ? first - k : 0;
+        for (uint32_t q = 0; q < d; q++) {
+            memmove(s->slo + q * room, s->slo + q * room + (keep - s->base), (first - keep) * sizeof *s->slo);
+            memmove(s->shi + q * room, s->shi + q * room + (keep - s->base), (first - keep) * sizeof *s->shi);
+        }
+        s->base = keep;
+    }
+    for (uint32_t q = 0; q < d; q++) s->run_lo[q] = INFINITY, s->run_hi[q] = -INFINITY;
+    for (size_t x = k; x-- > 1;) {
+        const double *v = s->block + x * d;
+        const size_t at = first + x - s->base;
+        for (uint32_t q = 0; q < d; q++) {
+            if (v[q] < s->run_lo[q]) s->run_lo[q] = v[q];
+            if (v[q] > s->run_hi[q]) s->run_hi[q] = v[q];
+            s->slo[q * room + at] = s->run_lo[q];
+            s->shi[q * room + at] = s->run_hi[q];
+        }
+    }
+    for (uint32_t q = 0; q < d; q++) {
+        s->slo[q * room + (first - s->base)] = INFINITY;
+        s->shi[q * room + (first - s->base)] = -INFINITY;
+    }
+}
+
+/* Candidate j's cost per row: its box from the suffix box of j and the
+ * prefix box (lo, hi), QIs in order. */
+static inline double bb_cost(const bb_dp *s, size_t j, const double *lo, const double *hi)
+{
+    double cost = 0;
+    const size_t at = j - s->base;
+    for (uint32_t q = 0; q < s->d; q++) {
+        const double a = s->slo[q * s->room + at], b = s->shi[q * s->room + at];
+        const double l = a < lo[q] ? a : lo[q], h = b > hi[q] ? b : hi[q];
+        cost += s->numeric[q] ? h - l : s->ncp[q][(size_t)l * s->ncodes[q] + (size_t)h];
+    }
+    return cost;
+}
+
+/* The costs per row of the candidates ja .. ja+n-1 of one boundary, whose
+ * boxes take its prefix box (lo, hi), into cost[0 .. n). */
+static void bb_costs_scalar(const bb_dp *s, size_t ja, size_t n, const double *lo, const double *hi, double *cost)
+{
+    for (size_t x = 0; x < n; x++) cost[x] = bb_cost(s, ja + x, lo, hi);
+}
+
+#if KANON_HAVE_AVX
+/* bb_costs_scalar four candidates at a time (AVX2), a QI at a time over all
+ * of them (independent steps, no branch inside): categorical NCPs are
+ * gathered from their tables or, for a QI whose NCP is the same for every
+ * pair of different codes, compared. Every candidate's sum is over the QIs
+ * in order from 0, as bb_cost's. Writes up to three costs past n, and reads
+ * the suffix boxes that far (bb_init pads them). */
+__attribute__((target("avx2"))) static void bb_costs_avx2(const bb_dp *s, size_t ja, size_t n, const double *lo,
+                                                          const double *hi, double *cost)
+{
+    const size_t at = ja - s->base;
+    for (size_t x = 0; x < n; x += 4) _mm256_storeu_pd(cost + x, _mm256_setzero_pd());
+    for (uint32_t q = 0; q < s->d; q++) {
+        const double *sl = s->slo + q * s->room + at, *sh = s->shi + q * s->room + at;
+        const __m256d plo = _mm256_set1_pd(lo[q]), phi = _mm256_set1_pd(hi[q]);
+        if (s->numeric[q]) {
+            for (size_t x = 0; x < n; x += 4) {
+                const __m256d l = _mm256_min_pd(_mm256_loadu_pd(sl + x), plo);
+                const __m256d h = _mm256_max_pd(_mm256_loadu_pd(sh + x), phi);
+                _mm256_storeu_pd(cost + x, _mm256_add_pd(_mm256_loadu_pd(cost + x), _mm256_sub_pd(h, l)));
+            }
+        } else if (s->flat[q] >= 0) {
+            const __m256d value = _mm256_set1_pd(s->flat[q]);
+            for (size_t x = 0; x < n; x += 4) {
+                const __m256d l = _mm256_min_pd(_mm256_loadu_pd(sl + x), plo);
+                const __m256d h = _mm256_max_pd(_mm256_loadu_pd(sh + x), phi);
+                const __m256d ncp = _mm256_and_pd(_mm256_cmp_pd(h, l, _CMP_NEQ_OQ), value);
+                _mm256_storeu_pd(cost + x, _mm256_add_pd(_mm256_loadu_pd(cost + x), ncp));
+            }
+        } else {
+            const __m128i codes = _mm_set1_epi32((int)s->ncodes[q]);
+            for (size_t x = 0; x < n; x += 4) {
+                const __m256d l = _mm256_min_pd(_mm256_loadu_pd(sl + x), plo);
+                const __m256d h = _mm256_max_pd(_mm256_loadu_pd(sh + x), phi);
+                const __m128i index = _mm_add_epi32(_mm_mullo_epi32(_mm256_cvttpd_epi32(l), codes), _mm256_cvttpd_epi32(h));
+                const __m256d ncp = _mm256_i32gather_pd(s->ncp[q], index, 8);
+                _mm256_storeu_pd(cost + x, _mm256_add_pd(_mm256_loadu_pd(cost + x), ncp));
+            }
+        }
+    }
+}
+#endif
+
+/* Opt(i) for i = 1..n by the block boxes (one thread). */
+static int run_block_boxes(const table *t, const hil_packing *pk, const uint64_t *in, size_t stride, size_t n,
+                           size_t k, const double *weights, dp_line *ln, uint32_t *len, ak_error *err)
+{
+    bb_dp s;
+    AK_CHECK(bb_init(&s, t, k, weights, err));
+    const uint32_t d = s.d;
+    const size_t w = ln->w;
+    double *cost = malloc((k + 4) * sizeof *cost); /* one boundary's candidates, and what bb_costs_avx2 writes past */
+    if (!cost) {
+        bb_free(&s);
+        return ak_err_nomem(err);
+    }
+#if KANON_HAVE_AVX
+    const int avx2 = use_avx != 0 && __builtin_cpu_supports("avx2");
+#endif
+    for (size_t i = 1; i <= n; i++) {
+        const size_t p = i - 1; /* the new position */
+        if (p >= s.cend) bb_gather(&s, t, pk, in, stride, n, p);
+        const double *v = s.cval + (p - s.cfirst) * d;
+        memcpy(s.block + (p % k) * d, v, d * sizeof *v);
+        if (p % k == 0) { /* a boundary: its prefix box starts, the one before moves back */
+            memcpy(s.plo + d, s.plo, d * sizeof *s.plo);
+            memcpy(s.phi + d, s.phi, d * sizeof *s.phi);
+            for (uint32_t q = 0; q < d; q++) s.plo[q] = INFINITY, s.phi[q] = -INFINITY;
+        }
+        for (uint32_t q = 0; q < d; q++) { /* both prefix boxes */
+            const double x = v[q];
+            if (x < s.plo[q]) s.plo[q] = x;
+            if (x > s.phi[q]) s.phi[q] = x;
+            if (x < s.plo[d + q]) s.plo[d + q] = x;
+            if (x > s.phi[d + q]) s.phi[d + q] = x;
+        }
+        if (i % k == 0) bb_suffixes(&s, p);
+        double best = INFINITY;
+        uint32_t best_len = 0;
+        if (i >= k) {
+            const size_t jlo = i > w ? i - w : 0, jhi = i - k, cur = p / k * k;
+            /* boundary cur: candidates cur-k+1 .. cur (the shorter groups), then cur-k: up to cur-k */
+            for (int back = 0; back < 2; back++) {
+                if (back && cur < k) break;
+                const size_t b = cur - (back ? k : 0);
+                const size_t ja = b + 1 >= k && b + 1 - k > jlo ? b + 1 - k : jlo, jb = b < jhi ? b : jhi;
+                if (ja > jb) continue;
+                const double *lo = s.plo + (back ? d : 0), *hi = s.phi + (back ? d : 0);
+#if KANON_HAVE_AVX
+                if (avx2) bb_costs_avx2(&s, ja, jb - ja + 1, lo, hi, cost);
+                else
+#endif
+                    bb_costs_scalar(&s, ja, jb - ja + 1, lo, hi, cost);
+                best_of(ln->opt + (ja - ln->base), cost, jb - ja + 1, (double)(i - ja), &best, &best_len);
+            }
+            if (cost_trace) {
+                double sum = 0;
+                for (size_t j = jlo; j <= jhi; j++) {
+                    const int back = j + k <= cur;
+                    sum += bb_cost(&s, j, s.plo + (back ? d : 0), s.phi + (back ? d : 0)) * (double)(j - jlo + 1);
+                }
+                cost_trace[i] = sum;
+            }
+        }
+        line_make_room(ln, i);
+        ln->opt[i - ln->base] = best;
+        len[i] = best_len;
+    }
+    free(cost);
+    bb_free(&s);
+    return ANONKIT_OK;
+}
+
 int hil_kanon_dp_packed(const table *t, const hil_packing *pk, const uint64_t *in, size_t stride, size_t n,
                         uint64_t k, const double *weights, const double *gap, unsigned threads, uint32_t *sizes,
                         size_t *ngroups, double *cost, ak_error *err)
@@ -860,6 +1176,8 @@ int hil_kanon_dp_packed(const table *t, const hil_packing *pk, const uint64_t *i
     }
     if (rc >= 0 && gap) {
         run_fast(&ln, gap, len, n, k);
+    } else if (rc >= 0 && bb_usable(t)) {
+        rc = run_block_boxes(t, pk, in, stride, n, (size_t)k, weights, &ln, len, err);
     } else if (rc >= 0) {
         if (threads < 1) threads = 1;
         if (threads > DP_MAX_THREADS) threads = DP_MAX_THREADS;

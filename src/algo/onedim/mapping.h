@@ -110,9 +110,10 @@ void hil_pack_rows(const hil_packing *pk, const table *t, size_t row, size_t cou
                    size_t stride);
 
 /* hil_kanon_dp on rows whose packed codes are given in 1-D order, position
- * p's at in[p * stride ..] (pk and in unused when gap is not NULL); the
- * exact DP's boxes are worked out by `threads` threads at once (the result
- * does not depend on it). */
+ * p's at in[p * stride ..] (pk and in unused when gap is not NULL); when the
+ * exact DP costs candidates by runs (categorical QIs of more than 512
+ * codes), their boxes are worked out by `threads` threads at once (the
+ * result does not depend on it). */
 int hil_kanon_dp_packed(const table *t, const hil_packing *pk, const uint64_t *in, size_t stride, size_t n,
                         uint64_t k, const double *weights, const double *gap, unsigned threads,
                         uint32_t *sizes /* OUT */, size_t *ngroups /* OUT */, double *cost /* OUT */, ak_error *err);
@@ -120,6 +121,10 @@ int hil_kanon_dp_packed(const table *t, const hil_packing *pk, const uint64_t *i
 /* Lets the DP weigh candidates with AVX when the processor has it (on, the
  * default) or only with the portable scalar code (off), for the tests. */
 void hil_kanon_simd(int on);
+/* Lets the exact DP cost candidates by block boxes when the categorical QIs
+ * are small enough (on, the default) or always by runs (off), for the
+ * tests. */
+void hil_kanon_block_boxes(int on);
 /* Cuts the exact DP's prefixes into blocks of `rows` (0: the default size,
  * at least 8192 and 8(2k-1)), for the tests. */
 void hil_kanon_block_rows(size_t rows);
