@@ -778,6 +778,8 @@ static void test_dp_against_direct(void **state)
         hil_kanon_block_boxes(0);
         check_dp_direct_with(t, order, n, k, wr, NULL, "random table, 3 threads", 3, 1 + tu_below(&rng, 40));
         hil_kanon_block_boxes(1);
+        /* by block boxes: batches of a few prefixes costed on a thread of their own */
+        check_dp_direct_with(t, order, n, k, wr, NULL, "random table, block boxes, 2 threads", 2, 1 + tu_below(&rng, 40));
         /* the Fast cost: gaps of very different sizes (a huge one between runs of tiny ones) */
         gap[0] = 0;
         for (size_t i = 1; i < n; i++)
@@ -813,6 +815,7 @@ static void test_dp_against_direct(void **state)
         hil_kanon_block_boxes(0);
         check_dp_direct_with(t, order, WROWS, k, NULL, NULL, "40 QIs, 2 threads", 2, 7 + k);
         hil_kanon_block_boxes(1);
+        check_dp_direct_with(t, order, WROWS, k, NULL, NULL, "40 QIs, block boxes, 2 threads", 2, 3 + k);
     }
     table_free(t);
     tu_rmtree(dir);

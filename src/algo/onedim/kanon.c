@@ -1079,74 +1079,205 @@ __attribute__((target("avx2"))) static void bb_costs_avx2(const bb_dp *s, size_t
 }
 #endif
 
-/* Opt(i) for i = 1..n by the block boxes (one thread). */
-static int run_block_boxes(const table *t, const hil_packing *pk, const uint64_t *in, size_t stride, size_t n,
-                           size_t k, const double *weights, dp_line *ln, uint32_t *len, ak_error *err)
+/* Candidate costs of a batch of prefixes s .. e-1, for the weighing: per
+ * prefix, its boundaries' candidates (cur's, then cur-k's) as segments:
+ * first candidate, count (0: none) and where their costs start in cost. */
+typedef struct bb_batch {
+    size_t s, e;
+    double *cost;
+    size_t *seg;          /* per prefix 6 values: ja, count, offset of cur's; of cur-k's */
+    int ready;            /* costed, not yet weighed */
+} bb_batch;
+
+/* What the costing thread and the weighing caller share. */
+typedef struct bb_pipe {
+    bb_dp *s;
+    const table *t;
+    const hil_packing *pk;
+    const uint64_t *in;
+    size_t stride, n, batch;
+    bb_batch buf[2];      /* batch b in buf[b % 2] */
+    size_t costed, weighed;
+    int avx2;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int stop;             /* the caller gives up */
+} bb_pipe;
+
+/* Slides the boxes over position i-1 and costs prefix i's candidates into
+ * cost (segments in seg[0..6), offsets from cost); returns the costs
+ * written (with padding). */
+static size_t bb_prefix(bb_dp *s, const bb_pipe *pp, size_t i, size_t w, double *cost, size_t *seg)
 {
-    bb_dp s;
-    AK_CHECK(bb_init(&s, t, k, weights, err));
-    const uint32_t d = s.d;
-    const size_t w = ln->w;
-    double *cost = malloc((k + 4) * sizeof *cost); /* one boundary's candidates, and what bb_costs_avx2 writes past */
-    if (!cost) {
-        bb_free(&s);
-        return ak_err_nomem(err);
+    const uint32_t d = s->d;
+    const size_t k = s->k, p = i - 1; /* the new position */
+    if (p >= s->cend) bb_gather(s, pp->t, pp->pk, pp->in, pp->stride, pp->n, p);
+    const double *v = s->cval + (p - s->cfirst) * d;
+    memcpy(s->block + (p % k) * d, v, d * sizeof *v);
+    if (p % k == 0) { /* a boundary: its prefix box starts, the one before moves back */
+        memcpy(s->plo + d, s->plo, d * sizeof *s->plo);
+        memcpy(s->phi + d, s->phi, d * sizeof *s->phi);
+        for (uint32_t q = 0; q < d; q++) s->plo[q] = INFINITY, s->phi[q] = -INFINITY;
     }
+    for (uint32_t q = 0; q < d; q++) { /* both prefix boxes */
+        const double x = v[q];
+        if (x < s->plo[q]) s->plo[q] = x;
+        if (x > s->phi[q]) s->phi[q] = x;
+        if (x < s->plo[d + q]) s->plo[d + q] = x;
+        if (x > s->phi[d + q]) s->phi[d + q] = x;
+    }
+    if (i % k == 0) bb_suffixes(s, p);
+    memset(seg, 0, 6 * sizeof *seg);
+    if (i < k) return 0;
+    const size_t jlo = i > w ? i - w : 0, jhi = i - k, cur = p / k * k;
+    size_t used = 0;
+    /* boundary cur: candidates cur-k+1 .. cur (the shorter groups), then cur-k: up to cur-k */
+    for (int back = 0; back < 2; back++) {
+        if (back && cur < k) break;
+        const size_t b = cur - (back ? k : 0);
+        const size_t ja = b + 1 >= k && b + 1 - k > jlo ? b + 1 - k : jlo, jb = b < jhi ? b : jhi;
+        if (ja > jb) continue;
+        const double *lo = s->plo + (back ? d : 0), *hi = s->phi + (back ? d : 0);
+        const size_t count = jb - ja + 1;
 #if KANON_HAVE_AVX
-    const int avx2 = use_avx != 0 && __builtin_cpu_supports("avx2");
+        if (pp->avx2) bb_costs_avx2(s, ja, count, lo, hi, cost + used);
+        else
 #endif
-    for (size_t i = 1; i <= n; i++) {
-        const size_t p = i - 1; /* the new position */
-        if (p >= s.cend) bb_gather(&s, t, pk, in, stride, n, p);
-        const double *v = s.cval + (p - s.cfirst) * d;
-        memcpy(s.block + (p % k) * d, v, d * sizeof *v);
-        if (p % k == 0) { /* a boundary: its prefix box starts, the one before moves back */
-            memcpy(s.plo + d, s.plo, d * sizeof *s.plo);
-            memcpy(s.phi + d, s.phi, d * sizeof *s.phi);
-            for (uint32_t q = 0; q < d; q++) s.plo[q] = INFINITY, s.phi[q] = -INFINITY;
+            bb_costs_scalar(s, ja, count, lo, hi, cost + used);
+        seg[3 * back] = ja, seg[3 * back + 1] = count, seg[3 * back + 2] = used;
+        used += (count + 3) / 4 * 4; /* what bb_costs_avx2 wrote past */
+    }
+    if (cost_trace) {
+        double sum = 0;
+        for (size_t j = jlo; j <= jhi; j++) {
+            const int back = j + k <= cur;
+            sum += bb_cost(s, j, s->plo + (back ? d : 0), s->phi + (back ? d : 0)) * (double)(j - jlo + 1);
         }
-        for (uint32_t q = 0; q < d; q++) { /* both prefix boxes */
-            const double x = v[q];
-            if (x < s.plo[q]) s.plo[q] = x;
-            if (x > s.phi[q]) s.phi[q] = x;
-            if (x < s.plo[d + q]) s.plo[d + q] = x;
-            if (x > s.phi[d + q]) s.phi[d + q] = x;
-        }
-        if (i % k == 0) bb_suffixes(&s, p);
+        cost_trace[i] = sum;
+    }
+    return used;
+}
+
+/* Costs batch b (prefixes 1 + b * batch ..) into its buffer. */
+static void bb_cost_batch(bb_pipe *pp, size_t w, size_t b)
+{
+    bb_batch *x = &pp->buf[b % 2];
+    x->s = 1 + b * pp->batch;
+    x->e = x->s + pp->batch < pp->n + 1 ? x->s + pp->batch : pp->n + 1;
+    size_t used = 0;
+    for (size_t i = x->s; i < x->e; i++) {
+        size_t *seg = x->seg + 6 * (i - x->s);
+        const size_t wrote = bb_prefix(pp->s, pp, i, w, x->cost + used, seg);
+        seg[2] += used, seg[5] += used; /* from the batch's start */
+        used += wrote;
+    }
+}
+
+/* Opt of batch b's prefixes from their costs. */
+static void bb_weigh_batch(const bb_batch *x, dp_line *ln, uint32_t *len)
+{
+    for (size_t i = x->s; i < x->e; i++) {
         double best = INFINITY;
         uint32_t best_len = 0;
-        if (i >= k) {
-            const size_t jlo = i > w ? i - w : 0, jhi = i - k, cur = p / k * k;
-            /* boundary cur: candidates cur-k+1 .. cur (the shorter groups), then cur-k: up to cur-k */
-            for (int back = 0; back < 2; back++) {
-                if (back && cur < k) break;
-                const size_t b = cur - (back ? k : 0);
-                const size_t ja = b + 1 >= k && b + 1 - k > jlo ? b + 1 - k : jlo, jb = b < jhi ? b : jhi;
-                if (ja > jb) continue;
-                const double *lo = s.plo + (back ? d : 0), *hi = s.phi + (back ? d : 0);
-#if KANON_HAVE_AVX
-                if (avx2) bb_costs_avx2(&s, ja, jb - ja + 1, lo, hi, cost);
-                else
-#endif
-                    bb_costs_scalar(&s, ja, jb - ja + 1, lo, hi, cost);
-                best_of(ln->opt + (ja - ln->base), cost, jb - ja + 1, (double)(i - ja), &best, &best_len);
-            }
-            if (cost_trace) {
-                double sum = 0;
-                for (size_t j = jlo; j <= jhi; j++) {
-                    const int back = j + k <= cur;
-                    sum += bb_cost(&s, j, s.plo + (back ? d : 0), s.phi + (back ? d : 0)) * (double)(j - jlo + 1);
-                }
-                cost_trace[i] = sum;
-            }
+        const size_t *seg = x->seg + 6 * (i - x->s);
+        for (int back = 0; back < 2; back++) {
+            const size_t ja = seg[3 * back], count = seg[3 * back + 1];
+            if (count) best_of(ln->opt + (ja - ln->base), x->cost + seg[3 * back + 2], count, (double)(i - ja), &best, &best_len);
         }
         line_make_room(ln, i);
         ln->opt[i - ln->base] = best;
         len[i] = best_len;
     }
-    free(cost);
+}
+
+typedef struct bb_costing {
+    bb_pipe *pp;
+    size_t w, nbatches;
+} bb_costing;
+
+/* The costing thread: batch after batch, each when its buffer is free. */
+static void *bb_cost_main(void *arg)
+{
+    const bb_costing *c = arg;
+    bb_pipe *pp = c->pp;
+    for (size_t b = 0; b < c->nbatches; b++) {
+        pthread_mutex_lock(&pp->mu);
+        while (!pp->stop && pp->buf[b % 2].ready) pthread_cond_wait(&pp->cv, &pp->mu);
+        const int stop = pp->stop;
+        pthread_mutex_unlock(&pp->mu);
+        if (stop) break;
+        bb_cost_batch(pp, c->w, b);
+        pthread_mutex_lock(&pp->mu);
+        pp->buf[b % 2].ready = 1;
+        pp->costed = b + 1;
+        pthread_cond_broadcast(&pp->cv);
+        pthread_mutex_unlock(&pp->mu);
+    }
+    return NULL;
+}
+
+/* Opt(i) for i = 1..n by the block boxes: the prefixes in batches, costed
+ * by a thread of their own while the caller weighs the batch before (the
+ * costs do not depend on Opt); with one thread, in turn. The result does not
+ * depend on it. */
+static int run_block_boxes(const table *t, const hil_packing *pk, const uint64_t *in, size_t stride, size_t n,
+                           size_t k, const double *weights, unsigned threads, dp_line *ln, uint32_t *len,
+                           ak_error *err)
+{
+    bb_dp s;
+    AK_CHECK(bb_init(&s, t, k, weights, err));
+    bb_pipe pp = {.s = &s, .t = t, .pk = pk, .in = in, .stride = stride, .n = n};
+    pp.batch = (size_t)1 << 18 > k + 8 ? ((size_t)1 << 18) / (k + 8) : 1; /* about 2 MB of costs */
+    if (block_rows) pp.batch = block_rows;
+#if KANON_HAVE_AVX
+    pp.avx2 = use_avx != 0 && __builtin_cpu_supports("avx2");
+#endif
+    int rc = ANONKIT_OK;
+    for (int j = 0; j < 2; j++) {
+        pp.buf[j].cost = malloc(pp.batch * (k + 8) * sizeof *pp.buf[j].cost);
+        pp.buf[j].seg = malloc(pp.batch * 6 * sizeof *pp.buf[j].seg);
+        if (!pp.buf[j].cost || !pp.buf[j].seg) rc = ak_err_nomem(err);
+    }
+    const size_t nbatches = (n + pp.batch - 1) / pp.batch;
+    bb_costing costing = {&pp, ln->w, nbatches};
+    pthread_t tid;
+    int started = 0;
+    if (rc >= 0 && threads > 1 && nbatches > 1) {
+        if (pthread_mutex_init(&pp.mu, NULL) == 0) {
+            if (pthread_cond_init(&pp.cv, NULL) == 0) {
+                started = pthread_create(&tid, NULL, bb_cost_main, &costing) == 0;
+                if (!started) pthread_cond_destroy(&pp.cv);
+            }
+            if (!started) pthread_mutex_destroy(&pp.mu);
+        }
+    }
+    for (size_t b = 0; rc >= 0 && b < nbatches; b++) {
+        if (!started) {
+            bb_cost_batch(&pp, ln->w, b);
+            bb_weigh_batch(&pp.buf[b % 2], ln, len);
+            continue;
+        }
+        pthread_mutex_lock(&pp.mu);
+        while (pp.costed <= b) pthread_cond_wait(&pp.cv, &pp.mu);
+        pthread_mutex_unlock(&pp.mu);
+        bb_weigh_batch(&pp.buf[b % 2], ln, len);
+        pthread_mutex_lock(&pp.mu);
+        pp.buf[b % 2].ready = 0;
+        pthread_cond_broadcast(&pp.cv);
+        pthread_mutex_unlock(&pp.mu);
+    }
+    if (started) {
+        pthread_mutex_lock(&pp.mu);
+        pp.stop = 1;
+        pthread_cond_broadcast(&pp.cv);
+        pthread_mutex_unlock(&pp.mu);
+        pthread_join(tid, NULL);
+        pthread_cond_destroy(&pp.cv);
+        pthread_mutex_destroy(&pp.mu);
+    }
+    for (int j = 0; j < 2; j++) free(pp.buf[j].cost), free(pp.buf[j].seg);
     bb_free(&s);
-    return ANONKIT_OK;
+    return rc;
 }
 
 int hil_kanon_dp_packed(const table *t, const hil_packing *pk, const uint64_t *in, size_t stride, size_t n,
@@ -1177,7 +1308,7 @@ int hil_kanon_dp_packed(const table *t, const hil_packing *pk, const uint64_t *i
     if (rc >= 0 && gap) {
         run_fast(&ln, gap, len, n, k);
     } else if (rc >= 0 && bb_usable(t)) {
-        rc = run_block_boxes(t, pk, in, stride, n, (size_t)k, weights, &ln, len, err);
+        rc = run_block_boxes(t, pk, in, stride, n, (size_t)k, weights, threads, &ln, len, err);
     } else if (rc >= 0) {
         if (threads < 1) threads = 1;
         if (threads > DP_MAX_THREADS) threads = DP_MAX_THREADS;

@@ -125,8 +125,9 @@ void hil_kanon_simd(int on);
  * are small enough (on, the default) or always by runs (off), for the
  * tests. */
 void hil_kanon_block_boxes(int on);
-/* Cuts the exact DP's prefixes into blocks of `rows` (0: the default size,
- * at least 8192 and 8(2k-1)), for the tests. */
+/* Cuts the exact DP's prefixes into blocks of `rows` (0: the default size:
+ * by runs at least 8192 and 8(2k-1), by block boxes about 2^18 / k), for the
+ * tests. */
 void hil_kanon_block_rows(size_t rows);
 /* For the tests: when trace is not NULL (room for n + 1), the exact DP writes
  * into trace[i] the sum over prefix i's candidates j = 0, 1, ... (longest
