@@ -104,6 +104,19 @@ void hil_pack_rows(const hil_packing *pk, const table *t, size_t row, size_t cou
     }
 }
 
+/* The codes of positions from .. from+m-1, packed at in[p * stride ..],
+ * into out[x * d + q] (read front to back). */
+static void unpack_rows(const hil_packing *pk, const uint64_t *in, size_t stride, size_t from, size_t m,
+                            uint32_t *out)
+{
+    const uint32_t d = pk->d;
+    const hil_pack_field *f = pk->field;
+    for (size_t x = 0; x < m; x++) {
+        const uint64_t *src = in + (from + x) * stride;
+        for (uint32_t q = 0; q < d; q++) out[x * d + q] = (uint32_t)((src[f[q].word] >> f[q].shift) & f[q].mask);
+    }
+}
+
 /* -------------------------------------------------------------- window -- */
 
 /* A monotone queue of window positions: entries first .. last-1 (counters)
@@ -242,14 +255,9 @@ static void window_gather(kanon_window *win, size_t from)
 {
     const uint32_t d = win->d;
     const size_t m = win->n - from < KANON_CHUNK ? win->n - from : KANON_CHUNK;
-    const hil_pack_field *f = win->pk->field;
     win->cfirst = from;
     win->cend = from + m;
-    for (size_t x = 0; x < m; x++) {
-        const uint64_t *src = win->in + (from + x) * win->stride;
-        uint32_t *out = win->ccode + x * d;
-        for (uint32_t q = 0; q < d; q++) out[q] = (uint32_t)((src[f[q].word] >> f[q].shift) & f[q].mask);
-    }
+    unpack_rows(win->pk, win->in, win->stride, from, m, win->ccode);
     for (uint32_t q = 0; q < d; q++) {
         const uint32_t *code = win->ccode + q;
         double *val = win->cvalue + q;
@@ -960,14 +968,9 @@ static void bb_gather(bb_dp *s, const table *t, const hil_packing *pk, const uin
 {
     const uint32_t d = s->d;
     const size_t m = n - from < KANON_CHUNK ? n - from : KANON_CHUNK;
-    const hil_pack_field *f = pk->field;
     s->cfirst = from;
     s->cend = from + m;
-    for (size_t x = 0; x < m; x++) {
-        const uint64_t *src = in + (from + x) * stride;
-        uint32_t *out = s->ccode + x * d;
-        for (uint32_t q = 0; q < d; q++) out[q] = (uint32_t)((src[f[q].word] >> f[q].shift) & f[q].mask);
-    }
+    unpack_rows(pk, in, stride, from, m, s->ccode);
     for (uint32_t q = 0; q < d; q++) {
         const uint32_t *code = s->ccode + q;
         double *val = s->cval + q;
