@@ -1040,44 +1040,51 @@ static void bb_costs_scalar(const bb_dp *s, size_t ja, size_t n, const double *l
 }
 
 #if KANON_HAVE_AVX
-/* bb_costs_scalar four candidates at a time (AVX2), a QI at a time over all
- * of them (independent steps, no branch inside): categorical NCPs are
- * gathered from their tables or, for a QI whose NCP is the same for every
- * pair of different codes, compared. Every candidate's sum is over the QIs
- * in order from 0, as bb_cost's. Writes up to three costs past n, and reads
- * the suffix boxes that far (bb_init pads them). */
+/* The weighted NCP of QI q for the four candidates whose suffix boxes are
+ * at slo / shi [q * room + at ..], joined with the prefix box side (plo,
+ * phi): numeric sides' difference; categorical NCPs gathered from the QI's
+ * table or, when its NCP is the same for every pair of different codes,
+ * compared. */
+__attribute__((target("avx2"))) static inline __m256d bb_ncp4(const bb_dp *s, uint32_t q, size_t at, __m256d plo,
+                                                               __m256d phi)
+{
+    const __m256d l = _mm256_min_pd(_mm256_loadu_pd(s->slo + q * s->room + at), plo);
+    const __m256d h = _mm256_max_pd(_mm256_loadu_pd(s->shi + q * s->room + at), phi);
+    if (s->numeric[q]) return _mm256_sub_pd(h, l);
+    if (s->flat[q] >= 0) return _mm256_and_pd(_mm256_cmp_pd(h, l, _CMP_NEQ_OQ), _mm256_set1_pd(s->flat[q]));
+    const __m128i index =
+        _mm_add_epi32(_mm_mullo_epi32(_mm256_cvttpd_epi32(l), _mm_set1_epi32((int)s->ncodes[q])), _mm256_cvttpd_epi32(h));
+    return _mm256_i32gather_pd(s->ncp[q], index, 8);
+}
+
+/* bb_costs_scalar four candidates at a time (AVX2), sixteen at once in
+ * registers while they last, QI after QI (no branch but the QI's kind).
+ * Every candidate's sum is over the QIs in order from 0, as bb_cost's.
+ * Writes up to three costs past n, and reads the suffix boxes that far
+ * (bb_init pads them). */
 __attribute__((target("avx2"))) static void bb_costs_avx2(const bb_dp *s, size_t ja, size_t n, const double *lo,
                                                           const double *hi, double *cost)
 {
     const size_t at = ja - s->base;
-    for (size_t x = 0; x < n; x += 4) _mm256_storeu_pd(cost + x, _mm256_setzero_pd());
-    for (uint32_t q = 0; q < s->d; q++) {
-        const double *sl = s->slo + q * s->room + at, *sh = s->shi + q * s->room + at;
-        const __m256d plo = _mm256_set1_pd(lo[q]), phi = _mm256_set1_pd(hi[q]);
-        if (s->numeric[q]) {
-            for (size_t x = 0; x < n; x += 4) {
-                const __m256d l = _mm256_min_pd(_mm256_loadu_pd(sl + x), plo);
-                const __m256d h = _mm256_max_pd(_mm256_loadu_pd(sh + x), phi);
-                _mm256_storeu_pd(cost + x, _mm256_add_pd(_mm256_loadu_pd(cost + x), _mm256_sub_pd(h, l)));
-            }
-        } else if (s->flat[q] >= 0) {
-            const __m256d value = _mm256_set1_pd(s->flat[q]);
-            for (size_t x = 0; x < n; x += 4) {
-                const __m256d l = _mm256_min_pd(_mm256_loadu_pd(sl + x), plo);
-                const __m256d h = _mm256_max_pd(_mm256_loadu_pd(sh + x), phi);
-                const __m256d ncp = _mm256_and_pd(_mm256_cmp_pd(h, l, _CMP_NEQ_OQ), value);
-                _mm256_storeu_pd(cost + x, _mm256_add_pd(_mm256_loadu_pd(cost + x), ncp));
-            }
-        } else {
-            const __m128i codes = _mm_set1_epi32((int)s->ncodes[q]);
-            for (size_t x = 0; x < n; x += 4) {
-                const __m256d l = _mm256_min_pd(_mm256_loadu_pd(sl + x), plo);
-                const __m256d h = _mm256_max_pd(_mm256_loadu_pd(sh + x), phi);
-                const __m128i index = _mm_add_epi32(_mm_mullo_epi32(_mm256_cvttpd_epi32(l), codes), _mm256_cvttpd_epi32(h));
-                const __m256d ncp = _mm256_i32gather_pd(s->ncp[q], index, 8);
-                _mm256_storeu_pd(cost + x, _mm256_add_pd(_mm256_loadu_pd(cost + x), ncp));
-            }
+    size_t x = 0;
+    for (; x + 16 <= n; x += 16) {
+        __m256d c0 = _mm256_setzero_pd(), c1 = c0, c2 = c0, c3 = c0;
+        for (uint32_t q = 0; q < s->d; q++) {
+            const __m256d plo = _mm256_set1_pd(lo[q]), phi = _mm256_set1_pd(hi[q]);
+            c0 = _mm256_add_pd(c0, bb_ncp4(s, q, at + x, plo, phi));
+            c1 = _mm256_add_pd(c1, bb_ncp4(s, q, at + x + 4, plo, phi));
+            c2 = _mm256_add_pd(c2, bb_ncp4(s, q, at + x + 8, plo, phi));
+            c3 = _mm256_add_pd(c3, bb_ncp4(s, q, at + x + 12, plo, phi));
         }
+        _mm256_storeu_pd(cost + x, c0);
+        _mm256_storeu_pd(cost + x + 4, c1);
+        _mm256_storeu_pd(cost + x + 8, c2);
+        _mm256_storeu_pd(cost + x + 12, c3);
+    }
+    for (; x < n; x += 4) {
+        __m256d c = _mm256_setzero_pd();
+        for (uint32_t q = 0; q < s->d; q++) c = _mm256_add_pd(c, bb_ncp4(s, q, at + x, _mm256_set1_pd(lo[q]), _mm256_set1_pd(hi[q])));
+        _mm256_storeu_pd(cost + x, c);
     }
 }
 #endif
