@@ -961,6 +961,15 @@ static int bb_init(bb_dp *s, const table *t, size_t k, const double *weights, ak
     return ANONKIT_OK;
 }
 
+/* Sets the boxes up for a fresh start at position `from` (a multiple of k):
+ * no suffix boxes, no prefix boxes, no positions gathered. */
+static void bb_reset(bb_dp *s, size_t from)
+{
+    s->base = from;
+    s->cfirst = s->cend = 0;
+    for (uint32_t q = 0; q < 2 * s->d; q++) s->plo[q] = INFINITY, s->phi[q] = -INFINITY;
+}
+
 /* Unpacks positions from .. from+CHUNK-1 into their sides (as
  * window_gather): numeric values scaled, categorical codes as doubles. */
 static void bb_gather(bb_dp *s, const table *t, const hil_packing *pk, const uint64_t *in, size_t stride, size_t n,
@@ -1093,30 +1102,33 @@ __attribute__((target("avx2"))) static void bb_costs_avx2(const bb_dp *s, size_t
  * prefix, its boundaries' candidates (cur's, then cur-k's) as segments:
  * first candidate, count (0: none) and where their costs start in cost. */
 typedef struct bb_batch {
+    size_t id;            /* batch index: prefixes 1 + id * batch .. */
     size_t s, e;
     double *cost;
     size_t *seg;          /* per prefix 6 values: ja, count, offset of cur's; of cur-k's */
     int ready;            /* costed, not yet weighed */
 } bb_batch;
 
-/* What the costing thread and the weighing caller share. */
+/* What the costing threads and the weighing caller share. */
 typedef struct bb_pipe {
-    bb_dp *s;
     const table *t;
     const hil_packing *pk;
     const uint64_t *in;
-    size_t stride, n, batch;
-    bb_batch buf[2];      /* batch b in buf[b % 2] */
-    size_t costed, weighed;
+    size_t stride, n, k, w, batch, nbatches;
+    const double *weights;
+    bb_batch *buf;        /* nbuf batches in flight: batch b in buf[b % nbuf] */
+    size_t nbuf;
+    size_t next;          /* the next batch to cost */
+    size_t weighed;       /* batches weighed, in order */
     int avx2;
+    int failed;           /* a costing thread could not set up */
     pthread_mutex_t mu;
     pthread_cond_t cv;
-    int stop;             /* the caller gives up */
 } bb_pipe;
 
-/* Slides the boxes over position i-1 and costs prefix i's candidates into
- * cost (segments in seg[0..6), offsets from cost); returns the costs
- * written (with padding). */
+/* Slides the boxes over position i-1 and, when cost is not NULL, costs
+ * prefix i's candidates into cost (segments in seg[0..6), offsets from
+ * cost); returns the costs written (with padding). */
 static size_t bb_prefix(bb_dp *s, const bb_pipe *pp, size_t i, size_t w, double *cost, size_t *seg)
 {
     const uint32_t d = s->d;
@@ -1137,6 +1149,7 @@ static size_t bb_prefix(bb_dp *s, const bb_pipe *pp, size_t i, size_t w, double 
         if (x > s->phi[d + q]) s->phi[d + q] = x;
     }
     if (i % k == 0) bb_suffixes(s, p);
+    if (!cost) return 0;
     memset(seg, 0, 6 * sizeof *seg);
     if (i < k) return 0;
     const size_t jlo = i > w ? i - w : 0, jhi = i - k, cur = p / k * k;
@@ -1168,22 +1181,32 @@ static size_t bb_prefix(bb_dp *s, const bb_pipe *pp, size_t i, size_t w, double 
     return used;
 }
 
-/* Costs batch b (prefixes 1 + b * batch ..) into its buffer. */
-static void bb_cost_batch(bb_pipe *pp, size_t w, size_t b)
+/* Costs batch x into its buffer with the boxes of s, whose next prefix is
+ * *next_prefix: when that is not x's first, the boxes are set up afresh and
+ * slide over the positions from two blocks before the boundary that the
+ * first prefix's candidates reach (what its boxes depend on) without
+ * costing. The costs do not depend on where the boxes started. */
+static void bb_cost_batch(const bb_pipe *pp, bb_dp *s, size_t *next_prefix, bb_batch *x)
 {
-    bb_batch *x = &pp->buf[b % 2];
-    x->s = 1 + b * pp->batch;
+    const size_t k = pp->k;
+    x->s = 1 + x->id * pp->batch;
     x->e = x->s + pp->batch < pp->n + 1 ? x->s + pp->batch : pp->n + 1;
+    if (*next_prefix != x->s) {
+        const size_t cur = (x->s - 1) / k * k, from = cur >= 2 * k ? cur - 2 * k : 0; /* position */
+        bb_reset(s, from);
+        for (size_t i = from + 1; i < x->s; i++) bb_prefix(s, pp, i, pp->w, NULL, NULL);
+    }
     size_t used = 0;
     for (size_t i = x->s; i < x->e; i++) {
         size_t *seg = x->seg + 6 * (i - x->s);
-        const size_t wrote = bb_prefix(pp->s, pp, i, w, x->cost + used, seg);
+        const size_t wrote = bb_prefix(s, pp, i, pp->w, x->cost + used, seg);
         seg[2] += used, seg[5] += used; /* from the batch's start */
         used += wrote;
     }
+    *next_prefix = x->e;
 }
 
-/* Opt of batch b's prefixes from their costs. */
+/* Opt of batch x's prefixes from their costs. */
 static void bb_weigh_batch(const bb_batch *x, dp_line *ln, uint32_t *len)
 {
     for (size_t i = x->s; i < x->e; i++) {
@@ -1200,92 +1223,115 @@ static void bb_weigh_batch(const bb_batch *x, dp_line *ln, uint32_t *len)
     }
 }
 
-typedef struct bb_costing {
-    bb_pipe *pp;
-    size_t w, nbatches;
-} bb_costing;
+/* Takes the next batch to cost when its buffer is free (holding mu); NULL
+ * when there is none to take now (*done: none will come). */
+static bb_batch *bb_take(bb_pipe *pp, int *done)
+{
+    *done = pp->failed || pp->next >= pp->nbatches;
+    if (*done || pp->next >= pp->weighed + pp->nbuf) return NULL;
+    bb_batch *x = &pp->buf[pp->next % pp->nbuf];
+    x->id = pp->next++;
+    x->ready = 0;
+    return x;
+}
 
-/* The costing thread: batch after batch, each when its buffer is free. */
+/* A costing thread: batches as they are free, with boxes of its own. */
 static void *bb_cost_main(void *arg)
 {
-    const bb_costing *c = arg;
-    bb_pipe *pp = c->pp;
-    for (size_t b = 0; b < c->nbatches; b++) {
-        pthread_mutex_lock(&pp->mu);
-        while (!pp->stop && pp->buf[b % 2].ready) pthread_cond_wait(&pp->cv, &pp->mu);
-        const int stop = pp->stop;
+    bb_pipe *pp = arg;
+    bb_dp s;
+    ak_error err;
+    const int inited = bb_init(&s, pp->t, pp->k, pp->weights, &err) >= 0;
+    size_t next_prefix = SIZE_MAX;
+    pthread_mutex_lock(&pp->mu);
+    if (!inited) pp->failed = 1;
+    for (int done = 0; inited && !done;) {
+        bb_batch *x = bb_take(pp, &done);
+        if (!x) {
+            if (!done) pthread_cond_wait(&pp->cv, &pp->mu);
+            continue;
+        }
         pthread_mutex_unlock(&pp->mu);
-        if (stop) break;
-        bb_cost_batch(pp, c->w, b);
+        bb_cost_batch(pp, &s, &next_prefix, x);
         pthread_mutex_lock(&pp->mu);
-        pp->buf[b % 2].ready = 1;
-        pp->costed = b + 1;
+        x->ready = 1;
         pthread_cond_broadcast(&pp->cv);
-        pthread_mutex_unlock(&pp->mu);
     }
+    pthread_cond_broadcast(&pp->cv);
+    pthread_mutex_unlock(&pp->mu);
+    if (inited) bb_free(&s);
     return NULL;
 }
 
 /* Opt(i) for i = 1..n by the block boxes: the prefixes in batches, costed
- * by a thread of their own while the caller weighs the batch before (the
- * costs do not depend on Opt); with one thread, in turn. The result does not
- * depend on it. */
+ * by `threads` - 1 threads and the caller (the costs do not depend on Opt),
+ * while the caller weighs them in order whenever the next one is ready. The
+ * result does not depend on the number of threads. */
 static int run_block_boxes(const table *t, const hil_packing *pk, const uint64_t *in, size_t stride, size_t n,
                            size_t k, const double *weights, unsigned threads, dp_line *ln, uint32_t *len,
                            ak_error *err)
 {
     bb_dp s;
     AK_CHECK(bb_init(&s, t, k, weights, err));
-    bb_pipe pp = {.s = &s, .t = t, .pk = pk, .in = in, .stride = stride, .n = n};
+    bb_pipe pp = {.t = t, .pk = pk, .in = in, .stride = stride, .n = n, .k = k, .w = ln->w, .weights = weights};
     pp.batch = (size_t)1 << 18 > k + 8 ? ((size_t)1 << 18) / (k + 8) : 1; /* about 2 MB of costs */
     if (block_rows) pp.batch = block_rows;
+    pp.nbatches = (n + pp.batch - 1) / pp.batch;
 #if KANON_HAVE_AVX
     pp.avx2 = use_avx != 0 && __builtin_cpu_supports("avx2");
 #endif
-    int rc = ANONKIT_OK;
-    for (int j = 0; j < 2; j++) {
+    if (threads < 1) threads = 1;
+    if (threads > DP_MAX_THREADS) threads = DP_MAX_THREADS;
+    if (threads > pp.nbatches) threads = (unsigned)pp.nbatches;
+    pp.nbuf = 2 * (size_t)threads;
+    int rc = (pp.buf = calloc(pp.nbuf, sizeof *pp.buf)) ? ANONKIT_OK : ak_err_nomem(err);
+    for (size_t j = 0; rc >= 0 && j < pp.nbuf; j++) {
         pp.buf[j].cost = malloc(pp.batch * (k + 8) * sizeof *pp.buf[j].cost);
         pp.buf[j].seg = malloc(pp.batch * 6 * sizeof *pp.buf[j].seg);
         if (!pp.buf[j].cost || !pp.buf[j].seg) rc = ak_err_nomem(err);
     }
-    const size_t nbatches = (n + pp.batch - 1) / pp.batch;
-    bb_costing costing = {&pp, ln->w, nbatches};
-    pthread_t tid;
-    int started = 0;
-    if (rc >= 0 && threads > 1 && nbatches > 1) {
-        if (pthread_mutex_init(&pp.mu, NULL) == 0) {
-            if (pthread_cond_init(&pp.cv, NULL) == 0) {
-                started = pthread_create(&tid, NULL, bb_cost_main, &costing) == 0;
-                if (!started) pthread_cond_destroy(&pp.cv);
+    if (rc >= 0 && (pthread_mutex_init(&pp.mu, NULL) || pthread_cond_init(&pp.cv, NULL)))
+        rc = ak_err_set(err, ANONKIT_E_INTERNAL, NULL, 0, 0, "cannot set up the DP's threads");
+    pthread_t tid[DP_MAX_THREADS];
+    int started[DP_MAX_THREADS] = {0};
+    for (unsigned j = 1; rc >= 0 && j < threads; j++) started[j] = pthread_create(&tid[j], NULL, bb_cost_main, &pp) == 0;
+    size_t next_prefix = SIZE_MAX;
+    if (rc >= 0) {
+        pthread_mutex_lock(&pp.mu);
+        while (pp.weighed < pp.nbatches && !pp.failed) {
+            bb_batch *ready = &pp.buf[pp.weighed % pp.nbuf];
+            if (ready->ready && ready->id == pp.weighed) { /* the next batch in order */
+                pthread_mutex_unlock(&pp.mu);
+                bb_weigh_batch(ready, ln, len);
+                pthread_mutex_lock(&pp.mu);
+                ready->ready = 0;
+                pp.weighed++;
+                pthread_cond_broadcast(&pp.cv);
+                continue;
             }
-            if (!started) pthread_mutex_destroy(&pp.mu);
+            int done;
+            bb_batch *x = bb_take(&pp, &done);
+            if (!x) {
+                pthread_cond_wait(&pp.cv, &pp.mu);
+                continue;
+            }
+            pthread_mutex_unlock(&pp.mu);
+            bb_cost_batch(&pp, &s, &next_prefix, x);
+            pthread_mutex_lock(&pp.mu);
+            x->ready = 1;
+            pthread_cond_broadcast(&pp.cv);
         }
-    }
-    for (size_t b = 0; rc >= 0 && b < nbatches; b++) {
-        if (!started) {
-            bb_cost_batch(&pp, ln->w, b);
-            bb_weigh_batch(&pp.buf[b % 2], ln, len);
-            continue;
-        }
-        pthread_mutex_lock(&pp.mu);
-        while (pp.costed <= b) pthread_cond_wait(&pp.cv, &pp.mu);
-        pthread_mutex_unlock(&pp.mu);
-        bb_weigh_batch(&pp.buf[b % 2], ln, len);
-        pthread_mutex_lock(&pp.mu);
-        pp.buf[b % 2].ready = 0;
+        if (pp.failed) rc = ak_err_nomem(err);
+        pp.failed = 1; /* the costing threads stop */
         pthread_cond_broadcast(&pp.cv);
         pthread_mutex_unlock(&pp.mu);
-    }
-    if (started) {
-        pthread_mutex_lock(&pp.mu);
-        pp.stop = 1;
-        pthread_cond_broadcast(&pp.cv);
-        pthread_mutex_unlock(&pp.mu);
-        pthread_join(tid, NULL);
-        pthread_cond_destroy(&pp.cv);
+        for (unsigned j = 1; j < threads; j++)
+            if (started[j]) pthread_join(tid[j], NULL);
         pthread_mutex_destroy(&pp.mu);
+        pthread_cond_destroy(&pp.cv);
     }
-    for (int j = 0; j < 2; j++) free(pp.buf[j].cost), free(pp.buf[j].seg);
+    for (size_t j = 0; pp.buf && j < pp.nbuf; j++) free(pp.buf[j].cost), free(pp.buf[j].seg);
+    free(pp.buf);
     bb_free(&s);
     return rc;
 }
