@@ -878,14 +878,21 @@ static int use_block_boxes = 1;
 
 void hil_kanon_block_boxes(int on) { use_block_boxes = on; }
 
-typedef struct bb_dp {
+/* What the costing needs of the table, read only (shared by threads). */
+typedef struct bb_tables {
     uint32_t d;
-    size_t k;
     unsigned char *numeric; /* per QI */
     double *factor;         /* numeric QI: weight / range (0 when the range is 0) */
     double **ncp;           /* categorical QI: weight * NCP of codes [lo, hi] at lo * ncodes + hi */
     double *flat;           /* categorical QI: the table's one value for lo < hi, when it has one; else -1 */
     uint32_t *ncodes;
+} bb_tables;
+
+/* The boxes of one costing thread. */
+typedef struct bb_dp {
+    const bb_tables *tb;
+    uint32_t d;
+    size_t k;
     size_t base, room;      /* suffix boxes of positions base .. base + room - 1 */
     double *slo, *shi;      /* QI q's side of position j at q * room + (j - base) */
     double *block;          /* the current block's positions: [(p % k) * d + q] */
@@ -904,25 +911,63 @@ static int bb_usable(const table *t)
     return use_block_boxes;
 }
 
-static void bb_free(bb_dp *s)
+static void bb_tables_free(bb_tables *tb)
 {
-    for (uint32_t q = 0; s->ncp && q < s->d; q++) free(s->ncp[q]);
-    free(s->ncp), free(s->numeric), free(s->factor), free(s->flat), free(s->ncodes), free(s->slo), free(s->shi), free(s->block);
-    free(s->plo), free(s->phi), free(s->run_lo), free(s->run_hi), free(s->ccode), free(s->cval);
+    for (uint32_t q = 0; tb->ncp && q < tb->d; q++) free(tb->ncp[q]);
+    free(tb->ncp), free(tb->numeric), free(tb->factor), free(tb->flat), free(tb->ncodes);
 }
 
-static int bb_init(bb_dp *s, const table *t, size_t k, const double *weights, ak_error *err)
+static int bb_tables_init(bb_tables *tb, const table *t, const double *weights, ak_error *err)
+{
+    memset(tb, 0, sizeof *tb);
+    const uint32_t d = t->nqi, dd = d ? d : 1;
+    tb->d = d;
+    tb->numeric = malloc(dd);
+    tb->factor = calloc(dd, sizeof *tb->factor);
+    tb->flat = calloc(dd, sizeof *tb->flat);
+    tb->ncp = calloc(dd, sizeof *tb->ncp);
+    tb->ncodes = calloc(dd, sizeof *tb->ncodes);
+    int ok = tb->numeric && tb->factor && tb->flat && tb->ncp && tb->ncodes;
+    for (uint32_t q = 0; ok && q < d; q++) {
+        const table_qi *a = &t->qi[q];
+        const double weight = weights ? weights[q] : 1.0;
+        tb->numeric[q] = a->kind == ATTR_NUMERIC;
+        tb->ncodes[q] = a->ncodes;
+        if (tb->numeric[q]) {
+            const double span = a->ncodes > 1 ? a->values[a->ncodes - 1] - a->values[0] : 0;
+            tb->factor[q] = span > 0 ? weight / span : 0;
+            continue;
+        }
+        const size_t m = a->ncodes ? a->ncodes : 1;
+        if (!(tb->ncp[q] = calloc(m * m, sizeof *tb->ncp[q]))) ok = 0;
+        for (uint32_t lo = 0; ok && lo < a->ncodes; lo++)
+            for (uint32_t hi = lo; hi < a->ncodes; hi++) tb->ncp[q][lo * m + hi] = weight * table_ncp(t, q, lo, hi);
+        tb->flat[q] = m > 1 && ok ? tb->ncp[q][1] : -1; /* lo = 0, hi = 1 */
+        for (uint32_t lo = 0; ok && lo < a->ncodes; lo++)
+            for (uint32_t hi = lo + 1; hi < a->ncodes; hi++)
+                if (tb->ncp[q][lo * m + hi] != tb->flat[q] || tb->flat[q] < 0) tb->flat[q] = -1;
+    }
+    if (!ok) {
+        bb_tables_free(tb);
+        return ak_err_nomem(err);
+    }
+    return ANONKIT_OK;
+}
+
+static void bb_free(bb_dp *s)
+{
+    free(s->slo), free(s->shi), free(s->block), free(s->plo), free(s->phi), free(s->run_lo), free(s->run_hi);
+    free(s->ccode), free(s->cval);
+}
+
+static int bb_init(bb_dp *s, const bb_tables *tb, size_t k, ak_error *err)
 {
     memset(s, 0, sizeof *s);
-    const uint32_t d = t->nqi, dd = d ? d : 1;
+    const uint32_t d = tb->d, dd = d ? d : 1;
+    s->tb = tb;
     s->d = d;
     s->k = k;
     s->room = 4 * k + 64;
-    s->numeric = malloc(dd);
-    s->factor = calloc(dd, sizeof *s->factor);
-    s->flat = calloc(dd, sizeof *s->flat);
-    s->ncp = calloc(dd, sizeof *s->ncp);
-    s->ncodes = calloc(dd, sizeof *s->ncodes);
     s->slo = calloc(s->room * dd + 4, sizeof *s->slo); /* + what bb_costs_avx2 reads past the last QI's */
     s->shi = calloc(s->room * dd + 4, sizeof *s->shi);
     s->block = malloc(k * dd * sizeof *s->block);
@@ -932,28 +977,7 @@ static int bb_init(bb_dp *s, const table *t, size_t k, const double *weights, ak
     s->run_hi = malloc(dd * sizeof *s->run_hi);
     s->ccode = malloc(KANON_CHUNK * (size_t)dd * sizeof *s->ccode);
     s->cval = malloc(KANON_CHUNK * (size_t)dd * sizeof *s->cval);
-    int ok = s->numeric && s->factor && s->flat && s->ncp && s->ncodes && s->slo && s->shi && s->block && s->plo && s->phi &&
-             s->run_lo && s->run_hi && s->ccode && s->cval;
-    for (uint32_t q = 0; ok && q < d; q++) {
-        const table_qi *a = &t->qi[q];
-        const double weight = weights ? weights[q] : 1.0;
-        s->numeric[q] = a->kind == ATTR_NUMERIC;
-        s->ncodes[q] = a->ncodes;
-        if (s->numeric[q]) {
-            const double span = a->ncodes > 1 ? a->values[a->ncodes - 1] - a->values[0] : 0;
-            s->factor[q] = span > 0 ? weight / span : 0;
-            continue;
-        }
-        const size_t m = a->ncodes ? a->ncodes : 1;
-        if (!(s->ncp[q] = calloc(m * m, sizeof *s->ncp[q]))) ok = 0;
-        for (uint32_t lo = 0; ok && lo < a->ncodes; lo++)
-            for (uint32_t hi = lo; hi < a->ncodes; hi++) s->ncp[q][lo * m + hi] = weight * table_ncp(t, q, lo, hi);
-        s->flat[q] = m > 1 && ok ? s->ncp[q][1] : -1; /* lo = 0, hi = 1 */
-        for (uint32_t lo = 0; ok && lo < a->ncodes; lo++)
-            for (uint32_t hi = lo + 1; hi < a->ncodes; hi++)
-                if (s->ncp[q][lo * m + hi] != s->flat[q] || s->flat[q] < 0) s->flat[q] = -1;
-    }
-    if (!ok) {
+    if (!(s->slo && s->shi && s->block && s->plo && s->phi && s->run_lo && s->run_hi && s->ccode && s->cval)) {
         bb_free(s);
         return ak_err_nomem(err);
     }
@@ -983,8 +1007,8 @@ static void bb_gather(bb_dp *s, const table *t, const hil_packing *pk, const uin
     for (uint32_t q = 0; q < d; q++) {
         const uint32_t *code = s->ccode + q;
         double *val = s->cval + q;
-        if (s->numeric[q]) {
-            const double *values = t->qi[q].values, low = values[0], factor = s->factor[q];
+        if (s->tb->numeric[q]) {
+            const double *values = t->qi[q].values, low = values[0], factor = s->tb->factor[q];
             for (size_t x = 0; x < m; x++) {
                 if (x + 64 < m) __builtin_prefetch(&values[code[(x + 64) * d]]);
                 val[x * d] = (values[code[x * d]] - low) * factor;
@@ -1036,7 +1060,7 @@ static inline double bb_cost(const bb_dp *s, size_t j, const double *lo, const d
     for (uint32_t q = 0; q < s->d; q++) {
         const double a = s->slo[q * s->room + at], b = s->shi[q * s->room + at];
         const double l = a < lo[q] ? a : lo[q], h = b > hi[q] ? b : hi[q];
-        cost += s->numeric[q] ? h - l : s->ncp[q][(size_t)l * s->ncodes[q] + (size_t)h];
+        cost += s->tb->numeric[q] ? h - l : s->tb->ncp[q][(size_t)l * s->tb->ncodes[q] + (size_t)h];
     }
     return cost;
 }
@@ -1059,11 +1083,11 @@ __attribute__((target("avx2"))) static inline __m256d bb_ncp4(const bb_dp *s, ui
 {
     const __m256d l = _mm256_min_pd(_mm256_loadu_pd(s->slo + q * s->room + at), plo);
     const __m256d h = _mm256_max_pd(_mm256_loadu_pd(s->shi + q * s->room + at), phi);
-    if (s->numeric[q]) return _mm256_sub_pd(h, l);
-    if (s->flat[q] >= 0) return _mm256_and_pd(_mm256_cmp_pd(h, l, _CMP_NEQ_OQ), _mm256_set1_pd(s->flat[q]));
+    if (s->tb->numeric[q]) return _mm256_sub_pd(h, l);
+    if (s->tb->flat[q] >= 0) return _mm256_and_pd(_mm256_cmp_pd(h, l, _CMP_NEQ_OQ), _mm256_set1_pd(s->tb->flat[q]));
     const __m128i index =
-        _mm_add_epi32(_mm_mullo_epi32(_mm256_cvttpd_epi32(l), _mm_set1_epi32((int)s->ncodes[q])), _mm256_cvttpd_epi32(h));
-    return _mm256_i32gather_pd(s->ncp[q], index, 8);
+        _mm_add_epi32(_mm_mullo_epi32(_mm256_cvttpd_epi32(l), _mm_set1_epi32((int)s->tb->ncodes[q])), _mm256_cvttpd_epi32(h));
+    return _mm256_i32gather_pd(s->tb->ncp[q], index, 8);
 }
 
 /* bb_costs_scalar four candidates at a time (AVX2), sixteen at once in
@@ -1115,7 +1139,7 @@ typedef struct bb_pipe {
     const hil_packing *pk;
     const uint64_t *in;
     size_t stride, n, k, w, batch, nbatches;
-    const double *weights;
+    const bb_tables *tb;
     bb_batch *buf;        /* nbuf batches in flight: batch b in buf[b % nbuf] */
     size_t nbuf;
     size_t next;          /* the next batch to cost */
@@ -1241,7 +1265,7 @@ static void *bb_cost_main(void *arg)
     bb_pipe *pp = arg;
     bb_dp s;
     ak_error err;
-    const int inited = bb_init(&s, pp->t, pp->k, pp->weights, &err) >= 0;
+    const int inited = bb_init(&s, pp->tb, pp->k, &err) >= 0;
     size_t next_prefix = SIZE_MAX;
     pthread_mutex_lock(&pp->mu);
     if (!inited) pp->failed = 1;
@@ -1271,9 +1295,14 @@ static int run_block_boxes(const table *t, const hil_packing *pk, const uint64_t
                            size_t k, const double *weights, unsigned threads, dp_line *ln, uint32_t *len,
                            ak_error *err)
 {
+    bb_tables tb;
+    AK_CHECK(bb_tables_init(&tb, t, weights, err));
     bb_dp s;
-    AK_CHECK(bb_init(&s, t, k, weights, err));
-    bb_pipe pp = {.t = t, .pk = pk, .in = in, .stride = stride, .n = n, .k = k, .w = ln->w, .weights = weights};
+    if (bb_init(&s, &tb, k, err) < 0) {
+        bb_tables_free(&tb);
+        return ak_err_nomem(err);
+    }
+    bb_pipe pp = {.t = t, .pk = pk, .in = in, .stride = stride, .n = n, .k = k, .w = ln->w, .tb = &tb};
     pp.batch = (size_t)1 << 18 > k + 8 ? ((size_t)1 << 18) / (k + 8) : 1; /* about 2 MB of costs */
     if (block_rows) pp.batch = block_rows;
     pp.nbatches = (n + pp.batch - 1) / pp.batch;
@@ -1333,6 +1362,7 @@ static int run_block_boxes(const table *t, const hil_packing *pk, const uint64_t
     for (size_t j = 0; pp.buf && j < pp.nbuf; j++) free(pp.buf[j].cost), free(pp.buf[j].seg);
     free(pp.buf);
     bb_free(&s);
+    bb_tables_free(&tb);
     return rc;
 }
 
