@@ -2,6 +2,7 @@
 #include "core/parallel.h"
 
 #include <pthread.h>
+#include <stdlib.h>
 
 unsigned ak_parts(size_t items, unsigned threads, size_t min_per_part)
 {
@@ -21,4 +22,123 @@ void ak_run_parts(void *parts, size_t size, unsigned n, void *(*fn)(void *))
         if (started[j]) pthread_join(tid[j], NULL);
         else fn(at + j * size);
     }
+}
+
+/* The state of one ak_pipeline_run. */
+typedef struct pipeline_run {
+    const ak_pipeline *p;
+    size_t nitems;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    size_t next;          /* the next item to produce */
+    size_t consumed;      /* items consumed, in order */
+    size_t *slot_item;    /* the item a slot holds when ready */
+    unsigned char *ready; /* per slot: produced, not yet consumed */
+    int status;           /* the first failure, 0 when none */
+    int stop;
+} pipeline_run;
+
+typedef struct pipeline_worker {
+    pipeline_run *r;
+    unsigned j;
+} pipeline_worker;
+
+/* Takes the next item to produce when its slot is free (holding mu): 1 and
+ * *item, 0 when there is none to take now, -1 when none will come. */
+static int pipeline_take(pipeline_run *r, size_t *item)
+{
+    if (r->stop || r->status < 0 || r->next >= r->nitems) return -1;
+    if (r->next >= r->consumed + r->p->nslots) return 0;
+    *item = r->next++;
+    r->ready[*item % r->p->nslots] = 0;
+    return 1;
+}
+
+/* Produces item into its slot with worker j's state (mu not held); marks it
+ * ready (holding mu on return). */
+static void pipeline_produce(pipeline_run *r, unsigned j, size_t item)
+{
+    const ak_pipeline *p = r->p;
+    const size_t slot = item % p->nslots;
+    const int rc = p->produce(p->ctx, p->worker[j], item, (char *)p->slots + slot * p->slot_size);
+    pthread_mutex_lock(&r->mu);
+    if (rc < 0 && r->status == 0) r->status = rc;
+    r->slot_item[slot] = item;
+    r->ready[slot] = 1;
+    pthread_cond_broadcast(&r->cv);
+}
+
+static void *pipeline_worker_main(void *arg)
+{
+    const pipeline_worker *w = arg;
+    pipeline_run *r = w->r;
+    pthread_mutex_lock(&r->mu);
+    for (;;) {
+        size_t item;
+        const int t = pipeline_take(r, &item);
+        if (t < 0) break;
+        if (t == 0) {
+            pthread_cond_wait(&r->cv, &r->mu);
+            continue;
+        }
+        pthread_mutex_unlock(&r->mu);
+        pipeline_produce(r, w->j, item);
+    }
+    pthread_cond_broadcast(&r->cv);
+    pthread_mutex_unlock(&r->mu);
+    return NULL;
+}
+
+int ak_pipeline_run(const ak_pipeline *p, size_t nitems)
+{
+    pipeline_run r = {.p = p, .nitems = nitems};
+    unsigned nworkers = p->nworkers < 1 ? 1 : p->nworkers;
+    if (nworkers > AK_MAX_PARTS) nworkers = AK_MAX_PARTS;
+    r.slot_item = malloc((p->nslots ? p->nslots : 1) * sizeof *r.slot_item);
+    r.ready = calloc(p->nslots ? p->nslots : 1, 1);
+    if (!r.slot_item || !r.ready || !p->nslots || pthread_mutex_init(&r.mu, NULL) != 0) {
+        free(r.slot_item), free(r.ready);
+        return -1;
+    }
+    if (pthread_cond_init(&r.cv, NULL) != 0) {
+        pthread_mutex_destroy(&r.mu);
+        free(r.slot_item), free(r.ready);
+        return -1;
+    }
+    pthread_t tid[AK_MAX_PARTS];
+    pipeline_worker w[AK_MAX_PARTS];
+    int started[AK_MAX_PARTS] = {0};
+    for (unsigned j = 1; j < nworkers; j++) {
+        w[j] = (pipeline_worker){&r, j};
+        started[j] = pthread_create(&tid[j], NULL, pipeline_worker_main, &w[j]) == 0;
+    }
+    pthread_mutex_lock(&r.mu);
+    while (r.consumed < nitems && r.status == 0) {
+        const size_t slot = r.consumed % p->nslots;
+        if (r.ready[slot] && r.slot_item[slot] == r.consumed) { /* the next item in order */
+            pthread_mutex_unlock(&r.mu);
+            p->consume(p->ctx, r.consumed, (char *)p->slots + slot * p->slot_size);
+            pthread_mutex_lock(&r.mu);
+            r.ready[slot] = 0;
+            r.consumed++;
+            pthread_cond_broadcast(&r.cv);
+            continue;
+        }
+        size_t item;
+        if (pipeline_take(&r, &item) <= 0) {
+            pthread_cond_wait(&r.cv, &r.mu);
+            continue;
+        }
+        pthread_mutex_unlock(&r.mu);
+        pipeline_produce(&r, 0, item);
+    }
+    r.stop = 1; /* the workers stop */
+    pthread_cond_broadcast(&r.cv);
+    pthread_mutex_unlock(&r.mu);
+    for (unsigned j = 1; j < nworkers; j++)
+        if (started[j]) pthread_join(tid[j], NULL);
+    pthread_cond_destroy(&r.cv);
+    pthread_mutex_destroy(&r.mu);
+    free(r.slot_item), free(r.ready);
+    return r.status;
 }

@@ -18,4 +18,26 @@ unsigned ak_parts(size_t items, unsigned threads, size_t min_per_part);
  * could not be started, also in the caller; returns when all are done. */
 void ak_run_parts(void *parts, size_t size, unsigned n, void *(*fn)(void *));
 
+/* An ordered pipeline: items 0 .. nitems-1 are produced, item i into slot
+ * i % nslots, by the workers in any order, and consumed by the caller in
+ * order as soon as the next one is ready; a slot is produced again only
+ * after its item was consumed. Worker 0 is the caller (it produces when the
+ * next item to consume is not ready), workers 1 .. nworkers-1 run on
+ * threads of their own (one that cannot start is left out). worker[j] is
+ * the state worker j produces with. produce returns a negative status to
+ * stop everything. */
+typedef struct ak_pipeline {
+    void *ctx;
+    int (*produce)(void *ctx, void *worker, size_t item, void *slot);
+    void (*consume)(void *ctx, size_t item, void *slot);
+    void *slots;
+    size_t slot_size, nslots;
+    void **worker;
+    unsigned nworkers;
+} ak_pipeline;
+
+/* Runs the pipeline over nitems items; returns the first negative status of
+ * produce, -1 when it could not be set up, else 0. */
+int ak_pipeline_run(const ak_pipeline *p, size_t nitems);
+
 #endif

@@ -54,11 +54,11 @@
  * blocks in flight are kept; the chosen group length of every prefix is kept
  * to read the solution back. */
 #include <math.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "algo/onedim/mapping.h"
+#include "core/parallel.h"
 #include "metrics/metrics.h"
 
 /* ------------------------------------------------------------- packing -- */
@@ -631,7 +631,6 @@ typedef struct dp_block {
     uint32_t *from;       /* run starts, prefix after prefix */
     double *sum;          /* their costs */
     size_t nrun, cap;
-    int ready;            /* produced, not yet consumed */
 } dp_block;
 
 static int block_push(dp_block *b, uint32_t from, double sum)
@@ -734,119 +733,72 @@ static void consume_block(const dp_block *b, dp_line *ln, double *boxcost, uint3
     }
 }
 
-enum { DP_MAX_THREADS = 16 };
 
 
 
-/* What the threads of the exact DP share. */
+/* What the producers and the consumer of the exact DP by runs share. */
 typedef struct dp_shared {
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
     const table *t;
     const hil_packing *pk;
     const uint64_t *in;
-    size_t stride, n, ring, w, size, nblocks;
+    size_t stride, n, ring, w, size;
     uint64_t k;
     const double *weights;
-    dp_block *buf;        /* nbuf blocks in flight: block id in buf[id % nbuf] */
-    size_t nbuf;
-    size_t next;          /* the next block to produce */
-    size_t consumed;      /* blocks consumed, in order */
-    int failed;           /* a producer ran out of memory */
+    dp_line *ln;          /* the consumer's */
+    double *boxcost;
+    uint32_t *len;
 } dp_shared;
 
-/* Takes the next block to produce when its buffer is free (holding mu);
- * NULL when there is none to take now (*done: none will come). */
-static dp_block *take_block(dp_shared *sh, int *done)
+/* A producer's window and the next position it would slide. */
+typedef struct dp_worker {
+    kanon_window win;
+    size_t next_pos;
+} dp_worker;
+
+/* ak_pipeline's produce: the runs of block `item` into slot. */
+static int dp_produce(void *ctx, void *worker, size_t item, void *slot)
 {
-    *done = sh->failed || sh->next >= sh->nblocks;
-    if (*done || sh->next >= sh->consumed + sh->nbuf) return NULL;
-    dp_block *b = &sh->buf[sh->next % sh->nbuf];
-    b->id = sh->next++;
-    b->s = 1 + b->id * sh->size;
+    const dp_shared *sh = ctx;
+    dp_worker *wk = worker;
+    dp_block *b = slot;
+    b->id = item;
+    b->s = 1 + item * sh->size;
     b->e = b->s + sh->size < sh->n + 1 ? b->s + sh->size : sh->n + 1;
-    b->ready = 0;
-    return b;
+    const int rc = wk->win.mw == 1 ? produce_block(&wk->win, b, &wk->next_pos, sh->w, sh->k, 1) /* up to 32 QIs: one mark word */
+                                   : produce_block(&wk->win, b, &wk->next_pos, sh->w, sh->k, wk->win.mw);
+    return rc < 0 ? ANONKIT_E_NOMEM : 0;
 }
 
-static int produce(dp_shared *sh, kanon_window *win, dp_block *b, size_t *next_pos)
+/* ak_pipeline's consume: Opt of block `item`'s prefixes. */
+static void dp_consume(void *ctx, size_t item, void *slot)
 {
-    return win->mw == 1 ? produce_block(win, b, next_pos, sh->w, sh->k, 1) /* up to 32 QIs: one mark word */
-                        : produce_block(win, b, next_pos, sh->w, sh->k, win->mw);
+    (void)item;
+    const dp_shared *sh = ctx;
+    consume_block(slot, sh->ln, sh->boxcost, sh->len, sh->k);
 }
 
-static void *producer_main(void *arg)
+/* Opt(i) for i = 1..n by the groups' NCP, the blocks' runs produced by
+ * `threads` workers (the caller one of them) and consumed by the caller. */
+static int run_exact(dp_shared *sh, dp_block *buf, size_t nbuf, size_t nblocks, unsigned threads, ak_error *err)
 {
-    dp_shared *sh = arg;
-    kanon_window win;
-    ak_error err;
-    const int inited = window_init(&win, sh->t, sh->pk, sh->in, sh->stride, sh->n, sh->ring, sh->weights, &err) >= 0;
-    int ok = inited;
-    size_t next_pos = SIZE_MAX;
-    pthread_mutex_lock(&sh->mu);
-    if (!ok) sh->failed = 1;
-    for (int done = 0; ok && !done;) {
-        dp_block *b = take_block(sh, &done);
-        if (!b) {
-            if (!done) pthread_cond_wait(&sh->cv, &sh->mu);
-            continue;
-        }
-        pthread_mutex_unlock(&sh->mu);
-        const int rc = produce(sh, &win, b, &next_pos);
-        pthread_mutex_lock(&sh->mu);
-        if (rc < 0) sh->failed = 1, ok = 0;
-        b->ready = 1;
-        pthread_cond_broadcast(&sh->cv);
-    }
-    pthread_cond_broadcast(&sh->cv);
-    pthread_mutex_unlock(&sh->mu);
-    if (inited) window_free(&win);
-    return NULL;
-}
-
-/* Opt(i) for i = 1..n by the groups' NCP on `threads` threads (the caller
- * produces too, and consumes). */
-static int run_exact(dp_shared *sh, dp_line *ln, double *boxcost, uint32_t *len, unsigned threads, ak_error *err)
-{
-    pthread_t tid[DP_MAX_THREADS];
-    int started[DP_MAX_THREADS] = {0};
-    kanon_window win;
-    AK_CHECK(window_init(&win, sh->t, sh->pk, sh->in, sh->stride, sh->n, sh->ring, sh->weights, err));
-    for (unsigned j = 1; j < threads; j++) started[j] = pthread_create(&tid[j], NULL, producer_main, sh) == 0;
-    size_t next_pos = SIZE_MAX;
+    dp_worker wk[AK_MAX_PARTS];
+    void *worker[AK_MAX_PARTS];
+    unsigned ready = 0;
     int rc = ANONKIT_OK;
-    pthread_mutex_lock(&sh->mu);
-    while (sh->consumed < sh->nblocks && !sh->failed) {
-        dp_block *ready = &sh->buf[sh->consumed % sh->nbuf];
-        if (ready->ready && ready->id == sh->consumed) { /* the next block in order */
-            pthread_mutex_unlock(&sh->mu);
-            consume_block(ready, ln, boxcost, len, sh->k);
-            pthread_mutex_lock(&sh->mu);
-            ready->ready = 0;
-            sh->consumed++;
-            pthread_cond_broadcast(&sh->cv);
-            continue;
-        }
-        int done;
-        dp_block *b = take_block(sh, &done);
-        if (!b) {
-            pthread_cond_wait(&sh->cv, &sh->mu);
-            continue;
-        }
-        pthread_mutex_unlock(&sh->mu);
-        const int prc = produce(sh, &win, b, &next_pos);
-        pthread_mutex_lock(&sh->mu);
-        if (prc < 0) sh->failed = 1;
-        b->ready = 1;
-        pthread_cond_broadcast(&sh->cv);
+    for (; ready < threads; ready++) {
+        if ((rc = window_init(&wk[ready].win, sh->t, sh->pk, sh->in, sh->stride, sh->n, sh->ring, sh->weights, err)) < 0)
+            break;
+        wk[ready].next_pos = SIZE_MAX;
+        worker[ready] = &wk[ready];
     }
-    if (sh->failed) rc = ak_err_nomem(err);
-    sh->failed = 1; /* the producers stop */
-    pthread_cond_broadcast(&sh->cv);
-    pthread_mutex_unlock(&sh->mu);
-    for (unsigned j = 1; j < threads; j++)
-        if (started[j]) pthread_join(tid[j], NULL);
-    window_free(&win);
+    if (rc >= 0) {
+        const ak_pipeline p = {sh, dp_produce, dp_consume, buf, sizeof *buf, nbuf, worker, threads};
+        const int status = ak_pipeline_run(&p, nblocks);
+        if (status < 0)
+            rc = status == ANONKIT_E_NOMEM ? ak_err_nomem(err)
+                                           : ak_err_set(err, ANONKIT_E_INTERNAL, NULL, 0, 0, "cannot set up the DP's threads");
+    }
+    for (unsigned j = 0; j < ready; j++) window_free(&wk[j].win);
     return rc;
 }
 
@@ -1126,29 +1078,28 @@ __attribute__((target("avx2"))) static void bb_costs_avx2(const bb_dp *s, size_t
  * prefix, its boundaries' candidates (cur's, then cur-k's) as segments:
  * first candidate, count (0: none) and where their costs start in cost. */
 typedef struct bb_batch {
-    size_t id;            /* batch index: prefixes 1 + id * batch .. */
     size_t s, e;
     double *cost;
     size_t *seg;          /* per prefix 6 values: ja, count, offset of cur's; of cur-k's */
-    int ready;            /* costed, not yet weighed */
 } bb_batch;
 
-/* What the costing threads and the weighing caller share. */
+/* What the costing workers and the weighing caller share. */
 typedef struct bb_pipe {
     const table *t;
     const hil_packing *pk;
     const uint64_t *in;
-    size_t stride, n, k, w, batch, nbatches;
+    size_t stride, n, k, w, batch;
     const bb_tables *tb;
-    bb_batch *buf;        /* nbuf batches in flight: batch b in buf[b % nbuf] */
-    size_t nbuf;
-    size_t next;          /* the next batch to cost */
-    size_t weighed;       /* batches weighed, in order */
     int avx2;
-    int failed;           /* a costing thread could not set up */
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
+    dp_line *ln;          /* the weighing's */
+    uint32_t *len;
 } bb_pipe;
+
+/* A costing worker's boxes and the next prefix they would cost. */
+typedef struct bb_worker {
+    bb_dp s;
+    size_t next_prefix;
+} bb_worker;
 
 /* Slides the boxes over position i-1 and, when cost is not NULL, costs
  * prefix i's candidates into cost (segments in seg[0..6), offsets from
@@ -1205,15 +1156,15 @@ static size_t bb_prefix(bb_dp *s, const bb_pipe *pp, size_t i, size_t w, double 
     return used;
 }
 
-/* Costs batch x into its buffer with the boxes of s, whose next prefix is
- * *next_prefix: when that is not x's first, the boxes are set up afresh and
- * slide over the positions from two blocks before the boundary that the
- * first prefix's candidates reach (what its boxes depend on) without
- * costing. The costs do not depend on where the boxes started. */
-static void bb_cost_batch(const bb_pipe *pp, bb_dp *s, size_t *next_prefix, bb_batch *x)
+/* Costs batch `item` into x with the boxes of s, whose next prefix is
+ * *next_prefix: when that is not the batch's first, the boxes are set up
+ * afresh and slide over the positions from two blocks before the boundary
+ * that the first prefix's candidates reach (what its boxes depend on)
+ * without costing. The costs do not depend on where the boxes started. */
+static void bb_cost_batch(const bb_pipe *pp, bb_dp *s, size_t *next_prefix, size_t item, bb_batch *x)
 {
     const size_t k = pp->k;
-    x->s = 1 + x->id * pp->batch;
+    x->s = 1 + item * pp->batch;
     x->e = x->s + pp->batch < pp->n + 1 ? x->s + pp->batch : pp->n + 1;
     if (*next_prefix != x->s) {
         const size_t cur = (x->s - 1) / k * k, from = cur >= 2 * k ? cur - 2 * k : 0; /* position */
@@ -1228,6 +1179,14 @@ static void bb_cost_batch(const bb_pipe *pp, bb_dp *s, size_t *next_prefix, bb_b
         used += wrote;
     }
     *next_prefix = x->e;
+}
+
+/* ak_pipeline's produce: batch `item`'s costs into slot. */
+static int bb_produce(void *ctx, void *worker, size_t item, void *slot)
+{
+    bb_worker *wk = worker;
+    bb_cost_batch(ctx, &wk->s, &wk->next_prefix, item, slot);
+    return 0;
 }
 
 /* Opt of batch x's prefixes from their costs. */
@@ -1247,121 +1206,59 @@ static void bb_weigh_batch(const bb_batch *x, dp_line *ln, uint32_t *len)
     }
 }
 
-/* Takes the next batch to cost when its buffer is free (holding mu); NULL
- * when there is none to take now (*done: none will come). */
-static bb_batch *bb_take(bb_pipe *pp, int *done)
+/* ak_pipeline's consume: Opt of batch `item`'s prefixes. */
+static void bb_consume(void *ctx, size_t item, void *slot)
 {
-    *done = pp->failed || pp->next >= pp->nbatches;
-    if (*done || pp->next >= pp->weighed + pp->nbuf) return NULL;
-    bb_batch *x = &pp->buf[pp->next % pp->nbuf];
-    x->id = pp->next++;
-    x->ready = 0;
-    return x;
-}
-
-/* A costing thread: batches as they are free, with boxes of its own. */
-static void *bb_cost_main(void *arg)
-{
-    bb_pipe *pp = arg;
-    bb_dp s;
-    ak_error err;
-    const int inited = bb_init(&s, pp->tb, pp->k, &err) >= 0;
-    size_t next_prefix = SIZE_MAX;
-    pthread_mutex_lock(&pp->mu);
-    if (!inited) pp->failed = 1;
-    for (int done = 0; inited && !done;) {
-        bb_batch *x = bb_take(pp, &done);
-        if (!x) {
-            if (!done) pthread_cond_wait(&pp->cv, &pp->mu);
-            continue;
-        }
-        pthread_mutex_unlock(&pp->mu);
-        bb_cost_batch(pp, &s, &next_prefix, x);
-        pthread_mutex_lock(&pp->mu);
-        x->ready = 1;
-        pthread_cond_broadcast(&pp->cv);
-    }
-    pthread_cond_broadcast(&pp->cv);
-    pthread_mutex_unlock(&pp->mu);
-    if (inited) bb_free(&s);
-    return NULL;
+    (void)item;
+    const bb_pipe *pp = ctx;
+    bb_weigh_batch(slot, pp->ln, pp->len);
 }
 
 /* Opt(i) for i = 1..n by the block boxes: the prefixes in batches, costed
- * by `threads` - 1 threads and the caller (the costs do not depend on Opt),
- * while the caller weighs them in order whenever the next one is ready. The
- * result does not depend on the number of threads. */
+ * by `threads` workers, each with boxes of its own (the costs do not depend
+ * on Opt), while the caller, one of them, weighs them in order. The result
+ * does not depend on the number of threads. */
 static int run_block_boxes(const table *t, const hil_packing *pk, const uint64_t *in, size_t stride, size_t n,
                            size_t k, const double *weights, unsigned threads, dp_line *ln, uint32_t *len,
                            ak_error *err)
 {
     bb_tables tb;
     AK_CHECK(bb_tables_init(&tb, t, weights, err));
-    bb_dp s;
-    if (bb_init(&s, &tb, k, err) < 0) {
-        bb_tables_free(&tb);
-        return ak_err_nomem(err);
-    }
-    bb_pipe pp = {.t = t, .pk = pk, .in = in, .stride = stride, .n = n, .k = k, .w = ln->w, .tb = &tb};
+    bb_pipe pp = {.t = t, .pk = pk, .in = in, .stride = stride, .n = n, .k = k, .w = ln->w, .tb = &tb, .ln = ln,
+                  .len = len};
     pp.batch = (size_t)1 << 18 > k + 8 ? ((size_t)1 << 18) / (k + 8) : 1; /* about 2 MB of costs */
     if (block_rows) pp.batch = block_rows;
-    pp.nbatches = (n + pp.batch - 1) / pp.batch;
+    const size_t nbatches = (n + pp.batch - 1) / pp.batch;
 #if KANON_HAVE_AVX
     pp.avx2 = use_avx != 0 && __builtin_cpu_supports("avx2");
 #endif
     if (threads < 1) threads = 1;
-    if (threads > DP_MAX_THREADS) threads = DP_MAX_THREADS;
-    if (threads > pp.nbatches) threads = (unsigned)pp.nbatches;
-    pp.nbuf = 2 * (size_t)threads;
-    int rc = (pp.buf = calloc(pp.nbuf, sizeof *pp.buf)) ? ANONKIT_OK : ak_err_nomem(err);
-    for (size_t j = 0; rc >= 0 && j < pp.nbuf; j++) {
-        pp.buf[j].cost = malloc(pp.batch * (k + 8) * sizeof *pp.buf[j].cost);
-        pp.buf[j].seg = malloc(pp.batch * 6 * sizeof *pp.buf[j].seg);
-        if (!pp.buf[j].cost || !pp.buf[j].seg) rc = ak_err_nomem(err);
+    if (threads > AK_MAX_PARTS) threads = AK_MAX_PARTS;
+    if (threads > nbatches) threads = (unsigned)nbatches;
+    const size_t nbuf = 2 * (size_t)threads;
+    bb_batch *buf = calloc(nbuf, sizeof *buf);
+    int rc = buf ? ANONKIT_OK : ak_err_nomem(err);
+    for (size_t j = 0; rc >= 0 && j < nbuf; j++) {
+        buf[j].cost = malloc(pp.batch * (k + 8) * sizeof *buf[j].cost);
+        buf[j].seg = malloc(pp.batch * 6 * sizeof *buf[j].seg);
+        if (!buf[j].cost || !buf[j].seg) rc = ak_err_nomem(err);
     }
-    if (rc >= 0 && (pthread_mutex_init(&pp.mu, NULL) || pthread_cond_init(&pp.cv, NULL)))
-        rc = ak_err_set(err, ANONKIT_E_INTERNAL, NULL, 0, 0, "cannot set up the DP's threads");
-    pthread_t tid[DP_MAX_THREADS];
-    int started[DP_MAX_THREADS] = {0};
-    for (unsigned j = 1; rc >= 0 && j < threads; j++) started[j] = pthread_create(&tid[j], NULL, bb_cost_main, &pp) == 0;
-    size_t next_prefix = SIZE_MAX;
+    bb_worker wk[AK_MAX_PARTS];
+    void *worker[AK_MAX_PARTS];
+    unsigned ready = 0;
+    for (; rc >= 0 && ready < threads; ready++) {
+        if ((rc = bb_init(&wk[ready].s, &tb, k, err)) < 0) break;
+        wk[ready].next_prefix = SIZE_MAX;
+        worker[ready] = &wk[ready];
+    }
     if (rc >= 0) {
-        pthread_mutex_lock(&pp.mu);
-        while (pp.weighed < pp.nbatches && !pp.failed) {
-            bb_batch *ready = &pp.buf[pp.weighed % pp.nbuf];
-            if (ready->ready && ready->id == pp.weighed) { /* the next batch in order */
-                pthread_mutex_unlock(&pp.mu);
-                bb_weigh_batch(ready, ln, len);
-                pthread_mutex_lock(&pp.mu);
-                ready->ready = 0;
-                pp.weighed++;
-                pthread_cond_broadcast(&pp.cv);
-                continue;
-            }
-            int done;
-            bb_batch *x = bb_take(&pp, &done);
-            if (!x) {
-                pthread_cond_wait(&pp.cv, &pp.mu);
-                continue;
-            }
-            pthread_mutex_unlock(&pp.mu);
-            bb_cost_batch(&pp, &s, &next_prefix, x);
-            pthread_mutex_lock(&pp.mu);
-            x->ready = 1;
-            pthread_cond_broadcast(&pp.cv);
-        }
-        if (pp.failed) rc = ak_err_nomem(err);
-        pp.failed = 1; /* the costing threads stop */
-        pthread_cond_broadcast(&pp.cv);
-        pthread_mutex_unlock(&pp.mu);
-        for (unsigned j = 1; j < threads; j++)
-            if (started[j]) pthread_join(tid[j], NULL);
-        pthread_mutex_destroy(&pp.mu);
-        pthread_cond_destroy(&pp.cv);
+        const ak_pipeline p = {&pp, bb_produce, bb_consume, buf, sizeof *buf, nbuf, worker, threads};
+        if (ak_pipeline_run(&p, nbatches) < 0)
+            rc = ak_err_set(err, ANONKIT_E_INTERNAL, NULL, 0, 0, "cannot set up the DP's threads");
     }
-    for (size_t j = 0; pp.buf && j < pp.nbuf; j++) free(pp.buf[j].cost), free(pp.buf[j].seg);
-    free(pp.buf);
-    bb_free(&s);
+    for (unsigned j = 0; j < ready; j++) bb_free(&wk[j].s);
+    for (size_t j = 0; buf && j < nbuf; j++) free(buf[j].cost), free(buf[j].seg);
+    free(buf);
     bb_tables_free(&tb);
     return rc;
 }
@@ -1397,9 +1294,9 @@ int hil_kanon_dp_packed(const table *t, const hil_packing *pk, const uint64_t *i
         rc = run_block_boxes(t, pk, in, stride, n, (size_t)k, weights, threads, &ln, len, err);
     } else if (rc >= 0) {
         if (threads < 1) threads = 1;
-        if (threads > DP_MAX_THREADS) threads = DP_MAX_THREADS;
+        if (threads > AK_MAX_PARTS) threads = AK_MAX_PARTS;
         dp_shared sh = {.t = t, .pk = pk, .in = in, .stride = stride, .n = n, .ring = ring, .w = w, .k = k,
-                        .weights = weights};
+                        .weights = weights, .ln = &ln, .boxcost = boxcost, .len = len};
         /* Prefixes per block: with several threads, enough that a window's
          * lead-in is at most 1/8 of its block; with one, the window goes on
          * from block to block and small blocks keep the runs in cache. */
@@ -1407,22 +1304,16 @@ int hil_kanon_dp_packed(const table *t, const hil_packing *pk, const uint64_t *i
         if (threads > (n + sh.size - 1) / sh.size) threads = (unsigned)((n + sh.size - 1) / sh.size);
         if (threads == 1) sh.size = 1024;
         if (block_rows) sh.size = block_rows;
-        sh.nblocks = (n + sh.size - 1) / sh.size;
-        if (threads > sh.nblocks) threads = (unsigned)sh.nblocks;
-        sh.nbuf = 2 * (size_t)threads;
-        sh.buf = calloc(sh.nbuf, sizeof *sh.buf);
-        for (size_t j = 0; sh.buf && j < sh.nbuf; j++)
-            if (!(sh.buf[j].nruns = malloc(sh.size * sizeof *sh.buf[j].nruns))) rc = ak_err_nomem(err);
-        if (!sh.buf) rc = ak_err_nomem(err);
-        if (rc >= 0 && (pthread_mutex_init(&sh.mu, NULL) || pthread_cond_init(&sh.cv, NULL)))
-            rc = ak_err_set(err, ANONKIT_E_INTERNAL, NULL, 0, 0, "cannot set up the DP's threads");
-        if (rc >= 0) {
-            rc = run_exact(&sh, &ln, boxcost, len, threads, err);
-            pthread_mutex_destroy(&sh.mu);
-            pthread_cond_destroy(&sh.cv);
-        }
-        for (size_t j = 0; sh.buf && j < sh.nbuf; j++) free(sh.buf[j].nruns), free(sh.buf[j].from), free(sh.buf[j].sum);
-        free(sh.buf);
+        const size_t nblocks = (n + sh.size - 1) / sh.size;
+        if (threads > nblocks) threads = (unsigned)nblocks;
+        const size_t nbuf = 2 * (size_t)threads;
+        dp_block *buf = calloc(nbuf, sizeof *buf);
+        for (size_t j = 0; buf && j < nbuf; j++)
+            if (!(buf[j].nruns = malloc(sh.size * sizeof *buf[j].nruns))) rc = ak_err_nomem(err);
+        if (!buf) rc = ak_err_nomem(err);
+        if (rc >= 0) rc = run_exact(&sh, buf, nbuf, nblocks, threads, err);
+        for (size_t j = 0; buf && j < nbuf; j++) free(buf[j].nruns), free(buf[j].from), free(buf[j].sum);
+        free(buf);
     }
     if (rc >= 0) {
         *cost = ln.opt[n - ln.base];
