@@ -47,7 +47,8 @@
  * k positions and a prefix box from the block's end, each kept up to date
  * in O(d) per position, and the costs of all candidates are summed QI by QI
  * four at a time with AVX2, without a data-dependent branch (the runs'
- * queues mispredict often). The runs are kept for QIs with larger
+ * queues mispredict often); a candidate's cost is kept from prefix to
+ * prefix while its boundary's prefix box does not grow. The runs are kept for QIs with larger
  * hierarchies, whose NCP per pair of codes would not fit a small table.
  *
  * Only the last 2k-1 values of Opt, the window's codes and the boxes of the
@@ -853,6 +854,12 @@ typedef struct bb_dp {
     uint32_t *ccode;        /* chunk of positions: codes, then their sides */
     double *cval;
     size_t cfirst, cend;
+    /* The costs of the candidates of boundary b_cur ([0]) and b_cur - k
+     * ([1]), candidate j at [j + k - 1 - b]: those up to done[] are valid
+     * while valid[] (the boundary's prefix box has not moved since). */
+    double *bcost[2];
+    size_t done[2];
+    int valid[2];
 } bb_dp;
 
 /* Whether the table's categorical QIs are small enough. */
@@ -909,7 +916,7 @@ static int bb_tables_init(bb_tables *tb, const table *t, const double *weights, 
 static void bb_free(bb_dp *s)
 {
     free(s->slo), free(s->shi), free(s->block), free(s->plo), free(s->phi), free(s->run_lo), free(s->run_hi);
-    free(s->ccode), free(s->cval);
+    free(s->ccode), free(s->cval), free(s->bcost[0]), free(s->bcost[1]);
 }
 
 static int bb_init(bb_dp *s, const bb_tables *tb, size_t k, ak_error *err)
@@ -929,7 +936,10 @@ static int bb_init(bb_dp *s, const bb_tables *tb, size_t k, ak_error *err)
     s->run_hi = malloc(dd * sizeof *s->run_hi);
     s->ccode = malloc(KANON_CHUNK * (size_t)dd * sizeof *s->ccode);
     s->cval = malloc(KANON_CHUNK * (size_t)dd * sizeof *s->cval);
-    if (!(s->slo && s->shi && s->block && s->plo && s->phi && s->run_lo && s->run_hi && s->ccode && s->cval)) {
+    s->bcost[0] = malloc((k + 4) * sizeof *s->bcost[0]); /* + what bb_costs_avx2 writes past */
+    s->bcost[1] = malloc((k + 4) * sizeof *s->bcost[1]);
+    if (!(s->slo && s->shi && s->block && s->plo && s->phi && s->run_lo && s->run_hi && s->ccode && s->cval &&
+          s->bcost[0] && s->bcost[1])) {
         bb_free(s);
         return ak_err_nomem(err);
     }
@@ -943,6 +953,7 @@ static void bb_reset(bb_dp *s, size_t from)
 {
     s->base = from;
     s->cfirst = s->cend = 0;
+    s->valid[0] = s->valid[1] = 0;
     for (uint32_t q = 0; q < 2 * s->d; q++) s->plo[q] = INFINITY, s->phi[q] = -INFINITY;
 }
 
@@ -1111,18 +1122,24 @@ static size_t bb_prefix(bb_dp *s, const bb_pipe *pp, size_t i, size_t w, double 
     if (p >= s->cend) bb_gather(s, pp->t, pp->pk, pp->in, pp->stride, pp->n, p);
     const double *v = s->cval + (p - s->cfirst) * d;
     memcpy(s->block + (p % k) * d, v, d * sizeof *v);
-    if (p % k == 0) { /* a boundary: its prefix box starts, the one before moves back */
+    if (p % k == 0) { /* a boundary: its prefix box starts, the one before moves back with its costs */
         memcpy(s->plo + d, s->plo, d * sizeof *s->plo);
         memcpy(s->phi + d, s->phi, d * sizeof *s->phi);
         for (uint32_t q = 0; q < d; q++) s->plo[q] = INFINITY, s->phi[q] = -INFINITY;
+        double *c = s->bcost[1];
+        s->bcost[1] = s->bcost[0], s->done[1] = s->done[0], s->valid[1] = s->valid[0];
+        s->bcost[0] = c, s->valid[0] = 0;
     }
+    int moved = 0; /* bit b: boundary b's prefix box grew */
     for (uint32_t q = 0; q < d; q++) { /* both prefix boxes */
         const double x = v[q];
-        if (x < s->plo[q]) s->plo[q] = x;
-        if (x > s->phi[q]) s->phi[q] = x;
-        if (x < s->plo[d + q]) s->plo[d + q] = x;
-        if (x > s->phi[d + q]) s->phi[d + q] = x;
+        if (x < s->plo[q]) s->plo[q] = x, moved |= 1;
+        if (x > s->phi[q]) s->phi[q] = x, moved |= 1;
+        if (x < s->plo[d + q]) s->plo[d + q] = x, moved |= 2;
+        if (x > s->phi[d + q]) s->phi[d + q] = x, moved |= 2;
     }
+    if (moved & 1) s->valid[0] = 0;
+    if (moved & 2) s->valid[1] = 0;
     if (i % k == 0) bb_suffixes(s, p);
     if (!cost) return 0;
     memset(seg, 0, 6 * sizeof *seg);
@@ -1131,19 +1148,28 @@ static size_t bb_prefix(bb_dp *s, const bb_pipe *pp, size_t i, size_t w, double 
     size_t used = 0;
     /* boundary cur: candidates cur-k+1 .. cur (the shorter groups), then cur-k: up to cur-k */
     for (int back = 0; back < 2; back++) {
-        if (back && cur < k) break;
         const size_t b = cur - (back ? k : 0);
         const size_t ja = b + 1 >= k && b + 1 - k > jlo ? b + 1 - k : jlo, jb = b < jhi ? b : jhi;
-        if (ja > jb) continue;
-        const double *lo = s->plo + (back ? d : 0), *hi = s->phi + (back ? d : 0);
-        const size_t count = jb - ja + 1;
+        if ((back && cur < k) || ja > jb) {
+            s->valid[back] = 0;
+            continue;
+        }
+        /* the candidates costed before keep their costs while the prefix box has not grown */
+        const size_t from = s->valid[back] && s->done[back] + 1 > ja ? s->done[back] + 1 : ja;
+        double *bc = s->bcost[back]; /* candidate j's cost at bc[j + k - 1 - b] */
+        if (from <= jb) {
+            const double *lo = s->plo + (back ? d : 0), *hi = s->phi + (back ? d : 0);
 #if KANON_HAVE_AVX
-        if (pp->avx2) bb_costs_avx2(s, ja, count, lo, hi, cost + used);
-        else
+            if (pp->avx2) bb_costs_avx2(s, from, jb - from + 1, lo, hi, bc + (from + k - 1 - b));
+            else
 #endif
-            bb_costs_scalar(s, ja, count, lo, hi, cost + used);
+                bb_costs_scalar(s, from, jb - from + 1, lo, hi, bc + (from + k - 1 - b));
+        }
+        s->valid[back] = 1, s->done[back] = jb;
+        const size_t count = jb - ja + 1;
+        memcpy(cost + used, bc + (ja + k - 1 - b), count * sizeof *cost);
         seg[3 * back] = ja, seg[3 * back + 1] = count, seg[3 * back + 2] = used;
-        used += (count + 3) / 4 * 4; /* what bb_costs_avx2 wrote past */
+        used += count;
     }
     if (cost_trace) {
         double sum = 0;
