@@ -785,6 +785,8 @@ static void test_dp_against_direct(void **state)
         for (size_t i = 1; i < n; i++)
             gap[i] = tu_below(&rng, 40) == 0 ? 1e12 : tu_below(&rng, 3) ? (double)tu_below(&rng, 1000) * 1e-6 : 0;
         check_dp_direct(t, order, n, k, NULL, gap, "random gaps");
+        /* batches of a few prefixes on two threads, each led in afresh */
+        check_dp_direct_with(t, order, n, k, NULL, gap, "random gaps, 2 threads", 2, 1 + tu_below(&rng, 40));
         table_free(t);
         tu_rmtree(dir);
     }

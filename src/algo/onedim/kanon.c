@@ -573,11 +573,10 @@ static int read_back(const uint32_t *len, size_t n, uint32_t *sizes, size_t *ngr
     return ANONKIT_OK;
 }
 
-/* Opt and the Fast variants' key distances of the window's start positions
- * in linear buffers: position j at [j - base]; when the end reaches the
- * buffer's end, the last w positions move to its front. */
+/* Opt in a linear buffer: position j at [j - base]; when the end reaches
+ * the buffer's end, the last w positions move to its front. */
 typedef struct dp_line {
-    double *opt, *dist;
+    double *opt;
     size_t base, room, w;
 } dp_line;
 
@@ -586,29 +585,7 @@ static void line_make_room(dp_line *ln, size_t i)
     if (i - ln->base < ln->room) return;
     const size_t keep_from = i - ln->w; /* the candidates of Opt(i) start at i - w or later */
     memmove(ln->opt, ln->opt + (keep_from - ln->base), ln->w * sizeof *ln->opt);
-    if (ln->dist) memmove(ln->dist, ln->dist + (keep_from - ln->base), ln->w * sizeof *ln->dist);
     ln->base = keep_from;
-}
-
-/* Opt(i) for i = 1..n by the Fast variants' cost. */
-static void run_fast(dp_line *ln, const double *gap, uint32_t *len, size_t n, uint64_t k)
-{
-    const size_t w = ln->w;
-    for (size_t i = 1; i <= n; i++) {
-        double best = INFINITY;
-        uint32_t best_len = 0;
-        const size_t longest = i < w ? i : w, lo = i - longest; /* the longest candidate's first position */
-        /* dist[j]: key distance from row j to row i-1, for the window's starts */
-        const size_t from = i > w ? i - w : 0;
-        add_all(ln->dist + (from - ln->base), i - 1 - from, gap[i - 1]);
-        ln->dist[i - 1 - ln->base] = 0;
-        if (i >= k)
-            best_of(ln->opt + (lo - ln->base), ln->dist + (lo - ln->base), i - k - lo + 1, (double)longest, &best,
-                    &best_len);
-        line_make_room(ln, i);
-        ln->opt[i - ln->base] = best;
-        len[i] = best_len;
-    }
 }
 
 /* ------------------------------------------------- exact DP, in blocks -- */
@@ -1088,11 +1065,11 @@ __attribute__((target("avx2"))) static void bb_costs_avx2(const bb_dp *s, size_t
 /* Candidate costs of a batch of prefixes s .. e-1, for the weighing: per
  * prefix, its boundaries' candidates (cur's, then cur-k's) as segments:
  * first candidate, count (0: none) and where their costs start in cost. */
-typedef struct bb_batch {
+typedef struct cost_batch {
     size_t s, e;
     double *cost;
     size_t *seg;          /* per prefix 6 values: ja, count, offset of cur's; of cur-k's */
-} bb_batch;
+} cost_batch;
 
 /* What the costing workers and the weighing caller share. */
 typedef struct bb_pipe {
@@ -1187,7 +1164,7 @@ static size_t bb_prefix(bb_dp *s, const bb_pipe *pp, size_t i, size_t w, double 
  * afresh and slide over the positions from two blocks before the boundary
  * that the first prefix's candidates reach (what its boxes depend on)
  * without costing. The costs do not depend on where the boxes started. */
-static void bb_cost_batch(const bb_pipe *pp, bb_dp *s, size_t *next_prefix, size_t item, bb_batch *x)
+static void bb_cost_batch(const bb_pipe *pp, bb_dp *s, size_t *next_prefix, size_t item, cost_batch *x)
 {
     const size_t k = pp->k;
     x->s = 1 + item * pp->batch;
@@ -1216,7 +1193,7 @@ static int bb_produce(void *ctx, void *worker, size_t item, void *slot)
 }
 
 /* Opt of batch x's prefixes from their costs. */
-static void bb_weigh_batch(const bb_batch *x, dp_line *ln, uint32_t *len)
+static void weigh_batch(const cost_batch *x, dp_line *ln, uint32_t *len)
 {
     for (size_t i = x->s; i < x->e; i++) {
         double best = INFINITY;
@@ -1232,12 +1209,67 @@ static void bb_weigh_batch(const bb_batch *x, dp_line *ln, uint32_t *len)
     }
 }
 
+/* Prefixes per batch of candidate costs: about 2 MB of them (block_rows,
+ * when the tests set it). */
+static size_t batch_prefixes(size_t k)
+{
+    if (block_rows) return block_rows;
+    return (size_t)1 << 18 > k + 8 ? ((size_t)1 << 18) / (k + 8) : 1;
+}
+
+/* Workers for nbatches batches: threads, at least 1, at most AK_MAX_PARTS
+ * and nbatches. */
+static unsigned batch_workers(unsigned threads, size_t nbatches)
+{
+    if (threads < 1) threads = 1;
+    if (threads > AK_MAX_PARTS) threads = AK_MAX_PARTS;
+    return threads > nbatches ? (unsigned)nbatches : threads;
+}
+
+static void batches_free(cost_batch *buf, size_t nbuf)
+{
+    for (size_t j = 0; buf && j < nbuf; j++) free(buf[j].cost), free(buf[j].seg);
+    free(buf);
+}
+
+/* nbuf batches of `batch` prefixes, each with room for k + 8 costs (the
+ * candidates and what bb_costs_avx2 writes past); NULL when out of memory. */
+static cost_batch *batches_new(size_t nbuf, size_t batch, size_t k)
+{
+    cost_batch *buf = calloc(nbuf, sizeof *buf);
+    for (size_t j = 0; buf && j < nbuf; j++) {
+        buf[j].cost = malloc(batch * (k + 8) * sizeof *buf[j].cost);
+        buf[j].seg = malloc(batch * 6 * sizeof *buf[j].seg);
+        if (!buf[j].cost || !buf[j].seg) {
+            batches_free(buf, nbuf);
+            return NULL;
+        }
+    }
+    return buf;
+}
+
+/* Runs nbatches batches of `batch` prefixes through ak_pipeline: produce
+ * costs them with the states in worker[0 .. nworkers), weigh_batch
+ * (consume) gives Opt in order. */
+static int run_cost_batches(void *ctx, int (*produce)(void *, void *, size_t, void *),
+                            void (*consume)(void *, size_t, void *), void **worker, unsigned nworkers,
+                            size_t nbatches, size_t batch, size_t k, ak_error *err)
+{
+    const size_t nbuf = 2 * (size_t)nworkers;
+    cost_batch *buf = batches_new(nbuf, batch, k);
+    if (!buf) return ak_err_nomem(err);
+    const ak_pipeline p = {ctx, produce, consume, buf, sizeof *buf, nbuf, worker, nworkers};
+    const int status = ak_pipeline_run(&p, nbatches);
+    batches_free(buf, nbuf);
+    return status < 0 ? ak_err_set(err, ANONKIT_E_INTERNAL, NULL, 0, 0, "cannot set up the DP's threads") : ANONKIT_OK;
+}
+
 /* ak_pipeline's consume: Opt of batch `item`'s prefixes. */
 static void bb_consume(void *ctx, size_t item, void *slot)
 {
     (void)item;
     const bb_pipe *pp = ctx;
-    bb_weigh_batch(slot, pp->ln, pp->len);
+    weigh_batch(slot, pp->ln, pp->len);
 }
 
 /* Opt(i) for i = 1..n by the block boxes: the prefixes in batches, costed
@@ -1252,23 +1284,13 @@ static int run_block_boxes(const table *t, const hil_packing *pk, const uint64_t
     AK_CHECK(bb_tables_init(&tb, t, weights, err));
     bb_pipe pp = {.t = t, .pk = pk, .in = in, .stride = stride, .n = n, .k = k, .w = ln->w, .tb = &tb, .ln = ln,
                   .len = len};
-    pp.batch = (size_t)1 << 18 > k + 8 ? ((size_t)1 << 18) / (k + 8) : 1; /* about 2 MB of costs */
-    if (block_rows) pp.batch = block_rows;
+    pp.batch = batch_prefixes(k);
     const size_t nbatches = (n + pp.batch - 1) / pp.batch;
 #if KANON_HAVE_AVX
     pp.avx2 = use_avx != 0 && __builtin_cpu_supports("avx2");
 #endif
-    if (threads < 1) threads = 1;
-    if (threads > AK_MAX_PARTS) threads = AK_MAX_PARTS;
-    if (threads > nbatches) threads = (unsigned)nbatches;
-    const size_t nbuf = 2 * (size_t)threads;
-    bb_batch *buf = calloc(nbuf, sizeof *buf);
-    int rc = buf ? ANONKIT_OK : ak_err_nomem(err);
-    for (size_t j = 0; rc >= 0 && j < nbuf; j++) {
-        buf[j].cost = malloc(pp.batch * (k + 8) * sizeof *buf[j].cost);
-        buf[j].seg = malloc(pp.batch * 6 * sizeof *buf[j].seg);
-        if (!buf[j].cost || !buf[j].seg) rc = ak_err_nomem(err);
-    }
+    threads = batch_workers(threads, nbatches);
+    int rc = ANONKIT_OK;
     bb_worker wk[AK_MAX_PARTS];
     void *worker[AK_MAX_PARTS];
     unsigned ready = 0;
@@ -1277,15 +1299,106 @@ static int run_block_boxes(const table *t, const hil_packing *pk, const uint64_t
         wk[ready].next_prefix = SIZE_MAX;
         worker[ready] = &wk[ready];
     }
-    if (rc >= 0) {
-        const ak_pipeline p = {&pp, bb_produce, bb_consume, buf, sizeof *buf, nbuf, worker, threads};
-        if (ak_pipeline_run(&p, nbatches) < 0)
-            rc = ak_err_set(err, ANONKIT_E_INTERNAL, NULL, 0, 0, "cannot set up the DP's threads");
-    }
+    if (rc >= 0) rc = run_cost_batches(&pp, bb_produce, bb_consume, worker, threads, nbatches, pp.batch, k, err);
     for (unsigned j = 0; j < ready; j++) bb_free(&wk[j].s);
-    for (size_t j = 0; buf && j < nbuf; j++) free(buf[j].cost), free(buf[j].seg);
-    free(buf);
     bb_tables_free(&tb);
+    return rc;
+}
+
+/* ----------------------------------------- the Fast DP on threads -- */
+
+/* The Fast variants' DP with the costs (key distances) worked out in
+ * batches of prefixes by `threads` workers and weighed in order by the
+ * caller (weigh_batch), as the block boxes: the distances do not depend on
+ * Opt. A worker keeps the distances of the window's start positions to the
+ * current end, each a sum of gaps from left to right (no differences of
+ * large sums, so no cancellation), all raised by the new gap as the end
+ * moves; a worker that starts a batch afresh leads in over the 2k-1
+ * prefixes before it, which gives every distance the same additions in the
+ * same order, so the same doubles on any number of threads. */
+typedef struct fast_pipe {
+    const double *gap;
+    size_t n, k, w, batch;
+    dp_line *ln;          /* the weighing's */
+    uint32_t *len;
+} fast_pipe;
+
+typedef struct fast_worker {
+    double *dist;         /* position j's distance to the current end at dist[j - base] */
+    size_t base, room;
+    size_t next_prefix;
+} fast_worker;
+
+/* Moves the end to prefix i: dist of the window's starts raised by gap[i-1],
+ * position i-1 joins at 0. */
+static void fast_step(const fast_pipe *fp, fast_worker *wk, size_t i)
+{
+    const size_t from = i > fp->w ? i - fp->w : 0;
+    if (i - wk->base >= wk->room) { /* keep the window's starts */
+        memmove(wk->dist, wk->dist + (from - wk->base), (i - 1 - from) * sizeof *wk->dist);
+        wk->base = from;
+    }
+    add_all(wk->dist + (from - wk->base), i - 1 - from, fp->gap[i - 1]);
+    wk->dist[i - 1 - wk->base] = 0;
+}
+
+/* ak_pipeline's produce: the distances of batch `item`'s candidates. */
+static int fast_produce(void *ctx, void *worker, size_t item, void *slot)
+{
+    const fast_pipe *fp = ctx;
+    fast_worker *wk = worker;
+    cost_batch *x = slot;
+    x->s = 1 + item * fp->batch;
+    x->e = x->s + fp->batch < fp->n + 1 ? x->s + fp->batch : fp->n + 1;
+    if (wk->next_prefix != x->s) { /* afresh: lead in */
+        const size_t lead = x->s > fp->w ? x->s - fp->w : 1;
+        wk->base = lead > fp->w ? lead - fp->w : 0;
+        memset(wk->dist, 0, wk->room * sizeof *wk->dist);
+        for (size_t i = lead; i < x->s; i++) fast_step(fp, wk, i);
+    }
+    size_t used = 0;
+    for (size_t i = x->s; i < x->e; i++) {
+        fast_step(fp, wk, i);
+        size_t *seg = x->seg + 6 * (i - x->s);
+        memset(seg, 0, 6 * sizeof *seg);
+        if (i < fp->k) continue;
+        const size_t jlo = i > fp->w ? i - fp->w : 0, count = i - fp->k - jlo + 1;
+        memcpy(x->cost + used, wk->dist + (jlo - wk->base), count * sizeof *x->cost);
+        seg[0] = jlo, seg[1] = count, seg[2] = used;
+        used += count;
+    }
+    wk->next_prefix = x->e;
+    return 0;
+}
+
+static void fast_consume(void *ctx, size_t item, void *slot)
+{
+    (void)item;
+    const fast_pipe *fp = ctx;
+    weigh_batch(slot, fp->ln, fp->len);
+}
+
+/* Opt(i) for i = 1..n by the Fast variants' cost. */
+static int run_fast(const double *gap, size_t n, size_t k, unsigned threads, dp_line *ln, uint32_t *len,
+                    ak_error *err)
+{
+    fast_pipe fp = {gap, n, k, ln->w, batch_prefixes(k), ln, len};
+    const size_t nbatches = (n + fp.batch - 1) / fp.batch;
+    threads = batch_workers(threads, nbatches);
+    int rc = ANONKIT_OK;
+    fast_worker wk[AK_MAX_PARTS];
+    void *worker[AK_MAX_PARTS];
+    unsigned ready = 0;
+    for (; rc >= 0 && ready < threads; ready++) {
+        wk[ready] = (fast_worker){NULL, 0, 4 * fp.w + 64, SIZE_MAX};
+        if (!(wk[ready].dist = calloc(wk[ready].room, sizeof *wk[ready].dist))) {
+            rc = ak_err_nomem(err);
+            break;
+        }
+        worker[ready] = &wk[ready];
+    }
+    if (rc >= 0) rc = run_cost_batches(&fp, fast_produce, fast_consume, worker, threads, nbatches, fp.batch, k, err);
+    for (unsigned j = 0; j < ready; j++) free(wk[j].dist);
     return rc;
 }
 
@@ -1301,21 +1414,19 @@ int hil_kanon_dp_packed(const table *t, const hil_packing *pk, const uint64_t *i
     const size_t w = (size_t)(2 * k - 1);
     size_t ring = 2;
     while (ring < 2 * k) ring *= 2;
-    dp_line ln = {NULL, NULL, 0, 2 * w + 64, w};
+    dp_line ln = {NULL, 0, 2 * w + 64, w};
     ln.opt = malloc(ln.room * sizeof *ln.opt);
-    if (gap) ln.dist = malloc(ln.room * sizeof *ln.dist);
     double *boxmem = gap ? NULL : malloc((w + 3) * sizeof *boxmem); /* per candidate, its box's weighted NCP */
     double *boxcost = boxmem ? boxmem + 3 : NULL;
     uint32_t *len = malloc((n + 1) * sizeof *len);
-    int rc = ln.opt && len && (ln.dist || !gap) && (boxmem || gap) ? ANONKIT_OK : ak_err_nomem(err);
+    int rc = ln.opt && len && (boxmem || gap) ? ANONKIT_OK : ak_err_nomem(err);
     /* Opt(0) = 0 and Opt(j) = infinity for 0 < j < k: no partitioning. */
     if (rc >= 0) {
         ln.opt[0] = 0;
-        if (gap) ln.dist[0] = 0;
         len[0] = 0;
     }
     if (rc >= 0 && gap) {
-        run_fast(&ln, gap, len, n, k);
+        rc = run_fast(gap, n, (size_t)k, threads, &ln, len, err);
     } else if (rc >= 0 && bb_usable(t)) {
         rc = run_block_boxes(t, pk, in, stride, n, (size_t)k, weights, threads, &ln, len, err);
     } else if (rc >= 0) {
@@ -1345,7 +1456,7 @@ int hil_kanon_dp_packed(const table *t, const hil_packing *pk, const uint64_t *i
         *cost = ln.opt[n - ln.base];
         rc = read_back(len, n, sizes, ngroups, err);
     }
-    free(ln.opt), free(ln.dist), free(boxmem), free(len);
+    free(ln.opt), free(boxmem), free(len);
     return rc;
 }
 
