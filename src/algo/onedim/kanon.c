@@ -799,8 +799,10 @@ static int run_exact(dp_shared *sh, dp_block *buf, size_t nbuf, size_t nblocks, 
  * in order, then Opt + rows * cost: the same doubles on either path. Only
  * the suffix boxes of the last few blocks and one block's values are held. */
 
-/* Largest categorical domain for which the block boxes are used. */
+/* Largest categorical domain for which the block boxes are used, and most
+ * entries of all the NCP tables together (2^22 doubles: 32 MiB). */
 #define BB_MAX_CODES 512
+#define BB_MAX_TABLE_ENTRIES ((size_t)1 << 22)
 
 /* Whether the exact DP may use the block boxes (on, the default) or always
  * the runs above, for the tests. */
@@ -839,12 +841,16 @@ typedef struct bb_dp {
     int valid[2];
 } bb_dp;
 
-/* Whether the table's categorical QIs are small enough. */
+/* Whether the table's categorical QIs are small enough, each and together. */
 static int bb_usable(const table *t)
 {
-    for (uint32_t q = 0; q < t->nqi; q++)
-        if (t->qi[q].kind != ATTR_NUMERIC && t->qi[q].ncodes > BB_MAX_CODES) return 0;
-    return use_block_boxes;
+    size_t entries = 0;
+    for (uint32_t q = 0; q < t->nqi; q++) {
+        if (t->qi[q].kind == ATTR_NUMERIC) continue;
+        if (t->qi[q].ncodes > BB_MAX_CODES) return 0;
+        entries += (size_t)t->qi[q].ncodes * t->qi[q].ncodes;
+    }
+    return use_block_boxes && entries <= BB_MAX_TABLE_ENTRIES;
 }
 
 static void bb_tables_free(bb_tables *tb)

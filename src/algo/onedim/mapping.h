@@ -110,10 +110,9 @@ void hil_pack_rows(const hil_packing *pk, const table *t, size_t row, size_t cou
                    size_t stride);
 
 /* hil_kanon_dp on rows whose packed codes are given in 1-D order, position
- * p's at in[p * stride ..] (pk and in unused when gap is not NULL); when the
- * exact DP costs candidates by runs (categorical QIs of more than 512
- * codes), their boxes are worked out by `threads` threads at once (the
- * result does not depend on it). */
+ * p's at in[p * stride ..] (pk and in unused when gap is not NULL); the
+ * candidates' costs are worked out by `threads` threads at once (the result
+ * does not depend on it). */
 int hil_kanon_dp_packed(const table *t, const hil_packing *pk, const uint64_t *in, size_t stride, size_t n,
                         uint64_t k, const double *weights, const double *gap, unsigned threads,
                         uint32_t *sizes /* OUT */, size_t *ngroups /* OUT */, double *cost /* OUT */, ak_error *err);
