@@ -1198,21 +1198,25 @@ static int bb_produce(void *ctx, void *worker, size_t item, void *slot)
     return 0;
 }
 
+/* Opt(i) from the costs of prefix i's candidates (segments seg[0 .. 6),
+ * offsets from cost). */
+static void weigh_prefix(size_t i, const size_t *seg, const double *cost, dp_line *ln, uint32_t *len)
+{
+    double best = INFINITY;
+    uint32_t best_len = 0;
+    for (int back = 0; back < 2; back++) {
+        const size_t ja = seg[3 * back], count = seg[3 * back + 1];
+        if (count) best_of(ln->opt + (ja - ln->base), cost + seg[3 * back + 2], count, (double)(i - ja), &best, &best_len);
+    }
+    line_make_room(ln, i);
+    ln->opt[i - ln->base] = best;
+    len[i] = best_len;
+}
+
 /* Opt of batch x's prefixes from their costs. */
 static void weigh_batch(const cost_batch *x, dp_line *ln, uint32_t *len)
 {
-    for (size_t i = x->s; i < x->e; i++) {
-        double best = INFINITY;
-        uint32_t best_len = 0;
-        const size_t *seg = x->seg + 6 * (i - x->s);
-        for (int back = 0; back < 2; back++) {
-            const size_t ja = seg[3 * back], count = seg[3 * back + 1];
-            if (count) best_of(ln->opt + (ja - ln->base), x->cost + seg[3 * back + 2], count, (double)(i - ja), &best, &best_len);
-        }
-        line_make_room(ln, i);
-        ln->opt[i - ln->base] = best;
-        len[i] = best_len;
-    }
+    for (size_t i = x->s; i < x->e; i++) weigh_prefix(i, x->seg + 6 * (i - x->s), x->cost, ln, len);
 }
 
 /* Prefixes per batch of candidate costs: about 2 MB of them (block_rows,
@@ -1223,11 +1227,14 @@ static size_t batch_prefixes(size_t k)
     return (size_t)1 << 18 > k + 8 ? ((size_t)1 << 18) / (k + 8) : 1;
 }
 
-/* Workers for nbatches batches: threads, at least 1, at most AK_MAX_PARTS
- * and nbatches. */
-static unsigned batch_workers(unsigned threads, size_t nbatches)
+/* Workers for nbatches batches of `batch` prefixes: threads, at least 1, at
+ * most AK_MAX_PARTS and nbatches; 1 when batches are shorter than
+ * min_batch, where leading a worker in before each batch would cost more
+ * than a second worker saves (large k: the batches are short, the lead-in
+ * long). */
+static unsigned batch_workers(unsigned threads, size_t nbatches, size_t batch, size_t min_batch)
 {
-    if (threads < 1) threads = 1;
+    if (threads < 1 || (batch < min_batch && !block_rows)) threads = 1; /* (the tests' short batches run on threads) */
     if (threads > AK_MAX_PARTS) threads = AK_MAX_PARTS;
     return threads > nbatches ? (unsigned)nbatches : threads;
 }
@@ -1295,7 +1302,7 @@ static int run_block_boxes(const table *t, const hil_packing *pk, const uint64_t
 #if KANON_HAVE_AVX
     pp.avx2 = use_avx != 0 && __builtin_cpu_supports("avx2");
 #endif
-    threads = batch_workers(threads, nbatches);
+    threads = batch_workers(threads, nbatches, pp.batch, k / 4); /* lead-in: up to 3k positions */
     int rc = ANONKIT_OK;
     bb_worker wk[AK_MAX_PARTS];
     void *worker[AK_MAX_PARTS];
@@ -1305,7 +1312,18 @@ static int run_block_boxes(const table *t, const hil_packing *pk, const uint64_t
         wk[ready].next_prefix = SIZE_MAX;
         worker[ready] = &wk[ready];
     }
-    if (rc >= 0) rc = run_cost_batches(&pp, bb_produce, bb_consume, worker, threads, nbatches, pp.batch, k, err);
+    if (rc >= 0 && threads > 1) {
+        rc = run_cost_batches(&pp, bb_produce, bb_consume, worker, threads, nbatches, pp.batch, k, err);
+    } else if (rc >= 0) { /* one worker: each prefix costed and weighed in turn, no batches to hold */
+        double *cost = malloc((k + 8) * sizeof *cost);
+        size_t seg[6];
+        if (!cost) rc = ak_err_nomem(err);
+        for (size_t i = 1; rc >= 0 && i <= n; i++) {
+            bb_prefix(&wk[0].s, &pp, i, pp.w, cost, seg);
+            weigh_prefix(i, seg, cost, ln, len);
+        }
+        free(cost);
+    }
     for (unsigned j = 0; j < ready; j++) bb_free(&wk[j].s);
     bb_tables_free(&tb);
     return rc;
@@ -1390,7 +1408,7 @@ static int run_fast(const double *gap, size_t n, size_t k, unsigned threads, dp_
 {
     fast_pipe fp = {gap, n, k, ln->w, batch_prefixes(k), ln, len};
     const size_t nbatches = (n + fp.batch - 1) / fp.batch;
-    threads = batch_workers(threads, nbatches);
+    threads = batch_workers(threads, nbatches, fp.batch, 2 * fp.w); /* lead-in: w steps of w additions */
     int rc = ANONKIT_OK;
     fast_worker wk[AK_MAX_PARTS];
     void *worker[AK_MAX_PARTS];
@@ -1403,7 +1421,23 @@ static int run_fast(const double *gap, size_t n, size_t k, unsigned threads, dp_
         }
         worker[ready] = &wk[ready];
     }
-    if (rc >= 0) rc = run_cost_batches(&fp, fast_produce, fast_consume, worker, threads, nbatches, fp.batch, k, err);
+    if (rc >= 0 && threads > 1) {
+        rc = run_cost_batches(&fp, fast_produce, fast_consume, worker, threads, nbatches, fp.batch, k, err);
+    } else if (rc >= 0) { /* one worker: the distances weighed where they are */
+        for (size_t i = 1; i <= n; i++) {
+            fast_step(&fp, &wk[0], i);
+            double best = INFINITY;
+            uint32_t best_len = 0;
+            if (i >= k) {
+                const size_t jlo = i > fp.w ? i - fp.w : 0;
+                best_of(ln->opt + (jlo - ln->base), wk[0].dist + (jlo - wk[0].base), i - k - jlo + 1, (double)(i - jlo),
+                        &best, &best_len);
+            }
+            line_make_room(ln, i);
+            ln->opt[i - ln->base] = best;
+            len[i] = best_len;
+        }
+    }
     for (unsigned j = 0; j < ready; j++) free(wk[j].dist);
     return rc;
 }
