@@ -794,10 +794,14 @@ static int run_exact(dp_shared *sh, dp_block *buf, size_t nbuf, size_t nblocks, 
  * candidate's box, and its NCP, takes O(d) (001 §5.1), without branches:
  * numeric sides are the values pre-scaled by weight / range (the NCP is
  * their difference), categorical sides are codes whose weighted NCP is read
- * from a table per code pair. The candidates of one boundary are weighed
- * four at a time with AVX2. Each candidate's cost is the sum over the QIs
- * in order, then Opt + rows * cost: the same doubles on either path. Only
- * the suffix boxes of the last few blocks and one block's values are held. */
+ * from a table per code pair. The costs of one boundary's candidates are
+ * summed QI by QI, sixteen candidates at a time with AVX2, and kept while
+ * the boundary's prefix box does not grow; Opt + rows * cost is then
+ * weighed by best_of, as for the runs. Each candidate's cost is the sum over
+ * the QIs in order: the same doubles with or without AVX2 and on any number
+ * of threads. A worker holds the suffix boxes of the last few blocks, one
+ * block's values and the costs of two boundaries' candidates. Batches of
+ * prefixes are costed by the workers and weighed in order (ak_pipeline). */
 
 /* Largest categorical domain for which the block boxes are used, and most
  * entries of all the NCP tables together (2^22 doubles: 32 MiB). */
