@@ -39,17 +39,19 @@
  * The Fast variants cost a group by its extent on the 1-D key: every start
  * position of the window keeps its key distance to the current end, each a
  * sum of gaps from left to right (no differences of large sums, so no
- * cancellation), all raised by the new gap as the end moves (a vector add).
+ * cancellation), all raised by the new gap as the end moves (a vector add);
+ * batches of prefixes are costed on threads as the block boxes' are.
  *
- * When every categorical QI has at most BB_MAX_CODES codes, the exact DP
- * costs its candidates by block boxes instead (see "exact DP by block
- * boxes"): every candidate's box is the union of a suffix box of a block of
- * k positions and a prefix box from the block's end, each kept up to date
- * in O(d) per position, and the costs of all candidates are summed QI by QI
- * four at a time with AVX2, without a data-dependent branch (the runs'
- * queues mispredict often); a candidate's cost is kept from prefix to
- * prefix while its boundary's prefix box does not grow. The runs are kept for QIs with larger
- * hierarchies, whose NCP per pair of codes would not fit a small table.
+ * The runs above are the exact DP's way for categorical QIs of large
+ * hierarchies. When every categorical QI has at most BB_MAX_CODES codes
+ * (and their NCP tables fit in BB_MAX_TABLE_ENTRIES), it costs its
+ * candidates by block boxes instead (see "exact DP by block boxes"): every
+ * candidate's box is the union of a suffix box of a block of k positions
+ * and a prefix box from the block's end, each kept up to date in O(d) per
+ * position, and the costs are summed QI by QI with AVX2, without a
+ * data-dependent branch (the runs' queues mispredict often); a candidate's
+ * cost is kept from prefix to prefix while its boundary's prefix box does
+ * not grow.
  *
  * Only the last 2k-1 values of Opt, the window's codes and the boxes of the
  * blocks in flight are kept; the chosen group length of every prefix is kept
