@@ -386,7 +386,8 @@ static size_t brute_nearest(const double *centers, size_t n, unsigned d, const d
     return best;
 }
 
-/* The box-pruned search against the scan: random centres, on a coarse grid
+/* The nearest-centre search (the float scan, and the box-pruned tree)
+ * against a plain scan in doubles: random centres, on a coarse grid
  * (many exact ties, duplicate centres) or continuous, in index order, in a
  * random order or sorted by their first coordinate; queries near centres,
  * on them, or anywhere; with and without a hint. */
@@ -396,7 +397,9 @@ static void test_nearest_centre(void **state)
     tu_rng rng = {4711};
     for (int iter = 0; iter < 400; iter++) {
         const unsigned d = 1 + (unsigned)tu_below(&rng, 9);
-        const size_t n = 1 + tu_below(&rng, iter % 4 ? 80 : 700);
+        /* up to 700 centres; every 50th round more than the scan keeps (it measures them twice) */
+        const size_t n = iter % 50 == 7 ? 4097 + tu_below(&rng, 900) : 1 + tu_below(&rng, iter % 4 ? 80 : 700);
+        hil_nn_scan(iter % 3 != 0); /* the scan, and the tree every third round */
         const int grid = tu_below(&rng, 2) == 0;
         double *centers = malloc(n * d * sizeof *centers);
         uint32_t *order = malloc(n * sizeof *order);
@@ -445,6 +448,7 @@ static void test_nearest_centre(void **state)
         free(centers);
         free(order);
     }
+    hil_nn_scan(1);
 }
 
 /* ------------------------------------------------------------ random tables -- */

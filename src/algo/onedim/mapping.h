@@ -19,6 +19,7 @@ typedef struct hil_nn {
     size_t *first;      /* first[l]: level l's first block of 8 items in lo / hi */
     size_t *count;      /* count[l]: items at level l */
     double *lo, *hi;    /* per block, axis by axis, 8 bounds (a centre: its coordinates) */
+    float *cf;          /* the centres' coordinates as floats, laid out as level 0 of lo (empty lanes far away) */
 } hil_nn;
 
 int hil_nn_init(hil_nn *t, const double *centers, size_t n, unsigned d, const uint32_t *order, ak_error *err);
@@ -30,6 +31,9 @@ void hil_nn_free(hil_nn *t);
  * such as a point's centre in the previous k-means iteration, only speeds the
  * search up. */
 size_t hil_nn_nearest(const hil_nn *t, const double *p, size_t hint, double *best2 /* OUT */);
+/* Lets hil_nn_nearest scan every centre with AVX2 where the processor has it
+ * (on, the default) or only search the tree (off), for the tests. */
+void hil_nn_scan(int on);
 
 typedef struct hil_mapper {
     hil_mapping kind;
