@@ -121,16 +121,18 @@ int hil_kanon_dp_packed(const table *t, const hil_packing *pk, const uint64_t *i
                         uint64_t k, const double *weights, const double *gap, unsigned threads,
                         uint32_t *sizes /* OUT */, size_t *ngroups /* OUT */, double *cost /* OUT */, ak_error *err);
 
-/* Lets the DP weigh candidates with AVX when the processor has it (on, the
- * default) or only with the portable scalar code (off), for the tests. */
+/* Lets the DP weigh and cost candidates with AVX / AVX2 when the processor
+ * has them (on, the default) or only with the portable scalar code (off),
+ * for the tests. */
 void hil_kanon_simd(int on);
 /* Lets the exact DP cost candidates by block boxes when the categorical QIs
  * are small enough (on, the default) or always by runs (off), for the
  * tests. */
 void hil_kanon_block_boxes(int on);
-/* Cuts the exact DP's prefixes into blocks of `rows` (0: the default size:
- * by runs at least 8192 and 8(2k-1), by block boxes about 2^18 / k), for the
- * tests. */
+/* Cuts the DP's prefixes into blocks of `rows` (0: the default size: by runs
+ * at least 8192 and 8(2k-1), by block boxes and for the Fast DP about
+ * 2^18 / k), for the tests; such blocks run on several workers however
+ * short. */
 void hil_kanon_block_rows(size_t rows);
 /* For the tests: when trace is not NULL (room for n + 1), the exact DP writes
  * into trace[i] the sum over prefix i's candidates j = 0, 1, ... (longest
