@@ -1308,7 +1308,7 @@ static int run_block_boxes(const table *t, const hil_packing *pk, const uint64_t
 #if KANON_HAVE_AVX
     pp.avx2 = use_avx != 0 && __builtin_cpu_supports("avx2");
 #endif
-    threads = batch_workers(threads, nbatches, pp.batch, k / 4); /* lead-in: up to 3k positions */
+    threads = batch_workers(threads, nbatches, pp.batch, 3 * k); /* lead-in: up to 3k positions */
     int rc = ANONKIT_OK;
     bb_worker wk[AK_MAX_PARTS];
     void *worker[AK_MAX_PARTS];
