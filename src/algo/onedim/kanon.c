@@ -590,6 +590,14 @@ static void line_make_room(dp_line *ln, size_t i)
     ln->base = keep_from;
 }
 
+/* Opt(i) = best, reached by a last group of best_len rows (0: none). */
+static void line_set(dp_line *ln, uint32_t *len, size_t i, double best, uint32_t best_len)
+{
+    line_make_room(ln, i);
+    ln->opt[i - ln->base] = best;
+    len[i] = best_len;
+}
+
 /* ------------------------------------------------- exact DP, in blocks -- */
 
 /* The exact DP in two parts. Producing: the window slides over the
@@ -605,7 +613,6 @@ static void line_make_room(dp_line *ln, size_t i)
  * numbers of one window sliding over everything), while one thread consumes
  * the blocks in order. One thread or many, the result is the same. */
 typedef struct dp_block {
-    size_t id;            /* block index: prefixes 1 + id * size .. */
     size_t s, e;          /* prefixes s .. e-1 */
     uint32_t *nruns;      /* per prefix */
     uint32_t *from;       /* run starts, prefix after prefix */
@@ -627,6 +634,14 @@ static int block_push(dp_block *b, uint32_t from, double sum)
     b->from[b->nrun] = from;
     b->sum[b->nrun++] = sum;
     return 0;
+}
+
+/* Prefixes *s .. *e-1 of block (or batch) `item` of `size` prefixes, of
+ * prefixes 1 .. n. */
+static void block_bounds(size_t item, size_t size, size_t n, size_t *s, size_t *e)
+{
+    *s = 1 + item * size;
+    *e = *s + size < n + 1 ? *s + size : n + 1;
 }
 
 /* Clears a window for a fresh start at any position. */
@@ -707,14 +722,9 @@ static void consume_block(const dp_block *b, dp_line *ln, double *boxcost, uint3
                 cost_trace[i] = sum;
             }
         }
-        line_make_room(ln, i);
-        ln->opt[i - ln->base] = best;
-        len[i] = best_len;
+        line_set(ln, len, i, best, best_len);
     }
 }
-
-
-
 
 /* What the producers and the consumer of the exact DP by runs share. */
 typedef struct dp_shared {
@@ -741,9 +751,7 @@ static int dp_produce(void *ctx, void *worker, size_t item, void *slot)
     const dp_shared *sh = ctx;
     dp_worker *wk = worker;
     dp_block *b = slot;
-    b->id = item;
-    b->s = 1 + item * sh->size;
-    b->e = b->s + sh->size < sh->n + 1 ? b->s + sh->size : sh->n + 1;
+    block_bounds(item, sh->size, sh->n, &b->s, &b->e);
     const int rc = wk->win.mw == 1 ? produce_block(&wk->win, b, &wk->next_pos, sh->w, sh->k, 1) /* up to 32 QIs: one mark word */
                                    : produce_block(&wk->win, b, &wk->next_pos, sh->w, sh->k, wk->win.mw);
     return rc < 0 ? ANONKIT_E_NOMEM : 0;
@@ -1103,7 +1111,7 @@ typedef struct bb_worker {
 
 /* Slides the boxes over position i-1 and, when cost is not NULL, costs
  * prefix i's candidates into cost (segments in seg[0..6), offsets from
- * cost); returns the costs written (with padding). */
+ * cost); returns how many costs it wrote (at most k). */
 static size_t bb_prefix(bb_dp *s, const bb_pipe *pp, size_t i, size_t w, double *cost, size_t *seg)
 {
     const uint32_t d = s->d;
@@ -1179,8 +1187,7 @@ static size_t bb_prefix(bb_dp *s, const bb_pipe *pp, size_t i, size_t w, double 
 static void bb_cost_batch(const bb_pipe *pp, bb_dp *s, size_t *next_prefix, size_t item, cost_batch *x)
 {
     const size_t k = pp->k;
-    x->s = 1 + item * pp->batch;
-    x->e = x->s + pp->batch < pp->n + 1 ? x->s + pp->batch : pp->n + 1;
+    block_bounds(item, pp->batch, pp->n, &x->s, &x->e);
     if (*next_prefix != x->s) {
         const size_t cur = (x->s - 1) / k * k, from = cur >= 2 * k ? cur - 2 * k : 0; /* position */
         bb_reset(s, from);
@@ -1214,9 +1221,7 @@ static void weigh_prefix(size_t i, const size_t *seg, const double *cost, dp_lin
         const size_t ja = seg[3 * back], count = seg[3 * back + 1];
         if (count) best_of(ln->opt + (ja - ln->base), cost + seg[3 * back + 2], count, (double)(i - ja), &best, &best_len);
     }
-    line_make_room(ln, i);
-    ln->opt[i - ln->base] = best;
-    len[i] = best_len;
+    line_set(ln, len, i, best, best_len);
 }
 
 /* Opt of batch x's prefixes from their costs. */
@@ -1251,13 +1256,13 @@ static void batches_free(cost_batch *buf, size_t nbuf)
     free(buf);
 }
 
-/* nbuf batches of `batch` prefixes, each with room for k + 8 costs (the
- * candidates and what bb_costs_avx2 writes past); NULL when out of memory. */
+/* nbuf batches of `batch` prefixes, each with room for the costs of k
+ * candidates; NULL when out of memory. */
 static cost_batch *batches_new(size_t nbuf, size_t batch, size_t k)
 {
     cost_batch *buf = calloc(nbuf, sizeof *buf);
     for (size_t j = 0; buf && j < nbuf; j++) {
-        buf[j].cost = malloc(batch * (k + 8) * sizeof *buf[j].cost);
+        buf[j].cost = malloc(batch * k * sizeof *buf[j].cost);
         buf[j].seg = malloc(batch * 6 * sizeof *buf[j].seg);
         if (!buf[j].cost || !buf[j].seg) {
             batches_free(buf, nbuf);
@@ -1321,7 +1326,7 @@ static int run_block_boxes(const table *t, const hil_packing *pk, const uint64_t
     if (rc >= 0 && threads > 1) {
         rc = run_cost_batches(&pp, bb_produce, bb_consume, worker, threads, nbatches, pp.batch, k, err);
     } else if (rc >= 0) { /* one worker: each prefix costed and weighed in turn, no batches to hold */
-        double *cost = malloc((k + 8) * sizeof *cost);
+        double *cost = malloc(k * sizeof *cost);
         size_t seg[6];
         if (!cost) rc = ak_err_nomem(err);
         for (size_t i = 1; rc >= 0 && i <= n; i++) {
@@ -1378,8 +1383,7 @@ static int fast_produce(void *ctx, void *worker, size_t item, void *slot)
     const fast_pipe *fp = ctx;
     fast_worker *wk = worker;
     cost_batch *x = slot;
-    x->s = 1 + item * fp->batch;
-    x->e = x->s + fp->batch < fp->n + 1 ? x->s + fp->batch : fp->n + 1;
+    block_bounds(item, fp->batch, fp->n, &x->s, &x->e);
     if (wk->next_prefix != x->s) { /* afresh: lead in */
         const size_t lead = x->s > fp->w ? x->s - fp->w : 1;
         wk->base = lead > fp->w ? lead - fp->w : 0;
@@ -1432,16 +1436,9 @@ static int run_fast(const double *gap, size_t n, size_t k, unsigned threads, dp_
     } else if (rc >= 0) { /* one worker: the distances weighed where they are */
         for (size_t i = 1; i <= n; i++) {
             fast_step(&fp, &wk[0], i);
-            double best = INFINITY;
-            uint32_t best_len = 0;
-            if (i >= k) {
-                const size_t jlo = i > fp.w ? i - fp.w : 0;
-                best_of(ln->opt + (jlo - ln->base), wk[0].dist + (jlo - wk[0].base), i - k - jlo + 1, (double)(i - jlo),
-                        &best, &best_len);
-            }
-            line_make_room(ln, i);
-            ln->opt[i - ln->base] = best;
-            len[i] = best_len;
+            const size_t jlo = i > fp.w ? i - fp.w : 0;
+            const size_t seg[6] = {jlo, i >= k ? i - k - jlo + 1 : 0, 0, 0, 0, 0};
+            weigh_prefix(i, seg, wk[0].dist + (jlo - wk[0].base), ln, len);
         }
     }
     for (unsigned j = 0; j < ready; j++) free(wk[j].dist);
