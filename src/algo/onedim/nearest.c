@@ -96,6 +96,25 @@ typedef struct nn_best {
     size_t id;
 } nn_best;
 
+/* Centre `id` at squared distance d2 becomes the best if nearer, or as near
+ * with a lower index. */
+static inline void nn_offer(nn_best *best, double d2, size_t id)
+{
+    if (d2 < best->d2 || (d2 == best->d2 && id < best->id)) best->d2 = d2, best->id = id;
+}
+
+/* The squared distance to p of the centre at leaf position j, in doubles,
+ * summed as nn_visit sums it. */
+static double nn_exact2(const hil_nn *t, size_t j, const double *p)
+{
+    double s = 0;
+    for (unsigned q = 0; q < t->d; q++) {
+        const double e = p[q] - t->lo[nn_at(t, 0, j, q)];
+        s += e * e;
+    }
+    return s;
+}
+
 /* Visits block b of level l: the centres' squared distances (level 0) or the
  * boxes' (0 inside), all 8 at once; then the centres that tie or beat the
  * best, or the boxes that may hold such a centre, nearest first. */
@@ -112,13 +131,7 @@ static void nn_visit(const hil_nn *t, size_t l, size_t b, const double *p, nn_be
                 const double e = p[q] - lo[q * NN_FAN + j];
                 s[j] += e * e;
             }
-        for (size_t j = 0; j < nb; j++) {
-            const size_t id = t->id[first + j];
-            if (s[j] < best->d2 || (s[j] == best->d2 && id < best->id)) {
-                best->d2 = s[j];
-                best->id = id;
-            }
-        }
+        for (size_t j = 0; j < nb; j++) nn_offer(best, s[j], t->id[first + j]);
         return;
     }
     for (unsigned q = 0; q < d; q++)
@@ -141,17 +154,6 @@ static void nn_visit(const hil_nn *t, size_t l, size_t b, const double *p, nn_be
     }
     for (size_t i = 0; i < n; i++)
         if (s[order[i]] <= best->d2) nn_visit(t, l - 1, first + order[i], p, best);
-}
-
-/* Centre j's squared distance to p in doubles, as nn_visit sums it. */
-static double nn_exact2(const hil_nn *t, size_t j, const double *p)
-{
-    double s = 0;
-    for (unsigned q = 0; q < t->d; q++) {
-        const double e = p[q] - t->lo[nn_at(t, 0, j, q)];
-        s += e * e;
-    }
-    return s;
 }
 
 #if defined(__GNUC__) && defined(__x86_64__)
@@ -207,9 +209,7 @@ __attribute__((target("avx2,fma"))) static size_t nn_scan(const hil_nn *t, const
         for (unsigned mask = (unsigned)_mm256_movemask_ps(_mm256_cmp_ps(s, bound, _CMP_LE_OQ)); mask; mask &= mask - 1) {
             const size_t j = b * NN_FAN + (size_t)__builtin_ctz(mask);
             if (j >= t->n) continue;
-            const double s2 = nn_exact2(t, j, p);
-            const size_t id = t->id[j];
-            if (s2 < best.d2 || (s2 == best.d2 && id < best.id)) best.d2 = s2, best.id = id;
+            nn_offer(&best, nn_exact2(t, j, p), t->id[j]);
         }
     }
     *best2 = best.d2;
@@ -232,15 +232,8 @@ size_t hil_nn_nearest(const hil_nn *t, const double *p, size_t hint, double *bes
         return nn_scan(t, p, best2);
 #endif
     nn_best best = {INFINITY, SIZE_MAX};
-    if (hint < t->n) { /* a first candidate: a tighter bound from the start */
-        double s = 0;
-        for (unsigned q = 0; q < t->d; q++) {
-            const double e = p[q] - t->lo[nn_at(t, 0, t->pos[hint], q)];
-            s += e * e;
-        }
-        best.d2 = s;
-        best.id = hint;
-    }
+    if (hint < t->n) /* a first candidate: a tighter bound from the start */
+        best = (nn_best){nn_exact2(t, t->pos[hint], p), hint};
     if (t->n) nn_visit(t, t->nlevels - 1, 0, p, &best);
     *best2 = best.d2;
     return best.id == SIZE_MAX ? 0 : best.id;
