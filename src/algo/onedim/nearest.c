@@ -104,8 +104,9 @@ static inline void nn_offer(nn_best *best, double d2, size_t id)
 }
 
 /* The squared distance to p of the centre at leaf position j, in doubles,
- * summed as nn_visit sums it. */
-static double nn_exact2(const hil_nn *t, size_t j, const double *p)
+ * summed as nn_visit sums it. Always inline: called out of line from
+ * nn_scan's loop, the iDistance mapping took a quarter longer. */
+static inline __attribute__((always_inline)) double nn_exact2(const hil_nn *t, size_t j, const double *p)
 {
     double s = 0;
     for (unsigned q = 0; q < t->d; q++) {
