@@ -32,8 +32,8 @@ typedef struct pipeline_run {
     pthread_cond_t cv;
     size_t next;          /* the next item to produce */
     size_t consumed;      /* items consumed, in order */
-    size_t *slot_item;    /* the item a slot holds when ready */
-    unsigned char *ready; /* per slot: produced, not yet consumed */
+    unsigned char *ready; /* per slot: produced, not yet consumed (slot i % nslots holds item i: items
+                             from consumed + nslots on are not taken before `consumed` is consumed) */
     int status;           /* the first failure, 0 when none */
     int stop;
 } pipeline_run;
@@ -63,7 +63,6 @@ static void pipeline_produce(pipeline_run *r, unsigned j, size_t item)
     const int rc = p->produce(p->ctx, p->worker[j], item, (char *)p->slots + slot * p->slot_size);
     pthread_mutex_lock(&r->mu);
     if (rc < 0 && r->status == 0) r->status = rc;
-    r->slot_item[slot] = item;
     r->ready[slot] = 1;
     pthread_cond_broadcast(&r->cv);
 }
@@ -94,15 +93,14 @@ int ak_pipeline_run(const ak_pipeline *p, size_t nitems)
     pipeline_run r = {.p = p, .nitems = nitems};
     unsigned nworkers = p->nworkers < 1 ? 1 : p->nworkers;
     if (nworkers > AK_MAX_PARTS) nworkers = AK_MAX_PARTS;
-    r.slot_item = malloc((p->nslots ? p->nslots : 1) * sizeof *r.slot_item);
     r.ready = calloc(p->nslots ? p->nslots : 1, 1);
-    if (!r.slot_item || !r.ready || !p->nslots || pthread_mutex_init(&r.mu, NULL) != 0) {
-        free(r.slot_item), free(r.ready);
+    if (!r.ready || !p->nslots || pthread_mutex_init(&r.mu, NULL) != 0) {
+        free(r.ready);
         return -1;
     }
     if (pthread_cond_init(&r.cv, NULL) != 0) {
         pthread_mutex_destroy(&r.mu);
-        free(r.slot_item), free(r.ready);
+        free(r.ready);
         return -1;
     }
     pthread_t tid[AK_MAX_PARTS];
@@ -115,7 +113,7 @@ int ak_pipeline_run(const ak_pipeline *p, size_t nitems)
     pthread_mutex_lock(&r.mu);
     while (r.consumed < nitems && r.status == 0) {
         const size_t slot = r.consumed % p->nslots;
-        if (r.ready[slot] && r.slot_item[slot] == r.consumed) { /* the next item in order */
+        if (r.ready[slot]) { /* the next item in order */
             pthread_mutex_unlock(&r.mu);
             p->consume(p->ctx, r.consumed, (char *)p->slots + slot * p->slot_size);
             pthread_mutex_lock(&r.mu);
@@ -139,6 +137,6 @@ int ak_pipeline_run(const ak_pipeline *p, size_t nitems)
         if (started[j]) pthread_join(tid[j], NULL);
     pthread_cond_destroy(&r.cv);
     pthread_mutex_destroy(&r.mu);
-    free(r.slot_item), free(r.ready);
+    free(r.ready);
     return r.status;
 }
