@@ -753,6 +753,55 @@ static void test_sampled_pruning(void **state)
     tu_rmtree(dir);
 }
 
+/* Files a partition is done with are reused for later partitions rather than
+ * created anew (ext4 takes ever longer to create a file while thousands were
+ * deleted moments before): with small samples and shallow growth phases,
+ * hundreds of partitions come and go, yet the run creates fewer files than
+ * it finishes partitions, reads back only what each partition wrote (the
+ * output is valid and every row published once), and leaves nothing behind. */
+static void test_sampled_reuses_files(void **state)
+{
+    (void)state;
+    tu_rng rng = {80};
+    const char *tmp = tu_mkdtemp();
+    char dir[4096], out[4200], report[4200], spill[4200];
+    snprintf(dir, sizeof dir, "%s", tmp);
+    snprintf(out, sizeof out, "%s/out.csv", dir);
+    snprintf(report, sizeof report, "%s/report.json", dir);
+    snprintf(spill, sizeof spill, "%s/spill", dir);
+    mkdir(spill, 0700);
+    const int categorical[3] = {0, 1, 0};
+    generate(&rng, dir, 3, categorical, 30000, 0);
+    anonkit_job *job = job_for(dir, 3, categorical, out);
+    must_set(job, ANONKIT_OPT_K, "5");
+    must_set(job, ANONKIT_OPT_ALGORITHM, "rothko-s");
+    must_set(job, ANONKIT_OPT_MEMORY, "8M");
+    must_set(job, ANONKIT_OPT_SAMPLE_SIZE, "300");
+    must_set(job, ANONKIT_OPT_GROWTH_DEPTH, "3");
+    must_set(job, ANONKIT_OPT_TMPDIR, spill);
+    must_set(job, ANONKIT_OPT_REPORT, report);
+    anonkit_result *res = NULL;
+    if (anonkit_anonymize(job, &res) != ANONKIT_OK) fail_msg("%s", anonkit_errmsg(job));
+    anonkit_result_free(res);
+    if (!dir_is_empty(spill)) fail_msg("spill files left behind");
+    uint64_t classes = 0, rows = 0;
+    if (anonkit_check(job, out, &classes, &rows) != ANONKIT_OK) fail_msg("verifier: %s", anonkit_errmsg(job));
+    assert_int_equal(rows, 30000);
+    char *json = tu_read_file(report, NULL);
+    assert_non_null(json);
+    const long phases = report_number(json, "\"growth_phases\"");
+    const long partitions = report_number(json, "\"partitions_in_memory\"");
+    const long created = report_number(json, "\"spill_files_created\"");
+    print_message("%ld growth phases, %ld partitions finished in memory, %ld spill files created\n", phases,
+                  partitions, created);
+    assert_true(phases >= 20);
+    assert_true(partitions >= 100);
+    assert_true(created >= 2 && created < partitions);
+    free(json);
+    anonkit_job_free(job);
+    tu_rmtree(dir);
+}
+
 /* A random table without quote characters (so that it may be read in two
  * pieces): integer, decimal and zero-padded numeric QIs, categorical ones,
  * and labels of which some first appear in the second half, so that the
@@ -973,6 +1022,7 @@ int main(void)
         cmocka_unit_test(test_sampled_always_valid),
         cmocka_unit_test(test_sampled_fits_equals_in_memory),
         cmocka_unit_test(test_sampled_pruning),
+        cmocka_unit_test(test_sampled_reuses_files),
         cmocka_unit_test(test_two_pieces_read_as_one),
         cmocka_unit_test(test_threads_write_alike),
     };

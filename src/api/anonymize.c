@@ -181,6 +181,7 @@ static char *build_report(const anonkit_job *job, const table *t, const metrics 
         json_object_set_new(io, "payload_blocks_read", json_integer((json_int_t)rs->payload_blocks_read));
         json_object_set_new(io, "payload_blocks_written", json_integer((json_int_t)rs->payload_blocks_written));
         json_object_set_new(io, "partitions_in_memory", json_integer((json_int_t)rs->partitions_in_memory));
+        json_object_set_new(io, "spill_files_created", json_integer((json_int_t)rs->spill_files_created));
         json_object_set_new(io, "rows_written", json_integer((json_int_t)rs->rows_written));
         json_object_set_new(io, "sparse_av_sets", json_integer((json_int_t)rs->sparse_sets));
         json_object_set_new(io, "recounted_nodes", json_integer((json_int_t)rs->recounted_nodes));

@@ -50,6 +50,7 @@ typedef struct rothko_stats {
     double repartition_seconds;                   /* wall time of the repartitioning scans */
     double in_memory_seconds;                     /* wall time of the partitions finished in memory, published */
     uint64_t partitions_in_memory;                /* leaf partitions finished by in-memory Mondrian */
+    uint64_t spill_files_created;                 /* spill files created (the others were reused) */
     uint64_t rows_written;                        /* tuples written after the first scan (narrowed: blocks_written
                                                      x block / rows_written is the mean bytes a tuple took) */
     uint64_t sparse_sets;                         /* AV sets counted sparsely (range much wider than the rows) */
