@@ -499,6 +499,35 @@ static void test_spill_privacy(void **state)
     assert_int_equal(spill_read(&rd, 3, &p, &err), 0);
     assert_int_equal(io.blocks_read, (3000 + 511) / 512);
     spill_reader_free(&rd);
+    /* a file smaller than a block, then the first one again as its tail: one
+     * stream of whole records (the reader's buffer is only as large as both
+     * files), with SPILL_READ_SLACK zero bytes past every block */
+    spill_file small;
+    assert_int_equal(spill_file_open(&small, &dir, &err), ANONKIT_OK);
+    assert_int_equal(spill_writer_init(&w, &small, &dir, 512, &io, &err), ANONKIT_OK);
+    for (uint32_t i = 0; i < 7; i++) assert_int_equal(spill_write(&w, &(uint32_t){i + 5000}, 3, &err), ANONKIT_OK);
+    assert_int_equal(spill_writer_flush(&w, &err), ANONKIT_OK);
+    spill_writer_free(&w);
+    for (int with_tail = 0; with_tail < 2; with_tail++) {
+        assert_int_equal(spill_reader_init(&rd, &small, 4096, &io, &err), ANONKIT_OK);
+        if (with_tail) spill_reader_then(&rd, &f);
+        size_t count = 0;
+        for (uint32_t i = 0;; i++) {
+            const int got = spill_read_records(&rd, 3, 1, &p, &count, &err);
+            assert_true(got >= 0);
+            if (got == 0) {
+                assert_int_equal(i, with_tail ? 1007 : 7);
+                break;
+            }
+            uint32_t v = 0;
+            memcpy(&v, p, 3);
+            assert_int_equal(v, i < 7 ? i + 5000 : (i - 7) & 0xffffff);
+            if (i == 6 && !with_tail)
+                for (int b = 3; b < 3 + SPILL_READ_SLACK; b++) assert_int_equal(p[b], 0);
+        }
+        spill_reader_free(&rd);
+    }
+    spill_file_close(&small);
     spill_file_close(&f);
     spill_dir_remove(&dir);
     assert_true(dir_is_empty(parent));

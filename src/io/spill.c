@@ -132,20 +132,25 @@ int spill_reader_init(spill_reader *r, const spill_file *file, size_t block, spi
     r->file = file;
     r->block = block ? block : SPILL_DEFAULT_BLOCK;
     r->stats = stats;
-    if (!(r->buf = calloc(1, r->block + SPILL_READ_SLACK))) return ak_err_nomem(err);
+    (void)err; /* (the buffer comes with the first read) */
     return ANONKIT_OK;
 }
 
 /* Reads the next block into buf; returns the bytes read (0 at the end). */
 static long read_block(spill_reader *r, ak_error *err)
 {
+    if (!r->buf) { /* a block, or less when the files hold less (most partitions are small) */
+        const uint64_t bytes = r->file->size + (r->then ? r->then->size : 0);
+        r->cap = bytes < r->block ? (size_t)bytes : r->block;
+        if (!(r->buf = malloc(r->cap + SPILL_READ_SLACK))) return ak_err_nomem(err);
+    }
     if (r->offset == r->file->size && r->then) { /* on into the next file */
         r->file = r->then;
         r->then = NULL;
         r->offset = 0;
     }
     uint64_t left = r->file->size - r->offset;
-    size_t want = left < r->block ? (size_t)left : r->block, done = 0;
+    size_t want = left < r->cap ? (size_t)left : r->cap, done = 0;
     while (done < want) {
         ssize_t got = pread(r->file->fd, r->buf + done, want - done, (off_t)(r->offset + done));
         if (got < 0) {
@@ -155,6 +160,7 @@ static long read_block(spill_reader *r, ak_error *err)
         if (got == 0) return ak_err_set(err, ANONKIT_E_INTERNAL, NULL, 0, 0, "a spill file is shorter than written");
         done += (size_t)got;
     }
+    memset(r->buf + want, 0, SPILL_READ_SLACK); /* (read, never used) */
     r->offset += want;
     r->len = want;
     r->at = 0;
@@ -181,7 +187,7 @@ int spill_read(spill_reader *r, size_t len, const uint8_t **data, ak_error *err)
         r->staging_cap = len;
     }
     size_t have = r->len - r->at;
-    memcpy(r->staging, r->buf + r->at, have);
+    if (have) memcpy(r->staging, r->buf + r->at, have); /* (no buffer before the first read) */
     r->at = r->len;
     while (have < len) {
         long got = read_block(r, err);

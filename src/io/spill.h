@@ -81,8 +81,9 @@ void spill_writer_free(spill_writer *w);
 typedef struct spill_reader {
     const spill_file *file;
     const spill_file *then; /* read after file, as if appended to it; NULL when none */
-    uint8_t *buf;
-    size_t block, len, at; /* buffered bytes buf[at .. len) */
+    uint8_t *buf;          /* cap + SPILL_READ_SLACK bytes, from the first read on */
+    size_t block, cap;     /* cap: the block, or less when the files are smaller */
+    size_t len, at;        /* buffered bytes buf[at .. len) */
     uint64_t offset;       /* file offset of the next read */
     uint8_t *staging;      /* a record that straddles two blocks */
     size_t staging_cap;
