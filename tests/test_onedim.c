@@ -399,7 +399,6 @@ static void test_nearest_centre(void **state)
         const unsigned d = 1 + (unsigned)tu_below(&rng, 9);
         /* up to 700 centres; every 50th round more than the scan keeps (it measures them twice) */
         const size_t n = iter % 50 == 7 ? 4097 + tu_below(&rng, 900) : 1 + tu_below(&rng, iter % 4 ? 80 : 700);
-        hil_nn_scan(iter % 3 != 0); /* the scan, and the tree every third round */
         const int grid = tu_below(&rng, 2) == 0;
         double *centers = malloc(n * d * sizeof *centers);
         uint32_t *order = malloc(n * sizeof *order);
@@ -426,6 +425,7 @@ static void test_nearest_centre(void **state)
         hil_nn nn;
         ak_error err;
         assert_int_equal(hil_nn_init(&nn, centers, n, d, how ? order : NULL, &err), ANONKIT_OK);
+        nn.tree_search = iter % 3 == 0; /* the scan, and the tree every third round */
         for (int qi = 0; qi < 200; qi++) {
             double p[9];
             const size_t near = tu_below(&rng, n);
@@ -448,7 +448,6 @@ static void test_nearest_centre(void **state)
         free(centers);
         free(order);
     }
-    hil_nn_scan(1);
 }
 
 /* ------------------------------------------------------------ random tables -- */
@@ -611,9 +610,8 @@ static void test_dp_against_brute_force(void **state)
             double cost;
             ak_error err;
             const double *wp = weighted ? w : NULL, *gp = fast ? gap : NULL;
-            hil_kanon_block_boxes(variant == 2);
-            const int rc = hil_kanon_dp(t, order, n, k, wp, gp, 1, sizes, &ngroups, &cost, &err);
-            hil_kanon_block_boxes(1);
+            const hil_tuning tune = {.runs_only = variant != 2};
+            const int rc = hil_kanon_dp(t, order, n, k, wp, gp, 1, &tune, sizes, &ngroups, &cost, &err);
             assert_int_equal(rc, ANONKIT_OK);
             const double want = brute_force(t, order, n, k, wp, gp);
             if (fabs(cost - want) > 1e-9 * (1 + want))
@@ -662,9 +660,10 @@ static double direct_dp(const table *t, const uint32_t *order, size_t n, uint64_
  * groups of k..2k-1 rows whose recomputed cost is that optimum. With
  * `threads` threads, the exact DP in blocks of `block` prefixes (0: the
  * default size) must give the same groups and the same optimum, to the bit,
- * as one thread in one block. */
+ * as one thread in one block. With runs_only, both cost by runs, never by
+ * block boxes. */
 static void check_dp_direct_with(const table *t, const uint32_t *order, size_t n, uint64_t k, const double *w,
-                                 const double *gap, const char *what, unsigned threads, size_t block)
+                                 const double *gap, const char *what, unsigned threads, size_t block, int runs_only)
 {
     uint32_t *sizes = malloc((n / k + 1) * sizeof *sizes), *sizes1 = malloc((n / k + 1) * sizeof *sizes1);
     assert_non_null(sizes);
@@ -675,13 +674,10 @@ static void check_dp_direct_with(const table *t, const uint32_t *order, size_t n
     double *trace1 = calloc(n + 1, sizeof *trace1), *trace = calloc(n + 1, sizeof *trace);
     assert_non_null(trace1);
     assert_non_null(trace);
-    hil_kanon_trace(trace1);
-    assert_int_equal(hil_kanon_dp(t, order, n, k, w, gap, 1, sizes1, &ngroups1, &cost1, &err), ANONKIT_OK);
-    hil_kanon_block_rows(block);
-    hil_kanon_trace(trace);
-    const int rc = hil_kanon_dp(t, order, n, k, w, gap, threads, sizes, &ngroups, &cost, &err);
-    hil_kanon_trace(NULL);
-    hil_kanon_block_rows(0);
+    const hil_tuning tune1 = {.runs_only = runs_only, .cost_trace = trace1},
+                     tune = {.runs_only = runs_only, .block_rows = block, .cost_trace = trace};
+    assert_int_equal(hil_kanon_dp(t, order, n, k, w, gap, 1, &tune1, sizes1, &ngroups1, &cost1, &err), ANONKIT_OK);
+    const int rc = hil_kanon_dp(t, order, n, k, w, gap, threads, &tune, sizes, &ngroups, &cost, &err);
     assert_int_equal(rc, ANONKIT_OK);
     for (size_t i = k; !gap && i <= n; i++) /* every candidate's box, not only the chosen ones */
         if (trace[i] != trace1[i])
@@ -712,7 +708,7 @@ static void check_dp_direct_with(const table *t, const uint32_t *order, size_t n
 static void check_dp_direct(const table *t, const uint32_t *order, size_t n, uint64_t k, const double *w,
                             const double *gap, const char *what)
 {
-    check_dp_direct_with(t, order, n, k, w, gap, what, 1, 0);
+    check_dp_direct_with(t, order, n, k, w, gap, what, 1, 0, 0);
 }
 
 /* The exact DP's two ways of costing candidates on order[0..n): by block
@@ -728,12 +724,9 @@ static void check_dp_boxes(const table *t, const uint32_t *order, size_t n, uint
     for (int v = 0; v < 3; v++) { /* block boxes with AVX2 (where the processor has it), scalar; runs */
         sizes[v] = malloc((n / k + 1) * sizeof *sizes[v]);
         assert_non_null(sizes[v]);
-        hil_kanon_simd(v != 1);
-        hil_kanon_block_boxes(v != 2);
+        const hil_tuning tune = {.scalar = v == 1, .runs_only = v == 2};
         ak_error err;
-        const int rc = hil_kanon_dp(t, order, n, k, w, NULL, 1, sizes[v], &ngroups[v], &cost[v], &err);
-        hil_kanon_simd(1);
-        hil_kanon_block_boxes(1);
+        const int rc = hil_kanon_dp(t, order, n, k, w, NULL, 1, &tune, sizes[v], &ngroups[v], &cost[v], &err);
         assert_int_equal(rc, ANONKIT_OK);
     }
     if (cost[0] != cost[1] || ngroups[0] != ngroups[1] || memcmp(sizes[0], sizes[1], ngroups[0] * sizeof *sizes[0]))
@@ -779,18 +772,17 @@ static void test_dp_against_direct(void **state)
         check_dp_direct(t, order, n, k, wr, NULL, "random table");
         check_dp_boxes(t, order, n, k, wr, "random table");
         /* by runs: blocks of a few prefixes (down to 1), each window led in afresh */
-        hil_kanon_block_boxes(0);
-        check_dp_direct_with(t, order, n, k, wr, NULL, "random table, 3 threads", 3, 1 + tu_below(&rng, 40));
-        hil_kanon_block_boxes(1);
+        check_dp_direct_with(t, order, n, k, wr, NULL, "random table, 3 threads", 3, 1 + tu_below(&rng, 40), 1);
         /* by block boxes: batches of a few prefixes costed on a thread of their own */
-        check_dp_direct_with(t, order, n, k, wr, NULL, "random table, block boxes, 2 threads", 2, 1 + tu_below(&rng, 40));
+        check_dp_direct_with(t, order, n, k, wr, NULL, "random table, block boxes, 2 threads", 2, 1 + tu_below(&rng, 40),
+                             0);
         /* the Fast cost: gaps of very different sizes (a huge one between runs of tiny ones) */
         gap[0] = 0;
         for (size_t i = 1; i < n; i++)
             gap[i] = tu_below(&rng, 40) == 0 ? 1e12 : tu_below(&rng, 3) ? (double)tu_below(&rng, 1000) * 1e-6 : 0;
         check_dp_direct(t, order, n, k, NULL, gap, "random gaps");
         /* batches of a few prefixes on two threads, each led in afresh */
-        check_dp_direct_with(t, order, n, k, NULL, gap, "random gaps, 2 threads", 2, 1 + tu_below(&rng, 40));
+        check_dp_direct_with(t, order, n, k, NULL, gap, "random gaps, 2 threads", 2, 1 + tu_below(&rng, 40), 0);
         table_free(t);
         tu_rmtree(dir);
     }
@@ -818,10 +810,8 @@ static void test_dp_against_direct(void **state)
     for (uint64_t k = 1; k <= 12; k += 1 + k / 3) {
         check_dp_direct(t, order, WROWS, k, NULL, NULL, "40 QIs");
         check_dp_boxes(t, order, WROWS, k, NULL, "40 QIs");
-        hil_kanon_block_boxes(0);
-        check_dp_direct_with(t, order, WROWS, k, NULL, NULL, "40 QIs, 2 threads", 2, 7 + k);
-        hil_kanon_block_boxes(1);
-        check_dp_direct_with(t, order, WROWS, k, NULL, NULL, "40 QIs, block boxes, 2 threads", 2, 3 + k);
+        check_dp_direct_with(t, order, WROWS, k, NULL, NULL, "40 QIs, 2 threads", 2, 7 + k, 1);
+        check_dp_direct_with(t, order, WROWS, k, NULL, NULL, "40 QIs, block boxes, 2 threads", 2, 3 + k, 0);
     }
     table_free(t);
     tu_rmtree(dir);
@@ -1310,10 +1300,11 @@ static void test_threads_and_simd_same_result(void **state)
             assert_int_equal(hil_run(t, &m, &o, &one, NULL, &err), ANONKIT_OK);
             o.threads = 3;
             assert_int_equal(hil_run(t, &m, &o, &many, NULL, &err), ANONKIT_OK);
-            hil_kanon_simd(0);
+            const hil_tuning scalar_dp = {.scalar = 1};
+            o.tuning = &scalar_dp;
             o.threads = 1;
             assert_int_equal(hil_run(t, &m, &o, &scalar, NULL, &err), ANONKIT_OK);
-            hil_kanon_simd(1);
+            o.tuning = NULL;
             assert_int_equal(one.nclasses, many.nclasses);
             assert_memory_equal(one.class_of, many.class_of, t->nrows * sizeof *one.class_of);
             assert_int_equal(one.nclasses, scalar.nclasses);

@@ -498,12 +498,6 @@ static void best_scalar(const double *o, const double *cost, size_t count, doubl
     }
 }
 
-/* Whether best_avx may run: the processor has AVX (x86-64), unless a test
- * asked for the scalar code. */
-static int use_avx = -1;
-
-void hil_kanon_simd(int on) { use_avx = on ? -1 : 0; }
-
 #if defined(__GNUC__) && defined(__x86_64__)
 #include <immintrin.h>
 #define KANON_HAVE_AVX 1
@@ -542,15 +536,18 @@ __attribute__((target("avx"))) static void best_avx(const double *o, const doubl
 #define KANON_HAVE_AVX 0
 #endif
 
+/* best_avx where `avx` (the processor has AVX and no test asked for the
+ * scalar code), else best_scalar. */
 static void best_of(const double *o, const double *cost, size_t count, double l_first, double *best,
-                    uint32_t *best_len)
+                    uint32_t *best_len, int avx)
 {
 #if KANON_HAVE_AVX
-    if (use_avx < 0) use_avx = __builtin_cpu_supports("avx") ? 1 : 0;
-    if (use_avx) {
+    if (avx) {
         best_avx(o, cost, count, l_first, best, best_len);
         return;
     }
+#else
+    (void)avx;
 #endif
     best_scalar(o, cost, count, l_first, best, best_len);
 }
@@ -580,6 +577,8 @@ static int read_back(const uint32_t *len, size_t n, uint32_t *sizes, size_t *ngr
 typedef struct dp_line {
     double *opt;
     size_t base, room, w;
+    int avx;                 /* best_of may use AVX */
+    const hil_tuning *tune;  /* never NULL */
 } dp_line;
 
 static void line_make_room(dp_line *ln, size_t i)
@@ -689,16 +688,6 @@ KANON_INLINE int produce_block(kanon_window *win, dp_block *b, size_t *next_pos,
     return 0;
 }
 
-/* Prefixes per block when not 0 (the tests' small blocks). */
-static size_t block_rows;
-
-void hil_kanon_block_rows(size_t rows) { block_rows = rows; }
-
-/* When not NULL, trace[i] gets a checksum of prefix i's candidate costs. */
-static double *cost_trace;
-
-void hil_kanon_trace(double *trace) { cost_trace = trace; }
-
 /* Opt of the prefixes of block b from its runs. boxcost has 3 slots before
  * [0] for fill_down. */
 static void consume_block(const dp_block *b, dp_line *ln, double *boxcost, uint32_t *len, uint64_t k)
@@ -715,11 +704,11 @@ static void consume_block(const dp_block *b, dp_line *ln, double *boxcost, uint3
                 fill_down(boxcost + (b->from[run] - lo), end - b->from[run] + 1, b->sum[run]);
                 end = b->from[run] - 1;
             }
-            best_of(ln->opt + (lo - ln->base), boxcost, i - k - lo + 1, (double)longest, &best, &best_len);
-            if (cost_trace) {
+            best_of(ln->opt + (lo - ln->base), boxcost, i - k - lo + 1, (double)longest, &best, &best_len, ln->avx);
+            if (ln->tune->cost_trace) {
                 double sum = 0;
                 for (size_t j = 0; j < i - k - lo + 1; j++) sum += boxcost[j] * (double)(j + 1);
-                cost_trace[i] = sum;
+                ln->tune->cost_trace[i] = sum;
             }
         }
         line_set(ln, len, i, best, best_len);
@@ -818,12 +807,6 @@ static int run_exact(dp_shared *sh, dp_block *buf, size_t nbuf, size_t nblocks, 
 #define BB_MAX_CODES 512
 #define BB_MAX_TABLE_ENTRIES ((size_t)1 << 22)
 
-/* Whether the exact DP may use the block boxes (on, the default) or always
- * the runs above, for the tests. */
-static int use_block_boxes = 1;
-
-void hil_kanon_block_boxes(int on) { use_block_boxes = on; }
-
 /* What the costing needs of the table, read only (shared by threads). */
 typedef struct bb_tables {
     uint32_t d;
@@ -856,7 +839,7 @@ typedef struct bb_dp {
 } bb_dp;
 
 /* Whether the table's categorical QIs are small enough, each and together. */
-static int bb_usable(const table *t)
+static int bb_usable(const table *t, const hil_tuning *tune)
 {
     size_t entries = 0;
     for (uint32_t q = 0; q < t->nqi; q++) {
@@ -864,7 +847,7 @@ static int bb_usable(const table *t)
         if (t->qi[q].ncodes > BB_MAX_CODES) return 0;
         entries += (size_t)t->qi[q].ncodes * t->qi[q].ncodes;
     }
-    return use_block_boxes && entries <= BB_MAX_TABLE_ENTRIES;
+    return !tune->runs_only && entries <= BB_MAX_TABLE_ENTRIES;
 }
 
 static void bb_tables_free(bb_tables *tb)
@@ -1168,13 +1151,13 @@ static size_t bb_prefix(bb_dp *s, const bb_pipe *pp, size_t i, size_t w, double 
         seg[3 * back] = ja, seg[3 * back + 1] = count, seg[3 * back + 2] = used;
         used += count;
     }
-    if (cost_trace) {
+    if (pp->ln->tune->cost_trace) {
         double sum = 0;
         for (size_t j = jlo; j <= jhi; j++) {
             const int back = j + k <= cur;
             sum += bb_cost(s, j, s->plo + (back ? d : 0), s->phi + (back ? d : 0)) * (double)(j - jlo + 1);
         }
-        cost_trace[i] = sum;
+        pp->ln->tune->cost_trace[i] = sum;
     }
     return used;
 }
@@ -1219,7 +1202,9 @@ static void weigh_prefix(size_t i, const size_t *seg, const double *cost, dp_lin
     uint32_t best_len = 0;
     for (int back = 0; back < 2; back++) {
         const size_t ja = seg[3 * back], count = seg[3 * back + 1];
-        if (count) best_of(ln->opt + (ja - ln->base), cost + seg[3 * back + 2], count, (double)(i - ja), &best, &best_len);
+        if (count)
+            best_of(ln->opt + (ja - ln->base), cost + seg[3 * back + 2], count, (double)(i - ja), &best, &best_len,
+                    ln->avx);
     }
     line_set(ln, len, i, best, best_len);
 }
@@ -1230,11 +1215,11 @@ static void weigh_batch(const cost_batch *x, dp_line *ln, uint32_t *len)
     for (size_t i = x->s; i < x->e; i++) weigh_prefix(i, x->seg + 6 * (i - x->s), x->cost, ln, len);
 }
 
-/* Prefixes per batch of candidate costs: about 2 MB of them (block_rows,
- * when the tests set it). */
-static size_t batch_prefixes(size_t k)
+/* Prefixes per batch of candidate costs: about 2 MB of them (the tests'
+ * block_rows, when set). */
+static size_t batch_prefixes(size_t k, const hil_tuning *tune)
 {
-    if (block_rows) return block_rows;
+    if (tune->block_rows) return tune->block_rows;
     return (size_t)1 << 18 > k + 8 ? ((size_t)1 << 18) / (k + 8) : 1;
 }
 
@@ -1242,10 +1227,11 @@ static size_t batch_prefixes(size_t k)
  * most AK_MAX_PARTS and nbatches; 1 when batches are shorter than
  * min_batch, where leading a worker in before each batch would cost more
  * than a second worker saves (large k: the batches are short, the lead-in
- * long). */
-static unsigned batch_workers(unsigned threads, size_t nbatches, size_t batch, size_t min_batch)
+ * long), unless the tests set the batches' length. */
+static unsigned batch_workers(unsigned threads, size_t nbatches, size_t batch, size_t min_batch,
+                              const hil_tuning *tune)
 {
-    if (threads < 1 || (batch < min_batch && !block_rows)) threads = 1; /* (the tests' short batches run on threads) */
+    if (threads < 1 || (batch < min_batch && !tune->block_rows)) threads = 1;
     if (threads > AK_MAX_PARTS) threads = AK_MAX_PARTS;
     return threads > nbatches ? (unsigned)nbatches : threads;
 }
@@ -1308,12 +1294,12 @@ static int run_block_boxes(const table *t, const hil_packing *pk, const uint64_t
     AK_CHECK(bb_tables_init(&tb, t, weights, err));
     bb_pipe pp = {.t = t, .pk = pk, .in = in, .stride = stride, .n = n, .k = k, .w = ln->w, .tb = &tb, .ln = ln,
                   .len = len};
-    pp.batch = batch_prefixes(k);
+    pp.batch = batch_prefixes(k, ln->tune);
     const size_t nbatches = (n + pp.batch - 1) / pp.batch;
 #if KANON_HAVE_AVX
-    pp.avx2 = use_avx != 0 && __builtin_cpu_supports("avx2");
+    pp.avx2 = !ln->tune->scalar && __builtin_cpu_supports("avx2");
 #endif
-    threads = batch_workers(threads, nbatches, pp.batch, 3 * k); /* lead-in: up to 3k positions */
+    threads = batch_workers(threads, nbatches, pp.batch, 3 * k, ln->tune); /* lead-in: up to 3k positions */
     int rc = ANONKIT_OK;
     bb_worker wk[AK_MAX_PARTS];
     void *worker[AK_MAX_PARTS];
@@ -1416,9 +1402,9 @@ static void fast_consume(void *ctx, size_t item, void *slot)
 static int run_fast(const double *gap, size_t n, size_t k, unsigned threads, dp_line *ln, uint32_t *len,
                     ak_error *err)
 {
-    fast_pipe fp = {gap, n, k, ln->w, batch_prefixes(k), ln, len};
+    fast_pipe fp = {gap, n, k, ln->w, batch_prefixes(k, ln->tune), ln, len};
     const size_t nbatches = (n + fp.batch - 1) / fp.batch;
-    threads = batch_workers(threads, nbatches, fp.batch, 2 * fp.w); /* lead-in: w steps of w additions */
+    threads = batch_workers(threads, nbatches, fp.batch, 2 * fp.w, ln->tune); /* lead-in: w steps of w additions */
     int rc = ANONKIT_OK;
     fast_worker wk[AK_MAX_PARTS];
     void *worker[AK_MAX_PARTS];
@@ -1446,9 +1432,11 @@ static int run_fast(const double *gap, size_t n, size_t k, unsigned threads, dp_
 }
 
 int hil_kanon_dp_packed(const table *t, const hil_packing *pk, const uint64_t *in, size_t stride, size_t n,
-                        uint64_t k, const double *weights, const double *gap, unsigned threads, uint32_t *sizes,
-                        size_t *ngroups, double *cost, ak_error *err)
+                        uint64_t k, const double *weights, const double *gap, unsigned threads,
+                        const hil_tuning *tuning, uint32_t *sizes, size_t *ngroups, double *cost, ak_error *err)
 {
+    static const hil_tuning untuned; /* (all zero, never written) */
+    const hil_tuning *tune = tuning ? tuning : &untuned;
     *ngroups = 0;
     *cost = 0;
     if (k < 1 || n < k || k > UINT32_MAX / 4)
@@ -1457,7 +1445,10 @@ int hil_kanon_dp_packed(const table *t, const hil_packing *pk, const uint64_t *i
     const size_t w = (size_t)(2 * k - 1);
     size_t ring = 2;
     while (ring < 2 * k) ring *= 2;
-    dp_line ln = {NULL, 0, 2 * w + 64, w};
+    dp_line ln = {NULL, 0, 2 * w + 64, w, 0, tune};
+#if KANON_HAVE_AVX
+    ln.avx = !tune->scalar && __builtin_cpu_supports("avx");
+#endif
     ln.opt = malloc(ln.room * sizeof *ln.opt);
     double *boxmem = gap ? NULL : malloc((w + 3) * sizeof *boxmem); /* per candidate, its box's weighted NCP */
     double *boxcost = boxmem ? boxmem + 3 : NULL;
@@ -1470,7 +1461,7 @@ int hil_kanon_dp_packed(const table *t, const hil_packing *pk, const uint64_t *i
     }
     if (rc >= 0 && gap) {
         rc = run_fast(gap, n, (size_t)k, threads, &ln, len, err);
-    } else if (rc >= 0 && bb_usable(t)) {
+    } else if (rc >= 0 && bb_usable(t, tune)) {
         rc = run_block_boxes(t, pk, in, stride, n, (size_t)k, weights, threads, &ln, len, err);
     } else if (rc >= 0) {
         if (threads < 1) threads = 1;
@@ -1483,7 +1474,7 @@ int hil_kanon_dp_packed(const table *t, const hil_packing *pk, const uint64_t *i
         sh.size = 8 * w > 8192 ? 8 * w : 8192;
         if (threads > (n + sh.size - 1) / sh.size) threads = (unsigned)((n + sh.size - 1) / sh.size);
         if (threads == 1) sh.size = 1024;
-        if (block_rows) sh.size = block_rows;
+        if (tune->block_rows) sh.size = tune->block_rows;
         const size_t nblocks = (n + sh.size - 1) / sh.size;
         if (threads > nblocks) threads = (unsigned)nblocks;
         const size_t nbuf = 2 * (size_t)threads;
@@ -1504,9 +1495,10 @@ int hil_kanon_dp_packed(const table *t, const hil_packing *pk, const uint64_t *i
 }
 
 int hil_kanon_dp(const table *t, const uint32_t *order, size_t n, uint64_t k, const double *weights,
-                 const double *gap, unsigned threads, uint32_t *sizes, size_t *ngroups, double *cost, ak_error *err)
+                 const double *gap, unsigned threads, const hil_tuning *tuning, uint32_t *sizes, size_t *ngroups,
+                 double *cost, ak_error *err)
 {
-    if (gap) return hil_kanon_dp_packed(t, NULL, NULL, 0, n, k, weights, gap, 1, sizes, ngroups, cost, err);
+    if (gap) return hil_kanon_dp_packed(t, NULL, NULL, 0, n, k, weights, gap, 1, tuning, sizes, ngroups, cost, err);
     hil_packing pk;
     AK_CHECK(hil_pack_init(&pk, t, 0, err));
     /* the rows' codes packed in 1-D order, gathered column by column */
@@ -1521,7 +1513,8 @@ int hil_kanon_dp(const table *t, const uint32_t *order, size_t n, uint64_t k, co
         const unsigned shift = pk.field[q].shift;
         for (size_t i = 0; i < n; i++) o[i * pk.words] |= (uint64_t)codes[order[i]] << shift;
     }
-    int rc = hil_kanon_dp_packed(t, &pk, in, pk.words, n, k, weights, NULL, threads, sizes, ngroups, cost, err);
+    int rc = hil_kanon_dp_packed(t, &pk, in, pk.words, n, k, weights, NULL, threads, tuning, sizes, ngroups, cost,
+                                 err);
     free(in);
     hil_pack_free(&pk);
     return rc;

@@ -429,6 +429,7 @@ static int kmeans(hil_mapper *mp, const table *t, const hil_options *o, ak_error
         hil_nn nn;
         if ((rc = hilbert_order(mp, centers, nc, perm, err)) < 0 || (rc = hil_nn_init(&nn, centers, nc, d, perm, err)) < 0)
             break;
+        nn.tree_search = o->tuning && o->tuning->tree_search;
         changed = assign_nearest(&nn, pts, d, want, assign, o->threads);
         for (size_t i = 0; i < want; i++) { /* in sample order: the same sums whatever the threads */
             const size_t c = assign[i];
@@ -448,6 +449,7 @@ static int kmeans(hil_mapper *mp, const table *t, const hil_options *o, ak_error
     if (rc >= 0) rc = hilbert_order(mp, centers, nc, perm, err);
     for (size_t c = 0; rc >= 0 && c < nc; c++) memcpy(ordered + c * d, centers + (size_t)perm[c] * d, d * sizeof *ordered);
     if (rc >= 0) rc = hil_nn_init(&mp->nn, ordered, nc, d, NULL, err);
+    if (rc >= 0) mp->nn.tree_search = o->tuning && o->tuning->tree_search;
     free(perm), free(centers);
     if (rc < 0) {
         free(ordered);

@@ -20,6 +20,8 @@ typedef struct hil_nn {
     size_t *count;      /* count[l]: items at level l */
     double *lo, *hi;    /* per block, axis by axis, 8 bounds (a centre: its coordinates) */
     float *cf;          /* the centres' coordinates as floats, laid out as level 0 of lo (empty lanes far away) */
+    int tree_search;    /* 0: hil_nn_nearest scans every centre with AVX2 where the processor has it; 1 (the
+                           tests): it always searches the tree */
 } hil_nn;
 
 int hil_nn_init(hil_nn *t, const double *centers, size_t n, unsigned d, const uint32_t *order, ak_error *err);
@@ -31,9 +33,6 @@ void hil_nn_free(hil_nn *t);
  * such as a point's centre in the previous k-means iteration, only speeds the
  * search up. */
 size_t hil_nn_nearest(const hil_nn *t, const double *p, size_t hint, double *best2 /* OUT */);
-/* Lets hil_nn_nearest scan every centre with AVX2 where the processor has it
- * (on, the default) or only search the tree (off), for the tests. */
-void hil_nn_scan(int on);
 
 typedef struct hil_mapper {
     hil_mapping kind;
@@ -116,27 +115,10 @@ void hil_pack_rows(const hil_packing *pk, const table *t, size_t row, size_t cou
 /* hil_kanon_dp on rows whose packed codes are given in 1-D order, position
  * p's at in[p * stride ..] (pk and in unused when gap is not NULL); the
  * candidates' costs are worked out by `threads` threads at once (the result
- * does not depend on it). */
+ * does not depend on it, nor on `tuning`, NULL: none). */
 int hil_kanon_dp_packed(const table *t, const hil_packing *pk, const uint64_t *in, size_t stride, size_t n,
                         uint64_t k, const double *weights, const double *gap, unsigned threads,
-                        uint32_t *sizes /* OUT */, size_t *ngroups /* OUT */, double *cost /* OUT */, ak_error *err);
-
-/* Lets the DP weigh and cost candidates with AVX / AVX2 when the processor
- * has them (on, the default) or only with the portable scalar code (off),
- * for the tests. */
-void hil_kanon_simd(int on);
-/* Lets the exact DP cost candidates by block boxes when the categorical QIs
- * are small enough (on, the default) or always by runs (off), for the
- * tests. */
-void hil_kanon_block_boxes(int on);
-/* Cuts the DP's prefixes into blocks of `rows` (0: the default size: by runs
- * at least 8192 and 8(2k-1), by block boxes and for the Fast DP about
- * 2^18 / k), for the tests; such blocks run on several workers however
- * short. */
-void hil_kanon_block_rows(size_t rows);
-/* For the tests: when trace is not NULL (room for n + 1), the exact DP writes
- * into trace[i] the sum over prefix i's candidates j = 0, 1, ... (longest
- * first) of (j + 1) times the candidate's cost per row, NULL stops it. */
-void hil_kanon_trace(double *trace);
+                        const hil_tuning *tuning, uint32_t *sizes /* OUT */, size_t *ngroups /* OUT */,
+                        double *cost /* OUT */, ak_error *err);
 
 #endif

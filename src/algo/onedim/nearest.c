@@ -220,16 +220,10 @@ __attribute__((target("avx2,fma"))) static size_t nn_scan(const hil_nn *t, const
 #define NN_HAVE_SCAN 0
 #endif
 
-/* Whether hil_nn_nearest may scan (on, the default) or always searches the
- * tree (off), for the tests. */
-static int use_scan = 1;
-
-void hil_nn_scan(int on) { use_scan = on; }
-
 size_t hil_nn_nearest(const hil_nn *t, const double *p, size_t hint, double *best2)
 {
 #if NN_HAVE_SCAN
-    if (use_scan && t->n && t->d <= 64 && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+    if (!t->tree_search && t->n && t->d <= 64 && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
         return nn_scan(t, p, best2);
 #endif
     nn_best best = {INFINITY, SIZE_MAX};

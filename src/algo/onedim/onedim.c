@@ -393,8 +393,8 @@ int hil_run(const table *t, const model *m, const hil_options *o, partition *out
         double cost;
         if (!sizes) rc = ak_err_nomem(err);
         if (rc >= 0)
-            rc = hil_kanon_dp_packed(t, &pk, in, stride, n, k, o->weights, o->fast ? gap : NULL, o->threads, sizes,
-                                     &ngroups, &cost, err);
+            rc = hil_kanon_dp_packed(t, &pk, in, stride, n, k, o->weights, o->fast ? gap : NULL, o->threads,
+                                     o->tuning, sizes, &ngroups, &cost, err);
         for (size_t g = 0, i = 0; rc >= 0 && g < ngroups; g++)
             for (uint32_t j = 0; j < sizes[g]; j++) group_of[i++] = (uint32_t)g;
         free(sizes);

@@ -20,6 +20,20 @@
 
 typedef enum hil_mapping { HIL_MAP_HILBERT = 0, HIL_MAP_IDISTANCE } hil_mapping;
 
+/* Choices the tests make to reach every way of computing the same result
+ * (all zero, or no tuning at all: the normal run). */
+typedef struct hil_tuning {
+    int scalar;         /* the DP without its AVX / AVX2 kernels */
+    int runs_only;      /* the exact DP always by runs, never by block boxes */
+    int tree_search;    /* iDistance: nearest centres by the tree, not by the AVX2 scan */
+    size_t block_rows;  /* the DP's prefixes in blocks of this many (0: the default size: by runs at
+                           least 8192 and 8(2k-1), by block boxes and for the Fast DP about 2^18 / k);
+                           such blocks run on several workers however short */
+    double *cost_trace; /* when not NULL (room for n + 1), the exact DP writes into [i] the sum over
+                           prefix i's candidates j = 0, 1, ... (longest first) of (j + 1) times the
+                           candidate's cost per row */
+} hil_tuning;
+
 #define HIL_DEFAULT_BITS 12
 #define HIL_DEFAULT_CENTERS 512
 #define HIL_MAX_BITS 31
@@ -33,6 +47,7 @@ typedef struct hil_options {
     size_t memory;       /* bytes for sorting; 0 = in memory */
     const double *weights; /* NCP weights per QI (NULL = equal), as for GCP */
     unsigned threads;    /* threads for the keys (in memory); 0 or 1 = the caller's alone; same result */
+    const hil_tuning *tuning; /* NULL: none */
 } hil_options;
 
 /* What a run did, for the report. */
@@ -87,10 +102,11 @@ void hil_curve_key4(const hil_curve *c, const uint32_t *coords, uint64_t *keys /
  * Writes the group sizes from the first group on into sizes (room for n / k),
  * their number into *ngroups and the optimum into *cost. n >= k >= 1. The
  * exact DP's candidate boxes are worked out on `threads` threads (0 or 1:
- * the caller's alone); the result does not depend on it. */
+ * the caller's alone); the result does not depend on it, nor on `tuning`
+ * (NULL: none). */
 int hil_kanon_dp(const table *t, const uint32_t *order, size_t n, uint64_t k, const double *weights,
-                 const double *gap, unsigned threads, uint32_t *sizes /* OUT */, size_t *ngroups /* OUT */,
-                 double *cost /* OUT */, ak_error *err);
+                 const double *gap, unsigned threads, const hil_tuning *tuning, uint32_t *sizes /* OUT */,
+                 size_t *ngroups /* OUT */, double *cost /* OUT */, ak_error *err);
 
 /* The rows behind the 1-D positions, for measuring groups by NCP (001 §5.2):
  * position i holds row order[i] of t; weights as for GCP (NULL = equal). */
