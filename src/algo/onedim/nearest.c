@@ -174,27 +174,31 @@ static void nn_visit(const hil_nn *t, size_t l, size_t b, const double *p, nn_be
  * (more are measured twice). */
 #define NN_SCAN_KEPT 4096
 
-__attribute__((target("avx2,fma"))) static inline __m256 nn_block_f(const hil_nn *t, size_t b, const float *pf)
+/* nn_scan for centres of D coordinates: D a constant in each of the copies
+ * nn_scan makes for D = 1..8 (the point's coordinates then stay in
+ * registers, broadcast once), or the general case (D = 0: t->d, read from
+ * memory each block). The sums are the same either way: q = 0, 1, ... in
+ * turn, one fused multiply-add each. */
+__attribute__((target("avx2,fma"), always_inline)) static inline size_t nn_scan_d(const hil_nn *t, const double *p,
+                                                                                double *best2, const unsigned D)
 {
-    const float *c = t->cf + b * t->d * NN_FAN;
-    __m256 s = _mm256_setzero_ps();
-    for (unsigned q = 0; q < t->d; q++) {
-        const __m256 e = _mm256_sub_ps(_mm256_set1_ps(pf[q]), _mm256_loadu_ps(c + q * NN_FAN));
-        s = _mm256_fmadd_ps(e, e, s);
-    }
-    return s;
-}
-
-__attribute__((target("avx2,fma"))) static size_t nn_scan(const hil_nn *t, const double *p, double *best2)
-{
-    const unsigned d = t->d;
+    const unsigned d = D ? D : t->d;
     const size_t blocks = (t->n + NN_FAN - 1) / NN_FAN;
     const int keep = blocks * NN_FAN <= NN_SCAN_KEPT;
     float pf[64], kept[NN_SCAN_KEPT];
     for (unsigned q = 0; q < d; q++) pf[q] = (float)p[q];
+    __m256 pv[8];
+#pragma GCC unroll 8
+    for (unsigned q = 0; q < D; q++) pv[q] = _mm256_set1_ps(pf[q]);
     __m256 least = _mm256_set1_ps(INFINITY);
     for (size_t b = 0; b < blocks; b++) {
-        const __m256 s = nn_block_f(t, b, pf);
+        const float *c = t->cf + b * d * NN_FAN;
+        __m256 s = _mm256_setzero_ps();
+#pragma GCC unroll 8
+        for (unsigned q = 0; q < d; q++) {
+            const __m256 e = _mm256_sub_ps(D ? pv[q] : _mm256_set1_ps(pf[q]), _mm256_loadu_ps(c + q * NN_FAN));
+            s = _mm256_fmadd_ps(e, e, s);
+        }
         if (keep) _mm256_storeu_ps(kept + b * NN_FAN, s);
         least = _mm256_min_ps(least, s);
     }
@@ -206,7 +210,17 @@ __attribute__((target("avx2,fma"))) static size_t nn_scan(const hil_nn *t, const
     const __m256 bound = _mm256_set1_ps((float)((double)m + 2 * NN_FLOAT_SLACK(d)));
     nn_best best = {INFINITY, SIZE_MAX};
     for (size_t b = 0; b < blocks; b++) {
-        const __m256 s = keep ? _mm256_loadu_ps(kept + b * NN_FAN) : nn_block_f(t, b, pf);
+        __m256 s;
+        if (keep) {
+            s = _mm256_loadu_ps(kept + b * NN_FAN);
+        } else {
+            const float *c = t->cf + b * d * NN_FAN;
+            s = _mm256_setzero_ps();
+            for (unsigned q = 0; q < d; q++) {
+                const __m256 e = _mm256_sub_ps(_mm256_set1_ps(pf[q]), _mm256_loadu_ps(c + q * NN_FAN));
+                s = _mm256_fmadd_ps(e, e, s);
+            }
+        }
         for (unsigned mask = (unsigned)_mm256_movemask_ps(_mm256_cmp_ps(s, bound, _CMP_LE_OQ)); mask; mask &= mask - 1) {
             const size_t j = b * NN_FAN + (size_t)__builtin_ctz(mask);
             if (j >= t->n) continue;
@@ -215,6 +229,21 @@ __attribute__((target("avx2,fma"))) static size_t nn_scan(const hil_nn *t, const
     }
     *best2 = best.d2;
     return best.id == SIZE_MAX ? 0 : best.id;
+}
+
+__attribute__((target("avx2,fma"))) static size_t nn_scan(const hil_nn *t, const double *p, double *best2)
+{
+    switch (t->d) {
+    case 1: return nn_scan_d(t, p, best2, 1);
+    case 2: return nn_scan_d(t, p, best2, 2);
+    case 3: return nn_scan_d(t, p, best2, 3);
+    case 4: return nn_scan_d(t, p, best2, 4);
+    case 5: return nn_scan_d(t, p, best2, 5);
+    case 6: return nn_scan_d(t, p, best2, 6);
+    case 7: return nn_scan_d(t, p, best2, 7);
+    case 8: return nn_scan_d(t, p, best2, 8);
+    default: return nn_scan_d(t, p, best2, 0);
+    }
 }
 #else
 #define NN_HAVE_SCAN 0
