@@ -66,6 +66,39 @@
 #define CSV_ONES 0x0101010101010101ULL
 #define CSV_LOW7 0x7f7f7f7f7f7f7f7fULL
 
+/* The scan of unquoted fields looks at CSV_SCAN bytes at a time: a scan
+ * mask flags those that are the delimiter or LF, csv_scan_first gives the
+ * offset of the lowest flag and csv_scan_next clears it. With SSE2 (every
+ * x86-64) a mask covers 64 bytes, one bit a byte, so that most records take
+ * one or two masks and the loop that fetches the next mask, whose exit the
+ * branch predictor cannot foresee, runs once per 64 bytes instead of once
+ * per 8. Elsewhere the 8-byte words above. */
+#if defined(__SSE2__) && defined(__GNUC__)
+#include <emmintrin.h>
+#define CSV_SCAN 64
+typedef struct csv_scanner {
+    __m128i delim, lf;
+} csv_scanner;
+
+static inline csv_scanner csv_scanner_make(char delim)
+{
+    csv_scanner s = {_mm_set1_epi8(delim), _mm_set1_epi8('\n')};
+    return s;
+}
+
+static inline uint64_t csv_scan_mask(const csv_scanner *s, const char *p)
+{
+    uint64_t m = 0;
+    for (int i = 0; i < 4; i++) {
+        const __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(p + 16 * i));
+        const __m128i hit = _mm_or_si128(_mm_cmpeq_epi8(v, s->delim), _mm_cmpeq_epi8(v, s->lf));
+        m |= (uint64_t)(uint32_t)_mm_movemask_epi8(hit) << (16 * i);
+    }
+    return m;
+}
+
+static inline unsigned csv_scan_first(uint64_t m) { return (unsigned)__builtin_ctzll(m); }
+#else
 /* The 8 bytes at p as a little-endian word (byte i in bits 8i..8i+7) on any
  * machine; compilers turn this into one load on little-endian ones. */
 static inline uint64_t csv_load64(const char *p)
@@ -106,39 +139,6 @@ static inline unsigned csv_first_byte(uint64_t m)
 #endif
 }
 
-/* The scan of unquoted fields looks at CSV_SCAN bytes at a time: a scan
- * mask flags those that are the delimiter or LF, csv_scan_first gives the
- * offset of the lowest flag and csv_scan_next clears it. With SSE2 (every
- * x86-64) a mask covers 64 bytes, one bit a byte, so that most records take
- * one or two masks and the loop that fetches the next mask, whose exit the
- * branch predictor cannot foresee, runs once per 64 bytes instead of once
- * per 8. Elsewhere the 8-byte words above. */
-#if defined(__SSE2__) && defined(__GNUC__)
-#include <emmintrin.h>
-#define CSV_SCAN 64
-typedef struct csv_scanner {
-    __m128i delim, lf;
-} csv_scanner;
-
-static inline csv_scanner csv_scanner_make(char delim)
-{
-    csv_scanner s = {_mm_set1_epi8(delim), _mm_set1_epi8('\n')};
-    return s;
-}
-
-static inline uint64_t csv_scan_mask(const csv_scanner *s, const char *p)
-{
-    uint64_t m = 0;
-    for (int i = 0; i < 4; i++) {
-        const __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(p + 16 * i));
-        const __m128i hit = _mm_or_si128(_mm_cmpeq_epi8(v, s->delim), _mm_cmpeq_epi8(v, s->lf));
-        m |= (uint64_t)(uint32_t)_mm_movemask_epi8(hit) << (16 * i);
-    }
-    return m;
-}
-
-static inline unsigned csv_scan_first(uint64_t m) { return (unsigned)__builtin_ctzll(m); }
-#else
 #define CSV_SCAN 8
 typedef struct csv_scanner {
     uint64_t delim_mask;
