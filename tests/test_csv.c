@@ -613,6 +613,38 @@ static void test_writer_quoting(void **state)
     free(out);
 }
 
+/* A first field that begins with the bytes of a UTF-8 byte order mark: the
+ * reader drops a mark at the start of a file, so the writer quotes that
+ * field (and only at the start: later fields are data). */
+static void body_bom(csv_writer *w)
+{
+    put(w, "\xEF\xBB\xBFname");
+    put(w, "\xEF\xBB\xBFx");
+    end(w);
+}
+
+static void test_writer_quotes_leading_bom(void **state)
+{
+    (void)state;
+    size_t len;
+    char *out = write_records(',', body_bom, &len);
+    const char want[] = "\"\xEF\xBB\xBFname\",\xEF\xBB\xBFx\n";
+    assert_int_equal(len, sizeof want - 1);
+    assert_memory_equal(out, want, sizeof want - 1);
+    free(out);
+    /* and it reads back as written */
+    const char *path = tu_path(tu_group_dir, "out.csv");
+    csv_reader *r = NULL;
+    ak_error err;
+    assert_int_equal(csv_reader_open(&r, path, ',', &err), ANONKIT_OK);
+    csv_record rec;
+    assert_int_equal(csv_read(r, &rec, &err), 1);
+    assert_int_equal(rec.count, 2);
+    assert_int_equal(rec.fields[0].len, 7);
+    assert_memory_equal(rec.fields[0].data, "\xEF\xBB\xBFname", 7);
+    csv_reader_free(r);
+}
+
 /* Fields larger than the writer's buffer, quoted and not. */
 static void body_big(csv_writer *w)
 {
@@ -995,6 +1027,7 @@ int main(void)
         cmocka_unit_test(test_open_errors),
         cmocka_unit_test(test_stream),
         cmocka_unit_test(test_writer_quoting),
+        cmocka_unit_test(test_writer_quotes_leading_bom),
         cmocka_unit_test(test_writer_big_fields),
         cmocka_unit_test(test_round_trip_property),
         cmocka_unit_test(test_writer_matches_escape),

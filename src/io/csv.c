@@ -692,6 +692,7 @@ struct csv_writer {
     size_t len, cap;
     uint32_t rec_fields;   /* fields written in the current record */
     int rec_has_bytes;     /* any byte written in the current record */
+    int started;           /* anything written at all (a byte order mark first would be taken for one) */
     int failed_errno;      /* errno of the first write failure, -1 unknown, 0 none */
     csv_bg *bg;            /* NULL: written synchronously */
     unsigned char special[256]; /* bytes that force quoting */
@@ -978,6 +979,9 @@ static int writer_needs_quotes(const csv_writer *w, const char *data, size_t len
 {
     if (len == 0) return 0;
     if (data[0] == ' ' || data[len - 1] == ' ') return 1;
+    /* the first field of the output beginning with what reads as a UTF-8
+     * byte order mark: the reader would drop those bytes */
+    if (!w->started && len >= 3 && memcmp(data, "\xEF\xBB\xBF", 3) == 0) return 1;
     const unsigned char *s = (const unsigned char *)data;
     for (size_t i = 0; i < len; i++)
         if (w->special[s[i]]) return 1;
@@ -992,7 +996,9 @@ int csv_write_field(csv_writer *w, const char *data, size_t len, ak_error *err)
         w->rec_has_bytes = 1;
     }
     if (len) w->rec_has_bytes = 1;
-    if (!writer_needs_quotes(w, data, len)) return writer_append(w, data, len, err);
+    const int quoted = writer_needs_quotes(w, data, len);
+    w->started = 1;
+    if (!quoted) return writer_append(w, data, len, err);
 
     AK_CHECK(writer_put(w, '"', err));
     const char *quote;
@@ -1022,6 +1028,7 @@ int csv_write_raw(csv_writer *w, const char *data, size_t len, ak_error *err)
 {
     if (w->failed_errno) return writer_error(w, err);
     if (len) w->rec_has_bytes = 1;
+    w->started = 1;
     return writer_append(w, data, len, err);
 }
 
@@ -1030,6 +1037,7 @@ int csv_write_block(csv_writer *w, strbuf *block, ak_error *err)
     if (w->failed_errno) return writer_error(w, err);
     if (block->len == 0) return ANONKIT_OK;
     w->rec_has_bytes = 1;
+    w->started = 1;
     if (!w->bg) {
         const int rc = writer_append(w, block->data, block->len, err);
         block->len = 0;
