@@ -219,6 +219,21 @@ ak anonymize "$d/in.csv" -o "$d/out.csv" --qi a
 expect_user_error "$d/in.csv:3: " "" "$d/out.csv"
 end
 
+begin "csv: a NUL byte in a column's name (names are C strings)"
+d=$(casedir)
+printf 'a\0b,c\n1,2\n3,4\n' >"$d/in.csv"
+ak anonymize "$d/in.csv" -o "$d/out.csv" --qi c
+expect_user_error "$d/in.csv:1: " "name holds a NUL byte" "$d/out.csv"
+end
+
+begin "hierarchy: a NUL byte in a label"
+d=$(casedir)
+printf 'c\nv\nw\n' >"$d/in.csv"
+printf 'v;x\0y;*\nw;x;*\n' >"$d/c.csv"
+ak anonymize "$d/in.csv" -o "$d/out.csv" --qi c --hierarchy c="$d/c.csv"
+expect_user_error "$d/c.csv:1: " "holds a NUL byte" "$d/out.csv"
+end
+
 begin "csv: malformed stdin is named 'stdin', not the spool file"
 d=$(casedir)
 printf 'a,b,c\n1,2,3\n4,"5,6\n' >"$d/in.csv"

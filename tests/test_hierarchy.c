@@ -577,6 +577,27 @@ static void test_empty_label(void **state)
     assert_int_equal(e.line, 1);
 }
 
+/* A NUL byte in a label would cut it short where labels are C strings (the
+ * published text, lookups): refused, with its line and field. */
+static void test_nul_in_label(void **state)
+{
+    (void)state;
+    const char *path = tu_path(tu_group_dir, "nul.csv");
+    static const char text[] = "a;x;*\nb;x\0y;*\n";
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(text, 1, sizeof text - 1, f), sizeof text - 1);
+    fclose(f);
+    hier *h = NULL;
+    ak_error err;
+    ak_err_clear(&err);
+    assert_int_equal(hier_load(&h, path, &err), ANONKIT_E_INPUT);
+    assert_null(h);
+    assert_int_equal(err.line, 2);
+    assert_int_equal(err.column, 2);
+    assert_contains(err.message, "NUL byte");
+}
+
 static void test_two_parents(void **state)
 {
     (void)state;
@@ -813,6 +834,7 @@ int main(void)
         cmocka_unit_test(test_root_shapes),
         cmocka_unit_test(test_unequal_rows),
         cmocka_unit_test(test_empty_label),
+        cmocka_unit_test(test_nul_in_label),
         cmocka_unit_test(test_two_parents),
         cmocka_unit_test(test_duplicate_leaf),
         cmocka_unit_test(test_empty_and_missing),

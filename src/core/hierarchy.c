@@ -143,6 +143,10 @@ static int loader_row(loader *ld, const csv_record *rec)
         if (rec->fields[l].len == 0)
             return ak_err_set(ld->err, ANONKIT_E_INPUT, ld->path, rec->line, (long)l + 1,
                               "empty label in field %u (level %u)", l + 1, l);
+        /* labels are published and looked up as C strings: a NUL would cut one short */
+        if (memchr(rec->fields[l].data, '\0', rec->fields[l].len))
+            return ak_err_set(ld->err, ANONKIT_E_INPUT, ld->path, rec->line, (long)l + 1,
+                              "label in field %u (level %u) holds a NUL byte", l + 1, l);
     }
     for (uint32_t l = 0; l < ld->nfields; l++) {
         csv_field f = rec->fields[l];

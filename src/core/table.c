@@ -128,6 +128,9 @@ static int read_header(table *t, csv_reader *reader, const table_spec *spec, ak_
     t->roles = calloc(rec.count, 1);
     if (!t->column_names || !t->roles) return ak_err_nomem(err);
     for (uint32_t c = 0; c < rec.count; c++) {
+        if (memchr(rec.fields[c].data, '\0', rec.fields[c].len)) /* (names are C strings) */
+            return ak_err_set(err, ANONKIT_E_INPUT, t->display_name, 1, c + 1, "column %u's name holds a NUL byte",
+                              c + 1);
         if (!(t->column_names[c] = dup_str(rec.fields[c].data, rec.fields[c].len))) return ak_err_nomem(err);
         for (uint32_t prev = 0; prev < c; prev++)
             if (strcmp(t->column_names[prev], t->column_names[c]) == 0)
