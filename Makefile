@@ -2,7 +2,7 @@
 BUILD ?= build
 JOBS ?= 2
 
-.PHONY: deps build example test test-asan bench clean
+.PHONY: deps build example test test-asan test-fuzz fuzz bench clean
 
 deps:
 	@bash scripts/deps.sh
@@ -18,6 +18,26 @@ example: build
 
 test: build
 	ctest --test-dir $(BUILD) --output-on-failure -j$(JOBS)
+	$(MAKE) --no-print-directory test-fuzz
+
+# The fuzz harnesses of tests/fuzz, built with clang's libFuzzer under ASan +
+# UBSan, each run over its seeds and FUZZ_RUNS more inputs.
+FUZZ_RUNS ?= 20000
+test-fuzz:
+	@bash scripts/deps.sh fuzz
+	cmake -S . -B $(BUILD)-fuzz -DCMAKE_C_COMPILER=clang-14 -DCMAKE_BUILD_TYPE=Debug -DANONKIT_FUZZ=ON \
+		-DFUZZ_RUNS=$(FUZZ_RUNS) >/dev/null
+	cmake --build $(BUILD)-fuzz -j$(JOBS)
+	ctest --test-dir $(BUILD)-fuzz --output-on-failure -j$(JOBS)
+
+# Longer fuzzing: each harness for FUZZ_SECONDS, its corpus kept in
+# $(BUILD)-fuzz/corpus; a crash leaves its input in $(BUILD)-fuzz.
+FUZZ_SECONDS ?= 300
+fuzz: test-fuzz
+	for f in $(BUILD)-fuzz/fuzz_*; do \
+		n=$$(basename $$f); \
+		(cd $(BUILD)-fuzz && ./$$n -max_total_time=$(FUZZ_SECONDS) -max_len=4096 corpus/$$n $(CURDIR)/tests/fuzz/seeds/$$n) || exit 1; \
+	done
 
 # The whole suite once more under AddressSanitizer + UndefinedBehaviorSanitizer.
 test-asan: deps
@@ -37,4 +57,4 @@ bench: build
 	bash bench/bench_incognito.sh $(BUILD)
 
 clean:
-	rm -rf $(BUILD) $(BUILD)-asan
+	rm -rf $(BUILD) $(BUILD)-asan $(BUILD)-fuzz
