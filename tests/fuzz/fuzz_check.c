@@ -1,0 +1,100 @@
+/* fuzz_check.c — libFuzzer harness for the verifier (anonkit_check), the
+ * oracle of every other test: bytes become a published table (two QI
+ * columns, a sensitive column, a copied column; few distinct values, so
+ * classes form), and its verdict under k-anonymity, distinct or recursive
+ * (c,l)-diversity must equal that of the plain count written here, from the
+ * definitions (000 §1.1), independently of src/. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "anonkit/anonkit.h"
+
+static char path[4200];
+
+enum { NA = 4, NB = 3, NS = 5 };
+static const char *const a_text[NA] = {"1", "2-5", "*", "x y"};
+static const char *const b_text[NB] = {"m", "f", "\"q,r\""}; /* (the last quoted: the value is q,r) */
+static const char *const s_text[NS] = {"flu", "cold", "hiv", "none", "\"a\"\"b\""};
+
+/* Whether every class (rows with the same a and b) holds, counted here. */
+static int holds(const uint8_t *rows, size_t n, unsigned k, unsigned l, unsigned c)
+{
+    for (unsigned a = 0; a < NA; a++)
+        for (unsigned b = 0; b < NB; b++) {
+            unsigned count = 0, per[NS] = {0};
+            for (size_t i = 0; i < n; i++)
+                if (rows[i] % NA == a && rows[i] / NA % NB == b) count++, per[rows[i] / (NA * NB) % NS]++;
+            if (count == 0) continue;
+            if (count < k) return 0;
+            if (!l) continue;
+            /* sensitive counts, most frequent first */
+            for (unsigned i = 0; i < NS; i++)
+                for (unsigned j = i + 1; j < NS; j++)
+                    if (per[j] > per[i]) {
+                        const unsigned t = per[i];
+                        per[i] = per[j];
+                        per[j] = t;
+                    }
+            unsigned distinct = 0;
+            for (unsigned i = 0; i < NS; i++) distinct += per[i] > 0;
+            if (distinct < l) return 0;
+            if (c) { /* recursive (c,l): r1 < c (r_l + ... + r_m) */
+                unsigned tail = 0;
+                for (unsigned i = l - 1; i < NS; i++) tail += per[i];
+                if (!(per[0] < c * tail)) return 0;
+            }
+        }
+    return 1;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (size < 2) return 0;
+    if (!path[0]) {
+        const char *tmp = getenv("TMPDIR");
+        snprintf(path, sizeof path, "%s/anonkit-fuzz-check-%ld.csv", tmp && *tmp ? tmp : "/tmp", (long)getpid());
+    }
+    const unsigned k = 1 + data[0] % 5, l = data[1] % 4 >= 2 ? data[1] % 4 : 0, c = (data[1] >> 2) % 4;
+    const uint8_t *rows = data + 2;
+    const size_t n = size - 2;
+    FILE *f = fopen(path, "wb");
+    if (!f) abort();
+    fputs("a,b,s,note\n", f);
+    for (size_t i = 0; i < n; i++)
+        fprintf(f, "%s,%s,%s,%zu\n", a_text[rows[i] % NA], b_text[rows[i] / NA % NB], s_text[rows[i] / (NA * NB) % NS], i);
+    fclose(f);
+    anonkit_job *job = anonkit_job_create();
+    if (!job) abort();
+    char num[16];
+    snprintf(num, sizeof num, "%u", k);
+    if (anonkit_job_set(job, ANONKIT_OPT_QI, "a,b") || anonkit_job_set(job, ANONKIT_OPT_K, num)) abort();
+    if (l) {
+        snprintf(num, sizeof num, "%u", l);
+        if (anonkit_job_set(job, ANONKIT_OPT_SENSITIVE, "s") || anonkit_job_set(job, ANONKIT_OPT_L, num) ||
+            anonkit_job_set(job, ANONKIT_OPT_L_VARIANT, c ? "recursive" : "distinct"))
+            abort();
+        if (c) {
+            snprintf(num, sizeof num, "%u", c);
+            if (anonkit_job_set(job, ANONKIT_OPT_C, num)) abort();
+        }
+    }
+    uint64_t classes = 0, checked = 0;
+    const int rc = anonkit_check(job, path, &classes, &checked);
+    const int want = holds(rows, n, k, l, l ? c : 0);
+    if (rc != ANONKIT_OK && rc != ANONKIT_E_VIOLATION) {
+        fprintf(stderr, "check failed: %s\n", anonkit_errmsg(job));
+        abort();
+    }
+    if ((rc == ANONKIT_OK) != want) {
+        fprintf(stderr, "k %u l %u c %u, %zu rows: the verifier says %s, the count %s (%s)\n", k, l, c, n,
+                rc == ANONKIT_OK ? "holds" : "violated", want ? "holds" : "violated", anonkit_errmsg(job));
+        abort();
+    }
+    if (rc == ANONKIT_OK && checked != n) abort();
+    anonkit_job_free(job);
+    unlink(path);
+    return 0;
+}
