@@ -13,9 +13,9 @@
 #include <unistd.h>
 
 #include "anonkit/anonkit.h"
+#include "fuzz_util.h"
 
-static char dir[4096];
-static char in_path[4200], out_path[4200], hier_path[3][4200]; /* c's, a's, b's */
+static char dir[4096], in_path[4200], out_path[4200], hier_path[3][4200]; /* c's, a's, b's */
 
 static const char *const algorithms[] = {"mondrian",  "mondrian",      "rothko-t",  "rothko-s",      "incognito",
                                          "hilbert",   "hilbert-fast",  "idistance", "idistance-fast"};
@@ -23,9 +23,7 @@ static const char *const variants[] = {"distinct", "entropy", "recursive", "prob
 
 static void setup(void)
 {
-    const char *tmp = getenv("TMPDIR");
-    snprintf(dir, sizeof dir, "%s/anonkit-fuzz-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-    if (!mkdtemp(dir)) abort();
+    snprintf(dir, sizeof dir, "%s", fuzz_path(NULL));
     snprintf(in_path, sizeof in_path, "%s/in.csv", dir);
     snprintf(out_path, sizeof out_path, "%s/out.csv", dir);
     for (int i = 0; i < 3; i++) snprintf(hier_path[i], sizeof hier_path[i], "%s/%c.csv", dir, "cab"[i]);

@@ -11,8 +11,7 @@
 #include <unistd.h>
 
 #include "anonkit/anonkit.h"
-
-static char path[4200];
+#include "fuzz_util.h"
 
 enum { NA = 4, NB = 3, NS = 5 };
 static const char *const a_text[NA] = {"1", "2-5", "*", "x y"};
@@ -53,10 +52,7 @@ static int holds(const uint8_t *rows, size_t n, unsigned k, unsigned l, unsigned
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size < 2) return 0;
-    if (!path[0]) {
-        const char *tmp = getenv("TMPDIR");
-        snprintf(path, sizeof path, "%s/anonkit-fuzz-check-%ld.csv", tmp && *tmp ? tmp : "/tmp", (long)getpid());
-    }
+    const char *path = fuzz_path("published.csv");
     const unsigned k = 1 + data[0] % 5, l = data[1] % 4 >= 2 ? data[1] % 4 : 0, c = (data[1] >> 2) % 4;
     const uint8_t *rows = data + 2;
     const size_t n = size - 2;

@@ -12,8 +12,7 @@
 #include <unistd.h>
 
 #include "core/hierarchy.h"
-
-static char path[4200];
+#include "fuzz_util.h"
 
 static void fail(const char *what)
 {
@@ -35,14 +34,8 @@ static uint32_t walk_lca(const hier *h, uint32_t lo, uint32_t hi)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    if (!path[0]) {
-        const char *tmp = getenv("TMPDIR");
-        snprintf(path, sizeof path, "%s/anonkit-fuzz-hier-%ld.csv", tmp && *tmp ? tmp : "/tmp", (long)getpid());
-    }
-    FILE *f = fopen(path, "wb");
-    if (!f) abort();
-    if (size && fwrite(data, 1, size, f) != size) abort();
-    fclose(f);
+    const char *path = fuzz_path("hierarchy.csv");
+    fuzz_write(path, data, size);
     hier *h = NULL;
     ak_error err;
     memset(&err, 0, sizeof err);

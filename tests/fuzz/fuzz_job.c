@@ -9,19 +9,12 @@
 #include <unistd.h>
 
 #include "anonkit/anonkit.h"
-
-static char path[4200];
+#include "fuzz_util.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    if (!path[0]) {
-        const char *tmp = getenv("TMPDIR");
-        snprintf(path, sizeof path, "%s/anonkit-fuzz-job-%ld.json", tmp && *tmp ? tmp : "/tmp", (long)getpid());
-    }
-    FILE *f = fopen(path, "wb");
-    if (!f) abort();
-    if (size && fwrite(data, 1, size, f) != size) abort();
-    fclose(f);
+    const char *path = fuzz_path("job.json");
+    fuzz_write(path, data, size);
     anonkit_job *job = anonkit_job_create();
     if (!job) abort();
     const int rc = anonkit_job_set(job, ANONKIT_OPT_JOB, path);

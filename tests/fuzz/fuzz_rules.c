@@ -11,30 +11,24 @@
 #include <unistd.h>
 
 #include "anonkit/anonkit.h"
+#include "fuzz_util.h"
 
-static char dir[4096], rules_path[4200], in_path[4200], out_path[4200];
+static char rules_path[4200], in_path[4200], out_path[4200];
 
 static void setup(void)
 {
-    const char *tmp = getenv("TMPDIR");
-    snprintf(dir, sizeof dir, "%s/anonkit-fuzz-rules-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-    if (!mkdtemp(dir)) abort();
-    snprintf(rules_path, sizeof rules_path, "%s/rules.csv", dir);
-    snprintf(in_path, sizeof in_path, "%s/in.csv", dir);
-    snprintf(out_path, sizeof out_path, "%s/out.csv", dir);
-    FILE *f = fopen(in_path, "w");
-    if (!f) abort();
-    fputs("id,a,c,s\n1,10,v0,x\n2,20,v1,y\n3,30,v2,x\n4,40,v3,y\n5,50,v4,x\n6,60,v5,y\n7,-5,v0,z\n8,1e3,v5,z\n", f);
-    fclose(f);
+    snprintf(rules_path, sizeof rules_path, "%s", fuzz_path("rules.csv"));
+    snprintf(in_path, sizeof in_path, "%s", fuzz_path("in.csv"));
+    snprintf(out_path, sizeof out_path, "%s", fuzz_path("out.csv"));
+    static const char table[] =
+        "id,a,c,s\n1,10,v0,x\n2,20,v1,y\n3,30,v2,x\n4,40,v3,y\n5,50,v4,x\n6,60,v5,y\n7,-5,v0,z\n8,1e3,v5,z\n";
+    fuzz_write(in_path, (const uint8_t *)table, sizeof table - 1);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    if (!dir[0]) setup();
-    FILE *f = fopen(rules_path, "wb");
-    if (!f) abort();
-    if (size && fwrite(data, 1, size, f) != size) abort();
-    fclose(f);
+    if (!rules_path[0]) setup();
+    fuzz_write(rules_path, data, size);
     anonkit_job *job = anonkit_job_create();
     if (!job) abort();
     if (anonkit_job_set(job, ANONKIT_OPT_RULES, rules_path) != ANONKIT_OK ||
