@@ -390,11 +390,14 @@ static size_t brute_nearest(const double *centers, size_t n, unsigned d, const d
  * against a plain scan in doubles: random centres, on a coarse grid
  * (many exact ties, duplicate centres) or continuous, in index order, in a
  * random order or sorted by their first coordinate; queries near centres,
- * on them, or anywhere; with and without a hint. */
+ * on them, or anywhere; with and without a hint. The bound it gives on the
+ * other centres' distances holds, and the scan's is mostly above the least
+ * distance (what lets k-means skip searches). */
 static void test_nearest_centre(void **state)
 {
     (void)state;
     tu_rng rng = {4711};
+    size_t scan_queries = 0, informative = 0;
     for (int iter = 0; iter < 400; iter++) {
         const unsigned d = 1 + (unsigned)tu_below(&rng, 9);
         /* up to 700 centres; every 50th round more than the scan keeps (it measures them twice) */
@@ -436,18 +439,32 @@ static void test_nearest_centre(void **state)
                 default: p[q] = grid ? (double)tu_below(&rng, 7) / 6.0 : (double)tu_below(&rng, 1000) / 999.0;
                 }
             }
-            double want2, got2;
+            double want2, got2, second2;
             const size_t want = brute_nearest(centers, n, d, p, &want2);
             const size_t hint = tu_below(&rng, 2) ? SIZE_MAX : tu_below(&rng, n);
-            const size_t got = hil_nn_nearest(&nn, p, hint, &got2);
+            const size_t got = hil_nn_nearest(&nn, p, hint, &got2, &second2);
             if (got != want || got2 != want2)
                 fail_msg("iteration %d (n=%zu d=%u order %d hint %zu): centre %zu at %.17g, scan %zu at %.17g", iter, n, d,
                          how, hint, got, got2, want, want2);
+            double others2 = INFINITY; /* the least squared distance of the other centres */
+            for (size_t c = 0; c < n; c++) {
+                if (c == got) continue;
+                double s2 = 0;
+                for (unsigned q = 0; q < d; q++) s2 += (p[q] - centers[c * d + q]) * (p[q] - centers[c * d + q]);
+                if (s2 < others2) others2 = s2;
+            }
+            if (second2 > others2 || second2 < got2)
+                fail_msg("iteration %d (n=%zu d=%u): bound %.17g on the other centres, nearest of them at %.17g, best "
+                         "%.17g", iter, n, d, second2, others2, got2);
+            if (!nn.tree_search && n >= 2 && n <= 4096) scan_queries++, informative += second2 > got2;
         }
         hil_nn_free(&nn);
         free(centers);
         free(order);
     }
+    print_message("the scan's bound on the other centres was above the least distance in %zu of %zu queries\n",
+                  informative, scan_queries);
+    assert_true(informative * 2 > scan_queries);
 }
 
 /* ------------------------------------------------------------ random tables -- */
@@ -1270,7 +1287,8 @@ static void test_idistance_centres_on_repeated_tuples(void **state)
 /* The same partition with one thread and with several (the keys, the
  * k-means assignments), for every algorithm, under k and under l; and the
  * same with the DP's candidates weighed by the portable scalar code as with
- * AVX (when the processor has it). */
+ * AVX (when the processor has it) and the nearest centres found by the tree,
+ * which gives k-means no bound to skip a search by, as by the scan. */
 static void test_threads_and_simd_same_result(void **state)
 {
     (void)state;
@@ -1300,7 +1318,7 @@ static void test_threads_and_simd_same_result(void **state)
             assert_int_equal(hil_run(t, &m, &o, &one, NULL, &err), ANONKIT_OK);
             o.threads = 3;
             assert_int_equal(hil_run(t, &m, &o, &many, NULL, &err), ANONKIT_OK);
-            const hil_tuning scalar_dp = {.scalar = 1};
+            const hil_tuning scalar_dp = {.scalar = 1, .tree_search = 1};
             o.tuning = &scalar_dp;
             o.threads = 1;
             assert_int_equal(hil_run(t, &m, &o, &scalar, NULL, &err), ANONKIT_OK);

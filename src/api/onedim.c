@@ -31,7 +31,11 @@ int job_run_onedim(anonkit_job *job, const table *t, const double *weights, part
     json_t *j = json_object();
     if (!j) return ak_err_nomem(err);
     json_object_set_new(j, "key_bits", json_integer((json_int_t)st.key_bits));
-    if (o.mapping == HIL_MAP_IDISTANCE) json_object_set_new(j, "centers", json_integer((json_int_t)st.centers));
+    if (o.mapping == HIL_MAP_IDISTANCE) {
+        json_object_set_new(j, "centers", json_integer((json_int_t)st.centers));
+        json_object_set_new(j, "kmeans_iterations", json_integer((json_int_t)st.kmeans_iterations));
+        json_object_set_new(j, "kmeans_searches", json_integer((json_int_t)st.kmeans_searches));
+    }
     else json_object_set_new(j, "bits", json_integer(o.bits ? o.bits : HIL_DEFAULT_BITS));
     json_object_set_new(j, "memory", json_integer((json_int_t)job->memory));
     json_object_set_new(j, "sort_runs", json_integer((json_int_t)st.sort_runs));

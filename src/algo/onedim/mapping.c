@@ -292,48 +292,81 @@ static int hilbert_order(const hil_mapper *mp, const double *centers, size_t nc,
     return rc;
 }
 
-/* Points from .. to-1 to their nearest centres (the previous one as hint). */
-typedef struct assign_range {
-    const hil_nn *nn;
-    const double *pts;
-    unsigned d;
-    size_t *assign;
-    size_t from, to, changed;
-} assign_range;
-
-static void *assign_range_main(void *arg)
-{
-    assign_range *r = arg;
-    r->changed = 0;
-    for (size_t i = r->from; i < r->to; i++) {
-        double b2;
-        const size_t c = hil_nn_nearest(r->nn, r->pts + i * r->d, r->assign[i], &b2);
-        if (c != r->assign[i]) r->changed++;
-        r->assign[i] = c;
-    }
-    return NULL;
-}
-
-/* Every point's nearest centre into assign (threads ranges at once, a range
- * whose thread cannot start in the caller); returns how many changed. */
-static size_t assign_nearest(const hil_nn *nn, const double *pts, unsigned d, size_t n, size_t *assign,
-                             unsigned threads)
-{
-    threads = ak_parts(n, threads, 1024);
-    assign_range part[AK_MAX_PARTS];
-    for (unsigned j = 0; j < threads; j++)
-        part[j] = (assign_range){nn, pts, d, assign, n * j / threads, n * (j + 1) / threads, 0};
-    ak_run_parts(part, sizeof *part, threads, assign_range_main);
-    size_t changed = 0;
-    for (unsigned j = 0; j < threads; j++) changed += part[j].changed;
-    return changed;
-}
-
 static double dist2(const double *a, const double *b, unsigned d)
 {
     double s2 = 0;
     for (unsigned q = 0; q < d; q++) s2 += (a[q] - b[q]) * (a[q] - b[q]);
     return s2;
+}
+
+/* What Lloyd's iterations keep per point to skip the search for its nearest
+ * centre (Hamerly, SDM 2010): an upper bound on its distance to its centre
+ * and a lower bound on its distance to every other one. When the centres
+ * move by moved[c], the first grows by its centre's move and the second
+ * shrinks by the largest move of another centre; while the first stays below
+ * the second (by a margin far above rounding), the point's centre is the
+ * nearest by far and the search would find it again. */
+typedef struct kmeans_bounds {
+    double *upper, *lower;
+    const double *moved;    /* per centre, its distance from where it was (NULL: the first iteration) */
+    size_t most_moved;      /* the centre that moved most */
+    double most, next_most; /* its move, and the largest move of any other */
+} kmeans_bounds;
+
+static inline int bound_clear(double upper, double lower) { return upper * (1 + 1e-9) + 1e-12 < lower; }
+
+/* Points from .. to-1 to their nearest centres (the previous one as hint). */
+typedef struct assign_range {
+    const hil_nn *nn;
+    const double *pts, *centers;
+    unsigned d;
+    size_t *assign;
+    kmeans_bounds *kb;
+    size_t from, to, changed, searched;
+} assign_range;
+
+static void *assign_range_main(void *arg)
+{
+    assign_range *r = arg;
+    kmeans_bounds *kb = r->kb;
+    r->changed = r->searched = 0;
+    for (size_t i = r->from; i < r->to; i++) {
+        const double *p = r->pts + i * r->d;
+        if (kb->moved) {
+            const size_t a = r->assign[i];
+            kb->upper[i] += kb->moved[a];
+            kb->lower[i] -= a == kb->most_moved ? kb->next_most : kb->most;
+            if (bound_clear(kb->upper[i], kb->lower[i])) continue;
+            kb->upper[i] = sqrt(dist2(p, r->centers + a * r->d, r->d)); /* tightened */
+            if (bound_clear(kb->upper[i], kb->lower[i])) continue;
+        }
+        double b2, second2;
+        const size_t c = hil_nn_nearest(r->nn, p, r->assign[i], &b2, &second2);
+        r->searched++;
+        if (c != r->assign[i]) r->changed++;
+        r->assign[i] = c;
+        kb->upper[i] = sqrt(b2);
+        kb->lower[i] = sqrt(second2);
+    }
+    return NULL;
+}
+
+/* Every point's nearest centre into assign (threads ranges at once, a range
+ * whose thread cannot start in the caller), skipping the points whose
+ * bounds show it unchanged; returns how many changed, and in *searched how
+ * many were searched. */
+static size_t assign_nearest(const hil_nn *nn, const double *pts, const double *centers, unsigned d, size_t n,
+                             size_t *assign, kmeans_bounds *kb, unsigned threads, size_t *searched)
+{
+    threads = ak_parts(n, threads, 1024);
+    assign_range part[AK_MAX_PARTS];
+    for (unsigned j = 0; j < threads; j++)
+        part[j] = (assign_range){nn, pts, centers, d, assign, kb, n * j / threads, n * (j + 1) / threads, 0, 0};
+    ak_run_parts(part, sizeof *part, threads, assign_range_main);
+    size_t changed = 0;
+    *searched = 0;
+    for (unsigned j = 0; j < threads; j++) changed += part[j].changed, *searched += part[j].searched;
+    return changed;
 }
 
 /* The start centres of the k-means of 001 §5, by k-means++ seeding (Arthur
@@ -415,34 +448,51 @@ static int kmeans(hil_mapper *mp, const table *t, const hil_options *o, ak_error
     size_t *count = calloc(nc ? nc : 1, sizeof *count);
     size_t *assign = malloc((want ? want : 1) * sizeof *assign);
     uint32_t *perm = malloc((nc ? nc : 1) * sizeof *perm);
-    int rc = centers && sum && count && assign && perm ? ANONKIT_OK : ak_err_nomem(err);
+    double *prev = malloc((nc ? nc : 1) * d * sizeof *prev), *moved = malloc((nc ? nc : 1) * sizeof *moved);
+    kmeans_bounds kb = {malloc((want ? want : 1) * sizeof *kb.upper), malloc((want ? want : 1) * sizeof *kb.lower),
+                        NULL, 0, 0, 0};
+    int rc = centers && sum && count && assign && perm && prev && moved && kb.upper && kb.lower ? ANONKIT_OK
+                                                                                               : ak_err_nomem(err);
     if (rc >= 0) rc = kmeanspp_seed(&rng, pts, want, d, nc, centers, err);
-    if (rc < 0) {
-        free(rows), free(pts), free(centers), free(sum), free(count), free(assign), free(perm);
-        return rc;
-    }
-    for (size_t i = 0; i < want; i++) assign[i] = SIZE_MAX;
-    for (int iter = 0; iter < 10; iter++) {
-        size_t changed = 0;
+    for (size_t i = 0; rc >= 0 && i < want; i++) assign[i] = SIZE_MAX;
+    mp->kmeans_iterations = mp->kmeans_searches = 0;
+    for (int iter = 0; rc >= 0 && iter < 10; iter++) {
         memset(sum, 0, nc * d * sizeof *sum);
         memset(count, 0, nc * sizeof *count);
         hil_nn nn;
         if ((rc = hilbert_order(mp, centers, nc, perm, err)) < 0 || (rc = hil_nn_init(&nn, centers, nc, d, perm, err)) < 0)
             break;
         nn.tree_search = o->tuning && o->tuning->tree_search;
-        changed = assign_nearest(&nn, pts, d, want, assign, o->threads);
+        size_t searched;
+        const size_t changed = assign_nearest(&nn, pts, centers, d, want, assign, &kb, o->threads, &searched);
+        mp->kmeans_iterations++;
+        mp->kmeans_searches += searched;
         for (size_t i = 0; i < want; i++) { /* in sample order: the same sums whatever the threads */
             const size_t c = assign[i];
             count[c]++;
             for (unsigned q = 0; q < d; q++) sum[c * d + q] += pts[i * d + q];
         }
+        memcpy(prev, centers, nc * d * sizeof *prev);
         for (size_t c = 0; c < nc; c++)
             if (count[c])
                 for (unsigned q = 0; q < d; q++) centers[c * d + q] = sum[c * d + q] / (double)count[c];
         hil_nn_free(&nn);
         if (!changed) break;
+        /* how far each centre moved, for the bounds of the next iteration */
+        kb.moved = moved;
+        kb.most = kb.next_most = 0;
+        for (size_t c = 0; c < nc; c++) {
+            moved[c] = sqrt(dist2(prev + c * d, centers + c * d, d)) * (1 + 1e-12); /* (rounded up) */
+            if (moved[c] > kb.most) kb.next_most = kb.most, kb.most = moved[c], kb.most_moved = c;
+            else if (moved[c] > kb.next_most) kb.next_most = moved[c];
+        }
     }
-    free(rows), free(pts), free(sum), free(count), free(assign);
+    free(rows), free(pts), free(sum), free(count), free(assign), free(prev), free(moved), free(kb.upper),
+        free(kb.lower);
+    if (rc < 0) {
+        free(perm), free(centers);
+        return rc;
+    }
     /* The centres in Hilbert order (ties: lower index), searched in that order. */
     double *ordered = malloc((nc ? nc : 1) * d * sizeof *ordered);
     if (rc >= 0 && !ordered) rc = ak_err_nomem(err);
@@ -656,7 +706,7 @@ void hil_mapper_key(const hil_mapper *mp, const table *t, size_t row, uint64_t *
     }
     double p[d ? d : 1], b2 = 0;
     row_point(mp, t, row, p);
-    size_t c = mp->ncenters ? hil_nn_nearest(&mp->nn, p, SIZE_MAX, &b2) : 0;
+    size_t c = mp->ncenters ? hil_nn_nearest(&mp->nn, p, SIZE_MAX, &b2, NULL) : 0;
     double dist = sqrt(b2);
     key[0] = c;
     memcpy(&key[1], &dist, sizeof dist); /* non-negative doubles sort as their bits */

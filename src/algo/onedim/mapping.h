@@ -31,8 +31,11 @@ void hil_nn_free(hil_nn *t);
  * a scan of every centre in index order finds it — and that squared distance
  * in *best2. A hint (a centre index, or SIZE_MAX for none) likely to be near,
  * such as a point's centre in the previous k-means iteration, only speeds the
- * search up. */
-size_t hil_nn_nearest(const hil_nn *t, const double *p, size_t hint, double *best2 /* OUT */);
+ * search up. When second2 is not NULL it receives a lower bound on the
+ * squared distance of every other centre (INFINITY when there is none; as
+ * low as *best2 when the search cannot tell more). */
+size_t hil_nn_nearest(const hil_nn *t, const double *p, size_t hint, double *best2 /* OUT */,
+                      double *second2 /* OUT, may be NULL */);
 
 typedef struct hil_mapper {
     hil_mapping kind;
@@ -41,6 +44,7 @@ typedef struct hil_mapper {
     double **unit;           /* unit[q][code]: the code's place in [0, 1] */
     uint32_t **cell;         /* cell[q][code]: its Hilbert grid cell */
     size_t ncenters;         /* iDistance: centres, in Hilbert order */
+    uint64_t kmeans_iterations, kmeans_searches; /* iDistance: Lloyd's iterations, nearest-centre searches in them */
     double *centers;         /* ncenters * d coordinates in [0, 1] */
     hil_nn nn;               /* nearest-centre search over them */
     double stride;           /* iDistance: key of centre j starts at j * stride */

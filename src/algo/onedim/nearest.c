@@ -180,7 +180,8 @@ static void nn_visit(const hil_nn *t, size_t l, size_t b, const double *p, nn_be
  * memory each block). The sums are the same either way: q = 0, 1, ... in
  * turn, one fused multiply-add each. */
 __attribute__((target("avx2,fma"), always_inline)) static inline size_t nn_scan_d(const hil_nn *t, const double *p,
-                                                                                double *best2, const unsigned D)
+                                                                                double *best2, double *second2,
+                                                                                const unsigned D)
 {
     const unsigned d = D ? D : t->d;
     const size_t blocks = (t->n + NN_FAN - 1) / NN_FAN;
@@ -228,37 +229,48 @@ __attribute__((target("avx2,fma"), always_inline)) static inline size_t nn_scan_
         }
     }
     *best2 = best.d2;
+    if (second2) { /* the least float distance of the others, less the float error */
+        float least_other = INFINITY;
+        if (keep) {
+            const size_t at = best.id == SIZE_MAX ? SIZE_MAX : t->pos[best.id];
+            for (size_t j = 0; j < t->n; j++)
+                if (j != at && kept[j] < least_other) least_other = kept[j];
+        }
+        *second2 = !keep ? best.d2 : t->n < 2 ? INFINITY : fmax(best.d2, (double)least_other - NN_FLOAT_SLACK(d));
+    }
     return best.id == SIZE_MAX ? 0 : best.id;
 }
 
-__attribute__((target("avx2,fma"))) static size_t nn_scan(const hil_nn *t, const double *p, double *best2)
+__attribute__((target("avx2,fma"))) static size_t nn_scan(const hil_nn *t, const double *p, double *best2,
+                                                         double *second2)
 {
     switch (t->d) {
-    case 1: return nn_scan_d(t, p, best2, 1);
-    case 2: return nn_scan_d(t, p, best2, 2);
-    case 3: return nn_scan_d(t, p, best2, 3);
-    case 4: return nn_scan_d(t, p, best2, 4);
-    case 5: return nn_scan_d(t, p, best2, 5);
-    case 6: return nn_scan_d(t, p, best2, 6);
-    case 7: return nn_scan_d(t, p, best2, 7);
-    case 8: return nn_scan_d(t, p, best2, 8);
-    default: return nn_scan_d(t, p, best2, 0);
+    case 1: return nn_scan_d(t, p, best2, second2, 1);
+    case 2: return nn_scan_d(t, p, best2, second2, 2);
+    case 3: return nn_scan_d(t, p, best2, second2, 3);
+    case 4: return nn_scan_d(t, p, best2, second2, 4);
+    case 5: return nn_scan_d(t, p, best2, second2, 5);
+    case 6: return nn_scan_d(t, p, best2, second2, 6);
+    case 7: return nn_scan_d(t, p, best2, second2, 7);
+    case 8: return nn_scan_d(t, p, best2, second2, 8);
+    default: return nn_scan_d(t, p, best2, second2, 0);
     }
 }
 #else
 #define NN_HAVE_SCAN 0
 #endif
 
-size_t hil_nn_nearest(const hil_nn *t, const double *p, size_t hint, double *best2)
+size_t hil_nn_nearest(const hil_nn *t, const double *p, size_t hint, double *best2, double *second2)
 {
 #if NN_HAVE_SCAN
     if (!t->tree_search && t->n && t->d <= 64 && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
-        return nn_scan(t, p, best2);
+        return nn_scan(t, p, best2, second2);
 #endif
     nn_best best = {INFINITY, SIZE_MAX};
     if (hint < t->n) /* a first candidate: a tighter bound from the start */
         best = (nn_best){nn_exact2(t, t->pos[hint], p), hint};
     if (t->n) nn_visit(t, t->nlevels - 1, 0, p, &best);
     *best2 = best.d2;
+    if (second2) *second2 = t->n < 2 ? INFINITY : best.d2; /* (true, if no help) */
     return best.id == SIZE_MAX ? 0 : best.id;
 }

@@ -185,6 +185,8 @@ static int map_and_sort(const table *t, const hil_options *o, hil_packing *pk, u
     const size_t cw = pk ? pk->words : 0, words = kw + cw - shared;
     stats->key_bits = used;
     stats->centers = mp.ncenters;
+    stats->kmeans_iterations = mp.kmeans_iterations;
+    stats->kmeans_searches = mp.kmeans_searches;
     enum { BATCH = 64 };
     const int in_memory = !o->memory;
     uint64_t *all = in_memory ? ak_huge_malloc((n ? n : 1) * words * sizeof *all) : NULL;

@@ -54,6 +54,8 @@ typedef struct hil_options {
 typedef struct hil_stats {
     uint64_t key_bits;   /* bits of the 1-D key */
     uint64_t centers;    /* iDistance centres used */
+    uint64_t kmeans_iterations, kmeans_searches; /* iDistance: Lloyd's iterations on the sample, and the
+                                                    nearest-centre searches they made (the others skipped) */
     uint64_t sort_runs, sort_merge_passes, blocks_written, blocks_read;
     size_t block_size;
     uint64_t fallback_steps; /* l-diversity: groups formed by the fall-back step */
