@@ -385,8 +385,9 @@ static int kmeanspp_seed(ak_rng *rng, const double *pts, size_t n, unsigned d, s
     double *near2 = malloc((n ? n : 1) * sizeof *near2); /* squared distance to the nearest centre so far */
     size_t *near = malloc((n ? n : 1) * sizeof *near);   /* that centre */
     double *z2 = malloc((nc ? nc : 1) * sizeof *z2);      /* squared distances of the new centre to the others */
-    if (!near2 || !near || !z2) {
-        free(near2), free(near), free(z2);
+    double *upto = malloc((n ? n : 1) * sizeof *upto);   /* near2[0] + ... + near2[i], summed in that order */
+    if (!near2 || !near || !z2 || !upto) {
+        free(near2), free(near), free(z2), free(upto);
         return ak_err_nomem(err);
     }
     size_t pick = n ? (size_t)ak_rng_below(rng, n) : 0;
@@ -403,21 +404,34 @@ static int kmeanspp_seed(ak_rng *rng, const double *pts, size_t n, unsigned d, s
                 const double s2 = dist2(pts + i * d, z, d);
                 if (c == 0 || s2 < near2[i]) near2[i] = s2, near[i] = c;
             }
-            total += near2[i];
+            upto[i] = total += near2[i];
         }
         if (!(total > 0)) { /* a centre on every point: any point */
             pick = (size_t)ak_rng_below(rng, n);
             continue;
         }
         const double r = (double)(ak_rng_next(rng) >> 11) * 0x1p-53 * total; /* in [0, total) */
-        double acc = 0;
-        for (size_t i = 0; i < n; i++) {
-            if (near2[i] <= 0) continue;
-            pick = i; /* the last point off the centres, should rounding leave acc <= r */
-            if ((acc += near2[i]) > r) break;
+        /* the first point whose running sum passes r (it is off the centres:
+         * the sum grew there), found by halving, since the sums never
+         * decrease; the last point off the centres should rounding leave
+         * every sum <= r */
+        size_t lo = 0, hi = n;
+        while (lo < hi) {
+            const size_t mid = lo + (hi - lo) / 2;
+            if (upto[mid] > r) hi = mid;
+            else lo = mid + 1;
+        }
+        if (lo < n) {
+            pick = lo;
+        } else {
+            for (size_t i = n; i-- > 0;)
+                if (near2[i] > 0) {
+                    pick = i;
+                    break;
+                }
         }
     }
-    free(near2), free(near), free(z2);
+    free(near2), free(near), free(z2), free(upto);
     return ANONKIT_OK;
 }
 
