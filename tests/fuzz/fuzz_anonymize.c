@@ -79,8 +79,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     fputs("id,a,b,c,s,cls\n", f);
     for (size_t i = 0; i < rows; i++) {
         const uint8_t *r = data + 4 + 3 * i;
-        fprintf(f, "p%zu,%u,%u,v%u,s%u,%s\n", i, r[0] ^ data[3], r[1] % 8, r[2] % 6, (r[2] >> 3) % 4,
-                r[1] & 0x80 ? "yes" : "no");
+        /* a as an integer, or (with data[3]'s top bit) sometimes negative, a decimal or in e-notation */
+        const unsigned v = r[0] ^ data[3], form = data[3] & 0x80 ? (r[1] >> 3) & 3 : 0;
+        char a_text[32];
+        if (form == 0) snprintf(a_text, sizeof a_text, "%u", v);
+        else if (form == 1) snprintf(a_text, sizeof a_text, "-%u", v);
+        else if (form == 2) snprintf(a_text, sizeof a_text, "%u.%u", v / 10, v % 10);
+        else snprintf(a_text, sizeof a_text, "%ue-1", v);
+        fprintf(f, "p%zu,%s,%u,v%u,s%u,%s\n", i, a_text, r[1] % 8, r[2] % 6, (r[2] >> 3) % 4, r[1] & 0x80 ? "yes" : "no");
     }
     fclose(f);
     char hier_opt[3][4300];
@@ -93,9 +99,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     must(job, ANONKIT_OPT_IDENTIFIER, "id");
     set_model(job, k, l, variant);
     must(job, ANONKIT_OPT_HIERARCHY, hier_opt[0]);
-    /* a and b under interval hierarchies: always for Incognito, else sometimes (then categorical) */
+    /* a and b under interval hierarchies: always for Incognito, else sometimes (then categorical);
+     * a's hierarchy has the integers 0..255 only */
     const int suppress = algorithm == 4 && (flags & 32);
-    if (algorithm == 4 || (flags & 32)) {
+    if (algorithm == 4 || ((flags & 32) && !(data[3] & 0x80))) {
         must(job, ANONKIT_OPT_HIERARCHY, hier_opt[1]);
         must(job, ANONKIT_OPT_HIERARCHY, hier_opt[2]);
     }
