@@ -14,6 +14,7 @@
 
 #include "anonkit/anonkit.h"
 #include "fuzz_util.h"
+#include "io/csv.h"
 
 static char dir[4096], in_path[4200], out_path[4200], hier_path[3][4200]; /* c's, a's, b's */
 
@@ -46,6 +47,82 @@ static void must(anonkit_job *job, anonkit_option option, const char *value)
         fprintf(stderr, "setting %s to %s: %s\n", anonkit_option_name(option), value, anonkit_errmsg(job));
         abort();
     }
+}
+
+/* Row r's value of a as written: an integer, or (with data[3]'s top bit)
+ * sometimes negative, a decimal or in e-notation. */
+static void a_text_of(const uint8_t *data, const uint8_t *r, char *text, size_t size)
+{
+    const unsigned v = r[0] ^ data[3], form = data[3] & 0x80 ? (r[1] >> 3) & 3 : 0;
+    if (form == 0) snprintf(text, size, "%u", v);
+    else if (form == 1) snprintf(text, size, "-%u", v);
+    else if (form == 2) snprintf(text, size, "%u.%u", v / 10, v % 10);
+    else snprintf(text, size, "%ue-1", v);
+}
+
+/* Whether the published text of a numeric QI — a value, or "lo-hi" where
+ * either may be negative or in e-notation — covers v. */
+static int covers_number(const char *text, size_t len, double v)
+{
+    char buf[128];
+    if (len == 1 && text[0] == '*') return 1;
+    if (len >= sizeof buf) return 0;
+    memcpy(buf, text, len);
+    buf[len] = 0;
+    char *end;
+    double x = strtod(buf, &end);
+    if (*end == 0 && end != buf) return x == v;
+    for (size_t k = 1; k + 1 < len; k++) { /* every '-' that may part the two bounds */
+        if (buf[k] != '-') continue;
+        buf[k] = 0;
+        const double lo = strtod(buf, &end);
+        const int lo_ok = *end == 0 && end != buf;
+        const double hi = strtod(buf + k + 1, &end);
+        const int hi_ok = *end == 0 && end != buf + k + 1;
+        buf[k] = '-';
+        if (lo_ok && hi_ok && lo <= v && v <= hi) return 1;
+    }
+    return 0;
+}
+
+/* Whether label (of the hierarchy of c, or a, b's interval hierarchies, or
+ * the value itself) is the leaf or one of its ancestors. */
+static int covers_label(const char *text, size_t len, unsigned leaf)
+{
+    static const char *const up[6] = {"g0", "g0", "g1", "g1", "g2", "g2"};
+    char want[8];
+    snprintf(want, sizeof want, "v%u", leaf);
+    return (len == strlen(want) && !memcmp(text, want, len)) || (len == 2 && !memcmp(text, up[leaf], 2)) ||
+           (len == 1 && text[0] == '*');
+}
+
+/* The published rows, in input order (--keep-order, nothing suppressed), are
+ * truthful: each QI's published text covers the row's own value. */
+static void check_truthful(const uint8_t *data, size_t rows)
+{
+    csv_reader *reader = NULL;
+    ak_error err;
+    if (csv_reader_open(&reader, out_path, ',', &err) < 0) abort();
+    csv_record rec;
+    if (csv_read(reader, &rec, &err) != 1) abort(); /* the header: a,b,c,s,cls */
+    for (size_t i = 0; i < rows; i++) {
+        if (csv_read(reader, &rec, &err) != 1 || rec.count != 5) abort();
+        const uint8_t *r = data + 4 + 3 * i;
+        char a_text[32];
+        a_text_of(data, r, a_text, sizeof a_text);
+        const double a = strtod(a_text, NULL);
+        const int ok = covers_number(rec.fields[0].data, rec.fields[0].len, a) &&
+                       covers_number(rec.fields[1].data, rec.fields[1].len, r[1] % 8) &&
+                       covers_label(rec.fields[2].data, rec.fields[2].len, r[2] % 6);
+        if (!ok) {
+            fprintf(stderr, "row %zu (a %g, b %u, c v%u) published as %.*s, %.*s, %.*s\n", i, a, r[1] % 8, r[2] % 6,
+                    (int)rec.fields[0].len, rec.fields[0].data, (int)rec.fields[1].len, rec.fields[1].data,
+                    (int)rec.fields[2].len, rec.fields[2].data);
+            abort();
+        }
+    }
+    if (csv_read(reader, &rec, &err) != 0) abort();
+    csv_reader_free(reader);
 }
 
 /* The model and columns shared by anonymize and check. */
@@ -84,13 +161,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (raw && fwrite(data + 4, 1, size - 4, f) != size - 4) abort();
     for (size_t i = 0; i < rows; i++) {
         const uint8_t *r = data + 4 + 3 * i;
-        /* a as an integer, or (with data[3]'s top bit) sometimes negative, a decimal or in e-notation */
-        const unsigned v = r[0] ^ data[3], form = data[3] & 0x80 ? (r[1] >> 3) & 3 : 0;
         char a_text[32];
-        if (form == 0) snprintf(a_text, sizeof a_text, "%u", v);
-        else if (form == 1) snprintf(a_text, sizeof a_text, "-%u", v);
-        else if (form == 2) snprintf(a_text, sizeof a_text, "%u.%u", v / 10, v % 10);
-        else snprintf(a_text, sizeof a_text, "%ue-1", v);
+        a_text_of(data, r, a_text, sizeof a_text);
         fprintf(f, "p%zu,%s,%u,v%u,s%u,%s\n", i, a_text, r[1] % 8, r[2] % 6, (r[2] >> 3) % 4, r[1] & 0x80 ? "yes" : "no");
     }
     fclose(f);
@@ -156,6 +228,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             abort();
         }
         anonkit_job_free(check);
+        if ((flags & 2) && !raw && suppressed == 0) check_truthful(data, rows);
         unlink(out_path);
     } else {
         if (rc == ANONKIT_E_INTERNAL) {
