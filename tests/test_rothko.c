@@ -792,12 +792,9 @@ static void test_sampled_reuses_files(void **state)
 {
     (void)state;
     tu_rng rng = {80};
-    const char *tmp = tu_mkdtemp();
-    char dir[4096], out[4200], report[4200], spill[4200];
-    snprintf(dir, sizeof dir, "%s", tmp);
-    snprintf(out, sizeof out, "%s/out.csv", dir);
-    snprintf(report, sizeof report, "%s/report.json", dir);
-    snprintf(spill, sizeof spill, "%s/spill", dir);
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", tu_mkdtemp());
+    const char *out = tu_path(dir, "out.csv"), *report = tu_path(dir, "report.json"), *spill = tu_path(dir, "spill");
     mkdir(spill, 0700);
     const int categorical[3] = {0, 1, 0};
     generate(&rng, dir, 3, categorical, 30000, 0);
