@@ -174,6 +174,23 @@ static void nn_visit(const hil_nn *t, size_t l, size_t b, const double *p, nn_be
  * (more are measured twice). */
 #define NN_SCAN_KEPT 4096
 
+/* The float squared distances to the point of the 8 centres of a block (c:
+ * their coordinates axis by axis): q = 0, 1, ... in turn, one fused
+ * multiply-add each; the point's coordinates broadcast in pv when D (the
+ * constant d) is not 0, else taken from pf. */
+__attribute__((target("avx2,fma"), always_inline)) static inline __m256 nn_block_f(const float *c, unsigned d,
+                                                                                 const __m256 *pv, const float *pf,
+                                                                                 const unsigned D)
+{
+    __m256 s = _mm256_setzero_ps();
+#pragma GCC unroll 8
+    for (unsigned q = 0; q < d; q++) {
+        const __m256 e = _mm256_sub_ps(D ? pv[q] : _mm256_set1_ps(pf[q]), _mm256_loadu_ps(c + q * NN_FAN));
+        s = _mm256_fmadd_ps(e, e, s);
+    }
+    return s;
+}
+
 /* nn_scan for centres of D coordinates: D a constant in each of the copies
  * nn_scan makes for D = 1..8 (the point's coordinates then stay in
  * registers, broadcast once), or the general case (D = 0: t->d, read from
@@ -193,13 +210,7 @@ __attribute__((target("avx2,fma"), always_inline)) static inline size_t nn_scan_
     for (unsigned q = 0; q < D; q++) pv[q] = _mm256_set1_ps(pf[q]);
     __m256 least = _mm256_set1_ps(INFINITY);
     for (size_t b = 0; b < blocks; b++) {
-        const float *c = t->cf + b * d * NN_FAN;
-        __m256 s = _mm256_setzero_ps();
-#pragma GCC unroll 8
-        for (unsigned q = 0; q < d; q++) {
-            const __m256 e = _mm256_sub_ps(D ? pv[q] : _mm256_set1_ps(pf[q]), _mm256_loadu_ps(c + q * NN_FAN));
-            s = _mm256_fmadd_ps(e, e, s);
-        }
+        const __m256 s = nn_block_f(t->cf + b * d * NN_FAN, d, pv, pf, D);
         if (keep) _mm256_storeu_ps(kept + b * NN_FAN, s);
         least = _mm256_min_ps(least, s);
     }
@@ -211,17 +222,7 @@ __attribute__((target("avx2,fma"), always_inline)) static inline size_t nn_scan_
     const __m256 bound = _mm256_set1_ps((float)((double)m + 2 * NN_FLOAT_SLACK(d)));
     nn_best best = {INFINITY, SIZE_MAX};
     for (size_t b = 0; b < blocks; b++) {
-        __m256 s;
-        if (keep) {
-            s = _mm256_loadu_ps(kept + b * NN_FAN);
-        } else {
-            const float *c = t->cf + b * d * NN_FAN;
-            s = _mm256_setzero_ps();
-            for (unsigned q = 0; q < d; q++) {
-                const __m256 e = _mm256_sub_ps(_mm256_set1_ps(pf[q]), _mm256_loadu_ps(c + q * NN_FAN));
-                s = _mm256_fmadd_ps(e, e, s);
-            }
-        }
+        const __m256 s = keep ? _mm256_loadu_ps(kept + b * NN_FAN) : nn_block_f(t->cf + b * d * NN_FAN, d, pv, pf, D);
         for (unsigned mask = (unsigned)_mm256_movemask_ps(_mm256_cmp_ps(s, bound, _CMP_LE_OQ)); mask; mask &= mask - 1) {
             const size_t j = b * NN_FAN + (size_t)__builtin_ctz(mask);
             if (j >= t->n) continue;
