@@ -1,4 +1,4 @@
-/* test_bottomk.c — bottom-m samples (core/bottomk.h) against brute force: a
+/* test_bottomk.c — bottom-m samples (common/bottomk.h) against brute force: a
  * random stream cut into 1..3 parts, each kept in a store of its own m, gives
  * through bottomk_cut exactly the stream's `want` least keys and their
  * records whenever it says so, and says so whenever every part's m covers its
@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "core/bottomk.h"
+#include "common/bottomk.h"
 #include "testutil.h"
 
 static int cmp_key(const void *a, const void *b)

@@ -1,4 +1,4 @@
-/* test_hash.c — the interning maps of core/hash: ids in order of first
+/* test_hash.c — the interning maps of common/hash: ids in order of first
  * insertion, and keys told apart by every byte at every length (short keys
  * are compared by overlapping word loads). */
 #include <setjmp.h>
@@ -9,7 +9,7 @@
 
 #include <string.h>
 
-#include "core/hash.h"
+#include "common/hash.h"
 #include "testutil.h"
 
 /* Keys of every length up to 40, and for each the keys that differ from it in

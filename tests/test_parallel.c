@@ -1,4 +1,4 @@
-/* test_parallel.c — core/parallel.h: ak_parts' counts, and ak_pipeline_run
+/* test_parallel.c — common/parallel.h: ak_parts' counts, and ak_pipeline_run
  * on 1..5 workers with 1..6 slots and produce times that vary at random:
  * every item is produced exactly once, into its own slot, by a worker with
  * the state it was given, and consumed in order with what was produced for
@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "core/parallel.h"
+#include "common/parallel.h"
 #include "testutil.h"
 
 static void test_parts(void **state)

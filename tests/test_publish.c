@@ -19,7 +19,7 @@
 #include "core/table.h"
 #include "io/csv.h"
 #include "io/outfile.h"
-#include "io/publish.h"
+#include "publish/publish.h"
 #include "testutil.h"
 
 /* Columns of the generated input: QI q0, copied c1 c2 c3 (adjacent),

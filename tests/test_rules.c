@@ -25,7 +25,7 @@
 #include "core/hierarchy.h"
 #include "core/partition.h"
 #include "core/recode.h"
-#include "core/rules.h"
+#include "publish/rules.h"
 #include "core/table.h"
 #include "model/model.h"
 #include "testutil.h"

@@ -9,17 +9,17 @@
 #include <unistd.h>
 
 #include "algo/mondrian/mondrian.h"
-#include "algo/rothko/rothko.h"
+#include "algo/mondrian/rothko.h"
 #include "api/incognito.h"
 #include "api/job.h"
 #include "api/onedim.h"
-#include "core/clock.h"
+#include "common/clock.h"
 #include "core/partition.h"
-#include "core/rng.h"
-#include "core/rules.h"
+#include "common/rng.h"
+#include "publish/rules.h"
 #include "core/table.h"
 #include "io/outfile.h"
-#include "io/publish.h"
+#include "publish/publish.h"
 #include "io/spool.h"
 #include "metrics/metrics.h"
 

@@ -5,8 +5,8 @@
 #include <string.h>
 
 #include "anonkit/anonkit.h"
-#include "core/error.h"
-#include "core/rng.h"
+#include "common/error.h"
+#include "common/rng.h"
 #include "io/outfile.h"
 #include "io/synth.h"
 

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "algo/incognito/incognito.h"
-#include "core/clock.h"
+#include "common/clock.h"
 
 static int usage(anonkit_job *job, const char *what)
 {

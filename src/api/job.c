@@ -2,7 +2,7 @@
  * anonkit_job_set, and JSON job files (jansson) carrying the same settings
  * under the same names as the command line's long options. */
 #include "api/job.h"
-#include "algo/rothko/rothko.h"
+#include "algo/mondrian/rothko.h"
 #include "algo/onedim/onedim.h"
 
 #include <errno.h>

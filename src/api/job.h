@@ -9,7 +9,7 @@
 #include "anonkit/anonkit.h"
 #include "algo/incognito/incognito.h"
 #include "algo/mondrian/mondrian.h"
-#include "core/error.h"
+#include "common/error.h"
 #include "core/recode.h"
 #include "core/table.h"
 #include "model/model.h"

@@ -12,7 +12,7 @@
 
 #include "api/job.h"
 #include "api/kl.h"
-#include "core/hash.h"
+#include "common/hash.h"
 #include "core/numdict.h"
 #include "io/csv.h"
 #include "io/spool.h"

@@ -1,11 +1,11 @@
-/* recode.c — anonkit_recode: applies saved recoding rules (core/rules.h) to
+/* recode.c — anonkit_recode: applies saved recoding rules (publish/rules.h) to
  * new data, streaming row by row (stdin needs no spooling: it is read once),
  * through the atomic output file so that a failed run leaves nothing behind. */
 #include <stdio.h>
 #include <string.h>
 
 #include "api/job.h"
-#include "core/rules.h"
+#include "publish/rules.h"
 #include "io/csv.h"
 #include "io/outfile.h"
 

@@ -19,7 +19,7 @@
  * top-down, each level's order being its parents' order with each parent's
  * children in id (= first appearance) order.
  *
- * Rows embedded in another file (the recoding rules, core/rules.c) take the
+ * Rows embedded in another file (the recoding rules, publish/rules.c) take the
  * same first pass row by row through a hier_builder, with that file's lines.
  *
  * Beyond hierarchy.h: a UTF-8 byte order mark before the first leaf is
@@ -31,7 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/hash.h"
+#include "common/hash.h"
 #include "io/csv.h"
 
 /* Fields per row beyond which a file is rejected: every level costs a label

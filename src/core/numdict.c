@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/hugemem.h"
+#include "common/hugemem.h"
 
 /* Integer mode stores value + INT_BIAS in a code. */
 #define INT_BIAS NUMDICT_INT_BIAS

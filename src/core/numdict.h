@@ -16,9 +16,9 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "core/error.h"
-#include "core/hash.h"
-#include "core/strbuf.h"
+#include "common/error.h"
+#include "common/hash.h"
+#include "common/strbuf.h"
 
 typedef struct numdict {
     int general;        /* 0: integer mode, 1: general mode */

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/hugemem.h"
+#include "common/hugemem.h"
 
 int partition_init(partition *p, size_t nrows, uint32_t nqi, ak_error *err)
 {

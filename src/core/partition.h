@@ -16,7 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/error.h"
+#include "common/error.h"
 
 #define PARTITION_SUPPRESSED UINT32_MAX
 

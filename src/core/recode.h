@@ -16,9 +16,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/error.h"
+#include "common/error.h"
 #include "core/partition.h"
-#include "core/strbuf.h"
+#include "common/strbuf.h"
 #include "core/table.h"
 
 #define RECODE_SUPPRESSED "*"

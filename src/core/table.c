@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/hugemem.h"
+#include "common/hugemem.h"
 #include "core/numdict.h"
 #include "io/csv.h"
 

@@ -13,11 +13,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/error.h"
-#include "core/hash.h"
+#include "common/error.h"
+#include "common/hash.h"
 #include "core/hierarchy.h"
 #include "core/numdict.h"
-#include "core/strbuf.h"
+#include "common/strbuf.h"
 
 typedef enum attr_kind { ATTR_NUMERIC, ATTR_CATEGORICAL } attr_kind;
 

@@ -18,8 +18,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "core/error.h"
-#include "core/strbuf.h"
+#include "common/error.h"
+#include "common/strbuf.h"
 
 typedef struct csv_field {
     const char *data; /* not NUL-terminated */

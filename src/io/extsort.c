@@ -14,8 +14,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core/hugemem.h"
-#include "core/parallel.h"
+#include "common/hugemem.h"
+#include "common/parallel.h"
 
 /* One run on disk: its file, record count and read state during a merge. */
 typedef struct run {

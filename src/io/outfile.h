@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "core/error.h"
+#include "common/error.h"
 
 typedef struct outfile {
     FILE *stream;     /* where to write */

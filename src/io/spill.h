@@ -18,7 +18,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "core/error.h"
+#include "common/error.h"
 
 /* The block size of 000 §5.1. */
 #define SPILL_DEFAULT_BLOCK ((size_t)256 << 10)

@@ -7,7 +7,7 @@
 
 #include <stdio.h>
 
-#include "core/error.h"
+#include "common/error.h"
 
 typedef struct spool {
     char dir[4096];  /* "" when none */

@@ -1,5 +1,5 @@
 /* synth.c — the synthetic data generator of 000 Figure 7 and §5.1 (after
- * Agrawal et al.): draws each record from the seeded generator (core/rng.h) and
+ * Agrawal et al.): draws each record from the seeded generator (common/rng.h) and
  * streams it as CSV (hand-formatted into a buffer written in large blocks) or as
  * a binary tuple file (io/tuple.h). Exact integer arithmetic throughout: see
  * synth.h. */

@@ -14,8 +14,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "core/error.h"
-#include "core/rng.h"
+#include "common/error.h"
+#include "common/rng.h"
 
 /* The columns, in output order. */
 enum {

@@ -16,7 +16,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "core/error.h"
+#include "common/error.h"
 
 /* Column types; the values are the type numbers stored in the header. */
 typedef enum tuple_type {

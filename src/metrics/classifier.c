@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/stats.h"
+#include "common/stats.h"
 
 #define NONE UINT32_MAX
 #define EPSILON 1e-3 /* C4.5's Epsilon */

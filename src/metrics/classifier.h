@@ -32,7 +32,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/error.h"
+#include "common/error.h"
 
 /* The rows the tree sees: per attribute either category codes or numbers. */
 typedef struct ctree_data {

@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/error.h"
+#include "common/error.h"
 #include "core/table.h"
 
 /* The published rows: per row its box [lo, hi] per QI (row-major, nqi codes

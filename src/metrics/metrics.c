@@ -2,9 +2,9 @@
  * 004 §6's distortion per record, class entropy and RMSE (000 §5.5). */
 #include "metrics/metrics.h"
 
-#include "core/compare.h"
+#include "common/compare.h"
 #include "core/numdict.h"
-#include "core/stats.h"
+#include "common/stats.h"
 
 #include <math.h>
 #include <stdlib.h>

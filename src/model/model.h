@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/error.h"
+#include "common/error.h"
 
 /* l-diversity variants, combinable as a bit set. */
 enum {

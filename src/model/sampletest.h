@@ -29,7 +29,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/error.h"
+#include "common/error.h"
 #include "model/model.h"
 
 typedef enum sample_test_kind {

@@ -1,5 +1,5 @@
 /* fuzz_rules.c — libFuzzer harness for the recoding rules reader and lookup
- * (src/core/rules, docs/rules-format.md): any bytes are read as a rules
+ * (src/publish/rules, docs/rules-format.md): any bytes are read as a rules
  * file and applied to a small fixed table (a numeric and a categorical QI,
  * an identifier, a copied column). A refusal must not be an internal error
  * and must leave nothing at the output path; an accepted file must recode

@@ -12,7 +12,6 @@
 #include <string.h>
 
 #include "core/recode.h"
-#include "metrics/metrics.h"
 
 /* Bits needed to hold values 0..x. */
 static uint32_t bits_for(uint64_t x)

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/hash.h"
+#include "common/hash.h"
 #include "metrics/metrics.h"
 
 static const char *const variant_names[INC_VARIANT__COUNT] = {

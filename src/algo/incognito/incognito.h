@@ -17,7 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/error.h"
+#include "common/error.h"
 #include "core/partition.h"
 #include "core/table.h"
 #include "model/model.h"

@@ -39,9 +39,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/compare.h"
-#include "core/hugemem.h"
-#include "core/stats.h"
+#include "common/compare.h"
+#include "common/hugemem.h"
+#include "common/stats.h"
 
 /* Partitions of at most this many rows are split out of place (partition_rows). */
 #define MDR_SMALL_PARTITION 4096

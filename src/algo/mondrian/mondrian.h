@@ -4,7 +4,7 @@
 #ifndef AK_MONDRIAN_H
 #define AK_MONDRIAN_H
 
-#include "core/error.h"
+#include "common/error.h"
 #include "core/partition.h"
 #include "core/table.h"
 #include "model/model.h"

@@ -61,8 +61,7 @@
 #include <string.h>
 
 #include "algo/onedim/mapping.h"
-#include "core/parallel.h"
-#include "metrics/metrics.h"
+#include "common/parallel.h"
 
 /* ------------------------------------------------------------- packing -- */
 

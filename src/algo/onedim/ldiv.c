@@ -27,7 +27,6 @@
 
 #include "algo/onedim/onedim.h"
 #include "io/extsort.h"
-#include "metrics/metrics.h"
 
 typedef struct ldiv_state {
     const uint32_t *sa;

@@ -20,8 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/parallel.h"
-#include "core/rng.h"
+#include "common/parallel.h"
+#include "common/rng.h"
 #include "io/extsort.h"
 
 void hil_hilbert_key(const uint32_t *coords, unsigned d, unsigned bits, uint64_t *key)

@@ -9,8 +9,8 @@
 #include <string.h>
 
 #include "algo/onedim/mapping.h"
-#include "core/hugemem.h"
-#include "core/parallel.h"
+#include "common/hugemem.h"
+#include "common/parallel.h"
 #include "io/extsort.h"
 
 int hil_parse_algorithm(const char *name, hil_options *o)

@@ -31,9 +31,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/compare.h"
-#include "core/hash.h"
-#include "core/stats.h"
+#include "common/compare.h"
+#include "common/hash.h"
+#include "common/stats.h"
 #include "metrics/metrics.h"
 
 #define NONE UINT32_MAX

@@ -20,7 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/error.h"
+#include "common/error.h"
 #include "core/partition.h"
 #include "core/table.h"
 #include "model/xyprivacy.h"

@@ -1,5 +1,5 @@
 /* error.c — filling and formatting the error record (DESIGN.md §7). */
-#include "core/error.h"
+#include "common/error.h"
 
 #include <stdarg.h>
 #include <stdio.h>

@@ -1,5 +1,5 @@
 /* hash.c — the interning hash maps of hash.h (linear probing, XXH3). */
-#include "core/hash.h"
+#include "common/hash.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,5 +1,5 @@
 /* parallel.c — independent parts of a job on threads (see parallel.h). */
-#include "core/parallel.h"
+#include "common/parallel.h"
 
 #include <pthread.h>
 #include <stdlib.h>

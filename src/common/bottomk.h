@@ -19,7 +19,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "core/error.h"
+#include "common/error.h"
 
 /* A record's priority: a hash of the run's seed and x (splitmix64's finalizer
  * of their mix), uniform over 64 bits for distinct x. */

@@ -16,7 +16,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "core/error.h"
+#include "common/error.h"
 #include "core/partition.h"
 #include "core/recode.h"
 #include "core/table.h"

@@ -29,7 +29,7 @@
  * and each resulting partition is processed in turn. Its tuples also carry
  * the numeric sensitive value and the regression target, which frequency
  * groups cannot summarize but samples can. */
-#include "algo/rothko/rothko.h"
+#include "algo/mondrian/rothko.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -38,12 +38,12 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "core/bottomk.h"
-#include "core/clock.h"
-#include "core/compare.h"
-#include "core/hash.h"
-#include "core/rng.h"
-#include "core/stats.h"
+#include "common/bottomk.h"
+#include "common/clock.h"
+#include "common/compare.h"
+#include "common/hash.h"
+#include "common/rng.h"
+#include "common/stats.h"
 #include "io/csv.h"
 #include "io/spill.h"
 #include "io/tuple.h"

@@ -1,5 +1,5 @@
 /* stats.c — the sparse-resettable sensitive histogram of stats.h. */
-#include "core/stats.h"
+#include "common/stats.h"
 
 #include <stdlib.h>
 #include <string.h>

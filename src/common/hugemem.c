@@ -1,7 +1,7 @@
 /* hugemem.c — the huge-page hint of hugemem.h (madvise MADV_HUGEPAGE, a Linux
  * extension: _DEFAULT_SOURCE exposes it beside the POSIX names). */
 #define _DEFAULT_SOURCE
-#include "core/hugemem.h"
+#include "common/hugemem.h"
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -7,7 +7,7 @@
 #include <stdint.h>
 
 #include "algo/mondrian/mondrian.h"
-#include "core/error.h"
+#include "common/error.h"
 #include "core/partition.h"
 #include "core/table.h"
 #include "model/model.h"

@@ -1,5 +1,5 @@
 /* rng.c — a fresh seed for runs without --seed (see rng.h). */
-#include "core/rng.h"
+#include "common/rng.h"
 
 #include <sys/random.h>
 #include <sys/types.h>

@@ -16,7 +16,7 @@
  * the writer's own thread writes (csv_writer_background); a partition's
  * rows are then composed on a thread of the stream's while the caller goes
  * on with the algorithm (stream_composer). */
-#include "io/publish.h"
+#include "publish/publish.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -24,10 +24,10 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "core/hugemem.h"
+#include "common/hugemem.h"
 #include "core/recode.h"
-#include "core/rng.h"
-#include "core/strbuf.h"
+#include "common/rng.h"
+#include "common/strbuf.h"
 #include "io/csv.h"
 #include "io/outfile.h"
 

@@ -17,7 +17,7 @@
  * box as region. Hence a file is accepted only when its rules tile the domain:
  * no gap, no overlap. Building costs O(rules x QIs x height); a row is located
  * by O(height) comparisons. */
-#include "core/rules.h"
+#include "publish/rules.h"
 
 #include <errno.h>
 #include <math.h>
@@ -26,7 +26,7 @@
 
 #include "core/hierarchy.h"
 #include "core/numdict.h"
-#include "core/strbuf.h"
+#include "common/strbuf.h"
 
 #define MAGIC "anonkit-rules"
 /* Longest piece of a value quoted in a message. */

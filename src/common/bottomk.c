@@ -1,5 +1,5 @@
 /* bottomk.c — bottom-m samples of record streams (see bottomk.h). */
-#include "core/bottomk.h"
+#include "common/bottomk.h"
 
 #include <stdlib.h>
 #include <string.h>
