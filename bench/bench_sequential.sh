@@ -25,7 +25,7 @@ set -u
 SCALES=${SCALES-7 33}
 BIN=$(cd "${1:-build}" && pwd)/anonkit
 SRC=$(cd "$(dirname "$0")/.." && pwd)
-DATA=/work/shared/data/adult15
+DATA=${DATA:-$(cd "$(dirname "$0")/../.." && pwd)/shared/data}/adult15
 PY=/usr/bin/python3
 T=$(mktemp -d "${TMPDIR:-/tmp}/anonkit-bench-seq.XXXXXX") || exit 2
 trap 'rm -rf "$T"' EXIT
