@@ -292,23 +292,6 @@ done:
     return rc;
 }
 
-/* Writes "a=x, b=y" for a group key into buf. */
-static void describe_group(const pub_groups *g, const strlist *qi, uint32_t group, char *buf, size_t size)
-{
-    const char *key = strmap_key(&g->keys, group);
-    size_t used = 0, at = 0;
-    buf[0] = '\0';
-    for (uint32_t q = 0; q < g->nqi && used < size; q++) {
-        uint32_t len;
-        memcpy(&len, key + at, 4);
-        int n = snprintf(buf + used, size - used, "%s%s=%.*s", q ? ", " : "", qi->items[q],
-                         (int)(len > 80 ? 80 : len), key + at + 4);
-        if (n < 0) break;
-        used += (size_t)n;
-        at += 4 + len;
-    }
-}
-
 /* Resolves "-" to a spooled copy of stdin. */
 static int open_path(anonkit_job *job, const char *path, spool *sp, const char **use, const char **shown)
 {
@@ -334,92 +317,6 @@ static uint32_t all_star_group(const pub_groups *g)
         key[5 * q + 4] = '*';
     }
     return strmap_find(&g->keys, key, 5 * (size_t)g->nqi);
-}
-
-int anonkit_check(anonkit_job *job, const char *published_path, uint64_t *out_classes, uint64_t *out_rows)
-{
-    return anonkit_check_counts(job, published_path, out_classes, out_rows, NULL);
-}
-
-int anonkit_check_counts(anonkit_job *job, const char *published_path, uint64_t *out_classes, uint64_t *out_rows,
-                         uint64_t *out_suppressed)
-{
-    ak_err_clear(&job->err);
-    if (!job->qi.count) return ak_err_set(&job->err, ANONKIT_E_USAGE, NULL, 0, 0, "no quasi-identifiers given (--qi)"), job_fail(job);
-    if (job->model.l > 0 && !job->sensitive)
-        return ak_err_set(&job->err, ANONKIT_E_USAGE, NULL, 0, 0, "--l needs a sensitive column (--sensitive)"), job_fail(job);
-    if (job->model.variance > 0 && !job->sensitive)
-        return ak_err_set(&job->err, ANONKIT_E_USAGE, NULL, 0, 0, "--variance needs a numeric sensitive column (--sensitive)"), job_fail(job);
-    if (model_validate(&job->model, &job->err) < 0) return job_fail(job);
-    const model *m = &job->model;
-    spool sp;
-    const char *path, *shown;
-    pub_groups g;
-    memset(&g, 0, sizeof g);
-    uint32_t *start = NULL, *counts = NULL, *scratch = NULL, *fill = NULL;
-    int rc = open_path(job, published_path, &sp, &path, &shown);
-    if (rc < 0) goto done;
-    const pub_wants wants = {model_needs_sensitive(m) ? job->sensitive : NULL, m->variance > 0, NULL, NULL, NULL, NULL};
-    if ((rc = groups_read(&g, job, path, shown, &wants)) < 0) goto done;
-    const size_t ngroups = g.keys.count, npairs = g.pairs.count;
-    /* Sensitive counts of group i are counts[start[i] .. start[i+1]). */
-    start = calloc(ngroups + 1, sizeof *start);
-    fill = calloc(ngroups + 1, sizeof *fill);
-    counts = malloc((npairs ? npairs : 1) * sizeof *counts);
-    scratch = malloc((npairs ? npairs : 1) * sizeof *scratch);
-    if (!start || !fill || !counts || !scratch) { rc = ak_err_nomem(&job->err); goto done; }
-    for (size_t p = 0; p < npairs; p++) start[(g.pairs.id_keys[p] >> 32) + 1]++;
-    for (size_t i = 0; i < ngroups; i++) start[i + 1] += start[i];
-    for (size_t p = 0; p < npairs; p++) {
-        uint32_t group = (uint32_t)(g.pairs.id_keys[p] >> 32);
-        counts[start[group] + fill[group]++] = g.pair_count[p];
-    }
-    /* With a suppression limit, the all-"*" rows are suppressed rows when they are at most the
-     * limit; more of them must satisfy the model as a class (the top of a lattice). */
-    const uint32_t star = job->suppression > 0 ? all_star_group(&g) : AK_NOT_FOUND;
-    const uint64_t limit = model_suppression_limit(job->suppression, g.rows);
-    uint64_t suppressed = 0, classes = ngroups;
-    if (star != AK_NOT_FOUND && g.count[star] <= limit) {
-        suppressed = g.count[star];
-        classes--;
-    }
-    for (uint32_t i = 0; i < ngroups; i++) {
-        if (i == star && suppressed) continue;
-        char why[256];
-        int holds = model_explain(m, g.count[i], counts + start[i], start[i + 1] - start[i], scratch, why, sizeof why);
-        if (holds && !model_variance_holds(m, &g.moments[i], g.exact)) {
-            holds = 0;
-            snprintf(why, sizeof why, "variance of the sensitive values %.6Lg < %g",
-                     model_moments_variance(&g.moments[i], g.exact), m->variance);
-        }
-        if (holds) continue;
-        if (i == star) {
-            rc = ak_err_set(&job->err, ANONKIT_E_VIOLATION, shown, g.first_line[i], 0,
-                            "%llu rows have every quasi-identifier '*', more than the %llu that --suppression %g "
-                            "allows of %llu rows, and as a class they violate the privacy model: %s",
-                            (unsigned long long)g.count[i], (unsigned long long)limit, job->suppression,
-                            (unsigned long long)g.rows, why);
-            goto done;
-        }
-        char desc[600];
-        describe_group(&g, &job->qi, i, desc, sizeof desc);
-        rc = ak_err_set(&job->err, ANONKIT_E_VIOLATION, shown, g.first_line[i], 0,
-                        "class (%s) of %llu rows violates the privacy model: %s", desc,
-                        (unsigned long long)g.count[i], why);
-        goto done;
-    }
-    if (out_classes) *out_classes = classes;
-    if (out_rows) *out_rows = g.rows;
-    if (out_suppressed) *out_suppressed = suppressed;
-    rc = ANONKIT_OK;
-done:
-    spool_remove(&sp);
-    groups_free(&g);
-    free(start);
-    free(fill);
-    free(counts);
-    free(scratch);
-    return rc < 0 ? job_fail(job) : ANONKIT_OK;
 }
 
 /* The text of QI q in a group key (each QI text prefixed by its length). */
