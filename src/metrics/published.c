@@ -33,7 +33,7 @@ void metrics_pub_groups_free(metrics_pub_groups *g)
 /* Index of the header field named `name`, or -1. */
 static int column_index(const csv_record *header, const char *name)
 {
-    size_t len = strlen(name);
+    const size_t len = strlen(name);
     for (uint32_t c = 0; c < header->count; c++)
         if (header->fields[c].len == len && memcmp(header->fields[c].data, name, len) == 0) return (int)c;
     return -1;

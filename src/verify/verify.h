@@ -40,7 +40,7 @@ typedef struct verify_counts {
  * status with err describing the failure: ANONKIT_E_VIOLATION names the first
  * violating class (in the order of the rows that open the classes) and what it
  * violates; ANONKIT_E_USAGE a missing column or an invalid model;
- * ANONKIT_E_INPUT a malformed file. */
+ * ANONKIT_E_INPUT a malformed file. err must not be NULL. */
 int verify_published(const verify_params *p, verify_counts *out /* OUT, may be NULL */, ak_error *err);
 
 #endif
