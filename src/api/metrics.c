@@ -1,0 +1,131 @@
+/* metrics.c — anonkit_metrics: the public entry point of the metrics of a
+ * published file (src/metrics/published.c). Loads the original with the
+ * job's settings, copies "-" (standard input) into a private file, calls the
+ * metrics layer and writes its values as the JSON document of the API. */
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/job.h"
+#include "io/spool.h"
+#include "metrics/published.h"
+
+/* The metrics' options from the job, for the published file at path (shown as `shown`). */
+static metrics_pub_options pub_options(const anonkit_job *job, const char *path, const char *shown)
+{
+    return (metrics_pub_options){
+        .path = path,
+        .shown = shown,
+        .delimiter = job->delimiter,
+        .qi = (const char *const *)job->qi.items,
+        .nqi = job->qi.count,
+        .k = job->model.k,
+        .suppression = job->suppression,
+        .extents_known = job->publish != RECODE_MEAN,
+        .class_name = job->class_name,
+        .target = job->target_name,
+        .kl_level = job->kl_level,
+        .sensitive = job->sensitive,
+        .class_error = job->class_error,
+        .train_rows = job->train_rows,
+        .split_column = job->split_column,
+    };
+}
+
+/* The JSON document of anonkit_metrics for the values r of the original t. */
+static json_t *metrics_json(const anonkit_job *job, const table *t, const metrics_pub_result *r)
+{
+    const metrics *mt = &r->m;
+    const int ncp_known = job->publish != RECODE_MEAN;
+    json_t *root = json_object();
+    json_object_set_new(root, "rows", json_integer((json_int_t)mt->rows));
+    json_object_set_new(root, "rows_published", json_integer((json_int_t)mt->published));
+    json_object_set_new(root, "rows_suppressed", json_integer((json_int_t)mt->suppressed));
+    json_object_set_new(root, "classes", json_integer((json_int_t)mt->classes));
+    json_object_set_new(root, "min_class_size", json_integer((json_int_t)mt->min_class));
+    json_object_set_new(root, "mean_class_size", json_real(mt->mean_class));
+    json_object_set_new(root, "max_class_size", json_integer((json_int_t)mt->max_class));
+    json_object_set_new(root, "k", json_integer((json_int_t)job->model.k));
+    json_object_set_new(root, "dm", json_real(mt->dm));
+    json_object_set_new(root, "cavg", json_real(mt->cavg));
+    json_object_set_new(root, "gcp", json_real(mt->gcp));
+    if (!ncp_known) json_object_set(root, "gcp", json_null());
+    json_t *per = json_object();
+    for (uint32_t q = 0; q < t->nqi; q++)
+        json_object_set_new(per, t->qi[q].name,
+                            ncp_known || t->qi[q].kind != ATTR_NUMERIC ? json_real(mt->ncp[q]) : json_null());
+    json_object_set_new(root, "ncp", per);
+    for (int kind = 0; kind < 2; kind++)
+        json_object_set_new(root, kind ? "distortion_continuous" : "distortion_categorical",
+                            (ncp_known || !kind) && t->nrows ? json_real(r->distortion[kind] / (double)t->nrows)
+                                                             : json_null());
+    if (job->class_name) json_object_set_new(root, "conditional_entropy", json_real(r->conditional_entropy));
+    if (job->target_name) json_object_set_new(root, "rmse", json_real(r->rmse));
+    if (job->kl_level) {
+        json_object_set_new(root, "kl_level", json_integer((json_int_t)job->kl_level));
+        json_object_set_new(root, "kl_groupbys", json_integer((json_int_t)r->kl_groupbys));
+        /* +inf (a cell the estimate misses) has no JSON number: null */
+        json_object_set_new(root, "kl_divergence", isfinite(r->kl_divergence) ? json_real(r->kl_divergence) : json_null());
+    }
+    if (job->class_error) {
+        const class_error *ce = &r->ce;
+        json_t *o = json_object();
+        json_object_set_new(o, "column", json_string(job->class_error));
+        json_object_set_new(o, "train_rows", json_integer((json_int_t)ce->train_rows));
+        json_object_set_new(o, "test_rows", json_integer((json_int_t)ce->test_rows));
+        json_object_set_new(o, "errors", json_integer((json_int_t)ce->errors));
+        json_object_set_new(o, "error", json_real(ce->error));
+        json_object_set_new(o, "majority_error", json_real((double)ce->majority_errors / (double)ce->test_rows));
+        json_object_set_new(o, "leaves", json_integer((json_int_t)ce->leaves));
+        json_object_set_new(root, "class_error", o);
+    }
+    return root;
+}
+
+int anonkit_metrics(anonkit_job *job, const char *original_path, const char *published_path, char **out_json)
+{
+    *out_json = NULL;
+    ak_error *err = &job->err;
+    ak_err_clear(err);
+    if (!job->qi.count) return ak_err_set(err, ANONKIT_E_USAGE, NULL, 0, 0, "no quasi-identifiers given (--qi)"), job_fail(job);
+    metrics_pub_options o = pub_options(job, published_path, published_path);
+    if (metrics_pub_usage(&o, err) < 0) return job_fail(job);
+    spool sp;
+    memset(&sp, 0, sizeof sp);
+    metrics_pub_groups g;
+    memset(&g, 0, sizeof g);
+    metrics_pub_result r;
+    memset(&r, 0, sizeof r);
+    table *t = NULL;
+    double *weights = NULL;
+    job_spec_storage storage = {0};
+    table_spec spec;
+    int rc = ANONKIT_OK;
+    if (strcmp(published_path, "-") == 0) {
+        o.shown = "stdin";
+        if ((rc = spool_stream(&sp, stdin, err)) < 0) goto done;
+        o.path = sp.path;
+    }
+    if ((rc = job_table_spec(job, original_path, original_path, &spec, &storage)) < 0) goto done;
+    /* the original is read for its domains only (and its sensitive values for --kl-level) */
+    spec.sensitive_name = job->kl_level ? job->sensitive : NULL;
+    spec.nidentifiers = 0;
+    if ((rc = table_load(&t, &spec, err)) < 0) goto done;
+    if ((rc = metrics_pub_read(&g, &o, err)) < 0) goto done;
+    if ((rc = job_weights(job, &weights)) < 0) goto done;
+    if ((rc = metrics_pub_measure(t, &g, &o, weights, &r, err)) < 0) goto done;
+    json_t *root = metrics_json(job, t, &r);
+    *out_json = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17));
+    json_decref(root);
+    rc = *out_json ? ANONKIT_OK : ak_err_nomem(err);
+done:
+    spool_remove(&sp);
+    metrics_pub_groups_free(&g);
+    metrics_pub_result_free(&r);
+    table_free(t);
+    free(weights);
+    job_spec_free(&storage);
+    return rc < 0 ? job_fail(job) : ANONKIT_OK;
+}

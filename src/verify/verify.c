@@ -1,0 +1,389 @@
+/* verify.c — the independent verifier (verify.h): reads a published file,
+ * groups its rows by their published QI texts and tests every group with the
+ * model predicates. Its own grouping, its own column lookup and its own number
+ * reading; from the rest of anonkit only the CSV reader, the spool of standard
+ * input, the hash maps and model.c. */
+#include "verify/verify.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/hash.h"
+#include "io/csv.h"
+#include "io/spool.h"
+
+/* The classes of a published file: its rows grouped by their QI texts. */
+typedef struct vgroups {
+    strmap keys;          /* group key: the QI texts, each prefixed by its 4-byte length */
+    uint64_t *count;      /* per group: rows */
+    long *first_line;     /* per group: line of its first row */
+    model_moments *moments; /* per group: numeric sensitive values (variance diversity) */
+    size_t cap;
+    strmap sensitive;     /* sensitive text -> id */
+    u64map pairs;         /* (group << 32 | sensitive id) -> pair id */
+    uint32_t *pair_count; /* per pair: rows */
+    size_t pair_cap;
+    uint64_t rows;
+    int exact;            /* every numeric sensitive value is a small integer */
+} vgroups;
+
+static void vgroups_free(vgroups *g)
+{
+    strmap_free(&g->keys);
+    strmap_free(&g->sensitive);
+    u64map_free(&g->pairs);
+    free(g->count);
+    free(g->first_line);
+    free(g->moments);
+    free(g->pair_count);
+    memset(g, 0, sizeof *g);
+}
+
+/* Index of the header field named `name`, or -1. */
+static int column_index(const csv_record *header, const char *name)
+{
+    const size_t len = strlen(name);
+    for (uint32_t c = 0; c < header->count; c++)
+        if (header->fields[c].len == len && memcmp(header->fields[c].data, name, len) == 0) return (int)c;
+    return -1;
+}
+
+/* Columns of the QIs into qi_col and of the sensitive attribute (or -1) into
+ * *sens_col; a usage error naming the first missing one. */
+static int find_columns(const csv_record *header, const char *shown, const verify_params *p, uint32_t *qi_col,
+                        int *sens_col, ak_error *err)
+{
+    for (size_t q = 0; q < p->nqi; q++) {
+        const int c = column_index(header, p->qi[q]);
+        if (c < 0)
+            return ak_err_set(err, ANONKIT_E_USAGE, shown, 1, 0, "no column named '%s' (given as a quasi-identifier)",
+                              p->qi[q]);
+        qi_col[q] = (uint32_t)c;
+    }
+    *sens_col = -1;
+    if (p->sensitive && (*sens_col = column_index(header, p->sensitive)) < 0)
+        return ak_err_set(err, ANONKIT_E_USAGE, shown, 1, 0, "no column named '%s' (given as the sensitive attribute)",
+                          p->sensitive);
+    return ANONKIT_OK;
+}
+
+/* A whole field as a finite number: 0, or -1 when it is not one. The syntax
+ * and the values are those with which tables are read (a sign, digits and
+ * one point, exact as mantissa / 10^fraction digits up to 15 digits; anything
+ * else through strtod), so that the verifier tests the values the algorithms
+ * tested. */
+static int parse_number(const char *s, size_t len, double *out)
+{
+    if (len == 0) return -1;
+    size_t i = 0;
+    const int negative = s[0] == '-';
+    if (s[0] == '-' || s[0] == '+') i = 1;
+    uint64_t mantissa = 0;
+    int digits = 0, fraction_digits = 0, seen_point = 0;
+    for (; i < len; i++) {
+        const char ch = s[i];
+        if (ch >= '0' && ch <= '9') {
+            mantissa = mantissa * 10 + (uint64_t)(ch - '0');
+            digits++;
+            fraction_digits += seen_point;
+        } else if (ch == '.' && !seen_point) {
+            seen_point = 1;
+        } else {
+            break;
+        }
+    }
+    if (i == len && digits > 0 && digits <= 15) {
+        static const double pow10[] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7,
+                                       1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15};
+        const double v = (double)mantissa / pow10[fraction_digits];
+        *out = v == 0 ? 0.0 : (negative ? -v : v); /* no negative zero */
+        return 0;
+    }
+    char buf[128];
+    if (len >= sizeof buf) return -1;
+    memcpy(buf, s, len);
+    buf[len] = '\0';
+    if (buf[0] == ' ' || buf[0] == '\t' || buf[0] == '\n' || buf[0] == '\r') return -1;
+    char *end;
+    const double v = strtod(buf, &end);
+    if (end != buf + len || !isfinite(v)) return -1;
+    *out = v == 0 ? 0.0 : v;
+    return 0;
+}
+
+/* Makes room for group `group` (ids are dense, one more at a time). */
+static int grow_groups(vgroups *g, uint32_t group, ak_error *err)
+{
+    if (group < g->cap) return ANONKIT_OK;
+    const size_t cap = g->cap ? g->cap * 2 : 1024;
+    uint64_t *count = realloc(g->count, cap * sizeof *count);
+    if (!count) return ak_err_nomem(err);
+    g->count = count;
+    long *lines = realloc(g->first_line, cap * sizeof *lines);
+    if (!lines) return ak_err_nomem(err);
+    g->first_line = lines;
+    model_moments *mo = realloc(g->moments, cap * sizeof *mo);
+    if (!mo) return ak_err_nomem(err);
+    g->moments = mo;
+    g->cap = cap;
+    return ANONKIT_OK;
+}
+
+/* Counts one row of sensitive text f in `group`. */
+static int add_pair(vgroups *g, uint32_t group, const csv_field *f, ak_error *err)
+{
+    uint32_t value, pair;
+    int inserted;
+    if (strmap_intern(&g->sensitive, f->data, f->len, &value, NULL) != 0 ||
+        u64map_intern(&g->pairs, (uint64_t)group << 32 | value, &pair, &inserted) != 0)
+        return ak_err_nomem(err);
+    if (inserted) {
+        if (pair >= g->pair_cap) {
+            const size_t cap = g->pair_cap ? g->pair_cap * 2 : 1024;
+            uint32_t *pc = realloc(g->pair_count, cap * sizeof *pc);
+            if (!pc) return ak_err_nomem(err);
+            g->pair_count = pc;
+            g->pair_cap = cap;
+        }
+        g->pair_count[pair] = 0;
+    }
+    g->pair_count[pair]++;
+    return ANONKIT_OK;
+}
+
+/* The group key of a row (each QI text prefixed by its length) into *key,
+ * grown as needed; its length into *len. */
+static int row_key(const csv_record *rec, const uint32_t *qi_col, size_t nqi, char **key, size_t *key_cap,
+                   size_t *len, ak_error *err)
+{
+    size_t need = 0;
+    for (size_t q = 0; q < nqi; q++) need += 4 + rec->fields[qi_col[q]].len;
+    if (need > *key_cap) {
+        char *bigger = realloc(*key, need * 2);
+        if (!bigger) return ak_err_nomem(err);
+        *key = bigger;
+        *key_cap = need * 2;
+    }
+    size_t at = 0;
+    for (size_t q = 0; q < nqi; q++) {
+        const csv_field *f = &rec->fields[qi_col[q]];
+        memcpy(*key + at, &f->len, 4);
+        memcpy(*key + at + 4, f->data, f->len);
+        at += 4 + f->len;
+    }
+    *len = at;
+    return ANONKIT_OK;
+}
+
+/* Reads the file at path (named `shown` in messages) into g: every row's
+ * group, and with a sensitive column its histogram per group (and, when
+ * `numeric`, its sums for the variance). */
+static int vgroups_read(vgroups *g, const verify_params *p, const char *path, const char *shown, int numeric,
+                        ak_error *err)
+{
+    memset(g, 0, sizeof *g);
+    g->exact = 1;
+    if (strmap_init(&g->keys, 1024) || strmap_init(&g->sensitive, 64) || u64map_init(&g->pairs, 1024))
+        return ak_err_nomem(err);
+    uint32_t *qi_col = malloc((p->nqi ? p->nqi : 1) * sizeof *qi_col);
+    char *key = NULL;
+    size_t key_cap = 0;
+    csv_reader *reader = NULL;
+    int rc;
+    if (!qi_col) return ak_err_nomem(err);
+    if ((rc = csv_reader_open(&reader, path, p->delimiter, err)) < 0) goto done;
+    csv_record rec;
+    if ((rc = csv_read(reader, &rec, err)) < 0) goto done;
+    if (rc == 0) {
+        rc = ak_err_set(err, ANONKIT_E_INPUT, shown, 1, 0, "the file is empty: a header row is needed");
+        goto done;
+    }
+    const uint32_t ncolumns = rec.count;
+    int sens_col = -1;
+    if ((rc = find_columns(&rec, shown, p, qi_col, &sens_col, err)) < 0) goto done;
+    for (;;) {
+        if ((rc = csv_read(reader, &rec, err)) < 0) goto done;
+        if (rc == 0) break;
+        if (rec.count != ncolumns) {
+            rc = ak_err_set(err, ANONKIT_E_INPUT, shown, rec.line, 0, "expected %u fields as in the header, found %u",
+                            ncolumns, rec.count);
+            goto done;
+        }
+        size_t len = 0;
+        if ((rc = row_key(&rec, qi_col, p->nqi, &key, &key_cap, &len, err)) < 0) goto done;
+        uint32_t group;
+        int inserted;
+        if (strmap_intern(&g->keys, key, len, &group, &inserted) != 0) { rc = ak_err_nomem(err); goto done; }
+        if (inserted) {
+            if ((rc = grow_groups(g, group, err)) < 0) goto done;
+            g->count[group] = 0;
+            g->first_line[group] = rec.line;
+            memset(&g->moments[group], 0, sizeof g->moments[group]);
+        }
+        if (sens_col >= 0 && numeric) {
+            const csv_field *f = &rec.fields[sens_col];
+            double v;
+            if (parse_number(f->data, f->len, &v) != 0) {
+                rc = ak_err_set(err, ANONKIT_E_INPUT, shown, rec.line, sens_col + 1,
+                                "the sensitive column must be numeric but holds '%.*s'",
+                                (int)(f->len > 60 ? 60 : f->len), f->data);
+                goto done;
+            }
+            model_moments_add(&g->moments[group], v);
+            if (!model_value_is_small_integer(v)) g->exact = 0;
+        }
+        g->count[group]++;
+        g->rows++;
+        if (sens_col >= 0 && (rc = add_pair(g, group, &rec.fields[sens_col], err)) < 0) goto done;
+    }
+    rc = ANONKIT_OK;
+done:
+    csv_reader_free(reader);
+    free(qi_col);
+    free(key);
+    if (rc < 0 && strcmp(err->file, path) == 0) snprintf(err->file, sizeof err->file, "%s", shown);
+    return rc;
+}
+
+/* Writes "a=x, b=y" for a group key into buf. */
+static void describe_group(const vgroups *g, const verify_params *p, uint32_t group, char *buf, size_t size)
+{
+    const char *key = strmap_key(&g->keys, group);
+    size_t used = 0, at = 0;
+    buf[0] = '\0';
+    for (size_t q = 0; q < p->nqi && used < size; q++) {
+        uint32_t len;
+        memcpy(&len, key + at, 4);
+        const int n = snprintf(buf + used, size - used, "%s%s=%.*s", q ? ", " : "", p->qi[q],
+                               (int)(len > 80 ? 80 : len), key + at + 4);
+        if (n < 0) break;
+        used += (size_t)n;
+        at += 4 + len;
+    }
+}
+
+/* The group whose QI texts are all "*" (suppressed rows look like this), or AK_NOT_FOUND. */
+static uint32_t all_star_group(const vgroups *g, size_t nqi)
+{
+    char key[8 * 64];
+    if (nqi > 64) return AK_NOT_FOUND;
+    const uint32_t one = 1;
+    for (size_t q = 0; q < nqi; q++) {
+        memcpy(key + 5 * q, &one, 4);
+        key[5 * q + 4] = '*';
+    }
+    return strmap_find(&g->keys, key, 5 * nqi);
+}
+
+/* Usage errors of the parameters themselves. */
+static int check_params(const verify_params *p, ak_error *err)
+{
+    if (!p->nqi) return ak_err_set(err, ANONKIT_E_USAGE, NULL, 0, 0, "no quasi-identifiers given (--qi)");
+    if (p->model.l > 0 && !p->sensitive)
+        return ak_err_set(err, ANONKIT_E_USAGE, NULL, 0, 0, "--l needs a sensitive column (--sensitive)");
+    if (p->model.variance > 0 && !p->sensitive)
+        return ak_err_set(err, ANONKIT_E_USAGE, NULL, 0, 0, "--variance needs a numeric sensitive column (--sensitive)");
+    return model_validate(&p->model, err);
+}
+
+/* The per-group sensitive histograms of g laid out by group: the counts of
+ * group i are (*counts)[(*start)[i] .. (*start)[i+1]). */
+static int histograms(const vgroups *g, uint32_t **start, uint32_t **counts, ak_error *err)
+{
+    const size_t ngroups = g->keys.count, npairs = g->pairs.count;
+    uint32_t *fill = calloc(ngroups + 1, sizeof *fill);
+    *start = calloc(ngroups + 1, sizeof **start);
+    *counts = malloc((npairs ? npairs : 1) * sizeof **counts);
+    if (!fill || !*start || !*counts) {
+        free(fill);
+        return ak_err_nomem(err);
+    }
+    for (size_t p = 0; p < npairs; p++) (*start)[(g->pairs.id_keys[p] >> 32) + 1]++;
+    for (size_t i = 0; i < ngroups; i++) (*start)[i + 1] += (*start)[i];
+    for (size_t p = 0; p < npairs; p++) {
+        const uint32_t group = (uint32_t)(g->pairs.id_keys[p] >> 32);
+        (*counts)[(*start)[group] + fill[group]++] = g->pair_count[p];
+    }
+    free(fill);
+    return ANONKIT_OK;
+}
+
+/* Tests every class of g; the first that violates the model is reported. */
+static int test_classes(const vgroups *g, const verify_params *p, const char *shown, verify_counts *out,
+                        ak_error *err)
+{
+    const model *m = &p->model;
+    const size_t ngroups = g->keys.count;
+    uint32_t *start = NULL, *counts = NULL;
+    uint32_t *scratch = malloc((g->pairs.count ? g->pairs.count : 1) * sizeof *scratch);
+    int rc = scratch ? histograms(g, &start, &counts, err) : ak_err_nomem(err);
+    if (rc < 0) goto done;
+    /* With a suppression limit, the all-"*" rows are suppressed rows when they are at most the
+     * limit; more of them must satisfy the model as a class (the top of a lattice). */
+    const uint32_t star = p->suppression > 0 ? all_star_group(g, p->nqi) : AK_NOT_FOUND;
+    const uint64_t limit = model_suppression_limit(p->suppression, g->rows);
+    uint64_t suppressed = 0, classes = ngroups;
+    if (star != AK_NOT_FOUND && g->count[star] <= limit) {
+        suppressed = g->count[star];
+        classes--;
+    }
+    for (uint32_t i = 0; i < ngroups; i++) {
+        if (i == star && suppressed) continue;
+        char why[256];
+        int holds = model_explain(m, g->count[i], counts + start[i], start[i + 1] - start[i], scratch, why, sizeof why);
+        if (holds && !model_variance_holds(m, &g->moments[i], g->exact)) {
+            holds = 0;
+            snprintf(why, sizeof why, "variance of the sensitive values %.6Lg < %g",
+                     model_moments_variance(&g->moments[i], g->exact), m->variance);
+        }
+        if (holds) continue;
+        if (i == star) {
+            rc = ak_err_set(err, ANONKIT_E_VIOLATION, shown, g->first_line[i], 0,
+                            "%llu rows have every quasi-identifier '*', more than the %llu that --suppression %g "
+                            "allows of %llu rows, and as a class they violate the privacy model: %s",
+                            (unsigned long long)g->count[i], (unsigned long long)limit, p->suppression,
+                            (unsigned long long)g->rows, why);
+            goto done;
+        }
+        char desc[600];
+        describe_group(g, p, i, desc, sizeof desc);
+        rc = ak_err_set(err, ANONKIT_E_VIOLATION, shown, g->first_line[i], 0,
+                        "class (%s) of %llu rows violates the privacy model: %s", desc,
+                        (unsigned long long)g->count[i], why);
+        goto done;
+    }
+    if (out) *out = (verify_counts){classes, g->rows, suppressed};
+    rc = ANONKIT_OK;
+done:
+    free(start);
+    free(counts);
+    free(scratch);
+    return rc;
+}
+
+int verify_published(const verify_params *p, verify_counts *out, ak_error *err)
+{
+    AK_CHECK(check_params(p, err));
+    spool sp;
+    memset(&sp, 0, sizeof sp);
+    const char *path = p->published, *shown = p->published;
+    vgroups g;
+    memset(&g, 0, sizeof g);
+    int rc = ANONKIT_OK;
+    if (strcmp(p->published, "-") == 0) {
+        shown = "stdin";
+        if ((rc = spool_stream(&sp, stdin, err)) < 0) goto done;
+        path = sp.path;
+    }
+    const int needs = model_needs_sensitive(&p->model);
+    const verify_params use = {p->published, p->delimiter, p->qi, p->nqi, needs ? p->sensitive : NULL, p->model,
+                               p->suppression};
+    if ((rc = vgroups_read(&g, &use, path, shown, p->model.variance > 0, err)) < 0) goto done;
+    rc = test_classes(&g, p, shown, out, err);
+done:
+    spool_remove(&sp);
+    vgroups_free(&g);
+    return rc;
+}

@@ -1,0 +1,46 @@
+/* verify.h — the independent verifier behind `anonkit check`: does a
+ * published file satisfy a privacy model?
+ *
+ * The verifier knows nothing of how the file was made. It reads the file
+ * (io/csv.h; "-" is standard input, spooled by io/spool.h), groups its rows
+ * by their published quasi-identifier texts (equal texts = one equivalence
+ * class, as an attacker would see it) and tests every group with the model
+ * predicates of model/model.h. It shares nothing with the algorithms, the
+ * metrics or the writer: only the CSV reader, the common utilities and the
+ * model predicates (tests/check_layers.py holds it to common, io and model). */
+#ifndef AK_VERIFY_H
+#define AK_VERIFY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/error.h"
+#include "model/model.h"
+
+/* What to verify. */
+typedef struct verify_params {
+    const char *published;     /* path of the published CSV; "-" reads standard input */
+    char delimiter;            /* field delimiter of the file */
+    const char *const *qi;     /* names of the quasi-identifier columns */
+    size_t nqi;                /* at least 1 */
+    const char *sensitive;     /* name of the sensitive column; NULL when none */
+    model model;               /* k, l and its variants, c, variance */
+    double suppression;        /* share of the rows that may be suppressed (all QIs "*"); 0: none */
+} verify_params;
+
+/* What a file that satisfies the model holds. */
+typedef struct verify_counts {
+    uint64_t classes;    /* equivalence classes, the suppressed rows not counted as one */
+    uint64_t rows;       /* data rows of the file */
+    uint64_t suppressed; /* rows counted as suppressed (all QIs "*", within the allowance) */
+} verify_counts;
+
+/* Verifies p->published against p->model. Returns ANONKIT_OK and fills *out
+ * (when not NULL) when every class satisfies the model; otherwise a negative
+ * status with err describing the failure: ANONKIT_E_VIOLATION names the first
+ * violating class (in the order of the rows that open the classes) and what it
+ * violates; ANONKIT_E_USAGE a missing column or an invalid model;
+ * ANONKIT_E_INPUT a malformed file. err must not be NULL. */
+int verify_published(const verify_params *p, verify_counts *out /* OUT, may be NULL */, ak_error *err);
+
+#endif
