@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 
 #include "common/hugemem.h"
+#include "common/parallel.h"
 
 /* ---- the copied units of every row, read once more from the input ---- */
 
@@ -137,15 +138,10 @@ int publish_read_copied(const publisher *pub, const table *t, unsigned threads, 
             /* the first piece's text with room for the second's after it */
             const uint64_t both = (uint64_t)st.st_size - data_start;
             if (both < SIZE_MAX / 2) (void)publish_reserve_huge(&pieces[0].text, (size_t)(both + both / 16) + 8192);
-            pthread_t helper;
-            const int started = pthread_create(&helper, NULL, copy_rows, &pieces[1]) == 0;
-            if (started) {
-                copy_rows(&pieces[0]);
-                pthread_join(helper, NULL);
-            }
+            ak_run_parts(pieces, sizeof *pieces, 2, copy_rows);
             const size_t n0 = pieces[0].nrows, n1 = pieces[1].nrows;
             int rc = ANONKIT_OK;
-            if (started && pieces[0].rc == ANONKIT_OK && pieces[1].rc == ANONKIT_OK && !pieces[0].quoted &&
+            if (pieces[0].rc == ANONKIT_OK && pieces[1].rc == ANONKIT_OK && !pieces[0].quoted &&
                 !pieces[1].quoted && pieces[0].lines == (long)n0 && n0 + n1 == n) {
                 /* Piece two's units after piece one's. */
                 const size_t base = pieces[0].text.len;
@@ -229,6 +225,7 @@ int publish_copied_start(publish_copied **out, const table *t, ak_error *err)
     int rc = publisher_setup(&c->pub, t, &none, 1, err);
     if (rc == ANONKIT_OK && c->pub.ncopied) {
         c->t = t;
+        /* a thread of its own, not ak_run_parts: it reads on while the caller runs the algorithm */
         if (pthread_create(&c->thread, NULL, copied_main, c) != 0)
             rc = ak_err_set(err, ANONKIT_E_INTERNAL, NULL, 0, 0, "cannot start a thread");
         else c->started = 1;

@@ -5,10 +5,10 @@
  * written in, and output rows composed from these texts. */
 #include "publish/publish_internal.h"
 
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/parallel.h"
 #include "core/recode.h"
 
 /* Appends s, escaped for a CSV field, to b. */
@@ -113,11 +113,7 @@ int publisher_format_classes(publisher *pub, unsigned threads, ak_error *err)
     pub->star_off[pub->nruns] = pub->star_text.len;
     const size_t half = threads > 1 && p->nclasses >= 4096 ? p->nclasses / 2 : p->nclasses;
     format_job jobs[2] = {{pub, 0, half, {0}, 0}, {pub, half, p->nclasses, {0}, 0}};
-    pthread_t helper;
-    int helped = half < p->nclasses && pthread_create(&helper, NULL, format_classes_some, &jobs[1]) == 0;
-    format_classes_some(&jobs[0]);
-    if (helped) pthread_join(helper, NULL);
-    else format_classes_some(&jobs[1]);
+    ak_run_parts(jobs, sizeof *jobs, half < p->nclasses ? 2 : 1, format_classes_some); /* (one: jobs[1] is empty) */
     int rc = jobs[0].rc || jobs[1].rc ? ak_err_nomem(err) : ANONKIT_OK;
     pub->class_text = jobs[0].text;
     if (rc == ANONKIT_OK) {

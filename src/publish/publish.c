@@ -159,6 +159,8 @@ static int write_rows(const compose_job *proto, size_t nwrite, unsigned threads,
     const size_t block_rows = nwrite < PUBLISH_BLOCK_ROWS ? nwrite : PUBLISH_BLOCK_ROWS;
     const size_t block_bytes = (size_t)(row_bytes * (double)block_rows * 1.125) + 4096;
     for (int i = 0; i < 2 && nwrite > 0; i++) (void)publish_reserve_huge(&workers[i].out, block_bytes);
+    /* Not ak_run_parts: the workers take turns writing, so worker 0 can go
+     * on only while worker 1 runs; without the thread worker 0 does all. */
     pthread_t helper;
     int helped = 0;
     if (threads > 1 && wp.nblocks > 1) {
@@ -367,6 +369,7 @@ static void composer_start(publish_stream *ps)
         return;
     }
     atomic_init(&c->quit, 0);
+    /* a long-lived thread waiting for parts, not a job cut in parts: not ak_run_parts */
     if (pthread_create(&c->thread, NULL, composer_main, ps) != 0) {
         pthread_cond_destroy(&c->changed);
         pthread_mutex_destroy(&c->lock);
