@@ -4,7 +4,6 @@
 #include "core/table.h"
 
 #include <math.h>
-#include <pthread.h>
 #include <stdatomic.h>
 #include <sys/stat.h>
 #include <stdio.h>
@@ -12,6 +11,7 @@
 #include <string.h>
 
 #include "common/hugemem.h"
+#include "common/parallel.h"
 #include "core/numdict.h"
 #include "io/csv.h"
 
@@ -540,11 +540,7 @@ static int finish_numeric(table *t, qi_reader *qr, unsigned threads, uint32_t **
         }
     }
     finish_job jobs[2] = {{t, qr, more, n0, owner, 0, 0, {0}}, {t, qr, more, n0, owner, 1, 0, {0}}};
-    pthread_t helper;
-    const int helped = two && pthread_create(&helper, NULL, finish_some, &jobs[1]) == 0;
-    finish_some(&jobs[0]);
-    if (helped) pthread_join(helper, NULL);
-    else if (two) finish_some(&jobs[1]);
+    ak_run_parts(jobs, sizeof *jobs, two ? 2 : 1, finish_some); /* (one: jobs[0] owns every column) */
     for (int i = 0; i < 2; i++)
         if (jobs[i].rc < 0) {
             if (err) *err = jobs[i].err;
@@ -621,8 +617,7 @@ static int load_rows_parallel(table *t, const table_spec *spec, qi_reader *qr, u
     read_piece pieces[2];
     table view;
     memset(&view, 0, sizeof view);
-    int rc = piece_view(&view, t, err), started = 0;
-    pthread_t helper;
+    int rc = piece_view(&view, t, err);
     const int ready = pieces_init(pieces, t, spec, qr, data_start, split, size, err);
     if (rc == ANONKIT_OK) rc = ready;
     pieces[1].t = &view;
@@ -635,12 +630,8 @@ static int load_rows_parallel(table *t, const table_spec *spec, qi_reader *qr, u
         const uint64_t want = i ? lines[1] : lines[0] + lines[1];
         if (lines[0] && lines[1] && want < SIZE_MAX / 64) rc = grow_rows(pieces[i].t, &pieces[i].cap, (size_t)want, err);
     }
-    if (rc == ANONKIT_OK) {
-        started = pthread_create(&helper, NULL, load_piece_rows, &pieces[1]) == 0;
-        load_piece_rows(&pieces[0]);
-        if (started) pthread_join(helper, NULL);
-    }
-    int usable = rc == ANONKIT_OK && started && pieces[0].rc == ANONKIT_OK && pieces[1].rc == ANONKIT_OK &&
+    if (rc == ANONKIT_OK) ak_run_parts(pieces, sizeof *pieces, 2, load_piece_rows);
+    int usable = rc == ANONKIT_OK && pieces[0].rc == ANONKIT_OK && pieces[1].rc == ANONKIT_OK &&
                  !pieces[0].missing.count && !pieces[1].missing.count && !pieces[0].quoted && !pieces[1].quoted &&
                  pieces[0].lines == (long)pieces[0].nrows;
     for (uint32_t q = 0; usable && q < t->nqi; q++)
@@ -750,20 +741,13 @@ static int stream_rows_parallel(table *t, const table_spec *spec, qi_reader *qr,
     atomic_int give_up;
     atomic_init(&give_up, 0);
     read_piece pieces[2];
-    int rc = pieces_init(pieces, t, spec, qr, data_start, split, size, err), started = 0;
+    int rc = pieces_init(pieces, t, spec, qr, data_start, split, size, err);
     for (unsigned i = 0; i < 2; i++) {
         pieces[i].slot_base = i * STREAM_CHUNK_ROWS;
         pieces[i].give_up = &give_up;
     }
-    pthread_t helper;
-    if (rc == ANONKIT_OK) {
-        started = pthread_create(&helper, NULL, stream_piece_rows, &pieces[1]) == 0;
-        if (started) {
-            stream_piece_rows(&pieces[0]);
-            pthread_join(helper, NULL);
-        }
-    }
-    int usable = rc == ANONKIT_OK && started && pieces[0].rc == ANONKIT_OK && pieces[1].rc == ANONKIT_OK &&
+    if (rc == ANONKIT_OK) ak_run_parts(pieces, sizeof *pieces, 2, stream_piece_rows);
+    int usable = rc == ANONKIT_OK && pieces[0].rc == ANONKIT_OK && pieces[1].rc == ANONKIT_OK &&
                  !pieces[0].missing.count && !pieces[1].missing.count && !pieces[0].quoted && !pieces[1].quoted &&
                  pieces[0].lines == (long)pieces[0].nrows;
     if (pieces[0].rc == ANONKIT_E_NOMEM || pieces[1].rc == ANONKIT_E_NOMEM) rc = ak_err_nomem(err);

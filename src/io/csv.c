@@ -812,6 +812,7 @@ int csv_writer_background(csv_writer *w, unsigned nbufs, size_t buf_size, uint64
         pthread_cond_destroy(&bg->wake);
         ready = 0;
     }
+    /* a long-lived thread that writes what the caller queues, not a job cut in parts: not ak_run_parts */
     if (ready && pthread_create(&bg->thread, NULL, bg_main, bg) != 0) {
         pthread_cond_destroy(&bg->done);
         pthread_cond_destroy(&bg->wake);

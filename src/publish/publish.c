@@ -15,275 +15,23 @@
  * algorithms) is composed in small blocks which, with more than one thread,
  * the writer's own thread writes (csv_writer_background); a partition's
  * rows are then composed on a thread of the stream's while the caller goes
- * on with the algorithm (stream_composer). */
-#include "publish/publish.h"
+ * on with the algorithm (stream_composer).
+ *
+ * Files: format.c formats the classes' texts and composes rows from them,
+ * copied.c reads the copied columns, this file writes; publish_internal.h is
+ * what they share. */
+#include "publish/publish_internal.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "common/hugemem.h"
-#include "core/recode.h"
 #include "common/rng.h"
 #include "common/strbuf.h"
 #include "io/csv.h"
 #include "io/outfile.h"
-
-/* The output columns in order, as segments: a run of adjacent QI columns,
- * whose text per class is formatted once, or one copied unit. */
-typedef struct segment {
-    uint32_t first, count; /* run: output QIs out_qi[first .. first + count) */
-    int copied;            /* 1: copied unit number `first` */
-} segment;
-
-typedef struct publisher {
-    const table *t;
-    const partition *p;
-    recode_style style;
-    const double *means;    /* per class and QI, for RECODE_MEAN */
-    char delim;
-    uint32_t nout;          /* output columns */
-    int32_t *out_qi;        /* per output column: QI index, or -1 for a copied column */
-    uint32_t ncopied;       /* copied units: a copied column, or a run of adjacent ones (merge_copied) */
-    uint32_t *copied_col;   /* first input column of each copied unit */
-    uint32_t *copied_ncols; /* columns of each copied unit */
-    segment *segments;
-    uint32_t nsegments, nruns;
-    strbuf class_text;      /* per class and run: the escaped values joined by the delimiter */
-    size_t *class_off;      /* (class, run) -> offset in class_text; one extra at the end */
-    strbuf star_text;       /* the same for a suppressed row: "*" per QI */
-    size_t *star_off;
-    unsigned char *int_range; /* per QI: texts made by recode_int_range (format_classes) */
-    strbuf line;
-} publisher;
-
-static int escape_append(strbuf *b, const char *s, size_t len, char delim)
-{
-    if (strbuf_reserve(b, csv_escaped_max(len)) != 0) return -1;
-    b->len += csv_escape(b->data + b->len, s, len, delim);
-    return 0;
-}
-
-/* Appends the run texts of class c (or of a suppressed row when star) to b,
- * with their offsets in b to off[0 .. nruns). For the QIs flagged in
- * pub->int_range, vals holds the values at the box's ends (2 per QI). */
-static int format_class(const publisher *pub, size_t c, int star, strbuf *b, size_t *off, strbuf *value,
-                        const double *vals)
-{
-    int rc = 0;
-    uint32_t run = 0;
-    char num[48];
-    for (uint32_t g = 0; g < pub->nsegments; g++) {
-        const segment *seg = &pub->segments[g];
-        if (seg->copied) continue;
-        off[run++] = b->len;
-        for (uint32_t i = 0; i < seg->count && rc == 0; i++) {
-            const uint32_t q = (uint32_t)pub->out_qi[seg->first + i];
-            const char *text = RECODE_SUPPRESSED;
-            size_t len = 1;
-            if (!star && pub->int_range[q]) {
-                len = recode_int_range(pub->style, partition_lo(pub->p, c)[q], partition_hi(pub->p, c)[q],
-                                       vals[2 * q], vals[2 * q + 1], num);
-                text = num;
-            } else if (!star) {
-                if (recode_class_text(pub->t, pub->p, pub->means, pub->style, c, q, value) != 0) rc = -1;
-                text = value->data;
-                len = value->len;
-            }
-            if (rc == 0 && ((i && strbuf_append(b, &pub->delim, 1) != 0) || escape_append(b, text, len, pub->delim) != 0))
-                rc = -1;
-        }
-    }
-    return rc;
-}
-
-/* Classes [first, last) formatted into their own text; offsets go to the
- * shared class_off, relative to that text. */
-typedef struct format_job {
-    publisher *pub;
-    size_t first, last;
-    strbuf text;
-    int rc;
-} format_job;
-
-/* Classes whose values are fetched together before they are formatted. */
-#define FORMAT_BATCH 16
-
-/* Formats classes [first, last) in batches: first the values at the box ends
- * of every int_range QI of every class of the batch, in one tight loop of
- * loads (they lie anywhere in arrays of up to a value per row and mostly
- * miss the cache, so the misses overlap), then the texts. */
-static void *format_classes_some(void *arg)
-{
-    format_job *job = arg;
-    const publisher *pub = job->pub;
-    const table *t = pub->t;
-    const uint32_t d = t->nqi;
-    strbuf value = {0}; /* one value's text, reused for every class */
-    double *vals = malloc((size_t)FORMAT_BATCH * 2 * (d ? d : 1) * sizeof *vals);
-    job->rc = vals ? 0 : -1;
-    for (size_t c0 = job->first; c0 < job->last && job->rc == 0; c0 += FORMAT_BATCH) {
-        const size_t cn = job->last - c0 < FORMAT_BATCH ? job->last - c0 : FORMAT_BATCH;
-        for (size_t i = 0; i < cn; i++) {
-            const uint32_t *lo = partition_lo(pub->p, c0 + i), *hi = partition_hi(pub->p, c0 + i);
-            double *v = vals + i * 2 * d;
-            for (uint32_t q = 0; q < d; q++)
-                if (pub->int_range[q]) {
-                    v[2 * q] = t->qi[q].values[lo[q]];
-                    v[2 * q + 1] = t->qi[q].values[hi[q]];
-                }
-        }
-        for (size_t i = 0; i < cn && job->rc == 0; i++)
-            job->rc = format_class(pub, c0 + i, 0, &job->text, pub->class_off + (c0 + i) * pub->nruns, &value,
-                                   vals + i * 2 * d);
-    }
-    free(vals);
-    strbuf_free(&value);
-    return NULL;
-}
-
-/* Formats the text of every QI run: per class (the values' lookups miss the
- * cache, so two threads share the classes), and once for suppressed rows. */
-static int format_classes(publisher *pub, unsigned threads, ak_error *err)
-{
-    const partition *p = pub->p;
-    const size_t cells = p->nclasses * pub->nruns;
-    pub->class_off = malloc((cells + 1) * sizeof *pub->class_off);
-    pub->star_off = malloc((pub->nruns + 1) * sizeof *pub->star_off);
-    if (!pub->class_off || !pub->star_off) return ak_err_nomem(err);
-    if (!(pub->int_range = calloc(pub->t->nqi ? pub->t->nqi : 1, 1))) return ak_err_nomem(err);
-    for (uint32_t q = 0; q < pub->t->nqi; q++)
-        pub->int_range[q] = (unsigned char)recode_is_int_range(pub->t, pub->p, pub->style, q);
-    if (format_class(pub, 0, 1, &pub->star_text, pub->star_off, NULL, NULL) != 0) return ak_err_nomem(err);
-    pub->star_off[pub->nruns] = pub->star_text.len;
-    const size_t half = threads > 1 && p->nclasses >= 4096 ? p->nclasses / 2 : p->nclasses;
-    format_job jobs[2] = {{pub, 0, half, {0}, 0}, {pub, half, p->nclasses, {0}, 0}};
-    pthread_t helper;
-    int helped = half < p->nclasses && pthread_create(&helper, NULL, format_classes_some, &jobs[1]) == 0;
-    format_classes_some(&jobs[0]);
-    if (helped) pthread_join(helper, NULL);
-    else format_classes_some(&jobs[1]);
-    int rc = jobs[0].rc || jobs[1].rc ? ak_err_nomem(err) : ANONKIT_OK;
-    pub->class_text = jobs[0].text;
-    if (rc == ANONKIT_OK) {
-        const size_t base = pub->class_text.len;
-        if (strbuf_append(&pub->class_text, jobs[1].text.data, jobs[1].text.len) != 0) rc = ak_err_nomem(err);
-        for (size_t i = half * pub->nruns; rc == ANONKIT_OK && i < cells; i++) pub->class_off[i] += base;
-    }
-    strbuf_free(&jobs[1].text);
-    pub->class_off[cells] = pub->class_text.len;
-    return rc;
-}
-
-/* Appends one output row to b from its class and its copied fields
- * (escaped, field j at copied[off[j] .. off[j + 1])). */
-static int compose_row(const publisher *pub, strbuf *b, uint32_t cls, const char *copied, const size_t *off)
-{
-    const size_t start = b->len;
-    const int star = cls == PARTITION_SUPPRESSED;
-    const char *runs = star ? pub->star_text.data : pub->class_text.data;
-    const size_t *run_off = star ? pub->star_off : pub->class_off + (size_t)cls * pub->nruns;
-    uint32_t run = 0;
-    for (uint32_t g = 0; g < pub->nsegments; g++) {
-        const segment *seg = &pub->segments[g];
-        const char *src;
-        size_t len;
-        if (seg->copied) {
-            src = copied + off[seg->first];
-            len = off[seg->first + 1] - off[seg->first];
-        } else {
-            src = runs + run_off[run];
-            len = run_off[run + 1] - run_off[run];
-            run++;
-        }
-        if (strbuf_reserve(b, len + 2) != 0) return -1;
-        if (g) b->data[b->len++] = pub->delim;
-        memcpy(b->data + b->len, src, len);
-        b->len += len;
-    }
-    if (b->len == start && strbuf_append(b, "\"\"", 2) != 0) return -1; /* one empty field is not an empty line */
-    return strbuf_append(b, "\n", 1);
-}
-
-/* A block of output rows composed by one thread. */
-typedef struct compose_job {
-    const publisher *pub;
-    const uint32_t *class_of;
-    const uint32_t *order;     /* rows to write, in output order */
-    size_t first, last;        /* this job's part of order */
-    const char *copied;        /* copied fields of all rows (NULL when none) */
-    const size_t *copied_off;  /* ncopied offsets per row, one extra at the end */
-    const size_t *no_copied;   /* offsets to use when there are no copied fields */
-    size_t limit;              /* > 0: stop after the row that brings out to limit bytes (last is then moved there) */
-    strbuf out;
-    int rc;
-} compose_job;
-
-static void *compose_rows(void *arg)
-{
-    compose_job *job = arg;
-    const publisher *pub = job->pub;
-    const uint32_t k = pub->ncopied;
-    job->out.len = 0;
-    job->rc = 0;
-    for (size_t i = job->first; i < job->last; i++) {
-        const uint32_t r = job->order[i];
-        /* Rows come in random order: fetch the class text a few rows ahead. */
-        if (i + 8 < job->last) {
-            uint32_t ahead = job->class_of[job->order[i + 8]];
-            if (ahead != PARTITION_SUPPRESSED) {
-                __builtin_prefetch(pub->class_off + (size_t)ahead * pub->nruns);
-                __builtin_prefetch(pub->class_text.data + pub->class_off[(size_t)ahead * pub->nruns]);
-            }
-        }
-        if (i + 16 < job->last) __builtin_prefetch(job->class_of + job->order[i + 16]);
-        /* and the row's copied fields: their offsets, then their bytes */
-        if (k && i + 16 < job->last) __builtin_prefetch(job->copied_off + (size_t)job->order[i + 16] * k);
-        if (k && i + 8 < job->last) {
-            const size_t *ahead_off = job->copied_off + (size_t)job->order[i + 8] * k;
-            if (ahead_off[k] > ahead_off[0]) { /* not all empty */
-                __builtin_prefetch(job->copied + ahead_off[0]);
-                __builtin_prefetch(job->copied + (ahead_off[k] - 1));
-            }
-        }
-        if (compose_row(pub, &job->out, job->class_of[r], job->copied, k ? job->copied_off + (size_t)r * k : job->no_copied) !=
-            0) {
-            job->rc = -1;
-            break;
-        }
-        if (job->limit && job->out.len >= job->limit) {
-            job->last = i + 1;
-            break;
-        }
-    }
-    return NULL;
-}
-
-/* The rows of a part of n rows to write, in writing order, into order;
- * returns how many: every row but suppressed ones when they are dropped,
- * shuffled with rng unless the input order is kept. Counts the rows into
- * stats. */
-static size_t order_rows(const uint32_t *class_of, size_t n, const publish_opts *opts, ak_rng *rng, uint32_t *order,
-                         publish_stats *stats)
-{
-    size_t nwrite = 0;
-    for (size_t r = 0; r < n; r++) {
-        const int suppressed = class_of[r] == PARTITION_SUPPRESSED;
-        stats->suppressed += (uint64_t)suppressed;
-        stats->published += (uint64_t)!suppressed;
-        if (!(suppressed && opts->drop_suppressed)) order[nwrite++] = (uint32_t)r;
-    }
-    if (!opts->keep_order)
-        for (size_t i = nwrite; i > 1; i--) {
-            const size_t j = (size_t)ak_rng_below(rng, i);
-            const uint32_t tmp = order[i - 1];
-            order[i - 1] = order[j];
-            order[j] = tmp;
-        }
-    return nwrite;
-}
 
 /* Rows composed per block. */
 #define PUBLISH_BLOCK_ROWS 65536
@@ -301,369 +49,6 @@ static size_t order_rows(const uint32_t *class_of, size_t n, const publish_opts 
 #define PUBLISH_STREAM_BUFS 4
 #define PUBLISH_STREAM_BUF_BYTES ((size_t)512 << 10)
 #define PUBLISH_STREAM_BLOCK_BYTES (PUBLISH_STREAM_BUF_BYTES - ((size_t)64 << 10))
-
-/* Appends the CSV form of copied unit u of rec to b: its fields escaped and
- * joined by the delimiter, taken as the reader holds them when they are
- * already that (csv_run_is_plain, and no field begins or ends with a space;
- * a unit of one field is always escaped, as the bytes of a quoted field
- * alone do not show its quotes). */
-static int append_unit(const publisher *pub, const csv_record *rec, uint32_t u, strbuf *b)
-{
-    const csv_field *f = rec->fields + pub->copied_col[u];
-    const uint32_t nc = pub->copied_ncols[u];
-    if (nc > 1) {
-        const char *from = f[0].data, *to = f[nc - 1].data + f[nc - 1].len;
-        int plain = to >= from && csv_run_is_plain(from, (size_t)(to - from));
-        for (uint32_t i = 0; i < nc && plain; i++)
-            plain = !f[i].len || (f[i].data[0] != ' ' && f[i].data[f[i].len - 1] != ' ');
-        if (plain) return strbuf_append(b, from, (size_t)(to - from));
-    }
-    for (uint32_t i = 0; i < nc; i++)
-        if ((i && strbuf_append(b, &pub->delim, 1) != 0) || escape_append(b, f[i].data, f[i].len, pub->delim) != 0)
-            return -1;
-    return 0;
-}
-
-/* Appends the copied units of rec to b, their offsets to off[0 .. ncopied). */
-static int append_copied(const publisher *pub, const csv_record *rec, strbuf *b, size_t *off)
-{
-    for (uint32_t u = 0; u < pub->ncopied; u++) {
-        off[u] = b->len;
-        if (append_unit(pub, rec, u, b) != 0) return -1;
-    }
-    return 0;
-}
-
-static void publisher_free(publisher *pub)
-{
-    free(pub->out_qi);
-    free(pub->copied_col);
-    free(pub->copied_ncols);
-    free(pub->segments);
-    strbuf_free(&pub->class_text);
-    free(pub->class_off);
-    strbuf_free(&pub->star_text);
-    free(pub->star_off);
-    free(pub->int_range);
-    strbuf_free(&pub->line);
-}
-
-static int input_changed(const table *t, long line, ak_error *err)
-{
-    return ak_err_set(err, ANONKIT_E_INPUT, t->display_name, line, 0, "the input changed while it was read");
-}
-
-/* The output columns of t as segments (identifiers dropped); with
- * merge_copied, copied columns next to each other in the input are one unit. */
-static int publisher_setup(publisher *pub, const table *t, const publish_opts *opts, int merge_copied, ak_error *err)
-{
-    memset(pub, 0, sizeof *pub);
-    pub->t = t;
-    pub->style = opts->style;
-    pub->means = opts->means;
-    pub->delim = t->delimiter;
-    pub->out_qi = malloc((t->ncolumns + 1) * sizeof *pub->out_qi);
-    pub->copied_col = malloc((t->ncolumns + 1) * sizeof *pub->copied_col);
-    pub->copied_ncols = malloc((t->ncolumns + 1) * sizeof *pub->copied_ncols);
-    pub->segments = malloc((t->ncolumns + 1) * sizeof *pub->segments);
-    if (!pub->out_qi || !pub->copied_col || !pub->copied_ncols || !pub->segments) return ak_err_nomem(err);
-    for (uint32_t c = 0; c < t->ncolumns; c++) {
-        if (t->roles[c] == ROLE_IDENTIFIER) continue;
-        int32_t q = -1;
-        for (uint32_t i = 0; i < t->nqi; i++)
-            if (t->qi[i].column == c) q = (int32_t)i;
-        segment *last = pub->nsegments ? &pub->segments[pub->nsegments - 1] : NULL;
-        if (q < 0 && merge_copied && last && last->copied &&
-            pub->copied_col[last->first] + pub->copied_ncols[last->first] == c) {
-            pub->copied_ncols[last->first]++;
-        } else if (q < 0) {
-            pub->segments[pub->nsegments++] = (segment){.first = pub->ncopied, .count = 1, .copied = 1};
-            pub->copied_ncols[pub->ncopied] = 1;
-            pub->copied_col[pub->ncopied++] = c;
-        } else if (last && !last->copied) {
-            last->count++;
-        } else {
-            pub->segments[pub->nsegments++] = (segment){.first = pub->nout, .count = 1, .copied = 0};
-            pub->nruns++;
-        }
-        pub->out_qi[pub->nout++] = q;
-    }
-    return ANONKIT_OK;
-}
-
-/* The header row: every column but the identifiers. */
-static int write_header(const table *t, csv_writer *writer, ak_error *err)
-{
-    for (uint32_t c = 0; c < t->ncolumns; c++)
-        if (t->roles[c] != ROLE_IDENTIFIER) AK_CHECK(csv_write_field(writer, t->column_names[c], strlen(t->column_names[c]), err));
-    return csv_write_end(writer, err);
-}
-
-/* ---- the copied units of every row, read once more from the input ---- */
-
-/* Bytes below which the input is not read in two pieces. */
-#define PUBLISH_PARALLEL_MIN_BYTES (8u << 20)
-
-/* The copied units of the rows of the input, or of one piece of it. */
-typedef struct copy_piece {
-    const publisher *pub;
-    const table *t;
-    int whole;                /* the whole input, header included; else bytes [offset, offset + length) */
-    uint64_t offset, length;
-    size_t limit;             /* rows it may hold: more means the input changed */
-    strbuf text;              /* the units, in CSV form */
-    size_t *off;              /* ncopied offsets into text per row */
-    size_t nrows, cap;
-    long lines;               /* physical lines read (pieces) */
-    int quoted;               /* a field began with a quote (pieces) */
-    const atomic_int *cancel; /* set when the units are no longer wanted (NULL: never) */
-    int rc;
-    ak_error err;
-} copy_piece;
-
-/* Rows between two looks at copy_piece.cancel. */
-#define COPY_CANCEL_ROWS 65536
-
-/* Gives b room for `bytes` bytes on fresh (huge) pages, b being empty. */
-static int reserve_huge(strbuf *b, size_t bytes)
-{
-    if (b->data || !bytes) return 0;
-    if (!(b->data = ak_huge_malloc(bytes))) return -1;
-    b->cap = bytes;
-    return 0;
-}
-
-/* Reads the rows of one copy_piece. */
-static void *copy_rows(void *arg)
-{
-    copy_piece *p = arg;
-    const uint32_t k = p->pub->ncopied;
-    csv_reader *reader = NULL;
-    csv_record rec;
-    int got = 0;
-    if (!p->whole) { /* room for about all of the piece at once: the text is at most a little longer */
-        const uint64_t lines = csv_estimate_lines(p->t->path, p->offset, p->length);
-        const size_t cap = lines < p->limit ? (size_t)lines : p->limit;
-        if (cap && !p->off && (p->off = ak_huge_malloc((cap * k + 1) * sizeof *p->off))) p->cap = cap;
-        if (p->length < SIZE_MAX / 2) (void)reserve_huge(&p->text, (size_t)(p->length + p->length / 16) + 4096);
-    }
-    p->rc = p->whole ? csv_reader_open(&reader, p->t->path, p->pub->delim, &p->err)
-                     : csv_reader_open_range(&reader, p->t->path, p->pub->delim, p->offset, p->length, 2, &p->err);
-    if (p->rc == ANONKIT_OK && p->whole && (got = csv_read(reader, &rec, &p->err)) < 0) p->rc = got; /* the header */
-    while (p->rc == ANONKIT_OK && (got = csv_read(reader, &rec, &p->err)) == 1) {
-        if (p->nrows >= p->limit || rec.count != p->t->ncolumns) {
-            p->rc = input_changed(p->t, rec.line, &p->err);
-            break;
-        }
-        if (p->nrows == p->cap) {
-            size_t cap = p->cap ? 2 * p->cap : 65536;
-            if (cap > p->limit) cap = p->limit;
-            size_t *off = realloc(p->off, (cap * k + 1) * sizeof *off);
-            if (!off) {
-                p->rc = ak_err_nomem(&p->err);
-                break;
-            }
-            p->off = off;
-            p->cap = cap;
-        }
-        if (append_copied(p->pub, &rec, &p->text, p->off + p->nrows * k) != 0) {
-            p->rc = ak_err_nomem(&p->err);
-            break;
-        }
-        p->nrows++;
-        if (p->cancel && p->nrows % COPY_CANCEL_ROWS == 0 && atomic_load(p->cancel)) {
-            p->rc = ak_err_set(&p->err, ANONKIT_E_INTERNAL, NULL, 0, 0, "reading the copied columns was cancelled");
-            break;
-        }
-    }
-    if (p->rc == ANONKIT_OK && got < 0) p->rc = got;
-    if (reader) {
-        p->lines = csv_reader_line(reader) - 2;
-        p->quoted = csv_reader_saw_quote(reader);
-    }
-    csv_reader_free(reader);
-    return NULL;
-}
-
-static void copy_piece_free(copy_piece *p)
-{
-    strbuf_free(&p->text);
-    free(p->off);
-    p->off = NULL;
-}
-
-/* Reads the copied units of all t->nrows rows into *text, with their offsets
- * in *off (ncopied per row and one more, the end). A large input is cut in
- * two pieces read on two threads, as table_load does, and read whole
- * whenever the pieces may not read as the whole does. */
-static int read_copied(const publisher *pub, const table *t, unsigned threads, const atomic_int *cancel,
-                       strbuf *text, size_t **off, ak_error *err)
-{
-    const size_t n = t->nrows;
-    const uint32_t k = pub->ncopied;
-    struct stat st;
-    if (threads > 1 && stat(t->path, &st) == 0 && (uint64_t)st.st_size >= PUBLISH_PARALLEL_MIN_BYTES) {
-        csv_reader *reader = NULL;
-        csv_record rec;
-        uint64_t data_start = 0;
-        if (csv_reader_open(&reader, t->path, pub->delim, err) == ANONKIT_OK && csv_read(reader, &rec, err) == 1)
-            data_start = csv_reader_offset(reader);
-        csv_reader_free(reader);
-        const uint64_t split = data_start ? csv_find_split(t->path, data_start, (uint64_t)st.st_size) : 0;
-        if (split && split < (uint64_t)st.st_size) {
-            copy_piece pieces[2];
-            memset(pieces, 0, sizeof pieces);
-            for (int i = 0; i < 2; i++) {
-                pieces[i].pub = pub;
-                pieces[i].t = t;
-                pieces[i].offset = i ? split : data_start;
-                pieces[i].length = i ? (uint64_t)st.st_size - split : split - data_start;
-                pieces[i].limit = n;
-                pieces[i].cancel = cancel;
-            }
-            /* the first piece's text with room for the second's after it */
-            const uint64_t both = (uint64_t)st.st_size - data_start;
-            if (both < SIZE_MAX / 2) (void)reserve_huge(&pieces[0].text, (size_t)(both + both / 16) + 8192);
-            pthread_t helper;
-            const int started = pthread_create(&helper, NULL, copy_rows, &pieces[1]) == 0;
-            if (started) {
-                copy_rows(&pieces[0]);
-                pthread_join(helper, NULL);
-            }
-            const size_t n0 = pieces[0].nrows, n1 = pieces[1].nrows;
-            int rc = ANONKIT_OK;
-            if (started && pieces[0].rc == ANONKIT_OK && pieces[1].rc == ANONKIT_OK && !pieces[0].quoted &&
-                !pieces[1].quoted && pieces[0].lines == (long)n0 && n0 + n1 == n) {
-                /* Piece two's units after piece one's. */
-                const size_t base = pieces[0].text.len;
-                size_t *all = realloc(pieces[0].off, (n * k + 1) * sizeof *all);
-                if (all) pieces[0].off = all;
-                if (!all || strbuf_append(&pieces[0].text, pieces[1].text.data, pieces[1].text.len) != 0) {
-                    rc = ak_err_nomem(err);
-                } else {
-                    for (size_t i = 0; i < n1 * k; i++) all[n0 * k + i] = pieces[1].off[i] + base;
-                    all[n * k] = pieces[0].text.len;
-                    *text = pieces[0].text;
-                    *off = all;
-                    memset(&pieces[0].text, 0, sizeof pieces[0].text);
-                    pieces[0].off = NULL;
-                    rc = 1;
-                }
-            } else if (pieces[0].rc == ANONKIT_E_NOMEM || pieces[1].rc == ANONKIT_E_NOMEM) {
-                rc = ak_err_nomem(err);
-            }
-            copy_piece_free(&pieces[0]);
-            copy_piece_free(&pieces[1]);
-            if (rc != ANONKIT_OK) return rc < 0 ? rc : ANONKIT_OK;
-        }
-    }
-    /* The whole input on this thread (which also gives any error exactly). */
-    copy_piece whole;
-    memset(&whole, 0, sizeof whole);
-    whole.pub = pub;
-    whole.t = t;
-    whole.whole = 1;
-    whole.limit = n;
-    whole.cap = n;
-    whole.cancel = cancel;
-    whole.off = ak_huge_malloc((n * k + 1) * sizeof *whole.off);
-    if (!whole.off) return ak_err_nomem(err);
-    struct stat whole_st;
-    if (stat(t->path, &whole_st) == 0 && (uint64_t)whole_st.st_size < SIZE_MAX / 2)
-        (void)reserve_huge(&whole.text, (size_t)whole_st.st_size + (size_t)whole_st.st_size / 16 + 4096);
-    copy_rows(&whole);
-    if (whole.rc == ANONKIT_OK && whole.nrows != n) whole.rc = input_changed(t, 0, &whole.err);
-    if (whole.rc < 0) {
-        if (err) *err = whole.err;
-        copy_piece_free(&whole);
-        return whole.rc;
-    }
-    whole.off[n * k] = whole.text.len;
-    *text = whole.text;
-    *off = whole.off;
-    return ANONKIT_OK;
-}
-
-/* ---- the copied units read ahead ---- */
-
-struct publish_copied {
-    publisher pub;     /* the units' layout */
-    const table *t;
-    pthread_t thread;
-    int started;
-    atomic_int cancel; /* publish_copied_free before the reading ended: stop it */
-    int rc;            /* of read_copied */
-    ak_error err;
-    strbuf text;
-    size_t *off;
-};
-
-static void *copied_main(void *arg)
-{
-    publish_copied *c = arg;
-    /* one thread: the other core runs the algorithm meanwhile */
-    c->rc = read_copied(&c->pub, c->t, 1, &c->cancel, &c->text, &c->off, &c->err);
-    return NULL;
-}
-
-int publish_copied_start(publish_copied **out, const table *t, ak_error *err)
-{
-    *out = NULL;
-    publish_copied *c = calloc(1, sizeof *c);
-    if (!c) return ak_err_nomem(err);
-    atomic_init(&c->cancel, 0);
-    const publish_opts none = {0};
-    int rc = publisher_setup(&c->pub, t, &none, 1, err);
-    if (rc == ANONKIT_OK && c->pub.ncopied) {
-        c->t = t;
-        if (pthread_create(&c->thread, NULL, copied_main, c) != 0)
-            rc = ak_err_set(err, ANONKIT_E_INTERNAL, NULL, 0, 0, "cannot start a thread");
-        else c->started = 1;
-    }
-    if (rc < 0 || !c->started) {
-        publish_copied_free(c);
-        return rc;
-    }
-    *out = c;
-    return ANONKIT_OK;
-}
-
-/* Waits for the reading to end. */
-static void copied_join(publish_copied *c)
-{
-    if (c->started) pthread_join(c->thread, NULL);
-    c->started = 0;
-}
-
-void publish_copied_free(publish_copied *c)
-{
-    if (!c) return;
-    atomic_store(&c->cancel, 1); /* not wanted any more (after copied_take, the reading has ended) */
-    copied_join(c);
-    publisher_free(&c->pub);
-    strbuf_free(&c->text);
-    free(c->off);
-    free(c);
-}
-
-/* Takes the units read ahead by c for t (whose writer has the layout pub):
- * fills text and off, or returns the reading's error. */
-static int copied_take(publish_copied *c, const table *t, const publisher *pub, strbuf *text, size_t **off,
-                       ak_error *err)
-{
-    copied_join(c);
-    if (c->t != t || c->pub.ncopied != pub->ncopied)
-        return ak_err_set(err, ANONKIT_E_INTERNAL, NULL, 0, 0, "publish_write: columns read ahead for another table");
-    if (c->rc < 0) {
-        if (err) *err = c->err;
-        return c->rc;
-    }
-    *text = c->text;
-    *off = c->off;
-    memset(&c->text, 0, sizeof c->text);
-    c->off = NULL;
-    return ANONKIT_OK;
-}
 
 /* ---- composing and writing blocks of rows ---- */
 
@@ -711,7 +96,7 @@ static void *pipe_work(void *arg)
         job.first = b * PUBLISH_BLOCK_ROWS;
         job.last = job.first + PUBLISH_BLOCK_ROWS < wp->nwrite ? job.first + PUBLISH_BLOCK_ROWS : wp->nwrite;
         job.out = me->out;
-        compose_rows(&job);
+        publisher_compose_rows(&job);
         me->out = job.out;
         ak_error e;
         if (job.rc < 0) {
@@ -773,7 +158,9 @@ static int write_rows(const compose_job *proto, size_t nwrite, unsigned threads,
     const double row_bytes = text_per_row + copied_per_row + pub->nsegments + 2;
     const size_t block_rows = nwrite < PUBLISH_BLOCK_ROWS ? nwrite : PUBLISH_BLOCK_ROWS;
     const size_t block_bytes = (size_t)(row_bytes * (double)block_rows * 1.125) + 4096;
-    for (int i = 0; i < 2 && nwrite > 0; i++) (void)reserve_huge(&workers[i].out, block_bytes);
+    for (int i = 0; i < 2 && nwrite > 0; i++) (void)publish_reserve_huge(&workers[i].out, block_bytes);
+    /* Not ak_run_parts: the workers take turns writing, so worker 0 can go
+     * on only while worker 1 runs; without the thread worker 0 does all. */
     pthread_t helper;
     int helped = 0;
     if (threads > 1 && wp.nblocks > 1) {
@@ -819,15 +206,15 @@ int publish_write(const table *t, const partition *p, const publish_opts *opts, 
         rc = ak_err_set(err, ANONKIT_E_INTERNAL, NULL, 0, 0, "publish_write: the mean style needs the class means");
         goto done;
     }
-    if ((rc = format_classes(&pub, opts->threads, err)) < 0) goto done;
+    if ((rc = publisher_format_classes(&pub, opts->threads, err)) < 0) goto done;
     if ((rc = csv_writer_open_stream(&writer, out, out_name, pub.delim, err)) < 0) goto done;
-    if ((rc = write_header(t, writer, err)) < 0) goto done;
+    if ((rc = publisher_write_header(t, writer, err)) < 0) goto done;
 
     /* The rows to write, in order: all but dropped suppressed rows. */
     if (!(order = ak_huge_malloc((n ? n : 1) * sizeof *order))) { rc = ak_err_nomem(err); goto done; } /* shuffled at random */
     ak_rng rng;
     ak_rng_seed(&rng, opts->seed);
-    const size_t nwrite = order_rows(p->class_of, n, opts, &rng, order, stats);
+    const size_t nwrite = publish_order_rows(p->class_of, n, opts, &rng, order, stats);
 
     const uint32_t k = pub.ncopied;
     if (k && opts->keep_order) {
@@ -837,24 +224,24 @@ int publish_write(const table *t, const partition *p, const publish_opts *opts, 
         if ((rc = csv_read(reader, &rec, err)) < 0) goto done;
         size_t r = 0, next = 0;
         while ((rc = csv_read(reader, &rec, err)) == 1) {
-            if (r >= n || rec.count != t->ncolumns) { rc = input_changed(t, rec.line, err); goto done; }
+            if (r >= n || rec.count != t->ncolumns) { rc = publish_input_changed(t, rec.line, err); goto done; }
             if (next < nwrite && order[next] == r) {
                 copied.len = 0;
-                if (append_copied(&pub, &rec, &copied, local_off) != 0) { rc = ak_err_nomem(err); goto done; }
+                if (publisher_append_copied(&pub, &rec, &copied, local_off) != 0) { rc = ak_err_nomem(err); goto done; }
                 local_off[k] = copied.len;
                 pub.line.len = 0;
-                if (compose_row(&pub, &pub.line, p->class_of[r], copied.data, local_off) != 0) { rc = ak_err_nomem(err); goto done; }
+                if (publisher_compose_row(&pub, &pub.line, p->class_of[r], copied.data, local_off) != 0) { rc = ak_err_nomem(err); goto done; }
                 if ((rc = csv_write_raw(writer, pub.line.data, pub.line.len, err)) < 0) goto done;
                 next++;
             }
             r++;
         }
         if (rc < 0) goto done;
-        if (r != n) { rc = input_changed(t, 0, err); goto done; }
+        if (r != n) { rc = publish_input_changed(t, 0, err); goto done; }
     } else {
         /* Hold the copied units of every row, then write in output order. */
-        if (k && opts->copied) rc = copied_take(opts->copied, t, &pub, &copied, &copied_off, err);
-        else if (k) rc = read_copied(&pub, t, opts->threads, NULL, &copied, &copied_off, err);
+        if (k && opts->copied) rc = publish_copied_take(opts->copied, t, &pub, &copied, &copied_off, err);
+        else if (k) rc = publish_read_copied(&pub, t, opts->threads, NULL, &copied, &copied_off, err);
         if (rc < 0) goto done;
         const compose_job proto = {.pub = &pub, .class_of = p->class_of, .order = order, .copied = copied.data,
                                    .copied_off = copied_off, .no_copied = local_off};
@@ -890,7 +277,7 @@ typedef struct stream_composer {
     atomic_int quit;    /* the stream is being freed: stop */
     int failed;         /* the first failure's status (0: none), reported by the next call */
     ak_error err;
-    /* the part handed over: its rows, ordered by the thread (order_rows) */
+    /* the part handed over: its rows, ordered by the thread (publish_order_rows) */
     size_t nrows;
     uint32_t *class_of;
     size_t class_cap;
@@ -924,7 +311,7 @@ static int compose_part(publish_stream *ps, const uint32_t *class_of, size_t nwr
         compose_job job = {.pub = &ps->pub, .class_of = class_of, .order = ps->order, .first = start, .last = nwrite,
                            .copied = copied, .copied_off = copied_off, .no_copied = none,
                            .limit = PUBLISH_STREAM_BLOCK_BYTES, .out = ps->out};
-        compose_rows(&job);
+        publisher_compose_rows(&job);
         ps->out = job.out;
         if (job.rc < 0) return ak_err_nomem(err);
         AK_CHECK(csv_write_block(ps->writer, &ps->out, err));
@@ -945,7 +332,7 @@ static void *composer_main(void *arg)
         ak_error e;
         memset(&e, 0, sizeof e);
         const int copies = ps->pub.ncopied > 0;
-        const size_t nwrite = order_rows(c->class_of, c->nrows, &ps->opts, &ps->rng, ps->order, &ps->stats);
+        const size_t nwrite = publish_order_rows(c->class_of, c->nrows, &ps->opts, &ps->rng, ps->order, &ps->stats);
         const int rc = compose_part(ps, c->class_of, nwrite, copies ? c->copied : NULL, copies ? c->copied_off : NULL,
                                     &c->quit, &e);
         pthread_mutex_lock(&c->lock);
@@ -982,6 +369,7 @@ static void composer_start(publish_stream *ps)
         return;
     }
     atomic_init(&c->quit, 0);
+    /* a long-lived thread waiting for parts, not a job cut in parts: not ak_run_parts */
     if (pthread_create(&c->thread, NULL, composer_main, ps) != 0) {
         pthread_cond_destroy(&c->changed);
         pthread_mutex_destroy(&c->lock);
@@ -1061,7 +449,7 @@ int publish_stream_open(publish_stream **out, const table *schema, const publish
     if (rc == ANONKIT_OK && opts->threads > 1) /* the writes overlap the algorithm's work */
         rc = csv_writer_background(ps->writer, PUBLISH_STREAM_BUFS, PUBLISH_STREAM_BUF_BYTES,
                                    PUBLISH_WRITE_BEHIND_BYTES, err);
-    if (rc == ANONKIT_OK) rc = write_header(schema, ps->writer, err);
+    if (rc == ANONKIT_OK) rc = publisher_write_header(schema, ps->writer, err);
     if (rc == ANONKIT_OK && opts->threads > 1) composer_start(ps); /* and so does the composing */
     if (rc < 0) {
         publish_stream_free(ps);
@@ -1086,7 +474,7 @@ int publish_stream_part(publish_stream *ps, const table *view, const partition *
     free(pub->int_range);
     pub->class_off = pub->star_off = NULL;
     pub->int_range = NULL;
-    AK_CHECK(format_classes(pub, ps->opts.threads, err));
+    AK_CHECK(publisher_format_classes(pub, ps->opts.threads, err));
     const size_t n = view->nrows;
     if (n > UINT32_MAX) return ak_err_set(err, ANONKIT_E_INTERNAL, NULL, 0, 0, "publish_stream_part: too many rows");
     if (n > ps->cap) {
@@ -1096,14 +484,14 @@ int publish_stream_part(publish_stream *ps, const table *view, const partition *
         ps->cap = n;
     }
     if (ps->comp.started) return composer_hand_over(ps, n, p->class_of, copied, copied_off, err);
-    const size_t nwrite = order_rows(p->class_of, n, &ps->opts, &ps->rng, ps->order, &ps->stats);
+    const size_t nwrite = publish_order_rows(p->class_of, n, &ps->opts, &ps->rng, ps->order, &ps->stats);
     if (ps->opts.threads > 1) return compose_part(ps, p->class_of, nwrite, copied, copied_off, NULL, err);
     const size_t none[2] = {0, 0};
     for (size_t start = 0; start < nwrite; start += PUBLISH_BLOCK_ROWS) {
         compose_job job = {.pub = pub, .class_of = p->class_of, .order = ps->order, .first = start,
                            .last = start + PUBLISH_BLOCK_ROWS < nwrite ? start + PUBLISH_BLOCK_ROWS : nwrite,
                            .copied = copied, .copied_off = copied_off, .no_copied = none, .out = ps->out};
-        compose_rows(&job);
+        publisher_compose_rows(&job);
         ps->out = job.out;
         if (job.rc < 0) return ak_err_nomem(err);
         AK_CHECK(csv_write_raw(ps->writer, ps->out.data, ps->out.len, err));
