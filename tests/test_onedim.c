@@ -19,7 +19,6 @@
  *   on eligible ones, every group is l-diverse (counted here), and for a whole
  *   l it never needs the closing group. Its exchange step keeps every group's
  *   sensitive values and never raises the cost.
- * - The external sort against an in-memory sort under tiny budgets.
  * - Every algorithm on random tables through the public API, proven by the
  *   independent verifier; ineligible tables fail cleanly and write nothing.
  *   One thread or three, and the candidates weighed by the portable scalar
@@ -32,7 +31,6 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include <dirent.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,7 +43,6 @@
 #include "anonkit/anonkit.h"
 #include "core/partition.h"
 #include "core/table.h"
-#include "io/extsort.h"
 #include "metrics/kl.h"
 #include "metrics/metrics.h"
 #include "model/model.h"
@@ -977,114 +974,6 @@ static void test_ldiv_exchange(void **state)
     if (runs < 40 || lowered < 10) fail_msg("%d runs, %d lowered the cost", runs, lowered);
 }
 
-/* ------------------------------------------------------------ external sort -- */
-
-static int cmp_rec3(const void *a, const void *b)
-{
-    const uint64_t *x = a, *y = b;
-    for (int w = 0; w < 3; w++)
-        if (x[w] != y[w]) return x[w] < y[w] ? -1 : 1;
-    return 0;
-}
-
-static int dir_is_empty(const char *path)
-{
-    DIR *d = opendir(path);
-    assert_non_null(d);
-    struct dirent *e;
-    int empty = 1;
-    while ((e = readdir(d)))
-        if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) empty = 0;
-    closedir(d);
-    return empty;
-}
-
-static void test_external_sort(void **state)
-{
-    (void)state;
-    tu_rng rng = {5};
-    char dir[4096];
-    snprintf(dir, sizeof dir, "%s", tu_mkdtemp());
-    static const size_t budgets[] = {0, 4096, 20000, 100000, 1 << 20};
-    for (size_t bi = 0; bi < sizeof budgets / sizeof budgets[0]; bi++) {
-        const size_t n = 1 + tu_below(&rng, 60000);
-        uint64_t *recs = malloc(n * 3 * sizeof *recs);
-        assert_non_null(recs);
-        extsort *s;
-        ak_error err;
-        assert_int_equal(extsort_open(&s, 3, budgets[bi], dir, &err), ANONKIT_OK);
-        for (size_t i = 0; i < n; i++) {
-            recs[i * 3] = tu_below(&rng, 50);
-            recs[i * 3 + 1] = tu_next(&rng);
-            recs[i * 3 + 2] = i;
-            assert_int_equal(extsort_add(s, recs + i * 3, &err), ANONKIT_OK);
-        }
-        assert_int_equal(extsort_finish(s, &err), ANONKIT_OK);
-        qsort(recs, n, 3 * sizeof *recs, cmp_rec3);
-        const uint64_t *r;
-        for (size_t i = 0; i < n; i++) {
-            assert_int_equal(extsort_next(s, &r, &err), 1);
-            assert_memory_equal(r, recs + i * 3, 3 * sizeof *recs);
-        }
-        assert_int_equal(extsort_next(s, &r, &err), 0);
-        extsort_stats st;
-        extsort_get_stats(s, &st);
-        assert_int_equal(st.records, n);
-        if (budgets[bi] && n * 24 > budgets[bi]) {
-            assert_true(st.runs >= 2);
-            assert_true(st.blocks_written > 0 && st.blocks_read >= st.blocks_written / 2);
-        }
-        if (budgets[bi] == 4096 && n > 2000) assert_true(st.merge_passes > 0);
-        extsort_free(s);
-        assert_true(dir_is_empty(dir)); /* no spill folder or file left */
-        free(recs);
-    }
-    tu_rmtree(dir);
-}
-
-/* In-memory sorts of more than 65536 records (split on 16 bits of word 0
- * first, on one to three threads) against qsort: top words spread out, all
- * sharing their top two bytes, few distinct values (long runs of equal
- * keys), only low bits set, and one word 0 for all. */
-static void test_sort_many_records(void **state)
-{
-    (void)state;
-    tu_rng rng = {6};
-    for (int kind = 0; kind < 5; kind++) {
-        /* more than 3 * 65536 records for every other kind: enough for three parts of the split */
-        const size_t n = (kind % 2 ? 65536 : 3 * 65536) + tu_below(&rng, 80000);
-        uint64_t *recs = malloc(n * 3 * sizeof *recs), *want = malloc(n * 3 * sizeof *want);
-        assert_non_null(recs);
-        assert_non_null(want);
-        for (size_t i = 0; i < n; i++) {
-            const uint64_t r = tu_next(&rng);
-            /* kinds: random; one value in the top 16 bits; a few in the top 3; small numbers (iDistance's
-             * centre ranks); word 0 the same everywhere */
-            recs[i * 3] = kind == 0   ? r
-                          : kind == 1 ? (0xabcdull << 48) | (r >> 16)
-                          : kind == 2 ? (r % 5) << 62
-                          : kind == 3 ? r % 512
-                                      : 77;
-            recs[i * 3 + 1] = kind == 2 ? 0 : tu_next(&rng);
-            recs[i * 3 + 2] = i;
-        }
-        memcpy(want, recs, n * 3 * sizeof *recs);
-        qsort(want, n, 3 * sizeof *want, cmp_rec3);
-        uint64_t *copy = malloc(n * 3 * sizeof *copy);
-        assert_non_null(copy);
-        memcpy(copy, recs, n * 3 * sizeof *recs);
-        for (unsigned threads = 1; threads <= 3; threads++) { /* the same order on any number of threads */
-            memcpy(recs, copy, n * 3 * sizeof *recs);
-            ak_error err;
-            assert_int_equal(extsort_sort_array(recs, n, 3, threads, &err), ANONKIT_OK);
-            assert_memory_equal(recs, want, n * 3 * sizeof *recs);
-        }
-        free(copy);
-        free(recs);
-        free(want);
-    }
-}
-
 /* ---------------------------------------------------- whole runs + verifier -- */
 
 static const char *const algorithms[] = {"hilbert", "hilbert-fast", "idistance", "idistance-fast"};
@@ -1483,8 +1372,6 @@ int main(void)
         cmocka_unit_test(test_dp_against_direct),
         cmocka_unit_test(test_ldiv_heuristic),
         cmocka_unit_test(test_ldiv_exchange),
-        cmocka_unit_test(test_external_sort),
-        cmocka_unit_test(test_sort_many_records),
         cmocka_unit_test(test_random_tables_verified),
         cmocka_unit_test(test_memory_budget_same_result),
         cmocka_unit_test(test_idistance_centres_on_repeated_tuples),
