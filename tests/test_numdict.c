@@ -379,7 +379,7 @@ static void test_format_and_popcount(void **state)
     (void)state;
     char buf[24], want[24];
     int64_t p = 1;
-    for (int e = 0; e <= 18; e++, p *= 10)
+    for (int e = 0; e <= 18; e++, p = e <= 18 ? p * 10 : p) /* 10^0 .. 10^18 */
         for (int64_t d = -1; d <= 1; d++)
             for (int s = -1; s <= 1; s += 2) {
                 const int64_t v = s * (p + d);
