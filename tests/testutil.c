@@ -247,6 +247,17 @@ uint64_t tu_verify(anonkit_job *job, const char *out, const char *what, uint64_t
     return rows;
 }
 
+uint64_t tu_verify_suppressed(anonkit_job *job, const char *out, const char *what, uint64_t *classes,
+                              uint64_t *suppressed)
+{
+    uint64_t c = 0, rows = 0, s = 0;
+    const int rc = anonkit_check_counts(job, out, &c, &rows, &s);
+    if (rc != ANONKIT_OK) fail_msg("%s: verifier (%d): %s", what, rc, anonkit_errmsg(job));
+    if (classes) *classes = c;
+    if (suppressed) *suppressed = s;
+    return rows;
+}
+
 anonkit_result *tu_anonymize_verified(anonkit_job *job, const char *out, int eligible, const char *what,
                                       uint64_t *classes, uint64_t *rows)
 {

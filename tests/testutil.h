@@ -125,6 +125,12 @@ anonkit_result *tu_anonymize(anonkit_job *job, const char *out, int eligible, co
  * verifier's count of published rows and sets *classes (may be NULL). */
 uint64_t tu_verify(anonkit_job *job, const char *out, const char *what, uint64_t *classes /* OUT */);
 
+/* tu_verify for a model with a suppression limit (anonkit_check_counts):
+ * also sets *suppressed, the rows published as all "*" that the verifier
+ * counted as suppressed. */
+uint64_t tu_verify_suppressed(anonkit_job *job, const char *out, const char *what, uint64_t *classes /* OUT */,
+                              uint64_t *suppressed /* OUT */);
+
 /* Both: tu_anonymize, then, when eligible, tu_verify, which must see every
  * row read (published rows and suppressed ones, written as "*"). */
 anonkit_result *tu_anonymize_verified(anonkit_job *job, const char *out, int eligible, const char *what,
