@@ -7,72 +7,18 @@
 #
 # Prints one line per case, "ok - NAME" or "not ok - NAME" followed by
 # "#   ..." detail lines, then "N passed, M failed"; exits 1 if any case failed.
-# Needs bash, coreutils and /usr/bin/python3 (JSON and CSV-aware checks).
+# Needs bash, coreutils and /usr/bin/python3 (the JSON and CSV-aware checks and
+# the tables written for some cases are tests/*.py: csv_records.py,
+# json_expect.py, class_error_tables.py, separable_table.py).
 set -u
 source "$(dirname "$0")/cli_harness.sh" cli-cases "$@"
 DATA=$SRC/tests/data/cli
 
 # ---------------------------------------------------------------- helpers --
 
-# CSV-aware helpers (quoted fields may hold delimiters and newlines).
-cat >"$T/csvtool.py" <<'EOF'
-import csv, sys
-
-def records(path, delim):
-    with open(path, newline='') as f:
-        return list(csv.reader(f, delimiter=delim, strict=True))
-
-def main():
-    cmd, args = sys.argv[1], sys.argv[2:]
-    if cmd == 'count':            # count FILE DELIM: data records (header excluded)
-        print(len(records(args[0], args[1])) - 1)
-    elif cmd == 'header':         # header FILE DELIM: the column names, '|'-joined
-        print('|'.join(records(args[0], args[1])[0]))
-    elif cmd == 'samecols':       # samecols IN OUT DELIM COL...: columns equal row by row
-        a, b = records(args[0], args[2]), records(args[1], args[2])
-        for col in args[3:]:
-            ca = [r[a[0].index(col)] for r in a[1:]]
-            cb = [r[b[0].index(col)] for r in b[1:]]
-            if ca != cb:
-                diff = [(i + 1, x, y) for i, (x, y) in enumerate(zip(ca, cb)) if x != y][:3]
-                sys.exit('column %r differs: %d vs %d rows, first differences (row, in, out): %r'
-                         % (col, len(ca), len(cb), diff))
-    elif cmd == 'sameset':        # sameset A B DELIM: same header, same multiset of records
-        a, b = records(args[0], args[2]), records(args[1], args[2])
-        if a[0] != b[0]:
-            sys.exit('headers differ: %r vs %r' % (a[0], b[0]))
-        if sorted(a[1:]) != sorted(b[1:]):
-            sys.exit('the multisets of records differ (%d vs %d records)' % (len(a) - 1, len(b) - 1))
-    else:
-        sys.exit('csvtool: unknown command ' + cmd)
-
-main()
-EOF
-csvtool() { "$PY" "$T/csvtool.py" "$@"; }
-
-# A Python expression over the JSON document j of a file; approx(a, b) compares
-# within 1e-9.
-cat >"$T/jsontool.py" <<'EOF'
-import json, sys
-def approx(a, b, tol=1e-9):
-    return isinstance(a, (int, float)) and abs(a - b) <= tol
-try:
-    j = json.load(open(sys.argv[1]))
-except ValueError as e:
-    sys.exit('not valid JSON: %s' % e)
-try:
-    ok = eval(sys.argv[2])
-except Exception as e:
-    sys.exit('%s: %s: %s' % (sys.argv[2], type(e).__name__, e))
-if not ok:
-    shown = ''
-    if len(sys.argv) > 3:
-        try:
-            shown = ' (%s is %r)' % (sys.argv[3], eval(sys.argv[3]))
-        except Exception as e:
-            shown = ' (%s: %s)' % (sys.argv[3], e)
-    sys.exit('false: %s%s' % (sys.argv[2], shown))
-EOF
+# CSV-aware checks (tests/csv_records.py: quoted fields may hold delimiters
+# and newlines) and Python expressions over JSON documents (tests/json_expect.py).
+csvtool() { "$PY" "$SRC/tests/csv_records.py" "$@"; }
 
 # ak_in FILE ARGS...: runs anonkit with FILE on stdin.
 ak_in() { local in=$1; shift; timeout 60 "$BIN" "$@" <"$in" >"$OUT" 2>"$ERR"; RC=$?; }
@@ -128,7 +74,9 @@ expect_header() {
 
 # expect_json FILE EXPR [SHOW]: a Python expression over the document j is
 # true; on failure the value of the expression SHOW is printed too.
-expect_json() { local m; m=$("$PY" "$T/jsontool.py" "$@" 2>&1) || problem "$1: $m"; }
+expect_json() { local m; m=$("$PY" "$SRC/tests/json_expect.py" "$@" 2>&1) || problem "$1: $m"; }
+# expect_json_pair A B EXPR [SHOW]: the same over two documents a and b.
+expect_json_pair() { local m; m=$("$PY" "$SRC/tests/json_expect.py" --pair "$@" 2>&1) || problem "$1, $2: $m"; }
 
 # Row accounting of a successful run: the summary on stderr shows read,
 # published and suppressed; published + suppressed = read = EXPECTED; the
@@ -830,7 +778,7 @@ expect_rc 0
 expect_differ "$SH/r1.csv" "$SH/kept.csv"
 expect_same_rows "$SH/r1.csv" "$SH/kept.csv" ,
 # (taken modulo 2^64: how a seed above 2^63 is written is the next case's concern)
-seed=$("$PY" -c 'import json,sys; print(int(json.load(open(sys.argv[1]))["parameters"]["seed"]) % 2**64)' "$SH/r1.json" 2>&1)
+seed=$("$PY" "$SRC/tests/json_expect.py" --print "$SH/r1.json" 'int(j["parameters"]["seed"]) % 2**64' 2>&1)
 if [[ $seed =~ ^[0-9]+$ ]]; then
     ak anonymize "$PEOPLE" -o "$SH/r2.csv" "${PEOPLE_QI[@]}" --seed "$seed"
     expect_rc 0
@@ -1125,11 +1073,9 @@ expect_rc 0
 ak anonymize "$GEN" -o "$d/i.csv" "${GQI[@]}" --k 20 --split infogain --class c2 --report "$d/i.json"
 expect_rc 0
 expect_err_has "conditional entropy"
-"$PY" - "$d/m.json" "$d/i.json" <<'PY' || problem "InfoGain entropy is not below Median's"
-import json, sys
-m, i = (json.load(open(p))["metrics"]["conditional_entropy"] for p in sys.argv[1:])
-sys.exit(0 if i < m else 1)
-PY
+# InfoGain's entropy (b) is below Median's (a)
+expect_json_pair "$d/m.json" "$d/i.json" 'b["metrics"]["conditional_entropy"] < a["metrics"]["conditional_entropy"]' \
+    '(a["metrics"]["conditional_entropy"], b["metrics"]["conditional_entropy"])'
 ak check "$d/i.csv" "${GQI[@]}" --k 20
 expect_rc 0
 end
@@ -1141,12 +1087,10 @@ expect_rc 0
 expect_err_has "RMSE"
 ak metrics "$GEN" "$d/r.csv" "${GQI[@]}" --target r7
 expect_rc 0
-"$PY" - "$d/r.json" "$OUT" <<'PY' || problem "report and metrics disagree on the RMSE"
-import json, sys
-a = json.load(open(sys.argv[1]))["metrics"]["rmse"]
-b = json.load(open(sys.argv[2]))["rmse"]
-sys.exit(0 if abs(a - b) <= 1e-9 * max(1, abs(a)) else 1)
-PY
+cp "$OUT" "$d/metrics.json"
+# the report (a) and metrics (b) agree on the RMSE
+expect_json_pair "$d/r.json" "$d/metrics.json" 'approx(a["metrics"]["rmse"], b["rmse"], 1e-9 * max(1, abs(a["metrics"]["rmse"])))' \
+    '(a["metrics"]["rmse"], b["rmse"])'
 end
 
 begin "workload: --variance is met and verified; a larger bound is refuted by check"
@@ -1201,19 +1145,7 @@ end
 CE=$T/ce
 mkdir -p "$CE"
 printf 'Banker;White;*\nClerk;White;*\nDriver;Blue;*\nEngineer;Blue;*\n' >"$CE/job.csv"
-"$PY" - "$CE" <<'PY'
-import sys
-d = sys.argv[1]
-train = [('Blue', 'lo')] * 5 + [('Blue', 'hi')] + [('White', 'hi')] * 5 + [('White', 'lo')]
-test = [('White', 'hi'), ('White', 'lo'), ('Blue', 'lo'), ('Blue', 'hi'), ('*', 'lo')]
-leaf = {'White': 'Clerk', 'Blue': 'Driver', '*': 'Banker'}
-with open(d + '/orig.csv', 'w') as o, open(d + '/pub.csv', 'w') as p:
-    o.write('job,age,income,part\n'); p.write('job,age,income,part\n')
-    for rows, part in ((train, 'train'), (test, 'test')):
-        for job, income in rows:
-            o.write('%s,30,%s,%s\n' % (leaf[job], income, part))
-            p.write('%s,30,%s,%s\n' % (job, income, part))
-PY
+"$PY" "$SRC/tests/class_error_tables.py" "$CE" || { echo "cli_cases: class_error_tables.py failed" >&2; exit 1; }
 CEQ=(--qi job,age --hierarchy "job=$CE/job.csv")
 for how in "--split-column part" "--train-rows 12"; do
     begin "metrics --class-error $how: a tree and its test error worked out by hand"
@@ -1230,15 +1162,7 @@ done
 
 begin "metrics --class-error: unmodified data separable by a QI has no error"
 d=$(casedir)
-"$PY" - "$d/sep.csv" <<'PY'
-import sys, random
-rng = random.Random(3)
-with open(sys.argv[1], 'w') as f:
-    f.write('age,zipcode,label,part\n')
-    for i in range(300):
-        age, zipcode = rng.randint(18, 80), rng.randint(10000, 10999)
-        f.write('%d,%d,%s,%s\n' % (age, zipcode, 'old' if age > 47 else 'young', 'test' if i % 3 == 0 else 'train'))
-PY
+"$PY" "$SRC/tests/separable_table.py" "$d/sep.csv" || problem "separable_table.py failed"
 ak metrics "$d/sep.csv" "$d/sep.csv" --qi age,zipcode --class-error label --split-column part
 expect_rc 0
 cp "$OUT" "$d/m.json"
@@ -1262,11 +1186,10 @@ cp "$OUT" "$d/kept.json"
 ak metrics "$d/in.csv" "$d/shuffled.csv" "${AQ[@]}" --class-error salary-class --split-column part
 expect_rc 0
 cp "$OUT" "$d/shuffled.json"
-"$PY" - "$d/kept.json" "$d/shuffled.json" <<'PY' || problem "the two ways of telling the rows apart disagree"
-import json, sys
-a, b = (json.load(open(p))["class_error"] for p in sys.argv[1:])
-sys.exit(0 if a == b and a["train_rows"] == 2000 and a["test_rows"] == 1000 and 0 < a["error"] < 0.5 else 1)
-PY
+# the two ways of telling the rows apart agree
+expect_json_pair "$d/kept.json" "$d/shuffled.json" \
+    'a["class_error"] == b["class_error"] and a["class_error"]["train_rows"] == 2000 and a["class_error"]["test_rows"] == 1000 and 0 < a["class_error"]["error"] < 0.5' \
+    '(a["class_error"], b["class_error"])'
 end
 
 begin "metrics --class-error: usage errors and a bad split value"

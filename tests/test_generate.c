@@ -1,5 +1,6 @@
 /* test_generate.c — tests of the synthetic data generator (src/io/synth.c, through
- * anonkit_generate) and of the binary tuple files (src/io/tuple.c).
+ * anonkit_generate) and of the binary tuple files it writes (src/io/tuple.c; the
+ * tuple module's own tests are in test_tuple.c).
  *
  * Every expectation comes from 000 Figure 7 or docs/tuple-format.md, written out
  * here: the column list, the ranges, the commission rule, and the target functions
@@ -594,90 +595,6 @@ static void test_binary_block_size(void **state)
 }
 
 /* A schema with every type, written and read back with odd block sizes. */
-static void test_tuple_round_trip(void **state)
-{
-    (void)state;
-    tuple_schema s;
-    tuple_schema_init(&s);
-    ak_error err;
-    ak_err_clear(&err);
-    static const char *const labels[3] = {"", "two words", "ünïcode"};
-    assert_int_equal(tuple_schema_add(&s, "a", TUPLE_I64, NULL, 0, &err), ANONKIT_OK);
-    assert_int_equal(tuple_schema_add(&s, "b", TUPLE_CODE, labels, 3, &err), ANONKIT_OK);
-    assert_int_equal(tuple_schema_add(&s, "c", TUPLE_F64, NULL, 0, &err), ANONKIT_OK);
-    assert_int_equal(tuple_schema_add(&s, "d", TUPLE_I32, NULL, 0, &err), ANONKIT_OK);
-    assert_int_equal(s.row_width, 24);
-    assert_int_equal(tuple_schema_find(&s, "c"), 2);
-    assert_int_equal(tuple_schema_find(&s, "zz"), -1);
-
-    const double specials[] = {0.0, -0.0, 1.5, -1e300, INFINITY, -INFINITY, 5e-324};
-    const size_t nspecial = sizeof specials / sizeof specials[0];
-    const uint64_t N = 5000;
-    const char *path = tu_path(tu_group_dir, "rt_types.bin");
-    FILE *f = fopen(path, "wb");
-    assert_non_null(f);
-    tuple_writer *w = NULL;
-    assert_int_equal(tuple_writer_open(&w, f, path, &s, 37, &err), ANONKIT_OK);
-    tu_rng g = {42};
-    uint8_t row[24];
-    for (uint64_t i = 0; i < N; i++) {
-        tuple_put_i64(row, 0, (int64_t)tu_next(&g));
-        tuple_put_code(row, 8, (uint32_t)(i % 3));
-        tuple_put_f64(row, 12, i < nspecial ? specials[i] : (double)(int64_t)tu_next(&g) / 7.0);
-        tuple_put_i32(row, 20, (int32_t)(uint32_t)tu_next(&g));
-        assert_int_equal(tuple_write(w, row, &err), ANONKIT_OK);
-    }
-    assert_int_equal(tuple_writer_close(w, &err), ANONKIT_OK);
-    assert_true(tuple_writer_rows(w) == N);
-    const uint64_t bytes = tuple_writer_bytes(w);
-    assert_true(tuple_writer_blocks(w) == (bytes + 36) / 37);
-    tuple_writer_free(w);
-    assert_int_equal(fclose(f), 0);
-    struct stat st;
-    assert_int_equal(stat(path, &st), 0);
-    assert_true((uint64_t)st.st_size == bytes);
-    /* header: 24 fixed + a:i64 (4+4+1) + b:code (4+4+1 + 4 + 4+0 + 4+9 + 4+9) + c (9) + d (9) */
-    const uint64_t header = 24 + 9 + (9 + 4 + 4 + 13 + 4 + strlen(labels[2])) + 9 + 9;
-    assert_true(bytes == header + N * 24 + 16);
-
-    /* The layout on disk is the documented one: check the first row's bytes. */
-    char *raw = tu_read_file(path, NULL);
-    assert_memory_equal(raw, "AKTUPLE1", 8);
-    const uint8_t *u = (const uint8_t *)raw;
-    assert_int_equal(u[8] | u[9] << 8, 1);                               /* version */
-    assert_true((uint64_t)(u[12] | u[13] << 8 | u[14] << 16) == header); /* header size */
-    assert_int_equal(u[16], 4);                                          /* columns */
-    assert_int_equal(u[20], 24);                                         /* row width */
-    g.s = 42;
-    uint64_t first = tu_next(&g);
-    for (int i = 0; i < 8; i++) assert_int_equal(u[header + i], (uint8_t)(first >> (8 * i)));
-    assert_memory_equal(raw + bytes - 16, "AKTUPEND", 8);
-    free(raw);
-
-    tuple_reader *r = open_reader(path, 50);
-    const tuple_schema *rs = tuple_reader_schema(r);
-    assert_int_equal(rs->ncolumns, 4);
-    assert_int_equal(rs->columns[1].nlabels, 3);
-    for (int i = 0; i < 3; i++) assert_string_equal(rs->columns[1].labels[i], labels[i]);
-    g.s = 42;
-    const uint8_t *got;
-    uint64_t i = 0;
-    int rc;
-    while ((rc = tuple_read(r, &got, &err)) == 1) {
-        assert_true(tuple_get_i64(got, 0) == (int64_t)tu_next(&g));
-        assert_int_equal(tuple_get_code(got, 8), i % 3);
-        double want = i < nspecial ? specials[i] : (double)(int64_t)tu_next(&g) / 7.0;
-        double have = tuple_get_f64(got, 12);
-        assert_memory_equal(&have, &want, sizeof have); /* bit for bit: -0.0 stays -0.0 */
-        assert_int_equal(tuple_get_i32(got, 20), (int32_t)(uint32_t)tu_next(&g));
-        i++;
-    }
-    assert_int_equal(rc, 0);
-    assert_true(i == N);
-    tuple_reader_free(r);
-    tuple_schema_clear(&s);
-}
-
 /* ------------------------------------------------------ reader errors ---- */
 
 static void write_bytes(const char *path, const void *data, size_t len)
@@ -799,28 +716,6 @@ static void test_reader_file_shrinks(void **state)
     tuple_reader_free(r);
 }
 
-/* The writer rejects what it cannot describe. */
-static void test_writer_errors(void **state)
-{
-    (void)state;
-    tuple_schema s;
-    tuple_schema_init(&s);
-    ak_error err;
-    ak_err_clear(&err);
-    tuple_writer *w = NULL;
-    FILE *f = fopen(tu_path(tu_group_dir, "w.bin"), "wb");
-    assert_non_null(f);
-    assert_true(tuple_writer_open(&w, f, "w.bin", &s, 0, &err) < 0); /* no columns */
-    assert_null(w);
-    assert_true(tuple_schema_add(&s, "", TUPLE_I32, NULL, 0, &err) < 0);
-    assert_true(tuple_schema_add(&s, "x", (tuple_type)7, NULL, 0, &err) < 0);
-    static const char *const one[1] = {"A"};
-    assert_true(tuple_schema_add(&s, "x", TUPLE_I32, one, 1, &err) < 0);
-    assert_int_equal(s.ncolumns, 0);
-    fclose(f);
-    tuple_schema_clear(&s);
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -834,10 +729,8 @@ int main(void)
         cmocka_unit_test(test_zero_rows_and_errors),
         cmocka_unit_test(test_binary_matches_csv),
         cmocka_unit_test(test_binary_block_size),
-        cmocka_unit_test(test_tuple_round_trip),
         cmocka_unit_test(test_reader_errors),
         cmocka_unit_test(test_reader_file_shrinks),
-        cmocka_unit_test(test_writer_errors),
     };
     return cmocka_run_group_tests(tests, tu_group_setup, tu_group_teardown);
 }

@@ -26,69 +26,21 @@
 #include "model/model.h"
 #include "testutil.h"
 
-#define MAX_QI 4
-#define MAX_ROWS 400
+#define MAX_QI TU_MAX_QI
 
-/* A random test table: each QI numeric or categorical with a random tree. */
-typedef struct gen_table {
-    size_t nrows;
-    int nqi;
-    int categorical[MAX_QI];
-    int nleaves[MAX_QI];
-    char hier_path[MAX_QI][4096];
-    int value[MAX_ROWS][MAX_QI]; /* numeric value, or leaf index (file order) */
-    int sensitive[MAX_ROWS];
-    int nsensitive;
-    char csv_path[4096];
-} gen_table;
+/* The random tables (tu_random_table): 1 to 120 rows (one table in four up
+ * to 400), 1 to 4 QIs, half of them categorical, numeric values -40, -35, ...
+ * over 1..6 or 1..60 of them, duplicate-heavy values, 1 to 8 sensitive
+ * values with d0 dominant, and a quoted note column. */
+typedef tu_table gen_table;
 
-static void generate(tu_rng *rng, const char *dir, gen_table *g)
-{
-    memset(g, 0, sizeof *g);
-    g->nrows = 1 + tu_below(rng, 120);
-    if (tu_below(rng, 4) == 0) g->nrows = 1 + tu_below(rng, MAX_ROWS);
-    g->nqi = 1 + (int)tu_below(rng, MAX_QI);
-    g->nsensitive = 1 + (int)tu_below(rng, 8);
-    for (int q = 0; q < g->nqi; q++) {
-        g->categorical[q] = tu_below(rng, 2) == 0;
-        if (g->categorical[q]) {
-            char name[64];
-            snprintf(name, sizeof name, "h%d.csv", q);
-            snprintf(g->hier_path[q], sizeof g->hier_path[q], "%s", tu_path(dir, name));
-            g->nleaves[q] = tu_write_random_hierarchy(rng, g->hier_path[q], q);
-        } else {
-            g->nleaves[q] = 1 + (int)tu_below(rng, tu_below(rng, 2) ? 6 : 60); /* numeric domain size */
-        }
-    }
-    snprintf(g->csv_path, sizeof g->csv_path, "%s", tu_path(dir, "in.csv"));
-    FILE *f = fopen(g->csv_path, "w");
-    assert_non_null(f);
-    fprintf(f, "id");
-    for (int q = 0; q < g->nqi; q++) fprintf(f, ",a%d", q);
-    fprintf(f, ",s,note\n");
-    for (size_t r = 0; r < g->nrows; r++) {
-        fprintf(f, "%zu", r);
-        for (int q = 0; q < g->nqi; q++) {
-            /* skewed values: duplicates are common */
-            int v = (int)tu_below(rng, (uint64_t)g->nleaves[q]);
-            if (tu_below(rng, 3) == 0) v = (int)tu_below(rng, (uint64_t)(g->nleaves[q] + 1) / 2);
-            g->value[r][q] = v;
-            if (g->categorical[q]) fprintf(f, ",v%d", v);
-            else fprintf(f, ",%d", v * 5 - 40);
-        }
-        int s = (int)tu_below(rng, (uint64_t)g->nsensitive);
-        if (tu_below(rng, 2) == 0) s = 0; /* a dominant sensitive value */
-        g->sensitive[r] = s;
-        fprintf(f, ",d%d,\"x, %zu\"\n", s, r);
-    }
-    fclose(f);
-}
+static const tu_table_shape table_shape = {
+    .min_rows = 1, .rows_span = 120, .rows_span_rare = 400, .max_qi = 4, .categorical_one_in = 2,
+    .numeric_small = 6, .numeric_large = 60, .scale = 5, .offset = -40, .skew = 1,
+    .max_sensitive = 8, .dominant_one_in = 2, .note = 1,
+};
 
-/* Sets the job's QIs, hierarchies and input from a generated table. */
-static void job_for(anonkit_job *job, const gen_table *g)
-{
-    tu_job_generated(job, g->nqi, g->categorical, (const char (*)[4096])g->hier_path, g->csv_path);
-}
+static void generate(tu_rng *rng, const char *dir, gen_table *g) { tu_random_table(rng, dir, &table_shape, g); }
 
 static const char *const variant_names[] = {"distinct", "entropy", "recursive", "probabilistic"};
 
@@ -269,26 +221,22 @@ static void test_random_tables(void **state)
         gen_table g;
         generate(&rng, dir_copy, &g);
         anonkit_job *job = anonkit_job_create();
-        job_for(job, &g);
+        tu_job_table(job, &g);
         model m;
         random_model(&rng, &g, &m, job);
         char out[4200];
         snprintf(out, sizeof out, "%s/out.csv", dir_copy);
         assert_int_equal(anonkit_job_set(job, ANONKIT_OPT_OUTPUT, out), ANONKIT_OK);
         assert_int_equal(anonkit_job_set(job, ANONKIT_OPT_KEEP_ORDER, "true"), ANONKIT_OK);
-        anonkit_result *res = NULL;
-        int rc = anonkit_anonymize(job, &res);
-        if (!table_eligible(&g, &m)) {
-            if (rc != ANONKIT_E_INELIGIBLE) fail_msg("iteration %d: ineligible table gave %d: %s", iter, rc, anonkit_errmsg(job));
-            assert_int_not_equal(access(out, F_OK), 0); /* nothing written */
+        char what[64];
+        snprintf(what, sizeof what, "iteration %d", iter);
+        const int eligible = table_eligible(&g, &m);
+        uint64_t classes = 0, rows = 0;
+        anonkit_result *res = tu_anonymize_verified(job, out, eligible, what, &classes, &rows);
+        if (!eligible) {
             ineligible_runs++;
         } else {
-            if (rc != ANONKIT_OK) fail_msg("iteration %d: %s", iter, anonkit_errmsg(job));
             assert_int_equal(anonkit_result_rows_read(res), g.nrows);
-            assert_int_equal(anonkit_result_rows_published(res) + anonkit_result_rows_suppressed(res), g.nrows);
-            uint64_t classes = 0, rows = 0;
-            rc = anonkit_check(job, out, &classes, &rows);
-            if (rc != ANONKIT_OK) fail_msg("iteration %d: verifier: %s", iter, anonkit_errmsg(job));
             assert_int_equal(rows, g.nrows);
             assert_true(classes <= anonkit_result_classes(res));
             assert_truthful(&g, out);

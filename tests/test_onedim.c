@@ -19,7 +19,6 @@
  *   on eligible ones, every group is l-diverse (counted here), and for a whole
  *   l it never needs the closing group. Its exchange step keeps every group's
  *   sensitive values and never raises the cost.
- * - The external sort against an in-memory sort under tiny budgets.
  * - Every algorithm on random tables through the public API, proven by the
  *   independent verifier; ineligible tables fail cleanly and write nothing.
  *   One thread or three, and the candidates weighed by the portable scalar
@@ -32,7 +31,6 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include <dirent.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,7 +43,6 @@
 #include "anonkit/anonkit.h"
 #include "core/partition.h"
 #include "core/table.h"
-#include "io/extsort.h"
 #include "metrics/kl.h"
 #include "metrics/metrics.h"
 #include "model/model.h"
@@ -472,53 +469,19 @@ static void test_nearest_centre(void **state)
 #define MAX_QI 3
 #define MAX_ROWS 300
 
-typedef struct gen_table {
-    size_t nrows;
-    int nqi;
-    int categorical[MAX_QI];
-    int nleaves[MAX_QI];
-    char hier_path[MAX_QI][4096];
-    int sensitive[MAX_ROWS];
-    int nsensitive;
-    char csv_path[4096];
-} gen_table;
+/* The random tables (tu_random_table): 1 to max_rows rows, 1 to 3 QIs, half
+ * of them categorical, numeric values -20, -17, ... over 1..6 or 1..60 of
+ * them, 1 to 9 sensitive values with d0 dominant. */
+typedef tu_table gen_table;
 
 static void generate(tu_rng *rng, const char *dir, gen_table *g, size_t max_rows)
 {
-    memset(g, 0, sizeof *g);
-    g->nrows = 1 + tu_below(rng, max_rows);
-    g->nqi = 1 + (int)tu_below(rng, MAX_QI);
-    g->nsensitive = 1 + (int)tu_below(rng, 9);
-    for (int q = 0; q < g->nqi; q++) {
-        g->categorical[q] = tu_below(rng, 2) == 0;
-        if (g->categorical[q]) {
-            char name[64];
-            snprintf(name, sizeof name, "h%d.csv", q);
-            snprintf(g->hier_path[q], sizeof g->hier_path[q], "%s", tu_path(dir, name));
-            g->nleaves[q] = tu_write_random_hierarchy(rng, g->hier_path[q], q);
-        } else {
-            g->nleaves[q] = 1 + (int)tu_below(rng, tu_below(rng, 2) ? 6 : 60);
-        }
-    }
-    snprintf(g->csv_path, sizeof g->csv_path, "%s", tu_path(dir, "in.csv"));
-    FILE *f = fopen(g->csv_path, "w");
-    assert_non_null(f);
-    fprintf(f, "id");
-    for (int q = 0; q < g->nqi; q++) fprintf(f, ",a%d", q);
-    fprintf(f, ",s\n");
-    for (size_t r = 0; r < g->nrows; r++) {
-        fprintf(f, "%zu", r);
-        for (int q = 0; q < g->nqi; q++) {
-            int v = (int)tu_below(rng, (uint64_t)g->nleaves[q]);
-            if (g->categorical[q]) fprintf(f, ",v%d", v);
-            else fprintf(f, ",%d", v * 3 - 20);
-        }
-        int s = (int)tu_below(rng, (uint64_t)g->nsensitive);
-        if (tu_below(rng, 3) == 0) s = 0; /* a dominant value */
-        g->sensitive[r] = s;
-        fprintf(f, ",d%d\n", s);
-    }
-    fclose(f);
+    const tu_table_shape shape = {
+        .min_rows = 1, .rows_span = max_rows, .max_qi = MAX_QI, .categorical_one_in = 2,
+        .numeric_small = 6, .numeric_large = 60, .scale = 3, .offset = -20,
+        .max_sensitive = 9, .dominant_one_in = 3,
+    };
+    tu_random_table(rng, dir, &shape, g);
 }
 
 /* Loads the CSV at path with QIs names[0 .. nqi) (hierarchy paths[q], NULL
@@ -977,114 +940,6 @@ static void test_ldiv_exchange(void **state)
     if (runs < 40 || lowered < 10) fail_msg("%d runs, %d lowered the cost", runs, lowered);
 }
 
-/* ------------------------------------------------------------ external sort -- */
-
-static int cmp_rec3(const void *a, const void *b)
-{
-    const uint64_t *x = a, *y = b;
-    for (int w = 0; w < 3; w++)
-        if (x[w] != y[w]) return x[w] < y[w] ? -1 : 1;
-    return 0;
-}
-
-static int dir_is_empty(const char *path)
-{
-    DIR *d = opendir(path);
-    assert_non_null(d);
-    struct dirent *e;
-    int empty = 1;
-    while ((e = readdir(d)))
-        if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) empty = 0;
-    closedir(d);
-    return empty;
-}
-
-static void test_external_sort(void **state)
-{
-    (void)state;
-    tu_rng rng = {5};
-    char dir[4096];
-    snprintf(dir, sizeof dir, "%s", tu_mkdtemp());
-    static const size_t budgets[] = {0, 4096, 20000, 100000, 1 << 20};
-    for (size_t bi = 0; bi < sizeof budgets / sizeof budgets[0]; bi++) {
-        const size_t n = 1 + tu_below(&rng, 60000);
-        uint64_t *recs = malloc(n * 3 * sizeof *recs);
-        assert_non_null(recs);
-        extsort *s;
-        ak_error err;
-        assert_int_equal(extsort_open(&s, 3, budgets[bi], dir, &err), ANONKIT_OK);
-        for (size_t i = 0; i < n; i++) {
-            recs[i * 3] = tu_below(&rng, 50);
-            recs[i * 3 + 1] = tu_next(&rng);
-            recs[i * 3 + 2] = i;
-            assert_int_equal(extsort_add(s, recs + i * 3, &err), ANONKIT_OK);
-        }
-        assert_int_equal(extsort_finish(s, &err), ANONKIT_OK);
-        qsort(recs, n, 3 * sizeof *recs, cmp_rec3);
-        const uint64_t *r;
-        for (size_t i = 0; i < n; i++) {
-            assert_int_equal(extsort_next(s, &r, &err), 1);
-            assert_memory_equal(r, recs + i * 3, 3 * sizeof *recs);
-        }
-        assert_int_equal(extsort_next(s, &r, &err), 0);
-        extsort_stats st;
-        extsort_get_stats(s, &st);
-        assert_int_equal(st.records, n);
-        if (budgets[bi] && n * 24 > budgets[bi]) {
-            assert_true(st.runs >= 2);
-            assert_true(st.blocks_written > 0 && st.blocks_read >= st.blocks_written / 2);
-        }
-        if (budgets[bi] == 4096 && n > 2000) assert_true(st.merge_passes > 0);
-        extsort_free(s);
-        assert_true(dir_is_empty(dir)); /* no spill folder or file left */
-        free(recs);
-    }
-    tu_rmtree(dir);
-}
-
-/* In-memory sorts of more than 65536 records (split on 16 bits of word 0
- * first, on one to three threads) against qsort: top words spread out, all
- * sharing their top two bytes, few distinct values (long runs of equal
- * keys), only low bits set, and one word 0 for all. */
-static void test_sort_many_records(void **state)
-{
-    (void)state;
-    tu_rng rng = {6};
-    for (int kind = 0; kind < 5; kind++) {
-        /* more than 3 * 65536 records for every other kind: enough for three parts of the split */
-        const size_t n = (kind % 2 ? 65536 : 3 * 65536) + tu_below(&rng, 80000);
-        uint64_t *recs = malloc(n * 3 * sizeof *recs), *want = malloc(n * 3 * sizeof *want);
-        assert_non_null(recs);
-        assert_non_null(want);
-        for (size_t i = 0; i < n; i++) {
-            const uint64_t r = tu_next(&rng);
-            /* kinds: random; one value in the top 16 bits; a few in the top 3; small numbers (iDistance's
-             * centre ranks); word 0 the same everywhere */
-            recs[i * 3] = kind == 0   ? r
-                          : kind == 1 ? (0xabcdull << 48) | (r >> 16)
-                          : kind == 2 ? (r % 5) << 62
-                          : kind == 3 ? r % 512
-                                      : 77;
-            recs[i * 3 + 1] = kind == 2 ? 0 : tu_next(&rng);
-            recs[i * 3 + 2] = i;
-        }
-        memcpy(want, recs, n * 3 * sizeof *recs);
-        qsort(want, n, 3 * sizeof *want, cmp_rec3);
-        uint64_t *copy = malloc(n * 3 * sizeof *copy);
-        assert_non_null(copy);
-        memcpy(copy, recs, n * 3 * sizeof *recs);
-        for (unsigned threads = 1; threads <= 3; threads++) { /* the same order on any number of threads */
-            memcpy(recs, copy, n * 3 * sizeof *recs);
-            ak_error err;
-            assert_int_equal(extsort_sort_array(recs, n, 3, threads, &err), ANONKIT_OK);
-            assert_memory_equal(recs, want, n * 3 * sizeof *recs);
-        }
-        free(copy);
-        free(recs);
-        free(want);
-    }
-}
-
 /* ---------------------------------------------------- whole runs + verifier -- */
 
 static const char *const algorithms[] = {"hilbert", "hilbert-fast", "idistance", "idistance-fast"};
@@ -1100,7 +955,7 @@ static void test_random_tables_verified(void **state)
         gen_table g;
         generate(&rng, dir, &g, MAX_ROWS);
         anonkit_job *job = anonkit_job_create();
-        tu_job_generated(job, g.nqi, g.categorical, (const char (*)[4096])g.hier_path, g.csv_path);
+        tu_job_table(job, &g);
         const char *algo = algorithms[iter % 4];
         assert_int_equal(anonkit_job_set(job, ANONKIT_OPT_ALGORITHM, algo), ANONKIT_OK);
         model m;
@@ -1122,26 +977,22 @@ static void test_random_tables_verified(void **state)
         }
         const char *out = tu_path(dir, "out.csv");
         assert_int_equal(anonkit_job_set(job, ANONKIT_OPT_OUTPUT, out), ANONKIT_OK);
-        anonkit_result *res = NULL;
-        int rc = anonkit_anonymize(job, &res);
         uint32_t hist[16] = {0}, top = 0, distinct = 0;
         for (size_t r = 0; r < g.nrows; r++) {
             if (!hist[g.sensitive[r]]++) distinct++;
             if (hist[g.sensitive[r]] > top) top = hist[g.sensitive[r]];
         }
         const int eligible = m.k <= g.nrows && (m.l == 0 || ((double)top * m.l <= (double)g.nrows && m.l <= distinct));
+        char what[64];
+        snprintf(what, sizeof what, "iteration %d (%s)", iter, algo);
+        anonkit_result *res = tu_anonymize(job, out, eligible, what);
         if (!eligible) {
-            if (rc != ANONKIT_E_INELIGIBLE) fail_msg("iteration %d (%s): ineligible table gave %d: %s", iter, algo, rc, anonkit_errmsg(job));
-            assert_int_not_equal(access(out, F_OK), 0);
             ineligible_runs++;
         } else {
-            if (rc != ANONKIT_OK) fail_msg("iteration %d (%s): %s", iter, algo, anonkit_errmsg(job));
             assert_int_equal(anonkit_result_rows_published(res), g.nrows);
-            uint64_t classes = 0, rows = 0;
+            /* the verifier checks the variant the 1-D algorithms guarantee */
             if (m.l > 0) assert_int_equal(anonkit_job_set(job, ANONKIT_OPT_L_VARIANT, "probabilistic"), ANONKIT_OK);
-            rc = anonkit_check(job, out, &classes, &rows);
-            if (rc != ANONKIT_OK) fail_msg("iteration %d (%s): verifier: %s", iter, algo, anonkit_errmsg(job));
-            assert_int_equal(rows, g.nrows);
+            assert_int_equal(tu_verify(job, out, what, NULL), g.nrows);
             /* the partition itself: class sizes, and k..2k-1 for k-anonymity alone */
             table *t = load(&g);
             partition p;
@@ -1483,8 +1334,6 @@ int main(void)
         cmocka_unit_test(test_dp_against_direct),
         cmocka_unit_test(test_ldiv_heuristic),
         cmocka_unit_test(test_ldiv_exchange),
-        cmocka_unit_test(test_external_sort),
-        cmocka_unit_test(test_sort_many_records),
         cmocka_unit_test(test_random_tables_verified),
         cmocka_unit_test(test_memory_budget_same_result),
         cmocka_unit_test(test_idistance_centres_on_repeated_tuples),

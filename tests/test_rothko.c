@@ -231,10 +231,9 @@ static void test_identical_to_in_memory(void **state)
         if (!dir_is_empty(spill)) fail_msg("iteration %d: spill files left behind", iter);
         if (rcs[0] == ANONKIT_OK) {
             assert_same_records(mem_out, ooc_out, n, iter);
-            uint64_t classes = 0, rows = 0;
-            if (anonkit_check(jobs[1], ooc_out, &classes, &rows) != ANONKIT_OK)
-                fail_msg("iteration %d: verifier: %s", iter, anonkit_errmsg(jobs[1]));
-            assert_int_equal(rows, n);
+            char what[32];
+            snprintf(what, sizeof what, "iteration %d", iter);
+            assert_int_equal(tu_verify(jobs[1], ooc_out, what, NULL), n);
             char *json = tu_read_file(report, NULL);
             assert_non_null(json);
             const long reparts = report_number(json, "\"repartitions\"");
@@ -673,10 +672,9 @@ static void test_sampled_always_valid(void **state)
             if (rcs[0] != ANONKIT_OK || rcs[1] != ANONKIT_OK)
                 fail_msg("iteration %d: in memory %d (%s), rothko-s %d (%s)", iter, rcs[0], anonkit_errmsg(jobs[0]),
                          rcs[1], anonkit_errmsg(jobs[1]));
-            uint64_t classes = 0, rows = 0;
-            if (anonkit_check(jobs[1], outs[1], &classes, &rows) != ANONKIT_OK)
-                fail_msg("iteration %d: verifier: %s", iter, anonkit_errmsg(jobs[1]));
-            assert_int_equal(rows, n);
+            char what[32];
+            snprintf(what, sizeof what, "iteration %d", iter);
+            assert_int_equal(tu_verify(jobs[1], outs[1], what, NULL), n);
             char *json = tu_read_file(report, NULL);
             assert_non_null(json);
             sampled += report_number(json, "\"growth_phases\"") > 0;
@@ -765,11 +763,8 @@ static void test_sampled_pruning(void **state)
         must_set(job, ANONKIT_OPT_GROWTH_DEPTH, "8");
         must_set(job, ANONKIT_OPT_TEST, naive ? "naive" : "hypothesis");
         must_set(job, ANONKIT_OPT_REPORT, report);
-        anonkit_result *res = NULL;
-        if (anonkit_anonymize(job, &res) != ANONKIT_OK) fail_msg("%s", anonkit_errmsg(job));
-        anonkit_result_free(res);
-        uint64_t classes = 0, rows = 0;
-        if (anonkit_check(job, out, &classes, &rows) != ANONKIT_OK) fail_msg("verifier: %s", anonkit_errmsg(job));
+        uint64_t rows = 0;
+        anonkit_result_free(tu_anonymize_verified(job, out, 1, naive ? "naive" : "hypothesis", NULL, &rows));
         assert_int_equal(rows, 20000);
         char *json = tu_read_file(report, NULL);
         pruned[naive] = report_number(json, "\"pruned_nodes\"");
@@ -806,13 +801,9 @@ static void test_sampled_reuses_files(void **state)
     must_set(job, ANONKIT_OPT_GROWTH_DEPTH, "3");
     must_set(job, ANONKIT_OPT_TMPDIR, spill);
     must_set(job, ANONKIT_OPT_REPORT, report);
-    anonkit_result *res = NULL;
-    if (anonkit_anonymize(job, &res) != ANONKIT_OK) fail_msg("%s", anonkit_errmsg(job));
-    anonkit_result_free(res);
+    anonkit_result_free(tu_anonymize(job, out, 1, "rothko-s"));
     if (!dir_is_empty(spill)) fail_msg("spill files left behind");
-    uint64_t classes = 0, rows = 0;
-    if (anonkit_check(job, out, &classes, &rows) != ANONKIT_OK) fail_msg("verifier: %s", anonkit_errmsg(job));
-    assert_int_equal(rows, 30000);
+    assert_int_equal(tu_verify(job, out, "rothko-s", NULL), 30000);
     char *json = tu_read_file(report, NULL);
     assert_non_null(json);
     const long phases = report_number(json, "\"growth_phases\"");
@@ -910,10 +901,9 @@ static void test_two_pieces_read_as_one(void **state)
             rcs[w] = anonkit_anonymize(job, &res);
             anonkit_result_free(res);
             if (rcs[w] == ANONKIT_OK && pieces == 2) {
-                uint64_t classes = 0, rows = 0;
-                if (anonkit_check(job, outs[w], &classes, &rows) != ANONKIT_OK)
-                    fail_msg("iteration %d: verifier: %s", iter, anonkit_errmsg(job));
-                assert_int_equal(rows, n);
+                char what[32];
+                snprintf(what, sizeof what, "iteration %d", iter);
+                assert_int_equal(tu_verify(job, outs[w], what, NULL), n);
                 valid++;
             }
             anonkit_job_free(job);

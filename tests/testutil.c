@@ -1,4 +1,11 @@
-/* testutil.c — helpers for the test programs (see testutil.h). */
+/* testutil.c — helpers for the test programs (see testutil.h). Most abort on
+ * failure; the anonymize-and-verify helpers report through cmocka. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
 #include "testutil.h"
 
 #include <stdio.h>
@@ -119,7 +126,7 @@ int tu_write_random_hierarchy(tu_rng *rng, const char *path, int qi)
     return nleaves;
 }
 
-/* anonkit_job_set or abort (the helpers here do not depend on cmocka). */
+/* anonkit_job_set or abort. */
 static void must_set(anonkit_job *job, anonkit_option option, const char *value)
 {
     if (anonkit_job_set(job, option, value) != ANONKIT_OK) {
@@ -146,4 +153,120 @@ void tu_job_generated(anonkit_job *job, int nqi, const int *categorical, const c
     must_set(job, ANONKIT_OPT_SENSITIVE, "s");
     must_set(job, ANONKIT_OPT_IDENTIFIER, "id");
     must_set(job, ANONKIT_OPT_INPUT, input);
+}
+
+void tu_random_table(tu_rng *rng, const char *dir, const tu_table_shape *shape, tu_table *g)
+{
+    memset(g, 0, sizeof *g);
+    if (shape->max_qi < 1 || shape->max_qi > TU_MAX_QI || shape->rows_span < 1 ||
+        shape->min_rows + shape->rows_span - 1 > TU_MAX_ROWS ||
+        (shape->rows_span_rare && shape->min_rows + shape->rows_span_rare - 1 > TU_MAX_ROWS)) {
+        fprintf(stderr, "tu_random_table: shape out of range\n");
+        abort();
+    }
+    g->nrows = shape->min_rows + tu_below(rng, shape->rows_span);
+    if (shape->rows_span_rare && tu_below(rng, 4) == 0) g->nrows = shape->min_rows + tu_below(rng, shape->rows_span_rare);
+    g->nqi = 1 + (int)tu_below(rng, (uint64_t)shape->max_qi);
+    if (shape->max_sensitive) g->nsensitive = 1 + (int)tu_below(rng, (uint64_t)shape->max_sensitive);
+    for (int q = 0; q < g->nqi; q++) {
+        g->categorical[q] = tu_below(rng, (uint64_t)shape->categorical_one_in) == 0;
+        if (g->categorical[q]) {
+            char name[64];
+            snprintf(name, sizeof name, "h%d.csv", q);
+            snprintf(g->hier_path[q], sizeof g->hier_path[q], "%s", tu_path(dir, name));
+            g->nleaves[q] = tu_write_random_hierarchy(rng, g->hier_path[q], q);
+        } else {
+            const int large = tu_below(rng, 2) == 0;
+            g->nleaves[q] = 1 + (int)tu_below(rng, (uint64_t)(large ? shape->numeric_large : shape->numeric_small));
+        }
+    }
+    snprintf(g->csv_path, sizeof g->csv_path, "%s", tu_path(dir, "in.csv"));
+    FILE *f = fopen(g->csv_path, "w");
+    if (!f) {
+        perror(g->csv_path);
+        abort();
+    }
+    fprintf(f, "id");
+    for (int q = 0; q < g->nqi; q++) fprintf(f, ",a%d", q);
+    fprintf(f, "%s\n", shape->tail ? shape->tail_header : shape->note ? ",s,note" : ",s");
+    for (size_t r = 0; r < g->nrows; r++) {
+        fprintf(f, "%zu", r);
+        for (int q = 0; q < g->nqi; q++) {
+            int v = (int)tu_below(rng, (uint64_t)g->nleaves[q]);
+            if (shape->skew && tu_below(rng, 3) == 0) v = (int)tu_below(rng, (uint64_t)(g->nleaves[q] + 1) / 2);
+            g->value[r][q] = v;
+            if (g->categorical[q]) fprintf(f, ",v%d", v);
+            else fprintf(f, ",%d", v * shape->scale + shape->offset);
+        }
+        if (shape->tail) {
+            shape->tail(rng, f, g, r, shape->ctx);
+            continue;
+        }
+        int s = (int)tu_below(rng, (uint64_t)g->nsensitive);
+        if (tu_below(rng, (uint64_t)shape->dominant_one_in) == 0) s = 0; /* a dominant sensitive value */
+        g->sensitive[r] = s;
+        if (shape->note) fprintf(f, ",d%d,\"x, %zu\"\n", s, r);
+        else fprintf(f, ",d%d\n", s);
+    }
+    if (fclose(f) != 0) {
+        perror(g->csv_path);
+        abort();
+    }
+}
+
+void tu_job_table(anonkit_job *job, const tu_table *g)
+{
+    tu_job_generated(job, g->nqi, g->categorical, (const char (*)[4096])g->hier_path, g->csv_path);
+}
+
+anonkit_result *tu_anonymize(anonkit_job *job, const char *out, int eligible, const char *what)
+{
+    anonkit_result *res = NULL;
+    const int rc = anonkit_anonymize(job, &res);
+    if (!eligible) {
+        if (rc != ANONKIT_E_INELIGIBLE) fail_msg("%s: ineligible table gave %d: %s", what, rc, anonkit_errmsg(job));
+        if (access(out, F_OK) == 0) fail_msg("%s: an ineligible table left %s behind", what, out);
+        anonkit_result_free(res);
+        return NULL;
+    }
+    if (rc != ANONKIT_OK) fail_msg("%s: %s", what, anonkit_errmsg(job));
+    if (!res) fail_msg("%s: no result", what);
+    if (anonkit_result_rows_published(res) + anonkit_result_rows_suppressed(res) != anonkit_result_rows_read(res))
+        fail_msg("%s: %llu rows read, %llu published, %llu suppressed", what,
+                 (unsigned long long)anonkit_result_rows_read(res), (unsigned long long)anonkit_result_rows_published(res),
+                 (unsigned long long)anonkit_result_rows_suppressed(res));
+    return res;
+}
+
+uint64_t tu_verify(anonkit_job *job, const char *out, const char *what, uint64_t *classes)
+{
+    uint64_t c = 0, rows = 0;
+    const int rc = anonkit_check(job, out, &c, &rows);
+    if (rc != ANONKIT_OK) fail_msg("%s: verifier (%d): %s", what, rc, anonkit_errmsg(job));
+    if (classes) *classes = c;
+    return rows;
+}
+
+uint64_t tu_verify_suppressed(anonkit_job *job, const char *out, const char *what, uint64_t *classes,
+                              uint64_t *suppressed)
+{
+    uint64_t c = 0, rows = 0, s = 0;
+    const int rc = anonkit_check_counts(job, out, &c, &rows, &s);
+    if (rc != ANONKIT_OK) fail_msg("%s: verifier (%d): %s", what, rc, anonkit_errmsg(job));
+    if (classes) *classes = c;
+    if (suppressed) *suppressed = s;
+    return rows;
+}
+
+anonkit_result *tu_anonymize_verified(anonkit_job *job, const char *out, int eligible, const char *what,
+                                      uint64_t *classes, uint64_t *rows)
+{
+    anonkit_result *res = tu_anonymize(job, out, eligible, what);
+    if (!res) return NULL;
+    const uint64_t seen = tu_verify(job, out, what, classes);
+    if (seen != anonkit_result_rows_read(res))
+        fail_msg("%s: the verifier saw %llu rows of %llu", what, (unsigned long long)seen,
+                 (unsigned long long)anonkit_result_rows_read(res));
+    if (rows) *rows = seen;
+    return res;
 }
