@@ -139,12 +139,24 @@ static int intern_general(numdict *d, double v, const char *text, size_t len, ui
     return ANONKIT_OK;
 }
 
+static int intern_int(numdict *d, int64_t v, ak_error *err);
+static int present_ints_to_ids(numdict *d, ak_error *err);
+
 /* Leaves integer mode: re-encodes rows [0, nrows) through the hash map. */
 static int go_general(numdict *d, uint32_t *codes, size_t nrows, ak_error *err)
 {
     if (u64map_init(&d->ids, 1024) != 0) return ak_err_nomem(err);
     d->general = 1;
-    if (d->streaming) return ANONKIT_OK; /* the rows keep their integer codes (numdict_absorb) */
+    if (d->streaming) {
+        /* The rows keep their integer codes (numdict_absorb), but their values
+         * enter the map now, before the value that turned the column general:
+         * an integer first written canonically keeps that spelling even when
+         * a later row writes it otherwise ("5", then "5.0"), as in memory. */
+        AK_CHECK(present_ints_to_ids(d, err));
+        for (size_t r = d->stream_base; r < nrows; r++) /* this chunk's rows, not yet absorbed */
+            if (codes[r] >= NUMDICT_INT_LOW) AK_CHECK(intern_int(d, (int64_t)codes[r] - INT_BIAS, err));
+        return ANONKIT_OK;
+    }
     for (size_t r = 0; r < nrows; r++) {
         int64_t v = (int64_t)codes[r] - INT_BIAS;
         char text[24];
@@ -393,12 +405,20 @@ static int intern_int(numdict *d, int64_t v, ak_error *err)
     return intern_general(d, (double)v, text, (size_t)len, &id, err);
 }
 
-/* Moves the integers of the presence bitmap into the general map. */
-static int present_to_ids(numdict *d, ak_error *err)
+/* Interns the integers of the presence bitmap in the general map, keeping
+ * the bitmap (their canonical spellings then come before any other). */
+static int present_ints_to_ids(numdict *d, ak_error *err)
 {
     for (size_t w = 0; w < d->present_words; w++)
         for (uint64_t bits = d->present[w]; bits; bits &= bits - 1)
             AK_CHECK(intern_int(d, d->present_base + (int64_t)(w * 64 + (size_t)__builtin_ctzll(bits)), err));
+    return ANONKIT_OK;
+}
+
+/* Moves the integers of the presence bitmap into the general map. */
+static int present_to_ids(numdict *d, ak_error *err)
+{
+    AK_CHECK(present_ints_to_ids(d, err));
     free(d->present);
     d->present = NULL;
     d->present_words = 0;
@@ -495,6 +515,9 @@ int numdict_merge_stream(numdict *d, const numdict *b, uint32_t **id_map, ak_err
     }
     AK_CHECK(absorb_present(d, b, err));
     if (!b->general) return ANONKIT_OK;
+    /* d's integers are earlier rows than any of b's: their canonical
+     * spellings go first (b's own came before its other values at its switch) */
+    if (d->present) AK_CHECK(present_ints_to_ids(d, err));
     /* b's ids in their order of first appearance, after d's: the order one
      * sequential read of d's rows, then b's, would have given them */
     uint32_t *map = malloc((size_t)(b->ids.count ? b->ids.count : 1) * sizeof *map);

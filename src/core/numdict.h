@@ -28,6 +28,7 @@ typedef struct numdict {
     size_t *spelling_at;/* general mode: offset of each provisional id's spelling */
     size_t spelling_cap;
     int streaming;      /* rows are not kept (numdict_absorb): codes stay provisional */
+    size_t stream_base; /* streaming: the first slot of the codes array its rows are added at */
     uint64_t *present;  /* streaming integer mode: bit v - present_base set when v occurs */
     int64_t present_base;
     size_t present_words;

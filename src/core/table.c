@@ -414,6 +414,7 @@ static int pieces_init(read_piece *pieces, table *t, const table_spec *spec, qi_
         for (uint32_t q = 0; i && p->qr && q < t->nqi; q++) {
             numdict_init(&p->qr[q].numbers);
             p->qr[q].numbers.streaming = spec->row_sink != NULL;
+            p->qr[q].numbers.stream_base = i * STREAM_CHUNK_ROWS; /* its slots (stream_rows_parallel) */
         }
     }
     return rc;
