@@ -32,7 +32,7 @@ for f in "$lib/libanonkit.so" "$lib/libanonkit.a" "$prefix/bin/anonkit" "$prefix
          "$prefix/include/anonkit/version.h" "$lib/pkgconfig/anonkit.pc" "$lib/cmake/anonkit/anonkitConfig.cmake"; do
   [ -e "$f" ] || fail "not installed: ${f#"$prefix"/}"
 done
-"$prefix/bin/anonkit" --version | grep -qx "anonkit $version" || fail "installed anonkit --version is not $version"
+[ "$("$prefix/bin/anonkit" --version)" = "anonkit $version" ] || fail "installed anonkit --version is not $version"
 
 # Runs one build of embed on the Adult example; its output goes to $work/$1.csv.
 run() {
@@ -49,14 +49,16 @@ export PKG_CONFIG_PATH=$lib/pkgconfig
 cp "$src/examples/embed.c" "$work/embed.c"
 # shellcheck disable=SC2046,SC2086
 "$cc" $cflags -Wall -Wextra -Werror -o "$work/embed-pc" "$work/embed.c" $(pkg-config --cflags --libs anonkit)
-LD_LIBRARY_PATH=$lib ldd "$work/embed-pc" | grep -q "libanonkit.so.* => $lib/" ||
+# (Whole outputs into grep: with pipefail, grep -q closing the pipe early
+# could fail the producer.)
+grep -q "libanonkit.so.* => $lib/" <<<"$(LD_LIBRARY_PATH=$lib ldd "$work/embed-pc")" ||
   fail "embed-pc does not use $lib/libanonkit.so"
 run pkg-config "$work/embed-pc"
 # The static library with the libraries of Libs.private / Requires.private.
 static_libs=$(pkg-config --static --libs anonkit | sed 's/-lanonkit\b/-Wl,-Bstatic -lanonkit -Wl,-Bdynamic/')
 # shellcheck disable=SC2046,SC2086
 "$cc" $cflags -Wall -Wextra -Werror -o "$work/embed-pc-static" "$work/embed.c" $(pkg-config --cflags anonkit) $static_libs
-if readelf -d "$work/embed-pc-static" | grep -q 'NEEDED.*libanonkit'; then
+if grep -q 'NEEDED.*libanonkit' <<<"$(readelf -d "$work/embed-pc-static")"; then
   fail "embed-pc-static needs libanonkit.so"
 fi
 run pkg-config-static "$work/embed-pc-static"
