@@ -12,15 +12,25 @@
 #            both named.
 set -euo pipefail
 
-# The function names declared ANONKIT_API in the anonkit/*.h of the folders.
+# The function names declared ANONKIT_API in the anonkit/*.h of the folders:
+# in each declaration (comments and preprocessor lines left out), the first
+# anonkit_* name followed by "(" (other attributes or macros may come
+# before it). A declaration without one is reported, and fails the check.
 declared() {
-  local dir
+  local dir decl name
   for dir in "$@"; do
     cat "$dir"/anonkit/*.h
   done | grep -v '^[[:space:]]*#' | tr '\n' ' ' |
-    sed 's#/\*\([^*]\|\*[^/]\)*\*/# #g' |
-    grep -oE 'ANONKIT_API[^;(]*\(' | grep -oE '[A-Za-z_][A-Za-z0-9_]*[[:space:]]*\($' | tr -d '( ' |
-    sort -u
+    sed 's#/\*\([^*]\|\*[^/]\)*\*/# #g' | grep -oE 'ANONKIT_API[^;]*;' |
+    while IFS= read -r decl; do
+      name=$(grep -oE '\banonkit_[A-Za-z0-9_]*[[:space:]]*\(' <<<"$decl" | head -n1 | tr -d '( ') || true
+      if [ -z "$name" ]; then
+        echo "declared ANONKIT_API but no anonkit_* function: $decl" >&2
+        echo "!"
+      else
+        echo "$name"
+      fi
+    done | sort -u
 }
 
 # Exit 1 listing what is wrong with the library $1 against the headers of ${@:2}.
@@ -30,6 +40,9 @@ check() {
   local exported names bad=0
   exported=$(nm -D --defined-only "$lib" | awk 'NF == 3 { print $3 }' | sed 's/@.*//' | sort -u)
   names=$(declared "$@")
+  if grep -qx '!' <<<"$names"; then
+    return 1
+  fi
   if [ -z "$names" ]; then
     echo "no ANONKIT_API function found in $*" >&2
     return 1
