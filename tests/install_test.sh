@@ -43,12 +43,13 @@ run() {
   echo "$name: $(grep '^check: ' "$work/$name.out")"
 }
 
-# (a) pkg-config, from the installed prefix only.
+# (a) pkg-config, from the installed prefix only (the headers as strict C99).
 export PKG_CONFIG_PATH=$lib/pkgconfig
 [ "$(pkg-config --modversion anonkit)" = "$version" ] || fail "pkg-config --modversion anonkit is not $version"
 cp "$src/examples/embed.c" "$work/embed.c"
 # shellcheck disable=SC2046,SC2086
-"$cc" $cflags -Wall -Wextra -Werror -o "$work/embed-pc" "$work/embed.c" $(pkg-config --cflags --libs anonkit)
+"$cc" $cflags -std=c99 -pedantic -Wall -Wextra -Werror -o "$work/embed-pc" "$work/embed.c" \
+  $(pkg-config --cflags --libs anonkit)
 # (Whole outputs into grep: with pipefail, grep -q closing the pipe early
 # could fail the producer.)
 grep -q "libanonkit.so.* => $lib/" <<<"$(LD_LIBRARY_PATH=$lib ldd "$work/embed-pc")" ||
