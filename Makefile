@@ -2,7 +2,7 @@
 BUILD ?= build
 JOBS ?= 2
 
-.PHONY: deps build example test test-asan test-fuzz fuzz bench clean
+.PHONY: deps build example install test test-asan test-fuzz fuzz bench clean
 
 deps:
 	@bash scripts/deps.sh
@@ -15,6 +15,12 @@ build: deps
 example: build
 	./$(BUILD)/anonkit anonymize --job examples/adult/job.json -o $(BUILD)/adult-anonymized.csv --report $(BUILD)/adult-report.json
 	./$(BUILD)/anonkit check $(BUILD)/adult-anonymized.csv --job examples/adult/job.json
+
+# Installs the library (shared and static), its headers, anonkit.pc, the CMake
+# package and the command line under PREFIX (DESTDIR is honoured).
+PREFIX ?= /usr/local
+install: build
+	cmake --install $(BUILD) --prefix $(PREFIX)
 
 test: build
 	ctest --test-dir $(BUILD) --output-on-failure -j$(JOBS)

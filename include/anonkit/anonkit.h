@@ -26,7 +26,14 @@ extern "C" {
 #define ANONKIT_API
 #endif
 
-#define ANONKIT_VERSION "0.1.0"
+/* ANONKIT_VERSION_MAJOR, _MINOR, _PATCH, _NUMBER and ANONKIT_VERSION (text). */
+#include "anonkit/version.h"
+
+/* The version of the library the program runs with, as ANONKIT_VERSION_NUMBER
+ * and as ANONKIT_VERSION: they differ from the macros when the program was
+ * compiled with the headers of another version. */
+ANONKIT_API unsigned long anonkit_version_number(void);
+ANONKIT_API const char *anonkit_version_string(void);
 
 /* Status codes. */
 enum {
