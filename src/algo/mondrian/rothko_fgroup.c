@@ -1,0 +1,623 @@
+/* rothko_fgroup.c — Rothko's frequency groups (000 §2: AV, AVS and AVC
+ * sets of the open nodes), the split each node takes, chosen from them as the
+ * in-memory Mondrian chooses it from rows, and the tree grown over one
+ * disk-resident partition. */
+#include "algo/mondrian/rothko_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------ frequency groups */
+
+
+/* Whether the pair set of a QI over `range` codes and nsub sub-values is
+ * dense for a node of n rows, with fg_budget bytes for frequency groups
+ * (dense counts are known in advance and take at most a quarter of it). */
+static int pairs_dense(uint64_t range, uint32_t nsub, uint64_t n, size_t fg_budget)
+{
+    return range * nsub <= 10 * n && range * nsub * 4 <= fg_budget / 4;
+}
+
+static int pairset_init(pairset *s, uint32_t base, uint32_t range, uint32_t nsub, uint64_t n, size_t fg_budget,
+                        ak_error *err)
+{
+    memset(s, 0, sizeof *s);
+    s->base = base;
+    s->range = range;
+    s->nsub = nsub ? nsub : 1;
+    if (pairs_dense(range, s->nsub, n, fg_budget)) {
+        if (!(s->dense = calloc((size_t)range * s->nsub, sizeof *s->dense))) return ak_err_nomem(err);
+        return ANONKIT_OK;
+    }
+    if (u64map_init(&s->ids, 256) != 0) return ak_err_nomem(err);
+    return ANONKIT_OK;
+}
+
+
+static void pairset_free(pairset *s)
+{
+    if (s->ids.keys) u64map_free(&s->ids);
+    free(s->dense);
+    free(s->count);
+    free(s->sorted);
+    memset(s, 0, sizeof *s);
+}
+
+/* Bytes the set takes: dense exactly, hashed about 40 a pair. */
+static size_t pairset_bytes(const pairset *s)
+{
+    if (s->dense) return (size_t)s->range * s->nsub * sizeof *s->dense;
+    return (s->sorted ? s->npairs : s->ids.count) * (size_t)40;
+}
+
+/* After the scan, once: a hashed set's keys sorted with their counts (LSD
+ * radix sort, a byte a pass, passes over constant bytes skipped). The hash
+ * table is freed first: the sort's buffers take its place. */
+int rk_pairset_sort(pairset *s, ak_error *err)
+{
+    if (s->dense || s->sorted) return ANONKIT_OK;
+    const size_t n = s->ids.count;
+    uint64_t *key = s->ids.id_keys, *cnt = s->count; /* per id */
+    s->ids.id_keys = NULL;
+    u64map_free(&s->ids);
+    s->count = NULL;
+    uint64_t *key2 = malloc((n ? n : 1) * sizeof *key2), *cnt2 = malloc((n ? n : 1) * sizeof *cnt2);
+    if (!key2 || !cnt2) {
+        free(key), free(key2), free(cnt), free(cnt2);
+        return ak_err_nomem(err);
+    }
+    for (unsigned shift = 0; shift < 64; shift += 8) {
+        size_t bucket[256] = {0};
+        for (size_t i = 0; i < n; i++) bucket[key[i] >> shift & 255]++;
+        if (!n || bucket[key[0] >> shift & 255] == n) continue;
+        size_t at = 0;
+        for (unsigned b = 0; b < 256; b++) {
+            const size_t c = bucket[b];
+            bucket[b] = at;
+            at += c;
+        }
+        for (size_t i = 0; i < n; i++) {
+            const size_t to = bucket[key[i] >> shift & 255]++;
+            key2[to] = key[i];
+            cnt2[to] = cnt[i];
+        }
+        uint64_t *t = key;
+        key = key2, key2 = t;
+        t = cnt, cnt = cnt2, cnt2 = t;
+    }
+    free(key2);
+    free(cnt2);
+    s->sorted = key;
+    s->count = cnt;
+    s->cap = s->npairs = n;
+    return ANONKIT_OK;
+}
+
+
+/* Bytes an AV set over `range` codes takes for a node of n rows, and whether
+ * it is counted sparsely: when the dense counts would take more than twice
+ * the gathered codes and their sort buffer. */
+static size_t av_set_bytes(uint64_t range, uint64_t n, int *sparse /* OUT, may be NULL */)
+{
+    const int sp = range > 4 * n;
+    if (sparse) *sparse = sp;
+    return (size_t)(sp ? 8 * n : 4 * range);
+}
+
+static int av_init(avset *s, uint32_t base, uint32_t hi, uint64_t n, ak_error *err)
+{
+    memset(s, 0, sizeof *s);
+    s->base = base;
+    s->range = hi - base + 1;
+    av_set_bytes(s->range, n, &s->sparse);
+    if (!s->sparse) {
+        if (!(s->count = calloc(s->range, sizeof *s->count))) return ak_err_nomem(err);
+        return ANONKIT_OK;
+    }
+    s->cap = (size_t)n;
+    s->codes = malloc((s->cap ? s->cap : 1) * sizeof *s->codes);
+    s->count = malloc((s->cap ? s->cap : 1) * sizeof *s->count);
+    if (!s->codes || !s->count) return ak_err_nomem(err);
+    return ANONKIT_OK;
+}
+
+static void av_free(avset *s)
+{
+    free(s->count);
+    free(s->codes);
+    memset(s, 0, sizeof *s);
+}
+
+
+/* After the scan: a sparse set's codes sorted (LSD radix sort on the offset
+ * from base, one byte a pass, passes over constant bytes skipped) and
+ * run-length counted into codes[0..ncodes) and count[0..ncodes). */
+void rk_av_finish(avset *s)
+{
+    if (!s->sparse) return;
+    uint32_t *src = s->codes, *dst = s->count;
+    const size_t n = s->ncodes;
+    for (unsigned shift = 0; shift < 32 && (s->range - 1) >> shift; shift += 8) {
+        size_t bucket[256] = {0};
+        for (size_t i = 0; i < n; i++) bucket[(src[i] - s->base) >> shift & 255]++;
+        if (n && bucket[(src[0] - s->base) >> shift & 255] == n) continue; /* one digit: already in order */
+        size_t at = 0;
+        for (unsigned b = 0; b < 256; b++) {
+            const size_t c = bucket[b];
+            bucket[b] = at;
+            at += c;
+        }
+        for (size_t i = 0; i < n; i++) dst[bucket[(src[i] - s->base) >> shift & 255]++] = src[i];
+        uint32_t *t = src;
+        src = dst;
+        dst = t;
+    }
+    /* src holds the sorted codes; run-length count them into codes and count */
+    size_t m = 0;
+    for (size_t i = 0; i < n;) {
+        size_t j = i + 1;
+        while (j < n && src[j] == src[i]) j++;
+        s->codes[m] = src[i];
+        s->count[m] = (uint32_t)(j - i); /* writes at m <= i: never ahead of what is still read */
+        m++;
+        i = j;
+    }
+    s->ncodes = m;
+}
+
+
+/* Rows with codes in [lo, hi]. */
+static uint64_t av_sum(const avset *s, uint32_t lo, uint32_t hi)
+{
+    uint64_t sum = 0, cnt;
+    if (!s->sparse) {
+        const uint64_t top = (uint64_t)s->base + s->range - 1;
+        const uint64_t a = lo > s->base ? lo : s->base, b = hi < top ? hi : top;
+        for (uint64_t c = a; c <= b; c++) sum += s->count[c - s->base];
+        return sum;
+    }
+    for (uint32_t c = av_next(s, lo, &cnt); c <= hi && c != UINT32_MAX;) {
+        sum += cnt;
+        c = c < hi ? av_next(s, c + 1, &cnt) : UINT32_MAX;
+    }
+    return sum;
+}
+
+
+
+
+void rk_fgroup_free(rk *r, fgroup *g)
+{
+    if (!g) return;
+    for (uint32_t q = 0; q < r->d; q++) {
+        if (g->av) av_free(&g->av[q]);
+        if (g->avs) pairset_free(&g->avs[q]);
+        if (g->avc) pairset_free(&g->avc[q]);
+    }
+    free(g->lo);
+    free(g->av);
+    free(g->avs);
+    free(g->avc);
+    free(g);
+}
+
+
+/* Which QIs a node's scan counts (mask[q]). InfoGain scores every QI, so all.
+ * Median tries QIs by decreasing normalized range and takes the first
+ * allowable split, which for a partition larger than memory is nearly always
+ * the first; so its first scan counts the RK_PREDICTED QIs first in that
+ * order over the codes the node can hold (its box is within), and the QIs too
+ * narrow to matter. Every node still gets its exact box (least and greatest
+ * codes), so the order choose_median uses is the in-memory one; should it
+ * reach a QI that was not counted, the node is counted again in full in the
+ * next scan (count_all). The split is the in-memory one either way; most
+ * scans just skip the wide QIs' counts, which cost a cache miss a row each. */
+static void count_mask(const rk *r, const rk_node *x, uint8_t *mask)
+{
+    const uint32_t d = r->d;
+    const int all = x->count_all || (r->infogain && !x->median_only);
+    uint32_t order[d ? d : 1];
+    for (uint32_t q = 0; q < d; q++) mask[q] = all || (uint64_t)x->chi[q] - x->clo[q] < RK_NARROW_RANGE;
+    const uint32_t ncand = table_widest_first(r->t, x->clo, x->chi, order);
+    for (uint32_t i = 0; i < ncand && i < RK_PREDICTED; i++) mask[order[i]] = 1;
+}
+
+int rk_fgroup_new(rk *r, const rk_node *node, fgroup **out, ak_error *err)
+{
+    fgroup *g = calloc(1, sizeof *g);
+    if (!g) return ak_err_nomem(err);
+    *out = g;
+    if (!(g->lo = malloc(r->d * (2 * sizeof *g->lo + sizeof *g->counted)))) return ak_err_nomem(err);
+    g->hi = g->lo + r->d;
+    g->counted = (uint8_t *)(g->hi + r->d);
+    count_mask(r, node, g->counted);
+    if (!(g->av = calloc(r->d, sizeof *g->av))) return ak_err_nomem(err);
+    for (uint32_t q = 0; q < r->d; q++) {
+        g->lo[q] = UINT32_MAX;
+        g->hi[q] = 0;
+        if (!g->counted[q]) continue;
+        AK_CHECK(av_init(&g->av[q], node->clo[q], node->chi[q], node->n, err));
+        r->stats->sparse_sets += g->av[q].sparse;
+    }
+    const uint64_t n = node->n;
+    const size_t budget = r->fg_budget;
+    if (r->need_hist) {
+        if (!(g->avs = calloc(r->d, sizeof *g->avs))) return ak_err_nomem(err);
+        for (uint32_t q = 0; q < r->d; q++)
+            if (g->counted[q])
+                AK_CHECK(pairset_init(&g->avs[q], node->clo[q], g->av[q].range, r->sdomain, n, budget, err));
+    }
+    if (r->infogain) {
+        if (!(g->avc = calloc(r->d, sizeof *g->avc))) return ak_err_nomem(err);
+        for (uint32_t q = 0; q < r->d; q++)
+            if (g->counted[q])
+                AK_CHECK(pairset_init(&g->avc[q], node->clo[q], g->av[q].range, r->cdomain, n, budget, err));
+    }
+    return ANONKIT_OK;
+}
+
+/* Bytes of the AV sets and dense pair sets a node's scan counts; *nhashed
+ * (may be NULL) receives how many hashed pair sets it adds, whose size is
+ * known only after a scan. */
+size_t rk_av_bytes(const rk *r, const rk_node *x, uint32_t *nhashed)
+{
+    uint8_t mask[r->d];
+    count_mask(r, x, mask);
+    size_t bytes = 0;
+    uint32_t hashed = 0;
+    for (uint32_t q = 0; q < r->d; q++) {
+        if (!mask[q]) continue;
+        const uint64_t range = (uint64_t)x->chi[q] - x->clo[q] + 1;
+        bytes += av_set_bytes(range, x->n, NULL);
+        for (int kind = 0; kind < 2; kind++) { /* AVS, AVC */
+            const uint32_t domain = kind ? r->cdomain : r->sdomain, nsub = domain ? domain : 1;
+            if (!(kind ? r->infogain : r->need_hist)) continue;
+            if (pairs_dense(range, nsub, x->n, r->fg_budget)) bytes += (size_t)(range * nsub * 4);
+            else hashed++;
+        }
+    }
+    if (nhashed) *nhashed = hashed;
+    return bytes;
+}
+
+/* The most memory one hashed pair set of a group took (about 40 bytes a
+ * pair), folded into *per_set. */
+void rk_fgroup_pair_bytes(const rk *r, const fgroup *g, size_t *per_set)
+{
+    for (uint32_t q = 0; q < r->d; q++) {
+        if (g->avs && !g->avs[q].dense && pairset_bytes(&g->avs[q]) > *per_set) *per_set = pairset_bytes(&g->avs[q]);
+        if (g->avc && !g->avc[q].dense && pairset_bytes(&g->avc[q]) > *per_set) *per_set = pairset_bytes(&g->avc[q]);
+    }
+}
+
+/* ------------------------------------------------------------ choosing a split (mirrors mondrian.c) */
+
+
+/* Adds the sub-value counts of the pairs of codes [lo, hi] to h, in
+ * ascending (code, sub-value) order (after rk_pairset_sort). */
+void rk_add_pairs(const pairset *s, uint32_t lo, uint32_t hi, ak_hist *h)
+{
+    if (s->dense) {
+        const uint64_t top = (uint64_t)s->base + s->range - 1;
+        const uint64_t a = lo > s->base ? lo : s->base, b = hi < top ? hi : top;
+        for (uint64_t c = a; c <= b; c++) {
+            const uint32_t *row = s->dense + (size_t)(c - s->base) * s->nsub;
+            for (uint32_t sub = 0; sub < s->nsub; sub++) hist_add_n(h, sub, row[sub]);
+        }
+        return;
+    }
+    const size_t n = s->npairs;
+    size_t a = 0, b = n;
+    const uint64_t key = (uint64_t)lo << 32;
+    while (a < b) { /* first key >= lo << 32 */
+        size_t mid = (a + b) / 2;
+        if (s->sorted[mid] < key) a = mid + 1;
+        else b = mid;
+    }
+    for (; a < n && (uint32_t)(s->sorted[a] >> 32) <= hi; a++) hist_add_n(h, (uint32_t)s->sorted[a], s->count[a]);
+}
+
+static int side_holds(rk *r, uint64_t count, const ak_hist *h)
+{
+    if (count < r->m->k) return 0;
+    if (!r->need_hist) return 1;
+    return model_holds(r->m, count, r->counts, ak_hist_counts(h, r->counts), r->counts_scratch);
+}
+
+/* split_allowable of mondrian.c over histograms: r->whole is the node's. */
+static int allowable(rk *r, uint64_t n, uint64_t left_count, const ak_hist *left)
+{
+    const uint64_t k = r->m->k;
+    if (left_count < k || n - left_count < k || left_count == 0 || left_count == n) return 0;
+    if (!r->need_hist) return 1;
+    if (!model_holds(r->m, left_count, r->counts, ak_hist_counts(left, r->counts), r->counts_scratch)) return 0;
+    return model_holds(r->m, n - left_count, r->counts, ak_hist_counts_minus(&r->whole, left, r->counts),
+                       r->counts_scratch);
+}
+
+
+/* Child rows per child of hierarchy node u (rows_in[c]); 0 when a non-empty child has fewer than k. */
+static int child_rows(rk *r, const fgroup *g, const rk_node *node, uint32_t q, const hier_node *u, uint64_t *rows_in)
+{
+    const hier *h = r->t->qi[q].h;
+    const uint32_t *children = hier_children(h) + u->first_child;
+    int ok = 1;
+    for (uint32_t c = 0; c < u->nchildren; c++) {
+        const hier_node *ch = hier_node_at(h, children[c]);
+        uint32_t lo = ch->lo > node->rlo[q] ? ch->lo : node->rlo[q];
+        uint32_t hi = ch->hi < node->rhi[q] ? ch->hi : node->rhi[q];
+        rows_in[c] = lo <= hi ? av_sum(&g->av[q], lo, hi) : 0;
+        if (rows_in[c] && rows_in[c] < r->m->k) ok = 0;
+    }
+    return ok;
+}
+
+/* Whether every non-empty child's sensitive values satisfy the model. */
+static int children_hold(rk *r, const fgroup *g, uint32_t q, const hier_node *u, const uint64_t *rows_in)
+{
+    if (!r->need_hist) return 1;
+    const hier *h = r->t->qi[q].h;
+    const uint32_t *children = hier_children(h) + u->first_child;
+    for (uint32_t c = 0; c < u->nchildren; c++) {
+        if (!rows_in[c]) continue;
+        const hier_node *ch = hier_node_at(h, children[c]);
+        ak_hist_clear(&r->child);
+        rk_add_pairs(&g->avs[q], ch->lo, ch->hi, &r->child);
+        if (!side_holds(r, rows_in[c], &r->child)) return 0;
+    }
+    return 1;
+}
+
+/* Median: dimensions by decreasing normalized range, the first allowable
+ * split. 1 with *out, 0 when there is none, 2 when it needs the counts of a
+ * QI the node's scan skipped (count_mask), < 0 on error. */
+int rk_choose_median(rk *r, const fgroup *g, const rk_node *node, const uint32_t *lo, const uint32_t *hi,
+                     rk_split *out, uint64_t *rows_in, ak_error *err)
+{
+    const uint32_t d = r->d;
+    uint32_t order[d ? d : 1];
+    const uint32_t ncand = table_widest_first(r->t, lo, hi, order);
+    const uint64_t n = g->n;
+    for (uint32_t i = 0; i < ncand; i++) {
+        const uint32_t q = order[i];
+        if (!g->counted[q]) return 2; /* count the node in full and choose again */
+        if (r->need_hist) AK_CHECK(rk_pairset_sort(&g->avs[q], err));
+        if (r->t->qi[q].kind == ATTR_NUMERIC) {
+            const avset *av = &g->av[q];
+            const uint64_t nth = (n - 1) / 2;
+            uint64_t below = 0, equal;
+            uint32_t v = av_next(av, lo[q], &equal); /* the code holding the median row */
+            while (below + equal <= nth) {
+                below += equal;
+                v = av_next(av, v + 1, &equal);
+            }
+            ak_hist_clear(&r->left);
+            if (r->need_hist) rk_add_pairs(&g->avs[q], lo[q], v, &r->left);
+            uint32_t cut = 0;
+            if (allowable(r, n, below + equal, &r->left)) {
+                cut = v + 1;
+            } else {
+                ak_hist_clear(&r->left);
+                if (r->need_hist && v > lo[q]) rk_add_pairs(&g->avs[q], lo[q], v - 1, &r->left);
+                if (allowable(r, n, below, &r->left)) {
+                    cut = v;
+                } else if (r->need_hist) {
+                    /* sweep every threshold: the allowable one nearest the median */
+                    ak_hist_clear(&r->left);
+                    uint64_t left = 0, best_distance = UINT64_MAX, cnt, next_cnt;
+                    for (uint32_t c = av_next(av, lo[q], &cnt), next; c < hi[q]; c = next, cnt = next_cnt) {
+                        rk_add_pairs(&g->avs[q], c, c, &r->left);
+                        left += cnt;
+                        next = av_next(av, c + 1, &next_cnt);
+                        const uint64_t distance = 2 * left > n ? 2 * left - n : n - 2 * left;
+                        if (distance < best_distance && allowable(r, n, left, &r->left)) {
+                            best_distance = distance;
+                            cut = next;
+                        }
+                    }
+                }
+            }
+            if (!cut) continue;
+            *out = (rk_split){.found = 1, .q = q, .cut = cut, .median_only = node->median_only};
+            return 1;
+        }
+        const hier *h = r->t->qi[q].h;
+        const hier_node *u = hier_node_at(h, hier_lca(h, lo[q], hi[q]));
+        if (!child_rows(r, g, node, q, u, rows_in)) continue;
+        if (!children_hold(r, g, q, u, rows_in)) continue;
+        *out = (rk_split){.found = 1, .q = q, .node = hier_lca(h, lo[q], hi[q]), .median_only = node->median_only};
+        return 1;
+    }
+    return 0;
+}
+
+
+
+/* InfoGain: the allowable split of largest gain (ties to the lowest attribute
+ * and threshold); below min_gain the node and its subtree go on under Median. */
+int rk_choose_infogain(rk *r, const fgroup *g, const rk_node *node, const uint32_t *lo, const uint32_t *hi,
+                       rk_split *out, uint64_t *rows_in, ak_error *err)
+{
+    const uint64_t n = g->n, k = r->m->k;
+    for (uint32_t q = 0; q < r->d; q++) {
+        AK_CHECK(rk_pairset_sort(&g->avc[q], err));
+        if (r->need_hist) AK_CHECK(rk_pairset_sort(&g->avs[q], err));
+    }
+    ak_hist_clear(&r->cls_whole);
+    rk_add_pairs(&g->avc[0], lo[0], hi[0], &r->cls_whole);
+    const double xlogx = ak_hist_xlogx(&r->cls_whole);
+    const double weighted_entropy = ak_xlog2x((double)n) - xlogx, tolerance = 1e-12;
+    rk_split best = {0};
+    for (uint32_t q = 0; q < r->d; q++) {
+        if (lo[q] == hi[q]) continue;
+        if (r->t->qi[q].kind == ATTR_NUMERIC) {
+            ak_hist_clear(&r->left);
+            ak_hist_clear(&r->cls_left);
+            double left_xlogx = 0, right_xlogx = xlogx;
+            uint64_t i = 0, cnt;
+            const avset *av = &g->av[q];
+            for (uint32_t code = av_next(av, lo[q], &cnt); code <= hi[q]; code = av_next(av, code + 1, &cnt)) {
+                if (r->need_hist) rk_add_pairs(&g->avs[q], code, code, &r->left);
+                ak_hist_clear(&r->cls_group);
+                rk_add_pairs(&g->avc[q], code, code, &r->cls_group);
+                i += cnt;
+                ak_hist_sort_touched(&r->cls_group);
+                for (size_t x = 0; x < r->cls_group.ntouched; x++) {
+                    const uint32_t c = r->cls_group.touched[x];
+                    const double moved = r->cls_group.count[c], had = r->cls_left.count[c];
+                    const double all = r->cls_whole.count[c];
+                    left_xlogx += ak_xlog2x(had + moved) - ak_xlog2x(had);
+                    right_xlogx += ak_xlog2x(all - had - moved) - ak_xlog2x(all - had);
+                    hist_add_n(&r->cls_left, c, r->cls_group.count[c]);
+                }
+                if (i == n) break;
+                const uint64_t nl = i, nr = n - i;
+                if (nl < k || nr < k) continue;
+                const double children = ak_xlog2x((double)nl) - left_xlogx + ak_xlog2x((double)nr) - right_xlogx;
+                const double score = (weighted_entropy - children) / (double)n;
+                if ((!best.found || score > best.score + tolerance) && allowable(r, n, nl, &r->left)) {
+                    uint64_t next_cnt;
+                    const uint32_t next = av_next(av, code + 1, &next_cnt);
+                    best = (rk_split){.found = 1, .q = q, .cut = next, .score = score};
+                }
+            }
+            continue;
+        }
+        const hier *h = r->t->qi[q].h;
+        const hier_node *u = hier_node_at(h, hier_lca(h, lo[q], hi[q]));
+        if (!child_rows(r, g, node, q, u, rows_in)) continue;
+        const uint32_t *kids = hier_children(h) + u->first_child;
+        double children = 0;
+        for (uint32_t c = 0; c < u->nchildren; c++) {
+            if (!rows_in[c]) continue;
+            const hier_node *ch = hier_node_at(h, kids[c]);
+            ak_hist_clear(&r->cls_group);
+            rk_add_pairs(&g->avc[q], ch->lo, ch->hi, &r->cls_group);
+            children += ak_xlog2x((double)rows_in[c]) - ak_hist_xlogx(&r->cls_group);
+        }
+        const double score = (weighted_entropy - children) / (double)n;
+        if (best.found && !(score > best.score + tolerance)) continue;
+        if (!children_hold(r, g, q, u, rows_in)) continue;
+        best = (rk_split){.found = 1, .q = q, .node = hier_lca(h, lo[q], hi[q]), .score = score};
+    }
+    if (!best.found) return 0;
+    if (best.score < r->o->min_gain) {
+        rk_node as_median = *node;
+        as_median.median_only = 1;
+        return rk_choose_median(r, g, &as_median, lo, hi, out, rows_in, err);
+    }
+    *out = best;
+    if (r->t->qi[best.q].kind == ATTR_CATEGORICAL) {
+        const hier *h = r->t->qi[best.q].h;
+        child_rows(r, g, node, best.q, hier_node_at(h, best.node), rows_in);
+    }
+    return 1;
+}
+
+/* ------------------------------------------------------------ the tree over one partition */
+
+void rk_tree_free(rk *r, rk_tree *tr)
+{
+    for (size_t i = 0; i < tr->count; i++) {
+        rk_node *x = &tr->nodes[i];
+        free(x->rlo);
+        rk_fgroup_free(r, x->fg);
+        rk_part_release(r, &x->part);
+        spill_writer_free(&x->wt);
+        spill_writer_free(&x->wp);
+        rk_layout_free(&x->lay);
+        free(x->shist);
+    }
+    free(tr->nodes);
+    memset(tr, 0, sizeof *tr);
+}
+
+/* Appends an open node of region [rlo, rhi] and n rows; known_lo/known_hi
+ * (NULL: none) bound its rows' codes, narrowing what its AV sets count. */
+int rk_tree_add(rk *r, rk_tree *tr, const uint32_t *rlo, const uint32_t *rhi, const uint32_t *known_lo,
+                const uint32_t *known_hi, uint64_t n, int median_only, ak_error *err)
+{
+    if (tr->count == tr->cap) {
+        size_t cap = tr->cap ? 2 * tr->cap : 16;
+        rk_node *p = realloc(tr->nodes, cap * sizeof *p);
+        if (!p) return ak_err_nomem(err);
+        tr->nodes = p;
+        tr->cap = cap;
+    }
+    rk_node *x = &tr->nodes[tr->count];
+    memset(x, 0, sizeof *x);
+    x->part.tuples.fd = x->part.payload.fd = -1;
+    x->kind = RK_OPEN;
+    x->n = n;
+    x->median_only = median_only;
+    if (!(x->rlo = malloc(6 * (size_t)r->d * sizeof *x->rlo))) return ak_err_nomem(err);
+    x->rhi = x->rlo + r->d;
+    x->blo = x->rhi + r->d;
+    x->bhi = x->blo + r->d;
+    x->clo = x->bhi + r->d;
+    x->chi = x->clo + r->d;
+    memcpy(x->rlo, rlo, r->d * sizeof *rlo);
+    memcpy(x->rhi, rhi, r->d * sizeof *rhi);
+    for (uint32_t q = 0; q < r->d; q++) {
+        x->clo[q] = known_lo && known_lo[q] > rlo[q] ? known_lo[q] : rlo[q];
+        x->chi[q] = known_hi && known_hi[q] < rhi[q] ? known_hi[q] : rhi[q];
+        if (x->clo[q] > x->chi[q]) x->clo[q] = x->chi[q]; /* (an empty node counts nothing) */
+    }
+    tr->count++;
+    return ANONKIT_OK;
+}
+
+/* Turns node i into an inner node with the children of split s. */
+int rk_make_children(rk *r, rk_tree *tr, size_t i, const rk_split *s, const uint32_t *lo, const uint32_t *hi,
+                     const uint64_t *rows_in, ak_error *err)
+{
+    const uint32_t d = r->d, q = s->q;
+    uint32_t plo[d], phi[d];
+    memcpy(plo, tr->nodes[i].rlo, sizeof plo);
+    memcpy(phi, tr->nodes[i].rhi, sizeof phi);
+    const uint32_t rlo = plo[q], rhi = phi[q];
+    const size_t first = tr->count;
+    if (r->t->qi[q].kind == ATTR_NUMERIC) {
+        const rk_node *x = &tr->nodes[i];
+        const uint64_t left = av_sum(&x->fg->av[q], lo[q], s->cut - 1);
+        const uint64_t n = x->n;
+        phi[q] = s->cut - 1;
+        AK_CHECK(rk_tree_add(r, tr, plo, phi, lo, hi, left, s->median_only, err));
+        plo[q] = s->cut;
+        phi[q] = rhi;
+        AK_CHECK(rk_tree_add(r, tr, plo, phi, lo, hi, n - left, s->median_only, err));
+    } else {
+        const hier *h = r->t->qi[q].h;
+        const hier_node *u = hier_node_at(h, s->node);
+        const uint32_t *kids = hier_children(h) + u->first_child;
+        uint32_t firstc = 0;
+        while (!rows_in[firstc]) firstc++;
+        /* regions as push_children in mondrian.c: each child's leaves, the
+         * leaves of empty children given to the nearest non-empty one before */
+        uint32_t starts[u->nchildren];
+        uint32_t nkids = 0;
+        for (uint32_t c = 0; c < u->nchildren; c++)
+            if (rows_in[c]) starts[nkids++] = c == firstc ? rlo : hier_node_at(h, kids[c])->lo;
+        uint32_t at = 0;
+        for (uint32_t c = 0; c < u->nchildren; c++) {
+            if (!rows_in[c]) continue;
+            plo[q] = starts[at];
+            phi[q] = at + 1 < nkids ? starts[at + 1] - 1 : rhi;
+            AK_CHECK(rk_tree_add(r, tr, plo, phi, lo, hi, rows_in[c], s->median_only, err));
+            at++;
+        }
+    }
+    rk_node *x = &tr->nodes[i];
+    x->kind = RK_INNER;
+    x->q = q;
+    x->first_child = first;
+    x->nchildren = tr->count - first;
+    return ANONKIT_OK;
+}
+
+/* The box of a node: the least and greatest codes its scan saw (it has rows). */
+void rk_fg_box(const rk *r, const rk_node *x, uint32_t *lo, uint32_t *hi)
+{
+    memcpy(lo, x->fg->lo, r->d * sizeof *lo);
+    memcpy(hi, x->fg->hi, r->d * sizeof *hi);
+}
