@@ -17,6 +17,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "algo/mondrian/mondrian_internal.h"
 #include "algo/mondrian/rothko.h"
 #include "common/bottomk.h"
 #include "common/hash.h"
