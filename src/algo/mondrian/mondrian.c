@@ -20,9 +20,8 @@
  *   categorical  the lowest common ancestor of the partition's values is
  *                specialized into its children (empty children hold no rows).
  * InfoGain / Regression: every allowable split of every attribute is scored
- * (numeric thresholds by sorting the partition on the attribute and scanning
- * the cut points; categorical by the children of the lowest common ancestor)
- * and the best taken: largest information gain on the class label, or least
+ * (numeric thresholds by scanning the cut points in code order; categorical
+ * by the children of the lowest common ancestor) and the best taken: largest information gain on the class label, or least
  * sum of squared errors of the target. Ties go to the lowest attribute, then
  * the lowest threshold. Under InfoGain a partition whose best gain is below
  * min_gain continues, with its whole subtree, under Median (000 footnote 13).
@@ -31,9 +30,13 @@
  * frame also carries its region, the part of the domain its node of the
  * partition tree covers, which becomes the class's recoding rule.
  *
- * This file: pushing partitions, the Median, InfoGain and Regression splits,
- * processing a partition and the run; the row primitives are in
- * mondrian_rows.c, the threads in mondrian_threads.c. */
+ * The split is chosen by split.c, shared with Rothko-T, which reads the
+ * partition's rows through row_source below (the median by radix selection,
+ * groups of equal codes by sorting the partition on the attribute, children
+ * by grouping its rows in place). This file: pushing partitions, the model's
+ * judgment of a split's sides, applying a chosen split, processing a
+ * partition and the run; the row primitives are in mondrian_rows.c, the
+ * threads in mondrian_threads.c. */
 #include "algo/mondrian/mondrian_internal.h"
 
 #include <math.h>
@@ -199,33 +202,6 @@ static int rows_hold(mdr *s, size_t begin, size_t end)
     return side_holds(s, end - begin, &s->left, &s->left_mom);
 }
 
-/* Every threshold of QI q in the partition, when a sensitive model rejected
- * both sides of the median: returns 1 with the cut (lhs = code < cut) of the
- * allowable split whose left side is closest to half, or 0 if none is. */
-static int sweep_thresholds(mdr *s, size_t begin, size_t end, uint32_t q, const uint32_t *lo, const uint32_t *hi,
-                            uint32_t *cut, ak_error *err)
-{
-    const size_t n = end - begin;
-    AK_CHECK(mdr_order_by_code(s, begin, end, q, lo[q], hi[q], err));
-    side_clear(&s->left, &s->left_mom);
-    size_t best = 0, best_distance = SIZE_MAX;
-    for (size_t i = 0; i + 1 < n; i++) {
-        const uint32_t *r = row_at(s, s->order[i]);
-        side_add(s, &s->left, &s->left_mom, r);
-        const uint32_t next = row_at(s, s->order[i + 1])[q];
-        if (r[q] == next) continue;
-        const size_t left = i + 1;
-        const size_t distance = 2 * left > n ? 2 * left - n : n - 2 * left;
-        if (distance < best_distance && split_allowable(s, n, left, &s->left, &s->left_mom)) {
-            best = left;
-            best_distance = distance;
-            *cut = next;
-        }
-    }
-    return best ? 1 : 0;
-}
-
-
 /* Splits [begin, end) at lhs = {code(q) < cut} and pushes both halves, each
  * with its part of the region [rlo, rhi]. */
 static int apply_numeric(mdr *s, size_t begin, size_t end, uint32_t q, uint32_t cut, const uint32_t *rlo,
@@ -241,42 +217,6 @@ static int apply_numeric(mdr *s, size_t begin, size_t end, uint32_t q, uint32_t 
     memcpy(part, rhi, sizeof part);
     part[q] = cut - 1;
     return mdr_push(s, begin, mid, left_box, rlo, part, median_only, err);
-}
-
-/* Tries the median split of numeric QI q; pushes the two halves and returns 1
- * when it is allowable, 0 when not. */
-static int split_numeric(mdr *s, size_t begin, size_t end, uint32_t q, const uint32_t *lo, const uint32_t *hi,
-                         const uint32_t *rlo, const uint32_t *rhi, int median_only, ak_error *err)
-{
-    const size_t n = end - begin;
-    size_t less, equal;
-    const uint32_t median = mdr_median_of(s, begin, end, q, lo[q], hi[q], &less, &equal);
-    if (s->need_sensitive) {
-        side_clear(&s->left, &s->left_mom);
-        side_clear(&s->less, &s->less_mom);
-        for (size_t i = begin; i < end; i++) {
-            const uint32_t *r = row_at(s, i);
-            if (r[q] < median) {
-                side_add(s, &s->less, &s->less_mom, r);
-                side_add(s, &s->left, &s->left_mom, r);
-            } else if (r[q] == median) {
-                side_add(s, &s->left, &s->left_mom, r);
-            }
-        }
-    }
-    uint32_t cut = 0;
-    if (split_allowable(s, n, less + equal, &s->left, &s->left_mom)) {
-        cut = median + 1; /* lhs: code <= median */
-    } else if (split_allowable(s, n, less, &s->less, &s->less_mom)) {
-        cut = median;     /* lhs: code < median */
-    } else if (s->need_sensitive) {
-        int found = sweep_thresholds(s, begin, end, q, lo, hi, &cut, err);
-        if (found <= 0) return found;
-    } else {
-        return 0; /* under k-anonymity alone no other threshold can be allowable */
-    }
-    AK_CHECK(apply_numeric(s, begin, end, q, cut, rlo, rhi, median_only, err));
-    return 1;
 }
 
 /* Index of the child (children sorted by code) that covers code. */
@@ -368,213 +308,195 @@ static int children_hold(mdr *s, size_t begin, const hier_node *u)
     return 1;
 }
 
-/* Tries to specialize categorical QI q's lowest common ancestor into its
- * children; pushes the non-empty children and returns 1 when allowable. */
-static int split_categorical(mdr *s, size_t begin, size_t end, uint32_t q, const uint32_t *lo, const uint32_t *hi,
-                             const uint32_t *rlo, const uint32_t *rhi, int median_only, ak_error *err)
+/* ---- the split choice over rows (split.c reads them through these) ---- */
+
+/* The rows [begin, end) as a source of statistics for mdr_choose; the groups
+ * of equal codes of one QI are runs of s->order (mdr_order_by_code). */
+typedef struct row_source {
+    mdr *s;
+    size_t begin, end;
+    uint32_t q;
+    size_t next;             /* the first row (position in s->order) of the next group */
+    size_t group, group_end; /* the group last returned */
+} row_source;
+
+/* Median or InfoGain / Regression: the sensitive statistics of the whole
+ * partition, which every allowable split reads. */
+static int rows_start(void *src, int median, ak_error *err)
 {
-    const hier *h = s->t->qi[q].h;
-    const hier_node *u = hier_node_at(h, hier_lca(h, lo[q], hi[q]));
-    int grouped = group_by_child(s, begin, end, q, u, err);
-    if (grouped <= 0) return grouped;
-    if (!children_hold(s, begin, u)) return 0;
-    AK_CHECK(push_children(s, end, q, u, rlo, rhi, median_only, err));
+    (void)median;
+    (void)err;
+    row_source *rs = src;
+    if (rs->s->need_sensitive) fill_whole(rs->s, rs->begin, rs->end);
+    return ANONKIT_OK;
+}
+
+/* The median by radix selection (mdr_median_of), then one pass for the
+ * sensitive statistics of both sides of it. */
+static int rows_median(void *src, uint32_t q, const uint32_t *lo, const uint32_t *hi, uint32_t *median,
+                       uint64_t *below, uint64_t *equal, ak_error *err)
+{
+    (void)err;
+    row_source *rs = src;
+    mdr *s = rs->s;
+    size_t less, eq;
+    const uint32_t m = mdr_median_of(s, rs->begin, rs->end, q, lo[q], hi[q], &less, &eq);
+    if (s->need_sensitive) {
+        side_clear(&s->left, &s->left_mom);
+        side_clear(&s->less, &s->less_mom);
+        for (size_t i = rs->begin; i < rs->end; i++) {
+            const uint32_t *r = row_at(s, i);
+            if (r[q] < m) {
+                side_add(s, &s->less, &s->less_mom, r);
+                side_add(s, &s->left, &s->left_mom, r);
+            } else if (r[q] == m) {
+                side_add(s, &s->left, &s->left_mom, r);
+            }
+        }
+    }
+    *median = m;
+    *below = less;
+    *equal = eq;
+    return ANONKIT_OK;
+}
+
+static void rows_less_side(void *src, uint32_t q, const uint32_t *lo, uint32_t median)
+{
+    (void)src, (void)q, (void)lo, (void)median; /* rows_median filled it */
+}
+
+static int rows_allowable(void *src, uint64_t n, uint64_t left, int side)
+{
+    mdr *s = ((row_source *)src)->s;
+    return side == MDR_SIDE_LESS ? split_allowable(s, n, left, &s->less, &s->less_mom)
+                                 : split_allowable(s, n, left, &s->left, &s->left_mom);
+}
+
+static int rows_groups_start(void *src, uint32_t q, const uint32_t *lo, const uint32_t *hi, ak_error *err)
+{
+    row_source *rs = src;
+    AK_CHECK(mdr_order_by_code(rs->s, rs->begin, rs->end, q, lo[q], hi[q], err));
+    side_clear(&rs->s->left, &rs->s->left_mom);
+    rs->q = q;
+    rs->next = 0;
+    return ANONKIT_OK;
+}
+
+static int rows_group_next(void *src, uint32_t *code, uint64_t *rows)
+{
+    row_source *rs = src;
+    const mdr *s = rs->s;
+    const size_t n = rs->end - rs->begin;
+    if (rs->next >= n) return 0;
+    const uint32_t c = row_at(s, s->order[rs->next])[rs->q];
+    size_t j = rs->next + 1;
+    while (j < n && row_at(s, s->order[j])[rs->q] == c) j++;
+    rs->group = rs->next;
+    rs->group_end = rs->next = j;
+    *code = c;
+    *rows = j - rs->group;
     return 1;
 }
 
-/* The Median criterion: tries the dimensions by decreasing normalized range
- * and takes the first allowable split. Returns 1 when split, 0 when none is
- * allowable. */
-static int split_median(mdr *s, size_t begin, size_t end, const uint32_t *lo, const uint32_t *hi,
-                        const uint32_t *rlo, const uint32_t *rhi, int median_only, ak_error *err)
+/* A row's class or target into acc. */
+static inline void acc_add_row(const mdr *s, mdr_acc *acc, const uint32_t *r)
 {
-    uint32_t order[s->d ? s->d : 1];
-    const uint32_t ncand = table_widest_first(s->t, lo, hi, order);
-    if (ncand && s->need_sensitive) fill_whole(s, begin, end);
-    for (uint32_t i = 0; i < ncand; i++) {
-        uint32_t q = order[i];
-        int split = s->t->qi[q].kind == ATTR_NUMERIC
-                        ? split_numeric(s, begin, end, q, lo, hi, rlo, rhi, median_only, err)
-                        : split_categorical(s, begin, end, q, lo, hi, rlo, rhi, median_only, err);
-        if (split != 0) return split;
-    }
-    return 0;
-}
-
-/* ---- InfoGain and Regression (000 §1.2) ---- */
-
-/* What a partition's children are scored against. */
-typedef struct parent_stats {
-    double weighted_entropy;   /* InfoGain: n H(C) in bits = n log n - sum P_c log P_c */
-    double xlogx;              /* InfoGain: sum P_c log P_c */
-    long double t1, t2, sse;   /* Regression: sums of the target, its squares; squared error */
-    double tolerance;          /* a score must beat the best by this much to replace it */
-} parent_stats;
-
-static void parent_stats_fill(mdr *s, size_t begin, size_t end, parent_stats *ps)
-{
-    const size_t n = end - begin;
-    memset(ps, 0, sizeof *ps);
-    if (s->split == MDR_SPLIT_INFOGAIN) {
-        ak_hist_clear(&s->cls_whole);
-        for (size_t i = begin; i < end; i++) ak_hist_add(&s->cls_whole, s->t->class_codes[row_at(s, i)[s->idw]]);
-        ps->xlogx = ak_hist_xlogx(&s->cls_whole);
-        ps->weighted_entropy = ak_xlog2x((double)n) - ps->xlogx;
-        ps->tolerance = 1e-12;
-    } else {
-        for (size_t i = begin; i < end; i++) {
-            const long double y = s->t->target_values[row_at(s, i)[s->idw]];
-            ps->t1 += y;
-            ps->t2 += y * y;
-        }
-        ps->sse = ps->t2 - ps->t1 * ps->t1 / (long double)n;
-        ps->tolerance = 1e-12 * (ps->sse > 1 ? (double)ps->sse : 1.0);
+    if (acc->split == MDR_SPLIT_INFOGAIN) {
+        ak_hist_add(acc->cls, s->t->class_codes[r[s->idw]]);
+    } else if (acc->split == MDR_SPLIT_REGRESSION) {
+        const long double y = s->t->target_values[r[s->idw]];
+        acc->t1 += y;
+        acc->t2 += y * y;
     }
 }
 
-static inline int beats(const best_split *best, const parent_stats *ps, double score)
+static void rows_group_add(void *src, mdr_acc *acc)
 {
-    return !best->found || score > best->score + ps->tolerance;
+    row_source *rs = src;
+    mdr *s = rs->s;
+    for (size_t i = rs->group; i < rs->group_end; i++) {
+        const uint32_t *r = row_at(s, s->order[i]);
+        side_add(s, &s->left, &s->left_mom, r);
+        acc_add_row(s, acc, r);
+    }
 }
 
-/* Scores every threshold of numeric QI q in [begin, end) — the rows sorted
- * on q, each cut point between two distinct codes evaluated with running
- * class counts (InfoGain) or target sums (Regression) — and records the best
- * allowable one in *best. */
-static int score_numeric(mdr *s, size_t begin, size_t end, uint32_t q, const uint32_t *lo, const uint32_t *hi,
-                         const parent_stats *ps, best_split *best, ak_error *err)
+static int rows_children(void *src, uint32_t q, const hier_node *u, ak_error *err)
 {
-    const size_t n = end - begin;
-    const uint64_t k = s->m->k;
-    const int infogain = s->split == MDR_SPLIT_INFOGAIN;
-    AK_CHECK(mdr_order_by_code(s, begin, end, q, lo[q], hi[q], err));
-    side_clear(&s->left, &s->left_mom);
-    ak_hist_clear(&s->cls_left);
-    double left_xlogx = 0, right_xlogx = ps->xlogx; /* sum L_c log L_c, sum R_c log R_c */
-    long double t1 = 0, t2 = 0;
-    size_t i = 0;
-    while (i < n) {
-        const uint32_t code = row_at(s, s->order[i])[q];
-        do {
-            const uint32_t *r = row_at(s, s->order[i]);
-            if (s->need_sensitive) side_add(s, &s->left, &s->left_mom, r);
-            if (infogain) {
-                ak_hist_add(&s->cls_group, s->t->class_codes[r[s->idw]]);
-            } else {
-                const long double y = s->t->target_values[r[s->idw]];
-                t1 += y;
-                t2 += y * y;
-            }
-            i++;
-        } while (i < n && row_at(s, s->order[i])[q] == code);
-        if (infogain) { /* move this code's rows from right to left, class by class */
-            ak_hist_sort_touched(&s->cls_group);
-            for (size_t x = 0; x < s->cls_group.ntouched; x++) {
-                const uint32_t c = s->cls_group.touched[x];
-                const double moved = s->cls_group.count[c], had = s->cls_left.count[c];
-                const double all = s->cls_whole.count[c];
-                left_xlogx += ak_xlog2x(had + moved) - ak_xlog2x(had);
-                right_xlogx += ak_xlog2x(all - had - moved) - ak_xlog2x(all - had);
-                if (!s->cls_left.count[c]) s->cls_left.touched[s->cls_left.ntouched++] = c;
-                s->cls_left.count[c] += s->cls_group.count[c];
-            }
-            ak_hist_clear(&s->cls_group);
-        }
-        if (i == n) break;
-        const size_t nl = i, nr = n - i;
-        if ((nl < k || nr < k) && !s->grow) continue;
-        double score;
-        if (infogain) {
-            const double children = ak_xlog2x((double)nl) - left_xlogx + ak_xlog2x((double)nr) - right_xlogx;
-            score = (ps->weighted_entropy - children) / (double)n;
-        } else {
-            const long double r1 = ps->t1 - t1, r2 = ps->t2 - t2;
-            const long double sse = (t2 - t1 * t1 / (long double)nl) + (r2 - r1 * r1 / (long double)nr);
-            score = (double)(ps->sse - sse);
-        }
-        if (beats(best, ps, score) && split_allowable(s, n, nl, &s->left, &s->left_mom)) {
-            best->found = 1;
-            best->q = q;
-            best->cut = row_at(s, s->order[i])[q];
-            best->score = score;
-        }
-    }
-    ak_hist_clear(&s->cls_left);
-    return ANONKIT_OK;
+    row_source *rs = src;
+    return group_by_child(rs->s, rs->begin, rs->end, q, u, err);
 }
 
-/* Scores the split of categorical QI q into the children of its lowest
- * common ancestor (rows are regrouped by child on the way) and records it in
- * *best when it is allowable and better. */
-static int score_categorical(mdr *s, size_t begin, size_t end, uint32_t q, const uint32_t *lo, const uint32_t *hi,
-                             const parent_stats *ps, best_split *best, ak_error *err)
+static uint64_t rows_child_rows(void *src, uint32_t child) { return ((row_source *)src)->s->child_rows[child]; }
+
+/* The classes or targets of the rows of one child (grouped by rows_children). */
+static void rows_child_add(void *src, uint32_t q, const hier_node *u, uint32_t child, mdr_acc *acc)
 {
-    const hier *h = s->t->qi[q].h;
-    const hier_node *u = hier_node_at(h, hier_lca(h, lo[q], hi[q]));
-    const int grouped = group_by_child(s, begin, end, q, u, err);
-    if (grouped <= 0) return grouped;
-    const int infogain = s->split == MDR_SPLIT_INFOGAIN;
-    double children = 0;
-    long double sse = 0;
-    size_t at = begin;
-    for (uint32_t c = 0; c < u->nchildren; c++) {
-        const size_t rows = s->child_rows[c];
-        if (!rows) continue;
-        if (infogain) {
-            ak_hist_clear(&s->cls_group);
-            for (size_t i = at; i < at + rows; i++) ak_hist_add(&s->cls_group, s->t->class_codes[row_at(s, i)[s->idw]]);
-            children += ak_xlog2x((double)rows) - ak_hist_xlogx(&s->cls_group);
-            ak_hist_clear(&s->cls_group);
-        } else {
-            long double t1 = 0, t2 = 0;
-            for (size_t i = at; i < at + rows; i++) {
-                const long double y = s->t->target_values[row_at(s, i)[s->idw]];
-                t1 += y;
-                t2 += y * y;
-            }
-            sse += t2 - t1 * t1 / (long double)rows;
-        }
-        at += rows;
-    }
-    const double score = infogain ? (ps->weighted_entropy - children) / (double)(end - begin) : (double)(ps->sse - sse);
-    if (!beats(best, ps, score)) return ANONKIT_OK;
-    if (!children_hold(s, begin, u)) return ANONKIT_OK;
-    best->found = 1;
-    best->q = q;
-    best->cut = 0;
-    best->score = score;
-    return ANONKIT_OK;
+    (void)q, (void)u;
+    row_source *rs = src;
+    const mdr *s = rs->s;
+    size_t at = rs->begin;
+    for (uint32_t c = 0; c < child; c++) at += s->child_rows[c];
+    for (size_t i = at; i < at + s->child_rows[child]; i++) acc_add_row(s, acc, row_at(s, i));
 }
 
-/* The InfoGain / Regression criterion: scores every allowable split of every
- * attribute and takes the best; under InfoGain, when the best gain is below
- * min_gain, the partition and its subtree go on under Median. Returns 1 when
- * split, 0 when no split is allowable. */
-static int split_best(mdr *s, size_t begin, size_t end, const uint32_t *lo, const uint32_t *hi, const uint32_t *rlo,
-                      const uint32_t *rhi, ak_error *err)
+static int rows_children_hold(void *src, uint32_t q, const hier_node *u)
 {
-    if (s->need_sensitive) fill_whole(s, begin, end);
-    parent_stats ps;
-    parent_stats_fill(s, begin, end, &ps);
-    best_split best = {0, 0, 0, 0};
-    for (uint32_t q = 0; q < s->d; q++) {
-        if (lo[q] == hi[q]) continue;
-        if (s->t->qi[q].kind == ATTR_NUMERIC) AK_CHECK(score_numeric(s, begin, end, q, lo, hi, &ps, &best, err));
-        else AK_CHECK(score_categorical(s, begin, end, q, lo, hi, &ps, &best, err));
-    }
-    if (!best.found) return 0;
-    if (s->split == MDR_SPLIT_INFOGAIN && best.score < s->min_gain)
-        return split_median(s, begin, end, lo, hi, rlo, rhi, 1, err);
-    const uint32_t q = best.q;
-    if (s->t->qi[q].kind == ATTR_NUMERIC) {
-        AK_CHECK(apply_numeric(s, begin, end, q, best.cut, rlo, rhi, 0, err));
+    (void)q;
+    row_source *rs = src;
+    return children_hold(rs->s, rs->begin, u);
+}
+
+static void rows_whole_add(void *src, mdr_acc *acc)
+{
+    row_source *rs = src;
+    for (size_t i = rs->begin; i < rs->end; i++) acc_add_row(rs->s, acc, row_at(rs->s, i));
+}
+
+static const mdr_source_ops row_source_ops = {
+    .start = rows_start,
+    .median = rows_median,
+    .less_side = rows_less_side,
+    .allowable = rows_allowable,
+    .groups_start = rows_groups_start,
+    .group_next = rows_group_next,
+    .group_add = rows_group_add,
+    .children = rows_children,
+    .child_rows = rows_child_rows,
+    .child_add = rows_child_add,
+    .children_hold = rows_children_hold,
+    .whole_add = rows_whole_add,
+};
+
+/* Chooses the split of partition [begin, end) with box [lo, hi] (split.c)
+ * and applies it: pushes the children with their parts of the region
+ * [rlo, rhi]. Returns 1 when split, 0 when no split is allowable. */
+static int split_partition(mdr *s, size_t begin, size_t end, const uint32_t *lo, const uint32_t *hi,
+                           const uint32_t *rlo, const uint32_t *rhi, int median_only, ak_error *err)
+{
+    row_source rs = {.s = s, .begin = begin, .end = end};
+    const mdr_chooser c = {.t = s->t,
+                           .n = end - begin,
+                           .k = s->m->k,
+                           .split = s->split,
+                           .min_gain = s->min_gain,
+                           .need_sensitive = s->need_sensitive,
+                           .score_small_sides = s->grow != NULL,
+                           .cls_whole = &s->cls_whole,
+                           .cls_left = &s->cls_left,
+                           .cls_group = &s->cls_group,
+                           .ops = &row_source_ops,
+                           .src = &rs};
+    mdr_choice choice;
+    const int found = mdr_choose(&c, lo, hi, median_only, &choice, err);
+    if (found <= 0) return found;
+    if (s->t->qi[choice.q].kind == ATTR_NUMERIC) {
+        AK_CHECK(apply_numeric(s, begin, end, choice.q, choice.cut, rlo, rhi, choice.median_only, err));
         return 1;
     }
-    const hier *h = s->t->qi[q].h;
-    const hier_node *u = hier_node_at(h, hier_lca(h, lo[q], hi[q]));
-    const int grouped = group_by_child(s, begin, end, q, u, err);
-    if (grouped <= 0) return grouped < 0 ? grouped : ak_err_set(err, ANONKIT_E_INTERNAL, NULL, 0, 0, "a chosen split vanished");
-    AK_CHECK(push_children(s, end, q, u, rlo, rhi, 0, err));
+    /* (the rows are grouped by the chosen QI's children: the choice's last grouping) */
+    const hier_node *u = hier_node_at(s->t->qi[choice.q].h, choice.node);
+    AK_CHECK(push_children(s, end, choice.q, u, rlo, rhi, choice.median_only, err));
     return 1;
 }
 
@@ -624,9 +546,7 @@ static int process_frame(mdr *s, const mdr_frame *f, const uint32_t *frame, ak_e
     if (!s->grow || grow_may_split(s, f)) {
         const size_t depth_before = s->depth, nodes_before = s->grow ? s->grow->tree->count : 0;
         s->grow_parent = f->node;
-        split = s->split == MDR_SPLIT_MEDIAN || f->median_only
-                    ? split_median(s, f->begin, f->end, lo, hi, rlo, rhi, f->median_only, err)
-                    : split_best(s, f->begin, f->end, lo, hi, rlo, rhi, err);
+        split = split_partition(s, f->begin, f->end, lo, hi, rlo, rhi, f->median_only, err);
         if (split < 0) return split;
         if (split && s->grow) {
             const size_t leaves = s->grow_leaves + (s->depth - s->grow_head);

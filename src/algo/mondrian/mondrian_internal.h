@@ -67,14 +67,6 @@ typedef struct mdr_frame {
     uint32_t node;   /* growth phase: its node of the tree */
 } mdr_frame;
 
-/* The best split found so far for a partition (InfoGain / Regression). */
-typedef struct best_split {
-    int found;
-    uint32_t q;
-    uint32_t cut;  /* numeric: lhs = code < cut */
-    double score;  /* information gain in bits, or reduction of the squared error */
-} best_split;
-
 typedef struct mdr {
     const table *t;
     const model *m;
@@ -155,6 +147,86 @@ static inline void box_add(uint32_t *box, const uint32_t *r, uint32_t d, uint32_
         if (r[q] > box[bw + q]) box[bw + q] = r[q];
     }
 }
+
+/* ---- the split choice of the family (split.c) ---- */
+
+/* A chosen split. */
+typedef struct mdr_choice {
+    int found;
+    uint32_t q;
+    uint32_t cut;    /* numeric: lhs = code < cut */
+    uint32_t node;   /* categorical: the hierarchy node specialized (the values' lowest common ancestor) */
+    int median_only; /* the children continue under Median */
+    double score;    /* InfoGain / Regression: information gain in bits, or reduction of the squared error */
+} mdr_choice;
+
+/* The sides a source keeps sensitive statistics for: the candidate left
+ * side, and the rows below the median. */
+enum { MDR_SIDE_LEFT, MDR_SIDE_LESS };
+
+/* What a group of rows adds to a score: InfoGain class counts into cls,
+ * Regression sums of the target and its squares (by `split`). */
+typedef struct mdr_acc {
+    mdr_split split;
+    ak_hist *cls;
+    long double t1, t2;
+} mdr_acc;
+
+/* A partition's statistics as the split choice reads them, from its rows
+ * (mondrian.c) or from frequency groups (rothko_fgroup.c). Codes and ranges
+ * are those of QI q within the partition's box [lo, hi]. */
+typedef struct mdr_source_ops {
+    /* Before a choice (median: 1 for Median, 0 for InfoGain / Regression);
+     * may be NULL. */
+    int (*start)(void *src, int median, ak_error *err);
+    /* Before Median tries QI q: 1, or 0 when its statistics were not
+     * gathered (the choice returns 2); may be NULL. */
+    int (*prepare)(void *src, uint32_t q, ak_error *err);
+    /* The lower median of numeric q, with the rows below and at it; the
+     * sensitive statistics of {code <= median} on the LEFT side. */
+    int (*median)(void *src, uint32_t q, const uint32_t *lo, const uint32_t *hi, uint32_t *median, uint64_t *below,
+                  uint64_t *equal, ak_error *err);
+    /* The sensitive statistics of {code < median} on the LESS side. */
+    void (*less_side)(void *src, uint32_t q, const uint32_t *lo, uint32_t median);
+    /* Whether splitting the partition's n rows into `left` rows (statistics
+     * on `side`) and the rest is allowable. */
+    int (*allowable)(void *src, uint64_t n, uint64_t left, int side);
+    /* The groups of equal codes of numeric q in ascending order: start
+     * (clears the LEFT side), next (the code and row count of the next group;
+     * 0 after the last), add (the group last returned by next: its sensitive
+     * statistics to the LEFT side, its classes or targets to acc). */
+    int (*groups_start)(void *src, uint32_t q, const uint32_t *lo, const uint32_t *hi, ak_error *err);
+    int (*group_next)(void *src, uint32_t *code, uint64_t *rows);
+    void (*group_add)(void *src, mdr_acc *acc);
+    /* The rows of categorical q under each child of hierarchy node u: 1, or
+     * 0 when a non-empty child is too small to be allowable. */
+    int (*children)(void *src, uint32_t q, const hier_node *u, ak_error *err);
+    uint64_t (*child_rows)(void *src, uint32_t child);
+    void (*child_add)(void *src, uint32_t q, const hier_node *u, uint32_t child, mdr_acc *acc);
+    /* Whether every non-empty child satisfies the model. */
+    int (*children_hold)(void *src, uint32_t q, const hier_node *u);
+    /* The whole partition's classes or targets. */
+    void (*whole_add)(void *src, mdr_acc *acc);
+} mdr_source_ops;
+
+typedef struct mdr_chooser {
+    const table *t;
+    uint64_t n;                /* rows of the partition */
+    uint64_t k;
+    mdr_split split;
+    double min_gain;
+    int need_sensitive;        /* Median sweeps every threshold when both sides of the median fail */
+    int score_small_sides;     /* growth phase: thresholds leaving fewer than k rows are scored too */
+    ak_hist *cls_whole, *cls_left, *cls_group; /* InfoGain: class-label histograms */
+    const mdr_source_ops *ops;
+    void *src;
+} mdr_chooser;
+
+/* Chooses the split of a partition with box [lo, hi] under c->split (Median
+ * when median_only): 1 with *out, 0 when no split is allowable, 2 when the
+ * source lacks a QI's statistics, < 0 on error. */
+int mdr_choose(const mdr_chooser *c, const uint32_t *lo, const uint32_t *hi, int median_only, mdr_choice *out,
+               ak_error *err);
 
 /* mondrian.c */
 int mdr_push(mdr *s, size_t begin, size_t end, const uint32_t *box_in, const uint32_t *rlo, const uint32_t *rhi,

@@ -10,8 +10,8 @@
  * can hold within the budget) is processed as in 000 §2.1: one scan builds the
  * frequency groups of the open nodes — per QI the AV set (value counts), with
  * the AVS set (value, sensitive value) for l-diversity and the AVC set (value,
- * class label) for InfoGain — and each node's split is chosen from them exactly
- * as the in-memory algorithm chooses it from the rows (mondrian.c: the same
+ * class label) for InfoGain — and each node's split is chosen from them by
+ * the code that chooses the in-memory algorithm's from the rows (split.c: one
  * order of dimensions, medians, sweeps, scores, tolerances and ties). While the
  * children's groups fit (F_CACHE) the tree grows breadth-first with one more
  * scan; then one scan repartitions the tuples across the leaves, and each

@@ -1,7 +1,7 @@
 /* rothko_fgroup.c — Rothko's frequency groups (000 §2: AV, AVS and AVC
- * sets of the open nodes), the split each node takes, chosen from them as the
- * in-memory Mondrian chooses it from rows, and the tree grown over one
- * disk-resident partition. */
+ * sets of the open nodes), the split each node takes, chosen from them by
+ * split.c (fg_source: the code that chooses the in-memory Mondrian's from
+ * rows), and the tree grown over one disk-resident partition. */
 #include "algo/mondrian/rothko_internal.h"
 
 #include <stdlib.h>
@@ -290,7 +290,7 @@ void rk_fgroup_pair_bytes(const rk *r, const fgroup *g, size_t *per_set)
     }
 }
 
-/* ------------------------------------------------------------ choosing a split (mirrors mondrian.c) */
+/* ------------------------------------------------------------ choosing a split (split.c, from the frequency groups) */
 
 
 /* Adds the sub-value counts of the pairs of codes [lo, hi] to h, in
@@ -317,6 +317,7 @@ void rk_add_pairs(const pairset *s, uint32_t lo, uint32_t hi, ak_hist *h)
     for (; a < n && (uint32_t)(s->sorted[a] >> 32) <= hi; a++) hist_add_n(h, (uint32_t)s->sorted[a], s->count[a]);
 }
 
+/* Whether `count` rows with sensitive values h satisfy the model (one child). */
 static int side_holds(rk *r, uint64_t count, const ak_hist *h)
 {
     if (count < r->m->k) return 0;
@@ -324,7 +325,9 @@ static int side_holds(rk *r, uint64_t count, const ak_hist *h)
     return model_holds(r->m, count, r->counts, ak_hist_counts(h, r->counts), r->counts_scratch);
 }
 
-/* split_allowable of mondrian.c over histograms: r->whole is the node's. */
+/* Whether a split of the node's n rows into left_count rows with sensitive
+ * values `left` and the rest is allowable (k, then l-diversity); r->whole is
+ * the node's histogram. */
 static int allowable(rk *r, uint64_t n, uint64_t left_count, const ak_hist *left)
 {
     const uint64_t k = r->m->k;
@@ -334,7 +337,6 @@ static int allowable(rk *r, uint64_t n, uint64_t left_count, const ak_hist *left
     return model_holds(r->m, n - left_count, r->counts, ak_hist_counts_minus(&r->whole, left, r->counts),
                        r->counts_scratch);
 }
-
 
 /* Child rows per child of hierarchy node u (rows_in[c]); 0 when a non-empty child has fewer than k. */
 static int child_rows(rk *r, const fgroup *g, const rk_node *node, uint32_t q, const hier_node *u, uint64_t *rows_in)
@@ -368,150 +370,178 @@ static int children_hold(rk *r, const fgroup *g, uint32_t q, const hier_node *u,
     return 1;
 }
 
-/* Median: dimensions by decreasing normalized range, the first allowable
- * split. 1 with *out, 0 when there is none, 2 when it needs the counts of a
- * QI the node's scan skipped (count_mask), < 0 on error. */
-int rk_choose_median(rk *r, const fgroup *g, const rk_node *node, const uint32_t *lo, const uint32_t *hi,
-                     rk_split *out, uint64_t *rows_in, ak_error *err)
+/* A node's frequency groups as a source of statistics for mdr_choose: the
+ * groups of equal codes of a numeric QI are the codes of its AV set, their
+ * sensitive values and classes the AVS and AVC pairs of each code. */
+typedef struct fg_source {
+    rk *r;
+    const fgroup *g;
+    const rk_node *node;
+    const uint32_t *lo, *hi; /* the node's box */
+    uint64_t *rows_in;       /* per child of the last categorical node tried */
+    const avset *av;         /* numeric groups: the QI's AV set */
+    uint32_t q, code, hi_q;  /* the QI, the last group's code, the greatest code */
+    int started;             /* a group was returned */
+} fg_source;
+
+/* InfoGain scores every QI: every pair set sorted at once. */
+static int fg_start(void *src, int median, ak_error *err)
 {
-    const uint32_t d = r->d;
-    uint32_t order[d ? d : 1];
-    const uint32_t ncand = table_widest_first(r->t, lo, hi, order);
-    const uint64_t n = g->n;
-    for (uint32_t i = 0; i < ncand; i++) {
-        const uint32_t q = order[i];
-        if (!g->counted[q]) return 2; /* count the node in full and choose again */
-        if (r->need_hist) AK_CHECK(rk_pairset_sort(&g->avs[q], err));
-        if (r->t->qi[q].kind == ATTR_NUMERIC) {
-            const avset *av = &g->av[q];
-            const uint64_t nth = (n - 1) / 2;
-            uint64_t below = 0, equal;
-            uint32_t v = av_next(av, lo[q], &equal); /* the code holding the median row */
-            while (below + equal <= nth) {
-                below += equal;
-                v = av_next(av, v + 1, &equal);
-            }
-            ak_hist_clear(&r->left);
-            if (r->need_hist) rk_add_pairs(&g->avs[q], lo[q], v, &r->left);
-            uint32_t cut = 0;
-            if (allowable(r, n, below + equal, &r->left)) {
-                cut = v + 1;
-            } else {
-                ak_hist_clear(&r->left);
-                if (r->need_hist && v > lo[q]) rk_add_pairs(&g->avs[q], lo[q], v - 1, &r->left);
-                if (allowable(r, n, below, &r->left)) {
-                    cut = v;
-                } else if (r->need_hist) {
-                    /* sweep every threshold: the allowable one nearest the median */
-                    ak_hist_clear(&r->left);
-                    uint64_t left = 0, best_distance = UINT64_MAX, cnt, next_cnt;
-                    for (uint32_t c = av_next(av, lo[q], &cnt), next; c < hi[q]; c = next, cnt = next_cnt) {
-                        rk_add_pairs(&g->avs[q], c, c, &r->left);
-                        left += cnt;
-                        next = av_next(av, c + 1, &next_cnt);
-                        const uint64_t distance = 2 * left > n ? 2 * left - n : n - 2 * left;
-                        if (distance < best_distance && allowable(r, n, left, &r->left)) {
-                            best_distance = distance;
-                            cut = next;
-                        }
-                    }
-                }
-            }
-            if (!cut) continue;
-            *out = (rk_split){.found = 1, .q = q, .cut = cut, .median_only = node->median_only};
-            return 1;
-        }
-        const hier *h = r->t->qi[q].h;
-        const hier_node *u = hier_node_at(h, hier_lca(h, lo[q], hi[q]));
-        if (!child_rows(r, g, node, q, u, rows_in)) continue;
-        if (!children_hold(r, g, q, u, rows_in)) continue;
-        *out = (rk_split){.found = 1, .q = q, .node = hier_lca(h, lo[q], hi[q]), .median_only = node->median_only};
-        return 1;
+    fg_source *fs = src;
+    if (median) return ANONKIT_OK;
+    for (uint32_t q = 0; q < fs->r->d; q++) {
+        AK_CHECK(rk_pairset_sort(&fs->g->avc[q], err));
+        if (fs->r->need_hist) AK_CHECK(rk_pairset_sort(&fs->g->avs[q], err));
     }
-    return 0;
+    return ANONKIT_OK;
 }
 
-
-
-/* InfoGain: the allowable split of largest gain (ties to the lowest attribute
- * and threshold); below min_gain the node and its subtree go on under Median. */
-int rk_choose_infogain(rk *r, const fgroup *g, const rk_node *node, const uint32_t *lo, const uint32_t *hi,
-                       rk_split *out, uint64_t *rows_in, ak_error *err)
+/* 0 when the node's scan skipped QI q (count_mask): the node is counted in
+ * full and the split chosen again. */
+static int fg_prepare(void *src, uint32_t q, ak_error *err)
 {
-    const uint64_t n = g->n, k = r->m->k;
-    for (uint32_t q = 0; q < r->d; q++) {
-        AK_CHECK(rk_pairset_sort(&g->avc[q], err));
-        if (r->need_hist) AK_CHECK(rk_pairset_sort(&g->avs[q], err));
-    }
-    ak_hist_clear(&r->cls_whole);
-    rk_add_pairs(&g->avc[0], lo[0], hi[0], &r->cls_whole);
-    const double xlogx = ak_hist_xlogx(&r->cls_whole);
-    const double weighted_entropy = ak_xlog2x((double)n) - xlogx, tolerance = 1e-12;
-    rk_split best = {0};
-    for (uint32_t q = 0; q < r->d; q++) {
-        if (lo[q] == hi[q]) continue;
-        if (r->t->qi[q].kind == ATTR_NUMERIC) {
-            ak_hist_clear(&r->left);
-            ak_hist_clear(&r->cls_left);
-            double left_xlogx = 0, right_xlogx = xlogx;
-            uint64_t i = 0, cnt;
-            const avset *av = &g->av[q];
-            for (uint32_t code = av_next(av, lo[q], &cnt); code <= hi[q]; code = av_next(av, code + 1, &cnt)) {
-                if (r->need_hist) rk_add_pairs(&g->avs[q], code, code, &r->left);
-                ak_hist_clear(&r->cls_group);
-                rk_add_pairs(&g->avc[q], code, code, &r->cls_group);
-                i += cnt;
-                ak_hist_sort_touched(&r->cls_group);
-                for (size_t x = 0; x < r->cls_group.ntouched; x++) {
-                    const uint32_t c = r->cls_group.touched[x];
-                    const double moved = r->cls_group.count[c], had = r->cls_left.count[c];
-                    const double all = r->cls_whole.count[c];
-                    left_xlogx += ak_xlog2x(had + moved) - ak_xlog2x(had);
-                    right_xlogx += ak_xlog2x(all - had - moved) - ak_xlog2x(all - had);
-                    hist_add_n(&r->cls_left, c, r->cls_group.count[c]);
-                }
-                if (i == n) break;
-                const uint64_t nl = i, nr = n - i;
-                if (nl < k || nr < k) continue;
-                const double children = ak_xlog2x((double)nl) - left_xlogx + ak_xlog2x((double)nr) - right_xlogx;
-                const double score = (weighted_entropy - children) / (double)n;
-                if ((!best.found || score > best.score + tolerance) && allowable(r, n, nl, &r->left)) {
-                    uint64_t next_cnt;
-                    const uint32_t next = av_next(av, code + 1, &next_cnt);
-                    best = (rk_split){.found = 1, .q = q, .cut = next, .score = score};
-                }
-            }
-            continue;
-        }
-        const hier *h = r->t->qi[q].h;
-        const hier_node *u = hier_node_at(h, hier_lca(h, lo[q], hi[q]));
-        if (!child_rows(r, g, node, q, u, rows_in)) continue;
-        const uint32_t *kids = hier_children(h) + u->first_child;
-        double children = 0;
-        for (uint32_t c = 0; c < u->nchildren; c++) {
-            if (!rows_in[c]) continue;
-            const hier_node *ch = hier_node_at(h, kids[c]);
-            ak_hist_clear(&r->cls_group);
-            rk_add_pairs(&g->avc[q], ch->lo, ch->hi, &r->cls_group);
-            children += ak_xlog2x((double)rows_in[c]) - ak_hist_xlogx(&r->cls_group);
-        }
-        const double score = (weighted_entropy - children) / (double)n;
-        if (best.found && !(score > best.score + tolerance)) continue;
-        if (!children_hold(r, g, q, u, rows_in)) continue;
-        best = (rk_split){.found = 1, .q = q, .node = hier_lca(h, lo[q], hi[q]), .score = score};
-    }
-    if (!best.found) return 0;
-    if (best.score < r->o->min_gain) {
-        rk_node as_median = *node;
-        as_median.median_only = 1;
-        return rk_choose_median(r, g, &as_median, lo, hi, out, rows_in, err);
-    }
-    *out = best;
-    if (r->t->qi[best.q].kind == ATTR_CATEGORICAL) {
-        const hier *h = r->t->qi[best.q].h;
-        child_rows(r, g, node, best.q, hier_node_at(h, best.node), rows_in);
-    }
+    fg_source *fs = src;
+    if (!fs->g->counted[q]) return 0;
+    if (fs->r->need_hist) AK_CHECK(rk_pairset_sort(&fs->g->avs[q], err));
     return 1;
+}
+
+/* The median from the AV set's running counts. */
+static int fg_median(void *src, uint32_t q, const uint32_t *lo, const uint32_t *hi, uint32_t *median,
+                     uint64_t *below, uint64_t *equal, ak_error *err)
+{
+    (void)hi, (void)err;
+    fg_source *fs = src;
+    rk *r = fs->r;
+    const avset *av = &fs->g->av[q];
+    const uint64_t nth = (fs->g->n - 1) / 2;
+    uint64_t b = 0, e;
+    uint32_t v = av_next(av, lo[q], &e); /* the code holding the median row */
+    while (b + e <= nth) {
+        b += e;
+        v = av_next(av, v + 1, &e);
+    }
+    ak_hist_clear(&r->left);
+    if (r->need_hist) rk_add_pairs(&fs->g->avs[q], lo[q], v, &r->left);
+    *median = v;
+    *below = b;
+    *equal = e;
+    return ANONKIT_OK;
+}
+
+/* (the LESS side takes the place of the LEFT one in r->left) */
+static void fg_less_side(void *src, uint32_t q, const uint32_t *lo, uint32_t median)
+{
+    fg_source *fs = src;
+    rk *r = fs->r;
+    ak_hist_clear(&r->left);
+    if (r->need_hist && median > lo[q]) rk_add_pairs(&fs->g->avs[q], lo[q], median - 1, &r->left);
+}
+
+static int fg_allowable(void *src, uint64_t n, uint64_t left, int side)
+{
+    (void)side;
+    rk *r = ((fg_source *)src)->r;
+    return allowable(r, n, left, &r->left);
+}
+
+static int fg_groups_start(void *src, uint32_t q, const uint32_t *lo, const uint32_t *hi, ak_error *err)
+{
+    (void)err;
+    fg_source *fs = src;
+    ak_hist_clear(&fs->r->left);
+    fs->av = &fs->g->av[q];
+    fs->q = q;
+    fs->code = lo[q];
+    fs->hi_q = hi[q];
+    fs->started = 0;
+    return ANONKIT_OK;
+}
+
+static int fg_group_next(void *src, uint32_t *code, uint64_t *rows)
+{
+    fg_source *fs = src;
+    const uint32_t c = av_next(fs->av, fs->started ? fs->code + 1 : fs->code, rows);
+    if (c == UINT32_MAX || c > fs->hi_q) return 0;
+    fs->started = 1;
+    fs->code = *code = c;
+    return 1;
+}
+
+static void fg_group_add(void *src, mdr_acc *acc)
+{
+    fg_source *fs = src;
+    if (fs->r->need_hist) rk_add_pairs(&fs->g->avs[fs->q], fs->code, fs->code, &fs->r->left);
+    if (acc->split == MDR_SPLIT_INFOGAIN) rk_add_pairs(&fs->g->avc[fs->q], fs->code, fs->code, acc->cls);
+}
+
+static int fg_children(void *src, uint32_t q, const hier_node *u, ak_error *err)
+{
+    (void)err;
+    fg_source *fs = src;
+    return child_rows(fs->r, fs->g, fs->node, q, u, fs->rows_in);
+}
+
+static uint64_t fg_child_rows(void *src, uint32_t child) { return ((fg_source *)src)->rows_in[child]; }
+
+static void fg_child_add(void *src, uint32_t q, const hier_node *u, uint32_t child, mdr_acc *acc)
+{
+    fg_source *fs = src;
+    const hier *h = fs->r->t->qi[q].h;
+    const hier_node *ch = hier_node_at(h, hier_children(h)[u->first_child + child]);
+    if (acc->split == MDR_SPLIT_INFOGAIN) rk_add_pairs(&fs->g->avc[q], ch->lo, ch->hi, acc->cls);
+}
+
+static int fg_children_hold(void *src, uint32_t q, const hier_node *u)
+{
+    fg_source *fs = src;
+    return children_hold(fs->r, fs->g, q, u, fs->rows_in);
+}
+
+/* The node's classes, from the AVC pairs of QI 0. */
+static void fg_whole_add(void *src, mdr_acc *acc)
+{
+    fg_source *fs = src;
+    if (acc->split == MDR_SPLIT_INFOGAIN) rk_add_pairs(&fs->g->avc[0], fs->lo[0], fs->hi[0], acc->cls);
+}
+
+static const mdr_source_ops fg_source_ops = {
+    .start = fg_start,
+    .prepare = fg_prepare,
+    .median = fg_median,
+    .less_side = fg_less_side,
+    .allowable = fg_allowable,
+    .groups_start = fg_groups_start,
+    .group_next = fg_group_next,
+    .group_add = fg_group_add,
+    .children = fg_children,
+    .child_rows = fg_child_rows,
+    .child_add = fg_child_add,
+    .children_hold = fg_children_hold,
+    .whole_add = fg_whole_add,
+};
+
+/* The split of an open node from its frequency groups, chosen by split.c as
+ * the in-memory Mondrian chooses it from the node's rows (Median, or InfoGain
+ * unless InfoGain gave up above the node). 1 with *out (a categorical
+ * split's child rows in rows_in), 0 when none is allowable, 2 when it needs
+ * the counts of a QI the node's scan skipped (count_mask), < 0 on error. */
+int rk_choose(rk *r, const rk_node *node, const uint32_t *lo, const uint32_t *hi, mdr_choice *out, uint64_t *rows_in,
+              ak_error *err)
+{
+    fg_source fs = {.r = r, .g = node->fg, .node = node, .lo = lo, .hi = hi, .rows_in = rows_in};
+    const mdr_chooser c = {.t = r->t,
+                           .n = node->fg->n,
+                           .k = r->m->k,
+                           .split = r->infogain ? MDR_SPLIT_INFOGAIN : MDR_SPLIT_MEDIAN,
+                           .min_gain = r->o->min_gain,
+                           .need_sensitive = r->need_hist,
+                           .cls_whole = &r->cls_whole,
+                           .cls_left = &r->cls_left,
+                           .cls_group = &r->cls_group,
+                           .ops = &fg_source_ops,
+                           .src = &fs};
+    return mdr_choose(&c, lo, hi, node->median_only, out, err);
 }
 
 /* ------------------------------------------------------------ the tree over one partition */
@@ -568,7 +598,7 @@ int rk_tree_add(rk *r, rk_tree *tr, const uint32_t *rlo, const uint32_t *rhi, co
 }
 
 /* Turns node i into an inner node with the children of split s. */
-int rk_make_children(rk *r, rk_tree *tr, size_t i, const rk_split *s, const uint32_t *lo, const uint32_t *hi,
+int rk_make_children(rk *r, rk_tree *tr, size_t i, const mdr_choice *s, const uint32_t *lo, const uint32_t *hi,
                      const uint64_t *rows_in, ak_error *err)
 {
     const uint32_t d = r->d, q = s->q;

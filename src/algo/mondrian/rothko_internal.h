@@ -290,16 +290,6 @@ static inline void hist_add_n(ak_hist *h, uint32_t code, uint64_t n)
     h->total += n;
 }
 
-/* A chosen split. */
-typedef struct rk_split {
-    int found;
-    uint32_t q;
-    uint32_t cut;       /* numeric: lhs = code < cut */
-    uint32_t node;      /* categorical: the hierarchy node specialized */
-    int median_only;    /* children continue under Median */
-    double score;
-} rk_split;
-
 /* Loads up to `limit` rows of p (from an open reader) into a view table and
  * its copied fields; *got receives the rows loaded. */
 typedef struct rk_load {
@@ -385,14 +375,12 @@ int rk_fgroup_new(rk *r, const rk_node *node, fgroup **out, ak_error *err);
 size_t rk_av_bytes(const rk *r, const rk_node *x, uint32_t *nhashed);
 void rk_fgroup_pair_bytes(const rk *r, const fgroup *g, size_t *per_set);
 void rk_add_pairs(const pairset *s, uint32_t lo, uint32_t hi, ak_hist *h);
-int rk_choose_median(rk *r, const fgroup *g, const rk_node *node, const uint32_t *lo, const uint32_t *hi,
-                     rk_split *out, uint64_t *rows_in, ak_error *err);
-int rk_choose_infogain(rk *r, const fgroup *g, const rk_node *node, const uint32_t *lo, const uint32_t *hi,
-                       rk_split *out, uint64_t *rows_in, ak_error *err);
+int rk_choose(rk *r, const rk_node *node, const uint32_t *lo, const uint32_t *hi, mdr_choice *out, uint64_t *rows_in,
+              ak_error *err);
 void rk_tree_free(rk *r, rk_tree *tr);
 int rk_tree_add(rk *r, rk_tree *tr, const uint32_t *rlo, const uint32_t *rhi, const uint32_t *known_lo,
                 const uint32_t *known_hi, uint64_t n, int median_only, ak_error *err);
-int rk_make_children(rk *r, rk_tree *tr, size_t i, const rk_split *s, const uint32_t *lo, const uint32_t *hi,
+int rk_make_children(rk *r, rk_tree *tr, size_t i, const mdr_choice *s, const uint32_t *lo, const uint32_t *hi,
                      const uint64_t *rows_in, ak_error *err);
 void rk_fg_box(const rk *r, const rk_node *x, uint32_t *lo, uint32_t *hi);
 

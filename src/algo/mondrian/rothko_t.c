@@ -744,10 +744,8 @@ int rk_process_partition(rk *r, rk_part *p, const uint32_t *rlo, const uint32_t 
                 if ((rc = rk_pairset_sort(&x->fg->avs[q], err)) < 0) break;
                 rk_add_pairs(&x->fg->avs[q], x->clo[q], x->chi[q], &r->whole);
             }
-            rk_split s = {0};
-            int split = r->o->split == MDR_SPLIT_INFOGAIN && !x->median_only
-                            ? rk_choose_infogain(r, x->fg, x, lo, hi, &s, rows_in, err)
-                            : rk_choose_median(r, x->fg, x, lo, hi, &s, rows_in, err);
+            mdr_choice s;
+            int split = rk_choose(r, x, lo, hi, &s, rows_in, err);
             if (split < 0) {
                 rc = split;
                 break;
