@@ -11,6 +11,7 @@
 
 #include "common/compare.h"
 #include "common/hugemem.h"
+#include "common/parallel.h"
 
 /* Forgets the buffers of one worker (a helper starts from a copy of its
  * parent, sharing the table, rows and class_of but nothing else). */
@@ -85,6 +86,12 @@ int mdr_worker_alloc(mdr *s, size_t capacity, ak_error *err)
 /* Partitions smaller than this are not worth a thread. */
 #define MDR_PARALLEL_MIN_ROWS 50000
 
+/* A helper is a thread of its own rather than a part of ak_run_parts
+ * (common/parallel.h): the work is not cut into parts up front but handed
+ * over while it unfolds — a worker gives the bottom frames of its stack to a
+ * helper whenever threads are free, takes threads back when a helper ends,
+ * lends its own to a running helper while it waits, and appends the
+ * helpers' classes in an order fixed by when each started. */
 typedef struct helper {
     mdr s;
     partition classes;
@@ -271,11 +278,7 @@ void mdr_write_all_classes(const mdr *s, size_t first_class)
     const size_t n = s->out->nclasses;
     const size_t half = s->threads > 1 && s->n >= MDR_PARALLEL_MIN_ROWS ? first_class + (n - first_class) / 2 : n;
     class_job jobs[2] = {{s, first_class, half}, {s, half, n}};
-    pthread_t helper;
-    const int helped = half < n && pthread_create(&helper, NULL, write_classes, &jobs[1]) == 0;
-    write_classes(&jobs[0]);
-    if (helped) pthread_join(helper, NULL);
-    else write_classes(&jobs[1]);
+    ak_run_parts(jobs, sizeof *jobs, half < n ? 2 : 1, write_classes); /* (half == n: jobs[1] is empty) */
 }
 
 /* Rows [first, last) of the work array from the table's columns. */
@@ -316,11 +319,8 @@ void mdr_fill_all_rows(mdr *s, uint32_t *box)
     uint32_t other[2 * bw];
     const size_t half = s->threads > 1 && s->n >= MDR_PARALLEL_MIN_ROWS ? s->n / 2 : s->n;
     fill_job jobs[2] = {{s, 0, half, box}, {s, half, s->n, other}};
-    pthread_t helper;
-    const int helped = half < s->n && pthread_create(&helper, NULL, fill_rows, &jobs[1]) == 0;
-    fill_rows(&jobs[0]);
-    if (helped) pthread_join(helper, NULL);
-    else fill_rows(&jobs[1]);
+    ak_run_parts(jobs, sizeof *jobs, half < s->n ? 2 : 1, fill_rows);
+    if (half == s->n) return; /* one part: box is the whole array's */
     for (uint32_t q = 0; q < bw; q++) {
         if (other[q] < box[q]) box[q] = other[q];
         if (other[bw + q] > box[bw + q]) box[bw + q] = other[bw + q];

@@ -424,7 +424,12 @@ typedef struct rk_chunk {
  * before down the lower half and writes them to the leaves' files (so
  * split, the two stages take about as long from the root file). The helper
  * alone touches the reader's tuples and row count, the caller alone its
- * payload, the tree's leaves and their writers. */
+ * payload, the tree's leaves and their writers.
+ *
+ * This is not an ak_pipeline (common/parallel.h), whose workers may each
+ * produce any item: the chunks here come off one sequential reader, in file
+ * order, and their number is known only at the end of the file, so one
+ * long-lived thread decodes them all while the caller consumes. */
 typedef struct rk_pipe {
     rk *r;
     const rk_part *p;
