@@ -150,6 +150,15 @@ static inline void box_add(uint32_t *box, const uint32_t *r, uint32_t d, uint32_
 
 /* ---- the split choice of the family (split.c) ---- */
 
+/* Adds n rows of value `code` to h (n may be 0). */
+static inline void hist_add_n(ak_hist *h, uint32_t code, uint64_t n)
+{
+    if (!n) return;
+    if (h->count[code] == 0) h->touched[h->ntouched++] = code;
+    h->count[code] += (uint32_t)n;
+    h->total += n;
+}
+
 /* A chosen split. */
 typedef struct mdr_choice {
     int found;

@@ -282,14 +282,6 @@ typedef struct rk_tree {
 /* QIs counted in a node's first scan under Median, in the order it will try them. */
 #define RK_PREDICTED 2u
 
-static inline void hist_add_n(ak_hist *h, uint32_t code, uint64_t n)
-{
-    if (!n) return;
-    if (h->count[code] == 0) h->touched[h->ntouched++] = code;
-    h->count[code] += (uint32_t)n;
-    h->total += n;
-}
-
 /* Loads up to `limit` rows of p (from an open reader) into a view table and
  * its copied fields; *got receives the rows loaded. */
 typedef struct rk_load {

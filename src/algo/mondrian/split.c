@@ -25,15 +25,6 @@
 
 #include <string.h>
 
-/* Adds n rows of value `code` to h (n may be 0). */
-static inline void hist_add_n(ak_hist *h, uint32_t code, uint64_t n)
-{
-    if (!n) return;
-    if (h->count[code] == 0) h->touched[h->ntouched++] = code;
-    h->count[code] += (uint32_t)n;
-    h->total += n;
-}
-
 /* What a partition's children are scored against. */
 typedef struct parent_stats {
     double weighted_entropy; /* InfoGain: n H(C) in bits = n log n - sum P_c log P_c */
