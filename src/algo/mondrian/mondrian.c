@@ -266,30 +266,28 @@ static int group_by_child(mdr *s, size_t begin, size_t end, uint32_t q, const hi
 
 /* Pushes the non-empty children of node u (rows grouped by group_by_child,
  * the partition ending at row `end`).
- * Their regions cover the parent's region [rlo, rhi] in QI q: each child's
- * leaves, with the leaves of empty children and of the region outside u
- * given to the nearest non-empty child before them (or the first). */
+ * Their regions in QI q are those of mdr_child_regions within the parent's
+ * region [rlo, rhi]. */
 static int push_children(mdr *s, size_t end, uint32_t q, const hier_node *u, const uint32_t *rlo,
                          const uint32_t *rhi, int median_only, ak_error *err)
 {
-    const hier *h = s->t->qi[q].h;
-    const uint32_t *children = hier_children(h) + u->first_child;
-    uint32_t first = 0;
-    while (!s->child_rows[first]) first++;
+    const uint32_t nc = u->nchildren;
+    uint8_t nonempty[nc];
+    uint32_t child_lo[nc], child_hi[nc];
+    for (uint32_t c = 0; c < nc; c++) nonempty[c] = s->child_rows[c] != 0;
+    mdr_child_regions(s->t->qi[q].h, u, nonempty, rlo[q], rhi[q], child_lo, child_hi);
     s->grow_q = q;
     uint32_t part_lo[s->d], part_hi[s->d];
     memcpy(part_lo, rlo, sizeof part_lo);
     memcpy(part_hi, rhi, sizeof part_hi);
     /* Push in reverse so that the first child is processed first. */
     size_t stop = end;
-    uint32_t region_end = rhi[q];
-    for (uint32_t c = u->nchildren; c-- > 0;) {
+    for (uint32_t c = nc; c-- > 0;) {
         if (!s->child_rows[c]) continue;
-        part_lo[q] = c == first ? rlo[q] : hier_node_at(h, children[c])->lo;
-        part_hi[q] = region_end;
+        part_lo[q] = child_lo[c];
+        part_hi[q] = child_hi[c];
         AK_CHECK(mdr_push(s, stop - s->child_rows[c], stop, NULL, part_lo, part_hi, median_only, err));
         stop -= s->child_rows[c];
-        region_end = part_lo[q] - 1;
     }
     return ANONKIT_OK;
 }

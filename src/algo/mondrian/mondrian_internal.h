@@ -237,6 +237,15 @@ typedef struct mdr_chooser {
 int mdr_choose(const mdr_chooser *c, const uint32_t *lo, const uint32_t *hi, int median_only, mdr_choice *out,
                ak_error *err);
 
+/* The regions in a QI of the non-empty children (nonempty[c]) of hierarchy
+ * node u, specialized in a partition whose region there is [rlo, rhi]: each
+ * child's leaves, with the leaves of empty children and of the region
+ * outside u given to the nearest non-empty child before them (or the
+ * first); child c's is [lo[c], hi[c]]. The recoding rules of both Mondrian
+ * and Rothko come from these. */
+void mdr_child_regions(const hier *h, const hier_node *u, const uint8_t *nonempty, uint32_t rlo, uint32_t rhi,
+                       uint32_t *lo, uint32_t *hi);
+
 /* mondrian.c */
 int mdr_push(mdr *s, size_t begin, size_t end, const uint32_t *box_in, const uint32_t *rlo, const uint32_t *rhi,
              int median_only, ak_error *err);

@@ -619,22 +619,16 @@ int rk_make_children(rk *r, rk_tree *tr, size_t i, const mdr_choice *s, const ui
     } else {
         const hier *h = r->t->qi[q].h;
         const hier_node *u = hier_node_at(h, s->node);
-        const uint32_t *kids = hier_children(h) + u->first_child;
-        uint32_t firstc = 0;
-        while (!rows_in[firstc]) firstc++;
-        /* regions as push_children in mondrian.c: each child's leaves, the
-         * leaves of empty children given to the nearest non-empty one before */
-        uint32_t starts[u->nchildren];
-        uint32_t nkids = 0;
-        for (uint32_t c = 0; c < u->nchildren; c++)
-            if (rows_in[c]) starts[nkids++] = c == firstc ? rlo : hier_node_at(h, kids[c])->lo;
-        uint32_t at = 0;
-        for (uint32_t c = 0; c < u->nchildren; c++) {
+        const uint32_t nc = u->nchildren;
+        uint8_t nonempty[nc];
+        uint32_t child_lo[nc], child_hi[nc];
+        for (uint32_t c = 0; c < nc; c++) nonempty[c] = rows_in[c] != 0;
+        mdr_child_regions(h, u, nonempty, rlo, rhi, child_lo, child_hi); /* (those of the in-memory Mondrian) */
+        for (uint32_t c = 0; c < nc; c++) {
             if (!rows_in[c]) continue;
-            plo[q] = starts[at];
-            phi[q] = at + 1 < nkids ? starts[at + 1] - 1 : rhi;
+            plo[q] = child_lo[c];
+            phi[q] = child_hi[c];
             AK_CHECK(rk_tree_add(r, tr, plo, phi, lo, hi, rows_in[c], s->median_only, err));
-            at++;
         }
     }
     rk_node *x = &tr->nodes[i];
