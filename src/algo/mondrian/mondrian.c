@@ -20,328 +20,32 @@
  *   categorical  the lowest common ancestor of the partition's values is
  *                specialized into its children (empty children hold no rows).
  * InfoGain / Regression: every allowable split of every attribute is scored
- * (numeric thresholds by sorting the partition on the attribute and scanning
- * the cut points; categorical by the children of the lowest common ancestor)
- * and the best taken: largest information gain on the class label, or least
+ * (numeric thresholds by scanning the cut points in code order; categorical
+ * by the children of the lowest common ancestor) and the best taken: largest information gain on the class label, or least
  * sum of squared errors of the target. Ties go to the lowest attribute, then
  * the lowest threshold. Under InfoGain a partition whose best gain is below
  * min_gain continues, with its whole subtree, under Median (000 footnote 13).
  *
  * A partition with no allowable split becomes an equivalence class. Each
  * frame also carries its region, the part of the domain its node of the
- * partition tree covers, which becomes the class's recoding rule. */
-#include "algo/mondrian/mondrian.h"
+ * partition tree covers, which becomes the class's recoding rule.
+ *
+ * The split is chosen by split.c, shared with Rothko-T, which reads the
+ * partition's rows through row_source below (the median by radix selection,
+ * groups of equal codes by sorting the partition on the attribute, children
+ * by grouping its rows in place). This file: pushing partitions, the model's
+ * judgment of a split's sides, applying a chosen split, processing a
+ * partition and the run; the row primitives are in mondrian_rows.c, the
+ * threads in mondrian_threads.c. */
+#include "algo/mondrian/mondrian_internal.h"
 
 #include <math.h>
-#include <pthread.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/compare.h"
 #include "common/hugemem.h"
 #include "common/stats.h"
-
-/* Partitions of at most this many rows are split out of place (partition_rows). */
-#define MDR_SMALL_PARTITION 4096
-
-typedef struct mdr_frame {
-    size_t begin, end;
-    int median_only; /* InfoGain gave up in an ancestor: Median from here down */
-    uint32_t node;   /* growth phase: its node of the tree */
-} mdr_frame;
-
-/* The best split found so far for a partition (InfoGain / Regression). */
-typedef struct best_split {
-    int found;
-    uint32_t q;
-    uint32_t cut;  /* numeric: lhs = code < cut */
-    double score;  /* information gain in bits, or reduction of the squared error */
-} best_split;
-
-typedef struct mdr {
-    const table *t;
-    const model *m;
-    partition *out;     /* classes found by this worker, ids local to it */
-    uint32_t *class_of; /* shared: class of every input row (written once all classes are known) */
-    size_t *class_begin;/* per class this worker made (its out), the first of its rows in the work array */
-    size_t class_begin_cap;
-    unsigned threads;   /* threads this worker may still hand work to, itself included */
-    atomic_uint *lent;  /* threads its parent lends it while waiting for it (NULL: none, the first worker) */
-    size_t capacity;    /* rows of the largest partition this worker can meet */
-    uint32_t d;         /* QIs */
-    uint32_t w;         /* words per work row: d codes, the sensitive code (l-diversity only), the row id */
-    uint32_t idw;       /* the word of a work row holding its row id (d, or d + 1 after a sensitive code) */
-    size_t n;
-    uint32_t *rows;     /* n * w */
-    uint32_t *scratch;  /* n values: median selection */
-    uint32_t *moved;    /* n * w, categorical redistribution (lazily allocated) */
-    uint32_t *small_side, *small_rows; /* partition_rows of small partitions: 2 * MDR_SMALL_PARTITION indexes,
-                                          MDR_SMALL_PARTITION * w + 8 words */
-    uint32_t *order, *order_tmp, *code_count; /* sorting a partition by one code (lazily allocated) */
-    int need_hist;      /* l-diversity: sensitive histograms */
-    int need_mom;       /* variance diversity: sums of the numeric sensitive values */
-    int need_sensitive; /* either */
-    int exact;          /* every sensitive value is a small integer (model_moments) */
-    uint32_t sensitive_domain;
-    ak_hist whole, left, less; /* partition, candidate left side, rows < median */
-    model_moments whole_mom, left_mom, less_mom;
-    uint32_t *counts, *counts_scratch;
-    uint32_t *child_rows; /* per child of a categorical node: row count */
-    uint32_t max_children;
-    mdr_split split;
-    double min_gain;
-    uint32_t class_domain;
-    ak_hist cls_whole, cls_left, cls_group; /* InfoGain: class-label histograms */
-    uint32_t bw;        /* box half-width: d rounded up to 8 (lo codes, then hi codes) */
-    uint32_t fw;        /* words per frame: box (2 bw), region lo (d), region hi (d) */
-    int simd;           /* use the AVX2 box kernels */
-    /* stack of pending partitions with their boxes and regions (fw codes per frame) */
-    mdr_frame *stack;
-    uint32_t *boxes;
-    size_t depth, cap;
-    /* growth phase of Rothko-S (NULL otherwise) */
-    const mdr_grow *grow;
-    uint32_t grow_parent;   /* node being split: parent of the frames pushed */
-    uint32_t grow_q;        /* the QI of the split just applied */
-    unsigned grow_children; /* children of the split being tested (Bonferroni's m) */
-    size_t grow_head;       /* frames are taken from the front: [grow_head, depth) are waiting */
-    size_t grow_leaves;     /* nodes made leaves so far */
-} mdr;
-
-static inline uint32_t *row_at(const mdr *s, size_t i) { return s->rows + i * s->w; }
-
-/* Exchanges two work rows of w words (a plain loop: a memcpy call per swap
- * costs more than the copy). */
-static inline void swap_rows(uint32_t *a, uint32_t *b, uint32_t w)
-{
-    for (uint32_t x = 0; x < w; x++) {
-        uint32_t tmp = a[x];
-        a[x] = b[x];
-        b[x] = tmp;
-    }
-}
-
-/* A box is bw lowest codes then bw highest codes; lanes d..bw-1 are padding
- * the vector kernels fill with whatever follows a row's codes. */
-static inline void box_reset(uint32_t *box, uint32_t bw)
-{
-    for (uint32_t q = 0; q < bw; q++) {
-        box[q] = UINT32_MAX;
-        box[bw + q] = 0;
-    }
-}
-
-static inline void box_add(uint32_t *box, const uint32_t *r, uint32_t d, uint32_t bw)
-{
-    for (uint32_t q = 0; q < d; q++) {
-        if (r[q] < box[q]) box[q] = r[q];
-        if (r[q] > box[bw + q]) box[bw + q] = r[q];
-    }
-}
-
-/* The box loops read every row at every level of the tree and dominate the
- * running time; with AVX2 a row's codes are folded in eight at a time. The
- * kernels read bw codes (or whole vectors) from each row start, past its last
- * code into the rows after it: those lanes are ignored. The rows after a
- * partition may belong to a partition another thread is rearranging, so a row
- * whose reading would pass the end of its range is read from a copy instead
- * (row_or_copy). */
-#if defined(__GNUC__) && defined(__x86_64__)
-#include <immintrin.h>
-#define MDR_HAVE_AVX2 1
-#define MDR_MAX_CHUNKS 8 /* vector kernels for up to 64 QIs */
-
-__attribute__((target("avx2"))) static inline void box_add_avx2(__m256i *lo, __m256i *hi, const uint32_t *r,
-                                                                 uint32_t chunks)
-{
-    for (uint32_t c = 0; c < chunks; c++) {
-        __m256i v = _mm256_loadu_si256((const __m256i *)(r + 8 * c));
-        lo[c] = _mm256_min_epu32(lo[c], v);
-        hi[c] = _mm256_max_epu32(hi[c], v);
-    }
-}
-
-/* Words a row is read as by the kernels, at most (box lanes, or whole vectors of a row). */
-#define MDR_ROW_READ (8 * MDR_MAX_CHUNKS + 8)
-
-/* The last row of rows[0 .. end) (w words each) from which `reach` words can
- * be read without passing end; rows after it are read by row_or_copy from a
- * copy. NULL when even the first row is too near the end. */
-static inline const uint32_t *last_safe_row(const uint32_t *rows, size_t end, uint32_t w, uint32_t reach)
-{
-    const size_t words = end * w;
-    return words >= reach ? rows + (words - reach) / w * w : NULL;
-}
-
-/* r, or when r lies after `safe` (last_safe_row) a copy of its w codes in tmp
- * (MDR_ROW_READ words), so that the vector loads stay inside the range. */
-static inline const uint32_t *row_or_copy(const uint32_t *r, const uint32_t *safe, uint32_t w, uint32_t *tmp)
-{
-    if (safe && r <= safe) return r;
-    memcpy(tmp, r, w * sizeof *r);
-    memset(tmp + w, 0, (MDR_ROW_READ - w) * sizeof *tmp);
-    return tmp;
-}
-
-__attribute__((target("avx2"))) static void box_load_avx2(__m256i *lo, __m256i *hi, uint32_t chunks)
-{
-    for (uint32_t c = 0; c < chunks; c++) {
-        lo[c] = _mm256_set1_epi32(-1);
-        hi[c] = _mm256_setzero_si256();
-    }
-}
-
-__attribute__((target("avx2"))) static void box_store_avx2(uint32_t *box, const __m256i *lo, const __m256i *hi,
-                                                          uint32_t chunks)
-{
-    for (uint32_t c = 0; c < chunks; c++) {
-        _mm256_storeu_si256((__m256i *)(box + 8 * c), lo[c]);
-        _mm256_storeu_si256((__m256i *)(box + 8 * chunks + 8 * c), hi[c]);
-    }
-}
-
-__attribute__((target("avx2"))) static void compute_box_avx2(const uint32_t *rows, uint32_t w, size_t begin,
-                                                            size_t end, uint32_t bw, uint32_t *box)
-{
-    const uint32_t chunks = bw / 8;
-    __m256i lo[MDR_MAX_CHUNKS], hi[MDR_MAX_CHUNKS];
-    uint32_t tmp[MDR_ROW_READ];
-    const uint32_t *safe = last_safe_row(rows, end, w, bw);
-    box_load_avx2(lo, hi, chunks);
-    for (size_t i = begin; i < end; i++) box_add_avx2(lo, hi, row_or_copy(rows + i * w, safe, w, tmp), chunks);
-    box_store_avx2(box, lo, hi, chunks);
-}
-
-/* partition_rows (below) with the AVX2 box kernels; `chunks` is a constant
- * in each of the specialized copies made by partition_rows_avx2. */
-__attribute__((target("avx2"), always_inline)) static inline size_t
-partition_rows_avx2_n(uint32_t *rows, uint32_t w, size_t begin, size_t end, uint32_t q, uint32_t cut,
-                      const uint32_t chunks, uint32_t *left_box, uint32_t *right_box)
-{
-    __m256i llo[MDR_MAX_CHUNKS], lhi[MDR_MAX_CHUNKS], rlo[MDR_MAX_CHUNKS], rhi[MDR_MAX_CHUNKS];
-    box_load_avx2(llo, lhi, chunks);
-    box_load_avx2(rlo, rhi, chunks);
-    const uint32_t *safe = last_safe_row(rows, end, w, 8 * chunks);
-    uint32_t tmp[MDR_ROW_READ];
-    size_t i = begin, j = end;
-    for (;;) {
-        while (i < j && rows[i * w + q] < cut) {
-            box_add_avx2(llo, lhi, row_or_copy(rows + w * i, safe, w, tmp), chunks);
-            i++;
-        }
-        while (i < j && rows[(j - 1) * w + q] >= cut) {
-            --j;
-            box_add_avx2(rlo, rhi, row_or_copy(rows + w * j, safe, w, tmp), chunks);
-        }
-        if (i >= j) break;
-        uint32_t *a = rows + i * w, *b = rows + (j - 1) * w;
-        uint32_t x = 0;
-        for (; x + 8 <= w; x += 8) {
-            __m256i va = _mm256_loadu_si256((const __m256i *)(a + x));
-            __m256i vb = _mm256_loadu_si256((const __m256i *)(b + x));
-            _mm256_storeu_si256((__m256i *)(a + x), vb);
-            _mm256_storeu_si256((__m256i *)(b + x), va);
-        }
-        swap_rows(a + x, b + x, w - x);
-        box_add_avx2(llo, lhi, row_or_copy(a, safe, w, tmp), chunks);
-        box_add_avx2(rlo, rhi, row_or_copy(b, safe, w, tmp), chunks);
-        i++;
-        j--;
-    }
-    box_store_avx2(left_box, llo, lhi, chunks);
-    box_store_avx2(right_box, rlo, rhi, chunks);
-    return i;
-}
-
-/* partition_rows_small (below) with the AVX2 box kernels. */
-__attribute__((target("avx2"), always_inline)) static inline size_t
-partition_small_avx2_n(uint32_t *rows, uint32_t w, size_t begin, size_t end, uint32_t q, uint32_t cut,
-                       const uint32_t chunks, uint32_t *side, uint32_t *moved, uint32_t *left_box, uint32_t *right_box)
-{
-    const size_t n = end - begin;
-    const uint32_t *base = rows + begin * w;
-    /* which side each row goes to, without a branch: left rows' indexes from
-     * the front of side[], right rows' from side[n] on */
-    uint32_t nl = 0, nr = 0;
-    for (size_t i = 0; i < n; i++) {
-        const uint32_t right = base[i * w + q] >= cut;
-        side[nl] = (uint32_t)i;
-        side[n + nr] = (uint32_t)i;
-        nl += 1 - right;
-        nr += right;
-    }
-    /* the rows in their new order, each side's box on the way; a row is
-     * copied as whole vectors of 8 words, the tail past its w words being
-     * overwritten by the next row (moved has room past the last one) */
-    const uint32_t vectors = (w + 7) / 8;
-    __m256i lo[MDR_MAX_CHUNKS], hi[MDR_MAX_CHUNKS];
-    const uint32_t *safe = last_safe_row(base, n, w, 8 * (chunks > vectors ? chunks : vectors));
-    uint32_t tmp[MDR_ROW_READ];
-    uint32_t *to = moved;
-    for (int s2 = 0; s2 < 2; s2++) {
-        const uint32_t *idx = s2 ? side + n : side;
-        const uint32_t count = s2 ? nr : nl;
-        box_load_avx2(lo, hi, chunks);
-        for (uint32_t m = 0; m < count; m++, to += w) {
-            const uint32_t *from = row_or_copy(base + (size_t)idx[m] * w, safe, w, tmp);
-            for (uint32_t c = 0; c < chunks; c++) {
-                __m256i v = _mm256_loadu_si256((const __m256i *)(from + 8 * c));
-                lo[c] = _mm256_min_epu32(lo[c], v);
-                hi[c] = _mm256_max_epu32(hi[c], v);
-            }
-            for (uint32_t c = 0; c < vectors; c++)
-                _mm256_storeu_si256((__m256i *)(to + 8 * c), _mm256_loadu_si256((const __m256i *)(from + 8 * c)));
-        }
-        box_store_avx2(s2 ? right_box : left_box, lo, hi, chunks);
-    }
-    memcpy(rows + begin * w, moved, n * w * sizeof *rows);
-    return begin + nl;
-}
-
-__attribute__((target("avx2"))) static size_t partition_small_avx2(uint32_t *rows, uint32_t w, size_t begin,
-                                                                  size_t end, uint32_t q, uint32_t cut, uint32_t bw,
-                                                                  uint32_t *side, uint32_t *moved, uint32_t *left_box,
-                                                                  uint32_t *right_box)
-{
-    switch (bw / 8) {
-    case 1: return partition_small_avx2_n(rows, w, begin, end, q, cut, 1, side, moved, left_box, right_box);
-    case 2: return partition_small_avx2_n(rows, w, begin, end, q, cut, 2, side, moved, left_box, right_box);
-    case 3: return partition_small_avx2_n(rows, w, begin, end, q, cut, 3, side, moved, left_box, right_box);
-    default: return partition_small_avx2_n(rows, w, begin, end, q, cut, bw / 8, side, moved, left_box, right_box);
-    }
-}
-
-__attribute__((target("avx2"))) static size_t partition_rows_avx2(uint32_t *rows, uint32_t w, size_t begin,
-                                                                 size_t end, uint32_t q, uint32_t cut, uint32_t bw,
-                                                                 uint32_t *left_box, uint32_t *right_box)
-{
-    switch (bw / 8) {
-    case 1: return partition_rows_avx2_n(rows, w, begin, end, q, cut, 1, left_box, right_box);
-    case 2: return partition_rows_avx2_n(rows, w, begin, end, q, cut, 2, left_box, right_box);
-    case 3: return partition_rows_avx2_n(rows, w, begin, end, q, cut, 3, left_box, right_box);
-    default: return partition_rows_avx2_n(rows, w, begin, end, q, cut, bw / 8, left_box, right_box);
-    }
-}
-#else
-#define MDR_HAVE_AVX2 0
-#define MDR_MAX_CHUNKS 0
-#endif
-
-/* The box of rows [begin, end). */
-static void compute_box(const mdr *s, size_t begin, size_t end, uint32_t *box)
-{
-#if MDR_HAVE_AVX2
-    if (s->simd) {
-        compute_box_avx2(s->rows, s->w, begin, end, s->bw, box);
-        return;
-    }
-#endif
-    box_reset(box, s->bw);
-    for (size_t i = begin; i < end; i++) box_add(box, row_at(s, i), s->d, s->bw);
-}
-
 
 void mdr_tree_free(mdr_tree *tr)
 {
@@ -383,8 +87,8 @@ static int tree_add(mdr *s, size_t begin, size_t end, const uint32_t *rlo, const
 
 /* Pushes partition [begin, end) with its box (computed when box_in is NULL)
  * and its region [rlo, rhi]. */
-static int push(mdr *s, size_t begin, size_t end, const uint32_t *box_in, const uint32_t *rlo, const uint32_t *rhi,
-                int median_only, ak_error *err)
+int mdr_push(mdr *s, size_t begin, size_t end, const uint32_t *box_in, const uint32_t *rlo, const uint32_t *rhi,
+             int median_only, ak_error *err)
 {
     if (s->depth == s->cap) {
         size_t cap = s->cap ? s->cap * 2 : 256;
@@ -404,7 +108,7 @@ static int push(mdr *s, size_t begin, size_t end, const uint32_t *box_in, const 
     if (s->grow) AK_CHECK(tree_add(s, begin, end, rlo, rhi, median_only, &f->node, err));
     uint32_t *box = s->boxes + s->depth * s->fw;
     if (box_in) memcpy(box, box_in, 2 * s->bw * sizeof *box);
-    else compute_box(s, begin, end, box);
+    else mdr_compute_box(s, begin, end, box);
     memcpy(box + 2 * s->bw, rlo, s->d * sizeof *rlo);
     memcpy(box + 2 * s->bw + s->d, rhi, s->d * sizeof *rhi);
     s->depth++;
@@ -420,48 +124,6 @@ static int push(mdr *s, size_t begin, size_t end, const uint32_t *box_in, const 
     }
     return ANONKIT_OK;
 }
-
-/* Three-way quickselect: the value of rank `nth` (0-based) in a[0..n), with
- * the number of values below it and equal to it. */
-static uint32_t select_nth(uint32_t *a, size_t n, size_t nth, size_t *less, size_t *equal)
-{
-    /* Everything left of a[lo..hi) is smaller than the answer and everything
-     * right of it larger, so the counts of the answer's rank come for free. */
-    size_t lo = 0, hi = n; /* search a[lo..hi) */
-    for (;;) {
-        if (hi - lo <= 1) {
-            *less = lo;
-            *equal = 1;
-            return a[lo];
-        }
-        uint32_t x = a[lo], y = a[lo + (hi - lo) / 2], z = a[hi - 1];
-        uint32_t pivot = x < y ? (y < z ? y : (x < z ? z : x)) : (x < z ? x : (y < z ? z : y));
-        /* Dutch flag: [lo,lt) < pivot, [lt,i) == pivot, (gt,hi) > pivot */
-        size_t lt = lo, i = lo, gt = hi;
-        while (i < gt) {
-            uint32_t v = a[i];
-            if (v < pivot) {
-                a[i++] = a[lt];
-                a[lt++] = v;
-            } else if (v > pivot) {
-                a[i] = a[--gt];
-                a[gt] = v;
-            } else {
-                i++;
-            }
-        }
-        if (nth < lt) {
-            hi = lt;
-        } else if (nth >= gt) {
-            lo = gt;
-        } else {
-            *less = lt;
-            *equal = gt - lt;
-            return pivot;
-        }
-    }
-}
-
 
 /* Adds a row to the sensitive statistics of one side of a split. */
 static inline void side_add(mdr *s, ak_hist *h, model_moments *mo, const uint32_t *r)
@@ -540,210 +202,21 @@ static int rows_hold(mdr *s, size_t begin, size_t end)
     return side_holds(s, end - begin, &s->left, &s->left_mom);
 }
 
-/* Moves rows with code(q) < cut to the front of [begin, end) and returns the
- * split point; computes both sides' boxes (lo then hi codes) on the way, so
- * that each row is read once. */
-static size_t partition_rows(mdr *s, size_t begin, size_t end, uint32_t q, uint32_t cut, uint32_t *left_box,
-                             uint32_t *right_box)
-{
-#if MDR_HAVE_AVX2
-    /* A small partition (in cache) is split out of place through index
-     * lists, without a branch on the data: the in-place exchange below
-     * mispredicts about every other row, which in cache costs more than the
-     * extra copy. */
-    if (s->simd && end - begin <= MDR_SMALL_PARTITION && s->small_side)
-        return partition_small_avx2(s->rows, s->w, begin, end, q, cut, s->bw, s->small_side, s->small_rows,
-                                    left_box, right_box);
-    if (s->simd) return partition_rows_avx2(s->rows, s->w, begin, end, q, cut, s->bw, left_box, right_box);
-#endif
-    const uint32_t w = s->w, d = s->d, bw = s->bw;
-    box_reset(left_box, bw);
-    box_reset(right_box, bw);
-    size_t i = begin, j = end;
-    for (;;) {
-        while (i < j && row_at(s, i)[q] < cut) box_add(left_box, row_at(s, i++), d, bw);
-        while (i < j && row_at(s, j - 1)[q] >= cut) box_add(right_box, row_at(s, --j), d, bw);
-        if (i >= j) break;
-        uint32_t *a = row_at(s, i), *b = row_at(s, j - 1);
-        swap_rows(a, b, w);
-        box_add(left_box, a, d, bw);
-        box_add(right_box, b, d, bw);
-        i++;
-        j--;
-    }
-    return i;
-}
-
-/* Partitions up to this size are sorted by comparison in order_by_code. */
-#define MDR_SMALL_SORT 4096
-
-/* Sorts the rows [begin, end) stably by their code of QI q (all within
- * [lo, hi]) into s->order, as row indices: one counting pass when the code
- * range is at most the partition size; a comparison sort of (code, row) keys
- * for small partitions; else an LSD radix sort on 16-bit digits, so large
- * partitions are sorted in linear time where a comparison sort would add a
- * log factor to every threshold scan. */
-static int order_by_code(mdr *s, size_t begin, size_t end, uint32_t q, uint32_t lo, uint32_t hi, ak_error *err)
-{
-    const size_t n = end - begin;
-    if (!s->order) {
-        s->order = malloc((s->capacity ? s->capacity : 1) * sizeof *s->order);
-        s->order_tmp = malloc((s->capacity ? s->capacity : 1) * sizeof *s->order_tmp);
-        s->code_count = malloc((s->capacity + 65537) * sizeof *s->code_count);
-        if (!s->order || !s->order_tmp || !s->code_count) return ak_err_nomem(err);
-    }
-    uint32_t *count = s->code_count;
-    const uint64_t range = (uint64_t)hi - lo + 1;
-    if (range <= n) {
-        memset(count, 0, (range + 1) * sizeof *count);
-        for (size_t i = begin; i < end; i++) count[row_at(s, i)[q] - lo + 1]++;
-        for (uint64_t v = 1; v <= range; v++) count[v] += count[v - 1];
-        for (size_t i = begin; i < end; i++) s->order[count[row_at(s, i)[q] - lo]++] = (uint32_t)i;
-        return ANONKIT_OK;
-    }
-    if (n <= MDR_SMALL_SORT) { /* (code, row) keys: cheaper than clearing 64K radix counters */
-        uint64_t *keys = (uint64_t *)(void *)s->code_count;
-        for (size_t i = begin; i < end; i++) keys[i - begin] = (uint64_t)row_at(s, i)[q] << 32 | (uint32_t)i;
-        qsort(keys, n, sizeof *keys, ak_cmp_u64);
-        for (size_t i = 0; i < n; i++) s->order[i] = (uint32_t)keys[i];
-        return ANONKIT_OK;
-    }
-    const int passes = range > 65536 ? 2 : 1;
-    uint32_t *first = passes == 2 ? s->order_tmp : s->order;
-    memset(count, 0, 65537 * sizeof *count);
-    for (size_t i = begin; i < end; i++) count[((row_at(s, i)[q] - lo) & 0xffff) + 1]++;
-    for (size_t v = 1; v <= 65536; v++) count[v] += count[v - 1];
-    for (size_t i = begin; i < end; i++) first[count[(row_at(s, i)[q] - lo) & 0xffff]++] = (uint32_t)i;
-    if (passes == 1) return ANONKIT_OK;
-    memset(count, 0, 65537 * sizeof *count);
-    for (size_t i = 0; i < n; i++) count[((row_at(s, first[i])[q] - lo) >> 16) + 1]++;
-    for (size_t v = 1; v <= 65536; v++) count[v] += count[v - 1];
-    for (size_t i = 0; i < n; i++) s->order[count[(row_at(s, first[i])[q] - lo) >> 16]++] = first[i];
-    return ANONKIT_OK;
-}
-
-/* Every threshold of QI q in the partition, when a sensitive model rejected
- * both sides of the median: returns 1 with the cut (lhs = code < cut) of the
- * allowable split whose left side is closest to half, or 0 if none is. */
-static int sweep_thresholds(mdr *s, size_t begin, size_t end, uint32_t q, const uint32_t *lo, const uint32_t *hi,
-                            uint32_t *cut, ak_error *err)
-{
-    const size_t n = end - begin;
-    AK_CHECK(order_by_code(s, begin, end, q, lo[q], hi[q], err));
-    side_clear(&s->left, &s->left_mom);
-    size_t best = 0, best_distance = SIZE_MAX;
-    for (size_t i = 0; i + 1 < n; i++) {
-        const uint32_t *r = row_at(s, s->order[i]);
-        side_add(s, &s->left, &s->left_mom, r);
-        const uint32_t next = row_at(s, s->order[i + 1])[q];
-        if (r[q] == next) continue;
-        const size_t left = i + 1;
-        const size_t distance = 2 * left > n ? 2 * left - n : n - 2 * left;
-        if (distance < best_distance && split_allowable(s, n, left, &s->left, &s->left_mom)) {
-            best = left;
-            best_distance = distance;
-            *cut = next;
-        }
-    }
-    return best ? 1 : 0;
-}
-
-/* The lower median of QI q over rows [begin, end) whose codes lie in
- * [lo, hi], with the number of rows below and at it, by one round of radix
- * selection: the codes are counted in buckets of 2^shift consecutive codes,
- * with shift the least that makes at most n buckets, and the bucket holding
- * the median is found from the counts. A narrow code range has one code per
- * bucket, and that is the answer; otherwise the codes of that bucket (few,
- * unless the data crowd into it) are gathered and quickselect finds the
- * median among them. Both passes read the rows once and do not branch on
- * the data, which a quickselect over all n codes would. */
-static uint32_t median_of(mdr *s, size_t begin, size_t end, uint32_t q, uint32_t lo, uint32_t hi, size_t *less,
-                          size_t *equal)
-{
-    const size_t n = end - begin, nth = (n - 1) / 2;
-    const uint64_t span = (uint64_t)(hi - lo); /* the range has span + 1 codes */
-    unsigned shift = 0;
-    while ((span >> shift) >= n) shift++;
-    const size_t nbuckets = (size_t)(span >> shift) + 1; /* <= n <= capacity */
-    uint32_t *count = s->scratch;
-    memset(count, 0, nbuckets * sizeof *count);
-    const uint32_t w = s->w;
-    const uint32_t *col = s->rows + begin * w + q;
-    for (size_t i = 0; i < n; i++) count[(uint64_t)(col[i * w] - lo) >> shift]++;
-    size_t below = 0, b = 0;
-    while (below + count[b] <= nth) below += count[b++];
-    if (shift == 0) {
-        *less = below;
-        *equal = count[b];
-        return lo + (uint32_t)b;
-    }
-    /* Gather the codes of bucket b (over the counts, no longer needed; the
-     * store is unconditional, so the buffer has room for one more). */
-    uint32_t *in_bucket = s->scratch;
-    size_t m = 0;
-    for (size_t i = 0; i < n; i++) {
-        const uint32_t v = col[i * w];
-        in_bucket[m] = v;
-        m += ((uint64_t)(v - lo) >> shift) == b;
-    }
-    size_t less_in, equal_in;
-    const uint32_t median = select_nth(in_bucket, m, nth - below, &less_in, &equal_in);
-    *less = below + less_in;
-    *equal = equal_in;
-    return median;
-}
-
 /* Splits [begin, end) at lhs = {code(q) < cut} and pushes both halves, each
  * with its part of the region [rlo, rhi]. */
 static int apply_numeric(mdr *s, size_t begin, size_t end, uint32_t q, uint32_t cut, const uint32_t *rlo,
                          const uint32_t *rhi, int median_only, ak_error *err)
 {
     uint32_t left_box[2 * s->bw], right_box[2 * s->bw];
-    const size_t mid = partition_rows(s, begin, end, q, cut, left_box, right_box);
+    const size_t mid = mdr_partition_rows(s, begin, end, q, cut, left_box, right_box);
     uint32_t part[s->d];
     s->grow_q = q;
     memcpy(part, rlo, sizeof part);
     part[q] = cut;
-    AK_CHECK(push(s, mid, end, right_box, part, rhi, median_only, err));
+    AK_CHECK(mdr_push(s, mid, end, right_box, part, rhi, median_only, err));
     memcpy(part, rhi, sizeof part);
     part[q] = cut - 1;
-    return push(s, begin, mid, left_box, rlo, part, median_only, err);
-}
-
-/* Tries the median split of numeric QI q; pushes the two halves and returns 1
- * when it is allowable, 0 when not. */
-static int split_numeric(mdr *s, size_t begin, size_t end, uint32_t q, const uint32_t *lo, const uint32_t *hi,
-                         const uint32_t *rlo, const uint32_t *rhi, int median_only, ak_error *err)
-{
-    const size_t n = end - begin;
-    size_t less, equal;
-    const uint32_t median = median_of(s, begin, end, q, lo[q], hi[q], &less, &equal);
-    if (s->need_sensitive) {
-        side_clear(&s->left, &s->left_mom);
-        side_clear(&s->less, &s->less_mom);
-        for (size_t i = begin; i < end; i++) {
-            const uint32_t *r = row_at(s, i);
-            if (r[q] < median) {
-                side_add(s, &s->less, &s->less_mom, r);
-                side_add(s, &s->left, &s->left_mom, r);
-            } else if (r[q] == median) {
-                side_add(s, &s->left, &s->left_mom, r);
-            }
-        }
-    }
-    uint32_t cut = 0;
-    if (split_allowable(s, n, less + equal, &s->left, &s->left_mom)) {
-        cut = median + 1; /* lhs: code <= median */
-    } else if (split_allowable(s, n, less, &s->less, &s->less_mom)) {
-        cut = median;     /* lhs: code < median */
-    } else if (s->need_sensitive) {
-        int found = sweep_thresholds(s, begin, end, q, lo, hi, &cut, err);
-        if (found <= 0) return found;
-    } else {
-        return 0; /* under k-anonymity alone no other threshold can be allowable */
-    }
-    AK_CHECK(apply_numeric(s, begin, end, q, cut, rlo, rhi, median_only, err));
-    return 1;
+    return mdr_push(s, begin, mid, left_box, rlo, part, median_only, err);
 }
 
 /* Index of the child (children sorted by code) that covers code. */
@@ -793,30 +266,28 @@ static int group_by_child(mdr *s, size_t begin, size_t end, uint32_t q, const hi
 
 /* Pushes the non-empty children of node u (rows grouped by group_by_child,
  * the partition ending at row `end`).
- * Their regions cover the parent's region [rlo, rhi] in QI q: each child's
- * leaves, with the leaves of empty children and of the region outside u
- * given to the nearest non-empty child before them (or the first). */
+ * Their regions in QI q are those of mdr_child_regions within the parent's
+ * region [rlo, rhi]. */
 static int push_children(mdr *s, size_t end, uint32_t q, const hier_node *u, const uint32_t *rlo,
                          const uint32_t *rhi, int median_only, ak_error *err)
 {
-    const hier *h = s->t->qi[q].h;
-    const uint32_t *children = hier_children(h) + u->first_child;
-    uint32_t first = 0;
-    while (!s->child_rows[first]) first++;
+    const uint32_t nc = u->nchildren;
+    uint8_t nonempty[nc];
+    uint32_t child_lo[nc], child_hi[nc];
+    for (uint32_t c = 0; c < nc; c++) nonempty[c] = s->child_rows[c] != 0;
+    mdr_child_regions(s->t->qi[q].h, u, nonempty, rlo[q], rhi[q], child_lo, child_hi);
     s->grow_q = q;
     uint32_t part_lo[s->d], part_hi[s->d];
     memcpy(part_lo, rlo, sizeof part_lo);
     memcpy(part_hi, rhi, sizeof part_hi);
     /* Push in reverse so that the first child is processed first. */
     size_t stop = end;
-    uint32_t region_end = rhi[q];
-    for (uint32_t c = u->nchildren; c-- > 0;) {
+    for (uint32_t c = nc; c-- > 0;) {
         if (!s->child_rows[c]) continue;
-        part_lo[q] = c == first ? rlo[q] : hier_node_at(h, children[c])->lo;
-        part_hi[q] = region_end;
-        AK_CHECK(push(s, stop - s->child_rows[c], stop, NULL, part_lo, part_hi, median_only, err));
+        part_lo[q] = child_lo[c];
+        part_hi[q] = child_hi[c];
+        AK_CHECK(mdr_push(s, stop - s->child_rows[c], stop, NULL, part_lo, part_hi, median_only, err));
         stop -= s->child_rows[c];
-        region_end = part_lo[q] - 1;
     }
     return ANONKIT_OK;
 }
@@ -835,213 +306,195 @@ static int children_hold(mdr *s, size_t begin, const hier_node *u)
     return 1;
 }
 
-/* Tries to specialize categorical QI q's lowest common ancestor into its
- * children; pushes the non-empty children and returns 1 when allowable. */
-static int split_categorical(mdr *s, size_t begin, size_t end, uint32_t q, const uint32_t *lo, const uint32_t *hi,
-                             const uint32_t *rlo, const uint32_t *rhi, int median_only, ak_error *err)
+/* ---- the split choice over rows (split.c reads them through these) ---- */
+
+/* The rows [begin, end) as a source of statistics for mdr_choose; the groups
+ * of equal codes of one QI are runs of s->order (mdr_order_by_code). */
+typedef struct row_source {
+    mdr *s;
+    size_t begin, end;
+    uint32_t q;
+    size_t next;             /* the first row (position in s->order) of the next group */
+    size_t group, group_end; /* the group last returned */
+} row_source;
+
+/* Median or InfoGain / Regression: the sensitive statistics of the whole
+ * partition, which every allowable split reads. */
+static int rows_start(void *src, int median, ak_error *err)
 {
-    const hier *h = s->t->qi[q].h;
-    const hier_node *u = hier_node_at(h, hier_lca(h, lo[q], hi[q]));
-    int grouped = group_by_child(s, begin, end, q, u, err);
-    if (grouped <= 0) return grouped;
-    if (!children_hold(s, begin, u)) return 0;
-    AK_CHECK(push_children(s, end, q, u, rlo, rhi, median_only, err));
+    (void)median;
+    (void)err;
+    row_source *rs = src;
+    if (rs->s->need_sensitive) fill_whole(rs->s, rs->begin, rs->end);
+    return ANONKIT_OK;
+}
+
+/* The median by radix selection (mdr_median_of), then one pass for the
+ * sensitive statistics of both sides of it. */
+static int rows_median(void *src, uint32_t q, const uint32_t *lo, const uint32_t *hi, uint32_t *median,
+                       uint64_t *below, uint64_t *equal, ak_error *err)
+{
+    (void)err;
+    row_source *rs = src;
+    mdr *s = rs->s;
+    size_t less, eq;
+    const uint32_t m = mdr_median_of(s, rs->begin, rs->end, q, lo[q], hi[q], &less, &eq);
+    if (s->need_sensitive) {
+        side_clear(&s->left, &s->left_mom);
+        side_clear(&s->less, &s->less_mom);
+        for (size_t i = rs->begin; i < rs->end; i++) {
+            const uint32_t *r = row_at(s, i);
+            if (r[q] < m) {
+                side_add(s, &s->less, &s->less_mom, r);
+                side_add(s, &s->left, &s->left_mom, r);
+            } else if (r[q] == m) {
+                side_add(s, &s->left, &s->left_mom, r);
+            }
+        }
+    }
+    *median = m;
+    *below = less;
+    *equal = eq;
+    return ANONKIT_OK;
+}
+
+static void rows_less_side(void *src, uint32_t q, const uint32_t *lo, uint32_t median)
+{
+    (void)src, (void)q, (void)lo, (void)median; /* rows_median filled it */
+}
+
+static int rows_allowable(void *src, uint64_t n, uint64_t left, int side)
+{
+    mdr *s = ((row_source *)src)->s;
+    return side == MDR_SIDE_LESS ? split_allowable(s, n, left, &s->less, &s->less_mom)
+                                 : split_allowable(s, n, left, &s->left, &s->left_mom);
+}
+
+static int rows_groups_start(void *src, uint32_t q, const uint32_t *lo, const uint32_t *hi, ak_error *err)
+{
+    row_source *rs = src;
+    AK_CHECK(mdr_order_by_code(rs->s, rs->begin, rs->end, q, lo[q], hi[q], err));
+    side_clear(&rs->s->left, &rs->s->left_mom);
+    rs->q = q;
+    rs->next = 0;
+    return ANONKIT_OK;
+}
+
+static int rows_group_next(void *src, uint32_t *code, uint64_t *rows)
+{
+    row_source *rs = src;
+    const mdr *s = rs->s;
+    const size_t n = rs->end - rs->begin;
+    if (rs->next >= n) return 0;
+    const uint32_t c = row_at(s, s->order[rs->next])[rs->q];
+    size_t j = rs->next + 1;
+    while (j < n && row_at(s, s->order[j])[rs->q] == c) j++;
+    rs->group = rs->next;
+    rs->group_end = rs->next = j;
+    *code = c;
+    *rows = j - rs->group;
     return 1;
 }
 
-/* The Median criterion: tries the dimensions by decreasing normalized range
- * and takes the first allowable split. Returns 1 when split, 0 when none is
- * allowable. */
-static int split_median(mdr *s, size_t begin, size_t end, const uint32_t *lo, const uint32_t *hi,
-                        const uint32_t *rlo, const uint32_t *rhi, int median_only, ak_error *err)
+/* A row's class or target into acc. */
+static inline void acc_add_row(const mdr *s, mdr_acc *acc, const uint32_t *r)
 {
-    uint32_t order[s->d ? s->d : 1];
-    const uint32_t ncand = table_widest_first(s->t, lo, hi, order);
-    if (ncand && s->need_sensitive) fill_whole(s, begin, end);
-    for (uint32_t i = 0; i < ncand; i++) {
-        uint32_t q = order[i];
-        int split = s->t->qi[q].kind == ATTR_NUMERIC
-                        ? split_numeric(s, begin, end, q, lo, hi, rlo, rhi, median_only, err)
-                        : split_categorical(s, begin, end, q, lo, hi, rlo, rhi, median_only, err);
-        if (split != 0) return split;
-    }
-    return 0;
-}
-
-/* ---- InfoGain and Regression (000 §1.2) ---- */
-
-/* What a partition's children are scored against. */
-typedef struct parent_stats {
-    double weighted_entropy;   /* InfoGain: n H(C) in bits = n log n - sum P_c log P_c */
-    double xlogx;              /* InfoGain: sum P_c log P_c */
-    long double t1, t2, sse;   /* Regression: sums of the target, its squares; squared error */
-    double tolerance;          /* a score must beat the best by this much to replace it */
-} parent_stats;
-
-static void parent_stats_fill(mdr *s, size_t begin, size_t end, parent_stats *ps)
-{
-    const size_t n = end - begin;
-    memset(ps, 0, sizeof *ps);
-    if (s->split == MDR_SPLIT_INFOGAIN) {
-        ak_hist_clear(&s->cls_whole);
-        for (size_t i = begin; i < end; i++) ak_hist_add(&s->cls_whole, s->t->class_codes[row_at(s, i)[s->idw]]);
-        ps->xlogx = ak_hist_xlogx(&s->cls_whole);
-        ps->weighted_entropy = ak_xlog2x((double)n) - ps->xlogx;
-        ps->tolerance = 1e-12;
-    } else {
-        for (size_t i = begin; i < end; i++) {
-            const long double y = s->t->target_values[row_at(s, i)[s->idw]];
-            ps->t1 += y;
-            ps->t2 += y * y;
-        }
-        ps->sse = ps->t2 - ps->t1 * ps->t1 / (long double)n;
-        ps->tolerance = 1e-12 * (ps->sse > 1 ? (double)ps->sse : 1.0);
+    if (acc->split == MDR_SPLIT_INFOGAIN) {
+        ak_hist_add(acc->cls, s->t->class_codes[r[s->idw]]);
+    } else if (acc->split == MDR_SPLIT_REGRESSION) {
+        const long double y = s->t->target_values[r[s->idw]];
+        acc->t1 += y;
+        acc->t2 += y * y;
     }
 }
 
-static inline int beats(const best_split *best, const parent_stats *ps, double score)
+static void rows_group_add(void *src, mdr_acc *acc)
 {
-    return !best->found || score > best->score + ps->tolerance;
+    row_source *rs = src;
+    mdr *s = rs->s;
+    for (size_t i = rs->group; i < rs->group_end; i++) {
+        const uint32_t *r = row_at(s, s->order[i]);
+        side_add(s, &s->left, &s->left_mom, r);
+        acc_add_row(s, acc, r);
+    }
 }
 
-/* Scores every threshold of numeric QI q in [begin, end) — the rows sorted
- * on q, each cut point between two distinct codes evaluated with running
- * class counts (InfoGain) or target sums (Regression) — and records the best
- * allowable one in *best. */
-static int score_numeric(mdr *s, size_t begin, size_t end, uint32_t q, const uint32_t *lo, const uint32_t *hi,
-                         const parent_stats *ps, best_split *best, ak_error *err)
+static int rows_children(void *src, uint32_t q, const hier_node *u, ak_error *err)
 {
-    const size_t n = end - begin;
-    const uint64_t k = s->m->k;
-    const int infogain = s->split == MDR_SPLIT_INFOGAIN;
-    AK_CHECK(order_by_code(s, begin, end, q, lo[q], hi[q], err));
-    side_clear(&s->left, &s->left_mom);
-    ak_hist_clear(&s->cls_left);
-    double left_xlogx = 0, right_xlogx = ps->xlogx; /* sum L_c log L_c, sum R_c log R_c */
-    long double t1 = 0, t2 = 0;
-    size_t i = 0;
-    while (i < n) {
-        const uint32_t code = row_at(s, s->order[i])[q];
-        do {
-            const uint32_t *r = row_at(s, s->order[i]);
-            if (s->need_sensitive) side_add(s, &s->left, &s->left_mom, r);
-            if (infogain) {
-                ak_hist_add(&s->cls_group, s->t->class_codes[r[s->idw]]);
-            } else {
-                const long double y = s->t->target_values[r[s->idw]];
-                t1 += y;
-                t2 += y * y;
-            }
-            i++;
-        } while (i < n && row_at(s, s->order[i])[q] == code);
-        if (infogain) { /* move this code's rows from right to left, class by class */
-            ak_hist_sort_touched(&s->cls_group);
-            for (size_t x = 0; x < s->cls_group.ntouched; x++) {
-                const uint32_t c = s->cls_group.touched[x];
-                const double moved = s->cls_group.count[c], had = s->cls_left.count[c];
-                const double all = s->cls_whole.count[c];
-                left_xlogx += ak_xlog2x(had + moved) - ak_xlog2x(had);
-                right_xlogx += ak_xlog2x(all - had - moved) - ak_xlog2x(all - had);
-                if (!s->cls_left.count[c]) s->cls_left.touched[s->cls_left.ntouched++] = c;
-                s->cls_left.count[c] += s->cls_group.count[c];
-            }
-            ak_hist_clear(&s->cls_group);
-        }
-        if (i == n) break;
-        const size_t nl = i, nr = n - i;
-        if ((nl < k || nr < k) && !s->grow) continue;
-        double score;
-        if (infogain) {
-            const double children = ak_xlog2x((double)nl) - left_xlogx + ak_xlog2x((double)nr) - right_xlogx;
-            score = (ps->weighted_entropy - children) / (double)n;
-        } else {
-            const long double r1 = ps->t1 - t1, r2 = ps->t2 - t2;
-            const long double sse = (t2 - t1 * t1 / (long double)nl) + (r2 - r1 * r1 / (long double)nr);
-            score = (double)(ps->sse - sse);
-        }
-        if (beats(best, ps, score) && split_allowable(s, n, nl, &s->left, &s->left_mom)) {
-            best->found = 1;
-            best->q = q;
-            best->cut = row_at(s, s->order[i])[q];
-            best->score = score;
-        }
-    }
-    ak_hist_clear(&s->cls_left);
-    return ANONKIT_OK;
+    row_source *rs = src;
+    return group_by_child(rs->s, rs->begin, rs->end, q, u, err);
 }
 
-/* Scores the split of categorical QI q into the children of its lowest
- * common ancestor (rows are regrouped by child on the way) and records it in
- * *best when it is allowable and better. */
-static int score_categorical(mdr *s, size_t begin, size_t end, uint32_t q, const uint32_t *lo, const uint32_t *hi,
-                             const parent_stats *ps, best_split *best, ak_error *err)
+static uint64_t rows_child_rows(void *src, uint32_t child) { return ((row_source *)src)->s->child_rows[child]; }
+
+/* The classes or targets of the rows of one child (grouped by rows_children). */
+static void rows_child_add(void *src, uint32_t q, const hier_node *u, uint32_t child, mdr_acc *acc)
 {
-    const hier *h = s->t->qi[q].h;
-    const hier_node *u = hier_node_at(h, hier_lca(h, lo[q], hi[q]));
-    const int grouped = group_by_child(s, begin, end, q, u, err);
-    if (grouped <= 0) return grouped;
-    const int infogain = s->split == MDR_SPLIT_INFOGAIN;
-    double children = 0;
-    long double sse = 0;
-    size_t at = begin;
-    for (uint32_t c = 0; c < u->nchildren; c++) {
-        const size_t rows = s->child_rows[c];
-        if (!rows) continue;
-        if (infogain) {
-            ak_hist_clear(&s->cls_group);
-            for (size_t i = at; i < at + rows; i++) ak_hist_add(&s->cls_group, s->t->class_codes[row_at(s, i)[s->idw]]);
-            children += ak_xlog2x((double)rows) - ak_hist_xlogx(&s->cls_group);
-            ak_hist_clear(&s->cls_group);
-        } else {
-            long double t1 = 0, t2 = 0;
-            for (size_t i = at; i < at + rows; i++) {
-                const long double y = s->t->target_values[row_at(s, i)[s->idw]];
-                t1 += y;
-                t2 += y * y;
-            }
-            sse += t2 - t1 * t1 / (long double)rows;
-        }
-        at += rows;
-    }
-    const double score = infogain ? (ps->weighted_entropy - children) / (double)(end - begin) : (double)(ps->sse - sse);
-    if (!beats(best, ps, score)) return ANONKIT_OK;
-    if (!children_hold(s, begin, u)) return ANONKIT_OK;
-    best->found = 1;
-    best->q = q;
-    best->cut = 0;
-    best->score = score;
-    return ANONKIT_OK;
+    (void)q, (void)u;
+    row_source *rs = src;
+    const mdr *s = rs->s;
+    size_t at = rs->begin;
+    for (uint32_t c = 0; c < child; c++) at += s->child_rows[c];
+    for (size_t i = at; i < at + s->child_rows[child]; i++) acc_add_row(s, acc, row_at(s, i));
 }
 
-/* The InfoGain / Regression criterion: scores every allowable split of every
- * attribute and takes the best; under InfoGain, when the best gain is below
- * min_gain, the partition and its subtree go on under Median. Returns 1 when
- * split, 0 when no split is allowable. */
-static int split_best(mdr *s, size_t begin, size_t end, const uint32_t *lo, const uint32_t *hi, const uint32_t *rlo,
-                      const uint32_t *rhi, ak_error *err)
+static int rows_children_hold(void *src, uint32_t q, const hier_node *u)
 {
-    if (s->need_sensitive) fill_whole(s, begin, end);
-    parent_stats ps;
-    parent_stats_fill(s, begin, end, &ps);
-    best_split best = {0, 0, 0, 0};
-    for (uint32_t q = 0; q < s->d; q++) {
-        if (lo[q] == hi[q]) continue;
-        if (s->t->qi[q].kind == ATTR_NUMERIC) AK_CHECK(score_numeric(s, begin, end, q, lo, hi, &ps, &best, err));
-        else AK_CHECK(score_categorical(s, begin, end, q, lo, hi, &ps, &best, err));
-    }
-    if (!best.found) return 0;
-    if (s->split == MDR_SPLIT_INFOGAIN && best.score < s->min_gain)
-        return split_median(s, begin, end, lo, hi, rlo, rhi, 1, err);
-    const uint32_t q = best.q;
-    if (s->t->qi[q].kind == ATTR_NUMERIC) {
-        AK_CHECK(apply_numeric(s, begin, end, q, best.cut, rlo, rhi, 0, err));
+    (void)q;
+    row_source *rs = src;
+    return children_hold(rs->s, rs->begin, u);
+}
+
+static void rows_whole_add(void *src, mdr_acc *acc)
+{
+    row_source *rs = src;
+    for (size_t i = rs->begin; i < rs->end; i++) acc_add_row(rs->s, acc, row_at(rs->s, i));
+}
+
+static const mdr_source_ops row_source_ops = {
+    .start = rows_start,
+    .median = rows_median,
+    .less_side = rows_less_side,
+    .allowable = rows_allowable,
+    .groups_start = rows_groups_start,
+    .group_next = rows_group_next,
+    .group_add = rows_group_add,
+    .children = rows_children,
+    .child_rows = rows_child_rows,
+    .child_add = rows_child_add,
+    .children_hold = rows_children_hold,
+    .whole_add = rows_whole_add,
+};
+
+/* Chooses the split of partition [begin, end) with box [lo, hi] (split.c)
+ * and applies it: pushes the children with their parts of the region
+ * [rlo, rhi]. Returns 1 when split, 0 when no split is allowable. */
+static int split_partition(mdr *s, size_t begin, size_t end, const uint32_t *lo, const uint32_t *hi,
+                           const uint32_t *rlo, const uint32_t *rhi, int median_only, ak_error *err)
+{
+    row_source rs = {.s = s, .begin = begin, .end = end};
+    const mdr_chooser c = {.t = s->t,
+                           .n = end - begin,
+                           .k = s->m->k,
+                           .split = s->split,
+                           .min_gain = s->min_gain,
+                           .need_sensitive = s->need_sensitive,
+                           .score_small_sides = s->grow != NULL,
+                           .cls_whole = &s->cls_whole,
+                           .cls_left = &s->cls_left,
+                           .cls_group = &s->cls_group,
+                           .ops = &row_source_ops,
+                           .src = &rs};
+    mdr_choice choice;
+    const int found = mdr_choose(&c, lo, hi, median_only, &choice, err);
+    if (found <= 0) return found;
+    if (s->t->qi[choice.q].kind == ATTR_NUMERIC) {
+        AK_CHECK(apply_numeric(s, begin, end, choice.q, choice.cut, rlo, rhi, choice.median_only, err));
         return 1;
     }
-    const hier *h = s->t->qi[q].h;
-    const hier_node *u = hier_node_at(h, hier_lca(h, lo[q], hi[q]));
-    const int grouped = group_by_child(s, begin, end, q, u, err);
-    if (grouped <= 0) return grouped < 0 ? grouped : ak_err_set(err, ANONKIT_E_INTERNAL, NULL, 0, 0, "a chosen split vanished");
-    AK_CHECK(push_children(s, end, q, u, rlo, rhi, 0, err));
+    /* (the rows are grouped by the chosen QI's children: the choice's last grouping) */
+    const hier_node *u = hier_node_at(s->t->qi[choice.q].h, choice.node);
+    AK_CHECK(push_children(s, end, choice.q, u, rlo, rhi, choice.median_only, err));
     return 1;
 }
 
@@ -1056,7 +509,7 @@ static int grow_may_split(const mdr *s, const mdr_frame *f)
 }
 
 /* Makes room in class_begin for ids below `classes`. */
-static int reserve_class_rows(mdr *s, size_t classes, ak_error *err)
+int mdr_reserve_class_rows(mdr *s, size_t classes, ak_error *err)
 {
     if (classes <= s->class_begin_cap) return ANONKIT_OK;
     size_t *grown = ak_huge_realloc(s->class_begin, classes * sizeof *grown);
@@ -1067,7 +520,7 @@ static int reserve_class_rows(mdr *s, size_t classes, ak_error *err)
 }
 
 /* Records that the class with id (in s->out) starts at work row begin. */
-static int note_class_rows(mdr *s, uint32_t id, size_t begin, ak_error *err)
+int mdr_note_class_rows(mdr *s, uint32_t id, size_t begin, ak_error *err)
 {
     if (id >= s->class_begin_cap) {
         size_t cap = s->class_begin_cap ? 2 * s->class_begin_cap : 1024;
@@ -1091,9 +544,7 @@ static int process_frame(mdr *s, const mdr_frame *f, const uint32_t *frame, ak_e
     if (!s->grow || grow_may_split(s, f)) {
         const size_t depth_before = s->depth, nodes_before = s->grow ? s->grow->tree->count : 0;
         s->grow_parent = f->node;
-        split = s->split == MDR_SPLIT_MEDIAN || f->median_only
-                    ? split_median(s, f->begin, f->end, lo, hi, rlo, rhi, f->median_only, err)
-                    : split_best(s, f->begin, f->end, lo, hi, rlo, rhi, err);
+        split = split_partition(s, f->begin, f->end, lo, hi, rlo, rhi, f->median_only, err);
         if (split < 0) return split;
         if (split && s->grow) {
             const size_t leaves = s->grow_leaves + (s->depth - s->grow_head);
@@ -1112,12 +563,12 @@ static int process_frame(mdr *s, const mdr_frame *f, const uint32_t *frame, ak_e
     AK_CHECK(partition_add_class_in(s->out, lo, hi, rlo, rhi, f->end - f->begin, &id, err));
     /* Its rows, work rows [begin, end), are not moved again: their class ids
      * are written at the end (mdr_run_with), when every class's id is final. */
-    AK_CHECK(note_class_rows(s, id, f->begin, err));
+    AK_CHECK(mdr_note_class_rows(s, id, f->begin, err));
     return ANONKIT_OK;
 }
 
 /* Splits the partition on top of the stack, or makes it a class. */
-static int process_top(mdr *s, ak_error *err)
+int mdr_process_top(mdr *s, ak_error *err)
 {
     s->depth--;
     const mdr_frame f = s->stack[s->depth];
@@ -1140,240 +591,6 @@ static int run_grow(mdr *s, ak_error *err)
     return ANONKIT_OK;
 }
 
-/* Forgets the buffers of one worker (a helper starts from a copy of its
- * parent, sharing the table, rows and class_of but nothing else). */
-static void worker_forget(mdr *s)
-{
-    s->scratch = s->moved = s->order = s->order_tmp = s->code_count = NULL;
-    s->small_side = s->small_rows = NULL;
-    s->class_begin = NULL;
-    s->class_begin_cap = 0;
-    s->counts = s->counts_scratch = s->child_rows = NULL;
-    s->stack = NULL;
-    s->boxes = NULL;
-    s->depth = s->cap = 0;
-    memset(&s->whole, 0, sizeof s->whole);
-    memset(&s->left, 0, sizeof s->left);
-    memset(&s->less, 0, sizeof s->less);
-    memset(&s->cls_whole, 0, sizeof s->cls_whole);
-    memset(&s->cls_left, 0, sizeof s->cls_left);
-    memset(&s->cls_group, 0, sizeof s->cls_group);
-}
-
-/* Frees the buffers of one worker (not the shared rows). */
-static void worker_free(mdr *s)
-{
-    free(s->scratch);
-    free(s->moved);
-    free(s->small_side);
-    free(s->small_rows);
-    free(s->class_begin);
-    free(s->order);
-    free(s->order_tmp);
-    free(s->code_count);
-    ak_hist_free(&s->whole);
-    ak_hist_free(&s->left);
-    ak_hist_free(&s->less);
-    ak_hist_free(&s->cls_whole);
-    ak_hist_free(&s->cls_left);
-    ak_hist_free(&s->cls_group);
-    free(s->counts);
-    free(s->counts_scratch);
-    free(s->child_rows);
-    free(s->stack);
-    free(s->boxes);
-    worker_forget(s);
-}
-
-/* Allocates the buffers of a worker for partitions of up to `capacity` rows. */
-static int worker_alloc(mdr *s, size_t capacity, ak_error *err)
-{
-    s->capacity = capacity;
-    s->scratch = malloc((capacity + 1) * sizeof *s->scratch); /* + 1: median_of's gathering */
-    if (s->simd) { /* small partitions' out-of-place split (optional: without it the in-place one serves) */
-        s->small_side = malloc(2 * MDR_SMALL_PARTITION * sizeof *s->small_side);
-        s->small_rows = malloc(((size_t)MDR_SMALL_PARTITION * s->w + 8) * sizeof *s->small_rows);
-        if (!s->small_side || !s->small_rows) {
-            free(s->small_side);
-            free(s->small_rows);
-            s->small_side = s->small_rows = NULL;
-        }
-    }
-    s->counts = malloc((s->sensitive_domain + 1) * sizeof *s->counts);
-    s->counts_scratch = malloc((s->sensitive_domain + 1) * sizeof *s->counts_scratch);
-    s->child_rows = malloc((s->max_children + 1) * sizeof *s->child_rows);
-    if (!s->scratch || !s->counts || !s->counts_scratch || !s->child_rows ||
-        ak_hist_init(&s->whole, s->sensitive_domain) || ak_hist_init(&s->left, s->sensitive_domain) ||
-        ak_hist_init(&s->less, s->sensitive_domain) || ak_hist_init(&s->cls_whole, s->class_domain) ||
-        ak_hist_init(&s->cls_left, s->class_domain) || ak_hist_init(&s->cls_group, s->class_domain))
-        return ak_err_nomem(err);
-    return ANONKIT_OK;
-}
-
-/* Partitions smaller than this are not worth a thread. */
-#define MDR_PARALLEL_MIN_ROWS 50000
-
-typedef struct helper {
-    mdr s;
-    partition classes;
-    unsigned threads;  /* threads it took from its parent, itself included */
-    ak_error err;
-    int rc;
-    pthread_t thread;
-    int started;       /* its thread runs or has not been joined yet */
-    atomic_int done;   /* its thread has finished */
-    atomic_uint lent;  /* threads lent to it by its parent (mdr.lent) */
-} helper;
-
-static int run_worker(mdr *s, ak_error *err);
-
-static void *helper_main(void *arg)
-{
-    helper *h = arg;
-    h->rc = run_worker(&h->s, &h->err);
-    atomic_store(&h->done, 1);
-    return NULL;
-}
-
-/* Hands the bottom frames of the stack (the partitions that come last in
- * depth-first order) with about half the rows to a new thread; returns 1 when
- * a thread was started. The helper numbers its classes from 0; they are
- * appended after this worker's own when it is joined, which keeps the class
- * order of a single-threaded run. */
-static int spawn_helper(mdr *s, helper **out, ak_error *err)
-{
-    *out = NULL;
-    if (s->threads < 2 || s->depth < 2) return 0;
-    size_t total = 0;
-    for (size_t f = 0; f < s->depth; f++) total += s->stack[f].end - s->stack[f].begin;
-    if (total < MDR_PARALLEL_MIN_ROWS) return 0;
-    size_t give = 0, rows = 0; /* frames [0, give) go to the helper */
-    while (give + 1 < s->depth && rows * 2 < total) {
-        rows += s->stack[give].end - s->stack[give].begin;
-        give++;
-    }
-    helper *h = calloc(1, sizeof *h);
-    if (!h) return ak_err_nomem(err);
-    atomic_init(&h->done, 0);
-    atomic_init(&h->lent, 0);
-    h->s = *s; /* shares table, model, rows and class_of */
-    mdr *c = &h->s;
-    worker_forget(c);
-    c->threads = s->threads / 2;
-    c->lent = &h->lent;
-    h->threads = c->threads;
-    c->out = &h->classes;
-    size_t largest = 0;
-    for (size_t f = 0; f < give; f++)
-        if (s->stack[f].end - s->stack[f].begin > largest) largest = s->stack[f].end - s->stack[f].begin;
-    int rc = partition_init(&h->classes, 0, s->d, err);
-    const size_t expected = rows / (s->m->k > 1 ? s->m->k : 1) + 1; /* classes it can make at most (rows: given) */
-    if (rc == ANONKIT_OK) rc = partition_reserve(&h->classes, expected, err);
-    if (rc == ANONKIT_OK) rc = reserve_class_rows(c, expected, err);
-    if (rc == ANONKIT_OK) rc = worker_alloc(c, largest, err);
-    for (size_t f = 0; rc == ANONKIT_OK && f < give; f++) {
-        const uint32_t *frame = s->boxes + f * s->fw;
-        rc = push(c, s->stack[f].begin, s->stack[f].end, frame, frame + 2 * s->bw, frame + 2 * s->bw + s->d,
-                  s->stack[f].median_only, err);
-    }
-    if (rc == ANONKIT_OK && pthread_create(&h->thread, NULL, helper_main, h) != 0)
-        rc = ak_err_set(err, ANONKIT_E_INTERNAL, NULL, 0, 0, "cannot start a thread");
-    if (rc < 0) {
-        worker_free(c);
-        partition_free(&h->classes);
-        free(h);
-        return rc;
-    }
-    h->started = 1;
-    /* This worker keeps frames [give, depth). */
-    memmove(s->stack, s->stack + give, (s->depth - give) * sizeof *s->stack);
-    memmove(s->boxes, s->boxes + give * s->fw, (s->depth - give) * s->fw * sizeof *s->boxes);
-    s->depth -= give;
-    s->threads -= h->threads; /* (not c->threads: the helper's own, which it may change once it runs) */
-    *out = h;
-    return 1;
-}
-
-/* Waits for a helper's thread to end and takes its threads back. */
-static void wait_helper(mdr *s, helper *h)
-{
-    if (!h->started) return;
-    pthread_join(h->thread, NULL);
-    h->started = 0;
-    s->threads += h->threads;
-}
-
-/* Appends the classes of a finished helper to this worker's (their ids
- * after the worker's), then frees it. */
-static int join_helper(mdr *s, helper *h, int rc, ak_error *err)
-{
-    wait_helper(s, h);
-    if (rc == ANONKIT_OK && h->rc < 0) {
-        *err = h->err;
-        rc = h->rc;
-    }
-    const size_t offset = s->out->nclasses;
-    if (rc == ANONKIT_OK) rc = partition_append(s->out, &h->classes, err);
-    /* the helper's classes' first rows after this worker's */
-    if (rc == ANONKIT_OK && h->classes.nclasses) rc = note_class_rows(s, (uint32_t)(s->out->nclasses - 1), 0, err);
-    if (rc == ANONKIT_OK && h->classes.nclasses)
-        memcpy(s->class_begin + offset, h->s.class_begin, h->classes.nclasses * sizeof *s->class_begin);
-    worker_free(&h->s);
-    partition_free(&h->classes);
-    free(h);
-    return rc;
-}
-
-/* Processes the worker's stack until it is empty, handing the bottom frames
- * to a helper thread whenever threads are left: after the first split, and
- * again each time a helper finishes while this worker still has enough
- * work; and when this worker runs out of work first, it lends its threads
- * to the running helper (which may then hand part of its own work on) while
- * it waits, so that the threads stay busy. Each helper takes partitions that
- * come after all this worker keeps (depth-first), and before those of the
- * helpers started earlier, so the helpers' classes are appended in reverse
- * order of their start, which keeps the class order of a single-threaded
- * run. */
-static int run_worker(mdr *s, ak_error *err)
-{
-    helper *h = NULL;      /* the running helper */
-    helper **done = NULL;  /* finished helpers, in order of their start */
-    size_t ndone = 0, cap_done = 0;
-    int rc = ANONKIT_OK;
-    while (s->depth > 0 && rc == ANONKIT_OK) {
-        rc = process_top(s, err);
-        if (s->lent && atomic_load(s->lent)) s->threads += atomic_exchange(s->lent, 0); /* the parent waits for us */
-        if (rc == ANONKIT_OK && h && atomic_load(&h->done)) {
-            if (ndone == cap_done) {
-                const size_t cap = cap_done ? 2 * cap_done : 4;
-                helper **grown = realloc(done, cap * sizeof *grown);
-                if (!grown) {
-                    rc = ak_err_nomem(err);
-                    break;
-                }
-                done = grown;
-                cap_done = cap;
-            }
-            wait_helper(s, h);
-            done[ndone++] = h;
-            h = NULL;
-        }
-        if (rc == ANONKIT_OK && !h && s->threads > 1) {
-            int spawned = spawn_helper(s, &h, err);
-            if (spawned < 0) rc = spawned;
-        }
-    }
-    const unsigned lend = h && rc == ANONKIT_OK ? s->threads : 0;
-    if (lend) { /* nothing left here: this worker's threads help the helper */
-        s->threads -= lend;
-        atomic_fetch_add(&h->lent, lend);
-    }
-    if (h) rc = join_helper(s, h, rc, err);
-    s->threads += lend;
-    while (ndone > 0) rc = join_helper(s, done[--ndone], rc, err);
-    free(done);
-    return rc;
-}
 
 int mdr_parse_split(const char *text, mdr_split *out)
 {
@@ -1414,87 +631,6 @@ int mdr_check_inputs(const table *t, const model *m, const mdr_options *options,
     return ANONKIT_OK;
 }
 
-/* Writes the class id of the rows of classes [first, last) of s->out. */
-typedef struct class_job {
-    const mdr *s;
-    size_t first, last;
-} class_job;
-
-static void *write_classes(void *arg)
-{
-    const class_job *job = arg;
-    const mdr *s = job->s;
-    for (size_t c = job->first; c < job->last; c++) {
-        const size_t begin = s->class_begin[c], end = begin + s->out->count[c];
-        for (size_t i = begin; i < end; i++) s->class_of[row_at(s, i)[s->idw]] = (uint32_t)c;
-    }
-    return NULL;
-}
-
-/* class_of of every row of the classes s made, from their first rows
- * (class_begin) and counts: each class's rows are consecutive in the work
- * array. The ids are written at random, so two threads share the classes
- * when there are threads and rows enough. */
-static void write_all_classes(const mdr *s, size_t first_class)
-{
-    const size_t n = s->out->nclasses;
-    const size_t half = s->threads > 1 && s->n >= MDR_PARALLEL_MIN_ROWS ? first_class + (n - first_class) / 2 : n;
-    class_job jobs[2] = {{s, first_class, half}, {s, half, n}};
-    pthread_t helper;
-    const int helped = half < n && pthread_create(&helper, NULL, write_classes, &jobs[1]) == 0;
-    write_classes(&jobs[0]);
-    if (helped) pthread_join(helper, NULL);
-    else write_classes(&jobs[1]);
-}
-
-/* Rows [first, last) of the work array from the table's columns. */
-typedef struct fill_job {
-    mdr *s;
-    size_t first, last;
-    uint32_t *box; /* 2 bw codes: the box of these rows (padding lanes as box_reset leaves them) */
-} fill_job;
-
-static void *fill_rows(void *arg)
-{
-    fill_job *job = arg;
-    mdr *s = job->s;
-    const table *t = s->t;
-    const uint32_t d = s->d, bw = s->bw;
-    box_reset(job->box, bw);
-    /* the box a column at a time, in registers (box_add per row kept it in memory) */
-    const uint32_t *column[d];
-    for (uint32_t q = 0; q < d; q++) {
-        column[q] = t->qi[q].codes;
-        ak_min_max(column[q] + job->first, job->last - job->first, &job->box[q], &job->box[bw + q]);
-    }
-    for (size_t i = job->first; i < job->last; i++) {
-        uint32_t *r = row_at(s, i);
-        for (uint32_t q = 0; q < d; q++) r[q] = column[q][i];
-        if (s->need_hist) r[d] = t->sensitive_codes[i];
-        r[s->idw] = (uint32_t)i;
-    }
-    return NULL;
-}
-
-/* Fills the whole work array and gives the box of all rows, the two halves
- * on two threads when there are threads to spare and rows enough (the
- * copies and the first touch of the array's pages are then shared). */
-static void fill_all_rows(mdr *s, uint32_t *box)
-{
-    const uint32_t bw = s->bw;
-    uint32_t other[2 * bw];
-    const size_t half = s->threads > 1 && s->n >= MDR_PARALLEL_MIN_ROWS ? s->n / 2 : s->n;
-    fill_job jobs[2] = {{s, 0, half, box}, {s, half, s->n, other}};
-    pthread_t helper;
-    const int helped = half < s->n && pthread_create(&helper, NULL, fill_rows, &jobs[1]) == 0;
-    fill_rows(&jobs[0]);
-    if (helped) pthread_join(helper, NULL);
-    else fill_rows(&jobs[1]);
-    for (uint32_t q = 0; q < bw; q++) {
-        if (other[q] < box[q]) box[q] = other[q];
-        if (other[bw + q] > box[bw + q]) box[bw + q] = other[bw + q];
-    }
-}
 
 int mdr_run_with(const table *t, const model *m, const mdr_options *options, partition *out, ak_error *err)
 {
@@ -1534,7 +670,7 @@ int mdr_run_with(const table *t, const model *m, const mdr_options *options, par
                 if (hier_node_at(a->h, node)->nchildren > s.max_children)
                     s.max_children = hier_node_at(a->h, node)->nchildren;
     }
-    int rc = worker_alloc(&s, s.n, err);
+    int rc = mdr_worker_alloc(&s, s.n, err);
     s.rows = ak_huge_malloc(((s.n ? s.n : 1) * s.w + s.bw) * sizeof *s.rows); /* + padding read by the kernels */
     uint32_t *root_lo = calloc(s.d ? s.d : 1, sizeof *root_lo), *root_hi = calloc(s.d ? s.d : 1, sizeof *root_hi);
     uint32_t *root_box = NULL;
@@ -1553,7 +689,7 @@ int mdr_run_with(const table *t, const model *m, const mdr_options *options, par
         rc = ak_err_nomem(err);
         goto done;
     }
-    fill_all_rows(&s, root_box);
+    mdr_fill_all_rows(&s, root_box);
     /* The whole table must satisfy the model, or no partitioning can. */
     fill_whole(&s, 0, s.n);
     char why[256];
@@ -1573,12 +709,12 @@ int mdr_run_with(const table *t, const model *m, const mdr_options *options, par
     const size_t first_class = out->nclasses;
     /* at most n / k classes, each of at least k rows: room for them at once */
     if ((rc = partition_reserve(out, first_class + s.n / (m->k > 1 ? m->k : 1) + 1, err)) < 0) goto done;
-    if ((rc = reserve_class_rows(&s, first_class + s.n / (m->k > 1 ? m->k : 1) + 1, err)) < 0) goto done;
-    if ((rc = push(&s, 0, s.n, root_box, root_lo, root_hi, options->root_median_only, err)) < 0) goto done;
-    rc = s.grow ? run_grow(&s, err) : run_worker(&s, err);
-    if (rc == ANONKIT_OK) write_all_classes(&s, first_class);
+    if ((rc = mdr_reserve_class_rows(&s, first_class + s.n / (m->k > 1 ? m->k : 1) + 1, err)) < 0) goto done;
+    if ((rc = mdr_push(&s, 0, s.n, root_box, root_lo, root_hi, options->root_median_only, err)) < 0) goto done;
+    rc = s.grow ? run_grow(&s, err) : mdr_run_worker(&s, err);
+    if (rc == ANONKIT_OK) mdr_write_all_classes(&s, first_class);
 done:
-    worker_free(&s);
+    mdr_worker_free(&s);
     free(s.rows);
     free(root_lo);
     free(root_hi);

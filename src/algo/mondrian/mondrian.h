@@ -22,40 +22,6 @@ typedef enum mdr_split {
     MDR_SPLIT_REGRESSION  /* least sum of squared errors of t->target_values */
 } mdr_split;
 
-/* The partition tree grown on a sample by Rothko-S (000 §3): nodes in the
- * order they were made (a parent before its children), each with its region. */
-typedef struct mdr_tree_node {
-    uint32_t parent;   /* UINT32_MAX for the root */
-    uint32_t depth;    /* the root's is 0 */
-    uint32_t split_q;  /* the QI the node was split on; UINT32_MAX for a leaf */
-    int median_only;   /* InfoGain gave up at or above it */
-    uint64_t rows;     /* sample rows */
-} mdr_tree_node;
-
-typedef struct mdr_tree {
-    uint32_t d;
-    mdr_tree_node *nodes;
-    size_t count, cap;
-    uint32_t *regions; /* per node: rlo then rhi, d codes each */
-} mdr_tree;
-
-static inline const uint32_t *mdr_tree_rlo(const mdr_tree *tr, size_t i) { return tr->regions + 2 * (size_t)tr->d * i; }
-static inline const uint32_t *mdr_tree_rhi(const mdr_tree *tr, size_t i) { return mdr_tree_rlo(tr, i) + tr->d; }
-void mdr_tree_free(mdr_tree *tr);
-
-/* The growth phase of Rothko-S (000 §3): the table is a sample of a larger
- * partition, a split is made when `test` lets every child through, and the
- * tree is recorded. Nodes are split breadth-first; a node is not split when
- * it holds at most stop_rows sample rows, lies at max_depth, or when the
- * split would leave more than max_leaves leaves (each 0: no limit). */
-typedef struct mdr_grow {
-    const sample_test *test;
-    uint64_t stop_rows;
-    uint32_t max_depth;
-    size_t max_leaves;
-    mdr_tree *tree; /* OUT: initialized empty by the caller */
-} mdr_grow;
-
 typedef struct mdr_options {
     unsigned threads; /* 0 or 1: one thread */
     int no_simd;      /* 1: plain C box loops even where AVX2 is available (for tests) */
@@ -68,7 +34,7 @@ typedef struct mdr_options {
     int root_median_only;
     /* Rothko-S: grow a tree on a sample instead of judging splits by the
      * model (single-threaded; the whole-sample check is skipped). */
-    const mdr_grow *grow;
+    const struct mdr_grow *grow; /* (mondrian_internal.h) */
 } mdr_options;
 
 /* Parses "median", "infogain" or "regression"; -1 on anything else. */
