@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "algo/incognito/incognito.h"
+#include "api/job.h"
 #include "common/clock.h"
 
 static int usage(anonkit_job *job, const char *what)
@@ -16,14 +17,15 @@ static int usage(anonkit_job *job, const char *what)
     return ak_err_set(&job->err, ANONKIT_E_USAGE, NULL, 0, 0, "%s", what);
 }
 
+int inc_job_reject_options(anonkit_job *job)
+{
+    if (job->inc_set)
+        return usage(job, "--suppression, --incognito-variant and --choose go with --algorithm incognito");
+    return ANONKIT_OK;
+}
+
 int inc_job_validate(anonkit_job *job)
 {
-    const int incognito = job->algorithm && !strcmp(job->algorithm, "incognito");
-    if (!incognito) {
-        if (job->inc_set)
-            return usage(job, "--suppression, --incognito-variant and --choose go with --algorithm incognito");
-        return ANONKIT_OK;
-    }
     for (size_t q = 0; q < job->qi.count; q++) {
         size_t h = 0;
         while (h < job->hierarchy_attrs.count && strcmp(job->hierarchy_attrs.items[h], job->qi.items[q]) != 0) h++;
@@ -113,20 +115,17 @@ static json_t *build_json(const anonkit_job *job, const table *t, const inc_resu
     return o;
 }
 
-int inc_job_run(anonkit_job *job, const table *t, partition *part, json_t **report, char **summary)
+int inc_job_run(anonkit_job *job, const table *t, const ak_run_context *ctx, partition *part, ak_run_output *out)
 {
-    *report = NULL;
-    *summary = NULL;
-    double *weights = NULL;
-    AK_CHECK(job_weights(job, &weights));
+    char **summary = &out->summary;
+    json_t **report = &out->report;
     const inc_options o = {.variant = job->inc_variant, .suppression = job->suppression, .choose = job->choose,
-                           .weights = weights};
+                           .weights = ctx->weights};
     inc_result r;
     const double start = ak_seconds();
     int rc = inc_search(t, &job->model, &o, &r, &job->err);
     const double seconds = ak_seconds() - start;
     if (rc == ANONKIT_OK) rc = inc_measure_choose(t, &job->model, &o, &r, &job->err);
-    free(weights);
     if (rc < 0) {
         inc_result_free(&r);
         return rc;

@@ -3,6 +3,7 @@
  * under the same names as the command line's long options. */
 #include "api/job.h"
 #include "algo/mondrian/rothko.h"
+#include "api/algorithm.h"
 #include "algo/onedim/onedim.h"
 
 #include <errno.h>
@@ -109,7 +110,6 @@ void anonkit_job_free(anonkit_job *job)
     free(job->input);
     free(job->output);
     free(job->report);
-    free(job->algorithm);
     free(job->sensitive);
     free(job->class_name);
     free(job->target_name);
@@ -130,6 +130,11 @@ void anonkit_job_free(anonkit_job *job)
     free(job->class_error);
     free(job->split_column);
     free(job);
+}
+
+const ak_algorithm *job_algorithm(const anonkit_job *job)
+{
+    return job->algorithm ? job->algorithm : ak_algorithm_default();
 }
 
 const char *anonkit_errmsg(const anonkit_job *job)
@@ -262,12 +267,16 @@ int anonkit_job_set(anonkit_job *job, anonkit_option option, const char *value)
     case ANONKIT_OPT_OUTPUT: return set_string(job, &job->output, value);
     case ANONKIT_OPT_REPORT: return set_string(job, &job->report, value);
     case ANONKIT_OPT_SENSITIVE: return set_string(job, &job->sensitive, value);
-    case ANONKIT_OPT_ALGORITHM:
-        if (strcmp(value, "mondrian") != 0 && strcmp(value, "rothko-t") != 0 && strcmp(value, "rothko-s") != 0 &&
-            strcmp(value, "incognito") != 0 && hil_parse_algorithm(value, NULL) != 0)
-            return usage_error(job, "--algorithm: unknown algorithm '%s' (known: %s)", value,
-                               "mondrian, rothko-t, rothko-s, incognito, hilbert, hilbert-fast, idistance, idistance-fast");
-        return set_string(job, &job->algorithm, value);
+    case ANONKIT_OPT_ALGORITHM: {
+        const ak_algorithm *algo = ak_algorithm_find(value);
+        if (!algo) {
+            char known[256];
+            ak_algorithm_names(known, sizeof known);
+            return usage_error(job, "--algorithm: unknown algorithm '%s' (known: %s)", value, known);
+        }
+        job->algorithm = algo;
+        return ANONKIT_OK;
+    }
     case ANONKIT_OPT_QI: return append_names(job, &job->qi, value, name);
     case ANONKIT_OPT_IDENTIFIER: return append_names(job, &job->identifiers, value, name);
     case ANONKIT_OPT_NUMERIC: return append_names(job, &job->numeric, value, name);

@@ -21,7 +21,8 @@ typedef struct strlist {
 } strlist;
 
 struct anonkit_job {
-    char *input, *output, *report, *algorithm, *sensitive;
+    char *input, *output, *report, *sensitive;
+    const struct ak_algorithm *algorithm; /* --algorithm; NULL: not given (Mondrian) */
     char *class_name, *target_name, *rules;
     mdr_split split;
     double min_gain;
@@ -67,6 +68,9 @@ struct anonkit_job {
     ak_error err;
     char errmsg[2048];
 };
+
+/* The algorithm the job runs (Mondrian when it names none). */
+const struct ak_algorithm *job_algorithm(const anonkit_job *job);
 
 /* Fills errmsg from err and returns err.code. */
 int job_fail(anonkit_job *job);
