@@ -119,8 +119,31 @@ ANONKIT_API int anonkit_job_set(anonkit_job *job, anonkit_option option, const c
  * buf (NUL-terminated, first byte written last); otherwise buf[0] is 0. */
 ANONKIT_API void anonkit_job_set_spill_notice(anonkit_job *job, volatile char *buf, size_t size);
 
-/* The option's long name as used on the command line and in job files. */
+/* The option's long name as used on the command line and in job files ("?"
+ * when option is not one). */
 ANONKIT_API const char *anonkit_option_name(anonkit_option option);
+
+/* The option called `name` (its long name), or ANONKIT_OPT__COUNT when none is. */
+ANONKIT_API anonkit_option anonkit_option_find(const char *name);
+
+/* What kind of value an option takes (anonkit_option_flags). */
+enum {
+    ANONKIT_OPTF_FLAG = 1,   /* on the command line it takes no value: giving it sets "true" */
+    ANONKIT_OPTF_LIST = 2,   /* every setting appends to a list; "" empties the list */
+    ANONKIT_OPTF_PATH = 4,   /* a file or folder; a job file's relative paths start at its folder */
+    ANONKIT_OPTF_REPLACE = 8 /* a list that the command line replaces rather than extends when a job file set it */
+};
+
+/* The ANONKIT_OPTF_* flags of an option (0 when option is not one). */
+ANONKIT_API unsigned anonkit_option_flags(anonkit_option option);
+
+/* The placeholder of the option's value in help texts ("FILE", "K", "A,B,...");
+ * NULL for an ANONKIT_OPTF_FLAG option or when option is not one. */
+ANONKIT_API const char *anonkit_option_arg(anonkit_option option);
+
+/* The option's help: lines separated by '\n', without a final one (NULL when
+ * option is not one). */
+ANONKIT_API const char *anonkit_option_help(anonkit_option option);
 
 /* The message of the last failure on this job, "FILE:LINE: what is wrong". */
 ANONKIT_API const char *anonkit_errmsg(const anonkit_job *job);

@@ -19,7 +19,7 @@ static int usage(anonkit_job *job, const char *what)
 
 int inc_job_reject_options(anonkit_job *job)
 {
-    if (job->inc_set)
+    if (job->incognito.given)
         return usage(job, "--suppression, --incognito-variant and --choose go with --algorithm incognito");
     return ANONKIT_OK;
 }
@@ -86,8 +86,8 @@ static json_t *minimal_json(const table *t, const inc_result *r, size_t i)
 static json_t *build_json(const anonkit_job *job, const table *t, const inc_result *r, double seconds)
 {
     json_t *o = json_object();
-    json_object_set_new(o, "variant", json_string(inc_variant_name(job->inc_variant)));
-    json_object_set_new(o, "choose", json_string(inc_choose_name(job->choose)));
+    json_object_set_new(o, "variant", json_string(inc_variant_name(job->incognito.variant)));
+    json_object_set_new(o, "choose", json_string(inc_choose_name(job->incognito.choose)));
     json_object_set_new(o, "suppression", json_real(job->suppression));
     json_object_set_new(o, "suppression_limit_rows", json_integer((json_int_t)r->suppression_limit));
     json_t *qi = json_array(), *heights = json_array();
@@ -119,7 +119,7 @@ int inc_job_run(anonkit_job *job, const table *t, const ak_run_context *ctx, par
 {
     char **summary = &out->summary;
     json_t **report = &out->report;
-    const inc_options o = {.variant = job->inc_variant, .suppression = job->suppression, .choose = job->choose,
+    const inc_options o = {.variant = job->incognito.variant, .suppression = job->suppression, .choose = job->incognito.choose,
                            .weights = ctx->weights};
     inc_result r;
     const double start = ak_seconds();
@@ -143,8 +143,8 @@ int inc_job_run(anonkit_job *job, const table *t, const ak_run_context *ctx, par
     snprintf(*summary, size,
              "incognito (%s): %zu %sanonymous nodes, %zu k-minimal; %llu nodes checked in %.3f s\n"
              "chosen %s (least %s among the k-minimal), suppression limit %llu rows\n",
-             inc_variant_name(job->inc_variant), r.nanonymous, r.complete ? "" : "least-height ", r.nminimal,
-             (unsigned long long)r.counters.nodes_checked, seconds, name, inc_choose_name(job->choose),
+             inc_variant_name(job->incognito.variant), r.nanonymous, r.complete ? "" : "least-height ", r.nminimal,
+             (unsigned long long)r.counters.nodes_checked, seconds, name, inc_choose_name(job->incognito.choose),
              (unsigned long long)r.suppression_limit);
     rc = ANONKIT_OK;
 done:

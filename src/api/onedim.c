@@ -18,8 +18,8 @@ int onedim_job_run(anonkit_job *job, const table *t, const ak_run_context *ctx, 
     memset(&o, 0, sizeof o);
     if (hil_parse_algorithm(name, &o) != 0) /* the 1-D family's own names of its variants */
         return ak_err_set(err, ANONKIT_E_INTERNAL, NULL, 0, 0, "'%s' is not a 1-D algorithm", name);
-    o.bits = job->bits;
-    o.centers = job->centers;
+    o.bits = job->onedim.bits;
+    o.centers = job->onedim.centers;
     o.seed = job->seed;
     o.memory = job->memory;
     o.weights = ctx->weights;

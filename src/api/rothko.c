@@ -14,7 +14,7 @@ static json_t *out_of_core_json(const anonkit_job *job, const rothko_stats *rs, 
     json_t *io = json_object();
     if (!io) return NULL;
     json_object_set_new(io, "memory", json_integer((json_int_t)job->memory));
-    json_object_set_new(io, "block_size", json_integer((json_int_t)(job->block_size ? job->block_size : 262144)));
+    json_object_set_new(io, "block_size", json_integer((json_int_t)(job->rothko.block_size ? job->rothko.block_size : 262144)));
     json_object_set_new(io, "tm_rows", json_integer((json_int_t)rs->tm_rows));
     json_object_set_new(io, "fcache", json_integer((json_int_t)rs->fcache));
     json_object_set_new(io, "data_blocks", json_integer((json_int_t)rs->data_blocks));
@@ -45,8 +45,8 @@ static json_t *out_of_core_json(const anonkit_job *job, const rothko_stats *rs, 
     if (sampling) {
         json_object_set_new(io, "sample_rows", json_integer((json_int_t)rs->sample_rows));
         json_object_set_new(io, "sampled_in_first_scan", json_boolean(rs->sampled_in_first_scan));
-        json_object_set_new(io, "test", json_string(sample_test_name(job->test)));
-        json_object_set_new(io, "alpha", json_real(job->alpha > 0 ? job->alpha : 0.05));
+        json_object_set_new(io, "test", json_string(sample_test_name(job->rothko.test)));
+        json_object_set_new(io, "alpha", json_real(job->rothko.alpha > 0 ? job->rothko.alpha : 0.05));
         json_object_set_new(io, "growth_phases", json_integer((json_int_t)rs->growth_phases));
         json_object_set_new(io, "pruned_nodes", json_integer((json_int_t)rs->pruned_nodes));
         json_object_set_new(io, "no_confident_split", json_integer((json_int_t)rs->no_confident_split));
@@ -79,14 +79,14 @@ static int rothko_stream(anonkit_job *job, const table_spec *spec, const ak_run_
                           "--keep-order needs the in-memory algorithm: %s writes its partitions one after another",
                           name);
     const rothko_options ro = {.split = job->split, .min_gain = job->min_gain, .memory = job->memory,
-                               .fcache = job->fcache, .block = job->block_size, .tmpdir = job->tmpdir,
+                               .fcache = job->rothko.fcache, .block = job->rothko.block_size, .tmpdir = job->rothko.tmpdir,
                                .threads = ctx->threads, .spill_notice = job->spill_notice,
                                .spill_notice_size = job->spill_notice_size,
-                               .sampling = sampling, .test = job->test,
-                               .alpha = job->alpha, .sample_rows = job->sample_size,
-                               .growth_depth = job->growth_depth, .seed = job->seed,
-                               .pipeline_min_rows = job->pipeline_min_rows,
-                               .first_sample_rows = job->first_sample_rows};
+                               .sampling = sampling, .test = job->rothko.test,
+                               .alpha = job->rothko.alpha, .sample_rows = job->rothko.sample_size,
+                               .growth_depth = job->rothko.growth_depth, .seed = job->seed,
+                               .pipeline_min_rows = job->rothko.pipeline_min_rows,
+                               .first_sample_rows = job->rothko.first_sample_rows};
     rothko_stats rs;
     AK_CHECK(rothko_run(spec, &job->model, &ro, leaf_fn, leaf_ctx, &out->schema, &rs, &job->err));
     if (!(out->out_of_core = out_of_core_json(job, &rs, sampling))) return ak_err_nomem(&job->err);
