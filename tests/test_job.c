@@ -2,7 +2,9 @@
  * (src/api/options.c): every option set through anonkit_job_set, bad values
  * rejected with a message naming the option, lists appended and emptied by "",
  * the option table's names, flags and help, and JSON job files with relative
- * paths. The job's fields are read (never written) to see what a setting did. */
+ * paths; and runs under a locale whose decimal point is a comma publishing the
+ * same bytes as under the C locale. The job's fields are read (never written)
+ * to see what a setting did. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,6 +14,8 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <jansson.h>
+#include <locale.h>
 
 #include "anonkit/anonkit.h"
 #include "api/algorithm.h"
@@ -192,7 +196,7 @@ static void test_values_stored(void **state)
     assert_int_equal(job->keep_order, 0);
     job_set_knob(job, JOB_KNOB_FIRST_SAMPLE_ROWS, 20);
     job_set_knob(job, JOB_KNOB_PIPELINE_MIN_ROWS, 2);
-    job_set_knob(job, JOB_KNOB_PARALLEL_MIN_BYTES, 1);
+    job_set_knob(job, JOB_KNOB_PARALLEL_MIN_BYTES, 1); /* read in two pieces, the second on a worker thread */
     assert_int_equal(job->rothko.first_sample_rows, 20);
     assert_int_equal(job->rothko.pipeline_min_rows, 2);
     assert_int_equal(job->parallel_min_bytes, 1);
@@ -330,12 +334,132 @@ static void test_job_file(void **state)
     tu_rmtree(dir);
 }
 
+/* The report without its timings. */
+static char *report_without_times(const char *text)
+{
+    json_error_t jerr;
+    json_t *root = json_loads(text, 0, &jerr);
+    if (!root) fail_msg("report is not JSON: %s", jerr.text);
+    json_object_del(root, "seconds");
+    json_object_del(root, "phase_seconds");
+    json_t *io = json_object_get(root, "out_of_core");
+    if (io) {
+        json_object_del(io, "stage_seconds");
+        json_object_del(io, "first_scan_seconds");
+    }
+    char *out = json_dumps(root, JSON_SORT_KEYS | JSON_REAL_PRECISION(17));
+    json_decref(root);
+    assert_non_null(out);
+    return out;
+}
+
+/* One anonymize run of `input` with settings (option, value pairs ending in
+ * ANONKIT_OPT__COUNT); *published, *summary (minus its time line) and
+ * *report (minus timings) receive what it wrote. */
+static void run_anonymize(const char *dir, const char *input, const anonkit_option *opts, const char *const *values,
+                          char **published, char **summary, char **report)
+{
+    anonkit_job *job = anonkit_job_create();
+    assert_non_null(job);
+    char out[4200];
+    snprintf(out, sizeof out, "%s", tu_path(dir, "out.csv"));
+    assert_int_equal(anonkit_job_set(job, ANONKIT_OPT_INPUT, input), ANONKIT_OK);
+    assert_int_equal(anonkit_job_set(job, ANONKIT_OPT_OUTPUT, out), ANONKIT_OK);
+    for (size_t i = 0; opts[i] != ANONKIT_OPT__COUNT; i++)
+        if (anonkit_job_set(job, opts[i], values[i]) != ANONKIT_OK)
+            fail_msg("--%s %s: %s", anonkit_option_name(opts[i]), values[i], anonkit_errmsg(job));
+    job_set_knob(job, JOB_KNOB_PARALLEL_MIN_BYTES, 1); /* read in two pieces, the second on a worker thread */
+    anonkit_result *result = NULL;
+    if (anonkit_anonymize(job, &result) != ANONKIT_OK) fail_msg("anonymize: %s", anonkit_errmsg(job));
+    *published = tu_read_file(out, NULL);
+    assert_non_null(*published);
+    *summary = strdup(anonkit_result_summary(result));
+    assert_non_null(*summary);
+    char *time_line = strstr(*summary, "time ");
+    if (time_line) *time_line = '\0';
+    *report = report_without_times(anonkit_result_json(result));
+    anonkit_result_free(result);
+    anonkit_job_free(job);
+}
+
+/* A program that chose a locale with a decimal comma (setlocale(LC_ALL, ""))
+ * gets the same options, output, summary and report as under the C locale,
+ * and keeps its own locale after every call. The locale must be installed
+ * (scripts/deps.sh generates it): without it the test fails. */
+static void test_decimal_comma_locale(void **state)
+{
+    (void)state;
+    const char *dir = tu_mkdtemp();
+    char input[4200];
+    snprintf(input, sizeof input, "%s", tu_path(dir, "in.csv"));
+    /* numeric QIs with decimals and exponents, a categorical QI, a class, a numeric sensitive value */
+    char *text = malloc(64 * 400);
+    assert_non_null(text);
+    size_t used = (size_t)sprintf(text, "x,y,c,label,s\n");
+    tu_rng rng = {7};
+    for (int r = 0; r < 300; r++)
+        used += (size_t)sprintf(text + used, "%u.%02u,%ue-1,c%u,%s,%u.5\n", (unsigned)tu_below(&rng, 90),
+                                (unsigned)tu_below(&rng, 100), (unsigned)tu_below(&rng, 5000),
+                                (unsigned)tu_below(&rng, 4), tu_below(&rng, 3) ? "yes" : "no",
+                                (unsigned)tu_below(&rng, 50));
+    tu_write_file(input, text);
+    free(text);
+    char hierarchy[4300];
+    tu_write_file(tu_path(dir, "c.csv"), "c0;c0-1;*\nc1;c0-1;*\nc2;c2-3;*\nc3;c2-3;*\n");
+    snprintf(hierarchy, sizeof hierarchy, "c=%s", tu_path(dir, "c.csv"));
+
+    const anonkit_option o1[] = {ANONKIT_OPT_QI, ANONKIT_OPT_SENSITIVE, ANONKIT_OPT_K, ANONKIT_OPT_L,
+                                 ANONKIT_OPT_L_VARIANT, ANONKIT_OPT_SPLIT, ANONKIT_OPT_CLASS, ANONKIT_OPT_MIN_GAIN,
+                                 ANONKIT_OPT_WEIGHTS, ANONKIT_OPT_SEED, ANONKIT_OPT_HIERARCHY, ANONKIT_OPT__COUNT};
+    const char *const v1[] = {"x,y,c",    "s",         "4", "1.5", "entropy", "infogain", "label", "0.01",
+                              "x=0.5,y=1.25", "1", hierarchy};
+    const anonkit_option o2[] = {ANONKIT_OPT_QI, ANONKIT_OPT_SENSITIVE, ANONKIT_OPT_K, ANONKIT_OPT_VARIANCE,
+                                 ANONKIT_OPT_PUBLISH, ANONKIT_OPT_SEED, ANONKIT_OPT_KEEP_ORDER, ANONKIT_OPT__COUNT};
+    const char *const v2[] = {"x,y", "s", "5", "2.5", "mean", "2", "true"};
+    const anonkit_option o3[] = {ANONKIT_OPT_QI, ANONKIT_OPT_K, ANONKIT_OPT_ALGORITHM, ANONKIT_OPT_MEMORY,
+                                 ANONKIT_OPT_ALPHA, ANONKIT_OPT_PUBLISH, ANONKIT_OPT_SEED, ANONKIT_OPT_HIERARCHY,
+                                 ANONKIT_OPT__COUNT};
+    const char *const v3[] = {"x,y,c", "3", "rothko-s", "16M", "0.05", "range", "3", hierarchy};
+    const anonkit_option *const opts[] = {o1, o2, o3};
+    const char *const *const values[] = {v1, v2, v3};
+    enum { NRUNS = 3 };
+    char *published[2][NRUNS], *summary[2][NRUNS], *report[2][NRUNS];
+    for (int pass = 0; pass < 2; pass++) {
+        if (pass == 0) assert_non_null(setlocale(LC_ALL, "C"));
+        else if (!setlocale(LC_ALL, "de_DE.UTF-8"))
+            fail_msg("the locale de_DE.UTF-8 is not installed (scripts/deps.sh generates it)");
+        const char *point = pass ? "," : ".";
+        assert_string_equal(localeconv()->decimal_point, point);
+        for (int r = 0; r < NRUNS; r++) {
+            run_anonymize(dir, input, opts[r], values[r], &published[pass][r], &summary[pass][r], &report[pass][r]);
+            assert_string_equal(localeconv()->decimal_point, point); /* the caller's locale is back */
+        }
+        char printed[32];
+        snprintf(printed, sizeof printed, "%.2f", 0.5);
+        assert_string_equal(printed, pass ? "0,50" : "0.50");
+    }
+    setlocale(LC_ALL, "C");
+    for (int r = 0; r < NRUNS; r++) {
+        assert_string_equal(published[0][r], published[1][r]);
+        assert_string_equal(summary[0][r], summary[1][r]);
+        assert_string_equal(report[0][r], report[1][r]);
+        assert_non_null(strchr(published[0][r], '.')); /* decimals were published */
+        for (int pass = 0; pass < 2; pass++) {
+            free(published[pass][r]);
+            free(summary[pass][r]);
+            free(report[pass][r]);
+        }
+    }
+    tu_rmtree(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_option_table), cmocka_unit_test(test_set_and_reject),
         cmocka_unit_test(test_values_stored), cmocka_unit_test(test_algorithms),
         cmocka_unit_test(test_lists),        cmocka_unit_test(test_job_file),
+        cmocka_unit_test(test_decimal_comma_locale),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -10,6 +10,7 @@
 
 #include "api/algorithm.h"
 #include "api/job.h"
+#include "api/locale.h"
 #include "api/report.h"
 #include "common/clock.h"
 #include "core/partition.h"
@@ -169,7 +170,8 @@ static int validate_algorithm(anonkit_job *job)
     return algo->validate ? algo->validate(job) : ANONKIT_OK;
 }
 
-int anonkit_anonymize(anonkit_job *job, anonkit_result **out_result)
+/* anonkit_anonymize in the C numeric locale. */
+static int anonymize(anonkit_job *job, anonkit_result **out_result)
 {
     *out_result = NULL;
     ak_err_clear(&job->err);
@@ -305,4 +307,13 @@ done:
     if (rc < 0) return job_fail(job);
     *out_result = result;
     return ANONKIT_OK;
+}
+
+int anonkit_anonymize(anonkit_job *job, anonkit_result **out_result)
+{
+    ak_c_numeric scope;
+    ak_c_numeric_enter(&scope);
+    const int rc = anonymize(job, out_result);
+    ak_c_numeric_leave(&scope);
+    return rc;
 }

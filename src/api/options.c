@@ -13,6 +13,7 @@
 #include "algo/mondrian/rothko.h"
 #include "algo/onedim/onedim.h"
 #include "api/algorithm.h"
+#include "api/locale.h"
 
 /* ---- parsers of option values ---- */
 
@@ -655,11 +656,21 @@ anonkit_option anonkit_option_find(const char *name)
     return ANONKIT_OPT__COUNT;
 }
 
-int anonkit_job_set(anonkit_job *job, anonkit_option option, const char *value)
+/* anonkit_job_set in the C numeric locale. */
+static int job_set(anonkit_job *job, anonkit_option option, const char *value)
 {
     if (!job) return ANONKIT_E_USAGE;
     if (!value) return job_usage_error(job, "--%s needs a value", anonkit_option_name(option));
     const ak_option_desc *d = ak_option_desc_of(option);
     if (!d) return job_usage_error(job, "unknown option");
     return d->set(job, d, value);
+}
+
+int anonkit_job_set(anonkit_job *job, anonkit_option option, const char *value)
+{
+    ak_c_numeric scope;
+    ak_c_numeric_enter(&scope);
+    const int rc = job_set(job, option, value);
+    ak_c_numeric_leave(&scope);
+    return rc;
 }
