@@ -385,7 +385,8 @@ static void run_anonymize(const char *dir, const char *input, const anonkit_opti
 /* A program that chose a locale with a decimal comma (setlocale(LC_ALL, ""))
  * gets the same options, output, summary and report as under the C locale,
  * and keeps its own locale after every call. The locale must be installed
- * (scripts/deps.sh generates it): without it the test fails. */
+ * (scripts/deps.sh generates it): without it the test fails. 20000 rows, so
+ * that the writer formats the class means on worker threads too. */
 static void test_decimal_comma_locale(void **state)
 {
     (void)state;
@@ -393,11 +394,11 @@ static void test_decimal_comma_locale(void **state)
     char input[4200];
     snprintf(input, sizeof input, "%s", tu_path(dir, "in.csv"));
     /* numeric QIs with decimals and exponents, a categorical QI, a class, a numeric sensitive value */
-    char *text = malloc(64 * 400);
+    char *text = malloc(64 * 20100);
     assert_non_null(text);
     size_t used = (size_t)sprintf(text, "x,y,c,label,s\n");
     tu_rng rng = {7};
-    for (int r = 0; r < 300; r++)
+    for (int r = 0; r < 20000; r++)
         used += (size_t)sprintf(text + used, "%u.%02u,%ue-1,c%u,%s,%u.5\n", (unsigned)tu_below(&rng, 90),
                                 (unsigned)tu_below(&rng, 100), (unsigned)tu_below(&rng, 5000),
                                 (unsigned)tu_below(&rng, 4), tu_below(&rng, 3) ? "yes" : "no",
@@ -420,9 +421,13 @@ static void test_decimal_comma_locale(void **state)
                                  ANONKIT_OPT_ALPHA, ANONKIT_OPT_PUBLISH, ANONKIT_OPT_SEED, ANONKIT_OPT_HIERARCHY,
                                  ANONKIT_OPT__COUNT};
     const char *const v3[] = {"x,y,c", "3", "rothko-s", "16M", "0.05", "range", "3", hierarchy};
-    const anonkit_option *const opts[] = {o1, o2, o3};
-    const char *const *const values[] = {v1, v2, v3};
-    enum { NRUNS = 3 };
+    /* class means formatted by the writer's worker threads */
+    const anonkit_option o4[] = {ANONKIT_OPT_QI, ANONKIT_OPT_K, ANONKIT_OPT_PUBLISH, ANONKIT_OPT_THREADS,
+                                 ANONKIT_OPT_SEED, ANONKIT_OPT__COUNT};
+    const char *const v4[] = {"x,y", "2", "mean", "4", "4"};
+    const anonkit_option *const opts[] = {o1, o2, o3, o4};
+    const char *const *const values[] = {v1, v2, v3, v4};
+    enum { NRUNS = 4 };
     char *published[2][NRUNS], *summary[2][NRUNS], *report[2][NRUNS];
     for (int pass = 0; pass < 2; pass++) {
         if (pass == 0) assert_non_null(setlocale(LC_ALL, "C"));

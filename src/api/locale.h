@@ -3,7 +3,8 @@
  * decimal comma would otherwise make strtod read "0.05" as 0 and printf write
  * "0,05"). The switch is per thread (uselocale), so concurrent jobs on other
  * threads and the caller's own locale are untouched; it lasts from
- * ak_c_numeric_enter to ak_c_numeric_leave. */
+ * ak_c_numeric_enter to ak_c_numeric_leave. The worker threads a call starts
+ * (common/parallel.h: ak_thread_create) take the calling thread's locale. */
 #ifndef AK_API_LOCALE_H
 #define AK_API_LOCALE_H
 

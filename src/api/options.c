@@ -430,7 +430,12 @@ static int set_train_rows(anonkit_job *job, const ak_option_desc *d, const char 
     return ANONKIT_OK;
 }
 
-/* ---- the table ---- */
+/* ---- the table ----
+ *
+ * One entry per option, indexed by its anonkit_option value: {long name,
+ * flags, setter, field of the generic setters, placeholder, help}. The help
+ * is the option's line in `anonkit anonymize --help` (or in the help of the
+ * one subcommand that takes it); a subcommand may word it for itself. */
 
 static const ak_option_desc options[ANONKIT_OPT__COUNT] = {
     [ANONKIT_OPT_INPUT] =
@@ -440,20 +445,23 @@ static const ak_option_desc options[ANONKIT_OPT__COUNT] = {
         {"output", ANONKIT_OPTF_PATH | AK_OPTF_JSON_TEXT, set_text, offsetof(anonkit_job, output), "FILE",
          "published CSV (- for stdout); written only on success"},
     [ANONKIT_OPT_QI] =
-        {"qi", ANONKIT_OPTF_LIST | ANONKIT_OPTF_REPLACE | AK_OPTF_JSON_TEXT, set_names, offsetof(anonkit_job, qi), "A,B,...",
+        {"qi", ANONKIT_OPTF_LIST | ANONKIT_OPTF_REPLACE | AK_OPTF_JSON_TEXT, set_names,
+         offsetof(anonkit_job, qi), "A,B,...",
          "quasi-identifier columns"},
     [ANONKIT_OPT_SENSITIVE] =
         {"sensitive", AK_OPTF_JSON_TEXT, set_text, offsetof(anonkit_job, sensitive), "COL",
          "sensitive column (needed by --l and --variance)"},
     [ANONKIT_OPT_IDENTIFIER] =
-        {"identifier", ANONKIT_OPTF_LIST | ANONKIT_OPTF_REPLACE | AK_OPTF_JSON_TEXT, set_names, offsetof(anonkit_job, identifiers), "A,...",
+        {"identifier", ANONKIT_OPTF_LIST | ANONKIT_OPTF_REPLACE | AK_OPTF_JSON_TEXT, set_names,
+         offsetof(anonkit_job, identifiers), "A,...",
          "identifier columns, dropped from the output"},
     [ANONKIT_OPT_HIERARCHY] =
         {"hierarchy", ANONKIT_OPTF_LIST | AK_OPTF_JSON_PATHS, set_hierarchy, 0, "A=FILE",
          "ARX generalization hierarchy of QI A (';'-separated,\n"
          "one row per leaf); a QI without one must be numeric"},
     [ANONKIT_OPT_NUMERIC] =
-        {"numeric", ANONKIT_OPTF_LIST | ANONKIT_OPTF_REPLACE | AK_OPTF_JSON_TEXT, set_names, offsetof(anonkit_job, numeric), "A,...",
+        {"numeric", ANONKIT_OPTF_LIST | ANONKIT_OPTF_REPLACE | AK_OPTF_JSON_TEXT, set_names,
+         offsetof(anonkit_job, numeric), "A,...",
          "treat these QIs as numeric although they have a hierarchy"},
     [ANONKIT_OPT_K] =
         {"k", 0, set_k, 0, "K",

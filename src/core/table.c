@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "common/hugemem.h"
+#include "common/parallel.h"
 #include "core/numdict.h"
 #include "io/csv.h"
 
@@ -541,7 +542,7 @@ static int finish_numeric(table *t, qi_reader *qr, unsigned threads, uint32_t **
     }
     finish_job jobs[2] = {{t, qr, more, n0, owner, 0, 0, {0}}, {t, qr, more, n0, owner, 1, 0, {0}}};
     pthread_t helper;
-    const int helped = two && pthread_create(&helper, NULL, finish_some, &jobs[1]) == 0;
+    const int helped = two && ak_thread_create(&helper, finish_some, &jobs[1]) == 0;
     finish_some(&jobs[0]);
     if (helped) pthread_join(helper, NULL);
     else if (two) finish_some(&jobs[1]);
@@ -636,7 +637,7 @@ static int load_rows_parallel(table *t, const table_spec *spec, qi_reader *qr, u
         if (lines[0] && lines[1] && want < SIZE_MAX / 64) rc = grow_rows(pieces[i].t, &pieces[i].cap, (size_t)want, err);
     }
     if (rc == ANONKIT_OK) {
-        started = pthread_create(&helper, NULL, load_piece_rows, &pieces[1]) == 0;
+        started = ak_thread_create(&helper, load_piece_rows, &pieces[1]) == 0;
         load_piece_rows(&pieces[0]);
         if (started) pthread_join(helper, NULL);
     }
@@ -757,7 +758,7 @@ static int stream_rows_parallel(table *t, const table_spec *spec, qi_reader *qr,
     }
     pthread_t helper;
     if (rc == ANONKIT_OK) {
-        started = pthread_create(&helper, NULL, stream_piece_rows, &pieces[1]) == 0;
+        started = ak_thread_create(&helper, stream_piece_rows, &pieces[1]) == 0;
         if (started) {
             stream_piece_rows(&pieces[0]);
             pthread_join(helper, NULL);

@@ -46,6 +46,7 @@
  * does not flush: a caller that stops on an error has nothing more to write.
  */
 #include "io/csv.h"
+#include "common/parallel.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -812,7 +813,7 @@ int csv_writer_background(csv_writer *w, unsigned nbufs, size_t buf_size, uint64
         pthread_cond_destroy(&bg->wake);
         ready = 0;
     }
-    if (ready && pthread_create(&bg->thread, NULL, bg_main, bg) != 0) {
+    if (ready && ak_thread_create(&bg->thread, bg_main, bg) != 0) {
         pthread_cond_destroy(&bg->done);
         pthread_cond_destroy(&bg->wake);
         ready = 0;

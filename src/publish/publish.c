@@ -25,6 +25,7 @@
 #include <sys/stat.h>
 
 #include "common/hugemem.h"
+#include "common/parallel.h"
 #include "core/recode.h"
 #include "common/rng.h"
 #include "common/strbuf.h"
@@ -161,7 +162,7 @@ static int format_classes(publisher *pub, unsigned threads, ak_error *err)
     const size_t half = threads > 1 && p->nclasses >= 4096 ? p->nclasses / 2 : p->nclasses;
     format_job jobs[2] = {{pub, 0, half, {0}, 0}, {pub, half, p->nclasses, {0}, 0}};
     pthread_t helper;
-    int helped = half < p->nclasses && pthread_create(&helper, NULL, format_classes_some, &jobs[1]) == 0;
+    int helped = half < p->nclasses && ak_thread_create(&helper, format_classes_some, &jobs[1]) == 0;
     format_classes_some(&jobs[0]);
     if (helped) pthread_join(helper, NULL);
     else format_classes_some(&jobs[1]);
@@ -525,7 +526,7 @@ static int read_copied(const publisher *pub, const table *t, unsigned threads, c
             const uint64_t both = (uint64_t)st.st_size - data_start;
             if (both < SIZE_MAX / 2) (void)reserve_huge(&pieces[0].text, (size_t)(both + both / 16) + 8192);
             pthread_t helper;
-            const int started = pthread_create(&helper, NULL, copy_rows, &pieces[1]) == 0;
+            const int started = ak_thread_create(&helper, copy_rows, &pieces[1]) == 0;
             if (started) {
                 copy_rows(&pieces[0]);
                 pthread_join(helper, NULL);
@@ -616,7 +617,7 @@ int publish_copied_start(publish_copied **out, const table *t, ak_error *err)
     int rc = publisher_setup(&c->pub, t, &none, 1, err);
     if (rc == ANONKIT_OK && c->pub.ncopied) {
         c->t = t;
-        if (pthread_create(&c->thread, NULL, copied_main, c) != 0)
+        if (ak_thread_create(&c->thread, copied_main, c) != 0)
             rc = ak_err_set(err, ANONKIT_E_INTERNAL, NULL, 0, 0, "cannot start a thread");
         else c->started = 1;
     }
@@ -778,7 +779,7 @@ static int write_rows(const compose_job *proto, size_t nwrite, unsigned threads,
     int helped = 0;
     if (threads > 1 && wp.nblocks > 1) {
         workers[0].step = 2;
-        helped = pthread_create(&helper, NULL, pipe_work, &workers[1]) == 0;
+        helped = ak_thread_create(&helper, pipe_work, &workers[1]) == 0;
         if (!helped) workers[0].step = 1;
     }
     pipe_work(&workers[0]);
@@ -982,7 +983,7 @@ static void composer_start(publish_stream *ps)
         return;
     }
     atomic_init(&c->quit, 0);
-    if (pthread_create(&c->thread, NULL, composer_main, ps) != 0) {
+    if (ak_thread_create(&c->thread, composer_main, ps) != 0) {
         pthread_cond_destroy(&c->changed);
         pthread_mutex_destroy(&c->lock);
         return;

@@ -41,6 +41,7 @@
 
 #include "common/compare.h"
 #include "common/hugemem.h"
+#include "common/parallel.h"
 #include "common/stats.h"
 
 /* Partitions of at most this many rows are split out of place (partition_rows). */
@@ -1276,7 +1277,7 @@ static int spawn_helper(mdr *s, helper **out, ak_error *err)
         rc = push(c, s->stack[f].begin, s->stack[f].end, frame, frame + 2 * s->bw, frame + 2 * s->bw + s->d,
                   s->stack[f].median_only, err);
     }
-    if (rc == ANONKIT_OK && pthread_create(&h->thread, NULL, helper_main, h) != 0)
+    if (rc == ANONKIT_OK && ak_thread_create(&h->thread, helper_main, h) != 0)
         rc = ak_err_set(err, ANONKIT_E_INTERNAL, NULL, 0, 0, "cannot start a thread");
     if (rc < 0) {
         worker_free(c);
@@ -1441,7 +1442,7 @@ static void write_all_classes(const mdr *s, size_t first_class)
     const size_t half = s->threads > 1 && s->n >= MDR_PARALLEL_MIN_ROWS ? first_class + (n - first_class) / 2 : n;
     class_job jobs[2] = {{s, first_class, half}, {s, half, n}};
     pthread_t helper;
-    const int helped = half < n && pthread_create(&helper, NULL, write_classes, &jobs[1]) == 0;
+    const int helped = half < n && ak_thread_create(&helper, write_classes, &jobs[1]) == 0;
     write_classes(&jobs[0]);
     if (helped) pthread_join(helper, NULL);
     else write_classes(&jobs[1]);
@@ -1486,7 +1487,7 @@ static void fill_all_rows(mdr *s, uint32_t *box)
     const size_t half = s->threads > 1 && s->n >= MDR_PARALLEL_MIN_ROWS ? s->n / 2 : s->n;
     fill_job jobs[2] = {{s, 0, half, box}, {s, half, s->n, other}};
     pthread_t helper;
-    const int helped = half < s->n && pthread_create(&helper, NULL, fill_rows, &jobs[1]) == 0;
+    const int helped = half < s->n && ak_thread_create(&helper, fill_rows, &jobs[1]) == 0;
     fill_rows(&jobs[0]);
     if (helped) pthread_join(helper, NULL);
     else fill_rows(&jobs[1]);
