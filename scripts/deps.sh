@@ -2,7 +2,7 @@
 # Installs the Debian 12 packages anonkit needs to build, test and benchmark,
 # when any is missing. Run as root (or with sudo available).
 set -euo pipefail
-packages=(cmake make gcc pkg-config libcmocka-dev libjansson-dev libxxhash-dev libgsl-dev python3 hyperfine time)
+packages=(cmake make gcc pkg-config libcmocka-dev libjansson-dev libxxhash-dev libgsl-dev python3 hyperfine time locales)
 # `deps.sh fuzz`: also clang and its libFuzzer and sanitizer runtimes (tests/fuzz)
 if [ "${1:-}" = fuzz ]; then packages+=(clang-14 libclang-rt-14-dev); fi
 missing=()
@@ -15,4 +15,12 @@ if [ ${#missing[@]} -gt 0 ]; then
   [ "$(id -u)" -eq 0 ] || sudo="sudo"
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+# test_job runs anonymize under a locale with a decimal comma: generate it when missing.
+if ! locale -a 2>/dev/null | grep -qi '^de_DE\.utf-\?8$'; then
+  echo "generating the locale de_DE.UTF-8" >&2
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo sed -i 's/^# *de_DE.UTF-8/de_DE.UTF-8/' /etc/locale.gen
+  $sudo locale-gen >/dev/null
 fi

@@ -218,7 +218,7 @@ static void test_identical_to_in_memory(void **state)
                 must_set(job, ANONKIT_OPT_TMPDIR, spill);
                 must_set(job, ANONKIT_OPT_REPORT, report);
                 /* every third run: the first scan keeps too few rows, so the root is sampled by a scan */
-                if (iter % 3 == 1) job->first_sample_rows = 20;
+                if (iter % 3 == 1) job_set_knob(job, JOB_KNOB_FIRST_SAMPLE_ROWS, 20);
             }
             anonkit_result *res = NULL;
             rcs[which] = anonkit_anonymize(job, &res);
@@ -658,7 +658,7 @@ static void test_sampled_always_valid(void **state)
                 must_set(job, ANONKIT_OPT_TMPDIR, spill);
                 must_set(job, ANONKIT_OPT_REPORT, report);
                 /* every third run: the first scan keeps too few rows, so the root is sampled by a scan */
-                if (iter % 3 == 1) job->first_sample_rows = 20;
+                if (iter % 3 == 1) job_set_knob(job, JOB_KNOB_FIRST_SAMPLE_ROWS, 20);
             }
             anonkit_result *res = NULL;
             rcs[which] = anonkit_anonymize(job, &res);
@@ -894,8 +894,8 @@ static void test_two_pieces_read_as_one(void **state)
             must_set(job, ANONKIT_OPT_REPORT, reports[w]);
             if (pieces == 2) {
                 must_set(job, ANONKIT_OPT_THREADS, "2");
-                job->parallel_min_bytes = 1;
-                job->pipeline_min_rows = 1; /* and repartitioned on two threads */
+                job_set_knob(job, JOB_KNOB_PARALLEL_MIN_BYTES, 1);
+                job_set_knob(job, JOB_KNOB_PIPELINE_MIN_ROWS, 1); /* and repartitioned on two threads */
             }
             anonkit_result *res = NULL;
             rcs[w] = anonkit_anonymize(job, &res);
@@ -946,7 +946,7 @@ static void test_two_pieces_read_as_one(void **state)
     must_set(job, ANONKIT_OPT_ALGORITHM, "rothko-t");
     must_set(job, ANONKIT_OPT_MEMORY, "256K");
     must_set(job, ANONKIT_OPT_THREADS, "2");
-    job->parallel_min_bytes = 1;
+    job_set_knob(job, JOB_KNOB_PARALLEL_MIN_BYTES, 1);
     anonkit_result *res = NULL;
     assert_int_equal(anonkit_anonymize(job, &res), ANONKIT_E_INPUT);
     anonkit_result_free(res);

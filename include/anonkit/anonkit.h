@@ -9,7 +9,14 @@
  * call, anonkit_job_set(job, ANONKIT_OPT_..., "value"), so that the command
  * line, JSON job files and programs share one vocabulary. Every fallible call
  * returns ANONKIT_OK (0) or a negative ANONKIT_E_* status and leaves a message
- * in anonkit_errmsg(job). */
+ * in anonkit_errmsg(job).
+ *
+ * Threads: a job, and every result it gave, is used by one thread at a time
+ * (calls on it are not synchronized); distinct jobs may run concurrently on
+ * any threads, as the library keeps no mutable global state. A run may start
+ * worker threads of its own (ANONKIT_OPT_THREADS); they end before the call
+ * returns. Functions that take no job (anonkit_strerror, anonkit_option_*,
+ * anonkit_generate) may be called from any thread at any time. */
 #ifndef ANONKIT_H
 #define ANONKIT_H
 
@@ -52,60 +59,60 @@ ANONKIT_API const char *anonkit_strerror(int status);
 
 /* The settings of a job. Values are text; lists are comma separated. */
 typedef enum anonkit_option {
-    ANONKIT_OPT_INPUT,       /* input CSV path, "-" for stdin */
-    ANONKIT_OPT_OUTPUT,      /* output CSV path, "-" for stdout */
-    ANONKIT_OPT_QI,          /* quasi-identifier columns: "age,zip,sex" (appends) */
-    ANONKIT_OPT_SENSITIVE,   /* the sensitive column */
-    ANONKIT_OPT_IDENTIFIER,  /* identifier columns, dropped from the output (appends) */
-    ANONKIT_OPT_HIERARCHY,   /* "attr=path" of an ARX-format hierarchy (one per call) */
-    ANONKIT_OPT_NUMERIC,     /* QIs to treat as numeric even though they have a hierarchy */
-    ANONKIT_OPT_K,           /* k of k-anonymity (default 1 = off) */
-    ANONKIT_OPT_L,           /* l of l-diversity (default off) */
-    ANONKIT_OPT_L_VARIANT,   /* distinct|entropy|recursive|probabilistic, comma list */
-    ANONKIT_OPT_C,           /* c of recursive (c,l)-diversity */
-    ANONKIT_OPT_ALGORITHM,   /* mondrian | rothko-t | rothko-s | incognito | hilbert | hilbert-fast | idistance | idistance-fast */
-    ANONKIT_OPT_REPORT,      /* path of the JSON report */
-    ANONKIT_OPT_SEED,        /* seed of the output shuffle */
-    ANONKIT_OPT_KEEP_ORDER,  /* "1": keep input row order */
-    ANONKIT_OPT_DELIMITER,   /* field delimiter, one character (default ',') */
-    ANONKIT_OPT_WEIGHTS,     /* NCP weights "age=2,sex=1" */
-    ANONKIT_OPT_JOB,         /* a JSON job file: loads all its settings */
-    ANONKIT_OPT_THREADS,     /* worker threads; 0 (default) = one per online core */
-    ANONKIT_OPT_SPLIT,       /* split criterion: median (default) | infogain | regression */
-    ANONKIT_OPT_CLASS,       /* class label column (InfoGain; conditional entropy) */
-    ANONKIT_OPT_TARGET,      /* numeric target column (Regression; RMSE) */
-    ANONKIT_OPT_MIN_GAIN,    /* InfoGain: below this gain (bits) continue with Median (default 0.01) */
-    ANONKIT_OPT_VARIANCE,    /* variance diversity: least variance of the numeric sensitive value */
-    ANONKIT_OPT_PUBLISH,     /* numeric QIs as: generalize (default) | range | mean */
-    ANONKIT_OPT_RULES,       /* path of the recoding rules written by anonymize, read by recode */
-    ANONKIT_OPT_MEMORY,      /* out of core: memory budget, "256M" (K/M/G suffixes) */
-    ANONKIT_OPT_FCACHE,      /* rothko-t: frequency groups held at once (0 = as many as fit) */
-    ANONKIT_OPT_BLOCK_SIZE,  /* out of core: bytes per read/write of spill files (default 256K) */
-    ANONKIT_OPT_TMPDIR,      /* out of core: parent folder of the private spill folder (default TMPDIR) */
+    ANONKIT_OPT_INPUT = 0,       /* input CSV path, "-" for stdin */
+    ANONKIT_OPT_OUTPUT = 1,      /* output CSV path, "-" for stdout */
+    ANONKIT_OPT_QI = 2,          /* quasi-identifier columns: "age,zip,sex" (appends) */
+    ANONKIT_OPT_SENSITIVE = 3,   /* the sensitive column */
+    ANONKIT_OPT_IDENTIFIER = 4,  /* identifier columns, dropped from the output (appends) */
+    ANONKIT_OPT_HIERARCHY = 5,   /* "attr=path" of an ARX-format hierarchy (one per call) */
+    ANONKIT_OPT_NUMERIC = 6,     /* QIs to treat as numeric even though they have a hierarchy */
+    ANONKIT_OPT_K = 7,           /* k of k-anonymity (default 1 = off) */
+    ANONKIT_OPT_L = 8,           /* l of l-diversity (default off) */
+    ANONKIT_OPT_L_VARIANT = 9,   /* distinct|entropy|recursive|probabilistic, comma list */
+    ANONKIT_OPT_C = 10,          /* c of recursive (c,l)-diversity */
+    ANONKIT_OPT_ALGORITHM = 11,  /* mondrian | rothko-t | rothko-s | incognito | hilbert | hilbert-fast | idistance | idistance-fast */
+    ANONKIT_OPT_REPORT = 12,     /* path of the JSON report */
+    ANONKIT_OPT_SEED = 13,       /* seed of the output shuffle */
+    ANONKIT_OPT_KEEP_ORDER = 14, /* "1": keep input row order */
+    ANONKIT_OPT_DELIMITER = 15,  /* field delimiter, one character (default ',') */
+    ANONKIT_OPT_WEIGHTS = 16,    /* NCP weights "age=2,sex=1" */
+    ANONKIT_OPT_JOB = 17,        /* a JSON job file: loads all its settings */
+    ANONKIT_OPT_THREADS = 18,    /* worker threads; 0 (default) = one per online core */
+    ANONKIT_OPT_SPLIT = 19,      /* split criterion: median (default) | infogain | regression */
+    ANONKIT_OPT_CLASS = 20,      /* class label column (InfoGain; conditional entropy) */
+    ANONKIT_OPT_TARGET = 21,     /* numeric target column (Regression; RMSE) */
+    ANONKIT_OPT_MIN_GAIN = 22,   /* InfoGain: below this gain (bits) continue with Median (default 0.01) */
+    ANONKIT_OPT_VARIANCE = 23,   /* variance diversity: least variance of the numeric sensitive value */
+    ANONKIT_OPT_PUBLISH = 24,    /* numeric QIs as: generalize (default) | range | mean */
+    ANONKIT_OPT_RULES = 25,      /* path of the recoding rules written by anonymize, read by recode */
+    ANONKIT_OPT_MEMORY = 26,     /* out of core: memory budget, "256M" (K/M/G suffixes) */
+    ANONKIT_OPT_FCACHE = 27,     /* rothko-t: frequency groups held at once (0 = as many as fit) */
+    ANONKIT_OPT_BLOCK_SIZE = 28, /* out of core: bytes per read/write of spill files (default 256K) */
+    ANONKIT_OPT_TMPDIR = 29,     /* out of core: parent folder of the private spill folder (default TMPDIR) */
     /* sequential releases (004): anonkit_sequential */
-    ANONKIT_OPT_PREVIOUS,    /* an earlier release CSV (appends) */
-    ANONKIT_OPT_X,           /* X of (X,Y)-privacy: attribute names of any release (appends) */
-    ANONKIT_OPT_Y,           /* Y of (X,Y)-privacy (appends) */
-    ANONKIT_OPT_ANONYMITY,   /* k of (X,Y)-anonymity */
-    ANONKIT_OPT_LINKABILITY, /* p of (X,Y)-linkability, 0 < p <= 1 */
-    ANONKIT_OPT_SENSITIVE_VALUES, /* linkability: the values of Y that count (appends) */
-    ANONKIT_OPT_SCORE,       /* InfoGain of Score: entropy (default, needs --class) | distortion */
-    ANONKIT_OPT_INCONSISTENT,/* file of value pairs that cannot belong to one person */
-    ANONKIT_OPT_BITS,        /* 1-D algorithms: Hilbert bits per QI (default 12) */
-    ANONKIT_OPT_CENTERS,     /* iDistance: k-means centres (default 512) */
-    ANONKIT_OPT_KL_LEVEL,    /* metrics: KL-divergence of the datacube at this lattice level (001 §6.3) */
-    ANONKIT_OPT_SUPPRESSION, /* incognito, check: largest share of rows that may be suppressed (default 0) */
-    ANONKIT_OPT_INCOGNITO_VARIANT, /* basic|super-roots|cube|binary-search|bottom-up|bottom-up-norollup */
-    ANONKIT_OPT_CHOOSE,      /* incognito: the published k-minimal node has the least gcp (default) | height | dm */
-    ANONKIT_OPT_ALPHA,       /* rothko-s: significance of the hypothesis tests (default 0.05) */
-    ANONKIT_OPT_TEST,        /* rothko-s: hypothesis (default) | naive */
-    ANONKIT_OPT_SAMPLE_SIZE, /* rothko-s: rows of the largest sample (default: as many as --memory holds) */
-    ANONKIT_OPT_GROWTH_DEPTH,/* rothko-s: repartition when the grown tree is this deep (default: when memory is full) */
+    ANONKIT_OPT_PREVIOUS = 30,   /* an earlier release CSV (appends) */
+    ANONKIT_OPT_X = 31,          /* X of (X,Y)-privacy: attribute names of any release (appends) */
+    ANONKIT_OPT_Y = 32,          /* Y of (X,Y)-privacy (appends) */
+    ANONKIT_OPT_ANONYMITY = 33,  /* k of (X,Y)-anonymity */
+    ANONKIT_OPT_LINKABILITY = 34, /* p of (X,Y)-linkability, 0 < p <= 1 */
+    ANONKIT_OPT_SENSITIVE_VALUES = 35, /* linkability: the values of Y that count (appends) */
+    ANONKIT_OPT_SCORE = 36,      /* InfoGain of Score: entropy (default, needs --class) | distortion */
+    ANONKIT_OPT_INCONSISTENT = 37, /* file of value pairs that cannot belong to one person */
+    ANONKIT_OPT_BITS = 38,       /* 1-D algorithms: Hilbert bits per QI (default 12) */
+    ANONKIT_OPT_CENTERS = 39,    /* iDistance: k-means centres (default 512) */
+    ANONKIT_OPT_KL_LEVEL = 40,   /* metrics: KL-divergence of the datacube at this lattice level (001 §6.3) */
+    ANONKIT_OPT_SUPPRESSION = 41, /* incognito, check: largest share of rows that may be suppressed (default 0) */
+    ANONKIT_OPT_INCOGNITO_VARIANT = 42, /* basic|super-roots|cube|binary-search|bottom-up|bottom-up-norollup */
+    ANONKIT_OPT_CHOOSE = 43,     /* incognito: the published k-minimal node has the least gcp (default) | height | dm */
+    ANONKIT_OPT_ALPHA = 44,      /* rothko-s: significance of the hypothesis tests (default 0.05) */
+    ANONKIT_OPT_TEST = 45,       /* rothko-s: hypothesis (default) | naive */
+    ANONKIT_OPT_SAMPLE_SIZE = 46, /* rothko-s: rows of the largest sample (default: as many as --memory holds) */
+    ANONKIT_OPT_GROWTH_DEPTH = 47, /* rothko-s: repartition when the grown tree is this deep (default: when memory is full) */
     /* metrics: classification error of a decision tree (004 §6) */
-    ANONKIT_OPT_CLASS_ERROR, /* class column the tree predicts */
-    ANONKIT_OPT_TRAIN_ROWS,  /* the first N published rows train the tree, the others test it */
-    ANONKIT_OPT_SPLIT_COLUMN,/* or: a column whose value is train or test in every row */
-    ANONKIT_OPT__COUNT
+    ANONKIT_OPT_CLASS_ERROR = 48, /* class column the tree predicts */
+    ANONKIT_OPT_TRAIN_ROWS = 49, /* the first N published rows train the tree, the others test it */
+    ANONKIT_OPT_SPLIT_COLUMN = 50, /* or: a column whose value is train or test in every row */
+    ANONKIT_OPT__COUNT = 51 /* the number of options; not an option */
 } anonkit_option;
 
 typedef struct anonkit_job anonkit_job;
@@ -114,9 +121,10 @@ typedef struct anonkit_result anonkit_result;
 ANONKIT_API anonkit_job *anonkit_job_create(void);
 ANONKIT_API void anonkit_job_free(anonkit_job *job);
 
-/* Sets one option. List options (qi, identifier, numeric, hierarchy) append;
- * the empty text "" empties the list. For ANONKIT_OPT_JOB reads every setting of the JSON file
- * (relative paths in it are taken relative to the file's folder). */
+/* Sets one option. List options (ANONKIT_OPTF_LIST: qi, identifier, numeric,
+ * hierarchy, previous, x, y, sensitive-values) append; the empty text "" empties
+ * the list. For ANONKIT_OPT_JOB reads every setting of the JSON file (relative
+ * paths in it are taken relative to the file's folder). */
 ANONKIT_API int anonkit_job_set(anonkit_job *job, anonkit_option option, const char *value);
 
 /* Out-of-core runs keep their spill files, unnamed, in a private folder that
@@ -126,8 +134,31 @@ ANONKIT_API int anonkit_job_set(anonkit_job *job, anonkit_option option, const c
  * buf (NUL-terminated, first byte written last); otherwise buf[0] is 0. */
 ANONKIT_API void anonkit_job_set_spill_notice(anonkit_job *job, volatile char *buf, size_t size);
 
-/* The option's long name as used on the command line and in job files. */
+/* The option's long name as used on the command line and in job files ("?"
+ * when option is not one). */
 ANONKIT_API const char *anonkit_option_name(anonkit_option option);
+
+/* The option called `name` (its long name), or ANONKIT_OPT__COUNT when none is. */
+ANONKIT_API anonkit_option anonkit_option_find(const char *name);
+
+/* What kind of value an option takes (anonkit_option_flags). */
+enum {
+    ANONKIT_OPTF_FLAG = 1,   /* on the command line it takes no value: giving it sets "true" */
+    ANONKIT_OPTF_LIST = 2,   /* every setting appends to a list; "" empties the list */
+    ANONKIT_OPTF_PATH = 4,   /* a file or folder; a job file's relative paths start at its folder */
+    ANONKIT_OPTF_REPLACE = 8 /* a list that the command line replaces rather than extends when a job file set it */
+};
+
+/* The ANONKIT_OPTF_* flags of an option (0 when option is not one). */
+ANONKIT_API unsigned anonkit_option_flags(anonkit_option option);
+
+/* The placeholder of the option's value in help texts ("FILE", "K", "A,B,...");
+ * NULL for an ANONKIT_OPTF_FLAG option or when option is not one. */
+ANONKIT_API const char *anonkit_option_arg(anonkit_option option);
+
+/* The option's help: lines separated by '\n', without a final one (NULL when
+ * option is not one). */
+ANONKIT_API const char *anonkit_option_help(anonkit_option option);
 
 /* The message of the last failure on this job, "FILE:LINE: what is wrong". */
 ANONKIT_API const char *anonkit_errmsg(const anonkit_job *job);

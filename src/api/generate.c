@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "anonkit/anonkit.h"
+#include "api/locale.h"
 #include "common/error.h"
 #include "common/rng.h"
 #include "io/outfile.h"
@@ -16,7 +17,8 @@ static int fail(const ak_error *err, char *errbuf, size_t errsize)
     return err->code ? err->code : ANONKIT_E_INTERNAL;
 }
 
-int anonkit_generate(const char *output_path, uint64_t rows, const uint64_t *seed, const char *format,
+/* anonkit_generate in the C numeric locale. */
+static int generate(const char *output_path, uint64_t rows, const uint64_t *seed, const char *format,
                      const char *salary, uint64_t *out_seed, char *errbuf, size_t errsize)
 {
     ak_error err;
@@ -59,4 +61,14 @@ int anonkit_generate(const char *output_path, uint64_t rows, const uint64_t *see
         return fail(&err, errbuf, errsize);
     }
     return ANONKIT_OK;
+}
+
+int anonkit_generate(const char *output_path, uint64_t rows, const uint64_t *seed, const char *format,
+                     const char *salary, uint64_t *out_seed, char *errbuf, size_t errsize)
+{
+    ak_c_numeric scope;
+    ak_c_numeric_enter(&scope);
+    const int rc = generate(output_path, rows, seed, format, salary, out_seed, errbuf, errsize);
+    ak_c_numeric_leave(&scope);
+    return rc;
 }

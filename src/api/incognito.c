@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "algo/incognito/incognito.h"
+#include "api/job.h"
 #include "common/clock.h"
 
 static int usage(anonkit_job *job, const char *what)
@@ -16,14 +17,15 @@ static int usage(anonkit_job *job, const char *what)
     return ak_err_set(&job->err, ANONKIT_E_USAGE, NULL, 0, 0, "%s", what);
 }
 
+int inc_job_reject_options(anonkit_job *job)
+{
+    if (job->incognito.given)
+        return usage(job, "--suppression, --incognito-variant and --choose go with --algorithm incognito");
+    return ANONKIT_OK;
+}
+
 int inc_job_validate(anonkit_job *job)
 {
-    const int incognito = job->algorithm && !strcmp(job->algorithm, "incognito");
-    if (!incognito) {
-        if (job->inc_set)
-            return usage(job, "--suppression, --incognito-variant and --choose go with --algorithm incognito");
-        return ANONKIT_OK;
-    }
     for (size_t q = 0; q < job->qi.count; q++) {
         size_t h = 0;
         while (h < job->hierarchy_attrs.count && strcmp(job->hierarchy_attrs.items[h], job->qi.items[q]) != 0) h++;
@@ -84,8 +86,8 @@ static json_t *minimal_json(const table *t, const inc_result *r, size_t i)
 static json_t *build_json(const anonkit_job *job, const table *t, const inc_result *r, double seconds)
 {
     json_t *o = json_object();
-    json_object_set_new(o, "variant", json_string(inc_variant_name(job->inc_variant)));
-    json_object_set_new(o, "choose", json_string(inc_choose_name(job->choose)));
+    json_object_set_new(o, "variant", json_string(inc_variant_name(job->incognito.variant)));
+    json_object_set_new(o, "choose", json_string(inc_choose_name(job->incognito.choose)));
     json_object_set_new(o, "suppression", json_real(job->suppression));
     json_object_set_new(o, "suppression_limit_rows", json_integer((json_int_t)r->suppression_limit));
     json_t *qi = json_array(), *heights = json_array();
@@ -113,20 +115,17 @@ static json_t *build_json(const anonkit_job *job, const table *t, const inc_resu
     return o;
 }
 
-int inc_job_run(anonkit_job *job, const table *t, partition *part, json_t **report, char **summary)
+int inc_job_run(anonkit_job *job, const table *t, const ak_run_context *ctx, partition *part, ak_run_output *out)
 {
-    *report = NULL;
-    *summary = NULL;
-    double *weights = NULL;
-    AK_CHECK(job_weights(job, &weights));
-    const inc_options o = {.variant = job->inc_variant, .suppression = job->suppression, .choose = job->choose,
-                           .weights = weights};
+    char **summary = &out->summary;
+    json_t **report = &out->report;
+    const inc_options o = {.variant = job->incognito.variant, .suppression = job->suppression, .choose = job->incognito.choose,
+                           .weights = ctx->weights};
     inc_result r;
     const double start = ak_seconds();
     int rc = inc_search(t, &job->model, &o, &r, &job->err);
     const double seconds = ak_seconds() - start;
     if (rc == ANONKIT_OK) rc = inc_measure_choose(t, &job->model, &o, &r, &job->err);
-    free(weights);
     if (rc < 0) {
         inc_result_free(&r);
         return rc;
@@ -144,8 +143,8 @@ int inc_job_run(anonkit_job *job, const table *t, partition *part, json_t **repo
     snprintf(*summary, size,
              "incognito (%s): %zu %sanonymous nodes, %zu k-minimal; %llu nodes checked in %.3f s\n"
              "chosen %s (least %s among the k-minimal), suppression limit %llu rows\n",
-             inc_variant_name(job->inc_variant), r.nanonymous, r.complete ? "" : "least-height ", r.nminimal,
-             (unsigned long long)r.counters.nodes_checked, seconds, name, inc_choose_name(job->choose),
+             inc_variant_name(job->incognito.variant), r.nanonymous, r.complete ? "" : "least-height ", r.nminimal,
+             (unsigned long long)r.counters.nodes_checked, seconds, name, inc_choose_name(job->incognito.choose),
              (unsigned long long)r.suppression_limit);
     rc = ANONKIT_OK;
 done:

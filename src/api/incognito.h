@@ -4,19 +4,17 @@
 #ifndef AK_API_INCOGNITO_H
 #define AK_API_INCOGNITO_H
 
-#include <jansson.h>
+#include "api/algorithm.h"
 
-#include "api/job.h"
-#include "core/partition.h"
-#include "core/table.h"
-
-/* Rejects options that do not go with the job's algorithm (before reading). */
+/* Checks a job that runs incognito (before reading). */
 int inc_job_validate(anonkit_job *job);
 
-/* Searches, chooses and fills part (initialized); *report receives the
- * "incognito" object of the JSON report and *summary lines for the human
- * summary (caller frees both). */
-int inc_job_run(anonkit_job *job, const table *t, partition *part, json_t **report /* OUT */,
-                char **summary /* OUT */);
+/* Rejects incognito's own options in a job that runs another algorithm. */
+int inc_job_reject_options(anonkit_job *job);
+
+/* Searches, chooses and fills part (initialized); out->report receives the
+ * "incognito" object of the JSON report and out->summary lines for the human
+ * summary. */
+int inc_job_run(anonkit_job *job, const table *t, const ak_run_context *ctx, partition *part, ak_run_output *out);
 
 #endif

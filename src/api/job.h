@@ -1,5 +1,9 @@
 /* job.h — the settings of one run (the anonkit_job behind the public API),
- * shared by the anonymize, check and metrics entry points in src/api/. */
+ * shared by the entry points in src/api/. The settings every verb shares sit
+ * in the job itself; each algorithm's own settings in its options struct
+ * inside it (job->rothko, job->incognito, job->onedim). Options are set only
+ * through the option table (options.c); knobs that only tests turn through
+ * job_set_knob. */
 #ifndef AK_JOB_H
 #define AK_JOB_H
 
@@ -13,6 +17,7 @@
 #include "core/recode.h"
 #include "core/table.h"
 #include "model/model.h"
+#include "model/sampletest.h"
 #include "model/xyprivacy.h"
 
 typedef struct strlist {
@@ -20,8 +25,34 @@ typedef struct strlist {
     size_t count;
 } strlist;
 
+/* Rothko-T and Rothko-S (--algorithm rothko-t|rothko-s). */
+typedef struct rothko_job_options {
+    unsigned fcache;       /* rothko-t: 0 = as many as fit */
+    double alpha;          /* rothko-s: 0 = 0.05 */
+    sample_test_kind test;
+    uint64_t sample_size;  /* rothko-s: 0 = as many rows as the budget holds */
+    uint32_t growth_depth; /* rothko-s: 0 = until memory is full */
+    size_t block_size;     /* 0 = 256 KiB */
+    char *tmpdir;
+    uint64_t pipeline_min_rows; /* test knob: rothko_options' (repartition small tables on two threads) */
+    uint64_t first_sample_rows; /* test knob: rothko_options' (sample the root by a scan) */
+} rothko_job_options;
+
+/* Incognito (--algorithm incognito). */
+typedef struct incognito_job_options {
+    inc_variant variant;
+    inc_choose choose;
+    unsigned given; /* incognito-only options given: 1 suppression, 2 variant, 4 choose */
+} incognito_job_options;
+
+/* The 1-D algorithms (hilbert, idistance and their -fast variants). */
+typedef struct onedim_job_options {
+    unsigned bits, centers; /* 0: the defaults */
+} onedim_job_options;
+
 struct anonkit_job {
-    char *input, *output, *report, *algorithm, *sensitive;
+    char *input, *output, *report, *sensitive;
+    const struct ak_algorithm *algorithm; /* --algorithm; NULL: not given (Mondrian) */
     char *class_name, *target_name, *rules;
     mdr_split split;
     double min_gain;
@@ -36,17 +67,8 @@ struct anonkit_job {
     int seed_set;
     int keep_order;
     unsigned threads;      /* 0: one per online core */
-    uint64_t parallel_min_bytes; /* not an option: table_spec's (tests set it to read small files in two pieces) */
-    uint64_t pipeline_min_rows;  /* not an option: rothko_options' (tests set it to repartition small tables on two threads) */
-    uint64_t first_sample_rows;  /* not an option: rothko_options' (tests set it low to sample the root by a scan) */
+    uint64_t parallel_min_bytes; /* test knob: table_spec's (read small files in two pieces) */
     size_t memory;         /* out of core: budget in bytes (0: not given) */
-    unsigned fcache;       /* rothko-t: 0 = as many as fit */
-    double alpha;          /* rothko-s: 0 = 0.05 */
-    sample_test_kind test;
-    uint64_t sample_size;  /* rothko-s: 0 = as many rows as the budget holds */
-    uint32_t growth_depth; /* rothko-s: 0 = until memory is full */
-    size_t block_size;     /* out of core: 0 = 256 KiB */
-    char *tmpdir;
     volatile char *spill_notice; /* anonkit_job_set_spill_notice */
     size_t spill_notice_size;
     char delimiter;
@@ -55,21 +77,50 @@ struct anonkit_job {
     xy_model xy;
     int score_distortion;
     char *inconsistent;
-    unsigned bits, centers;/* 1-D algorithms; 0: the defaults */
     unsigned kl_level;     /* metrics --kl-level; 0: none */
     char *class_error;     /* metrics --class-error: the class column of the decision tree */
     uint64_t train_rows;   /* metrics --train-rows: the first N rows train (0: not given) */
     char *split_column;    /* metrics --split-column: train/test per row */
     double suppression;    /* incognito, check: share of rows that may be suppressed */
-    inc_variant inc_variant;
-    inc_choose choose;
-    unsigned inc_set;      /* incognito-only options given: 1 suppression, 2 variant, 4 choose */
+    rothko_job_options rothko;
+    incognito_job_options incognito;
+    onedim_job_options onedim;
     ak_error err;
     char errmsg[2048];
 };
 
+/* Knobs that are not options: only tests turn them, to reach code paths that
+ * small inputs would not take. */
+typedef enum job_knob {
+    JOB_KNOB_PARALLEL_MIN_BYTES = 0, /* table_spec: read files from this size in two pieces */
+    JOB_KNOB_PIPELINE_MIN_ROWS = 1,  /* rothko: repartition from this many rows on two threads */
+    JOB_KNOB_FIRST_SAMPLE_ROWS = 2   /* rothko-s: most rows each first-scan piece keeps for the root's sample */
+} job_knob;
+void job_set_knob(anonkit_job *job, job_knob knob, uint64_t value);
+
+/* The algorithm the job runs (Mondrian when it names none). */
+const struct ak_algorithm *job_algorithm(const anonkit_job *job);
+
 /* Fills errmsg from err and returns err.code. */
 int job_fail(anonkit_job *job);
+
+/* A usage error (ANONKIT_E_USAGE) with a printf-style message, in errmsg. */
+int job_usage_error(anonkit_job *job, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+/* An out-of-memory error, in errmsg. */
+int job_out_of_memory(anonkit_job *job);
+
+/* Loads every setting of the JSON job file at path (ANONKIT_OPT_JOB); relative
+ * paths in it are taken relative to the file's folder. */
+int job_load_file(anonkit_job *job, const char *path);
+
+/* The job's lists of texts. */
+void strlist_free(strlist *l);
+int strlist_push(strlist *l, const char *s, size_t len); /* a copy of s[0..len); -1 when out of memory */
 
 /* Builds the table spec of the job for input `path` (shown as display_name).
  * The arrays it points to live in *storage until job_spec_free(storage). */

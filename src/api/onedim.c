@@ -6,19 +6,23 @@
 #include <string.h>
 #include <unistd.h>
 
-int job_run_onedim(anonkit_job *job, const table *t, const double *weights, partition *part, json_t **report,
-                   ak_error *err)
+#include "algo/onedim/onedim.h"
+#include "api/job.h"
+
+int onedim_job_run(anonkit_job *job, const table *t, const ak_run_context *ctx, partition *part,
+                   ak_run_output *out)
 {
-    *report = NULL;
+    ak_error *err = &job->err;
+    const char *name = job_algorithm(job)->name;
     hil_options o;
     memset(&o, 0, sizeof o);
-    if (hil_parse_algorithm(job->algorithm, &o) != 0)
-        return ak_err_set(err, ANONKIT_E_INTERNAL, NULL, 0, 0, "'%s' is not a 1-D algorithm", job->algorithm);
-    o.bits = job->bits;
-    o.centers = job->centers;
+    if (hil_parse_algorithm(name, &o) != 0) /* the 1-D family's own names of its variants */
+        return ak_err_set(err, ANONKIT_E_INTERNAL, NULL, 0, 0, "'%s' is not a 1-D algorithm", name);
+    o.bits = job->onedim.bits;
+    o.centers = job->onedim.centers;
     o.seed = job->seed;
     o.memory = job->memory;
-    o.weights = weights;
+    o.weights = ctx->weights;
     o.threads = job->threads;
     if (!o.threads) {
         const long cores = sysconf(_SC_NPROCESSORS_ONLN);
@@ -48,6 +52,6 @@ int job_run_onedim(anonkit_job *job, const table *t, const double *weights, part
         json_object_set_new(j, "closing_groups", json_integer((json_int_t)st.closing_groups));
         json_object_set_new(j, "exchanges", json_integer((json_int_t)st.exchanges));
     }
-    *report = j;
+    out->report = j;
     return ANONKIT_OK;
 }

@@ -2,14 +2,11 @@
 #ifndef AK_API_ONEDIM_H
 #define AK_API_ONEDIM_H
 
-#include <jansson.h>
+#include "api/algorithm.h"
 
-#include "algo/onedim/onedim.h"
-#include "api/job.h"
-
-/* Runs the job's 1-D algorithm on t into part (initialized); *report
- * receives a JSON object of what the run did (the caller owns it). */
-int job_run_onedim(anonkit_job *job, const table *t, const double *weights, partition *part, json_t **report,
-                   ak_error *err);
+/* Runs the job's 1-D algorithm on t into part (initialized); out->report
+ * receives a JSON object of what the run did (the report's "onedim"). */
+int onedim_job_run(anonkit_job *job, const table *t, const ak_run_context *ctx, partition *part,
+                   ak_run_output *out);
 
 #endif

@@ -5,11 +5,13 @@
 #include <string.h>
 
 #include "api/job.h"
+#include "api/locale.h"
 #include "publish/rules.h"
 #include "io/csv.h"
 #include "io/outfile.h"
 
-int anonkit_recode(anonkit_job *job, uint64_t *out_rows, uint64_t *out_outside)
+/* anonkit_recode in the C numeric locale. */
+static int recode(anonkit_job *job, uint64_t *out_rows, uint64_t *out_outside)
 {
     ak_err_clear(&job->err);
     if (out_rows) *out_rows = 0;
@@ -53,4 +55,13 @@ int anonkit_recode(anonkit_job *job, uint64_t *out_rows, uint64_t *out_outside)
     if (out_rows) *out_rows = stats.rows;
     if (out_outside) *out_outside = stats.outside;
     return ANONKIT_OK;
+}
+
+int anonkit_recode(anonkit_job *job, uint64_t *out_rows, uint64_t *out_outside)
+{
+    ak_c_numeric scope;
+    ak_c_numeric_enter(&scope);
+    const int rc = recode(job, out_rows, out_outside);
+    ak_c_numeric_leave(&scope);
+    return rc;
 }

@@ -20,6 +20,7 @@
 #include "common/clock.h"
 #include "common/hash.h"
 #include "common/hugemem.h"
+#include "common/parallel.h"
 #include "core/partition.h"
 #include "core/recode.h"
 #include "common/rng.h"
@@ -288,7 +289,7 @@ static int read_columns_split(const col_piece *proto, uint32_t **codes, size_t *
         pieces[i].dicts = i ? dicts : proto->dicts;
     }
     pthread_t helper;
-    const int started = rc == 0 && pthread_create(&helper, NULL, read_piece, &pieces[1]) == 0;
+    const int started = rc == 0 && ak_thread_create(&helper, read_piece, &pieces[1]) == 0;
     if (started) {
         read_piece(&pieces[0]);
         pthread_join(helper, NULL);

@@ -4,26 +4,36 @@
 
 #include "cli/cli.h"
 
-static const char help[] =
+static const char intro[] =
     "usage: anonkit check PUBLISHED --qi A,B,... [--sensitive COL] [--k K] [--l L ...]\n"
     "\n"
     "Groups the rows of PUBLISHED (- for stdin) by their published QI values and\n"
     "tests every group against the privacy model. Exits 0 when every class\n"
     "satisfies it, 1 naming the first class that does not.\n"
-    "\n"
-    "      --qi A,B,...         quasi-identifier columns\n"
-    "      --sensitive COL      sensitive column\n"
-    "      --k K                k-anonymity\n"
-    "      --l L                l-diversity\n"
-    "      --l-variant V[,V]    distinct (default), entropy, recursive, probabilistic\n"
-    "      --c C                c of recursive (c,l)-diversity\n"
-    "      --variance V         variance diversity: population variance of the numeric\n"
-    "                           sensitive column at least V in every class\n"
-    "      --suppression F      rows whose QIs are all '*' are suppressed rows when they\n"
-    "                           are at most F of all rows (else they must form a class)\n"
-    "      --delimiter C        field delimiter (default ',')\n"
-    "      --job FILE           take the settings from a JSON job file\n"
-    "  -h, --help               this help\n";
+    "\n";
+
+/* The options this subcommand documents (every option is accepted). */
+static const cli_help_line help_lines[] = {
+    {ANONKIT_OPT_QI, NULL},
+    {ANONKIT_OPT_SENSITIVE, "sensitive column"},
+    {ANONKIT_OPT_K, "k-anonymity"},
+    {ANONKIT_OPT_L, "l-diversity"},
+    {ANONKIT_OPT_L_VARIANT, NULL},
+    {ANONKIT_OPT_C, "c of recursive (c,l)-diversity"},
+    {ANONKIT_OPT_VARIANCE,
+     "variance diversity: population variance of the numeric\n"
+     "sensitive column at least V in every class"},
+    {ANONKIT_OPT_SUPPRESSION,
+     "rows whose QIs are all '*' are suppressed rows when they\n"
+     "are at most F of all rows (else they must form a class)"},
+    {ANONKIT_OPT_DELIMITER, "field delimiter (default ',')"},
+    {ANONKIT_OPT_JOB, "take the settings from a JSON job file"},
+};
+
+static void help(void)
+{
+    cli_print_help(intro, help_lines, sizeof help_lines / sizeof *help_lines, 27);
+}
 
 int cli_check(int argc, char **argv)
 {

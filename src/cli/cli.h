@@ -4,6 +4,8 @@
 #ifndef AK_CLI_H
 #define AK_CLI_H
 
+#include <stddef.h>
+
 #include "anonkit/anonkit.h"
 
 /* Exit codes (DESIGN.md §8). */
@@ -13,8 +15,19 @@ enum { CLI_OK = 0, CLI_USER_ERROR = 1, CLI_INTERNAL_ERROR = 2 };
  * command-line options override it) and the positional arguments in
  * positional[0..*npositional); or NULL when the command should exit with
  * *exit_code (--help printed `help`, a bad option, no memory). */
-anonkit_job *cli_open_job(int argc, char **argv, const char *help, char **positional, int max_positional,
+anonkit_job *cli_open_job(int argc, char **argv, void (*help)(void), char **positional, int max_positional,
                           int *npositional, int *exit_code);
+
+/* One option in a subcommand's --help: option's name, placeholder and `text`
+ * (NULL: the option's own help from the library); option -1 prints text as a
+ * line of its own. */
+typedef struct cli_help_line {
+    int option;
+    const char *text;
+} cli_help_line;
+
+/* Prints intro, then every line with its text from `column`, then -h, --help. */
+void cli_print_help(const char *intro, const cli_help_line *lines, size_t nlines, int column);
 
 /* Prints "anonkit: message" for a failed call and returns the exit code. */
 int cli_fail(const anonkit_job *job, int status);

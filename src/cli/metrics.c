@@ -4,7 +4,7 @@
 
 #include "cli/cli.h"
 
-static const char help[] =
+static const char intro[] =
     "usage: anonkit metrics ORIGINAL PUBLISHED --qi A,B,... [--hierarchy A=FILE ...] [options]\n"
     "\n"
     "Prints, as JSON on stdout, the information loss of PUBLISHED against ORIGINAL:\n"
@@ -14,34 +14,36 @@ static const char help[] =
     "numeric value published as the interval a-b); with --class the conditional\n"
     "entropy of the class label given the classes, with --target the RMSE of\n"
     "predicting the target by its class mean (000 §5.5).\n"
-    "\n"
-    "      --qi A,B,...         quasi-identifier columns\n"
-    "      --hierarchy A=FILE   hierarchy of a categorical QI\n"
-    "      --numeric A,...      QIs that are numeric although they have a hierarchy\n"
-    "      --k K                k used for C_AVG (default 1)\n"
-    "      --weights A=W,...    NCP weights per QI for GCP (default equal)\n"
-    "      --class COL          class label column: conditional entropy (bits)\n"
-    "      --target COL         numeric target column: RMSE\n"
-    "      --kl-level I         with --sensitive: KL-divergence between the original's and\n"
-    "                           the published datacube of COUNT(*) WHERE SA = v GROUP BY\n"
-    "                           every I QIs, uniform inside each published box (001 §6.3)\n"
-    "      --sensitive COL      the sensitive column (for --kl-level)\n"
-    "      --class-error COL    classification error (004 §6): a C4.5 decision tree for\n"
-    "                           COL grown on the training rows of PUBLISHED over its QIs\n"
-    "                           (each published label a category; a numeric value or\n"
-    "                           interval is its midpoint), its error on the testing rows;\n"
-    "                           the rows are told apart by one of:\n"
-    "      --train-rows N       the first N rows of PUBLISHED train, the others test\n"
-    "                           (publish with --keep-order to keep the input's order)\n"
-    "      --split-column COL   a column holding train or test in every row (other\n"
-    "                           columns are published as they are, so any row order)\n"
-    "      --publish S          how PUBLISHED was written; with mean, NCP, GCP and the\n"
-    "                           continuous distortion are null (a mean has no extent)\n"
-    "      --suppression F      rows with every QI '*', at most F of all rows, count as\n"
-    "                           suppressed (as anonymize --suppression wrote them)\n"
-    "      --delimiter C        field delimiter (default ',')\n"
-    "      --job FILE           take the settings from a JSON job file\n"
-    "  -h, --help               this help\n";
+    "\n";
+
+/* The options this subcommand documents (every option is accepted). */
+static const cli_help_line help_lines[] = {
+    {ANONKIT_OPT_QI, NULL},
+    {ANONKIT_OPT_HIERARCHY, "hierarchy of a categorical QI"},
+    {ANONKIT_OPT_NUMERIC, "QIs that are numeric although they have a hierarchy"},
+    {ANONKIT_OPT_K, "k used for C_AVG (default 1)"},
+    {ANONKIT_OPT_WEIGHTS, NULL},
+    {ANONKIT_OPT_CLASS, "class label column: conditional entropy (bits)"},
+    {ANONKIT_OPT_TARGET, "numeric target column: RMSE"},
+    {ANONKIT_OPT_KL_LEVEL, NULL},
+    {ANONKIT_OPT_SENSITIVE, "the sensitive column (for --kl-level)"},
+    {ANONKIT_OPT_CLASS_ERROR, NULL},
+    {ANONKIT_OPT_TRAIN_ROWS, NULL},
+    {ANONKIT_OPT_SPLIT_COLUMN, NULL},
+    {ANONKIT_OPT_PUBLISH,
+     "how PUBLISHED was written; with mean, NCP, GCP and the\n"
+     "continuous distortion are null (a mean has no extent)"},
+    {ANONKIT_OPT_SUPPRESSION,
+     "rows with every QI '*', at most F of all rows, count as\n"
+     "suppressed (as anonymize --suppression wrote them)"},
+    {ANONKIT_OPT_DELIMITER, "field delimiter (default ',')"},
+    {ANONKIT_OPT_JOB, "take the settings from a JSON job file"},
+};
+
+static void help(void)
+{
+    cli_print_help(intro, help_lines, sizeof help_lines / sizeof *help_lines, 27);
+}
 
 int cli_metrics(int argc, char **argv)
 {

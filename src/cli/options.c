@@ -1,4 +1,5 @@
-/* options.c — getopt_long over the job options shared by every subcommand. */
+/* options.c — getopt_long over the job options shared by every subcommand,
+ * and the subcommands' --help, both made from the library's option table. */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,61 +9,57 @@
 
 enum { OPT_HELP = 1000 };
 
-static const struct option long_options[] = {
-    {"output", required_argument, NULL, ANONKIT_OPT_OUTPUT},
-    {"qi", required_argument, NULL, ANONKIT_OPT_QI},
-    {"sensitive", required_argument, NULL, ANONKIT_OPT_SENSITIVE},
-    {"identifier", required_argument, NULL, ANONKIT_OPT_IDENTIFIER},
-    {"hierarchy", required_argument, NULL, ANONKIT_OPT_HIERARCHY},
-    {"numeric", required_argument, NULL, ANONKIT_OPT_NUMERIC},
-    {"k", required_argument, NULL, ANONKIT_OPT_K},
-    {"l", required_argument, NULL, ANONKIT_OPT_L},
-    {"l-variant", required_argument, NULL, ANONKIT_OPT_L_VARIANT},
-    {"c", required_argument, NULL, ANONKIT_OPT_C},
-    {"algorithm", required_argument, NULL, ANONKIT_OPT_ALGORITHM},
-    {"report", required_argument, NULL, ANONKIT_OPT_REPORT},
-    {"seed", required_argument, NULL, ANONKIT_OPT_SEED},
-    {"keep-order", no_argument, NULL, ANONKIT_OPT_KEEP_ORDER},
-    {"delimiter", required_argument, NULL, ANONKIT_OPT_DELIMITER},
-    {"weights", required_argument, NULL, ANONKIT_OPT_WEIGHTS},
-    {"job", required_argument, NULL, ANONKIT_OPT_JOB},
-    {"threads", required_argument, NULL, ANONKIT_OPT_THREADS},
-    {"split", required_argument, NULL, ANONKIT_OPT_SPLIT},
-    {"class", required_argument, NULL, ANONKIT_OPT_CLASS},
-    {"target", required_argument, NULL, ANONKIT_OPT_TARGET},
-    {"min-gain", required_argument, NULL, ANONKIT_OPT_MIN_GAIN},
-    {"variance", required_argument, NULL, ANONKIT_OPT_VARIANCE},
-    {"publish", required_argument, NULL, ANONKIT_OPT_PUBLISH},
-    {"rules", required_argument, NULL, ANONKIT_OPT_RULES},
-    {"memory", required_argument, NULL, ANONKIT_OPT_MEMORY},
-    {"fcache", required_argument, NULL, ANONKIT_OPT_FCACHE},
-    {"block-size", required_argument, NULL, ANONKIT_OPT_BLOCK_SIZE},
-    {"tmpdir", required_argument, NULL, ANONKIT_OPT_TMPDIR},
-    /* sequential releases (004) */
-    {"previous", required_argument, NULL, ANONKIT_OPT_PREVIOUS},
-    {"x", required_argument, NULL, ANONKIT_OPT_X},
-    {"y", required_argument, NULL, ANONKIT_OPT_Y},
-    {"anonymity", required_argument, NULL, ANONKIT_OPT_ANONYMITY},
-    {"linkability", required_argument, NULL, ANONKIT_OPT_LINKABILITY},
-    {"sensitive-values", required_argument, NULL, ANONKIT_OPT_SENSITIVE_VALUES},
-    {"score", required_argument, NULL, ANONKIT_OPT_SCORE},
-    {"inconsistent", required_argument, NULL, ANONKIT_OPT_INCONSISTENT},
-    {"bits", required_argument, NULL, ANONKIT_OPT_BITS},
-    {"centers", required_argument, NULL, ANONKIT_OPT_CENTERS},
-    {"kl-level", required_argument, NULL, ANONKIT_OPT_KL_LEVEL},
-    {"suppression", required_argument, NULL, ANONKIT_OPT_SUPPRESSION},
-    {"incognito-variant", required_argument, NULL, ANONKIT_OPT_INCOGNITO_VARIANT},
-    {"choose", required_argument, NULL, ANONKIT_OPT_CHOOSE},
-    {"alpha", required_argument, NULL, ANONKIT_OPT_ALPHA},
-    {"test", required_argument, NULL, ANONKIT_OPT_TEST},
-    {"sample-size", required_argument, NULL, ANONKIT_OPT_SAMPLE_SIZE},
-    {"growth-depth", required_argument, NULL, ANONKIT_OPT_GROWTH_DEPTH},
-    {"class-error", required_argument, NULL, ANONKIT_OPT_CLASS_ERROR},
-    {"train-rows", required_argument, NULL, ANONKIT_OPT_TRAIN_ROWS},
-    {"split-column", required_argument, NULL, ANONKIT_OPT_SPLIT_COLUMN},
-    {"help", no_argument, NULL, OPT_HELP},
-    {NULL, 0, NULL, 0},
-};
+/* getopt_long's table, made from the library's option table: every option by
+ * its long name except the input, which is the positional argument; and
+ * --help. `longs` holds ANONKIT_OPT__COUNT + 2 entries. */
+static void make_long_options(struct option *longs)
+{
+    size_t n = 0;
+    for (int o = 0; o < ANONKIT_OPT__COUNT; o++) {
+        if (o == ANONKIT_OPT_INPUT) continue;
+        const int flag = (anonkit_option_flags((anonkit_option)o) & ANONKIT_OPTF_FLAG) != 0;
+        longs[n++] = (struct option){anonkit_option_name((anonkit_option)o), flag ? no_argument : required_argument,
+                                     NULL, o};
+    }
+    longs[n++] = (struct option){"help", no_argument, NULL, OPT_HELP};
+    longs[n] = (struct option){NULL, 0, NULL, 0};
+}
+
+/* Prints `text` (lines separated by '\n') from column `column`, the first
+ * line after `used` columns already printed (at least two spaces between). */
+static void print_help_text(const char *text, size_t used, int column)
+{
+    int pad = used + 2 > (size_t)column ? 2 : column - (int)used;
+    for (;;) {
+        const char *nl = strchr(text, '\n');
+        const int len = nl ? (int)(nl - text) : (int)strlen(text);
+        printf("%*s%.*s\n", pad, "", len, text);
+        if (!nl) return;
+        text = nl + 1;
+        pad = column;
+    }
+}
+
+void cli_print_help(const char *intro, const cli_help_line *lines, size_t nlines, int column)
+{
+    fputs(intro, stdout);
+    for (size_t i = 0; i < nlines; i++) {
+        const cli_help_line *h = &lines[i];
+        if (h->option < 0) { /* a line of its own */
+            printf("%s\n", h->text);
+            continue;
+        }
+        const anonkit_option o = (anonkit_option)h->option;
+        const char *arg = anonkit_option_arg(o);
+        char left[128];
+        snprintf(left, sizeof left, "%s--%s%s%s", o == ANONKIT_OPT_OUTPUT ? "  -o, " : "      ", anonkit_option_name(o),
+                 arg ? " " : "", arg ? arg : "");
+        fputs(left, stdout);
+        print_help_text(h->text ? h->text : anonkit_option_help(o), strlen(left), column);
+    }
+    fputs("  -h, --help", stdout);
+    print_help_text("this help", strlen("  -h, --help"), column);
+}
 
 int cli_fail(const anonkit_job *job, int status)
 {
@@ -70,14 +67,14 @@ int cli_fail(const anonkit_job *job, int status)
     return status == ANONKIT_E_NOMEM || status == ANONKIT_E_INTERNAL ? CLI_INTERNAL_ERROR : CLI_USER_ERROR;
 }
 
-static int parse_job(int argc, char **argv, anonkit_job *job, const char *help, char **positional,
+static int parse_job(int argc, char **argv, anonkit_job *job, void (*help)(void), char **positional,
                      int max_positional, int *npositional, int *exit_code)
 {
     /* First pass: --help and the job file, which the other options override. */
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--")) break;
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-            fputs(help, stdout);
+            help();
             *exit_code = CLI_OK;
             return -1;
         }
@@ -93,6 +90,8 @@ static int parse_job(int argc, char **argv, anonkit_job *job, const char *help, 
         }
     }
     unsigned char replaced[ANONKIT_OPT__COUNT] = {0};
+    struct option long_options[ANONKIT_OPT__COUNT + 2];
+    make_long_options(long_options);
     optind = 1;
     opterr = 0;
     int c;
@@ -106,11 +105,12 @@ static int parse_job(int argc, char **argv, anonkit_job *job, const char *help, 
         if (c == OPT_HELP || c == ANONKIT_OPT_JOB) continue;
         anonkit_option o = c == 'o' ? ANONKIT_OPT_OUTPUT : (anonkit_option)c;
         /* A list given on the command line replaces the job file's list. */
-        if ((o == ANONKIT_OPT_QI || o == ANONKIT_OPT_IDENTIFIER || o == ANONKIT_OPT_NUMERIC) && !replaced[o]) {
+        const unsigned flags = anonkit_option_flags(o);
+        if ((flags & ANONKIT_OPTF_REPLACE) && !replaced[o]) {
             anonkit_job_set(job, o, "");
             replaced[o] = 1;
         }
-        int rc = anonkit_job_set(job, o, o == ANONKIT_OPT_KEEP_ORDER ? "true" : optarg);
+        int rc = anonkit_job_set(job, o, (flags & ANONKIT_OPTF_FLAG) ? "true" : optarg);
         if (rc < 0) {
             *exit_code = cli_fail(job, rc);
             return -1;
@@ -128,7 +128,7 @@ static int parse_job(int argc, char **argv, anonkit_job *job, const char *help, 
     return 0;
 }
 
-anonkit_job *cli_open_job(int argc, char **argv, const char *help, char **positional, int max_positional,
+anonkit_job *cli_open_job(int argc, char **argv, void (*help)(void), char **positional, int max_positional,
                           int *npositional, int *exit_code)
 {
     anonkit_job *job = anonkit_job_create();

@@ -5,7 +5,7 @@
 
 #include "cli/cli.h"
 
-static const char help[] =
+static const char intro[] =
     "usage: anonkit recode --rules FILE INPUT -o OUTPUT\n"
     "\n"
     "Recodes INPUT (- for stdin) with the rules that 'anonkit anonymize --rules FILE'\n"
@@ -19,11 +19,19 @@ static const char help[] =
     "rows of other data need not satisfy the privacy model. A value may lie in\n"
     "its rule's region but outside the values the rule's class had (a new age\n"
     "41 where 30-39 was published); such rows are counted and reported.\n"
-    "\n"
-    "      --rules FILE         the recoding rules\n"
-    "  -o, --output FILE        where to write (- for stdout)\n"
-    "      --job FILE           take the settings from a JSON job file\n"
-    "  -h, --help               this help\n";
+    "\n";
+
+/* The options this subcommand documents (every option is accepted). */
+static const cli_help_line help_lines[] = {
+    {ANONKIT_OPT_RULES, "the recoding rules"},
+    {ANONKIT_OPT_OUTPUT, "where to write (- for stdout)"},
+    {ANONKIT_OPT_JOB, "take the settings from a JSON job file"},
+};
+
+static void help(void)
+{
+    cli_print_help(intro, help_lines, sizeof help_lines / sizeof *help_lines, 27);
+}
 
 int cli_recode(int argc, char **argv)
 {

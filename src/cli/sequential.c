@@ -4,7 +4,7 @@
 
 #include "cli/cli.h"
 
-static const char help[] =
+static const char intro[] =
     "usage: anonkit sequential CURRENT --previous EARLIER [--previous EARLIER2 ...] -o OUTPUT\n"
     "                          --x A,B,... --y C,... (--anonymity K | --linkability P) [options]\n"
     "\n"
@@ -15,31 +15,40 @@ static const char help[] =
     "generalization path of its hierarchy and no pair of the --inconsistent file\n"
     "rules them out. Top-down specialization from the most general release, the\n"
     "valid candidate of highest InfoGain / (PrivLoss + 1) first, until none is valid.\n"
-    "\n"
-    "  -o, --output FILE          the generalized current release (- for stdout)\n"
-    "      --previous FILE        an earlier release (repeat for several: star join)\n"
-    "      --x A,B,...            X: attributes of any release; a name in several\n"
-    "                             releases names all its copies\n"
-    "      --y C,...              Y: attributes of one release each\n"
-    "      --anonymity K          (X,Y)-anonymity: every x co-occurs with >= K distinct y\n"
-    "      --linkability P        (X,Y)-linkability: no y is inferred from x with\n"
-    "                             confidence above P (0 < P <= 1); Y in one release\n"
-    "      --sensitive-values V,..  linkability counts only y holding one of these values\n"
-    "      --class COL            class column of the current release: Score by\n"
-    "                             class-entropy reduction (and continuous split points)\n"
-    "      --score S              entropy (default, needs --class) or distortion\n"
-    "      --inconsistent FILE    lines ATTR,VALUE,ATTR,VALUE: values (and all their\n"
-    "                             specializations) that cannot belong to one person\n"
-    "      --hierarchy A=FILE     ARX hierarchy of categorical attribute A (every\n"
-    "                             attribute shared by two releases needs one); an X\n"
-    "                             attribute without one is continuous (intervals)\n"
-    "      --identifier A,...     columns dropped from the output\n"
-    "      --report FILE          JSON: final cut, achieved A_Y(X) or L_Y(X), distortion,\n"
-    "                             conditional class entropy, time\n"
-    "      --threads N            threads reading the current release and writing the\n"
-    "                             output (default: one per core; same result for any N)\n"
-    "      --seed N, --keep-order, --delimiter C, --job FILE   as for anonymize\n"
-    "  -h, --help                 this help\n";
+    "\n";
+
+/* The options this subcommand documents (every option is accepted). */
+static const cli_help_line help_lines[] = {
+    {ANONKIT_OPT_OUTPUT, "the generalized current release (- for stdout)"},
+    {ANONKIT_OPT_PREVIOUS, NULL},
+    {ANONKIT_OPT_X, NULL},
+    {ANONKIT_OPT_Y, NULL},
+    {ANONKIT_OPT_ANONYMITY, NULL},
+    {ANONKIT_OPT_LINKABILITY, NULL},
+    {ANONKIT_OPT_SENSITIVE_VALUES, NULL},
+    {ANONKIT_OPT_CLASS,
+     "class column of the current release: Score by\n"
+     "class-entropy reduction (and continuous split points)"},
+    {ANONKIT_OPT_SCORE, NULL},
+    {ANONKIT_OPT_INCONSISTENT, NULL},
+    {ANONKIT_OPT_HIERARCHY,
+     "ARX hierarchy of categorical attribute A (every\n"
+     "attribute shared by two releases needs one); an X\n"
+     "attribute without one is continuous (intervals)"},
+    {ANONKIT_OPT_IDENTIFIER, "columns dropped from the output"},
+    {ANONKIT_OPT_REPORT,
+     "JSON: final cut, achieved A_Y(X) or L_Y(X), distortion,\n"
+     "conditional class entropy, time"},
+    {ANONKIT_OPT_THREADS,
+     "threads reading the current release and writing the\n"
+     "output (default: one per core; same result for any N)"},
+    {-1, "      --seed N, --keep-order, --delimiter C, --job FILE   as for anonymize"},
+};
+
+static void help(void)
+{
+    cli_print_help(intro, help_lines, sizeof help_lines / sizeof *help_lines, 29);
+}
 
 int cli_sequential(int argc, char **argv)
 {

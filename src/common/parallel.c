@@ -1,8 +1,38 @@
 /* parallel.c — independent parts of a job on threads (see parallel.h). */
 #include "common/parallel.h"
 
+#include <errno.h>
+#include <locale.h>
 #include <pthread.h>
 #include <stdlib.h>
+
+/* What a thread started by ak_thread_create runs, and in which locale. */
+typedef struct thread_start {
+    void *(*fn)(void *);
+    void *arg;
+    locale_t locale;
+} thread_start;
+
+/* The new thread: takes its creator's locale, then runs fn. */
+static void *thread_main(void *p)
+{
+    const thread_start s = *(const thread_start *)p;
+    free(p);
+    uselocale(s.locale);
+    return s.fn(s.arg);
+}
+
+int ak_thread_create(pthread_t *thread, void *(*fn)(void *), void *arg)
+{
+    thread_start *s = malloc(sizeof *s);
+    if (!s) return ENOMEM;
+    s->fn = fn;
+    s->arg = arg;
+    s->locale = uselocale((locale_t)0); /* LC_GLOBAL_LOCALE when the creator has none of its own */
+    const int rc = pthread_create(thread, NULL, thread_main, s);
+    if (rc != 0) free(s);
+    return rc;
+}
 
 unsigned ak_parts(size_t items, unsigned threads, size_t min_per_part)
 {
@@ -16,7 +46,7 @@ void ak_run_parts(void *parts, size_t size, unsigned n, void *(*fn)(void *))
     char *at = parts;
     pthread_t tid[AK_MAX_PARTS];
     int started[AK_MAX_PARTS] = {0};
-    for (unsigned j = 1; j < n; j++) started[j] = pthread_create(&tid[j], NULL, fn, at + j * size) == 0;
+    for (unsigned j = 1; j < n; j++) started[j] = ak_thread_create(&tid[j], fn, at + j * size) == 0;
     if (n > 0) fn(at);
     for (unsigned j = 1; j < n; j++) {
         if (started[j]) pthread_join(tid[j], NULL);
@@ -108,7 +138,7 @@ int ak_pipeline_run(const ak_pipeline *p, size_t nitems)
     int started[AK_MAX_PARTS] = {0};
     for (unsigned j = 1; j < nworkers; j++) {
         w[j] = (pipeline_worker){&r, j};
-        started[j] = pthread_create(&tid[j], NULL, pipeline_worker_main, &w[j]) == 0;
+        started[j] = ak_thread_create(&tid[j], pipeline_worker_main, &w[j]) == 0;
     }
     pthread_mutex_lock(&r.mu);
     while (r.consumed < nitems && r.status == 0) {

@@ -2,7 +2,15 @@
 #ifndef AK_PARALLEL_H
 #define AK_PARALLEL_H
 
+#include <pthread.h>
 #include <stddef.h>
+
+/* pthread_create(thread, NULL, fn, arg) for the library's worker threads: the
+ * new thread runs in the creating thread's current locale (uselocale), so that
+ * the C numeric locale a public entry point set for its call holds in its
+ * workers too; the creator joins the thread before that locale ends. Returns
+ * 0 or an error number (ENOMEM, or pthread_create's). */
+int ak_thread_create(pthread_t *thread, void *(*fn)(void *), void *arg);
 
 /* Most threads ak_run_parts uses; callers cut their work into at most this
  * many parts. */

@@ -52,6 +52,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/parallel.h"
 #include "io/outfile.h"
 
 #define CSV_BLOCK_SIZE ((size_t)1 << 20)      /* first size of the read buffer */
@@ -813,7 +814,7 @@ int csv_writer_background(csv_writer *w, unsigned nbufs, size_t buf_size, uint64
         ready = 0;
     }
     /* a long-lived thread that writes what the caller queues, not a job cut in parts: not ak_run_parts */
-    if (ready && pthread_create(&bg->thread, NULL, bg_main, bg) != 0) {
+    if (ready && ak_thread_create(&bg->thread, bg_main, bg) != 0) {
         pthread_cond_destroy(&bg->done);
         pthread_cond_destroy(&bg->wake);
         ready = 0;

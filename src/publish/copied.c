@@ -226,7 +226,7 @@ int publish_copied_start(publish_copied **out, const table *t, ak_error *err)
     if (rc == ANONKIT_OK && c->pub.ncopied) {
         c->t = t;
         /* a thread of its own, not ak_run_parts: it reads on while the caller runs the algorithm */
-        if (pthread_create(&c->thread, NULL, copied_main, c) != 0)
+        if (ak_thread_create(&c->thread, copied_main, c) != 0)
             rc = ak_err_set(err, ANONKIT_E_INTERNAL, NULL, 0, 0, "cannot start a thread");
         else c->started = 1;
     }

@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "common/hugemem.h"
+#include "common/parallel.h"
 #include "common/rng.h"
 #include "common/strbuf.h"
 #include "io/csv.h"
@@ -165,7 +166,7 @@ static int write_rows(const compose_job *proto, size_t nwrite, unsigned threads,
     int helped = 0;
     if (threads > 1 && wp.nblocks > 1) {
         workers[0].step = 2;
-        helped = pthread_create(&helper, NULL, pipe_work, &workers[1]) == 0;
+        helped = ak_thread_create(&helper, pipe_work, &workers[1]) == 0;
         if (!helped) workers[0].step = 1;
     }
     pipe_work(&workers[0]);
@@ -370,7 +371,7 @@ static void composer_start(publish_stream *ps)
     }
     atomic_init(&c->quit, 0);
     /* a long-lived thread waiting for parts, not a job cut in parts: not ak_run_parts */
-    if (pthread_create(&c->thread, NULL, composer_main, ps) != 0) {
+    if (ak_thread_create(&c->thread, composer_main, ps) != 0) {
         pthread_cond_destroy(&c->changed);
         pthread_mutex_destroy(&c->lock);
         return;

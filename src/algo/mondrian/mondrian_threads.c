@@ -154,7 +154,7 @@ static int spawn_helper(mdr *s, helper **out, ak_error *err)
         rc = mdr_push(c, s->stack[f].begin, s->stack[f].end, frame, frame + 2 * s->bw, frame + 2 * s->bw + s->d,
                   s->stack[f].median_only, err);
     }
-    if (rc == ANONKIT_OK && pthread_create(&h->thread, NULL, helper_main, h) != 0)
+    if (rc == ANONKIT_OK && ak_thread_create(&h->thread, helper_main, h) != 0)
         rc = ak_err_set(err, ANONKIT_E_INTERNAL, NULL, 0, 0, "cannot start a thread");
     if (rc < 0) {
         mdr_worker_free(c);

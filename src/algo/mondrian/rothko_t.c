@@ -10,6 +10,7 @@
 
 #include "common/clock.h"
 #include "common/compare.h"
+#include "common/parallel.h"
 
 /* ------------------------------------------------------------ leaves */
 
@@ -523,7 +524,7 @@ static int scan_pipelined(rk *r, rk_tree *tr, rk_part *p, const uint8_t *need, a
         else
             pthread_mutex_destroy(&pp.lock);
     }
-    if (locks) started = pthread_create(&helper, NULL, pipe_decode, &pp) == 0;
+    if (locks) started = ak_thread_create(&helper, pipe_decode, &pp) == 0;
     if (rc == ANONKIT_OK && !started) rc = 1; /* no thread: nothing was read */
     for (unsigned k = 0; rc == ANONKIT_OK; k = (k + 1) % RK_PIPE_CHUNKS) {
         rk_chunk *c = &pp.chunk[k];

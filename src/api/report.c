@@ -1,0 +1,129 @@
+/* report.c — the summary and the JSON report of an anonymize run: parameters,
+ * counts, class sizes, metrics and timing (the algorithm adds its own part). */
+#include "api/report.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/algorithm.h"
+
+static json_t *string_array(const strlist *l)
+{
+    json_t *a = json_array();
+    for (size_t i = 0; a && i < l->count; i++) json_array_append_new(a, json_string(l->items[i]));
+    return a;
+}
+
+int report_measure_workload(anonkit_job *job, const table *t, const partition *p, workload_quality *wq)
+{
+    memset(wq, 0, sizeof *wq);
+    if (t->class_column >= 0) {
+        AK_CHECK(metrics_partition_entropy(t, p, &wq->entropy, &job->err));
+        wq->has_entropy = 1;
+    }
+    if (t->target_column >= 0) {
+        AK_CHECK(metrics_partition_rmse(t, p, &wq->rmse, &job->err));
+        wq->has_rmse = 1;
+    }
+    return ANONKIT_OK;
+}
+
+/* The JSON report: parameters, counts, class sizes, metrics, timing. */
+char *report_build(const anonkit_job *job, const table *t, const metrics *mt, const workload_quality *wq,
+                   double seconds, const phase_times *pt, const publish_stats *ps, json_t *out_of_core, json_t *algo)
+{
+    json_t *root = json_object();
+    json_t *params = json_object();
+    json_object_set_new(params, "input", json_string(job->input));
+    json_object_set_new(params, "output", json_string(job->output));
+    json_object_set_new(params, "algorithm", json_string(job_algorithm(job)->name));
+    json_object_set_new(params, "qi", string_array(&job->qi));
+    json_object_set_new(params, "sensitive", job->sensitive ? json_string(job->sensitive) : json_null());
+    json_object_set_new(params, "identifier", string_array(&job->identifiers));
+    json_t *hier = json_object();
+    for (size_t i = 0; i < job->hierarchy_attrs.count; i++)
+        json_object_set_new(hier, job->hierarchy_attrs.items[i], json_string(job->hierarchy_paths.items[i]));
+    json_object_set_new(params, "hierarchy", hier);
+    json_object_set_new(params, "split", json_string(mdr_split_name(job->split)));
+    if (job->split == MDR_SPLIT_INFOGAIN) json_object_set_new(params, "min-gain", json_real(job->min_gain));
+    json_object_set_new(params, "class", job->class_name ? json_string(job->class_name) : json_null());
+    json_object_set_new(params, "target", job->target_name ? json_string(job->target_name) : json_null());
+    json_object_set_new(params, "publish", json_string(recode_style_name(job->publish)));
+    if (job->rules) json_object_set_new(params, "rules", json_string(job->rules));
+    json_object_set_new(params, "k", json_integer((json_int_t)job->model.k));
+    if (job->model.variance > 0) json_object_set_new(params, "variance", json_real(job->model.variance));
+    if (job->model.l > 0) {
+        char variants[128];
+        model_variant_names(job->model.l_variants, variants, sizeof variants);
+        json_object_set_new(params, "l", json_real(job->model.l));
+        json_object_set_new(params, "l-variant", json_string(variants));
+        if (job->model.l_variants & MODEL_L_RECURSIVE) json_object_set_new(params, "c", json_real(job->model.c));
+    }
+    char seed[32]; /* a string: JSON integers are signed 64-bit in most readers */
+    snprintf(seed, sizeof seed, "%llu", (unsigned long long)job->seed);
+    json_object_set_new(params, "seed", json_string(seed));
+    json_object_set_new(params, "keep-order", json_boolean(job->keep_order));
+    char delim[2] = {job->delimiter, 0};
+    json_object_set_new(params, "delimiter", json_string(delim));
+    json_object_set_new(root, "anonkit_version", json_string(ANONKIT_VERSION));
+    json_object_set_new(root, "parameters", params);
+    json_object_set_new(root, "rows_read", json_integer((json_int_t)t->nrows));
+    json_object_set_new(root, "rows_published", json_integer((json_int_t)(ps->published)));
+    json_object_set_new(root, "rows_suppressed", json_integer((json_int_t)ps->suppressed));
+    json_object_set_new(root, "classes", json_integer((json_int_t)mt->classes));
+    json_object_set_new(root, "min_class_size", json_integer((json_int_t)mt->min_class));
+    json_object_set_new(root, "mean_class_size", json_real(mt->mean_class));
+    json_object_set_new(root, "max_class_size", json_integer((json_int_t)mt->max_class));
+    json_t *metric = json_object();
+    json_object_set_new(metric, "dm", json_real(mt->dm));
+    json_object_set_new(metric, "cavg", json_real(mt->cavg));
+    json_object_set_new(metric, "gcp", json_real(mt->gcp));
+    json_t *ncp = json_object();
+    for (uint32_t q = 0; q < t->nqi; q++) json_object_set_new(ncp, t->qi[q].name, json_real(mt->ncp[q]));
+    json_object_set_new(metric, "ncp", ncp);
+    if (wq->has_entropy) json_object_set_new(metric, "conditional_entropy", json_real(wq->entropy));
+    if (wq->has_rmse) json_object_set_new(metric, "rmse", json_real(wq->rmse));
+    json_object_set_new(root, "metrics", metric);
+    json_object_set_new(root, "seconds", json_real(seconds));
+    json_t *phases = json_object();
+    json_object_set_new(phases, "read", json_real(pt->read));
+    json_object_set_new(phases, "anonymize", json_real(pt->anonymize));
+    json_object_set_new(phases, "write", json_real(pt->write));
+    json_object_set_new(phases, "metrics", json_real(pt->metrics));
+    json_object_set_new(root, "phase_seconds", phases);
+    if (out_of_core) json_object_set(root, "out_of_core", out_of_core);
+    if (algo && job_algorithm(job)->report_key) /* the algorithm's own results */
+        json_object_set(root, job_algorithm(job)->report_key, algo);
+    char *text = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17));
+    json_decref(root);
+    return text;
+}
+
+char *report_summary(const anonkit_job *job, const table *t, const metrics *mt, const workload_quality *wq,
+                     double seconds, const publish_stats *ps, const char *algo)
+{
+    const size_t size = 1024 + (algo ? strlen(algo) : 0);
+    char *text = malloc(size);
+    if (!text) return NULL;
+    char workload[160] = "";
+    if (wq->has_entropy && wq->has_rmse)
+        snprintf(workload, sizeof workload, "conditional entropy %.6g bits, RMSE %.6g\n", wq->entropy, wq->rmse);
+    else if (wq->has_entropy)
+        snprintf(workload, sizeof workload, "conditional entropy %.6g bits\n", wq->entropy);
+    else if (wq->has_rmse)
+        snprintf(workload, sizeof workload, "RMSE %.6g\n", wq->rmse);
+    snprintf(text, size,
+             "%s"
+             "read %zu rows from %s\n"
+             "published %llu rows, suppressed %llu (published + suppressed = read)\n"
+             "%llu classes, class size min %llu, mean %.2f, max %llu\n"
+             "GCP %.4f, DM %.6g, C_AVG %.4f (k = %llu)\n"
+             "%s"
+             "time %.3f s\n",
+             algo ? algo : "", t->nrows, t->display_name, (unsigned long long)ps->published, (unsigned long long)ps->suppressed,
+             (unsigned long long)mt->classes, (unsigned long long)mt->min_class, mt->mean_class,
+             (unsigned long long)mt->max_class, mt->gcp, mt->dm, mt->cavg, (unsigned long long)job->model.k,
+             workload, seconds);
+    return text;
+}
