@@ -252,3 +252,19 @@ int u64map_intern(u64map *m, uint64_t key, uint32_t *id, int *inserted)
     if ((size_t)m->count * 2 > m->mask + 1 && u64map_grow(m) != 0) return -1;
     return 0;
 }
+
+void u64map_reset(u64map *m)
+{
+    if ((size_t)m->count * 8 >= m->mask + 1) {
+        if (m->slots) memset(m->slots, 0, (m->mask + 1) * sizeof *m->slots);
+    } else {
+        /* Each key sits at or after its home slot: scanning forward for its
+         * id finds it even when slots on the way were already emptied. */
+        for (uint32_t id = 0; id < m->count; id++) {
+            size_t i = hash_u64(m->id_keys[id]) & m->mask;
+            while (m->slots[i] != id + 1) i = (i + 1) & m->mask;
+            m->slots[i] = 0;
+        }
+    }
+    m->count = 0;
+}

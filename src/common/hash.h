@@ -49,5 +49,10 @@ int u64map_init(u64map *m, size_t expected_keys);
 void u64map_free(u64map *m);
 int u64map_intern(u64map *m, uint64_t key, uint32_t *id /* OUT */, int *inserted /* OUT, may be NULL */);
 uint32_t u64map_find(const u64map *m, uint64_t key);
+/* Empties the map, keeping its memory, for reuse: in time proportional to its
+ * keys when they are few against its table (a map emptied once per small
+ * group after growing for a large one), else by clearing the table. Ids start
+ * again from 0. */
+void u64map_reset(u64map *m);
 
 #endif

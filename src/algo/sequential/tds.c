@@ -34,109 +34,10 @@
 #include "common/compare.h"
 #include "common/hash.h"
 #include "common/stats.h"
+#include "common/strbuf.h"
 #include "metrics/metrics.h"
 
 #define NONE UINT32_MAX
-
-/* ---------------------------------------------------------------- tmap -- */
-
-/* A map of 64-bit keys to dense ids that can be emptied in time proportional
- * to its content (one per evaluation of a group). */
-typedef struct tmap {
-    uint64_t *keys;
-    uint32_t *ids;     /* id + 1 per slot, 0 = empty */
-    uint32_t *slot_of; /* per id: its slot */
-    size_t mask;
-    uint32_t count;
-} tmap;
-
-static uint64_t mix64(uint64_t z)
-{
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
-
-static int tmap_grow(tmap *m)
-{
-    size_t cap = m->mask ? (m->mask + 1) * 2 : 64;
-    uint64_t *keys = malloc(cap * sizeof *keys);
-    uint32_t *ids = calloc(cap, sizeof *ids);
-    uint32_t *slot_of = malloc(cap / 2 * sizeof *slot_of);
-    if (!keys || !ids || !slot_of) {
-        free(keys);
-        free(ids);
-        free(slot_of);
-        return -1;
-    }
-    for (uint32_t id = 0; id < m->count; id++) {
-        uint64_t k = m->keys[m->slot_of[id]];
-        size_t s = mix64(k) & (cap - 1);
-        while (ids[s]) s = (s + 1) & (cap - 1);
-        keys[s] = k;
-        ids[s] = id + 1;
-        slot_of[id] = (uint32_t)s;
-    }
-    free(m->keys);
-    free(m->ids);
-    free(m->slot_of);
-    m->keys = keys;
-    m->ids = ids;
-    m->slot_of = slot_of;
-    m->mask = cap - 1;
-    return 0;
-}
-
-/* Id of key (inserted when absent, *inserted says). 0 or -1 (no memory). */
-static int tmap_intern(tmap *m, uint64_t key, uint32_t *id, int *inserted)
-{
-    if ((size_t)m->count + 1 > (m->mask + 1) / 2 && tmap_grow(m) != 0) return -1;
-    size_t s = mix64(key) & m->mask;
-    while (m->ids[s]) {
-        if (m->keys[s] == key) {
-            *id = m->ids[s] - 1;
-            *inserted = 0;
-            return 0;
-        }
-        s = (s + 1) & m->mask;
-    }
-    m->keys[s] = key;
-    m->ids[s] = m->count + 1;
-    m->slot_of[m->count] = (uint32_t)s;
-    *id = m->count++;
-    *inserted = 1;
-    return 0;
-}
-
-static void tmap_reset(tmap *m)
-{
-    for (uint32_t i = 0; i < m->count; i++) m->ids[m->slot_of[i]] = 0;
-    m->count = 0;
-}
-
-static void tmap_free(tmap *m)
-{
-    free(m->keys);
-    free(m->ids);
-    free(m->slot_of);
-    memset(m, 0, sizeof *m);
-}
-
-/* ------------------------------------------------------- growable arrays -- */
-
-/* Makes room for n elements of size sz in *p (capacity *cap). 0 or -1. */
-static int reserve(void **p, size_t *cap, size_t n, size_t sz)
-{
-    if (n <= *cap) return 0;
-    size_t c = *cap ? *cap : 16;
-    while (c < n) c *= 2;
-    void *q = realloc(*p, c * sz);
-    if (!q) return -1;
-    *p = q;
-    *cap = c;
-    return 0;
-}
-#define RESERVE(arr, cap, n) reserve((void **)&(arr), &(cap), (n), sizeof *(arr))
 
 /* ------------------------------------------------------------ structures -- */
 
@@ -247,7 +148,7 @@ typedef struct tds {
     size_t cap_pyv, cap_pyc, npy;
     uint64_t *dense;
     size_t cap_dense;
-    tmap xmap, ymap;
+    u64map xmap, ymap;     /* x values and (x, y) pairs of one evaluation, emptied per evaluation */
     uint64_t *ax, *ay;
     uint32_t *xstamp, *xof;
     size_t cap_ax, cap_ay, cap_xstamp, cap_xof;
@@ -289,7 +190,7 @@ static double entropy_of(const uint64_t *hist, uint32_t k, uint64_t n)
  * child table. */
 static int add_cand(tds *s, const cand *c, uint32_t *id)
 {
-    if (RESERVE(s->cands, s->cap_cands, s->ncands + 1) != 0) return ak_err_nomem(s->err);
+    if (AK_RESERVE(s->cands, s->cap_cands, s->ncands + 1) != 0) return ak_err_nomem(s->err);
     cand *v = &s->cands[s->ncands];
     *v = *c;
     v->lut = NONE;
@@ -300,7 +201,7 @@ static int add_cand(tds *s, const cand *c, uint32_t *id)
             const size_t width = (size_t)v->hi - v->lo + 1;
             if (s->nlut + width >= NONE)
                 return ak_err_set(s->err, ANONKIT_E_INPUT, NULL, 0, 0, "hierarchies too large to specialize");
-            if (RESERVE(s->lut, s->cap_lut, s->nlut + width) != 0) return ak_err_nomem(s->err);
+            if (AK_RESERVE(s->lut, s->cap_lut, s->nlut + width) != 0) return ak_err_nomem(s->err);
             const uint32_t *ch = hier_children(h) + nd->first_child;
             for (uint32_t i = 0; i < nd->nchildren; i++) {
                 const hier_node *cn = hier_node_at(h, ch[i]);
@@ -338,7 +239,7 @@ static int measure_cand(tds *s, cand *c, const uint32_t *gids, size_t ng)
         nslots = c->hi - c->lo + 1;
     }
     size_t cells = (size_t)nslots * k;
-    if (RESERVE(s->dense, s->cap_dense, cells) != 0) return ak_err_nomem(s->err);
+    if (AK_RESERVE(s->dense, s->cap_dense, cells) != 0) return ak_err_nomem(s->err);
     uint64_t *h = s->dense;
     memset(h, 0, cells * sizeof *h);
     uint64_t n = 0;
@@ -458,8 +359,8 @@ static int build_rtree(tds *s, const tds_release *rel, rtree *rt, int y_sensitiv
         memcpy(key, rel->jnode + r * nj, nj * sizeof *key);
         memcpy(key + nj, rel->xcode + r * nx, nx * sizeof *key);
         if (strmap_intern(&pmap, (const char *)key, (nj + nx) * sizeof *key, &p, &ins) ||
-            RESERVE(pn, cap_p, (size_t)p + 1) || RESERVE(pjt, cap_pjt, (size_t)p + 1) ||
-            RESERVE(pxid, cap_pxid, (size_t)p + 1)) {
+            AK_RESERVE(pn, cap_p, (size_t)p + 1) || AK_RESERVE(pjt, cap_pjt, (size_t)p + 1) ||
+            AK_RESERVE(pxid, cap_pxid, (size_t)p + 1)) {
             rc = ak_err_nomem(err);
             break;
         }
@@ -600,8 +501,8 @@ static int matches(const tds *s, const uint32_t *j1, const rtree *rt, const uint
 static int probe_summary(tds *s, uint32_t id)
 {
     const size_t need = (size_t)id + 1;
-    if (RESERVE(s->probe_dead, s->cap_probe_dead, need) || RESERVE(s->probe_minn, s->cap_probe_minn, need) ||
-        RESERVE(s->probe_minf, s->cap_probe_minf, need) || RESERVE(s->probe_link, s->cap_probe_link, need))
+    if (AK_RESERVE(s->probe_dead, s->cap_probe_dead, need) || AK_RESERVE(s->probe_minn, s->cap_probe_minn, need) ||
+        AK_RESERVE(s->probe_minf, s->cap_probe_minf, need) || AK_RESERVE(s->probe_link, s->cap_probe_link, need))
         return ak_err_nomem(s->err);
     const uint32_t *off = s->probe_off + (size_t)id * (s->nrel + 1);
     uint64_t minn = 1, minf = 1;
@@ -645,14 +546,14 @@ static int probe_of(tds *s, const uint32_t *j1, uint32_t *id)
         return ak_err_nomem(s->err);
     if (!ins) return 0;
     const size_t base = (size_t)*id * (s->nrel + 1);
-    if (RESERVE(s->probe_off, s->cap_probe_off, base + s->nrel + 1) != 0) return ak_err_nomem(s->err);
+    if (AK_RESERVE(s->probe_off, s->cap_probe_off, base + s->nrel + 1) != 0) return ak_err_nomem(s->err);
     for (size_t r = 0; r < s->nrel; r++) {
         const rtree *rt = &s->trees[r];
         s->probe_off[base + r] = (uint32_t)s->nprobe_items;
         for (uint32_t jt = 0; jt < rt->njt; jt++) {
             if (!matches(s, j1, rt, rt->jt_nodes + (size_t)jt * rt->rel->nj)) continue;
             const uint32_t a = rt->jt_first[jt], b = rt->jt_first[jt + 1];
-            if (RESERVE(s->probe_items, s->cap_probe_items, s->nprobe_items + (b - a)) != 0)
+            if (AK_RESERVE(s->probe_items, s->cap_probe_items, s->nprobe_items + (b - a)) != 0)
                 return ak_err_nomem(s->err);
             for (uint32_t p = a; p < b; p++) s->probe_items[s->nprobe_items++] = p;
         }
@@ -716,7 +617,7 @@ static int group_pieces(tds *s, size_t g, uint32_t j)
     const size_t b = s->gbegin[g], e = s->gend[g];
     const uint32_t nl = local_raw(s, b, e), rw = s->rw;
     const size_t slots = (size_t)nsub * nl;
-    if (RESERVE(s->piece_of, s->cap_piece_of, slots) != 0) return ak_err_nomem(s->err);
+    if (AK_RESERVE(s->piece_of, s->cap_piece_of, slots) != 0) return ak_err_nomem(s->err);
     memset(s->piece_of, 0, slots * sizeof *s->piece_of);
     s->npieces = 0;
     for (size_t i = b; i < e; i++) {
@@ -724,7 +625,7 @@ static int group_pieces(tds *s, size_t g, uint32_t j)
         const uint32_t sub = cj ? child_index(s, cj, x[j]) : 0;
         const size_t slot = (size_t)sub * nl + (s->nraw ? s->jr_local[raw] : 0);
         if (!s->piece_of[slot]) {
-            if (RESERVE(s->pieces, s->cap_pieces, s->npieces + 1) != 0) return ak_err_nomem(s->err);
+            if (AK_RESERVE(s->pieces, s->cap_pieces, s->npieces + 1) != 0) return ak_err_nomem(s->err);
             s->pieces[s->npieces] = (piece){sub, raw, 0, 0, 0, 0};
             s->piece_of[slot] = (uint32_t)++s->npieces;
         }
@@ -738,7 +639,7 @@ static int group_pieces(tds *s, size_t g, uint32_t j)
     s->npy = 0;
     if ((uint64_t)s->in->ny1 * s->npieces <= (1u << 20)) {
         const size_t cells = (size_t)s->in->ny1 * s->npieces;
-        if (RESERVE(s->dense, s->cap_dense, cells) != 0) return ak_err_nomem(s->err);
+        if (AK_RESERVE(s->dense, s->cap_dense, cells) != 0) return ak_err_nomem(s->err);
         memset(s->dense, 0, cells * sizeof *s->dense);
         for (size_t i = b; i < e; i++) {
             const uint32_t *x = s->rec + i * rw, y = x[d];
@@ -752,7 +653,7 @@ static int group_pieces(tds *s, size_t g, uint32_t j)
             for (uint32_t y = 0; y < s->in->ny1; y++) {
                 const uint64_t c = s->dense[p * s->in->ny1 + y];
                 if (!c) continue;
-                if (RESERVE(s->pyv, s->cap_pyv, s->npy + 1) || RESERVE(s->pyc, s->cap_pyc, s->npy + 1))
+                if (AK_RESERVE(s->pyv, s->cap_pyv, s->npy + 1) || AK_RESERVE(s->pyc, s->cap_pyc, s->npy + 1))
                     return ak_err_nomem(s->err);
                 s->pyv[s->npy] = y;
                 s->pyc[s->npy++] = c;
@@ -761,7 +662,7 @@ static int group_pieces(tds *s, size_t g, uint32_t j)
         }
         return 0;
     }
-    if (RESERVE(s->pairs, s->cap_pairs, e - b) != 0) return ak_err_nomem(s->err);
+    if (AK_RESERVE(s->pairs, s->cap_pairs, e - b) != 0) return ak_err_nomem(s->err);
     size_t m = 0;
     for (size_t i = b; i < e; i++) {
         const uint32_t *x = s->rec + i * rw, y = x[d];
@@ -771,7 +672,7 @@ static int group_pieces(tds *s, size_t g, uint32_t j)
         s->pairs[m++] = (uint64_t)(s->piece_of[slot] - 1) << 32 | y;
     }
     qsort(s->pairs, m, sizeof *s->pairs, ak_cmp_u64);
-    if (RESERVE(s->pyv, s->cap_pyv, m) || RESERVE(s->pyc, s->cap_pyc, m)) return ak_err_nomem(s->err);
+    if (AK_RESERVE(s->pyv, s->cap_pyv, m) || AK_RESERVE(s->pyc, s->cap_pyc, m)) return ak_err_nomem(s->err);
     for (size_t i = 0; i < m;) {
         size_t k = i;
         while (k < m && s->pairs[k] == s->pairs[i]) k++;
@@ -788,19 +689,19 @@ static int group_pieces(tds *s, size_t g, uint32_t j)
 #define ID_LIMIT (1u << 29)
 
 /* Interns one link of a key chain (level, previous id, value). */
-static int chain(tds *s, tmap *m, uint32_t level, uint32_t prev, uint32_t value, uint32_t *id, int *ins)
+static int chain(tds *s, u64map *m, uint32_t level, uint32_t prev, uint32_t value, uint32_t *id, int *ins)
 {
     if (prev >= ID_LIMIT || value >= ID_LIMIT)
         return ak_err_set(s->err, ANONKIT_E_INPUT, NULL, 0, 0, "too many distinct values on X to count");
-    if (tmap_intern(m, (uint64_t)level << 58 | (uint64_t)prev << 29 | value, id, ins) != 0) return ak_err_nomem(s->err);
+    if (u64map_intern(m, (uint64_t)level << 58 | (uint64_t)prev << 29 | value, id, ins) != 0) return ak_err_nomem(s->err);
     return 0;
 }
 
 static int grow_x(tds *s, size_t need)
 {
     size_t old = s->cap_ax;
-    if (RESERVE(s->ax, s->cap_ax, need) || RESERVE(s->ay, s->cap_ay, need) || RESERVE(s->xstamp, s->cap_xstamp, need) ||
-        RESERVE(s->xof, s->cap_xof, need))
+    if (AK_RESERVE(s->ax, s->cap_ax, need) || AK_RESERVE(s->ay, s->cap_ay, need) || AK_RESERVE(s->xstamp, s->cap_xstamp, need) ||
+        AK_RESERVE(s->xof, s->cap_xof, need))
         return ak_err_nomem(s->err);
     (void)old;
     return 0;
@@ -809,8 +710,8 @@ static int grow_x(tds *s, size_t need)
 /* The largest risk over the x values the current pieces form in the join. */
 static int evaluate(tds *s, double *risk)
 {
-    tmap_reset(&s->xmap);
-    tmap_reset(&s->ymap);
+    u64map_reset(&s->xmap);
+    u64map_reset(&s->ymap);
     s->nfinals = 0;
     const size_t nrel = s->nrel;
     uint32_t *combo = s->combo;
@@ -838,7 +739,7 @@ static int evaluate(tds *s, double *risk)
                 s->ax[x] = 0;
                 if (s->mode != MODE_LINK) s->ay[x] = 0; /* linkability: ay is per (x, y), set below */
                 s->xstamp[x] = 0;
-                if (RESERVE(s->finals, s->cap_finals, s->nfinals + 1) != 0) return ak_err_nomem(s->err);
+                if (AK_RESERVE(s->finals, s->cap_finals, s->nfinals + 1) != 0) return ak_err_nomem(s->err);
                 s->finals[s->nfinals++] = x;
             }
             s->ax[x] += mult;
@@ -979,7 +880,7 @@ static int count_views(tds *s, size_t g, uint32_t *nl_out)
     s->voff[d + 1] = slots;
     const size_t cells = slots * ny, budget = 16 * (e - b + 256) * ((size_t)d + 1);
     if (slots + cells > budget) return 1;
-    if (RESERVE(s->slotn, s->cap_slotn, slots) || RESERVE(s->sloty, s->cap_sloty, cells + 1))
+    if (AK_RESERVE(s->slotn, s->cap_slotn, slots) || AK_RESERVE(s->sloty, s->cap_sloty, cells + 1))
         return ak_err_nomem(s->err);
     memset(s->slotn, 0, slots * sizeof *s->slotn);
     memset(s->sloty, 0, cells * sizeof *s->sloty);
@@ -1016,7 +917,7 @@ static int view_pieces(tds *s, size_t g, uint32_t v, uint32_t nl, int lists)
     for (size_t slot = s->voff[v]; slot < s->voff[v + 1]; slot++) {
         const uint64_t n = s->slotn[slot];
         if (!n) continue;
-        if (RESERVE(s->pieces, s->cap_pieces, s->npieces + 1) != 0) return ak_err_nomem(s->err);
+        if (AK_RESERVE(s->pieces, s->cap_pieces, s->npieces + 1) != 0) return ak_err_nomem(s->err);
         piece *pc = &s->pieces[s->npieces++];
         const size_t local = slot - s->voff[v];
         *pc = (piece){(uint32_t)(local / nl), 0, n, (uint32_t)s->npy, 0, 0};
@@ -1027,7 +928,7 @@ static int view_pieces(tds *s, size_t g, uint32_t v, uint32_t nl, int lists)
             pc->ylen++;
             if (yh[y] > pc->ymax) pc->ymax = yh[y];
             if (!lists) continue;
-            if (RESERVE(s->pyv, s->cap_pyv, s->npy + 1) || RESERVE(s->pyc, s->cap_pyc, s->npy + 1))
+            if (AK_RESERVE(s->pyv, s->cap_pyv, s->npy + 1) || AK_RESERVE(s->pyc, s->cap_pyc, s->npy + 1))
                 return ak_err_nomem(s->err);
             s->pyv[s->npy] = y;
             s->pyc[s->npy++] = yh[y];
@@ -1097,9 +998,9 @@ static int measure_group(tds *s, size_t g)
 static int add_group(tds *s, size_t b, size_t e, const uint32_t *val, size_t *id)
 {
     const size_t g = s->ngroups, d = s->d;
-    if (RESERVE(s->gbegin, s->cap_gbegin, g + 1) || RESERVE(s->gend, s->cap_gend, g + 1) ||
-        RESERVE(s->gown, s->cap_gown, g + 1) || RESERVE(s->gval, s->cap_gval, (g + 1) * d + 1) ||
-        RESERVE(s->gstat, s->cap_gstat, (g + 1) * d + 1))
+    if (AK_RESERVE(s->gbegin, s->cap_gbegin, g + 1) || AK_RESERVE(s->gend, s->cap_gend, g + 1) ||
+        AK_RESERVE(s->gown, s->cap_gown, g + 1) || AK_RESERVE(s->gval, s->cap_gval, (g + 1) * d + 1) ||
+        AK_RESERVE(s->gstat, s->cap_gstat, (g + 1) * d + 1))
         return ak_err_nomem(s->err);
     s->gbegin[g] = b;
     s->gend[g] = e;
@@ -1176,7 +1077,7 @@ static int specialize(tds *s, uint32_t w)
             } else if ((rc = add_group(s, start, end, valbuf, &id)) < 0) {
                 break;
             }
-            if (RESERVE(newg, cap_new, nnew + 1) != 0) {
+            if (AK_RESERVE(newg, cap_new, nnew + 1) != 0) {
                 rc = ak_err_nomem(s->err);
                 break;
             }
@@ -1316,8 +1217,8 @@ static void tds_free(tds *s)
     free(s->pyv);
     free(s->pyc);
     free(s->dense);
-    tmap_free(&s->xmap);
-    tmap_free(&s->ymap);
+    u64map_free(&s->xmap);
+    u64map_free(&s->ymap);
     free(s->ax);
     free(s->ay);
     free(s->xstamp);
@@ -1435,7 +1336,7 @@ static int emit(tds *s, partition *out, tds_result *res)
         }
         /* one class per piece: the group's rows with one raw join value */
         if ((rc = group_pieces(s, g, NONE)) < 0) break;
-        if (RESERVE(s->finals, s->cap_finals, s->npieces) != 0) {
+        if (AK_RESERVE(s->finals, s->cap_finals, s->npieces) != 0) {
             rc = ak_err_nomem(s->err);
             break;
         }
@@ -1488,7 +1389,8 @@ int tds_run(const tds_input *in, partition *out, tds_result *res, ak_error *err)
     s->jbuf = malloc((in->nj1 + 1) * sizeof *s->jbuf);
     s->combo = malloc((s->nrel + 1) * sizeof *s->combo);
     s->voff = malloc(((size_t)s->d + 2) * sizeof *s->voff);
-    if (!s->trees || !s->rows || !s->tmp || !s->jbuf || !s->combo || !s->voff || strmap_init(&s->probes, 256) != 0) {
+    if (!s->trees || !s->rows || !s->tmp || !s->jbuf || !s->combo || !s->voff || strmap_init(&s->probes, 256) != 0 ||
+        u64map_init(&s->xmap, 64) != 0 || u64map_init(&s->ymap, 64) != 0) {
         rc = ak_err_nomem(err);
         goto done;
     }
