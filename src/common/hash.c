@@ -255,7 +255,9 @@ int u64map_intern(u64map *m, uint64_t key, uint32_t *id, int *inserted)
 
 void u64map_reset(u64map *m)
 {
-    if ((size_t)m->count * 8 >= m->mask + 1) {
+    /* A key costs a hash and a probe, a slot cleared whole well under one
+     * instruction: key by key only when the table has over 32 slots a key. */
+    if ((size_t)m->count * 32 >= m->mask + 1) {
         if (m->slots) memset(m->slots, 0, (m->mask + 1) * sizeof *m->slots);
     } else {
         /* Each key sits at or after its home slot: scanning forward for its
