@@ -417,7 +417,6 @@ static const char *y1_single(const release_cols *cur, const seq_settings *cfg)
 struct seq_releases {
     seq_settings cfg;
     ak_error *err;
-    unsigned threads;         /* for reading */
     size_t nrel;
     release_cols cur, *prev;
     hier_cache hc;
@@ -438,7 +437,6 @@ struct seq_releases {
     strmap **rdicts;
     uint32_t *rdict_count;
 };
-typedef struct seq_releases seq_run;
 
 static void names_clear(seq_names *l)
 {
@@ -458,7 +456,7 @@ static int names_add(seq_names *l, const char *s)
     return 0;
 }
 
-static void run_free(seq_run *s)
+static void run_free(seq_releases *s)
 {
     cols_free(&s->cur);
     for (size_t i = 0; s->prev && i < s->nrel; i++) cols_free(&s->prev[i]);
@@ -496,7 +494,7 @@ static void run_free(seq_run *s)
 /* Y tuples of T1 from the table's sensitive column (y1_single): the codes
  * are the values' codes in order of first appearance, as y_tuples numbers
  * tuples, and a tuple is sensitive as y_tuples says. */
-static int y1_from_table(seq_run *s, ak_error *err)
+static int y1_from_table(seq_releases *s, ak_error *err)
 {
     const table *t = s->t;
     const seq_names *sensitive = &s->cfg.sensitive_values;
@@ -515,7 +513,7 @@ static int usage(ak_error *err, const char *msg, const char *name)
 }
 
 /* Resolves X, Y and the join attributes over the headers. */
-static int resolve(seq_run *s)
+static int resolve(seq_releases *s)
 {
     const seq_settings *cfg = &s->cfg;
     for (size_t i = 0; i < cfg->x_attrs.count; i++) {
@@ -590,7 +588,7 @@ static int resolve(seq_run *s)
 
 /* Encodes earlier release r: join nodes, X codes, Y tuples, the common
  * attributes and inconsistent pairs with T1. */
-static int encode_release(seq_run *s, size_t r, const char *path)
+static int encode_release(seq_releases *s, size_t r, const char *path)
 {
     const seq_settings *cfg = &s->cfg;
     ak_error *err = s->err;
@@ -637,7 +635,7 @@ static int encode_release(seq_run *s, size_t r, const char *path)
             goto done;
         }
     size_t n = 0;
-    if ((rc = read_columns(path, path, cfg->delimiter, c->ncols, k, cols, hs, s->rdicts[r], s->threads, &s->rcodes[r],
+    if ((rc = read_columns(path, path, cfg->delimiter, c->ncols, k, cols, hs, s->rdicts[r], s->cfg.threads, &s->rcodes[r],
                            &n, err)) < 0)
         goto done;
     const uint32_t *codes = s->rcodes[r];
@@ -723,12 +721,11 @@ done:
 
 int seq_open(seq_releases **out, const seq_settings *cfg, ak_error *err)
 {
-    seq_run *s = calloc(1, sizeof *s);
+    seq_releases *s = calloc(1, sizeof *s);
     *out = s;
     if (!s) return ak_err_nomem(err);
     s->cfg = *cfg;
     s->err = err;
-    s->threads = cfg->threads;
     s->nrel = cfg->previous.count;
     s->prev = calloc(s->nrel, sizeof *s->prev);
     s->rel = calloc(s->nrel, sizeof *s->rel);
@@ -749,7 +746,7 @@ const char *seq_t1_sensitive(const seq_releases *s) { return y1_single(&s->cur, 
 
 /* Y of T1 when it is not the table's sensitive column: its columns read
  * apart (none when Y has no attribute of T1). */
-static int y1_read(seq_run *s, ak_error *err)
+static int y1_read(seq_releases *s, ak_error *err)
 {
     const seq_settings *cfg = &s->cfg;
     uint32_t cols[64], k = 0;
@@ -764,7 +761,7 @@ static int y1_read(seq_run *s, ak_error *err)
     if (!(s->y1dicts = calloc(k, sizeof *s->y1dicts))) return ak_err_nomem(err);
     for (uint32_t i = 0; i < k; i++)
         if (strmap_init(&s->y1dicts[i], 1024) != 0) return ak_err_nomem(err);
-    AK_CHECK(read_columns(cfg->input, cfg->display, cfg->delimiter, s->cur.ncols, k, cols, none, s->y1dicts, s->threads,
+    AK_CHECK(read_columns(cfg->input, cfg->display, cfg->delimiter, s->cur.ncols, k, cols, none, s->y1dicts, s->cfg.threads,
                           &s->y1codes, &n, err));
     if (n != s->t->nrows) return ak_err_set(err, ANONKIT_E_INTERNAL, cfg->display, 0, 0, "row count changed between two reads");
     AK_CHECK(y_tuples(s->y1codes, n, k, 0, k, s->y1dicts, &cfg->sensitive_values, &s->y1, &s->ny1, &s->y1_flags, err));
