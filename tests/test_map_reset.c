@@ -1,7 +1,7 @@
-/* test_map_reset.c — u64map_reset (common/hash) and the growable-array
+/* test_map_reset.c — the u64scratch map (common/hash) and the growable-array
  * helper ak_reserve (common/strbuf): a map emptied and refilled many times,
- * with few keys in a grown table (emptied key by key, through probe chains)
- * and with many (table cleared whole), behaves as a fresh map every time. */
+ * with few keys in a grown table and with many, behaves as a fresh map every
+ * time, and emptying it leaves no slot taken. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -26,8 +26,8 @@ static uint64_t next(uint64_t *s)
 
 /* Fills m with `count` keys drawn from a range of `range` values (so keys
  * repeat and chains form), checking ids against first-insertion order; then
- * checks every key is found with its id. */
-static void fill_and_check(u64map *m, uint64_t *seed, uint32_t count, uint64_t range, uint64_t *order)
+ * checks every key is interned again with its id and nothing inserted. */
+static void fill_and_check(u64scratch *m, uint64_t *seed, uint32_t count, uint64_t range, uint64_t *order)
 {
     uint32_t distinct = 0;
     for (uint32_t i = 0; i < count; i++) {
@@ -36,7 +36,7 @@ static void fill_and_check(u64map *m, uint64_t *seed, uint32_t count, uint64_t r
         for (uint32_t j = 0; j < distinct; j++)
             if (order[j] == key) expect = j;
         int inserted;
-        assert_int_equal(u64map_intern(m, key, &id, &inserted), 0);
+        assert_int_equal(u64scratch_intern(m, key, &id, &inserted), 0);
         if (expect == AK_NOT_FOUND) {
             assert_int_equal(inserted, 1);
             assert_int_equal(id, distinct);
@@ -47,16 +47,34 @@ static void fill_and_check(u64map *m, uint64_t *seed, uint32_t count, uint64_t r
         }
     }
     assert_int_equal(m->count, distinct);
-    for (uint32_t j = 0; j < distinct; j++) assert_int_equal(u64map_find(m, order[j]), j);
+    assert_true(m->count <= (m->mask + 1) / 2 || m->count == 0);
+    for (uint32_t j = 0; j < distinct; j++) {
+        uint32_t id;
+        int inserted;
+        assert_int_equal(u64scratch_intern(m, order[j], &id, &inserted), 0);
+        assert_int_equal(inserted, 0);
+        assert_int_equal(id, j);
+    }
+    assert_int_equal(m->count, distinct);
 }
 
-/* After each reset no earlier key is found, and ids start from 0 again; the
- * sizes alternate between a large fill (the table grows) and small ones. */
-static void test_u64map_reset_refill(void **state)
+/* Whether no slot of m is taken. */
+static int all_empty(const u64scratch *m)
+{
+    for (size_t s = 0; m->ids && s <= m->mask; s++)
+        if (m->ids[s]) return 0;
+    return 1;
+}
+
+/* After each reset no slot is taken and ids start from 0 again (an earlier
+ * key is new again); the sizes alternate between a large fill (the table
+ * grows) and small ones. A zeroed map is empty. */
+static void test_u64scratch_reset_refill(void **state)
 {
     (void)state;
-    u64map m;
-    assert_int_equal(u64map_init(&m, 16), 0);
+    u64scratch m;
+    memset(&m, 0, sizeof m);
+    u64scratch_reset(&m); /* before the first key: nothing to do */
     uint64_t *order = malloc(4096 * sizeof *order);
     uint64_t *prev = malloc(4096 * sizeof *prev);
     assert_non_null(order);
@@ -65,36 +83,52 @@ static void test_u64map_reset_refill(void **state)
     const uint32_t sizes[] = {3000, 5, 0, 40, 1, 2500, 17, 300, 2, 9};
     uint32_t nprev = 0;
     for (size_t round = 0; round < sizeof sizes / sizeof sizes[0]; round++) {
-        u64map_reset(&m);
+        u64scratch_reset(&m);
         assert_int_equal(m.count, 0);
-        for (uint32_t j = 0; j < nprev; j++) assert_int_equal(u64map_find(&m, prev[j]), AK_NOT_FOUND);
+        assert_true(all_empty(&m));
+        if (nprev) {
+            uint32_t id;
+            int inserted;
+            assert_int_equal(u64scratch_intern(&m, prev[nprev - 1], &id, &inserted), 0);
+            assert_int_equal(inserted, 1);
+            assert_int_equal(id, 0);
+            u64scratch_reset(&m);
+        }
         fill_and_check(&m, &seed, sizes[round], sizes[round] + 7, order);
         nprev = m.count;
         memcpy(prev, order, nprev * sizeof *prev);
     }
-    u64map_free(&m);
+    u64scratch_free(&m);
     free(order);
     free(prev);
 }
 
 /* Consecutive keys crowd the table's slots (long probe runs): emptying a few
- * of them key by key leaves no slot taken. */
-static void test_u64map_reset_runs(void **state)
+ * of them after the table grew large leaves no slot taken. */
+static void test_u64scratch_reset_runs(void **state)
 {
     (void)state;
-    u64map m;
-    assert_int_equal(u64map_init(&m, 1 << 12), 0);
+    u64scratch m;
+    memset(&m, 0, sizeof m);
+    for (uint32_t i = 0; i < 5000; i++) { /* grow the table */
+        uint32_t id;
+        int inserted;
+        assert_int_equal(u64scratch_intern(&m, i, &id, &inserted), 0);
+    }
     for (int round = 0; round < 50; round++) {
+        u64scratch_reset(&m);
+        assert_true(all_empty(&m));
         const uint32_t n = (uint32_t)(1 + round * 7 % 60);
         for (uint32_t i = 0; i < n; i++) {
             uint32_t id;
-            assert_int_equal(u64map_intern(&m, (uint64_t)round * 1000 + i, &id, NULL), 0);
+            int inserted;
+            assert_int_equal(u64scratch_intern(&m, (uint64_t)round * 1000 + i, &id, &inserted), 0);
+            assert_int_equal(inserted, 1);
             assert_int_equal(id, i);
         }
-        u64map_reset(&m);
-        for (size_t s = 0; s <= m.mask; s++) assert_int_equal(m.slots[s], 0);
     }
-    u64map_free(&m);
+    u64scratch_free(&m);
+    assert_null(m.ids);
 }
 
 /* ak_reserve: capacity doubles from 16 and covers what is asked; contents
@@ -125,8 +159,8 @@ static void test_ak_reserve(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_u64map_reset_refill),
-        cmocka_unit_test(test_u64map_reset_runs),
+        cmocka_unit_test(test_u64scratch_reset_refill),
+        cmocka_unit_test(test_u64scratch_reset_runs),
         cmocka_unit_test(test_ak_reserve),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -417,8 +417,8 @@ static void tds_free(tds *s)
     free(s->pyv);
     free(s->pyc);
     free(s->dense);
-    u64map_free(&s->xmap);
-    u64map_free(&s->ymap);
+    u64scratch_free(&s->xmap);
+    u64scratch_free(&s->ymap);
     free(s->ax);
     free(s->ay);
     free(s->xstamp);
@@ -589,8 +589,7 @@ int tds_run(const tds_input *in, partition *out, tds_result *res, ak_error *err)
     s->jbuf = malloc((in->nj1 + 1) * sizeof *s->jbuf);
     s->combo = malloc((s->nrel + 1) * sizeof *s->combo);
     s->voff = malloc(((size_t)s->d + 2) * sizeof *s->voff);
-    if (!s->trees || !s->rows || !s->tmp || !s->jbuf || !s->combo || !s->voff || strmap_init(&s->probes, 256) != 0 ||
-        u64map_init(&s->xmap, 64) != 0 || u64map_init(&s->ymap, 64) != 0) {
+    if (!s->trees || !s->rows || !s->tmp || !s->jbuf || !s->combo || !s->voff || strmap_init(&s->probes, 256) != 0) {
         rc = ak_err_nomem(err);
         goto done;
     }

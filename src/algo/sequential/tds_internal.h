@@ -122,7 +122,7 @@ typedef struct tds {
     size_t cap_pyv, cap_pyc, npy;
     uint64_t *dense;
     size_t cap_dense;
-    u64map xmap, ymap;     /* x values and (x, y) pairs of one evaluation, emptied per evaluation */
+    u64scratch xmap, ymap; /* x values and (x, y) pairs of one evaluation, emptied per evaluation */
     uint64_t *ax, *ay;
     uint32_t *xstamp, *xof;
     size_t cap_ax, cap_ay, cap_xstamp, cap_xof;

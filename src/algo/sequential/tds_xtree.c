@@ -140,11 +140,11 @@ int tds_group_pieces(tds *s, size_t g, uint32_t j)
 #define ID_LIMIT (1u << 29)
 
 /* Interns one link of a key chain (level, previous id, value). */
-static int chain(tds *s, u64map *m, uint32_t level, uint32_t prev, uint32_t value, uint32_t *id, int *ins)
+static int chain(tds *s, u64scratch *m, uint32_t level, uint32_t prev, uint32_t value, uint32_t *id, int *ins)
 {
     if (prev >= ID_LIMIT || value >= ID_LIMIT)
         return ak_err_set(s->err, ANONKIT_E_INPUT, NULL, 0, 0, "too many distinct values on X to count");
-    if (u64map_intern(m, (uint64_t)level << 58 | (uint64_t)prev << 29 | value, id, ins) != 0) return ak_err_nomem(s->err);
+    if (u64scratch_intern(m, (uint64_t)level << 58 | (uint64_t)prev << 29 | value, id, ins) != 0) return ak_err_nomem(s->err);
     return 0;
 }
 
@@ -161,8 +161,8 @@ static int grow_x(tds *s, size_t need)
 /* The largest risk over the x values the current pieces form in the join. */
 static int evaluate(tds *s, double *risk)
 {
-    u64map_reset(&s->xmap);
-    u64map_reset(&s->ymap);
+    u64scratch_reset(&s->xmap);
+    u64scratch_reset(&s->ymap);
     s->nfinals = 0;
     const size_t nrel = s->nrel;
     uint32_t *combo = s->combo;
