@@ -252,3 +252,48 @@ int u64map_intern(u64map *m, uint64_t key, uint32_t *id, int *inserted)
     if ((size_t)m->count * 2 > m->mask + 1 && u64map_grow(m) != 0) return -1;
     return 0;
 }
+
+int u64scratch_grow(u64scratch *m)
+{
+    const size_t cap = m->mask ? (m->mask + 1) * 2 : 64;
+    if (cap - 1 > UINT32_MAX) return -1; /* slots are numbered in 32 bits */
+    uint64_t *keys = malloc(cap * sizeof *keys);
+    uint32_t *ids = calloc(cap, sizeof *ids);
+    uint32_t *slot_of = malloc(cap / 2 * sizeof *slot_of);
+    if (!keys || !ids || !slot_of) {
+        free(keys);
+        free(ids);
+        free(slot_of);
+        return -1;
+    }
+    for (uint32_t id = 0; id < m->count; id++) {
+        const uint64_t k = m->keys[m->slot_of[id]];
+        size_t s = ak_mix64(k) & (cap - 1);
+        while (ids[s]) s = (s + 1) & (cap - 1);
+        keys[s] = k;
+        ids[s] = id + 1;
+        slot_of[id] = (uint32_t)s;
+    }
+    free(m->keys);
+    free(m->ids);
+    free(m->slot_of);
+    m->keys = keys;
+    m->ids = ids;
+    m->slot_of = slot_of;
+    m->mask = cap - 1;
+    return 0;
+}
+
+void u64scratch_reset(u64scratch *m)
+{
+    for (uint32_t i = 0; i < m->count; i++) m->ids[m->slot_of[i]] = 0;
+    m->count = 0;
+}
+
+void u64scratch_free(u64scratch *m)
+{
+    free(m->keys);
+    free(m->ids);
+    free(m->slot_of);
+    memset(m, 0, sizeof *m);
+}

@@ -4,7 +4,12 @@
  * keeps a NUL-terminated copy of every key; u64map does the same for 64-bit
  * keys. Both use linear probing on a power-of-two table with XXH3 hashes.
  * Hand-written because these lookups are the hot path of encoding: a generic
- * library table (uthash) measured ~3x slower per lookup. */
+ * library table (uthash) measured ~3x slower per lookup.
+ *
+ * u64scratch is a u64map for one step of a loop, emptied before the next
+ * (the x values of one evaluation in TDS4SA): emptying it takes time in
+ * proportion to its keys however large its table grew, and its lookup is
+ * inline, for the innermost loops. */
 #ifndef AK_HASH_H
 #define AK_HASH_H
 
@@ -49,5 +54,53 @@ int u64map_init(u64map *m, size_t expected_keys);
 void u64map_free(u64map *m);
 int u64map_intern(u64map *m, uint64_t key, uint32_t *id /* OUT */, int *inserted /* OUT, may be NULL */);
 uint32_t u64map_find(const u64map *m, uint64_t key);
+
+/* A strong 64-bit finalizer (splitmix64's): keys are often small consecutive
+ * integers or packed fields whose low bits vary little. */
+static inline uint64_t ak_mix64(uint64_t z)
+{
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+/* A zeroed u64scratch is an empty map (its table comes with the first key). */
+typedef struct u64scratch {
+    uint64_t *keys;
+    uint32_t *ids;     /* id + 1 per slot, 0 = empty */
+    uint32_t *slot_of; /* per id: its slot, so that emptying visits only those */
+    size_t mask;       /* slot count - 1; 0 before the first key */
+    uint32_t count;    /* keys stored, ids 0 .. count-1 */
+} u64scratch;
+
+/* Doubles the table (64 slots at first), keeping the ids. 0 or -1 (no memory). */
+int u64scratch_grow(u64scratch *m);
+
+/* Id of key, inserted when absent (*inserted says). Returns 0 or -1 (no
+ * memory). At most half the slots are taken. */
+static inline int u64scratch_intern(u64scratch *m, uint64_t key, uint32_t *id /* OUT */, int *inserted /* OUT */)
+{
+    if ((size_t)m->count + 1 > (m->mask + 1) / 2 && u64scratch_grow(m) != 0) return -1;
+    size_t s = ak_mix64(key) & m->mask;
+    while (m->ids[s]) {
+        if (m->keys[s] == key) {
+            *id = m->ids[s] - 1;
+            *inserted = 0;
+            return 0;
+        }
+        s = (s + 1) & m->mask;
+    }
+    m->keys[s] = key;
+    m->ids[s] = m->count + 1;
+    m->slot_of[m->count] = (uint32_t)s;
+    *id = m->count++;
+    *inserted = 1;
+    return 0;
+}
+
+/* Empties the map, keeping its table: the slots of its keys only. Ids start
+ * again from 0. */
+void u64scratch_reset(u64scratch *m);
+void u64scratch_free(u64scratch *m);
 
 #endif

@@ -1,6 +1,7 @@
 /* strbuf.h — a growable byte buffer, used as a string arena (offsets stay
  * valid across growth; pointers only once it stops growing) and for
- * composing output records. */
+ * composing output records; and the growth helper of growable arrays
+ * (ak_reserve, AK_RESERVE). */
 #ifndef AK_STRBUF_H
 #define AK_STRBUF_H
 
@@ -47,6 +48,24 @@ static inline int strbuf_append_str(strbuf *b, const char *s, size_t len, size_t
     b->len += len + 1;
     return 0;
 }
+
+/* Growable arrays: makes room for n elements of size sz in the array *p whose
+ * capacity (in elements) is *cap, doubling it from 16. Returns 0, or -1 when
+ * out of memory (*p and *cap unchanged). AK_RESERVE(arr, cap, n) is the
+ * typed form. */
+static inline int ak_reserve(void **p, size_t *cap, size_t n, size_t sz)
+{
+    if (n <= *cap) return 0;
+    if (sz == 0 || n > SIZE_MAX / 2 / sz) return -1; /* the doubling below could overflow */
+    size_t c = *cap ? *cap : 16;
+    while (c < n) c *= 2;
+    void *q = realloc(*p, c * sz);
+    if (!q) return -1;
+    *p = q;
+    *cap = c;
+    return 0;
+}
+#define AK_RESERVE(arr, cap, n) ak_reserve((void **)&(arr), &(cap), (n), sizeof *(arr))
 
 static inline void strbuf_free(strbuf *b)
 {

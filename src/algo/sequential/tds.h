@@ -4,7 +4,7 @@
  * information-gain threshold) so that the join of T1 with earlier, already
  * published releases T2..Tp satisfies (X,Y)-anonymity or (X,Y)-linkability.
  *
- * The input is encoded by the caller (src/api/sequential.c):
+ * The input is encoded by releases.c (releases.h):
  *   T1        an encoded table whose QIs 0..nx1-1 are X ∩ att(T1) (generalized;
  *             categorical with a hierarchy, or continuous) and whose QIs
  *             nx1..nqi-1 are join attributes of T1 outside X (kept as they are);
