@@ -1,5 +1,5 @@
 /* outfile.h — output written to a temporary file beside its destination and
- * renamed into place only on success (ARCHITECTURE.md §11), so a failed run
+ * renamed into place only on success (ARCHITECTURE.md §3 step 3), so a failed run
  * never leaves a partial file and an old destination stays untouched.
  *
  * The temporary has no name where the system allows it (O_TMPFILE in the

@@ -1,4 +1,4 @@
-/* spool.h — private temporary copies of standard input (ARCHITECTURE.md §10).
+/* spool.h — private temporary copies of standard input (ARCHITECTURE.md §3 step 1).
  * The writer re-reads the input, which stdin cannot give twice, so stdin is
  * first copied into a file of mode 0600 (it holds raw personal data). The
  * file has no name where the system allows it (O_TMPFILE, or a name removed
