@@ -15,6 +15,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +23,7 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core/hierarchy.h"
@@ -538,6 +540,92 @@ static void test_outfile_group_commit(void **state)
     free(before);
 }
 
+/* ------------------------------------------------------------ the command, killed */
+
+/* Runs the command with argv (argv[0] unused) and TMPDIR=tmpdir, stdin from
+ * stdin_path, sends it `sig` after delay_us microseconds and returns its wait
+ * status. */
+static int run_and_kill(char *const argv[], const char *stdin_path, const char *tmpdir, int sig, long delay_us)
+{
+    const pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        const int in = open(stdin_path, O_RDONLY);
+        const int null = open("/dev/null", O_WRONLY);
+        if (in < 0 || null < 0 || dup2(in, 0) < 0 || dup2(null, 1) < 0 || dup2(null, 2) < 0) _exit(126);
+        if (setenv("TMPDIR", tmpdir, 1) != 0) _exit(126);
+        execv(ANONKIT_BINARY, argv);
+        _exit(127);
+    }
+    const struct timespec delay = {delay_us / 1000000, (delay_us % 1000000) * 1000};
+    if (delay_us) nanosleep(&delay, NULL);
+    kill(pid, sig); /* it may have finished already */
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    return status;
+}
+
+/* anonymize from stdin and generate, killed at several points of their run
+ * by each signal: afterwards the output folder holds the old output (or,
+ * when the run finished first, the complete new one) and nothing else, and
+ * the temporary folder (TMPDIR, where stdin is spooled) holds nothing. */
+static void test_cli_killed(void **state)
+{
+    (void)state;
+    const char *dir = fresh_dir("clikill");
+    const char *tmp = fresh_dir("clikill-tmp");
+    char input[4200], out[4200], ref[4200], gref[4200], cmd[16384];
+    snprintf(input, sizeof input, "%s/in.csv", tu_group_dir);
+    snprintf(out, sizeof out, "%s/out.csv", dir);
+    snprintf(ref, sizeof ref, "%s/ref.csv", tu_group_dir);
+    snprintf(gref, sizeof gref, "%s/gref.csv", tu_group_dir);
+    snprintf(cmd, sizeof cmd, "'%s' generate --rows 200000 --seed 3 -o '%s' 2>/dev/null", ANONKIT_BINARY, input);
+    assert_int_equal(system(cmd), 0);
+    snprintf(cmd, sizeof cmd, "'%s' generate --rows 1000000 --seed 5 -o '%s' 2>/dev/null", ANONKIT_BINARY, gref);
+    assert_int_equal(system(cmd), 0);
+    snprintf(cmd, sizeof cmd,
+             "'%s' anonymize - --qi age,zipcode,salary --k 5 --seed 1 -o '%s' <'%s' >/dev/null 2>&1",
+             ANONKIT_BINARY, ref, input);
+    assert_int_equal(system(cmd), 0);
+    char *want_anon = tu_read_file(ref, NULL), *want_gen = tu_read_file(gref, NULL);
+    assert_non_null(want_anon);
+    assert_non_null(want_gen);
+    char *anon_argv[] = {"anonkit", "anonymize", "-", "--qi", "age,zipcode,salary", "--k", "5", "--seed", "1",
+                         "-o", out, NULL};
+    char *gen_argv[] = {"anonkit", "generate", "--rows", "1000000", "--seed", "5", "-o", out, NULL};
+    static const int sigs[] = {SIGKILL, SIGTERM, SIGINT, SIGHUP};
+    static const long delays[] = {0, 2000, 10000, 30000, 80000, 200000};
+    int killed = 0, finished = 0;
+    for (int which = 0; which < 2; which++) {
+        for (size_t si = 0; si < sizeof sigs / sizeof *sigs; si++) {
+            for (size_t di = 0; di < sizeof delays / sizeof *delays; di++) {
+                tu_write_file(out, "old\n");
+                const int status = run_and_kill(which ? gen_argv : anon_argv, input, tmp, sigs[si], delays[di]);
+                assert_listing(dir, "out.csv\n");
+                assert_listing(tmp, "");
+                char *got = tu_read_file(out, NULL);
+                assert_non_null(got);
+                if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+                    if (strcmp(got, which ? want_gen : want_anon) != 0)
+                        fail_msg("a finished run left another output (signal %d, %ld us)", sigs[si], delays[di]);
+                    finished++;
+                } else {
+                    /* the old output, or the complete new one when the signal
+                     * came between the rename and the end of the process */
+                    if (strcmp(got, "old\n") != 0 && strcmp(got, which ? want_gen : want_anon) != 0)
+                        fail_msg("a killed run left a changed output (signal %d, %ld us)", sigs[si], delays[di]);
+                    killed++;
+                }
+                free(got);
+            }
+        }
+    }
+    assert_true(killed > 0); /* the runs were in fact interrupted, not only finished */
+    print_message("%d runs killed, %d finished before the signal\n", killed, finished);
+    free(want_anon);
+    free(want_gen);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -550,6 +638,7 @@ int main(void)
         cmocka_unit_test(test_outfile_killed),
         cmocka_unit_test(test_outfile_modes),
         cmocka_unit_test(test_outfile_group_commit),
+        cmocka_unit_test(test_cli_killed),
     };
     signal(SIGPIPE, SIG_IGN); /* a child that died early fails a write, not the whole program */
     return cmocka_run_group_tests(tests, tu_group_setup, tu_group_teardown);
