@@ -273,6 +273,35 @@ static void test_cli_refuses_hex(void **state)
     free(before);
 }
 
+/* The command refuses the issue's hierarchy (exit status 1, both lines
+ * named) and writes nothing at -o. */
+static void test_cli_refuses_label_reuse(void **state)
+{
+    (void)state;
+    const char *dir = fresh_dir("clihier");
+    char in[4200], hier_path[4200], out[4200], errf[4200], cmd[20000];
+    snprintf(in, sizeof in, "%s/in.csv", dir);
+    snprintf(hier_path, sizeof hier_path, "%s/edu.csv", dir);
+    snprintf(out, sizeof out, "%s/out.csv", dir);
+    snprintf(errf, sizeof errf, "%s/stderr2.txt", tu_group_dir);
+    tu_write_file(in, "id,edu,s\n1,HS,a\n2,BSc,b\n3,HS,a\n4,BSc,b\n");
+    tu_write_file(hier_path, "BSc;Uni;HS\nHS;School;HS\n");
+    char *before = listing(dir);
+    snprintf(cmd, sizeof cmd, "'%s' anonymize '%s' --qi edu --hierarchy 'edu=%s' --k 2 -o '%s' >/dev/null 2>'%s'",
+             ANONKIT_BINARY, in, hier_path, out, errf);
+    const int status = system(cmd);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 1);
+    char *msg = tu_read_file(errf, NULL);
+    assert_non_null(msg);
+    char want[4300];
+    snprintf(want, sizeof want, "%s:1:", hier_path);
+    if (!strstr(msg, want) || !strstr(msg, "line 2")) fail_msg("the message does not name lines 1 and 2: %s", msg);
+    free(msg);
+    assert_listing(dir, before);
+    free(before);
+}
+
 /* ------------------------------------------------------------ spool (defect 6) */
 
 /* A pipe's read end as a stream, its write end in *wfd. */
@@ -633,6 +662,7 @@ int main(void)
         cmocka_unit_test(test_label_repeats_accepted),
         cmocka_unit_test(test_numbers_decimal_only),
         cmocka_unit_test(test_cli_refuses_hex),
+        cmocka_unit_test(test_cli_refuses_label_reuse),
         cmocka_unit_test(test_spool_leaves_nothing),
         cmocka_unit_test(test_spool_killed),
         cmocka_unit_test(test_outfile_killed),

@@ -1,5 +1,6 @@
 /* outfile.c — atomic output files (see outfile.h): an unnamed temporary in
  * the destination's folder (O_TMPFILE) or a named one, fsync, a name, rename.
+ * The folder is synced after the rename, so a crash cannot undo it.
  * O_TMPFILE, linkat's AT_SYMLINK_FOLLOW and sync_file_range (used by
  * outfile_write_behind) are Linux calls (_GNU_SOURCE). */
 #define _GNU_SOURCE
@@ -70,6 +71,18 @@ static int create_named(outfile *o, mode_t mode)
     return -1;
 }
 
+/* The folder of a path ("." when it has no slash), malloc'd; NULL when out of memory. */
+static char *folder_of(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    const size_t dlen = !slash ? 1 : slash == path ? 1 : (size_t)(slash - path);
+    char *dir = malloc(dlen + 1);
+    if (!dir) return NULL;
+    memcpy(dir, slash ? path : ".", dlen);
+    dir[dlen] = '\0';
+    return dir;
+}
+
 /* Writes "/proc/self/fd/N", the path by which an unnamed file is linked. */
 static void fd_path(char *buf, size_t cap, int fd) { snprintf(buf, cap, "/proc/self/fd/%d", fd); }
 
@@ -80,12 +93,8 @@ static void fd_path(char *buf, size_t cap, int fd) { snprintf(buf, cap, "/proc/s
 static int open_unnamed(const outfile *o, mode_t mode)
 {
 #ifdef O_TMPFILE
-    const char *slash = strrchr(o->path, '/');
-    const size_t dlen = !slash ? 1 : slash == o->path ? 1 : (size_t)(slash - o->path);
-    char *dir = malloc(dlen + 1);
+    char *dir = folder_of(o->path);
     if (!dir) return -1;
-    memcpy(dir, slash ? o->path : ".", dlen);
-    dir[dlen] = '\0';
     const int fd = open(dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, mode);
     free(dir);
     if (fd < 0) return -1; /* EOPNOTSUPP, EISDIR, EINVAL where there is no O_TMPFILE; else the fallback says why */
@@ -201,6 +210,20 @@ static int commit_prepare(outfile *o, ak_error *err)
     return rc;
 }
 
+/* Makes a rename into the destination's folder durable (fsync of the
+ * folder). Best effort: the output is in place already, and a folder that
+ * cannot be opened or synced leaves it where a crash may undo the rename. */
+static void sync_folder(const char *path)
+{
+    char *dir = folder_of(path);
+    if (!dir) return;
+    const int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    free(dir);
+    if (fd < 0) return;
+    (void)fsync(fd);
+    close(fd);
+}
+
 int outfile_commit_all(outfile *const *files, size_t count, ak_error *err)
 {
     int rc = ANONKIT_OK;
@@ -221,6 +244,7 @@ int outfile_commit_all(outfile *const *files, size_t count, ak_error *err)
             outfile_abort(o);
             continue;
         }
+        sync_folder(o->path);
         free(o->temp_path);
         free(o->path);
         o->temp_path = o->path = NULL;

@@ -6,9 +6,9 @@
  * destination's folder): no signal, not even SIGKILL, can leave it behind.
  * At commit it is given a fresh temporary name (linkat through
  * /proc/self/fd/N) and renamed over the destination, which replaces it
- * atomically. Where the folder's file system has no O_TMPFILE (or /proc is
- * not mounted) the temporary is a named DEST.tmp-XXXXXX from the start,
- * removed by outfile_abort. A new destination is created with mode 0666
+ * atomically, and the folder is synced. Where the folder's file system has
+ * no O_TMPFILE (or /proc is not mounted) the temporary is a named
+ * DEST.tmp-XXXXXX from the start, removed by outfile_abort. A new destination is created with mode 0666
  * less the umask; an existing one keeps its mode.
  *
  * "-" writes to stdout directly, and so does an existing destination that is
