@@ -481,11 +481,11 @@ static void test_single_column(void **state)
     assert_int_equal(hier_lca(h, 0, 0), 0);
     hier_free(h);
 
-    /* A leaf called "*": the lowest node with that label is the leaf. */
-    h = load_text_ok("one2.csv", "*\nx\n");
-    check_invariants(h);
-    assert_int_equal(label_node(h, "*"), hier_leaf_node(h, 0));
-    hier_free(h);
+    /* A leaf called "*" beside another leaf: "*" would name the leaf and the
+     * root added above both. */
+    ak_error err = load_text_err("one2.csv", "*\nx\n", ANONKIT_E_INPUT);
+    assert_int_equal(err.line, 1);
+    assert_non_null(strstr(err.message, "root"));
 }
 
 static void test_root_shapes(void **state)
@@ -761,11 +761,11 @@ static void test_random_trees(void **state)
             for (uint32_t l = 0; l <= top; l++) {
                 gnode *g = &t.nodes[x];
                 if (g->first_row == UINT32_MAX) g->first_row = r;
-                /* Labels "n<index>" repeat across levels: nodes are (level, label). */
+                /* Labels "l<level>n<index>": a label names one node. */
                 if (l == height)
                     len += (size_t)sprintf(text + len, "*");
                 else
-                    len += (size_t)sprintf(text + len, "n%u", g->index);
+                    len += (size_t)sprintf(text + len, "l%un%u", g->level, g->index);
                 len += (size_t)sprintf(text + len, "%s", l < top ? ";" : "");
                 x = g->parent;
             }
@@ -803,7 +803,7 @@ static void test_random_trees(void **state)
             if (g->level == height)
                 snprintf(lab, sizeof lab, "*");
             else
-                snprintf(lab, sizeof lab, "n%u", g->index);
+                snprintf(lab, sizeof lab, "l%un%u", g->level, g->index);
             assert_string_equal(nd->label, lab);
             assert_int_equal(nd->level, g->level);
             assert_int_equal(nd->lo, g->lo);

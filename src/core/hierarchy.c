@@ -22,6 +22,9 @@
  * Rows embedded in another file (the recoding rules, publish/rules.c) take the
  * same first pass row by row through a hier_builder, with that file's lines.
  *
+ * Every label names one node: check_labels_unique refuses, once the tree is
+ * laid out, a label on two levels whose nodes cover different leaves.
+ *
  * Beyond hierarchy.h: a UTF-8 byte order mark before the first leaf is
  * ignored; blank lines are an error unless only blank lines follow; at most
  * HIER_MAX_LEVELS fields per row. */
@@ -218,6 +221,68 @@ static int loader_read(loader *ld, csv_reader *rd)
     return ANONKIT_OK;
 }
 
+/* Refuses a label that names two different nodes, which would publish alike
+ * (a leaf "HS" and a level-2 "HS" above "BSc" too). A label may stand on
+ * several levels only for nodes that cover the same leaves, the padding of a
+ * leaf that is not generalized at some level ("Male;Male;*"); a "*" below the
+ * top names another node than the root "*" added above several top labels.
+ * Within one level a label is one node (a second parent is refused by
+ * loader_row), so its repeats across rows are that node's. Runs on the laid
+ * out tree, one pass over all labels with a map from label to its first node. */
+static int check_labels_unique(const hier *h, const loader *ld)
+{
+    const uint32_t F = h->nfile_levels;
+    const size_t total = h->level_base[F];
+    strmap all;
+    uint32_t *node_at = malloc((total ? total : 1) * sizeof *node_at); /* first node of each label */
+    long *line_at = malloc((total ? total : 1) * sizeof *line_at);     /* and its first line */
+    if (!node_at || !line_at || strmap_init(&all, total) != 0) {
+        free(node_at);
+        free(line_at);
+        return ak_err_nomem(ld->err);
+    }
+    int rc = ANONKIT_OK;
+    for (uint32_t l = 0; l < F && rc == ANONKIT_OK; l++) {
+        const strmap *m = &h->labels[l];
+        for (uint32_t id = 0; id < m->count; id++) {
+            const char *key = strmap_key(m, id);
+            const uint32_t len = strmap_key_len(m, id);
+            const uint32_t node = h->node_of[h->level_base[l] + id];
+            const hier_node *nd = &h->nodes[node];
+            const long line = ld->info[l].line[id];
+            if (h->synthetic_root && len == 1 && key[0] == '*' && (nd->lo != 0 || nd->hi + 1 != h->nleaves)) {
+                rc = ak_err_set(ld->err, ANONKIT_E_INPUT, ld->path, line, 0,
+                                "label \"*\" at level %u names another node than the root \"*\" that is added "
+                                "above the %u labels of the top level: a label must name one node",
+                                l, h->labels[F - 1].count);
+                break;
+            }
+            uint32_t g;
+            int ins;
+            if (strmap_intern(&all, key, len, &g, &ins) != 0) {
+                rc = ak_err_nomem(ld->err);
+                break;
+            }
+            if (ins) {
+                node_at[g] = node;
+                line_at[g] = line;
+                continue;
+            }
+            const hier_node *first = &h->nodes[node_at[g]];
+            if (first->lo == nd->lo && first->hi == nd->hi) continue; /* one node padded upwards */
+            rc = ak_err_set(ld->err, ANONKIT_E_INPUT, ld->path, line, 0,
+                            "label \"%.*s\" at level %u names another node than \"%.*s\" at level %u (line %ld), "
+                            "which covers other leaves: a label must name one node",
+                            label_len(len), key, l, label_len(len), key, first->level, line_at[g]);
+            break;
+        }
+    }
+    strmap_free(&all);
+    free(node_at);
+    free(line_at);
+    return rc;
+}
+
 /* Second pass: lays the tree out (see the top of the file). Takes over the
  * label maps from the loader. */
 static int build_tree(hier *h, loader *ld)
@@ -330,7 +395,7 @@ static int build_tree(hier *h, loader *ld)
     /* The maps now belong to the tree. */
     h->labels = ld->maps;
     ld->maps = NULL;
-    return ANONKIT_OK;
+    return check_labels_unique(h, ld);
 }
 
 int hier_load(hier **out, const char *path, ak_error *err)

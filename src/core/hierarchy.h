@@ -2,15 +2,19 @@
  *
  * Loaded from an ARX-style CSV: ';'-separated, no header, one row per leaf:
  * the leaf value, then its generalization at level 1, 2, ..., usually ending
- * in "*"; all rows have the same number of fields. A node is identified by
- * its level and label (the same label may appear at two levels). Leaves are
+ * in "*"; all rows have the same number of fields. A label names one node:
+ * it repeats where rows share that node (the "*" of every row, a parent of
+ * several leaves), and on two levels only for nodes covering the same leaves
+ * (a leaf not generalized at a level, "Male;Male;*"). Leaves are
  * numbered 0..nleaves-1 in depth-first, left-to-right order of the tree
  * (children in the order of their first appearance in the file), so that every
  * node covers one contiguous range [lo, hi] of leaf codes. When the top level
  * has more than one distinct label, a root "*" is added above them.
  *
  * Rejected with file and line: rows of unequal length, empty labels, a label
- * with two different parents, duplicate leaves, an empty file. */
+ * with two different parents, a label on two levels for nodes covering
+ * different leaves (both lines named; also a "*" below the top when a root
+ * "*" is added above it), duplicate leaves, an empty file. */
 #ifndef AK_HIERARCHY_H
 #define AK_HIERARCHY_H
 
@@ -65,7 +69,8 @@ uint32_t hier_lca(const hier *h, uint32_t lo, uint32_t hi);
 /* The ancestor of leaf `code` at `level` (0 = the leaf itself). */
 uint32_t hier_ancestor(const hier *h, uint32_t code, uint32_t level);
 
-/* Lowest-level node whose label is `label` (any level), or UINT32_MAX. */
+/* Lowest-level node whose label is `label` (any level; the nodes of one label
+ * cover the same leaves), or UINT32_MAX. */
 uint32_t hier_find_label(const hier *h, const char *label, size_t len);
 
 /* The file it was loaded from. */

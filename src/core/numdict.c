@@ -42,6 +42,32 @@ int numdict_format_int(char *buf, int64_t v)
     return len;
 }
 
+/* Counts the decimal digits of s from *i on, moving *i past them. */
+static size_t skip_digits(const char *s, size_t len, size_t *i)
+{
+    const size_t from = *i;
+    while (*i < len && s[*i] >= '0' && s[*i] <= '9') (*i)++;
+    return *i - from;
+}
+
+int numdict_is_decimal(const char *s, size_t len)
+{
+    size_t i = 0;
+    if (i < len && (s[i] == '-' || s[i] == '+')) i++;
+    size_t digits = skip_digits(s, len, &i);
+    if (i < len && s[i] == '.') {
+        i++;
+        digits += skip_digits(s, len, &i);
+    }
+    if (digits == 0) return 0;
+    if (i < len && (s[i] == 'e' || s[i] == 'E')) {
+        i++;
+        if (i < len && (s[i] == '-' || s[i] == '+')) i++;
+        if (skip_digits(s, len, &i) == 0) return 0;
+    }
+    return i == len;
+}
+
 int numdict_parse(const char *s, size_t len, double *out)
 {
     /* Fast path: [+-]digits[.digits] with at most 15 significant digits is
@@ -75,11 +101,13 @@ int numdict_parse(const char *s, size_t len, double *out)
         *out = v == 0 ? 0.0 : v; /* no negative zero: -0 and 0 are one value */
         return 0;
     }
+    /* strtod also takes hexadecimal ("0x1A"), "inf", "nan" and leading
+     * blanks, which are no decimal numbers: the text is checked first. */
+    if (!numdict_is_decimal(s, len)) return -1;
     char buf[128];
     if (len >= sizeof buf) return -1;
     memcpy(buf, s, len);
     buf[len] = '\0';
-    if (buf[0] == ' ' || buf[0] == '\t' || buf[0] == '\n' || buf[0] == '\r') return -1;
     char *end;
     double v = strtod(buf, &end);
     if (end != buf + len || !isfinite(v)) return -1;

@@ -199,7 +199,14 @@ void numdict_map_codes(const numdict_map *m, uint32_t *codes, size_t n);
 /* Writes v in decimal into buf (room for 21 bytes) and returns its length. */
 int numdict_format_int(char *buf, int64_t v);
 
-/* Parses a whole field as a finite number. 0 or -1. */
+/* Whether text is a decimal number: an optional sign, digits with an
+ * optional fraction (at least one digit before or after the point), an
+ * optional exponent ("e" or "E", optional sign, digits). Nothing else: no
+ * blanks, no hexadecimal, no "inf" or "nan". */
+int numdict_is_decimal(const char *text, size_t len);
+
+/* Parses a whole field as a finite decimal number (numdict_is_decimal; a
+ * value beyond the range of a double is refused too). 0 or -1. */
 int numdict_parse(const char *text, size_t len, double *out /* OUT */);
 
 #endif

@@ -1,6 +1,8 @@
-/* outfile.c — atomic output files: write to a temporary file in the
- * destination's folder, fsync, rename (DESIGN.md §7: no partial output).
- * outfile_write_behind uses sync_file_range, a Linux call (_GNU_SOURCE). */
+/* outfile.c — atomic output files (see outfile.h): an unnamed temporary in
+ * the destination's folder (O_TMPFILE) or a named one, fsync, a name, rename.
+ * The folder is synced after the rename, so a crash cannot undo it.
+ * O_TMPFILE, linkat's AT_SYMLINK_FOLLOW and sync_file_range (used by
+ * outfile_write_behind) are Linux calls (_GNU_SOURCE). */
 #define _GNU_SOURCE
 #include "io/outfile.h"
 
@@ -9,7 +11,106 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
+
+/* Tries for a fresh temporary name before giving up. */
+#define NAME_TRIES 100
+
+/* Writes "DEST.tmp-XXXXXX" into o->temp_path (allocated by the caller with
+ * room for it), the six characters drawn from *state, which moves on. */
+static void next_temp_name(outfile *o, uint64_t *state)
+{
+    static const char alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+    uint64_t z = (*state += 0x9e3779b97f4a7c15ULL); /* splitmix64 */
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    z ^= z >> 31;
+    const size_t len = strlen(o->path);
+    memcpy(o->temp_path, o->path, len);
+    memcpy(o->temp_path + len, ".tmp-", 5);
+    for (int i = 0; i < 6; i++, z /= 62) o->temp_path[len + 5 + i] = alphabet[z % 62];
+    o->temp_path[len + 11] = '\0';
+}
+
+/* A seed for next_temp_name that differs between processes and calls; the
+ * names are only a first guess, O_EXCL and linkat's EEXIST make them safe. */
+static uint64_t temp_name_seed(const outfile *o)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return ((uint64_t)getpid() << 32) ^ (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 20) ^ (uint64_t)(uintptr_t)o;
+}
+
+/* Allocates o->temp_path with room for "DEST.tmp-XXXXXX". */
+static int alloc_temp_path(outfile *o)
+{
+    free(o->temp_path);
+    o->temp_path = malloc(strlen(o->path) + 16);
+    if (o->temp_path) return 0;
+    errno = ENOMEM;
+    return -1;
+}
+
+/* Creates the named temporary DEST.tmp-XXXXXX with `mode` (less the umask).
+ * Returns the descriptor, or -1 with errno set. */
+static int create_named(outfile *o, mode_t mode)
+{
+    if (alloc_temp_path(o) != 0) return -1;
+    uint64_t state = temp_name_seed(o);
+    for (int tries = 0; tries < NAME_TRIES; tries++) {
+        next_temp_name(o, &state);
+        const int fd = open(o->temp_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
+        if (fd >= 0) return fd;
+        if (errno != EEXIST) break;
+    }
+    const int e = errno;
+    free(o->temp_path);
+    o->temp_path = NULL;
+    errno = e;
+    return -1;
+}
+
+/* The folder of a path ("." when it has no slash), malloc'd; NULL when out of memory. */
+static char *folder_of(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    const size_t dlen = !slash ? 1 : slash == path ? 1 : (size_t)(slash - path);
+    char *dir = malloc(dlen + 1);
+    if (!dir) return NULL;
+    memcpy(dir, slash ? path : ".", dlen);
+    dir[dlen] = '\0';
+    return dir;
+}
+
+/* Writes "/proc/self/fd/N", the path by which an unnamed file is linked. */
+static void fd_path(char *buf, size_t cap, int fd) { snprintf(buf, cap, "/proc/self/fd/%d", fd); }
+
+/* Opens an unnamed file with `mode` (less the umask) in the destination's
+ * folder, or returns -1 when the system cannot give one that commit can link
+ * (no O_TMPFILE for that file system, no /proc): the caller then falls back
+ * to a named temporary. */
+static int open_unnamed(const outfile *o, mode_t mode)
+{
+#ifdef O_TMPFILE
+    char *dir = folder_of(o->path);
+    if (!dir) return -1;
+    const int fd = open(dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, mode);
+    free(dir);
+    if (fd < 0) return -1; /* EOPNOTSUPP, EISDIR, EINVAL where there is no O_TMPFILE; else the fallback says why */
+    char proc[64];
+    fd_path(proc, sizeof proc, fd);
+    struct stat by_path, by_fd;
+    if (stat(proc, &by_path) == 0 && fstat(fd, &by_fd) == 0 && by_path.st_dev == by_fd.st_dev &&
+        by_path.st_ino == by_fd.st_ino)
+        return fd;
+    close(fd);
+#else
+    (void)o;
+    (void)mode;
+#endif
+    return -1;
+}
 
 int outfile_open(outfile *o, const char *path, ak_error *err)
 {
@@ -18,7 +119,10 @@ int outfile_open(outfile *o, const char *path, ak_error *err)
         o->stream = stdout;
         return ANONKIT_OK;
     }
-    size_t len = strlen(path);
+    const size_t len = strlen(path);
+    if (len == 0) return ak_err_set(err, ANONKIT_E_USAGE, NULL, 0, 0, "the output path is empty");
+    if (path[len - 1] == '/')
+        return ak_err_set(err, ANONKIT_E_IO, path, 0, 0, "cannot create the output file: it names a folder");
     o->path = malloc(len + 1);
     if (!o->path) return ak_err_nomem(err);
     memcpy(o->path, path, len + 1);
@@ -26,30 +130,33 @@ int outfile_open(outfile *o, const char *path, ak_error *err)
      * terminal) is written directly: a temporary file renamed over it would
      * replace the device or pipe with a regular file. */
     struct stat st;
-    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
+    const int exists = stat(path, &st) == 0;
+    if (exists && S_ISDIR(st.st_mode)) {
+        outfile_abort(o);
+        return ak_err_set(err, ANONKIT_E_IO, path, 0, 0, "cannot create the output file: it is a folder");
+    }
+    if (exists && !S_ISREG(st.st_mode)) {
         if (!(o->stream = fopen(path, "wb"))) {
-            int e = errno;
+            const int e = errno;
             outfile_abort(o);
             return ak_err_set(err, ANONKIT_E_IO, path, 0, 0, "cannot open the output file: %s", strerror(e));
         }
         return ANONKIT_OK;
     }
-    o->temp_path = malloc(len + 32);
-    if (!o->temp_path) {
+    /* A new file gets 0666 less the umask (open applies it); an existing one
+     * keeps its mode, set again below since the umask may have cut it. */
+    const mode_t mode = exists ? st.st_mode & 07777 : 0666;
+    int fd = open_unnamed(o, mode);
+    if (fd >= 0) {
+        o->unnamed = 1;
+    } else if ((fd = create_named(o, mode)) < 0) {
+        const int e = errno;
         outfile_abort(o);
-        return ak_err_nomem(err);
-    }
-    snprintf(o->temp_path, len + 32, "%s.tmp-XXXXXX", path);
-    int fd = mkstemp(o->temp_path);
-    if (fd < 0) {
-        int e = errno;
-        free(o->temp_path);
-        o->temp_path = NULL;
-        outfile_abort(o);
+        if (e == ENOMEM) return ak_err_nomem(err);
         return ak_err_set(err, ANONKIT_E_IO, path, 0, 0, "cannot create the output file: %s", strerror(e));
     }
-    if (fchmod(fd, 0644) != 0 || !(o->stream = fdopen(fd, "wb"))) {
-        int e = errno;
+    if ((exists && fchmod(fd, mode) != 0) || !(o->stream = fdopen(fd, "wb"))) {
+        const int e = errno;
         close(fd);
         outfile_abort(o);
         return ak_err_set(err, ANONKIT_E_IO, path, 0, 0, "cannot open the output file: %s", strerror(e));
@@ -57,41 +164,96 @@ int outfile_open(outfile *o, const char *path, ak_error *err)
     return ANONKIT_OK;
 }
 
-int outfile_commit(outfile *o, ak_error *err)
+/* Gives an unnamed file a fresh temporary name beside its destination. */
+static int link_unnamed(outfile *o)
 {
-    if (!o->path) {
+    if (alloc_temp_path(o) != 0) return -1;
+    char proc[64];
+    fd_path(proc, sizeof proc, fileno(o->stream));
+    uint64_t state = temp_name_seed(o);
+    for (int tries = 0; tries < NAME_TRIES; tries++) {
+        next_temp_name(o, &state);
+        if (linkat(AT_FDCWD, proc, AT_FDCWD, o->temp_path, AT_SYMLINK_FOLLOW) == 0) return 0;
+        if (errno != EEXIST) break;
+    }
+    const int e = errno;
+    free(o->temp_path);
+    o->temp_path = NULL;
+    errno = e;
+    return -1;
+}
+
+/* The first half of a commit: everything but the rename. Stdout is flushed;
+ * a device or pipe is flushed, closed and finished; a file is flushed, synced,
+ * named (if unnamed) and closed, leaving temp_path ready to be renamed. */
+static int commit_prepare(outfile *o, ak_error *err)
+{
+    const char *shown = o->path ? o->path : "stdout";
+    int rc = ANONKIT_OK;
+    if (o->stream == stdout) {
         if (fflush(o->stream) != 0 || ferror(o->stream))
-            return ak_err_set(err, ANONKIT_E_IO, "stdout", 0, 0, "write failed: %s", strerror(errno));
+            return ak_err_set(err, ANONKIT_E_IO, shown, 0, 0, "write failed: %s", strerror(errno));
         return ANONKIT_OK;
     }
-    int rc = ANONKIT_OK;
-    if (!o->temp_path) { /* written directly: a device or a pipe, nothing to sync or rename */
-        if (fflush(o->stream) != 0 || ferror(o->stream))
-            rc = ak_err_set(err, ANONKIT_E_IO, o->path, 0, 0, "write failed: %s", strerror(errno));
-        if (fclose(o->stream) != 0 && rc == ANONKIT_OK)
-            rc = ak_err_set(err, ANONKIT_E_IO, o->path, 0, 0, "write failed: %s", strerror(errno));
-        o->stream = NULL;
+    const int is_file = o->unnamed || o->temp_path; /* else written directly: nothing to sync or rename */
+    if (fflush(o->stream) != 0 || ferror(o->stream) || (is_file && fsync(fileno(o->stream)) != 0))
+        rc = ak_err_set(err, ANONKIT_E_IO, shown, 0, 0, "write failed: %s", strerror(errno));
+    if (rc == ANONKIT_OK && o->unnamed && link_unnamed(o) != 0)
+        rc = ak_err_set(err, ANONKIT_E_IO, shown, 0, 0, "cannot name the finished output: %s", strerror(errno));
+    if (fclose(o->stream) != 0 && rc == ANONKIT_OK)
+        rc = ak_err_set(err, ANONKIT_E_IO, shown, 0, 0, "write failed: %s", strerror(errno));
+    o->stream = NULL;
+    if (rc == ANONKIT_OK && !is_file) {
         free(o->path);
         o->path = NULL;
-        return rc;
     }
-    if (fflush(o->stream) != 0 || ferror(o->stream) || fsync(fileno(o->stream)) != 0)
-        rc = ak_err_set(err, ANONKIT_E_IO, o->path, 0, 0, "write failed: %s", strerror(errno));
-    if (fclose(o->stream) != 0 && rc == ANONKIT_OK)
-        rc = ak_err_set(err, ANONKIT_E_IO, o->path, 0, 0, "write failed: %s", strerror(errno));
-    o->stream = NULL;
-    if (rc == ANONKIT_OK && rename(o->temp_path, o->path) != 0)
-        rc = ak_err_set(err, ANONKIT_E_IO, o->path, 0, 0, "cannot rename the finished output into place: %s",
-                        strerror(errno));
-    if (rc != ANONKIT_OK) {
-        outfile_abort(o);
-        return rc;
-    }
-    free(o->temp_path);
-    free(o->path);
-    o->temp_path = o->path = NULL;
-    return ANONKIT_OK;
+    return rc;
 }
+
+/* Makes a rename into the destination's folder durable (fsync of the
+ * folder). Best effort: the output is in place already, and a folder that
+ * cannot be opened or synced leaves it where a crash may undo the rename. */
+static void sync_folder(const char *path)
+{
+    char *dir = folder_of(path);
+    if (!dir) return;
+    const int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    free(dir);
+    if (fd < 0) return;
+    (void)fsync(fd);
+    close(fd);
+}
+
+int outfile_commit_all(outfile *const *files, size_t count, ak_error *err)
+{
+    int rc = ANONKIT_OK;
+    for (size_t i = 0; i < count && rc == ANONKIT_OK; i++)
+        if (files[i] && files[i]->stream) rc = commit_prepare(files[i], err);
+    if (rc != ANONKIT_OK) {
+        for (size_t i = 0; i < count; i++)
+            if (files[i]) outfile_abort(files[i]);
+        return rc;
+    }
+    for (size_t i = 0; i < count; i++) {
+        outfile *o = files[i];
+        if (!o || !o->temp_path) continue;
+        if (rc == ANONKIT_OK && rename(o->temp_path, o->path) != 0)
+            rc = ak_err_set(err, ANONKIT_E_IO, o->path, 0, 0, "cannot rename the finished output into place: %s",
+                            strerror(errno));
+        if (rc != ANONKIT_OK) { /* this one and those after it stay unrenamed */
+            outfile_abort(o);
+            continue;
+        }
+        sync_folder(o->path);
+        free(o->temp_path);
+        free(o->path);
+        o->temp_path = o->path = NULL;
+        o->unnamed = 0;
+    }
+    return rc;
+}
+
+int outfile_commit(outfile *o, ak_error *err) { return outfile_commit_all(&o, 1, err); }
 
 void outfile_write_behind(FILE *stream, uint64_t *synced)
 {
@@ -115,4 +277,5 @@ void outfile_abort(outfile *o)
     free(o->temp_path);
     free(o->path);
     o->temp_path = o->path = NULL;
+    o->unnamed = 0;
 }

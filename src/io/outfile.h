@@ -1,25 +1,49 @@
 /* outfile.h — output written to a temporary file beside its destination and
- * renamed into place only on success (DESIGN.md §1 step 3, §7), so a failed
- * run never leaves a partial file. "-" writes to stdout directly, and so does an
- * existing destination that is not a regular file (/dev/null, a FIFO). */
+ * renamed into place only on success (ARCHITECTURE.md §3 step 3), so a failed run
+ * never leaves a partial file and an old destination stays untouched.
+ *
+ * The temporary has no name where the system allows it (O_TMPFILE in the
+ * destination's folder): no signal, not even SIGKILL, can leave it behind.
+ * At commit it is given a fresh temporary name (linkat through
+ * /proc/self/fd/N) and renamed over the destination, which replaces it
+ * atomically, and the folder is synced. Where the folder's file system has
+ * no O_TMPFILE (or /proc is not mounted) the temporary is a named
+ * DEST.tmp-XXXXXX from the start, removed by outfile_abort. A new destination is created with mode 0666
+ * less the umask; an existing one keeps its mode.
+ *
+ * "-" writes to stdout directly, and so does an existing destination that is
+ * not a regular file (/dev/null, a FIFO). A destination that is a folder is
+ * refused at open. */
 #ifndef AK_OUTFILE_H
 #define AK_OUTFILE_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
 #include "common/error.h"
 
 typedef struct outfile {
-    FILE *stream;     /* where to write */
+    FILE *stream;     /* where to write; NULL on a zeroed or finished outfile */
     char *path;       /* destination, NULL for stdout */
-    char *temp_path;  /* the temporary file, NULL for stdout */
+    char *temp_path;  /* the named temporary beside the destination, NULL while there is none */
+    int unnamed;      /* the stream is an unnamed file (O_TMPFILE), named only at commit */
 } outfile;
 
 /* Creates the temporary file now, so an unwritable destination fails before any work. */
 int outfile_open(outfile *o, const char *path, ak_error *err);
-/* Flushes, syncs and renames into place. */
+/* Flushes, syncs and renames into place; on failure the temporary is
+ * removed and the destination untouched. */
 int outfile_commit(outfile *o, ak_error *err);
+/* Commits the outputs of one run together: first every one is flushed,
+ * synced and given its temporary name; only when all of that succeeded are
+ * they renamed into place, in the order given. If any fails before the
+ * renames, every temporary is removed and no destination is touched (a
+ * rename failing later can no longer undo the renames before it; the error
+ * names the one that failed). Entries that are NULL or zeroed (an output not
+ * asked for) are skipped. Every outfile is finished either way: committed or
+ * aborted. */
+int outfile_commit_all(outfile *const *files, size_t count, ak_error *err);
 /* Removes the temporary file (safe to call after commit or on a zeroed outfile). */
 void outfile_abort(outfile *o);
 
