@@ -1,5 +1,5 @@
 /* bench_csv.c — throughput of the CSV reader (src/io/csv.c) against a
- * baseline measured in the same run (DESIGN.md §9).
+ * baseline measured in the same run (docs/ARCHITECTURE.md §15).
  *
  * Usage: bench_csv [FILE.csv [DELIMITER]]
  * Without FILE it writes a numeric CSV of 1,000,000 rows x 9 integer columns

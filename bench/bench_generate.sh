@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench_generate.sh — throughput of `anonkit generate` (000 Figure 7) as CSV and as
+# bench_generate.sh — throughput of `anonkit generate` ([LeFevre07] Figure 7) as CSV and as
 # binary tuples: rows/s, MB/s and peak resident memory, to a file (temporary
 # file, fsync, rename) and to stdout (generation and formatting alone). Baselines
 # measured in the same run on the same number of bytes: `dd` writing zeros to a

@@ -1,5 +1,5 @@
 /* bench_incognito.c — times the lattice searches of Incognito and its
- * baselines on one table (002 slides 44-47, 003's QID-size table).
+ * baselines on one table ([LeFevre05] slides 44-47, [LeFevre06]'s QID-size table).
  *
  * usage: bench_incognito CSV DELIM K QIDSIZE REPEAT VARIANT[,VARIANT...] QI=HIERARCHY...
  *

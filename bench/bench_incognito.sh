@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# bench_incognito.sh — Incognito against its baselines (002 slides 44-47; the
-# QID-size table of 003), then the time to find every k-minimal node of Adult,
+# bench_incognito.sh — Incognito against its baselines ([LeFevre05] slides 44-47; the
+# QID-size table of [LeFevre05]), then the time to find every k-minimal node of Adult,
 # CUP and FARS (issue 8; ARX's Flash: 27 ms Adult, 29 ms CUP for one optimum).
 #
 # usage: bash bench/bench_incognito.sh [BUILD_DIR]   (default: build)
@@ -40,7 +40,7 @@ mapfile -t CUP < <(hierarchies "$DATA/cup" cup_hierarchy_ ZIP AGE GENDER INCOME 
 mapfile -t FARS < <(hierarchies "$DATA/fars_subset" fars_hierarchy_ iage irace ideathmon ideathday isex ihispanic \
     istatenum iinjury)
 
-echo "== 003's table re-run: Adult (30,162 rows), QIs taken in file order, Bottom-Up vs Incognito"
+echo "== [LeFevre05]'s table re-run: Adult (30,162 rows), QIs taken in file order, Bottom-Up vs Incognito"
 for k in 2 10; do
     for n in $QIDS; do
         echo "-- k = $k, QID size $n"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench_mondrian.sh — in-memory Mondrian on a 1,000,000-row numeric table with
-# the nine QIs of 000 Figure 7, k = 10, timed against `sort -t, -k1,1n` of the
+# the nine QIs of [LeFevre07] Figure 7, k = 10, timed against `sort -t, -k1,1n` of the
 # same file in the same run (hyperfine), with anonkit's peak resident memory
 # (/usr/bin/time -v) and its phase timings. Prints figures; never fails on time.
 # usage: bash bench/bench_mondrian.sh [BUILD_DIR] [ROWS]
@@ -12,7 +12,7 @@ DIR=$(mktemp -d "${TMPDIR:-/tmp}/anonkit-bench.XXXXXX")
 trap 'rm -rf "$DIR"' EXIT
 QI=salary,commission,age,elevel,car,zipcode,hvalue,hyears,loan
 
-echo "== generating $ROWS rows (000 Figure 7 attributes; the nine QIs kept)"
+echo "== generating $ROWS rows ([LeFevre07] Figure 7 attributes; the nine QIs kept)"
 "$ANONKIT" generate --rows "$ROWS" --seed 1 -o - 2>/dev/null | cut -d, -f1-9 > "$DIR/in.csv"
 ls -l "$DIR/in.csv" | awk '{printf "input: %.1f MB\n", $5 / 1e6}'
 

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# bench_onedim.sh — 001 Figures 13, 14 and 16 re-run: GCP and time of Hilb,
+# bench_onedim.sh — [Ghinita07] Figures 13, 14 and 16 re-run: GCP and time of Hilb,
 # HilbFast, iDist, iDistFast and Mondrian side by side (Mondrian is the
 # baseline measured in the same run; ratios are to Mondrian's GCP and times):
 #   - real data: ../shared/data/mach2019_int (73,489 rows, the largest table
 #     with 7+ QIs there; 7 categorical QIs with their ARX hierarchies),
 #     k-anonymity for k = 10..100 and l-diversity (sensitive Q10A) for l = 2, 3;
-#   - generated data (anonkit generate, 000 Figure 7; QIs salary, commission,
+#   - generated data (anonkit generate, [LeFevre07] Figure 7; QIs salary, commission,
 #     age, elevel, car, zipcode, hvalue): GCP and time versus k (10..100,
 #     N = 200,000 or MAX_ROWS if smaller), versus N (50,000 .. MAX_ROWS, k = 50)
 #     and, with sensitive attribute car (20 values) and QIs without it, versus
@@ -103,12 +103,12 @@ gen() { "$ANONKIT" generate --rows "$1" --seed 1 -o "$DIR/gen$1.csv" 2>/dev/null
 N200=$((200000 < MAX_ROWS ? 200000 : MAX_ROWS))
 gen "$N200"
 
-echo "== generated, N = $N200: versus k (001 Figure 13)"
+echo "== generated, N = $N200: versus k ([Ghinita07] Figure 13)"
 for k in 10 25 50 100; do
     row "gen k" "k=$k" "--qi $QI --k $k" "$ALGOS" "$DIR/gen$N200.csv" --qi $QI --k $k --seed 1
 done
 
-echo "== generated, k = 50: versus N (001 Figure 14)"
+echo "== generated, k = 50: versus N ([Ghinita07] Figure 14)"
 for n in 50000 200000 400000 1000000; do
     [ "$n" -le "$MAX_ROWS" ] || continue
     [ -f "$DIR/gen$n.csv" ] || gen "$n"
@@ -116,13 +116,13 @@ for n in 50000 200000 400000 1000000; do
     [ "$n" = "$N200" ] || [ "$n" = "$MAX_ROWS" ] || rm -f "$DIR/gen$n.csv"
 done
 
-echo "== generated, N = $N200, sensitive car (20 values): versus l (001 Figure 16)"
+echo "== generated, N = $N200, sensitive car (20 values): versus l ([Ghinita07] Figure 16)"
 for l in 2 5 9 13; do
     row "gen l" "l=$l" "--qi $LQI --sensitive car --l $l --l-variant probabilistic" "mondrian hilbert idistance" \
         "$DIR/gen$N200.csv" --qi $LQI --sensitive car --l $l --l-variant probabilistic --seed 1
 done
 
-echo "== generated, N = $MAX_ROWS: large k (the DPs' O(nk) work; beyond 001's range)"
+echo "== generated, N = $MAX_ROWS: large k (the DPs' O(nk) work; beyond [Ghinita07]'s range)"
 [ -f "$DIR/gen$MAX_ROWS.csv" ] || gen "$MAX_ROWS"
 for k in 1000; do
     row "gen big k" "k=$k" "--qi $QI --k $k" "mondrian hilbert hilbert-fast" "$DIR/gen$MAX_ROWS.csv" --qi $QI --k $k --seed 1

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# bench_rothko.sh — Rothko-T (000 §2, §4, §5.3-5.4) and Rothko-S (000 §3, §4)
-# on generated data (000 Figure 7, the 9 QIs): `--memory 64M`, k = 1000,
+# bench_rothko.sh — Rothko-T ([LeFevre07] §2, §4, §5.3-5.4) and Rothko-S ([LeFevre07] §3, §4)
+# on generated data ([LeFevre07] Figure 7, the 9 QIs): `--memory 64M`, k = 1000,
 # Rothko-T with F_CACHE 1 and 8, Rothko-S with the largest sample. Prints wall
 # time, peak resident memory against the budget, blocks read and written against
-# the I/O model of 000 §4, and — measured in the same run on a file the size of
+# the I/O model of [LeFevre07] §4, and — measured in the same run on a file the size of
 # the tuple data, in the folder the spill files go to — the cost of the model's
 # block reads and writes two ways:
 #   cached: one read through the page cache (cat of a file just written, as the

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench_sequential.sh — 004 §6 on Adult split into a Taxation view T1 and an
+# bench_sequential.sh — [Wang06] §6 on Adult split into a Taxation view T1 and an
 # Immigration view T2, then the scalability runs of §6.1 / §6.2 (the data
 # enlarged to about 200K and 1M records by variations of every record).
 #
@@ -82,7 +82,7 @@ for set in A B; do
             echo "$set k=$k: incognito failed: $(head -c 300 "$T/err")" >&2
         fi
     done
-    # TopN: the N best attributes of T1 (004 §6's ranking), the join attributes and T2's
+    # TopN: the N best attributes of T1 ([Wang06] §6's ranking), the join attributes and T2's
     if [ $set = A ]; then RANK=(marital-status relationship sex education occupation workclass); NS="3 4 5 6"
     else RANK=(capital-gain age marital-status education-num relationship hours-per-week sex); NS="1 3 5 7"; fi
     for n in $NS; do
@@ -117,7 +117,7 @@ paper = {'A': dict(BLE=.175, RJE=.223, KAE=.184, KAD='9.23',
                    note='XYE-BLE <= 0.9%, RJE-XYE 3.9..4.9%, KAD-XYD 1..7.16 over Top3..Top6'),
          'B': dict(BLE=.147, RJE=.173, KAE=.182, KAD='figure 3 only',
                    note='XYE-BLE 0.75% on average; XYD(cat) and XYD(cont) well below KAD (figure 3)')}
-print('004 §6.1 (X,Y)-anonymity with Y = K1; class error of a C4.5 tree for salary grown on the first %d of'
+print('[Wang06] §6.1 (X,Y)-anonymity with Y = K1; class error of a C4.5 tree for salary grown on the first %d of'
       % train)
 print('%d rows of T1 and tested on the other %d; error and distortion averaged over k = 40, 80, 120, 160, 200'
       % (total, total - train))
@@ -127,7 +127,7 @@ for s in 'AB':
     kas = ['KA-Mondrian'] + (['KA-Incognito'] if s == 'A' else [])
     print()
     print('Set %s%s' % (s, ' (categorical)' if s == 'A' else ' (categorical and continuous)'))
-    print('  %-36s %9s %15s' % ('', 'ours', '004'))
+    print('  %-36s %9s %15s' % ('', 'ours', 'Wang06'))
     print('  %-36s %9s %15s' % ('BLE  unmodified T1', pct(ble), pct(p['BLE'])))
     print('  %-36s %9s %15s' % ('RJE  join attributes removed', pct(rje), pct(p['RJE'])))
     for ka in kas:
@@ -135,7 +135,7 @@ for s in 'AB':
         print('  %-36s %9.3f %15s' % ('KAD  %s (categorical)' % ka, mean(s, ka, '-', 1), p['KAD']))
         if s == 'B':
             print('  %-36s %9.3f %15s' % ('KAD  %s (continuous)' % ka, mean(s, ka, '-', 2), p['KAD']))
-    print('  004: ' + p['note'])
+    print('  [Wang06]: ' + p['note'])
     short = {'KA-Mondrian': 'Mdr', 'KA-Incognito': 'Inc'}
     hdr = '  %-5s %8s %8s %8s' % ('req', 'XYE', 'XYE-BLE', 'RJE-XYE')
     hdr += ''.join(' %12s' % ('KAE-XYE(%s)' % short[ka]) for ka in kas)
@@ -160,7 +160,7 @@ PY
 echo
 echo "scalability (Set A, Top: X = all categorical attributes; Y = K1, k = 40 / Y = occupation, p = 0.9)"
 echo "best of 3 runs each; the baseline is sort -t';' -k1,1n of the current release, timed in the same run"
-echo "(004: 885 s and 83 s at 1M records; the goals at 1M: 9 s, and 9 * 83 / 885 = 0.84 s for linkability)"
+echo "([Wang06]: 885 s and 83 s at 1M records; the goals at 1M: 9 s, and 9 * 83 / 885 = 0.84 s for linkability)"
 printf '%-9s %12s %14s %9s %14s %14s %14s\n' records anonymity-s linkability-s sort-s anon/goal link/goal anon,link/sort
 SETA=marital-status,relationship,sex,education,occupation,workclass,race,native-country
 # run_times CMD...: the wall times of 3 runs of CMD, in seconds (the report takes the least)

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# bench_workload.sh — workload-aware Mondrian (000 §5.5, Figures 22-26, all data
+# bench_workload.sh — workload-aware Mondrian ([LeFevre07] §5.5, Figures 22-26, all data
 # in memory): conditional entropy of the class labels C2 and C7 and RMSE of the
 # targets R7 and R10 against k = 10, 50, 100, 500, for the Median split (the
 # baseline, measured in the same run) and for InfoGain / Regression, on
-# 100,000 rows of the 000 Figure 7 generator; with the time of every run.
+# 100,000 rows of the [LeFevre07] Figure 7 generator; with the time of every run.
 # Prints figures and ratios; never fails on time.
 # usage: bash bench/bench_workload.sh [BUILD_DIR] [ROWS]
 set -euo pipefail
@@ -15,7 +15,7 @@ trap 'rm -rf "$DIR"' EXIT
 QI=salary,commission,age,elevel,car,zipcode,hvalue,hyears,loan
 
 "$ANONKIT" generate --rows "$ROWS" --seed 1 -o "$DIR/in.csv" 2>/dev/null
-echo "== $ROWS rows of the 000 Figure 7 generator (seed 1), QIs: $QI"
+echo "== $ROWS rows of the [LeFevre07] Figure 7 generator (seed 1), QIs: $QI"
 
 run() { # name k split extra...
     local name=$1 k=$2 split=$3

@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
-"""000 Figure 28 re-run: pruning and non-minimality in Rothko-S.
+"""[LeFevre07] Figure 28 re-run: pruning and non-minimality in Rothko-S.
 
-Generated data (000 Figure 7), Median split, growth phases cut at depth 8 as in
-000 §5.6, sample sizes 100..25,000. Each cell: nodes pruned with the hypothesis
-tests of 000 §3.1, then (in parentheses) with the naive rule; "x" marks a run
+Generated data ([LeFevre07] Figure 7), Median split, growth phases cut at depth 8 as in
+[LeFevre07] §5.6, sample sizes 100..25,000. Each cell: nodes pruned with the hypothesis
+tests of [LeFevre07] §3.1, then (in parentheses) with the naive rule; "x" marks a run
 in which some partition larger than the sample admitted no high-confidence
-split (000 §3.2: potentially non-minimal; anonkit then finishes it with
+split ([LeFevre07] §3.2: potentially non-minimal; anonkit then finishes it with
 Rothko-T under k/l, so its output stays minimal, or publishes it as one class
 under variance diversity). The paper's table is printed beside ours.
 
@@ -17,7 +17,7 @@ import sys
 
 anonkit, rows, work = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 data = f"{work}/fig28.csv"
-normal = f"{work}/fig28-normal.csv"  # salary normal, variance 1.1e8 (000 §5.6)
+normal = f"{work}/fig28-normal.csv"  # salary normal, variance 1.1e8 ([LeFevre07] §5.6)
 for path, salary in ((data, "uniform"), (normal, "normal")):
     subprocess.run([anonkit, "generate", "--rows", str(rows), "--seed", "28", "--salary", salary, "-o", path],
                    check=True, stderr=subprocess.DEVNULL)
@@ -57,7 +57,7 @@ def run(args, test, n, source):
 
 
 def table(title, key, params, args_of, source=data):
-    print(f"\n{title}   cells: ours: hypothesis (naive)   |   000 Figure 28")
+    print(f"\n{title}   cells: ours: hypothesis (naive)   |   [LeFevre07] Figure 28")
     label = lambda p: f"{p:.1e}" if isinstance(p, float) else str(p)
     print(f"{'n':>6}  " + "  ".join(f"{label(p):>13}" for p in params) + "   |  " +
           "  ".join(f"{label(p):>11}" for p in params))
@@ -70,7 +70,7 @@ def table(title, key, params, args_of, source=data):
         sys.stdout.flush()
 
 
-print(f"000 Figure 28: {rows} generated rows, Median, growth depth 8, QIs {QI}")
+print(f"[LeFevre07] Figure 28: {rows} generated rows, Median, growth depth 8, QIs {QI}")
 table("(a) k-anonymity", "k", [10, 100, 1000, 10000], lambda k: ["--k", str(k)])
 table("(b) recursive (1,l)-diversity, zipcode sensitive", "l", [2, 4, 6, 8],
       lambda l: ["--sensitive", "zipcode", "--l", str(l), "--l-variant", "recursive", "--c", "1"])

@@ -1,10 +1,10 @@
 # sequential_views.py — the Taxation (T1) and Immigration (T2) views of Adult used by
-# bench_sequential.sh (004 §6): T1 has the continuous attributes, the Taxation
+# bench_sequential.sh ([Wang06] §6): T1 has the continuous attributes, the Taxation
 # categoricals, the common attributes and the class; T2 the common attributes,
 # race and native-country. Keys k1, k2 identify the records of each view.
 import csv, sys, random
-# prep.py SRC OUTDIR SCALE: T1 (Taxation) and T2 (Immigration) views of adult, 004 §6;
-# SCALE > 1 adds SCALE-1 variations per record (q random X attributes redrawn, 004 §6.1)
+# prep.py SRC OUTDIR SCALE: T1 (Taxation) and T2 (Immigration) views of adult, [Wang06] §6;
+# SCALE > 1 adds SCALE-1 variations per record (q random X attributes redrawn, [Wang06] §6.1)
 src, out, scale = sys.argv[1], sys.argv[2], int(sys.argv[3])
 rows = list(csv.reader(open(src, newline=''), delimiter=';'))
 head = [h.lower() for h in rows[0]]; rows = [r for r in rows[1:] if len(r) == len(head)]

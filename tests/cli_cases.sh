@@ -911,7 +911,7 @@ expect_json "$T/metrics.json" 'approx(j["ncp"]["sex"], 1.0)'
 expect_json "$T/metrics.json" 'approx(j["ncp"]["age"], 1/3)'
 expect_json "$T/metrics.json" 'approx(j["ncp"]["zipcode"], 0.75)'
 expect_json "$T/metrics.json" 'approx(j["gcp"], (1/3 + 1 + 0.75) / 3)'
-# 004 §6 distortion per record: sex raised one level in every row; age 25-26 and 27-28
+# [Wang06] §6 distortion per record: sex raised one level in every row; age 25-26 and 27-28
 # are 1/3 of 25..28 each, zipcode 53711-53712 is 1/2 and 53710-53712 all of 53710..53712
 expect_json "$T/metrics.json" 'approx(j["distortion_categorical"], 1.0)'
 expect_json "$T/metrics.json" 'approx(j["distortion_continuous"], 1/3 + (3 * 0.5 + 3 * 1.0) / 6)'
@@ -1135,7 +1135,7 @@ end
 
 # ------------------------------------------------ 21. classification error --
 
-# A tree worked out by hand (004 §6's classification metric). job is published at level 1
+# A tree worked out by hand ([Wang06] §6's classification metric). job is published at level 1
 # (White/Blue) and age is 30 throughout (no cut). Training: White 5 hi 1 lo, Blue 1 hi 5 lo,
 # so the root (6 hi, 6 lo) splits on job: White -> hi, Blue -> lo; C4.5's pruning keeps the
 # split (as a leaf the root is estimated at 7.65 errors, the two leaves at 4.65). The tie at

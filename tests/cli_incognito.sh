@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # cli_incognito.sh — command-line cases of `anonkit anonymize --algorithm
 # incognito` and of `anonkit check --suppression`: the Patients example of
-# 002/003 (k-minimal nodes worked out by hand in tests/test_incognito.c),
+# [LeFevre05] (k-minimal nodes worked out by hand in tests/test_incognito.c),
 # suppression accounting proven by the verifier, the ARX Adult example with a
 # numeric QI under an interval hierarchy, and bad input (QIs without or with
 # broken hierarchies, bad options): message, exit code, nothing at the output.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# cli_onedim.sh — command-line cases of the 1-D algorithms (001): every
+# cli_onedim.sh — command-line cases of the 1-D algorithms ([Ghinita07]): every
 # --algorithm hilbert|hilbert-fast|idistance|idistance-fast on the Adult
 # example proven by `anonkit check`, the external sort (--memory) giving the
 # same bytes as the in-memory sort and leaving nothing in TMPDIR, --threads

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# cli_sequential.sh — command-line cases of `anonkit sequential` (004): the
+# cli_sequential.sh — command-line cases of `anonkit sequential` ([Wang06]): the
 # Table 1 example, the unsatisfiable case (message, exit 1, nothing written),
 # usage errors, a value missing from a hierarchy (file:line), the report.
 #
@@ -51,7 +51,7 @@ else
     bad "linkability" "rc=$rc" "$(cat "$T/err")"
 fi
 
-# distortion per record (004 §6): the report, `anonkit metrics` on the published file and a
+# distortion per record ([Wang06] §6): the report, `anonkit metrics` on the published file and a
 # count made here from the published texts agree
 "$PY" - "$T" <<'PY'
 import random, sys

@@ -1,5 +1,5 @@
 /* test_classifier.c — the C4.5-style decision tree and the classification
- * error of 004 §6 (src/metrics/classifier.c).
+ * error of [Wang06] §6 (src/metrics/classifier.c).
  *
  * Hand examples whose answer is worked out in the comments from the data in
  * the test: the root a gain-ratio choice makes (and how C4.5's average-gain

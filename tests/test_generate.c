@@ -2,7 +2,7 @@
  * anonkit_generate) and of the binary tuple files it writes (src/io/tuple.c; the
  * tuple module's own tests are in test_tuple.c).
  *
- * Every expectation comes from 000 Figure 7 or docs/tuple-format.md, written out
+ * Every expectation comes from [LeFevre07] Figure 7 or docs/tuple-format.md, written out
  * here: the column list, the ranges, the commission rule, and the target functions
  * C2, C7, R7, R10, recomputed in floating point from the other columns of each
  * row (the generator computes them in integer hundredths). Nothing is compared
@@ -353,7 +353,7 @@ static void test_range_ends(void **state)
     assert_true(h_hi <= 1.5 && h_hi > 1.4999);
 }
 
-/* Normal salary (000 §5.6): over 1,000,000 draws the mean is 85,000 and the
+/* Normal salary ([LeFevre07] §5.6): over 1,000,000 draws the mean is 85,000 and the
  * variance 1.1e8 (within 1 %), the share within one standard deviation of
  * the mean is the normal 68.27 %, every value lies in [20000, 150000], and
  * the other columns follow the same rules (commission only below 75,000).

@@ -1,4 +1,4 @@
-/* test_incognito.c — property tests of full-domain generalization (002, 003).
+/* test_incognito.c — property tests of full-domain generalization ([LeFevre05]).
  *
  * Random tables over random hierarchies (categorical ones and numeric ones
  * with interval hierarchies), random k, l-diversity and suppression limits:
@@ -8,7 +8,7 @@
  * binary search must return the k-minimal nodes of least height. Published
  * tables are proven by the verifier with the suppression limit, their row
  * counts and texts checked against the brute force. The Patients example of
- * 002/003 is worked out by hand below. */
+ * [LeFevre05] is worked out by hand below. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -432,9 +432,9 @@ static void test_published_tables_verified(void **state)
     }
 }
 
-/* ---- the Patients example of 002/003 ---- */
+/* ---- the Patients example of [LeFevre05] ---- */
 
-/* 003's tables with their typos fixed from the data itself: the zip codes are
+/* [LeFevre05]'s tables with their typos fixed from the data itself: the zip codes are
  * those of Table B1 (53715 twice, 53703 twice, 53706 twice) and the birth
  * dates the three of B0 (1/21/76, 2/28/76, 4/13/86). Hierarchies of Figure 2:
  * Zipcode 5371x -> 5371* -> 537**, Birthdate -> *, Sex -> *. */

@@ -1,5 +1,5 @@
-/* test_metrics.c — information-loss metrics (src/metrics/metrics.c, DESIGN.md
- * §9; 003 quality metrics, 001 §2.1 eq. 1-2).
+/* test_metrics.c — information-loss metrics (src/metrics/metrics.c, docs/ARCHITECTURE.md
+ * §7; [LeFevre06] quality metrics, [Ghinita07] §2.1 eq. 1-2).
  *
  * A small table with a partition built by hand, every figure worked out on
  * paper: DM = sum |E|^2 + |T| per suppressed row, C_AVG = (published rows /

@@ -1,16 +1,16 @@
-/* test_model.c — the privacy-model predicates (src/model/model.c, DESIGN.md §4).
+/* test_model.c — the privacy-model predicates (src/model/model.c, docs/ARCHITECTURE.md §5).
  *
  * Every expected verdict below is worked out by hand from the definitions:
  *   k-anonymity                count >= k;
  *   distinct l-diversity       at least l distinct sensitive values;
  *   entropy l-diversity        -sum p log p >= log(l);
  *   recursive (c,l)-diversity  x1 < c (x_l + ... + x_m), x_i the i-th largest
- *                              count (000 §1.1), fewer than l values fails;
- *   probabilistic l-diversity  every value has frequency <= 1/l (001 Def. 3).
+ *                              count ([LeFevre07] §1.1), fewer than l values fails;
+ *   probabilistic l-diversity  every value has frequency <= 1/l ([Ghinita07] Def. 3).
  * Every verdict is asked of model_holds and model_explain, which must agree
  * (and explain why when they say no). Random histograms are checked against
  * reference predicates written here in exact integer arithmetic, and merged to
- * test DESIGN.md §4's claim that every model is monotone. Variant names are
+ * test docs/ARCHITECTURE.md §5's claim that every model is monotone. Variant names are
  * parsed and printed, and bad parameters rejected by model_validate. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -562,7 +562,7 @@ static void test_against_reference(void **state)
     assert_true(undecided < 1000);
 }
 
-/* DESIGN.md §4: merging two classes that satisfy a model gives a class that
+/* docs/ARCHITECTURE.md §5: merging two classes that satisfy a model gives a class that
  * satisfies it, for every variant alone and for combinations. */
 static void test_monotone(void **state)
 {
@@ -602,7 +602,7 @@ static void test_monotone(void **state)
     }
 }
 
-/* Variance diversity (000 §1.1): the sums against a direct two-pass
+/* Variance diversity ([LeFevre07] §1.1): the sums against a direct two-pass
  * computation, exact at the boundary for integers, in any order, and
  * monotone (merging two diverse classes keeps the bound). */
 static void test_variance(void **state)
@@ -680,7 +680,7 @@ static void test_variance(void **state)
     assert_true(model_moments_variance(&diff, 1) == model_moments_variance(&rest, 1));
 }
 
-/* The hypothesis tests of Rothko-S (000 §3.1), against quantiles from
+/* The hypothesis tests of Rothko-S ([LeFevre07] §3.1), against quantiles from
  * statistical tables and decisions worked by hand from the formulas. */
 static void test_sample_tests(void **state)
 {

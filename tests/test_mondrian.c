@@ -1,4 +1,4 @@
-/* test_mondrian.c — property tests of in-memory Mondrian (000 §1.2, 003).
+/* test_mondrian.c — property tests of in-memory Mondrian ([LeFevre07] §1.2, [LeFevre06]).
  *
  * Random tables with random hierarchies and random k / l settings are
  * anonymized through the public API and proven by the independent verifier

@@ -1,4 +1,4 @@
-/* test_onedim.c — property tests of the 1-D anonymization of 001.
+/* test_onedim.c — property tests of the 1-D anonymization of [Ghinita07].
  *
  * - Hilbert keys against the curve's definition: for d = 2, 3, 4 every cell
  *   gets one index, consecutive indices are neighbouring cells, each block of
@@ -614,7 +614,7 @@ static void test_dp_against_brute_force(void **state)
     assert_true(runs == 750);
 }
 
-/* The DP of 001 Figure 3 written directly: every candidate group's cost from
+/* The DP of [Ghinita07] Figure 3 written directly: every candidate group's cost from
  * a fresh box, or its extent summed afresh (O(n k^2 d)), for inputs too long
  * for exhaustive search. */
 static double direct_dp(const table *t, const uint32_t *order, size_t n, uint64_t k, const double *w,
@@ -850,7 +850,7 @@ static void test_ldiv_heuristic(void **state)
                     fail_msg("iteration %d: group %zu has value %u %u times of %zu (l = %g)", iter, gi, v,
                              counts[gi][v], size[gi], l);
         }
-        if (whole) assert_int_equal(st.closing_groups, 0); /* 001 §4.2: always a group for a whole l */
+        if (whole) assert_int_equal(st.closing_groups, 0); /* [Ghinita07] §4.2: always a group for a whole l */
     }
     assert_true(eligible > 150);
     assert_true(ineligible > 50);

@@ -1,4 +1,4 @@
-/* test_publish.c — the common writer (DESIGN.md §1 step 3): copied columns
+/* test_publish.c — the common writer (docs/ARCHITECTURE.md §3 step 3): copied columns
  * come out exactly as the writer's quoting rule makes them whatever the input
  * looked like (runs of adjacent copied columns are taken as they are only
  * when that is the same text), identifiers are dropped, and the output is

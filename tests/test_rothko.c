@@ -1,4 +1,4 @@
-/* test_rothko.c — Rothko-T (000 §2): on random tables and budgets small
+/* test_rothko.c — Rothko-T ([LeFevre07] §2): on random tables and budgets small
  * enough to force several levels of repartitioning, with F_CACHE 1, 2, 8 and
  * chosen by the budget, the published table equals the in-memory Mondrian's
  * as a multiset of rows (k-anonymity, the l-diversity variants, Median and
@@ -619,7 +619,7 @@ static void rs_case_apply(anonkit_job *job, const rs_case *c, int sampled)
     if (c->depth) must_set(job, ANONKIT_OPT_GROWTH_DEPTH, c->depth);
 }
 
-/* Rothko-S (000 §3) on random tables with budgets and sample sizes that force
+/* Rothko-S ([LeFevre07] §3) on random tables with budgets and sample sizes that force
  * growth phases on samples — hypothesis tests and the naive rule; Median,
  * InfoGain and Regression; k-anonymity, the l-diversity variants and variance
  * diversity: the output always passes the verifier with every row published
@@ -740,7 +740,7 @@ static void test_sampled_fits_equals_in_memory(void **state)
 }
 
 /* Tiny samples and the naive rule with a large k make splits in error, which
- * pruning undoes (000 Figure 4): nodes are pruned and the output still
+ * pruning undoes ([LeFevre07] Figure 4): nodes are pruned and the output still
  * satisfies the model; the hypothesis test prunes less on the same input. */
 static void test_sampled_pruning(void **state)
 {

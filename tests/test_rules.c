@@ -1,4 +1,4 @@
-/* test_rules.c — the recoding rules (000 §1.2, §2.2; docs/rules-format.md).
+/* test_rules.c — the recoding rules ([LeFevre07] §1.2, §2.2; docs/rules-format.md).
  *
  * Random tables with numeric and categorical QIs (random hierarchies) are
  * partitioned by Mondrian, their rules written and loaded again; then every

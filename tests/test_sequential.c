@@ -1,9 +1,9 @@
-/* test_sequential.c — TDS4SA (004): every result is proven by a join computed
+/* test_sequential.c — TDS4SA ([Wang06]): every result is proven by a join computed
  * here directly from the published file and the earlier releases (records
  * matched pair by pair with the consistency predicate), every single further
  * specialization of the result is shown to violate the requirement, and on
  * tiny tables brute force over all cuts confirms Corollary 4.2 (a valid cut
- * exists exactly when the program finds one). Table 1 of 004 is rebuilt. */
+ * exists exactly when the program finds one). Table 1 of [Wang06] is rebuilt. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -438,7 +438,7 @@ static void expect_same_outcome(const tds_outcome *a, const tds_outcome *b, int 
  * and numeric num (class cls), 1 to 3 earlier releases holding some of
  * c0..c2 as join attributes (the persons of T1, maybe generalized), maybe an
  * own X attribute and Y; Y in T1 or in releases, a key or not; anonymity or
- * linkability; sometimes an inconsistent pair. Every shape of 004 §5.4 comes
+ * linkability; sometimes an inconsistent pair. Every shape of [Wang06] §5.4 comes
  * up: Cases 1 and 4, the key cases, the general count, raw join attributes. */
 static void random_encoded_case(tu_rng *rng, int iter)
 {
@@ -635,7 +635,7 @@ static void test_views_match_reference(void **state)
     for (int i = 0; i < 400; i++) random_encoded_case(&rng, i);
 }
 
-/* Table 1 of 004: T1 (Name, Job, Class) and T2 (Job, Disease), Pid unreleased. */
+/* Table 1 of [Wang06]: T1 (Name, Job, Class) and T2 (Job, Disease), Pid unreleased. */
 static void table1(const char *dir, hset *hs, rel t[2])
 {
     tu_write_file(tu_path(dir, "job.csv"), "Banker;White-collar;*\nClerk;White-collar;*\nDriver;Blue-collar;*\nEngineer;Blue-collar;*\n");

@@ -1,4 +1,4 @@
-/* test_table.c — encoding of the input (DESIGN.md §1 step 1): numeric codes
+/* test_table.c — encoding of the input (docs/ARCHITECTURE.md §3 step 1): numeric codes
  * are ranks of distinct values (both dictionary modes), categorical codes are
  * depth-first leaf positions, sensitive codes follow first appearance, and
  * bad input is rejected with file, line and a clear message. */

@@ -1,6 +1,6 @@
-/* test_workload.c — property tests of workload-aware Mondrian (000 §1.1-1.2,
+/* test_workload.c — property tests of workload-aware Mondrian ([LeFevre07] §1.1-1.2,
  * §5.5): the InfoGain and Regression split criteria, variance diversity and
- * the range / mean summary statistics (003).
+ * the range / mean summary statistics ([LeFevre06]).
  *
  * Random tables with a numeric sensitive column, a class label and a numeric
  * target are anonymized through the public API and proven by the verifier

@@ -89,7 +89,7 @@ typedef enum anonkit_option {
     ANONKIT_OPT_FCACHE = 27,     /* rothko-t: frequency groups held at once (0 = as many as fit) */
     ANONKIT_OPT_BLOCK_SIZE = 28, /* out of core: bytes per read/write of spill files (default 256K) */
     ANONKIT_OPT_TMPDIR = 29,     /* out of core: parent folder of the private spill folder (default TMPDIR) */
-    /* sequential releases (004): anonkit_sequential */
+    /* sequential releases ([Wang06]): anonkit_sequential */
     ANONKIT_OPT_PREVIOUS = 30,   /* an earlier release CSV (appends) */
     ANONKIT_OPT_X = 31,          /* X of (X,Y)-privacy: attribute names of any release (appends) */
     ANONKIT_OPT_Y = 32,          /* Y of (X,Y)-privacy (appends) */
@@ -100,7 +100,7 @@ typedef enum anonkit_option {
     ANONKIT_OPT_INCONSISTENT = 37, /* file of value pairs that cannot belong to one person */
     ANONKIT_OPT_BITS = 38,       /* 1-D algorithms: Hilbert bits per QI (default 12) */
     ANONKIT_OPT_CENTERS = 39,    /* iDistance: k-means centres (default 512) */
-    ANONKIT_OPT_KL_LEVEL = 40,   /* metrics: KL-divergence of the datacube at this lattice level (001 §6.3) */
+    ANONKIT_OPT_KL_LEVEL = 40,   /* metrics: KL-divergence of the datacube at this lattice level ([Ghinita07] §6.3) */
     ANONKIT_OPT_SUPPRESSION = 41, /* incognito, check: largest share of rows that may be suppressed (default 0) */
     ANONKIT_OPT_INCOGNITO_VARIANT = 42, /* basic|super-roots|cube|binary-search|bottom-up|bottom-up-norollup */
     ANONKIT_OPT_CHOOSE = 43,     /* incognito: the published k-minimal node has the least gcp (default) | height | dm */
@@ -108,7 +108,7 @@ typedef enum anonkit_option {
     ANONKIT_OPT_TEST = 45,       /* rothko-s: hypothesis (default) | naive */
     ANONKIT_OPT_SAMPLE_SIZE = 46, /* rothko-s: rows of the largest sample (default: as many as --memory holds) */
     ANONKIT_OPT_GROWTH_DEPTH = 47, /* rothko-s: repartition when the grown tree is this deep (default: when memory is full) */
-    /* metrics: classification error of a decision tree (004 §6) */
+    /* metrics: classification error of a decision tree ([Wang06] §6) */
     ANONKIT_OPT_CLASS_ERROR = 48, /* class column the tree predicts */
     ANONKIT_OPT_TRAIN_ROWS = 49, /* the first N published rows train the tree, the others test it */
     ANONKIT_OPT_SPLIT_COLUMN = 50, /* or: a column whose value is train or test in every row */
@@ -189,7 +189,7 @@ ANONKIT_API int anonkit_check_counts(anonkit_job *job, const char *published_pat
 ANONKIT_API int anonkit_metrics(anonkit_job *job, const char *original_path,
                                 const char *published_path, char **out_json /* OUT */);
 
-/* Sequential release (004): generalizes the current release ANONKIT_OPT_INPUT so
+/* Sequential release ([Wang06]): generalizes the current release ANONKIT_OPT_INPUT so
  * that its join with the earlier releases (ANONKIT_OPT_PREVIOUS) satisfies
  * (X,Y)-anonymity or (X,Y)-linkability, and writes it to ANONKIT_OPT_OUTPUT
  * (and the report to ANONKIT_OPT_REPORT). *out_summary and *out_json (either
@@ -208,11 +208,11 @@ ANONKIT_API uint64_t anonkit_result_classes(const anonkit_result *result);
 ANONKIT_API const char *anonkit_result_summary(const anonkit_result *result);
 ANONKIT_API const char *anonkit_result_json(const anonkit_result *result);
 
-/* Synthetic data: writes `rows` records of the generator of 000 Figure 7 (salary,
+/* Synthetic data: writes `rows` records of the generator of [LeFevre07] Figure 7 (salary,
  * commission, age, elevel, car, zipcode, hvalue, hyears, loan, c2, c7, r7, r10) to
  * output_path ("-" for stdout) in `format` "csv" (a header line, then the records;
  * NULL means csv) or "binary" (a tuple file, docs/tuple-format.md), with salary
- * "uniform" (NULL: Figure 7) or "normal" (mean 85000, variance 1.1e8: 000 §5.6). Streams: memory
+ * "uniform" (NULL: Figure 7) or "normal" (mean 85000, variance 1.1e8: [LeFevre07] §5.6). Streams: memory
  * does not grow with rows. The same *seed gives the same bytes; seed NULL picks a
  * random one. *out_seed (when not NULL) receives the seed used. On failure returns a
  * negative status, leaves the message in errbuf and nothing at output_path. */

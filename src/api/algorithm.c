@@ -11,7 +11,7 @@
 #include "api/onedim.h"
 #include "api/rothko.h"
 
-/* Greedy multidimensional partitioning in memory (000 §2's Mondrian). */
+/* Greedy multidimensional partitioning in memory ([LeFevre07] §2's Mondrian). */
 static int mondrian_run(anonkit_job *job, const table *t, const ak_run_context *ctx, partition *part,
                         ak_run_output *out)
 {

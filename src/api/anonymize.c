@@ -1,4 +1,4 @@
-/* anonymize.c — anonkit_anonymize: the whole data flow of DESIGN.md §1 —
+/* anonymize.c — anonkit_anonymize: the whole data flow of docs/ARCHITECTURE.md §3 —
  * read + encode, run the algorithm, recode + write, metrics — and the run's
  * summary and JSON report. This is the only layer that knows every module. */
 #include <jansson.h>
@@ -59,7 +59,7 @@ static int check_against_table(anonkit_job *job, const table *t)
 }
 
 
-/* ---- The data flow out of core (Rothko-T and Rothko-S, 000 §2, §3) ---- */
+/* ---- The data flow out of core (Rothko-T and Rothko-S, [LeFevre07] §2, §3) ---- */
 
 /* Where the finished partitions of an out-of-core run go: the output, the
  * rules and the metrics. The output and rules open with the first partition,

@@ -1,4 +1,4 @@
-/* generate.c — anonkit_generate: the synthetic data of 000 Figure 7 (io/synth.h)
+/* generate.c — anonkit_generate: the synthetic data of [LeFevre07] Figure 7 (io/synth.h)
  * written through the atomic output file (io/outfile.h), so a failed run leaves
  * nothing behind. */
 #include <stdio.h>

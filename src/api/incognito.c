@@ -1,4 +1,4 @@
-/* incognito.c (api) — the Incognito branch of anonkit_anonymize (002, 003):
+/* incognito.c (api) — the Incognito branch of anonkit_anonymize ([LeFevre05]):
  * option checks, the search, the choice among the k-minimal nodes (issue:
  * --choose, default least GCP), publication as a partitioning, and the
  * "incognito" part of the report: every anonymous node and the k-minimal

@@ -63,7 +63,7 @@ anonkit_job *anonkit_job_create(void)
     model_init(&job->model);
     job->delimiter = ',';
     job->incognito.variant = INC_CUBE; /* the fastest variant; the others are there to compare */
-    job->min_gain = 0.01; /* 000 footnote 13 */
+    job->min_gain = 0.01; /* [LeFevre07] footnote 13 */
     ak_err_clear(&job->err);
     return job;
 }

@@ -72,7 +72,7 @@ struct anonkit_job {
     volatile char *spill_notice; /* anonkit_job_set_spill_notice */
     size_t spill_notice_size;
     char delimiter;
-    /* sequential releases (004) */
+    /* sequential releases ([Wang06]) */
     strlist previous, x_attrs, y_attrs, sensitive_values;
     xy_model xy;
     int score_distortion;

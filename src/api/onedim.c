@@ -1,4 +1,4 @@
-/* onedim.c — the anonymize pipeline's branch for the 1-D algorithms of 001
+/* onedim.c — the anonymize pipeline's branch for the 1-D algorithms of [Ghinita07]
  * (--algorithm hilbert|hilbert-fast|idistance|idistance-fast): job settings
  * into hil_options, and what the run did into the JSON report. */
 #include "api/onedim.h"
@@ -28,7 +28,7 @@ int onedim_job_run(anonkit_job *job, const table *t, const ak_run_context *ctx, 
         const long cores = sysconf(_SC_NPROCESSORS_ONLN);
         o.threads = cores > 0 ? (unsigned)cores : 1;
     }
-    /* 001 Definition 3 is the l-diversity these algorithms guarantee. */
+    /* [Ghinita07] Definition 3 is the l-diversity these algorithms guarantee. */
     if (!job->l_variant_set) job->model.l_variants = MODEL_L_PROBABILISTIC;
     hil_stats st;
     AK_CHECK(hil_run(t, &job->model, &o, part, &st, err));

@@ -1,4 +1,4 @@
-/* onedim.h — the anonymize pipeline's branch for the 1-D algorithms (001). */
+/* onedim.h — the anonymize pipeline's branch for the 1-D algorithms ([Ghinita07]). */
 #ifndef AK_API_ONEDIM_H
 #define AK_API_ONEDIM_H
 

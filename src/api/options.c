@@ -485,7 +485,7 @@ static const ak_option_desc options[ANONKIT_OPT__COUNT] = {
          "iDistance), then optimal 1-D k-anonymity (groups of\n"
          "k..2k-1 by exact NCP) or the 1-D l-diversity heuristic\n"
          "(probabilistic l-diversity); hilbert-fast, idistance-fast:\n"
-         "cost groups by their 1-D extent (001, local recoding)\n"
+         "cost groups by their 1-D extent ([Ghinita07], local recoding)\n"
          "incognito: full-domain generalization over the hierarchies\n"
          "(every QI needs one), all anonymous levels found"},
     [ANONKIT_OPT_REPORT] =
@@ -585,7 +585,7 @@ static const ak_option_desc options[ANONKIT_OPT__COUNT] = {
         {"kl-level", 0, set_kl_level, 0, "I",
          "with --sensitive: KL-divergence between the original's and\n"
          "the published datacube of COUNT(*) WHERE SA = v GROUP BY\n"
-         "every I QIs, uniform inside each published box (001 §6.3)"},
+         "every I QIs, uniform inside each published box ([Ghinita07] §6.3)"},
     [ANONKIT_OPT_SUPPRESSION] =
         {"suppression", 0, set_suppression, 0, "F",
          "incognito: rows of failing classes may be suppressed ('*'\n"
@@ -613,7 +613,7 @@ static const ak_option_desc options[ANONKIT_OPT__COUNT] = {
          "(default: when its partitions would fit in memory)"},
     [ANONKIT_OPT_CLASS_ERROR] =
         {"class-error", AK_OPTF_JSON_TEXT, set_text, offsetof(anonkit_job, class_error), "COL",
-         "classification error (004 §6): a C4.5 decision tree for\n"
+         "classification error ([Wang06] §6): a C4.5 decision tree for\n"
          "COL grown on the training rows of PUBLISHED over its QIs\n"
          "(each published label a category; a numeric value or\n"
          "interval is its midpoint), its error on the testing rows;\n"

@@ -16,7 +16,7 @@ typedef struct phase_times {
     double read, anonymize, write, metrics;
 } phase_times;
 
-/* Workload quality (000 §5.5), when a class label or a target is known. */
+/* Workload quality ([LeFevre07] §5.5), when a class label or a target is known. */
 typedef struct workload_quality {
     int has_entropy, has_rmse;
     double entropy, rmse;

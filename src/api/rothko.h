@@ -1,6 +1,6 @@
 /* rothko.h (api) — `anonkit anonymize --algorithm rothko-t|rothko-s`: the
  * job's settings into rothko_options, the out-of-core run, and what it did
- * into the report's "out_of_core" object (000 §2, §3). */
+ * into the report's "out_of_core" object ([LeFevre07] §2, §3). */
 #ifndef AK_API_ROTHKO_H
 #define AK_API_ROTHKO_H
 

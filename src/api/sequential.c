@@ -1,4 +1,4 @@
-/* sequential.c — anonkit_sequential: the sequential release of 004 end to end.
+/* sequential.c — anonkit_sequential: the sequential release of [Wang06] end to end.
  * From the job's settings: the releases are read, joined and encoded by
  * src/algo/sequential/releases.c around the loading of the current release T1
  * through table_load, TDS4SA runs (src/algo/sequential/tds.c), and T1 is

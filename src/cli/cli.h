@@ -1,6 +1,6 @@
 /* cli.h — the anonkit command: shared option handling for the subcommands
  * (one file each in src/cli/). The CLI holds no logic beyond arguments and
- * printing (DESIGN.md §2, §8). */
+ * printing (docs/ARCHITECTURE.md §2, §13). */
 #ifndef AK_CLI_H
 #define AK_CLI_H
 
@@ -8,7 +8,7 @@
 
 #include "anonkit/anonkit.h"
 
-/* Exit codes (DESIGN.md §8). */
+/* Exit codes (docs/ARCHITECTURE.md §13). */
 enum { CLI_OK = 0, CLI_USER_ERROR = 1, CLI_INTERNAL_ERROR = 2 };
 
 /* A new job with the options of argv in it (a --job file first, so that

@@ -1,4 +1,4 @@
-/* generate.c — `anonkit generate`: the synthetic data generator of 000 Figure 7
+/* generate.c — `anonkit generate`: the synthetic data generator of [LeFevre07] Figure 7
  * on the command line (the work is anonkit_generate). */
 #include <errno.h>
 #include <getopt.h>
@@ -11,7 +11,7 @@
 static const char help[] =
     "usage: anonkit generate --rows N -o FILE [--seed S] [--format csv|binary] [--salary uniform|normal]\n"
     "\n"
-    "Writes N synthetic records (the generator of 000 Figure 7) with the columns\n"
+    "Writes N synthetic records (the generator of [LeFevre07] Figure 7) with the columns\n"
     "salary, commission, age, elevel, car, zipcode, hvalue, hyears, loan (the\n"
     "attributes), c2, c7 (class labels A/B) and r7, r10 (regression targets, two\n"
     "decimals). hvalue is rounded to the nearest integer. The same seed gives the\n"
@@ -24,7 +24,7 @@ static const char help[] =
     "                           (fixed-width tuples, see docs/tuple-format.md)\n"
     "      --salary D           uniform (default: 20000 to 150000, as in 000\n"
     "                           Figure 7) or normal (mean 85000, variance 1.1e8,\n"
-    "                           within that range: 000 §5.6)\n"
+    "                           within that range: [LeFevre07] §5.6)\n"
     "  -h, --help               this help\n";
 
 enum { OPT_ROWS = 1000, OPT_SEED, OPT_FORMAT, OPT_SALARY };

@@ -12,7 +12,7 @@ static const char usage[] =
     "  check PUBLISHED             prove or refute the privacy model on a published table\n"
     "  metrics ORIGINAL PUBLISHED  information loss of a published table (JSON)\n"
     "  recode --rules FILE INPUT   apply saved recoding rules to new data (-o OUTPUT)\n"
-    "  generate --rows N -o FILE   synthetic data of 000 Figure 7 (CSV or binary tuples)\n"
+    "  generate --rows N -o FILE   synthetic data of [LeFevre07] Figure 7 (CSV or binary tuples)\n"
     "  sequential CURRENT --previous EARLIER -o OUTPUT\n"
     "                              publish a release whose join with earlier ones is (X,Y)-private\n"
     "\n"

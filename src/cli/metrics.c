@@ -9,11 +9,11 @@ static const char intro[] =
     "\n"
     "Prints, as JSON on stdout, the information loss of PUBLISHED against ORIGINAL:\n"
     "DM (discernibility), C_AVG (normalized average class size, uses --k), GCP,\n"
-    "the NCP of every quasi-identifier and the distortion per record (004 §6: one\n"
+    "the NCP of every quasi-identifier and the distortion per record ([Wang06] §6: one\n"
     "unit per hierarchy level a categorical value was raised; (b-a)/(max-min) for a\n"
     "numeric value published as the interval a-b); with --class the conditional\n"
     "entropy of the class label given the classes, with --target the RMSE of\n"
-    "predicting the target by its class mean (000 §5.5).\n"
+    "predicting the target by its class mean ([LeFevre07] §5.5).\n"
     "\n";
 
 /* The options this subcommand documents (every option is accepted). */

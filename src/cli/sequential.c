@@ -1,4 +1,4 @@
-/* sequential.c — `anonkit sequential`: options in, summary out (004). */
+/* sequential.c — `anonkit sequential`: options in, summary out ([Wang06]). */
 #include <stdio.h>
 #include <stdlib.h>
 

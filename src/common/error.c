@@ -1,4 +1,4 @@
-/* error.c — filling and formatting the error record (DESIGN.md §7). */
+/* error.c — filling and formatting the error record (docs/ARCHITECTURE.md §11). */
 #include "common/error.h"
 
 #include <stdarg.h>

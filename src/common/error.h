@@ -1,6 +1,6 @@
 /* error.h — the error record every fallible internal function fills.
  *
- * The library never prints and never exits (DESIGN.md §7): a failing function
+ * The library never prints and never exits (docs/ARCHITECTURE.md §11): a failing function
  * returns a negative ANONKIT_E* status and describes the failure in an
  * ak_error (message, and the file/line/column it concerns when there is one).
  * The CLI turns the record into "anonkit: FILE:LINE: message". */

@@ -1,5 +1,5 @@
 /* stats.h — class statistics: a sparse-resettable histogram of sensitive
- * codes (DESIGN.md §3). Adding is O(1); clearing and listing the non-zero
+ * codes (docs/ARCHITECTURE.md §4). Adding is O(1); clearing and listing the non-zero
  * counts cost only the number of distinct codes touched, so small classes
  * over a large sensitive domain stay cheap. */
 #ifndef AK_STATS_H

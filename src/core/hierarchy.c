@@ -1,4 +1,4 @@
-/* hierarchy.c — generalization hierarchies (taxonomy trees), DESIGN.md §3.
+/* hierarchy.c — generalization hierarchies (taxonomy trees), docs/ARCHITECTURE.md §4.
  *
  * Owns: loading an ARX-style hierarchy file into a tree, and the tree itself
  * (node array, child index array, one label strmap per file level). Lookups:

@@ -1,4 +1,4 @@
-/* hierarchy.h — generalization hierarchies (taxonomy trees), DESIGN.md §3.
+/* hierarchy.h — generalization hierarchies (taxonomy trees), docs/ARCHITECTURE.md §4.
  *
  * Loaded from an ARX-style CSV: ';'-separated, no header, one row per leaf:
  * the leaf value, then its generalization at level 1, 2, ..., usually ending

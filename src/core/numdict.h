@@ -1,4 +1,4 @@
-/* numdict.h — the dictionary of a numeric QI (DESIGN.md §1 step 1): values are
+/* numdict.h — the dictionary of a numeric QI (docs/ARCHITECTURE.md §3 step 1): values are
  * collected while streaming and finally ranked, so that a row's code is the
  * rank of its value among the column's distinct values.
  *

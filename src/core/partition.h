@@ -1,11 +1,11 @@
-/* partition.h — the partitioning every algorithm produces (DESIGN.md §1 step 2, §3).
+/* partition.h — the partitioning every algorithm produces (docs/ARCHITECTURE.md §3 step 2, §4).
  *
  * class_of[row] names the equivalence class of every input row (or
  * PARTITION_SUPPRESSED). Each class has its row count and its box: per QI the
  * lowest and highest code among its rows, which the writer turns into a range
  * or a hierarchy label. A class made by recursive partitioning also has its
  * region: the code ranges of the part of the domain its leaf of the partition
- * tree covers (000 §1.2, Figure 2), which the recoding rules publish; the
+ * tree covers ([LeFevre07] §1.2, Figure 2), which the recoding rules publish; the
  * regions of all classes cover the whole domain. A full-domain class
  * (Incognito) also names the hierarchy node of every QI, which the writer
  * publishes: a node with one child covers the same codes as its child, so the

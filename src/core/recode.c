@@ -1,5 +1,5 @@
-/* recode.c — turning a class's box into published QI values (DESIGN.md §1
- * step 3; ranges and hierarchy labels as in 003's Mondrian slides). */
+/* recode.c — turning a class's box into published QI values (docs/ARCHITECTURE.md §3
+ * step 3; ranges and hierarchy labels as in [LeFevre06]'s Mondrian slides). */
 #include "core/recode.h"
 
 #include <stdio.h>

@@ -1,10 +1,10 @@
-/* recode.h — the published value of a QI for a class (DESIGN.md §1 step 3).
+/* recode.h — the published value of a QI for a class (docs/ARCHITECTURE.md §3 step 3).
  *
  * Generalization (the default):
  *   numeric      the single value, or "lo-hi" of the lowest and highest value
  *                (each in the spelling first seen in the input);
  *   categorical  the label of the lowest hierarchy node covering the box.
- * Summary statistics of a numeric QI (003, "range and mean statistics"):
+ * Summary statistics of a numeric QI ([LeFevre06], "range and mean statistics"):
  *   range        "lo-hi" always, even when lo = hi, so MIN and MAX can be read
  *                from every row;
  *   mean         the mean of the class's values (printed with 12 significant

@@ -1,5 +1,5 @@
 /* table.c — reading a CSV once and encoding its QI and sensitive columns
- * (DESIGN.md §1 step 1). Numeric QIs are interned by value while streaming and
+ * (docs/ARCHITECTURE.md §3 step 1). Numeric QIs are interned by value while streaming and
  * ranked once at the end; categorical QIs are looked up in their hierarchy. */
 #include "core/table.h"
 
@@ -148,7 +148,7 @@ static int read_header(table *t, csv_reader *reader, const table_spec *spec, ak_
     for (size_t i = 0; i < spec->nidentifiers; i++)
         AK_CHECK(assign_role(t, "an identifier", spec->identifier_names[i], ROLE_IDENTIFIER, &column, err));
     /* The class label and the target keep no role: they are copied to the
-     * output. They must not be sensitive (000 footnote 3) nor a QI. */
+     * output. They must not be sensitive ([LeFevre07] footnote 3) nor a QI. */
     AK_CHECK(find_plain_column(t, "the class label", spec->class_name, &t->class_column, err));
     AK_CHECK(find_plain_column(t, "the regression target", spec->target_name, &t->target_column, err));
     return ANONKIT_OK;

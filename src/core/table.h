@@ -1,4 +1,4 @@
-/* table.h — the encoded table (DESIGN.md §1 step 1, §3).
+/* table.h — the encoded table (docs/ARCHITECTURE.md §3 step 1, §4).
  *
  * The input is streamed once. Each quasi-identifier becomes a dense array of
  * uint32_t codes whose order is the attribute's order: numeric values by rank
@@ -112,7 +112,7 @@ struct table {
 int table_load(table **out /* OUT */, const table_spec *spec, ak_error *err);
 void table_free(table *t);
 
-/* Normalized certainty penalty of codes [lo, hi] of QI q (001 eq. 1): a numeric
+/* Normalized certainty penalty of codes [lo, hi] of QI q ([Ghinita07] eq. 1): a numeric
  * range over the table's range; for a categorical QI 0 for a single leaf, else
  * the leaves under the lowest common ancestor over all leaves. Mondrian's
  * normalized range (the order in which it tries the dimensions) is the same
@@ -121,7 +121,7 @@ double table_ncp(const table *t, uint32_t q, uint32_t lo, uint32_t hi);
 
 /* The QIs whose codes [lo[q], hi[q]] have a positive normalized range
  * (table_ncp) into order[], widest first, ties to the lower index: the order
- * in which Mondrian's Median criterion tries them (000 §1.2), shared by the
+ * in which Mondrian's Median criterion tries them ([LeFevre07] §1.2), shared by the
  * in-memory and out-of-core runs. Returns how many there are. */
 uint32_t table_widest_first(const table *t, const uint32_t *lo, const uint32_t *hi, uint32_t *order /* OUT */);
 

@@ -1,5 +1,5 @@
 /* csv.c — the streaming RFC 4180 CSV reader and the buffered CSV writer
- * (DESIGN.md §1, steps 1 and 3; interface and accepted syntax in csv.h).
+ * (docs/ARCHITECTURE.md §3, steps 1 and 3; interface and accepted syntax in csv.h).
  *
  * Reader. The input is read in large blocks into one buffer: 1 MiB to start,
  * doubled whenever a single record does not fit, never the whole file. A

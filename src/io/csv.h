@@ -1,4 +1,4 @@
-/* csv.h — streaming RFC 4180 CSV reader and writer (DESIGN.md §1, steps 1 and 3).
+/* csv.h — streaming RFC 4180 CSV reader and writer (docs/ARCHITECTURE.md §3, steps 1 and 3).
  *
  * The reader never holds the file as text: it reads large blocks and hands out
  * one record at a time as (pointer, length) fields that point into its block

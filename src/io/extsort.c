@@ -1,5 +1,5 @@
 /* extsort.c — external merge sort of fixed-width records within a memory
- * budget (DESIGN.md §6; used by the 1-D mappings of 001 §5, which sort the
+ * budget (docs/ARCHITECTURE.md §10; used by the 1-D mappings of [Ghinita07] §5, which sort the
  * table by its 1-D key). Buffers in memory are sorted by most-significant-
  * digit radix sort on the records' bytes; runs live in unlinked 0600 files in
  * a private 0700 folder and are merged with a heap; see extsort.h for the
@@ -229,7 +229,7 @@ int extsort_open(extsort **out, size_t words, size_t memory, const char *tmpdir,
     s->rec_bytes = words * 8;
     s->memory = memory;
     s->unlimited = memory == 0;
-    /* 256 KiB blocks (000 used 256 KiB), smaller under a small budget. */
+    /* 256 KiB blocks ([LeFevre07] used 256 KiB), smaller under a small budget. */
     size_t block = memory && memory < (size_t)16 << 20 ? memory / 64 : (size_t)256 << 10;
     if (block < 4096) block = 4096;
     block -= block % s->rec_bytes;

@@ -1,4 +1,4 @@
-/* extsort.h — sorting fixed-width records within a memory budget (DESIGN.md §6).
+/* extsort.h — sorting fixed-width records within a memory budget (docs/ARCHITECTURE.md §10).
  *
  * A record is `words` uint64_t values compared lexicographically, word 0 first
  * (callers put the key first and a unique row number last, so the order is

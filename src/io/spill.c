@@ -1,5 +1,5 @@
 /* spill.c — private directory, unnamed spill files and block-counted I/O
- * (see spill.h; DESIGN.md §6, 000 §5.1). */
+ * (see spill.h; docs/ARCHITECTURE.md §10, [LeFevre07] §5.1). */
 #define _GNU_SOURCE /* O_TMPFILE */
 #include "io/spill.h"
 

@@ -1,4 +1,4 @@
-/* spill.h — private scratch storage of the out-of-core algorithms (DESIGN.md §6).
+/* spill.h — private scratch storage of the out-of-core algorithms (docs/ARCHITECTURE.md §10).
  *
  * Spill files hold raw personal data, so they live in a private directory
  * (mkdtemp, mode 0700) and are created unnamed (O_TMPFILE, or created with
@@ -8,9 +8,9 @@
  * spill_dir_remove, which is async-signal-safe (one rmdir(2)), so a program
  * can also call it from a SIGINT/SIGTERM handler.
  *
- * Reads and writes go through buffers of one block (000 §5.1: 256 KiB) and are
+ * Reads and writes go through buffers of one block ([LeFevre07] §5.1: 256 KiB) and are
  * counted in a spill_stats, so a run can be held against the I/O model of
- * 000 §4. */
+ * [LeFevre07] §4. */
 #ifndef AK_SPILL_H
 #define AK_SPILL_H
 
@@ -20,7 +20,7 @@
 
 #include "common/error.h"
 
-/* The block size of 000 §5.1. */
+/* The block size of [LeFevre07] §5.1. */
 #define SPILL_DEFAULT_BLOCK ((size_t)256 << 10)
 
 typedef struct spill_dir {

@@ -1,4 +1,4 @@
-/* synth.c — the synthetic data generator of 000 Figure 7 and §5.1 (after
+/* synth.c — the synthetic data generator of [LeFevre07] Figure 7 and §5.1 (after
  * Agrawal et al.): draws each record from the seeded generator (common/rng.h) and
  * streams it as CSV (hand-formatted into a buffer written in large blocks) or as
  * a binary tuple file (io/tuple.h). Exact integer arithmetic throughout: see
@@ -25,7 +25,7 @@ static inline int32_t uniform(ak_rng *rng, int32_t lo, int32_t hi)
 }
 
 /* Salary drawn from a normal distribution of mean 85,000 (the middle of the
- * uniform range) and variance 1.1e8 (000 §5.6: "the population variance of
+ * uniform range) and variance 1.1e8 ([LeFevre07] §5.6: "the population variance of
  * the normal salary is approximately 1.1e8"), by the inverse of the normal
  * CDF at one uniform draw, rounded, and kept within the uniform range. */
 static int32_t normal_salary(ak_rng *rng)

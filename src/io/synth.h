@@ -1,4 +1,4 @@
-/* synth.h — the synthetic data generator of 000 Figure 7 (after Agrawal et al.),
+/* synth.h — the synthetic data generator of [LeFevre07] Figure 7 (after Agrawal et al.),
  * used by `anonkit generate` and the benchmarks: nine quasi-identifier attributes
  * and the four target functions C2, C7, R7, R10, streamed as CSV or as a tuple
  * file (io/tuple.h). Memory does not depend on the number of rows.
@@ -31,8 +31,8 @@ typedef struct synth_row {
     int64_t r7_cents, r10_cents; /* r7 and r10 in hundredths */
 } synth_row;
 
-/* How salary is drawn: uniform on [20000, 150000] as in 000 Figure 7, or
- * normal (mean 85000, variance 1.1e8, within that range) as in 000 §5.6. */
+/* How salary is drawn: uniform on [20000, 150000] as in [LeFevre07] Figure 7, or
+ * normal (mean 85000, variance 1.1e8, within that range) as in [LeFevre07] §5.6. */
 typedef enum synth_salary { SYNTH_SALARY_UNIFORM, SYNTH_SALARY_NORMAL } synth_salary;
 
 /* Draws the next record. The draws, in order: salary (uniform: one bounded

@@ -1,5 +1,5 @@
 /* tuple.c — fixed-width binary tuple files: schema, block-buffered writer and
- * block-by-block reader (DESIGN.md §6; 000 §5.1, whose files were read and written
+ * block-by-block reader (docs/ARCHITECTURE.md §10; [LeFevre07] §5.1, whose files were read and written
  * in 256 KiB blocks). The byte layout is docs/tuple-format.md; this file is its
  * only implementation. */
 #include "io/tuple.h"

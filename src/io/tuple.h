@@ -1,4 +1,4 @@
-/* tuple.h — files of fixed-width binary tuples (DESIGN.md §6; 000 §5.1: "disk-resident
+/* tuple.h — files of fixed-width binary tuples (docs/ARCHITECTURE.md §10; [LeFevre07] §5.1: "disk-resident
  * data partitions were stored as ordinary files of fixed-width binary-encoded tuples",
  * read and written in large blocks). The out-of-core algorithms spill and read these;
  * `anonkit generate --format binary` writes them. The byte layout is specified in
@@ -50,7 +50,7 @@ typedef struct tuple_schema {
 #define TUPLE_MAX_NAME 65536u            /* bytes of one column name or label */
 #define TUPLE_MAX_HEADER (64u << 20)     /* bytes of the whole header */
 
-/* The block size of 000 §5.1, used when a caller passes 0. */
+/* The block size of [LeFevre07] §5.1, used when a caller passes 0. */
 #define TUPLE_DEFAULT_BLOCK ((size_t)256 << 10)
 
 void tuple_schema_init(tuple_schema *schema);

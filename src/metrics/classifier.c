@@ -1,5 +1,5 @@
 /* classifier.c — the C4.5-style decision tree of classifier.h and the
- * classification error of 004 §6.
+ * classification error of [Wang06] §6.
  *
  * The tree is grown with an explicit work stack over one permutation of the
  * training rows (a node owns a slice, reordered in place when it splits).

@@ -1,5 +1,5 @@
 /* classifier.h — classification error of a published table, the
- * "classification metric" of 004 §6 (after the C4.5 experiments of its
+ * "classification metric" of [Wang06] §6 (after the C4.5 experiments of its
  * reference [5]): a decision tree for a class column is grown from the
  * training rows of the (generalized) table and its error is measured on the
  * testing rows.

@@ -1,4 +1,4 @@
-/* kl.c — the KL-divergence query-accuracy measure of 001 §6.3 (see kl.h).
+/* kl.c — the KL-divergence query-accuracy measure of [Ghinita07] §6.3 (see kl.h).
  * Each group-by's cubes are dense arrays, one sensitive value at a time; Q is built with a
  * difference array: a published row adds its weight at the 2^i corners of its
  * box with alternating signs, and prefix sums along every grouped QI spread

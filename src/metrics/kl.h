@@ -1,4 +1,4 @@
-/* kl.h — query accuracy of a published table (001 §6.3): the KL-divergence
+/* kl.h — query accuracy of a published table ([Ghinita07] §6.3): the KL-divergence
  * between the datacube of the original table and the one estimated from the
  * published table, for the queries
  *     SELECT Q1..Qi, COUNT(*) FROM data WHERE SA = val GROUP BY Q1..Qi

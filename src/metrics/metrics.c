@@ -1,5 +1,5 @@
-/* metrics.c — DM, C_AVG, NCP and GCP (003 quality metrics; 001 §2.1 eq. 1-2),
- * 004 §6's distortion per record, class entropy and RMSE (000 §5.5). */
+/* metrics.c — DM, C_AVG, NCP and GCP ([LeFevre06] quality metrics; [Ghinita07] §2.1 eq. 1-2),
+ * [Wang06] §6's distortion per record, class entropy and RMSE ([LeFevre07] §5.5). */
 #include "metrics/metrics.h"
 
 #include "common/compare.h"

@@ -1,11 +1,11 @@
-/* metrics.h — information-loss metrics (DESIGN.md §9; 003, 001 §2.1):
+/* metrics.h — information-loss metrics (docs/ARCHITECTURE.md §7; [LeFevre06], [Ghinita07] §2.1):
  *   DM     discernibility: sum over classes of |E|^2, plus |T| per suppressed row;
  *   C_AVG  normalized average class size: (published rows / classes) / k;
  *   NCP    normalized certainty penalty of a class per QI: numeric range over
  *          the table's range; categorical 0 for a single leaf, else leaves under
- *          the covering node over all leaves (001 eq. 1);
+ *          the covering node over all leaves ([Ghinita07] eq. 1);
  *   GCP    sum over classes of |G| * weighted NCP, over (sum of weights * |T|)
- *          (001 eq. 2; with equal weights the sum of weights is d).
+ *          ([Ghinita07] eq. 2; with equal weights the sum of weights is d).
  * Suppressed rows count as fully generalized (NCP 1 in every QI).
  * The same accumulator serves metrics computed from a partitioning and from a
  * published file. */
@@ -45,12 +45,12 @@ void metrics_finish(metrics *m, uint64_t k);
 /* (The NCP of codes [lo, hi] is table_ncp in core/table.h.) */
 
 /* Distortion of publishing codes [lo, hi] of QI q in place of one record's
- * value (004 §6, the distortion metric of its reference [17]): a categorical
+ * value ([Wang06] §6, the distortion metric of its reference [17]): a categorical
  * value costs one unit per level it was raised, i.e. the level of the lowest
  * hierarchy node covering [lo, hi] (the node whose label is published; 0 for a
  * leaf); a continuous value generalized to the interval [a, b] costs
  * (b - a) / (f2 - f1), with [f1, f2] the attribute's full range in t. Summed
- * over records and divided by their number this is 004's distortion per
+ * over records and divided by their number this is [Wang06]'s distortion per
  * record, kept apart for categorical and continuous attributes. */
 double metrics_distortion(const table *t, uint32_t q, uint32_t lo, uint32_t hi);
 
@@ -62,7 +62,7 @@ void metrics_add_partition(metrics *m, const table *t, const partition *p);
 int metrics_from_partition(const table *t, const partition *p, uint64_t k, const double *weights,
                            metrics *out, ak_error *err);
 
-/* Workload quality (000 §5.5) of a grouping of n rows into classes
+/* Workload quality ([LeFevre07] §5.5) of a grouping of n rows into classes
  * (group_of[row] < ngroups): the conditional entropy H(C | class) in bits of
  * the class labels label[row], and the root mean squared error of predicting
  * target[row] by its class's mean. */

@@ -283,7 +283,7 @@ int metrics_pub_usage(const metrics_pub_options *o, ak_error *err)
     return ANONKIT_OK;
 }
 
-/* The classification error of 004 §6 (--class-error) into *ce: a C4.5-style
+/* The classification error of [Wang06] §6 (--class-error) into *ce: a C4.5-style
  * tree (src/metrics/classifier.c) over the published QIs — each published
  * text of a categorical QI one category, a numeric QI's published value or
  * interval taken as its midpoint — grown on the training rows and measured on
@@ -369,7 +369,7 @@ static int class_error_metric(const table *t, const metrics_pub_groups *g, const
     return rc;
 }
 
-/* The KL-divergence of 001 §6.3 at datacube level o->kl_level (kl.h): reads
+/* The KL-divergence of [Ghinita07] §6.3 at datacube level o->kl_level (kl.h): reads
  * the published file again for every row's box and sensitive value (a value
  * of the original, which t holds) into out->kl_groupbys and out->kl_divergence. */
 static int kl_metric(const table *t, const metrics_pub_options *o, metrics_pub_result *out, ak_error *err)
@@ -461,7 +461,7 @@ static int loss_metrics(const table *t, const metrics_pub_groups *g, const metri
     if (star != AK_NOT_FOUND && g->count[star] > model_suppression_limit(o->suppression, g->rows)) star = AK_NOT_FOUND;
     /* A class mean says nothing of the class's extent: no NCP, GCP or continuous distortion for it. */
     const int ncp_known = o->extents_known;
-    /* 004 §6's distortion, summed over records: a suppressed row counts as every QI at its top */
+    /* [Wang06] §6's distortion, summed over records: a suppressed row counts as every QI at its top */
     double *distortion = out->distortion; /* categorical, continuous */
     distortion[0] = distortion[1] = 0;
     const uint64_t unpublished = (star != AK_NOT_FOUND ? g->count[star] : 0) + (t->nrows > g->rows ? t->nrows - g->rows : 0);

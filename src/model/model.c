@@ -1,6 +1,6 @@
 /* model.c — k-anonymity and the l-diversity variants as predicates on a
- * class's count and sensitive histogram (DESIGN.md §4; 000 §1.1 for recursive
- * (c,l)-diversity, 001 Definition 3 for probabilistic l-diversity). */
+ * class's count and sensitive histogram (docs/ARCHITECTURE.md §5; [LeFevre07] §1.1 for recursive
+ * (c,l)-diversity, [Ghinita07] Definition 3 for probabilistic l-diversity). */
 #include "model/model.h"
 
 #include <math.h>

@@ -1,4 +1,4 @@
-/* model.h — privacy models as predicates on class statistics (DESIGN.md §4).
+/* model.h — privacy models as predicates on class statistics (docs/ARCHITECTURE.md §5).
  *
  * A class is described by its row count and the counts of its sensitive values
  * (only the non-zero ones, in any order). Every model here is monotone: the
@@ -17,8 +17,8 @@
 enum {
     MODEL_L_DISTINCT = 1u << 0,      /* at least l distinct sensitive values */
     MODEL_L_ENTROPY = 1u << 1,       /* entropy of the histogram >= log(l) */
-    MODEL_L_RECURSIVE = 1u << 2,     /* x1 < c (x_l + ... + x_m) (000 §1.1) */
-    MODEL_L_PROBABILISTIC = 1u << 3  /* every value at most 1/l of the class (001 Def. 3) */
+    MODEL_L_RECURSIVE = 1u << 2,     /* x1 < c (x_l + ... + x_m) ([LeFevre07] §1.1) */
+    MODEL_L_PROBABILISTIC = 1u << 3  /* every value at most 1/l of the class ([Ghinita07] Def. 3) */
 };
 
 typedef struct model {
@@ -26,7 +26,7 @@ typedef struct model {
     double l;           /* l of l-diversity; 0 means none */
     unsigned l_variants;/* MODEL_L_* bits; used when l > 0 */
     double c;           /* c of recursive (c,l)-diversity */
-    double variance;    /* variance diversity (000 §1.1): every class's population variance
+    double variance;    /* variance diversity ([LeFevre07] §1.1): every class's population variance
                            of the numeric sensitive value >= variance; 0 means none */
 } model;
 

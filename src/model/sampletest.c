@@ -1,4 +1,4 @@
-/* sampletest.c — the hypothesis tests of Rothko-S (000 §3.1); see sampletest.h. */
+/* sampletest.c — the hypothesis tests of Rothko-S ([LeFevre07] §3.1); see sampletest.h. */
 #include "model/sampletest.h"
 
 #include <gsl/gsl_cdf.h>

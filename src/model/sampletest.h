@@ -1,4 +1,4 @@
-/* sampletest.h — the hypothesis tests of Rothko-S (000 §3.1).
+/* sampletest.h — the hypothesis tests of Rothko-S ([LeFevre07] §3.1).
  *
  * Rothko-S grows its partition tree on a simple random sample r of n rows
  * drawn without replacement from a partition R of N rows. A candidate split
@@ -17,7 +17,7 @@
  *   variance diversity (§3.1.3) chi-square test on the sample variance;
  *   distinct l-diversity        l distinct values in the sample imply l in
  *                               the population: checked on the sample;
- *   entropy, probabilistic l    no test is given in 000 (footnote 7): the
+ *   entropy, probabilistic l    no test is given in [LeFevre07] (footnote 7): the
  *                               sample proportions are checked directly.
  * The naive rule of §3.1 checks the sample itself: at least k*n/N rows, and
  * the sensitive requirements on the sample's proportions.
@@ -33,8 +33,8 @@
 #include "model/model.h"
 
 typedef enum sample_test_kind {
-    SAMPLE_TEST_HYPOTHESIS = 0, /* the tests of 000 §3.1 */
-    SAMPLE_TEST_NAIVE           /* the sample-proportion rule 000 §5.6 compares against */
+    SAMPLE_TEST_HYPOTHESIS = 0, /* the tests of [LeFevre07] §3.1 */
+    SAMPLE_TEST_NAIVE           /* the sample-proportion rule [LeFevre07] §5.6 compares against */
 } sample_test_kind;
 
 typedef struct sample_test {

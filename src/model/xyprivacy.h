@@ -1,4 +1,4 @@
-/* xyprivacy.h — (X,Y)-anonymity and (X,Y)-linkability (004 §3.1, DESIGN.md §4).
+/* xyprivacy.h — (X,Y)-anonymity and (X,Y)-linkability ([Wang06] §3.1, docs/ARCHITECTURE.md §5).
  *
  * Both are stated over the values x on X of a (joined) table:
  *   a_Y(x)  the number of distinct values on Y that co-occur with x;

@@ -1,4 +1,4 @@
-/* format.c — the publisher of the writer (DESIGN.md §1 step 3): the
+/* format.c — the publisher of the writer (docs/ARCHITECTURE.md §3 step 3): the
  * output's layout as segments (runs of adjacent QI columns, copied units),
  * the published value of every (class, QI) formatted and escaped once per
  * class and run, the copied units of a record in CSV form, the order rows are

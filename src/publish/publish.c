@@ -1,4 +1,4 @@
-/* publish.c — recode and write (DESIGN.md §1 step 3).
+/* publish.c — recode and write (docs/ARCHITECTURE.md §3 step 3).
  *
  * The published value of every (class, QI) is formatted and escaped once.
  * Columns that are neither QI nor identifier are copied through: the input is

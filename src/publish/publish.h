@@ -1,4 +1,4 @@
-/* publish.h — the one writer for all algorithms (DESIGN.md §1 step 3). */
+/* publish.h — the one writer for all algorithms (docs/ARCHITECTURE.md §3 step 3). */
 #ifndef AK_PUBLISH_H
 #define AK_PUBLISH_H
 

@@ -1,4 +1,4 @@
-/* rules.c — writing, loading and applying the recoding rules (000 §1.2,
+/* rules.c — writing, loading and applying the recoding rules ([LeFevre07] §1.2,
  * §2.2; the format is docs/rules-format.md).
  *
  * Writing streams one CSV record per rule from the partition, in class order

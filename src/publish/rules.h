@@ -1,4 +1,4 @@
-/* rules.h — the global recoding function as a file of rules (000 §1.2, §2.2).
+/* rules.h — the global recoding function as a file of rules ([LeFevre07] §1.2, §2.2).
  *
  * Every path from the root of the partition tree to a leaf is a rule: the
  * leaf's region (the conjunction of the path's predicates, per QI) and the
@@ -83,7 +83,7 @@ typedef struct rules_stats {
 int rules_apply(const rules *r, csv_reader *in, const char *in_name, csv_writer *out, rules_stats *stats /* OUT */,
                 ak_error *err);
 
-/* The same file written partition by partition, depth-first (000 §2.2: only
+/* The same file written partition by partition, depth-first ([LeFevre07] §2.2: only
  * the current path of the tree is in memory): the head from the schema, the
  * rules of each partition's classes (view shares the schema's dictionaries),
  * then the count record. */

@@ -3,7 +3,7 @@
  * columns, a sensitive column, a copied column; few distinct values, so
  * classes form), and its verdict under k-anonymity, distinct or recursive
  * (c,l)-diversity must equal that of the plain count written here, from the
- * definitions (000 §1.1), independently of src/. */
+ * definitions ([LeFevre07] §1.1), independently of src/. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>

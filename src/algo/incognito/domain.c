@@ -1,8 +1,8 @@
-/* domain.c — the encoded lattice domain of Incognito (002 slides 14-22:
+/* domain.c — the encoded lattice domain of Incognito ([LeFevre05] slides 14-22:
  * domain generalization hierarchies and the multi-attribute lattice).
  *
  * Owns: per QI and level, the generalized values present in the table as
- * dense numbers (the dimension tables of 002 slide 26, restricted to values
+ * dense numbers (the dimension tables of [LeFevre05] slide 26, restricted to values
  * that occur), the maps between levels that rollup needs, each value's
  * hierarchy node, box and NCP, the per-row level-0 values, the layout of
  * keys and packed nodes, and the group-by scratch. */

@@ -1,11 +1,11 @@
-/* fset.c — frequency sets of Incognito (002 slides 9-11, 29-30; 003
+/* fset.c — frequency sets of Incognito ([LeFevre05] slides 9-11, 29-30;
  * "Frequency Set", "Rollup Property").
  *
  * Owns: the hash group-by over packed keys by one scan of the table, the
  * rollup of a frequency set to a more general node without touching the data
  * (each generalized value maps to a representative level-0 value and from
  * there to the target level), the projection onto fewer attributes (Cube
- * Incognito, 002 slide 40), and the test of a frequency set against the
+ * Incognito, [LeFevre05] slide 40), and the test of a frequency set against the
  * privacy model with the suppression limit. */
 #include "algo/incognito/inc_internal.h"
 

@@ -1,5 +1,5 @@
 /* incognito.c — full-domain k-anonymity: the result of a lattice search
- * (002 slides 22, 32; 003 "K-Minimal Generalization", "Suppression").
+ * ([LeFevre05] slides 22, 32; "K-Minimal Generalization", "Suppression").
  *
  * Owns: the entry points of incognito.h — checking that the top of the
  * lattice is anonymous at all, running a variant (search.c), ordering the

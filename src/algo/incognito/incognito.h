@@ -1,5 +1,5 @@
 /* incognito.h — full-domain generalization over hierarchies: Incognito and
- * its baselines (002, 003; LeFevre, DeWitt & Ramakrishnan, SIGMOD 2005).
+ * its baselines ([LeFevre05]; LeFevre, DeWitt & Ramakrishnan, SIGMOD 2005).
  *
  * Every QI has a hierarchy whose leaves all sit at the same depth; a node of
  * the generalization lattice is a vector of levels, one per QI (0 = the
@@ -23,9 +23,9 @@
 #include "model/model.h"
 
 typedef enum inc_variant {
-    INC_BASIC = 0,          /* Basic Incognito (002 slides 32-36) */
-    INC_SUPER_ROOTS,        /* one scan per family of roots (002 slides 38-39) */
-    INC_CUBE,               /* zero-generalization frequency sets bottom-up (002 slide 40) */
+    INC_BASIC = 0,          /* Basic Incognito ([LeFevre05] slides 32-36) */
+    INC_SUPER_ROOTS,        /* one scan per family of roots ([LeFevre05] slides 38-39) */
+    INC_CUBE,               /* zero-generalization frequency sets bottom-up ([LeFevre05] slide 40) */
     INC_BINARY_SEARCH,      /* Samarati's binary search on the lattice height */
     INC_BOTTOM_UP,          /* breadth-first search of the whole lattice, rollup from a parent */
     INC_BOTTOM_UP_NOROLLUP, /* the same, every frequency set by a scan of the table */
@@ -43,7 +43,7 @@ typedef struct inc_options {
                                than stored (0: 4096); the tests lower it to reach that path */
 } inc_options;
 
-/* Work done by a search (the figures of 002 slides 44-47). */
+/* Work done by a search (the figures of [LeFevre05] slides 44-47). */
 typedef struct inc_counters {
     uint64_t nodes_checked;  /* frequency sets tested against the model */
     uint64_t scans;          /* frequency sets computed from the table */

@@ -1,5 +1,5 @@
-/* search.c — the lattice searches of Incognito and its baselines (002
- * slides 32-40, 003 "Basic Incognito Algorithm", "Graph Construction",
+/* search.c — the lattice searches of Incognito and its baselines ([LeFevre05]
+ * slides 32-40, [LeFevre05] "Basic Incognito Algorithm", "Graph Construction",
  * "Algorithm Optimization").
  *
  * Owns: candidate graphs C_i / E_i and their generation from S_{i-1} (join,
@@ -561,7 +561,7 @@ static void search_free(search *s)
     free(s->bcap);
 }
 
-/* The modified breadth-first search over g (002 slides 33-34): roots first,
+/* The modified breadth-first search over g ([LeFevre05] slides 33-34): roots first,
  * then by height; *st_out receives the ST_* state per node (ST_FAILED = not
  * anonymous), which the caller frees. */
 static int bfs(inc_ctx *c, graph *g, int rollup, root_source roots, cube *cb, unsigned char **st_out, ak_error *err)

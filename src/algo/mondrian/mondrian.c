@@ -1,4 +1,4 @@
-/* mondrian.c — greedy top-down Mondrian partitioning (000 §1.2, 003 "The
+/* mondrian.c — greedy top-down Mondrian partitioning ([LeFevre07] §1.2, [LeFevre06] "The
  * Greedy Partitioning Algorithm") with the Median, InfoGain and Regression
  * split criteria.
  *
@@ -24,7 +24,7 @@
  * by the children of the lowest common ancestor) and the best taken: largest information gain on the class label, or least
  * sum of squared errors of the target. Ties go to the lowest attribute, then
  * the lowest threshold. Under InfoGain a partition whose best gain is below
- * min_gain continues, with its whole subtree, under Median (000 footnote 13).
+ * min_gain continues, with its whole subtree, under Median ([LeFevre07] footnote 13).
  *
  * A partition with no allowable split becomes an equivalence class. Each
  * frame also carries its region, the part of the domain its node of the
@@ -167,7 +167,7 @@ static int right_side_holds(mdr *s, uint64_t count, const ak_hist *left, const m
 static int split_allowable(mdr *s, size_t n, size_t left_count, const ak_hist *left, const model_moments *left_mom)
 {
     const uint64_t k = s->m->k;
-    if (s->grow) { /* both sides through the tests of 000 §3.1 */
+    if (s->grow) { /* both sides through the tests of [LeFevre07] §3.1 */
         if (left_count == 0 || left_count == n) return 0;
         s->grow_children = 2;
         if (!side_holds(s, left_count, left, left_mom)) return 0;

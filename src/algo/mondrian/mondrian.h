@@ -1,6 +1,6 @@
 /* mondrian.h — in-memory Mondrian, strict multidimensional partitioning with
- * the Median, InfoGain and Regression split criteria (000 §1.2; the ICDE 2006
- * slides in 003). */
+ * the Median, InfoGain and Regression split criteria ([LeFevre07] §1.2; the ICDE 2006
+ * slides in [LeFevre06]). */
 #ifndef AK_MONDRIAN_H
 #define AK_MONDRIAN_H
 
@@ -27,7 +27,7 @@ typedef struct mdr_options {
     int no_simd;      /* 1: plain C box loops even where AVX2 is available (for tests) */
     mdr_split split;
     double min_gain;  /* InfoGain: below this gain (bits) a subtree continues with Median */
-    /* A partition of a larger table (Rothko, 000 §2.1): the region of its node
+    /* A partition of a larger table (Rothko, [LeFevre07] §2.1): the region of its node
      * of the partition tree (NULL: the whole domain), and whether InfoGain gave
      * up above it. */
     const uint32_t *root_rlo, *root_rhi;

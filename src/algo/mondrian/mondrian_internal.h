@@ -4,7 +4,7 @@
  * kernels, in-place splits, sorting by one code, medians;
  * mondrian_threads.c: workers, helper threads, filling the work array and
  * writing the class ids), and the partition tree Rothko-S grows on a sample
- * (000 §3), which rothko_s.c reads. Not part of the family's interface
+ * ([LeFevre07] §3), which rothko_s.c reads. Not part of the family's interface
  * (mondrian.h is). */
 #ifndef AK_MONDRIAN_INTERNAL_H
 #define AK_MONDRIAN_INTERNAL_H
@@ -15,7 +15,7 @@
 #include "algo/mondrian/mondrian.h"
 #include "common/stats.h"
 
-/* The partition tree grown on a sample by Rothko-S (000 §3): nodes in the
+/* The partition tree grown on a sample by Rothko-S ([LeFevre07] §3): nodes in the
  * order they were made (a parent before its children), each with its region. */
 typedef struct mdr_tree_node {
     uint32_t parent;   /* UINT32_MAX for the root */
@@ -36,7 +36,7 @@ static inline const uint32_t *mdr_tree_rlo(const mdr_tree *tr, size_t i) { retur
 static inline const uint32_t *mdr_tree_rhi(const mdr_tree *tr, size_t i) { return mdr_tree_rlo(tr, i) + tr->d; }
 void mdr_tree_free(mdr_tree *tr);
 
-/* The growth phase of Rothko-S (000 §3): the table is a sample of a larger
+/* The growth phase of Rothko-S ([LeFevre07] §3): the table is a sample of a larger
  * partition, a split is made when `test` lets every child through, and the
  * tree is recorded. Nodes are split breadth-first; a node is not split when
  * it holds at most stop_rows sample rows, lies at max_depth, or when the

@@ -1,4 +1,4 @@
-/* rothko.c — Rothko-T, exact out-of-core Mondrian (000 §2, RainForest style);
+/* rothko.c — Rothko-T, exact out-of-core Mondrian ([LeFevre07] §2, RainForest style);
  * this file: sizes, the first scan and the run (the others: rothko_internal.h).
  *
  * The first scan streams the CSV into a spill file of fixed-width tuples (QI
@@ -7,7 +7,7 @@
  * with the tuples so that the output never needs the input again.
  *
  * A disk-resident partition larger than TM rows (what the in-memory Mondrian
- * can hold within the budget) is processed as in 000 §2.1: one scan builds the
+ * can hold within the budget) is processed as in [LeFevre07] §2.1: one scan builds the
  * frequency groups of the open nodes — per QI the AV set (value counts), with
  * the AVS set (value, sensitive value) for l-diversity and the AVC set (value,
  * class label) for InfoGain — and each node's split is chosen from them by
@@ -19,9 +19,9 @@
  * rows is loaded and finished by the in-memory Mondrian, started from its node's
  * region, so the classes, their boxes and regions are those of the in-memory
  * run. The finished partitions go to a callback in depth-first order, which is
- * how the recoding rules are written without holding the tree (000 §2.2).
+ * how the recoding rules are written without holding the tree ([LeFevre07] §2.2).
  *
- * Rothko-S (000 §3, process_sampled) shares the spill files, the leaves and
+ * Rothko-S ([LeFevre07] §3, process_sampled) shares the spill files, the leaves and
  * the repartitioning: a partition larger than the sample is sampled in one
  * scan (reservoir sampling), a tree is grown on the sample by mondrian.c's
  * growth phase (splits through the hypothesis tests of sampletest.c), the
@@ -118,7 +118,7 @@ static size_t bytes_per_row(const rk *r, double payload_per_row);
 
 /* Rothko-S: sets up each of the first scan's pieces to keep the least
  * priorities of its rows, enough for the largest sample the budget can allow
- * (000 §3: the root's sample taken while the input is read). With two
+ * ([LeFevre07] §3: the root's sample taken while the input is read). With two
  * pieces each keeps a little over half of that: the rows of the sample are
  * spread over the pieces about as their rows are, and should a piece's share
  * exceed what it kept, sample_first_scan says so and the root is sampled by
@@ -314,11 +314,11 @@ int rothko_run(const table_spec *spec_in, const model *m, const rothko_options *
     r.root.provisional = 1;
     if (o->split == MDR_SPLIT_REGRESSION && !o->sampling)
         return ak_err_set(err, ANONKIT_E_USAGE, NULL, 0, 0,
-                          "rothko-t cannot use --split regression (its statistics do not fit frequency groups; 000 §2): "
+                          "rothko-t cannot use --split regression (its statistics do not fit frequency groups; [LeFevre07] §2): "
                           "use rothko-s");
     if (m->variance > 0 && !o->sampling)
         return ak_err_set(err, ANONKIT_E_USAGE, NULL, 0, 0,
-                          "rothko-t cannot check variance diversity (its statistics do not fit frequency groups; 000 §2): "
+                          "rothko-t cannot check variance diversity (its statistics do not fit frequency groups; [LeFevre07] §2): "
                           "use rothko-s");
     r.need_mom = m->variance > 0;
     r.values_exact = 1;
@@ -407,7 +407,7 @@ int rothko_run(const table_spec *spec_in, const model *m, const rothko_options *
                          : rk_process_partition(&r, &r.root, rlo, rhi, 0, err);
         if (rc < 0) goto done;
     }
-    /* 000 §4 */
+    /* [LeFevre07] §4 */
     stats->data_blocks = ((uint64_t)t->nrows * r.width + r.block - 1) / r.block;
     stats->blocks_read = r.tuple_io.blocks_read;
     stats->blocks_written = r.tuple_io.blocks_written;

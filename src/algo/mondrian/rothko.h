@@ -1,5 +1,5 @@
 /* rothko.h — out-of-core Mondrian within a memory budget: Rothko-T, exact
- * (000 §2), and Rothko-S, sampling-based (000 §3); the I/O model of 000 §4. */
+ * ([LeFevre07] §2), and Rothko-S, sampling-based ([LeFevre07] §3); the I/O model of [LeFevre07] §4. */
 #ifndef AK_ROTHKO_H
 #define AK_ROTHKO_H
 
@@ -22,7 +22,7 @@ typedef struct rothko_options {
     unsigned threads;    /* for the in-memory Mondrian of leaf partitions */
     volatile char *spill_notice; /* when not NULL: the spill folder's path while it exists */
     size_t spill_notice_size;
-    /* Rothko-S (000 §3) */
+    /* Rothko-S ([LeFevre07] §3) */
     int sampling;               /* 1: Rothko-S; 0: Rothko-T */
     sample_test_kind test;      /* hypothesis tests or the naive rule */
     double alpha;               /* significance of the tests (0: 0.05) */
@@ -55,16 +55,16 @@ typedef struct rothko_stats {
                                                      x block / rows_written is the mean bytes a tuple took) */
     uint64_t sparse_sets;                         /* AV sets counted sparsely (range much wider than the rows) */
     uint64_t recounted_nodes;                     /* nodes scanned again to count QIs their first scan skipped */
-    /* 000 §4 */
+    /* [LeFevre07] §4 */
     uint64_t model_height, model_repartitions, model_reads, model_writes;
     /* Rothko-S */
     uint64_t sample_rows;        /* n: the largest sample */
     int sampled_in_first_scan;   /* the root's sample was drawn while the input was read (no scan of its own) */
     uint64_t growth_phases;      /* samples grown into trees */
-    uint64_t pruned_nodes;       /* nodes undone by pruning (000 Figure 4) */
+    uint64_t pruned_nodes;       /* nodes undone by pruning ([LeFevre07] Figure 4) */
     uint64_t no_confident_split; /* partitions larger than the sample that admitted no high-confidence split */
     uint64_t finished_by_rothko_t;  /* of these, finished exactly by Rothko-T (footnote 9) */
-    uint64_t non_minimal;        /* of these, published as one class: possibly non-minimal (000 §3.2) */
+    uint64_t non_minimal;        /* of these, published as one class: possibly non-minimal ([LeFevre07] §3.2) */
 } rothko_stats;
 
 /* Receives the finished partitions in depth-first order of the partition
@@ -86,7 +86,7 @@ typedef int (*rothko_leaf_fn)(void *ctx, const table *view, const partition *cla
 int rothko_run(const table_spec *spec, const model *m, const rothko_options *options, rothko_leaf_fn leaf_fn,
                void *ctx, table **schema /* OUT */, rothko_stats *stats /* OUT */, ak_error *err);
 
-/* repartitions_S(rows) of 000 §4: the times Rothko-S repartitions the whole
+/* repartitions_S(rows) of [LeFevre07] §4: the times Rothko-S repartitions the whole
  * table under k-anonymity with samples of tm rows (level alpha). */
 uint64_t rothko_s_repartitions(uint64_t rows, uint64_t tm, uint64_t k, double alpha);
 

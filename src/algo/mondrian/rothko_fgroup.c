@@ -1,4 +1,4 @@
-/* rothko_fgroup.c — Rothko's frequency groups (000 §2: AV, AVS and AVC
+/* rothko_fgroup.c — Rothko's frequency groups ([LeFevre07] §2: AV, AVS and AVC
  * sets of the open nodes), the split each node takes, chosen from them by
  * split.c (fg_source: the code that chooses the in-memory Mondrian's from
  * rows), and the tree grown over one disk-resident partition. */

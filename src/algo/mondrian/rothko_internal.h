@@ -6,11 +6,11 @@
  *
  * rothko.c          sizes, the first scan, the run
  * rothko_spill.c    tuple layouts, partition files, reading a partition
- * rothko_fgroup.c   frequency groups (000 §2), choosing a split from them,
+ * rothko_fgroup.c   frequency groups ([LeFevre07] §2), choosing a split from them,
  *                   the tree over one partition
  * rothko_t.c        leaves finished in memory; one disk-resident partition
- *                   (000 §2.1): scans, repartitioning, Rothko-T
- * rothko_s.c        Rothko-S (000 §3): samples, growth, pruning */
+ *                   ([LeFevre07] §2.1): scans, repartitioning, Rothko-T
+ * rothko_s.c        Rothko-S ([LeFevre07] §3): samples, growth, pruning */
 #ifndef AK_ROTHKO_INTERNAL_H
 #define AK_ROTHKO_INTERNAL_H
 
@@ -143,7 +143,7 @@ typedef struct rk_reader {
 } rk_reader;
 
 /* (code, sub-value) -> count: the AVS set (sub-value: sensitive code) or AVC
- * set (class code) of one QI in one node (000 §2). Dense, a count per code of
+ * set (class code) of one QI in one node ([LeFevre07] §2). Dense, a count per code of
  * the node's AV range and sub-value, when that is at most 10 counts a row (a
  * hashed pair takes about 40 bytes); else a hash table of the pairs seen,
  * whose pairs are sorted by key with their counts after the scan. Either way
@@ -181,7 +181,7 @@ static inline int pairset_add(pairset *s, uint32_t code, uint32_t sub, ak_error 
     return ANONKIT_OK;
 }
 
-/* The AV set of one QI in one node (000 §2: SELECT A, COUNT(*) GROUP BY A),
+/* The AV set of one QI in one node ([LeFevre07] §2: SELECT A, COUNT(*) GROUP BY A),
  * over the codes [base, base + range) that the node's rows can hold (its
  * region, narrowed to a known box). Dense: a count per code. Sparse, when the
  * range is much wider than the node has rows: the scan gathers the codes and
@@ -237,7 +237,7 @@ static inline uint32_t av_next(const avset *s, uint32_t c, uint64_t *count)
     return s->codes[a];
 }
 
-/* The frequency group of one node (000 §2: AV group, with the AVS group for
+/* The frequency group of one node ([LeFevre07] §2: AV group, with the AVS group for
  * l-diversity and the AVC group for InfoGain). */
 typedef struct fgroup {
     uint64_t n;
@@ -266,7 +266,7 @@ typedef struct rk_node {
     rk_layout lay;         /* leaf: how its file stores them */
     int transcode;         /* leaf: stored in its own layout (else as read) */
     spill_writer wt, wp;
-    /* Rothko-S: population statistics gathered while repartitioning (000 §3, pruning) */
+    /* Rothko-S: population statistics gathered while repartitioning ([LeFevre07] §3, pruning) */
     int track;
     uint32_t *shist;       /* count per sensitive code (l-diversity) */
     model_moments mom;     /* numeric sensitive values (variance diversity) */

@@ -1,4 +1,4 @@
-/* rothko_s.c — Rothko-S, sampling-based out-of-core Mondrian (000 §3):
+/* rothko_s.c — Rothko-S, sampling-based out-of-core Mondrian ([LeFevre07] §3):
  * reservoir samples of a partition, trees grown on them by the in-memory
  * Mondrian's growth phase, repartitioning with population statistics,
  * pruning, and the partitions that admit no high-confidence split. */
@@ -11,7 +11,7 @@
 #include "common/clock.h"
 #include "common/compare.h"
 
-/* ------------------------------------------------------------ Rothko-S (000 §3) */
+/* ------------------------------------------------------------ Rothko-S ([LeFevre07] §3) */
 
 /* Per column of p (d QIs, sensitive, class), rk_ranked_later, into provisional. */
 static void sample_provisional(const rk *r, const rk_part *p, uint8_t *provisional)
@@ -48,7 +48,7 @@ static void sample_take(const rk *r, const rk_part *p, const rk_layout *lay, con
 }
 
 /* A simple random sample without replacement of up to `want` of p's rows
- * into l (reservoir sampling, 000 §3), in one scan of p. *got receives the
+ * into l (reservoir sampling, [LeFevre07] §3), in one scan of p. *got receives the
  * rows sampled. Which rows the reservoir ends with depends only on p's row
  * count and the generator, so Algorithm R is played on row numbers first and
  * the scan then decodes just the rows it kept, in file order (rather than
@@ -236,7 +236,7 @@ static int node_holds(rk *r, const rk_node *x)
 }
 
 /* Appends the rows of every leaf under node x, left to right, to one new
- * partition in 4-byte codes (the merge of 000 Figure 4). */
+ * partition in 4-byte codes (the merge of [LeFevre07] Figure 4). */
 static int merge_subtree(rk *r, rk_tree *tr, size_t x, rk_part *out, ak_error *err)
 {
     spill_writer wt = {0}, wp = {0};
@@ -288,8 +288,8 @@ static int merge_subtree(rk *r, rk_tree *tr, size_t x, rk_part *out, ak_error *e
 
 /* A partition larger than the sample that admits no high-confidence split, or
  * whose splits were all undone: Rothko-T finishes it exactly where it can
- * (Median or InfoGain under k-anonymity and l-diversity, 000 footnote 9);
- * otherwise it is published as one class, possibly non-minimal (000 §3.2). */
+ * (Median or InfoGain under k-anonymity and l-diversity, [LeFevre07] footnote 9);
+ * otherwise it is published as one class, possibly non-minimal ([LeFevre07] §3.2). */
 static int finish_unsplit(rk *r, rk_part *p, const uint32_t *rlo, const uint32_t *rhi, int median_only,
                           ak_error *err)
 {
@@ -307,7 +307,7 @@ static int finish_unsplit(rk *r, rk_part *p, const uint32_t *rlo, const uint32_t
     return rc;
 }
 
-/* Processes one disk-resident partition as 000 §3 describes: a partition of
+/* Processes one disk-resident partition as [LeFevre07] §3 describes: a partition of
  * at most n rows (the sample size) is the sample itself and is finished by
  * the in-memory Mondrian; a larger one is sampled, a tree is grown on the
  * sample with the hypothesis tests (growth phase), the partition is divided
@@ -450,7 +450,7 @@ int rk_process_sampled(rk *r, rk_part *p, const uint32_t *rlo, const uint32_t *r
     return rc;
 }
 
-/* repartitions_S(N) of 000 §4: how often Rothko-S repartitions the whole
+/* repartitions_S(N) of [LeFevre07] §4: how often Rothko-S repartitions the whole
  * table under k-anonymity, with samples of tm rows and balanced binary splits. */
 uint64_t rothko_s_repartitions(uint64_t rows, uint64_t tm, uint64_t k, double alpha)
 {

@@ -1,4 +1,4 @@
-/* rothko_spill.c — Rothko's partition files (000 §2): how a partition's
+/* rothko_spill.c — Rothko's partition files ([LeFevre07] §2): how a partition's
  * file stores its tuples (layouts narrowed to the codes its rows can hold),
  * the pool of spill files for reuse, and reading a partition back. */
 #include "algo/mondrian/rothko_internal.h"

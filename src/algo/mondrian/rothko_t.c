@@ -1,4 +1,4 @@
-/* rothko_t.c — Rothko-T over one disk-resident partition (000 §2.1): leaves
+/* rothko_t.c — Rothko-T over one disk-resident partition ([LeFevre07] §2.1): leaves
  * loaded and finished by the in-memory Mondrian, scans that count the open
  * nodes' frequency groups or repartition the tuples across the leaves (on
  * two threads for large partitions), and the partition's processing. */
@@ -160,7 +160,7 @@ int rk_finish_big_class(rk *r, rk_part *part, const uint32_t *rlo, const uint32_
     return rc;
 }
 
-/* ------------------------------------------------------------ one disk-resident partition (000 §2.1) */
+/* ------------------------------------------------------------ one disk-resident partition ([LeFevre07] §2.1) */
 
 
 int rk_batch_init(const rk *r, rk_batch *b, ak_error *err)
@@ -568,7 +568,7 @@ static int scan_pipelined(rk *r, rk_tree *tr, rk_part *p, const uint8_t *need, a
 }
 
 /* One scan of p, a block at a time: rows routed through the tree to open
- * nodes' frequency groups, or (repartition) to the leaves' files (000 §2.1).
+ * nodes' frequency groups, or (repartition) to the leaves' files ([LeFevre07] §2.1).
  * A counting scan with copy also writes every row there in layout copy_lay. */
 static int scan(rk *r, rk_tree *tr, rk_part *p, int repartition, spill_writer *copy, const rk_layout *copy_lay,
                 ak_error *err)
@@ -632,7 +632,7 @@ int rk_part_create(rk *r, rk_part *part, spill_writer *wt, spill_writer *wp, ak_
     return spill_writer_init(wp, &part->payload, &r->dir, r->block, &r->payload_io, err);
 }
 
-/* Divides the rows of p across the leaves of tr in one scan (000 §2.1, §3),
+/* Divides the rows of p across the leaves of tr in one scan ([LeFevre07] §2.1, §3),
  * each leaf stored in the narrowest layout its codes (within clo..chi) allow
  * when that is at least a quarter narrower than p's (and always from the
  * root file, whose codes are ranked on the way), else as read; then releases

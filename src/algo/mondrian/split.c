@@ -1,10 +1,10 @@
 /* split.c — the one split choice of the Mondrian family: the Median,
- * InfoGain and Regression criteria (000 §1.2; the scalable paper's split
+ * InfoGain and Regression criteria ([LeFevre07] §1.2; the scalable paper's split
  * criteria, LeFevre & DeWitt), their order of dimensions, medians, threshold
  * sweeps, scores, tolerances and ties, over a source of statistics
  * (mdr_source_ops). The in-memory Mondrian (mondrian.c) feeds it from its
  * rows sorted or grouped in place; Rothko-T (rothko_fgroup.c) from the
- * frequency groups of a node (000 §2). Both thus choose the same split for
+ * frequency groups of a node ([LeFevre07] §2). Both thus choose the same split for
  * the same rows by construction.
  *
  * Median: the dimensions by decreasing normalized range (table_widest_first),
@@ -19,7 +19,7 @@
  * the best taken (largest information gain, least squared error); a score
  * replaces the best only when larger by the tolerance, so ties go to the
  * lowest attribute, then the lowest threshold. Under InfoGain a best gain
- * below min_gain sends the partition and its subtree to Median (000
+ * below min_gain sends the partition and its subtree to Median ([LeFevre07]
  * footnote 13). */
 #include "algo/mondrian/mondrian_internal.h"
 

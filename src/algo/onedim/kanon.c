@@ -1,4 +1,4 @@
-/* kanon.c — optimal 1-D k-anonymity by dynamic programming (001 §3, Figure 3;
+/* kanon.c — optimal 1-D k-anonymity by dynamic programming ([Ghinita07] §3, Figure 3;
  * §5.1 for the multi-dimensional cost).
  *
  * Opt(i), the least information loss of the first i rows in 1-D order, is

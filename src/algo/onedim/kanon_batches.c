@@ -1,6 +1,6 @@
 /* kanon_batches.c — the 1-D k-anonymity DPs whose candidates' costs do not
  * depend on Opt, costed in batches of prefixes by workers and weighed in
- * order by the caller (ak_pipeline): the exact DP by block boxes (001 §5.1,
+ * order by the caller (ak_pipeline): the exact DP by block boxes ([Ghinita07] §5.1,
  * for categorical QIs of small domains) and the Fast variants' DP by key
  * distance. How and why is told at the top of kanon.c. */
 #include <math.h>
@@ -21,7 +21,7 @@
  * The suffix boxes of a block are worked out backwards when the block is
  * complete (O(d) per position), and the prefix boxes of the last two
  * boundaries grow by every new position (O(d) each), so that every
- * candidate's box, and its NCP, takes O(d) (001 §5.1), without branches:
+ * candidate's box, and its NCP, takes O(d) ([Ghinita07] §5.1), without branches:
  * numeric sides are the values pre-scaled by weight / range (the NCP is
  * their difference), categorical sides are codes whose weighted NCP is read
  * from a table per code pair. The costs of one boundary's candidates are

@@ -1,4 +1,4 @@
-/* kanon_internal.h — what the files of the 1-D k-anonymity DP (001 §3,
+/* kanon_internal.h — what the files of the 1-D k-anonymity DP ([Ghinita07] §3,
  * Figure 3; §5.1) share, private to src/algo/onedim: kanon.c (packing the
  * rows' codes, weighing a prefix's candidates against Opt, the entry
  * points), kanon_runs.c (the exact DP by the window's runs) and

@@ -1,4 +1,4 @@
-/* kanon_runs.c — the exact 1-D k-anonymity DP by the window's runs (001
+/* kanon_runs.c — the exact 1-D k-anonymity DP by the window's runs ([Ghinita07]
  * §3, Figure 3; §5.1's incremental MBR), for categorical QIs of large
  * hierarchies: the window of the last 2k-1 positions with its monotone
  * queues per QI side, the k-row box kept from prefix to prefix, the boxes
@@ -222,7 +222,7 @@ KANON_INLINE void window_slide(kanon_window *win, size_t p, size_t w, size_t mw)
     win->any[(p & mask) / 64] |= 1ull << ((p & mask) % 64);
 }
 
-/* NCP of codes [lo, hi] of QI q (001 §2.1): numeric from the side values
+/* NCP of codes [lo, hi] of QI q ([Ghinita07] §2.1): numeric from the side values
  * (the values of codes lo and hi, kept in the window so the table's value
  * array is not read again), categorical by the lowest common ancestor. */
 static inline double window_ncp(const kanon_window *win, uint32_t q, uint32_t lo, uint32_t hi, double lov, double hiv)

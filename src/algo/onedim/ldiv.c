@@ -1,5 +1,5 @@
-/* ldiv.c — the linear 1-D l-diversity heuristic of 001 §4.2 (Figure 8, with
- * the optimization of Figure 9), for probabilistic l-diversity (001
+/* ldiv.c — the linear 1-D l-diversity heuristic of [Ghinita07] §4.2 (Figure 8, with
+ * the optimization of Figure 9), for probabilistic l-diversity ([Ghinita07]
  * Definition 3: no sensitive value above 1/l of a group).
  *
  * The rows, in 1-D order, are split into one bucket per sensitive value; the
@@ -127,7 +127,7 @@ static void rows_box(const hil_rows *r, const uint32_t *at, size_t count, uint32
     }
 }
 
-/* Weighted NCP of a box (001 eq. 1). */
+/* Weighted NCP of a box ([Ghinita07] eq. 1). */
 static double rows_ncp(const hil_rows *r, const uint32_t *lo, const uint32_t *hi)
 {
     double s = 0;

@@ -1,9 +1,9 @@
-/* mapping.c — the Hilbert and iDistance mappings of 001 §5.
+/* mapping.c — the Hilbert and iDistance mappings of [Ghinita07] §5.
  *
  * Every QI code gets a place in [0, 1] and a cell of the Hilbert grid (2^bits
  * cells per QI). A numeric value is placed by its distance from the
  * attribute's minimum over its range, as NCP measures it, and scaled into
- * the grid. A categorical value keeps its in-order leaf position (001 Figure
+ * the grid. A categorical value keeps its in-order leaf position ([Ghinita07] Figure
  * 11) with the hierarchy's shape added: its cell comes from aligned blocks
  * that nest like the hierarchy, its place from gaps that grow with the level
  * of the lowest common ancestor (hil_hierarchy_cells / _places, mapping.h).
@@ -369,7 +369,7 @@ static size_t assign_nearest(const hil_nn *nn, const double *pts, const double *
     return changed;
 }
 
-/* The start centres of the k-means of 001 §5, by k-means++ seeding (Arthur
+/* The start centres of the k-means of [Ghinita07] §5, by k-means++ seeding (Arthur
  * and Vassilvitskii, SODA 2007): the first a sample point drawn uniformly,
  * each next one a sample point drawn with probability proportional to its
  * squared distance to the nearest centre so far. Unlike start points drawn

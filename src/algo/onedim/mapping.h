@@ -1,4 +1,4 @@
-/* mapping.h — the multi-dimensional to 1-D mappings of 001 §5, private to
+/* mapping.h — the multi-dimensional to 1-D mappings of [Ghinita07] §5, private to
  * src/algo/onedim: every row's QI codes become a key of `words` uint64 words
  * that sorts in 1-D order. */
 #ifndef AK_ONEDIM_MAPPING_H
@@ -50,7 +50,7 @@ typedef struct hil_mapper {
     double stride;           /* iDistance: key of centre j starts at j * stride */
 } hil_mapper;
 
-/* Where a categorical QI's values go (001 Figure 11 labels them by their
+/* Where a categorical QI's values go ([Ghinita07] Figure 11 labels them by their
  * leaf's in-order position; these keep that order and add the hierarchy's
  * shape), for hierarchy h, indexed by leaf code:
  *
@@ -61,7 +61,7 @@ typedef struct hil_mapper {
  * cell. The Hilbert curve fills aligned blocks one after the other, so a run
  * of consecutive keys crosses from one subtree into another only where the
  * curve leaves a block, and groups along the curve stay under low common
- * ancestors (small NCP, 001 §2.1). A node whose children do not fit in its
+ * ancestors (small NCP, [Ghinita07] §2.1). A node whose children do not fit in its
  * block spreads its leaves evenly over the block.
  *
  * hil_hierarchy_places: places in [0, 1] for iDistance's Euclidean distance.

@@ -1,4 +1,4 @@
-/* nearest.c — exact nearest-centre search for iDistance (001 §5: "each data
+/* nearest.c — exact nearest-centre search for iDistance ([Ghinita07] §5: "each data
  * point is assigned to its closest cluster center"), used by the k-means
  * iterations on the sample and by the key of every row.
  *

@@ -1,4 +1,4 @@
-/* onedim.c — the 1-D anonymization pipeline of 001 §5: map every row to its
+/* onedim.c — the 1-D anonymization pipeline of [Ghinita07] §5: map every row to its
  * 1-D key once (mapping.c), sort the keys (src/io/extsort: in memory, or by
  * external merge sort within the memory budget), partition the sorted rows
  * (kanon.c for k-anonymity, §3 and §5.1; ldiv.c for l-diversity, §4.2 and
@@ -351,7 +351,7 @@ int hil_run(const table *t, const model *m, const hil_options *o, partition *out
                           "the 1-D algorithms do not implement variance diversity (use --algorithm mondrian)");
     if (m->l > 0 && m->l_variants != MODEL_L_PROBABILISTIC)
         return ak_err_set(err, ANONKIT_E_USAGE, NULL, 0, 0,
-                          "the 1-D algorithms implement probabilistic l-diversity (001 Definition 3): "
+                          "the 1-D algorithms implement probabilistic l-diversity ([Ghinita07] Definition 3): "
                           "use --l-variant probabilistic");
     if (m->l > 0 && !t->sensitive_codes)
         return ak_err_set(err, ANONKIT_E_USAGE, NULL, 0, 0, "--l needs a sensitive column (--sensitive)");

@@ -1,4 +1,4 @@
-/* onedim.h — 1-D anonymization (001, Ghinita et al., VLDB 2007): the table's
+/* onedim.h — 1-D anonymization ([Ghinita07]): the table's
  * quasi-identifiers are mapped to one dimension (Hilbert curve or iDistance,
  * §5), sorted by that key (in memory, or by external merge sort within a
  * memory budget), and partitioned there: optimal k-anonymity by dynamic
@@ -97,7 +97,7 @@ void hil_curve_key(const hil_curve *c, const uint32_t *coords, uint64_t *key /* 
 /* The keys of 4 points (coords[j * d + q] for point j) into keys[j * words ..]. */
 void hil_curve_key4(const hil_curve *c, const uint32_t *coords, uint64_t *keys /* OUT */);
 
-/* Optimal 1-D k-anonymity (001 Figure 3) of the rows order[0..n) taken in that
+/* Optimal 1-D k-anonymity ([Ghinita07] Figure 3) of the rows order[0..n) taken in that
  * order: groups of k..2k-1 consecutive rows minimizing the sum of |G| NCP(G)
  * (weights as for GCP) — or, when gap is not NULL, the sum of |G| times the
  * group's 1-D extent, gap[i] being the key distance from row i-1 to row i.
@@ -110,7 +110,7 @@ int hil_kanon_dp(const table *t, const uint32_t *order, size_t n, uint64_t k, co
                  const double *gap, unsigned threads, const hil_tuning *tuning, uint32_t *sizes /* OUT */,
                  size_t *ngroups /* OUT */, double *cost /* OUT */, ak_error *err);
 
-/* The rows behind the 1-D positions, for measuring groups by NCP (001 §5.2):
+/* The rows behind the 1-D positions, for measuring groups by NCP ([Ghinita07] §5.2):
  * position i holds row order[i] of t; weights as for GCP (NULL = equal). */
 typedef struct hil_rows {
     const table *t;
@@ -118,7 +118,7 @@ typedef struct hil_rows {
     const double *weights;
 } hil_rows;
 
-/* The 1-D l-diversity heuristic (001 Figure 8 with the Figure 9 step) on n
+/* The 1-D l-diversity heuristic ([Ghinita07] Figure 8 with the Figure 9 step) on n
  * positions in 1-D order with sensitive codes sa[i] (< m) and 1-D positions
  * pos[i] (non-decreasing): writes the group of every position into
  * group_of[i] (groups numbered from 0 in the order they are closed) and their
@@ -130,7 +130,7 @@ typedef struct hil_rows {
 int hil_ldiv(const uint32_t *sa, const long double *pos, size_t n, uint32_t m, double l, const hil_rows *rows,
              uint32_t *group_of /* OUT */, size_t *ngroups /* OUT */, hil_stats *stats, ak_error *err);
 
-/* The exchange step after the heuristic (the exchange argument of 001 §4.1,
+/* The exchange step after the heuristic (the exchange argument of [Ghinita07] §4.1,
  * Lemmas 3 and 5, with the cost of §5): for each pair of consecutive groups
  * (in the order they were formed), two rows of the same sensitive value swap
  * groups while the best such swap lowers the pair's sum of |G| NCP(G). Each

@@ -1,4 +1,4 @@
-/* releases.c — the releases of a sequential release (004) as TDS4SA takes
+/* releases.c — the releases of a sequential release ([Wang06]) as TDS4SA takes
  * them: reads the headers of the current release T1 and of the earlier
  * releases and the inconsistency file, resolves X, Y and the join attributes
  * (common categorical attributes, and the attributes named by the
@@ -91,7 +91,7 @@ static int cache_get(hier_cache *hc, const seq_settings *cfg, const char *name, 
     const char *path = hier_path_of(cfg, name);
     if (!path)
         return ak_err_set(err, ANONKIT_E_USAGE, NULL, 0, 0,
-                          "join attribute '%s' needs a --hierarchy (continuous attributes are not matched, 004 §3.3)", name);
+                          "join attribute '%s' needs a --hierarchy (continuous attributes are not matched, [Wang06] §3.3)", name);
     char **names = realloc(hc->names, (hc->count + 1) * sizeof *names);
     if (names) hc->names = names;
     hier **hs = names ? realloc(hc->h, (hc->count + 1) * sizeof *hs) : NULL;
@@ -532,7 +532,7 @@ static int resolve(seq_releases *s)
         if (n == 0) return usage(s->err, "--y names '%s', which is in no release", a);
         if (n > 1) return usage(s->err, "--y names '%s', which is in several releases; name a column of one", a);
         if (cfg->xy.kind == XY_LINKABILITY && y_table != -2 && y_table != where)
-            return usage(s->err, "--linkability needs every --y attribute in one release ('%s' is in another; 004 Lemma 4.2)", a);
+            return usage(s->err, "--linkability needs every --y attribute in one release ('%s' is in another; [Wang06] Lemma 4.2)", a);
         y_table = where;
     }
     /* star join: a categorical attribute shared by two earlier releases must be in T1 too */
@@ -543,7 +543,7 @@ static int resolve(seq_releases *s)
             for (size_t q = r + 1; q < s->nrel; q++)
                 if (col_of(&s->prev[q], a) != NONE)
                     return usage(s->err, "'%s' joins two earlier releases but is not in the current one; only star joins "
-                                      "with the current release are supported (004 §7)", a);
+                                      "with the current release are supported ([Wang06] §7)", a);
         }
     /* T1 join attributes: common with a release, or named by an inconsistent pair with one */
     for (uint32_t c = 0; c < s->cur.ncols; c++) {
@@ -559,7 +559,7 @@ static int resolve(seq_releases *s)
         if (in_list(&cfg->y_attrs, a)) continue; /* reported above */
         if (!hier_path_of(cfg, a))
             return usage(s->err, "'%s' is in the current and an earlier release, so it joins them, and needs a "
-                              "--hierarchy (continuous attributes are not matched, 004 §3.3)", a);
+                              "--hierarchy (continuous attributes are not matched, [Wang06] §3.3)", a);
         if (names_add(&s->j1, a) != 0) return ak_err_nomem(s->err);
     }
     for (size_t p = 0; p < s->npairs; p++) {

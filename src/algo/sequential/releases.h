@@ -1,4 +1,4 @@
-/* releases.h — the input of a sequential release (004) read, joined and
+/* releases.h — the input of a sequential release ([Wang06]) read, joined and
  * encoded for TDS4SA (tds.h). In two steps around the loading of the current
  * release T1, which the caller does through table_load:
  *

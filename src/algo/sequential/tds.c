@@ -1,4 +1,4 @@
-/* tds.c — TDS4SA (004 Algorithm 1 with the data structures of §5.3–5.4 and
+/* tds.c — TDS4SA ([Wang06] Algorithm 1 with the data structures of §5.3–5.4 and
  * the star join of §7).
  *
  * Tree1 is a list of groups, one per generalized value x1 of X1 = X ∩ att(T1);
@@ -82,7 +82,7 @@ static int add_cand(tds *s, const cand *c, uint32_t *id)
 }
 
 /* Width of the interval [lo, hi] of continuous attribute q over its full
- * range: the distortion of one record in it (004 §6). */
+ * range: the distortion of one record in it ([Wang06] §6). */
 static double value_width(const tds *s, uint32_t q, uint32_t lo, uint32_t hi)
 {
     return metrics_distortion(s->t, q, lo, hi);
@@ -436,7 +436,7 @@ void tds_result_free(tds_result *r)
     r->ncut = 0;
 }
 
-/* Chooses how a_Y(x) is counted (004 §5.4) or marks linkability. */
+/* Chooses how a_Y(x) is counted ([Wang06] §5.4) or marks linkability. */
 static void choose_mode(tds *s)
 {
     const tds_input *in = s->in;
@@ -479,7 +479,7 @@ static void choose_mode(tds *s)
 /* Whether every x of the join comes from one pair of partitions and the
  * products a(x), a(x, y) stay exact in a double (so probe_summary's shortcut
  * gives evaluate's numbers bit for bit): X holds every join attribute of
- * every table (004 §5.4 Case 1), so an x fixes its P1 and each P_i. */
+ * every table ([Wang06] §5.4 Case 1), so an x fixes its P1 and each P_i. */
 static int unique_pairs(const tds *s)
 {
     if (s->in->reference || s->nraw || !(s->mode == MODE_CASE4 || s->mode == MODE_CASE1 || s->mode == MODE_LINK))
@@ -529,7 +529,7 @@ static int emit(tds *s, partition *out, tds_result *res)
             const cand *c = &s->cands[s->gval[g * d + q]];
             lo[q] = c->lo;
             hi[q] = c->hi;
-            /* 004 §6's distortion, counted as `anonkit metrics` counts it on a published file:
+            /* [Wang06] §6's distortion, counted as `anonkit metrics` counts it on a published file:
              * a categorical value costs the level of the node whose label is published */
             if (c->node != NONE) cat += (double)(e - b) * metrics_distortion(t, q, c->lo, c->hi);
             else cont += (double)(e - b) * metrics_distortion(t, q, c->lo, c->hi);
@@ -669,12 +669,12 @@ int tds_run(const tds_input *in, partition *out, tds_result *res, ak_error *err)
         if (in->model.kind == XY_ANONYMITY)
             rc = ak_err_set(err, ANONKIT_E_INELIGIBLE, NULL, 0, 0,
                             "the most general current release already violates (X,Y)-anonymity: A_Y(X) = %.0f < k = %llu, "
-                            "so no generalization of it can satisfy it (004 Corollary 4.2)",
+                            "so no generalization of it can satisfy it ([Wang06] Corollary 4.2)",
                             -curr, (unsigned long long)in->model.k);
         else
             rc = ak_err_set(err, ANONKIT_E_INELIGIBLE, NULL, 0, 0,
                             "the most general current release already violates (X,Y)-linkability: L_Y(X) = %.6g > %g, "
-                            "so no generalization of it can satisfy it (004 Corollary 4.2)",
+                            "so no generalization of it can satisfy it ([Wang06] Corollary 4.2)",
                             curr, in->model.p);
         goto done;
     }

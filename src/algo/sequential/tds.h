@@ -1,5 +1,5 @@
 /* tds.h — TDS4SA, top-down specialization for sequential anonymization
- * (004 Algorithm 1, §5, §7): generalizes the current release T1 over cuts of
+ * ([Wang06] Algorithm 1, §5, §7): generalizes the current release T1 over cuts of
  * its taxonomies (continuous attributes: intervals split at the best
  * information-gain threshold) so that the join of T1 with earlier, already
  * published releases T2..Tp satisfies (X,Y)-anonymity or (X,Y)-linkability.
@@ -25,7 +25,7 @@
 #include "core/table.h"
 #include "model/xyprivacy.h"
 
-/* A pair of values that cannot belong to one person (004 §3.3, inconsistency
+/* A pair of values that cannot belong to one person ([Wang06] §3.3, inconsistency
  * predicate): a T1 join attribute inside node range [a_lo, a_hi] and a join
  * attribute of the earlier release inside [b_lo, b_hi] never match. */
 typedef struct tds_pair {
@@ -81,8 +81,8 @@ typedef struct tds_result {
     uint64_t specializations; /* winners performed */
     size_t ncut;
     tds_cut_value *cut;       /* the final cut of every X1 attribute, by attribute then code */
-    double distortion_cat, distortion_cont; /* per record (004 §6) */
-    const char *special_case; /* which way a_Y(x) is counted (004 §5.4), for the report */
+    double distortion_cat, distortion_cont; /* per record ([Wang06] §6) */
+    const char *special_case; /* which way a_Y(x) is counted ([Wang06] §5.4), for the report */
 } tds_result;
 
 void tds_result_free(tds_result *r);

@@ -2,7 +2,7 @@
  * the cut's values and candidates, Tree2 (the partitions of the earlier
  * releases, grouped by join values, and the probe cache; tds_tree2.c), the
  * pieces of one evaluation of the X-tree (tds_xtree.c) and the state of one
- * run, which tds.c (candidates and 004 Algorithm 1) owns. */
+ * run, which tds.c (candidates and [Wang06] Algorithm 1) owns. */
 #ifndef AK_TDS_INTERNAL_H
 #define AK_TDS_INTERNAL_H
 
@@ -15,7 +15,7 @@
 
 #define NONE UINT32_MAX
 
-/* A value of a cut (004 §3.2) and, when it can be specialized, a candidate. */
+/* A value of a cut ([Wang06] §3.2) and, when it can be specialized, a candidate. */
 typedef struct cand {
     uint32_t attr;
     uint32_t node;       /* categorical: hierarchy node; NONE for an interval */

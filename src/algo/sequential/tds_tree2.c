@@ -1,4 +1,4 @@
-/* tds_tree2.c — Tree2 of TDS4SA (004 §5.3): the partitions P_i of every
+/* tds_tree2.c — Tree2 of TDS4SA ([Wang06] §5.3): the partitions P_i of every
  * earlier release, distinct join values and X values with their sizes and Y
  * tuples, grouped by join values; and the probe cache, which maps the join
  * values of a T1 partition to the matching partitions of every release by
@@ -155,7 +155,7 @@ static int node_within(const hier *h, uint32_t node, uint32_t lo, uint32_t hi)
     return nd->lo >= lo && nd->hi <= hi;
 }
 
-/* The match predicate of 004 §3.3 between T1 join nodes j1 and a join tuple
+/* The match predicate of [Wang06] §3.3 between T1 join nodes j1 and a join tuple
  * of release rt. */
 static int matches(const tds *s, const uint32_t *j1, const rtree *rt, const uint32_t *ji)
 {
@@ -179,7 +179,7 @@ static int matches(const tds *s, const uint32_t *j1, const rtree *rt, const uint
  * matching partition of each earlier release) a(x) and a(x, y) are products,
  * so the risk of a piece over all its matches needs only, per release, the
  * least |P_i| and the least number of distinct Y values of a matching P_i
- * (004 §5.4 Cases 1 and 4: a_Y(x) = a_Y1(x1) * a_Y2(x2), a(x) = |P1| * |P2|),
+ * ([Wang06] §5.4 Cases 1 and 4: a_Y(x) = a_Y1(x1) * a_Y2(x2), a(x) = |P1| * |P2|),
  * and for linkability with Y in release i the largest l_y over its matching
  * P_i (Lemma 4.2's proof: l_y(x1 x2) = the share of y in P_i, the other
  * factors cancel). Stores these for probe id. */

@@ -1,4 +1,4 @@
-/* tds_xtree.c — the X-tree of TDS4SA (004 §5.3–5.4), kept per group: the
+/* tds_xtree.c — the X-tree of TDS4SA ([Wang06] §5.3–5.4), kept per group: the
  * pieces a group (or a view of it, one of its values specialized) forms with
  * the raw join values, and the largest risk over the x values they form in
  * the join (-a_Y(x) or l_y(x)), counted by the special cases of §5.4 when
@@ -313,7 +313,7 @@ static int evaluate(tds *s, double *risk)
  * every view at once: the group as it is (view 0) and the group with its value
  * on attribute j specialized (view 1 + j); with, when the risk needs them, the
  * rows per Y tuple of T1 (only the sensitive ones for linkability). These are
- * the count statistics of 004 §5.3 Step 1, collected in the scan that refines
+ * the count statistics of [Wang06] §5.3 Step 1, collected in the scan that refines
  * the partition. Returns 1 without counting when the counters would be large
  * against the group (each view then takes a scan of its own, group_pieces). */
 static int count_views(tds *s, size_t g, uint32_t *nl_out)
