@@ -43,10 +43,10 @@ cases=(
   "adult-incognito|anonymize --job $A/job.json -o out.csv --report r.json --algorithm incognito --l 1"
   "adult-incognito-supp|anonymize --job $A/job.json -o out.csv --report r.json --algorithm incognito --l 1 --suppression 0.02 --choose dm"
   "adult-incognito-cube|anonymize --job $A/job.json -o out.csv --report r.json --algorithm incognito --l 1 --incognito-variant cube"
-  "adult-hilbert|anonymize --job $A/job.json -o out.csv --report r.json --algorithm hilbert"
-  "adult-hilbert-fast|anonymize --job $A/job.json -o out.csv --report r.json --algorithm hilbert-fast --l 1"
-  "adult-idistance|anonymize --job $A/job.json -o out.csv --report r.json --algorithm idistance"
-  "adult-idistance-fast|anonymize --job $A/job.json -o out.csv --report r.json --algorithm idistance-fast --l 1"
+  "adult-hilbert|anonymize --job $A/job.json -o out.csv --report r.json --algorithm hilbert --l-variant probabilistic"
+  "adult-hilbert-fast|anonymize --job $A/job.json -o out.csv --report r.json --algorithm hilbert-fast --l-variant probabilistic"
+  "adult-idistance|anonymize --job $A/job.json -o out.csv --report r.json --algorithm idistance --l-variant probabilistic"
+  "adult-idistance-fast|anonymize --job $A/job.json -o out.csv --report r.json --algorithm idistance-fast --l-variant probabilistic"
   "adult-check|check ../adult-mondrian/out.csv --job $A/job.json"
   "adult-metrics|metrics $A/adult.csv ../adult-mondrian/out.csv --job $A/job.json"
   "adult-recode|recode --rules ../adult-mondrian/rules.csv $A/adult.csv -o out.csv"
@@ -57,9 +57,9 @@ cases=(
   "gen-mondrian-regression|anonymize $W/data/gen.csv -o out.csv --report r.json $GQI --k 20 --seed 1 --split regression --target r7"
   "gen-rothko-t|anonymize $W/data/gen.csv -o out.csv --report r.json $GQI --k 20 --seed 1 --algorithm rothko-t --memory 8M"
   "gen-rothko-s|anonymize $W/data/gen.csv -o out.csv --report r.json $GQI --k 20 --seed 1 --algorithm rothko-s --memory 8M --seed 2"
-  "gen-hilbert|anonymize $W/data/gen.csv -o out.csv --report r.json --qi salary,age,hvalue --k 20 --seed 1 --algorithm hilbert"
+  "gen-hilbert|anonymize $W/data/gen.csv -o out.csv --report r.json --qi salary,age,hvalue --k 20 --seed 1 --algorithm hilbert --l-variant probabilistic"
   "gen-hilbert-fast|anonymize $W/data/gen.csv -o out.csv --report r.json --qi salary,age,hvalue --k 20 --seed 1 --algorithm hilbert-fast"
-  "gen-idistance|anonymize $W/data/gen.csv -o out.csv --report r.json --qi salary,age,hvalue --k 20 --seed 1 --algorithm idistance"
+  "gen-idistance|anonymize $W/data/gen.csv -o out.csv --report r.json --qi salary,age,hvalue --k 20 --seed 1 --algorithm idistance --l-variant probabilistic"
   "gen-idistance-fast|anonymize $W/data/gen.csv -o out.csv --report r.json --qi salary,age,hvalue --k 20 --seed 1 --algorithm idistance-fast"
   "gen-hilbert-memory|anonymize $W/data/gen.csv -o out.csv --report r.json --qi salary,age,hvalue --k 20 --seed 1 --algorithm hilbert --memory 4M"
 )
@@ -96,7 +96,8 @@ for c in "${cases[@]}"; do
     sed -i -E 's/ in [0-9.]+ s$/ in T s/; s/(time|seconds?)[ :=]+[0-9.e+-]+( s)?/\1 T/g; s/"[a-z_]*seconds?": *[0-9.e+-]+/"S": T/g' "$d/stdout" "$d/stderr"
   done
   if diff -r "$W/base/$name" "$W/new/$name" >"$W/$name.diff" 2>&1; then
-    echo "same  $name"
+    st=$(cat "$W/base/$name/status")
+    if [ "$st" = 0 ]; then echo "same  $name"; else echo "same  $name (both exit $st: $(head -c 100 "$W/base/$name/stderr"))"; fi
   else
     echo "DIFF  $name"; head -20 "$W/$name.diff" | sed 's/^/      /'
     failed+=("$name")
