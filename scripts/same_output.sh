@@ -32,7 +32,6 @@ cases=(
   "adult-recursive|anonymize --job $A/job.json -o out.csv --report r.json --l-variant recursive --l 3 --c 2"
   "adult-keep-order|anonymize --job $A/job.json -o out.csv --report r.json --keep-order --seed 3"
   "adult-infogain|anonymize --job $A/job.json -o out.csv --report r.json --split infogain --class salary-class"
-  "adult-regression|anonymize --job $A/job.json -o out.csv --report r.json --split regression --target education-num --l 1"
   "adult-publish-range|anonymize --job $A/job.json -o out.csv --report r.json --publish range"
   "adult-publish-mean|anonymize --job $A/job.json -o out.csv --report r.json --publish mean"
   "adult-threads1|anonymize --job $A/job.json -o out.csv --report r.json --threads 1"
