@@ -154,16 +154,11 @@ int strmap_intern(strmap *m, const char *key, size_t len, uint32_t *id, int *ins
     return 0;
 }
 
+/* The u64map's hash: ak_mix64's low bits (keys are often small consecutive
+ * integers or doubles whose low bits are all zero). */
 static inline uint32_t hash_u64(uint64_t key)
 {
-    /* A strong 64-bit finalizer (from splitmix64): keys are often small
-     * consecutive integers or doubles whose low bits are all zero. */
-    key ^= key >> 30;
-    key *= 0xbf58476d1ce4e5b9ULL;
-    key ^= key >> 27;
-    key *= 0x94d049bb133111ebULL;
-    key ^= key >> 31;
-    return (uint32_t)key;
+    return (uint32_t)ak_mix64(key);
 }
 
 int u64map_init(u64map *m, size_t expected_keys)
