@@ -74,6 +74,10 @@ long csv_reader_line(const csv_reader *reader);
  * have been inside a field). */
 int csv_reader_saw_quote(const csv_reader *reader);
 
+/* Refuses a delimiter the format cannot carry (a quote, CR or LF), naming
+ * `name`; shared by the reader and the writer. */
+int csv_check_delimiter(char delimiter, const char *name, ak_error *err);
+
 /* Buffered writer. Fields are quoted only when they contain the delimiter, a
  * quote, CR or LF (or begin/end with a space, to survive trimming readers); a
  * record made of one empty field is written as "" so it is not an empty line. */
