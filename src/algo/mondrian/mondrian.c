@@ -38,6 +38,7 @@
  * partition and the run; the row primitives are in mondrian_rows.c, the
  * threads in mondrian_threads.c. */
 #include "algo/mondrian/mondrian_internal.h"
+#include "algo/mondrian/split_choose.h"
 
 #include <math.h>
 #include <stdio.h>

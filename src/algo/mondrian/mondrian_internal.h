@@ -231,11 +231,9 @@ typedef struct mdr_chooser {
     void *src;
 } mdr_chooser;
 
-/* Chooses the split of a partition with box [lo, hi] under c->split (Median
- * when median_only): 1 with *out, 0 when no split is allowable, 2 when the
- * source lacks a QI's statistics, < 0 on error. */
-int mdr_choose(const mdr_chooser *c, const uint32_t *lo, const uint32_t *hi, int median_only, mdr_choice *out,
-               ak_error *err);
+/* mdr_choose (split_choose.h) chooses the split of a partition with box
+ * [lo, hi] under c->split (Median when median_only): 1 with *out, 0 when no
+ * split is allowable, 2 when the source lacks a QI's statistics, < 0 on error. */
 
 /* The regions in a QI of the non-empty children (nonempty[c]) of hierarchy
  * node u, specialized in a partition whose region there is [rlo, rhi]: each

@@ -3,6 +3,7 @@
  * split.c (fg_source: the code that chooses the in-memory Mondrian's from
  * rows), and the tree grown over one disk-resident partition. */
 #include "algo/mondrian/rothko_internal.h"
+#include "algo/mondrian/split_choose.h"
 
 #include <stdlib.h>
 #include <string.h>
