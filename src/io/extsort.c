@@ -1,9 +1,10 @@
 /* extsort.c — external merge sort of fixed-width records within a memory
  * budget (docs/ARCHITECTURE.md §10; used by the 1-D mappings of [Ghinita07] §5, which sort the
  * table by its 1-D key). Buffers in memory are sorted by most-significant-
- * digit radix sort on the records' bytes; runs live in unlinked 0600 files in
- * a private 0700 folder and are merged with a heap; see extsort.h for the
- * contract. */
+ * digit radix sort on the records' bytes; runs live in unnamed 0600 files
+ * (O_TMPFILE, else unlinked at once) in the temporary folder itself and are
+ * merged with a heap; see extsort.h for the contract. */
+#define _GNU_SOURCE /* O_TMPFILE */
 #include "io/extsort.h"
 
 #include <errno.h>
@@ -11,7 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/hugemem.h"
@@ -35,8 +35,7 @@ struct extsort {
     uint64_t *scratch;  /* merge sort scratch, same size as buf */
     size_t n, cap;      /* records in buf, capacity */
     int unlimited;
-    char dir[4096];     /* private folder, "" before it exists */
-    unsigned file_seq;
+    char dir[4096];     /* the temporary folder the run files are created in */
     run *runs;
     size_t nruns, runs_cap;
     /* final merge */
@@ -248,36 +247,41 @@ int extsort_open(extsort **out, size_t words, size_t memory, const char *tmpdir,
             return ak_err_nomem(err);
         }
     }
-    const char *base = tmpdir ? tmpdir : getenv("TMPDIR");
+    const char *base = tmpdir && *tmpdir ? tmpdir : getenv("TMPDIR");
     if (!base || !*base) base = "/tmp";
-    int n = snprintf(s->dir, sizeof s->dir, "%s/anonkit-sort-XXXXXX", base);
-    if (n < 0 || (size_t)n >= sizeof s->dir) {
+    /* room for the fallback's "/anonkit-sort-XXXXXX" after it */
+    if (strlen(base) + 32 >= sizeof s->dir) {
         extsort_free(s);
         return ak_err_set(err, ANONKIT_E_IO, base, 0, 0, "temporary folder path too long");
     }
-    /* the folder itself is created at the first spill */
+    memcpy(s->dir, base, strlen(base) + 1);
+    /* nothing is created before the first spill */
     *out = s;
     return ANONKIT_OK;
 }
 
-/* Creates the private folder when needed and an unlinked 0600 file in it. */
+/* Creates a run file that has no name in the temporary folder: O_TMPFILE
+ * where the file system has it, so that no way of ending the process (not
+ * even SIGKILL) can leave it or its data behind; otherwise a 0600 file made
+ * by mkstemp and unlinked at once, before anything is written to it. There is
+ * no private folder, so there is nothing for a signal handler to remove. */
 static int spill_file(extsort *s, int *fd, ak_error *err)
 {
-    if (!s->file_seq) {
-        if (!mkdtemp(s->dir)) {
-            int e = errno;
-            char shown[4096];
-            snprintf(shown, sizeof shown, "%s", s->dir);
-            s->dir[0] = '\0';
-            return ak_err_set(err, ANONKIT_E_IO, shown, 0, 0, "cannot create a private spill folder: %s", strerror(e));
-        }
-        chmod(s->dir, 0700);
-    }
-    char path[4200];
-    snprintf(path, sizeof path, "%s/run-%u", s->dir, s->file_seq++);
-    *fd = open(path, O_RDWR | O_CREAT | O_EXCL, 0600);
-    if (*fd < 0) return ak_err_set(err, ANONKIT_E_IO, path, 0, 0, "cannot create a spill file: %s", strerror(errno));
+#ifdef O_TMPFILE
+    *fd = open(s->dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+    if (*fd >= 0) return ANONKIT_OK;
+    if (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL)
+        return ak_err_set(err, ANONKIT_E_IO, s->dir, 0, 0, "cannot create a spill file in the temporary folder: %s",
+                          strerror(errno));
+#endif
+    char path[sizeof s->dir + 32];
+    snprintf(path, sizeof path, "%s/anonkit-sort-XXXXXX", s->dir);
+    *fd = mkstemp(path); /* mode 0600 */
+    if (*fd < 0)
+        return ak_err_set(err, ANONKIT_E_IO, s->dir, 0, 0, "cannot create a spill file in the temporary folder: %s",
+                          strerror(errno));
     unlink(path); /* unnamed from now on: the data goes away with the descriptor */
+    (void)fcntl(*fd, F_SETFD, FD_CLOEXEC);
     return ANONKIT_OK;
 }
 
@@ -539,6 +543,5 @@ void extsort_free(extsort *s)
     free(s->buf);
     free(s->scratch);
     free(s->heap);
-    if (s->file_seq && s->dir[0]) rmdir(s->dir);
     free(s);
 }
