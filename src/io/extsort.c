@@ -1,14 +1,12 @@
 /* extsort.c — external merge sort of fixed-width records within a memory
  * budget (docs/ARCHITECTURE.md §10; used by the 1-D mappings of [Ghinita07] §5, which sort the
  * table by its 1-D key). Buffers in memory are sorted by most-significant-
- * digit radix sort on the records' bytes; runs live in unnamed 0600 files
- * (O_TMPFILE, else unlinked at once) in the temporary folder itself and are
- * merged with a heap; see extsort.h for the contract. */
-#define _GNU_SOURCE /* O_TMPFILE */
+ * digit radix sort on the records' bytes; runs live in unnamed spill files
+ * (io/spill.h) in the temporary folder itself and are merged with a heap; see
+ * extsort.h for the contract. */
 #include "io/extsort.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +14,7 @@
 
 #include "common/hugemem.h"
 #include "common/parallel.h"
+#include "io/spill.h"
 
 /* One run on disk: its file, record count and read state during a merge. */
 typedef struct run {
@@ -36,6 +35,7 @@ struct extsort {
     size_t n, cap;      /* records in buf, capacity */
     int unlimited;
     char dir[4096];     /* the temporary folder the run files are created in */
+    int dir_checked;    /* spill_dir_create has accepted it (at the first spill) */
     run *runs;
     size_t nruns, runs_cap;
     /* final merge */
@@ -260,28 +260,24 @@ int extsort_open(extsort **out, size_t words, size_t memory, const char *tmpdir,
     return ANONKIT_OK;
 }
 
-/* Creates a run file that has no name in the temporary folder: O_TMPFILE
- * where the file system has it, so that no way of ending the process (not
- * even SIGKILL) can leave it or its data behind; otherwise a 0600 file made
- * by mkstemp and unlinked at once, before anything is written to it. There is
- * no private folder, so there is nothing for a signal handler to remove. */
-static int spill_file(extsort *s, int *fd, ak_error *err)
+/* Creates a run file that has no name in the temporary folder (io/spill.h:
+ * O_TMPFILE, else unlinked at once), so that no way of ending the process, not
+ * even SIGKILL, can leave it or its data behind; there is no private folder,
+ * so nothing is left for a signal handler to remove. The folder is checked at
+ * the first spill, so that a sort that stays in memory never touches it. */
+static int new_run_file(extsort *s, int *fd, ak_error *err)
 {
-#ifdef O_TMPFILE
-    *fd = open(s->dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
-    if (*fd >= 0) return ANONKIT_OK;
-    if (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL)
-        return ak_err_set(err, ANONKIT_E_IO, s->dir, 0, 0, "cannot create a spill file in the temporary folder: %s",
-                          strerror(errno));
-#endif
-    char path[sizeof s->dir + 32];
-    snprintf(path, sizeof path, "%s/anonkit-sort-XXXXXX", s->dir);
-    *fd = mkstemp(path); /* mode 0600 */
-    if (*fd < 0)
-        return ak_err_set(err, ANONKIT_E_IO, s->dir, 0, 0, "cannot create a spill file in the temporary folder: %s",
-                          strerror(errno));
-    unlink(path); /* unnamed from now on: the data goes away with the descriptor */
-    (void)fcntl(*fd, F_SETFD, FD_CLOEXEC);
+    spill_dir where;
+    if (!s->dir_checked) {
+        AK_CHECK(spill_dir_create(&where, s->dir, err));
+        s->dir_checked = 1;
+    } else {
+        memset(&where, 0, sizeof where);
+        memcpy(where.folder, s->dir, sizeof s->dir);
+    }
+    spill_file f;
+    AK_CHECK(spill_file_open(&f, &where, err));
+    *fd = f.fd;
     return ANONKIT_OK;
 }
 
@@ -327,7 +323,7 @@ static int spill_buffer(extsort *s, ak_error *err)
 {
     AK_CHECK(sort_records(s->buf, s->scratch, s->n, s->words, 1, err));
     int fd;
-    AK_CHECK(spill_file(s, &fd, err));
+    AK_CHECK(new_run_file(s, &fd, err));
     int rc = write_all(s, fd, s->buf, s->n * s->rec_bytes, err);
     if (rc < 0) {
         close(fd);
@@ -487,7 +483,7 @@ int extsort_finish(extsort *s, ak_error *err)
             s->nruns = nold;
             int rc = merge_begin(s, first, count, err);
             int fd = -1;
-            if (rc >= 0) rc = spill_file(s, &fd, err);
+            if (rc >= 0) rc = new_run_file(s, &fd, err);
             uint64_t written = 0;
             uint64_t *outbuf = rc >= 0 ? malloc(s->block_size) : NULL;
             if (rc >= 0 && !outbuf) rc = ak_err_nomem(err);
