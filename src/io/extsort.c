@@ -249,8 +249,8 @@ int extsort_open(extsort **out, size_t words, size_t memory, const char *tmpdir,
     }
     const char *base = tmpdir && *tmpdir ? tmpdir : getenv("TMPDIR");
     if (!base || !*base) base = "/tmp";
-    /* room for the fallback's "/anonkit-sort-XXXXXX" after it */
-    if (strlen(base) + 32 >= sizeof s->dir) {
+    /* the limit of spill_dir_create, so that a path too long fails at once */
+    if (strlen(base) > sizeof s->dir - 64) {
         extsort_free(s);
         return ak_err_set(err, ANONKIT_E_IO, base, 0, 0, "temporary folder path too long");
     }
@@ -273,7 +273,7 @@ static int new_run_file(extsort *s, int *fd, ak_error *err)
         s->dir_checked = 1;
     } else {
         memset(&where, 0, sizeof where);
-        memcpy(where.folder, s->dir, sizeof s->dir);
+        snprintf(where.folder, sizeof where.folder, "%s", s->dir);
     }
     spill_file f;
     AK_CHECK(spill_file_open(&f, &where, err));
