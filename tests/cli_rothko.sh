@@ -102,7 +102,8 @@ for sig in TERM INT; do
     "$BIN" anonymize "$d/big.csv" -o "$d/big.out.csv" --qi salary,age,loan,hvalue --k 20 --algorithm $alg \
         --memory 8M --block-size 64K --tmpdir "$SPILL" 2>/dev/null &
     pid=$!
-    for _ in $(seq 1 200); do [ -n "$(ls -A "$SPILL")" ] && break; sleep 0.02; done
+    # spilling: the run holds a file in $SPILL (unnamed, so seen only through /proc)
+    for _ in $(seq 1 200); do ls -l /proc/$pid/fd 2>/dev/null | grep -qF "$SPILL/" && break; sleep 0.02; done
     sleep 0.3
     kill -$sig $pid 2>/dev/null
     wait $pid

@@ -547,7 +547,7 @@ static const ak_option_desc options[ANONKIT_OPT__COUNT] = {
          "rothko-t/-s: bytes per read and write of spill files (default 256K)"},
     [ANONKIT_OPT_TMPDIR] =
         {"tmpdir", ANONKIT_OPTF_PATH | AK_OPTF_JSON_TEXT, set_text, offsetof(anonkit_job, rothko.tmpdir), "DIR",
-         "rothko-t/-s: where the private spill folder goes (default $TMPDIR)"},
+         "rothko-t/-s, hilbert/idistance --memory: where spill files go (default $TMPDIR)"},
     [ANONKIT_OPT_PREVIOUS] =
         {"previous", ANONKIT_OPTF_PATH | ANONKIT_OPTF_LIST, set_previous, 0, "FILE",
          "an earlier release (repeat for several: star join)"},

@@ -1,21 +1,20 @@
 /* extsort.c — external merge sort of fixed-width records within a memory
  * budget (docs/ARCHITECTURE.md §10; used by the 1-D mappings of [Ghinita07] §5, which sort the
  * table by its 1-D key). Buffers in memory are sorted by most-significant-
- * digit radix sort on the records' bytes; runs live in unlinked 0600 files in
- * a private 0700 folder and are merged with a heap; see extsort.h for the
- * contract. */
+ * digit radix sort on the records' bytes; runs live in unnamed spill files
+ * (io/spill.h) in the temporary folder itself and are merged with a heap; see
+ * extsort.h for the contract. */
 #include "io/extsort.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/hugemem.h"
 #include "common/parallel.h"
+#include "io/spill.h"
 
 /* One run on disk: its file, record count and read state during a merge. */
 typedef struct run {
@@ -35,8 +34,8 @@ struct extsort {
     uint64_t *scratch;  /* merge sort scratch, same size as buf */
     size_t n, cap;      /* records in buf, capacity */
     int unlimited;
-    char dir[4096];     /* private folder, "" before it exists */
-    unsigned file_seq;
+    char dir[4096];     /* the temporary folder the run files are created in */
+    int dir_checked;    /* spill_dir_create has accepted it (at the first spill) */
     run *runs;
     size_t nruns, runs_cap;
     /* final merge */
@@ -248,36 +247,37 @@ int extsort_open(extsort **out, size_t words, size_t memory, const char *tmpdir,
             return ak_err_nomem(err);
         }
     }
-    const char *base = tmpdir ? tmpdir : getenv("TMPDIR");
+    const char *base = tmpdir && *tmpdir ? tmpdir : getenv("TMPDIR");
     if (!base || !*base) base = "/tmp";
-    int n = snprintf(s->dir, sizeof s->dir, "%s/anonkit-sort-XXXXXX", base);
-    if (n < 0 || (size_t)n >= sizeof s->dir) {
+    /* the limit of spill_dir_create, so that a path too long fails at once */
+    if (strlen(base) > sizeof s->dir - 64) {
         extsort_free(s);
         return ak_err_set(err, ANONKIT_E_IO, base, 0, 0, "temporary folder path too long");
     }
-    /* the folder itself is created at the first spill */
+    memcpy(s->dir, base, strlen(base) + 1);
+    /* nothing is created before the first spill */
     *out = s;
     return ANONKIT_OK;
 }
 
-/* Creates the private folder when needed and an unlinked 0600 file in it. */
-static int spill_file(extsort *s, int *fd, ak_error *err)
+/* Creates a run file that has no name in the temporary folder (io/spill.h:
+ * O_TMPFILE, else unlinked at once), so that no way of ending the process, not
+ * even SIGKILL, can leave it or its data behind; there is no private folder,
+ * so nothing is left for a signal handler to remove. The folder is checked at
+ * the first spill, so that a sort that stays in memory never touches it. */
+static int new_run_file(extsort *s, int *fd, ak_error *err)
 {
-    if (!s->file_seq) {
-        if (!mkdtemp(s->dir)) {
-            int e = errno;
-            char shown[4096];
-            snprintf(shown, sizeof shown, "%s", s->dir);
-            s->dir[0] = '\0';
-            return ak_err_set(err, ANONKIT_E_IO, shown, 0, 0, "cannot create a private spill folder: %s", strerror(e));
-        }
-        chmod(s->dir, 0700);
+    spill_dir where;
+    if (!s->dir_checked) {
+        AK_CHECK(spill_dir_create(&where, s->dir, err));
+        s->dir_checked = 1;
+    } else {
+        memset(&where, 0, sizeof where);
+        snprintf(where.folder, sizeof where.folder, "%s", s->dir);
     }
-    char path[4200];
-    snprintf(path, sizeof path, "%s/run-%u", s->dir, s->file_seq++);
-    *fd = open(path, O_RDWR | O_CREAT | O_EXCL, 0600);
-    if (*fd < 0) return ak_err_set(err, ANONKIT_E_IO, path, 0, 0, "cannot create a spill file: %s", strerror(errno));
-    unlink(path); /* unnamed from now on: the data goes away with the descriptor */
+    spill_file f;
+    AK_CHECK(spill_file_open(&f, &where, err));
+    *fd = f.fd;
     return ANONKIT_OK;
 }
 
@@ -323,7 +323,7 @@ static int spill_buffer(extsort *s, ak_error *err)
 {
     AK_CHECK(sort_records(s->buf, s->scratch, s->n, s->words, 1, err));
     int fd;
-    AK_CHECK(spill_file(s, &fd, err));
+    AK_CHECK(new_run_file(s, &fd, err));
     int rc = write_all(s, fd, s->buf, s->n * s->rec_bytes, err);
     if (rc < 0) {
         close(fd);
@@ -483,7 +483,7 @@ int extsort_finish(extsort *s, ak_error *err)
             s->nruns = nold;
             int rc = merge_begin(s, first, count, err);
             int fd = -1;
-            if (rc >= 0) rc = spill_file(s, &fd, err);
+            if (rc >= 0) rc = new_run_file(s, &fd, err);
             uint64_t written = 0;
             uint64_t *outbuf = rc >= 0 ? malloc(s->block_size) : NULL;
             if (rc >= 0 && !outbuf) rc = ak_err_nomem(err);
@@ -539,6 +539,5 @@ void extsort_free(extsort *s)
     free(s->buf);
     free(s->scratch);
     free(s->heap);
-    if (s->file_seq && s->dir[0]) rmdir(s->dir);
     free(s);
 }

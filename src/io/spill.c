@@ -1,4 +1,4 @@
-/* spill.c — private directory, unnamed spill files and block-counted I/O
+/* spill.c — unnamed spill files in the temporary folder and block-counted I/O
  * (see spill.h; docs/ARCHITECTURE.md §10, [LeFevre07] §5.1). */
 #define _GNU_SOURCE /* O_TMPFILE */
 #include "io/spill.h"
@@ -11,50 +11,67 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* Creates a file that has no name in folder and sets *fd: O_TMPFILE where the
+ * file system has it (nothing can leave it behind, not even SIGKILL), else a
+ * 0600 file made by mkstemp and unlinked at once, before any data is written.
+ * Returns 0 or the errno of the failure. */
+static int unnamed_file(const char *folder, int *fd)
+{
+#ifdef O_TMPFILE
+    *fd = open(folder, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+    if (*fd >= 0) return 0;
+    if (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL) return errno;
+#endif
+    char path[sizeof ((spill_dir *)0)->folder + 32];
+    for (int attempt = 0; attempt < 100; attempt++) {
+        snprintf(path, sizeof path, "%s/anonkit-spill-XXXXXX", folder);
+        *fd = mkstemp(path);
+        if (*fd >= 0) {
+            unlink(path);
+            (void)fcntl(*fd, F_SETFD, FD_CLOEXEC);
+            return 0;
+        }
+        if (errno != EEXIST) break;
+    }
+    return errno;
+}
+
 int spill_dir_create(spill_dir *dir, const char *parent, ak_error *err)
 {
     memset(dir, 0, sizeof *dir);
     if (!parent || !*parent) parent = getenv("TMPDIR");
     if (!parent || !*parent) parent = "/tmp";
-    if (strlen(parent) > sizeof dir->path - 64)
+    if (strlen(parent) > sizeof dir->folder - 64)
         return ak_err_set(err, ANONKIT_E_IO, parent, 0, 0, "the temporary folder's path is too long");
-    snprintf(dir->path, sizeof dir->path, "%s/anonkit-spill-XXXXXX", parent);
-    if (!mkdtemp(dir->path)) { /* mkdtemp makes it 0700 */
-        const int e = errno;
-        dir->path[0] = '\0';
-        return ak_err_set(err, ANONKIT_E_IO, parent, 0, 0, "cannot create a private folder for spill files: %s",
+    snprintf(dir->folder, sizeof dir->folder, "%s", parent);
+    /* one file made and dropped at once, so that an unusable folder is an
+     * error before any input is read */
+    int fd = -1;
+    const int e = unnamed_file(dir->folder, &fd);
+    if (e) {
+        dir->folder[0] = '\0';
+        return ak_err_set(err, ANONKIT_E_IO, parent, 0, 0, "cannot create spill files in the temporary folder: %s",
                           strerror(e));
     }
+    close(fd);
     return ANONKIT_OK;
 }
 
 void spill_dir_remove(spill_dir *dir)
 {
-    if (dir->path[0]) rmdir(dir->path);
-    dir->path[0] = '\0';
+    dir->path[0] = '\0'; /* nothing to remove: the files had no name */
+    dir->folder[0] = '\0';
 }
 
 int spill_file_open(spill_file *f, const spill_dir *dir, ak_error *err)
 {
     f->size = 0;
-#ifdef O_TMPFILE
-    f->fd = open(dir->path, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
-    if (f->fd >= 0) return ANONKIT_OK;
-    if (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL && errno != ENOENT)
-        return ak_err_set(err, ANONKIT_E_IO, dir->path, 0, 0, "cannot create a spill file: %s", strerror(errno));
-#endif
-    /* No O_TMPFILE here: a named file of mode 0600, unlinked at once. */
-    char path[sizeof dir->path + 32];
-    for (int attempt = 0; attempt < 100; attempt++) {
-        snprintf(path, sizeof path, "%s/s-XXXXXX", dir->path);
-        f->fd = mkstemp(path);
-        if (f->fd >= 0) {
-            unlink(path);
-            return ANONKIT_OK;
-        }
-        if (errno != EEXIST) break;
+    const int e = unnamed_file(dir->folder, &f->fd);
+    if (e) {
+        f->fd = -1;
+        return ak_err_set(err, ANONKIT_E_IO, dir->folder, 0, 0, "cannot create a spill file: %s", strerror(e));
     }
-    return ak_err_set(err, ANONKIT_E_IO, dir->path, 0, 0, "cannot create a spill file: %s", strerror(errno));
+    return ANONKIT_OK;
 }
 
 void spill_file_close(spill_file *f)
@@ -69,7 +86,7 @@ int spill_writer_init(spill_writer *w, spill_file *file, const spill_dir *dir, s
 {
     memset(w, 0, sizeof *w);
     w->file = file;
-    w->dir = dir->path;
+    w->dir = dir->folder;
     w->block = block ? block : SPILL_DEFAULT_BLOCK;
     w->stats = stats;
     if (!(w->buf = malloc(w->block))) return ak_err_nomem(err);

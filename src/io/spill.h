@@ -1,12 +1,12 @@
 /* spill.h — private scratch storage of the out-of-core algorithms (docs/ARCHITECTURE.md §10).
  *
- * Spill files hold raw personal data, so they live in a private directory
- * (mkdtemp, mode 0700) and are created unnamed (O_TMPFILE, or created with
- * mode 0600 and unlinked at once where the file system cannot): the kernel
- * frees them when they are closed or the process ends, however it ends. The
- * directory itself is therefore always empty and is removed by
- * spill_dir_remove, which is async-signal-safe (one rmdir(2)), so a program
- * can also call it from a SIGINT/SIGTERM handler.
+ * Spill files hold raw personal data, so they never have a name: they are
+ * created in the temporary folder itself (--tmpdir, $TMPDIR, /tmp) with
+ * O_TMPFILE and mode 0600, or where the file system cannot, by mkstemp and
+ * unlinked at once, before anything is written. The kernel frees them when
+ * they are closed or the process ends, however it ends (SIGKILL included),
+ * and no private folder is made, so there is nothing for a signal handler
+ * to remove.
  *
  * Reads and writes go through buffers of one block ([LeFevre07] §5.1: 256 KiB) and are
  * counted in a spill_stats, so a run can be held against the I/O model of
@@ -23,13 +23,18 @@
 /* The block size of [LeFevre07] §5.1. */
 #define SPILL_DEFAULT_BLOCK ((size_t)256 << 10)
 
+/* Where a run's spill files go. */
 typedef struct spill_dir {
-    char path[4096]; /* "" when none */
+    char folder[4096]; /* the temporary folder the unnamed files are created in; "" when none */
+    char path[4096];   /* a folder to remove when done, for callers that announce it to a signal
+                          handler (anonkit_job_set_spill_notice): always "", none is made */
 } spill_dir;
 
-/* Creates a fresh private directory under parent (NULL or "": $TMPDIR, else /tmp). */
+/* Takes parent (NULL or "": $TMPDIR, else /tmp) as the folder for spill files,
+ * after making one there and dropping it, so that a folder that cannot hold
+ * them is an error at once. Creates nothing that stays. */
 int spill_dir_create(spill_dir *dir, const char *parent, ak_error *err);
-/* Removes the (empty) directory; safe on a zeroed or already removed one. */
+/* Forgets the folder (nothing to remove); safe on a zeroed one. */
 void spill_dir_remove(spill_dir *dir);
 
 typedef struct spill_stats {
@@ -37,7 +42,7 @@ typedef struct spill_stats {
     uint64_t bytes_read, bytes_written;
 } spill_stats;
 
-/* An unnamed file in a spill directory, written by appending and read from
+/* An unnamed file in the spill folder, written by appending and read from
  * the start any number of times. */
 typedef struct spill_file {
     int fd;        /* -1 when closed */
@@ -59,7 +64,7 @@ typedef struct spill_writer {
 
 int spill_writer_init(spill_writer *w, spill_file *file, const spill_dir *dir, size_t block, spill_stats *stats,
                       ak_error *err);
-/* Writes out whole blocks as they fill; a full disk is reported with the directory. */
+/* Writes out whole blocks as they fill; a full disk is reported with the folder. */
 int spill_write(spill_writer *w, const void *data, size_t len, ak_error *err);
 /* spill_write with the common case inline: data that fits in the buffer
  * without filling it is copied without a call (a repartitioning scan writes

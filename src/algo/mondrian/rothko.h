@@ -18,7 +18,7 @@ typedef struct rothko_options {
     size_t memory;       /* the budget in bytes */
     unsigned fcache;     /* frequency groups held at once; 0: as many as the budget allows */
     size_t block;        /* bytes per read/write (0: 256 KiB) */
-    const char *tmpdir;  /* parent of the private spill folder (NULL: $TMPDIR, /tmp) */
+    const char *tmpdir;  /* folder of the unnamed spill files (NULL: $TMPDIR, /tmp) */
     unsigned threads;    /* for the in-memory Mondrian of leaf partitions */
     volatile char *spill_notice; /* when not NULL: the spill folder's path while it exists */
     size_t spill_notice_size;

@@ -195,7 +195,7 @@ static int map_and_sort(const table *t, const hil_options *o, hil_packing *pk, u
     uint64_t *prev = malloc(kw * sizeof *prev);
     extsort *sorter = NULL;
     rc = (all || keys) && (codes || !pk || in_memory) && prev ? ANONKIT_OK : ak_err_nomem(err);
-    if (rc >= 0 && !in_memory) rc = extsort_open(&sorter, words, o->memory, NULL, err);
+    if (rc >= 0 && !in_memory) rc = extsort_open(&sorter, words, o->memory, o->tmpdir, err);
     const key_range whole = {&mp, t, pk, all, words, kw, kw - shared, row_in_key, row_shift, 0, n};
     if (rc >= 0 && in_memory) key_records_parallel(whole, n, all, o->threads);
     for (size_t row = 0; rc >= 0 && !in_memory && row < n; row += BATCH) {

@@ -45,6 +45,7 @@ typedef struct hil_options {
     unsigned centers;    /* iDistance centres; 0 = HIL_DEFAULT_CENTERS */
     uint64_t seed;       /* iDistance sample and k-means start */
     size_t memory;       /* bytes for sorting; 0 = in memory */
+    const char *tmpdir;  /* folder for the external sort's unnamed spill files (NULL: $TMPDIR, else /tmp) */
     const double *weights; /* NCP weights per QI (NULL = equal), as for GCP */
     unsigned threads;    /* threads for the keys (in memory); 0 or 1 = the caller's alone; same result */
     const hil_tuning *tuning; /* NULL: none */
