@@ -36,7 +36,7 @@ int ak_num_is_decimal(const char *s, size_t len)
 /* The common case: [+-]digits[.digits] with at most 15 digits in all is
  * exact as mantissa / 10^fraction_digits (both exact doubles, one correctly
  * rounded division). 1 when s is of that form (*out set), else 0. */
-static int parse_short(const char *s, size_t len, double *out)
+static inline int parse_short(const char *s, size_t len, double *out)
 {
     size_t i = 0;
     int negative = 0;
@@ -91,8 +91,8 @@ int ak_num_parse(const char *s, size_t len, double *out)
 int ak_num_parse_exact(const char *s, size_t len, ak_num *out)
 {
     out->wide = 0;
-    out->i = 0;
     if (parse_short(s, len, &out->v)) return 0; /* at most 15 digits: below 2^53 */
+    out->i = 0;
     if (!ak_num_is_decimal(s, len)) return AK_NUM_NOT_NUMBER;
     /* The value as m * 10^e with m's significant digits only (no leading or
      * trailing zeros): nsig of them, kept in m while there are at most 19. */

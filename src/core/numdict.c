@@ -42,6 +42,10 @@ int numdict_format_int(char *buf, int64_t v)
     return len;
 }
 
+int numdict_is_decimal(const char *text, size_t len) { return ak_num_is_decimal(text, len); }
+
+int numdict_parse(const char *text, size_t len, double *out) { return ak_num_parse(text, len, out); }
+
 /* A canonically written integer of at most nine digits: -?(0|[1-9][0-9]*). */
 static int parse_canonical_int(const char *s, size_t len, int64_t *out)
 {
@@ -69,7 +73,8 @@ void numdict_free(numdict *d)
 {
     if (!d) return;
     if (d->general) u64map_free(&d->ids);
-    if (d->has_wide) u64map_free(&d->wide);
+    if (d->wide) u64map_free(d->wide);
+    free(d->wide);
     free(d->present);
     strbuf_free(&d->spellings);
     free(d->spelling_at);
@@ -81,7 +86,7 @@ static void id_value(const numdict *d, uint32_t id, ak_num *x)
 {
     const uint64_t key = d->ids.id_keys[id];
     if (key >> 52 == NUMDICT_WIDE_TAG >> 52) { /* exponent all ones, sign 0: no finite double */
-        x->i = (int64_t)d->wide.id_keys[(key & ~NUMDICT_WIDE_TAG) - 1];
+        x->i = (int64_t)d->wide->id_keys[(key & ~NUMDICT_WIDE_TAG) - 1];
         x->v = (double)x->i;
         x->wide = 1;
     } else {
@@ -91,22 +96,36 @@ static void id_value(const numdict *d, uint32_t id, ak_num *x)
     }
 }
 
-/* Interns value x (first written `text`) in the general map: *code is its
- * provisional id. A wide integer is keyed exactly in d->wide first (numdict.h). */
-static int intern_general(numdict *d, const ak_num *x, const char *text, size_t len, uint32_t *code, ak_error *err)
+/* The key in d->ids of wide integer v: its index in d->wide, tagged
+ * (NUMDICT_WIDE_TAG); the map is made at the first. */
+static int wide_key(numdict *d, int64_t v, uint64_t *key, ak_error *err)
 {
-    uint64_t bits;
-    if (x->wide) {
-        if (!d->has_wide) {
-            if (u64map_init(&d->wide, 64) != 0) return ak_err_nomem(err);
-            d->has_wide = 1;
+    if (!d->wide) { /* (behind a pointer: the struct stays small, rows index arrays of it) */
+        if (!(d->wide = malloc(sizeof *d->wide))) return ak_err_nomem(err);
+        if (u64map_init(d->wide, 64) != 0) {
+            free(d->wide);
+            d->wide = NULL;
+            return ak_err_nomem(err);
         }
-        uint32_t j;
-        if (u64map_intern(&d->wide, (uint64_t)x->i, &j, NULL) != 0) return ak_err_nomem(err);
-        bits = NUMDICT_WIDE_TAG | ((uint64_t)j + 1);
-    } else {
-        memcpy(&bits, &x->v, sizeof bits);
     }
+    uint32_t j;
+    if (u64map_intern(d->wide, (uint64_t)v, &j, NULL) != 0) return ak_err_nomem(err);
+    *key = NUMDICT_WIDE_TAG | ((uint64_t)j + 1);
+    return ANONKIT_OK;
+}
+
+/* The key in d->ids of value x: its double's bits, or wide_key. */
+static int value_key(numdict *d, const ak_num *x, uint64_t *key, ak_error *err)
+{
+    if (x->wide) return wide_key(d, x->i, key, err);
+    memcpy(key, &x->v, sizeof *key);
+    return ANONKIT_OK;
+}
+
+/* Interns the value of key `bits` (value_key; first written `text`) in the
+ * general map: *code is its provisional id. */
+static int intern_general(numdict *d, uint64_t bits, const char *text, size_t len, uint32_t *code, ak_error *err)
+{
     int inserted;
     if (u64map_intern(&d->ids, bits, code, &inserted) != 0) return ak_err_nomem(err);
     if (inserted) {
@@ -144,8 +163,10 @@ static int go_general(numdict *d, uint32_t *codes, size_t nrows, ak_error *err)
         int64_t v = (int64_t)codes[r] - INT_BIAS;
         char text[24];
         int len = numdict_format_int(text, v);
-        const ak_num x = {(double)v, 0, v}; /* (at most nine digits: exact as a double) */
-        AK_CHECK(intern_general(d, &x, text, (size_t)len, &codes[r], err));
+        const double dv = (double)v; /* (at most nine digits: exact) */
+        uint64_t bits;
+        memcpy(&bits, &dv, sizeof bits);
+        AK_CHECK(intern_general(d, bits, text, (size_t)len, &codes[r], err));
     }
     return ANONKIT_OK;
 }
@@ -165,7 +186,10 @@ int numdict_add_slow(numdict *d, const char *text, size_t len, uint32_t *codes, 
     const int parsed = ak_num_parse_exact(text, len, &x);
     if (parsed != 0) return parsed == AK_NUM_INEXACT ? NUMDICT_INEXACT : -1;
     if (!d->general) AK_CHECK(go_general(d, codes, row, err));
-    return intern_general(d, &x, text, len, &codes[row], err);
+    uint64_t bits;
+    if (x.wide) AK_CHECK(wide_key(d, x.i, &bits, err));
+    else memcpy(&bits, &x.v, sizeof bits);
+    return intern_general(d, bits, text, len, &codes[row], err);
 }
 
 static int cmp_double_first(const void *a, const void *b)
@@ -242,17 +266,16 @@ static int finish_general(numdict *d, uint32_t *codes, size_t nrows, double **va
         return ak_err_nomem(err);
     }
     for (uint32_t i = 0; i < n; i++) {
-        if (d->has_wide) {
-            ak_num x;
-            id_value(d, i, &x);
-            pairs[i].v = x.v;
-        } else {
-            memcpy(&pairs[i].v, &d->ids.id_keys[i], sizeof pairs[i].v);
-        }
+        memcpy(&pairs[i].v, &d->ids.id_keys[i], sizeof pairs[i].v);
         pairs[i].id = i;
     }
+    for (uint32_t i = 0; d->wide && i < n; i++) { /* wide integers: their nearest doubles */
+        ak_num x;
+        id_value(d, i, &x);
+        pairs[i].v = x.v;
+    }
     qsort(pairs, n, sizeof *pairs, cmp_double_first);
-    if (d->has_wide) {
+    if (d->wide) {
         const int rc = order_ties(d, pairs, n, err);
         if (rc < 0) {
             free(pairs);
@@ -453,8 +476,10 @@ static int intern_int(numdict *d, int64_t v, ak_error *err)
     char text[24];
     const int len = numdict_format_int(text, v);
     uint32_t id;
-    const ak_num x = {(double)v, 0, v}; /* (a provisional integer code: nine digits at most) */
-    return intern_general(d, &x, text, (size_t)len, &id, err);
+    const double dv = (double)v; /* (a provisional integer code: nine digits at most, exact) */
+    uint64_t bits;
+    memcpy(&bits, &dv, sizeof bits);
+    return intern_general(d, bits, text, (size_t)len, &id, err);
 }
 
 /* Interns the integers of the presence bitmap in the general map, keeping
@@ -583,7 +608,9 @@ int numdict_merge_stream(numdict *d, const numdict *b, uint32_t **id_map, ak_err
         ak_num x;
         id_value(b, id, &x);
         const char *text = b->spellings.data + b->spelling_at[id];
-        const int rc = intern_general(d, &x, text, strlen(text), &map[id], err);
+        uint64_t bits;
+        int rc = value_key(d, &x, &bits, err);
+        if (rc == 0) rc = intern_general(d, bits, text, strlen(text), &map[id], err);
         if (rc < 0) {
             free(map);
             return rc;
@@ -671,7 +698,8 @@ int numdict_finish_stream(numdict *d, double **values, const char ***texts, strb
     map->has_ids = 1;
     memset(&d->ids, 0, sizeof d->ids);
     d->general = 0;
-    if (d->has_wide) u64map_free(&d->wide); /* (the map keeps only its tags: no integer code is wide) */
-    d->has_wide = 0;
+    if (d->wide) u64map_free(d->wide); /* (the map keeps only its tags: no integer code is wide) */
+    free(d->wide);
+    d->wide = NULL;
     return ANONKIT_OK;
 }

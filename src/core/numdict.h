@@ -33,14 +33,13 @@
 
 typedef struct numdict {
     int general;        /* 0: integer mode, 1: general mode */
+    int streaming;      /* rows are not kept (numdict_absorb): codes stay provisional */
     int64_t min, max;   /* integer mode: extent of the values seen */
     u64map ids;         /* general mode: bits of the double (or a wide integer's tag) -> provisional id */
-    u64map wide;        /* general mode, when has_wide: a wide integer (as uint64_t) -> its index */
-    int has_wide;
+    u64map *wide;       /* general mode: a wide integer (as uint64_t) -> its index; NULL: none yet */
     strbuf spellings;   /* general mode: first spelling of each provisional id, NUL-terminated */
     size_t *spelling_at;/* general mode: offset of each provisional id's spelling */
     size_t spelling_cap;
-    int streaming;      /* rows are not kept (numdict_absorb): codes stay provisional */
     size_t stream_base; /* streaming: the first slot of the codes array its rows are added at */
     uint64_t *present;  /* streaming integer mode: bit v - present_base set when v occurs */
     int64_t present_base;
@@ -221,11 +220,9 @@ void numdict_map_codes(const numdict_map *m, uint32_t *codes, size_t n);
 int numdict_format_int(char *buf, int64_t v);
 
 /* The readers of src/common/numparse.h under the names the callers of the
- * core know (one parser for the tables, the metrics and the verifier). */
-static inline int numdict_is_decimal(const char *text, size_t len) { return ak_num_is_decimal(text, len); }
-static inline int numdict_parse(const char *text, size_t len, double *out /* OUT */)
-{
-    return ak_num_parse(text, len, out);
-}
+ * core know (one parser for the tables, the metrics and the verifier):
+ * ak_num_is_decimal and ak_num_parse. */
+int numdict_is_decimal(const char *text, size_t len);
+int numdict_parse(const char *text, size_t len, double *out /* OUT */);
 
 #endif
