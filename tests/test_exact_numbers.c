@@ -474,6 +474,12 @@ static void anonymize_all(const char *in, const char *const (*rows)[2], size_t n
             fail_msg("%s: exit %d: %s", algorithms[a], rc, msg ? msg : "");
         }
         expect_covered(out, rows, n, algorithms[a]);
+        /* and anonkit metrics, which compares them with the original exactly, agrees */
+        snprintf(args, sizeof args, "metrics '%s' '%s' --qi a,b", in, out);
+        if (run(args, errf) != 0) {
+            char *msg = tu_read_file(errf, NULL);
+            fail_msg("metrics of %s: %s", algorithms[a], msg ? msg : "");
+        }
     }
 }
 
@@ -542,6 +548,52 @@ static void test_cli_refuses(void **state)
         }
 }
 
+/* anonkit metrics, which has the original, refuses a published file whose
+ * ranges cannot each cover a row of their own: the output the doubles once
+ * gave (...997 published as ...995, a value with two rows in the original
+ * but four published) fails, naming a line of it; a true anonymization of
+ * the same rows, and a file whose ranges do cover them, pass. */
+static void test_cli_metrics_covers(void **state)
+{
+    (void)state;
+    const char *orig = tu_path(tu_group_dir, "m-orig.csv"), *pub = tu_path(tu_group_dir, "m-pub.csv"),
+               *errf = tu_path(tu_group_dir, "m-err.txt"), *out = tu_path(tu_group_dir, "m-out.csv");
+    tu_write_file(orig, "id,a,s\n1,9007199254740993,x\n2,9007199254740995,y\n3,9007199254740997,x\n"
+                        "4,9007199254740993,y\n5,9007199254740997,z\n6,9007199254740995,y\n");
+    char args[4096];
+    /* rounded: ...997 (rows 3 and 5) published as ...995 */
+    tu_write_file(pub, "id,a,s\n1,9007199254740993,x\n2,9007199254740995,y\n3,9007199254740995,x\n"
+                       "4,9007199254740993,y\n5,9007199254740995,z\n6,9007199254740995,y\n");
+    snprintf(args, sizeof args, "metrics '%s' '%s' --qi a", orig, pub);
+    assert_int_equal(run(args, errf), 1);
+    char *msg = tu_read_file(errf, NULL);
+    assert_non_null(msg);
+    char want[4200];
+    snprintf(want, sizeof want, "%s:3:", pub); /* the first line of the range that finds no value left */
+    if (!strstr(msg, want) || !strstr(msg, "does not cover")) fail_msg("%s", msg);
+    free(msg);
+    /* covered: ranges that hold the rows' values, in another order */
+    tu_write_file(pub, "id,a,s\n6,9007199254740995-9007199254740997,y\n1,9007199254740993,x\n"
+                       "3,9007199254740995-9007199254740997,x\n4,9007199254740993,y\n"
+                       "5,9007199254740995-9007199254740997,z\n2,9007199254740995-9007199254740997,y\n");
+    assert_int_equal(run(args, errf), 0);
+    /* a range one below what its rows need: ...993-...996 holds no ...997 */
+    tu_write_file(pub, "id,a,s\n1,9007199254740993-9007199254740996,x\n2,9007199254740993-9007199254740996,y\n"
+                       "3,9007199254740997,x\n4,9007199254740993-9007199254740996,y\n"
+                       "5,9007199254740993-9007199254740996,z\n6,9007199254740993-9007199254740996,y\n");
+    assert_int_equal(run(args, errf), 1);
+    /* every algorithm's output passes */
+    for (size_t a = 0; a < sizeof algorithms / sizeof algorithms[0]; a++) {
+        snprintf(args, sizeof args, "anonymize '%s' --qi a --k 2 %s -o '%s'", orig, algorithms[a], out);
+        assert_int_equal(run(args, errf), 0);
+        snprintf(args, sizeof args, "metrics '%s' '%s' --qi a", orig, out);
+        if (run(args, errf) != 0) {
+            char *m = tu_read_file(errf, NULL);
+            fail_msg("%s: %s", algorithms[a], m ? m : "");
+        }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -550,6 +602,7 @@ int main(void)
         cmocka_unit_test(test_dict_streaming),
         cmocka_unit_test(test_dict_refuses),    cmocka_unit_test(test_cli_beyond_2_53),
         cmocka_unit_test(test_cli_tricky),      cmocka_unit_test(test_cli_refuses),
+        cmocka_unit_test(test_cli_metrics_covers),
     };
     return cmocka_run_group_tests(tests, tu_group_setup, tu_group_teardown);
 }

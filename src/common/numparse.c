@@ -157,3 +157,22 @@ int ak_num_parse_exact(const char *s, size_t len, ak_num *out)
     out->v = v;
     return 0;
 }
+
+/* The exact integer of a value whose double ties with a wide integer's:
+ * the integer itself, or the double's (an integer then: ±2^53), clamped
+ * beyond int64 where a double's conversion is undefined. */
+static int64_t tie_integer(const ak_num *x)
+{
+    if (x->wide) return x->i;
+    if (x->v >= 9223372036854775808.0) return INT64_MAX;
+    if (x->v <= -9223372036854775808.0) return INT64_MIN;
+    return (int64_t)x->v;
+}
+
+int ak_num_cmp(const ak_num *a, const ak_num *b)
+{
+    if (a->v != b->v) return a->v < b->v ? -1 : 1;
+    if (!a->wide && !b->wide) return 0;
+    const int64_t x = tie_integer(a), y = tie_integer(b);
+    return (x > y) - (x < y);
+}

@@ -51,4 +51,9 @@ int ak_num_parse(const char *text, size_t len, double *out /* OUT */);
  * of this file). 0, AK_NUM_NOT_NUMBER or AK_NUM_INEXACT. */
 int ak_num_parse_exact(const char *text, size_t len, ak_num *out /* OUT */);
 
+/* The exact order of two values of ak_num_parse_exact: <0, 0 or >0.
+ * Distinct doubles order them (rounding keeps order); equal doubles of
+ * distinct values are wide integers, or one of them ±2^53 itself. */
+int ak_num_cmp(const ak_num *a, const ak_num *b);
+
 #endif
