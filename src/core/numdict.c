@@ -1,7 +1,6 @@
 /* numdict.c — ranking the values of a numeric QI (see numdict.h). */
 #include "core/numdict.h"
 
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
