@@ -594,6 +594,45 @@ static void test_cli_metrics_covers(void **state)
     }
 }
 
+/* anonkit recode keys values by doubles (src/publish/rules.c): a rule bound
+ * or an input value beyond ±2^53 is refused with its file and line, not
+ * routed into a neighbour's region, while rules within 2^53 still recode. */
+static void test_cli_recode_refuses_wide(void **state)
+{
+    (void)state;
+    const char *in = tu_path(tu_group_dir, "r-in.csv"), *rules = tu_path(tu_group_dir, "r-rules.csv"),
+               *out = tu_path(tu_group_dir, "r-out.csv"), *errf = tu_path(tu_group_dir, "r-err.txt"),
+               *wide = tu_path(tu_group_dir, "r-wide.csv");
+    char args[8192], want[4200];
+    /* rules whose bounds are wide integers */
+    tu_write_file(in, "id,a,s\n1,9007199254740993,x\n2,9007199254740995,y\n3,9007199254740997,x\n"
+                      "4,9007199254740993,y\n5,9007199254740997,z\n6,9007199254740995,y\n");
+    snprintf(args, sizeof args, "anonymize '%s' --qi a --k 2 -o '%s' --rules '%s'", in, out, rules);
+    assert_int_equal(run(args, errf), 0);
+    snprintf(args, sizeof args, "recode --rules '%s' '%s' -o '%s'", rules, in, out);
+    assert_int_equal(run(args, errf), 1);
+    char *msg = tu_read_file(errf, NULL);
+    assert_non_null(msg);
+    snprintf(want, sizeof want, "%s:", rules);
+    if (!strstr(msg, want) || !strstr(msg, "more digits than the rules can compare exactly")) fail_msg("%s", msg);
+    free(msg);
+    /* rules within 2^53, an input value beyond it */
+    tu_write_file(in, "id,a,s\n1,9007199254740990,x\n2,9007199254740991,y\n3,9007199254740992,x\n"
+                      "4,9007199254740990,y\n");
+    snprintf(args, sizeof args, "anonymize '%s' --qi a --k 2 -o '%s' --rules '%s'", in, out, rules);
+    assert_int_equal(run(args, errf), 0);
+    snprintf(args, sizeof args, "recode --rules '%s' '%s' -o '%s'", rules, in, out);
+    assert_int_equal(run(args, errf), 0);
+    tu_write_file(wide, "id,a,s\n1,9007199254740991,x\n2,9007199254740993,y\n");
+    snprintf(args, sizeof args, "recode --rules '%s' '%s' -o '%s'", rules, wide, out);
+    assert_int_equal(run(args, errf), 1);
+    msg = tu_read_file(errf, NULL);
+    assert_non_null(msg);
+    snprintf(want, sizeof want, "%s:3:", wide);
+    if (!strstr(msg, want) || !strstr(msg, "9007199254740993")) fail_msg("%s", msg);
+    free(msg);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -602,7 +641,7 @@ int main(void)
         cmocka_unit_test(test_dict_streaming),
         cmocka_unit_test(test_dict_refuses),    cmocka_unit_test(test_cli_beyond_2_53),
         cmocka_unit_test(test_cli_tricky),      cmocka_unit_test(test_cli_refuses),
-        cmocka_unit_test(test_cli_metrics_covers),
+        cmocka_unit_test(test_cli_metrics_covers), cmocka_unit_test(test_cli_recode_refuses_wide),
     };
     return cmocka_run_group_tests(tests, tu_group_setup, tu_group_teardown);
 }
