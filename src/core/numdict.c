@@ -1,7 +1,6 @@
 /* numdict.c — ranking the values of a numeric QI (see numdict.h). */
 #include "core/numdict.h"
 
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,78 +41,9 @@ int numdict_format_int(char *buf, int64_t v)
     return len;
 }
 
-/* Counts the decimal digits of s from *i on, moving *i past them. */
-static size_t skip_digits(const char *s, size_t len, size_t *i)
-{
-    const size_t from = *i;
-    while (*i < len && s[*i] >= '0' && s[*i] <= '9') (*i)++;
-    return *i - from;
-}
+int numdict_is_decimal(const char *text, size_t len) { return ak_num_is_decimal(text, len); }
 
-int numdict_is_decimal(const char *s, size_t len)
-{
-    size_t i = 0;
-    if (i < len && (s[i] == '-' || s[i] == '+')) i++;
-    size_t digits = skip_digits(s, len, &i);
-    if (i < len && s[i] == '.') {
-        i++;
-        digits += skip_digits(s, len, &i);
-    }
-    if (digits == 0) return 0;
-    if (i < len && (s[i] == 'e' || s[i] == 'E')) {
-        i++;
-        if (i < len && (s[i] == '-' || s[i] == '+')) i++;
-        if (skip_digits(s, len, &i) == 0) return 0;
-    }
-    return i == len;
-}
-
-int numdict_parse(const char *s, size_t len, double *out)
-{
-    /* Fast path: [+-]digits[.digits] with at most 15 significant digits is
-     * exact as mantissa / 10^fraction_digits. Anything else goes to strtod. */
-    size_t i = 0;
-    int negative = 0;
-    if (len == 0) return -1;
-    if (s[0] == '-' || s[0] == '+') {
-        negative = s[0] == '-';
-        i = 1;
-    }
-    uint64_t mantissa = 0;
-    int digits = 0, fraction_digits = 0, seen_point = 0;
-    for (; i < len; i++) {
-        char ch = s[i];
-        if (ch >= '0' && ch <= '9') {
-            mantissa = mantissa * 10 + (uint64_t)(ch - '0');
-            digits++;
-            fraction_digits += seen_point;
-        } else if (ch == '.' && !seen_point) {
-            seen_point = 1;
-        } else {
-            break;
-        }
-    }
-    if (i == len && digits > 0 && digits <= 15) {
-        static const double pow10[] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7,
-                                       1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15};
-        double v = (double)mantissa / pow10[fraction_digits];
-        if (negative) v = -v;
-        *out = v == 0 ? 0.0 : v; /* no negative zero: -0 and 0 are one value */
-        return 0;
-    }
-    /* strtod also takes hexadecimal ("0x1A"), "inf", "nan" and leading
-     * blanks, which are no decimal numbers: the text is checked first. */
-    if (!numdict_is_decimal(s, len)) return -1;
-    char buf[128];
-    if (len >= sizeof buf) return -1;
-    memcpy(buf, s, len);
-    buf[len] = '\0';
-    char *end;
-    double v = strtod(buf, &end);
-    if (end != buf + len || !isfinite(v)) return -1;
-    *out = v == 0 ? 0.0 : v;
-    return 0;
-}
+int numdict_parse(const char *text, size_t len, double *out) { return ak_num_parse(text, len, out); }
 
 /* A canonically written integer of at most nine digits: -?(0|[1-9][0-9]*). */
 static int parse_canonical_int(const char *s, size_t len, int64_t *out)
@@ -142,16 +72,59 @@ void numdict_free(numdict *d)
 {
     if (!d) return;
     if (d->general) u64map_free(&d->ids);
+    if (d->wide) u64map_free(d->wide);
+    free(d->wide);
     free(d->present);
     strbuf_free(&d->spellings);
     free(d->spelling_at);
     memset(d, 0, sizeof *d);
 }
 
-static int intern_general(numdict *d, double v, const char *text, size_t len, uint32_t *code, ak_error *err)
+/* The value of general id `id`: its double, or the wide integer its key tags. */
+static void id_value(const numdict *d, uint32_t id, ak_num *x)
 {
-    uint64_t bits;
-    memcpy(&bits, &v, sizeof bits);
+    const uint64_t key = d->ids.id_keys[id];
+    if (key >> 52 == NUMDICT_WIDE_TAG >> 52) { /* exponent all ones, sign 0: no finite double */
+        x->i = (int64_t)d->wide->id_keys[(key & ~NUMDICT_WIDE_TAG) - 1];
+        x->v = (double)x->i;
+        x->wide = 1;
+    } else {
+        memcpy(&x->v, &key, sizeof x->v);
+        x->wide = 0;
+        x->i = 0;
+    }
+}
+
+/* The key in d->ids of wide integer v: its index in d->wide, tagged
+ * (NUMDICT_WIDE_TAG); the map is made at the first. */
+static int wide_key(numdict *d, int64_t v, uint64_t *key, ak_error *err)
+{
+    if (!d->wide) { /* (behind a pointer: the struct stays small, rows index arrays of it) */
+        if (!(d->wide = malloc(sizeof *d->wide))) return ak_err_nomem(err);
+        if (u64map_init(d->wide, 64) != 0) {
+            free(d->wide);
+            d->wide = NULL;
+            return ak_err_nomem(err);
+        }
+    }
+    uint32_t j;
+    if (u64map_intern(d->wide, (uint64_t)v, &j, NULL) != 0) return ak_err_nomem(err);
+    *key = NUMDICT_WIDE_TAG | ((uint64_t)j + 1);
+    return ANONKIT_OK;
+}
+
+/* The key in d->ids of value x: its double's bits, or wide_key. */
+static int value_key(numdict *d, const ak_num *x, uint64_t *key, ak_error *err)
+{
+    if (x->wide) return wide_key(d, x->i, key, err);
+    memcpy(key, &x->v, sizeof *key);
+    return ANONKIT_OK;
+}
+
+/* Interns the value of key `bits` (value_key; first written `text`) in the
+ * general map: *code is its provisional id. */
+static int intern_general(numdict *d, uint64_t bits, const char *text, size_t len, uint32_t *code, ak_error *err)
+{
     int inserted;
     if (u64map_intern(&d->ids, bits, code, &inserted) != 0) return ak_err_nomem(err);
     if (inserted) {
@@ -189,7 +162,10 @@ static int go_general(numdict *d, uint32_t *codes, size_t nrows, ak_error *err)
         int64_t v = (int64_t)codes[r] - INT_BIAS;
         char text[24];
         int len = numdict_format_int(text, v);
-        AK_CHECK(intern_general(d, (double)v, text, (size_t)len, &codes[r], err));
+        const double dv = (double)v; /* (at most nine digits: exact) */
+        uint64_t bits;
+        memcpy(&bits, &dv, sizeof bits);
+        AK_CHECK(intern_general(d, bits, text, (size_t)len, &codes[r], err));
     }
     return ANONKIT_OK;
 }
@@ -205,10 +181,14 @@ int numdict_add_slow(numdict *d, const char *text, size_t len, uint32_t *codes, 
             return ANONKIT_OK;
         }
     }
-    double v;
-    if (numdict_parse(text, len, &v) != 0) return -1;
+    ak_num x;
+    const int parsed = ak_num_parse_exact(text, len, &x);
+    if (parsed != 0) return parsed == AK_NUM_INEXACT ? NUMDICT_INEXACT : -1;
     if (!d->general) AK_CHECK(go_general(d, codes, row, err));
-    return intern_general(d, v, text, len, &codes[row], err);
+    uint64_t bits;
+    if (x.wide) AK_CHECK(wide_key(d, x.i, &bits, err));
+    else memcpy(&bits, &x.v, sizeof bits);
+    return intern_general(d, bits, text, len, &codes[row], err);
 }
 
 static int cmp_double_first(const void *a, const void *b)
@@ -217,12 +197,62 @@ static int cmp_double_first(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* Distinct values whose doubles are equal: a wide integer next to another
+ * or next to ±2^53 itself (a value beyond int64 with at most 15 digits is
+ * never this close to ±2^63: the nearest, 9.22337203685478e18, rounds to
+ * 2^63 + 4096). Such ties are ordered by t, the exact integer. */
+typedef struct tie {
+    int64_t t;
+    uint32_t id;
+} tie;
+
+static int cmp_tie(const void *a, const void *b)
+{
+    const tie *x = a, *y = b;
+    return (x->t > y->t) - (x->t < y->t);
+}
+
+/* The tie of general id `id` (see struct tie). */
+static tie tie_of(const numdict *d, uint32_t id)
+{
+    ak_num x;
+    id_value(d, id, &x);
+    tie k = {x.wide ? x.i : 0, id};
+    if (!x.wide) /* (clamped: the conversion of a value beyond int64 is undefined) */
+        k.t = x.v >= 9223372036854775808.0 ? INT64_MAX : x.v <= -9223372036854775808.0 ? INT64_MIN : (int64_t)x.v;
+    return k;
+}
+
+/* The pairs {double, id} sorted by double: puts every run of equal doubles
+ * (distinct values, see struct tie) in exact order. */
+typedef struct pair {
+    double v;
+    uint32_t id;
+} pair;
+
+static int order_ties(const numdict *d, pair *pairs, uint32_t n, ak_error *err)
+{
+    tie *run = NULL;
+    for (uint32_t r = 0; r < n;) {
+        uint32_t end = r + 1;
+        while (end < n && pairs[end].v == pairs[r].v) end++;
+        if (end - r > 1) {
+            if (!run && !(run = malloc((size_t)n * sizeof *run))) return ak_err_nomem(err);
+            for (uint32_t i = r; i < end; i++) run[i - r] = tie_of(d, pairs[i].id);
+            qsort(run, end - r, sizeof *run, cmp_tie);
+            for (uint32_t i = r; i < end; i++) pairs[i].id = run[i - r].id;
+        }
+        r = end;
+    }
+    free(run);
+    return ANONKIT_OK;
+}
+
 /* General mode: sorts the distinct values and rewrites the codes as ranks. */
 static int finish_general(numdict *d, uint32_t *codes, size_t nrows, double **values, const char ***texts,
                           strbuf *spellings, uint32_t *count, ak_error *err)
 {
     const uint32_t n = d->ids.count;
-    typedef struct { double v; uint32_t id; } pair;
     pair *pairs = malloc((size_t)(n ? n : 1) * sizeof *pairs);
     uint32_t *rank = malloc((size_t)(n ? n : 1) * sizeof *rank);
     double *vals = malloc((size_t)(n ? n : 1) * sizeof *vals);
@@ -238,7 +268,22 @@ static int finish_general(numdict *d, uint32_t *codes, size_t nrows, double **va
         memcpy(&pairs[i].v, &d->ids.id_keys[i], sizeof pairs[i].v);
         pairs[i].id = i;
     }
+    for (uint32_t i = 0; d->wide && i < n; i++) { /* wide integers: their nearest doubles */
+        ak_num x;
+        id_value(d, i, &x);
+        pairs[i].v = x.v;
+    }
     qsort(pairs, n, sizeof *pairs, cmp_double_first);
+    if (d->wide) {
+        const int rc = order_ties(d, pairs, n, err);
+        if (rc < 0) {
+            free(pairs);
+            free(rank);
+            free(vals);
+            free(txt);
+            return rc;
+        }
+    }
     *spellings = d->spellings;
     memset(&d->spellings, 0, sizeof d->spellings);
     for (uint32_t r = 0; r < n; r++) {
@@ -430,7 +475,10 @@ static int intern_int(numdict *d, int64_t v, ak_error *err)
     char text[24];
     const int len = numdict_format_int(text, v);
     uint32_t id;
-    return intern_general(d, (double)v, text, (size_t)len, &id, err);
+    const double dv = (double)v; /* (a provisional integer code: nine digits at most, exact) */
+    uint64_t bits;
+    memcpy(&bits, &dv, sizeof bits);
+    return intern_general(d, bits, text, (size_t)len, &id, err);
 }
 
 /* Interns the integers of the presence bitmap in the general map, keeping
@@ -556,10 +604,12 @@ int numdict_merge_stream(numdict *d, const numdict *b, uint32_t **id_map, ak_err
     }
     d->general = 1;
     for (uint32_t id = 0; id < b->ids.count; id++) {
-        double v;
-        memcpy(&v, &b->ids.id_keys[id], sizeof v);
+        ak_num x;
+        id_value(b, id, &x);
         const char *text = b->spellings.data + b->spelling_at[id];
-        const int rc = intern_general(d, v, text, strlen(text), &map[id], err);
+        uint64_t bits;
+        int rc = value_key(d, &x, &bits, err);
+        if (rc == 0) rc = intern_general(d, bits, text, strlen(text), &map[id], err);
         if (rc < 0) {
             free(map);
             return rc;
@@ -647,5 +697,8 @@ int numdict_finish_stream(numdict *d, double **values, const char ***texts, strb
     map->has_ids = 1;
     memset(&d->ids, 0, sizeof d->ids);
     d->general = 0;
+    if (d->wide) u64map_free(d->wide); /* (the map keeps only its tags: no integer code is wide) */
+    free(d->wide);
+    d->wide = NULL;
     return ANONKIT_OK;
 }

@@ -8,7 +8,17 @@
  * hashing and no sorting, the common case of integer microdata. The first
  * other value (a decimal, "007", "1e3") moves the column to the general mode,
  * a hash map from value to first spelling followed by one sort. Both modes
- * keep the first spelling of every value for publication. */
+ * keep the first spelling of every value for publication.
+ *
+ * Values are ordered exactly (docs/ARCHITECTURE.md §4): a value is accepted
+ * only when ak_num_parse_exact accepts it (an integer within int64, or at
+ * most 15 significant digits), and then two distinct values get two codes in
+ * their true order. The general mode keys a value by its double's bits,
+ * which tell apart every accepted value except the integers beyond ±2^53
+ * (ak_num.wide): those are keyed exactly in a second map, `wide`, and enter
+ * the first under a NaN pattern (NUMDICT_WIDE_TAG | index + 1) that no
+ * accepted value has. Their doubles in `values` are the nearest ones (for
+ * the metrics); codes and spellings stay exact. */
 #ifndef AK_NUMDICT_H
 #define AK_NUMDICT_H
 
@@ -18,16 +28,18 @@
 
 #include "common/error.h"
 #include "common/hash.h"
+#include "common/numparse.h"
 #include "common/strbuf.h"
 
 typedef struct numdict {
     int general;        /* 0: integer mode, 1: general mode */
+    int streaming;      /* rows are not kept (numdict_absorb): codes stay provisional */
     int64_t min, max;   /* integer mode: extent of the values seen */
-    u64map ids;         /* general mode: bits of the double -> provisional id */
+    u64map ids;         /* general mode: bits of the double (or a wide integer's tag) -> provisional id */
+    u64map *wide;       /* general mode: a wide integer (as uint64_t) -> its index; NULL: none yet */
     strbuf spellings;   /* general mode: first spelling of each provisional id, NUL-terminated */
     size_t *spelling_at;/* general mode: offset of each provisional id's spelling */
     size_t spelling_cap;
-    int streaming;      /* rows are not kept (numdict_absorb): codes stay provisional */
     size_t stream_base; /* streaming: the first slot of the codes array its rows are added at */
     uint64_t *present;  /* streaming integer mode: bit v - present_base set when v occurs */
     int64_t present_base;
@@ -41,12 +53,20 @@ void numdict_free(numdict *d);
 /* Integer mode stores value + NUMDICT_INT_BIAS in a code. */
 #define NUMDICT_INT_BIAS 2147483648LL
 
+/* The key in `ids` of the wide integer of index j (a NaN: no accepted value's bits). */
+#define NUMDICT_WIDE_TAG 0x7FF0000000000000ULL
+
+/* Returned by numdict_add for a number anonkit cannot order exactly
+ * (AK_NUM_INEXACT): the caller names the file, line and column. */
+#define NUMDICT_INEXACT (-64)
+
 /* numdict_add for every value the inline fast path does not take. */
 int numdict_add_slow(numdict *d, const char *text, size_t len, uint32_t *codes, size_t row, ak_error *err);
 
 /* Adds the value of row `row` (rows are added in order 0, 1, ...), storing its
  * provisional code in codes[row]. Returns 0, -1 when the text is not a finite
- * number, or ANONKIT_E_NOMEM. Inline for the common case, a positive integer
+ * number, NUMDICT_INEXACT when it has more digits than anonkit can order
+ * exactly, or ANONKIT_E_NOMEM. Inline for the common case, a positive integer
  * of at most nine digits in integer mode: this runs once per numeric field. */
 static inline int numdict_add(numdict *d, const char *text, size_t len, uint32_t *codes, size_t row, ak_error *err)
 {
@@ -199,14 +219,10 @@ void numdict_map_codes(const numdict_map *m, uint32_t *codes, size_t n);
 /* Writes v in decimal into buf (room for 21 bytes) and returns its length. */
 int numdict_format_int(char *buf, int64_t v);
 
-/* Whether text is a decimal number: an optional sign, digits with an
- * optional fraction (at least one digit before or after the point), an
- * optional exponent ("e" or "E", optional sign, digits). Nothing else: no
- * blanks, no hexadecimal, no "inf" or "nan". */
+/* The readers of src/common/numparse.h under the names the callers of the
+ * core know (one parser for the tables, the metrics and the verifier):
+ * ak_num_is_decimal and ak_num_parse. */
 int numdict_is_decimal(const char *text, size_t len);
-
-/* Parses a whole field as a finite decimal number (numdict_is_decimal; a
- * value beyond the range of a double is refused too). 0 or -1. */
 int numdict_parse(const char *text, size_t len, double *out /* OUT */);
 
 #endif

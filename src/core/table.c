@@ -266,7 +266,14 @@ static int encode_record(table *t, qi_reader *qr, const label_dicts *dicts, cons
         if (a->kind == ATTR_NUMERIC) {
             /* fields of the CSV reader may be read as words (CSV_FIELD_READABLE) */
             int added = numdict_add_padded(&qr[q].numbers, f->data, f->len, a->codes, row, err);
-            if (added < -1) return added;
+            if (added < -1) {
+                if (added == NUMDICT_INEXACT)
+                    return ak_err_set(err, ANONKIT_E_INPUT, t->display_name, rec->line, a->column + 1,
+                                      "value %.*s of QI '%s' has more digits than anonkit can order exactly (an "
+                                      "integer within +-(2^63 - 1), or at most %d significant digits)",
+                                      (int)(f->len > 60 ? 60 : f->len), f->data, a->name, AK_NUM_MAX_DIGITS);
+                return added;
+            }
             if (added == -1) {
                 if (a->h)
                     return ak_err_set(err, ANONKIT_E_INPUT, t->display_name, rec->line, a->column + 1,

@@ -9,7 +9,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/numparse.h"
 #include "core/numdict.h"
+
+/* The exact order of numeric QI a's value of code c and x. */
+static int code_cmp(const table_qi *a, uint32_t c, const ak_num *x)
+{
+    ak_num v = {a->values[c], 0, 0}; /* integer mode: at most nine digits, exact */
+    if (a->texts && ak_num_parse_exact(a->texts[c], strlen(a->texts[c]), &v) != 0)
+        v = (ak_num){a->values[c], 0, 0}; /* (not reached: the table accepted the text) */
+    return ak_num_cmp(&v, x);
+}
 
 int metrics_range_of_published(const table *t, uint32_t q, const char *text, size_t len, uint32_t *lo, uint32_t *hi)
 {
@@ -27,25 +37,29 @@ int metrics_range_of_published(const table *t, uint32_t q, const char *text, siz
         *hi = hier_node_at(a->h, node)->hi;
         return 0;
     }
-    double vlo, vhi;
-    int parsed = numdict_parse(text, len, &vlo) == 0;
+    /* "v" or "lo-hi" (a '-' after a digit or a point), read and compared
+     * exactly: a range covers the original's values it holds, not those its
+     * doubles would (9007199254740997 is not in 9007199254740993-9007199254740995) */
+    ak_num vlo, vhi;
+    int parsed = ak_num_parse_exact(text, len, &vlo) == 0;
     if (parsed) vhi = vlo;
     for (size_t i = 1; !parsed && i + 1 < len; i++) {
         if (text[i] != '-' || !((text[i - 1] >= '0' && text[i - 1] <= '9') || text[i - 1] == '.')) continue;
-        parsed = numdict_parse(text, i, &vlo) == 0 && numdict_parse(text + i + 1, len - i - 1, &vhi) == 0 && vhi >= vlo;
+        parsed = ak_num_parse_exact(text, i, &vlo) == 0 && ak_num_parse_exact(text + i + 1, len - i - 1, &vhi) == 0 &&
+                 ak_num_cmp(&vhi, &vlo) >= 0;
     }
     if (!parsed) return -1;
     /* the first code with value >= vlo, the last with value <= vhi */
     uint32_t a0 = 0, b0 = a->ncodes;
     while (a0 < b0) {
         uint32_t mid = a0 + (b0 - a0) / 2;
-        if (a->values[mid] < vlo) a0 = mid + 1;
+        if (code_cmp(a, mid, &vlo) < 0) a0 = mid + 1;
         else b0 = mid;
     }
     uint32_t a1 = 0, b1 = a->ncodes;
     while (a1 < b1) {
         uint32_t mid = a1 + (b1 - a1) / 2;
-        if (a->values[mid] <= vhi) a1 = mid + 1;
+        if (code_cmp(a, mid, &vhi) <= 0) a1 = mid + 1;
         else b1 = mid;
     }
     if (a0 >= a1) return -1; /* no value of the original inside */

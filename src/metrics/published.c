@@ -494,6 +494,83 @@ static int loss_metrics(const table *t, const metrics_pub_groups *g, const metri
     return ANONKIT_OK;
 }
 
+/* A published range of one QI (a group's text) as original codes. */
+typedef struct cover_span {
+    uint32_t lo, hi, group;
+} cover_span;
+
+static int cmp_cover_span(const void *a, const void *b)
+{
+    const cover_span *x = a, *y = b;
+    if (x->hi != y->hi) return (x->hi > y->hi) - (x->hi < y->hi);
+    if (x->lo != y->lo) return (x->lo > y->lo) - (x->lo < y->lo);
+    return (x->group > y->group) - (x->group < y->group);
+}
+
+/* The least code at or above c with a value left (n: none), halving the
+ * paths of next[] on the way. */
+static uint32_t next_left(uint32_t *next, uint32_t c)
+{
+    while (next[c] != c) {
+        next[c] = next[next[c]];
+        c = next[c];
+    }
+    return c;
+}
+
+/* Whether every published row of QI q can be given its own row of the
+ * original whose exact value lies in the row's published range, as it must
+ * when each row was published from its own value: a matching of the ranges
+ * (with their row counts) into the original's values, found greedily —
+ * ranges by ascending upper end, each taking the least value left at or
+ * above its lower end, which finds a matching whenever one exists. Rows
+ * are compared as multisets, so the published order does not matter. An
+ * error names the range that found no value left: it and the ranges ending
+ * below it hold more rows than the original has values in them. */
+static int cover_check(const table *t, const metrics_pub_groups *g, uint32_t q, const char *shown, ak_error *err)
+{
+    const table_qi *a = &t->qi[q];
+    const uint32_t n = a->ncodes, ng = g->keys.count;
+    cover_span *spans = malloc((ng ? ng : 1) * sizeof *spans);
+    uint64_t *left = calloc((size_t)n + 1, sizeof *left);
+    uint32_t *next = malloc(((size_t)n + 1) * sizeof *next);
+    int rc = ANONKIT_OK;
+    if (!spans || !left || !next) rc = ak_err_nomem(err);
+    for (size_t r = 0; rc == 0 && r < t->nrows; r++) left[a->codes[r]]++;
+    for (uint32_t c = 0; rc == 0 && c <= n; c++) next[c] = c < n && !left[c] ? c + 1 : c;
+    uint32_t m = 0;
+    for (uint32_t i = 0; rc == 0 && i < ng; i++) {
+        uint32_t len, lo, hi;
+        const char *text = key_field(strmap_key(&g->keys, i), q, &len);
+        if (metrics_range_of_published(t, q, text, len, &lo, &hi) != 0) /* (loss_metrics refused it first) */
+            rc = ak_err_set(err, ANONKIT_E_INPUT, shown, g->first_line[i], 0, "'%.*s' is not a published value of '%s'",
+                            (int)(len > 80 ? 80 : len), text, a->name);
+        else spans[m++] = (cover_span){lo, hi, i};
+    }
+    if (rc == 0) qsort(spans, m, sizeof *spans, cmp_cover_span);
+    for (uint32_t s = 0; rc == 0 && s < m; s++)
+        for (uint64_t need = g->count[spans[s].group]; need;) {
+            const uint32_t c = next_left(next, spans[s].lo);
+            if (c > spans[s].hi) {
+                uint32_t len;
+                const char *text = key_field(strmap_key(&g->keys, spans[s].group), q, &len);
+                rc = ak_err_set(err, ANONKIT_E_INPUT, shown, g->first_line[spans[s].group], 0,
+                                "'%.*s' of '%s' does not cover its rows' values in the original: it and the ranges "
+                                "below it hold more rows than the original has values in them",
+                                (int)(len > 80 ? 80 : len), text, a->name);
+                break;
+            }
+            const uint64_t take = need < left[c] ? need : left[c];
+            left[c] -= take;
+            need -= take;
+            if (!left[c]) next[c] = c + 1;
+        }
+    free(spans);
+    free(left);
+    free(next);
+    return rc;
+}
+
 int metrics_pub_measure(const table *t, const metrics_pub_groups *g, const metrics_pub_options *o,
                         const double *weights, metrics_pub_result *out, ak_error *err)
 {
@@ -504,6 +581,9 @@ int metrics_pub_measure(const table *t, const metrics_pub_groups *g, const metri
     if (!(ncp = malloc((t->nqi ? t->nqi : 1) * sizeof *ncp))) rc = ak_err_nomem(err);
     if (rc == 0) rc = loss_metrics(t, g, o, ncp, out, err);
     free(ncp);
+    /* every row's range covers a value of its own (a class mean covers nothing: not with --publish mean) */
+    for (uint32_t q = 0; rc == 0 && q < t->nqi; q++)
+        if (o->extents_known || t->qi[q].kind == ATTR_CATEGORICAL) rc = cover_check(t, g, q, o->shown, err);
     if (rc == 0 && o->class_name)
         rc = metrics_conditional_entropy(g->row_group, g->rows, g->row_label, &out->conditional_entropy, err);
     if (rc == 0 && o->target)

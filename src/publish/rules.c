@@ -25,7 +25,7 @@
 #include <string.h>
 
 #include "core/hierarchy.h"
-#include "core/numdict.h"
+#include "common/numparse.h"
 #include "common/strbuf.h"
 
 #define MAGIC "anonkit-rules"
@@ -308,9 +308,23 @@ const char *rules_text(const rules *r, size_t rule, uint32_t q, size_t *len)
     return r->text.data + r->text_off[i];
 }
 
+/* A numeric key: the value's double, when doubles order it exactly among the
+ * values a numeric QI accepts (ak_num_parse_exact, but no integer beyond
+ * ±2^53, which doubles cannot tell apart). 0, -1 when the text is no
+ * number, RULES_INEXACT when the rules cannot compare it exactly. */
+static int numeric_key(const char *text, size_t len, double *key)
+{
+    ak_num x;
+    const int rc = ak_num_parse_exact(text, len, &x);
+    if (rc == AK_NUM_NOT_NUMBER) return -1;
+    if (rc != 0 || x.wide) return RULES_INEXACT;
+    *key = x.v;
+    return 0;
+}
+
 int rules_key(const rules *r, uint32_t q, const char *text, size_t len, double *key)
 {
-    if (r->qi[q].kind == RULES_QI_NUMERIC) return numdict_parse(text, len, key);
+    if (r->qi[q].kind == RULES_QI_NUMERIC) return numeric_key(text, len, key);
     uint32_t code;
     if (hier_find_leaf(r->qi[q].h, text, len, &code) != 0) return -1;
     *key = code;
@@ -562,7 +576,11 @@ static int field_key(loader *ld, const csv_record *rec, uint32_t i, uint32_t q, 
             *key = unbounded;
             return ANONKIT_OK;
         }
-        if (numdict_parse(f->data, f->len, key) != 0)
+        const int rc = numeric_key(f->data, f->len, key);
+        if (rc == RULES_INEXACT)
+            return BAD_FIELD(ld, rec, i, "'%.*s' of numeric column '%s' has more digits than the rules can compare "
+                                         "exactly (an integer within +-2^53, or at most 15 significant digits)", name);
+        if (rc != 0)
             return BAD_FIELD(ld, rec, i, "'%.*s' is not a number (a value of numeric column '%s')", name);
         return ANONKIT_OK;
     }
@@ -916,8 +934,14 @@ static int recode_rows(const rules *r, csv_reader *in, const char *in_name, csv_
         for (uint32_t q = 0; q < r->nqi; q++) {
             const uint32_t column = (uint32_t)src[r->qi[q].column];
             const csv_field *f = &rec.fields[column];
-            if (rules_key(r, q, f->data, f->len, &keys[q]) == 0) continue;
+            const int keyed = rules_key(r, q, f->data, f->len, &keys[q]);
+            if (keyed == 0) continue;
             const char *name = r->names[r->qi[q].column];
+            if (keyed == RULES_INEXACT)
+                return ak_err_set(err, ANONKIT_E_INPUT, in_name, rec.line, (long)column + 1,
+                                  "value %.*s of QI '%s' has more digits than the rules can compare exactly (an "
+                                  "integer within +-2^53, or at most 15 significant digits)",
+                                  msg_len(f->len), f->data, name);
             if (r->qi[q].kind == RULES_QI_NUMERIC)
                 return ak_err_set(err, ANONKIT_E_INPUT, in_name, rec.line, (long)column + 1,
                                   "quasi-identifier '%s' is numeric but holds '%.*s'", name, msg_len(f->len), f->data);

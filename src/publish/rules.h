@@ -60,7 +60,10 @@ const char *rules_text(const rules *r, size_t rule, uint32_t q, size_t *len /* O
 
 /* The key of a value of QI q: the number itself (numeric), or the code of its
  * leaf in the embedded hierarchy (categorical). 0, or -1 when the value is no
- * number / no leaf. */
+ * number / no leaf, or RULES_INEXACT when it is a number that keys (doubles)
+ * cannot compare exactly: an integer beyond ±2^53, or more than 15
+ * significant digits (refused, never rounded into a neighbour's region). */
+#define RULES_INEXACT (-2)
 int rules_key(const rules *r, uint32_t q, const char *text, size_t len, double *key /* OUT */);
 /* The rule whose region holds the point keys[0 .. rules_qi_count). */
 size_t rules_find(const rules *r, const double *keys);

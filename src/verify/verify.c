@@ -1,8 +1,10 @@
 /* verify.c — the independent verifier (verify.h): reads a published file,
  * groups its rows by their published QI texts and tests every group with the
- * model predicates. Its own grouping, its own column lookup and its own number
- * reading; from the rest of anonkit only the CSV reader, the spool of standard
- * input, the hash maps and model.c. */
+ * model predicates. Its own grouping and its own column lookup; from the rest
+ * of anonkit only the CSV reader, the spool of standard input, the hash maps,
+ * the number reader of common/numparse.h (the syntax and values with which
+ * tables are read, so that the verifier tests the values the algorithms
+ * tested) and model.c. */
 #include "verify/verify.h"
 
 #include <math.h>
@@ -11,6 +13,7 @@
 #include <string.h>
 
 #include "common/hash.h"
+#include "common/numparse.h"
 #include "io/csv.h"
 #include "io/spool.h"
 
@@ -67,50 +70,6 @@ static int find_columns(const csv_record *header, const char *shown, const verif
         return ak_err_set(err, ANONKIT_E_USAGE, shown, 1, 0, "no column named '%s' (given as the sensitive attribute)",
                           p->sensitive);
     return ANONKIT_OK;
-}
-
-/* A whole field as a finite number: 0, or -1 when it is not one. The syntax
- * and the values are those with which tables are read (a sign, digits and
- * one point, exact as mantissa / 10^fraction digits up to 15 digits; anything
- * else through strtod), so that the verifier tests the values the algorithms
- * tested. */
-static int parse_number(const char *s, size_t len, double *out)
-{
-    if (len == 0) return -1;
-    size_t i = 0;
-    const int negative = s[0] == '-';
-    if (s[0] == '-' || s[0] == '+') i = 1;
-    uint64_t mantissa = 0;
-    int digits = 0, fraction_digits = 0, seen_point = 0;
-    for (; i < len; i++) {
-        const char ch = s[i];
-        if (ch >= '0' && ch <= '9') {
-            mantissa = mantissa * 10 + (uint64_t)(ch - '0');
-            digits++;
-            fraction_digits += seen_point;
-        } else if (ch == '.' && !seen_point) {
-            seen_point = 1;
-        } else {
-            break;
-        }
-    }
-    if (i == len && digits > 0 && digits <= 15) {
-        static const double pow10[] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7,
-                                       1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15};
-        const double v = (double)mantissa / pow10[fraction_digits];
-        *out = v == 0 ? 0.0 : (negative ? -v : v); /* no negative zero */
-        return 0;
-    }
-    char buf[128];
-    if (len >= sizeof buf) return -1;
-    memcpy(buf, s, len);
-    buf[len] = '\0';
-    if (buf[0] == ' ' || buf[0] == '\t' || buf[0] == '\n' || buf[0] == '\r') return -1;
-    char *end;
-    const double v = strtod(buf, &end);
-    if (end != buf + len || !isfinite(v)) return -1;
-    *out = v == 0 ? 0.0 : v;
-    return 0;
 }
 
 /* Makes room for group `group` (ids are dense, one more at a time). */
@@ -225,7 +184,7 @@ static int vgroups_read(vgroups *g, const verify_params *p, const char *path, co
         if (sens_col >= 0 && numeric) {
             const csv_field *f = &rec.fields[sens_col];
             double v;
-            if (parse_number(f->data, f->len, &v) != 0) {
+            if (ak_num_parse(f->data, f->len, &v) != 0) {
                 rc = ak_err_set(err, ANONKIT_E_INPUT, shown, rec.line, sens_col + 1,
                                 "the sensitive column must be numeric but holds '%.*s'",
                                 (int)(f->len > 60 ? 60 : f->len), f->data);
