@@ -12,6 +12,7 @@
 #include "api/job.h"
 #include "api/locale.h"
 #include "api/report.h"
+#include "api/result.h"
 #include "common/clock.h"
 #include "core/partition.h"
 #include "common/rng.h"
@@ -21,27 +22,6 @@
 #include "publish/publish.h"
 #include "io/spool.h"
 #include "metrics/metrics.h"
-
-struct anonkit_result {
-    uint64_t rows_read, published, suppressed, classes;
-    char *summary;
-    char *json;
-};
-
-void anonkit_result_free(anonkit_result *r)
-{
-    if (!r) return;
-    free(r->summary);
-    free(r->json);
-    free(r);
-}
-
-uint64_t anonkit_result_rows_read(const anonkit_result *r) { return r->rows_read; }
-uint64_t anonkit_result_rows_published(const anonkit_result *r) { return r->published; }
-uint64_t anonkit_result_rows_suppressed(const anonkit_result *r) { return r->suppressed; }
-uint64_t anonkit_result_classes(const anonkit_result *r) { return r->classes; }
-const char *anonkit_result_summary(const anonkit_result *r) { return r->summary; }
-const char *anonkit_result_json(const anonkit_result *r) { return r->json; }
 
 /* Parameter checks that need the loaded table: k and l against the data. */
 static int check_against_table(anonkit_job *job, const table *t)
@@ -132,7 +112,7 @@ static int anonymize_out_of_core(anonkit_job *job, const table_spec *spec, outfi
         workload_quality wq;
         memset(&wq, 0, sizeof wq);
         const double seconds = ak_seconds() - start;
-        if (!(result = calloc(1, sizeof *result))) rc = ak_err_nomem(&job->err);
+        if (!(result = result_new())) rc = ak_err_nomem(&job->err);
         if (rc == ANONKIT_OK) {
             result->rows_read = schema->nrows;
             result->published = ps.published;
@@ -270,7 +250,7 @@ static int anonymize(anonkit_job *job, anonkit_result **out_result)
     pt.metrics = ak_seconds() - mark;
 
     const double seconds = ak_seconds() - start;
-    if (!(result = calloc(1, sizeof *result))) { rc = ak_err_nomem(&job->err); goto done; }
+    if (!(result = result_new())) { rc = ak_err_nomem(&job->err); goto done; }
     result->rows_read = t->nrows;
     result->published = ps.published;
     result->suppressed = ps.suppressed;

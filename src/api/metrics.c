@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "api/job.h"
+#include "api/result.h"
 #include "io/spool.h"
 #include "metrics/published.h"
 
@@ -84,9 +85,10 @@ static json_t *metrics_json(const anonkit_job *job, const table *t, const metric
     return root;
 }
 
-int anonkit_metrics(anonkit_job *job, const char *original_path, const char *published_path, char **out_json)
+int anonkit_metrics(anonkit_job *job, const char *original_path, const char *published_path,
+                    anonkit_result **out_result)
 {
-    *out_json = NULL;
+    *out_result = NULL;
     ak_error *err = &job->err;
     ak_err_clear(err);
     if (!job->qi.count) return ak_err_set(err, ANONKIT_E_USAGE, NULL, 0, 0, "no quasi-identifiers given (--qi)"), job_fail(job);
@@ -102,6 +104,7 @@ int anonkit_metrics(anonkit_job *job, const char *original_path, const char *pub
     double *weights = NULL;
     job_spec_storage storage = {0};
     table_spec spec;
+    anonkit_result *result = NULL;
     int rc = ANONKIT_OK;
     if (strcmp(published_path, "-") == 0) {
         o.shown = "stdin";
@@ -116,10 +119,18 @@ int anonkit_metrics(anonkit_job *job, const char *original_path, const char *pub
     if ((rc = metrics_pub_read(&g, &o, err)) < 0) goto done;
     if ((rc = job_weights(job, &weights)) < 0) goto done;
     if ((rc = metrics_pub_measure(t, &g, &o, weights, &r, err)) < 0) goto done;
+    if (!(result = result_new())) {
+        rc = ak_err_nomem(err);
+        goto done;
+    }
+    result->rows_read = r.m.rows;
+    result->published = r.m.published;
+    result->suppressed = r.m.suppressed;
+    result->classes = r.m.classes;
     json_t *root = metrics_json(job, t, &r);
-    *out_json = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17));
+    result->json = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17));
     json_decref(root);
-    rc = *out_json ? ANONKIT_OK : ak_err_nomem(err);
+    rc = result->json ? ANONKIT_OK : ak_err_nomem(err);
 done:
     spool_remove(&sp);
     metrics_pub_groups_free(&g);
@@ -127,5 +138,10 @@ done:
     table_free(t);
     free(weights);
     job_spec_free(&storage);
-    return rc < 0 ? job_fail(job) : ANONKIT_OK;
+    if (rc < 0) {
+        anonkit_result_free(result);
+        return job_fail(job);
+    }
+    *out_result = result;
+    return ANONKIT_OK;
 }

@@ -13,6 +13,7 @@
 #include "algo/sequential/releases.h"
 #include "algo/sequential/tds.h"
 #include "api/job.h"
+#include "api/result.h"
 #include "common/clock.h"
 #include "common/rng.h"
 #include "core/partition.h"
@@ -147,10 +148,9 @@ static int describe(anonkit_job *job, const table *t, const tds_result *res, con
     return 0;
 }
 
-int anonkit_sequential(anonkit_job *job, char **out_summary, char **out_json)
+int anonkit_sequential(anonkit_job *job, anonkit_result **out_result)
 {
-    if (out_summary) *out_summary = NULL;
-    if (out_json) *out_json = NULL;
+    *out_result = NULL;
     ak_err_clear(&job->err);
     const double start = ak_seconds();
     ak_error *err = &job->err;
@@ -178,7 +178,7 @@ int anonkit_sequential(anonkit_job *job, char **out_summary, char **out_json)
     publish_copied *copied = NULL;
     seq_releases *rel = NULL;
     table *t = NULL;
-    char *summary = NULL, *json = NULL;
+    anonkit_result *result = NULL;
     int rc;
     const int from_stdin = !strcmp(job->input, "-");
     const char *in_path = job->input;
@@ -215,8 +215,17 @@ int anonkit_sequential(anonkit_job *job, char **out_summary, char **out_json)
                        .copied = copied};
     publish_stats ps;
     if ((rc = publish_write(t, &part, &po, of.stream, job->output, &ps, err)) < 0) goto done;
-    if ((rc = describe(job, t, &res, &ps, &part, ak_seconds() - start, &summary, &json)) < 0) goto done;
-    if (job->report && fprintf(rf.stream, "%s\n", json) < 0) {
+    if (!(result = result_new())) {
+        rc = ak_err_nomem(err);
+        goto done;
+    }
+    result->rows_read = t->nrows;
+    result->published = ps.published;
+    result->suppressed = ps.suppressed;
+    result->classes = part.nclasses;
+    if ((rc = describe(job, t, &res, &ps, &part, ak_seconds() - start, &result->summary, &result->json)) < 0)
+        goto done;
+    if (job->report && fprintf(rf.stream, "%s\n", result->json) < 0) {
         rc = ak_err_set(err, ANONKIT_E_IO, job->report, 0, 0, "cannot write the report");
         goto done;
     }
@@ -236,13 +245,9 @@ done:
     seq_free(rel);
     table_free(t);
     if (rc < 0) {
-        free(summary);
-        free(json);
+        anonkit_result_free(result);
         return job_fail(job);
     }
-    if (out_summary) *out_summary = summary;
-    else free(summary);
-    if (out_json) *out_json = json;
-    else free(json);
+    *out_result = result;
     return ANONKIT_OK;
 }
