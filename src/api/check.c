@@ -1,10 +1,12 @@
 /* check.c — anonkit_check: the public entry point of the independent verifier
  * (src/verify/), which it calls with the job's settings. */
 #include "api/job.h"
+#include "api/locale.h"
 #include "api/result.h"
 #include "verify/verify.h"
 
-int anonkit_check(anonkit_job *job, const char *published_path, anonkit_result **out_result)
+/* anonkit_check in the C numeric locale. */
+static int check(anonkit_job *job, const char *published_path, anonkit_result **out_result)
 {
     *out_result = NULL;
     ak_err_clear(&job->err);
@@ -20,4 +22,13 @@ int anonkit_check(anonkit_job *job, const char *published_path, anonkit_result *
     r->classes = counts.classes;
     *out_result = r;
     return ANONKIT_OK;
+}
+
+int anonkit_check(anonkit_job *job, const char *published_path, anonkit_result **out_result)
+{
+    ak_c_numeric scope;
+    ak_c_numeric_enter(&scope);
+    const int rc = check(job, published_path, out_result);
+    ak_c_numeric_leave(&scope);
+    return rc;
 }

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "api/job.h"
+#include "api/locale.h"
 #include "api/result.h"
 #include "io/spool.h"
 #include "metrics/published.h"
@@ -85,8 +86,9 @@ static json_t *metrics_json(const anonkit_job *job, const table *t, const metric
     return root;
 }
 
-int anonkit_metrics(anonkit_job *job, const char *original_path, const char *published_path,
-                    anonkit_result **out_result)
+/* anonkit_metrics in the C numeric locale. */
+static int metrics_run(anonkit_job *job, const char *original_path, const char *published_path,
+                       anonkit_result **out_result)
 {
     *out_result = NULL;
     ak_error *err = &job->err;
@@ -144,4 +146,14 @@ done:
     }
     *out_result = result;
     return ANONKIT_OK;
+}
+
+int anonkit_metrics(anonkit_job *job, const char *original_path, const char *published_path,
+                    anonkit_result **out_result)
+{
+    ak_c_numeric scope;
+    ak_c_numeric_enter(&scope);
+    const int rc = metrics_run(job, original_path, published_path, out_result);
+    ak_c_numeric_leave(&scope);
+    return rc;
 }

@@ -13,6 +13,7 @@
 #include "algo/sequential/releases.h"
 #include "algo/sequential/tds.h"
 #include "api/job.h"
+#include "api/locale.h"
 #include "api/result.h"
 #include "common/clock.h"
 #include "common/rng.h"
@@ -148,7 +149,8 @@ static int describe(anonkit_job *job, const table *t, const tds_result *res, con
     return 0;
 }
 
-int anonkit_sequential(anonkit_job *job, anonkit_result **out_result)
+/* anonkit_sequential in the C numeric locale. */
+static int sequential(anonkit_job *job, anonkit_result **out_result)
 {
     *out_result = NULL;
     ak_err_clear(&job->err);
@@ -250,4 +252,13 @@ done:
     }
     *out_result = result;
     return ANONKIT_OK;
+}
+
+int anonkit_sequential(anonkit_job *job, anonkit_result **out_result)
+{
+    ak_c_numeric scope;
+    ak_c_numeric_enter(&scope);
+    const int rc = sequential(job, out_result);
+    ak_c_numeric_leave(&scope);
+    return rc;
 }
