@@ -138,6 +138,14 @@ static int anonymize_out_of_core(anonkit_job *job, const table_spec *spec, outfi
     return ANONKIT_OK;
 }
 
+/* Commits the table, the report and the rules of a run together: all of
+ * them or, when any fails before its rename, none (io/outfile.h). */
+static int commit_outputs(anonkit_job *job, outfile *of, outfile *rf, outfile *rulesf)
+{
+    outfile *const files[] = {of, rf, rulesf};
+    return outfile_commit_all(files, sizeof files / sizeof *files, &job->err);
+}
+
 /* Runs the checks of the job's algorithm, and every other algorithm's
  * rejection of the options that only it takes. */
 static int validate_algorithm(anonkit_job *job)
@@ -212,10 +220,7 @@ static int anonymize(anonkit_job *job, anonkit_result **out_result)
     const ak_run_context ctx = {.weights = weights, .threads = threads};
     if (!job_algorithm(job)->run) {
         if ((rc = anonymize_out_of_core(job, &spec, &of, &rf, &rulesf, &ctx, start, &result)) < 0) goto done;
-        if ((rc = outfile_commit(&of, &job->err)) < 0) goto done;
-        if (job->report && (rc = outfile_commit(&rf, &job->err)) < 0) goto done;
-        if (job->rules && (rc = outfile_commit(&rulesf, &job->err)) < 0) goto done;
-        rc = ANONKIT_OK;
+        rc = commit_outputs(job, &of, &rf, &rulesf);
         goto done;
     }
     phase_times pt;
@@ -262,10 +267,7 @@ static int anonymize(anonkit_job *job, anonkit_result **out_result)
         rc = ak_err_set(&job->err, ANONKIT_E_IO, job->report, 0, 0, "cannot write the report");
         goto done;
     }
-    if ((rc = outfile_commit(&of, &job->err)) < 0) goto done;
-    if (job->report && (rc = outfile_commit(&rf, &job->err)) < 0) goto done;
-    if (job->rules && (rc = outfile_commit(&rulesf, &job->err)) < 0) goto done;
-    rc = ANONKIT_OK;
+    rc = commit_outputs(job, &of, &rf, &rulesf);
 done:
     if (rc < 0) {
         outfile_abort(&of);

@@ -231,9 +231,8 @@ static int sequential(anonkit_job *job, anonkit_result **out_result)
         rc = ak_err_set(err, ANONKIT_E_IO, job->report, 0, 0, "cannot write the report");
         goto done;
     }
-    if ((rc = outfile_commit(&of, err)) < 0) goto done;
-    if (job->report && (rc = outfile_commit(&rf, err)) < 0) goto done;
-    rc = ANONKIT_OK;
+    outfile *const files[] = {&of, &rf}; /* committed together: both or neither */
+    rc = outfile_commit_all(files, sizeof files / sizeof *files, err);
 done:
     if (rc < 0) {
         outfile_abort(&of);
