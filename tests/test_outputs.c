@@ -168,6 +168,8 @@ static int fixture_setup(void **state)
     free(text);
     snprintf(path, sizeof path, "%s/edu.csv", dir);
     tu_write_file(path, "HS;School;*\nBSc;Uni;*\nMSc;Uni;*\nPhD;Uni;*\n");
+    snprintf(path, sizeof path, "%s/incons.csv", dir);
+    tu_write_file(path, "Job,Banker,Job,Clerk\n");
     snprintf(path, sizeof path, "%s/job.json", dir);
     tu_write_file(path, "{\"k\": 3}\n");
     static const char *const releases[] = {"t1.csv", "t2.csv", "job.csv", "name.csv"};
@@ -212,6 +214,7 @@ static int fixture_setup(void **state)
 
 /* The anonymize command the cases extend: writes out.csv. */
 #define ANON "@BIN@ anonymize in.csv --qi age,edu --hierarchy edu=edu.csv --sensitive disease --k 3 --seed 1 "
+#define ANON_STDIN "@BIN@ anonymize - --qi age,edu --hierarchy edu=edu.csv --sensitive disease --k 3 --seed 1 "
 #define SEQ                                                                                                        \
     "@BIN@ sequential seq-t1.csv --previous seq-t2.csv --x Name --y Disease --anonymity 2 --class Class "         \
     "--hierarchy Job=seq-job.csv --hierarchy Name=seq-name.csv "
@@ -271,10 +274,96 @@ static void test_outputs_committed_together(void **state)
     }
 }
 
+/* ---- D: no output is an input or another output ------------------------ */
+
+/* A refused run and a word its message must hold. */
+typedef struct aliasing_case {
+    const char *name, *command, *message;
+} aliasing_case;
+
+/* Every output naming an input, a hierarchy, an earlier release, the rules
+ * recode reads, a job file or another output — as spelled, through ./ or ..,
+ * through a symbolic link and through a hard link — is refused before any
+ * work with exit 1, a message naming both, and every file unchanged. */
+static void test_outputs_distinct_from_inputs(void **state)
+{
+    (void)state;
+    static const aliasing_case cases[] = {
+        {"report is the input", ANON "-o out.csv --report in.csv", "--report 'in.csv' and the input 'in.csv'"},
+        {"rules are the input", ANON "-o out.csv --rules in.csv", "--rules 'in.csv' and the input"},
+        {"output is the input", ANON "-o in.csv", "--output 'in.csv' and the input"},
+        {"output is the input through ./", ANON "-o ./in.csv", "the input"},
+        {"output is the input through ..", ANON "-o folder/../in.csv", "the input"},
+        {"report is the input through a symbolic link", ANON "-o out.csv --report in-symlink.csv", "the input"},
+        {"report is the input through a hard link", ANON "-o out.csv --report in-hardlink.csv", "the input"},
+        {"output is the input given by a symbolic link",
+         "@BIN@ anonymize in-symlink.csv --qi age --k 3 -o in.csv", "the input 'in-symlink.csv'"},
+        {"report is a hierarchy", ANON "-o out.csv --report edu.csv", "--report 'edu.csv' and --hierarchy 'edu.csv'"},
+        {"rules are a hierarchy through a hard link", ANON "-o out.csv --rules edu-hardlink.csv", "--hierarchy"},
+        {"output is the job file", "@BIN@ anonymize in.csv --job job.json --qi age -o job.json", "--job 'job.json'"},
+        {"report is the output", ANON "-o out.csv --report out.csv", "--output 'out.csv' and --report 'out.csv'"},
+        {"rules are the output", ANON "-o out.csv --rules ./out.csv", "--output 'out.csv' and --rules"},
+        {"report and rules are one file", ANON "-o out.csv --report r.json --rules r.json",
+         "--report 'r.json' and --rules 'r.json'"},
+        {"report and rules are one new file", ANON "-o out.csv --report new.json --rules folder/../new.json",
+         "--report 'new.json' and --rules"},
+        {"report is the output through a symbolic link", ANON "-o out.csv --report out-symlink.csv", "--output"},
+        {"report is the output through a hard link", ANON "-o out.csv --report out-hardlink.csv", "--output"},
+        {"rothko-t: report is the input",
+         "@BIN@ anonymize in.csv --qi age --k 3 --algorithm rothko-t --memory 4M -o out.csv --report in.csv",
+         "the input"},
+        {"standard input redirected from the output", ANON_STDIN "-o in.csv < in.csv", "standard input"},
+        {"empty output", ANON "-o ''", "--output '' names no file"},
+        {"output and report both standard output", ANON "-o - --report -",
+         "--output and --report both write to standard output"},
+        {"sequential: output is the current release", SEQ "-o seq-t1.csv", "the input 'seq-t1.csv'"},
+        {"sequential: report is an earlier release", SEQ "-o out.csv --report ./seq-t2.csv", "--previous 'seq-t2.csv'"},
+        {"sequential: report is a hierarchy", SEQ "-o out.csv --report seq-job.csv", "--hierarchy 'seq-job.csv'"},
+        {"sequential: report is the output", SEQ "-o out.csv --report out.csv", "--output 'out.csv' and --report"},
+        {"sequential: output is the inconsistency file", SEQ "--inconsistent incons.csv -o incons.csv", "--inconsistent"},
+        {"recode: output is the rules", "@BIN@ recode --rules good-rules.csv in.csv -o ./good-rules.csv",
+         "--rules 'good-rules.csv'"},
+        {"recode: output is the input", "@BIN@ recode --rules good-rules.csv in.csv -o in-hardlink.csv",
+         "the input 'in.csv'"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char *before = snapshot(dir), *err = NULL;
+        const int status = run_with(cases[i].command, NULL, &err);
+        char *after = snapshot(dir);
+        if (status != 1) fail_msg("%s: exit %d, not 1: %s", cases[i].name, status, err);
+        if (!strstr(err, cases[i].message)) fail_msg("%s: the message lacks \"%s\": %s", cases[i].name, cases[i].message, err);
+        if (strcmp(before, after)) fail_msg("%s: the folder changed:\n%s\nwas:\n%s", cases[i].name, after, before);
+        free(before);
+        free(after);
+        free(err);
+    }
+    /* the commands the cases start from run */
+    static const char *const fine[] = {
+        ANON "-o new.csv --report new.json --rules new-rules.csv",
+        ANON_STDIN "-o new.csv --report new.json --rules new-rules.csv < in.csv",
+        SEQ "--inconsistent incons.csv -o new.csv --report new.json",
+        "@BIN@ recode --rules good-rules.csv in.csv -o new.csv",
+        /* devices are written, not replaced: they may repeat */
+        ANON "-o /dev/null --report /dev/null --rules /dev/null",
+    };
+    for (size_t i = 0; i < sizeof fine / sizeof *fine; i++) {
+        char *err = NULL;
+        if (run_with(fine[i], NULL, &err) != 0) fail_msg("%s: %s", fine[i], err);
+        free(err);
+        char path[4300];
+        static const char *const made[] = {"new.csv", "new.json", "new-rules.csv"};
+        for (size_t m = 0; m < 3; m++) {
+            snprintf(path, sizeof path, "%s/%s", dir, made[m]);
+            unlink(path);
+        }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_outputs_committed_together),
+        cmocka_unit_test(test_outputs_distinct_from_inputs),
     };
     return cmocka_run_group_tests(tests, fixture_setup, tu_group_teardown);
 }

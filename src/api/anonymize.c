@@ -11,6 +11,7 @@
 #include "api/algorithm.h"
 #include "api/job.h"
 #include "api/locale.h"
+#include "api/paths.h"
 #include "api/report.h"
 #include "api/result.h"
 #include "common/clock.h"
@@ -179,6 +180,7 @@ static int anonymize(anonkit_job *job, anonkit_result **out_result)
         return ak_err_set(&job->err, ANONKIT_E_USAGE, NULL, 0, 0, "--split regression needs a numeric target column (--target)"), job_fail(job);
     if (model_validate(&job->model, &job->err) < 0) return job_fail(job);
     if (validate_algorithm(job) < 0) return job_fail(job);
+    if (job_check_paths(job, JOB_VERB_ANONYMIZE) < 0) return job_fail(job);
     if (!job->seed_set) job->seed = ak_fresh_seed();
 
     int rc;

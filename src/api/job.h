@@ -81,6 +81,7 @@ struct anonkit_job {
     char *class_error;     /* metrics --class-error: the class column of the decision tree */
     uint64_t train_rows;   /* metrics --train-rows: the first N rows train (0: not given) */
     char *split_column;    /* metrics --split-column: train/test per row */
+    strlist job_files;     /* the job files read (--job), which a run must not write */
     double suppression;    /* incognito, check: share of rows that may be suppressed */
     rothko_job_options rothko;
     incognito_job_options incognito;

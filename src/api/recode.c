@@ -6,6 +6,7 @@
 
 #include "api/job.h"
 #include "api/locale.h"
+#include "api/paths.h"
 #include "api/result.h"
 #include "publish/rules.h"
 #include "io/csv.h"
@@ -27,6 +28,7 @@ static int recode(anonkit_job *job, anonkit_result **out_result)
     if (!job->output)
         return ak_err_set(&job->err, ANONKIT_E_USAGE, NULL, 0, 0, "no output file given (-o FILE, or - for stdout)"),
                job_fail(job);
+    if (job_check_paths(job, JOB_VERB_RECODE) < 0) return job_fail(job);
 
     const int from_stdin = !strcmp(job->input, "-");
     const char *in_name = from_stdin ? "stdin" : job->input;

@@ -14,6 +14,7 @@
 #include "algo/sequential/tds.h"
 #include "api/job.h"
 #include "api/locale.h"
+#include "api/paths.h"
 #include "api/result.h"
 #include "common/clock.h"
 #include "common/rng.h"
@@ -165,6 +166,7 @@ static int sequential(anonkit_job *job, anonkit_result **out_result)
         return usage(job, "--sensitive-values applies to --linkability only%s", ""), job_fail(job);
     if (!job->score_distortion && !job->class_name)
         return usage(job, "the entropy score needs a class column (--class), or use --score distortion%s", ""), job_fail(job);
+    if (job_check_paths(job, JOB_VERB_SEQUENTIAL) < 0) return job_fail(job);
     if (!job->seed_set) job->seed = ak_fresh_seed();
 
     spool sp;
