@@ -176,7 +176,7 @@ static void test_values_stored(void **state)
     assert_true(job->rothko.alpha == 0.125);
     assert_int_equal(job->rothko.sample_size, 77);
     assert_int_equal(job->rothko.growth_depth, 5);
-    assert_string_equal(job->rothko.tmpdir, "/var/tmp");
+    assert_string_equal(job->tmpdir, "/var/tmp");
     assert_int_equal(job->onedim.bits, 10);
     assert_int_equal(job->onedim.centers, 64);
     assert_int_equal(job->kl_level, 2);
@@ -287,7 +287,7 @@ static void test_job_file(void **state)
     snprintf(want, sizeof want, "%s/rules.csv", dir);
     assert_string_equal(job->rules, want);
     snprintf(want, sizeof want, "%s/spill", dir);
-    assert_string_equal(job->rothko.tmpdir, want);
+    assert_string_equal(job->tmpdir, want);
     assert_int_equal(job->previous.count, 2);
     snprintf(want, sizeof want, "%s/t2.csv", dir);
     assert_string_equal(job->previous.items[1], want);

@@ -8,7 +8,8 @@
  *   release, rules of recode, inconsistency file, job file) or another path
  *   it writes, whatever the spelling (./, .., a symbolic or a hard link):
  *   such a run is refused before any work, exit 1, nothing changed;
- * - standard input is spooled under --tmpdir, not under $TMPDIR. */
+ * - standard input is spooled under --tmpdir, not under $TMPDIR (anonymize,
+ *   check, metrics, sequential). */
 #include <dirent.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -202,11 +203,11 @@ static int fixture_setup(void **state)
     snprintf(target, sizeof target, "%s/edu.csv", dir);
     snprintf(path, sizeof path, "%s/edu-hardlink.csv", dir);
     if (link(target, path) != 0) return -1;
-    /* valid rules for recode */
+    /* valid rules for recode, and the table they come with */
     char cmd[20000];
     snprintf(cmd, sizeof cmd,
-             "cd '%s' && '%s' anonymize in.csv --qi age,edu --hierarchy edu=edu.csv --k 3 --seed 1 -o /dev/null "
-             "--rules good-rules.csv 2>/dev/null",
+             "cd '%s' && '%s' anonymize in.csv --qi age,edu --hierarchy edu=edu.csv --k 3 --seed 1 "
+             "--rules good-rules.csv -o pub.csv 2>/dev/null",
              dir, ANONKIT_BINARY);
     if (system(cmd) != 0) return -1;
     return 0;
@@ -215,9 +216,10 @@ static int fixture_setup(void **state)
 /* The anonymize command the cases extend: writes out.csv. */
 #define ANON "@BIN@ anonymize in.csv --qi age,edu --hierarchy edu=edu.csv --sensitive disease --k 3 --seed 1 "
 #define ANON_STDIN "@BIN@ anonymize - --qi age,edu --hierarchy edu=edu.csv --sensitive disease --k 3 --seed 1 "
-#define SEQ                                                                                                        \
-    "@BIN@ sequential seq-t1.csv --previous seq-t2.csv --x Name --y Disease --anonymity 2 --class Class "         \
+#define SEQ_ARGS                                                                                                   \
+    "--previous seq-t2.csv --x Name --y Disease --anonymity 2 --class Class "                                     \
     "--hierarchy Job=seq-job.csv --hierarchy Name=seq-name.csv "
+#define SEQ "@BIN@ sequential seq-t1.csv " SEQ_ARGS
 
 /* ---- C: all outputs of a run or none ----------------------------------- */
 
@@ -359,11 +361,67 @@ static void test_outputs_distinct_from_inputs(void **state)
     }
 }
 
+/* ---- E: standard input is spooled under --tmpdir ------------------------ */
+
+/* The commands that spool standard input; @TMP@ is where --tmpdir goes. */
+static const char *const stdin_commands[] = {
+    ANON_STDIN "@TMP@ -o new.csv < in.csv",
+    "@BIN@ check - --qi age,edu --k 3 @TMP@ < pub.csv",
+    "@BIN@ metrics in.csv - --qi age,edu --hierarchy edu=edu.csv @TMP@ < pub.csv",
+    "@BIN@ sequential - " SEQ_ARGS "@TMP@ -o new.csv < seq-t1.csv",
+};
+
+/* Whether folder `name` of the fixture is empty. */
+static int empty_folder(const char *name)
+{
+    char path[4300];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    struct dirent **names = NULL;
+    const int n = scandir(path, &names, NULL, NULL);
+    assert_true(n >= 2);
+    for (int i = 0; i < n; i++) free(names[i]);
+    free(names);
+    return n == 2;
+}
+
+/* With --tmpdir D, the copy of standard input goes under D: every command
+ * runs with TMPDIR naming a folder that does not exist (where the copy would
+ * fail, as the same command without --tmpdir shows) and with TMPDIR naming an
+ * empty folder, which stays empty; nothing is left in D either. */
+static void test_stdin_spooled_under_tmpdir(void **state)
+{
+    (void)state;
+    char path[4300];
+    snprintf(path, sizeof path, "%s/spool", dir);
+    assert_int_equal(mkdir(path, 0700), 0);
+    snprintf(path, sizeof path, "%s/empty", dir);
+    assert_int_equal(mkdir(path, 0700), 0);
+    for (size_t i = 0; i < sizeof stdin_commands / sizeof *stdin_commands; i++) {
+        char *err = NULL;
+        const tokens nowhere = {{"@TMP@"}, {""}};
+        char command[4096];
+        snprintf(command, sizeof command, "TMPDIR=@D@/nowhere %s", stdin_commands[i]);
+        if (run_with(command, &nowhere, &err) == 0) fail_msg("%s ran without a folder for its copy of stdin", command);
+        free(err);
+        const tokens spool = {{"@TMP@"}, {"--tmpdir spool"}};
+        if (run_with(command, &spool, &err) != 0) fail_msg("%s --tmpdir spool: %s", command, err);
+        free(err);
+        snprintf(command, sizeof command, "TMPDIR=@D@/empty %s", stdin_commands[i]);
+        if (run_with(command, &spool, &err) != 0) fail_msg("%s --tmpdir spool: %s", command, err);
+        free(err);
+        assert_true(empty_folder("empty"));
+        assert_true(empty_folder("spool"));
+        snprintf(path, sizeof path, "%s/new.csv", dir);
+        unlink(path);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_outputs_committed_together),
         cmocka_unit_test(test_outputs_distinct_from_inputs),
+        cmocka_unit_test(test_stdin_spooled_under_tmpdir),
     };
     return cmocka_run_group_tests(tests, fixture_setup, tu_group_teardown);
 }

@@ -88,7 +88,7 @@ typedef enum anonkit_option {
     ANONKIT_OPT_MEMORY = 26,     /* out of core: memory budget, "256M" (K/M/G suffixes) */
     ANONKIT_OPT_FCACHE = 27,     /* rothko-t: frequency groups held at once (0 = as many as fit) */
     ANONKIT_OPT_BLOCK_SIZE = 28, /* out of core: bytes per read/write of spill files (default 256K) */
-    ANONKIT_OPT_TMPDIR = 29,     /* out of core: parent folder of the private spill folder (default TMPDIR) */
+    ANONKIT_OPT_TMPDIR = 29,     /* parent folder of the private spill folder and of the copy of stdin (default TMPDIR) */
     /* sequential releases (004): anonkit_sequential */
     ANONKIT_OPT_PREVIOUS = 30,   /* an earlier release CSV (appends) */
     ANONKIT_OPT_X = 31,          /* X of (X,Y)-privacy: attribute names of any release (appends) */

@@ -207,7 +207,7 @@ static int anonymize(anonkit_job *job, anonkit_result **out_result)
     if ((rc = outfile_open(&of, job->output, &job->err)) < 0) goto done;
     if (job->report && (rc = outfile_open(&rf, job->report, &job->err)) < 0) goto done;
     if (job->rules && (rc = outfile_open(&rulesf, job->rules, &job->err)) < 0) goto done;
-    if (from_stdin && (rc = spool_stream(&sp, stdin, &job->err)) < 0) goto done;
+    if (from_stdin && (rc = spool_stream_in(&sp, stdin, job->tmpdir, &job->err)) < 0) goto done;
     table_spec spec;
     if ((rc = job_table_spec(job, from_stdin ? sp.path : job->input, from_stdin ? "stdin" : job->input, &spec,
                              &storage)) < 0)

@@ -78,7 +78,7 @@ void anonkit_job_free(anonkit_job *job)
     free(job->class_name);
     free(job->target_name);
     free(job->rules);
-    free(job->rothko.tmpdir);
+    free(job->tmpdir);
     strlist_free(&job->qi);
     strlist_free(&job->identifiers);
     strlist_free(&job->numeric);

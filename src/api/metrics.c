@@ -110,7 +110,7 @@ static int metrics_run(anonkit_job *job, const char *original_path, const char *
     int rc = ANONKIT_OK;
     if (strcmp(published_path, "-") == 0) {
         o.shown = "stdin";
-        if ((rc = spool_stream(&sp, stdin, err)) < 0) goto done;
+        if ((rc = spool_stream_in(&sp, stdin, job->tmpdir, err)) < 0) goto done;
         o.path = sp.path;
     }
     if ((rc = job_table_spec(job, original_path, original_path, &spec, &storage)) < 0) goto done;

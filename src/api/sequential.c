@@ -189,7 +189,7 @@ static int sequential(anonkit_job *job, anonkit_result **out_result)
     if ((rc = outfile_open(&of, job->output, err)) < 0) goto done;
     if (job->report && (rc = outfile_open(&rf, job->report, err)) < 0) goto done;
     if (from_stdin) {
-        if ((rc = spool_stream(&sp, stdin, err)) < 0) goto done;
+        if ((rc = spool_stream_in(&sp, stdin, job->tmpdir, err)) < 0) goto done;
         in_path = sp.path;
     }
     const char *display = from_stdin ? "stdin" : job->input;
