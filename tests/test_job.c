@@ -3,7 +3,7 @@
  * rejected with a message naming the option, lists appended and emptied by "",
  * the option table's names, flags and help, and JSON job files with relative
  * paths; and runs under a locale whose decimal point is a comma publishing the
- * same bytes as under the C locale. The job's fields are read (never written)
+ * same bytes as under the C locale (anonymize, check, metrics, sequential). The job's fields are read (never written)
  * to see what a setting did. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -505,13 +505,62 @@ static void test_decimal_comma_locale(void **state)
     tu_rmtree(dir);
 }
 
+/* One sequential release of the fixture of tests/data/sequential to `out`:
+ * the summary minus its time line, in a malloc'd text. */
+static char *run_sequential(const char *out)
+{
+    static const char *const files[] = {"t1.csv", "t2g.csv", "job.csv", "name.csv"};
+    char path[4][4300];
+    for (int i = 0; i < 4; i++) snprintf(path[i], sizeof path[i], "%s/tests/data/sequential/%s", ANONKIT_SOURCE_DIR, files[i]);
+    char hjob[4400], hname[4400];
+    snprintf(hjob, sizeof hjob, "Job=%s", path[2]);
+    snprintf(hname, sizeof hname, "Name=%s", path[3]);
+    const anonkit_option o[] = {ANONKIT_OPT_INPUT,       ANONKIT_OPT_PREVIOUS,         ANONKIT_OPT_OUTPUT,
+                                ANONKIT_OPT_X,           ANONKIT_OPT_Y,                ANONKIT_OPT_LINKABILITY,
+                                ANONKIT_OPT_SENSITIVE_VALUES, ANONKIT_OPT_SCORE,       ANONKIT_OPT_HIERARCHY,
+                                ANONKIT_OPT_HIERARCHY,   ANONKIT_OPT_SEED,             ANONKIT_OPT__COUNT};
+    const char *const v[] = {path[0], path[1], out, "Name,Job", "Disease", "0.7", "HIV", "distortion", hjob, hname, "1"};
+    anonkit_job *job = job_with(o, v);
+    anonkit_result *result = NULL;
+    if (anonkit_sequential(job, &result) != ANONKIT_OK) fail_msg("sequential: %s", anonkit_errmsg(job));
+    char *summary = strdup(anonkit_result_summary(result));
+    assert_non_null(summary);
+    char *time_line = strstr(summary, "time ");
+    if (time_line) *time_line = '\0';
+    anonkit_result_free(result);
+    anonkit_job_free(job);
+    return summary;
+}
+
+/* anonkit_sequential under a decimal comma writes the summary of the C
+ * locale (its distortions and L_Y(X) with '.'), and the caller's locale is back. */
+static void test_sequential_decimal_comma(void **state)
+{
+    (void)state;
+    const char *dir = tu_mkdtemp();
+    char out[4200];
+    snprintf(out, sizeof out, "%s", tu_path(dir, "seq.csv"));
+    assert_non_null(setlocale(LC_ALL, "C"));
+    char *c = run_sequential(out);
+    if (!setlocale(LC_ALL, "de_DE.UTF-8")) fail_msg("the locale de_DE.UTF-8 is not installed (scripts/deps.sh generates it)");
+    char *de = run_sequential(out);
+    assert_string_equal(localeconv()->decimal_point, ",");
+    setlocale(LC_ALL, "C");
+    assert_string_equal(c, de);
+    assert_non_null(strstr(c, "categorical ")); /* its numbers hold a '.' */
+    assert_non_null(strchr(strstr(c, "categorical "), '.'));
+    free(c);
+    free(de);
+    tu_rmtree(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_option_table), cmocka_unit_test(test_set_and_reject),
         cmocka_unit_test(test_values_stored), cmocka_unit_test(test_algorithms),
         cmocka_unit_test(test_lists),        cmocka_unit_test(test_job_file),
-        cmocka_unit_test(test_decimal_comma_locale),
+        cmocka_unit_test(test_decimal_comma_locale), cmocka_unit_test(test_sequential_decimal_comma),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
