@@ -126,7 +126,11 @@ static int describe(anonkit_job *job, const table *t, const tds_result *res, con
     json_object_set_new(root, "distortion_continuous", json_real(res->distortion_cont));
     double entropy = 0;
     if (t->class_column >= 0) {
-        AK_CHECK(metrics_partition_entropy(t, part, &entropy, &job->err));
+        const int rc = metrics_partition_entropy(t, part, &entropy, &job->err);
+        if (rc < 0) {
+            json_decref(root);
+            return rc;
+        }
         json_object_set_new(root, "conditional_entropy", json_real(entropy));
     }
     json_object_set_new(root, "seconds", json_real(secs));
