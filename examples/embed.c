@@ -65,8 +65,10 @@ int main(int argc, char **argv)
     }
     if (!status) {
         fputs(anonkit_result_summary(result), stdout);
-        uint64_t classes = 0, rows = 0;
-        status = anonkit_check(job, output, &classes, &rows);
+        anonkit_result *checked = NULL;
+        status = anonkit_check(job, output, &checked);
+        const uint64_t classes = anonkit_result_classes(checked), rows = anonkit_result_rows_read(checked);
+        anonkit_result_free(checked);
         if (status == ANONKIT_OK)
             printf("check: %llu rows in %llu classes satisfy the model\n", (unsigned long long)rows,
                    (unsigned long long)classes);

@@ -573,16 +573,22 @@ static void test_patients_k3_suppression(void **state)
     free(out);
     anonkit_result_free(res);
     /* The verifier: with the limit the two '*' rows are suppressed; without it they are a class of 2 < 3. */
-    uint64_t classes, rows, suppressed;
-    assert_int_equal(anonkit_check_counts(job, tu_path(dir, "out.csv"), &classes, &rows, &suppressed), ANONKIT_OK);
-    assert_int_equal(classes, 1);
-    assert_int_equal(rows, 6);
-    assert_int_equal(suppressed, 2);
+    anonkit_result *checked = NULL;
+    assert_int_equal(anonkit_check(job, tu_path(dir, "out.csv"), &checked), ANONKIT_OK);
+    assert_int_equal(anonkit_result_classes(checked), 1);
+    assert_int_equal(anonkit_result_rows_read(checked), 6);
+    assert_int_equal(anonkit_result_rows_published(checked), 4);
+    assert_int_equal(anonkit_result_rows_suppressed(checked), 2);
+    assert_int_equal(anonkit_result_rows_outside(checked), 0); /* recode's field */
+    assert_null(anonkit_result_summary(checked));
+    assert_null(anonkit_result_json(checked));
+    anonkit_result_free(checked);
     set(job, ANONKIT_OPT_SUPPRESSION, "0.2"); /* 1 row */
-    assert_int_equal(anonkit_check_counts(job, tu_path(dir, "out.csv"), &classes, &rows, &suppressed),
-                     ANONKIT_E_VIOLATION);
+    checked = (anonkit_result *)&checked; /* set to NULL on failure */
+    assert_int_equal(anonkit_check(job, tu_path(dir, "out.csv"), &checked), ANONKIT_E_VIOLATION);
+    assert_null(checked);
     set(job, ANONKIT_OPT_SUPPRESSION, "0");
-    assert_int_equal(anonkit_check(job, tu_path(dir, "out.csv"), NULL, NULL), ANONKIT_E_VIOLATION);
+    assert_int_equal(anonkit_check(job, tu_path(dir, "out.csv"), &checked), ANONKIT_E_VIOLATION);
     anonkit_job_free(job);
     tu_rmtree(dir);
 }

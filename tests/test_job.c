@@ -3,7 +3,7 @@
  * rejected with a message naming the option, lists appended and emptied by "",
  * the option table's names, flags and help, and JSON job files with relative
  * paths; and runs under a locale whose decimal point is a comma publishing the
- * same bytes as under the C locale. The job's fields are read (never written)
+ * same bytes as under the C locale (anonymize, check, metrics, sequential). The job's fields are read (never written)
  * to see what a setting did. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -176,7 +176,7 @@ static void test_values_stored(void **state)
     assert_true(job->rothko.alpha == 0.125);
     assert_int_equal(job->rothko.sample_size, 77);
     assert_int_equal(job->rothko.growth_depth, 5);
-    assert_string_equal(job->rothko.tmpdir, "/var/tmp");
+    assert_string_equal(job->tmpdir, "/var/tmp");
     assert_int_equal(job->onedim.bits, 10);
     assert_int_equal(job->onedim.centers, 64);
     assert_int_equal(job->kl_level, 2);
@@ -287,7 +287,7 @@ static void test_job_file(void **state)
     snprintf(want, sizeof want, "%s/rules.csv", dir);
     assert_string_equal(job->rules, want);
     snprintf(want, sizeof want, "%s/spill", dir);
-    assert_string_equal(job->rothko.tmpdir, want);
+    assert_string_equal(job->tmpdir, want);
     assert_int_equal(job->previous.count, 2);
     snprintf(want, sizeof want, "%s/t2.csv", dir);
     assert_string_equal(job->previous.items[1], want);
@@ -353,11 +353,46 @@ static char *report_without_times(const char *text)
     return out;
 }
 
+/* A job with settings (option, value pairs ending in ANONKIT_OPT__COUNT). */
+static anonkit_job *job_with(const anonkit_option *opts, const char *const *values)
+{
+    anonkit_job *job = anonkit_job_create();
+    assert_non_null(job);
+    for (size_t i = 0; opts[i] != ANONKIT_OPT__COUNT; i++)
+        if (anonkit_job_set(job, opts[i], values[i]) != ANONKIT_OK)
+            fail_msg("--%s %s: %s", anonkit_option_name(opts[i]), values[i], anonkit_errmsg(job));
+    return job;
+}
+
+/* anonkit_check and anonkit_metrics of the published file `out` (of
+ * `input`) with the settings of its run: *checked receives the check's
+ * counts as text, *measured the metrics' JSON. */
+static void run_check_metrics(const char *input, const char *out, const anonkit_option *opts,
+                              const char *const *values, char **checked, char **measured)
+{
+    anonkit_job *job = job_with(opts, values);
+    anonkit_result *result = NULL;
+    if (anonkit_check(job, out, &result) != ANONKIT_OK) fail_msg("check: %s", anonkit_errmsg(job));
+    char counts[128];
+    snprintf(counts, sizeof counts, "%llu rows, %llu classes, %llu suppressed",
+             (unsigned long long)anonkit_result_rows_read(result), (unsigned long long)anonkit_result_classes(result),
+             (unsigned long long)anonkit_result_rows_suppressed(result));
+    anonkit_result_free(result);
+    *checked = strdup(counts);
+    assert_non_null(*checked);
+    if (anonkit_metrics(job, input, out, &result) != ANONKIT_OK) fail_msg("metrics: %s", anonkit_errmsg(job));
+    *measured = strdup(anonkit_result_json(result));
+    assert_non_null(*measured);
+    anonkit_result_free(result);
+    anonkit_job_free(job);
+}
+
 /* One anonymize run of `input` with settings (option, value pairs ending in
  * ANONKIT_OPT__COUNT); *published, *summary (minus its time line) and
- * *report (minus timings) receive what it wrote. */
+ * *report (minus timings) receive what it wrote, *checked and *measured what
+ * anonkit_check and anonkit_metrics say of the published file. */
 static void run_anonymize(const char *dir, const char *input, const anonkit_option *opts, const char *const *values,
-                          char **published, char **summary, char **report)
+                          char **published, char **summary, char **report, char **checked, char **measured)
 {
     anonkit_job *job = anonkit_job_create();
     assert_non_null(job);
@@ -380,11 +415,15 @@ static void run_anonymize(const char *dir, const char *input, const anonkit_opti
     *report = report_without_times(anonkit_result_json(result));
     anonkit_result_free(result);
     anonkit_job_free(job);
+    run_check_metrics(input, out, opts, values, checked, measured);
 }
 
 /* A program that chose a locale with a decimal comma (setlocale(LC_ALL, ""))
  * gets the same options, output, summary and report as under the C locale,
- * and keeps its own locale after every call. The locale must be installed
+ * the same verdict and counts of anonkit_check (variance diversity of a
+ * decimal sensitive value included) and the same metrics JSON (published
+ * decimal ranges read, numbers written with '.'), and keeps its own locale
+ * after every call. The locale must be installed
  * (scripts/deps.sh generates it): without it the test fails. 20000 rows, so
  * that the writer formats the class means on worker threads too. */
 static void test_decimal_comma_locale(void **state)
@@ -393,13 +432,14 @@ static void test_decimal_comma_locale(void **state)
     const char *dir = tu_mkdtemp();
     char input[4200];
     snprintf(input, sizeof input, "%s", tu_path(dir, "in.csv"));
-    /* numeric QIs with decimals and exponents, a categorical QI, a class, a numeric sensitive value */
+    /* numeric QIs with decimals and exponents, a categorical QI, a class, a numeric sensitive value
+     * (a point and an exponent: read through strtod, which the locale would change) */
     char *text = malloc(64 * 20100);
     assert_non_null(text);
     size_t used = (size_t)sprintf(text, "x,y,c,label,s\n");
     tu_rng rng = {7};
     for (int r = 0; r < 20000; r++)
-        used += (size_t)sprintf(text + used, "%u.%02u,%ue-1,c%u,%s,%u.5\n", (unsigned)tu_below(&rng, 90),
+        used += (size_t)sprintf(text + used, "%u.%02u,%u.5e-1,c%u,%s,%u.5e0\n", (unsigned)tu_below(&rng, 90),
                                 (unsigned)tu_below(&rng, 100), (unsigned)tu_below(&rng, 5000),
                                 (unsigned)tu_below(&rng, 4), tu_below(&rng, 3) ? "yes" : "no",
                                 (unsigned)tu_below(&rng, 50));
@@ -428,7 +468,7 @@ static void test_decimal_comma_locale(void **state)
     const anonkit_option *const opts[] = {o1, o2, o3, o4};
     const char *const *const values[] = {v1, v2, v3, v4};
     enum { NRUNS = 4 };
-    char *published[2][NRUNS], *summary[2][NRUNS], *report[2][NRUNS];
+    char *published[2][NRUNS], *summary[2][NRUNS], *report[2][NRUNS], *checked[2][NRUNS], *measured[2][NRUNS];
     for (int pass = 0; pass < 2; pass++) {
         if (pass == 0) assert_non_null(setlocale(LC_ALL, "C"));
         else if (!setlocale(LC_ALL, "de_DE.UTF-8"))
@@ -436,7 +476,8 @@ static void test_decimal_comma_locale(void **state)
         const char *point = pass ? "," : ".";
         assert_string_equal(localeconv()->decimal_point, point);
         for (int r = 0; r < NRUNS; r++) {
-            run_anonymize(dir, input, opts[r], values[r], &published[pass][r], &summary[pass][r], &report[pass][r]);
+            run_anonymize(dir, input, opts[r], values[r], &published[pass][r], &summary[pass][r], &report[pass][r],
+                          &checked[pass][r], &measured[pass][r]);
             assert_string_equal(localeconv()->decimal_point, point); /* the caller's locale is back */
         }
         char printed[32];
@@ -449,12 +490,67 @@ static void test_decimal_comma_locale(void **state)
         assert_string_equal(summary[0][r], summary[1][r]);
         assert_string_equal(report[0][r], report[1][r]);
         assert_non_null(strchr(published[0][r], '.')); /* decimals were published */
+        assert_string_equal(checked[0][r], checked[1][r]);
+        assert_string_equal(measured[0][r], measured[1][r]);
+        assert_non_null(strstr(measured[0][r], "\"dm\": ")); /* a real, written with '.' */
+        assert_null(strstr(measured[0][r], ",0")); /* no decimal comma */
         for (int pass = 0; pass < 2; pass++) {
+            free(checked[pass][r]);
+            free(measured[pass][r]);
             free(published[pass][r]);
             free(summary[pass][r]);
             free(report[pass][r]);
         }
     }
+    tu_rmtree(dir);
+}
+
+/* One sequential release of the fixture of tests/data/sequential to `out`:
+ * the summary minus its time line, in a malloc'd text. */
+static char *run_sequential(const char *out)
+{
+    static const char *const files[] = {"t1.csv", "t2g.csv", "job.csv", "name.csv"};
+    char path[4][4300];
+    for (int i = 0; i < 4; i++) snprintf(path[i], sizeof path[i], "%s/tests/data/sequential/%s", ANONKIT_SOURCE_DIR, files[i]);
+    char hjob[4400], hname[4400];
+    snprintf(hjob, sizeof hjob, "Job=%s", path[2]);
+    snprintf(hname, sizeof hname, "Name=%s", path[3]);
+    const anonkit_option o[] = {ANONKIT_OPT_INPUT,       ANONKIT_OPT_PREVIOUS,         ANONKIT_OPT_OUTPUT,
+                                ANONKIT_OPT_X,           ANONKIT_OPT_Y,                ANONKIT_OPT_LINKABILITY,
+                                ANONKIT_OPT_SENSITIVE_VALUES, ANONKIT_OPT_SCORE,       ANONKIT_OPT_HIERARCHY,
+                                ANONKIT_OPT_HIERARCHY,   ANONKIT_OPT_SEED,             ANONKIT_OPT__COUNT};
+    const char *const v[] = {path[0], path[1], out, "Name,Job", "Disease", "0.7", "HIV", "distortion", hjob, hname, "1"};
+    anonkit_job *job = job_with(o, v);
+    anonkit_result *result = NULL;
+    if (anonkit_sequential(job, &result) != ANONKIT_OK) fail_msg("sequential: %s", anonkit_errmsg(job));
+    char *summary = strdup(anonkit_result_summary(result));
+    assert_non_null(summary);
+    char *time_line = strstr(summary, "time ");
+    if (time_line) *time_line = '\0';
+    anonkit_result_free(result);
+    anonkit_job_free(job);
+    return summary;
+}
+
+/* anonkit_sequential under a decimal comma writes the summary of the C
+ * locale (its distortions and L_Y(X) with '.'), and the caller's locale is back. */
+static void test_sequential_decimal_comma(void **state)
+{
+    (void)state;
+    const char *dir = tu_mkdtemp();
+    char out[4200];
+    snprintf(out, sizeof out, "%s", tu_path(dir, "seq.csv"));
+    assert_non_null(setlocale(LC_ALL, "C"));
+    char *c = run_sequential(out);
+    if (!setlocale(LC_ALL, "de_DE.UTF-8")) fail_msg("the locale de_DE.UTF-8 is not installed (scripts/deps.sh generates it)");
+    char *de = run_sequential(out);
+    assert_string_equal(localeconv()->decimal_point, ",");
+    setlocale(LC_ALL, "C");
+    assert_string_equal(c, de);
+    assert_non_null(strstr(c, "categorical ")); /* its numbers hold a '.' */
+    assert_non_null(strchr(strstr(c, "categorical "), '.'));
+    free(c);
+    free(de);
     tu_rmtree(dir);
 }
 
@@ -464,7 +560,7 @@ int main(void)
         cmocka_unit_test(test_option_table), cmocka_unit_test(test_set_and_reject),
         cmocka_unit_test(test_values_stored), cmocka_unit_test(test_algorithms),
         cmocka_unit_test(test_lists),        cmocka_unit_test(test_job_file),
-        cmocka_unit_test(test_decimal_comma_locale),
+        cmocka_unit_test(test_decimal_comma_locale), cmocka_unit_test(test_sequential_decimal_comma),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -450,9 +450,15 @@ static void test_metrics_of_published_by_hand(void **state)
                        "50-70,300,Uni,a\n"
                        "35-45,200-250,Uni,a\n");
     anonkit_job *job = hand_job(NULL);
-    char *text = NULL;
-    if (anonkit_metrics(job, hand_csv_path, pub, &text) != ANONKIT_OK) fail_msg("%s", anonkit_errmsg(job));
-    json_t *j = parse_json(text, "metrics");
+    anonkit_result *measured = NULL;
+    if (anonkit_metrics(job, hand_csv_path, pub, &measured) != ANONKIT_OK) fail_msg("%s", anonkit_errmsg(job));
+    json_t *j = parse_json(anonkit_result_json(measured), "metrics");
+    /* the result's counts are the JSON's */
+    assert_int_equal(anonkit_result_rows_read(measured), 11);
+    assert_int_equal(anonkit_result_rows_published(measured), 9);
+    assert_int_equal(anonkit_result_rows_suppressed(measured), 2);
+    assert_int_equal(anonkit_result_classes(measured), 4);
+    assert_null(anonkit_result_summary(measured));
     assert_near(num(j, "rows"), 11, "rows");
     assert_near(num(j, "rows_published"), 9, "rows_published");
     assert_near(num(j, "rows_suppressed"), 2, "rows_suppressed");
@@ -469,16 +475,16 @@ static void test_metrics_of_published_by_hand(void **state)
     assert_true(fabs(num(ncp, "zip") - 3.0 / 11) < 1e-9);
     assert_true(fabs(num(ncp, "edu") - 6.2 / 11) < 1e-9);
     json_decref(j);
-    free(text);
+    anonkit_result_free(measured);
     anonkit_job_free(job);
 
     /* weights age=2,zip=0,edu=1 */
     job = hand_job("age=2,zip=0,edu=1");
-    assert_int_equal(anonkit_metrics(job, hand_csv_path, pub, &text), ANONKIT_OK);
-    j = parse_json(text, "metrics");
+    assert_int_equal(anonkit_metrics(job, hand_csv_path, pub, &measured), ANONKIT_OK);
+    j = parse_json(anonkit_result_json(measured), "metrics");
     assert_true(fabs(num(j, "gcp") - 14.2 / 33) < 1e-9);
     json_decref(j);
-    free(text);
+    anonkit_result_free(measured);
     anonkit_job_free(job);
 
     /* texts that are no published value of their attribute are rejected */
@@ -487,9 +493,9 @@ static void test_metrics_of_published_by_hand(void **state)
                          "age,zip,edu\nx,100,HS\n"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         tu_write_file(pub, bad[i]);
-        text = (char *)1;
-        assert_int_equal(anonkit_metrics(job, hand_csv_path, pub, &text), ANONKIT_E_INPUT);
-        assert_null(text);
+        measured = (anonkit_result *)&measured; /* set to NULL on failure */
+        assert_int_equal(anonkit_metrics(job, hand_csv_path, pub, &measured), ANONKIT_E_INPUT);
+        assert_null(measured);
         assert_non_null(strstr(anonkit_errmsg(job), "not a published value"));
     }
     anonkit_job_free(job);
@@ -677,10 +683,10 @@ static void test_report_agrees_with_published(void **state)
         assert_memory_equal(file, json, strlen(json));
         json_t *report = parse_json(file, "report");
         free(file);
-        char *mtext = NULL;
-        rc = anonkit_metrics(job, g.csv, g.out, &mtext);
+        anonkit_result *measured = NULL;
+        rc = anonkit_metrics(job, g.csv, g.out, &measured);
         if (rc != ANONKIT_OK) fail_msg("iteration %d: anonkit_metrics: %s", iter, anonkit_errmsg(job));
-        json_t *mj = parse_json(mtext, "metrics");
+        json_t *mj = parse_json(anonkit_result_json(measured), "metrics");
 
         const json_t *rm = json_object_get(report, "metrics");
         assert_non_null(rm);
@@ -719,7 +725,7 @@ static void test_report_agrees_with_published(void **state)
 
         json_decref(report);
         json_decref(mj);
-        free(mtext);
+        anonkit_result_free(measured);
         anonkit_result_free(res);
         anonkit_job_free(job);
         tu_rmtree(d);

@@ -436,12 +436,15 @@ static void test_round_trip(void **state)
         free(mine);
         free(theirs);
 
-        uint64_t rows = 0, outside = 0;
+        anonkit_result *recoded_result = NULL;
         assert_int_equal(anonkit_job_set(job, ANONKIT_OPT_RULES, api_rules), ANONKIT_OK);
         assert_int_equal(anonkit_job_set(job, ANONKIT_OPT_OUTPUT, recoded), ANONKIT_OK);
-        if (anonkit_recode(job, &rows, &outside) != ANONKIT_OK) fail_msg("iteration %d: recode: %s", iter, anonkit_errmsg(job));
-        assert_int_equal(rows, g.nrows);
-        assert_int_equal(outside, 0);
+        if (anonkit_recode(job, &recoded_result) != ANONKIT_OK)
+            fail_msg("iteration %d: recode: %s", iter, anonkit_errmsg(job));
+        assert_int_equal(anonkit_result_rows_read(recoded_result), g.nrows);
+        assert_int_equal(anonkit_result_rows_published(recoded_result), g.nrows);
+        assert_int_equal(anonkit_result_rows_outside(recoded_result), 0);
+        anonkit_result_free(recoded_result);
         size_t n1, n2;
         char *a = tu_read_file(published, &n1), *b = tu_read_file(recoded, &n2);
         assert_non_null(a);
@@ -491,7 +494,12 @@ static int recode_text(const char *rules_text_, const char *input, char **out, u
     anonkit_job_set(job, ANONKIT_OPT_RULES, rules_path);
     anonkit_job_set(job, ANONKIT_OPT_INPUT, in);
     anonkit_job_set(job, ANONKIT_OPT_OUTPUT, res);
-    int rc = anonkit_recode(job, rows, outside);
+    anonkit_result *result = NULL;
+    int rc = anonkit_recode(job, &result);
+    if ((rc == ANONKIT_OK) != (result != NULL)) fail_msg("anonkit_recode: a result only on success");
+    *rows = anonkit_result_rows_read(result);
+    *outside = anonkit_result_rows_outside(result);
+    anonkit_result_free(result);
     *out = tu_read_file(res, NULL);
     *job_out = job;
     return rc;

@@ -203,8 +203,14 @@ static int run(const char *dir, int ntab, const hset *hs, const req *q, const ch
         snprintf(spec, sizeof spec, "%s=%s", hs->name[i], hier_path(hs->h[i]));
         assert_int_equal(anonkit_job_set(job, ANONKIT_OPT_HIERARCHY, spec), 0);
     }
-    int rc = anonkit_sequential(job, NULL, NULL);
+    anonkit_result *result = NULL;
+    int rc = anonkit_sequential(job, &result);
     if (rc < 0 && rc != ANONKIT_E_INELIGIBLE) fail_msg("anonkit_sequential: %s", anonkit_errmsg(job));
+    if ((rc == ANONKIT_OK) != (result != NULL)) fail_msg("anonkit_sequential: a result only on success");
+    if (result && anonkit_result_rows_published(result) + anonkit_result_rows_suppressed(result) !=
+                      anonkit_result_rows_read(result))
+        fail_msg("anonkit_sequential: the result's counts do not add up");
+    anonkit_result_free(result);
     anonkit_job_free(job);
     return rc;
 }
@@ -710,8 +716,11 @@ static char *run_threads(const char *dir, const char *threads, const char *y, co
     assert_int_equal(anonkit_job_set(job, ANONKIT_OPT_HIERARCHY, hjob), 0);
     assert_int_equal(anonkit_job_set(job, ANONKIT_OPT_SEED, "3"), 0);
     assert_int_equal(anonkit_job_set(job, ANONKIT_OPT_THREADS, threads), 0);
-    char *json = NULL;
-    if (anonkit_sequential(job, NULL, &json) != 0) fail_msg("anonkit_sequential: %s", anonkit_errmsg(job));
+    anonkit_result *result = NULL;
+    if (anonkit_sequential(job, &result) != 0) fail_msg("anonkit_sequential: %s", anonkit_errmsg(job));
+    char *json = strdup(anonkit_result_json(result));
+    anonkit_result_free(result);
+    assert_non_null(json);
     char *secs = strstr(json, "\"seconds\"");
     assert_non_null(secs);
     *secs = '\0';

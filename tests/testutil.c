@@ -240,21 +240,22 @@ anonkit_result *tu_anonymize(anonkit_job *job, const char *out, int eligible, co
 
 uint64_t tu_verify(anonkit_job *job, const char *out, const char *what, uint64_t *classes)
 {
-    uint64_t c = 0, rows = 0;
-    const int rc = anonkit_check(job, out, &c, &rows);
-    if (rc != ANONKIT_OK) fail_msg("%s: verifier (%d): %s", what, rc, anonkit_errmsg(job));
-    if (classes) *classes = c;
-    return rows;
+    return tu_verify_suppressed(job, out, what, classes, NULL);
 }
 
 uint64_t tu_verify_suppressed(anonkit_job *job, const char *out, const char *what, uint64_t *classes,
                               uint64_t *suppressed)
 {
-    uint64_t c = 0, rows = 0, s = 0;
-    const int rc = anonkit_check_counts(job, out, &c, &rows, &s);
+    anonkit_result *r = NULL;
+    const int rc = anonkit_check(job, out, &r);
     if (rc != ANONKIT_OK) fail_msg("%s: verifier (%d): %s", what, rc, anonkit_errmsg(job));
-    if (classes) *classes = c;
-    if (suppressed) *suppressed = s;
+    if (!r) fail_msg("%s: the verifier returned no result", what);
+    if (anonkit_result_rows_published(r) + anonkit_result_rows_suppressed(r) != anonkit_result_rows_read(r))
+        fail_msg("%s: the verifier's counts do not add up", what);
+    const uint64_t rows = anonkit_result_rows_read(r);
+    if (classes) *classes = anonkit_result_classes(r);
+    if (suppressed) *suppressed = anonkit_result_rows_suppressed(r);
+    anonkit_result_free(r);
     return rows;
 }
 

@@ -125,7 +125,7 @@ anonkit_result *tu_anonymize(anonkit_job *job, const char *out, int eligible, co
  * verifier's count of published rows and sets *classes (may be NULL). */
 uint64_t tu_verify(anonkit_job *job, const char *out, const char *what, uint64_t *classes /* OUT */);
 
-/* tu_verify for a model with a suppression limit (anonkit_check_counts):
+/* tu_verify for a model with a suppression limit:
  * also sets *suppressed, the rows published as all "*" that the verifier
  * counted as suppressed. */
 uint64_t tu_verify_suppressed(anonkit_job *job, const char *out, const char *what, uint64_t *classes /* OUT */,

@@ -88,7 +88,7 @@ typedef enum anonkit_option {
     ANONKIT_OPT_MEMORY = 26,     /* out of core: memory budget, "256M" (K/M/G suffixes) */
     ANONKIT_OPT_FCACHE = 27,     /* rothko-t: frequency groups held at once (0 = as many as fit) */
     ANONKIT_OPT_BLOCK_SIZE = 28, /* out of core: bytes per read/write of spill files (default 256K) */
-    ANONKIT_OPT_TMPDIR = 29,     /* out of core: parent folder of the private spill folder (default TMPDIR) */
+    ANONKIT_OPT_TMPDIR = 29,     /* where unnamed spill files, sort runs and the copy of stdin go (default TMPDIR) */
     /* sequential releases ([Wang06]): anonkit_sequential */
     ANONKIT_OPT_PREVIOUS = 30,   /* an earlier release CSV (appends) */
     ANONKIT_OPT_X = 31,          /* X of (X,Y)-privacy: attribute names of any release (appends) */
@@ -163,48 +163,63 @@ ANONKIT_API const char *anonkit_option_help(anonkit_option option);
 /* The message of the last failure on this job, "FILE:LINE: what is wrong". */
 ANONKIT_API const char *anonkit_errmsg(const anonkit_job *job);
 
-/* Reads, anonymizes and writes. On failure nothing is left at the output path. */
+/* Every verb but anonkit_generate returns its results in one anonkit_result
+ * that it creates: on ANONKIT_OK *out_result is a new result, released with
+ * anonkit_result_free; on any other status *out_result is NULL and
+ * anonkit_errmsg(job) says why. Which verb fills which field (a getter
+ * returns 0 or NULL for a field its verb does not fill, and for a NULL result):
+ *
+ *   getter          anonymize  check  metrics  recode  sequential
+ *   rows_read           x        x       x       x         x
+ *   rows_published      x        x       x       x         x
+ *   rows_suppressed     x        x       x                 x
+ *   classes             x        x       x                 x
+ *   rows_outside                                 x
+ *   summary             x                                  x
+ *   json                x                x                 x
+ */
+
+/* Reads, anonymizes and writes: rows read, published and suppressed, classes,
+ * the human summary and the JSON report. On failure nothing is left at the
+ * output paths, and paths that were there before are untouched. */
 ANONKIT_API int anonkit_anonymize(anonkit_job *job, anonkit_result **out_result /* OUT */);
 
 /* Proves or refutes the job's privacy model on a published file: groups its
  * rows by their published QI values and tests every group. Returns ANONKIT_OK,
  * ANONKIT_E_VIOLATION (message names the first violating class) or an error.
- * Independent of every algorithm. When out_classes/out_rows are not NULL they
- * receive the number of classes and rows seen. */
-ANONKIT_API int anonkit_check(anonkit_job *job, const char *published_path,
-                              uint64_t *out_classes /* OUT */, uint64_t *out_rows /* OUT */);
-
-/* anonkit_check that also counts the suppressed rows: with a suppression limit
+ * Independent of every algorithm. With a suppression limit
  * (ANONKIT_OPT_SUPPRESSION, a share of the rows) the rows whose QIs are all "*"
  * are suppressed rows when there are at most floor(share * rows) of them;
  * otherwise they must satisfy the model as a class. Every other class must
- * satisfy the model. */
-ANONKIT_API int anonkit_check_counts(anonkit_job *job, const char *published_path, uint64_t *out_classes /* OUT */,
-                                     uint64_t *out_rows /* OUT */, uint64_t *out_suppressed /* OUT */);
+ * satisfy the model. The result holds the rows of the file (rows_read), the
+ * suppressed ones, the others (rows_published) and the classes. */
+ANONKIT_API int anonkit_check(anonkit_job *job, const char *published_path, anonkit_result **out_result /* OUT */);
 
-/* Information-loss metrics of a published file against its original, as a
- * JSON text (dm, cavg, gcp, ncp per attribute, distortion; with
- * ANONKIT_OPT_CLASS_ERROR the classification error) that the caller frees
- * with free(). */
-ANONKIT_API int anonkit_metrics(anonkit_job *job, const char *original_path,
-                                const char *published_path, char **out_json /* OUT */);
+/* Information-loss metrics of a published file against its original: the
+ * result's JSON text (dm, cavg, gcp, ncp per attribute, distortion; with
+ * ANONKIT_OPT_CLASS_ERROR the classification error), and its rows, published
+ * and suppressed rows and classes. */
+ANONKIT_API int anonkit_metrics(anonkit_job *job, const char *original_path, const char *published_path,
+                                anonkit_result **out_result /* OUT */);
 
 /* Sequential release ([Wang06]): generalizes the current release ANONKIT_OPT_INPUT so
  * that its join with the earlier releases (ANONKIT_OPT_PREVIOUS) satisfies
  * (X,Y)-anonymity or (X,Y)-linkability, and writes it to ANONKIT_OPT_OUTPUT
- * (and the report to ANONKIT_OPT_REPORT). *out_summary and *out_json (either
- * may be NULL) receive texts the caller frees with free(). When the most
+ * (and the report to ANONKIT_OPT_REPORT). The result holds the counts (classes:
+ * the partitions), the human summary and the JSON report. When the most
  * general release already violates the requirement returns
  * ANONKIT_E_INELIGIBLE and writes nothing. */
-ANONKIT_API int anonkit_sequential(anonkit_job *job, char **out_summary /* OUT */, char **out_json /* OUT */);
+ANONKIT_API int anonkit_sequential(anonkit_job *job, anonkit_result **out_result /* OUT */);
 
-/* Result of anonkit_anonymize. */
+/* The result of a verb. */
 ANONKIT_API void anonkit_result_free(anonkit_result *result);
 ANONKIT_API uint64_t anonkit_result_rows_read(const anonkit_result *result);
 ANONKIT_API uint64_t anonkit_result_rows_published(const anonkit_result *result);
 ANONKIT_API uint64_t anonkit_result_rows_suppressed(const anonkit_result *result);
 ANONKIT_API uint64_t anonkit_result_classes(const anonkit_result *result);
-/* The human summary (several lines) and the JSON report text. */
+/* anonkit_recode: rows whose value lies outside the values its rule's class had. */
+ANONKIT_API uint64_t anonkit_result_rows_outside(const anonkit_result *result);
+/* The human summary (several lines) and the JSON text (report or metrics). */
 ANONKIT_API const char *anonkit_result_summary(const anonkit_result *result);
 ANONKIT_API const char *anonkit_result_json(const anonkit_result *result);
 
@@ -215,7 +230,9 @@ ANONKIT_API const char *anonkit_result_json(const anonkit_result *result);
  * "uniform" (NULL: Figure 7) or "normal" (mean 85000, variance 1.1e8: [LeFevre07] §5.6). Streams: memory
  * does not grow with rows. The same *seed gives the same bytes; seed NULL picks a
  * random one. *out_seed (when not NULL) receives the seed used. On failure returns a
- * negative status, leaves the message in errbuf and nothing at output_path. */
+ * negative status, leaves the message in errbuf and nothing at output_path.
+ * It takes no job (it may be called from any thread at any time), so it
+ * returns no anonkit_result: the seed is its only result. */
 ANONKIT_API int anonkit_generate(const char *output_path, uint64_t rows, const uint64_t *seed, const char *format,
                                  const char *salary, uint64_t *out_seed /* OUT */, char *errbuf, size_t errsize);
 
@@ -225,10 +242,11 @@ ANONKIT_API int anonkit_generate(const char *output_path, uint64_t rows, const u
  * dropped, every QI replaced by the published text of the rule whose region holds
  * the row, other columns copied, rows in input order — with the delimiter stored in
  * the rules. Privacy is guaranteed only for the data the rules were built on.
- * *out_rows receives the rows recoded, *out_outside those with a value that lies in
- * its rule's region but outside the values its class had (so the published text
- * does not cover it); either may be NULL. On failure nothing is left at the output. */
-ANONKIT_API int anonkit_recode(anonkit_job *job, uint64_t *out_rows /* OUT */, uint64_t *out_outside /* OUT */);
+ * The result holds the rows recoded (rows_read = rows_published) and those with a
+ * value that lies in its rule's region but outside the values its class had, so
+ * that the published text does not cover it (rows_outside). On failure nothing
+ * is left at the output. */
+ANONKIT_API int anonkit_recode(anonkit_job *job, anonkit_result **out_result /* OUT */);
 
 #ifdef __cplusplus
 }

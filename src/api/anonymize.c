@@ -11,7 +11,9 @@
 #include "api/algorithm.h"
 #include "api/job.h"
 #include "api/locale.h"
+#include "api/paths.h"
 #include "api/report.h"
+#include "api/result.h"
 #include "common/clock.h"
 #include "core/partition.h"
 #include "common/rng.h"
@@ -21,27 +23,6 @@
 #include "publish/publish.h"
 #include "io/spool.h"
 #include "metrics/metrics.h"
-
-struct anonkit_result {
-    uint64_t rows_read, published, suppressed, classes;
-    char *summary;
-    char *json;
-};
-
-void anonkit_result_free(anonkit_result *r)
-{
-    if (!r) return;
-    free(r->summary);
-    free(r->json);
-    free(r);
-}
-
-uint64_t anonkit_result_rows_read(const anonkit_result *r) { return r->rows_read; }
-uint64_t anonkit_result_rows_published(const anonkit_result *r) { return r->published; }
-uint64_t anonkit_result_rows_suppressed(const anonkit_result *r) { return r->suppressed; }
-uint64_t anonkit_result_classes(const anonkit_result *r) { return r->classes; }
-const char *anonkit_result_summary(const anonkit_result *r) { return r->summary; }
-const char *anonkit_result_json(const anonkit_result *r) { return r->json; }
 
 /* Parameter checks that need the loaded table: k and l against the data. */
 static int check_against_table(anonkit_job *job, const table *t)
@@ -132,7 +113,7 @@ static int anonymize_out_of_core(anonkit_job *job, const table_spec *spec, outfi
         workload_quality wq;
         memset(&wq, 0, sizeof wq);
         const double seconds = ak_seconds() - start;
-        if (!(result = calloc(1, sizeof *result))) rc = ak_err_nomem(&job->err);
+        if (!(result = result_new())) rc = ak_err_nomem(&job->err);
         if (rc == ANONKIT_OK) {
             result->rows_read = schema->nrows;
             result->published = ps.published;
@@ -156,6 +137,14 @@ static int anonymize_out_of_core(anonkit_job *job, const table_spec *spec, outfi
     }
     *out_result = result;
     return ANONKIT_OK;
+}
+
+/* Commits the table, the report and the rules of a run together: all of
+ * them or, when any fails before its rename, none (io/outfile.h). */
+static int commit_outputs(anonkit_job *job, outfile *of, outfile *rf, outfile *rulesf)
+{
+    outfile *const files[] = {of, rf, rulesf};
+    return outfile_commit_all(files, sizeof files / sizeof *files, &job->err);
 }
 
 /* Runs the checks of the job's algorithm, and every other algorithm's
@@ -191,6 +180,7 @@ static int anonymize(anonkit_job *job, anonkit_result **out_result)
         return ak_err_set(&job->err, ANONKIT_E_USAGE, NULL, 0, 0, "--split regression needs a numeric target column (--target)"), job_fail(job);
     if (model_validate(&job->model, &job->err) < 0) return job_fail(job);
     if (validate_algorithm(job) < 0) return job_fail(job);
+    if (job_check_paths(job, JOB_VERB_ANONYMIZE) < 0) return job_fail(job);
     if (!job->seed_set) job->seed = ak_fresh_seed();
 
     int rc;
@@ -217,7 +207,7 @@ static int anonymize(anonkit_job *job, anonkit_result **out_result)
     if ((rc = outfile_open(&of, job->output, &job->err)) < 0) goto done;
     if (job->report && (rc = outfile_open(&rf, job->report, &job->err)) < 0) goto done;
     if (job->rules && (rc = outfile_open(&rulesf, job->rules, &job->err)) < 0) goto done;
-    if (from_stdin && (rc = spool_stream(&sp, stdin, &job->err)) < 0) goto done;
+    if (from_stdin && (rc = spool_stream_in(&sp, stdin, job->tmpdir, &job->err)) < 0) goto done;
     table_spec spec;
     if ((rc = job_table_spec(job, from_stdin ? sp.path : job->input, from_stdin ? "stdin" : job->input, &spec,
                              &storage)) < 0)
@@ -232,10 +222,7 @@ static int anonymize(anonkit_job *job, anonkit_result **out_result)
     const ak_run_context ctx = {.weights = weights, .threads = threads};
     if (!job_algorithm(job)->run) {
         if ((rc = anonymize_out_of_core(job, &spec, &of, &rf, &rulesf, &ctx, start, &result)) < 0) goto done;
-        if ((rc = outfile_commit(&of, &job->err)) < 0) goto done;
-        if (job->report && (rc = outfile_commit(&rf, &job->err)) < 0) goto done;
-        if (job->rules && (rc = outfile_commit(&rulesf, &job->err)) < 0) goto done;
-        rc = ANONKIT_OK;
+        rc = commit_outputs(job, &of, &rf, &rulesf);
         goto done;
     }
     phase_times pt;
@@ -270,7 +257,7 @@ static int anonymize(anonkit_job *job, anonkit_result **out_result)
     pt.metrics = ak_seconds() - mark;
 
     const double seconds = ak_seconds() - start;
-    if (!(result = calloc(1, sizeof *result))) { rc = ak_err_nomem(&job->err); goto done; }
+    if (!(result = result_new())) { rc = ak_err_nomem(&job->err); goto done; }
     result->rows_read = t->nrows;
     result->published = ps.published;
     result->suppressed = ps.suppressed;
@@ -282,10 +269,7 @@ static int anonymize(anonkit_job *job, anonkit_result **out_result)
         rc = ak_err_set(&job->err, ANONKIT_E_IO, job->report, 0, 0, "cannot write the report");
         goto done;
     }
-    if ((rc = outfile_commit(&of, &job->err)) < 0) goto done;
-    if (job->report && (rc = outfile_commit(&rf, &job->err)) < 0) goto done;
-    if (job->rules && (rc = outfile_commit(&rulesf, &job->err)) < 0) goto done;
-    rc = ANONKIT_OK;
+    rc = commit_outputs(job, &of, &rf, &rulesf);
 done:
     if (rc < 0) {
         outfile_abort(&of);

@@ -1,24 +1,34 @@
-/* check.c — anonkit_check and anonkit_check_counts: the public entry points of
- * the independent verifier (src/verify/), which they call with the job's
- * settings. */
+/* check.c — anonkit_check: the public entry point of the independent verifier
+ * (src/verify/), which it calls with the job's settings. */
 #include "api/job.h"
+#include "api/locale.h"
+#include "api/result.h"
 #include "verify/verify.h"
 
-int anonkit_check(anonkit_job *job, const char *published_path, uint64_t *out_classes, uint64_t *out_rows)
+/* anonkit_check in the C numeric locale. */
+static int check(anonkit_job *job, const char *published_path, anonkit_result **out_result)
 {
-    return anonkit_check_counts(job, published_path, out_classes, out_rows, NULL);
-}
-
-int anonkit_check_counts(anonkit_job *job, const char *published_path, uint64_t *out_classes, uint64_t *out_rows,
-                         uint64_t *out_suppressed)
-{
+    *out_result = NULL;
     ak_err_clear(&job->err);
     const verify_params p = {published_path, job->delimiter, (const char *const *)job->qi.items, job->qi.count,
-                             job->sensitive, job->model, job->suppression};
+                             job->sensitive, job->model, job->suppression, job->tmpdir};
     verify_counts counts;
     if (verify_published(&p, &counts, &job->err) < 0) return job_fail(job);
-    if (out_classes) *out_classes = counts.classes;
-    if (out_rows) *out_rows = counts.rows;
-    if (out_suppressed) *out_suppressed = counts.suppressed;
+    anonkit_result *r = result_new();
+    if (!r) return job_out_of_memory(job);
+    r->rows_read = counts.rows;
+    r->published = counts.rows - counts.suppressed;
+    r->suppressed = counts.suppressed;
+    r->classes = counts.classes;
+    *out_result = r;
     return ANONKIT_OK;
+}
+
+int anonkit_check(anonkit_job *job, const char *published_path, anonkit_result **out_result)
+{
+    ak_c_numeric scope;
+    ak_c_numeric_enter(&scope);
+    const int rc = check(job, published_path, out_result);
+    ak_c_numeric_leave(&scope);
+    return rc;
 }

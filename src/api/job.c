@@ -78,7 +78,7 @@ void anonkit_job_free(anonkit_job *job)
     free(job->class_name);
     free(job->target_name);
     free(job->rules);
-    free(job->rothko.tmpdir);
+    free(job->tmpdir);
     strlist_free(&job->qi);
     strlist_free(&job->identifiers);
     strlist_free(&job->numeric);
@@ -93,6 +93,7 @@ void anonkit_job_free(anonkit_job *job)
     free(job->inconsistent);
     free(job->class_error);
     free(job->split_column);
+    strlist_free(&job->job_files);
     free(job);
 }
 
@@ -215,6 +216,7 @@ static int apply_json_value(anonkit_job *job, const char *path, anonkit_option o
 /* Loads every setting of a JSON job file (ANONKIT_OPT_JOB). */
 int job_load_file(anonkit_job *job, const char *path)
 {
+    if (strlist_push(&job->job_files, path, strlen(path)) != 0) return job_out_of_memory(job);
     json_error_t jerr;
     json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
     if (!root) {

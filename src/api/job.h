@@ -33,7 +33,6 @@ typedef struct rothko_job_options {
     uint64_t sample_size;  /* rothko-s: 0 = as many rows as the budget holds */
     uint32_t growth_depth; /* rothko-s: 0 = until memory is full */
     size_t block_size;     /* 0 = 256 KiB */
-    char *tmpdir;
     uint64_t pipeline_min_rows; /* test knob: rothko_options' (repartition small tables on two threads) */
     uint64_t first_sample_rows; /* test knob: rothko_options' (sample the root by a scan) */
 } rothko_job_options;
@@ -69,6 +68,7 @@ struct anonkit_job {
     unsigned threads;      /* 0: one per online core */
     uint64_t parallel_min_bytes; /* test knob: table_spec's (read small files in two pieces) */
     size_t memory;         /* out of core: budget in bytes (0: not given) */
+    char *tmpdir;          /* --tmpdir: where spill folders and the copy of stdin go (NULL: $TMPDIR) */
     volatile char *spill_notice; /* anonkit_job_set_spill_notice */
     size_t spill_notice_size;
     char delimiter;
@@ -81,6 +81,7 @@ struct anonkit_job {
     char *class_error;     /* metrics --class-error: the class column of the decision tree */
     uint64_t train_rows;   /* metrics --train-rows: the first N rows train (0: not given) */
     char *split_column;    /* metrics --split-column: train/test per row */
+    strlist job_files;     /* the job files read (--job), which a run must not write */
     double suppression;    /* incognito, check: share of rows that may be suppressed */
     rothko_job_options rothko;
     incognito_job_options incognito;

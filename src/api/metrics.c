@@ -9,6 +9,8 @@
 #include <string.h>
 
 #include "api/job.h"
+#include "api/locale.h"
+#include "api/result.h"
 #include "io/spool.h"
 #include "metrics/published.h"
 
@@ -84,9 +86,11 @@ static json_t *metrics_json(const anonkit_job *job, const table *t, const metric
     return root;
 }
 
-int anonkit_metrics(anonkit_job *job, const char *original_path, const char *published_path, char **out_json)
+/* anonkit_metrics in the C numeric locale. */
+static int metrics_run(anonkit_job *job, const char *original_path, const char *published_path,
+                       anonkit_result **out_result)
 {
-    *out_json = NULL;
+    *out_result = NULL;
     ak_error *err = &job->err;
     ak_err_clear(err);
     if (!job->qi.count) return ak_err_set(err, ANONKIT_E_USAGE, NULL, 0, 0, "no quasi-identifiers given (--qi)"), job_fail(job);
@@ -102,10 +106,11 @@ int anonkit_metrics(anonkit_job *job, const char *original_path, const char *pub
     double *weights = NULL;
     job_spec_storage storage = {0};
     table_spec spec;
+    anonkit_result *result = NULL;
     int rc = ANONKIT_OK;
     if (strcmp(published_path, "-") == 0) {
         o.shown = "stdin";
-        if ((rc = spool_stream(&sp, stdin, err)) < 0) goto done;
+        if ((rc = spool_stream_in(&sp, stdin, job->tmpdir, err)) < 0) goto done;
         o.path = sp.path;
     }
     if ((rc = job_table_spec(job, original_path, original_path, &spec, &storage)) < 0) goto done;
@@ -116,10 +121,18 @@ int anonkit_metrics(anonkit_job *job, const char *original_path, const char *pub
     if ((rc = metrics_pub_read(&g, &o, err)) < 0) goto done;
     if ((rc = job_weights(job, &weights)) < 0) goto done;
     if ((rc = metrics_pub_measure(t, &g, &o, weights, &r, err)) < 0) goto done;
+    if (!(result = result_new())) {
+        rc = ak_err_nomem(err);
+        goto done;
+    }
+    result->rows_read = r.m.rows;
+    result->published = r.m.published;
+    result->suppressed = r.m.suppressed;
+    result->classes = r.m.classes;
     json_t *root = metrics_json(job, t, &r);
-    *out_json = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17));
+    result->json = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17));
     json_decref(root);
-    rc = *out_json ? ANONKIT_OK : ak_err_nomem(err);
+    rc = result->json ? ANONKIT_OK : ak_err_nomem(err);
 done:
     spool_remove(&sp);
     metrics_pub_groups_free(&g);
@@ -127,5 +140,20 @@ done:
     table_free(t);
     free(weights);
     job_spec_free(&storage);
-    return rc < 0 ? job_fail(job) : ANONKIT_OK;
+    if (rc < 0) {
+        anonkit_result_free(result);
+        return job_fail(job);
+    }
+    *out_result = result;
+    return ANONKIT_OK;
+}
+
+int anonkit_metrics(anonkit_job *job, const char *original_path, const char *published_path,
+                    anonkit_result **out_result)
+{
+    ak_c_numeric scope;
+    ak_c_numeric_enter(&scope);
+    const int rc = metrics_run(job, original_path, published_path, out_result);
+    ak_c_numeric_leave(&scope);
+    return rc;
 }

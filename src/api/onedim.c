@@ -22,7 +22,7 @@ int onedim_job_run(anonkit_job *job, const table *t, const ak_run_context *ctx, 
     o.centers = job->onedim.centers;
     o.seed = job->seed;
     o.memory = job->memory;
-    o.tmpdir = job->rothko.tmpdir; /* --tmpdir */
+    o.tmpdir = job->tmpdir; /* --tmpdir */
     o.weights = ctx->weights;
     o.threads = job->threads;
     if (!o.threads) {

@@ -546,8 +546,9 @@ static const ak_option_desc options[ANONKIT_OPT__COUNT] = {
         {"block-size", 0, set_block_size, 0, "SIZE",
          "rothko-t/-s: bytes per read and write of spill files (default 256K)"},
     [ANONKIT_OPT_TMPDIR] =
-        {"tmpdir", ANONKIT_OPTF_PATH | AK_OPTF_JSON_TEXT, set_text, offsetof(anonkit_job, rothko.tmpdir), "DIR",
-         "rothko-t/-s, hilbert/idistance --memory: where spill files go (default $TMPDIR)"},
+        {"tmpdir", ANONKIT_OPTF_PATH | AK_OPTF_JSON_TEXT, set_text, offsetof(anonkit_job, tmpdir), "DIR",
+         "where spill files (rothko-t/-s, hilbert/idistance --memory) and the\n"
+         "copy of standard input go (default $TMPDIR)"},
     [ANONKIT_OPT_PREVIOUS] =
         {"previous", ANONKIT_OPTF_PATH | ANONKIT_OPTF_LIST, set_previous, 0, "FILE",
          "an earlier release (repeat for several: star join)"},

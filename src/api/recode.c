@@ -6,16 +6,17 @@
 
 #include "api/job.h"
 #include "api/locale.h"
+#include "api/paths.h"
+#include "api/result.h"
 #include "publish/rules.h"
 #include "io/csv.h"
 #include "io/outfile.h"
 
 /* anonkit_recode in the C numeric locale. */
-static int recode(anonkit_job *job, uint64_t *out_rows, uint64_t *out_outside)
+static int recode(anonkit_job *job, anonkit_result **out_result)
 {
+    *out_result = NULL;
     ak_err_clear(&job->err);
-    if (out_rows) *out_rows = 0;
-    if (out_outside) *out_outside = 0;
     if (!job->rules)
         return ak_err_set(&job->err, ANONKIT_E_USAGE, NULL, 0, 0,
                           "no recoding rules given (--rules FILE, written by anonkit anonymize --rules)"),
@@ -27,6 +28,7 @@ static int recode(anonkit_job *job, uint64_t *out_rows, uint64_t *out_outside)
     if (!job->output)
         return ak_err_set(&job->err, ANONKIT_E_USAGE, NULL, 0, 0, "no output file given (-o FILE, or - for stdout)"),
                job_fail(job);
+    if (job_check_paths(job, JOB_VERB_RECODE) < 0) return job_fail(job);
 
     const int from_stdin = !strcmp(job->input, "-");
     const char *in_name = from_stdin ? "stdin" : job->input;
@@ -37,6 +39,8 @@ static int recode(anonkit_job *job, uint64_t *out_rows, uint64_t *out_outside)
     outfile of;
     memset(&of, 0, sizeof of);
     rules_stats stats = {0, 0};
+    anonkit_result *result = result_new();
+    if (!result) return job_out_of_memory(job);
     int rc = rules_load(&r, job->rules, &job->err);
     if (rc == ANONKIT_OK) rc = outfile_open(&of, job->output, &job->err);
     if (rc == ANONKIT_OK)
@@ -50,18 +54,20 @@ static int recode(anonkit_job *job, uint64_t *out_rows, uint64_t *out_outside)
     rules_free(r);
     if (rc < 0) {
         outfile_abort(&of);
+        anonkit_result_free(result);
         return job_fail(job);
     }
-    if (out_rows) *out_rows = stats.rows;
-    if (out_outside) *out_outside = stats.outside;
+    result->rows_read = result->published = stats.rows;
+    result->outside = stats.outside;
+    *out_result = result;
     return ANONKIT_OK;
 }
 
-int anonkit_recode(anonkit_job *job, uint64_t *out_rows, uint64_t *out_outside)
+int anonkit_recode(anonkit_job *job, anonkit_result **out_result)
 {
     ak_c_numeric scope;
     ak_c_numeric_enter(&scope);
-    const int rc = recode(job, out_rows, out_outside);
+    const int rc = recode(job, out_result);
     ak_c_numeric_leave(&scope);
     return rc;
 }

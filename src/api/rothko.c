@@ -79,7 +79,7 @@ static int rothko_stream(anonkit_job *job, const table_spec *spec, const ak_run_
                           "--keep-order needs the in-memory algorithm: %s writes its partitions one after another",
                           name);
     const rothko_options ro = {.split = job->split, .min_gain = job->min_gain, .memory = job->memory,
-                               .fcache = job->rothko.fcache, .block = job->rothko.block_size, .tmpdir = job->rothko.tmpdir,
+                               .fcache = job->rothko.fcache, .block = job->rothko.block_size, .tmpdir = job->tmpdir,
                                .threads = ctx->threads, .spill_notice = job->spill_notice,
                                .spill_notice_size = job->spill_notice_size,
                                .sampling = sampling, .test = job->rothko.test,

@@ -13,6 +13,9 @@
 #include "algo/sequential/releases.h"
 #include "algo/sequential/tds.h"
 #include "api/job.h"
+#include "api/locale.h"
+#include "api/paths.h"
+#include "api/result.h"
 #include "common/clock.h"
 #include "common/rng.h"
 #include "core/partition.h"
@@ -123,7 +126,11 @@ static int describe(anonkit_job *job, const table *t, const tds_result *res, con
     json_object_set_new(root, "distortion_continuous", json_real(res->distortion_cont));
     double entropy = 0;
     if (t->class_column >= 0) {
-        AK_CHECK(metrics_partition_entropy(t, part, &entropy, &job->err));
+        const int rc = metrics_partition_entropy(t, part, &entropy, &job->err);
+        if (rc < 0) {
+            json_decref(root);
+            return rc;
+        }
         json_object_set_new(root, "conditional_entropy", json_real(entropy));
     }
     json_object_set_new(root, "seconds", json_real(secs));
@@ -147,10 +154,10 @@ static int describe(anonkit_job *job, const table *t, const tds_result *res, con
     return 0;
 }
 
-int anonkit_sequential(anonkit_job *job, char **out_summary, char **out_json)
+/* anonkit_sequential in the C numeric locale. */
+static int sequential(anonkit_job *job, anonkit_result **out_result)
 {
-    if (out_summary) *out_summary = NULL;
-    if (out_json) *out_json = NULL;
+    *out_result = NULL;
     ak_err_clear(&job->err);
     const double start = ak_seconds();
     ak_error *err = &job->err;
@@ -163,6 +170,7 @@ int anonkit_sequential(anonkit_job *job, char **out_summary, char **out_json)
         return usage(job, "--sensitive-values applies to --linkability only%s", ""), job_fail(job);
     if (!job->score_distortion && !job->class_name)
         return usage(job, "the entropy score needs a class column (--class), or use --score distortion%s", ""), job_fail(job);
+    if (job_check_paths(job, JOB_VERB_SEQUENTIAL) < 0) return job_fail(job);
     if (!job->seed_set) job->seed = ak_fresh_seed();
 
     spool sp;
@@ -178,14 +186,14 @@ int anonkit_sequential(anonkit_job *job, char **out_summary, char **out_json)
     publish_copied *copied = NULL;
     seq_releases *rel = NULL;
     table *t = NULL;
-    char *summary = NULL, *json = NULL;
+    anonkit_result *result = NULL;
     int rc;
     const int from_stdin = !strcmp(job->input, "-");
     const char *in_path = job->input;
     if ((rc = outfile_open(&of, job->output, err)) < 0) goto done;
     if (job->report && (rc = outfile_open(&rf, job->report, err)) < 0) goto done;
     if (from_stdin) {
-        if ((rc = spool_stream(&sp, stdin, err)) < 0) goto done;
+        if ((rc = spool_stream_in(&sp, stdin, job->tmpdir, err)) < 0) goto done;
         in_path = sp.path;
     }
     const char *display = from_stdin ? "stdin" : job->input;
@@ -215,14 +223,22 @@ int anonkit_sequential(anonkit_job *job, char **out_summary, char **out_json)
                        .copied = copied};
     publish_stats ps;
     if ((rc = publish_write(t, &part, &po, of.stream, job->output, &ps, err)) < 0) goto done;
-    if ((rc = describe(job, t, &res, &ps, &part, ak_seconds() - start, &summary, &json)) < 0) goto done;
-    if (job->report && fprintf(rf.stream, "%s\n", json) < 0) {
+    if (!(result = result_new())) {
+        rc = ak_err_nomem(err);
+        goto done;
+    }
+    result->rows_read = t->nrows;
+    result->published = ps.published;
+    result->suppressed = ps.suppressed;
+    result->classes = part.nclasses;
+    if ((rc = describe(job, t, &res, &ps, &part, ak_seconds() - start, &result->summary, &result->json)) < 0)
+        goto done;
+    if (job->report && fprintf(rf.stream, "%s\n", result->json) < 0) {
         rc = ak_err_set(err, ANONKIT_E_IO, job->report, 0, 0, "cannot write the report");
         goto done;
     }
-    if ((rc = outfile_commit(&of, err)) < 0) goto done;
-    if (job->report && (rc = outfile_commit(&rf, err)) < 0) goto done;
-    rc = ANONKIT_OK;
+    outfile *const files[] = {&of, &rf}; /* committed together: both or neither */
+    rc = outfile_commit_all(files, sizeof files / sizeof *files, err);
 done:
     if (rc < 0) {
         outfile_abort(&of);
@@ -236,13 +252,18 @@ done:
     seq_free(rel);
     table_free(t);
     if (rc < 0) {
-        free(summary);
-        free(json);
+        anonkit_result_free(result);
         return job_fail(job);
     }
-    if (out_summary) *out_summary = summary;
-    else free(summary);
-    if (out_json) *out_json = json;
-    else free(json);
+    *out_result = result;
     return ANONKIT_OK;
+}
+
+int anonkit_sequential(anonkit_job *job, anonkit_result **out_result)
+{
+    ak_c_numeric scope;
+    ak_c_numeric_enter(&scope);
+    const int rc = sequential(job, out_result);
+    ak_c_numeric_leave(&scope);
+    return rc;
 }

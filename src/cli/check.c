@@ -46,12 +46,15 @@ int cli_check(int argc, char **argv)
         exit_code = CLI_USER_ERROR;
         goto done;
     }
-    uint64_t classes = 0, rows = 0, suppressed = 0;
-    int rc = anonkit_check_counts(job, positional[0], &classes, &rows, &suppressed);
+    anonkit_result *result = NULL;
+    int rc = anonkit_check(job, positional[0], &result);
     if (rc < 0) {
         exit_code = cli_fail(job, rc);
         goto done;
     }
+    const uint64_t classes = anonkit_result_classes(result), rows = anonkit_result_rows_read(result),
+                   suppressed = anonkit_result_rows_suppressed(result);
+    anonkit_result_free(result);
     fprintf(stderr, "anonkit: %s: ok, %llu rows in %llu classes satisfy the privacy model",
             strcmp(positional[0], "-") ? positional[0] : "stdin",
             (unsigned long long)(rows - suppressed), (unsigned long long)classes);

@@ -56,14 +56,14 @@ int cli_metrics(int argc, char **argv)
         exit_code = CLI_USER_ERROR;
         goto done;
     }
-    char *json = NULL;
-    int rc = anonkit_metrics(job, positional[0], positional[1], &json);
+    anonkit_result *result = NULL;
+    int rc = anonkit_metrics(job, positional[0], positional[1], &result);
     if (rc < 0) {
         exit_code = cli_fail(job, rc);
         goto done;
     }
-    printf("%s\n", json);
-    free(json);
+    printf("%s\n", anonkit_result_json(result));
+    anonkit_result_free(result);
 done:
     anonkit_job_free(job);
     return exit_code;

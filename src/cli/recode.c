@@ -50,12 +50,14 @@ int cli_recode(int argc, char **argv)
         exit_code = CLI_USER_ERROR;
         goto done;
     }
-    uint64_t rows = 0, outside = 0;
-    rc = anonkit_recode(job, &rows, &outside);
+    anonkit_result *result = NULL;
+    rc = anonkit_recode(job, &result);
     if (rc < 0) {
         exit_code = cli_fail(job, rc);
         goto done;
     }
+    const uint64_t rows = anonkit_result_rows_read(result), outside = anonkit_result_rows_outside(result);
+    anonkit_result_free(result);
     fputs("anonkit: warning: privacy is guaranteed only for the data the rules were built on; "
           "recoded rows of other data need not satisfy the privacy model\n",
           stderr);

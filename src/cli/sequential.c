@@ -57,11 +57,11 @@ int cli_sequential(int argc, char **argv)
     anonkit_job *job = cli_open_job(argc, argv, help, positional, 1, &npositional, &exit_code);
     if (!job) return exit_code;
     if (npositional == 1) anonkit_job_set(job, ANONKIT_OPT_INPUT, positional[0]);
-    char *summary = NULL;
-    int rc = anonkit_sequential(job, &summary, NULL);
+    anonkit_result *result = NULL;
+    int rc = anonkit_sequential(job, &result);
     if (rc < 0) exit_code = cli_fail(job, rc);
-    else fputs(summary, stderr);
-    free(summary);
+    else fputs(anonkit_result_summary(result), stderr);
+    anonkit_result_free(result);
     anonkit_job_free(job);
     return exit_code;
 }

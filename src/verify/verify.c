@@ -333,12 +333,12 @@ int verify_published(const verify_params *p, verify_counts *out, ak_error *err)
     int rc = ANONKIT_OK;
     if (strcmp(p->published, "-") == 0) {
         shown = "stdin";
-        if ((rc = spool_stream(&sp, stdin, err)) < 0) goto done;
+        if ((rc = spool_stream_in(&sp, stdin, p->tmpdir, err)) < 0) goto done;
         path = sp.path;
     }
     const int needs = model_needs_sensitive(&p->model);
     const verify_params use = {p->published, p->delimiter, p->qi, p->nqi, needs ? p->sensitive : NULL, p->model,
-                               p->suppression};
+                               p->suppression, p->tmpdir};
     if ((rc = vgroups_read(&g, &use, path, shown, p->model.variance > 0, err)) < 0) goto done;
     rc = test_classes(&g, p, shown, out, err);
 done:

@@ -26,6 +26,7 @@ typedef struct verify_params {
     const char *sensitive;     /* name of the sensitive column; NULL when none */
     model model;               /* k, l and its variants, c, variance */
     double suppression;        /* share of the rows that may be suppressed (all QIs "*"); 0: none */
+    const char *tmpdir;        /* where standard input is spooled; NULL: $TMPDIR */
 } verify_params;
 
 /* What a file that satisfies the model holds. */

@@ -215,8 +215,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (!check) abort();
         set_model(check, k, l, variant);
         if (suppress) must(check, ANONKIT_OPT_SUPPRESSION, "0.1");
-        uint64_t classes = 0, checked = 0, dropped = 0;
-        const int verdict = anonkit_check_counts(check, out_path, &classes, &checked, &dropped);
+        anonkit_result *checked_result = NULL;
+        const int verdict = anonkit_check(check, out_path, &checked_result);
+        const uint64_t checked = anonkit_result_rows_read(checked_result);
+        anonkit_result_free(checked_result);
         if (verdict != ANONKIT_OK) {
             fprintf(stderr, "%s (k %u, l %u %s): the verifier refused the output: %s\n", algorithms[algorithm], k, l,
                     variant, anonkit_errmsg(check));

@@ -77,8 +77,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             if (anonkit_job_set(job, ANONKIT_OPT_C, num)) abort();
         }
     }
-    uint64_t classes = 0, checked = 0;
-    const int rc = anonkit_check(job, path, &classes, &checked);
+    anonkit_result *result = NULL;
+    const int rc = anonkit_check(job, path, &result);
+    const uint64_t checked = anonkit_result_rows_read(result);
+    anonkit_result_free(result);
     const int want = holds(rows, n, k, l, l ? c : 0);
     if (rc != ANONKIT_OK && rc != ANONKIT_E_VIOLATION) {
         fprintf(stderr, "check failed: %s\n", anonkit_errmsg(job));

@@ -38,15 +38,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (anonkit_job_set(job, ANONKIT_OPT_QI, "a,c") || anonkit_job_set(job, ANONKIT_OPT_HIERARCHY, hier_opt) ||
         anonkit_job_set(job, ANONKIT_OPT_CLASS, "cls"))
         abort();
-    char *json = NULL;
-    const int rc = anonkit_metrics(job, original, published, &json);
+    anonkit_result *result = NULL;
+    const int rc = anonkit_metrics(job, original, published, &result);
+    const char *json = anonkit_result_json(result);
     if (rc == ANONKIT_OK) {
         if (!json || json[0] != '{') abort();
     } else if (rc == ANONKIT_E_INTERNAL || !anonkit_errmsg(job)[0]) {
         fprintf(stderr, "metrics: status %d (%s)\n", rc, anonkit_errmsg(job));
         abort();
     }
-    free(json);
+    anonkit_result_free(result);
     anonkit_job_free(job);
     return 0;
 }

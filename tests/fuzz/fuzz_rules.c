@@ -35,8 +35,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         anonkit_job_set(job, ANONKIT_OPT_INPUT, in_path) != ANONKIT_OK ||
         anonkit_job_set(job, ANONKIT_OPT_OUTPUT, out_path) != ANONKIT_OK)
         abort();
-    uint64_t rows = 0, outside = 0;
-    const int rc = anonkit_recode(job, &rows, &outside);
+    anonkit_result *result = NULL;
+    const int rc = anonkit_recode(job, &result);
+    const uint64_t rows = anonkit_result_rows_read(result), outside = anonkit_result_rows_outside(result);
+    anonkit_result_free(result);
     if (rc == ANONKIT_OK) {
         if (rows != 8 || outside > rows) {
             fprintf(stderr, "recoded %llu rows of 8 (%llu outside)\n", (unsigned long long)rows,

@@ -1,0 +1,20 @@
+/* result.h (api) — the anonkit_result that every verb of the public API
+ * returns (anonymize, check, metrics, recode, sequential): counts, the human
+ * summary and the JSON text, each filled only by the verbs it applies to. */
+#ifndef AK_API_RESULT_H
+#define AK_API_RESULT_H
+
+#include <stdint.h>
+
+#include "anonkit/anonkit.h"
+
+struct anonkit_result {
+    uint64_t rows_read, published, suppressed, classes, outside;
+    char *summary; /* malloc'd; NULL when the verb has none */
+    char *json;    /* malloc'd; NULL when the verb has none */
+};
+
+/* A zeroed result; NULL when out of memory. */
+anonkit_result *result_new(void);
+
+#endif
