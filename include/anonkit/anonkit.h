@@ -127,12 +127,6 @@ ANONKIT_API void anonkit_job_free(anonkit_job *job);
  * paths in it are taken relative to the file's folder). */
 ANONKIT_API int anonkit_job_set(anonkit_job *job, anonkit_option option, const char *value);
 
-/* Out-of-core runs keep their spill files, unnamed, in a private folder that
- * the run removes whatever happens to it; only a signal that kills the process
- * can leave that (empty) folder behind. For a signal handler to remove it with
- * rmdir(2), which is async-signal-safe: while the folder exists its path is in
- * buf (NUL-terminated, first byte written last); otherwise buf[0] is 0. */
-ANONKIT_API void anonkit_job_set_spill_notice(anonkit_job *job, volatile char *buf, size_t size);
 
 /* The option's long name as used on the command line and in job files ("?"
  * when option is not one). */

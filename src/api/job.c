@@ -13,12 +13,6 @@
 #include "api/algorithm.h"
 #include "api/options.h"
 
-void anonkit_job_set_spill_notice(anonkit_job *job, volatile char *buf, size_t size)
-{
-    job->spill_notice = buf;
-    job->spill_notice_size = size;
-    if (buf && size) buf[0] = '\0';
-}
 
 const char *anonkit_strerror(int status)
 {

@@ -68,9 +68,7 @@ struct anonkit_job {
     unsigned threads;      /* 0: one per online core */
     uint64_t parallel_min_bytes; /* test knob: table_spec's (read small files in two pieces) */
     size_t memory;         /* out of core: budget in bytes (0: not given) */
-    char *tmpdir;          /* --tmpdir: where spill folders and the copy of stdin go (NULL: $TMPDIR) */
-    volatile char *spill_notice; /* anonkit_job_set_spill_notice */
-    size_t spill_notice_size;
+    char *tmpdir;          /* --tmpdir: where spill files, sort runs and the copy of stdin go (NULL: $TMPDIR) */
     char delimiter;
     /* sequential releases ([Wang06]) */
     strlist previous, x_attrs, y_attrs, sensitive_values;

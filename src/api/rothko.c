@@ -80,8 +80,7 @@ static int rothko_stream(anonkit_job *job, const table_spec *spec, const ak_run_
                           name);
     const rothko_options ro = {.split = job->split, .min_gain = job->min_gain, .memory = job->memory,
                                .fcache = job->rothko.fcache, .block = job->rothko.block_size, .tmpdir = job->tmpdir,
-                               .threads = ctx->threads, .spill_notice = job->spill_notice,
-                               .spill_notice_size = job->spill_notice_size,
+                               .threads = ctx->threads,
                                .sampling = sampling, .test = job->rothko.test,
                                .alpha = job->rothko.alpha, .sample_rows = job->rothko.sample_size,
                                .growth_depth = job->rothko.growth_depth, .seed = job->seed,

@@ -1,8 +1,5 @@
 /* anonymize.c — `anonkit anonymize`: options in, summary out. */
-#include <signal.h>
-#include <string.h>
 #include <stdio.h>
-#include <unistd.h>
 
 #include "cli/cli.h"
 
@@ -60,28 +57,6 @@ static void help(void)
     cli_print_help(intro, help_lines, sizeof help_lines / sizeof *help_lines, 27);
 }
 
-/* The spill folder of an out-of-core run, while it exists (see
- * anonkit_job_set_spill_notice): removed when a signal ends the process. */
-static volatile char spill_folder[4096];
-
-static void remove_spill_and_die(int sig)
-{
-    if (spill_folder[0]) rmdir((const char *)spill_folder);
-    signal(sig, SIG_DFL);
-    raise(sig);
-}
-
-static void remove_spill_on_signals(anonkit_job *job)
-{
-    anonkit_job_set_spill_notice(job, spill_folder, sizeof spill_folder);
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = remove_spill_and_die;
-    sigemptyset(&sa.sa_mask);
-    const int signals[] = {SIGINT, SIGTERM, SIGHUP};
-    for (size_t i = 0; i < sizeof signals / sizeof *signals; i++) sigaction(signals[i], &sa, NULL);
-}
-
 int cli_anonymize(int argc, char **argv)
 {
     char *positional[1];
@@ -89,7 +64,6 @@ int cli_anonymize(int argc, char **argv)
     anonkit_job *job = cli_open_job(argc, argv, help, positional, 1, &npositional, &exit_code);
     if (!job) return exit_code;
     if (npositional == 1) anonkit_job_set(job, ANONKIT_OPT_INPUT, positional[0]);
-    remove_spill_on_signals(job);
     anonkit_result *result = NULL;
     int rc = anonkit_anonymize(job, &result);
     if (rc < 0) {

@@ -59,7 +59,6 @@ int spill_dir_create(spill_dir *dir, const char *parent, ak_error *err)
 
 void spill_dir_remove(spill_dir *dir)
 {
-    dir->path[0] = '\0'; /* nothing to remove: the files had no name */
     dir->folder[0] = '\0';
 }
 

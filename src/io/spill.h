@@ -26,8 +26,6 @@
 /* Where a run's spill files go. */
 typedef struct spill_dir {
     char folder[4096]; /* the temporary folder the unnamed files are created in; "" when none */
-    char path[4096];   /* a folder to remove when done, for callers that announce it to a signal
-                          handler (anonkit_job_set_spill_notice): always "", none is made */
 } spill_dir;
 
 /* Takes parent (NULL or "": $TMPDIR, else /tmp) as the folder for spill files,
@@ -42,7 +40,7 @@ typedef struct spill_stats {
     uint64_t bytes_read, bytes_written;
 } spill_stats;
 
-/* An unnamed file in the spill folder, written by appending and read from
+/* An unnamed file in the spill files' folder, written by appending and read from
  * the start any number of times. */
 typedef struct spill_file {
     int fd;        /* -1 when closed */

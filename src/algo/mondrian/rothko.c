@@ -325,11 +325,6 @@ int rothko_run(const table_spec *spec_in, const model *m, const rothko_options *
     ak_rng_seed(&r.rng, o->seed);
     int rc = spill_dir_create(&r.dir, o->tmpdir, err);
     if (rc < 0) return rc;
-    const size_t path_len = strlen(r.dir.path);
-    if (o->spill_notice && path_len < o->spill_notice_size) { /* the first byte last: a handler sees all or nothing */
-        for (size_t i = 1; i <= path_len; i++) o->spill_notice[i] = r.dir.path[i];
-        o->spill_notice[0] = r.dir.path[0];
-    }
     table_spec spec = *spec_in;
     spec.sink_start = sink_start;
     spec.row_sink = sink_row;
@@ -439,7 +434,6 @@ done:
     spill_file_close(&r.root.payload);
     spill_file_close(&r.tail_tuples);
     spill_file_close(&r.tail_payload);
-    if (o->spill_notice && o->spill_notice_size) o->spill_notice[0] = '\0';
     spill_dir_remove(&r.dir);
     free(r.copied_col);
     free(r.counts);

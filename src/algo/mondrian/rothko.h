@@ -20,8 +20,6 @@ typedef struct rothko_options {
     size_t block;        /* bytes per read/write (0: 256 KiB) */
     const char *tmpdir;  /* folder of the unnamed spill files (NULL: $TMPDIR, /tmp) */
     unsigned threads;    /* for the in-memory Mondrian of leaf partitions */
-    volatile char *spill_notice; /* when not NULL: the spill folder's path while it exists */
-    size_t spill_notice_size;
     /* Rothko-S ([LeFevre07] §3) */
     int sampling;               /* 1: Rothko-S; 0: Rothko-T */
     sample_test_kind test;      /* hypothesis tests or the naive rule */
