@@ -62,6 +62,7 @@ void table_free(table *t)
     strmap_free(&t->class_dict);
     free(t->target_values);
     table_split_free(&t->split, t->nqi);
+    digest_free(&t->digest);
     free(t);
 }
 
@@ -123,6 +124,7 @@ static int read_header(table *t, csv_reader *reader, const table_spec *spec, ak_
     int rc = csv_read(reader, &rec, err);
     if (rc < 0) return rc;
     if (rc == 0) return ak_err_set(err, ANONKIT_E_INPUT, t->display_name, 1, 0, "the file is empty: a header row is needed");
+    if (!spec->row_sink && digest_add(&t->digest, &rec) != 0) return ak_err_nomem(err);
     t->ncolumns = rec.count;
     t->column_names = calloc(rec.count, sizeof *t->column_names);
     t->roles = calloc(rec.count, 1);
@@ -322,6 +324,7 @@ static int load_rows(table *t, csv_reader *reader, qi_reader *qr, ak_error *err)
     csv_record rec;
     int rc;
     while ((rc = csv_read(reader, &rec, err)) == 1) {
+        if (digest_add(&t->digest, &rec) != 0) return ak_err_nomem(err);
         AK_CHECK(grow_rows(t, &cap, t->nrows + 1, err));
         const label_dicts dicts = {&t->sensitive_dict, &t->class_dict};
         AK_CHECK(encode_record(t, qr, &dicts, &rec, t->nrows, &missing, err));
@@ -388,6 +391,7 @@ typedef struct read_piece {
     missing_list missing;
     size_t slot_base;        /* streaming: its slots, [slot_base, slot_base + STREAM_CHUNK_ROWS) */
     atomic_int *give_up;     /* streaming: set by a piece that failed; the other stops at its next chunk */
+    input_digest digest;     /* not streaming: the records it read (table.digest) */
     int rc;
     ak_error err;
 } read_piece;
@@ -425,6 +429,7 @@ static void pieces_free(read_piece *pieces, uint32_t nqi)
     for (int i = 0; i < 2; i++) {
         strmap_free(&pieces[i].sensitive);
         strmap_free(&pieces[i].classes);
+        digest_free(&pieces[i].digest);
     }
     for (uint32_t q = 0; pieces[1].qr && q < nqi; q++) numdict_free(&pieces[1].qr[q].numbers);
     free(pieces[1].qr);
@@ -436,10 +441,16 @@ static void *load_piece_rows(void *arg)
     csv_reader *reader = NULL;
     p->rc = csv_reader_open_range(&reader, p->spec->path, p->spec->delimiter, p->offset, p->length, p->first_line,
                                   &p->err);
+    if (reader) csv_reader_hash_records(reader);
+    if (p->rc == ANONKIT_OK && digest_reserve(&p->digest, p->offset + p->length) != 0) p->rc = ak_err_nomem(&p->err);
     csv_record rec;
     int got = 0;
     while (p->rc == ANONKIT_OK && (got = csv_read(reader, &rec, &p->err)) == 1) {
         const label_dicts dicts = {&p->sensitive, &p->classes};
+        if (digest_add(&p->digest, &rec) != 0) {
+            p->rc = ak_err_nomem(&p->err);
+            break;
+        }
         if ((p->rc = grow_rows(p->t, &p->cap, p->nrows + 1, &p->err)) < 0) break;
         p->rc = encode_record(p->t, p->qr, &dicts, &rec, p->nrows, &p->missing, &p->err);
         p->nrows++;
@@ -670,6 +681,9 @@ static int load_rows_parallel(table *t, const table_spec *spec, qi_reader *qr, u
         if (rc == ANONKIT_OK && t->target_column >= 0 && n1)
             memcpy(t->target_values + n0, view.target_values, n1 * sizeof *view.target_values);
         t->nrows = n0 + n1;
+        if (rc == ANONKIT_OK && (digest_merge(&t->digest, &pieces[0].digest) != 0 ||
+                                 digest_merge(&t->digest, &pieces[1].digest) != 0))
+            rc = ak_err_nomem(err);
         if (rc == ANONKIT_OK) rc = finish_numeric(t, qr, spec->threads, more, n0, err);
         for (uint32_t q = 0; q < t->nqi; q++) view.qi[q].codes = more[q]; /* NULL where freed */
         *loaded = rc == ANONKIT_OK;
@@ -828,6 +842,7 @@ int table_load(table **out, const table_spec *spec, ak_error *err)
         }
     }
     if ((rc = csv_reader_open(&reader, spec->path, spec->delimiter, err)) < 0) goto done;
+    if (!spec->row_sink) csv_reader_hash_records(reader); /* (the digest: streaming loads keep what they need) */
     if ((rc = read_header(t, reader, spec, err)) < 0) goto done;
     if (spec->row_sink) {
         int streamed = 0;
@@ -872,6 +887,7 @@ done:
         table_free(t);
         return rc;
     }
+    if (spec->loaded) spec->loaded(spec->loaded_ctx, spec->path);
     *out = t;
     return ANONKIT_OK;
 }

@@ -55,6 +55,9 @@
 #include "common/parallel.h"
 #include "io/outfile.h"
 
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
 #define CSV_BLOCK_SIZE ((size_t)1 << 20)      /* first size of the read buffer */
 #define CSV_MAX_BLOCK ((size_t)1 << 31)       /* largest record we agree to hold */
 #define CSV_PAD 64                            /* sentinel LF + zeros for the scan's loads */
@@ -182,6 +185,7 @@ struct csv_reader {
     uint64_t pending_offset; /* offset handed to the next of them (the run's first byte, then one more each) */
     int bom_checked;        /* a leading UTF-8 byte order mark was looked for */
     int saw_quote;          /* a field began with a quote (csv_reader_saw_quote) */
+    int hash_records;       /* csv_reader_hash_records was called */
     uint64_t remaining;     /* bytes the reader may still take from the stream (range readers) */
     int failed;             /* status of an earlier failure, 0 if none */
     ak_error last;          /* that failure, repeated on later calls */
@@ -278,6 +282,11 @@ void csv_reader_free(csv_reader *r)
     free(r->fields);
     free(r->escaped);
     free(r);
+}
+
+void csv_reader_hash_records(csv_reader *r)
+{
+    r->hash_records = 1;
 }
 
 uint64_t csv_reader_offset(const csv_reader *r)
@@ -569,11 +578,13 @@ static int parse_record(csv_reader *r, csv_record *rec)
     }
 
 done:
+    rec->offset = r->base + r->start;
+    /* the bytes as the input holds them: before any "" is unescaped */
+    rec->hash = r->hash_records ? XXH3_64bits_withSeed(buf + r->start, next - r->start, rec->offset) : 0;
     for (uint32_t i = 0; i < r->n_escaped; i++) reader_unescape(r, &fields[r->escaped[i]]);
     rec->fields = fields;
     rec->count = nf;
     rec->line = r->line;
-    rec->offset = r->base + r->start;
     r->line += nl + ended_by_lf;
     r->start = next;
     return 1;
@@ -628,6 +639,7 @@ int csv_read(csv_reader *r, csv_record *rec, ak_error *err)
             rec->fields = &csv_empty_field;
             rec->count = 1;
             rec->offset = r->pending_offset;
+            rec->hash = r->hash_records ? XXH3_64bits_withSeed(NULL, 0, rec->offset) : 0; /* (no bytes but its line end) */
             r->pending_offset++; /* (a run of empty lines: one byte apart at least) */
             rec->line = r->pending_line++;
             return 1;

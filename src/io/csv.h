@@ -37,6 +37,8 @@ typedef struct csv_record {
     long line;               /* 1-based line on which the record starts */
     uint64_t offset;         /* byte of the input at which it starts, the same however the input is cut (an empty
                                 line of a run of them: the run's first byte plus its place in the run) */
+    uint64_t hash;           /* with csv_reader_hash_records: XXH3 of the record's bytes as they stand in the
+                                input (quotes and line end included), seeded with offset; else 0 */
 } csv_record;
 
 typedef struct csv_reader csv_reader;
@@ -57,6 +59,11 @@ int csv_reader_open_stream(csv_reader **out /* OUT */, FILE *stream, const char 
                            char delimiter, ak_error *err);
 
 void csv_reader_free(csv_reader *reader);
+
+/* From now on every record csv_read hands out carries its hash (csv_record.hash),
+ * taken before its quoted fields are unescaped: what src/io/digest.h adds up
+ * to prove that a second read of a file reads the bytes the first one did. */
+void csv_reader_hash_records(csv_reader *reader);
 
 /* Reads the next record: returns 1 and fills rec, 0 at end of input, or a
  * negative status with err filled (ANONKIT_E_INPUT for malformed CSV,

@@ -2,7 +2,11 @@
  * identifier), read a second time from the input: on two threads in two
  * pieces when it is large (read whole whenever the pieces may not read as
  * the whole does), each row's copied units in CSV form; or read ahead on a
- * thread of their own while the algorithm runs (publish_copied). */
+ * thread of their own while the algorithm runs (publish_copied). Every
+ * record of the second read is hashed, and the units are used only when the
+ * digest of the read equals the table's (io/digest.h): the input may have
+ * been edited, truncated, appended to or replaced since it was loaded, and
+ * what is published must be what the run read and encoded. */
 #include "publish/publish_internal.h"
 
 #include <pthread.h>
@@ -31,6 +35,7 @@ typedef struct copy_piece {
     long lines;               /* physical lines read (pieces) */
     int quoted;               /* a field began with a quote (pieces) */
     const atomic_int *cancel; /* set when the units are no longer wanted (NULL: never) */
+    input_digest digest;      /* the records read, to compare with the table's */
     int rc;
     ak_error err;
 } copy_piece;
@@ -63,10 +68,16 @@ static void *copy_rows(void *arg)
     }
     p->rc = p->whole ? csv_reader_open(&reader, p->t->path, p->pub->delim, &p->err)
                      : csv_reader_open_range(&reader, p->t->path, p->pub->delim, p->offset, p->length, 2, &p->err);
+    if (reader) csv_reader_hash_records(reader);
     if (p->rc == ANONKIT_OK && p->whole && (got = csv_read(reader, &rec, &p->err)) < 0) p->rc = got; /* the header */
+    if (p->rc == ANONKIT_OK && p->whole && got == 1 && digest_add(&p->digest, &rec) != 0) p->rc = ak_err_nomem(&p->err);
     while (p->rc == ANONKIT_OK && (got = csv_read(reader, &rec, &p->err)) == 1) {
+        if (digest_add(&p->digest, &rec) != 0) {
+            p->rc = ak_err_nomem(&p->err);
+            break;
+        }
         if (p->nrows >= p->limit || rec.count != p->t->ncolumns) {
-            p->rc = publish_input_changed(p->t, rec.line, &p->err);
+            p->rc = publish_input_changed(p->t, &p->err);
             break;
         }
         if (p->nrows == p->cap) {
@@ -104,6 +115,7 @@ static void copy_piece_free(copy_piece *p)
     strbuf_free(&p->text);
     free(p->off);
     p->off = NULL;
+    digest_free(&p->digest);
 }
 
 /* Reads the copied units of all t->nrows rows into *text, with their offsets
@@ -119,9 +131,15 @@ int publish_read_copied(const publisher *pub, const table *t, unsigned threads, 
     if (threads > 1 && stat(t->path, &st) == 0 && (uint64_t)st.st_size >= PUBLISH_PARALLEL_MIN_BYTES) {
         csv_reader *reader = NULL;
         csv_record rec;
+        csv_record header; /* (its offset and hash only: its fields go with the reader) */
         uint64_t data_start = 0;
-        if (csv_reader_open(&reader, t->path, pub->delim, err) == ANONKIT_OK && csv_read(reader, &rec, err) == 1)
-            data_start = csv_reader_offset(reader);
+        if (csv_reader_open(&reader, t->path, pub->delim, err) == ANONKIT_OK) {
+            csv_reader_hash_records(reader);
+            if (csv_read(reader, &rec, err) == 1) {
+                data_start = csv_reader_offset(reader);
+                header = rec;
+            }
+        }
         csv_reader_free(reader);
         const uint64_t split = data_start ? csv_find_split(t->path, data_start, (uint64_t)st.st_size) : 0;
         if (split && split < (uint64_t)st.st_size) {
@@ -141,7 +159,13 @@ int publish_read_copied(const publisher *pub, const table *t, unsigned threads, 
             ak_run_parts(pieces, sizeof *pieces, 2, copy_rows);
             const size_t n0 = pieces[0].nrows, n1 = pieces[1].nrows;
             int rc = ANONKIT_OK;
-            if (pieces[0].rc == ANONKIT_OK && pieces[1].rc == ANONKIT_OK && !pieces[0].quoted &&
+            int same = 0; /* the header and both pieces digest as the load did */
+            if (pieces[0].rc == ANONKIT_OK && pieces[1].rc == ANONKIT_OK) {
+                if (digest_merge(&pieces[0].digest, &pieces[1].digest) != 0 || digest_add(&pieces[0].digest, &header) != 0)
+                    rc = ak_err_nomem(err);
+                else same = digest_equal(&pieces[0].digest, &t->digest);
+            }
+            if (rc == ANONKIT_OK && same && !pieces[0].quoted &&
                 !pieces[1].quoted && pieces[0].lines == (long)n0 && n0 + n1 == n) {
                 /* Piece two's units after piece one's. */
                 const size_t base = pieces[0].text.len;
@@ -181,7 +205,8 @@ int publish_read_copied(const publisher *pub, const table *t, unsigned threads, 
     if (stat(t->path, &whole_st) == 0 && (uint64_t)whole_st.st_size < SIZE_MAX / 2)
         (void)publish_reserve_huge(&whole.text, (size_t)whole_st.st_size + (size_t)whole_st.st_size / 16 + 4096);
     copy_rows(&whole);
-    if (whole.rc == ANONKIT_OK && whole.nrows != n) whole.rc = publish_input_changed(t, 0, &whole.err);
+    if (whole.rc == ANONKIT_OK && (whole.nrows != n || !digest_equal(&whole.digest, &t->digest)))
+        whole.rc = publish_input_changed(t, &whole.err);
     if (whole.rc < 0) {
         if (err) *err = whole.err;
         copy_piece_free(&whole);
