@@ -281,12 +281,133 @@ static void test_hilbert_fast(void **state) { (void)state; check_algorithm("hilb
 static void test_idistance(void **state) { (void)state; check_algorithm("idistance", 1); }
 static void test_idistance_fast(void **state) { (void)state; check_algorithm("idistance-fast", 1); }
 
+/* ---- a sequential release ([Wang06]): T1 changed after its load ---- */
+
+#define T1_TEXT "Name,Job,Class\nAlice,Banker,c1\nAlice,Banker,c1\nBob,Clerk,c2\nBob,Driver,c3\nCathy,Engineer,c4\n"
+
+/* The hook for T1: the changes of change_input, on T1's rows. */
+static void change_t1(void *arg, const char *path)
+{
+    hook_ctx *ctx = arg;
+    ctx->calls++;
+    const char *at2 = strstr(T1_TEXT, "c2");
+    switch (ctx->what) {
+    case CHANGE_RENAME: rename_over(path, "Name,Job,Class\nAlice,Banker,c9\nAlice,Banker,c9\nBob,Clerk,c9\nBob,Driver,c9\nCathy,Engineer,c9\n"); break;
+    case CHANGE_EDIT: poke(path, (off_t)(at2 - T1_TEXT) + 1, '9'); break;
+    case CHANGE_TRUNCATE: assert_int_equal(truncate(path, (off_t)(strstr(T1_TEXT, "Bob,Driver") - T1_TEXT)), 0); break;
+    case CHANGE_APPEND: {
+        FILE *f = fopen(path, "ab");
+        assert_non_null(f);
+        fputs("Cathy,Engineer,c4\n", f);
+        assert_int_equal(fclose(f), 0);
+        break;
+    }
+    case CHANGE_SAME_RENAME: rename_over(path, T1_TEXT); break;
+    case CHANGE_SAME_WRITE: poke(path, (off_t)(at2 - T1_TEXT) + 1, '2'); break;
+    case CHANGE_COUNT: break;
+    }
+}
+
+/* A sequential job over dir's t1.csv and t2.csv: Y = y (with "Class,Disease"
+ * Y of T1 is the class, which the release reads apart from the table: a
+ * second read of T1 before the algorithm). */
+static anonkit_job *make_seq_job(const char *dir, const char *y, const char *bound, const mode *m, const char *out)
+{
+    anonkit_job *job = anonkit_job_create();
+    char h[4200];
+    assert_int_equal(anonkit_job_set(job, ANONKIT_OPT_INPUT, tu_path(dir, "t1.csv")), 0);
+    assert_int_equal(anonkit_job_set(job, ANONKIT_OPT_PREVIOUS, tu_path(dir, "t2.csv")), 0);
+    assert_int_equal(anonkit_job_set(job, ANONKIT_OPT_OUTPUT, out), 0);
+    assert_int_equal(anonkit_job_set(job, ANONKIT_OPT_X, "Name"), 0);
+    assert_int_equal(anonkit_job_set(job, ANONKIT_OPT_Y, y), 0);
+    assert_int_equal(anonkit_job_set(job, ANONKIT_OPT_ANONYMITY, bound), 0);
+    assert_int_equal(anonkit_job_set(job, ANONKIT_OPT_CLASS, "Class"), 0);
+    snprintf(h, sizeof h, "Job=%s", tu_path(dir, "job.csv"));
+    assert_int_equal(anonkit_job_set(job, ANONKIT_OPT_HIERARCHY, h), 0);
+    snprintf(h, sizeof h, "Name=%s", tu_path(dir, "name.csv"));
+    assert_int_equal(anonkit_job_set(job, ANONKIT_OPT_HIERARCHY, h), 0);
+    assert_int_equal(anonkit_job_set(job, ANONKIT_OPT_SEED, "5"), 0);
+    assert_int_equal(anonkit_job_set(job, ANONKIT_OPT_THREADS, m->threads), 0);
+    if (m->keep_order) assert_int_equal(anonkit_job_set(job, ANONKIT_OPT_KEEP_ORDER, "1"), 0);
+    if (m->pieces) job_set_knob(job, JOB_KNOB_PARALLEL_MIN_BYTES, 1);
+    return job;
+}
+
+static void write_seq_inputs(const char *dir)
+{
+    tu_write_file(tu_path(dir, "t1.csv"), T1_TEXT);
+    tu_write_file(tu_path(dir, "t2.csv"), "Job,Disease\nBanker,Cancer\nBanker,Cancer\nClerk,HIV\nDriver,Cancer\nEngineer,HIV\n");
+    tu_write_file(tu_path(dir, "job.csv"),
+                  "Banker;White-collar;*\nClerk;White-collar;*\nDriver;Blue-collar;*\nEngineer;Blue-collar;*\n");
+    tu_write_file(tu_path(dir, "name.csv"), "Alice;*\nBob;*\nCathy;*\n");
+}
+
+/* T1's class column is copied through to the release, and with Y = Class,
+ * Disease also read apart as Y of T1: both second reads must be refused
+ * when T1 changed, and publish the unchanged input's bytes when it did not. */
+static void test_sequential(void **state)
+{
+    (void)state;
+    const char *dir = tu_mkdtemp();
+    const struct {
+        const char *y, *bound;
+    } configs[] = {{"Disease", "2"}, {"Class,Disease", "1"}};
+    int refused = 0, published = 0;
+    for (size_t ci = 0; ci < sizeof configs / sizeof configs[0]; ci++)
+        for (size_t mi = 0; mi < sizeof modes / sizeof modes[0]; mi++) {
+            const mode *m = &modes[mi];
+            char base_out[4200], out[4200], what[200];
+            snprintf(base_out, sizeof base_out, "%s", tu_path(dir, "base.csv"));
+            snprintf(out, sizeof out, "%s", tu_path(dir, "out.csv"));
+            write_seq_inputs(dir);
+            anonkit_job *job = make_seq_job(dir, configs[ci].y, configs[ci].bound, m, base_out);
+            if (anonkit_sequential(job, NULL, NULL) != ANONKIT_OK)
+                fail_msg("sequential, Y %s, %s, unchanged: %s", configs[ci].y, m->name, anonkit_errmsg(job));
+            anonkit_job_free(job);
+            char *base = tu_read_file(base_out, NULL);
+            assert_non_null(base);
+            for (change c = 0; c < CHANGE_COUNT; c++) {
+                write_seq_inputs(dir);
+                tu_write_file(out, OLD_OUTPUT);
+                snprintf(what, sizeof what, "sequential, Y %s, %s, %s", configs[ci].y, m->name, change_names[c]);
+                job = make_seq_job(dir, configs[ci].y, configs[ci].bound, m, out);
+                hook_ctx ctx = {c, 0};
+                job_set_loaded_hook(job, change_t1, &ctx);
+                const int rc = anonkit_sequential(job, NULL, NULL);
+                if (ctx.calls != 1) fail_msg("%s: T1 was changed %d times, not once", what, ctx.calls);
+                if (!change_keeps_bytes(c)) {
+                    if (rc == ANONKIT_OK) fail_msg("%s: published although T1 changed", what);
+                    char expect[4300];
+                    snprintf(expect, sizeof expect, "%s changed while it was being anonymized", tu_path(dir, "t1.csv"));
+                    if (!strstr(anonkit_errmsg(job), expect))
+                        fail_msg("%s: message '%s' lacks '%s'", what, anonkit_errmsg(job), expect);
+                    char *now = tu_read_file(out, NULL);
+                    if (!now || strcmp(now, OLD_OUTPUT) != 0) fail_msg("%s: the old output was changed", what);
+                    free(now);
+                    refused++;
+                } else {
+                    if (rc != ANONKIT_OK) fail_msg("%s: %s", what, anonkit_errmsg(job));
+                    char *now = tu_read_file(out, NULL);
+                    if (!now || strcmp(now, base) != 0) fail_msg("%s: published other bytes than on the unchanged T1", what);
+                    free(now);
+                    published++;
+                }
+                anonkit_job_free(job);
+            }
+            free(base);
+        }
+    const int runs = 2 * (int)(sizeof modes / sizeof modes[0]);
+    assert_int_equal(refused, runs * (CHANGE_COUNT - 2));
+    assert_int_equal(published, runs * 2);
+    tu_rmtree(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_mondrian),     cmocka_unit_test(test_rothko_t),      cmocka_unit_test(test_rothko_s),
         cmocka_unit_test(test_incognito),    cmocka_unit_test(test_hilbert),       cmocka_unit_test(test_hilbert_fast),
-        cmocka_unit_test(test_idistance),    cmocka_unit_test(test_idistance_fast),
+        cmocka_unit_test(test_idistance),    cmocka_unit_test(test_idistance_fast), cmocka_unit_test(test_sequential),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
