@@ -124,7 +124,6 @@ static int read_header(table *t, csv_reader *reader, const table_spec *spec, ak_
     int rc = csv_read(reader, &rec, err);
     if (rc < 0) return rc;
     if (rc == 0) return ak_err_set(err, ANONKIT_E_INPUT, t->display_name, 1, 0, "the file is empty: a header row is needed");
-    if (!spec->row_sink && digest_add(&t->digest, &rec) != 0) return ak_err_nomem(err);
     t->ncolumns = rec.count;
     t->column_names = calloc(rec.count, sizeof *t->column_names);
     t->roles = calloc(rec.count, 1);
@@ -324,7 +323,6 @@ static int load_rows(table *t, csv_reader *reader, qi_reader *qr, ak_error *err)
     csv_record rec;
     int rc;
     while ((rc = csv_read(reader, &rec, err)) == 1) {
-        if (digest_add(&t->digest, &rec) != 0) return ak_err_nomem(err);
         AK_CHECK(grow_rows(t, &cap, t->nrows + 1, err));
         const label_dicts dicts = {&t->sensitive_dict, &t->class_dict};
         AK_CHECK(encode_record(t, qr, &dicts, &rec, t->nrows, &missing, err));
@@ -392,6 +390,7 @@ typedef struct read_piece {
     size_t slot_base;        /* streaming: its slots, [slot_base, slot_base + STREAM_CHUNK_ROWS) */
     atomic_int *give_up;     /* streaming: set by a piece that failed; the other stops at its next chunk */
     input_digest digest;     /* not streaming: the records it read (table.digest) */
+    uint64_t cut;            /* where the file is cut: the second piece's offset */
     int rc;
     ak_error err;
 } read_piece;
@@ -411,6 +410,7 @@ static int pieces_init(read_piece *pieces, table *t, const table_spec *spec, qi_
         p->index = i;
         p->offset = i ? split : data_start;
         p->length = i ? size - split : split - data_start;
+        p->cut = split;
         p->first_line = 2; /* the header is line 1; the second piece's numbers serve no message */
         p->qr = i ? calloc(t->nqi, sizeof *p->qr) : qr;
         if (!p->qr || strmap_init(&p->sensitive, 64) != 0 || strmap_init(&p->classes, 64) != 0)
@@ -441,16 +441,11 @@ static void *load_piece_rows(void *arg)
     csv_reader *reader = NULL;
     p->rc = csv_reader_open_range(&reader, p->spec->path, p->spec->delimiter, p->offset, p->length, p->first_line,
                                   &p->err);
-    if (reader) csv_reader_hash_records(reader);
-    if (p->rc == ANONKIT_OK && digest_reserve(&p->digest, p->offset + p->length) != 0) p->rc = ak_err_nomem(&p->err);
+    if (p->rc == ANONKIT_OK) p->rc = csv_reader_digest(reader, &p->digest, p->cut, &p->err);
     csv_record rec;
     int got = 0;
     while (p->rc == ANONKIT_OK && (got = csv_read(reader, &rec, &p->err)) == 1) {
         const label_dicts dicts = {&p->sensitive, &p->classes};
-        if (digest_add(&p->digest, &rec) != 0) {
-            p->rc = ak_err_nomem(&p->err);
-            break;
-        }
         if ((p->rc = grow_rows(p->t, &p->cap, p->nrows + 1, &p->err)) < 0) break;
         p->rc = encode_record(p->t, p->qr, &dicts, &rec, p->nrows, &p->missing, &p->err);
         p->nrows++;
@@ -684,6 +679,7 @@ static int load_rows_parallel(table *t, const table_spec *spec, qi_reader *qr, u
         if (rc == ANONKIT_OK && (digest_merge(&t->digest, &pieces[0].digest) != 0 ||
                                  digest_merge(&t->digest, &pieces[1].digest) != 0))
             rc = ak_err_nomem(err);
+        t->digest.cut = split; /* a second read makes the same segments (csv_reader_digest) */
         if (rc == ANONKIT_OK) rc = finish_numeric(t, qr, spec->threads, more, n0, err);
         for (uint32_t q = 0; q < t->nqi; q++) view.qi[q].codes = more[q]; /* NULL where freed */
         *loaded = rc == ANONKIT_OK;
@@ -842,7 +838,8 @@ int table_load(table **out, const table_spec *spec, ak_error *err)
         }
     }
     if ((rc = csv_reader_open(&reader, spec->path, spec->delimiter, err)) < 0) goto done;
-    if (!spec->row_sink) csv_reader_hash_records(reader); /* (the digest: streaming loads keep what they need) */
+    /* the digest (streaming loads keep what they need and do not read the input again) */
+    if (!spec->row_sink && (rc = csv_reader_digest(reader, &t->digest, 0, err)) < 0) goto done;
     if ((rc = read_header(t, reader, spec, err)) < 0) goto done;
     if (spec->row_sink) {
         int streamed = 0;

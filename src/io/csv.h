@@ -37,8 +37,6 @@ typedef struct csv_record {
     long line;               /* 1-based line on which the record starts */
     uint64_t offset;         /* byte of the input at which it starts, the same however the input is cut (an empty
                                 line of a run of them: the run's first byte plus its place in the run) */
-    uint64_t hash;           /* with csv_reader_hash_records: XXH3 of the record's bytes as they stand in the
-                                input (quotes and line end included), seeded with offset; else 0 */
 } csv_record;
 
 typedef struct csv_reader csv_reader;
@@ -60,10 +58,18 @@ int csv_reader_open_stream(csv_reader **out /* OUT */, FILE *stream, const char 
 
 void csv_reader_free(csv_reader *reader);
 
-/* From now on every record csv_read hands out carries its hash (csv_record.hash),
- * taken before its quoted fields are unescaped: what src/io/digest.h adds up
- * to prove that a second read of a file reads the bytes the first one did. */
-void csv_reader_hash_records(csv_reader *reader);
+/* From now on the records the reader hands out go into digest d
+ * (src/io/digest.h, which says what it holds): their bytes are hashed as the
+ * input holds them, before any quoted field is unescaped, segment by segment
+ * (the first record of a reader that starts at the top of the file, the
+ * header, is a segment of its own; a range reader starts after it); `cut` is
+ * where the read that made the digest to compare with cut the file in two
+ * pieces (0: none), which cuts segments too. d gets room for the file as it
+ * is now. A segment's hash goes to d once the reader has passed it, at the
+ * end of the input at the latest, or when the reader is freed. Returns
+ * ANONKIT_E_NOMEM (with err) or ANONKIT_OK. */
+struct input_digest;
+int csv_reader_digest(csv_reader *reader, struct input_digest *d, uint64_t cut, ak_error *err);
 
 /* Reads the next record: returns 1 and fills rec, 0 at end of input, or a
  * negative status with err filled (ANONKIT_E_INPUT for malformed CSV,

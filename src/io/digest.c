@@ -1,5 +1,6 @@
-/* digest.c — sums of the hashes of an input's records per block of the file
- * (digest.h), to prove that a second read reads what the first one did. */
+/* digest.c — per block of an input file, the sums of the hashes of its
+ * segments of records (digest.h; the CSV reader hashes them), to prove that a
+ * second read reads what the first one did. */
 #include "io/digest.h"
 
 #include <stdlib.h>
@@ -24,25 +25,18 @@ int digest_reserve(input_digest *d, uint64_t bytes)
     return digest_grow(d, digest_block(bytes) + 1);
 }
 
-int digest_add(input_digest *d, const csv_record *rec)
-{
-    const size_t b = digest_block(rec->offset);
-    if (b >= d->nblocks && digest_grow(d, b + 1) != 0) return -1;
-    d->sums[b] += rec->hash;
-    d->records++;
-    return 0;
-}
-
 int digest_merge(input_digest *into, const input_digest *from)
 {
     if (digest_grow(into, from->nblocks) != 0) return -1;
     for (size_t b = 0; b < from->nblocks; b++) into->sums[b] += from->sums[b];
     into->records += from->records;
+    into->overflow |= from->overflow;
     return 0;
 }
 
 int digest_blocks_equal(const input_digest *a, const input_digest *b, size_t first, size_t last)
 {
+    if (a->overflow || b->overflow) return 0;
     for (size_t i = first; i < last; i++)
         if (digest_sum(a, i) != digest_sum(b, i)) return 0;
     return 1;
@@ -52,12 +46,6 @@ int digest_equal(const input_digest *a, const input_digest *b)
 {
     const size_t n = a->nblocks > b->nblocks ? a->nblocks : b->nblocks;
     return a->records == b->records && digest_blocks_equal(a, b, 0, n);
-}
-
-void digest_clear(input_digest *d)
-{
-    if (d->sums) memset(d->sums, 0, d->nblocks * sizeof *d->sums);
-    d->records = 0;
 }
 
 void digest_free(input_digest *d)

@@ -3,16 +3,22 @@
  * the writer reads the input a second time for the columns it copies
  * through, and what it publishes must be what the run read and encoded.
  *
- * Per block of DIGEST_BLOCK_BYTES of the file, the sum (mod 2^64) of the
- * hashes of the records that begin in it (csv_record.hash: XXH3 of the
- * record's bytes, seeded with its offset; csv_reader_hash_records), and the
- * number of records. A sum does not depend on the order in which its records
- * are added, so a file read in two pieces on two threads, each piece into a
- * digest of its own, adds up (digest_merge) to the digest of a whole read,
- * wherever either read cut the file. An edit, a truncation, an append or
- * another file renamed over the path changes the hash or the offset of some
- * record, and so a sum or the count; a block's sum can be checked as soon as
- * a read has passed it, before the rows read in it are written. */
+ * The records of the file fall into segments: those that begin in one block
+ * of DIGEST_BLOCK_BYTES of the file and on one side of two cuts, the end of
+ * the header and, when a read cut the file in two pieces, that cut. A
+ * segment's bytes are the bytes of its records as the file holds them (quotes
+ * and line ends included, the empty lines between records left out), and its
+ * hash the XXH3 of those bytes seeded with the offset of its first record: a
+ * CSV reader hashes them as it hands the records out
+ * (csv_reader_digest), in long runs rather than record by record. A digest
+ * holds, per block, the sum (mod 2^64) of its segments' hashes, and the number
+ * of records. A read in two pieces cut where the first read cut the file (or
+ * a read in one piece told where that was) makes the same segments, so the
+ * pieces' digests add up (digest_merge) to the first read's; an edit, a
+ * truncation, an append or another file renamed over the path changes some
+ * segment's bytes or first offset, and so a sum or the count. A block's sum
+ * can be checked as soon as a read has passed it, before the rows read in it
+ * are written. */
 #ifndef AK_DIGEST_H
 #define AK_DIGEST_H
 
@@ -20,7 +26,6 @@
 #include <stdint.h>
 
 #include "common/error.h"
-#include "io/csv.h"
 
 #define DIGEST_BLOCK_SHIFT 20
 #define DIGEST_BLOCK_BYTES ((uint64_t)1 << DIGEST_BLOCK_SHIFT)
@@ -29,32 +34,35 @@ typedef struct input_digest {
     uint64_t *sums;   /* per block; blocks from nblocks on hold no record */
     size_t nblocks;   /* blocks allocated */
     uint64_t records;
+    uint64_t cut;     /* where the read that made it cut the file in two pieces (0: it did not) */
+    int overflow;     /* a record began past the blocks allocated: the file grew while it was read */
 } input_digest;
 
 /* The block a record at offset begins in. */
 static inline size_t digest_block(uint64_t offset) { return (size_t)(offset >> DIGEST_BLOCK_SHIFT); }
 
-/* Makes room for a file of `bytes` bytes at once (a digest grows by itself
- * otherwise); -1 when out of memory. */
+/* Makes room for a file of `bytes` bytes; -1 when out of memory. */
 int digest_reserve(input_digest *d, uint64_t bytes);
 
-/* Adds a record read with csv_reader_hash_records; -1 when out of memory. */
-int digest_add(input_digest *d, const csv_record *rec);
+/* Adds a segment's hash to block b (past the blocks reserved: overflow). */
+static inline void digest_add_hash(input_digest *d, size_t b, uint64_t hash)
+{
+    if (b < d->nblocks) d->sums[b] += hash;
+    else d->overflow = 1;
+}
 
-/* Adds every record of `from` to `into`; -1 when out of memory. */
+/* Adds every segment and record of `from` to `into`; -1 when out of memory. */
 int digest_merge(input_digest *into, const input_digest *from);
 
 /* The sum of block b (0 beyond the blocks allocated). */
 static inline uint64_t digest_sum(const input_digest *d, size_t b) { return b < d->nblocks ? d->sums[b] : 0; }
 
-/* Whether blocks [first, last) of a and b hold the same sums. */
+/* Whether blocks [first, last) of a and b hold the same sums (neither overflowed). */
 int digest_blocks_equal(const input_digest *a, const input_digest *b, size_t first, size_t last);
 
 /* Whether a and b digest the same records. */
 int digest_equal(const input_digest *a, const input_digest *b);
 
-/* Back to no record (the blocks stay allocated). */
-void digest_clear(input_digest *d);
 void digest_free(input_digest *d);
 
 /* The error of an input `name` that does not read a second time as it did

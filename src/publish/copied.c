@@ -68,14 +68,9 @@ static void *copy_rows(void *arg)
     }
     p->rc = p->whole ? csv_reader_open(&reader, p->t->path, p->pub->delim, &p->err)
                      : csv_reader_open_range(&reader, p->t->path, p->pub->delim, p->offset, p->length, 2, &p->err);
-    if (reader) csv_reader_hash_records(reader);
+    if (p->rc == ANONKIT_OK) p->rc = csv_reader_digest(reader, &p->digest, p->t->digest.cut, &p->err);
     if (p->rc == ANONKIT_OK && p->whole && (got = csv_read(reader, &rec, &p->err)) < 0) p->rc = got; /* the header */
-    if (p->rc == ANONKIT_OK && p->whole && got == 1 && digest_add(&p->digest, &rec) != 0) p->rc = ak_err_nomem(&p->err);
     while (p->rc == ANONKIT_OK && (got = csv_read(reader, &rec, &p->err)) == 1) {
-        if (digest_add(&p->digest, &rec) != 0) {
-            p->rc = ak_err_nomem(&p->err);
-            break;
-        }
         if (p->nrows >= p->limit || rec.count != p->t->ncolumns) {
             p->rc = publish_input_changed(p->t, &p->err);
             break;
@@ -119,30 +114,27 @@ static void copy_piece_free(copy_piece *p)
 }
 
 /* Reads the copied units of all t->nrows rows into *text, with their offsets
- * in *off (ncopied per row and one more, the end). A large input is cut in
- * two pieces read on two threads, as table_load does, and read whole
- * whenever the pieces may not read as the whole does. */
+ * in *off (ncopied per row and one more, the end). A large input that the
+ * load read in two pieces is cut where the load cut it (t->digest.cut, so
+ * that the digests compare) and read in two pieces on two threads, and read
+ * whole whenever the pieces may not read as the whole does. */
 int publish_read_copied(const publisher *pub, const table *t, unsigned threads, const atomic_int *cancel,
                         strbuf *text, size_t **off, ak_error *err)
 {
     const size_t n = t->nrows;
     const uint32_t k = pub->ncopied;
     struct stat st;
-    if (threads > 1 && stat(t->path, &st) == 0 && (uint64_t)st.st_size >= PUBLISH_PARALLEL_MIN_BYTES) {
+    if (threads > 1 && t->digest.cut && stat(t->path, &st) == 0 && (uint64_t)st.st_size >= PUBLISH_PARALLEL_MIN_BYTES) {
         csv_reader *reader = NULL;
         csv_record rec;
-        csv_record header; /* (its offset and hash only: its fields go with the reader) */
+        input_digest header = {0}; /* the header's segment */
         uint64_t data_start = 0;
-        if (csv_reader_open(&reader, t->path, pub->delim, err) == ANONKIT_OK) {
-            csv_reader_hash_records(reader);
-            if (csv_read(reader, &rec, err) == 1) {
-                data_start = csv_reader_offset(reader);
-                header = rec;
-            }
-        }
-        csv_reader_free(reader);
-        const uint64_t split = data_start ? csv_find_split(t->path, data_start, (uint64_t)st.st_size) : 0;
-        if (split && split < (uint64_t)st.st_size) {
+        if (csv_reader_open(&reader, t->path, pub->delim, err) == ANONKIT_OK &&
+            csv_reader_digest(reader, &header, t->digest.cut, err) == ANONKIT_OK && csv_read(reader, &rec, err) == 1)
+            data_start = csv_reader_offset(reader);
+        csv_reader_free(reader); /* (which ends the header's segment) */
+        const uint64_t split = t->digest.cut;
+        if (data_start && data_start < split && split < (uint64_t)st.st_size) {
             copy_piece pieces[2];
             memset(pieces, 0, sizeof pieces);
             for (int i = 0; i < 2; i++) {
@@ -161,7 +153,7 @@ int publish_read_copied(const publisher *pub, const table *t, unsigned threads, 
             int rc = ANONKIT_OK;
             int same = 0; /* the header and both pieces digest as the load did */
             if (pieces[0].rc == ANONKIT_OK && pieces[1].rc == ANONKIT_OK) {
-                if (digest_merge(&pieces[0].digest, &pieces[1].digest) != 0 || digest_add(&pieces[0].digest, &header) != 0)
+                if (digest_merge(&pieces[0].digest, &pieces[1].digest) != 0 || digest_merge(&pieces[0].digest, &header) != 0)
                     rc = ak_err_nomem(err);
                 else same = digest_equal(&pieces[0].digest, &t->digest);
             }
@@ -187,8 +179,12 @@ int publish_read_copied(const publisher *pub, const table *t, unsigned threads, 
             }
             copy_piece_free(&pieces[0]);
             copy_piece_free(&pieces[1]);
-            if (rc != ANONKIT_OK) return rc < 0 ? rc : ANONKIT_OK;
+            if (rc != ANONKIT_OK) {
+                digest_free(&header);
+                return rc < 0 ? rc : ANONKIT_OK;
+            }
         }
+        digest_free(&header);
     }
     /* The whole input on this thread (which also gives any error exactly). */
     copy_piece whole;

@@ -238,17 +238,16 @@ int publish_write(const table *t, const partition *p, const publish_opts *opts, 
         /* Stream: read a row, compose it; a block's rows are written once
          * the block's digest is that of the load (publish_verified). */
         if ((rc = csv_reader_open(&reader, t->path, pub.delim, err)) < 0) goto done;
-        csv_reader_hash_records(reader);
+        if ((rc = csv_reader_digest(reader, &seen, t->digest.cut, err)) < 0) goto done;
         csv_record rec;
         if ((rc = csv_read(reader, &rec, err)) < 0) goto done;
-        if (rc == 0 || digest_add(&seen, &rec) != 0) { rc = rc ? ak_err_nomem(err) : publish_input_changed(t, err); goto done; }
+        if (rc == 0) { rc = publish_input_changed(t, err); goto done; }
         size_t r = 0, next = 0, verified = 0;
         while ((rc = csv_read(reader, &rec, err)) == 1) {
             if (r >= n || rec.count != t->ncolumns) { rc = publish_input_changed(t, err); goto done; }
-            const size_t b = digest_block(rec.offset);
+            const size_t b = digest_block(rec.offset); /* (the segments before it are in seen: csv_reader_digest) */
             if (b > verified && (rc = publish_verified(t, &seen, verified, b, &pending, writer, err)) < 0) goto done;
             if (b > verified) verified = b;
-            if (digest_add(&seen, &rec) != 0) { rc = ak_err_nomem(err); goto done; }
             if (next < nwrite && order[next] == r) {
                 copied.len = 0;
                 if (publisher_append_copied(&pub, &rec, &copied, local_off) != 0) { rc = ak_err_nomem(err); goto done; }

@@ -185,7 +185,7 @@ typedef struct col_piece {
     size_t n, cap;
     long lines;               /* physical lines read (pieces) */
     int quoted;               /* a field began with a quote (pieces) */
-    int hashing;              /* T1 read again: its records go to digest, to compare with the table's */
+    const input_digest *expect; /* T1 read again: its records go to digest, to compare with this (the table's) */
     input_digest digest;
     int rc;
     ak_error err;
@@ -206,14 +206,9 @@ static void *read_piece(void *arg)
     p->rc = p->whole ? csv_reader_open(&r, p->path, p->delim, &p->err)
                      : csv_reader_open_range(&r, p->path, p->delim, p->offset, p->length, 2, &p->err);
     int got = 0;
-    if (r && p->hashing) csv_reader_hash_records(r);
+    if (p->rc == 0 && p->expect) p->rc = csv_reader_digest(r, &p->digest, p->expect->cut, &p->err);
     if (p->rc == 0 && p->whole && (got = csv_read(r, &rec, &p->err)) < 0) p->rc = got; /* header */
-    if (p->rc == 0 && p->whole && got > 0 && p->hashing && digest_add(&p->digest, &rec) != 0) p->rc = ak_err_nomem(&p->err);
     while (p->rc == 0 && (got = csv_read(r, &rec, &p->err)) > 0) {
-        if (p->hashing && digest_add(&p->digest, &rec) != 0) {
-            p->rc = ak_err_nomem(&p->err);
-            break;
-        }
         if (rec.count != p->ncols) {
             p->rc = ak_err_set(&p->err, ANONKIT_E_INPUT, p->display, rec.line, 0,
                                "expected %u fields as in the header, found %u", p->ncols, rec.count);
@@ -261,27 +256,26 @@ static void *read_piece(void *arg)
  * in table_load): returns 1 with the result of the whole read, 0 when the
  * pieces may not read as the whole does (the caller then reads it whole,
  * which also gives any error exactly), or a negative status. */
-static int read_columns_split(const col_piece *proto, const input_digest *expect, uint32_t **codes, size_t *nrows,
-                              ak_error *err)
+static int read_columns_split(const col_piece *proto, uint32_t **codes, size_t *nrows, ak_error *err)
 {
+    const input_digest *expect = proto->expect;
     struct stat st;
     if (stat(proto->path, &st) != 0 || (uint64_t)st.st_size < READ_PARALLEL_MIN_BYTES) return 0;
+    if (expect && !expect->cut) return 0; /* read whole, as the table was: the digests then compare */
     csv_reader *r = NULL;
     csv_record rec;
     uint64_t data_start = 0;
     ak_error ignored;
-    csv_record header; /* (its offset and hash: for the digest) */
-    memset(&header, 0, sizeof header);
-    if (csv_reader_open(&r, proto->path, proto->delim, &ignored) == 0) {
-        csv_reader_hash_records(r);
-        if (csv_read(r, &rec, &ignored) == 1) {
-            data_start = csv_reader_offset(r);
-            header = rec;
-        }
+    input_digest header = {0}; /* T1 again: the header's segment */
+    if (csv_reader_open(&r, proto->path, proto->delim, &ignored) == 0 &&
+        (!expect || csv_reader_digest(r, &header, expect->cut, &ignored) == 0) && csv_read(r, &rec, &ignored) == 1)
+        data_start = csv_reader_offset(r);
+    csv_reader_free(r); /* (which ends the header's segment) */
+    const uint64_t split = !data_start ? 0 : expect ? expect->cut : csv_find_split(proto->path, data_start, (uint64_t)st.st_size);
+    if (!split || split <= data_start || split >= (uint64_t)st.st_size) {
+        digest_free(&header);
+        return 0;
     }
-    csv_reader_free(r);
-    const uint64_t split = data_start ? csv_find_split(proto->path, data_start, (uint64_t)st.st_size) : 0;
-    if (!split || split >= (uint64_t)st.st_size) return 0;
     const uint32_t k = proto->k;
     col_piece pieces[2] = {*proto, *proto};
     strmap *dicts = calloc(k ? k : 1, sizeof *dicts);
@@ -299,7 +293,7 @@ static int read_columns_split(const col_piece *proto, const input_digest *expect
     const size_t n0 = pieces[0].n, n1 = pieces[1].n;
     int same = 1; /* T1 again: the header and both pieces digest as the table's load did */
     if (rc == 0 && expect && pieces[0].rc == 0 && pieces[1].rc == 0) {
-        if (digest_merge(&pieces[0].digest, &pieces[1].digest) != 0 || digest_add(&pieces[0].digest, &header) != 0)
+        if (digest_merge(&pieces[0].digest, &pieces[1].digest) != 0 || digest_merge(&pieces[0].digest, &header) != 0)
             rc = ak_err_nomem(err);
         else same = digest_equal(&pieces[0].digest, expect);
     }
@@ -348,6 +342,7 @@ static int read_columns_split(const col_piece *proto, const input_digest *expect
     free(pieces[1].codes);
     digest_free(&pieces[0].digest);
     digest_free(&pieces[1].digest);
+    digest_free(&header);
     return rc;
 }
 
@@ -363,9 +358,9 @@ static int read_columns(const char *path, const char *display, char delim, uint3
 {
     *codes = NULL;
     col_piece whole = {.path = path, .display = display, .delim = delim, .ncols = ncols, .k = k, .cols = cols,
-                       .hs = hs, .dicts = dicts, .whole = 1, .hashing = expect != NULL};
+                       .hs = hs, .dicts = dicts, .whole = 1, .expect = expect};
     if (threads > 1) {
-        int split = read_columns_split(&whole, expect, codes, nrows, err);
+        int split = read_columns_split(&whole, codes, nrows, err);
         if (split != 0) return split < 0 ? split : 0;
     }
     read_piece(&whole);
