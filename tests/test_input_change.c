@@ -32,7 +32,15 @@
 #include <unistd.h>
 
 #include "api/job.h"
+#include "core/partition.h"
+#include "core/table.h"
+#include "io/csv.h"
+#include "io/digest.h"
+#include "publish/publish.h"
 #include "testutil.h"
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
 
 #define ROWS 64
 #define OLD_OUTPUT "an older output that a failed run must leave as it is\n"
@@ -402,12 +410,271 @@ static void test_sequential(void **state)
     tu_rmtree(dir);
 }
 
+/* ---- the digest itself (src/io/digest.h) ---- */
+
+/* Writes a CSV of `rows` data rows to path (header "id,q0,q1,note"): with
+ * quirks, one row in 97 has a quoted note holding "" and the delimiter, one
+ * in 89 ends in CRLF, and two empty lines follow row 1000 (records of one
+ * empty field in the middle of the file). Returns its size. */
+static size_t write_big(const char *path, size_t rows, int quirks)
+{
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    fputs("id,q0,q1,note\n", f);
+    for (size_t r = 0; r < rows; r++) {
+        if (quirks && r % 97 == 5) fprintf(f, "%zu,%zu,%zu,\"say \"\"hi\"\", %zu\"\n", r, r % 50, r % 7, r);
+        else if (quirks && r % 89 == 3) fprintf(f, "%zu,%zu,%zu,plain note number %zu\r\n", r, r % 50, r % 7, r);
+        else fprintf(f, "%zu,%zu,%zu,plain note number %zu\n", r, r % 50, r % 7, r);
+        if (quirks && r == 1000) fputs("\n\n", f);
+    }
+    const long size = ftell(f);
+    assert_int_equal(fclose(f), 0);
+    return (size_t)size;
+}
+
+/* The digest of text as digest.h defines it, computed here line by line (the
+ * file of write_big: a record is a line; the header is line 1): segments of
+ * the records that begin in one block and on one side of the header's end and
+ * of `cut`, each hashed as the concatenation of its records' bytes (empty
+ * lines left out, but counted) seeded with its first record's offset. */
+static void expected_digest(const char *text, size_t size, uint64_t cut, input_digest *d)
+{
+    memset(d, 0, sizeof *d);
+    assert_int_equal(digest_reserve(d, size), 0);
+    char *seg = malloc(size);
+    assert_non_null(seg);
+    size_t seg_len = 0, seg_block = 0;
+    uint64_t seg_first = 0, seg_key = UINT64_MAX, data_start = 0;
+    for (size_t at = 0; at < size;) {
+        const char *nl = memchr(text + at, '\n', size - at);
+        const size_t end = (size_t)(nl - text) + 1;
+        d->records++;
+        if (end - at == 1 || (end - at == 2 && text[at] == '\r')) { /* an empty line */
+            at = end;
+            continue;
+        }
+        if (at == 0) data_start = end;
+        const unsigned part = at < data_start || at == 0 ? 0 : cut && at >= cut ? 2 : 1;
+        const uint64_t key = ((uint64_t)digest_block(at) << 2) | part;
+        if (key != seg_key) {
+            if (seg_key != UINT64_MAX) d->sums[seg_block] += XXH3_64bits_withSeed(seg, seg_len, seg_first);
+            seg_key = key;
+            seg_block = digest_block(at);
+            seg_first = at;
+            seg_len = 0;
+        }
+        memcpy(seg + seg_len, text + at, end - at);
+        seg_len += end - at;
+        at = end;
+    }
+    if (seg_key != UINT64_MAX) d->sums[seg_block] += XXH3_64bits_withSeed(seg, seg_len, seg_first);
+    free(seg);
+}
+
+/* Reads bytes [offset, offset + length) of path (all of it when length is
+ * 0) into d with the given cut. */
+static void reader_digest(const char *path, uint64_t offset, uint64_t length, uint64_t cut, input_digest *d)
+{
+    csv_reader *r = NULL;
+    ak_error err;
+    if (length) assert_int_equal(csv_reader_open_range(&r, path, ',', offset, length, 2, &err), ANONKIT_OK);
+    else assert_int_equal(csv_reader_open(&r, path, ',', &err), ANONKIT_OK);
+    assert_int_equal(csv_reader_digest(r, d, cut, &err), ANONKIT_OK);
+    csv_record rec;
+    int got;
+    while ((got = csv_read(r, &rec, &err)) == 1) {}
+    assert_int_equal(got, 0);
+    csv_reader_free(r);
+}
+
+/* A reader's digest is the definition's, read whole or in pieces cut where
+ * the definition cuts, over several blocks, with quoted fields holding "",
+ * CRLF line ends and empty lines; an edit of one byte changes it. */
+static void test_digest_definition(void **state)
+{
+    (void)state;
+    const char *dir = tu_mkdtemp();
+    const char *path = tu_path(dir, "big.csv");
+    const size_t size = write_big(path, 120000, 1);
+    assert_true(size > 3 * DIGEST_BLOCK_BYTES); /* four blocks at least */
+    char *text = tu_read_file(path, NULL);
+    assert_non_null(text);
+    /* a cut at the line start after the middle, as a read in two pieces makes */
+    uint64_t cut = size / 2;
+    while (text[cut - 1] != '\n') cut++;
+    const uint64_t data_start = (uint64_t)(strchr(text, '\n') - text) + 1;
+    for (int with_cut = 0; with_cut < 2; with_cut++) {
+        const uint64_t c = with_cut ? cut : 0;
+        input_digest expect, whole = {0};
+        expected_digest(text, size, c, &expect);
+        assert_int_equal(expect.records, 120000 + 1 + 2);
+        reader_digest(path, 0, 0, c, &whole);
+        assert_true(digest_equal(&whole, &expect));
+        if (with_cut) { /* the header, then the two pieces, each a reader of its own */
+            input_digest header = {0}, one = {0}, two = {0};
+            csv_reader *r = NULL;
+            ak_error err;
+            csv_record rec;
+            assert_int_equal(csv_reader_open(&r, path, ',', &err), ANONKIT_OK);
+            assert_int_equal(csv_reader_digest(r, &header, c, &err), ANONKIT_OK);
+            assert_int_equal(csv_read(r, &rec, &err), 1);
+            csv_reader_free(r);
+            reader_digest(path, data_start, cut - data_start, c, &one);
+            reader_digest(path, cut, size - cut, c, &two);
+            assert_int_equal(digest_merge(&header, &one), 0);
+            assert_int_equal(digest_merge(&header, &two), 0);
+            assert_true(digest_equal(&header, &expect));
+            digest_free(&header);
+            digest_free(&one);
+            digest_free(&two);
+        }
+        digest_free(&expect);
+        digest_free(&whole);
+    }
+    /* one byte of block 2 edited: that block's sum, and only it, differs */
+    input_digest before = {0}, after = {0};
+    reader_digest(path, 0, 0, cut, &before);
+    const size_t at = 2 * DIGEST_BLOCK_BYTES + 100;
+    assert_true(text[at] >= '0' && text[at] <= '9');
+    poke(path, (off_t)at, text[at] == '9' ? '8' : '9');
+    reader_digest(path, 0, 0, cut, &after);
+    assert_false(digest_equal(&before, &after));
+    assert_true(digest_blocks_equal(&before, &after, 0, 2));
+    assert_false(digest_blocks_equal(&before, &after, 2, 3));
+    assert_true(digest_blocks_equal(&before, &after, 3, before.nblocks));
+    digest_free(&before);
+    digest_free(&after);
+    free(text);
+    tu_rmtree(dir);
+}
+
+/* Loads path (QIs q0 and q1 numeric, id an identifier, note copied through)
+ * with `threads` threads into *t, with all its rows in one class. */
+static void load_one_class(const char *path, unsigned threads, table **t, partition *p)
+{
+    static const char *const qi[] = {"q0", "q1"};
+    static const char *const ids[] = {"id"};
+    table_spec spec = {0};
+    spec.path = path;
+    spec.delimiter = ',';
+    spec.nqi = 2;
+    spec.qi_names = qi;
+    spec.nidentifiers = 1;
+    spec.identifier_names = ids;
+    spec.threads = threads;
+    ak_error err;
+    if (table_load(t, &spec, &err) != ANONKIT_OK) fail_msg("load: %s", err.message);
+    assert_int_equal(partition_init(p, (*t)->nrows, (*t)->nqi, &err), ANONKIT_OK);
+    const uint32_t lo[2] = {0, 0}, hi[2] = {(*t)->qi[0].ncodes - 1, (*t)->qi[1].ncodes - 1};
+    uint32_t id;
+    assert_int_equal(partition_add_class(p, lo, hi, (*t)->nrows, &id, &err), ANONKIT_OK);
+    for (size_t r = 0; r < (*t)->nrows; r++) p->class_of[r] = id;
+}
+
+/* publish_write of t's one class to out_path; the status, and the message in err. */
+static int publish_to(const table *t, const partition *p, unsigned threads, int keep_order, const char *out_path,
+                      ak_error *err)
+{
+    FILE *out = fopen(out_path, "wb");
+    assert_non_null(out);
+    publish_opts po = {.keep_order = keep_order, .seed = 11, .threads = threads};
+    publish_stats ps;
+    const int rc = publish_write(t, p, &po, out, out_path, &ps, err);
+    assert_int_equal(fclose(out), 0);
+    return rc;
+}
+
+/* With the order kept, the rows are written block by block of the input once
+ * each block digests as the load's: an edit in block 2 stops the run there,
+ * with exactly the rows of blocks 0 and 1 written. */
+static void test_order_kept_block_by_block(void **state)
+{
+    (void)state;
+    const char *dir = tu_mkdtemp();
+    const char *path = tu_path(dir, "big.csv");
+    const size_t size = write_big(path, 80000, 0);
+    assert_true(size > 2 * DIGEST_BLOCK_BYTES + 4096);
+    char *text = tu_read_file(path, NULL);
+    table *t = NULL;
+    partition p;
+    load_one_class(path, 1, &t, &p);
+    char whole_out[4200], cut_out[4200];
+    snprintf(whole_out, sizeof whole_out, "%s", tu_path(dir, "whole.csv"));
+    snprintf(cut_out, sizeof cut_out, "%s", tu_path(dir, "cut.csv"));
+    ak_error err;
+    assert_int_equal(publish_to(t, &p, 1, 1, whole_out, &err), ANONKIT_OK);
+    /* the rows that begin in blocks 0 and 1: the lines before the first that starts at 2 MiB or later */
+    size_t rows_before = 0;
+    for (size_t at = (size_t)(strchr(text, '\n') - text) + 1; at < 2 * DIGEST_BLOCK_BYTES; rows_before++)
+        at = (size_t)(strchr(text + at, '\n') - text) + 1;
+    const size_t at = 2 * DIGEST_BLOCK_BYTES + 200;
+    poke(path, (off_t)at, text[at] == '7' ? '6' : '7');
+    assert_int_equal(publish_to(t, &p, 1, 1, cut_out, &err), ANONKIT_E_INPUT);
+    assert_non_null(strstr(err.message, "changed while it was being anonymized"));
+    char *whole = tu_read_file(whole_out, NULL), *cut = tu_read_file(cut_out, NULL);
+    /* the header and rows_before rows: the same bytes as the unchanged run's */
+    size_t len = 0;
+    for (size_t lines = 0; lines < 1 + rows_before; lines++) len = (size_t)(strchr(whole + len, '\n') - whole) + 1;
+    assert_int_equal(strlen(cut), len);
+    assert_memory_equal(cut, whole, len);
+    free(whole);
+    free(cut);
+    free(text);
+    partition_free(&p);
+    table_free(t);
+    tu_rmtree(dir);
+}
+
+/* A file large enough to be loaded in two pieces: the copied columns are
+ * read in two pieces at the load's cut; unchanged, they publish what one
+ * thread publishes; edited in the second piece, or truncated, they are
+ * refused. */
+static void test_two_pieces(void **state)
+{
+    (void)state;
+    const char *dir = tu_mkdtemp();
+    const char *path = tu_path(dir, "big.csv");
+    const size_t size = write_big(path, 300000, 0);
+    assert_true(size > (9u << 20)); /* past the 8 MiB from which both reads cut the file */
+    char *text = tu_read_file(path, NULL);
+    table *t = NULL;
+    partition p;
+    load_one_class(path, 2, &t, &p);
+    assert_true(t->digest.cut > 0 && t->digest.cut < size); /* loaded in two pieces */
+    char one[4200], two[4200];
+    snprintf(one, sizeof one, "%s", tu_path(dir, "one.csv"));
+    snprintf(two, sizeof two, "%s", tu_path(dir, "two.csv"));
+    ak_error err;
+    assert_int_equal(publish_to(t, &p, 1, 0, one, &err), ANONKIT_OK);
+    assert_int_equal(publish_to(t, &p, 2, 0, two, &err), ANONKIT_OK);
+    char *a = tu_read_file(one, NULL), *b = tu_read_file(two, NULL);
+    assert_string_equal(a, b);
+    free(a);
+    free(b);
+    const size_t at = (size_t)t->digest.cut + 5000;
+    poke(path, (off_t)at, text[at] == '7' ? '6' : '7');
+    for (unsigned threads = 1; threads <= 2; threads++) {
+        assert_int_equal(publish_to(t, &p, threads, 0, two, &err), ANONKIT_E_INPUT);
+        assert_non_null(strstr(err.message, "changed while it was being anonymized"));
+    }
+    poke(path, (off_t)at, text[at]); /* back as it was: published again */
+    assert_int_equal(publish_to(t, &p, 2, 0, two, &err), ANONKIT_OK);
+    assert_int_equal(truncate(path, (off_t)(size - 40)), 0);
+    assert_int_equal(publish_to(t, &p, 2, 0, two, &err), ANONKIT_E_INPUT);
+    free(text);
+    partition_free(&p);
+    table_free(t);
+    tu_rmtree(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_mondrian),     cmocka_unit_test(test_rothko_t),      cmocka_unit_test(test_rothko_s),
         cmocka_unit_test(test_incognito),    cmocka_unit_test(test_hilbert),       cmocka_unit_test(test_hilbert_fast),
         cmocka_unit_test(test_idistance),    cmocka_unit_test(test_idistance_fast), cmocka_unit_test(test_sequential),
+        cmocka_unit_test(test_digest_definition), cmocka_unit_test(test_order_kept_block_by_block),
+        cmocka_unit_test(test_two_pieces),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
