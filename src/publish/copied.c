@@ -203,6 +203,7 @@ int publish_read_copied(const publisher *pub, const table *t, unsigned threads, 
     copy_rows(&whole);
     if (whole.rc == ANONKIT_OK && (whole.nrows != n || !digest_equal(&whole.digest, &t->digest)))
         whole.rc = publish_input_changed(t, &whole.err);
+    digest_free(&whole.digest);
     if (whole.rc < 0) {
         if (err) *err = whole.err;
         copy_piece_free(&whole);
