@@ -57,9 +57,6 @@
 #include "io/digest.h"
 #include "io/outfile.h"
 
-#define XXH_INLINE_ALL
-#include <xxhash.h>
-
 #define CSV_BLOCK_SIZE ((size_t)1 << 20)      /* first size of the read buffer */
 #define CSV_MAX_BLOCK ((size_t)1 << 31)       /* largest record we agree to hold */
 #define CSV_PAD 64                            /* sentinel LF + zeros for the scan's loads */
@@ -187,15 +184,7 @@ struct csv_reader {
     uint64_t pending_offset; /* offset handed to the next of them (the run's first byte, then one more each) */
     int bom_checked;        /* a leading UTF-8 byte order mark was looked for */
     int saw_quote;          /* a field began with a quote (csv_reader_saw_quote) */
-    /* csv_reader_digest: the records' bytes hashed segment by segment into digest */
-    input_digest *digest;   /* NULL: no digest */
-    XXH3_state_t *xs;       /* the open segment's hash */
-    int seg_open;
-    uint64_t seg_limit;     /* the open segment holds the records before this offset (the next block, cut or header end) */
-    size_t seg_block;
-    size_t hash_pos, hash_end; /* bytes of buf [hash_pos, hash_end) are the segment's, not hashed yet */
-    uint64_t data_start;    /* records from here on are data (UINT64_MAX: the header is not read yet) */
-    uint64_t cut;           /* the digest's cut (0: none) */
+    digest_stream *ds;      /* csv_reader_digest: the records' bytes hashed into a digest (NULL: none) */
     uint64_t remaining;     /* bytes the reader may still take from the stream (range readers) */
     int failed;             /* status of an earlier failure, 0 if none */
     ak_error last;          /* that failure, repeated on later calls */
@@ -283,13 +272,14 @@ int csv_reader_open(csv_reader **out, const char *path, char delimiter, ak_error
     return ANONKIT_OK;
 }
 
-static void reader_digest_close(csv_reader *r);
-
 void csv_reader_free(csv_reader *r)
 {
     if (!r) return;
-    if (r->digest) reader_digest_close(r);
-    if (r->xs) XXH3_freeState(r->xs);
+    if (r->ds) {
+        digest_stream_close(r->ds, r->buf);
+        digest_stream_free(r->ds);
+        free(r->ds);
+    }
     if (r->own_stream && r->stream) fclose(r->stream);
     free(r->name);
     free(r->buf);
@@ -302,69 +292,11 @@ int csv_reader_digest(csv_reader *r, input_digest *d, uint64_t cut, ak_error *er
 {
     struct stat st;
     const uint64_t size = fstat(fileno(r->stream), &st) == 0 && st.st_size > 0 ? (uint64_t)st.st_size : 0;
-    if (!r->xs && !(r->xs = XXH3_createState())) return ak_err_nomem(err);
-    if (digest_reserve(d, size) != 0) return ak_err_nomem(err);
-    r->digest = d;
-    r->seg_open = 0;
-    r->seg_limit = 0;
-    r->hash_pos = r->hash_end = r->start;
-    r->data_start = r->base == 0 && r->remaining == UINT64_MAX ? UINT64_MAX : r->base; /* a range starts after the header */
-    r->cut = cut;
+    if (!r->ds && !(r->ds = calloc(1, sizeof *r->ds))) return ak_err_nomem(err);
+    /* a range starts after the header; a whole read starts with it */
+    const uint64_t data_start = r->base == 0 && r->remaining == UINT64_MAX ? UINT64_MAX : r->base;
+    if (digest_stream_start(r->ds, d, size, data_start, cut, r->start) != 0) return ak_err_nomem(err);
     return ANONKIT_OK;
-}
-
-/* Hashes the bytes of the open segment not hashed yet. */
-static void reader_digest_feed(csv_reader *r)
-{
-    if (r->hash_end > r->hash_pos) (void)XXH3_64bits_update(r->xs, r->buf + r->hash_pos, r->hash_end - r->hash_pos);
-    r->hash_pos = r->hash_end;
-}
-
-/* Ends the open segment: its hash goes to the digest. */
-static void reader_digest_close(csv_reader *r)
-{
-    if (!r->seg_open) return;
-    reader_digest_feed(r);
-    digest_add_hash(r->digest, r->seg_block, XXH3_64bits_digest(r->xs));
-    r->seg_open = 0;
-    r->seg_limit = 0;
-}
-
-/* reader_digest_record for a record at `offset`, at buf[start ..), that is
- * not the next bytes of the open segment: it opens a new segment when it lies
- * past the open one's limit (another block, or the other side of the header's
- * end or of the cut), else it follows empty lines, which are not hashed. */
-static void reader_digest_turn(csv_reader *r, uint64_t offset, size_t start)
-{
-    if (r->seg_open && offset < r->seg_limit) {
-        reader_digest_feed(r); /* the segment's bytes before the empty lines */
-        r->hash_pos = start;
-        return;
-    }
-    reader_digest_close(r);
-    (void)XXH3_64bits_reset_withSeed(r->xs, offset);
-    r->seg_open = 1;
-    r->seg_block = digest_block(offset);
-    r->hash_pos = start;
-    uint64_t limit = ((uint64_t)r->seg_block + 1) << DIGEST_BLOCK_SHIFT;
-    if (offset < r->data_start) limit = offset + 1; /* the header: alone (the next record starts after it) */
-    else if (r->cut > offset && r->cut < limit) limit = r->cut;
-    r->seg_limit = limit;
-}
-
-/* A record at `offset`, buf[start, end) as the input holds it, goes into the
- * digest: into the open segment, or a new one when its block or its side of
- * the header's end or of the cut is another. The bytes are hashed lazily, in
- * long runs: before the buffer moves (reader_fill), before the record's
- * quoted fields are unescaped, and when the segment ends. Empty lines between
- * records are left out. */
-static inline void reader_digest_record(csv_reader *r, uint64_t offset, size_t start, size_t end)
-{
-    if (offset >= r->seg_limit || start != r->hash_end) reader_digest_turn(r, offset, start);
-    r->hash_end = end;
-    r->digest->records++;
-    if (r->n_escaped) reader_digest_feed(r); /* before the unescaping changes the bytes */
-    if (r->data_start == UINT64_MAX) r->data_start = r->base + end; /* the header is a segment of its own */
 }
 
 uint64_t csv_reader_offset(const csv_reader *r)
@@ -435,10 +367,7 @@ static int reader_fail(csv_reader *r, ak_error *err)
 static int reader_fill(csv_reader *r)
 {
     if (r->start > 0) {
-        if (r->digest) { /* what is hashed moves, or goes */
-            reader_digest_feed(r);
-            r->hash_pos = r->hash_end = 0;
-        }
+        if (r->ds) digest_stream_moved(r->ds, r->buf); /* what is to be hashed moves, or goes */
         size_t keep = r->end - r->start;
         memmove(r->buf, r->buf + r->start, keep);
         r->base += r->start;
@@ -661,7 +590,8 @@ static int parse_record(csv_reader *r, csv_record *rec)
 
 done:
     rec->offset = r->base + r->start;
-    if (r->digest) reader_digest_record(r, rec->offset, r->start, next); /* before any "" is unescaped */
+    if (r->ds) /* before any "" is unescaped */
+        digest_stream_record(r->ds, r->buf, rec->offset, r->start, next, r->n_escaped > 0, r->base + next);
     for (uint32_t i = 0; i < r->n_escaped; i++) reader_unescape(r, &fields[r->escaped[i]]);
     rec->fields = fields;
     rec->count = nf;
@@ -720,14 +650,14 @@ int csv_read(csv_reader *r, csv_record *rec, ak_error *err)
             rec->fields = &csv_empty_field;
             rec->count = 1;
             rec->offset = r->pending_offset;
-            if (r->digest) r->digest->records++; /* (its bytes are a line end) */
+            if (r->ds) r->ds->d->records++; /* (its bytes are a line end) */
             r->pending_offset++; /* (a run of empty lines: one byte apart at least) */
             rec->line = r->pending_line++;
             return 1;
         }
         if (r->start == r->end) {
             if (r->eof) {
-                if (r->digest) reader_digest_close(r);
+                if (r->ds) digest_stream_close(r->ds, r->buf);
                 return 0;
             }
             if (reader_fill(r) < 0) return reader_fail(r, err);
@@ -738,7 +668,7 @@ int csv_read(csv_reader *r, csv_record *rec, ak_error *err)
             rc = reader_skip_empty_lines(r);
             if (rc < 0) return reader_fail(r, err);
             if (rc == 0) {
-                if (r->digest) reader_digest_close(r);
+                if (r->ds) digest_stream_close(r->ds, r->buf);
                 return 0;
             }
             continue; /* hand out the first pending empty record */

@@ -6,6 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
 /* Grows d to at least `blocks` blocks, the new ones empty. */
 static int digest_grow(input_digest *d, size_t blocks)
 {
@@ -60,4 +63,65 @@ int digest_changed(ak_error *err, const char *name)
                       "%s changed while it was being anonymized: a second read of it does not give the bytes "
                       "the run read and encoded; nothing is published",
                       name);
+}
+
+/* ---- a reader's records going in ---- */
+
+int digest_stream_start(digest_stream *s, input_digest *d, uint64_t file_size, uint64_t data_start, uint64_t cut,
+                        size_t pos)
+{
+    if (!s->xs && !(s->xs = XXH3_createState())) return -1;
+    if (digest_reserve(d, file_size) != 0) return -1;
+    s->d = d;
+    s->open = 0;
+    s->limit = 0; /* the first record opens a segment */
+    s->pos = s->end = pos;
+    s->data_start = data_start;
+    s->cut = cut;
+    return 0;
+}
+
+void digest_stream_feed(digest_stream *s, const char *buf)
+{
+    if (s->end > s->pos) (void)XXH3_64bits_update(s->xs, buf + s->pos, s->end - s->pos);
+    s->pos = s->end;
+}
+
+void digest_stream_moved(digest_stream *s, const char *buf)
+{
+    digest_stream_feed(s, buf);
+    s->pos = s->end = 0; /* (a record at 0 after the move continues the segment; one later follows a gap) */
+}
+
+void digest_stream_close(digest_stream *s, const char *buf)
+{
+    if (!s->open) return;
+    digest_stream_feed(s, buf);
+    digest_add_hash(s->d, s->block, XXH3_64bits_digest(s->xs));
+    s->open = 0;
+    s->limit = 0;
+}
+
+void digest_stream_turn(digest_stream *s, const char *buf, uint64_t offset, size_t start)
+{
+    if (s->open && offset < s->limit) {
+        digest_stream_feed(s, buf); /* the segment's bytes before the empty lines, which are not hashed */
+        s->pos = start;
+        return;
+    }
+    digest_stream_close(s, buf);
+    (void)XXH3_64bits_reset_withSeed(s->xs, offset);
+    s->open = 1;
+    s->block = digest_block(offset);
+    s->pos = start;
+    uint64_t limit = ((uint64_t)s->block + 1) << DIGEST_BLOCK_SHIFT;
+    if (offset < s->data_start) limit = offset + 1; /* the header: alone (the next record starts after it) */
+    else if (s->cut > offset && s->cut < limit) limit = s->cut;
+    s->limit = limit;
+}
+
+void digest_stream_free(digest_stream *s)
+{
+    if (s->xs) XXH3_freeState(s->xs);
+    s->xs = NULL;
 }

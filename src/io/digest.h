@@ -65,6 +65,53 @@ int digest_equal(const input_digest *a, const input_digest *b);
 
 void digest_free(input_digest *d);
 
+/* A reader's records going into a digest (csv_reader_digest): the open
+ * segment, whose bytes not hashed yet lie at [pos, end) of the reader's
+ * buffer. The reader hands every record over (digest_stream_record) before
+ * it changes the record's bytes (unescaping), tells when its buffer moves
+ * (digest_stream_moved) and ends the last segment (digest_stream_close). */
+typedef struct digest_stream {
+    input_digest *d;
+    void *xs;            /* the open segment's XXH3 state */
+    int open;
+    size_t block;        /* the open segment's block */
+    uint64_t limit;      /* it holds the records before this offset (the next block, cut or header end) */
+    size_t pos, end;
+    uint64_t data_start; /* records from here on are data (UINT64_MAX: the header is still to come) */
+    uint64_t cut;        /* 0: none */
+} digest_stream;
+
+/* Starts s into d (room made for a file of file_size bytes), the reader's
+ * unread bytes beginning at buffer index pos; -1 when out of memory. */
+int digest_stream_start(digest_stream *s, input_digest *d, uint64_t file_size, uint64_t data_start, uint64_t cut,
+                        size_t pos);
+/* digest_stream_record's slow path: a record at `offset`, buf[start ..),
+ * that does not simply continue the open segment. */
+void digest_stream_turn(digest_stream *s, const char *buf, uint64_t offset, size_t start);
+/* Hashes the open segment's bytes not hashed yet. */
+void digest_stream_feed(digest_stream *s, const char *buf);
+/* The reader's buffer is about to move: what is pending is hashed now. */
+void digest_stream_moved(digest_stream *s, const char *buf);
+/* Ends the open segment (if any): its hash goes to the digest. */
+void digest_stream_close(digest_stream *s, const char *buf);
+void digest_stream_free(digest_stream *s);
+
+/* A record at `offset`, buf[start, end) as the input holds it (end_offset
+ * where it ends in the file), goes into the digest: into the open segment,
+ * or a new one when its block or its side of the header's end or of the cut
+ * is another. The bytes are hashed lazily, in long runs: when the buffer
+ * moves, before a record with escaped quotes is unescaped, and when the
+ * segment ends. Empty lines between records are left out. */
+static inline void digest_stream_record(digest_stream *s, const char *buf, uint64_t offset, size_t start, size_t end,
+                                        int escaped, uint64_t end_offset)
+{
+    if (offset >= s->limit || start != s->end) digest_stream_turn(s, buf, offset, start);
+    s->end = end;
+    s->d->records++;
+    if (escaped) digest_stream_feed(s, buf); /* before the unescaping changes the bytes */
+    if (s->data_start == UINT64_MAX) s->data_start = end_offset; /* the header is a segment of its own */
+}
+
 /* The error of an input `name` that does not read a second time as it did
  * the first (ANONKIT_E_INPUT). */
 int digest_changed(ak_error *err, const char *name);
