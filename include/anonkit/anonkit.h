@@ -158,7 +158,8 @@ ANONKIT_API const char *anonkit_option_help(anonkit_option option);
 ANONKIT_API const char *anonkit_errmsg(const anonkit_job *job);
 
 /* Every verb but anonkit_generate returns its results in one anonkit_result
- * that it creates: on ANONKIT_OK *out_result is a new result, released with
+ * that it creates: on ANONKIT_OK *out_result is a new result (out_result may
+ * be NULL when the result is not wanted), released with
  * anonkit_result_free; on any other status *out_result is NULL and
  * anonkit_errmsg(job) says why. Which verb fills which field (a getter
  * returns 0 or NULL for a field its verb does not fill, and for a NULL result):

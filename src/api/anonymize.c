@@ -297,7 +297,9 @@ int anonkit_anonymize(anonkit_job *job, anonkit_result **out_result)
 {
     ak_c_numeric scope;
     ak_c_numeric_enter(&scope);
-    const int rc = anonymize(job, out_result);
+    anonkit_result *result = NULL;
+    const int rc = anonymize(job, &result);
+    result_hand_over(result, out_result);
     ak_c_numeric_leave(&scope);
     return rc;
 }

@@ -28,7 +28,9 @@ int anonkit_check(anonkit_job *job, const char *published_path, anonkit_result *
 {
     ak_c_numeric scope;
     ak_c_numeric_enter(&scope);
-    const int rc = check(job, published_path, out_result);
+    anonkit_result *result = NULL;
+    const int rc = check(job, published_path, &result);
+    result_hand_over(result, out_result);
     ak_c_numeric_leave(&scope);
     return rc;
 }

@@ -105,6 +105,12 @@ void job_set_knob(anonkit_job *job, job_knob knob, uint64_t value)
     }
 }
 
+void job_set_loaded_hook(anonkit_job *job, void (*fn)(void *ctx, const char *path), void *ctx)
+{
+    job->loaded_hook = fn;
+    job->loaded_ctx = ctx;
+}
+
 const char *anonkit_errmsg(const anonkit_job *job)
 {
     return job ? job->errmsg : "no job";
@@ -252,6 +258,8 @@ int job_table_spec(anonkit_job *job, const char *path, const char *display_name,
     memset(spec, 0, sizeof *spec);
     memset(storage, 0, sizeof *storage);
     spec->parallel_min_bytes = job->parallel_min_bytes;
+    spec->loaded = job->loaded_hook;
+    spec->loaded_ctx = job->loaded_ctx;
     size_t n = job->qi.count;
     storage->hierarchy_paths = calloc(n ? n : 1, sizeof *storage->hierarchy_paths);
     storage->force_numeric = calloc(n ? n : 1, 1);

@@ -67,6 +67,8 @@ struct anonkit_job {
     int keep_order;
     unsigned threads;      /* 0: one per online core */
     uint64_t parallel_min_bytes; /* test knob: table_spec's (read small files in two pieces) */
+    void (*loaded_hook)(void *ctx, const char *path); /* test hook: table_spec's `loaded` (job_set_loaded_hook) */
+    void *loaded_ctx;
     size_t memory;         /* out of core: budget in bytes (0: not given) */
     char *tmpdir;          /* --tmpdir: where spill files, sort runs and the copy of stdin go (NULL: $TMPDIR) */
     char delimiter;
@@ -96,6 +98,10 @@ typedef enum job_knob {
     JOB_KNOB_FIRST_SAMPLE_ROWS = 2   /* rothko-s: most rows each first-scan piece keeps for the root's sample */
 } job_knob;
 void job_set_knob(anonkit_job *job, job_knob knob, uint64_t value);
+/* Tests only: fn(ctx, path) runs once the input is read and encoded, before
+ * anything reads it again (table_spec.loaded), so that a test can change the
+ * file right there. */
+void job_set_loaded_hook(anonkit_job *job, void (*fn)(void *ctx, const char *path), void *ctx);
 
 /* The algorithm the job runs (Mondrian when it names none). */
 const struct ak_algorithm *job_algorithm(const anonkit_job *job);

@@ -153,7 +153,9 @@ int anonkit_metrics(anonkit_job *job, const char *original_path, const char *pub
 {
     ak_c_numeric scope;
     ak_c_numeric_enter(&scope);
-    const int rc = metrics_run(job, original_path, published_path, out_result);
+    anonkit_result *result = NULL;
+    const int rc = metrics_run(job, original_path, published_path, &result);
+    result_hand_over(result, out_result);
     ak_c_numeric_leave(&scope);
     return rc;
 }

@@ -25,3 +25,9 @@ uint64_t anonkit_result_classes(const anonkit_result *r) { return r ? r->classes
 uint64_t anonkit_result_rows_outside(const anonkit_result *r) { return r ? r->outside : 0; }
 const char *anonkit_result_summary(const anonkit_result *r) { return r ? r->summary : NULL; }
 const char *anonkit_result_json(const anonkit_result *r) { return r ? r->json : NULL; }
+
+void result_hand_over(anonkit_result *r, anonkit_result **out)
+{
+    if (out) *out = r;
+    else anonkit_result_free(r);
+}

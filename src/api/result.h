@@ -17,4 +17,8 @@ struct anonkit_result {
 /* A zeroed result; NULL when out of memory. */
 anonkit_result *result_new(void);
 
+/* Gives a verb's result to the caller: into *out, or freed when the caller
+ * passed no out (out NULL: the result is not wanted). */
+void result_hand_over(anonkit_result *r, anonkit_result **out);
+
 #endif

@@ -263,7 +263,9 @@ int anonkit_sequential(anonkit_job *job, anonkit_result **out_result)
 {
     ak_c_numeric scope;
     ak_c_numeric_enter(&scope);
-    const int rc = sequential(job, out_result);
+    anonkit_result *result = NULL;
+    const int rc = sequential(job, &result);
+    result_hand_over(result, out_result);
     ak_c_numeric_leave(&scope);
     return rc;
 }

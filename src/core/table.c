@@ -62,6 +62,7 @@ void table_free(table *t)
     strmap_free(&t->class_dict);
     free(t->target_values);
     table_split_free(&t->split, t->nqi);
+    digest_free(&t->digest);
     free(t);
 }
 
@@ -395,6 +396,8 @@ typedef struct read_piece {
     missing_list missing;
     size_t slot_base;        /* streaming: its slots, [slot_base, slot_base + STREAM_CHUNK_ROWS) */
     atomic_int *give_up;     /* streaming: set by a piece that failed; the other stops at its next chunk */
+    input_digest digest;     /* not streaming: the records it read (table.digest) */
+    uint64_t cut;            /* where the file is cut: the second piece's offset */
     int rc;
     ak_error err;
 } read_piece;
@@ -414,6 +417,7 @@ static int pieces_init(read_piece *pieces, table *t, const table_spec *spec, qi_
         p->index = i;
         p->offset = i ? split : data_start;
         p->length = i ? size - split : split - data_start;
+        p->cut = split;
         p->first_line = 2; /* the header is line 1; the second piece's numbers serve no message */
         p->qr = i ? calloc(t->nqi, sizeof *p->qr) : qr;
         if (!p->qr || strmap_init(&p->sensitive, 64) != 0 || strmap_init(&p->classes, 64) != 0)
@@ -432,6 +436,7 @@ static void pieces_free(read_piece *pieces, uint32_t nqi)
     for (int i = 0; i < 2; i++) {
         strmap_free(&pieces[i].sensitive);
         strmap_free(&pieces[i].classes);
+        digest_free(&pieces[i].digest);
     }
     for (uint32_t q = 0; pieces[1].qr && q < nqi; q++) numdict_free(&pieces[1].qr[q].numbers);
     free(pieces[1].qr);
@@ -443,6 +448,7 @@ static void *load_piece_rows(void *arg)
     csv_reader *reader = NULL;
     p->rc = csv_reader_open_range(&reader, p->spec->path, p->spec->delimiter, p->offset, p->length, p->first_line,
                                   &p->err);
+    if (p->rc == ANONKIT_OK) p->rc = csv_reader_digest(reader, &p->digest, p->cut, &p->err);
     csv_record rec;
     int got = 0;
     while (p->rc == ANONKIT_OK && (got = csv_read(reader, &rec, &p->err)) == 1) {
@@ -677,6 +683,10 @@ static int load_rows_parallel(table *t, const table_spec *spec, qi_reader *qr, u
         if (rc == ANONKIT_OK && t->target_column >= 0 && n1)
             memcpy(t->target_values + n0, view.target_values, n1 * sizeof *view.target_values);
         t->nrows = n0 + n1;
+        if (rc == ANONKIT_OK && (digest_merge(&t->digest, &pieces[0].digest) != 0 ||
+                                 digest_merge(&t->digest, &pieces[1].digest) != 0))
+            rc = ak_err_nomem(err);
+        t->digest.cut = split; /* a second read makes the same segments (csv_reader_digest) */
         if (rc == ANONKIT_OK) rc = finish_numeric(t, qr, spec->threads, more, n0, err);
         for (uint32_t q = 0; q < t->nqi; q++) view.qi[q].codes = more[q]; /* NULL where freed */
         *loaded = rc == ANONKIT_OK;
@@ -835,6 +845,8 @@ int table_load(table **out, const table_spec *spec, ak_error *err)
         }
     }
     if ((rc = csv_reader_open(&reader, spec->path, spec->delimiter, err)) < 0) goto done;
+    /* the digest (streaming loads keep what they need and do not read the input again) */
+    if (!spec->row_sink && (rc = csv_reader_digest(reader, &t->digest, 0, err)) < 0) goto done;
     if ((rc = read_header(t, reader, spec, err)) < 0) goto done;
     if (spec->row_sink) {
         int streamed = 0;
@@ -879,6 +891,7 @@ done:
         table_free(t);
         return rc;
     }
+    if (spec->loaded) spec->loaded(spec->loaded_ctx, spec->path);
     *out = t;
     return ANONKIT_OK;
 }

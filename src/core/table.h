@@ -6,7 +6,9 @@
  * in-order position of their leaf in the attribute's hierarchy. The sensitive
  * attribute becomes codes in order of first appearance (and numbers, for
  * variance diversity); a class label likewise becomes codes, a regression
- * target numbers. Other columns are not held: the writer re-reads the input. */
+ * target numbers. Other columns are not held: the writer re-reads the input,
+ * and proves that it reads the same bytes against the digest of the records
+ * this read encoded (io/digest.h). */
 #ifndef AK_TABLE_H
 #define AK_TABLE_H
 
@@ -18,6 +20,7 @@
 #include "core/hierarchy.h"
 #include "core/numdict.h"
 #include "common/strbuf.h"
+#include "io/digest.h"
 
 typedef enum attr_kind { ATTR_NUMERIC, ATTR_CATEGORICAL } attr_kind;
 
@@ -59,6 +62,11 @@ typedef struct table_spec {
     int (*row_sink)(void *ctx, const table *t, unsigned piece, size_t slot, const struct csv_record *rec,
                     ak_error *err);
     void *sink_ctx;
+    /* Tests only (set through the job's test hook, never by an option):
+     * called once the input is read and encoded, with the file read, before
+     * anything reads it again, so that a test can change it right there. */
+    void (*loaded)(void *ctx, const char *path);
+    void *loaded_ctx;
 } table_spec;
 
 typedef struct table_qi {
@@ -106,6 +114,9 @@ struct table {
     int target_column;        /* -1 when none; copied through to the output */
     double *target_values;    /* per row */
     table_split split;        /* streaming loads in two pieces */
+    input_digest digest;      /* the records the load read and encoded, header included (not for streaming
+                                 loads, which keep what they need): every later read of path is checked
+                                 against it */
 };
 
 /* Reads and encodes the input described by spec. */

@@ -35,8 +35,10 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "common/parallel.h"
+#include "io/digest.h"
 #include "io/outfile.h"
 
 #define CSV_BLOCK_SIZE ((size_t)1 << 20)      /* first size of the read buffer */
@@ -165,6 +167,7 @@ struct csv_reader {
     uint64_t pending_offset; /* offset handed to the next of them (the run's first byte, then one more each) */
     int bom_checked;        /* a leading UTF-8 byte order mark was looked for */
     int saw_quote;          /* a field began with a quote (csv_reader_saw_quote) */
+    digest_stream *ds;      /* csv_reader_digest: the records' bytes hashed into a digest (NULL: none) */
     uint64_t remaining;     /* bytes the reader may still take from the stream (range readers) */
     int failed;             /* status of an earlier failure, 0 if none */
     ak_error last;          /* that failure, repeated on later calls */
@@ -255,12 +258,28 @@ int csv_reader_open(csv_reader **out, const char *path, char delimiter, ak_error
 void csv_reader_free(csv_reader *r)
 {
     if (!r) return;
+    if (r->ds) {
+        digest_stream_close(r->ds, r->buf);
+        digest_stream_free(r->ds);
+        free(r->ds);
+    }
     if (r->own_stream && r->stream) fclose(r->stream);
     free(r->name);
     free(r->buf);
     free(r->fields);
     free(r->escaped);
     free(r);
+}
+
+int csv_reader_digest(csv_reader *r, input_digest *d, uint64_t cut, ak_error *err)
+{
+    struct stat st;
+    const uint64_t size = fstat(fileno(r->stream), &st) == 0 && st.st_size > 0 ? (uint64_t)st.st_size : 0;
+    if (!r->ds && !(r->ds = calloc(1, sizeof *r->ds))) return ak_err_nomem(err);
+    /* a range starts after the header; a whole read starts with it */
+    const uint64_t data_start = r->base == 0 && r->remaining == UINT64_MAX ? UINT64_MAX : r->base;
+    if (digest_stream_start(r->ds, d, size, data_start, cut, r->start) != 0) return ak_err_nomem(err);
+    return ANONKIT_OK;
 }
 
 uint64_t csv_reader_offset(const csv_reader *r)
@@ -331,6 +350,7 @@ static int reader_fail(csv_reader *r, ak_error *err)
 static int reader_fill(csv_reader *r)
 {
     if (r->start > 0) {
+        if (r->ds) digest_stream_moved(r->ds, r->buf); /* what is to be hashed moves, or goes */
         size_t keep = r->end - r->start;
         memmove(r->buf, r->buf + r->start, keep);
         r->base += r->start;
@@ -552,11 +572,13 @@ static int parse_record(csv_reader *r, csv_record *rec)
     }
 
 done:
+    rec->offset = r->base + r->start;
+    if (r->ds) /* before any "" is unescaped */
+        digest_stream_record(r->ds, r->buf, rec->offset, r->start, next, r->n_escaped > 0, r->base + next);
     for (uint32_t i = 0; i < r->n_escaped; i++) reader_unescape(r, &fields[r->escaped[i]]);
     rec->fields = fields;
     rec->count = nf;
     rec->line = r->line;
-    rec->offset = r->base + r->start;
     r->line += nl + ended_by_lf;
     r->start = next;
     return 1;
@@ -611,12 +633,16 @@ int csv_read(csv_reader *r, csv_record *rec, ak_error *err)
             rec->fields = &csv_empty_field;
             rec->count = 1;
             rec->offset = r->pending_offset;
+            if (r->ds) r->ds->d->records++; /* (its bytes are a line end) */
             r->pending_offset++; /* (a run of empty lines: one byte apart at least) */
             rec->line = r->pending_line++;
             return 1;
         }
         if (r->start == r->end) {
-            if (r->eof) return 0;
+            if (r->eof) {
+                if (r->ds) digest_stream_close(r->ds, r->buf);
+                return 0;
+            }
             if (reader_fill(r) < 0) return reader_fail(r, err);
             continue;
         }
@@ -624,7 +650,10 @@ int csv_read(csv_reader *r, csv_record *rec, ak_error *err)
         if (is_empty_line_at(r, r->start)) {
             rc = reader_skip_empty_lines(r);
             if (rc < 0) return reader_fail(r, err);
-            if (rc == 0) return 0;
+            if (rc == 0) {
+                if (r->ds) digest_stream_close(r->ds, r->buf);
+                return 0;
+            }
             continue; /* hand out the first pending empty record */
         }
         rc = parse_record(r, rec);

@@ -58,6 +58,19 @@ int csv_reader_open_stream(csv_reader **out /* OUT */, FILE *stream, const char 
 
 void csv_reader_free(csv_reader *reader);
 
+/* From now on the records the reader hands out go into digest d
+ * (src/io/digest.h, which says what it holds): their bytes are hashed as the
+ * input holds them, before any quoted field is unescaped, segment by segment
+ * (the first record of a reader that starts at the top of the file, the
+ * header, is a segment of its own; a range reader starts after it); `cut` is
+ * where the read that made the digest to compare with cut the file in two
+ * pieces (0: none), which cuts segments too. d gets room for the file as it
+ * is now. A segment's hash goes to d once the reader has passed it, at the
+ * end of the input at the latest, or when the reader is freed. Returns
+ * ANONKIT_E_NOMEM (with err) or ANONKIT_OK. */
+struct input_digest;
+int csv_reader_digest(csv_reader *reader, struct input_digest *d, uint64_t cut, ak_error *err);
+
 /* Reads the next record: returns 1 and fills rec, 0 at end of input, or a
  * negative status with err filled (ANONKIT_E_INPUT for malformed CSV,
  * ANONKIT_E_IO for a read failure). */

@@ -2,7 +2,11 @@
  * identifier), read a second time from the input: on two threads in two
  * pieces when it is large (read whole whenever the pieces may not read as
  * the whole does), each row's copied units in CSV form; or read ahead on a
- * thread of their own while the algorithm runs (publish_copied). */
+ * thread of their own while the algorithm runs (publish_copied). Every
+ * record of the second read is hashed, and the units are used only when the
+ * digest of the read equals the table's (io/digest.h): the input may have
+ * been edited, truncated, appended to or replaced since it was loaded, and
+ * what is published must be what the run read and encoded. */
 #include "publish/publish_internal.h"
 
 #include <pthread.h>
@@ -31,6 +35,7 @@ typedef struct copy_piece {
     long lines;               /* physical lines read (pieces) */
     int quoted;               /* a field began with a quote (pieces) */
     const atomic_int *cancel; /* set when the units are no longer wanted (NULL: never) */
+    input_digest digest;      /* the records read, to compare with the table's */
     int rc;
     ak_error err;
 } copy_piece;
@@ -63,10 +68,11 @@ static void *copy_rows(void *arg)
     }
     p->rc = p->whole ? csv_reader_open(&reader, p->t->path, p->pub->delim, &p->err)
                      : csv_reader_open_range(&reader, p->t->path, p->pub->delim, p->offset, p->length, 2, &p->err);
+    if (p->rc == ANONKIT_OK) p->rc = csv_reader_digest(reader, &p->digest, p->t->digest.cut, &p->err);
     if (p->rc == ANONKIT_OK && p->whole && (got = csv_read(reader, &rec, &p->err)) < 0) p->rc = got; /* the header */
     while (p->rc == ANONKIT_OK && (got = csv_read(reader, &rec, &p->err)) == 1) {
         if (p->nrows >= p->limit || rec.count != p->t->ncolumns) {
-            p->rc = publish_input_changed(p->t, rec.line, &p->err);
+            p->rc = publish_input_changed(p->t, &p->err);
             break;
         }
         if (p->nrows == p->cap) {
@@ -104,27 +110,31 @@ static void copy_piece_free(copy_piece *p)
     strbuf_free(&p->text);
     free(p->off);
     p->off = NULL;
+    digest_free(&p->digest);
 }
 
 /* Reads the copied units of all t->nrows rows into *text, with their offsets
- * in *off (ncopied per row and one more, the end). A large input is cut in
- * two pieces read on two threads, as table_load does, and read whole
- * whenever the pieces may not read as the whole does. */
+ * in *off (ncopied per row and one more, the end). A large input that the
+ * load read in two pieces is cut where the load cut it (t->digest.cut, so
+ * that the digests compare) and read in two pieces on two threads, and read
+ * whole whenever the pieces may not read as the whole does. */
 int publish_read_copied(const publisher *pub, const table *t, unsigned threads, const atomic_int *cancel,
                         strbuf *text, size_t **off, ak_error *err)
 {
     const size_t n = t->nrows;
     const uint32_t k = pub->ncopied;
     struct stat st;
-    if (threads > 1 && stat(t->path, &st) == 0 && (uint64_t)st.st_size >= PUBLISH_PARALLEL_MIN_BYTES) {
+    if (threads > 1 && t->digest.cut && stat(t->path, &st) == 0 && (uint64_t)st.st_size >= PUBLISH_PARALLEL_MIN_BYTES) {
         csv_reader *reader = NULL;
         csv_record rec;
+        input_digest header = {0}; /* the header's segment */
         uint64_t data_start = 0;
-        if (csv_reader_open(&reader, t->path, pub->delim, err) == ANONKIT_OK && csv_read(reader, &rec, err) == 1)
+        if (csv_reader_open(&reader, t->path, pub->delim, err) == ANONKIT_OK &&
+            csv_reader_digest(reader, &header, t->digest.cut, err) == ANONKIT_OK && csv_read(reader, &rec, err) == 1)
             data_start = csv_reader_offset(reader);
-        csv_reader_free(reader);
-        const uint64_t split = data_start ? csv_find_split(t->path, data_start, (uint64_t)st.st_size) : 0;
-        if (split && split < (uint64_t)st.st_size) {
+        csv_reader_free(reader); /* (which ends the header's segment) */
+        const uint64_t split = t->digest.cut;
+        if (data_start && data_start < split && split < (uint64_t)st.st_size) {
             copy_piece pieces[2];
             memset(pieces, 0, sizeof pieces);
             for (int i = 0; i < 2; i++) {
@@ -141,7 +151,13 @@ int publish_read_copied(const publisher *pub, const table *t, unsigned threads, 
             ak_run_parts(pieces, sizeof *pieces, 2, copy_rows);
             const size_t n0 = pieces[0].nrows, n1 = pieces[1].nrows;
             int rc = ANONKIT_OK;
-            if (pieces[0].rc == ANONKIT_OK && pieces[1].rc == ANONKIT_OK && !pieces[0].quoted &&
+            int same = 0; /* the header and both pieces digest as the load did */
+            if (pieces[0].rc == ANONKIT_OK && pieces[1].rc == ANONKIT_OK) {
+                if (digest_merge(&pieces[0].digest, &pieces[1].digest) != 0 || digest_merge(&pieces[0].digest, &header) != 0)
+                    rc = ak_err_nomem(err);
+                else same = digest_equal(&pieces[0].digest, &t->digest);
+            }
+            if (rc == ANONKIT_OK && same && !pieces[0].quoted &&
                 !pieces[1].quoted && pieces[0].lines == (long)n0 && n0 + n1 == n) {
                 /* Piece two's units after piece one's. */
                 const size_t base = pieces[0].text.len;
@@ -163,8 +179,12 @@ int publish_read_copied(const publisher *pub, const table *t, unsigned threads, 
             }
             copy_piece_free(&pieces[0]);
             copy_piece_free(&pieces[1]);
-            if (rc != ANONKIT_OK) return rc < 0 ? rc : ANONKIT_OK;
+            if (rc != ANONKIT_OK) {
+                digest_free(&header);
+                return rc < 0 ? rc : ANONKIT_OK;
+            }
         }
+        digest_free(&header);
     }
     /* The whole input on this thread (which also gives any error exactly). */
     copy_piece whole;
@@ -181,7 +201,9 @@ int publish_read_copied(const publisher *pub, const table *t, unsigned threads, 
     if (stat(t->path, &whole_st) == 0 && (uint64_t)whole_st.st_size < SIZE_MAX / 2)
         (void)publish_reserve_huge(&whole.text, (size_t)whole_st.st_size + (size_t)whole_st.st_size / 16 + 4096);
     copy_rows(&whole);
-    if (whole.rc == ANONKIT_OK && whole.nrows != n) whole.rc = publish_input_changed(t, 0, &whole.err);
+    if (whole.rc == ANONKIT_OK && (whole.nrows != n || !digest_equal(&whole.digest, &t->digest)))
+        whole.rc = publish_input_changed(t, &whole.err);
+    digest_free(&whole.digest);
     if (whole.rc < 0) {
         if (err) *err = whole.err;
         copy_piece_free(&whole);

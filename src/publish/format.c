@@ -266,9 +266,9 @@ void publisher_free(publisher *pub)
     strbuf_free(&pub->line);
 }
 
-int publish_input_changed(const table *t, long line, ak_error *err)
+int publish_input_changed(const table *t, ak_error *err)
 {
-    return ak_err_set(err, ANONKIT_E_INPUT, t->display_name, line, 0, "the input changed while it was read");
+    return digest_changed(err, t->display_name);
 }
 
 /* The output columns of t as segments (identifiers dropped); with

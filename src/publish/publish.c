@@ -11,7 +11,10 @@
  * the copied columns' bytes are held for that, never whole output rows.
  * Output rows are composed in blocks by up to two threads, each writing its
  * blocks in turn while the other composes, so that the writes overlap the
- * composing. Streamed output (partition by partition, for the out-of-core
+ * composing. The copied columns' second read is proven to read what the
+ * load read (io/digest.h; copied.c) before any row made from it is written:
+ * with the order kept, block by block of the input. Streamed output
+ * (partition by partition, for the out-of-core
  * algorithms) is composed in small blocks which, with more than one thread,
  * the writer's own thread writes (csv_writer_background); a partition's
  * rows are then composed on a thread of the stream's while the caller goes
@@ -182,6 +185,18 @@ static int write_rows(const compose_job *proto, size_t nwrite, unsigned threads,
     return ANONKIT_OK;
 }
 
+/* The rows of the input order kept: once the re-read has passed blocks
+ * [first, last) of the input, their sums in `seen` must be the load's; the
+ * rows composed from them (in pending) are then written, else nothing is. */
+static int publish_verified(const table *t, const input_digest *seen, size_t first, size_t last, strbuf *pending,
+                            csv_writer *writer, ak_error *err)
+{
+    if (!digest_blocks_equal(seen, &t->digest, first, last)) return publish_input_changed(t, err);
+    if (pending->len) AK_CHECK(csv_write_raw(writer, pending->data, pending->len, err));
+    pending->len = 0;
+    return ANONKIT_OK;
+}
+
 int publish_write(const table *t, const partition *p, const publish_opts *opts, FILE *out,
                   const char *out_name, publish_stats *stats, ak_error *err)
 {
@@ -191,7 +206,8 @@ int publish_write(const table *t, const partition *p, const publish_opts *opts, 
     pub.p = p;
     csv_reader *reader = NULL;
     csv_writer *writer = NULL;
-    strbuf copied = {0};
+    strbuf copied = {0}, pending = {0};
+    input_digest seen = {0};
     size_t *copied_off = NULL, *local_off = NULL;
     uint32_t *order = NULL;
     const size_t n = t->nrows;
@@ -219,26 +235,32 @@ int publish_write(const table *t, const partition *p, const publish_opts *opts, 
 
     const uint32_t k = pub.ncopied;
     if (k && opts->keep_order) {
-        /* Stream: read a row, write it. */
+        /* Stream: read a row, compose it; a block's rows are written once
+         * the block's digest is that of the load (publish_verified). */
         if ((rc = csv_reader_open(&reader, t->path, pub.delim, err)) < 0) goto done;
+        if ((rc = csv_reader_digest(reader, &seen, t->digest.cut, err)) < 0) goto done;
         csv_record rec;
         if ((rc = csv_read(reader, &rec, err)) < 0) goto done;
-        size_t r = 0, next = 0;
+        if (rc == 0) { rc = publish_input_changed(t, err); goto done; }
+        size_t r = 0, next = 0, verified = 0;
         while ((rc = csv_read(reader, &rec, err)) == 1) {
-            if (r >= n || rec.count != t->ncolumns) { rc = publish_input_changed(t, rec.line, err); goto done; }
+            if (r >= n || rec.count != t->ncolumns) { rc = publish_input_changed(t, err); goto done; }
+            const size_t b = digest_block(rec.offset); /* (the segments before it are in seen: csv_reader_digest) */
+            if (b > verified && (rc = publish_verified(t, &seen, verified, b, &pending, writer, err)) < 0) goto done;
+            if (b > verified) verified = b;
             if (next < nwrite && order[next] == r) {
                 copied.len = 0;
                 if (publisher_append_copied(&pub, &rec, &copied, local_off) != 0) { rc = ak_err_nomem(err); goto done; }
                 local_off[k] = copied.len;
-                pub.line.len = 0;
-                if (publisher_compose_row(&pub, &pub.line, p->class_of[r], copied.data, local_off) != 0) { rc = ak_err_nomem(err); goto done; }
-                if ((rc = csv_write_raw(writer, pub.line.data, pub.line.len, err)) < 0) goto done;
+                if (publisher_compose_row(&pub, &pending, p->class_of[r], copied.data, local_off) != 0) { rc = ak_err_nomem(err); goto done; }
                 next++;
             }
             r++;
         }
         if (rc < 0) goto done;
-        if (r != n) { rc = publish_input_changed(t, 0, err); goto done; }
+        if (r != n || seen.records != t->digest.records) { rc = publish_input_changed(t, err); goto done; }
+        const size_t blocks = seen.nblocks > t->digest.nblocks ? seen.nblocks : t->digest.nblocks;
+        if ((rc = publish_verified(t, &seen, verified, blocks, &pending, writer, err)) < 0) goto done;
     } else {
         /* Hold the copied units of every row, then write in output order. */
         if (k && opts->copied) rc = publish_copied_take(opts->copied, t, &pub, &copied, &copied_off, err);
@@ -254,6 +276,8 @@ done:
     csv_writer_free(writer);
     publisher_free(&pub);
     strbuf_free(&copied);
+    strbuf_free(&pending);
+    digest_free(&seen);
     free(copied_off);
     free(order);
     free(local_off);

@@ -79,8 +79,9 @@ int publisher_append_copied(const publisher *pub, const csv_record *rec, strbuf 
  * unless the input order is kept); counts the rows into stats. */
 size_t publish_order_rows(const uint32_t *class_of, size_t n, const publish_opts *opts, ak_rng *rng,
                           uint32_t *order, publish_stats *stats);
-/* The error of an input that no longer reads as it did when it was loaded. */
-int publish_input_changed(const table *t, long line, ak_error *err);
+/* The error of an input that no longer reads as it did when it was loaded
+ * (digest_changed, naming it as the user did). */
+int publish_input_changed(const table *t, ak_error *err);
 
 /* ---- copied.c ---- */
 

@@ -19,6 +19,7 @@
 #include "common/parallel.h"
 #include "core/hierarchy.h"
 #include "io/csv.h"
+#include "io/digest.h"
 
 #define NONE UINT32_MAX
 
@@ -184,6 +185,8 @@ typedef struct col_piece {
     size_t n, cap;
     long lines;               /* physical lines read (pieces) */
     int quoted;               /* a field began with a quote (pieces) */
+    const input_digest *expect; /* T1 read again: its records go to digest, to compare with this (the table's) */
+    input_digest digest;
     int rc;
     ak_error err;
 } col_piece;
@@ -203,6 +206,7 @@ static void *read_piece(void *arg)
     p->rc = p->whole ? csv_reader_open(&r, p->path, p->delim, &p->err)
                      : csv_reader_open_range(&r, p->path, p->delim, p->offset, p->length, 2, &p->err);
     int got = 0;
+    if (p->rc == 0 && p->expect) p->rc = csv_reader_digest(r, &p->digest, p->expect->cut, &p->err);
     if (p->rc == 0 && p->whole && (got = csv_read(r, &rec, &p->err)) < 0) p->rc = got; /* header */
     while (p->rc == 0 && (got = csv_read(r, &rec, &p->err)) > 0) {
         if (rec.count != p->ncols) {
@@ -254,17 +258,24 @@ static void *read_piece(void *arg)
  * which also gives any error exactly), or a negative status. */
 static int read_columns_split(const col_piece *proto, uint32_t **codes, size_t *nrows, ak_error *err)
 {
+    const input_digest *expect = proto->expect;
     struct stat st;
     if (stat(proto->path, &st) != 0 || (uint64_t)st.st_size < READ_PARALLEL_MIN_BYTES) return 0;
+    if (expect && !expect->cut) return 0; /* read whole, as the table was: the digests then compare */
     csv_reader *r = NULL;
     csv_record rec;
     uint64_t data_start = 0;
     ak_error ignored;
-    if (csv_reader_open(&r, proto->path, proto->delim, &ignored) == 0 && csv_read(r, &rec, &ignored) == 1)
+    input_digest header = {0}; /* T1 again: the header's segment */
+    if (csv_reader_open(&r, proto->path, proto->delim, &ignored) == 0 &&
+        (!expect || csv_reader_digest(r, &header, expect->cut, &ignored) == 0) && csv_read(r, &rec, &ignored) == 1)
         data_start = csv_reader_offset(r);
-    csv_reader_free(r);
-    const uint64_t split = data_start ? csv_find_split(proto->path, data_start, (uint64_t)st.st_size) : 0;
-    if (!split || split >= (uint64_t)st.st_size) return 0;
+    csv_reader_free(r); /* (which ends the header's segment) */
+    const uint64_t split = !data_start ? 0 : expect ? expect->cut : csv_find_split(proto->path, data_start, (uint64_t)st.st_size);
+    if (!split || split <= data_start || split >= (uint64_t)st.st_size) {
+        digest_free(&header);
+        return 0;
+    }
     const uint32_t k = proto->k;
     col_piece pieces[2] = {*proto, *proto};
     strmap *dicts = calloc(k ? k : 1, sizeof *dicts);
@@ -280,7 +291,13 @@ static int read_columns_split(const col_piece *proto, uint32_t **codes, size_t *
     /* the second piece on a thread of its own (in the caller when none starts) */
     if (rc == 0) ak_run_parts(pieces, sizeof pieces[0], 2, read_piece);
     const size_t n0 = pieces[0].n, n1 = pieces[1].n;
-    if (rc == 0 && pieces[0].rc == 0 && pieces[1].rc == 0 && !pieces[0].quoted && !pieces[1].quoted &&
+    int same = 1; /* T1 again: the header and both pieces digest as the table's load did */
+    if (rc == 0 && expect && pieces[0].rc == 0 && pieces[1].rc == 0) {
+        if (digest_merge(&pieces[0].digest, &pieces[1].digest) != 0 || digest_merge(&pieces[0].digest, &header) != 0)
+            rc = ak_err_nomem(err);
+        else same = digest_equal(&pieces[0].digest, expect);
+    }
+    if (rc == 0 && same && pieces[0].rc == 0 && pieces[1].rc == 0 && !pieces[0].quoted && !pieces[1].quoted &&
         pieces[0].lines == (long)n0) {
         /* The second piece's rows after the first's, its text ids mapped into
          * the first piece's dictionaries (order of first appearance kept). */
@@ -323,25 +340,32 @@ static int read_columns_split(const col_piece *proto, uint32_t **codes, size_t *
     free(dicts);
     free(pieces[0].codes);
     free(pieces[1].codes);
+    digest_free(&pieces[0].digest);
+    digest_free(&pieces[1].digest);
+    digest_free(&header);
     return rc;
 }
 
 /* Reads columns cols[0..k) of a release: hierarchy nodes where hs[i] is set,
  * otherwise text ids in dicts[i] (empty on entry; ids in order of first
  * appearance). codes is row-major, nrows * k. With threads > 1 a large file
- * is read in two pieces at once. */
+ * is read in two pieces at once. With expect (T1, which the table has read
+ * already), the read must digest as expect: the file is the one the table
+ * encoded, not an edited or replaced one. */
 static int read_columns(const char *path, const char *display, char delim, uint32_t ncols, uint32_t k,
-                        const uint32_t *cols, hier *const *hs, strmap *dicts, unsigned threads, uint32_t **codes,
-                        size_t *nrows, ak_error *err)
+                        const uint32_t *cols, hier *const *hs, strmap *dicts, unsigned threads,
+                        const input_digest *expect, uint32_t **codes, size_t *nrows, ak_error *err)
 {
     *codes = NULL;
     col_piece whole = {.path = path, .display = display, .delim = delim, .ncols = ncols, .k = k, .cols = cols,
-                       .hs = hs, .dicts = dicts, .whole = 1};
+                       .hs = hs, .dicts = dicts, .whole = 1, .expect = expect};
     if (threads > 1) {
         int split = read_columns_split(&whole, codes, nrows, err);
         if (split != 0) return split < 0 ? split : 0;
     }
     read_piece(&whole);
+    if (whole.rc == 0 && expect && !digest_equal(&whole.digest, expect)) whole.rc = digest_changed(&whole.err, display);
+    digest_free(&whole.digest);
     if (whole.rc < 0) {
         free(whole.codes);
         if (err) *err = whole.err;
@@ -635,7 +659,7 @@ static int encode_release(seq_releases *s, size_t r, const char *path)
             goto done;
         }
     size_t n = 0;
-    if ((rc = read_columns(path, path, cfg->delimiter, c->ncols, k, cols, hs, s->rdicts[r], s->cfg.threads, &s->rcodes[r],
+    if ((rc = read_columns(path, path, cfg->delimiter, c->ncols, k, cols, hs, s->rdicts[r], s->cfg.threads, NULL, &s->rcodes[r],
                            &n, err)) < 0)
         goto done;
     const uint32_t *codes = s->rcodes[r];
@@ -762,8 +786,8 @@ static int y1_read(seq_releases *s, ak_error *err)
     for (uint32_t i = 0; i < k; i++)
         if (strmap_init(&s->y1dicts[i], 1024) != 0) return ak_err_nomem(err);
     AK_CHECK(read_columns(cfg->input, cfg->display, cfg->delimiter, s->cur.ncols, k, cols, none, s->y1dicts, s->cfg.threads,
-                          &s->y1codes, &n, err));
-    if (n != s->t->nrows) return ak_err_set(err, ANONKIT_E_INTERNAL, cfg->display, 0, 0, "row count changed between two reads");
+                          &s->t->digest, &s->y1codes, &n, err));
+    if (n != s->t->nrows) return digest_changed(err, cfg->display);
     AK_CHECK(y_tuples(s->y1codes, n, k, 0, k, s->y1dicts, &cfg->sensitive_values, &s->y1, &s->ny1, &s->y1_flags, err));
     s->y1_codes = s->y1;
     return 0;
