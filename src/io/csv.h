@@ -87,6 +87,20 @@ long csv_reader_line(const csv_reader *reader);
  * have been inside a field). */
 int csv_reader_saw_quote(const csv_reader *reader);
 
+/* Columns by name (csv_columns.c). The index of the header field named
+ * `name`, or -1. */
+int csv_column_index(const csv_record *header, const char *name);
+/* The columns of names[0..n) into cols; a usage error on file `shown`, line
+ * 1, naming the first missing one "(given as <what>)". */
+int csv_find_columns(const csv_record *header, const char *shown, const char *const *names, size_t n,
+                     const char *what, uint32_t *cols, ak_error *err);
+/* The key of a row's fields cols[0..n): each text prefixed by its 4-byte
+ * length, so that two rows have equal keys exactly when their texts are
+ * equal field by field. Into *key, grown as needed (*key_cap); its length
+ * into *len. */
+int csv_row_key(const csv_record *rec, const uint32_t *cols, size_t n, char **key, size_t *key_cap, size_t *len,
+                ak_error *err);
+
 /* Refuses a delimiter the format cannot carry (a quote, CR or LF), naming
  * `name`; shared by the reader and the writer. */
 int csv_check_delimiter(char delimiter, const char *name, ak_error *err);

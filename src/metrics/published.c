@@ -30,35 +30,13 @@ void metrics_pub_groups_free(metrics_pub_groups *g)
     memset(g, 0, sizeof *g);
 }
 
-/* Index of the header field named `name`, or -1. */
-static int column_index(const csv_record *header, const char *name)
-{
-    const size_t len = strlen(name);
-    for (uint32_t c = 0; c < header->count; c++)
-        if (header->fields[c].len == len && memcmp(header->fields[c].data, name, len) == 0) return (int)c;
-    return -1;
-}
-
-/* Columns of the QIs into qi_col; a usage error naming the first missing one. */
-static int find_qi_columns(const csv_record *header, const char *shown, const char *const *qi, size_t nqi,
-                           uint32_t *qi_col, ak_error *err)
-{
-    for (size_t q = 0; q < nqi; q++) {
-        const int c = column_index(header, qi[q]);
-        if (c < 0)
-            return ak_err_set(err, ANONKIT_E_USAGE, shown, 1, 0, "no column named '%s' (given as a quasi-identifier)", qi[q]);
-        qi_col[q] = (uint32_t)c;
-    }
-    return ANONKIT_OK;
-}
-
 /* Index of a named column for `what`, or an error. */
 static int named_column(const csv_record *header, const char *shown, const char *name, const char *what, int *col,
                         ak_error *err)
 {
     *col = -1;
     if (!name) return ANONKIT_OK;
-    if ((*col = column_index(header, name)) < 0)
+    if ((*col = csv_column_index(header, name)) < 0)
         return ak_err_set(err, ANONKIT_E_USAGE, shown, 1, 0, "no column named '%s' (given as %s)", name, what);
     return ANONKIT_OK;
 }
@@ -144,30 +122,6 @@ static int grow_groups(metrics_pub_groups *g, uint32_t group, ak_error *err)
     return ANONKIT_OK;
 }
 
-/* The group key of a row (each QI text prefixed by its length) into *key,
- * grown as needed; its length into *len. */
-static int row_key(const csv_record *rec, const uint32_t *qi_col, uint32_t nqi, char **key, size_t *key_cap,
-                   size_t *len, ak_error *err)
-{
-    size_t need = 0;
-    for (uint32_t q = 0; q < nqi; q++) need += 4 + rec->fields[qi_col[q]].len;
-    if (need > *key_cap) {
-        char *bigger = realloc(*key, need * 2);
-        if (!bigger) return ak_err_nomem(err);
-        *key = bigger;
-        *key_cap = need * 2;
-    }
-    size_t at = 0;
-    for (uint32_t q = 0; q < nqi; q++) {
-        const csv_field *f = &rec->fields[qi_col[q]];
-        memcpy(*key + at, &f->len, 4);
-        memcpy(*key + at + 4, f->data, f->len);
-        at += 4 + f->len;
-    }
-    *len = at;
-    return ANONKIT_OK;
-}
-
 /* The columns of the per-row values the options ask for. */
 static int find_row_columns(const csv_record *header, const metrics_pub_options *o, row_cols *cols, ak_error *err)
 {
@@ -200,7 +154,7 @@ int metrics_pub_read(metrics_pub_groups *g, const metrics_pub_options *o, ak_err
         goto done;
     }
     const uint32_t ncolumns = rec.count;
-    if ((rc = find_qi_columns(&rec, shown, o->qi, o->nqi, qi_col, err)) < 0) goto done;
+    if ((rc = csv_find_columns(&rec, shown, o->qi, o->nqi, "a quasi-identifier", qi_col, err)) < 0) goto done;
     row_cols cols;
     if ((rc = find_row_columns(&rec, o, &cols, err)) < 0) goto done;
     const int per_row = cols.class_col >= 0 || cols.target_col >= 0 || cols.tree_col >= 0;
@@ -213,7 +167,7 @@ int metrics_pub_read(metrics_pub_groups *g, const metrics_pub_options *o, ak_err
             goto done;
         }
         size_t len = 0;
-        if ((rc = row_key(&rec, qi_col, g->nqi, &key, &key_cap, &len, err)) < 0) goto done;
+        if ((rc = csv_row_key(&rec, qi_col, g->nqi, &key, &key_cap, &len, err)) < 0) goto done;
         uint32_t group;
         int inserted;
         if (strmap_intern(&g->keys, key, len, &group, &inserted) != 0) { rc = ak_err_nomem(err); goto done; }
@@ -388,12 +342,12 @@ static int kl_metric(const table *t, const metrics_pub_options *o, metrics_pub_r
         rc = ak_err_set(err, ANONKIT_E_INPUT, shown, 1, 0, "the file is empty: a header row is needed");
     if (rc < 0) goto done;
     for (uint32_t q = 0; q < nqi; q++)
-        if ((col[q] = column_index(&rec, t->qi[q].name)) < 0) {
+        if ((col[q] = csv_column_index(&rec, t->qi[q].name)) < 0) {
             rc = ak_err_set(err, ANONKIT_E_USAGE, shown, 1, 0, "no column named '%s' (given as a quasi-identifier)",
                             t->qi[q].name);
             goto done;
         }
-    if ((scol = column_index(&rec, o->sensitive)) < 0) {
+    if ((scol = csv_column_index(&rec, o->sensitive)) < 0) {
         rc = ak_err_set(err, ANONKIT_E_USAGE, shown, 1, 0, "no column named '%s' (given as the sensitive attribute)",
                         o->sensitive);
         goto done;

@@ -1,7 +1,7 @@
 /* verify.c — the independent verifier (verify.h): reads a published file,
  * groups its rows by their published QI texts and tests every group with the
- * model predicates. Its own grouping and its own column lookup; from the rest
- * of anonkit only the CSV reader, the spool of standard input, the hash maps,
+ * model predicates. Its own grouping; from the rest of anonkit only the CSV
+ * reader (with its column lookup and row keys), the spool of standard input, the hash maps,
  * the number reader of common/numparse.h (the syntax and values with which
  * tables are read, so that the verifier tests the values the algorithms
  * tested) and model.c. */
@@ -44,29 +44,14 @@ static void vgroups_free(vgroups *g)
     memset(g, 0, sizeof *g);
 }
 
-/* Index of the header field named `name`, or -1. */
-static int column_index(const csv_record *header, const char *name)
-{
-    const size_t len = strlen(name);
-    for (uint32_t c = 0; c < header->count; c++)
-        if (header->fields[c].len == len && memcmp(header->fields[c].data, name, len) == 0) return (int)c;
-    return -1;
-}
-
 /* Columns of the QIs into qi_col and of the sensitive attribute (or -1) into
  * *sens_col; a usage error naming the first missing one. */
 static int find_columns(const csv_record *header, const char *shown, const verify_params *p, uint32_t *qi_col,
                         int *sens_col, ak_error *err)
 {
-    for (size_t q = 0; q < p->nqi; q++) {
-        const int c = column_index(header, p->qi[q]);
-        if (c < 0)
-            return ak_err_set(err, ANONKIT_E_USAGE, shown, 1, 0, "no column named '%s' (given as a quasi-identifier)",
-                              p->qi[q]);
-        qi_col[q] = (uint32_t)c;
-    }
+    AK_CHECK(csv_find_columns(header, shown, p->qi, p->nqi, "a quasi-identifier", qi_col, err));
     *sens_col = -1;
-    if (p->sensitive && (*sens_col = column_index(header, p->sensitive)) < 0)
+    if (p->sensitive && (*sens_col = csv_column_index(header, p->sensitive)) < 0)
         return ak_err_set(err, ANONKIT_E_USAGE, shown, 1, 0, "no column named '%s' (given as the sensitive attribute)",
                           p->sensitive);
     return ANONKIT_OK;
@@ -112,30 +97,6 @@ static int add_pair(vgroups *g, uint32_t group, const csv_field *f, ak_error *er
     return ANONKIT_OK;
 }
 
-/* The group key of a row (each QI text prefixed by its length) into *key,
- * grown as needed; its length into *len. */
-static int row_key(const csv_record *rec, const uint32_t *qi_col, size_t nqi, char **key, size_t *key_cap,
-                   size_t *len, ak_error *err)
-{
-    size_t need = 0;
-    for (size_t q = 0; q < nqi; q++) need += 4 + rec->fields[qi_col[q]].len;
-    if (need > *key_cap) {
-        char *bigger = realloc(*key, need * 2);
-        if (!bigger) return ak_err_nomem(err);
-        *key = bigger;
-        *key_cap = need * 2;
-    }
-    size_t at = 0;
-    for (size_t q = 0; q < nqi; q++) {
-        const csv_field *f = &rec->fields[qi_col[q]];
-        memcpy(*key + at, &f->len, 4);
-        memcpy(*key + at + 4, f->data, f->len);
-        at += 4 + f->len;
-    }
-    *len = at;
-    return ANONKIT_OK;
-}
-
 /* Reads the file at path (named `shown` in messages) into g: every row's
  * group, and with a sensitive column its histogram per group (and, when
  * `numeric`, its sums for the variance). */
@@ -171,7 +132,7 @@ static int vgroups_read(vgroups *g, const verify_params *p, const char *path, co
             goto done;
         }
         size_t len = 0;
-        if ((rc = row_key(&rec, qi_col, p->nqi, &key, &key_cap, &len, err)) < 0) goto done;
+        if ((rc = csv_row_key(&rec, qi_col, p->nqi, &key, &key_cap, &len, err)) < 0) goto done;
         uint32_t group;
         int inserted;
         if (strmap_intern(&g->keys, key, len, &group, &inserted) != 0) { rc = ak_err_nomem(err); goto done; }
