@@ -213,6 +213,9 @@ static int anonymize(anonkit_job *job, anonkit_result **out_result)
     ak_run_output algo_out = {NULL, NULL};
     publish_stats ps;
 
+    /* Table, report and rules are committed together (outfile_commit_all):
+     * no output replaces its old file unless all of them were written. */
+    outfile *const outs[3] = {&of, &rf, &rulesf};
     const int from_stdin = strcmp(job->input, "-") == 0;
     if ((rc = outfile_open(&of, job->output, &job->err)) < 0) goto done;
     if (job->report && (rc = outfile_open(&rf, job->report, &job->err)) < 0) goto done;
@@ -232,9 +235,7 @@ static int anonymize(anonkit_job *job, anonkit_result **out_result)
     const ak_run_context ctx = {.weights = weights, .threads = threads};
     if (!job_algorithm(job)->run) {
         if ((rc = anonymize_out_of_core(job, &spec, &of, &rf, &rulesf, &ctx, start, &result)) < 0) goto done;
-        if ((rc = outfile_commit(&of, &job->err)) < 0) goto done;
-        if (job->report && (rc = outfile_commit(&rf, &job->err)) < 0) goto done;
-        if (job->rules && (rc = outfile_commit(&rulesf, &job->err)) < 0) goto done;
+        if ((rc = outfile_commit_all(outs, 3, &job->err)) < 0) goto done;
         rc = ANONKIT_OK;
         goto done;
     }
@@ -282,9 +283,7 @@ static int anonymize(anonkit_job *job, anonkit_result **out_result)
         rc = ak_err_set(&job->err, ANONKIT_E_IO, job->report, 0, 0, "cannot write the report");
         goto done;
     }
-    if ((rc = outfile_commit(&of, &job->err)) < 0) goto done;
-    if (job->report && (rc = outfile_commit(&rf, &job->err)) < 0) goto done;
-    if (job->rules && (rc = outfile_commit(&rulesf, &job->err)) < 0) goto done;
+    if ((rc = outfile_commit_all(outs, 3, &job->err)) < 0) goto done;
     rc = ANONKIT_OK;
 done:
     if (rc < 0) {

@@ -220,8 +220,8 @@ int anonkit_sequential(anonkit_job *job, char **out_summary, char **out_json)
         rc = ak_err_set(err, ANONKIT_E_IO, job->report, 0, 0, "cannot write the report");
         goto done;
     }
-    if ((rc = outfile_commit(&of, err)) < 0) goto done;
-    if (job->report && (rc = outfile_commit(&rf, err)) < 0) goto done;
+    outfile *const outs[2] = {&of, &rf}; /* committed together: neither replaced unless both were written */
+    if ((rc = outfile_commit_all(outs, 2, err)) < 0) goto done;
     rc = ANONKIT_OK;
 done:
     if (rc < 0) {
