@@ -157,7 +157,7 @@ check_run() {
         note "$what: exit $RC: $(grep -m1 -E 'ERROR|SUMMARY|Sanitizer|anonkit' "$ERR" || head -n1 "$ERR")"
         restore=1
     elif [ "$RC" -ne 0 ]; then
-        grep -q '^anonkit: ' "$ERR" || note "$what: exit $RC without an 'anonkit: ' message"
+        grep -qE '^anonkit: .*[^: ]$' "$ERR" || note "$what: exit $RC without an 'anonkit: ' message (or with an empty one)"
         for f in "${OUTS[@]}"; do
             cmp -s "$OUTD/$f" "$W/old/$f" || { note "$what: exit $RC but $f changed"; restore=1; }
         done

@@ -32,8 +32,10 @@
  * The real functions are found with dlsym(RTLD_NEXT): under AddressSanitizer
  * (loaded ahead of libasan with ASAN_OPTIONS=verify_asan_link_order=0) that
  * is ASan's allocator, so its leak checker sees every failure path. dlsym may
- * itself allocate before the real allocator is known: such requests are
- * served from a static buffer that free and realloc recognize. */
+ * itself allocate before the real allocator is known, and so does ASan's
+ * start-up (its own dlsym calls, when RTLD_NEXT cannot be resolved yet):
+ * such requests are served from a static buffer that free and realloc
+ * recognize. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
@@ -60,7 +62,10 @@ static char g_log_file[512];
 
 static _Alignas(16) unsigned char g_boot[64 * 1024];
 static size_t g_boot_used;
-static __thread int t_resolving; /* inside dlsym: allocate from g_boot */
+/* Inside dlsym: allocate from g_boot. Volatile: dlsym reaches it only through
+ * malloc and free, which the compiler cannot see. Initial-exec: reading it must not call
+ * __tls_get_addr, which is not usable yet when the sanitizer runtime starts. */
+static __thread volatile int t_resolving __attribute__((tls_model("initial-exec")));
 
 /* A piece of the static buffer for allocations made while dlsym runs. */
 static void *boot_alloc(size_t n)
@@ -147,6 +152,7 @@ void *malloc(size_t n)
 {
     if (t_resolving) return boot_alloc(n);
     REAL(void *, malloc, size_t);
+    if (!real_malloc) return boot_alloc(n); /* (asked while the sanitizer runtime starts, from its dlsym) */
     if (hit(K_MALLOC, "malloc")) {
         errno = ENOMEM;
         return NULL;
@@ -158,6 +164,7 @@ void *calloc(size_t a, size_t b)
 {
     if (t_resolving) return boot_alloc(a * b); /* (zero already: static, never reused) */
     REAL(void *, calloc, size_t, size_t);
+    if (!real_calloc) return boot_alloc(a * b);
     if (hit(K_MALLOC, "calloc")) {
         errno = ENOMEM;
         return NULL;
@@ -175,6 +182,7 @@ void *realloc(void *p, size_t n)
         return q;
     }
     REAL(void *, realloc, void *, size_t);
+    if (!real_realloc) return p ? NULL : boot_alloc(n);
     if (n > 0 && hit(K_MALLOC, "realloc")) {
         errno = ENOMEM;
         return NULL;
@@ -182,11 +190,14 @@ void *realloc(void *p, size_t n)
     return real_realloc(p, n);
 }
 
+/* Frees through the real free; the static buffer's pieces are never freed,
+ * and neither is what dlsym frees while it resolves free itself (its error
+ * text, from the previous lookup), which would otherwise recurse. */
 void free(void *p)
 {
-    if (!p || is_boot(p)) return;
+    if (!p || is_boot(p) || t_resolving) return;
     REAL(void, free, void *);
-    real_free(p);
+    if (real_free) real_free(p);
 }
 
 int posix_memalign(void **out, size_t align, size_t n)
