@@ -83,14 +83,15 @@ put_old() {
 
 # run KIND AT ARGS...: anonkit under the injector (FAULT_AT=0: counting only),
 # stdin from $STDIN; sets RC, and FAILED_CALL to the call made to fail. The
-# injector is set by env, after timeout, so that only anonkit is counted.
+# injector is set by env, after timeout, so that only anonkit is counted;
+# the syncs that do not fail are skipped (FAULT_FAKE_SYNC, faultinject.c).
 STDIN=/dev/null
 run() {
     local kind=$1 at=$2
     shift 2
     : >"$W/log"
     timeout 60 env FAULT_KIND="$kind" FAULT_AT="$at" FAULT_LOG="$W/log" FAULT_COUNT_FILE="$W/count" \
-        LD_PRELOAD="$FAULTLIB" "$BIN" "$@" <"$STDIN" >"$OUT" 2>"$ERR"
+        FAULT_FAKE_SYNC=1 LD_PRELOAD="$FAULTLIB" "$BIN" "$@" <"$STDIN" >"$OUT" 2>"$ERR"
     RC=$?
     FAILED_CALL=
     read -r FAILED_CALL <"$W/log" || true
