@@ -155,7 +155,7 @@ KNOWN=(
 check_run() {
     local n=$1 what="n=$1 (${FAILED_CALL:-no call failed})" f restore=0
     if [ "$RC" -gt 2 ]; then
-        note "$what: exit $RC: $(grep -m1 -E 'ERROR|SUMMARY|Sanitizer|anonkit' "$ERR" || head -n1 "$ERR")"
+        note "$what: exit $RC: $(grep -m1 -E 'ERROR: |runtime error' "$ERR" || head -n1 "$ERR")"
         restore=1
     elif [ "$RC" -ne 0 ]; then
         grep -qE '^anonkit: .*[^: ]$' "$ERR" || note "$what: exit $RC without an 'anonkit: ' message (or with an empty one)"
