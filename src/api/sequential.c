@@ -123,7 +123,11 @@ static int describe(anonkit_job *job, const table *t, const tds_result *res, con
     json_object_set_new(root, "distortion_continuous", json_real(res->distortion_cont));
     double entropy = 0;
     if (t->class_column >= 0) {
-        AK_CHECK(metrics_partition_entropy(t, part, &entropy, &job->err));
+        const int erc = metrics_partition_entropy(t, part, &entropy, &job->err);
+        if (erc < 0) { /* (not AK_CHECK: the document would leak) */
+            json_decref(root);
+            return erc;
+        }
         json_object_set_new(root, "conditional_entropy", json_real(entropy));
     }
     json_object_set_new(root, "seconds", json_real(secs));
