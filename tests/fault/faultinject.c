@@ -19,7 +19,7 @@
  *   malloc  malloc, calloc, realloc, posix_memalign, aligned_alloc, memalign
  *           (NULL or ENOMEM). glibc calls the interposed malloc from inside
  *           libc too, so fopen's and strdup's allocations count, and so do
- *           jansson's and the sanitizer-free runtime's.
+ *           jansson's.
  *   write   write, pwrite, pwrite64, writev, fwrite, fputs, fputc, putc,
  *           puts, fprintf, vfprintf, printf, fflush (ENOSPC). glibc's stdio does
  *           not call the interposed write internally, so the stdio calls are
@@ -81,6 +81,7 @@ static void *boot_alloc(size_t n)
     return g_boot + at;
 }
 
+/* Whether p is a piece of the static buffer. */
 static int is_boot(const void *p)
 {
     return (const unsigned char *)p >= g_boot && (const unsigned char *)p < g_boot + sizeof g_boot;
