@@ -267,6 +267,11 @@ OUTS=(o.csv r.json r.rules)
 sweep "anonymize mondrian" "$ALL" "${ANON[@]}" --rules "$OUTD/r.rules"
 sweep "anonymize mondrian, job file" "write fsync rename open" anonymize --job "$JOB" "${RUN[@]}" \
     --rules "$OUTD/r.rules"
+# Two threads: the copied columns are read and the table written by helper
+# threads (publish_copied_start, csv_writer_background), whose failures must
+# reach the run's exit status too. Which call is the n-th may vary from run
+# to run here; every one of them must still fail cleanly.
+sweep "anonymize mondrian, 2 threads" "$ALL" "${ANON[@]}" --threads 2 --rules "$OUTD/r.rules"
 STDIN=$FX/adult.csv
 sweep "anonymize mondrian, stdin" "$ALL" anonymize - "${SPEC[@]}" "${RUN[@]}" --rules "$OUTD/r.rules"
 STDIN=/dev/null
