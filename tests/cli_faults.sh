@@ -270,8 +270,13 @@ sweep "anonymize mondrian, job file" "write fsync rename open" anonymize --job "
 # Two threads: the copied columns are read and the table written by helper
 # threads (publish_copied_start, csv_writer_background), whose failures must
 # reach the run's exit status too. Which call is the n-th may vary from run
-# to run here; every one of them must still fail cleanly.
-sweep "anonymize mondrian, 2 threads" "$ALL" "${ANON[@]}" --threads 2 --rules "$OUTD/r.rules"
+# to run here; every one of them must still fail cleanly. Not malloc under
+# ASan: its thread start-up asks libc for the new thread's attributes
+# (pthread_getattr_np, which allocates), and a failure there stops ASan
+# itself with a CHECK failure before anonkit's thread runs.
+KINDS2=$ALL
+[ "$MODE" != asan ] || KINDS2="write fsync rename open"
+sweep "anonymize mondrian, 2 threads" "$KINDS2" "${ANON[@]}" --threads 2 --rules "$OUTD/r.rules"
 STDIN=$FX/adult.csv
 sweep "anonymize mondrian, stdin" "$ALL" anonymize - "${SPEC[@]}" "${RUN[@]}" --rules "$OUTD/r.rules"
 STDIN=/dev/null
