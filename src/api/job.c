@@ -219,6 +219,11 @@ int job_load_file(anonkit_job *job, const char *path)
     if (strlist_push(&job->job_files, path, strlen(path)) != 0) return job_out_of_memory(job);
     json_error_t jerr;
     json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
+    /* jansson out of memory: its code says so, or it leaves the text empty */
+    if (!root && (json_error_code(&jerr) == json_error_out_of_memory || !jerr.text[0])) {
+        ak_err_nomem(&job->err);
+        return job_fail(job);
+    }
     if (!root) {
         ak_err_set(&job->err, errno == ENOENT && jerr.line < 0 ? ANONKIT_E_IO : ANONKIT_E_USAGE, path,
                    jerr.line > 0 ? jerr.line : 0, jerr.column > 0 ? jerr.column : 0, "%s", jerr.text);

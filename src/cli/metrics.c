@@ -1,6 +1,8 @@
 /* metrics.c — `anonkit metrics`: information loss of a published file as JSON. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cli/cli.h"
 
@@ -62,7 +64,11 @@ int cli_metrics(int argc, char **argv)
         exit_code = cli_fail(job, rc);
         goto done;
     }
-    printf("%s\n", anonkit_result_json(result));
+    /* A full disk or a closed pipe on stdout is a failure like any other. */
+    if (printf("%s\n", anonkit_result_json(result)) < 0 || fflush(stdout) != 0) {
+        fprintf(stderr, "anonkit: cannot write the metrics to stdout: %s\n", strerror(errno));
+        exit_code = CLI_USER_ERROR;
+    }
     anonkit_result_free(result);
 done:
     anonkit_job_free(job);

@@ -275,7 +275,7 @@ void rules_free(rules *r)
     for (uint32_t c = 0; c < r->ncolumns; c++) free(r->names[c]);
     free(r->names);
     free(r->roles);
-    for (uint32_t q = 0; q < r->nqi; q++) {
+    for (uint32_t q = 0; r->qi && q < r->nqi; q++) { /* (no qi when its allocation failed) */
         hier_builder_free(r->qi[q].builder);
         hier_free(r->qi[q].h);
     }

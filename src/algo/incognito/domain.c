@@ -39,15 +39,17 @@ uint32_t inc_qi_height(const table *t, uint32_t q)
     return t->qi[q].h ? hier_height(t->qi[q].h) : 0;
 }
 
+/* Frees one QI's domain; any of its per-level arrays may be missing, when
+ * qi_build ran out of memory part way. */
 static void qi_free(inc_qi *a)
 {
-    for (uint32_t l = 0; a->gen && l <= a->height; l++) {
-        free(a->gen[l]);
-        free(a->rep[l]);
-        free(a->node[l]);
-        free(a->box_lo[l]);
-        free(a->box_hi[l]);
-        free(a->ncp[l]);
+    for (uint32_t l = 0; l <= a->height; l++) {
+        if (a->gen) free(a->gen[l]);
+        if (a->rep) free(a->rep[l]);
+        if (a->node) free(a->node[l]);
+        if (a->box_lo) free(a->box_lo[l]);
+        if (a->box_hi) free(a->box_hi[l]);
+        if (a->ncp) free(a->ncp[l]);
     }
     free(a->gen);
     free(a->rep);

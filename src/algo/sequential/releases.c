@@ -504,8 +504,11 @@ static void run_free(seq_releases *s)
         free(x->common_j1);
         free(x->common_ji);
         free(x->pairs);
-        free(s->rcodes[r]);
-        for (uint32_t i = 0; s->rdicts[r] && i < s->rdict_count[r]; i++) strmap_free(&s->rdicts[r][i]);
+        /* (the per-release arrays may be missing: seq_open ran out of memory) */
+        if (s->rcodes) free(s->rcodes[r]);
+        if (!s->rdicts) continue;
+        for (uint32_t i = 0; s->rdicts[r] && s->rdict_count && i < s->rdict_count[r]; i++)
+            strmap_free(&s->rdicts[r][i]);
         free(s->rdicts[r]);
     }
     free(s->rel);
