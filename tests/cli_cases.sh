@@ -128,49 +128,49 @@ begin "csv: unterminated quote names the line where it opened"
 d=$(casedir)
 # line 2-3: a closed quoted field with a newline; line 4 opens a quote never closed
 printf 'a,b,c\n1,"x\ny",3\n4,"open,6\n7,8,9\n' >"$d/in.csv"
-ak anonymize "$d/in.csv" -o "$d/out.csv" --qi a
+ak anonymize "$d/in.csv" -o "$d/out.csv" --qi a --k 1
 expect_user_error "$d/in.csv:4: " "never closed" "$d/out.csv"
 end
 
 begin "csv: unterminated quote on the last line without a line end"
 d=$(casedir)
 printf 'a,b,c\n1,2,3\n4,"5,6' >"$d/in.csv"
-ak anonymize "$d/in.csv" -o "$d/out.csv" --qi a
+ak anonymize "$d/in.csv" -o "$d/out.csv" --qi a --k 1
 expect_user_error "$d/in.csv:3: " "never closed" "$d/out.csv"
 end
 
 begin "csv: too few fields on line N (physical lines counted)"
 d=$(casedir)
 printf 'a,b,c\n1,"x\ny",3\n4,5\n7,8,9\n' >"$d/in.csv"
-ak anonymize "$d/in.csv" -o "$d/out.csv" --qi a
+ak anonymize "$d/in.csv" -o "$d/out.csv" --qi a --k 1
 expect_user_error "$d/in.csv:4: " "expected 3 fields" "$d/out.csv"
 end
 
 begin "csv: too many fields on line N"
 d=$(casedir)
 printf 'a,b,c\n1,2,3\n4,5,6\n7,8,9,10\n' >"$d/in.csv"
-ak anonymize "$d/in.csv" -o "$d/out.csv" --qi a
+ak anonymize "$d/in.csv" -o "$d/out.csv" --qi a --k 1
 expect_user_error "$d/in.csv:4: " "found 4" "$d/out.csv"
 end
 
 begin "csv: text after a closing quote"
 d=$(casedir)
 printf 'a,b,c\n1,2,3\n4,"5"x,6\n' >"$d/in.csv"
-ak anonymize "$d/in.csv" -o "$d/out.csv" --qi a
+ak anonymize "$d/in.csv" -o "$d/out.csv" --qi a --k 1
 expect_user_error "$d/in.csv:3: " "after a closing quote" "$d/out.csv"
 end
 
 begin "csv: empty line inside the data"
 d=$(casedir)
 printf 'a,b,c\n1,2,3\n\n4,5,6\n' >"$d/in.csv"
-ak anonymize "$d/in.csv" -o "$d/out.csv" --qi a
+ak anonymize "$d/in.csv" -o "$d/out.csv" --qi a --k 1
 expect_user_error "$d/in.csv:3: " "" "$d/out.csv"
 end
 
 begin "csv: a NUL byte in a column's name (names are C strings)"
 d=$(casedir)
 printf 'a\0b,c\n1,2\n3,4\n' >"$d/in.csv"
-ak anonymize "$d/in.csv" -o "$d/out.csv" --qi c
+ak anonymize "$d/in.csv" -o "$d/out.csv" --qi c --k 1
 expect_user_error "$d/in.csv:1: " "name holds a NUL byte" "$d/out.csv"
 end
 
@@ -178,14 +178,14 @@ begin "hierarchy: a NUL byte in a label"
 d=$(casedir)
 printf 'c\nv\nw\n' >"$d/in.csv"
 printf 'v;x\0y;*\nw;x;*\n' >"$d/c.csv"
-ak anonymize "$d/in.csv" -o "$d/out.csv" --qi c --hierarchy c="$d/c.csv"
+ak anonymize "$d/in.csv" -o "$d/out.csv" --qi c --hierarchy c="$d/c.csv" --k 1
 expect_user_error "$d/c.csv:1: " "holds a NUL byte" "$d/out.csv"
 end
 
 begin "csv: malformed stdin is named 'stdin', not the spool file"
 d=$(casedir)
 printf 'a,b,c\n1,2,3\n4,"5,6\n' >"$d/in.csv"
-ak_in "$d/in.csv" anonymize - -o "$d/out.csv" --qi a
+ak_in "$d/in.csv" anonymize - -o "$d/out.csv" --qi a --k 1
 expect_user_error "stdin:3: " "never closed" "$d/out.csv"
 expect_err_lacks "$TMPDIR"
 end
@@ -193,7 +193,7 @@ end
 begin "csv: wrong field count on stdin, -o -: nothing on stdout"
 d=$(casedir)
 printf 'a,b,c\n1,2,3\n4,5\n' >"$d/in.csv"
-ak_in "$d/in.csv" anonymize - -o - --qi a
+ak_in "$d/in.csv" anonymize - -o - --qi a --k 1
 expect_user_error "stdin:3: " "expected 3 fields" "$d/out.csv"
 expect_out_empty
 end
@@ -203,8 +203,8 @@ end
 for role in qi sensitive identifier; do
     begin "unknown column in --$role"
     d=$(casedir)
-    if [ $role = qi ]; then ak anonymize "$SMALL" -o "$d/out.csv" --qi a,zz
-    else ak anonymize "$SMALL" -o "$d/out.csv" --qi a --$role zz; fi
+    if [ $role = qi ]; then ak anonymize "$SMALL" -o "$d/out.csv" --qi a,zz --k 1
+    else ak anonymize "$SMALL" -o "$d/out.csv" --qi a --$role zz --k 1; fi
     expect_user_error "$SMALL:1: " "no column named 'zz'" "$d/out.csv"
     end
 done
@@ -221,7 +221,7 @@ end
 begin "QI without hierarchy holding text needs a hierarchy"
 d=$(casedir)
 printf 'a,b,c\n1,2,3\n4,5,6\n7,x,9\n10,11,12\n13,y,15\n' >"$d/in.csv"
-ak anonymize "$d/in.csv" -o "$d/out.csv" --qi a,b
+ak anonymize "$d/in.csv" -o "$d/out.csv" --qi a,b --k 1
 expect_user_error "$d/in.csv:4: " "--hierarchy b=" "$d/out.csv"
 expect_err_has "'x'"
 end
@@ -234,14 +234,14 @@ printf 'a,s\n1,x\n2,y\n3,z\n' >"$HDATA"
 begin "hierarchy: rows of unequal length"
 d=$(casedir)
 printf 'x;A;*\ny;A;*\nz;B\n' >"$d/h.csv"
-ak anonymize "$HDATA" -o "$d/out.csv" --qi s --hierarchy "s=$d/h.csv"
+ak anonymize "$HDATA" -o "$d/out.csv" --qi s --hierarchy "s=$d/h.csv" --k 1
 expect_user_error "$d/h.csv:3: " "expected 3 fields" "$d/out.csv"
 end
 
 begin "hierarchy: a label with two parents"
 d=$(casedir)
 printf 'x;A;*\ny;A;*\nz;B;*\nw;A;Q\n' >"$d/h.csv"
-ak anonymize "$HDATA" -o "$d/out.csv" --qi s --hierarchy "s=$d/h.csv"
+ak anonymize "$HDATA" -o "$d/out.csv" --qi s --hierarchy "s=$d/h.csv" --k 1
 expect_user_error "$d/h.csv:4: " "two parents" "$d/out.csv"
 expect_err_has '"A"'
 end
@@ -249,21 +249,21 @@ end
 begin "hierarchy: duplicate leaves"
 d=$(casedir)
 printf 'x;A;*\ny;A;*\nz;B;*\nx;A;*\n' >"$d/h.csv"
-ak anonymize "$HDATA" -o "$d/out.csv" --qi s --hierarchy "s=$d/h.csv"
+ak anonymize "$HDATA" -o "$d/out.csv" --qi s --hierarchy "s=$d/h.csv" --k 1
 expect_user_error "$d/h.csv:4: " "duplicate leaf" "$d/out.csv"
 expect_err_has "line 1"
 end
 
 begin "hierarchy: missing file"
 d=$(casedir)
-ak anonymize "$HDATA" -o "$d/out.csv" --qi s --hierarchy "s=$d/nosuch.csv"
+ak anonymize "$HDATA" -o "$d/out.csv" --qi s --hierarchy "s=$d/nosuch.csv" --k 1
 expect_user_error "$d/nosuch.csv" "" "$d/out.csv"
 end
 
 begin "hierarchy: a data value that is not a leaf"
 d=$(casedir)
 printf 'x;A;*\ny;A;*\n' >"$d/h.csv"
-ak anonymize "$HDATA" -o "$d/out.csv" --qi s --hierarchy "s=$d/h.csv"
+ak anonymize "$HDATA" -o "$d/out.csv" --qi s --hierarchy "s=$d/h.csv" --k 1
 expect_user_error "$HDATA:4: " "'z'" "$d/out.csv"
 expect_err_has "$d/h.csv"
 end
@@ -279,7 +279,7 @@ printf 'x;A;*\ny;A;*\n' >"$d/h.csv"
         echo "$i,y"     # line 2i+2
     done
 } >"$d/in.csv"
-ak anonymize "$d/in.csv" -o "$d/out.csv" --qi s --hierarchy "s=$d/h.csv"
+ak anonymize "$d/in.csv" -o "$d/out.csv" --qi s --hierarchy "s=$d/h.csv" --k 1
 expect_user_error "$d/in.csv:3: " "'m1'" "$d/out.csv"
 expect_err_has "12 values"
 listed=$(grep -oE "'m[0-9]+'" "$ERR" | wc -l)
@@ -352,7 +352,7 @@ end
 begin "output: unwritable -o is reported before the input is read"
 d=$(casedir)
 printf 'a,b,c\n1,2,3\n4,5\n' >"$d/in.csv"   # bad data: must not be reached
-ak anonymize "$d/in.csv" -o /nonexistent-dir/out.csv --qi a
+ak anonymize "$d/in.csv" -o /nonexistent-dir/out.csv --qi a --k 1
 expect_user_error "/nonexistent-dir/out.csv: " "" /nonexistent-dir/out.csv
 expect_err_lacks "$d/in.csv"
 end
@@ -361,7 +361,7 @@ begin "output: unwritable -o fails without waiting for stdin"
 # stdin never ends (a FIFO held open for writing): the run must not read it all first.
 mkfifo "$T/fifo"
 exec 9<>"$T/fifo"
-timeout 2 "$BIN" anonymize - -o /nonexistent-dir/out.csv --qi a <"$T/fifo" >"$OUT" 2>"$ERR"
+timeout 2 "$BIN" anonymize - -o /nonexistent-dir/out.csv --qi a --k 1 <"$T/fifo" >"$OUT" 2>"$ERR"
 RC=$?
 exec 9>&-
 rm -f "$T/fifo"
@@ -391,7 +391,7 @@ end
 
 begin "option: unknown option"
 d=$(casedir)
-ak anonymize "$SMALL" -o "$d/out.csv" --qi a --bogus
+ak anonymize "$SMALL" -o "$d/out.csv" --qi a --bogus --k 1
 expect_user_error "--bogus" "unknown option" "$d/out.csv"
 end
 
@@ -409,25 +409,25 @@ end
 
 begin "option: missing input file"
 d=$(casedir)
-ak anonymize "$d/nosuch.csv" -o "$d/out.csv" --qi a
+ak anonymize "$d/nosuch.csv" -o "$d/out.csv" --qi a --k 1
 expect_user_error "$d/nosuch.csv: " "cannot open" "$d/out.csv"
 end
 
 begin "option: no input file given"
 d=$(casedir)
-ak anonymize -o "$d/out.csv" --qi a
+ak anonymize -o "$d/out.csv" --qi a --k 1
 expect_user_error "" "input" "$d/out.csv"
 end
 
 begin "option: no --qi given"
 d=$(casedir)
-ak anonymize "$SMALL" -o "$d/out.csv"
+ak anonymize "$SMALL" -o "$d/out.csv" --k 1
 expect_user_error "" "--qi" "$d/out.csv"
 end
 
 begin "option: unknown --algorithm"
 d=$(casedir)
-ak anonymize "$SMALL" -o "$d/out.csv" --qi a --algorithm foo
+ak anonymize "$SMALL" -o "$d/out.csv" --qi a --algorithm foo --k 1
 expect_user_error "--algorithm" "'foo'" "$d/out.csv"
 end
 
@@ -439,7 +439,7 @@ end
 
 begin "option: bad --delimiter"
 d=$(casedir)
-ak anonymize "$SMALL" -o "$d/out.csv" --qi a --delimiter ';;'
+ak anonymize "$SMALL" -o "$d/out.csv" --qi a --delimiter ';;' --k 1
 expect_user_error "--delimiter" "" "$d/out.csv"
 end
 
@@ -1112,11 +1112,11 @@ end
 
 begin "workload: bad --split, --publish, missing --class are usage errors"
 d=$(casedir)
-ak anonymize "$GEN" -o "$d/x.csv" "${GQI[@]}" --split gini
+ak anonymize "$GEN" -o "$d/x.csv" "${GQI[@]}" --split gini --k 1
 expect_user_error "" "--split" "$d/x.csv"
-ak anonymize "$GEN" -o "$d/x.csv" "${GQI[@]}" --publish median
+ak anonymize "$GEN" -o "$d/x.csv" "${GQI[@]}" --publish median --k 1
 expect_user_error "" "--publish" "$d/x.csv"
-ak anonymize "$GEN" -o "$d/x.csv" "${GQI[@]}" --split infogain
+ak anonymize "$GEN" -o "$d/x.csv" "${GQI[@]}" --split infogain --k 1
 expect_user_error "" "--class" "$d/x.csv"
 end
 

@@ -308,6 +308,23 @@ static void test_job_file(void **state)
     assert_true(job->xy.p == 0.5);
     anonkit_job_free(job);
 
+    /* hierarchies as "attr=path" texts, alone or in an array: paths are the
+     * job file's too (they were taken from the current folder) */
+    tu_write_file(path, "{\"hierarchy\": [\"age=h/age.csv\", \"zip=/abs/zip.csv\"], \"qi\": \"age,zip\"}\n");
+    job = anonkit_job_create();
+    if (anonkit_job_set(job, ANONKIT_OPT_JOB, path) != ANONKIT_OK) fail_msg("%s", anonkit_errmsg(job));
+    assert_int_equal(job->hierarchy_attrs.count, 2);
+    snprintf(want, sizeof want, "%s/h/age.csv", dir);
+    assert_string_equal(job->hierarchy_attrs.items[0], "age");
+    assert_string_equal(job->hierarchy_paths.items[0], want);
+    assert_string_equal(job->hierarchy_paths.items[1], "/abs/zip.csv");
+    anonkit_job_free(job);
+    tu_write_file(path, "{\"hierarchy\": \"age=h/age.csv\", \"qi\": \"age\"}\n");
+    job = anonkit_job_create();
+    if (anonkit_job_set(job, ANONKIT_OPT_JOB, path) != ANONKIT_OK) fail_msg("%s", anonkit_errmsg(job));
+    assert_string_equal(job->hierarchy_paths.items[0], want);
+    anonkit_job_free(job);
+
     /* refusals name the file and the setting */
     const struct {
         const char *text, *message;

@@ -549,6 +549,7 @@ static void test_failures_leave_nothing(void **state)
     generate(&rng, dir, 2, categorical, 3000, 0);
 
     anonkit_job *job = job_for(dir, 2, categorical, out);
+    must_set(job, ANONKIT_OPT_K, "2");
     must_set(job, ANONKIT_OPT_ALGORITHM, "rothko-t");
     must_set(job, ANONKIT_OPT_MEMORY, "256K");
     must_set(job, ANONKIT_OPT_BLOCK_SIZE, "2K");

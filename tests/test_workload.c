@@ -649,6 +649,7 @@ static void test_usage_errors(void **state)
         anonkit_job_set(job, ANONKIT_OPT_INPUT, in);
         anonkit_job_set(job, ANONKIT_OPT_OUTPUT, out);
         anonkit_job_set(job, ANONKIT_OPT_QI, "age");
+        anonkit_job_set(job, ANONKIT_OPT_K, "2");
         assert_int_equal(anonkit_job_set(job, cases[i].option, cases[i].value), ANONKIT_OK);
         anonkit_result *res = NULL;
         assert_int_equal(anonkit_anonymize(job, &res), ANONKIT_E_USAGE);

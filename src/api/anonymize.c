@@ -170,6 +170,11 @@ static int anonymize(anonkit_job *job, anonkit_result **out_result)
         return ak_err_set(&job->err, ANONKIT_E_USAGE, NULL, 0, 0, "no output file given (-o FILE, or - for stdout)"), job_fail(job);
     if (!job->qi.count)
         return ak_err_set(&job->err, ANONKIT_E_USAGE, NULL, 0, 0, "no quasi-identifiers given (--qi)"), job_fail(job);
+    if (job->model.k < 2 && !(job->model.l > 1) && !(job->model.variance > 0) && !job->k_set)
+        return ak_err_set(&job->err, ANONKIT_E_USAGE, NULL, 0, 0,
+                          "no privacy model given: the quasi-identifiers would be published as they are; give --k K "
+                          "(at least 2), --l L or --variance V, or --k 1 to publish without a privacy model"),
+               job_fail(job);
     if (job->model.l > 0 && !job->sensitive)
         return ak_err_set(&job->err, ANONKIT_E_USAGE, NULL, 0, 0, "--l needs a sensitive column (--sensitive)"), job_fail(job);
     if (job->model.variance > 0 && !job->sensitive)

@@ -168,6 +168,17 @@ static int apply_json_value(anonkit_job *job, const char *path, anonkit_option o
             if (resolve_path(path, s, text, sizeof text) != 0) return job_file_error(job, path, 0, "path too long in '%s'", key);
             return anonkit_job_set(job, o, text);
         }
+        const char *eq = strchr(s, '=');
+        if ((d->flags & AK_OPTF_JSON_PATHS) && eq) {
+            /* "attr=path" (a hierarchy given as text, or in an array of them):
+             * the path is the job file's, as in the object form */
+            char resolved[4096];
+            if (resolve_path(path, eq + 1, resolved, sizeof resolved) != 0)
+                return job_file_error(job, path, 0, "path too long in '%s'", key);
+            const int n = snprintf(text, sizeof text, "%.*s=%s", (int)(eq - s), s, resolved);
+            if (n < 0 || (size_t)n >= sizeof text) return job_file_error(job, path, 0, "path too long in '%s'", key);
+            return anonkit_job_set(job, o, text);
+        }
         return anonkit_job_set(job, o, s);
     }
     const int names_only = (d->flags & AK_OPTF_JSON_TEXT) != 0;

@@ -61,6 +61,7 @@ struct anonkit_job {
     strlist weight_attrs;                     /* parallel to weight_values */
     double *weight_values;
     model model;
+    int k_set;             /* --k was given (--k 1: publishing without a privacy model is asked for) */
     int l_variant_set;
     uint64_t seed;
     int seed_set;

@@ -118,6 +118,7 @@ static int set_k(anonkit_job *job, const ak_option_desc *d, const char *value)
     (void)d;
     if (parse_range(value, 1, UINT64_MAX, &job->model.k) != 0)
         return job_usage_error(job, "--k must be a whole number of at least 1, not '%s'", value);
+    job->k_set = 1;
     return ANONKIT_OK;
 }
 

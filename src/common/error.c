@@ -44,3 +44,38 @@ void ak_err_format(const ak_error *err, char *buf, size_t size)
     else
         snprintf(buf, size, "%s", err->message);
 }
+
+const char *ak_escape(const char *data, size_t len, size_t shown, char *buf, size_t size)
+{
+    static const char hex[] = "0123456789abcdef";
+    size_t at = 0;
+    size_t i = 0;
+    for (; i < len && i < shown; i++) {
+        const unsigned char ch = (unsigned char)data[i];
+        char piece[5];
+        size_t n = 0;
+        if (ch == 0) {
+            piece[n++] = '\\';
+            piece[n++] = '0';
+        } else if (ch == '\\') {
+            piece[n++] = '\\';
+            piece[n++] = '\\';
+        } else if (ch < 0x20 || ch == 0x7f) {
+            piece[n++] = '\\';
+            piece[n++] = 'x';
+            piece[n++] = hex[ch >> 4];
+            piece[n++] = hex[ch & 15];
+        } else {
+            piece[n++] = (char)ch;
+        }
+        if (at + n + 4 > size) break; /* room for "..." and the NUL */
+        memcpy(buf + at, piece, n);
+        at += n;
+    }
+    if (i < len && at + 4 <= size) {
+        memcpy(buf + at, "...", 3);
+        at += 3;
+    }
+    buf[at < size ? at : size - 1] = '\0';
+    return buf;
+}

@@ -33,6 +33,15 @@ int ak_err_set(ak_error *err, int code, const char *file, long line, long column
 /* Records an out-of-memory failure and returns ANONKIT_E_NOMEM. */
 int ak_err_nomem(ak_error *err);
 
+/* A value of the data as a message can show it whole: data[0..len) into buf
+ * with printable bytes as they are (UTF-8 too), a NUL as \0, other control
+ * bytes as \xNN and a backslash as \\; cut to at most `shown` bytes of the
+ * value, then "...". Returns buf. AK_SHOW(data, len) does this into a
+ * buffer of its own (a compound literal, living to the end of the block). */
+const char *ak_escape(const char *data, size_t len, size_t shown, char *buf, size_t size);
+#define AK_SHOW_SIZE 400
+#define AK_SHOW(data, len) ak_escape((data), (len), 80, (char[AK_SHOW_SIZE]){0}, AK_SHOW_SIZE)
+
 /* Formats err as "FILE:LINE: message" (or just the message) into buf. */
 void ak_err_format(const ak_error *err, char *buf, size_t size);
 

@@ -161,7 +161,7 @@ typedef struct qi_reader {
 } qi_reader;
 
 typedef struct missing_value {
-    char text[64];
+    char text[AK_SHOW_SIZE]; /* the value as messages show it (ak_escape) */
     long line;
     uint32_t qi;
 } missing_value;
@@ -245,8 +245,8 @@ static int parse_number(const table *t, const csv_field *f, long line, int colum
 {
     if (numdict_parse(f->data, f->len, out) == 0) return ANONKIT_OK;
     return ak_err_set(err, ANONKIT_E_INPUT, t->display_name, line, column + 1,
-                      "%s '%s' must be numeric but holds '%.*s'", what, t->column_names[column],
-                      (int)(f->len > 60 ? 60 : f->len), f->data);
+                      "%s '%s' must be numeric but holds '%s'", what, t->column_names[column],
+                      AK_SHOW(f->data, f->len));
 }
 
 /* Encodes the QI, sensitive, class and target fields of one record as row `row`. */
@@ -270,20 +270,20 @@ static int encode_record(table *t, qi_reader *qr, const label_dicts *dicts, cons
             if (added < -1) {
                 if (added == NUMDICT_INEXACT)
                     return ak_err_set(err, ANONKIT_E_INPUT, t->display_name, rec->line, a->column + 1,
-                                      "value %.*s of QI '%s' has more digits than anonkit can order exactly (an "
+                                      "value %s of QI '%s' has more digits than anonkit can order exactly (an "
                                       "integer within +-(2^63 - 1), or at most %d significant digits)",
-                                      (int)(f->len > 60 ? 60 : f->len), f->data, a->name, AK_NUM_MAX_DIGITS);
+                                      AK_SHOW(f->data, f->len), a->name, AK_NUM_MAX_DIGITS);
                 return added;
             }
             if (added == -1) {
                 if (a->h)
                     return ak_err_set(err, ANONKIT_E_INPUT, t->display_name, rec->line, a->column + 1,
-                                      "column '%s' is declared numeric but holds '%.*s'", a->name,
-                                      (int)(f->len > 60 ? 60 : f->len), f->data);
+                                      "column '%s' is declared numeric but holds '%s'", a->name,
+                                      AK_SHOW(f->data, f->len));
                 return ak_err_set(err, ANONKIT_E_INPUT, t->display_name, rec->line, a->column + 1,
-                                  "quasi-identifier '%s' has no hierarchy, so it must be numeric, but holds '%.*s'; "
+                                  "quasi-identifier '%s' has no hierarchy, so it must be numeric, but holds '%s'; "
                                   "give it one with --hierarchy %s=FILE",
-                                  a->name, (int)(f->len > 60 ? 60 : f->len), f->data, a->name);
+                                  a->name, AK_SHOW(f->data, f->len), a->name);
             }
             /* numeric with a hierarchy: every value must be a leaf too */
             if (!a->h || hier_find_leaf(a->h, f->data, f->len, &code) == 0) continue;
@@ -296,7 +296,7 @@ static int encode_record(table *t, qi_reader *qr, const label_dicts *dicts, cons
         }
         if (missing->nlisted < MAX_MISSING_LISTED) {
             missing_value *m = &missing->listed[missing->nlisted++];
-            snprintf(m->text, sizeof m->text, "%.*s", (int)(f->len > 60 ? 60 : f->len), f->data);
+            snprintf(m->text, sizeof m->text, "%s", AK_SHOW(f->data, f->len));
             m->line = rec->line;
             m->qi = q;
         }

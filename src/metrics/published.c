@@ -46,8 +46,8 @@ static int field_number(const csv_field *f, const char *shown, long line, int co
                         ak_error *err)
 {
     if (numdict_parse(f->data, f->len, out) == 0) return ANONKIT_OK;
-    return ak_err_set(err, ANONKIT_E_INPUT, shown, line, col + 1, "%s must be numeric but holds '%.*s'", what,
-                      (int)(f->len > 60 ? 60 : f->len), f->data);
+    return ak_err_set(err, ANONKIT_E_INPUT, shown, line, col + 1, "%s must be numeric but holds '%s'", what,
+                      AK_SHOW(f->data, f->len));
 }
 
 /* Columns of the per-row values metrics_pub_read keeps (-1: not wanted). */
@@ -101,8 +101,8 @@ static int record_row(metrics_pub_groups *g, size_t row, uint32_t group, const c
         if (f->len == 4 && !memcmp(f->data, "test", 4)) g->row_test[row] = 1;
         else if (f->len != 5 || memcmp(f->data, "train", 5) != 0)
             return ak_err_set(err, ANONKIT_E_INPUT, shown, rec->line, rc->split_col + 1,
-                              "the split column must hold train or test, not '%.*s'",
-                              (int)(f->len > 60 ? 60 : f->len), f->data);
+                              "the split column must hold train or test, not '%s'",
+                              AK_SHOW(f->data, f->len));
     }
     return ANONKIT_OK;
 }
@@ -280,8 +280,8 @@ static int class_error_metric(const table *t, const metrics_pub_groups *g, const
                 const char *text = key_field(strmap_key(&g->keys, i), q, &len);
                 double lo, hi;
                 if (metrics_numeric_of_published(t, q, text, len, &lo, &hi) != 0)
-                    rc = ak_err_set(err, ANONKIT_E_INPUT, shown, g->first_line[i], 0, "'%.*s' is not a published value of '%s'",
-                                    (int)(len > 80 ? 80 : len), text, t->qi[q].name);
+                    rc = ak_err_set(err, ANONKIT_E_INPUT, shown, g->first_line[i], 0, "'%s' is not a published value of '%s'",
+                                    AK_SHOW(text, len), t->qi[q].name);
                 else gvalue[i] = lo + (hi - lo) / 2;
             }
             for (size_t r = 0; rc == 0 && r < n; r++) num[q][r] = gvalue[g->row_group[r]];
@@ -375,16 +375,15 @@ static int kl_metric(const table *t, const metrics_pub_options *o, metrics_pub_r
         for (uint32_t q = 0; q < nqi; q++) {
             const csv_field *f = &rec.fields[col[q]];
             if (metrics_range_of_published(t, q, f->data, f->len, &lo[n * nqi + q], &hi[n * nqi + q]) != 0) {
-                rc = ak_err_set(err, ANONKIT_E_INPUT, shown, rec.line, col[q] + 1, "'%.*s' is not a published value of '%s'",
-                                (int)(f->len > 80 ? 80 : f->len), f->data, t->qi[q].name);
+                rc = ak_err_set(err, ANONKIT_E_INPUT, shown, rec.line, col[q] + 1, "'%s' is not a published value of '%s'",
+                                AK_SHOW(f->data, f->len), t->qi[q].name);
                 goto done;
             }
         }
         const csv_field *f = &rec.fields[scol];
         if ((sa[n] = strmap_find(&t->sensitive_dict, f->data, f->len)) == AK_NOT_FOUND) {
             rc = ak_err_set(err, ANONKIT_E_INPUT, shown, rec.line, scol + 1,
-                            "sensitive value '%.*s' does not occur in the original", (int)(f->len > 80 ? 80 : f->len),
-                            f->data);
+                            "sensitive value '%s' does not occur in the original", AK_SHOW(f->data, f->len));
             goto done;
         }
         n++;
@@ -402,13 +401,19 @@ done:
 /* DM, C_AVG, GCP, NCP and the distortion of the groups g (metrics.h) into
  * out->m and out->distortion: every published text is mapped back onto the
  * original's codes; an all-"*" group within the suppression allowance counts
- * as suppressed rows, and so do the original's rows the file lacks. */
+ * as suppressed rows, and so do the original's rows the file lacks (only
+ * with a suppression limit: otherwise a missing row is an error). */
 static int loss_metrics(const table *t, const metrics_pub_groups *g, const metrics_pub_options *o, double *ncp,
                         metrics_pub_result *out, ak_error *err)
 {
     metrics *mt = &out->m;
     if (g->rows > t->nrows)
         return ak_err_set(err, ANONKIT_E_INPUT, o->shown, 0, 0, "has %llu rows, more than the %zu of the original",
+                          (unsigned long long)g->rows, t->nrows);
+    if (g->rows < t->nrows && !(o->suppression > 0))
+        return ak_err_set(err, ANONKIT_E_INPUT, o->shown, 0, 0,
+                          "has %llu rows, fewer than the %zu of the original: rows are missing (with --suppression "
+                          "SHARE the rows a file lacks count as suppressed)",
                           (unsigned long long)g->rows, t->nrows);
     /* As in anonkit check: with a suppression limit, all-"*" rows within it are suppressed rows. */
     uint32_t star = o->suppression > 0 ? all_star_group(g) : AK_NOT_FOUND;
@@ -436,7 +441,7 @@ static int loss_metrics(const table *t, const metrics_pub_groups *g, const metri
             if (metrics_ncp_of_published(t, q, key + at + 4, len, &ncp[q]) != 0 ||
                 (extent && metrics_range_of_published(t, q, key + at + 4, len, &lo, &hi) != 0))
                 return ak_err_set(err, ANONKIT_E_INPUT, o->shown, g->first_line[i], 0,
-                                  "'%.*s' is not a published value of '%s'", (int)(len > 80 ? 80 : len), key + at + 4,
+                                  "'%s' is not a published value of '%s'", AK_SHOW(key + at + 4, len),
                                   t->qi[q].name);
             if (extent) distortion[kind] += (double)g->count[i] * metrics_distortion(t, q, lo, hi);
             at += 4 + len;
@@ -497,8 +502,8 @@ static int cover_check(const table *t, const metrics_pub_groups *g, uint32_t q, 
         uint32_t len, lo, hi;
         const char *text = key_field(strmap_key(&g->keys, i), q, &len);
         if (metrics_range_of_published(t, q, text, len, &lo, &hi) != 0) /* (loss_metrics refused it first) */
-            rc = ak_err_set(err, ANONKIT_E_INPUT, shown, g->first_line[i], 0, "'%.*s' is not a published value of '%s'",
-                            (int)(len > 80 ? 80 : len), text, a->name);
+            rc = ak_err_set(err, ANONKIT_E_INPUT, shown, g->first_line[i], 0, "'%s' is not a published value of '%s'",
+                            AK_SHOW(text, len), a->name);
         else spans[m++] = (cover_span){lo, hi, i};
     }
     if (rc == 0) qsort(spans, m, sizeof *spans, cmp_cover_span);
@@ -509,9 +514,9 @@ static int cover_check(const table *t, const metrics_pub_groups *g, uint32_t q, 
                 uint32_t len;
                 const char *text = key_field(strmap_key(&g->keys, spans[s].group), q, &len);
                 rc = ak_err_set(err, ANONKIT_E_INPUT, shown, g->first_line[spans[s].group], 0,
-                                "'%.*s' of '%s' does not cover its rows' values in the original: it and the ranges "
+                                "'%s' of '%s' does not cover its rows' values in the original: it and the ranges "
                                 "below it hold more rows than the original has values in them",
-                                (int)(len > 80 ? 80 : len), text, a->name);
+                                AK_SHOW(text, len), a->name);
                 break;
             }
             const uint64_t take = need < left[c] ? need : left[c];

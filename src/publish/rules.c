@@ -30,7 +30,6 @@
 
 #define MAGIC "anonkit-rules"
 /* Longest piece of a value quoted in a message. */
-#define MSG_VALUE_MAX 60
 /* Fields per QI in a rule record: region low, region high, lowest, highest, text. */
 #define FIELDS_PER_QI 5
 /* A tree child that is a rule (the rule's index in the low bits), not a node. */
@@ -43,7 +42,6 @@ static const char *const role_names[] = {
     [RULES_COPIED] = "copied",
 };
 
-static int msg_len(size_t len) { return len > MSG_VALUE_MAX ? MSG_VALUE_MAX : (int)len; }
 
 /* ------------------------------------------------------------------ writing */
 
@@ -359,14 +357,14 @@ typedef struct loader {
     ak_error *err;
 } loader;
 
-static int bad(loader *ld, long line, long column, const char *fmt, const char *a, int alen, const char *b)
+static int bad(loader *ld, long line, long column, const char *fmt, const char *a, const char *b)
 {
-    return ak_err_set(ld->err, ANONKIT_E_INPUT, ld->path, line, column, fmt, alen, a, b);
+    return ak_err_set(ld->err, ANONKIT_E_INPUT, ld->path, line, column, fmt, a, b);
 }
 
 /* "FIELD is not a ..." errors: one quoted field and one more word. */
 #define BAD_FIELD(ld, rec, i, fmt, word) \
-    bad(ld, (rec)->line, (long)(i) + 1, fmt, (rec)->fields[i].data, msg_len((rec)->fields[i].len), word)
+    bad(ld, (rec)->line, (long)(i) + 1, fmt, AK_SHOW((rec)->fields[i].data, (rec)->fields[i].len), word)
 
 static int field_is(const csv_field *f, const char *s) { return f->len == strlen(s) && !memcmp(f->data, s, f->len); }
 
@@ -416,7 +414,7 @@ static int read_magic(loader *ld, const csv_record *rec)
     AK_CHECK(expect_fields(ld, rec, 2, MAGIC));
     uint64_t version;
     if (parse_count(&rec->fields[1], &version) != 0 || version != RULES_FORMAT_VERSION)
-        return BAD_FIELD(ld, rec, 1, "rules format version '%.*s' is not supported (this anonkit reads version %s)",
+        return BAD_FIELD(ld, rec, 1, "rules format version '%s' is not supported (this anonkit reads version %s)",
                          "1");
     ld->at = PHASE_HEADER;
     return ANONKIT_OK;
@@ -428,12 +426,12 @@ static int read_column(loader *ld, const csv_record *rec)
     AK_CHECK(expect_fields(ld, rec, 3, "column"));
     const csv_field *name = &rec->fields[1], *role = &rec->fields[2];
     if (find_name(r, name->data, name->len) >= 0)
-        return BAD_FIELD(ld, rec, 1, "column '%.*s' is named twice%s", "");
+        return BAD_FIELD(ld, rec, 1, "column '%s' is named twice%s", "");
     int kind = -1;
     for (int k = 0; k < (int)(sizeof role_names / sizeof *role_names); k++)
         if (field_is(role, role_names[k])) kind = k;
     if (kind < 0)
-        return BAD_FIELD(ld, rec, 2, "unknown column role '%.*s' (%s)",
+        return BAD_FIELD(ld, rec, 2, "unknown column role '%s' (%s)",
                          "qi-numeric, qi-categorical, identifier or copied");
     if (r->ncolumns == UINT32_MAX - 1) return ak_err_set(ld->err, ANONKIT_E_INPUT, ld->path, rec->line, 0, "too many columns");
     char **names = realloc(r->names, ((size_t)r->ncolumns + 1) * sizeof *names);
@@ -456,7 +454,7 @@ static int read_header_record(loader *ld, const csv_record *rec)
             return ak_err_set(ld->err, ANONKIT_E_INPUT, ld->path, rec->line, 0, "a second 'delimiter' record");
         if (rec->fields[1].len != 1 || rec->fields[1].data[0] == '"' || rec->fields[1].data[0] == '\n' ||
             rec->fields[1].data[0] == '\r')
-            return BAD_FIELD(ld, rec, 1, "the delimiter must be one character other than a quote or a line end, not '%.*s'%s", "");
+            return BAD_FIELD(ld, rec, 1, "the delimiter must be one character other than a quote or a line end, not '%s'%s", "");
         ld->r->delimiter = rec->fields[1].data[0];
         ld->have_delimiter = 1;
         return ANONKIT_OK;
@@ -470,7 +468,7 @@ static int read_header_record(loader *ld, const csv_record *rec)
         recode_style style;
         int ok = recode_parse_style(text, &style) == 0;
         free(text);
-        if (!ok) return BAD_FIELD(ld, rec, 1, "unknown publish style '%.*s' (%s)", "generalize, range or mean");
+        if (!ok) return BAD_FIELD(ld, rec, 1, "unknown publish style '%s' (%s)", "generalize, range or mean");
         ld->have_publish = 1;
         return ANONKIT_OK;
     }
@@ -515,7 +513,7 @@ static int read_hierarchy_row(loader *ld, const csv_record *rec)
                           "a 'hierarchy' record needs the column and at least a leaf");
     const int c = find_name(r, rec->fields[1].data, rec->fields[1].len);
     if (c < 0 || r->roles[c] != RULES_QI_CATEGORICAL)
-        return BAD_FIELD(ld, rec, 1, "'%.*s' is not a categorical quasi-identifier%s", "");
+        return BAD_FIELD(ld, rec, 1, "'%s' is not a categorical quasi-identifier%s", "");
     rules_qi *a = &r->qi[qi_of_column(r, (uint32_t)c)];
     if (!a->first_line) a->first_line = rec->line;
     return hier_builder_add(a->builder, rec->fields + 2, rec->count - 2, rec->line, ld->err);
@@ -578,15 +576,15 @@ static int field_key(loader *ld, const csv_record *rec, uint32_t i, uint32_t q, 
         }
         const int rc = numeric_key(f->data, f->len, key);
         if (rc == RULES_INEXACT)
-            return BAD_FIELD(ld, rec, i, "'%.*s' of numeric column '%s' has more digits than the rules can compare "
+            return BAD_FIELD(ld, rec, i, "'%s' of numeric column '%s' has more digits than the rules can compare "
                                          "exactly (an integer within +-2^53, or at most 15 significant digits)", name);
         if (rc != 0)
-            return BAD_FIELD(ld, rec, i, "'%.*s' is not a number (a value of numeric column '%s')", name);
+            return BAD_FIELD(ld, rec, i, "'%s' is not a number (a value of numeric column '%s')", name);
         return ANONKIT_OK;
     }
     uint32_t code;
     if (hier_find_leaf(a->h, f->data, f->len, &code) != 0)
-        return BAD_FIELD(ld, rec, i, "'%.*s' is not a leaf of the hierarchy of column '%s'", name);
+        return BAD_FIELD(ld, rec, i, "'%s' is not a leaf of the hierarchy of column '%s'", name);
     *key = code;
     return ANONKIT_OK;
 }
@@ -605,7 +603,7 @@ static int read_rule(loader *ld, const csv_record *rec)
     const size_t k = r->nrules;
     uint64_t rows;
     if (parse_count(&rec->fields[1], &rows) != 0 || rows == 0)
-        return BAD_FIELD(ld, rec, 1, "'%.*s' is not a row count (a whole number of at least 1)%s", "");
+        return BAD_FIELD(ld, rec, 1, "'%s' is not a row count (a whole number of at least 1)%s", "");
     if (rows > UINT64_MAX - ld->rows)
         return ak_err_set(ld->err, ANONKIT_E_INPUT, ld->path, rec->line, 2, "the row counts add up beyond 2^64");
     for (uint32_t q = 0; q < d; q++) {
@@ -653,12 +651,12 @@ static int read_end(loader *ld, const csv_record *rec)
     if (parse_count(&rec->fields[1], &nrules) != 0 || nrules != ld->r->nrules) {
         char count[24];
         snprintf(count, sizeof count, "%zu", ld->r->nrules);
-        return BAD_FIELD(ld, rec, 1, "the 'end' record counts '%.*s' rules, the file has %s", count);
+        return BAD_FIELD(ld, rec, 1, "the 'end' record counts '%s' rules, the file has %s", count);
     }
     if (parse_count(&rec->fields[2], &rows) != 0 || rows != ld->rows) {
         char count[24];
         snprintf(count, sizeof count, "%llu", (unsigned long long)ld->rows);
-        return BAD_FIELD(ld, rec, 2, "the 'end' record counts '%.*s' rows, the rules' counts add up to %s", count);
+        return BAD_FIELD(ld, rec, 2, "the 'end' record counts '%s' rows, the rules' counts add up to %s", count);
     }
     ld->at = PHASE_DONE;
     return ANONKIT_OK;
@@ -675,10 +673,10 @@ static int read_record(loader *ld, const csv_record *rec)
     const int is_header = field_is(kind, "delimiter") || field_is(kind, "publish") || field_is(kind, "column");
     const int is_hierarchy = field_is(kind, "hierarchy"), is_rule = field_is(kind, "rule"), is_end = field_is(kind, "end");
     if (!is_header && !is_hierarchy && !is_rule && !is_end)
-        return BAD_FIELD(ld, rec, 0, "unknown record kind '%.*s' (%s)", "delimiter, publish, column, hierarchy, rule or end");
+        return BAD_FIELD(ld, rec, 0, "unknown record kind '%s' (%s)", "delimiter, publish, column, hierarchy, rule or end");
     if (is_header) {
         if (ld->at != PHASE_HEADER)
-            return BAD_FIELD(ld, rec, 0, "a '%.*s' record after the first hierarchy or rule record%s", "");
+            return BAD_FIELD(ld, rec, 0, "a '%s' record after the first hierarchy or rule record%s", "");
         return read_header_record(ld, rec);
     }
     if (ld->at == PHASE_HEADER) AK_CHECK(end_header(ld, rec));
@@ -888,7 +886,7 @@ static int unknown_input_column(const rules *r, const char *in_name, const csv_f
         used += (size_t)n;
     }
     return ak_err_set(err, ANONKIT_E_INPUT, in_name, 1, (long)column + 1,
-                      "column '%.*s' is not in the rules %s, which know the columns: %s", msg_len(f->len), f->data,
+                      "column '%s' is not in the rules %s, which know the columns: %s", AK_SHOW(f->data, f->len),
                       r->path, list);
 }
 
@@ -939,15 +937,15 @@ static int recode_rows(const rules *r, csv_reader *in, const char *in_name, csv_
             const char *name = r->names[r->qi[q].column];
             if (keyed == RULES_INEXACT)
                 return ak_err_set(err, ANONKIT_E_INPUT, in_name, rec.line, (long)column + 1,
-                                  "value %.*s of QI '%s' has more digits than the rules can compare exactly (an "
+                                  "value %s of QI '%s' has more digits than the rules can compare exactly (an "
                                   "integer within +-2^53, or at most 15 significant digits)",
-                                  msg_len(f->len), f->data, name);
+                                  AK_SHOW(f->data, f->len), name);
             if (r->qi[q].kind == RULES_QI_NUMERIC)
                 return ak_err_set(err, ANONKIT_E_INPUT, in_name, rec.line, (long)column + 1,
-                                  "quasi-identifier '%s' is numeric but holds '%.*s'", name, msg_len(f->len), f->data);
+                                  "quasi-identifier '%s' is numeric but holds '%s'", name, AK_SHOW(f->data, f->len));
             return ak_err_set(err, ANONKIT_E_INPUT, in_name, rec.line, (long)column + 1,
-                              "value '%.*s' of column '%s' is not a leaf of its hierarchy in the rules %s",
-                              msg_len(f->len), f->data, name, r->path);
+                              "value '%s' of column '%s' is not a leaf of its hierarchy in the rules %s",
+                              AK_SHOW(f->data, f->len), name, r->path);
         }
         const size_t rule = rules_find(r, keys);
         int outside = 0;

@@ -147,8 +147,8 @@ static int vgroups_read(vgroups *g, const verify_params *p, const char *path, co
             double v;
             if (ak_num_parse(f->data, f->len, &v) != 0) {
                 rc = ak_err_set(err, ANONKIT_E_INPUT, shown, rec.line, sens_col + 1,
-                                "the sensitive column must be numeric but holds '%.*s'",
-                                (int)(f->len > 60 ? 60 : f->len), f->data);
+                                "the sensitive column must be numeric but holds '%s'",
+                                AK_SHOW(f->data, f->len));
                 goto done;
             }
             model_moments_add(&g->moments[group], v);

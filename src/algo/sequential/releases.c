@@ -231,7 +231,7 @@ static void *read_piece(void *arg)
                 v = hier_find_label(p->hs[i], f->data, f->len);
                 if (v == NONE)
                     p->rc = ak_err_set(&p->err, ANONKIT_E_INPUT, p->display, rec.line, (long)p->cols[i] + 1,
-                                       "value '%.*s' is in no node of the hierarchy %s", (int)f->len, f->data,
+                                       "value '%s' is in no node of the hierarchy %s", AK_SHOW(f->data, f->len),
                                        hier_path(p->hs[i]));
             } else if (strmap_intern(&p->dicts[i], f->data, f->len, &v, NULL) != 0) {
                 p->rc = ak_err_nomem(&p->err);

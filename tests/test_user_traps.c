@@ -1,0 +1,130 @@
+/* test_user_traps.c — small traps a user falls into, each refused with a
+ * clear message and nothing written: a run with no privacy model, a published
+ * file with rows missing handed to metrics, a value holding a NUL byte shown
+ * whole in a message (ak_escape), and hierarchies of a job file given as
+ * "attr=path" texts taken relative to the job file. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include <cmocka.h>
+
+#include "common/error.h"
+#include "testutil.h"
+
+/* Runs the command line `args` (shell words) of anonkit; its exit status,
+ * and its standard error into *err (caller frees). */
+static int run(const char *dir, const char *args, char **err)
+{
+    char errf[4200], cmd[16384];
+    snprintf(errf, sizeof errf, "%s", tu_path(dir, "stderr.txt"));
+    snprintf(cmd, sizeof cmd, "cd '%s' && '%s' %s >/dev/null 2>'%s'", dir, ANONKIT_BINARY, args, errf);
+    const int status = system(cmd);
+    assert_true(WIFEXITED(status));
+    *err = tu_read_file(errf, NULL);
+    assert_non_null(*err);
+    return WEXITSTATUS(status);
+}
+
+static int exists(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0;
+}
+
+/* ak_escape against the definition: printable bytes kept, NUL as \0, other
+ * control bytes as \xNN, a backslash doubled, cut with "..." */
+static void test_escape(void **state)
+{
+    (void)state;
+    char buf[64];
+    assert_string_equal(ak_escape("M", 1, 80, buf, sizeof buf), "M");
+    assert_string_equal(ak_escape("M\0x", 3, 80, buf, sizeof buf), "M\\0x");
+    assert_string_equal(ak_escape("a\tb\x7f", 4, 80, buf, sizeof buf), "a\\x09b\\x7f");
+    assert_string_equal(ak_escape("a\\b", 3, 80, buf, sizeof buf), "a\\\\b");
+    assert_string_equal(ak_escape("h\xc3\xa9", 3, 80, buf, sizeof buf), "h\xc3\xa9"); /* UTF-8 kept */
+    assert_string_equal(ak_escape("abcdef", 6, 3, buf, sizeof buf), "abc...");
+    assert_string_equal(ak_escape("", 0, 80, buf, sizeof buf), "");
+    /* a small buffer: never overrun, always terminated */
+    char tiny[8];
+    ak_escape("\0\0\0\0\0\0\0\0", 8, 80, tiny, sizeof tiny);
+    assert_true(strlen(tiny) < sizeof tiny);
+    assert_string_equal(tiny, "\\0\\0..."); /* 7 bytes and the NUL */
+    /* AK_SHOW cuts at 80 bytes of the value */
+    char longer[200];
+    memset(longer, 'z', sizeof longer);
+    const char *shown = AK_SHOW(longer, sizeof longer);
+    assert_int_equal(strlen(shown), 83);
+}
+
+/* No --k of at least 2, no --l, no --variance: refused, naming the options;
+ * --k 1 asks for it explicitly. */
+static void test_no_privacy_model(void **state)
+{
+    (void)state;
+    const char *dir = tu_mkdtemp();
+    tu_write_file(tu_path(dir, "in.csv"), "age,zip\n30,1\n40,2\n50,3\n");
+    char *err;
+    assert_int_equal(run(dir, "anonymize in.csv -o out.csv --qi age,zip", &err), 1);
+    if (!strstr(err, "no privacy model") || !strstr(err, "--k") || !strstr(err, "--l") || !strstr(err, "--variance"))
+        fail_msg("the refusal does not name the options: %s", err);
+    free(err);
+    assert_false(exists(tu_path(dir, "out.csv")));
+    assert_int_equal(run(dir, "anonymize in.csv -o out.csv --qi age,zip --l 1", &err), 1); /* l 1 protects nothing */
+    free(err);
+    assert_false(exists(tu_path(dir, "out.csv")));
+    assert_int_equal(run(dir, "anonymize in.csv -o out.csv --qi age,zip --k 1", &err), 0);
+    free(err);
+    assert_true(exists(tu_path(dir, "out.csv")));
+}
+
+/* metrics with rows missing from the published file: an error without
+ * --suppression, the missing rows counted as suppressed with it. */
+static void test_metrics_missing_rows(void **state)
+{
+    (void)state;
+    const char *dir = tu_mkdtemp();
+    tu_write_file(tu_path(dir, "orig.csv"), "age\n1\n2\n3\n4\n5\n6\n");
+    tu_write_file(tu_path(dir, "pub.csv"), "age\n1-3\n1-3\n1-3\n");
+    char *err;
+    assert_int_equal(run(dir, "metrics orig.csv pub.csv --qi age", &err), 1);
+    if (!strstr(err, "has 3 rows, fewer than the 6 of the original")) fail_msg("unexpected message: %s", err);
+    free(err);
+    assert_int_equal(run(dir, "metrics orig.csv pub.csv --qi age --suppression 0.5", &err), 0);
+    free(err);
+}
+
+/* A value holding a NUL byte that is not a leaf: the message shows it whole
+ * ("M\0"), not cut at the NUL (which read as the leaf "M"). */
+static void test_nul_in_message(void **state)
+{
+    (void)state;
+    const char *dir = tu_mkdtemp();
+    FILE *f = fopen(tu_path(dir, "in.csv"), "wb");
+    assert_non_null(f);
+    static const char data[] = "sex,age\nM,30\nF,31\nM\0,32\nF,33\n";
+    assert_int_equal(fwrite(data, 1, sizeof data - 1, f), sizeof data - 1);
+    fclose(f);
+    tu_write_file(tu_path(dir, "sex.csv"), "M;*\nF;*\n");
+    char *err;
+    assert_int_equal(run(dir, "anonymize in.csv -o out.csv --qi sex,age --hierarchy sex=sex.csv --k 2", &err), 1);
+    if (!strstr(err, "'M\\0'")) fail_msg("the value is not shown whole: %s", err);
+    free(err);
+    assert_false(exists(tu_path(dir, "out.csv")));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_escape),
+        cmocka_unit_test(test_no_privacy_model),
+        cmocka_unit_test(test_metrics_missing_rows),
+        cmocka_unit_test(test_nul_in_message),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
