@@ -52,16 +52,17 @@ static int alloc_temp_path(outfile *o)
     return -1;
 }
 
-/* Creates the named temporary DEST.tmp-XXXXXX with `mode` (less the umask).
- * Returns the descriptor, or -1 with errno set. */
-static int create_named(outfile *o, mode_t mode)
+/* Tries fresh names DEST.tmp-XXXXXX in o->temp_path until make(o, arg)
+ * returns something other than -1 with EEXIST; that result, or -1 with
+ * errno set (o->temp_path then freed). */
+static int with_fresh_name(outfile *o, int (*make)(const outfile *o, const void *arg), const void *arg)
 {
     if (alloc_temp_path(o) != 0) return -1;
     uint64_t state = temp_name_seed(o);
     for (int tries = 0; tries < NAME_TRIES; tries++) {
         next_temp_name(o, &state);
-        const int fd = open(o->temp_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
-        if (fd >= 0) return fd;
+        const int got = make(o, arg);
+        if (got >= 0) return got;
         if (errno != EEXIST) break;
     }
     const int e = errno;
@@ -69,6 +70,18 @@ static int create_named(outfile *o, mode_t mode)
     o->temp_path = NULL;
     errno = e;
     return -1;
+}
+
+static int open_new(const outfile *o, const void *mode)
+{
+    return open(o->temp_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, *(const mode_t *)mode);
+}
+
+/* Creates the named temporary DEST.tmp-XXXXXX with `mode` (less the umask).
+ * Returns the descriptor, or -1 with errno set. */
+static int create_named(outfile *o, mode_t mode)
+{
+    return with_fresh_name(o, open_new, &mode);
 }
 
 /* The folder of a path ("." when it has no slash), malloc'd; NULL when out of memory. */
@@ -164,23 +177,17 @@ int outfile_open(outfile *o, const char *path, ak_error *err)
     return ANONKIT_OK;
 }
 
+static int link_to_name(const outfile *o, const void *proc)
+{
+    return linkat(AT_FDCWD, (const char *)proc, AT_FDCWD, o->temp_path, AT_SYMLINK_FOLLOW);
+}
+
 /* Gives an unnamed file a fresh temporary name beside its destination. */
 static int link_unnamed(outfile *o)
 {
-    if (alloc_temp_path(o) != 0) return -1;
     char proc[64];
     fd_path(proc, sizeof proc, fileno(o->stream));
-    uint64_t state = temp_name_seed(o);
-    for (int tries = 0; tries < NAME_TRIES; tries++) {
-        next_temp_name(o, &state);
-        if (linkat(AT_FDCWD, proc, AT_FDCWD, o->temp_path, AT_SYMLINK_FOLLOW) == 0) return 0;
-        if (errno != EEXIST) break;
-    }
-    const int e = errno;
-    free(o->temp_path);
-    o->temp_path = NULL;
-    errno = e;
-    return -1;
+    return with_fresh_name(o, link_to_name, proc) < 0 ? -1 : 0;
 }
 
 /* The first half of a commit: everything but the rename. Stdout is flushed;
