@@ -153,8 +153,6 @@ KNOWN=(
     'the JSON report is built without checking jansson allocations: a failed malloc drops keys from it, or json_dumps garbles it, and the run exits 0 (src/api/report.c report_build, src/api/sequential.c describe, the algorithms reports)'
     '^metrics' ': exit 0 but differs from the clean run: stdout$'
     'the metrics JSON is built without checking jansson allocations: a failed malloc drops keys and metrics exits 0 (src/api/metrics.c)'
-    '^anonymize|^sequential' '\((rename|linkat) #[0-9]+\): exit 1 but [^ ]+ changed$'
-    'outfile_commit_all renames the outputs one by one and cannot undo the renames before a failing one (src/io/outfile.c; documented in outfile.h)'
 )
 check_run() {
     local n=$1 what="n=$1 (${FAILED_CALL:-no call failed})" f restore=0

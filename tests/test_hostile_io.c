@@ -566,6 +566,23 @@ static void test_outfile_group_commit(void **state)
     assert_listing(dir, before);
     assert_listing(sub, "rules.csv\n");
     for (int i = 0; i < 4; i++) outfile_abort(&o[i]); /* harmless after a commit */
+
+    /* A rename that fails after others were done: those are put back (an old
+     * file as it was, a new one removed) and no second name is left. */
+    tu_write_file(a, "old table\n");
+    tu_write_file(b, "old report\n");
+    tu_rmtree(sub);
+    char fresh[4200];
+    snprintf(fresh, sizeof fresh, "%s/fresh.csv", dir);
+    const char *late[] = {a, fresh, b, NULL};
+    open_group(o, late, texts, 4);
+    remove(b);
+    assert_int_equal(mkdir(b, 0700), 0); /* the last destination became a folder: its rename fails */
+    assert_int_equal(outfile_commit_all(list, 5, &err), ANONKIT_E_IO);
+    assert_file_is(a, "old table\n");
+    assert_listing(dir, "report.json\ntable.csv\n");
+    for (int i = 0; i < 4; i++) assert_null(o[i].stream);
+    assert_int_equal(rmdir(b), 0);
     free(before);
 }
 

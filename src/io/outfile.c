@@ -231,32 +231,89 @@ static void sync_folder(const char *path)
     close(fd);
 }
 
+static int link_old(const outfile *o, const void *unused)
+{
+    (void)unused;
+    return link(o->path, o->temp_path);
+}
+
+/* A second name DEST.tmp-XXXXXX for the existing file at o->path, malloc'd
+ * into *backup; *backup NULL when there is no file there. 0, or -1 with
+ * errno set. */
+static int keep_old(const outfile *o, char **backup)
+{
+    *backup = NULL;
+    struct stat st;
+    if (lstat(o->path, &st) != 0) return errno == ENOENT ? 0 : -1;
+    outfile probe = {.path = o->path};
+    if (with_fresh_name(&probe, link_old, NULL) < 0) return -1;
+    *backup = probe.temp_path;
+    return 0;
+}
+
 int outfile_commit_all(outfile *const *files, size_t count, ak_error *err)
 {
     int rc = ANONKIT_OK;
+    size_t named = 0;
     for (size_t i = 0; i < count && rc == ANONKIT_OK; i++)
         if (files[i] && files[i]->stream) rc = commit_prepare(files[i], err);
-    if (rc != ANONKIT_OK) {
-        for (size_t i = 0; i < count; i++)
-            if (files[i]) outfile_abort(files[i]);
-        return rc;
-    }
-    for (size_t i = 0; i < count; i++) {
-        outfile *o = files[i];
+    for (size_t i = 0; i < count; i++) named += files[i] && files[i]->temp_path;
+    /* With several files, each old one gets a second name first, so that a
+     * rename failing after others were done can put those back. */
+    char **old = NULL;
+    unsigned char *renamed = calloc(count ? count : 1, 1);
+    if (!renamed && rc == ANONKIT_OK) rc = ak_err_nomem(err);
+    if (rc == ANONKIT_OK && named > 1 && !(old = calloc(count, sizeof *old))) rc = ak_err_nomem(err);
+    for (size_t i = 0; old && rc == ANONKIT_OK && i < count; i++)
+        if (files[i] && files[i]->temp_path && keep_old(files[i], &old[i]) != 0)
+            rc = ak_err_set(err, ANONKIT_E_IO, files[i]->path, 0, 0, "cannot keep the old file while replacing it: %s",
+                            strerror(errno));
+    size_t done = 0; /* the renames, in order, until one fails */
+    for (; rc == ANONKIT_OK && done < count; done++) {
+        outfile *o = files[done];
         if (!o || !o->temp_path) continue;
-        if (rc == ANONKIT_OK && rename(o->temp_path, o->path) != 0)
+        if (rename(o->temp_path, o->path) != 0)
             rc = ak_err_set(err, ANONKIT_E_IO, o->path, 0, 0, "cannot rename the finished output into place: %s",
                             strerror(errno));
-        if (rc != ANONKIT_OK) { /* this one and those after it stay unrenamed */
+        else
+            renamed[done] = 1;
+    }
+    if (rc != ANONKIT_OK) {
+        /* put back what was replaced, remove what did not exist before */
+        for (size_t i = 0; renamed && i < count; i++) {
+            outfile *o = files[i];
+            if (!renamed[i]) continue;
+            free(o->temp_path); /* (renamed: nothing is left under that name) */
+            o->temp_path = NULL;
+            if (old && old[i]) {
+                if (rename(old[i], o->path) == 0) {
+                    free(old[i]);
+                    old[i] = NULL;
+                }
+            } else {
+                unlink(o->path);
+            }
+        }
+    }
+    for (size_t i = 0; old && i < count; i++) {
+        if (old[i]) unlink(old[i]); /* the second name of an old file that stays replaced */
+        free(old[i]);
+    }
+    free(old);
+    for (size_t i = 0; i < count; i++) {
+        outfile *o = files[i];
+        if (!o) continue;
+        if (rc != ANONKIT_OK) {
             outfile_abort(o);
             continue;
         }
-        sync_folder(o->path);
+        if (renamed[i]) sync_folder(o->path);
         free(o->temp_path);
         free(o->path);
         o->temp_path = o->path = NULL;
         o->unnamed = 0;
     }
+    free(renamed);
     return rc;
 }
 

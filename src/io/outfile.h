@@ -38,9 +38,13 @@ int outfile_commit(outfile *o, ak_error *err);
 /* Commits the outputs of one run together: first every one is flushed,
  * synced and given its temporary name; only when all of that succeeded are
  * they renamed into place, in the order given. If any fails before the
- * renames, every temporary is removed and no destination is touched (a
- * rename failing later can no longer undo the renames before it; the error
- * names the one that failed). Entries that are NULL or zeroed (an output not
+ * renames, every temporary is removed and no destination is touched. With
+ * several files, every old destination first gets a second name (a hard
+ * link DEST.tmp-XXXXXX), so that a rename failing after others were done puts
+ * those back (an old file as it was, one that did not exist removed) and the
+ * error names the one that failed; the second names are removed either way.
+ * (A SIGKILL during the renames can leave such a second name: the old
+ * published file, not raw input.) Entries that are NULL or zeroed (an output not
  * asked for) are skipped. Every outfile is finished either way: committed or
  * aborted. */
 int outfile_commit_all(outfile *const *files, size_t count, ak_error *err);
