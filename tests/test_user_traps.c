@@ -1,7 +1,8 @@
 /* test_user_traps.c — small traps a user falls into, each refused with a
  * clear message and nothing written: a run with no privacy model, a published
  * file with rows missing handed to metrics, a value holding a NUL byte shown
- * whole in a message (ak_escape), and a header of 100,000 columns. */
+ * whole in a message (ak_escape), a header of 100,000 columns, and a report
+ * that fails after the table went to standard output. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -149,6 +150,20 @@ static void test_wide_header(void **state)
     }
 }
 
+/* -o - with a report that cannot be written: the table is out already, so
+ * the message says which part failed. */
+static void test_stdout_table_report_fails(void **state)
+{
+    (void)state;
+    const char *dir = tu_mkdtemp();
+    tu_write_file(tu_path(dir, "in.csv"), "age,zip\n30,1\n40,2\n50,3\n60,4\n");
+    char *err;
+    assert_int_equal(run(dir, "anonymize in.csv -o - --qi age,zip --k 2 --report /dev/full", &err), 1);
+    if (!strstr(err, "/dev/full") || !strstr(err, "the table went to standard output whole"))
+        fail_msg("the message does not say which part failed: %s", err);
+    free(err);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -157,6 +172,7 @@ int main(void)
         cmocka_unit_test(test_metrics_missing_rows),
         cmocka_unit_test(test_nul_in_message),
         cmocka_unit_test(test_wide_header),
+        cmocka_unit_test(test_stdout_table_report_fails),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -144,7 +144,16 @@ static int anonymize_out_of_core(anonkit_job *job, const table_spec *spec, outfi
 static int commit_outputs(anonkit_job *job, outfile *of, outfile *rf, outfile *rulesf)
 {
     outfile *const files[] = {of, rf, rulesf};
-    return outfile_commit_all(files, sizeof files / sizeof *files, &job->err);
+    const int rc = outfile_commit_all(files, sizeof files / sizeof *files, &job->err);
+    /* With -o - the table cannot be taken back: say which part failed. */
+    ak_error *e = &job->err;
+    if (rc < 0 && !strcmp(job->output, "-") && strcmp(e->file, "-") && strcmp(e->file, "stdout")) {
+        const size_t used = strlen(e->message);
+        snprintf(e->message + used, sizeof e->message - used,
+                 " (the table went to standard output whole; %s was not written)",
+                 e->file[0] ? e->file : "this output");
+    }
+    return rc;
 }
 
 /* Runs the checks of the job's algorithm, and every other algorithm's
