@@ -2,7 +2,8 @@
  * clear message and nothing written: a run with no privacy model, a published
  * file with rows missing handed to metrics, a value holding a NUL byte shown
  * whole in a message (ak_escape), a header of 100,000 columns, and a report
- * that fails after the table went to standard output. */
+ * that fails after the table went to standard output, and generate asked
+ * for more rows than the disk holds. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -164,6 +165,22 @@ static void test_stdout_table_report_fails(void **state)
     free(err);
 }
 
+/* generate with more rows than the output's file system can hold: refused
+ * before anything is written (it used to write until the disk was full). */
+static void test_generate_too_many_rows(void **state)
+{
+    (void)state;
+    const char *dir = tu_mkdtemp();
+    char *err;
+    assert_int_equal(run(dir, "generate --rows 9223372036854775807 -o g.csv", &err), 1);
+    if (!strstr(err, "MB free")) fail_msg("unexpected message: %s", err);
+    free(err);
+    assert_false(exists(tu_path(dir, "g.csv")));
+    assert_int_equal(run(dir, "generate --rows 9223372036854775808 -o g.csv", &err), 1); /* beyond 2^63 - 1 */
+    free(err);
+    assert_false(exists(tu_path(dir, "g.csv")));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -173,6 +190,7 @@ int main(void)
         cmocka_unit_test(test_nul_in_message),
         cmocka_unit_test(test_wide_header),
         cmocka_unit_test(test_stdout_table_report_fails),
+        cmocka_unit_test(test_generate_too_many_rows),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

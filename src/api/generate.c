@@ -3,6 +3,8 @@
  * nothing behind. */
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
 
 #include "anonkit/anonkit.h"
 #include "api/locale.h"
@@ -10,6 +12,27 @@
 #include "common/rng.h"
 #include "io/outfile.h"
 #include "io/synth.h"
+
+/* Fewer bytes than any generated row takes, as CSV or as tuples (twelve
+ * delimiters and a line end, and a digit or more in each of the 13 fields). */
+#define SYNTH_MIN_ROW_BYTES 26
+
+/* Refuses, before anything is written, a row count whose output cannot fit
+ * the free space of the file system the regular output file is on. */
+static int check_room(const outfile *of, const char *path, uint64_t rows, ak_error *err)
+{
+    struct stat st;
+    struct statvfs vfs;
+    const int fd = fileno(of->stream);
+    if (of->stream == stdout || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || fstatvfs(fd, &vfs) != 0)
+        return ANONKIT_OK; /* a pipe or a device: nothing to measure */
+    const unsigned long long avail = (unsigned long long)vfs.f_bavail * vfs.f_frsize;
+    if (rows <= avail / SYNTH_MIN_ROW_BYTES) return ANONKIT_OK;
+    return ak_err_set(err, ANONKIT_E_USAGE, path, 0, 0,
+                      "--rows %llu needs more than %llu MB and the output's file system has %llu MB free",
+                      (unsigned long long)rows, (unsigned long long)(rows / (1000000 / SYNTH_MIN_ROW_BYTES)),
+                      avail / 1000000);
+}
 
 static int fail(const ak_error *err, char *errbuf, size_t errsize)
 {
@@ -54,7 +77,8 @@ static int generate(const char *output_path, uint64_t rows, const uint64_t *seed
     int rc = outfile_open(&of, output_path, &err);
     if (rc < 0) return fail(&err, errbuf, errsize);
     const char *name = strcmp(output_path, "-") ? output_path : "stdout";
-    rc = synth_write(of.stream, name, rows, seed_used, fmt, how, 0, NULL, &err);
+    rc = check_room(&of, output_path, rows, &err);
+    if (rc == ANONKIT_OK) rc = synth_write(of.stream, name, rows, seed_used, fmt, how, 0, NULL, &err);
     if (rc == ANONKIT_OK) rc = outfile_commit(&of, &err);
     if (rc < 0) {
         outfile_abort(&of);
