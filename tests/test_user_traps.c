@@ -181,6 +181,33 @@ static void test_generate_too_many_rows(void **state)
     assert_false(exists(tu_path(dir, "g.csv")));
 }
 
+/* metrics with the original on standard input measures what it measures with
+ * the original as a file (it was refused: the original is read as a file). */
+static void test_metrics_original_on_stdin(void **state)
+{
+    (void)state;
+    const char *dir = tu_mkdtemp();
+    tu_write_file(tu_path(dir, "orig.csv"), "age,s\n1,a\n2,b\n3,a\n4,b\n5,a\n6,b\n");
+    tu_write_file(tu_path(dir, "pub.csv"), "age,s\n1-3,a\n1-3,b\n1-3,a\n4-6,b\n4-6,a\n4-6,b\n");
+    char cmd[16384];
+    snprintf(cmd, sizeof cmd, "cd '%s' && '%s' metrics orig.csv pub.csv --qi age > file.json && "
+             "'%s' metrics - pub.csv --qi age < orig.csv > stdin.json", dir, ANONKIT_BINARY, ANONKIT_BINARY);
+    const int status = system(cmd);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+    char *a = tu_read_file(tu_path(dir, "file.json"), NULL), *b = tu_read_file(tu_path(dir, "stdin.json"), NULL);
+    assert_non_null(a);
+    assert_non_null(b);
+    assert_non_null(strstr(a, "\"dm\""));
+    assert_string_equal(a, b);
+    free(a);
+    free(b);
+    char *err;
+    assert_int_equal(run(dir, "metrics - - --qi age < orig.csv", &err), 1);
+    if (!strstr(err, "cannot both be stdin")) fail_msg("unexpected message: %s", err);
+    free(err);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -191,6 +218,7 @@ int main(void)
         cmocka_unit_test(test_wide_header),
         cmocka_unit_test(test_stdout_table_report_fails),
         cmocka_unit_test(test_generate_too_many_rows),
+        cmocka_unit_test(test_metrics_original_on_stdin),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -108,12 +108,21 @@ static int metrics_run(anonkit_job *job, const char *original_path, const char *
     table_spec spec;
     anonkit_result *result = NULL;
     int rc = ANONKIT_OK;
+    if (strcmp(published_path, "-") == 0 && strcmp(original_path, "-") == 0) {
+        rc = ak_err_set(err, ANONKIT_E_USAGE, NULL, 0, 0, "the original and the published file cannot both be stdin");
+        goto done;
+    }
+    const char *original_shown = original_path;
     if (strcmp(published_path, "-") == 0) {
         o.shown = "stdin";
         if ((rc = spool_stream_in(&sp, stdin, job->tmpdir, err)) < 0) goto done;
         o.path = sp.path;
+    } else if (strcmp(original_path, "-") == 0) { /* the original is read as a file, so it is spooled too */
+        original_shown = "stdin";
+        if ((rc = spool_stream_in(&sp, stdin, job->tmpdir, err)) < 0) goto done;
+        original_path = sp.path;
     }
-    if ((rc = job_table_spec(job, original_path, original_path, &spec, &storage)) < 0) goto done;
+    if ((rc = job_table_spec(job, original_path, original_shown, &spec, &storage)) < 0) goto done;
     /* the original is read for its domains only (and its sensitive values for --kl-level) */
     spec.sensitive_name = job->kl_level ? job->sensitive : NULL;
     spec.nidentifiers = 0;
