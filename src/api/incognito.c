@@ -3,6 +3,7 @@
  * --choose, default least GCP), publication as a partitioning, and the
  * "incognito" part of the report: every anonymous node and the k-minimal
  * ones as level vectors with their attribute names, and the search's work. */
+#include "api/jsonb.h"
 #include "api/incognito.h"
 
 #include <stdio.h>
@@ -62,56 +63,71 @@ static void node_name(const table *t, const uint32_t *levels, char *buf, size_t 
 
 static json_t *levels_json(const table *t, const uint32_t *levels)
 {
+    int jfail = 0;
     json_t *a = json_array();
-    for (uint32_t q = 0; a && q < t->nqi; q++) json_array_append_new(a, json_integer(levels[q]));
+    for (uint32_t q = 0; a && q < t->nqi; q++) JAPPEND(a, json_integer(levels[q]));
+    if (jfail) {
+        json_decref(a);
+        return NULL;
+    }
     return a;
 }
 
 static json_t *minimal_json(const table *t, const inc_result *r, size_t i)
 {
+    int jfail = 0;
     char name[4096];
     const uint32_t *levels = r->minimal + i * r->nqi;
     node_name(t, levels, name, sizeof name);
     json_t *o = json_object();
-    json_object_set_new(o, "levels", levels_json(t, levels));
-    json_object_set_new(o, "name", json_string(name));
-    json_object_set_new(o, "height", json_integer(r->info[i].height));
-    json_object_set_new(o, "rows_suppressed", json_integer((json_int_t)r->info[i].suppressed));
-    json_object_set_new(o, "classes", json_integer((json_int_t)r->info[i].classes));
-    json_object_set_new(o, "dm", json_real(r->info[i].dm));
-    json_object_set_new(o, "gcp", json_real(r->info[i].gcp));
+    JSET(o, "levels", levels_json(t, levels));
+    JSET(o, "name", json_string(name));
+    JSET(o, "height", json_integer(r->info[i].height));
+    JSET(o, "rows_suppressed", json_integer((json_int_t)r->info[i].suppressed));
+    JSET(o, "classes", json_integer((json_int_t)r->info[i].classes));
+    JSET(o, "dm", json_real(r->info[i].dm));
+    JSET(o, "gcp", json_real(r->info[i].gcp));
+    if (jfail) {
+        json_decref(o);
+        return NULL;
+    }
     return o;
 }
 
 static json_t *build_json(const anonkit_job *job, const table *t, const inc_result *r, double seconds)
 {
+    int jfail = 0;
     json_t *o = json_object();
-    json_object_set_new(o, "variant", json_string(inc_variant_name(job->incognito.variant)));
-    json_object_set_new(o, "choose", json_string(inc_choose_name(job->incognito.choose)));
-    json_object_set_new(o, "suppression", json_real(job->suppression));
-    json_object_set_new(o, "suppression_limit_rows", json_integer((json_int_t)r->suppression_limit));
+    JSET(o, "variant", json_string(inc_variant_name(job->incognito.variant)));
+    JSET(o, "choose", json_string(inc_choose_name(job->incognito.choose)));
+    JSET(o, "suppression", json_real(job->suppression));
+    JSET(o, "suppression_limit_rows", json_integer((json_int_t)r->suppression_limit));
     json_t *qi = json_array(), *heights = json_array();
     for (uint32_t q = 0; q < t->nqi; q++) {
-        json_array_append_new(qi, json_string(t->qi[q].name));
-        json_array_append_new(heights, json_integer(inc_qi_height(t, q)));
+        JAPPEND(qi, json_string(t->qi[q].name));
+        JAPPEND(heights, json_integer(inc_qi_height(t, q)));
     }
-    json_object_set_new(o, "qi", qi);
-    json_object_set_new(o, "hierarchy_heights", heights);
-    json_object_set_new(o, "search_seconds", json_real(seconds));
-    json_object_set_new(o, "nodes_checked", json_integer((json_int_t)r->counters.nodes_checked));
-    json_object_set_new(o, "scans", json_integer((json_int_t)r->counters.scans));
-    json_object_set_new(o, "rollups", json_integer((json_int_t)r->counters.rollups));
-    json_object_set_new(o, "candidate_nodes", json_integer((json_int_t)r->counters.candidates));
+    JSET(o, "qi", qi);
+    JSET(o, "hierarchy_heights", heights);
+    JSET(o, "search_seconds", json_real(seconds));
+    JSET(o, "nodes_checked", json_integer((json_int_t)r->counters.nodes_checked));
+    JSET(o, "scans", json_integer((json_int_t)r->counters.scans));
+    JSET(o, "rollups", json_integer((json_int_t)r->counters.rollups));
+    JSET(o, "candidate_nodes", json_integer((json_int_t)r->counters.candidates));
     /* The binary search visits one height only: its anonymous nodes are those of least height. */
-    json_object_set_new(o, "anonymous_complete", json_boolean(r->complete));
-    json_object_set_new(o, "anonymous_count", json_integer((json_int_t)r->nanonymous));
+    JSET(o, "anonymous_complete", json_boolean(r->complete));
+    JSET(o, "anonymous_count", json_integer((json_int_t)r->nanonymous));
     json_t *anon = json_array();
-    for (size_t i = 0; i < r->nanonymous; i++) json_array_append_new(anon, levels_json(t, r->anonymous + i * r->nqi));
-    json_object_set_new(o, "anonymous", anon);
+    for (size_t i = 0; i < r->nanonymous; i++) JAPPEND(anon, levels_json(t, r->anonymous + i * r->nqi));
+    JSET(o, "anonymous", anon);
     json_t *minimal = json_array();
-    for (size_t i = 0; i < r->nminimal; i++) json_array_append_new(minimal, minimal_json(t, r, i));
-    json_object_set_new(o, "k_minimal", minimal);
-    json_object_set_new(o, "chosen", minimal_json(t, r, r->chosen));
+    for (size_t i = 0; i < r->nminimal; i++) JAPPEND(minimal, minimal_json(t, r, i));
+    JSET(o, "k_minimal", minimal);
+    JSET(o, "chosen", minimal_json(t, r, r->chosen));
+    if (jfail) {
+        json_decref(o);
+        return NULL;
+    }
     return o;
 }
 

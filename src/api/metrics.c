@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/jsonb.h"
 #include "api/job.h"
 #include "api/locale.h"
 #include "api/result.h"
@@ -39,49 +40,54 @@ static metrics_pub_options pub_options(const anonkit_job *job, const char *path,
 /* The JSON document of anonkit_metrics for the values r of the original t. */
 static json_t *metrics_json(const anonkit_job *job, const table *t, const metrics_pub_result *r)
 {
+    int jfail = 0;
     const metrics *mt = &r->m;
     const int ncp_known = job->publish != RECODE_MEAN;
     json_t *root = json_object();
-    json_object_set_new(root, "rows", json_integer((json_int_t)mt->rows));
-    json_object_set_new(root, "rows_published", json_integer((json_int_t)mt->published));
-    json_object_set_new(root, "rows_suppressed", json_integer((json_int_t)mt->suppressed));
-    json_object_set_new(root, "classes", json_integer((json_int_t)mt->classes));
-    json_object_set_new(root, "min_class_size", json_integer((json_int_t)mt->min_class));
-    json_object_set_new(root, "mean_class_size", json_real(mt->mean_class));
-    json_object_set_new(root, "max_class_size", json_integer((json_int_t)mt->max_class));
-    json_object_set_new(root, "k", json_integer((json_int_t)job->model.k));
-    json_object_set_new(root, "dm", json_real(mt->dm));
-    json_object_set_new(root, "cavg", json_real(mt->cavg));
-    json_object_set_new(root, "gcp", json_real(mt->gcp));
-    if (!ncp_known) json_object_set(root, "gcp", json_null());
+    JSET(root, "rows", json_integer((json_int_t)mt->rows));
+    JSET(root, "rows_published", json_integer((json_int_t)mt->published));
+    JSET(root, "rows_suppressed", json_integer((json_int_t)mt->suppressed));
+    JSET(root, "classes", json_integer((json_int_t)mt->classes));
+    JSET(root, "min_class_size", json_integer((json_int_t)mt->min_class));
+    JSET(root, "mean_class_size", json_real(mt->mean_class));
+    JSET(root, "max_class_size", json_integer((json_int_t)mt->max_class));
+    JSET(root, "k", json_integer((json_int_t)job->model.k));
+    JSET(root, "dm", json_real(mt->dm));
+    JSET(root, "cavg", json_real(mt->cavg));
+    JSET(root, "gcp", json_real(mt->gcp));
+    if (!ncp_known) JSET_REF(root, "gcp", json_null());
     json_t *per = json_object();
     for (uint32_t q = 0; q < t->nqi; q++)
-        json_object_set_new(per, t->qi[q].name,
+        JSET(per, t->qi[q].name,
                             ncp_known || t->qi[q].kind != ATTR_NUMERIC ? json_real(mt->ncp[q]) : json_null());
-    json_object_set_new(root, "ncp", per);
+    JSET(root, "ncp", per);
     for (int kind = 0; kind < 2; kind++)
-        json_object_set_new(root, kind ? "distortion_continuous" : "distortion_categorical",
+        JSET(root, kind ? "distortion_continuous" : "distortion_categorical",
                             (ncp_known || !kind) && t->nrows ? json_real(r->distortion[kind] / (double)t->nrows)
                                                              : json_null());
-    if (job->class_name) json_object_set_new(root, "conditional_entropy", json_real(r->conditional_entropy));
-    if (job->target_name) json_object_set_new(root, "rmse", json_real(r->rmse));
+    if (job->class_name) JSET(root, "conditional_entropy", json_real(r->conditional_entropy));
+    if (job->target_name) JSET(root, "rmse", json_real(r->rmse));
     if (job->kl_level) {
-        json_object_set_new(root, "kl_level", json_integer((json_int_t)job->kl_level));
-        json_object_set_new(root, "kl_groupbys", json_integer((json_int_t)r->kl_groupbys));
+        JSET(root, "kl_level", json_integer((json_int_t)job->kl_level));
+        JSET(root, "kl_groupbys", json_integer((json_int_t)r->kl_groupbys));
         /* +inf (a cell the estimate misses) has no JSON number: null */
-        json_object_set_new(root, "kl_divergence", isfinite(r->kl_divergence) ? json_real(r->kl_divergence) : json_null());
+        JSET(root, "kl_divergence", isfinite(r->kl_divergence) ? json_real(r->kl_divergence) : json_null());
     }
     if (job->class_error) {
         const class_error *ce = &r->ce;
         json_t *o = json_object();
-        json_object_set_new(o, "column", json_string(job->class_error));
-        json_object_set_new(o, "train_rows", json_integer((json_int_t)ce->train_rows));
-        json_object_set_new(o, "test_rows", json_integer((json_int_t)ce->test_rows));
-        json_object_set_new(o, "errors", json_integer((json_int_t)ce->errors));
-        json_object_set_new(o, "error", json_real(ce->error));
-        json_object_set_new(o, "majority_error", json_real((double)ce->majority_errors / (double)ce->test_rows));
-        json_object_set_new(o, "leaves", json_integer((json_int_t)ce->leaves));
-        json_object_set_new(root, "class_error", o);
+        JSET(o, "column", json_string(job->class_error));
+        JSET(o, "train_rows", json_integer((json_int_t)ce->train_rows));
+        JSET(o, "test_rows", json_integer((json_int_t)ce->test_rows));
+        JSET(o, "errors", json_integer((json_int_t)ce->errors));
+        JSET(o, "error", json_real(ce->error));
+        JSET(o, "majority_error", json_real((double)ce->majority_errors / (double)ce->test_rows));
+        JSET(o, "leaves", json_integer((json_int_t)ce->leaves));
+        JSET(root, "class_error", o);
+    }
+    if (jfail) {
+        json_decref(root);
+        return NULL;
     }
     return root;
 }
@@ -139,7 +145,7 @@ static int metrics_run(anonkit_job *job, const char *original_path, const char *
     result->suppressed = r.m.suppressed;
     result->classes = r.m.classes;
     json_t *root = metrics_json(job, t, &r);
-    result->json = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17));
+    result->json = jsonb_dumps(root);
     json_decref(root);
     rc = result->json ? ANONKIT_OK : ak_err_nomem(err);
 done:

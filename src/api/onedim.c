@@ -1,6 +1,7 @@
 /* onedim.c — the anonymize pipeline's branch for the 1-D algorithms of [Ghinita07]
  * (--algorithm hilbert|hilbert-fast|idistance|idistance-fast): job settings
  * into hil_options, and what the run did into the JSON report. */
+#include "api/jsonb.h"
 #include "api/onedim.h"
 
 #include <string.h>
@@ -12,6 +13,7 @@
 int onedim_job_run(anonkit_job *job, const table *t, const ak_run_context *ctx, partition *part,
                    ak_run_output *out)
 {
+    int jfail = 0;
     ak_error *err = &job->err;
     const char *name = job_algorithm(job)->name;
     hil_options o;
@@ -35,23 +37,27 @@ int onedim_job_run(anonkit_job *job, const table *t, const ak_run_context *ctx, 
     AK_CHECK(hil_run(t, &job->model, &o, part, &st, err));
     json_t *j = json_object();
     if (!j) return ak_err_nomem(err);
-    json_object_set_new(j, "key_bits", json_integer((json_int_t)st.key_bits));
+    JSET(j, "key_bits", json_integer((json_int_t)st.key_bits));
     if (o.mapping == HIL_MAP_IDISTANCE) {
-        json_object_set_new(j, "centers", json_integer((json_int_t)st.centers));
-        json_object_set_new(j, "kmeans_iterations", json_integer((json_int_t)st.kmeans_iterations));
-        json_object_set_new(j, "kmeans_searches", json_integer((json_int_t)st.kmeans_searches));
+        JSET(j, "centers", json_integer((json_int_t)st.centers));
+        JSET(j, "kmeans_iterations", json_integer((json_int_t)st.kmeans_iterations));
+        JSET(j, "kmeans_searches", json_integer((json_int_t)st.kmeans_searches));
     }
-    else json_object_set_new(j, "bits", json_integer(o.bits ? o.bits : HIL_DEFAULT_BITS));
-    json_object_set_new(j, "memory", json_integer((json_int_t)job->memory));
-    json_object_set_new(j, "sort_runs", json_integer((json_int_t)st.sort_runs));
-    json_object_set_new(j, "sort_merge_passes", json_integer((json_int_t)st.sort_merge_passes));
-    json_object_set_new(j, "block_size", json_integer((json_int_t)st.block_size));
-    json_object_set_new(j, "blocks_written", json_integer((json_int_t)st.blocks_written));
-    json_object_set_new(j, "blocks_read", json_integer((json_int_t)st.blocks_read));
+    else JSET(j, "bits", json_integer(o.bits ? o.bits : HIL_DEFAULT_BITS));
+    JSET(j, "memory", json_integer((json_int_t)job->memory));
+    JSET(j, "sort_runs", json_integer((json_int_t)st.sort_runs));
+    JSET(j, "sort_merge_passes", json_integer((json_int_t)st.sort_merge_passes));
+    JSET(j, "block_size", json_integer((json_int_t)st.block_size));
+    JSET(j, "blocks_written", json_integer((json_int_t)st.blocks_written));
+    JSET(j, "blocks_read", json_integer((json_int_t)st.blocks_read));
     if (job->model.l > 0) {
-        json_object_set_new(j, "fallback_steps", json_integer((json_int_t)st.fallback_steps));
-        json_object_set_new(j, "closing_groups", json_integer((json_int_t)st.closing_groups));
-        json_object_set_new(j, "exchanges", json_integer((json_int_t)st.exchanges));
+        JSET(j, "fallback_steps", json_integer((json_int_t)st.fallback_steps));
+        JSET(j, "closing_groups", json_integer((json_int_t)st.closing_groups));
+        JSET(j, "exchanges", json_integer((json_int_t)st.exchanges));
+    }
+    if (jfail) {
+        json_decref(j);
+        return ak_err_nomem(err);
     }
     out->report = j;
     return ANONKIT_OK;

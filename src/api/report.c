@@ -1,5 +1,6 @@
 /* report.c — the summary and the JSON report of an anonymize run: parameters,
  * counts, class sizes, metrics and timing (the algorithm adds its own part). */
+#include "api/jsonb.h"
 #include "api/report.h"
 
 #include <stdio.h>
@@ -10,8 +11,13 @@
 
 static json_t *string_array(const strlist *l)
 {
+    int jfail = 0;
     json_t *a = json_array();
-    for (size_t i = 0; a && i < l->count; i++) json_array_append_new(a, json_string(l->items[i]));
+    for (size_t i = 0; a && i < l->count; i++) JAPPEND(a, json_string(l->items[i]));
+    if (jfail) {
+        json_decref(a);
+        return NULL;
+    }
     return a;
 }
 
@@ -33,69 +39,74 @@ int report_measure_workload(anonkit_job *job, const table *t, const partition *p
 char *report_build(const anonkit_job *job, const table *t, const metrics *mt, const workload_quality *wq,
                    double seconds, const phase_times *pt, const publish_stats *ps, json_t *out_of_core, json_t *algo)
 {
+    int jfail = 0;
     json_t *root = json_object();
     json_t *params = json_object();
-    json_object_set_new(params, "input", json_string(job->input));
-    json_object_set_new(params, "output", json_string(job->output));
-    json_object_set_new(params, "algorithm", json_string(job_algorithm(job)->name));
-    json_object_set_new(params, "qi", string_array(&job->qi));
-    json_object_set_new(params, "sensitive", job->sensitive ? json_string(job->sensitive) : json_null());
-    json_object_set_new(params, "identifier", string_array(&job->identifiers));
+    JSET(params, "input", json_string(job->input));
+    JSET(params, "output", json_string(job->output));
+    JSET(params, "algorithm", json_string(job_algorithm(job)->name));
+    JSET(params, "qi", string_array(&job->qi));
+    JSET(params, "sensitive", job->sensitive ? json_string(job->sensitive) : json_null());
+    JSET(params, "identifier", string_array(&job->identifiers));
     json_t *hier = json_object();
     for (size_t i = 0; i < job->hierarchy_attrs.count; i++)
-        json_object_set_new(hier, job->hierarchy_attrs.items[i], json_string(job->hierarchy_paths.items[i]));
-    json_object_set_new(params, "hierarchy", hier);
-    json_object_set_new(params, "split", json_string(mdr_split_name(job->split)));
-    if (job->split == MDR_SPLIT_INFOGAIN) json_object_set_new(params, "min-gain", json_real(job->min_gain));
-    json_object_set_new(params, "class", job->class_name ? json_string(job->class_name) : json_null());
-    json_object_set_new(params, "target", job->target_name ? json_string(job->target_name) : json_null());
-    json_object_set_new(params, "publish", json_string(recode_style_name(job->publish)));
-    if (job->rules) json_object_set_new(params, "rules", json_string(job->rules));
-    json_object_set_new(params, "k", json_integer((json_int_t)job->model.k));
-    if (job->model.variance > 0) json_object_set_new(params, "variance", json_real(job->model.variance));
+        JSET(hier, job->hierarchy_attrs.items[i], json_string(job->hierarchy_paths.items[i]));
+    JSET(params, "hierarchy", hier);
+    JSET(params, "split", json_string(mdr_split_name(job->split)));
+    if (job->split == MDR_SPLIT_INFOGAIN) JSET(params, "min-gain", json_real(job->min_gain));
+    JSET(params, "class", job->class_name ? json_string(job->class_name) : json_null());
+    JSET(params, "target", job->target_name ? json_string(job->target_name) : json_null());
+    JSET(params, "publish", json_string(recode_style_name(job->publish)));
+    if (job->rules) JSET(params, "rules", json_string(job->rules));
+    JSET(params, "k", json_integer((json_int_t)job->model.k));
+    if (job->model.variance > 0) JSET(params, "variance", json_real(job->model.variance));
     if (job->model.l > 0) {
         char variants[128];
         model_variant_names(job->model.l_variants, variants, sizeof variants);
-        json_object_set_new(params, "l", json_real(job->model.l));
-        json_object_set_new(params, "l-variant", json_string(variants));
-        if (job->model.l_variants & MODEL_L_RECURSIVE) json_object_set_new(params, "c", json_real(job->model.c));
+        JSET(params, "l", json_real(job->model.l));
+        JSET(params, "l-variant", json_string(variants));
+        if (job->model.l_variants & MODEL_L_RECURSIVE) JSET(params, "c", json_real(job->model.c));
     }
     char seed[32]; /* a string: JSON integers are signed 64-bit in most readers */
     snprintf(seed, sizeof seed, "%llu", (unsigned long long)job->seed);
-    json_object_set_new(params, "seed", json_string(seed));
-    json_object_set_new(params, "keep-order", json_boolean(job->keep_order));
+    JSET(params, "seed", json_string(seed));
+    JSET(params, "keep-order", json_boolean(job->keep_order));
     char delim[2] = {job->delimiter, 0};
-    json_object_set_new(params, "delimiter", json_string(delim));
-    json_object_set_new(root, "anonkit_version", json_string(ANONKIT_VERSION));
-    json_object_set_new(root, "parameters", params);
-    json_object_set_new(root, "rows_read", json_integer((json_int_t)t->nrows));
-    json_object_set_new(root, "rows_published", json_integer((json_int_t)(ps->published)));
-    json_object_set_new(root, "rows_suppressed", json_integer((json_int_t)ps->suppressed));
-    json_object_set_new(root, "classes", json_integer((json_int_t)mt->classes));
-    json_object_set_new(root, "min_class_size", json_integer((json_int_t)mt->min_class));
-    json_object_set_new(root, "mean_class_size", json_real(mt->mean_class));
-    json_object_set_new(root, "max_class_size", json_integer((json_int_t)mt->max_class));
+    JSET(params, "delimiter", json_string(delim));
+    JSET(root, "anonkit_version", json_string(ANONKIT_VERSION));
+    JSET(root, "parameters", params);
+    JSET(root, "rows_read", json_integer((json_int_t)t->nrows));
+    JSET(root, "rows_published", json_integer((json_int_t)(ps->published)));
+    JSET(root, "rows_suppressed", json_integer((json_int_t)ps->suppressed));
+    JSET(root, "classes", json_integer((json_int_t)mt->classes));
+    JSET(root, "min_class_size", json_integer((json_int_t)mt->min_class));
+    JSET(root, "mean_class_size", json_real(mt->mean_class));
+    JSET(root, "max_class_size", json_integer((json_int_t)mt->max_class));
     json_t *metric = json_object();
-    json_object_set_new(metric, "dm", json_real(mt->dm));
-    json_object_set_new(metric, "cavg", json_real(mt->cavg));
-    json_object_set_new(metric, "gcp", json_real(mt->gcp));
+    JSET(metric, "dm", json_real(mt->dm));
+    JSET(metric, "cavg", json_real(mt->cavg));
+    JSET(metric, "gcp", json_real(mt->gcp));
     json_t *ncp = json_object();
-    for (uint32_t q = 0; q < t->nqi; q++) json_object_set_new(ncp, t->qi[q].name, json_real(mt->ncp[q]));
-    json_object_set_new(metric, "ncp", ncp);
-    if (wq->has_entropy) json_object_set_new(metric, "conditional_entropy", json_real(wq->entropy));
-    if (wq->has_rmse) json_object_set_new(metric, "rmse", json_real(wq->rmse));
-    json_object_set_new(root, "metrics", metric);
-    json_object_set_new(root, "seconds", json_real(seconds));
+    for (uint32_t q = 0; q < t->nqi; q++) JSET(ncp, t->qi[q].name, json_real(mt->ncp[q]));
+    JSET(metric, "ncp", ncp);
+    if (wq->has_entropy) JSET(metric, "conditional_entropy", json_real(wq->entropy));
+    if (wq->has_rmse) JSET(metric, "rmse", json_real(wq->rmse));
+    JSET(root, "metrics", metric);
+    JSET(root, "seconds", json_real(seconds));
     json_t *phases = json_object();
-    json_object_set_new(phases, "read", json_real(pt->read));
-    json_object_set_new(phases, "anonymize", json_real(pt->anonymize));
-    json_object_set_new(phases, "write", json_real(pt->write));
-    json_object_set_new(phases, "metrics", json_real(pt->metrics));
-    json_object_set_new(root, "phase_seconds", phases);
-    if (out_of_core) json_object_set(root, "out_of_core", out_of_core);
+    JSET(phases, "read", json_real(pt->read));
+    JSET(phases, "anonymize", json_real(pt->anonymize));
+    JSET(phases, "write", json_real(pt->write));
+    JSET(phases, "metrics", json_real(pt->metrics));
+    JSET(root, "phase_seconds", phases);
+    if (out_of_core) JSET_REF(root, "out_of_core", out_of_core);
     if (algo && job_algorithm(job)->report_key) /* the algorithm's own results */
-        json_object_set(root, job_algorithm(job)->report_key, algo);
-    char *text = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17));
+        JSET_REF(root, job_algorithm(job)->report_key, algo);
+    if (jfail) {
+        json_decref(root);
+        return NULL;
+    }
+    char *text = jsonb_dumps(root);
     json_decref(root);
     return text;
 }

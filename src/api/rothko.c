@@ -1,6 +1,7 @@
 /* rothko.c (api) — the Rothko-T and Rothko-S entries of the algorithm
  * registry: the job's checks and settings for an out-of-core run, and the
  * run's statistics as the report's "out_of_core" object. */
+#include "api/jsonb.h"
 #include "api/rothko.h"
 
 #include <jansson.h>
@@ -11,58 +12,63 @@
 /* The report's "out_of_core" object of a finished run; NULL when out of memory. */
 static json_t *out_of_core_json(const anonkit_job *job, const rothko_stats *rs, int sampling)
 {
+    int jfail = 0;
     json_t *io = json_object();
     if (!io) return NULL;
-    json_object_set_new(io, "memory", json_integer((json_int_t)job->memory));
-    json_object_set_new(io, "block_size", json_integer((json_int_t)(job->rothko.block_size ? job->rothko.block_size : 262144)));
-    json_object_set_new(io, "tm_rows", json_integer((json_int_t)rs->tm_rows));
-    json_object_set_new(io, "fcache", json_integer((json_int_t)rs->fcache));
-    json_object_set_new(io, "data_blocks", json_integer((json_int_t)rs->data_blocks));
-    json_object_set_new(io, "first_scan_blocks_written", json_integer((json_int_t)rs->first_scan_blocks_written));
-    json_object_set_new(io, "first_scan_pieces", json_integer((json_int_t)rs->first_scan_pieces));
-    json_object_set_new(io, "first_scan_seconds", json_real(rs->first_scan_seconds));
+    JSET(io, "memory", json_integer((json_int_t)job->memory));
+    JSET(io, "block_size", json_integer((json_int_t)(job->rothko.block_size ? job->rothko.block_size : 262144)));
+    JSET(io, "tm_rows", json_integer((json_int_t)rs->tm_rows));
+    JSET(io, "fcache", json_integer((json_int_t)rs->fcache));
+    JSET(io, "data_blocks", json_integer((json_int_t)rs->data_blocks));
+    JSET(io, "first_scan_blocks_written", json_integer((json_int_t)rs->first_scan_blocks_written));
+    JSET(io, "first_scan_pieces", json_integer((json_int_t)rs->first_scan_pieces));
+    JSET(io, "first_scan_seconds", json_real(rs->first_scan_seconds));
     json_t *stages = json_object();
-    json_object_set_new(stages, "first_scan", json_real(rs->first_scan_seconds));
+    JSET(stages, "first_scan", json_real(rs->first_scan_seconds));
     if (sampling) {
-        json_object_set_new(stages, "sampling", json_real(rs->sample_seconds));
-        json_object_set_new(stages, "growth", json_real(rs->growth_seconds));
+        JSET(stages, "sampling", json_real(rs->sample_seconds));
+        JSET(stages, "growth", json_real(rs->growth_seconds));
     }
-    json_object_set_new(stages, "repartitioning", json_real(rs->repartition_seconds));
-    json_object_set_new(stages, "in_memory", json_real(rs->in_memory_seconds));
-    json_object_set_new(io, "stage_seconds", stages);
-    json_object_set_new(io, "scans", json_integer((json_int_t)rs->scans));
-    json_object_set_new(io, "repartitions", json_integer((json_int_t)rs->repartitions));
-    json_object_set_new(io, "blocks_read", json_integer((json_int_t)rs->blocks_read));
-    json_object_set_new(io, "blocks_written", json_integer((json_int_t)rs->blocks_written));
-    json_object_set_new(io, "payload_blocks_read", json_integer((json_int_t)rs->payload_blocks_read));
-    json_object_set_new(io, "payload_blocks_written", json_integer((json_int_t)rs->payload_blocks_written));
-    json_object_set_new(io, "partitions_in_memory", json_integer((json_int_t)rs->partitions_in_memory));
-    json_object_set_new(io, "spill_files_created", json_integer((json_int_t)rs->spill_files_created));
-    json_object_set_new(io, "rows_written", json_integer((json_int_t)rs->rows_written));
-    json_object_set_new(io, "sparse_av_sets", json_integer((json_int_t)rs->sparse_sets));
-    json_object_set_new(io, "recounted_nodes", json_integer((json_int_t)rs->recounted_nodes));
+    JSET(stages, "repartitioning", json_real(rs->repartition_seconds));
+    JSET(stages, "in_memory", json_real(rs->in_memory_seconds));
+    JSET(io, "stage_seconds", stages);
+    JSET(io, "scans", json_integer((json_int_t)rs->scans));
+    JSET(io, "repartitions", json_integer((json_int_t)rs->repartitions));
+    JSET(io, "blocks_read", json_integer((json_int_t)rs->blocks_read));
+    JSET(io, "blocks_written", json_integer((json_int_t)rs->blocks_written));
+    JSET(io, "payload_blocks_read", json_integer((json_int_t)rs->payload_blocks_read));
+    JSET(io, "payload_blocks_written", json_integer((json_int_t)rs->payload_blocks_written));
+    JSET(io, "partitions_in_memory", json_integer((json_int_t)rs->partitions_in_memory));
+    JSET(io, "spill_files_created", json_integer((json_int_t)rs->spill_files_created));
+    JSET(io, "rows_written", json_integer((json_int_t)rs->rows_written));
+    JSET(io, "sparse_av_sets", json_integer((json_int_t)rs->sparse_sets));
+    JSET(io, "recounted_nodes", json_integer((json_int_t)rs->recounted_nodes));
     json_t *model = json_object();
     if (sampling) {
-        json_object_set_new(io, "sample_rows", json_integer((json_int_t)rs->sample_rows));
-        json_object_set_new(io, "sampled_in_first_scan", json_boolean(rs->sampled_in_first_scan));
-        json_object_set_new(io, "test", json_string(sample_test_name(job->rothko.test)));
-        json_object_set_new(io, "alpha", json_real(job->rothko.alpha > 0 ? job->rothko.alpha : 0.05));
-        json_object_set_new(io, "growth_phases", json_integer((json_int_t)rs->growth_phases));
-        json_object_set_new(io, "pruned_nodes", json_integer((json_int_t)rs->pruned_nodes));
-        json_object_set_new(io, "no_confident_split", json_integer((json_int_t)rs->no_confident_split));
-        json_object_set_new(io, "finished_by_rothko_t", json_integer((json_int_t)rs->finished_by_rothko_t));
-        json_object_set_new(io, "leaves_possibly_non_minimal", json_integer((json_int_t)rs->non_minimal));
-        json_object_set_new(model, "repartitions_S", json_integer((json_int_t)rs->model_repartitions));
-        json_object_set_new(model, "reads_S", json_integer((json_int_t)rs->model_reads));
-        json_object_set_new(model, "writes_S", json_integer((json_int_t)rs->model_writes));
+        JSET(io, "sample_rows", json_integer((json_int_t)rs->sample_rows));
+        JSET(io, "sampled_in_first_scan", json_boolean(rs->sampled_in_first_scan));
+        JSET(io, "test", json_string(sample_test_name(job->rothko.test)));
+        JSET(io, "alpha", json_real(job->rothko.alpha > 0 ? job->rothko.alpha : 0.05));
+        JSET(io, "growth_phases", json_integer((json_int_t)rs->growth_phases));
+        JSET(io, "pruned_nodes", json_integer((json_int_t)rs->pruned_nodes));
+        JSET(io, "no_confident_split", json_integer((json_int_t)rs->no_confident_split));
+        JSET(io, "finished_by_rothko_t", json_integer((json_int_t)rs->finished_by_rothko_t));
+        JSET(io, "leaves_possibly_non_minimal", json_integer((json_int_t)rs->non_minimal));
+        JSET(model, "repartitions_S", json_integer((json_int_t)rs->model_repartitions));
+        JSET(model, "reads_S", json_integer((json_int_t)rs->model_reads));
+        JSET(model, "writes_S", json_integer((json_int_t)rs->model_writes));
     } else {
-        json_object_set_new(model, "height", json_integer((json_int_t)rs->model_height));
-        json_object_set_new(model, "repartitions_T", json_integer((json_int_t)rs->model_repartitions));
-        json_object_set_new(model, "reads_T", json_integer((json_int_t)rs->model_reads));
-        json_object_set_new(model, "writes_T", json_integer((json_int_t)rs->model_writes));
+        JSET(model, "height", json_integer((json_int_t)rs->model_height));
+        JSET(model, "repartitions_T", json_integer((json_int_t)rs->model_repartitions));
+        JSET(model, "reads_T", json_integer((json_int_t)rs->model_reads));
+        JSET(model, "writes_T", json_integer((json_int_t)rs->model_writes));
     }
-    json_object_set_new(io, "model", model);
+    JSET(io, "model", model);
 
+    if (jfail) {
+        json_decref(io);
+        return NULL;
+    }
     return io;
 }
 

@@ -12,6 +12,7 @@
 
 #include "algo/sequential/releases.h"
 #include "algo/sequential/tds.h"
+#include "api/jsonb.h"
 #include "api/job.h"
 #include "api/locale.h"
 #include "api/paths.h"
@@ -83,47 +84,48 @@ static int load_t1(anonkit_job *job, const seq_releases *rel, const char *in_pat
 static int describe(anonkit_job *job, const table *t, const tds_result *res, const publish_stats *ps,
                     const partition *part, double secs, char **summary, char **json)
 {
+    int jfail = 0;
     json_t *root = json_object(), *params = json_object(), *cut = json_object();
-    json_object_set_new(params, "input", json_string(job->input));
+    JSET(params, "input", json_string(job->input));
     json_t *prev = json_array();
-    for (size_t i = 0; i < job->previous.count; i++) json_array_append_new(prev, json_string(job->previous.items[i]));
-    json_object_set_new(params, "previous", prev);
+    for (size_t i = 0; i < job->previous.count; i++) JAPPEND(prev, json_string(job->previous.items[i]));
+    JSET(params, "previous", prev);
     json_t *xs = json_array(), *ys = json_array();
-    for (size_t i = 0; i < job->x_attrs.count; i++) json_array_append_new(xs, json_string(job->x_attrs.items[i]));
-    for (size_t i = 0; i < job->y_attrs.count; i++) json_array_append_new(ys, json_string(job->y_attrs.items[i]));
-    json_object_set_new(params, "x", xs);
-    json_object_set_new(params, "y", ys);
-    if (job->xy.kind == XY_ANONYMITY) json_object_set_new(params, "anonymity", json_integer((json_int_t)job->xy.k));
-    else json_object_set_new(params, "linkability", json_real(job->xy.p));
-    json_object_set_new(params, "score", json_string(job->score_distortion ? "distortion" : "entropy"));
+    for (size_t i = 0; i < job->x_attrs.count; i++) JAPPEND(xs, json_string(job->x_attrs.items[i]));
+    for (size_t i = 0; i < job->y_attrs.count; i++) JAPPEND(ys, json_string(job->y_attrs.items[i]));
+    JSET(params, "x", xs);
+    JSET(params, "y", ys);
+    if (job->xy.kind == XY_ANONYMITY) JSET(params, "anonymity", json_integer((json_int_t)job->xy.k));
+    else JSET(params, "linkability", json_real(job->xy.p));
+    JSET(params, "score", json_string(job->score_distortion ? "distortion" : "entropy"));
     char seed[32];
     snprintf(seed, sizeof seed, "%llu", (unsigned long long)job->seed);
-    json_object_set_new(params, "seed", json_string(seed));
-    json_object_set_new(root, "anonkit_version", json_string(ANONKIT_VERSION));
-    json_object_set_new(root, "parameters", params);
-    json_object_set_new(root, "rows_read", json_integer((json_int_t)t->nrows));
-    json_object_set_new(root, "rows_published", json_integer((json_int_t)ps->published));
-    json_object_set_new(root, "rows_suppressed", json_integer((json_int_t)ps->suppressed));
-    json_object_set_new(root, "partitions", json_integer((json_int_t)part->nclasses));
+    JSET(params, "seed", json_string(seed));
+    JSET(root, "anonkit_version", json_string(ANONKIT_VERSION));
+    JSET(root, "parameters", params);
+    JSET(root, "rows_read", json_integer((json_int_t)t->nrows));
+    JSET(root, "rows_published", json_integer((json_int_t)ps->published));
+    JSET(root, "rows_suppressed", json_integer((json_int_t)ps->suppressed));
+    JSET(root, "partitions", json_integer((json_int_t)part->nclasses));
     char buf[1024];
     for (size_t i = 0; i < res->ncut; i++) {
         const tds_cut_value *v = &res->cut[i];
         const char *name = t->qi[v->attr].name;
         json_t *a = json_object_get(cut, name);
-        if (!a) json_object_set_new(cut, name, a = json_array());
+        if (!a) JSET(cut, name, a = json_array());
         if (v->node != NONE) snprintf(buf, sizeof buf, "%s", hier_node_at(t->qi[v->attr].h, v->node)->label);
         else recode_value(t, v->attr, v->lo, v->hi, buf, sizeof buf);
-        json_array_append_new(a, json_string(buf));
+        JAPPEND(a, json_string(buf));
     }
-    json_object_set_new(root, "cut", cut);
+    JSET(root, "cut", cut);
     const int anon = job->xy.kind == XY_ANONYMITY;
-    if (res->empty_join) json_object_set_new(root, anon ? "A_Y(X)" : "L_Y(X)", json_null());
-    else if (anon) json_object_set_new(root, "A_Y(X)", json_integer((json_int_t)(-res->risk)));
-    else json_object_set_new(root, "L_Y(X)", json_real(res->risk));
-    json_object_set_new(root, "special_case", json_string(res->special_case));
-    json_object_set_new(root, "specializations", json_integer((json_int_t)res->specializations));
-    json_object_set_new(root, "distortion_categorical", json_real(res->distortion_cat));
-    json_object_set_new(root, "distortion_continuous", json_real(res->distortion_cont));
+    if (res->empty_join) JSET(root, anon ? "A_Y(X)" : "L_Y(X)", json_null());
+    else if (anon) JSET(root, "A_Y(X)", json_integer((json_int_t)(-res->risk)));
+    else JSET(root, "L_Y(X)", json_real(res->risk));
+    JSET(root, "special_case", json_string(res->special_case));
+    JSET(root, "specializations", json_integer((json_int_t)res->specializations));
+    JSET(root, "distortion_categorical", json_real(res->distortion_cat));
+    JSET(root, "distortion_continuous", json_real(res->distortion_cont));
     double entropy = 0;
     if (t->class_column >= 0) {
         const int rc = metrics_partition_entropy(t, part, &entropy, &job->err);
@@ -131,10 +133,14 @@ static int describe(anonkit_job *job, const table *t, const tds_result *res, con
             json_decref(root);
             return rc;
         }
-        json_object_set_new(root, "conditional_entropy", json_real(entropy));
+        JSET(root, "conditional_entropy", json_real(entropy));
     }
-    json_object_set_new(root, "seconds", json_real(secs));
-    *json = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17));
+    JSET(root, "seconds", json_real(secs));
+    if (jfail) {
+        json_decref(root);
+        return ak_err_nomem(&job->err);
+    }
+    *json = jsonb_dumps(root);
     json_decref(root);
     *summary = malloc(1024);
     if (!*json || !*summary) return ak_err_nomem(&job->err);

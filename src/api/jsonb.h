@@ -1,0 +1,24 @@
+/* jsonb.h (api) — building a JSON document (a report, the metrics) while
+ * remembering whether any part of it could not be made: jansson returns NULL
+ * from a constructor and -1 from a setter when memory runs out, and a
+ * document missing keys must not be handed out as complete. Every call
+ * through these macros folds its failure into the int `jfail` of the
+ * building function, which checks it at the end. (A setter given a NULL
+ * object or value fails and frees the value, so a failed constructor needs
+ * no check of its own.) */
+#ifndef AK_API_JSONB_H
+#define AK_API_JSONB_H
+
+#include <jansson.h>
+
+#define JSET(obj, key, value) (jfail |= json_object_set_new((obj), (key), (value)) != 0)
+#define JSET_REF(obj, key, value) (jfail |= json_object_set((obj), (key), (value)) != 0)
+#define JAPPEND(arr, value) (jfail |= json_array_append_new((arr), (value)) != 0)
+
+/* The text of a report or of the metrics (2-space indent, keys in the order
+ * set, reals to 17 digits), proven: the text is read back and must equal
+ * root, because jansson can return a garbled text (a key lost) when memory
+ * runs out during the dump. NULL when anything failed; free() the text. */
+char *jsonb_dumps(const json_t *root);
+
+#endif
