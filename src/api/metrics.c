@@ -132,6 +132,7 @@ static int metrics_run(anonkit_job *job, const char *original_path, const char *
     /* the original is read for its domains only (and its sensitive values for --kl-level) */
     spec.sensitive_name = job->kl_level ? job->sensitive : NULL;
     spec.nidentifiers = 0;
+    spec.read_once = 1;
     if ((rc = table_load(&t, &spec, err)) < 0) goto done;
     if ((rc = metrics_pub_read(&g, &o, err)) < 0) goto done;
     if ((rc = job_weights(job, &weights)) < 0) goto done;

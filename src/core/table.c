@@ -457,7 +457,7 @@ static void *load_piece_rows(void *arg)
     csv_reader *reader = NULL;
     p->rc = csv_reader_open_range(&reader, p->spec->path, p->spec->delimiter, p->offset, p->length, p->first_line,
                                   &p->err);
-    if (p->rc == ANONKIT_OK) p->rc = csv_reader_digest(reader, &p->digest, p->cut, &p->err);
+    if (p->rc == ANONKIT_OK && !p->spec->read_once) p->rc = csv_reader_digest(reader, &p->digest, p->cut, &p->err);
     csv_record rec;
     int got = 0;
     while (p->rc == ANONKIT_OK && (got = csv_read(reader, &rec, &p->err)) == 1) {
@@ -855,7 +855,7 @@ int table_load(table **out, const table_spec *spec, ak_error *err)
     }
     if ((rc = csv_reader_open(&reader, spec->path, spec->delimiter, err)) < 0) goto done;
     /* the digest (streaming loads keep what they need and do not read the input again) */
-    if (!spec->row_sink && (rc = csv_reader_digest(reader, &t->digest, 0, err)) < 0) goto done;
+    if (!spec->row_sink && !spec->read_once && (rc = csv_reader_digest(reader, &t->digest, 0, err)) < 0) goto done;
     if ((rc = read_header(t, reader, spec, err)) < 0) goto done;
     if (spec->row_sink) {
         int streamed = 0;

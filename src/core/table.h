@@ -62,6 +62,9 @@ typedef struct table_spec {
     int (*row_sink)(void *ctx, const table *t, unsigned piece, size_t slot, const struct csv_record *rec,
                     ak_error *err);
     void *sink_ctx;
+    /* The input is read this once and never again (the original of anonkit
+     * metrics): no digest of it is kept (t->digest stays empty). */
+    int read_once;
     /* Tests only (set through the job's test hook, never by an option):
      * called once the input is read and encoded, with the file read, before
      * anything reads it again, so that a test can change it right there. */
