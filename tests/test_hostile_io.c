@@ -26,6 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/numparse.h"
 #include "core/hierarchy.h"
 #include "core/numdict.h"
 #include "io/outfile.h"
@@ -222,10 +223,10 @@ static void test_numbers_decimal_only(void **state)
                                           "1,5", "0x1p3", "1e400", "-1e400", "12a", "1_000"};
     for (size_t i = 0; i < sizeof refused / sizeof *refused; i++) {
         double v = 42;
-        if (numdict_parse(refused[i], strlen(refused[i]), &v) != -1) fail_msg("'%s' was accepted", refused[i]);
+        if (ak_num_parse(refused[i], strlen(refused[i]), &v) != -1) fail_msg("'%s' was accepted", refused[i]);
         /* decimal in form but beyond a double: refused by the parse alone */
         const int in_form = !strcmp(refused[i], "1e400") || !strcmp(refused[i], "-1e400");
-        assert_int_equal(numdict_is_decimal(refused[i], strlen(refused[i])), in_form);
+        assert_int_equal(ak_num_is_decimal(refused[i], strlen(refused[i])), in_form);
     }
     static const struct {
         const char *text;
@@ -235,14 +236,14 @@ static void test_numbers_decimal_only(void **state)
                     {"1E+3", 1000.0}, {"12345678901234567", 12345678901234567.0}};
     for (size_t i = 0; i < sizeof accepted / sizeof *accepted; i++) {
         double v = 42;
-        if (numdict_parse(accepted[i].text, strlen(accepted[i].text), &v) != 0)
+        if (ak_num_parse(accepted[i].text, strlen(accepted[i].text), &v) != 0)
             fail_msg("'%s' was refused", accepted[i].text);
         assert_true(v == accepted[i].value);
-        assert_true(numdict_is_decimal(accepted[i].text, strlen(accepted[i].text)));
+        assert_true(ak_num_is_decimal(accepted[i].text, strlen(accepted[i].text)));
     }
     /* A field is parsed by its length, not up to a NUL. */
     double v;
-    assert_int_equal(numdict_parse("12x", 2, &v), 0);
+    assert_int_equal(ak_num_parse("12x", 2, &v), 0);
     assert_true(v == 12.0);
 }
 

@@ -5,7 +5,7 @@
  * after the switch to the general mode at any row, and after the fallback of
  * a wide integer range; numdict_add_padded and numdict_finish_parts give
  * numdict_add's and numdict_finish's results; the streaming map ranks every
- * provisional code; numdict_parse agrees with strtod and rejects what is not
+ * provisional code; ak_num_parse agrees with strtod and rejects what is not
  * a finite number; numdict_format_int writes what printf writes. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/numparse.h"
 #include "core/numdict.h"
 #include "testutil.h"
 
@@ -218,7 +219,7 @@ static void test_not_numbers(void **state)
             if (numdict_add_padded(&d, padded, strlen(bad[i]), codes, 2, &err) != -1)
                 fail_msg("'%s' accepted (padded)", bad[i]);
             double v;
-            assert_int_equal(numdict_parse(bad[i], strlen(bad[i]), &v), -1);
+            assert_int_equal(ak_num_parse(bad[i], strlen(bad[i]), &v), -1);
             double *values;
             const char **texts;
             strbuf spellings;
@@ -235,7 +236,7 @@ static void test_not_numbers(void **state)
     }
 }
 
-/* numdict_parse equals strtod on random decimal texts of every length, in
+/* ak_num_parse equals strtod on random decimal texts of every length, in
  * the fast path's reach (up to 15 digits) and beyond it, with exponents too. */
 static void test_parse_against_strtod(void **state)
 {
@@ -259,7 +260,7 @@ static void test_parse_against_strtod(void **state)
         assert_int_equal(end - t, len);
         if (want == 0) want = 0;
         double got = -1;
-        if (numdict_parse(t, (size_t)len, &got) != 0) fail_msg("'%s' refused", t);
+        if (ak_num_parse(t, (size_t)len, &got) != 0) fail_msg("'%s' refused", t);
         if (memcmp(&got, &want, sizeof got) != 0) fail_msg("'%s': %.17g, strtod %.17g", t, got, want);
     }
 }

@@ -13,6 +13,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "common/numparse.h"
 #include "core/numdict.h"
 #include "core/partition.h"
 #include "core/recode.h"
@@ -96,17 +97,17 @@ static void test_negative_zero_is_zero(void **state)
 {
     (void)state;
     double v;
-    assert_int_equal(numdict_parse("-0", 2, &v), 0);
+    assert_int_equal(ak_num_parse("-0", 2, &v), 0);
     assert_true(v == 0 && !signbit(v));
-    assert_int_equal(numdict_parse("1e3", 3, &v), 0);
+    assert_int_equal(ak_num_parse("1e3", 3, &v), 0);
     assert_true(v == 1000);
-    assert_int_equal(numdict_parse("12.25", 5, &v), 0);
+    assert_int_equal(ak_num_parse("12.25", 5, &v), 0);
     assert_true(v == 12.25);
-    assert_int_equal(numdict_parse("", 0, &v), -1);
-    assert_int_equal(numdict_parse("abc", 3, &v), -1);
-    assert_int_equal(numdict_parse(" 1", 2, &v), -1);
-    assert_int_equal(numdict_parse("nan", 3, &v), -1);
-    assert_int_equal(numdict_parse("inf", 3, &v), -1);
+    assert_int_equal(ak_num_parse("", 0, &v), -1);
+    assert_int_equal(ak_num_parse("abc", 3, &v), -1);
+    assert_int_equal(ak_num_parse(" 1", 2, &v), -1);
+    assert_int_equal(ak_num_parse("nan", 3, &v), -1);
+    assert_int_equal(ak_num_parse("inf", 3, &v), -1);
 }
 
 /* Random integer columns: codes must be the rank among distinct values. */

@@ -41,10 +41,6 @@ int numdict_format_int(char *buf, int64_t v)
     return len;
 }
 
-int numdict_is_decimal(const char *text, size_t len) { return ak_num_is_decimal(text, len); }
-
-int numdict_parse(const char *text, size_t len, double *out) { return ak_num_parse(text, len, out); }
-
 /* A canonically written integer of at most nine digits: -?(0|[1-9][0-9]*). */
 static int parse_canonical_int(const char *s, size_t len, int64_t *out)
 {

@@ -219,10 +219,5 @@ void numdict_map_codes(const numdict_map *m, uint32_t *codes, size_t n);
 /* Writes v in decimal into buf (room for 21 bytes) and returns its length. */
 int numdict_format_int(char *buf, int64_t v);
 
-/* The readers of src/common/numparse.h under the names the callers of the
- * core know (one parser for the tables, the metrics and the verifier):
- * ak_num_is_decimal and ak_num_parse. */
-int numdict_is_decimal(const char *text, size_t len);
-int numdict_parse(const char *text, size_t len, double *out /* OUT */);
 
 #endif

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "common/hugemem.h"
+#include "common/numparse.h"
 #include "common/parallel.h"
 #include "core/numdict.h"
 #include "io/csv.h"
@@ -252,7 +253,7 @@ typedef struct label_dicts {
 static int parse_number(const table *t, const csv_field *f, long line, int column, const char *what, double *out,
                         ak_error *err)
 {
-    if (numdict_parse(f->data, f->len, out) == 0) return ANONKIT_OK;
+    if (ak_num_parse(f->data, f->len, out) == 0) return ANONKIT_OK;
     return ak_err_set(err, ANONKIT_E_INPUT, t->display_name, line, column + 1,
                       "%s '%s' must be numeric but holds '%s'", what, t->column_names[column],
                       AK_SHOW(f->data, f->len));

@@ -3,6 +3,7 @@
 #include "metrics/metrics.h"
 
 #include "common/compare.h"
+#include "common/numparse.h"
 #include "core/numdict.h"
 #include "common/stats.h"
 
@@ -147,13 +148,13 @@ int metrics_numeric_of_published(const table *t, uint32_t q, const char *text, s
         *hi = a->ncodes ? a->values[a->ncodes - 1] : 0;
         return 0;
     }
-    if (numdict_parse(text, len, lo) == 0) {
+    if (ak_num_parse(text, len, lo) == 0) {
         *hi = *lo;
         return 0;
     }
     for (size_t i = 1; i + 1 < len; i++) {
         if (text[i] != '-' || !((text[i - 1] >= '0' && text[i - 1] <= '9') || text[i - 1] == '.')) continue;
-        if (numdict_parse(text, i, lo) == 0 && numdict_parse(text + i + 1, len - i - 1, hi) == 0 && *hi >= *lo)
+        if (ak_num_parse(text, i, lo) == 0 && ak_num_parse(text + i + 1, len - i - 1, hi) == 0 && *hi >= *lo)
             return 0;
     }
     return -1;

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/numparse.h"
 #include "core/numdict.h"
 #include "io/csv.h"
 #include "metrics/kl.h"
@@ -45,7 +46,7 @@ static int named_column(const csv_record *header, const char *shown, const char 
 static int field_number(const csv_field *f, const char *shown, long line, int col, const char *what, double *out,
                         ak_error *err)
 {
-    if (numdict_parse(f->data, f->len, out) == 0) return ANONKIT_OK;
+    if (ak_num_parse(f->data, f->len, out) == 0) return ANONKIT_OK;
     return ak_err_set(err, ANONKIT_E_INPUT, shown, line, col + 1, "%s must be numeric but holds '%s'", what,
                       AK_SHOW(f->data, f->len));
 }
