@@ -40,6 +40,21 @@ static int check_against_table(anonkit_job *job, const table *t)
 }
 
 
+/* Builds the table-wide reference distribution of t-closeness, δ-disclosure
+ * and β-likeness (model/closeness.h) from the loaded table into *ref. */
+static int build_reference(anonkit_job *job, const table *t, model_ref **ref)
+{
+    *ref = NULL;
+    if (!model_has_dist(&job->model)) return ANONKIT_OK;
+    const uint32_t nv = t->sensitive_dict.count;
+    uint64_t *counts = calloc(nv ? nv : 1, sizeof *counts);
+    if (!counts) return ak_err_nomem(&job->err);
+    for (size_t i = 0; i < t->nrows; i++) counts[t->sensitive_codes[i]]++;
+    const int rc = model_ref_for(&job->model.dist, &t->sensitive_dict, counts, job->sensitive, ref, &job->err);
+    free(counts);
+    return rc;
+}
+
 /* ---- The data flow out of core (Rothko-T and Rothko-S, [LeFevre07] §2, §3) ---- */
 
 /* Where the finished partitions of an out-of-core run go: the output, the
@@ -179,7 +194,8 @@ static int anonymize(anonkit_job *job, anonkit_result **out_result)
         return ak_err_set(&job->err, ANONKIT_E_USAGE, NULL, 0, 0, "no output file given (-o FILE, or - for stdout)"), job_fail(job);
     if (!job->qi.count)
         return ak_err_set(&job->err, ANONKIT_E_USAGE, NULL, 0, 0, "no quasi-identifiers given (--qi)"), job_fail(job);
-    if (job->model.k < 2 && !(job->model.l > 1) && !(job->model.variance > 0) && !job->k_set)
+    if (job->model.k < 2 && !(job->model.l > 1) && !(job->model.variance > 0) && !model_has_dist(&job->model) &&
+        !job->k_set)
         return ak_err_set(&job->err, ANONKIT_E_USAGE, NULL, 0, 0,
                           "no privacy model given: the quasi-identifiers would be published as they are; give --k K "
                           "(at least 2), --l L or --variance V, or --k 1 to publish without a privacy model"),
@@ -193,6 +209,7 @@ static int anonymize(anonkit_job *job, anonkit_result **out_result)
     if (job->split == MDR_SPLIT_REGRESSION && !job->target_name)
         return ak_err_set(&job->err, ANONKIT_E_USAGE, NULL, 0, 0, "--split regression needs a numeric target column (--target)"), job_fail(job);
     if (model_validate(&job->model, &job->err) < 0) return job_fail(job);
+    if (job_check_dist(job) < 0) return ANONKIT_E_USAGE;
     if (validate_algorithm(job) < 0) return job_fail(job);
     if (job_check_paths(job, JOB_VERB_ANONYMIZE) < 0) return job_fail(job);
     if (!job->seed_set) job->seed = ak_fresh_seed();
@@ -216,6 +233,7 @@ static int anonymize(anonkit_job *job, anonkit_result **out_result)
     anonkit_result *result = NULL;
     ak_run_output algo_out = {NULL, NULL};
     publish_stats ps;
+    model_ref *ref = NULL;
 
     const int from_stdin = strcmp(job->input, "-") == 0;
     if ((rc = outfile_open(&of, job->output, &job->err)) < 0) goto done;
@@ -244,6 +262,8 @@ static int anonymize(anonkit_job *job, anonkit_result **out_result)
     if ((rc = table_load(&t, &spec, &job->err)) < 0) goto done;
     pt.read = ak_seconds() - mark;
     if ((rc = check_against_table(job, t)) < 0) goto done;
+    if ((rc = build_reference(job, t, &ref)) < 0) goto done;
+    job->model.ref = ref;
     /* the columns the writer copies through are read while the algorithm runs */
     if (!job->keep_order && threads > 1 && (rc = publish_copied_start(&copied, t, &job->err)) < 0) goto done;
     mark = ak_seconds();
@@ -302,6 +322,8 @@ done:
     json_decref(algo_out.report);
     free(algo_out.summary);
     job_spec_free(&storage);
+    job->model.ref = NULL;
+    model_ref_free(ref);
     if (rc < 0) return job_fail(job);
     *out_result = result;
     return ANONKIT_OK;

@@ -40,6 +40,14 @@ size_t ak_hist_counts(const ak_hist *h, uint32_t *out);
  * whole) and returns how many. */
 size_t ak_hist_counts_minus(const ak_hist *whole, const ak_hist *part, uint32_t *out);
 
+/* Writes the non-zero counts into counts[] and their codes into codes[] (room
+ * for ntouched each) and returns how many: the histogram with value identities
+ * that the distribution models need (model/closeness.h). */
+size_t ak_hist_pairs(const ak_hist *h, uint32_t *codes, uint32_t *counts);
+
+/* The same for whole - part (part a sub-multiset of whole). */
+size_t ak_hist_pairs_minus(const ak_hist *whole, const ak_hist *part, uint32_t *codes, uint32_t *counts);
+
 /* Puts the touched codes in ascending order, so that sums over them are formed
  * in one canonical order (in-memory and out-of-core runs must agree to the bit). */
 void ak_hist_sort_touched(ak_hist *h);
