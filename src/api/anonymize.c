@@ -17,6 +17,7 @@
 #include "common/clock.h"
 #include "core/partition.h"
 #include "common/rng.h"
+#include "common/stats.h"
 #include "publish/rules.h"
 #include "core/table.h"
 #include "io/outfile.h"
@@ -52,6 +53,50 @@ static int build_reference(anonkit_job *job, const table *t, model_ref **ref)
     for (size_t i = 0; i < t->nrows; i++) counts[t->sensitive_codes[i]]++;
     const int rc = model_ref_for(&job->model.dist, &t->sensitive_dict, counts, job->sensitive, ref, &job->err);
     free(counts);
+    return rc;
+}
+
+/* The least t, δ and β the classes of part achieve (model_achieved), into wq. */
+static int measure_achieved(anonkit_job *job, const table *t, const partition *part, const model_ref *ref,
+                            workload_quality *wq)
+{
+    if (!ref) return ANONKIT_OK;
+    const uint32_t nv = t->sensitive_dict.count;
+    const size_t nc = part->nclasses;
+    size_t *start = calloc(nc + 1, sizeof *start);
+    uint32_t *rows = malloc((t->nrows ? t->nrows : 1) * sizeof *rows);
+    uint32_t *codes = malloc((nv ? nv : 1) * sizeof *codes), *counts = malloc((nv ? nv : 1) * sizeof *counts);
+    model_work *w = model_work_new(ref);
+    ak_hist h;
+    memset(&h, 0, sizeof h);
+    int rc = ANONKIT_OK;
+    if (!start || !rows || !codes || !counts || !w || ak_hist_init(&h, nv ? nv : 1)) {
+        rc = ak_err_nomem(&job->err);
+        goto done;
+    }
+    for (size_t i = 0; i < t->nrows; i++)
+        if (part->class_of[i] != PARTITION_SUPPRESSED) start[part->class_of[i] + 1]++;
+    for (size_t c = 0; c < nc; c++) start[c + 1] += start[c];
+    for (size_t i = 0; i < t->nrows; i++)
+        if (part->class_of[i] != PARTITION_SUPPRESSED) rows[start[part->class_of[i]]++] = (uint32_t)i;
+    for (size_t c = nc; c > 0; c--) start[c] = start[c - 1];
+    start[0] = 0;
+    model_achieved_init(&wq->achieved);
+    for (size_t c = 0; c < nc; c++) {
+        ak_hist_clear(&h);
+        for (size_t j = start[c]; j < start[c + 1]; j++) ak_hist_add(&h, t->sensitive_codes[rows[j]]);
+        const size_t n = ak_hist_pairs(&h, codes, counts);
+        model_achieved_add(&wq->achieved, ref, w, start[c + 1] - start[c], codes, counts, n);
+    }
+    wq->has_achieved = 1;
+    wq->t_distance = model_ref_distance(ref);
+done:
+    free(start);
+    free(rows);
+    free(codes);
+    free(counts);
+    model_work_free(w);
+    ak_hist_free(&h);
     return rc;
 }
 
@@ -288,6 +333,7 @@ static int anonymize(anonkit_job *job, anonkit_result **out_result)
     if ((rc = metrics_from_partition(t, &part, job->model.k, weights, &mt, &job->err)) < 0) goto done;
     workload_quality wq;
     if ((rc = report_measure_workload(job, t, &part, &wq)) < 0) goto done;
+    if ((rc = measure_achieved(job, t, &part, ref, &wq)) < 0) goto done;
     pt.metrics = ak_seconds() - mark;
 
     const double seconds = ak_seconds() - start;
