@@ -30,6 +30,7 @@ void ak_hist_clear(ak_hist *h)
     for (size_t i = 0; i < h->ntouched; i++) h->count[h->touched[i]] = 0;
     h->ntouched = 0;
     h->total = 0;
+    h->wsum = 0;
 }
 
 size_t ak_hist_counts(const ak_hist *h, uint32_t *out)

@@ -14,6 +14,11 @@ typedef struct ak_hist {
     uint32_t *touched; /* codes with a non-zero count, in order of first touch */
     size_t ntouched;
     uint64_t total;
+    /* Optional: a weight per code whose sum over the rows added the adders that
+     * know of it keep in wsum (t-closeness's lower bound, model/closeness.h);
+     * NULL unless a caller sets it. ak_hist_clear resets wsum. */
+    const uint32_t *weight;
+    uint64_t wsum;
 } ak_hist;
 
 /* x log2 x, with 0 log 0 = 0: the terms of entropies in bits (InfoGain,

@@ -408,6 +408,19 @@ int model_dist_explain(const model_dist *d, const model_ref *ref, model_work *w,
     return check(d, ref, w, count, codes, counts, n, buf, size);
 }
 
+const uint32_t *model_dist_weights(const model_dist *d, const model_ref *ref)
+{
+    return d->t >= 0 && ref->distance == MODEL_T_ORDERED && ref->m > 1 ? ref->rank : NULL;
+}
+
+int model_dist_may_hold(const model_dist *d, const model_ref *ref, uint64_t count, uint64_t rank_sum)
+{
+    if (!(d->t >= 0) || ref->distance != MODEL_T_ORDERED || ref->m <= 1 || !count) return 1;
+    const __int128 N = ref->total, n = count;
+    const __int128 lb = N * (n * ref->m - (__int128)rank_sum) - n * ref->sq[ref->m];
+    return within((long double)(lb < 0 ? -lb : lb), (long double)d->t * (long double)(n * N * (ref->m - 1)));
+}
+
 void model_achieved_init(model_achieved *a)
 {
     a->t = 0;

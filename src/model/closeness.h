@@ -114,6 +114,16 @@ int model_dist_holds(const model_dist *d, const model_ref *ref, model_work *w, u
 int model_dist_explain(const model_dist *d, const model_ref *ref, model_work *w, uint64_t count,
                        const uint32_t *codes, const uint32_t *counts, size_t n, char *buf, size_t size);
 
+/* A cheap necessary condition for t-closeness under the ordered distance:
+ * S = sum_i |N CP_i - n CQ_i| >= |sum_i (N CP_i - n CQ_i)| = |N (n m - R) -
+ * n sum_i CQ_i|, R the sum of the ranks of the class's rows — the difference
+ * of mean ranks, a lower bound of the EMD. model_dist_weights gives the rank
+ * per code (NULL when d has no t under the ordered distance), so that the
+ * algorithms keep R as rows are added; model_dist_may_hold is 0 only when
+ * the bound already exceeds t (then model_dist_holds is 0 too). */
+const uint32_t *model_dist_weights(const model_dist *d, const model_ref *ref);
+int model_dist_may_hold(const model_dist *d, const model_ref *ref, uint64_t count, uint64_t rank_sum);
+
 /* The least parameters a set of classes achieves: call add for every class. */
 typedef struct model_achieved {
     double t;             /* max EMD (under ref's distance) */

@@ -129,7 +129,10 @@ int mdr_push(mdr *s, size_t begin, size_t end, const uint32_t *box_in, const uin
 /* Adds a row to the sensitive statistics of one side of a split. */
 static inline void side_add(mdr *s, ak_hist *h, model_moments *mo, const uint32_t *r)
 {
-    if (s->need_hist) ak_hist_add(h, r[s->d]);
+    if (s->need_hist) {
+        ak_hist_add(h, r[s->d]);
+        if (h->weight) h->wsum += h->weight[r[s->d]];
+    }
     if (s->need_mom) model_moments_add(mo, s->t->sensitive_values[r[s->idw]]);
 }
 
@@ -192,6 +195,9 @@ static int split_allowable(mdr *s, size_t n, size_t left_count, const ak_hist *l
     }
     if (left_count < k || n - left_count < k || left_count == 0 || left_count == n) return 0;
     if (!s->need_sensitive) return 1;
+    if (left->weight && (!model_dist_may_hold(&s->m->dist, s->m->ref, left_count, left->wsum) ||
+                         !model_dist_may_hold(&s->m->dist, s->m->ref, n - left_count, s->whole.wsum - left->wsum)))
+        return 0; /* the O(1) lower bound of t-closeness already fails (same answer, sooner) */
     if (s->need_mom) {
         const model_moments right = model_moments_minus(&s->whole_mom, left_mom);
         if (!model_variance_holds(s->m, left_mom, s->exact) || !model_variance_holds(s->m, &right, s->exact))

@@ -159,6 +159,7 @@ static inline void hist_add_n(ak_hist *h, uint32_t code, uint64_t n)
     if (h->count[code] == 0) h->touched[h->ntouched++] = code;
     h->count[code] += (uint32_t)n;
     h->total += n;
+    if (h->weight) h->wsum += (uint64_t)h->weight[code] * n;
 }
 
 /* A chosen split. */

@@ -87,6 +87,8 @@ int mdr_worker_alloc(mdr *s, size_t capacity, ak_error *err)
         ak_hist_init(&s->less, s->sensitive_domain) || ak_hist_init(&s->cls_whole, s->class_domain) ||
         ak_hist_init(&s->cls_left, s->class_domain) || ak_hist_init(&s->cls_group, s->class_domain))
         return ak_err_nomem(err);
+    if (s->work) /* t-closeness's lower bound on the partition and its sides (model_dist_may_hold) */
+        s->whole.weight = s->left.weight = s->less.weight = model_dist_weights(&s->m->dist, s->m->ref);
     return ANONKIT_OK;
 }
 

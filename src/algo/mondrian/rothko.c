@@ -91,6 +91,8 @@ static void tuple_layout(rk *r, const table *t)
 int rk_dist_holds(rk *r, uint64_t count, const ak_hist *h, int minus)
 {
     if (!r->work) return 1;
+    if (h->weight && !model_dist_may_hold(&r->m->dist, r->m->ref, count, minus ? r->whole.wsum - h->wsum : h->wsum))
+        return 0; /* the O(1) lower bound already fails (same answer, sooner) */
     const size_t n = minus ? ak_hist_pairs_minus(&r->whole, h, r->codes, r->counts) : ak_hist_pairs(h, r->codes, r->counts);
     return model_dist_holds(&r->m->dist, r->m->ref, r->work, count, r->codes, r->counts, n);
 }
@@ -360,6 +362,7 @@ int rothko_run(const table_spec *spec_in, const model *m, const rothko_options *
             goto done;
         }
     }
+    const uint32_t *rank_weights = r.work ? model_dist_weights(&m->dist, r.ref) : NULL;
     const mdr_options checked = {.split = o->split};
     if ((rc = mdr_check_inputs(t, m, &checked, err)) < 0) goto done;
     if (m->k > t->nrows) {
@@ -379,6 +382,7 @@ int rothko_run(const table_spec *spec_in, const model *m, const rothko_options *
         rc = ak_err_nomem(err);
         goto done;
     }
+    r.whole.weight = r.left.weight = rank_weights; /* t-closeness's lower bound (model_dist_may_hold) */
     /* TM: what is left of the budget after the dictionaries and the buffers */
     const uint64_t payload_bytes = r.root.payload.size + (r.root.tail_payload ? r.root.tail_payload->size : 0);
     const double payload_per_row = t->nrows ? (double)payload_bytes / (double)t->nrows : 0;
