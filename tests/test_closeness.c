@@ -265,7 +265,7 @@ static void test_emd_against_lp(void **state)
     const char *dir = tu_mkdtemp();
     char hpath[4200];
     snprintf(hpath, sizeof hpath, "%s/h.csv", dir);
-    int checked[4] = {0};
+    int checked[4] = {0}, rejected_by_bound = 0;
     for (int iter = 0; iter < 600; iter++) {
         const int m = 1 + (int)tu_below(&rng, MAXV);
         uint64_t q[MAXV];
@@ -332,11 +332,33 @@ static void test_emd_against_lp(void **state)
             fail_msg("iteration %d, distance %u: closed form %lld, LP %lld", iter, distance, (long long)numr,
                      (long long)expect);
         checked[distance]++;
+        /* the ordered distance's O(1) lower bound never rejects a class that holds */
+        const uint32_t *rank = model_dist_weights(&(model_dist){0.5, MODEL_T_ORDERED, 0, 0, 0, NULL}, ref);
+        if (distance == MODEL_T_ORDERED && rank) {
+            uint64_t rsum = 0;
+            uint32_t codes[MAXV], counts[MAXV];
+            size_t nc = 0;
+            for (int v = 0; v < m; v++)
+                if (c[v]) {
+                    rsum += (uint64_t)rank[v] * c[v];
+                    codes[nc] = (uint32_t)v;
+                    counts[nc++] = c[v];
+                }
+            model_work *w = model_work_new(ref);
+            for (int k = 0; k <= 20; k++) {
+                const model_dist md = {k / 20.0, MODEL_T_ORDERED, 0, 0, 0, NULL};
+                if (model_dist_holds(&md, ref, w, n, codes, counts, nc))
+                    assert_true(model_dist_may_hold(&md, ref, n, rsum));
+                else rejected_by_bound += !model_dist_may_hold(&md, ref, n, rsum);
+            }
+            model_work_free(w);
+        }
         model_ref_free(ref);
         model_shier_free(h);
         strmap_free(&d);
     }
     assert_true(checked[1] > 100 && checked[2] > 100 && checked[3] > 100);
+    assert_true(rejected_by_bound > 100); /* the bound does reject */
     tu_rmtree(dir);
 }
 
