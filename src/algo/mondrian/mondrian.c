@@ -129,10 +129,7 @@ int mdr_push(mdr *s, size_t begin, size_t end, const uint32_t *box_in, const uin
 /* Adds a row to the sensitive statistics of one side of a split. */
 static inline void side_add(mdr *s, ak_hist *h, model_moments *mo, const uint32_t *r)
 {
-    if (s->need_hist) {
-        ak_hist_add(h, r[s->d]);
-        if (h->weight) h->wsum += h->weight[r[s->d]];
-    }
+    if (s->need_hist) ak_hist_add(h, r[s->d]);
     if (s->need_mom) model_moments_add(mo, s->t->sensitive_values[r[s->idw]]);
 }
 
@@ -211,10 +208,22 @@ static int split_allowable(mdr *s, size_t n, size_t left_count, const ak_hist *l
     return side_dist_holds(s, left_count, left, 0) && side_dist_holds(s, n - left_count, left, 1);
 }
 
+/* Adds the rank weights of the rows [begin, end) (positions through `order`
+ * when not NULL) to h->wsum, for t-closeness's lower bound (ordered distance;
+ * model_dist_may_hold). A loop of its own after the adders' loops, so that runs
+ * without the model pay one test per call, not one per row. */
+static void side_add_weights(const mdr *s, ak_hist *h, size_t begin, size_t end, const uint32_t *order)
+{
+    uint64_t sum = 0;
+    for (size_t i = begin; i < end; i++) sum += h->weight[row_at(s, order ? order[i] : i)[s->d]];
+    h->wsum += sum;
+}
+
 static void fill_whole(mdr *s, size_t begin, size_t end)
 {
     side_clear(&s->whole, &s->whole_mom);
     for (size_t i = begin; i < end; i++) side_add(s, &s->whole, &s->whole_mom, row_at(s, i));
+    if (s->whole.weight) side_add_weights(s, &s->whole, begin, end, NULL);
 }
 
 /* Whether the rows [begin, end) (one child of a split) satisfy the model's
@@ -380,6 +389,13 @@ MDR_SOURCE_INLINE int rows_median(void *src, uint32_t q, const uint32_t *lo, con
                 side_add(s, &s->left, &s->left_mom, r);
             }
         }
+        if (s->left.weight) /* the rank sums of both sides (model_dist_may_hold) */
+            for (size_t i = rs->begin; i < rs->end; i++) {
+                const uint32_t *r = row_at(s, i);
+                const uint32_t w = s->left.weight[r[s->d]];
+                if (r[q] < m) s->less.wsum += w;
+                if (r[q] <= m) s->left.wsum += w;
+            }
     }
     *median = m;
     *below = less;
@@ -446,6 +462,7 @@ MDR_SOURCE_INLINE void rows_group_add(void *src, mdr_acc *acc)
         side_add(s, &s->left, &s->left_mom, r);
         acc_add_row(s, acc, r);
     }
+    if (s->left.weight) side_add_weights(s, &s->left, rs->group, rs->group_end, s->order);
 }
 
 MDR_SOURCE_INLINE int rows_children(void *src, uint32_t q, const hier_node *u, ak_error *err)
