@@ -335,6 +335,9 @@ static int allowable(rk *r, uint64_t n, uint64_t left_count, const ak_hist *left
     const uint64_t k = r->m->k;
     if (left_count < k || n - left_count < k || left_count == 0 || left_count == n) return 0;
     if (!r->need_hist) return 1;
+    if (left->weight && (!model_dist_may_hold(&r->m->dist, r->m->ref, left_count, left->wsum) ||
+                         !model_dist_may_hold(&r->m->dist, r->m->ref, n - left_count, r->whole.wsum - left->wsum)))
+        return 0; /* both sides' O(1) lower bounds before any exact distance (same answer, sooner) */
     if (!model_holds(r->m, left_count, r->counts, ak_hist_counts(left, r->counts), r->counts_scratch)) return 0;
     if (!model_holds(r->m, n - left_count, r->counts, ak_hist_counts_minus(&r->whole, left, r->counts),
                      r->counts_scratch))
