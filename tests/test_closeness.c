@@ -421,7 +421,7 @@ static void test_delta_beta_direct(void **state)
         size_t nc = 0;
         uint64_t n = 0;
         const char *tp[MAXV];
-        char texts[MAXV][8];
+        char texts[MAXV][16];
         for (int v = 0; v < m; v++) {
             q[v] = 1 + tu_below(&rng, 8);
             c[v] = (uint32_t)tu_below(&rng, q[v] + 1);
