@@ -16,7 +16,8 @@ BUILD=${1:-build}
 ROWS=${2:-1000000}
 ANONKIT=$(realpath "$BUILD/anonkit")
 SRC=$(cd "$(dirname "$0")/.." && pwd)
-ADULT=$SRC/../shared/data/adult
+ADULT=$SRC/../shared/data/adult # beside the repository; in a worktree one level further up
+[ -f "$ADULT/adult.csv" ] || ADULT=$SRC/../../shared/data/adult
 [ -f "$ADULT/adult.csv" ] || ADULT=$SRC/examples/adult
 DIR=$(mktemp -d "${TMPDIR:-/tmp}/anonkit-bench-closeness.XXXXXX")
 trap 'rm -rf "$DIR"' EXIT
