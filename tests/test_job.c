@@ -80,6 +80,11 @@ static const option_case cases[] = {
     {ANONKIT_OPT_CLASS_ERROR, "income", NULL},
     {ANONKIT_OPT_TRAIN_ROWS, "100", "0"},
     {ANONKIT_OPT_SPLIT_COLUMN, "part", NULL},
+    {ANONKIT_OPT_T, "0.15", "1.01"},
+    {ANONKIT_OPT_T_DISTANCE, "ordered", "euclid"},
+    {ANONKIT_OPT_DELTA_DISCLOSURE, "1.2", "0"},
+    {ANONKIT_OPT_BETA, "0.5", "-1"},
+    {ANONKIT_OPT_BETA_VARIANT, "enhanced", "strong"},
 };
 enum { NCASES = sizeof cases / sizeof cases[0] };
 

@@ -112,7 +112,13 @@ typedef enum anonkit_option {
     ANONKIT_OPT_CLASS_ERROR = 48, /* class column the tree predicts */
     ANONKIT_OPT_TRAIN_ROWS = 49, /* the first N published rows train the tree, the others test it */
     ANONKIT_OPT_SPLIT_COLUMN = 50, /* or: a column whose value is train or test in every row */
-    ANONKIT_OPT__COUNT = 51 /* the number of options; not an option */
+    /* attribute disclosure ([Li07], [Brickell08], [Cao12]) */
+    ANONKIT_OPT_T = 51,          /* t-closeness: EMD of every class's sensitive distribution to the table's <= t */
+    ANONKIT_OPT_T_DISTANCE = 52, /* equal | ordered | hierarchical (default: by the sensitive column) */
+    ANONKIT_OPT_DELTA_DISCLOSURE = 53, /* δ-disclosure privacy: |ln(p(class,s)/p(table,s))| <= δ */
+    ANONKIT_OPT_BETA = 54,       /* β-likeness: relative increase of any sensitive value's share <= β */
+    ANONKIT_OPT_BETA_VARIANT = 55, /* basic (default) | enhanced */
+    ANONKIT_OPT__COUNT = 56 /* the number of options; not an option */
 } anonkit_option;
 
 typedef struct anonkit_job anonkit_job;

@@ -26,10 +26,10 @@ static const ak_algorithm algorithms[] = {
     {.name = "rothko-s", .stream = rothko_s_stream},
     {.name = "incognito", .report_key = "incognito", .validate = inc_job_validate,
      .reject_options = inc_job_reject_options, .run = inc_job_run},
-    {.name = "hilbert", .report_key = "onedim", .run = onedim_job_run},
-    {.name = "hilbert-fast", .report_key = "onedim", .run = onedim_job_run},
-    {.name = "idistance", .report_key = "onedim", .run = onedim_job_run},
-    {.name = "idistance-fast", .report_key = "onedim", .run = onedim_job_run},
+    {.name = "hilbert", .report_key = "onedim", .validate = onedim_job_validate, .run = onedim_job_run},
+    {.name = "hilbert-fast", .report_key = "onedim", .validate = onedim_job_validate, .run = onedim_job_run},
+    {.name = "idistance", .report_key = "onedim", .validate = onedim_job_validate, .run = onedim_job_run},
+    {.name = "idistance-fast", .report_key = "onedim", .validate = onedim_job_validate, .run = onedim_job_run},
 };
 
 enum { NALGORITHMS = sizeof algorithms / sizeof algorithms[0] };

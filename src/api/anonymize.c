@@ -17,6 +17,7 @@
 #include "common/clock.h"
 #include "core/partition.h"
 #include "common/rng.h"
+#include "common/stats.h"
 #include "publish/rules.h"
 #include "core/table.h"
 #include "io/outfile.h"
@@ -39,6 +40,65 @@ static int check_against_table(anonkit_job *job, const table *t)
     return ANONKIT_OK;
 }
 
+
+/* Builds the table-wide reference distribution of t-closeness, δ-disclosure
+ * and β-likeness (model/closeness.h) from the loaded table into *ref. */
+static int build_reference(anonkit_job *job, const table *t, model_ref **ref)
+{
+    *ref = NULL;
+    if (!model_has_dist(&job->model)) return ANONKIT_OK;
+    const uint32_t nv = t->sensitive_dict.count;
+    uint64_t *counts = calloc(nv ? nv : 1, sizeof *counts);
+    if (!counts) return ak_err_nomem(&job->err);
+    for (size_t i = 0; i < t->nrows; i++) counts[t->sensitive_codes[i]]++;
+    const int rc = model_ref_for(&job->model.dist, &t->sensitive_dict, counts, job->sensitive, ref, &job->err);
+    free(counts);
+    return rc;
+}
+
+/* The least t, δ and β the classes of part achieve (model_achieved), into wq. */
+static int measure_achieved(anonkit_job *job, const table *t, const partition *part, const model_ref *ref,
+                            workload_quality *wq)
+{
+    if (!ref) return ANONKIT_OK;
+    const uint32_t nv = t->sensitive_dict.count;
+    const size_t nc = part->nclasses;
+    size_t *start = calloc(nc + 1, sizeof *start);
+    uint32_t *rows = malloc((t->nrows ? t->nrows : 1) * sizeof *rows);
+    uint32_t *codes = malloc((nv ? nv : 1) * sizeof *codes), *counts = malloc((nv ? nv : 1) * sizeof *counts);
+    model_work *w = model_work_new(ref);
+    ak_hist h;
+    memset(&h, 0, sizeof h);
+    int rc = ANONKIT_OK;
+    if (!start || !rows || !codes || !counts || !w || ak_hist_init(&h, nv ? nv : 1)) {
+        rc = ak_err_nomem(&job->err);
+        goto done;
+    }
+    for (size_t i = 0; i < t->nrows; i++)
+        if (part->class_of[i] != PARTITION_SUPPRESSED) start[part->class_of[i] + 1]++;
+    for (size_t c = 0; c < nc; c++) start[c + 1] += start[c];
+    for (size_t i = 0; i < t->nrows; i++)
+        if (part->class_of[i] != PARTITION_SUPPRESSED) rows[start[part->class_of[i]]++] = (uint32_t)i;
+    for (size_t c = nc; c > 0; c--) start[c] = start[c - 1];
+    start[0] = 0;
+    model_achieved_init(&wq->achieved);
+    for (size_t c = 0; c < nc; c++) {
+        ak_hist_clear(&h);
+        for (size_t j = start[c]; j < start[c + 1]; j++) ak_hist_add(&h, t->sensitive_codes[rows[j]]);
+        const size_t n = ak_hist_pairs(&h, codes, counts);
+        model_achieved_add(&wq->achieved, ref, w, start[c + 1] - start[c], codes, counts, n);
+    }
+    wq->has_achieved = 1;
+    wq->t_distance = model_ref_distance(ref);
+done:
+    free(start);
+    free(rows);
+    free(codes);
+    free(counts);
+    model_work_free(w);
+    ak_hist_free(&h);
+    return rc;
+}
 
 /* ---- The data flow out of core (Rothko-T and Rothko-S, [LeFevre07] §2, §3) ---- */
 
@@ -179,7 +239,8 @@ static int anonymize(anonkit_job *job, anonkit_result **out_result)
         return ak_err_set(&job->err, ANONKIT_E_USAGE, NULL, 0, 0, "no output file given (-o FILE, or - for stdout)"), job_fail(job);
     if (!job->qi.count)
         return ak_err_set(&job->err, ANONKIT_E_USAGE, NULL, 0, 0, "no quasi-identifiers given (--qi)"), job_fail(job);
-    if (job->model.k < 2 && !(job->model.l > 1) && !(job->model.variance > 0) && !job->k_set)
+    if (job->model.k < 2 && !(job->model.l > 1) && !(job->model.variance > 0) && !model_has_dist(&job->model) &&
+        !job->k_set)
         return ak_err_set(&job->err, ANONKIT_E_USAGE, NULL, 0, 0,
                           "no privacy model given: the quasi-identifiers would be published as they are; give --k K "
                           "(at least 2), --l L or --variance V, or --k 1 to publish without a privacy model"),
@@ -193,6 +254,7 @@ static int anonymize(anonkit_job *job, anonkit_result **out_result)
     if (job->split == MDR_SPLIT_REGRESSION && !job->target_name)
         return ak_err_set(&job->err, ANONKIT_E_USAGE, NULL, 0, 0, "--split regression needs a numeric target column (--target)"), job_fail(job);
     if (model_validate(&job->model, &job->err) < 0) return job_fail(job);
+    if (job_check_dist(job) < 0) return ANONKIT_E_USAGE;
     if (validate_algorithm(job) < 0) return job_fail(job);
     if (job_check_paths(job, JOB_VERB_ANONYMIZE) < 0) return job_fail(job);
     if (!job->seed_set) job->seed = ak_fresh_seed();
@@ -216,6 +278,7 @@ static int anonymize(anonkit_job *job, anonkit_result **out_result)
     anonkit_result *result = NULL;
     ak_run_output algo_out = {NULL, NULL};
     publish_stats ps;
+    model_ref *ref = NULL;
 
     const int from_stdin = strcmp(job->input, "-") == 0;
     if ((rc = outfile_open(&of, job->output, &job->err)) < 0) goto done;
@@ -244,6 +307,8 @@ static int anonymize(anonkit_job *job, anonkit_result **out_result)
     if ((rc = table_load(&t, &spec, &job->err)) < 0) goto done;
     pt.read = ak_seconds() - mark;
     if ((rc = check_against_table(job, t)) < 0) goto done;
+    if ((rc = build_reference(job, t, &ref)) < 0) goto done;
+    job->model.ref = ref;
     /* the columns the writer copies through are read while the algorithm runs */
     if (!job->keep_order && threads > 1 && (rc = publish_copied_start(&copied, t, &job->err)) < 0) goto done;
     mark = ak_seconds();
@@ -268,6 +333,7 @@ static int anonymize(anonkit_job *job, anonkit_result **out_result)
     if ((rc = metrics_from_partition(t, &part, job->model.k, weights, &mt, &job->err)) < 0) goto done;
     workload_quality wq;
     if ((rc = report_measure_workload(job, t, &part, &wq)) < 0) goto done;
+    if ((rc = measure_achieved(job, t, &part, ref, &wq)) < 0) goto done;
     pt.metrics = ak_seconds() - mark;
 
     const double seconds = ak_seconds() - start;
@@ -302,6 +368,8 @@ done:
     json_decref(algo_out.report);
     free(algo_out.summary);
     job_spec_free(&storage);
+    job->model.ref = NULL;
+    model_ref_free(ref);
     if (rc < 0) return job_fail(job);
     *out_result = result;
     return ANONKIT_OK;

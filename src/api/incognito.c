@@ -43,8 +43,8 @@ int inc_job_validate(anonkit_job *job)
     if (job->model.variance > 0) return usage(job, "--algorithm incognito takes --k and --l, not --variance");
     if (job->suppression > 0 && !inc_model_monotone_with_suppression(&job->model))
         return usage(job, "--suppression works with k-anonymity and distinct l-diversity only: with entropy, recursive "
-                          "or probabilistic l-diversity suppressing failing classes breaks the generalization "
-                          "property the lattice search relies on");
+                          "or probabilistic l-diversity, t-closeness, delta-disclosure or beta-likeness suppressing "
+                          "failing classes breaks the generalization property the lattice search relies on");
     return ANONKIT_OK;
 }
 

@@ -286,6 +286,7 @@ int job_table_spec(anonkit_job *job, const char *path, const char *display_name,
     for (size_t h = 0; h < job->hierarchy_attrs.count; h++) {
         size_t q = 0;
         while (q < n && strcmp(job->qi.items[q], job->hierarchy_attrs.items[h]) != 0) q++;
+        if (q == n && job->sensitive && !strcmp(job->sensitive, job->hierarchy_attrs.items[h])) continue;
         if (q == n) {
             job_spec_free(storage);
             return ak_err_set(&job->err, ANONKIT_E_USAGE, NULL, 0, 0,
@@ -346,5 +347,26 @@ int job_weights(anonkit_job *job, double **out)
         w[q] = job->weight_values[i];
     }
     *out = w;
+    return ANONKIT_OK;
+}
+
+const char *job_sensitive_hierarchy(const anonkit_job *job)
+{
+    const char *path = NULL;
+    for (size_t h = 0; job->sensitive && h < job->hierarchy_attrs.count; h++)
+        if (!strcmp(job->hierarchy_attrs.items[h], job->sensitive)) path = job->hierarchy_paths.items[h];
+    return path;
+}
+
+int job_check_dist(anonkit_job *job)
+{
+    model_dist *d = &job->model.dist;
+    d->hierarchy = job_sensitive_hierarchy(job);
+    if (!model_dist_any(d)) return ANONKIT_OK;
+    const char *which = d->t >= 0 ? "--t" : d->delta > 0 ? "--delta-disclosure" : "--beta";
+    if (!job->sensitive) return job_usage_error(job, "%s needs a sensitive column (--sensitive)", which);
+    if (d->t >= 0 && d->t_distance == MODEL_T_HIERARCHICAL && !d->hierarchy)
+        return job_usage_error(job, "--t-distance hierarchical needs a hierarchy for sensitive column '%s' "
+                               "(--hierarchy %s=FILE)", job->sensitive, job->sensitive);
     return ANONKIT_OK;
 }

@@ -138,6 +138,12 @@ int job_table_spec(anonkit_job *job, const char *path, const char *display_name,
                    job_spec_storage *storage);
 void job_spec_free(job_spec_storage *storage);
 
+/* The --hierarchy file given for the sensitive column, or NULL. */
+const char *job_sensitive_hierarchy(const anonkit_job *job);
+/* Sets job->model.dist.hierarchy and checks t/δ/β against the other settings
+ * (a sensitive column; a hierarchy for the hierarchical distance). */
+int job_check_dist(anonkit_job *job);
+
 /* NCP weights per QI of the job (NULL when equal); caller frees. */
 int job_weights(anonkit_job *job, double **out /* OUT */);
 

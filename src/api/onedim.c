@@ -10,6 +10,15 @@
 #include "algo/onedim/onedim.h"
 #include "api/job.h"
 
+int onedim_job_validate(anonkit_job *job)
+{
+    if (!model_has_dist(&job->model)) return ANONKIT_OK;
+    return job_usage_error(job, "--algorithm %s cannot guarantee t-closeness, delta-disclosure or beta-likeness: its "
+                           "groups are cut along the 1-D order by size alone ([Ghinita07] §4), and no sound rule for "
+                           "these models is implemented; use mondrian, rothko-t, rothko-s or incognito",
+                           job_algorithm(job)->name);
+}
+
 int onedim_job_run(anonkit_job *job, const table *t, const ak_run_context *ctx, partition *part,
                    ak_run_output *out)
 {

@@ -9,4 +9,7 @@
 int onedim_job_run(anonkit_job *job, const table *t, const ak_run_context *ctx, partition *part,
                    ak_run_output *out);
 
+/* Refuses t-closeness, δ-disclosure and β-likeness (no sound 1-D grouping rule for them). */
+int onedim_job_validate(anonkit_job *job);
+
 #endif

@@ -151,6 +151,51 @@ static int set_c(anonkit_job *job, const ak_option_desc *d, const char *value)
     return ANONKIT_OK;
 }
 
+static int set_t(anonkit_job *job, const ak_option_desc *d, const char *value)
+{
+    (void)d;
+    double t;
+    if (parse_double(value, &t) != 0 || !(t >= 0 && t <= 1))
+        return job_usage_error(job, "--t must be a number in [0, 1], not '%s'", value);
+    job->model.dist.t = t;
+    return ANONKIT_OK;
+}
+
+static int set_t_distance(anonkit_job *job, const ak_option_desc *d, const char *value)
+{
+    (void)d;
+    if (model_parse_t_distance(value, &job->model.dist.t_distance) != 0)
+        return job_usage_error(job, "--t-distance: '%s' is not one of equal, ordered, hierarchical", value);
+    return ANONKIT_OK;
+}
+
+static int set_delta_disclosure(anonkit_job *job, const ak_option_desc *d, const char *value)
+{
+    (void)d;
+    double x;
+    if (parse_double(value, &x) != 0 || !(x > 0))
+        return job_usage_error(job, "--delta-disclosure must be a positive number, not '%s'", value);
+    job->model.dist.delta = x;
+    return ANONKIT_OK;
+}
+
+static int set_beta(anonkit_job *job, const ak_option_desc *d, const char *value)
+{
+    (void)d;
+    double x;
+    if (parse_double(value, &x) != 0 || !(x > 0)) return job_usage_error(job, "--beta must be a positive number, not '%s'", value);
+    job->model.dist.beta = x;
+    return ANONKIT_OK;
+}
+
+static int set_beta_variant(anonkit_job *job, const ak_option_desc *d, const char *value)
+{
+    (void)d;
+    if (model_parse_beta_variant(value, &job->model.dist.beta_variant) != 0)
+        return job_usage_error(job, "--beta-variant: '%s' is not one of basic, enhanced", value);
+    return ANONKIT_OK;
+}
+
 static int set_algorithm(anonkit_job *job, const ak_option_desc *d, const char *value)
 {
     (void)d;
@@ -628,6 +673,26 @@ static const ak_option_desc options[ANONKIT_OPT__COUNT] = {
         {"split-column", AK_OPTF_JSON_TEXT, set_text, offsetof(anonkit_job, split_column), "COL",
          "a column holding train or test in every row (other\n"
          "columns are published as they are, so any row order)"},
+    [ANONKIT_OPT_T] =
+        {"t", 0, set_t, 0, "T",
+         "t-closeness ([Li07]): the Earth Mover's Distance between every\n"
+         "class's sensitive distribution and the table's is at most T"},
+    [ANONKIT_OPT_T_DISTANCE] =
+        {"t-distance", AK_OPTF_JSON_TEXT, set_t_distance, 0, "D",
+         "ground distance of t-closeness: equal, ordered (numeric\n"
+         "values) or hierarchical (--hierarchy SENSITIVE=FILE); default:\n"
+         "hierarchical with a hierarchy, ordered when numeric, else equal"},
+    [ANONKIT_OPT_DELTA_DISCLOSURE] =
+        {"delta-disclosure", 0, set_delta_disclosure, 0, "D",
+         "delta-disclosure privacy ([Brickell08]): every class holds every\n"
+         "sensitive value with a share within a factor e^D of the table's"},
+    [ANONKIT_OPT_BETA] =
+        {"beta", 0, set_beta, 0, "B",
+         "beta-likeness ([Cao12]): no sensitive value's share in a class\n"
+         "exceeds its share p in the table by more than B*p"},
+    [ANONKIT_OPT_BETA_VARIANT] =
+        {"beta-variant", AK_OPTF_JSON_TEXT, set_beta_variant, 0, "V",
+         "basic (default) or enhanced (bound min(B, -ln p))"},
 };
 
 const ak_option_desc *ak_option_desc_of(anonkit_option o)

@@ -3,6 +3,7 @@
 #include "api/jsonb.h"
 #include "api/report.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,6 +68,16 @@ char *report_build(const anonkit_job *job, const table *t, const metrics *mt, co
         JSET(params, "l-variant", json_string(variants));
         if (job->model.l_variants & MODEL_L_RECURSIVE) JSET(params, "c", json_real(job->model.c));
     }
+    if (job->model.dist.t >= 0) {
+        JSET(params, "t", json_real(job->model.dist.t));
+        JSET(params, "t-distance", json_string(model_t_distance_name(wq->has_achieved ? wq->t_distance
+                                                                                       : job->model.dist.t_distance)));
+    }
+    if (job->model.dist.delta > 0) JSET(params, "delta-disclosure", json_real(job->model.dist.delta));
+    if (job->model.dist.beta > 0) {
+        JSET(params, "beta", json_real(job->model.dist.beta));
+        JSET(params, "beta-variant", json_string(model_beta_variant_name(job->model.dist.beta_variant)));
+    }
     char seed[32]; /* a string: JSON integers are signed 64-bit in most readers */
     snprintf(seed, sizeof seed, "%llu", (unsigned long long)job->seed);
     JSET(params, "seed", json_string(seed));
@@ -91,6 +102,15 @@ char *report_build(const anonkit_job *job, const table *t, const metrics *mt, co
     JSET(metric, "ncp", ncp);
     if (wq->has_entropy) JSET(metric, "conditional_entropy", json_real(wq->entropy));
     if (wq->has_rmse) JSET(metric, "rmse", json_real(wq->rmse));
+    if (wq->has_achieved) { /* the least t, δ and β the published classes achieve */
+        json_t *a = json_object();
+        JSET(a, "t", json_real(wq->achieved.t));
+        JSET(a, "t_distance", json_string(model_t_distance_name(wq->t_distance)));
+        JSET(a, "delta", isinf(wq->achieved.delta) ? json_null() : json_real(wq->achieved.delta));
+        JSET(a, "beta", json_real(wq->achieved.beta));
+        JSET(a, "beta_enhanced_satisfiable", json_boolean(wq->achieved.beta_enhanced_ok));
+        JSET(metric, "achieved", a);
+    }
     JSET(root, "metrics", metric);
     JSET(root, "seconds", json_real(seconds));
     json_t *phases = json_object();
@@ -117,13 +137,19 @@ char *report_summary(const anonkit_job *job, const table *t, const metrics *mt, 
     const size_t size = 1024 + (algo ? strlen(algo) : 0);
     char *text = malloc(size);
     if (!text) return NULL;
-    char workload[160] = "";
+    char workload[480] = "";
+    if (wq->has_achieved) {
+        char line[320];
+        model_achieved_format(&wq->achieved, wq->t_distance, line, sizeof line);
+        snprintf(workload, sizeof workload, "%s\n", line);
+    }
+    const size_t used = strlen(workload);
     if (wq->has_entropy && wq->has_rmse)
-        snprintf(workload, sizeof workload, "conditional entropy %.6g bits, RMSE %.6g\n", wq->entropy, wq->rmse);
+        snprintf(workload + used, sizeof workload - used, "conditional entropy %.6g bits, RMSE %.6g\n", wq->entropy, wq->rmse);
     else if (wq->has_entropy)
-        snprintf(workload, sizeof workload, "conditional entropy %.6g bits\n", wq->entropy);
+        snprintf(workload + used, sizeof workload - used, "conditional entropy %.6g bits\n", wq->entropy);
     else if (wq->has_rmse)
-        snprintf(workload, sizeof workload, "RMSE %.6g\n", wq->rmse);
+        snprintf(workload + used, sizeof workload - used, "RMSE %.6g\n", wq->rmse);
     snprintf(text, size,
              "%s"
              "read %zu rows from %s\n"

@@ -20,6 +20,9 @@ typedef struct phase_times {
 typedef struct workload_quality {
     int has_entropy, has_rmse;
     double entropy, rmse;
+    int has_achieved;      /* t, δ or β was asked: the least t, δ and β the classes achieve */
+    unsigned t_distance;   /* MODEL_T_* of achieved.t */
+    model_achieved achieved;
 } workload_quality;
 
 /* Measures the workload quality of partition p (zero when t has neither a

@@ -172,6 +172,11 @@ static int sequential(anonkit_job *job, anonkit_result **out_result)
     if (!job->previous.count) return usage(job, "no earlier release given (--previous FILE)%s", ""), job_fail(job);
     if (!job->x_attrs.count || !job->y_attrs.count) return usage(job, "--x and --y are both needed%s", ""), job_fail(job);
     if (job->xy.kind == XY_NONE) return usage(job, "give --anonymity K or --linkability P%s", ""), job_fail(job);
+    if (model_has_dist(&job->model))
+        return usage(job, "--t, --delta-disclosure and --beta are not taken by sequential releases: TDS4SA protects "
+                          "the join with earlier releases by (X,Y)-privacy ([Wang06] §3), whose specialization does not "
+                          "test a class's sensitive distribution%s", ""),
+               job_fail(job);
     if (job->sensitive_values.count && job->xy.kind != XY_LINKABILITY)
         return usage(job, "--sensitive-values applies to --linkability only%s", ""), job_fail(job);
     if (!job->score_distortion && !job->class_name)

@@ -20,6 +20,12 @@ static const cli_help_line help_lines[] = {
     {ANONKIT_OPT_L, "l-diversity"},
     {ANONKIT_OPT_L_VARIANT, NULL},
     {ANONKIT_OPT_C, "c of recursive (c,l)-diversity"},
+    {ANONKIT_OPT_HIERARCHY, "the sensitive column's hierarchy (hierarchical distance)"},
+    {ANONKIT_OPT_T, NULL},
+    {ANONKIT_OPT_T_DISTANCE, NULL},
+    {ANONKIT_OPT_DELTA_DISCLOSURE, NULL},
+    {ANONKIT_OPT_BETA, NULL},
+    {ANONKIT_OPT_BETA_VARIANT, NULL},
     {ANONKIT_OPT_VARIANCE,
      "variance diversity: population variance of the numeric\n"
      "sensitive column at least V in every class"},
@@ -54,12 +60,13 @@ int cli_check(int argc, char **argv)
     }
     const uint64_t classes = anonkit_result_classes(result), rows = anonkit_result_rows_read(result),
                    suppressed = anonkit_result_rows_suppressed(result);
-    anonkit_result_free(result);
     fprintf(stderr, "anonkit: %s: ok, %llu rows in %llu classes satisfy the privacy model",
             strcmp(positional[0], "-") ? positional[0] : "stdin",
             (unsigned long long)(rows - suppressed), (unsigned long long)classes);
     if (suppressed) fprintf(stderr, ", %llu rows suppressed", (unsigned long long)suppressed);
     fputc('\n', stderr);
+    if (anonkit_result_summary(result)) fprintf(stderr, "anonkit: %s\n", anonkit_result_summary(result));
+    anonkit_result_free(result);
 done:
     anonkit_job_free(job);
     return exit_code;

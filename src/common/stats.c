@@ -30,6 +30,7 @@ void ak_hist_clear(ak_hist *h)
     for (size_t i = 0; i < h->ntouched; i++) h->count[h->touched[i]] = 0;
     h->ntouched = 0;
     h->total = 0;
+    h->wsum = 0;
 }
 
 size_t ak_hist_counts(const ak_hist *h, uint32_t *out)
@@ -45,6 +46,31 @@ size_t ak_hist_counts_minus(const ak_hist *whole, const ak_hist *part, uint32_t 
         uint32_t code = whole->touched[i];
         uint32_t c = whole->count[code] - part->count[code];
         if (c) out[n++] = c;
+    }
+    return n;
+}
+
+size_t ak_hist_pairs(const ak_hist *h, uint32_t *codes, uint32_t *counts)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < h->ntouched; i++) {
+        const uint32_t code = h->touched[i];
+        if (!h->count[code]) continue;
+        codes[n] = code;
+        counts[n++] = h->count[code];
+    }
+    return n;
+}
+
+size_t ak_hist_pairs_minus(const ak_hist *whole, const ak_hist *part, uint32_t *codes, uint32_t *counts)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < whole->ntouched; i++) {
+        const uint32_t code = whole->touched[i];
+        const uint32_t c = whole->count[code] - part->count[code];
+        if (!c) continue;
+        codes[n] = code;
+        counts[n++] = c;
     }
     return n;
 }

@@ -14,6 +14,11 @@ typedef struct ak_hist {
     uint32_t *touched; /* codes with a non-zero count, in order of first touch */
     size_t ntouched;
     uint64_t total;
+    /* Optional: a weight per code whose sum over the rows added the adders that
+     * know of it keep in wsum (t-closeness's lower bound, model/closeness.h);
+     * NULL unless a caller sets it. ak_hist_clear resets wsum. */
+    const uint32_t *weight;
+    uint64_t wsum;
 } ak_hist;
 
 /* x log2 x, with 0 log 0 = 0: the terms of entropies in bits (InfoGain,
@@ -39,6 +44,14 @@ size_t ak_hist_counts(const ak_hist *h, uint32_t *out);
 /* Writes the non-zero counts of whole - part (part must be a sub-multiset of
  * whole) and returns how many. */
 size_t ak_hist_counts_minus(const ak_hist *whole, const ak_hist *part, uint32_t *out);
+
+/* Writes the non-zero counts into counts[] and their codes into codes[] (room
+ * for ntouched each) and returns how many: the histogram with value identities
+ * that the distribution models need (model/closeness.h). */
+size_t ak_hist_pairs(const ak_hist *h, uint32_t *codes, uint32_t *counts);
+
+/* The same for whole - part (part a sub-multiset of whole). */
+size_t ak_hist_pairs_minus(const ak_hist *whole, const ak_hist *part, uint32_t *codes, uint32_t *counts);
 
 /* Puts the touched codes in ascending order, so that sums over them are formed
  * in one canonical order (in-memory and out-of-core runs must agree to the bit). */

@@ -29,6 +29,8 @@ void model_init(model *m)
     m->l_variants = MODEL_L_DISTINCT;
     m->c = 1;
     m->variance = 0;
+    m->dist = (model_dist){-1, MODEL_T_AUTO, 0, 0, MODEL_BETA_BASIC, NULL};
+    m->ref = NULL;
 }
 
 int model_parse_variants(const char *text, unsigned *bits)
@@ -72,6 +74,12 @@ int model_validate(const model *m, ak_error *err)
         return ak_err_set(err, ANONKIT_E_USAGE, NULL, 0, 0, "--c must be positive");
     if (!(m->variance >= 0) || isinf(m->variance))
         return ak_err_set(err, ANONKIT_E_USAGE, NULL, 0, 0, "--variance must be a finite number >= 0");
+    if (m->dist.t >= 0 && !(m->dist.t <= 1))
+        return ak_err_set(err, ANONKIT_E_USAGE, NULL, 0, 0, "--t must be a number in [0, 1]");
+    if (m->dist.delta < 0 || isnan(m->dist.delta) || isinf(m->dist.delta))
+        return ak_err_set(err, ANONKIT_E_USAGE, NULL, 0, 0, "--delta-disclosure must be a positive number");
+    if (m->dist.beta < 0 || isnan(m->dist.beta) || isinf(m->dist.beta))
+        return ak_err_set(err, ANONKIT_E_USAGE, NULL, 0, 0, "--beta must be a positive number");
     return ANONKIT_OK;
 }
 

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "common/error.h"
+#include "model/closeness.h"
 
 /* l-diversity variants, combinable as a bit set. */
 enum {
@@ -28,6 +29,8 @@ typedef struct model {
     double c;           /* c of recursive (c,l)-diversity */
     double variance;    /* variance diversity ([LeFevre07] §1.1): every class's population variance
                            of the numeric sensitive value >= variance; 0 means none */
+    model_dist dist;    /* t-closeness, δ-disclosure, β-likeness (closeness.h); none by default */
+    const model_ref *ref; /* the table-wide reference distribution those need; set once the table is read */
 } model;
 
 /* Sums of a class's numeric sensitive values, enough for its population
@@ -89,7 +92,14 @@ static inline uint64_t model_suppression_limit(double fraction, uint64_t rows)
 void model_init(model *m);
 
 /* Whether the model needs the sensitive attribute. */
-static inline int model_needs_sensitive(const model *m) { return m->l > 0 || m->variance > 0; }
+static inline int model_needs_sensitive(const model *m)
+{
+    return m->l > 0 || m->variance > 0 || model_dist_any(&m->dist);
+}
+
+/* Whether the model has a distribution model (t, δ, β): its predicate needs the
+ * codes of the class's sensitive values (model_dist_holds), not only their counts. */
+static inline int model_has_dist(const model *m) { return model_dist_any(&m->dist); }
 
 /* Parses "distinct,entropy,..." into MODEL_L_* bits; -1 on an unknown name. */
 int model_parse_variants(const char *text, unsigned *bits /* OUT */);

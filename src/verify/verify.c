@@ -205,18 +205,22 @@ static int check_params(const verify_params *p, ak_error *err)
         return ak_err_set(err, ANONKIT_E_USAGE, NULL, 0, 0, "--l needs a sensitive column (--sensitive)");
     if (p->model.variance > 0 && !p->sensitive)
         return ak_err_set(err, ANONKIT_E_USAGE, NULL, 0, 0, "--variance needs a numeric sensitive column (--sensitive)");
+    if (model_has_dist(&p->model) && !p->sensitive)
+        return ak_err_set(err, ANONKIT_E_USAGE, NULL, 0, 0,
+                          "--t, --delta-disclosure and --beta need a sensitive column (--sensitive)");
     return model_validate(&p->model, err);
 }
 
 /* The per-group sensitive histograms of g laid out by group: the counts of
  * group i are (*counts)[(*start)[i] .. (*start)[i+1]). */
-static int histograms(const vgroups *g, uint32_t **start, uint32_t **counts, ak_error *err)
+static int histograms(const vgroups *g, uint32_t **start, uint32_t **counts, uint32_t **codes, ak_error *err)
 {
     const size_t ngroups = g->keys.count, npairs = g->pairs.count;
     uint32_t *fill = calloc(ngroups + 1, sizeof *fill);
     *start = calloc(ngroups + 1, sizeof **start);
     *counts = malloc((npairs ? npairs : 1) * sizeof **counts);
-    if (!fill || !*start || !*counts) {
+    *codes = malloc((npairs ? npairs : 1) * sizeof **codes);
+    if (!fill || !*start || !*counts || !*codes) {
         free(fill);
         return ak_err_nomem(err);
     }
@@ -224,22 +228,45 @@ static int histograms(const vgroups *g, uint32_t **start, uint32_t **counts, ak_
     for (size_t i = 0; i < ngroups; i++) (*start)[i + 1] += (*start)[i];
     for (size_t p = 0; p < npairs; p++) {
         const uint32_t group = (uint32_t)(g->pairs.id_keys[p] >> 32);
+        (*codes)[(*start)[group] + fill[group]] = (uint32_t)g->pairs.id_keys[p];
         (*counts)[(*start)[group] + fill[group]++] = g->pair_count[p];
     }
     free(fill);
     return ANONKIT_OK;
 }
 
+/* The table-wide reference distribution of the file (model/closeness.h): the
+ * counts of every sensitive text over all rows. */
+static int build_reference(const vgroups *g, const verify_params *p, const uint32_t *counts, const uint32_t *codes,
+                           model_ref **ref, ak_error *err)
+{
+    const uint32_t nv = g->sensitive.count;
+    uint64_t *total = calloc(nv ? nv : 1, sizeof *total);
+    if (!total) return ak_err_nomem(err);
+    for (size_t i = 0; i < g->pairs.count; i++) total[codes[i]] += counts[i];
+    const int rc = model_ref_for(&p->model.dist, &g->sensitive, total, p->sensitive, ref, err);
+    free(total);
+    return rc;
+}
+
 /* Tests every class of g; the first that violates the model is reported. */
 static int test_classes(const vgroups *g, const verify_params *p, const char *shown, verify_counts *out,
-                        ak_error *err)
+                        verify_achieved *ach, ak_error *err)
 {
     const model *m = &p->model;
     const size_t ngroups = g->keys.count;
-    uint32_t *start = NULL, *counts = NULL;
+    uint32_t *start = NULL, *counts = NULL, *codes = NULL;
+    model_ref *ref = NULL;
+    model_work *work = NULL;
     uint32_t *scratch = malloc((g->pairs.count ? g->pairs.count : 1) * sizeof *scratch);
-    int rc = scratch ? histograms(g, &start, &counts, err) : ak_err_nomem(err);
+    int rc = scratch ? histograms(g, &start, &counts, &codes, err) : ak_err_nomem(err);
     if (rc < 0) goto done;
+    if (model_has_dist(m)) { /* the reference: every row of the file, suppressed rows too */
+        rc = build_reference(g, p, counts, codes, &ref, err);
+        if (rc == ANONKIT_OK && !(work = model_work_new(ref))) rc = ak_err_nomem(err);
+        if (rc < 0) goto done;
+        if (ach) model_achieved_init(&ach->a);
+    }
     /* With a suppression limit, the all-"*" rows are suppressed rows when they are at most the
      * limit; more of them must satisfy the model as a class (the top of a lattice). */
     const uint32_t star = p->suppression > 0 ? all_star_group(g, p->nqi) : AK_NOT_FOUND;
@@ -258,6 +285,13 @@ static int test_classes(const vgroups *g, const verify_params *p, const char *sh
             snprintf(why, sizeof why, "variance of the sensitive values %.6Lg < %g",
                      model_moments_variance(&g->moments[i], g->exact), m->variance);
         }
+        if (ref) {
+            const size_t n = start[i + 1] - start[i];
+            if (holds)
+                holds = model_dist_explain(&m->dist, ref, work, g->count[i], codes + start[i], counts + start[i], n, why,
+                                           sizeof why);
+            if (ach) model_achieved_add(&ach->a, ref, work, g->count[i], codes + start[i], counts + start[i], n);
+        }
         if (holds) continue;
         if (i == star) {
             rc = ak_err_set(err, ANONKIT_E_VIOLATION, shown, g->first_line[i], 0,
@@ -275,8 +309,15 @@ static int test_classes(const vgroups *g, const verify_params *p, const char *sh
         goto done;
     }
     if (out) *out = (verify_counts){classes, g->rows, suppressed};
+    if (ach) {
+        ach->has = ref != NULL;
+        ach->t_distance = ref ? model_ref_distance(ref) : 0;
+    }
     rc = ANONKIT_OK;
 done:
+    model_work_free(work);
+    model_ref_free(ref);
+    free(codes);
     free(start);
     free(counts);
     free(scratch);
@@ -285,6 +326,12 @@ done:
 
 int verify_published(const verify_params *p, verify_counts *out, ak_error *err)
 {
+    return verify_published_achieved(p, out, NULL, err);
+}
+
+int verify_published_achieved(const verify_params *p, verify_counts *out, verify_achieved *achieved, ak_error *err)
+{
+    if (achieved) memset(achieved, 0, sizeof *achieved);
     AK_CHECK(check_params(p, err));
     spool sp;
     memset(&sp, 0, sizeof sp);
@@ -301,7 +348,7 @@ int verify_published(const verify_params *p, verify_counts *out, ak_error *err)
     const verify_params use = {p->published, p->delimiter, p->qi, p->nqi, needs ? p->sensitive : NULL, p->model,
                                p->suppression, p->tmpdir};
     if ((rc = vgroups_read(&g, &use, path, shown, p->model.variance > 0, err)) < 0) goto done;
-    rc = test_classes(&g, p, shown, out, err);
+    rc = test_classes(&g, p, shown, out, achieved, err);
 done:
     spool_remove(&sp);
     vgroups_free(&g);

@@ -36,6 +36,14 @@ typedef struct verify_counts {
     uint64_t suppressed; /* rows counted as suppressed (all QIs "*", within the allowance) */
 } verify_counts;
 
+/* The least t, δ and β the classes of a file achieve (model_achieved_add over
+ * every class but the suppressed rows), filled when t, δ or β was asked. */
+typedef struct verify_achieved {
+    int has;             /* t, δ or β was asked */
+    unsigned t_distance; /* the ground distance of a.t (MODEL_T_*) */
+    model_achieved a;
+} verify_achieved;
+
 /* Verifies p->published against p->model. Returns ANONKIT_OK and fills *out
  * (when not NULL) when every class satisfies the model; otherwise a negative
  * status with err describing the failure: ANONKIT_E_VIOLATION names the first
@@ -43,5 +51,8 @@ typedef struct verify_counts {
  * violates; ANONKIT_E_USAGE a missing column or an invalid model;
  * ANONKIT_E_INPUT a malformed file. err must not be NULL. */
 int verify_published(const verify_params *p, verify_counts *out /* OUT, may be NULL */, ak_error *err);
+/* verify_published that also fills *achieved (may be NULL). */
+int verify_published_achieved(const verify_params *p, verify_counts *out /* OUT, may be NULL */,
+                              verify_achieved *achieved /* OUT, may be NULL */, ak_error *err);
 
 #endif

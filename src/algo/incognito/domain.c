@@ -77,6 +77,8 @@ void inc_ctx_free(inc_ctx *c)
     free(c->gfill);
     free(c->gcounts);
     free(c->gscratch);
+    free(c->gcodes);
+    model_work_free(c->work);
     free(c->gid);
     memset(c, 0, sizeof *c);
 }
@@ -218,6 +220,15 @@ int inc_ctx_init(inc_ctx *c, const table *t, const model *m, double suppression,
         return rc;
     }
     /* Key layout: the sensitive code lowest, then QI fields; node levels with QI 0 highest. */
+    if (model_has_dist(m) && (!m->ref || !t->sensitive_codes)) {
+        inc_ctx_free(c);
+        return ak_err_set(err, ANONKIT_E_USAGE, NULL, 0, 0,
+                          "t-closeness, delta-disclosure and beta-likeness need a sensitive column (--sensitive)");
+    }
+    if (model_has_dist(m) && !(c->work = model_work_new(m->ref))) {
+        inc_ctx_free(c);
+        return ak_err_nomem(err);
+    }
     if (model_needs_sensitive(m) && t->sensitive_codes) {
         c->sens = t->sensitive_codes;
         c->sbits = bits_for(t->sensitive_dict.count ? t->sensitive_dict.count - 1 : 0);

@@ -200,9 +200,9 @@ static int entries_reserve(inc_ctx *c, size_t n, ak_error *err)
     if (n <= c->gcounts_cap) return ANONKIT_OK;
     size_t cap = c->gcounts_cap ? c->gcounts_cap : 1024;
     while (cap < n) cap *= 2;
-    void **arrays[] = {(void **)&c->gcounts, (void **)&c->gscratch, (void **)&c->gid};
-    const size_t sizes[] = {sizeof *c->gcounts, sizeof *c->gscratch, sizeof *c->gid};
-    AK_CHECK(grow_arrays(arrays, sizes, 3, cap, err));
+    void **arrays[] = {(void **)&c->gcounts, (void **)&c->gscratch, (void **)&c->gid, (void **)&c->gcodes};
+    const size_t sizes[] = {sizeof *c->gcounts, sizeof *c->gscratch, sizeof *c->gid, sizeof *c->gcodes};
+    AK_CHECK(grow_arrays(arrays, sizes, c->work ? 4 : 3, cap, err));
     c->gcounts_cap = cap;
     return ANONKIT_OK;
 }
@@ -254,10 +254,21 @@ int inc_fset_eval(inc_ctx *c, const inc_fset *f, int groups, int *anonymous, uin
             c->gstart[g + 1] += c->gstart[g];
             c->gfill[g] = c->gstart[g];
         }
-        for (size_t i = 0; i < f->n; i++) c->gcounts[c->gfill[c->gid[i]]++] = f->count[i];
+        if (c->work) /* the sensitive codes beside the counts (t, δ, β) */
+            for (size_t i = 0; i < f->n; i++) {
+                c->gcodes[c->gfill[c->gid[i]]] = (uint32_t)(f->key[i] & ~smask);
+                c->gcounts[c->gfill[c->gid[i]]++] = f->count[i];
+            }
+        else
+            for (size_t i = 0; i < f->n; i++) c->gcounts[c->gfill[c->gid[i]]++] = f->count[i];
         for (size_t g = 0; g < ng; g++) {
-            const int holds = model_holds(c->m, c->gtotal[g], c->gcounts + c->gstart[g], c->gstart[g + 1] - c->gstart[g],
-                                          c->gscratch);
+            const size_t nc = c->gstart[g + 1] - c->gstart[g];
+            int holds = model_holds(c->m, c->gtotal[g], c->gcounts + c->gstart[g], nc, c->gscratch);
+            /* t-closeness, δ-disclosure, β-likeness: a class's histogram with its codes
+             * (generalization property: docs/algorithms/incognito.md) */
+            if (holds && c->work)
+                holds = model_dist_holds(&c->m->dist, c->m->ref, c->work, c->gtotal[g], c->gcodes + c->gstart[g],
+                                         c->gcounts + c->gstart[g], nc);
             c->gholds[g] = (unsigned char)holds;
             if (!holds) {
                 fail += c->gtotal[g];

@@ -74,6 +74,8 @@ typedef struct inc_ctx {
     uint64_t *gtotal;       /* rows */
     unsigned char *gholds;  /* satisfies the model */
     uint32_t *gstart, *gfill, *gcounts, *gscratch, *gid;
+    uint32_t *gcodes;   /* t, δ, β: the sensitive code of each gcounts entry */
+    model_work *work;   /* t, δ, β: the predicates' scratch (NULL without those models) */
     size_t gcounts_cap;
     inc_counters counters;
 } inc_ctx;

@@ -55,7 +55,11 @@ const char *inc_choose_name(inc_choose c)
 
 int inc_model_monotone_with_suppression(const model *m)
 {
-    return !(m->l > 0 && (m->l_variants & ~(unsigned)MODEL_L_DISTINCT)) && !(m->variance > 0);
+    /* t-closeness, δ-disclosure and β-likeness are kept under the union of
+     * classes, but a failing class merged with a passing one may fail, so the
+     * rows failing at a node may grow under generalization once they may be
+     * dropped: no generalization property with suppression. */
+    return !(m->l > 0 && (m->l_variants & ~(unsigned)MODEL_L_DISTINCT)) && !(m->variance > 0) && !model_has_dist(m);
 }
 
 void inc_result_free(inc_result *res)

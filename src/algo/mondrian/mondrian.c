@@ -139,6 +139,18 @@ static void side_clear(ak_hist *h, model_moments *mo)
     memset(mo, 0, sizeof *mo);
 }
 
+/* t-closeness, δ-disclosure, β-likeness (model/closeness.h) of a side with
+ * histogram h, or (minus) of s->whole less h; 1 when the model has none. On
+ * a sample (growth phase of Rothko-S) the sample's own distribution is
+ * judged against the population's reference, and pruning repairs mistakes
+ * on the population ([LeFevre07] §3.2), as for entropy l-diversity. */
+static int side_dist_holds(mdr *s, uint64_t count, const ak_hist *h, int minus)
+{
+    if (!s->work) return 1;
+    const size_t n = minus ? ak_hist_pairs_minus(&s->whole, h, s->codes, s->counts) : ak_hist_pairs(h, s->codes, s->counts);
+    return model_dist_holds(&s->m->dist, s->m->ref, s->work, count, s->codes, s->counts, n);
+}
+
 /* Whether `count` rows with sensitive statistics (h, mo) satisfy the model;
  * the histogram counts are written to s->counts. */
 static int side_holds(mdr *s, uint64_t count, const ak_hist *h, const model_moments *mo)
@@ -146,12 +158,14 @@ static int side_holds(mdr *s, uint64_t count, const ak_hist *h, const model_mome
     if (s->grow) {
         const size_t ncounts = s->need_hist ? ak_hist_counts(h, s->counts) : 0;
         return sample_test_child(s->grow->test, count, s->counts, ncounts, s->counts_scratch, mo, s->exact,
-                                 s->grow_children);
+                                 s->grow_children) &&
+               side_dist_holds(s, count, h, 0);
     }
     if (count < s->m->k) return 0;
     if (s->need_mom && !model_variance_holds(s->m, mo, s->exact)) return 0;
     if (!s->need_hist) return 1;
-    return model_holds(s->m, count, s->counts, ak_hist_counts(h, s->counts), s->counts_scratch);
+    return model_holds(s->m, count, s->counts, ak_hist_counts(h, s->counts), s->counts_scratch) &&
+           side_dist_holds(s, count, h, 0);
 }
 
 /* Growth phase: the test of the right side of a binary split, whose
@@ -159,7 +173,8 @@ static int side_holds(mdr *s, uint64_t count, const ak_hist *h, const model_mome
 static int right_side_holds(mdr *s, uint64_t count, const ak_hist *left, const model_moments *mo)
 {
     const size_t ncounts = s->need_hist ? ak_hist_counts_minus(&s->whole, left, s->counts) : 0;
-    return sample_test_child(s->grow->test, count, s->counts, ncounts, s->counts_scratch, mo, s->exact, 2);
+    return sample_test_child(s->grow->test, count, s->counts, ncounts, s->counts_scratch, mo, s->exact, 2) &&
+           side_dist_holds(s, count, left, 1);
 }
 
 /* Whether splitting the partition (statistics s->whole, s->whole_mom; n rows)
@@ -177,6 +192,9 @@ static int split_allowable(mdr *s, size_t n, size_t left_count, const ak_hist *l
     }
     if (left_count < k || n - left_count < k || left_count == 0 || left_count == n) return 0;
     if (!s->need_sensitive) return 1;
+    if (left->weight && (!model_dist_may_hold(&s->m->dist, s->m->ref, left_count, left->wsum) ||
+                         !model_dist_may_hold(&s->m->dist, s->m->ref, n - left_count, s->whole.wsum - left->wsum)))
+        return 0; /* the O(1) lower bound of t-closeness already fails (same answer, sooner) */
     if (s->need_mom) {
         const model_moments right = model_moments_minus(&s->whole_mom, left_mom);
         if (!model_variance_holds(s->m, left_mom, s->exact) || !model_variance_holds(s->m, &right, s->exact))
@@ -184,14 +202,28 @@ static int split_allowable(mdr *s, size_t n, size_t left_count, const ak_hist *l
     }
     if (!s->need_hist) return 1;
     if (!model_holds(s->m, left_count, s->counts, ak_hist_counts(left, s->counts), s->counts_scratch)) return 0;
-    return model_holds(s->m, n - left_count, s->counts, ak_hist_counts_minus(&s->whole, left, s->counts),
-                       s->counts_scratch);
+    if (!model_holds(s->m, n - left_count, s->counts, ak_hist_counts_minus(&s->whole, left, s->counts),
+                     s->counts_scratch))
+        return 0;
+    return side_dist_holds(s, left_count, left, 0) && side_dist_holds(s, n - left_count, left, 1);
+}
+
+/* Adds the rank weights of the rows [begin, end) (positions through `order`
+ * when not NULL) to h->wsum, for t-closeness's lower bound (ordered distance;
+ * model_dist_may_hold). A loop of its own after the adders' loops, so that runs
+ * without the model pay one test per call, not one per row. */
+static void side_add_weights(const mdr *s, ak_hist *h, size_t begin, size_t end, const uint32_t *order)
+{
+    uint64_t sum = 0;
+    for (size_t i = begin; i < end; i++) sum += h->weight[row_at(s, order ? order[i] : i)[s->d]];
+    h->wsum += sum;
 }
 
 static void fill_whole(mdr *s, size_t begin, size_t end)
 {
     side_clear(&s->whole, &s->whole_mom);
     for (size_t i = begin; i < end; i++) side_add(s, &s->whole, &s->whole_mom, row_at(s, i));
+    if (s->whole.weight) side_add_weights(s, &s->whole, begin, end, NULL);
 }
 
 /* Whether the rows [begin, end) (one child of a split) satisfy the model's
@@ -357,6 +389,13 @@ MDR_SOURCE_INLINE int rows_median(void *src, uint32_t q, const uint32_t *lo, con
                 side_add(s, &s->left, &s->left_mom, r);
             }
         }
+        if (s->left.weight) /* the rank sums of both sides (model_dist_may_hold) */
+            for (size_t i = rs->begin; i < rs->end; i++) {
+                const uint32_t *r = row_at(s, i);
+                const uint32_t w = s->left.weight[r[s->d]];
+                if (r[q] < m) s->less.wsum += w;
+                if (r[q] <= m) s->left.wsum += w;
+            }
     }
     *median = m;
     *below = less;
@@ -423,6 +462,7 @@ MDR_SOURCE_INLINE void rows_group_add(void *src, mdr_acc *acc)
         side_add(s, &s->left, &s->left_mom, r);
         acc_add_row(s, acc, r);
     }
+    if (s->left.weight) side_add_weights(s, &s->left, rs->group, rs->group_end, s->order);
 }
 
 MDR_SOURCE_INLINE int rows_children(void *src, uint32_t q, const hier_node *u, ak_error *err)
@@ -630,6 +670,9 @@ int mdr_check_inputs(const table *t, const model *m, const mdr_options *options,
     if (m->variance > 0 && !t->sensitive_numeric)
         return ak_err_set(err, ANONKIT_E_USAGE, NULL, 0, 0,
                           "variance diversity needs a numeric sensitive column (--sensitive)");
+    if (model_has_dist(m) && (t->sensitive_column < 0 || !m->ref))
+        return ak_err_set(err, ANONKIT_E_USAGE, NULL, 0, 0,
+                          "t-closeness, delta-disclosure and beta-likeness need a sensitive column (--sensitive)");
     if (options->split == MDR_SPLIT_INFOGAIN && t->class_column < 0)
         return ak_err_set(err, ANONKIT_E_USAGE, NULL, 0, 0, "--split infogain needs a class label column (--class)");
     if (options->split == MDR_SPLIT_REGRESSION && t->target_column < 0)
@@ -653,7 +696,8 @@ int mdr_run_with(const table *t, const model *m, const mdr_options *options, par
     s.split = options->split;
     s.min_gain = options->min_gain;
     s.d = t->nqi;
-    s.idw = m->l > 0 ? s.d + 1 : s.d; /* the sensitive code only where histograms need it (need_hist) */
+    s.need_hist = m->l > 0 || model_has_dist(m);
+    s.idw = s.need_hist ? s.d + 1 : s.d; /* the sensitive code only where histograms need it (need_hist) */
     s.w = s.idw + 1;
     s.bw = (s.d + 7) / 8 * 8;
     s.fw = 2 * s.bw + 2 * s.d;
@@ -661,7 +705,6 @@ int mdr_run_with(const table *t, const model *m, const mdr_options *options, par
     s.simd = !options->no_simd && s.bw / 8 <= MDR_MAX_CHUNKS && __builtin_cpu_supports("avx2");
 #endif
     s.n = t->nrows;
-    s.need_hist = m->l > 0;
     s.need_mom = m->variance > 0;
     s.need_sensitive = s.need_hist || s.need_mom;
     s.sensitive_domain = s.need_hist ? t->sensitive_dict.count : 1;
@@ -701,6 +744,10 @@ int mdr_run_with(const table *t, const model *m, const mdr_options *options, par
     char why[256];
     why[0] = '\0';
     int eligible = model_explain(m, s.n, s.counts, ak_hist_counts(&s.whole, s.counts), s.counts_scratch, why, sizeof why);
+    if (eligible && s.work) {
+        const size_t npairs = ak_hist_pairs(&s.whole, s.codes, s.counts);
+        eligible = model_dist_explain(&m->dist, m->ref, s.work, s.n, s.codes, s.counts, npairs, why, sizeof why);
+    }
     if (eligible && s.need_mom && !model_variance_holds(m, &s.whole_mom, s.exact)) {
         eligible = 0;
         snprintf(why, sizeof why, "variance of the sensitive values %.6Lg < %g",

@@ -95,6 +95,8 @@ typedef struct mdr {
     ak_hist whole, left, less; /* partition, candidate left side, rows < median */
     model_moments whole_mom, left_mom, less_mom;
     uint32_t *counts, *counts_scratch;
+    uint32_t *codes;    /* t, δ, β: the codes beside counts (model_dist_holds) */
+    model_work *work;   /* t, δ, β: the predicates' scratch, one per worker */
     uint32_t *child_rows; /* per child of a categorical node: row count */
     uint32_t max_children;
     mdr_split split;
@@ -157,6 +159,7 @@ static inline void hist_add_n(ak_hist *h, uint32_t code, uint64_t n)
     if (h->count[code] == 0) h->touched[h->ntouched++] = code;
     h->count[code] += (uint32_t)n;
     h->total += n;
+    if (h->weight) h->wsum += (uint64_t)h->weight[code] * n;
 }
 
 /* A chosen split. */

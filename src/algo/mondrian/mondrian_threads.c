@@ -22,6 +22,8 @@ static void worker_forget(mdr *s)
     s->class_begin = NULL;
     s->class_begin_cap = 0;
     s->counts = s->counts_scratch = s->child_rows = NULL;
+    s->codes = NULL;
+    s->work = NULL;
     s->stack = NULL;
     s->boxes = NULL;
     s->depth = s->cap = 0;
@@ -52,6 +54,8 @@ void mdr_worker_free(mdr *s)
     ak_hist_free(&s->cls_group);
     free(s->counts);
     free(s->counts_scratch);
+    free(s->codes);
+    model_work_free(s->work);
     free(s->child_rows);
     free(s->stack);
     free(s->boxes);
@@ -75,11 +79,16 @@ int mdr_worker_alloc(mdr *s, size_t capacity, ak_error *err)
     s->counts = malloc((s->sensitive_domain + 1) * sizeof *s->counts);
     s->counts_scratch = malloc((s->sensitive_domain + 1) * sizeof *s->counts_scratch);
     s->child_rows = malloc((s->max_children + 1) * sizeof *s->child_rows);
+    if (model_has_dist(s->m) && (!(s->codes = malloc((s->sensitive_domain + 1) * sizeof *s->codes)) ||
+                                 !(s->work = model_work_new(s->m->ref))))
+        return ak_err_nomem(err);
     if (!s->scratch || !s->counts || !s->counts_scratch || !s->child_rows ||
         ak_hist_init(&s->whole, s->sensitive_domain) || ak_hist_init(&s->left, s->sensitive_domain) ||
         ak_hist_init(&s->less, s->sensitive_domain) || ak_hist_init(&s->cls_whole, s->class_domain) ||
         ak_hist_init(&s->cls_left, s->class_domain) || ak_hist_init(&s->cls_group, s->class_domain))
         return ak_err_nomem(err);
+    if (s->work) /* t-closeness's lower bound on the partition and its sides (model_dist_may_hold) */
+        s->whole.weight = s->left.weight = s->less.weight = model_dist_weights(&s->m->dist, s->m->ref);
     return ANONKIT_OK;
 }
 

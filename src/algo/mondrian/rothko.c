@@ -88,6 +88,15 @@ static void tuple_layout(rk *r, const table *t)
     r->width = 4 * (t->nqi + 2) + r->extra;
 }
 
+int rk_dist_holds(rk *r, uint64_t count, const ak_hist *h, int minus)
+{
+    if (!r->work) return 1;
+    if (h->weight && !model_dist_may_hold(&r->m->dist, r->m->ref, count, minus ? r->whole.wsum - h->wsum : h->wsum))
+        return 0; /* the O(1) lower bound already fails (same answer, sooner) */
+    const size_t n = minus ? ak_hist_pairs_minus(&r->whole, h, r->codes, r->counts) : ak_hist_pairs(h, r->codes, r->counts);
+    return model_dist_holds(&r->m->dist, r->m->ref, r->work, count, r->codes, r->counts, n);
+}
+
 void rk_moments_add_into(model_moments *into, const model_moments *mo)
 {
     into->n += mo->n;
@@ -197,7 +206,7 @@ static int sink_row(void *ctx, const table *t, unsigned piece, size_t slot, cons
         pc->values_exact &= model_value_is_small_integer(t->sensitive_values[slot]);
         model_moments_add(&pc->mom, t->sensitive_values[slot]);
     }
-    if (r->m->l > 0 && t->sensitive_column >= 0) { /* codes come in order of first appearance */
+    if ((r->m->l > 0 || model_has_dist(r->m)) && t->sensitive_column >= 0) { /* codes come in order of first appearance */
         const uint32_t v = t->sensitive_codes[slot];
         if (v >= pc->sens_cap) {
             const size_t cap = pc->sens_cap ? 2 * pc->sens_cap : 64;
@@ -243,7 +252,7 @@ static int sink_finish(rk *r, ak_error *err)
     const table *t = r->t;
     r->values_exact = 1;
     r->root.rows = 0;
-    if (r->m->l > 0 && t->sensitive_column >= 0 && !(r->sens_count = calloc(t->sensitive_dict.count + 1, sizeof *r->sens_count)))
+    if ((r->m->l > 0 || model_has_dist(r->m)) && t->sensitive_column >= 0 && !(r->sens_count = calloc(t->sensitive_dict.count + 1, sizeof *r->sens_count)))
         return ak_err_nomem(err);
     for (unsigned i = 0; i < r->npieces; i++) {
         rk_piece *pc = &r->piece[i];
@@ -338,6 +347,22 @@ int rothko_run(const table_spec *spec_in, const model *m, const rothko_options *
     stats->first_scan_seconds = ak_seconds() - scan_start;
     const table *t = r.t;
     stats->rows = t->nrows;
+    if (model_has_dist(m) && t->sensitive_column >= 0) { /* the reference: the first scan's counts */
+        uint64_t *counts = calloc(t->sensitive_dict.count + 1, sizeof *counts);
+        if (!counts) { rc = ak_err_nomem(err); goto done; }
+        for (uint32_t v = 0; v < t->sensitive_dict.count; v++) counts[v] = r.sens_count[v];
+        rc = model_ref_for(&m->dist, &t->sensitive_dict, counts, t->column_names[t->sensitive_column], &r.ref, err);
+        free(counts);
+        if (rc < 0) goto done;
+        r.mref = *m;
+        r.mref.ref = r.ref;
+        r.m = m = &r.mref;
+        if (!(r.work = model_work_new(r.ref)) || !(r.codes = malloc((t->sensitive_dict.count + 1) * sizeof *r.codes))) {
+            rc = ak_err_nomem(err);
+            goto done;
+        }
+    }
+    const uint32_t *rank_weights = r.work ? model_dist_weights(&m->dist, r.ref) : NULL;
     const mdr_options checked = {.split = o->split};
     if ((rc = mdr_check_inputs(t, m, &checked, err)) < 0) goto done;
     if (m->k > t->nrows) {
@@ -345,7 +370,7 @@ int rothko_run(const table_spec *spec_in, const model *m, const rothko_options *
                         (unsigned long long)m->k, t->nrows);
         goto done;
     }
-    r.need_hist = m->l > 0;
+    r.need_hist = m->l > 0 || model_has_dist(m);
     r.infogain = o->split == MDR_SPLIT_INFOGAIN;
     r.sdomain = r.need_hist ? t->sensitive_dict.count : 1;
     r.cdomain = r.infogain ? t->class_dict.count : 1;
@@ -357,6 +382,7 @@ int rothko_run(const table_spec *spec_in, const model *m, const rothko_options *
         rc = ak_err_nomem(err);
         goto done;
     }
+    r.whole.weight = r.left.weight = rank_weights; /* t-closeness's lower bound (model_dist_may_hold) */
     /* TM: what is left of the budget after the dictionaries and the buffers */
     const uint64_t payload_bytes = r.root.payload.size + (r.root.tail_payload ? r.root.tail_payload->size : 0);
     const double payload_per_row = t->nrows ? (double)payload_bytes / (double)t->nrows : 0;
@@ -439,6 +465,9 @@ done:
     free(r.counts);
     free(r.counts_scratch);
     free(r.sens_count);
+    free(r.codes);
+    model_work_free(r.work);
+    model_ref_free(r.ref);
     ak_hist_free(&r.whole);
     ak_hist_free(&r.left);
     ak_hist_free(&r.child);

@@ -323,7 +323,8 @@ static int side_holds(rk *r, uint64_t count, const ak_hist *h)
 {
     if (count < r->m->k) return 0;
     if (!r->need_hist) return 1;
-    return model_holds(r->m, count, r->counts, ak_hist_counts(h, r->counts), r->counts_scratch);
+    return model_holds(r->m, count, r->counts, ak_hist_counts(h, r->counts), r->counts_scratch) &&
+           rk_dist_holds(r, count, h, 0);
 }
 
 /* Whether a split of the node's n rows into left_count rows with sensitive
@@ -334,9 +335,14 @@ static int allowable(rk *r, uint64_t n, uint64_t left_count, const ak_hist *left
     const uint64_t k = r->m->k;
     if (left_count < k || n - left_count < k || left_count == 0 || left_count == n) return 0;
     if (!r->need_hist) return 1;
+    if (left->weight && (!model_dist_may_hold(&r->m->dist, r->m->ref, left_count, left->wsum) ||
+                         !model_dist_may_hold(&r->m->dist, r->m->ref, n - left_count, r->whole.wsum - left->wsum)))
+        return 0; /* both sides' O(1) lower bounds before any exact distance (same answer, sooner) */
     if (!model_holds(r->m, left_count, r->counts, ak_hist_counts(left, r->counts), r->counts_scratch)) return 0;
-    return model_holds(r->m, n - left_count, r->counts, ak_hist_counts_minus(&r->whole, left, r->counts),
-                       r->counts_scratch);
+    if (!model_holds(r->m, n - left_count, r->counts, ak_hist_counts_minus(&r->whole, left, r->counts),
+                     r->counts_scratch))
+        return 0;
+    return rk_dist_holds(r, left_count, left, 0) && rk_dist_holds(r, n - left_count, left, 1);
 }
 
 /* Child rows per child of hierarchy node u (rows_in[c]); 0 when a non-empty child has fewer than k. */

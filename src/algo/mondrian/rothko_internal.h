@@ -93,6 +93,13 @@ typedef struct rk {
     uint32_t sdomain, cdomain;
     ak_hist whole, left, cls_whole, cls_left, cls_group, child;
     uint32_t *counts, *counts_scratch;
+    /* t-closeness, δ-disclosure, β-likeness (model/closeness.h): the model with
+     * the table's reference distribution (r->m points to mref then), the codes
+     * beside counts and the predicates' scratch */
+    model mref;
+    model_ref *ref;
+    model_work *work;
+    uint32_t *codes;
     uint64_t tm;         /* TM in rows */
     size_t fg_budget;    /* bytes the frequency groups of one level may take */
     spill_file *pool;    /* spill files done with, kept for reuse until the run ends */
@@ -124,6 +131,9 @@ static inline double load_f64(const uint8_t *p)
     memcpy(&v, &bits, sizeof v);
     return v;
 }
+
+/* t, δ, β of a histogram h (minus: of r->whole less h) of `count` rows; 1 without those models. */
+int rk_dist_holds(rk *r, uint64_t count, const ak_hist *h, int minus);
 
 /* The numeric sensitive value and the target of a stored tuple. */
 static inline double tuple_sval(const rk_layout *l, const uint8_t *row) { return load_f64(row + l->extra_at); }

@@ -231,8 +231,17 @@ static int node_holds(rk *r, const rk_node *x)
     if (r->need_hist)
         for (uint32_t v = 0; v < r->sdomain; v++)
             if (x->shist[v]) r->counts[ncounts++] = x->shist[v];
-    return model_holds(r->m, x->part.rows, r->counts, ncounts, r->counts_scratch) &&
-           model_variance_holds(r->m, &x->mom, r->values_exact);
+    if (!model_holds(r->m, x->part.rows, r->counts, ncounts, r->counts_scratch) ||
+        !model_variance_holds(r->m, &x->mom, r->values_exact))
+        return 0;
+    if (!r->work) return 1;
+    size_t n = 0;
+    for (uint32_t v = 0; v < r->sdomain; v++)
+        if (x->shist[v]) {
+            r->codes[n] = v;
+            r->counts[n++] = x->shist[v];
+        }
+    return model_dist_holds(&r->m->dist, r->m->ref, r->work, x->part.rows, r->codes, r->counts, n);
 }
 
 /* Appends the rows of every leaf under node x, left to right, to one new
@@ -477,7 +486,17 @@ int rk_check_whole(rk *r, uint64_t rows, ak_error *err)
     for (size_t v = 0; r->sens_count && v < r->sdomain; v++)
         if (r->sens_count[v]) r->counts[ncounts++] = r->sens_count[v];
     char why[256] = "";
-    if (!model_explain(r->m, rows, r->counts, ncounts, r->counts_scratch, why, sizeof why))
+    int holds = model_explain(r->m, rows, r->counts, ncounts, r->counts_scratch, why, sizeof why);
+    if (holds && r->work) {
+        size_t n = 0;
+        for (uint32_t v = 0; v < r->sdomain; v++)
+            if (r->sens_count[v]) {
+                r->codes[n] = v;
+                r->counts[n++] = r->sens_count[v];
+            }
+        holds = model_dist_explain(&r->m->dist, r->m->ref, r->work, rows, r->codes, r->counts, n, why, sizeof why);
+    }
+    if (!holds)
         return ak_err_set(err, ANONKIT_E_INELIGIBLE, NULL, 0, 0,
                           "the whole table does not satisfy the privacy model (%s), so no anonymization can", why);
     if (!model_variance_holds(r->m, &r->all_mom, r->values_exact))
