@@ -112,7 +112,18 @@ typedef enum anonkit_option {
     ANONKIT_OPT_CLASS_ERROR = 48, /* class column the tree predicts */
     ANONKIT_OPT_TRAIN_ROWS = 49, /* the first N published rows train the tree, the others test it */
     ANONKIT_OPT_SPLIT_COLUMN = 50, /* or: a column whose value is train or test in every row */
-    ANONKIT_OPT__COUNT = 51 /* the number of options; not an option */
+    /* re-identification risk (docs/risk.md): anonkit_risk, check --achieved, anonymize --max-risk */
+    ANONKIT_OPT_PUBLISHED = 51,  /* risk: the file is published: classes from its published values */
+    ANONKIT_OPT_POPULATION = 52, /* risk: a population table with the same QIs (journalist risk) */
+    ANONKIT_OPT_POPULATION_SIZE = 53, /* risk, --max-risk uniqueness: the population's size N */
+    ANONKIT_OPT_SAMPLING_FRACTION = 54, /* or: the sample's share of the population, in (0, 1] */
+    ANONKIT_OPT_WEIGHT = 55,     /* risk: sampling-weight column (individual risk) */
+    ANONKIT_OPT_THRESHOLD = 56,  /* risk: records at risk are those above it (default 0.2) */
+    ANONKIT_OPT_SUDA = 57,       /* risk: SUDA2 minimal sample uniques up to this many QIs */
+    ANONKIT_OPT_JSON = 58,       /* risk: path of the JSON document */
+    ANONKIT_OPT_ACHIEVED = 59,   /* check: report the parameters the file achieves */
+    ANONKIT_OPT_MAX_RISK = 60,   /* anonymize: average=R | highest=R | uniqueness=R (comma list) */
+    ANONKIT_OPT__COUNT = 61 /* the number of options; not an option */
 } anonkit_option;
 
 typedef struct anonkit_job anonkit_job;
@@ -205,6 +216,17 @@ ANONKIT_API int anonkit_metrics(anonkit_job *job, const char *original_path, con
  * general release already violates the requirement returns
  * ANONKIT_E_INELIGIBLE and writes nothing. */
 ANONKIT_API int anonkit_sequential(anonkit_job *job, anonkit_result **out_result /* OUT */);
+
+/* Re-identification risk of the table ANONKIT_OPT_INPUT ("-" for stdin;
+ * docs/risk.md): classes formed by its QI values (with ANONKIT_OPT_PUBLISHED
+ * exactly as anonkit_check forms them), the class-size distribution,
+ * prosecutor, journalist and marketer risk, sample uniques; with a population
+ * size or sampling fraction the estimated population uniques (Zayatz,
+ * Pitman, SNB, the Dankar et al. rule) and the individual and global risk;
+ * with ANONKIT_OPT_SUDA the SUDA2 scores; with a sensitive column the
+ * parameters the file achieves. The result holds the counts, the human
+ * summary and the JSON text (also written to ANONKIT_OPT_JSON, atomically). */
+ANONKIT_API int anonkit_risk(anonkit_job *job, anonkit_result **out_result /* OUT */);
 
 /* The result of a verb. */
 ANONKIT_API void anonkit_result_free(anonkit_result *result);

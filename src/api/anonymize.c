@@ -13,6 +13,7 @@
 #include "api/locale.h"
 #include "api/paths.h"
 #include "api/report.h"
+#include "api/risk.h"
 #include "api/result.h"
 #include "common/clock.h"
 #include "core/partition.h"
@@ -179,6 +180,7 @@ static int anonymize(anonkit_job *job, anonkit_result **out_result)
         return ak_err_set(&job->err, ANONKIT_E_USAGE, NULL, 0, 0, "no output file given (-o FILE, or - for stdout)"), job_fail(job);
     if (!job->qi.count)
         return ak_err_set(&job->err, ANONKIT_E_USAGE, NULL, 0, 0, "no quasi-identifiers given (--qi)"), job_fail(job);
+    if (risk_job_prepare(job) < 0) return job_fail(job); /* --max-risk (api/risk.c) */
     if (job->model.k < 2 && !(job->model.l > 1) && !(job->model.variance > 0) && !job->k_set)
         return ak_err_set(&job->err, ANONKIT_E_USAGE, NULL, 0, 0,
                           "no privacy model given: the quasi-identifiers would be published as they are; give --k K "
@@ -279,6 +281,7 @@ static int anonymize(anonkit_job *job, anonkit_result **out_result)
     result->summary = report_summary(job, t, &mt, &wq, seconds, &ps, algo_out.summary);
     result->json = report_build(job, t, &mt, &wq, seconds, &pt, &ps, NULL, algo_out.report);
     if (!result->summary || !result->json) { rc = ak_err_nomem(&job->err); goto done; }
+    if ((rc = report_add_risk(job, t, &part, &result->summary, &result->json)) < 0) goto done;
     if (job->report && fprintf(rf.stream, "%s\n", result->json) < 0) {
         rc = ak_err_set(&job->err, ANONKIT_E_IO, job->report, 0, 0, "cannot write the report");
         goto done;

@@ -87,6 +87,9 @@ void anonkit_job_free(anonkit_job *job)
     free(job->inconsistent);
     free(job->class_error);
     free(job->split_column);
+    free(job->risk.population);
+    free(job->risk.weight);
+    free(job->risk.json);
     strlist_free(&job->job_files);
     free(job);
 }

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "api/algorithm.h"
+#include "api/risk.h"
 
 static json_t *string_array(const strlist *l)
 {
@@ -137,4 +138,29 @@ char *report_summary(const anonkit_job *job, const table *t, const metrics *mt, 
              (unsigned long long)mt->max_class, mt->gcp, mt->dm, mt->cavg, (unsigned long long)job->model.k,
              workload, seconds);
     return text;
+}
+
+int report_add_risk(anonkit_job *job, const table *t, const partition *p, char **summary, char **json)
+{
+    json_t *risk = NULL;
+    char lines[4096];
+    AK_CHECK(risk_report_block(job, t, p, &risk, lines, sizeof lines));
+    json_error_t jerr;
+    json_t *root = json_loads(*json, 0, &jerr);
+    int jfail = root == NULL;
+    JSET(root, "risk", risk);
+    char *text = jfail ? NULL : jsonb_dumps(root);
+    json_decref(root);
+    const size_t n = strlen(*summary) + strlen(lines) + 1;
+    char *both = text ? malloc(n) : NULL;
+    if (!both) {
+        free(text);
+        return ak_err_nomem(&job->err);
+    }
+    snprintf(both, n, "%s%s", *summary, lines);
+    free(*summary);
+    free(*json);
+    *summary = both;
+    *json = text;
+    return ANONKIT_OK;
 }

@@ -36,4 +36,9 @@ char *report_build(const anonkit_job *job, const table *t, const metrics *mt, co
 char *report_summary(const anonkit_job *job, const table *t, const metrics *mt, const workload_quality *wq,
                      double seconds, const publish_stats *ps, const char *algo);
 
+/* Adds the re-identification risk of the input and of the output side by
+ * side (api/risk.c, docs/risk.md) to the summary and, as "risk", to the
+ * JSON report; both texts are replaced. */
+int report_add_risk(anonkit_job *job, const table *t, const partition *p, char **summary, char **json);
+
 #endif

@@ -26,6 +26,7 @@ static const cli_help_line help_lines[] = {
     {ANONKIT_OPT_SUPPRESSION,
      "rows whose QIs are all '*' are suppressed rows when they\n"
      "are at most F of all rows (else they must form a class)"},
+    {ANONKIT_OPT_ACHIEVED, NULL},
     {ANONKIT_OPT_DELIMITER, "field delimiter (default ',')"},
     {ANONKIT_OPT_JOB, "take the settings from a JSON job file"},
 };
@@ -54,6 +55,7 @@ int cli_check(int argc, char **argv)
     }
     const uint64_t classes = anonkit_result_classes(result), rows = anonkit_result_rows_read(result),
                    suppressed = anonkit_result_rows_suppressed(result);
+    if (anonkit_result_summary(result)) fputs(anonkit_result_summary(result), stdout); /* --achieved */
     anonkit_result_free(result);
     fprintf(stderr, "anonkit: %s: ok, %llu rows in %llu classes satisfy the privacy model",
             strcmp(positional[0], "-") ? positional[0] : "stdin",

@@ -44,4 +44,22 @@ typedef struct verify_counts {
  * ANONKIT_E_INPUT a malformed file. err must not be NULL. */
 int verify_published(const verify_params *p, verify_counts *out /* OUT, may be NULL */, ak_error *err);
 
+/* One class of a published file, as the verifier forms it. */
+typedef struct verify_class {
+    uint64_t count;                /* rows */
+    const uint32_t *counts;        /* its non-zero sensitive counts (with a sensitive column) */
+    size_t ncounts;
+    const model_moments *moments;  /* sums of the numeric sensitive values; NULL when the column is not numeric */
+    int exact;                     /* every value a small integer (model_moments_variance) */
+} verify_class;
+typedef int (*verify_class_fn)(void *ctx, const verify_class *c, ak_error *err);
+
+/* Reads p->published, groups it as verify_published does (the suppressed
+ * all-"*" rows left out under p->suppression) and calls fn for every class;
+ * p->model is not tested. A sensitive column that is not numeric leaves
+ * `moments` NULL instead of failing. fn's negative status stops the walk and
+ * is returned. */
+int verify_classes(const verify_params *p, verify_class_fn fn, void *ctx, verify_counts *out /* OUT, may be NULL */,
+                   ak_error *err);
+
 #endif
