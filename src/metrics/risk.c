@@ -155,7 +155,7 @@ void risk_measure(const risk_input *in, risk_measures *m)
     m->global_risk_rate = m->individual_mean;
     if (!m->has_population) return;
     if (m->sample_uniques == 0) {
-        const risk_estimate zero = {1, 0, 0, NULL};
+        const risk_estimate zero = {1, 0, 0, NULL, {0, 0, 0}};
         m->zayatz = m->pitman = m->snb = m->dankar = zero;
         m->dankar_model = "none";
         return;
@@ -163,7 +163,7 @@ void risk_measure(const risk_input *in, risk_measures *m)
     uint64_t *sizes, *counts;
     const size_t nh = size_histogram(in, &sizes, &counts);
     if (nh == (size_t)-1) {
-        const risk_estimate none = {0, 0, 0, "out of memory"};
+        const risk_estimate none = {0, 0, 0, "out of memory", {0, 0, 0}};
         m->zayatz = m->pitman = m->snb = m->dankar = none;
         m->dankar_model = "none";
         return;

@@ -47,6 +47,7 @@ typedef struct risk_estimate {
     double uniques;     /* estimated population uniques */
     double share;       /* uniques / N */
     const char *note;   /* NULL when ok */
+    double param[3];    /* the fitted parameters: Pitman (theta, alpha); SNB (alpha, beta, K) */
 } risk_estimate;
 
 typedef struct risk_measures {

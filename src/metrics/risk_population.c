@@ -33,8 +33,8 @@ risk_estimate risk_zayatz(const uint64_t *size, const uint64_t *count, size_t nh
         if (size[i] == 1) f1 = (double)count[i];
         denominator += (double)count[i] * hyper_one(N, (double)size[i], n);
     }
-    risk_estimate e = {0, 0, 0, NULL};
-    if (f1 == 0) return (risk_estimate){1, 0, 0, NULL};
+    risk_estimate e = {0, 0, 0, NULL, {0, 0, 0}};
+    if (f1 == 0) return (risk_estimate){1, 0, 0, NULL, {0, 0, 0}};
     if (!(denominator > 0)) {
         e.note = "the hypergeometric probabilities underflow";
         return e;
@@ -143,8 +143,8 @@ risk_estimate risk_pitman(const uint64_t *size, const uint64_t *count, size_t nh
         if (size[i] == 1) f1 = (double)count[i];
         if (size[i] == 2) f2 = (double)count[i];
     }
-    if (f1 == 0) return (risk_estimate){1, 0, 0, NULL};
-    risk_estimate e = {0, 0, 0, "Pitman's likelihood equations did not converge"};
+    if (f1 == 0) return (risk_estimate){1, 0, 0, NULL, {0, 0, 0}};
+    risk_estimate e = {0, 0, 0, "Pitman's likelihood equations have no solution with 0 < alpha < 1 that Newton's method reached", {0, 0, 0}};
     /* Starting point of [Hoshino01] (moment-like estimates from f1, f2). */
     const double c = f1 * (f1 - 1) / (f2 > 0 ? f2 : 1);
     double x[2];
@@ -155,14 +155,14 @@ risk_estimate risk_pitman(const uint64_t *size, const uint64_t *count, size_t nh
         x[0] = 1;
     }
     const pitman_ctx ctx = {size, count, nh, n, u};
-    if (newton2(pitman_fn, &ctx, x, 1e-9) != 0) return e;
+    if (newton2(pitman_fn, &ctx, x, 1e-7) != 0) return e;
     const double t = x[0], a = x[1];
     const double uniques = exp(lgamma(t + 1) - lgamma(t + a) + a * log(N));
     if (!(uniques >= 0 && uniques <= N)) {
         e.note = "Pitman's fit gives no estimate within the population";
         return e;
     }
-    return (risk_estimate){1, uniques, uniques / N, NULL};
+    return (risk_estimate){1, uniques, uniques / N, NULL, {t, a, 0}};
 }
 
 typedef struct snb_ctx {
@@ -201,8 +201,8 @@ risk_estimate risk_snb(const uint64_t *size, const uint64_t *count, size_t nh, d
         num += cs * pow(1 - pi, s);
         den += cs * s * pi * pow(1 - pi, s - 1);
     }
-    if (f1 == 0) return (risk_estimate){1, 0, 0, NULL};
-    risk_estimate e = {0, 0, 0, "the SNB equations did not converge"};
+    if (f1 == 0) return (risk_estimate){1, 0, 0, NULL, {0, 0, 0}};
+    risk_estimate e = {0, 0, 0, "the SNB equations did not converge", {0, 0, 0}};
     if (f2 == 0) {
         e.note = "the SNB model needs classes of size 2 in the sample";
         return e;
@@ -217,7 +217,7 @@ risk_estimate risk_snb(const uint64_t *size, const uint64_t *count, size_t nh, d
         const double alpha = exp(x[0]), beta = 1 / (1 + exp(-x[1]));
         const double uniques = K * pow(beta, alpha);
         if (!(uniques >= 0 && uniques <= N) || !isfinite(uniques)) continue;
-        return (risk_estimate){1, uniques, uniques / N, NULL};
+        return (risk_estimate){1, uniques, uniques / N, NULL, {alpha, beta, K}};
     }
     return e;
 }
