@@ -60,7 +60,12 @@ static int visit(void *ctx, const verify_class *c, ak_error *err)
         }
         if (!c->moments) a->has_variance = 0;
         else {
-            const double v = (double)model_moments_variance(c->moments, c->exact);
+            double v = (double)model_moments_variance(c->moments, c->exact);
+            /* lowered until model.c's own test accepts it (the double may round above the exact variance) */
+            model m;
+            model_init(&m);
+            m.variance = v;
+            while (v > 0 && !model_variance_holds(&m, c->moments, c->exact)) m.variance = v = nextafter(v, 0);
             if (w->first || v < a->variance) a->variance = v;
         }
     }
