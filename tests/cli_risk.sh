@@ -48,8 +48,13 @@ CSV
 begin "hand-worked table: prosecutor, marketer, uniques, class sizes"
 ak risk "$D/t.csv" --qi zip,sex --threshold 0.3 --json "$T/hand.json"
 expect_rc 0
-expect_out_has "8 rows in 4 classes; sample uniques 2 (25.00%)"
-expect_out_has "prosecutor risk: highest 1, lowest 0.25, average 0.5; records at risk (> 0.3) 50.00%"
+# with --json the file holds the figures and the summary goes to stderr
+expect_err_has "8 rows in 4 classes; sample uniques 2 (25.00%)"
+expect_err_has "prosecutor risk: highest 1, lowest 0.25, average 0.5; records at risk (> 0.3) 50.00%"
+[ ! -s "$OUT" ] || problem "stdout should be empty with --json"
+ak risk "$D/t.csv" --qi zip,sex --threshold 0.3
+expect_rc 0
+expect_out_has "marketer risk (success rate): 0.5"
 expect_json "$T/hand.json" 'j["risk"]["prosecutor"]["average_risk"] == 0.5 and j["risk"]["marketer"]["success_rate"] == 0.5'
 expect_json "$T/hand.json" '[c["records"] for c in j["risk"]["class_sizes"]][:3] == [2, 2, 4]'
 expect_json "$T/hand.json" '"note" in j["risk"]["journalist"] and "population_uniques" not in j["risk"]'
@@ -75,7 +80,7 @@ printf 'a\n1\n2\n3\n3\n3\n' >"$D/nopairs.csv"
 ak risk "$D/nopairs.csv" --qi a --sampling-fraction 0.5 --json "$T/np.json"
 expect_rc 0
 expect_json "$T/np.json" 'j["risk"]["population_uniques"]["snb"]["uniques"] is None and "note" in j["risk"]["population_uniques"]["snb"]'
-expect_out_has "SNB null ("
+expect_err_has "SNB null ("
 end
 
 begin "published file: all-* rows are suppressed under --suppression, as check counts them"

@@ -198,7 +198,10 @@ ANONKIT_API int anonkit_anonymize(anonkit_job *job, anonkit_result **out_result 
  * are suppressed rows when there are at most floor(share * rows) of them;
  * otherwise they must satisfy the model as a class. Every other class must
  * satisfy the model. The result holds the rows of the file (rows_read), the
- * suppressed ones, the others (rows_published) and the classes. */
+ * suppressed ones, the others (rows_published) and the classes. With
+ * ANONKIT_OPT_ACHIEVED the result also holds, as its JSON and summary, the
+ * parameters the file achieves (largest k and l, least c and variance;
+ * docs/risk.md). */
 ANONKIT_API int anonkit_check(anonkit_job *job, const char *published_path, anonkit_result **out_result /* OUT */);
 
 /* Information-loss metrics of a published file against its original: the

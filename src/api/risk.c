@@ -329,7 +329,7 @@ static int risk_run(anonkit_job *job, anonkit_result **out_result)
     if ((rc = population_of(job, g.rows - g.suppressed, shown, &N)) < 0) goto done;
     const risk_input in = {g.nclasses, g.class_size, g.class_population, g.class_weight, N, threshold};
     risk_measures m;
-    risk_measure(&in, &m);
+    if ((rc = risk_measure(&in, &m, err)) < 0) goto done;
     if (job->risk.suda) {
         const double dis = m.has_population ? m.sampling_fraction : 0.01;
         if ((rc = risk_suda2(g.codes, g.rows, (unsigned)job->qi.count, job->risk.suda, dis, &suda, err)) < 0) goto done;
@@ -472,10 +472,11 @@ int risk_report_block(anonkit_job *job, const table *t, const partition *p, json
     const risk_input in_i = {nin, in_sizes, NULL, NULL, N_in, threshold};
     const risk_input in_o = {nout, out_sizes, NULL, NULL, N_out, threshold};
     risk_measures mi, mo;
-    risk_measure(&in_i, &mi);
-    risk_measure(&in_o, &mo);
+    rc = risk_measure(&in_i, &mi, &job->err);
+    if (rc == ANONKIT_OK) rc = risk_measure(&in_o, &mo, &job->err);
     free(in_sizes);
     free(out_sizes);
+    if (rc < 0) return rc;
     int jfail = 0;
     json_t *o = json_object();
     JSET(o, "input", measures_json(&mi, NULL, NULL, threshold));

@@ -1,5 +1,6 @@
 /* risk.c — `anonkit risk`: the re-identification risk of a table or of a
- * published file (docs/risk.md); the summary on stdout, the JSON with --json. */
+ * published file (docs/risk.md); the summary on stdout, or with --json FILE the
+ * JSON in FILE and the summary on stderr (as anonymize's beside --report). */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -17,7 +18,8 @@ static const char intro[] =
     "uniques; with a population size the estimated population uniques (Zayatz,\n"
     "Pitman, SNB, Dankar et al.'s rule) and the individual (Benedetti-Franconi) and\n"
     "global risk; with --suda the SUDA2 scores; with --sensitive the parameters\n"
-    "the file achieves. Prints a summary on stdout.\n"
+    "the file achieves. Prints a summary on stdout (on stderr with --json, whose\n"
+    "file holds the figures).\n"
     "\n";
 
 static const cli_help_line help_lines[] = {
@@ -53,6 +55,9 @@ int cli_risk(int argc, char **argv)
         exit_code = CLI_USER_ERROR;
         goto done;
     }
+    int has_json = 0;
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--json") || !strncmp(argv[i], "--json=", 7)) has_json = 1;
     int rc = anonkit_job_set(job, ANONKIT_OPT_INPUT, positional[0]);
     anonkit_result *result = NULL;
     if (rc == ANONKIT_OK) rc = anonkit_risk(job, &result);
@@ -60,7 +65,11 @@ int cli_risk(int argc, char **argv)
         exit_code = cli_fail(job, rc);
         goto done;
     }
-    if (fputs(anonkit_result_summary(result), stdout) < 0 || fflush(stdout) != 0) {
+    if (has_json) {
+        /* The JSON file is the output and is already in place: the summary goes to stderr,
+         * as anonymize's does beside its --report. */
+        fputs(anonkit_result_summary(result), stderr);
+    } else if (fputs(anonkit_result_summary(result), stdout) < 0 || fflush(stdout) != 0) {
         fprintf(stderr, "anonkit: cannot write the summary to stdout: %s\n", strerror(errno));
         exit_code = CLI_USER_ERROR;
     }

@@ -109,7 +109,7 @@ static void dankar(risk_measures *m)
     m->dankar.note = m->dankar.ok ? NULL : "no model of the rule converged";
 }
 
-void risk_measure(const risk_input *in, risk_measures *m)
+int risk_measure(const risk_input *in, risk_measures *m, ak_error *err)
 {
     memset(m, 0, sizeof *m);
     uint64_t rows = 0;
@@ -133,7 +133,7 @@ void risk_measure(const risk_input *in, risk_measures *m)
         for (size_t k = 0; k < in->nclasses; k++) sum += (double)in->size[k] / (double)in->population[k];
         m->marketer = rows ? sum / (double)rows : 0;
     }
-    if (!(in->population_size > 0) && !in->weight) return;
+    if (!(in->population_size > 0) && !in->weight) return ANONKIT_OK;
     const double N = in->population_size > 0 ? in->population_size : (double)rows;
     m->has_population = in->population_size > 0;
     m->population_size = N;
@@ -153,25 +153,21 @@ void risk_measure(const risk_input *in, risk_measures *m)
     m->individual_records_at_risk = rows ? (double)at_risk / (double)rows : 0;
     m->global_risk = sum;
     m->global_risk_rate = m->individual_mean;
-    if (!m->has_population) return;
+    if (!m->has_population) return ANONKIT_OK;
     if (m->sample_uniques == 0) {
         const risk_estimate zero = {1, 0, 0, NULL, {0, 0, 0}};
         m->zayatz = m->pitman = m->snb = m->dankar = zero;
         m->dankar_model = "none";
-        return;
+        return ANONKIT_OK;
     }
     uint64_t *sizes, *counts;
     const size_t nh = size_histogram(in, &sizes, &counts);
-    if (nh == (size_t)-1) {
-        const risk_estimate none = {0, 0, 0, "out of memory", {0, 0, 0}};
-        m->zayatz = m->pitman = m->snb = m->dankar = none;
-        m->dankar_model = "none";
-        return;
-    }
+    if (nh == (size_t)-1) return ak_err_nomem(err);
     m->zayatz = risk_zayatz(sizes, counts, nh, (double)rows, N);
     m->pitman = risk_pitman(sizes, counts, nh, (double)rows, N);
     m->snb = risk_snb(sizes, counts, nh, (double)rows, N);
     dankar(m);
     free(sizes);
     free(counts);
+    return ANONKIT_OK;
 }

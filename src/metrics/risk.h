@@ -69,8 +69,9 @@ typedef struct risk_measures {
 } risk_measures;
 
 /* Computes every measure of in into *out. N (in->population_size) must be at
- * least the rows when given (the caller refuses a smaller one). */
-void risk_measure(const risk_input *in, risk_measures *out /* OUT */);
+ * least the rows when given (the caller refuses a smaller one). Returns
+ * ANONKIT_OK, or ANONKIT_E_NOMEM (with err) when out of memory. */
+int risk_measure(const risk_input *in, risk_measures *out /* OUT */, ak_error *err);
 
 /* The individual risk r of a class of f sample records standing for F
  * population records (p = f / F), sdcMicro's approximation of

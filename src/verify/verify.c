@@ -144,11 +144,12 @@ static int vgroups_read(vgroups *g, const verify_params *p, const char *path, co
         }
         if (sens_col >= 0 && numeric) {
             const csv_field *f = &rec.fields[sens_col];
-            double v;
-            if (ak_num_parse(f->data, f->len, &v) != 0 && numeric == 2) { /* verify_classes: no variance */
+            double v = 0;
+            const int not_number = ak_num_parse(f->data, f->len, &v) != 0;
+            if (not_number && numeric == 2) { /* verify_classes: a text column has no variance */
                 numeric = 0;
                 g->exact = -1;
-            } else if (ak_num_parse(f->data, f->len, &v) != 0) {
+            } else if (not_number) {
                 rc = ak_err_set(err, ANONKIT_E_INPUT, shown, rec.line, sens_col + 1,
                                 "the sensitive column must be numeric but holds '%s'",
                                 AK_SHOW(f->data, f->len));
