@@ -175,6 +175,13 @@ expect_json "$T/h.json" 'j["risk"]["output"]["prosecutor"]["highest_risk"] <= 0.
 expect_err_has "k = ceil(1/R) = 25"
 ak check "$T/h.csv" --job "$ADULT/job.json" --k 25
 expect_rc 0
+# the report's achieved parameters (from the partition) are the verifier's (from the published file)
+expect_json "$T/h.json" 'j["risk"]["achieved"]["k"] >= 25 and j["risk"]["achieved"]["l_distinct"] >= 3'
+ak check "$T/h.csv" --job "$ADULT/job.json" --achieved
+k=$("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["risk"]["achieved"]["k"])' "$T/h.json")
+l=$("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["risk"]["achieved"]["l_distinct"])' "$T/h.json")
+expect_out_has "achieved: k = $k"
+expect_out_has "achieved: distinct l = $l,"
 end
 
 begin "incognito --max-risk average=R: the output's average prosecutor risk is at most R"

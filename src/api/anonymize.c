@@ -278,12 +278,17 @@ static int anonymize(anonkit_job *job, anonkit_result **out_result)
     result->published = ps.published;
     result->suppressed = ps.suppressed;
     result->classes = part.nclasses;
+    if ((rc = report_prepare_risk(job, t, &part)) < 0) goto done; /* the risk block (api/risk.c) */
     result->summary = report_summary(job, t, &mt, &wq, seconds, &ps, algo_out.summary);
     result->json = report_build(job, t, &mt, &wq, seconds, &pt, &ps, NULL, algo_out.report);
     if (!result->summary || !result->json) { rc = ak_err_nomem(&job->err); goto done; }
-    if ((rc = report_add_risk(job, t, &part, &result->summary, &result->json)) < 0) goto done;
+    if ((rc = report_append_risk(job, &result->summary)) < 0) goto done;
     if (job->report && fprintf(rf.stream, "%s\n", result->json) < 0) {
-        rc = ak_err_set(&job->err, ANONKIT_E_IO, job->report, 0, 0, "cannot write the report");
+        /* a report larger than the stream's buffer fails here rather than at the commit:
+         * with -o - say, as commit_outputs does, that the table is out whole */
+        rc = ak_err_set(&job->err, ANONKIT_E_IO, job->report, 0, 0, "cannot write the report%s%s%s",
+                        strcmp(job->output, "-") ? "" : " (the table went to standard output whole; ",
+                        strcmp(job->output, "-") ? "" : job->report, strcmp(job->output, "-") ? "" : " was not written)");
         goto done;
     }
     rc = commit_outputs(job, &of, &rf, &rulesf);
@@ -295,6 +300,7 @@ done:
         anonkit_result_free(result);
         result = NULL;
     }
+    report_release_risk(job);
     publish_copied_free(copied); /* before the table and the spooled input it reads */
     spool_remove(&sp);
     table_free(t);

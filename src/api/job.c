@@ -90,6 +90,7 @@ void anonkit_job_free(anonkit_job *job)
     free(job->risk.population);
     free(job->risk.weight);
     free(job->risk.json);
+    free(job->risk.report_lines);
     strlist_free(&job->job_files);
     free(job);
 }

@@ -103,6 +103,7 @@ char *report_build(const anonkit_job *job, const table *t, const metrics *mt, co
     if (out_of_core) JSET_REF(root, "out_of_core", out_of_core);
     if (algo && job_algorithm(job)->report_key) /* the algorithm's own results */
         JSET_REF(root, job_algorithm(job)->report_key, algo);
+    if (job->risk.report_block) JSET_REF(root, "risk", job->risk.report_block); /* report_prepare_risk */
     if (jfail) {
         json_decref(root);
         return NULL;
@@ -140,27 +141,30 @@ char *report_summary(const anonkit_job *job, const table *t, const metrics *mt, 
     return text;
 }
 
-int report_add_risk(anonkit_job *job, const table *t, const partition *p, char **summary, char **json)
+int report_prepare_risk(anonkit_job *job, const table *t, const partition *p)
 {
-    json_t *risk = NULL;
-    char lines[4096];
-    AK_CHECK(risk_report_block(job, t, p, &risk, lines, sizeof lines));
-    json_error_t jerr;
-    json_t *root = json_loads(*json, 0, &jerr);
-    int jfail = root == NULL;
-    JSET(root, "risk", risk);
-    char *text = jfail ? NULL : jsonb_dumps(root);
-    json_decref(root);
-    const size_t n = strlen(*summary) + strlen(lines) + 1;
-    char *both = text ? malloc(n) : NULL;
-    if (!both) {
-        free(text);
-        return ak_err_nomem(&job->err);
-    }
-    snprintf(both, n, "%s%s", *summary, lines);
+    report_release_risk(job);
+    const size_t size = 4096;
+    if (!(job->risk.report_lines = malloc(size))) return ak_err_nomem(&job->err);
+    return risk_report_block(job, t, p, &job->risk.report_block, job->risk.report_lines, size);
+}
+
+int report_append_risk(anonkit_job *job, char **summary)
+{
+    if (!job->risk.report_lines || !*summary) return ANONKIT_OK;
+    const size_t n = strlen(*summary) + strlen(job->risk.report_lines) + 1;
+    char *both = malloc(n);
+    if (!both) return ak_err_nomem(&job->err);
+    snprintf(both, n, "%s%s", *summary, job->risk.report_lines);
     free(*summary);
-    free(*json);
     *summary = both;
-    *json = text;
     return ANONKIT_OK;
+}
+
+void report_release_risk(anonkit_job *job)
+{
+    json_decref(job->risk.report_block);
+    job->risk.report_block = NULL;
+    free(job->risk.report_lines);
+    job->risk.report_lines = NULL;
 }

@@ -16,6 +16,7 @@
 #include "api/jsonb.h"
 #include "api/locale.h"
 #include "api/result.h"
+#include "common/hash.h"
 #include "io/outfile.h"
 #include "io/spool.h"
 #include "metrics/risk.h"
@@ -446,6 +447,77 @@ static int input_classes(const table *t, uint64_t **sizes, size_t *n, ak_error *
     return ANONKIT_OK;
 }
 
+/* The achieved parameters of the partition's classes (the suppressed rows
+ * left out), from the table's sensitive codes (and numeric values, when the
+ * table holds them), by verify_achieved_add: the same fold check --achieved
+ * applies to the published file. */
+static int partition_achieved(const table *t, const partition *p, verify_achieved *a, ak_error *err)
+{
+    const int sensitive = t->sensitive_codes != NULL;
+    const int numeric = sensitive && t->sensitive_values != NULL;
+    verify_achieved_begin(a, sensitive, numeric);
+    const size_t nc = p->nclasses;
+    uint32_t *start = calloc(nc + 2, sizeof *start), *counts = NULL;
+    model_moments *mo = numeric ? calloc(nc ? nc : 1, sizeof *mo) : NULL;
+    u64map pairs;
+    memset(&pairs, 0, sizeof pairs);
+    uint32_t *pair_count = NULL;
+    int rc = ANONKIT_OK, exact = 1;
+    if (!start || (numeric && !mo) || u64map_init(&pairs, 1024) != 0) {
+        rc = ak_err_nomem(err);
+        goto done;
+    }
+    size_t pair_cap = 0;
+    for (size_t r = 0; sensitive && r < t->nrows; r++) {
+        const uint32_t c = p->class_of[r];
+        if (c == PARTITION_SUPPRESSED) continue;
+        uint32_t id;
+        int inserted;
+        if (u64map_intern(&pairs, (uint64_t)c << 32 | t->sensitive_codes[r], &id, &inserted) != 0) {
+            rc = ak_err_nomem(err);
+            goto done;
+        }
+        if (id >= pair_cap) {
+            const size_t cap = pair_cap ? pair_cap * 2 : 1024;
+            uint32_t *grown = realloc(pair_count, cap * sizeof *grown);
+            if (!grown) {
+                rc = ak_err_nomem(err);
+                goto done;
+            }
+            pair_count = grown;
+            pair_cap = cap;
+        }
+        if (inserted) pair_count[id] = 0;
+        pair_count[id]++;
+        if (numeric) {
+            model_moments_add(&mo[c], t->sensitive_values[r]);
+            if (!model_value_is_small_integer(t->sensitive_values[r])) exact = 0;
+        }
+    }
+    /* the counts of class c at counts[start[c] .. start[c+1]) */
+    const size_t np = pairs.count;
+    if (!(counts = malloc((np ? np : 1) * sizeof *counts))) {
+        rc = ak_err_nomem(err);
+        goto done;
+    }
+    for (size_t i = 0; i < np; i++) start[(pairs.id_keys[i] >> 32) + 2]++;
+    for (size_t c = 0; c < nc; c++) start[c + 2] += start[c + 1];
+    for (size_t i = 0; i < np; i++) counts[start[(pairs.id_keys[i] >> 32) + 1]++] = pair_count[i];
+    for (size_t c = 0; c < nc && rc == ANONKIT_OK; c++) {
+        if (!p->count[c]) continue;
+        const verify_class vc = {p->count[c], counts + start[c], start[c + 1] - start[c], numeric ? &mo[c] : NULL, exact};
+        rc = verify_achieved_add(a, &vc, err);
+    }
+done:
+    verify_achieved_end(a);
+    free(start);
+    free(counts);
+    free(mo);
+    free(pair_count);
+    u64map_free(&pairs);
+    return rc;
+}
+
 int risk_report_block(anonkit_job *job, const table *t, const partition *p, json_t **out, char *buf, size_t size)
 {
     *out = NULL;
@@ -477,10 +549,13 @@ int risk_report_block(anonkit_job *job, const table *t, const partition *p, json
     free(in_sizes);
     free(out_sizes);
     if (rc < 0) return rc;
+    verify_achieved achieved;
+    if ((rc = partition_achieved(t, p, &achieved, &job->err)) < 0) return rc;
     int jfail = 0;
     json_t *o = json_object();
     JSET(o, "input", measures_json(&mi, NULL, NULL, threshold));
     JSET(o, "output", measures_json(&mo, NULL, NULL, threshold));
+    JSET(o, "achieved", achieved_json(&achieved));
     const risk_model *r = &job->risk.max;
     if (r->average > 0 || r->highest > 0 || r->uniqueness > 0) {
         json_t *mr = json_object();
@@ -504,6 +579,7 @@ int risk_report_block(anonkit_job *job, const table *t, const partition *p, json
                 (unsigned long long)risk_model_k(r->highest));
         measures_text(&mi, NULL, threshold, "risk of the input: ", buf, size, &used);
         measures_text(&mo, NULL, threshold, "risk of the output: ", buf, size, &used);
+        if (used < size) achieved_summary(&achieved, buf + used, size - used);
     }
     *out = o;
     return ANONKIT_OK;

@@ -17,6 +17,9 @@ typedef struct risk_job_options {
     char *json;               /* --json FILE */
     int achieved;             /* check --achieved */
     risk_model max;           /* --max-risk */
+    /* an anonymize run's risk block, between report_prepare_risk and report_release_risk */
+    struct json_t *report_block;
+    char *report_lines;
 } risk_job_options;
 
 #endif

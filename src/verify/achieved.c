@@ -9,85 +9,92 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct walk {
-    verify_achieved *a;
-    uint32_t *sorted;
-    size_t cap;
-    int first;
-} walk;
-
 static int cmp_desc(const void *x, const void *y)
 {
     const uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
     return (a < b) - (a > b);
 }
 
-/* Folds one class into the achieved parameters. */
-static int visit(void *ctx, const verify_class *c, ak_error *err)
+void verify_achieved_begin(verify_achieved *a, int has_sensitive, int numeric)
 {
-    walk *w = ctx;
-    verify_achieved *a = w->a;
-    if (w->first || c->count < a->k) a->k = c->count;
-    if (a->has_sensitive) {
-        if (c->ncounts > w->cap) {
-            uint32_t *s = realloc(w->sorted, c->ncounts * sizeof *s);
+    memset(a, 0, sizeof *a);
+    a->has_sensitive = has_sensitive;
+    a->has_variance = has_sensitive && numeric;
+}
+
+/* Folds one class into the achieved parameters. */
+int verify_achieved_add(verify_achieved *a, const verify_class *c, ak_error *err)
+{
+    const int first = !a->seen;
+    if (first || c->count < a->k) a->k = c->count;
+    if (a->has_sensitive && c->ncounts) {
+        if (c->ncounts > a->scratch_cap) {
+            uint32_t *s = realloc(a->scratch, c->ncounts * sizeof *s);
             if (!s) return ak_err_nomem(err);
-            w->sorted = s;
-            w->cap = c->ncounts;
+            a->scratch = s;
+            a->scratch_cap = c->ncounts;
         }
-        memcpy(w->sorted, c->counts, c->ncounts * sizeof *w->sorted);
-        qsort(w->sorted, c->ncounts, sizeof *w->sorted, cmp_desc);
+        uint32_t *sorted = a->scratch;
+        memcpy(sorted, c->counts, c->ncounts * sizeof *sorted);
+        qsort(sorted, c->ncounts, sizeof *sorted, cmp_desc);
         double entropy = 0; /* ascending order of counts, as model.c */
         for (size_t i = c->ncounts; i-- > 0;) {
-            const double p = (double)w->sorted[i] / (double)c->count;
+            const double p = (double)sorted[i] / (double)c->count;
             if (p > 0) entropy -= p * log(p);
         }
         const double l_entropy = exp(entropy);
         /* count / top, lowered until top * l <= count holds in floating point (model.c's test) */
-        const double top = w->sorted[0];
+        const double top = sorted[0];
         double l_prob = (double)c->count / top;
         while (top * l_prob > (double)c->count) l_prob = nextafter(l_prob, 0);
-        if (w->first || c->ncounts < a->l_distinct) a->l_distinct = c->ncounts;
-        if (w->first || l_entropy < a->l_entropy) a->l_entropy = l_entropy;
-        if (w->first || l_prob < a->l_probabilistic) a->l_probabilistic = l_prob;
+        if (first || c->ncounts < a->l_distinct) a->l_distinct = c->ncounts;
+        if (first || l_entropy < a->l_entropy) a->l_entropy = l_entropy;
+        if (first || l_prob < a->l_probabilistic) a->l_probabilistic = l_prob;
         /* recursive: x1 < c (x_l + ... + x_m) for every c above x1 / tail(l) */
         double tail = 0;
-        for (size_t i = 0; i < c->ncounts; i++) tail += w->sorted[i];
+        for (size_t i = 0; i < c->ncounts; i++) tail += sorted[i];
         for (size_t l = 1; l <= ACHIEVED_MAX_RECURSIVE_L; l++) {
-            if (l > 1) tail -= l - 2 < c->ncounts ? w->sorted[l - 2] : 0;
+            if (l > 1) tail -= l - 2 < c->ncounts ? sorted[l - 2] : 0;
             const double need = l <= c->ncounts && tail > 0 ? top / tail : INFINITY;
-            if (w->first || need > a->recursive_c[l - 1]) a->recursive_c[l - 1] = need;
+            if (first || need > a->recursive_c[l - 1]) a->recursive_c[l - 1] = need;
         }
-        if (!c->moments) a->has_variance = 0;
-        else {
+    }
+    if (a->has_variance) {
+        if (!c->moments) {
+            a->has_variance = 0;
+        } else {
             double v = (double)model_moments_variance(c->moments, c->exact);
             /* lowered until model.c's own test accepts it (the double may round above the exact variance) */
             model m;
             model_init(&m);
             m.variance = v;
             while (v > 0 && !model_variance_holds(&m, c->moments, c->exact)) m.variance = v = nextafter(v, 0);
-            if (w->first || v < a->variance) a->variance = v;
+            if (first || v < a->variance) a->variance = v;
         }
     }
-    w->first = 0;
+    a->seen++;
     return ANONKIT_OK;
+}
+
+void verify_achieved_end(verify_achieved *a)
+{
+    free(a->scratch);
+    a->scratch = NULL;
+    a->scratch_cap = 0;
+    if (!a->seen) a->has_variance = 0;
+    if (a->has_sensitive)
+        a->nrecursive = a->l_distinct < ACHIEVED_MAX_RECURSIVE_L ? (size_t)a->l_distinct : ACHIEVED_MAX_RECURSIVE_L;
+}
+
+static int visit(void *ctx, const verify_class *c, ak_error *err)
+{
+    return verify_achieved_add(ctx, c, err);
 }
 
 int verify_achieved_measure(const verify_params *p, verify_achieved *out, ak_error *err)
 {
-    memset(out, 0, sizeof *out);
-    out->has_sensitive = p->sensitive != NULL;
-    out->has_variance = out->has_sensitive;
-    walk w = {out, NULL, 0, 1};
-    const int rc = verify_classes(p, visit, &w, &out->counts, err);
-    free(w.sorted);
-    if (rc < 0) return rc;
-    if (w.first) { /* no class at all */
-        out->has_variance = 0;
-        return ANONKIT_OK;
-    }
-    if (out->has_sensitive) {
-        out->nrecursive = out->l_distinct < ACHIEVED_MAX_RECURSIVE_L ? (size_t)out->l_distinct : ACHIEVED_MAX_RECURSIVE_L;
-    }
-    return ANONKIT_OK;
+    verify_achieved_begin(out, p->sensitive != NULL, 1);
+    const int rc = verify_classes(p, visit, out, &out->counts, err);
+    verify_achieved_end(out);
+    return rc;
 }

@@ -27,9 +27,20 @@ typedef struct verify_achieved {
                               /* max over classes of x1 / (x_l + ... + x_m): (c,l) holds for every c above it */
     int has_variance;         /* the sensitive column is numeric */
     double variance;          /* least population variance of a class */
+    /* accumulation state (verify_achieved_add) */
+    int seen;                 /* classes added */
+    uint32_t *scratch;
+    size_t scratch_cap;
 } verify_achieved;
 
 /* Measures the file p->published (p->model is not used). */
 int verify_achieved_measure(const verify_params *p, verify_achieved *out /* OUT */, ak_error *err);
+
+/* The same from classes handed one by one (the anonymize report's
+ * partition): begin, add every class, end (which frees the scratch and is
+ * needed after a failed add too). */
+void verify_achieved_begin(verify_achieved *a, int has_sensitive, int numeric);
+int verify_achieved_add(verify_achieved *a, const verify_class *c, ak_error *err);
+void verify_achieved_end(verify_achieved *a);
 
 #endif
