@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "common/numparse.h"
 #include "io/csv.h"
@@ -177,12 +176,9 @@ static int compact(risk_groups *g, const risk_group_params *p, const uint64_t *p
 int risk_groups_read(risk_groups *g, const risk_group_params *p, ak_error *err)
 {
     memset(g, 0, sizeof *g);
-    /* sized for the file's rows, so the map is not rebuilt while it grows (classes <= rows) */
-    struct stat st;
-    uint64_t expect = stat(p->path, &st) == 0 && st.st_size > 0 ? csv_estimate_lines(p->path, 0, (uint64_t)st.st_size) : 0;
-    if (expect < 4096) expect = 4096;
-    if (expect > ((uint64_t)1 << 28)) expect = (uint64_t)1 << 28;
-    if (strmap_init(&g->keys, (size_t)expect) != 0) return ak_err_nomem(err);
+    /* grown as classes appear: a table sized for the rows would scatter a few classes over
+     * more memory than the caches hold */
+    if (strmap_init(&g->keys, 4096) != 0) return ak_err_nomem(err);
     uint32_t *cols = malloc((p->nqi ? p->nqi : 1) * sizeof *cols);
     strmap *values = p->keep_codes ? calloc(p->nqi, sizeof *values) : NULL;
     uint64_t *pop = NULL;
