@@ -6,8 +6,8 @@
 # command is run once for each n from 1 to the number of such calls its clean
 # run makes: anonymize with each algorithm (Mondrian from a file and from
 # standard input, Rothko-T and Rothko-S out of core, Incognito, Hilbert,
-# iDistance, Hilbert with its external sort), check, metrics, recode,
-# sequential and generate. Every output path holds an old file first. After
+# iDistance, Hilbert with its external sort), check (and check --achieved),
+# metrics, risk, recode, sequential and generate. Every output path holds an old file first. After
 # each run:
 #   - the exit status is 0, 1 or 2 (no crash, no signal, no sanitizer report);
 #   - on 1 or 2: stderr has an "anonkit: " message, every old output is
@@ -293,6 +293,9 @@ STDIN=$FX/published.csv
 sweep "check, stdin" "malloc write open" check - "${SPEC[@]}"
 STDIN=/dev/null
 sweep "metrics" "malloc write open" metrics "$FX/adult.csv" "$FX/published.csv" "${SPEC[@]}"
+sweep "check --achieved" "malloc open" check "$FX/published.csv" "${SPEC[@]}" --achieved
+OUTS=(r.json)
+sweep "risk" "$ALL" risk "$FX/adult.csv" "${SPEC[@]}" --sampling-fraction 0.1 --suda 2 --json "$OUTD/r.json"
 OUTS=(o.csv)
 sweep "recode" "$ALL" recode --rules "$FX/rules" "$FX/adult.csv" -o "$OUTD/o.csv"
 OUTS=(o.csv r.json)

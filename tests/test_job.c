@@ -85,6 +85,16 @@ static const option_case cases[] = {
     {ANONKIT_OPT_DELTA_DISCLOSURE, "1.2", "0"},
     {ANONKIT_OPT_BETA, "0.5", "-1"},
     {ANONKIT_OPT_BETA_VARIANT, "enhanced", "strong"},
+    {ANONKIT_OPT_PUBLISHED, "true", "maybe"},
+    {ANONKIT_OPT_POPULATION, "population.csv", NULL},
+    {ANONKIT_OPT_POPULATION_SIZE, "100000", "0.5"},
+    {ANONKIT_OPT_SAMPLING_FRACTION, "0.01", "1.5"},
+    {ANONKIT_OPT_WEIGHT, "w", NULL},
+    {ANONKIT_OPT_THRESHOLD, "0.2", "1.2"},
+    {ANONKIT_OPT_SUDA, "3", "0"},
+    {ANONKIT_OPT_JSON, "risk.json", NULL},
+    {ANONKIT_OPT_ACHIEVED, "true", "perhaps"},
+    {ANONKIT_OPT_MAX_RISK, "average=0.05,highest=0.2", "worst=0.1"},
 };
 enum { NCASES = sizeof cases / sizeof cases[0] };
 

@@ -118,7 +118,18 @@ typedef enum anonkit_option {
     ANONKIT_OPT_DELTA_DISCLOSURE = 53, /* δ-disclosure privacy: |ln(p(class,s)/p(table,s))| <= δ */
     ANONKIT_OPT_BETA = 54,       /* β-likeness: relative increase of any sensitive value's share <= β */
     ANONKIT_OPT_BETA_VARIANT = 55, /* basic (default) | enhanced */
-    ANONKIT_OPT__COUNT = 56 /* the number of options; not an option */
+    /* re-identification risk (docs/risk.md): anonkit_risk, check --achieved, anonymize --max-risk */
+    ANONKIT_OPT_PUBLISHED = 56,  /* risk: the file is published: classes from its published values */
+    ANONKIT_OPT_POPULATION = 57, /* risk: a population table with the same QIs (journalist risk) */
+    ANONKIT_OPT_POPULATION_SIZE = 58, /* risk, --max-risk uniqueness: the population's size N */
+    ANONKIT_OPT_SAMPLING_FRACTION = 59, /* or: the sample's share of the population, in (0, 1] */
+    ANONKIT_OPT_WEIGHT = 60,     /* risk: sampling-weight column (individual risk) */
+    ANONKIT_OPT_THRESHOLD = 61,  /* risk: records at risk are those above it (default 0.2) */
+    ANONKIT_OPT_SUDA = 62,       /* risk: SUDA2 minimal sample uniques up to this many QIs */
+    ANONKIT_OPT_JSON = 63,       /* risk: path of the JSON document */
+    ANONKIT_OPT_ACHIEVED = 64,   /* check: report the parameters the file achieves */
+    ANONKIT_OPT_MAX_RISK = 65,   /* anonymize: average=R | highest=R | uniqueness=R (comma list) */
+    ANONKIT_OPT__COUNT = 66 /* the number of options; not an option */
 } anonkit_option;
 
 typedef struct anonkit_job anonkit_job;
@@ -193,7 +204,10 @@ ANONKIT_API int anonkit_anonymize(anonkit_job *job, anonkit_result **out_result 
  * are suppressed rows when there are at most floor(share * rows) of them;
  * otherwise they must satisfy the model as a class. Every other class must
  * satisfy the model. The result holds the rows of the file (rows_read), the
- * suppressed ones, the others (rows_published) and the classes. */
+ * suppressed ones, the others (rows_published) and the classes. With
+ * ANONKIT_OPT_ACHIEVED the result also holds, as its JSON and summary, the
+ * parameters the file achieves (largest k and l, least c and variance;
+ * docs/risk.md). */
 ANONKIT_API int anonkit_check(anonkit_job *job, const char *published_path, anonkit_result **out_result /* OUT */);
 
 /* Information-loss metrics of a published file against its original: the
@@ -211,6 +225,17 @@ ANONKIT_API int anonkit_metrics(anonkit_job *job, const char *original_path, con
  * general release already violates the requirement returns
  * ANONKIT_E_INELIGIBLE and writes nothing. */
 ANONKIT_API int anonkit_sequential(anonkit_job *job, anonkit_result **out_result /* OUT */);
+
+/* Re-identification risk of the table ANONKIT_OPT_INPUT ("-" for stdin;
+ * docs/risk.md): classes formed by its QI values (with ANONKIT_OPT_PUBLISHED
+ * exactly as anonkit_check forms them), the class-size distribution,
+ * prosecutor, journalist and marketer risk, sample uniques; with a population
+ * size or sampling fraction the estimated population uniques (Zayatz,
+ * Pitman, SNB, the Dankar et al. rule) and the individual and global risk;
+ * with ANONKIT_OPT_SUDA the SUDA2 scores; with a sensitive column the
+ * parameters the file achieves. The result holds the counts, the human
+ * summary and the JSON text (also written to ANONKIT_OPT_JSON, atomically). */
+ANONKIT_API int anonkit_risk(anonkit_job *job, anonkit_result **out_result /* OUT */);
 
 /* The result of a verb. */
 ANONKIT_API void anonkit_result_free(anonkit_result *result);

@@ -13,6 +13,7 @@
 #include "api/locale.h"
 #include "api/paths.h"
 #include "api/report.h"
+#include "api/risk.h"
 #include "api/result.h"
 #include "common/clock.h"
 #include "core/partition.h"
@@ -239,6 +240,7 @@ static int anonymize(anonkit_job *job, anonkit_result **out_result)
         return ak_err_set(&job->err, ANONKIT_E_USAGE, NULL, 0, 0, "no output file given (-o FILE, or - for stdout)"), job_fail(job);
     if (!job->qi.count)
         return ak_err_set(&job->err, ANONKIT_E_USAGE, NULL, 0, 0, "no quasi-identifiers given (--qi)"), job_fail(job);
+    if (risk_job_prepare(job) < 0) return job_fail(job); /* --max-risk (api/risk.c) */
     if (job->model.k < 2 && !(job->model.l > 1) && !(job->model.variance > 0) && !model_has_dist(&job->model) &&
         !job->k_set)
         return ak_err_set(&job->err, ANONKIT_E_USAGE, NULL, 0, 0,
@@ -342,11 +344,17 @@ static int anonymize(anonkit_job *job, anonkit_result **out_result)
     result->published = ps.published;
     result->suppressed = ps.suppressed;
     result->classes = part.nclasses;
+    if ((rc = report_prepare_risk(job, t, &part)) < 0) goto done; /* the risk block (api/risk.c) */
     result->summary = report_summary(job, t, &mt, &wq, seconds, &ps, algo_out.summary);
     result->json = report_build(job, t, &mt, &wq, seconds, &pt, &ps, NULL, algo_out.report);
     if (!result->summary || !result->json) { rc = ak_err_nomem(&job->err); goto done; }
+    if ((rc = report_append_risk(job, &result->summary)) < 0) goto done;
     if (job->report && fprintf(rf.stream, "%s\n", result->json) < 0) {
-        rc = ak_err_set(&job->err, ANONKIT_E_IO, job->report, 0, 0, "cannot write the report");
+        /* a report larger than the stream's buffer fails here rather than at the commit:
+         * with -o - say, as commit_outputs does, that the table is out whole */
+        rc = ak_err_set(&job->err, ANONKIT_E_IO, job->report, 0, 0, "cannot write the report%s%s%s",
+                        strcmp(job->output, "-") ? "" : " (the table went to standard output whole; ",
+                        strcmp(job->output, "-") ? "" : job->report, strcmp(job->output, "-") ? "" : " was not written)");
         goto done;
     }
     rc = commit_outputs(job, &of, &rf, &rulesf);
@@ -358,6 +366,7 @@ done:
         anonkit_result_free(result);
         result = NULL;
     }
+    report_release_risk(job);
     publish_copied_free(copied); /* before the table and the spooled input it reads */
     spool_remove(&sp);
     table_free(t);

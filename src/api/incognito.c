@@ -5,6 +5,7 @@
  * ones as level vectors with their attribute names, and the search's work. */
 #include "api/jsonb.h"
 #include "api/incognito.h"
+#include "api/risk.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -135,8 +136,12 @@ int inc_job_run(anonkit_job *job, const table *t, const ak_run_context *ctx, par
 {
     char **summary = &out->summary;
     json_t **report = &out->report;
+    risk_model risk_storage; /* --max-risk average/uniqueness (api/risk.c) */
+    int risk_status;
+    const risk_model *risk = risk_job_table_model(job, t->nrows, &risk_storage, &risk_status);
+    if (risk_status < 0) return risk_status;
     const inc_options o = {.variant = job->incognito.variant, .suppression = job->suppression, .choose = job->incognito.choose,
-                           .weights = ctx->weights};
+                           .weights = ctx->weights, .risk = risk};
     inc_result r;
     const double start = ak_seconds();
     int rc = inc_search(t, &job->model, &o, &r, &job->err);

@@ -87,6 +87,10 @@ void anonkit_job_free(anonkit_job *job)
     free(job->inconsistent);
     free(job->class_error);
     free(job->split_column);
+    free(job->risk.population);
+    free(job->risk.weight);
+    free(job->risk.json);
+    free(job->risk.report_lines);
     strlist_free(&job->job_files);
     free(job);
 }

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "anonkit/anonkit.h"
+#include "api/risk_options.h"
 #include "algo/incognito/incognito.h"
 #include "algo/mondrian/mondrian.h"
 #include "common/error.h"
@@ -87,6 +88,7 @@ struct anonkit_job {
     rothko_job_options rothko;
     incognito_job_options incognito;
     onedim_job_options onedim;
+    risk_job_options risk; /* anonkit risk, check --achieved, --max-risk (api/risk_options.h) */
     ak_error err;
     char errmsg[2048];
 };

@@ -476,6 +476,88 @@ static int set_train_rows(anonkit_job *job, const ak_option_desc *d, const char 
     return ANONKIT_OK;
 }
 
+/* ---- re-identification risk (docs/risk.md) ---- */
+
+static int set_risk_flag(anonkit_job *job, const ak_option_desc *d, const char *value)
+{
+    int *slot = field(job, d);
+    if (parse_bool(value, slot) != 0) return job_usage_error(job, "--%s: expected true or false, not '%s'", d->name, value);
+    return ANONKIT_OK;
+}
+
+static int set_population_size(anonkit_job *job, const ak_option_desc *d, const char *value)
+{
+    (void)d;
+    double n;
+    if (parse_double(value, &n) != 0 || !(n >= 1))
+        return job_usage_error(job, "--population-size must be a number of at least 1, not '%s'", value);
+    job->risk.population_size = n;
+    return ANONKIT_OK;
+}
+
+static int set_sampling_fraction(anonkit_job *job, const ak_option_desc *d, const char *value)
+{
+    (void)d;
+    double f;
+    if (parse_double(value, &f) != 0 || !(f > 0 && f <= 1))
+        return job_usage_error(job, "--sampling-fraction must be a number in (0, 1], not '%s'", value);
+    job->risk.sampling_fraction = f;
+    return ANONKIT_OK;
+}
+
+static int set_threshold(anonkit_job *job, const ak_option_desc *d, const char *value)
+{
+    (void)d;
+    double t;
+    if (parse_double(value, &t) != 0 || !(t >= 0 && t <= 1))
+        return job_usage_error(job, "--threshold must be a risk from 0 to 1, not '%s'", value);
+    job->risk.threshold = t;
+    job->risk.threshold_set = 1;
+    return ANONKIT_OK;
+}
+
+static int set_suda(anonkit_job *job, const ak_option_desc *d, const char *value)
+{
+    (void)d;
+    uint64_t m;
+    if (parse_range(value, 1, 64, &m) != 0)
+        return job_usage_error(job, "--suda must be a whole number of attributes from 1 to the number of QIs, not '%s'", value);
+    job->risk.suda = (unsigned)m;
+    return ANONKIT_OK;
+}
+
+/* KIND=R[,KIND=R...], KIND one of average, highest, uniqueness, 0 < R <= 1. */
+static int set_max_risk(anonkit_job *job, const ak_option_desc *d, const char *value)
+{
+    (void)d;
+    risk_model *r = &job->risk.max;
+    if (!*value) {
+        r->average = r->highest = r->uniqueness = 0;
+        return ANONKIT_OK;
+    }
+    const char *p = value;
+    for (;;) {
+        const char *end = strchr(p, ',');
+        const size_t len = end ? (size_t)(end - p) : strlen(p);
+        const char *eq = memchr(p, '=', len);
+        char number[64];
+        double v;
+        double *slot = NULL;
+        if (eq && (size_t)(eq - p) == 7 && !strncmp(p, "average", 7)) slot = &r->average;
+        else if (eq && (size_t)(eq - p) == 7 && !strncmp(p, "highest", 7)) slot = &r->highest;
+        else if (eq && (size_t)(eq - p) == 10 && !strncmp(p, "uniqueness", 10)) slot = &r->uniqueness;
+        if (!slot || (size_t)(p + len - eq - 1) >= sizeof number)
+            return job_usage_error(job, "--max-risk: expected average=R, highest=R or uniqueness=R, got '%s'", value);
+        memcpy(number, eq + 1, (size_t)(p + len - eq - 1));
+        number[p + len - eq - 1] = '\0';
+        if (parse_double(number, &v) != 0 || !(v > 0 && v <= 1))
+            return job_usage_error(job, "--max-risk: the risk '%s' must be a number in (0, 1]", number);
+        *slot = v;
+        if (!end) return ANONKIT_OK;
+        p = end + 1;
+    }
+}
+
 /* ---- the table ----
  *
  * One entry per option, indexed by its anonkit_option value: {long name,
@@ -693,6 +775,45 @@ static const ak_option_desc options[ANONKIT_OPT__COUNT] = {
     [ANONKIT_OPT_BETA_VARIANT] =
         {"beta-variant", AK_OPTF_JSON_TEXT, set_beta_variant, 0, "V",
          "basic (default) or enhanced (bound min(B, -ln p))"},
+    [ANONKIT_OPT_PUBLISHED] =
+        {"published", ANONKIT_OPTF_FLAG, set_risk_flag, offsetof(anonkit_job, risk.published), NULL,
+         "the file is published: classes are its rows with equal\n"
+         "published QI values, as anonkit check forms them"},
+    [ANONKIT_OPT_POPULATION] =
+        {"population", ANONKIT_OPTF_PATH | AK_OPTF_JSON_TEXT, set_text, offsetof(anonkit_job, risk.population), "FILE",
+         "a population table holding the sample, same QI columns:\n"
+         "its class sizes give the journalist risk"},
+    [ANONKIT_OPT_POPULATION_SIZE] =
+        {"population-size", 0, set_population_size, 0, "N",
+         "size of the population the table was sampled from\n"
+         "(population uniques, individual risk, uniqueness=R)"},
+    [ANONKIT_OPT_SAMPLING_FRACTION] =
+        {"sampling-fraction", 0, set_sampling_fraction, 0, "F",
+         "or: the table's share of the population, in (0, 1]"},
+    [ANONKIT_OPT_WEIGHT] =
+        {"weight", AK_OPTF_JSON_TEXT, set_text, offsetof(anonkit_job, risk.weight), "COL",
+         "sampling-weight column (positive numbers): the individual\n"
+         "risk estimates each class's population size by its weights"},
+    [ANONKIT_OPT_THRESHOLD] =
+        {"threshold", 0, set_threshold, 0, "R",
+         "records at risk: those whose risk is above R (default 0.2)"},
+    [ANONKIT_OPT_SUDA] =
+        {"suda", 0, set_suda, 0, "M",
+         "SUDA2: minimal sample uniques of up to M QIs, per record\n"
+         "SUDA and DIS-SUDA scores"},
+    [ANONKIT_OPT_JSON] =
+        {"json", ANONKIT_OPTF_PATH | AK_OPTF_JSON_TEXT, set_text, offsetof(anonkit_job, risk.json), "FILE",
+         "write the measures as JSON to FILE (only on success)"},
+    [ANONKIT_OPT_ACHIEVED] =
+        {"achieved", ANONKIT_OPTF_FLAG, set_risk_flag, offsetof(anonkit_job, risk.achieved), NULL,
+         "print the parameters the file achieves: largest k; with\n"
+         "--sensitive the largest distinct, entropy and probabilistic l,\n"
+         "the least c of recursive (c,l) at each l, the least variance"},
+    [ANONKIT_OPT_MAX_RISK] =
+        {"max-risk", AK_OPTF_JSON_TEXT, set_max_risk, 0, "KIND=R",
+         "re-identification risk at most R: highest=R (every algorithm;\n"
+         "k = ceil(1/R)); incognito also average=R (average prosecutor\n"
+         "risk) and uniqueness=R (population uniques, see docs/risk.md)"},
 };
 
 const ak_option_desc *ak_option_desc_of(anonkit_option o)

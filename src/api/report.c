@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "api/algorithm.h"
+#include "api/risk.h"
 
 static json_t *string_array(const strlist *l)
 {
@@ -122,6 +123,7 @@ char *report_build(const anonkit_job *job, const table *t, const metrics *mt, co
     if (out_of_core) JSET_REF(root, "out_of_core", out_of_core);
     if (algo && job_algorithm(job)->report_key) /* the algorithm's own results */
         JSET_REF(root, job_algorithm(job)->report_key, algo);
+    if (job->risk.report_block) JSET_REF(root, "risk", job->risk.report_block); /* report_prepare_risk */
     if (jfail) {
         json_decref(root);
         return NULL;
@@ -163,4 +165,32 @@ char *report_summary(const anonkit_job *job, const table *t, const metrics *mt, 
              (unsigned long long)mt->max_class, mt->gcp, mt->dm, mt->cavg, (unsigned long long)job->model.k,
              workload, seconds);
     return text;
+}
+
+int report_prepare_risk(anonkit_job *job, const table *t, const partition *p)
+{
+    report_release_risk(job);
+    const size_t size = 4096;
+    if (!(job->risk.report_lines = malloc(size))) return ak_err_nomem(&job->err);
+    return risk_report_block(job, t, p, &job->risk.report_block, job->risk.report_lines, size);
+}
+
+int report_append_risk(anonkit_job *job, char **summary)
+{
+    if (!job->risk.report_lines || !*summary) return ANONKIT_OK;
+    const size_t n = strlen(*summary) + strlen(job->risk.report_lines) + 1;
+    char *both = malloc(n);
+    if (!both) return ak_err_nomem(&job->err);
+    snprintf(both, n, "%s%s", *summary, job->risk.report_lines);
+    free(*summary);
+    *summary = both;
+    return ANONKIT_OK;
+}
+
+void report_release_risk(anonkit_job *job)
+{
+    json_decref(job->risk.report_block);
+    job->risk.report_block = NULL;
+    free(job->risk.report_lines);
+    job->risk.report_lines = NULL;
 }

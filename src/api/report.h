@@ -39,4 +39,12 @@ char *report_build(const anonkit_job *job, const table *t, const metrics *mt, co
 char *report_summary(const anonkit_job *job, const table *t, const metrics *mt, const workload_quality *wq,
                      double seconds, const publish_stats *ps, const char *algo);
 
+/* The re-identification risk of the input and of the output side by side
+ * and the output's achieved parameters (api/risk.c, docs/risk.md): prepared
+ * before report_build, which adds it as "risk"; report_append_risk adds its
+ * lines to the summary; report_release_risk frees it (also after a failure). */
+int report_prepare_risk(anonkit_job *job, const table *t, const partition *p);
+int report_append_risk(anonkit_job *job, char **summary);
+void report_release_risk(anonkit_job *job);
+
 #endif

@@ -32,6 +32,7 @@ static const cli_help_line help_lines[] = {
     {ANONKIT_OPT_SUPPRESSION,
      "rows whose QIs are all '*' are suppressed rows when they\n"
      "are at most F of all rows (else they must form a class)"},
+    {ANONKIT_OPT_ACHIEVED, NULL},
     {ANONKIT_OPT_DELIMITER, "field delimiter (default ',')"},
     {ANONKIT_OPT_JOB, "take the settings from a JSON job file"},
 };
@@ -65,7 +66,8 @@ int cli_check(int argc, char **argv)
             (unsigned long long)(rows - suppressed), (unsigned long long)classes);
     if (suppressed) fprintf(stderr, ", %llu rows suppressed", (unsigned long long)suppressed);
     fputc('\n', stderr);
-    if (anonkit_result_summary(result)) fprintf(stderr, "anonkit: %s\n", anonkit_result_summary(result));
+    /* what the file achieves (--achieved; the least t, δ and β when asked) is a result: stdout */
+    if (anonkit_result_summary(result)) fputs(anonkit_result_summary(result), stdout);
     anonkit_result_free(result);
 done:
     anonkit_job_free(job);

@@ -144,15 +144,21 @@ static int vgroups_read(vgroups *g, const verify_params *p, const char *path, co
         }
         if (sens_col >= 0 && numeric) {
             const csv_field *f = &rec.fields[sens_col];
-            double v;
-            if (ak_num_parse(f->data, f->len, &v) != 0) {
+            double v = 0;
+            const int not_number = ak_num_parse(f->data, f->len, &v) != 0;
+            if (not_number && numeric == 2) { /* verify_classes: a text column has no variance */
+                numeric = 0;
+                g->exact = -1;
+            } else if (not_number) {
                 rc = ak_err_set(err, ANONKIT_E_INPUT, shown, rec.line, sens_col + 1,
                                 "the sensitive column must be numeric but holds '%s'",
                                 AK_SHOW(f->data, f->len));
                 goto done;
             }
-            model_moments_add(&g->moments[group], v);
-            if (!model_value_is_small_integer(v)) g->exact = 0;
+            if (numeric) {
+                model_moments_add(&g->moments[group], v);
+                if (!model_value_is_small_integer(v)) g->exact = 0;
+            }
         }
         g->count[group]++;
         g->rows++;
@@ -251,7 +257,7 @@ static int build_reference(const vgroups *g, const verify_params *p, const uint3
 
 /* Tests every class of g; the first that violates the model is reported. */
 static int test_classes(const vgroups *g, const verify_params *p, const char *shown, verify_counts *out,
-                        verify_achieved *ach, ak_error *err)
+                        verify_dist_achieved *ach, ak_error *err)
 {
     const model *m = &p->model;
     const size_t ngroups = g->keys.count;
@@ -329,7 +335,7 @@ int verify_published(const verify_params *p, verify_counts *out, ak_error *err)
     return verify_published_achieved(p, out, NULL, err);
 }
 
-int verify_published_achieved(const verify_params *p, verify_counts *out, verify_achieved *achieved, ak_error *err)
+int verify_published_achieved(const verify_params *p, verify_counts *out, verify_dist_achieved *achieved, ak_error *err)
 {
     if (achieved) memset(achieved, 0, sizeof *achieved);
     AK_CHECK(check_params(p, err));
@@ -350,6 +356,48 @@ int verify_published_achieved(const verify_params *p, verify_counts *out, verify
     if ((rc = vgroups_read(&g, &use, path, shown, p->model.variance > 0, err)) < 0) goto done;
     rc = test_classes(&g, p, shown, out, achieved, err);
 done:
+    spool_remove(&sp);
+    vgroups_free(&g);
+    return rc;
+}
+
+/* verify_classes (verify.h): the classes of a published file as the verifier
+ * forms them, handed one by one to the caller (check --achieved, achieved.c). */
+int verify_classes(const verify_params *p, verify_class_fn fn, void *ctx, verify_counts *out, ak_error *err)
+{
+    if (!p->nqi) return ak_err_set(err, ANONKIT_E_USAGE, NULL, 0, 0, "no quasi-identifiers given (--qi)");
+    spool sp;
+    memset(&sp, 0, sizeof sp);
+    const char *path = p->published, *shown = p->published;
+    vgroups g;
+    memset(&g, 0, sizeof g);
+    uint32_t *start = NULL, *counts = NULL, *codes = NULL;
+    int rc = ANONKIT_OK;
+    if (strcmp(p->published, "-") == 0) {
+        shown = "stdin";
+        if ((rc = spool_stream_in(&sp, stdin, p->tmpdir, err)) < 0) goto done;
+        path = sp.path;
+    }
+    if ((rc = vgroups_read(&g, p, path, shown, p->sensitive ? 2 : 0, err)) < 0) goto done;
+    if ((rc = histograms(&g, &start, &counts, &codes, err)) < 0) goto done;
+    const uint32_t star = p->suppression > 0 ? all_star_group(&g, p->nqi) : AK_NOT_FOUND;
+    const uint64_t limit = model_suppression_limit(p->suppression, g.rows);
+    uint64_t suppressed = 0, classes = g.keys.count;
+    if (star != AK_NOT_FOUND && g.count[star] <= limit) {
+        suppressed = g.count[star];
+        classes--;
+    }
+    for (uint32_t i = 0; i < g.keys.count; i++) {
+        if (i == star && suppressed) continue;
+        const verify_class c = {g.count[i], counts + start[i], start[i + 1] - start[i],
+                                p->sensitive && g.exact >= 0 ? &g.moments[i] : NULL, g.exact > 0};
+        if ((rc = fn(ctx, &c, err)) < 0) goto done;
+    }
+    if (out) *out = (verify_counts){classes, g.rows, suppressed};
+done:
+    free(codes);
+    free(start);
+    free(counts);
     spool_remove(&sp);
     vgroups_free(&g);
     return rc;

@@ -38,11 +38,11 @@ typedef struct verify_counts {
 
 /* The least t, δ and β the classes of a file achieve (model_achieved_add over
  * every class but the suppressed rows), filled when t, δ or β was asked. */
-typedef struct verify_achieved {
+typedef struct verify_dist_achieved {
     int has;             /* t, δ or β was asked */
     unsigned t_distance; /* the ground distance of a.t (MODEL_T_*) */
     model_achieved a;
-} verify_achieved;
+} verify_dist_achieved;
 
 /* Verifies p->published against p->model. Returns ANONKIT_OK and fills *out
  * (when not NULL) when every class satisfies the model; otherwise a negative
@@ -53,6 +53,24 @@ typedef struct verify_achieved {
 int verify_published(const verify_params *p, verify_counts *out /* OUT, may be NULL */, ak_error *err);
 /* verify_published that also fills *achieved (may be NULL). */
 int verify_published_achieved(const verify_params *p, verify_counts *out /* OUT, may be NULL */,
-                              verify_achieved *achieved /* OUT, may be NULL */, ak_error *err);
+                              verify_dist_achieved *achieved /* OUT, may be NULL */, ak_error *err);
+
+/* One class of a published file, as the verifier forms it. */
+typedef struct verify_class {
+    uint64_t count;                /* rows */
+    const uint32_t *counts;        /* its non-zero sensitive counts (with a sensitive column) */
+    size_t ncounts;
+    const model_moments *moments;  /* sums of the numeric sensitive values; NULL when the column is not numeric */
+    int exact;                     /* every value a small integer (model_moments_variance) */
+} verify_class;
+typedef int (*verify_class_fn)(void *ctx, const verify_class *c, ak_error *err);
+
+/* Reads p->published, groups it as verify_published does (the suppressed
+ * all-"*" rows left out under p->suppression) and calls fn for every class;
+ * p->model is not tested. A sensitive column that is not numeric leaves
+ * `moments` NULL instead of failing. fn's negative status stops the walk and
+ * is returned. */
+int verify_classes(const verify_params *p, verify_class_fn fn, void *ctx, verify_counts *out /* OUT, may be NULL */,
+                   ak_error *err);
 
 #endif

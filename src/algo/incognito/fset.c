@@ -210,6 +210,7 @@ static int entries_reserve(inc_ctx *c, size_t n, ak_error *err)
 int inc_fset_eval(inc_ctx *c, const inc_fset *f, int groups, int *anonymous, uint64_t *failing, ak_error *err)
 {
     uint64_t fail = 0;
+    int risk_ok = 1; /* --max-risk table predicate (risk_hook.c) */
     c->ngroups = 0;
     if (!c->sens) {
         /* Without a sensitive attribute every entry is a class and only k matters. */
@@ -227,6 +228,7 @@ int inc_fset_eval(inc_ctx *c, const inc_fset *f, int groups, int *anonymous, uin
             }
         }
         if (groups) c->ngroups = f->n;
+        if (c->risk && fail <= c->limit) risk_ok = inc_risk_holds_u32(c, f->count, f->n);
     } else {
         /* Entries are (class, sensitive value) pairs: group them by class, then
          * gather each class's sensitive counts by a counting sort. */
@@ -276,8 +278,9 @@ int inc_fset_eval(inc_ctx *c, const inc_fset *f, int groups, int *anonymous, uin
             }
         }
         c->ngroups = groups ? ng : 0;
+        if (c->risk && fail <= c->limit) risk_ok = inc_risk_holds_u64(c, c->gtotal, ng);
     }
-    *anonymous = fail <= c->limit;
+    *anonymous = fail <= c->limit && risk_ok;
     if (failing) *failing = fail;
     return ANONKIT_OK;
 }

@@ -78,6 +78,7 @@ typedef struct inc_ctx {
     model_work *work;   /* t, δ, β: the predicates' scratch (NULL without those models) */
     size_t gcounts_cap;
     inc_counters counters;
+    const risk_model *risk; /* inc_options.risk: the table-level risk predicate, NULL: none */
 } inc_ctx;
 
 /* Domain (domain.c). */
@@ -111,6 +112,11 @@ void inc_fset_free(inc_fset *f);
  * c->gkey / gtotal / gholds (all of them; otherwise the test may stop early). */
 int inc_fset_eval(inc_ctx *c, const inc_fset *f, int groups, int *anonymous /* OUT */, uint64_t *failing /* OUT */,
                   ak_error *err);
+
+/* The --max-risk hook (risk_hook.c): whether the classes of sizes[0..n)
+ * satisfy c->risk (always when it is NULL). */
+int inc_risk_holds_u32(const inc_ctx *c, const uint32_t *sizes, size_t n);
+int inc_risk_holds_u64(const inc_ctx *c, const uint64_t *sizes, size_t n);
 
 /* Searches (search.c): the anonymous nodes over all QIs, as packed level vectors. */
 int inc_run_variant(inc_ctx *c, inc_variant v, uint64_t **out_lv /* OUT */, size_t *out_n /* OUT */, ak_error *err);

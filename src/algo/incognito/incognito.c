@@ -199,6 +199,7 @@ int inc_search(const table *t, const model *m, const inc_options *o, inc_result 
     AK_CHECK(inc_ctx_init(&c, t, m, o->suppression, err));
     res->suppression_limit = c.limit;
     if (o->cube_share_min) c.share_min = o->cube_share_min;
+    c.risk = o->risk; /* --max-risk (risk_hook.c) */
     /* Eligibility: the top of the lattice must be anonymous. */
     uint64_t top = 0;
     for (uint32_t q = 0; q < c.nqi; q++) top = inc_with_level(&c, top, q, c.qi[q].height);

@@ -21,6 +21,7 @@
 #include "core/partition.h"
 #include "core/table.h"
 #include "model/model.h"
+#include "model/risk_model.h"
 
 typedef enum inc_variant {
     INC_BASIC = 0,          /* Basic Incognito ([LeFevre05] slides 32-36) */
@@ -41,6 +42,8 @@ typedef struct inc_options {
     const double *weights;  /* NCP weights per QI for GCP, NULL for equal */
     size_t cube_share_min;  /* Cube: smallest frequency set whose projections may be shared rather
                                than stored (0: 4096); the tests lower it to reach that path */
+    const risk_model *risk; /* --max-risk average/uniqueness: a node must also satisfy this table
+                               predicate (model/risk_model.h, monotone); NULL: none */
 } inc_options;
 
 /* Work done by a search (the figures of [LeFevre05] slides 44-47). */

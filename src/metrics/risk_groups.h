@@ -1,0 +1,52 @@
+/* risk_groups.h — the equivalence classes `anonkit risk` measures, read in
+ * one pass of a CSV file: rows grouped by the texts of their QIs, the way
+ * the verifier groups a published file (src/verify/verify.c): equal texts are
+ * one class, and with --published the rows whose QIs are all "*" are
+ * suppressed rows when they are at most the suppression allowance
+ * (model_suppression_limit), otherwise a class. Optionally per class the sum
+ * of a weight column and its size in a population table, and per row the
+ * QI values as dense codes (for SUDA2). */
+#ifndef AK_METRICS_RISK_GROUPS_H
+#define AK_METRICS_RISK_GROUPS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/error.h"
+#include "common/hash.h"
+
+typedef struct risk_group_params {
+    const char *path, *shown;      /* the file to read and its name in messages */
+    char delimiter;
+    const char *const *qi;
+    size_t nqi;
+    const char *weight;            /* sampling-weight column, or NULL */
+    int published;                 /* the all-"*" rows may be suppressed rows */
+    double suppression;            /* their allowance, a share of the rows */
+    int keep_codes;                /* keep every row's QI codes (SUDA2) */
+    const char *population_path;   /* a population table with the same QIs, or NULL */
+    const char *population_shown;
+} risk_group_params;
+
+typedef struct risk_groups {
+    strmap keys;               /* class key: the QI texts, length-prefixed */
+    uint64_t *size;            /* per key: rows */
+    double *weight;            /* per key: sum of weights (with a weight column) */
+    long *first_line;          /* per key: line of its first row */
+    uint64_t rows, suppressed;
+    /* the classes measured (the suppressed rows left out), compacted */
+    size_t nclasses;
+    uint64_t *class_size, *class_population;
+    double *class_weight;
+    uint64_t population_rows;  /* rows of the population table (0: none) */
+    uint32_t *codes;           /* keep_codes: codes[row * nqi + q] */
+    size_t codes_cap;
+} risk_groups;
+
+/* Reads p->path (a file; the caller spools standard input) into g. Errors
+ * carry the file and line: a weight that is not a positive number, a
+ * population table smaller than the sample or missing a class of it. */
+int risk_groups_read(risk_groups *g, const risk_group_params *p, ak_error *err);
+void risk_groups_free(risk_groups *g);
+
+#endif

@@ -1,0 +1,295 @@
+/* test_risk_model.c — --max-risk as a privacy model (src/model/risk_model.c,
+ * docs/risk.md §6). On random tables over random hierarchies, the brute force
+ * summarizes the classes of every lattice node (rows grouped by their
+ * hierarchy ancestors, hier_ancestor) and checks the monotonicity each
+ * predicate relies on: a node that satisfies average=R, uniqueness=R or
+ * highest=R has every direct generalization satisfy it. Then every Incognito
+ * variant, given the predicate, must return exactly the nodes the brute
+ * force finds anonymous. highest=R is checked to be k-anonymity with
+ * k = ceil(1/R). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "algo/incognito/incognito.h"
+#include "anonkit/anonkit.h"
+#include "core/hierarchy.h"
+#include "core/table.h"
+#include "model/model.h"
+#include "model/risk_model.h"
+#include "testutil.h"
+
+#define MAX_QI 4
+#define MAX_ROWS 200
+#define MAX_NODES 4096
+
+typedef struct gen_table {
+    size_t nrows;
+    int nqi;
+    int numeric[MAX_QI];
+    char hier_path[MAX_QI][4096];
+    int value[MAX_ROWS][MAX_QI];
+    int sensitive[MAX_ROWS];
+    char csv_path[4096];
+} gen_table;
+
+/* An ARX interval hierarchy of the integers 0..n-1: width 2, 4, 8 ... then "*". */
+static void write_interval_hierarchy(tu_rng *rng, const char *path, int n)
+{
+    const int levels = 1 + (int)tu_below(rng, 3);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    for (int v = n - 1; v >= 0; v--) { /* reversed: leaf order must not matter */
+        fprintf(f, "%d", v);
+        for (int l = 1; l <= levels; l++) {
+            const int w = 1 << l, lo = v / w * w;
+            fprintf(f, ";%d-%d", lo, lo + w - 1);
+        }
+        fprintf(f, ";*\n");
+    }
+    fclose(f);
+}
+
+static void generate(tu_rng *rng, const char *dir, gen_table *g)
+{
+    memset(g, 0, sizeof *g);
+    g->nrows = 1 + tu_below(rng, 60);
+    if (tu_below(rng, 3) == 0) g->nrows = 1 + tu_below(rng, MAX_ROWS);
+    g->nqi = 1 + (int)tu_below(rng, MAX_QI);
+    const int nsens = 1 + (int)tu_below(rng, 6);
+    int domain[MAX_QI];
+    for (int q = 0; q < g->nqi; q++) {
+        char name[64];
+        snprintf(name, sizeof name, "h%d.csv", q);
+        snprintf(g->hier_path[q], sizeof g->hier_path[q], "%s", tu_path(dir, name));
+        g->numeric[q] = tu_below(rng, 3) == 0;
+        if (g->numeric[q]) {
+            domain[q] = 2 + (int)tu_below(rng, 12);
+            write_interval_hierarchy(rng, g->hier_path[q], domain[q]);
+        } else {
+            domain[q] = tu_write_random_hierarchy(rng, g->hier_path[q], q);
+        }
+    }
+    snprintf(g->csv_path, sizeof g->csv_path, "%s", tu_path(dir, "in.csv"));
+    FILE *f = fopen(g->csv_path, "w");
+    assert_non_null(f);
+    fprintf(f, "id");
+    for (int q = 0; q < g->nqi; q++) fprintf(f, ",a%d", q);
+    fprintf(f, ",s\n");
+    for (size_t r = 0; r < g->nrows; r++) {
+        fprintf(f, "%zu", r);
+        for (int q = 0; q < g->nqi; q++) {
+            int v = (int)tu_below(rng, (uint64_t)domain[q]);
+            if (tu_below(rng, 2) == 0) v = (int)tu_below(rng, (uint64_t)(domain[q] + 2) / 3); /* duplicates */
+            g->value[r][q] = v;
+            if (g->numeric[q]) fprintf(f, ",%d", v);
+            else fprintf(f, ",v%d", v);
+        }
+        g->sensitive[r] = tu_below(rng, 2) ? 0 : (int)tu_below(rng, (uint64_t)nsens);
+        fprintf(f, ",d%d\n", g->sensitive[r]);
+    }
+    fclose(f);
+}
+
+static int load(const gen_table *g, table **t)
+{
+    const char *names[MAX_QI] = {"a0", "a1", "a2", "a3"};
+    const char *paths[MAX_QI];
+    unsigned char numeric[MAX_QI];
+    for (int q = 0; q < g->nqi; q++) {
+        paths[q] = g->hier_path[q];
+        numeric[q] = (unsigned char)g->numeric[q];
+    }
+    const char *ids[] = {"id"};
+    table_spec spec = {.path = g->csv_path, .display_name = g->csv_path, .delimiter = ',', .nqi = (size_t)g->nqi,
+                       .qi_names = names, .hierarchy_paths = paths, .force_numeric = numeric,
+                       .sensitive_name = "s", .nidentifiers = 1, .identifier_names = ids, .threads = 1};
+    ak_error err;
+    int rc = table_load(t, &spec, &err);
+    if (rc < 0) fail_msg("table_load: %s", err.message);
+    return rc;
+}
+
+/* Leaf code of row r in QI q (independent of the table's numeric codes). */
+static uint32_t leaf_of(const gen_table *g, const table *t, size_t r, int q)
+{
+    char text[32];
+    snprintf(text, sizeof text, g->numeric[q] ? "%d" : "v%d", g->value[r][q]);
+    uint32_t leaf;
+    assert_int_equal(hier_find_leaf(t->qi[q].h, text, strlen(text), &leaf), 0);
+    return leaf;
+}
+
+/* The summary of the classes at node `levels`, from the rows' ancestors. */
+static risk_summary brute_summary(const gen_table *g, const table *t, const uint32_t *levels)
+{
+    static uint32_t anc[MAX_ROWS][MAX_QI];
+    for (size_t r = 0; r < g->nrows; r++)
+        for (int q = 0; q < g->nqi; q++) anc[r][q] = hier_ancestor(t->qi[q].h, leaf_of(g, t, r, q), levels[q]);
+    risk_summary s = {0, 0, 0, 0};
+    static unsigned char seen[MAX_ROWS];
+    memset(seen, 0, sizeof seen);
+    for (size_t r = 0; r < g->nrows; r++) {
+        if (seen[r]) continue;
+        uint64_t size = 0;
+        for (size_t o = r; o < g->nrows; o++)
+            if (!seen[o] && !memcmp(anc[r], anc[o], (size_t)g->nqi * sizeof(uint32_t))) {
+                seen[o] = 1;
+                size++;
+            }
+        /* by hand, not risk_summary_add */
+        s.rows += size;
+        s.classes++;
+        s.uniques += size == 1;
+        if (s.classes == 1 || size < s.smallest) s.smallest = size;
+    }
+    return s;
+}
+
+/* The predicates from their definitions (docs/risk.md §6). */
+static int brute_holds(const risk_model *r, const risk_summary *s)
+{
+    const double N = r->population_size > 0 ? r->population_size : (double)s->rows;
+    if (r->average > 0 && (double)s->classes / (double)s->rows > r->average) return 0;
+    if (r->highest > 0 && 1.0 / (double)s->smallest > r->highest) return 0;
+    if (r->uniqueness > 0 && (double)s->uniques / N > r->uniqueness) return 0;
+    return 1;
+}
+
+/* Every node of the lattice in order of height, then lexicographically. */
+static size_t all_nodes(const table *t, uint32_t *out, size_t cap)
+{
+    const uint32_t nqi = t->nqi;
+    uint32_t maxh = 0;
+    for (uint32_t q = 0; q < nqi; q++) maxh += inc_qi_height(t, q);
+    size_t n = 0;
+    for (uint32_t h = 0; h <= maxh; h++) {
+        uint32_t lv[MAX_QI] = {0};
+        for (;;) {
+            uint32_t sum = 0;
+            for (uint32_t q = 0; q < nqi; q++) sum += lv[q];
+            if (sum == h) {
+                assert_true(n < cap);
+                memcpy(out + n * nqi, lv, nqi * sizeof *lv);
+                n++;
+            }
+            uint32_t q = nqi;
+            while (q-- > 0) {
+                if (++lv[q] <= inc_qi_height(t, q)) break;
+                lv[q] = 0;
+            }
+            if (q == UINT32_MAX) break;
+        }
+    }
+    return n;
+}
+
+static void test_monotone_and_incognito_agrees(void **state)
+{
+    (void)state;
+    static uint32_t nodes[MAX_NODES * MAX_QI];
+    static risk_summary sum[MAX_NODES];
+    tu_rng rng = {4242};
+    const char *dir = tu_mkdtemp();
+    int checked_pairs = 0, cases = 0;
+    for (int round = 0; round < 60; round++) {
+        gen_table g;
+        generate(&rng, dir, &g);
+        table *t;
+        load(&g, &t);
+        const uint32_t nqi = t->nqi;
+        const size_t n = all_nodes(t, nodes, MAX_NODES);
+        for (size_t i = 0; i < n; i++) sum[i] = brute_summary(&g, t, nodes + i * nqi);
+        for (int which = 0; which < 3; which++) {
+            risk_model rm = {0, 0, 0, 0};
+            const double R = (double)(1 + tu_below(&rng, 20)) / 40.0;
+            if (which == 0) rm.average = R;
+            else if (which == 1) rm.highest = R;
+            else {
+                rm.uniqueness = R / 4;
+                rm.population_size = tu_below(&rng, 2) ? (double)g.nrows * (1 + (double)tu_below(&rng, 5)) : 0;
+            }
+            /* monotonicity: satisfied at a node => satisfied at each direct generalization */
+            for (size_t i = 0; i < n; i++) {
+                const int holds = brute_holds(&rm, &sum[i]);
+                assert_int_equal(risk_model_holds(&rm, &sum[i]), holds);
+                if (!holds) continue;
+                for (size_t j = 0; j < n; j++) {
+                    uint32_t diff = 0, up = 0;
+                    for (uint32_t q = 0; q < nqi; q++) {
+                        diff += nodes[j * nqi + q] != nodes[i * nqi + q];
+                        up += nodes[j * nqi + q] == nodes[i * nqi + q] + 1;
+                    }
+                    if (diff == 1 && up == 1) {
+                        if (!brute_holds(&rm, &sum[j])) fail_msg("not monotone: predicate %d, node %zu -> %zu", which, i, j);
+                        checked_pairs++;
+                    }
+                }
+            }
+            if (which == 1) {
+                /* highest=R is k-anonymity with k = ceil(1/R) */
+                const uint64_t k = (uint64_t)ceil(1.0 / R - 1e-12);
+                assert_int_equal(risk_model_k(R), k);
+                for (size_t i = 0; i < n; i++) assert_int_equal(brute_holds(&rm, &sum[i]), sum[i].smallest >= k);
+                continue;
+            }
+            /* Incognito with the predicate, every variant, against the brute force */
+            model m;
+            model_init(&m);
+            size_t na = 0;
+            static uint32_t anon[MAX_NODES * MAX_QI];
+            for (size_t i = 0; i < n; i++)
+                if (brute_holds(&rm, &sum[i])) memcpy(anon + na++ * nqi, nodes + i * nqi, nqi * sizeof *nodes);
+            const int eligible = brute_holds(&rm, &sum[n - 1]);
+            for (int v = 0; v < INC_VARIANT__COUNT; v++) {
+                if (v == INC_BINARY_SEARCH) continue; /* returns the least height only */
+                inc_options o = {.variant = (inc_variant)v, .suppression = 0, .choose = INC_CHOOSE_GCP, .risk = &rm};
+                inc_result r;
+                ak_error err;
+                const int rc = inc_search(t, &m, &o, &r, &err);
+                if (!eligible) {
+                    assert_int_equal(rc, ANONKIT_E_INELIGIBLE);
+                    continue;
+                }
+                if (rc != ANONKIT_OK) fail_msg("%s: %s", inc_variant_name(o.variant), err.message);
+                if (r.nanonymous != na)
+                    fail_msg("%s, predicate %d: %zu anonymous nodes, brute force %zu", inc_variant_name(o.variant), which,
+                             r.nanonymous, na);
+                assert_memory_equal(r.anonymous, anon, na * nqi * sizeof *anon);
+                inc_result_free(&r);
+                cases++;
+            }
+        }
+        table_free(t);
+    }
+    assert_true(checked_pairs > 1000);
+    assert_true(cases > 50);
+    tu_rmtree(dir);
+}
+
+static void test_k_of_highest(void **state)
+{
+    (void)state;
+    assert_int_equal(risk_model_k(0.2), 5);
+    assert_int_equal(risk_model_k(0.1), 10);
+    assert_int_equal(risk_model_k(0.3), 4);
+    assert_int_equal(risk_model_k(1), 1);
+    assert_int_equal(risk_model_k(1.0 / 3), 3);
+    for (int k = 1; k < 1000; k++) assert_int_equal(risk_model_k(1.0 / k), (uint64_t)k);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_k_of_highest),
+        cmocka_unit_test(test_monotone_and_incognito_agrees),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
