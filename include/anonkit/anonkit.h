@@ -112,7 +112,11 @@ typedef enum anonkit_option {
     ANONKIT_OPT_CLASS_ERROR = 48, /* class column the tree predicts */
     ANONKIT_OPT_TRAIN_ROWS = 49, /* the first N published rows train the tree, the others test it */
     ANONKIT_OPT_SPLIT_COLUMN = 50, /* or: a column whose value is train or test in every row */
-    ANONKIT_OPT__COUNT = 51 /* the number of options; not an option */
+    /* sources and sinks other than CSV (docs/sources.md) */
+    ANONKIT_OPT_QUERY = 51, /* a SELECT whose rows are the input, instead of ?table= (PostgreSQL, SQLite) */
+    ANONKIT_OPT_REPLACE = 52, /* a table output may replace an existing table */
+    ANONKIT_OPT_USE_CODES = 53, /* SPSS/Stata value labels: read the codes instead of the labels */
+    ANONKIT_OPT__COUNT = 54 /* the number of options; not an option */
 } anonkit_option;
 
 typedef struct anonkit_job anonkit_job;
