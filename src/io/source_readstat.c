@@ -196,6 +196,16 @@ static int rs_on_value(int obs, readstat_variable_t *v, readstat_value_t value, 
     return s->rc < 0 ? READSTAT_HANDLER_ABORT : READSTAT_HANDLER_OK;
 }
 
+/* The scan: the variables again, as the first parse read them (ReadStat's
+ * SPSS parser needs a variable handler to hand out values). */
+static int rs_on_variable_again(int index, readstat_variable_t *v, const char *val_labels, void *ctx)
+{
+    (void)v;
+    (void)val_labels;
+    const rs_source *s = ctx;
+    return index >= 0 && (uint32_t)index < s->base.ncols ? READSTAT_HANDLER_OK : READSTAT_HANDLER_ABORT;
+}
+
 /* A failed parse as an error naming the file. */
 static int rs_fail(rs_source *s, readstat_error_t e, ak_error *err)
 {
@@ -213,6 +223,7 @@ static int rs_scan(source *base, source_row_fn fn, void *ctx, ak_error *err)
     s->err = err;
     s->rc = ANONKIT_OK;
     s->msg[0] = '\0';
+    readstat_set_variable_handler(p, rs_on_variable_again);
     readstat_set_value_handler(p, rs_on_value);
     readstat_set_error_handler(p, rs_on_error);
     readstat_set_handler_character_encoding(p, "UTF-8");
