@@ -25,10 +25,12 @@ static int pg_fail(ak_error *err, const char *shown, const char *what, const cha
 {
     char text[1024];
     snprintf(text, sizeof text, "%s", msg ? msg : "");
-    size_t n = strlen(text);
-    while (n && (text[n - 1] == '\n' || text[n - 1] == ' ')) text[--n] = '\0';
-    for (char *p = text; *p; p++)
-        if (*p == '\n') *p = ' ';
+    text[strcspn(text, "\n")] = '\0'; /* the first line: the message, not the query's context */
+    char *w = text;                      /* runs of spaces as one ("ERROR:  x") */
+    for (const char *p = text; *p; p++)
+        if (*p != ' ' || w == text || w[-1] != ' ') *w++ = *p;
+    while (w > text && w[-1] == ' ') w--;
+    *w = '\0';
     return ak_err_set(err, ANONKIT_E_INPUT, shown, 0, 0, "%s: %s", what, text);
 }
 
