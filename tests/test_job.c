@@ -80,6 +80,9 @@ static const option_case cases[] = {
     {ANONKIT_OPT_CLASS_ERROR, "income", NULL},
     {ANONKIT_OPT_TRAIN_ROWS, "100", "0"},
     {ANONKIT_OPT_SPLIT_COLUMN, "part", NULL},
+    {ANONKIT_OPT_QUERY, "SELECT * FROM t", NULL},
+    {ANONKIT_OPT_REPLACE, "yes", "maybe"},
+    {ANONKIT_OPT_USE_CODES, "no", "perhaps"},
 };
 enum { NCASES = sizeof cases / sizeof cases[0] };
 
