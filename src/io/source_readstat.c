@@ -401,6 +401,7 @@ static int rs_prepare(sink *base, FILE *csv, ak_error *err)
         readstat_set_data_writer(s->writer, rs_write);
         readstat_writer_set_error_handler(s->writer, rs_sink_on_error);
         if (s->format == RS_ZSAV) readstat_writer_set_compression(s->writer, READSTAT_COMPRESS_BINARY);
+        if (s->format == RS_XPT) readstat_writer_set_file_format_version(s->writer, 8); /* names of 32 characters */
     }
     for (uint32_t i = 0; rc == ANONKIT_OK && i < t.ncols; i++) {
         const int text = t.types[i] == SINK_TEXT;
