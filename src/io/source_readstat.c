@@ -55,6 +55,7 @@ typedef struct rs_source {
     rs_format format;
     int use_codes;
     char **set_of;      /* per column: the name of its label set, NULL when none */
+    uint32_t nset_of;   /* entries of set_of (base.ncols may be zeroed when the columns are taken) */
     rs_set *sets;
     size_t nsets, capsets;
     uint32_t capcols;
@@ -110,6 +111,7 @@ static int rs_on_variable(int index, readstat_variable_t *v, const char *val_lab
     memset(c, 0, sizeof *c);
     s->set_of[s->base.ncols] = NULL;
     s->base.ncols++;
+    s->nset_of = s->base.ncols;
     const char *name = readstat_variable_get_name(v), *label = readstat_variable_get_label(v);
     c->numeric = readstat_variable_get_type_class(v) == READSTAT_TYPE_CLASS_NUMERIC;
     c->width = readstat_variable_get_storage_width(v);
@@ -236,7 +238,7 @@ static int rs_scan(source *base, source_row_fn fn, void *ctx, ak_error *err)
 static void rs_close(source *base)
 {
     rs_source *s = (rs_source *)base;
-    for (uint32_t i = 0; s->set_of && i < base->ncols; i++) free(s->set_of[i]);
+    for (uint32_t i = 0; s->set_of && i < s->nset_of; i++) free(s->set_of[i]);
     free(s->set_of);
     for (size_t i = 0; i < s->nsets; i++) {
         for (size_t k = 0; k < s->sets[i].n; k++) free(s->sets[i].labels[k].label);
