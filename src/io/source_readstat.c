@@ -1,5 +1,5 @@
 /* source_readstat.c — SPSS (.sav, .zsav, .por), Stata (.dta) and SAS
- * (.sas7bdat, .xpt) files as sources, and .sav, .zsav, .dta, .xpt as sinks,
+ * (.sas7bdat, .xpt) files as sources, and .sav, .zsav, .dta, .xpt as sinks
  * through ReadStat (docs/sources.md).
  *
  * Reading: a first parse takes the variables (names, labels, types) and the
@@ -424,8 +424,6 @@ static int rs_prepare(sink *base, FILE *csv, ak_error *err)
         switch (s->format) {
         case RS_DTA: e = readstat_begin_writing_dta(s->writer, s, (long)t.rows); break;
         case RS_XPT: e = readstat_begin_writing_xport(s->writer, s, (long)t.rows); break;
-        case RS_POR: e = readstat_begin_writing_por(s->writer, s, (long)t.rows); break;
-        case RS_SAS7BDAT: e = readstat_begin_writing_sas7bdat(s->writer, s, (long)t.rows); break;
         default: e = readstat_begin_writing_sav(s->writer, s, (long)t.rows); break;
         }
         if (e == READSTAT_OK) e = readstat_validate_metadata(s->writer);
@@ -469,6 +467,8 @@ int sink_open_readstat(sink **out, const char *name, const source_options *o, ak
     int rc = (s->base.shown = strdup(name)) ? ANONKIT_OK : ak_err_nomem(err);
     if (rc == ANONKIT_OK && s->format == RS_SAS7BDAT)
         rc = ak_err_set(err, ANONKIT_E_USAGE, name, 0, 0, "SAS .sas7bdat files are read only; write .xpt");
+    if (rc == ANONKIT_OK && s->format == RS_POR)
+        rc = ak_err_set(err, ANONKIT_E_USAGE, name, 0, 0, "SPSS portable .por files are read only; write .sav");
     if (rc == ANONKIT_OK) rc = outfile_open(&s->file, name, err); /* an unwritable destination fails now */
     if (rc < 0) {
         rs_sink_free(&s->base);
