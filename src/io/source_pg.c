@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common/strbuf.h"
@@ -102,6 +103,7 @@ typedef struct pg_source {
     char *copy;      /* COPY (query) TO STDOUT */
     char **text;     /* per column: the decoded field of the current row */
     size_t *len;
+    unsigned char *null; /* per column: the field of the current row is NULL */
     strbuf row;      /* the decoded row */
 } pg_source;
 
@@ -126,7 +128,7 @@ static int pg_decode(pg_source *s, const char *buf, int n, ak_error *err)
             if (col >= s->base.ncols)
                 return ak_err_set(err, ANONKIT_E_INPUT, s->base.shown, 0, 0, "COPY gave more fields than columns");
             start[col] = field_start;
-            s->text[col] = null ? NULL : (char *)1; /* marks present; pointers set below */
+            s->null[col] = (unsigned char)null;
             col++;
             null = 0;
             if (i == n) break;
@@ -171,7 +173,7 @@ static int pg_decode(pg_source *s, const char *buf, int n, ak_error *err)
         const size_t end = k + 1 < col ? start[k + 1] : out->len;
         const size_t off = start[k];
         s->len[k] = end - off;
-        if (s->text[k]) s->text[k] = out->data + off;
+        s->text[k] = s->null[k] ? NULL : out->data + off;
     }
     return ANONKIT_OK;
 }
@@ -227,6 +229,7 @@ static void pg_close(source *base)
     free(s->copy);
     free(s->text);
     free(s->len);
+    free(s->null);
     strbuf_free(&s->row);
     free(s);
 }
@@ -280,7 +283,7 @@ int source_open_pg(source **out, const char *name, const source_options *o, ak_e
     if (rc == ANONKIT_OK) {
         const int nf = PQnfields(r);
         if (!(s->base.cols = calloc((size_t)nf, sizeof *s->base.cols)) || !(s->text = calloc((size_t)nf, sizeof *s->text)) ||
-            !(s->len = calloc((size_t)nf, sizeof *s->len)))
+            !(s->len = calloc((size_t)nf, sizeof *s->len)) || !(s->null = calloc((size_t)nf, 1)))
             rc = ak_err_nomem(err);
         for (int i = 0; rc == ANONKIT_OK && i < nf; i++) {
             s->base.ncols = (uint32_t)i + 1;
@@ -459,8 +462,10 @@ int sink_open_pg(sink **out, const char *name, const source_options *o, ak_error
     if (rc == ANONKIT_OK) { /* the new table: beside the target, a name of this process */
         char temp[160];
         const char *dot = strchr(table, '.');
-        snprintf(temp, sizeof temp, "%.*s%sanonkit_new_%ld", dot ? (int)(dot - table) : 0, table, dot ? "." : "",
-                 (long)getpid());
+        struct timespec ts; /* (the process id alone may repeat on another host) */
+        clock_gettime(CLOCK_REALTIME, &ts);
+        snprintf(temp, sizeof temp, "%.*s%sanonkit_new_%ld_%ld", dot ? (int)(dot - table) : 0, table, dot ? "." : "",
+                 (long)getpid(), (long)(ts.tv_nsec / 1000));
         rc = pg_quote_name(s->conn, temp, &s->temp, &s->temp_last, err);
     }
     /* refused before any work: an existing target without --replace, a target that cannot be created */
