@@ -116,6 +116,15 @@ ak recode "postgresql:///t?table=g1" --rules "$d/g1.rules" -o "sqlite:$d/out.db?
 expect_rc 0
 sqlite3 -header -csv "$d/out.db" "SELECT * FROM recoded" >"$d/recoded_s.csv"
 same_rows "$d/recoded.csv" "$d/recoded_s.csv" || problem "recode from PostgreSQL to SQLite differs from the CSV path"
+SEQ=$SRC/tests/data/sequential
+SEQARGS=(--previous "$SEQ/t2.csv" --x Name --y Disease --anonymity 2 --class Class --keep-order
+         --hierarchy "Job=$SEQ/job.csv" --hierarchy "Name=$SEQ/name.csv" --seed 1)
+ak sequential "$SEQ/t1.csv" -o "$d/seq.csv" "${SEQARGS[@]}"
+sql -c "CREATE TABLE t1 (\"Name\" text, \"Job\" text, \"Class\" text)" -c "\\copy t1 FROM '$SEQ/t1.csv' CSV HEADER"
+ak sequential "postgresql:///t?table=t1" -o "sqlite:$d/out.db?table=seq" "${SEQARGS[@]}"
+expect_rc 0
+sqlite3 -header -csv "$d/out.db" "SELECT * FROM seq" >"$d/seq_s.csv"
+cmp -s "$d/seq.csv" "$d/seq_s.csv" || problem "sequential from PostgreSQL to SQLite differs from the CSV path"
 end
 
 begin "an existing target is refused without --replace (nothing changed) and replaced with it"
