@@ -11,19 +11,19 @@
 # --replace; the target appears only on success (a run killed in the middle
 # of its COPY leaves no table); an update of the source during a run does not
 # change what is published; ReadStat round trips (CSV -> .sav/.dta/.xpt/
-# .sas7bdat made by the readstat tool -> anonymize -> read back) equal the
+# .sas7bdat made by the readstat command -> anonymize -> read back) equal the
 # CSV path, value labels and --use-codes; every bad source (unreachable
 # server, wrong password, missing table, query error, permission denied on
 # the target, corrupt .sav) gives "anonkit: SOURCE: what is wrong" with the
 # password masked, exit 1, and nothing created. Nothing is skipped: a
-# missing tool fails the test (scripts/deps.sh installs them).
+# missing program fails the test (scripts/deps.sh installs them).
 #
 # usage: bash tests/cli_sources.sh PATH/TO/anonkit SOURCE_DIR
 set -u
 source "$(dirname "$0")/cli_harness.sh" cli-sources "$@"
 source "$SRC/tests/pg_cluster.sh"
-for tool in psql sqlite3 readstat; do
-    command -v "$tool" >/dev/null || { echo "cli-sources: $tool not found (scripts/deps.sh installs it)" >&2; exit 1; }
+for prog in psql sqlite3 readstat; do
+    command -v "$prog" >/dev/null || { echo "cli-sources: $prog not found (scripts/deps.sh installs it)" >&2; exit 1; }
 done
 PGD=$(mktemp -d /tmp/anonkit-pg.XXXXXX) || exit 1
 trap 'pg_stop; rm -rf "$T"' EXIT
@@ -215,7 +215,7 @@ rc=$?
 cmp -s <(sort "$D1/c1mondrian.csv") <(sort "$d/live.csv") || problem "what was published is not the table before the update"
 end
 
-# 4. ReadStat: CSV -> .sav/.dta/.xpt/.sas7bdat (readstat tool) -> anonymize -> read back
+# 4. ReadStat: CSV -> .sav/.dta/.xpt/.sas7bdat (readstat command) -> anonymize -> read back
 d=$(casedir)
 D4=$d
 ak generate --rows 2500 --seed 11 -o "$d/g.csv"
@@ -235,7 +235,7 @@ meta SPSS "" >"$d/spss.json"
 meta STATA "" >"$d/stata.json"
 readstat "$d/s.csv" "$d/spss.json" "$d/s.sav" >/dev/null 2>&1
 readstat "$d/s.csv" "$d/stata.json" "$d/s.dta" >/dev/null 2>&1
-# (the readstat tool takes CSV with SPSS or Stata metadata only: SAS files are converted from the .sav)
+# (the readstat command takes CSV with SPSS or Stata metadata only: SAS files are converted from the .sav)
 readstat "$d/s.sav" "$d/s.xpt" >/dev/null 2>&1
 readstat "$d/s.sav" "$d/s.sas7bdat" >/dev/null 2>&1
 ak anonymize "$d/s.csv" -o "$d/c.csv" --qi $QI --k 8 --seed 2
