@@ -3,6 +3,9 @@
 # when any is missing. Run as root (or with sudo available).
 set -euo pipefail
 packages=(cmake make gcc pkg-config libcmocka-dev libjansson-dev libxxhash-dev libgsl-dev python3 hyperfine time locales)
+# sources and sinks (docs/sources.md): PostgreSQL (libpq; the server for tests/cli_sources.sh and
+# bench/bench_sources.sh), SQLite, SPSS/Stata/SAS files (ReadStat; its command-line tool makes test files)
+packages+=(libpq-dev postgresql libsqlite3-dev sqlite3 libreadstat-dev readstat)
 # `deps.sh fuzz`: also clang and its libFuzzer and sanitizer runtimes (tests/fuzz)
 if [ "${1:-}" = fuzz ]; then packages+=(clang-14 libclang-rt-14-dev); fi
 missing=()

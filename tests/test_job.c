@@ -95,6 +95,9 @@ static const option_case cases[] = {
     {ANONKIT_OPT_JSON, "risk.json", NULL},
     {ANONKIT_OPT_ACHIEVED, "true", "perhaps"},
     {ANONKIT_OPT_MAX_RISK, "average=0.05,highest=0.2", "worst=0.1"},
+    {ANONKIT_OPT_QUERY, "SELECT * FROM t", NULL},
+    {ANONKIT_OPT_REPLACE, "yes", "maybe"},
+    {ANONKIT_OPT_USE_CODES, "no", "perhaps"},
 };
 enum { NCASES = sizeof cases / sizeof cases[0] };
 

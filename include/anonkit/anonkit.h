@@ -129,7 +129,11 @@ typedef enum anonkit_option {
     ANONKIT_OPT_JSON = 63,       /* risk: path of the JSON document */
     ANONKIT_OPT_ACHIEVED = 64,   /* check: report the parameters the file achieves */
     ANONKIT_OPT_MAX_RISK = 65,   /* anonymize: average=R | highest=R | uniqueness=R (comma list) */
-    ANONKIT_OPT__COUNT = 66 /* the number of options; not an option */
+    /* sources and sinks other than CSV (docs/sources.md) */
+    ANONKIT_OPT_QUERY = 66, /* a SELECT whose rows are the input, instead of ?table= (PostgreSQL, SQLite) */
+    ANONKIT_OPT_REPLACE = 67, /* a table output may replace an existing table */
+    ANONKIT_OPT_USE_CODES = 68, /* SPSS/Stata value labels: read the codes instead of the labels */
+    ANONKIT_OPT__COUNT = 69 /* the number of options; not an option */
 } anonkit_option;
 
 typedef struct anonkit_job anonkit_job;

@@ -15,6 +15,7 @@
 #include "api/report.h"
 #include "api/risk.h"
 #include "api/result.h"
+#include "api/sources.h"
 #include "common/clock.h"
 #include "core/partition.h"
 #include "common/rng.h"
@@ -120,7 +121,8 @@ static int leaf_sink_open(leaf_sink *sink, const table *schema, ak_error *err)
 {
     if (sink->out) return ANONKIT_OK;
     const anonkit_job *job = sink->job;
-    AK_CHECK(publish_stream_open(&sink->out, schema, &sink->po, sink->of->stream, job->output, err));
+    AK_CHECK(publish_stream_open(&sink->out, schema, &sink->po, sink->of->stream,
+                                 sink->of->sink ? sink->of->sink->shown : job->output, err));
     if (job->rules) AK_CHECK(rules_stream_open(&sink->rules, schema, job->publish, sink->rulesf->stream, job->rules, err));
     return ANONKIT_OK;
 }
@@ -262,8 +264,9 @@ static int anonymize(anonkit_job *job, anonkit_result **out_result)
     if (!job->seed_set) job->seed = ak_fresh_seed();
 
     int rc;
-    spool sp;
-    memset(&sp, 0, sizeof sp);
+    source_input in;
+    memset(&in, 0, sizeof in);
+    const source_options so = job_source_options(job);
     outfile of, rf, rulesf;
     memset(&of, 0, sizeof of);
     memset(&rf, 0, sizeof rf);
@@ -282,15 +285,14 @@ static int anonymize(anonkit_job *job, anonkit_result **out_result)
     publish_stats ps;
     model_ref *ref = NULL;
 
-    const int from_stdin = strcmp(job->input, "-") == 0;
-    if ((rc = outfile_open(&of, job->output, &job->err)) < 0) goto done;
+    if ((rc = outfile_open_table(&of, job->output, &so, &job->err)) < 0) goto done;
     if (job->report && (rc = outfile_open(&rf, job->report, &job->err)) < 0) goto done;
     if (job->rules && (rc = outfile_open(&rulesf, job->rules, &job->err)) < 0) goto done;
-    if (from_stdin && (rc = spool_stream_in(&sp, stdin, job->tmpdir, &job->err)) < 0) goto done;
+    /* stdin and any source that is not a CSV file are read through a private spool (io/source.h) */
+    if ((rc = source_input_open(&in, job->input, &so, 1, &job->err)) < 0) goto done;
+    sink_set_origin(of.sink, in.cols, in.ncols);
     table_spec spec;
-    if ((rc = job_table_spec(job, from_stdin ? sp.path : job->input, from_stdin ? "stdin" : job->input, &spec,
-                             &storage)) < 0)
-        goto done;
+    if ((rc = job_table_spec(job, in.path, in.shown, &spec, &storage)) < 0) goto done;
     if ((rc = job_weights(job, &weights)) < 0) goto done;
     unsigned threads = job->threads;
     if (!threads) {
@@ -322,7 +324,8 @@ static int anonymize(anonkit_job *job, anonkit_result **out_result)
     if (job->publish == RECODE_MEAN && (rc = recode_class_means(t, &part, &means, &job->err)) < 0) goto done;
     publish_opts po = {.keep_order = job->keep_order, .seed = job->seed, .drop_suppressed = 0, .threads = threads,
                        .style = job->publish, .means = means, .copied = copied};
-    if ((rc = publish_write(t, &part, &po, of.stream, job->output, &ps, &job->err)) < 0) goto done;
+    if ((rc = publish_write(t, &part, &po, of.stream, of.sink ? of.sink->shown : job->output, &ps, &job->err)) < 0)
+        goto done;
     if (ps.published + ps.suppressed != t->nrows) {
         rc = ak_err_set(&job->err, ANONKIT_E_INTERNAL, NULL, 0, 0, "row accounting failed: %zu read, %llu written",
                         t->nrows, (unsigned long long)ps.published);
@@ -368,7 +371,8 @@ done:
     }
     report_release_risk(job);
     publish_copied_free(copied); /* before the table and the spooled input it reads */
-    spool_remove(&sp);
+    outfile_abort(&of); /* (after a commit: nothing; frees a table output's sink before the input it names) */
+    source_input_close(&in);
     table_free(t);
     partition_free(&part);
     metrics_free(&mt);

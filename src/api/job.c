@@ -12,6 +12,7 @@
 
 #include "api/algorithm.h"
 #include "api/options.h"
+#include "io/source.h"
 
 
 const char *anonkit_strerror(int status)
@@ -91,6 +92,7 @@ void anonkit_job_free(anonkit_job *job)
     free(job->risk.weight);
     free(job->risk.json);
     free(job->risk.report_lines);
+    free(job->query);
     strlist_free(&job->job_files);
     free(job);
 }
@@ -168,7 +170,7 @@ static int apply_json_value(anonkit_job *job, const char *path, anonkit_option o
     char text[4096];
     if (json_is_string(v)) {
         const char *s = json_string_value(v);
-        if (d->flags & ANONKIT_OPTF_PATH) {
+        if ((d->flags & ANONKIT_OPTF_PATH) && !source_is_uri(s)) { /* a database URI is no path */
             if (resolve_path(path, s, text, sizeof text) != 0) return job_file_error(job, path, 0, "path too long in '%s'", key);
             return anonkit_job_set(job, o, text);
         }

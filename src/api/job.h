@@ -85,6 +85,9 @@ struct anonkit_job {
     char *split_column;    /* metrics --split-column: train/test per row */
     strlist job_files;     /* the job files read (--job), which a run must not write */
     double suppression;    /* incognito, check: share of rows that may be suppressed */
+    char *query;           /* --query: the input's rows are this SELECT's (io/source.h) */
+    int replace;           /* --replace: a table output may replace an existing table */
+    int use_codes;         /* --use-codes: value codes instead of value labels */
     rothko_job_options rothko;
     incognito_job_options incognito;
     onedim_job_options onedim;

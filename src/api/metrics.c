@@ -12,6 +12,7 @@
 #include "api/job.h"
 #include "api/locale.h"
 #include "api/result.h"
+#include "api/sources.h"
 #include "io/spool.h"
 #include "metrics/published.h"
 
@@ -104,6 +105,10 @@ static int metrics_run(anonkit_job *job, const char *original_path, const char *
     if (metrics_pub_usage(&o, err) < 0) return job_fail(job);
     spool sp;
     memset(&sp, 0, sizeof sp);
+    source_input orig_in, pub_in; /* a source that is not a CSV file, through a private spool (io/source.h) */
+    memset(&orig_in, 0, sizeof orig_in);
+    memset(&pub_in, 0, sizeof pub_in);
+    const source_options so = job_source_options(job);
     metrics_pub_groups g;
     memset(&g, 0, sizeof g);
     metrics_pub_result r;
@@ -128,6 +133,16 @@ static int metrics_run(anonkit_job *job, const char *original_path, const char *
         if ((rc = spool_stream_in(&sp, stdin, job->tmpdir, err)) < 0) goto done;
         original_path = sp.path;
     }
+    if (source_is_special(original_path)) {
+        if ((rc = source_input_open(&orig_in, original_path, &so, 0, err)) < 0) goto done;
+        original_path = orig_in.path;
+        original_shown = orig_in.shown;
+    }
+    if (source_is_special(published_path)) {
+        if ((rc = source_input_open(&pub_in, published_path, &so, 0, err)) < 0) goto done;
+        o.path = pub_in.path;
+        o.shown = pub_in.shown;
+    }
     if ((rc = job_table_spec(job, original_path, original_shown, &spec, &storage)) < 0) goto done;
     /* the original is read for its domains only (and its sensitive values for --kl-level) */
     spec.sensitive_name = job->kl_level ? job->sensitive : NULL;
@@ -151,6 +166,8 @@ static int metrics_run(anonkit_job *job, const char *original_path, const char *
     rc = result->json ? ANONKIT_OK : ak_err_nomem(err);
 done:
     spool_remove(&sp);
+    source_input_close(&orig_in);
+    source_input_close(&pub_in);
     metrics_pub_groups_free(&g);
     metrics_pub_result_free(&r);
     table_free(t);

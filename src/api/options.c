@@ -225,6 +225,14 @@ static int set_keep_order(anonkit_job *job, const ak_option_desc *d, const char 
     return ANONKIT_OK;
 }
 
+/* --replace and --use-codes: a flag at d->offset. */
+static int set_int_flag(anonkit_job *job, const ak_option_desc *d, const char *value)
+{
+    if (parse_bool(value, (int *)field(job, d)) != 0)
+        return job_usage_error(job, "--%s: expected true or false, not '%s'", d->name, value);
+    return ANONKIT_OK;
+}
+
 static int set_delimiter(anonkit_job *job, const ak_option_desc *d, const char *value)
 {
     (void)d;
@@ -814,6 +822,17 @@ static const ak_option_desc options[ANONKIT_OPT__COUNT] = {
          "re-identification risk at most R: highest=R (every algorithm;\n"
          "k = ceil(1/R)); incognito also average=R (average prosecutor\n"
          "risk) and uniqueness=R (population uniques, see docs/risk.md)"},
+    [ANONKIT_OPT_QUERY] =
+        {"query", AK_OPTF_JSON_TEXT, set_text, offsetof(anonkit_job, query), "SQL",
+         "read the rows of this SELECT (a postgresql:// or sqlite:\n"
+         "input) instead of its ?table="},
+    [ANONKIT_OPT_REPLACE] =
+        {"replace", ANONKIT_OPTF_FLAG, set_int_flag, offsetof(anonkit_job, replace), NULL,
+         "a table output (postgresql://, sqlite:) replaces an\n"
+         "existing table of its name (else that is refused)"},
+    [ANONKIT_OPT_USE_CODES] =
+        {"use-codes", ANONKIT_OPTF_FLAG, set_int_flag, offsetof(anonkit_job, use_codes), NULL,
+         "read the codes of SPSS/Stata value labels, not the labels"},
 };
 
 const ak_option_desc *ak_option_desc_of(anonkit_option o)

@@ -8,6 +8,7 @@
 #include "api/locale.h"
 #include "api/paths.h"
 #include "api/result.h"
+#include "api/sources.h"
 #include "publish/rules.h"
 #include "io/csv.h"
 #include "io/outfile.h"
@@ -31,7 +32,9 @@ static int recode(anonkit_job *job, anonkit_result **out_result)
     if (job_check_paths(job, JOB_VERB_RECODE) < 0) return job_fail(job);
 
     const int from_stdin = !strcmp(job->input, "-");
-    const char *in_name = from_stdin ? "stdin" : job->input;
+    source_input src;
+    memset(&src, 0, sizeof src);
+    source_options so = job_source_options(job);
     const char *out_name = strcmp(job->output, "-") ? job->output : "stdout";
     rules *r = NULL;
     csv_reader *in = NULL;
@@ -42,18 +45,25 @@ static int recode(anonkit_job *job, anonkit_result **out_result)
     anonkit_result *result = result_new();
     if (!result) return job_out_of_memory(job);
     int rc = rules_load(&r, job->rules, &job->err);
-    if (rc == ANONKIT_OK) rc = outfile_open(&of, job->output, &job->err);
+    if (rc == ANONKIT_OK) so.delimiter = rules_delimiter(r);
+    if (rc == ANONKIT_OK) rc = outfile_open_table(&of, job->output, &so, &job->err);
+    /* a source that is not a CSV file is read through a private spool (io/source.h); stdin as a stream */
+    if (of.sink) out_name = of.sink->shown;
+    if (rc == ANONKIT_OK) rc = source_input_open(&src, job->input, &so, 0, &job->err);
+    if (rc == ANONKIT_OK) sink_set_origin(of.sink, src.cols, src.ncols);
+    const char *in_name = src.shown ? src.shown : job->input;
     if (rc == ANONKIT_OK)
         rc = from_stdin ? csv_reader_open_stream(&in, stdin, in_name, rules_delimiter(r), &job->err)
-                        : csv_reader_open(&in, job->input, rules_delimiter(r), &job->err);
+                        : csv_reader_open(&in, src.path, rules_delimiter(r), &job->err);
     if (rc == ANONKIT_OK) rc = csv_writer_open_stream(&out, of.stream, out_name, rules_delimiter(r), &job->err);
     if (rc == ANONKIT_OK) rc = rules_apply(r, in, in_name, out, &stats, &job->err);
     if (rc == ANONKIT_OK) rc = outfile_commit(&of, &job->err);
     csv_writer_free(out);
     csv_reader_free(in);
     rules_free(r);
+    outfile_abort(&of); /* (after a commit: nothing) */
+    source_input_close(&src);
     if (rc < 0) {
-        outfile_abort(&of);
         anonkit_result_free(result);
         return job_fail(job);
     }

@@ -2,6 +2,7 @@
  * counts, class sizes, metrics and timing (the algorithm adds its own part). */
 #include "api/jsonb.h"
 #include "api/report.h"
+#include "api/sources.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -44,8 +45,8 @@ char *report_build(const anonkit_job *job, const table *t, const metrics *mt, co
     int jfail = 0;
     json_t *root = json_object();
     json_t *params = json_object();
-    JSET(params, "input", json_string(job->input));
-    JSET(params, "output", json_string(job->output));
+    JSET(params, "input", job_json_name(job->input));
+    JSET(params, "output", job_json_name(job->output));
     JSET(params, "algorithm", json_string(job_algorithm(job)->name));
     JSET(params, "qi", string_array(&job->qi));
     JSET(params, "sensitive", job->sensitive ? json_string(job->sensitive) : json_null());

@@ -18,6 +18,7 @@
 #include "api/result.h"
 #include "common/hash.h"
 #include "io/outfile.h"
+#include "io/source.h"
 #include "io/spool.h"
 #include "metrics/risk.h"
 #include "metrics/risk_groups.h"
@@ -302,8 +303,8 @@ static int risk_run(anonkit_job *job, anonkit_result **out_result)
     ak_err_clear(err);
     if (risk_usage(job) < 0) return ANONKIT_E_USAGE;
     const double threshold = job->risk.threshold_set ? job->risk.threshold : RISK_DEFAULT_THRESHOLD;
-    spool sp;
-    memset(&sp, 0, sizeof sp);
+    source_input input; /* a CSV file as it is; stdin and database or statistics-file sources spooled */
+    memset(&input, 0, sizeof input);
     risk_groups g;
     memset(&g, 0, sizeof g);
     risk_suda suda;
@@ -315,13 +316,10 @@ static int risk_run(anonkit_job *job, anonkit_result **out_result)
     char *summary = NULL;
     const size_t summary_size = 16384;
     int rc = ANONKIT_OK;
-    const char *path = job->input, *shown = job->input;
     if (job->risk.json && (rc = outfile_open(&jf, job->risk.json, err)) < 0) goto done;
-    if (!strcmp(path, "-")) {
-        shown = "stdin";
-        if ((rc = spool_stream_in(&sp, stdin, job->tmpdir, err)) < 0) goto done;
-        path = sp.path;
-    }
+    const source_options so = {job->delimiter, job->query, job->use_codes, 0, job->tmpdir};
+    if ((rc = source_input_open(&input, job->input, &so, 1, err)) < 0) goto done;
+    const char *path = input.path, *shown = input.shown;
     const risk_group_params gp = {path, shown, job->delimiter, (const char *const *)job->qi.items, job->qi.count,
                                   job->risk.weight, job->risk.published, job->suppression, job->risk.suda > 0,
                                   job->risk.population, job->risk.population};
@@ -339,7 +337,7 @@ static int risk_run(anonkit_job *job, anonkit_result **out_result)
     const int with_achieved = job->sensitive != NULL;
     if (with_achieved) {
         const verify_params vp = {path, job->delimiter, (const char *const *)job->qi.items, job->qi.count, job->sensitive,
-                                  job->model, job->risk.published ? job->suppression : 0, job->tmpdir};
+                                  job->model, job->risk.published ? job->suppression : 0, job->tmpdir, NULL, 0};
         if ((rc = verify_achieved_measure(&vp, &achieved, err)) < 0) goto done;
     }
     int jfail = 0;
@@ -381,7 +379,7 @@ done:
     if (rc < 0) outfile_abort(&jf);
     json_decref(root);
     free(summary);
-    spool_remove(&sp);
+    source_input_close(&input);
     risk_groups_free(&g);
     risk_suda_free(&suda);
     if (rc < 0) {

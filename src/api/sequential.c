@@ -17,6 +17,7 @@
 #include "api/locale.h"
 #include "api/paths.h"
 #include "api/result.h"
+#include "api/sources.h"
 #include "common/clock.h"
 #include "common/rng.h"
 #include "core/partition.h"
@@ -86,7 +87,7 @@ static int describe(anonkit_job *job, const table *t, const tds_result *res, con
 {
     int jfail = 0;
     json_t *root = json_object(), *params = json_object(), *cut = json_object();
-    JSET(params, "input", json_string(job->input));
+    JSET(params, "input", job_json_name(job->input));
     json_t *prev = json_array();
     for (size_t i = 0; i < job->previous.count; i++) JAPPEND(prev, json_string(job->previous.items[i]));
     JSET(params, "previous", prev);
@@ -184,8 +185,9 @@ static int sequential(anonkit_job *job, anonkit_result **out_result)
     if (job_check_paths(job, JOB_VERB_SEQUENTIAL) < 0) return job_fail(job);
     if (!job->seed_set) job->seed = ak_fresh_seed();
 
-    spool sp;
-    memset(&sp, 0, sizeof sp);
+    source_input src;
+    memset(&src, 0, sizeof src);
+    const source_options so = job_source_options(job);
     outfile of, rf;
     memset(&of, 0, sizeof of);
     memset(&rf, 0, sizeof rf);
@@ -199,15 +201,13 @@ static int sequential(anonkit_job *job, anonkit_result **out_result)
     table *t = NULL;
     anonkit_result *result = NULL;
     int rc;
-    const int from_stdin = !strcmp(job->input, "-");
-    const char *in_path = job->input;
-    if ((rc = outfile_open(&of, job->output, err)) < 0) goto done;
+    if ((rc = outfile_open_table(&of, job->output, &so, err)) < 0) goto done;
     if (job->report && (rc = outfile_open(&rf, job->report, err)) < 0) goto done;
-    if (from_stdin) {
-        if ((rc = spool_stream_in(&sp, stdin, job->tmpdir, err)) < 0) goto done;
-        in_path = sp.path;
-    }
-    const char *display = from_stdin ? "stdin" : job->input;
+    /* stdin and any source that is not a CSV file are read through a private spool (io/source.h) */
+    if ((rc = source_input_open(&src, job->input, &so, 1, err)) < 0) goto done;
+    sink_set_origin(of.sink, src.cols, src.ncols);
+    const char *in_path = src.path;
+    const char *display = src.shown;
     /* reading and writing take up to two threads (the same result for any number) */
     unsigned threads = job->threads;
     if (!threads) {
@@ -233,7 +233,7 @@ static int sequential(anonkit_job *job, anonkit_result **out_result)
     publish_opts po = {.keep_order = job->keep_order, .seed = job->seed, .threads = threads, .style = RECODE_GENERALIZE,
                        .copied = copied};
     publish_stats ps;
-    if ((rc = publish_write(t, &part, &po, of.stream, job->output, &ps, err)) < 0) goto done;
+    if ((rc = publish_write(t, &part, &po, of.stream, of.sink ? of.sink->shown : job->output, &ps, err)) < 0) goto done;
     if (!(result = result_new())) {
         rc = ak_err_nomem(err);
         goto done;
@@ -256,7 +256,8 @@ done:
         outfile_abort(&rf);
     }
     publish_copied_free(copied);
-    spool_remove(&sp);
+    outfile_abort(&of); /* (after a commit: nothing) */
+    source_input_close(&src);
     job_spec_free(&storage);
     partition_free(&part);
     tds_result_free(&res);

@@ -8,6 +8,9 @@ static const char intro[] =
     "\n"
     "Publishes INPUT (CSV with a header row; - for stdin) so that every row hides\n"
     "in an equivalence class that satisfies the privacy model.\n"
+    "INPUT and OUTPUT may also be tables and files (docs/sources.md):\n"
+    "postgresql://...?table=T, sqlite:FILE?table=T, .sav .zsav .dta .xpt\n"
+    "(.por and .sas7bdat are read only).\n"
     "\n";
 
 /* The options this subcommand documents (every option is accepted). */
@@ -58,6 +61,9 @@ static const cli_help_line help_lines[] = {
     {ANONKIT_OPT_GROWTH_DEPTH, NULL},
     {ANONKIT_OPT_THREADS, NULL},
     {ANONKIT_OPT_JOB, NULL},
+    {ANONKIT_OPT_QUERY, NULL},
+    {ANONKIT_OPT_REPLACE, NULL},
+    {ANONKIT_OPT_USE_CODES, NULL},
 };
 
 static void help(void)

@@ -1,5 +1,6 @@
 /* main.c — `anonkit <command> [options]`: dispatches to the subcommands. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
@@ -19,8 +20,42 @@ static const char usage[] =
     "\n"
     "Run 'anonkit <command> --help' for the options of a command.\n";
 
+/* Hides the password of every postgresql:// or postgres:// argument from the
+ * process listing: the argument is copied (the copy is what the command
+ * reads) and the password in the original, which ps and /proc/PID/cmdline
+ * show, is overwritten with '*' (user:PASSWORD@ and password=...). The
+ * moment between the start of the process and this call remains: PGPASSWORD
+ * or ~/.pgpass keep a password out of the command line altogether. */
+static void hide_passwords(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++) {
+        char *a = argv[i];
+        char *uri = strstr(a, "postgresql://");
+        if (!uri) uri = strstr(a, "postgres://");
+        if (!uri) continue;
+        char *copy = strdup(a);
+        if (!copy) continue; /* (the listing then keeps it; the run is not harmed) */
+        char *auth = strstr(uri, "://") + 3;
+        const size_t auth_len = strcspn(auth, "/?#");
+        char *at = NULL;
+        for (size_t k = 0; k < auth_len; k++)
+            if (auth[k] == '@') at = auth + k;
+        char *colon = at ? memchr(auth, ':', (size_t)(at - auth)) : NULL;
+        for (char *p = colon ? colon + 1 : NULL; p && p < at; p++) *p = '*';
+        for (char *p = uri; (p = strstr(p, "password=")) != NULL;) {
+            if (p > uri && (p[-1] == '?' || p[-1] == '&')) {
+                for (p += 9; *p && *p != '&' && *p != '#'; p++) *p = '*';
+            } else {
+                p += 9;
+            }
+        }
+        argv[i] = copy; /* freed with the process */
+    }
+}
+
 int main(int argc, char **argv)
 {
+    hide_passwords(argc, argv);
     if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
         fputs(usage, argc < 2 ? stderr : stdout);
         return argc < 2 ? CLI_USER_ERROR : CLI_OK;

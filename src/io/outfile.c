@@ -5,6 +5,7 @@
  * outfile_write_behind) are Linux calls (_GNU_SOURCE). */
 #define _GNU_SOURCE
 #include "io/outfile.h"
+#include "io/source.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -177,6 +178,25 @@ int outfile_open(outfile *o, const char *path, ak_error *err)
     return ANONKIT_OK;
 }
 
+int outfile_open_table(outfile *o, const char *path, const source_options *so, ak_error *err)
+{
+    if (!source_is_special(path)) return outfile_open(o, path, err);
+    memset(o, 0, sizeof *o);
+    int rc = sink_open(&o->sink, path, so, err);
+    if (rc == ANONKIT_OK && !(o->sink_spool = calloc(1, sizeof *o->sink_spool))) rc = ak_err_nomem(err);
+    if (rc == ANONKIT_OK) rc = spool_open_empty(o->sink_spool, so ? so->tmpdir : NULL, err);
+    if (rc == ANONKIT_OK) {
+        const int fd = dup(o->sink_spool->fd);
+        if (fd < 0 || !(o->stream = fdopen(fd, "w+b"))) {
+            const int e = errno;
+            if (fd >= 0) close(fd);
+            rc = ak_err_set(err, ANONKIT_E_IO, o->sink->shown, 0, 0, "cannot create a temporary file: %s", strerror(e));
+        }
+    }
+    if (rc < 0) outfile_abort(o);
+    return rc;
+}
+
 static int link_to_name(const outfile *o, const void *proc)
 {
     return linkat(AT_FDCWD, (const char *)proc, AT_FDCWD, o->temp_path, AT_SYMLINK_FOLLOW);
@@ -255,8 +275,11 @@ int outfile_commit_all(outfile *const *files, size_t count, ak_error *err)
 {
     int rc = ANONKIT_OK;
     size_t named = 0;
+    /* a table output is loaded first, left invisible (io/source.h) */
     for (size_t i = 0; i < count && rc == ANONKIT_OK; i++)
-        if (files[i] && files[i]->stream) rc = commit_prepare(files[i], err);
+        if (files[i] && files[i]->sink) rc = sink_prepare(files[i]->sink, files[i]->stream, err);
+    for (size_t i = 0; i < count && rc == ANONKIT_OK; i++)
+        if (files[i] && files[i]->stream && !files[i]->sink) rc = commit_prepare(files[i], err);
     for (size_t i = 0; i < count; i++) named += files[i] && files[i]->temp_path;
     /* With several files, each old one gets a second name first, so that a
      * rename failing after others were done can put those back. */
@@ -268,6 +291,9 @@ int outfile_commit_all(outfile *const *files, size_t count, ak_error *err)
         if (files[i] && files[i]->temp_path && keep_old(files[i], &old[i]) != 0)
             rc = ak_err_set(err, ANONKIT_E_IO, files[i]->path, 0, 0, "cannot keep the old file while replacing it: %s",
                             strerror(errno));
+    /* the tables become visible when every file is ready for its rename */
+    for (size_t i = 0; i < count && rc == ANONKIT_OK; i++)
+        if (files[i] && files[i]->sink) rc = sink_commit(files[i]->sink, err);
     size_t done = 0; /* the renames, in order, until one fails */
     for (; rc == ANONKIT_OK && done < count; done++) {
         outfile *o = files[done];
@@ -308,6 +334,7 @@ int outfile_commit_all(outfile *const *files, size_t count, ak_error *err)
             continue;
         }
         if (renamed[i]) sync_folder(o->path);
+        if (o->sink) outfile_abort(o); /* committed: frees the sink and its spool */
         free(o->temp_path);
         free(o->path);
         o->temp_path = o->path = NULL;
@@ -335,6 +362,11 @@ void outfile_write_behind(FILE *stream, uint64_t *synced)
 
 void outfile_abort(outfile *o)
 {
+    sink_free(o->sink); /* rolls back what was not committed */
+    o->sink = NULL;
+    if (o->sink_spool) spool_remove(o->sink_spool);
+    free(o->sink_spool);
+    o->sink_spool = NULL;
     if (o->stream && o->stream != stdout) fclose(o->stream);
     o->stream = NULL;
     if (o->temp_path) unlink(o->temp_path);

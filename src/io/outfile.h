@@ -28,10 +28,20 @@ typedef struct outfile {
     char *path;       /* destination, NULL for stdout */
     char *temp_path;  /* the named temporary beside the destination, NULL while there is none */
     int unnamed;      /* the stream is an unnamed file (O_TMPFILE), named only at commit */
+    struct sink *sink;      /* a table output (io/source.h): the stream is a private spool loaded into it at commit */
+    struct spool *sink_spool;
 } outfile;
 
 /* Creates the temporary file now, so an unwritable destination fails before any work. */
 int outfile_open(outfile *o, const char *path, ak_error *err);
+/* outfile_open for a published table: a name that names a database table or
+ * a statistics file (io/source.h) opens its sink now (so an unreachable
+ * server or an existing target fails before any work) and a private unnamed
+ * spool under so->tmpdir for the CSV the writer writes; at commit the spool
+ * is loaded into the sink, and the sink committed only when every other
+ * output of the run is ready to be renamed. Any other name: outfile_open. */
+struct source_options;
+int outfile_open_table(outfile *o, const char *path, const struct source_options *so, ak_error *err);
 /* Flushes, syncs and renames into place; on failure the temporary is
  * removed and the destination untouched. */
 int outfile_commit(outfile *o, ak_error *err);

@@ -123,6 +123,16 @@ int spool_stream_in(spool *s, FILE *in, const char *tmpdir, ak_error *err)
     return rc;
 }
 
+int spool_open_empty(spool *s, const char *tmpdir, ak_error *err)
+{
+    memset(s, 0, sizeof *s);
+    const char *base = tmpdir && *tmpdir ? tmpdir : getenv("TMPDIR");
+    if (!base || !*base) base = "/tmp";
+    if (strlen(base) > sizeof s->dir - 64)
+        return ak_err_set(err, ANONKIT_E_IO, base, 0, 0, "the temporary folder's path is too long");
+    return spool_create(s, base, err);
+}
+
 int spool_stream(spool *s, FILE *in, ak_error *err) { return spool_stream_in(s, in, NULL, err); }
 
 void spool_remove(spool *s)

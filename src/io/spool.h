@@ -24,6 +24,10 @@ typedef struct spool {
 /* Copies `in` into a fresh private file under `tmpdir`; NULL or "" means
  * $TMPDIR, or /tmp when that is unset or empty. */
 int spool_stream_in(spool *s, FILE *in, const char *tmpdir, ak_error *err);
+/* Creates an empty private copy under tmpdir (as spool_stream_in) for the
+ * caller to write through s->fd: the CSV form of a source that is not a
+ * CSV file (io/source.h). */
+int spool_open_empty(spool *s, const char *tmpdir, ak_error *err);
 /* spool_stream_in under $TMPDIR (or /tmp). */
 int spool_stream(spool *s, FILE *in, ak_error *err);
 /* Closes the copy and removes any name and folder it has; safe on a zeroed

@@ -15,6 +15,7 @@
 #include "common/hash.h"
 #include "common/numparse.h"
 #include "io/csv.h"
+#include "io/source.h"
 #include "io/spool.h"
 
 /* The classes of a published file: its rows grouped by their QI texts. */
@@ -345,18 +346,27 @@ int verify_published_achieved(const verify_params *p, verify_counts *out, verify
     vgroups g;
     memset(&g, 0, sizeof g);
     int rc = ANONKIT_OK;
+    source_input in; /* a published table that is not a CSV file: through a private spool (io/source.h) */
+    memset(&in, 0, sizeof in);
     if (strcmp(p->published, "-") == 0) {
         shown = "stdin";
         if ((rc = spool_stream_in(&sp, stdin, p->tmpdir, err)) < 0) goto done;
         path = sp.path;
+    } else if (source_is_special(p->published)) {
+        const source_options so = {.delimiter = p->delimiter ? p->delimiter : ',', .query = p->query,
+                                   .use_codes = p->use_codes, .tmpdir = p->tmpdir};
+        if ((rc = source_input_open(&in, p->published, &so, 0, err)) < 0) goto done;
+        path = in.path;
+        shown = in.shown;
     }
     const int needs = model_needs_sensitive(&p->model);
     const verify_params use = {p->published, p->delimiter, p->qi, p->nqi, needs ? p->sensitive : NULL, p->model,
-                               p->suppression, p->tmpdir};
+                               p->suppression, p->tmpdir, p->query, p->use_codes};
     if ((rc = vgroups_read(&g, &use, path, shown, p->model.variance > 0, err)) < 0) goto done;
     rc = test_classes(&g, p, shown, out, achieved, err);
 done:
     spool_remove(&sp);
+    source_input_close(&in);
     vgroups_free(&g);
     return rc;
 }

@@ -27,6 +27,8 @@ typedef struct verify_params {
     model model;               /* k, l and its variants, c, variance */
     double suppression;        /* share of the rows that may be suppressed (all QIs "*"); 0: none */
     const char *tmpdir;        /* where standard input is spooled; NULL: $TMPDIR */
+    const char *query;         /* a database source: the rows of this SELECT (io/source.h); NULL: its ?table= */
+    int use_codes;             /* SPSS/Stata: value codes instead of labels */
 } verify_params;
 
 /* What a file that satisfies the model holds. */
