@@ -112,7 +112,21 @@ typedef enum anonkit_option {
     ANONKIT_OPT_CLASS_ERROR = 48, /* class column the tree predicts */
     ANONKIT_OPT_TRAIN_ROWS = 49, /* the first N published rows train the tree, the others test it */
     ANONKIT_OPT_SPLIT_COLUMN = 50, /* or: a column whose value is train or test in every row */
-    ANONKIT_OPT__COUNT = 51 /* the number of options; not an option */
+    ANONKIT_OPT_MISSING = 51,    /* tokens that stand for a missing value besides the empty cell: "NULL,NA,?" (appends) */
+    ANONKIT_OPT_INTERVAL_FORMAT = 52, /* generalized numbers as: range (default, "30-39") | bracket ("[30, 39]") */
+    ANONKIT_OPT_COLUMN = 53,     /* hierarchy: the column to build a hierarchy for */
+    ANONKIT_OPT_INTERVAL = 54,   /* hierarchy: fixed-width intervals of this width */
+    ANONKIT_OPT_FANOUT = 55,     /* hierarchy: groups per level above the first: "2,2,2" */
+    ANONKIT_OPT_MIN = 56,        /* hierarchy --interval: lower bound (values below it: one open-ended range) */
+    ANONKIT_OPT_MAX = 57,        /* hierarchy --interval: upper bound (values from it up: one open-ended range) */
+    ANONKIT_OPT_QUANTILES = 58,  /* hierarchy: equal-frequency intervals, then fan-outs: "4,2" */
+    ANONKIT_OPT_MASK = 59,       /* hierarchy: mask codes of equal length from the right */
+    ANONKIT_OPT_LEVELS = 60,     /* hierarchy --mask: characters masked at the top level */
+    ANONKIT_OPT_DATE = 61,       /* hierarchy: date levels "day,month,quarter,year,decade" */
+    ANONKIT_OPT_ORDER = 62,      /* hierarchy: the categories in order "a,b,c" (with --fanout) */
+    ANONKIT_OPT_FLAT = 63,       /* hierarchy: value -> "*" */
+    ANONKIT_OPT_PREVIEW = 64,    /* hierarchy: print the level sizes, write nothing */
+    ANONKIT_OPT__COUNT = 65 /* the number of options; not an option */
 } anonkit_option;
 
 typedef struct anonkit_job anonkit_job;
@@ -242,6 +256,14 @@ ANONKIT_API int anonkit_generate(const char *output_path, uint64_t rows, const u
  * that the published text does not cover it (rows_outside). On failure nothing
  * is left at the output. */
 ANONKIT_API int anonkit_recode(anonkit_job *job, anonkit_result **out_result /* OUT */);
+
+/* Builds a generalization hierarchy for column ANONKIT_OPT_COLUMN of
+ * ANONKIT_OPT_INPUT ("-" for stdin) with one builder (ANONKIT_OPT_INTERVAL,
+ * _QUANTILES, _MASK, _DATE, _ORDER or _FLAT; docs/hierarchies.md) and writes it
+ * in ARX format to ANONKIT_OPT_OUTPUT ("-" for stdout), or with
+ * ANONKIT_OPT_PREVIEW writes nothing. The summary gives the distinct labels
+ * per level; rows_read the data rows read. */
+ANONKIT_API int anonkit_hierarchy(anonkit_job *job, anonkit_result **out_result /* OUT */);
 
 #ifdef __cplusplus
 }

@@ -88,6 +88,11 @@ void anonkit_job_free(anonkit_job *job)
     free(job->class_error);
     free(job->split_column);
     strlist_free(&job->job_files);
+    strlist_free(&job->missing);
+    char **hb_texts[] = {&job->hbuild.column, &job->hbuild.interval, &job->hbuild.fanout, &job->hbuild.min,
+                         &job->hbuild.max, &job->hbuild.quantiles, &job->hbuild.levels, &job->hbuild.date,
+                         &job->hbuild.order};
+    for (size_t i = 0; i < sizeof hb_texts / sizeof *hb_texts; i++) free(*hb_texts[i]);
     free(job);
 }
 
@@ -317,6 +322,9 @@ int job_table_spec(anonkit_job *job, const char *path, const char *display_name,
     spec->target_name = job->target_name;
     spec->nidentifiers = job->identifiers.count;
     spec->identifier_names = (const char *const *)job->identifiers.items;
+    spec->missing = (const char *const *)job->missing.items;
+    spec->nmissing = job->missing.count;
+    spec->interval_format = job->interval_format;
     return ANONKIT_OK;
 }
 

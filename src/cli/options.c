@@ -7,7 +7,9 @@
 
 #include "cli/cli.h"
 
-enum { OPT_HELP = 1000 };
+/* getopt_long's value of option o is OPT_BASE + o: the option numbers
+ * themselves would meet getopt's own ':' (58) and '?' (63). */
+enum { OPT_BASE = 256, OPT_HELP = 1000 };
 
 /* getopt_long's table, made from the library's option table: every option by
  * its long name except the input, which is the positional argument; and
@@ -19,7 +21,7 @@ static void make_long_options(struct option *longs)
         if (o == ANONKIT_OPT_INPUT) continue;
         const int flag = (anonkit_option_flags((anonkit_option)o) & ANONKIT_OPTF_FLAG) != 0;
         longs[n++] = (struct option){anonkit_option_name((anonkit_option)o), flag ? no_argument : required_argument,
-                                     NULL, o};
+                                     NULL, OPT_BASE + o};
     }
     longs[n++] = (struct option){"help", no_argument, NULL, OPT_HELP};
     longs[n] = (struct option){NULL, 0, NULL, 0};
@@ -102,8 +104,8 @@ static int parse_job(int argc, char **argv, anonkit_job *job, void (*help)(void)
             *exit_code = CLI_USER_ERROR;
             return -1;
         }
-        if (c == OPT_HELP || c == ANONKIT_OPT_JOB) continue;
-        anonkit_option o = c == 'o' ? ANONKIT_OPT_OUTPUT : (anonkit_option)c;
+        if (c == OPT_HELP || c == OPT_BASE + ANONKIT_OPT_JOB) continue;
+        anonkit_option o = c == 'o' ? ANONKIT_OPT_OUTPUT : (anonkit_option)(c - OPT_BASE);
         /* A list given on the command line replaces the job file's list. */
         const unsigned flags = anonkit_option_flags(o);
         if ((flags & ANONKIT_OPTF_REPLACE) && !replaced[o]) {
