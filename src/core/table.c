@@ -13,6 +13,7 @@
 #include "common/hugemem.h"
 #include "common/numparse.h"
 #include "common/parallel.h"
+#include "core/hierbuild.h"
 #include "core/numdict.h"
 #include "io/csv.h"
 
@@ -64,6 +65,8 @@ void table_free(table *t)
     free(t->target_values);
     table_split_free(&t->split, t->nqi);
     digest_free(&t->digest);
+    for (size_t i = 0; i < t->nmissing; i++) free(t->missing[i]);
+    free(t->missing);
     free(t);
 }
 
@@ -232,8 +235,24 @@ static int report_missing(const table *t, const missing_value *missing, size_t n
             used += (size_t)n;
         }
     }
+    if (used < sizeof msg) {
+        /* how to add them: the builder that covers every value of the column */
+        char delim[24] = "";
+        if (t->delimiter != ',') snprintf(delim, sizeof delim, " --delimiter '%c'", t->delimiter);
+        snprintf(msg + used, sizeof msg - used,
+                 "; add a row for each to the hierarchy, or build one that covers every value: anonkit hierarchy %s%s "
+                 "--column %s --flat -o FILE (docs/hierarchies.md)",
+                 t->display_name, delim, a->name);
+    }
     return ak_err_set(err, ANONKIT_E_INPUT, t->display_name, missing[0].line, t->qi[missing[0].qi].column + 1,
                       "%s", msg);
+}
+
+/* Whether field f is a missing value: empty, or one of the table's tokens. */
+static int is_missing_value(const table *t, const csv_field *f)
+{
+    const hb_missing m = {(const char *const *)t->missing, t->nmissing};
+    return hb_is_missing(&m, f->data, f->len);
 }
 
 /* Values missing from their hierarchy: the first few with their lines, and a count. */
@@ -292,23 +311,28 @@ static int encode_record(table *t, qi_reader *qr, const label_dicts *dicts, cons
                                       AK_SHOW(f->data, f->len));
                 return ak_err_set(err, ANONKIT_E_INPUT, t->display_name, rec->line, a->column + 1,
                                   "quasi-identifier '%s' has no hierarchy, so it must be numeric, but holds '%s'; "
-                                  "give it one with --hierarchy %s=FILE",
-                                  a->name, AK_SHOW(f->data, f->len), a->name);
+                                  "give it one with --hierarchy %s=FILE, or %s=auto for a flat one built from the data",
+                                  a->name, AK_SHOW(f->data, f->len), a->name, a->name);
             }
             /* numeric with a hierarchy: every value must be a leaf too */
             if (!a->h || hier_find_leaf(a->h, f->data, f->len, &code) == 0) continue;
         } else {
-            if (hier_find_leaf(a->h, f->data, f->len, &code) == 0) {
-                a->codes[row] = code;
+            if (hier_find_leaf(a->h, f->data, f->len, &code) == 0 ||
+                (is_missing_value(t, f) && hier_find_leaf(a->h, HB_MISSING_LABEL, strlen(HB_MISSING_LABEL), &code) == 0)) {
+                a->codes[row] = code; /* a missing value: its own leaf, else the leaf NULL */
                 continue;
             }
             a->codes[row] = 0;
         }
-        if (missing->nlisted < MAX_MISSING_LISTED) {
-            missing_value *m = &missing->listed[missing->nlisted++];
+        if (missing->nlisted < MAX_MISSING_LISTED) { /* distinct values, each with its first line */
+            missing_value *m = &missing->listed[missing->nlisted];
             snprintf(m->text, sizeof m->text, "%s", AK_SHOW(f->data, f->len));
             m->line = rec->line;
             m->qi = q;
+            size_t i = 0;
+            while (i < missing->nlisted && (missing->listed[i].qi != q || strcmp(missing->listed[i].text, m->text)))
+                i++;
+            if (i == missing->nlisted) missing->nlisted++;
         }
         missing->count++;
     }
@@ -820,12 +844,18 @@ int table_load(table **out, const table_spec *spec, ak_error *err)
     t->path = dup_str(spec->path, strlen(spec->path));
     const char *shown = spec->display_name ? spec->display_name : spec->path;
     t->display_name = dup_str(shown, strlen(shown));
+    t->interval_format = spec->interval_format;
+    if (spec->nmissing && (t->missing = calloc(spec->nmissing, sizeof *t->missing)) != NULL) {
+        for (size_t i = 0; i < spec->nmissing; i++)
+            if ((t->missing[t->nmissing] = dup_str(spec->missing[i], strlen(spec->missing[i]))) != NULL) t->nmissing++;
+    }
+    const int missing_copied = t->nmissing == spec->nmissing;
     t->nqi = (uint32_t)spec->nqi;
     t->qi = calloc(spec->nqi ? spec->nqi : 1, sizeof *t->qi);
     qi_reader *qr = calloc(spec->nqi ? spec->nqi : 1, sizeof *qr);
     csv_reader *reader = NULL;
     int rc = ANONKIT_OK;
-    if (!t->path || !t->display_name || !t->qi || !qr || strmap_init(&t->sensitive_dict, 64) != 0 ||
+    if (!t->path || !t->display_name || !t->qi || !qr || !missing_copied || strmap_init(&t->sensitive_dict, 64) != 0 ||
         strmap_init(&t->class_dict, 64) != 0) {
         rc = ak_err_nomem(err);
         goto done;
@@ -844,7 +874,14 @@ int table_load(table **out, const table_spec *spec, ak_error *err)
                 goto done;
             }
         if (spec->hierarchy_paths && spec->hierarchy_paths[q]) {
-            if ((rc = hier_load(&a->h, spec->hierarchy_paths[q], err)) < 0) goto done;
+            if (!strcmp(spec->hierarchy_paths[q], "auto")) { /* a flat one built from the data */
+                const hb_missing m = {spec->missing, spec->nmissing};
+                uint32_t nvalues;
+                if ((rc = hb_flat_hier(spec->path, shown, spec->delimiter, a->name, &m, &a->h, &nvalues, err)) < 0)
+                    goto done;
+            } else if ((rc = hier_load(&a->h, spec->hierarchy_paths[q], err)) < 0) {
+                goto done;
+            }
         }
         a->kind = a->h && !(spec->force_numeric && spec->force_numeric[q]) ? ATTR_CATEGORICAL : ATTR_NUMERIC;
         if (a->kind == ATTR_NUMERIC) {
