@@ -50,6 +50,8 @@ static size_t numeric_range(const table_qi *a, uint32_t lo, uint32_t hi, int alw
 {
     char low[24], high[24];
     size_t n, m;
+    if (a->has_missing && lo == 0) /* missing values (code 0) are published alone, never in a range */
+        return hi == 0 ? put(buf, size, 0, a->texts[0]) : put(buf, size, 0, RECODE_SUPPRESSED);
     const char *text = numeric_text_len(a, lo, low, &n);
     if (lo == hi && !always_pair) return put_n(buf, size, 0, text, n);
     const char *text_hi = numeric_text_len(a, hi, high, &m);

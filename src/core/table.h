@@ -89,6 +89,8 @@ typedef struct table_qi {
     strbuf text_store;    /* owns the texts */
     uint32_t *codes;      /* codes[row] */
     numdict_map prov;     /* streaming loads: provisional numeric code -> rank */
+    int has_missing;      /* numeric: code 0 is the missing value, below every present one
+                             (docs/hierarchies.md); texts[0] its spelling */
 } table_qi;
 
 /* A streaming load read in two pieces: the second piece's rows, from
