@@ -60,6 +60,13 @@ int job_separate_missing(anonkit_job *job, const table *t, partition *p)
                                   "more than 32 numeric quasi-identifiers hold missing values");
             qs[nq++] = q;
         }
+    if (nq && job->rules)
+        return ak_err_set(&job->err, ANONKIT_E_USAGE, NULL, 0, 0,
+                          "--rules: numeric quasi-identifier '%s' holds missing values, which the recoding rules "
+                          "cannot express yet; give it an interval hierarchy (anonkit hierarchy), whose leaf NULL "
+                          "takes them",
+                          t->qi[qs[0]].name),
+               job_fail(job);
     if (!nq || p->node) return ANONKIT_OK; /* full-domain classes take missing values through their hierarchies */
     const uint32_t nqi = t->nqi;
     const size_t nclasses = p->nclasses;

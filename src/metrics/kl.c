@@ -43,6 +43,10 @@ int metrics_range_of_published(const table *t, uint32_t q, const char *text, siz
      * "[lo, hi[", "<hi", ">=lo"), read and compared exactly: a range covers the
      * original's values it holds, not those its doubles would
      * (9007199254740997 is not in 9007199254740993-9007199254740995) */
+    if (metrics_is_missing_text(t, q, text, len)) { /* the missing value: code 0 */
+        *lo = *hi = 0;
+        return 0;
+    }
     ak_interval_text iv;
     ak_num vlo = {0}, vhi = {0};
     if (ak_interval_split(text, len, &iv, metrics_bounds_are_numbers) != 0) return -1;
@@ -51,7 +55,8 @@ int metrics_range_of_published(const table *t, uint32_t q, const char *text, siz
         return -1;
     if (!iv.lo_unbounded && !iv.hi_unbounded && ak_num_cmp(&vhi, &vlo) < 0) return -1;
     /* the first code with value >= vlo, the last with value <= vhi (< vhi when the upper bound is open) */
-    uint32_t a0 = 0, b0 = iv.lo_unbounded ? 0 : a->ncodes;
+    const uint32_t first = a->has_missing ? 1 : 0; /* code 0 of a column with missing values is missing */
+    uint32_t a0 = first, b0 = iv.lo_unbounded ? first : a->ncodes;
     while (a0 < b0) {
         uint32_t mid = a0 + (b0 - a0) / 2;
         if (code_cmp(a, mid, &vlo) < 0) a0 = mid + 1;

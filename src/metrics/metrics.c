@@ -149,6 +149,10 @@ int metrics_numeric_of_published(const table *t, uint32_t q, const char *text, s
         *hi = a->ncodes ? a->values[a->ncodes - 1] : 0;
         return 0;
     }
+    if (metrics_is_missing_text(t, q, text, len)) {
+        *lo = *hi = a->values[0];
+        return 0;
+    }
     ak_interval_text iv;
     if (ak_interval_split(text, len, &iv, metrics_bounds_are_numbers) != 0) return -1;
     if (iv.lo_unbounded) *lo = a->ncodes ? a->values[0] : 0;
@@ -156,6 +160,16 @@ int metrics_numeric_of_published(const table *t, uint32_t q, const char *text, s
     if (iv.hi_unbounded) *hi = a->ncodes ? a->values[a->ncodes - 1] : 0;
     else if (ak_num_parse(iv.hi, iv.hi_len, hi) != 0) return -1;
     return *hi >= *lo ? 0 : -1;
+}
+
+int metrics_is_missing_text(const table *t, uint32_t q, const char *text, size_t len)
+{
+    const table_qi *a = &t->qi[q];
+    if (a->kind != ATTR_NUMERIC || !a->has_missing) return 0;
+    if (len == 0 || (strlen(a->texts[0]) == len && memcmp(a->texts[0], text, len) == 0)) return 1;
+    for (size_t i = 0; i < t->nmissing; i++)
+        if (strlen(t->missing[i]) == len && memcmp(t->missing[i], text, len) == 0) return 1;
+    return 0;
 }
 
 int metrics_bounds_are_numbers(const char *lo, size_t lo_len, const char *hi, size_t hi_len)
