@@ -11,7 +11,8 @@ static int check(anonkit_job *job, const char *published_path, anonkit_result **
     *out_result = NULL;
     ak_err_clear(&job->err);
     const verify_params p = {published_path, job->delimiter, (const char *const *)job->qi.items, job->qi.count,
-                             job->sensitive, job->model, job->suppression, job->tmpdir};
+                             job->sensitive, job->model, job->suppression, job->tmpdir,
+                             (const char *const *)job->missing.items, job->missing.count};
     verify_counts counts;
     if (verify_published(&p, &counts, &job->err) < 0) return job_fail(job);
     anonkit_result *r = result_new();

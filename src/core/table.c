@@ -463,6 +463,8 @@ static int encode_record(table *t, qi_reader *qr, const label_dicts *dicts, cons
     }
     if (t->sensitive_column >= 0) {
         const csv_field *f = &rec->fields[t->sensitive_column];
+        static const csv_field no_value = {"", 0}; /* every missing value is one value, however spelled */
+        if (t->nmissing && is_missing_value(t, f)) f = &no_value;
         if (strmap_intern(dicts->sensitive, f->data, f->len, &t->sensitive_codes[row], NULL) != 0)
             return ak_err_nomem(err);
         if (t->sensitive_numeric)

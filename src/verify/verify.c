@@ -75,6 +75,16 @@ static int grow_groups(vgroups *g, uint32_t group, ak_error *err)
     return ANONKIT_OK;
 }
 
+/* The sensitive field f as counted: every missing value (an empty cell or a
+ * token of p->missing) is the one empty value. */
+static const csv_field *sensitive_field(const verify_params *p, const csv_field *f)
+{
+    static const csv_field empty = {"", 0};
+    for (size_t i = 0; i < p->nmissing; i++)
+        if (strlen(p->missing[i]) == f->len && memcmp(p->missing[i], f->data, f->len) == 0) return &empty;
+    return f;
+}
+
 /* Counts one row of sensitive text f in `group`. */
 static int add_pair(vgroups *g, uint32_t group, const csv_field *f, ak_error *err)
 {
@@ -156,7 +166,7 @@ static int vgroups_read(vgroups *g, const verify_params *p, const char *path, co
         }
         g->count[group]++;
         g->rows++;
-        if (sens_col >= 0 && (rc = add_pair(g, group, &rec.fields[sens_col], err)) < 0) goto done;
+        if (sens_col >= 0 && (rc = add_pair(g, group, sensitive_field(p, &rec.fields[sens_col]), err)) < 0) goto done;
     }
     rc = ANONKIT_OK;
 done:
@@ -299,7 +309,7 @@ int verify_published(const verify_params *p, verify_counts *out, ak_error *err)
     }
     const int needs = model_needs_sensitive(&p->model);
     const verify_params use = {p->published, p->delimiter, p->qi, p->nqi, needs ? p->sensitive : NULL, p->model,
-                               p->suppression, p->tmpdir};
+                               p->suppression, p->tmpdir, p->missing, p->nmissing};
     if ((rc = vgroups_read(&g, &use, path, shown, p->model.variance > 0, err)) < 0) goto done;
     rc = test_classes(&g, p, shown, out, err);
 done:

@@ -27,6 +27,9 @@ typedef struct verify_params {
     model model;               /* k, l and its variants, c, variance */
     double suppression;        /* share of the rows that may be suppressed (all QIs "*"); 0: none */
     const char *tmpdir;        /* where standard input is spooled; NULL: $TMPDIR */
+    const char *const *missing; /* tokens that stand for a missing value besides the empty cell: a missing
+                                   sensitive value is one value, however spelled (docs/hierarchies.md) */
+    size_t nmissing;
 } verify_params;
 
 /* What a file that satisfies the model holds. */
