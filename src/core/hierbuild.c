@@ -25,13 +25,69 @@ void hb_values_free(hb_values *v)
     free(v->count);
     free(v->line);
     free(v->file);
+    free(v->dense);
+    free(v->dense_line);
     memset(v, 0, sizeof *v);
+}
+
+/* The value of a canonical integer field below HB_DENSE (digits, no leading
+ * zero, at most 7 of them), or -1. */
+static long dense_value(const char *s, size_t len)
+{
+    if (len == 0 || len > 7 || (s[0] == '0' && len > 1)) return -1;
+    long v = 0;
+    for (size_t i = 0; i < len; i++) {
+        const unsigned d = (unsigned)(unsigned char)s[i] - '0';
+        if (d > 9) return -1;
+        v = v * 10 + (long)d;
+    }
+    return v < (long)HB_DENSE ? v : -1;
+}
+
+/* Adds value text[0..len) first seen on `line`, n times, to v->dict. */
+static int add_value(hb_values *v, const char *text, size_t len, long line, uint64_t n, ak_error *err)
+{
+    uint32_t id;
+    int inserted;
+    if (strmap_intern(&v->dict, text, len, &id, &inserted) != 0) return ak_err_nomem(err);
+    if (inserted) {
+        const size_t old_cap = v->cap;
+        if (ak_reserve((void **)&v->count, &v->cap, (size_t)id + 1, sizeof *v->count) != 0) return ak_err_nomem(err);
+        if (v->cap != old_cap || !v->line) {
+            long *lines = realloc(v->line, v->cap * sizeof *lines);
+            if (!lines) return ak_err_nomem(err);
+            v->line = lines;
+        }
+        v->count[id] = 0;
+        v->line[id] = line;
+    } else if (line < v->line[id]) {
+        v->line[id] = line;
+    }
+    v->count[id] += n;
+    return ANONKIT_OK;
+}
+
+/* Moves the integers counted by value into v->dict, ascending. */
+static int fold_dense(hb_values *v, ak_error *err)
+{
+    if (!v->dense) return ANONKIT_OK;
+    for (uint32_t x = v->dense_lo; x <= v->dense_hi; x++) {
+        if (!v->dense[x]) continue;
+        char buf[16];
+        const int len = snprintf(buf, sizeof buf, "%u", x);
+        AK_CHECK(add_value(v, buf, (size_t)len, (long)v->dense_line[x], v->dense[x], err));
+    }
+    free(v->dense);
+    free(v->dense_line);
+    v->dense = v->dense_line = NULL;
+    return ANONKIT_OK;
 }
 
 int hb_collect(hb_values *v, const char *path, const char *shown, char delimiter, const char *column,
                const hb_missing *missing, ak_error *err)
 {
     memset(v, 0, sizeof *v);
+    v->dense_lo = UINT32_MAX;
     v->file = strdup(shown ? shown : path);
     if (!v->file || strmap_init(&v->dict, 1024) != 0) {
         hb_values_free(v);
@@ -66,21 +122,20 @@ int hb_collect(hb_values *v, const char *path, const char *shown, char delimiter
             if (!v->nmissing++) v->missing_line = rec.line;
             continue;
         }
-        uint32_t id;
-        int inserted;
-        if (strmap_intern(&v->dict, f->data, f->len, &id, &inserted) != 0) goto nomem;
-        if (inserted) {
-            if (ak_reserve((void **)&v->count, &v->cap, (size_t)id + 1, sizeof *v->count) != 0) goto nomem;
-            size_t cap = v->cap;
-            long *lines = realloc(v->line, cap * sizeof *lines);
-            if (!lines) goto nomem;
-            v->line = lines;
-            v->count[id] = 0;
-            v->line[id] = rec.line;
+        const long x = dense_value(f->data, f->len);
+        if (x >= 0 && (v->dense || ((v->dense = calloc(HB_DENSE, sizeof *v->dense)) != NULL &&
+                                    (v->dense_line = calloc(HB_DENSE, sizeof *v->dense_line)) != NULL))) {
+            if (!v->dense[x]++) {
+                v->dense_line[x] = (uint32_t)rec.line;
+                if ((uint32_t)x < v->dense_lo) v->dense_lo = (uint32_t)x;
+                if ((uint32_t)x > v->dense_hi) v->dense_hi = (uint32_t)x;
+            }
+            continue;
         }
-        v->count[id]++;
+        if (x >= 0 && !v->dense_line) goto nomem;
+        if ((rc = add_value(v, f->data, f->len, rec.line, 1, err)) < 0) goto fail;
     }
-    if (rc < 0) goto fail;
+    if (rc < 0 || (rc = fold_dense(v, err)) < 0) goto fail;
     csv_reader_free(reader);
     return ANONKIT_OK;
 nomem:
@@ -341,19 +396,26 @@ static int build_date(const hb_values *v, const hb_options *o, hb_rows *r, ak_er
         return ak_err_nomem(err);
     }
     int rc = ANONKIT_OK;
-    for (uint32_t i = 0; i < n && rc == 0; i++) {
-        const char *s = strmap_key(&v->dict, i);
-        if (parse_date(s, strmap_key_len(&v->dict, i), &dates[i]) != 0)
-            rc = ak_err_set(err, ANONKIT_E_INPUT, v->file, v->line[i], 0,
-                            "--date: '%s' is not an ISO-8601 date (YYYY-MM-DD, optionally followed by THH:MM)",
-                            AK_SHOW(s, strmap_key_len(&v->dict, i)));
-        else if (o->dates[0] <= HB_HOUR && !dates[i].has_time)
-            rc = ak_err_set(err, ANONKIT_E_INPUT, v->file, v->line[i], 0,
-                            "--date: '%s' has no time of day, so it has no %s", s,
-                            o->dates[0] == HB_MINUTE ? "minute" : "hour");
+    uint32_t bad = UINT32_MAX; /* the bad value on the earliest line */
+    for (uint32_t i = 0; i < n; i++) {
+        const int parsed = parse_date(strmap_key(&v->dict, i), strmap_key_len(&v->dict, i), &dates[i]) == 0;
+        if ((!parsed || (o->dates[0] <= HB_HOUR && !dates[i].has_time)) && (bad == UINT32_MAX || v->line[i] < v->line[bad]))
+            bad = i;
         const hb_date *d = &dates[i];
         keys[i].when = ((((long long)d->year * 12 + d->month) * 31 + d->day) * 24 + d->hour) * 60 + d->minute;
         keys[i].id = i;
+    }
+    if (bad != UINT32_MAX) {
+        const char *s = strmap_key(&v->dict, bad);
+        hb_date d;
+        if (parse_date(s, strmap_key_len(&v->dict, bad), &d) != 0)
+            rc = ak_err_set(err, ANONKIT_E_INPUT, v->file, v->line[bad], 0,
+                            "--date: '%s' is not an ISO-8601 date (YYYY-MM-DD, optionally followed by THH:MM)",
+                            AK_SHOW(s, strmap_key_len(&v->dict, bad)));
+        else
+            rc = ak_err_set(err, ANONKIT_E_INPUT, v->file, v->line[bad], 0,
+                            "--date: '%s' has no time of day, so it has no %s", s,
+                            o->dates[0] == HB_MINUTE ? "minute" : "hour");
     }
     if (rc == 0) {
         qsort(keys, n, sizeof *keys, cmp_date_key);

@@ -31,18 +31,21 @@ static int sorted_numbers(const hb_values *v, const char *builder, num_value **o
     const uint32_t n = v->dict.count;
     num_value *nv = malloc((n ? n : 1) * sizeof *nv);
     if (!nv) return ak_err_nomem(err);
-    for (uint32_t i = 0; i < n; i++) {
-        const char *s = strmap_key(&v->dict, i);
-        const uint32_t len = strmap_key_len(&v->dict, i);
-        if (ak_num_parse(s, len, &nv[i].v) != 0) {
-            free(nv);
-            return ak_err_set(err, ANONKIT_E_INPUT, v->file, v->line[i], 0,
-                              "%s needs numbers, but the column holds '%s'; give it --missing %s if it stands for a "
-                              "missing value",
-                              builder, AK_SHOW(s, len), AK_SHOW(s, len));
-        }
-        nv[i].id = i;
+    uint32_t bad = UINT32_MAX; /* the value that is no number on the earliest line */
+    for (uint32_t i = 0; i < n; i++)
+        if (ak_num_parse(strmap_key(&v->dict, i), strmap_key_len(&v->dict, i), &nv[i].v) != 0 &&
+            (bad == UINT32_MAX || v->line[i] < v->line[bad]))
+            bad = i;
+    if (bad != UINT32_MAX) {
+        const char *s = strmap_key(&v->dict, bad);
+        const uint32_t len = strmap_key_len(&v->dict, bad);
+        free(nv);
+        return ak_err_set(err, ANONKIT_E_INPUT, v->file, v->line[bad], 0,
+                          "%s needs numbers, but the column holds '%s'; give it --missing %s if it stands for a "
+                          "missing value",
+                          builder, AK_SHOW(s, len), AK_SHOW(s, len));
     }
+    for (uint32_t i = 0; i < n; i++) nv[i].id = i;
     qsort(nv, n, sizeof *nv, cmp_num);
     *out = nv;
     return ANONKIT_OK;
