@@ -183,6 +183,14 @@ ak metrics "$D/t.csv" "$D/auto.csv" --qi age,sex,edu --hierarchy sex=auto --hier
 expect_rc 0
 end
 
+begin "auto: a job file's \"auto\" is not taken for a path"
+mkdir -p "$D/job"
+printf '{"qi": ["age", "sex"], "hierarchy": {"sex": "auto"}, "missing": ["NA"], "k": 4}\n' >"$D/job/j.json"
+ak anonymize "$D/t.csv" --job "$D/job/j.json" -o "$D/auto-job.csv"
+expect_rc 0
+expect_err_has "hierarchy of 'sex': flat, built from the data"
+end
+
 # ------------------------------------------------- interval formats read back --
 # Negative and decimal values: published ranges in both formats, read back by
 # check, metrics (which proves every range covers a row of its own) and

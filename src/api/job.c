@@ -154,6 +154,14 @@ static int resolve_path(const char *job_path, const char *value, char *out, size
     return n < 0 || (size_t)n >= size ? -1 : 0;
 }
 
+/* resolve_path for the file of an ATTR=PATH setting (a hierarchy); the word
+ * "auto" (--hierarchy COL=auto, a hierarchy built from the data) stays as it is. */
+static int resolve_hierarchy(const char *job_path, const char *value, char *out, size_t size)
+{
+    if (!strcmp(value, "auto")) return snprintf(out, size, "auto") < (int)size ? 0 : -1;
+    return resolve_path(job_path, value, out, size);
+}
+
 static int job_file_error(anonkit_job *job, const char *path, int line, const char *fmt, const char *what)
 {
     char msg[600];
@@ -178,7 +186,7 @@ static int apply_json_value(anonkit_job *job, const char *path, anonkit_option o
             /* "attr=path" (a hierarchy given as text, or in an array of them):
              * the path is the job file's, as in the object form */
             char resolved[4096];
-            if (resolve_path(path, eq + 1, resolved, sizeof resolved) != 0)
+            if (resolve_hierarchy(path, eq + 1, resolved, sizeof resolved) != 0)
                 return job_file_error(job, path, 0, "path too long in '%s'", key);
             const int n = snprintf(text, sizeof text, "%.*s=%s", (int)(eq - s), s, resolved);
             if (n < 0 || (size_t)n >= sizeof text) return job_file_error(job, path, 0, "path too long in '%s'", key);
@@ -213,7 +221,7 @@ static int apply_json_value(anonkit_job *job, const char *path, anonkit_option o
             char resolved[4096];
             if (d->flags & AK_OPTF_JSON_PATHS) {
                 if (!json_is_string(item)) return job_file_error(job, path, 0, "hierarchy of '%s' must be a file name", attr);
-                if (resolve_path(path, json_string_value(item), resolved, sizeof resolved) != 0)
+                if (resolve_hierarchy(path, json_string_value(item), resolved, sizeof resolved) != 0)
                     return job_file_error(job, path, 0, "path too long in '%s'", key);
                 int n = snprintf(text, sizeof text, "%s=%s", attr, resolved);
                 if (n < 0 || (size_t)n >= sizeof text) return job_file_error(job, path, 0, "path too long in '%s'", key);
