@@ -15,6 +15,7 @@
 #include "common/parallel.h"
 #include "core/hierbuild.h"
 #include "core/numdict.h"
+#include "core/table_missing.h"
 #include "io/csv.h"
 
 #define MAX_MISSING_LISTED 10
@@ -171,32 +172,15 @@ static int read_header(table *t, csv_reader *reader, const table_spec *spec, ak_
 /* Per-QI state while streaming. */
 typedef struct qi_reader {
     numdict numbers;     /* numeric: the values seen */
-    /* numeric: rows holding a missing value (docs/hierarchies.md), coded at
-     * first like a present row (fill, the provisional code of the first
-     * present value) and given the code 0 once the column is ranked */
-    size_t *missing_rows, nmissing_rows, missing_cap;
-    uint32_t fill;
-    int fill_set;
-    long missing_line;   /* the first one's line */
-    char missing_text[64]; /* the first one's spelling (published for a class of missing values) */
+    tm_rows missing;     /* numeric: the rows holding a missing value (table_missing.h) */
 } qi_reader;
 
 /* Whether any numeric QI of readers qr saw a missing value. */
 static int has_missing_rows(const table *t, const qi_reader *qr)
 {
     for (uint32_t q = 0; qr && q < t->nqi; q++)
-        if (qr[q].nmissing_rows) return 1;
+        if (qr[q].missing.n) return 1;
     return 0;
-}
-
-/* Forgets the missing rows of r (a load read again from the start). */
-static void qi_reader_reset_missing(qi_reader *r)
-{
-    free(r->missing_rows);
-    r->missing_rows = NULL;
-    r->nmissing_rows = r->missing_cap = 0;
-    r->fill_set = 0;
-    r->missing_line = 0;
 }
 
 typedef struct missing_value {
@@ -274,13 +258,6 @@ static int report_missing(const table *t, const missing_value *missing, size_t n
                       "%s", msg);
 }
 
-/* Whether field f is a missing value: empty, or one of the table's tokens. */
-static int is_missing_value(const table *t, const csv_field *f)
-{
-    const hb_missing m = {(const char *const *)t->missing, t->nmissing};
-    return hb_is_missing(&m, f->data, f->len);
-}
-
 /* Values missing from their hierarchy: the first few with their lines, and a count. */
 typedef struct missing_list {
     missing_value listed[MAX_MISSING_LISTED];
@@ -304,100 +281,6 @@ static int parse_number(const table *t, const csv_field *f, long line, int colum
                       AK_SHOW(f->data, f->len));
 }
 
-/* Records row `row` of a numeric QI as missing (field f, on `line`); its
- * code until ranking is the fill code, once a present value gave one. */
-static int add_missing_row(const table *t, qi_reader *r, const csv_field *f, long line, uint32_t *codes, size_t row,
-                           ak_error *err)
-{
-    if (r->numbers.streaming) {
-        return ak_err_set(err, ANONKIT_E_INPUT, t->display_name, line, 0,
-                          "a numeric quasi-identifier holds a missing value ('%s'): the out-of-core algorithms do not "
-                          "take missing numbers yet; give the column an interval hierarchy, whose leaf NULL takes "
-                          "them (anonkit hierarchy INPUT --column COL --interval W ...), or use an in-memory algorithm",
-                          AK_SHOW(f->data, f->len));
-    }
-    if (ak_reserve((void **)&r->missing_rows, &r->missing_cap, r->nmissing_rows + 1, sizeof *r->missing_rows) != 0)
-        return ak_err_nomem(err);
-    if (!r->nmissing_rows) {
-        r->missing_line = line;
-        snprintf(r->missing_text, sizeof r->missing_text, "%.*s", (int)(f->len < 63 ? f->len : 63), f->data);
-    }
-    r->missing_rows[r->nmissing_rows++] = row;
-    codes[row] = r->fill_set ? r->fill : 0;
-    return ANONKIT_OK;
-}
-
-/* The first present value of a numeric QI, just coded at codes[row]: the
- * missing rows read before it take its code until ranking. */
-static void fill_missing_rows(qi_reader *r, uint32_t *codes, size_t row)
-{
-    r->fill = codes[row];
-    r->fill_set = 1;
-    for (size_t i = 0; i < r->nmissing_rows; i++) codes[r->missing_rows[i]] = r->fill;
-}
-
-/* After ranking: numeric QI a, whose rows r->missing_rows are missing, gets
- * the code 0 for them and its present values move up by one (values[0]
- * repeats the least present value, so that ranges and NCP count missing as
- * no spread; texts[0] is the first missing spelling). */
-static int shift_missing(table_qi *a, qi_reader *r, size_t nrows, ak_error *err)
-{
-    if (!r->nmissing_rows) return ANONKIT_OK;
-    if (!r->fill_set)
-        return ak_err_set(err, ANONKIT_E_INPUT, NULL, 0, 0,
-                          "quasi-identifier '%s' holds no number, only missing values: leave it out of --qi", a->name);
-    const uint32_t n = a->ncodes;
-    double *values = malloc(((size_t)n + 1) * sizeof *values);
-    const char **texts = malloc(((size_t)n + 1) * sizeof *texts);
-    if (!values || !texts) {
-        free(values);
-        free(texts);
-        return ak_err_nomem(err);
-    }
-    /* the spellings into a store of their own, the missing one last (integer
-     * columns keep none: theirs are written now) */
-    strbuf store = {0};
-    size_t *at = malloc(((size_t)n + 1) * sizeof *at);
-    int rc = at ? ANONKIT_OK : -1;
-    for (uint32_t c = 0; c < n && rc == 0; c++) {
-        char buf[24];
-        const char *text = a->texts ? a->texts[c] : buf;
-        const size_t len = a->texts ? strlen(text) : (size_t)numdict_format_int(buf, (int64_t)a->values[c]);
-        at[c] = store.len;
-        if (strbuf_append(&store, text, len) != 0 || strbuf_append(&store, "", 1) != 0) rc = -1;
-    }
-    if (rc == 0) {
-        at[n] = store.len;
-        if (strbuf_append(&store, r->missing_text, strlen(r->missing_text)) != 0 || strbuf_append(&store, "", 1) != 0)
-            rc = -1;
-    }
-    if (rc != 0) {
-        free(values);
-        free(texts);
-        free(at);
-        strbuf_free(&store);
-        return ak_err_nomem(err);
-    }
-    values[0] = a->values[0];
-    for (uint32_t c = 0; c < n; c++) {
-        values[c + 1] = a->values[c];
-        texts[c + 1] = store.data + at[c];
-    }
-    texts[0] = store.data + at[n];
-    free(at);
-    free(a->values);
-    free(a->texts);
-    strbuf_free(&a->text_store);
-    a->text_store = store;
-    a->values = values;
-    a->texts = texts;
-    a->ncodes = n + 1;
-    a->has_missing = 1;
-    for (size_t i = 0; i < nrows; i++) a->codes[i]++;
-    for (size_t i = 0; i < r->nmissing_rows; i++) a->codes[r->missing_rows[i]] = 0;
-    return ANONKIT_OK;
-}
-
 /* Encodes the QI, sensitive, class and target fields of one record as row `row`. */
 static int encode_record(table *t, qi_reader *qr, const label_dicts *dicts, const csv_record *rec, size_t row,
                          missing_list *missing, ak_error *err)
@@ -413,14 +296,14 @@ static int encode_record(table *t, qi_reader *qr, const label_dicts *dicts, cons
         table_qi *a = &t->qi[q];
         const csv_field *f = &rec->fields[a->column];
         uint32_t code;
-        if (a->kind == ATTR_NUMERIC && !a->h && is_missing_value(t, f)) {
-            AK_CHECK(add_missing_row(t, &qr[q], f, rec->line, a->codes, row, err));
+        if (a->kind == ATTR_NUMERIC && !a->h && table_is_missing(t, f)) {
+            AK_CHECK(tm_rows_add(&qr[q].missing, qr[q].numbers.streaming, t->display_name, f, rec->line, a->codes, row, err));
             continue;
         }
         if (a->kind == ATTR_NUMERIC) {
             /* fields of the CSV reader may be read as words (CSV_FIELD_READABLE) */
             int added = numdict_add_padded(&qr[q].numbers, f->data, f->len, a->codes, row, err);
-            if (added == 0 && !qr[q].fill_set) fill_missing_rows(&qr[q], a->codes, row);
+            if (added == 0 && !qr[q].missing.fill_set) tm_rows_fill(&qr[q].missing, a->codes, row);
             if (added < -1) {
                 if (added == NUMDICT_INEXACT)
                     return ak_err_set(err, ANONKIT_E_INPUT, t->display_name, rec->line, a->column + 1,
@@ -443,7 +326,7 @@ static int encode_record(table *t, qi_reader *qr, const label_dicts *dicts, cons
             if (!a->h || hier_find_leaf(a->h, f->data, f->len, &code) == 0) continue;
         } else {
             if (hier_find_leaf(a->h, f->data, f->len, &code) == 0 ||
-                (is_missing_value(t, f) && hier_find_leaf(a->h, HB_MISSING_LABEL, strlen(HB_MISSING_LABEL), &code) == 0)) {
+                (table_is_missing(t, f) && hier_find_leaf(a->h, HB_MISSING_LABEL, strlen(HB_MISSING_LABEL), &code) == 0)) {
                 a->codes[row] = code; /* a missing value: its own leaf, else the leaf NULL */
                 continue;
             }
@@ -464,7 +347,7 @@ static int encode_record(table *t, qi_reader *qr, const label_dicts *dicts, cons
     if (t->sensitive_column >= 0) {
         const csv_field *f = &rec->fields[t->sensitive_column];
         static const csv_field no_value = {"", 0}; /* every missing value is one value, however spelled */
-        if (t->nmissing && is_missing_value(t, f)) f = &no_value;
+        if (t->nmissing && table_is_missing(t, f)) f = &no_value;
         if (strmap_intern(dicts->sensitive, f->data, f->len, &t->sensitive_codes[row], NULL) != 0)
             return ak_err_nomem(err);
         if (t->sensitive_numeric)
@@ -601,7 +484,7 @@ static void pieces_free(read_piece *pieces, uint32_t nqi)
     }
     for (uint32_t q = 0; pieces[1].qr && q < nqi; q++) {
         numdict_free(&pieces[1].qr[q].numbers);
-        qi_reader_reset_missing(&pieces[1].qr[q]);
+        tm_rows_reset(&pieces[1].qr[q].missing);
     }
     free(pieces[1].qr);
 }
@@ -863,7 +746,7 @@ static int load_rows_parallel(table *t, const table_spec *spec, qi_reader *qr, u
             if (t->qi[q].kind == ATTR_NUMERIC) {
                 numdict_free(&qr[q].numbers);
                 numdict_init(&qr[q].numbers);
-                qi_reader_reset_missing(&qr[q]);
+                tm_rows_reset(&qr[q].missing);
             }
     }
     pieces_free(pieces, t->nqi);
@@ -1060,13 +943,13 @@ int table_load(table **out, const table_spec *spec, ak_error *err)
     if (!loaded && (rc = load_rows(t, reader, qr, err)) < 0) goto done;
     if (!loaded && (rc = finish_numeric(t, qr, spec->threads, NULL, 0, err)) < 0) goto done;
     for (uint32_t q = 0; q < t->nqi; q++)
-        if (t->qi[q].kind == ATTR_NUMERIC && (rc = shift_missing(&t->qi[q], &qr[q], t->nrows, err)) < 0) goto done;
+        if (t->qi[q].kind == ATTR_NUMERIC && (rc = tm_shift(&t->qi[q], &qr[q].missing, t->nrows, err)) < 0) goto done;
     rc = ANONKIT_OK;
 done:
     csv_reader_free(reader);
     for (uint32_t q = 0; qr && q < t->nqi; q++) {
         numdict_free(&qr[q].numbers);
-        qi_reader_reset_missing(&qr[q]);
+        tm_rows_reset(&qr[q].missing);
     }
     free(qr);
     if (rc < 0) {
