@@ -307,7 +307,7 @@ static void test_date_random(void **state)
         char **cells = malloc(n * sizeof *cells), **distinct = malloc(n * sizeof *distinct);
         size_t nd = 0;
         for (size_t i = 0; i < n; i++) {
-            char buf[32];
+            char buf[48];
             snprintf(buf, sizeof buf, "%04d-%02d-%02d", 1890 + (int)tu_below(&g, 200), 1 + (int)tu_below(&g, 12),
                      1 + (int)tu_below(&g, 28));
             cells[i] = strdup(buf);
@@ -328,7 +328,7 @@ static void test_date_random(void **state)
             int y, mo, da;
             assert_int_equal(sscanf(d, "%d-%d-%d", &y, &mo, &da), 3);
             for (size_t l = 0; l < count; l++) {
-                char want[40];
+                char want[64];
                 switch (levels[first + l]) {
                 case HB_DAY: snprintf(want, sizeof want, "%s", d); break;
                 case HB_MONTH: snprintf(want, sizeof want, "%.7s", d); break;
