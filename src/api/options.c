@@ -478,7 +478,8 @@ static const ak_option_desc options[ANONKIT_OPT__COUNT] = {
     [ANONKIT_OPT_HIERARCHY] =
         {"hierarchy", ANONKIT_OPTF_LIST | AK_OPTF_JSON_PATHS, set_hierarchy, 0, "A=FILE",
          "ARX generalization hierarchy of QI A (';'-separated,\n"
-         "one row per leaf); a QI without one must be numeric"},
+         "one row per leaf); a QI without one must be numeric;\n"
+         "A=auto: a flat one built from the data"},
     [ANONKIT_OPT_NUMERIC] =
         {"numeric", ANONKIT_OPTF_LIST | ANONKIT_OPTF_REPLACE | AK_OPTF_JSON_TEXT, set_names,
          offsetof(anonkit_job, numeric), "A,...",

@@ -26,6 +26,7 @@ static const cli_help_line help_lines[] = {
     {ANONKIT_OPT_SUPPRESSION,
      "rows whose QIs are all '*' are suppressed rows when they\n"
      "are at most F of all rows (else they must form a class)"},
+    {ANONKIT_OPT_MISSING, NULL},
     {ANONKIT_OPT_DELIMITER, "field delimiter (default ',')"},
     {ANONKIT_OPT_JOB, "take the settings from a JSON job file"},
 };
