@@ -50,6 +50,52 @@ static int part_holds(const anonkit_job *job, const table *t, const size_t *rows
     return 1;
 }
 
+/* A row with its pattern of missing QIs. */
+typedef struct pattern_row {
+    uint32_t pattern;
+    size_t row;
+} pattern_row;
+
+/* By pattern, then row (a total order: qsort's result does not depend on its algorithm). */
+static int cmp_pattern_row(const void *a, const void *b)
+{
+    const pattern_row *x = a, *y = b;
+    if (x->pattern != y->pattern) return x->pattern < y->pattern ? -1 : 1;
+    return (x->row > y->row) - (x->row < y->row);
+}
+
+/* Adds the rows pr[0..n) (one pattern) as a class of np when they satisfy the
+ * model, with their box and `region` (rlo, rhi; NULL: the box); else
+ * suppresses them. class_of is p's. */
+static int add_part(anonkit_job *job, const table *t, const pattern_row *pr, size_t n, const uint32_t *rlo,
+                    const uint32_t *rhi, partition *np, uint32_t *class_of, uint64_t *suppressed, size_t *rows,
+                    uint32_t *scratch, uint32_t *counts, uint32_t *box)
+{
+    const uint32_t nqi = t->nqi;
+    uint32_t *lo = box, *hi = box + nqi;
+    for (uint32_t q = 0; q < nqi; q++) {
+        lo[q] = UINT32_MAX;
+        hi[q] = 0;
+    }
+    for (size_t i = 0; i < n; i++) {
+        rows[i] = pr[i].row;
+        for (uint32_t q = 0; q < nqi; q++) {
+            const uint32_t code = t->qi[q].codes[pr[i].row];
+            if (code < lo[q]) lo[q] = code;
+            if (code > hi[q]) hi[q] = code;
+        }
+    }
+    if (!part_holds(job, t, rows, n, scratch, counts)) {
+        for (size_t i = 0; i < n; i++) class_of[pr[i].row] = PARTITION_SUPPRESSED;
+        *suppressed += n;
+        return ANONKIT_OK;
+    }
+    uint32_t id;
+    AK_CHECK(partition_add_class_in(np, lo, hi, rlo ? rlo : lo, rhi ? rhi : hi, n, &id, &job->err));
+    for (size_t i = 0; i < n; i++) class_of[pr[i].row] = id;
+    return ANONKIT_OK;
+}
+
 int job_separate_missing(anonkit_job *job, const table *t, partition *p)
 {
     uint32_t qs[32], nq = 0;
@@ -57,7 +103,8 @@ int job_separate_missing(anonkit_job *job, const table *t, partition *p)
         if (t->qi[q].kind == ATTR_NUMERIC && t->qi[q].has_missing) {
             if (nq == 32)
                 return ak_err_set(&job->err, ANONKIT_E_USAGE, NULL, 0, 0,
-                                  "more than 32 numeric quasi-identifiers hold missing values");
+                                  "more than 32 numeric quasi-identifiers hold missing values"),
+                       job_fail(job);
             qs[nq++] = q;
         }
     if (nq && job->rules)
@@ -69,16 +116,17 @@ int job_separate_missing(anonkit_job *job, const table *t, partition *p)
                job_fail(job);
     if (!nq || p->node) return ANONKIT_OK; /* full-domain classes take missing values through their hierarchies */
     const uint32_t nqi = t->nqi;
-    const size_t nclasses = p->nclasses;
+    const size_t nclasses = p->nclasses, nrows = t->nrows ? t->nrows : 1;
     /* the rows of each class together: rows[start[c] .. start[c + 1]) */
     size_t *start = calloc(nclasses + 2, sizeof *start);
-    size_t *rows = malloc((t->nrows ? t->nrows : 1) * sizeof *rows);
-    uint32_t *scratch = malloc((t->nrows ? t->nrows : 1) * sizeof *scratch);
-    uint32_t *counts = malloc((t->nrows ? t->nrows : 1) * sizeof *counts);
+    size_t *rows = malloc(nrows * sizeof *rows), *part_rows = malloc(nrows * sizeof *part_rows);
+    pattern_row *pr = malloc(nrows * sizeof *pr), *left = malloc(nrows * sizeof *left);
+    uint32_t *scratch = malloc(nrows * sizeof *scratch), *counts = malloc(nrows * sizeof *counts);
     uint32_t *box = malloc(4 * (size_t)nqi * sizeof *box);
     partition np;
     memset(&np, 0, sizeof np);
-    int rc = start && rows && scratch && counts && box ? partition_init(&np, 0, nqi, &job->err) : ak_err_nomem(&job->err);
+    int rc = start && rows && part_rows && pr && left && scratch && counts && box ? partition_init(&np, 0, nqi, &job->err)
+                                                                                  : ak_err_nomem(&job->err);
     if (rc == 0) {
         for (size_t r = 0; r < t->nrows; r++)
             if (p->class_of[r] != PARTITION_SUPPRESSED) start[p->class_of[r] + 2]++;
@@ -87,92 +135,70 @@ int job_separate_missing(anonkit_job *job, const table *t, partition *p)
             if (p->class_of[r] != PARTITION_SUPPRESSED) rows[start[p->class_of[r] + 1]++] = r;
     }
     uint64_t suppressed = p->suppressed;
+    size_t nleft = 0; /* rows of parts that could not stand alone, pooled by pattern at the end */
     for (size_t c = 0; rc == 0 && c < nclasses; c++) {
-        size_t *cr = rows + start[c];
+        const size_t *cr = rows + start[c];
         const size_t n = start[c + 1] - start[c];
         const uint32_t *lo = partition_lo(p, c), *hi = partition_hi(p, c);
         int mixed = 0;
         for (uint32_t i = 0; i < nq; i++) mixed |= lo[qs[i]] == 0 && hi[qs[i]] > 0;
-        uint32_t id;
         if (!mixed) {
+            uint32_t id;
             rc = partition_add_class_in(&np, lo, hi, partition_rlo(p, c), partition_rhi(p, c), p->count[c], &id,
                                         &job->err);
             for (size_t i = 0; rc == 0 && i < n; i++) p->class_of[cr[i]] = id;
             continue;
         }
-        /* one part per pattern of missing QIs: rows ordered by pattern */
-        for (size_t i = 0; i < n; i++) scratch[i] = pattern_of(t, qs, nq, cr[i]);
-        for (size_t i = 1; i < n; i++) { /* insertion sort by pattern, stable (classes are small) */
-            const uint32_t key = scratch[i];
-            const size_t row = cr[i];
-            size_t j = i;
-            while (j > 0 && scratch[j - 1] > key) {
-                scratch[j] = scratch[j - 1];
-                cr[j] = cr[j - 1];
-                j--;
-            }
-            scratch[j] = key;
-            cr[j] = row;
-        }
-        uint32_t *patterns = counts; /* reused below: the patterns first copied aside */
-        memcpy(patterns, scratch, n * sizeof *patterns);
+        /* one part per pattern of missing QIs, in its part of the class's region */
+        for (size_t i = 0; i < n; i++) pr[i] = (pattern_row){pattern_of(t, qs, nq, cr[i]), cr[i]};
+        qsort(pr, n, sizeof *pr, cmp_pattern_row);
         for (size_t a = 0; rc == 0 && a < n;) {
             size_t b = a;
-            while (b < n && patterns[b] == patterns[a]) b++;
-            const uint32_t pattern = patterns[a];
-            uint32_t *plo = box, *phi = box + nqi, *prlo = box + 2 * nqi, *prhi = box + 3 * nqi;
-            for (uint32_t q = 0; q < nqi; q++) {
-                plo[q] = UINT32_MAX;
-                phi[q] = 0;
-                prlo[q] = partition_rlo(p, c)[q];
-                prhi[q] = partition_rhi(p, c)[q];
+            while (b < n && pr[b].pattern == pr[a].pattern) b++;
+            uint32_t *rlo = box + 2 * nqi, *rhi = box + 3 * nqi;
+            memcpy(rlo, partition_rlo(p, c), nqi * sizeof *rlo);
+            memcpy(rhi, partition_rhi(p, c), nqi * sizeof *rhi);
+            for (uint32_t i = 0; i < nq; i++) {
+                if (pr[a].pattern & (1u << i)) rlo[qs[i]] = rhi[qs[i]] = 0;
+                else if (rlo[qs[i]] == 0) rlo[qs[i]] = 1;
             }
-            for (size_t i = a; i < b; i++)
-                for (uint32_t q = 0; q < nqi; q++) {
-                    const uint32_t code = t->qi[q].codes[cr[i]];
-                    if (code < plo[q]) plo[q] = code;
-                    if (code > phi[q]) phi[q] = code;
-                }
-            for (uint32_t i = 0; i < nq; i++) { /* the region: missing alone, or the present values */
-                const uint32_t q = qs[i];
-                if (pattern & (1u << i)) prlo[q] = prhi[q] = 0;
-                else if (prlo[q] == 0) prlo[q] = 1;
-            }
-            /* counts is in use for the patterns: the model's counts go to the part past them */
-            uint32_t *pcounts = malloc((b - a) * sizeof *pcounts);
-            if (!pcounts) {
-                rc = ak_err_nomem(&job->err);
-                break;
-            }
-            const int holds = part_holds(job, t, cr + a, b - a, scratch, pcounts);
-            free(pcounts);
-            if (holds) {
-                rc = partition_add_class_in(&np, plo, phi, prlo, prhi, b - a, &id, &job->err);
-                for (size_t i = a; rc == 0 && i < b; i++) p->class_of[cr[i]] = id;
-            } else {
-                for (size_t i = a; i < b; i++) p->class_of[cr[i]] = PARTITION_SUPPRESSED;
-                suppressed += b - a;
-            }
+            for (size_t i = a; i < b; i++) part_rows[i - a] = pr[i].row;
+            if (part_holds(job, t, part_rows, b - a, scratch, counts))
+                rc = add_part(job, t, pr + a, b - a, rlo, rhi, &np, p->class_of, &suppressed, part_rows, scratch,
+                              counts, box);
+            else
+                for (size_t i = a; i < b; i++) left[nleft++] = pr[i];
             a = b;
         }
+    }
+    /* the parts that could not stand alone: one class per pattern over all of them, if it satisfies the model */
+    qsort(left, nleft, sizeof *left, cmp_pattern_row);
+    for (size_t a = 0; rc == 0 && a < nleft;) {
+        size_t b = a;
+        while (b < nleft && left[b].pattern == left[a].pattern) b++;
+        rc = add_part(job, t, left + a, b - a, NULL, NULL, &np, p->class_of, &suppressed, part_rows, scratch, counts,
+                      box);
+        a = b;
     }
     if (rc == 0) {
         /* the new classes replace the old; class_of was rewritten in place and stays */
         uint32_t *class_of = p->class_of;
         p->class_of = np.class_of;
         np.class_of = class_of;
-        const size_t nrows = p->nrows;
-        const partition old = *p;
+        const size_t keep_rows = p->nrows;
+        partition old = *p;
         *p = np;
-        p->nrows = nrows;
+        p->nrows = keep_rows;
         p->suppressed = suppressed;
         memset(&np, 0, sizeof np);
-        partition old_copy = old;
-        partition_free(&old_copy);
+        partition_free(&old);
     }
     partition_free(&np);
     free(start);
     free(rows);
+    free(part_rows);
+    free(pr);
+    free(left);
     free(scratch);
     free(counts);
     free(box);
