@@ -71,6 +71,12 @@ static int add_value(hb_values *v, const char *text, size_t len, long line, uint
 static int fold_dense(hb_values *v, ak_error *err)
 {
     if (!v->dense) return ANONKIT_OK;
+    if (v->dict.count == 0) { /* the map sized for them at once, rather than grown step by step */
+        size_t distinct = 0;
+        for (uint32_t x = v->dense_lo; x <= v->dense_hi; x++) distinct += v->dense[x] != 0;
+        strmap_free(&v->dict);
+        if (strmap_init(&v->dict, distinct) != 0) return ak_err_nomem(err);
+    }
     for (uint32_t x = v->dense_lo; x <= v->dense_hi; x++) {
         if (!v->dense[x]) continue;
         char buf[16];
