@@ -375,12 +375,19 @@ static int run(const char *args, const char *errf)
     return WEXITSTATUS(status);
 }
 
-/* Splits a published numeric text into [lo, hi] (a '-' after a digit or a
- * point separates a range). */
+/* Splits a published numeric text into [lo, hi] (" - " separates a range
+ * with a negative bound, else a '-' after a digit or a point). */
 static void split_range(const char *text, size_t len, const char **lo, size_t *lolen, const char **hi, size_t *hilen)
 {
     *lo = *hi = text;
     *lolen = *hilen = len;
+    const char *spaced = strstr(text, " - ");
+    if (spaced && (size_t)(spaced - text) < len) {
+        *lolen = (size_t)(spaced - text);
+        *hi = spaced + 3;
+        *hilen = len - *lolen - 3;
+        return;
+    }
     for (size_t i = 1; i + 1 < len; i++)
         if (text[i] == '-' && ((text[i - 1] >= '0' && text[i - 1] <= '9') || text[i - 1] == '.')) {
             *lolen = i;

@@ -98,6 +98,20 @@ static const option_case cases[] = {
     {ANONKIT_OPT_QUERY, "SELECT * FROM t", NULL},
     {ANONKIT_OPT_REPLACE, "yes", "maybe"},
     {ANONKIT_OPT_USE_CODES, "no", "perhaps"},
+    {ANONKIT_OPT_MISSING, "NULL,NA,?", "NA,,?"},
+    {ANONKIT_OPT_INTERVAL_FORMAT, "bracket", "brackets"},
+    {ANONKIT_OPT_COLUMN, "age", NULL},
+    {ANONKIT_OPT_INTERVAL, "5", NULL},
+    {ANONKIT_OPT_FANOUT, "2,2", NULL},
+    {ANONKIT_OPT_MIN, "0", NULL},
+    {ANONKIT_OPT_MAX, "100", NULL},
+    {ANONKIT_OPT_QUANTILES, "4,2", NULL},
+    {ANONKIT_OPT_MASK, "true", "maybe"},
+    {ANONKIT_OPT_LEVELS, "3", NULL},
+    {ANONKIT_OPT_DATE, "day,month,year", NULL},
+    {ANONKIT_OPT_ORDER, "a,b,c", NULL},
+    {ANONKIT_OPT_FLAT, "true", "maybe"},
+    {ANONKIT_OPT_PREVIEW, "true", "maybe"},
 };
 enum { NCASES = sizeof cases / sizeof cases[0] };
 

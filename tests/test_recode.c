@@ -115,6 +115,8 @@ static void test_numeric_value(void **state)
         for (uint32_t lo = 0; lo < t->qi[q].ncodes; lo++)
             for (uint32_t hi = lo; hi < t->qi[q].ncodes; hi++) {
                 if (lo == hi) snprintf(want, sizeof want, "%s", text[lo]);
+                else if (text[lo][0] == '-' || text[hi][0] == '-') /* a negative bound: " - " */
+                    snprintf(want, sizeof want, "%s - %s", text[lo], text[hi]);
                 else snprintf(want, sizeof want, "%s-%s", text[lo], text[hi]);
                 assert_int_equal(recode_value(t, q, lo, hi, buf, sizeof buf), strlen(want));
                 assert_string_equal(buf, want);
@@ -159,7 +161,7 @@ static void test_truncation(void **state)
 {
     (void)state;
     table *t = load_small();
-    const char *whole = "-3-10"; /* the whole domain of x */
+    const char *whole = "-3 - 10"; /* the whole domain of x (a negative bound: " - ") */
     const size_t len = strlen(whole);
     for (size_t size = 0; size <= len + 2; size++) {
         char buf[16];
@@ -216,7 +218,7 @@ static void test_class_styles(void **state)
         /* class 0 */
         {{"1.50-10", "5-100", "AB"}, {"1.50-10", "5-100", "AB"}, {"4.5", "49.3333333333", "AB"}},
         /* class 1 */
-        {{"-3-1.50", "-7-5", "CD"}, {"-3-1.50", "-7-5", "CD"}, {"-0.75", "-1", "CD"}},
+        {{"-3 - 1.50", "-7 - 5", "CD"}, {"-3 - 1.50", "-7 - 5", "CD"}, {"-0.75", "-1", "CD"}},
         /* class 2: one value; the range style still writes both ends, the
          * mean style the value as spelled */
         {{"2", "0", "c"}, {"2-2", "0-0", "c"}, {"2", "0", "c"}},
@@ -267,7 +269,7 @@ static void test_class_nodes(void **state)
     partition p;
     make_partition(t, &p, 1, nodes);
     static const char *const want[3] = {"*", "CD", "CD"};
-    static const char *const x_gen[3] = {"1.50-10", "-3-1.50", "2"};
+    static const char *const x_gen[3] = {"1.50-10", "-3 - 1.50", "2"};
     char buf[16];
     for (size_t c = 0; c < 3; c++) {
         for (int s = 0; s < 2; s++) {

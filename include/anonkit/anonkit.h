@@ -133,7 +133,21 @@ typedef enum anonkit_option {
     ANONKIT_OPT_QUERY = 66, /* a SELECT whose rows are the input, instead of ?table= (PostgreSQL, SQLite) */
     ANONKIT_OPT_REPLACE = 67, /* a table output may replace an existing table */
     ANONKIT_OPT_USE_CODES = 68, /* SPSS/Stata value labels: read the codes instead of the labels */
-    ANONKIT_OPT__COUNT = 69 /* the number of options; not an option */
+    ANONKIT_OPT_MISSING = 69,    /* tokens that stand for a missing value besides the empty cell: "NULL,NA,?" (appends) */
+    ANONKIT_OPT_INTERVAL_FORMAT = 70, /* generalized numbers as: range (default, "30-39") | bracket ("[30, 39]") */
+    ANONKIT_OPT_COLUMN = 71,     /* hierarchy: the column to build a hierarchy for */
+    ANONKIT_OPT_INTERVAL = 72,   /* hierarchy: fixed-width intervals of this width */
+    ANONKIT_OPT_FANOUT = 73,     /* hierarchy: groups per level above the first: "2,2,2" */
+    ANONKIT_OPT_MIN = 74,        /* hierarchy --interval: lower bound (values below it: one open-ended range) */
+    ANONKIT_OPT_MAX = 75,        /* hierarchy --interval: upper bound (values from it up: one open-ended range) */
+    ANONKIT_OPT_QUANTILES = 76,  /* hierarchy: equal-frequency intervals, then fan-outs: "4,2" */
+    ANONKIT_OPT_MASK = 77,       /* hierarchy: mask codes of equal length from the right */
+    ANONKIT_OPT_LEVELS = 78,     /* hierarchy --mask: characters masked at the top level */
+    ANONKIT_OPT_DATE = 79,       /* hierarchy: date levels "day,month,quarter,year,decade" */
+    ANONKIT_OPT_ORDER = 80,      /* hierarchy: the categories in order "a,b,c" (with --fanout) */
+    ANONKIT_OPT_FLAT = 81,       /* hierarchy: value -> "*" */
+    ANONKIT_OPT_PREVIEW = 82,    /* hierarchy: print the level sizes, write nothing */
+    ANONKIT_OPT__COUNT = 83 /* the number of options; not an option */
 } anonkit_option;
 
 typedef struct anonkit_job anonkit_job;
@@ -277,6 +291,14 @@ ANONKIT_API int anonkit_generate(const char *output_path, uint64_t rows, const u
  * that the published text does not cover it (rows_outside). On failure nothing
  * is left at the output. */
 ANONKIT_API int anonkit_recode(anonkit_job *job, anonkit_result **out_result /* OUT */);
+
+/* Builds a generalization hierarchy for column ANONKIT_OPT_COLUMN of
+ * ANONKIT_OPT_INPUT ("-" for stdin) with one builder (ANONKIT_OPT_INTERVAL,
+ * _QUANTILES, _MASK, _DATE, _ORDER or _FLAT; docs/hierarchies.md) and writes it
+ * in ARX format to ANONKIT_OPT_OUTPUT ("-" for stdout), or with
+ * ANONKIT_OPT_PREVIEW writes nothing. The summary gives the distinct labels
+ * per level; rows_read the data rows read. */
+ANONKIT_API int anonkit_hierarchy(anonkit_job *job, anonkit_result **out_result /* OUT */);
 
 #ifdef __cplusplus
 }

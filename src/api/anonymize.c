@@ -10,6 +10,7 @@
 
 #include "api/algorithm.h"
 #include "api/job.h"
+#include "api/missing.h"
 #include "api/locale.h"
 #include "api/paths.h"
 #include "api/report.h"
@@ -318,6 +319,7 @@ static int anonymize(anonkit_job *job, anonkit_result **out_result)
     mark = ak_seconds();
     if ((rc = partition_init(&part, t->nrows, t->nqi, &job->err)) < 0) goto done;
     if ((rc = job_algorithm(job)->run(job, t, &ctx, &part, &algo_out)) < 0) goto done;
+    if ((rc = job_separate_missing(job, t, &part)) < 0) goto done; /* numeric QIs: missing apart from present */
     pt.anonymize = ak_seconds() - mark;
     mark = ak_seconds();
     /* The class means are computed once, for the output and the rules. */

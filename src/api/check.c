@@ -92,7 +92,7 @@ static int check(anonkit_job *job, const char *published_path, anonkit_result **
     if (job_check_dist(job) < 0) return ANONKIT_E_USAGE;
     const verify_params p = {published_path, job->delimiter, (const char *const *)job->qi.items, job->qi.count,
                              job->sensitive, job->model, job->suppression, job->tmpdir,
-                             job->query, job->use_codes};
+                             job->query, job->use_codes, (const char *const *)job->missing.items, job->missing.count};
     verify_counts counts;
     verify_dist_achieved ach;
     if (verify_published_achieved(&p, &counts, &ach, &job->err) < 0) return job_fail(job);

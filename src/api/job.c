@@ -94,6 +94,11 @@ void anonkit_job_free(anonkit_job *job)
     free(job->risk.report_lines);
     free(job->query);
     strlist_free(&job->job_files);
+    strlist_free(&job->missing);
+    char **hb_texts[] = {&job->hbuild.column, &job->hbuild.interval, &job->hbuild.fanout, &job->hbuild.min,
+                         &job->hbuild.max, &job->hbuild.quantiles, &job->hbuild.levels, &job->hbuild.date,
+                         &job->hbuild.order};
+    for (size_t i = 0; i < sizeof hb_texts / sizeof *hb_texts; i++) free(*hb_texts[i]);
     free(job);
 }
 
@@ -155,6 +160,14 @@ static int resolve_path(const char *job_path, const char *value, char *out, size
     return n < 0 || (size_t)n >= size ? -1 : 0;
 }
 
+/* resolve_path for the file of an ATTR=PATH setting (a hierarchy); the word
+ * "auto" (--hierarchy COL=auto, a hierarchy built from the data) stays as it is. */
+static int resolve_hierarchy(const char *job_path, const char *value, char *out, size_t size)
+{
+    if (!strcmp(value, "auto")) return snprintf(out, size, "auto") < (int)size ? 0 : -1;
+    return resolve_path(job_path, value, out, size);
+}
+
 static int job_file_error(anonkit_job *job, const char *path, int line, const char *fmt, const char *what)
 {
     char msg[600];
@@ -179,7 +192,7 @@ static int apply_json_value(anonkit_job *job, const char *path, anonkit_option o
             /* "attr=path" (a hierarchy given as text, or in an array of them):
              * the path is the job file's, as in the object form */
             char resolved[4096];
-            if (resolve_path(path, eq + 1, resolved, sizeof resolved) != 0)
+            if (resolve_hierarchy(path, eq + 1, resolved, sizeof resolved) != 0)
                 return job_file_error(job, path, 0, "path too long in '%s'", key);
             const int n = snprintf(text, sizeof text, "%.*s=%s", (int)(eq - s), s, resolved);
             if (n < 0 || (size_t)n >= sizeof text) return job_file_error(job, path, 0, "path too long in '%s'", key);
@@ -214,7 +227,7 @@ static int apply_json_value(anonkit_job *job, const char *path, anonkit_option o
             char resolved[4096];
             if (d->flags & AK_OPTF_JSON_PATHS) {
                 if (!json_is_string(item)) return job_file_error(job, path, 0, "hierarchy of '%s' must be a file name", attr);
-                if (resolve_path(path, json_string_value(item), resolved, sizeof resolved) != 0)
+                if (resolve_hierarchy(path, json_string_value(item), resolved, sizeof resolved) != 0)
                     return job_file_error(job, path, 0, "path too long in '%s'", key);
                 int n = snprintf(text, sizeof text, "%s=%s", attr, resolved);
                 if (n < 0 || (size_t)n >= sizeof text) return job_file_error(job, path, 0, "path too long in '%s'", key);
@@ -324,6 +337,9 @@ int job_table_spec(anonkit_job *job, const char *path, const char *display_name,
     spec->target_name = job->target_name;
     spec->nidentifiers = job->identifiers.count;
     spec->identifier_names = (const char *const *)job->identifiers.items;
+    spec->missing = (const char *const *)job->missing.items;
+    spec->nmissing = job->missing.count;
+    spec->interval_format = job->interval_format;
     return ANONKIT_OK;
 }
 

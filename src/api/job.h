@@ -50,6 +50,12 @@ typedef struct onedim_job_options {
     unsigned bits, centers; /* 0: the defaults */
 } onedim_job_options;
 
+/* anonkit hierarchy (src/api/hierarchy.c): the builder's settings as given. */
+typedef struct hier_job_options {
+    char *column, *interval, *fanout, *min, *max, *quantiles, *levels, *date, *order;
+    int mask, flat, preview;
+} hier_job_options;
+
 struct anonkit_job {
     char *input, *output, *report, *sensitive;
     const struct ak_algorithm *algorithm; /* --algorithm; NULL: not given (Mondrian) */
@@ -94,6 +100,10 @@ struct anonkit_job {
     risk_job_options risk; /* anonkit risk, check --achieved, --max-risk (api/risk_options.h) */
     ak_error err;
     char errmsg[2048];
+    /* missing values and generalized numbers (docs/hierarchies.md) */
+    strlist missing;       /* --missing: tokens that stand for a missing value besides the empty cell */
+    int interval_format;   /* --interval-format: ak_interval_style */
+    hier_job_options hbuild; /* anonkit hierarchy */
 };
 
 /* Knobs that are not options: only tests turn them, to reach code paths that

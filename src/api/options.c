@@ -14,6 +14,7 @@
 #include "algo/onedim/onedim.h"
 #include "api/algorithm.h"
 #include "api/locale.h"
+#include "common/interval.h"
 
 /* ---- parsers of option values ---- */
 
@@ -573,6 +574,24 @@ static int set_max_risk(anonkit_job *job, const ak_option_desc *d, const char *v
  * is the option's line in `anonkit anonymize --help` (or in the help of the
  * one subcommand that takes it); a subcommand may word it for itself. */
 
+/* An on/off setting (an int at d->offset). */
+static int set_flag(anonkit_job *job, const ak_option_desc *d, const char *value)
+{
+    if (parse_bool(value, field(job, d)) != 0)
+        return job_usage_error(job, "--%s: expected true or false, not '%s'", d->name, value);
+    return ANONKIT_OK;
+}
+
+static int set_interval_format(anonkit_job *job, const ak_option_desc *d, const char *value)
+{
+    (void)d;
+    ak_interval_style style;
+    if (ak_interval_parse_style(value, &style) != 0)
+        return job_usage_error(job, "--interval-format: expected range or bracket, not '%s'", value);
+    job->interval_format = (int)style;
+    return ANONKIT_OK;
+}
+
 static const ak_option_desc options[ANONKIT_OPT__COUNT] = {
     [ANONKIT_OPT_INPUT] =
         {"input", ANONKIT_OPTF_PATH | AK_OPTF_JSON_TEXT, set_text, offsetof(anonkit_job, input), "FILE",
@@ -594,7 +613,8 @@ static const ak_option_desc options[ANONKIT_OPT__COUNT] = {
     [ANONKIT_OPT_HIERARCHY] =
         {"hierarchy", ANONKIT_OPTF_LIST | AK_OPTF_JSON_PATHS, set_hierarchy, 0, "A=FILE",
          "ARX generalization hierarchy of QI A (';'-separated,\n"
-         "one row per leaf); a QI without one must be numeric"},
+         "one row per leaf); a QI without one must be numeric;\n"
+         "A=auto: a flat one built from the data"},
     [ANONKIT_OPT_NUMERIC] =
         {"numeric", ANONKIT_OPTF_LIST | ANONKIT_OPTF_REPLACE | AK_OPTF_JSON_TEXT, set_names,
          offsetof(anonkit_job, numeric), "A,...",
@@ -833,6 +853,55 @@ static const ak_option_desc options[ANONKIT_OPT__COUNT] = {
     [ANONKIT_OPT_USE_CODES] =
         {"use-codes", ANONKIT_OPTF_FLAG, set_int_flag, offsetof(anonkit_job, use_codes), NULL,
          "read the codes of SPSS/Stata value labels, not the labels"},
+    [ANONKIT_OPT_MISSING] =
+        {"missing", ANONKIT_OPTF_LIST | ANONKIT_OPTF_REPLACE | AK_OPTF_JSON_TEXT, set_names,
+         offsetof(anonkit_job, missing), "T,...",
+         "tokens that stand for a missing value, besides the empty\n"
+         "cell (docs/hierarchies.md)"},
+    [ANONKIT_OPT_INTERVAL_FORMAT] =
+        {"interval-format", AK_OPTF_JSON_TEXT, set_interval_format, 0, "F",
+         "generalized numbers as range (default: 30-39, -5 - -3)\n"
+         "or bracket ([30, 39])"},
+    [ANONKIT_OPT_COLUMN] =
+        {"column", AK_OPTF_JSON_TEXT, set_text, offsetof(anonkit_job, hbuild.column), "COL",
+         "hierarchy: the column to build a hierarchy for"},
+    [ANONKIT_OPT_INTERVAL] =
+        {"interval", AK_OPTF_JSON_TEXT, set_text, offsetof(anonkit_job, hbuild.interval), "W",
+         "hierarchy: intervals of width W"},
+    [ANONKIT_OPT_FANOUT] =
+        {"fanout", AK_OPTF_JSON_TEXT, set_text, offsetof(anonkit_job, hbuild.fanout), "F,...",
+         "hierarchy: groups of F of the level below, one per level"},
+    [ANONKIT_OPT_MIN] =
+        {"min", AK_OPTF_JSON_TEXT, set_text, offsetof(anonkit_job, hbuild.min), "X",
+         "hierarchy --interval: intervals start at X; below it one\n"
+         "open-ended range"},
+    [ANONKIT_OPT_MAX] =
+        {"max", AK_OPTF_JSON_TEXT, set_text, offsetof(anonkit_job, hbuild.max), "X",
+         "hierarchy --interval: from X up one open-ended range"},
+    [ANONKIT_OPT_QUANTILES] =
+        {"quantiles", AK_OPTF_JSON_TEXT, set_text, offsetof(anonkit_job, hbuild.quantiles), "N,F,...",
+         "hierarchy: N intervals of equal frequency, then groups\n"
+         "of F per level"},
+    [ANONKIT_OPT_MASK] =
+        {"mask", ANONKIT_OPTF_FLAG, set_flag, offsetof(anonkit_job, hbuild.mask), NULL,
+         "hierarchy: mask codes of equal length from the right,\n"
+         "one character ('*') per level"},
+    [ANONKIT_OPT_LEVELS] =
+        {"levels", AK_OPTF_JSON_TEXT, set_text, offsetof(anonkit_job, hbuild.levels), "N",
+         "hierarchy --mask: mask at most N characters"},
+    [ANONKIT_OPT_DATE] =
+        {"date", AK_OPTF_JSON_TEXT, set_text, offsetof(anonkit_job, hbuild.date), "L,...",
+         "hierarchy: levels of an ISO-8601 date column, fine to coarse:\n"
+         "minute,hour,day,month,quarter,year,decade,century"},
+    [ANONKIT_OPT_ORDER] =
+        {"order", AK_OPTF_JSON_TEXT, set_text, offsetof(anonkit_job, hbuild.order), "A,B,...",
+         "hierarchy: the categories in order, grouped by --fanout"},
+    [ANONKIT_OPT_FLAT] =
+        {"flat", ANONKIT_OPTF_FLAG, set_flag, offsetof(anonkit_job, hbuild.flat), NULL,
+         "hierarchy: every value directly under '*'"},
+    [ANONKIT_OPT_PREVIEW] =
+        {"preview", ANONKIT_OPTF_FLAG, set_flag, offsetof(anonkit_job, hbuild.preview), NULL,
+         "hierarchy: print the distinct labels per level, write nothing"},
 };
 
 const ak_option_desc *ak_option_desc_of(anonkit_option o)

@@ -137,7 +137,7 @@ char *report_build(const anonkit_job *job, const table *t, const metrics *mt, co
 char *report_summary(const anonkit_job *job, const table *t, const metrics *mt, const workload_quality *wq,
                      double seconds, const publish_stats *ps, const char *algo)
 {
-    const size_t size = 1024 + (algo ? strlen(algo) : 0);
+    const size_t size = 1536 + (algo ? strlen(algo) : 0);
     char *text = malloc(size);
     if (!text) return NULL;
     char workload[480] = "";
@@ -153,15 +153,25 @@ char *report_summary(const anonkit_job *job, const table *t, const metrics *mt, 
         snprintf(workload + used, sizeof workload - used, "conditional entropy %.6g bits\n", wq->entropy);
     else if (wq->has_rmse)
         snprintf(workload + used, sizeof workload - used, "RMSE %.6g\n", wq->rmse);
+    char autos[512] = ""; /* hierarchies built in memory (--hierarchy COL=auto) */
+    for (uint32_t q = 0; q < t->nqi; q++) {
+        const table_qi *a = &t->qi[q];
+        const char *p = a->h ? hier_path(a->h) : NULL;
+        const size_t used = strlen(autos), plen = p ? strlen(p) : 0;
+        if (plen > 5 && !strcmp(p + plen - 5, "=auto") && used < sizeof autos)
+            snprintf(autos + used, sizeof autos - used, "hierarchy of '%s': flat, built from the data (%u values)\n",
+                     a->name, hier_leaf_count(a->h));
+    }
     snprintf(text, size,
              "%s"
              "read %zu rows from %s\n"
+             "%s"
              "published %llu rows, suppressed %llu (published + suppressed = read)\n"
              "%llu classes, class size min %llu, mean %.2f, max %llu\n"
              "GCP %.4f, DM %.6g, C_AVG %.4f (k = %llu)\n"
              "%s"
              "time %.3f s\n",
-             algo ? algo : "", t->nrows, t->display_name, (unsigned long long)ps->published, (unsigned long long)ps->suppressed,
+             algo ? algo : "", t->nrows, t->display_name, autos, (unsigned long long)ps->published, (unsigned long long)ps->suppressed,
              (unsigned long long)mt->classes, (unsigned long long)mt->min_class, mt->mean_class,
              (unsigned long long)mt->max_class, mt->gcp, mt->dm, mt->cavg, (unsigned long long)job->model.k,
              workload, seconds);

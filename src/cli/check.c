@@ -33,6 +33,7 @@ static const cli_help_line help_lines[] = {
      "rows whose QIs are all '*' are suppressed rows when they\n"
      "are at most F of all rows (else they must form a class)"},
     {ANONKIT_OPT_ACHIEVED, NULL},
+    {ANONKIT_OPT_MISSING, NULL},
     {ANONKIT_OPT_DELIMITER, "field delimiter (default ',')"},
     {ANONKIT_OPT_JOB, "take the settings from a JSON job file"},
 };

@@ -37,6 +37,7 @@ int cli_check(int argc, char **argv);
 int cli_metrics(int argc, char **argv);
 int cli_recode(int argc, char **argv);
 int cli_generate(int argc, char **argv);
+int cli_hierarchy(int argc, char **argv);
 int cli_sequential(int argc, char **argv);
 int cli_risk(int argc, char **argv);
 

@@ -17,6 +17,8 @@ static const char usage[] =
     "  sequential CURRENT --previous EARLIER -o OUTPUT\n"
     "                              publish a release whose join with earlier ones is (X,Y)-private\n"
     "  risk DATA                   re-identification risk of a table or published file\n"
+    "  hierarchy DATA --column COL -o FILE\n"
+    "                              build a generalization hierarchy from a column's values\n"
     "\n"
     "Run 'anonkit <command> --help' for the options of a command.\n";
 
@@ -71,6 +73,7 @@ int main(int argc, char **argv)
     if (!strcmp(argv[1], "generate")) return cli_generate(argc - 1, argv + 1);
     if (!strcmp(argv[1], "sequential")) return cli_sequential(argc - 1, argv + 1);
     if (!strcmp(argv[1], "risk")) return cli_risk(argc - 1, argv + 1);
+    if (!strcmp(argv[1], "hierarchy")) return cli_hierarchy(argc - 1, argv + 1);
     fprintf(stderr, "anonkit: unknown command '%s'\n\n%s", argv[1], usage);
     return CLI_USER_ERROR;
 }

@@ -38,6 +38,7 @@ static const cli_help_line help_lines[] = {
     {ANONKIT_OPT_SUPPRESSION,
      "rows with every QI '*', at most F of all rows, count as\n"
      "suppressed (as anonymize --suppression wrote them)"},
+    {ANONKIT_OPT_MISSING, NULL},
     {ANONKIT_OPT_DELIMITER, "field delimiter (default ',')"},
     {ANONKIT_OPT_JOB, "take the settings from a JSON job file"},
 };

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/interval.h"
 #include "core/numdict.h"
 
 /* Copies the len bytes of src into buf[at..] as far as they fit; returns at + len. */
@@ -42,18 +43,24 @@ static const char *numeric_text_len(const table_qi *a, uint32_t code, char *buf,
     return buf;
 }
 
-/* The text of a numeric QI's range [lo, hi]; both ends when `always_pair`. */
-static size_t numeric_range(const table_qi *a, uint32_t lo, uint32_t hi, int always_pair, char *buf, size_t size)
+/* The text of a numeric QI's range [lo, hi] in interval style `format`
+ * (common/interval.h); both ends when `always_pair`. */
+static size_t numeric_range(const table_qi *a, uint32_t lo, uint32_t hi, int always_pair, int format, char *buf,
+                            size_t size)
 {
     char low[24], high[24];
-    size_t n;
+    size_t n, m;
+    if (a->has_missing && lo == 0) /* missing values (code 0) are published alone, never in a range */
+        return hi == 0 ? put(buf, size, 0, a->texts[0]) : put(buf, size, 0, RECODE_SUPPRESSED);
     const char *text = numeric_text_len(a, lo, low, &n);
-    size_t len = put_n(buf, size, 0, text, n);
-    if (lo != hi || always_pair) {
-        len = put_n(buf, size, len, "-", 1);
-        text = numeric_text_len(a, hi, high, &n);
-        len = put_n(buf, size, len, text, n);
-    }
+    if (lo == hi && !always_pair) return put_n(buf, size, 0, text, n);
+    const char *text_hi = numeric_text_len(a, hi, high, &m);
+    char small[128];
+    char *joined = n + m + 6 <= sizeof small ? small : malloc(n + m + 6);
+    if (!joined) return put(buf, size, 0, RECODE_SUPPRESSED); /* out of memory: never a wrong range */
+    const size_t len = ak_interval_write((ak_interval_style)format, text, n, text_hi, m, joined);
+    put_n(buf, size, 0, joined, len);
+    if (joined != small) free(joined);
     return len;
 }
 
@@ -62,7 +69,7 @@ size_t recode_value(const table *t, uint32_t q, uint32_t lo, uint32_t hi, char *
     const table_qi *a = &t->qi[q];
     size_t len;
     if (a->kind == ATTR_NUMERIC) {
-        len = numeric_range(a, lo, hi, 0, buf, size);
+        len = numeric_range(a, lo, hi, 0, t->interval_format, buf, size);
     } else {
         len = put(buf, size, 0, hier_node_at(a->h, hier_lca(a->h, lo, hi))->label);
     }
@@ -121,9 +128,9 @@ size_t recode_class_value(const table *t, const partition *p, const double *mean
     }
     if (a->kind != ATTR_NUMERIC || style == RECODE_GENERALIZE) return recode_value(t, q, lo, hi, buf, size);
     if (style == RECODE_RANGE) {
-        len = numeric_range(a, lo, hi, 1, buf, size);
+        len = numeric_range(a, lo, hi, 1, t->interval_format, buf, size);
     } else if (lo == hi) { /* the mean of equal values is that value, as spelled in the input */
-        len = numeric_range(a, lo, hi, 0, buf, size);
+        len = numeric_range(a, lo, hi, 0, t->interval_format, buf, size);
     } else {
         char text[40];
         snprintf(text, sizeof text, "%.12g", means[c * t->nqi + q]);
@@ -136,16 +143,21 @@ size_t recode_class_value(const table *t, const partition *p, const double *mean
 int recode_is_int_range(const table *t, const partition *p, recode_style style, uint32_t q)
 {
     const table_qi *a = &t->qi[q];
-    return a->kind == ATTR_NUMERIC && !a->texts && !(p->node && a->h) &&
+    return a->kind == ATTR_NUMERIC && !a->texts && !(p->node && a->h) && t->interval_format == AK_INTERVAL_RANGE &&
            (style == RECODE_GENERALIZE || style == RECODE_RANGE);
 }
 
 size_t recode_int_range(recode_style style, uint32_t lo, uint32_t hi, double vlo, double vhi, char *buf)
 {
-    /* numeric_range of an integer column: the value, or "lo-hi" */
+    /* numeric_range of an integer column: the value, or "lo-hi" ("lo - hi" when a bound is negative) */
     size_t len = (size_t)numdict_format_int(buf, (int64_t)vlo);
     if (lo != hi || style == RECODE_RANGE) {
-        buf[len++] = '-';
+        if (vlo < 0 || vhi < 0) {
+            memcpy(buf + len, " - ", 3);
+            len += 3;
+        } else {
+            buf[len++] = '-';
+        }
         len += (size_t)numdict_format_int(buf + len, (int64_t)vhi);
     }
     return len;

@@ -13,7 +13,9 @@
 #include "common/hugemem.h"
 #include "common/numparse.h"
 #include "common/parallel.h"
+#include "core/hierbuild.h"
 #include "core/numdict.h"
+#include "core/table_missing.h"
 #include "io/csv.h"
 
 #define MAX_MISSING_LISTED 10
@@ -64,6 +66,8 @@ void table_free(table *t)
     free(t->target_values);
     table_split_free(&t->split, t->nqi);
     digest_free(&t->digest);
+    for (size_t i = 0; i < t->nmissing; i++) free(t->missing[i]);
+    free(t->missing);
     free(t);
 }
 
@@ -168,7 +172,16 @@ static int read_header(table *t, csv_reader *reader, const table_spec *spec, ak_
 /* Per-QI state while streaming. */
 typedef struct qi_reader {
     numdict numbers;     /* numeric: the values seen */
+    tm_rows missing;     /* numeric: the rows holding a missing value (table_missing.h) */
 } qi_reader;
+
+/* Whether any numeric QI of readers qr saw a missing value. */
+static int has_missing_rows(const table *t, const qi_reader *qr)
+{
+    for (uint32_t q = 0; qr && q < t->nqi; q++)
+        if (qr[q].missing.n) return 1;
+    return 0;
+}
 
 typedef struct missing_value {
     char text[AK_SHOW_SIZE]; /* the value as messages show it (ak_escape) */
@@ -232,6 +245,15 @@ static int report_missing(const table *t, const missing_value *missing, size_t n
             used += (size_t)n;
         }
     }
+    if (used < sizeof msg) {
+        /* how to add them: the builder that covers every value of the column */
+        char delim[24] = "";
+        if (t->delimiter != ',') snprintf(delim, sizeof delim, " --delimiter '%c'", t->delimiter);
+        snprintf(msg + used, sizeof msg - used,
+                 "; add a row for each to the hierarchy, or build one that covers every value: anonkit hierarchy %s%s "
+                 "--column %s --flat -o FILE (docs/hierarchies.md)",
+                 t->display_name, delim, a->name);
+    }
     return ak_err_set(err, ANONKIT_E_INPUT, t->display_name, missing[0].line, t->qi[missing[0].qi].column + 1,
                       "%s", msg);
 }
@@ -274,9 +296,14 @@ static int encode_record(table *t, qi_reader *qr, const label_dicts *dicts, cons
         table_qi *a = &t->qi[q];
         const csv_field *f = &rec->fields[a->column];
         uint32_t code;
+        if (a->kind == ATTR_NUMERIC && !a->h && table_is_missing(t, f)) {
+            AK_CHECK(tm_rows_add(&qr[q].missing, qr[q].numbers.streaming, t->display_name, f, rec->line, a->codes, row, err));
+            continue;
+        }
         if (a->kind == ATTR_NUMERIC) {
             /* fields of the CSV reader may be read as words (CSV_FIELD_READABLE) */
             int added = numdict_add_padded(&qr[q].numbers, f->data, f->len, a->codes, row, err);
+            if (added == 0 && !qr[q].missing.fill_set) tm_rows_fill(&qr[q].missing, a->codes, row);
             if (added < -1) {
                 if (added == NUMDICT_INEXACT)
                     return ak_err_set(err, ANONKIT_E_INPUT, t->display_name, rec->line, a->column + 1,
@@ -292,28 +319,35 @@ static int encode_record(table *t, qi_reader *qr, const label_dicts *dicts, cons
                                       AK_SHOW(f->data, f->len));
                 return ak_err_set(err, ANONKIT_E_INPUT, t->display_name, rec->line, a->column + 1,
                                   "quasi-identifier '%s' has no hierarchy, so it must be numeric, but holds '%s'; "
-                                  "give it one with --hierarchy %s=FILE",
-                                  a->name, AK_SHOW(f->data, f->len), a->name);
+                                  "give it one with --hierarchy %s=FILE, or %s=auto for a flat one built from the data",
+                                  a->name, AK_SHOW(f->data, f->len), a->name, a->name);
             }
             /* numeric with a hierarchy: every value must be a leaf too */
             if (!a->h || hier_find_leaf(a->h, f->data, f->len, &code) == 0) continue;
         } else {
-            if (hier_find_leaf(a->h, f->data, f->len, &code) == 0) {
-                a->codes[row] = code;
+            if (hier_find_leaf(a->h, f->data, f->len, &code) == 0 ||
+                (table_is_missing(t, f) && hier_find_leaf(a->h, HB_MISSING_LABEL, strlen(HB_MISSING_LABEL), &code) == 0)) {
+                a->codes[row] = code; /* a missing value: its own leaf, else the leaf NULL */
                 continue;
             }
             a->codes[row] = 0;
         }
-        if (missing->nlisted < MAX_MISSING_LISTED) {
-            missing_value *m = &missing->listed[missing->nlisted++];
+        if (missing->nlisted < MAX_MISSING_LISTED) { /* distinct values, each with its first line */
+            missing_value *m = &missing->listed[missing->nlisted];
             snprintf(m->text, sizeof m->text, "%s", AK_SHOW(f->data, f->len));
             m->line = rec->line;
             m->qi = q;
+            size_t i = 0;
+            while (i < missing->nlisted && (missing->listed[i].qi != q || strcmp(missing->listed[i].text, m->text)))
+                i++;
+            if (i == missing->nlisted) missing->nlisted++;
         }
         missing->count++;
     }
     if (t->sensitive_column >= 0) {
         const csv_field *f = &rec->fields[t->sensitive_column];
+        static const csv_field no_value = {"", 0}; /* every missing value is one value, however spelled */
+        if (t->nmissing && table_is_missing(t, f)) f = &no_value;
         if (strmap_intern(dicts->sensitive, f->data, f->len, &t->sensitive_codes[row], NULL) != 0)
             return ak_err_nomem(err);
         if (t->sensitive_numeric)
@@ -448,7 +482,10 @@ static void pieces_free(read_piece *pieces, uint32_t nqi)
         strmap_free(&pieces[i].classes);
         digest_free(&pieces[i].digest);
     }
-    for (uint32_t q = 0; pieces[1].qr && q < nqi; q++) numdict_free(&pieces[1].qr[q].numbers);
+    for (uint32_t q = 0; pieces[1].qr && q < nqi; q++) {
+        numdict_free(&pieces[1].qr[q].numbers);
+        tm_rows_reset(&pieces[1].qr[q].missing);
+    }
     free(pieces[1].qr);
 }
 
@@ -655,7 +692,8 @@ static int load_rows_parallel(table *t, const table_spec *spec, qi_reader *qr, u
         if (lines[0] && lines[1] && want < SIZE_MAX / 64) rc = grow_rows(pieces[i].t, &pieces[i].cap, (size_t)want, err);
     }
     if (rc == ANONKIT_OK) ak_run_parts(pieces, sizeof *pieces, 2, load_piece_rows);
-    int usable = rc == ANONKIT_OK && pieces[0].rc == ANONKIT_OK && pieces[1].rc == ANONKIT_OK &&
+    int usable = rc == ANONKIT_OK && pieces[0].rc == ANONKIT_OK && pieces[1].rc == ANONKIT_OK && !has_missing_rows(t, qr) &&
+                 !has_missing_rows(t, pieces[1].qr) &&
                  !pieces[0].missing.count && !pieces[1].missing.count && !pieces[0].quoted && !pieces[1].quoted &&
                  pieces[0].lines == (long)pieces[0].nrows;
     for (uint32_t q = 0; usable && q < t->nqi; q++)
@@ -708,6 +746,7 @@ static int load_rows_parallel(table *t, const table_spec *spec, qi_reader *qr, u
             if (t->qi[q].kind == ATTR_NUMERIC) {
                 numdict_free(&qr[q].numbers);
                 numdict_init(&qr[q].numbers);
+                tm_rows_reset(&qr[q].missing);
             }
     }
     pieces_free(pieces, t->nqi);
@@ -775,7 +814,8 @@ static int stream_rows_parallel(table *t, const table_spec *spec, qi_reader *qr,
         pieces[i].give_up = &give_up;
     }
     if (rc == ANONKIT_OK) ak_run_parts(pieces, sizeof *pieces, 2, stream_piece_rows);
-    int usable = rc == ANONKIT_OK && pieces[0].rc == ANONKIT_OK && pieces[1].rc == ANONKIT_OK &&
+    int usable = rc == ANONKIT_OK && pieces[0].rc == ANONKIT_OK && pieces[1].rc == ANONKIT_OK && !has_missing_rows(t, qr) &&
+                 !has_missing_rows(t, pieces[1].qr) &&
                  !pieces[0].missing.count && !pieces[1].missing.count && !pieces[0].quoted && !pieces[1].quoted &&
                  pieces[0].lines == (long)pieces[0].nrows;
     if (pieces[0].rc == ANONKIT_E_NOMEM || pieces[1].rc == ANONKIT_E_NOMEM) rc = ak_err_nomem(err);
@@ -820,12 +860,18 @@ int table_load(table **out, const table_spec *spec, ak_error *err)
     t->path = dup_str(spec->path, strlen(spec->path));
     const char *shown = spec->display_name ? spec->display_name : spec->path;
     t->display_name = dup_str(shown, strlen(shown));
+    t->interval_format = spec->interval_format;
+    if (spec->nmissing && (t->missing = calloc(spec->nmissing, sizeof *t->missing)) != NULL) {
+        for (size_t i = 0; i < spec->nmissing; i++)
+            if ((t->missing[t->nmissing] = dup_str(spec->missing[i], strlen(spec->missing[i]))) != NULL) t->nmissing++;
+    }
+    const int missing_copied = t->nmissing == spec->nmissing;
     t->nqi = (uint32_t)spec->nqi;
     t->qi = calloc(spec->nqi ? spec->nqi : 1, sizeof *t->qi);
     qi_reader *qr = calloc(spec->nqi ? spec->nqi : 1, sizeof *qr);
     csv_reader *reader = NULL;
     int rc = ANONKIT_OK;
-    if (!t->path || !t->display_name || !t->qi || !qr || strmap_init(&t->sensitive_dict, 64) != 0 ||
+    if (!t->path || !t->display_name || !t->qi || !qr || !missing_copied || strmap_init(&t->sensitive_dict, 64) != 0 ||
         strmap_init(&t->class_dict, 64) != 0) {
         rc = ak_err_nomem(err);
         goto done;
@@ -844,7 +890,14 @@ int table_load(table **out, const table_spec *spec, ak_error *err)
                 goto done;
             }
         if (spec->hierarchy_paths && spec->hierarchy_paths[q]) {
-            if ((rc = hier_load(&a->h, spec->hierarchy_paths[q], err)) < 0) goto done;
+            if (!strcmp(spec->hierarchy_paths[q], "auto")) { /* a flat one built from the data */
+                const hb_missing m = {spec->missing, spec->nmissing};
+                uint32_t nvalues;
+                if ((rc = hb_flat_hier(spec->path, shown, spec->delimiter, a->name, &m, &a->h, &nvalues, err)) < 0)
+                    goto done;
+            } else if ((rc = hier_load(&a->h, spec->hierarchy_paths[q], err)) < 0) {
+                goto done;
+            }
         }
         a->kind = a->h && !(spec->force_numeric && spec->force_numeric[q]) ? ATTR_CATEGORICAL : ATTR_NUMERIC;
         if (a->kind == ATTR_NUMERIC) {
@@ -889,10 +942,15 @@ int table_load(table **out, const table_spec *spec, ak_error *err)
         goto done;
     if (!loaded && (rc = load_rows(t, reader, qr, err)) < 0) goto done;
     if (!loaded && (rc = finish_numeric(t, qr, spec->threads, NULL, 0, err)) < 0) goto done;
+    for (uint32_t q = 0; q < t->nqi; q++)
+        if (t->qi[q].kind == ATTR_NUMERIC && (rc = tm_shift(&t->qi[q], &qr[q].missing, t->nrows, err)) < 0) goto done;
     rc = ANONKIT_OK;
 done:
     csv_reader_free(reader);
-    for (uint32_t q = 0; qr && q < t->nqi; q++) numdict_free(&qr[q].numbers);
+    for (uint32_t q = 0; qr && q < t->nqi; q++) {
+        numdict_free(&qr[q].numbers);
+        tm_rows_reset(&qr[q].missing);
+    }
     free(qr);
     if (rc < 0) {
         /* Messages name the input as the user gave it, not a spooled copy. */

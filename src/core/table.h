@@ -70,6 +70,11 @@ typedef struct table_spec {
      * anything reads it again, so that a test can change it right there. */
     void (*loaded)(void *ctx, const char *path);
     void *loaded_ctx;
+    /* Missing values (docs/hierarchies.md): tokens that stand for one besides
+     * the empty cell; and how generalized numbers are written (ak_interval_style). */
+    const char *const *missing;
+    size_t nmissing;
+    int interval_format;
 } table_spec;
 
 typedef struct table_qi {
@@ -84,6 +89,8 @@ typedef struct table_qi {
     strbuf text_store;    /* owns the texts */
     uint32_t *codes;      /* codes[row] */
     numdict_map prov;     /* streaming loads: provisional numeric code -> rank */
+    int has_missing;      /* numeric: code 0 is the missing value, below every present one
+                             (docs/hierarchies.md); texts[0] its spelling */
 } table_qi;
 
 /* A streaming load read in two pieces: the second piece's rows, from
@@ -117,6 +124,9 @@ struct table {
     int target_column;        /* -1 when none; copied through to the output */
     double *target_values;    /* per row */
     table_split split;        /* streaming loads in two pieces */
+    int interval_format;      /* ak_interval_style of published numeric ranges */
+    char **missing;           /* missing-value tokens besides the empty cell (owned), nmissing of them */
+    size_t nmissing;
     input_digest digest;      /* the records the load read and encoded, header included (not for streaming
                                  loads, which keep what they need): every later read of path is checked
                                  against it */

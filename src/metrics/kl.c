@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/interval.h"
+#include "metrics/metrics.h"
 #include "common/numparse.h"
 #include "core/numdict.h"
 
@@ -37,29 +39,33 @@ int metrics_range_of_published(const table *t, uint32_t q, const char *text, siz
         *hi = hier_node_at(a->h, node)->hi;
         return 0;
     }
-    /* "v" or "lo-hi" (a '-' after a digit or a point), read and compared
-     * exactly: a range covers the original's values it holds, not those its
-     * doubles would (9007199254740997 is not in 9007199254740993-9007199254740995) */
-    ak_num vlo, vhi;
-    int parsed = ak_num_parse_exact(text, len, &vlo) == 0;
-    if (parsed) vhi = vlo;
-    for (size_t i = 1; !parsed && i + 1 < len; i++) {
-        if (text[i] != '-' || !((text[i - 1] >= '0' && text[i - 1] <= '9') || text[i - 1] == '.')) continue;
-        parsed = ak_num_parse_exact(text, i, &vlo) == 0 && ak_num_parse_exact(text + i + 1, len - i - 1, &vhi) == 0 &&
-                 ak_num_cmp(&vhi, &vlo) >= 0;
+    /* a value or an interval (common/interval.h: "lo-hi", "lo - hi", "[lo, hi]",
+     * "[lo, hi[", "<hi", ">=lo"), read and compared exactly: a range covers the
+     * original's values it holds, not those its doubles would
+     * (9007199254740997 is not in 9007199254740993-9007199254740995) */
+    if (metrics_is_missing_text(t, q, text, len)) { /* the missing value: code 0 */
+        *lo = *hi = 0;
+        return 0;
     }
-    if (!parsed) return -1;
-    /* the first code with value >= vlo, the last with value <= vhi */
-    uint32_t a0 = 0, b0 = a->ncodes;
+    ak_interval_text iv;
+    ak_num vlo = {0}, vhi = {0};
+    if (ak_interval_split(text, len, &iv, metrics_bounds_are_numbers) != 0) return -1;
+    if ((!iv.lo_unbounded && ak_num_parse_exact(iv.lo, iv.lo_len, &vlo) != 0) ||
+        (!iv.hi_unbounded && ak_num_parse_exact(iv.hi, iv.hi_len, &vhi) != 0))
+        return -1;
+    if (!iv.lo_unbounded && !iv.hi_unbounded && ak_num_cmp(&vhi, &vlo) < 0) return -1;
+    /* the first code with value >= vlo, the last with value <= vhi (< vhi when the upper bound is open) */
+    const uint32_t first = a->has_missing ? 1 : 0; /* code 0 of a column with missing values is missing */
+    uint32_t a0 = first, b0 = iv.lo_unbounded ? first : a->ncodes;
     while (a0 < b0) {
         uint32_t mid = a0 + (b0 - a0) / 2;
         if (code_cmp(a, mid, &vlo) < 0) a0 = mid + 1;
         else b0 = mid;
     }
-    uint32_t a1 = 0, b1 = a->ncodes;
+    uint32_t a1 = iv.hi_unbounded ? a->ncodes : 0, b1 = a->ncodes;
     while (a1 < b1) {
         uint32_t mid = a1 + (b1 - a1) / 2;
-        if (code_cmp(a, mid, &vhi) <= 0) a1 = mid + 1;
+        if (iv.hi_open ? code_cmp(a, mid, &vhi) < 0 : code_cmp(a, mid, &vhi) <= 0) a1 = mid + 1;
         else b1 = mid;
     }
     if (a0 >= a1) return -1; /* no value of the original inside */

@@ -3,6 +3,7 @@
 #include "metrics/metrics.h"
 
 #include "common/compare.h"
+#include "common/interval.h"
 #include "common/numparse.h"
 #include "core/numdict.h"
 #include "common/stats.h"
@@ -148,16 +149,32 @@ int metrics_numeric_of_published(const table *t, uint32_t q, const char *text, s
         *hi = a->ncodes ? a->values[a->ncodes - 1] : 0;
         return 0;
     }
-    if (ak_num_parse(text, len, lo) == 0) {
-        *hi = *lo;
+    if (metrics_is_missing_text(t, q, text, len)) {
+        *lo = *hi = a->values[0];
         return 0;
     }
-    for (size_t i = 1; i + 1 < len; i++) {
-        if (text[i] != '-' || !((text[i - 1] >= '0' && text[i - 1] <= '9') || text[i - 1] == '.')) continue;
-        if (ak_num_parse(text, i, lo) == 0 && ak_num_parse(text + i + 1, len - i - 1, hi) == 0 && *hi >= *lo)
-            return 0;
-    }
-    return -1;
+    ak_interval_text iv;
+    if (ak_interval_split(text, len, &iv, metrics_bounds_are_numbers) != 0) return -1;
+    if (iv.lo_unbounded) *lo = a->ncodes ? a->values[0] : 0;
+    else if (ak_num_parse(iv.lo, iv.lo_len, lo) != 0) return -1;
+    if (iv.hi_unbounded) *hi = a->ncodes ? a->values[a->ncodes - 1] : 0;
+    else if (ak_num_parse(iv.hi, iv.hi_len, hi) != 0) return -1;
+    return *hi >= *lo ? 0 : -1;
+}
+
+int metrics_is_missing_text(const table *t, uint32_t q, const char *text, size_t len)
+{
+    const table_qi *a = &t->qi[q];
+    if (a->kind != ATTR_NUMERIC || !a->has_missing) return 0;
+    if (len == 0 || (strlen(a->texts[0]) == len && memcmp(a->texts[0], text, len) == 0)) return 1;
+    for (size_t i = 0; i < t->nmissing; i++)
+        if (strlen(t->missing[i]) == len && memcmp(t->missing[i], text, len) == 0) return 1;
+    return 0;
+}
+
+int metrics_bounds_are_numbers(const char *lo, size_t lo_len, const char *hi, size_t hi_len)
+{
+    return ak_num_is_decimal(lo, lo_len) && ak_num_is_decimal(hi, hi_len);
 }
 
 /* N H(C | G) = sum over groups of n_g log n_g - sum_c n_gc log n_gc, added up

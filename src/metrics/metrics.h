@@ -80,9 +80,16 @@ int metrics_partition_rmse(const table *t, const partition *p, double *out /* OU
  * range. Returns 0 or -1 when the text is not a value of that attribute. */
 int metrics_ncp_of_published(const table *t, uint32_t q, const char *text, size_t len, double *ncp /* OUT */);
 
+/* Whether a published text of QI q is its missing value (a numeric QI with
+ * missing values: the empty text, the spelling published, a --missing token). */
+int metrics_is_missing_text(const table *t, uint32_t q, const char *text, size_t len);
+
+/* For ak_interval_split: whether both bounds of a "lo-hi" cut are numbers. */
+int metrics_bounds_are_numbers(const char *lo, size_t lo_len, const char *hi, size_t hi_len);
+
 /* The values [lo, hi] a published text of numeric QI q stands for: "*" the
- * table's range, "v" the value itself, "lo-hi" the interval (the separator is
- * a '-' after a digit or a point). Returns 0, or -1 when the text is none of
+ * table's range, "v" the value itself, an interval in any form of
+ * common/interval.h (an open-ended side: the table's extreme value). Returns 0, or -1 when the text is none of
  * these; the values need not lie in the table's range. */
 int metrics_numeric_of_published(const table *t, uint32_t q, const char *text, size_t len, double *lo /* OUT */,
                                  double *hi /* OUT */);

@@ -76,6 +76,16 @@ static int grow_groups(vgroups *g, uint32_t group, ak_error *err)
     return ANONKIT_OK;
 }
 
+/* The sensitive field f as counted: every missing value (an empty cell or a
+ * token of p->missing) is the one empty value. */
+static const csv_field *sensitive_field(const verify_params *p, const csv_field *f)
+{
+    static const csv_field empty = {"", 0};
+    for (size_t i = 0; i < p->nmissing; i++)
+        if (strlen(p->missing[i]) == f->len && memcmp(p->missing[i], f->data, f->len) == 0) return &empty;
+    return f;
+}
+
 /* Counts one row of sensitive text f in `group`. */
 static int add_pair(vgroups *g, uint32_t group, const csv_field *f, ak_error *err)
 {
@@ -163,7 +173,7 @@ static int vgroups_read(vgroups *g, const verify_params *p, const char *path, co
         }
         g->count[group]++;
         g->rows++;
-        if (sens_col >= 0 && (rc = add_pair(g, group, &rec.fields[sens_col], err)) < 0) goto done;
+        if (sens_col >= 0 && (rc = add_pair(g, group, sensitive_field(p, &rec.fields[sens_col]), err)) < 0) goto done;
     }
     rc = ANONKIT_OK;
 done:
@@ -331,6 +341,28 @@ done:
     return rc;
 }
 
+/* Makes p->published readable by the CSV reader: standard input is spooled
+ * (sp), a table or statistics file is read into a private spool (in, io/source.h),
+ * a CSV file is read as it is. *path and *shown are what to read and its name. */
+static int open_published(const verify_params *p, spool *sp, source_input *in, const char **path, const char **shown,
+                          ak_error *err)
+{
+    memset(in, 0, sizeof *in);
+    *path = *shown = p->published;
+    if (strcmp(p->published, "-") == 0) {
+        *shown = "stdin";
+        AK_CHECK(spool_stream_in(sp, stdin, p->tmpdir, err));
+        *path = sp->path;
+    } else if (source_is_special(p->published)) {
+        const source_options so = {.delimiter = p->delimiter ? p->delimiter : ',', .query = p->query,
+                                   .use_codes = p->use_codes, .tmpdir = p->tmpdir};
+        AK_CHECK(source_input_open(in, p->published, &so, 0, err));
+        *path = in->path;
+        *shown = in->shown;
+    }
+    return ANONKIT_OK;
+}
+
 int verify_published(const verify_params *p, verify_counts *out, ak_error *err)
 {
     return verify_published_achieved(p, out, NULL, err);
@@ -345,23 +377,12 @@ int verify_published_achieved(const verify_params *p, verify_counts *out, verify
     const char *path = p->published, *shown = p->published;
     vgroups g;
     memset(&g, 0, sizeof g);
-    int rc = ANONKIT_OK;
-    source_input in; /* a published table that is not a CSV file: through a private spool (io/source.h) */
-    memset(&in, 0, sizeof in);
-    if (strcmp(p->published, "-") == 0) {
-        shown = "stdin";
-        if ((rc = spool_stream_in(&sp, stdin, p->tmpdir, err)) < 0) goto done;
-        path = sp.path;
-    } else if (source_is_special(p->published)) {
-        const source_options so = {.delimiter = p->delimiter ? p->delimiter : ',', .query = p->query,
-                                   .use_codes = p->use_codes, .tmpdir = p->tmpdir};
-        if ((rc = source_input_open(&in, p->published, &so, 0, err)) < 0) goto done;
-        path = in.path;
-        shown = in.shown;
-    }
+    source_input in;
+    int rc = open_published(p, &sp, &in, &path, &shown, err);
+    if (rc < 0) goto done;
     const int needs = model_needs_sensitive(&p->model);
     const verify_params use = {p->published, p->delimiter, p->qi, p->nqi, needs ? p->sensitive : NULL, p->model,
-                               p->suppression, p->tmpdir, p->query, p->use_codes};
+                               p->suppression, p->tmpdir, p->query, p->use_codes, p->missing, p->nmissing};
     if ((rc = vgroups_read(&g, &use, path, shown, p->model.variance > 0, err)) < 0) goto done;
     rc = test_classes(&g, p, shown, out, achieved, err);
 done:
@@ -382,12 +403,9 @@ int verify_classes(const verify_params *p, verify_class_fn fn, void *ctx, verify
     vgroups g;
     memset(&g, 0, sizeof g);
     uint32_t *start = NULL, *counts = NULL, *codes = NULL;
-    int rc = ANONKIT_OK;
-    if (strcmp(p->published, "-") == 0) {
-        shown = "stdin";
-        if ((rc = spool_stream_in(&sp, stdin, p->tmpdir, err)) < 0) goto done;
-        path = sp.path;
-    }
+    source_input in;
+    int rc = open_published(p, &sp, &in, &path, &shown, err);
+    if (rc < 0) goto done;
     if ((rc = vgroups_read(&g, p, path, shown, p->sensitive ? 2 : 0, err)) < 0) goto done;
     if ((rc = histograms(&g, &start, &counts, &codes, err)) < 0) goto done;
     const uint32_t star = p->suppression > 0 ? all_star_group(&g, p->nqi) : AK_NOT_FOUND;
@@ -409,6 +427,7 @@ done:
     free(start);
     free(counts);
     spool_remove(&sp);
+    source_input_close(&in);
     vgroups_free(&g);
     return rc;
 }

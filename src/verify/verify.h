@@ -29,6 +29,9 @@ typedef struct verify_params {
     const char *tmpdir;        /* where standard input is spooled; NULL: $TMPDIR */
     const char *query;         /* a database source: the rows of this SELECT (io/source.h); NULL: its ?table= */
     int use_codes;             /* SPSS/Stata: value codes instead of labels */
+    const char *const *missing; /* tokens that stand for a missing value besides the empty cell: a missing
+                                   sensitive value is one value, however spelled (docs/hierarchies.md) */
+    size_t nmissing;
 } verify_params;
 
 /* What a file that satisfies the model holds. */

@@ -512,6 +512,33 @@ static const mdr_source_ops row_source_ops = {
     .whole_add = rows_whole_add,
 };
 
+/* Missing values (docs/hierarchies.md): a partition whose box holds both the
+ * missing code 0 and present values of a numeric QI is split missing |
+ * present before anything else, when that split is allowable. Returns 1
+ * when split, 0 when there is no such split to make. */
+static int split_missing(mdr *s, size_t begin, size_t end, const uint32_t *lo, const uint32_t *hi,
+                         const uint32_t *rlo, const uint32_t *rhi, int median_only, ak_error *err)
+{
+    for (uint32_t q = 0; q < s->d; q++) {
+        const table_qi *a = &s->t->qi[q];
+        if (a->kind != ATTR_NUMERIC || !a->has_missing || lo[q] != 0 || hi[q] == 0) continue;
+        fill_whole(s, begin, end);
+        side_clear(&s->left, &s->left_mom);
+        size_t left = 0;
+        for (size_t i = begin; i < end; i++) {
+            const uint32_t *r = row_at(s, i);
+            if (r[q] == 0) {
+                side_add(s, &s->left, &s->left_mom, r);
+                left++;
+            }
+        }
+        if (!split_allowable(s, end - begin, left, &s->left, &s->left_mom)) continue;
+        AK_CHECK(apply_numeric(s, begin, end, q, 1, rlo, rhi, median_only, err));
+        return 1;
+    }
+    return 0;
+}
+
 /* Chooses the split of partition [begin, end) with box [lo, hi] (split.c)
  * and applies it: pushes the children with their parts of the region
  * [rlo, rhi]. Returns 1 when split, 0 when no split is allowable. */
@@ -531,6 +558,8 @@ static int split_partition(mdr *s, size_t begin, size_t end, const uint32_t *lo,
                            .cls_group = &s->cls_group,
                            .ops = &row_source_ops,
                            .src = &rs};
+    const int missing = split_missing(s, begin, end, lo, hi, rlo, rhi, median_only, err);
+    if (missing != 0) return missing;
     mdr_choice choice;
     const int found = mdr_choose(&c, lo, hi, median_only, &choice, err);
     if (found <= 0) return found;

@@ -1,0 +1,124 @@
+/* hierbuild.h — hierarchy builders (docs/hierarchies.md): the distinct values
+ * of one column, read by streaming the file once, turned into the rows of an
+ * ARX-format hierarchy that is complete for them by construction.
+ *
+ * Builders: fixed-width intervals with a fan-out per level, equal-frequency
+ * intervals, right-to-left masking of codes of equal length, date levels of
+ * ISO-8601 dates, groups of an ordered list of categories, and flat
+ * (value -> "*"). Missing values (an empty cell or a --missing token) become
+ * one leaf HB_MISSING_LABEL, first, generalized to itself up to the root.
+ * Rows come out in the order of the attribute (numbers ascending, dates in
+ * time, an --order list in its order), so that leaf codes follow it. */
+#ifndef AK_HIERBUILD_H
+#define AK_HIERBUILD_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "common/error.h"
+#include "common/hash.h"
+#include "common/interval.h"
+#include "common/strbuf.h"
+
+struct hier;
+
+/* The leaf that stands for a missing value (ARX writes NULL). */
+#define HB_MISSING_LABEL "NULL"
+
+typedef enum hb_kind { HB_NONE = 0, HB_FLAT, HB_INTERVAL, HB_QUANTILES, HB_MASK, HB_DATE, HB_ORDER } hb_kind;
+
+/* Missing-value tokens besides the empty cell. */
+typedef struct hb_missing {
+    const char *const *tokens;
+    size_t count;
+} hb_missing;
+
+/* Whether field text[0..len) is a missing value. */
+int hb_is_missing(const hb_missing *m, const char *text, size_t len);
+
+/* The distinct values of one column with their counts and the line each was
+ * first seen on; missing values are counted apart. */
+typedef struct hb_values {
+    strmap dict;          /* distinct present values */
+    uint64_t *count;      /* per value id */
+    long *line;           /* per value id: first line */
+    size_t cap;
+    uint64_t nmissing;    /* missing cells */
+    long missing_line;    /* first line with one */
+    uint64_t rows;
+    char *file;           /* the file as messages name it */
+    /* while reading: canonical integers in [0, HB_DENSE) counted in place of a
+     * hash lookup (dense[v], first line dense_line[v]); moved into dict at the end */
+    uint32_t *dense, *dense_line;
+    uint32_t dense_lo, dense_hi; /* the least and greatest value counted there */
+} hb_values;
+
+/* Integers below this are counted by value while a column is read (two
+ * arrays of 4 bytes a value, allocated zeroed: pages never touched cost nothing). */
+#define HB_DENSE (1u << 22)
+
+/* Reads column `column` of the CSV at path (shown as `shown`). */
+int hb_collect(hb_values *v /* OUT */, const char *path, const char *shown, char delimiter, const char *column,
+               const hb_missing *missing, ak_error *err);
+void hb_values_free(hb_values *v);
+
+typedef enum hb_date_level {
+    HB_MINUTE = 0, HB_HOUR, HB_DAY, HB_MONTH, HB_QUARTER, HB_YEAR, HB_DECADE, HB_CENTURY
+} hb_date_level;
+
+/* What to build. Arrays are the caller's. */
+typedef struct hb_options {
+    hb_kind kind;
+    double width;                   /* interval: bin width > 0 */
+    const uint32_t *fanout;         /* interval, order: groups per level above the first */
+    size_t nfanout;
+    int has_min, has_max;           /* interval: bounds; values outside them go to open-ended ranges */
+    double min, max;
+    const uint32_t *quantiles;      /* quantiles: bins, then groups per level */
+    size_t nquantiles;
+    uint32_t levels;                /* mask: masked characters at the top (0: all) */
+    const hb_date_level *dates;     /* date: levels, finest first */
+    size_t ndates;
+    const char *const *order;       /* order: the categories in order */
+    size_t norder;
+    ak_interval_style style;        /* how interval labels are written */
+} hb_options;
+
+/* The rows of a built hierarchy: nrows rows of width labels each (leaf first,
+ * root last). */
+typedef struct hb_rows {
+    uint32_t nrows, width;
+    strbuf text;           /* labels, each NUL-terminated */
+    size_t *at;            /* at[row * width + level]: offset of the label in text */
+    size_t cap;
+    uint32_t row;          /* rows begun so far (while building) */
+} hb_rows;
+
+static inline const char *hb_label(const hb_rows *r, uint32_t row, uint32_t level)
+{
+    return r->text.data + r->at[(size_t)row * r->width + level];
+}
+
+/* Builds the rows for the values of v; errors name v->file and a line. */
+int hb_build(const hb_values *v, const hb_options *o, hb_rows *rows /* OUT */, ak_error *err);
+void hb_rows_free(hb_rows *rows);
+
+/* Distinct labels per level into sizes[0..width). */
+int hb_level_sizes(const hb_rows *rows, uint64_t *sizes /* OUT */, ak_error *err);
+
+/* Writes the rows, ';'-separated, to f (path for messages). */
+int hb_write(const hb_rows *rows, FILE *f, const char *path, ak_error *err);
+
+/* The rows as a loaded hierarchy named `name` (hier_builder). */
+int hb_to_hier(const hb_rows *rows, const char *name, struct hier **out /* OUT */, ak_error *err);
+
+/* A flat hierarchy of column `column` of the CSV at path, built in memory
+ * (--hierarchy COL=auto); *nvalues gets the number of leaves. */
+int hb_flat_hier(const char *path, const char *shown, char delimiter, const char *column, const hb_missing *missing,
+                 struct hier **out /* OUT */, uint32_t *nvalues /* OUT */, ak_error *err);
+
+/* Parses a date level name ("day", "month", ...); -1 when it is none. */
+int hb_parse_date_level(const char *name, size_t len, hb_date_level *out /* OUT */);
+
+#endif

@@ -1,0 +1,19 @@
+/* hierbuild_internal.h — shared by the builder files (hierbuild*.c): row
+ * assembly and the numeric builders. */
+#ifndef AK_HIERBUILD_INTERNAL_H
+#define AK_HIERBUILD_INTERNAL_H
+
+#include "core/hierbuild.h"
+
+/* Starts the rows of a hierarchy of `width` labels per row. */
+int hb__rows_init(hb_rows *r, uint32_t width, ak_error *err);
+/* Appends label s[0..len) to the current row (a row is complete after width labels). */
+int hb__put(hb_rows *r, const char *s, size_t len, ak_error *err);
+/* Adds the missing leaf's row when v has missing values (first, before the others):
+ * HB_MISSING_LABEL on every level but the last, root_label there. */
+int hb__missing_row(hb_rows *r, const hb_values *v, const char *root_label, ak_error *err);
+
+int hb__build_interval(const hb_values *v, const hb_options *o, hb_rows *rows, ak_error *err);
+int hb__build_quantiles(const hb_values *v, const hb_options *o, hb_rows *rows, ak_error *err);
+
+#endif

@@ -1,0 +1,209 @@
+/* hierbuild_num.c — the numeric hierarchy builders (hierbuild.h,
+ * docs/hierarchies.md): fixed-width intervals grouped by a fan-out per level,
+ * with optional bounds whose outside goes to open-ended ranges, and
+ * equal-frequency (quantile) intervals grouped likewise. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/numparse.h"
+#include "core/hierbuild_internal.h"
+
+/* A distinct value with its number. */
+typedef struct num_value {
+    double v;
+    uint32_t id;
+} num_value;
+
+/* The strmap used by the comparison of equal numbers (by bytes). */
+static int cmp_num(const void *a, const void *b)
+{
+    const num_value *x = a, *y = b;
+    if (x->v != y->v) return x->v < y->v ? -1 : 1;
+    return (x->id > y->id) - (x->id < y->id);
+}
+
+/* The distinct values of v as numbers, ascending; an error names the first
+ * value that is not a number. */
+static int sorted_numbers(const hb_values *v, const char *builder, num_value **out, ak_error *err)
+{
+    const uint32_t n = v->dict.count;
+    num_value *nv = malloc((n ? n : 1) * sizeof *nv);
+    if (!nv) return ak_err_nomem(err);
+    uint32_t bad = UINT32_MAX; /* the value that is no number on the earliest line */
+    for (uint32_t i = 0; i < n; i++)
+        if (ak_num_parse(strmap_key(&v->dict, i), strmap_key_len(&v->dict, i), &nv[i].v) != 0 &&
+            (bad == UINT32_MAX || v->line[i] < v->line[bad]))
+            bad = i;
+    if (bad != UINT32_MAX) {
+        const char *s = strmap_key(&v->dict, bad);
+        const uint32_t len = strmap_key_len(&v->dict, bad);
+        free(nv);
+        return ak_err_set(err, ANONKIT_E_INPUT, v->file, v->line[bad], 0,
+                          "%s needs numbers, but the column holds '%s'; give it --missing %s if it stands for a "
+                          "missing value",
+                          builder, AK_SHOW(s, len), AK_SHOW(s, len));
+    }
+    for (uint32_t i = 0; i < n; i++) nv[i].id = i;
+    qsort(nv, n, sizeof *nv, cmp_num);
+    *out = nv;
+    return ANONKIT_OK;
+}
+
+/* Whether d is a whole number that int64 arithmetic keeps exact. */
+static int is_whole(double d) { return d == floor(d) && fabs(d) < 1e15; }
+
+/* floor(a / b) for b > 0. */
+static int64_t floor_div(int64_t a, int64_t b) { return a / b - (a % b != 0 && a < 0); }
+
+/* d rounded to 15 significant digits (the bounds of decimal bins, so that
+ * base + k * width prints as written: 0.3, not 0.30000000000000004). */
+static double round15(double d)
+{
+    char buf[40];
+    snprintf(buf, sizeof buf, "%.15g", d);
+    return strtod(buf, NULL);
+}
+
+/* Appends the label of an open-ended range below lo or from hi up. */
+static int open_label(const hb_options *o, int below, double bound, int whole, hb_rows *r, ak_error *err)
+{
+    char num[32], label[64];
+    int n = whole ? snprintf(num, sizeof num, "%lld", (long long)bound) : ak_format_double(num, bound);
+    if (o->style == AK_INTERVAL_BRACKET)
+        n = below ? snprintf(label, sizeof label, "[-inf, %s[", num) : snprintf(label, sizeof label, "[%s, inf[", num);
+    else
+        n = snprintf(label, sizeof label, "%s%s", below ? "<" : ">=", num);
+    return hb__put(r, label, (size_t)n, err);
+}
+
+int hb__build_interval(const hb_values *v, const hb_options *o, hb_rows *r, ak_error *err)
+{
+    if (!(o->width > 0) || !isfinite(o->width))
+        return ak_err_set(err, ANONKIT_E_USAGE, NULL, 0, 0, "--interval: the width must be a number above 0");
+    for (size_t i = 0; i < o->nfanout; i++)
+        if (o->fanout[i] < 2)
+            return ak_err_set(err, ANONKIT_E_USAGE, NULL, 0, 0,
+                              "--fanout: every fan-out must be at least 2 (a group of one interval is the interval "
+                              "itself), got %u",
+                              o->fanout[i]);
+    if (o->has_min && o->has_max && !(o->min < o->max))
+        return ak_err_set(err, ANONKIT_E_USAGE, NULL, 0, 0, "--min must be below --max");
+    num_value *nv;
+    AK_CHECK(sorted_numbers(v, "--interval", &nv, err));
+    const uint32_t n = v->dict.count;
+    int whole = is_whole(o->width) && (!o->has_min || is_whole(o->min)) && (!o->has_max || is_whole(o->max));
+    for (uint32_t i = 0; i < n && whole; i++) whole = is_whole(nv[i].v);
+    const double dmin = n ? nv[0].v : 0;
+    const double base = o->has_min ? o->min : floor(dmin / o->width) * o->width;
+    const uint32_t levels = 1 + (uint32_t)o->nfanout;
+    int rc = hb__rows_init(r, levels + 2, err);
+    if (rc == 0) rc = hb__missing_row(r, v, "*", err);
+    for (uint32_t i = 0; i < n && rc == 0; i++) {
+        const double x = nv[i].v;
+        rc = hb__put(r, strmap_key(&v->dict, nv[i].id), strmap_key_len(&v->dict, nv[i].id), err);
+        const int below = o->has_min && x < o->min, above = o->has_max && x >= o->max;
+        int64_t bin = 0;
+        if (below || above) {
+            for (uint32_t l = 0; l < levels && rc == 0; l++)
+                rc = open_label(o, below, below ? o->min : o->max, whole, r, err);
+        } else if (whole) {
+            const int64_t w = (int64_t)o->width, b0 = (int64_t)base;
+            bin = floor_div((int64_t)x - b0, w);
+            int64_t span = 1;
+            for (uint32_t l = 0; l < levels && rc == 0; l++) {
+                if (l) span *= o->fanout[l - 1];
+                const int64_t lo = b0 + floor_div(bin, span) * span * w;
+                int64_t hi = lo + span * w - 1;
+                if (o->has_max && hi > (int64_t)o->max - 1) hi = (int64_t)o->max - 1;
+                char a[24], b[24], label[64];
+                const int la = snprintf(a, sizeof a, "%lld", (long long)lo), lb = snprintf(b, sizeof b, "%lld", (long long)hi);
+                rc = hb__put(r, label, ak_interval_write(o->style, a, (size_t)la, b, (size_t)lb, label), err);
+            }
+        } else {
+            /* half-open bins [bound(k), bound(k + 1)) with bounds rounded to 15 digits */
+            double k = floor((x - base) / o->width);
+            while (x < round15(base + k * o->width)) k--;
+            while (x >= round15(base + (k + 1) * o->width)) k++;
+            double span = 1;
+            for (uint32_t l = 0; l < levels && rc == 0; l++) {
+                if (l) span *= o->fanout[l - 1];
+                const double g = floor(k / span) * span;
+                const double lo = round15(base + g * o->width);
+                double hi = round15(base + (g + span) * o->width);
+                if (o->has_max && hi > o->max) hi = o->max;
+                char a[32], b[32], label[80];
+                const int la = ak_format_double(a, lo), lb = ak_format_double(b, hi);
+                const int len = snprintf(label, sizeof label, "[%.*s, %.*s[", la, a, lb, b);
+                rc = hb__put(r, label, (size_t)len, err);
+            }
+        }
+        if (rc == 0) rc = hb__put(r, "*", 1, err);
+    }
+    free(nv);
+    return rc;
+}
+
+int hb__build_quantiles(const hb_values *v, const hb_options *o, hb_rows *r, ak_error *err)
+{
+    if (o->nquantiles == 0 || o->quantiles[0] < 2 || o->quantiles[0] > 1000000)
+        return ak_err_set(err, ANONKIT_E_USAGE, NULL, 0, 0,
+                          "--quantiles: the first number (intervals of equal frequency) must be between 2 and 1000000");
+    for (size_t i = 1; i < o->nquantiles; i++)
+        if (o->quantiles[i] < 2)
+            return ak_err_set(err, ANONKIT_E_USAGE, NULL, 0, 0,
+                              "--quantiles: every fan-out after the first number must be at least 2, got %u",
+                              o->quantiles[i]);
+    num_value *nv;
+    AK_CHECK(sorted_numbers(v, "--quantiles", &nv, err));
+    const uint32_t n = v->dict.count;
+    uint32_t *bin = malloc((n ? n : 1) * sizeof *bin), *first = malloc((n ? n : 1) * sizeof *first);
+    if (!bin || !first) {
+        free(nv);
+        free(bin);
+        free(first);
+        return ak_err_nomem(err);
+    }
+    uint64_t total = 0;
+    for (uint32_t i = 0; i < n; i++) total += v->count[nv[i].id];
+    /* value i goes to bin floor(before_i * B / total), equal numbers together;
+     * bins then numbered densely, first[b] its first value */
+    uint64_t before = 0;
+    uint32_t nb = 0;
+    uint64_t last_raw = UINT64_MAX;
+    for (uint32_t i = 0; i < n; i++) {
+        uint64_t raw = (uint64_t)((long double)before * o->quantiles[0] / (long double)total);
+        if (i && nv[i].v == nv[i - 1].v) raw = last_raw; /* one number, one bin */
+        if (raw != last_raw) first[nb++] = i;
+        last_raw = raw;
+        bin[i] = nb - 1;
+        before += v->count[nv[i].id];
+    }
+    const uint32_t levels = (uint32_t)o->nquantiles;
+    int rc = hb__rows_init(r, levels + 2, err);
+    if (rc == 0) rc = hb__missing_row(r, v, "*", err);
+    for (uint32_t i = 0; i < n && rc == 0; i++) {
+        rc = hb__put(r, strmap_key(&v->dict, nv[i].id), strmap_key_len(&v->dict, nv[i].id), err);
+        uint64_t span = 1;
+        for (uint32_t l = 0; l < levels && rc == 0; l++) {
+            if (l) span *= o->quantiles[l];
+            const uint64_t g0 = bin[i] / span * span, g1 = g0 + span < nb ? g0 + span : nb; /* bins [g0, g1) */
+            const uint32_t lo = first[g0], hi = g1 < nb ? first[g1] - 1 : n - 1;
+            const char *a = strmap_key(&v->dict, nv[lo].id), *b = strmap_key(&v->dict, nv[hi].id);
+            const size_t la = strmap_key_len(&v->dict, nv[lo].id), lb = strmap_key_len(&v->dict, nv[hi].id);
+            char *label = malloc(la + lb + 8);
+            if (!label) {
+                rc = ak_err_nomem(err);
+                break;
+            }
+            rc = hb__put(r, label, ak_interval_write(o->style, a, la, b, lb, label), err);
+            free(label);
+        }
+        if (rc == 0) rc = hb__put(r, "*", 1, err);
+    }
+    free(nv);
+    free(bin);
+    free(first);
+    return rc;
+}

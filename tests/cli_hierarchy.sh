@@ -1,0 +1,336 @@
+#!/usr/bin/env bash
+# cli_hierarchy.sh — command-line cases of `anonkit hierarchy` (every builder
+# on a random table, the hierarchy checked by an independent reader and used
+# to anonymize a table that `check` then accepts), --preview, bad builder
+# options, --hierarchy COL=auto, the interval formats read back by check,
+# metrics and recode, missing values on every algorithm with the verifier,
+# and the diagnostics of hierarchies users bring (docs/hierarchies.md).
+#
+# usage: bash tests/cli_hierarchy.sh PATH/TO/anonkit SOURCE_DIR
+#
+# Prints "ok - NAME" or "not ok - NAME" with "#   ..." details per case, then
+# "N passed, M failed"; exits 1 if any case failed. Needs /usr/bin/python3.
+set -u
+source "$(dirname "$0")/cli_harness.sh" cli-hierarchy "$@"
+
+# A user error: exit 1, "anonkit: ..." with TEXT, nothing at OUTPATH.
+expect_user_error() {
+    expect_rc 1
+    expect_err_has "$1"
+    [ ! -e "$2" ] || problem "output $2 exists after a failure"
+}
+
+# ------------------------------------------------------------ fixtures --
+
+D=$T/data
+mkdir "$D"
+# A random table: integer ages (negative ones too), decimal incomes, five-digit
+# codes, dates, ordered categories, a flat category, a sensitive value; about
+# one cell in twelve of each missing (empty, or NA).
+"$PY" - "$D/t.csv" <<'PYEOF'
+import random, sys
+random.seed(7)
+edu = ["Preschool", "1st-4th", "5th-6th", "7th-8th", "9th", "10th", "11th", "12th", "HS-grad"]
+with open(sys.argv[1], "w") as f:
+    f.write("age,income,zip,admitted,edu,sex,disease\n")
+    for i in range(3000):
+        def miss(v):
+            r = random.random()
+            return "" if r < 0.05 else ("NA" if r < 0.08 else v)
+        age = miss(str(random.randint(-30, 95)))
+        income = miss("%.2f" % random.uniform(-500, 9000))
+        z = miss("%05d" % random.randint(10000, 10400))
+        adm = miss("%04d-%02d-%02d" % (random.randint(1950, 2023), random.randint(1, 12), random.randint(1, 28)))
+        e = miss(random.choice(edu))
+        s = miss(random.choice(["M", "F"]))
+        d = miss(random.choice(["flu", "cold", "hiv", "none", "cancer"]))
+        f.write(",".join([age, income, z, adm, e, s, d]) + "\n")
+PYEOF
+
+# check_hier FILE COLUMN: an independent reading of a built hierarchy against
+# the data: every present value of COLUMN a leaf once, NULL a leaf iff a value
+# is missing, rows of one width ending in one root, each level a partition
+# coarser than the one below (a label has one parent).
+check_hier() {
+    "$PY" - "$D/t.csv" "$1" "$2" <<'PYEOF' || problem "$1: not a complete nested hierarchy of $2"
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+vals = [r[sys.argv[3]] for r in rows]
+present = {v for v in vals if v not in ("", "NA")}
+missing = any(v in ("", "NA") for v in vals)
+h = [line.rstrip("\n").split(";") for line in open(sys.argv[2])]
+ok = True
+def bad(msg):
+    global ok
+    ok = False
+    print(msg)
+width = len(h[0])
+if any(len(r) != width for r in h): bad("ragged")
+leaves = [r[0] for r in h]
+if len(set(leaves)) != len(leaves): bad("duplicate leaves")
+want = set(present) | ({"NULL"} if missing else set())
+if set(leaves) != want: bad("leaves %s" % sorted(set(leaves) ^ want)[:5])
+if len({r[-1] for r in h}) != 1: bad("several roots")
+for l in range(width - 1):
+    parent = {}
+    for r in h:
+        if parent.setdefault(r[l], r[l + 1]) != r[l + 1]: bad("'%s' has two parents" % r[l])
+sys.exit(0 if ok else 1)
+PYEOF
+}
+
+B=$D/h
+mkdir "$B"
+build() { # build NAME COLUMN ARGS...: the hierarchy B/NAME.csv
+    local name=$1 col=$2
+    shift 2
+    begin "builder: $name"
+    ak hierarchy "$D/t.csv" --column "$col" --missing NA "$@" -o "$B/$name.csv"
+    expect_rc 0
+    expect_err_has "hierarchy of '$col'"
+    [ -s "$B/$name.csv" ] && check_hier "$B/$name.csv" "$col"
+    end
+}
+build age age --interval 5 --fanout 2,2,2
+build age_bounded age --interval 10 --min 0 --max 80 --interval-format bracket
+build income income --quantiles 8,2,2
+build income_interval income --interval 250.5 --fanout 3
+build zip zip --mask --levels 3
+build admitted admitted --date day,month,quarter,year,decade
+build edu edu --order "Preschool,1st-4th,5th-6th,7th-8th,9th,10th,11th,12th,HS-grad" --fanout 3,2
+build sex sex --flat
+
+# labels follow the interval rule: every bounded label of age holds its value
+begin "builder: interval labels hold their values"
+"$PY" - "$B/age.csv" "$B/age_bounded.csv" <<'PYEOF' || problem "a label does not hold its value"
+import sys, re
+def bounds(s):
+    m = re.fullmatch(r"\[(.+), (.+)([\]\[])", s)
+    if m:
+        lo = float("-inf") if m.group(1) == "-inf" else float(m.group(1))
+        hi = float("inf") if m.group(2) == "inf" else float(m.group(2))
+        return lo, hi, m.group(3) == "["
+    if s.startswith("<"): return float("-inf"), float(s[1:]), True
+    if s.startswith(">="): return float(s[2:]), float("inf"), False
+    if " - " in s: a, b = s.split(" - "); return float(a), float(b), False
+    a, b = s.split("-", 1) if not s.startswith("-") else (None, None)
+    return float(a), float(b), False
+for path in sys.argv[1:]:
+    for line in open(path):
+        r = line.rstrip("\n").split(";")
+        if r[0] == "NULL": continue
+        x = float(r[0])
+        for lab in r[1:-1]:
+            lo, hi, open_ = bounds(lab)
+            if not (lo <= x and (x < hi if open_ else x <= hi)): print(path, r); sys.exit(1)
+PYEOF
+end
+
+# --preview: the level sizes of the file it would write, and nothing written
+begin "builder: --preview writes nothing and counts the levels"
+ak hierarchy "$D/t.csv" --column age --missing NA --interval 5 --fanout 2,2,2 --preview
+expect_rc 0
+sizes=$("$PY" -c 'import sys; h=[l.rstrip("\n").split(";") for l in open(sys.argv[1])]; print(" ".join("level %d: %d" % (i, len({r[i] for r in h})) for i in range(len(h[0]))))' "$B/age.csv")
+expect_err_has "$sizes"
+[ -z "$(ls -A "$TMPDIR")" ] || problem "something written"
+end
+
+# anonymizing with the built hierarchies: every algorithm family, check accepts
+QI=age,zip,admitted,edu,sex
+HS=(--hierarchy age="$B/age.csv" --hierarchy zip="$B/zip.csv" --hierarchy admitted="$B/admitted.csv"
+    --hierarchy edu="$B/edu.csv" --hierarchy sex="$B/sex.csv")
+for alg in incognito mondrian rothko-t; do
+    begin "builder: anonymize --algorithm $alg with every built hierarchy, check accepts"
+    extra=()
+    [ "$alg" = rothko-t ] && extra=(--memory 64M)
+    ak anonymize "$D/t.csv" --qi $QI "${HS[@]}" --missing NA --k 5 --algorithm $alg "${extra[@]}" -o "$D/b-$alg.csv"
+    expect_rc 0
+    ak check "$D/b-$alg.csv" --qi $QI --k 5
+    expect_rc 0
+    end
+done
+
+# ------------------------------------------------------ bad builder options --
+bad_builder() { # NAME TEXT ARGS...
+    local name=$1 text=$2
+    shift 2
+    begin "bad builder: $name"
+    ak hierarchy "$D/t.csv" --missing NA "$@" -o "$D/bad.csv"
+    expect_user_error "$text" "$D/bad.csv"
+    end
+}
+bad_builder "zero width" "the width must be above 0" --column age --interval 0
+bad_builder "fan-out 1" "fan-out of 1" --column age --interval 5 --fanout 2,1
+bad_builder "unparsable date" "is not an ISO-8601 date" --column zip --date day,year
+bad_builder "mask on unequal lengths" "equal length" --column edu --mask
+bad_builder "interval on words" "needs numbers" --column edu --interval 5
+bad_builder "two builders" "choose one builder" --column age --interval 5 --flat
+bad_builder "no builder" "no builder given" --column age
+bad_builder "unknown column" "no column 'nope'" --column nope --flat
+bad_builder "unknown date level" "unknown level 'week'" --column admitted --date week
+bad_builder "date levels out of order" "fine to coarse" --column admitted --date year,month
+bad_builder "order misses values" "--order does not list" --column edu --order "Preschool,9th"
+bad_builder "levels beyond the code" "only 5 characters" --column zip --mask --levels 6
+
+# ---------------------------------------------------------- auto hierarchies --
+begin "auto: --hierarchy sex=auto is built in memory and named in the summary"
+ak anonymize "$D/t.csv" --qi age,sex,edu --hierarchy sex=auto --hierarchy edu=auto --missing NA --k 4 -o "$D/auto.csv"
+expect_rc 0
+expect_err_has "hierarchy of 'sex': flat, built from the data (3 values)"
+ak check "$D/auto.csv" --qi age,sex,edu --k 4
+expect_rc 0
+ak metrics "$D/t.csv" "$D/auto.csv" --qi age,sex,edu --hierarchy sex=auto --hierarchy edu=auto --missing NA
+expect_rc 0
+end
+
+begin "auto: a job file's \"auto\" is not taken for a path"
+mkdir -p "$D/job"
+printf '{"qi": ["age", "sex"], "hierarchy": {"sex": "auto"}, "missing": ["NA"], "k": 4}\n' >"$D/job/j.json"
+ak anonymize "$D/t.csv" --job "$D/job/j.json" -o "$D/auto-job.csv"
+expect_rc 0
+expect_err_has "hierarchy of 'sex': flat, built from the data"
+end
+
+# ------------------------------------------------- interval formats read back --
+# Negative and decimal values: published ranges in both formats, read back by
+# check, metrics (which proves every range covers a row of its own) and
+# recode (the rules give the same texts); a reader of the grammar finds each
+# original value inside its published range.
+"$PY" - "$D/n.csv" <<'PYEOF'
+import random, sys
+random.seed(9)
+with open(sys.argv[1], "w") as f:
+    f.write("x,y,s\n")
+    for i in range(1500):
+        f.write("%d,%.3f,%s\n" % (random.randint(-60, 40), random.uniform(-5, 5), random.choice("abcd")))
+PYEOF
+for fmt in range bracket; do
+    begin "interval format $fmt: check, metrics and recode read it back"
+    ak anonymize "$D/n.csv" --qi x,y --k 6 --interval-format $fmt --keep-order --rules "$D/r-$fmt.csv" -o "$D/n-$fmt.csv"
+    expect_rc 0
+    ak check "$D/n-$fmt.csv" --qi x,y --k 6
+    expect_rc 0
+    ak metrics "$D/n.csv" "$D/n-$fmt.csv" --qi x,y
+    expect_rc 0
+    ak recode --rules "$D/r-$fmt.csv" "$D/n.csv" -o "$D/rec-$fmt.csv"
+    expect_rc 0
+    cmp -s "$D/rec-$fmt.csv" "$D/n-$fmt.csv" || problem "recode differs from the published table"
+    "$PY" - "$D/n.csv" "$D/n-$fmt.csv" "$fmt" <<'PYEOF' || problem "a published value does not read back"
+import csv, re, sys
+orig = list(csv.reader(open(sys.argv[1])))[1:]
+pub = list(csv.reader(open(sys.argv[2])))[1:]
+fmt = sys.argv[3]
+def parse(s):
+    m = re.fullmatch(r"\[(\S+), (\S+)\]", s)
+    if m: return float(m.group(1)), float(m.group(2))
+    if fmt == "bracket" and s != "*":
+        float(s)  # a single value
+        return float(s), float(s)
+    if " - " in s:
+        a, b = s.split(" - ")
+        if not (a.startswith("-") or b.startswith("-")): raise ValueError("' - ' without a negative bound: " + s)
+        return float(a), float(b)
+    m = re.fullmatch(r"([0-9.]+)-([0-9.]+)", s)
+    if m: return float(m.group(1)), float(m.group(2))
+    return float(s), float(s)
+for o, p in zip(orig, pub):
+    for c in range(2):
+        if p[c] == "*": continue
+        lo, hi = parse(p[c])
+        if not lo <= float(o[c]) <= hi: print(o, p); sys.exit(1)
+PYEOF
+    end
+done
+
+# --------------------------------------------------------- missing values --
+# Every algorithm: the verifier accepts the output, every row is published or
+# counted as suppressed, and (rows in input order) a published numeric QI is
+# the missing token exactly where the original was missing.
+check_missing() { # PUBLISHED: missing stays missing, present stays present
+    "$PY" - "$D/t.csv" "$1" <<'PYEOF' || problem "$1: a class mixes missing and present values"
+import csv, sys
+orig = list(csv.DictReader(open(sys.argv[1])))
+pub = list(csv.DictReader(open(sys.argv[2])))
+assert len(orig) == len(pub)
+for o, p in zip(orig, pub):
+    for c in ("age", "income"):
+        if c not in p or p[c] == "*": continue
+        om = o[c] in ("", "NA")
+        pm = p[c] in ("", "NA")
+        if om != pm: print(c, o[c], p[c]); sys.exit(1)
+PYEOF
+}
+for alg in mondrian hilbert hilbert-fast idistance idistance-fast; do
+    begin "missing: numeric QIs with missing values under --algorithm $alg"
+    ak anonymize "$D/t.csv" --qi age,income,sex --hierarchy sex=auto --missing NA --sensitive disease --l 2 \
+        --k 5 --algorithm $alg --keep-order -o "$D/m-$alg.csv"
+    expect_rc 0
+    expect_err_has "(published + suppressed = read)"
+    # rows the separation could not place are suppressed: counted in the summary, all '*' in the file
+    sup=$(sed -n 's/^published [0-9]* rows, suppressed \([0-9]*\) .*/\1/p' "$ERR")
+    stars=$(awk -F, 'NR > 1 && $1 == "*" && $2 == "*" && $6 == "*"' "$D/m-$alg.csv" | wc -l)
+    [ "$sup" = "$stars" ] || problem "summary says $sup suppressed, the file has $stars"
+    "$PY" -c 'import sys; sys.exit(0 if int(sys.argv[1]) <= 150 else 1)' "${sup:-0}" || problem "$sup rows suppressed"
+    ak check "$D/m-$alg.csv" --qi age,income,sex --missing NA --sensitive disease --l 2 --k 5 --suppression 0.05
+    expect_rc 0
+    check_missing "$D/m-$alg.csv"
+    end
+done
+begin "missing: mondrian on two threads"
+ak anonymize "$D/t.csv" --qi age,income,sex --hierarchy sex=auto --missing NA --k 5 --threads 2 --keep-order -o "$D/m-t2.csv"
+expect_rc 0
+ak check "$D/m-t2.csv" --qi age,income,sex --k 5
+expect_rc 0
+check_missing "$D/m-t2.csv"
+end
+begin "missing: metrics reads the missing token back"
+ak metrics "$D/t.csv" "$D/m-mondrian.csv" --qi age,income,sex --hierarchy sex=auto --missing NA
+expect_rc 0
+end
+for alg in incognito rothko-t rothko-s; do
+    begin "missing: --algorithm $alg through the built hierarchies' NULL leaf"
+    extra=()
+    [ "$alg" != incognito ] && extra=(--memory 64M)
+    ak anonymize "$D/t.csv" --qi age,income,sex --hierarchy age="$B/age.csv" --hierarchy income="$B/income.csv" \
+        --hierarchy sex="$B/sex.csv" --missing NA --k 5 --algorithm $alg "${extra[@]}" -o "$D/mh-$alg.csv"
+    expect_rc 0
+    ak check "$D/mh-$alg.csv" --qi age,income,sex --k 5
+    expect_rc 0
+    end
+done
+for alg in rothko-t rothko-s; do
+    begin "missing: --algorithm $alg refuses missing numbers without a hierarchy, naming the way out"
+    ak anonymize "$D/t.csv" --qi age,sex --hierarchy sex=auto --missing NA --k 5 --algorithm $alg --memory 64M \
+        -o "$D/mr-$alg.csv"
+    expect_user_error "give the column an interval hierarchy" "$D/mr-$alg.csv"
+    end
+done
+begin "missing: without --missing, NA in a numeric QI is refused with the option to give"
+ak anonymize "$D/t.csv" --qi age --k 5 -o "$D/mna.csv"
+expect_user_error "holds 'NA'" "$D/mna.csv"
+end
+
+# ------------------------------------------------------------- diagnostics --
+begin "diagnostics: values missing from a hierarchy, distinct, with lines and the builder command"
+head -n 40 "$B/edu.csv" | grep -v '^HS-grad;\|^9th;\|^12th;' >"$D/edu-part.csv"
+ak anonymize "$D/t.csv" --qi age,edu --hierarchy edu="$D/edu-part.csv" --missing NA --k 2 -o "$D/d.csv"
+expect_user_error "is not a leaf of hierarchy" "$D/d.csv"
+expect_err_has "anonkit hierarchy $D/t.csv --column edu --flat -o FILE"
+n=$(grep -o "'HS-grad' (edu" "$ERR" | wc -l)
+[ "$n" -le 1 ] || problem "a value listed $n times"
+end
+begin "diagnostics: a label under two parents names both"
+printf 'a;X;P;*\nb;X;Q;*\n' >"$D/two.csv"
+printf 'v\na\n' >"$D/v.csv"
+ak anonymize "$D/v.csv" --qi v --hierarchy v="$D/two.csv" --k 1 -o "$D/d2.csv"
+expect_user_error "two parents" "$D/d2.csv"
+expect_err_has '"P"'
+expect_err_has '"Q"'
+end
+begin "diagnostics: a ragged row names its line"
+printf 'a;X;*\nb;*\n' >"$D/ragged.csv"
+ak anonymize "$D/v.csv" --qi v --hierarchy v="$D/ragged.csv" --k 1 -o "$D/d3.csv"
+expect_user_error "ragged.csv:2" "$D/d3.csv"
+end
+
+finish

@@ -1,0 +1,496 @@
+/* test_hierbuild.c — the hierarchy builders (core/hierbuild.h) on random
+ * columns, checked independently: every value of the column is a leaf once,
+ * each level is a partition coarser than the one below (a label determines
+ * its parent), the labels follow the interval, quantile, mask, date and order
+ * rules (each read back and compared with the value it generalizes), the
+ * missing value is the leaf NULL, and the rows load as a hierarchy. Also the
+ * shortest decimals and the interval grammar (common/interval.h). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/interval.h"
+#include "core/hierarchy.h"
+#include "core/hierbuild.h"
+#include "testutil.h"
+
+/* Writes a one-column CSV of the given cells and collects its values. */
+static void collect(const char *const *cells, size_t n, const hb_missing *missing, hb_values *v)
+{
+    const char *path = tu_path(tu_group_dir, "col.csv");
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("other,c\n", f);
+    for (size_t i = 0; i < n; i++) fprintf(f, "%zu,%s\n", i, cells[i]);
+    fclose(f);
+    ak_error err;
+    assert_int_equal(hb_collect(v, path, NULL, ',', "c", missing, &err), 0);
+}
+
+/* The generic properties of built rows over the distinct present values
+ * `values` (nvalues of them) and whether a missing value occurred. */
+static void check_rows(const hb_rows *r, const char *const *values, size_t nvalues, int has_missing)
+{
+    /* every value once as a leaf, the missing leaf when there are missing values, nothing else */
+    assert_int_equal(r->nrows, nvalues + (has_missing ? 1 : 0));
+    for (size_t i = 0; i < nvalues; i++) {
+        int found = 0;
+        for (uint32_t j = 0; j < r->nrows; j++) found += strcmp(hb_label(r, j, 0), values[i]) == 0;
+        if (found != 1) fail_msg("value '%s' is a leaf %d times", values[i], found);
+    }
+    if (has_missing) {
+        int found = 0;
+        for (uint32_t j = 0; j < r->nrows; j++) found += strcmp(hb_label(r, j, 0), HB_MISSING_LABEL) == 0;
+        assert_int_equal(found, 1);
+    }
+    /* each level is a function of the one below: same label below, same label above */
+    for (uint32_t l = 0; l + 1 < r->width; l++)
+        for (uint32_t a = 0; a < r->nrows; a++)
+            for (uint32_t b = a + 1; b < r->nrows; b++)
+                if (!strcmp(hb_label(r, a, l), hb_label(r, b, l)) && strcmp(hb_label(r, a, l + 1), hb_label(r, b, l + 1)))
+                    fail_msg("'%s' at level %u has parents '%s' and '%s'", hb_label(r, a, l), l, hb_label(r, a, l + 1),
+                             hb_label(r, b, l + 1));
+    /* one root */
+    for (uint32_t a = 1; a < r->nrows; a++) assert_string_equal(hb_label(r, a, r->width - 1), hb_label(r, 0, r->width - 1));
+    /* the missing leaf stays apart up to the root */
+    for (uint32_t a = 0; a < r->nrows; a++) {
+        if (strcmp(hb_label(r, a, 0), HB_MISSING_LABEL)) continue;
+        for (uint32_t l = 1; l + 1 < r->width; l++)
+            for (uint32_t b = 0; b < r->nrows; b++)
+                if (b != a && !strcmp(hb_label(r, a, l), hb_label(r, b, l))) fail_msg("NULL shares level %u", l);
+    }
+    /* the rows load */
+    hier *h = NULL;
+    ak_error err;
+    if (hb_to_hier(r, "built", &h, &err) != 0) fail_msg("does not load: %s", err.message);
+    assert_int_equal(hier_leaf_count(h), r->nrows);
+    hier_free(h);
+}
+
+/* Reads an interval label independently: "[a, b]", "[a, b[", "a-b", "a - b",
+ * "<b", ">=a"; bounds as doubles, unbounded as infinities. */
+static void read_label(const char *s, double *lo, double *hi, int *hi_open)
+{
+    char a[64], b[64];
+    *hi_open = 0;
+    size_t n = strlen(s);
+    if (s[0] == '[') {
+        assert_int_equal(sscanf(s, "[%63[^,], %63[^]]", a, b), 2);
+        *hi_open = s[n - 1] == '[';
+        if (*hi_open) b[strlen(b) - 1] = '\0'; /* "[a, b[": the scan took the '[' */
+        *lo = !strcmp(a, "-inf") ? -INFINITY : strtod(a, NULL);
+        *hi = !strcmp(b, "inf") ? INFINITY : strtod(b, NULL);
+        return;
+    }
+    if (s[0] == '<') {
+        *lo = -INFINITY, *hi = strtod(s + 1, NULL), *hi_open = 1;
+        return;
+    }
+    if (s[0] == '>') {
+        *lo = strtod(s + 2, NULL), *hi = INFINITY;
+        return;
+    }
+    const char *sp = strstr(s, " - ");
+    if (sp) {
+        *lo = strtod(s, NULL), *hi = strtod(sp + 3, NULL);
+        return;
+    }
+    const char *dash = strchr(s + 1, '-');
+    assert_non_null(dash);
+    *lo = strtod(s, NULL), *hi = strtod(dash + 1, NULL);
+}
+
+/* value x lies in label s */
+static int inside(const char *s, double x)
+{
+    double lo, hi;
+    int open;
+    read_label(s, &lo, &hi, &open);
+    return x >= lo && (open ? x < hi : x <= hi);
+}
+
+/* Fixed-width intervals on random integer and decimal columns with and
+ * without bounds, in both formats: every label holds its value, labels of one
+ * level do not overlap, a level-l label's width is the width times the fan-outs. */
+static void test_interval_random(void **state)
+{
+    (void)state;
+    tu_rng g = {11};
+    for (int rep = 0; rep < 40; rep++) {
+        const int decimal = rep % 3 == 2, bounded = rep % 4 == 1, bracket = rep % 2;
+        const size_t n = 1 + tu_below(&g, 300);
+        char **cells = malloc(n * sizeof *cells);
+        char **distinct = malloc(n * sizeof *distinct);
+        size_t nd = 0;
+        int missing = 0;
+        for (size_t i = 0; i < n; i++) {
+            char buf[64];
+            if (tu_below(&g, 10) == 0) {
+                buf[0] = '\0';
+                missing = 1;
+            } else if (decimal) snprintf(buf, sizeof buf, "%.2f", ((double)tu_below(&g, 20000) - 10000) / 100);
+            else snprintf(buf, sizeof buf, "%d", (int)tu_below(&g, 200) - 60);
+            cells[i] = strdup(buf);
+            int seen = !buf[0];
+            for (size_t j = 0; j < nd && !seen; j++) seen = !strcmp(distinct[j], buf);
+            if (!seen) distinct[nd++] = cells[i];
+        }
+        hb_values v;
+        collect((const char *const *)cells, n, NULL, &v);
+        uint32_t fan[3] = {2 + (uint32_t)tu_below(&g, 3), 2, 3};
+        hb_options o = {.kind = HB_INTERVAL, .width = decimal ? 0.25 * (1 + (double)tu_below(&g, 8)) : 1 + (double)tu_below(&g, 12),
+                        .fanout = fan, .nfanout = tu_below(&g, 4), .style = bracket ? AK_INTERVAL_BRACKET : AK_INTERVAL_RANGE};
+        if (bounded) o.has_min = 1, o.min = -20, o.has_max = 1, o.max = 80;
+        hb_rows r;
+        ak_error err;
+        if (nd == 0) {
+            assert_true(hb_build(&v, &o, &r, &err) < 0 || missing);
+        } else {
+            assert_int_equal(hb_build(&v, &o, &r, &err), 0);
+            check_rows(&r, (const char *const *)distinct, nd, missing);
+            assert_int_equal(r.width, o.nfanout + 3); /* leaf, intervals, fan-outs, root */
+            for (uint32_t i = 0; i < r.nrows; i++) {
+                const char *leaf = hb_label(&r, i, 0);
+                if (!strcmp(leaf, HB_MISSING_LABEL)) continue;
+                const double x = strtod(leaf, NULL);
+                for (uint32_t l = 1; l + 1 < r.width; l++) {
+                    const char *lab = hb_label(&r, i, l);
+                    if (!inside(lab, x)) fail_msg("%s is not in '%s' (level %u)", leaf, lab, l);
+                    if (bracket && lab[0] != '[') fail_msg("bracket label '%s'", lab);
+                    double lo, hi;
+                    int open;
+                    read_label(lab, &lo, &hi, &open);
+                    if (isinf(lo) || isinf(hi) || (bounded && hi >= o.max - 1 - 1e-9)) continue; /* clamped at --max */
+                    double span = o.width;
+                    for (uint32_t k = 1; k < l; k++) span *= fan[k - 1];
+                    const double width = open ? hi - lo : hi - lo + 1; /* closed integer labels */
+                    if (fabs(width - span) > 1e-9) fail_msg("'%s' at level %u is %g wide, not %g", lab, l, width, span);
+                }
+            }
+            /* labels of a level do not overlap: any two distinct labels hold no common value */
+            for (uint32_t l = 1; l + 1 < r.width; l++)
+                for (uint32_t a = 0; a < r.nrows; a++)
+                    for (uint32_t b = 0; b < r.nrows; b++) {
+                        const char *la = hb_label(&r, a, l), *lb = hb_label(&r, b, l), *xb = hb_label(&r, b, 0);
+                        if (!strcmp(xb, HB_MISSING_LABEL) || !strcmp(la, HB_MISSING_LABEL) || !strcmp(la, lb)) continue;
+                        if (inside(la, strtod(xb, NULL))) fail_msg("'%s' holds %s of '%s'", la, xb, lb);
+                    }
+            hb_rows_free(&r);
+        }
+        hb_values_free(&v);
+        for (size_t i = 0; i < n; i++) free(cells[i]);
+        free(cells);
+        free(distinct);
+    }
+}
+
+/* Equal-frequency intervals: labels hold their values, at most N intervals
+ * at the first level, equal numbers in one interval, groups of F above. */
+static void test_quantiles_random(void **state)
+{
+    (void)state;
+    tu_rng g = {12};
+    for (int rep = 0; rep < 30; rep++) {
+        const size_t n = 1 + tu_below(&g, 400);
+        char **cells = malloc(n * sizeof *cells), **distinct = malloc(n * sizeof *distinct);
+        size_t nd = 0;
+        for (size_t i = 0; i < n; i++) {
+            char buf[32];
+            const long x = (long)tu_below(&g, 1 + tu_below(&g, 500)) - 100;
+            /* the same number spelled two ways now and then */
+            snprintf(buf, sizeof buf, tu_below(&g, 8) ? "%ld" : "%ld.0", x);
+            cells[i] = strdup(buf);
+            int seen = 0;
+            for (size_t j = 0; j < nd && !seen; j++) seen = !strcmp(distinct[j], buf);
+            if (!seen) distinct[nd++] = cells[i];
+        }
+        hb_values v;
+        collect((const char *const *)cells, n, NULL, &v);
+        const uint32_t q[3] = {2 + (uint32_t)tu_below(&g, 8), 2, 2};
+        hb_options o = {.kind = HB_QUANTILES, .quantiles = q, .nquantiles = 1 + tu_below(&g, 3),
+                        .style = rep % 2 ? AK_INTERVAL_BRACKET : AK_INTERVAL_RANGE};
+        hb_rows r;
+        ak_error err;
+        assert_int_equal(hb_build(&v, &o, &r, &err), 0);
+        check_rows(&r, (const char *const *)distinct, nd, 0);
+        uint64_t sizes[8];
+        assert_int_equal(hb_level_sizes(&r, sizes, &err), 0);
+        assert_true(sizes[1] <= q[0]);
+        for (size_t l = 2; l <= o.nquantiles; l++) assert_true(sizes[l] <= (sizes[l - 1] + q[l - 1] - 1) / q[l - 1]);
+        for (uint32_t i = 0; i < r.nrows; i++) {
+            const double x = strtod(hb_label(&r, i, 0), NULL);
+            for (uint32_t l = 1; l + 1 < r.width; l++)
+                if (!inside(hb_label(&r, i, l), x)) fail_msg("%g not in '%s'", x, hb_label(&r, i, l));
+            for (uint32_t j = 0; j < r.nrows; j++) /* one number, one interval */
+                if (strtod(hb_label(&r, j, 0), NULL) == x) assert_string_equal(hb_label(&r, i, 1), hb_label(&r, j, 1));
+        }
+        hb_rows_free(&r);
+        hb_values_free(&v);
+        for (size_t i = 0; i < n; i++) free(cells[i]);
+        free(cells);
+        free(distinct);
+    }
+}
+
+/* Masks: level l is the value with its last l characters '*'. */
+static void test_mask_random(void **state)
+{
+    (void)state;
+    tu_rng g = {13};
+    for (int rep = 0; rep < 30; rep++) {
+        const size_t n = 1 + tu_below(&g, 200), len = 1 + tu_below(&g, 6);
+        char **cells = malloc(n * sizeof *cells), **distinct = malloc(n * sizeof *distinct);
+        size_t nd = 0;
+        int missing = 0;
+        const char *const tokens[] = {"?"};
+        const hb_missing m = {tokens, 1};
+        for (size_t i = 0; i < n; i++) {
+            char buf[16];
+            if (tu_below(&g, 12) == 0) {
+                snprintf(buf, sizeof buf, "?");
+                missing = 1;
+            } else {
+                for (size_t k = 0; k < len; k++) buf[k] = (char)('0' + tu_below(&g, 3));
+                buf[len] = '\0';
+            }
+            cells[i] = strdup(buf);
+            int seen = !strcmp(buf, "?");
+            for (size_t j = 0; j < nd && !seen; j++) seen = !strcmp(distinct[j], buf);
+            if (!seen) distinct[nd++] = cells[i];
+        }
+        if (nd == 0) {
+            for (size_t i = 0; i < n; i++) free(cells[i]);
+            free(cells);
+            free(distinct);
+            continue;
+        }
+        hb_values v;
+        collect((const char *const *)cells, n, &m, &v);
+        hb_options o = {.kind = HB_MASK, .levels = (uint32_t)tu_below(&g, len + 1)};
+        hb_rows r;
+        ak_error err;
+        assert_int_equal(hb_build(&v, &o, &r, &err), 0);
+        check_rows(&r, (const char *const *)distinct, nd, missing);
+        const uint32_t levels = o.levels ? o.levels : (uint32_t)len;
+        for (uint32_t i = 0; i < r.nrows; i++) {
+            const char *leaf = hb_label(&r, i, 0);
+            if (!strcmp(leaf, HB_MISSING_LABEL)) continue;
+            for (uint32_t l = 1; l <= levels; l++) {
+                char want[16];
+                memcpy(want, leaf, len + 1);
+                for (uint32_t k = 0; k < l; k++) want[len - 1 - k] = '*';
+                assert_string_equal(hb_label(&r, i, l), want);
+            }
+        }
+        hb_rows_free(&r);
+        hb_values_free(&v);
+        for (size_t i = 0; i < n; i++) free(cells[i]);
+        free(cells);
+        free(distinct);
+    }
+}
+
+/* Dates: each level's label is the date cut to that granularity. */
+static void test_date_random(void **state)
+{
+    (void)state;
+    tu_rng g = {14};
+    const hb_date_level levels[] = {HB_DAY, HB_MONTH, HB_QUARTER, HB_YEAR, HB_DECADE, HB_CENTURY};
+    for (int rep = 0; rep < 20; rep++) {
+        const size_t n = 1 + tu_below(&g, 150);
+        char **cells = malloc(n * sizeof *cells), **distinct = malloc(n * sizeof *distinct);
+        size_t nd = 0;
+        for (size_t i = 0; i < n; i++) {
+            char buf[48];
+            snprintf(buf, sizeof buf, "%04d-%02d-%02d", 1890 + (int)tu_below(&g, 200), 1 + (int)tu_below(&g, 12),
+                     1 + (int)tu_below(&g, 28));
+            cells[i] = strdup(buf);
+            int seen = 0;
+            for (size_t j = 0; j < nd && !seen; j++) seen = !strcmp(distinct[j], buf);
+            if (!seen) distinct[nd++] = cells[i];
+        }
+        hb_values v;
+        collect((const char *const *)cells, n, NULL, &v);
+        const size_t first = tu_below(&g, 3), count = 1 + tu_below(&g, 6 - first);
+        hb_options o = {.kind = HB_DATE, .dates = levels + first, .ndates = count};
+        hb_rows r;
+        ak_error err;
+        assert_int_equal(hb_build(&v, &o, &r, &err), 0);
+        check_rows(&r, (const char *const *)distinct, nd, 0);
+        for (uint32_t i = 0; i < r.nrows; i++) {
+            const char *d = hb_label(&r, i, 0);
+            int y, mo, da;
+            assert_int_equal(sscanf(d, "%d-%d-%d", &y, &mo, &da), 3);
+            for (size_t l = 0; l < count; l++) {
+                char want[64];
+                switch (levels[first + l]) {
+                case HB_DAY: snprintf(want, sizeof want, "%s", d); break;
+                case HB_MONTH: snprintf(want, sizeof want, "%.7s", d); break;
+                case HB_QUARTER: snprintf(want, sizeof want, "%.4s-Q%d", d, (mo + 2) / 3); break;
+                case HB_YEAR: snprintf(want, sizeof want, "%.4s", d); break;
+                case HB_DECADE: snprintf(want, sizeof want, "%d-%d", y - y % 10, y - y % 10 + 9); break;
+                default: snprintf(want, sizeof want, "%d-%d", y - y % 100, y - y % 100 + 99); break;
+                }
+                assert_string_equal(hb_label(&r, i, 1 + (uint32_t)l), want);
+            }
+        }
+        hb_rows_free(&r);
+        hb_values_free(&v);
+        for (size_t i = 0; i < n; i++) free(cells[i]);
+        free(cells);
+        free(distinct);
+    }
+}
+
+/* Order: groups of consecutive categories, "[first, last]" (or the category alone). */
+static void test_order_and_flat(void **state)
+{
+    (void)state;
+    static const char *const cats[] = {"a", "b", "c", "d", "e", "f", "g"};
+    static const char *const cells[] = {"c", "a", "g", "", "c", "e"};
+    hb_values v;
+    collect(cells, 6, NULL, &v);
+    const uint32_t fan[2] = {2, 3};
+    hb_options o = {.kind = HB_ORDER, .order = cats, .norder = 7, .fanout = fan, .nfanout = 2};
+    hb_rows r;
+    ak_error err;
+    assert_int_equal(hb_build(&v, &o, &r, &err), 0);
+    check_rows(&r, cats, 7, 1);
+    for (uint32_t i = 0; i < r.nrows; i++) {
+        const char *leaf = hb_label(&r, i, 0);
+        if (!strcmp(leaf, HB_MISSING_LABEL)) continue;
+        const int k = leaf[0] - 'a';
+        char want[32];
+        const int lo = k / 2 * 2, hi = lo + 1 < 7 ? lo + 1 : 6;
+        if (lo == hi) snprintf(want, sizeof want, "%s", cats[lo]);
+        else snprintf(want, sizeof want, "[%s, %s]", cats[lo], cats[hi]);
+        assert_string_equal(hb_label(&r, i, 1), want);
+        const int lo2 = k / 6 * 6, hi2 = lo2 + 5 < 7 ? lo2 + 5 : 6;
+        if (lo2 == hi2) snprintf(want, sizeof want, "%s", cats[lo2]);
+        else snprintf(want, sizeof want, "[%s, %s]", cats[lo2], cats[hi2]);
+        assert_string_equal(hb_label(&r, i, 2), want);
+    }
+    hb_rows_free(&r);
+    /* values not in the list are named with their lines */
+    const char *const few[] = {"a", "b"};
+    hb_options o2 = {.kind = HB_ORDER, .order = few, .norder = 2};
+    assert_int_equal(hb_build(&v, &o2, &r, &err), ANONKIT_E_INPUT);
+    assert_non_null(strstr(err.message, "'c' (line 2)"));
+    assert_non_null(strstr(err.message, "'g' (line 4)"));
+    /* flat */
+    hb_options f = {.kind = HB_FLAT};
+    assert_int_equal(hb_build(&v, &f, &r, &err), 0);
+    static const char *const present[] = {"a", "c", "e", "g"};
+    check_rows(&r, present, 4, 1);
+    assert_int_equal(r.width, 2);
+    hb_rows_free(&r);
+    hb_values_free(&v);
+}
+
+/* Bad options and data: clear errors. */
+static void test_bad_builders(void **state)
+{
+    (void)state;
+    static const char *const cells[] = {"10", "2024-02-30", "abc"};
+    hb_values v;
+    collect(cells, 3, NULL, &v);
+    hb_rows r;
+    ak_error err;
+    hb_options o = {.kind = HB_INTERVAL, .width = 0};
+    assert_int_equal(hb_build(&v, &o, &r, &err), ANONKIT_E_USAGE);
+    assert_non_null(strstr(err.message, "width"));
+    const uint32_t one = 1;
+    o = (hb_options){.kind = HB_INTERVAL, .width = 5, .fanout = &one, .nfanout = 1};
+    assert_int_equal(hb_build(&v, &o, &r, &err), ANONKIT_E_USAGE);
+    assert_non_null(strstr(err.message, "at least 2"));
+    o = (hb_options){.kind = HB_INTERVAL, .width = 5};
+    assert_int_equal(hb_build(&v, &o, &r, &err), ANONKIT_E_INPUT);
+    assert_non_null(strstr(err.message, "needs numbers"));
+    const hb_date_level day = HB_DAY;
+    o = (hb_options){.kind = HB_DATE, .dates = &day, .ndates = 1};
+    assert_int_equal(hb_build(&v, &o, &r, &err), ANONKIT_E_INPUT);
+    assert_non_null(strstr(err.message, "not an ISO-8601 date"));
+    assert_int_equal(err.line, 2);
+    o = (hb_options){.kind = HB_MASK};
+    assert_int_equal(hb_build(&v, &o, &r, &err), ANONKIT_E_INPUT);
+    assert_non_null(strstr(err.message, "equal length"));
+    hb_values_free(&v);
+}
+
+/* The shortest text that reads back, and no shorter one among %.15g..%.17g. */
+static void test_shortest_decimals(void **state)
+{
+    (void)state;
+    tu_rng g = {15};
+    for (int i = 0; i < 20000; i++) {
+        double x;
+        uint64_t bits = tu_next(&g);
+        memcpy(&x, &bits, sizeof x);
+        if (!isfinite(x)) continue;
+        if (i % 2) x = (double)(int64_t)(tu_next(&g) % 2000001) / 1000 - 1000; /* short decimals */
+        char buf[32], alt[40];
+        const int n = ak_format_double(buf, x);
+        assert_int_equal((int)strlen(buf), n);
+        assert_true(strtod(buf, NULL) == x);
+        for (int d = 15; d <= 17; d++) {
+            snprintf(alt, sizeof alt, "%.*g", d, x);
+            if (strtod(alt, NULL) == x) {
+                assert_string_equal(buf, alt);
+                break;
+            }
+        }
+    }
+    char buf[32];
+    ak_format_double(buf, 0.1);
+    assert_string_equal(buf, "0.1");
+    ak_format_double(buf, 0.1 + 0.2);
+    assert_string_equal(buf, "0.30000000000000004");
+}
+
+/* Every interval written in both styles splits back into its bounds. */
+static void test_interval_round_trip(void **state)
+{
+    (void)state;
+    tu_rng g = {16};
+    for (int i = 0; i < 5000; i++) {
+        char lo[32], hi[32], text[80];
+        double a = ((double)(int64_t)tu_below(&g, 20001) - 10000) / (i % 2 ? 1 : 8), b = a + (double)tu_below(&g, 500) / 4;
+        const int la = ak_format_double(lo, a), lb = ak_format_double(hi, b);
+        for (int st = 0; st < 2; st++) {
+            const size_t n = ak_interval_write((ak_interval_style)st, lo, (size_t)la, hi, (size_t)lb, text);
+            text[n] = '\0';
+            if (st == AK_INTERVAL_RANGE && (a < 0 || b < 0)) assert_non_null(strstr(text, " - "));
+            ak_interval_text iv;
+            assert_int_equal(ak_interval_split(text, n, &iv, NULL), 0);
+            assert_false(iv.single);
+            assert_int_equal(iv.lo_len, (size_t)la);
+            assert_int_equal(iv.hi_len, (size_t)lb);
+            assert_memory_equal(iv.lo, lo, (size_t)la);
+            assert_memory_equal(iv.hi, hi, (size_t)lb);
+        }
+    }
+    ak_interval_text iv;
+    assert_int_equal(ak_interval_split("[-inf, 5[", 9, &iv, NULL), 0);
+    assert_true(iv.lo_unbounded && iv.hi_open && iv.hi_len == 1);
+    assert_int_equal(ak_interval_split(">=65", 4, &iv, NULL), 0);
+    assert_true(iv.hi_unbounded && iv.lo_len == 2);
+    assert_int_equal(ak_interval_split("-5--3", 5, &iv, NULL), 0); /* the historical form still reads */
+    assert_true(iv.lo_len == 2 && iv.hi_len == 2 && !memcmp(iv.hi, "-3", 2));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_interval_random),   cmocka_unit_test(test_quantiles_random),
+        cmocka_unit_test(test_mask_random),       cmocka_unit_test(test_date_random),
+        cmocka_unit_test(test_order_and_flat),    cmocka_unit_test(test_bad_builders),
+        cmocka_unit_test(test_shortest_decimals), cmocka_unit_test(test_interval_round_trip),
+    };
+    return cmocka_run_group_tests(tests, tu_group_setup, tu_group_teardown);
+}
