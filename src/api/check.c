@@ -5,15 +5,36 @@
 #include "api/result.h"
 #include "verify/verify.h"
 
+#include <string.h>
+#include <sys/stat.h>
+
+#include "api/check_parts.h"
+
 /* anonkit_check in the C numeric locale. */
 static int check(anonkit_job *job, const char *published_path, anonkit_result **out_result)
 {
     *out_result = NULL;
     ak_err_clear(&job->err);
+    /* a folder of part files (anonkit-mpi's output) is checked as one table */
+    struct stat sb;
+    spool parts;
+    memset(&parts, 0, sizeof parts);
+    const char *folder = NULL;
+    if (strcmp(published_path, "-") != 0 && stat(published_path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+        if (check_parts_spool(published_path, job->tmpdir, &parts, &job->err) < 0) return job_fail(job);
+        folder = published_path;
+        published_path = parts.path;
+    }
     const verify_params p = {published_path, job->delimiter, (const char *const *)job->qi.items, job->qi.count,
                              job->sensitive, job->model, job->suppression, job->tmpdir};
     verify_counts counts;
-    if (verify_published(&p, &counts, &job->err) < 0) return job_fail(job);
+    const int vrc = verify_published(&p, &counts, &job->err);
+    if (folder) {
+        if (vrc < 0 && !strcmp(job->err.file, parts.path))
+            snprintf(job->err.file, sizeof job->err.file, "%s (its parts as one table)", folder);
+        spool_remove(&parts);
+    }
+    if (vrc < 0) return job_fail(job);
     anonkit_result *r = result_new();
     if (!r) return job_out_of_memory(job);
     r->rows_read = counts.rows;
