@@ -7,8 +7,12 @@
  * §1.2) and publishes it through the one writer; the output is one part per
  * rank plus a manifest (-o DIR/) or one file written with MPI-IO at offsets
  * from a prefix sum (-o FILE), committed only when every rank succeeded.
- * MPI is called only from this folder. */
+ * MPI is called only from this folder. O_TMPFILE and linkat's
+ * AT_SYMLINK_FOLLOW are Linux calls (_GNU_SOURCE). */
+#define _GNU_SOURCE
 #include "mpi/mpi_internal.h"
+
+#include <fcntl.h>
 
 #include <errno.h>
 #include <limits.h>
@@ -59,10 +63,11 @@ static int reduce_sum(void *ctx, uint64_t *buf, size_t n, ak_error *err)
 
 typedef struct mp_out {
     int dir_mode;
-    char tmp[4096];   /* DIR: the temporary folder; FILE: the temporary file MPI-IO writes */
-    char part[4200];  /* DIR: this rank's part */
+    char parent[4096]; /* the destination's folder */
+    char tmp[4096];    /* at commit: DIR: the staging folder; FILE: the file MPI-IO writes */
+    char named[4300];  /* DIR, where O_TMPFILE is missing: this rank's part under a temporary name */
     FILE *f;
-    long header;      /* FILE: bytes of the header at the start of f */
+    long header;       /* FILE: bytes of the header at the start of f */
 } mp_out;
 
 static int fail_io(mp_ctx *c, const char *path, const char *what)
@@ -70,8 +75,22 @@ static int fail_io(mp_ctx *c, const char *path, const char *what)
     return ak_err_set(&c->err, ANONKIT_E_IO, path, 0, 0, "%s: %s", what, strerror(errno));
 }
 
-/* Opens this rank's output stream: a part in a temporary folder beside DIR,
- * or a private temporary file whose body is later written into FILE. */
+/* The destination without trailing slashes, and its folder. */
+static void dest_names(const char *dest, char *d, size_t dsize, char *parent, size_t psize)
+{
+    snprintf(d, dsize, "%s", dest);
+    while (strlen(d) > 1 && d[strlen(d) - 1] == '/') d[strlen(d) - 1] = '\0';
+    const char *slash = strrchr(d, '/');
+    if (!slash) snprintf(parent, psize, ".");
+    else if (slash == d) snprintf(parent, psize, "/");
+    else snprintf(parent, psize, "%.*s", (int)(slash - d), d);
+}
+
+/* Opens this rank's output stream, which has no name until the commit: DIR:
+ * an unnamed file in the destination's folder (O_TMPFILE), linked into the
+ * staging folder at the commit; FILE: an unnamed private file under TMPDIR
+ * whose body MPI-IO copies into the destination at the commit. So a run that
+ * ends early, even by SIGKILL, leaves nothing at the output path. */
 static int out_open(mp_ctx *c, const char *dest, mp_out *o)
 {
     memset(o, 0, sizeof *o);
@@ -79,51 +98,87 @@ static int out_open(mp_ctx *c, const char *dest, mp_out *o)
     o->dir_mode = len && dest[len - 1] == '/';
     struct stat sb;
     if (!o->dir_mode && stat(dest, &sb) == 0 && S_ISDIR(sb.st_mode)) o->dir_mode = 1;
-    int rc = ANONKIT_OK;
-    if (c->rank == 0) {
-        char base[4096];
-        snprintf(base, sizeof base, "%s", dest);
-        while (strlen(base) > 1 && base[strlen(base) - 1] == '/') base[strlen(base) - 1] = '\0';
-        snprintf(o->tmp, sizeof o->tmp, "%.4000s.anonkit-tmp-XXXXXX", base);
-        if (o->dir_mode) {
-            if (!mkdtemp(o->tmp)) rc = fail_io(c, dest, "cannot create the output folder");
-        } else {
-            const int fd = mkstemp(o->tmp);
-            if (fd < 0) rc = fail_io(c, dest, "cannot create the output");
-            else close(fd);
-        }
-    }
-    if ((rc = mp_agree(c, rc)) < 0) return rc;
-    MPI_Bcast(o->tmp, (int)sizeof o->tmp, MPI_CHAR, 0, c->comm);
+    char d[4096];
+    dest_names(dest, d, sizeof d, o->parent, sizeof o->parent);
+    int rc = ANONKIT_OK, fd = -1;
     if (o->dir_mode) {
-        snprintf(o->part, sizeof o->part, "%s/part-%05d.csv", o->tmp, c->rank);
-        if (!(o->f = fopen(o->part, "w"))) rc = fail_io(c, o->part, "cannot create");
+#ifdef O_TMPFILE
+        fd = open(o->parent, O_TMPFILE | O_RDWR | O_CLOEXEC, 0666);
+#endif
+        if (fd < 0) { /* no O_TMPFILE here: a temporary name until the commit */
+            snprintf(o->named, sizeof o->named, "%s/.part-%05d.anonkit-tmp-XXXXXX", o->parent, c->rank);
+            if ((fd = mkstemp(o->named)) < 0) o->named[0] = '\0';
+        }
+        if (fd < 0 || !(o->f = fdopen(fd, "w+"))) rc = fail_io(c, d, "cannot create a part of the output");
     } else {
         const char *t = c->job->tmpdir ? c->job->tmpdir : getenv("TMPDIR");
         char path[4096];
-        snprintf(path, sizeof path, "%s/anonkit-mpi-out-XXXXXX", t && *t ? t : "/tmp");
-        const int fd = mkstemp(path);
+        snprintf(path, sizeof path, "%.4000s/anonkit-mpi-out-XXXXXX", t && *t ? t : "/tmp");
+        fd = mkstemp(path);
         if (fd < 0 || !(o->f = fdopen(fd, "w+"))) rc = fail_io(c, path, "cannot create a temporary file");
         else unlink(path);
     }
+    if (rc < 0 && fd >= 0 && !o->f) close(fd);
     return mp_agree(c, rc);
 }
 
-/* Removes whatever out_open made (every rank its part; rank 0 the folder or file). */
+/* Removes whatever was made for the output (every rank its part; rank 0 the staging folder or file). */
 static void out_abort(mp_ctx *c, mp_out *o)
 {
     if (o->f) fclose(o->f);
     o->f = NULL;
-    if (o->dir_mode && o->part[0]) unlink(o->part);
+    if (o->named[0]) unlink(o->named);
+    if (o->dir_mode && o->tmp[0]) {
+        char part[4200];
+        snprintf(part, sizeof part, "%.4000s/part-%05d.csv", o->tmp, c->rank);
+        unlink(part);
+    }
     MPI_Barrier(c->comm);
     if (c->rank == 0 && o->tmp[0]) {
         if (o->dir_mode) {
             char m[4200];
-            snprintf(m, sizeof m, "%s/manifest.json", o->tmp);
+            snprintf(m, sizeof m, "%.4000s/manifest.json", o->tmp);
             unlink(m);
             rmdir(o->tmp);
         } else unlink(o->tmp);
     }
+}
+
+/* Rank 0 makes the staging folder or file beside the destination; every rank learns its name. */
+static int make_staging(mp_ctx *c, const char *dest, mp_out *o)
+{
+    int rc = ANONKIT_OK;
+    if (c->rank == 0) {
+        char d[4096], parent[4096];
+        dest_names(dest, d, sizeof d, parent, sizeof parent);
+        snprintf(o->tmp, sizeof o->tmp, "%.4000s.anonkit-tmp-XXXXXX", d);
+        if (o->dir_mode) {
+            if (!mkdtemp(o->tmp)) rc = fail_io(c, d, "cannot create the output folder");
+        } else {
+            const int fd = mkstemp(o->tmp);
+            if (fd < 0) rc = fail_io(c, d, "cannot create the output");
+            else close(fd);
+        }
+        if (rc < 0) o->tmp[0] = '\0';
+    }
+    if ((rc = mp_agree(c, rc)) < 0) return rc;
+    MPI_Bcast(o->tmp, (int)sizeof o->tmp, MPI_CHAR, 0, c->comm);
+    return ANONKIT_OK;
+}
+
+/* DIR: this rank's part, complete and synced, named into the staging folder. */
+static int link_part(mp_ctx *c, mp_out *o)
+{
+    char part[4200], proc[64];
+    snprintf(part, sizeof part, "%.4000s/part-%05d.csv", o->tmp, c->rank);
+    if (o->named[0]) {
+        if (rename(o->named, part) != 0) return fail_io(c, part, "cannot name the part");
+        o->named[0] = '\0';
+        return ANONKIT_OK;
+    }
+    snprintf(proc, sizeof proc, "/proc/self/fd/%d", fileno(o->f));
+    if (linkat(AT_FDCWD, proc, AT_FDCWD, part, AT_SYMLINK_FOLLOW) != 0) return fail_io(c, part, "cannot name the part");
+    return ANONKIT_OK;
 }
 
 /* Writes bytes [from, end of f) of this rank's stream into the shared file at `at` with MPI-IO. */
@@ -179,12 +234,17 @@ static int out_commit(mp_ctx *c, const char *dest, mp_out *o, uint64_t rows, int
     if (!per) rc = ak_err_nomem(&c->err);
     if ((rc = mp_agree(c, rc)) < 0) return rc;
     MPI_Gather(&rows, 1, MPI_UINT64_T, per, 1, MPI_UINT64_T, 0, c->comm);
+    if ((rc = make_staging(c, dest, o)) < 0) {
+        free(per);
+        return rc;
+    }
     if (o->dir_mode) {
-        if (fclose(o->f) != 0) rc = fail_io(c, o->part, "cannot write");
+        rc = link_part(c, o);
+        if (fclose(o->f) != 0 && rc == ANONKIT_OK) rc = fail_io(c, dest, "cannot write");
         o->f = NULL;
         if ((rc = mp_agree(c, rc)) == ANONKIT_OK && c->rank == 0) {
             char m[4200];
-            snprintf(m, sizeof m, "%s/manifest.json", o->tmp);
+            snprintf(m, sizeof m, "%.4000s/manifest.json", o->tmp);
             FILE *f = fopen(m, "w");
             if (!f) rc = fail_io(c, m, "cannot create");
             else {
