@@ -5,6 +5,8 @@ set -euo pipefail
 packages=(cmake make gcc pkg-config libcmocka-dev libjansson-dev libxxhash-dev libgsl-dev python3 hyperfine time locales)
 # `deps.sh fuzz`: also clang and its libFuzzer and sanitizer runtimes (tests/fuzz)
 if [ "${1:-}" = fuzz ]; then packages+=(clang-14 libclang-rt-14-dev); fi
+# anonkit-mpi (docs/distributed.md) and its test: Open MPI, not MPICH (which spins when ranks outnumber cores)
+packages+=(openmpi-bin libopenmpi-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
