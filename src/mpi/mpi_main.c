@@ -45,14 +45,16 @@ typedef struct reducer {
     uint64_t bytes;
 } reducer;
 
-/* Sums buf over every rank in place (MPI_Allreduce, in chunks an int counts). */
-static int reduce_sum(void *ctx, uint64_t *buf, size_t n, ak_error *err)
+/* Sums buf over every rank, or takes the least (op), in place (MPI_Allreduce,
+ * in chunks an int counts). */
+static int reduce_sum(void *ctx, uint64_t *buf, size_t n, int op, ak_error *err)
 {
     (void)err;
     reducer *r = ctx;
     for (size_t at = 0; at < n;) {
         const size_t chunk = n - at < ((size_t)1 << 27) ? n - at : ((size_t)1 << 27);
-        MPI_Allreduce(MPI_IN_PLACE, buf + at, (int)chunk, MPI_UINT64_T, MPI_SUM, r->c->comm);
+        MPI_Allreduce(MPI_IN_PLACE, buf + at, (int)chunk, MPI_UINT64_T, op == MDR_DIST_MIN ? MPI_MIN : MPI_SUM,
+                      r->c->comm);
         at += chunk;
     }
     r->bytes += 8 * (uint64_t)n;
@@ -295,7 +297,7 @@ static int out_commit(mp_ctx *c, const char *dest, mp_out *o, uint64_t rows, int
 /* ---- shipping leaves to their owners and finishing them */
 
 typedef struct mp_stats {
-    uint64_t rows_in, rows_out, classes, rows_shipped, bytes_shipped, leaves, levels;
+    uint64_t rows_in, rows_out, classes, rows_shipped, bytes_shipped, leaves, levels, recounted;
     double t_load, t_partition, t_ship, t_finish, t_write;
 } mp_stats;
 
@@ -585,8 +587,9 @@ static int write_report(const mp_ctx *c, const char *path, const mp_stats *tot, 
     fprintf(f, "  \"split\": \"%s\",\n  \"k\": %llu,\n", mdr_split_name(c->job->split), (unsigned long long)c->job->model.k);
     fprintf(f, "  \"rows_read\": %llu,\n  \"rows_published\": %llu,\n  \"classes\": %llu,\n",
             (unsigned long long)tot->rows_in, (unsigned long long)tot->rows_out, (unsigned long long)tot->classes);
-    fprintf(f, "  \"finish_rows\": %llu,\n  \"levels_reduced\": %llu,\n  \"leaves\": %llu,\n",
-            (unsigned long long)finish_rows, (unsigned long long)tot->levels, (unsigned long long)tot->leaves);
+    fprintf(f, "  \"finish_rows\": %llu,\n  \"levels_reduced\": %llu,\n  \"leaves\": %llu,\n  \"nodes_recounted\": %llu,\n",
+            (unsigned long long)finish_rows, (unsigned long long)tot->levels, (unsigned long long)tot->leaves,
+            (unsigned long long)tot->recounted);
     fprintf(f, "  \"bytes_reduced\": %llu,\n  \"rows_shipped\": %llu,\n  \"bytes_shipped\": %llu,\n",
             (unsigned long long)bytes_reduced, (unsigned long long)tot->rows_shipped,
             (unsigned long long)tot->bytes_shipped);
@@ -669,6 +672,7 @@ int main(int argc, char **argv)
     st.t_partition = ak_seconds() - t;
     st.levels = res.levels;
     st.leaves = res.nleaves;
+    st.recounted = res.recounted;
     if ((rc = out_open(&c, output, &out)) < 0) goto done;
     out_opened = 1;
     const publish_opts po = {.keep_order = 0, .seed = c.job->seed ^ (uint64_t)c.rank, .threads = 1,

@@ -21,7 +21,9 @@
 typedef struct dnode {
     uint32_t *rlo, *rhi; /* region */
     uint32_t *clo, *chi; /* the codes its rows can hold: the region within the parent's box */
+    uint32_t *cnt;       /* per QI: its sets are counted */
     int median_only;
+    int decided;         /* its split (or none) is chosen this level */
     size_t off;          /* its counts in the level buffer */
     uint64_t n;
 } dnode;
@@ -46,6 +48,7 @@ static size_t node_words(const dist *s, const dnode *x, uint64_t *av_at, uint64_
 {
     size_t at = 0;
     for (uint32_t q = 0; q < s->d; q++) {
+        if (!x->cnt[q]) continue;
         const size_t range = (size_t)x->chi[q] - x->clo[q] + 1;
         if (av_at) av_at[q] = at;
         at += range;
@@ -232,7 +235,15 @@ static void d_whole_add(void *src, mdr_acc *acc)
     if (acc->split == MDR_SPLIT_INFOGAIN) dadd_pairs(ds, 0, ds->avc[0], ds->s->cdomain, ds->lo[0], ds->hi[0], acc->cls);
 }
 
+/* 0 when the node's count skipped QI q: it is counted in full and chosen again. */
+static int d_prepare(void *src, uint32_t q, ak_error *err)
+{
+    (void)err;
+    return ((dsource *)src)->x->cnt[q] != 0;
+}
+
 static const mdr_source_ops dist_source_ops = {
+    .prepare = d_prepare,
     .median = d_median,
     .less_side = d_less_side,
     .allowable = d_allowable,
@@ -265,11 +276,12 @@ static int dlist_add(dlist *l, uint32_t d, const uint32_t *rlo, const uint32_t *
     }
     dnode *x = &l->v[l->n];
     memset(x, 0, sizeof *x);
-    if (!(x->rlo = malloc(4 * (size_t)(d ? d : 1) * sizeof *x->rlo))) return ak_err_nomem(err);
+    if (!(x->rlo = calloc(5 * (size_t)(d ? d : 1), sizeof *x->rlo))) return ak_err_nomem(err);
     l->n++;
     x->rhi = x->rlo + d;
     x->clo = x->rhi + d;
     x->chi = x->clo + d;
+    x->cnt = x->chi + d;
     x->median_only = median_only;
     for (uint32_t q = 0; q < d; q++) {
         x->rlo[q] = rlo[q];
@@ -355,17 +367,76 @@ static void count_level(const dist *s, const dlist *open, const uint32_t *node_o
     const uint32_t d = s->d;
     for (size_t r = 0; r < t->nrows; r++) {
         const uint32_t i = node_of[r];
-        if (i == UINT32_MAX) continue;
+        if (i == UINT32_MAX || open->v[i].decided) continue;
         const dnode *x = &open->v[i];
         uint64_t *base = buf + x->off;
         const uint64_t *av = av_at + (size_t)i * d, *avs = avs_at + (size_t)i * d, *avc = avc_at + (size_t)i * d;
         for (uint32_t q = 0; q < d; q++) {
+            if (!x->cnt[q]) continue;
             const size_t c = t->qi[q].codes[r] - x->clo[q];
             base[av[q] + c]++;
             if (s->need_hist) base[avs[q] + c * s->sdomain + t->sensitive_codes[r]]++;
             if (s->infogain) base[avc[q] + c * s->cdomain + t->class_codes[r]]++;
         }
     }
+}
+
+/* Which QIs a node's first count covers (x->cnt), as Rothko-T's count_mask
+ * (rothko_fgroup.c): InfoGain scores every QI, so all; Median takes the first
+ * allowable split in order of decreasing normalized range, nearly always the
+ * first, so the two widest QIs of the node's box and every narrow one. */
+static void count_mask(const dist *s, dnode *x)
+{
+    const uint32_t d = s->d;
+    const int all = s->infogain && !x->median_only;
+    uint32_t order[d ? d : 1];
+    for (uint32_t q = 0; q < d; q++) x->cnt[q] = all || (uint64_t)x->chi[q] - x->clo[q] < 256;
+    const uint32_t ncand = table_widest_first(s->t, x->clo, x->chi, order);
+    for (uint32_t i = 0; i < ncand && i < 2; i++) x->cnt[order[i]] = 1;
+    x->decided = 0;
+}
+
+/* The children of node x split by ch (box [lo, hi]) appended to next, and
+ * how its rows are routed to them (rt). */
+static int make_children(const dist *s, dlist *next, const dnode *x, droute *rt, const mdr_choice *ch,
+                         const uint32_t *lo, const uint32_t *hi, const uint64_t *rows_in, ak_error *err)
+{
+    const table *t = s->t;
+    const uint32_t d = s->d, q = ch->q;
+    rt->q = q;
+    rt->index = (uint32_t)next->n;
+    uint32_t plo[d], phi[d];
+    memcpy(plo, x->rlo, sizeof plo);
+    memcpy(phi, x->rhi, sizeof phi);
+    const uint32_t rlo_q = plo[q], rhi_q = phi[q];
+    if (t->qi[q].kind == ATTR_NUMERIC) {
+        rt->cut = ch->cut;
+        rt->nchildren = 2;
+        phi[q] = ch->cut - 1;
+        AK_CHECK(dlist_add(next, d, plo, phi, lo, hi, ch->median_only, err));
+        plo[q] = ch->cut;
+        phi[q] = rhi_q;
+        return dlist_add(next, d, plo, phi, lo, hi, ch->median_only, err);
+    }
+    const hier *h = t->qi[q].h;
+    const hier_node *u = hier_node_at(h, ch->node);
+    const uint32_t nc = u->nchildren;
+    uint8_t nonempty[nc];
+    uint32_t child_lo[nc], child_hi[nc];
+    for (uint32_t c = 0; c < nc; c++) nonempty[c] = rows_in[c] != 0;
+    mdr_child_regions(h, u, nonempty, rlo_q, rhi_q, child_lo, child_hi); /* (those of the in-memory Mondrian) */
+    if (!(rt->clo = malloc(2 * (size_t)nc * sizeof *rt->clo))) return ak_err_nomem(err);
+    rt->chi = rt->clo + nc;
+    for (uint32_t c = 0; c < nc; c++) {
+        if (!rows_in[c]) continue;
+        rt->clo[rt->nchildren] = child_lo[c];
+        rt->chi[rt->nchildren] = child_hi[c];
+        rt->nchildren++;
+        plo[q] = child_lo[c];
+        phi[q] = child_hi[c];
+        AK_CHECK(dlist_add(next, d, plo, phi, lo, hi, ch->median_only, err));
+    }
+    return ANONKIT_OK;
 }
 
 int mdr_dist_partition(const table *t, const model *m, const mdr_options *o, uint64_t finish_rows,
@@ -405,7 +476,6 @@ int mdr_dist_partition(const table *t, const model *m, const mdr_options *o, uin
         rc = dlist_add(&open, d, rlo, rhi, NULL, NULL, 0, err);
     }
     for (int level = 0; rc == ANONKIT_OK && open.n; level++) {
-        /* the level's buffer: every open node's sets, one after another */
         free(av_at), free(avs_at), free(avc_at), free(route);
         av_at = malloc(open.n * (d ? d : 1) * sizeof *av_at);
         avs_at = malloc(open.n * (d ? d : 1) * sizeof *avs_at);
@@ -415,132 +485,132 @@ int mdr_dist_partition(const table *t, const model *m, const mdr_options *o, uin
             rc = ak_err_nomem(err);
             break;
         }
-        size_t words = 0;
-        for (size_t i = 0; i < open.n; i++) {
-            open.v[i].off = words;
-            words += node_words(&s, &open.v[i], av_at + i * d, avs_at + i * d, avc_at + i * d);
-            if (words > DIST_MAX_WORDS) break;
-        }
-        if (words > DIST_MAX_WORDS) {
-            rc = ak_err_set(err, ANONKIT_E_USAGE, NULL, 0, 0,
-                            "the frequency groups of one level of the partition tree pass 2 GiB: the QIs' domains are too "
-                            "wide for anonkit-mpi");
-            break;
-        }
+        /* phase A: every open node's exact box, one MIN reduction (greatest
+         * codes as UINT64_MAX minus them) */
+        const size_t bw = open.n * 2 * (size_t)d;
         free(buf);
-        if (!(buf = calloc(words ? words : 1, sizeof *buf))) {
+        if (!(buf = malloc((bw ? bw : 1) * sizeof *buf))) {
             rc = ak_err_nomem(err);
             break;
         }
-        count_level(&s, &open, node_of, buf, av_at, avs_at, avc_at);
-        if ((rc = reduce(reduce_ctx, buf, words, err)) < 0) break;
-        out->levels++;
-        out->words_reduced += words;
-        s.buf = buf;
-        next.n = 0;
-        for (size_t i = 0; i < open.n && rc == ANONKIT_OK; i++) {
-            dnode *x = &open.v[i];
-            dsource ds = {.s = &s, .x = x, .rows_in = rows_in};
-            const uint64_t *base = buf + x->off;
+        for (size_t i = 0; i < bw; i++) buf[i] = UINT64_MAX;
+        for (size_t r = 0; r < t->nrows; r++) {
+            const uint32_t i = node_of[r];
+            if (i == UINT32_MAX) continue;
+            uint64_t *b = buf + (size_t)i * 2 * d;
             for (uint32_t q = 0; q < d; q++) {
-                ds.av[q] = base + av_at[i * d + q];
-                ds.avs[q] = base + avs_at[i * d + q];
-                ds.avc[q] = base + avc_at[i * d + q];
+                const uint64_t code = t->qi[q].codes[r];
+                if (code < b[q]) b[q] = code;
+                if (UINT64_MAX - code < b[d + q]) b[d + q] = UINT64_MAX - code;
             }
-            uint32_t lo[d ? d : 1], hi[d ? d : 1];
-            x->n = 0;
-            if (d) {
-                for (uint32_t q = 0; q < d; q++) {
-                    uint64_t cnt;
-                    lo[q] = dav_next(&ds, q, x->clo[q], &cnt);
-                    hi[q] = lo[q];
-                    for (int64_t c = x->chi[q]; c >= (int64_t)x->clo[q]; c--)
-                        if (ds.av[q][c - x->clo[q]]) {
-                            hi[q] = (uint32_t)c;
-                            break;
-                        }
-                }
-                x->n = dav_sum(&ds, 0, x->clo[0], x->chi[0]);
+        }
+        if ((rc = reduce(reduce_ctx, buf, bw, MDR_DIST_MIN, err)) < 0) break;
+        out->words_reduced += bw;
+        for (size_t i = 0; i < open.n; i++) {
+            dnode *x = &open.v[i];
+            const uint64_t *b = buf + i * 2 * d;
+            for (uint32_t q = 0; q < d; q++) {
+                x->clo[q] = b[q] <= UINT32_MAX ? (uint32_t)b[q] : x->rlo[q];
+                x->chi[q] = UINT64_MAX - b[d + q] >= x->clo[q] ? (uint32_t)(UINT64_MAX - b[d + q]) : x->clo[q];
             }
-            ds.lo = lo;
-            ds.hi = hi;
-            ak_hist_clear(&s.whole);
-            if (s.need_hist && d) dadd_pairs(&ds, 0, ds.avs[0], s.sdomain, x->clo[0], x->chi[0], &s.whole);
-            if (level == 0) { /* the whole table must satisfy the model, or no partitioning can */
-                char why[256];
-                why[0] = '\0';
-                if (!model_explain(m, x->n, s.counts, ak_hist_counts(&s.whole, s.counts), s.counts_scratch, why,
-                                   sizeof why)) {
-                    rc = ak_err_set(err, ANONKIT_E_INELIGIBLE, NULL, 0, 0,
-                                    "the whole table does not satisfy the privacy model (%s), so no anonymization can",
-                                    why);
-                    break;
-                }
+            count_mask(&s, x);
+        }
+        /* phase B: the frequency groups of the QIs each node's choice reads, one
+         * SUM reduction; a node whose Median reached a QI not counted is
+         * counted again in full (a second round) */
+        size_t undecided = open.n;
+        for (int round = 0; rc == ANONKIT_OK && undecided; round++) {
+            size_t words = 0;
+            for (size_t i = 0; i < open.n; i++) {
+                if (open.v[i].decided) continue;
+                open.v[i].off = words;
+                words += node_words(&s, &open.v[i], av_at + i * d, avs_at + i * d, avc_at + i * d);
+                if (words > DIST_MAX_WORDS) break;
             }
-            mdr_choice ch = {0};
-            int found = 0;
-            if (x->n > finish_rows && d) {
-                const mdr_chooser c = {.t = t,
-                                       .n = x->n,
-                                       .k = m->k,
-                                       .split = s.infogain ? MDR_SPLIT_INFOGAIN : MDR_SPLIT_MEDIAN,
-                                       .min_gain = o->min_gain,
-                                       .need_sensitive = s.need_hist,
-                                       .cls_whole = &s.cls_whole,
-                                       .cls_left = &s.cls_left,
-                                       .cls_group = &s.cls_group,
-                                       .ops = &dist_source_ops,
-                                       .src = &ds};
-                if ((found = mdr_choose(&c, lo, hi, x->median_only, &ch, err)) < 0) {
-                    rc = found;
-                    break;
-                }
+            if (words > DIST_MAX_WORDS) {
+                rc = ak_err_set(err, ANONKIT_E_USAGE, NULL, 0, 0,
+                                "the frequency groups of one level of the partition tree pass 2 GiB: the QIs' domains "
+                                "are too wide for anonkit-mpi");
+                break;
             }
-            droute *rt = &route[i];
-            if (found != 1) {
-                rt->leaf = 1;
-                rt->index = (uint32_t)out->nleaves;
-                rc = add_leaf(out, d, x, err);
-                continue;
-            }
-            out->nodes_split++;
-            const uint32_t q = ch.q;
-            rt->q = q;
-            rt->index = (uint32_t)next.n;
-            uint32_t plo[d], phi[d];
-            memcpy(plo, x->rlo, sizeof plo);
-            memcpy(phi, x->rhi, sizeof phi);
-            const uint32_t rlo_q = plo[q], rhi_q = phi[q];
-            if (t->qi[q].kind == ATTR_NUMERIC) {
-                rt->cut = ch.cut;
-                rt->nchildren = 2;
-                phi[q] = ch.cut - 1;
-                if ((rc = dlist_add(&next, d, plo, phi, lo, hi, ch.median_only, err)) < 0) break;
-                plo[q] = ch.cut;
-                phi[q] = rhi_q;
-                rc = dlist_add(&next, d, plo, phi, lo, hi, ch.median_only, err);
-                continue;
-            }
-            const hier *h = t->qi[q].h;
-            const hier_node *u = hier_node_at(h, ch.node);
-            const uint32_t nc = u->nchildren;
-            uint8_t nonempty[nc];
-            uint32_t child_lo[nc], child_hi[nc];
-            for (uint32_t c = 0; c < nc; c++) nonempty[c] = rows_in[c] != 0;
-            mdr_child_regions(h, u, nonempty, rlo_q, rhi_q, child_lo, child_hi);
-            if (!(rt->clo = malloc(2 * (size_t)nc * sizeof *rt->clo))) {
+            free(buf);
+            if (!(buf = calloc(words ? words : 1, sizeof *buf))) {
                 rc = ak_err_nomem(err);
                 break;
             }
-            rt->chi = rt->clo + nc;
-            for (uint32_t c = 0; c < nc && rc == ANONKIT_OK; c++) {
-                if (!rows_in[c]) continue;
-                rt->clo[rt->nchildren] = child_lo[c];
-                rt->chi[rt->nchildren] = child_hi[c];
-                rt->nchildren++;
-                plo[q] = child_lo[c];
-                phi[q] = child_hi[c];
-                rc = dlist_add(&next, d, plo, phi, lo, hi, ch.median_only, err);
+            count_level(&s, &open, node_of, buf, av_at, avs_at, avc_at);
+            if ((rc = reduce(reduce_ctx, buf, words, MDR_DIST_SUM, err)) < 0) break;
+            out->levels += round == 0;
+            out->words_reduced += words;
+            s.buf = buf;
+            for (size_t i = 0; i < open.n && rc == ANONKIT_OK; i++) {
+                dnode *x = &open.v[i];
+                if (x->decided) continue;
+                dsource ds = {.s = &s, .x = x, .rows_in = rows_in};
+                const uint64_t *base = buf + x->off;
+                uint32_t first = UINT32_MAX;
+                for (uint32_t q = 0; q < d; q++) {
+                    ds.av[q] = x->cnt[q] ? base + av_at[i * d + q] : NULL;
+                    ds.avs[q] = x->cnt[q] ? base + avs_at[i * d + q] : NULL;
+                    ds.avc[q] = x->cnt[q] ? base + avc_at[i * d + q] : NULL;
+                    if (x->cnt[q] && first == UINT32_MAX) first = q;
+                }
+                uint32_t lo[d ? d : 1], hi[d ? d : 1];
+                memcpy(lo, x->clo, d * sizeof *lo);
+                memcpy(hi, x->chi, d * sizeof *hi);
+                x->n = first == UINT32_MAX ? 0 : dav_sum(&ds, first, x->clo[first], x->chi[first]);
+                ds.lo = lo;
+                ds.hi = hi;
+                ak_hist_clear(&s.whole);
+                if (s.need_hist && first != UINT32_MAX)
+                    dadd_pairs(&ds, first, ds.avs[first], s.sdomain, x->clo[first], x->chi[first], &s.whole);
+                if (level == 0 && round == 0) { /* the whole table must satisfy the model, or no partitioning can */
+                    char why[256];
+                    why[0] = '\0';
+                    if (!model_explain(m, x->n, s.counts, ak_hist_counts(&s.whole, s.counts), s.counts_scratch, why,
+                                       sizeof why)) {
+                        rc = ak_err_set(err, ANONKIT_E_INELIGIBLE, NULL, 0, 0,
+                                        "the whole table does not satisfy the privacy model (%s), so no anonymization "
+                                        "can",
+                                        why);
+                        break;
+                    }
+                }
+                mdr_choice ch = {0};
+                int found = 0;
+                if (x->n > finish_rows && d) {
+                    const mdr_chooser c = {.t = t,
+                                           .n = x->n,
+                                           .k = m->k,
+                                           .split = s.infogain ? MDR_SPLIT_INFOGAIN : MDR_SPLIT_MEDIAN,
+                                           .min_gain = o->min_gain,
+                                           .need_sensitive = s.need_hist,
+                                           .cls_whole = &s.cls_whole,
+                                           .cls_left = &s.cls_left,
+                                           .cls_group = &s.cls_group,
+                                           .ops = &dist_source_ops,
+                                           .src = &ds};
+                    if ((found = mdr_choose(&c, lo, hi, x->median_only, &ch, err)) < 0) {
+                        rc = found;
+                        break;
+                    }
+                }
+                if (found == 2) { /* Median needs a QI this round skipped: the node is counted in full */
+                    for (uint32_t q = 0; q < d; q++) x->cnt[q] = 1;
+                    out->recounted++;
+                    continue;
+                }
+                x->decided = 1;
+                undecided--;
+                droute *rt = &route[i];
+                if (found != 1) {
+                    rt->leaf = 1;
+                    rt->index = (uint32_t)out->nleaves;
+                    rc = add_leaf(out, d, x, err);
+                    continue;
+                }
+                out->nodes_split++;
+                rc = make_children(&s, &next, x, rt, &ch, lo, hi, rows_in, err);
             }
         }
         if (rc < 0) break;

@@ -18,9 +18,11 @@
 #include "core/table.h"
 #include "model/model.h"
 
-/* Sums buf[0..n) over every shard, in place; 0, or a negative status with err
- * filled. Called by every shard with the same n, in the same order. */
-typedef int (*mdr_dist_reduce_fn)(void *ctx, uint64_t *buf, size_t n, ak_error *err);
+/* Combines buf[0..n) over every shard, in place, by op: MDR_DIST_SUM adds,
+ * MDR_DIST_MIN takes the least; 0, or a negative status with err filled.
+ * Called by every shard with the same n and op, in the same order. */
+enum { MDR_DIST_SUM = 0, MDR_DIST_MIN = 1 };
+typedef int (*mdr_dist_reduce_fn)(void *ctx, uint64_t *buf, size_t n, int op, ak_error *err);
 
 /* A node left for the in-memory Mondrian: its region, its global rows, and
  * whether InfoGain gave up above it. */
@@ -34,12 +36,16 @@ typedef struct mdr_dist_result {
     mdr_dist_leaf *leaves;
     size_t nleaves;
     uint32_t *leaf_of;      /* per local row: its leaf */
-    uint64_t levels;        /* reductions made (one per tree level) */
-    uint64_t words_reduced; /* 64-bit counts summed, over all reductions */
+    uint64_t levels;        /* tree levels reduced */
+    uint64_t words_reduced; /* 64-bit words combined, over all reductions (boxes and frequency groups) */
+    uint64_t recounted;     /* nodes counted again in full (Median reached a QI its first count skipped) */
     uint64_t nodes_split;
 } mdr_dist_result;
 
-/* Splits breadth-first, every open node of a level counted in one reduction,
+/* Splits breadth-first, every open node of a level at once: one MIN reduction
+ * gives every node's box, one SUM reduction the frequency groups of the QIs
+ * its split is chosen from (InfoGain: all; Median: the two widest and the
+ * narrow ones, and all in a second round for the rare node that needs more),
  * until each node has at most finish_rows rows (or no allowable split).
  * t holds this shard's rows with the global dictionaries (its nrows may be
  * 0). Fails with ANONKIT_E_INELIGIBLE when the whole table does not satisfy
