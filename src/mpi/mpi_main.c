@@ -364,18 +364,23 @@ static int ship_and_finish(mp_ctx *c, const mp_rows *rows, const mdr_dist_result
     if ((rc = mp_agree(c, rc)) < 0) goto done;
     MPI_Alltoall(sc, 1, MPI_UINT64_T, rcnt, 1, MPI_UINT64_T, c->comm);
     int *sdispl = scount + c->size, *rcount = sdispl + c->size, *rdispl = rcount + c->size;
+    /* a rank's rows for itself are packed straight into the end of its
+     * receive buffer (self_at) and never pass through MPI */
     uint64_t stot = 0, rtot = 0;
     for (int r = 0; r < c->size; r++) {
-        if (sc[r] > INT_MAX / 2 || rcnt[r] > INT_MAX / 2 || stot > INT_MAX / 2 || rtot > INT_MAX / 2)
+        const uint64_t out_r = r == c->rank ? 0 : sc[r], in_r = r == c->rank ? 0 : rcnt[r];
+        if (out_r > INT_MAX / 2 || in_r > INT_MAX / 2 || stot > INT_MAX / 2 || rtot > INT_MAX / 2)
             rc = ak_err_set(&c->err, ANONKIT_E_USAGE, NULL, 0, 0,
                             "a rank would ship or receive more than 1 GiB at once: run on more ranks");
-        scount[r] = (int)sc[r];
+        scount[r] = (int)out_r;
         sdispl[r] = (int)stot;
-        rcount[r] = (int)rcnt[r];
+        rcount[r] = (int)in_r;
         rdispl[r] = (int)rtot;
-        stot += sc[r];
-        rtot += rcnt[r];
+        stot += out_r;
+        rtot += in_r;
     }
+    const uint64_t self_at = rtot;
+    rtot += sc[c->rank];
     if (rc == ANONKIT_OK && (!(sbuf = malloc(stot ? stot : 1)) || !(rbuf = malloc(rtot ? rtot : 1)))) rc = ak_err_nomem(&c->err);
     if ((rc = mp_agree(c, rc)) < 0) goto done;
     { /* pack: leaf, codes, sensitive, class, field lengths, fields */
@@ -383,7 +388,7 @@ static int ship_and_finish(mp_ctx *c, const mp_rows *rows, const mdr_dist_result
         if (!fill) rc = ak_err_nomem(&c->err);
         for (size_t r = 0; rc == ANONKIT_OK && r < rows->n; r++) {
             const int to = owner[res->leaf_of[r]];
-            unsigned char *p = sbuf + sdispl[to] + fill[to];
+            unsigned char *p = to == c->rank ? rbuf + self_at + fill[to] : sbuf + sdispl[to] + fill[to];
             put32(p, res->leaf_of[r]);
             for (uint32_t q = 0; q < d; q++) put32(p + 4 + 4 * q, rows->codes[q][r]);
             put32(p + 4 + 4 * d, rows->sens[r]);
