@@ -20,7 +20,7 @@ source "$(dirname "$0")/cli_harness.sh" cli-mpi "$@"
 command -v mpirun >/dev/null || { echo "cli_mpi: mpirun not found: run scripts/deps.sh (Open MPI)" >&2; exit 1; }
 mpirun --version 2>&1 | grep -q "Open MPI" || { echo "cli_mpi: mpirun is not Open MPI" >&2; exit 1; }
 
-# Open MPI as root (CI), more ranks than cores, loopback only; its session
+# Open MPI as root (CI), more ranks than cores, loopback only; its own
 # files outside TMPDIR, which every case checks is left empty.
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self,vader
 export OMPI_MCA_orte_tmpdir_base=$T/ompi OMPI_MCA_rmaps_base_oversubscribe=1
