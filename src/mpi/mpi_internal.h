@@ -19,6 +19,7 @@
 typedef struct mp_rows {
     table *schema;       /* the first shard's table, its dictionaries replaced by the merged ones; no rows */
     size_t n;
+    uint32_t nqi;        /* QIs (codes[0..nqi)) */
     uint32_t **codes;    /* per QI, n codes */
     uint32_t *sens, *cls;/* n codes each (0 when absent) */
     uint32_t ncopied;    /* columns copied through (neither QI nor identifier) */

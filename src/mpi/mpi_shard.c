@@ -444,7 +444,8 @@ static int merge_pieces(mp_ctx *c, mp_piece *pc, size_t npc, mp_rows *out)
     out->n = n;
     out->ncopied = nc;
     if (rc == ANONKIT_OK) {
-        if (!(out->codes = calloc(d ? d : 1, sizeof *out->codes)) || !(out->sens = malloc((n ? n : 1) * sizeof *out->sens)) ||
+        if ((out->codes = calloc(d ? d : 1, sizeof *out->codes))) out->nqi = d;
+        if (!out->codes || !(out->sens = malloc((n ? n : 1) * sizeof *out->sens)) ||
             !(out->cls = malloc((n ? n : 1) * sizeof *out->cls)) ||
             !(out->off = malloc(((size_t)n * nc + 1) * sizeof *out->off)))
             rc = ak_err_nomem(&c->err);
@@ -484,7 +485,7 @@ void mp_rows_free(mp_rows *r)
 {
     if (!r) return;
     if (r->codes)
-        for (uint32_t q = 0; r->schema && q < r->schema->nqi; q++) free(r->codes[q]);
+        for (uint32_t q = 0; q < r->nqi; q++) free(r->codes[q]);
     free(r->codes);
     free(r->sens);
     free(r->cls);
