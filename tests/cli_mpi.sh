@@ -25,6 +25,13 @@ mpirun --version 2>&1 | grep -q "Open MPI" || { echo "cli_mpi: mpirun is not Ope
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self,vader
 export OMPI_MCA_orte_tmpdir_base=$T/ompi OMPI_MCA_rmaps_base_oversubscribe=1
 mkdir -p "$T/ompi"
+# Under the sanitizers (make test-asan): Open MPI's own allocations at MPI_Init
+# are never freed; they are suppressed by library, which needs full stacks, so
+# that a leak of anonkit-mpi itself still fails the case.
+if [ -n "${ASAN_OPTIONS:-}" ]; then
+    export ASAN_OPTIONS="$ASAN_OPTIONS:fast_unwind_on_malloc=0"
+    export LSAN_OPTIONS="suppressions=$SRC/tests/lsan_openmpi.supp${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
+fi
 mp() { # mp NP ARGS...: anonkit-mpi on NP ranks
     local np=$1
     shift
@@ -44,7 +51,7 @@ parts_table() { # parts_table DIR: the parts of DIR as one table (first header k
 # 1. random generated tables: Median and InfoGain, k and l-diversity variants
 RANDOM=27
 d=$(casedir)
-for i in 1 2 3 4 5 6 7 8; do
+for i in 1 2 3 4 5 6; do
     np=$((i % 4 + 1))
     rows=$((3000 + RANDOM % 9000))
     seed=$((RANDOM))
@@ -85,7 +92,9 @@ echo "$h" >"$d/parts/p1.csv"
 { echo "$h"; sed -n '21001,$p' "$ADULT/adult.csv"; } >"$d/parts/p3.csv"
 for variant in "--split median" "--split infogain --class salary-class" "--l-variant entropy"; do
     ak anonymize --job "$ADULT/job.json" $variant -o "$d/one.csv"
-    for np in 1 2 3 4; do
+    nps="2 4"
+    [ "$variant" = "--split median" ] && nps="1 2 3 4"
+    for np in $nps; do
         begin "adult in 4 uneven parts (one empty), $np ranks, $variant: DIR/ with a manifest, the single-machine table"
         rm -rf "$d/out"
         mp $np anonymize "$d/parts" -o "$d/out/" --job "$ADULT/job.json" $variant --memory 256K

@@ -551,8 +551,8 @@ int mdr_dist_partition(const table *t, const model *m, const mdr_options *o, uin
                 uint32_t first = UINT32_MAX;
                 for (uint32_t q = 0; q < d; q++) {
                     ds.av[q] = x->cnt[q] ? base + av_at[i * d + q] : NULL;
-                    ds.avs[q] = x->cnt[q] ? base + avs_at[i * d + q] : NULL;
-                    ds.avc[q] = x->cnt[q] ? base + avc_at[i * d + q] : NULL;
+                    ds.avs[q] = x->cnt[q] && s.need_hist ? base + avs_at[i * d + q] : NULL;
+                    ds.avc[q] = x->cnt[q] && s.infogain ? base + avc_at[i * d + q] : NULL;
                     if (x->cnt[q] && first == UINT32_MAX) first = q;
                 }
                 uint32_t lo[d ? d : 1], hi[d ? d : 1];
