@@ -34,11 +34,14 @@ typedef struct mp_ctx {
     int rank, size;
     anonkit_job *job;
     ak_error err;
+    int failed; /* a failure was agreed on: no rank communicates again */
 } mp_ctx;
 
 /* Every rank calls it at the same points with its own status: 0 when every
  * rank succeeded; else every rank returns the code of the first failing rank
- * (the lowest: the first in file order), whose error is copied into c->err. */
+ * (the lowest: the first in file order), whose error is copied into c->err.
+ * Once a failure is agreed on, it returns that failure without communicating,
+ * so that ranks that learn of it at different calls stop alike. */
 int mp_agree(mp_ctx *c, int rc);
 
 /* Reads this rank's shard of `input` (a folder or glob of part files, or one

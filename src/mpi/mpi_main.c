@@ -30,11 +30,13 @@
 
 int mp_agree(mp_ctx *c, int rc)
 {
+    if (c->failed) return c->err.code < 0 ? c->err.code : ANONKIT_E_INTERNAL;
     int bad = rc < 0 ? c->rank : INT_MAX, first = INT_MAX;
     MPI_Allreduce(&bad, &first, 1, MPI_INT, MPI_MIN, c->comm);
     if (first == INT_MAX) return ANONKIT_OK;
     if (c->rank == first && c->err.code >= 0) c->err.code = rc;
     MPI_Bcast(&c->err, (int)sizeof c->err, MPI_BYTE, first, c->comm);
+    c->failed = 1;
     return c->err.code < 0 ? c->err.code : ANONKIT_E_INTERNAL;
 }
 
@@ -49,8 +51,14 @@ typedef struct reducer {
  * in chunks an int counts). */
 static int reduce_sum(void *ctx, uint64_t *buf, size_t n, int op, ak_error *err)
 {
-    (void)err;
     reducer *r = ctx;
+    /* a rank that failed between two reductions (out of memory) is in
+     * mp_agree: meet it there, so that every rank stops */
+    const int rc = mp_agree(r->c, ANONKIT_OK);
+    if (rc < 0) {
+        *err = r->c->err;
+        return rc;
+    }
     for (size_t at = 0; at < n;) {
         const size_t chunk = n - at < ((size_t)1 << 27) ? n - at : ((size_t)1 << 27);
         MPI_Allreduce(MPI_IN_PLACE, buf + at, (int)chunk, MPI_UINT64_T, op == MDR_DIST_MIN ? MPI_MIN : MPI_SUM,
@@ -644,6 +652,11 @@ int main(int argc, char **argv)
     uint64_t finish_rows = 0;
     table_qi *qi = NULL;
     int rc = c.job ? parse_args(&c, argc, argv, &input, &output) : ak_err_nomem(&c.err);
+    if (rc == ANONKIT_OK && c.rank == 0 && c.job->report) { /* the report's folder must take it: refused before any work */
+        char rd[4096], rp[4096];
+        dest_names(c.job->report, rp, sizeof rp, rd, sizeof rd);
+        if (access(rd, W_OK) != 0) rc = fail_io(&c, c.job->report, "cannot write the report there");
+    }
     if ((rc = mp_agree(&c, rc)) < 0) goto done;
     double t = ak_seconds();
     if ((rc = mp_load(&c, input, &rows)) < 0) goto done;
@@ -711,6 +724,7 @@ int main(int argc, char **argv)
     rc = out_commit(&c, output, &out, st.rows_out, rc);
     st.t_write += ak_seconds() - t;
     if (rc < 0) goto done;
+    out_opened = 0; /* committed: nothing is left to remove */
     { /* totals, the summary and the report, from rank 0 */
         mp_stats tot = st;
         uint64_t v[5] = {st.rows_in, st.rows_out, st.classes, st.rows_shipped, st.bytes_shipped}, s[5];
@@ -750,7 +764,8 @@ done:
             ak_err_format(&c.err, msg, sizeof msg);
             fprintf(stderr, "anonkit-mpi: %s\n", msg);
         }
-    } else if (out.f) fclose(out.f);
+    }
+    if (out.f) fclose(out.f);
     free(qi);
     mdr_dist_result_free(&res);
     mp_rows_free(&rows);
