@@ -206,5 +206,11 @@ expect_rc 1
 [ "$(grep -c '^anonkit-mpi: ' "$ERR")" = 1 ] || problem "expected one error line: $(cat "$ERR")"
 [ -e "$d/x.csv" ] && problem "output written"
 end
+begin "a report that cannot be written is refused before any work: no output"
+mp 2 anonymize "$ADULT/adult.csv" -o "$d/x/" --job "$ADULT/job.json" --report "$d/none/r.json"
+expect_rc 2
+expect_err_has "cannot write the report there"
+[ -e "$d/x" ] && problem "output written"
+end
 
 finish
