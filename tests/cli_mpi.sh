@@ -108,6 +108,14 @@ for variant in "--split median" "--split infogain --class salary-class" "--l-var
         end
     done
 done
+ak anonymize --job "$ADULT/job.json" -o "$d/one.csv" --rules "$d/one.rules"
+for np in 1 3; do
+    begin "adult, $np ranks, --rules: the single-machine recoding rules (as a multiset), from rank 0"
+    mp $np anonymize "$d/parts" -o "$d/r.csv" --job "$ADULT/job.json" --memory 256K --rules "$d/mpi.rules"
+    expect_rc 0
+    cmp -s <(sort "$d/one.rules") <(sort "$d/mpi.rules") || problem "rules differ from the single-machine run's"
+    end
+done
 begin "adult as a quoted glob of parts, 3 ranks, one file written with MPI-IO"
 mp 3 anonymize "$d/parts/p*.csv" -o "$d/glob.csv" --job "$ADULT/job.json" --memory 256K
 expect_rc 0

@@ -27,6 +27,7 @@
 #include "common/clock.h"
 #include "core/partition.h"
 #include "publish/publish.h"
+#include "publish/rules.h"
 
 int mp_agree(mp_ctx *c, int rc)
 {
@@ -353,7 +354,7 @@ static uint32_t get32(const unsigned char *p)
 /* Ships every row to its leaf's owner (MPI_Alltoallv) and finishes the
  * owned leaves with the in-memory Mondrian, publishing them into ps. */
 static int ship_and_finish(mp_ctx *c, const mp_rows *rows, const mdr_dist_result *res, publish_stream *ps,
-                           mp_stats *st)
+                           strbuf *rules_out, mp_stats *st)
 {
     const table *schema = rows->schema;
     const uint32_t d = schema->nqi, nc = rows->ncopied;
@@ -494,6 +495,18 @@ static int ship_and_finish(mp_ctx *c, const mp_rows *rows, const mdr_dist_result
         if ((rc = mdr_run_with(&view, &c->job->model, &mo, &classes, &c->err)) < 0) break;
         const double tw = ak_seconds();
         rc = publish_stream_part(ps, &view, &classes, NULL, copied, off + b * nc, &c->err);
+        for (size_t k = 0; rc == ANONKIT_OK && rules_out && k < classes.nclasses; k++) {
+            /* the class for the rules rank 0 writes: its leaf, box, region and rows */
+            const uint32_t leaf = (uint32_t)l;
+            const uint64_t count = classes.count[k];
+            if (strbuf_append(rules_out, (const char *)&leaf, 4) != 0 ||
+                strbuf_append(rules_out, (const char *)(classes.lo + k * d), 4 * (size_t)d) != 0 ||
+                strbuf_append(rules_out, (const char *)(classes.hi + k * d), 4 * (size_t)d) != 0 ||
+                strbuf_append(rules_out, (const char *)(classes.rlo + k * d), 4 * (size_t)d) != 0 ||
+                strbuf_append(rules_out, (const char *)(classes.rhi + k * d), 4 * (size_t)d) != 0 ||
+                strbuf_append(rules_out, (const char *)&count, 8) != 0)
+                rc = ak_err_nomem(&c->err);
+        }
         st->t_write += ak_seconds() - tw;
         st->classes += classes.nclasses;
         st->rows_out += n;
@@ -517,6 +530,94 @@ done:
     free(sbuf);
     free(rbuf);
     return rc;
+}
+
+/* ---- the recoding rules, written by rank 0 */
+
+/* Gathers every rank's classes (leaf, box, region, rows) on rank 0, which
+ * writes the rules ([LeFevre07] §1.2, §2.2; src/publish/rules.c) into a
+ * temporary file beside `path` (its name into tmp), renamed by rules_commit. */
+static int rules_gather(mp_ctx *c, const table *schema, const strbuf *mine, const char *path, char *tmp, size_t tmpsize)
+{
+    int rc = ANONKIT_OK, len = (int)mine->len;
+    if (mine->len > (size_t)INT_MAX / 2) rc = ak_err_set(&c->err, ANONKIT_E_USAGE, NULL, 0, 0, "too many classes for --rules");
+    if ((rc = mp_agree(c, rc)) < 0) return rc;
+    int *lens = c->rank == 0 ? calloc(2 * (size_t)c->size, sizeof *lens) : NULL;
+    int ok = c->rank != 0 || lens, all_ok = 0;
+    MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_LAND, c->comm);
+    if (!all_ok) {
+        free(lens);
+        return mp_agree(c, c->rank == 0 ? ak_err_nomem(&c->err) : ANONKIT_OK);
+    }
+    MPI_Gather(&len, 1, MPI_INT, lens, 1, MPI_INT, 0, c->comm);
+    size_t total = 0;
+    if (c->rank == 0)
+        for (int r = 0; r < c->size; r++) {
+            lens[c->size + r] = (int)total;
+            total += (size_t)lens[r];
+        }
+    char *all = c->rank == 0 ? malloc(total ? total : 1) : NULL;
+    ok = c->rank != 0 || all;
+    MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_LAND, c->comm);
+    if (all_ok)
+        MPI_Gatherv(mine->data ? mine->data : "", len, MPI_BYTE, all, lens, lens ? lens + c->size : NULL, MPI_BYTE, 0,
+                    c->comm);
+    else if (c->rank == 0) rc = ak_err_nomem(&c->err);
+    if (c->rank == 0 && rc == ANONKIT_OK) {
+        const uint32_t d = schema->nqi;
+        const size_t rec = 4 + 16 * (size_t)d + 8, n = total / rec;
+        partition p;
+        table view = *schema;
+        view.nrows = 0;
+        rc = partition_init(&p, 0, d, &c->err);
+        /* the classes in leaf order (each leaf's in its own depth-first order) */
+        size_t *order = rc == ANONKIT_OK ? malloc((n ? n : 1) * sizeof *order) : NULL;
+        if (rc == ANONKIT_OK && !order) rc = ak_err_nomem(&c->err);
+        for (size_t i = 0; rc == ANONKIT_OK && i < n; i++) order[i] = i;
+        for (size_t i = 1; rc == ANONKIT_OK && i < n; i++) { /* insertion by leaf; n log n is not needed for the few leaves */
+            const size_t x = order[i];
+            uint32_t lx;
+            memcpy(&lx, all + x * rec, 4);
+            size_t j = i;
+            for (uint32_t lj; j > 0 && (memcpy(&lj, all + order[j - 1] * rec, 4), lj > lx); j--) order[j] = order[j - 1];
+            order[j] = x;
+        }
+        uint32_t *box = rc == ANONKIT_OK ? malloc(4 * (size_t)(d ? d : 1) * sizeof *box) : NULL;
+        if (rc == ANONKIT_OK && !box) rc = ak_err_nomem(&c->err);
+        for (size_t i = 0; rc == ANONKIT_OK && i < n; i++) {
+            const char *r = all + order[i] * rec + 4;
+            memcpy(box, r, 16 * (size_t)d);
+            uint64_t count;
+            memcpy(&count, r + 16 * (size_t)d, 8);
+            uint32_t id;
+            rc = partition_add_class_in(&p, box, box + d, box + 2 * d, box + 3 * d, count, &id, &c->err);
+        }
+        free(box);
+        free(order);
+        char d_[4096], parent[4096];
+        dest_names(path, d_, sizeof d_, parent, sizeof parent);
+        snprintf(tmp, tmpsize, "%.4000s.anonkit-tmp-XXXXXX", d_);
+        const int fd = rc == ANONKIT_OK ? mkstemp(tmp) : -1;
+        FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+        if (rc == ANONKIT_OK && !f) rc = fail_io(c, path, "cannot create the rules");
+        if (fd < 0) tmp[0] = '\0';
+        rules_stream *rs = NULL;
+        if (rc == ANONKIT_OK) rc = rules_stream_open(&rs, schema, c->job->publish, f, path, &c->err);
+        if (rc == ANONKIT_OK) rc = rules_stream_part(rs, &view, &p, NULL, &c->err);
+        if (rc == ANONKIT_OK) rc = rules_stream_close(rs, &c->err);
+        rules_stream_free(rs);
+        if (f && (fflush(f) != 0 || fsync(fileno(f)) != 0) && rc == ANONKIT_OK) rc = fail_io(c, path, "cannot write the rules");
+        if (f && fclose(f) != 0 && rc == ANONKIT_OK) rc = fail_io(c, path, "cannot write the rules");
+        else if (!f && fd >= 0) close(fd);
+        if (rc < 0 && tmp[0]) {
+            unlink(tmp);
+            tmp[0] = '\0';
+        }
+        partition_free(&p);
+    }
+    free(all);
+    free(lens);
+    return mp_agree(c, rc);
 }
 
 /* ---- the command */
@@ -579,11 +680,11 @@ static int parse_args(mp_ctx *c, int argc, char **argv, const char **input, cons
                           "anonkit-mpi runs Mondrian (its upper levels as Rothko-T's frequency groups): "
                           "--algorithm %s is not available",
                           job_algorithm(j)->name);
-    if (j->rules || j->keep_order || j->publish == RECODE_MEAN || j->split == MDR_SPLIT_REGRESSION ||
-        j->model.variance > 0 || j->previous.count)
+    if (j->keep_order || j->publish == RECODE_MEAN || j->split == MDR_SPLIT_REGRESSION || j->model.variance > 0 ||
+        j->previous.count)
         return ak_err_set(&c->err, ANONKIT_E_USAGE, NULL, 0, 0,
-                          "anonkit-mpi does not take --rules, --keep-order, --publish mean, --split regression, "
-                          "--variance or --previous");
+                          "anonkit-mpi does not take --keep-order, --publish mean, --split regression, --variance or "
+                          "--previous");
     if (model_validate(&c->job->model, &c->err) < 0) return c->err.code;
     return ANONKIT_OK;
 }
@@ -651,11 +752,19 @@ int main(int argc, char **argv)
     int out_opened = 0;
     uint64_t finish_rows = 0;
     table_qi *qi = NULL;
+    strbuf rules_mine = {0};
+    char rules_tmp[4200] = "";
+    int rc_report = ANONKIT_OK;
     int rc = c.job ? parse_args(&c, argc, argv, &input, &output) : ak_err_nomem(&c.err);
     if (rc == ANONKIT_OK && c.rank == 0 && c.job->report) { /* the report's folder must take it: refused before any work */
         char rd[4096], rp[4096];
         dest_names(c.job->report, rp, sizeof rp, rd, sizeof rd);
         if (access(rd, W_OK) != 0) rc = fail_io(&c, c.job->report, "cannot write the report there");
+    }
+    if (rc == ANONKIT_OK && c.rank == 0 && c.job->rules) {
+        char rd[4096], rp[4096];
+        dest_names(c.job->rules, rp, sizeof rp, rd, sizeof rd);
+        if (access(rd, W_OK) != 0) rc = fail_io(&c, c.job->rules, "cannot write the rules there");
     }
     if ((rc = mp_agree(&c, rc)) < 0) goto done;
     double t = ak_seconds();
@@ -711,7 +820,7 @@ int main(int argc, char **argv)
         free(mem);
     }
     if ((rc = mp_agree(&c, rc)) < 0) goto done;
-    rc = ship_and_finish(&c, &rows, &res, ps, &st);
+    rc = ship_and_finish(&c, &rows, &res, ps, c.job->rules ? &rules_mine : NULL, &st);
     if (rc == ANONKIT_OK) {
         publish_stats pst;
         const double tw = ak_seconds();
@@ -721,7 +830,17 @@ int main(int argc, char **argv)
     publish_stream_free(ps);
     ps = NULL;
     t = ak_seconds();
+    if (c.job->rules && (rc = mp_agree(&c, rc)) == ANONKIT_OK)
+        rc = rules_gather(&c, rows.schema, &rules_mine, c.job->rules, rules_tmp, sizeof rules_tmp);
     rc = out_commit(&c, output, &out, st.rows_out, rc);
+    if (c.rank == 0 && rules_tmp[0]) { /* the rules beside the committed output, or removed */
+        if (rc == ANONKIT_OK && rename(rules_tmp, c.job->rules) != 0) {
+            fail_io(&c, c.job->rules, "cannot commit the rules");
+            fprintf(stderr, "anonkit-mpi: %s: cannot commit the rules\n", c.job->rules);
+            rc_report = ANONKIT_E_IO;
+        }
+        if (rc < 0 || rc_report < 0) unlink(rules_tmp);
+    }
     st.t_write += ak_seconds() - t;
     if (rc < 0) goto done;
     out_opened = 0; /* committed: nothing is left to remove */
@@ -766,11 +885,13 @@ done:
         }
     }
     if (out.f) fclose(out.f);
+    strbuf_free(&rules_mine);
     free(qi);
     mdr_dist_result_free(&res);
     mp_rows_free(&rows);
     anonkit_job_free(c.job);
     MPI_Finalize();
+    if (rc == ANONKIT_OK) rc = rc_report;
     if (rc == ANONKIT_OK) return 0;
     return rc == ANONKIT_E_INTERNAL || rc == ANONKIT_E_NOMEM || rc == ANONKIT_E_IO ? 2 : 1;
 }
