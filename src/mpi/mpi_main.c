@@ -630,8 +630,8 @@ static void usage(FILE *f)
           "  OUTPUT  DIR/ (one part-NNNNN.csv per rank and manifest.json) or FILE (one file, MPI-IO)\n"
           "  options are those of `anonkit anonymize` for Mondrian: --qi, --hierarchy, --numeric,\n"
           "  --sensitive, --identifier, --k, --l, --l-variant, --c, --split median|infogain, --class,\n"
-          "  --min-gain, --publish generalize|range, --seed, --delimiter, --tmpdir, --report, and\n"
-          "  --memory SIZE: the rows one rank finishes in memory (default 1G)\n",
+          "  --min-gain, --publish generalize|range, --seed, --delimiter, --tmpdir, --report, --rules\n"
+          "  (from rank 0), and --memory SIZE: the rows one rank finishes in memory (default 1G)\n",
           f);
 }
 
