@@ -8,6 +8,8 @@ packages=(cmake make gcc pkg-config libcmocka-dev libjansson-dev libxxhash-dev l
 packages+=(libpq-dev postgresql libsqlite3-dev sqlite3 libreadstat-dev readstat)
 # `deps.sh fuzz`: also clang and its libFuzzer and sanitizer runtimes (tests/fuzz)
 if [ "${1:-}" = fuzz ]; then packages+=(clang-14 libclang-rt-14-dev); fi
+# anonkit-mpi (docs/distributed.md) and its test: Open MPI, not MPICH (which spins when ranks outnumber cores)
+packages+=(openmpi-bin libopenmpi-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -7,6 +7,9 @@ folder and of layers below its own, never above. Algorithm families
 (src/verify/) may use only common, io and model: it shares nothing with the
 algorithms, the metrics or the writer. The command line (src/cli/) sees only
 the public header. The public header include/anonkit/anonkit.h is below all.
+The MPI driver (src/mpi/, anonkit-mpi) is a top layer beside the command line:
+it may include every library layer but the verifier, never src/cli/; and
+only it may include <mpi.h>, so that the library never depends on MPI.
 
 Usage: check_layers.py SRC_DIR          exit 0, or 1 listing every violation
        check_layers.py --self-test SRC_DIR
@@ -22,11 +25,17 @@ import tempfile
 
 # Lowest first. A layer may include the layers before it in this list.
 LAYERS = ["common", "io", "core", "model", "metrics", "algo", "publish", "verify", "api", "cli"]
+# The MPI driver: the top layer, beside cli (ONLY below keeps it off cli and verify).
+LAYERS.append("mpi")
 # Layers whose includes are restricted to a set rather than "everything below".
 ONLY = {
     "verify": {"common", "io", "model", "verify"},
     "cli": {"cli"},
+    "mpi": {"common", "io", "core", "model", "metrics", "algo", "publish", "api", "mpi"},
 }
+# Only this layer may include the MPI header.
+MPI_LAYER = "mpi"
+MPI_INCLUDE = re.compile(r'^\s*#\s*include\s+[<"]mpi\.h[>"]')
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 
 
@@ -55,6 +64,9 @@ def violations(src):
                 continue
             with open(path, encoding="utf-8", errors="replace") as f:
                 for lineno, line in enumerate(f, 1):
+                    if MPI_INCLUDE.match(line) and layer != MPI_LAYER:
+                        found.append(f"{rel}:{lineno}: only src/{MPI_LAYER}/ may include mpi.h")
+                        continue
                     m = INCLUDE.match(line)
                     if not m:
                         continue
@@ -87,6 +99,8 @@ def self_test(src):
             "algo/incognito/planted.c": '#include "algo/onedim/onedim.h"\n',
             "verify/planted.c": '#include "metrics/metrics.h"\n',
             "cli/planted.c": '#include "io/csv.h"\n',
+            "mpi/planted.c": '#include "cli/cli.h"\n',
+            "algo/mondrian/planted_mpi.c": '#include <mpi.h>\n',
         }
         for rel, line in planted.items():
             path = os.path.join(copy, rel)

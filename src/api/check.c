@@ -2,17 +2,19 @@
  * (src/verify/), which it calls with the job's settings. */
 #include <jansson.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <stdio.h>
+#include <sys/stat.h>
 
+#include "api/achieved.h"
+#include "api/check_parts.h"
 #include "api/job.h"
 #include "api/jsonb.h"
 #include "api/locale.h"
 #include "api/result.h"
-#include "verify/verify.h"
-#include "api/achieved.h"
 #include "verify/achieved.h"
+#include "verify/verify.h"
 
 /* The least t, δ and β of a file whose check asked none of them
  * (check --achieved with a sensitive column): the file is read once more
@@ -84,34 +86,50 @@ static int check_achieved(anonkit_job *job, const verify_params *p, const verify
     return ANONKIT_OK;
 }
 
-/* anonkit_check in the C numeric locale. */
+/* anonkit_check in the C numeric locale: verifies the file (a folder of part
+ * files, anonkit-mpi's output, as one table), then measures what it achieves
+ * when --achieved or a distribution model asks for it. */
 static int check(anonkit_job *job, const char *published_path, anonkit_result **out_result)
 {
     *out_result = NULL;
     ak_err_clear(&job->err);
     if (job_check_dist(job) < 0) return ANONKIT_E_USAGE;
+    struct stat sb;
+    spool parts; /* the parts of a folder, as one file until the end of the check */
+    memset(&parts, 0, sizeof parts);
+    const char *folder = NULL;
+    if (strcmp(published_path, "-") != 0 && stat(published_path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+        if (check_parts_spool(published_path, job->tmpdir, &parts, &job->err) < 0) return job_fail(job);
+        folder = published_path;
+        published_path = parts.path;
+    }
     const verify_params p = {published_path, job->delimiter, (const char *const *)job->qi.items, job->qi.count,
                              job->sensitive, job->model, job->suppression, job->tmpdir,
                              job->query, job->use_codes, (const char *const *)job->missing.items, job->missing.count};
     verify_counts counts;
     verify_dist_achieved ach;
-    if (verify_published_achieved(&p, &counts, &ach, &job->err) < 0) return job_fail(job);
-    if (job->risk.achieved && !ach.has && job->sensitive &&
-        dist_measure(job, &p, &ach) < 0) return job_fail(job);
-    anonkit_result *r = result_new();
-    if (!r) return job_out_of_memory(job);
-    r->rows_read = counts.rows;
-    r->published = counts.rows - counts.suppressed;
-    r->suppressed = counts.suppressed;
-    r->classes = counts.classes;
-    if (job->risk.achieved) { /* --achieved (verify/achieved.c), with the least t, δ and β */
-        if (check_achieved(job, &p, &ach, r) < 0) {
-            anonkit_result_free(r);
-            return job_fail(job);
-        }
-    } else if (ach.has && dist_achieved_only(&ach, r) < 0) {
+    anonkit_result *r = NULL;
+    int rc = verify_published_achieved(&p, &counts, &ach, &job->err);
+    if (rc == ANONKIT_OK && job->risk.achieved && !ach.has && job->sensitive) rc = dist_measure(job, &p, &ach);
+    if (rc == ANONKIT_OK && !(r = result_new())) rc = ak_err_nomem(&job->err);
+    if (rc == ANONKIT_OK) {
+        r->rows_read = counts.rows;
+        r->published = counts.rows - counts.suppressed;
+        r->suppressed = counts.suppressed;
+        r->classes = counts.classes;
+        if (job->risk.achieved) /* --achieved (verify/achieved.c), with the least t, δ and β */
+            rc = check_achieved(job, &p, &ach, r);
+        else if (ach.has && dist_achieved_only(&ach, r) < 0)
+            rc = ak_err_nomem(&job->err);
+    }
+    if (folder) {
+        if (rc < 0 && !strcmp(job->err.file, parts.path))
+            snprintf(job->err.file, sizeof job->err.file, "%s (its parts as one table)", folder);
+        spool_remove(&parts);
+    }
+    if (rc < 0) {
         anonkit_result_free(r);
-        return job_out_of_memory(job);
+        return job_fail(job);
     }
     *out_result = r;
     return ANONKIT_OK;

@@ -1,0 +1,224 @@
+#!/usr/bin/env bash
+# cli_mpi.sh — anonkit-mpi (docs/distributed.md) under mpirun with 1 to 4
+# ranks on this machine (--oversubscribe, loopback transports): on random
+# tables, on the Adult example and on folders of part files with uneven shards
+# (one empty), the published table equals the single-machine Mondrian's as a
+# multiset and passes `anonkit check` (a folder of parts too); a bad row on
+# rank 2 gives one error naming its file and line and no output; a rank
+# killed mid-run leaves no output; one file read in byte ranges, with quoted
+# newlines, gives the same table.
+#
+# usage: bash tests/cli_mpi.sh PATH/TO/anonkit-mpi PATH/TO/anonkit SOURCE_DIR
+set -u
+if [ $# -ne 3 ]; then
+    echo "usage: bash $0 PATH/TO/anonkit-mpi PATH/TO/anonkit SOURCE_DIR" >&2
+    exit 2
+fi
+MPIBIN=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
+shift
+source "$(dirname "$0")/cli_harness.sh" cli-mpi "$@"
+command -v mpirun >/dev/null || { echo "cli_mpi: mpirun not found: run scripts/deps.sh (Open MPI)" >&2; exit 1; }
+mpirun --version 2>&1 | grep -q "Open MPI" || { echo "cli_mpi: mpirun is not Open MPI" >&2; exit 1; }
+
+# Open MPI as root (CI), more ranks than cores, loopback only; its own
+# files outside TMPDIR, which every case checks is left empty.
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self,vader
+export OMPI_MCA_orte_tmpdir_base=$T/ompi OMPI_MCA_rmaps_base_oversubscribe=1
+mkdir -p "$T/ompi"
+# Under the sanitizers (make test-asan): Open MPI's own allocations at MPI_Init
+# are never freed; they are suppressed by library, which needs full stacks, so
+# that a leak of anonkit-mpi itself still fails the case.
+if [ -n "${ASAN_OPTIONS:-}" ]; then
+    export ASAN_OPTIONS="$ASAN_OPTIONS:fast_unwind_on_malloc=0"
+    export LSAN_OPTIONS="suppressions=$SRC/tests/lsan_openmpi.supp${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
+fi
+mp() { # mp NP ARGS...: anonkit-mpi on NP ranks
+    local np=$1
+    shift
+    timeout 120 mpirun -np "$np" --oversubscribe "$MPIBIN" "$@" </dev/null >"$OUT" 2>"$ERR"
+    RC=$?
+}
+same_rows() { # same_rows A B: equal as multisets of lines
+    cmp -s <(sort "$1") <(sort "$2") || problem "published rows differ from the single-machine run's ($1, $2)"
+}
+parts_table() { # parts_table DIR: the parts of DIR as one table (first header kept)
+    local first=1 f
+    for f in "$1"/part-*.csv; do
+        if [ $first = 1 ]; then cat "$f"; first=0; else tail -n +2 "$f"; fi
+    done
+}
+
+# 1. random generated tables: Median and InfoGain, k and l-diversity variants
+RANDOM=27
+d=$(casedir)
+for i in 1 2 3 4 5 6; do
+    np=$((i % 4 + 1))
+    rows=$((3000 + RANDOM % 9000))
+    seed=$((RANDOM))
+    k=$((5 + RANDOM % 40))
+    qis=(age,salary,zipcode age,salary,hvalue,elevel zipcode,car,age,loan salary,hyears,elevel,commission)
+    qi=${qis[$((RANDOM % 4))]}
+    model="--k $k"
+    case $((i % 4)) in
+        1) model="$model --sensitive car --l 3" ;;
+        2) model="$model --sensitive car --l 2 --l-variant entropy" ;;
+        3) model="$model --sensitive elevel --l 3 --l-variant recursive --c 4" ;;
+    esac
+    split=""
+    [ $((i % 3)) = 0 ] && split="--split infogain --class c7"
+    "$BIN" generate --rows $rows --seed $seed -o "$d/in.csv" 2>/dev/null
+    case "$qi$model" in *car*car*) model="--k $k --sensitive commission --l 2" ;; esac
+    case "$qi$model" in *elevel*elevel*) model="--k $k --sensitive car --l 2" ;; esac
+    begin "random table $i ($rows rows, $np ranks, --qi $qi $model $split): the single-machine table, verified"
+    ak anonymize "$d/in.csv" -o "$d/one.csv" --qi $qi $model $split --seed 3
+    [ "$RC" = 0 ] || problem "the single-machine run failed: $(head -1 "$ERR")"
+    mp $np anonymize "$d/in.csv" -o "$d/mpi.csv" --qi $qi $model $split --memory 64K --report "$d/r.json"
+    expect_rc 0
+    same_rows "$d/one.csv" "$d/mpi.csv"
+    expect_json "$d/r.json" "j['ranks'] == $np and j['rows_published'] == $rows and j['levels_reduced'] >= 1"
+    [ $np -gt 1 ] && expect_json "$d/r.json" "j['rows_shipped'] > 0 and j['bytes_reduced'] > 0"
+    ak check "$d/mpi.csv" --qi $qi $model
+    expect_rc 0
+    end
+done
+
+# 2. the Adult example (categorical QIs with hierarchies) as uneven part files, one empty: DIR output
+d=$(casedir)
+mkdir "$d/parts"
+h=$(head -1 "$ADULT/adult.csv")
+{ echo "$h"; sed -n 2,3001p "$ADULT/adult.csv"; } >"$d/parts/p0.csv"
+echo "$h" >"$d/parts/p1.csv"
+{ echo "$h"; sed -n 3002,21000p "$ADULT/adult.csv"; } >"$d/parts/p2.csv"
+{ echo "$h"; sed -n '21001,$p' "$ADULT/adult.csv"; } >"$d/parts/p3.csv"
+for variant in "--split median" "--split infogain --class salary-class" "--l-variant entropy"; do
+    ak anonymize --job "$ADULT/job.json" $variant -o "$d/one.csv"
+    nps="2 4"
+    [ "$variant" = "--split median" ] && nps="1 2 3 4"
+    for np in $nps; do
+        begin "adult in 4 uneven parts (one empty), $np ranks, $variant: DIR/ with a manifest, the single-machine table"
+        rm -rf "$d/out"
+        mp $np anonymize "$d/parts" -o "$d/out/" --job "$ADULT/job.json" $variant --memory 256K
+        expect_rc 0
+        [ "$(ls "$d/out" | grep -c '^part-.*\.csv$')" = $np ] || problem "expected $np parts: $(ls "$d/out")"
+        expect_json "$d/out/manifest.json" "len(j['parts']) == $np and j['rows'] == 30162"
+        parts_table "$d/out" >"$d/all.csv"
+        same_rows "$d/one.csv" "$d/all.csv"
+        ak check "$d/out" --job "$ADULT/job.json"
+        expect_rc 0
+        end
+    done
+done
+ak anonymize --job "$ADULT/job.json" -o "$d/one.csv" --rules "$d/one.rules"
+for np in 1 3; do
+    begin "adult, $np ranks, --rules: the single-machine recoding rules (as a multiset), from rank 0"
+    mp $np anonymize "$d/parts" -o "$d/r.csv" --job "$ADULT/job.json" --memory 256K --rules "$d/mpi.rules"
+    expect_rc 0
+    cmp -s <(sort "$d/one.rules") <(sort "$d/mpi.rules") || problem "rules differ from the single-machine run's"
+    end
+done
+begin "adult as a quoted glob of parts, 3 ranks, one file written with MPI-IO"
+mp 3 anonymize "$d/parts/p*.csv" -o "$d/glob.csv" --job "$ADULT/job.json" --memory 256K
+expect_rc 0
+ak anonymize --job "$ADULT/job.json" -o "$d/one.csv"
+same_rows "$d/one.csv" "$d/glob.csv"
+[ "$(grep -c "^$(head -1 "$d/one.csv")\$" "$d/glob.csv")" = 1 ] || problem "the header is not there exactly once"
+end
+
+# 3. a bad row on rank 2: one error with its file and line, nothing written
+d=$(casedir)
+"$BIN" generate --rows 8000 --seed 5 -o "$d/in.csv" 2>/dev/null
+mkdir "$d/parts"
+h=$(head -1 "$d/in.csv")
+for p in 0 1 2 3; do { echo "$h"; sed -n "$((2 + p * 2000)),$((1 + (p + 1) * 2000))p" "$d/in.csv"; } >"$d/parts/part$p.csv"; done
+sed -i '57s/^\([^,]*\),\([^,]*\),[^,]*,/\1,\2,abc,/' "$d/parts/part2.csv"
+for out in "$d/out/" "$d/out.csv"; do
+    begin "bad row on rank 2 (-o $out): one error naming part2.csv:57, no output"
+    mp 4 anonymize "$d/parts" -o "$out" --qi age,salary,zipcode --k 10
+    expect_rc 1
+    [ "$(grep -c '^anonkit-mpi: ' "$ERR")" = 1 ] || problem "expected one error line: $(cat "$ERR")"
+    grep -q "^anonkit-mpi: $d/parts/part2.csv:57: " "$ERR" || problem "error does not name part2.csv:57: $(head -1 "$ERR")"
+    [ -e "$d/out" ] || [ -e "$d/out.csv" ] && problem "output written"
+    [ -z "$(ls -A "$d" | grep -v '^parts$\|^in.csv$')" ] || problem "left behind: $(ls -A "$d")"
+    end
+done
+begin "bad row in one file read in byte ranges (3 ranks): the error names the line in the original file"
+cp "$d/in.csv" "$d/one-file.csv"
+sed -i '6001s/^\([^,]*\),\([^,]*\),[^,]*,/\1,\2,abc,/' "$d/one-file.csv"
+mp 3 anonymize "$d/one-file.csv" -o "$d/out.csv" --qi age,salary,zipcode --k 10
+expect_rc 1
+grep -q "^anonkit-mpi: $d/one-file.csv:6001: " "$ERR" || problem "error does not name one-file.csv:6001: $(head -1 "$ERR")"
+[ -e "$d/out.csv" ] && problem "output written"
+end
+
+# 4. a rank killed mid-run (before the commit): the job aborts, nothing at the output path
+d=$(casedir)
+"$BIN" generate --rows 5000 --seed 9 -o "$d/in.csv" 2>/dev/null
+for out in "$d/killed/" "$d/killed.csv"; do
+    begin "a rank killed by SIGKILL mid-run (-o $out): the job aborts, no output, nothing left beside it"
+    ANONKIT_MPI_TEST_PAUSE=30 timeout 120 mpirun -np 3 --oversubscribe "$MPIBIN" anonymize "$d/in.csv" -o "$out" \
+        --qi age,salary --k 10 </dev/null >"$OUT" 2>"$ERR" &
+    job=$!
+    pids=""
+    for _ in $(seq 100); do # the ranks that reached the pause (rank 1 sleeps before the commit)
+        pids=$(pgrep -f "anonkit-mpi anonymize $d/in.csv -o $out" | grep -v "^$job\$" || true)
+        [ "$(echo "$pids" | grep -c .)" -ge 3 ] && break
+        sleep 0.1
+    done
+    sleep 1
+    victim=$(echo "$pids" | tail -1)
+    [ -n "$victim" ] && kill -KILL "$victim"
+    wait $job
+    RC=$?
+    [ "$RC" = 0 ] && problem "mpirun exited 0 after a rank was killed"
+    [ -e "$d/killed" ] || [ -e "$d/killed.csv" ] && problem "output written"
+    [ -z "$(ls -A "$d" | grep -v '^in.csv$')" ] || problem "left behind: $(ls -A "$d")"
+    rm -rf "${TMPDIR:?}"/anonkit-mpi-* # (a killed rank's private files are unnamed; a named shard copy may stay)
+    end
+done
+
+# 5. one file in byte ranges with quoted fields holding newlines and delimiters
+d=$(casedir)
+"$PY" - "$d/q.csv" <<'EOF'
+import random, sys
+random.seed(7)
+with open(sys.argv[1], "w", newline="") as f:
+    f.write('age,zip,"a note, quoted",sens\n')
+    for i in range(6000):
+        note = random.choice(['plain', '"two\nlines"', '"comma, and ""quote"""', '"a\nb\nc"', ''])
+        f.write(f"{random.randint(17, 90)},{random.randint(1000, 1400)},{note},s{random.randint(0, 6)}\n")
+EOF
+ak anonymize "$d/q.csv" -o "$d/one.csv" --qi age,zip --sensitive sens --l 2 --k 8
+for np in 2 3 4; do
+    begin "quoted newlines, one file in byte ranges on $np ranks: the single-machine table"
+    mp $np anonymize "$d/q.csv" -o "$d/mpi.csv" --qi age,zip --sensitive sens --l 2 --k 8 --memory 64K
+    expect_rc 0
+    same_rows "$d/one.csv" "$d/mpi.csv"
+    end
+done
+begin "quoted newlines split across parts of equal size: the verifier accepts the output"
+ak check "$d/mpi.csv" --qi age,zip --sensitive sens --l 2 --k 8
+expect_rc 0
+end
+
+# 6. usage
+d=$(casedir)
+begin "an algorithm other than Mondrian is refused"
+mp 2 anonymize "$ADULT/adult.csv" -o "$d/x.csv" --job "$ADULT/job.json" --algorithm incognito
+expect_rc 1
+expect_err_has "anonkit-mpi runs Mondrian"
+[ -e "$d/x.csv" ] && problem "output written"
+end
+begin "the whole table ineligible: one error, no output"
+mp 2 anonymize "$ADULT/adult.csv" -o "$d/x.csv" --job "$ADULT/job.json" --k 40000
+expect_rc 1
+[ "$(grep -c '^anonkit-mpi: ' "$ERR")" = 1 ] || problem "expected one error line: $(cat "$ERR")"
+[ -e "$d/x.csv" ] && problem "output written"
+end
+begin "a report that cannot be written is refused before any work: no output"
+mp 2 anonymize "$ADULT/adult.csv" -o "$d/x/" --job "$ADULT/job.json" --report "$d/none/r.json"
+expect_rc 2
+expect_err_has "cannot write the report there"
+[ -e "$d/x" ] && problem "output written"
+end
+
+finish
