@@ -3,6 +3,8 @@
 # when any is missing. Run as root (or with sudo available).
 set -euo pipefail
 packages=(cmake make gcc pkg-config libcmocka-dev libjansson-dev libxxhash-dev libgsl-dev python3 hyperfine time locales)
+# the release report: SHA-256 through OpenSSL (libssl-dev); its test renders it in headless Chromium
+packages+=(libssl-dev chromium)
 # `deps.sh fuzz`: also clang and its libFuzzer and sanitizer runtimes (tests/fuzz)
 if [ "${1:-}" = fuzz ]; then packages+=(clang-14 libclang-rt-14-dev); fi
 missing=()

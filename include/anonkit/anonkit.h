@@ -112,7 +112,10 @@ typedef enum anonkit_option {
     ANONKIT_OPT_CLASS_ERROR = 48, /* class column the tree predicts */
     ANONKIT_OPT_TRAIN_ROWS = 49, /* the first N published rows train the tree, the others test it */
     ANONKIT_OPT_SPLIT_COLUMN = 50, /* or: a column whose value is train or test in every row */
-    ANONKIT_OPT__COUNT = 51 /* the number of options; not an option */
+    /* the release report (docs/report.md) */
+    ANONKIT_OPT_HTML = 51,       /* path of the self-contained HTML release report (anonymize, report) */
+    ANONKIT_OPT_ORIGINAL = 52,   /* report: the original CSV the published file was made from */
+    ANONKIT_OPT__COUNT = 53 /* the number of options; not an option */
 } anonkit_option;
 
 typedef struct anonkit_job anonkit_job;
@@ -205,6 +208,17 @@ ANONKIT_API int anonkit_metrics(anonkit_job *job, const char *original_path, con
  * general release already violates the requirement returns
  * ANONKIT_E_INELIGIBLE and writes nothing. */
 ANONKIT_API int anonkit_sequential(anonkit_job *job, anonkit_result **out_result /* OUT */);
+
+/* The release report of a table published earlier (docs/report.md):
+ * measures published_path against its original (ANONKIT_OPT_ORIGINAL) with the
+ * job's settings (QIs, hierarchies, model, suppression), proves it with the
+ * verifier, and writes the self-contained HTML document to ANONKIT_OPT_HTML,
+ * as `anonymize --html` would, without anonymizing again. The result holds
+ * the rows, published and suppressed rows, classes and the JSON the document's
+ * figures come from. A file that violates the model is documented as such
+ * (the document says so) and returns ANONKIT_E_VIOLATION after writing it.
+ * On any other failure nothing is left at the HTML path. */
+ANONKIT_API int anonkit_report(anonkit_job *job, const char *published_path, anonkit_result **out_result /* OUT */);
 
 /* The result of a verb. */
 ANONKIT_API void anonkit_result_free(anonkit_result *result);

@@ -88,6 +88,8 @@ void anonkit_job_free(anonkit_job *job)
     free(job->class_error);
     free(job->split_column);
     strlist_free(&job->job_files);
+    free(job->html);
+    free(job->original);
     free(job);
 }
 

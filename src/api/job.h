@@ -87,6 +87,8 @@ struct anonkit_job {
     rothko_job_options rothko;
     incognito_job_options incognito;
     onedim_job_options onedim;
+    char *html;            /* --html: the release report (docs/report.md); NULL: none */
+    char *original;        /* --original: the original of `anonkit report`'s published file */
     ak_error err;
     char errmsg[2048];
 };

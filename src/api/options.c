@@ -628,6 +628,14 @@ static const ak_option_desc options[ANONKIT_OPT__COUNT] = {
         {"split-column", AK_OPTF_JSON_TEXT, set_text, offsetof(anonkit_job, split_column), "COL",
          "a column holding train or test in every row (other\n"
          "columns are published as they are, so any row order)"},
+    [ANONKIT_OPT_HTML] =
+        {"html", ANONKIT_OPTF_PATH | AK_OPTF_JSON_TEXT, set_text, offsetof(anonkit_job, html), "FILE",
+         "self-contained HTML release report: checksums, settings,\n"
+         "the verifier's verdict on the written file, information\n"
+         "loss, risk, charts (docs/report.md)"},
+    [ANONKIT_OPT_ORIGINAL] =
+        {"original", ANONKIT_OPTF_PATH | AK_OPTF_JSON_TEXT, set_text, offsetof(anonkit_job, original), "FILE",
+         "report: the original the published file was made from"},
 };
 
 const ak_option_desc *ak_option_desc_of(anonkit_option o)

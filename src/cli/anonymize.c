@@ -36,6 +36,7 @@ static const cli_help_line help_lines[] = {
     {ANONKIT_OPT_PUBLISH, NULL},
     {ANONKIT_OPT_RULES, NULL},
     {ANONKIT_OPT_REPORT, NULL},
+    {ANONKIT_OPT_HTML, NULL},
     {ANONKIT_OPT_WEIGHTS, NULL},
     {ANONKIT_OPT_SEED, NULL},
     {ANONKIT_OPT_KEEP_ORDER, NULL},

@@ -38,5 +38,6 @@ int cli_metrics(int argc, char **argv);
 int cli_recode(int argc, char **argv);
 int cli_generate(int argc, char **argv);
 int cli_sequential(int argc, char **argv);
+int cli_report(int argc, char **argv);
 
 #endif

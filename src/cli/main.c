@@ -15,6 +15,8 @@ static const char usage[] =
     "  generate --rows N -o FILE   synthetic data of [LeFevre07] Figure 7 (CSV or binary tuples)\n"
     "  sequential CURRENT --previous EARLIER -o OUTPUT\n"
     "                              publish a release whose join with earlier ones is (X,Y)-private\n"
+    "  report PUBLISHED --original ORIGINAL --html FILE\n"
+    "                              the HTML release report of a table published earlier\n"
     "\n"
     "Run 'anonkit <command> --help' for the options of a command.\n";
 
@@ -34,6 +36,7 @@ int main(int argc, char **argv)
     if (!strcmp(argv[1], "recode")) return cli_recode(argc - 1, argv + 1);
     if (!strcmp(argv[1], "generate")) return cli_generate(argc - 1, argv + 1);
     if (!strcmp(argv[1], "sequential")) return cli_sequential(argc - 1, argv + 1);
+    if (!strcmp(argv[1], "report")) return cli_report(argc - 1, argv + 1);
     fprintf(stderr, "anonkit: unknown command '%s'\n\n%s", argv[1], usage);
     return CLI_USER_ERROR;
 }

@@ -1,0 +1,52 @@
+/* sha256.c — the SHA-256 of a file (sha256.h), through OpenSSL's EVP
+ * digest interface (EVP_DigestInit_ex, EVP_DigestUpdate, EVP_DigestFinal_ex). */
+#include "io/sha256.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <openssl/evp.h>
+
+/* Bytes read per call. */
+#define SHA_CHUNK (1u << 16)
+
+int ak_sha256_file(const char *path, const char *shown, char hex[AK_SHA256_HEX + 1], ak_error *err)
+{
+    if (!shown) shown = path;
+    hex[0] = '\0';
+    FILE *f = fopen(path, "rb");
+    if (!f) return ak_err_set(err, ANONKIT_E_IO, shown, 0, 0, "cannot read the file for its checksum: %s", strerror(errno));
+    EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+    if (!ctx) {
+        fclose(f);
+        return ak_err_nomem(err);
+    }
+    int rc = ANONKIT_OK;
+    if (EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) != 1)
+        rc = ak_err_set(err, ANONKIT_E_INTERNAL, shown, 0, 0, "SHA-256 could not be started");
+    static const size_t chunk = SHA_CHUNK;
+    unsigned char buf[SHA_CHUNK];
+    while (rc == ANONKIT_OK) {
+        const size_t got = fread(buf, 1, chunk, f);
+        if (got && EVP_DigestUpdate(ctx, buf, got) != 1)
+            rc = ak_err_set(err, ANONKIT_E_INTERNAL, shown, 0, 0, "SHA-256 failed");
+        if (got < chunk) break;
+    }
+    if (rc == ANONKIT_OK && ferror(f))
+        rc = ak_err_set(err, ANONKIT_E_IO, shown, 0, 0, "cannot read the file for its checksum: %s", strerror(errno));
+    unsigned char md[EVP_MAX_MD_SIZE];
+    unsigned int mdlen = 0;
+    if (rc == ANONKIT_OK && (EVP_DigestFinal_ex(ctx, md, &mdlen) != 1 || mdlen * 2 != AK_SHA256_HEX))
+        rc = ak_err_set(err, ANONKIT_E_INTERNAL, shown, 0, 0, "SHA-256 failed");
+    EVP_MD_CTX_free(ctx);
+    fclose(f);
+    if (rc != ANONKIT_OK) return rc;
+    static const char digits[] = "0123456789abcdef";
+    for (unsigned i = 0; i < mdlen; i++) {
+        hex[2 * i] = digits[md[i] >> 4];
+        hex[2 * i + 1] = digits[md[i] & 15];
+    }
+    hex[AK_SHA256_HEX] = '\0';
+    return ANONKIT_OK;
+}
