@@ -117,9 +117,10 @@ void svg_columns(FILE *f, const char *id, const char *title, const char *desc, c
                  const char *const *labels, size_t n, const svg_series *series, size_t nseries, int cumulative);
 
 /* Horizontal bars: one per label, value printed at its end with `fmt`
- * (printf of a double), on an axis 0..max (max <= 0: the largest value).
+ * (printf of a double), on an axis 0..max (max <= 0: the largest value,
+ * rounded up), in a chart `width` units wide (its text stays 12 units high).
  * Nothing when n is 0. */
-void svg_hbars(FILE *f, const char *id, const char *title, const char *desc, const char *xlabel,
+void svg_hbars(FILE *f, const char *id, double width, const char *title, const char *desc, const char *xlabel,
                const char *const *labels, const double *values, size_t n, double max, const char *fmt, int pattern);
 
 /* The SVG pattern definitions every chart refers to (once per document). */

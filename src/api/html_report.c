@@ -180,7 +180,7 @@ static size_t size_bins(const html_scan *s, uint64_t suppressed, int records, do
 /* The bounds of the risk bins, a record's risk being 1 / its class's size. */
 static const double risk_upper[] = {0.001, 0.01, 0.02, 0.05, 0.1, 0.2, 0.3333334, 0.5000001, 1.0};
 static const char *const risk_label[] = {"\xE2\x89\xA4 0.001", "0.001-0.01", "0.01-0.02", "0.02-0.05",
-                                         "0.05-0.1", "0.1-0.2", "0.2-1/3", "1/3-1/2", "1/2-1"};
+                                         "0.05-0.1", "0.1-0.2", "0.2-1/3", "1/3-1/2", "1 (unique)"};
 #define RISK_BINS (sizeof risk_upper / sizeof *risk_upper)
 
 /* Records per risk bin, and the highest and average risk, of a scan. */
@@ -219,6 +219,8 @@ static const char css[] =
     "th,td{border:1px solid #999;padding:.2rem .5rem;text-align:left;vertical-align:top}th{background:#eee}\n"
     "table.kv table.kv{margin:0}.num{font-family:'DejaVu Sans Mono',monospace}\n"
     ".hash{font-family:'DejaVu Sans Mono',monospace;font-size:.8rem;word-break:break-all}\n"
+    ".summary table.kv{width:100%;font-size:1.05rem}.summary{border:2px solid #111;padding:0 1rem .5rem;margin-top:1rem}\n"
+    ".summary h2{margin-top:.6rem}\n"
     ".verdict{border:3px solid #111;padding:.6rem;font-weight:bold}.verdict.bad{border-style:double;border-width:6px}\n"
     ".pair{display:grid;grid-template-columns:1fr 1fr;gap:1rem}figure.chart{margin:.8rem 0}\n"
     "figure.chart svg{width:100%;height:auto}figcaption{font-size:.85rem;color:#333}\n"
@@ -227,6 +229,49 @@ static const char css[] =
     " section{break-inside:auto}figure.chart,table{break-inside:avoid}.pair{grid-template-columns:1fr 1fr}\n"
     " @page{margin:15mm}}\n"
     "</style>\n";
+
+/* The first screen: the verdict and the figures a reader signs for. */
+static void section_summary(FILE *f, const html_doc *d, jptr *p)
+{
+    const json_t *r = d->report, *params = json_object_get(r, "parameters");
+    const html_verdict *v = d->verdict;
+    fputs("<section id=\"summary\" class=\"summary\"><h2>At a glance</h2>\n<table class=\"kv\">\n<tr><th>verifier</th><td>", f);
+    fputs(v->status == ANONKIT_OK ? "<b>passed</b>: the written file satisfies the privacy model"
+          : v->status == ANONKIT_E_VIOLATION ? "<b>FAILED</b>: the written file violates the privacy model"
+                                             : "<b>not run</b>: the output could not be read back", f);
+    fputs("</td></tr>\n<tr><th>privacy model</th><td>k = ", f);
+    size_t old = jptr_push(p, "parameters");
+    figure_at(f, params, "k", p);
+    if (json_object_get(params, "l")) {
+        fputs(", l = ", f);
+        figure_at(f, params, "l", p);
+        fputs(" (", f);
+        render_value(f, json_object_get(params, "l-variant"), p);
+        fputs(")", f);
+    }
+    if (json_object_get(params, "variance")) {
+        fputs(", variance \xE2\x89\xA5 ", f);
+        figure_at(f, params, "variance", p);
+    }
+    fputs("</td></tr>\n<tr><th>algorithm</th><td>", f);
+    render_value(f, json_object_get(params, "algorithm"), p);
+    jptr_pop(p, old);
+    fputs("</td></tr>\n<tr><th>rows read / published / suppressed</th><td>", f);
+    figure_at(f, r, "rows_read", p);
+    fputs(" / ", f);
+    figure_at(f, r, "rows_published", p);
+    fputs(" / ", f);
+    figure_at(f, r, "rows_suppressed", p);
+    fputs("</td></tr>\n<tr><th>equivalence classes (smallest)</th><td>", f);
+    figure_at(f, r, "classes", p);
+    fputs(" (", f);
+    figure_at(f, r, "min_class_size", p);
+    fputs(" rows)</td></tr>\n<tr><th>GCP (information lost, 0 to 1)</th><td>", f);
+    old = jptr_push(p, "metrics");
+    figure_at(f, json_object_get(r, "metrics"), "gcp", p);
+    jptr_pop(p, old);
+    fputs("</td></tr>\n</table>\n</section>\n", f);
+}
 
 /* Identity: version, date, the command, the checksums. */
 static void section_identity(FILE *f, const html_doc *d, jptr *p)
@@ -403,7 +448,7 @@ static void section_loss(FILE *f, const html_doc *d, jptr *p)
         jptr_pop(p, o2);
         fputs("</table>\n", f);
         if (labels && values)
-            svg_hbars(f, "chart-ncp", "NCP per quasi-identifier",
+            svg_hbars(f, "chart-ncp", 720, "NCP per quasi-identifier",
                       "Normalized certainty penalty of every quasi-identifier: 0 means published exactly, 1 means "
                       "fully generalized.",
                       "NCP", labels, values, i, 1.0, "%.4f", 1);
@@ -508,7 +553,7 @@ static void section_risk(FILE *f, const html_doc *d, jptr *p)
 
 /* A top-HTML_TOP bar chart of a QI's values in a scan (numeric values of the
  * original in equal-width bins). */
-static void values_chart(FILE *f, const char *id, const char *title, const html_values *hv, int numeric)
+static void values_chart(FILE *f, const char *id, const char *title, const html_values *hv, int numeric, int pattern)
 {
     const uint32_t nv = hv->values.count;
     if (!nv) return;
@@ -574,7 +619,7 @@ static void values_chart(FILE *f, const char *id, const char *title, const html_
         snprintf(desc, sizeof desc, "Rows per value: the %zu most frequent of %u distinct values%s.", shown, nv,
                  rest ? ", the others together" : "");
     }
-    svg_hbars(f, id, title, desc, "rows", labels, vals, n, 0, "%.0f", id[strlen(id) - 1] == 'o' ? 1 : 0);
+    svg_hbars(f, id, 480, title, desc, "rows", labels, vals, n, 0, "%.0f", pattern);
 }
 
 /* For every QI: the published values beside the original's. */
@@ -592,12 +637,12 @@ static void section_distributions(FILE *f, const html_doc *d)
         char id[64], title[300];
         snprintf(id, sizeof id, "chart-qi%zu-p", q);
         snprintf(title, sizeof title, "%s: published", d->qi[q]);
-        values_chart(f, id, title, &d->published->qi[q], 0);
+        values_chart(f, id, title, &d->published->qi[q], 0, 0);
         fputs("</div>\n<div>", f);
         if (d->original) {
             snprintf(id, sizeof id, "chart-qi%zu-o", q);
             snprintf(title, sizeof title, "%s: original", d->qi[q]);
-            values_chart(f, id, title, &d->original->qi[q], d->numeric && d->numeric[q]);
+            values_chart(f, id, title, &d->original->qi[q], d->numeric && d->numeric[q], 1);
         }
         fputs("</div>\n</div>\n", f);
     }
@@ -817,6 +862,7 @@ int html_report_write(FILE *f, const char *shown, const html_doc *d, ak_error *e
           "<a href=\"#generalization\">Generalization</a> \xC2\xB7 <a href=\"#timings\">Timings</a> \xC2\xB7 "
           "<a href=\"#out-of-core\">Out of core</a></nav></header>\n<main>\n",
           f);
+    section_summary(f, d, &p);
     section_identity(f, d, &p);
     section_configuration(f, d, &p);
     section_privacy(f, d, &p);

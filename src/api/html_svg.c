@@ -51,27 +51,31 @@ static const char *fill_of(int p)
     return p == 1 ? "url(#ak-p1)" : p == 2 ? "url(#ak-p2)" : "#3a3a3a";
 }
 
-/* A "nice" upper bound of an axis whose largest value is v: 1, 2 or 5 times a power of ten. */
+/* A round upper bound of an axis whose largest value is v (a step of the
+ * list below times a power of ten), so that its quarters are round too. */
 static double nice_max(double v)
 {
+    static const double steps[] = {1, 1.2, 1.6, 2, 2.4, 3, 4, 5, 6, 8, 10};
     if (!(v > 0) || !isfinite(v)) return 1;
     const double p = pow(10, floor(log10(v)));
     const double m = v / p;
-    return (m <= 1 ? 1 : m <= 2 ? 2 : m <= 5 ? 5 : 10) * p;
+    size_t i = 0;
+    while (i + 1 < sizeof steps / sizeof *steps && steps[i] < m) i++;
+    return steps[i] * p;
 }
 
 /* Opens an SVG chart with its text alternatives. */
-static void chart_open(FILE *f, const char *id, const char *title, const char *desc, double h)
+static void chart_open(FILE *f, const char *id, double w, const char *title, const char *desc, double h)
 {
     fprintf(f, "<figure class=\"chart\"><svg id=\"%s\" viewBox=\"0 0 %.0f %.0f\" role=\"img\" aria-labelledby=\"%s-t %s-d\" "
                "aria-label=\"",
-            id, SVG_W, h, id, id);
+            id, w, h, id, id);
     html_escape_str(f, title);
     fprintf(f, "\" font-family=\"sans-serif\" font-size=\"12\"><title id=\"%s-t\">", id);
     html_escape_str(f, title);
     fprintf(f, "</title><desc id=\"%s-d\">", id);
     html_escape_str(f, desc);
-    fprintf(f, "</desc>\n<text x=\"%.0f\" y=\"22\" text-anchor=\"middle\" font-size=\"15\" font-weight=\"bold\">", SVG_W / 2);
+    fprintf(f, "</desc>\n<text x=\"%.0f\" y=\"22\" text-anchor=\"middle\" font-size=\"15\" font-weight=\"bold\">", w / 2);
     html_escape_str(f, title);
     fputs("</text>\n", f);
 }
@@ -101,7 +105,9 @@ void svg_columns(FILE *f, const char *id, const char *title, const char *desc, c
     const double top = nice_max(vmax);
     const double pw = SVG_W - PLOT_L - PLOT_R, ph = SVG_H - PLOT_T - PLOT_B;
     const double x0 = PLOT_L, y0 = PLOT_T + ph;
-    chart_open(f, id, title, desc, SVG_H);
+    size_t legend = 0;
+    for (size_t s = 0; s < nseries && (nseries > 1 || cumulative); s++) legend += series[s].name != NULL;
+    chart_open(f, id, SVG_W, title, desc, SVG_H + (legend ? 16.0 : 0) + 20.0 * (double)legend);
     /* grid and left axis */
     for (int t = 0; t <= 4; t++) {
         const double y = y0 - ph * t / 4.0;
@@ -177,33 +183,34 @@ void svg_columns(FILE *f, const char *id, const char *title, const char *desc, c
             fputs("\n", f);
         }
     }
-    /* legend */
-    double lx = x0 + 8;
-    for (size_t s = 0; s < nseries && (nseries > 1 || cumulative); s++) {
+    /* legend: one row per series under the x axis' label */
+    for (size_t s = 0, row = 0; s < nseries && (nseries > 1 || cumulative); s++) {
         if (!series[s].name) continue;
-        fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"14\" height=\"12\" fill=\"%s\" stroke=\"#000\"/>", lx, PLOT_T - 6,
+        const double ly = SVG_H + 16.0 + 20.0 * (double)row++;
+        fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"14\" height=\"12\" fill=\"%s\" stroke=\"#000\"/>", x0, ly - 10,
                 fill_of(series[s].pattern));
-        fprintf(f, "<text x=\"%.1f\" y=\"%.1f\">", lx + 18, PLOT_T + 4);
+        fprintf(f, "<text x=\"%.1f\" y=\"%.1f\">", x0 + 20, ly);
         html_escape_str(f, series[s].name);
-        if (cumulative) fputs(s ? " (cumulative: dashed, squares)" : " (cumulative: solid, dots)", f);
+        if (cumulative) fputs(s ? "; cumulative share: dashed line, squares" : "; cumulative share: solid line, dots", f);
         fputs("</text>\n", f);
-        lx += 18 + 7.0 * (double)(strlen(series[s].name) + (cumulative ? 31 : 0)) + 16;
     }
     chart_close(f, desc);
 }
 
-void svg_hbars(FILE *f, const char *id, const char *title, const char *desc, const char *xlabel,
+void svg_hbars(FILE *f, const char *id, double width, const char *title, const char *desc, const char *xlabel,
                const char *const *labels, const double *values, size_t n, double max, const char *fmt, int pattern)
 {
     if (!n) return;
-    if (!(max > 0))
+    if (!(max > 0)) {
         for (size_t i = 0; i < n; i++)
             if (values[i] > max) max = values[i];
+        max = nice_max(max);
+    }
     if (!(max > 0)) max = 1;
-    const double row = 18, lw = 230, vw = 80;
+    const double row = 18, lw = width * 0.32, vw = 56;
     const double h = PLOT_T + row * (double)n + 44;
-    const double pw = SVG_W - lw - vw - 10;
-    chart_open(f, id, title, desc, h);
+    const double pw = width - lw - vw - 10;
+    chart_open(f, id, width, title, desc, h);
     const double x0 = lw, y0 = PLOT_T;
     for (size_t i = 0; i < n; i++) {
         const double y = y0 + row * (double)i;
@@ -213,8 +220,9 @@ void svg_hbars(FILE *f, const char *id, const char *title, const char *desc, con
         fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\"><title>", x0 - 6, y + 13);
         html_escape(f, labels[i], len);
         fputs("</title>", f);
-        html_escape(f, labels[i], len > 34 ? 33 : len);
-        if (len > 34) fputs("\xE2\x80\xA6", f);
+        const size_t fit = (size_t)(lw / 7.5);
+        html_escape(f, labels[i], len > fit ? fit - 1 : len);
+        if (len > fit) fputs("\xE2\x80\xA6", f);
         fputs("</text>", f);
         fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.2f\" height=\"%.1f\" fill=\"%s\" stroke=\"#000\" stroke-width=\"0.5\"/>",
                 x0, y + 3, w, row - 5, fill_of(pattern));
