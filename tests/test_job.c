@@ -80,6 +80,8 @@ static const option_case cases[] = {
     {ANONKIT_OPT_CLASS_ERROR, "income", NULL},
     {ANONKIT_OPT_TRAIN_ROWS, "100", "0"},
     {ANONKIT_OPT_SPLIT_COLUMN, "part", NULL},
+    {ANONKIT_OPT_HTML, "release.html", NULL},
+    {ANONKIT_OPT_ORIGINAL, "original.csv", NULL},
 };
 enum { NCASES = sizeof cases / sizeof cases[0] };
 
