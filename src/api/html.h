@@ -19,6 +19,24 @@
 #include "io/outfile.h"
 #include "io/sha256.h"
 
+/* Where the document is written: a stream, and whether any write to it
+ * failed (a failed write need not set the stream's error flag) or memory ran
+ * out while it was composed; html_report_write checks both at its end. */
+typedef struct hw {
+    FILE *f;
+    int failed; /* a write failed */
+    int nomem;  /* an allocation failed: a part is missing */
+} hw;
+
+/* Writes to w, remembering a failure (the arguments of fputs, fputc, fprintf). */
+void hw_puts(const char *s, hw *w);
+void hw_putc(int c, hw *w);
+void hw_printf(hw *w, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
 /* Distinct values counted per QI; further new values are counted together. */
 #define HTML_MAX_VALUES 100000u
 
@@ -113,21 +131,21 @@ typedef struct svg_series {
 /* Vertical bars over n labelled bins, one bar per series in each bin; with
  * `cumulative`, each series' running share of its total as a line over a
  * right axis 0-100 %. Text alternatives: title, desc. Nothing when n is 0. */
-void svg_columns(FILE *f, const char *id, const char *title, const char *desc, const char *xlabel, const char *ylabel,
+void svg_columns(hw *f, const char *id, const char *title, const char *desc, const char *xlabel, const char *ylabel,
                  const char *const *labels, size_t n, const svg_series *series, size_t nseries, int cumulative);
 
 /* Horizontal bars: one per label, value printed at its end with `fmt`
  * (printf of a double), on an axis 0..max (max <= 0: the largest value,
  * rounded up), in a chart `width` units wide (its text stays 12 units high).
  * Nothing when n is 0. */
-void svg_hbars(FILE *f, const char *id, double width, const char *title, const char *desc, const char *xlabel,
+void svg_hbars(hw *f, const char *id, double width, const char *title, const char *desc, const char *xlabel,
                const char *const *labels, const double *values, size_t n, double max, const char *fmt, int pattern);
 
 /* The SVG pattern definitions every chart refers to (once per document). */
-void svg_defs(FILE *f);
+void svg_defs(hw *f);
 
 /* Writes s[0..len) with &, <, >, " and ' escaped for HTML and SVG text. */
-void html_escape(FILE *f, const char *s, size_t len);
-static inline void html_escape_str(FILE *f, const char *s) { html_escape(f, s, s ? strlen(s) : 0); }
+void html_escape(hw *f, const char *s, size_t len);
+static inline void html_escape_str(hw *f, const char *s) { html_escape(f, s, s ? strlen(s) : 0); }
 
 #endif

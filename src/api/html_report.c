@@ -7,6 +7,7 @@
  * (risk before publication, the class-size histogram) carry data-derived. */
 #include "api/html.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -63,21 +64,21 @@ static void number_text(const json_t *v, char *buf, size_t size)
 }
 
 /* A JSON number as a figure tied to its pointer. */
-static void figure(FILE *f, const json_t *v, const jptr *p)
+static void figure(hw *f, const json_t *v, const jptr *p)
 {
     char num[64];
     number_text(v, num, sizeof num);
-    fputs("<span class=\"num\" data-json=\"", f);
+    hw_puts("<span class=\"num\" data-json=\"", f);
     html_escape(f, p->path, p->len);
-    fprintf(f, "\">%s</span>", num);
+    hw_printf(f, "\">%s</span>", num);
 }
 
 /* The figure at key of obj (under pointer p), or "—" when absent. */
-static void figure_at(FILE *f, const json_t *obj, const char *key, jptr *p)
+static void figure_at(hw *f, const json_t *obj, const char *key, jptr *p)
 {
     const json_t *v = json_object_get(obj, key);
     if (!json_is_number(v)) {
-        fputs("\xE2\x80\x94", f);
+        hw_puts("\xE2\x80\x94", f);
         return;
     }
     const size_t old = jptr_push(p, key);
@@ -86,51 +87,51 @@ static void figure_at(FILE *f, const json_t *obj, const char *key, jptr *p)
 }
 
 /* A figure computed here, not in the JSON report. */
-static void derived(FILE *f, const char *name, const char *fmt, double v)
+static void derived(hw *f, const char *name, const char *fmt, double v)
 {
     char num[64];
     snprintf(num, sizeof num, fmt, v);
-    fprintf(f, "<span class=\"num\" data-derived=\"%s\">%s</span>", name, num);
+    hw_printf(f, "<span class=\"num\" data-derived=\"%s\">%s</span>", name, num);
 }
 
-static void render_value(FILE *f, const json_t *v, jptr *p);
+static void render_value(hw *f, const json_t *v, jptr *p);
 
 /* An object as a two-column table of its keys and values. */
-static void render_object(FILE *f, const json_t *obj, jptr *p)
+static void render_object(hw *f, const json_t *obj, jptr *p)
 {
     const char *key;
     const json_t *v;
-    fputs("<table class=\"kv\">\n", f);
+    hw_puts("<table class=\"kv\">\n", f);
     json_object_foreach ((json_t *)obj, key, v) {
-        fputs("<tr><th>", f);
+        hw_puts("<tr><th>", f);
         html_escape_str(f, key);
-        fputs("</th><td>", f);
+        hw_puts("</th><td>", f);
         const size_t old = jptr_push(p, key);
         render_value(f, v, p);
         jptr_pop(p, old);
-        fputs("</td></tr>\n", f);
+        hw_puts("</td></tr>\n", f);
     }
-    fputs("</table>\n", f);
+    hw_puts("</table>\n", f);
 }
 
 /* Any JSON value: scalars as text (numbers as figures), short arrays as
  * lists, long ones by their length, objects as tables. */
-static void render_value(FILE *f, const json_t *v, jptr *p)
+static void render_value(hw *f, const json_t *v, jptr *p)
 {
     if (json_is_object(v)) {
         render_object(f, v, p);
     } else if (json_is_array(v)) {
         const size_t n = json_array_size(v);
         if (n > HTML_LIST_MAX) {
-            fprintf(f, "%zu entries (listed in the JSON report)", n);
+            hw_printf(f, "%zu entries (listed in the JSON report)", n);
             return;
         }
-        fputs(n ? "" : "none", f);
+        hw_puts(n ? "" : "none", f);
         for (size_t i = 0; i < n; i++) {
             char idx[32];
             snprintf(idx, sizeof idx, "%zu", i);
             const size_t old = jptr_push(p, idx);
-            if (i) fputs(json_is_array(json_array_get(v, i)) ? "; " : ", ", f);
+            if (i) hw_puts(json_is_array(json_array_get(v, i)) ? "; " : ", ", f);
             render_value(f, json_array_get(v, i), p);
             jptr_pop(p, old);
         }
@@ -139,11 +140,11 @@ static void render_value(FILE *f, const json_t *v, jptr *p)
     } else if (json_is_number(v)) {
         figure(f, v, p);
     } else if (json_is_true(v)) {
-        fputs("yes", f);
+        hw_puts("yes", f);
     } else if (json_is_false(v)) {
-        fputs("no", f);
+        hw_puts("no", f);
     } else {
-        fputs("<i>not given</i>", f);
+        hw_puts("<i>not given</i>", f);
     }
 }
 
@@ -231,71 +232,71 @@ static const char css[] =
     "</style>\n";
 
 /* The first screen: the verdict and the figures a reader signs for. */
-static void section_summary(FILE *f, const html_doc *d, jptr *p)
+static void section_summary(hw *f, const html_doc *d, jptr *p)
 {
     const json_t *r = d->report, *params = json_object_get(r, "parameters");
     const html_verdict *v = d->verdict;
-    fputs("<section id=\"summary\" class=\"summary\"><h2>At a glance</h2>\n<table class=\"kv\">\n<tr><th>verifier</th><td>", f);
-    fputs(v->status == ANONKIT_OK ? "<b>passed</b>: the written file satisfies the privacy model"
+    hw_puts("<section id=\"summary\" class=\"summary\"><h2>At a glance</h2>\n<table class=\"kv\">\n<tr><th>verifier</th><td>", f);
+    hw_puts(v->status == ANONKIT_OK ? "<b>passed</b>: the written file satisfies the privacy model"
           : v->status == ANONKIT_E_VIOLATION ? "<b>FAILED</b>: the written file violates the privacy model"
                                              : "<b>not run</b>: the output could not be read back", f);
-    fputs("</td></tr>\n<tr><th>privacy model</th><td>k = ", f);
+    hw_puts("</td></tr>\n<tr><th>privacy model</th><td>k = ", f);
     size_t old = jptr_push(p, "parameters");
     figure_at(f, params, "k", p);
     if (json_object_get(params, "l")) {
-        fputs(", l = ", f);
+        hw_puts(", l = ", f);
         figure_at(f, params, "l", p);
-        fputs(" (", f);
+        hw_puts(" (", f);
         render_value(f, json_object_get(params, "l-variant"), p);
-        fputs(")", f);
+        hw_puts(")", f);
     }
     if (json_object_get(params, "variance")) {
-        fputs(", variance \xE2\x89\xA5 ", f);
+        hw_puts(", variance \xE2\x89\xA5 ", f);
         figure_at(f, params, "variance", p);
     }
-    fputs("</td></tr>\n<tr><th>algorithm</th><td>", f);
+    hw_puts("</td></tr>\n<tr><th>algorithm</th><td>", f);
     render_value(f, json_object_get(params, "algorithm"), p);
     jptr_pop(p, old);
-    fputs("</td></tr>\n<tr><th>rows read / published / suppressed</th><td>", f);
+    hw_puts("</td></tr>\n<tr><th>rows read / published / suppressed</th><td>", f);
     figure_at(f, r, "rows_read", p);
-    fputs(" / ", f);
+    hw_puts(" / ", f);
     figure_at(f, r, "rows_published", p);
-    fputs(" / ", f);
+    hw_puts(" / ", f);
     figure_at(f, r, "rows_suppressed", p);
-    fputs("</td></tr>\n<tr><th>equivalence classes (smallest)</th><td>", f);
+    hw_puts("</td></tr>\n<tr><th>equivalence classes (smallest)</th><td>", f);
     figure_at(f, r, "classes", p);
-    fputs(" (", f);
+    hw_puts(" (", f);
     figure_at(f, r, "min_class_size", p);
-    fputs(" rows)</td></tr>\n<tr><th>GCP (information lost, 0 to 1)</th><td>", f);
+    hw_puts(" rows)</td></tr>\n<tr><th>GCP (information lost, 0 to 1)</th><td>", f);
     old = jptr_push(p, "metrics");
     figure_at(f, json_object_get(r, "metrics"), "gcp", p);
     jptr_pop(p, old);
-    fputs("</td></tr>\n</table>\n</section>\n", f);
+    hw_puts("</td></tr>\n</table>\n</section>\n", f);
 }
 
 /* Identity: version, date, the command, the checksums. */
-static void section_identity(FILE *f, const html_doc *d, jptr *p)
+static void section_identity(hw *f, const html_doc *d, jptr *p)
 {
-    fputs("<section id=\"identity\"><h2>1. Release identity</h2>\n<table class=\"kv\">\n<tr><th>anonkit version</th><td>", f);
+    hw_puts("<section id=\"identity\"><h2>1. Release identity</h2>\n<table class=\"kv\">\n<tr><th>anonkit version</th><td>", f);
     render_value(f, json_object_get(d->report, "anonkit_version"), p);
-    fputs("</td></tr>\n<tr><th>report made</th><td>", f);
+    hw_puts("</td></tr>\n<tr><th>report made</th><td>", f);
     html_escape_str(f, d->date);
-    fputs("</td></tr>\n<tr><th>made by</th><td>", f);
+    hw_puts("</td></tr>\n<tr><th>made by</th><td>", f);
     html_escape_str(f, d->command);
-    fputs("</td></tr>\n</table>\n<h3>Checksums (SHA-256)</h3>\n<table class=\"sums\"><tr><th>file</th><th>path</th><th>SHA-256</th></tr>\n", f);
+    hw_puts("</td></tr>\n</table>\n<h3>Checksums (SHA-256)</h3>\n<table class=\"sums\"><tr><th>file</th><th>path</th><th>SHA-256</th></tr>\n", f);
     for (size_t i = 0; i < d->nsums; i++) {
-        fputs("<tr><td>", f);
+        hw_puts("<tr><td>", f);
         html_escape_str(f, d->sums[i].role);
-        fputs("</td><td class=\"path\">", f);
+        hw_puts("</td><td class=\"path\">", f);
         html_escape_str(f, d->sums[i].path);
-        fprintf(f, "</td><td class=\"hash\" data-sha256=\"%s\">%s</td></tr>\n", d->sums[i].hex, d->sums[i].hex);
+        hw_printf(f, "</td><td class=\"hash\" data-sha256=\"%s\">%s</td></tr>\n", d->sums[i].hex, d->sums[i].hex);
     }
-    fputs("</table>\n<p class=\"note\">Check a file with <code>sha256sum FILE</code>: it prints the same 64 digits.</p></section>\n", f);
+    hw_puts("</table>\n<p class=\"note\">Check a file with <code>sha256sum FILE</code>: it prints the same 64 digits.</p></section>\n", f);
 }
 
-static void section_configuration(FILE *f, const html_doc *d, jptr *p)
+static void section_configuration(hw *f, const html_doc *d, jptr *p)
 {
-    fputs("<section id=\"configuration\"><h2>2. Configuration</h2>\n"
+    hw_puts("<section id=\"configuration\"><h2>2. Configuration</h2>\n"
           "<p class=\"note\">Every setting of the run as the JSON report records it (the seed of the row shuffle included).</p>\n",
           f);
     const json_t *params = json_object_get(d->report, "parameters");
@@ -304,16 +305,16 @@ static void section_configuration(FILE *f, const html_doc *d, jptr *p)
         render_value(f, params, p);
         jptr_pop(p, old);
     } else {
-        fputs("<p>No parameters were recorded.</p>\n", f);
+        hw_puts("<p>No parameters were recorded.</p>\n", f);
     }
-    fputs("</section>\n", f);
+    hw_puts("</section>\n", f);
 }
 
 /* Privacy models and the verifier's verdict on the written file. */
-static void section_privacy(FILE *f, const html_doc *d, jptr *p)
+static void section_privacy(hw *f, const html_doc *d, jptr *p)
 {
     const json_t *params = json_object_get(d->report, "parameters");
-    fputs("<section id=\"privacy\"><h2>3. Privacy models and verification</h2>\n<table class=\"kv\">\n", f);
+    hw_puts("<section id=\"privacy\"><h2>3. Privacy models and verification</h2>\n<table class=\"kv\">\n", f);
     static const char *const keys[] = {"k", "l", "l-variant", "c", "variance"};
     static const char *const names[] = {"k-anonymity: k", "l-diversity: l", "l-diversity variants",
                                         "recursive (c,l)-diversity: c", "variance diversity: least variance"};
@@ -321,58 +322,58 @@ static void section_privacy(FILE *f, const html_doc *d, jptr *p)
     for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
         const json_t *v = json_object_get(params, keys[i]);
         if (!v) continue;
-        fprintf(f, "<tr><th>%s</th><td>", names[i]);
+        hw_printf(f, "<tr><th>%s</th><td>", names[i]);
         const size_t o2 = jptr_push(p, keys[i]);
         render_value(f, v, p);
         jptr_pop(p, o2);
-        fputs("</td></tr>\n", f);
+        hw_puts("</td></tr>\n", f);
     }
     jptr_pop(p, old);
-    fputs("<tr><th>sensitive column</th><td>", f);
+    hw_puts("<tr><th>sensitive column</th><td>", f);
     render_value(f, json_object_get(params, "sensitive"), p);
-    fprintf(f, "</td></tr>\n<tr><th>suppression allowed</th><td>%g of the rows</td></tr>\n</table>\n", d->suppression);
+    hw_printf(f, "</td></tr>\n<tr><th>suppression allowed</th><td>%g of the rows</td></tr>\n</table>\n", d->suppression);
     const html_verdict *v = d->verdict;
     if (v->status == ANONKIT_OK) {
-        fputs("<p class=\"verdict ok\" id=\"verdict\">Verified: the written file satisfies the privacy model. ", f);
+        hw_puts("<p class=\"verdict ok\" id=\"verdict\">Verified: the written file satisfies the privacy model. ", f);
         derived(f, "verified_rows", "%.0f", (double)v->rows);
-        fputs(" rows in ", f);
+        hw_puts(" rows in ", f);
         derived(f, "verified_classes", "%.0f", (double)v->classes);
-        fputs(" classes, ", f);
+        hw_puts(" classes, ", f);
         derived(f, "verified_suppressed", "%.0f", (double)v->suppressed);
-        fputs(" suppressed.</p>\n", f);
+        hw_puts(" suppressed.</p>\n", f);
     } else if (v->status == ANONKIT_E_VIOLATION) {
-        fputs("<p class=\"verdict bad\" id=\"verdict\">VIOLATED: the written file does not satisfy the privacy model: ", f);
+        hw_puts("<p class=\"verdict bad\" id=\"verdict\">VIOLATED: the written file does not satisfy the privacy model: ", f);
         html_escape_str(f, v->message);
-        fputs("</p>\n", f);
+        hw_puts("</p>\n", f);
     } else {
-        fputs("<p class=\"verdict bad\" id=\"verdict\">Not verified: ", f);
+        hw_puts("<p class=\"verdict bad\" id=\"verdict\">Not verified: ", f);
         html_escape_str(f, v->message);
-        fputs("</p>\n", f);
+        hw_puts("</p>\n", f);
     }
-    fputs("<p class=\"note\">The verifier (<code>anonkit check</code>) read the file as written, grouped its rows by their "
+    hw_puts("<p class=\"note\">The verifier (<code>anonkit check</code>) read the file as written, grouped its rows by their "
           "published quasi-identifier values and tested every group; it shares no code with the algorithms.</p></section>\n",
           f);
 }
 
 /* Rows read, published, suppressed; class sizes and their histogram. */
-static void section_rows(FILE *f, const html_doc *d, jptr *p)
+static void section_rows(hw *f, const html_doc *d, jptr *p)
 {
     const json_t *r = d->report;
-    fputs("<section id=\"rows\"><h2>4. Rows and classes</h2>\n<table class=\"kv\">\n<tr><th>rows read</th><td>", f);
+    hw_puts("<section id=\"rows\"><h2>4. Rows and classes</h2>\n<table class=\"kv\">\n<tr><th>rows read</th><td>", f);
     figure_at(f, r, "rows_read", p);
-    fputs("</td></tr>\n<tr><th>rows published</th><td>", f);
+    hw_puts("</td></tr>\n<tr><th>rows published</th><td>", f);
     figure_at(f, r, "rows_published", p);
-    fputs("</td></tr>\n<tr><th>rows suppressed</th><td>", f);
+    hw_puts("</td></tr>\n<tr><th>rows suppressed</th><td>", f);
     figure_at(f, r, "rows_suppressed", p);
-    fputs("</td></tr>\n<tr><th>equivalence classes</th><td>", f);
+    hw_puts("</td></tr>\n<tr><th>equivalence classes</th><td>", f);
     figure_at(f, r, "classes", p);
-    fputs("</td></tr>\n<tr><th>class size: smallest, mean, largest</th><td>", f);
+    hw_puts("</td></tr>\n<tr><th>class size: smallest, mean, largest</th><td>", f);
     figure_at(f, r, "min_class_size", p);
-    fputs(", ", f);
+    hw_puts(", ", f);
     figure_at(f, r, "mean_class_size", p);
-    fputs(", ", f);
+    hw_puts(", ", f);
     figure_at(f, r, "max_class_size", p);
-    fputs("</td></tr>\n</table>\n", f);
+    hw_puts("</td></tr>\n</table>\n", f);
     if (d->published && d->published->rows) {
         double counts[64];
         const uint64_t suppressed = (uint64_t)json_integer_value(json_object_get(r, "rows_suppressed"));
@@ -391,63 +392,64 @@ static void section_rows(FILE *f, const html_doc *d, jptr *p)
                     "counted from the file as written.",
                     "class size (rows)", "classes", lp, n, &s, 1, 0);
     }
-    fputs("</section>\n", f);
+    hw_puts("</section>\n", f);
 }
 
 /* Information loss: GCP, DM, C_AVG, NCP per QI, workload measures. */
-static void section_loss(FILE *f, const html_doc *d, jptr *p)
+static void section_loss(hw *f, const html_doc *d, jptr *p)
 {
     const json_t *m = json_object_get(d->report, "metrics");
-    fputs("<section id=\"loss\"><h2>5. Information loss</h2>\n", f);
+    hw_puts("<section id=\"loss\"><h2>5. Information loss</h2>\n", f);
     if (!m) {
-        fputs("<p>No metrics were recorded.</p></section>\n", f);
+        hw_puts("<p>No metrics were recorded.</p></section>\n", f);
         return;
     }
     const size_t old = jptr_push(p, "metrics");
-    fputs("<table class=\"kv\">\n<tr><th>GCP (global certainty penalty, 0 = none lost, 1 = all)</th><td>", f);
+    hw_puts("<table class=\"kv\">\n<tr><th>GCP (global certainty penalty, 0 = none lost, 1 = all)</th><td>", f);
     figure_at(f, m, "gcp", p);
-    fputs("</td></tr>\n<tr><th>DM (discernibility)</th><td>", f);
+    hw_puts("</td></tr>\n<tr><th>DM (discernibility)</th><td>", f);
     figure_at(f, m, "dm", p);
-    fputs("</td></tr>\n<tr><th>C_AVG (normalized average class size)</th><td>", f);
+    hw_puts("</td></tr>\n<tr><th>C_AVG (normalized average class size)</th><td>", f);
     figure_at(f, m, "cavg", p);
-    fputs("</td></tr>\n", f);
+    hw_puts("</td></tr>\n", f);
     const char *key;
     const json_t *v;
     json_object_foreach ((json_t *)m, key, v) { /* the workload measures and anything else measured */
         if (!strcmp(key, "gcp") || !strcmp(key, "dm") || !strcmp(key, "cavg") || !strcmp(key, "ncp")) continue;
-        fputs("<tr><th>", f);
+        hw_puts("<tr><th>", f);
         html_escape_str(f, key);
-        fputs("</th><td>", f);
+        hw_puts("</th><td>", f);
         const size_t o2 = jptr_push(p, key);
         render_value(f, v, p);
         jptr_pop(p, o2);
-        fputs("</td></tr>\n", f);
+        hw_puts("</td></tr>\n", f);
     }
-    fputs("</table>\n", f);
+    hw_puts("</table>\n", f);
     const json_t *ncp = json_object_get(m, "ncp");
     const size_t n = json_object_size(ncp);
     if (n) {
-        fputs("<h3>NCP per quasi-identifier</h3>\n<table><tr><th>attribute</th><th>NCP</th></tr>\n", f);
+        hw_puts("<h3>NCP per quasi-identifier</h3>\n<table><tr><th>attribute</th><th>NCP</th></tr>\n", f);
         const char **labels = calloc(n, sizeof *labels);
         double *values = calloc(n, sizeof *values);
         size_t i = 0;
         const size_t o2 = jptr_push(p, "ncp");
         json_object_foreach ((json_t *)ncp, key, v) {
-            fputs("<tr><td>", f);
+            hw_puts("<tr><td>", f);
             html_escape_str(f, key);
-            fputs("</td><td>", f);
+            hw_puts("</td><td>", f);
             const size_t o3 = jptr_push(p, key);
             render_value(f, v, p);
             jptr_pop(p, o3);
-            fputs("</td></tr>\n", f);
+            hw_puts("</td></tr>\n", f);
             if (labels && values && i < n) {
                 labels[i] = key;
                 values[i++] = json_is_number(v) ? json_number_value(v) : 0;
             }
         }
         jptr_pop(p, o2);
-        fputs("</table>\n", f);
-        if (labels && values)
+        hw_puts("</table>\n", f);
+        if (!labels || !values) f->nomem = 1;
+        else
             svg_hbars(f, "chart-ncp", 720, "NCP per quasi-identifier",
                       "Normalized certainty penalty of every quasi-identifier: 0 means published exactly, 1 means "
                       "fully generalized.",
@@ -456,63 +458,63 @@ static void section_loss(FILE *f, const html_doc *d, jptr *p)
         free(values);
     }
     jptr_pop(p, old);
-    fputs("</section>\n", f);
+    hw_puts("</section>\n", f);
 }
 
 /* Risk before and after. The JSON report's "risk" object (input and output
  * measures) is rendered as it comes, whatever its fields, so that this one
  * function is what changes when its names do; beside it the risk per record
  * (1 / its class's size) counted from the scanned files. */
-static void section_risk(FILE *f, const html_doc *d, jptr *p)
+static void section_risk(hw *f, const html_doc *d, jptr *p)
 {
-    fputs("<section id=\"risk\"><h2>6. Re-identification risk</h2>\n", f);
+    hw_puts("<section id=\"risk\"><h2>6. Re-identification risk</h2>\n", f);
     const json_t *risk = json_object_get(d->report, "risk");
     if (risk) {
         const size_t old = jptr_push(p, "risk");
         const json_t *in = json_object_get(risk, "input"), *out = json_object_get(risk, "output");
         if (json_is_object(in) && json_is_object(out)) { /* side by side: the measure, before, after */
-            fputs("<table><tr><th>measure</th><th>before (input)</th><th>after (published)</th></tr>\n", f);
+            hw_puts("<table><tr><th>measure</th><th>before (input)</th><th>after (published)</th></tr>\n", f);
             const char *key;
             const json_t *v;
             json_object_foreach ((json_t *)in, key, v) {
-                fputs("<tr><th>", f);
+                hw_puts("<tr><th>", f);
                 html_escape_str(f, key);
-                fputs("</th><td>", f);
+                hw_puts("</th><td>", f);
                 size_t o2 = jptr_push(p, "input"), o3 = jptr_push(p, key);
                 render_value(f, v, p);
                 jptr_pop(p, o3);
                 jptr_pop(p, o2);
-                fputs("</td><td>", f);
+                hw_puts("</td><td>", f);
                 o2 = jptr_push(p, "output");
                 o3 = jptr_push(p, key);
                 const json_t *w = json_object_get(out, key);
                 if (w) render_value(f, w, p);
                 jptr_pop(p, o3);
                 jptr_pop(p, o2);
-                fputs("</td></tr>\n", f);
+                hw_puts("</td></tr>\n", f);
             }
-            fputs("</table>\n", f);
+            hw_puts("</table>\n", f);
             json_object_foreach ((json_t *)risk, key, v) { /* the rest: thresholds, settings */
                 if (!strcmp(key, "input") || !strcmp(key, "output")) continue;
-                fputs("<p>", f);
+                hw_puts("<p>", f);
                 html_escape_str(f, key);
-                fputs(": ", f);
+                hw_puts(": ", f);
                 const size_t o2 = jptr_push(p, key);
                 render_value(f, v, p);
                 jptr_pop(p, o2);
-                fputs("</p>\n", f);
+                hw_puts("</p>\n", f);
             }
         } else {
             render_value(f, risk, p);
         }
         jptr_pop(p, old);
     } else {
-        fputs("<p id=\"risk-not-measured\">Risk was not measured by this run: its JSON report holds no risk "
+        hw_puts("<p id=\"risk-not-measured\">Risk was not measured by this run: its JSON report holds no risk "
               "measures. The figures below are counted from the files themselves.</p>\n",
               f);
     }
     if (!d->published || !d->published->rows) {
-        fputs("</section>\n", f);
+        hw_puts("</section>\n", f);
         return;
     }
     const uint64_t suppressed = (uint64_t)json_integer_value(json_object_get(d->report, "rows_suppressed"));
@@ -521,25 +523,25 @@ static void section_risk(FILE *f, const html_doc *d, jptr *p)
     risk_of(d->published, suppressed, after, &hi_a, &avg_a, &rec_a, &cls_a);
     const int has_before = d->original && d->original->rows;
     if (has_before) risk_of(d->original, 0, before, &hi_b, &avg_b, &rec_b, &cls_b);
-    fputs("<h3>Prosecutor risk per record (1 / size of its class), counted from the files</h3>\n"
+    hw_puts("<h3>Prosecutor risk per record (1 / size of its class), counted from the files</h3>\n"
           "<table><tr><th></th><th>before (original)</th><th>after (published)</th></tr>\n<tr><th>records</th><td>",
           f);
     if (has_before) derived(f, "risk_before_records", "%.0f", (double)rec_b);
-    fputs("</td><td>", f);
+    hw_puts("</td><td>", f);
     derived(f, "risk_after_records", "%.0f", (double)rec_a);
-    fputs("</td></tr>\n<tr><th>classes (distinct combinations of the quasi-identifiers)</th><td>", f);
+    hw_puts("</td></tr>\n<tr><th>classes (distinct combinations of the quasi-identifiers)</th><td>", f);
     if (has_before) derived(f, "risk_before_classes", "%.0f", (double)cls_b);
-    fputs("</td><td>", f);
+    hw_puts("</td><td>", f);
     derived(f, "risk_after_classes", "%.0f", (double)cls_a);
-    fputs("</td></tr>\n<tr><th>highest risk</th><td>", f);
+    hw_puts("</td></tr>\n<tr><th>highest risk</th><td>", f);
     if (has_before) derived(f, "risk_before_highest", "%.6g", hi_b);
-    fputs("</td><td>", f);
+    hw_puts("</td><td>", f);
     derived(f, "risk_after_highest", "%.6g", hi_a);
-    fputs("</td></tr>\n<tr><th>average risk</th><td>", f);
+    hw_puts("</td></tr>\n<tr><th>average risk</th><td>", f);
     if (has_before) derived(f, "risk_before_average", "%.6g", avg_b);
-    fputs("</td><td>", f);
+    hw_puts("</td><td>", f);
     derived(f, "risk_after_average", "%.6g", avg_a);
-    fputs("</td></tr>\n</table>\n", f);
+    hw_puts("</td></tr>\n</table>\n", f);
     svg_series s[2];
     size_t ns = 0;
     if (has_before) s[ns++] = (svg_series){"before (original)", before, 1};
@@ -548,12 +550,12 @@ static void section_risk(FILE *f, const html_doc *d, jptr *p)
                 "Records by their prosecutor re-identification risk (1 divided by the size of their class), before "
                 "publication (hatched) and after (solid), with the cumulative share of records as lines.",
                 "risk per record", "records", risk_label, RISK_BINS, s, ns, 1);
-    fputs("</section>\n", f);
+    hw_puts("</section>\n", f);
 }
 
 /* A top-HTML_TOP bar chart of a QI's values in a scan (numeric values of the
  * original in equal-width bins). */
-static void values_chart(FILE *f, const char *id, const char *title, const html_values *hv, int numeric, int pattern)
+static void values_chart(hw *f, const char *id, const char *title, const html_values *hv, int numeric, int pattern)
 {
     const uint32_t nv = hv->values.count;
     if (!nv) return;
@@ -590,7 +592,10 @@ static void values_chart(FILE *f, const char *id, const char *title, const html_
         snprintf(desc, sizeof desc, "Rows per range of values (%u distinct values in 20 equal ranges).", nv);
     } else { /* the most frequent values, ties by text */
         unsigned char *taken = calloc(nv, 1);
-        if (!taken) return;
+        if (!taken) {
+            f->nomem = 1;
+            return;
+        }
         uint64_t rest = hv->others;
         for (n = 0; n < HTML_TOP && n < nv; n++) {
             uint32_t best = 0;
@@ -623,43 +628,43 @@ static void values_chart(FILE *f, const char *id, const char *title, const html_
 }
 
 /* For every QI: the published values beside the original's. */
-static void section_distributions(FILE *f, const html_doc *d)
+static void section_distributions(hw *f, const html_doc *d)
 {
-    fputs("<section id=\"distributions\"><h2>7. Values of the quasi-identifiers</h2>\n", f);
+    hw_puts("<section id=\"distributions\"><h2>7. Values of the quasi-identifiers</h2>\n", f);
     if (!d->published) {
-        fputs("<p>The published file was not read.</p></section>\n", f);
+        hw_puts("<p>The published file was not read.</p></section>\n", f);
         return;
     }
     for (size_t q = 0; q < d->nqi; q++) {
-        fputs("<h3>", f);
+        hw_puts("<h3>", f);
         html_escape_str(f, d->qi[q]);
-        fputs("</h3>\n<div class=\"pair\">\n<div>", f);
+        hw_puts("</h3>\n<div class=\"pair\">\n<div>", f);
         char id[64], title[300];
         snprintf(id, sizeof id, "chart-qi%zu-p", q);
         snprintf(title, sizeof title, "%s: published", d->qi[q]);
         values_chart(f, id, title, &d->published->qi[q], 0, 0);
-        fputs("</div>\n<div>", f);
+        hw_puts("</div>\n<div>", f);
         if (d->original) {
             snprintf(id, sizeof id, "chart-qi%zu-o", q);
             snprintf(title, sizeof title, "%s: original", d->qi[q]);
             values_chart(f, id, title, &d->original->qi[q], d->numeric && d->numeric[q], 1);
         }
-        fputs("</div>\n</div>\n", f);
+        hw_puts("</div>\n</div>\n", f);
     }
-    fputs("</section>\n", f);
+    hw_puts("</section>\n", f);
 }
 
 /* Incognito's level vector and lattice, or the partitioning's classes. */
-static void section_generalization(FILE *f, const html_doc *d, jptr *p)
+static void section_generalization(hw *f, const html_doc *d, jptr *p)
 {
-    fputs("<section id=\"generalization\"><h2>8. Generalization chosen</h2>\n", f);
+    hw_puts("<section id=\"generalization\"><h2>8. Generalization chosen</h2>\n", f);
     const json_t *inc = json_object_get(d->report, "incognito");
     const json_t *chosen = json_object_get(inc, "chosen");
     if (inc && chosen) {
         const size_t old = jptr_push(p, "incognito");
         const json_t *qi = json_object_get(inc, "qi"), *heights = json_object_get(inc, "hierarchy_heights");
         const json_t *levels = json_object_get(chosen, "levels");
-        fputs("<p>Full-domain generalization: every value of a quasi-identifier is raised to the same level of its "
+        hw_puts("<p>Full-domain generalization: every value of a quasi-identifier is raised to the same level of its "
               "hierarchy.</p>\n<table><tr><th>quasi-identifier</th><th>level chosen</th><th>hierarchy height</th></tr>\n",
               f);
         size_t lattice_height = 0;
@@ -667,43 +672,43 @@ static void section_generalization(FILE *f, const html_doc *d, jptr *p)
         for (size_t i = 0; i < json_array_size(qi); i++) {
             char idx[32];
             snprintf(idx, sizeof idx, "%zu", i);
-            fputs("<tr><td>", f);
+            hw_puts("<tr><td>", f);
             html_escape_str(f, json_string_value(json_array_get(qi, i)));
-            fputs("</td><td>", f);
+            hw_puts("</td><td>", f);
             size_t o2 = jptr_push(p, "chosen"), o3 = jptr_push(p, "levels"), o4 = jptr_push(p, idx);
             render_value(f, json_array_get(levels, i), p);
             jptr_pop(p, o4);
             jptr_pop(p, o3);
             jptr_pop(p, o2);
-            fputs("</td><td>", f);
+            hw_puts("</td><td>", f);
             o2 = jptr_push(p, "hierarchy_heights");
             o3 = jptr_push(p, idx);
             render_value(f, json_array_get(heights, i), p);
             jptr_pop(p, o3);
             jptr_pop(p, o2);
-            fputs("</td></tr>\n", f);
+            hw_puts("</td></tr>\n", f);
             const json_int_t h = json_integer_value(json_array_get(heights, i));
             lattice_height += (size_t)h;
             nodes *= (double)(h + 1);
         }
-        fputs("</table>\n<h3>Lattice summary</h3>\n<table class=\"kv\"><tr><th>nodes in the lattice</th><td>", f);
+        hw_puts("</table>\n<h3>Lattice summary</h3>\n<table class=\"kv\"><tr><th>nodes in the lattice</th><td>", f);
         derived(f, "lattice_nodes", "%.0f", nodes);
-        fputs("</td></tr>\n<tr><th>height of the lattice</th><td>", f);
+        hw_puts("</td></tr>\n<tr><th>height of the lattice</th><td>", f);
         derived(f, "lattice_height", "%.0f", (double)lattice_height);
-        fputs("</td></tr>\n", f);
+        hw_puts("</td></tr>\n", f);
         const char *key;
         const json_t *v;
         json_object_foreach ((json_t *)inc, key, v) {
             if (!strcmp(key, "qi") || !strcmp(key, "hierarchy_heights")) continue;
-            fputs("<tr><th>", f);
+            hw_puts("<tr><th>", f);
             html_escape_str(f, key);
-            fputs("</th><td>", f);
+            hw_puts("</th><td>", f);
             const size_t o2 = jptr_push(p, key);
             render_value(f, v, p);
             jptr_pop(p, o2);
-            fputs("</td></tr>\n", f);
+            hw_puts("</td></tr>\n", f);
         }
-        fputs("</table>\n", f);
+        hw_puts("</table>\n", f);
         jptr_pop(p, old);
         /* nodes per lattice height: anonymous, k-minimal, and the chosen one */
         if (lattice_height < 256) {
@@ -712,7 +717,8 @@ static void section_generalization(FILE *f, const html_doc *d, jptr *p)
             char(*texts)[32] = calloc(nb, sizeof *texts);
             const char **labels = calloc(nb, sizeof *labels);
             const json_int_t chosen_h = json_integer_value(json_object_get(chosen, "height"));
-            if (anon && kmin && texts && labels) {
+            if (!anon || !kmin || !texts || !labels) f->nomem = 1;
+            else {
                 static const char *const lists[2] = {"anonymous", "k_minimal"};
                 for (int l = 0; l < 2; l++) {
                     const json_t *arr = json_object_get(inc, lists[l]);
@@ -740,13 +746,13 @@ static void section_generalization(FILE *f, const html_doc *d, jptr *p)
             free(labels);
         }
     } else {
-        fputs("<p>Multidimensional partitioning: the table was cut into equivalence classes, each published as the "
+        hw_puts("<p>Multidimensional partitioning: the table was cut into equivalence classes, each published as the "
               "box of its values.</p>\n<table class=\"kv\"><tr><th>algorithm</th><td>", f);
         const json_t *params = json_object_get(d->report, "parameters");
         render_value(f, json_object_get(params, "algorithm"), p);
-        fputs("</td></tr>\n<tr><th>classes</th><td>", f);
+        hw_puts("</td></tr>\n<tr><th>classes</th><td>", f);
         figure_at(f, d->report, "classes", p);
-        fputs("</td></tr>\n<tr><th>depth of the partition tree</th><td>", f);
+        hw_puts("</td></tr>\n<tr><th>depth of the partition tree</th><td>", f);
         const json_t *ooc = json_object_get(d->report, "out_of_core");
         const json_t *model = json_object_get(ooc, "model");
         if (json_object_get(model, "height")) {
@@ -754,11 +760,11 @@ static void section_generalization(FILE *f, const html_doc *d, jptr *p)
             figure_at(f, model, "height", p);
             jptr_pop(p, o2);
             jptr_pop(p, o1);
-            fputs(" (the height of the I/O model)", f);
+            hw_puts(" (the height of the I/O model)", f);
         } else {
-            fputs("not recorded by this algorithm's report", f);
+            hw_puts("not recorded by this algorithm's report", f);
         }
-        fputs("</td></tr>\n</table>\n", f);
+        hw_puts("</td></tr>\n</table>\n", f);
     }
     /* the algorithm's own object, when it is not Incognito's (shown above) */
     const char *key;
@@ -771,91 +777,93 @@ static void section_generalization(FILE *f, const html_doc *d, jptr *p)
         int is_known = 0;
         for (size_t i = 0; i < sizeof known / sizeof *known; i++) is_known |= !strcmp(key, known[i]);
         if (is_known) continue;
-        fputs("<h3>", f);
+        hw_puts("<h3>", f);
         html_escape_str(f, key);
-        fputs("</h3>\n", f);
+        hw_puts("</h3>\n", f);
         const size_t o2 = jptr_push(p, key);
         render_value(f, v, p);
         jptr_pop(p, o2);
     }
-    fputs("</section>\n", f);
+    hw_puts("</section>\n", f);
 }
 
-static void section_timings(FILE *f, const html_doc *d, jptr *p)
+static void section_timings(hw *f, const html_doc *d, jptr *p)
 {
-    fputs("<section id=\"timings\"><h2>9. Timings</h2>\n", f);
+    hw_puts("<section id=\"timings\"><h2>9. Timings</h2>\n", f);
     const json_t *phases = json_object_get(d->report, "phase_seconds");
     if (!json_object_get(d->report, "seconds")) {
-        fputs("<p>No timings: this document was made from files published earlier.</p></section>\n", f);
+        hw_puts("<p>No timings: this document was made from files published earlier.</p></section>\n", f);
         return;
     }
-    fputs("<table class=\"kv\"><tr><th>whole run (seconds)</th><td>", f);
+    hw_puts("<table class=\"kv\"><tr><th>whole run (seconds)</th><td>", f);
     figure_at(f, d->report, "seconds", p);
-    fputs("</td></tr>\n", f);
+    hw_puts("</td></tr>\n", f);
     const char *key;
     const json_t *v;
     const size_t old = jptr_push(p, "phase_seconds");
     json_object_foreach ((json_t *)phases, key, v) {
-        fputs("<tr><th>", f);
+        hw_puts("<tr><th>", f);
         html_escape_str(f, key);
-        fputs(" (seconds)</th><td>", f);
+        hw_puts(" (seconds)</th><td>", f);
         figure_at(f, phases, key, p);
-        fputs("</td></tr>\n", f);
+        hw_puts("</td></tr>\n", f);
     }
     jptr_pop(p, old);
-    fputs("</table>\n</section>\n", f);
+    hw_puts("</table>\n</section>\n", f);
 }
 
-static void section_out_of_core(FILE *f, const html_doc *d, jptr *p)
+static void section_out_of_core(hw *f, const html_doc *d, jptr *p)
 {
-    fputs("<section id=\"out-of-core\"><h2>10. Out-of-core I/O</h2>\n", f);
+    hw_puts("<section id=\"out-of-core\"><h2>10. Out-of-core I/O</h2>\n", f);
     const json_t *ooc = json_object_get(d->report, "out_of_core");
     if (!ooc) {
-        fputs("<p>The run held the table in memory: there was no out-of-core I/O.</p></section>\n", f);
+        hw_puts("<p>The run held the table in memory: there was no out-of-core I/O.</p></section>\n", f);
         return;
     }
     const size_t old = jptr_push(p, "out_of_core");
     const json_t *model = json_object_get(ooc, "model");
     if (model) {
-        fputs("<p>Blocks read and written against the I/O model of [LeFevre07] \xC2\xA7" "4:</p>\n"
+        hw_puts("<p>Blocks read and written against the I/O model of [LeFevre07] \xC2\xA7" "4:</p>\n"
               "<table><tr><th></th><th>measured</th><th>model</th></tr>\n<tr><th>blocks read</th><td>",
               f);
         figure_at(f, ooc, "blocks_read", p);
-        fputs("</td><td>", f);
+        hw_puts("</td><td>", f);
         size_t o2 = jptr_push(p, "model");
         figure_at(f, model, "reads_T", p);
         jptr_pop(p, o2);
-        fputs("</td></tr>\n<tr><th>blocks written</th><td>", f);
+        hw_puts("</td></tr>\n<tr><th>blocks written</th><td>", f);
         figure_at(f, ooc, "blocks_written", p);
-        fputs("</td><td>", f);
+        hw_puts("</td><td>", f);
         o2 = jptr_push(p, "model");
         figure_at(f, model, "writes_T", p);
         jptr_pop(p, o2);
-        fputs("</td></tr>\n</table>\n", f);
+        hw_puts("</td></tr>\n</table>\n", f);
     }
-    fputs("<h3>All out-of-core figures</h3>\n", f);
+    hw_puts("<h3>All out-of-core figures</h3>\n", f);
     render_value(f, ooc, p);
     jptr_pop(p, old);
-    fputs("</section>\n", f);
+    hw_puts("</section>\n", f);
 }
 
-int html_report_write(FILE *f, const char *shown, const html_doc *d, ak_error *err)
+int html_report_write(FILE *stream, const char *shown, const html_doc *d, ak_error *err)
 {
+    hw w = {stream, 0, 0};
+    hw *f = &w;
     jptr p = {"", 0};
-    fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+    hw_puts("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
           "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
           "<meta name=\"generator\" content=\"anonkit\">\n<title>Release report: ",
           f);
     const json_t *params = json_object_get(d->report, "parameters");
     const json_t *out = json_object_get(params, "output");
     html_escape_str(f, json_is_string(out) ? json_string_value(out) : "published table");
-    fputs("</title>\n", f);
-    fputs(css, f);
-    fputs("</head>\n<body>\n", f);
+    hw_puts("</title>\n", f);
+    hw_puts(css, f);
+    hw_puts("</head>\n<body>\n", f);
     svg_defs(f);
-    fputs("<header><h1>Release report</h1>\n<p>Published table <b>", f);
+    hw_puts("<header><h1>Release report</h1>\n<p>Published table <b>", f);
     html_escape_str(f, json_is_string(out) ? json_string_value(out) : "");
-    fputs("</b>, made by anonkit. A document to read and sign before the table is released.</p>\n"
+    hw_puts("</b>, made by anonkit. A document to read and sign before the table is released.</p>\n"
           "<nav><a href=\"#identity\">Identity</a> \xC2\xB7 <a href=\"#configuration\">Configuration</a> \xC2\xB7 "
           "<a href=\"#privacy\">Privacy</a> \xC2\xB7 <a href=\"#rows\">Rows</a> \xC2\xB7 <a href=\"#loss\">Information loss</a> \xC2\xB7 "
           "<a href=\"#risk\">Risk</a> \xC2\xB7 <a href=\"#distributions\">Values</a> \xC2\xB7 "
@@ -873,9 +881,11 @@ int html_report_write(FILE *f, const char *shown, const html_doc *d, ak_error *e
     section_generalization(f, d, &p);
     section_timings(f, d, &p);
     section_out_of_core(f, d, &p);
-    fputs("</main>\n<footer><p class=\"note\">Signed: ____________________ &#160; Date: ____________</p></footer>\n"
+    hw_puts("</main>\n<footer><p class=\"note\">Signed: ____________________ &#160; Date: ____________</p></footer>\n"
           "</body>\n</html>\n",
           f);
-    if (ferror(f)) return ak_err_set(err, ANONKIT_E_IO, shown, 0, 0, "cannot write the HTML report");
+    if (w.nomem) return ak_err_nomem(err);
+    if (w.failed || ferror(stream))
+        return ak_err_set(err, ANONKIT_E_IO, shown, 0, 0, "cannot write the HTML report: %s", strerror(errno));
     return ANONKIT_OK;
 }

@@ -6,6 +6,7 @@
 #include "api/html.h"
 
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -17,26 +18,44 @@
 #define PLOT_T 40.0  /* top margin: the title */
 #define PLOT_B 90.0  /* bottom margin: bin labels and the x axis' label */
 
-void html_escape(FILE *f, const char *s, size_t len)
+void hw_puts(const char *s, hw *w)
+{
+    if (fputs(s, w->f) == EOF) w->failed = 1;
+}
+
+void hw_putc(int c, hw *w)
+{
+    if (fputc(c, w->f) == EOF) w->failed = 1;
+}
+
+void hw_printf(hw *w, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    if (vfprintf(w->f, fmt, ap) < 0) w->failed = 1;
+    va_end(ap);
+}
+
+void html_escape(hw *f, const char *s, size_t len)
 {
     for (size_t i = 0; i < len; i++) {
         const char c = s[i];
         switch (c) {
-        case '&': fputs("&amp;", f); break;
-        case '<': fputs("&lt;", f); break;
-        case '>': fputs("&gt;", f); break;
-        case '"': fputs("&quot;", f); break;
-        case '\'': fputs("&#39;", f); break;
+        case '&': hw_puts("&amp;", f); break;
+        case '<': hw_puts("&lt;", f); break;
+        case '>': hw_puts("&gt;", f); break;
+        case '"': hw_puts("&quot;", f); break;
+        case '\'': hw_puts("&#39;", f); break;
         default:
-            if ((unsigned char)c < 0x20 && c != '\t' && c != '\n') fputs("&#xFFFD;", f); /* not allowed in XML */
-            else fputc(c, f);
+            if ((unsigned char)c < 0x20 && c != '\t' && c != '\n') hw_puts("&#xFFFD;", f); /* not allowed in XML */
+            else hw_putc(c, f);
         }
     }
 }
 
-void svg_defs(FILE *f)
+void svg_defs(hw *f)
 {
-    fputs("<svg width=\"0\" height=\"0\" style=\"position:absolute\" aria-hidden=\"true\" focusable=\"false\"><defs>\n"
+    hw_puts("<svg width=\"0\" height=\"0\" style=\"position:absolute\" aria-hidden=\"true\" focusable=\"false\"><defs>\n"
           "<pattern id=\"ak-p1\" width=\"6\" height=\"6\" patternUnits=\"userSpaceOnUse\" patternTransform=\"rotate(45)\">"
           "<rect width=\"6\" height=\"6\" fill=\"#fff\"/><line x1=\"0\" y1=\"0\" x2=\"0\" y2=\"6\" stroke=\"#222\" stroke-width=\"2.5\"/></pattern>\n"
           "<pattern id=\"ak-p2\" width=\"5\" height=\"5\" patternUnits=\"userSpaceOnUse\">"
@@ -65,36 +84,36 @@ static double nice_max(double v)
 }
 
 /* Opens an SVG chart with its text alternatives. */
-static void chart_open(FILE *f, const char *id, double w, const char *title, const char *desc, double h)
+static void chart_open(hw *f, const char *id, double w, const char *title, const char *desc, double h)
 {
-    fprintf(f, "<figure class=\"chart\"><svg id=\"%s\" viewBox=\"0 0 %.0f %.0f\" role=\"img\" aria-labelledby=\"%s-t %s-d\" "
+    hw_printf(f, "<figure class=\"chart\"><svg id=\"%s\" viewBox=\"0 0 %.0f %.0f\" role=\"img\" aria-labelledby=\"%s-t %s-d\" "
                "aria-label=\"",
             id, w, h, id, id);
     html_escape_str(f, title);
-    fprintf(f, "\" font-family=\"sans-serif\" font-size=\"12\"><title id=\"%s-t\">", id);
+    hw_printf(f, "\" font-family=\"sans-serif\" font-size=\"12\"><title id=\"%s-t\">", id);
     html_escape_str(f, title);
-    fprintf(f, "</title><desc id=\"%s-d\">", id);
+    hw_printf(f, "</title><desc id=\"%s-d\">", id);
     html_escape_str(f, desc);
-    fprintf(f, "</desc>\n<text x=\"%.0f\" y=\"22\" text-anchor=\"middle\" font-size=\"15\" font-weight=\"bold\">", w / 2);
+    hw_printf(f, "</desc>\n<text x=\"%.0f\" y=\"22\" text-anchor=\"middle\" font-size=\"15\" font-weight=\"bold\">", w / 2);
     html_escape_str(f, title);
-    fputs("</text>\n", f);
+    hw_puts("</text>\n", f);
 }
 
-static void chart_close(FILE *f, const char *desc)
+static void chart_close(hw *f, const char *desc)
 {
-    fputs("</svg><figcaption>", f);
+    hw_puts("</svg><figcaption>", f);
     html_escape_str(f, desc);
-    fputs("</figcaption></figure>\n", f);
+    hw_puts("</figcaption></figure>\n", f);
 }
 
 /* A number for an axis tick: integers without decimals. */
-static void tick_text(FILE *f, double v)
+static void tick_text(hw *f, double v)
 {
-    if (v == floor(v) && fabs(v) < 1e15) fprintf(f, "%.0f", v);
-    else fprintf(f, "%.3g", v);
+    if (v == floor(v) && fabs(v) < 1e15) hw_printf(f, "%.0f", v);
+    else hw_printf(f, "%.3g", v);
 }
 
-void svg_columns(FILE *f, const char *id, const char *title, const char *desc, const char *xlabel, const char *ylabel,
+void svg_columns(hw *f, const char *id, const char *title, const char *desc, const char *xlabel, const char *ylabel,
                  const char *const *labels, size_t n, const svg_series *series, size_t nseries, int cumulative)
 {
     if (!n || !nseries) return;
@@ -111,21 +130,21 @@ void svg_columns(FILE *f, const char *id, const char *title, const char *desc, c
     /* grid and left axis */
     for (int t = 0; t <= 4; t++) {
         const double y = y0 - ph * t / 4.0;
-        fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#bbb\" stroke-width=\"0.6\"/>", x0, y,
+        hw_printf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#bbb\" stroke-width=\"0.6\"/>", x0, y,
                 x0 + pw, y);
-        fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">", x0 - 6, y + 4);
+        hw_printf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">", x0 - 6, y + 4);
         tick_text(f, top * t / 4.0);
-        fputs("</text>\n", f);
+        hw_puts("</text>\n", f);
     }
-    fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#000\"/>", x0, PLOT_T, x0, y0);
-    fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#000\"/>\n", x0, y0, x0 + pw, y0);
-    fprintf(f, "<text x=\"16\" y=\"%.1f\" text-anchor=\"middle\" transform=\"rotate(-90 16 %.1f)\">", PLOT_T + ph / 2,
+    hw_printf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#000\"/>", x0, PLOT_T, x0, y0);
+    hw_printf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#000\"/>\n", x0, y0, x0 + pw, y0);
+    hw_printf(f, "<text x=\"16\" y=\"%.1f\" text-anchor=\"middle\" transform=\"rotate(-90 16 %.1f)\">", PLOT_T + ph / 2,
             PLOT_T + ph / 2);
     html_escape_str(f, ylabel);
-    fputs("</text>\n", f);
-    fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">", x0 + pw / 2, SVG_H - 8);
+    hw_puts("</text>\n", f);
+    hw_printf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">", x0 + pw / 2, SVG_H - 8);
     html_escape_str(f, xlabel);
-    fputs("</text>\n", f);
+    hw_puts("</text>\n", f);
     /* bars */
     const double bw = pw / (double)n;
     const double gap = bw > 8 ? bw * 0.15 : 0;
@@ -135,69 +154,69 @@ void svg_columns(FILE *f, const char *id, const char *title, const char *desc, c
             const double v = series[s].values[i];
             const double h = ph * v / top;
             const double x = x0 + bw * (double)i + gap + sw * (double)s;
-            fprintf(f, "<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" fill=\"%s\" stroke=\"#000\" "
+            hw_printf(f, "<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" fill=\"%s\" stroke=\"#000\" "
                        "stroke-width=\"0.5\"><title>",
                     x, y0 - h, sw > 0.5 ? sw : 0.5, h, fill_of(series[s].pattern));
             if (series[s].name) {
                 html_escape_str(f, series[s].name);
-                fputs(", ", f);
+                hw_puts(", ", f);
             }
             html_escape_str(f, labels[i]);
-            fprintf(f, ": %.0f</title></rect>\n", v);
+            hw_printf(f, ": %.0f</title></rect>\n", v);
         }
         /* a bin label every so often, turned so long labels fit */
         const size_t every = n > 40 ? (n + 19) / 20 : 1;
         if (i % every == 0) {
             const double cx = x0 + bw * ((double)i + 0.5);
-            fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\" font-size=\"10\" transform=\"rotate(-40 %.1f %.1f)\">",
+            hw_printf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\" font-size=\"10\" transform=\"rotate(-40 %.1f %.1f)\">",
                     cx, y0 + 14, cx, y0 + 14);
             html_escape_str(f, labels[i]);
-            fputs("</text>\n", f);
+            hw_puts("</text>\n", f);
         }
     }
     /* cumulative lines on a right axis */
     if (cumulative) {
-        fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#000\"/>", x0 + pw, PLOT_T, x0 + pw, y0);
+        hw_printf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#000\"/>", x0 + pw, PLOT_T, x0 + pw, y0);
         for (int t = 0; t <= 4; t++)
-            fprintf(f, "<text x=\"%.1f\" y=\"%.1f\">%d %%</text>", x0 + pw + 6, y0 - ph * t / 4.0 + 4, 25 * t);
-        fprintf(f, "\n<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" transform=\"rotate(90 %.1f %.1f)\">cumulative share of records</text>\n",
+            hw_printf(f, "<text x=\"%.1f\" y=\"%.1f\">%d %%</text>", x0 + pw + 6, y0 - ph * t / 4.0 + 4, 25 * t);
+        hw_printf(f, "\n<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" transform=\"rotate(90 %.1f %.1f)\">cumulative share of records</text>\n",
                 SVG_W - 12, PLOT_T + ph / 2, SVG_W - 12, PLOT_T + ph / 2);
         for (size_t s = 0; s < nseries; s++) {
             double total = 0, run = 0;
             for (size_t i = 0; i < n; i++) total += series[s].values[i];
             if (!(total > 0)) continue;
-            fprintf(f, "<polyline fill=\"none\" stroke=\"#000\" stroke-width=\"2\"%s points=\"",
+            hw_printf(f, "<polyline fill=\"none\" stroke=\"#000\" stroke-width=\"2\"%s points=\"",
                     s ? " stroke-dasharray=\"6 4\"" : "");
             for (size_t i = 0; i < n; i++) {
                 run += series[s].values[i];
-                fprintf(f, "%.1f,%.1f ", x0 + bw * ((double)i + 0.5), y0 - ph * run / total);
+                hw_printf(f, "%.1f,%.1f ", x0 + bw * ((double)i + 0.5), y0 - ph * run / total);
             }
-            fputs("\"/>\n", f);
+            hw_puts("\"/>\n", f);
             run = 0;
             for (size_t i = 0; i < n; i++) { /* markers: circles for the first series, squares for the second */
                 run += series[s].values[i];
                 const double cx = x0 + bw * ((double)i + 0.5), cy = y0 - ph * run / total;
-                if (s) fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"6\" height=\"6\" fill=\"#fff\" stroke=\"#000\"/>", cx - 3, cy - 3);
-                else fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"#000\"/>", cx, cy);
+                if (s) hw_printf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"6\" height=\"6\" fill=\"#fff\" stroke=\"#000\"/>", cx - 3, cy - 3);
+                else hw_printf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"#000\"/>", cx, cy);
             }
-            fputs("\n", f);
+            hw_puts("\n", f);
         }
     }
     /* legend: one row per series under the x axis' label */
     for (size_t s = 0, row = 0; s < nseries && (nseries > 1 || cumulative); s++) {
         if (!series[s].name) continue;
         const double ly = SVG_H + 16.0 + 20.0 * (double)row++;
-        fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"14\" height=\"12\" fill=\"%s\" stroke=\"#000\"/>", x0, ly - 10,
+        hw_printf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"14\" height=\"12\" fill=\"%s\" stroke=\"#000\"/>", x0, ly - 10,
                 fill_of(series[s].pattern));
-        fprintf(f, "<text x=\"%.1f\" y=\"%.1f\">", x0 + 20, ly);
+        hw_printf(f, "<text x=\"%.1f\" y=\"%.1f\">", x0 + 20, ly);
         html_escape_str(f, series[s].name);
-        if (cumulative) fputs(s ? "; cumulative share: dashed line, squares" : "; cumulative share: solid line, dots", f);
-        fputs("</text>\n", f);
+        if (cumulative) hw_puts(s ? "; cumulative share: dashed line, squares" : "; cumulative share: solid line, dots", f);
+        hw_puts("</text>\n", f);
     }
     chart_close(f, desc);
 }
 
-void svg_hbars(FILE *f, const char *id, double width, const char *title, const char *desc, const char *xlabel,
+void svg_hbars(hw *f, const char *id, double width, const char *title, const char *desc, const char *xlabel,
                const char *const *labels, const double *values, size_t n, double max, const char *fmt, int pattern)
 {
     if (!n) return;
@@ -217,31 +236,31 @@ void svg_hbars(FILE *f, const char *id, double width, const char *title, const c
         const double w = values[i] > 0 ? pw * values[i] / max : 0;
         /* the label, cut to what fits, in full in its tooltip */
         const size_t len = strlen(labels[i]);
-        fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\"><title>", x0 - 6, y + 13);
+        hw_printf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\"><title>", x0 - 6, y + 13);
         html_escape(f, labels[i], len);
-        fputs("</title>", f);
+        hw_puts("</title>", f);
         const size_t fit = (size_t)(lw / 7.5);
         html_escape(f, labels[i], len > fit ? fit - 1 : len);
-        if (len > fit) fputs("\xE2\x80\xA6", f);
-        fputs("</text>", f);
-        fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.2f\" height=\"%.1f\" fill=\"%s\" stroke=\"#000\" stroke-width=\"0.5\"/>",
+        if (len > fit) hw_puts("\xE2\x80\xA6", f);
+        hw_puts("</text>", f);
+        hw_printf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.2f\" height=\"%.1f\" fill=\"%s\" stroke=\"#000\" stroke-width=\"0.5\"/>",
                 x0, y + 3, w, row - 5, fill_of(pattern));
         char num[64];
         snprintf(num, sizeof num, fmt, values[i]);
-        fprintf(f, "<text x=\"%.1f\" y=\"%.1f\">%s</text>\n", x0 + w + 5, y + 13, num);
+        hw_printf(f, "<text x=\"%.1f\" y=\"%.1f\">%s</text>\n", x0 + w + 5, y + 13, num);
     }
     const double yb = y0 + row * (double)n + 2;
-    fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#000\"/>", x0, y0, x0, yb);
-    fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#000\"/>\n", x0, yb, x0 + pw, yb);
+    hw_printf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#000\"/>", x0, y0, x0, yb);
+    hw_printf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#000\"/>\n", x0, yb, x0 + pw, yb);
     for (int t = 0; t <= 4; t++) {
         const double x = x0 + pw * t / 4.0;
-        fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#000\"/><text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">",
+        hw_printf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#000\"/><text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">",
                 x, yb, x, yb + 4, x, yb + 16);
         tick_text(f, max * t / 4.0);
-        fputs("</text>", f);
+        hw_puts("</text>", f);
     }
-    fprintf(f, "\n<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">", x0 + pw / 2, yb + 34);
+    hw_printf(f, "\n<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">", x0 + pw / 2, yb + 34);
     html_escape_str(f, xlabel);
-    fputs("</text>\n", f);
+    hw_puts("</text>\n", f);
     chart_close(f, desc);
 }
