@@ -723,7 +723,8 @@ static void section_generalization(hw *f, const html_doc *d, jptr *p)
                 for (int l = 0; l < 2; l++) {
                     const json_t *arr = json_object_get(inc, lists[l]);
                     for (size_t i = 0; i < json_array_size(arr); i++) {
-                        const json_t *node = json_array_get(arr, i);
+                        const json_t *node = json_array_get(arr, i); /* a level vector, or a node with one */
+                        if (json_is_object(node)) node = json_object_get(node, "levels");
                         size_t h = 0;
                         for (size_t j = 0; j < json_array_size(node); j++)
                             h += (size_t)json_integer_value(json_array_get(node, j));
