@@ -331,7 +331,11 @@ static void section_privacy(hw *f, const html_doc *d, jptr *p)
     jptr_pop(p, old);
     hw_puts("<tr><th>sensitive column</th><td>", f);
     render_value(f, json_object_get(params, "sensitive"), p);
-    hw_printf(f, "</td></tr>\n<tr><th>suppression allowed</th><td>%g of the rows</td></tr>\n</table>\n", d->suppression);
+    if (d->suppression > 0)
+        hw_printf(f, "</td></tr>\n<tr><th>suppression allowed</th><td>up to %g of the rows</td></tr>\n</table>\n",
+                  d->suppression);
+    else
+        hw_puts("</td></tr>\n<tr><th>suppression allowed</th><td>none</td></tr>\n</table>\n", f);
     const html_verdict *v = d->verdict;
     if (v->status == ANONKIT_OK) {
         hw_puts("<p class=\"verdict ok\" id=\"verdict\">Verified: the written file satisfies the privacy model. ", f);
