@@ -94,6 +94,7 @@ typedef struct html_doc {
     size_t nqi;
     const unsigned char *numeric; /* per QI: 1 when numeric */
     double suppression;         /* the allowance the verifier used */
+    const strlist *settings;    /* the options as they were set, "--name value" */
     char date[64];              /* when the document was made, UTC */
 } html_doc;
 

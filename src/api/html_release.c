@@ -116,6 +116,7 @@ int html_release_write(anonkit_job *job, const char *command, const char *report
         .nqi = nqi,
         .numeric = numeric,
         .suppression = job->suppression,
+        .settings = &job->settings,
     };
     const time_t now = time(NULL);
     struct tm tm;

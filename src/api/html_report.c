@@ -307,6 +307,17 @@ static void section_configuration(hw *f, const html_doc *d, jptr *p)
     } else {
         hw_puts("<p>No parameters were recorded.</p>\n", f);
     }
+    if (d->settings && d->settings->count) {
+        hw_puts("<h3>Options as given</h3>\n<p class=\"note\">Every option in the order it was set (a job file's "
+                "settings, then the command line's; paths of a job file resolved against its folder).</p>\n"
+                "<ol class=\"settings\">\n", f);
+        for (size_t i = 0; i < d->settings->count; i++) {
+            hw_puts("<li><code>", f);
+            html_escape_str(f, d->settings->items[i]);
+            hw_puts("</code></li>\n", f);
+        }
+        hw_puts("</ol>\n", f);
+    }
     hw_puts("</section>\n", f);
 }
 

@@ -90,6 +90,7 @@ void anonkit_job_free(anonkit_job *job)
     strlist_free(&job->job_files);
     free(job->html);
     free(job->original);
+    strlist_free(&job->settings);
     free(job);
 }
 

@@ -89,6 +89,7 @@ struct anonkit_job {
     onedim_job_options onedim;
     char *html;            /* --html: the release report (docs/report.md); NULL: none */
     char *original;        /* --original: the original of `anonkit report`'s published file */
+    strlist settings;      /* every option set, "--name value" in the order set (the release report) */
     ak_error err;
     char errmsg[2048];
 };

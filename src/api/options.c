@@ -681,7 +681,16 @@ static int job_set(anonkit_job *job, anonkit_option option, const char *value)
     if (!value) return job_usage_error(job, "--%s needs a value", anonkit_option_name(option));
     const ak_option_desc *d = ak_option_desc_of(option);
     if (!d) return job_usage_error(job, "unknown option");
-    return d->set(job, d, value);
+    const int rc = d->set(job, d, value);
+    if (rc == ANONKIT_OK) { /* remembered for the release report's configuration */
+        char *text = malloc(strlen(d->name) + strlen(value) + 4);
+        if (!text) return job_out_of_memory(job);
+        sprintf(text, "--%s %s", d->name, value);
+        const int pushed = strlist_push(&job->settings, text, strlen(text));
+        free(text);
+        if (pushed != 0) return job_out_of_memory(job);
+    }
+    return rc;
 }
 
 int anonkit_job_set(anonkit_job *job, anonkit_option option, const char *value)
