@@ -682,7 +682,7 @@ static int job_set(anonkit_job *job, anonkit_option option, const char *value)
     const ak_option_desc *d = ak_option_desc_of(option);
     if (!d) return job_usage_error(job, "unknown option");
     const int rc = d->set(job, d, value);
-    if (rc == ANONKIT_OK) { /* remembered for the release report's configuration */
+    if (rc == ANONKIT_OK && *value) { /* remembered for the release report's configuration */
         char *text = malloc(strlen(d->name) + strlen(value) + 4);
         if (!text) return job_out_of_memory(job);
         sprintf(text, "--%s %s", d->name, value);

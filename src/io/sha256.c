@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include <openssl/crypto.h>
+#include <openssl/err.h>
 #include <openssl/evp.h>
 
 /* Bytes read per call. */
@@ -23,9 +24,13 @@ int ak_sha256_file(const char *path, const char *shown, char hex[AK_SHA256_HEX +
      * a context of our own is made whole or not at all, and no state is
      * shared with other users of OpenSSL in the process. */
     OSSL_LIB_CTX *lib = OSSL_LIB_CTX_new();
-    if (!lib) return ak_err_nomem(err);
+    if (!lib) {
+        ERR_clear_error(); /* OpenSSL's error queue holds what it could not do */
+        return ak_err_nomem(err);
+    }
     EVP_MD *md_sha256 = EVP_MD_fetch(lib, "SHA2-256", NULL);
     if (!md_sha256) {
+        ERR_clear_error();
         OSSL_LIB_CTX_free(lib);
         return ak_err_set(err, ANONKIT_E_NOMEM, shown, 0, 0, "SHA-256 is not available (out of memory?)");
     }
@@ -60,7 +65,10 @@ int ak_sha256_file(const char *path, const char *shown, char hex[AK_SHA256_HEX +
     EVP_MD_free(md_sha256);
     OSSL_LIB_CTX_free(lib);
     fclose(f);
-    if (rc != ANONKIT_OK) return rc;
+    if (rc != ANONKIT_OK) {
+        ERR_clear_error();
+        return rc;
+    }
     static const char digits[] = "0123456789abcdef";
     for (unsigned i = 0; i < mdlen; i++) {
         hex[2 * i] = digits[md[i] >> 4];
