@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # cli_html.sh — the release report (docs/report.md) rendered by headless
 # Chromium: `anonymize --html` with Mondrian and l-diversity on Adult, with
-# Incognito (suppression), with Rothko-T out of core, and `anonkit report` of a
+# Incognito (suppression), with Rothko-T and Rothko-S out of core, and `anonkit report` of a
 # file published earlier. For each document: a screenshot of the first screen
 # that is not blank; the DOM Chromium dumped holds every section, every
 # SHA-256 equals sha256sum's, every figure equals the --report JSON's
@@ -111,6 +111,18 @@ ak anonymize gen.csv -o r.csv --qi age,salary,zipcode --sensitive elevel --k 20 
 expect_rc 0
 check_doc "$D/r.html" "$D/r.json" "$D" --original gen.csv --expect-text "against the I/O model"
 grep -q 'data-json="/out_of_core/model/reads_T"' r.html || problem "the I/O model is not printed"
+cd "$T" || exit 2
+end
+
+begin "anonymize --html: Rothko-S out of core"
+D=$(casedir)
+cd "$D" || exit 2
+timeout 60 "$BIN" generate --rows 20000 --seed 7 -o gen.csv 2>/dev/null
+ak anonymize gen.csv -o s.csv --qi age,salary,zipcode --sensitive elevel --k 20 --algorithm rothko-s --memory 4M \
+    --seed 3 --report s.json --html s.html
+expect_rc 0
+check_doc "$D/s.html" "$D/s.json" "$D" --original gen.csv --expect-text "against the I/O model"
+grep -q 'data-json="/out_of_core/model/reads_S"' s.html || problem "the I/O model is not printed"
 cd "$T" || exit 2
 end
 

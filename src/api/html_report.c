@@ -839,21 +839,39 @@ static void section_out_of_core(hw *f, const html_doc *d, jptr *p)
     const size_t old = jptr_push(p, "out_of_core");
     const json_t *model = json_object_get(ooc, "model");
     if (model) {
-        hw_puts("<p>Blocks read and written against the I/O model of [LeFevre07] \xC2\xA7" "4:</p>\n"
-              "<table><tr><th></th><th>measured</th><th>model</th></tr>\n<tr><th>blocks read</th><td>",
-              f);
-        figure_at(f, ooc, "blocks_read", p);
-        hw_puts("</td><td>", f);
-        size_t o2 = jptr_push(p, "model");
-        figure_at(f, model, "reads_T", p);
-        jptr_pop(p, o2);
-        hw_puts("</td></tr>\n<tr><th>blocks written</th><td>", f);
-        figure_at(f, ooc, "blocks_written", p);
-        hw_puts("</td><td>", f);
-        o2 = jptr_push(p, "model");
-        figure_at(f, model, "writes_T", p);
-        jptr_pop(p, o2);
-        hw_puts("</td></tr>\n</table>\n", f);
+        /* the model's figures are named for the algorithm: reads_T (Rothko-T), reads_S (Rothko-S), ... */
+        static const char *const measured[] = {"repartitions", "blocks_read", "blocks_written"};
+        static const char *const modelled[] = {"repartitions_", "reads_", "writes_"};
+        static const char *const names[] = {"repartitions", "blocks read", "blocks written"};
+        hw_puts("<p>Repartitions and blocks against the I/O model of [LeFevre07] \xC2\xA7" "4 (payload blocks, "
+                "those of the rows themselves, in brackets):</p>\n"
+                "<table><tr><th></th><th>measured</th><th>model</th></tr>\n", f);
+        for (size_t i = 0; i < 3; i++) {
+            hw_printf(f, "<tr><th>%s</th><td>", names[i]);
+            figure_at(f, ooc, measured[i], p);
+            char payload[64];
+            snprintf(payload, sizeof payload, "payload_%s", measured[i]);
+            if (json_object_get(ooc, payload)) {
+                hw_puts(" (", f);
+                figure_at(f, ooc, payload, p);
+                hw_puts(")", f);
+            }
+            hw_puts("</td><td>", f);
+            const char *key;
+            const json_t *v;
+            int shown = 0;
+            const size_t o2 = jptr_push(p, "model");
+            json_object_foreach ((json_t *)model, key, v) {
+                if (strncmp(key, modelled[i], strlen(modelled[i])) != 0) continue;
+                figure_at(f, model, key, p);
+                shown = 1;
+                break;
+            }
+            jptr_pop(p, o2);
+            if (!shown) hw_puts("\xE2\x80\x94", f);
+            hw_puts("</td></tr>\n", f);
+        }
+        hw_puts("</table>\n", f);
     }
     hw_puts("<h3>All out-of-core figures</h3>\n", f);
     render_value(f, ooc, p);

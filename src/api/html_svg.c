@@ -106,10 +106,12 @@ static void chart_close(hw *f, const char *desc)
     hw_puts("</figcaption></figure>\n", f);
 }
 
-/* A number for an axis tick: integers without decimals. */
+/* A number for an axis tick: integers without decimals, large ones in k or M. */
 static void tick_text(hw *f, double v)
 {
-    if (v == floor(v) && fabs(v) < 1e15) hw_printf(f, "%.0f", v);
+    if (fabs(v) >= 1e6) hw_printf(f, "%gM", v / 1e6); /* 2.5M: short enough for the axis */
+    else if (fabs(v) >= 1e5) hw_printf(f, "%gk", v / 1e3);
+    else if (v == floor(v)) hw_printf(f, "%.0f", v);
     else hw_printf(f, "%.3g", v);
 }
 
