@@ -636,8 +636,8 @@ static void values_chart(hw *f, const char *id, const char *title, const html_va
             labels[n] = texts[n];
             vals[n++] = (double)rest;
         }
-        snprintf(desc, sizeof desc, "Rows per value: the %zu most frequent of %u distinct values%s.", shown, nv,
-                 rest ? ", the others together" : "");
+        snprintf(desc, sizeof desc, "Rows per value: the %zu most frequent of %s%u distinct values%s.", shown,
+                 hv->others ? "more than " : "", nv, rest ? ", the others together" : "");
     }
     svg_hbars(f, id, 480, title, desc, "rows", labels, vals, n, 0, "%.0f", pattern);
 }
