@@ -2,7 +2,7 @@
 BUILD ?= build
 JOBS ?= 2
 
-.PHONY: deps build example install test test-asan test-fuzz fuzz bench clean
+.PHONY: deps build example install test test-asan test-fuzz fuzz bench clean example-report
 
 deps:
 	@bash scripts/deps.sh
@@ -15,6 +15,13 @@ build: deps
 example: build
 	./$(BUILD)/anonkit anonymize --job examples/adult/job.json -o $(BUILD)/adult-anonymized.csv --report $(BUILD)/adult-report.json
 	./$(BUILD)/anonkit check $(BUILD)/adult-anonymized.csv --job examples/adult/job.json
+
+# The HTML release report of the Adult example (Mondrian, distinct 3-diversity),
+# into $(BUILD)/adult-release.html (docs/report.md).
+example-report: build
+	./$(BUILD)/anonkit anonymize --job examples/adult/job.json -o $(BUILD)/adult-anonymized.csv \
+		--report $(BUILD)/adult-report.json --html $(BUILD)/adult-release.html
+	@echo "wrote $(BUILD)/adult-release.html"
 
 # Installs the library (shared and static), its headers, anonkit.pc, the CMake
 # package and the command line under PREFIX (DESTDIR is honoured).

@@ -6,6 +6,8 @@ packages=(cmake make gcc pkg-config libcmocka-dev libjansson-dev libxxhash-dev l
 # sources and sinks (docs/sources.md): PostgreSQL (libpq; the server for tests/cli_sources.sh and
 # bench/bench_sources.sh), SQLite, SPSS/Stata/SAS files (ReadStat; its command-line tool makes test files)
 packages+=(libpq-dev postgresql libsqlite3-dev sqlite3 libreadstat-dev readstat)
+# the release report: SHA-256 through OpenSSL (libssl-dev); its test renders it in headless Chromium
+packages+=(libssl-dev chromium)
 # `deps.sh fuzz`: also clang and its libFuzzer and sanitizer runtimes (tests/fuzz)
 if [ "${1:-}" = fuzz ]; then packages+=(clang-14 libclang-rt-14-dev); fi
 # anonkit-mpi (docs/distributed.md) and its test: Open MPI, not MPICH (which spins when ranks outnumber cores)

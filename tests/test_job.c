@@ -112,6 +112,8 @@ static const option_case cases[] = {
     {ANONKIT_OPT_ORDER, "a,b,c", NULL},
     {ANONKIT_OPT_FLAT, "true", "maybe"},
     {ANONKIT_OPT_PREVIEW, "true", "maybe"},
+    {ANONKIT_OPT_HTML, "release.html", NULL},
+    {ANONKIT_OPT_ORIGINAL, "original.csv", NULL},
 };
 enum { NCASES = sizeof cases / sizeof cases[0] };
 

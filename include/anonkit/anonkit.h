@@ -147,7 +147,10 @@ typedef enum anonkit_option {
     ANONKIT_OPT_ORDER = 80,      /* hierarchy: the categories in order "a,b,c" (with --fanout) */
     ANONKIT_OPT_FLAT = 81,       /* hierarchy: value -> "*" */
     ANONKIT_OPT_PREVIEW = 82,    /* hierarchy: print the level sizes, write nothing */
-    ANONKIT_OPT__COUNT = 83 /* the number of options; not an option */
+    /* the release report (docs/report.md) */
+    ANONKIT_OPT_HTML = 83,       /* path of the self-contained HTML release report (anonymize, report) */
+    ANONKIT_OPT_ORIGINAL = 84,   /* report: the original CSV the published file was made from */
+    ANONKIT_OPT__COUNT = 85 /* the number of options; not an option */
 } anonkit_option;
 
 typedef struct anonkit_job anonkit_job;
@@ -254,6 +257,16 @@ ANONKIT_API int anonkit_sequential(anonkit_job *job, anonkit_result **out_result
  * parameters the file achieves. The result holds the counts, the human
  * summary and the JSON text (also written to ANONKIT_OPT_JSON, atomically). */
 ANONKIT_API int anonkit_risk(anonkit_job *job, anonkit_result **out_result /* OUT */);
+/* The release report of a table published earlier (docs/report.md):
+ * measures published_path against its original (ANONKIT_OPT_ORIGINAL) with the
+ * job's settings (QIs, hierarchies, model, suppression), proves it with the
+ * verifier, and writes the self-contained HTML document to ANONKIT_OPT_HTML,
+ * as `anonymize --html` would, without anonymizing again. The result holds
+ * the rows, published and suppressed rows, classes and the JSON the document's
+ * figures come from. A file that violates the model is documented as such
+ * (the document says so) and returns ANONKIT_E_VIOLATION after writing it.
+ * On any other failure nothing is left at the HTML path. */
+ANONKIT_API int anonkit_report(anonkit_job *job, const char *published_path, anonkit_result **out_result /* OUT */);
 
 /* The result of a verb. */
 ANONKIT_API void anonkit_result_free(anonkit_result *result);

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "api/algorithm.h"
+#include "api/html.h"
 #include "api/job.h"
 #include "api/missing.h"
 #include "api/locale.h"
@@ -205,9 +206,9 @@ static int anonymize_out_of_core(anonkit_job *job, const table_spec *spec, outfi
 
 /* Commits the table, the report and the rules of a run together: all of
  * them or, when any fails before its rename, none (io/outfile.h). */
-static int commit_outputs(anonkit_job *job, outfile *of, outfile *rf, outfile *rulesf)
+static int commit_outputs(anonkit_job *job, outfile *of, outfile *rf, outfile *rulesf, outfile *hf)
 {
-    outfile *const files[] = {of, rf, rulesf};
+    outfile *const files[] = {of, rf, rulesf, hf};
     const int rc = outfile_commit_all(files, sizeof files / sizeof *files, &job->err);
     /* With -o - the table cannot be taken back: say which part failed. */
     ak_error *e = &job->err;
@@ -268,8 +269,9 @@ static int anonymize(anonkit_job *job, anonkit_result **out_result)
     source_input in;
     memset(&in, 0, sizeof in);
     const source_options so = job_source_options(job);
-    outfile of, rf, rulesf;
+    outfile of, rf, rulesf, hf;
     memset(&of, 0, sizeof of);
+    memset(&hf, 0, sizeof hf);
     memset(&rf, 0, sizeof rf);
     memset(&rulesf, 0, sizeof rulesf);
     double *means = NULL;
@@ -289,6 +291,7 @@ static int anonymize(anonkit_job *job, anonkit_result **out_result)
     if ((rc = outfile_open_table(&of, job->output, &so, &job->err)) < 0) goto done;
     if (job->report && (rc = outfile_open(&rf, job->report, &job->err)) < 0) goto done;
     if (job->rules && (rc = outfile_open(&rulesf, job->rules, &job->err)) < 0) goto done;
+    if (job->html && (rc = outfile_open(&hf, job->html, &job->err)) < 0) goto done;
     /* stdin and any source that is not a CSV file are read through a private spool (io/source.h) */
     if ((rc = source_input_open(&in, job->input, &so, 1, &job->err)) < 0) goto done;
     sink_set_origin(of.sink, in.cols, in.ncols);
@@ -304,7 +307,9 @@ static int anonymize(anonkit_job *job, anonkit_result **out_result)
     const ak_run_context ctx = {.weights = weights, .threads = threads};
     if (!job_algorithm(job)->run) {
         if ((rc = anonymize_out_of_core(job, &spec, &of, &rf, &rulesf, &ctx, start, &result)) < 0) goto done;
-        rc = commit_outputs(job, &of, &rf, &rulesf);
+        if (job->html && (rc = html_anonymize_write(job, &of, &hf, in.path, in.shown, result->json)) < 0)
+            goto done;
+        rc = commit_outputs(job, &of, &rf, &rulesf, &hf);
         goto done;
     }
     phase_times pt;
@@ -362,12 +367,15 @@ static int anonymize(anonkit_job *job, anonkit_result **out_result)
                         strcmp(job->output, "-") ? "" : job->report, strcmp(job->output, "-") ? "" : " was not written)");
         goto done;
     }
-    rc = commit_outputs(job, &of, &rf, &rulesf);
+    if (job->html && (rc = html_anonymize_write(job, &of, &hf, in.path, in.shown, result->json)) < 0)
+        goto done;
+    rc = commit_outputs(job, &of, &rf, &rulesf, &hf);
 done:
     if (rc < 0) {
         outfile_abort(&of);
         outfile_abort(&rf);
         outfile_abort(&rulesf);
+        outfile_abort(&hf);
         anonkit_result_free(result);
         result = NULL;
     }

@@ -99,6 +99,9 @@ void anonkit_job_free(anonkit_job *job)
                          &job->hbuild.max, &job->hbuild.quantiles, &job->hbuild.levels, &job->hbuild.date,
                          &job->hbuild.order};
     for (size_t i = 0; i < sizeof hb_texts / sizeof *hb_texts; i++) free(*hb_texts[i]);
+    free(job->html);
+    free(job->original);
+    strlist_free(&job->settings);
     free(job);
 }
 

@@ -98,6 +98,9 @@ struct anonkit_job {
     incognito_job_options incognito;
     onedim_job_options onedim;
     risk_job_options risk; /* anonkit risk, check --achieved, --max-risk (api/risk_options.h) */
+    char *html;            /* --html: the release report (docs/report.md); NULL: none */
+    char *original;        /* --original: the original of `anonkit report`'s published file */
+    strlist settings;      /* every option set, "--name value" in the order set (the release report) */
     ak_error err;
     char errmsg[2048];
     /* missing values and generalized numbers (docs/hierarchies.md) */

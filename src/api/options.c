@@ -902,6 +902,14 @@ static const ak_option_desc options[ANONKIT_OPT__COUNT] = {
     [ANONKIT_OPT_PREVIEW] =
         {"preview", ANONKIT_OPTF_FLAG, set_flag, offsetof(anonkit_job, hbuild.preview), NULL,
          "hierarchy: print the distinct labels per level, write nothing"},
+    [ANONKIT_OPT_HTML] =
+        {"html", ANONKIT_OPTF_PATH | AK_OPTF_JSON_TEXT, set_text, offsetof(anonkit_job, html), "FILE",
+         "self-contained HTML release report: checksums, settings,\n"
+         "the verifier's verdict on the written file, information\n"
+         "loss, risk, charts (docs/report.md)"},
+    [ANONKIT_OPT_ORIGINAL] =
+        {"original", ANONKIT_OPTF_PATH | AK_OPTF_JSON_TEXT, set_text, offsetof(anonkit_job, original), "FILE",
+         "report: the original the published file was made from"},
 };
 
 const ak_option_desc *ak_option_desc_of(anonkit_option o)
@@ -947,7 +955,16 @@ static int job_set(anonkit_job *job, anonkit_option option, const char *value)
     if (!value) return job_usage_error(job, "--%s needs a value", anonkit_option_name(option));
     const ak_option_desc *d = ak_option_desc_of(option);
     if (!d) return job_usage_error(job, "unknown option");
-    return d->set(job, d, value);
+    const int rc = d->set(job, d, value);
+    if (rc == ANONKIT_OK && *value) { /* remembered for the release report's configuration */
+        char *text = malloc(strlen(d->name) + strlen(value) + 4);
+        if (!text) return job_out_of_memory(job);
+        sprintf(text, "--%s %s", d->name, value);
+        const int pushed = strlist_push(&job->settings, text, strlen(text));
+        free(text);
+        if (pushed != 0) return job_out_of_memory(job);
+    }
+    return rc;
 }
 
 int anonkit_job_set(anonkit_job *job, anonkit_option option, const char *value)

@@ -99,16 +99,21 @@ static void add_list(path_set *set, const char *role, const strlist *l)
 static size_t outputs(const anonkit_job *job, job_verb verb, const char **role, const char **path)
 {
     size_t n = 0;
+    if (verb == JOB_VERB_REPORT) { /* anonkit report writes the document only */
+        role[n] = "--html", path[n++] = job->html;
+        return n;
+    }
     role[n] = "--output", path[n++] = job->output;
     if (verb != JOB_VERB_RECODE) role[n] = "--report", path[n++] = job->report;
     if (verb == JOB_VERB_ANONYMIZE) role[n] = "--rules", path[n++] = job->rules;
+    if (verb == JOB_VERB_ANONYMIZE) role[n] = "--html", path[n++] = job->html;
     return n;
 }
 
 int job_check_paths(anonkit_job *job, job_verb verb)
 {
     ak_error *err = &job->err;
-    const char *role[3], *path[3];
+    const char *role[4], *path[4];
     const size_t nout = outputs(job, verb, role, path);
     for (size_t i = 0; i < nout; i++) {
         if (path[i] && !path[i][0])
@@ -120,18 +125,19 @@ int job_check_paths(anonkit_job *job, job_verb verb)
                                   "%s and %s both write to standard output (-); give one of them a file", role[j],
                                   role[i]);
     }
-    path_set reads = {NULL, 0, 3 + job->hierarchy_paths.count + job->previous.count + job->job_files.count};
+    path_set reads = {NULL, 0, 4 + job->hierarchy_paths.count + job->previous.count + job->job_files.count};
     if (!(reads.item = malloc(reads.cap * sizeof *reads.item))) return ak_err_nomem(err);
-    add(&reads, "the input", job->input);
+    add(&reads, verb == JOB_VERB_REPORT ? "the published file" : "the input", job->input);
     if (verb != JOB_VERB_RECODE) add_list(&reads, "--hierarchy", &job->hierarchy_paths);
     if (verb == JOB_VERB_SEQUENTIAL) {
         add_list(&reads, "--previous", &job->previous);
         add(&reads, "--inconsistent", job->inconsistent);
     }
     if (verb == JOB_VERB_RECODE) add(&reads, "--rules", job->rules);
+    if (verb == JOB_VERB_REPORT) add(&reads, "--original", job->original);
     add_list(&reads, "--job", &job->job_files);
 
-    path_id written[3];
+    path_id written[4];
     size_t nwritten = 0;
     int rc = ANONKIT_OK;
     for (size_t i = 0; i < nout && rc == ANONKIT_OK; i++) {

@@ -16,7 +16,8 @@
 typedef enum job_verb {
     JOB_VERB_ANONYMIZE = 0,  /* reads input, hierarchies; writes output, report, rules */
     JOB_VERB_SEQUENTIAL = 1, /* reads input, earlier releases, hierarchies, inconsistency file; writes output, report */
-    JOB_VERB_RECODE = 2      /* reads input, rules; writes output */
+    JOB_VERB_RECODE = 2,     /* reads input, rules; writes output */
+    JOB_VERB_REPORT = 3      /* reads the published file (as input) and the original, hierarchies; writes html */
 } job_verb;
 
 /* Refuses (ANONKIT_E_USAGE in job->err, naming both options and paths) an

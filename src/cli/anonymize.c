@@ -49,6 +49,7 @@ static const cli_help_line help_lines[] = {
     {ANONKIT_OPT_MISSING, NULL},
     {ANONKIT_OPT_RULES, NULL},
     {ANONKIT_OPT_REPORT, NULL},
+    {ANONKIT_OPT_HTML, NULL},
     {ANONKIT_OPT_WEIGHTS, NULL},
     {ANONKIT_OPT_SEED, NULL},
     {ANONKIT_OPT_KEEP_ORDER, NULL},
@@ -79,9 +80,9 @@ int cli_anonymize(int argc, char **argv)
     int npositional = 0, exit_code = CLI_OK;
     anonkit_job *job = cli_open_job(argc, argv, help, positional, 1, &npositional, &exit_code);
     if (!job) return exit_code;
-    if (npositional == 1) anonkit_job_set(job, ANONKIT_OPT_INPUT, positional[0]);
     anonkit_result *result = NULL;
-    int rc = anonkit_anonymize(job, &result);
+    int rc = npositional == 1 ? anonkit_job_set(job, ANONKIT_OPT_INPUT, positional[0]) : ANONKIT_OK;
+    if (rc == ANONKIT_OK) rc = anonkit_anonymize(job, &result);
     if (rc < 0) {
         exit_code = cli_fail(job, rc);
         goto done;

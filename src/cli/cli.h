@@ -40,5 +40,6 @@ int cli_generate(int argc, char **argv);
 int cli_hierarchy(int argc, char **argv);
 int cli_sequential(int argc, char **argv);
 int cli_risk(int argc, char **argv);
+int cli_report(int argc, char **argv);
 
 #endif

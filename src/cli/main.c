@@ -19,6 +19,8 @@ static const char usage[] =
     "  risk DATA                   re-identification risk of a table or published file\n"
     "  hierarchy DATA --column COL -o FILE\n"
     "                              build a generalization hierarchy from a column's values\n"
+    "  report PUBLISHED --original ORIGINAL --html FILE\n"
+    "                              the HTML release report of a table published earlier\n"
     "\n"
     "Run 'anonkit <command> --help' for the options of a command.\n";
 
@@ -74,6 +76,7 @@ int main(int argc, char **argv)
     if (!strcmp(argv[1], "sequential")) return cli_sequential(argc - 1, argv + 1);
     if (!strcmp(argv[1], "risk")) return cli_risk(argc - 1, argv + 1);
     if (!strcmp(argv[1], "hierarchy")) return cli_hierarchy(argc - 1, argv + 1);
+    if (!strcmp(argv[1], "report")) return cli_report(argc - 1, argv + 1);
     fprintf(stderr, "anonkit: unknown command '%s'\n\n%s", argv[1], usage);
     return CLI_USER_ERROR;
 }

@@ -56,9 +56,9 @@ int cli_sequential(int argc, char **argv)
     int npositional = 0, exit_code = CLI_OK;
     anonkit_job *job = cli_open_job(argc, argv, help, positional, 1, &npositional, &exit_code);
     if (!job) return exit_code;
-    if (npositional == 1) anonkit_job_set(job, ANONKIT_OPT_INPUT, positional[0]);
     anonkit_result *result = NULL;
-    int rc = anonkit_sequential(job, &result);
+    int rc = npositional == 1 ? anonkit_job_set(job, ANONKIT_OPT_INPUT, positional[0]) : ANONKIT_OK;
+    if (rc == ANONKIT_OK) rc = anonkit_sequential(job, &result);
     if (rc < 0) exit_code = cli_fail(job, rc);
     else fputs(anonkit_result_summary(result), stderr);
     anonkit_result_free(result);
