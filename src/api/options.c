@@ -374,7 +374,7 @@ static int set_incognito_variant(anonkit_job *job, const ak_option_desc *d, cons
     (void)d;
     if (inc_parse_variant(value, &job->incognito.variant) != 0)
         return job_usage_error(job, "--incognito-variant: '%s' is not one of %s", value,
-                               "basic, super-roots, cube, binary-search, bottom-up, bottom-up-norollup");
+                               "optimal, exhaustive, basic, super-roots, cube, binary-search, bottom-up, bottom-up-norollup");
     job->incognito.given |= 2;
     return ANONKIT_OK;
 }
@@ -383,7 +383,7 @@ static int set_choose(anonkit_job *job, const ak_option_desc *d, const char *val
 {
     (void)d;
     if (inc_parse_choose(value, &job->incognito.choose) != 0)
-        return job_usage_error(job, "--choose: '%s' is not one of gcp, height, dm", value);
+        return job_usage_error(job, "--choose: '%s' is not one of gcp, height, dm, k-minimal", value);
     job->incognito.given |= 4;
     return ANONKIT_OK;
 }
@@ -594,12 +594,14 @@ static const ak_option_desc options[ANONKIT_OPT__COUNT] = {
          "in every QI, counted) up to F of the table (default 0)"},
     [ANONKIT_OPT_INCOGNITO_VARIANT] =
         {"incognito-variant", AK_OPTF_JSON_TEXT, set_incognito_variant, 0, "V",
-         "cube (default), super-roots, basic, or the baselines\n"
+         "optimal (default; cube with --choose k-minimal), cube,\n"
+         "super-roots, basic, exhaustive, or the baselines\n"
          "binary-search, bottom-up, bottom-up-norollup"},
     [ANONKIT_OPT_CHOOSE] =
         {"choose", AK_OPTF_JSON_TEXT, set_choose, 0, "M",
-         "incognito: publish the k-minimal node of least gcp\n"
-         "(default), height or dm"},
+         "incognito: publish the anonymous node of least gcp\n"
+         "(default), height or dm (suppressed rows fully\n"
+         "generalized), or k-minimal: the k-minimal node of least gcp"},
     [ANONKIT_OPT_ALPHA] =
         {"alpha", 0, set_alpha, 0, "A",
          "rothko-s: significance of the split tests (default 0.05)"},

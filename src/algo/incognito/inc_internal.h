@@ -110,6 +110,22 @@ void inc_fset_free(inc_fset *f);
 int inc_fset_eval(inc_ctx *c, const inc_fset *f, int groups, int *anonymous /* OUT */, uint64_t *failing /* OUT */,
                   ak_error *err);
 
+/* The optimum of a search over the whole lattice (optimal.c). */
+typedef struct inc_opt_result {
+    int found;
+    double loss;        /* GCP: the weighted NCP sum over rows (not normalized); height; DM */
+    uint32_t height;
+    uint64_t lv;        /* packed levels */
+    uint64_t suppressed;
+    uint64_t lattice, pruned_tagged, pruned_bound;
+} inc_opt_result;
+
+/* The node of least loss over the current rows of c (c->nrows, c->code0,
+ * c->sens, c->limit), by the bound-ordered search or, with `exhaustive`, by
+ * testing every node. ANONKIT_E_INELIGIBLE when no node is anonymous. */
+int inc_optimal_ctx(inc_ctx *c, inc_choose by, const double *weights, int exhaustive, inc_opt_result *out /* OUT */,
+                    ak_error *err);
+
 /* Searches (search.c): the anonymous nodes over all QIs, as packed level vectors. */
 int inc_run_variant(inc_ctx *c, inc_variant v, uint64_t **out_lv /* OUT */, size_t *out_n /* OUT */, ak_error *err);
 

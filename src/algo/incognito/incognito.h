@@ -29,10 +29,15 @@ typedef enum inc_variant {
     INC_BINARY_SEARCH,      /* Samarati's binary search on the lattice height */
     INC_BOTTOM_UP,          /* breadth-first search of the whole lattice, rollup from a parent */
     INC_BOTTOM_UP_NOROLLUP, /* the same, every frequency set by a scan of the table */
+    INC_OPTIMAL,            /* only the node of least loss: bound-ordered search with tagging (optimal.c) */
+    INC_EXHAUSTIVE,         /* only the node of least loss: every lattice node tested and measured */
     INC_VARIANT__COUNT
 } inc_variant;
 
-typedef enum inc_choose { INC_CHOOSE_GCP = 0, INC_CHOOSE_HEIGHT, INC_CHOOSE_DM } inc_choose;
+/* GCP, HEIGHT and DM: the anonymous node of least loss over every anonymous
+ * node, suppressed rows counted as fully generalized; K_MINIMAL: the k-minimal
+ * node of least GCP (the rule before issue 28). */
+typedef enum inc_choose { INC_CHOOSE_GCP = 0, INC_CHOOSE_HEIGHT, INC_CHOOSE_DM, INC_CHOOSE_K_MINIMAL } inc_choose;
 
 typedef struct inc_options {
     inc_variant variant;
@@ -71,6 +76,24 @@ typedef struct inc_result {
     uint64_t suppression_limit;
     inc_counters counters;
 } inc_result;
+
+/* The node of least loss (inc_optimal). */
+typedef struct inc_optimum {
+    uint32_t levels[64];
+    inc_minimal info;       /* measured like a k-minimal node (metrics.c) */
+    double loss;            /* the loss it was chosen by: GCP (normalized), height or DM */
+    uint64_t lattice;       /* nodes of the lattice */
+    uint64_t pruned_tagged; /* not tested: below a failed node, or above an anonymous one without suppression */
+    uint64_t pruned_bound;  /* not visited: their loss bound exceeds the optimum */
+    uint64_t suppression_limit;
+    inc_counters counters;
+} inc_optimum;
+
+/* The anonymous node of least loss by o->choose (GCP when K_MINIMAL) over
+ * every anonymous node of the lattice, by the bound-ordered search or, with
+ * `exhaustive`, by testing every node; both return the same node. */
+int inc_optimal(const table *t, const model *m, const inc_options *o, int exhaustive, inc_optimum *out /* OUT */,
+                ak_error *err);
 
 /* Parses / names the variants and the choice measures; parse returns -1 on an unknown name. */
 int inc_parse_variant(const char *text, inc_variant *out /* OUT */);
