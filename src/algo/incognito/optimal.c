@@ -31,7 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { TAG_NONE = 0, TAG_FAIL, TAG_PASS };
+enum { TAG_NONE = 0, TAG_FAIL = 1, TAG_PASS = 2, TAG_TESTED = 4 };
 enum { CACHE = 48 };
 
 typedef struct opt_state {
@@ -41,7 +41,10 @@ typedef struct opt_state {
     size_t n;                 /* lattice nodes */
     size_t stride[64];        /* index = sum of level * stride */
     double *sum[64];          /* sum[q][l]: weighted NCP of QI q at level l over the rows (GCP) */
-    unsigned char *tag;
+    double *maxcost[64];      /* maxcost[q][l]: weighted NCP of the widest value of QI q at level l */
+    unsigned char *tag;       /* TAG_FAIL or TAG_PASS, | TAG_TESTED once tested */
+    uint64_t *fmin;           /* per node: failing rows of a tested generalization (a lower bound on its own) */
+    size_t *path;
     size_t *stack;
     struct {
         uint64_t lv;
@@ -154,8 +157,8 @@ static void tag_cone(opt_state *s, size_t i, int dir, unsigned char tag)
 {
     const inc_ctx *c = s->c;
     size_t top = 0;
-    if (s->tag[i] == tag) return;
-    s->tag[i] = tag;
+    if ((s->tag[i] & 3) == tag) return;
+    s->tag[i] = (unsigned char)((s->tag[i] & TAG_TESTED) | tag);
     s->stack[top++] = i;
     while (top) {
         const size_t x = s->stack[--top];
@@ -163,8 +166,8 @@ static void tag_cone(opt_state *s, size_t i, int dir, unsigned char tag)
             const uint32_t l = (uint32_t)(x / s->stride[q] % (c->qi[q].height + 1));
             if (dir < 0 ? l == 0 : l == c->qi[q].height) continue;
             const size_t y = dir < 0 ? x - s->stride[q] : x + s->stride[q];
-            if (s->tag[y] == tag) continue;
-            s->tag[y] = tag;
+            if ((s->tag[y] & 3) == tag) continue;
+            s->tag[y] = (unsigned char)((s->tag[y] & TAG_TESTED) | tag);
             s->stack[top++] = y;
         }
     }
@@ -205,7 +208,12 @@ static void set_best(inc_opt_result *best, double loss, uint32_t height, uint64_
 
 static void state_free(opt_state *s)
 {
-    for (uint32_t q = 0; q < 64; q++) free(s->sum[q]);
+    for (uint32_t q = 0; q < 64; q++) {
+        free(s->sum[q]);
+        free(s->maxcost[q]);
+    }
+    free(s->fmin);
+    free(s->path);
     for (size_t i = 0; i < s->ncache; i++) inc_fset_free(s->cache[i].fs);
     free(s->tag);
     free(s->stack);
@@ -220,9 +228,9 @@ static int state_init(opt_state *s, inc_ctx *c, inc_choose by, const double *wei
     s->n = 1;
     for (uint32_t q = c->nqi; q-- > 0;) {
         s->stride[q] = s->n;
-        if (s->n > ((size_t)1 << 26) / (c->qi[q].height + 1))
+        if (s->n > ((size_t)1 << 22) / (c->qi[q].height + 1))
             return ak_err_set(err, ANONKIT_E_USAGE, NULL, 0, 0,
-                              "the generalization lattice has more than 2^26 nodes: too large for the optimal search "
+                              "the generalization lattice has more than 2^22 nodes: too large for the optimal search "
                               "(use --choose k-minimal with an Incognito variant)");
         s->n *= c->qi[q].height + 1;
     }
@@ -232,13 +240,16 @@ static int state_init(opt_state *s, inc_ctx *c, inc_choose by, const double *wei
     }
     s->tag = calloc(s->n, 1);
     s->stack = malloc(s->n * sizeof *s->stack);
-    if (!s->tag || !s->stack) return ak_err_nomem(err);
+    s->fmin = calloc(s->n, sizeof *s->fmin);
+    s->path = malloc(s->n * sizeof *s->path);
+    if (!s->tag || !s->stack || !s->fmin || !s->path) return ak_err_nomem(err);
     uint32_t *hist = NULL;
     for (uint32_t q = 0; q < c->nqi; q++) {
         const inc_qi *a = &c->qi[q];
         s->sum[q] = calloc(a->height + 1, sizeof *s->sum[q]);
+        s->maxcost[q] = calloc(a->height + 1, sizeof *s->maxcost[q]);
         uint32_t *h = realloc(hist, (a->card[0] ? a->card[0] : 1) * sizeof *h);
-        if (!s->sum[q] || !h) {
+        if (!s->sum[q] || !s->maxcost[q] || !h) {
             free(h ? h : hist);
             return ak_err_nomem(err);
         }
@@ -247,8 +258,13 @@ static int state_init(opt_state *s, inc_ctx *c, inc_choose by, const double *wei
         for (size_t r = 0; r < c->nrows; r++) hist[c->code0[q][r]]++;
         for (uint32_t l = 0; l <= a->height; l++) {
             double sum = 0;
-            for (uint32_t v = 0; v < a->card[0]; v++) sum += (double)hist[v] * a->ncp[l][a->gen[l][v]];
+            double widest = 0;
+            for (uint32_t v = 0; v < a->card[0]; v++) {
+                sum += (double)hist[v] * a->ncp[l][a->gen[l][v]];
+                if (hist[v] && a->ncp[l][a->gen[l][v]] > widest) widest = a->ncp[l][a->gen[l][v]];
+            }
             s->sum[q][l] = s->w[q] * sum;
+            s->maxcost[q][l] = s->w[q] * widest;
         }
     }
     free(hist);
@@ -272,6 +288,95 @@ static int test_node(opt_state *s, uint64_t lv, double lb, int *anonymous, doubl
     return ANONKIT_OK;
 }
 
+static size_t index_of(const opt_state *s, uint64_t lv)
+{
+    size_t i = 0;
+    for (uint32_t q = 0; q < s->c->nqi; q++) i += inc_level(s->c, lv, q) * s->stride[q];
+    return i;
+}
+
+/* Raises fmin to f over node i and its specializations (failing rows only
+ * grow towards the bottom for the monotone models). */
+static void fmin_cone(opt_state *s, size_t i, uint64_t f)
+{
+    const inc_ctx *c = s->c;
+    size_t top = 0;
+    if (s->fmin[i] >= f) return;
+    s->fmin[i] = f;
+    s->stack[top++] = i;
+    while (top) {
+        const size_t x = s->stack[--top];
+        for (uint32_t q = 0; q < c->nqi; q++) {
+            if ((x / s->stride[q]) % (c->qi[q].height + 1) == 0) continue;
+            const size_t y = x - s->stride[q];
+            if (s->fmin[y] >= f) continue; /* its whole cone already has at least f */
+            s->fmin[y] = f;
+            s->stack[top++] = y;
+        }
+    }
+}
+
+/* Tests node i (packed lv), records the outcome (tags, failing-row bound)
+ * and offers it as the optimum. */
+static int test_and_tag(opt_state *s, size_t i, uint64_t lv, inc_opt_result *best, ak_error *err)
+{
+    int anonymous;
+    double loss;
+    uint64_t failing;
+    const double lb = bound(s, lv);
+    AK_CHECK(test_node(s, lv, lb, &anonymous, &loss, &failing, err));
+    s->tag[i] |= TAG_TESTED;
+    tag_cone(s, i, anonymous ? +1 : -1, anonymous ? TAG_PASS : TAG_FAIL);
+    if (s->by == INC_CHOOSE_GCP && s->c->limit > 0 && failing) fmin_cone(s, i, failing);
+    const uint32_t height = inc_node_height(s->c, (inc_node){inc_full_mask(s->c), lv});
+    if (anonymous && improves(best, loss, height, lv)) set_best(best, loss, height, lv, failing);
+    return ANONKIT_OK;
+}
+
+/* Settles whether untagged node i is anonymous the way [Kohlmayer12] §4
+ * does: a path from it towards the top, raising at each step the QI whose
+ * next level adds the least to the bound, ends at the first node known to
+ * be anonymous (or at the top); a binary search on the path finds its lowest
+ * anonymous node, and every test tags the cone above (anonymous) or below
+ * (not) the node tested. Nodes high on a path have small frequency sets, and
+ * a failure there settles many nodes at once. */
+static int settle_by_path(opt_state *s, size_t i, uint64_t lv, inc_opt_result *best, ak_error *err)
+{
+    const inc_ctx *c = s->c;
+    size_t len = 0, end;
+    uint64_t cur = lv;
+    s->path[len++] = i;
+    for (;;) {
+        uint32_t pick = UINT32_MAX;
+        double step = 0;
+        for (uint32_t q = 0; q < c->nqi; q++) {
+            const uint32_t l = inc_level(c, cur, q);
+            if (l == c->qi[q].height) continue;
+            const double d = s->by == INC_CHOOSE_GCP ? s->sum[q][l + 1] - s->sum[q][l] : 0;
+            if (pick == UINT32_MAX || d < step) {
+                pick = q;
+                step = d;
+            }
+        }
+        if (pick == UINT32_MAX) break; /* the top */
+        cur = inc_with_level(c, cur, pick, inc_level(c, cur, pick) + 1);
+        const size_t j = index_of(s, cur);
+        if ((s->tag[j] & 3) == TAG_PASS) break;
+        s->path[len++] = j;
+    }
+    /* Nodes path[0..len) are untagged: find the lowest anonymous one, if any. */
+    end = len;
+    size_t lo = 0, hi = end;
+    while (lo < hi) {
+        const size_t mid = lo + (hi - lo) / 2;
+        const size_t j = s->path[mid];
+        AK_CHECK(test_and_tag(s, j, lv_of_index(s, j), best, err));
+        if ((s->tag[j] & 3) == TAG_PASS) hi = mid;
+        else lo = mid + 1;
+    }
+    return ANONKIT_OK;
+}
+
 int inc_optimal_ctx(inc_ctx *c, inc_choose by, const double *weights, int exhaustive, inc_opt_result *out,
                     ak_error *err)
 {
@@ -285,39 +390,45 @@ int inc_optimal_ctx(inc_ctx *c, inc_choose by, const double *weights, int exhaus
         order[i] = (ordered){exhaustive ? 0 : bound(&s, lv), inc_node_height(c, (inc_node){inc_full_mask(c), lv}), lv, i};
     }
     if (rc == ANONKIT_OK) qsort(order, s.n, sizeof *order, ordered_cmp);
-    out->lattice = s.n;
+    out->lattice = rc == ANONKIT_OK ? s.n : 0;
+    uint64_t pruned_tagged = 0, pruned_bound = 0;
     for (size_t at = 0; rc == ANONKIT_OK && at < s.n; at++) {
         const ordered *o = &order[at];
         if (exhaustive) {
-            int anonymous;
-            double loss;
-            uint64_t failing;
-            rc = test_node(&s, o->lv, bound(&s, o->lv), &anonymous, &loss, &failing, err);
-            if (rc == ANONKIT_OK && anonymous && improves(out, loss, o->height, o->lv))
-                set_best(out, loss, o->height, o->lv, failing);
+            rc = test_and_tag(&s, o->index, o->lv, out, err);
             continue;
         }
         if (out->found && o->lb > out->loss) { /* every node from here on has a larger bound */
-            out->pruned_bound = s.n - at;
+            pruned_bound += s.n - at;
             break;
         }
-        if (s.tag[o->index] == TAG_FAIL) {
-            out->pruned_tagged++;
+        if (s.tag[o->index] & TAG_TESTED) continue; /* offered when tested */
+        if (!s.tag[o->index] && (rc = settle_by_path(&s, o->index, o->lv, out, err)) < 0) break;
+        if (s.tag[o->index] & TAG_TESTED) continue;
+        if ((s.tag[o->index] & 3) == TAG_FAIL) {
+            pruned_tagged++;
             continue;
         }
-        if (s.tag[o->index] == TAG_PASS && c->limit == 0 && s.by != INC_CHOOSE_DM) {
-            out->pruned_tagged++; /* anonymous without suppression: its loss is its bound */
+        /* Anonymous by tagging, not tested. */
+        if (c->limit == 0 && s.by != INC_CHOOSE_DM) {
+            pruned_tagged++; /* without suppression its loss is its bound */
             if (improves(out, o->lb, o->height, o->lv)) set_best(out, o->lb, o->height, o->lv, 0);
             continue;
         }
-        int anonymous;
-        double loss;
-        uint64_t failing;
-        rc = test_node(&s, o->lv, o->lb, &anonymous, &loss, &failing, err);
-        if (rc < 0) break;
-        tag_cone(&s, o->index, anonymous ? +1 : -1, anonymous ? TAG_PASS : TAG_FAIL);
-        if (anonymous && improves(out, loss, o->height, o->lv)) set_best(out, loss, o->height, o->lv, failing);
+        if (s.by == INC_CHOOSE_GCP && out->found && s.fmin[o->index]) {
+            /* Its failing rows are at least those of a tested generalization, each costing at least W - maxcost more. */
+            double widest = 0;
+            for (uint32_t q = 0; q < c->nqi; q++) widest += s.maxcost[q][inc_level(c, o->lv, q)];
+            const double excess = s.wsum - widest;
+            if (excess > 0 && o->lb + (double)s.fmin[o->index] * excess > out->loss * (1 + 1e-9) + 1e-9) {
+                pruned_bound++;
+                continue;
+            }
+        }
+        rc = test_and_tag(&s, o->index, o->lv, out, err);
     }
+    out->pruned_tagged = pruned_tagged;
+    out->pruned_bound = pruned_bound;
     free(order);
     state_free(&s);
     if (rc == ANONKIT_OK && !out->found)
