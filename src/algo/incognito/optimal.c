@@ -43,7 +43,7 @@ typedef struct opt_state {
     double *sum[64];          /* sum[q][l]: weighted NCP of QI q at level l over the rows (GCP) */
     double *maxcost[64];      /* maxcost[q][l]: weighted NCP of the widest value of QI q at level l */
     unsigned char *tag;       /* TAG_FAIL or TAG_PASS, | TAG_TESTED once tested */
-    uint64_t *fmin;           /* per node: failing rows of a tested generalization (a lower bound on its own) */
+    double *emin;             /* per node: the largest suppression excess of a tested generalization (GCP) */
     size_t *path;
     size_t *stack;
     struct {
@@ -212,7 +212,7 @@ static void state_free(opt_state *s)
         free(s->sum[q]);
         free(s->maxcost[q]);
     }
-    free(s->fmin);
+    free(s->emin);
     free(s->path);
     for (size_t i = 0; i < s->ncache; i++) inc_fset_free(s->cache[i].fs);
     free(s->tag);
@@ -240,9 +240,9 @@ static int state_init(opt_state *s, inc_ctx *c, inc_choose by, const double *wei
     }
     s->tag = calloc(s->n, 1);
     s->stack = malloc(s->n * sizeof *s->stack);
-    s->fmin = calloc(s->n, sizeof *s->fmin);
+    s->emin = calloc(s->n, sizeof *s->emin);
     s->path = malloc(s->n * sizeof *s->path);
-    if (!s->tag || !s->stack || !s->fmin || !s->path) return ak_err_nomem(err);
+    if (!s->tag || !s->stack || !s->emin || !s->path) return ak_err_nomem(err);
     uint32_t *hist = NULL;
     for (uint32_t q = 0; q < c->nqi; q++) {
         const inc_qi *a = &c->qi[q];
@@ -295,22 +295,25 @@ static size_t index_of(const opt_state *s, uint64_t lv)
     return i;
 }
 
-/* Raises fmin to f over node i and its specializations (failing rows only
- * grow towards the bottom for the monotone models). */
-static void fmin_cone(opt_state *s, size_t i, uint64_t f)
+/* Raises emin to e over node i and its specializations. For the models
+ * monotone under suppression, the rows of a class failing at node z fail at
+ * every specialization x of z too (their class there is a subset), and each
+ * costs at x at most what it costs at z; so the excess of suppressing over
+ * publishing at x is at least z's: loss(x) >= bound(x) + excess(z). */
+static void emin_cone(opt_state *s, size_t i, double e)
 {
     const inc_ctx *c = s->c;
     size_t top = 0;
-    if (s->fmin[i] >= f) return;
-    s->fmin[i] = f;
+    if (s->emin[i] >= e) return;
+    s->emin[i] = e;
     s->stack[top++] = i;
     while (top) {
         const size_t x = s->stack[--top];
         for (uint32_t q = 0; q < c->nqi; q++) {
             if ((x / s->stride[q]) % (c->qi[q].height + 1) == 0) continue;
             const size_t y = x - s->stride[q];
-            if (s->fmin[y] >= f) continue; /* its whole cone already has at least f */
-            s->fmin[y] = f;
+            if (s->emin[y] >= e) continue; /* its whole cone already has at least e */
+            s->emin[y] = e;
             s->stack[top++] = y;
         }
     }
@@ -327,7 +330,7 @@ static int test_and_tag(opt_state *s, size_t i, uint64_t lv, inc_opt_result *bes
     AK_CHECK(test_node(s, lv, lb, &anonymous, &loss, &failing, err));
     s->tag[i] |= TAG_TESTED;
     tag_cone(s, i, anonymous ? +1 : -1, anonymous ? TAG_PASS : TAG_FAIL);
-    if (s->by == INC_CHOOSE_GCP && s->c->limit > 0 && failing) fmin_cone(s, i, failing);
+    if (s->by == INC_CHOOSE_GCP && s->c->limit > 0 && anonymous && loss > lb) emin_cone(s, i, loss - lb);
     const uint32_t height = inc_node_height(s->c, (inc_node){inc_full_mask(s->c), lv});
     if (anonymous && improves(best, loss, height, lv)) set_best(best, loss, height, lv, failing);
     return ANONKIT_OK;
@@ -415,15 +418,9 @@ int inc_optimal_ctx(inc_ctx *c, inc_choose by, const double *weights, int exhaus
             if (improves(out, o->lb, o->height, o->lv)) set_best(out, o->lb, o->height, o->lv, 0);
             continue;
         }
-        if (s.by == INC_CHOOSE_GCP && out->found && s.fmin[o->index]) {
-            /* Its failing rows are at least those of a tested generalization, each costing at least W - maxcost more. */
-            double widest = 0;
-            for (uint32_t q = 0; q < c->nqi; q++) widest += s.maxcost[q][inc_level(c, o->lv, q)];
-            const double excess = s.wsum - widest;
-            if (excess > 0 && o->lb + (double)s.fmin[o->index] * excess > out->loss * (1 + 1e-9) + 1e-9) {
-                pruned_bound++;
-                continue;
-            }
+        if (s.by == INC_CHOOSE_GCP && out->found && o->lb + s.emin[o->index] > out->loss * (1 + 1e-9) + 1e-9) {
+            pruned_bound++; /* its excess is at least that of a tested generalization */
+            continue;
         }
         rc = test_and_tag(&s, o->index, o->lv, out, err);
     }
