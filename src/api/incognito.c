@@ -173,19 +173,11 @@ static json_t *build_json(const anonkit_job *job, inc_variant variant, const tab
     return o;
 }
 
-/* The variant a job runs: the one given, else Cube Incognito for --choose
- * k-minimal (which needs every k-minimal node) and the optimal search otherwise. */
-static inc_variant job_variant(const anonkit_job *job)
-{
-    if (job->incognito.given & 2) return job->incognito.variant;
-    return job->incognito.choose == INC_CHOOSE_K_MINIMAL ? INC_CUBE : INC_OPTIMAL;
-}
-
 int inc_job_run(anonkit_job *job, const table *t, const ak_run_context *ctx, partition *part, ak_run_output *out)
 {
     char **summary = &out->summary;
     json_t **report = &out->report;
-    const inc_variant variant = job_variant(job);
+    const inc_variant variant = job->incognito.variant;
     const inc_choose choose = job->incognito.choose;
     const int optimum_only = variant == INC_OPTIMAL || variant == INC_EXHAUSTIVE;
     if (optimum_only && choose == INC_CHOOSE_K_MINIMAL)

@@ -594,8 +594,8 @@ static const ak_option_desc options[ANONKIT_OPT__COUNT] = {
          "in every QI, counted) up to F of the table (default 0)"},
     [ANONKIT_OPT_INCOGNITO_VARIANT] =
         {"incognito-variant", AK_OPTF_JSON_TEXT, set_incognito_variant, 0, "V",
-         "optimal (default; cube with --choose k-minimal), cube,\n"
-         "super-roots, basic, exhaustive, or the baselines\n"
+         "cube (default), optimal (the chosen node only),\n"
+         "exhaustive, super-roots, basic, or the baselines\n"
          "binary-search, bottom-up, bottom-up-norollup"},
     [ANONKIT_OPT_CHOOSE] =
         {"choose", AK_OPTF_JSON_TEXT, set_choose, 0, "M",

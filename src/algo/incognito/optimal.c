@@ -402,7 +402,7 @@ int inc_optimal_ctx(inc_ctx *c, inc_choose by, const double *weights, int exhaus
             continue;
         }
         if (out->found && o->lb > out->loss) { /* every node from here on has a larger bound */
-            pruned_bound += s.n - at;
+            for (size_t rest = at; rest < s.n; rest++) pruned_bound += !(s.tag[order[rest].index] & TAG_TESTED);
             break;
         }
         if (s.tag[o->index] & TAG_TESTED) continue; /* offered when tested */
