@@ -20,7 +20,8 @@ static int usage(anonkit_job *job, const char *what)
 
 int inc_job_reject_options(anonkit_job *job)
 {
-    if (job->incognito.given)
+    /* --algorithm local shares the hierarchies and checks its own use of these options. */
+    if (job->incognito.given && !(job->algorithm && !strcmp(job->algorithm->name, "local")))
         return usage(job, "--suppression, --incognito-variant and --choose go with --algorithm incognito");
     return ANONKIT_OK;
 }

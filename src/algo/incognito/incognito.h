@@ -95,6 +95,36 @@ typedef struct inc_optimum {
 int inc_optimal(const table *t, const model *m, const inc_options *o, int exhaustive, inc_optimum *out /* OUT */,
                 ak_error *err);
 
+/* Local recoding (local.c): full-domain optima applied iteratively, every
+ * row at the levels of the iteration that published it. */
+typedef struct inc_local_options {
+    double iteration_suppression; /* share of an iteration's rows its optimum may leave for the next one */
+    const double *weights;        /* NCP weights per QI, NULL for equal */
+} inc_local_options;
+
+typedef struct inc_local_iteration {
+    uint32_t levels[64];    /* the iteration's node */
+    uint64_t rows;          /* rows it started with */
+    uint64_t published;     /* rows it published (the rest went on) */
+    uint64_t classes;
+    uint64_t nodes_checked;
+} inc_local_iteration;
+
+typedef struct inc_local_result {
+    size_t niter;
+    inc_local_iteration *iter;
+    uint64_t suppressed;    /* rows no iteration could publish */
+} inc_local_result;
+
+/* Partitions t by local recoding into p (freshly initialized, one row each):
+ * the optimum of least GCP with at most o->iteration_suppression of the rows
+ * suppressed, then the suppressed rows on their own, until none is left (an
+ * iteration that would leave fewer than k rows, or none published, runs
+ * without suppression). Classes carry their hierarchy node per QI. */
+int inc_local(const table *t, const model *m, const inc_local_options *o, partition *p,
+              inc_local_result *res /* OUT */, ak_error *err);
+void inc_local_result_free(inc_local_result *res);
+
 /* Parses / names the variants and the choice measures; parse returns -1 on an unknown name. */
 int inc_parse_variant(const char *text, inc_variant *out /* OUT */);
 const char *inc_variant_name(inc_variant v);
