@@ -60,6 +60,8 @@ typedef struct inc_ctx {
     const uint32_t *sens;   /* sensitive codes per row, NULL when the model needs none */
     uint32_t sbits;         /* width of the sensitive field (low bits of a key) */
     uint64_t limit;         /* rows that may be suppressed */
+    double defer;           /* GCP of the optimal search: a suppressed row costs defer * (its full generalization); 1
+                               normally, less in local recoding, where suppressed rows are published later */
     size_t share_min;       /* inc_options.cube_share_min */
     /* Group-by scratch: open addressing with generation stamps, so that starting
      * a new group-by costs nothing; slots used in order of first insertion. */

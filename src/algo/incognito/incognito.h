@@ -99,6 +99,7 @@ int inc_optimal(const table *t, const model *m, const inc_options *o, int exhaus
  * row at the levels of the iteration that published it. */
 typedef struct inc_local_options {
     double iteration_suppression; /* share of an iteration's rows its optimum may leave for the next one */
+    double defer;                 /* what a row left to the next iteration costs, as a share of its full generalization */
     const double *weights;        /* NCP weights per QI, NULL for equal */
 } inc_local_options;
 

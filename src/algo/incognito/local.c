@@ -137,6 +137,7 @@ int inc_local(const table *t, const model *m, const inc_local_options *o, partit
     while (rc == ANONKIT_OK && nrows > 0) {
         select_rows(&c, full_code, full_sens, rows, nrows, code, sens);
         c.limit = model_suppression_limit(o->iteration_suppression, nrows);
+        c.defer = o->defer;
         inc_opt_result r;
         memset(&c.counters, 0, sizeof c.counters);
         rc = inc_optimal_ctx(&c, INC_CHOOSE_GCP, o->weights, 0, &r, err);
@@ -144,6 +145,7 @@ int inc_local(const table *t, const model *m, const inc_local_options *o, partit
         if (rc == ANONKIT_OK && r.suppressed > 0 && (r.suppressed < k || r.suppressed == nrows) && c.limit > 0) {
             /* Too few rows would be left for another iteration (or none published): publish them all now. */
             c.limit = 0;
+            c.defer = 1;
             inc_opt_result all;
             rc = inc_optimal_ctx(&c, INC_CHOOSE_GCP, o->weights, 0, &all, err);
             checked += c.counters.nodes_checked;

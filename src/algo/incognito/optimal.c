@@ -32,7 +32,7 @@
 #include <string.h>
 
 enum { TAG_NONE = 0, TAG_FAIL = 1, TAG_PASS = 2, TAG_TESTED = 4 };
-enum { CACHE = 48 };
+enum { CACHE = 256 };
 
 typedef struct opt_state {
     inc_ctx *c;
@@ -42,6 +42,7 @@ typedef struct opt_state {
     size_t stride[64];        /* index = sum of level * stride */
     double *sum[64];          /* sum[q][l]: weighted NCP of QI q at level l over the rows (GCP) */
     double *maxcost[64];      /* maxcost[q][l]: weighted NCP of the widest value of QI q at level l */
+    double *mincost[64];      /* mincost[q][l]: ... of the narrowest */
     unsigned char *tag;       /* TAG_FAIL or TAG_PASS, | TAG_TESTED once tested */
     double *emin;             /* per node: the largest suppression excess of a tested generalization (GCP) */
     size_t *path;
@@ -78,7 +79,13 @@ static double bound(const opt_state *s, uint64_t lv)
     default: {
         double b = 0;
         for (uint32_t q = 0; q < c->nqi; q++) b += s->sum[q][inc_level(c, lv, q)];
-        return b;
+        if (c->defer >= 1) return b;
+        /* A row costs its NCP, or defer * W when suppressed: at least defer * its NCP; and at least
+         * nrows - limit rows are published, each at no less than the narrowest values' NCP. */
+        double narrow = 0;
+        for (uint32_t q = 0; q < c->nqi; q++) narrow += s->mincost[q][inc_level(c, lv, q)];
+        const double published = (double)(c->nrows - (c->limit < c->nrows ? c->limit : c->nrows)) * narrow;
+        return c->defer * b > published ? c->defer * b : published;
     }
     }
 }
@@ -112,8 +119,13 @@ static double loss_of_groups(const opt_state *s, uint64_t lv, double lb)
         double cost = 0;
         for (uint32_t q = 0; q < c->nqi; q++)
             cost += s->w[q] * c->qi[q].ncp[inc_level(c, lv, q)][key_value(c, c->gkey[g], q)];
-        const double excess = s->wsum - cost;
-        if (excess > 0) extra += (double)c->gtotal[g] * excess;
+        const double excess = c->defer * s->wsum - cost;
+        if (excess > 0 || c->defer < 1) extra += (double)c->gtotal[g] * excess;
+    }
+    if (c->defer < 1) { /* the bound was scaled: the loss is the rows' NCP plus the excess */
+        double full = 0;
+        for (uint32_t q = 0; q < c->nqi; q++) full += s->sum[q][inc_level(c, lv, q)];
+        return full + extra;
     }
     return lb + extra;
 }
@@ -211,6 +223,7 @@ static void state_free(opt_state *s)
     for (uint32_t q = 0; q < 64; q++) {
         free(s->sum[q]);
         free(s->maxcost[q]);
+        free(s->mincost[q]);
     }
     free(s->emin);
     free(s->path);
@@ -248,8 +261,9 @@ static int state_init(opt_state *s, inc_ctx *c, inc_choose by, const double *wei
         const inc_qi *a = &c->qi[q];
         s->sum[q] = calloc(a->height + 1, sizeof *s->sum[q]);
         s->maxcost[q] = calloc(a->height + 1, sizeof *s->maxcost[q]);
+        s->mincost[q] = calloc(a->height + 1, sizeof *s->mincost[q]);
         uint32_t *h = realloc(hist, (a->card[0] ? a->card[0] : 1) * sizeof *h);
-        if (!s->sum[q] || !s->maxcost[q] || !h) {
+        if (!s->sum[q] || !s->maxcost[q] || !s->mincost[q] || !h) {
             free(h ? h : hist);
             return ak_err_nomem(err);
         }
@@ -258,13 +272,15 @@ static int state_init(opt_state *s, inc_ctx *c, inc_choose by, const double *wei
         for (size_t r = 0; r < c->nrows; r++) hist[c->code0[q][r]]++;
         for (uint32_t l = 0; l <= a->height; l++) {
             double sum = 0;
-            double widest = 0;
+            double widest = 0, narrowest = 1;
             for (uint32_t v = 0; v < a->card[0]; v++) {
                 sum += (double)hist[v] * a->ncp[l][a->gen[l][v]];
                 if (hist[v] && a->ncp[l][a->gen[l][v]] > widest) widest = a->ncp[l][a->gen[l][v]];
+                if (hist[v] && a->ncp[l][a->gen[l][v]] < narrowest) narrowest = a->ncp[l][a->gen[l][v]];
             }
             s->sum[q][l] = s->w[q] * sum;
             s->maxcost[q][l] = s->w[q] * widest;
+            s->mincost[q][l] = s->w[q] * narrowest;
         }
     }
     free(hist);
@@ -330,7 +346,7 @@ static int test_and_tag(opt_state *s, size_t i, uint64_t lv, inc_opt_result *bes
     AK_CHECK(test_node(s, lv, lb, &anonymous, &loss, &failing, err));
     s->tag[i] |= TAG_TESTED;
     tag_cone(s, i, anonymous ? +1 : -1, anonymous ? TAG_PASS : TAG_FAIL);
-    if (s->by == INC_CHOOSE_GCP && s->c->limit > 0 && anonymous && loss > lb) emin_cone(s, i, loss - lb);
+    if (s->by == INC_CHOOSE_GCP && s->c->limit > 0 && s->c->defer >= 1 && anonymous && loss > lb) emin_cone(s, i, loss - lb);
     const uint32_t height = inc_node_height(s->c, (inc_node){inc_full_mask(s->c), lv});
     if (anonymous && improves(best, loss, height, lv)) set_best(best, loss, height, lv, failing);
     return ANONKIT_OK;
@@ -413,7 +429,7 @@ int inc_optimal_ctx(inc_ctx *c, inc_choose by, const double *weights, int exhaus
             continue;
         }
         /* Anonymous by tagging, not tested. */
-        if (c->limit == 0 && s.by != INC_CHOOSE_DM) {
+        if (c->limit == 0 && s.by != INC_CHOOSE_DM && c->defer >= 1) {
             pruned_tagged++; /* without suppression its loss is its bound */
             if (improves(out, o->lb, o->height, o->lv)) set_best(out, o->lb, o->height, o->lv, 0);
             continue;
