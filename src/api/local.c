@@ -27,10 +27,6 @@ int local_job_validate(anonkit_job *job)
     if (job->incognito.given & 6)
         return ak_err_set(&job->err, ANONKIT_E_USAGE, NULL, 0, 0,
                           "--incognito-variant and --choose go with --algorithm incognito, not local");
-    if (job->suppression > 0)
-        return ak_err_set(&job->err, ANONKIT_E_USAGE, NULL, 0, 0,
-                          "--suppression: local recoding publishes every row it can and suppresses only those "
-                          "no generalization can publish");
     return inc_job_validate(job);
 }
 
@@ -81,6 +77,16 @@ int local_job_run(anonkit_job *job, const table *t, const ak_run_context *ctx, p
     int rc = inc_local(t, &job->model, &o, part, &r, &job->err);
     const double seconds = ak_seconds() - start;
     if (rc < 0) return rc;
+    /* Rows no iteration could publish (l-diversity) are suppressed: at most --suppression of them. */
+    const uint64_t limit = model_suppression_limit(job->suppression, t->nrows);
+    if (r.suppressed > limit) {
+        const uint64_t left = r.suppressed;
+        inc_local_result_free(&r);
+        return ak_err_set(&job->err, ANONKIT_E_INELIGIBLE, NULL, 0, 0,
+                          "local recoding could not publish %llu of %zu rows (no generalization satisfies the privacy "
+                          "model for them), more than the suppression limit of %llu rows",
+                          (unsigned long long)left, t->nrows, (unsigned long long)limit);
+    }
     out->report = build_json(t, &o, &r, seconds);
     out->summary = malloc(256);
     if (!out->report || !out->summary) {
