@@ -1,5 +1,5 @@
 /* local.c — local recoding by iterated full-domain generalization (issue 28;
- * the scheme of ARX's iterative local transformation, [Prasser16] §4).
+ * the scheme of ARX's iterative local transformation).
  *
  * Owns: the loop that publishes the rows of the optimum under a suppression
  * limit (optimal.c) at that node's levels, then anonymizes the rows it

@@ -13,7 +13,7 @@
  *    which is a sum over QIs of per-(QI, level) totals, so it costs nothing
  *    per node; since suppressed rows cost the most a row can (NCP 1), the
  *    loss of a node is that bound plus a non-negative excess of its failing
- *    classes. Nodes are tagged as in [Kohlmayer12] §4 ("predictive
+ *    classes. Nodes are tagged as in [Kohlmayer12] ("predictive
  *    tagging"): when a node is not anonymous, neither is any specialization
  *    (generalization property of [LeFevre05], which holds with suppression for
  *    k-anonymity and distinct l-diversity); when it is, every generalization
@@ -352,8 +352,8 @@ static int test_and_tag(opt_state *s, size_t i, uint64_t lv, inc_opt_result *bes
     return ANONKIT_OK;
 }
 
-/* Settles whether untagged node i is anonymous the way [Kohlmayer12] §4
- * does: a path from it towards the top, raising at each step the QI whose
+/* Settles whether untagged node i is anonymous the way [Kohlmayer12]
+ * does with its paths: a path from it towards the top, raising at each step the QI whose
  * next level adds the least to the bound, ends at the first node known to
  * be anonymous (or at the top); a binary search on the path finds its lowest
  * anonymous node, and every test tags the cone above (anonymous) or below
