@@ -70,7 +70,7 @@ typedef enum anonkit_option {
     ANONKIT_OPT_L = 8,           /* l of l-diversity (default off) */
     ANONKIT_OPT_L_VARIANT = 9,   /* distinct|entropy|recursive|probabilistic, comma list */
     ANONKIT_OPT_C = 10,          /* c of recursive (c,l)-diversity */
-    ANONKIT_OPT_ALGORITHM = 11,  /* mondrian | rothko-t | rothko-s | incognito | hilbert | hilbert-fast | idistance | idistance-fast */
+    ANONKIT_OPT_ALGORITHM = 11,  /* mondrian | rothko-t | rothko-s | incognito | hilbert | hilbert-fast | idistance | idistance-fast | local */
     ANONKIT_OPT_REPORT = 12,     /* path of the JSON report */
     ANONKIT_OPT_SEED = 13,       /* seed of the output shuffle */
     ANONKIT_OPT_KEEP_ORDER = 14, /* "1": keep input row order */

@@ -488,7 +488,9 @@ static const ak_option_desc options[ANONKIT_OPT__COUNT] = {
          "(probabilistic l-diversity); hilbert-fast, idistance-fast:\n"
          "cost groups by their 1-D extent ([Ghinita07], local recoding)\n"
          "incognito: full-domain generalization over the hierarchies\n"
-         "(every QI needs one), all anonymous levels found"},
+         "(every QI needs one), all anonymous levels found\n"
+         "local: full-domain optima applied iteratively, each row at\n"
+         "its own levels of the hierarchies (local recoding)"},
     [ANONKIT_OPT_REPORT] =
         {"report", ANONKIT_OPTF_PATH | AK_OPTF_JSON_TEXT, set_text, offsetof(anonkit_job, report), "FILE",
          "JSON report: parameters, counts, metrics, time"},
@@ -591,7 +593,8 @@ static const ak_option_desc options[ANONKIT_OPT__COUNT] = {
     [ANONKIT_OPT_SUPPRESSION] =
         {"suppression", 0, set_suppression, 0, "F",
          "incognito: rows of failing classes may be suppressed ('*'\n"
-         "in every QI, counted) up to F of the table (default 0)"},
+         "in every QI, counted) up to F of the table (default 0);\n"
+         "local: the rows no generalization can publish, up to F"},
     [ANONKIT_OPT_INCOGNITO_VARIANT] =
         {"incognito-variant", AK_OPTF_JSON_TEXT, set_incognito_variant, 0, "V",
          "cube (default), optimal (the chosen node only),\n"
