@@ -42,7 +42,8 @@ typedef struct opt_state {
     size_t stride[64];        /* index = sum of level * stride */
     double *sum[64];          /* sum[q][l]: weighted NCP of QI q at level l over the rows (GCP) */
     double *maxcost[64];      /* maxcost[q][l]: weighted NCP of the widest value of QI q at level l */
-    double *mincost[64];      /* mincost[q][l]: ... of the narrowest */
+    double *mincost[64];      /* mincost[q][l]: weighted NCP of QI q at level l summed over the nrows - limit rows
+                                 where it is least (rows an iteration of local recoding must publish at least) */
     unsigned char *tag;       /* TAG_FAIL or TAG_PASS, | TAG_TESTED once tested */
     double *emin;             /* per node: the largest suppression excess of a tested generalization (GCP) */
     size_t *path;
@@ -81,10 +82,9 @@ static double bound(const opt_state *s, uint64_t lv)
         for (uint32_t q = 0; q < c->nqi; q++) b += s->sum[q][inc_level(c, lv, q)];
         if (c->defer >= 1) return b;
         /* A row costs its NCP, or defer * W when suppressed: at least defer * its NCP; and at least
-         * nrows - limit rows are published, each at no less than the narrowest values' NCP. */
-        double narrow = 0;
-        for (uint32_t q = 0; q < c->nqi; q++) narrow += s->mincost[q][inc_level(c, lv, q)];
-        const double published = (double)(c->nrows - (c->limit < c->nrows ? c->limit : c->nrows)) * narrow;
+         * nrows - limit rows are published, costing in each QI no less than the rows cheapest there. */
+        double published = 0;
+        for (uint32_t q = 0; q < c->nqi; q++) published += s->mincost[q][inc_level(c, lv, q)];
         return c->defer * b > published ? c->defer * b : published;
     }
     }
@@ -232,6 +232,17 @@ static void state_free(opt_state *s)
     free(s->stack);
 }
 
+typedef struct ncp_count {
+    double ncp;
+    uint32_t count;
+} ncp_count;
+
+static int ncp_count_cmp(const void *a, const void *b)
+{
+    const ncp_count *x = a, *y = b;
+    return x->ncp < y->ncp ? -1 : x->ncp > y->ncp;
+}
+
 /* Lattice size, strides, per-level NCP totals and the level-0 frequency set. */
 static int state_init(opt_state *s, inc_ctx *c, inc_choose by, const double *weights, ak_error *err)
 {
@@ -257,33 +268,50 @@ static int state_init(opt_state *s, inc_ctx *c, inc_choose by, const double *wei
     s->path = malloc(s->n * sizeof *s->path);
     if (!s->tag || !s->stack || !s->emin || !s->path) return ak_err_nomem(err);
     uint32_t *hist = NULL;
+    ncp_count *pairs = NULL;
     for (uint32_t q = 0; q < c->nqi; q++) {
         const inc_qi *a = &c->qi[q];
         s->sum[q] = calloc(a->height + 1, sizeof *s->sum[q]);
         s->maxcost[q] = calloc(a->height + 1, sizeof *s->maxcost[q]);
         s->mincost[q] = calloc(a->height + 1, sizeof *s->mincost[q]);
         uint32_t *h = realloc(hist, (a->card[0] ? a->card[0] : 1) * sizeof *h);
-        if (!s->sum[q] || !s->maxcost[q] || !s->mincost[q] || !h) {
-            free(h ? h : hist);
+        if (h) hist = h;
+        ncp_count *pp = realloc(pairs, (a->card[0] ? a->card[0] : 1) * sizeof *pp);
+        if (pp) pairs = pp;
+        if (!s->sum[q] || !s->maxcost[q] || !s->mincost[q] || !h || !pp) {
+            free(hist);
+            free(pairs);
             return ak_err_nomem(err);
         }
-        hist = h;
         memset(hist, 0, a->card[0] * sizeof *hist);
         for (size_t r = 0; r < c->nrows; r++) hist[c->code0[q][r]]++;
         for (uint32_t l = 0; l <= a->height; l++) {
             double sum = 0;
-            double widest = 0, narrowest = 1;
+            double widest = 0;
+            size_t np = 0;
             for (uint32_t v = 0; v < a->card[0]; v++) {
-                sum += (double)hist[v] * a->ncp[l][a->gen[l][v]];
-                if (hist[v] && a->ncp[l][a->gen[l][v]] > widest) widest = a->ncp[l][a->gen[l][v]];
-                if (hist[v] && a->ncp[l][a->gen[l][v]] < narrowest) narrowest = a->ncp[l][a->gen[l][v]];
+                if (!hist[v]) continue;
+                const double ncp = a->ncp[l][a->gen[l][v]];
+                sum += (double)hist[v] * ncp;
+                if (ncp > widest) widest = ncp;
+                pairs[np++] = (ncp_count){ncp, hist[v]};
             }
             s->sum[q][l] = s->w[q] * sum;
             s->maxcost[q][l] = s->w[q] * widest;
-            s->mincost[q][l] = s->w[q] * narrowest;
+            /* The must-publish rows where this QI costs least (local recoding's bound). */
+            qsort(pairs, np, sizeof *pairs, ncp_count_cmp);
+            double cheap = 0;
+            uint64_t left = c->nrows - (c->limit < c->nrows ? c->limit : c->nrows);
+            for (size_t i = 0; i < np && left; i++) {
+                const uint64_t take = pairs[i].count < left ? pairs[i].count : left;
+                cheap += (double)take * pairs[i].ncp;
+                left -= take;
+            }
+            s->mincost[q][l] = s->w[q] * cheap;
         }
     }
     free(hist);
+    free(pairs);
     inc_fset *bottom;
     AK_CHECK(inc_fset_scan(c, (inc_node){inc_full_mask(c), 0}, &bottom, err));
     s->cache[0].lv = 0;
