@@ -21,7 +21,8 @@
 # Timings move with the machine's load: compare the ratios of one run. Never
 # fails on time; exits 1 only when the optimal and exhaustive searches differ
 # or a check fails. Set REPEAT (default 3), WARMUP (default 1), EXHAUSTIVE=0 to
-# skip the exhaustive runs, ARX=0 to skip ARX, TABLES (default "adult cup fars").
+# skip the exhaustive runs, ARX=0 to skip ARX, TABLES (default "adult cup fars"; empty:
+# no table 1), LOCAL=0 to skip table 2.
 set -u
 BUILD=${1:-build}
 HERE=$(cd "$(dirname "$0")/.." && pwd)
@@ -32,7 +33,8 @@ REPEAT=${REPEAT:-3}
 WARMUP=${WARMUP:-1}
 EXHAUSTIVE=${EXHAUSTIVE:-1}
 ARX=${ARX:-1}
-TABLES=${TABLES:-"adult cup fars"}
+TABLES=${TABLES-"adult cup fars"}
+LOCAL=${LOCAL:-1}
 PY=/usr/bin/python3
 if [ ! -x "$AK" ]; then echo "bench_flash: build first: $AK missing" >&2; exit 2; fi
 if [ ! -d "$DATA/adult" ]; then echo "bench_flash: no data at $DATA (set DATA=...)" >&2; exit 0; fi
@@ -128,6 +130,7 @@ for set in $TABLES; do
     done
 done
 
+[ "$LOCAL" = 1 ] || exit $status
 echo
 echo "== Table 2: local recoding, Adult, all 9 QIs (GCP by anonkit metrics; time: anonymization only, s)"
 printf '%3s | %8s %6s %6s %8s | %8s %6s %8s | %7s\n' k gcp supp iters seconds ARX_gcp supp ARX_s ak/ARX
