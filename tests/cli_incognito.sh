@@ -117,6 +117,45 @@ ak check "$T/adult.csv" --job "$ADULT/job.json"
 expect_rc 0
 end
 
+begin "adult example, 2 % suppression: optimal, exhaustive and cube publish the same node of least GCP"
+for v in optimal exhaustive cube; do
+    ak anonymize --job "$ADULT/job.json" --algorithm incognito --incognito-variant $v --suppression 0.02 \
+        -o "$T/adult-$v.csv" --report "$T/adult-$v.json"
+    expect_rc 0
+    ak check "$T/adult-$v.csv" --job "$ADULT/job.json" --suppression 0.02
+    expect_rc 0
+done
+cmp -s "$T/adult-optimal.csv" "$T/adult-exhaustive.csv" || problem "optimal and exhaustive publish different tables"
+cmp -s "$T/adult-optimal.csv" "$T/adult-cube.csv" || problem "optimal and cube publish different tables"
+expect_json "$T/adult-exhaustive.json" "j['incognito']['optimum']['nodes_checked'] == j['incognito']['optimum']['lattice_nodes']"
+expect_json "$T/adult-optimal.json" "j['incognito']['optimum']['nodes_checked'] < j['incognito']['optimum']['lattice_nodes']"
+expect_json "$T/adult-optimal.json" "j['incognito']['chosen']['rows_suppressed'] == j['rows_suppressed'] <= j['incognito']['suppression_limit_rows']"
+# No k-minimal node has less GCP than the chosen one (suppressed rows counted as fully generalized).
+expect_json "$T/adult-cube.json" "all(j['incognito']['chosen']['gcp'] <= m['gcp'] + 1e-12 for m in j['incognito']['k_minimal'])"
+end
+
+begin "adult example: --choose k-minimal publishes the k-minimal node of least GCP"
+ak anonymize --job "$ADULT/job.json" --algorithm incognito --choose k-minimal --suppression 0.02 \
+    -o "$T/adult-km.csv" --report "$T/adult-km.json"
+expect_rc 0
+expect_json "$T/adult-km.json" "j['incognito']['chosen'] in j['incognito']['k_minimal'] and 'optimum' not in j['incognito']"
+expect_json "$T/adult-km.json" "j['incognito']['chosen']['gcp'] == min(m['gcp'] for m in j['incognito']['k_minimal'])"
+ak anonymize --job "$ADULT/job.json" --algorithm incognito --choose k-minimal --incognito-variant optimal -o "$T/adult-km2.csv"
+expect_user_error "" "--choose k-minimal needs every k-minimal node" "$T/adult-km2.csv"
+end
+
+begin "adult example: local recoding, every row at its own levels, verified"
+ak anonymize --job "$ADULT/job.json" --algorithm local -o "$T/adult-local.csv" --report "$T/adult-local.json"
+expect_rc 0
+ak check "$T/adult-local.csv" --job "$ADULT/job.json"
+expect_rc 0
+expect_json "$T/adult-local.json" "j['rows_suppressed'] == j['local']['rows_suppressed'] == 0"
+expect_json "$T/adult-local.json" "sum(i['published'] for i in j['local']['iterations']) == j['rows_read'] == 30162"
+expect_json "$T/adult-local.json" "len(set(tuple(i['levels']) for i in j['local']['iterations'])) == j['local']['iterations_count'] > 1"
+ak anonymize --job "$ADULT/job.json" --algorithm local --choose dm -o "$T/adult-local2.csv"
+expect_user_error "" "go with --algorithm incognito, not local" "$T/adult-local2.csv"
+end
+
 begin "a QI without a hierarchy is refused"
 ak anonymize "${PAT0[@]}" --k 2 --qi Birthdate,Sex,Zipcode,Disease --hierarchy Zipcode="$P/zip.csv" -o "$P/none.csv"
 expect_user_error "" "needs a hierarchy for every quasi-identifier, and 'Disease' has none" "$P/none.csv"

@@ -16,6 +16,7 @@
 #include <cmocka.h>
 
 #include <jansson.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -233,10 +234,11 @@ static void check_case(const gen_table *g, const table *t, const model *m, doubl
         if (min) memcpy(minimal + nm++ * nqi, nodes + i * nqi, nqi * sizeof *nodes);
     }
     const int eligible = is_anon[n - 1]; /* the top node */
-    for (int v = 0; v <= INC_VARIANT__COUNT; v++) {
-        /* The last round is Cube once more, sharing projections that keep most keys. */
-        inc_options o = {.variant = v == INC_VARIANT__COUNT ? INC_CUBE : (inc_variant)v, .suppression = suppression,
-                         .choose = INC_CHOOSE_GCP, .cube_share_min = v == INC_VARIANT__COUNT ? 1 : 0};
+    for (int v = 0; v <= INC_OPTIMAL; v++) {
+        /* The last round is Cube once more, sharing projections that keep most keys (the optimal
+         * and exhaustive variants find one node only: tested by check_optimum). */
+        inc_options o = {.variant = v == INC_OPTIMAL ? INC_CUBE : (inc_variant)v, .suppression = suppression,
+                         .choose = INC_CHOOSE_K_MINIMAL, .cube_share_min = v == INC_OPTIMAL ? 1 : 0};
         inc_result r;
         ak_error err;
         int rc = inc_search(t, m, &o, &r, &err);
@@ -275,6 +277,152 @@ static void check_case(const gen_table *g, const table *t, const model *m, doubl
         }
         assert_int_equal(r.suppression_limit, limit);
         inc_result_free(&r);
+    }
+}
+
+/* ---- the node of least loss (issue 28) against a brute force ---- */
+
+static void random_model(tu_rng *rng, const gen_table *g, model *m, double *suppression);
+
+/* Per QI, level and row: the NCP of the row's ancestor at that level, as the
+ * box of table codes it covers (categorical: the hierarchy node's leaves;
+ * numeric: the row codes present under it), computed row by row. */
+static double row_ncp[MAX_QI][8][MAX_ROWS];
+
+static void brute_ncp(const gen_table *g, const table *t)
+{
+    for (int q = 0; q < g->nqi; q++) {
+        const hier *h = t->qi[q].h;
+        assert_true(inc_qi_height(t, (uint32_t)q) < 8);
+        for (uint32_t l = 0; l <= inc_qi_height(t, (uint32_t)q); l++)
+            for (size_t r = 0; r < g->nrows; r++) {
+                const uint32_t anc = hier_ancestor(h, leaf_of(g, t, r, q), l);
+                uint32_t lo, hi;
+                if (t->qi[q].kind == ATTR_CATEGORICAL) {
+                    lo = hier_node_at(h, anc)->lo;
+                    hi = hier_node_at(h, anc)->hi;
+                } else {
+                    lo = hi = t->qi[q].codes[r];
+                    for (size_t x = 0; x < g->nrows; x++)
+                        if (hier_ancestor(h, leaf_of(g, t, x, q), l) == anc) {
+                            if (t->qi[q].codes[x] < lo) lo = t->qi[q].codes[x];
+                            if (t->qi[q].codes[x] > hi) hi = t->qi[q].codes[x];
+                        }
+                }
+                row_ncp[q][l][r] = table_ncp(t, (uint32_t)q, lo, hi);
+            }
+    }
+}
+
+/* The loss of node `levels` by `by`, suppressed rows fully generalized:
+ * GCP (NCP 1 in every QI), DM (|T| each) or the height. */
+static double brute_loss(const gen_table *g, const table *t, const model *m, const uint32_t *levels, inc_choose by,
+                         uint64_t *failing)
+{
+    unsigned char fail_row[MAX_ROWS];
+    *failing = brute_failing(g, t, m, levels, fail_row);
+    double loss = 0;
+    if (by == INC_CHOOSE_HEIGHT) {
+        for (int q = 0; q < g->nqi; q++) loss += levels[q];
+    } else if (by == INC_CHOOSE_DM) {
+        /* Class sizes by comparing ancestors pairwise. */
+        for (size_t r = 0; r < g->nrows; r++) {
+            if (fail_row[r]) {
+                loss += (double)g->nrows;
+                continue;
+            }
+            size_t size = 0;
+            for (size_t x = 0; x < g->nrows; x++) {
+                int same = 1;
+                for (int q = 0; q < g->nqi && same; q++)
+                    same = hier_ancestor(t->qi[q].h, leaf_of(g, t, r, q), levels[q]) ==
+                           hier_ancestor(t->qi[q].h, leaf_of(g, t, x, q), levels[q]);
+                size += (size_t)same;
+            }
+            loss += (double)size; /* sum over a class's rows of its size = its size squared */
+        }
+    } else {
+        for (size_t r = 0; r < g->nrows; r++)
+            for (int q = 0; q < g->nqi; q++) loss += fail_row[r] ? 1.0 : row_ncp[q][levels[q]][r];
+        loss /= (double)g->nqi * (double)g->nrows;
+    }
+    return loss;
+}
+
+/* The fast and the exhaustive search return the same node; it is anonymous
+ * under the limit by brute force, its loss is the least of every anonymous
+ * node's (up to rounding), and among nodes of that loss it is the lowest, then
+ * the lexicographically first. */
+static void check_optimum(const gen_table *g, const table *t, const model *m, double suppression, inc_choose by)
+{
+    static uint32_t nodes[MAX_NODES * MAX_QI];
+    const uint32_t nqi = t->nqi;
+    const size_t n = all_nodes(t, nodes, MAX_NODES);
+    const uint64_t limit = model_suppression_limit(suppression, g->nrows);
+    double best = 0;
+    size_t best_i = SIZE_MAX;
+    for (size_t i = 0; i < n; i++) { /* height, then lexicographic order: the first of least loss wins ties */
+        uint64_t failing;
+        const double loss = brute_loss(g, t, m, nodes + i * nqi, by, &failing);
+        if (failing > limit) continue;
+        if (best_i == SIZE_MAX || loss < best - 1e-9 * (1 + best)) {
+            best = loss;
+            best_i = i;
+        }
+    }
+    inc_options o = {.variant = INC_OPTIMAL, .suppression = suppression, .choose = by};
+    inc_optimum fast, slow;
+    ak_error err;
+    const int rc = inc_optimal(t, m, &o, 0, &fast, &err);
+    assert_int_equal(inc_optimal(t, m, &o, 1, &slow, &err), rc);
+    if (best_i == SIZE_MAX) {
+        assert_int_equal(rc, ANONKIT_E_INELIGIBLE);
+        return;
+    }
+    if (rc != ANONKIT_OK) fail_msg("optimal: %s", err.message);
+    assert_memory_equal(fast.levels, slow.levels, nqi * sizeof *fast.levels);
+    assert_true(fast.loss == slow.loss);
+    uint64_t failing;
+    const double loss = brute_loss(g, t, m, fast.levels, by, &failing);
+    assert_true(failing <= limit);
+    assert_int_equal(fast.info.suppressed, failing);
+    if (fabs(loss - best) > 1e-9 * (1 + best))
+        fail_msg("choose %s, suppression %g: loss %.17g, brute force %.17g", inc_choose_name(by), suppression, loss, best);
+    /* Within rounding of the brute force's choice, the same node. */
+    if (memcmp(fast.levels, nodes + best_i * nqi, nqi * sizeof *fast.levels) != 0) {
+        uint64_t f2;
+        const double other = brute_loss(g, t, m, nodes + best_i * nqi, by, &f2);
+        if (fabs(other - loss) > 1e-12 * (1 + loss)) fail_msg("a different node of a different loss");
+    }
+    /* Every node checked, pruned or left unreached: the counts add up. */
+    assert_true(fast.counters.nodes_checked + fast.pruned_tagged + fast.pruned_bound <= fast.lattice);
+    assert_int_equal(slow.counters.nodes_checked, slow.lattice);
+    assert_int_equal(fast.lattice, n);
+}
+
+static void test_optimum_agrees_with_brute_force(void **state)
+{
+    (void)state;
+    tu_rng rng = {20261126};
+    static const double limits[] = {0, 0.02, 1};
+    static const inc_choose by[] = {INC_CHOOSE_GCP, INC_CHOOSE_DM, INC_CHOOSE_HEIGHT};
+    for (int round = 0; round < 80; round++) {
+        const char *dir = tu_mkdtemp();
+        gen_table g;
+        generate(&rng, dir, &g);
+        table *t;
+        load(&g, &t);
+        brute_ncp(&g, t);
+        model m;
+        double ignored;
+        random_model(&rng, &g, &m, &ignored);
+        if (m.k > g.nrows) m.k = g.nrows;
+        for (int s = 0; s < 3; s++) {
+            if (limits[s] > 0 && !inc_model_monotone_with_suppression(&m)) continue;
+            check_optimum(&g, t, &m, limits[s], by[(round + s) % 3]);
+        }
+        table_free(t);
+        tu_rmtree(dir);
     }
 }
 
@@ -432,6 +580,92 @@ static void test_published_tables_verified(void **state)
     }
 }
 
+/* ---- local recoding (issue 28): every row at its own levels, proven by the verifier ---- */
+
+/* Random tables under k-anonymity or distinct l-diversity: --algorithm local
+ * publishes every row (k-anonymity always can, n >= k) or fails as
+ * ineligible; the verifier proves the output; every published label is a
+ * hierarchy node above the row's own value (the classes' labels cover their
+ * rows); the iterations of the report account for every row. */
+static void test_local_recoding_verified(void **state)
+{
+    (void)state;
+    tu_rng rng = {4242};
+    for (int round = 0; round < 40; round++) {
+        const char *dir = tu_mkdtemp();
+        gen_table g;
+        generate(&rng, dir, &g);
+        model m;
+        double suppression;
+        random_model(&rng, &g, &m, &suppression);
+        if (m.l > 0) m.l_variants = MODEL_L_DISTINCT;
+        if (m.k > g.nrows) m.k = g.nrows;
+        char out[4096], report[4096], what[32];
+        snprintf(out, sizeof out, "%s", tu_path(dir, "out.csv"));
+        snprintf(report, sizeof report, "%s", tu_path(dir, "report.json"));
+        snprintf(what, sizeof what, "local round %d", round);
+        anonkit_job *job = job_for(&g, &m, suppression, out);
+        set(job, ANONKIT_OPT_ALGORITHM, "local");
+        set(job, ANONKIT_OPT_REPORT, report);
+        anonkit_result *res = NULL;
+        const int rc = anonkit_anonymize(job, &res);
+        if (rc == ANONKIT_E_INELIGIBLE) {
+            if (m.l == 0) fail_msg("%s: k-anonymity must always be reachable: %s", what, anonkit_errmsg(job));
+            anonkit_job_free(job);
+            tu_rmtree(dir);
+            continue;
+        }
+        if (rc != ANONKIT_OK) fail_msg("%s: %s", what, anonkit_errmsg(job));
+        if (m.l == 0) assert_int_equal(anonkit_result_rows_suppressed(res), 0);
+        uint64_t suppressed;
+        assert_int_equal(tu_verify_suppressed(job, out, what, NULL, &suppressed), g.nrows);
+        /* The iterations: each starts with the rows the previous one passed on. */
+        json_error_t jerr;
+        json_t *root = json_load_file(report, 0, &jerr);
+        assert_non_null(root);
+        json_t *local = json_object_get(root, "local"), *iters = json_object_get(local, "iterations");
+        uint64_t left = g.nrows;
+        for (size_t i = 0; i < json_array_size(iters); i++) {
+            json_t *it = json_array_get(iters, i);
+            assert_int_equal(json_integer_value(json_object_get(it, "rows")), left);
+            left -= (uint64_t)json_integer_value(json_object_get(it, "published"));
+        }
+        assert_int_equal(left, json_integer_value(json_object_get(local, "rows_suppressed")));
+        assert_int_equal(left, anonkit_result_rows_suppressed(res));
+        json_decref(root);
+        /* Every label covers the row's value: a node of the QI's hierarchy above the row's leaf. */
+        table *t;
+        load(&g, &t);
+        csv_reader *rd;
+        ak_error err;
+        assert_int_equal(csv_reader_open(&rd, out, ',', &err), ANONKIT_OK);
+        csv_record rec;
+        assert_int_equal(csv_read(rd, &rec, &err), 1);
+        for (size_t r = 0; r < g.nrows; r++) {
+            assert_int_equal(csv_read(rd, &rec, &err), 1);
+            int stars = 0;
+            for (int q = 0; q < g.nqi; q++) stars += rec.fields[q].len == 1 && rec.fields[q].data[0] == '*';
+            if (stars == g.nqi && left) continue; /* a suppressed row (or one published at every root) */
+            for (int q = 0; q < g.nqi; q++) {
+                const hier *h = t->qi[q].h;
+                const uint32_t node = hier_find_label(h, rec.fields[q].data, rec.fields[q].len);
+                if (node == UINT32_MAX)
+                    fail_msg("%s: row %zu QI %d: '%.*s' is no label of the hierarchy", what, r, q, (int)rec.fields[q].len,
+                             rec.fields[q].data);
+                if (hier_ancestor(h, leaf_of(&g, t, r, q), hier_node_at(h, node)->level) != node)
+                    fail_msg("%s: row %zu QI %d: '%.*s' does not cover the row's value", what, r, q,
+                             (int)rec.fields[q].len, rec.fields[q].data);
+            }
+        }
+        assert_int_equal(csv_read(rd, &rec, &err), 0);
+        csv_reader_free(rd);
+        table_free(t);
+        anonkit_result_free(res);
+        anonkit_job_free(job);
+        tu_rmtree(dir);
+    }
+}
+
 /* ---- the Patients example of [LeFevre05] ---- */
 
 /* [LeFevre05]'s tables with their typos fixed from the data itself: the zip codes are
@@ -523,12 +757,23 @@ static void test_patients_k2(void **state)
     free(out);
     anonkit_result_free(res);
     /* --choose height ties at 2: the first in order, 002; every variant gives the same. */
-    for (int v = 0; v < INC_VARIANT__COUNT; v++) {
+    for (int v = 0; v < INC_OPTIMAL; v++) {
         if (v == INC_BINARY_SEARCH) continue;
         set(job, ANONKIT_OPT_INCOGNITO_VARIANT, inc_variant_name((inc_variant)v));
         if (anonkit_anonymize(job, &res) != ANONKIT_OK) fail_msg("%s", anonkit_errmsg(job));
         report_nodes(tu_path(dir, "report.json"), "k_minimal", text, sizeof text);
         assert_string_equal(text, "002,110");
+        anonkit_result_free(res);
+    }
+    /* The optimal and exhaustive searches list no nodes but publish the same one (GCP 1/3, above). */
+    for (int v = INC_OPTIMAL; v <= INC_EXHAUSTIVE; v++) {
+        set(job, ANONKIT_OPT_INCOGNITO_VARIANT, inc_variant_name((inc_variant)v));
+        if (anonkit_anonymize(job, &res) != ANONKIT_OK) fail_msg("%s", anonkit_errmsg(job));
+        report_nodes(tu_path(dir, "report.json"), "k_minimal", text, sizeof text);
+        assert_string_equal(text, "");
+        char *again = tu_read_file(tu_path(dir, "out.csv"), NULL);
+        assert_non_null(strstr(again, "1/21/76,Male,537**,Flu\n"));
+        free(again);
         anonkit_result_free(res);
     }
     anonkit_job_free(job);
@@ -615,6 +860,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_variants_agree_with_brute_force),
+        cmocka_unit_test(test_optimum_agrees_with_brute_force),
+        cmocka_unit_test(test_local_recoding_verified),
         cmocka_unit_test(test_published_tables_verified),
         cmocka_unit_test(test_patients_k2),
         cmocka_unit_test(test_patients_k3_suppression),

@@ -245,7 +245,7 @@ static void test_algorithms(void **state)
     anonkit_job *job = anonkit_job_create();
     char names[256];
     ak_algorithm_names(names, sizeof names);
-    assert_string_equal(names, "mondrian, rothko-t, rothko-s, incognito, hilbert, hilbert-fast, idistance, idistance-fast");
+    assert_string_equal(names, "mondrian, rothko-t, rothko-s, incognito, hilbert, hilbert-fast, idistance, idistance-fast, local");
     for (size_t i = 0; i < ak_algorithm_count(); i++) {
         const ak_algorithm *a = ak_algorithm_at(i);
         assert_true((a->run != NULL) != (a->stream != NULL));

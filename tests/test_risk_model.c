@@ -248,8 +248,31 @@ static void test_monotone_and_incognito_agrees(void **state)
             for (size_t i = 0; i < n; i++)
                 if (brute_holds(&rm, &sum[i])) memcpy(anon + na++ * nqi, nodes + i * nqi, nqi * sizeof *nodes);
             const int eligible = brute_holds(&rm, &sum[n - 1]);
+            /* the optimal and exhaustive searches publish an anonymous node of the brute force's set,
+             * and the same one */
+            for (int exhaustive = 0; exhaustive < 2; exhaustive++) {
+                inc_options o = {.variant = INC_OPTIMAL, .suppression = 0, .choose = INC_CHOOSE_GCP, .risk = &rm};
+                static inc_optimum opt[2];
+                ak_error err;
+                const int rc = inc_optimal(t, &m, &o, exhaustive, &opt[exhaustive], &err);
+                if (!eligible) {
+                    assert_int_equal(rc, ANONKIT_E_INELIGIBLE);
+                    continue;
+                }
+                if (rc != ANONKIT_OK) fail_msg("optimal search: %s", err.message);
+                int found = 0;
+                for (size_t i = 0; i < na && !found; i++) {
+                    found = 1;
+                    for (uint32_t q = 0; q < nqi; q++) found = found && anon[i * nqi + q] == opt[exhaustive].levels[q];
+                }
+                if (!found) fail_msg("predicate %d: the optimal search (exhaustive %d) published a node the brute force "
+                                     "does not find anonymous", which, exhaustive);
+                if (exhaustive) assert_memory_equal(opt[0].levels, opt[1].levels, nqi * sizeof *opt[0].levels);
+                cases++;
+            }
             for (int v = 0; v < INC_VARIANT__COUNT; v++) {
                 if (v == INC_BINARY_SEARCH) continue; /* returns the least height only */
+                if (v == INC_OPTIMAL || v == INC_EXHAUSTIVE) continue; /* the node of least loss only (above) */
                 inc_options o = {.variant = (inc_variant)v, .suppression = 0, .choose = INC_CHOOSE_GCP, .risk = &rm};
                 inc_result r;
                 ak_error err;

@@ -70,7 +70,7 @@ typedef enum anonkit_option {
     ANONKIT_OPT_L = 8,           /* l of l-diversity (default off) */
     ANONKIT_OPT_L_VARIANT = 9,   /* distinct|entropy|recursive|probabilistic, comma list */
     ANONKIT_OPT_C = 10,          /* c of recursive (c,l)-diversity */
-    ANONKIT_OPT_ALGORITHM = 11,  /* mondrian | rothko-t | rothko-s | incognito | hilbert | hilbert-fast | idistance | idistance-fast */
+    ANONKIT_OPT_ALGORITHM = 11,  /* mondrian | rothko-t | rothko-s | incognito | hilbert | hilbert-fast | idistance | idistance-fast | local */
     ANONKIT_OPT_REPORT = 12,     /* path of the JSON report */
     ANONKIT_OPT_SEED = 13,       /* seed of the output shuffle */
     ANONKIT_OPT_KEEP_ORDER = 14, /* "1": keep input row order */
@@ -102,8 +102,8 @@ typedef enum anonkit_option {
     ANONKIT_OPT_CENTERS = 39,    /* iDistance: k-means centres (default 512) */
     ANONKIT_OPT_KL_LEVEL = 40,   /* metrics: KL-divergence of the datacube at this lattice level ([Ghinita07] §6.3) */
     ANONKIT_OPT_SUPPRESSION = 41, /* incognito, check: largest share of rows that may be suppressed (default 0) */
-    ANONKIT_OPT_INCOGNITO_VARIANT = 42, /* basic|super-roots|cube|binary-search|bottom-up|bottom-up-norollup */
-    ANONKIT_OPT_CHOOSE = 43,     /* incognito: the published k-minimal node has the least gcp (default) | height | dm */
+    ANONKIT_OPT_INCOGNITO_VARIANT = 42, /* optimal|exhaustive|basic|super-roots|cube|binary-search|bottom-up|bottom-up-norollup */
+    ANONKIT_OPT_CHOOSE = 43,     /* incognito: the published anonymous node has the least gcp (default) | height | dm; k-minimal: the k-minimal node of least gcp */
     ANONKIT_OPT_ALPHA = 44,      /* rothko-s: significance of the hypothesis tests (default 0.05) */
     ANONKIT_OPT_TEST = 45,       /* rothko-s: hypothesis (default) | naive */
     ANONKIT_OPT_SAMPLE_SIZE = 46, /* rothko-s: rows of the largest sample (default: as many as --memory holds) */

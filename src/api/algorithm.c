@@ -30,6 +30,7 @@ static const ak_algorithm algorithms[] = {
     {.name = "hilbert-fast", .report_key = "onedim", .validate = onedim_job_validate, .run = onedim_job_run},
     {.name = "idistance", .report_key = "onedim", .validate = onedim_job_validate, .run = onedim_job_run},
     {.name = "idistance-fast", .report_key = "onedim", .validate = onedim_job_validate, .run = onedim_job_run},
+    {.name = "local", .report_key = "local", .validate = local_job_validate, .run = local_job_run},
 };
 
 enum { NALGORITHMS = sizeof algorithms / sizeof algorithms[0] };

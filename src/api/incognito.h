@@ -17,4 +17,9 @@ int inc_job_reject_options(anonkit_job *job);
  * summary. */
 int inc_job_run(anonkit_job *job, const table *t, const ak_run_context *ctx, partition *part, ak_run_output *out);
 
+/* --algorithm local (api/local.c): local recoding by iterated full-domain
+ * generalization; its checks and its run, whose report object is "local". */
+int local_job_validate(anonkit_job *job);
+int local_job_run(anonkit_job *job, const table *t, const ak_run_context *ctx, partition *part, ak_run_output *out);
+
 #endif

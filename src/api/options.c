@@ -428,7 +428,7 @@ static int set_incognito_variant(anonkit_job *job, const ak_option_desc *d, cons
     (void)d;
     if (inc_parse_variant(value, &job->incognito.variant) != 0)
         return job_usage_error(job, "--incognito-variant: '%s' is not one of %s", value,
-                               "basic, super-roots, cube, binary-search, bottom-up, bottom-up-norollup");
+                               "optimal, exhaustive, basic, super-roots, cube, binary-search, bottom-up, bottom-up-norollup");
     job->incognito.given |= 2;
     return ANONKIT_OK;
 }
@@ -437,7 +437,7 @@ static int set_choose(anonkit_job *job, const ak_option_desc *d, const char *val
 {
     (void)d;
     if (inc_parse_choose(value, &job->incognito.choose) != 0)
-        return job_usage_error(job, "--choose: '%s' is not one of gcp, height, dm", value);
+        return job_usage_error(job, "--choose: '%s' is not one of gcp, height, dm, k-minimal", value);
     job->incognito.given |= 4;
     return ANONKIT_OK;
 }
@@ -643,7 +643,9 @@ static const ak_option_desc options[ANONKIT_OPT__COUNT] = {
          "(probabilistic l-diversity); hilbert-fast, idistance-fast:\n"
          "cost groups by their 1-D extent ([Ghinita07], local recoding)\n"
          "incognito: full-domain generalization over the hierarchies\n"
-         "(every QI needs one), all anonymous levels found"},
+         "(every QI needs one), all anonymous levels found\n"
+         "local: full-domain optima applied iteratively, each row at\n"
+         "its own levels of the hierarchies (local recoding)"},
     [ANONKIT_OPT_REPORT] =
         {"report", ANONKIT_OPTF_PATH | AK_OPTF_JSON_TEXT, set_text, offsetof(anonkit_job, report), "FILE",
          "JSON report: parameters, counts, metrics, time"},
@@ -746,15 +748,18 @@ static const ak_option_desc options[ANONKIT_OPT__COUNT] = {
     [ANONKIT_OPT_SUPPRESSION] =
         {"suppression", 0, set_suppression, 0, "F",
          "incognito: rows of failing classes may be suppressed ('*'\n"
-         "in every QI, counted) up to F of the table (default 0)"},
+         "in every QI, counted) up to F of the table (default 0);\n"
+         "local: the rows no generalization can publish, up to F"},
     [ANONKIT_OPT_INCOGNITO_VARIANT] =
         {"incognito-variant", AK_OPTF_JSON_TEXT, set_incognito_variant, 0, "V",
-         "cube (default), super-roots, basic, or the baselines\n"
+         "cube (default), optimal (the chosen node only),\n"
+         "exhaustive, super-roots, basic, or the baselines\n"
          "binary-search, bottom-up, bottom-up-norollup"},
     [ANONKIT_OPT_CHOOSE] =
         {"choose", AK_OPTF_JSON_TEXT, set_choose, 0, "M",
-         "incognito: publish the k-minimal node of least gcp\n"
-         "(default), height or dm"},
+         "incognito: publish the anonymous node of least gcp\n"
+         "(default), height or dm (suppressed rows fully\n"
+         "generalized), or k-minimal: the k-minimal node of least gcp"},
     [ANONKIT_OPT_ALPHA] =
         {"alpha", 0, set_alpha, 0, "A",
          "rothko-s: significance of the split tests (default 0.05)"},

@@ -199,6 +199,7 @@ int inc_ctx_init(inc_ctx *c, const table *t, const model *m, double suppression,
     c->nrows = t->nrows;
     c->limit = model_suppression_limit(suppression, t->nrows);
     c->share_min = 4096;
+    c->defer = 1.0;
     if (t->nqi == 0 || t->nqi > 64)
         return ak_err_set(err, ANONKIT_E_USAGE, NULL, 0, 0, "incognito takes 1 to 64 quasi-identifiers, not %u", t->nqi);
     for (uint32_t q = 0; q < t->nqi; q++)

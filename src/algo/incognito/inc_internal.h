@@ -60,6 +60,8 @@ typedef struct inc_ctx {
     const uint32_t *sens;   /* sensitive codes per row, NULL when the model needs none */
     uint32_t sbits;         /* width of the sensitive field (low bits of a key) */
     uint64_t limit;         /* rows that may be suppressed */
+    double defer;           /* GCP of the optimal search: a suppressed row costs defer * (its full generalization); 1
+                               normally, less in local recoding, where suppressed rows are published later */
     size_t share_min;       /* inc_options.cube_share_min */
     /* Group-by scratch: open addressing with generation stamps, so that starting
      * a new group-by costs nothing; slots used in order of first insertion. */
@@ -117,6 +119,21 @@ int inc_fset_eval(inc_ctx *c, const inc_fset *f, int groups, int *anonymous /* O
  * satisfy c->risk (always when it is NULL). */
 int inc_risk_holds_u32(const inc_ctx *c, const uint32_t *sizes, size_t n);
 int inc_risk_holds_u64(const inc_ctx *c, const uint64_t *sizes, size_t n);
+/* The optimum of a search over the whole lattice (optimal.c). */
+typedef struct inc_opt_result {
+    int found;
+    double loss;        /* GCP: the weighted NCP sum over rows (not normalized); height; DM */
+    uint32_t height;
+    uint64_t lv;        /* packed levels */
+    uint64_t suppressed;
+    uint64_t lattice, pruned_tagged, pruned_bound;
+} inc_opt_result;
+
+/* The node of least loss over the current rows of c (c->nrows, c->code0,
+ * c->sens, c->limit), by the bound-ordered search or, with `exhaustive`, by
+ * testing every node. ANONKIT_E_INELIGIBLE when no node is anonymous. */
+int inc_optimal_ctx(inc_ctx *c, inc_choose by, const double *weights, int exhaustive, inc_opt_result *out /* OUT */,
+                    ak_error *err);
 
 /* Searches (search.c): the anonymous nodes over all QIs, as packed level vectors. */
 int inc_run_variant(inc_ctx *c, inc_variant v, uint64_t **out_lv /* OUT */, size_t *out_n /* OUT */, ak_error *err);

@@ -22,6 +22,8 @@ static const char *const variant_names[INC_VARIANT__COUNT] = {
     [INC_BINARY_SEARCH] = "binary-search",
     [INC_BOTTOM_UP] = "bottom-up",
     [INC_BOTTOM_UP_NOROLLUP] = "bottom-up-norollup",
+    [INC_OPTIMAL] = "optimal",
+    [INC_EXHAUSTIVE] = "exhaustive",
 };
 
 int inc_parse_variant(const char *text, inc_variant *out)
@@ -44,13 +46,14 @@ int inc_parse_choose(const char *text, inc_choose *out)
     if (!strcmp(text, "gcp")) *out = INC_CHOOSE_GCP;
     else if (!strcmp(text, "height")) *out = INC_CHOOSE_HEIGHT;
     else if (!strcmp(text, "dm")) *out = INC_CHOOSE_DM;
+    else if (!strcmp(text, "k-minimal")) *out = INC_CHOOSE_K_MINIMAL;
     else return -1;
     return 0;
 }
 
 const char *inc_choose_name(inc_choose c)
 {
-    return c == INC_CHOOSE_HEIGHT ? "height" : c == INC_CHOOSE_DM ? "dm" : "gcp";
+    return c == INC_CHOOSE_HEIGHT ? "height" : c == INC_CHOOSE_DM ? "dm" : c == INC_CHOOSE_K_MINIMAL ? "k-minimal" : "gcp";
 }
 
 int inc_model_monotone_with_suppression(const model *m)
@@ -129,7 +132,8 @@ static int better(inc_choose by, const inc_minimal *x, const inc_minimal *y)
     switch (by) {
     case INC_CHOOSE_HEIGHT: return x->height < y->height;
     case INC_CHOOSE_DM: return x->dm < y->dm;
-    case INC_CHOOSE_GCP: return x->gcp < y->gcp;
+    case INC_CHOOSE_GCP:
+    case INC_CHOOSE_K_MINIMAL: return x->gcp < y->gcp;
     }
     return 0;
 }
@@ -185,16 +189,56 @@ int inc_measure_choose(const table *t, const model *m, const inc_options *o, inc
     return rc;
 }
 
-int inc_search(const table *t, const model *m, const inc_options *o, inc_result *res, ak_error *err)
+/* Refuses what the lattice searches cannot do with this model. */
+static int check_model(const model *m, double suppression, ak_error *err)
 {
-    memset(res, 0, sizeof *res);
-    if (o->suppression > 0 && !inc_model_monotone_with_suppression(m))
+    if (suppression > 0 && !inc_model_monotone_with_suppression(m))
         return ak_err_set(err, ANONKIT_E_USAGE, NULL, 0, 0,
                           "--suppression works with k-anonymity and distinct l-diversity only: with entropy, "
                           "recursive or probabilistic l-diversity (or variance) suppressing failing classes breaks "
                           "the generalization property the lattice search relies on");
     if (m->variance > 0)
         return ak_err_set(err, ANONKIT_E_USAGE, NULL, 0, 0, "--algorithm incognito does not take --variance");
+    return ANONKIT_OK;
+}
+
+int inc_optimal(const table *t, const model *m, const inc_options *o, int exhaustive, inc_optimum *out, ak_error *err)
+{
+    memset(out, 0, sizeof *out);
+    AK_CHECK(check_model(m, o->suppression, err));
+    inc_ctx c;
+    AK_CHECK(inc_ctx_init(&c, t, m, o->suppression, err));
+    c.risk = o->risk; /* --max-risk (risk_hook.c): the published node satisfies it too */
+    out->suppression_limit = c.limit;
+    inc_opt_result r;
+    int rc = inc_optimal_ctx(&c, o->choose, o->weights, exhaustive, &r, err);
+    out->counters = c.counters;
+    if (rc == ANONKIT_OK) {
+        unpack(&c, r.lv, out->levels);
+        out->lattice = r.lattice;
+        out->pruned_tagged = r.pruned_tagged;
+        out->pruned_bound = r.pruned_bound;
+        out->loss = r.loss;
+        if (o->choose == INC_CHOOSE_GCP || o->choose == INC_CHOOSE_K_MINIMAL) {
+            double w = 0;
+            for (uint32_t q = 0; q < c.nqi; q++) w += o->weights ? o->weights[q] : 1.0;
+            out->loss = c.nrows && w > 0 ? r.loss / (w * (double)c.nrows) : 0;
+        }
+        out->info.height = r.height;
+        rc = measure(&c, r.lv, o->weights, &out->info, err);
+    }
+    inc_ctx_free(&c);
+    return rc;
+}
+
+int inc_search(const table *t, const model *m, const inc_options *o, inc_result *res, ak_error *err)
+{
+    memset(res, 0, sizeof *res);
+    AK_CHECK(check_model(m, o->suppression, err));
+    if (o->variant == INC_OPTIMAL || o->variant == INC_EXHAUSTIVE)
+        return ak_err_set(err, ANONKIT_E_USAGE, NULL, 0, 0,
+                          "the %s variant finds the node of least loss only, not the anonymous and k-minimal nodes",
+                          inc_variant_name(o->variant));
     inc_ctx c;
     AK_CHECK(inc_ctx_init(&c, t, m, o->suppression, err));
     res->suppression_limit = c.limit;

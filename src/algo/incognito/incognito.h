@@ -30,10 +30,15 @@ typedef enum inc_variant {
     INC_BINARY_SEARCH,      /* Samarati's binary search on the lattice height */
     INC_BOTTOM_UP,          /* breadth-first search of the whole lattice, rollup from a parent */
     INC_BOTTOM_UP_NOROLLUP, /* the same, every frequency set by a scan of the table */
+    INC_OPTIMAL,            /* only the node of least loss: bound-ordered search with tagging (optimal.c) */
+    INC_EXHAUSTIVE,         /* only the node of least loss: every lattice node tested and measured */
     INC_VARIANT__COUNT
 } inc_variant;
 
-typedef enum inc_choose { INC_CHOOSE_GCP = 0, INC_CHOOSE_HEIGHT, INC_CHOOSE_DM } inc_choose;
+/* GCP, HEIGHT and DM: the anonymous node of least loss over every anonymous
+ * node, suppressed rows counted as fully generalized; K_MINIMAL: the k-minimal
+ * node of least GCP (the rule before issue 28). */
+typedef enum inc_choose { INC_CHOOSE_GCP = 0, INC_CHOOSE_HEIGHT, INC_CHOOSE_DM, INC_CHOOSE_K_MINIMAL } inc_choose;
 
 typedef struct inc_options {
     inc_variant variant;
@@ -74,6 +79,55 @@ typedef struct inc_result {
     uint64_t suppression_limit;
     inc_counters counters;
 } inc_result;
+
+/* The node of least loss (inc_optimal). */
+typedef struct inc_optimum {
+    uint32_t levels[64];
+    inc_minimal info;       /* measured like a k-minimal node (metrics.c) */
+    double loss;            /* the loss it was chosen by: GCP (normalized), height or DM */
+    uint64_t lattice;       /* nodes of the lattice */
+    uint64_t pruned_tagged; /* not tested: below a failed node, or above an anonymous one without suppression */
+    uint64_t pruned_bound;  /* not visited: their loss bound exceeds the optimum */
+    uint64_t suppression_limit;
+    inc_counters counters;
+} inc_optimum;
+
+/* The anonymous node of least loss by o->choose (GCP when K_MINIMAL) over
+ * every anonymous node of the lattice, by the bound-ordered search or, with
+ * `exhaustive`, by testing every node; both return the same node. */
+int inc_optimal(const table *t, const model *m, const inc_options *o, int exhaustive, inc_optimum *out /* OUT */,
+                ak_error *err);
+
+/* Local recoding (local.c): full-domain optima applied iteratively, every
+ * row at the levels of the iteration that published it. */
+typedef struct inc_local_options {
+    double iteration_suppression; /* share of an iteration's rows its optimum may leave for the next one */
+    double defer;                 /* what a row left to the next iteration costs, as a share of its full generalization */
+    const double *weights;        /* NCP weights per QI, NULL for equal */
+} inc_local_options;
+
+typedef struct inc_local_iteration {
+    uint32_t levels[64];    /* the iteration's node */
+    uint64_t rows;          /* rows it started with */
+    uint64_t published;     /* rows it published (the rest went on) */
+    uint64_t classes;
+    uint64_t nodes_checked;
+} inc_local_iteration;
+
+typedef struct inc_local_result {
+    size_t niter;
+    inc_local_iteration *iter;
+    uint64_t suppressed;    /* rows no iteration could publish */
+} inc_local_result;
+
+/* Partitions t by local recoding into p (freshly initialized, one row each):
+ * the optimum of least GCP with at most o->iteration_suppression of the rows
+ * suppressed, then the suppressed rows on their own, until none is left (an
+ * iteration that would leave fewer than k rows, or none published, runs
+ * without suppression). Classes carry their hierarchy node per QI. */
+int inc_local(const table *t, const model *m, const inc_local_options *o, partition *p,
+              inc_local_result *res /* OUT */, ak_error *err);
+void inc_local_result_free(inc_local_result *res);
 
 /* Parses / names the variants and the choice measures; parse returns -1 on an unknown name. */
 int inc_parse_variant(const char *text, inc_variant *out /* OUT */);

@@ -1,0 +1,481 @@
+/* optimal.c — the full-domain node of least information loss under a
+ * suppression limit, over every anonymous node of the lattice (issue 28;
+ * [Kohlmayer12]'s goal, by a different traversal).
+ *
+ * Owns: the loss of a node with suppressed rows counted as fully generalized
+ * (GCP: every QI at NCP 1; DM: |T| per suppressed row; height), its lower
+ * bound, and two searches that return the same node:
+ *
+ *  - the exhaustive one: every lattice node is tested and measured;
+ *  - the fast one: nodes are visited in ascending order of a lower bound on
+ *    their loss, and the search stops at the first node whose bound exceeds
+ *    the best loss found. For GCP the bound is the loss without suppression,
+ *    which is a sum over QIs of per-(QI, level) totals, so it costs nothing
+ *    per node; since suppressed rows cost the most a row can (NCP 1), the
+ *    loss of a node is that bound plus a non-negative excess of its failing
+ *    classes. Nodes are tagged as in [Kohlmayer12] ("predictive
+ *    tagging"): when a node is not anonymous, neither is any specialization
+ *    (generalization property of [LeFevre05], which holds with suppression for
+ *    k-anonymity and distinct l-diversity); when it is, every generalization
+ *    is, and without suppression such a node's loss is its bound, known
+ *    without a test. Frequency sets are rolled up ([LeFevre05] "Rollup
+ *    Property") from the smallest cached set of a specialization, the first
+ *    of which is the set of distinct level-0 combinations.
+ *
+ * Ties go to the lower node, then to the lexicographically first level
+ * vector, in both searches. Whether a node is anonymous is decided by
+ * inc_fset_eval (the one place that applies the privacy model and the
+ * suppression limit). */
+#include "algo/incognito/inc_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+enum { TAG_NONE = 0, TAG_FAIL = 1, TAG_PASS = 2, TAG_TESTED = 4 };
+enum { CACHE = 256 };
+
+typedef struct opt_state {
+    inc_ctx *c;
+    inc_choose by;
+    double w[64], wsum;
+    size_t n;                 /* lattice nodes */
+    size_t stride[64];        /* index = sum of level * stride */
+    double *sum[64];          /* sum[q][l]: weighted NCP of QI q at level l over the rows (GCP) */
+    double *maxcost[64];      /* maxcost[q][l]: weighted NCP of the widest value of QI q at level l */
+    double *mincost[64];      /* mincost[q][l]: weighted NCP of QI q at level l summed over the nrows - limit rows
+                                 where it is least (rows an iteration of local recoding must publish at least) */
+    unsigned char *tag;       /* TAG_FAIL or TAG_PASS, | TAG_TESTED once tested */
+    double *emin;             /* per node: the largest suppression excess of a tested generalization (GCP) */
+    size_t *path;
+    size_t *stack;
+    struct {
+        uint64_t lv;
+        inc_fset *fs;
+    } cache[CACHE];
+    size_t ncache, next_evict;
+} opt_state;
+
+static uint64_t lv_of_index(const opt_state *s, size_t i)
+{
+    uint64_t lv = 0;
+    for (uint32_t q = 0; q < s->c->nqi; q++) {
+        lv = inc_with_level(s->c, lv, q, (uint32_t)(i / s->stride[q]));
+        i %= s->stride[q];
+    }
+    return lv;
+}
+
+/* The loss of node lv when no row is suppressed: a lower bound on its loss
+ * and, being monotone in every level, on that of all its generalizations. */
+static double bound(const opt_state *s, uint64_t lv)
+{
+    const inc_ctx *c = s->c;
+    switch (s->by) {
+    case INC_CHOOSE_HEIGHT: return (double)inc_node_height(c, (inc_node){inc_full_mask(c), lv});
+    case INC_CHOOSE_DM: /* every published class has at least k rows, a suppressed row costs |T| */
+    {
+        const uint64_t k = c->m->k > 1 ? c->m->k : 1;
+        return (double)c->nrows * (double)(k < c->nrows ? k : c->nrows);
+    }
+    default: {
+        double b = 0;
+        for (uint32_t q = 0; q < c->nqi; q++) b += s->sum[q][inc_level(c, lv, q)];
+        if (c->defer >= 1) return b;
+        /* A row costs its NCP, or defer * W when suppressed: at least defer * its NCP; and at least
+         * nrows - limit rows are published, costing in each QI no less than the rows cheapest there. */
+        double published = 0;
+        for (uint32_t q = 0; q < c->nqi; q++) published += s->mincost[q][inc_level(c, lv, q)];
+        return c->defer * b > published ? c->defer * b : published;
+    }
+    }
+}
+
+/* The value of QI q in a key. */
+static inline uint32_t key_value(const inc_ctx *c, uint64_t key, uint32_t q)
+{
+    const inc_qi *a = &c->qi[q];
+    return a->bits ? (uint32_t)((key >> a->shift) & ((((uint64_t)1) << a->bits) - 1)) : 0;
+}
+
+/* The loss of node lv from its classes (left in c->g* by inc_fset_eval with
+ * groups): its bound plus, per failing class, what suppressing costs beyond
+ * publishing it (GCP), or DM / height outright. */
+static double loss_of_groups(const opt_state *s, uint64_t lv, double lb)
+{
+    const inc_ctx *c = s->c;
+    if (s->by == INC_CHOOSE_HEIGHT) return lb;
+    if (s->by == INC_CHOOSE_DM) {
+        double dm = 0;
+        uint64_t failing = 0;
+        for (size_t g = 0; g < c->ngroups; g++) {
+            if (c->gholds[g]) dm += (double)c->gtotal[g] * (double)c->gtotal[g];
+            else failing += c->gtotal[g];
+        }
+        return dm + (double)failing * (double)c->nrows;
+    }
+    double extra = 0;
+    for (size_t g = 0; g < c->ngroups; g++) {
+        if (c->gholds[g]) continue;
+        double cost = 0;
+        for (uint32_t q = 0; q < c->nqi; q++)
+            cost += s->w[q] * c->qi[q].ncp[inc_level(c, lv, q)][key_value(c, c->gkey[g], q)];
+        const double excess = c->defer * s->wsum - cost;
+        if (excess > 0 || c->defer < 1) extra += (double)c->gtotal[g] * excess;
+    }
+    if (c->defer < 1) { /* the bound was scaled: the loss is the rows' NCP plus the excess */
+        double full = 0;
+        for (uint32_t q = 0; q < c->nqi; q++) full += s->sum[q][inc_level(c, lv, q)];
+        return full + extra;
+    }
+    return lb + extra;
+}
+
+/* Whether packed levels a are componentwise at most b. */
+static int below(const inc_ctx *c, uint64_t a, uint64_t b)
+{
+    for (uint32_t q = 0; q < c->nqi; q++)
+        if (inc_level(c, a, q) > inc_level(c, b, q)) return 0;
+    return 1;
+}
+
+/* The frequency set of node lv, rolled up from the smallest cached set of a
+ * specialization; the result is cached (the oldest entry but the first is
+ * evicted). */
+static int node_fset(opt_state *s, uint64_t lv, const inc_fset **out, ak_error *err)
+{
+    inc_ctx *c = s->c;
+    const uint64_t full = inc_full_mask(c);
+    size_t from = 0;
+    for (size_t i = 1; i < s->ncache; i++)
+        if (s->cache[i].fs->n < s->cache[from].fs->n && below(c, s->cache[i].lv, lv)) from = i;
+    inc_fset *fs;
+    AK_CHECK(inc_fset_rollup(c, s->cache[from].fs, (inc_node){full, s->cache[from].lv}, (inc_node){full, lv}, &fs, err));
+    size_t slot;
+    if (s->ncache < CACHE) {
+        slot = s->ncache++;
+    } else {
+        slot = 1 + s->next_evict;
+        s->next_evict = (s->next_evict + 1) % (CACHE - 1);
+        inc_fset_free(s->cache[slot].fs);
+    }
+    s->cache[slot].lv = lv;
+    s->cache[slot].fs = fs;
+    *out = fs;
+    return ANONKIT_OK;
+}
+
+/* Tags node i and everything below it (dir -1) or above it (dir +1). */
+static void tag_cone(opt_state *s, size_t i, int dir, unsigned char tag)
+{
+    const inc_ctx *c = s->c;
+    size_t top = 0;
+    if ((s->tag[i] & 3) == tag) return;
+    s->tag[i] = (unsigned char)((s->tag[i] & TAG_TESTED) | tag);
+    s->stack[top++] = i;
+    while (top) {
+        const size_t x = s->stack[--top];
+        for (uint32_t q = 0; q < c->nqi; q++) {
+            const uint32_t l = (uint32_t)(x / s->stride[q] % (c->qi[q].height + 1));
+            if (dir < 0 ? l == 0 : l == c->qi[q].height) continue;
+            const size_t y = dir < 0 ? x - s->stride[q] : x + s->stride[q];
+            if ((s->tag[y] & 3) == tag) continue;
+            s->tag[y] = (unsigned char)((s->tag[y] & TAG_TESTED) | tag);
+            s->stack[top++] = y;
+        }
+    }
+}
+
+typedef struct ordered {
+    double lb;
+    uint32_t height;
+    uint64_t lv;
+    size_t index;
+} ordered;
+
+static int ordered_cmp(const void *a, const void *b)
+{
+    const ordered *x = a, *y = b;
+    if (x->lb != y->lb) return x->lb < y->lb ? -1 : 1;
+    if (x->height != y->height) return x->height < y->height ? -1 : 1;
+    return x->lv < y->lv ? -1 : x->lv > y->lv;
+}
+
+/* Whether (loss, height, lv) ranks before the best so far. */
+static int improves(const inc_opt_result *best, double loss, uint32_t height, uint64_t lv)
+{
+    if (!best->found) return 1;
+    if (loss != best->loss) return loss < best->loss;
+    if (height != best->height) return height < best->height;
+    return lv < best->lv;
+}
+
+static void set_best(inc_opt_result *best, double loss, uint32_t height, uint64_t lv, uint64_t suppressed)
+{
+    best->found = 1;
+    best->loss = loss;
+    best->height = height;
+    best->lv = lv;
+    best->suppressed = suppressed;
+}
+
+static void state_free(opt_state *s)
+{
+    for (uint32_t q = 0; q < 64; q++) {
+        free(s->sum[q]);
+        free(s->maxcost[q]);
+        free(s->mincost[q]);
+    }
+    free(s->emin);
+    free(s->path);
+    for (size_t i = 0; i < s->ncache; i++) inc_fset_free(s->cache[i].fs);
+    free(s->tag);
+    free(s->stack);
+}
+
+typedef struct ncp_count {
+    double ncp;
+    uint32_t count;
+} ncp_count;
+
+static int ncp_count_cmp(const void *a, const void *b)
+{
+    const ncp_count *x = a, *y = b;
+    return x->ncp < y->ncp ? -1 : x->ncp > y->ncp;
+}
+
+/* Lattice size, strides, per-level NCP totals and the level-0 frequency set. */
+static int state_init(opt_state *s, inc_ctx *c, inc_choose by, const double *weights, ak_error *err)
+{
+    memset(s, 0, sizeof *s);
+    s->c = c;
+    s->by = by == INC_CHOOSE_K_MINIMAL ? INC_CHOOSE_GCP : by;
+    s->n = 1;
+    for (uint32_t q = c->nqi; q-- > 0;) {
+        s->stride[q] = s->n;
+        if (s->n > ((size_t)1 << 22) / (c->qi[q].height + 1))
+            return ak_err_set(err, ANONKIT_E_USAGE, NULL, 0, 0,
+                              "the generalization lattice has more than 2^22 nodes: too large for the optimal search "
+                              "(use --choose k-minimal with an Incognito variant)");
+        s->n *= c->qi[q].height + 1;
+    }
+    for (uint32_t q = 0; q < c->nqi; q++) {
+        s->w[q] = weights ? weights[q] : 1.0;
+        s->wsum += s->w[q];
+    }
+    s->tag = calloc(s->n, 1);
+    s->stack = malloc(s->n * sizeof *s->stack);
+    s->emin = calloc(s->n, sizeof *s->emin);
+    s->path = malloc(s->n * sizeof *s->path);
+    if (!s->tag || !s->stack || !s->emin || !s->path) return ak_err_nomem(err);
+    uint32_t *hist = NULL;
+    ncp_count *pairs = NULL;
+    for (uint32_t q = 0; q < c->nqi; q++) {
+        const inc_qi *a = &c->qi[q];
+        s->sum[q] = calloc(a->height + 1, sizeof *s->sum[q]);
+        s->maxcost[q] = calloc(a->height + 1, sizeof *s->maxcost[q]);
+        s->mincost[q] = calloc(a->height + 1, sizeof *s->mincost[q]);
+        uint32_t *h = realloc(hist, (a->card[0] ? a->card[0] : 1) * sizeof *h);
+        if (h) hist = h;
+        ncp_count *pp = realloc(pairs, (a->card[0] ? a->card[0] : 1) * sizeof *pp);
+        if (pp) pairs = pp;
+        if (!s->sum[q] || !s->maxcost[q] || !s->mincost[q] || !h || !pp) {
+            free(hist);
+            free(pairs);
+            return ak_err_nomem(err);
+        }
+        memset(hist, 0, a->card[0] * sizeof *hist);
+        for (size_t r = 0; r < c->nrows; r++) hist[c->code0[q][r]]++;
+        for (uint32_t l = 0; l <= a->height; l++) {
+            double sum = 0;
+            double widest = 0;
+            size_t np = 0;
+            for (uint32_t v = 0; v < a->card[0]; v++) {
+                if (!hist[v]) continue;
+                const double ncp = a->ncp[l][a->gen[l][v]];
+                sum += (double)hist[v] * ncp;
+                if (ncp > widest) widest = ncp;
+                pairs[np++] = (ncp_count){ncp, hist[v]};
+            }
+            s->sum[q][l] = s->w[q] * sum;
+            s->maxcost[q][l] = s->w[q] * widest;
+            /* The must-publish rows where this QI costs least (local recoding's bound). */
+            qsort(pairs, np, sizeof *pairs, ncp_count_cmp);
+            double cheap = 0;
+            uint64_t left = c->nrows - (c->limit < c->nrows ? c->limit : c->nrows);
+            for (size_t i = 0; i < np && left; i++) {
+                const uint64_t take = pairs[i].count < left ? pairs[i].count : left;
+                cheap += (double)take * pairs[i].ncp;
+                left -= take;
+            }
+            s->mincost[q][l] = s->w[q] * cheap;
+        }
+    }
+    free(hist);
+    free(pairs);
+    inc_fset *bottom;
+    AK_CHECK(inc_fset_scan(c, (inc_node){inc_full_mask(c), 0}, &bottom, err));
+    s->cache[0].lv = 0;
+    s->cache[0].fs = bottom;
+    s->ncache = 1;
+    return ANONKIT_OK;
+}
+
+/* Tests node lv and, when anonymous, measures its loss. */
+static int test_node(opt_state *s, uint64_t lv, double lb, int *anonymous, double *loss, uint64_t *failing,
+                     ak_error *err)
+{
+    const inc_fset *fs;
+    AK_CHECK(node_fset(s, lv, &fs, err));
+    AK_CHECK(inc_fset_eval(s->c, fs, 1, anonymous, failing, err));
+    s->c->counters.nodes_checked++;
+    *loss = *anonymous ? loss_of_groups(s, lv, lb) : 0;
+    return ANONKIT_OK;
+}
+
+static size_t index_of(const opt_state *s, uint64_t lv)
+{
+    size_t i = 0;
+    for (uint32_t q = 0; q < s->c->nqi; q++) i += inc_level(s->c, lv, q) * s->stride[q];
+    return i;
+}
+
+/* Raises emin to e over node i and its specializations. For the models
+ * monotone under suppression, the rows of a class failing at node z fail at
+ * every specialization x of z too (their class there is a subset), and each
+ * costs at x at most what it costs at z; so the excess of suppressing over
+ * publishing at x is at least z's: loss(x) >= bound(x) + excess(z). */
+static void emin_cone(opt_state *s, size_t i, double e)
+{
+    const inc_ctx *c = s->c;
+    size_t top = 0;
+    if (s->emin[i] >= e) return;
+    s->emin[i] = e;
+    s->stack[top++] = i;
+    while (top) {
+        const size_t x = s->stack[--top];
+        for (uint32_t q = 0; q < c->nqi; q++) {
+            if ((x / s->stride[q]) % (c->qi[q].height + 1) == 0) continue;
+            const size_t y = x - s->stride[q];
+            if (s->emin[y] >= e) continue; /* its whole cone already has at least e */
+            s->emin[y] = e;
+            s->stack[top++] = y;
+        }
+    }
+}
+
+/* Tests node i (packed lv), records the outcome (tags, failing-row bound)
+ * and offers it as the optimum. */
+static int test_and_tag(opt_state *s, size_t i, uint64_t lv, inc_opt_result *best, ak_error *err)
+{
+    int anonymous;
+    double loss;
+    uint64_t failing;
+    const double lb = bound(s, lv);
+    AK_CHECK(test_node(s, lv, lb, &anonymous, &loss, &failing, err));
+    s->tag[i] |= TAG_TESTED;
+    tag_cone(s, i, anonymous ? +1 : -1, anonymous ? TAG_PASS : TAG_FAIL);
+    if (s->by == INC_CHOOSE_GCP && s->c->limit > 0 && s->c->defer >= 1 && anonymous && loss > lb) emin_cone(s, i, loss - lb);
+    const uint32_t height = inc_node_height(s->c, (inc_node){inc_full_mask(s->c), lv});
+    if (anonymous && improves(best, loss, height, lv)) set_best(best, loss, height, lv, failing);
+    return ANONKIT_OK;
+}
+
+/* Settles whether untagged node i is anonymous the way [Kohlmayer12]
+ * does with its paths: a path from it towards the top, raising at each step the QI whose
+ * next level adds the least to the bound, ends at the first node known to
+ * be anonymous (or at the top); a binary search on the path finds its lowest
+ * anonymous node, and every test tags the cone above (anonymous) or below
+ * (not) the node tested. Nodes high on a path have small frequency sets, and
+ * a failure there settles many nodes at once. */
+static int settle_by_path(opt_state *s, size_t i, uint64_t lv, inc_opt_result *best, ak_error *err)
+{
+    const inc_ctx *c = s->c;
+    size_t len = 0, end;
+    uint64_t cur = lv;
+    s->path[len++] = i;
+    for (;;) {
+        uint32_t pick = UINT32_MAX;
+        double step = 0;
+        for (uint32_t q = 0; q < c->nqi; q++) {
+            const uint32_t l = inc_level(c, cur, q);
+            if (l == c->qi[q].height) continue;
+            const double d = s->by == INC_CHOOSE_GCP ? s->sum[q][l + 1] - s->sum[q][l] : 0;
+            if (pick == UINT32_MAX || d < step) {
+                pick = q;
+                step = d;
+            }
+        }
+        if (pick == UINT32_MAX) break; /* the top */
+        cur = inc_with_level(c, cur, pick, inc_level(c, cur, pick) + 1);
+        const size_t j = index_of(s, cur);
+        if ((s->tag[j] & 3) == TAG_PASS) break;
+        s->path[len++] = j;
+    }
+    /* Nodes path[0..len) are untagged: find the lowest anonymous one, if any. */
+    end = len;
+    size_t lo = 0, hi = end;
+    while (lo < hi) {
+        const size_t mid = lo + (hi - lo) / 2;
+        const size_t j = s->path[mid];
+        AK_CHECK(test_and_tag(s, j, lv_of_index(s, j), best, err));
+        if ((s->tag[j] & 3) == TAG_PASS) hi = mid;
+        else lo = mid + 1;
+    }
+    return ANONKIT_OK;
+}
+
+int inc_optimal_ctx(inc_ctx *c, inc_choose by, const double *weights, int exhaustive, inc_opt_result *out,
+                    ak_error *err)
+{
+    memset(out, 0, sizeof *out);
+    opt_state s;
+    int rc = state_init(&s, c, by, weights, err);
+    ordered *order = rc == ANONKIT_OK ? malloc(s.n * sizeof *order) : NULL;
+    if (rc == ANONKIT_OK && !order) rc = ak_err_nomem(err);
+    for (size_t i = 0; rc == ANONKIT_OK && i < s.n; i++) {
+        const uint64_t lv = lv_of_index(&s, i);
+        order[i] = (ordered){exhaustive ? 0 : bound(&s, lv), inc_node_height(c, (inc_node){inc_full_mask(c), lv}), lv, i};
+    }
+    if (rc == ANONKIT_OK) qsort(order, s.n, sizeof *order, ordered_cmp);
+    out->lattice = rc == ANONKIT_OK ? s.n : 0;
+    uint64_t pruned_tagged = 0, pruned_bound = 0;
+    for (size_t at = 0; rc == ANONKIT_OK && at < s.n; at++) {
+        const ordered *o = &order[at];
+        if (exhaustive) {
+            rc = test_and_tag(&s, o->index, o->lv, out, err);
+            continue;
+        }
+        if (out->found && o->lb > out->loss) { /* every node from here on has a larger bound */
+            for (size_t rest = at; rest < s.n; rest++) pruned_bound += !(s.tag[order[rest].index] & TAG_TESTED);
+            break;
+        }
+        if (s.tag[o->index] & TAG_TESTED) continue; /* offered when tested */
+        if (!s.tag[o->index] && (rc = settle_by_path(&s, o->index, o->lv, out, err)) < 0) break;
+        if (s.tag[o->index] & TAG_TESTED) continue;
+        if ((s.tag[o->index] & 3) == TAG_FAIL) {
+            pruned_tagged++;
+            continue;
+        }
+        /* Anonymous by tagging, not tested. */
+        if (c->limit == 0 && s.by != INC_CHOOSE_DM && c->defer >= 1) {
+            pruned_tagged++; /* without suppression its loss is its bound */
+            if (improves(out, o->lb, o->height, o->lv)) set_best(out, o->lb, o->height, o->lv, 0);
+            continue;
+        }
+        if (s.by == INC_CHOOSE_GCP && out->found && o->lb + s.emin[o->index] > out->loss * (1 + 1e-9) + 1e-9) {
+            pruned_bound++; /* its excess is at least that of a tested generalization */
+            continue;
+        }
+        rc = test_and_tag(&s, o->index, o->lv, out, err);
+    }
+    out->pruned_tagged = pruned_tagged;
+    out->pruned_bound = pruned_bound;
+    free(order);
+    state_free(&s);
+    if (rc == ANONKIT_OK && !out->found)
+        rc = ak_err_set(err, ANONKIT_E_INELIGIBLE, NULL, 0, 0,
+                        "no full-domain generalization satisfies the privacy model, not even every quasi-identifier "
+                        "at the top of its hierarchy (with at most %llu of %zu rows suppressed)",
+                        (unsigned long long)c->limit, c->nrows);
+    return rc;
+}
