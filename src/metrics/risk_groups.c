@@ -39,10 +39,11 @@ typedef struct rg_entry {
 } rg_entry;
 
 #define RG_BLOCK 170     /* entries per block: about 4 KiB */
-#define RG_SLAB 256      /* blocks per allocation */
+#define RG_SLAB 2048     /* blocks per allocation (8 MiB: large enough for huge pages) */
 #define RG_MAX_BITS 10   /* at most 1024 buckets: more open blocks than the TLB covers slow every append */
 #define RG_BUCKET_ROWS 32768 /* a bucket's table and hashes then stay within the L2 cache */
 #define RG_FRONT_BITS 15 /* front table slots (24 bytes each) */
+#define RG_FRONT_WINDOW 65536
 #define RG_PARALLEL_MIN_BYTES (8u << 20)
 
 typedef struct rg_block {
@@ -69,6 +70,7 @@ typedef struct rg_part {
     uint32_t *fill;        /* per bucket: entries in its tail block */
     rg_entry *front;       /* the front table: the first classes met, counted in place (NULL: none) */
     uint32_t front_count;
+    uint32_t front_seen, front_misses; /* rows since the last look, and those that missed it (front_watch) */
     int no_front;          /* the second piece with weights: their sums must be made row by row, in file
                               order, to come out as the sequential read makes them */
     rg_slab *slabs;
@@ -160,7 +162,8 @@ static inline int append(rg_part *pt, uint32_t b, rg_entry e)
  * room for it (returns 1), else returns 0 and the row goes to its bucket.
  * While the classes are few this is all a row costs: they stay in the
  * cache, and no row is stored. A class in the front table has all its rows
- * of the piece there, so the two never share a class within a piece. */
+ * of the piece there until the table is dropped (front_watch), which puts
+ * them into the buckets as one entry before the rows that follow. */
 static inline int front_count(rg_part *pt, uint64_t lo, uint64_t hi, double w)
 {
     const size_t mask = ((size_t)1 << RG_FRONT_BITS) - 1;
@@ -191,35 +194,52 @@ static int front_flush(rg_part *pt)
     return 0;
 }
 
-/* The 128-bit hash of a row's key: each QI text prefixed by its 4-byte
- * length (so that the texts are told apart field by field), built in buf
- * (*cap bytes, grown as needed). Short fields are copied as one 8-byte word
- * (CSV_FIELD_READABLE): this runs once per row. Returns 0 or -1 (no memory). */
-static int row_hash(const csv_record *rec, const uint32_t *cols, size_t nqi, char **buf, size_t *cap,
-                    XXH128_hash_t *h)
-{
-    size_t need = 0;
-    for (size_t q = 0; q < nqi; q++) need += 4 + (size_t)rec->fields[cols[q]].len + CSV_FIELD_READABLE;
-    if (need > *cap) {
-        char *b = realloc(*buf, need);
-        if (!b) return -1;
-        *buf = b;
-        *cap = need;
-    }
-    char *d = *buf;
-    for (size_t q = 0; q < nqi; q++) {
-        const csv_field *f = &rec->fields[cols[q]];
-        memcpy(d, &f->len, 4);
-        d += 4;
-        if (f->len <= CSV_FIELD_READABLE) {
-            if (f->len) memcpy(d, f->data, CSV_FIELD_READABLE);
-        } else {
-            memcpy(d, f->data, f->len);
-        }
-        d += f->len;
-    }
-    *h = XXH3_128bits(*buf, (size_t)(d - *buf));
+/* Writes the key of fields f(0) .. f(n - 1) into *buf (*cap bytes, grown as
+ * needed) and returns its 128-bit hash: each text prefixed by its length
+ * (one byte below 255, else 255 and 4 bytes), so that two keys are equal
+ * exactly when the texts are equal field by field. Short fields are copied
+ * as one 8-byte word (CSV_FIELD_READABLE): this runs once per row. */
+#define ROW_HASH_BODY(FIELD)                                                              \
+    char *d = *buf, *end = *buf + *cap;                                                   \
+    for (size_t q = 0; q < n; q++) {                                                      \
+        const csv_field *f = FIELD;                                                       \
+        const uint32_t len = f->len;                                                      \
+        if ((size_t)(end - d) < 5 + (size_t)len + CSV_FIELD_READABLE) {                   \
+            const size_t used = (size_t)(d - *buf), want = 2 * (*cap + len + 16);          \
+            char *b = realloc(*buf, want);                                                \
+            if (!b) return -1;                                                            \
+            *buf = b;                                                                     \
+            *cap = want;                                                                  \
+            d = b + used;                                                                 \
+            end = b + want;                                                               \
+        }                                                                                 \
+        if (len < 255) {                                                                  \
+            *d++ = (char)len;                                                             \
+        } else {                                                                          \
+            *d++ = (char)255;                                                             \
+            memcpy(d, &len, 4);                                                           \
+            d += 4;                                                                       \
+        }                                                                                 \
+        if (len <= CSV_FIELD_READABLE) {                                                  \
+            if (len) memcpy(d, f->data, CSV_FIELD_READABLE);                              \
+        } else {                                                                          \
+            memcpy(d, f->data, len);                                                      \
+        }                                                                                 \
+        d += len;                                                                         \
+    }                                                                                     \
+    *h = XXH3_128bits(*buf, (size_t)(d - *buf));                                          \
     return 0;
+
+/* The hash of a row's key (fields cols[0 .. n) of rec). Returns 0 or -1 (no memory). */
+static int row_hash(const csv_record *rec, const uint32_t *cols, size_t n, char **buf, size_t *cap, XXH128_hash_t *h)
+{
+    ROW_HASH_BODY(&rec->fields[cols[q]])
+}
+
+/* The hash of the key of fields[0 .. n) (the all-"*" key). */
+static int fields_hash(const csv_field *fields, size_t n, char **buf, size_t *cap, XXH128_hash_t *h)
+{
+    ROW_HASH_BODY(&fields[q])
 }
 
 /* Appends one row's QI codes (each QI's texts interned in values[q]). */
@@ -238,6 +258,29 @@ static int keep_codes(risk_groups *g, strmap *values, const csv_record *rec, con
         if (strmap_intern(&values[q], f->data, f->len, &g->codes[g->rows * nqi + q], NULL) != 0)
             return ak_err_nomem(err);
     }
+    return ANONKIT_OK;
+}
+
+static inline int front_full(const rg_part *pt)
+{
+    return pt->front_count >= (((uint32_t)1 << RG_FRONT_BITS) - 1) / 2;
+}
+
+/* Once the front table is full: when most rows of a window of RG_FRONT_WINDOW
+ * rows miss it (the classes are many), its classes go to their buckets and
+ * it is dropped, as probing it then only costs. Its classes go before the
+ * rows that follow, so that every class's entries stay in the order of its
+ * rows (and its weights add up in that order). */
+static int front_watch(rg_part *pt, int counted)
+{
+    pt->front_misses += !counted;
+    if (++pt->front_seen < RG_FRONT_WINDOW) return ANONKIT_OK;
+    const int give_up = pt->front_misses > RG_FRONT_WINDOW / 2;
+    pt->front_seen = pt->front_misses = 0;
+    if (!give_up) return ANONKIT_OK;
+    if (front_flush(pt) != 0) return ak_err_nomem(&pt->err);
+    free(pt->front);
+    pt->front = NULL;
     return ANONKIT_OK;
 }
 
@@ -296,7 +339,12 @@ static int part_read(rg_part *pt)
             rc = ak_err_nomem(err);
             break;
         }
-        if (!(pt->front && front_count(pt, h.low64, h.high64, w)) &&
+        int counted = 0;
+        if (pt->front) {
+            counted = front_count(pt, h.low64, h.high64, w);
+            if (front_full(pt) && (rc = front_watch(pt, counted)) < 0) break;
+        }
+        if (!counted &&
             append(pt, (uint32_t)(h.high64 >> 52) & (nb - 1), (rg_entry){h.low64, h.high64, (uint32_t)pt->rows, 1}) != 0) {
             rc = ak_err_nomem(err);
             break;
@@ -344,7 +392,8 @@ static int open_columns(csv_reader *reader, const char *shown, const risk_group_
 /* The classes as grouped (in bucket order), before they are ordered. */
 typedef struct rg_classes {
     size_t n;
-    uint32_t *first, *size; /* first row, rows */
+    uint32_t *first;        /* first row */
+    uint64_t *size;         /* rows */
     double *weight;         /* with a weight column */
     uint64_t *lo, *hi;      /* the key hashes, kept for a population table */
     uint32_t star;          /* the class of the all-"*" key, or AK_NOT_FOUND */
@@ -359,34 +408,52 @@ static void classes_free(rg_classes *c)
     free(c->hi);
 }
 
-/* Groups the buckets of the pieces (their rows in file order) into c: per
- * bucket a linear-probing table of the bucket's classes, small enough for
- * the cache, keyed by the full 128-bit hash. */
-static int group_buckets(const rg_part *parts, unsigned nparts, uint64_t rows, int weighted, int keep_hashes,
-                         XXH128_hash_t star, rg_classes *c, ak_error *err)
+/* Buckets [b0, b1) of the pieces grouped into classes base, base + 1, ...
+ * of the shared arrays (one thread's share of group_buckets). */
+typedef struct rg_group_job {
+    const rg_part *parts;
+    unsigned nparts;
+    uint32_t b0, b1;
+    int weighted, keep_hashes;
+    XXH128_hash_t star;
+    rg_classes *c;
+    size_t base, n;   /* its classes: c's base .. base + n - 1 */
+    uint32_t star_id; /* the all-"*" key's class, or AK_NOT_FOUND */
+    int rc;
+} rg_group_job;
+
+static size_t bucket_entries(const rg_part *parts, unsigned nparts, uint32_t b)
 {
-    const size_t alloc = rows ? (size_t)rows : 1;
-    c->star = AK_NOT_FOUND;
-    if (!(c->first = malloc(alloc * sizeof *c->first)) || !(c->size = malloc(alloc * sizeof *c->size)) ||
-        (weighted && !(c->weight = malloc(alloc * sizeof *c->weight))) ||
-        (keep_hashes && (!(c->lo = malloc(alloc * sizeof *c->lo)) || !(c->hi = malloc(alloc * sizeof *c->hi)))))
-        return ak_err_nomem(err);
+    size_t count = 0;
+    for (unsigned i = 0; i < nparts; i++)
+        for (const rg_block *k = parts[i].head[b]; k; k = k->next) count += k->count;
+    return count;
+}
+
+/* Groups each bucket of a job in a linear-probing table of the bucket's
+ * classes, small enough for the cache, keyed by the full 128-bit hash; the
+ * entries come piece by piece, each piece's in the order of its rows. */
+static void *group_range(void *arg)
+{
+    rg_group_job *job = arg;
+    const rg_part *parts = job->parts;
+    rg_classes *c = job->c;
+    const int weighted = job->weighted;
     uint32_t *table = NULL;
     uint64_t *llo = NULL, *lhi = NULL;
     size_t table_cap = 0, local_cap = 0;
-    int rc = ANONKIT_OK;
-    const uint32_t nb = 1u << parts[0].bits;
-    for (uint32_t b = 0; b < nb; b++) {
-        size_t count = 0;
-        for (unsigned i = 0; i < nparts; i++)
-            for (const rg_block *k = parts[i].head[b]; k; k = k->next) count += k->count;
+    job->rc = ANONKIT_OK;
+    job->n = 0;
+    job->star_id = AK_NOT_FOUND;
+    for (uint32_t b = job->b0; b < job->b1; b++) {
+        const size_t count = bucket_entries(parts, job->nparts, b);
         if (!count) continue;
         size_t cap = 16;
         while (cap < 2 * count) cap *= 2;
         if (cap > table_cap) {
             free(table);
             if (!(table = malloc(cap * sizeof *table))) {
-                rc = ak_err_nomem(err);
+                job->rc = ANONKIT_E_NOMEM;
                 break;
             }
             table_cap = cap;
@@ -397,19 +464,23 @@ static int group_buckets(const rg_part *parts, unsigned nparts, uint64_t rows, i
             llo = malloc(count * sizeof *llo);
             lhi = malloc(count * sizeof *lhi);
             if (!llo || !lhi) {
-                rc = ak_err_nomem(err);
+                job->rc = ANONKIT_E_NOMEM;
                 break;
             }
             local_cap = count;
         }
         memset(table, 0, cap * sizeof *table);
-        const size_t mask = cap - 1, base = c->n;
+        const size_t mask = cap - 1, base = job->base + job->n;
+        uint32_t *first = c->first + base;
+        uint64_t *size = c->size + base;
+        double *weight = weighted ? c->weight + base : NULL;
         uint32_t nloc = 0;
         uint64_t row_base = 0;
-        for (unsigned i = 0; i < nparts; row_base += parts[i].rows, i++)
+        for (unsigned i = 0; i < job->nparts; row_base += parts[i].rows, i++)
             for (const rg_block *k = parts[i].head[b]; k; k = k->next)
                 for (uint32_t j = 0; j < k->count; j++) {
                     const rg_entry *e = &k->e[j];
+                    const uint32_t row = (uint32_t)(row_base + e->row);
                     size_t s = (size_t)e->lo & mask;
                     uint32_t id;
                     for (;;) {
@@ -419,35 +490,82 @@ static int group_buckets(const rg_part *parts, unsigned nparts, uint64_t rows, i
                             id = nloc - 1;
                             llo[id] = e->lo;
                             lhi[id] = e->hi;
-                            c->first[base + id] = (uint32_t)(row_base + e->row);
-                            c->size[base + id] = 0;
-                            if (weighted) c->weight[base + id] = 0;
+                            first[id] = row;
+                            size[id] = 0;
+                            if (weighted) weight[id] = 0;
                             break;
                         }
                         if (llo[--id] == e->lo && lhi[id] == e->hi) {
-                            /* (the first entry met is the first row: a piece's entries come in the
-                             * order of their rows, and its front table's classes have no others) */
-                            if (row_base + e->row < c->first[base + id])
-                                c->first[base + id] = (uint32_t)(row_base + e->row);
+                            /* (the first entry met holds the first row: a piece's entries of a
+                             * class come in the order of their rows) */
+                            if (row < first[id]) first[id] = row;
                             break;
                         }
                         s = (s + 1) & mask;
                     }
-                    c->size[base + id] += e->count;
-                    if (weighted) c->weight[base + id] += parts[i].weights[e->row];
+                    size[id] += e->count;
+                    if (weighted) weight[id] += parts[i].weights[e->row];
                 }
         for (uint32_t id = 0; id < nloc; id++)
-            if (llo[id] == star.low64 && lhi[id] == star.high64) c->star = (uint32_t)(base + id);
-        if (keep_hashes) {
+            if (llo[id] == job->star.low64 && lhi[id] == job->star.high64) job->star_id = (uint32_t)(base + id);
+        if (job->keep_hashes) {
             memcpy(c->lo + base, llo, nloc * sizeof *llo);
             memcpy(c->hi + base, lhi, nloc * sizeof *lhi);
         }
-        c->n += nloc;
+        job->n += nloc;
     }
     free(table);
     free(llo);
     free(lhi);
-    return rc;
+    return NULL;
+}
+
+/* Groups the buckets of the pieces into c, in two halves on two threads
+ * when there are threads and rows enough: the second half's classes are
+ * made from the place its entries could reach at most, then moved down. */
+static int group_buckets(const rg_part *parts, unsigned nparts, uint64_t rows, unsigned threads, int weighted,
+                         int keep_hashes, XXH128_hash_t star, rg_classes *c, ak_error *err)
+{
+    const size_t alloc = rows ? (size_t)rows : 1;
+    c->star = AK_NOT_FOUND;
+    if (!(c->first = malloc(alloc * sizeof *c->first)) || !(c->size = malloc(alloc * sizeof *c->size)) ||
+        (weighted && !(c->weight = malloc(alloc * sizeof *c->weight))) ||
+        (keep_hashes && (!(c->lo = malloc(alloc * sizeof *c->lo)) || !(c->hi = malloc(alloc * sizeof *c->hi)))))
+        return ak_err_nomem(err);
+    const uint32_t nb = 1u << parts[0].bits;
+    rg_group_job jobs[2];
+    for (unsigned t = 0; t < 2; t++)
+        jobs[t] = (rg_group_job){parts, nparts, 0, nb, weighted, keep_hashes, star, c, 0, 0, AK_NOT_FOUND, 0};
+    unsigned njobs = 1;
+    if (threads > 1 && nb > 1 && rows >= 4 * RG_BUCKET_ROWS) {
+        /* the cut: the first bucket at which half the entries are passed */
+        size_t seen = 0;
+        uint32_t b = 0;
+        while (b < nb && seen < rows / 2) seen += bucket_entries(parts, nparts, b++);
+        if (b < nb) {
+            jobs[0].b1 = jobs[1].b0 = b;
+            jobs[1].base = seen;
+            njobs = 2;
+        }
+    }
+    ak_run_parts(jobs, sizeof *jobs, njobs, group_range);
+    for (unsigned t = 0; t < njobs; t++)
+        if (jobs[t].rc < 0) return ak_err_nomem(err);
+    c->n = jobs[0].n;
+    c->star = jobs[0].star_id;
+    if (njobs == 2) {
+        const size_t from = jobs[1].base, n = jobs[1].n;
+        memmove(c->first + c->n, c->first + from, n * sizeof *c->first);
+        memmove(c->size + c->n, c->size + from, n * sizeof *c->size);
+        if (weighted) memmove(c->weight + c->n, c->weight + from, n * sizeof *c->weight);
+        if (keep_hashes) {
+            memmove(c->lo + c->n, c->lo + from, n * sizeof *c->lo);
+            memmove(c->hi + c->n, c->hi + from, n * sizeof *c->hi);
+        }
+        if (jobs[1].star_id != AK_NOT_FOUND) c->star = (uint32_t)(jobs[1].star_id - from + c->n);
+        c->n += n;
+    }
+    return ANONKIT_OK;
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -584,8 +702,8 @@ done:
 }
 
 /* Leaves out the suppressed rows' class and lays the classes out compactly,
- * in the order of their first rows. */
-static int compact(risk_groups *g, const risk_group_params *p, const rg_classes *c, const uint32_t *order,
+ * in the order of their first rows (order; NULL: as grouped). */
+static int compact(risk_groups *g, const risk_group_params *p, rg_classes *c, const uint32_t *order,
                    const uint64_t *pop, ak_error *err)
 {
     uint32_t star = AK_NOT_FOUND;
@@ -593,12 +711,23 @@ static int compact(risk_groups *g, const risk_group_params *p, const rg_classes 
         c->size[c->star] <= model_suppression_limit(p->suppression, g->rows))
         star = c->star;
     const size_t n = c->n;
+    if (!order && !pop && !c->weight) {
+        /* in any order: the sizes as they are, the suppressed rows' class replaced by the last */
+        g->class_size = c->size;
+        c->size = NULL;
+        g->nclasses = n;
+        if (star != AK_NOT_FOUND) {
+            g->suppressed = g->class_size[star];
+            g->class_size[star] = g->class_size[--g->nclasses];
+        }
+        return ANONKIT_OK;
+    }
     g->class_size = malloc((n ? n : 1) * sizeof *g->class_size);
     if (!g->class_size) return ak_err_nomem(err);
     if (pop && !(g->class_population = malloc((n ? n : 1) * sizeof *g->class_population))) return ak_err_nomem(err);
     if (c->weight && !(g->class_weight = malloc((n ? n : 1) * sizeof *g->class_weight))) return ak_err_nomem(err);
     for (size_t i = 0; i < n; i++) {
-        const uint32_t k = order[i];
+        const uint32_t k = order ? order[i] : (uint32_t)i;
         if (k == star) {
             g->suppressed = c->size[k];
             continue;
@@ -644,22 +773,17 @@ static int read_parallel(rg_part *parts, const risk_group_params *p, uint64_t da
 }
 
 /* The hash of the all-"*" key, the suppressed rows of a published file. */
-static XXH128_hash_t star_hash(size_t nqi, ak_error *err, int *rc)
+static int star_hash(size_t nqi, XXH128_hash_t *h, ak_error *err)
 {
-    XXH128_hash_t h = {0, 0};
-    char *buf = malloc(nqi * 5 + 1);
-    if (!buf) {
-        *rc = ak_err_nomem(err);
-        return h;
-    }
-    const uint32_t one = 1;
-    for (size_t q = 0; q < nqi; q++) {
-        memcpy(buf + 5 * q, &one, 4);
-        buf[5 * q + 4] = '*';
-    }
-    h = XXH3_128bits(buf, 5 * nqi);
+    static const char star[CSV_FIELD_READABLE] = "*";
+    csv_field *f = malloc((nqi ? nqi : 1) * sizeof *f);
+    char *buf = NULL;
+    size_t cap = 0;
+    for (size_t q = 0; f && q < nqi; q++) f[q] = (csv_field){star, 1};
+    const int rc = f ? fields_hash(f, nqi, &buf, &cap, h) : -1;
+    free(f);
     free(buf);
-    return h;
+    return rc == 0 ? ANONKIT_OK : ak_err_nomem(err);
 }
 
 int risk_groups_read(risk_groups *g, const risk_group_params *p, ak_error *err)
@@ -685,8 +809,8 @@ int risk_groups_read(risk_groups *g, const risk_group_params *p, ak_error *err)
             rc = ak_err_nomem(err);
             goto done;
         }
-    const XXH128_hash_t star = star_hash(p->nqi, err, &rc);
-    if (rc < 0) goto done;
+    XXH128_hash_t star;
+    if ((rc = star_hash(p->nqi, &star, err)) < 0) goto done;
     uint32_t ncolumns;
     int weight_col;
     if ((rc = csv_reader_open(&reader, p->path, p->delimiter, err)) < 0) goto done;
@@ -719,15 +843,17 @@ int risk_groups_read(risk_groups *g, const risk_group_params *p, ak_error *err)
     }
     g->rows = 0; /* (keep_codes counted it) */
     for (unsigned i = 0; i < nparts; i++) g->rows += parts[i].rows;
-    if ((rc = group_buckets(parts, nparts, g->rows, weight_col >= 0, p->population_path != NULL, star, &classes,
-                            err)) < 0)
+    if ((rc = group_buckets(parts, nparts, g->rows, p->threads, weight_col >= 0, p->population_path != NULL, star,
+                            &classes, err)) < 0)
         goto done;
     for (unsigned i = 0; i < 2; i++) {
         csv_reader_free(parts[i].reader);
         parts[i].reader = NULL;
         part_free(&parts[i]);
     }
-    if ((rc = order_classes(&classes, g->rows, &order, err)) < 0) goto done;
+    if ((!p->any_order || p->weight || p->population_path) &&
+        (rc = order_classes(&classes, g->rows, &order, err)) < 0)
+        goto done;
     if (p->population_path) {
         if (!(pop = calloc(classes.n ? classes.n : 1, sizeof *pop))) {
             rc = ak_err_nomem(err);

@@ -27,12 +27,15 @@ typedef struct risk_group_params {
     const char *population_path;   /* a population table with the same QIs, or NULL */
     const char *population_shown;
     unsigned threads;              /* more than 1: a large file may be read in two pieces at once */
+    int any_order;                 /* the classes may come in any order: the measures made of them add up
+                                      no figure that depends on it (no population size; a weight column or
+                                      a population table makes them come in order all the same) */
 } risk_group_params;
 
 typedef struct risk_groups {
     uint64_t rows, suppressed;
     /* the classes measured (the suppressed rows left out), in the order of
-     * their first rows */
+     * their first rows (unless any_order) */
     size_t nclasses;
     uint64_t *class_size, *class_population;
     double *class_weight;
