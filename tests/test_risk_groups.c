@@ -4,8 +4,9 @@
  * many classes (nearly every row its own), one class, few classes (the
  * front table), more classes than the front table holds, a file large
  * enough to be read in two pieces on two threads (with weights, a
- * population table, a published file's all-"*" rows), and the message of a
- * population that lacks a class. */
+ * population table, a published file's all-"*" rows), the message of a
+ * population that lacks a class, and keys built by copy (columns out of
+ * order, quoted fields that hold the delimiter, empty fields). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -321,12 +322,51 @@ static void test_population_lacks_a_class(void **state)
     tu_rmtree(dir);
 }
 
+/* Keys built by copy: QI columns out of file order, quoted fields that hold
+ * the delimiter (the length-prefixed form), empty fields; equal texts must
+ * be one class however the file quotes them. */
+static void test_keys_by_copy(void **state)
+{
+    (void)state;
+    const char *dir = tu_mkdtemp();
+    char path[4096];
+    snprintf(path, sizeof path, "%s", tu_path(dir, "t.csv"));
+    tu_write_file(path, "a,b,c\n"
+                        "1,x,p\n"          /* class (1,x,p) */
+                        "\"1\",x,p\n"    /* the same texts, quoted */
+                        "\"1,x\",p,\n"  /* (1\,x, p, "") */
+                        "1,\"x,p\",\n"  /* (1, x\,p, "") */
+                        "1,x,\n"           /* (1, x, "") */
+                        ",,\n"             /* ("", "", "") */
+                        "\"\",,\n"       /* the same, quoted */
+                        "\"1,x\",p,\n"  /* (1\,x, p, "") again */
+                        "1,x,p\n");
+    /* in file order (consecutive) and reversed (copied) */
+    const char *in_order[] = {"a", "b", "c"}, *reversed[] = {"c", "b", "a"};
+    const char *const *sets[] = {in_order, reversed};
+    const uint64_t want[] = {3, 2, 1, 1, 2};
+    for (int set = 0; set < 2; set++)
+        for (unsigned threads = 1; threads <= 2; threads++) {
+            risk_group_params p = {path, "t.csv", ',', sets[set], 3, NULL, 0, 0, 0, NULL, NULL, threads, 0};
+            risk_groups g;
+            ak_error err;
+            ak_err_clear(&err);
+            assert_int_equal(risk_groups_read(&g, &p, &err), ANONKIT_OK);
+            assert_int_equal(g.rows, 9);
+            assert_int_equal(g.nclasses, 5);
+            for (int k = 0; k < 5; k++) assert_int_equal(g.class_size[k], want[k]);
+            risk_groups_free(&g);
+        }
+    tu_rmtree(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_many_classes),  cmocka_unit_test(test_one_class),
         cmocka_unit_test(test_front_table),   cmocka_unit_test(test_published),
         cmocka_unit_test(test_two_pieces),    cmocka_unit_test(test_population_lacks_a_class),
+        cmocka_unit_test(test_keys_by_copy),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

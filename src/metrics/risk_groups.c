@@ -65,6 +65,7 @@ typedef struct rg_part {
     const uint32_t *cols;
     uint32_t ncolumns;
     int weight_col;
+    int consecutive;       /* the QIs are consecutive columns in order (key_hash) */
     unsigned bits;         /* buckets: 1 << bits */
     rg_block **head, **tail;
     uint32_t *fill;        /* per bucket: entries in its tail block */
@@ -113,6 +114,8 @@ static void part_free(rg_part *pt)
     pt->weights = NULL;
 }
 
+static int consecutive_columns(const uint32_t *cols, size_t n);
+
 /* An empty piece reading the columns cols of p's file. */
 static void part_init(rg_part *pt, const risk_group_params *p, const uint32_t *cols, uint32_t ncolumns, int weight_col)
 {
@@ -121,6 +124,7 @@ static void part_init(rg_part *pt, const risk_group_params *p, const uint32_t *c
     pt->cols = cols;
     pt->ncolumns = ncolumns;
     pt->weight_col = weight_col;
+    pt->consecutive = consecutive_columns(cols, p->nqi);
     ak_err_clear(&pt->err);
 }
 
@@ -194,52 +198,85 @@ static int front_flush(rg_part *pt)
     return 0;
 }
 
-/* Writes the key of fields f(0) .. f(n - 1) into *buf (*cap bytes, grown as
- * needed) and returns its 128-bit hash: each text prefixed by its length
- * (one byte below 255, else 255 and 4 bytes), so that two keys are equal
- * exactly when the texts are equal field by field. Short fields are copied
- * as one 8-byte word (CSV_FIELD_READABLE): this runs once per row. */
-#define ROW_HASH_BODY(FIELD)                                                              \
-    char *d = *buf, *end = *buf + *cap;                                                   \
-    for (size_t q = 0; q < n; q++) {                                                      \
-        const csv_field *f = FIELD;                                                       \
-        const uint32_t len = f->len;                                                      \
-        if ((size_t)(end - d) < 5 + (size_t)len + CSV_FIELD_READABLE) {                   \
-            const size_t used = (size_t)(d - *buf), want = 2 * (*cap + len + 16);          \
-            char *b = realloc(*buf, want);                                                \
-            if (!b) return -1;                                                            \
-            *buf = b;                                                                     \
-            *cap = want;                                                                  \
-            d = b + used;                                                                 \
-            end = b + want;                                                               \
-        }                                                                                 \
-        if (len < 255) {                                                                  \
-            *d++ = (char)len;                                                             \
-        } else {                                                                          \
-            *d++ = (char)255;                                                             \
-            memcpy(d, &len, 4);                                                           \
-            d += 4;                                                                       \
-        }                                                                                 \
-        if (len <= CSV_FIELD_READABLE) {                                                  \
-            if (len) memcpy(d, f->data, CSV_FIELD_READABLE);                              \
-        } else {                                                                          \
-            memcpy(d, f->data, len);                                                      \
-        }                                                                                 \
-        d += len;                                                                         \
-    }                                                                                     \
-    *h = XXH3_128bits(*buf, (size_t)(d - *buf));                                          \
-    return 0;
-
-/* The hash of a row's key (fields cols[0 .. n) of rec). Returns 0 or -1 (no memory). */
-static int row_hash(const csv_record *rec, const uint32_t *cols, size_t n, char **buf, size_t *cap, XXH128_hash_t *h)
+/* The q-th field of a key: fields[cols[q]], or fields[q] without cols. */
+static inline const csv_field *key_field(const csv_field *fields, const uint32_t *cols, size_t q)
 {
-    ROW_HASH_BODY(&rec->fields[cols[q]])
+    return cols ? &fields[cols[q]] : &fields[q];
 }
 
-/* The hash of the key of fields[0 .. n) (the all-"*" key). */
-static int fields_hash(const csv_field *fields, size_t n, char **buf, size_t *cap, XXH128_hash_t *h)
+/* Makes room for `more` bytes after d in *buf (*cap bytes); returns the new d or NULL. */
+static char *key_room(char **buf, size_t *cap, char *d, size_t more)
 {
-    ROW_HASH_BODY(&fields[q])
+    const size_t used = (size_t)(d - *buf);
+    if (*cap - used >= more) return d;
+    const size_t want = 2 * (*cap + more);
+    char *b = realloc(*buf, want);
+    if (!b) return NULL;
+    *buf = b;
+    *cap = want;
+    return b + used;
+}
+
+/* The 128-bit hash of a key of n fields (key_field), which runs once per row.
+ * When no text holds the delimiter the key is the texts joined by it, hashed
+ * with seed 0: two such keys are equal exactly when the texts are equal
+ * field by field (no text holds the separator). When the fields lie in the
+ * reader's buffer one after the other, each followed by the delimiter (the
+ * QIs are consecutive columns, in order, none quoted or empty), those bytes
+ * already are that key and are hashed where they lie, with no copy. Else the
+ * key is built in *buf (*cap bytes, grown as needed); when a text holds the
+ * delimiter (a quoted field) it is each text prefixed by its length (one
+ * byte below 255, else 255 and 4 bytes), hashed with seed 1 so that the two
+ * forms never give one hash but by chance. Returns 0 or -1 (no memory). */
+static int key_hash(const csv_field *fields, const uint32_t *cols, size_t n, char delim, int consecutive, char **buf,
+                    size_t *cap, XXH128_hash_t *h)
+{
+    if (consecutive && n) {
+        const csv_field *f = key_field(fields, cols, 0);
+        size_t q = 1;
+        while (q < n && f[q - 1].len && f[q - 1].data + f[q - 1].len + 1 == f[q].data &&
+               f[q - 1].data[f[q - 1].len] == delim)
+            q++;
+        if (q == n && f[n - 1].len) {
+            *h = XXH3_128bits_withSeed(f[0].data, (size_t)(f[n - 1].data + f[n - 1].len - f[0].data), 0);
+            return 0;
+        }
+    }
+    int plain = 1;
+    for (size_t q = 0; plain && q < n; q++) {
+        const csv_field *f = key_field(fields, cols, q);
+        if (f->len && memchr(f->data, delim, f->len)) plain = 0;
+    }
+    char *d = *buf;
+    for (size_t q = 0; q < n; q++) {
+        const csv_field *f = key_field(fields, cols, q);
+        const uint32_t len = f->len;
+        if (!(d = key_room(buf, cap, d, 5 + (size_t)len + CSV_FIELD_READABLE))) return -1;
+        if (plain) {
+            if (q) *d++ = delim;
+        } else if (len < 255) {
+            *d++ = (char)len;
+        } else {
+            *d++ = (char)255;
+            memcpy(d, &len, 4);
+            d += 4;
+        }
+        if (len && len <= CSV_FIELD_READABLE)
+            memcpy(d, f->data, CSV_FIELD_READABLE); /* one word: the bytes after the field may be read */
+        else if (len)
+            memcpy(d, f->data, len);
+        d += len;
+    }
+    *h = XXH3_128bits_withSeed(*buf, (size_t)(d - *buf), plain ? 0 : 1);
+    return 0;
+}
+
+/* Whether cols are consecutive columns in order (key_hash's no-copy case). */
+static int consecutive_columns(const uint32_t *cols, size_t n)
+{
+    for (size_t q = 1; q < n; q++)
+        if (cols[q] != cols[0] + q) return 0;
+    return 1;
 }
 
 /* Appends one row's QI codes (each QI's texts interned in values[q]). */
@@ -335,7 +372,7 @@ static int part_read(rg_part *pt)
             pt->weights[pt->rows] = w;
         }
         XXH128_hash_t h;
-        if (row_hash(&rec, pt->cols, p->nqi, &buf, &cap, &h) != 0) {
+        if (key_hash(rec.fields, pt->cols, p->nqi, p->delimiter, pt->consecutive, &buf, &cap, &h) != 0) {
             rc = ak_err_nomem(err);
             break;
         }
@@ -665,7 +702,8 @@ static int read_population(risk_groups *g, const risk_group_params *p, const rg_
             goto done;
         }
         XXH128_hash_t h;
-        if (row_hash(&rec, cols, p->nqi, &buf, &buf_cap, &h) != 0) {
+        if (key_hash(rec.fields, cols, p->nqi, p->delimiter, consecutive_columns(cols, p->nqi), &buf, &buf_cap, &h) !=
+            0) {
             rc = ak_err_nomem(err);
             goto done;
         }
@@ -773,14 +811,14 @@ static int read_parallel(rg_part *parts, const risk_group_params *p, uint64_t da
 }
 
 /* The hash of the all-"*" key, the suppressed rows of a published file. */
-static int star_hash(size_t nqi, XXH128_hash_t *h, ak_error *err)
+static int star_hash(size_t nqi, char delimiter, XXH128_hash_t *h, ak_error *err)
 {
     static const char star[CSV_FIELD_READABLE] = "*";
     csv_field *f = malloc((nqi ? nqi : 1) * sizeof *f);
     char *buf = NULL;
     size_t cap = 0;
     for (size_t q = 0; f && q < nqi; q++) f[q] = (csv_field){star, 1};
-    const int rc = f ? fields_hash(f, nqi, &buf, &cap, h) : -1;
+    const int rc = f ? key_hash(f, NULL, nqi, delimiter, 0, &buf, &cap, h) : -1;
     free(f);
     free(buf);
     return rc == 0 ? ANONKIT_OK : ak_err_nomem(err);
@@ -810,7 +848,7 @@ int risk_groups_read(risk_groups *g, const risk_group_params *p, ak_error *err)
             goto done;
         }
     XXH128_hash_t star;
-    if ((rc = star_hash(p->nqi, &star, err)) < 0) goto done;
+    if ((rc = star_hash(p->nqi, p->delimiter, &star, err)) < 0) goto done;
     uint32_t ncolumns;
     int weight_col;
     if ((rc = csv_reader_open(&reader, p->path, p->delimiter, err)) < 0) goto done;
