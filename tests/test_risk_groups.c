@@ -333,8 +333,8 @@ static void test_keys_by_copy(void **state)
     snprintf(path, sizeof path, "%s", tu_path(dir, "t.csv"));
     tu_write_file(path, "a,b,c\n"
                         "1,x,p\n"          /* class (1,x,p) */
-                        "\"1\",x,p\n"    /* the same texts, quoted */
-                        "\"1,x\",p,\n"  /* (1\,x, p, "") */
+                        "\"1,x\",p,\n"  /* (1\,x, p, ""): the first quote holds the delimiter */
+                        "\"1\",x,p\n"    /* (1,x,p) again, quoted */
                         "1,\"x,p\",\n"  /* (1, x\,p, "") */
                         "1,x,\n"           /* (1, x, "") */
                         ",,\n"             /* ("", "", "") */

@@ -227,9 +227,11 @@ static char *key_room(char **buf, size_t *cap, char *d, size_t more)
  * key is built in *buf (*cap bytes, grown as needed); when a text holds the
  * delimiter (a quoted field) it is each text prefixed by its length (one
  * byte below 255, else 255 and 4 bytes), hashed with seed 1 so that the two
- * forms never give one hash but by chance. Returns 0 or -1 (no memory). */
-static int key_hash(const csv_field *fields, const uint32_t *cols, size_t n, char delim, int consecutive, char **buf,
-                    size_t *cap, XXH128_hash_t *h)
+ * forms never give one hash but by chance. Only a quoted field can hold the
+ * delimiter: `quoted` tells whether the reader has met one. Returns 0 or -1
+ * (no memory). */
+static int key_hash(const csv_field *fields, const uint32_t *cols, size_t n, char delim, int consecutive, int quoted,
+                    char **buf, size_t *cap, XXH128_hash_t *h)
 {
     if (consecutive && n) {
         const csv_field *f = key_field(fields, cols, 0);
@@ -243,7 +245,7 @@ static int key_hash(const csv_field *fields, const uint32_t *cols, size_t n, cha
         }
     }
     int plain = 1;
-    for (size_t q = 0; plain && q < n; q++) {
+    for (size_t q = 0; quoted && plain && q < n; q++) {
         const csv_field *f = key_field(fields, cols, q);
         if (f->len && memchr(f->data, delim, f->len)) plain = 0;
     }
@@ -372,7 +374,8 @@ static int part_read(rg_part *pt)
             pt->weights[pt->rows] = w;
         }
         XXH128_hash_t h;
-        if (key_hash(rec.fields, pt->cols, p->nqi, p->delimiter, pt->consecutive, &buf, &cap, &h) != 0) {
+        if (key_hash(rec.fields, pt->cols, p->nqi, p->delimiter, pt->consecutive,
+                     csv_reader_saw_quote(pt->reader), &buf, &cap, &h) != 0) {
             rc = ak_err_nomem(err);
             break;
         }
@@ -702,7 +705,8 @@ static int read_population(risk_groups *g, const risk_group_params *p, const rg_
             goto done;
         }
         XXH128_hash_t h;
-        if (key_hash(rec.fields, cols, p->nqi, p->delimiter, consecutive_columns(cols, p->nqi), &buf, &buf_cap, &h) !=
+        if (key_hash(rec.fields, cols, p->nqi, p->delimiter, consecutive_columns(cols, p->nqi),
+                     csv_reader_saw_quote(reader), &buf, &buf_cap, &h) !=
             0) {
             rc = ak_err_nomem(err);
             goto done;
@@ -818,7 +822,7 @@ static int star_hash(size_t nqi, char delimiter, XXH128_hash_t *h, ak_error *err
     char *buf = NULL;
     size_t cap = 0;
     for (size_t q = 0; f && q < nqi; q++) f[q] = (csv_field){star, 1};
-    const int rc = f ? key_hash(f, NULL, nqi, delimiter, 0, &buf, &cap, h) : -1;
+    const int rc = f ? key_hash(f, NULL, nqi, delimiter, 0, 1, &buf, &cap, h) : -1;
     free(f);
     free(buf);
     return rc == 0 ? ANONKIT_OK : ak_err_nomem(err);
