@@ -432,7 +432,7 @@ static int open_columns(csv_reader *reader, const char *shown, const risk_group_
 /* The classes as grouped (in bucket order), before they are ordered. */
 typedef struct rg_classes {
     size_t n;
-    uint32_t *first;        /* first row */
+    uint32_t *first;        /* first row (when the classes are to be ordered) */
     uint64_t *size;         /* rows */
     double *weight;         /* with a weight column */
     uint64_t *lo, *hi;      /* the key hashes, kept for a population table */
@@ -511,7 +511,7 @@ static void *group_range(void *arg)
         }
         memset(table, 0, cap * sizeof *table);
         const size_t mask = cap - 1, base = job->base + job->n;
-        uint32_t *first = c->first + base;
+        uint32_t *first = c->first ? c->first + base : NULL;
         uint64_t *size = c->size + base;
         double *weight = weighted ? c->weight + base : NULL;
         uint32_t nloc = 0;
@@ -530,7 +530,7 @@ static void *group_range(void *arg)
                             id = nloc - 1;
                             llo[id] = e->lo;
                             lhi[id] = e->hi;
-                            first[id] = row;
+                            if (first) first[id] = row;
                             size[id] = 0;
                             if (weighted) weight[id] = 0;
                             break;
@@ -538,7 +538,7 @@ static void *group_range(void *arg)
                         if (llo[--id] == e->lo && lhi[id] == e->hi) {
                             /* (the first entry met holds the first row: a piece's entries of a
                              * class come in the order of their rows) */
-                            if (row < first[id]) first[id] = row;
+                            if (first && row < first[id]) first[id] = row;
                             break;
                         }
                         s = (s + 1) & mask;
@@ -563,12 +563,12 @@ static void *group_range(void *arg)
 /* Groups the buckets of the pieces into c, in two halves on two threads
  * when there are threads and rows enough: the second half's classes are
  * made from the place its entries could reach at most, then moved down. */
-static int group_buckets(const rg_part *parts, unsigned nparts, uint64_t rows, unsigned threads, int weighted,
-                         int keep_hashes, XXH128_hash_t star, rg_classes *c, ak_error *err)
+static int group_buckets(const rg_part *parts, unsigned nparts, uint64_t rows, unsigned threads, int ordered,
+                         int weighted, int keep_hashes, XXH128_hash_t star, rg_classes *c, ak_error *err)
 {
     const size_t alloc = rows ? (size_t)rows : 1;
     c->star = AK_NOT_FOUND;
-    if (!(c->first = malloc(alloc * sizeof *c->first)) || !(c->size = malloc(alloc * sizeof *c->size)) ||
+    if ((ordered && !(c->first = malloc(alloc * sizeof *c->first))) || !(c->size = malloc(alloc * sizeof *c->size)) ||
         (weighted && !(c->weight = malloc(alloc * sizeof *c->weight))) ||
         (keep_hashes && (!(c->lo = malloc(alloc * sizeof *c->lo)) || !(c->hi = malloc(alloc * sizeof *c->hi)))))
         return ak_err_nomem(err);
@@ -595,7 +595,7 @@ static int group_buckets(const rg_part *parts, unsigned nparts, uint64_t rows, u
     c->star = jobs[0].star_id;
     if (njobs == 2) {
         const size_t from = jobs[1].base, n = jobs[1].n;
-        memmove(c->first + c->n, c->first + from, n * sizeof *c->first);
+        if (ordered) memmove(c->first + c->n, c->first + from, n * sizeof *c->first);
         memmove(c->size + c->n, c->size + from, n * sizeof *c->size);
         if (weighted) memmove(c->weight + c->n, c->weight + from, n * sizeof *c->weight);
         if (keep_hashes) {
@@ -885,17 +885,16 @@ int risk_groups_read(risk_groups *g, const risk_group_params *p, ak_error *err)
     }
     g->rows = 0; /* (keep_codes counted it) */
     for (unsigned i = 0; i < nparts; i++) g->rows += parts[i].rows;
-    if ((rc = group_buckets(parts, nparts, g->rows, p->threads, weight_col >= 0, p->population_path != NULL, star,
-                            &classes, err)) < 0)
+    const int ordered = !p->any_order || p->weight || p->population_path;
+    if ((rc = group_buckets(parts, nparts, g->rows, p->threads, ordered, weight_col >= 0, p->population_path != NULL,
+                            star, &classes, err)) < 0)
         goto done;
     for (unsigned i = 0; i < 2; i++) {
         csv_reader_free(parts[i].reader);
         parts[i].reader = NULL;
         part_free(&parts[i]);
     }
-    if ((!p->any_order || p->weight || p->population_path) &&
-        (rc = order_classes(&classes, g->rows, &order, err)) < 0)
-        goto done;
+    if (ordered && (rc = order_classes(&classes, g->rows, &order, err)) < 0) goto done;
     if (p->population_path) {
         if (!(pop = calloc(classes.n ? classes.n : 1, sizeof *pop))) {
             rc = ak_err_nomem(err);
