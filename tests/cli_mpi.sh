@@ -221,4 +221,19 @@ expect_err_has "cannot write the report there"
 [ -e "$d/x" ] && problem "output written"
 end
 
+begin "models a cluster run cannot honour are refused, never ignored: t-closeness, --max-risk average, --html"
+for extra in "--t 0.3" "--max-risk average=0.05" "--html $d/x.html"; do
+    # shellcheck disable=SC2086
+    mp 2 anonymize "$ADULT/adult.csv" -o "$d/x.csv" --job "$ADULT/job.json" $extra
+    expect_rc 1
+    expect_err_has "anonkit-mpi"
+    [ -e "$d/x.csv" ] && problem "output written with $extra"
+done
+end
+begin "--max-risk highest=R is k-anonymity with k = ceil(1/R): the output passes check at that k"
+mp 2 anonymize "$ADULT/adult.csv" -o "$d/h.csv" --job "$ADULT/job.json" --max-risk highest=0.04
+expect_rc 0
+"$BIN" check "$d/h.csv" --job "$ADULT/job.json" --k 25 >/dev/null 2>&1 || problem "the output is not 25-anonymous"
+end
+
 finish

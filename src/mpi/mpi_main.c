@@ -26,6 +26,7 @@
 #include "api/algorithm.h"
 #include "common/clock.h"
 #include "core/partition.h"
+#include "model/risk_model.h"
 #include "publish/publish.h"
 #include "publish/rules.h"
 
@@ -685,6 +686,23 @@ static int parse_args(mp_ctx *c, int argc, char **argv, const char **input, cons
         return ak_err_set(&c->err, ANONKIT_E_USAGE, NULL, 0, 0,
                           "anonkit-mpi does not take --keep-order, --publish mean, --split regression, --variance or "
                           "--previous");
+    /* models and settings a cluster run cannot honour yet are refused, never ignored */
+    if (model_has_dist(&j->model))
+        return ak_err_set(&c->err, ANONKIT_E_USAGE, NULL, 0, 0,
+                          "anonkit-mpi does not take --t, --delta-disclosure or --beta yet; run anonkit with "
+                          "--algorithm mondrian or rothko-t");
+    if (risk_model_has_table_predicate(&j->risk.max))
+        return ak_err_set(&c->err, ANONKIT_E_USAGE, NULL, 0, 0,
+                          "anonkit-mpi takes --max-risk highest=R only (average=R and uniqueness=R need "
+                          "--algorithm incognito)");
+    if (j->html || j->query || j->replace || j->use_codes)
+        return ak_err_set(&c->err, ANONKIT_E_USAGE, NULL, 0, 0,
+                          "anonkit-mpi does not take --html, --query, --replace or --use-codes: it reads and "
+                          "writes CSV files (give --report for the JSON report)");
+    if (j->risk.max.highest > 0) { /* highest=R is k-anonymity with k = ceil(1/R) */
+        const uint64_t k = risk_model_k(j->risk.max.highest);
+        if (k > c->job->model.k) c->job->model.k = k;
+    }
     if (model_validate(&c->job->model, &c->err) < 0) return c->err.code;
     return ANONKIT_OK;
 }
