@@ -104,6 +104,7 @@ typedef struct inc_local_options {
     double iteration_suppression; /* share of an iteration's rows its optimum may leave for the next one */
     double defer;                 /* what a row left to the next iteration costs, as a share of its full generalization */
     const double *weights;        /* NCP weights per QI, NULL for equal */
+    int refine;                   /* split each published class further while its parts satisfy the model */
 } inc_local_options;
 
 typedef struct inc_local_iteration {

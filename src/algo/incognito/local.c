@@ -32,11 +32,121 @@ static inline uint32_t key_value(const inc_ctx *c, uint64_t key, uint32_t q)
     return a->bits ? (uint32_t)((key >> a->shift) & ((((uint64_t)1) << a->bits) - 1)) : 0;
 }
 
+/* A row of the current selection under its key for a candidate split. */
+typedef struct keyed_row {
+    uint64_t key;
+    uint32_t row;
+} keyed_row;
+
+static int keyed_cmp(const void *a, const void *b)
+{
+    const keyed_row *x = a, *y = b;
+    if (x->key != y->key) return x->key < y->key ? -1 : 1;
+    return x->row < y->row ? -1 : x->row > y->row;
+}
+
+/* What the refinement of one iteration's classes works with. */
+typedef struct refine_ctx {
+    inc_ctx *c;
+    partition *p;
+    const size_t *rows;   /* table row of each current row */
+    const double *w;      /* NCP weights per QI, NULL for equal */
+    keyed_row *kr;        /* scratch, one per current row */
+    uint32_t *idx;        /* the current rows, grouped by class */
+    inc_fset fs;          /* scratch frequency set, one entry per current row at most */
+    int refine;           /* 0: publish each class at the iteration's levels */
+    uint64_t classes;     /* classes added */
+} refine_ctx;
+
+/* Keys of rows idx[0..n) for splitting QI q at level l: the QI's value there
+ * above the sensitive code, sorted. */
+static void split_keys(const refine_ctx *r, const uint32_t *idx, size_t n, uint32_t q, uint32_t l, keyed_row *kr)
+{
+    const inc_ctx *c = r->c;
+    const uint32_t *gen = c->qi[q].gen[l], *code = c->code0[q];
+    for (size_t i = 0; i < n; i++)
+        kr[i] = (keyed_row){((uint64_t)gen[code[idx[i]]] << c->qi[q].shift) | (c->sens ? c->sens[idx[i]] : 0), idx[i]};
+    qsort(kr, n, sizeof *kr, keyed_cmp);
+}
+
+/* Publishes rows idx[0..n) (one class at levels `level`, satisfying the model)
+ * with the least NCP the hierarchies allow, greedily: while lowering one QI by
+ * one level splits the class into classes that all satisfy the model (tested
+ * by inc_fset_eval with no row suppressed), lower the QI whose step saves the
+ * most NCP, then refine each part on its own. Sound because each part is a
+ * class of identical labels that satisfies the model, and every label covers
+ * its rows (it is each row's own value generalized to the part's level); this
+ * is the top-down specialization of [Fung05] applied inside one class. */
+static int refine_class(refine_ctx *r, uint32_t *idx, size_t n, const uint32_t *level, ak_error *err)
+{
+    inc_ctx *c = r->c;
+    keyed_row *kr = r->kr + (idx - r->idx);
+    uint32_t best_q = UINT32_MAX;
+    double best_gain = -1;
+    const uint64_t limit = c->limit;
+    c->limit = 0;
+    int rc = ANONKIT_OK;
+    for (uint32_t q = 0; q < c->nqi && rc == ANONKIT_OK; q++) {
+        const uint32_t l = level[q];
+        if (l == 0 || !r->refine) continue;
+        const inc_qi *a = &c->qi[q];
+        const uint32_t v = a->gen[l][c->code0[q][idx[0]]];
+        split_keys(r, idx, n, q, l - 1, kr);
+        double gain = 0;
+        size_t nf = 0;
+        for (size_t i = 0; i < n; i++) {
+            if (i == 0 || kr[i].key != kr[i - 1].key) {
+                r->fs.key[nf] = kr[i].key;
+                r->fs.count[nf++] = 0;
+            }
+            r->fs.count[nf - 1]++;
+            gain += a->ncp[l][v] - a->ncp[l - 1][(uint32_t)(kr[i].key >> a->shift)];
+        }
+        gain *= r->w ? r->w[q] : 1.0;
+        if (gain <= best_gain) continue;
+        r->fs.n = nf;
+        int anonymous;
+        rc = inc_fset_eval(c, &r->fs, 0, &anonymous, NULL, err);
+        if (rc == ANONKIT_OK && anonymous) {
+            best_q = q;
+            best_gain = gain;
+        }
+    }
+    c->limit = limit;
+    AK_CHECK(rc);
+    if (best_q == UINT32_MAX) { /* publish the class */
+        uint32_t box_lo[64], box_hi[64], nodes[64], id;
+        for (uint32_t q = 0; q < c->nqi; q++) {
+            const uint32_t v = c->qi[q].gen[level[q]][c->code0[q][idx[0]]];
+            box_lo[q] = c->qi[q].box_lo[level[q]][v];
+            box_hi[q] = c->qi[q].box_hi[level[q]][v];
+            nodes[q] = c->qi[q].node[level[q]][v];
+        }
+        AK_CHECK(partition_add_class_nodes(r->p, box_lo, box_hi, nodes, n, &id, err));
+        for (size_t i = 0; i < n; i++) r->p->class_of[r->rows[idx[i]]] = id;
+        r->classes++;
+        return ANONKIT_OK;
+    }
+    uint32_t sub[64];
+    memcpy(sub, level, c->nqi * sizeof *sub);
+    sub[best_q]--;
+    split_keys(r, idx, n, best_q, sub[best_q], kr);
+    for (size_t i = 0; i < n; i++) idx[i] = kr[i].row;
+    const uint64_t field = c->qi[best_q].bits == 64 ? ~(uint64_t)0 : ((((uint64_t)1 << c->qi[best_q].bits) - 1)
+                                                                      << c->qi[best_q].shift);
+    for (size_t start = 0, i = 1; i <= n; i++) {
+        if (i < n && (kr[i].key & field) == (kr[start].key & field)) continue;
+        AK_CHECK(refine_class(r, idx + start, i - start, sub, err));
+        start = i;
+    }
+    return ANONKIT_OK;
+}
+
 /* Publishes the current rows of c (rows[i] = table row of c's row i) at node
- * lv: rows of classes that satisfy the model get a class of p, the others
- * go to next[0..*nnext). */
-static int publish_iteration(inc_ctx *c, uint64_t lv, const size_t *rows, partition *p, size_t *next, size_t *nnext,
-                             uint64_t *classes, ak_error *err)
+ * lv: rows of classes that satisfy the model are published (each class
+ * refined by refine_class when `refine`), the others go to next[0..*nnext). */
+static int publish_iteration(inc_ctx *c, uint64_t lv, const size_t *rows, const double *w, int refine, partition *p,
+                             size_t *next, size_t *nnext, uint64_t *classes, ak_error *err)
 {
     inc_fset *fs = NULL;
     int anonymous;
@@ -44,23 +154,29 @@ static int publish_iteration(inc_ctx *c, uint64_t lv, const size_t *rows, partit
     int rc = inc_fset_eval(c, fs, 1, &anonymous, NULL, err);
     inc_fset_free(fs);
     AK_CHECK(rc);
+    const size_t ng = c->ngroups, n = c->nrows;
     u64map groups = {0};
-    uint32_t *class_of_group = malloc((c->ngroups ? c->ngroups : 1) * sizeof *class_of_group);
-    if (!class_of_group || u64map_init(&groups, c->ngroups) != 0) {
-        free(class_of_group);
-        u64map_free(&groups);
-        return ak_err_nomem(err);
-    }
-    for (size_t g = 0; g < c->ngroups && rc == ANONKIT_OK; g++) {
+    uint32_t *group_of = malloc((n ? n : 1) * sizeof *group_of);
+    uint32_t *start = malloc((ng + 1) * sizeof *start);
+    unsigned char *holds = malloc(ng ? ng : 1);
+    refine_ctx r = {.c = c, .p = p, .rows = rows, .w = w, .refine = refine};
+    r.kr = malloc((n ? n : 1) * sizeof *r.kr);
+    r.idx = malloc((n ? n : 1) * sizeof *r.idx);
+    r.fs.key = malloc((n ? n : 1) * sizeof *r.fs.key);
+    r.fs.count = malloc((n ? n : 1) * sizeof *r.fs.count);
+    if (!group_of || !start || !holds || !r.kr || !r.idx || !r.fs.key || !r.fs.count || u64map_init(&groups, ng) != 0)
+        rc = ak_err_nomem(err);
+    for (size_t g = 0; g < ng && rc == ANONKIT_OK; g++) {
         uint32_t id;
         if (u64map_intern(&groups, c->gkey[g], &id, NULL) != 0) rc = ak_err_nomem(err);
-        class_of_group[g] = UINT32_MAX;
+        holds[g] = c->gholds[g];
+        start[g] = 0;
     }
-    uint32_t box_lo[64], box_hi[64], nodes[64], level[64];
+    uint32_t level[64];
     for (uint32_t q = 0; q < c->nqi; q++) level[q] = inc_level(c, lv, q);
     *nnext = 0;
-    *classes = 0;
-    for (size_t i = 0; rc == ANONKIT_OK && i < c->nrows; i++) {
+    /* Each row's class (the groups' order is that of u64map ids: the order of gkey). */
+    for (size_t i = 0; rc == ANONKIT_OK && i < n; i++) {
         uint64_t key = 0;
         for (uint32_t q = 0; q < c->nqi; q++) key |= (uint64_t)c->qi[q].gen[level[q]][c->code0[q][i]] << c->qi[q].shift;
         const uint32_t g = u64map_find(&groups, key);
@@ -68,25 +184,37 @@ static int publish_iteration(inc_ctx *c, uint64_t lv, const size_t *rows, partit
             rc = ak_err_set(err, ANONKIT_E_INTERNAL, NULL, 0, 0, "local recoding: a row lost its class");
             break;
         }
-        if (!c->gholds[g]) {
-            next[(*nnext)++] = rows[i];
-            continue;
-        }
-        if (class_of_group[g] == UINT32_MAX) {
-            for (uint32_t q = 0; q < c->nqi; q++) {
-                const uint32_t v = key_value(c, key, q), l = level[q];
-                box_lo[q] = c->qi[q].box_lo[l][v];
-                box_hi[q] = c->qi[q].box_hi[l][v];
-                nodes[q] = c->qi[q].node[l][v];
-            }
-            if ((rc = partition_add_class_nodes(p, box_lo, box_hi, nodes, c->gtotal[g], &class_of_group[g], err)) < 0)
-                break;
-            ++*classes;
-        }
-        p->class_of[rows[i]] = class_of_group[g];
+        group_of[i] = g;
+        if (!holds[g]) next[(*nnext)++] = rows[i];
+        else start[g]++;
     }
+    /* The published rows grouped by class (counting sort), then each class refined or published as it is. */
+    if (rc == ANONKIT_OK && ng) {
+        for (size_t g = 0, at = 0; g < ng; g++) {
+            const uint32_t cnt = start[g];
+            start[g] = (uint32_t)at;
+            at += cnt;
+        }
+        start[ng] = (uint32_t)(n - *nnext);
+        for (size_t i = 0; i < n; i++)
+            if (holds[group_of[i]]) r.idx[start[group_of[i]]++] = (uint32_t)i;
+        for (size_t g = ng; g-- > 1;) start[g] = start[g - 1];
+        start[0] = 0;
+        for (size_t g = 0; g < ng && rc == ANONKIT_OK; g++) {
+            if (!holds[g]) continue;
+            const size_t cnt = start[g + 1] - start[g];
+            rc = refine_class(&r, r.idx + start[g], cnt, level, err);
+        }
+    }
+    *classes = r.classes;
     u64map_free(&groups);
-    free(class_of_group);
+    free(group_of);
+    free(start);
+    free(holds);
+    free(r.kr);
+    free(r.idx);
+    free(r.fs.key);
+    free(r.fs.count);
     return rc;
 }
 
@@ -172,7 +300,7 @@ int inc_local(const table *t, const model *m, const inc_local_options *o, partit
         it->rows = nrows;
         it->nodes_checked = checked;
         size_t nnext = 0;
-        if ((rc = publish_iteration(&c, r.lv, rows, p, next, &nnext, &it->classes, err)) < 0) break;
+        if ((rc = publish_iteration(&c, r.lv, rows, o->weights, o->refine, p, next, &nnext, &it->classes, err)) < 0) break;
         it->published = nrows - nnext;
         if (nnext == nrows) break; /* no progress: the rest stays suppressed */
         memcpy(rows, next, nnext * sizeof *rows);
