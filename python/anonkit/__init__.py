@@ -8,7 +8,8 @@ libanonkit, in memory.
     anonkit.metrics(df, out, qi=["age", "sex"], hierarchy={"sex": "sex.csv"})   # dict
 
 Keyword arguments are the command line's long options with underscores for
-dashes (``l_variant="distinct"``, ``keep_order=True``); lists may be Python
+dashes (``l_variant="distinct"``, ``keep_order=True``; ``class_`` for the
+keyword ``--class``); lists may be Python
 lists (``qi=["a", "b"]``); ``hierarchy`` (or ``hierarchies``) maps a column to
 an ARX hierarchy file, a DataFrame of its rows or a list of rows. Failures
 raise an :class:`anonkit.Error` subclass carrying the library's message. The
@@ -95,7 +96,7 @@ class _Job:
 
     def set(self, name: str, value: Any) -> None:
         """Sets the option `name` (CLI spelling or underscores) to a Python value."""
-        opt_name = name.replace("_", "-")
+        opt_name = name.rstrip("_").replace("_", "-")  # class_ for --class (a Python keyword)
         code = lib.anonkit_option_find(opt_name.encode())
         if code == lib.ANONKIT_OPT__COUNT:
             raise UsageError(f"unknown option '{name}' (anonkit.options() lists them)", lib.ANONKIT_E_USAGE)
