@@ -291,6 +291,30 @@ const uint8_t *anonkit_table_column_missing(const anonkit_table *t, uint32_t i)
 
 /* ---- CSV form ---- */
 
+/* Writes v in decimal into buf (room for 21 bytes); returns the length. */
+static int format_int64(char *buf, int64_t v)
+{
+    char tmp[24];
+    int n = 0;
+    uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+    do {
+        tmp[n++] = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    int len = 0;
+    if (v < 0) buf[len++] = '-';
+    while (n) buf[len++] = tmp[--n];
+    return len;
+}
+
+/* The text of a double as ak_format_double writes it; an integral value
+ * below 1e15 (printed without exponent by %.15g) the fast way. */
+static int format_double(char *buf, double v)
+{
+    if (v > -1e15 && v < 1e15 && v == (double)(int64_t)v) return format_int64(buf, (int64_t)v);
+    return ak_format_double(buf, v);
+}
+
 int memtable_write_csv(const anonkit_table *t, FILE *f, char delimiter, int header, const char *shown,
                        ak_error *err)
 {
@@ -307,10 +331,9 @@ int memtable_write_csv(const anonkit_table *t, FILE *f, char delimiter, int head
             if (c->missing && c->missing[r]) {
                 rc = csv_write_field(w, "", 0, err);
             } else if (c->kind == ANONKIT_COLUMN_DOUBLE) {
-                const double v = c->d[r] == 0 ? 0.0 : c->d[r]; /* -0 reads as 0 */
-                rc = csv_write_field(w, buf, (size_t)ak_format_double(buf, v), err);
+                rc = csv_write_field(w, buf, (size_t)format_double(buf, c->d[r]), err); /* -0 as 0 */
             } else if (c->kind == ANONKIT_COLUMN_INT64) {
-                rc = csv_write_field(w, buf, (size_t)snprintf(buf, sizeof buf, "%" PRId64, c->i[r]), err);
+                rc = csv_write_field(w, buf, (size_t)format_int64(buf, c->i[r]), err);
             } else {
                 rc = csv_write_field(w, c->bytes + c->off[r], (size_t)(c->off[r + 1] - c->off[r]), err);
             }
@@ -337,18 +360,57 @@ static int plain_int64(const char *s, size_t len, int64_t *v)
     return errno == 0;
 }
 
-/* Whether s[0..len) is a finite double whose shortest text is s itself. */
+/* Whether s[0..len) is a decimal as %g writes one without exponent: an
+ * optional minus, digits without a superfluous leading zero, and a fraction
+ * (if any) of digits not ending in 0. */
+static int plain_decimal(const char *s, size_t len)
+{
+    size_t i = s[0] == '-', int_digits = 0;
+    if (i == len) return 0;
+    if (s[i] == '0' && i + 1 < len && s[i + 1] != '.') return 0;
+    for (; i < len && s[i] >= '0' && s[i] <= '9'; i++) int_digits++;
+    if (!int_digits) return 0;
+    if (i == len) return 1;
+    if (s[i] != '.' || i + 1 == len || s[len - 1] == '0') return 0;
+    for (i++; i < len; i++)
+        if (s[i] < '0' || s[i] > '9') return 0;
+    return 1;
+}
+
+/* Whether s[0..len) is a finite double whose shortest text (ak_format_double:
+ * the first of %.15g, %.16g, %.17g that reads back) is s itself. One
+ * formatting per value: the precision is the count of s's significant digits. */
 static int plain_double(const char *s, size_t len, double *v)
 {
     char buf[40], back[40];
     if (len >= 32) return 0;
     memcpy(buf, s, len);
     buf[len] = '\0';
+    int digits = 0, leading = 1;
+    for (size_t i = 0; i < len && buf[i] != 'e' && buf[i] != 'E'; i++) {
+        if (buf[i] < '0' || buf[i] > '9') continue;
+        if (buf[i] == '0' && leading) continue;
+        leading = 0;
+        digits++;
+    }
+    if (digits > 17) return 0;
     char *end;
     *v = strtod(buf, &end);
     if (*end || !isfinite(*v)) return 0;
-    const int n = ak_format_double(back, *v);
-    return (size_t)n == len && !memcmp(back, s, len);
+    if (*v > -1e15 && *v < 1e15 && *v == (double)(int64_t)*v) { /* integral: written as an integer */
+        const int n = format_double(back, *v);
+        return (size_t)n == len && !memcmp(back, s, len);
+    }
+    if (digits <= 15 && plain_decimal(buf, len) && fabs(*v) >= 1e-4 && fabs(*v) < 1e15)
+        return 1; /* %.15g of the double nearest to a decimal of <= 15 digits is that decimal */
+    const int p = digits < 15 ? 15 : digits;
+    const int n = snprintf(back, sizeof back, "%.*g", p, *v);
+    if ((size_t)n != len || memcmp(back, s, len)) return 0;
+    if (p > 15) { /* the shorter text must not read back, or it would be the one written */
+        snprintf(back, sizeof back, "%.*g", p - 1, *v);
+        if (strtod(back, NULL) == *v) return 0;
+    }
+    return 1;
 }
 
 /* Turns text column c into int64 or double when every present value reads
@@ -405,16 +467,27 @@ static int take_row(void *ctx, const source_row *row, ak_error *err)
 int memtable_from_csv(anonkit_table **out, FILE *csv, char delimiter, const char *shown, ak_error *err)
 {
     *out = NULL;
-    sink_table st;
-    AK_CHECK(sink_table_scan(&st, csv, delimiter, shown, err)); /* the header (and a pass that sizes nothing) */
+    if (fflush(csv) != 0 || fseeko(csv, 0, SEEK_SET) != 0)
+        return ak_err_set(err, ANONKIT_E_IO, shown, 0, 0, "cannot read the finished output back: %s", strerror(errno));
     anonkit_table *t = anonkit_table_create();
-    int rc = t ? ANONKIT_OK : ak_err_nomem(err);
-    for (uint32_t c = 0; rc == ANONKIT_OK && c < st.ncols; c++) {
-        int st_rc;
-        if (!add_column(t, st.names[c], ANONKIT_COLUMN_TEXT, 0, &st_rc))
-            rc = ak_err_set(err, st_rc, shown, 0, 0, "%s", t->errmsg);
+    if (!t) return ak_err_nomem(err);
+    csv_reader *r = NULL;
+    int rc = csv_reader_open_stream(&r, csv, shown, delimiter, err);
+    csv_record rec;
+    if (rc == ANONKIT_OK) { /* the header: the columns */
+        rc = csv_read(r, &rec, err);
+        if (rc == 0) rc = ak_err_set(err, ANONKIT_E_INTERNAL, shown, 0, 0, "the output has no header");
+        else if (rc > 0) rc = ANONKIT_OK;
     }
-    sink_table_free(&st);
+    for (uint32_t c = 0; rc == ANONKIT_OK && c < rec.count; c++) {
+        char *name = strndup(rec.fields[c].data, rec.fields[c].len);
+        int st_rc = ANONKIT_OK;
+        if (!name) rc = ak_err_nomem(err);
+        else if (!add_column(t, name, ANONKIT_COLUMN_TEXT, 0, &st_rc))
+            rc = ak_err_set(err, st_rc, shown, 0, 0, "%s", t->errmsg);
+        free(name);
+    }
+    csv_reader_free(r);
     if (rc == ANONKIT_OK) rc = sink_rows(csv, delimiter, shown, take_row, t, err);
     for (uint32_t c = 0; rc == ANONKIT_OK && c < t->ncols; c++)
         if (col_narrow(&t->cols[c], t->nrows) != 0) rc = ak_err_nomem(err);
