@@ -121,6 +121,10 @@ class _Job:
             if key in ("hierarchy", "hierarchies"):
                 hier = value
                 continue
+            if key == "progress":
+                # TODO(progress): hand a cffi callback to anonkit_job_set_progress (returning non-zero cancels;
+                # raise CancelledError on its status) once the library's header declares it.
+                raise NotImplementedError("progress: this libanonkit has no progress callback yet (docs/python.md)")
             if key in _MANAGED:
                 raise UsageError(f"'{name}' is given as an argument of the function, not as an option",
                                  lib.ANONKIT_E_USAGE)
