@@ -5,6 +5,7 @@
  * (same seed); copied doubles come back bit for bit; check and metrics take
  * tables; a failing run names "the input table", never a private path, and
  * returns no table; text offsets that start past 0 (an Arrow slice) work. */
+#define _GNU_SOURCE /* open_memstream */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -358,6 +359,29 @@ static void test_slice(void **state)
     assert_null(anonkit_table_column_missing(t, 0));
     assert_null(anonkit_table_column_double(t, 0));
     assert_int_equal(anonkit_table_column_text(t, 1, &o, &b), ANONKIT_E_USAGE);
+    anonkit_table_free(t);
+
+    /* row by row: empty texts (no bytes at all), a missing field, a bad number */
+    t = anonkit_table_create();
+    assert_int_equal(anonkit_table_add_text(t, "e", NULL, NULL, NULL, 0), ANONKIT_OK);
+    assert_int_equal(anonkit_table_add_int64(t, "n", NULL, NULL, 0), ANONKIT_OK);
+    const char *r1[2] = {"", "7"}, *r2[2] = {NULL, NULL}, *r3[2] = {"x", "seven"};
+    assert_int_equal(anonkit_table_append_row(t, r1, NULL, 2), ANONKIT_OK);
+    assert_int_equal(anonkit_table_append_row(t, r2, NULL, 2), ANONKIT_OK);
+    assert_int_equal(anonkit_table_append_row(t, r3, NULL, 2), ANONKIT_E_INPUT);
+    assert_non_null(strstr(anonkit_table_errmsg(t), "seven"));
+    assert_int_equal(anonkit_table_rows(t), 2);
+    assert_int_equal(anonkit_table_column_int64(t, 1)[0], 7);
+    assert_int_equal(anonkit_table_column_missing(t, 1)[1], 1);
+    char *text = NULL;
+    size_t size = 0;
+    FILE *f = open_memstream(&text, &size);
+    assert_non_null(f);
+    ak_error err = {0};
+    assert_int_equal(memtable_write_csv(t, f, ',', 1, "mem", &err), ANONKIT_OK);
+    fclose(f);
+    assert_string_equal(text, "e,n\n,7\n,\n");
+    free(text);
     anonkit_table_free(t);
 }
 

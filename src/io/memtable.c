@@ -208,8 +208,9 @@ static int append_field(anonkit_table *t, memcol *c, const char *field, size_t l
         if (c->kind == ANONKIT_COLUMN_TEXT) c->off[r + 1] = c->off[r];
         return ANONKIT_OK;
     }
+    if (c->missing) c->missing[r] = 0; /* (a row that failed half-way may have left 1) */
     if (c->kind == ANONKIT_COLUMN_TEXT) {
-        if ((size_t)c->off[r] + len > c->bytes_cap) {
+        if (len && (size_t)c->off[r] + len > c->bytes_cap) {
             size_t cap = c->bytes_cap ? c->bytes_cap : 256;
             while (cap < (size_t)c->off[r] + len) cap *= 2;
             char *b = realloc(c->bytes, cap);
@@ -217,7 +218,7 @@ static int append_field(anonkit_table *t, memcol *c, const char *field, size_t l
             c->bytes = b;
             c->bytes_cap = cap;
         }
-        memcpy(c->bytes + c->off[r], field, len);
+        if (len) memcpy(c->bytes + c->off[r], field, len);
         c->off[r + 1] = c->off[r] + (int64_t)len;
         return ANONKIT_OK;
     }
@@ -335,7 +336,8 @@ int memtable_write_csv(const anonkit_table *t, FILE *f, char delimiter, int head
             } else if (c->kind == ANONKIT_COLUMN_INT64) {
                 rc = csv_write_field(w, buf, (size_t)format_int64(buf, c->i[r]), err);
             } else {
-                rc = csv_write_field(w, c->bytes + c->off[r], (size_t)(c->off[r + 1] - c->off[r]), err);
+                const size_t len = (size_t)(c->off[r + 1] - c->off[r]);
+                rc = csv_write_field(w, len ? c->bytes + c->off[r] : "", len, err); /* bytes NULL when all are empty */
             }
         }
         if (rc == ANONKIT_OK) rc = csv_write_end(w, err);
