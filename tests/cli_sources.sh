@@ -97,6 +97,14 @@ ak check "sqlite:$d/out.db?table=p1rothko_t" --qi $QI --k 6
 expect_rc 0
 end
 
+begin "anonkit report documents a published table against its original table (SQLite)"
+ak report "sqlite:$d/out.db?table=p1mondrian" --original "sqlite:$d/src.db?table=g1" --qi $QI --k 6 \
+    --html "$d/report.html"
+expect_rc 0
+grep -qF "table=p1mondrian" "$d/report.html" || problem "the report does not name the published table"
+grep -qF "Verified" "$d/report.html" || problem "the report lacks the verifier's verdict"
+end
+
 begin "risk reads table sources: the same measures as on the CSV file"
 ak risk "$d/g1.csv" --qi $QI --json "$d/risk-csv.json"
 expect_rc 0

@@ -11,6 +11,7 @@
 #include "api/jsonb.h"
 #include "api/job.h"
 #include "api/locale.h"
+#include "api/measure.h"
 #include "api/result.h"
 #include "api/sources.h"
 #include "io/spool.h"
@@ -93,6 +94,61 @@ static json_t *metrics_json(const anonkit_job *job, const table *t, const metric
     return root;
 }
 
+int measure_pair_run(anonkit_job *job, const char *original_path, const char *published_path, int with_kl,
+                     measure_pair *m)
+{
+    memset(m, 0, sizeof *m);
+    ak_error *err = &job->err;
+    m->o = pub_options(job, published_path, published_path);
+    AK_CHECK(metrics_pub_usage(&m->o, err));
+    if (strcmp(published_path, "-") == 0 && strcmp(original_path, "-") == 0)
+        return ak_err_set(err, ANONKIT_E_USAGE, NULL, 0, 0, "the original and the published file cannot both be stdin");
+    const source_options so = job_source_options(job);
+    m->original_path = m->original_shown = original_path;
+    if (strcmp(published_path, "-") == 0) {
+        m->o.shown = "stdin";
+        AK_CHECK(spool_stream_in(&m->sp, stdin, job->tmpdir, err));
+        m->o.path = m->sp.path;
+    } else if (strcmp(original_path, "-") == 0) { /* the original is read as a file, so it is spooled too */
+        m->original_shown = "stdin";
+        AK_CHECK(spool_stream_in(&m->sp, stdin, job->tmpdir, err));
+        m->original_path = m->sp.path;
+    }
+    if (source_is_special(original_path)) { /* a source that is not a CSV file, through a private spool */
+        AK_CHECK(source_input_open(&m->orig_in, original_path, &so, 0, err));
+        m->original_path = m->orig_in.path;
+        m->original_shown = m->orig_in.shown;
+    }
+    if (source_is_special(published_path)) {
+        AK_CHECK(source_input_open(&m->pub_in, published_path, &so, 0, err));
+        m->o.path = m->pub_in.path;
+        m->o.shown = m->pub_in.shown;
+    }
+    table_spec spec;
+    AK_CHECK(job_table_spec(job, m->original_path, m->original_shown, &spec, &m->storage));
+    /* the original is read for its domains only (and its sensitive values for --kl-level) */
+    spec.sensitive_name = with_kl && job->kl_level ? job->sensitive : NULL;
+    spec.nidentifiers = 0;
+    spec.read_once = 1;
+    AK_CHECK(table_load(&m->t, &spec, err));
+    AK_CHECK(metrics_pub_read(&m->g, &m->o, err));
+    AK_CHECK(job_weights(job, &m->weights));
+    return metrics_pub_measure(m->t, &m->g, &m->o, m->weights, &m->r, err);
+}
+
+void measure_pair_free(measure_pair *m)
+{
+    spool_remove(&m->sp);
+    source_input_close(&m->orig_in);
+    source_input_close(&m->pub_in);
+    metrics_pub_groups_free(&m->g);
+    metrics_pub_result_free(&m->r);
+    table_free(m->t);
+    free(m->weights);
+    job_spec_free(&m->storage);
+    memset(m, 0, sizeof *m);
+}
+
 /* anonkit_metrics in the C numeric locale. */
 static int metrics_run(anonkit_job *job, const char *original_path, const char *published_path,
                        anonkit_result **out_result)
@@ -101,78 +157,21 @@ static int metrics_run(anonkit_job *job, const char *original_path, const char *
     ak_error *err = &job->err;
     ak_err_clear(err);
     if (!job->qi.count) return ak_err_set(err, ANONKIT_E_USAGE, NULL, 0, 0, "no quasi-identifiers given (--qi)"), job_fail(job);
-    metrics_pub_options o = pub_options(job, published_path, published_path);
-    if (metrics_pub_usage(&o, err) < 0) return job_fail(job);
-    spool sp;
-    memset(&sp, 0, sizeof sp);
-    source_input orig_in, pub_in; /* a source that is not a CSV file, through a private spool (io/source.h) */
-    memset(&orig_in, 0, sizeof orig_in);
-    memset(&pub_in, 0, sizeof pub_in);
-    const source_options so = job_source_options(job);
-    metrics_pub_groups g;
-    memset(&g, 0, sizeof g);
-    metrics_pub_result r;
-    memset(&r, 0, sizeof r);
-    table *t = NULL;
-    double *weights = NULL;
-    job_spec_storage storage = {0};
-    table_spec spec;
+    measure_pair m;
     anonkit_result *result = NULL;
-    int rc = ANONKIT_OK;
-    if (strcmp(published_path, "-") == 0 && strcmp(original_path, "-") == 0) {
-        rc = ak_err_set(err, ANONKIT_E_USAGE, NULL, 0, 0, "the original and the published file cannot both be stdin");
-        goto done;
+    int rc = measure_pair_run(job, original_path, published_path, 1, &m);
+    if (rc == ANONKIT_OK && !(result = result_new())) rc = ak_err_nomem(err);
+    if (rc == ANONKIT_OK) {
+        result->rows_read = m.r.m.rows;
+        result->published = m.r.m.published;
+        result->suppressed = m.r.m.suppressed;
+        result->classes = m.r.m.classes;
+        json_t *root = metrics_json(job, m.t, &m.r);
+        result->json = jsonb_dumps(root);
+        json_decref(root);
+        rc = result->json ? ANONKIT_OK : ak_err_nomem(err);
     }
-    const char *original_shown = original_path;
-    if (strcmp(published_path, "-") == 0) {
-        o.shown = "stdin";
-        if ((rc = spool_stream_in(&sp, stdin, job->tmpdir, err)) < 0) goto done;
-        o.path = sp.path;
-    } else if (strcmp(original_path, "-") == 0) { /* the original is read as a file, so it is spooled too */
-        original_shown = "stdin";
-        if ((rc = spool_stream_in(&sp, stdin, job->tmpdir, err)) < 0) goto done;
-        original_path = sp.path;
-    }
-    if (source_is_special(original_path)) {
-        if ((rc = source_input_open(&orig_in, original_path, &so, 0, err)) < 0) goto done;
-        original_path = orig_in.path;
-        original_shown = orig_in.shown;
-    }
-    if (source_is_special(published_path)) {
-        if ((rc = source_input_open(&pub_in, published_path, &so, 0, err)) < 0) goto done;
-        o.path = pub_in.path;
-        o.shown = pub_in.shown;
-    }
-    if ((rc = job_table_spec(job, original_path, original_shown, &spec, &storage)) < 0) goto done;
-    /* the original is read for its domains only (and its sensitive values for --kl-level) */
-    spec.sensitive_name = job->kl_level ? job->sensitive : NULL;
-    spec.nidentifiers = 0;
-    spec.read_once = 1;
-    if ((rc = table_load(&t, &spec, err)) < 0) goto done;
-    if ((rc = metrics_pub_read(&g, &o, err)) < 0) goto done;
-    if ((rc = job_weights(job, &weights)) < 0) goto done;
-    if ((rc = metrics_pub_measure(t, &g, &o, weights, &r, err)) < 0) goto done;
-    if (!(result = result_new())) {
-        rc = ak_err_nomem(err);
-        goto done;
-    }
-    result->rows_read = r.m.rows;
-    result->published = r.m.published;
-    result->suppressed = r.m.suppressed;
-    result->classes = r.m.classes;
-    json_t *root = metrics_json(job, t, &r);
-    result->json = jsonb_dumps(root);
-    json_decref(root);
-    rc = result->json ? ANONKIT_OK : ak_err_nomem(err);
-done:
-    spool_remove(&sp);
-    source_input_close(&orig_in);
-    source_input_close(&pub_in);
-    metrics_pub_groups_free(&g);
-    metrics_pub_result_free(&r);
-    table_free(t);
-    free(weights);
-    job_spec_free(&storage);
+    measure_pair_free(&m);
     if (rc < 0) {
         anonkit_result_free(result);
         return job_fail(job);

@@ -15,6 +15,7 @@
 #include "api/job.h"
 #include "api/jsonb.h"
 #include "api/locale.h"
+#include "api/measure.h"
 #include "api/paths.h"
 #include "api/result.h"
 #include "io/outfile.h"
@@ -135,66 +136,34 @@ static int report_run(anonkit_job *job, const char *published, anonkit_result **
     ak_error *err = &job->err;
     ak_err_clear(err);
     if (report_usage(job, published) < 0) return job_fail(job);
-    metrics_pub_options o = {
-        .path = published,
-        .shown = published,
-        .delimiter = job->delimiter,
-        .qi = (const char *const *)job->qi.items,
-        .nqi = job->qi.count,
-        .k = job->model.k,
-        .suppression = job->suppression,
-        .extents_known = job->publish != RECODE_MEAN,
-        .class_name = job->class_name,
-        .target = job->target_name,
-    };
-    metrics_pub_groups g;
-    memset(&g, 0, sizeof g);
-    metrics_pub_result r;
-    memset(&r, 0, sizeof r);
-    table *t = NULL;
-    double *weights = NULL;
-    job_spec_storage storage = {0};
-    table_spec spec;
     anonkit_result *result = NULL;
     outfile hf;
     memset(&hf, 0, sizeof hf);
-    int verdict = ANONKIT_OK, rc;
-    if ((rc = metrics_pub_usage(&o, err)) < 0) goto done;
-    if ((rc = outfile_open(&hf, job->html, err)) < 0) goto done;
-    if ((rc = job_table_spec(job, job->original, job->original, &spec, &storage)) < 0) goto done;
-    spec.sensitive_name = NULL; /* the original is read for its domains only */
-    spec.nidentifiers = 0;
-    spec.read_once = 1;
-    if ((rc = table_load(&t, &spec, err)) < 0) goto done;
-    if ((rc = metrics_pub_read(&g, &o, err)) < 0) goto done;
-    if ((rc = job_weights(job, &weights)) < 0) goto done;
-    if ((rc = metrics_pub_measure(t, &g, &o, weights, &r, err)) < 0) goto done;
-    if (!(result = result_new())) {
+    measure_pair m;
+    memset(&m, 0, sizeof m);
+    int verdict = ANONKIT_OK;
+    int rc = outfile_open(&hf, job->html, err);
+    if (rc == ANONKIT_OK) rc = measure_pair_run(job, job->original, published, 0, &m);
+    if (rc == ANONKIT_OK && !(result = result_new())) rc = ak_err_nomem(err);
+    if (rc < 0) goto done;
+    result->rows_read = m.r.m.rows;
+    result->published = m.r.m.published;
+    result->suppressed = m.r.m.suppressed;
+    result->classes = m.r.m.classes;
+    if (!(result->json = report_json(job, m.o.shown, m.t, &m.r))) {
         rc = ak_err_nomem(err);
         goto done;
     }
-    result->rows_read = r.m.rows;
-    result->published = r.m.published;
-    result->suppressed = r.m.suppressed;
-    result->classes = r.m.classes;
-    if (!(result->json = report_json(job, published, t, &r))) {
-        rc = ak_err_nomem(err);
-        goto done;
-    }
-    if ((rc = html_release_write(job, "anonkit report", result->json, published, published, job->original,
-                                 job->original, hf.stream, job->html, &verdict, err)) < 0)
+    if ((rc = html_release_write(job, "anonkit report", result->json, m.o.path, m.o.shown, m.original_path,
+                                 m.original_shown, hf.stream, job->html, &verdict, err)) < 0)
         goto done;
     rc = outfile_commit(&hf, err);
     if (rc == ANONKIT_OK && verdict == ANONKIT_E_VIOLATION)
-        rc = ak_err_set(err, ANONKIT_E_VIOLATION, published, 0, 0,
+        rc = ak_err_set(err, ANONKIT_E_VIOLATION, m.o.shown, 0, 0,
                         "the file violates the privacy model; %s documents the violation", job->html);
 done:
     outfile_abort(&hf);
-    metrics_pub_groups_free(&g);
-    metrics_pub_result_free(&r);
-    table_free(t);
-    free(weights);
-    job_spec_free(&storage);
+    measure_pair_free(&m);
     if (rc < 0) {
         anonkit_result_free(result);
         return job_fail(job);

@@ -576,9 +576,18 @@ int risk_report_block(anonkit_job *job, const table *t, const partition *p, json
         if (r->highest > 0)
             add(buf, size, &used, "--max-risk highest=%g is k-anonymity with k = ceil(1/R) = %llu\n", r->highest,
                 (unsigned long long)risk_model_k(r->highest));
-        measures_text(&mi, NULL, threshold, "risk of the input: ", buf, size, &used);
-        measures_text(&mo, NULL, threshold, "risk of the output: ", buf, size, &used);
-        if (used < size) achieved_summary(&achieved, buf + used, size - used);
+        /* two lines beside the summary; every figure, by class size too, is in the report's "risk" */
+        add(buf, size, &used,
+            "prosecutor risk, input -> output: highest %.4g -> %.4g, average %.4g -> %.4g, records at risk (> %g) "
+            "%.2f%% -> %.2f%%, sample uniques %llu -> %llu\n",
+            mi.prosecutor.highest, mo.prosecutor.highest, mi.prosecutor.average, mo.prosecutor.average, threshold,
+            100 * mi.prosecutor.records_at_risk, 100 * mo.prosecutor.records_at_risk,
+            (unsigned long long)mi.sample_uniques, (unsigned long long)mo.sample_uniques);
+        add(buf, size, &used, "achieved: k = %llu", (unsigned long long)achieved.k);
+        if (achieved.has_sensitive)
+            add(buf, size, &used, ", distinct l = %llu, entropy l = %.4g, probabilistic l = %.4g",
+                (unsigned long long)achieved.l_distinct, achieved.l_entropy, achieved.l_probabilistic);
+        add(buf, size, &used, "\n");
     }
     *out = o;
     return ANONKIT_OK;
