@@ -29,7 +29,7 @@ import pandas as pd
 from ._convert import CTable, TableLike, _shortest, from_ctable, to_ctable
 from ._lib import ffi, lib, library_path
 from .errors import (CancelledError, Error, FileError, IneligibleError, InputError, InternalError, OutOfMemoryError,
-                     UsageError, ViolationError)
+                     UsageError, ViolationError, error_for)
 
 __all__ = [
     "anonymize", "check", "metrics", "recode", "generate", "sequential", "risk", "hierarchy", "Report",
@@ -88,7 +88,7 @@ class _Job:
         self.close()
 
     def fail(self, rc: int) -> Error:
-        return errors_for(rc, ffi.string(lib.anonkit_errmsg(self.ptr)).decode("utf-8", "replace"))
+        return error_for(rc, ffi.string(lib.anonkit_errmsg(self.ptr)).decode("utf-8", "replace"))
 
     def check(self, rc: int) -> None:
         if rc != 0:
@@ -155,12 +155,6 @@ class _Job:
         t = to_ctable(data)
         self.check(lib.anonkit_job_set_input_table(self.ptr, t.ptr))
         t.close()
-
-
-def errors_for(rc: int, message: str) -> Error:
-    from .errors import error_for
-
-    return error_for(rc, message)
 
 
 def _text(v: Any) -> str:
@@ -351,7 +345,7 @@ def generate(rows: int, *, seed: Optional[int] = None, salary: Optional[str] = N
         rc = lib.anonkit_generate(out.encode(), rows, seedp, b"csv", salary.encode() if salary else ffi.NULL, used,
                                   err, 1024)
         if rc != 0:
-            raise errors_for(rc, ffi.string(err).decode("utf-8", "replace"))
+            raise error_for(rc, ffi.string(err).decode("utf-8", "replace"))
         return pd.read_csv(out), int(used[0])
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
