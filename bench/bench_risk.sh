@@ -3,7 +3,9 @@
 # reader (bench_csv's csv_read pass, best of 3) measured in the same run, on
 # Adult (8 QIs) and on ROWS generated rows with the 9 attributes of
 # [LeFevre07] Figure 7 (anonkit generate); then SUDA2 on Adult with 8 QIs and
-# M = 3, 4, 5. Prints seconds and the ratio to the read; never fails on time.
+# M = 3, 4, 5. Prints seconds and the ratio to the read (a single-threaded
+# pass; risk reads a large file in two pieces on two threads), and the peak
+# resident size of the 9-QI run (with /usr/bin/time); never fails on time.
 #
 # usage: bash bench/bench_risk.sh [BUILD_DIR]     (ROWS=10000000 by default; RUNS=3)
 set -eu
@@ -54,6 +56,10 @@ GEN_QI=salary,commission,age,elevel,car,zipcode,hvalue,hyears,loan
 r=$(RUNS=1 best "$BIN" risk "$GEN" --qi "$GEN_QI")
 c=$(read_seconds "$GEN" ',')
 report "risk, $ROWS generated rows, 9 QIs" "$r" "$c"
+if [ -x /usr/bin/time ]; then
+    rss=$( { /usr/bin/time -f '%M' "$BIN" risk "$GEN" --qi "$GEN_QI" >/dev/null; } 2>&1 | tail -n 1)
+    echo "peak resident size of that run: $((rss / 1024)) MB"
+fi
 GEN_QI3=age,elevel,car
 r=$(RUNS=1 best "$BIN" risk "$GEN" --qi "$GEN_QI3")
 report "risk, $ROWS rows, 3 QIs (few classes)" "$r" "$c"

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "api/achieved.h"
 #include "api/algorithm.h"
@@ -295,6 +296,14 @@ static int risk_usage(anonkit_job *job)
     return ANONKIT_OK;
 }
 
+/* The threads of the job (0: one per core). */
+static unsigned risk_threads(const anonkit_job *job)
+{
+    if (job->threads) return job->threads;
+    const long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    return cores > 0 ? (unsigned)cores : 1;
+}
+
 /* anonkit_risk in the C numeric locale. */
 static int risk_run(anonkit_job *job, anonkit_result **out_result)
 {
@@ -322,7 +331,10 @@ static int risk_run(anonkit_job *job, anonkit_result **out_result)
     const char *path = input.path, *shown = input.shown;
     const risk_group_params gp = {path, shown, job->delimiter, (const char *const *)job->qi.items, job->qi.count,
                                   job->risk.weight, job->risk.published, job->suppression, job->risk.suda > 0,
-                                  job->risk.population, job->risk.population};
+                                  job->risk.population, job->risk.population, risk_threads(job),
+                                  /* with no population size the measures' sums are of exact terms
+                                   * (1 / f_k times f_k): any order adds them up alike */
+                                  !(job->risk.population_size > 0 || job->risk.sampling_fraction > 0)};
     if ((rc = risk_groups_read(&g, &gp, err)) < 0) goto done;
     double N;
     if ((rc = population_of(job, g.rows - g.suppressed, shown, &N)) < 0) goto done;

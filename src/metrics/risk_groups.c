@@ -1,22 +1,94 @@
 /* risk_groups.c — one pass over a CSV file grouping its rows into the
  * classes of `anonkit risk` (risk_groups.h), and the class sizes of a
- * population table (journalist risk, [Dankar12] §3). */
+ * population table (journalist risk, [Dankar12] §3).
+ *
+ * Hand-written for speed (docs/risk.md, "How the classes are formed"): a
+ * table keyed by the QI texts is a random memory access per row once the
+ * classes outgrow the caches. Instead every row's key (its QI texts, each
+ * prefixed by its length) is hashed once with XXH3's 128-bit hash, and
+ * (hash, row) goes into one of up to 4096 buckets by bits of the hash; each
+ * bucket is then grouped on its own in a small table that stays in the
+ * cache. Two rows are one class when their 128-bit hashes are equal: for n
+ * distinct keys the chance that any two of them share a hash is below
+ * n^2 / 2^129 (about 1.5e-25 for 10^7 keys), the bound docs/risk.md states.
+ * The classes are then put in the order of their first rows, the order in
+ * which the measures add them up. A large file is read in two pieces on two
+ * threads (as the table loader does, src/core/table.c); any surprise there
+ * (a quoted field, a bad row) sends it back to the sequential read, which
+ * also gives the exact error. */
 #include "metrics/risk_groups.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
 
 #include "common/numparse.h"
+#include "common/parallel.h"
 #include "io/csv.h"
 #include "model/model.h"
 
+/* One row of a bucket: the hash of its key and its row in its piece. */
+typedef struct rg_entry {
+    uint64_t lo, hi;
+    uint32_t row;   /* (of a class from the front table: its first row) */
+    uint32_t count; /* rows it stands for: 1, or a front table class's size */
+} rg_entry;
+
+#define RG_BLOCK 170     /* entries per block: about 4 KiB */
+#define RG_SLAB 2048     /* blocks per allocation (8 MiB: large enough for huge pages) */
+#define RG_MAX_BITS 10   /* at most 1024 buckets: more open blocks than the TLB covers slow every append */
+#define RG_BUCKET_ROWS 32768 /* a bucket's table and hashes then stay within the L2 cache */
+#define RG_FRONT_BITS 15 /* front table slots (24 bytes each) */
+#define RG_FRONT_WINDOW 65536
+#define RG_PARALLEL_MIN_BYTES (8u << 20)
+
+typedef struct rg_block {
+    struct rg_block *next;
+    uint32_t count;
+    rg_entry e[RG_BLOCK];
+} rg_block;
+
+typedef struct rg_slab {
+    struct rg_slab *next;
+    rg_block blocks[RG_SLAB];
+} rg_slab;
+
+/* One piece of the file read on its own: its rows, bucketed. */
+typedef struct rg_part {
+    const risk_group_params *p;
+    csv_reader *reader;    /* opened by rg_part_run unless given (the sequential read, past the header) */
+    uint64_t offset, length;
+    const uint32_t *cols;
+    uint32_t ncolumns;
+    int weight_col;
+    int consecutive;       /* the QIs are consecutive columns in order (key_hash) */
+    unsigned bits;         /* buckets: 1 << bits */
+    rg_block **head, **tail;
+    uint32_t *fill;        /* per bucket: entries in its tail block */
+    rg_entry *front;       /* the front table: the first classes met, counted in place (NULL: none) */
+    uint32_t front_count;
+    uint32_t front_seen, front_misses; /* rows since the last look, and those that missed it (front_watch) */
+    int no_front;          /* the second piece with weights: their sums must be made row by row, in file
+                              order, to come out as the sequential read makes them */
+    rg_slab *slabs;
+    size_t slab_used;
+    double *weights;       /* per row of the piece (with a weight column) */
+    size_t weights_cap;
+    risk_groups *g;        /* the sequential read keeps the codes (SUDA2) here */
+    strmap *values;
+    uint64_t rows;
+    long lines;
+    int quoted;
+    int rc;
+    ak_error err;
+} rg_part;
+
 void risk_groups_free(risk_groups *g)
 {
-    strmap_free(&g->keys);
-    free(g->size);
-    free(g->weight);
-    free(g->first_line);
     free(g->class_size);
     free(g->class_population);
     free(g->class_weight);
@@ -24,24 +96,189 @@ void risk_groups_free(risk_groups *g)
     memset(g, 0, sizeof *g);
 }
 
-/* Makes room for key id `id` (ids are dense). */
-static int grow(risk_groups *g, uint32_t id, size_t *cap, int weighted, ak_error *err)
+static void part_free(rg_part *pt)
 {
-    if (id < *cap) return ANONKIT_OK;
-    const size_t n = *cap ? *cap * 2 : 4096;
-    uint64_t *size = realloc(g->size, n * sizeof *size);
-    if (!size) return ak_err_nomem(err);
-    g->size = size;
-    long *line = realloc(g->first_line, n * sizeof *line);
-    if (!line) return ak_err_nomem(err);
-    g->first_line = line;
-    if (weighted) {
-        double *w = realloc(g->weight, n * sizeof *w);
-        if (!w) return ak_err_nomem(err);
-        g->weight = w;
+    while (pt->slabs) {
+        rg_slab *next = pt->slabs->next;
+        free(pt->slabs);
+        pt->slabs = next;
     }
-    *cap = n;
-    return ANONKIT_OK;
+    free(pt->head);
+    free(pt->tail);
+    free(pt->fill);
+    free(pt->front);
+    free(pt->weights);
+    pt->head = pt->tail = NULL;
+    pt->fill = NULL;
+    pt->front = NULL;
+    pt->weights = NULL;
+}
+
+static int consecutive_columns(const uint32_t *cols, size_t n);
+
+/* An empty piece reading the columns cols of p's file. */
+static void part_init(rg_part *pt, const risk_group_params *p, const uint32_t *cols, uint32_t ncolumns, int weight_col)
+{
+    memset(pt, 0, sizeof *pt);
+    pt->p = p;
+    pt->cols = cols;
+    pt->ncolumns = ncolumns;
+    pt->weight_col = weight_col;
+    pt->consecutive = consecutive_columns(cols, p->nqi);
+    ak_err_clear(&pt->err);
+}
+
+/* A fresh block at the end of bucket b's list, or NULL (no memory). */
+static rg_block *new_block(rg_part *pt, uint32_t b)
+{
+    if (!pt->slabs || pt->slab_used == RG_SLAB) {
+        rg_slab *s = malloc(sizeof *s);
+        if (!s) return NULL;
+        s->next = pt->slabs;
+        pt->slabs = s;
+        pt->slab_used = 0;
+    }
+    rg_block *k = &pt->slabs->blocks[pt->slab_used++];
+    k->next = NULL;
+    k->count = 0;
+    if (pt->tail[b]) {
+        pt->tail[b]->count = pt->fill[b];
+        pt->tail[b]->next = k;
+    } else {
+        pt->head[b] = k;
+    }
+    pt->tail[b] = k;
+    pt->fill[b] = 0;
+    return k;
+}
+
+/* Appends an entry to bucket b. The fill of the open block is kept apart
+ * from the block (pt->fill), so that an append touches one line of it. */
+static inline int append(rg_part *pt, uint32_t b, rg_entry e)
+{
+    rg_block *k = pt->tail[b];
+    if ((!k || pt->fill[b] == RG_BLOCK) && !(k = new_block(pt, b))) return -1;
+    k->e[pt->fill[b]++] = e;
+    return 0;
+}
+
+/* Counts a row into the front table when its class is there or there is
+ * room for it (returns 1), else returns 0 and the row goes to its bucket.
+ * While the classes are few this is all a row costs: they stay in the
+ * cache, and no row is stored. A class in the front table has all its rows
+ * of the piece there until the table is dropped (front_watch), which puts
+ * them into the buckets as one entry before the rows that follow. */
+static inline int front_count(rg_part *pt, uint64_t lo, uint64_t hi, double w)
+{
+    const size_t mask = ((size_t)1 << RG_FRONT_BITS) - 1;
+    for (size_t s = (size_t)lo & mask;; s = (s + 1) & mask) {
+        rg_entry *e = &pt->front[s];
+        if (!e->count) {
+            if (pt->front_count >= mask / 2) return 0;
+            *e = (rg_entry){lo, hi, (uint32_t)pt->rows, 1};
+            pt->front_count++;
+            return 1;
+        }
+        if (e->lo == lo && e->hi == hi) {
+            e->count++;
+            if (pt->weights) pt->weights[e->row] += w;
+            return 1;
+        }
+    }
+}
+
+/* Moves the front table's classes to their buckets, each as one entry. */
+static int front_flush(rg_part *pt)
+{
+    const uint32_t nb = 1u << pt->bits;
+    for (size_t s = 0; s < (size_t)1 << RG_FRONT_BITS; s++) {
+        const rg_entry *e = &pt->front[s];
+        if (e->count && append(pt, (uint32_t)(e->hi >> 52) & (nb - 1), *e) != 0) return -1;
+    }
+    return 0;
+}
+
+/* The q-th field of a key: fields[cols[q]], or fields[q] without cols. */
+static inline const csv_field *key_field(const csv_field *fields, const uint32_t *cols, size_t q)
+{
+    return cols ? &fields[cols[q]] : &fields[q];
+}
+
+/* Makes room for `more` bytes after d in *buf (*cap bytes); returns the new d or NULL. */
+static char *key_room(char **buf, size_t *cap, char *d, size_t more)
+{
+    const size_t used = (size_t)(d - *buf);
+    if (*cap - used >= more) return d;
+    const size_t want = 2 * (*cap + more);
+    char *b = realloc(*buf, want);
+    if (!b) return NULL;
+    *buf = b;
+    *cap = want;
+    return b + used;
+}
+
+/* The 128-bit hash of a key of n fields (key_field), which runs once per row.
+ * When no text holds the delimiter the key is the texts joined by it, hashed
+ * with seed 0: two such keys are equal exactly when the texts are equal
+ * field by field (no text holds the separator). When the fields lie in the
+ * reader's buffer one after the other, each followed by the delimiter (the
+ * QIs are consecutive columns, in order, none quoted or empty), those bytes
+ * already are that key and are hashed where they lie, with no copy. Else the
+ * key is built in *buf (*cap bytes, grown as needed); when a text holds the
+ * delimiter (a quoted field) it is each text prefixed by its length (one
+ * byte below 255, else 255 and 4 bytes), hashed with seed 1 so that the two
+ * forms never give one hash but by chance. Only a quoted field can hold the
+ * delimiter: `quoted` tells whether the reader has met one. Returns 0 or -1
+ * (no memory). */
+static int key_hash(const csv_field *fields, const uint32_t *cols, size_t n, char delim, int consecutive, int quoted,
+                    char **buf, size_t *cap, XXH128_hash_t *h)
+{
+    if (consecutive && n) {
+        const csv_field *f = key_field(fields, cols, 0);
+        size_t q = 1;
+        while (q < n && f[q - 1].len && f[q - 1].data + f[q - 1].len + 1 == f[q].data &&
+               f[q - 1].data[f[q - 1].len] == delim)
+            q++;
+        if (q == n && f[n - 1].len) {
+            *h = XXH3_128bits_withSeed(f[0].data, (size_t)(f[n - 1].data + f[n - 1].len - f[0].data), 0);
+            return 0;
+        }
+    }
+    int plain = 1;
+    for (size_t q = 0; quoted && plain && q < n; q++) {
+        const csv_field *f = key_field(fields, cols, q);
+        if (f->len && memchr(f->data, delim, f->len)) plain = 0;
+    }
+    char *d = *buf;
+    for (size_t q = 0; q < n; q++) {
+        const csv_field *f = key_field(fields, cols, q);
+        const uint32_t len = f->len;
+        if (!(d = key_room(buf, cap, d, 5 + (size_t)len + CSV_FIELD_READABLE))) return -1;
+        if (plain) {
+            if (q) *d++ = delim;
+        } else if (len < 255) {
+            *d++ = (char)len;
+        } else {
+            *d++ = (char)255;
+            memcpy(d, &len, 4);
+            d += 4;
+        }
+        if (len && len <= CSV_FIELD_READABLE)
+            memcpy(d, f->data, CSV_FIELD_READABLE); /* one word: the bytes after the field may be read */
+        else if (len)
+            memcpy(d, f->data, len);
+        d += len;
+    }
+    *h = XXH3_128bits_withSeed(*buf, (size_t)(d - *buf), plain ? 0 : 1);
+    return 0;
+}
+
+/* Whether cols are consecutive columns in order (key_hash's no-copy case). */
+static int consecutive_columns(const uint32_t *cols, size_t n)
+{
+    for (size_t q = 1; q < n; q++)
+        if (cols[q] != cols[0] + q) return 0;
+    return 1;
 }
 
 /* Appends one row's QI codes (each QI's texts interned in values[q]). */
@@ -63,17 +300,115 @@ static int keep_codes(risk_groups *g, strmap *values, const csv_record *rec, con
     return ANONKIT_OK;
 }
 
-/* The key of the all-"*" row, for the suppressed rows of a published file. */
-static uint32_t star_key(const risk_groups *g, size_t nqi)
+static inline int front_full(const rg_part *pt)
 {
-    char key[5 * 64];
-    if (nqi > 64) return AK_NOT_FOUND;
-    const uint32_t one = 1;
-    for (size_t q = 0; q < nqi; q++) {
-        memcpy(key + 5 * q, &one, 4);
-        key[5 * q + 4] = '*';
+    return pt->front_count >= (((uint32_t)1 << RG_FRONT_BITS) - 1) / 2;
+}
+
+/* Once the front table is full: when most rows of a window of RG_FRONT_WINDOW
+ * rows miss it (the classes are many), its classes go to their buckets and
+ * it is dropped, as probing it then only costs. Its classes go before the
+ * rows that follow, so that every class's entries stay in the order of its
+ * rows (and its weights add up in that order). */
+static int front_watch(rg_part *pt, int counted)
+{
+    pt->front_misses += !counted;
+    if (++pt->front_seen < RG_FRONT_WINDOW) return ANONKIT_OK;
+    const int give_up = pt->front_misses > RG_FRONT_WINDOW / 2;
+    pt->front_seen = pt->front_misses = 0;
+    if (!give_up) return ANONKIT_OK;
+    if (front_flush(pt) != 0) return ak_err_nomem(&pt->err);
+    free(pt->front);
+    pt->front = NULL;
+    return ANONKIT_OK;
+}
+
+/* Reads one piece: every row's hash into its bucket, its weight into
+ * pt->weights (and with pt->values its codes into pt->g). */
+static int part_read(rg_part *pt)
+{
+    const risk_group_params *p = pt->p;
+    ak_error *err = &pt->err;
+    const uint32_t nb = 1u << pt->bits;
+    if (!(pt->head = calloc(nb, sizeof *pt->head)) || !(pt->tail = calloc(nb, sizeof *pt->tail)) ||
+        !(pt->fill = calloc(nb, sizeof *pt->fill)) ||
+        (!pt->no_front && !(pt->front = calloc((size_t)1 << RG_FRONT_BITS, sizeof *pt->front))))
+        return ak_err_nomem(err);
+    if (!pt->reader)
+        AK_CHECK(csv_reader_open_range(&pt->reader, p->path, p->delimiter, pt->offset, pt->length, 2, err));
+    char *buf = NULL;
+    size_t cap = 0;
+    int rc;
+    for (;;) {
+        csv_record rec;
+        if ((rc = csv_read(pt->reader, &rec, err)) <= 0) break;
+        if (rec.count != pt->ncolumns) {
+            rc = ak_err_set(err, ANONKIT_E_INPUT, p->shown, rec.line, 0, "expected %u fields as in the header, found %u",
+                            pt->ncolumns, rec.count);
+            break;
+        }
+        if (pt->rows >= UINT32_MAX - 1) {
+            rc = ak_err_set(err, ANONKIT_E_INPUT, p->shown, rec.line, 0, "more than %lu rows: too many to measure",
+                            (unsigned long)(UINT32_MAX - 1));
+            break;
+        }
+        double w = 0;
+        if (pt->weight_col >= 0) {
+            const csv_field *f = &rec.fields[pt->weight_col];
+            if (ak_num_parse(f->data, f->len, &w) != 0 || !(w > 0)) {
+                rc = ak_err_set(err, ANONKIT_E_INPUT, p->shown, rec.line, pt->weight_col + 1,
+                                "the weight '%s' of column '%s' is not a positive number", AK_SHOW(f->data, f->len),
+                                p->weight);
+                break;
+            }
+            if (pt->rows == pt->weights_cap) {
+                const size_t wc = pt->weights_cap ? 2 * pt->weights_cap : 4096;
+                double *ws = realloc(pt->weights, wc * sizeof *ws);
+                if (!ws) {
+                    rc = ak_err_nomem(err);
+                    break;
+                }
+                pt->weights = ws;
+                pt->weights_cap = wc;
+            }
+            pt->weights[pt->rows] = w;
+        }
+        XXH128_hash_t h;
+        if (key_hash(rec.fields, pt->cols, p->nqi, p->delimiter, pt->consecutive,
+                     csv_reader_saw_quote(pt->reader), &buf, &cap, &h) != 0) {
+            rc = ak_err_nomem(err);
+            break;
+        }
+        int counted = 0;
+        if (pt->front) {
+            counted = front_count(pt, h.low64, h.high64, w);
+            if (front_full(pt) && (rc = front_watch(pt, counted)) < 0) break;
+        }
+        if (!counted &&
+            append(pt, (uint32_t)(h.high64 >> 52) & (nb - 1), (rg_entry){h.low64, h.high64, (uint32_t)pt->rows, 1}) != 0) {
+            rc = ak_err_nomem(err);
+            break;
+        }
+        if (pt->values) {
+            pt->g->rows = pt->rows;
+            if ((rc = keep_codes(pt->g, pt->values, &rec, pt->cols, p->nqi, err)) < 0) break;
+        }
+        pt->rows++;
     }
-    return strmap_find(&g->keys, key, 5 * nqi);
+    free(buf);
+    if (rc >= 0 && pt->front && front_flush(pt) != 0) rc = ak_err_nomem(err);
+    for (uint32_t b = 0; b < nb; b++)
+        if (pt->tail[b]) pt->tail[b]->count = pt->fill[b];
+    pt->lines = csv_reader_line(pt->reader) - 2;
+    pt->quoted = csv_reader_saw_quote(pt->reader);
+    return rc < 0 ? rc : ANONKIT_OK;
+}
+
+static void *part_run(void *arg)
+{
+    rg_part *pt = arg;
+    pt->rc = part_read(pt);
+    return NULL;
 }
 
 /* Reads the header of an opened file and finds the QI (and weight) columns. */
@@ -94,16 +429,267 @@ static int open_columns(csv_reader *reader, const char *shown, const risk_group_
     return ANONKIT_OK;
 }
 
-/* Counts the population table's rows into the sample's classes (pop[id]). */
-static int read_population(risk_groups *g, const risk_group_params *p, uint64_t *pop, ak_error *err)
+/* The classes as grouped (in bucket order), before they are ordered. */
+typedef struct rg_classes {
+    size_t n;
+    uint32_t *first;        /* first row (when the classes are to be ordered) */
+    uint64_t *size;         /* rows */
+    double *weight;         /* with a weight column */
+    uint64_t *lo, *hi;      /* the key hashes, kept for a population table */
+    uint32_t star;          /* the class of the all-"*" key, or AK_NOT_FOUND */
+} rg_classes;
+
+static void classes_free(rg_classes *c)
+{
+    free(c->first);
+    free(c->size);
+    free(c->weight);
+    free(c->lo);
+    free(c->hi);
+}
+
+/* Buckets [b0, b1) of the pieces grouped into classes base, base + 1, ...
+ * of the shared arrays (one thread's share of group_buckets). */
+typedef struct rg_group_job {
+    const rg_part *parts;
+    unsigned nparts;
+    uint32_t b0, b1;
+    int weighted, keep_hashes;
+    XXH128_hash_t star;
+    rg_classes *c;
+    size_t base, n;   /* its classes: c's base .. base + n - 1 */
+    uint32_t star_id; /* the all-"*" key's class, or AK_NOT_FOUND */
+    int rc;
+} rg_group_job;
+
+static size_t bucket_entries(const rg_part *parts, unsigned nparts, uint32_t b)
+{
+    size_t count = 0;
+    for (unsigned i = 0; i < nparts; i++)
+        for (const rg_block *k = parts[i].head[b]; k; k = k->next) count += k->count;
+    return count;
+}
+
+/* Groups each bucket of a job in a linear-probing table of the bucket's
+ * classes, small enough for the cache, keyed by the full 128-bit hash; the
+ * entries come piece by piece, each piece's in the order of its rows. */
+static void *group_range(void *arg)
+{
+    rg_group_job *job = arg;
+    const rg_part *parts = job->parts;
+    rg_classes *c = job->c;
+    const int weighted = job->weighted;
+    uint32_t *table = NULL;
+    uint64_t *llo = NULL, *lhi = NULL;
+    size_t table_cap = 0, local_cap = 0;
+    job->rc = ANONKIT_OK;
+    job->n = 0;
+    job->star_id = AK_NOT_FOUND;
+    for (uint32_t b = job->b0; b < job->b1; b++) {
+        const size_t count = bucket_entries(parts, job->nparts, b);
+        if (!count) continue;
+        size_t cap = 16;
+        while (cap < 2 * count) cap *= 2;
+        if (cap > table_cap) {
+            free(table);
+            if (!(table = malloc(cap * sizeof *table))) {
+                job->rc = ANONKIT_E_NOMEM;
+                break;
+            }
+            table_cap = cap;
+        }
+        if (count > local_cap) {
+            free(llo);
+            free(lhi);
+            llo = malloc(count * sizeof *llo);
+            lhi = malloc(count * sizeof *lhi);
+            if (!llo || !lhi) {
+                job->rc = ANONKIT_E_NOMEM;
+                break;
+            }
+            local_cap = count;
+        }
+        memset(table, 0, cap * sizeof *table);
+        const size_t mask = cap - 1, base = job->base + job->n;
+        uint32_t *first = c->first ? c->first + base : NULL;
+        uint64_t *size = c->size + base;
+        double *weight = weighted ? c->weight + base : NULL;
+        uint32_t nloc = 0;
+        uint64_t row_base = 0;
+        for (unsigned i = 0; i < job->nparts; row_base += parts[i].rows, i++)
+            for (const rg_block *k = parts[i].head[b]; k; k = k->next)
+                for (uint32_t j = 0; j < k->count; j++) {
+                    const rg_entry *e = &k->e[j];
+                    const uint32_t row = (uint32_t)(row_base + e->row);
+                    size_t s = (size_t)e->lo & mask;
+                    uint32_t id;
+                    for (;;) {
+                        id = table[s];
+                        if (!id) {
+                            table[s] = ++nloc;
+                            id = nloc - 1;
+                            llo[id] = e->lo;
+                            lhi[id] = e->hi;
+                            if (first) first[id] = row;
+                            size[id] = 0;
+                            if (weighted) weight[id] = 0;
+                            break;
+                        }
+                        if (llo[--id] == e->lo && lhi[id] == e->hi) {
+                            /* (the first entry met holds the first row: a piece's entries of a
+                             * class come in the order of their rows) */
+                            if (first && row < first[id]) first[id] = row;
+                            break;
+                        }
+                        s = (s + 1) & mask;
+                    }
+                    size[id] += e->count;
+                    if (weighted) weight[id] += parts[i].weights[e->row];
+                }
+        for (uint32_t id = 0; id < nloc; id++)
+            if (llo[id] == job->star.low64 && lhi[id] == job->star.high64) job->star_id = (uint32_t)(base + id);
+        if (job->keep_hashes) {
+            memcpy(c->lo + base, llo, nloc * sizeof *llo);
+            memcpy(c->hi + base, lhi, nloc * sizeof *lhi);
+        }
+        job->n += nloc;
+    }
+    free(table);
+    free(llo);
+    free(lhi);
+    return NULL;
+}
+
+/* Groups the buckets of the pieces into c, in two halves on two threads
+ * when there are threads and rows enough: the second half's classes are
+ * made from the place its entries could reach at most, then moved down. */
+static int group_buckets(const rg_part *parts, unsigned nparts, uint64_t rows, unsigned threads, int ordered,
+                         int weighted, int keep_hashes, XXH128_hash_t star, rg_classes *c, ak_error *err)
+{
+    const size_t alloc = rows ? (size_t)rows : 1;
+    c->star = AK_NOT_FOUND;
+    if ((ordered && !(c->first = malloc(alloc * sizeof *c->first))) || !(c->size = malloc(alloc * sizeof *c->size)) ||
+        (weighted && !(c->weight = malloc(alloc * sizeof *c->weight))) ||
+        (keep_hashes && (!(c->lo = malloc(alloc * sizeof *c->lo)) || !(c->hi = malloc(alloc * sizeof *c->hi)))))
+        return ak_err_nomem(err);
+    const uint32_t nb = 1u << parts[0].bits;
+    rg_group_job jobs[2];
+    for (unsigned t = 0; t < 2; t++)
+        jobs[t] = (rg_group_job){parts, nparts, 0, nb, weighted, keep_hashes, star, c, 0, 0, AK_NOT_FOUND, 0};
+    unsigned njobs = 1;
+    if (threads > 1 && nb > 1 && rows >= 4 * RG_BUCKET_ROWS) {
+        /* the cut: the first bucket at which half the entries are passed */
+        size_t seen = 0;
+        uint32_t b = 0;
+        while (b < nb && seen < rows / 2) seen += bucket_entries(parts, nparts, b++);
+        if (b < nb) {
+            jobs[0].b1 = jobs[1].b0 = b;
+            jobs[1].base = seen;
+            njobs = 2;
+        }
+    }
+    ak_run_parts(jobs, sizeof *jobs, njobs, group_range);
+    for (unsigned t = 0; t < njobs; t++)
+        if (jobs[t].rc < 0) return ak_err_nomem(err);
+    c->n = jobs[0].n;
+    c->star = jobs[0].star_id;
+    if (njobs == 2) {
+        const size_t from = jobs[1].base, n = jobs[1].n;
+        if (ordered) memmove(c->first + c->n, c->first + from, n * sizeof *c->first);
+        memmove(c->size + c->n, c->size + from, n * sizeof *c->size);
+        if (weighted) memmove(c->weight + c->n, c->weight + from, n * sizeof *c->weight);
+        if (keep_hashes) {
+            memmove(c->lo + c->n, c->lo + from, n * sizeof *c->lo);
+            memmove(c->hi + c->n, c->hi + from, n * sizeof *c->hi);
+        }
+        if (jobs[1].star_id != AK_NOT_FOUND) c->star = (uint32_t)(jobs[1].star_id - from + c->n);
+        c->n += n;
+    }
+    return ANONKIT_OK;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    const uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* order[0 .. c->n): the classes by their first rows. Few classes are
+ * sorted; many are placed through an array over the rows (one scattered
+ * write per class, one pass over the rows). */
+static int order_classes(const rg_classes *c, uint64_t rows, uint32_t **order, ak_error *err)
+{
+    uint32_t *o = malloc((c->n ? c->n : 1) * sizeof *o);
+    if (!o) return ak_err_nomem(err);
+    if (c->n <= rows / 64) {
+        uint64_t *key = malloc((c->n ? c->n : 1) * sizeof *key);
+        if (!key) {
+            free(o);
+            return ak_err_nomem(err);
+        }
+        for (size_t k = 0; k < c->n; k++) key[k] = (uint64_t)c->first[k] << 32 | k;
+        qsort(key, c->n, sizeof *key, cmp_u64);
+        for (size_t k = 0; k < c->n; k++) o[k] = (uint32_t)key[k];
+        free(key);
+        *order = o;
+        return ANONKIT_OK;
+    }
+    uint32_t *at = malloc((rows ? (size_t)rows : 1) * sizeof *at);
+    if (!at) {
+        free(o);
+        return ak_err_nomem(err);
+    }
+    memset(at, 0xff, (size_t)rows * sizeof *at);
+    for (size_t k = 0; k < c->n; k++) at[c->first[k]] = (uint32_t)k;
+    size_t n = 0;
+    for (uint64_t r = 0; r < rows; r++)
+        if (at[r] != UINT32_MAX) o[n++] = at[r];
+    free(at);
+    *order = o;
+    return ANONKIT_OK;
+}
+
+/* The line of data row `row` (0-based) of the sample, for a message: read
+ * again, as this is only needed when a check fails. */
+static long line_of_row(const risk_group_params *p, uint64_t row)
+{
+    csv_reader *reader = NULL;
+    ak_error err;
+    ak_err_clear(&err);
+    long line = 0;
+    if (csv_reader_open(&reader, p->path, p->delimiter, &err) < 0) return 0;
+    csv_record rec;
+    for (uint64_t r = 0; r <= row + 1; r++) {
+        if (csv_read(reader, &rec, &err) <= 0) break;
+        if (r == row + 1) line = rec.line;
+    }
+    csv_reader_free(reader);
+    return line;
+}
+
+/* A linear-probing index of the classes by hash, for the population table. */
+static int read_population(risk_groups *g, const risk_group_params *p, const rg_classes *c, const uint32_t *order,
+                           uint64_t *pop, ak_error *err)
 {
     const char *shown = p->population_shown ? p->population_shown : p->population_path;
-    uint32_t *cols = malloc(p->nqi * sizeof *cols);
-    char *key = NULL;
-    size_t key_cap = 0;
+    size_t cap = 16;
+    while (cap < 2 * c->n) cap *= 2;
+    const size_t mask = cap - 1;
+    uint32_t *table = calloc(cap, sizeof *table);
+    uint32_t *cols = malloc((p->nqi ? p->nqi : 1) * sizeof *cols);
+    char *buf = NULL;
+    size_t buf_cap = 0;
     csv_reader *reader = NULL;
     int rc;
-    if (!cols) return ak_err_nomem(err);
+    if (!table || !cols) {
+        rc = ak_err_nomem(err);
+        goto done;
+    }
+    for (size_t k = 0; k < c->n; k++) {
+        size_t s = (size_t)c->lo[k] & mask;
+        while (table[s]) s = (s + 1) & mask;
+        table[s] = (uint32_t)k + 1;
+    }
     uint32_t ncolumns;
     if ((rc = csv_reader_open(&reader, p->population_path, p->delimiter, err)) < 0) goto done;
     if ((rc = open_columns(reader, shown, p, cols, NULL, &ncolumns, err)) < 0) goto done;
@@ -118,10 +704,18 @@ static int read_population(risk_groups *g, const risk_group_params *p, uint64_t 
                             ncolumns, rec.count);
             goto done;
         }
-        size_t len;
-        if ((rc = csv_row_key(&rec, cols, p->nqi, &key, &key_cap, &len, err)) < 0) goto done;
-        const uint32_t id = strmap_find(&g->keys, key, len);
-        if (id != AK_NOT_FOUND) pop[id]++;
+        XXH128_hash_t h;
+        if (key_hash(rec.fields, cols, p->nqi, p->delimiter, consecutive_columns(cols, p->nqi),
+                     csv_reader_saw_quote(reader), &buf, &buf_cap, &h) !=
+            0) {
+            rc = ak_err_nomem(err);
+            goto done;
+        }
+        for (size_t s = (size_t)h.low64 & mask; table[s]; s = (s + 1) & mask)
+            if (c->lo[table[s] - 1] == h.low64 && c->hi[table[s] - 1] == h.high64) {
+                pop[table[s] - 1]++;
+                break;
+            }
         g->population_rows++;
     }
     if (g->population_rows < g->rows) {
@@ -130,60 +724,122 @@ static int read_population(risk_groups *g, const risk_group_params *p, uint64_t 
                         (unsigned long long)g->population_rows, (unsigned long long)g->rows, p->shown);
         goto done;
     }
-    for (uint32_t id = 0; id < g->keys.count; id++)
-        if (pop[id] < g->size[id]) {
-            rc = ak_err_set(err, ANONKIT_E_INPUT, p->shown, g->first_line[id], 0,
+    for (size_t i = 0; i < c->n; i++) {
+        const uint32_t k = order[i];
+        if (pop[k] < c->size[k]) {
+            rc = ak_err_set(err, ANONKIT_E_INPUT, p->shown, line_of_row(p, c->first[k]), 0,
                             "this row's class has %llu rows in the sample but only %llu in the population %s: "
                             "the population must hold the sample",
-                            (unsigned long long)g->size[id], (unsigned long long)pop[id], shown);
+                            (unsigned long long)c->size[k], (unsigned long long)pop[k], shown);
             goto done;
         }
+    }
     rc = ANONKIT_OK;
 done:
     csv_reader_free(reader);
+    free(table);
     free(cols);
-    free(key);
+    free(buf);
     return rc;
 }
 
-/* Leaves out the suppressed rows' class and lays the classes out compactly. */
-static int compact(risk_groups *g, const risk_group_params *p, const uint64_t *pop, ak_error *err)
+/* Leaves out the suppressed rows' class and lays the classes out compactly,
+ * in the order of their first rows (order; NULL: as grouped). */
+static int compact(risk_groups *g, const risk_group_params *p, rg_classes *c, const uint32_t *order,
+                   const uint64_t *pop, ak_error *err)
 {
     uint32_t star = AK_NOT_FOUND;
-    if (p->published && p->suppression > 0) {
-        star = star_key(g, p->nqi);
-        if (star != AK_NOT_FOUND && g->size[star] > model_suppression_limit(p->suppression, g->rows))
-            star = AK_NOT_FOUND;
+    if (p->published && p->suppression > 0 && c->star != AK_NOT_FOUND &&
+        c->size[c->star] <= model_suppression_limit(p->suppression, g->rows))
+        star = c->star;
+    const size_t n = c->n;
+    if (!order && !pop && !c->weight) {
+        /* in any order: the sizes as they are, the suppressed rows' class replaced by the last */
+        g->class_size = c->size;
+        c->size = NULL;
+        g->nclasses = n;
+        if (star != AK_NOT_FOUND) {
+            g->suppressed = g->class_size[star];
+            g->class_size[star] = g->class_size[--g->nclasses];
+        }
+        return ANONKIT_OK;
     }
-    const size_t n = g->keys.count;
     g->class_size = malloc((n ? n : 1) * sizeof *g->class_size);
     if (!g->class_size) return ak_err_nomem(err);
     if (pop && !(g->class_population = malloc((n ? n : 1) * sizeof *g->class_population))) return ak_err_nomem(err);
-    if (g->weight && !(g->class_weight = malloc((n ? n : 1) * sizeof *g->class_weight))) return ak_err_nomem(err);
-    for (uint32_t id = 0; id < n; id++) {
-        if (id == star) {
-            g->suppressed = g->size[id];
+    if (c->weight && !(g->class_weight = malloc((n ? n : 1) * sizeof *g->class_weight))) return ak_err_nomem(err);
+    for (size_t i = 0; i < n; i++) {
+        const uint32_t k = order ? order[i] : (uint32_t)i;
+        if (k == star) {
+            g->suppressed = c->size[k];
             continue;
         }
-        g->class_size[g->nclasses] = g->size[id];
-        if (pop) g->class_population[g->nclasses] = pop[id];
-        if (g->weight) g->class_weight[g->nclasses] = g->weight[id];
+        g->class_size[g->nclasses] = c->size[k];
+        if (pop) g->class_population[g->nclasses] = pop[k];
+        if (c->weight) g->class_weight[g->nclasses] = c->weight[k];
         g->nclasses++;
     }
     return ANONKIT_OK;
 }
 
+/* Buckets for about `rows` rows: some RG_BUCKET_ROWS each, at most 1 << RG_MAX_BITS. */
+static unsigned bucket_bits(uint64_t rows)
+{
+    unsigned bits = 0;
+    while (bits < RG_MAX_BITS && ((uint64_t)RG_BUCKET_ROWS << bits) < rows) bits++;
+    return bits;
+}
+
+/* Reads the data rows in two pieces on two threads when the file is large
+ * and can be cut; *done tells whether that worked (else the caller reads
+ * sequentially, which also gives the exact error). */
+static int read_parallel(rg_part *parts, const risk_group_params *p, uint64_t data_start, int *done, ak_error *err)
+{
+    *done = 0;
+    struct stat st;
+    if (stat(p->path, &st) != 0 || (uint64_t)st.st_size < data_start + RG_PARALLEL_MIN_BYTES) return ANONKIT_OK;
+    const uint64_t size = (uint64_t)st.st_size, split = csv_find_split(p->path, data_start, size);
+    if (!split || split >= size) return ANONKIT_OK;
+    const unsigned bits = bucket_bits(csv_estimate_lines(p->path, data_start, size - data_start));
+    for (unsigned i = 0; i < 2; i++) {
+        parts[i].offset = i ? split : data_start;
+        parts[i].length = i ? size - split : split - data_start;
+        parts[i].bits = bits;
+    }
+    parts[1].no_front = p->weight != NULL;
+    ak_run_parts(parts, sizeof *parts, 2, part_run);
+    if (parts[0].rc == ANONKIT_E_NOMEM || parts[1].rc == ANONKIT_E_NOMEM) return ak_err_nomem(err);
+    *done = parts[0].rc == ANONKIT_OK && parts[1].rc == ANONKIT_OK && !parts[0].quoted && !parts[1].quoted &&
+            parts[0].lines == (long)parts[0].rows;
+    return ANONKIT_OK;
+}
+
+/* The hash of the all-"*" key, the suppressed rows of a published file. */
+static int star_hash(size_t nqi, char delimiter, XXH128_hash_t *h, ak_error *err)
+{
+    static const char star[CSV_FIELD_READABLE] = "*";
+    csv_field *f = malloc((nqi ? nqi : 1) * sizeof *f);
+    char *buf = NULL;
+    size_t cap = 0;
+    for (size_t q = 0; f && q < nqi; q++) f[q] = (csv_field){star, 1};
+    const int rc = f ? key_hash(f, NULL, nqi, delimiter, 0, 1, &buf, &cap, h) : -1;
+    free(f);
+    free(buf);
+    return rc == 0 ? ANONKIT_OK : ak_err_nomem(err);
+}
+
 int risk_groups_read(risk_groups *g, const risk_group_params *p, ak_error *err)
 {
     memset(g, 0, sizeof *g);
-    /* grown as classes appear: a table sized for the rows would scatter a few classes over
-     * more memory than the caches hold */
-    if (strmap_init(&g->keys, 4096) != 0) return ak_err_nomem(err);
     uint32_t *cols = malloc((p->nqi ? p->nqi : 1) * sizeof *cols);
     strmap *values = p->keep_codes ? calloc(p->nqi, sizeof *values) : NULL;
     uint64_t *pop = NULL;
-    char *key = NULL;
-    size_t key_cap = 0, cap = 0;
+    uint32_t *order = NULL;
+    rg_classes classes;
+    memset(&classes, 0, sizeof classes);
+    rg_part parts[2];
+    memset(parts, 0, sizeof parts);
+    unsigned nparts = 0;
     csv_reader *reader = NULL;
     int rc = ANONKIT_OK;
     if (!cols || (p->keep_codes && !values)) {
@@ -195,60 +851,67 @@ int risk_groups_read(risk_groups *g, const risk_group_params *p, ak_error *err)
             rc = ak_err_nomem(err);
             goto done;
         }
+    XXH128_hash_t star;
+    if ((rc = star_hash(p->nqi, p->delimiter, &star, err)) < 0) goto done;
     uint32_t ncolumns;
     int weight_col;
     if ((rc = csv_reader_open(&reader, p->path, p->delimiter, err)) < 0) goto done;
     if ((rc = open_columns(reader, p->shown, p, cols, &weight_col, &ncolumns, err)) < 0) goto done;
-    for (;;) {
-        csv_record rec;
-        if ((rc = csv_read(reader, &rec, err)) < 0) goto done;
-        if (rc == 0) break;
-        if (rec.count != ncolumns) {
-            rc = ak_err_set(err, ANONKIT_E_INPUT, p->shown, rec.line, 0, "expected %u fields as in the header, found %u",
-                            ncolumns, rec.count);
-            goto done;
+    for (unsigned i = 0; i < 2; i++) part_init(&parts[i], p, cols, ncolumns, weight_col);
+    int parallel = 0;
+    if (!values && p->threads > 1) {
+        if ((rc = read_parallel(parts, p, csv_reader_offset(reader), &parallel, err)) < 0) goto done;
+        if (parallel) nparts = 2;
+        for (unsigned i = 0; !parallel && i < 2; i++) {
+            csv_reader_free(parts[i].reader);
+            part_free(&parts[i]);
+            part_init(&parts[i], p, cols, ncolumns, weight_col);
         }
-        double w = 0;
-        if (weight_col >= 0) {
-            const csv_field *f = &rec.fields[weight_col];
-            if (ak_num_parse(f->data, f->len, &w) != 0 || !(w > 0)) {
-                rc = ak_err_set(err, ANONKIT_E_INPUT, p->shown, rec.line, weight_col + 1,
-                                "the weight '%s' of column '%s' is not a positive number", AK_SHOW(f->data, f->len),
-                                p->weight);
-                goto done;
-            }
-        }
-        size_t len;
-        if ((rc = csv_row_key(&rec, cols, p->nqi, &key, &key_cap, &len, err)) < 0) goto done;
-        uint32_t id;
-        int inserted;
-        if (strmap_intern(&g->keys, key, len, &id, &inserted) != 0) {
-            rc = ak_err_nomem(err);
-            goto done;
-        }
-        if (inserted) {
-            if ((rc = grow(g, id, &cap, weight_col >= 0, err)) < 0) goto done;
-            g->size[id] = 0;
-            g->first_line[id] = rec.line;
-            if (weight_col >= 0) g->weight[id] = 0;
-        }
-        g->size[id]++;
-        if (weight_col >= 0) g->weight[id] += w;
-        if (values && (rc = keep_codes(g, values, &rec, cols, p->nqi, err)) < 0) goto done;
-        g->rows++;
     }
+    if (!parallel) {
+        struct stat st;
+        const uint64_t size = stat(p->path, &st) == 0 ? (uint64_t)st.st_size : 0;
+        parts[0].reader = reader;
+        reader = NULL;
+        parts[0].bits = bucket_bits(size ? csv_estimate_lines(p->path, 0, size) : 0);
+        parts[0].g = g;
+        parts[0].values = values;
+        nparts = 1;
+        rc = part_read(&parts[0]);
+        if (rc < 0) {
+            *err = parts[0].err;
+            goto done;
+        }
+    }
+    g->rows = 0; /* (keep_codes counted it) */
+    for (unsigned i = 0; i < nparts; i++) g->rows += parts[i].rows;
+    const int ordered = !p->any_order || p->weight || p->population_path;
+    if ((rc = group_buckets(parts, nparts, g->rows, p->threads, ordered, weight_col >= 0, p->population_path != NULL,
+                            star, &classes, err)) < 0)
+        goto done;
+    for (unsigned i = 0; i < 2; i++) {
+        csv_reader_free(parts[i].reader);
+        parts[i].reader = NULL;
+        part_free(&parts[i]);
+    }
+    if (ordered && (rc = order_classes(&classes, g->rows, &order, err)) < 0) goto done;
     if (p->population_path) {
-        if (!(pop = calloc(g->keys.count ? g->keys.count : 1, sizeof *pop))) {
+        if (!(pop = calloc(classes.n ? classes.n : 1, sizeof *pop))) {
             rc = ak_err_nomem(err);
             goto done;
         }
-        if ((rc = read_population(g, p, pop, err)) < 0) goto done;
+        if ((rc = read_population(g, p, &classes, order, pop, err)) < 0) goto done;
     }
-    rc = compact(g, p, pop, err);
+    rc = compact(g, p, &classes, order, pop, err);
 done:
     csv_reader_free(reader);
+    for (unsigned i = 0; i < 2; i++) {
+        csv_reader_free(parts[i].reader);
+        part_free(&parts[i]);
+    }
+    classes_free(&classes);
+    free(order);
     free(cols);
-    free(key);
     free(pop);
     for (size_t q = 0; values && q < p->nqi; q++) strmap_free(&values[q]);
     free(values);

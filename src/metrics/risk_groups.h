@@ -26,15 +26,16 @@ typedef struct risk_group_params {
     int keep_codes;                /* keep every row's QI codes (SUDA2) */
     const char *population_path;   /* a population table with the same QIs, or NULL */
     const char *population_shown;
+    unsigned threads;              /* more than 1: a large file may be read in two pieces at once */
+    int any_order;                 /* the classes may come in any order: the measures made of them add up
+                                      no figure that depends on it (no population size; a weight column or
+                                      a population table makes them come in order all the same) */
 } risk_group_params;
 
 typedef struct risk_groups {
-    strmap keys;               /* class key: the QI texts, length-prefixed */
-    uint64_t *size;            /* per key: rows */
-    double *weight;            /* per key: sum of weights (with a weight column) */
-    long *first_line;          /* per key: line of its first row */
     uint64_t rows, suppressed;
-    /* the classes measured (the suppressed rows left out), compacted */
+    /* the classes measured (the suppressed rows left out), in the order of
+     * their first rows (unless any_order) */
     size_t nclasses;
     uint64_t *class_size, *class_population;
     double *class_weight;

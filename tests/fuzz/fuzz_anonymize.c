@@ -60,8 +60,9 @@ static void a_text_of(const uint8_t *data, const uint8_t *r, char *text, size_t 
     else snprintf(text, size, "%ue-1", v);
 }
 
-/* Whether the published text of a numeric QI — a value, or "lo-hi" where
- * either may be negative or in e-notation — covers v. */
+/* Whether the published text of a numeric QI — a value, or "lo-hi" (or
+ * "lo - hi", the form used when a bound is negative) where either may be
+ * negative or in e-notation — covers v. */
 static int covers_number(const char *text, size_t len, double v)
 {
     char buf[128];
@@ -76,9 +77,11 @@ static int covers_number(const char *text, size_t len, double v)
         if (buf[k] != '-') continue;
         buf[k] = 0;
         const double lo = strtod(buf, &end);
-        const int lo_ok = *end == 0 && end != buf;
-        const double hi = strtod(buf + k + 1, &end);
-        const int hi_ok = *end == 0 && end != buf + k + 1;
+        const int lo_ok = end != buf && (*end == 0 || !strcmp(end, " "));
+        const char *h = buf + k + 1;
+        if (*h == ' ') h++;
+        const double hi = strtod(h, &end);
+        const int hi_ok = *end == 0 && end != h && *h != ' ';
         buf[k] = '-';
         if (lo_ok && hi_ok && lo <= v && v <= hi) return 1;
     }
