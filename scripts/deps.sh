@@ -12,6 +12,9 @@ packages+=(libssl-dev chromium)
 if [ "${1:-}" = fuzz ]; then packages+=(clang-14 libclang-rt-14-dev); fi
 # anonkit-mpi (docs/distributed.md) and its test: Open MPI, not MPICH (which spins when ranks outnumber cores)
 packages+=(openmpi-bin libopenmpi-dev)
+# the Python package (python/, docs/python.md) and its tests: cffi, numpy, pandas, pytest; pip and
+# setuptools install it offline (pip install --no-build-isolation ./python)
+packages+=(python3-cffi python3-numpy python3-pandas python3-pytest python3-pip python3-setuptools)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

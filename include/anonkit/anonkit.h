@@ -313,6 +313,96 @@ ANONKIT_API int anonkit_recode(anonkit_job *job, anonkit_result **out_result /* 
  * per level; rows_read the data rows read. */
 ANONKIT_API int anonkit_hierarchy(anonkit_job *job, anonkit_result **out_result /* OUT */);
 
+/* ---- Tables in memory (docs/python.md) ----
+ *
+ * An anonkit_table holds a table column by column: numbers as double or
+ * int64 arrays, text as Arrow's layout (rows + 1 int64 offsets into one byte
+ * buffer, UTF-8, value i being bytes[offsets[i] .. offsets[i+1])), each column
+ * with an optional missing mask of one byte per row (non-zero: missing;
+ * NULL: none missing; a NaN double is missing too). An empty text that is
+ * not missing reads back as missing, as an empty CSV cell does.
+ *
+ * Lifetime: every array given to the library is only read during the call
+ * that takes it and copied; nothing keeps a pointer to it. A job reads a
+ * table given to it during that call too (anonkit_job_set_input_table makes
+ * the job's private copy at once), so the table may be freed or changed
+ * right after. The arrays a getter returns belong to the table and live
+ * until anonkit_table_free. Inside the library, a table given to a job is
+ * copied once into a private unnamed CSV spool, as a PostgreSQL or SQLite
+ * source is, and a published table is parsed from the writer's CSV output:
+ * the one pipeline, loader and writer stay those of the file path. */
+
+typedef struct anonkit_table anonkit_table;
+
+/* The kinds of column (anonkit_table_column_kind). */
+enum { ANONKIT_COLUMN_DOUBLE = 1, ANONKIT_COLUMN_INT64 = 2, ANONKIT_COLUMN_TEXT = 3 };
+
+/* An empty table (no columns, no rows); NULL when out of memory. */
+ANONKIT_API anonkit_table *anonkit_table_create(void);
+ANONKIT_API void anonkit_table_free(anonkit_table *table);
+/* The message of the last failure of a call on this table. */
+ANONKIT_API const char *anonkit_table_errmsg(const anonkit_table *table);
+
+/* Adds a column of n rows (every column of a table has the same number of
+ * rows; names are distinct). values, offsets, bytes and missing are copied
+ * during the call. offsets of a text column has n + 1 entries and may start
+ * past 0 (a slice). Returns ANONKIT_OK or a negative status (message in
+ * anonkit_table_errmsg). */
+ANONKIT_API int anonkit_table_add_double(anonkit_table *table, const char *name, const double *values,
+                                         const uint8_t *missing, uint64_t n);
+ANONKIT_API int anonkit_table_add_int64(anonkit_table *table, const char *name, const int64_t *values,
+                                        const uint8_t *missing, uint64_t n);
+ANONKIT_API int anonkit_table_add_text(anonkit_table *table, const char *name, const int64_t *offsets,
+                                       const char *bytes, const uint8_t *missing, uint64_t n);
+
+/* Row by row: add the columns with n = 0 first, then append rows of `count`
+ * fields (one per column); field NULL is missing; lengths NULL means every
+ * field is NUL-terminated. A field of a numeric column is parsed as a number. */
+ANONKIT_API int anonkit_table_append_row(anonkit_table *table, const char *const *fields, const size_t *lengths,
+                                         uint32_t count);
+
+/* Reading a table, column by column. Out-of-range columns give 0 or NULL. */
+ANONKIT_API uint32_t anonkit_table_columns(const anonkit_table *table);
+ANONKIT_API uint64_t anonkit_table_rows(const anonkit_table *table);
+ANONKIT_API const char *anonkit_table_column_name(const anonkit_table *table, uint32_t column);
+ANONKIT_API int anonkit_table_column_kind(const anonkit_table *table, uint32_t column); /* ANONKIT_COLUMN_* */
+/* The values (rows of them) of a double or int64 column; NULL for another kind. */
+ANONKIT_API const double *anonkit_table_column_double(const anonkit_table *table, uint32_t column);
+ANONKIT_API const int64_t *anonkit_table_column_int64(const anonkit_table *table, uint32_t column);
+/* A text column's offsets (rows + 1, starting at 0) and bytes; ANONKIT_E_USAGE for another kind. */
+ANONKIT_API int anonkit_table_column_text(const anonkit_table *table, uint32_t column,
+                                          const int64_t **offsets /* OUT */, const char **bytes /* OUT */);
+/* The missing mask (one byte per row), or NULL when no value of the column is missing. */
+ANONKIT_API const uint8_t *anonkit_table_column_missing(const anonkit_table *table, uint32_t column);
+
+/* The job's input (instead of ANONKIT_OPT_INPUT) is `table`, written during
+ * this call into a private unnamed copy that the job keeps until it is freed
+ * (set the delimiter, if any, before). Messages name it "the input table". */
+ANONKIT_API int anonkit_job_set_input_table(anonkit_job *job, const anonkit_table *table);
+/* The hierarchy of `column` (as ANONKIT_OPT_HIERARCHY) is `table`: one row
+ * per value, its column 0 the value and the others its generalizations, most
+ * general last (the rows of an ARX hierarchy file, no header). */
+ANONKIT_API int anonkit_job_set_hierarchy_table(anonkit_job *job, const char *column, const anonkit_table *table);
+/* Appends an earlier release (as ANONKIT_OPT_PREVIOUS) given as a table. */
+ANONKIT_API int anonkit_job_add_previous_table(anonkit_job *job, const anonkit_table *table);
+/* anonkit_anonymize, anonkit_recode and anonkit_sequential publish into a new
+ * table returned by anonkit_result_table instead of the output file. Its
+ * columns are those of the published file: a column whose every present
+ * value is a plain integer is int64, else one whose every present value is a
+ * number written as its shortest text is double, else text — every value's
+ * text is the published file's. */
+ANONKIT_API int anonkit_job_set_output_table(anonkit_job *job);
+/* anonkit_check and anonkit_metrics on tables instead of files. */
+ANONKIT_API int anonkit_check_table(anonkit_job *job, const anonkit_table *published,
+                                    anonkit_result **out_result /* OUT */);
+ANONKIT_API int anonkit_metrics_table(anonkit_job *job, const anonkit_table *original,
+                                      const anonkit_table *published, anonkit_result **out_result /* OUT */);
+/* The published table of a run with anonkit_job_set_output_table (owned by
+ * the result, NULL for any other run). */
+ANONKIT_API const anonkit_table *anonkit_result_table(const anonkit_result *result);
+/* Takes the published table out of the result: it is then the caller's (anonkit_table_free). */
+ANONKIT_API anonkit_table *anonkit_result_take_table(anonkit_result *result);
+
 #ifdef __cplusplus
 }
 #endif

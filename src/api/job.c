@@ -12,6 +12,7 @@
 
 #include "api/algorithm.h"
 #include "api/options.h"
+#include "api/tables.h"
 #include "io/source.h"
 
 
@@ -66,6 +67,7 @@ anonkit_job *anonkit_job_create(void)
 void anonkit_job_free(anonkit_job *job)
 {
     if (!job) return;
+    job_tables_free(job);
     free(job->input);
     free(job->output);
     free(job->report);
@@ -133,6 +135,7 @@ const char *anonkit_errmsg(const anonkit_job *job)
 int job_fail(anonkit_job *job)
 {
     ak_err_format(&job->err, job->errmsg, sizeof job->errmsg);
+    job_tables_name_spools(job); /* a table's private CSV copy is named as the table */
     return job->err.code ? job->err.code : ANONKIT_E_INTERNAL;
 }
 

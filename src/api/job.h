@@ -107,6 +107,7 @@ struct anonkit_job {
     strlist missing;       /* --missing: tokens that stand for a missing value besides the empty cell */
     int interval_format;   /* --interval-format: ak_interval_style */
     hier_job_options hbuild; /* anonkit hierarchy */
+    struct job_tables *tables; /* tables in memory (api/tables.h); NULL until the table API is used */
 };
 
 /* Knobs that are not options: only tests turn them, to reach code paths that

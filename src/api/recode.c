@@ -8,6 +8,7 @@
 #include "api/locale.h"
 #include "api/paths.h"
 #include "api/result.h"
+#include "api/tables.h"
 #include "api/sources.h"
 #include "publish/rules.h"
 #include "io/csv.h"
@@ -78,7 +79,10 @@ int anonkit_recode(anonkit_job *job, anonkit_result **out_result)
     ak_c_numeric scope;
     ak_c_numeric_enter(&scope);
     anonkit_result *result = NULL;
+    job_tables_reset_output(job);
     const int rc = recode(job, &result);
+    if (rc == ANONKIT_OK) job_tables_hand_output(job, result); /* a table output (api/tables.h) */
+    else job_tables_reset_output(job);
     result_hand_over(result, out_result);
     ak_c_numeric_leave(&scope);
     return rc;

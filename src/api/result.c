@@ -5,6 +5,8 @@
 
 #include <stdlib.h>
 
+#include "io/memtable.h"
+
 anonkit_result *result_new(void)
 {
     return calloc(1, sizeof(anonkit_result));
@@ -15,6 +17,7 @@ void anonkit_result_free(anonkit_result *r)
     if (!r) return;
     free(r->summary);
     free(r->json);
+    anonkit_table_free(r->table);
     free(r);
 }
 

@@ -12,6 +12,7 @@ struct anonkit_result {
     uint64_t rows_read, published, suppressed, classes, outside;
     char *summary; /* malloc'd; NULL when the verb has none */
     char *json;    /* malloc'd; NULL when the verb has none */
+    anonkit_table *table; /* the published table of a run with a table output (api/tables.h); NULL otherwise */
 };
 
 /* A zeroed result; NULL when out of memory. */

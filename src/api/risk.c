@@ -326,7 +326,7 @@ static int risk_run(anonkit_job *job, anonkit_result **out_result)
     const size_t summary_size = 16384;
     int rc = ANONKIT_OK;
     if (job->risk.json && (rc = outfile_open(&jf, job->risk.json, err)) < 0) goto done;
-    const source_options so = {job->delimiter, job->query, job->use_codes, 0, job->tmpdir};
+    const source_options so = {job->delimiter, job->query, job->use_codes, 0, job->tmpdir, NULL};
     if ((rc = source_input_open(&input, job->input, &so, 1, err)) < 0) goto done;
     const char *path = input.path, *shown = input.shown;
     const risk_group_params gp = {path, shown, job->delimiter, (const char *const *)job->qi.items, job->qi.count,

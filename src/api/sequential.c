@@ -17,6 +17,7 @@
 #include "api/locale.h"
 #include "api/paths.h"
 #include "api/result.h"
+#include "api/tables.h"
 #include "api/sources.h"
 #include "common/clock.h"
 #include "common/rng.h"
@@ -276,7 +277,10 @@ int anonkit_sequential(anonkit_job *job, anonkit_result **out_result)
     ak_c_numeric scope;
     ak_c_numeric_enter(&scope);
     anonkit_result *result = NULL;
+    job_tables_reset_output(job);
     const int rc = sequential(job, &result);
+    if (rc == ANONKIT_OK) job_tables_hand_output(job, result); /* a table output (api/tables.h) */
+    else job_tables_reset_output(job);
     result_hand_over(result, out_result);
     ak_c_numeric_leave(&scope);
     return rc;

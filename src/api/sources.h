@@ -7,13 +7,15 @@
 #include <stdlib.h>
 
 #include "api/job.h"
+#include "api/tables.h"
 #include "io/source.h"
 
 /* The source options of job: its delimiter, --query, --use-codes, --replace, --tmpdir. */
 static inline source_options job_source_options(const anonkit_job *job)
 {
     const source_options o = {.delimiter = job->delimiter ? job->delimiter : ',', .query = job->query,
-                              .use_codes = job->use_codes, .replace = job->replace, .tmpdir = job->tmpdir};
+                              .use_codes = job->use_codes, .replace = job->replace, .tmpdir = job->tmpdir,
+                              .table_out = job->tables ? &job->tables->output : NULL};
     return o;
 }
 

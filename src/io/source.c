@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "io/csv.h"
+#include "io/memtable.h"
 
 /* Whether name ends with the extension ext (with its dot), ignoring case. */
 static int ends_with(const char *name, const char *ext)
@@ -27,6 +28,7 @@ source_kind source_kind_of(const char *name)
     if (!name) return SOURCE_CSV;
     if (!strncmp(name, "postgresql://", 13) || !strncmp(name, "postgres://", 11)) return SOURCE_POSTGRES;
     if (!strncmp(name, "sqlite:", 7)) return SOURCE_SQLITE;
+    if (!strcmp(name, "table:")) return SOURCE_TABLE;
     static const char *const exts[] = {".sav", ".zsav", ".por", ".dta", ".sas7bdat", ".xpt"};
     for (size_t i = 0; i < sizeof exts / sizeof *exts; i++)
         if (ends_with(name, exts[i])) return SOURCE_READSTAT;
@@ -154,6 +156,8 @@ int source_open(source **out, const char *name, const source_options *o, ak_erro
     case SOURCE_POSTGRES: return source_open_pg(out, name, o, err);
     case SOURCE_SQLITE: return source_open_sqlite(out, name, o, err);
     case SOURCE_READSTAT: return source_open_readstat(out, name, o, err);
+    case SOURCE_TABLE:
+        return ak_err_set(err, ANONKIT_E_USAGE, name, 0, 0, "a table in memory is given with anonkit_job_set_input_table");
     case SOURCE_CSV: break;
     }
     return source_open_csv(out, name, o, err);
@@ -300,6 +304,7 @@ int sink_open(sink **out, const char *name, const source_options *o, ak_error *e
     case SOURCE_POSTGRES: return sink_open_pg(out, name, o, err);
     case SOURCE_SQLITE: return sink_open_sqlite(out, name, o, err);
     case SOURCE_READSTAT: return sink_open_readstat(out, name, o, err);
+    case SOURCE_TABLE: return sink_open_table(out, name, o, err);
     case SOURCE_CSV: break;
     }
     return ak_err_set(err, ANONKIT_E_INTERNAL, name, 0, 0, "not a sink");

@@ -53,7 +53,8 @@ typedef enum source_kind {
     SOURCE_CSV = 0,      /* a CSV file or "-" */
     SOURCE_POSTGRES = 1, /* postgresql://... or postgres://... */
     SOURCE_SQLITE = 2,   /* sqlite:PATH?table=NAME */
-    SOURCE_READSTAT = 3  /* .sav .zsav .por .dta .sas7bdat .xpt */
+    SOURCE_READSTAT = 3, /* .sav .zsav .por .dta .sas7bdat .xpt */
+    SOURCE_TABLE = 4     /* "table:": a table in memory, an output of the library only (io/memtable.h) */
 } source_kind;
 
 /* The settings a source or sink takes from the job. */
@@ -63,6 +64,7 @@ typedef struct source_options {
     int use_codes;      /* --use-codes: value codes instead of value labels (ReadStat) */
     int replace;        /* --replace: a sink may replace an existing table */
     const char *tmpdir; /* where spools go; NULL: $TMPDIR, else /tmp */
+    struct anonkit_table **table_out; /* the "table:" sink hands its table here at commit (io/memtable.h) */
 } source_options;
 
 /* One value label of a labelled variable. */

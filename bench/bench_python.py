@@ -1,0 +1,77 @@
+"""The Python package against the command line (bench/bench_python.sh):
+DataFrame in -> DataFrame out through anonkit.anonymize, against
+`anonkit anonymize` on the same CSV, in the same run; the Python path's
+conversions timed apart (frame -> anonkit_table, the table's private CSV
+spool, the published table -> frame). Prints a table; never fails on time.
+
+usage: bench_python.py ANONKIT_CLI ADULT_DIR GENERATED_CSV [REPEAT]
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+import pandas as pd
+
+import anonkit
+from anonkit._convert import from_ctable, to_ctable
+from anonkit._lib import lib
+
+
+def best(fn, repeat):
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        result = fn()
+        times.append(time.perf_counter() - t0)
+    return min(times), result
+
+
+def case(name, cli, csv, sep, cli_args, py_kwargs, df, repeat, tmp):
+    out = os.path.join(tmp, name + ".csv")
+    t_cli, _ = best(lambda: subprocess.run([cli, "anonymize", csv, "-o", out] + cli_args, check=True,
+                                           capture_output=True), repeat)
+    t_py, (frame, report) = best(lambda: anonkit.anonymize(df, **py_kwargs), repeat)
+    t_in, table = best(lambda: to_ctable(df), repeat)
+    job = lib.anonkit_job_create()
+    t_spool, _ = best(lambda: lib.anonkit_job_set_input_table(job, table.ptr), repeat)
+    lib.anonkit_job_free(job)
+    table.close()
+    pub = to_ctable(frame)  # the published frame as a table, to time its way back
+    t_out, _ = best(lambda: from_ctable(pub.ptr, like=df), repeat)
+    pub.close()
+    cli_rows = sum(1 for _ in open(out)) - 1
+    assert cli_rows == len(frame), (cli_rows, len(frame))
+    print(f"{name:<22} {len(df):>9} {t_cli:>8.3f} {t_py:>9.3f} {t_py / t_cli:>6.2f}x {t_in:>9.3f} {t_spool:>9.3f} "
+          f"{t_out:>9.3f}")
+    return t_cli, t_py
+
+
+def main():
+    cli, adult, generated = sys.argv[1], sys.argv[2], sys.argv[3]
+    repeat = int(sys.argv[4]) if len(sys.argv) > 4 else 3
+    tmp = tempfile.mkdtemp(prefix="anonkit-bench-python.")
+    print(f"{'case':<22} {'rows':>9} {'cli s':>8} {'python s':>9} {'ratio':>7} {'frame->t':>9} {'t->spool':>9} "
+          f"{'t->frame':>9}")
+    settings = json.load(open(os.path.join(adult, "job.json")))
+    df = pd.read_csv(os.path.join(adult, settings["input"]), sep=";")
+    hier = {c: pd.read_csv(os.path.join(adult, p), sep=";", header=None, dtype=str)
+            for c, p in settings["hierarchy"].items()}
+    case("adult mondrian k10 l3", cli, os.path.join(adult, settings["input"]), ";",
+         ["--job", os.path.join(adult, "job.json"), "--threads", "2"],
+         dict(qi=settings["qi"], numeric=settings["numeric"], sensitive=settings["sensitive"], k=10, l=3,
+              hierarchy=hier, seed=1, threads=2), df, repeat, tmp)
+    g = pd.read_csv(generated)
+    qis = ["age", "salary", "commission", "elevel", "car", "zipcode", "hvalue", "hyears"]
+    case("generated mondrian k10", cli, generated, ",",
+         ["--qi", ",".join(qis), "--k", "10", "--seed", "1", "--threads", "2"],
+         dict(qi=qis, k=10, seed=1, threads=2), g, repeat, tmp)
+    print(f"(cli s: `anonkit anonymize` on the CSV, process wall time; python s: anonkit.anonymize(df) -> df, "
+          f"conversions included, best of {repeat}; frame->t, t->spool, t->frame: the conversions alone, "
+          f"included in python s)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,215 @@
+"""Tables between pandas (or dicts of lists) and anonkit_table.
+
+Into the library: int, uint and bool columns go as int64, float columns as
+double (NaN is missing), pandas' nullable integers (Int8..Int64, UInt*) and
+Float32/64 as their values plus their mask; these buffers are handed to the
+library as they are (ffi.from_buffer, no copy in Python; an int32 column is
+widened once). Text (object, string, category and anything else) is joined
+into one UTF-8 buffer with int64 offsets (Arrow's layout). The library copies
+what it is given during the call (include/anonkit/anonkit.h).
+
+Out of the library: each column is read in the kind the library gives
+(int64, double, text) and, when the input had a column of that name, turned
+back into the input's dtype where the values allow it (a generalized "30-39"
+stays text).
+"""
+from __future__ import annotations
+
+from typing import Any, Dict, List, Mapping, Optional, Tuple, Union
+
+import numpy as np
+import pandas as pd
+
+from ._lib import ffi, lib
+from .errors import error_for
+
+TableLike = Union[pd.DataFrame, Mapping[str, Any]]
+
+
+def _shortest(v: float) -> str:
+    """The text the library writes for a double: the first of %.15g, %.16g,
+    %.17g that reads back exactly."""
+    for p in (15, 16, 17):
+        s = "%.*g" % (p, v)
+        if float(s) == v:
+            return s
+    return repr(v)
+
+
+class CTable:
+    """An owned anonkit_table (freed when garbage collected or by close())."""
+
+    def __init__(self, ptr: Any = None) -> None:
+        self.ptr = ptr if ptr is not None else lib.anonkit_table_create()
+        if self.ptr == ffi.NULL:
+            raise MemoryError("anonkit_table_create")
+
+    def close(self) -> None:
+        if self.ptr is not None:
+            lib.anonkit_table_free(self.ptr)
+            self.ptr = None
+
+    def __del__(self) -> None:
+        self.close()
+
+    def _check(self, rc: int) -> None:
+        if rc != 0:
+            raise error_for(rc, ffi.string(lib.anonkit_table_errmsg(self.ptr)).decode("utf-8", "replace"))
+
+
+def _mask_ptr(mask: Optional[np.ndarray]) -> Any:
+    if mask is None or not mask.any():
+        return ffi.NULL
+    return ffi.from_buffer("uint8_t[]", np.ascontiguousarray(mask).view(np.uint8))
+
+
+def _text_buffers(values: np.ndarray, mask: np.ndarray) -> Tuple[np.ndarray, bytes]:
+    """Offsets (n + 1, int64) and the UTF-8 bytes of the strings of an object array."""
+    strs = [("" if m else (v if isinstance(v, str) else str(v))) for v, m in zip(values.tolist(), mask.tolist())]
+    joined = "".join(strs)
+    data = joined.encode("utf-8")
+    n = len(strs)
+    if len(data) == len(joined):  # ASCII: characters are bytes
+        lens = np.fromiter(map(len, strs), dtype=np.int64, count=n)
+    else:
+        lens = np.fromiter((len(s.encode("utf-8")) for s in strs), dtype=np.int64, count=n)
+    offsets = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(lens, out=offsets[1:])
+    return offsets, data
+
+
+def _columns_of(data: TableLike) -> List[Tuple[str, Any]]:
+    if isinstance(data, pd.DataFrame):
+        return [(str(name), data[name]) for name in data.columns]
+    if isinstance(data, Mapping):
+        return [(str(name), pd.Series(values)) for name, values in data.items()]
+    raise TypeError(f"a table is a pandas DataFrame or a dict of lists, not {type(data).__name__}")
+
+
+def to_ctable(data: TableLike) -> CTable:
+    """An anonkit_table with the columns of a DataFrame or a dict of lists."""
+    t = CTable()
+    for name, s in _columns_of(data):
+        add_series(t, name, s)
+    return t
+
+
+def add_series(t: CTable, name: str, s: pd.Series) -> None:
+    """Adds one column (see the module's text for the kinds)."""
+    cname = name.encode("utf-8")
+    n = len(s)
+    dtype = s.dtype
+    if isinstance(dtype, pd.api.extensions.ExtensionDtype) and not isinstance(dtype, np.dtype):
+        arr = s.array
+        if isinstance(dtype, (pd.Int8Dtype, pd.Int16Dtype, pd.Int32Dtype, pd.Int64Dtype, pd.UInt8Dtype,
+                              pd.UInt16Dtype, pd.UInt32Dtype, pd.UInt64Dtype)):
+            values = np.ascontiguousarray(arr._data, dtype=np.int64)
+            mask = np.asarray(arr._mask)
+            t._check(lib.anonkit_table_add_int64(t.ptr, cname, ffi.from_buffer("int64_t[]", values),
+                                                 _mask_ptr(mask), n))
+            return
+        if isinstance(dtype, (pd.Float32Dtype, pd.Float64Dtype)):
+            values = np.ascontiguousarray(arr._data, dtype=np.float64)
+            mask = np.asarray(arr._mask)
+            t._check(lib.anonkit_table_add_double(t.ptr, cname, ffi.from_buffer("double[]", values),
+                                                  _mask_ptr(mask), n))
+            return
+        values = np.asarray(s.astype(object))
+    else:
+        values = s.to_numpy()
+        if values.dtype.kind in "iub":
+            values = np.ascontiguousarray(values, dtype=np.int64)  # no copy for int64
+            t._check(lib.anonkit_table_add_int64(t.ptr, cname, ffi.from_buffer("int64_t[]", values), ffi.NULL, n))
+            return
+        if values.dtype.kind == "f":
+            values = np.ascontiguousarray(values, dtype=np.float64)  # no copy for float64; NaN is missing
+            t._check(lib.anonkit_table_add_double(t.ptr, cname, ffi.from_buffer("double[]", values), ffi.NULL, n))
+            return
+        values = values.astype(object)
+    mask = np.asarray(pd.isna(values), dtype=bool)
+    offsets, data = _text_buffers(values, mask)
+    t._check(lib.anonkit_table_add_text(t.ptr, cname, ffi.from_buffer("int64_t[]", offsets),
+                                        ffi.from_buffer("char[]", data) if data else ffi.NULL, _mask_ptr(mask), n))
+
+
+def _text_column(ptr: Any, c: int, n: int) -> List[Optional[str]]:
+    offp = ffi.new("const int64_t **")
+    bp = ffi.new("const char **")
+    lib.anonkit_table_column_text(ptr, c, offp, bp)
+    off = np.frombuffer(ffi.buffer(offp[0], (n + 1) * 8), dtype=np.int64)
+    data = ffi.buffer(bp[0], int(off[-1]))[:] if n and off[-1] else b""
+    text = data.decode("utf-8")
+    o = off.tolist()
+    if len(text) == len(data):
+        return [text[o[i]:o[i + 1]] for i in range(n)]
+    return [data[o[i]:o[i + 1]].decode("utf-8") for i in range(n)]
+
+
+def _restore(values: Any, kind: int, mask: Optional[np.ndarray], like: Optional[pd.Series]) -> Any:
+    """A column in the dtype of the input column `like` when its values allow it."""
+    n = len(values)
+    if kind == lib.ANONKIT_COLUMN_TEXT:
+        out = pd.Series(values, dtype=object)
+        if mask is not None:
+            out[mask] = None
+        if like is not None and isinstance(like.dtype, pd.CategoricalDtype):
+            return out.astype("category")
+        if like is not None and isinstance(like.dtype, pd.StringDtype):
+            return out.astype(like.dtype)
+        return out
+    has_missing = mask is not None and bool(mask.any())
+    if like is not None:
+        ld = like.dtype
+        if isinstance(ld, (pd.CategoricalDtype, pd.StringDtype)) or (isinstance(ld, np.dtype) and ld.kind == "O"):
+            # text that the library read as numbers: its exact text again
+            fmt = str if kind == lib.ANONKIT_COLUMN_INT64 else _shortest
+            texts = [None if (has_missing and mask[i]) else fmt(v) for i, v in enumerate(values.tolist())]
+            return _restore(texts, lib.ANONKIT_COLUMN_TEXT, None, like)
+        if isinstance(ld, np.dtype) and ld.kind == "f":
+            out = values.astype(ld)
+            if has_missing:
+                out[mask] = np.nan
+            return out
+        if isinstance(ld, np.dtype) and ld.kind in "iu" and kind == lib.ANONKIT_COLUMN_INT64 and not has_missing:
+            return values.astype(ld)
+        if isinstance(ld, np.dtype) and ld.kind == "b" and kind == lib.ANONKIT_COLUMN_INT64 and not has_missing:
+            return values.astype(bool)
+        if isinstance(ld, (pd.Float32Dtype, pd.Float64Dtype)):
+            return pd.arrays.FloatingArray(values.astype(np.float64), mask if has_missing else np.zeros(n, bool)).astype(ld)
+        if isinstance(ld, pd.api.extensions.ExtensionDtype) and kind == lib.ANONKIT_COLUMN_INT64 and ld.kind in "iu":
+            return pd.arrays.IntegerArray(values, mask if has_missing else np.zeros(n, bool)).astype(ld)
+    if kind == lib.ANONKIT_COLUMN_INT64:
+        if has_missing:
+            return pd.arrays.IntegerArray(values, mask.copy())
+        return values
+    out = values
+    if has_missing:
+        out[mask] = np.nan
+    return out
+
+
+def from_ctable(ptr: Any, like: Optional[TableLike] = None, as_dict: bool = False) -> Union[pd.DataFrame, Dict[str, list]]:
+    """The columns of an anonkit_table (borrowed) as a DataFrame, or a dict of
+    lists when as_dict; dtypes follow the same-named columns of `like`."""
+    ncols = lib.anonkit_table_columns(ptr)
+    n = lib.anonkit_table_rows(ptr)
+    like_cols = dict(_columns_of(like)) if like is not None else {}
+    cols: Dict[str, Any] = {}
+    for c in range(ncols):
+        name = ffi.string(lib.anonkit_table_column_name(ptr, c)).decode("utf-8")
+        kind = lib.anonkit_table_column_kind(ptr, c)
+        mp = lib.anonkit_table_column_missing(ptr, c)
+        mask = np.frombuffer(ffi.buffer(mp, n), dtype=np.uint8).astype(bool) if mp != ffi.NULL and n else None
+        if kind == lib.ANONKIT_COLUMN_DOUBLE:
+            values: Any = np.frombuffer(ffi.buffer(lib.anonkit_table_column_double(ptr, c), n * 8),
+                                        dtype=np.float64).copy() if n else np.zeros(0)
+        elif kind == lib.ANONKIT_COLUMN_INT64:
+            values = np.frombuffer(ffi.buffer(lib.anonkit_table_column_int64(ptr, c), n * 8),
+                                   dtype=np.int64).copy() if n else np.zeros(0, np.int64)
+        else:
+            values = _text_column(ptr, c, n)
+        cols[name] = _restore(values, kind, mask, like_cols.get(name))
+    if as_dict:
+        return {k: [None if (isinstance(x, float) and np.isnan(x)) or x is pd.NA else x
+                    for x in (v.tolist() if hasattr(v, "tolist") else list(v))] for k, v in cols.items()}
+    return pd.DataFrame(cols) if cols else pd.DataFrame(index=range(n))

@@ -1,0 +1,293 @@
+"""Tests of the Python package (docs/python.md), run by CTest (python_package):
+
+- the DataFrame path publishes the same rows as the command line on the same
+  CSV with the same seed (multisets) for every algorithm, on random tables;
+- dtypes round-trip: int, float, object, string, category, bool, nullable
+  Int64 and Float64 with missing values;
+- errors raise the Error subclass of the status with the command line's message;
+- check, metrics, recode, sequential, risk, hierarchy, generate work on frames;
+- the GIL is released during a run;
+- the cffi declarations cover every function of include/anonkit/anonkit.h.
+"""
+from __future__ import annotations
+
+import collections
+import os
+import random
+import re
+import subprocess
+import threading
+import time
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import anonkit
+from anonkit._lib import ffi, lib
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+CLI = os.environ.get("ANONKIT_CLI") or os.path.join(os.path.dirname(anonkit.library_path), "anonkit")
+
+ALGORITHMS = [
+    ("mondrian", {}),
+    ("rothko-t", {"memory": "4M"}),
+    ("rothko-s", {"memory": "4M"}),
+    ("incognito", {}),
+    ("local", {}),
+    ("hilbert", {}),
+    ("hilbert-fast", {}),
+    ("idistance", {}),
+    ("idistance-fast", {}),
+]
+HIERARCHIES = {
+    "sex": "female;*\nmale;*\n",
+    "zip": "02139;021**;*\n02140;021**;*\n10001;100**;*\n94110;941**;*\n",
+    "job": "a;ab;*\nb;ab;*\nc;c;*\n",
+}
+
+
+def random_frame(seed: int, rows: int) -> pd.DataFrame:
+    rng = random.Random(seed)
+    return pd.DataFrame({
+        "id": range(rows),
+        "age": [rng.randint(18, 80) for _ in range(rows)],
+        "income": [rng.randint(0, 10 ** 6) / 7 for _ in range(rows)],
+        "zip": [rng.choice(["02139", "02140", "10001", "94110"]) for _ in range(rows)],
+        "sex": [rng.choice(["female", "male"]) for _ in range(rows)],
+        "job": [rng.choice(["a", "b", "c"]) for _ in range(rows)],
+        "s": [rng.choice(["x", "y", "z", "w"]) for _ in range(rows)],
+    })
+
+
+def write_csv(df: pd.DataFrame, path: str) -> None:
+    """The CSV the command line reads: doubles as the library writes them."""
+    out = df.copy()
+    for c in out.columns:
+        if out[c].dtype.kind == "f":
+            out[c] = [anonkit._shortest(v) for v in out[c]]
+    out.to_csv(path, index=False)
+
+
+def rows_of(df: pd.DataFrame) -> collections.Counter:
+    """The rows as text, numbers written as the library writes them."""
+    text = pd.DataFrame({c: [("" if pd.isna(v) else anonkit._shortest(v) if isinstance(v, float) else str(v))
+                             for v in df[c].tolist()] for c in df.columns})
+    return collections.Counter(map(tuple, text.values.tolist()))
+
+
+def cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([CLI, *args], capture_output=True, text=True)
+
+
+@pytest.mark.parametrize("algorithm,extra", ALGORITHMS)
+@pytest.mark.parametrize("seed", [1, 2])
+def test_same_rows_as_cli(tmp_path, algorithm, extra, seed):
+    df = random_frame(seed, 400)
+    for name, text in HIERARCHIES.items():
+        (tmp_path / f"h{name}.csv").write_text(text)
+    hier = {name: str(tmp_path / f"h{name}.csv") for name in HIERARCHIES}
+    # the full-domain and local-recoding algorithms need a hierarchy for every QI
+    qi = ["zip", "sex", "job"] if algorithm in ("incognito", "local") else ["age", "zip", "sex", "job"]
+    write_csv(df, str(tmp_path / "in.csv"))
+    args = ["anonymize", str(tmp_path / "in.csv"), "-o", str(tmp_path / "out.csv"), "--qi", ",".join(qi),
+            "--k", "5", "--seed", "3", "--identifier", "id", "--algorithm", algorithm]
+    for name, path in hier.items():
+        args += ["--hierarchy", f"{name}={path}"]
+    for name, value in extra.items():
+        args += ["--" + name, value]
+    r = cli(*args)
+    assert r.returncode == 0, r.stderr
+    expected = pd.read_csv(tmp_path / "out.csv", dtype=str, keep_default_na=False)
+
+    # hierarchies given as frames, the way a notebook has them
+    frames = {name: pd.read_csv(path, sep=";", header=None, dtype=str) for name, path in hier.items()}
+    out, report = anonkit.anonymize(df, qi=qi, hierarchy=frames, k=5, seed=3, identifier="id", algorithm=algorithm,
+                                    **extra)
+    assert isinstance(out, pd.DataFrame)
+    assert list(out.columns) == list(expected.columns)
+    assert report.rows_published == len(expected)
+    assert rows_of(out) == rows_of(expected)
+
+
+def test_dtypes_round_trip():
+    n = 50
+    mask = np.arange(n) % 7 == 3
+    df = pd.DataFrame({
+        "q": np.arange(n) % 5,                               # the QI
+        "i64": np.arange(n, dtype=np.int64) * 3 - 40,
+        "i32": np.arange(n, dtype=np.int32),
+        "f": np.linspace(-1, 1, n) / 3,
+        "fnan": np.where(mask, np.nan, np.arange(n) / 10),
+        "obj": [f"v{i % 4}" if i % 9 else None for i in range(n)],
+        "zip": [f"{i:05d}" for i in range(n)],               # text that looks like numbers
+        "str": pd.array([f"s{i}, \"q\"" for i in range(n)], dtype="string"),
+        "cat": pd.Categorical([["lo", "mid", "hi"][i % 3] for i in range(n)]),
+        "b": np.arange(n) % 2 == 0,
+        "nint": pd.array([None if m else i for i, m in zip(range(n), mask)], dtype="Int64"),
+        "nfloat": pd.array([None if m else i / 4 for i, m in zip(range(n), mask)], dtype="Float64"),
+        "uni": ["ünï-" + "€" * (i % 3) for i in range(n)],
+    })
+    out, report = anonkit.anonymize(df, qi=["q"], k=1, keep_order=True)
+    assert report.rows_published == n
+    for c in df.columns:
+        assert out[c].dtype == df[c].dtype, c
+    pd.testing.assert_frame_equal(out, df, check_exact=True)
+
+
+def test_dict_of_lists():
+    data = {"q": [1, 2, 3, 4, 5, 6], "s": ["a", "b", "a", "b", None, "c"], "x": [0.5, 1.5, None, 2.0, 3.0, 4.0]}
+    out, _ = anonkit.anonymize(data, qi=["q"], k=1, keep_order=True)
+    assert isinstance(out, dict)
+    assert out == {"q": [1, 2, 3, 4, 5, 6], "s": ["a", "b", "a", "b", None, "c"],
+                   "x": [0.5, 1.5, None, 2.0, 3.0, 4.0]}
+
+
+def message_tail(text: str) -> str:
+    """A message without its first 'NAME:LINE: ' (the file or 'the input table')."""
+    return re.sub(r"^.*?:\d+: ", "", text.strip())
+
+
+def test_errors_carry_cli_message(tmp_path):
+    df = pd.DataFrame({"a": [1, 3], "b": [2, 4], "s": ["x", "y"]})
+    df.to_csv(tmp_path / "t.csv", index=False)
+    (tmp_path / "h.csv").write_text("x;*\n")
+
+    with pytest.raises(anonkit.UsageError) as e:
+        anonkit.anonymize(df, qi=["a", "nope"], k=2)
+    r = cli("anonymize", str(tmp_path / "t.csv"), "--qi", "a,nope", "--k", "2", "-o", str(tmp_path / "o.csv"))
+    assert r.returncode == 1
+    assert message_tail(e.value.message) == message_tail(r.stderr.removeprefix("anonkit: "))
+    assert "the input table" in e.value.message and "/proc/" not in e.value.message
+
+    with pytest.raises(anonkit.Error) as e:
+        anonkit.anonymize(df, qi=["a", "b"], k=5)
+    r = cli("anonymize", str(tmp_path / "t.csv"), "--qi", "a,b", "--k", "5", "-o", str(tmp_path / "o.csv"))
+    assert e.value.message == r.stderr.strip().removeprefix("anonkit: ")
+    assert e.value.status == lib.ANONKIT_E_INELIGIBLE and isinstance(e.value, anonkit.IneligibleError)
+
+    with pytest.raises(anonkit.InputError) as e:
+        anonkit.anonymize(df, qi=["a", "s"], hierarchy={"s": str(tmp_path / "h.csv")}, k=1)
+    r = cli("anonymize", str(tmp_path / "t.csv"), "--qi", "a,s", "--hierarchy", f"s={tmp_path / 'h.csv'}", "--k",
+            "1", "-o", str(tmp_path / "o.csv"))
+    cli_message = r.stderr.removeprefix("anonkit: ").replace(str(tmp_path / "t.csv"), "the input table")
+    assert message_tail(e.value.message) == message_tail(cli_message)
+    assert "not a leaf of hierarchy" in e.value.message
+
+    with pytest.raises(anonkit.UsageError):
+        anonkit.anonymize(df, qi=["a"], k=1, no_such_option=3)
+
+
+def test_check_metrics_and_violation():
+    df = random_frame(5, 300)
+    hier = {name: pd.DataFrame([r.split(";") for r in text.strip().split("\n")])
+            for name, text in HIERARCHIES.items() if name != "job"}
+    opts = dict(qi=["age", "zip", "sex"], hierarchy=hier, k=8, l=2, sensitive="s", seed=1)
+    out, report = anonkit.anonymize(df, **opts)
+    assert report.classes > 0 and report.rows_published == 300
+    assert anonkit.check(out, qi=["age", "zip", "sex"], k=8, l=2, sensitive="s") is True
+    achieved = anonkit.check(out, qi=["age", "zip", "sex"], k=8, sensitive="s", achieved=True)
+    assert achieved.rows_read == 300
+    m = anonkit.metrics(df, out, qi=["age", "zip", "sex"], hierarchy=hier)
+    assert 0 <= m["gcp"] <= 1
+    with pytest.raises(anonkit.ViolationError) as e:
+        anonkit.check(df, qi=["age", "zip", "sex"], k=8)
+    assert "class" in e.value.message
+
+
+def test_other_verbs(tmp_path):
+    df = random_frame(7, 300)
+    rules = str(tmp_path / "rules.json")
+    out, _ = anonkit.anonymize(df, qi=["age"], k=10, seed=1, rules=rules)
+    new = random_frame(8, 50)
+    recoded, rep = anonkit.recode(new, rules=rules)
+    assert len(recoded) == 50 and rep.rows_read == 50
+    assert set(recoded["age"]) <= set(out["age"]) | set(recoded["age"])
+
+    risk = anonkit.risk(df, qi=["age", "zip"])
+    assert "prosecutor" in str(risk)
+
+    h = anonkit.hierarchy(df["age"], interval=5, fanout=[2, 2])
+    assert h.shape[0] == df["age"].nunique() and (h.iloc[:, -1] == "*").all()
+    out2, _ = anonkit.anonymize(df, qi=["age"], hierarchy={"age": h}, k=10, seed=1)
+    assert len(out2) == 300
+
+    g, seed = anonkit.generate(100, seed=5)
+    g2, _ = anonkit.generate(100, seed=5)
+    assert seed == 5 and len(g) == 100 and g.equals(g2)
+
+    # [Wang06] Table 1 (tests/data/sequential), the current release a frame, the earlier one too
+    d = os.path.join(ROOT, "tests", "data", "sequential")
+    t1 = pd.read_csv(os.path.join(d, "t1.csv"))
+    t2 = pd.read_csv(os.path.join(d, "t2.csv"))
+    seq, rep = anonkit.sequential(t1, previous=[t2], x=["Name"], y=["Disease"], anonymity=2, class_="Class",
+                                  hierarchy={"Job": os.path.join(d, "job.csv"), "Name": os.path.join(d, "name.csv")},
+                                  keep_order=True)
+    r = cli("sequential", os.path.join(d, "t1.csv"), "--previous", os.path.join(d, "t2.csv"), "-o",
+            str(tmp_path / "seq.csv"), "--x", "Name", "--y", "Disease", "--anonymity", "2", "--class", "Class",
+            "--hierarchy", f"Job={d}/job.csv", "--hierarchy", f"Name={d}/name.csv", "--keep-order")
+    assert r.returncode == 0, r.stderr
+    assert rows_of(seq) == rows_of(pd.read_csv(tmp_path / "seq.csv", dtype=str, keep_default_na=False))
+    assert rep.rows_read == len(t1)
+
+
+def test_gil_released():
+    """A counting thread advances while the library runs in another one."""
+    df = random_frame(9, 200_000)
+    counter = [0]
+    stop = threading.Event()
+
+    def count():
+        while not stop.is_set():
+            counter[0] += 1
+
+    t = threading.Thread(target=count)
+    t.start()
+    failed = []
+
+    def run():
+        try:
+            anonkit.anonymize(df, qi=["age", "zip"], k=10, seed=1, threads=1)
+        except anonkit.Error as e:  # pragma: no cover - reported below
+            failed.append(e)
+
+    ran = threading.Thread(target=run)
+    before = None
+    ran.start()
+    time.sleep(0.05)
+    while ran.is_alive():
+        if before is None:
+            before = counter[0]
+        time.sleep(0.01)
+    ran.join()
+    stop.set()
+    t.join()
+    assert not failed
+    assert before is not None and counter[0] > before
+
+
+def test_cdef_covers_header():
+    header = open(os.path.join(ROOT, "include", "anonkit", "anonkit.h"), encoding="utf-8").read()
+    declared = set(re.findall(r"ANONKIT_API[^;(]*?\b(anonkit_\w+)\s*\(", header))
+    assert declared
+    missing = [name for name in declared if not hasattr(lib, name)]
+    assert not missing
+
+
+def test_pip_install_offline(tmp_path):
+    """pip install --no-build-isolation works offline (Debian's setuptools), and the installed package imports."""
+    import shutil
+    import sys
+
+    src = tmp_path / "src"
+    shutil.copytree(os.path.join(ROOT, "python"), src, ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"))
+    target = tmp_path / "site"
+    r = subprocess.run([sys.executable, "-m", "pip", "install", "--no-build-isolation", "--no-index", "--no-deps",
+                        "--target", str(target), str(src)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert (target / "anonkit" / "py.typed").exists()
+    r = subprocess.run([sys.executable, "-c", "import anonkit; print(anonkit.__file__)"], capture_output=True, text=True,
+                       env=dict(os.environ, PYTHONPATH=str(target)), cwd=str(tmp_path))
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith(str(target))

@@ -1,0 +1,197 @@
+/* tables.c (api) — the job side of the table API (include/anonkit/anonkit.h,
+ * docs/python.md): a table given to a job is written once, during the call,
+ * into a private unnamed CSV spool (io/spool.h) that the job keeps and names
+ * in place of a file path, so that every verb reads it through the same
+ * loader as a file (the way a database source is spooled, io/source.h); a
+ * table output is the "table:" sink (io/memtable.c), whose table reaches the
+ * result. */
+#define _GNU_SOURCE
+#include "api/tables.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "api/job.h"
+#include "api/result.h"
+#include "io/memtable.h"
+
+/* job->tables, created on first use; NULL when out of memory. */
+static struct job_tables *tables_of(anonkit_job *job)
+{
+    if (!job->tables) job->tables = calloc(1, sizeof *job->tables);
+    return job->tables;
+}
+
+void job_tables_free(anonkit_job *job)
+{
+    struct job_tables *jt = job->tables;
+    if (!jt) return;
+    for (size_t i = 0; i < jt->count; i++) {
+        spool_remove(&jt->spools[i]->sp);
+        free(jt->spools[i]);
+    }
+    free(jt->spools);
+    anonkit_table_free(jt->output);
+    free(jt);
+    job->tables = NULL;
+}
+
+/* Writes table into a new spool of the job (CSV with `delimiter`, a header
+ * when `header`) and sets *path to where readers open it. */
+static int spool_table(anonkit_job *job, const anonkit_table *table, char delimiter, int header, const char *shown,
+                       const char **path)
+{
+    if (!table) return job_usage_error(job, "%s: no table", shown);
+    struct job_tables *jt = tables_of(job);
+    job_table_spool *ts = jt ? calloc(1, sizeof *ts) : NULL;
+    job_table_spool **grown = ts ? realloc(jt->spools, (jt->count + 1) * sizeof *grown) : NULL;
+    if (!grown) {
+        free(ts);
+        return job_out_of_memory(job);
+    }
+    jt->spools = grown;
+    ts->shown = shown;
+    ak_error *err = &job->err;
+    int rc = spool_open_empty(&ts->sp, job->tmpdir, err);
+    FILE *f = NULL;
+    if (rc == ANONKIT_OK) {
+        const int fd = dup(ts->sp.fd);
+        if (fd < 0 || !(f = fdopen(fd, "w"))) {
+            rc = ak_err_set(err, ANONKIT_E_IO, shown, 0, 0, "cannot write its private copy: %s", strerror(errno));
+            if (fd >= 0) close(fd);
+        }
+    }
+    if (rc == ANONKIT_OK) rc = memtable_write_csv(table, f, delimiter, header, shown, err);
+    if (f && fclose(f) != 0 && rc == ANONKIT_OK)
+        rc = ak_err_set(err, ANONKIT_E_IO, shown, 0, 0, "cannot write its private copy: %s", strerror(errno));
+    if (rc < 0) {
+        spool_remove(&ts->sp);
+        free(ts);
+        return job_fail(job);
+    }
+    jt->spools[jt->count++] = ts;
+    *path = ts->sp.path;
+    return ANONKIT_OK;
+}
+
+/* Sets the text option `field` to a copy of value. */
+static int set_text(anonkit_job *job, char **field, const char *value)
+{
+    char *copy = strdup(value);
+    if (!copy) return job_out_of_memory(job);
+    free(*field);
+    *field = copy;
+    return ANONKIT_OK;
+}
+
+int anonkit_job_set_input_table(anonkit_job *job, const anonkit_table *table)
+{
+    if (!job) return ANONKIT_E_USAGE;
+    const char *path;
+    AK_CHECK(spool_table(job, table, job->delimiter ? job->delimiter : ',', 1, "the input table", &path));
+    return set_text(job, &job->input, path);
+}
+
+int anonkit_job_set_hierarchy_table(anonkit_job *job, const char *column, const anonkit_table *table)
+{
+    if (!job) return ANONKIT_E_USAGE;
+    if (!column || !*column) return job_usage_error(job, "a hierarchy table needs its column's name");
+    const char *path;
+    AK_CHECK(spool_table(job, table, ';', 0, "a hierarchy table", &path)); /* hierarchies are ';'-separated */
+    const size_t n = strlen(column) + strlen(path) + 2;
+    char *spec = malloc(n);
+    if (!spec) return job_out_of_memory(job);
+    snprintf(spec, n, "%s=%s", column, path);
+    const int rc = anonkit_job_set(job, ANONKIT_OPT_HIERARCHY, spec);
+    free(spec);
+    return rc;
+}
+
+int anonkit_job_add_previous_table(anonkit_job *job, const anonkit_table *table)
+{
+    if (!job) return ANONKIT_E_USAGE;
+    const char *path;
+    AK_CHECK(spool_table(job, table, job->delimiter ? job->delimiter : ',', 1, "a previous release table", &path));
+    return anonkit_job_set(job, ANONKIT_OPT_PREVIOUS, path);
+}
+
+int anonkit_job_set_output_table(anonkit_job *job)
+{
+    if (!job) return ANONKIT_E_USAGE;
+    if (!tables_of(job)) return job_out_of_memory(job);
+    return set_text(job, &job->output, "table:");
+}
+
+int anonkit_check_table(anonkit_job *job, const anonkit_table *published, anonkit_result **out_result)
+{
+    if (out_result) *out_result = NULL;
+    if (!job) return ANONKIT_E_USAGE;
+    const char *path;
+    AK_CHECK(spool_table(job, published, job->delimiter ? job->delimiter : ',', 1, "the published table", &path));
+    return anonkit_check(job, path, out_result);
+}
+
+int anonkit_metrics_table(anonkit_job *job, const anonkit_table *original, const anonkit_table *published,
+                          anonkit_result **out_result)
+{
+    if (out_result) *out_result = NULL;
+    if (!job) return ANONKIT_E_USAGE;
+    const char delimiter = job->delimiter ? job->delimiter : ',';
+    const char *orig, *pub;
+    AK_CHECK(spool_table(job, original, delimiter, 1, "the original table", &orig));
+    AK_CHECK(spool_table(job, published, delimiter, 1, "the published table", &pub));
+    return anonkit_metrics(job, orig, pub, out_result);
+}
+
+void job_tables_reset_output(anonkit_job *job)
+{
+    if (!job || !job->tables) return;
+    anonkit_table_free(job->tables->output);
+    job->tables->output = NULL;
+}
+
+void job_tables_hand_output(anonkit_job *job, anonkit_result *result)
+{
+    if (!job || !job->tables || !job->tables->output) return;
+    if (result) {
+        anonkit_table_free(result->table);
+        result->table = job->tables->output;
+    } else {
+        anonkit_table_free(job->tables->output);
+    }
+    job->tables->output = NULL;
+}
+
+void job_tables_name_spools(anonkit_job *job)
+{
+    if (!job->tables) return;
+    for (size_t i = 0; i < job->tables->count; i++) {
+        const char *path = job->tables->spools[i]->sp.path, *shown = job->tables->spools[i]->shown;
+        const size_t plen = strlen(path), slen = strlen(shown);
+        char *at = job->errmsg;
+        while ((at = strstr(at, path)) != NULL) {
+            if (at[plen] >= '0' && at[plen] <= '9') { /* /proc/self/fd/1 inside /proc/self/fd/12 */
+                at += plen;
+                continue;
+            }
+            const size_t tail = strlen(at + plen) + 1;
+            if ((size_t)(at - job->errmsg) + slen + tail > sizeof job->errmsg) break;
+            memmove(at + slen, at + plen, tail);
+            memcpy(at, shown, slen);
+            at += slen;
+        }
+    }
+}
+
+const anonkit_table *anonkit_result_table(const anonkit_result *result) { return result ? result->table : NULL; }
+
+anonkit_table *anonkit_result_take_table(anonkit_result *result)
+{
+    if (!result) return NULL;
+    anonkit_table *t = result->table;
+    result->table = NULL;
+    return t;
+}

@@ -1,0 +1,31 @@
+/* tables.h (api) — what a job keeps for the table API (io/memtable.h): the
+ * private CSV copies of the tables given to it and the table its run
+ * published, on its way to the result. */
+#ifndef AK_API_TABLES_H
+#define AK_API_TABLES_H
+
+#include "anonkit/anonkit.h"
+#include "io/spool.h"
+
+/* One table given to the job, spooled: readers open sp.path. */
+typedef struct job_table_spool {
+    spool sp;
+    const char *shown; /* its name in messages ("the input table", ...) */
+} job_table_spool;
+
+struct job_tables {
+    job_table_spool **spools;
+    size_t count;
+    anonkit_table *output; /* what the "table:" sink committed */
+};
+
+/* Frees job->tables (the spools too); for anonkit_job_free. */
+void job_tables_free(anonkit_job *job);
+/* Replaces in job->errmsg each spool's path by the name of its table; for job_fail. */
+void job_tables_name_spools(anonkit_job *job);
+/* Before a verb that may publish a table: drops an earlier run's table. */
+void job_tables_reset_output(anonkit_job *job);
+/* After the verb succeeded: the published table, if any, goes to result (or is freed). */
+void job_tables_hand_output(anonkit_job *job, anonkit_result *result);
+
+#endif

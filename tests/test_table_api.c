@@ -1,0 +1,396 @@
+/* test_table_api.c — the table API (include/anonkit/anonkit.h, "Tables in
+ * memory"): a table built from arrays (and the same one row by row) is
+ * anonymized with a hierarchy given as a table, and every published column
+ * equals the one the file path publishes from the same data written as CSV
+ * (same seed); copied doubles come back bit for bit; check and metrics take
+ * tables; a failing run names "the input table", never a private path, and
+ * returns no table; text offsets that start past 0 (an Arrow slice) work. */
+#define _GNU_SOURCE /* open_memstream */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "anonkit/anonkit.h"
+#include "common/error.h"
+#include "common/interval.h"
+#include "io/memtable.h"
+#include "testutil.h"
+
+#define ROWS 300
+
+/* The data: age (int64), income (double, some missing), zip (text), sex
+ * (text, hierarchy), job (text, some missing), note (text with commas and
+ * quotes: the CSV form must quote it). */
+typedef struct data {
+    int64_t age[ROWS];
+    double income[ROWS];
+    uint8_t income_missing[ROWS];
+    int64_t zip_off[ROWS + 1], sex_off[ROWS + 1], job_off[ROWS + 1], note_off[ROWS + 1];
+    char zip[ROWS * 8], sex[ROWS * 8], job[ROWS * 16], note[ROWS * 32];
+    uint8_t job_missing[ROWS];
+} data;
+
+/* Appends text as the next value of a text column. */
+static void put_text(int64_t *off, char *bytes, size_t r, const char *text)
+{
+    const size_t n = strlen(text);
+    memcpy(bytes + off[r], text, n);
+    off[r + 1] = off[r] + (int64_t)n;
+}
+
+static void make_data(data *d, uint64_t seed)
+{
+    tu_rng rng = {seed};
+    static const char *const jobs[] = {"nurse", "clerk", "smith", "teacher"};
+    d->zip_off[0] = d->sex_off[0] = d->job_off[0] = d->note_off[0] = 0;
+    for (size_t r = 0; r < ROWS; r++) {
+        char buf[32];
+        d->age[r] = 18 + (int64_t)tu_below(&rng, 60);
+        d->income_missing[r] = tu_below(&rng, 10) == 0;
+        d->income[r] = d->income_missing[r] ? 0 : (double)tu_below(&rng, 100000) / 3.0 + 0.1;
+        snprintf(buf, sizeof buf, "%05u", (unsigned)tu_below(&rng, 20) * 7);
+        put_text(d->zip_off, d->zip, r, buf);
+        put_text(d->sex_off, d->sex, r, tu_below(&rng, 2) ? "female" : "male");
+        d->job_missing[r] = tu_below(&rng, 8) == 0;
+        put_text(d->job_off, d->job, r, d->job_missing[r] ? "" : jobs[tu_below(&rng, 4)]);
+        snprintf(buf, sizeof buf, "n%u, \"q\"", (unsigned)r);
+        put_text(d->note_off, d->note, r, buf);
+    }
+}
+
+static anonkit_table *table_of(const data *d)
+{
+    anonkit_table *t = anonkit_table_create();
+    assert_non_null(t);
+    assert_int_equal(anonkit_table_add_int64(t, "age", d->age, NULL, ROWS), ANONKIT_OK);
+    assert_int_equal(anonkit_table_add_double(t, "income", d->income, d->income_missing, ROWS), ANONKIT_OK);
+    assert_int_equal(anonkit_table_add_text(t, "zip", d->zip_off, d->zip, NULL, ROWS), ANONKIT_OK);
+    assert_int_equal(anonkit_table_add_text(t, "sex", d->sex_off, d->sex, NULL, ROWS), ANONKIT_OK);
+    assert_int_equal(anonkit_table_add_text(t, "job", d->job_off, d->job, d->job_missing, ROWS), ANONKIT_OK);
+    assert_int_equal(anonkit_table_add_text(t, "note", d->note_off, d->note, NULL, ROWS), ANONKIT_OK);
+    return t;
+}
+
+/* The same table, row by row from text. */
+static anonkit_table *table_by_rows(const data *d)
+{
+    anonkit_table *t = anonkit_table_create();
+    assert_non_null(t);
+    assert_int_equal(anonkit_table_add_int64(t, "age", NULL, NULL, 0), ANONKIT_OK);
+    assert_int_equal(anonkit_table_add_double(t, "income", NULL, NULL, 0), ANONKIT_OK);
+    static const char *const names[] = {"zip", "sex", "job", "note"};
+    for (int c = 0; c < 4; c++) assert_int_equal(anonkit_table_add_text(t, names[c], NULL, NULL, NULL, 0), ANONKIT_OK);
+    for (size_t r = 0; r < ROWS; r++) {
+        char age[24], income[40];
+        snprintf(age, sizeof age, "%lld", (long long)d->age[r]);
+        ak_format_double(income, d->income[r]);
+        const char *f[6] = {age, d->income_missing[r] ? NULL : income, d->zip + d->zip_off[r], d->sex + d->sex_off[r],
+                            d->job_missing[r] ? NULL : d->job + d->job_off[r], d->note + d->note_off[r]};
+        const size_t len[6] = {strlen(age), f[1] ? strlen(income) : 0,
+                               (size_t)(d->zip_off[r + 1] - d->zip_off[r]), (size_t)(d->sex_off[r + 1] - d->sex_off[r]),
+                               (size_t)(d->job_off[r + 1] - d->job_off[r]),
+                               (size_t)(d->note_off[r + 1] - d->note_off[r])};
+        assert_int_equal(anonkit_table_append_row(t, f, len, 6), ANONKIT_OK);
+    }
+    assert_int_equal(anonkit_table_rows(t), ROWS);
+    return t;
+}
+
+/* The hierarchy of sex as a table: value, "*". */
+static anonkit_table *sex_hierarchy(void)
+{
+    anonkit_table *h = anonkit_table_create();
+    assert_non_null(h);
+    const int64_t off0[] = {0, 6, 10}, off1[] = {0, 1, 2};
+    assert_int_equal(anonkit_table_add_text(h, "0", off0, "femalemale", NULL, 2), ANONKIT_OK);
+    assert_int_equal(anonkit_table_add_text(h, "1", off1, "**", NULL, 2), ANONKIT_OK);
+    return h;
+}
+
+/* Writes d as the CSV file the file path reads (a table's own CSV form). */
+static void write_csv(const data *d, const char *path)
+{
+    anonkit_table *t = table_of(d);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    ak_error err = {0};
+    assert_int_equal(memtable_write_csv(t, f, ',', 1, path, &err), ANONKIT_OK);
+    assert_int_equal(fclose(f), 0);
+    anonkit_table_free(t);
+}
+
+/* Asserts that a call on job returned ANONKIT_OK, printing its message when not. */
+static void run_ok(const anonkit_job *job, int rc)
+{
+    if (rc != ANONKIT_OK) fprintf(stderr, "%s\n", anonkit_errmsg(job));
+    assert_int_equal(rc, ANONKIT_OK);
+}
+
+/* A job with the settings every case shares. */
+static anonkit_job *job_for(const char *algorithm)
+{
+    anonkit_job *job = anonkit_job_create();
+    assert_non_null(job);
+    /* incognito needs a hierarchy for every QI: sex only */
+    assert_int_equal(anonkit_job_set(job, ANONKIT_OPT_QI, strcmp(algorithm, "incognito") ? "age,zip,sex" : "sex"),
+                     ANONKIT_OK);
+    assert_int_equal(anonkit_job_set(job, ANONKIT_OPT_K, "5"), ANONKIT_OK);
+    assert_int_equal(anonkit_job_set(job, ANONKIT_OPT_SEED, "7"), ANONKIT_OK);
+    assert_int_equal(anonkit_job_set(job, ANONKIT_OPT_THREADS, "2"), ANONKIT_OK);
+    assert_int_equal(anonkit_job_set(job, ANONKIT_OPT_ALGORITHM, algorithm), ANONKIT_OK);
+    return job;
+}
+
+/* Asserts that tables a and b hold the same columns, kinds and values. */
+static void assert_same_table(const anonkit_table *a, const anonkit_table *b)
+{
+    assert_int_equal(anonkit_table_columns(a), anonkit_table_columns(b));
+    assert_int_equal(anonkit_table_rows(a), anonkit_table_rows(b));
+    const uint64_t rows = anonkit_table_rows(a);
+    for (uint32_t c = 0; c < anonkit_table_columns(a); c++) {
+        assert_string_equal(anonkit_table_column_name(a, c), anonkit_table_column_name(b, c));
+        const int kind = anonkit_table_column_kind(a, c);
+        assert_int_equal(kind, anonkit_table_column_kind(b, c));
+        const uint8_t *ma = anonkit_table_column_missing(a, c), *mb = anonkit_table_column_missing(b, c);
+        assert_true((ma == NULL) == (mb == NULL));
+        for (uint64_t r = 0; ma && r < rows; r++) assert_int_equal(ma[r], mb[r]);
+        for (uint64_t r = 0; r < rows; r++) {
+            if (ma && ma[r]) continue;
+            if (kind == ANONKIT_COLUMN_DOUBLE) {
+                assert_memory_equal(&anonkit_table_column_double(a, c)[r], &anonkit_table_column_double(b, c)[r],
+                                    sizeof(double));
+            } else if (kind == ANONKIT_COLUMN_INT64) {
+                assert_int_equal(anonkit_table_column_int64(a, c)[r], anonkit_table_column_int64(b, c)[r]);
+            } else {
+                const int64_t *oa, *ob;
+                const char *ba, *bb;
+                assert_int_equal(anonkit_table_column_text(a, c, &oa, &ba), ANONKIT_OK);
+                assert_int_equal(anonkit_table_column_text(b, c, &ob, &bb), ANONKIT_OK);
+                assert_int_equal(oa[r + 1] - oa[r], ob[r + 1] - ob[r]);
+                assert_memory_equal(ba + oa[r], bb + ob[r], (size_t)(oa[r + 1] - oa[r]));
+            }
+        }
+    }
+}
+
+/* Reads a published CSV file as a table (the sink's own parsing). */
+static anonkit_table *read_published(const char *path)
+{
+    FILE *f = fopen(path, "r+");
+    assert_non_null(f);
+    anonkit_table *t = NULL;
+    ak_error err = {0};
+    assert_int_equal(memtable_from_csv(&t, f, ',', path, &err), ANONKIT_OK);
+    fclose(f);
+    return t;
+}
+
+/* The table path and the file path publish the same columns, for one algorithm. */
+static void same_as_file(const char *algorithm, int by_rows)
+{
+    const char *dir = tu_mkdtemp();
+    char in[4200], out[4200], hier[4200];
+    snprintf(in, sizeof in, "%s/in.csv", dir);
+    snprintf(out, sizeof out, "%s/out.csv", dir);
+    snprintf(hier, sizeof hier, "%s/sex.csv", dir);
+    data *d = calloc(1, sizeof *d);
+    assert_non_null(d);
+    make_data(d, 11);
+    write_csv(d, in);
+    tu_write_file(hier, "female;*\nmale;*\n");
+
+    anonkit_job *fj = job_for(algorithm), *tj = job_for(algorithm);
+    assert_int_equal(anonkit_job_set(fj, ANONKIT_OPT_INPUT, in), ANONKIT_OK);
+    assert_int_equal(anonkit_job_set(fj, ANONKIT_OPT_OUTPUT, out), ANONKIT_OK);
+    char spec[4300];
+    snprintf(spec, sizeof spec, "sex=%s", hier);
+    assert_int_equal(anonkit_job_set(fj, ANONKIT_OPT_HIERARCHY, spec), ANONKIT_OK);
+    if (!strcmp(algorithm, "rothko-t")) {
+        assert_int_equal(anonkit_job_set(fj, ANONKIT_OPT_MEMORY, "8M"), ANONKIT_OK);
+        assert_int_equal(anonkit_job_set(tj, ANONKIT_OPT_MEMORY, "8M"), ANONKIT_OK);
+    }
+    anonkit_result *fr = NULL;
+    run_ok(fj, anonkit_anonymize(fj, &fr));
+    assert_null(anonkit_result_table(fr));
+
+    anonkit_table *t = by_rows ? table_by_rows(d) : table_of(d);
+    anonkit_table *h = sex_hierarchy();
+    assert_int_equal(anonkit_job_set_input_table(tj, t), ANONKIT_OK);
+    assert_int_equal(anonkit_job_set_hierarchy_table(tj, "sex", h), ANONKIT_OK);
+    anonkit_table_free(t); /* the job read it during the call */
+    anonkit_table_free(h);
+    assert_int_equal(anonkit_job_set_output_table(tj), ANONKIT_OK);
+    anonkit_result *tr = NULL;
+    run_ok(tj, anonkit_anonymize(tj, &tr));
+    const anonkit_table *pub = anonkit_result_table(tr);
+    assert_non_null(pub);
+    assert_int_equal(anonkit_result_rows_published(tr), anonkit_result_rows_published(fr));
+    anonkit_table *file_pub = read_published(out);
+    assert_same_table(pub, file_pub);
+
+    /* check and metrics on tables */
+    anonkit_result *cr = NULL;
+    run_ok(tj, anonkit_check_table(tj, pub, &cr));
+    assert_int_equal(anonkit_result_rows_read(cr), ROWS);
+    anonkit_result_free(cr);
+    anonkit_table *orig = table_of(d);
+    anonkit_result *mr = NULL;
+    run_ok(tj, anonkit_metrics_table(tj, orig, pub, &mr));
+    assert_non_null(strstr(anonkit_result_json(mr), "\"gcp\""));
+    anonkit_result_free(mr);
+    anonkit_table_free(orig);
+
+    anonkit_table_free(file_pub);
+    anonkit_result_free(fr);
+    anonkit_result_free(tr);
+    anonkit_job_free(fj);
+    anonkit_job_free(tj);
+    free(d);
+    tu_rmtree(dir);
+}
+
+static void test_mondrian(void **state) { (void)state; same_as_file("mondrian", 0); }
+static void test_rows(void **state) { (void)state; same_as_file("mondrian", 1); }
+static void test_incognito(void **state) { (void)state; same_as_file("incognito", 0); }
+static void test_hilbert(void **state) { (void)state; same_as_file("hilbert", 0); }
+static void test_rothko_t(void **state) { (void)state; same_as_file("rothko-t", 0); }
+
+/* With k 1 and no QI generalized, every column comes back as it went in:
+ * int64, doubles bit for bit, text, missing values. */
+static void test_round_trip(void **state)
+{
+    (void)state;
+    data *d = calloc(1, sizeof *d);
+    assert_non_null(d);
+    make_data(d, 3);
+    static const double odd[] = {0.1, 1.0 / 3, 1e-300, -2.5e17, 123456789.123456789, 5e-324};
+    for (size_t i = 0; i < sizeof odd / sizeof *odd; i++) d->income[i] = odd[i], d->income_missing[i] = 0;
+    anonkit_table *t = table_of(d);
+    anonkit_job *job = anonkit_job_create();
+    assert_int_equal(anonkit_job_set(job, ANONKIT_OPT_QI, "age"), ANONKIT_OK);
+    assert_int_equal(anonkit_job_set(job, ANONKIT_OPT_K, "1"), ANONKIT_OK);
+    assert_int_equal(anonkit_job_set(job, ANONKIT_OPT_KEEP_ORDER, "1"), ANONKIT_OK);
+    assert_int_equal(anonkit_job_set_input_table(job, t), ANONKIT_OK);
+    assert_int_equal(anonkit_job_set_output_table(job), ANONKIT_OK);
+    anonkit_result *r = NULL;
+    assert_int_equal(anonkit_anonymize(job, &r), ANONKIT_OK);
+    anonkit_table *pub = anonkit_result_take_table(r);
+    assert_null(anonkit_result_table(r));
+    /* job: "" is missing; its mask and the table's agree */
+    assert_same_table(pub, t);
+    anonkit_table_free(pub);
+    anonkit_table_free(t);
+    anonkit_result_free(r);
+    anonkit_job_free(job);
+    free(d);
+}
+
+/* Errors: the message names the input table; no table is returned. */
+static void test_errors(void **state)
+{
+    (void)state;
+    data *d = calloc(1, sizeof *d);
+    assert_non_null(d);
+    make_data(d, 5);
+    anonkit_table *t = table_of(d);
+    anonkit_job *job = anonkit_job_create();
+    assert_int_equal(anonkit_job_set(job, ANONKIT_OPT_QI, "age,nope"), ANONKIT_OK);
+    assert_int_equal(anonkit_job_set(job, ANONKIT_OPT_K, "2"), ANONKIT_OK);
+    assert_int_equal(anonkit_job_set_input_table(job, t), ANONKIT_OK);
+    assert_int_equal(anonkit_job_set_output_table(job), ANONKIT_OK);
+    anonkit_result *r = (anonkit_result *)1;
+    assert_true(anonkit_anonymize(job, &r) < 0);
+    assert_null(r);
+    assert_non_null(strstr(anonkit_errmsg(job), "nope"));
+    assert_null(strstr(anonkit_errmsg(job), "/proc/"));
+    anonkit_job_free(job);
+
+    /* k larger than the table */
+    job = anonkit_job_create();
+    assert_int_equal(anonkit_job_set(job, ANONKIT_OPT_QI, "age"), ANONKIT_OK);
+    assert_int_equal(anonkit_job_set(job, ANONKIT_OPT_K, "1000"), ANONKIT_OK);
+    assert_int_equal(anonkit_job_set_input_table(job, t), ANONKIT_OK);
+    assert_int_equal(anonkit_job_set_output_table(job), ANONKIT_OK);
+    assert_true(anonkit_anonymize(job, &r) < 0);
+    assert_null(r);
+    anonkit_job_free(job);
+
+    /* the table's own errors */
+    const double v[2] = {1, 2};
+    assert_int_equal(anonkit_table_add_double(t, "age", v, NULL, 2), ANONKIT_E_USAGE);
+    assert_non_null(strstr(anonkit_table_errmsg(t), "age"));
+    assert_int_equal(anonkit_table_add_double(t, "other", v, NULL, 2), ANONKIT_E_USAGE); /* rows differ */
+    const char *f[1] = {"x"};
+    assert_int_equal(anonkit_table_append_row(t, f, NULL, 1), ANONKIT_E_USAGE);
+    anonkit_table_free(t);
+
+    /* "table:" is no output of the command line's file API without the call */
+    job = anonkit_job_create();
+    assert_int_equal(anonkit_job_set(job, ANONKIT_OPT_QI, "a"), ANONKIT_OK);
+    assert_int_equal(anonkit_job_set(job, ANONKIT_OPT_INPUT, "table:"), ANONKIT_OK);
+    assert_true(anonkit_anonymize(job, NULL) < 0);
+    anonkit_job_free(job);
+    free(d);
+}
+
+/* Offsets of an Arrow slice start past 0; NaN is missing. */
+static void test_slice(void **state)
+{
+    (void)state;
+    anonkit_table *t = anonkit_table_create();
+    const int64_t off[] = {3, 5, 8};
+    const double v[] = {1.5, NAN};
+    assert_int_equal(anonkit_table_add_text(t, "s", off, "xxxabcde", NULL, 2), ANONKIT_OK);
+    assert_int_equal(anonkit_table_add_double(t, "v", v, NULL, 2), ANONKIT_OK);
+    const int64_t *o;
+    const char *b;
+    assert_int_equal(anonkit_table_column_text(t, 0, &o, &b), ANONKIT_OK);
+    assert_int_equal(o[0], 0);
+    assert_memory_equal(b, "abcde", 5);
+    assert_non_null(anonkit_table_column_missing(t, 1));
+    assert_int_equal(anonkit_table_column_missing(t, 1)[1], 1);
+    assert_null(anonkit_table_column_missing(t, 0));
+    assert_null(anonkit_table_column_double(t, 0));
+    assert_int_equal(anonkit_table_column_text(t, 1, &o, &b), ANONKIT_E_USAGE);
+    anonkit_table_free(t);
+
+    /* row by row: empty texts (no bytes at all), a missing field, a bad number */
+    t = anonkit_table_create();
+    assert_int_equal(anonkit_table_add_text(t, "e", NULL, NULL, NULL, 0), ANONKIT_OK);
+    assert_int_equal(anonkit_table_add_int64(t, "n", NULL, NULL, 0), ANONKIT_OK);
+    const char *r1[2] = {"", "7"}, *r2[2] = {NULL, NULL}, *r3[2] = {"x", "seven"};
+    assert_int_equal(anonkit_table_append_row(t, r1, NULL, 2), ANONKIT_OK);
+    assert_int_equal(anonkit_table_append_row(t, r2, NULL, 2), ANONKIT_OK);
+    assert_int_equal(anonkit_table_append_row(t, r3, NULL, 2), ANONKIT_E_INPUT);
+    assert_non_null(strstr(anonkit_table_errmsg(t), "seven"));
+    assert_int_equal(anonkit_table_rows(t), 2);
+    assert_int_equal(anonkit_table_column_int64(t, 1)[0], 7);
+    assert_int_equal(anonkit_table_column_missing(t, 1)[1], 1);
+    char *text = NULL;
+    size_t size = 0;
+    FILE *f = open_memstream(&text, &size);
+    assert_non_null(f);
+    ak_error err = {0};
+    assert_int_equal(memtable_write_csv(t, f, ',', 1, "mem", &err), ANONKIT_OK);
+    fclose(f);
+    assert_string_equal(text, "e,n\n,7\n,\n");
+    free(text);
+    anonkit_table_free(t);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_mondrian), cmocka_unit_test(test_rows),     cmocka_unit_test(test_incognito),
+        cmocka_unit_test(test_hilbert),  cmocka_unit_test(test_rothko_t), cmocka_unit_test(test_round_trip),
+        cmocka_unit_test(test_errors),   cmocka_unit_test(test_slice),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
