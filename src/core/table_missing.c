@@ -26,15 +26,15 @@ int tm_rows_add(tm_rows *r, int streaming, const csv_field *f, uint32_t *codes, 
     }
     if (ak_reserve((void **)&r->rows, &r->cap, r->n + 1, sizeof *r->rows) != 0) return ak_err_nomem(err);
     r->rows[r->n++] = row;
-    codes[row] = r->fill_set ? r->fill : 0;
+    codes[row] = r->fill_set ? codes[r->fill_row] : 0; /* (its code now: the column may have left integer mode) */
     return ANONKIT_OK;
 }
 
 void tm_rows_fill(tm_rows *r, uint32_t *codes, size_t row)
 {
-    r->fill = codes[row];
+    r->fill_row = row;
     r->fill_set = 1;
-    for (size_t i = 0; i < r->n; i++) codes[r->rows[i]] = r->fill;
+    for (size_t i = 0; i < r->n; i++) codes[r->rows[i]] = codes[row];
 }
 
 void tm_rows_reset(tm_rows *r)

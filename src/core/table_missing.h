@@ -18,7 +18,7 @@
 typedef struct tm_rows {
     size_t *rows, n, cap;
     uint64_t streamed; /* a streaming load: the missing values read (their rows are not kept) */
-    uint32_t fill;
+    size_t fill_row; /* the row of that first present value (its code changes when the column leaves integer mode) */
     int fill_set;
     char text[64]; /* the first one's spelling, published for a class of missing values */
 } tm_rows;
