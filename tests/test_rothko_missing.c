@@ -92,7 +92,7 @@ static void assert_missing_apart(const char *in, const char *out, int nqi, int i
         for (int q = 0; q < nqi; q++) {
             char x[64], y[64];
             field(a[i], q + 1, x, sizeof x);
-            field(b[i], q + 1, y, sizeof y);
+            field(b[i], q, y, sizeof y);
             if (!strcmp(y, "*")) continue;
             const int xm = !*x || !strcmp(x, "NA"), ym = !*y || !strcmp(y, "NA");
             if (xm != ym) fail_msg("iteration %d, row %zu, a%d: '%s' published as '%s'", iter, i, q, x, y);
@@ -114,7 +114,7 @@ static void assert_no_mixed_class(const char *out, int nqi, int iter)
         int stars = 0;
         for (int q = 0; q < nqi; q++) {
             char y[64];
-            field(rec[i], q + 1, y, sizeof y);
+            field(rec[i], q, y, sizeof y);
             stars += !strcmp(y, "*");
         }
         if (stars && stars != nqi) fail_msg("iteration %d: %s: a class mixes missing and present: %s", iter, out, rec[i]);
@@ -204,6 +204,7 @@ static void test_missing_numbers_out_of_core(void **state)
             if (rcs[a] == ANONKIT_OK) { /* every row published or counted as suppressed */
                 char what[64];
                 snprintf(what, sizeof what, "iteration %d, %s", iter, algorithms[a]);
+                must_set(job, ANONKIT_OPT_SUPPRESSION, "0.5"); /* the verifier's limit for rows the separation suppressed */
                 assert_int_equal(tu_verify_suppressed(job, outs[a], what, NULL, &suppressed[a]), n);
                 assert_no_mixed_class(outs[a], nqi, iter);
             } else if (rcs[a] != ANONKIT_E_INELIGIBLE) {

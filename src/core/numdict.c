@@ -151,10 +151,12 @@ static int go_general(numdict *d, uint32_t *codes, size_t nrows, ak_error *err)
          * a later row writes it otherwise ("5", then "5.0"), as in memory. */
         AK_CHECK(present_ints_to_ids(d, err));
         for (size_t r = d->stream_base; r < nrows; r++) /* this chunk's rows, not yet absorbed */
-            if (codes[r] >= NUMDICT_INT_LOW) AK_CHECK(intern_int(d, (int64_t)codes[r] - INT_BIAS, err));
+            if (codes[r] >= NUMDICT_INT_LOW && codes[r] != NUMDICT_MISSING)
+                AK_CHECK(intern_int(d, (int64_t)codes[r] - INT_BIAS, err));
         return ANONKIT_OK;
     }
     for (size_t r = 0; r < nrows; r++) {
+        if (codes[r] < NUMDICT_INT_LOW) continue; /* a missing value's placeholder (table_missing.h): no value */
         int64_t v = (int64_t)codes[r] - INT_BIAS;
         char text[24];
         int len = numdict_format_int(text, v);
