@@ -321,6 +321,15 @@ for alg in rothko-t rothko-s; do
     fi
     end
 done
+for alg in mondrian rothko-t; do
+    begin "missing: --rules under --algorithm $alg is refused while a numeric QI has missing values"
+    extra=()
+    [ "$alg" = rothko-t ] && extra=(--memory 256K --block-size 2K)
+    ak anonymize "$D/t.csv" --qi age,sex --hierarchy sex=auto --missing NA --k 5 --algorithm $alg "${extra[@]}" \
+        --rules "$D/mrr-$alg.csv" -o "$D/mro-$alg.csv"
+    expect_user_error "the recoding rules cannot express yet" "$D/mro-$alg.csv"
+    end
+done
 begin "missing: without --missing, NA in a numeric QI is refused with the option to give"
 ak anonymize "$D/t.csv" --qi age --k 5 -o "$D/mna.csv"
 expect_user_error "holds 'NA'" "$D/mna.csv"
