@@ -165,8 +165,9 @@ static int add_class(const table *v, const prow *pr, size_t n, const uint32_t *r
     return ANONKIT_OK;
 }
 
-/* The rows of view v whose class_of is not `gone`, compacted into a load
- * (codes, statistics, copied fields) with a partition of their own. */
+/* Hands to r->leaf_fn the `kept` rows of view v that do not wait (class_of
+ * not PARTITION_SUPPRESSED - 1), copied into a load of their own (codes,
+ * statistics, copied fields) with the classes np. */
 static int publish_kept(rk *r, const table *v, const partition *np, const uint32_t *class_of, const char *copied,
                         const size_t *off, size_t kept, ak_error *err)
 {
