@@ -151,10 +151,12 @@ static int go_general(numdict *d, uint32_t *codes, size_t nrows, ak_error *err)
          * a later row writes it otherwise ("5", then "5.0"), as in memory. */
         AK_CHECK(present_ints_to_ids(d, err));
         for (size_t r = d->stream_base; r < nrows; r++) /* this chunk's rows, not yet absorbed */
-            if (codes[r] >= NUMDICT_INT_LOW) AK_CHECK(intern_int(d, (int64_t)codes[r] - INT_BIAS, err));
+            if (codes[r] >= NUMDICT_INT_LOW && codes[r] != NUMDICT_MISSING)
+                AK_CHECK(intern_int(d, (int64_t)codes[r] - INT_BIAS, err));
         return ANONKIT_OK;
     }
     for (size_t r = 0; r < nrows; r++) {
+        if (codes[r] < NUMDICT_INT_LOW) continue; /* a missing value's placeholder (table_missing.h): no value */
         int64_t v = (int64_t)codes[r] - INT_BIAS;
         char text[24];
         int len = numdict_format_int(text, v);
@@ -361,6 +363,10 @@ __attribute__((target("popcnt"))) static void map_codes_popcnt(const numdict_map
 
 void numdict_map_codes(const numdict_map *m, uint32_t *codes, size_t n)
 {
+    if (m->missing) { /* (a column with missing values: code by code) */
+        for (size_t r = 0; r < n; r++) codes[r] = numdict_map_code(m, codes[r]);
+        return;
+    }
     if (m->int_rank) { /* (integers only: no ids) */
         const uint32_t *rank = m->int_rank;
         const int64_t base = m->int_base + NUMDICT_INT_BIAS;
@@ -540,7 +546,7 @@ int numdict_absorb(numdict *d, const uint32_t *codes, size_t n, ak_error *err)
         if (wide < 0) return wide;
         if (!wide) {
             for (size_t i = 0; i < n; i++)
-                if (codes[i] >= NUMDICT_INT_LOW) {
+                if (codes[i] >= NUMDICT_INT_LOW && codes[i] != NUMDICT_MISSING) {
                     const uint64_t at = (uint64_t)((int64_t)codes[i] - INT_BIAS - d->present_base);
                     d->present[at / 64] |= (uint64_t)1 << (at % 64);
                 }
@@ -550,7 +556,7 @@ int numdict_absorb(numdict *d, const uint32_t *codes, size_t n, ak_error *err)
         d->present_base = INT64_MIN; /* from now on integers are hashed */
     }
     for (size_t i = 0; i < n; i++)
-        if (codes[i] >= NUMDICT_INT_LOW) AK_CHECK(intern_int(d, (int64_t)codes[i] - INT_BIAS, err));
+        if (codes[i] >= NUMDICT_INT_LOW && codes[i] != NUMDICT_MISSING) AK_CHECK(intern_int(d, (int64_t)codes[i] - INT_BIAS, err));
     return ANONKIT_OK;
 }
 

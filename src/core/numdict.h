@@ -150,6 +150,11 @@ int numdict_finish_parts(numdict *d, uint32_t *codes, size_t nrows, const uint32
  * numdict_finish_stream, whose map turns any provisional code into its rank. */
 #define NUMDICT_INT_LOW ((uint32_t)(NUMDICT_INT_BIAS - 999999999LL))
 
+/* The provisional code of a missing value (docs/hierarchies.md, "Missing
+ * values"): above every integer code and every id, never absorbed; a map
+ * with `missing` set ranks it 0 and every value one higher. */
+#define NUMDICT_MISSING UINT32_MAX
+
 int numdict_absorb(numdict *d, const uint32_t *codes, size_t n, ak_error *err);
 
 /* Folds the streaming dictionary b (rows read after d's, on another thread)
@@ -174,6 +179,7 @@ typedef struct numdict_map {
     uint32_t *id_rank;    /* rank of general id */
     u64map ids;           /* double bits -> id, when int_words is NULL */
     int has_ids;
+    int missing; /* the column holds missing values: NUMDICT_MISSING ranks 0, the values from 1 */
 } numdict_map;
 
 int numdict_finish_stream(numdict *d, double **values /* OUT */, const char ***texts /* OUT */,
@@ -195,8 +201,8 @@ static inline uint32_t numdict_popcount(uint64_t x)
     return (uint32_t)((x * 0x0101010101010101ULL) >> 56);
 }
 
-/* The rank of a provisional code. */
-static inline uint32_t numdict_map_code(const numdict_map *m, uint32_t code)
+/* The rank of the provisional code of a value among the values. */
+static inline uint32_t numdict_map_value(const numdict_map *m, uint32_t code)
 {
     if (code < NUMDICT_INT_LOW) return m->id_rank[code];
     const int64_t v = (int64_t)code - NUMDICT_INT_BIAS;
@@ -210,6 +216,14 @@ static inline uint32_t numdict_map_code(const numdict_map *m, uint32_t code)
     uint64_t bits;
     memcpy(&bits, &dv, sizeof bits);
     return m->id_rank[u64map_find(&m->ids, bits)];
+}
+
+/* The rank of a provisional code (the missing code and the values above it
+ * when the column holds missing values). */
+static inline uint32_t numdict_map_code(const numdict_map *m, uint32_t code)
+{
+    if (m->missing) return code == NUMDICT_MISSING ? 0 : numdict_map_value(m, code) + 1;
+    return numdict_map_value(m, code);
 }
 
 /* The ranks of n provisional codes, in place (numdict_map_code for each, in

@@ -179,7 +179,7 @@ typedef struct qi_reader {
 static int has_missing_rows(const table *t, const qi_reader *qr)
 {
     for (uint32_t q = 0; qr && q < t->nqi; q++)
-        if (qr[q].missing.n) return 1;
+        if (qr[q].missing.n || qr[q].missing.streamed) return 1;
     return 0;
 }
 
@@ -297,7 +297,7 @@ static int encode_record(table *t, qi_reader *qr, const label_dicts *dicts, cons
         const csv_field *f = &rec->fields[a->column];
         uint32_t code;
         if (a->kind == ATTR_NUMERIC && !a->h && table_is_missing(t, f)) {
-            AK_CHECK(tm_rows_add(&qr[q].missing, qr[q].numbers.streaming, t->display_name, f, rec->line, a->codes, row, err));
+            AK_CHECK(tm_rows_add(&qr[q].missing, qr[q].numbers.streaming, f, a->codes, row, err));
             continue;
         }
         if (a->kind == ATTR_NUMERIC) {
@@ -840,6 +840,7 @@ static int stream_rows_parallel(table *t, const table_spec *spec, qi_reader *qr,
                 numdict_free(&qr[q].numbers);
                 numdict_init(&qr[q].numbers);
                 qr[q].numbers.streaming = 1;
+                tm_rows_reset(&qr[q].missing);
             }
         table_split_free(&t->split, t->nqi);
     }
@@ -924,8 +925,9 @@ int table_load(table **out, const table_spec *spec, ak_error *err)
             free(a->codes); /* the last chunk's provisional codes */
             a->codes = NULL;
             if (a->kind == ATTR_NUMERIC &&
-                (rc = numdict_finish_stream(&qr[q].numbers, &a->values, &a->texts, &a->text_store, &a->ncodes,
-                                            &a->prov, err)) < 0)
+                ((rc = numdict_finish_stream(&qr[q].numbers, &a->values, &a->texts, &a->text_store, &a->ncodes,
+                                             &a->prov, err)) < 0 ||
+                 (rc = tm_shift(a, &qr[q].missing, 0, err)) < 0))
                 goto done;
         }
         free(t->sensitive_codes);

@@ -16,27 +16,25 @@ int table_is_missing(const table *t, const csv_field *f)
     return hb_is_missing(&m, f->data, f->len);
 }
 
-int tm_rows_add(tm_rows *r, int streaming, const char *shown, const csv_field *f, long line, uint32_t *codes,
-                size_t row, ak_error *err)
+int tm_rows_add(tm_rows *r, int streaming, const csv_field *f, uint32_t *codes, size_t row, ak_error *err)
 {
-    if (streaming)
-        return ak_err_set(err, ANONKIT_E_INPUT, shown, line, 0,
-                          "a numeric quasi-identifier holds a missing value ('%s'): the out-of-core algorithms do not "
-                          "take missing numbers yet; give the column an interval hierarchy, whose leaf NULL takes "
-                          "them (anonkit hierarchy INPUT --column COL --interval W ...), or use an in-memory algorithm",
-                          AK_SHOW(f->data, f->len));
+    if (!r->n && !r->streamed) snprintf(r->text, sizeof r->text, "%.*s", (int)(f->len < 63 ? f->len : 63), f->data);
+    if (streaming) { /* (the rows are not kept: the code says it, and ranking maps it to 0) */
+        r->streamed++;
+        codes[row] = NUMDICT_MISSING;
+        return ANONKIT_OK;
+    }
     if (ak_reserve((void **)&r->rows, &r->cap, r->n + 1, sizeof *r->rows) != 0) return ak_err_nomem(err);
-    if (!r->n) snprintf(r->text, sizeof r->text, "%.*s", (int)(f->len < 63 ? f->len : 63), f->data);
     r->rows[r->n++] = row;
-    codes[row] = r->fill_set ? r->fill : 0;
+    codes[row] = r->fill_set ? codes[r->fill_row] : 0; /* (its code now: the column may have left integer mode) */
     return ANONKIT_OK;
 }
 
 void tm_rows_fill(tm_rows *r, uint32_t *codes, size_t row)
 {
-    r->fill = codes[row];
+    r->fill_row = row;
     r->fill_set = 1;
-    for (size_t i = 0; i < r->n; i++) codes[r->rows[i]] = r->fill;
+    for (size_t i = 0; i < r->n; i++) codes[r->rows[i]] = codes[row];
 }
 
 void tm_rows_reset(tm_rows *r)
@@ -44,12 +42,13 @@ void tm_rows_reset(tm_rows *r)
     free(r->rows);
     r->rows = NULL;
     r->n = r->cap = 0;
+    r->streamed = 0;
     r->fill_set = 0;
 }
 
 int tm_shift(table_qi *a, tm_rows *r, size_t nrows, ak_error *err)
 {
-    if (!r->n) return ANONKIT_OK;
+    if (!r->n && !r->streamed) return ANONKIT_OK;
     if (!r->fill_set)
         return ak_err_set(err, ANONKIT_E_INPUT, NULL, 0, 0,
                           "quasi-identifier '%s' holds no number, only missing values: leave it out of --qi", a->name);
@@ -94,7 +93,8 @@ int tm_shift(table_qi *a, tm_rows *r, size_t nrows, ak_error *err)
     a->texts = texts;
     a->ncodes = n + 1;
     a->has_missing = 1;
-    for (size_t i = 0; i < nrows; i++) a->codes[i]++;
-    for (size_t i = 0; i < r->n; i++) a->codes[r->rows[i]] = 0;
+    a->prov.missing = r->streamed > 0; /* a streaming load ranks its provisional codes through the map */
+    for (size_t i = 0; a->codes && i < nrows; i++) a->codes[i]++;
+    for (size_t i = 0; a->codes && i < r->n; i++) a->codes[r->rows[i]] = 0;
     return ANONKIT_OK;
 }

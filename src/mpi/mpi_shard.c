@@ -113,6 +113,13 @@ static int load_piece(mp_ctx *c, const char *path, const char *display, mp_piece
     rc = table_load(&p->t, &spec, &c->err);
     job_spec_free(&st);
     if (rc < 0) return rc;
+    for (uint32_t q = 0; q < p->d; q++) /* (each shard's dictionary would reserve its own missing code) */
+        if (p->t->qi[q].kind == ATTR_NUMERIC && p->t->qi[q].has_missing)
+            return ak_err_set(&c->err, ANONKIT_E_INPUT, display, 0, 0,
+                              "numeric quasi-identifier '%s' holds missing values: anonkit-mpi does not take missing "
+                              "numbers yet; give the column an interval hierarchy, whose leaf NULL takes them "
+                              "(anonkit hierarchy INPUT --column COL --interval W ...), or use anonkit",
+                              p->t->qi[q].name);
     const size_t w = (size_t)p->d + 2;
     for (uint32_t q = 0; q < p->d; q++)
         if (p->t->qi[q].kind == ATTR_NUMERIC)

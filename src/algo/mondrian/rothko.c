@@ -426,6 +426,7 @@ int rothko_run(const table_spec *spec_in, const model *m, const rothko_options *
         }
         rc = o->sampling ? rk_process_sampled(&r, &r.root, rlo, rhi, 0, err)
                          : rk_process_partition(&r, &r.root, rlo, rhi, 0, err);
+        if (rc == ANONKIT_OK) rc = rk_leaf_waiting(&r, err); /* missing numbers: the parts that waited */
         if (rc < 0) goto done;
     }
     /* [LeFevre07] §4 */
@@ -461,6 +462,7 @@ done:
     spill_file_close(&r.tail_tuples);
     spill_file_close(&r.tail_payload);
     spill_dir_remove(&r.dir);
+    rk_load_free(&r, &r.waiting);
     free(r.copied_col);
     free(r.counts);
     free(r.counts_scratch);

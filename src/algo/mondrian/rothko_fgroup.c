@@ -209,7 +209,9 @@ void rk_fgroup_free(rk *r, fgroup *g)
  * the first; so its first scan counts the RK_PREDICTED QIs first in that
  * order over the codes the node can hold (its box is within), and the QIs too
  * narrow to matter. Every node still gets its exact box (least and greatest
- * codes), so the order choose_median uses is the in-memory one; should it
+ * codes), so the order choose_median uses is the in-memory one (a numeric
+ * QI whose region holds missing and present values is counted too: its split
+ * missing | present is tried first); should it
  * reach a QI that was not counted, the node is counted again in full in the
  * next scan (count_all). The split is the in-memory one either way; most
  * scans just skip the wide QIs' counts, which cost a cache miss a row each. */
@@ -218,7 +220,9 @@ static void count_mask(const rk *r, const rk_node *x, uint8_t *mask)
     const uint32_t d = r->d;
     const int all = x->count_all || (r->infogain && !x->median_only);
     uint32_t order[d ? d : 1];
-    for (uint32_t q = 0; q < d; q++) mask[q] = all || (uint64_t)x->chi[q] - x->clo[q] < RK_NARROW_RANGE;
+    for (uint32_t q = 0; q < d; q++)
+        mask[q] = all || (uint64_t)x->chi[q] - x->clo[q] < RK_NARROW_RANGE ||
+                  (r->t->qi[q].has_missing && x->clo[q] == 0 && x->chi[q] > 0); /* missing | present is tried first */
     const uint32_t ncand = table_widest_first(r->t, x->clo, x->chi, order);
     for (uint32_t i = 0; i < ncand && i < RK_PREDICTED; i++) mask[order[i]] = 1;
 }
@@ -529,8 +533,8 @@ static const mdr_source_ops fg_source_ops = {
 };
 
 /* The split of an open node from its frequency groups, chosen by split.c as
- * the in-memory Mondrian chooses it from the node's rows (Median, or InfoGain
- * unless InfoGain gave up above the node). 1 with *out (a categorical
+ * the in-memory Mondrian chooses it from the node's rows (missing | present
+ * first, then Median, or InfoGain unless InfoGain gave up above the node). 1 with *out (a categorical
  * split's child rows in rows_in), 0 when none is allowable, 2 when it needs
  * the counts of a QI the node's scan skipped (count_mask), < 0 on error. */
 int rk_choose(rk *r, const rk_node *node, const uint32_t *lo, const uint32_t *hi, mdr_choice *out, uint64_t *rows_in,
@@ -548,6 +552,8 @@ int rk_choose(rk *r, const rk_node *node, const uint32_t *lo, const uint32_t *hi
                            .cls_group = &r->cls_group,
                            .ops = &fg_source_ops,
                            .src = &fs};
+    const int missing = mdr_choose_missing(&c, lo, hi, node->median_only, out, err);
+    if (missing != 0) return missing;
     return mdr_choose(&c, lo, hi, node->median_only, out, err);
 }
 

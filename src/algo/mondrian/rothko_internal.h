@@ -64,6 +64,17 @@ typedef struct rk_piece {
     int values_exact;
 } rk_piece;
 
+/* Loads up to `limit` rows of p (from an open reader) into a view table and
+ * its copied fields; *got receives the rows loaded. */
+typedef struct rk_load {
+    uint32_t **codes; /* per QI */
+    uint32_t *sens, *cls;
+    double *sval, *target; /* when the tuples carry them */
+    strbuf copied;
+    size_t *off;
+    size_t cap;
+} rk_load;
+
 typedef struct rk {
     const model *m;
     const rothko_options *o;
@@ -115,6 +126,9 @@ typedef struct rk {
     /* the whole table's sensitive statistics, gathered by the first scan */
     uint32_t *sens_count;  /* per sensitive code (l-diversity) */
     model_moments all_mom; /* numeric sensitive values (variance diversity) */
+    /* missing numbers: rows of mixed classes that could not stand alone (rothko_missing.c) */
+    rk_load waiting;
+    size_t nwaiting;
 } rk;
 
 static inline void store_f64(uint8_t *p, double v)
@@ -292,17 +306,6 @@ typedef struct rk_tree {
 /* QIs counted in a node's first scan under Median, in the order it will try them. */
 #define RK_PREDICTED 2u
 
-/* Loads up to `limit` rows of p (from an open reader) into a view table and
- * its copied fields; *got receives the rows loaded. */
-typedef struct rk_load {
-    uint32_t **codes; /* per QI */
-    uint32_t *sens, *cls;
-    double *sval, *target; /* when the tuples carry them */
-    strbuf copied;
-    size_t *off;
-    size_t cap;
-} rk_load;
-
 /* Copies the doubles of a stored tuple (layout lay) into slot `at` of l. */
 static inline void load_values(const rk *r, const rk_layout *lay, rk_load *l, size_t at, const uint8_t *tuple)
 {
@@ -390,6 +393,14 @@ void rk_fg_box(const rk *r, const rk_node *x, uint32_t *lo, uint32_t *hi);
 void rk_load_free(rk *r, rk_load *l);
 int rk_load_alloc(const rk *r, rk_load *l, size_t cap, int copied, ak_error *err);
 void rk_make_view(const rk *r, const rk_load *l, size_t n, table *view, table_qi *qi);
+/* Hands a partition finished in memory (view v, its classes and copied
+ * fields) to r->leaf_fn, a class that mixes missing and present values of a
+ * numeric QI cut by pattern first; parts that cannot stand alone wait
+ * (rothko_missing.c). */
+int rk_leaf(rk *r, const table *v, const partition *classes, const char *copied, const size_t *off, ak_error *err);
+/* At the end of the run: the rows that wait, one class per pattern of
+ * missing QIs where it satisfies the model, the rest suppressed. */
+int rk_leaf_waiting(rk *r, ak_error *err);
 int rk_finish_in_memory(rk *r, rk_part *p, const uint32_t *rlo, const uint32_t *rhi, int median_only,
                         ak_error *err);
 int rk_finish_big_class(rk *r, rk_part *part, const uint32_t *rlo, const uint32_t *rhi, const uint32_t *lo,

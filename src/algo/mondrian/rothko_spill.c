@@ -257,12 +257,13 @@ void rk_root_column(const rk *r, uint32_t c, uint32_t *col, size_t n, uint64_t r
 }
 
 /* Whether p's codes of QI q are integer codes in value order (a value plus
- * a bias; the root file's numeric QIs without general-mode ids), which may
+ * a bias; the root file's numeric QIs without general-mode ids or missing values), which may
  * be gathered as they are and ranked afterwards, in bulk or just their
  * extremes: ranking is a lookup in a table as wide as the values' range. */
 int rk_ranked_later(const rk *r, const rk_part *p, uint32_t q)
 {
-    return p->provisional && r->t->qi[q].kind == ATTR_NUMERIC && !r->t->qi[q].prov.has_ids;
+    /* (missing values: their code NUMDICT_MISSING is the greatest and ranks 0) */
+    return p->provisional && r->t->qi[q].kind == ATTR_NUMERIC && !r->t->qi[q].prov.has_ids && !r->t->qi[q].prov.missing;
 }
 
 void rk_reader_close(rk_reader *rd)

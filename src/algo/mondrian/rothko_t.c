@@ -122,7 +122,7 @@ int rk_finish_in_memory(rk *r, rk_part *p, const uint32_t *rlo, const uint32_t *
                                 .root_rlo = rlo, .root_rhi = rhi, .root_median_only = median_only};
         rc = partition_init(&classes, n, r->d, err);
         if (rc == ANONKIT_OK) rc = mdr_run_with(&view, r->m, &mo, &classes, err);
-        if (rc == ANONKIT_OK) rc = r->leaf_fn(r->ctx, &view, &classes, l.copied.data, l.off, 0, err);
+        if (rc == ANONKIT_OK) rc = rk_leaf(r, &view, &classes, l.copied.data, l.off, err);
         r->stats->partitions_in_memory++;
     }
     partition_free(&classes);

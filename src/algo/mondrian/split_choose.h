@@ -267,6 +267,37 @@ MDR_CHOOSE_INLINE int choose_best(const mdr_chooser *c, const uint32_t *lo, cons
     return 1;
 }
 
+/* Missing values first (docs/hierarchies.md, "Missing values"): the first
+ * numeric QI holding missing values (code 0) whose box holds both missing
+ * and present values (lo == 0, hi > 0) is split missing | present (lhs =
+ * code < 1) when that is allowable. The in-memory Mondrian applies the same
+ * rule from its rows (mondrian.c, split_missing); Rothko-T asks here from a
+ * node's frequency groups. 1 with *out, 0 when no such split is allowable,
+ * 2 when it needs a QI the source did not count, < 0 on error. */
+MDR_CHOOSE_INLINE int mdr_choose_missing(const mdr_chooser *c, const uint32_t *lo, const uint32_t *hi, int median_only,
+                                         mdr_choice *out, ak_error *err)
+{
+    const mdr_source_ops *ops = c->ops;
+    memset(out, 0, sizeof *out);
+    for (uint32_t q = 0; q < c->t->nqi; q++) {
+        const table_qi *a = &c->t->qi[q];
+        if (a->kind != ATTR_NUMERIC || !a->has_missing || lo[q] != 0 || hi[q] == 0) continue;
+        if (ops->prepare) {
+            const int ready = ops->prepare(c->src, q, err);
+            if (ready <= 0) return ready < 0 ? ready : 2;
+        }
+        AK_CHECK(ops->groups_start(c->src, q, lo, hi, err));
+        uint32_t code;
+        uint64_t rows = 0;
+        const uint64_t missing = ops->group_next(c->src, &code, &rows) && code == 0 ? rows : 0;
+        ops->less_side(c->src, q, lo, 1);
+        if (!ops->allowable(c->src, c->n, missing, MDR_SIDE_LESS)) continue;
+        *out = (mdr_choice){.found = 1, .q = q, .cut = 1, .median_only = median_only};
+        return 1;
+    }
+    return 0;
+}
+
 MDR_CHOOSE_INLINE int mdr_choose(const mdr_chooser *c, const uint32_t *lo, const uint32_t *hi, int median_only, mdr_choice *out,
                ak_error *err)
 {
