@@ -86,6 +86,13 @@ typedef struct inc_ctx {
 /* Domain (domain.c). */
 int inc_ctx_init(inc_ctx *c, const table *t, const model *m, double suppression, ak_error *err);
 void inc_ctx_free(inc_ctx *c);
+/* The value of QI q in a packed class key (the key fields of inc_qi). */
+static inline uint32_t inc_key_value(const inc_ctx *c, uint64_t key, uint32_t q)
+{
+    const inc_qi *a = &c->qi[q];
+    return a->bits ? (uint32_t)((key >> a->shift) & ((((uint64_t)1) << a->bits) - 1)) : 0;
+}
+
 static inline uint32_t inc_level(const inc_ctx *c, uint64_t lv, uint32_t q)
 {
     return (uint32_t)(lv >> c->qi[q].lshift) & ((1u << c->qi[q].lbits) - 1u);

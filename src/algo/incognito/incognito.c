@@ -91,13 +91,6 @@ static void unpack(const inc_ctx *c, uint64_t lv, uint32_t *levels)
     for (uint32_t q = 0; q < c->nqi; q++) levels[q] = inc_level(c, lv, q);
 }
 
-/* The value of QI q in a key. */
-static inline uint32_t key_value(const inc_ctx *c, uint64_t key, uint32_t q)
-{
-    const inc_qi *a = &c->qi[q];
-    return a->bits ? (uint32_t)((key >> a->shift) & ((((uint64_t)1) << a->bits) - 1)) : 0;
-}
-
 /* Suppressed rows, classes, DM and GCP of node lv over all QIs. */
 static int measure(inc_ctx *c, uint64_t lv, const double *weights, inc_minimal *out, ak_error *err)
 {
@@ -113,7 +106,7 @@ static int measure(inc_ctx *c, uint64_t lv, const double *weights, inc_minimal *
     double ncp[64];
     for (size_t g = 0; g < c->ngroups; g++) {
         if (!c->gholds[g]) continue;
-        for (uint32_t q = 0; q < c->nqi; q++) ncp[q] = c->qi[q].ncp[inc_level(c, lv, q)][key_value(c, c->gkey[g], q)];
+        for (uint32_t q = 0; q < c->nqi; q++) ncp[q] = c->qi[q].ncp[inc_level(c, lv, q)][inc_key_value(c, c->gkey[g], q)];
         metrics_add_class(&mt, c->gtotal[g], ncp);
     }
     if (failing) metrics_add_suppressed(&mt, failing);
@@ -310,7 +303,7 @@ int inc_publish(const table *t, const model *m, const uint32_t *levels, partitio
         }
         if (class_of_group[g] == UINT32_MAX) {
             for (uint32_t q = 0; q < c.nqi; q++) {
-                const uint32_t v = key_value(&c, key, q), l = levels[q];
+                const uint32_t v = inc_key_value(&c, key, q), l = levels[q];
                 box_lo[q] = c.qi[q].box_lo[l][v];
                 box_hi[q] = c.qi[q].box_hi[l][v];
                 nodes[q] = c.qi[q].node[l][v];

@@ -25,13 +25,6 @@ void inc_local_result_free(inc_local_result *res)
     memset(res, 0, sizeof *res);
 }
 
-/* The value of QI q in a key. */
-static inline uint32_t key_value(const inc_ctx *c, uint64_t key, uint32_t q)
-{
-    const inc_qi *a = &c->qi[q];
-    return a->bits ? (uint32_t)((key >> a->shift) & ((((uint64_t)1) << a->bits) - 1)) : 0;
-}
-
 /* A row of the current selection under its key for a candidate split. */
 typedef struct keyed_row {
     uint64_t key;

@@ -90,13 +90,6 @@ static double bound(const opt_state *s, uint64_t lv)
     }
 }
 
-/* The value of QI q in a key. */
-static inline uint32_t key_value(const inc_ctx *c, uint64_t key, uint32_t q)
-{
-    const inc_qi *a = &c->qi[q];
-    return a->bits ? (uint32_t)((key >> a->shift) & ((((uint64_t)1) << a->bits) - 1)) : 0;
-}
-
 /* The loss of node lv from its classes (left in c->g* by inc_fset_eval with
  * groups): its bound plus, per failing class, what suppressing costs beyond
  * publishing it (GCP), or DM / height outright. */
@@ -118,7 +111,7 @@ static double loss_of_groups(const opt_state *s, uint64_t lv, double lb)
         if (c->gholds[g]) continue;
         double cost = 0;
         for (uint32_t q = 0; q < c->nqi; q++)
-            cost += s->w[q] * c->qi[q].ncp[inc_level(c, lv, q)][key_value(c, c->gkey[g], q)];
+            cost += s->w[q] * c->qi[q].ncp[inc_level(c, lv, q)][inc_key_value(c, c->gkey[g], q)];
         const double excess = c->defer * s->wsum - cost;
         if (excess > 0 || c->defer < 1) extra += (double)c->gtotal[g] * excess;
     }
