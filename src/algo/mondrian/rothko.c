@@ -41,6 +41,7 @@
 
 #include "common/clock.h"
 #include "io/csv.h"
+#include "common/progress.h"
 
 /* ------------------------------------------------------------ sizes */
 
@@ -418,6 +419,12 @@ int rothko_run(const table_spec *spec_in, const model *m, const rothko_options *
     }
     /* The whole table must satisfy the model (checked from the statistics of the first scan). */
     if ((rc = rk_check_whole(&r, t->nrows, err)) < 0) goto done;
+    {
+        const double ratio = (double)t->nrows / (double)r.tm;
+        r.passes = (unsigned)(o->sampling ? rothko_s_repartitions(t->nrows, r.sample_rows, m->k, o->alpha > 0 ? o->alpha : 0.05)
+                                          : ratio > 1 ? (uint64_t)ceil(log2(ratio)) : 0);
+    }
+    if ((rc = ak_progress_phase(o->progress, ANONKIT_PHASE_PARTITIONING, t->nrows, 0, err)) < 0) goto done;
     if (t->nrows) {
         uint32_t rlo[r.d ? r.d : 1], rhi[r.d ? r.d : 1];
         for (uint32_t q = 0; q < r.d; q++) {

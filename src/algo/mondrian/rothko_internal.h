@@ -115,6 +115,7 @@ typedef struct rk {
     /* the whole table's sensitive statistics, gathered by the first scan */
     uint32_t *sens_count;  /* per sensitive code (l-diversity) */
     model_moments all_mom; /* numeric sensitive values (variance diversity) */
+    unsigned passes;       /* about how many repartitions the run takes (the progress's "n of m") */
 } rk;
 
 static inline void store_f64(uint8_t *p, double v)
