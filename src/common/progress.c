@@ -54,7 +54,7 @@ static uint64_t reading_total(const ak_progress *p, uint64_t done, uint64_t byte
 static int report(ak_progress *p, double now, ak_error *err)
 {
     p->last = now;
-    if (!p->fn || p->phase < 0) return ak_progress_check(p, err);
+    if (!p->fn || p->phase < 0 || ak_progress_stopped(p)) return ak_progress_check(p, err); /* (once cancelled, no more calls) */
     anonkit_progress info;
     memset(&info, 0, sizeof info);
     const uint64_t done = atomic_load(&p->done), bytes = atomic_load(&p->bytes);
