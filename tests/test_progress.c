@@ -75,7 +75,7 @@ static int record(void *ctx, const anonkit_progress *p)
     if (p->phase == r->phase && p->done < r->done) bad(r, "done went down", p);
     if (p->done > p->total) bad(r, "done above total", p);
     if (p->fraction != -1.0 && (p->fraction < 0 || p->fraction > 1)) bad(r, "share outside [0, 1]", p);
-    if (p->phase == ANONKIT_PHASE_REPARTITION && (p->pass < 1 || p->pass > p->passes)) bad(r, "pass n of m", p);
+    if (p->phase == ANONKIT_PHASE_REPARTITION && (p->pass < 1 || (p->passes && p->pass > p->passes))) bad(r, "pass n of m", p);
     if (p->elapsed < 0 || p->phase_elapsed < 0 || p->phase_elapsed > p->elapsed + 1e-9) bad(r, "clock", p);
     r->phase = p->phase;
     r->done = p->done;

@@ -191,7 +191,8 @@ typedef struct anonkit_progress {
     uint64_t done;          /* rows done in this phase */
     uint64_t total;         /* rows the phase expects (reading: an estimate from the bytes read so far) */
     double fraction;        /* share of the phase done, 0..1 (reading: of the input's bytes); -1: unknown */
-    unsigned pass, passes;  /* repartition: pass `pass` of about `passes` (0 in other phases) */
+    unsigned pass, passes;  /* repartition: pass `pass` of about `passes` (an estimate; 0 once the run
+                               goes past it, and in other phases) */
     double elapsed;         /* seconds since the run began */
     double phase_elapsed;   /* seconds since this phase began */
 } anonkit_progress;

@@ -33,12 +33,11 @@ static const char *grouped(unsigned long long v, char *buf, size_t size)
     return buf;
 }
 
-/* "42 s", "3 min 5 s" or "2 h 7 min" into buf. */
+/* "42 s", "3 min 5 s" or "2 h 7 min" into buf (seconds rounded). */
 static const char *duration(double seconds, char *buf, size_t size)
 {
     const unsigned long s = seconds > 0 ? (unsigned long)(seconds + 0.5) : 0;
-    if (s < 1) snprintf(buf, size, "under 1 s");
-    else if (s < 60) snprintf(buf, size, "%lu s", s);
+    if (s < 60) snprintf(buf, size, "%lu s", s);
     else if (s < 3600) snprintf(buf, size, "%lu min %lu s", s / 60, s % 60);
     else snprintf(buf, size, "%lu h %lu min", s / 3600, s / 60 % 60);
     return buf;
@@ -50,7 +49,9 @@ static void format_line(const anonkit_progress *p, char *buf, size_t size)
 {
     char phase[48], done[32], total[32], left[32];
     if (p->phase == ANONKIT_PHASE_REPARTITION && p->passes)
-        snprintf(phase, sizeof phase, "repartition %u of %u", p->pass, p->passes);
+        snprintf(phase, sizeof phase, "repartition %u of ~%u", p->pass, p->passes);
+    else if (p->phase == ANONKIT_PHASE_REPARTITION)
+        snprintf(phase, sizeof phase, "repartition %u", p->pass);
     else
         snprintf(phase, sizeof phase, "%s", p->phase_name ? p->phase_name : "working");
     int used = snprintf(buf, size, "anonkit: %s", phase);
@@ -64,9 +65,11 @@ static void format_line(const anonkit_progress *p, char *buf, size_t size)
     if (used < 0 || (size_t)used >= size || p->fraction < 0) return;
     used += snprintf(buf + used, size - (size_t)used, "  %3.0f%%", 100 * p->fraction);
     if (used < 0 || (size_t)used >= size) return;
-    if (p->fraction >= 0.01 && p->fraction < 1 && p->phase_elapsed >= 0.5)
-        snprintf(buf + used, size - (size_t)used, "  about %s left",
-                 duration(p->phase_elapsed * (1 - p->fraction) / p->fraction, left, sizeof left));
+    if (p->fraction >= 0.01 && p->fraction < 1 && p->phase_elapsed >= 0.5) {
+        const double seconds = p->phase_elapsed * (1 - p->fraction) / p->fraction;
+        if (seconds < 1) snprintf(buf + used, size - (size_t)used, "  under 1 s left");
+        else snprintf(buf + used, size - (size_t)used, "  about %s left", duration(seconds, left, sizeof left));
+    }
 }
 
 /* The library's progress callback: draws the line when it is due. Never

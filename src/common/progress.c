@@ -119,7 +119,7 @@ int ak_progress_pass(ak_progress *p, unsigned n, unsigned m, ak_error *err)
     if (!p) return ANONKIT_OK;
     p->phase = ANONKIT_PHASE_REPARTITION; /* the same rows, the same clock */
     p->pass = n;
-    p->passes = m > n ? m : n;
+    p->passes = m >= n ? m : 0; /* (past the estimate: unknown) */
     return report(p, ak_seconds(), err);
 }
 

@@ -45,7 +45,8 @@ void ak_progress_begin(ak_progress *p);
 int ak_progress_phase(ak_progress *p, int phase, uint64_t total, uint64_t bytes_total, ak_error *err);
 
 /* Out of core: the partitioning phase goes on as repartition pass n of about
- * m (the rows done and expected stay those of the partitioning). */
+ * m (the rows done and expected stay those of the partitioning); past the
+ * estimate m is reported as 0 (unknown). */
 int ak_progress_pass(ak_progress *p, unsigned n, unsigned m, ak_error *err);
 
 /* Ends the last phase (done = total) with a final report. */

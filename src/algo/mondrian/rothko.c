@@ -419,10 +419,10 @@ int rothko_run(const table_spec *spec_in, const model *m, const rothko_options *
     }
     /* The whole table must satisfy the model (checked from the statistics of the first scan). */
     if ((rc = rk_check_whole(&r, t->nrows, err)) < 0) goto done;
-    {
-        const double ratio = (double)t->nrows / (double)r.tm;
-        r.passes = (unsigned)(o->sampling ? rothko_s_repartitions(t->nrows, r.sample_rows, m->k, o->alpha > 0 ? o->alpha : 0.05)
-                                          : ratio > 1 ? (uint64_t)ceil(log2(ratio)) : 0);
+    if (t->nrows > r.tm) { /* about as many repartitions as inner nodes of the tree above the partitions finished in
+                              memory, which hold 2/3 TM rows on average; Rothko-S grows about 4 children per scan */
+        const double passes = (double)t->nrows / (double)r.tm * (o->sampling ? 0.375 : 0.75) - 0.5;
+        r.passes = passes < 1 ? 1 : passes > 1e9 ? 1000000000u : (unsigned)(passes + 0.5);
     }
     if ((rc = ak_progress_phase(o->progress, ANONKIT_PHASE_PARTITIONING, t->nrows, 0, err)) < 0) goto done;
     if (t->nrows) {
