@@ -10,6 +10,7 @@
  *   report, no rules, no temporary), nothing in TMPDIR or --tmpdir, and no
  *   file descriptor open (spill files are unnamed: an open one would be a
  *   leftover);
+ * - recode and metrics report and cancel alike;
  * - the options --progress and --no-progress reach anonkit_job_progress_wanted;
  * - a job without a callback runs as before. */
 #include <dirent.h>
@@ -269,6 +270,69 @@ static void test_progress_again(void **state)
     anonkit_job_free(job);
 }
 
+/* Runs recode (metrics 0) or metrics (1) of the table published from the
+ * generated one with a callback that cancels at call cancel_at (0: never);
+ * returns the status and fills *r. */
+static int run_verb(int metrics, unsigned long cancel_at, recorder *r)
+{
+    anonkit_job *job = make_job(&cases[0]);
+    if (!metrics) {
+        assert_int_equal(anonkit_job_set(job, ANONKIT_OPT_RULES, tu_path(data, "rules.json")), ANONKIT_OK);
+        assert_int_equal(anonkit_job_set(job, ANONKIT_OPT_REPORT, ""), ANONKIT_OK);
+    }
+    *r = (recorder){.phase = ANONKIT_PHASE_READING, .cancel_at = cancel_at};
+    anonkit_job_set_progress(job, record, r);
+    anonkit_result *res = NULL;
+    const int rc = metrics ? anonkit_metrics(job, tu_path(data, "g.csv"), tu_path(data, "pub.csv"), &res)
+                           : anonkit_recode(job, &res);
+    if (rc == ANONKIT_E_CANCELLED) assert_non_null(strstr(anonkit_errmsg(job), "cancelled"));
+    else if (rc != ANONKIT_OK) fail_msg("%s: %s", metrics ? "metrics" : "recode", anonkit_errmsg(job));
+    anonkit_result_free(res);
+    anonkit_job_free(job);
+    return rc;
+}
+
+/* recode and metrics honour the callback too: consistent reports, and a
+ * cancel leaves the old output and nothing else. */
+static void test_progress_other_verbs(void **state)
+{
+    (void)state;
+    anonkit_job *job = make_job(&cases[0]); /* the published table and its rules, made once */
+    assert_int_equal(anonkit_job_set(job, ANONKIT_OPT_OUTPUT, tu_path(data, "pub.csv")), ANONKIT_OK);
+    assert_int_equal(anonkit_job_set(job, ANONKIT_OPT_REPORT, tu_path(data, "pub.json")), ANONKIT_OK);
+    assert_int_equal(anonkit_job_set(job, ANONKIT_OPT_RULES, tu_path(data, "rules.json")), ANONKIT_OK);
+    if (anonkit_anonymize(job, NULL) != ANONKIT_OK) fail_msg("%s", anonkit_errmsg(job));
+    anonkit_job_free(job);
+    tu_rng rng = {7};
+    static const char old[] = "old output, not to be touched\n";
+    for (int metrics = 0; metrics < 2; metrics++) {
+        recorder r;
+        tu_write_file(tu_path(out, "o.csv"), old);
+        assert_int_equal(run_verb(metrics, 0, &r), ANONKIT_OK);
+        if (r.bad) fail_msg("%s: %s", metrics ? "metrics" : "recode", r.why);
+        if (r.calls < 2 || r.done != r.total) fail_msg("%s: %lu calls, ending at %llu of %llu", metrics ? "metrics" : "recode",
+                                                       r.calls, (unsigned long long)r.done, (unsigned long long)r.total);
+        const unsigned long calls = r.calls;
+        const unsigned long at[] = {1, calls, 1 + tu_below(&rng, calls)};
+        for (size_t j = 0; j < sizeof at / sizeof *at; j++) {
+            char before[512], after[512], left[512];
+            tu_write_file(tu_path(out, "o.csv"), old);
+            listing(out, before, sizeof before);
+            const int fds = open_fds();
+            if (run_verb(metrics, at[j], &r) != ANONKIT_E_CANCELLED)
+                fail_msg("%s cancelled at call %lu of %lu: not cancelled", metrics ? "metrics" : "recode", at[j], calls);
+            char *text = tu_read_file(tu_path(out, "o.csv"), NULL);
+            assert_non_null(text);
+            assert_string_equal(text, old);
+            free(text);
+            assert_string_equal(listing(out, after, sizeof after), before);
+            assert_string_equal(listing(tmp, left, sizeof left), "");
+            assert_int_equal(open_fds(), fds);
+        }
+    }
+    remove(tu_path(out, "o.csv"));
+}
+
 /* --progress and --no-progress, as the command line reads them. */
 static void test_progress_options(void **state)
 {
@@ -293,6 +357,7 @@ int main(void)
         cmocka_unit_test(test_progress_reports),
         cmocka_unit_test(test_progress_cancel),
         cmocka_unit_test(test_progress_again),
+        cmocka_unit_test(test_progress_other_verbs),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

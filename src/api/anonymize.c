@@ -6,7 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "api/algorithm.h"
@@ -29,13 +28,6 @@
 #include "publish/publish.h"
 #include "io/spool.h"
 #include "metrics/metrics.h"
-
-/* The size of the file at path in bytes (0: unknown), for the progress of reading it. */
-static uint64_t file_size(const char *path)
-{
-    struct stat st;
-    return path && stat(path, &st) == 0 && S_ISREG(st.st_mode) ? (uint64_t)st.st_size : 0;
-}
 
 /* Parameter checks that need the loaded table: k and l against the data. */
 static int check_against_table(anonkit_job *job, const table *t)
@@ -275,7 +267,6 @@ static int anonymize(anonkit_job *job, anonkit_result **out_result)
     if (job_check_paths(job, JOB_VERB_ANONYMIZE) < 0) return job_fail(job);
     if (!job->seed_set) job->seed = ak_fresh_seed();
     ak_progress *const progress = job_progress(job); /* NULL: no callback */
-    ak_progress_begin(progress);
 
     int rc;
     source_input in;
@@ -318,7 +309,7 @@ static int anonymize(anonkit_job *job, anonkit_result **out_result)
     spec.threads = threads;
     spec.progress = progress;
     const ak_run_context ctx = {.weights = weights, .threads = threads, .progress = progress};
-    if ((rc = ak_progress_phase(progress, ANONKIT_PHASE_READING, 0, file_size(in.path), &job->err)) < 0) goto done;
+    if ((rc = job_progress_start(job, in.path)) < 0) goto done;
     if (!job_algorithm(job)->run) {
         if ((rc = anonymize_out_of_core(job, &spec, &of, &rf, &rulesf, &ctx, start, &result)) < 0) goto done;
         if (job->html && (rc = html_anonymize_write(job, &of, &hf, in.path, in.shown, result->json)) < 0)

@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <string.h>
 
 #include "api/algorithm.h"
@@ -138,6 +139,16 @@ int anonkit_job_progress_wanted(const anonkit_job *job)
 ak_progress *job_progress(anonkit_job *job)
 {
     return job->progress.fn ? &job->progress : NULL;
+}
+
+int job_progress_start(anonkit_job *job, const char *path)
+{
+    ak_progress *p = job_progress(job);
+    if (!p) return ANONKIT_OK;
+    struct stat st;
+    const uint64_t size = path && stat(path, &st) == 0 && S_ISREG(st.st_mode) ? (uint64_t)st.st_size : 0;
+    ak_progress_begin(p);
+    return ak_progress_phase(p, ANONKIT_PHASE_READING, 0, size, &job->err);
 }
 
 void job_set_loaded_hook(anonkit_job *job, void (*fn)(void *ctx, const char *path), void *ctx)

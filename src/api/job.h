@@ -131,6 +131,11 @@ void job_set_loaded_hook(anonkit_job *job, void (*fn)(void *ctx, const char *pat
  * count, nothing to check). */
 ak_progress *job_progress(anonkit_job *job);
 
+/* Starts the progress of a run (when a callback is set) with its reading
+ * phase, the input at path (NULL: not a file) giving the bytes expected.
+ * ANONKIT_E_CANCELLED (in job->err) when the callback cancels at once. */
+int job_progress_start(anonkit_job *job, const char *path);
+
 /* The algorithm the job runs (Mondrian when it names none). */
 const struct ak_algorithm *job_algorithm(const anonkit_job *job);
 

@@ -148,10 +148,13 @@ static int metrics_run(anonkit_job *job, const char *original_path, const char *
     spec.sensitive_name = job->kl_level ? job->sensitive : NULL;
     spec.nidentifiers = 0;
     spec.read_once = 1;
+    spec.progress = job_progress(job); /* the original's rows, per block; a cancel stops the reading */
+    if ((rc = job_progress_start(job, original_path)) < 0) goto done;
     if ((rc = table_load(&t, &spec, err)) < 0) goto done;
     if ((rc = metrics_pub_read(&g, &o, err)) < 0) goto done;
     if ((rc = job_weights(job, &weights)) < 0) goto done;
     if ((rc = metrics_pub_measure(t, &g, &o, weights, &r, err)) < 0) goto done;
+    if ((rc = ak_progress_end(job_progress(job), err)) < 0) goto done;
     if (!(result = result_new())) {
         rc = ak_err_nomem(err);
         goto done;
