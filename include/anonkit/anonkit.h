@@ -211,8 +211,10 @@ typedef int (*anonkit_progress_fn)(void *ctx, const anonkit_progress *p);
  * check (every block of input, every partition, every lattice node). Calls
  * come at phase changes and at most about every 50 ms in between (a long
  * step without a check, such as a helper thread's share of a partitioning,
- * may leave a longer gap). Used by anonkit_anonymize (every algorithm) and,
- * where they read or write many rows, by the other verbs. */
+ * may leave a longer gap). Used by anonkit_anonymize (every algorithm),
+ * anonkit_recode (rows read) and anonkit_metrics (the original's rows read);
+ * the other verbs do not call it yet. The job keeps fn and ctx until they are
+ * replaced; a job may run again after a cancel. */
 ANONKIT_API void anonkit_job_set_progress(anonkit_job *job, anonkit_progress_fn fn, void *ctx);
 
 /* What the job's ANONKIT_OPT_PROGRESS / ANONKIT_OPT_NO_PROGRESS say: 1 when
