@@ -37,7 +37,7 @@ void ak_progress_begin(ak_progress *p)
 
 int ak_progress_cancelled(ak_error *err)
 {
-    return ak_err_set(err, ANONKIT_E_CANCELLED, NULL, 0, 0, "cancelled by the progress callback; nothing was written");
+    return ak_err_set(err, ANONKIT_E_CANCELLED, NULL, 0, 0, "cancelled by the progress callback");
 }
 
 /* The rows the reading phase expects: the rows read so far scaled by the
