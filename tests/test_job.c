@@ -114,6 +114,8 @@ static const option_case cases[] = {
     {ANONKIT_OPT_PREVIEW, "true", "maybe"},
     {ANONKIT_OPT_HTML, "release.html", NULL},
     {ANONKIT_OPT_ORIGINAL, "original.csv", NULL},
+    {ANONKIT_OPT_PROGRESS, "true", "maybe"},
+    {ANONKIT_OPT_NO_PROGRESS, "false", "perhaps"},
 };
 enum { NCASES = sizeof cases / sizeof cases[0] };
 

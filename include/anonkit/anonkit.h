@@ -51,7 +51,8 @@ enum {
     ANONKIT_E_IO = -4,         /* a file could not be read or written */
     ANONKIT_E_NOMEM = -5,      /* out of memory */
     ANONKIT_E_VIOLATION = -6,  /* anonkit_check: a class violates the model */
-    ANONKIT_E_INTERNAL = -7    /* a bug: please report it */
+    ANONKIT_E_INTERNAL = -7,   /* a bug: please report it */
+    ANONKIT_E_CANCELLED = -8   /* the progress callback asked to stop (anonkit_job_set_progress) */
 };
 
 /* A short name for a status code ("bad input", ...). */
@@ -150,7 +151,10 @@ typedef enum anonkit_option {
     /* the release report (docs/report.md) */
     ANONKIT_OPT_HTML = 83,       /* path of the self-contained HTML release report (anonymize, report) */
     ANONKIT_OPT_ORIGINAL = 84,   /* report: the original CSV the published file was made from */
-    ANONKIT_OPT__COUNT = 85 /* the number of options; not an option */
+    /* progress on long runs: the command line's progress line (anonkit_job_set_progress) */
+    ANONKIT_OPT_PROGRESS = 85,    /* "true": draw the progress line even when stderr is not a terminal */
+    ANONKIT_OPT_NO_PROGRESS = 86, /* "true": never draw it */
+    ANONKIT_OPT__COUNT = 87 /* the number of options; not an option */
 } anonkit_option;
 
 typedef struct anonkit_job anonkit_job;
@@ -165,6 +169,58 @@ ANONKIT_API void anonkit_job_free(anonkit_job *job);
  * paths in it are taken relative to the file's folder). */
 ANONKIT_API int anonkit_job_set(anonkit_job *job, anonkit_option option, const char *value);
 
+
+/* ---- Progress and cancelling ----
+ *
+ * A run reports its progress through a callback set on the job, phase by
+ * phase: reading (rows read of the rows the input's size suggests), encoding,
+ * partitioning (rows in finished classes), repartition (out of core: pass n of
+ * about m), writing (rows written). Within a phase `done` never goes down, and
+ * the phase's last report has done == total. */
+typedef enum anonkit_phase {
+    ANONKIT_PHASE_READING = 0,
+    ANONKIT_PHASE_ENCODING = 1,
+    ANONKIT_PHASE_PARTITIONING = 2,
+    ANONKIT_PHASE_REPARTITION = 3,
+    ANONKIT_PHASE_WRITING = 4
+} anonkit_phase;
+
+typedef struct anonkit_progress {
+    int phase;              /* anonkit_phase */
+    const char *phase_name; /* "reading", "encoding", "partitioning", "repartition", "writing" */
+    uint64_t done;          /* rows done in this phase */
+    uint64_t total;         /* rows the phase expects (reading: an estimate from the bytes read so far) */
+    double fraction;        /* share of the phase done, 0..1 (reading: of the input's bytes); -1: unknown */
+    unsigned pass, passes;  /* repartition: pass `pass` of about `passes` (an estimate; 0 once the run
+                               goes past it, and in other phases) */
+    double elapsed;         /* seconds since the run began */
+    double phase_elapsed;   /* seconds since this phase began */
+} anonkit_progress;
+
+/* The progress callback: returns 0 to go on, anything else to cancel the run.
+ * `p` lives only during the call. A cancelled verb returns
+ * ANONKIT_E_CANCELLED and leaves every output path as it was (no output, no
+ * temporary file; spill files are unnamed and gone), as after a signal. */
+typedef int (*anonkit_progress_fn)(void *ctx, const anonkit_progress *p);
+
+/* Sets the job's progress callback (fn NULL: none) and its context, which
+ * the caller keeps alive while the job runs. Threads: the callback is called
+ * only on the thread that called the verb, never on a worker thread, and
+ * never while a library lock is held, so it may call anything but a verb on
+ * the same job; workers see a cancel through an atomic flag at their next
+ * check (every block of input, every partition, every lattice node). Calls
+ * come at phase changes and at most about every 50 ms in between (a long
+ * step without a check, such as a helper thread's share of a partitioning,
+ * may leave a longer gap). Used by anonkit_anonymize (every algorithm),
+ * anonkit_recode (rows read) and anonkit_metrics (the original's rows read);
+ * the other verbs do not call it yet. The job keeps fn and ctx until they are
+ * replaced; a job may run again after a cancel. */
+ANONKIT_API void anonkit_job_set_progress(anonkit_job *job, anonkit_progress_fn fn, void *ctx);
+
+/* What the job's ANONKIT_OPT_PROGRESS / ANONKIT_OPT_NO_PROGRESS say: 1 when
+ * a progress line was asked for, -1 when it was refused, 0 when neither was
+ * given (the command line then draws it only when stderr is a terminal). */
+ANONKIT_API int anonkit_job_progress_wanted(const anonkit_job *job);
 
 /* The option's long name as used on the command line and in job files ("?"
  * when option is not one). */

@@ -17,7 +17,8 @@ enum {
     ANONKIT_E_IO = -4,
     ANONKIT_E_NOMEM = -5,
     ANONKIT_E_VIOLATION = -6,
-    ANONKIT_E_INTERNAL = -7
+    ANONKIT_E_INTERNAL = -7,
+    ANONKIT_E_CANCELLED = -8
 };
 const char *anonkit_strerror(int status);
 typedef enum anonkit_option {
@@ -106,13 +107,35 @@ typedef enum anonkit_option {
     ANONKIT_OPT_PREVIEW = 82,
     ANONKIT_OPT_HTML = 83,
     ANONKIT_OPT_ORIGINAL = 84,
-    ANONKIT_OPT__COUNT = 85
+    ANONKIT_OPT_PROGRESS = 85,
+    ANONKIT_OPT_NO_PROGRESS = 86,
+    ANONKIT_OPT__COUNT = 87
 } anonkit_option;
 typedef struct anonkit_job anonkit_job;
 typedef struct anonkit_result anonkit_result;
 anonkit_job *anonkit_job_create(void);
 void anonkit_job_free(anonkit_job *job);
 int anonkit_job_set(anonkit_job *job, anonkit_option option, const char *value);
+typedef enum anonkit_phase {
+    ANONKIT_PHASE_READING = 0,
+    ANONKIT_PHASE_ENCODING = 1,
+    ANONKIT_PHASE_PARTITIONING = 2,
+    ANONKIT_PHASE_REPARTITION = 3,
+    ANONKIT_PHASE_WRITING = 4
+} anonkit_phase;
+typedef struct anonkit_progress {
+    int phase;
+    const char *phase_name;
+    uint64_t done;
+    uint64_t total;
+    double fraction;
+    unsigned pass, passes;
+    double elapsed;
+    double phase_elapsed;
+} anonkit_progress;
+typedef int (*anonkit_progress_fn)(void *ctx, const anonkit_progress *p);
+void anonkit_job_set_progress(anonkit_job *job, anonkit_progress_fn fn, void *ctx);
+int anonkit_job_progress_wanted(const anonkit_job *job);
 const char *anonkit_option_name(anonkit_option option);
 anonkit_option anonkit_option_find(const char *name);
 enum {

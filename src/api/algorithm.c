@@ -16,7 +16,8 @@ static int mondrian_run(anonkit_job *job, const table *t, const ak_run_context *
                         ak_run_output *out)
 {
     (void)out;
-    const mdr_options mo = {.threads = ctx->threads, .split = job->split, .min_gain = job->min_gain};
+    const mdr_options mo = {.threads = ctx->threads, .split = job->split, .min_gain = job->min_gain,
+                            .progress = ctx->progress};
     return mdr_run_with(t, &job->model, &mo, part, &job->err);
 }
 

@@ -19,6 +19,7 @@ typedef struct anonkit_job anonkit_job;
 typedef struct ak_run_context {
     const double *weights; /* NCP weights per QI (NULL: equal) */
     unsigned threads;      /* worker threads, at least 1 */
+    struct ak_progress *progress; /* progress and cancelling (common/progress.h; NULL: none) */
 } ak_run_context;
 
 /* What an algorithm adds to the summary and the report (either may stay NULL;

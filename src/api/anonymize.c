@@ -151,6 +151,7 @@ static int publish_leaf(void *ctx, const table *view, const partition *classes, 
         AK_CHECK(recode_class_means(view, classes, &means, err));
     }
     int rc = publish_stream_part(sink->out, view, classes, means, copied, copied_off, err);
+    if (rc == ANONKIT_OK) rc = ak_progress_add(job_progress(sink->job), view->nrows, 0, err); /* rows published */
     if (rc == ANONKIT_OK && !continued && sink->rules) rc = rules_stream_part(sink->rules, view, classes, means, err);
     if (rc == ANONKIT_OK && !continued) metrics_add_partition(sink->mt, view, classes);
     free(means);
@@ -173,6 +174,7 @@ static int anonymize_out_of_core(anonkit_job *job, const table_spec *spec, outfi
     phase_times pt = {0, 0, 0, 0};
     double mark = ak_seconds();
     rc = job_algorithm(job)->stream(job, spec, ctx, publish_leaf, &sink, &so);
+    if (rc == ANONKIT_OK) rc = ak_progress_end(ctx->progress, &job->err);
     pt.anonymize = ak_seconds() - mark;
     table *schema = so.schema;
     if (rc == ANONKIT_OK) rc = leaf_sink_open(&sink, schema, &job->err); /* an empty table: header only */
@@ -272,6 +274,7 @@ static int anonymize(anonkit_job *job, anonkit_result **out_result)
     if (validate_algorithm(job) < 0) return job_fail(job);
     if (job_check_paths(job, JOB_VERB_ANONYMIZE) < 0) return job_fail(job);
     if (!job->seed_set) job->seed = ak_fresh_seed();
+    ak_progress *const progress = job_progress(job); /* NULL: no callback */
 
     int rc;
     source_input in;
@@ -312,7 +315,9 @@ static int anonymize(anonkit_job *job, anonkit_result **out_result)
         threads = cores > 0 ? (unsigned)cores : 1;
     }
     spec.threads = threads;
-    const ak_run_context ctx = {.weights = weights, .threads = threads};
+    spec.progress = progress;
+    const ak_run_context ctx = {.weights = weights, .threads = threads, .progress = progress};
+    if ((rc = job_progress_start(job, in.path)) < 0) goto done;
     if (!job_algorithm(job)->run) {
         if ((rc = anonymize_out_of_core(job, &spec, &of, &rf, &rulesf, &ctx, start, &result)) < 0) goto done;
         if (job->html && (rc = html_anonymize_write(job, &of, &hf, in.path, in.shown, result->json)) < 0)
@@ -331,6 +336,7 @@ static int anonymize(anonkit_job *job, anonkit_result **out_result)
     if (!job->keep_order && threads > 1 && (rc = publish_copied_start(&copied, t, &job->err)) < 0) goto done;
     mark = ak_seconds();
     if ((rc = partition_init(&part, t->nrows, t->nqi, &job->err)) < 0) goto done;
+    if ((rc = ak_progress_phase(progress, ANONKIT_PHASE_PARTITIONING, t->nrows, 0, &job->err)) < 0) goto done;
     if ((rc = job_algorithm(job)->run(job, t, &ctx, &part, &algo_out)) < 0) goto done;
     if ((rc = job_separate_missing(job, t, &part)) < 0) goto done; /* numeric QIs: missing apart from present */
     pt.anonymize = ak_seconds() - mark;
@@ -338,7 +344,8 @@ static int anonymize(anonkit_job *job, anonkit_result **out_result)
     /* The class means are computed once, for the output and the rules. */
     if (job->publish == RECODE_MEAN && (rc = recode_class_means(t, &part, &means, &job->err)) < 0) goto done;
     publish_opts po = {.keep_order = job->keep_order, .seed = job->seed, .drop_suppressed = 0, .threads = threads,
-                       .style = job->publish, .means = means, .copied = copied};
+                       .style = job->publish, .means = means, .copied = copied, .progress = progress};
+    if ((rc = ak_progress_phase(progress, ANONKIT_PHASE_WRITING, t->nrows, 0, &job->err)) < 0) goto done;
     if ((rc = publish_write(t, &part, &po, of.stream, of.sink ? of.sink->shown : job->output, &ps, &job->err)) < 0)
         goto done;
     if (ps.published + ps.suppressed != t->nrows) {
@@ -377,6 +384,7 @@ static int anonymize(anonkit_job *job, anonkit_result **out_result)
     }
     if (job->html && (rc = html_anonymize_write(job, &of, &hf, in.path, in.shown, result->json)) < 0)
         goto done;
+    if ((rc = ak_progress_end(progress, &job->err)) < 0) goto done; /* the last report (it may still cancel) */
     rc = commit_outputs(job, &of, &rf, &rulesf, &hf);
 done:
     if (rc < 0) {

@@ -190,7 +190,7 @@ int inc_job_run(anonkit_job *job, const table *t, const ak_run_context *ctx, par
     const risk_model *risk = risk_job_table_model(job, t->nrows, &risk_storage, &risk_status);
     if (risk_status < 0) return risk_status;
     const inc_options o = {.variant = variant, .suppression = job->suppression, .choose = choose,
-                           .weights = ctx->weights, .risk = risk};
+                           .weights = ctx->weights, .risk = risk, .progress = ctx->progress};
     inc_result r;
     memset(&r, 0, sizeof r);
     inc_optimum opt;

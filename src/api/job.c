@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <string.h>
 
 #include "api/algorithm.h"
@@ -27,6 +28,7 @@ const char *anonkit_strerror(int status)
     case ANONKIT_E_NOMEM: return "out of memory";
     case ANONKIT_E_VIOLATION: return "privacy model violated";
     case ANONKIT_E_INTERNAL: return "internal error";
+    case ANONKIT_E_CANCELLED: return "cancelled";
     }
     return "unknown status";
 }
@@ -60,6 +62,7 @@ anonkit_job *anonkit_job_create(void)
     job->delimiter = ',';
     job->incognito.variant = INC_CUBE; /* the fastest variant; the others are there to compare */
     job->min_gain = 0.01; /* [LeFevre07] footnote 13 */
+    ak_progress_init(&job->progress);
     ak_err_clear(&job->err);
     return job;
 }
@@ -118,7 +121,36 @@ void job_set_knob(anonkit_job *job, job_knob knob, uint64_t value)
     case JOB_KNOB_PARALLEL_MIN_BYTES: job->parallel_min_bytes = value; break;
     case JOB_KNOB_PIPELINE_MIN_ROWS: job->rothko.pipeline_min_rows = value; break;
     case JOB_KNOB_FIRST_SAMPLE_ROWS: job->rothko.first_sample_rows = value; break;
+    case JOB_KNOB_PROGRESS_INTERVAL_US: job->progress.interval = (double)value * 1e-6; break;
     }
+}
+
+void anonkit_job_set_progress(anonkit_job *job, anonkit_progress_fn fn, void *ctx)
+{
+    if (!job) return;
+    job->progress.fn = fn;
+    job->progress.ctx = fn ? ctx : NULL;
+}
+
+int anonkit_job_progress_wanted(const anonkit_job *job)
+{
+    if (!job) return 0;
+    return job->progress_off ? -1 : job->progress_on ? 1 : 0;
+}
+
+ak_progress *job_progress(anonkit_job *job)
+{
+    return job->progress.fn ? &job->progress : NULL;
+}
+
+int job_progress_start(anonkit_job *job, const char *path)
+{
+    ak_progress *p = job_progress(job);
+    if (!p) return ANONKIT_OK;
+    struct stat st;
+    const uint64_t size = path && stat(path, &st) == 0 && S_ISREG(st.st_mode) ? (uint64_t)st.st_size : 0;
+    ak_progress_begin(p);
+    return ak_progress_phase(p, ANONKIT_PHASE_READING, 0, size, &job->err);
 }
 
 void job_set_loaded_hook(anonkit_job *job, void (*fn)(void *ctx, const char *path), void *ctx)

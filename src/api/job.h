@@ -15,6 +15,7 @@
 #include "algo/incognito/incognito.h"
 #include "algo/mondrian/mondrian.h"
 #include "common/error.h"
+#include "common/progress.h"
 #include "core/recode.h"
 #include "core/table.h"
 #include "model/model.h"
@@ -108,6 +109,9 @@ struct anonkit_job {
     int interval_format;   /* --interval-format: ak_interval_style */
     hier_job_options hbuild; /* anonkit hierarchy */
     struct job_tables *tables; /* tables in memory (api/tables.h); NULL until the table API is used */
+    /* progress and cancelling (anonkit_job_set_progress; docs/ARCHITECTURE.md §12a) */
+    ak_progress progress;  /* its callback, counters and cancel flag */
+    int progress_on, progress_off; /* --progress, --no-progress */
 };
 
 /* Knobs that are not options: only tests turn them, to reach code paths that
@@ -115,13 +119,23 @@ struct anonkit_job {
 typedef enum job_knob {
     JOB_KNOB_PARALLEL_MIN_BYTES = 0, /* table_spec: read files from this size in two pieces */
     JOB_KNOB_PIPELINE_MIN_ROWS = 1,  /* rothko: repartition from this many rows on two threads */
-    JOB_KNOB_FIRST_SAMPLE_ROWS = 2   /* rothko-s: most rows each first-scan piece keeps for the root's sample */
+    JOB_KNOB_FIRST_SAMPLE_ROWS = 2,  /* rothko-s: most rows each first-scan piece keeps for the root's sample */
+    JOB_KNOB_PROGRESS_INTERVAL_US = 3 /* least microseconds between two progress calls (0: at every check) */
 } job_knob;
 void job_set_knob(anonkit_job *job, job_knob knob, uint64_t value);
 /* Tests only: fn(ctx, path) runs once the input is read and encoded, before
  * anything reads it again (table_spec.loaded), so that a test can change the
  * file right there. */
 void job_set_loaded_hook(anonkit_job *job, void (*fn)(void *ctx, const char *path), void *ctx);
+
+/* The job's progress state when a callback is set, else NULL (nothing to
+ * count, nothing to check). */
+ak_progress *job_progress(anonkit_job *job);
+
+/* Starts the progress of a run (when a callback is set) with its reading
+ * phase, the input at path (NULL: not a file) giving the bytes expected.
+ * ANONKIT_E_CANCELLED (in job->err) when the callback cancels at once. */
+int job_progress_start(anonkit_job *job, const char *path);
 
 /* The algorithm the job runs (Mondrian when it names none). */
 const struct ak_algorithm *job_algorithm(const anonkit_job *job);

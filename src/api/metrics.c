@@ -130,10 +130,13 @@ int measure_pair_run(anonkit_job *job, const char *original_path, const char *pu
     spec.sensitive_name = with_kl && job->kl_level ? job->sensitive : NULL;
     spec.nidentifiers = 0;
     spec.read_once = 1;
+    spec.progress = job_progress(job); /* the original's rows, per block; a cancel stops the reading */
+    AK_CHECK(job_progress_start(job, m->original_path));
     AK_CHECK(table_load(&m->t, &spec, err));
     AK_CHECK(metrics_pub_read(&m->g, &m->o, err));
     AK_CHECK(job_weights(job, &m->weights));
-    return metrics_pub_measure(m->t, &m->g, &m->o, m->weights, &m->r, err);
+    AK_CHECK(metrics_pub_measure(m->t, &m->g, &m->o, m->weights, &m->r, err));
+    return ak_progress_end(job_progress(job), err);
 }
 
 void measure_pair_free(measure_pair *m)

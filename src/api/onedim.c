@@ -35,6 +35,7 @@ int onedim_job_run(anonkit_job *job, const table *t, const ak_run_context *ctx, 
     o.memory = job->memory;
     o.tmpdir = job->tmpdir; /* --tmpdir */
     o.weights = ctx->weights;
+    o.progress = ctx->progress;
     o.threads = job->threads;
     if (!o.threads) {
         const long cores = sysconf(_SC_NPROCESSORS_ONLN);

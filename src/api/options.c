@@ -915,6 +915,14 @@ static const ak_option_desc options[ANONKIT_OPT__COUNT] = {
     [ANONKIT_OPT_ORIGINAL] =
         {"original", ANONKIT_OPTF_PATH | AK_OPTF_JSON_TEXT, set_text, offsetof(anonkit_job, original), "FILE",
          "report: the original the published file was made from"},
+    [ANONKIT_OPT_PROGRESS] =
+        {"progress", ANONKIT_OPTF_FLAG, set_flag, offsetof(anonkit_job, progress_on), NULL,
+         "show the progress line on stderr even when it is not a\n"
+         "terminal (one line per update there)"},
+    [ANONKIT_OPT_NO_PROGRESS] =
+        {"no-progress", ANONKIT_OPTF_FLAG, set_flag, offsetof(anonkit_job, progress_off), NULL,
+         "never show the progress line (default: shown on a terminal\n"
+         "once a run passes one second)"},
 };
 
 const ak_option_desc *ak_option_desc_of(anonkit_option o)
@@ -961,7 +969,9 @@ static int job_set(anonkit_job *job, anonkit_option option, const char *value)
     const ak_option_desc *d = ak_option_desc_of(option);
     if (!d) return job_usage_error(job, "unknown option");
     const int rc = d->set(job, d, value);
-    if (rc == ANONKIT_OK && *value) { /* remembered for the release report's configuration */
+    /* (how a run is shown is no setting of the release) */
+    const int shown_only = option == ANONKIT_OPT_PROGRESS || option == ANONKIT_OPT_NO_PROGRESS;
+    if (rc == ANONKIT_OK && *value && !shown_only) { /* remembered for the release report's configuration */
         char *text = malloc(strlen(d->name) + strlen(value) + 4);
         if (!text) return job_out_of_memory(job);
         sprintf(text, "--%s %s", d->name, value);

@@ -57,7 +57,11 @@ static int recode(anonkit_job *job, anonkit_result **out_result)
         rc = from_stdin ? csv_reader_open_stream(&in, stdin, in_name, rules_delimiter(r), &job->err)
                         : csv_reader_open(&in, src.path, rules_delimiter(r), &job->err);
     if (rc == ANONKIT_OK) rc = csv_writer_open_stream(&out, of.stream, out_name, rules_delimiter(r), &job->err);
+    /* progress: the rows read, per block; a cancel stops the reading */
+    if (rc == ANONKIT_OK && (rc = job_progress_start(job, from_stdin ? NULL : src.path)) == ANONKIT_OK)
+        csv_reader_progress(in, job_progress(job), 0);
     if (rc == ANONKIT_OK) rc = rules_apply(r, in, in_name, out, &stats, &job->err);
+    if (rc == ANONKIT_OK) rc = ak_progress_end(job_progress(job), &job->err);
     if (rc == ANONKIT_OK) rc = outfile_commit(&of, &job->err);
     csv_writer_free(out);
     csv_reader_free(in);

@@ -67,6 +67,8 @@ static const cli_help_line help_lines[] = {
     {ANONKIT_OPT_QUERY, NULL},
     {ANONKIT_OPT_REPLACE, NULL},
     {ANONKIT_OPT_USE_CODES, NULL},
+    {ANONKIT_OPT_PROGRESS, NULL},
+    {ANONKIT_OPT_NO_PROGRESS, NULL},
 };
 
 static void help(void)
@@ -82,7 +84,10 @@ int cli_anonymize(int argc, char **argv)
     if (!job) return exit_code;
     anonkit_result *result = NULL;
     int rc = npositional == 1 ? anonkit_job_set(job, ANONKIT_OPT_INPUT, positional[0]) : ANONKIT_OK;
+    cli_progress progress;
+    cli_progress_start(&progress, job);
     if (rc == ANONKIT_OK) rc = anonkit_anonymize(job, &result);
+    cli_progress_clear(&progress); /* before the summary or the message */
     if (rc < 0) {
         exit_code = cli_fail(job, rc);
         goto done;

@@ -32,6 +32,22 @@ void cli_print_help(const char *intro, const cli_help_line *lines, size_t nlines
 /* Prints "anonkit: message" for a failed call and returns the exit code. */
 int cli_fail(const anonkit_job *job, int status);
 
+/* The progress line of a run (progress.c): the job's callback draws it on
+ * stderr; cli_progress_clear erases it before anything else is printed. */
+typedef struct cli_progress {
+    double delay;  /* seconds a run goes before the line appears */
+    double last;   /* the run's time of the last redraw */
+    int in_place;  /* stderr is a terminal: the line is redrawn in place */
+    int drawn;     /* a line is on the screen */
+} cli_progress;
+
+/* Sets the job's progress callback when the line is wanted (--progress,
+ * or stderr a terminal and not --no-progress); cp must outlive the run. */
+void cli_progress_start(cli_progress *cp, anonkit_job *job);
+
+/* Erases the line, when one is drawn in place. */
+void cli_progress_clear(cli_progress *cp);
+
 int cli_anonymize(int argc, char **argv);
 int cli_check(int argc, char **argv);
 int cli_metrics(int argc, char **argv);

@@ -495,6 +495,7 @@ static void *load_piece_rows(void *arg)
     csv_reader *reader = NULL;
     p->rc = csv_reader_open_range(&reader, p->spec->path, p->spec->delimiter, p->offset, p->length, p->first_line,
                                   &p->err);
+    if (reader) csv_reader_progress(reader, p->spec->progress, p->index != 0); /* piece 0: the calling thread */
     if (p->rc == ANONKIT_OK && !p->spec->read_once) p->rc = csv_reader_digest(reader, &p->digest, p->cut, &p->err);
     csv_record rec;
     int got = 0;
@@ -762,6 +763,7 @@ static void *stream_piece_rows(void *arg)
     csv_reader *reader = NULL;
     p->rc = csv_reader_open_range(&reader, p->spec->path, p->spec->delimiter, p->offset, p->length, p->first_line,
                                   &p->err);
+    if (reader) csv_reader_progress(reader, p->spec->progress, p->index != 0); /* piece 0: the calling thread */
     csv_record rec;
     size_t slot = 0;
     int got = 0;
@@ -912,6 +914,7 @@ int table_load(table **out, const table_spec *spec, ak_error *err)
     /* the digest (streaming loads keep what they need and do not read the input again) */
     if (!spec->row_sink && !spec->read_once && (rc = csv_reader_digest(reader, &t->digest, 0, err)) < 0) goto done;
     if ((rc = read_header(t, reader, spec, err)) < 0) goto done;
+    csv_reader_progress(reader, spec->progress, 0);
     if (spec->row_sink) {
         int streamed = 0;
         if (spec->threads > 1 &&
@@ -943,6 +946,7 @@ int table_load(table **out, const table_spec *spec, ak_error *err)
     if (spec->threads > 1 && (rc = load_rows_parallel(t, spec, qr, csv_reader_offset(reader), &loaded, err)) < 0)
         goto done;
     if (!loaded && (rc = load_rows(t, reader, qr, err)) < 0) goto done;
+    if ((rc = ak_progress_phase(spec->progress, ANONKIT_PHASE_ENCODING, t->nrows, 0, err)) < 0) goto done;
     if (!loaded && (rc = finish_numeric(t, qr, spec->threads, NULL, 0, err)) < 0) goto done;
     for (uint32_t q = 0; q < t->nqi; q++)
         if (t->qi[q].kind == ATTR_NUMERIC && (rc = tm_shift(&t->qi[q], &qr[q].missing, t->nrows, err)) < 0) goto done;

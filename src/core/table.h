@@ -75,6 +75,9 @@ typedef struct table_spec {
     const char *const *missing;
     size_t nmissing;
     int interval_format;
+    /* Progress and cancelling (common/progress.h; NULL: none): rows read are
+     * counted per block, then the encoding phase is announced. */
+    struct ak_progress *progress;
 } table_spec;
 
 typedef struct table_qi {

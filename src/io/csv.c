@@ -171,7 +171,31 @@ struct csv_reader {
     uint64_t remaining;     /* bytes the reader may still take from the stream (range readers) */
     int failed;             /* status of an earlier failure, 0 if none */
     ak_error last;          /* that failure, repeated on later calls */
+    ak_progress *progress;  /* csv_reader_progress: rows and bytes counted per block (NULL: none) */
+    int progress_worker;    /* it reads on a worker thread: no callback from here */
+    uint64_t records, records_counted; /* records handed out; of them, counted into progress */
+    uint64_t origin;        /* the input offset the reader started at */
 };
+
+void csv_reader_progress(csv_reader *r, ak_progress *p, int worker)
+{
+    r->progress = p;
+    r->progress_worker = worker;
+    r->records_counted = r->records; /* (the header, when it was read already, is no row) */
+    if (p) ak_progress_worker_add(p, 0, r->base + r->end - r->origin, NULL); /* the bytes read already */
+}
+
+/* Counts the records handed out since the last count, and `bytes` more of
+ * the input, into the reader's progress (once per block read); fails with
+ * ANONKIT_E_CANCELLED (in r->last) once the run is cancelled. */
+static int reader_count(csv_reader *r, uint64_t bytes)
+{
+    if (!r->progress) return ANONKIT_OK;
+    const uint64_t rows = r->records - r->records_counted;
+    r->records_counted = r->records;
+    return r->progress_worker ? ak_progress_worker_add(r->progress, rows, bytes, &r->last)
+                              : ak_progress_add(r->progress, rows, bytes, &r->last);
+}
 
 static const csv_field csv_empty_field = {"", 0};
 
@@ -231,7 +255,7 @@ int csv_reader_open_range(csv_reader **out, const char *path, char delimiter, ui
         return ak_err_set(err, ANONKIT_E_IO, path, 0, 0, "cannot seek: %s", strerror(e));
     }
     r->remaining = length;
-    r->base = offset;
+    r->base = r->origin = offset;
     r->line = first_line;
     r->bom_checked = offset > 0;
     return ANONKIT_OK;
@@ -384,6 +408,7 @@ static int reader_fill(csv_reader *r)
         r->eof = 1;
     }
     if (r->remaining == 0) r->eof = 1; /* the end of a range */
+    AK_CHECK(reader_count(r, got));
     /* A UTF-8 byte order mark at the start of the input is not data. */
     if (!r->bom_checked && (r->end >= 3 || r->eof)) {
         r->bom_checked = 1;
@@ -636,11 +661,13 @@ int csv_read(csv_reader *r, csv_record *rec, ak_error *err)
             if (r->ds) r->ds->d->records++; /* (its bytes are a line end) */
             r->pending_offset++; /* (a run of empty lines: one byte apart at least) */
             rec->line = r->pending_line++;
+            r->records++;
             return 1;
         }
         if (r->start == r->end) {
             if (r->eof) {
                 if (r->ds) digest_stream_close(r->ds, r->buf);
+                if (reader_count(r, 0) < 0) return reader_fail(r, err);
                 return 0;
             }
             if (reader_fill(r) < 0) return reader_fail(r, err);
@@ -652,12 +679,16 @@ int csv_read(csv_reader *r, csv_record *rec, ak_error *err)
             if (rc < 0) return reader_fail(r, err);
             if (rc == 0) {
                 if (r->ds) digest_stream_close(r->ds, r->buf);
+                if (reader_count(r, 0) < 0) return reader_fail(r, err);
                 return 0;
             }
             continue; /* hand out the first pending empty record */
         }
         rc = parse_record(r, rec);
-        if (rc == 1) return 1;
+        if (rc == 1) {
+            r->records++;
+            return 1;
+        }
         if (rc < 0) return reader_fail(r, err);
         if (reader_fill(r) < 0) return reader_fail(r, err);
     }

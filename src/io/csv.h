@@ -19,6 +19,7 @@
 #include <stdio.h>
 
 #include "common/error.h"
+#include "common/progress.h"
 #include "common/strbuf.h"
 
 typedef struct csv_field {
@@ -75,6 +76,15 @@ int csv_reader_digest(csv_reader *reader, struct input_digest *d, uint64_t cut, 
  * negative status with err filled (ANONKIT_E_INPUT for malformed CSV,
  * ANONKIT_E_IO for a read failure). */
 int csv_read(csv_reader *reader, csv_record *rec /* OUT */, ak_error *err);
+
+/* From now on the reader counts the records it hands out and the bytes it
+ * reads into p (NULL: stop), once per block read and at the end of the input
+ * (records handed out before the call, such as a header, are not counted; the
+ * bytes read before it are);
+ * a worker reader (worker 1) only adds and checks the cancel flag, the
+ * calling thread's may call the progress callback. Once the run is
+ * cancelled, csv_read fails with ANONKIT_E_CANCELLED. */
+void csv_reader_progress(csv_reader *reader, ak_progress *p, int worker);
 
 /* Bytes consumed so far (for throughput figures and progress). */
 uint64_t csv_reader_offset(const csv_reader *reader);

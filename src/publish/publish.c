@@ -36,6 +36,7 @@
 #include "common/strbuf.h"
 #include "io/csv.h"
 #include "io/outfile.h"
+#include "common/progress.h"
 
 /* Rows composed per block. */
 #define PUBLISH_BLOCK_ROWS 65536
@@ -71,6 +72,7 @@ typedef struct write_pipe {
     FILE *stream;           /* the writer's, for outfile_write_behind */
     uint64_t synced;        /* bytes of it handed to the disk so far */
     uint64_t unsynced;      /* bytes written since */
+    struct ak_progress *progress; /* rows written (worker 0 runs on the calling thread: it may call back) */
 } write_pipe;
 
 typedef struct pipe_worker {
@@ -120,6 +122,9 @@ static void *pipe_work(void *arg)
             if (rc == ANONKIT_OK) outfile_write_behind(wp->stream, &wp->synced);
             wp->unsynced = 0;
         }
+        if (rc == ANONKIT_OK && wp->progress)
+            rc = me->first == 0 ? ak_progress_add(wp->progress, job.last - job.first, 0, &e)
+                                : ak_progress_worker_add(wp->progress, job.last - job.first, 0, &e);
         if (rc < 0) {
             pipe_fail(wp, rc, &e);
             break;
@@ -135,7 +140,7 @@ static void *pipe_work(void *arg)
 /* Composes and writes the rows proto->order[0 .. nwrite), on two threads
  * when asked and worth it. */
 static int write_rows(const compose_job *proto, size_t nwrite, unsigned threads, csv_writer *writer, FILE *stream,
-                      ak_error *err)
+                      struct ak_progress *pub_progress, ak_error *err)
 {
     write_pipe wp;
     memset(&wp, 0, sizeof wp);
@@ -144,6 +149,7 @@ static int write_rows(const compose_job *proto, size_t nwrite, unsigned threads,
     wp.nwrite = nwrite;
     wp.nblocks = (nwrite + PUBLISH_BLOCK_ROWS - 1) / PUBLISH_BLOCK_ROWS;
     wp.writer = writer;
+    wp.progress = pub_progress;
     if (pthread_mutex_init(&wp.lock, NULL) != 0) return ak_err_set(err, ANONKIT_E_INTERNAL, NULL, 0, 0, "cannot create a lock");
     if (pthread_cond_init(&wp.turn, NULL) != 0) {
         pthread_mutex_destroy(&wp.lock);
@@ -242,6 +248,7 @@ int publish_write(const table *t, const partition *p, const publish_opts *opts, 
         csv_record rec;
         if ((rc = csv_read(reader, &rec, err)) < 0) goto done;
         if (rc == 0) { rc = publish_input_changed(t, err); goto done; }
+        csv_reader_progress(reader, opts->progress, 0); /* rows passed, per block */
         size_t r = 0, next = 0, verified = 0;
         while ((rc = csv_read(reader, &rec, err)) == 1) {
             if (r >= n || rec.count != t->ncolumns) { rc = publish_input_changed(t, err); goto done; }
@@ -268,7 +275,7 @@ int publish_write(const table *t, const partition *p, const publish_opts *opts, 
         if (rc < 0) goto done;
         const compose_job proto = {.pub = &pub, .class_of = p->class_of, .order = order, .copied = copied.data,
                                    .copied_off = copied_off, .no_copied = local_off};
-        if ((rc = write_rows(&proto, nwrite, opts->threads, writer, out, err)) < 0) goto done;
+        if ((rc = write_rows(&proto, nwrite, opts->threads, writer, out, opts->progress, err)) < 0) goto done;
     }
     rc = csv_writer_flush(writer, err);
 done:

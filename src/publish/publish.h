@@ -20,6 +20,7 @@ typedef struct publish_opts {
     recode_style style;  /* generalized values, or the range or mean statistic */
     const double *means; /* RECODE_MEAN: the class means (recode_class_means) */
     publish_copied *copied; /* the copied columns read ahead (publish_copied_start), or NULL */
+    struct ak_progress *progress; /* publish_write: rows written counted per block, cancel checked (NULL: none) */
 } publish_opts;
 
 typedef struct publish_stats {

@@ -8,6 +8,7 @@
  * Incognito, [LeFevre05] slide 40), and the test of a frequency set against the
  * privacy model with the suppression limit. */
 #include "algo/incognito/inc_internal.h"
+#include "common/progress.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -91,6 +92,7 @@ void inc_fset_free(inc_fset *f)
 
 int inc_fset_scan(inc_ctx *c, inc_node n, inc_fset **out, ak_error *err)
 {
+    AK_CHECK(ak_progress_poll(c->progress, err)); /* (the calling thread: it may call back) cancelled: no more sets */
     uint32_t nq = 0, shift[64];
     const uint32_t *gen[64], *code[64];
     for (uint32_t q = 0; q < c->nqi; q++) {
@@ -112,6 +114,7 @@ int inc_fset_scan(inc_ctx *c, inc_node n, inc_fset **out, ak_error *err)
 
 int inc_fset_rollup(inc_ctx *c, const inc_fset *src, inc_node from, inc_node to, inc_fset **out, ak_error *err)
 {
+    AK_CHECK(ak_progress_poll(c->progress, err));
     uint32_t nq = 0, shift[64];
     uint64_t field[64], clear = ~(uint64_t)0;
     const uint32_t *rep[64], *gen[64];

@@ -81,6 +81,7 @@ typedef struct inc_ctx {
     size_t gcounts_cap;
     inc_counters counters;
     const risk_model *risk; /* inc_options.risk: the table-level risk predicate, NULL: none */
+    struct ak_progress *progress; /* cancel flag checked before every frequency set is computed (NULL: none) */
 } inc_ctx;
 
 /* Domain (domain.c). */

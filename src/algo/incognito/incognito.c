@@ -170,6 +170,7 @@ int inc_measure_choose(const table *t, const model *m, const inc_options *o, inc
 {
     inc_ctx c;
     AK_CHECK(inc_ctx_init(&c, t, m, o->suppression, err));
+    c.progress = o->progress;
     int rc = ANONKIT_OK;
     res->chosen = 0;
     for (size_t i = 0; i < res->nminimal && rc == ANONKIT_OK; i++) {
@@ -201,6 +202,7 @@ int inc_optimal(const table *t, const model *m, const inc_options *o, int exhaus
     AK_CHECK(check_model(m, o->suppression, err));
     inc_ctx c;
     AK_CHECK(inc_ctx_init(&c, t, m, o->suppression, err));
+    c.progress = o->progress;
     c.risk = o->risk; /* --max-risk (risk_hook.c): the published node satisfies it too */
     out->suppression_limit = c.limit;
     inc_opt_result r;
@@ -234,6 +236,7 @@ int inc_search(const table *t, const model *m, const inc_options *o, inc_result 
                           inc_variant_name(o->variant));
     inc_ctx c;
     AK_CHECK(inc_ctx_init(&c, t, m, o->suppression, err));
+    c.progress = o->progress;
     res->suppression_limit = c.limit;
     if (o->cube_share_min) c.share_min = o->cube_share_min;
     c.risk = o->risk; /* --max-risk (risk_hook.c) */

@@ -49,6 +49,7 @@ typedef struct inc_options {
                                than stored (0: 4096); the tests lower it to reach that path */
     const risk_model *risk; /* --max-risk average/uniqueness: a node must also satisfy this table
                                predicate (model/risk_model.h, monotone); NULL: none */
+    struct ak_progress *progress; /* common/progress.h: cancelled searches stop at the next frequency set */
 } inc_options;
 
 /* Work done by a search (the figures of [LeFevre05] slides 44-47). */
@@ -105,6 +106,7 @@ typedef struct inc_local_options {
     double defer;                 /* what a row left to the next iteration costs, as a share of its full generalization */
     const double *weights;        /* NCP weights per QI, NULL for equal */
     int refine;                   /* split each published class further while its parts satisfy the model */
+    struct ak_progress *progress; /* common/progress.h: cancelled runs stop at the next frequency set */
 } inc_local_options;
 
 typedef struct inc_local_iteration {

@@ -239,6 +239,7 @@ int inc_local(const table *t, const model *m, const inc_local_options *o, partit
         return ak_err_set(err, ANONKIT_E_USAGE, NULL, 0, 0, "local recoding does not take --variance");
     inc_ctx c;
     AK_CHECK(inc_ctx_init(&c, t, m, 0, err));
+    c.progress = o->progress;
     const size_t n = c.nrows;
     uint32_t *full_code[64];
     memcpy(full_code, c.code0, c.nqi * sizeof *full_code);

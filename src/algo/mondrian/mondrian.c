@@ -609,6 +609,18 @@ int mdr_note_class_rows(mdr *s, uint32_t id, size_t begin, ak_error *err)
     return ANONKIT_OK;
 }
 
+/* Rows of classes a worker makes before it adds them to the run's progress. */
+#define MDR_PROGRESS_ROWS 16384
+
+/* Adds the rows of the classes made so far to the progress (the first
+ * worker may call the callback, helpers only add); fails once cancelled. */
+static int count_progress(mdr *s, ak_error *err)
+{
+    const uint64_t rows = s->progress_rows;
+    s->progress_rows = 0;
+    return s->lent ? ak_progress_worker_add(s->progress, rows, 0, err) : ak_progress_add(s->progress, rows, 0, err);
+}
+
 /* Splits partition f (its box and region in `frame`), or makes it a class.
  * In the growth phase a split that would leave more than max_leaves leaves
  * is taken back: its children are the last frames pushed. */
@@ -616,6 +628,7 @@ static int process_frame(mdr *s, const mdr_frame *f, const uint32_t *frame, ak_e
 {
     const uint32_t *lo = frame, *hi = frame + s->bw, *rlo = frame + 2 * s->bw, *rhi = rlo + s->d;
     int split = 0;
+    if (s->progress) AK_CHECK(ak_progress_check(s->progress, err)); /* cancelled: give up before the next split */
     if (!s->grow || grow_may_split(s, f)) {
         const size_t depth_before = s->depth, nodes_before = s->grow ? s->grow->tree->count : 0;
         s->grow_parent = f->node;
@@ -639,6 +652,7 @@ static int process_frame(mdr *s, const mdr_frame *f, const uint32_t *frame, ak_e
     /* Its rows, work rows [begin, end), are not moved again: their class ids
      * are written at the end (mdr_run_with), when every class's id is final. */
     AK_CHECK(mdr_note_class_rows(s, id, f->begin, err));
+    if (s->progress && (s->progress_rows += f->end - f->begin) >= MDR_PROGRESS_ROWS) AK_CHECK(count_progress(s, err));
     return ANONKIT_OK;
 }
 
@@ -722,6 +736,7 @@ int mdr_run_with(const table *t, const model *m, const mdr_options *options, par
     s.threads = options->threads ? options->threads : 1;
     s.grow = options->grow;
     if (s.grow) s.threads = 1;
+    s.progress = options->progress;
     s.split = options->split;
     s.min_gain = options->min_gain;
     s.d = t->nqi;

@@ -35,6 +35,9 @@ typedef struct mdr_options {
     /* Rothko-S: grow a tree on a sample instead of judging splits by the
      * model (single-threaded; the whole-sample check is skipped). */
     const struct mdr_grow *grow; /* (mondrian_internal.h) */
+    /* Progress and cancelling (common/progress.h; NULL: none): the rows of the
+     * classes made are counted; a cancelled run fails with ANONKIT_E_CANCELLED. */
+    struct ak_progress *progress;
 } mdr_options;
 
 /* Parses "median", "infogain" or "regression"; -1 on anything else. */

@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "algo/mondrian/mondrian.h"
+#include "common/progress.h"
 #include "common/stats.h"
 
 /* The partition tree grown on a sample by Rothko-S ([LeFevre07] §3): nodes in the
@@ -117,6 +118,10 @@ typedef struct mdr {
     unsigned grow_children; /* children of the split being tested (Bonferroni's m) */
     size_t grow_head;       /* frames are taken from the front: [grow_head, depth) are waiting */
     size_t grow_leaves;     /* nodes made leaves so far */
+    /* progress (mdr_options.progress; NULL: none): rows of the classes made,
+     * counted in batches; the first worker (lent NULL) may call the callback */
+    struct ak_progress *progress;
+    uint64_t progress_rows;
 } mdr;
 
 static inline uint32_t *row_at(const mdr *s, size_t i) { return s->rows + i * s->w; }

@@ -118,6 +118,8 @@ static void *helper_main(void *arg)
 {
     helper *h = arg;
     h->rc = mdr_run_worker(&h->s, &h->err);
+    if (h->rc == ANONKIT_OK && h->s.progress_rows) /* the rows of its last classes */
+        h->rc = ak_progress_worker_add(h->s.progress, h->s.progress_rows, 0, &h->err);
     atomic_store(&h->done, 1);
     return NULL;
 }
@@ -148,6 +150,7 @@ static int spawn_helper(mdr *s, helper **out, ak_error *err)
     worker_forget(c);
     c->threads = s->threads / 2;
     c->lent = &h->lent;
+    c->progress_rows = 0; /* (the parent counts its own) */
     h->threads = c->threads;
     c->out = &h->classes;
     size_t largest = 0;

@@ -41,6 +41,7 @@
 
 #include "common/clock.h"
 #include "io/csv.h"
+#include "common/progress.h"
 
 /* ------------------------------------------------------------ sizes */
 
@@ -418,6 +419,12 @@ int rothko_run(const table_spec *spec_in, const model *m, const rothko_options *
     }
     /* The whole table must satisfy the model (checked from the statistics of the first scan). */
     if ((rc = rk_check_whole(&r, t->nrows, err)) < 0) goto done;
+    if (t->nrows > r.tm) { /* about as many repartitions as inner nodes of the tree above the partitions finished in
+                              memory, which hold 2/3 TM rows on average; Rothko-S grows about 4 children per scan */
+        const double passes = (double)t->nrows / (double)r.tm * (o->sampling ? 0.375 : 0.75) - 0.5;
+        r.passes = passes < 1 ? 1 : passes > 1e9 ? 1000000000u : (unsigned)(passes + 0.5);
+    }
+    if ((rc = ak_progress_phase(o->progress, ANONKIT_PHASE_PARTITIONING, t->nrows, 0, err)) < 0) goto done;
     if (t->nrows) {
         uint32_t rlo[r.d ? r.d : 1], rhi[r.d ? r.d : 1];
         for (uint32_t q = 0; q < r.d; q++) {

@@ -30,6 +30,9 @@ typedef struct rothko_options {
     uint64_t pipeline_min_rows; /* partitions from which repartitioning takes two threads (0: RK_PIPE_MIN_ROWS) */
     uint64_t first_sample_rows; /* most rows each piece of the first scan keeps for the root's sample (0: as the
                                    budget allows; tests set it low to make the root sampled by a scan) */
+    struct ak_progress *progress; /* common/progress.h (NULL: none): the first scan's reading, then the
+                                     partitioning (rows counted by the leaf function's caller), repartition
+                                     passes; the cancel flag is checked per block of every scan */
 } rothko_options;
 
 typedef struct rothko_stats {

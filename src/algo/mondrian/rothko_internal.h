@@ -129,6 +129,7 @@ typedef struct rk {
     /* missing numbers: rows of mixed classes that could not stand alone (rothko_missing.c) */
     rk_load waiting;
     size_t nwaiting;
+    unsigned passes;       /* about how many repartitions the run takes (the progress's "n of m") */
 } rk;
 
 static inline void store_f64(uint8_t *p, double v)

@@ -11,6 +11,7 @@
 #include "common/clock.h"
 #include "common/compare.h"
 #include "common/parallel.h"
+#include "common/progress.h"
 
 /* ------------------------------------------------------------ leaves */
 
@@ -614,6 +615,7 @@ static int scan(rk *r, rk_tree *tr, rk_part *p, int repartition, spill_writer *c
         if (repartition) route_batch(&b, n, b.node);
         rc = repartition ? batch_write(r, tr, &rd, raw, &b, n, err) : batch_count(r, tr, &b, n, err);
         if (rc == ANONKIT_OK && copy) rc = batch_copy(r, &b, raw, rd.lay, n, copy, copy_lay, err);
+        if (rc == ANONKIT_OK) rc = ak_progress_check(r->o->progress, err); /* cancelled: stop at this batch */
     }
     rk_batch_free(&b);
     rk_reader_close(&rd);
@@ -639,6 +641,7 @@ int rk_part_create(rk *r, rk_part *part, spill_writer *wt, spill_writer *wp, ak_
  * p's files: its rows now live in the leaves. */
 int rk_repartition(rk *r, rk_tree *tr, rk_part *p, ak_error *err)
 {
+    AK_CHECK(ak_progress_pass(r->o->progress, (unsigned)r->stats->repartitions + 1, r->passes, err));
     rk_layout from = {0};
     int rc = p->layout ? ANONKIT_OK : rk_layout_wide(r, &from, err);
     const rk_layout *src = p->layout ? p->layout : &from;

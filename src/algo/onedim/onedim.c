@@ -12,6 +12,7 @@
 #include "common/hugemem.h"
 #include "common/parallel.h"
 #include "io/extsort.h"
+#include "common/progress.h"
 
 int hil_parse_algorithm(const char *name, hil_options *o)
 {
@@ -205,6 +206,7 @@ static int map_and_sort(const table *t, const hil_options *o, hil_packing *pk, u
         r.to = n - row < BATCH ? n : row + BATCH;
         key_records(&r);
         for (size_t j = 0; rc >= 0 && j < r.to - r.from; j++) rc = extsort_add(sorter, keys + j * words, err);
+        if (rc >= 0) rc = ak_progress_poll(o->progress, err);
     }
     if (rc >= 0) rc = in_memory ? extsort_sort_array(all, n, words, o->threads, err) : extsort_finish(sorter, err);
     const sorted_out so = {&mp, kw, below_key, row_shift, row_in_key, order, gap};
@@ -373,6 +375,7 @@ int hil_run(const table *t, const model *m, const hil_options *o, partition *out
     const uint64_t *in = NULL;
     size_t stride = 0;
     if (rc >= 0) rc = map_and_sort(t, o, exact ? &pk : NULL, order, gap, &hold, &in, &stride, stats, err);
+    if (rc >= 0) rc = ak_progress_poll(o->progress, err); /* cancelled: not on to the grouping */
     size_t ngroups = 0;
     if (rc >= 0 && ldiv) {
         uint32_t *sa = malloc(n * sizeof *sa);
@@ -403,6 +406,7 @@ int hil_run(const table *t, const model *m, const hil_options *o, partition *out
     }
     free(hold);
     hil_pack_free(&pk);
+    if (rc >= 0) rc = ak_progress_poll(o->progress, err);
     if (rc >= 0) rc = build_partition(t, order, group_of, ngroups, m->k ? m->k : 1, o->threads, out, err);
     free(order);
     free(group_of);

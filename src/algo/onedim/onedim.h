@@ -49,6 +49,7 @@ typedef struct hil_options {
     const double *weights; /* NCP weights per QI (NULL = equal), as for GCP */
     unsigned threads;    /* threads for the keys (in memory); 0 or 1 = the caller's alone; same result */
     const hil_tuning *tuning; /* NULL: none */
+    struct ak_progress *progress; /* common/progress.h: cancel checked between stages and per sort batch */
 } hil_options;
 
 /* What a run did, for the report. */
