@@ -87,7 +87,33 @@ class _Job:
     def __exit__(self, *exc: Any) -> None:
         self.close()
 
+    def set_progress(self, fn: Callable[[Dict[str, Any]], Any]) -> None:
+        """Calls fn(progress) during the run, on the calling thread; a true return value (or an
+        exception, raised again after the run) cancels it: the verb then raises CancelledError and
+        leaves every output path as it was."""
+        if not callable(fn):
+            raise UsageError("progress must be a callable taking one dict", lib.ANONKIT_E_USAGE)
+
+        def call(_ctx: Any, p: Any) -> int:
+            info = {"phase": ffi.string(p.phase_name).decode(), "done": int(p.done), "total": int(p.total),
+                    "fraction": float(p.fraction), "pass": int(getattr(p, "pass")), "passes": int(p.passes),
+                    "elapsed": float(p.elapsed), "phase_elapsed": float(p.phase_elapsed)}
+            try:
+                return 1 if fn(info) else 0
+            except BaseException as exc:  # raised again once the library has cleaned up
+                self.progress_error = exc
+                return 1
+
+        # the callback object must live as long as the job may call it
+        self.progress_cb = ffi.callback("int(void *, const anonkit_progress *)", call)
+        self.progress_error: Optional[BaseException] = None
+        lib.anonkit_job_set_progress(self.ptr, self.progress_cb, ffi.NULL)
+
     def fail(self, rc: int) -> Error:
+        err = getattr(self, "progress_error", None)
+        if err is not None:
+            self.progress_error = None
+            raise err
         return error_for(rc, ffi.string(lib.anonkit_errmsg(self.ptr)).decode("utf-8", "replace"))
 
     def check(self, rc: int) -> None:
@@ -122,9 +148,9 @@ class _Job:
                 hier = value
                 continue
             if key == "progress":
-                # TODO(progress): hand a cffi callback to anonkit_job_set_progress (returning non-zero cancels;
-                # raise CancelledError on its status) once the library's header declares it.
-                raise NotImplementedError("progress: this libanonkit has no progress callback yet (docs/python.md)")
+                if value is not None and value is not False:
+                    self.set_progress(value)
+                continue
             if key in _MANAGED:
                 raise UsageError(f"'{name}' is given as an argument of the function, not as an option",
                                  lib.ANONKIT_E_USAGE)

@@ -291,3 +291,39 @@ def test_pip_install_offline(tmp_path):
                        env=dict(os.environ, PYTHONPATH=str(target)), cwd=str(tmp_path))
     assert r.returncode == 0, r.stderr
     assert r.stdout.startswith(str(target))
+
+
+def test_progress_and_cancel(tmp_path):
+    """The progress callback sees the phases; cancelling from it (a true return value, or an
+    exception, raised again after the run) leaves the output path as it was."""
+    df = random_frame(5, 20000)
+    seen = []
+    out, _ = anonkit.anonymize(df, qi=["age", "zip"], k=5, seed=1, progress=lambda p: seen.append(dict(p)))
+    assert out is not None and len(out) == len(df)
+    phases = [p["phase"] for p in seen]
+    assert "partitioning" in phases and "writing" in phases
+    for p in seen:
+        assert 0 <= p["done"] and (p["total"] == 0 or p["done"] <= p["total"])
+    target = tmp_path / "out.csv"
+    target.write_text("old\n")
+    for stop_at in (1, 3):
+        calls = []
+
+        def stop(p, calls=calls, stop_at=stop_at):
+            calls.append(p)
+            return len(calls) >= stop_at
+
+        with pytest.raises(anonkit.CancelledError):
+            anonkit.anonymize(df, output=str(target), qi=["age", "zip"], k=5, seed=1, progress=stop)
+        assert target.read_text() == "old\n"
+        assert sorted(os.listdir(tmp_path)) == ["out.csv"]
+
+    class Boom(Exception):
+        pass
+
+    def boom(p):
+        raise Boom("from the callback")
+
+    with pytest.raises(Boom):
+        anonkit.anonymize(df, output=str(target), qi=["age", "zip"], k=5, seed=1, progress=boom)
+    assert target.read_text() == "old\n"
