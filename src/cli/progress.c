@@ -78,7 +78,10 @@ static int draw(void *ctx, const anonkit_progress *p)
 {
     cli_progress *cp = ctx;
     if (p->elapsed < cp->delay) return 0;
-    if (cp->drawn && p->elapsed - cp->last < PROGRESS_REDRAW) return 0;
+    /* at most ten redraws a second, but a phase's last update (done == total) is always shown,
+     * so that a log ends every phase at 100 % */
+    const int phase_done = p->total && p->done >= p->total;
+    if (cp->drawn && !phase_done && p->elapsed - cp->last < PROGRESS_REDRAW) return 0;
     char line[160];
     format_line(p, line, sizeof line);
     if (strlen(line) > PROGRESS_WIDTH) line[PROGRESS_WIDTH] = '\0';
