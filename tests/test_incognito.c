@@ -27,109 +27,9 @@
 #include "core/table.h"
 #include "io/csv.h"
 #include "model/model.h"
+#include "lattice_table.h"
 #include "testutil.h"
 
-#define MAX_QI 4
-#define MAX_ROWS 200
-
-typedef struct gen_table {
-    size_t nrows;
-    int nqi;
-    int numeric[MAX_QI];          /* numeric values with an interval hierarchy (--numeric) */
-    char hier_path[MAX_QI][4096];
-    int value[MAX_ROWS][MAX_QI];  /* leaf index (categorical) or the number (numeric) */
-    int sensitive[MAX_ROWS];
-    char csv_path[4096];
-} gen_table;
-
-/* An ARX interval hierarchy of the integers 0..n-1: width 2, 4, 8 ... then "*". */
-static void write_interval_hierarchy(tu_rng *rng, const char *path, int n)
-{
-    const int levels = 1 + (int)tu_below(rng, 3);
-    FILE *f = fopen(path, "w");
-    assert_non_null(f);
-    for (int v = n - 1; v >= 0; v--) { /* reversed: leaf order must not matter */
-        fprintf(f, "%d", v);
-        for (int l = 1; l <= levels; l++) {
-            const int w = 1 << l, lo = v / w * w;
-            fprintf(f, ";%d-%d", lo, lo + w - 1);
-        }
-        fprintf(f, ";*\n");
-    }
-    fclose(f);
-}
-
-static void generate(tu_rng *rng, const char *dir, gen_table *g)
-{
-    memset(g, 0, sizeof *g);
-    g->nrows = 1 + tu_below(rng, 60);
-    if (tu_below(rng, 3) == 0) g->nrows = 1 + tu_below(rng, MAX_ROWS);
-    g->nqi = 1 + (int)tu_below(rng, MAX_QI);
-    const int nsens = 1 + (int)tu_below(rng, 6);
-    int domain[MAX_QI];
-    for (int q = 0; q < g->nqi; q++) {
-        char name[64];
-        snprintf(name, sizeof name, "h%d.csv", q);
-        snprintf(g->hier_path[q], sizeof g->hier_path[q], "%s", tu_path(dir, name));
-        g->numeric[q] = tu_below(rng, 3) == 0;
-        if (g->numeric[q]) {
-            domain[q] = 2 + (int)tu_below(rng, 12);
-            write_interval_hierarchy(rng, g->hier_path[q], domain[q]);
-        } else {
-            domain[q] = tu_write_random_hierarchy(rng, g->hier_path[q], q);
-        }
-    }
-    snprintf(g->csv_path, sizeof g->csv_path, "%s", tu_path(dir, "in.csv"));
-    FILE *f = fopen(g->csv_path, "w");
-    assert_non_null(f);
-    fprintf(f, "id");
-    for (int q = 0; q < g->nqi; q++) fprintf(f, ",a%d", q);
-    fprintf(f, ",s\n");
-    for (size_t r = 0; r < g->nrows; r++) {
-        fprintf(f, "%zu", r);
-        for (int q = 0; q < g->nqi; q++) {
-            int v = (int)tu_below(rng, (uint64_t)domain[q]);
-            if (tu_below(rng, 2) == 0) v = (int)tu_below(rng, (uint64_t)(domain[q] + 2) / 3); /* duplicates */
-            g->value[r][q] = v;
-            if (g->numeric[q]) fprintf(f, ",%d", v);
-            else fprintf(f, ",v%d", v);
-        }
-        g->sensitive[r] = tu_below(rng, 2) ? 0 : (int)tu_below(rng, (uint64_t)nsens);
-        fprintf(f, ",d%d\n", g->sensitive[r]);
-    }
-    fclose(f);
-}
-
-static int load(const gen_table *g, table **t)
-{
-    const char *names[MAX_QI] = {"a0", "a1", "a2", "a3"};
-    const char *paths[MAX_QI];
-    unsigned char numeric[MAX_QI];
-    for (int q = 0; q < g->nqi; q++) {
-        paths[q] = g->hier_path[q];
-        numeric[q] = (unsigned char)g->numeric[q];
-    }
-    const char *ids[] = {"id"};
-    table_spec spec = {.path = g->csv_path, .display_name = g->csv_path, .delimiter = ',', .nqi = (size_t)g->nqi,
-                       .qi_names = names, .hierarchy_paths = paths, .force_numeric = numeric,
-                       .sensitive_name = "s", .nidentifiers = 1, .identifier_names = ids, .threads = 1};
-    ak_error err;
-    int rc = table_load(t, &spec, &err);
-    if (rc < 0) fail_msg("table_load: %s", err.message);
-    return rc;
-}
-
-/* ---- brute force ---- */
-
-/* Leaf code of row r in QI q (independent of the table's numeric codes). */
-static uint32_t leaf_of(const gen_table *g, const table *t, size_t r, int q)
-{
-    char text[32];
-    snprintf(text, sizeof text, g->numeric[q] ? "%d" : "v%d", g->value[r][q]);
-    uint32_t leaf;
-    assert_int_equal(hier_find_leaf(t->qi[q].h, text, strlen(text), &leaf), 0);
-    return leaf;
-}
 
 typedef struct brute_ctx {
     uint32_t anc[MAX_ROWS][MAX_QI]; /* ancestor node of every row at the node's levels */
@@ -154,7 +54,7 @@ static uint64_t brute_failing(const gen_table *g, const table *t, const model *m
     size_t order[MAX_ROWS];
     for (size_t r = 0; r < g->nrows; r++) {
         order[r] = r;
-        for (int q = 0; q < g->nqi; q++) bc.anc[r][q] = hier_ancestor(t->qi[q].h, leaf_of(g, t, r, q), levels[q]);
+        for (int q = 0; q < g->nqi; q++) bc.anc[r][q] = hier_ancestor(t->qi[q].h, lattice_leaf_of(g, t, r, q), levels[q]);
     }
     sort_ctx = &bc;
     qsort(order, g->nrows, sizeof *order, row_cmp);
@@ -296,7 +196,7 @@ static void brute_ncp(const gen_table *g, const table *t)
         assert_true(inc_qi_height(t, (uint32_t)q) < 8);
         for (uint32_t l = 0; l <= inc_qi_height(t, (uint32_t)q); l++)
             for (size_t r = 0; r < g->nrows; r++) {
-                const uint32_t anc = hier_ancestor(h, leaf_of(g, t, r, q), l);
+                const uint32_t anc = hier_ancestor(h, lattice_leaf_of(g, t, r, q), l);
                 uint32_t lo, hi;
                 if (t->qi[q].kind == ATTR_CATEGORICAL) {
                     lo = hier_node_at(h, anc)->lo;
@@ -304,7 +204,7 @@ static void brute_ncp(const gen_table *g, const table *t)
                 } else {
                     lo = hi = t->qi[q].codes[r];
                     for (size_t x = 0; x < g->nrows; x++)
-                        if (hier_ancestor(h, leaf_of(g, t, x, q), l) == anc) {
+                        if (hier_ancestor(h, lattice_leaf_of(g, t, x, q), l) == anc) {
                             if (t->qi[q].codes[x] < lo) lo = t->qi[q].codes[x];
                             if (t->qi[q].codes[x] > hi) hi = t->qi[q].codes[x];
                         }
@@ -335,8 +235,8 @@ static double brute_loss(const gen_table *g, const table *t, const model *m, con
             for (size_t x = 0; x < g->nrows; x++) {
                 int same = 1;
                 for (int q = 0; q < g->nqi && same; q++)
-                    same = hier_ancestor(t->qi[q].h, leaf_of(g, t, r, q), levels[q]) ==
-                           hier_ancestor(t->qi[q].h, leaf_of(g, t, x, q), levels[q]);
+                    same = hier_ancestor(t->qi[q].h, lattice_leaf_of(g, t, r, q), levels[q]) ==
+                           hier_ancestor(t->qi[q].h, lattice_leaf_of(g, t, x, q), levels[q]);
                 size += (size_t)same;
             }
             loss += (double)size; /* sum over a class's rows of its size = its size squared */
@@ -409,9 +309,9 @@ static void test_optimum_agrees_with_brute_force(void **state)
     for (int round = 0; round < 80; round++) {
         const char *dir = tu_mkdtemp();
         gen_table g;
-        generate(&rng, dir, &g);
+        lattice_generate(&rng, dir, &g);
         table *t;
-        load(&g, &t);
+        lattice_load(&g, &t);
         brute_ncp(&g, t);
         model m;
         double ignored;
@@ -450,9 +350,9 @@ static void test_variants_agree_with_brute_force(void **state)
     for (int round = 0; round < 150; round++) {
         const char *dir = tu_mkdtemp();
         gen_table g;
-        generate(&rng, dir, &g);
+        lattice_generate(&rng, dir, &g);
         table *t;
-        load(&g, &t);
+        lattice_load(&g, &t);
         model m;
         double suppression;
         random_model(&rng, &g, &m, &suppression);
@@ -513,7 +413,7 @@ static void test_published_tables_verified(void **state)
     for (int round = 0; round < 60; round++) {
         const char *dir = tu_mkdtemp();
         gen_table g;
-        generate(&rng, dir, &g);
+        lattice_generate(&rng, dir, &g);
         model m;
         double suppression;
         random_model(&rng, &g, &m, &suppression);
@@ -526,7 +426,7 @@ static void test_published_tables_verified(void **state)
         set(job, ANONKIT_OPT_CHOOSE, chooses[round % 3]);
         set(job, ANONKIT_OPT_INCOGNITO_VARIANT, inc_variant_name((inc_variant)(round % INC_VARIANT__COUNT)));
         table *t;
-        load(&g, &t);
+        lattice_load(&g, &t);
         uint32_t top[MAX_QI] = {0};
         for (int q = 0; q < g.nqi; q++) top[q] = inc_qi_height(t, (uint32_t)q);
         const int eligible = brute_failing(&g, t, &m, top, NULL) <= model_suppression_limit(suppression, g.nrows);
@@ -565,7 +465,7 @@ static void test_published_tables_verified(void **state)
         for (size_t r = 0; r < g.nrows; r++) {
             assert_int_equal(csv_read(rd, &rec, &err), 1);
             for (int q = 0; q < g.nqi; q++) {
-                const char *want = fail_row[r] ? "*" : hier_node_at(t->qi[q].h, hier_ancestor(t->qi[q].h, leaf_of(&g, t, r, q), lv[q]))->label;
+                const char *want = fail_row[r] ? "*" : hier_node_at(t->qi[q].h, hier_ancestor(t->qi[q].h, lattice_leaf_of(&g, t, r, q), lv[q]))->label;
                 if (rec.fields[q].len != strlen(want) || memcmp(rec.fields[q].data, want, strlen(want)))
                     fail_msg("row %zu QI %d: published '%.*s', expected '%s'", r, q, (int)rec.fields[q].len,
                              rec.fields[q].data, want);
@@ -594,7 +494,7 @@ static void test_local_recoding_verified(void **state)
     for (int round = 0; round < 40; round++) {
         const char *dir = tu_mkdtemp();
         gen_table g;
-        generate(&rng, dir, &g);
+        lattice_generate(&rng, dir, &g);
         model m;
         double suppression;
         random_model(&rng, &g, &m, &suppression);
@@ -635,7 +535,7 @@ static void test_local_recoding_verified(void **state)
         json_decref(root);
         /* Every label covers the row's value: a node of the QI's hierarchy above the row's leaf. */
         table *t;
-        load(&g, &t);
+        lattice_load(&g, &t);
         csv_reader *rd;
         ak_error err;
         assert_int_equal(csv_reader_open(&rd, out, ',', &err), ANONKIT_OK);
@@ -652,7 +552,7 @@ static void test_local_recoding_verified(void **state)
                 if (node == UINT32_MAX)
                     fail_msg("%s: row %zu QI %d: '%.*s' is no label of the hierarchy", what, r, q, (int)rec.fields[q].len,
                              rec.fields[q].data);
-                if (hier_ancestor(h, leaf_of(&g, t, r, q), hier_node_at(h, node)->level) != node)
+                if (hier_ancestor(h, lattice_leaf_of(&g, t, r, q), hier_node_at(h, node)->level) != node)
                     fail_msg("%s: row %zu QI %d: '%.*s' does not cover the row's value", what, r, q,
                              (int)rec.fields[q].len, rec.fields[q].data);
             }
@@ -690,14 +590,14 @@ static void test_local_refinement(void **state)
     for (int round = 0; round < 60; round++) {
         const char *dir = tu_mkdtemp();
         gen_table g;
-        generate(&rng, dir, &g);
+        lattice_generate(&rng, dir, &g);
         model m;
         double suppression;
         random_model(&rng, &g, &m, &suppression);
         if (m.l > 0) m.l_variants = MODEL_L_DISTINCT;
         if (m.k > g.nrows) m.k = g.nrows;
         table *t;
-        load(&g, &t);
+        lattice_load(&g, &t);
         double loss[2];
         uint64_t supp[2];
         int ok = 1;

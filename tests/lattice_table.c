@@ -1,0 +1,98 @@
+/* lattice_table.c — random tables with hierarchies for the lattice tests (lattice_table.h). */
+#include "lattice_table.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "core/hierarchy.h"
+
+/* An ARX interval hierarchy of the integers 0..n-1: width 2, 4, 8 ... then "*". */
+static void write_interval_hierarchy(tu_rng *rng, const char *path, int n)
+{
+    const int levels = 1 + (int)tu_below(rng, 3);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    for (int v = n - 1; v >= 0; v--) { /* reversed: leaf order must not matter */
+        fprintf(f, "%d", v);
+        for (int l = 1; l <= levels; l++) {
+            const int w = 1 << l, lo = v / w * w;
+            fprintf(f, ";%d-%d", lo, lo + w - 1);
+        }
+        fprintf(f, ";*\n");
+    }
+    fclose(f);
+}
+
+void lattice_generate(tu_rng *rng, const char *dir, gen_table *g)
+{
+    memset(g, 0, sizeof *g);
+    g->nrows = 1 + tu_below(rng, 60);
+    if (tu_below(rng, 3) == 0) g->nrows = 1 + tu_below(rng, MAX_ROWS);
+    g->nqi = 1 + (int)tu_below(rng, MAX_QI);
+    const int nsens = 1 + (int)tu_below(rng, 6);
+    int domain[MAX_QI];
+    for (int q = 0; q < g->nqi; q++) {
+        char name[64];
+        snprintf(name, sizeof name, "h%d.csv", q);
+        snprintf(g->hier_path[q], sizeof g->hier_path[q], "%s", tu_path(dir, name));
+        g->numeric[q] = tu_below(rng, 3) == 0;
+        if (g->numeric[q]) {
+            domain[q] = 2 + (int)tu_below(rng, 12);
+            write_interval_hierarchy(rng, g->hier_path[q], domain[q]);
+        } else {
+            domain[q] = tu_write_random_hierarchy(rng, g->hier_path[q], q);
+        }
+    }
+    snprintf(g->csv_path, sizeof g->csv_path, "%s", tu_path(dir, "in.csv"));
+    FILE *f = fopen(g->csv_path, "w");
+    assert_non_null(f);
+    fprintf(f, "id");
+    for (int q = 0; q < g->nqi; q++) fprintf(f, ",a%d", q);
+    fprintf(f, ",s\n");
+    for (size_t r = 0; r < g->nrows; r++) {
+        fprintf(f, "%zu", r);
+        for (int q = 0; q < g->nqi; q++) {
+            int v = (int)tu_below(rng, (uint64_t)domain[q]);
+            if (tu_below(rng, 2) == 0) v = (int)tu_below(rng, (uint64_t)(domain[q] + 2) / 3); /* duplicates */
+            g->value[r][q] = v;
+            if (g->numeric[q]) fprintf(f, ",%d", v);
+            else fprintf(f, ",v%d", v);
+        }
+        g->sensitive[r] = tu_below(rng, 2) ? 0 : (int)tu_below(rng, (uint64_t)nsens);
+        fprintf(f, ",d%d\n", g->sensitive[r]);
+    }
+    fclose(f);
+}
+
+int lattice_load(const gen_table *g, table **t)
+{
+    const char *names[MAX_QI] = {"a0", "a1", "a2", "a3"};
+    const char *paths[MAX_QI];
+    unsigned char numeric[MAX_QI];
+    for (int q = 0; q < g->nqi; q++) {
+        paths[q] = g->hier_path[q];
+        numeric[q] = (unsigned char)g->numeric[q];
+    }
+    const char *ids[] = {"id"};
+    table_spec spec = {.path = g->csv_path, .display_name = g->csv_path, .delimiter = ',', .nqi = (size_t)g->nqi,
+                       .qi_names = names, .hierarchy_paths = paths, .force_numeric = numeric,
+                       .sensitive_name = "s", .nidentifiers = 1, .identifier_names = ids, .threads = 1};
+    ak_error err;
+    int rc = table_load(t, &spec, &err);
+    if (rc < 0) fail_msg("table_load: %s", err.message);
+    return rc;
+}
+
+/* Leaf code of row r in QI q (independent of the table's numeric codes). */
+uint32_t lattice_leaf_of(const gen_table *g, const table *t, size_t r, int q)
+{
+    char text[32];
+    snprintf(text, sizeof text, g->numeric[q] ? "%d" : "v%d", g->value[r][q]);
+    uint32_t leaf;
+    assert_int_equal(hier_find_leaf(t->qi[q].h, text, strlen(text), &leaf), 0);
+    return leaf;
+}

@@ -1,0 +1,35 @@
+/* lattice_table.h — random tables with hierarchies for the lattice tests
+ * (test_incognito.c, test_risk_model.c): up to MAX_QI quasi-identifiers,
+ * numeric ones with interval hierarchies, categorical ones with random
+ * hierarchies, and the values each row holds, so that a test can compute
+ * every lattice node's classes itself. */
+#ifndef AK_TESTS_LATTICE_TABLE_H
+#define AK_TESTS_LATTICE_TABLE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/table.h"
+#include "testutil.h"
+
+#define MAX_QI 4
+#define MAX_ROWS 200
+
+typedef struct gen_table {
+    size_t nrows;
+    int nqi;
+    int numeric[MAX_QI];          /* numeric values with an interval hierarchy (--numeric) */
+    char hier_path[MAX_QI][4096];
+    int value[MAX_ROWS][MAX_QI];  /* leaf index (categorical) or the number (numeric) */
+    int sensitive[MAX_ROWS];
+    char csv_path[4096];
+} gen_table;
+
+/* A random table in folder dir (its CSV and hierarchy files) into *g. */
+void lattice_generate(tu_rng *rng, const char *dir, gen_table *g);
+/* Loads g as the library does (QIs a0.., identifier id, sensitive s). */
+int lattice_load(const gen_table *g, table **t);
+/* Leaf code of row r in QI q (independent of the table's numeric codes). */
+uint32_t lattice_leaf_of(const gen_table *g, const table *t, size_t r, int q);
+
+#endif
