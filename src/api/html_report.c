@@ -96,21 +96,26 @@ static void derived(hw *f, const char *name, const char *fmt, double v)
 
 static void render_value(hw *f, const json_t *v, jptr *p);
 
+/* One row of a two-column table: the key, then its value rendered at
+ * the JSON pointer p/key. */
+static void render_kv_row(hw *f, const char *key, const json_t *v, jptr *p)
+{
+    hw_puts("<tr><th>", f);
+    html_escape_str(f, key);
+    hw_puts("</th><td>", f);
+    const size_t old = jptr_push(p, key);
+    render_value(f, v, p);
+    jptr_pop(p, old);
+    hw_puts("</td></tr>\n", f);
+}
+
 /* An object as a two-column table of its keys and values. */
 static void render_object(hw *f, const json_t *obj, jptr *p)
 {
     const char *key;
     const json_t *v;
     hw_puts("<table class=\"kv\">\n", f);
-    json_object_foreach ((json_t *)obj, key, v) {
-        hw_puts("<tr><th>", f);
-        html_escape_str(f, key);
-        hw_puts("</th><td>", f);
-        const size_t old = jptr_push(p, key);
-        render_value(f, v, p);
-        jptr_pop(p, old);
-        hw_puts("</td></tr>\n", f);
-    }
+    json_object_foreach ((json_t *)obj, key, v) render_kv_row(f, key, v, p);
     hw_puts("</table>\n", f);
 }
 
@@ -431,13 +436,7 @@ static void section_loss(hw *f, const html_doc *d, jptr *p)
     const json_t *v;
     json_object_foreach ((json_t *)m, key, v) { /* the workload measures and anything else measured */
         if (!strcmp(key, "gcp") || !strcmp(key, "dm") || !strcmp(key, "cavg") || !strcmp(key, "ncp")) continue;
-        hw_puts("<tr><th>", f);
-        html_escape_str(f, key);
-        hw_puts("</th><td>", f);
-        const size_t o2 = jptr_push(p, key);
-        render_value(f, v, p);
-        jptr_pop(p, o2);
-        hw_puts("</td></tr>\n", f);
+        render_kv_row(f, key, v, p);
     }
     hw_puts("</table>\n", f);
     const json_t *ncp = json_object_get(m, "ncp");
@@ -715,13 +714,7 @@ static void section_generalization(hw *f, const html_doc *d, jptr *p)
         const json_t *v;
         json_object_foreach ((json_t *)inc, key, v) {
             if (!strcmp(key, "qi") || !strcmp(key, "hierarchy_heights")) continue;
-            hw_puts("<tr><th>", f);
-            html_escape_str(f, key);
-            hw_puts("</th><td>", f);
-            const size_t o2 = jptr_push(p, key);
-            render_value(f, v, p);
-            jptr_pop(p, o2);
-            hw_puts("</td></tr>\n", f);
+            render_kv_row(f, key, v, p);
         }
         hw_puts("</table>\n", f);
         jptr_pop(p, old);
