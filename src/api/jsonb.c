@@ -15,3 +15,15 @@ char *jsonb_dumps(const json_t *root)
     free(text);
     return NULL;
 }
+
+json_t *jsonb_strings(char *const *items, size_t count)
+{
+    int jfail = 0;
+    json_t *a = json_array();
+    for (size_t i = 0; a && i < count; i++) JAPPEND(a, json_string(items[i]));
+    if (jfail) {
+        json_decref(a);
+        return NULL;
+    }
+    return a;
+}

@@ -21,4 +21,7 @@
  * runs out during the dump. NULL when anything failed; free() the text. */
 char *jsonb_dumps(const json_t *root);
 
+/* A JSON array of the texts items[0..count); NULL when memory runs out. */
+json_t *jsonb_strings(char *const *items, size_t count);
+
 #endif

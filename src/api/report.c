@@ -12,18 +12,6 @@
 #include "api/algorithm.h"
 #include "api/risk.h"
 
-static json_t *string_array(const strlist *l)
-{
-    int jfail = 0;
-    json_t *a = json_array();
-    for (size_t i = 0; a && i < l->count; i++) JAPPEND(a, json_string(l->items[i]));
-    if (jfail) {
-        json_decref(a);
-        return NULL;
-    }
-    return a;
-}
-
 int report_measure_workload(anonkit_job *job, const table *t, const partition *p, workload_quality *wq)
 {
     memset(wq, 0, sizeof *wq);
@@ -48,9 +36,9 @@ char *report_build(const anonkit_job *job, const table *t, const metrics *mt, co
     JSET(params, "input", job_json_name(job->input));
     JSET(params, "output", job_json_name(job->output));
     JSET(params, "algorithm", json_string(job_algorithm(job)->name));
-    JSET(params, "qi", string_array(&job->qi));
+    JSET(params, "qi", jsonb_strings(job->qi.items, job->qi.count));
     JSET(params, "sensitive", job->sensitive ? json_string(job->sensitive) : json_null());
-    JSET(params, "identifier", string_array(&job->identifiers));
+    JSET(params, "identifier", jsonb_strings(job->identifiers.items, job->identifiers.count));
     json_t *hier = json_object();
     for (size_t i = 0; i < job->hierarchy_attrs.count; i++)
         JSET(hier, job->hierarchy_attrs.items[i], json_string(job->hierarchy_paths.items[i]));

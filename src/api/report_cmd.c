@@ -21,19 +21,6 @@
 #include "io/outfile.h"
 #include "metrics/published.h"
 
-/* A JSON array of the texts of l. */
-static json_t *names_json(const strlist *l)
-{
-    int jfail = 0;
-    json_t *a = json_array();
-    for (size_t i = 0; a && i < l->count; i++) JAPPEND(a, json_string(l->items[i]));
-    if (jfail) {
-        json_decref(a);
-        return NULL;
-    }
-    return a;
-}
-
 /* The settings of the job as the "parameters" of the anonymize report. */
 static json_t *params_json(const anonkit_job *job, const char *published)
 {
@@ -42,13 +29,13 @@ static json_t *params_json(const anonkit_job *job, const char *published)
     JSET(params, "input", json_string(job->original));
     JSET(params, "output", json_string(published));
     JSET(params, "algorithm", job->algorithm ? json_string(job_algorithm(job)->name) : json_null());
-    JSET(params, "qi", names_json(&job->qi));
+    JSET(params, "qi", jsonb_strings(job->qi.items, job->qi.count));
     JSET(params, "sensitive", job->sensitive ? json_string(job->sensitive) : json_null());
     json_t *hier = json_object();
     for (size_t i = 0; i < job->hierarchy_attrs.count; i++)
         JSET(hier, job->hierarchy_attrs.items[i], json_string(job->hierarchy_paths.items[i]));
     JSET(params, "hierarchy", hier);
-    JSET(params, "numeric", names_json(&job->numeric));
+    JSET(params, "numeric", jsonb_strings(job->numeric.items, job->numeric.count));
     JSET(params, "publish", json_string(recode_style_name(job->publish)));
     JSET(params, "k", json_integer((json_int_t)job->model.k));
     if (job->model.variance > 0) JSET(params, "variance", json_real(job->model.variance));
