@@ -63,8 +63,53 @@ def _mask_ptr(mask: Optional[np.ndarray]) -> Any:
     return ffi.from_buffer("uint8_t[]", np.ascontiguousarray(mask).view(np.uint8))
 
 
+# Texts are moved between Python and the library's offsets + bytes layout
+# with numpy, not one Python call per cell: a column's distinct values are
+# found first (pandas' factorize, or a categorical's own codes), each is
+# encoded or decoded once, and the rows are gathered from them by code.
+# Fixed-width byte rows of at most _WIDE bytes (longer texts go the per-cell
+# way, whose memory is proportional to the text itself).
+_WIDE = 256
+
+
+def _padded_rows(off: np.ndarray, data: np.ndarray, n: int) -> Optional[np.ndarray]:
+    """The n texts of an offsets + bytes buffer as one numpy 'S' array (each
+    row padded with NUL bytes to the longest), or None when a text holds a
+    NUL byte (an 'S' array would drop it) or the rows are too long."""
+    lens = np.diff(off)
+    width = int(lens.max()) if n else 0
+    if width > _WIDE or n * width > 4 * len(data) + (1 << 24) or (len(data) and not data.all()):
+        return None
+    width = max(width, 1)
+    grid = np.zeros((n, width), dtype=np.uint8)
+    grid[np.arange(width)[None, :] < lens[:, None]] = data  # row-major: row by row, byte by byte
+    return grid.view(f"S{width}").reshape(n)
+
+
+def _encode_texts(uniques: List[str], codes: np.ndarray) -> Tuple[np.ndarray, bytes]:
+    """Offsets (n + 1, int64) and the UTF-8 bytes of the texts uniques[codes]
+    (code -1: missing, no bytes); each distinct text is encoded once."""
+    n = len(codes)
+    enc = [u.encode("utf-8") for u in uniques]
+    ulen = np.fromiter(map(len, enc), dtype=np.int64, count=len(enc))
+    lens = np.where(codes >= 0, ulen[codes] if len(enc) else 0, 0) if n else np.zeros(0, np.int64)
+    offsets = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(lens, out=offsets[1:])
+    width = int(ulen.max()) if len(enc) else 0
+    if width == 0 or n == 0:
+        return offsets, b""
+    if width > _WIDE or n * width > 4 * int(offsets[-1]) + (1 << 24):  # the gathered rows would be too large
+        return offsets, b"".join(enc[c] for c in codes.tolist() if c >= 0)
+    grid = np.zeros((len(enc) + 1, width), dtype=np.uint8)  # the last row: the missing value, empty
+    for i, e in enumerate(enc):
+        grid[i, :len(e)] = np.frombuffer(e, dtype=np.uint8)
+    rows = grid[np.where(codes >= 0, codes, len(enc))]
+    return offsets, rows[np.arange(width)[None, :] < lens[:, None]].tobytes()
+
 def _text_buffers(values: np.ndarray, mask: np.ndarray) -> Tuple[np.ndarray, bytes]:
-    """Offsets (n + 1, int64) and the UTF-8 bytes of the strings of an object array."""
+    """Offsets (n + 1, int64) and the UTF-8 bytes of the strings of an object
+    array, one Python call per cell: for values that are not all str (1 and
+    1.0 are one key to factorize but two texts)."""
     strs = [("" if m else (v if isinstance(v, str) else str(v))) for v, m in zip(values.tolist(), mask.tolist())]
     joined = "".join(strs)
     data = joined.encode("utf-8")
@@ -76,6 +121,24 @@ def _text_buffers(values: np.ndarray, mask: np.ndarray) -> Tuple[np.ndarray, byt
     offsets = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(lens, out=offsets[1:])
     return offsets, data
+
+
+def _series_text(s: pd.Series, values: Any) -> Tuple[np.ndarray, bytes, np.ndarray]:
+    """Offsets, bytes and missing mask of a text column: by its distinct
+    values (a categorical's categories, else pandas' factorize) when they are
+    all str or it is a categorical, else cell by cell."""
+    if isinstance(s.dtype, pd.CategoricalDtype):
+        codes = np.asarray(s.cat.codes, dtype=np.int64)
+        uniques = [u if isinstance(u, str) else str(u) for u in s.cat.categories.tolist()]
+        return _encode_texts(uniques, codes) + (codes < 0,)
+    mask = np.asarray(pd.isna(values), dtype=bool)
+    codes, uniq = pd.factorize(values)
+    uniques = uniq.tolist() if hasattr(uniq, "tolist") else list(uniq)
+    if all(type(u) is str for u in uniques):
+        codes = np.asarray(codes, dtype=np.int64)
+        codes[mask] = -1
+        return _encode_texts(uniques, codes) + (mask,)
+    return _text_buffers(values, mask) + (mask,)
 
 
 def _columns_of(data: TableLike) -> List[Tuple[str, Any]]:
@@ -114,7 +177,7 @@ def add_series(t: CTable, name: str, s: pd.Series) -> None:
             t._check(lib.anonkit_table_add_double(t.ptr, cname, ffi.from_buffer("double[]", values),
                                                   _mask_ptr(mask), n))
             return
-        values = np.asarray(s.astype(object))
+        values = None if isinstance(dtype, pd.CategoricalDtype) else np.asarray(s.astype(object))
     else:
         values = s.to_numpy()
         if values.dtype.kind in "iub":
@@ -126,45 +189,83 @@ def add_series(t: CTable, name: str, s: pd.Series) -> None:
             t._check(lib.anonkit_table_add_double(t.ptr, cname, ffi.from_buffer("double[]", values), ffi.NULL, n))
             return
         values = values.astype(object)
-    mask = np.asarray(pd.isna(values), dtype=bool)
-    offsets, data = _text_buffers(values, mask)
+    offsets, data, mask = _series_text(s, values)
     t._check(lib.anonkit_table_add_text(t.ptr, cname, ffi.from_buffer("int64_t[]", offsets),
                                         ffi.from_buffer("char[]", data) if data else ffi.NULL, _mask_ptr(mask), n))
 
 
-def _text_column(ptr: Any, c: int, n: int) -> List[Optional[str]]:
+def _text_column(ptr: Any, c: int, n: int, mask: Optional[np.ndarray]) -> Tuple[np.ndarray, List[str]]:
+    """Text column c of a table as codes (-1: missing) into its distinct
+    values, sorted: the rows are gathered into one fixed-width byte array
+    whose distinct rows numpy finds, and only those are decoded."""
     offp = ffi.new("const int64_t **")
     bp = ffi.new("const char **")
     lib.anonkit_table_column_text(ptr, c, offp, bp)
-    off = np.frombuffer(ffi.buffer(offp[0], (n + 1) * 8), dtype=np.int64)
-    data = ffi.buffer(bp[0], int(off[-1]))[:] if n and off[-1] else b""
-    text = data.decode("utf-8")
-    o = off.tolist()
-    if len(text) == len(data):
-        return [text[o[i]:o[i + 1]] for i in range(n)]
-    return [data[o[i]:o[i + 1]].decode("utf-8") for i in range(n)]
+    off = np.frombuffer(ffi.buffer(offp[0], (n + 1) * 8), dtype=np.int64) if n else np.zeros(1, np.int64)
+    total = int(off[-1])
+    data = np.frombuffer(ffi.buffer(bp[0], total), dtype=np.uint8) if total else np.zeros(0, np.uint8)
+    rows = _padded_rows(off, data, n)
+    if rows is not None:
+        uniq, codes = np.unique(rows, return_inverse=True)
+        uniques = [u.decode("utf-8") for u in uniq.tolist()]
+        codes = codes.astype(np.int64, copy=False)
+    else:  # long texts, or a NUL byte in one: cell by cell
+        raw = data.tobytes()
+        o = off.tolist()
+        codes, uniq = pd.factorize(np.array([raw[o[i]:o[i + 1]] for i in range(n)], dtype=object), sort=True)
+        uniques = [u.decode("utf-8") for u in uniq.tolist()]
+        codes = np.asarray(codes, dtype=np.int64)
+    if mask is not None:
+        codes[mask] = -1
+    return codes, uniques
+
+
+def _number_texts(values: np.ndarray, kind: int, mask: Optional[np.ndarray]) -> Tuple[np.ndarray, List[str]]:
+    """A numeric column as codes into the sorted texts of its distinct
+    values (the text the library writes for each), each formatted once."""
+    uniq, codes = np.unique(values, return_inverse=True)
+    fmt = str if kind == lib.ANONKIT_COLUMN_INT64 else _shortest
+    codes = codes.astype(np.int64, copy=False)
+    if mask is not None:
+        codes[mask] = -1
+    return codes, [fmt(v) for v in uniq.tolist()]
+
+
+def _text_series(codes: np.ndarray, uniques: List[str], like: Optional[pd.Series]) -> pd.Series:
+    """Texts given as codes into uniques (-1: missing, None) as a column of
+    object dtype, or of like's dtype when that is a categorical (categories
+    sorted, only the values present) or a string dtype."""
+    if like is not None and isinstance(like.dtype, pd.CategoricalDtype):
+        order = sorted(range(len(uniques)), key=uniques.__getitem__)
+        rank = np.empty(len(uniques) + 1, dtype=np.int64)
+        rank[order] = np.arange(len(uniques))
+        rank[-1] = -1
+        cat = pd.Categorical.from_codes(rank[codes], categories=[uniques[i] for i in order])
+        if (codes < 0).any():
+            cat = cat.remove_unused_categories()
+        return pd.Series(cat)
+    table = np.empty(len(uniques) + 1, dtype=object)
+    table[:-1] = uniques
+    table[-1] = None
+    out = pd.Series(table[codes], dtype=object)
+    if like is not None and isinstance(like.dtype, pd.StringDtype):
+        return out.astype(like.dtype)
+    return out
 
 
 def _restore(values: Any, kind: int, mask: Optional[np.ndarray], like: Optional[pd.Series]) -> Any:
-    """A column in the dtype of the input column `like` when its values allow it."""
-    n = len(values)
+    """A column in the dtype of the input column `like` when its values allow
+    it; a text column comes as (codes, uniques) from _text_column."""
     if kind == lib.ANONKIT_COLUMN_TEXT:
-        out = pd.Series(values, dtype=object)
-        if mask is not None:
-            out[mask] = None
-        if like is not None and isinstance(like.dtype, pd.CategoricalDtype):
-            return out.astype("category")
-        if like is not None and isinstance(like.dtype, pd.StringDtype):
-            return out.astype(like.dtype)
-        return out
+        return _text_series(values[0], values[1], like)
+    n = len(values)
     has_missing = mask is not None and bool(mask.any())
     if like is not None:
         ld = like.dtype
         if isinstance(ld, (pd.CategoricalDtype, pd.StringDtype)) or (isinstance(ld, np.dtype) and ld.kind == "O"):
             # text that the library read as numbers: its exact text again
-            fmt = str if kind == lib.ANONKIT_COLUMN_INT64 else _shortest
-            texts = [None if (has_missing and mask[i]) else fmt(v) for i, v in enumerate(values.tolist())]
-            return _restore(texts, lib.ANONKIT_COLUMN_TEXT, None, like)
+            codes, uniques = _number_texts(values, kind, mask if has_missing else None)
+            return _text_series(codes, uniques, like)
         if isinstance(ld, np.dtype) and ld.kind == "f":
             out = values.astype(ld)
             if has_missing:
@@ -207,7 +308,7 @@ def from_ctable(ptr: Any, like: Optional[TableLike] = None, as_dict: bool = Fals
             values = np.frombuffer(ffi.buffer(lib.anonkit_table_column_int64(ptr, c), n * 8),
                                    dtype=np.int64).copy() if n else np.zeros(0, np.int64)
         else:
-            values = _text_column(ptr, c, n)
+            values = _text_column(ptr, c, n, mask)
         cols[name] = _restore(values, kind, mask, like_cols.get(name))
     if as_dict:
         return {k: [None if (isinstance(x, float) and np.isnan(x)) or x is pd.NA else x
