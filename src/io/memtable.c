@@ -308,13 +308,51 @@ static int format_int64(char *buf, int64_t v)
     return len;
 }
 
-/* The text of a double as ak_format_double writes it; an integral value
- * below 1e15 (printed without exponent by %.15g) the fast way. */
+/* Powers of ten that doubles hold exactly. */
+static const double pow10_exact[] = {1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12};
+
+/* The text of a double as ak_format_double writes it (the first of %.15g,
+ * %.16g, %.17g that reads back), without printf for the common values:
+ * an integral value below 1e15 as the integer; a value v with
+ * 1e-4 <= |v| < 1e15 that is the double nearest to a decimal D = r / 10^k
+ * with at most 15 significant digits (|r| < 1e15, k <= 12 and smallest) as
+ * D, because then %.15g of v is D: D's 15-digit neighbours are at least
+ * 1e-15 of |D| apart, far more than v's distance to D (half an ulp, about
+ * 1.1e-16 of |D|), and the smallest k leaves no trailing zero. That v is
+ * D's nearest double is proved exactly: r and 10^k are exact doubles, so
+ * r / 10^k, which IEEE division rounds correctly, is D's nearest double. */
 static int format_double(char *buf, double v)
 {
     if (v > -1e15 && v < 1e15 && v == (double)(int64_t)v) return format_int64(buf, (int64_t)v);
+    const double a = fabs(v);
+    if (a >= 1e-4 && a < 1e15) {
+        for (int k = 1; k < (int)(sizeof pow10_exact / sizeof *pow10_exact); k++) {
+            const double m = a * pow10_exact[k];
+            if (m >= 1e15) break;
+            const double r = nearbyint(m);
+            if (r / pow10_exact[k] != a) continue;
+            char digits[24];
+            int nd = format_int64(digits, (int64_t)r), len = 0;
+            if (v < 0) buf[len++] = '-';
+            if (nd <= k) { /* 0.000ddd */
+                buf[len++] = '0';
+                buf[len++] = '.';
+                for (int z = nd; z < k; z++) buf[len++] = '0';
+                memcpy(buf + len, digits, (size_t)nd);
+                return len + nd;
+            }
+            memcpy(buf + len, digits, (size_t)(nd - k));
+            len += nd - k;
+            buf[len++] = '.';
+            memcpy(buf + len, digits + nd - k, (size_t)k);
+            return len + k;
+        }
+    }
     return ak_format_double(buf, v);
 }
+
+/* Tests only (tests/test_table_api.c): format_double, to be compared with ak_format_double. */
+int memtable__format_double(char *buf, double v) { return format_double(buf, v); }
 
 int memtable_write_csv(const anonkit_table *t, FILE *f, char delimiter, int header, const char *shown,
                        ak_error *err)
@@ -352,8 +390,15 @@ static int plain_int64(const char *s, size_t len, int64_t *v)
 {
     size_t i = s[0] == '-';
     if (i == len || len > 20 || (s[i] == '0' && len > i + 1) || (i && s[i] == '0')) return 0;
-    for (size_t j = i; j < len; j++)
+    uint64_t u = 0;
+    for (size_t j = i; j < len; j++) {
         if (s[j] < '0' || s[j] > '9') return 0;
+        u = u * 10 + (uint64_t)(s[j] - '0');
+    }
+    if (len - i <= 18) { /* no overflow below 10^18 */
+        *v = i ? -(int64_t)u : (int64_t)u;
+        return 1;
+    }
     char buf[24];
     memcpy(buf, s, len);
     buf[len] = '\0';
