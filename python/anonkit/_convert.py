@@ -72,18 +72,29 @@ def _mask_ptr(mask: Optional[np.ndarray]) -> Any:
 _WIDE = 256
 
 
-def _padded_rows(off: np.ndarray, data: np.ndarray, n: int) -> Optional[np.ndarray]:
-    """The n texts of an offsets + bytes buffer as one numpy 'S' array (each
-    row padded with NUL bytes to the longest), or None when a text holds a
-    NUL byte (an 'S' array would drop it) or the rows are too long."""
+def _factorize_texts(off: np.ndarray, data: np.ndarray, n: int) -> Optional[Tuple[np.ndarray, int]]:
+    """Codes of the n texts of an offsets + bytes buffer, equal texts equal
+    codes (0, 1, ... in order of first appearance), and how many there are;
+    None when the rows are too long for this. The rows are laid into one
+    fixed-width byte grid, NUL-padded to a multiple of 8, and its 8-byte
+    words factorized (a hash, not a sort) one after the other together with
+    the codes so far, starting from the lengths (so a NUL inside a text is
+    not taken for padding)."""
     lens = np.diff(off)
     width = int(lens.max()) if n else 0
-    if width > _WIDE or n * width > 4 * len(data) + (1 << 24) or (len(data) and not data.all()):
+    w8 = max(8, (width + 7) // 8 * 8)
+    if width > _WIDE or n * w8 > 4 * len(data) + (1 << 24):
         return None
-    width = max(width, 1)
-    grid = np.zeros((n, width), dtype=np.uint8)
-    grid[np.arange(width)[None, :] < lens[:, None]] = data  # row-major: row by row, byte by byte
-    return grid.view(f"S{width}").reshape(n)
+    grid = np.zeros((n, w8), dtype=np.uint8)
+    grid[np.arange(w8)[None, :] < lens[:, None]] = data  # row-major: row by row, byte by byte
+    words = grid.view(np.uint64)
+    codes, uniq = pd.factorize(lens)
+    count = len(uniq)
+    for j in range((width + 7) // 8):
+        c, u = pd.factorize(words[:, j])
+        codes, uniq = pd.factorize(codes.astype(np.int64) * len(u) + c)
+        count = len(uniq)
+    return np.asarray(codes, dtype=np.int64), count
 
 
 def _encode_texts(uniques: List[str], codes: np.ndarray) -> Tuple[np.ndarray, bytes]:
@@ -196,23 +207,24 @@ def add_series(t: CTable, name: str, s: pd.Series) -> None:
 
 def _text_column(ptr: Any, c: int, n: int, mask: Optional[np.ndarray]) -> Tuple[np.ndarray, List[str]]:
     """Text column c of a table as codes (-1: missing) into its distinct
-    values, sorted: the rows are gathered into one fixed-width byte array
-    whose distinct rows numpy finds, and only those are decoded."""
+    values, each decoded once (_factorize_texts)."""
     offp = ffi.new("const int64_t **")
     bp = ffi.new("const char **")
     lib.anonkit_table_column_text(ptr, c, offp, bp)
     off = np.frombuffer(ffi.buffer(offp[0], (n + 1) * 8), dtype=np.int64) if n else np.zeros(1, np.int64)
     total = int(off[-1])
     data = np.frombuffer(ffi.buffer(bp[0], total), dtype=np.uint8) if total else np.zeros(0, np.uint8)
-    rows = _padded_rows(off, data, n)
-    if rows is not None:
-        uniq, codes = np.unique(rows, return_inverse=True)
-        uniques = [u.decode("utf-8") for u in uniq.tolist()]
-        codes = codes.astype(np.int64, copy=False)
-    else:  # long texts, or a NUL byte in one: cell by cell
+    found = _factorize_texts(off, data, n)
+    if found is not None:
+        codes, count = found
+        first = np.empty(count, dtype=np.int64)
+        first[codes[::-1]] = np.arange(n - 1, -1, -1, dtype=np.int64)  # each code's first row (the last write wins)
+        o = off.tolist()
+        uniques = [bytes(data[o[i]:o[i + 1]]).decode("utf-8") for i in first.tolist()]
+    else:  # long texts: cell by cell
         raw = data.tobytes()
         o = off.tolist()
-        codes, uniq = pd.factorize(np.array([raw[o[i]:o[i + 1]] for i in range(n)], dtype=object), sort=True)
+        codes, uniq = pd.factorize(np.array([raw[o[i]:o[i + 1]] for i in range(n)], dtype=object))
         uniques = [u.decode("utf-8") for u in uniq.tolist()]
         codes = np.asarray(codes, dtype=np.int64)
     if mask is not None:
