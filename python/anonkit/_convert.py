@@ -87,14 +87,35 @@ def _factorize_texts(off: np.ndarray, data: np.ndarray, n: int) -> Optional[Tupl
         return None
     grid = np.zeros((n, w8), dtype=np.uint8)
     grid[np.arange(w8)[None, :] < lens[:, None]] = data  # row-major: row by row, byte by byte
-    words = grid.view(np.uint64)
-    codes, uniq = pd.factorize(lens)
-    count = len(uniq)
-    for j in range((width + 7) // 8):
+    words = grid.view(np.uint64)[:, :(width + 7) // 8]
+    # First one hash of each row (its words mixed with odd multipliers, the
+    # length added), factorized once; kept when every row equals its code's
+    # first row (no two texts share a hash), which is checked exactly.
+    with np.errstate(over="ignore"):
+        h = lens.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+        for j in range(words.shape[1]):
+            h = (h ^ words[:, j]) * np.uint64(0xBF58476D1CE4E5B9 + 2 * j)
+            h ^= h >> np.uint64(31)
+    codes, uniq = pd.factorize(h)
+    codes = np.asarray(codes, dtype=np.int64)
+    first = _first_rows(codes, len(uniq))
+    rep = first[codes]
+    if np.array_equal(lens[rep], lens) and np.array_equal(words[rep], words):
+        return codes, len(uniq)
+    codes, uniq = pd.factorize(lens)  # a collision: word by word, exactly
+    for j in range(words.shape[1]):
         c, u = pd.factorize(words[:, j])
         codes, uniq = pd.factorize(codes.astype(np.int64) * len(u) + c)
-        count = len(uniq)
-    return np.asarray(codes, dtype=np.int64), count
+    return np.asarray(codes, dtype=np.int64), len(uniq)
+
+
+def _first_rows(codes: np.ndarray, count: int) -> np.ndarray:
+    """For codes 0..count-1 numbered in order of first appearance: the row at
+    which each first appears."""
+    first = np.empty(count, dtype=np.int64)
+    n = len(codes)
+    first[codes[::-1]] = np.arange(n - 1, -1, -1, dtype=np.int64)  # the last write wins
+    return first
 
 
 def _encode_texts(uniques: List[str], codes: np.ndarray) -> Tuple[np.ndarray, bytes]:
@@ -217,10 +238,14 @@ def _text_column(ptr: Any, c: int, n: int, mask: Optional[np.ndarray]) -> Tuple[
     found = _factorize_texts(off, data, n)
     if found is not None:
         codes, count = found
-        first = np.empty(count, dtype=np.int64)
-        first[codes[::-1]] = np.arange(n - 1, -1, -1, dtype=np.int64)  # each code's first row (the last write wins)
-        o = off.tolist()
-        uniques = [bytes(data[o[i]:o[i + 1]]).decode("utf-8") for i in first.tolist()]
+        first = _first_rows(codes, count)
+        raw = data.tobytes()
+        text = raw.decode("utf-8")
+        lo, hi = off[first].tolist(), off[first + 1].tolist()
+        if len(text) == len(raw):  # ASCII: characters are bytes
+            uniques = [text[a:b] for a, b in zip(lo, hi)]
+        else:
+            uniques = [raw[a:b].decode("utf-8") for a, b in zip(lo, hi)]
     else:  # long texts: cell by cell
         raw = data.tobytes()
         o = off.tolist()
