@@ -350,4 +350,6 @@ def from_ctable(ptr: Any, like: Optional[TableLike] = None, as_dict: bool = Fals
     if as_dict:
         return {k: [None if (isinstance(x, float) and np.isnan(x)) or x is pd.NA else x
                     for x in (v.tolist() if hasattr(v, "tolist") else list(v))] for k, v in cols.items()}
-    return pd.DataFrame(cols) if cols else pd.DataFrame(index=range(n))
+    # copy=False: the columns are arrays made here and owned by nobody else, so the frame
+    # keeps them as they are instead of copying them into one consolidated block
+    return pd.DataFrame(cols, copy=False) if cols else pd.DataFrame(index=range(n))
