@@ -72,10 +72,10 @@ def _mask_ptr(mask: Optional[np.ndarray]) -> Any:
 _WIDE = 256
 
 
-def _factorize_texts(off: np.ndarray, data: np.ndarray, n: int) -> Optional[Tuple[np.ndarray, int]]:
+def _factorize_texts(off: np.ndarray, data: np.ndarray, n: int) -> Optional[Tuple[np.ndarray, np.ndarray]]:
     """Codes of the n texts of an offsets + bytes buffer, equal texts equal
-    codes (0, 1, ... in order of first appearance), and how many there are;
-    None when the rows are too long for this. The rows are laid into one
+    codes (0, 1, ... in order of first appearance), and the row at which each
+    code first appears; None when the rows are too long for this. The rows are laid into one
     fixed-width byte grid, NUL-padded to a multiple of 8, and its 8-byte
     words factorized (a hash, not a sort) one after the other together with
     the codes so far, starting from the lengths (so a NUL inside a text is
@@ -101,12 +101,13 @@ def _factorize_texts(off: np.ndarray, data: np.ndarray, n: int) -> Optional[Tupl
     first = _first_rows(codes, len(uniq))
     rep = first[codes]
     if np.array_equal(lens[rep], lens) and np.array_equal(words[rep], words):
-        return codes, len(uniq)
+        return codes, first
     codes, uniq = pd.factorize(lens)  # a collision: word by word, exactly
     for j in range(words.shape[1]):
         c, u = pd.factorize(words[:, j])
         codes, uniq = pd.factorize(codes.astype(np.int64) * len(u) + c)
-    return np.asarray(codes, dtype=np.int64), len(uniq)
+    codes = np.asarray(codes, dtype=np.int64)
+    return codes, _first_rows(codes, len(uniq))
 
 
 def _first_rows(codes: np.ndarray, count: int) -> np.ndarray:
@@ -237,8 +238,7 @@ def _text_column(ptr: Any, c: int, n: int, mask: Optional[np.ndarray]) -> Tuple[
     data = np.frombuffer(ffi.buffer(bp[0], total), dtype=np.uint8) if total else np.zeros(0, np.uint8)
     found = _factorize_texts(off, data, n)
     if found is not None:
-        codes, count = found
-        first = _first_rows(codes, count)
+        codes, first = found
         raw = data.tobytes()
         text = raw.decode("utf-8")
         lo, hi = off[first].tolist(), off[first + 1].tolist()
