@@ -15,6 +15,8 @@ stays text).
 """
 from __future__ import annotations
 
+import os
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Dict, List, Mapping, Optional, Tuple, Union
 
 import numpy as np
@@ -70,6 +72,8 @@ def _mask_ptr(mask: Optional[np.ndarray]) -> Any:
 # Fixed-width byte rows of at most _WIDE bytes (longer texts go the per-cell
 # way, whose memory is proportional to the text itself).
 _WIDE = 256
+# Rows from which a published table's columns are converted on several threads.
+_THREADED_ROWS = 100000
 
 
 def _factorize_texts(off: np.ndarray, data: np.ndarray, n: int) -> Optional[Tuple[np.ndarray, np.ndarray]]:
@@ -332,8 +336,8 @@ def from_ctable(ptr: Any, like: Optional[TableLike] = None, as_dict: bool = Fals
     ncols = lib.anonkit_table_columns(ptr)
     n = lib.anonkit_table_rows(ptr)
     like_cols = dict(_columns_of(like)) if like is not None else {}
-    cols: Dict[str, Any] = {}
-    for c in range(ncols):
+
+    def convert(c: int) -> Tuple[str, Any]:
         name = ffi.string(lib.anonkit_table_column_name(ptr, c)).decode("utf-8")
         kind = lib.anonkit_table_column_kind(ptr, c)
         mp = lib.anonkit_table_column_missing(ptr, c)
@@ -346,7 +350,17 @@ def from_ctable(ptr: Any, like: Optional[TableLike] = None, as_dict: bool = Fals
                                    dtype=np.int64).copy() if n else np.zeros(0, np.int64)
         else:
             values = _text_column(ptr, c, n, mask)
-        cols[name] = _restore(values, kind, mask, like_cols.get(name))
+        return name, _restore(values, kind, mask, like_cols.get(name))
+
+    # Columns are independent and the table is only read: on a large table
+    # they are converted on as many threads as there are cores (numpy and
+    # pandas' hashing release the GIL for most of the work).
+    workers = min(ncols, os.cpu_count() or 1) if n >= _THREADED_ROWS else 1
+    if workers > 1:
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            cols: Dict[str, Any] = dict(pool.map(convert, range(ncols)))
+    else:
+        cols = dict(convert(c) for c in range(ncols))
     if as_dict:
         return {k: [None if (isinstance(x, float) and np.isnan(x)) or x is pd.NA else x
                     for x in (v.tolist() if hasattr(v, "tolist") else list(v))] for k, v in cols.items()}

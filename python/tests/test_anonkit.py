@@ -203,11 +203,15 @@ def _mask_of(ptr, c, n):
     return np.frombuffer(ffi.buffer(mp, n), dtype=np.uint8).astype(bool) if mp != ffi.NULL and n else None
 
 
-def test_large_frame_same_as_cli(tmp_path):
+@pytest.mark.parametrize("threaded", [False, True])
+def test_large_frame_same_as_cli(tmp_path, monkeypatch, threaded):
     """A frame large enough for the vectorized conversions to matter (20,000
     rows; generalized QIs come back as text, a categorical and a string
     column with missing values and delimiters pass through) publishes the
-    command line's rows on the same CSV."""
+    command line's rows on the same CSV, its columns converted back on one
+    thread or on several."""
+    from anonkit import _convert
+    monkeypatch.setattr(_convert, "_THREADED_ROWS", 1000 if threaded else 10 ** 12)
     rng = np.random.default_rng(3)
     n = 20000
     words = np.array(["alpha", "b,eta", 'ga"mma', "del\nta", "ünï"], dtype=object)
