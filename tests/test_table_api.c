@@ -417,6 +417,19 @@ static void test_format_double(void **state)
         if (strcmp(a, b)) fprintf(stderr, "%.17g: %s against %s\n", v, a, b);
         assert_string_equal(a, b);
     }
+    /* integers: every length, both signs, the extremes */
+    static const int64_t ends[] = {0, 9, 10, 99, 100, -1, -10, -100, INT64_MAX, INT64_MIN, INT64_MIN + 1};
+    for (size_t i = 0; i < sizeof ends / sizeof *ends + 200000; i++) {
+        int64_t v = i < sizeof ends / sizeof *ends ? ends[i] : 0;
+        if (i >= sizeof ends / sizeof *ends) { /* below 2^63, so that it can be negated */
+            const int64_t u = (int64_t)(tu_next(&rng) >> (1 + tu_below(&rng, 63)));
+            v = i % 2 ? -u : u;
+        }
+        const int na = memtable__format_int64(a, v), nb = snprintf(b, sizeof b, "%lld", (long long)v);
+        a[na] = '\0';
+        assert_int_equal(na, nb);
+        assert_string_equal(a, b);
+    }
 }
 
 /* Texts holding the delimiter, quotes, CR and LF, leading and trailing
