@@ -15,6 +15,8 @@ stays text).
 """
 from __future__ import annotations
 
+import os
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Dict, List, Mapping, Optional, Tuple, Union
 
 import numpy as np
@@ -63,8 +65,88 @@ def _mask_ptr(mask: Optional[np.ndarray]) -> Any:
     return ffi.from_buffer("uint8_t[]", np.ascontiguousarray(mask).view(np.uint8))
 
 
+# Texts are moved between Python and the library's offsets + bytes layout
+# with numpy, not one Python call per cell: a column's distinct values are
+# found first (pandas' factorize, or a categorical's own codes), each is
+# encoded or decoded once, and the rows are gathered from them by code.
+# Fixed-width byte rows of at most _WIDE bytes (longer texts go the per-cell
+# way, whose memory is proportional to the text itself).
+_WIDE = 256
+# Rows from which a published table's columns are converted on several threads.
+_THREADED_ROWS = 100000
+
+
+def _factorize_texts(off: np.ndarray, data: np.ndarray, n: int) -> Optional[Tuple[np.ndarray, np.ndarray]]:
+    """Codes of the n texts of an offsets + bytes buffer, equal texts equal
+    codes (0, 1, ... in order of first appearance), and the row at which each
+    code first appears; None when the rows are too long for this. The rows are laid into one
+    fixed-width byte grid, NUL-padded to a multiple of 8, and its 8-byte
+    words factorized (a hash, not a sort) one after the other together with
+    the codes so far, starting from the lengths (so a NUL inside a text is
+    not taken for padding)."""
+    lens = np.diff(off)
+    width = int(lens.max()) if n else 0
+    w8 = max(8, (width + 7) // 8 * 8)
+    if width > _WIDE or n * w8 > 4 * len(data) + (1 << 24):
+        return None
+    grid = np.zeros((n, w8), dtype=np.uint8)
+    grid[np.arange(w8)[None, :] < lens[:, None]] = data  # row-major: row by row, byte by byte
+    words = grid.view(np.uint64)[:, :(width + 7) // 8]
+    # First one hash of each row (its words mixed with odd multipliers, the
+    # length added), factorized once; kept when every row equals its code's
+    # first row (no two texts share a hash), which is checked exactly.
+    with np.errstate(over="ignore"):
+        h = lens.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+        for j in range(words.shape[1]):
+            h = (h ^ words[:, j]) * np.uint64(0xBF58476D1CE4E5B9 + 2 * j)
+            h ^= h >> np.uint64(31)
+    codes, uniq = pd.factorize(h)
+    codes = np.asarray(codes, dtype=np.int64)
+    first = _first_rows(codes, len(uniq))
+    rep = first[codes]
+    if np.array_equal(lens[rep], lens) and np.array_equal(words[rep], words):
+        return codes, first
+    codes, uniq = pd.factorize(lens)  # a collision: word by word, exactly
+    for j in range(words.shape[1]):
+        c, u = pd.factorize(words[:, j])
+        codes, uniq = pd.factorize(codes.astype(np.int64) * len(u) + c)
+    codes = np.asarray(codes, dtype=np.int64)
+    return codes, _first_rows(codes, len(uniq))
+
+
+def _first_rows(codes: np.ndarray, count: int) -> np.ndarray:
+    """For codes 0..count-1 numbered in order of first appearance: the row at
+    which each first appears."""
+    first = np.empty(count, dtype=np.int64)
+    n = len(codes)
+    first[codes[::-1]] = np.arange(n - 1, -1, -1, dtype=np.int64)  # the last write wins
+    return first
+
+
+def _encode_texts(uniques: List[str], codes: np.ndarray) -> Tuple[np.ndarray, bytes]:
+    """Offsets (n + 1, int64) and the UTF-8 bytes of the texts uniques[codes]
+    (code -1: missing, no bytes); each distinct text is encoded once."""
+    n = len(codes)
+    enc = [u.encode("utf-8") for u in uniques]
+    ulen = np.fromiter(map(len, enc), dtype=np.int64, count=len(enc))
+    lens = np.where(codes >= 0, ulen[codes] if len(enc) else 0, 0) if n else np.zeros(0, np.int64)
+    offsets = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(lens, out=offsets[1:])
+    width = int(ulen.max()) if len(enc) else 0
+    if width == 0 or n == 0:
+        return offsets, b""
+    if width > _WIDE or n * width > 4 * int(offsets[-1]) + (1 << 24):  # the gathered rows would be too large
+        return offsets, b"".join(enc[c] for c in codes.tolist() if c >= 0)
+    grid = np.zeros((len(enc) + 1, width), dtype=np.uint8)  # the last row: the missing value, empty
+    for i, e in enumerate(enc):
+        grid[i, :len(e)] = np.frombuffer(e, dtype=np.uint8)
+    rows = grid[np.where(codes >= 0, codes, len(enc))]
+    return offsets, rows[np.arange(width)[None, :] < lens[:, None]].tobytes()
+
 def _text_buffers(values: np.ndarray, mask: np.ndarray) -> Tuple[np.ndarray, bytes]:
-    """Offsets (n + 1, int64) and the UTF-8 bytes of the strings of an object array."""
+    """Offsets (n + 1, int64) and the UTF-8 bytes of the strings of an object
+    array, one Python call per cell: for values that are not all str (1 and
+    1.0 are one key to factorize but two texts)."""
     strs = [("" if m else (v if isinstance(v, str) else str(v))) for v, m in zip(values.tolist(), mask.tolist())]
     joined = "".join(strs)
     data = joined.encode("utf-8")
@@ -76,6 +158,24 @@ def _text_buffers(values: np.ndarray, mask: np.ndarray) -> Tuple[np.ndarray, byt
     offsets = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(lens, out=offsets[1:])
     return offsets, data
+
+
+def _series_text(s: pd.Series, values: Any) -> Tuple[np.ndarray, bytes, np.ndarray]:
+    """Offsets, bytes and missing mask of a text column: by its distinct
+    values (a categorical's categories, else pandas' factorize) when they are
+    all str or it is a categorical, else cell by cell."""
+    if isinstance(s.dtype, pd.CategoricalDtype):
+        codes = np.asarray(s.cat.codes, dtype=np.int64)
+        uniques = [u if isinstance(u, str) else str(u) for u in s.cat.categories.tolist()]
+        return _encode_texts(uniques, codes) + (codes < 0,)
+    mask = np.asarray(pd.isna(values), dtype=bool)
+    codes, uniq = pd.factorize(values)
+    uniques = uniq.tolist() if hasattr(uniq, "tolist") else list(uniq)
+    if all(type(u) is str for u in uniques):
+        codes = np.asarray(codes, dtype=np.int64)
+        codes[mask] = -1
+        return _encode_texts(uniques, codes) + (mask,)
+    return _text_buffers(values, mask) + (mask,)
 
 
 def _columns_of(data: TableLike) -> List[Tuple[str, Any]]:
@@ -114,7 +214,7 @@ def add_series(t: CTable, name: str, s: pd.Series) -> None:
             t._check(lib.anonkit_table_add_double(t.ptr, cname, ffi.from_buffer("double[]", values),
                                                   _mask_ptr(mask), n))
             return
-        values = np.asarray(s.astype(object))
+        values = None if isinstance(dtype, pd.CategoricalDtype) else np.asarray(s.astype(object))
     else:
         values = s.to_numpy()
         if values.dtype.kind in "iub":
@@ -126,45 +226,87 @@ def add_series(t: CTable, name: str, s: pd.Series) -> None:
             t._check(lib.anonkit_table_add_double(t.ptr, cname, ffi.from_buffer("double[]", values), ffi.NULL, n))
             return
         values = values.astype(object)
-    mask = np.asarray(pd.isna(values), dtype=bool)
-    offsets, data = _text_buffers(values, mask)
+    offsets, data, mask = _series_text(s, values)
     t._check(lib.anonkit_table_add_text(t.ptr, cname, ffi.from_buffer("int64_t[]", offsets),
                                         ffi.from_buffer("char[]", data) if data else ffi.NULL, _mask_ptr(mask), n))
 
 
-def _text_column(ptr: Any, c: int, n: int) -> List[Optional[str]]:
+def _text_column(ptr: Any, c: int, n: int, mask: Optional[np.ndarray]) -> Tuple[np.ndarray, List[str]]:
+    """Text column c of a table as codes (-1: missing) into its distinct
+    values, each decoded once (_factorize_texts)."""
     offp = ffi.new("const int64_t **")
     bp = ffi.new("const char **")
     lib.anonkit_table_column_text(ptr, c, offp, bp)
-    off = np.frombuffer(ffi.buffer(offp[0], (n + 1) * 8), dtype=np.int64)
-    data = ffi.buffer(bp[0], int(off[-1]))[:] if n and off[-1] else b""
-    text = data.decode("utf-8")
-    o = off.tolist()
-    if len(text) == len(data):
-        return [text[o[i]:o[i + 1]] for i in range(n)]
-    return [data[o[i]:o[i + 1]].decode("utf-8") for i in range(n)]
+    off = np.frombuffer(ffi.buffer(offp[0], (n + 1) * 8), dtype=np.int64) if n else np.zeros(1, np.int64)
+    total = int(off[-1])
+    data = np.frombuffer(ffi.buffer(bp[0], total), dtype=np.uint8) if total else np.zeros(0, np.uint8)
+    found = _factorize_texts(off, data, n)
+    if found is not None:
+        codes, first = found
+        raw = data.tobytes()
+        text = raw.decode("utf-8")
+        lo, hi = off[first].tolist(), off[first + 1].tolist()
+        if len(text) == len(raw):  # ASCII: characters are bytes
+            uniques = [text[a:b] for a, b in zip(lo, hi)]
+        else:
+            uniques = [raw[a:b].decode("utf-8") for a, b in zip(lo, hi)]
+    else:  # long texts: cell by cell
+        raw = data.tobytes()
+        o = off.tolist()
+        codes, uniq = pd.factorize(np.array([raw[o[i]:o[i + 1]] for i in range(n)], dtype=object))
+        uniques = [u.decode("utf-8") for u in uniq.tolist()]
+        codes = np.asarray(codes, dtype=np.int64)
+    if mask is not None:
+        codes[mask] = -1
+    return codes, uniques
+
+
+def _number_texts(values: np.ndarray, kind: int, mask: Optional[np.ndarray]) -> Tuple[np.ndarray, List[str]]:
+    """A numeric column as codes into the sorted texts of its distinct
+    values (the text the library writes for each), each formatted once."""
+    uniq, codes = np.unique(values, return_inverse=True)
+    fmt = str if kind == lib.ANONKIT_COLUMN_INT64 else _shortest
+    codes = codes.astype(np.int64, copy=False)
+    if mask is not None:
+        codes[mask] = -1
+    return codes, [fmt(v) for v in uniq.tolist()]
+
+
+def _text_series(codes: np.ndarray, uniques: List[str], like: Optional[pd.Series]) -> pd.Series:
+    """Texts given as codes into uniques (-1: missing, None) as a column of
+    object dtype, or of like's dtype when that is a categorical (categories
+    sorted, only the values present) or a string dtype."""
+    if like is not None and isinstance(like.dtype, pd.CategoricalDtype):
+        order = sorted(range(len(uniques)), key=uniques.__getitem__)
+        rank = np.empty(len(uniques) + 1, dtype=np.int64)
+        rank[order] = np.arange(len(uniques))
+        rank[-1] = -1
+        cat = pd.Categorical.from_codes(rank[codes], categories=[uniques[i] for i in order])
+        if (codes < 0).any():
+            cat = cat.remove_unused_categories()
+        return pd.Series(cat)
+    table = np.empty(len(uniques) + 1, dtype=object)
+    table[:-1] = uniques
+    table[-1] = None
+    out = pd.Series(table[codes], dtype=object)
+    if like is not None and isinstance(like.dtype, pd.StringDtype):
+        return out.astype(like.dtype)
+    return out
 
 
 def _restore(values: Any, kind: int, mask: Optional[np.ndarray], like: Optional[pd.Series]) -> Any:
-    """A column in the dtype of the input column `like` when its values allow it."""
-    n = len(values)
+    """A column in the dtype of the input column `like` when its values allow
+    it; a text column comes as (codes, uniques) from _text_column."""
     if kind == lib.ANONKIT_COLUMN_TEXT:
-        out = pd.Series(values, dtype=object)
-        if mask is not None:
-            out[mask] = None
-        if like is not None and isinstance(like.dtype, pd.CategoricalDtype):
-            return out.astype("category")
-        if like is not None and isinstance(like.dtype, pd.StringDtype):
-            return out.astype(like.dtype)
-        return out
+        return _text_series(values[0], values[1], like)
+    n = len(values)
     has_missing = mask is not None and bool(mask.any())
     if like is not None:
         ld = like.dtype
         if isinstance(ld, (pd.CategoricalDtype, pd.StringDtype)) or (isinstance(ld, np.dtype) and ld.kind == "O"):
             # text that the library read as numbers: its exact text again
-            fmt = str if kind == lib.ANONKIT_COLUMN_INT64 else _shortest
-            texts = [None if (has_missing and mask[i]) else fmt(v) for i, v in enumerate(values.tolist())]
-            return _restore(texts, lib.ANONKIT_COLUMN_TEXT, None, like)
+            codes, uniques = _number_texts(values, kind, mask if has_missing else None)
+            return _text_series(codes, uniques, like)
         if isinstance(ld, np.dtype) and ld.kind == "f":
             out = values.astype(ld)
             if has_missing:
@@ -194,8 +336,8 @@ def from_ctable(ptr: Any, like: Optional[TableLike] = None, as_dict: bool = Fals
     ncols = lib.anonkit_table_columns(ptr)
     n = lib.anonkit_table_rows(ptr)
     like_cols = dict(_columns_of(like)) if like is not None else {}
-    cols: Dict[str, Any] = {}
-    for c in range(ncols):
+
+    def convert(c: int) -> Tuple[str, Any]:
         name = ffi.string(lib.anonkit_table_column_name(ptr, c)).decode("utf-8")
         kind = lib.anonkit_table_column_kind(ptr, c)
         mp = lib.anonkit_table_column_missing(ptr, c)
@@ -207,9 +349,21 @@ def from_ctable(ptr: Any, like: Optional[TableLike] = None, as_dict: bool = Fals
             values = np.frombuffer(ffi.buffer(lib.anonkit_table_column_int64(ptr, c), n * 8),
                                    dtype=np.int64).copy() if n else np.zeros(0, np.int64)
         else:
-            values = _text_column(ptr, c, n)
-        cols[name] = _restore(values, kind, mask, like_cols.get(name))
+            values = _text_column(ptr, c, n, mask)
+        return name, _restore(values, kind, mask, like_cols.get(name))
+
+    # Columns are independent and the table is only read: on a large table
+    # they are converted on as many threads as there are cores (numpy and
+    # pandas' hashing release the GIL for most of the work).
+    workers = min(ncols, os.cpu_count() or 1) if n >= _THREADED_ROWS else 1
+    if workers > 1:
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            cols: Dict[str, Any] = dict(pool.map(convert, range(ncols)))
+    else:
+        cols = dict(convert(c) for c in range(ncols))
     if as_dict:
         return {k: [None if (isinstance(x, float) and np.isnan(x)) or x is pd.NA else x
                     for x in (v.tolist() if hasattr(v, "tolist") else list(v))] for k, v in cols.items()}
-    return pd.DataFrame(cols) if cols else pd.DataFrame(index=range(n))
+    # copy=False: the columns are arrays made here and owned by nobody else, so the frame
+    # keeps them as they are instead of copying them into one consolidated block
+    return pd.DataFrame(cols, copy=False) if cols else pd.DataFrame(index=range(n))

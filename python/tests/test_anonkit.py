@@ -136,6 +136,105 @@ def test_dtypes_round_trip():
     pd.testing.assert_frame_equal(out, df, check_exact=True)
 
 
+def _cell_by_cell(values):
+    """The texts a column should carry, built the slow, obvious way."""
+    return [None if (v is None or (isinstance(v, float) and np.isnan(v))) else (v if isinstance(v, str) else str(v))
+            for v in values]
+
+
+def test_text_conversion_paths():
+    """Text columns to the library and back through every path of the
+    converter (python/anonkit/_convert.py), checked against the texts built
+    cell by cell: short and long (over 256 bytes: the per-cell fallback)
+    texts, non-ASCII, NUL bytes inside, delimiters, quotes and line ends,
+    empty texts, missing values, mixed-type object columns (1, 1.0 and True
+    are one key to a hash but three texts), categoricals with missing values
+    and unused categories, a forced hash collision, an empty table."""
+    from anonkit import _convert
+    rng = random.Random(7)
+    pool = ["", "a", "a\x00", "a\x00b", "\x00", "x,y", 'say "hi"', "two\nlines", "cr\r\n", " pad ", "ünï€",
+            "12345678", "123456789", "1234567890123456", "12345678901234567", "l" * 300, "l" * 299 + "m", None]
+    cols = {
+        "short": [rng.choice(pool[:-3] + [None]) for _ in range(500)],
+        "long": [rng.choice(pool) for _ in range(500)],
+        "mixed": [rng.choice([1, 1.0, True, "1", None, 2.5, "x"]) for _ in range(500)],
+        "unique": [f"u{i}-{'é' * (i % 3)}" for i in range(500)],
+    }
+    for name, values in cols.items():
+        t = _convert.CTable()
+        _convert.add_series(t, name, pd.Series(values, dtype=object))
+        codes, uniques = _convert._text_column(t.ptr, 0, len(values), _mask_of(t.ptr, 0, len(values)))
+        back = [None if c < 0 else uniques[c] for c in codes.tolist()]
+        want = _cell_by_cell(values)
+        want = [None if w == "" else w for w in want]  # the library's text columns: "" and missing are one
+        got = [None if g == "" else g for g in back]
+        assert got == want, name
+        t.close()
+    cat = pd.Series(pd.Categorical(["b", None, "a", "b"], categories=["c", "b", "a"]))
+    t = _convert.to_ctable(pd.DataFrame({"cat": cat}))
+    out = _convert.from_ctable(t.ptr, like=pd.DataFrame({"cat": cat}))
+    assert out["cat"].tolist()[0] == "b" and pd.isna(out["cat"].tolist()[1]) and out["cat"].tolist()[2:] == ["a", "b"]
+    assert list(out["cat"].cat.categories) == ["a", "b"]
+    # a collision of the 64-bit row hash: the exact word-by-word path must still tell texts apart
+    off = np.array([0, 1, 2, 3, 4], dtype=np.int64)
+    data = np.frombuffer(b"abab", dtype=np.uint8)
+    real = _convert.pd.factorize
+    calls = []
+
+    def colliding(values, *a, **kw):
+        calls.append(1)
+        if len(calls) == 1:  # the hash: every row the same
+            return np.zeros(len(values), dtype=np.int64), np.zeros(1, dtype=np.uint64)
+        return real(values, *a, **kw)
+    _convert.pd.factorize = colliding
+    try:
+        codes, first = _convert._factorize_texts(off, data, 4)
+    finally:
+        _convert.pd.factorize = real
+    assert codes.tolist() == [0, 1, 0, 1] and first.tolist() == [0, 1]
+    empty = pd.DataFrame({"s": pd.Series([], dtype=object), "c": pd.Series(pd.Categorical([])), "n": np.zeros(0)})
+    t = _convert.to_ctable(empty)
+    out = _convert.from_ctable(t.ptr, like=empty)
+    assert list(out.columns) == ["s", "c", "n"] and len(out) == 0
+
+
+def _mask_of(ptr, c, n):
+    mp = lib.anonkit_table_column_missing(ptr, c)
+    return np.frombuffer(ffi.buffer(mp, n), dtype=np.uint8).astype(bool) if mp != ffi.NULL and n else None
+
+
+@pytest.mark.parametrize("threaded", [False, True])
+def test_large_frame_same_as_cli(tmp_path, monkeypatch, threaded):
+    """A frame large enough for the vectorized conversions to matter (20,000
+    rows; generalized QIs come back as text, a categorical and a string
+    column with missing values and delimiters pass through) publishes the
+    command line's rows on the same CSV, its columns converted back on one
+    thread or on several."""
+    from anonkit import _convert
+    monkeypatch.setattr(_convert, "_THREADED_ROWS", 1000 if threaded else 10 ** 12)
+    rng = np.random.default_rng(3)
+    n = 20000
+    words = np.array(["alpha", "b,eta", 'ga"mma', "del\nta", "ünï"], dtype=object)
+    df = pd.DataFrame({
+        "age": rng.integers(18, 90, n),
+        "income": rng.integers(0, 200000, n),
+        "w": words[rng.integers(0, 5, n)],
+        "cat": pd.Categorical(words[rng.integers(0, 5, n)]),
+        "f": (rng.integers(-100000, 100000, n) * 2 + 1) / 8,  # never integral: pandas writes it as we do
+    })
+    df.loc[rng.integers(0, n, 50), "w"] = None
+    path = tmp_path / "big.csv"
+    df.to_csv(path, index=False)
+    out, _ = anonkit.anonymize(df, qi=["age", "income"], k=10, seed=4)
+    subprocess.run([CLI, "anonymize", str(path), "-o", str(tmp_path / "o.csv"), "--qi", "age,income", "--k", "10",
+                    "--seed", "4"], check=True, capture_output=True)
+    cli = pd.read_csv(tmp_path / "o.csv", dtype=str, keep_default_na=False)
+    mine = out.astype(object).where(out.notna(), "")
+    mine["f"] = [anonkit._shortest(v) for v in out["f"]]
+    key = lambda frame: collections.Counter(map(tuple, frame[list(df.columns)].astype(str).values.tolist()))
+    assert key(mine) == key(cli)
+
+
 def test_dict_of_lists():
     data = {"q": [1, 2, 3, 4, 5, 6], "s": ["a", "b", "a", "b", None, "c"], "x": [0.5, 1.5, None, 2.0, 3.0, 4.0]}
     out, _ = anonkit.anonymize(data, qi=["q"], k=1, keep_order=True)

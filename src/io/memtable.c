@@ -292,29 +292,109 @@ const uint8_t *anonkit_table_column_missing(const anonkit_table *t, uint32_t i)
 
 /* ---- CSV form ---- */
 
-/* Writes v in decimal into buf (room for 21 bytes); returns the length. */
+/* "00" to "99": two digits at a time. */
+static const char digit_pairs[201] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+                                     "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+                                     "8081828384858687888990919293949596979899";
+
+/* Writes v in decimal into buf (room for 21 bytes); returns the length.
+ * Digits are made two at a time from the end (one division per pair). */
 static int format_int64(char *buf, int64_t v)
 {
     char tmp[24];
-    int n = 0;
+    int n = (int)sizeof tmp;
     uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
-    do {
-        tmp[n++] = (char)('0' + u % 10);
-        u /= 10;
-    } while (u);
+    while (u >= 100) {
+        const unsigned pair = (unsigned)(u % 100);
+        u /= 100;
+        tmp[--n] = digit_pairs[2 * pair + 1];
+        tmp[--n] = digit_pairs[2 * pair];
+    }
+    if (u >= 10) {
+        tmp[--n] = digit_pairs[2 * u + 1];
+        tmp[--n] = digit_pairs[2 * u];
+    } else {
+        tmp[--n] = (char)('0' + u);
+    }
     int len = 0;
     if (v < 0) buf[len++] = '-';
-    while (n) buf[len++] = tmp[--n];
-    return len;
+    memcpy(buf + len, tmp + n, sizeof tmp - (size_t)n);
+    return len + (int)(sizeof tmp - (size_t)n);
 }
 
-/* The text of a double as ak_format_double writes it; an integral value
- * below 1e15 (printed without exponent by %.15g) the fast way. */
+/* Tests only (tests/test_table_api.c): format_int64, to be compared with printf's %lld. */
+int memtable__format_int64(char *buf, int64_t v) { return format_int64(buf, v); }
+
+/* Powers of ten that doubles hold exactly. */
+static const double pow10_exact[] = {1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12};
+
+/* The text of a double as ak_format_double writes it (the first of %.15g,
+ * %.16g, %.17g that reads back), without printf for the common values:
+ * an integral value below 1e15 as the integer; a value v with
+ * 1e-4 <= |v| < 1e15 that is the double nearest to a decimal D = r / 10^k
+ * with at most 15 significant digits (|r| < 1e15, k <= 12 and smallest) as
+ * D, because then %.15g of v is D: D's 15-digit neighbours are at least
+ * 1e-15 of |D| apart, far more than v's distance to D (half an ulp, about
+ * 1.1e-16 of |D|), and the smallest k leaves no trailing zero. That v is
+ * D's nearest double is proved exactly: r and 10^k are exact doubles, so
+ * r / 10^k, which IEEE division rounds correctly, is D's nearest double. */
 static int format_double(char *buf, double v)
 {
     if (v > -1e15 && v < 1e15 && v == (double)(int64_t)v) return format_int64(buf, (int64_t)v);
+    const double a = fabs(v);
+    if (a >= 1e-4 && a < 1e15) {
+        for (int k = 1; k < (int)(sizeof pow10_exact / sizeof *pow10_exact); k++) {
+            const double m = a * pow10_exact[k];
+            if (m >= 1e15) break;
+            const double r = nearbyint(m);
+            if (r / pow10_exact[k] != a) continue;
+            char digits[24];
+            int nd = format_int64(digits, (int64_t)r), len = 0;
+            if (v < 0) buf[len++] = '-';
+            if (nd <= k) { /* 0.000ddd */
+                buf[len++] = '0';
+                buf[len++] = '.';
+                for (int z = nd; z < k; z++) buf[len++] = '0';
+                memcpy(buf + len, digits, (size_t)nd);
+                return len + nd;
+            }
+            memcpy(buf + len, digits, (size_t)(nd - k));
+            len += nd - k;
+            buf[len++] = '.';
+            memcpy(buf + len, digits + nd - k, (size_t)k);
+            return len + k;
+        }
+    }
     return ak_format_double(buf, v);
 }
+
+/* Tests only (tests/test_table_api.c): format_double, to be compared with ak_format_double. */
+int memtable__format_double(char *buf, double v) { return format_double(buf, v); }
+
+/* Appends text[0..len) to b as one CSV field, quoted exactly when the one
+ * writer (io/csv_writer.c, csv_write_field) quotes it: it holds the
+ * delimiter, a quote, CR or LF, begins or ends with a space, or is the very
+ * first field of the output and begins like a UTF-8 byte order mark. */
+static int put_text_field(strbuf *b, const char *text, size_t len, const unsigned char *special, int first)
+{
+    int quote = len && (text[0] == ' ' || text[len - 1] == ' ' || (first && len >= 3 && !memcmp(text, "\xEF\xBB\xBF", 3)));
+    const unsigned char *u = (const unsigned char *)text;
+    for (size_t i = 0; i < len && !quote; i++) quote = special[u[i]];
+    if (!quote) return strbuf_append(b, text, len);
+    if (strbuf_reserve(b, 2 * len + 2) != 0) return -1;
+    char *o = b->data + b->len;
+    *o++ = '"';
+    for (size_t i = 0; i < len; i++) {
+        if (text[i] == '"') *o++ = '"';
+        *o++ = text[i];
+    }
+    *o++ = '"';
+    b->len = (size_t)(o - b->data);
+    return 0;
+}
+
+/* Rows composed into one buffer before it goes to the writer. */
+#define MEMTABLE_CSV_BLOCK ((size_t)256 << 10)
 
 int memtable_write_csv(const anonkit_table *t, FILE *f, char delimiter, int header, const char *shown,
                        ak_error *err)
@@ -325,23 +405,38 @@ int memtable_write_csv(const anonkit_table *t, FILE *f, char delimiter, int head
     for (uint32_t c = 0; header && rc == ANONKIT_OK && c < t->ncols; c++)
         rc = csv_write_field(w, t->cols[c].name, strlen(t->cols[c].name), err);
     if (header && rc == ANONKIT_OK) rc = csv_write_end(w, err);
+    /* The rows are composed here, field by field as csv_write_field would
+     * write them, and handed to the writer in blocks (csv_write_raw). */
+    strbuf b = {0};
     char buf[40];
+    unsigned char special[256] = {0}; /* the bytes that make the writer quote a field */
+    special[(unsigned char)delimiter] = special['"'] = special['\r'] = special['\n'] = 1;
+    const int numbers_plain = !strchr("0123456789-.e+", delimiter); /* a number never holds the delimiter */
     for (uint64_t r = 0; rc == ANONKIT_OK && r < t->nrows; r++) {
+        const size_t row_start = b.len;
         for (uint32_t ci = 0; rc == ANONKIT_OK && ci < t->ncols; ci++) {
             const memcol *c = &t->cols[ci];
-            if (c->missing && c->missing[r]) {
-                rc = csv_write_field(w, "", 0, err);
-            } else if (c->kind == ANONKIT_COLUMN_DOUBLE) {
-                rc = csv_write_field(w, buf, (size_t)format_double(buf, c->d[r]), err); /* -0 as 0 */
-            } else if (c->kind == ANONKIT_COLUMN_INT64) {
-                rc = csv_write_field(w, buf, (size_t)format_int64(buf, c->i[r]), err);
-            } else {
+            if (ci && strbuf_append(&b, &delimiter, 1) != 0) rc = ak_err_nomem(err);
+            else if (c->missing && c->missing[r]) continue;
+            else if (c->kind == ANONKIT_COLUMN_TEXT) {
                 const size_t len = (size_t)(c->off[r + 1] - c->off[r]);
-                rc = csv_write_field(w, len ? c->bytes + c->off[r] : "", len, err); /* bytes NULL when all are empty */
+                if (put_text_field(&b, len ? c->bytes + c->off[r] : "", len, special, !header && r == 0 && ci == 0) != 0)
+                    rc = ak_err_nomem(err);
+            } else { /* a number: quoted only with a delimiter among its characters */
+                const int n = c->kind == ANONKIT_COLUMN_DOUBLE ? format_double(buf, c->d[r]) : format_int64(buf, c->i[r]);
+                if ((numbers_plain ? strbuf_append(&b, buf, (size_t)n) : put_text_field(&b, buf, (size_t)n, special, 0)) != 0)
+                    rc = ak_err_nomem(err);
             }
         }
-        if (rc == ANONKIT_OK) rc = csv_write_end(w, err);
+        /* one empty field alone would be an empty line, which is no record: "" */
+        if (rc == ANONKIT_OK && b.len == row_start && strbuf_append(&b, "\"\"", 2) != 0) rc = ak_err_nomem(err);
+        if (rc == ANONKIT_OK && strbuf_append(&b, "\n", 1) != 0) rc = ak_err_nomem(err);
+        if (rc == ANONKIT_OK && (b.len >= MEMTABLE_CSV_BLOCK || r + 1 == t->nrows)) {
+            rc = csv_write_raw(w, b.data, b.len, err);
+            b.len = 0;
+        }
     }
+    strbuf_free(&b);
     if (rc == ANONKIT_OK) rc = csv_writer_flush(w, err);
     csv_writer_free(w);
     return rc;
@@ -352,8 +447,15 @@ static int plain_int64(const char *s, size_t len, int64_t *v)
 {
     size_t i = s[0] == '-';
     if (i == len || len > 20 || (s[i] == '0' && len > i + 1) || (i && s[i] == '0')) return 0;
-    for (size_t j = i; j < len; j++)
+    uint64_t u = 0;
+    for (size_t j = i; j < len; j++) {
         if (s[j] < '0' || s[j] > '9') return 0;
+        u = u * 10 + (uint64_t)(s[j] - '0');
+    }
+    if (len - i <= 18) { /* no overflow below 10^18 */
+        *v = i ? -(int64_t)u : (int64_t)u;
+        return 1;
+    }
     char buf[24];
     memcpy(buf, s, len);
     buf[len] = '\0';
@@ -454,13 +556,35 @@ static int col_narrow(memcol *c, uint64_t rows)
     return 0;
 }
 
-/* sink_rows' callback: one published row into the text columns. */
+/* sink_rows' callback: one published row into the text columns (every
+ * column is text while the rows come; col_narrow turns them afterwards): an
+ * empty field is missing. append_field's work, without its checks of kind. */
 static int take_row(void *ctx, const source_row *row, ak_error *err)
 {
     anonkit_table *t = ctx;
-    for (uint32_t c = 0; c < row->count; c++) {
-        const int rc = append_field(t, &t->cols[c], row->len[c] ? row->text[c] : NULL, row->len[c]);
-        if (rc < 0) return ak_err_set(err, rc, NULL, 0, 0, "%s", t->errmsg);
+    const uint64_t r = t->nrows;
+    for (uint32_t ci = 0; ci < row->count; ci++) {
+        memcol *c = &t->cols[ci];
+        const size_t len = row->len[ci];
+        if (r >= c->cap && col_reserve(c, r + 1) != 0) return ak_err_nomem(err);
+        const int64_t at = c->off[r];
+        if (!len) {
+            if (!c->missing && !(c->missing = calloc((size_t)c->cap, 1))) return ak_err_nomem(err);
+            c->missing[r] = 1;
+            c->off[r + 1] = at;
+            continue;
+        }
+        if (c->missing) c->missing[r] = 0;
+        if ((size_t)at + len > c->bytes_cap) {
+            size_t cap = c->bytes_cap ? c->bytes_cap : 4096;
+            while (cap < (size_t)at + len) cap *= 2;
+            char *grown = realloc(c->bytes, cap);
+            if (!grown) return ak_err_nomem(err);
+            c->bytes = grown;
+            c->bytes_cap = cap;
+        }
+        memcpy(c->bytes + at, row->text[ci], len);
+        c->off[r + 1] = at + (int64_t)len;
     }
     t->nrows++;
     return ANONKIT_OK;

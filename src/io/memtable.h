@@ -40,6 +40,12 @@ struct anonkit_table {
 int memtable_write_csv(const anonkit_table *t, FILE *f, char delimiter, int header, const char *shown,
                        ak_error *err);
 
+/* Tests only: the text memtable_write_csv gives a double, which must be
+ * ak_format_double's (common/interval.h) byte for byte. */
+int memtable__format_double(char *buf, double v);
+/* Tests only: the text memtable_write_csv gives an int64 (printf's %lld). */
+int memtable__format_int64(char *buf, int64_t v);
+
 /* Reads the CSV in csv (from its start, header first) into a new table.
  * Empty fields are missing. A column whose every present value is a plain
  * integer becomes int64; else one whose every present value is a number
