@@ -1,6 +1,7 @@
 /* mpi_internal.h — what the files of anonkit-mpi share (docs/distributed.md):
  * mpi_main.c   the command, the collective error protocol, the distributed
  *              partitioning, shipping leaves to their owners, the outputs;
+ * mpi_out.c    the outputs, written once and committed by every rank or none;
  * mpi_shard.c  the input cut into shards (whole part files, or byte ranges
  *              of one file), each shard's load, the dictionaries merged. */
 #ifndef AK_MPI_INTERNAL_H
@@ -9,6 +10,7 @@
 #include <mpi.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "api/job.h"
 #include "common/error.h"
@@ -49,5 +51,32 @@ int mp_agree(mp_ctx *c, int rc);
  * are already agreed on return. */
 int mp_load(mp_ctx *c, const char *input, mp_rows *out /* OUT */);
 void mp_rows_free(mp_rows *r);
+
+/* ---- the outputs (mpi_out.c) */
+
+typedef struct mp_out {
+    int dir_mode;
+    char parent[4096]; /* the destination's folder */
+    char tmp[4096];    /* at commit: DIR: the staging folder; FILE: the file MPI-IO writes */
+    char named[4300];  /* DIR, where O_TMPFILE is missing: this rank's part under a temporary name */
+    FILE *f;           /* DIR: the unnamed part; FILE: a stream in memory (mem, memlen) */
+    char *mem;
+    size_t memlen;
+    long header;       /* FILE: bytes of the header at the start of f */
+} mp_out;
+
+/* Sets an I/O error "what: strerror(errno)" on path. */
+int mp_fail_io(mp_ctx *c, const char *path, const char *what);
+/* The destination without trailing slashes (d), and its folder (parent). */
+void mp_dest_names(const char *dest, char *d, size_t dsize, char *parent, size_t psize);
+/* Opens this rank's output stream (nothing appears at dest). Collective. */
+int mp_out_open(mp_ctx *c, const char *dest, mp_out *o);
+/* Ends every rank's stream and commits the output when rc is ANONKIT_OK on
+ * every rank; `rows` are this rank's rows (the manifest). Collective. */
+int mp_out_commit(mp_ctx *c, const char *dest, mp_out *o, uint64_t rows, int rc);
+/* Removes whatever was made for the output. Collective. */
+void mp_out_abort(mp_ctx *c, mp_out *o);
+/* Closes this rank's stream and frees it. */
+void mp_out_close(mp_out *o);
 
 #endif

@@ -71,239 +71,6 @@ static int reduce_sum(void *ctx, uint64_t *buf, size_t n, int op, ak_error *err)
     return ANONKIT_OK;
 }
 
-/* ---- the outputs */
-
-typedef struct mp_out {
-    int dir_mode;
-    char parent[4096]; /* the destination's folder */
-    char tmp[4096];    /* at commit: DIR: the staging folder; FILE: the file MPI-IO writes */
-    char named[4300];  /* DIR, where O_TMPFILE is missing: this rank's part under a temporary name */
-    FILE *f;
-    long header;       /* FILE: bytes of the header at the start of f */
-} mp_out;
-
-static int fail_io(mp_ctx *c, const char *path, const char *what)
-{
-    return ak_err_set(&c->err, ANONKIT_E_IO, path, 0, 0, "%s: %s", what, strerror(errno));
-}
-
-/* The destination without trailing slashes, and its folder. */
-static void dest_names(const char *dest, char *d, size_t dsize, char *parent, size_t psize)
-{
-    snprintf(d, dsize, "%s", dest);
-    while (strlen(d) > 1 && d[strlen(d) - 1] == '/') d[strlen(d) - 1] = '\0';
-    const char *slash = strrchr(d, '/');
-    if (!slash) snprintf(parent, psize, ".");
-    else if (slash == d) snprintf(parent, psize, "/");
-    else snprintf(parent, psize, "%.*s", (int)(slash - d), d);
-}
-
-/* Opens this rank's output stream, which has no name until the commit: DIR:
- * an unnamed file in the destination's folder (O_TMPFILE), linked into the
- * staging folder at the commit; FILE: an unnamed private file under TMPDIR
- * whose body MPI-IO copies into the destination at the commit. So a run that
- * ends early, even by SIGKILL, leaves nothing at the output path. */
-static int out_open(mp_ctx *c, const char *dest, mp_out *o)
-{
-    memset(o, 0, sizeof *o);
-    const size_t len = strlen(dest);
-    o->dir_mode = len && dest[len - 1] == '/';
-    struct stat sb;
-    if (!o->dir_mode && stat(dest, &sb) == 0 && S_ISDIR(sb.st_mode)) o->dir_mode = 1;
-    char d[4096];
-    dest_names(dest, d, sizeof d, o->parent, sizeof o->parent);
-    int rc = ANONKIT_OK, fd = -1;
-    if (o->dir_mode) {
-#ifdef O_TMPFILE
-        fd = open(o->parent, O_TMPFILE | O_RDWR | O_CLOEXEC, 0666);
-#endif
-        if (fd < 0) { /* no O_TMPFILE here: a temporary name until the commit */
-            snprintf(o->named, sizeof o->named, "%s/.part-%05d.anonkit-tmp-XXXXXX", o->parent, c->rank);
-            if ((fd = mkstemp(o->named)) < 0) o->named[0] = '\0';
-        }
-        if (fd < 0 || !(o->f = fdopen(fd, "w+"))) rc = fail_io(c, d, "cannot create a part of the output");
-    } else {
-        const char *t = c->job->tmpdir ? c->job->tmpdir : getenv("TMPDIR");
-        char path[4096];
-        snprintf(path, sizeof path, "%.4000s/anonkit-mpi-out-XXXXXX", t && *t ? t : "/tmp");
-        fd = mkstemp(path);
-        if (fd < 0 || !(o->f = fdopen(fd, "w+"))) rc = fail_io(c, path, "cannot create a temporary file");
-        else unlink(path);
-    }
-    if (rc < 0 && fd >= 0 && !o->f) close(fd);
-    return mp_agree(c, rc);
-}
-
-/* Removes whatever was made for the output (every rank its part; rank 0 the staging folder or file). */
-static void out_abort(mp_ctx *c, mp_out *o)
-{
-    if (o->f) fclose(o->f);
-    o->f = NULL;
-    if (o->named[0]) unlink(o->named);
-    if (o->dir_mode && o->tmp[0]) {
-        char part[4200];
-        snprintf(part, sizeof part, "%.4000s/part-%05d.csv", o->tmp, c->rank);
-        unlink(part);
-    }
-    MPI_Barrier(c->comm);
-    if (c->rank == 0 && o->tmp[0]) {
-        if (o->dir_mode) {
-            char m[4200];
-            snprintf(m, sizeof m, "%.4000s/manifest.json", o->tmp);
-            unlink(m);
-            rmdir(o->tmp);
-        } else unlink(o->tmp);
-    }
-}
-
-/* Rank 0 makes the staging folder or file beside the destination; every rank learns its name. */
-static int make_staging(mp_ctx *c, const char *dest, mp_out *o)
-{
-    int rc = ANONKIT_OK;
-    if (c->rank == 0) {
-        char d[4096], parent[4096];
-        dest_names(dest, d, sizeof d, parent, sizeof parent);
-        snprintf(o->tmp, sizeof o->tmp, "%.4000s.anonkit-tmp-XXXXXX", d);
-        if (o->dir_mode) {
-            if (!mkdtemp(o->tmp)) rc = fail_io(c, d, "cannot create the output folder");
-        } else {
-            const int fd = mkstemp(o->tmp);
-            if (fd < 0) rc = fail_io(c, d, "cannot create the output");
-            else close(fd);
-        }
-        if (rc < 0) o->tmp[0] = '\0';
-    }
-    if ((rc = mp_agree(c, rc)) < 0) return rc;
-    MPI_Bcast(o->tmp, (int)sizeof o->tmp, MPI_CHAR, 0, c->comm);
-    return ANONKIT_OK;
-}
-
-/* DIR: this rank's part, complete and synced, named into the staging folder. */
-static int link_part(mp_ctx *c, mp_out *o)
-{
-    char part[4200], proc[64];
-    snprintf(part, sizeof part, "%.4000s/part-%05d.csv", o->tmp, c->rank);
-    if (o->named[0]) {
-        if (rename(o->named, part) != 0) return fail_io(c, part, "cannot name the part");
-        o->named[0] = '\0';
-        return ANONKIT_OK;
-    }
-    snprintf(proc, sizeof proc, "/proc/self/fd/%d", fileno(o->f));
-    if (linkat(AT_FDCWD, proc, AT_FDCWD, part, AT_SYMLINK_FOLLOW) != 0) return fail_io(c, part, "cannot name the part");
-    return ANONKIT_OK;
-}
-
-/* Writes bytes [from, end of f) of this rank's stream into the shared file at `at` with MPI-IO. */
-static int write_body(mp_ctx *c, MPI_File fh, FILE *f, long from, uint64_t at)
-{
-    static const size_t chunk = (size_t)1 << 24;
-    char *buf = malloc(chunk);
-    if (!buf) return ak_err_nomem(&c->err);
-    int rc = fseek(f, from, SEEK_SET) == 0 ? ANONKIT_OK : fail_io(c, "output", "cannot read back");
-    for (size_t got; rc == ANONKIT_OK && (got = fread(buf, 1, chunk, f)) > 0; at += got) {
-        MPI_Status st;
-        if (MPI_File_write_at(fh, (MPI_Offset)at, buf, (int)got, MPI_BYTE, &st) != MPI_SUCCESS)
-            rc = ak_err_set(&c->err, ANONKIT_E_IO, "output", 0, 0, "MPI-IO could not write");
-    }
-    if (rc == ANONKIT_OK && ferror(f)) rc = fail_io(c, "output", "cannot read back");
-    free(buf);
-    return rc;
-}
-
-/* Moves an existing folder aside, the new one in, and removes the old one. */
-static int replace_dir(mp_ctx *c, const char *tmp, const char *dest)
-{
-    char d[4096], old[4200];
-    snprintf(d, sizeof d, "%s", dest);
-    while (strlen(d) > 1 && d[strlen(d) - 1] == '/') d[strlen(d) - 1] = '\0';
-    struct stat sb;
-    if (stat(d, &sb) != 0) return rename(tmp, d) == 0 ? ANONKIT_OK : fail_io(c, d, "cannot commit the output");
-    snprintf(old, sizeof old, "%s.anonkit-old-XXXXXX", d);
-    if (!mkdtemp(old) || rmdir(old) != 0 || rename(d, old) != 0) return fail_io(c, d, "cannot replace the output");
-    if (rename(tmp, d) != 0) {
-        rename(old, d);
-        return fail_io(c, d, "cannot commit the output");
-    }
-    char cmd[4400];
-    for (int r = 0;; r++) { /* the old parts and manifest */
-        snprintf(cmd, sizeof cmd, "%s/part-%05d.csv", old, r);
-        if (unlink(cmd) != 0) break;
-    }
-    snprintf(cmd, sizeof cmd, "%s/manifest.json", old);
-    unlink(cmd);
-    rmdir(old);
-    return ANONKIT_OK;
-}
-
-/* Ends every rank's stream and commits the output when every rank succeeded. */
-static int out_commit(mp_ctx *c, const char *dest, mp_out *o, uint64_t rows, int rc)
-{
-    if (rc == ANONKIT_OK && (fflush(o->f) != 0 || fsync(fileno(o->f)) != 0)) rc = fail_io(c, dest, "cannot write");
-    const char *pause = getenv("ANONKIT_MPI_TEST_PAUSE"); /* tests: a window to kill a rank in */
-    if (pause && c->rank == 1) sleep((unsigned)atoi(pause));
-    if ((rc = mp_agree(c, rc)) < 0) return rc;
-    uint64_t *per = calloc((size_t)c->size, sizeof *per);
-    if (!per) rc = ak_err_nomem(&c->err);
-    if ((rc = mp_agree(c, rc)) < 0) return rc;
-    MPI_Gather(&rows, 1, MPI_UINT64_T, per, 1, MPI_UINT64_T, 0, c->comm);
-    if ((rc = make_staging(c, dest, o)) < 0) {
-        free(per);
-        return rc;
-    }
-    if (o->dir_mode) {
-        rc = link_part(c, o);
-        if (fclose(o->f) != 0 && rc == ANONKIT_OK) rc = fail_io(c, dest, "cannot write");
-        o->f = NULL;
-        if ((rc = mp_agree(c, rc)) == ANONKIT_OK && c->rank == 0) {
-            char m[4200];
-            snprintf(m, sizeof m, "%.4000s/manifest.json", o->tmp);
-            FILE *f = fopen(m, "w");
-            if (!f) rc = fail_io(c, m, "cannot create");
-            else {
-                uint64_t total = 0;
-                fprintf(f, "{\n  \"format\": \"anonkit-parts\",\n  \"parts\": [\n");
-                for (int r = 0; r < c->size; r++) {
-                    fprintf(f, "    {\"file\": \"part-%05d.csv\", \"rows\": %llu}%s\n", r, (unsigned long long)per[r],
-                            r + 1 < c->size ? "," : "");
-                    total += per[r];
-                }
-                fprintf(f, "  ],\n  \"rows\": %llu\n}\n", (unsigned long long)total);
-                if (fflush(f) != 0 || fsync(fileno(f)) != 0) rc = fail_io(c, m, "cannot write");
-                if (fclose(f) != 0 && rc == ANONKIT_OK) rc = fail_io(c, m, "cannot write");
-            }
-            if (rc == ANONKIT_OK) rc = replace_dir(c, o->tmp, dest);
-            if (rc == ANONKIT_OK) o->tmp[0] = '\0';
-        }
-        free(per);
-        return mp_agree(c, rc);
-    }
-    /* one file: each rank's body at the prefix sum of the lengths before it */
-    long end = 0;
-    if (fseek(o->f, 0, SEEK_END) != 0 || (end = ftell(o->f)) < 0) rc = fail_io(c, dest, "cannot read back");
-    const long from = c->rank == 0 ? 0 : o->header;
-    uint64_t len = (uint64_t)(end - from), at = 0;
-    MPI_Exscan(&len, &at, 1, MPI_UINT64_T, MPI_SUM, c->comm);
-    if (c->rank == 0) at = 0;
-    if ((rc = mp_agree(c, rc)) == ANONKIT_OK) {
-        MPI_File fh;
-        if (MPI_File_open(c->comm, o->tmp, MPI_MODE_WRONLY, MPI_INFO_NULL, &fh) != MPI_SUCCESS)
-            rc = mp_agree(c, ak_err_set(&c->err, ANONKIT_E_IO, dest, 0, 0, "MPI-IO could not open the output"));
-        else {
-            rc = write_body(c, fh, o->f, from, at);
-            if (MPI_File_sync(fh) != MPI_SUCCESS && rc == ANONKIT_OK)
-                rc = ak_err_set(&c->err, ANONKIT_E_IO, dest, 0, 0, "MPI-IO could not sync the output");
-            MPI_File_close(&fh);
-            rc = mp_agree(c, rc);
-        }
-    }
-    if (rc == ANONKIT_OK && c->rank == 0) {
-        if (rename(o->tmp, dest) != 0) rc = fail_io(c, dest, "cannot commit the output");
-        else o->tmp[0] = '\0';
-    }
-    free(per);
-    return mp_agree(c, rc);
-}
-
 /* ---- shipping leaves to their owners and finishing them */
 
 typedef struct mp_stats {
@@ -596,19 +363,19 @@ static int rules_gather(mp_ctx *c, const table *schema, const strbuf *mine, cons
         free(box);
         free(order);
         char d_[4096], parent[4096];
-        dest_names(path, d_, sizeof d_, parent, sizeof parent);
+        mp_dest_names(path, d_, sizeof d_, parent, sizeof parent);
         snprintf(tmp, tmpsize, "%.4000s.anonkit-tmp-XXXXXX", d_);
         const int fd = rc == ANONKIT_OK ? mkstemp(tmp) : -1;
         FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
-        if (rc == ANONKIT_OK && !f) rc = fail_io(c, path, "cannot create the rules");
+        if (rc == ANONKIT_OK && !f) rc = mp_fail_io(c, path, "cannot create the rules");
         if (fd < 0) tmp[0] = '\0';
         rules_stream *rs = NULL;
         if (rc == ANONKIT_OK) rc = rules_stream_open(&rs, schema, c->job->publish, f, path, &c->err);
         if (rc == ANONKIT_OK) rc = rules_stream_part(rs, &view, &p, NULL, &c->err);
         if (rc == ANONKIT_OK) rc = rules_stream_close(rs, &c->err);
         rules_stream_free(rs);
-        if (f && (fflush(f) != 0 || fsync(fileno(f)) != 0) && rc == ANONKIT_OK) rc = fail_io(c, path, "cannot write the rules");
-        if (f && fclose(f) != 0 && rc == ANONKIT_OK) rc = fail_io(c, path, "cannot write the rules");
+        if (f && (fflush(f) != 0 || fsync(fileno(f)) != 0) && rc == ANONKIT_OK) rc = mp_fail_io(c, path, "cannot write the rules");
+        if (f && fclose(f) != 0 && rc == ANONKIT_OK) rc = mp_fail_io(c, path, "cannot write the rules");
         else if (!f && fd >= 0) close(fd);
         if (rc < 0 && tmp[0]) {
             unlink(tmp);
@@ -776,13 +543,13 @@ int main(int argc, char **argv)
     int rc = c.job ? parse_args(&c, argc, argv, &input, &output) : ak_err_nomem(&c.err);
     if (rc == ANONKIT_OK && c.rank == 0 && c.job->report) { /* the report's folder must take it: refused before any work */
         char rd[4096], rp[4096];
-        dest_names(c.job->report, rp, sizeof rp, rd, sizeof rd);
-        if (access(rd, W_OK) != 0) rc = fail_io(&c, c.job->report, "cannot write the report there");
+        mp_dest_names(c.job->report, rp, sizeof rp, rd, sizeof rd);
+        if (access(rd, W_OK) != 0) rc = mp_fail_io(&c, c.job->report, "cannot write the report there");
     }
     if (rc == ANONKIT_OK && c.rank == 0 && c.job->rules) {
         char rd[4096], rp[4096];
-        dest_names(c.job->rules, rp, sizeof rp, rd, sizeof rd);
-        if (access(rd, W_OK) != 0) rc = fail_io(&c, c.job->rules, "cannot write the rules there");
+        mp_dest_names(c.job->rules, rp, sizeof rp, rd, sizeof rd);
+        if (access(rd, W_OK) != 0) rc = mp_fail_io(&c, c.job->rules, "cannot write the rules there");
     }
     if ((rc = mp_agree(&c, rc)) < 0) goto done;
     double t = ak_seconds();
@@ -818,7 +585,7 @@ int main(int argc, char **argv)
     st.levels = res.levels;
     st.leaves = res.nleaves;
     st.recounted = res.recounted;
-    if ((rc = out_open(&c, output, &out)) < 0) goto done;
+    if ((rc = mp_out_open(&c, output, &out)) < 0) goto done;
     out_opened = 1;
     const publish_opts po = {.keep_order = 0, .seed = c.job->seed ^ (uint64_t)c.rank, .threads = 1,
                              .style = c.job->publish};
@@ -850,10 +617,10 @@ int main(int argc, char **argv)
     t = ak_seconds();
     if (c.job->rules && (rc = mp_agree(&c, rc)) == ANONKIT_OK)
         rc = rules_gather(&c, rows.schema, &rules_mine, c.job->rules, rules_tmp, sizeof rules_tmp);
-    rc = out_commit(&c, output, &out, st.rows_out, rc);
+    rc = mp_out_commit(&c, output, &out, st.rows_out, rc);
     if (c.rank == 0 && rules_tmp[0]) { /* the rules beside the committed output, or removed */
         if (rc == ANONKIT_OK && rename(rules_tmp, c.job->rules) != 0) {
-            fail_io(&c, c.job->rules, "cannot commit the rules");
+            mp_fail_io(&c, c.job->rules, "cannot commit the rules");
             fprintf(stderr, "anonkit-mpi: %s: cannot commit the rules\n", c.job->rules);
             rc_report = ANONKIT_E_IO;
         }
@@ -895,14 +662,14 @@ int main(int argc, char **argv)
 done:
     if (rc < 0) {
         publish_stream_free(ps);
-        if (out_opened) out_abort(&c, &out);
+        if (out_opened) mp_out_abort(&c, &out);
         if (c.rank == 0 && c.err.code < 0) {
             char msg[2048];
             ak_err_format(&c.err, msg, sizeof msg);
             fprintf(stderr, "anonkit-mpi: %s\n", msg);
         }
     }
-    if (out.f) fclose(out.f);
+    mp_out_close(&out);
     strbuf_free(&rules_mine);
     free(qi);
     mdr_dist_result_free(&res);
