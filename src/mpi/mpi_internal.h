@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <time.h>
 
 #include "api/job.h"
 #include "common/error.h"
@@ -37,7 +38,29 @@ typedef struct mp_ctx {
     anonkit_job *job;
     ak_error err;
     int failed; /* a failure was agreed on: no rank communicates again */
+    double comm_cpu; /* CPU seconds spent inside MPI waits (agreements, reductions, all-to-all):
+                      * Open MPI polls while it waits, so this is subtracted from busy time */
 } mp_ctx;
+
+/* This process's CPU seconds (only differences mean anything). */
+static inline double mp_cpu(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Phases of a run, for the report's wall, CPU and busy seconds per rank. */
+enum { MP_LOAD, MP_PARTITION, MP_SHIP, MP_FINISH, MP_WRITE, MP_NPHASE };
+typedef struct mp_mark {
+    double wall, cpu, comm;
+} mp_mark;
+typedef struct mp_times {
+    double wall[MP_NPHASE], cpu[MP_NPHASE], comm[MP_NPHASE];
+} mp_times;
+mp_mark mp_now(const mp_ctx *c);
+/* Adds what passed since `from` to phase `ph`. */
+void mp_time_add(mp_times *t, int ph, mp_mark from, const mp_ctx *c);
 
 /* Every rank calls it at the same points with its own status: 0 when every
  * rank succeeded; else every rank returns the code of the first failing rank
