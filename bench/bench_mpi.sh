@@ -8,6 +8,11 @@
 # rows shipped against the model of docs/distributed.md §3, the per-row costs
 # of each phase (docs/distributed.md §4 uses them), and ratios. Every output
 # is compared with the single-machine one as a multiset. Never fails on time.
+# The machine may be shared: wall times then stretch with its load, so the
+# script also prints the load average around every run, each run's CPU
+# seconds, each rank's busy seconds (CPU outside MPI's waits) per phase and
+# the critical path (the largest busy time of each phase over the ranks,
+# summed), which show the scaling without the waiting for a core.
 # usage: bash bench/bench_mpi.sh [BUILD_DIR] [ROWS]
 set -euo pipefail
 BUILD=${1:-build}
@@ -22,17 +27,24 @@ K=50
 MEM=${MEM:-64M}
 ARGS=(--qi $QI --k $K)
 
-timed() { # timed NAME CMD...: wall seconds and peak RSS (MB) of the largest process into $DIR/NAME.t
-    local name=$1
+loadavg() { cut -d' ' -f1 /proc/loadavg; }
+timed() { # timed NAME CMD...: wall seconds, peak RSS (MB) of the largest process, CPU seconds
+          # (user + system, of every process) and the load average before and after into $DIR/NAME.t
+    local name=$1 before
     shift
-    /usr/bin/time -f "%e %M" -o "$DIR/$name.t" "$@" 2>"$DIR/$name.err" >/dev/null || {
+    before=$(loadavg)
+    /usr/bin/time -f "%e %M %U %S" -o "$DIR/$name.t" "$@" 2>"$DIR/$name.err" >/dev/null || {
         echo "$name failed:"; cat "$DIR/$name.err"; return 1; }
+    echo "$before $(loadavg)" >"$DIR/$name.load"
 }
+cpu() { awk '{printf "%.2f", $3 + $4}' "$DIR/$1.t"; }
+load() { awk '{printf "%s-%s", $1, $2}' "$DIR/$1.load"; }
 secs() { cut -d' ' -f1 "$DIR/$1.t"; }
 rss() { awk '{printf "%.0f", $2 / 1024}' "$DIR/$1.t"; }
 json() { /usr/bin/python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"; }
 
 echo "== anonkit-mpi on $ROWS generated rows, --qi $QI --k $K, --memory $MEM per rank ($(nproc) cores; $(mpirun --version | head -1))"
+echo "load average at the start (1, 5, 15 min): $(cut -d' ' -f1-3 /proc/loadavg)"
 "$ANONKIT" generate --rows "$ROWS" --seed 1 -o "$DIR/in.csv" 2>/dev/null
 echo "input: $(($(stat -c %s "$DIR/in.csv") / 1000000)) MB"
 
@@ -51,12 +63,34 @@ for x in rt mpi-1 mpi-2 mpi-4; do
     echo "$x: $same as the single-machine Mondrian (multiset)"
 done
 
-printf "\n%-26s %9s %10s %14s %13s %10s\n" run seconds "peak MB" "bytes reduced" "rows shipped" levels
-for x in mondrian-1t mondrian rothko-t; do printf "%-26s %9s %10s\n" "$x" "$(secs $x)" "$(rss $x)"; done
+printf "\n%-26s %9s %9s %11s %10s %14s %13s %7s\n" run seconds "CPU s" "load avg" "peak MB" "bytes reduced" \
+    "rows shipped" levels
+for x in mondrian-1t mondrian rothko-t; do
+    printf "%-26s %9s %9s %11s %10s\n" "$x" "$(secs $x)" "$(cpu $x)" "$(load $x)" "$(rss $x)"
+done
 for np in 1 2 4; do
     j=$DIR/mpi-$np.json
-    printf "%-26s %9s %10s %14s %13s %10s\n" "anonkit-mpi $np rank(s)" "$(secs mpi-$np)" "$(rss mpi-$np)" \
-        "$(json "$j" "j['bytes_reduced']")" "$(json "$j" "j['rows_shipped']")" "$(json "$j" "j['levels_reduced']")"
+    printf "%-26s %9s %9s %11s %10s %14s %13s %7s\n" "anonkit-mpi $np rank(s)" "$(secs mpi-$np)" "$(cpu mpi-$np)" \
+        "$(load mpi-$np)" "$(rss mpi-$np)" "$(json "$j" "j['bytes_reduced']")" "$(json "$j" "j['rows_shipped']")" \
+        "$(json "$j" "j['levels_reduced']")"
+done
+echo "(CPU s: user + system seconds of every process of the run, mpirun's too; load avg: before-after the run)"
+
+echo
+echo "per rank: busy seconds (CPU outside MPI's waits) per phase; the critical path: the largest of each phase"
+for np in 1 2 4; do
+    /usr/bin/python3 - "$DIR/mpi-$np.json" <<'EOF'
+import json, sys
+j = json.load(open(sys.argv[1]))
+ph = ["load", "partition", "ship", "finish", "write"]
+print(f"  {j['ranks']} rank(s)                   " + " ".join(f"{p:>9}" for p in ph) + "      total")
+for r in j["per_rank"]:
+    print(f"    rank {r['rank']} busy (CPU {r['cpu_seconds']:6.2f} s) " + " ".join(f"{r['busy'][p]:9.3f}" for p in ph)
+          + f" {r['busy_seconds']:10.3f}")
+print("    critical path                " + " ".join(f"{j['critical_path'][p]:9.3f}" for p in ph)
+      + f" {j['critical_path_seconds']:10.3f}")
+print("    wall (largest over ranks)    " + " ".join(f"{j['seconds'][p]:9.3f}" for p in ph))
+EOF
 done
 
 # The model of docs/distributed.md §3: a level of 2^l open nodes reduces, per
@@ -100,9 +134,13 @@ j = json.load(open(sys.argv[1]))
 print(f"  bytes packed per row (2 ranks):                 {j['bytes_shipped'] / max(j['rows_read'], 1):.1f}")
 EOF
 echo
+crit() { json "$DIR/mpi-$1.json" "j['critical_path_seconds']"; }
 awk -v a="$(secs mpi-1)" -v b="$(secs mpi-2)" -v c="$(secs mpi-4)" -v m="$(secs mondrian-1t)" -v mt="$(secs mondrian)" \
-    -v r="$(secs rothko-t)" 'BEGIN {
-    printf "ratios: 2 ranks / 1 rank %.2f (goal <= 0.65), 4 ranks / 1 rank %.2f (oversubscribed: 4 ranks on %d cores)\n",
-           b / a, c / a, '"$(nproc)"'
-    printf "        1 rank / Mondrian one thread %.2f, 2 ranks / Mondrian all cores %.2f, 2 ranks / Rothko-T %.2f\n",
-           a / m, b / mt, b / r }'
+    -v r="$(secs rothko-t)" -v ca="$(crit 1)" -v cb="$(crit 2)" -v cc="$(crit 4)" -v cm="$(cpu mondrian-1t)" \
+    -v cpa="$(cpu mpi-1)" 'BEGIN {
+    printf "ratios: 2 ranks / 1 rank %.2f wall (goal <= 0.65), %.2f critical path\n", b / a, cb / ca
+    printf "        4 ranks / 1 rank %.2f wall, %.2f critical path (oversubscribed: 4 ranks on %d cores)\n",
+           c / a, cc / ca, '"$(nproc)"'
+    printf "        1 rank / Mondrian one thread %.2f wall, %.2f CPU; 2 ranks / Mondrian all cores %.2f, 2 ranks / Rothko-T %.2f\n",
+           a / m, cpa / cm, b / mt, b / r }'
+echo "load average at the end (1, 5, 15 min): $(cut -d' ' -f1-3 /proc/loadavg)"
