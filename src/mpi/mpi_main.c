@@ -5,14 +5,12 @@
  * mdr_dist_partition); every leaf of that tree is shipped once, all-to-all,
  * to an owner rank that finishes it with the in-memory Mondrian ([LeFevre07]
  * §1.2) and publishes it through the one writer; the output is one part per
- * rank plus a manifest (-o DIR/) or one file written with MPI-IO at offsets
- * from a prefix sum (-o FILE), committed only when every rank succeeded.
- * MPI is called only from this folder. O_TMPFILE and linkat's
- * AT_SYMLINK_FOLLOW are Linux calls (_GNU_SOURCE). */
-#define _GNU_SOURCE
+ * rank plus a manifest (-o DIR/) or one file written once with MPI-IO at
+ * offsets from a prefix sum (-o FILE), committed only when every rank
+ * succeeded (mpi_out.c). The report times every phase per rank: wall, CPU
+ * and busy seconds (CPU outside MPI's waits), and the critical path. MPI is
+ * called only from this folder. */
 #include "mpi/mpi_internal.h"
-
-#include <fcntl.h>
 
 #include <errno.h>
 #include <limits.h>
