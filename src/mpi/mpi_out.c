@@ -113,7 +113,9 @@ static int make_staging(mp_ctx *c, const char *dest, mp_out *o)
         if (rc < 0) o->tmp[0] = '\0';
     }
     if ((rc = mp_agree(c, rc)) < 0) return rc;
+    const double t = mp_cpu();
     MPI_Bcast(o->tmp, (int)sizeof o->tmp, MPI_CHAR, 0, c->comm);
+    c->comm_cpu += mp_cpu() - t;
     return ANONKIT_OK;
 }
 
@@ -182,7 +184,9 @@ int mp_out_commit(mp_ctx *c, const char *dest, mp_out *o, uint64_t rows, int rc)
     uint64_t *per = calloc((size_t)c->size, sizeof *per);
     if (!per) rc = ak_err_nomem(&c->err);
     if ((rc = mp_agree(c, rc)) < 0) return rc;
+    double t = mp_cpu();
     MPI_Gather(&rows, 1, MPI_UINT64_T, per, 1, MPI_UINT64_T, 0, c->comm);
+    c->comm_cpu += mp_cpu() - t;
     if ((rc = make_staging(c, dest, o)) < 0) {
         free(per);
         return rc;
@@ -218,17 +222,25 @@ int mp_out_commit(mp_ctx *c, const char *dest, mp_out *o, uint64_t rows, int rc)
      * the prefix sum of the lengths before it */
     const size_t from = c->rank == 0 ? 0 : (size_t)o->header;
     uint64_t len = o->memlen > from ? (uint64_t)(o->memlen - from) : 0, at = 0;
+    t = mp_cpu();
     MPI_Exscan(&len, &at, 1, MPI_UINT64_T, MPI_SUM, c->comm);
+    c->comm_cpu += mp_cpu() - t;
     if (c->rank == 0) at = 0;
     if ((rc = mp_agree(c, rc)) == ANONKIT_OK) {
         MPI_File fh;
-        if (MPI_File_open(c->comm, o->tmp, MPI_MODE_WRONLY, MPI_INFO_NULL, &fh) != MPI_SUCCESS)
+        /* opening and closing are collective: their waiting is not busy time */
+        t = mp_cpu();
+        const int opened = MPI_File_open(c->comm, o->tmp, MPI_MODE_WRONLY, MPI_INFO_NULL, &fh);
+        c->comm_cpu += mp_cpu() - t;
+        if (opened != MPI_SUCCESS)
             rc = mp_agree(c, ak_err_set(&c->err, ANONKIT_E_IO, dest, 0, 0, "MPI-IO could not open the output"));
         else {
             rc = write_body(c, fh, o->mem + from, (size_t)len, at);
             if (MPI_File_sync(fh) != MPI_SUCCESS && rc == ANONKIT_OK)
                 rc = ak_err_set(&c->err, ANONKIT_E_IO, dest, 0, 0, "MPI-IO could not sync the output");
+            t = mp_cpu();
             MPI_File_close(&fh);
+            c->comm_cpu += mp_cpu() - t;
             rc = mp_agree(c, rc);
         }
     }
