@@ -6,7 +6,9 @@
 # multiset and passes `anonkit check` (a folder of parts too); a bad row on
 # rank 2 gives one error naming its file and line and no output; a rank
 # killed mid-run leaves no output; one file read in byte ranges, with quoted
-# newlines, gives the same table.
+# newlines, gives the same table, and a bad row there names the line anonkit
+# names; -o FILE on more ranks than parts writes the header once, and the
+# report's busy seconds and critical path are consistent.
 #
 # usage: bash tests/cli_mpi.sh PATH/TO/anonkit-mpi PATH/TO/anonkit SOURCE_DIR
 set -u
