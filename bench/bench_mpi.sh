@@ -8,6 +8,17 @@
 # rows shipped against the model of docs/distributed.md §3, the per-row costs
 # of each phase (docs/distributed.md §4 uses them), and ratios. Every output
 # is compared with the single-machine one as a multiset. Never fails on time.
+# The machine may be shared: wall times then stretch with its load, so the
+# script also prints the load average around every run, each run's CPU
+# seconds, each rank's busy seconds (CPU outside MPI's waits) per phase and
+# the critical path (the largest busy time of each phase over the ranks,
+# summed), which show the scaling without the waiting for a core.
+# Linux groups a session's processes for the scheduler (autogroup): on a busy
+# machine all ranks of one mpirun then share one session's CPU share, so a
+# second rank gets no more CPU than one. Every run here starts in a session
+# of its own, and each rank in its own (setsid), as ranks on separate cores
+# of a cluster would run; one 2-rank run in a single session shows the
+# difference. On an idle machine the two are the same.
 # usage: bash bench/bench_mpi.sh [BUILD_DIR] [ROWS]
 set -euo pipefail
 BUILD=${1:-build}
@@ -22,41 +33,80 @@ K=50
 MEM=${MEM:-64M}
 ARGS=(--qi $QI --k $K)
 
-timed() { # timed NAME CMD...: wall seconds and peak RSS (MB) of the largest process into $DIR/NAME.t
-    local name=$1
+loadavg() { cut -d' ' -f1 /proc/loadavg; }
+timed() { # timed NAME CMD...: wall seconds, peak RSS (MB) of the largest process, CPU seconds
+          # (user + system, of every process) and the load average before and after into $DIR/NAME.t
+    local name=$1 before
     shift
-    /usr/bin/time -f "%e %M" -o "$DIR/$name.t" "$@" 2>"$DIR/$name.err" >/dev/null || {
+    before=$(loadavg)
+    /usr/bin/time -f "%e %M %U %S" -o "$DIR/$name.t" "$@" 2>"$DIR/$name.err" >/dev/null || {
         echo "$name failed:"; cat "$DIR/$name.err"; return 1; }
+    echo "$before $(loadavg)" >"$DIR/$name.load"
 }
+cpu() { awk '{printf "%.2f", $3 + $4}' "$DIR/$1.t"; }
+load() { awk '{printf "%s-%s", $1, $2}' "$DIR/$1.load"; }
 secs() { cut -d' ' -f1 "$DIR/$1.t"; }
 rss() { awk '{printf "%.0f", $2 / 1024}' "$DIR/$1.t"; }
 json() { /usr/bin/python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"; }
 
 echo "== anonkit-mpi on $ROWS generated rows, --qi $QI --k $K, --memory $MEM per rank ($(nproc) cores; $(mpirun --version | head -1))"
+echo "load average at the start (1, 5, 15 min): $(cut -d' ' -f1-3 /proc/loadavg)"
 "$ANONKIT" generate --rows "$ROWS" --seed 1 -o "$DIR/in.csv" 2>/dev/null
 echo "input: $(($(stat -c %s "$DIR/in.csv") / 1000000)) MB"
 
-timed mondrian-1t "$ANONKIT" anonymize "$DIR/in.csv" -o "$DIR/one.csv" "${ARGS[@]}" --threads 1
-timed mondrian "$ANONKIT" anonymize "$DIR/in.csv" -o "$DIR/all.csv" "${ARGS[@]}"
-timed rothko-t "$ANONKIT" anonymize "$DIR/in.csv" -o "$DIR/rt.csv" "${ARGS[@]}" --algorithm rothko-t --memory "$MEM" \
+if [ "$(cat /proc/sys/kernel/sched_autogroup_enabled 2>/dev/null || echo 0)" = 1 ]; then
+    echo "the scheduler groups processes by session (kernel.sched_autogroup_enabled = 1)"
+fi
+SS=(setsid -w)
+timed mondrian-1t "${SS[@]}" "$ANONKIT" anonymize "$DIR/in.csv" -o "$DIR/one.csv" "${ARGS[@]}" --threads 1
+timed mondrian "${SS[@]}" "$ANONKIT" anonymize "$DIR/in.csv" -o "$DIR/all.csv" "${ARGS[@]}"
+timed rothko-t "${SS[@]}" "$ANONKIT" anonymize "$DIR/in.csv" -o "$DIR/rt.csv" "${ARGS[@]}" --algorithm rothko-t --memory "$MEM" \
     --tmpdir "$DIR"
 for np in 1 2 4; do
-    timed mpi-$np mpirun -np $np --oversubscribe "$MPIBIN" anonymize "$DIR/in.csv" -o "$DIR/mpi-$np.csv" "${ARGS[@]}" \
-        --memory "$MEM" --report "$DIR/mpi-$np.json"
+    timed mpi-$np mpirun -np $np --oversubscribe "${SS[@]}" "$MPIBIN" anonymize "$DIR/in.csv" -o "$DIR/mpi-$np.csv" \
+        "${ARGS[@]}" --memory "$MEM" --report "$DIR/mpi-$np.json"
 done
+timed mpi-2s mpirun -np 2 "$MPIBIN" anonymize "$DIR/in.csv" -o "$DIR/mpi-2s.csv" "${ARGS[@]}" --memory "$MEM" \
+    --report "$DIR/mpi-2s.json"
 
 sort -S 512M "$DIR/one.csv" | md5sum >"$DIR/one.sum"
-for x in rt mpi-1 mpi-2 mpi-4; do
+for x in rt mpi-1 mpi-2 mpi-4 mpi-2s; do
     if sort -S 512M "$DIR/$x.csv" | md5sum | cmp -s - "$DIR/one.sum"; then same="same table"; else same="DIFFERENT TABLE"; fi
     echo "$x: $same as the single-machine Mondrian (multiset)"
 done
 
-printf "\n%-26s %9s %10s %14s %13s %10s\n" run seconds "peak MB" "bytes reduced" "rows shipped" levels
-for x in mondrian-1t mondrian rothko-t; do printf "%-26s %9s %10s\n" "$x" "$(secs $x)" "$(rss $x)"; done
+printf "\n%-26s %9s %9s %11s %10s %14s %13s %7s\n" run seconds "CPU s" "load avg" "peak MB" "bytes reduced" \
+    "rows shipped" levels
+for x in mondrian-1t mondrian rothko-t; do
+    printf "%-26s %9s %9s %11s %10s\n" "$x" "$(secs $x)" "$(cpu $x)" "$(load $x)" "$(rss $x)"
+done
 for np in 1 2 4; do
     j=$DIR/mpi-$np.json
-    printf "%-26s %9s %10s %14s %13s %10s\n" "anonkit-mpi $np rank(s)" "$(secs mpi-$np)" "$(rss mpi-$np)" \
-        "$(json "$j" "j['bytes_reduced']")" "$(json "$j" "j['rows_shipped']")" "$(json "$j" "j['levels_reduced']")"
+    printf "%-26s %9s %9s %11s %10s %14s %13s %7s\n" "anonkit-mpi $np rank(s)" "$(secs mpi-$np)" "$(cpu mpi-$np)" \
+        "$(load mpi-$np)" "$(rss mpi-$np)" "$(json "$j" "j['bytes_reduced']")" "$(json "$j" "j['rows_shipped']")" \
+        "$(json "$j" "j['levels_reduced']")"
+done
+j=$DIR/mpi-2s.json
+printf "%-26s %9s %9s %11s %10s %14s %13s %7s\n" "2 ranks in one session" "$(secs mpi-2s)" "$(cpu mpi-2s)" \
+    "$(load mpi-2s)" "$(rss mpi-2s)" "$(json "$j" "j['bytes_reduced']")" "$(json "$j" "j['rows_shipped']")" \
+    "$(json "$j" "j['levels_reduced']")"
+echo "(CPU s: user + system seconds of every process of the run, mpirun's too; load avg: before-after the run)"
+
+echo
+echo "per rank: busy seconds (CPU outside MPI's waits) per phase; the critical path: the largest of each phase"
+for np in 1 2 4 2s; do
+    /usr/bin/python3 - "$DIR/mpi-$np.json" <<'EOF'
+import json, sys
+j = json.load(open(sys.argv[1]))
+ph = ["load", "partition", "ship", "finish", "write"]
+print(f"  {j['ranks']} rank(s){' (one session)' if sys.argv[1].endswith('2s.json') else '              '}     " + " ".join(f"{p:>9}" for p in ph) + "      total")
+for r in j["per_rank"]:
+    print(f"    rank {r['rank']} busy (CPU {r['cpu_seconds']:6.2f} s) " + " ".join(f"{r['busy'][p]:9.3f}" for p in ph)
+          + f" {r['busy_seconds']:10.3f}")
+print("    critical path                " + " ".join(f"{j['critical_path'][p]:9.3f}" for p in ph)
+      + f" {j['critical_path_seconds']:10.3f}")
+print("    wall (largest over ranks)    " + " ".join(f"{j['seconds'][p]:9.3f}" for p in ph))
+EOF
 done
 
 # The model of docs/distributed.md §3: a level of 2^l open nodes reduces, per
@@ -83,13 +133,16 @@ echo "per-row costs, 1 rank (the figures docs/distributed.md §4 scales):"
 j=$DIR/mpi-1.json
 /usr/bin/python3 - "$j" "$ROWS" <<'EOF'
 import json, sys
-j = json.load(open(sys.argv[1])); n = int(sys.argv[2]); s = j["seconds"]
+j = json.load(open(sys.argv[1])); n = int(sys.argv[2])
+w = j["seconds"]; s = j["per_rank"][0]["busy"]
 L = max(j["levels_reduced"], 1)
-print(f"  load (read, parse, encode, merge dictionaries): {s['load'] / n * 1e6:.3f} us/row")
-print(f"  distributed levels (count + route, per level):   {s['partition'] / n / L * 1e6:.3f} us/row/level ({L} levels)")
-print(f"  ship (pack, all-to-all, unpack):                {s['ship'] / n * 1e6:.3f} us/row")
-print(f"  finish leaves in memory (Mondrian):             {s['finish'] / n * 1e6:.3f} us/row")
-print(f"  write (recode, compose, write, commit):         {s['write'] / n * 1e6:.3f} us/row")
+print("  (busy seconds, the CPU the work takes; in brackets the wall seconds, which the machine's load stretches)")
+print(f"  load (read, parse, encode, merge dictionaries): {s['load'] / n * 1e6:.3f} us/row ({w['load'] / n * 1e6:.3f})")
+print(f"  distributed levels (count + route, per level):   {s['partition'] / n / L * 1e6:.3f} us/row/level ({L} levels)"
+      f" ({w['partition'] / n / L * 1e6:.3f})")
+print(f"  ship (pack, all-to-all, unpack):                {s['ship'] / n * 1e6:.3f} us/row ({w['ship'] / n * 1e6:.3f})")
+print(f"  finish leaves in memory (Mondrian):             {s['finish'] / n * 1e6:.3f} us/row ({w['finish'] / n * 1e6:.3f})")
+print(f"  write (recode, compose, write, commit):         {s['write'] / n * 1e6:.3f} us/row ({w['write'] / n * 1e6:.3f})")
 print(f"  bytes shipped per row:                          {j['bytes_shipped'] / n:.1f}" if j['rows_shipped'] else
       "  bytes shipped per row:                          (1 rank ships nothing to others)")
 EOF
@@ -100,9 +153,14 @@ j = json.load(open(sys.argv[1]))
 print(f"  bytes packed per row (2 ranks):                 {j['bytes_shipped'] / max(j['rows_read'], 1):.1f}")
 EOF
 echo
+crit() { json "$DIR/mpi-$1.json" "j['critical_path_seconds']"; }
 awk -v a="$(secs mpi-1)" -v b="$(secs mpi-2)" -v c="$(secs mpi-4)" -v m="$(secs mondrian-1t)" -v mt="$(secs mondrian)" \
-    -v r="$(secs rothko-t)" 'BEGIN {
-    printf "ratios: 2 ranks / 1 rank %.2f (goal <= 0.65), 4 ranks / 1 rank %.2f (oversubscribed: 4 ranks on %d cores)\n",
-           b / a, c / a, '"$(nproc)"'
-    printf "        1 rank / Mondrian one thread %.2f, 2 ranks / Mondrian all cores %.2f, 2 ranks / Rothko-T %.2f\n",
-           a / m, b / mt, b / r }'
+    -v r="$(secs rothko-t)" -v ca="$(crit 1)" -v cb="$(crit 2)" -v cc="$(crit 4)" -v cm="$(cpu mondrian-1t)" \
+    -v cpa="$(cpu mpi-1)" -v bs="$(secs mpi-2s)" -v cbs="$(crit 2s)" 'BEGIN {
+    printf "ratios: 2 ranks / 1 rank %.2f wall (goal <= 0.65), %.2f critical path\n", b / a, cb / ca
+    printf "        2 ranks in one session / 1 rank %.2f wall, %.2f critical path\n", bs / a, cbs / ca
+    printf "        4 ranks / 1 rank %.2f wall, %.2f critical path (oversubscribed: 4 ranks on %d cores)\n",
+           c / a, cc / ca, '"$(nproc)"'
+    printf "        1 rank / Mondrian one thread %.2f wall, %.2f CPU; 2 ranks / Mondrian all cores %.2f, 2 ranks / Rothko-T %.2f\n",
+           a / m, cpa / cm, b / mt, b / r }'
+echo "load average at the end (1, 5, 15 min): $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -6,7 +6,9 @@
 # multiset and passes `anonkit check` (a folder of parts too); a bad row on
 # rank 2 gives one error naming its file and line and no output; a rank
 # killed mid-run leaves no output; one file read in byte ranges, with quoted
-# newlines, gives the same table.
+# newlines, gives the same table, and a bad row there names the line anonkit
+# names; -o FILE on more ranks than parts writes the header once, and the
+# report's busy seconds and critical path are consistent.
 #
 # usage: bash tests/cli_mpi.sh PATH/TO/anonkit-mpi PATH/TO/anonkit SOURCE_DIR
 set -u
@@ -123,6 +125,18 @@ ak anonymize --job "$ADULT/job.json" -o "$d/one.csv"
 same_rows "$d/one.csv" "$d/glob.csv"
 [ "$(grep -c "^$(head -1 "$d/one.csv")\$" "$d/glob.csv")" = 1 ] || problem "the header is not there exactly once"
 end
+begin "adult in 4 parts on 6 ranks, one file with MPI-IO: ranks without rows write nothing, the header once"
+mp 6 anonymize "$d/parts" -o "$d/six.csv" --job "$ADULT/job.json" --memory 256K --report "$d/six.json"
+expect_rc 0
+same_rows "$d/one.csv" "$d/six.csv"
+[ "$(grep -c "^$(head -1 "$d/one.csv")\$" "$d/six.csv")" = 1 ] || problem "the header is not there exactly once"
+expect_json "$d/six.json" "len(j['per_rank']) == 6 and min(r['rows_read'] for r in j['per_rank']) == 0"
+expect_json "$d/six.json" "all(r['busy'][p] <= r['cpu'][p] + 1e-9 for r in j['per_rank'] for p in r['cpu'])"
+expect_json "$d/six.json" "abs(j['critical_path_seconds'] - sum(j['critical_path'].values())) < 0.01"
+expect_json "$d/six.json" "all(j['critical_path'][p] == max(r['busy'][p] for r in j['per_rank']) for p in j['critical_path'])"
+ak check "$d/six.csv" --job "$ADULT/job.json"
+expect_rc 0
+end
 
 # 3. a bad row on rank 2: one error with its file and line, nothing written
 d=$(casedir)
@@ -195,6 +209,27 @@ for np in 2 3 4; do
     same_rows "$d/one.csv" "$d/mpi.csv"
     end
 done
+begin "a bad row after quoted newlines, one file in byte ranges (3 ranks): the line anonkit names"
+# the row 5,500th record's age made non-numeric; its physical line is past 5,501 (quoted newlines)
+"$PY" - "$d/q.csv" "$d/qbad.csv" <<'EOF'
+import sys
+data = open(sys.argv[1], newline="").read()
+recs, at, inq, start = [], 0, False, 0
+for i, ch in enumerate(data):
+    if ch == '"': inq = not inq
+    elif ch == "\n" and not inq: recs.append(data[start:i + 1]); start = i + 1
+recs[5500] = "abc" + recs[5500][recs[5500].index(","):]
+open(sys.argv[2], "w", newline="").write("".join(recs))
+EOF
+ak anonymize "$d/qbad.csv" -o "$d/x.csv" --qi age,zip --sensitive sens --l 2 --k 8
+expect_rc 1
+line=$(sed -n 's/^anonkit: [^:]*:\([0-9]*\):.*/\1/p' "$ERR" | head -1)
+[ -n "$line" ] && [ "$line" -gt 5501 ] || problem "anonkit named no line past 5501: $(head -1 "$ERR")"
+mp 3 anonymize "$d/qbad.csv" -o "$d/x.csv" --qi age,zip --sensitive sens --l 2 --k 8
+expect_rc 1
+grep -q "^anonkit-mpi: $d/qbad.csv:$line: " "$ERR" || problem "error does not name qbad.csv:$line: $(head -1 "$ERR")"
+[ -e "$d/x.csv" ] && problem "output written"
+end
 begin "quoted newlines split across parts of equal size: the verifier accepts the output"
 ak check "$d/mpi.csv" --qi age,zip --sensitive sens --l 2 --k 8
 expect_rc 0

@@ -1,6 +1,7 @@
 /* mpi_internal.h — what the files of anonkit-mpi share (docs/distributed.md):
  * mpi_main.c   the command, the collective error protocol, the distributed
  *              partitioning, shipping leaves to their owners, the outputs;
+ * mpi_out.c    the outputs, written once and committed by every rank or none;
  * mpi_shard.c  the input cut into shards (whole part files, or byte ranges
  *              of one file), each shard's load, the dictionaries merged. */
 #ifndef AK_MPI_INTERNAL_H
@@ -9,6 +10,8 @@
 #include <mpi.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <time.h>
 
 #include "api/job.h"
 #include "common/error.h"
@@ -35,7 +38,29 @@ typedef struct mp_ctx {
     anonkit_job *job;
     ak_error err;
     int failed; /* a failure was agreed on: no rank communicates again */
+    double comm_cpu; /* CPU seconds spent inside MPI waits (agreements, reductions, all-to-all):
+                      * Open MPI polls while it waits, so this is subtracted from busy time */
 } mp_ctx;
+
+/* This process's CPU seconds (only differences mean anything). */
+static inline double mp_cpu(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Phases of a run, for the report's wall, CPU and busy seconds per rank. */
+enum { MP_LOAD, MP_PARTITION, MP_SHIP, MP_FINISH, MP_WRITE, MP_NPHASE };
+typedef struct mp_mark {
+    double wall, cpu, comm;
+} mp_mark;
+typedef struct mp_times {
+    double wall[MP_NPHASE], cpu[MP_NPHASE], comm[MP_NPHASE];
+} mp_times;
+mp_mark mp_now(const mp_ctx *c);
+/* Adds what passed since `from` to phase `ph`. */
+void mp_time_add(mp_times *t, int ph, mp_mark from, const mp_ctx *c);
 
 /* Every rank calls it at the same points with its own status: 0 when every
  * rank succeeded; else every rank returns the code of the first failing rank
@@ -49,5 +74,32 @@ int mp_agree(mp_ctx *c, int rc);
  * are already agreed on return. */
 int mp_load(mp_ctx *c, const char *input, mp_rows *out /* OUT */);
 void mp_rows_free(mp_rows *r);
+
+/* ---- the outputs (mpi_out.c) */
+
+typedef struct mp_out {
+    int dir_mode;
+    char parent[4096]; /* the destination's folder */
+    char tmp[4096];    /* at commit: DIR: the staging folder; FILE: the file MPI-IO writes */
+    char named[4300];  /* DIR, where O_TMPFILE is missing: this rank's part under a temporary name */
+    FILE *f;           /* DIR: the unnamed part; FILE: a stream in memory (mem, memlen) */
+    char *mem;
+    size_t memlen;
+    long header;       /* FILE: bytes of the header at the start of f */
+} mp_out;
+
+/* Sets an I/O error "what: strerror(errno)" on path. */
+int mp_fail_io(mp_ctx *c, const char *path, const char *what);
+/* The destination without trailing slashes (d), and its folder (parent). */
+void mp_dest_names(const char *dest, char *d, size_t dsize, char *parent, size_t psize);
+/* Opens this rank's output stream (nothing appears at dest). Collective. */
+int mp_out_open(mp_ctx *c, const char *dest, mp_out *o);
+/* Ends every rank's stream and commits the output when rc is ANONKIT_OK on
+ * every rank; `rows` are this rank's rows (the manifest). Collective. */
+int mp_out_commit(mp_ctx *c, const char *dest, mp_out *o, uint64_t rows, int rc);
+/* Removes whatever was made for the output. Collective. */
+void mp_out_abort(mp_ctx *c, mp_out *o);
+/* Closes this rank's stream and frees it. */
+void mp_out_close(mp_out *o);
 
 #endif

@@ -5,14 +5,12 @@
  * mdr_dist_partition); every leaf of that tree is shipped once, all-to-all,
  * to an owner rank that finishes it with the in-memory Mondrian ([LeFevre07]
  * §1.2) and publishes it through the one writer; the output is one part per
- * rank plus a manifest (-o DIR/) or one file written with MPI-IO at offsets
- * from a prefix sum (-o FILE), committed only when every rank succeeded.
- * MPI is called only from this folder. O_TMPFILE and linkat's
- * AT_SYMLINK_FOLLOW are Linux calls (_GNU_SOURCE). */
-#define _GNU_SOURCE
+ * rank plus a manifest (-o DIR/) or one file written once with MPI-IO at
+ * offsets from a prefix sum (-o FILE), committed only when every rank
+ * succeeded (mpi_out.c). The report times every phase per rank: wall, CPU
+ * and busy seconds (CPU outside MPI's waits), and the critical path. MPI is
+ * called only from this folder. */
 #include "mpi/mpi_internal.h"
-
-#include <fcntl.h>
 
 #include <errno.h>
 #include <limits.h>
@@ -30,11 +28,27 @@
 #include "publish/publish.h"
 #include "publish/rules.h"
 
+mp_mark mp_now(const mp_ctx *c)
+{
+    const mp_mark m = {ak_seconds(), mp_cpu(), c->comm_cpu};
+    return m;
+}
+
+void mp_time_add(mp_times *t, int ph, mp_mark from, const mp_ctx *c)
+{
+    const mp_mark now = mp_now(c);
+    t->wall[ph] += now.wall - from.wall;
+    t->cpu[ph] += now.cpu - from.cpu;
+    t->comm[ph] += now.comm - from.comm;
+}
+
 int mp_agree(mp_ctx *c, int rc)
 {
     if (c->failed) return c->err.code < 0 ? c->err.code : ANONKIT_E_INTERNAL;
     int bad = rc < 0 ? c->rank : INT_MAX, first = INT_MAX;
+    const double t = mp_cpu();
     MPI_Allreduce(&bad, &first, 1, MPI_INT, MPI_MIN, c->comm);
+    c->comm_cpu += mp_cpu() - t;
     if (first == INT_MAX) return ANONKIT_OK;
     if (c->rank == first && c->err.code >= 0) c->err.code = rc;
     MPI_Bcast(&c->err, (int)sizeof c->err, MPI_BYTE, first, c->comm);
@@ -61,254 +75,23 @@ static int reduce_sum(void *ctx, uint64_t *buf, size_t n, int op, ak_error *err)
         *err = r->c->err;
         return rc;
     }
+    const double t = mp_cpu();
     for (size_t at = 0; at < n;) {
         const size_t chunk = n - at < ((size_t)1 << 27) ? n - at : ((size_t)1 << 27);
         MPI_Allreduce(MPI_IN_PLACE, buf + at, (int)chunk, MPI_UINT64_T, op == MDR_DIST_MIN ? MPI_MIN : MPI_SUM,
                       r->c->comm);
         at += chunk;
     }
+    r->c->comm_cpu += mp_cpu() - t;
     r->bytes += 8 * (uint64_t)n;
     return ANONKIT_OK;
-}
-
-/* ---- the outputs */
-
-typedef struct mp_out {
-    int dir_mode;
-    char parent[4096]; /* the destination's folder */
-    char tmp[4096];    /* at commit: DIR: the staging folder; FILE: the file MPI-IO writes */
-    char named[4300];  /* DIR, where O_TMPFILE is missing: this rank's part under a temporary name */
-    FILE *f;
-    long header;       /* FILE: bytes of the header at the start of f */
-} mp_out;
-
-static int fail_io(mp_ctx *c, const char *path, const char *what)
-{
-    return ak_err_set(&c->err, ANONKIT_E_IO, path, 0, 0, "%s: %s", what, strerror(errno));
-}
-
-/* The destination without trailing slashes, and its folder. */
-static void dest_names(const char *dest, char *d, size_t dsize, char *parent, size_t psize)
-{
-    snprintf(d, dsize, "%s", dest);
-    while (strlen(d) > 1 && d[strlen(d) - 1] == '/') d[strlen(d) - 1] = '\0';
-    const char *slash = strrchr(d, '/');
-    if (!slash) snprintf(parent, psize, ".");
-    else if (slash == d) snprintf(parent, psize, "/");
-    else snprintf(parent, psize, "%.*s", (int)(slash - d), d);
-}
-
-/* Opens this rank's output stream, which has no name until the commit: DIR:
- * an unnamed file in the destination's folder (O_TMPFILE), linked into the
- * staging folder at the commit; FILE: an unnamed private file under TMPDIR
- * whose body MPI-IO copies into the destination at the commit. So a run that
- * ends early, even by SIGKILL, leaves nothing at the output path. */
-static int out_open(mp_ctx *c, const char *dest, mp_out *o)
-{
-    memset(o, 0, sizeof *o);
-    const size_t len = strlen(dest);
-    o->dir_mode = len && dest[len - 1] == '/';
-    struct stat sb;
-    if (!o->dir_mode && stat(dest, &sb) == 0 && S_ISDIR(sb.st_mode)) o->dir_mode = 1;
-    char d[4096];
-    dest_names(dest, d, sizeof d, o->parent, sizeof o->parent);
-    int rc = ANONKIT_OK, fd = -1;
-    if (o->dir_mode) {
-#ifdef O_TMPFILE
-        fd = open(o->parent, O_TMPFILE | O_RDWR | O_CLOEXEC, 0666);
-#endif
-        if (fd < 0) { /* no O_TMPFILE here: a temporary name until the commit */
-            snprintf(o->named, sizeof o->named, "%s/.part-%05d.anonkit-tmp-XXXXXX", o->parent, c->rank);
-            if ((fd = mkstemp(o->named)) < 0) o->named[0] = '\0';
-        }
-        if (fd < 0 || !(o->f = fdopen(fd, "w+"))) rc = fail_io(c, d, "cannot create a part of the output");
-    } else {
-        const char *t = c->job->tmpdir ? c->job->tmpdir : getenv("TMPDIR");
-        char path[4096];
-        snprintf(path, sizeof path, "%.4000s/anonkit-mpi-out-XXXXXX", t && *t ? t : "/tmp");
-        fd = mkstemp(path);
-        if (fd < 0 || !(o->f = fdopen(fd, "w+"))) rc = fail_io(c, path, "cannot create a temporary file");
-        else unlink(path);
-    }
-    if (rc < 0 && fd >= 0 && !o->f) close(fd);
-    return mp_agree(c, rc);
-}
-
-/* Removes whatever was made for the output (every rank its part; rank 0 the staging folder or file). */
-static void out_abort(mp_ctx *c, mp_out *o)
-{
-    if (o->f) fclose(o->f);
-    o->f = NULL;
-    if (o->named[0]) unlink(o->named);
-    if (o->dir_mode && o->tmp[0]) {
-        char part[4200];
-        snprintf(part, sizeof part, "%.4000s/part-%05d.csv", o->tmp, c->rank);
-        unlink(part);
-    }
-    MPI_Barrier(c->comm);
-    if (c->rank == 0 && o->tmp[0]) {
-        if (o->dir_mode) {
-            char m[4200];
-            snprintf(m, sizeof m, "%.4000s/manifest.json", o->tmp);
-            unlink(m);
-            rmdir(o->tmp);
-        } else unlink(o->tmp);
-    }
-}
-
-/* Rank 0 makes the staging folder or file beside the destination; every rank learns its name. */
-static int make_staging(mp_ctx *c, const char *dest, mp_out *o)
-{
-    int rc = ANONKIT_OK;
-    if (c->rank == 0) {
-        char d[4096], parent[4096];
-        dest_names(dest, d, sizeof d, parent, sizeof parent);
-        snprintf(o->tmp, sizeof o->tmp, "%.4000s.anonkit-tmp-XXXXXX", d);
-        if (o->dir_mode) {
-            if (!mkdtemp(o->tmp)) rc = fail_io(c, d, "cannot create the output folder");
-        } else {
-            const int fd = mkstemp(o->tmp);
-            if (fd < 0) rc = fail_io(c, d, "cannot create the output");
-            else close(fd);
-        }
-        if (rc < 0) o->tmp[0] = '\0';
-    }
-    if ((rc = mp_agree(c, rc)) < 0) return rc;
-    MPI_Bcast(o->tmp, (int)sizeof o->tmp, MPI_CHAR, 0, c->comm);
-    return ANONKIT_OK;
-}
-
-/* DIR: this rank's part, complete and synced, named into the staging folder. */
-static int link_part(mp_ctx *c, mp_out *o)
-{
-    char part[4200], proc[64];
-    snprintf(part, sizeof part, "%.4000s/part-%05d.csv", o->tmp, c->rank);
-    if (o->named[0]) {
-        if (rename(o->named, part) != 0) return fail_io(c, part, "cannot name the part");
-        o->named[0] = '\0';
-        return ANONKIT_OK;
-    }
-    snprintf(proc, sizeof proc, "/proc/self/fd/%d", fileno(o->f));
-    if (linkat(AT_FDCWD, proc, AT_FDCWD, part, AT_SYMLINK_FOLLOW) != 0) return fail_io(c, part, "cannot name the part");
-    return ANONKIT_OK;
-}
-
-/* Writes bytes [from, end of f) of this rank's stream into the shared file at `at` with MPI-IO. */
-static int write_body(mp_ctx *c, MPI_File fh, FILE *f, long from, uint64_t at)
-{
-    static const size_t chunk = (size_t)1 << 24;
-    char *buf = malloc(chunk);
-    if (!buf) return ak_err_nomem(&c->err);
-    int rc = fseek(f, from, SEEK_SET) == 0 ? ANONKIT_OK : fail_io(c, "output", "cannot read back");
-    for (size_t got; rc == ANONKIT_OK && (got = fread(buf, 1, chunk, f)) > 0; at += got) {
-        MPI_Status st;
-        if (MPI_File_write_at(fh, (MPI_Offset)at, buf, (int)got, MPI_BYTE, &st) != MPI_SUCCESS)
-            rc = ak_err_set(&c->err, ANONKIT_E_IO, "output", 0, 0, "MPI-IO could not write");
-    }
-    if (rc == ANONKIT_OK && ferror(f)) rc = fail_io(c, "output", "cannot read back");
-    free(buf);
-    return rc;
-}
-
-/* Moves an existing folder aside, the new one in, and removes the old one. */
-static int replace_dir(mp_ctx *c, const char *tmp, const char *dest)
-{
-    char d[4096], old[4200];
-    snprintf(d, sizeof d, "%s", dest);
-    while (strlen(d) > 1 && d[strlen(d) - 1] == '/') d[strlen(d) - 1] = '\0';
-    struct stat sb;
-    if (stat(d, &sb) != 0) return rename(tmp, d) == 0 ? ANONKIT_OK : fail_io(c, d, "cannot commit the output");
-    snprintf(old, sizeof old, "%s.anonkit-old-XXXXXX", d);
-    if (!mkdtemp(old) || rmdir(old) != 0 || rename(d, old) != 0) return fail_io(c, d, "cannot replace the output");
-    if (rename(tmp, d) != 0) {
-        rename(old, d);
-        return fail_io(c, d, "cannot commit the output");
-    }
-    char cmd[4400];
-    for (int r = 0;; r++) { /* the old parts and manifest */
-        snprintf(cmd, sizeof cmd, "%s/part-%05d.csv", old, r);
-        if (unlink(cmd) != 0) break;
-    }
-    snprintf(cmd, sizeof cmd, "%s/manifest.json", old);
-    unlink(cmd);
-    rmdir(old);
-    return ANONKIT_OK;
-}
-
-/* Ends every rank's stream and commits the output when every rank succeeded. */
-static int out_commit(mp_ctx *c, const char *dest, mp_out *o, uint64_t rows, int rc)
-{
-    if (rc == ANONKIT_OK && (fflush(o->f) != 0 || fsync(fileno(o->f)) != 0)) rc = fail_io(c, dest, "cannot write");
-    const char *pause = getenv("ANONKIT_MPI_TEST_PAUSE"); /* tests: a window to kill a rank in */
-    if (pause && c->rank == 1) sleep((unsigned)atoi(pause));
-    if ((rc = mp_agree(c, rc)) < 0) return rc;
-    uint64_t *per = calloc((size_t)c->size, sizeof *per);
-    if (!per) rc = ak_err_nomem(&c->err);
-    if ((rc = mp_agree(c, rc)) < 0) return rc;
-    MPI_Gather(&rows, 1, MPI_UINT64_T, per, 1, MPI_UINT64_T, 0, c->comm);
-    if ((rc = make_staging(c, dest, o)) < 0) {
-        free(per);
-        return rc;
-    }
-    if (o->dir_mode) {
-        rc = link_part(c, o);
-        if (fclose(o->f) != 0 && rc == ANONKIT_OK) rc = fail_io(c, dest, "cannot write");
-        o->f = NULL;
-        if ((rc = mp_agree(c, rc)) == ANONKIT_OK && c->rank == 0) {
-            char m[4200];
-            snprintf(m, sizeof m, "%.4000s/manifest.json", o->tmp);
-            FILE *f = fopen(m, "w");
-            if (!f) rc = fail_io(c, m, "cannot create");
-            else {
-                uint64_t total = 0;
-                fprintf(f, "{\n  \"format\": \"anonkit-parts\",\n  \"parts\": [\n");
-                for (int r = 0; r < c->size; r++) {
-                    fprintf(f, "    {\"file\": \"part-%05d.csv\", \"rows\": %llu}%s\n", r, (unsigned long long)per[r],
-                            r + 1 < c->size ? "," : "");
-                    total += per[r];
-                }
-                fprintf(f, "  ],\n  \"rows\": %llu\n}\n", (unsigned long long)total);
-                if (fflush(f) != 0 || fsync(fileno(f)) != 0) rc = fail_io(c, m, "cannot write");
-                if (fclose(f) != 0 && rc == ANONKIT_OK) rc = fail_io(c, m, "cannot write");
-            }
-            if (rc == ANONKIT_OK) rc = replace_dir(c, o->tmp, dest);
-            if (rc == ANONKIT_OK) o->tmp[0] = '\0';
-        }
-        free(per);
-        return mp_agree(c, rc);
-    }
-    /* one file: each rank's body at the prefix sum of the lengths before it */
-    long end = 0;
-    if (fseek(o->f, 0, SEEK_END) != 0 || (end = ftell(o->f)) < 0) rc = fail_io(c, dest, "cannot read back");
-    const long from = c->rank == 0 ? 0 : o->header;
-    uint64_t len = (uint64_t)(end - from), at = 0;
-    MPI_Exscan(&len, &at, 1, MPI_UINT64_T, MPI_SUM, c->comm);
-    if (c->rank == 0) at = 0;
-    if ((rc = mp_agree(c, rc)) == ANONKIT_OK) {
-        MPI_File fh;
-        if (MPI_File_open(c->comm, o->tmp, MPI_MODE_WRONLY, MPI_INFO_NULL, &fh) != MPI_SUCCESS)
-            rc = mp_agree(c, ak_err_set(&c->err, ANONKIT_E_IO, dest, 0, 0, "MPI-IO could not open the output"));
-        else {
-            rc = write_body(c, fh, o->f, from, at);
-            if (MPI_File_sync(fh) != MPI_SUCCESS && rc == ANONKIT_OK)
-                rc = ak_err_set(&c->err, ANONKIT_E_IO, dest, 0, 0, "MPI-IO could not sync the output");
-            MPI_File_close(&fh);
-            rc = mp_agree(c, rc);
-        }
-    }
-    if (rc == ANONKIT_OK && c->rank == 0) {
-        if (rename(o->tmp, dest) != 0) rc = fail_io(c, dest, "cannot commit the output");
-        else o->tmp[0] = '\0';
-    }
-    free(per);
-    return mp_agree(c, rc);
 }
 
 /* ---- shipping leaves to their owners and finishing them */
 
 typedef struct mp_stats {
     uint64_t rows_in, rows_out, classes, rows_shipped, bytes_shipped, leaves, levels, recounted;
-    double t_load, t_partition, t_ship, t_finish, t_write;
+    mp_times t;
 } mp_stats;
 
 /* Owner of every leaf: the largest first, each to the rank with the fewest
@@ -365,17 +148,18 @@ static int ship_and_finish(mp_ctx *c, const mp_rows *rows, const mdr_dist_result
     int *scount = calloc(4 * (size_t)c->size, sizeof *scount);
     int rc = owner && sc && scount && assign_owners(c, res, owner) == 0 ? ANONKIT_OK : ak_err_nomem(&c->err);
     unsigned char *sbuf = NULL, *rbuf = NULL;
-    const double t0 = ak_seconds();
+    const mp_mark t0 = mp_now(c);
     for (size_t r = 0; rc == ANONKIT_OK && r < rows->n; r++) {
         const int to = owner[res->leaf_of[r]];
         sc[to] += fixed + rows->off[(r + 1) * nc] - rows->off[r * nc];
         if (to != c->rank) st->rows_shipped++;
     }
     if ((rc = mp_agree(c, rc)) < 0) goto done;
+    double tc = mp_cpu();
     MPI_Alltoall(sc, 1, MPI_UINT64_T, rcnt, 1, MPI_UINT64_T, c->comm);
+    c->comm_cpu += mp_cpu() - tc;
     int *sdispl = scount + c->size, *rcount = sdispl + c->size, *rdispl = rcount + c->size;
-    /* a rank's rows for itself are packed straight into the end of its
-     * receive buffer (self_at) and never pass through MPI */
+    /* a rank's rows for itself are neither packed nor passed through MPI */
     uint64_t stot = 0, rtot = 0;
     for (int r = 0; r < c->size; r++) {
         const uint64_t out_r = r == c->rank ? 0 : sc[r], in_r = r == c->rank ? 0 : rcnt[r];
@@ -389,16 +173,15 @@ static int ship_and_finish(mp_ctx *c, const mp_rows *rows, const mdr_dist_result
         stot += out_r;
         rtot += in_r;
     }
-    const uint64_t self_at = rtot;
-    rtot += sc[c->rank];
     if (rc == ANONKIT_OK && (!(sbuf = malloc(stot ? stot : 1)) || !(rbuf = malloc(rtot ? rtot : 1)))) rc = ak_err_nomem(&c->err);
     if ((rc = mp_agree(c, rc)) < 0) goto done;
-    { /* pack: leaf, codes, sensitive, class, field lengths, fields */
+    { /* pack the rows for other ranks: leaf, codes, sensitive, class, field lengths, fields */
         uint64_t *fill = calloc((size_t)c->size, sizeof *fill);
         if (!fill) rc = ak_err_nomem(&c->err);
         for (size_t r = 0; rc == ANONKIT_OK && r < rows->n; r++) {
             const int to = owner[res->leaf_of[r]];
-            unsigned char *p = to == c->rank ? rbuf + self_at + fill[to] : sbuf + sdispl[to] + fill[to];
+            if (to == c->rank) continue;
+            unsigned char *p = sbuf + sdispl[to] + fill[to];
             put32(p, res->leaf_of[r]);
             for (uint32_t q = 0; q < d; q++) put32(p + 4 + 4 * q, rows->codes[q][r]);
             put32(p + 4 + 4 * d, rows->sens[r]);
@@ -412,67 +195,91 @@ static int ship_and_finish(mp_ctx *c, const mp_rows *rows, const mdr_dist_result
         free(fill);
     }
     if ((rc = mp_agree(c, rc)) < 0) goto done;
+    tc = mp_cpu();
     MPI_Alltoallv(sbuf, scount, sdispl, MPI_BYTE, rbuf, rcount, rdispl, MPI_BYTE, c->comm);
+    c->comm_cpu += mp_cpu() - tc;
     st->bytes_shipped = stot;
     free(sbuf);
     sbuf = NULL;
-    st->t_ship = ak_seconds() - t0;
-    const double t1 = ak_seconds();
-    /* the received rows grouped by leaf */
+    mp_time_add(&st->t, MP_SHIP, t0, c);
+    mp_mark t1 = mp_now(c);
+    /* the owned rows grouped by leaf: per leaf, the received rows (in rank
+     * order) and then this rank's own, which never pass through a buffer */
+    const size_t nl = res->nleaves;
+    size_t *first = calloc(nl + 1, sizeof *first), *pos = calloc(nl + 1, sizeof *pos);
+    uint64_t *bfirst = calloc(nl + 1, sizeof *bfirst), *bpos = calloc(nl + 1, sizeof *bpos);
+    if (!first || !pos || !bfirst || !bpos) rc = ak_err_nomem(&c->err);
     size_t m = 0;
-    for (uint64_t at = 0; at < rtot; m++) {
+    for (uint64_t at = 0; rc == ANONKIT_OK && at < rtot; m++) {
         const unsigned char *p = rbuf + at;
         uint64_t bytes = 0;
         for (uint32_t j = 0; j < nc; j++) bytes += get32(p + 12 + 4 * d + 4 * j);
+        first[get32(p) + 1]++;
+        bfirst[get32(p) + 1] += bytes;
         at += fixed + bytes;
     }
-    const unsigned char **rec = malloc((m ? m : 1) * sizeof *rec), **sorted = malloc((m ? m : 1) * sizeof *sorted);
-    size_t *first = calloc(res->nleaves + 1, sizeof *first);
+    for (size_t r = 0; rc == ANONKIT_OK && r < rows->n; r++) {
+        const uint32_t l = res->leaf_of[r];
+        if (owner[l] != c->rank) continue;
+        first[l + 1]++;
+        bfirst[l + 1] += rows->off[(r + 1) * nc] - rows->off[r * nc];
+        m++;
+    }
+    for (size_t l = 0; rc == ANONKIT_OK && l < nl; l++) {
+        first[l + 1] += first[l];
+        bfirst[l + 1] += bfirst[l];
+    }
     uint32_t **codes = calloc(d ? d : 1, sizeof *codes);
     uint32_t *sens = malloc((m ? m : 1) * sizeof *sens), *cls = malloc((m ? m : 1) * sizeof *cls);
     size_t *off = malloc(((size_t)m * nc + 1) * sizeof *off);
-    char *copied = malloc(rtot ? rtot : 1);
+    char *copied = malloc(bfirst && bfirst[nl] ? bfirst[nl] : 1);
     partition classes;
     memset(&classes, 0, sizeof classes);
-    if (!rec || !sorted || !first || !codes || !sens || !cls || !off || !copied) rc = ak_err_nomem(&c->err);
+    if (!codes || !sens || !cls || !off || !copied) rc = ak_err_nomem(&c->err);
     for (uint32_t q = 0; rc == ANONKIT_OK && q < d; q++)
         if (!(codes[q] = malloc((m ? m : 1) * sizeof **codes))) rc = ak_err_nomem(&c->err);
     if (rc == ANONKIT_OK) {
-        size_t i = 0;
-        for (uint64_t at = 0; at < rtot; i++) {
-            rec[i] = rbuf + at;
-            uint64_t bytes = 0;
-            for (uint32_t j = 0; j < nc; j++) bytes += get32(rec[i] + 12 + 4 * d + 4 * j);
-            at += fixed + bytes;
-            first[get32(rec[i]) + 1]++;
-        }
-        for (size_t l = 0; l < res->nleaves; l++) first[l + 1] += first[l];
-        size_t *pos = malloc((res->nleaves + 1) * sizeof *pos);
-        if (!pos) rc = ak_err_nomem(&c->err);
-        else {
-            memcpy(pos, first, (res->nleaves + 1) * sizeof *pos);
-            for (size_t x = 0; x < m; x++) sorted[pos[get32(rec[x])]++] = rec[x];
-            free(pos);
-        }
-        size_t clen = 0;
+        memcpy(pos, first, (nl + 1) * sizeof *pos);
+        memcpy(bpos, bfirst, (nl + 1) * sizeof *bpos);
         off[0] = 0;
-        for (size_t x = 0; rc == ANONKIT_OK && x < m; x++) {
-            const unsigned char *p = sorted[x];
+        for (uint64_t at = 0; at < rtot;) { /* received rows */
+            const unsigned char *p = rbuf + at;
+            const uint32_t l = get32(p);
+            const size_t x = pos[l]++;
             for (uint32_t q = 0; q < d; q++) codes[q][x] = get32(p + 4 + 4 * q);
             sens[x] = get32(p + 4 + 4 * d);
             cls[x] = get32(p + 8 + 4 * d);
             const unsigned char *f = p + fixed;
+            uint64_t b = bpos[l];
             for (uint32_t j = 0; j < nc; j++) {
                 const uint32_t len = get32(p + 12 + 4 * d + 4 * j);
-                memcpy(copied + clen, f, len);
+                memcpy(copied + b, f, len);
                 f += len;
-                clen += len;
-                off[x * nc + j + 1] = clen;
+                b += len;
+                off[x * nc + j + 1] = b;
             }
+            at += (uint64_t)(f - p);
+            bpos[l] = b;
+        }
+        for (size_t r = 0; r < rows->n; r++) { /* this rank's own rows */
+            const uint32_t l = res->leaf_of[r];
+            if (owner[l] != c->rank) continue;
+            const size_t x = pos[l]++;
+            for (uint32_t q = 0; q < d; q++) codes[q][x] = rows->codes[q][r];
+            sens[x] = rows->sens[r];
+            cls[x] = rows->cls[r];
+            const size_t from = rows->off[r * nc], bytes = rows->off[(r + 1) * nc] - from;
+            const uint64_t b = bpos[l];
+            if (bytes) memcpy(copied + b, rows->copied.data + from, bytes);
+            for (uint32_t j = 0; j < nc; j++) off[x * nc + j + 1] = b + (rows->off[r * nc + j + 1] - from);
+            bpos[l] = b + bytes;
         }
     }
     free(rbuf);
     rbuf = NULL;
+    free(pos);
+    free(bpos);
+    free(bfirst);
     /* each owned leaf, in leaf order */
     table view = *schema;
     table_qi *qi = malloc((d ? d : 1) * sizeof *qi);
@@ -494,7 +301,8 @@ static int ship_and_finish(mp_ctx *c, const mp_rows *rows, const mdr_dist_result
         partition_free(&classes);
         if ((rc = partition_init(&classes, n, d, &c->err)) < 0) break;
         if ((rc = mdr_run_with(&view, &c->job->model, &mo, &classes, &c->err)) < 0) break;
-        const double tw = ak_seconds();
+        mp_time_add(&st->t, MP_FINISH, t1, c);
+        const mp_mark tw = mp_now(c);
         rc = publish_stream_part(ps, &view, &classes, NULL, copied, off + b * nc, &c->err);
         for (size_t k = 0; rc == ANONKIT_OK && rules_out && k < classes.nclasses; k++) {
             /* the class for the rules rank 0 writes: its leaf, box, region and rows */
@@ -508,17 +316,16 @@ static int ship_and_finish(mp_ctx *c, const mp_rows *rows, const mdr_dist_result
                 strbuf_append(rules_out, (const char *)&count, 8) != 0)
                 rc = ak_err_nomem(&c->err);
         }
-        st->t_write += ak_seconds() - tw;
+        mp_time_add(&st->t, MP_WRITE, tw, c);
+        t1 = mp_now(c);
         st->classes += classes.nclasses;
         st->rows_out += n;
     }
     partition_free(&classes);
     free(qi);
-    st->t_finish = ak_seconds() - t1 - st->t_write;
+    mp_time_add(&st->t, MP_FINISH, t1, c);
     for (uint32_t q = 0; codes && q < d; q++) free(codes[q]);
     free(codes);
-    free(rec);
-    free(sorted);
     free(first);
     free(sens);
     free(cls);
@@ -596,19 +403,19 @@ static int rules_gather(mp_ctx *c, const table *schema, const strbuf *mine, cons
         free(box);
         free(order);
         char d_[4096], parent[4096];
-        dest_names(path, d_, sizeof d_, parent, sizeof parent);
+        mp_dest_names(path, d_, sizeof d_, parent, sizeof parent);
         snprintf(tmp, tmpsize, "%.4000s.anonkit-tmp-XXXXXX", d_);
         const int fd = rc == ANONKIT_OK ? mkstemp(tmp) : -1;
         FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
-        if (rc == ANONKIT_OK && !f) rc = fail_io(c, path, "cannot create the rules");
+        if (rc == ANONKIT_OK && !f) rc = mp_fail_io(c, path, "cannot create the rules");
         if (fd < 0) tmp[0] = '\0';
         rules_stream *rs = NULL;
         if (rc == ANONKIT_OK) rc = rules_stream_open(&rs, schema, c->job->publish, f, path, &c->err);
         if (rc == ANONKIT_OK) rc = rules_stream_part(rs, &view, &p, NULL, &c->err);
         if (rc == ANONKIT_OK) rc = rules_stream_close(rs, &c->err);
         rules_stream_free(rs);
-        if (f && (fflush(f) != 0 || fsync(fileno(f)) != 0) && rc == ANONKIT_OK) rc = fail_io(c, path, "cannot write the rules");
-        if (f && fclose(f) != 0 && rc == ANONKIT_OK) rc = fail_io(c, path, "cannot write the rules");
+        if (f && (fflush(f) != 0 || fsync(fileno(f)) != 0) && rc == ANONKIT_OK) rc = mp_fail_io(c, path, "cannot write the rules");
+        if (f && fclose(f) != 0 && rc == ANONKIT_OK) rc = mp_fail_io(c, path, "cannot write the rules");
         else if (!f && fd >= 0) close(fd);
         if (rc < 0 && tmp[0]) {
             unlink(tmp);
@@ -707,8 +514,20 @@ static int parse_args(mp_ctx *c, int argc, char **argv, const char **input, cons
     return ANONKIT_OK;
 }
 
+/* One JSON object of the five phases' seconds. */
+static void put_phases(FILE *f, const double *v)
+{
+    fprintf(f, "{\"load\": %.3f, \"partition\": %.3f, \"ship\": %.3f, \"finish\": %.3f, \"write\": %.3f}", v[0],
+            v[1], v[2], v[3], v[4]);
+}
+
+/* The report (rank 0): totals, and per rank its rows and its wall, CPU and
+ * busy seconds per phase (busy: CPU outside MPI's waits); "seconds" is the
+ * largest wall time of each phase over the ranks and "critical_path" the
+ * largest busy time, which shows the scaling without a loaded machine's
+ * waiting. `times` holds 3 * MP_NPHASE values per rank (wall, cpu, comm). */
 static int write_report(const mp_ctx *c, const char *path, const mp_stats *tot, const uint64_t *per_in,
-                        const uint64_t *per_out, uint64_t bytes_reduced, uint64_t finish_rows)
+                        const uint64_t *per_out, const double *times, uint64_t bytes_reduced, uint64_t finish_rows)
 {
     char tmp[4200];
     snprintf(tmp, sizeof tmp, "%s.anonkit-tmp-XXXXXX", path);
@@ -725,13 +544,34 @@ static int write_report(const mp_ctx *c, const char *path, const mp_stats *tot, 
     fprintf(f, "  \"bytes_reduced\": %llu,\n  \"rows_shipped\": %llu,\n  \"bytes_shipped\": %llu,\n",
             (unsigned long long)bytes_reduced, (unsigned long long)tot->rows_shipped,
             (unsigned long long)tot->bytes_shipped);
+    double wall[MP_NPHASE] = {0}, crit[MP_NPHASE] = {0}, crit_total = 0;
     fprintf(f, "  \"per_rank\": [");
-    for (int r = 0; r < c->size; r++)
-        fprintf(f, "%s{\"rank\": %d, \"rows_read\": %llu, \"rows_published\": %llu}", r ? ", " : "", r,
-                (unsigned long long)per_in[r], (unsigned long long)per_out[r]);
-    fprintf(f, "],\n  \"seconds\": {\"load\": %.3f, \"partition\": %.3f, \"ship\": %.3f, \"finish\": %.3f, "
-               "\"write\": %.3f}\n}\n",
-            tot->t_load, tot->t_partition, tot->t_ship, tot->t_finish, tot->t_write);
+    for (int r = 0; r < c->size; r++) {
+        const double *w = times + (size_t)r * 3 * MP_NPHASE, *cpu = w + MP_NPHASE, *comm = cpu + MP_NPHASE;
+        double busy[MP_NPHASE], cpu_total = 0, busy_total = 0;
+        for (int p = 0; p < MP_NPHASE; p++) {
+            busy[p] = cpu[p] - comm[p] > 0 ? cpu[p] - comm[p] : 0;
+            cpu_total += cpu[p];
+            busy_total += busy[p];
+            if (w[p] > wall[p]) wall[p] = w[p];
+            if (busy[p] > crit[p]) crit[p] = busy[p];
+        }
+        fprintf(f, "%s\n    {\"rank\": %d, \"rows_read\": %llu, \"rows_published\": %llu, \"cpu_seconds\": %.3f, "
+                   "\"busy_seconds\": %.3f,\n     \"wall\": ",
+                r ? "," : "", r, (unsigned long long)per_in[r], (unsigned long long)per_out[r], cpu_total, busy_total);
+        put_phases(f, w);
+        fprintf(f, ",\n     \"cpu\": ");
+        put_phases(f, cpu);
+        fprintf(f, ",\n     \"busy\": ");
+        put_phases(f, busy);
+        fprintf(f, "}");
+    }
+    for (int p = 0; p < MP_NPHASE; p++) crit_total += crit[p];
+    fprintf(f, "],\n  \"seconds\": ");
+    put_phases(f, wall);
+    fprintf(f, ",\n  \"critical_path\": ");
+    put_phases(f, crit);
+    fprintf(f, ",\n  \"critical_path_seconds\": %.3f\n}\n", crit_total);
     int bad = fflush(f) != 0 || fsync(fileno(f)) != 0;
     bad |= fclose(f) != 0;
     if (bad || rename(tmp, path) != 0) {
@@ -776,18 +616,18 @@ int main(int argc, char **argv)
     int rc = c.job ? parse_args(&c, argc, argv, &input, &output) : ak_err_nomem(&c.err);
     if (rc == ANONKIT_OK && c.rank == 0 && c.job->report) { /* the report's folder must take it: refused before any work */
         char rd[4096], rp[4096];
-        dest_names(c.job->report, rp, sizeof rp, rd, sizeof rd);
-        if (access(rd, W_OK) != 0) rc = fail_io(&c, c.job->report, "cannot write the report there");
+        mp_dest_names(c.job->report, rp, sizeof rp, rd, sizeof rd);
+        if (access(rd, W_OK) != 0) rc = mp_fail_io(&c, c.job->report, "cannot write the report there");
     }
     if (rc == ANONKIT_OK && c.rank == 0 && c.job->rules) {
         char rd[4096], rp[4096];
-        dest_names(c.job->rules, rp, sizeof rp, rd, sizeof rd);
-        if (access(rd, W_OK) != 0) rc = fail_io(&c, c.job->rules, "cannot write the rules there");
+        mp_dest_names(c.job->rules, rp, sizeof rp, rd, sizeof rd);
+        if (access(rd, W_OK) != 0) rc = mp_fail_io(&c, c.job->rules, "cannot write the rules there");
     }
     if ((rc = mp_agree(&c, rc)) < 0) goto done;
-    double t = ak_seconds();
+    mp_mark t = mp_now(&c);
     if ((rc = mp_load(&c, input, &rows)) < 0) goto done;
-    st.t_load = ak_seconds() - t;
+    mp_time_add(&st.t, MP_LOAD, t, &c);
     st.rows_in = rows.n;
     /* the local rows as a table with the whole table's dictionaries */
     table view = *rows.schema;
@@ -811,14 +651,14 @@ int main(int argc, char **argv)
     const uint64_t per_row = 4 * (3 * (uint64_t)d + 8) + 8 * rows.ncopied + (all_rows ? all_bytes / all_rows : 0);
     finish_rows = memory / (per_row ? per_row : 1);
     if (finish_rows < 2 * c.job->model.k) finish_rows = 2 * c.job->model.k;
-    t = ak_seconds();
+    t = mp_now(&c);
     rc = mdr_dist_partition(&view, &c.job->model, &mo, finish_rows, reduce_sum, &red, &res, &c.err);
     if ((rc = mp_agree(&c, rc)) < 0) goto done;
-    st.t_partition = ak_seconds() - t;
+    mp_time_add(&st.t, MP_PARTITION, t, &c);
     st.levels = res.levels;
     st.leaves = res.nleaves;
     st.recounted = res.recounted;
-    if ((rc = out_open(&c, output, &out)) < 0) goto done;
+    if ((rc = mp_out_open(&c, output, &out)) < 0) goto done;
     out_opened = 1;
     const publish_opts po = {.keep_order = 0, .seed = c.job->seed ^ (uint64_t)c.rank, .threads = 1,
                              .style = c.job->publish};
@@ -841,43 +681,42 @@ int main(int argc, char **argv)
     rc = ship_and_finish(&c, &rows, &res, ps, c.job->rules ? &rules_mine : NULL, &st);
     if (rc == ANONKIT_OK) {
         publish_stats pst;
-        const double tw = ak_seconds();
+        const mp_mark tw = mp_now(&c);
         rc = publish_stream_close(ps, &pst, &c.err);
-        st.t_write += ak_seconds() - tw;
+        mp_time_add(&st.t, MP_WRITE, tw, &c);
     }
     publish_stream_free(ps);
     ps = NULL;
-    t = ak_seconds();
+    t = mp_now(&c);
     if (c.job->rules && (rc = mp_agree(&c, rc)) == ANONKIT_OK)
         rc = rules_gather(&c, rows.schema, &rules_mine, c.job->rules, rules_tmp, sizeof rules_tmp);
-    rc = out_commit(&c, output, &out, st.rows_out, rc);
+    rc = mp_out_commit(&c, output, &out, st.rows_out, rc);
     if (c.rank == 0 && rules_tmp[0]) { /* the rules beside the committed output, or removed */
         if (rc == ANONKIT_OK && rename(rules_tmp, c.job->rules) != 0) {
-            fail_io(&c, c.job->rules, "cannot commit the rules");
+            mp_fail_io(&c, c.job->rules, "cannot commit the rules");
             fprintf(stderr, "anonkit-mpi: %s: cannot commit the rules\n", c.job->rules);
             rc_report = ANONKIT_E_IO;
         }
         if (rc < 0 || rc_report < 0) unlink(rules_tmp);
     }
-    st.t_write += ak_seconds() - t;
+    mp_time_add(&st.t, MP_WRITE, t, &c);
     if (rc < 0) goto done;
     out_opened = 0; /* committed: nothing is left to remove */
     { /* totals, the summary and the report, from rank 0 */
         mp_stats tot = st;
         uint64_t v[5] = {st.rows_in, st.rows_out, st.classes, st.rows_shipped, st.bytes_shipped}, s[5];
         MPI_Reduce(v, s, 5, MPI_UINT64_T, MPI_SUM, 0, c.comm);
-        double tv[5] = {st.t_load, st.t_partition, st.t_ship, st.t_finish, st.t_write}, ts[5];
-        MPI_Reduce(tv, ts, 5, MPI_DOUBLE, MPI_MAX, 0, c.comm);
         uint64_t *per = calloc(2 * (size_t)c.size, sizeof *per);
-        int ok = per != NULL, all_ok = 0;
+        double *times = calloc((size_t)c.size * 3 * MP_NPHASE, sizeof *times);
+        int ok = per && times, all_ok = 0;
         MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_LAND, c.comm);
         if (all_ok) {
             MPI_Gather(&st.rows_in, 1, MPI_UINT64_T, per, 1, MPI_UINT64_T, 0, c.comm);
             MPI_Gather(&st.rows_out, 1, MPI_UINT64_T, per + c.size, 1, MPI_UINT64_T, 0, c.comm);
+            MPI_Gather(&st.t, 3 * MP_NPHASE, MPI_DOUBLE, times, 3 * MP_NPHASE, MPI_DOUBLE, 0, c.comm);
         }
         if (c.rank == 0) {
             tot.rows_in = s[0], tot.rows_out = s[1], tot.classes = s[2], tot.rows_shipped = s[3], tot.bytes_shipped = s[4];
-            tot.t_load = ts[0], tot.t_partition = ts[1], tot.t_ship = ts[2], tot.t_finish = ts[3], tot.t_write = ts[4];
             fprintf(stderr,
                     "anonkit-mpi: %llu rows on %d ranks, %llu published in %llu classes; %llu tree levels reduced "
                     "(%llu bytes), %llu rows shipped\n",
@@ -885,24 +724,25 @@ int main(int argc, char **argv)
                     (unsigned long long)tot.classes, (unsigned long long)tot.levels, (unsigned long long)red.bytes,
                     (unsigned long long)tot.rows_shipped);
             if (c.job->report && all_ok &&
-                write_report(&c, c.job->report, &tot, per, per + c.size, red.bytes, finish_rows) != 0) {
+                write_report(&c, c.job->report, &tot, per, per + c.size, times, red.bytes, finish_rows) != 0) {
                 fprintf(stderr, "anonkit-mpi: %s: cannot write the report\n", c.job->report);
                 rc = ANONKIT_E_IO;
             }
         }
         free(per);
+        free(times);
     }
 done:
     if (rc < 0) {
         publish_stream_free(ps);
-        if (out_opened) out_abort(&c, &out);
+        if (out_opened) mp_out_abort(&c, &out);
         if (c.rank == 0 && c.err.code < 0) {
             char msg[2048];
             ak_err_format(&c.err, msg, sizeof msg);
             fprintf(stderr, "anonkit-mpi: %s\n", msg);
         }
     }
-    if (out.f) fclose(out.f);
+    mp_out_close(&out);
     strbuf_free(&rules_mine);
     free(qi);
     mdr_dist_result_free(&res);

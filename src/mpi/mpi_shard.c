@@ -7,6 +7,7 @@
  * (core/table.c), which checks every row; then the dictionaries of every
  * shard are gathered and merged (core/table_merge.c) and every code mapped to
  * the whole table's. */
+#define _GNU_SOURCE /* copy_file_range */
 #include "mpi/mpi_internal.h"
 
 #include <dirent.h>
@@ -201,9 +202,16 @@ static const char *tmp_dir(const mp_ctx *c)
     return t && *t ? t : "/tmp";
 }
 
-/* Copies bytes [from, to) of fd to out. */
+/* Copies bytes [from, to) of fd to out: in the kernel (copy_file_range)
+ * where it can, else through a buffer. */
 static int copy_range(mp_ctx *c, int fd, uint64_t from, uint64_t to, int out, const char *path)
 {
+    while (from < to) {
+        loff_t in = (loff_t)from;
+        const ssize_t got = copy_file_range(fd, &in, out, NULL, (size_t)(to - from), 0);
+        if (got <= 0) break; /* not here (another filesystem, an old kernel...) or the end: the buffer */
+        from += (uint64_t)got;
+    }
     char buf[1 << 16];
     while (from < to) {
         const size_t want = to - from < sizeof buf ? (size_t)(to - from) : sizeof buf;
@@ -245,23 +253,30 @@ static int scan_boundaries(mp_ctx *c, int fd, uint64_t size, uint64_t at, const 
     return ANONKIT_OK;
 }
 
-/* Counts newlines and quotes in [from, to). */
+/* Counts newlines and quotes in [from, to) (memchr from newline to newline). */
 static int count_range(mp_ctx *c, int fd, uint64_t from, uint64_t to, uint64_t *newlines, int *quotes, const char *path)
 {
-    char buf[1 << 16];
-    *newlines = 0;
-    *quotes = 0;
+    enum { BUF = 1 << 20 };
+    char *buf = malloc(BUF);
+    if (!buf) return ak_err_nomem(&c->err);
+    uint64_t nl = 0;
+    unsigned char q = 0;
+    int rc = ANONKIT_OK;
     while (from < to) {
-        const size_t want = to - from < sizeof buf ? (size_t)(to - from) : sizeof buf;
+        const size_t want = to - from < BUF ? (size_t)(to - from) : BUF;
         const ssize_t got = pread(fd, buf, want, (off_t)from);
-        if (got <= 0) return ak_err_set(&c->err, ANONKIT_E_IO, path, 0, 0, "cannot read: %s", strerror(errno));
-        for (ssize_t j = 0; j < got; j++) {
-            *newlines += buf[j] == '\n';
-            *quotes |= buf[j] == '"';
+        if (got <= 0) {
+            rc = ak_err_set(&c->err, ANONKIT_E_IO, path, 0, 0, "cannot read: %s", got ? strerror(errno) : "file shrank");
+            break;
         }
+        q |= memchr(buf, '"', (size_t)got) != NULL;
+        for (const char *p = buf, *end = buf + got; (p = memchr(p, '\n', (size_t)(end - p))); p++) nl++;
         from += (uint64_t)got;
     }
-    return ANONKIT_OK;
+    free(buf);
+    *newlines = nl;
+    *quotes = q;
+    return rc;
 }
 
 /* This rank's byte range of `path`, with the header, copied to a private
@@ -321,15 +336,18 @@ static int load_range(mp_ctx *c, const char *path, mp_piece *p, uint64_t *bytes)
     starts[c->size] = size;
     const uint64_t from = starts[c->rank], to = starts[c->rank + 1];
     free(starts);
-    /* the line of this rank's first row */
-    uint64_t mine = 0, before = 0;
-    rc = count_range(c, fd, from, to, &mine, &quotes, path);
-    if (rc == ANONKIT_OK && c->rank == 0) rc = count_range(c, fd, 0, hdr_end, &hdr_nl, &quotes, path);
+    /* the line of this rank's first row: 1 + the newlines before it, which
+     * are those of the nominal ranges before this rank's (an exclusive prefix
+     * sum) and those between its nominal start and its first row */
+    uint64_t gap = 0, before = 0;
+    rc = count_range(c, fd, nominal_lo, from, &gap, &quotes, path);
     if ((rc = mp_agree(c, rc)) < 0) goto done;
-    MPI_Bcast(&hdr_nl, 1, MPI_UINT64_T, 0, c->comm);
-    MPI_Exscan(&mine, &before, 1, MPI_UINT64_T, MPI_SUM, c->comm);
+    MPI_Exscan(&nl, &before, 1, MPI_UINT64_T, MPI_SUM, c->comm);
     if (c->rank == 0) before = 0;
-    const long first_line = (long)(1 + hdr_nl + before);
+    const long first_line = (long)(1 + before + gap);
+    /* the header's newlines (the loader's lines 1..hdr_nl + 1 are the header) */
+    if (c->rank == 0) hdr_nl = gap;
+    MPI_Bcast(&hdr_nl, 1, MPI_UINT64_T, 0, c->comm);
     char tmp[4096];
     snprintf(tmp, sizeof tmp, "%s/anonkit-mpi-shard-XXXXXX", tmp_dir(c));
     int out = mkstemp(tmp);
@@ -474,7 +492,11 @@ static int merge_pieces(mp_ctx *c, mp_piece *pc, size_t npc, mp_rows *out)
             for (uint32_t j = 0; j < nc; j++) out->off[row * nc + j + 1] = base + p->ends[r * nc + j];
         }
         table_dict_maps_free(&maps);
-        if (strbuf_append(&out->copied, p->copied.data ? p->copied.data : "", p->copied.len) != 0) rc = ak_err_nomem(&c->err);
+        if (npc == 1) { /* the one piece's copied fields are taken, not copied */
+            out->copied = pc[i].copied;
+            memset(&pc[i].copied, 0, sizeof pc[i].copied);
+        } else if (strbuf_append(&out->copied, p->copied.data ? p->copied.data : "", p->copied.len) != 0)
+            rc = ak_err_nomem(&c->err);
     }
     rc = mp_agree(c, rc);
 done:
