@@ -70,8 +70,9 @@ static json_t *build_json(const table *t, const inc_local_options *o, const inc_
 
 int local_job_run(anonkit_job *job, const table *t, const ak_run_context *ctx, partition *part, ak_run_output *out)
 {
-    const inc_local_options o = {.iteration_suppression = LOCAL_ITERATION_SUPPRESSION, .defer = LOCAL_DEFER,
-                                 .weights = ctx->weights, .refine = 1, .progress = ctx->progress};
+    const inc_local_options o = {.iteration_suppression = getenv("AK_ITS") ? atof(getenv("AK_ITS")) : LOCAL_ITERATION_SUPPRESSION, .defer = LOCAL_DEFER,
+                                 .weights = ctx->weights, .refine = 1, .progress = ctx->progress,
+                                 .iterate = getenv("AK_LOCAL_ITERATE") != NULL};
     inc_local_result r;
     const double start = ak_seconds();
     int rc = inc_local(t, &job->model, &o, part, &r, &job->err);

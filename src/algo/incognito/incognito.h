@@ -107,6 +107,7 @@ typedef struct inc_local_options {
     const double *weights;        /* NCP weights per QI, NULL for equal */
     int refine;                   /* split each published class further while its parts satisfy the model */
     struct ak_progress *progress; /* common/progress.h: cancelled runs stop at the next frequency set */
+    int iterate;                  /* 1: iterated full-domain optima; 0: top-down splits (local_split.c) */
 } inc_local_options;
 
 typedef struct inc_local_iteration {
@@ -121,6 +122,7 @@ typedef struct inc_local_result {
     size_t niter;
     inc_local_iteration *iter;
     uint64_t suppressed;    /* rows no iteration could publish */
+    uint64_t tasks, splits, classes; /* top-down splits: classes examined, split, published */
 } inc_local_result;
 
 /* Partitions t by local recoding into p (freshly initialized, one row each):
