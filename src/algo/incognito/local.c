@@ -138,7 +138,7 @@ static int refine_class(refine_ctx *r, uint32_t *idx, size_t n, const uint32_t *
 /* Publishes the current rows of c (rows[i] = table row of c's row i) at node
  * lv: rows of classes that satisfy the model are published (each class
  * refined by refine_class when `refine`), the others go to next[0..*nnext). */
-static int publish_iteration(inc_ctx *c, inc_split *sp, uint64_t lv, const size_t *rows, const double *w, int refine, partition *p,
+static int publish_iteration(inc_ctx *c, uint64_t lv, const size_t *rows, const double *w, int refine, partition *p,
                              size_t *next, size_t *nnext, uint64_t *classes, ak_error *err)
 {
     inc_fset *fs = NULL;
@@ -196,8 +196,7 @@ static int publish_iteration(inc_ctx *c, inc_split *sp, uint64_t lv, const size_
         for (size_t g = 0; g < ng && rc == ANONKIT_OK; g++) {
             if (!holds[g]) continue;
             const size_t cnt = start[g + 1] - start[g];
-            if (sp) rc = inc_split_class(sp, r.idx + start[g], cnt, lv, rows, err);
-            else rc = refine_class(&r, r.idx + start[g], cnt, level, err);
+            rc = refine_class(&r, r.idx + start[g], cnt, level, err);
         }
     }
     *classes = r.classes;
@@ -232,9 +231,12 @@ int inc_local(const table *t, const model *m, const inc_local_options *o, partit
               ak_error *err)
 {
     memset(res, 0, sizeof *res);
-    if (!o->iterate) {
-        if (m->variance > 0)
-            return ak_err_set(err, ANONKIT_E_USAGE, NULL, 0, 0, "local recoding does not take --variance");
+    if (m->variance > 0)
+        return ak_err_set(err, ANONKIT_E_USAGE, NULL, 0, 0, "local recoding does not take --variance");
+    res->method = o->method != INC_LOCAL_AUTO ? o->method
+                  : inc_model_monotone_with_suppression(m) ? INC_LOCAL_ITERATE
+                                                           : INC_LOCAL_SPLIT;
+    if (res->method == INC_LOCAL_SPLIT) { /* local_split.c */
         inc_ctx c;
         AK_CHECK(inc_ctx_init(&c, t, m, 0, err));
         c.progress = o->progress;
@@ -242,17 +244,19 @@ int inc_local(const table *t, const model *m, const inc_local_options *o, partit
         const int rc = inc_local_split(&c, o->weights, p, &st, err);
         inc_ctx_free(&c);
         res->suppressed = p->suppressed;
+        res->passes = st.passes;
         res->tasks = st.tasks;
         res->splits = st.splits;
         res->classes = st.classes;
+        res->merged = st.merged;
+        res->absorbed = st.absorbed;
+        res->restarted = st.restarted;
         return rc;
     }
     if (o->iteration_suppression > 0 && !inc_model_monotone_with_suppression(m))
         return ak_err_set(err, ANONKIT_E_USAGE, NULL, 0, 0,
-                          "local recoding suppresses rows in its iterations, which works with k-anonymity and "
-                          "distinct l-diversity only");
-    if (m->variance > 0)
-        return ak_err_set(err, ANONKIT_E_USAGE, NULL, 0, 0, "local recoding does not take --variance");
+                          "local recoding by iterated optima suppresses rows in its iterations, which works with "
+                          "k-anonymity and distinct l-diversity only");
     inc_ctx c;
     AK_CHECK(inc_ctx_init(&c, t, m, 0, err));
     c.progress = o->progress;
@@ -270,22 +274,10 @@ int inc_local(const table *t, const model *m, const inc_local_options *o, partit
         rows[r] = r;
         p->class_of[r] = PARTITION_SUPPRESSED;
     }
-    inc_split *sp = NULL;
-    if (rc == ANONKIT_OK && getenv("AK_SPLITREFINE")) rc = inc_split_new(&c, o->weights, p, &sp, err);
     size_t nrows = n, cap = 0;
     const uint64_t k = m->k > 1 ? m->k : 1;
     while (rc == ANONKIT_OK && nrows > 0) {
         select_rows(&c, full_code, full_sens, rows, nrows, code, sens);
-        if (sp && getenv("AK_TAIL") && nrows <= (size_t)atoll(getenv("AK_TAIL")) && nrows >= k) {
-            uint32_t *all = malloc(nrows * sizeof *all);
-            if (!all) { rc = ak_err_nomem(err); break; }
-            for (size_t i = 0; i < nrows; i++) all[i] = (uint32_t)i;
-            uint64_t top = 0;
-            for (uint32_t q = 0; q < c.nqi; q++) top = inc_with_level(&c, top, q, c.qi[q].height);
-            rc = inc_split_class(sp, all, nrows, top, rows, err);
-            free(all);
-            break;
-        }
         c.limit = model_suppression_limit(o->iteration_suppression, nrows);
         c.defer = o->defer;
         inc_opt_result r;
@@ -322,7 +314,7 @@ int inc_local(const table *t, const model *m, const inc_local_options *o, partit
         it->rows = nrows;
         it->nodes_checked = checked;
         size_t nnext = 0;
-        if ((rc = publish_iteration(&c, sp, r.lv, rows, o->weights, o->refine, p, next, &nnext, &it->classes, err)) < 0) break;
+        if ((rc = publish_iteration(&c, r.lv, rows, o->weights, o->refine, p, next, &nnext, &it->classes, err)) < 0) break;
         it->published = nrows - nnext;
         if (nnext == nrows) break; /* no progress: the rest stays suppressed */
         memcpy(rows, next, nnext * sizeof *rows);
@@ -335,7 +327,6 @@ int inc_local(const table *t, const model *m, const inc_local_options *o, partit
     memcpy(c.code0, full_code, c.nqi * sizeof *full_code);
     c.sens = full_sens;
     c.nrows = n;
-    inc_split_free(sp);
     for (uint32_t q = 0; q < c.nqi; q++) free(code[q]);
     free(sens);
     free(rows);
