@@ -56,13 +56,9 @@ static json_t *build_json(const table *t, const inc_local_options *o, const inc_
     JSET(obj, "qi", qi);
     JSET(obj, "method", json_string(r->method == INC_LOCAL_SPLIT ? "split" : "iterate"));
     if (r->method == INC_LOCAL_SPLIT) {
-        JSET(obj, "passes", json_integer((json_int_t)r->passes));
         JSET(obj, "classes_examined", json_integer((json_int_t)r->tasks));
         JSET(obj, "splits", json_integer((json_int_t)r->splits));
         JSET(obj, "classes", json_integer((json_int_t)r->classes));
-        JSET(obj, "classes_merged", json_integer((json_int_t)r->merged));
-        JSET(obj, "rows_absorbed", json_integer((json_int_t)r->absorbed));
-        JSET(obj, "restarted_without_passes", json_boolean(r->restarted));
     } else {
         JSET(obj, "iteration_suppression", json_real(o->iteration_suppression));
         JSET(obj, "left_row_cost", json_real(o->defer));
@@ -109,8 +105,8 @@ int local_job_run(anonkit_job *job, const table *t, const ak_run_context *ctx, p
         return ak_err_nomem(&job->err);
     }
     if (r.method == INC_LOCAL_SPLIT)
-        snprintf(out->summary, 256, "local recoding: top-down splits in %llu passes, %.3f s, %llu rows suppressed\n",
-                 (unsigned long long)r.passes, seconds, (unsigned long long)r.suppressed);
+        snprintf(out->summary, 256, "local recoding: top-down splits into %llu classes in %.3f s, %llu rows suppressed\n",
+                 (unsigned long long)r.classes, seconds, (unsigned long long)r.suppressed);
     else
         snprintf(out->summary, 256, "local recoding: %zu iterations in %.3f s, %llu rows suppressed\n", r.niter, seconds,
                  (unsigned long long)r.suppressed);

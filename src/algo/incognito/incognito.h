@@ -103,7 +103,7 @@ int inc_optimal(const table *t, const model *m, const inc_options *o, int exhaus
 typedef enum inc_local_method {
     INC_LOCAL_AUTO = 0, /* ITERATE under k-anonymity and distinct l-diversity, SPLIT under the other models */
     INC_LOCAL_ITERATE,  /* full-domain optima under a suppression limit, iterated (local.c) */
-    INC_LOCAL_SPLIT     /* top-down splits in passes (local_split.c): any per-class model */
+    INC_LOCAL_SPLIT     /* top-down splits from the top node (local_split.c): any per-class model */
 } inc_local_method;
 
 /* Local recoding (local.c): full-domain optima applied iteratively, every
@@ -130,10 +130,7 @@ typedef struct inc_local_result {
     inc_local_iteration *iter;
     uint64_t suppressed;    /* rows no iteration could publish */
     inc_local_method method; /* ITERATE or SPLIT: the one that ran */
-    /* SPLIT: passes from the top, classes examined / split / published, classes that joined an
-     * earlier one with the same labels, rows left at the end that joined a class */
-    uint64_t passes, tasks, splits, classes, merged, absorbed;
-    int restarted;          /* SPLIT: the passes left rows no class could take; one pass keeping remainders ran */
+    uint64_t tasks, splits, classes; /* SPLIT: classes examined, split, published */
 } inc_local_result;
 
 /* Partitions t by local recoding into p (freshly initialized, one row each).

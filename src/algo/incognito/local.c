@@ -244,13 +244,9 @@ int inc_local(const table *t, const model *m, const inc_local_options *o, partit
         const int rc = inc_local_split(&c, o->weights, p, &st, err);
         inc_ctx_free(&c);
         res->suppressed = p->suppressed;
-        res->passes = st.passes;
         res->tasks = st.tasks;
         res->splits = st.splits;
         res->classes = st.classes;
-        res->merged = st.merged;
-        res->absorbed = st.absorbed;
-        res->restarted = st.restarted;
         return rc;
     }
     if (o->iteration_suppression > 0 && !inc_model_monotone_with_suppression(m))

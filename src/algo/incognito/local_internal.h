@@ -6,19 +6,15 @@
 #include "algo/incognito/inc_internal.h"
 
 typedef struct inc_local_split_stats {
-    uint64_t passes;   /* passes from the top */
-    uint64_t tasks;    /* classes examined */
-    uint64_t splits;   /* of them split */
-    uint64_t classes;  /* published */
-    uint64_t merged;   /* classes that got the labels of an earlier class and joined it */
-    uint64_t absorbed; /* rows left at the end that joined a published class */
-    int restarted;     /* the passes left rows no class could take: one pass keeping every remainder instead */
+    uint64_t tasks;   /* classes examined */
+    uint64_t splits;  /* of them split */
+    uint64_t classes; /* published */
 } inc_local_split_stats;
 
 /* Local recoding of the rows of c (c->nrows, c->code0, c->sens) by top-down
- * splits in passes (local_split.c): every row gets a class of p
- * (partition.node: its hierarchy node per QI) that satisfies c->m, or stays
- * suppressed when no class can take it. */
+ * splits from the top of every hierarchy (local_split.c): every row gets a
+ * class of p (partition.node: its hierarchy node per QI) that satisfies c->m
+ * when the whole table does; otherwise every row stays suppressed. */
 int inc_local_split(inc_ctx *c, const double *w, partition *p, inc_local_split_stats *st /* OUT */, ak_error *err);
 
 #endif
