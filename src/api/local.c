@@ -1,8 +1,10 @@
 /* local.c (api) — `anonkit anonymize --algorithm local`: local recoding by
- * iterated full-domain generalization (issue 28; src/algo/incognito/local.c).
- * Its checks (those of incognito: a hierarchy for every QI, generalize), the
- * run, and the "local" part of the report: every iteration with its node,
- * the rows it started with and those it published. */
+ * iterated full-domain generalization or, under the models other than k and
+ * distinct l, by top-down splits (issue 28; src/algo/incognito/local.c,
+ * local_split.c). Its checks (those of incognito: a hierarchy for every QI,
+ * generalize), the run, and the "local" part of the report: the method, then
+ * every iteration with its node, the rows it started with and those it
+ * published, or the split search's classes examined, split and published. */
 #include "api/jsonb.h"
 #include "api/incognito.h"
 

@@ -10,7 +10,11 @@
  * suppressed whenever the top of the lattice satisfies the model for them.
  * Every row is published at the levels of its own iteration: a class carries
  * the hierarchy node of each QI (partition.node), classes are the groups of
- * identical labels, and rows no iteration can publish are suppressed. */
+ * identical labels, and rows no iteration can publish are suppressed.
+ * The iterations serve k-anonymity and distinct l-diversity (their
+ * suppression needs the generalization property under suppression); every
+ * other per-class model goes to the top-down split search of local_split.c
+ * (inc_local_options.method). */
 #include "algo/incognito/local_internal.h"
 
 #include <stdlib.h>
