@@ -188,7 +188,7 @@ for m in "--l-variant recursive --l 3 --c 3" "--l-variant entropy --l 3" "--t 0.
     lsupp=$(json "$W/local.json" "j['rows_suppressed']")
     lcls=$(json "$W/local.json" "j['classes']")
     lmeth=$(json "$W/local.json" "j['local']['method']")
-    agcp=- asec=- asupp=-
+    agcp=- asec=NA asupp=-
     if [ "$ARX" = 1 ] && [[ $m == *recursive* ]] && arx local 5 0 "out=$W/arx-local.csv ldiv=occupation:3:3"; then
         asec=$ASEC asupp=$ASUPP
         agcp=$("$AK" metrics "$F" "$W/arx-local.csv" --delimiter ';' --qi "$QIS" "${AKH8[@]}" --k 5 --suppression 1 2>/dev/null |
