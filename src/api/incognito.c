@@ -43,7 +43,9 @@ int inc_job_validate(anonkit_job *job)
         return usage(job, "--publish: incognito publishes every quasi-identifier as its hierarchy label (generalize)");
     if (job->split != MDR_SPLIT_MEDIAN) return usage(job, "--split is a Mondrian option; incognito does not split");
     if (job->model.variance > 0) return usage(job, "--algorithm incognito takes --k and --l, not --variance");
-    if (job->suppression > 0 && !inc_model_monotone_with_suppression(&job->model))
+    /* (local recoding suppresses only rows no class can take, under any per-class model) */
+    if (job->suppression > 0 && !inc_model_monotone_with_suppression(&job->model) &&
+        !(job->algorithm && !strcmp(job->algorithm->name, "local")))
         return usage(job, "--suppression works with k-anonymity and distinct l-diversity only: with entropy, recursive "
                           "or probabilistic l-diversity, t-closeness, delta-disclosure or beta-likeness suppressing "
                           "failing classes breaks the generalization property the lattice search relies on");

@@ -1,8 +1,10 @@
 /* local.c (api) — `anonkit anonymize --algorithm local`: local recoding by
- * iterated full-domain generalization (issue 28; src/algo/incognito/local.c).
- * Its checks (those of incognito: a hierarchy for every QI, generalize), the
- * run, and the "local" part of the report: every iteration with its node,
- * the rows it started with and those it published. */
+ * iterated full-domain generalization or, under the models other than k and
+ * distinct l, by top-down splits (issue 28; src/algo/incognito/local.c,
+ * local_split.c). Its checks (those of incognito: a hierarchy for every QI,
+ * generalize), the run, and the "local" part of the report: the method, then
+ * every iteration with its node, the rows it started with and those it
+ * published, or the split search's classes examined, split and published. */
 #include "api/jsonb.h"
 #include "api/incognito.h"
 
@@ -54,8 +56,15 @@ static json_t *build_json(const table *t, const inc_local_options *o, const inc_
     json_t *obj = json_object(), *qi = json_array(), *iters = json_array();
     for (uint32_t q = 0; qi && q < t->nqi; q++) JAPPEND(qi, json_string(t->qi[q].name));
     JSET(obj, "qi", qi);
-    JSET(obj, "iteration_suppression", json_real(o->iteration_suppression));
-    JSET(obj, "left_row_cost", json_real(o->defer));
+    JSET(obj, "method", json_string(r->method == INC_LOCAL_SPLIT ? "split" : "iterate"));
+    if (r->method == INC_LOCAL_SPLIT) {
+        JSET(obj, "classes_examined", json_integer((json_int_t)r->tasks));
+        JSET(obj, "splits", json_integer((json_int_t)r->splits));
+        JSET(obj, "classes", json_integer((json_int_t)r->classes));
+    } else {
+        JSET(obj, "iteration_suppression", json_real(o->iteration_suppression));
+        JSET(obj, "left_row_cost", json_real(o->defer));
+    }
     JSET(obj, "seconds", json_real(seconds));
     JSET(obj, "iterations_count", json_integer((json_int_t)r->niter));
     for (size_t i = 0; iters && i < r->niter; i++) JAPPEND(iters, iteration_json(t, &r->iter[i]));
@@ -77,7 +86,7 @@ int local_job_run(anonkit_job *job, const table *t, const ak_run_context *ctx, p
     int rc = inc_local(t, &job->model, &o, part, &r, &job->err);
     const double seconds = ak_seconds() - start;
     if (rc < 0) return rc;
-    /* Rows no iteration could publish (l-diversity) are suppressed: at most --suppression of them. */
+    /* Rows no iteration or pass could publish are suppressed: at most --suppression of them. */
     const uint64_t limit = model_suppression_limit(job->suppression, t->nrows);
     if (r.suppressed > limit) {
         const uint64_t left = r.suppressed;
@@ -97,8 +106,12 @@ int local_job_run(anonkit_job *job, const table *t, const ak_run_context *ctx, p
         inc_local_result_free(&r);
         return ak_err_nomem(&job->err);
     }
-    snprintf(out->summary, 256, "local recoding: %zu iterations in %.3f s, %llu rows suppressed\n", r.niter, seconds,
-             (unsigned long long)r.suppressed);
+    if (r.method == INC_LOCAL_SPLIT)
+        snprintf(out->summary, 256, "local recoding: top-down splits into %llu classes in %.3f s, %llu rows suppressed\n",
+                 (unsigned long long)r.classes, seconds, (unsigned long long)r.suppressed);
+    else
+        snprintf(out->summary, 256, "local recoding: %zu iterations in %.3f s, %llu rows suppressed\n", r.niter, seconds,
+                 (unsigned long long)r.suppressed);
     inc_local_result_free(&r);
     return ANONKIT_OK;
 }

@@ -99,6 +99,13 @@ typedef struct inc_optimum {
 int inc_optimal(const table *t, const model *m, const inc_options *o, int exhaustive, inc_optimum *out /* OUT */,
                 ak_error *err);
 
+/* How local recoding works (inc_local_options.method). */
+typedef enum inc_local_method {
+    INC_LOCAL_AUTO = 0, /* ITERATE under k-anonymity and distinct l-diversity, SPLIT under the other models */
+    INC_LOCAL_ITERATE,  /* full-domain optima under a suppression limit, iterated (local.c) */
+    INC_LOCAL_SPLIT     /* top-down splits from the top node (local_split.c): any per-class model */
+} inc_local_method;
+
 /* Local recoding (local.c): full-domain optima applied iteratively, every
  * row at the levels of the iteration that published it. */
 typedef struct inc_local_options {
@@ -107,6 +114,7 @@ typedef struct inc_local_options {
     const double *weights;        /* NCP weights per QI, NULL for equal */
     int refine;                   /* split each published class further while its parts satisfy the model */
     struct ak_progress *progress; /* common/progress.h: cancelled runs stop at the next frequency set */
+    inc_local_method method;
 } inc_local_options;
 
 typedef struct inc_local_iteration {
@@ -121,10 +129,12 @@ typedef struct inc_local_result {
     size_t niter;
     inc_local_iteration *iter;
     uint64_t suppressed;    /* rows no iteration could publish */
+    inc_local_method method; /* ITERATE or SPLIT: the one that ran */
+    uint64_t tasks, splits, classes; /* SPLIT: classes examined, split, published */
 } inc_local_result;
 
-/* Partitions t by local recoding into p (freshly initialized, one row each):
- * the optimum of least GCP with at most o->iteration_suppression of the rows
+/* Partitions t by local recoding into p (freshly initialized, one row each).
+ * SPLIT: local_split.c. ITERATE: the optimum of least GCP with at most o->iteration_suppression of the rows
  * suppressed, then the suppressed rows on their own, until none is left (an
  * iteration that would leave fewer than k rows, or none published, runs
  * without suppression). Classes carry their hierarchy node per QI. */

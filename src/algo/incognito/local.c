@@ -10,8 +10,12 @@
  * suppressed whenever the top of the lattice satisfies the model for them.
  * Every row is published at the levels of its own iteration: a class carries
  * the hierarchy node of each QI (partition.node), classes are the groups of
- * identical labels, and rows no iteration can publish are suppressed. */
-#include "algo/incognito/inc_internal.h"
+ * identical labels, and rows no iteration can publish are suppressed.
+ * The iterations serve k-anonymity and distinct l-diversity (their
+ * suppression needs the generalization property under suppression); every
+ * other per-class model goes to the top-down split search of local_split.c
+ * (inc_local_options.method). */
+#include "algo/incognito/local_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -231,12 +235,28 @@ int inc_local(const table *t, const model *m, const inc_local_options *o, partit
               ak_error *err)
 {
     memset(res, 0, sizeof *res);
-    if (o->iteration_suppression > 0 && !inc_model_monotone_with_suppression(m))
-        return ak_err_set(err, ANONKIT_E_USAGE, NULL, 0, 0,
-                          "local recoding suppresses rows in its iterations, which works with k-anonymity and "
-                          "distinct l-diversity only");
     if (m->variance > 0)
         return ak_err_set(err, ANONKIT_E_USAGE, NULL, 0, 0, "local recoding does not take --variance");
+    res->method = o->method != INC_LOCAL_AUTO ? o->method
+                  : inc_model_monotone_with_suppression(m) ? INC_LOCAL_ITERATE
+                                                           : INC_LOCAL_SPLIT;
+    if (res->method == INC_LOCAL_SPLIT) { /* local_split.c */
+        inc_ctx c;
+        AK_CHECK(inc_ctx_init(&c, t, m, 0, err));
+        c.progress = o->progress;
+        inc_local_split_stats st;
+        const int rc = inc_local_split(&c, o->weights, p, &st, err);
+        inc_ctx_free(&c);
+        res->suppressed = p->suppressed;
+        res->tasks = st.tasks;
+        res->splits = st.splits;
+        res->classes = st.classes;
+        return rc;
+    }
+    if (o->iteration_suppression > 0 && !inc_model_monotone_with_suppression(m))
+        return ak_err_set(err, ANONKIT_E_USAGE, NULL, 0, 0,
+                          "local recoding by iterated optima suppresses rows in its iterations, which works with "
+                          "k-anonymity and distinct l-diversity only");
     inc_ctx c;
     AK_CHECK(inc_ctx_init(&c, t, m, 0, err));
     c.progress = o->progress;
