@@ -217,10 +217,8 @@ static int build(anonkit_job *job, anonkit_result **out_result)
                         job->hbuild.column, &missing, &job->err);
     if (rc == 0) rc = hb_build(&v, &o, &rows, &job->err);
     if (rc == 0 && !job->hbuild.preview) {
-        /* what is written must load: the loader's checks, once */
-        hier *h = NULL;
-        rc = hb_to_hier(&rows, job->output, &h, &job->err);
-        hier_free(h);
+        /* what is written must load: the rows checked against the loader's rules, once */
+        rc = hb_check(&rows, job->output, &job->err);
         if (rc < 0) rc = ak_err_set(&job->err, ANONKIT_E_INTERNAL, NULL, 0, 0, "the built hierarchy does not load: %s",
                                     job->err.message);
     }

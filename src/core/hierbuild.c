@@ -14,6 +14,7 @@
 int hb_is_missing(const hb_missing *m, const char *text, size_t len)
 {
     if (len == 0) return 1;
+    if (!m || m->count == 0) return 0;
     for (size_t i = 0; m && i < m->count; i++)
         if (strlen(m->tokens[i]) == len && memcmp(m->tokens[i], text, len) == 0) return 1;
     return 0;
@@ -67,8 +68,9 @@ static int add_value(hb_values *v, const char *text, size_t len, long line, uint
     return ANONKIT_OK;
 }
 
-/* Moves the integers counted by value into v->dict, ascending. */
-static int fold_dense(hb_values *v, ak_error *err)
+/* Moves the integers counted by value into v->dict, ascending (after the
+ * values read as text, so ids keep that order). */
+int hb__fold_dense(hb_values *v, ak_error *err)
 {
     if (!v->dense) return ANONKIT_OK;
     if (v->dict.count == 0) { /* the map sized for them at once, rather than grown step by step */
@@ -141,7 +143,7 @@ int hb_collect(hb_values *v, const char *path, const char *shown, char delimiter
         if (x >= 0 && !v->dense_line) goto nomem;
         if ((rc = add_value(v, f->data, f->len, rec.line, 1, err)) < 0) goto fail;
     }
-    if (rc < 0 || (rc = fold_dense(v, err)) < 0) goto fail;
+    if (rc < 0) goto fail;
     csv_reader_free(reader);
     return ANONKIT_OK;
 nomem:
@@ -159,6 +161,18 @@ int hb__rows_init(hb_rows *r, uint32_t width, ak_error *err)
     memset(r, 0, sizeof *r);
     r->width = width;
     (void)err;
+    return ANONKIT_OK;
+}
+
+int hb__put_prev(hb_rows *r, ak_error *err)
+{
+    const size_t slot = (size_t)r->nrows * r->width + r->row;
+    if (ak_reserve((void **)&r->at, &r->cap, slot + 1, sizeof *r->at) != 0) return ak_err_nomem(err);
+    r->at[slot] = r->at[slot - r->width];
+    if (++r->row == r->width) {
+        r->row = 0;
+        r->nrows++;
+    }
     return ANONKIT_OK;
 }
 
@@ -528,10 +542,12 @@ static int build_order(const hb_values *v, const hb_options *o, hb_rows *r, ak_e
     return rc;
 }
 
-int hb_build(const hb_values *v, const hb_options *o, hb_rows *rows, ak_error *err)
+int hb_build(hb_values *v, const hb_options *o, hb_rows *rows, ak_error *err)
 {
     memset(rows, 0, sizeof *rows);
-    int rc;
+    int rc = ANONKIT_OK;
+    /* the numeric builders read the integers counted by value in place; the others want text */
+    if (o->kind != HB_INTERVAL && o->kind != HB_QUANTILES) AK_CHECK(hb__fold_dense(v, err));
     switch (o->kind) {
     case HB_FLAT: rc = build_flat(v, rows, err); break;
     case HB_INTERVAL: rc = hb__build_interval(v, o, rows, err); break;
@@ -556,31 +572,57 @@ int hb_level_sizes(const hb_rows *r, uint64_t *sizes, ak_error *err)
     for (uint32_t l = 0; l < r->width; l++) {
         sizes[l] = 0;
         for (uint32_t i = 0; i < r->nrows; i++)
-            if (i == 0 || strcmp(hb_label(r, i, l), hb_label(r, i - 1, l)) != 0) sizes[l]++;
+            if (i == 0 || (r->at[(size_t)i * r->width + l] != r->at[(size_t)(i - 1) * r->width + l] &&
+                           strcmp(hb_label(r, i, l), hb_label(r, i - 1, l)) != 0))
+                sizes[l]++;
     }
     return ANONKIT_OK;
 }
 
 int hb_write(const hb_rows *r, FILE *f, const char *path, ak_error *err)
 {
-    strbuf line = {0};
-    int rc = ANONKIT_OK;
+    /* one buffer, written at the end in large pieces; a label shared with the
+     * row above (the same offset: an interval of many values) is escaped once
+     * and its bytes copied from the line above */
+    strbuf out = {0};
+    size_t *span = calloc(2 * (size_t)(r->width ? r->width : 1), sizeof *span); /* per level: start, length */
+    int rc = span ? ANONKIT_OK : ak_err_nomem(err);
     for (uint32_t i = 0; i < r->nrows && rc == 0; i++) {
-        line.len = 0;
-        for (uint32_t l = 0; l < r->width && rc == 0; l++) {
-            const char *s = hb_label(r, i, l);
+        const size_t *at = r->at + (size_t)i * r->width;
+        for (uint32_t l = 0; l < r->width; l++) {
+            if (i && l && at[l] == (at - r->width)[l]) {
+                const size_t len = span[2 * l + 1];
+                if (strbuf_reserve(&out, len + 1) != 0) {
+                    rc = ak_err_nomem(err);
+                    break;
+                }
+                out.data[out.len] = ';';
+                memcpy(out.data + out.len + 1, out.data + span[2 * l], len);
+                span[2 * l] = out.len + 1;
+                out.len += len + 1;
+                continue;
+            }
+            const char *s = r->text.data + at[l];
             const size_t len = strlen(s);
-            if ((l && strbuf_append(&line, ";", 1) != 0) || strbuf_reserve(&line, csv_escaped_max(len)) != 0) {
+            if (strbuf_reserve(&out, csv_escaped_max(len) + 2) != 0) {
                 rc = ak_err_nomem(err);
                 break;
             }
-            line.len += csv_escape(line.data + line.len, s, len, ';');
+            if (l) out.data[out.len++] = ';';
+            span[2 * l] = out.len;
+            span[2 * l + 1] = csv_escape(out.data + out.len, s, len, ';');
+            out.len += span[2 * l + 1];
         }
-        if (rc == 0 && strbuf_append(&line, "\n", 1) != 0) rc = ak_err_nomem(err);
-        if (rc == 0 && fwrite(line.data, 1, line.len, f) != line.len)
-            rc = ak_err_set(err, ANONKIT_E_IO, path, 0, 0, "cannot write the hierarchy");
+        if (rc == 0 && strbuf_append(&out, "\n", 1) != 0) rc = ak_err_nomem(err);
     }
-    strbuf_free(&line);
+    for (size_t done = 0; rc == 0 && done < out.len;) {
+        const size_t piece = out.len - done < ((size_t)1 << 24) ? out.len - done : (size_t)1 << 24;
+        if (fwrite(out.data + done, 1, piece, f) != piece)
+            rc = ak_err_set(err, ANONKIT_E_IO, path, 0, 0, "cannot write the hierarchy");
+        done += piece;
+    }
+    free(span);
+    strbuf_free(&out);
     return rc;
 }
 
