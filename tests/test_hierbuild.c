@@ -18,6 +18,7 @@
 #include "common/interval.h"
 #include "core/hierarchy.h"
 #include "core/hierbuild.h"
+#include "core/hierbuild_internal.h"
 #include "testutil.h"
 
 /* Writes a one-column CSV of the given cells and collects its values. */
@@ -65,11 +66,29 @@ static void check_rows(const hb_rows *r, const char *const *values, size_t nvalu
             for (uint32_t b = 0; b < r->nrows; b++)
                 if (b != a && !strcmp(hb_label(r, a, l), hb_label(r, b, l))) fail_msg("NULL shares level %u", l);
     }
-    /* the rows load */
+    /* the rows load, pass the check before writing, and load again from the written file */
     hier *h = NULL;
     ak_error err;
     if (hb_to_hier(r, "built", &h, &err) != 0) fail_msg("does not load: %s", err.message);
     assert_int_equal(hier_leaf_count(h), r->nrows);
+    hier_free(h);
+    if (hb_check(r, "built", &err) != 0) fail_msg("the check refuses it: %s", err.message);
+    const char *path = tu_path(tu_group_dir, "written.csv");
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    assert_int_equal(hb_write(r, f, path, &err), 0);
+    assert_int_equal(fclose(f), 0);
+    if (hier_load(&h, path, &err) != 0) fail_msg("the written file does not load: %s", err.message);
+    assert_int_equal(hier_leaf_count(h), r->nrows);
+    for (uint32_t i = 0; i < r->nrows; i++) { /* each leaf's labels up to the root, as built */
+        uint32_t code;
+        assert_int_equal(hier_find_leaf(h, hb_label(r, i, 0), strlen(hb_label(r, i, 0)), &code), 0);
+        uint32_t node = hier_leaf_node(h, code);
+        for (uint32_t l = 1; l < r->width; l++) {
+            node = hier_node_at(h, node)->parent;
+            assert_string_equal(hier_node_at(h, node)->label, hb_label(r, i, l));
+        }
+    }
     hier_free(h);
 }
 
@@ -135,6 +154,7 @@ static void test_interval_random(void **state)
                 buf[0] = '\0';
                 missing = 1;
             } else if (decimal) snprintf(buf, sizeof buf, "%.2f", ((double)tu_below(&g, 20000) - 10000) / 100);
+            else if (tu_below(&g, 8) == 0) snprintf(buf, sizeof buf, "%d.0", (int)tu_below(&g, 200) - 60); /* ties "5" */
             else snprintf(buf, sizeof buf, "%d", (int)tu_below(&g, 200) - 60);
             cells[i] = strdup(buf);
             int seen = !buf[0];
@@ -484,6 +504,56 @@ static void test_interval_round_trip(void **state)
     assert_true(iv.lo_len == 2 && iv.hi_len == 2 && !memcmp(iv.hi, "-3", 2));
 }
 
+/* Rows given as text ("a;b;c|d;e;f", no quoting) through the row assembly. */
+static void rows_of(const char *text, uint32_t width, hb_rows *r)
+{
+    ak_error err;
+    assert_int_equal(hb__rows_init(r, width, &err), 0);
+    const char *p = text;
+    for (;;) {
+        const size_t len = strcspn(p, ";|");
+        assert_int_equal(hb__put(r, p, len, &err), 0);
+        if (!p[len]) break;
+        p += len + 1;
+    }
+}
+
+/* hb_check against the loader on hand-made rows: it refuses what the loader
+ * refuses (a leaf twice, two parents, a label naming two nodes, "*" below the
+ * added root, an empty label), and rows out of tree order, which the loader
+ * takes but no builder writes. */
+static void test_check(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *rows;
+        uint32_t width;
+        int loads, passes;
+    } cases[] = {
+        {"1;1-2;*|2;1-2;*|3;3-4;*", 3, 1, 1},
+        {"1;1-2;*|2;1-2;*|1;3-4;*", 3, 0, 0},       /* a leaf twice */
+        {"1;1-2;a|2;1-2;b|3;3-4;b", 3, 0, 0},       /* two parents */
+        {"1;1-2;1-4|2;1-2;1-4|3;3-4;1-2", 3, 0, 0}, /* a label for two nodes */
+        {"1;12;*|2;12;*|12;x;*", 3, 0, 0},          /* a leaf's label above other leaves too */
+        {"1;1;1|2;2;2", 3, 1, 1},                   /* a leaf padded upwards */
+        {"1;*|2;a", 2, 0, 0},                       /* "*" below the added root */
+        {"1;a|2;b|3;a", 2, 1, 0},                   /* out of tree order */
+        {"1;;*|2;b;*", 3, 0, 0},                    /* an empty label */
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        hb_rows r;
+        rows_of(cases[c].rows, cases[c].width, &r);
+        ak_error err;
+        hier *h = NULL;
+        const int loads = hb_to_hier(&r, "rows", &h, &err) == 0;
+        hier_free(h);
+        const int passes = hb_check(&r, "rows", &err) == 0;
+        if (loads != cases[c].loads || passes != cases[c].passes)
+            fail_msg("case %zu (%s): loads %d, passes %d", c, cases[c].rows, loads, passes);
+        hb_rows_free(&r);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -491,6 +561,7 @@ int main(void)
         cmocka_unit_test(test_mask_random),       cmocka_unit_test(test_date_random),
         cmocka_unit_test(test_order_and_flat),    cmocka_unit_test(test_bad_builders),
         cmocka_unit_test(test_shortest_decimals), cmocka_unit_test(test_interval_round_trip),
+        cmocka_unit_test(test_check),
     };
     return cmocka_run_group_tests(tests, tu_group_setup, tu_group_teardown);
 }

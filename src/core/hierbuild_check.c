@@ -21,7 +21,7 @@ typedef struct seen {
 static int show_len(size_t len) { return len > CHECK_LABEL_MAX ? CHECK_LABEL_MAX : (int)len; }
 
 /* The label at (row, level) differs from the one at (row - 1, level). */
-static int differs(const hb_rows *r, uint32_t row, uint32_t level)
+static inline int differs(const hb_rows *r, uint32_t row, uint32_t level)
 {
     const size_t a = r->at[(size_t)row * r->width + level], b = r->at[(size_t)(row - 1) * r->width + level];
     return a != b && strcmp(r->text.data + a, r->text.data + b) != 0;
@@ -73,17 +73,18 @@ int hb_check(const hb_rows *r, const char *path, ak_error *err)
         uint32_t start = 0, labels = 0;
         for (uint32_t i = 0; i <= r->nrows && rc == 0; i++) {
             if (i < r->nrows) {
-                const char *s = hb_label(r, i, l);
-                if (!*s) {
-                    rc = ak_err_set(err, ANONKIT_E_INTERNAL, path, (long)i + 1, (long)l + 1,
-                                    "empty label in field %u (level %u)", l + 1, l);
-                    break;
-                }
                 if (l == 0) { /* every row a leaf of its own */
-                    rc = note(&all, &info, &cap, s, 0, i, i, path, err);
+                    const char *s = hb_label(r, i, 0);
+                    rc = *s ? note(&all, &info, &cap, s, 0, i, i, path, err)
+                            : ak_err_set(err, ANONKIT_E_INTERNAL, path, (long)i + 1, 1, "empty label in field 1 (level 0)");
                     continue;
                 }
-                if (i == 0 || differs(r, i, l)) {
+                if (i == 0 || differs(r, i, l)) { /* a run of a label begins */
+                    if (!*hb_label(r, i, l)) {
+                        rc = ak_err_set(err, ANONKIT_E_INTERNAL, path, (long)i + 1, (long)l + 1,
+                                        "empty label in field %u (level %u)", l + 1, l);
+                        break;
+                    }
                     if (i) rc = note(&all, &info, &cap, hb_label(r, start, l), l, start, i - 1, path, err);
                     start = i;
                     labels++;
@@ -91,7 +92,7 @@ int hb_check(const hb_rows *r, const char *path, ak_error *err)
                 }
                 /* the same label as the row above: so its parent must be */
                 if (l + 1 < r->width && differs(r, i, l + 1)) {
-                    const char *p0 = hb_label(r, i - 1, l + 1), *p1 = hb_label(r, i, l + 1);
+                    const char *s = hb_label(r, i, l), *p0 = hb_label(r, i - 1, l + 1), *p1 = hb_label(r, i, l + 1);
                     rc = ak_err_set(err, ANONKIT_E_INTERNAL, path, (long)i + 1, 0,
                                     "\"%.*s\" at level %u has two parents: \"%.*s\" (line %u) and \"%.*s\"",
                                     show_len(strlen(s)), s, l, show_len(strlen(p0)), p0, i, show_len(strlen(p1)), p1);

@@ -31,16 +31,27 @@ static int cmp_num(const void *a, const void *b)
  * returns its length. */
 static size_t format_int(char *buf, int64_t x)
 {
+    static const char pairs[] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+                                "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+                                "8081828384858687888990919293949596979899";
     char tmp[24];
-    size_t n = 0, k = 0;
+    size_t n = sizeof tmp, k = 0;
     uint64_t u = x < 0 ? 0 - (uint64_t)x : (uint64_t)x;
-    do {
-        tmp[n++] = (char)('0' + u % 10);
-        u /= 10;
-    } while (u);
+    while (u >= 100) {
+        const unsigned d = (unsigned)(u % 100);
+        u /= 100;
+        tmp[--n] = pairs[2 * d + 1];
+        tmp[--n] = pairs[2 * d];
+    }
+    if (u >= 10) {
+        tmp[--n] = pairs[2 * u + 1];
+        tmp[--n] = pairs[2 * u];
+    } else {
+        tmp[--n] = (char)('0' + u);
+    }
     if (x < 0) buf[k++] = '-';
-    while (n) buf[k++] = tmp[--n];
-    return k;
+    memcpy(buf + k, tmp + n, sizeof tmp - n);
+    return k + sizeof tmp - n;
 }
 
 /* The text of value ref of v: a key of v->dict, or the integer written into buf. */
