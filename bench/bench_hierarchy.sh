@@ -3,7 +3,9 @@
 # of the same file by the CSV reader, measured in the same run, whole process
 # against whole process: the baseline is `bench_csv FILE DELIM once` (one pass
 # of csv_read over the file and nothing else), each build one `anonkit
-# hierarchy` process; every time is the best of RUNS (3) runs. Builds: every
+# hierarchy` process; every time is the best of RUNS (3) runs, both the wall
+# time and the CPU time (user + system, from bash's time: on a machine
+# shared with other work the wall time mostly measures waiting). Builds: every
 # hierarchy of the Adult table (an interval hierarchy for age, flat ones for
 # the categories; each build reads the file once), and interval and quantile
 # hierarchies for every numeric column of a generated table (`anonkit
@@ -25,20 +27,20 @@ DATA=${DATA:-$HERE/../../shared/data}
 ADULT=$DATA/adult/adult.csv
 [ -f "$ADULT" ] || ADULT=$HERE/../examples/adult/adult.csv
 
-# best CMD...: the best wall time in seconds of RUNS runs of CMD (output discarded)
+# best CMD...: "WALL CPU", the best wall and CPU seconds of RUNS runs of CMD
+# (output discarded)
 best() {
-    local b="" t0 t1
+    local w="" c="" line TIMEFORMAT="%3R %3U %3S"
     for _ in $(seq "$RUNS"); do
-        t0=$(date +%s.%N)
-        "$@" >/dev/null 2>&1
-        t1=$(date +%s.%N)
-        b=$(awk -v a="$t0" -v c="$t1" -v b="$b" 'BEGIN { s = c - a; if (b == "" || s < b) b = s; printf "%.6f", b }')
+        line=$( { time "$@" >/dev/null 2>&1; } 2>&1 | awk '{ printf "%.3f %.3f", $1, $2 + $3 }')
+        w=$(awk -v a="${line% *}" -v b="$w" 'BEGIN { if (b == "" || a < b) b = a; printf "%.3f", b }')
+        c=$(awk -v a="${line#* }" -v b="$c" 'BEGIN { if (b == "" || a < b) b = a; printf "%.3f", b }')
     done
-    echo "$b"
+    echo "$w $c"
 }
 
-# build_one FILE DELIM READ_SECONDS NAME ARGS...: one build written to a file
-# and one to /dev/null, each against the read
+# build_one FILE DELIM "READ_WALL READ_CPU" NAME ARGS...: one build written to
+# a file and one to /dev/null, each against the read
 build_one() {
     local file=$1 delim=$2 read=$3 name=$4
     shift 4
@@ -46,14 +48,24 @@ build_one() {
     s=$(best "$ANONKIT" hierarchy "$file" --delimiter "$delim" "$@" -o "$DIR/h.csv")
     u=$(best "$ANONKIT" hierarchy "$file" --delimiter "$delim" "$@" -o /dev/null)
     awk -v n="$name" -v s="$s" -v u="$u" -v r="$read" 'BEGIN {
-        if (r < 1e-6) r = 1e-6
-        printf "  %-36s to a file %7.3f s (ratio %5.2f), to /dev/null %7.3f s (ratio %5.2f)\n", n, s, s / r, u, u / r }'
+        split(s, S, " "); split(u, U, " "); split(r, R, " ")
+        for (i = 1; i <= 2; i++) if (R[i] < 0.001) R[i] = 0.001
+        printf "  %-34s file: wall %6.3f s (%5.2f) cpu %6.3f s (%5.2f); /dev/null: wall %6.3f s (%5.2f) cpu %6.3f s (%5.2f)\n",
+            n, S[1], S[1] / R[1], S[2], S[2] / R[2], U[1], U[1] / R[1], U[2], U[2] / R[2] }'
     echo "$s $u" >>"$DIR/all.txt"
+}
+
+# total READ COUNT_LABEL: the sums of all.txt against the read
+total() {
+    awk -v r="$1" -v n="$2" '{ sw += $1; sc += $2; uw += $3; uc += $4; k++ } END {
+        split(r, R, " "); for (i = 1; i <= 2; i++) if (R[i] < 0.001) R[i] = 0.001
+        printf "  all %d %s: to files wall %.3f s = %.2f reads, cpu %.3f s = %.2f reads; to /dev/null wall %.3f s = %.2f reads, cpu %.3f s = %.2f reads\n",
+            k, n, sw, sw / R[1], sc, sc / R[2], uw, uw / R[1], uc, uc / R[2] }' "$DIR/all.txt"
 }
 
 echo "Adult: $ADULT (best of $RUNS, whole processes)"
 R=$(best "$BENCH_CSV" "$ADULT" ';' once)
-echo "  read (bench_csv once): $R s"
+echo "  read (bench_csv once): wall ${R% *} s, cpu ${R#* } s (ratios below: build / read)"
 : >"$DIR/all.txt"
 header=$(head -n 1 "$ADULT" | tr -d '\r')
 IFS=';' read -r -a cols <<<"$header"
@@ -61,20 +73,16 @@ for c in "${cols[@]}"; do
     if [ "$c" = age ]; then build_one "$ADULT" ';' "$R" "$c (--interval 5 --fanout 2,2,2)" --column age --interval 5 --fanout 2,2,2
     else build_one "$ADULT" ';' "$R" "$c (--flat)" --column "$c" --flat; fi
 done
-awk -v r="$R" -v n="${#cols[@]}" '{ s += $1; u += $2 } END {
-    printf "  all %d hierarchies (read %.3f s): to files %.3f s = %.2f reads; to /dev/null %.3f s = %.2f reads\n",
-           n, r, s, s / r, u, u / r }' "$DIR/all.txt"
+total "$R" hierarchies
 
 echo "Generated: $ROWS rows (best of $RUNS, whole processes)"
 "$ANONKIT" generate --rows "$ROWS" --seed 1 -o "$DIR/g.csv" 2>/dev/null
 ls -l "$DIR/g.csv" | awk '{ printf "  %.1f MB\n", $5 / 1e6 }'
 R=$(best "$BENCH_CSV" "$DIR/g.csv" ',' once)
-echo "  read (bench_csv once): $R s"
+echo "  read (bench_csv once): wall ${R% *} s, cpu ${R#* } s (ratios below: build / read)"
 : >"$DIR/all.txt"
 for c in salary commission age elevel car zipcode hvalue hyears loan; do
     build_one "$DIR/g.csv" ',' "$R" "$c (--interval)" --column "$c" --interval 10 --fanout 2,2
 done
 build_one "$DIR/g.csv" ',' "$R" "salary (--quantiles 16,2)" --column salary --quantiles 16,2
-awk -v r="$R" '{ s += $1; u += $2; n++ } END {
-    printf "  all %d hierarchies (read %.3f s): to files %.3f s = %.2f reads (%.2f each); to /dev/null %.3f s = %.2f reads (%.2f each)\n",
-           n, r, s, s / r, s / r / n, u, u / r, u / r / n }' "$DIR/all.txt"
+total "$R" hierarchies

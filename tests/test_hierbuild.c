@@ -21,8 +21,9 @@
 #include "core/hierbuild_internal.h"
 #include "testutil.h"
 
-/* Writes a one-column CSV of the given cells and collects its values. */
-static void collect(const char *const *cells, size_t n, const hb_missing *missing, hb_values *v)
+/* Writes a one-column CSV of the given cells and collects its values
+ * (presence: only marked present, as for the interval builder). */
+static void collect_mode(const char *const *cells, size_t n, const hb_missing *missing, hb_values *v, int presence)
 {
     const char *path = tu_path(tu_group_dir, "col.csv");
     FILE *f = fopen(path, "w");
@@ -31,7 +32,12 @@ static void collect(const char *const *cells, size_t n, const hb_missing *missin
     for (size_t i = 0; i < n; i++) fprintf(f, "%zu,%s\n", i, cells[i]);
     fclose(f);
     ak_error err;
-    assert_int_equal(hb_collect(v, path, NULL, ',', "c", missing, &err), 0);
+    assert_int_equal((presence ? hb_collect_presence : hb_collect)(v, path, NULL, ',', "c", missing, &err), 0);
+}
+
+static void collect(const char *const *cells, size_t n, const hb_missing *missing, hb_values *v)
+{
+    collect_mode(cells, n, missing, v, 0);
 }
 
 /* The generic properties of built rows over the distinct present values
@@ -162,7 +168,7 @@ static void test_interval_random(void **state)
             if (!seen) distinct[nd++] = cells[i];
         }
         hb_values v;
-        collect((const char *const *)cells, n, NULL, &v);
+        collect_mode((const char *const *)cells, n, NULL, &v, rep % 4 >= 2);
         uint32_t fan[3] = {2 + (uint32_t)tu_below(&g, 3), 2, 3};
         hb_options o = {.kind = HB_INTERVAL, .width = decimal ? 0.25 * (1 + (double)tu_below(&g, 8)) : 1 + (double)tu_below(&g, 12),
                         .fanout = fan, .nfanout = tu_below(&g, 4), .style = bracket ? AK_INTERVAL_BRACKET : AK_INTERVAL_RANGE};

@@ -213,8 +213,9 @@ static int build(anonkit_job *job, anonkit_result **out_result)
     if (!result) rc = ak_err_nomem(&job->err);
     if (rc == 0 && !job->hbuild.preview) rc = outfile_open(&of, job->output, &job->err);
     if (rc == 0)
-        rc = hb_collect(&v, job->input, strcmp(job->input, "-") ? job->input : "stdin", job->delimiter,
-                        job->hbuild.column, &missing, &job->err);
+        rc = (o.kind == HB_INTERVAL ? hb_collect_presence : hb_collect)(
+            &v, job->input, strcmp(job->input, "-") ? job->input : "stdin", job->delimiter, job->hbuild.column, &missing,
+            &job->err);
     if (rc == 0) rc = hb_build(&v, &o, &rows, &job->err);
     if (rc == 0 && !job->hbuild.preview) {
         /* what is written must load: the rows checked against the loader's rules, once */

@@ -28,6 +28,7 @@ void hb_values_free(hb_values *v)
     free(v->file);
     free(v->dense);
     free(v->dense_line);
+    free(v->bits);
     memset(v, 0, sizeof *v);
 }
 
@@ -91,12 +92,17 @@ int hb__fold_dense(hb_values *v, ak_error *err)
     return ANONKIT_OK;
 }
 
-int hb_collect(hb_values *v, const char *path, const char *shown, char delimiter, const char *column,
-               const hb_missing *missing, ak_error *err)
+/* hb_collect and hb_collect_presence. */
+static int collect(hb_values *v, const char *path, const char *shown, char delimiter, const char *column,
+                   const hb_missing *missing, int presence, ak_error *err)
 {
     memset(v, 0, sizeof *v);
     v->dense_lo = UINT32_MAX;
     v->file = strdup(shown ? shown : path);
+    if (presence && !(v->bits = calloc(HB_DENSE / 64, sizeof *v->bits))) {
+        hb_values_free(v);
+        return ak_err_nomem(err);
+    }
     if (!v->file || strmap_init(&v->dict, 1024) != 0) {
         hb_values_free(v);
         return ak_err_nomem(err);
@@ -131,6 +137,12 @@ int hb_collect(hb_values *v, const char *path, const char *shown, char delimiter
             continue;
         }
         const long x = dense_value(f->data, f->len);
+        if (x >= 0 && v->bits) {
+            v->bits[x >> 6] |= (uint64_t)1 << (x & 63);
+            if ((uint32_t)x < v->dense_lo) v->dense_lo = (uint32_t)x;
+            if ((uint32_t)x > v->dense_hi) v->dense_hi = (uint32_t)x;
+            continue;
+        }
         if (x >= 0 && (v->dense || ((v->dense = calloc(HB_DENSE, sizeof *v->dense)) != NULL &&
                                     (v->dense_line = calloc(HB_DENSE, sizeof *v->dense_line)) != NULL))) {
             if (!v->dense[x]++) {
@@ -152,6 +164,18 @@ fail:
     csv_reader_free(reader);
     hb_values_free(v);
     return rc;
+}
+
+int hb_collect(hb_values *v, const char *path, const char *shown, char delimiter, const char *column,
+               const hb_missing *missing, ak_error *err)
+{
+    return collect(v, path, shown, delimiter, column, missing, 0, err);
+}
+
+int hb_collect_presence(hb_values *v, const char *path, const char *shown, char delimiter, const char *column,
+                        const hb_missing *missing, ak_error *err)
+{
+    return collect(v, path, shown, delimiter, column, missing, 1, err);
 }
 
 /* ---- rows ---- */
@@ -547,6 +571,8 @@ int hb_build(hb_values *v, const hb_options *o, hb_rows *rows, ak_error *err)
     memset(rows, 0, sizeof *rows);
     int rc = ANONKIT_OK;
     /* the numeric builders read the integers counted by value in place; the others want text */
+    if (v->bits && o->kind != HB_INTERVAL)
+        return ak_err_set(err, ANONKIT_E_INTERNAL, NULL, 0, 0, "values collected for the interval builder only");
     if (o->kind != HB_INTERVAL && o->kind != HB_QUANTILES) AK_CHECK(hb__fold_dense(v, err));
     switch (o->kind) {
     case HB_FLAT: rc = build_flat(v, rows, err); break;

@@ -67,7 +67,8 @@ static const char *value_text(const hb_values *v, uint32_t ref, char *buf, size_
 
 static uint64_t value_count(const hb_values *v, uint32_t ref)
 {
-    return ref & DENSE_BIT ? v->dense[ref & ~DENSE_BIT] : v->count[ref];
+    if (!(ref & DENSE_BIT)) return v->count[ref];
+    return v->dense ? v->dense[ref & ~DENSE_BIT] : 1; /* (marked present only: once) */
 }
 
 /* The distinct values of v as numbers, ascending (equal numbers in their
@@ -80,6 +81,8 @@ static int sorted_numbers(const hb_values *v, const char *builder, num_value **o
     uint32_t nd = 0;
     if (v->dense)
         for (uint32_t x = v->dense_lo; x <= v->dense_hi; x++) nd += v->dense[x] != 0;
+    if (v->bits && v->dense_lo <= v->dense_hi)
+        for (uint32_t w = v->dense_lo >> 6; w <= v->dense_hi >> 6; w++) nd += (uint32_t)__builtin_popcountll(v->bits[w]);
     const size_t n = (size_t)nt + nd;
     num_value *nv = malloc((n ? n : 1) * sizeof *nv), *text = malloc((nt ? nt : 1) * sizeof *text);
     if (!nv || !text) {
@@ -113,6 +116,13 @@ static int sorted_numbers(const hb_values *v, const char *builder, num_value **o
             while (t < nt && text[t].v <= (double)x) nv[k++] = text[t++];
             nv[k++] = (num_value){(double)x, x | DENSE_BIT};
         }
+    if (v->bits && v->dense_lo <= v->dense_hi)
+        for (uint32_t w = v->dense_lo >> 6; w <= v->dense_hi >> 6; w++)
+            for (uint64_t b = v->bits[w]; b; b &= b - 1) {
+                const uint32_t x = w * 64 + (uint32_t)__builtin_ctzll(b);
+                while (t < nt && text[t].v <= (double)x) nv[k++] = text[t++];
+                nv[k++] = (num_value){(double)x, x | DENSE_BIT};
+            }
     while (t < nt) nv[k++] = text[t++];
     free(text);
     *out = nv;
