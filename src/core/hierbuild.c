@@ -188,6 +188,14 @@ int hb__rows_init(hb_rows *r, uint32_t width, ak_error *err)
     return ANONKIT_OK;
 }
 
+int hb__rows_reserve(hb_rows *r, size_t nrows, size_t text_bytes, ak_error *err)
+{
+    if (ak_reserve((void **)&r->at, &r->cap, nrows * r->width, sizeof *r->at) != 0 ||
+        strbuf_reserve(&r->text, text_bytes) != 0)
+        return ak_err_nomem(err);
+    return ANONKIT_OK;
+}
+
 int hb__put_prev(hb_rows *r, ak_error *err)
 {
     const size_t slot = (size_t)r->nrows * r->width + r->row;
@@ -607,47 +615,43 @@ int hb_level_sizes(const hb_rows *r, uint64_t *sizes, ak_error *err)
 
 int hb_write(const hb_rows *r, FILE *f, const char *path, ak_error *err)
 {
-    /* one buffer, written at the end in large pieces; a label shared with the
-     * row above (the same offset: an interval of many values) is escaped once
-     * and its bytes copied from the line above */
+    /* lines into one buffer, written whenever it holds 4 MiB; a label shared
+     * with the row above (the same offset: an interval of many values) is
+     * escaped once, into cache[l], and copied from there */
+    const size_t flush_at = (size_t)1 << 22;
     strbuf out = {0};
-    size_t *span = calloc(2 * (size_t)(r->width ? r->width : 1), sizeof *span); /* per level: start, length */
-    int rc = span ? ANONKIT_OK : ak_err_nomem(err);
+    strbuf *cache = calloc(r->width ? r->width : 1, sizeof *cache);
+    int rc = cache && strbuf_reserve(&out, flush_at + 4096) == 0 ? ANONKIT_OK : ak_err_nomem(err);
     for (uint32_t i = 0; i < r->nrows && rc == 0; i++) {
         const size_t *at = r->at + (size_t)i * r->width;
         for (uint32_t l = 0; l < r->width; l++) {
-            if (i && l && at[l] == (at - r->width)[l]) {
-                const size_t len = span[2 * l + 1];
-                if (strbuf_reserve(&out, len + 1) != 0) {
+            strbuf *c = &cache[l];
+            if (!(i && at[l] == (at - r->width)[l])) { /* a label not in the cache */
+                const char *s = r->text.data + at[l];
+                const size_t len = strlen(s);
+                if (strbuf_reserve(c, csv_escaped_max(len)) != 0) {
                     rc = ak_err_nomem(err);
                     break;
                 }
-                out.data[out.len] = ';';
-                memcpy(out.data + out.len + 1, out.data + span[2 * l], len);
-                span[2 * l] = out.len + 1;
-                out.len += len + 1;
-                continue;
+                c->len = csv_escape(c->data, s, len, ';');
             }
-            const char *s = r->text.data + at[l];
-            const size_t len = strlen(s);
-            if (strbuf_reserve(&out, csv_escaped_max(len) + 2) != 0) {
+            if (strbuf_reserve(&out, c->len + 2) != 0) {
                 rc = ak_err_nomem(err);
                 break;
             }
             if (l) out.data[out.len++] = ';';
-            span[2 * l] = out.len;
-            span[2 * l + 1] = csv_escape(out.data + out.len, s, len, ';');
-            out.len += span[2 * l + 1];
+            memcpy(out.data + out.len, c->data, c->len);
+            out.len += c->len;
         }
         if (rc == 0 && strbuf_append(&out, "\n", 1) != 0) rc = ak_err_nomem(err);
+        if (rc == 0 && (out.len >= flush_at || i + 1 == r->nrows)) {
+            if (fwrite(out.data, 1, out.len, f) != out.len)
+                rc = ak_err_set(err, ANONKIT_E_IO, path, 0, 0, "cannot write the hierarchy");
+            out.len = 0;
+        }
     }
-    for (size_t done = 0; rc == 0 && done < out.len;) {
-        const size_t piece = out.len - done < ((size_t)1 << 24) ? out.len - done : (size_t)1 << 24;
-        if (fwrite(out.data + done, 1, piece, f) != piece)
-            rc = ak_err_set(err, ANONKIT_E_IO, path, 0, 0, "cannot write the hierarchy");
-        done += piece;
-    }
-    free(span);
+    for (uint32_t l = 0; cache && l < r->width; l++) strbuf_free(&cache[l]);
+    free(cache);
     strbuf_free(&out);
     return rc;
 }

@@ -39,10 +39,12 @@ typedef struct run {
     uint32_t lo, hi, level;
 } run;
 
-/* Sorts a[0..n) by hash: LSD radix, 8 passes of 8 bits (tmp: room for n). */
+/* Sorts a[0..n) by the low 32 bits of the hash (equal hashes then lie
+ * within one group of equal low bits): LSD radix, 4 passes of 8 bits (tmp:
+ * room for n). */
 static void radix_sort(keyed *a, keyed *tmp, size_t n)
 {
-    for (unsigned shift = 0; shift < 64; shift += 8) {
+    for (unsigned shift = 0; shift < 32; shift += 8) {
         size_t count[257] = {0};
         for (size_t i = 0; i < n; i++) count[((a[i].h >> shift) & 255) + 1]++;
         for (int b = 0; b < 256; b++) count[b + 1] += count[b];
@@ -54,6 +56,9 @@ static void radix_sort(keyed *a, keyed *tmp, size_t n)
     /* (an even number of passes: the sorted keys are back in the array given) */
 }
 
+/* The sort key. */
+static inline uint32_t low(uint64_t h) { return (uint32_t)h; }
+
 static const char *run_label(const hb_rows *r, const run *u) { return hb_label(r, u->lo, u->level); }
 
 /* Refuses an empty label, a leaf twice, a label on two runs of one level
@@ -63,19 +68,19 @@ static int check_sorted(const hb_rows *r, const keyed *leaves, size_t nl, const 
                         const run *runs, const char *path, ak_error *err)
 {
     for (size_t a = 0; a < nl; a++)
-        for (size_t b = a + 1; b < nl && leaves[b].h == leaves[a].h; b++) {
+        for (size_t b = a + 1; b < nl && low(leaves[b].h) == low(leaves[a].h); b++) {
             const char *s = hb_label(r, leaves[a].i, 0);
-            if (strcmp(s, hb_label(r, leaves[b].i, 0)) != 0) continue;
+            if (leaves[b].h != leaves[a].h || strcmp(s, hb_label(r, leaves[b].i, 0)) != 0) continue;
             const uint32_t first = leaves[a].i < leaves[b].i ? leaves[a].i : leaves[b].i;
             const uint32_t again = leaves[a].i ^ leaves[b].i ^ first;
             return ak_err_set(err, ANONKIT_E_INTERNAL, path, (long)again + 1, 0,
                               "duplicate leaf \"%.*s\" (first on line %u)", show_len(strlen(s)), s, first + 1);
         }
     for (size_t a = 0; a < nr; a++)
-        for (size_t b = a + 1; b < nr && keys[b].h == keys[a].h; b++) {
+        for (size_t b = a + 1; b < nr && low(keys[b].h) == low(keys[a].h); b++) {
             const run *x = &runs[keys[a].i], *y = &runs[keys[b].i];
             const char *s = run_label(r, x);
-            if (strcmp(s, run_label(r, y)) != 0) continue;
+            if (keys[b].h != keys[a].h || strcmp(s, run_label(r, y)) != 0) continue;
             if (x->level == y->level)
                 return ak_err_set(err, ANONKIT_E_INTERNAL, path, (long)y->lo + 1, 0,
                                   "\"%.*s\" at level %u is on lines %u-%u and on lines %u-%u: the rows are not in "
@@ -89,13 +94,13 @@ static int check_sorted(const hb_rows *r, const keyed *leaves, size_t nl, const 
         }
     /* both lists merged: a label that is a leaf too covers that leaf alone */
     for (size_t a = 0, b = 0; a < nl && b < nr;) {
-        if (leaves[a].h < keys[b].h) a++;
-        else if (leaves[a].h > keys[b].h) b++;
+        if (low(leaves[a].h) < low(keys[b].h)) a++;
+        else if (low(leaves[a].h) > low(keys[b].h)) b++;
         else {
-            for (size_t c = b; c < nr && keys[c].h == leaves[a].h; c++) {
+            for (size_t c = b; c < nr && low(keys[c].h) == low(leaves[a].h); c++) {
                 const run *u = &runs[keys[c].i];
                 const char *s = run_label(r, u);
-                if (strcmp(s, hb_label(r, leaves[a].i, 0)) == 0 && (u->lo != leaves[a].i || u->hi != leaves[a].i))
+                if (keys[c].h == leaves[a].h && strcmp(s, hb_label(r, leaves[a].i, 0)) == 0 && (u->lo != leaves[a].i || u->hi != leaves[a].i))
                     return ak_err_set(err, ANONKIT_E_INTERNAL, path, (long)u->lo + 1, 0,
                                       "label \"%.*s\" at level %u names another node than the leaf on line %u: a "
                                       "label must name one node",

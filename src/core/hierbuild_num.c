@@ -185,6 +185,7 @@ int hb__build_interval(const hb_values *v, const hb_options *o, hb_rows *r, ak_e
     for (uint32_t l = 0; l < 64; l++) place[l] = -1;
     int rc = levels > 64 ? ak_err_set(err, ANONKIT_E_USAGE, NULL, 0, 0, "--fanout: at most 63 levels") : ANONKIT_OK;
     if (rc == 0) rc = hb__rows_init(r, levels + 2, err);
+    if (rc == 0) rc = hb__rows_reserve(r, (size_t)n + 1, ((size_t)n + 1) * 16, err);
     if (rc == 0) rc = hb__missing_row(r, v, "*", err);
     char text[24];
     size_t tlen;
@@ -289,6 +290,7 @@ int hb__build_quantiles(const hb_values *v, const hb_options *o, hb_rows *r, ak_
     }
     const uint32_t levels = (uint32_t)o->nquantiles;
     int rc = hb__rows_init(r, levels + 2, err);
+    if (rc == 0) rc = hb__rows_reserve(r, (size_t)n + 1, ((size_t)n + 1) * 16, err);
     if (rc == 0) rc = hb__missing_row(r, v, "*", err);
     /* the rows of one group are consecutive: its label is written once (key[l]:
      * the group of level l in the row above, UINT64_MAX before the first) */
