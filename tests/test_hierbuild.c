@@ -19,6 +19,7 @@
 #include "core/hierarchy.h"
 #include "core/hierbuild.h"
 #include "core/hierbuild_internal.h"
+#include "io/csv.h"
 #include "testutil.h"
 
 /* Writes a one-column CSV of the given cells and collects its values
@@ -560,6 +561,84 @@ static void test_check(void **state)
     }
 }
 
+/* hb_collect, which scans lines without quotes itself and hands the rest of
+ * the file to the CSV reader from the first quote on, against the CSV reader
+ * alone on random files: CRLF or LF, empty lines, quoted fields (some with a
+ * line end) from a random line on, a last line with or without its line end;
+ * the same rows, missing values, distinct values with their counts and first
+ * lines. */
+static void test_collect_scan(void **state)
+{
+    (void)state;
+    tu_rng g = {23};
+    const char *path = tu_path(tu_group_dir, "scan.csv");
+    for (int rep = 0; rep < 60; rep++) {
+        FILE *f = fopen(path, "wb");
+        assert_non_null(f);
+        const char *eol = rep % 2 ? "\r\n" : "\n";
+        const size_t n = tu_below(&g, 400), quote_from = tu_below(&g, n + 2);
+        fprintf(f, "a,c,b%s", eol);
+        for (size_t i = 0; i < n; i++) {
+            if (tu_below(&g, 30) == 0) fputs(eol, f); /* an empty line */
+            char c[32];
+            const unsigned k = (unsigned)tu_below(&g, 9);
+            if (k == 0) c[0] = '\0';
+            else if (k == 1) snprintf(c, sizeof c, "NA");
+            else if (k == 2) snprintf(c, sizeof c, "%u", 5000000u + (unsigned)tu_below(&g, 20)); /* beyond HB_DENSE */
+            else if (k == 3) snprintf(c, sizeof c, "x%u", (unsigned)tu_below(&g, 5));
+            else snprintf(c, sizeof c, "%u", (unsigned)tu_below(&g, 50));
+            if (i >= quote_from && tu_below(&g, 3) == 0)
+                fprintf(f, "\"q%zu\",\"%s\",\"l\nx\"", i, c);
+            else
+                fprintf(f, "%zu,%s,z", i, c);
+            if (i + 1 < n || tu_below(&g, 2)) fputs(eol, f);
+        }
+        fclose(f);
+        const char *tokens[] = {"NA"};
+        const hb_missing missing = {tokens, 1};
+        hb_values v;
+        ak_error err;
+        assert_int_equal(hb_collect(&v, path, NULL, ',', "c", &missing, &err), 0);
+        assert_int_equal(hb__fold_dense(&v, &err), 0);
+        /* the reference: the CSV reader, record by record */
+        csv_reader *rd;
+        assert_int_equal(csv_reader_open(&rd, path, ',', &err), 0);
+        csv_record rec;
+        assert_int_equal(csv_read(rd, &rec, &err), 1);
+        uint64_t rows = 0, nmissing = 0, total = 0;
+        long missing_line = 0;
+        strmap seen;
+        assert_int_equal(strmap_init(&seen, 64), 0);
+        while (csv_read(rd, &rec, &err) == 1) {
+            if (rec.count == 1 && rec.fields[0].len == 0) continue;
+            assert_int_equal(rec.count, 3);
+            rows++;
+            const csv_field *c = &rec.fields[1];
+            if (c->len == 0 || (c->len == 2 && !memcmp(c->data, "NA", 2))) {
+                if (!nmissing++) missing_line = rec.line;
+                continue;
+            }
+            total++;
+            uint32_t id;
+            int inserted;
+            assert_int_equal(strmap_intern(&seen, c->data, c->len, &id, &inserted), 0);
+            const uint32_t vid = strmap_find(&v.dict, c->data, c->len);
+            if (vid == AK_NOT_FOUND) fail_msg("rep %d: value '%.*s' not collected", rep, (int)c->len, c->data);
+            if (inserted) assert_int_equal(v.line[vid], rec.line);
+        }
+        csv_reader_free(rd);
+        assert_int_equal(v.rows, rows);
+        assert_int_equal(v.nmissing, nmissing);
+        if (nmissing) assert_int_equal(v.missing_line, missing_line);
+        assert_int_equal(v.dict.count, seen.count);
+        uint64_t counted = 0;
+        for (uint32_t i = 0; i < v.dict.count; i++) counted += v.count[i];
+        assert_int_equal(counted, total);
+        strmap_free(&seen);
+        hb_values_free(&v);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -567,7 +646,7 @@ int main(void)
         cmocka_unit_test(test_mask_random),       cmocka_unit_test(test_date_random),
         cmocka_unit_test(test_order_and_flat),    cmocka_unit_test(test_bad_builders),
         cmocka_unit_test(test_shortest_decimals), cmocka_unit_test(test_interval_round_trip),
-        cmocka_unit_test(test_check),
+        cmocka_unit_test(test_check),             cmocka_unit_test(test_collect_scan),
     };
     return cmocka_run_group_tests(tests, tu_group_setup, tu_group_teardown);
 }
