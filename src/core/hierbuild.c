@@ -127,6 +127,7 @@ static inline int take(hb_values *v, const char *text, size_t len, long line, co
     return add_value(v, text, len, line, 1, err);
 }
 
+#if !defined(__SSE2__) /* the portable scan: eight bytes a step */
 #define SCAN_ONES 0x0101010101010101ULL
 #define SCAN_LOW7 0x7f7f7f7f7f7f7f7fULL
 
@@ -143,6 +144,7 @@ static inline uint64_t load64(const unsigned char *p)
 #endif
     return w;
 }
+#endif
 
 /* Field col of line s[0..len): counts the delimiters into *seen (from 0),
  * the byte after delimiter col into *from and delimiter col + 1 into *to
