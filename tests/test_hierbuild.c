@@ -562,9 +562,10 @@ static void test_check(void **state)
 }
 
 /* hb_collect, which scans lines without quotes itself and hands the rest of
- * the file to the CSV reader from the first quote on, against the CSV reader
- * alone on random files: CRLF or LF, empty lines, quoted fields (some with a
- * line end) from a random line on, a last line with or without its line end;
+ * the file to the CSV reader from the first quote (or an overlong line) on,
+ * against the CSV reader alone on random files: CRLF or LF, empty lines,
+ * quoted fields (some with a line end) from a random line on, a line longer
+ * than the scan's block, a last line with or without its line end;
  * the same rows, missing values, distinct values with their counts and first
  * lines. */
 static void test_collect_scan(void **state)
@@ -587,7 +588,10 @@ static void test_collect_scan(void **state)
             else if (k == 2) snprintf(c, sizeof c, "%u", 5000000u + (unsigned)tu_below(&g, 20)); /* beyond HB_DENSE */
             else if (k == 3) snprintf(c, sizeof c, "x%u", (unsigned)tu_below(&g, 5));
             else snprintf(c, sizeof c, "%u", (unsigned)tu_below(&g, 50));
-            if (i >= quote_from && tu_below(&g, 3) == 0)
+            if (i == 3 && (rep % 10 == 7 || rep % 10 == 2)) { /* lines longer than the scan's block (the longer: */
+                for (int k = 0; k < (rep % 10 == 7 ? 600000 : 300000); k++) fputc('w', f); /* the reader's) */
+                fprintf(f, ",%s,z", c);
+            } else if (i >= quote_from && tu_below(&g, 3) == 0)
                 fprintf(f, "\"q%zu\",\"%s\",\"l\nx\"", i, c);
             else
                 fprintf(f, "%zu,%s,z", i, c);

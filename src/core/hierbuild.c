@@ -208,7 +208,7 @@ static inline int scan_fields(const unsigned char *s, size_t len, char delimiter
 }
 
 /* Block of the fast scan, and room after it for the 16-byte loads. */
-#define SCAN_BLOCK ((size_t)1 << 20)
+#define SCAN_BLOCK ((size_t)1 << 18)
 #define SCAN_PAD 16
 
 /* The fast path of hb_collect for a file whose records are lines without
