@@ -97,8 +97,21 @@ build income income --quantiles 8,2,2
 build income_interval income --interval 250.5 --fanout 3
 build zip zip --mask --levels 3
 build admitted admitted --date day,month,quarter,year,decade
+build admitted_week admitted --date day,week
 build edu edu --order "Preschool,1st-4th,5th-6th,7th-8th,9th,10th,11th,12th,HS-grad" --fanout 3,2
 build sex sex --flat
+
+# ISO weeks read back independently (Python's isocalendar)
+begin "builder: week labels are the ISO weeks of the dates"
+"$PY" - "$B/admitted_week.csv" <<'PYEOF' || problem "a week label is not the date's ISO week"
+import sys, datetime
+for line in open(sys.argv[1]):
+    r = line.rstrip("\n").split(";")
+    if r[0] == "NULL": continue
+    y, w, _ = datetime.date.fromisoformat(r[0]).isocalendar()
+    if r[2] != "%04d-W%02d" % (y, w): print(r); sys.exit(1)
+PYEOF
+end
 
 # labels follow the interval rule: every bounded label of age holds its value
 begin "builder: interval labels hold their values"
@@ -167,7 +180,8 @@ bad_builder "interval on words" "needs numbers" --column edu --interval 5
 bad_builder "two builders" "choose one builder" --column age --interval 5 --flat
 bad_builder "no builder" "no builder given" --column age
 bad_builder "unknown column" "no column 'nope'" --column nope --flat
-bad_builder "unknown date level" "unknown level 'week'" --column admitted --date week
+bad_builder "unknown date level" "unknown level 'fortnight'" --column admitted --date fortnight
+bad_builder "a level above week" "week is the top level" --column admitted --date day,week,year
 bad_builder "date levels out of order" "fine to coarse" --column admitted --date year,month
 bad_builder "order misses values" "--order does not list" --column edu --order "Preschool,9th"
 bad_builder "levels beyond the code" "only 5 characters" --column zip --mask --levels 6

@@ -323,6 +323,87 @@ static void test_mask_random(void **state)
     }
 }
 
+/* ISO weeks: dates whose week is known (ISO 8601 examples and year ends),
+ * and on random days: consecutive days Monday to Sunday share a week, a
+ * week has 7 days (the first and last of the data's span aside) and is
+ * numbered one above the week before it or 1 in a new week-based year. */
+static void test_date_week(void **state)
+{
+    (void)state;
+    static const char *const known[][2] = {
+        {"2005-01-01", "2004-W53"}, {"2005-01-02", "2004-W53"}, {"2005-12-31", "2005-W52"},
+        {"2007-01-01", "2007-W01"}, {"2007-12-30", "2007-W52"}, {"2007-12-31", "2008-W01"},
+        {"2008-01-01", "2008-W01"}, {"2008-12-28", "2008-W52"}, {"2008-12-29", "2009-W01"},
+        {"2009-12-31", "2009-W53"}, {"2010-01-03", "2009-W53"}, {"2010-01-04", "2010-W01"},
+        {"2024-03-15", "2024-W11"}, {"1900-01-01", "1900-W01"}, {"2000-02-29", "2000-W09"},
+    };
+    const size_t n = sizeof known / sizeof known[0];
+    const char *cells[sizeof known / sizeof known[0]];
+    for (size_t i = 0; i < n; i++) cells[i] = known[i][0];
+    hb_values v;
+    collect(cells, n, NULL, &v);
+    const hb_date_level levels[] = {HB_DAY, HB_WEEK};
+    hb_options o = {.kind = HB_DATE, .dates = levels, .ndates = 2};
+    hb_rows r;
+    ak_error err;
+    assert_int_equal(hb_build(&v, &o, &r, &err), 0);
+    check_rows(&r, cells, n, 0);
+    for (uint32_t i = 0; i < r.nrows; i++)
+        for (size_t k = 0; k < n; k++)
+            if (!strcmp(hb_label(&r, i, 0), known[k][0])) assert_string_equal(hb_label(&r, i, 2), known[k][1]);
+    hb_rows_free(&r);
+    hb_values_free(&v);
+    /* a run of consecutive days from a random Monday-or-not start */
+    tu_rng g = {31};
+    for (int rep = 0; rep < 5; rep++) {
+        char (*days)[40] = malloc(400 * sizeof *days);
+        const char *ptr[400];
+        int y = 1950 + (int)tu_below(&g, 100), m = 12, d = 1 + (int)tu_below(&g, 28);
+        static const int mdays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+        for (int i = 0; i < 400; i++) {
+            snprintf(days[i], sizeof days[i], "%04d-%02d-%02d", y, m, d);
+            ptr[i] = days[i];
+            const int leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+            if (++d > mdays[m - 1] + (m == 2 && leap)) d = 1, m = m == 12 ? (y++, 1) : m + 1;
+        }
+        collect(ptr, 400, NULL, &v);
+        const hb_date_level week_only[] = {HB_WEEK};
+        hb_options ow = {.kind = HB_DATE, .dates = week_only, .ndates = 1};
+        assert_int_equal(hb_build(&v, &ow, &r, &err), 0);
+        check_rows(&r, ptr, 400, 0);
+        uint32_t run = 0;
+        int prev_year = 0, prev_week = 0, runs = 0;
+        for (uint32_t i = 0; i <= r.nrows; i++) {
+            if (i < r.nrows && i && !strcmp(hb_label(&r, i, 1), hb_label(&r, i - 1, 1))) {
+                run++;
+                continue;
+            }
+            if (i) { /* a week ended: 7 days unless it is the first or the last */
+                if (runs > 0 && i < r.nrows) assert_int_equal(run, 7);
+                runs++;
+            }
+            if (i == r.nrows) break;
+            int wy, wk;
+            assert_int_equal(sscanf(hb_label(&r, i, 1), "%d-W%d", &wy, &wk), 2);
+            if (prev_year) assert_true((wy == prev_year && wk == prev_week + 1) || (wy == prev_year + 1 && wk == 1));
+            prev_year = wy;
+            prev_week = wk;
+            run = 1;
+        }
+        hb_rows_free(&r);
+        hb_values_free(&v);
+        free(days);
+    }
+    /* week only on top, above minute, hour or day */
+    const hb_date_level bad1[] = {HB_WEEK, HB_YEAR}, bad2[] = {HB_MONTH, HB_WEEK};
+    collect(cells, n, NULL, &v);
+    hb_options ob = {.kind = HB_DATE, .dates = bad1, .ndates = 2};
+    assert_int_equal(hb_build(&v, &ob, &r, &err), ANONKIT_E_USAGE);
+    ob.dates = bad2;
+    assert_int_equal(hb_build(&v, &ob, &r, &err), ANONKIT_E_USAGE);
+    hb_values_free(&v);
+}
+
 /* Dates: each level's label is the date cut to that granularity. */
 static void test_date_random(void **state)
 {
@@ -651,6 +732,7 @@ int main(void)
         cmocka_unit_test(test_order_and_flat),    cmocka_unit_test(test_bad_builders),
         cmocka_unit_test(test_shortest_decimals), cmocka_unit_test(test_interval_round_trip),
         cmocka_unit_test(test_check),             cmocka_unit_test(test_collect_scan),
+        cmocka_unit_test(test_date_week),
     };
     return cmocka_run_group_tests(tests, tu_group_setup, tu_group_teardown);
 }

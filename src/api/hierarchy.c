@@ -140,7 +140,7 @@ static int options_of_job(anonkit_job *job, hb_options *o, build_storage *s)
             if (hb_parse_date_level(names.items[i], strlen(names.items[i]), &s->dates[i]) != 0)
                 rc = job_usage_error(job,
                                      "--date: unknown level '%s' (minute, hour, day, month, quarter, year, decade, "
-                                     "century)",
+                                     "century, week)",
                                      names.items[i]);
         o->dates = s->dates;
         o->ndates = names.count;

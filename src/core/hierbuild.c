@@ -553,8 +553,9 @@ static int build_mask(const hb_values *v, const hb_options *o, hb_rows *r, ak_er
 
 int hb_parse_date_level(const char *name, size_t len, hb_date_level *out)
 {
-    static const char *const names[] = {"minute", "hour", "day", "month", "quarter", "year", "decade", "century"};
-    for (int i = 0; i < 8; i++)
+    static const char *const names[] = {"minute", "hour", "day",    "month",  "quarter",
+                                        "year",   "decade", "century", "week"};
+    for (int i = 0; i < 9; i++)
         if (strlen(names[i]) == len && memcmp(names[i], name, len) == 0) {
             *out = (hb_date_level)i;
             return 0;
@@ -603,6 +604,32 @@ static int parse_date(const char *s, size_t len, hb_date *d)
     return 0;
 }
 
+/* Days from 1970-01-01 to y-m-d in the proleptic Gregorian calendar
+ * (Hinnant's days_from_civil). */
+static long days_from_civil(int y, int m, int d)
+{
+    y -= m <= 2;
+    const long era = (y >= 0 ? y : y - 399) / 400;
+    const long yoe = y - era * 400;
+    const long doy = (153L * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+    const long doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    return era * 146097 + doe - 719468;
+}
+
+/* The ISO 8601 week of date d: *week in 1..53 of the week-based year *wyear
+ * (the year of the week's Thursday). */
+static void iso_week(const hb_date *d, int *wyear, int *week)
+{
+    const long days = days_from_civil(d->year, d->month, d->day);
+    const long monday_based = ((days % 7) + 7 + 3) % 7; /* 1970-01-01 was a Thursday: 0 = Monday */
+    const long thursday = days - monday_based + 3;
+    /* the Thursday's year: the year whose 1 January is at or before it */
+    int y = d->year + 1;
+    while (days_from_civil(y, 1, 1) > thursday) y--;
+    *wyear = y;
+    *week = (int)((thursday - days_from_civil(y, 1, 1)) / 7 + 1);
+}
+
 /* The label of date d at level l into buf (room for 64 bytes). */
 static int date_label(const hb_date *d, hb_date_level l, ak_interval_style style, char *buf)
 {
@@ -613,6 +640,11 @@ static int date_label(const hb_date *d, hb_date_level l, ak_interval_style style
     case HB_MONTH: return snprintf(buf, 64, "%04d-%02d", d->year, d->month);
     case HB_QUARTER: return snprintf(buf, 64, "%04d-Q%d", d->year, (d->month - 1) / 3 + 1);
     case HB_YEAR: return snprintf(buf, 64, "%04d", d->year);
+    case HB_WEEK: {
+        int wyear, week;
+        iso_week(d, &wyear, &week);
+        return snprintf(buf, 64, "%04d-W%02d", wyear, week);
+    }
     case HB_DECADE:
     case HB_CENTURY: {
         const int span = l == HB_DECADE ? 10 : 100, lo = d->year / span * span;
@@ -639,11 +671,16 @@ static int cmp_date_key(const void *a, const void *b)
 static int build_date(const hb_values *v, const hb_options *o, hb_rows *r, ak_error *err)
 {
     if (o->ndates == 0) return ak_err_set(err, ANONKIT_E_USAGE, NULL, 0, 0, "--date: give at least one level");
+    for (size_t i = 0; i < o->ndates; i++)
+        if (o->dates[i] == HB_WEEK && (i + 1 != o->ndates || (i && o->dates[i - 1] > HB_DAY)))
+            return ak_err_set(err, ANONKIT_E_USAGE, NULL, 0, 0,
+                              "--date: week is the top level (an ISO week may cross a month, a quarter and a year), "
+                              "above minute, hour or day only");
     for (size_t i = 1; i < o->ndates; i++)
         if (o->dates[i] <= o->dates[i - 1])
             return ak_err_set(err, ANONKIT_E_USAGE, NULL, 0, 0,
                               "--date: levels go from fine to coarse (minute, hour, day, month, quarter, year, "
-                              "decade, century), each once");
+                              "decade, century; week above minute, hour or day), each once");
     const uint32_t n = v->dict.count;
     date_key *keys = malloc((n ? n : 1) * sizeof *keys);
     hb_date *dates = malloc((n ? n : 1) * sizeof *dates);

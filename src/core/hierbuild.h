@@ -72,7 +72,9 @@ int hb_collect_presence(hb_values *v /* OUT */, const char *path, const char *sh
 void hb_values_free(hb_values *v);
 
 typedef enum hb_date_level {
-    HB_MINUTE = 0, HB_HOUR, HB_DAY, HB_MONTH, HB_QUARTER, HB_YEAR, HB_DECADE, HB_CENTURY
+    HB_MINUTE = 0, HB_HOUR, HB_DAY, HB_MONTH, HB_QUARTER, HB_YEAR, HB_DECADE, HB_CENTURY,
+    HB_WEEK /* the ISO 8601 week, YYYY-Www of its week-based year: only as the top level (weeks cross
+               months and years), above minute, hour or day */
 } hb_date_level;
 
 /* What to build. Arrays are the caller's. */
