@@ -1,49 +1,73 @@
 #!/usr/bin/env bash
 # bench_hierarchy.sh — `anonkit hierarchy` (docs/hierarchies.md) against one read
-# of the same file by the CSV reader, measured in the same run (bench_csv, best
-# of 3): every hierarchy of the Adult table (an interval hierarchy for age, flat
-# ones for the categories; each build reads the file once), and interval and
-# quantile hierarchies for every numeric column of a generated table
-# (`anonkit generate`, 10,000,000 rows by default). Prints each build's wall
-# time written to a file and to /dev/null, the read's, and their ratios (the
-# goal is at most 1.5 per column); never fails on time.
-# usage: bash bench/bench_hierarchy.sh [BUILD_DIR] [ROWS]
+# of the same file by the CSV reader, measured in the same run, whole process
+# against whole process: the baseline is `bench_csv FILE DELIM once` (one pass
+# of csv_read over the file and nothing else), each build one `anonkit
+# hierarchy` process; every time is the best of RUNS (3) runs, both the wall
+# time and the CPU time (user + system, from bash's time: on a machine
+# shared with other work the wall time mostly measures waiting). Builds: every
+# hierarchy of the Adult table (an interval hierarchy for age, flat ones for
+# the categories; each build reads the file once), and interval and quantile
+# hierarchies for every numeric column of a generated table (`anonkit
+# generate`, 10,000,000 rows by default). Prints each build's wall time
+# written to a file (atomic: temporary file, fsync, rename) and to /dev/null
+# (no fsync: the building alone), the read's, and their ratios (the goal is
+# at most 1.5 per column); never fails on time.
+# usage: bash bench/bench_hierarchy.sh [BUILD_DIR] [ROWS] [RUNS]
 set -euo pipefail
 BUILD=${1:-build}
 ROWS=${2:-10000000}
+RUNS=${3:-3}
 ANONKIT=$BUILD/anonkit
 BENCH_CSV=$BUILD/bench_csv
 DIR=$(mktemp -d "${TMPDIR:-/tmp}/anonkit-bench-hier.XXXXXX")
 trap 'rm -rf "$DIR"' EXIT
 HERE=$(cd "$(dirname "$0")" && pwd)
-ADULT=$HERE/../../shared/data/adult/adult.csv
+DATA=${DATA:-$HERE/../../shared/data}
+ADULT=$DATA/adult/adult.csv
 [ -f "$ADULT" ] || ADULT=$HERE/../examples/adult/adult.csv
 
-# read_seconds FILE DELIM: the CSV reader's best time over FILE
-read_seconds() {
-    "$BENCH_CSV" "$1" "$2" | awk '/^csv_read:/ { sub(/.*best of 3: /, ""); print $1 }'
+# best CMD...: "WALL CPU", the best wall and CPU seconds of RUNS runs of CMD
+# (output discarded)
+best() {
+    local w="" c="" line TIMEFORMAT="%3R %3U %3S"
+    for _ in $(seq "$RUNS"); do
+        line=$( { time "$@" >/dev/null 2>&1; } 2>&1 | awk '{ printf "%.3f %.3f", $1, $2 + $3 }')
+        w=$(awk -v a="${line% *}" -v b="$w" 'BEGIN { if (b == "" || a < b) b = a; printf "%.3f", b }')
+        c=$(awk -v a="${line#* }" -v b="$c" 'BEGIN { if (b == "" || a < b) b = a; printf "%.3f", b }')
+    done
+    echo "$w $c"
 }
 
-# build_one FILE DELIM READ_SECONDS NAME ARGS...: times one build written to a
-# file (atomic: temporary file, fsync, rename) and one written to /dev/null (no
-# fsync: the building alone), and prints both against the read
+# build_one FILE DELIM "READ_WALL READ_CPU" NAME ARGS...: one build written to
+# a file and one to /dev/null, each against the read
 build_one() {
     local file=$1 delim=$2 read=$3 name=$4
     shift 4
-    local t0 t1 t2
-    t0=$(date +%s.%N)
-    "$ANONKIT" hierarchy "$file" --delimiter "$delim" "$@" -o "$DIR/h.csv" 2>/dev/null
-    t1=$(date +%s.%N)
-    "$ANONKIT" hierarchy "$file" --delimiter "$delim" "$@" -o /dev/null 2>/dev/null
-    t2=$(date +%s.%N)
-    awk -v n="$name" -v a="$t0" -v b="$t1" -v c="$t2" -v r="$read" 'BEGIN {
-        s = b - a; u = c - b; if (r < 1e-6) r = 1e-6
-        printf "  %-36s to a file %7.3f s (ratio %5.2f), to /dev/null %7.3f s (ratio %5.2f)\n", n, s, s / r, u, u / r }'
-    echo "$t0 $t1 $t2" >>"$DIR/all.txt"
+    local s u
+    s=$(best "$ANONKIT" hierarchy "$file" --delimiter "$delim" "$@" -o "$DIR/h.csv")
+    u=$(best "$ANONKIT" hierarchy "$file" --delimiter "$delim" "$@" -o /dev/null)
+    awk -v n="$name" -v s="$s" -v u="$u" -v r="$read" 'BEGIN {
+        split(s, S, " "); split(u, U, " "); split(r, R, " ")
+        for (i = 1; i <= 2; i++) if (R[i] < 0.001) R[i] = 0.001
+        printf "  %-34s file: wall %6.3f s (%5.2f) cpu %6.3f s (%5.2f); /dev/null: wall %6.3f s (%5.2f) cpu %6.3f s (%5.2f)\n",
+            n, S[1], S[1] / R[1], S[2], S[2] / R[2], U[1], U[1] / R[1], U[2], U[2] / R[2] }'
+    echo "$s $u" >>"$DIR/all.txt"
 }
 
-echo "Adult: $ADULT"
-R=$(read_seconds "$ADULT" ';')
+# total READ COUNT_LABEL: the sums of all.txt against the read
+total() {
+    awk -v r="$1" -v n="$2" '{ sw += $1; sc += $2; uw += $3; uc += $4; k++ } END {
+        split(r, R, " "); for (i = 1; i <= 2; i++) if (R[i] < 0.001) R[i] = 0.001
+        printf "  all %d %s: to files wall %.3f s = %.2f reads, cpu %.3f s = %.2f reads; to /dev/null wall %.3f s = %.2f reads, cpu %.3f s = %.2f reads\n",
+            k, n, sw, sw / R[1], sc, sc / R[2], uw, uw / R[1], uc, uc / R[2] }' "$DIR/all.txt"
+}
+
+echo "Adult: $ADULT (best of $RUNS, whole processes)"
+R=$(best "$BENCH_CSV" "$ADULT" ';' once)
+echo "  read (bench_csv once): wall ${R% *} s, cpu ${R#* } s (ratios below: build / read)"
+S=$(best "$ANONKIT" --version)
+echo "  start-up of anonkit alone (anonkit --version): wall ${S% *} s, cpu ${S#* } s (loading its shared libraries; a small file's builds are mostly this)"
 : >"$DIR/all.txt"
 header=$(head -n 1 "$ADULT" | tr -d '\r')
 IFS=';' read -r -a cols <<<"$header"
@@ -51,19 +75,16 @@ for c in "${cols[@]}"; do
     if [ "$c" = age ]; then build_one "$ADULT" ';' "$R" "$c (--interval 5 --fanout 2,2,2)" --column age --interval 5 --fanout 2,2,2
     else build_one "$ADULT" ';' "$R" "$c (--flat)" --column "$c" --flat; fi
 done
-awk -v r="$R" -v n="${#cols[@]}" '{ s += $2 - $1; u += $3 - $2 } END {
-    printf "  all %d hierarchies (read %.3f s): to files %.3f s = %.2f reads; to /dev/null %.3f s = %.2f reads\n",
-           n, r, s, s / r, u, u / r }' "$DIR/all.txt"
+total "$R" hierarchies
 
-echo "Generated: $ROWS rows"
+echo "Generated: $ROWS rows (best of $RUNS, whole processes)"
 "$ANONKIT" generate --rows "$ROWS" --seed 1 -o "$DIR/g.csv" 2>/dev/null
 ls -l "$DIR/g.csv" | awk '{ printf "  %.1f MB\n", $5 / 1e6 }'
-R=$(read_seconds "$DIR/g.csv" ',')
+R=$(best "$BENCH_CSV" "$DIR/g.csv" ',' once)
+echo "  read (bench_csv once): wall ${R% *} s, cpu ${R#* } s (ratios below: build / read)"
 : >"$DIR/all.txt"
 for c in salary commission age elevel car zipcode hvalue hyears loan; do
     build_one "$DIR/g.csv" ',' "$R" "$c (--interval)" --column "$c" --interval 10 --fanout 2,2
 done
 build_one "$DIR/g.csv" ',' "$R" "salary (--quantiles 16,2)" --column salary --quantiles 16,2
-awk -v r="$R" '{ s += $2 - $1; u += $3 - $2; n++ } END {
-    printf "  all %d hierarchies (read %.3f s): to files %.3f s = %.2f reads (%.2f each); to /dev/null %.3f s = %.2f reads (%.2f each)\n",
-           n, r, s, s / r, s / r / n, u, u / r, u / r / n }' "$DIR/all.txt"
+total "$R" hierarchies

@@ -18,10 +18,13 @@
 #include "common/interval.h"
 #include "core/hierarchy.h"
 #include "core/hierbuild.h"
+#include "core/hierbuild_internal.h"
+#include "io/csv.h"
 #include "testutil.h"
 
-/* Writes a one-column CSV of the given cells and collects its values. */
-static void collect(const char *const *cells, size_t n, const hb_missing *missing, hb_values *v)
+/* Writes a one-column CSV of the given cells and collects its values
+ * (presence: only marked present, as for the interval builder). */
+static void collect_mode(const char *const *cells, size_t n, const hb_missing *missing, hb_values *v, int presence)
 {
     const char *path = tu_path(tu_group_dir, "col.csv");
     FILE *f = fopen(path, "w");
@@ -30,7 +33,12 @@ static void collect(const char *const *cells, size_t n, const hb_missing *missin
     for (size_t i = 0; i < n; i++) fprintf(f, "%zu,%s\n", i, cells[i]);
     fclose(f);
     ak_error err;
-    assert_int_equal(hb_collect(v, path, NULL, ',', "c", missing, &err), 0);
+    assert_int_equal((presence ? hb_collect_presence : hb_collect)(v, path, NULL, ',', "c", missing, &err), 0);
+}
+
+static void collect(const char *const *cells, size_t n, const hb_missing *missing, hb_values *v)
+{
+    collect_mode(cells, n, missing, v, 0);
 }
 
 /* The generic properties of built rows over the distinct present values
@@ -65,11 +73,29 @@ static void check_rows(const hb_rows *r, const char *const *values, size_t nvalu
             for (uint32_t b = 0; b < r->nrows; b++)
                 if (b != a && !strcmp(hb_label(r, a, l), hb_label(r, b, l))) fail_msg("NULL shares level %u", l);
     }
-    /* the rows load */
+    /* the rows load, pass the check before writing, and load again from the written file */
     hier *h = NULL;
     ak_error err;
     if (hb_to_hier(r, "built", &h, &err) != 0) fail_msg("does not load: %s", err.message);
     assert_int_equal(hier_leaf_count(h), r->nrows);
+    hier_free(h);
+    if (hb_check(r, "built", &err) != 0) fail_msg("the check refuses it: %s", err.message);
+    const char *path = tu_path(tu_group_dir, "written.csv");
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    assert_int_equal(hb_write(r, f, path, &err), 0);
+    assert_int_equal(fclose(f), 0);
+    if (hier_load(&h, path, &err) != 0) fail_msg("the written file does not load: %s", err.message);
+    assert_int_equal(hier_leaf_count(h), r->nrows);
+    for (uint32_t i = 0; i < r->nrows; i++) { /* each leaf's labels up to the root, as built */
+        uint32_t code;
+        assert_int_equal(hier_find_leaf(h, hb_label(r, i, 0), strlen(hb_label(r, i, 0)), &code), 0);
+        uint32_t node = hier_leaf_node(h, code);
+        for (uint32_t l = 1; l < r->width; l++) {
+            node = hier_node_at(h, node)->parent;
+            assert_string_equal(hier_node_at(h, node)->label, hb_label(r, i, l));
+        }
+    }
     hier_free(h);
 }
 
@@ -135,6 +161,7 @@ static void test_interval_random(void **state)
                 buf[0] = '\0';
                 missing = 1;
             } else if (decimal) snprintf(buf, sizeof buf, "%.2f", ((double)tu_below(&g, 20000) - 10000) / 100);
+            else if (tu_below(&g, 8) == 0) snprintf(buf, sizeof buf, "%d.0", (int)tu_below(&g, 200) - 60); /* ties "5" */
             else snprintf(buf, sizeof buf, "%d", (int)tu_below(&g, 200) - 60);
             cells[i] = strdup(buf);
             int seen = !buf[0];
@@ -142,7 +169,7 @@ static void test_interval_random(void **state)
             if (!seen) distinct[nd++] = cells[i];
         }
         hb_values v;
-        collect((const char *const *)cells, n, NULL, &v);
+        collect_mode((const char *const *)cells, n, NULL, &v, rep % 4 >= 2);
         uint32_t fan[3] = {2 + (uint32_t)tu_below(&g, 3), 2, 3};
         hb_options o = {.kind = HB_INTERVAL, .width = decimal ? 0.25 * (1 + (double)tu_below(&g, 8)) : 1 + (double)tu_below(&g, 12),
                         .fanout = fan, .nfanout = tu_below(&g, 4), .style = bracket ? AK_INTERVAL_BRACKET : AK_INTERVAL_RANGE};
@@ -294,6 +321,87 @@ static void test_mask_random(void **state)
         free(cells);
         free(distinct);
     }
+}
+
+/* ISO weeks: dates whose week is known (ISO 8601 examples and year ends),
+ * and on random days: consecutive days Monday to Sunday share a week, a
+ * week has 7 days (the first and last of the data's span aside) and is
+ * numbered one above the week before it or 1 in a new week-based year. */
+static void test_date_week(void **state)
+{
+    (void)state;
+    static const char *const known[][2] = {
+        {"2005-01-01", "2004-W53"}, {"2005-01-02", "2004-W53"}, {"2005-12-31", "2005-W52"},
+        {"2007-01-01", "2007-W01"}, {"2007-12-30", "2007-W52"}, {"2007-12-31", "2008-W01"},
+        {"2008-01-01", "2008-W01"}, {"2008-12-28", "2008-W52"}, {"2008-12-29", "2009-W01"},
+        {"2009-12-31", "2009-W53"}, {"2010-01-03", "2009-W53"}, {"2010-01-04", "2010-W01"},
+        {"2024-03-15", "2024-W11"}, {"1900-01-01", "1900-W01"}, {"2000-02-29", "2000-W09"},
+    };
+    const size_t n = sizeof known / sizeof known[0];
+    const char *cells[sizeof known / sizeof known[0]];
+    for (size_t i = 0; i < n; i++) cells[i] = known[i][0];
+    hb_values v;
+    collect(cells, n, NULL, &v);
+    const hb_date_level levels[] = {HB_DAY, HB_WEEK};
+    hb_options o = {.kind = HB_DATE, .dates = levels, .ndates = 2};
+    hb_rows r;
+    ak_error err;
+    assert_int_equal(hb_build(&v, &o, &r, &err), 0);
+    check_rows(&r, cells, n, 0);
+    for (uint32_t i = 0; i < r.nrows; i++)
+        for (size_t k = 0; k < n; k++)
+            if (!strcmp(hb_label(&r, i, 0), known[k][0])) assert_string_equal(hb_label(&r, i, 2), known[k][1]);
+    hb_rows_free(&r);
+    hb_values_free(&v);
+    /* a run of consecutive days from a random Monday-or-not start */
+    tu_rng g = {31};
+    for (int rep = 0; rep < 5; rep++) {
+        char (*days)[40] = malloc(400 * sizeof *days);
+        const char *ptr[400];
+        int y = 1950 + (int)tu_below(&g, 100), m = 12, d = 1 + (int)tu_below(&g, 28);
+        static const int mdays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+        for (int i = 0; i < 400; i++) {
+            snprintf(days[i], sizeof days[i], "%04d-%02d-%02d", y, m, d);
+            ptr[i] = days[i];
+            const int leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+            if (++d > mdays[m - 1] + (m == 2 && leap)) d = 1, m = m == 12 ? (y++, 1) : m + 1;
+        }
+        collect(ptr, 400, NULL, &v);
+        const hb_date_level week_only[] = {HB_WEEK};
+        hb_options ow = {.kind = HB_DATE, .dates = week_only, .ndates = 1};
+        assert_int_equal(hb_build(&v, &ow, &r, &err), 0);
+        check_rows(&r, ptr, 400, 0);
+        uint32_t run = 0;
+        int prev_year = 0, prev_week = 0, runs = 0;
+        for (uint32_t i = 0; i <= r.nrows; i++) {
+            if (i < r.nrows && i && !strcmp(hb_label(&r, i, 1), hb_label(&r, i - 1, 1))) {
+                run++;
+                continue;
+            }
+            if (i) { /* a week ended: 7 days unless it is the first or the last */
+                if (runs > 0 && i < r.nrows) assert_int_equal(run, 7);
+                runs++;
+            }
+            if (i == r.nrows) break;
+            int wy, wk;
+            assert_int_equal(sscanf(hb_label(&r, i, 1), "%d-W%d", &wy, &wk), 2);
+            if (prev_year) assert_true((wy == prev_year && wk == prev_week + 1) || (wy == prev_year + 1 && wk == 1));
+            prev_year = wy;
+            prev_week = wk;
+            run = 1;
+        }
+        hb_rows_free(&r);
+        hb_values_free(&v);
+        free(days);
+    }
+    /* week only on top, above minute, hour or day */
+    const hb_date_level bad1[] = {HB_WEEK, HB_YEAR}, bad2[] = {HB_MONTH, HB_WEEK};
+    collect(cells, n, NULL, &v);
+    hb_options ob = {.kind = HB_DATE, .dates = bad1, .ndates = 2};
+    assert_int_equal(hb_build(&v, &ob, &r, &err), ANONKIT_E_USAGE);
+    ob.dates = bad2;
+    assert_int_equal(hb_build(&v, &ob, &r, &err), ANONKIT_E_USAGE);
+    hb_values_free(&v);
 }
 
 /* Dates: each level's label is the date cut to that granularity. */
@@ -484,6 +592,138 @@ static void test_interval_round_trip(void **state)
     assert_true(iv.lo_len == 2 && iv.hi_len == 2 && !memcmp(iv.hi, "-3", 2));
 }
 
+/* Rows given as text ("a;b;c|d;e;f", no quoting) through the row assembly. */
+static void rows_of(const char *text, uint32_t width, hb_rows *r)
+{
+    ak_error err;
+    assert_int_equal(hb__rows_init(r, width, &err), 0);
+    const char *p = text;
+    for (;;) {
+        const size_t len = strcspn(p, ";|");
+        assert_int_equal(hb__put(r, p, len, &err), 0);
+        if (!p[len]) break;
+        p += len + 1;
+    }
+}
+
+/* hb_check against the loader on hand-made rows: it refuses what the loader
+ * refuses (a leaf twice, two parents, a label naming two nodes, "*" below the
+ * added root, an empty label), and rows out of tree order, which the loader
+ * takes but no builder writes. */
+static void test_check(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *rows;
+        uint32_t width;
+        int loads, passes;
+    } cases[] = {
+        {"1;1-2;*|2;1-2;*|3;3-4;*", 3, 1, 1},
+        {"1;1-2;*|2;1-2;*|1;3-4;*", 3, 0, 0},       /* a leaf twice */
+        {"1;1-2;a|2;1-2;b|3;3-4;b", 3, 0, 0},       /* two parents */
+        {"1;1-2;1-4|2;1-2;1-4|3;3-4;1-2", 3, 0, 0}, /* a label for two nodes */
+        {"1;12;*|2;12;*|12;x;*", 3, 0, 0},          /* a leaf's label above other leaves too */
+        {"1;1;1|2;2;2", 3, 1, 1},                   /* a leaf padded upwards */
+        {"1;*|2;a", 2, 0, 0},                       /* "*" below the added root */
+        {"1;a|2;b|3;a", 2, 1, 0},                   /* out of tree order */
+        {"1;;*|2;b;*", 3, 0, 0},                    /* an empty label */
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        hb_rows r;
+        rows_of(cases[c].rows, cases[c].width, &r);
+        ak_error err;
+        hier *h = NULL;
+        const int loads = hb_to_hier(&r, "rows", &h, &err) == 0;
+        hier_free(h);
+        const int passes = hb_check(&r, "rows", &err) == 0;
+        if (loads != cases[c].loads || passes != cases[c].passes)
+            fail_msg("case %zu (%s): loads %d, passes %d", c, cases[c].rows, loads, passes);
+        hb_rows_free(&r);
+    }
+}
+
+/* hb_collect, which scans lines without quotes itself and hands the rest of
+ * the file to the CSV reader from the first quote (or an overlong line) on,
+ * against the CSV reader alone on random files: CRLF or LF, empty lines,
+ * quoted fields (some with a line end) from a random line on, a line longer
+ * than the scan's block, a last line with or without its line end;
+ * the same rows, missing values, distinct values with their counts and first
+ * lines. */
+static void test_collect_scan(void **state)
+{
+    (void)state;
+    tu_rng g = {23};
+    const char *path = tu_path(tu_group_dir, "scan.csv");
+    for (int rep = 0; rep < 60; rep++) {
+        FILE *f = fopen(path, "wb");
+        assert_non_null(f);
+        const char *eol = rep % 2 ? "\r\n" : "\n";
+        const size_t n = tu_below(&g, 400), quote_from = tu_below(&g, n + 2);
+        fprintf(f, "a,c,b%s", eol);
+        for (size_t i = 0; i < n; i++) {
+            if (tu_below(&g, 30) == 0) fputs(eol, f); /* an empty line */
+            char c[32];
+            const unsigned k = (unsigned)tu_below(&g, 9);
+            if (k == 0) c[0] = '\0';
+            else if (k == 1) snprintf(c, sizeof c, "NA");
+            else if (k == 2) snprintf(c, sizeof c, "%u", 5000000u + (unsigned)tu_below(&g, 20)); /* beyond HB_DENSE */
+            else if (k == 3) snprintf(c, sizeof c, "x%u", (unsigned)tu_below(&g, 5));
+            else snprintf(c, sizeof c, "%u", (unsigned)tu_below(&g, 50));
+            if (i == 3 && (rep % 10 == 7 || rep % 10 == 2)) { /* lines longer than the scan's block (the longer: */
+                for (int k = 0; k < (rep % 10 == 7 ? 600000 : 300000); k++) fputc('w', f); /* the reader's) */
+                fprintf(f, ",%s,z", c);
+            } else if (i >= quote_from && tu_below(&g, 3) == 0)
+                fprintf(f, "\"q%zu\",\"%s\",\"l\nx\"", i, c);
+            else
+                fprintf(f, "%zu,%s,z", i, c);
+            if (i + 1 < n || tu_below(&g, 2)) fputs(eol, f);
+        }
+        fclose(f);
+        const char *tokens[] = {"NA"};
+        const hb_missing missing = {tokens, 1};
+        hb_values v;
+        ak_error err;
+        assert_int_equal(hb_collect(&v, path, NULL, ',', "c", &missing, &err), 0);
+        assert_int_equal(hb__fold_dense(&v, &err), 0);
+        /* the reference: the CSV reader, record by record */
+        csv_reader *rd;
+        assert_int_equal(csv_reader_open(&rd, path, ',', &err), 0);
+        csv_record rec;
+        assert_int_equal(csv_read(rd, &rec, &err), 1);
+        uint64_t rows = 0, nmissing = 0, total = 0;
+        long missing_line = 0;
+        strmap seen;
+        assert_int_equal(strmap_init(&seen, 64), 0);
+        while (csv_read(rd, &rec, &err) == 1) {
+            if (rec.count == 1 && rec.fields[0].len == 0) continue;
+            assert_int_equal(rec.count, 3);
+            rows++;
+            const csv_field *c = &rec.fields[1];
+            if (c->len == 0 || (c->len == 2 && !memcmp(c->data, "NA", 2))) {
+                if (!nmissing++) missing_line = rec.line;
+                continue;
+            }
+            total++;
+            uint32_t id;
+            int inserted;
+            assert_int_equal(strmap_intern(&seen, c->data, c->len, &id, &inserted), 0);
+            const uint32_t vid = strmap_find(&v.dict, c->data, c->len);
+            if (vid == AK_NOT_FOUND) fail_msg("rep %d: value '%.*s' not collected", rep, (int)c->len, c->data);
+            if (inserted) assert_int_equal(v.line[vid], rec.line);
+        }
+        csv_reader_free(rd);
+        assert_int_equal(v.rows, rows);
+        assert_int_equal(v.nmissing, nmissing);
+        if (nmissing) assert_int_equal(v.missing_line, missing_line);
+        assert_int_equal(v.dict.count, seen.count);
+        uint64_t counted = 0;
+        for (uint32_t i = 0; i < v.dict.count; i++) counted += v.count[i];
+        assert_int_equal(counted, total);
+        strmap_free(&seen);
+        hb_values_free(&v);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -491,6 +731,8 @@ int main(void)
         cmocka_unit_test(test_mask_random),       cmocka_unit_test(test_date_random),
         cmocka_unit_test(test_order_and_flat),    cmocka_unit_test(test_bad_builders),
         cmocka_unit_test(test_shortest_decimals), cmocka_unit_test(test_interval_round_trip),
+        cmocka_unit_test(test_check),             cmocka_unit_test(test_collect_scan),
+        cmocka_unit_test(test_date_week),
     };
     return cmocka_run_group_tests(tests, tu_group_setup, tu_group_teardown);
 }

@@ -140,7 +140,7 @@ static int options_of_job(anonkit_job *job, hb_options *o, build_storage *s)
             if (hb_parse_date_level(names.items[i], strlen(names.items[i]), &s->dates[i]) != 0)
                 rc = job_usage_error(job,
                                      "--date: unknown level '%s' (minute, hour, day, month, quarter, year, decade, "
-                                     "century)",
+                                     "century, week)",
                                      names.items[i]);
         o->dates = s->dates;
         o->ndates = names.count;
@@ -213,14 +213,13 @@ static int build(anonkit_job *job, anonkit_result **out_result)
     if (!result) rc = ak_err_nomem(&job->err);
     if (rc == 0 && !job->hbuild.preview) rc = outfile_open(&of, job->output, &job->err);
     if (rc == 0)
-        rc = hb_collect(&v, job->input, strcmp(job->input, "-") ? job->input : "stdin", job->delimiter,
-                        job->hbuild.column, &missing, &job->err);
+        rc = (o.kind == HB_INTERVAL ? hb_collect_presence : hb_collect)(
+            &v, job->input, strcmp(job->input, "-") ? job->input : "stdin", job->delimiter, job->hbuild.column, &missing,
+            &job->err);
     if (rc == 0) rc = hb_build(&v, &o, &rows, &job->err);
     if (rc == 0 && !job->hbuild.preview) {
-        /* what is written must load: the loader's checks, once */
-        hier *h = NULL;
-        rc = hb_to_hier(&rows, job->output, &h, &job->err);
-        hier_free(h);
+        /* what is written must load: the rows checked against the loader's rules, once */
+        rc = hb_check(&rows, job->output, &job->err);
         if (rc < 0) rc = ak_err_set(&job->err, ANONKIT_E_INTERNAL, NULL, 0, 0, "the built hierarchy does not load: %s",
                                     job->err.message);
     }

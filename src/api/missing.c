@@ -120,13 +120,6 @@ int job_separate_missing(anonkit_job *job, const table *t, partition *p)
                        job_fail(job);
             qs[nq++] = q;
         }
-    if (nq && job->rules)
-        return ak_err_set(&job->err, ANONKIT_E_USAGE, NULL, 0, 0,
-                          "--rules: numeric quasi-identifier '%s' holds missing values, which the recoding rules "
-                          "cannot express yet; give it an interval hierarchy (anonkit hierarchy), whose leaf NULL "
-                          "takes them",
-                          t->qi[qs[0]].name),
-               job_fail(job);
     if (!nq || p->node) return ANONKIT_OK; /* full-domain classes take missing values through their hierarchies */
     const uint32_t nqi = t->nqi;
     const size_t nclasses = p->nclasses, nrows = t->nrows ? t->nrows : 1;
@@ -187,7 +180,16 @@ int job_separate_missing(anonkit_job *job, const table *t, partition *p)
             a = b;
         }
     }
-    /* the parts that could not stand alone: one class per pattern over all of them, if it satisfies the model */
+    /* the parts that could not stand alone: one class per pattern over all of them, if it satisfies the model;
+     * such a class has no region of its own (its rows come from the regions of several classes), which the
+     * recoding rules, a tiling of the domain, cannot express */
+    if (rc == 0 && nleft && job->rules)
+        rc = ak_err_set(&job->err, ANONKIT_E_USAGE, NULL, 0, 0,
+                        "--rules: %zu rows with missing values of numeric quasi-identifier '%s' (or present values "
+                        "beside them) form parts of classes too small to stand alone, which only a class pooled across "
+                        "the partition takes, and the recoding rules cannot express that; run without --rules, or with "
+                        "a smaller --k",
+                        nleft, t->qi[qs[0]].name);
     qsort(left, nleft, sizeof *left, cmp_pattern_row);
     for (size_t a = 0; rc == 0 && a < nleft;) {
         size_t b = a;

@@ -48,10 +48,13 @@ typedef struct hb_values {
     long missing_line;    /* first line with one */
     uint64_t rows;
     char *file;           /* the file as messages name it */
-    /* while reading: canonical integers in [0, HB_DENSE) counted in place of a
-     * hash lookup (dense[v], first line dense_line[v]); moved into dict at the end */
+    /* canonical integers in [0, HB_DENSE) counted in place of a hash lookup
+     * (dense[v], first line dense_line[v]); the numeric builders read them
+     * there, the others move them into dict first (after the other values) */
     uint32_t *dense, *dense_line;
-    uint32_t dense_lo, dense_hi; /* the least and greatest value counted there */
+    uint32_t dense_lo, dense_hi; /* the least and greatest value counted (or marked) there */
+    uint64_t *bits;       /* in place of dense when only presence is asked for (hb_collect_presence):
+                             bit v set when v occurs; no count, no line (they are numbers: no message needs it) */
 } hb_values;
 
 /* Integers below this are counted by value while a column is read (two
@@ -61,10 +64,17 @@ typedef struct hb_values {
 /* Reads column `column` of the CSV at path (shown as `shown`). */
 int hb_collect(hb_values *v /* OUT */, const char *path, const char *shown, char delimiter, const char *column,
                const hb_missing *missing, ak_error *err);
+/* As hb_collect, but the canonical integers below HB_DENSE are only marked
+ * present in a bitmap (an eighth of a megabyte, where counting them takes
+ * 16 MiB of random accesses): for the interval builder, which needs no counts. */
+int hb_collect_presence(hb_values *v /* OUT */, const char *path, const char *shown, char delimiter,
+                        const char *column, const hb_missing *missing, ak_error *err);
 void hb_values_free(hb_values *v);
 
 typedef enum hb_date_level {
-    HB_MINUTE = 0, HB_HOUR, HB_DAY, HB_MONTH, HB_QUARTER, HB_YEAR, HB_DECADE, HB_CENTURY
+    HB_MINUTE = 0, HB_HOUR, HB_DAY, HB_MONTH, HB_QUARTER, HB_YEAR, HB_DECADE, HB_CENTURY,
+    HB_WEEK /* the ISO 8601 week, YYYY-Www of its week-based year: only as the top level (weeks cross
+               months and years), above minute, hour or day */
 } hb_date_level;
 
 /* What to build. Arrays are the caller's. */
@@ -100,12 +110,23 @@ static inline const char *hb_label(const hb_rows *r, uint32_t row, uint32_t leve
     return r->text.data + r->at[(size_t)row * r->width + level];
 }
 
-/* Builds the rows for the values of v; errors name v->file and a line. */
-int hb_build(const hb_values *v, const hb_options *o, hb_rows *rows /* OUT */, ak_error *err);
+/* Builds the rows for the values of v; errors name v->file and a line. A
+ * builder that is not numeric moves v's integers counted by value into
+ * v->dict first. */
+int hb_build(hb_values *v, const hb_options *o, hb_rows *rows /* OUT */, ak_error *err);
 void hb_rows_free(hb_rows *rows);
 
 /* Distinct labels per level into sizes[0..width). */
 int hb_level_sizes(const hb_rows *rows, uint64_t *sizes /* OUT */, ak_error *err);
+
+/* Checks that the rows form a complete, consistent ARX hierarchy that
+ * hier_load accepts (path for messages): one row per leaf, no empty label,
+ * no leaf twice, every label of a level above the leaves on one run of
+ * consecutive rows (the builders write rows in tree order) with one parent,
+ * and a label on two levels only for the same rows (one node padded
+ * upwards), "*" below a synthetic root only for all rows. Reads only the
+ * rows, not how they were built: the check before a hierarchy is written. */
+int hb_check(const hb_rows *rows, const char *path, ak_error *err);
 
 /* Writes the rows, ';'-separated, to f (path for messages). */
 int hb_write(const hb_rows *rows, FILE *f, const char *path, ak_error *err);

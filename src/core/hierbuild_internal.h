@@ -9,6 +9,12 @@
 int hb__rows_init(hb_rows *r, uint32_t width, ak_error *err);
 /* Appends label s[0..len) to the current row (a row is complete after width labels). */
 int hb__put(hb_rows *r, const char *s, size_t len, ak_error *err);
+/* Makes room for nrows rows and text_bytes of labels at once (a size known ahead). */
+int hb__rows_reserve(hb_rows *r, size_t nrows, size_t text_bytes, ak_error *err);
+/* Appends the label of the same level in the row above (that row's bytes, shared). */
+int hb__put_prev(hb_rows *r, ak_error *err);
+/* Moves the integers counted by value into v->dict. */
+int hb__fold_dense(hb_values *v, ak_error *err);
 /* Adds the missing leaf's row when v has missing values (first, before the others):
  * HB_MISSING_LABEL on every level but the last, root_label there. */
 int hb__missing_row(hb_rows *r, const hb_values *v, const char *root_label, ak_error *err);

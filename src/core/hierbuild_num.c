@@ -10,44 +10,123 @@
 #include "common/numparse.h"
 #include "core/hierbuild_internal.h"
 
-/* A distinct value with its number. */
+/* A distinct value with its number: ref is a value id of v->dict, or with
+ * DENSE_BIT an integer counted by value (v->dense). */
 typedef struct num_value {
     double v;
-    uint32_t id;
+    uint32_t ref;
 } num_value;
 
-/* The strmap used by the comparison of equal numbers (by bytes). */
+#define DENSE_BIT 0x80000000u
+
+/* Orders equal numbers by id (their first appearance). */
 static int cmp_num(const void *a, const void *b)
 {
     const num_value *x = a, *y = b;
     if (x->v != y->v) return x->v < y->v ? -1 : 1;
-    return (x->id > y->id) - (x->id < y->id);
+    return (x->ref > y->ref) - (x->ref < y->ref);
 }
 
-/* The distinct values of v as numbers, ascending; an error names the first
- * value that is not a number. */
-static int sorted_numbers(const hb_values *v, const char *builder, num_value **out, ak_error *err)
+/* The decimal text of x into buf (room for 21 bytes), as "%lld" writes it;
+ * returns its length. */
+static size_t format_int(char *buf, int64_t x)
 {
-    const uint32_t n = v->dict.count;
-    num_value *nv = malloc((n ? n : 1) * sizeof *nv);
-    if (!nv) return ak_err_nomem(err);
+    static const char pairs[] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+                                "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+                                "8081828384858687888990919293949596979899";
+    char tmp[24];
+    size_t n = sizeof tmp, k = 0;
+    uint64_t u = x < 0 ? 0 - (uint64_t)x : (uint64_t)x;
+    while (u >= 100) {
+        const unsigned d = (unsigned)(u % 100);
+        u /= 100;
+        tmp[--n] = pairs[2 * d + 1];
+        tmp[--n] = pairs[2 * d];
+    }
+    if (u >= 10) {
+        tmp[--n] = pairs[2 * u + 1];
+        tmp[--n] = pairs[2 * u];
+    } else {
+        tmp[--n] = (char)('0' + u);
+    }
+    if (x < 0) buf[k++] = '-';
+    memcpy(buf + k, tmp + n, sizeof tmp - n);
+    return k + sizeof tmp - n;
+}
+
+/* The text of value ref of v: a key of v->dict, or the integer written into buf. */
+static const char *value_text(const hb_values *v, uint32_t ref, char *buf, size_t *len)
+{
+    if (ref & DENSE_BIT) {
+        *len = format_int(buf, (int64_t)(ref & ~DENSE_BIT));
+        return buf;
+    }
+    *len = strmap_key_len(&v->dict, ref);
+    return strmap_key(&v->dict, ref);
+}
+
+static uint64_t value_count(const hb_values *v, uint32_t ref)
+{
+    if (!(ref & DENSE_BIT)) return v->count[ref];
+    return v->dense ? v->dense[ref & ~DENSE_BIT] : 1; /* (marked present only: once) */
+}
+
+/* The distinct values of v as numbers, ascending (equal numbers in their
+ * order of appearance among the values read as text, then the integers
+ * counted by value: the order they had when all were text in v->dict); an
+ * error names the first value that is not a number. */
+static int sorted_numbers(const hb_values *v, const char *builder, num_value **out, uint32_t *count, ak_error *err)
+{
+    const uint32_t nt = v->dict.count;
+    uint32_t nd = 0;
+    if (v->dense)
+        for (uint32_t x = v->dense_lo; x <= v->dense_hi; x++) nd += v->dense[x] != 0;
+    if (v->bits && v->dense_lo <= v->dense_hi)
+        for (uint32_t w = v->dense_lo >> 6; w <= v->dense_hi >> 6; w++) nd += (uint32_t)__builtin_popcountll(v->bits[w]);
+    const size_t n = (size_t)nt + nd;
+    num_value *nv = malloc((n ? n : 1) * sizeof *nv), *text = malloc((nt ? nt : 1) * sizeof *text);
+    if (!nv || !text) {
+        free(nv);
+        free(text);
+        return ak_err_nomem(err);
+    }
     uint32_t bad = UINT32_MAX; /* the value that is no number on the earliest line */
-    for (uint32_t i = 0; i < n; i++)
-        if (ak_num_parse(strmap_key(&v->dict, i), strmap_key_len(&v->dict, i), &nv[i].v) != 0 &&
+    for (uint32_t i = 0; i < nt; i++) {
+        text[i].ref = i;
+        if (ak_num_parse(strmap_key(&v->dict, i), strmap_key_len(&v->dict, i), &text[i].v) != 0 &&
             (bad == UINT32_MAX || v->line[i] < v->line[bad]))
             bad = i;
+    }
     if (bad != UINT32_MAX) {
         const char *s = strmap_key(&v->dict, bad);
         const uint32_t len = strmap_key_len(&v->dict, bad);
         free(nv);
+        free(text);
         return ak_err_set(err, ANONKIT_E_INPUT, v->file, v->line[bad], 0,
                           "%s needs numbers, but the column holds '%s'; give it --missing %s if it stands for a "
                           "missing value",
                           builder, AK_SHOW(s, len), AK_SHOW(s, len));
     }
-    for (uint32_t i = 0; i < n; i++) nv[i].id = i;
-    qsort(nv, n, sizeof *nv, cmp_num);
+    qsort(text, nt, sizeof *text, cmp_num);
+    /* merged with the integers counted by value, ascending already */
+    size_t k = 0, t = 0;
+    if (v->dense)
+        for (uint32_t x = v->dense_lo; x <= v->dense_hi; x++) {
+            if (!v->dense[x]) continue;
+            while (t < nt && text[t].v <= (double)x) nv[k++] = text[t++];
+            nv[k++] = (num_value){(double)x, x | DENSE_BIT};
+        }
+    if (v->bits && v->dense_lo <= v->dense_hi)
+        for (uint32_t w = v->dense_lo >> 6; w <= v->dense_hi >> 6; w++)
+            for (uint64_t b = v->bits[w]; b; b &= b - 1) {
+                const uint32_t x = w * 64 + (uint32_t)__builtin_ctzll(b);
+                while (t < nt && text[t].v <= (double)x) nv[k++] = text[t++];
+                nv[k++] = (num_value){(double)x, x | DENSE_BIT};
+            }
+    while (t < nt) nv[k++] = text[t++];
+    free(text);
     *out = nv;
+    *count = (uint32_t)n;
     return ANONKIT_OK;
 }
 
@@ -91,35 +170,58 @@ int hb__build_interval(const hb_values *v, const hb_options *o, hb_rows *r, ak_e
     if (o->has_min && o->has_max && !(o->min < o->max))
         return ak_err_set(err, ANONKIT_E_USAGE, NULL, 0, 0, "--min must be below --max");
     num_value *nv;
-    AK_CHECK(sorted_numbers(v, "--interval", &nv, err));
-    const uint32_t n = v->dict.count;
+    uint32_t n;
+    AK_CHECK(sorted_numbers(v, "--interval", &nv, &n, err));
     int whole = is_whole(o->width) && (!o->has_min || is_whole(o->min)) && (!o->has_max || is_whole(o->max));
-    for (uint32_t i = 0; i < n && whole; i++) whole = is_whole(nv[i].v);
+    for (uint32_t i = 0; i < n && whole; i++) whole = (nv[i].ref & DENSE_BIT) || is_whole(nv[i].v);
     const double dmin = n ? nv[0].v : 0;
     const double base = o->has_min ? o->min : floor(dmin / o->width) * o->width;
     const uint32_t levels = 1 + (uint32_t)o->nfanout;
-    int rc = hb__rows_init(r, levels + 2, err);
+    /* values ascend, so the rows of one interval are consecutive: its label is
+     * written once and shared with the rows after it (key[l]: the interval of
+     * level l in the row above; place 0: below --min, 1: inside, 2: from --max up) */
+    int64_t key[64];
+    int place[64];
+    for (uint32_t l = 0; l < 64; l++) place[l] = -1;
+    int rc = levels > 64 ? ak_err_set(err, ANONKIT_E_USAGE, NULL, 0, 0, "--fanout: at most 63 levels") : ANONKIT_OK;
+    if (rc == 0) rc = hb__rows_init(r, levels + 2, err);
+    if (rc == 0) rc = hb__rows_reserve(r, (size_t)n + 1, ((size_t)n + 1) * 16, err);
     if (rc == 0) rc = hb__missing_row(r, v, "*", err);
+    char text[24];
+    size_t tlen;
     for (uint32_t i = 0; i < n && rc == 0; i++) {
         const double x = nv[i].v;
-        rc = hb__put(r, strmap_key(&v->dict, nv[i].id), strmap_key_len(&v->dict, nv[i].id), err);
+        const char *t = value_text(v, nv[i].ref, text, &tlen);
+        rc = hb__put(r, t, tlen, err);
         const int below = o->has_min && x < o->min, above = o->has_max && x >= o->max;
-        int64_t bin = 0;
         if (below || above) {
-            for (uint32_t l = 0; l < levels && rc == 0; l++)
+            for (uint32_t l = 0; l < levels && rc == 0; l++) {
+                if (place[l] == (below ? 0 : 2)) {
+                    rc = hb__put_prev(r, err);
+                    continue;
+                }
+                place[l] = below ? 0 : 2;
                 rc = open_label(o, below, below ? o->min : o->max, whole, r, err);
+            }
         } else if (whole) {
             const int64_t w = (int64_t)o->width, b0 = (int64_t)base;
-            bin = floor_div((int64_t)x - b0, w);
+            const int64_t bin = floor_div((int64_t)x - b0, w);
             int64_t span = 1;
             for (uint32_t l = 0; l < levels && rc == 0; l++) {
                 if (l) span *= o->fanout[l - 1];
-                const int64_t lo = b0 + floor_div(bin, span) * span * w;
+                const int64_t g = floor_div(bin, span);
+                if (place[l] == 1 && key[l] == g) {
+                    rc = hb__put_prev(r, err);
+                    continue;
+                }
+                place[l] = 1;
+                key[l] = g;
+                const int64_t lo = b0 + g * span * w;
                 int64_t hi = lo + span * w - 1;
                 if (o->has_max && hi > (int64_t)o->max - 1) hi = (int64_t)o->max - 1;
                 char a[24], b[24], label[64];
-                const int la = snprintf(a, sizeof a, "%lld", (long long)lo), lb = snprintf(b, sizeof b, "%lld", (long long)hi);
-                rc = hb__put(r, label, ak_interval_write(o->style, a, (size_t)la, b, (size_t)lb, label), err);
+                const size_t la = format_int(a, lo), lb = format_int(b, hi);
+                rc = hb__put(r, label, ak_interval_write(o->style, a, la, b, lb, label), err);
             }
         } else {
             /* half-open bins [bound(k), bound(k + 1)) with bounds rounded to 15 digits */
@@ -130,6 +232,12 @@ int hb__build_interval(const hb_values *v, const hb_options *o, hb_rows *r, ak_e
             for (uint32_t l = 0; l < levels && rc == 0; l++) {
                 if (l) span *= o->fanout[l - 1];
                 const double g = floor(k / span) * span;
+                if (place[l] == 1 && (double)key[l] == g) {
+                    rc = hb__put_prev(r, err);
+                    continue;
+                }
+                place[l] = fabs(g) < 9e15 ? 1 : -1; /* (a group number int64 keeps exactly, else not shared) */
+                key[l] = place[l] == 1 ? (int64_t)g : 0;
                 const double lo = round15(base + g * o->width);
                 double hi = round15(base + (g + span) * o->width);
                 if (o->has_max && hi > o->max) hi = o->max;
@@ -139,7 +247,7 @@ int hb__build_interval(const hb_values *v, const hb_options *o, hb_rows *r, ak_e
                 rc = hb__put(r, label, (size_t)len, err);
             }
         }
-        if (rc == 0) rc = hb__put(r, "*", 1, err);
+        if (rc == 0) rc = i ? hb__put_prev(r, err) : hb__put(r, "*", 1, err);
     }
     free(nv);
     return rc;
@@ -156,8 +264,8 @@ int hb__build_quantiles(const hb_values *v, const hb_options *o, hb_rows *r, ak_
                               "--quantiles: every fan-out after the first number must be at least 2, got %u",
                               o->quantiles[i]);
     num_value *nv;
-    AK_CHECK(sorted_numbers(v, "--quantiles", &nv, err));
-    const uint32_t n = v->dict.count;
+    uint32_t n;
+    AK_CHECK(sorted_numbers(v, "--quantiles", &nv, &n, err));
     uint32_t *bin = malloc((n ? n : 1) * sizeof *bin), *first = malloc((n ? n : 1) * sizeof *first);
     if (!bin || !first) {
         free(nv);
@@ -166,7 +274,7 @@ int hb__build_quantiles(const hb_values *v, const hb_options *o, hb_rows *r, ak_
         return ak_err_nomem(err);
     }
     uint64_t total = 0;
-    for (uint32_t i = 0; i < n; i++) total += v->count[nv[i].id];
+    for (uint32_t i = 0; i < n; i++) total += value_count(v, nv[i].ref);
     /* value i goes to bin floor(before_i * B / total), equal numbers together;
      * bins then numbered densely, first[b] its first value */
     uint64_t before = 0;
@@ -178,30 +286,46 @@ int hb__build_quantiles(const hb_values *v, const hb_options *o, hb_rows *r, ak_
         if (raw != last_raw) first[nb++] = i;
         last_raw = raw;
         bin[i] = nb - 1;
-        before += v->count[nv[i].id];
+        before += value_count(v, nv[i].ref);
     }
     const uint32_t levels = (uint32_t)o->nquantiles;
     int rc = hb__rows_init(r, levels + 2, err);
+    if (rc == 0) rc = hb__rows_reserve(r, (size_t)n + 1, ((size_t)n + 1) * 16, err);
     if (rc == 0) rc = hb__missing_row(r, v, "*", err);
+    /* the rows of one group are consecutive: its label is written once (key[l]:
+     * the group of level l in the row above, UINT64_MAX before the first) */
+    uint64_t *key = malloc((levels ? levels : 1) * sizeof *key);
+    char *label = NULL;
+    size_t label_cap = 0;
+    if (!key && rc == 0) rc = ak_err_nomem(err);
+    for (uint32_t l = 0; rc == 0 && l < levels; l++) key[l] = UINT64_MAX;
+    char ta[24], tb[24], tt[24];
     for (uint32_t i = 0; i < n && rc == 0; i++) {
-        rc = hb__put(r, strmap_key(&v->dict, nv[i].id), strmap_key_len(&v->dict, nv[i].id), err);
+        size_t tlen;
+        const char *t = value_text(v, nv[i].ref, tt, &tlen);
+        rc = hb__put(r, t, tlen, err);
         uint64_t span = 1;
         for (uint32_t l = 0; l < levels && rc == 0; l++) {
             if (l) span *= o->quantiles[l];
             const uint64_t g0 = bin[i] / span * span, g1 = g0 + span < nb ? g0 + span : nb; /* bins [g0, g1) */
+            if (key[l] == g0) {
+                rc = hb__put_prev(r, err);
+                continue;
+            }
+            key[l] = g0;
             const uint32_t lo = first[g0], hi = g1 < nb ? first[g1] - 1 : n - 1;
-            const char *a = strmap_key(&v->dict, nv[lo].id), *b = strmap_key(&v->dict, nv[hi].id);
-            const size_t la = strmap_key_len(&v->dict, nv[lo].id), lb = strmap_key_len(&v->dict, nv[hi].id);
-            char *label = malloc(la + lb + 8);
-            if (!label) {
+            size_t la, lb;
+            const char *a = value_text(v, nv[lo].ref, ta, &la), *b = value_text(v, nv[hi].ref, tb, &lb);
+            if (ak_reserve((void **)&label, &label_cap, la + lb + 8, 1) != 0) {
                 rc = ak_err_nomem(err);
                 break;
             }
             rc = hb__put(r, label, ak_interval_write(o->style, a, la, b, lb, label), err);
-            free(label);
         }
-        if (rc == 0) rc = hb__put(r, "*", 1, err);
+        if (rc == 0) rc = i ? hb__put_prev(r, err) : hb__put(r, "*", 1, err);
     }
+    free(label);
+    free(key);
     free(nv);
     free(bin);
     free(first);

@@ -1,8 +1,7 @@
 /* rules.c — writing, loading and applying the recoding rules ([LeFevre07] §1.2,
  * §2.2; the format is docs/rules-format.md).
  *
- * Writing streams one CSV record per rule from the partition, in class order
- * (depth-first), through the csv writer: nothing but one record is held.
+ * Writing is in rules_write.c.
  *
  * Loading keeps, per rule and QI, the region as a half-open interval of keys
  * (lo, hi] — numeric QIs by value (an empty bound is infinite), categorical
@@ -18,6 +17,7 @@
  * no gap, no overlap. Building costs O(rules x QIs x height); a row is located
  * by O(height) comparisons. */
 #include "publish/rules.h"
+#include "publish/rules_internal.h"
 
 #include <errno.h>
 #include <math.h>
@@ -25,210 +25,24 @@
 #include <string.h>
 
 #include "core/hierarchy.h"
+#include "core/hierbuild.h"
 #include "common/numparse.h"
 #include "common/strbuf.h"
 
-#define MAGIC "anonkit-rules"
-/* Longest piece of a value quoted in a message. */
+#define MAGIC RULES_MAGIC
 /* Fields per QI in a rule record: region low, region high, lowest, highest, text. */
 #define FIELDS_PER_QI 5
 /* A tree child that is a rule (the rule's index in the low bits), not a node. */
 #define LEAF_BIT 0x80000000u
 
-static const char *const role_names[] = {
+const char *const rules_role_names[4] = {
     [RULES_QI_NUMERIC] = "qi-numeric",
     [RULES_QI_CATEGORICAL] = "qi-categorical",
     [RULES_IDENTIFIER] = "identifier",
     [RULES_COPIED] = "copied",
 };
+#define role_names rules_role_names
 
-
-/* ------------------------------------------------------------------ writing */
-
-static int put_str(csv_writer *w, const char *s, ak_error *err) { return csv_write_field(w, s, strlen(s), err); }
-
-static int put_u64(csv_writer *w, uint64_t v, ak_error *err)
-{
-    char buf[24];
-    int n = snprintf(buf, sizeof buf, "%llu", (unsigned long long)v);
-    return csv_write_field(w, buf, (size_t)n, err);
-}
-
-static const char *leaf_label(const hier *h, uint32_t code) { return hier_node_at(h, hier_leaf_node(h, code))->label; }
-
-/* The rows of a categorical QI's hierarchy: per leaf in code order, its label
- * and those of its ancestors up to the root. */
-static int write_hierarchy(csv_writer *w, const table *t, const table_qi *a, ak_error *err)
-{
-    const hier *h = a->h;
-    for (uint32_t code = 0; code < hier_leaf_count(h); code++) {
-        AK_CHECK(put_str(w, "hierarchy", err));
-        AK_CHECK(put_str(w, t->column_names[a->column], err));
-        uint32_t n = hier_leaf_node(h, code);
-        for (;;) {
-            const hier_node *node = hier_node_at(h, n);
-            AK_CHECK(put_str(w, node->label, err));
-            if (n == hier_root(h)) break;
-            n = node->parent;
-        }
-        AK_CHECK(csv_write_end(w, err));
-    }
-    return ANONKIT_OK;
-}
-
-/* The five fields of QI q in the rule of class c. */
-static int write_rule_qi(csv_writer *w, const table *t, const partition *p, recode_style style, const double *means,
-                         size_t c, uint32_t q, ak_error *err)
-{
-    const table_qi *a = &t->qi[q];
-    const uint32_t rlo = partition_rlo(p, c)[q], rhi = partition_rhi(p, c)[q];
-    const uint32_t lo = partition_lo(p, c)[q], hi = partition_hi(p, c)[q];
-    if (a->kind == ATTR_NUMERIC) {
-        char buf[24];
-        AK_CHECK(put_str(w, rlo == 0 ? "" : recode_numeric_text(a, rlo - 1, buf), err));
-        AK_CHECK(put_str(w, rhi + 1 >= a->ncodes ? "" : recode_numeric_text(a, rhi, buf), err));
-        AK_CHECK(put_str(w, recode_numeric_text(a, lo, buf), err));
-        AK_CHECK(put_str(w, recode_numeric_text(a, hi, buf), err));
-    } else {
-        AK_CHECK(put_str(w, leaf_label(a->h, rlo), err));
-        AK_CHECK(put_str(w, leaf_label(a->h, rhi), err));
-        AK_CHECK(put_str(w, leaf_label(a->h, lo), err));
-        AK_CHECK(put_str(w, leaf_label(a->h, hi), err));
-    }
-    /* The same text as the writer publishes. */
-    strbuf value = {0};
-    if (recode_class_text(t, p, means, style, c, q, &value) != 0) {
-        strbuf_free(&value);
-        return ak_err_nomem(err);
-    }
-    const int rc = csv_write_field(w, value.data, value.len, err);
-    strbuf_free(&value);
-    return rc;
-}
-
-/* The magic, settings, columns and hierarchies. */
-static int write_head(csv_writer *w, const table *t, recode_style style, const uint32_t *order, ak_error *err)
-{
-    char delim[2] = {t->delimiter, '\0'};
-    AK_CHECK(put_str(w, MAGIC, err));
-    AK_CHECK(put_u64(w, RULES_FORMAT_VERSION, err));
-    AK_CHECK(csv_write_end(w, err));
-    AK_CHECK(put_str(w, "delimiter", err));
-    AK_CHECK(put_str(w, delim, err));
-    AK_CHECK(csv_write_end(w, err));
-    AK_CHECK(put_str(w, "publish", err));
-    AK_CHECK(put_str(w, recode_style_name(style), err));
-    AK_CHECK(csv_write_end(w, err));
-    for (uint32_t c = 0; c < t->ncolumns; c++) {
-        rules_role role = t->roles[c] == ROLE_IDENTIFIER ? RULES_IDENTIFIER : RULES_COPIED;
-        for (uint32_t i = 0; i < t->nqi; i++)
-            if (t->qi[order[i]].column == c)
-                role = t->qi[order[i]].kind == ATTR_NUMERIC ? RULES_QI_NUMERIC : RULES_QI_CATEGORICAL;
-        AK_CHECK(put_str(w, "column", err));
-        AK_CHECK(put_str(w, t->column_names[c], err));
-        AK_CHECK(put_str(w, role_names[role], err));
-        AK_CHECK(csv_write_end(w, err));
-    }
-    for (uint32_t i = 0; i < t->nqi; i++)
-        if (t->qi[order[i]].kind == ATTR_CATEGORICAL) AK_CHECK(write_hierarchy(w, t, &t->qi[order[i]], err));
-    return ANONKIT_OK;
-}
-
-/* One rule per class of p; adds to the counts of classes and rows. */
-static int write_rules(csv_writer *w, const table *t, const partition *p, recode_style style, const double *means,
-                       const uint32_t *order, uint64_t *classes, uint64_t *rows, ak_error *err)
-{
-    for (size_t c = 0; c < p->nclasses; c++) {
-        AK_CHECK(put_str(w, "rule", err));
-        AK_CHECK(put_u64(w, p->count[c], err));
-        for (uint32_t i = 0; i < t->nqi; i++) AK_CHECK(write_rule_qi(w, t, p, style, means, c, order[i], err));
-        AK_CHECK(csv_write_end(w, err));
-        *rows += p->count[c];
-        (*classes)++;
-    }
-    return ANONKIT_OK;
-}
-
-static int write_end(csv_writer *w, uint64_t classes, uint64_t rows, ak_error *err)
-{
-    AK_CHECK(put_str(w, "end", err));
-    AK_CHECK(put_u64(w, classes, err));
-    AK_CHECK(put_u64(w, rows, err));
-    AK_CHECK(csv_write_end(w, err));
-    return csv_writer_flush(w, err);
-}
-
-/* The QIs in column order (caller frees). */
-static uint32_t *qi_column_order(const table *t)
-{
-    uint32_t *order = malloc((t->nqi ? t->nqi : 1) * sizeof *order);
-    if (!order) return NULL;
-    uint32_t n = 0;
-    for (uint32_t c = 0; c < t->ncolumns; c++)
-        for (uint32_t q = 0; q < t->nqi; q++)
-            if (t->qi[q].column == c) order[n++] = q;
-    return order;
-}
-
-int rules_write(const table *t, const partition *p, recode_style style, const double *means, FILE *out,
-                const char *out_name, ak_error *err)
-{
-    if (style == RECODE_MEAN && !means)
-        return ak_err_set(err, ANONKIT_E_INTERNAL, NULL, 0, 0, "rules_write: the mean style needs the class means");
-    uint32_t *order = qi_column_order(t);
-    if (!order) return ak_err_nomem(err);
-    csv_writer *w = NULL;
-    uint64_t classes = 0, rows = 0;
-    int rc = csv_writer_open_stream(&w, out, out_name, ',', err);
-    if (rc == ANONKIT_OK) rc = write_head(w, t, style, order, err);
-    if (rc == ANONKIT_OK) rc = write_rules(w, t, p, style, means, order, &classes, &rows, err);
-    if (rc == ANONKIT_OK) rc = write_end(w, classes, rows, err);
-    csv_writer_free(w);
-    free(order);
-    return rc < 0 ? rc : ANONKIT_OK;
-}
-
-struct rules_stream {
-    csv_writer *w;
-    uint32_t *order;
-    recode_style style;
-    uint64_t classes, rows;
-};
-
-int rules_stream_open(rules_stream **out, const table *schema, recode_style style, FILE *stream, const char *out_name,
-                      ak_error *err)
-{
-    *out = NULL;
-    rules_stream *rs = calloc(1, sizeof *rs);
-    if (!rs) return ak_err_nomem(err);
-    rs->style = style;
-    int rc = (rs->order = qi_column_order(schema)) ? ANONKIT_OK : ak_err_nomem(err);
-    if (rc == ANONKIT_OK) rc = csv_writer_open_stream(&rs->w, stream, out_name, ',', err);
-    if (rc == ANONKIT_OK) rc = write_head(rs->w, schema, style, rs->order, err);
-    if (rc < 0) {
-        rules_stream_free(rs);
-        return rc;
-    }
-    *out = rs;
-    return ANONKIT_OK;
-}
-
-int rules_stream_part(rules_stream *rs, const table *view, const partition *p, const double *means, ak_error *err)
-{
-    if (rs->style == RECODE_MEAN && !means)
-        return ak_err_set(err, ANONKIT_E_INTERNAL, NULL, 0, 0, "rules: the mean style needs the class means");
-    return write_rules(rs->w, view, p, rs->style, means, rs->order, &rs->classes, &rs->rows, err);
-}
-
-int rules_stream_close(rules_stream *rs, ak_error *err) { return write_end(rs->w, rs->classes, rs->rows, err); }
-
-void rules_stream_free(rules_stream *rs)
-{
-    if (!rs) return;
-    csv_writer_free(rs->w);
-    free(rs->order);
-    free(rs);
-}
 
 /* ------------------------------------------------------------------ loading */
 
@@ -238,7 +52,17 @@ typedef struct rules_qi {
     hier_builder *builder; /* categorical, while its rows are read */
     hier *h;               /* categorical */
     long first_line;       /* of its first hierarchy row */
+    const struct rules_missing *missing; /* numeric: its 'missing' record, NULL when none */
 } rules_qi;
+
+/* A 'missing' record: a QI whose missing values are an empty cell or one of
+ * the tokens; numeric, they have rules of their own (key RULES_MISSING_KEY);
+ * categorical, they are the leaf NULL of its hierarchy. */
+typedef struct rules_missing {
+    uint32_t column;
+    char **tokens;
+    size_t ntokens;
+} rules_missing;
 
 typedef struct rules_node {
     uint32_t q;
@@ -265,6 +89,8 @@ struct rules {
     size_t nnodes, node_cap;
     uint32_t root;
     size_t height;       /* comparisons to locate a row, at most */
+    rules_missing *missing; /* the 'missing' records */
+    size_t nmissing;
 };
 
 void rules_free(rules *r)
@@ -286,6 +112,11 @@ void rules_free(rules *r)
     strbuf_free(&r->text);
     free(r->nodes);
     free(r->path);
+    for (size_t i = 0; i < r->nmissing; i++) {
+        for (size_t k = 0; k < r->missing[i].ntokens; k++) free(r->missing[i].tokens[k]);
+        free(r->missing[i].tokens);
+    }
+    free(r->missing);
     free(r);
 }
 
@@ -320,11 +151,28 @@ static int numeric_key(const char *text, size_t len, double *key)
     return 0;
 }
 
+/* Whether text is a missing value of numeric QI a (an empty cell or one of its tokens). */
+static int is_missing(const rules_qi *a, const char *text, size_t len)
+{
+    if (!a->missing) return 0;
+    if (len == 0) return 1;
+    for (size_t k = 0; k < a->missing->ntokens; k++)
+        if (strlen(a->missing->tokens[k]) == len && !memcmp(a->missing->tokens[k], text, len)) return 1;
+    return 0;
+}
+
 int rules_key(const rules *r, uint32_t q, const char *text, size_t len, double *key)
 {
+    if (r->qi[q].kind == RULES_QI_NUMERIC && is_missing(&r->qi[q], text, len)) {
+        *key = RULES_MISSING_KEY;
+        return 0;
+    }
     if (r->qi[q].kind == RULES_QI_NUMERIC) return numeric_key(text, len, key);
     uint32_t code;
-    if (hier_find_leaf(r->qi[q].h, text, len, &code) != 0) return -1;
+    if (hier_find_leaf(r->qi[q].h, text, len, &code) != 0 &&
+        !(is_missing(&r->qi[q], text, len) &&
+          hier_find_leaf(r->qi[q].h, HB_MISSING_LABEL, strlen(HB_MISSING_LABEL), &code) == 0))
+        return -1; /* (a missing value: the leaf NULL, as the table's encoding takes it) */
     *key = code;
     return 0;
 }
@@ -445,6 +293,32 @@ static int read_column(loader *ld, const csv_record *rec)
     return ANONKIT_OK;
 }
 
+/* A 'missing' record: a numeric QI named before it, once, then its tokens. */
+static int read_missing(loader *ld, const csv_record *rec)
+{
+    rules *r = ld->r;
+    if (rec->count < 2)
+        return ak_err_set(ld->err, ANONKIT_E_INPUT, ld->path, rec->line, 0, "a 'missing' record needs the column");
+    const int c = find_name(r, rec->fields[1].data, rec->fields[1].len);
+    if (c < 0 || r->roles[c] > RULES_QI_CATEGORICAL)
+        return BAD_FIELD(ld, rec, 1, "'%s' is not a quasi-identifier named before this record%s", "");
+    for (size_t i = 0; i < r->nmissing; i++)
+        if (r->missing[i].column == (uint32_t)c) return BAD_FIELD(ld, rec, 1, "a second 'missing' record for '%s'%s", "");
+    rules_missing *m = realloc(r->missing, (r->nmissing + 1) * sizeof *m);
+    if (!m) return ak_err_nomem(ld->err);
+    r->missing = m;
+    m = &r->missing[r->nmissing++];
+    memset(m, 0, sizeof *m);
+    m->column = (uint32_t)c;
+    if (rec->count > 2 && !(m->tokens = calloc(rec->count - 2, sizeof *m->tokens))) return ak_err_nomem(ld->err);
+    for (uint32_t i = 2; i < rec->count; i++) {
+        if (rec->fields[i].len == 0)
+            return BAD_FIELD(ld, rec, i, "'%s': an empty token (the empty cell is always missing)%s", "");
+        if (!(m->tokens[m->ntokens++] = dup_field(&rec->fields[i]))) return ak_err_nomem(ld->err);
+    }
+    return ANONKIT_OK;
+}
+
 static int read_header_record(loader *ld, const csv_record *rec)
 {
     const csv_field *kind = &rec->fields[0];
@@ -472,6 +346,7 @@ static int read_header_record(loader *ld, const csv_record *rec)
         ld->have_publish = 1;
         return ANONKIT_OK;
     }
+    if (field_is(kind, "missing")) return read_missing(ld, rec);
     return read_column(ld, rec);
 }
 
@@ -491,6 +366,8 @@ static int end_header(loader *ld, const csv_record *rec)
         if (r->roles[c] > RULES_QI_CATEGORICAL) continue;
         r->qi[q].column = c;
         r->qi[q].kind = (rules_role)r->roles[c];
+        for (size_t i = 0; i < r->nmissing; i++)
+            if (r->missing[i].column == c) r->qi[q].missing = &r->missing[i];
         if (r->qi[q].kind == RULES_QI_CATEGORICAL) AK_CHECK(hier_builder_open(&r->qi[q].builder, ld->path, ld->err));
         q++;
     }
@@ -570,6 +447,10 @@ static int field_key(loader *ld, const csv_record *rec, uint32_t i, uint32_t q, 
     const csv_field *f = &rec->fields[i];
     const char *name = ld->r->names[a->column];
     if (a->kind == RULES_QI_NUMERIC) {
+        if (a->missing && field_is(f, RULES_MISSING_WORD)) {
+            *key = RULES_MISSING_KEY;
+            return ANONKIT_OK;
+        }
         if (f->len == 0 && unbounded != 0) {
             *key = unbounded;
             return ANONKIT_OK;
@@ -670,10 +551,12 @@ static int read_record(loader *ld, const csv_record *rec)
         return ak_err_set(ld->err, ANONKIT_E_INPUT, ld->path, rec->line, 0, "a record after the 'end' record");
     if (rec->count == 1 && kind->len == 0)
         return ak_err_set(ld->err, ANONKIT_E_INPUT, ld->path, rec->line, 0, "an empty line");
-    const int is_header = field_is(kind, "delimiter") || field_is(kind, "publish") || field_is(kind, "column");
+    const int is_header = field_is(kind, "delimiter") || field_is(kind, "publish") || field_is(kind, "column") ||
+                          field_is(kind, "missing");
     const int is_hierarchy = field_is(kind, "hierarchy"), is_rule = field_is(kind, "rule"), is_end = field_is(kind, "end");
     if (!is_header && !is_hierarchy && !is_rule && !is_end)
-        return BAD_FIELD(ld, rec, 0, "unknown record kind '%s' (%s)", "delimiter, publish, column, hierarchy, rule or end");
+        return BAD_FIELD(ld, rec, 0, "unknown record kind '%s' (%s)",
+                         "delimiter, publish, column, missing, hierarchy, rule or end");
     if (is_header) {
         if (ld->at != PHASE_HEADER)
             return BAD_FIELD(ld, rec, 0, "a '%s' record after the first hierarchy or rule record%s", "");
