@@ -26,30 +26,34 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
+#include "common/hugemem.h"
 #include "common/numparse.h"
 #include "common/parallel.h"
 #include "io/csv.h"
 #include "model/model.h"
 
-/* One row of a bucket: the hash of its key and its row in its piece. */
+/* A class of the front table (and, in the wide form, one row of a bucket):
+ * the hash of its key and its row in its piece. */
 typedef struct rg_entry {
     uint64_t lo, hi;
     uint32_t row;   /* (of a class from the front table: its first row) */
     uint32_t count; /* rows it stands for: 1, or a front table class's size */
 } rg_entry;
 
-#define RG_BLOCK 170     /* entries per block: about 4 KiB */
-#define RG_SLAB 2048     /* blocks per allocation (8 MiB: large enough for huge pages) */
+#define RG_WORDS 510     /* 64-bit words of entries per block: a block is 4 KiB */
+#define RG_SLAB 2047     /* blocks per allocation (just under 8 MiB: four whole huge pages) */
 #define RG_MAX_BITS 10   /* at most 1024 buckets: more open blocks than the TLB covers slow every append */
 #define RG_BUCKET_ROWS 32768 /* a bucket's table and hashes then stay within the L2 cache */
 #define RG_FRONT_BITS 15 /* front table slots (24 bytes each) */
 #define RG_FRONT_WINDOW 65536
 #define RG_PARALLEL_MIN_BYTES (8u << 20)
 
+/* Entries of a bucket, each of `stride` words: the hash (lo, hi) and, in the
+ * wide form (stride 3), the row and the rows it stands for (row | count << 32). */
 typedef struct rg_block {
     struct rg_block *next;
     uint32_t count;
-    rg_entry e[RG_BLOCK];
+    uint64_t w[RG_WORDS];
 } rg_block;
 
 typedef struct rg_slab {
@@ -69,6 +73,10 @@ typedef struct rg_part {
     unsigned bits;         /* buckets: 1 << bits */
     rg_block **head, **tail;
     uint32_t *fill;        /* per bucket: entries in its tail block */
+    unsigned stride;       /* words per bucket entry: 2 (the narrow form: no order, no weights), else 3 */
+    uint32_t block_entries; /* entries per block: RG_WORDS / stride */
+    rg_entry *fl;          /* the narrow form: the front table's classes, by bucket (NULL: none) */
+    uint32_t *fl_start;    /* bucket b's are fl[fl_start[b] .. fl_start[b + 1]) */
     rg_entry *front;       /* the front table: the first classes met, counted in place (NULL: none) */
     uint32_t front_count;
     uint32_t front_seen, front_misses; /* rows since the last look, and those that missed it (front_watch) */
@@ -108,6 +116,10 @@ static void part_free(rg_part *pt)
     free(pt->fill);
     free(pt->front);
     free(pt->weights);
+    free(pt->fl);
+    free(pt->fl_start);
+    pt->fl = NULL;
+    pt->fl_start = NULL;
     pt->head = pt->tail = NULL;
     pt->fill = NULL;
     pt->front = NULL;
@@ -125,6 +137,10 @@ static void part_init(rg_part *pt, const risk_group_params *p, const uint32_t *c
     pt->ncolumns = ncolumns;
     pt->weight_col = weight_col;
     pt->consecutive = consecutive_columns(cols, p->nqi);
+    /* no order and no weights: an entry needs no row, and a count other than
+     * 1 only for the front table's classes, which are kept apart (pt->fl) */
+    pt->stride = p->any_order && !p->weight && !p->population_path ? 2 : 3;
+    pt->block_entries = RG_WORDS / pt->stride;
     ak_err_clear(&pt->err);
 }
 
@@ -132,7 +148,7 @@ static void part_init(rg_part *pt, const risk_group_params *p, const uint32_t *c
 static rg_block *new_block(rg_part *pt, uint32_t b)
 {
     if (!pt->slabs || pt->slab_used == RG_SLAB) {
-        rg_slab *s = malloc(sizeof *s);
+        rg_slab *s = ak_huge_malloc(sizeof *s);
         if (!s) return NULL;
         s->next = pt->slabs;
         pt->slabs = s;
@@ -152,14 +168,24 @@ static rg_block *new_block(rg_part *pt, uint32_t b)
     return k;
 }
 
-/* Appends an entry to bucket b. The fill of the open block is kept apart
- * from the block (pt->fill), so that an append touches one line of it. */
+/* Appends an entry to bucket b: the hash, and in the wide form its row and
+ * the rows it stands for. The fill of the open block is kept apart from the
+ * block (pt->fill), so that an append touches one line of it. */
 static inline int append(rg_part *pt, uint32_t b, rg_entry e)
 {
     rg_block *k = pt->tail[b];
-    if ((!k || pt->fill[b] == RG_BLOCK) && !(k = new_block(pt, b))) return -1;
-    k->e[pt->fill[b]++] = e;
+    if ((!k || pt->fill[b] == pt->block_entries) && !(k = new_block(pt, b))) return -1;
+    uint64_t *d = &k->w[(size_t)pt->fill[b]++ * pt->stride];
+    d[0] = e.lo;
+    d[1] = e.hi;
+    if (pt->stride == 3) d[2] = (uint64_t)e.row | (uint64_t)e.count << 32;
     return 0;
+}
+
+/* The bucket of a hash: its bits 52 .. 52 + bits - 1 (from the high half). */
+static inline uint32_t bucket_of(uint64_t hi, uint32_t nb)
+{
+    return (uint32_t)(hi >> 52) & (nb - 1);
 }
 
 /* Counts a row into the front table when its class is there or there is
@@ -187,14 +213,30 @@ static inline int front_count(rg_part *pt, uint64_t lo, uint64_t hi, double w)
     }
 }
 
-/* Moves the front table's classes to their buckets, each as one entry. */
+/* Moves the front table's classes to their buckets, each as one entry; in
+ * the narrow form (entries without counts) to pt->fl instead, sorted by
+ * bucket (a counting sort), where group_range finds them by bucket. */
 static int front_flush(rg_part *pt)
 {
     const uint32_t nb = 1u << pt->bits;
-    for (size_t s = 0; s < (size_t)1 << RG_FRONT_BITS; s++) {
-        const rg_entry *e = &pt->front[s];
-        if (e->count && append(pt, (uint32_t)(e->hi >> 52) & (nb - 1), *e) != 0) return -1;
+    const size_t slots = (size_t)1 << RG_FRONT_BITS;
+    if (pt->stride == 3) {
+        for (size_t s = 0; s < slots; s++) {
+            const rg_entry *e = &pt->front[s];
+            if (e->count && append(pt, bucket_of(e->hi, nb), *e) != 0) return -1;
+        }
+        return 0;
     }
+    if (!(pt->fl = malloc((pt->front_count ? pt->front_count : 1) * sizeof *pt->fl)) ||
+        !(pt->fl_start = calloc((size_t)nb + 1, sizeof *pt->fl_start)))
+        return -1;
+    for (size_t s = 0; s < slots; s++)
+        if (pt->front[s].count) pt->fl_start[bucket_of(pt->front[s].hi, nb) + 1]++;
+    for (uint32_t b = 0; b < nb; b++) pt->fl_start[b + 1] += pt->fl_start[b];
+    for (size_t s = 0; s < slots; s++)
+        if (pt->front[s].count) pt->fl[pt->fl_start[bucket_of(pt->front[s].hi, nb)]++] = pt->front[s];
+    for (uint32_t b = nb; b > 0; b--) pt->fl_start[b] = pt->fl_start[b - 1]; /* back to the starts */
+    pt->fl_start[0] = 0;
     return 0;
 }
 
@@ -222,8 +264,9 @@ static char *key_room(char **buf, size_t *cap, char *d, size_t more)
  * with seed 0: two such keys are equal exactly when the texts are equal
  * field by field (no text holds the separator). When the fields lie in the
  * reader's buffer one after the other, each followed by the delimiter (the
- * QIs are consecutive columns, in order, none quoted or empty), those bytes
- * already are that key and are hashed where they lie, with no copy. Else the
+ * QIs are consecutive columns, in order, and the reader has met no quoted
+ * field, or none of them is quoted or empty), those bytes already are that
+ * key and are hashed where they lie, with no copy. Else the
  * key is built in *buf (*cap bytes, grown as needed); when a text holds the
  * delimiter (a quoted field) it is each text prefixed by its length (one
  * byte below 255, else 255 and 4 bytes), hashed with seed 1 so that the two
@@ -233,6 +276,14 @@ static char *key_room(char **buf, size_t *cap, char *d, size_t more)
 static int key_hash(const csv_field *fields, const uint32_t *cols, size_t n, char delim, int consecutive, int quoted,
                     char **buf, size_t *cap, XXH128_hash_t *h)
 {
+    if (consecutive && n && !quoted) {
+        /* no quoted field met yet: the reader's fast path made every field of
+         * this record, each a slice of its buffer right after the previous
+         * field and its delimiter (src/io/csv.c, parse_record) */
+        const csv_field *f = key_field(fields, cols, 0);
+        *h = XXH3_128bits_withSeed(f[0].data, (size_t)(f[n - 1].data + f[n - 1].len - f[0].data), 0);
+        return 0;
+    }
     if (consecutive && n) {
         const csv_field *f = key_field(fields, cols, 0);
         size_t q = 1;
@@ -385,7 +436,7 @@ static int part_read(rg_part *pt)
             if (front_full(pt) && (rc = front_watch(pt, counted)) < 0) break;
         }
         if (!counted &&
-            append(pt, (uint32_t)(h.high64 >> 52) & (nb - 1), (rg_entry){h.low64, h.high64, (uint32_t)pt->rows, 1}) != 0) {
+            append(pt, bucket_of(h.high64, nb), (rg_entry){h.low64, h.high64, (uint32_t)pt->rows, 1}) != 0) {
             rc = ak_err_nomem(err);
             break;
         }
@@ -465,9 +516,52 @@ typedef struct rg_group_job {
 static size_t bucket_entries(const rg_part *parts, unsigned nparts, uint32_t b)
 {
     size_t count = 0;
-    for (unsigned i = 0; i < nparts; i++)
+    for (unsigned i = 0; i < nparts; i++) {
+        if (parts[i].fl) count += parts[i].fl_start[b + 1] - parts[i].fl_start[b];
         for (const rg_block *k = parts[i].head[b]; k; k = k->next) count += k->count;
+    }
     return count;
+}
+
+/* One bucket's grouping: a linear-probing table of its classes by hash
+ * (ids + 1; 0: empty) and the classes' hashes, first rows, sizes and weights. */
+typedef struct rg_bucket_table {
+    uint32_t *slot;
+    size_t mask;
+    uint64_t *lo, *hi;
+    uint32_t *first; /* NULL: no order wanted */
+    uint64_t *size;
+    double *weight;  /* NULL: no weights */
+    uint32_t n;
+} rg_bucket_table;
+
+/* Adds an entry (count rows of the class of hash (lo, hi), the first of them
+ * at `row`, weight w) to the bucket's table. The first entry met holds the
+ * first row: a piece's entries of a class come in the order of its rows. */
+static inline void group_add(rg_bucket_table *t, uint64_t lo, uint64_t hi, uint32_t row, uint32_t count, double w)
+{
+    size_t s = (size_t)lo & t->mask;
+    uint32_t id;
+    for (;;) {
+        id = t->slot[s];
+        if (!id) {
+            t->slot[s] = ++t->n;
+            id = t->n - 1;
+            t->lo[id] = lo;
+            t->hi[id] = hi;
+            if (t->first) t->first[id] = row;
+            t->size[id] = 0;
+            if (t->weight) t->weight[id] = 0;
+            break;
+        }
+        if (t->lo[--id] == lo && t->hi[id] == hi) {
+            if (t->first && row < t->first[id]) t->first[id] = row;
+            break;
+        }
+        s = (s + 1) & t->mask;
+    }
+    t->size[id] += count;
+    if (t->weight) t->weight[id] += w;
 }
 
 /* Groups each bucket of a job in a linear-probing table of the bucket's
@@ -514,38 +608,27 @@ static void *group_range(void *arg)
         uint32_t *first = c->first ? c->first + base : NULL;
         uint64_t *size = c->size + base;
         double *weight = weighted ? c->weight + base : NULL;
-        uint32_t nloc = 0;
+        rg_bucket_table t = {table, mask, llo, lhi, first, size, weight, 0};
         uint64_t row_base = 0;
-        for (unsigned i = 0; i < job->nparts; row_base += parts[i].rows, i++)
-            for (const rg_block *k = parts[i].head[b]; k; k = k->next)
+        for (unsigned i = 0; i < job->nparts; row_base += parts[i].rows, i++) {
+            const rg_part *pt = &parts[i];
+            if (pt->fl)
+                for (uint32_t j = pt->fl_start[b]; j < pt->fl_start[b + 1]; j++)
+                    group_add(&t, pt->fl[j].lo, pt->fl[j].hi, 0, pt->fl[j].count, 0);
+            if (pt->stride == 2) {
+                for (const rg_block *k = pt->head[b]; k; k = k->next)
+                    for (uint32_t j = 0; j < k->count; j++) group_add(&t, k->w[2 * j], k->w[2 * j + 1], 0, 1, 0);
+                continue;
+            }
+            for (const rg_block *k = pt->head[b]; k; k = k->next)
                 for (uint32_t j = 0; j < k->count; j++) {
-                    const rg_entry *e = &k->e[j];
-                    const uint32_t row = (uint32_t)(row_base + e->row);
-                    size_t s = (size_t)e->lo & mask;
-                    uint32_t id;
-                    for (;;) {
-                        id = table[s];
-                        if (!id) {
-                            table[s] = ++nloc;
-                            id = nloc - 1;
-                            llo[id] = e->lo;
-                            lhi[id] = e->hi;
-                            if (first) first[id] = row;
-                            size[id] = 0;
-                            if (weighted) weight[id] = 0;
-                            break;
-                        }
-                        if (llo[--id] == e->lo && lhi[id] == e->hi) {
-                            /* (the first entry met holds the first row: a piece's entries of a
-                             * class come in the order of their rows) */
-                            if (first && row < first[id]) first[id] = row;
-                            break;
-                        }
-                        s = (s + 1) & mask;
-                    }
-                    size[id] += e->count;
-                    if (weighted) weight[id] += parts[i].weights[e->row];
+                    const uint64_t *d = &k->w[3 * j];
+                    const uint32_t row = (uint32_t)d[2];
+                    group_add(&t, d[0], d[1], (uint32_t)(row_base + row), (uint32_t)(d[2] >> 32),
+                              weighted ? pt->weights[row] : 0);
                 }
+        }
+        const uint32_t nloc = t.n;
         for (uint32_t id = 0; id < nloc; id++)
             if (llo[id] == job->star.low64 && lhi[id] == job->star.high64) job->star_id = (uint32_t)(base + id);
         if (job->keep_hashes) {
@@ -568,8 +651,9 @@ static int group_buckets(const rg_part *parts, unsigned nparts, uint64_t rows, u
 {
     const size_t alloc = rows ? (size_t)rows : 1;
     c->star = AK_NOT_FOUND;
-    if ((ordered && !(c->first = malloc(alloc * sizeof *c->first))) || !(c->size = malloc(alloc * sizeof *c->size)) ||
-        (weighted && !(c->weight = malloc(alloc * sizeof *c->weight))) ||
+    if ((ordered && !(c->first = ak_huge_malloc(alloc * sizeof *c->first))) ||
+        !(c->size = ak_huge_malloc(alloc * sizeof *c->size)) ||
+        (weighted && !(c->weight = ak_huge_malloc(alloc * sizeof *c->weight))) ||
         (keep_hashes && (!(c->lo = malloc(alloc * sizeof *c->lo)) || !(c->hi = malloc(alloc * sizeof *c->hi)))))
         return ak_err_nomem(err);
     const uint32_t nb = 1u << parts[0].bits;
