@@ -26,7 +26,6 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
-#include "common/hugemem.h"
 #include "common/numparse.h"
 #include "common/parallel.h"
 #include "io/csv.h"
@@ -41,7 +40,7 @@ typedef struct rg_entry {
 } rg_entry;
 
 #define RG_WORDS 510     /* 64-bit words of entries per block: a block is 4 KiB */
-#define RG_SLAB 2047     /* blocks per allocation (just under 8 MiB: four whole huge pages) */
+#define RG_SLAB 2048     /* blocks per allocation (8 MiB) */
 #define RG_MAX_BITS 10   /* at most 1024 buckets: more open blocks than the TLB covers slow every append */
 #define RG_BUCKET_ROWS 32768 /* a bucket's table and hashes then stay within the L2 cache */
 #define RG_FRONT_BITS 15 /* front table slots (24 bytes each) */
@@ -148,7 +147,7 @@ static void part_init(rg_part *pt, const risk_group_params *p, const uint32_t *c
 static rg_block *new_block(rg_part *pt, uint32_t b)
 {
     if (!pt->slabs || pt->slab_used == RG_SLAB) {
-        rg_slab *s = ak_huge_malloc(sizeof *s);
+        rg_slab *s = malloc(sizeof *s);
         if (!s) return NULL;
         s->next = pt->slabs;
         pt->slabs = s;
@@ -651,9 +650,9 @@ static int group_buckets(const rg_part *parts, unsigned nparts, uint64_t rows, u
 {
     const size_t alloc = rows ? (size_t)rows : 1;
     c->star = AK_NOT_FOUND;
-    if ((ordered && !(c->first = ak_huge_malloc(alloc * sizeof *c->first))) ||
-        !(c->size = ak_huge_malloc(alloc * sizeof *c->size)) ||
-        (weighted && !(c->weight = ak_huge_malloc(alloc * sizeof *c->weight))) ||
+    if ((ordered && !(c->first = malloc(alloc * sizeof *c->first))) ||
+        !(c->size = malloc(alloc * sizeof *c->size)) ||
+        (weighted && !(c->weight = malloc(alloc * sizeof *c->weight))) ||
         (keep_hashes && (!(c->lo = malloc(alloc * sizeof *c->lo)) || !(c->hi = malloc(alloc * sizeof *c->hi)))))
         return ak_err_nomem(err);
     const uint32_t nb = 1u << parts[0].bits;
