@@ -41,8 +41,9 @@ typedef struct rg_entry {
 
 #define RG_WORDS 510     /* 64-bit words of entries per block: a block is 4 KiB */
 #define RG_SLAB 2048     /* blocks per allocation (8 MiB) */
-#define RG_MAX_BITS 10   /* at most 1024 buckets: more open blocks than the TLB covers slow every append */
-#define RG_BUCKET_ROWS 32768 /* a bucket's table and hashes then stay within the L2 cache */
+#define RG_MAX_BITS 6    /* at most 64 buckets: an append writes to one of the open blocks, and more of them
+                            than the first-level TLB and cache hold make appends miss (docs/risk.md §9) */
+#define RG_BUCKET_ROWS 32768 /* below that many rows per bucket, no more buckets */
 #define RG_FRONT_BITS 15 /* front table slots (24 bytes each) */
 #define RG_FRONT_WINDOW 65536
 #define RG_PARALLEL_MIN_BYTES (8u << 20)
@@ -72,6 +73,7 @@ typedef struct rg_part {
     unsigned bits;         /* buckets: 1 << bits */
     rg_block **head, **tail;
     uint32_t *fill;        /* per bucket: entries in its tail block */
+    uint64_t *total;       /* per bucket: its entries (those of the tail block added at the end) */
     unsigned stride;       /* words per bucket entry: 2 (the narrow form: no order, no weights), else 3 */
     uint32_t block_entries; /* entries per block: RG_WORDS / stride */
     rg_entry *fl;          /* the narrow form: the front table's classes, by bucket (NULL: none) */
@@ -113,6 +115,7 @@ static void part_free(rg_part *pt)
     free(pt->head);
     free(pt->tail);
     free(pt->fill);
+    free(pt->total);
     free(pt->front);
     free(pt->weights);
     free(pt->fl);
@@ -121,6 +124,7 @@ static void part_free(rg_part *pt)
     pt->fl_start = NULL;
     pt->head = pt->tail = NULL;
     pt->fill = NULL;
+    pt->total = NULL;
     pt->front = NULL;
     pt->weights = NULL;
 }
@@ -158,6 +162,7 @@ static rg_block *new_block(rg_part *pt, uint32_t b)
     k->count = 0;
     if (pt->tail[b]) {
         pt->tail[b]->count = pt->fill[b];
+        pt->total[b] += pt->fill[b];
         pt->tail[b]->next = k;
     } else {
         pt->head[b] = k;
@@ -381,7 +386,7 @@ static int part_read(rg_part *pt)
     ak_error *err = &pt->err;
     const uint32_t nb = 1u << pt->bits;
     if (!(pt->head = calloc(nb, sizeof *pt->head)) || !(pt->tail = calloc(nb, sizeof *pt->tail)) ||
-        !(pt->fill = calloc(nb, sizeof *pt->fill)) ||
+        !(pt->fill = calloc(nb, sizeof *pt->fill)) || !(pt->total = calloc(nb, sizeof *pt->total)) ||
         (!pt->no_front && !(pt->front = calloc((size_t)1 << RG_FRONT_BITS, sizeof *pt->front))))
         return ak_err_nomem(err);
     if (!pt->reader)
@@ -448,7 +453,10 @@ static int part_read(rg_part *pt)
     free(buf);
     if (rc >= 0 && pt->front && front_flush(pt) != 0) rc = ak_err_nomem(err);
     for (uint32_t b = 0; b < nb; b++)
-        if (pt->tail[b]) pt->tail[b]->count = pt->fill[b];
+        if (pt->tail[b]) {
+            pt->tail[b]->count = pt->fill[b];
+            pt->total[b] += pt->fill[b];
+        }
     pt->lines = csv_reader_line(pt->reader) - 2;
     pt->quoted = csv_reader_saw_quote(pt->reader);
     return rc < 0 ? rc : ANONKIT_OK;
@@ -517,7 +525,7 @@ static size_t bucket_entries(const rg_part *parts, unsigned nparts, uint32_t b)
     size_t count = 0;
     for (unsigned i = 0; i < nparts; i++) {
         if (parts[i].fl) count += parts[i].fl_start[b + 1] - parts[i].fl_start[b];
-        for (const rg_block *k = parts[i].head[b]; k; k = k->next) count += k->count;
+        count += parts[i].total[b];
     }
     return count;
 }
