@@ -263,6 +263,16 @@ static char *key_room(char **buf, size_t *cap, char *d, size_t more)
     return b + used;
 }
 
+/* The hash of the key of n consecutive fields f[0 .. n) when the reader has
+ * met no quoted field: its fast path then made every field of the record, a
+ * slice of its buffer right after the previous field and its delimiter
+ * (src/io/csv.c, parse_record), so the bytes from the first field to the end
+ * of the last are the texts joined by the delimiter, key_hash's plain key. */
+static inline XXH128_hash_t key_span_hash(const csv_field *f, size_t n)
+{
+    return XXH3_128bits_withSeed(f[0].data, (size_t)(f[n - 1].data + f[n - 1].len - f[0].data), 0);
+}
+
 /* The 128-bit hash of a key of n fields (key_field), which runs once per row.
  * When no text holds the delimiter the key is the texts joined by it, hashed
  * with seed 0: two such keys are equal exactly when the texts are equal
@@ -281,11 +291,7 @@ static int key_hash(const csv_field *fields, const uint32_t *cols, size_t n, cha
                     char **buf, size_t *cap, XXH128_hash_t *h)
 {
     if (consecutive && n && !quoted) {
-        /* no quoted field met yet: the reader's fast path made every field of
-         * this record, each a slice of its buffer right after the previous
-         * field and its delimiter (src/io/csv.c, parse_record) */
-        const csv_field *f = key_field(fields, cols, 0);
-        *h = XXH3_128bits_withSeed(f[0].data, (size_t)(f[n - 1].data + f[n - 1].len - f[0].data), 0);
+        *h = key_span_hash(key_field(fields, cols, 0), n);
         return 0;
     }
     if (consecutive && n) {
@@ -328,9 +334,11 @@ static int key_hash(const csv_field *fields, const uint32_t *cols, size_t n, cha
     return 0;
 }
 
-/* Whether cols are consecutive columns in order (key_hash's no-copy case). */
+/* Whether cols are consecutive columns in order (key_hash's no-copy case);
+ * not for no columns. */
 static int consecutive_columns(const uint32_t *cols, size_t n)
 {
+    if (!n) return 0;
     for (size_t q = 1; q < n; q++)
         if (cols[q] != cols[0] + q) return 0;
     return 1;
@@ -429,8 +437,10 @@ static int part_read(rg_part *pt)
             pt->weights[pt->rows] = w;
         }
         XXH128_hash_t h;
-        if (key_hash(rec.fields, pt->cols, p->nqi, p->delimiter, pt->consecutive,
-                     csv_reader_saw_quote(pt->reader), &buf, &cap, &h) != 0) {
+        const int quoted = csv_reader_saw_quote(pt->reader);
+        if (pt->consecutive && !quoted) {
+            h = key_span_hash(&rec.fields[pt->cols[0]], p->nqi); /* (by value: no round trip through memory) */
+        } else if (key_hash(rec.fields, pt->cols, p->nqi, p->delimiter, pt->consecutive, quoted, &buf, &cap, &h) != 0) {
             rc = ak_err_nomem(err);
             break;
         }
