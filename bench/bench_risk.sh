@@ -10,7 +10,8 @@
 # to its end, output to /dev/null), and the two are run alternately, RUNS
 # times each, so that both meet the same load on a shared machine; the figure
 # of each is its best (smallest) time and the ratio is risk's best over the
-# read's best (the median ratio of the pairs is printed too). Process start-up
+# read's best (the median ratio of the pairs is printed too, and the best CPU
+# times, user + system, whose ratio a loaded machine disturbs less). Process start-up
 # is thus in both figures, as a user meets it. risk reads a large file in two
 # pieces on two threads; the read is one thread. Also prints the peak resident
 # size of the 9-QI run (/usr/bin/time). Never fails on time.
@@ -33,23 +34,28 @@ trap 'rm -rf "$TMP"' EXIT
 # RUNS times each; prints both best wall times and their ratio
 pair() {
     python3 - "$@" <<'PY'
-import subprocess, sys, time, statistics
+import resource, subprocess, sys, time, statistics
 name, runs = sys.argv[1], int(sys.argv[2])
 rest = sys.argv[4:]
 cut = rest.index('--')
 read_cmd, risk_cmd = rest[:cut], rest[cut + 1:]
 def wall(cmd):
+    """wall seconds and CPU seconds (user + system) of one run of cmd"""
+    r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     subprocess.run(cmd, stdout=subprocess.DEVNULL, check=True)
-    return time.perf_counter() - t0
+    t = time.perf_counter() - t0
+    r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return t, (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
 reads, risks = [], []
 for _ in range(runs):
     reads.append(wall(read_cmd))
     risks.append(wall(risk_cmd))
-ratio = min(risks) / min(reads)
-med = statistics.median(b / a for a, b in zip(reads, risks))
-print('%-36s risk %7.3f s   read %7.3f s   ratio %.2f  (median of pairs %.2f, best of %d)'
-      % (name, min(risks), min(reads), ratio, med, runs))
+rw, rc = min(t for t, _ in risks), min(c for _, c in risks)
+qw, qc = min(t for t, _ in reads), min(c for _, c in reads)
+med = statistics.median(b[0] / a[0] for a, b in zip(reads, risks))
+print('%-36s risk %7.3f s   read %7.3f s   ratio %.2f  (median of pairs %.2f, best of %d; CPU %.3f s / %.3f s = %.2f)'
+      % (name, rw, qw, rw / qw, med, runs, rc, qc, rc / qc if qc else float('nan')))
 PY
 }
 

@@ -44,7 +44,10 @@ typedef struct rg_entry {
 #define RG_MAX_BITS 6    /* at most 64 buckets: an append writes to one of the open blocks, and more of them
                             than the first-level TLB and cache hold make appends miss (docs/risk.md §9) */
 #define RG_BUCKET_ROWS 32768 /* below that many rows per bucket, no more buckets */
-#define RG_FRONT_BITS 15 /* front table slots (24 bytes each) */
+#define RG_FRONT_BITS 15 /* front table slots at most (24 bytes each) */
+#define RG_FRONT_MIN_BITS 10 /* and at first: it doubles when half full, so that few classes keep it small
+                                enough for the L1 and L2 caches while the file streams through them */
+#define RG_FRONT_MAX ((((uint32_t)1 << RG_FRONT_BITS) - 1) / 2) /* classes it holds at most */
 #define RG_FRONT_WINDOW 65536
 #define RG_PARALLEL_MIN_BYTES (8u << 20)
 
@@ -79,6 +82,7 @@ typedef struct rg_part {
     rg_entry *fl;          /* the narrow form: the front table's classes, by bucket (NULL: none) */
     uint32_t *fl_start;    /* bucket b's are fl[fl_start[b] .. fl_start[b + 1]) */
     rg_entry *front;       /* the front table: the first classes met, counted in place (NULL: none) */
+    size_t front_mask;     /* its slots - 1 */
     uint32_t front_count;
     uint32_t front_seen, front_misses; /* rows since the last look, and those that missed it (front_watch) */
     int no_front;          /* the second piece with weights: their sums must be made row by row, in file
@@ -200,11 +204,11 @@ static inline uint32_t bucket_of(uint64_t hi, uint32_t nb)
  * them into the buckets as one entry before the rows that follow. */
 static inline int front_count(rg_part *pt, uint64_t lo, uint64_t hi, double w)
 {
-    const size_t mask = ((size_t)1 << RG_FRONT_BITS) - 1;
+    const size_t mask = pt->front_mask;
     for (size_t s = (size_t)lo & mask;; s = (s + 1) & mask) {
         rg_entry *e = &pt->front[s];
         if (!e->count) {
-            if (pt->front_count >= mask / 2) return 0;
+            if (pt->front_count >= RG_FRONT_MAX) return 0;
             *e = (rg_entry){lo, hi, (uint32_t)pt->rows, 1};
             pt->front_count++;
             return 1;
@@ -217,13 +221,35 @@ static inline int front_count(rg_part *pt, uint64_t lo, uint64_t hi, double w)
     }
 }
 
+/* Doubles the front table when it is half full and below its largest size
+ * (0, or -1: no memory). Where its classes lie in it changes nothing that
+ * is measured: each class's rows are counted in it all the same. */
+static int front_grow(rg_part *pt)
+{
+    if (pt->front_count <= pt->front_mask / 2 || pt->front_mask + 1 >= (size_t)1 << RG_FRONT_BITS) return 0;
+    const size_t mask = 2 * pt->front_mask + 1;
+    rg_entry *t = calloc(mask + 1, sizeof *t);
+    if (!t) return -1;
+    for (size_t s = 0; s <= pt->front_mask; s++) {
+        const rg_entry *e = &pt->front[s];
+        if (!e->count) continue;
+        size_t d = (size_t)e->lo & mask;
+        while (t[d].count) d = (d + 1) & mask;
+        t[d] = *e;
+    }
+    free(pt->front);
+    pt->front = t;
+    pt->front_mask = mask;
+    return 0;
+}
+
 /* Moves the front table's classes to their buckets, each as one entry; in
  * the narrow form (entries without counts) to pt->fl instead, sorted by
  * bucket (a counting sort), where group_range finds them by bucket. */
 static int front_flush(rg_part *pt)
 {
     const uint32_t nb = 1u << pt->bits;
-    const size_t slots = (size_t)1 << RG_FRONT_BITS;
+    const size_t slots = pt->front_mask + 1;
     if (pt->stride == 3) {
         for (size_t s = 0; s < slots; s++) {
             const rg_entry *e = &pt->front[s];
@@ -385,7 +411,7 @@ static int keep_codes(risk_groups *g, strmap *values, const csv_record *rec, con
 
 static inline int front_full(const rg_part *pt)
 {
-    return pt->front_count >= (((uint32_t)1 << RG_FRONT_BITS) - 1) / 2;
+    return pt->front_count >= RG_FRONT_MAX;
 }
 
 /* Once the front table is full: when most rows of a window of RG_FRONT_WINDOW
@@ -415,8 +441,9 @@ static int part_read(rg_part *pt)
     const uint32_t nb = 1u << pt->bits;
     if (!(pt->head = calloc(nb, sizeof *pt->head)) || !(pt->tail = calloc(nb, sizeof *pt->tail)) ||
         !(pt->fill = calloc(nb, sizeof *pt->fill)) || !(pt->total = calloc(nb, sizeof *pt->total)) ||
-        (!pt->no_front && !(pt->front = calloc((size_t)1 << RG_FRONT_BITS, sizeof *pt->front))))
+        (!pt->no_front && !(pt->front = calloc((size_t)1 << RG_FRONT_MIN_BITS, sizeof *pt->front))))
         return ak_err_nomem(err);
+    pt->front_mask = ((size_t)1 << RG_FRONT_MIN_BITS) - 1;
     if (!pt->reader)
         AK_CHECK(csv_reader_open_range(&pt->reader, p->path, p->delimiter, pt->offset, pt->length, 2, err));
     char *buf = NULL;
@@ -467,6 +494,10 @@ static int part_read(rg_part *pt)
         int counted = 0;
         if (pt->front) {
             counted = front_count(pt, h.low64, h.high64, w);
+            if (front_grow(pt) != 0) {
+                rc = ak_err_nomem(err);
+                break;
+            }
             if (front_full(pt) && (rc = front_watch(pt, counted)) < 0) break;
         }
         if (!counted &&
