@@ -50,6 +50,7 @@ typedef struct rg_entry {
 #define RG_FRONT_MAX ((((uint32_t)1 << RG_FRONT_BITS) - 1) / 2) /* classes it holds at most */
 #define RG_FRONT_WINDOW 65536
 #define RG_PARALLEL_MIN_BYTES (8u << 20)
+#define RG_AHEAD 16      /* entries between a grouping table's slot asked for and probed */
 
 /* Entries of a bucket, each of `stride` words: the hash (lo, hi) and, in the
  * wide form (stride 3), the row and the rows it stands for (row | count << 32). */
@@ -684,8 +685,13 @@ static void *group_range(void *arg)
                 for (uint32_t j = pt->fl_start[b]; j < pt->fl_start[b + 1]; j++)
                     group_add(&t, pt->fl[j].lo, pt->fl[j].hi, 0, pt->fl[j].count, 0);
             if (pt->stride == 2) {
+                /* the slot of the entry RG_AHEAD places on is asked for early: a bucket's
+                 * table is larger than the L2 cache when the classes are many */
                 for (const rg_block *k = pt->head[b]; k; k = k->next)
-                    for (uint32_t j = 0; j < k->count; j++) group_add(&t, k->w[2 * j], k->w[2 * j + 1], 0, 1, 0);
+                    for (uint32_t j = 0; j < k->count; j++) {
+                        if (j + RG_AHEAD < k->count) __builtin_prefetch(&t.slot[k->w[2 * (j + RG_AHEAD)] & t.mask]);
+                        group_add(&t, k->w[2 * j], k->w[2 * j + 1], 0, 1, 0);
+                    }
                 continue;
             }
             for (const rg_block *k = pt->head[b]; k; k = k->next)
