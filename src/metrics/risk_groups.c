@@ -2,104 +2,32 @@
  * classes of `anonkit risk` (risk_groups.h), and the class sizes of a
  * population table (journalist risk, [Dankar12] §3).
  *
- * Hand-written for speed (docs/risk.md, "How the classes are formed"): a
- * table keyed by the QI texts is a random memory access per row once the
- * classes outgrow the caches. Instead every row's key (its QI texts, each
- * prefixed by its length) is hashed once with XXH3's 128-bit hash, and
- * (hash, row) goes into one of up to 4096 buckets by bits of the hash; each
- * bucket is then grouped on its own in a small table that stays in the
- * cache. Two rows are one class when their 128-bit hashes are equal: for n
- * distinct keys the chance that any two of them share a hash is below
- * n^2 / 2^129 (about 1.5e-25 for 10^7 keys), the bound docs/risk.md states.
- * The classes are then put in the order of their first rows, the order in
- * which the measures add them up. A large file is read in two pieces on two
- * threads (as the table loader does, src/core/table.c); any surprise there
- * (a quoted field, a bad row) sends it back to the sequential read, which
- * also gives the exact error. */
+ * Hand-written for speed (docs/risk.md §9): a table keyed by the QI texts is
+ * a random memory access per row once the classes outgrow the caches.
+ * Instead every row's key (its QI texts joined by the delimiter, or each
+ * prefixed by its length) is hashed once with XXH3's 128-bit hash, and the
+ * hash (with its row when the classes are to be ordered or weighted) goes
+ * into one of up to 64 buckets by bits of the hash; each bucket is then
+ * grouped on its own (risk_groups_group.c). Two rows are one class when their
+ * 128-bit hashes are equal: for n distinct keys the chance that any two of
+ * them share a hash is below n^2 / 2^129 (about 1.5e-25 for 10^7 keys), the
+ * bound docs/risk.md states. The classes are then put in the order of their
+ * first rows, the order in which the measures add them up. A large file is
+ * read in two pieces on two threads (as the table loader does,
+ * src/core/table_pieces.c); any surprise there (a quoted field, a bad row)
+ * sends it back to the sequential read, which also gives the exact error. */
 #include "metrics/risk_groups.h"
+#include "metrics/risk_groups_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
-#define XXH_INLINE_ALL
-#include <xxhash.h>
-
 #include "common/numparse.h"
 #include "common/parallel.h"
 #include "io/csv.h"
 #include "model/model.h"
-
-/* A class of the front table (and, in the wide form, one row of a bucket):
- * the hash of its key and its row in its piece. */
-typedef struct rg_entry {
-    uint64_t lo, hi;
-    uint32_t row;   /* (of a class from the front table: its first row) */
-    uint32_t count; /* rows it stands for: 1, or a front table class's size */
-} rg_entry;
-
-#define RG_WORDS 510     /* 64-bit words of entries per block: a block is 4 KiB */
-#define RG_SLAB 2048     /* blocks per allocation (8 MiB) */
-#define RG_MAX_BITS 6    /* at most 64 buckets: an append writes to one of the open blocks, and more of them
-                            than the first-level TLB and cache hold make appends miss (docs/risk.md §9) */
-#define RG_BUCKET_ROWS 32768 /* below that many rows per bucket, no more buckets */
-#define RG_FRONT_BITS 15 /* front table slots at most (24 bytes each) */
-#define RG_FRONT_MIN_BITS 10 /* and at first: it doubles when half full, so that few classes keep it small
-                                enough for the L1 and L2 caches while the file streams through them */
-#define RG_FRONT_MAX ((((uint32_t)1 << RG_FRONT_BITS) - 1) / 2) /* classes it holds at most */
-#define RG_FRONT_WINDOW 65536
-#define RG_PARALLEL_MIN_BYTES (8u << 20)
-#define RG_AHEAD 16      /* entries between a grouping table's slot asked for and probed */
-
-/* Entries of a bucket, each of `stride` words: the hash (lo, hi) and, in the
- * wide form (stride 3), the row and the rows it stands for (row | count << 32). */
-typedef struct rg_block {
-    struct rg_block *next;
-    uint32_t count;
-    uint64_t w[RG_WORDS];
-} rg_block;
-
-typedef struct rg_slab {
-    struct rg_slab *next;
-    rg_block blocks[RG_SLAB];
-} rg_slab;
-
-/* One piece of the file read on its own: its rows, bucketed. */
-typedef struct rg_part {
-    const risk_group_params *p;
-    csv_reader *reader;    /* opened by rg_part_run unless given (the sequential read, past the header) */
-    uint64_t offset, length;
-    const uint32_t *cols;
-    uint32_t ncolumns;
-    int weight_col;
-    int consecutive;       /* the QIs are consecutive columns in order (key_hash) */
-    unsigned bits;         /* buckets: 1 << bits */
-    rg_block **head, **tail;
-    uint32_t *fill;        /* per bucket: entries in its tail block */
-    uint64_t *total;       /* per bucket: its entries (those of the tail block added at the end) */
-    unsigned stride;       /* words per bucket entry: 2 (the narrow form: no order, no weights), else 3 */
-    uint32_t block_entries; /* entries per block: RG_WORDS / stride */
-    rg_entry *fl;          /* the narrow form: the front table's classes, by bucket (NULL: none) */
-    uint32_t *fl_start;    /* bucket b's are fl[fl_start[b] .. fl_start[b + 1]) */
-    rg_entry *front;       /* the front table: the first classes met, counted in place (NULL: none) */
-    size_t front_mask;     /* its slots - 1 */
-    uint32_t front_count;
-    uint32_t front_seen, front_misses; /* rows since the last look, and those that missed it (front_watch) */
-    int no_front;          /* the second piece with weights: their sums must be made row by row, in file
-                              order, to come out as the sequential read makes them */
-    rg_slab *slabs;
-    size_t slab_used;
-    double *weights;       /* per row of the piece (with a weight column) */
-    size_t weights_cap;
-    risk_groups *g;        /* the sequential read keeps the codes (SUDA2) here */
-    strmap *values;
-    uint64_t rows;
-    long lines;
-    int quoted;
-    int rc;
-    ak_error err;
-} rg_part;
 
 void risk_groups_free(risk_groups *g)
 {
@@ -191,12 +119,6 @@ static inline int append(rg_part *pt, uint32_t b, rg_entry e)
     return 0;
 }
 
-/* The bucket of a hash: its bits 52 .. 52 + bits - 1 (from the high half). */
-static inline uint32_t bucket_of(uint64_t hi, uint32_t nb)
-{
-    return (uint32_t)(hi >> 52) & (nb - 1);
-}
-
 /* Counts a row into the front table when its class is there or there is
  * room for it (returns 1), else returns 0 and the row goes to its bucket.
  * While the classes are few this is all a row costs: they stay in the
@@ -254,7 +176,7 @@ static int front_flush(rg_part *pt)
     if (pt->stride == 3) {
         for (size_t s = 0; s < slots; s++) {
             const rg_entry *e = &pt->front[s];
-            if (e->count && append(pt, bucket_of(e->hi, nb), *e) != 0) return -1;
+            if (e->count && append(pt, rg_bucket_of(e->hi, nb), *e) != 0) return -1;
         }
         return 0;
     }
@@ -262,10 +184,10 @@ static int front_flush(rg_part *pt)
         !(pt->fl_start = calloc((size_t)nb + 1, sizeof *pt->fl_start)))
         return -1;
     for (size_t s = 0; s < slots; s++)
-        if (pt->front[s].count) pt->fl_start[bucket_of(pt->front[s].hi, nb) + 1]++;
+        if (pt->front[s].count) pt->fl_start[rg_bucket_of(pt->front[s].hi, nb) + 1]++;
     for (uint32_t b = 0; b < nb; b++) pt->fl_start[b + 1] += pt->fl_start[b];
     for (size_t s = 0; s < slots; s++)
-        if (pt->front[s].count) pt->fl[pt->fl_start[bucket_of(pt->front[s].hi, nb)]++] = pt->front[s];
+        if (pt->front[s].count) pt->fl[pt->fl_start[rg_bucket_of(pt->front[s].hi, nb)]++] = pt->front[s];
     for (uint32_t b = nb; b > 0; b--) pt->fl_start[b] = pt->fl_start[b - 1]; /* back to the starts */
     pt->fl_start[0] = 0;
     return 0;
@@ -515,7 +437,7 @@ static int part_read(rg_part *pt)
             if (front_full(pt) && (rc = front_watch(pt, counted)) < 0) break;
         }
         if (!counted &&
-            append(pt, bucket_of(hi, nb), (rg_entry){lo, hi, (uint32_t)pt->rows, 1}) != 0) {
+            append(pt, rg_bucket_of(hi, nb), (rg_entry){lo, hi, (uint32_t)pt->rows, 1}) != 0) {
             rc = ak_err_nomem(err);
             break;
         }
@@ -559,264 +481,6 @@ static int open_columns(csv_reader *reader, const char *shown, const risk_group_
         if (p->weight && (*weight_col = csv_column_index(&rec, p->weight)) < 0)
             return ak_err_set(err, ANONKIT_E_USAGE, shown, 1, 0, "no column named '%s' (given as --weight)", p->weight);
     }
-    return ANONKIT_OK;
-}
-
-/* The classes as grouped (in bucket order), before they are ordered. */
-typedef struct rg_classes {
-    size_t n;
-    uint32_t *first;        /* first row (when the classes are to be ordered) */
-    uint64_t *size;         /* rows */
-    double *weight;         /* with a weight column */
-    uint64_t *lo, *hi;      /* the key hashes, kept for a population table */
-    uint32_t star;          /* the class of the all-"*" key, or AK_NOT_FOUND */
-} rg_classes;
-
-static void classes_free(rg_classes *c)
-{
-    free(c->first);
-    free(c->size);
-    free(c->weight);
-    free(c->lo);
-    free(c->hi);
-}
-
-/* Buckets [b0, b1) of the pieces grouped into classes base, base + 1, ...
- * of the shared arrays (one thread's share of group_buckets). */
-typedef struct rg_group_job {
-    const rg_part *parts;
-    unsigned nparts;
-    uint32_t b0, b1;
-    int weighted, keep_hashes;
-    XXH128_hash_t star;
-    rg_classes *c;
-    size_t base, n;   /* its classes: c's base .. base + n - 1 */
-    uint32_t star_id; /* the all-"*" key's class, or AK_NOT_FOUND */
-    int rc;
-} rg_group_job;
-
-static size_t bucket_entries(const rg_part *parts, unsigned nparts, uint32_t b)
-{
-    size_t count = 0;
-    for (unsigned i = 0; i < nparts; i++) {
-        if (parts[i].fl) count += parts[i].fl_start[b + 1] - parts[i].fl_start[b];
-        count += parts[i].total[b];
-    }
-    return count;
-}
-
-/* One bucket's grouping: a linear-probing table of its classes by hash
- * (ids + 1; 0: empty) and the classes' hashes, first rows, sizes and weights. */
-typedef struct rg_bucket_table {
-    uint32_t *slot;
-    size_t mask;
-    uint64_t *lo, *hi;
-    uint32_t *first; /* NULL: no order wanted */
-    uint64_t *size;
-    double *weight;  /* NULL: no weights */
-    uint32_t n;
-} rg_bucket_table;
-
-/* Adds an entry (count rows of the class of hash (lo, hi), the first of them
- * at `row`, weight w) to the bucket's table. The first entry met holds the
- * first row: a piece's entries of a class come in the order of its rows. */
-static inline void group_add(rg_bucket_table *t, uint64_t lo, uint64_t hi, uint32_t row, uint32_t count, double w)
-{
-    size_t s = (size_t)lo & t->mask;
-    uint32_t id;
-    for (;;) {
-        id = t->slot[s];
-        if (!id) {
-            t->slot[s] = ++t->n;
-            id = t->n - 1;
-            t->lo[id] = lo;
-            t->hi[id] = hi;
-            if (t->first) t->first[id] = row;
-            t->size[id] = 0;
-            if (t->weight) t->weight[id] = 0;
-            break;
-        }
-        if (t->lo[--id] == lo && t->hi[id] == hi) {
-            if (t->first && row < t->first[id]) t->first[id] = row;
-            break;
-        }
-        s = (s + 1) & t->mask;
-    }
-    t->size[id] += count;
-    if (t->weight) t->weight[id] += w;
-}
-
-/* Groups each bucket of a job in a linear-probing table of the bucket's
- * classes, small enough for the cache, keyed by the full 128-bit hash; the
- * entries come piece by piece, each piece's in the order of its rows. */
-static void *group_range(void *arg)
-{
-    rg_group_job *job = arg;
-    const rg_part *parts = job->parts;
-    rg_classes *c = job->c;
-    const int weighted = job->weighted;
-    uint32_t *table = NULL;
-    uint64_t *llo = NULL, *lhi = NULL;
-    size_t table_cap = 0, local_cap = 0;
-    job->rc = ANONKIT_OK;
-    job->n = 0;
-    job->star_id = AK_NOT_FOUND;
-    for (uint32_t b = job->b0; b < job->b1; b++) {
-        const size_t count = bucket_entries(parts, job->nparts, b);
-        if (!count) continue;
-        size_t cap = 16;
-        while (cap < 2 * count) cap *= 2;
-        if (cap > table_cap) {
-            free(table);
-            if (!(table = malloc(cap * sizeof *table))) {
-                job->rc = ANONKIT_E_NOMEM;
-                break;
-            }
-            table_cap = cap;
-        }
-        if (count > local_cap) {
-            free(llo);
-            free(lhi);
-            llo = malloc(count * sizeof *llo);
-            lhi = malloc(count * sizeof *lhi);
-            if (!llo || !lhi) {
-                job->rc = ANONKIT_E_NOMEM;
-                break;
-            }
-            local_cap = count;
-        }
-        memset(table, 0, cap * sizeof *table);
-        const size_t mask = cap - 1, base = job->base + job->n;
-        uint32_t *first = c->first ? c->first + base : NULL;
-        uint64_t *size = c->size + base;
-        double *weight = weighted ? c->weight + base : NULL;
-        rg_bucket_table t = {table, mask, llo, lhi, first, size, weight, 0};
-        uint64_t row_base = 0;
-        for (unsigned i = 0; i < job->nparts; row_base += parts[i].rows, i++) {
-            const rg_part *pt = &parts[i];
-            if (pt->fl)
-                for (uint32_t j = pt->fl_start[b]; j < pt->fl_start[b + 1]; j++)
-                    group_add(&t, pt->fl[j].lo, pt->fl[j].hi, 0, pt->fl[j].count, 0);
-            if (pt->stride == 2) {
-                /* the slot of the entry RG_AHEAD places on is asked for early: a bucket's
-                 * table is larger than the L2 cache when the classes are many */
-                for (const rg_block *k = pt->head[b]; k; k = k->next)
-                    for (uint32_t j = 0; j < k->count; j++) {
-                        if (j + RG_AHEAD < k->count) __builtin_prefetch(&t.slot[k->w[2 * (j + RG_AHEAD)] & t.mask]);
-                        group_add(&t, k->w[2 * j], k->w[2 * j + 1], 0, 1, 0);
-                    }
-                continue;
-            }
-            for (const rg_block *k = pt->head[b]; k; k = k->next)
-                for (uint32_t j = 0; j < k->count; j++) {
-                    const uint64_t *d = &k->w[3 * j];
-                    const uint32_t row = (uint32_t)d[2];
-                    group_add(&t, d[0], d[1], (uint32_t)(row_base + row), (uint32_t)(d[2] >> 32),
-                              weighted ? pt->weights[row] : 0);
-                }
-        }
-        const uint32_t nloc = t.n;
-        for (uint32_t id = 0; id < nloc; id++)
-            if (llo[id] == job->star.low64 && lhi[id] == job->star.high64) job->star_id = (uint32_t)(base + id);
-        if (job->keep_hashes) {
-            memcpy(c->lo + base, llo, nloc * sizeof *llo);
-            memcpy(c->hi + base, lhi, nloc * sizeof *lhi);
-        }
-        job->n += nloc;
-    }
-    free(table);
-    free(llo);
-    free(lhi);
-    return NULL;
-}
-
-/* Groups the buckets of the pieces into c, in two halves on two threads
- * when there are threads and rows enough: the second half's classes are
- * made from the place its entries could reach at most, then moved down. */
-static int group_buckets(const rg_part *parts, unsigned nparts, uint64_t rows, unsigned threads, int ordered,
-                         int weighted, int keep_hashes, XXH128_hash_t star, rg_classes *c, ak_error *err)
-{
-    const size_t alloc = rows ? (size_t)rows : 1;
-    c->star = AK_NOT_FOUND;
-    if ((ordered && !(c->first = malloc(alloc * sizeof *c->first))) ||
-        !(c->size = malloc(alloc * sizeof *c->size)) ||
-        (weighted && !(c->weight = malloc(alloc * sizeof *c->weight))) ||
-        (keep_hashes && (!(c->lo = malloc(alloc * sizeof *c->lo)) || !(c->hi = malloc(alloc * sizeof *c->hi)))))
-        return ak_err_nomem(err);
-    const uint32_t nb = 1u << parts[0].bits;
-    rg_group_job jobs[2];
-    for (unsigned t = 0; t < 2; t++)
-        jobs[t] = (rg_group_job){parts, nparts, 0, nb, weighted, keep_hashes, star, c, 0, 0, AK_NOT_FOUND, 0};
-    unsigned njobs = 1;
-    if (threads > 1 && nb > 1 && rows >= 4 * RG_BUCKET_ROWS) {
-        /* the cut: the first bucket at which half the entries are passed */
-        size_t seen = 0;
-        uint32_t b = 0;
-        while (b < nb && seen < rows / 2) seen += bucket_entries(parts, nparts, b++);
-        if (b < nb) {
-            jobs[0].b1 = jobs[1].b0 = b;
-            jobs[1].base = seen;
-            njobs = 2;
-        }
-    }
-    ak_run_parts(jobs, sizeof *jobs, njobs, group_range);
-    for (unsigned t = 0; t < njobs; t++)
-        if (jobs[t].rc < 0) return ak_err_nomem(err);
-    c->n = jobs[0].n;
-    c->star = jobs[0].star_id;
-    if (njobs == 2) {
-        const size_t from = jobs[1].base, n = jobs[1].n;
-        if (ordered) memmove(c->first + c->n, c->first + from, n * sizeof *c->first);
-        memmove(c->size + c->n, c->size + from, n * sizeof *c->size);
-        if (weighted) memmove(c->weight + c->n, c->weight + from, n * sizeof *c->weight);
-        if (keep_hashes) {
-            memmove(c->lo + c->n, c->lo + from, n * sizeof *c->lo);
-            memmove(c->hi + c->n, c->hi + from, n * sizeof *c->hi);
-        }
-        if (jobs[1].star_id != AK_NOT_FOUND) c->star = (uint32_t)(jobs[1].star_id - from + c->n);
-        c->n += n;
-    }
-    return ANONKIT_OK;
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-    const uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return (x > y) - (x < y);
-}
-
-/* order[0 .. c->n): the classes by their first rows. Few classes are
- * sorted; many are placed through an array over the rows (one scattered
- * write per class, one pass over the rows). */
-static int order_classes(const rg_classes *c, uint64_t rows, uint32_t **order, ak_error *err)
-{
-    uint32_t *o = malloc((c->n ? c->n : 1) * sizeof *o);
-    if (!o) return ak_err_nomem(err);
-    if (c->n <= rows / 64) {
-        uint64_t *key = malloc((c->n ? c->n : 1) * sizeof *key);
-        if (!key) {
-            free(o);
-            return ak_err_nomem(err);
-        }
-        for (size_t k = 0; k < c->n; k++) key[k] = (uint64_t)c->first[k] << 32 | k;
-        qsort(key, c->n, sizeof *key, cmp_u64);
-        for (size_t k = 0; k < c->n; k++) o[k] = (uint32_t)key[k];
-        free(key);
-        *order = o;
-        return ANONKIT_OK;
-    }
-    uint32_t *at = malloc((rows ? (size_t)rows : 1) * sizeof *at);
-    if (!at) {
-        free(o);
-        return ak_err_nomem(err);
-    }
-    memset(at, 0xff, (size_t)rows * sizeof *at);
-    for (size_t k = 0; k < c->n; k++) at[c->first[k]] = (uint32_t)k;
-    size_t n = 0;
-    for (uint64_t r = 0; r < rows; r++)
-        if (at[r] != UINT32_MAX) o[n++] = at[r];
-    free(at);
-    *order = o;
     return ANONKIT_OK;
 }
 
@@ -1057,7 +721,7 @@ int risk_groups_read(risk_groups *g, const risk_group_params *p, ak_error *err)
     g->rows = 0; /* (keep_codes counted it) */
     for (unsigned i = 0; i < nparts; i++) g->rows += parts[i].rows;
     const int ordered = !p->any_order || p->weight || p->population_path;
-    if ((rc = group_buckets(parts, nparts, g->rows, p->threads, ordered, weight_col >= 0, p->population_path != NULL,
+    if ((rc = rg_group_buckets(parts, nparts, g->rows, p->threads, ordered, weight_col >= 0, p->population_path != NULL,
                             star, &classes, err)) < 0)
         goto done;
     for (unsigned i = 0; i < 2; i++) {
@@ -1065,7 +729,7 @@ int risk_groups_read(risk_groups *g, const risk_group_params *p, ak_error *err)
         parts[i].reader = NULL;
         part_free(&parts[i]);
     }
-    if (ordered && (rc = order_classes(&classes, g->rows, &order, err)) < 0) goto done;
+    if (ordered && (rc = rg_order_classes(&classes, g->rows, &order, err)) < 0) goto done;
     if (p->population_path) {
         if (!(pop = calloc(classes.n ? classes.n : 1, sizeof *pop))) {
             rc = ak_err_nomem(err);
@@ -1080,7 +744,7 @@ done:
         csv_reader_free(parts[i].reader);
         part_free(&parts[i]);
     }
-    classes_free(&classes);
+    rg_classes_free(&classes);
     free(order);
     free(cols);
     free(pop);
