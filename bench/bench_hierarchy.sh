@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bench_hierarchy.sh — `anonkit hierarchy` (docs/hierarchies.md) against one read
 # of the same file by the CSV reader, measured in the same run, whole process
-# against whole process: the baseline is `bench_csv FILE DELIM once` (one pass
+# against whole process: the baseline is `bench_csv --once FILE DELIM` (one pass
 # of csv_read over the file and nothing else), each build one `anonkit
 # hierarchy` process; every time is the best of RUNS (3) runs, both the wall
 # time and the CPU time (user + system, from bash's time: on a machine
@@ -64,8 +64,8 @@ total() {
 }
 
 echo "Adult: $ADULT (best of $RUNS, whole processes)"
-R=$(best "$BENCH_CSV" "$ADULT" ';' once)
-echo "  read (bench_csv once): wall ${R% *} s, cpu ${R#* } s (ratios below: build / read)"
+R=$(best "$BENCH_CSV" --once "$ADULT" ';')
+echo "  read (bench_csv --once): wall ${R% *} s, cpu ${R#* } s (ratios below: build / read)"
 S=$(best "$ANONKIT" --version)
 echo "  start-up of anonkit alone (anonkit --version): wall ${S% *} s, cpu ${S#* } s (loading its shared libraries; a small file's builds are mostly this)"
 : >"$DIR/all.txt"
@@ -80,8 +80,8 @@ total "$R" hierarchies
 echo "Generated: $ROWS rows (best of $RUNS, whole processes)"
 "$ANONKIT" generate --rows "$ROWS" --seed 1 -o "$DIR/g.csv" 2>/dev/null
 ls -l "$DIR/g.csv" | awk '{ printf "  %.1f MB\n", $5 / 1e6 }'
-R=$(best "$BENCH_CSV" "$DIR/g.csv" ',' once)
-echo "  read (bench_csv once): wall ${R% *} s, cpu ${R#* } s (ratios below: build / read)"
+R=$(best "$BENCH_CSV" --once "$DIR/g.csv" ',')
+echo "  read (bench_csv --once): wall ${R% *} s, cpu ${R#* } s (ratios below: build / read)"
 : >"$DIR/all.txt"
 for c in salary commission age elevel car zipcode hvalue hyears loan; do
     build_one "$DIR/g.csv" ',' "$R" "$c (--interval)" --column "$c" --interval 10 --fanout 2,2

@@ -6,7 +6,11 @@
  * enough to be read in two pieces on two threads (with weights, a
  * population table, a published file's all-"*" rows), the message of a
  * population that lacks a class, and keys built by copy (columns out of
- * order, quoted fields that hold the delimiter, empty fields). */
+ * order, quoted fields that hold the delimiter, empty fields). With the
+ * classes in any order and no weights the bucket entries take the narrow
+ * form (no rows), and the front table's classes are kept apart from them:
+ * cases where the table is dropped while its classes recur, on one and on
+ * two threads, and files with empty values hashed where they lie. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -61,6 +65,7 @@ typedef struct shape {
     unsigned range[NQI];
     unsigned star_every; /* every star_every-th row all "*" (0: none) */
     size_t pad;          /* bytes of an extra column, to make the file large */
+    unsigned empty_every; /* about one value in empty_every empty (0: none) */
 } shape;
 
 /* Writes a table with columns q0..q8, w (a weight) and pad; keeps each
@@ -80,6 +85,8 @@ static void write_table(tu_rng *rng, const char *path, const shape *s, ref_row *
             char v[24];
             if (star)
                 snprintf(v, sizeof v, "*");
+            else if (s->empty_every && tu_below(rng, s->empty_every) == 0)
+                v[0] = 0;
             else if (q == 8)
                 snprintf(v, sizeof v, "a-long-value-%u", (unsigned)tu_below(rng, s->range[q])); /* over 8 bytes */
             else
@@ -235,7 +242,7 @@ static void run_case(const tcase *c, uint64_t seed)
 static void test_many_classes(void **state)
 {
     (void)state;
-    const tcase a = {{20000, {100000, 100000, 1000, 1000, 100, 100, 10, 10, 1000}, 0, 0}, 0, 0, 0, 1, 0};
+    const tcase a = {{20000, {100000, 100000, 1000, 1000, 100, 100, 10, 10, 1000}, 0, 0, 0}, 0, 0, 0, 1, 0};
     run_case(&a, 1);
     tcase b = a;
     b.any_order = 1;
@@ -248,7 +255,7 @@ static void test_many_classes(void **state)
 static void test_one_class(void **state)
 {
     (void)state;
-    const tcase a = {{5000, {1, 1, 1, 1, 1, 1, 1, 1, 1}, 0, 0}, 1, 0, 1, 1, 0};
+    const tcase a = {{5000, {1, 1, 1, 1, 1, 1, 1, 1, 1}, 0, 0, 0}, 1, 0, 1, 1, 0};
     run_case(&a, 4);
 }
 
@@ -256,9 +263,9 @@ static void test_one_class(void **state)
 static void test_front_table(void **state)
 {
     (void)state;
-    const tcase few = {{30000, {3, 2, 2, 1, 1, 1, 1, 1, 5}, 0, 0}, 1, 0, 1, 1, 0};
+    const tcase few = {{30000, {3, 2, 2, 1, 1, 1, 1, 1, 5}, 0, 0, 0}, 1, 0, 1, 1, 0};
     run_case(&few, 5);
-    const tcase more = {{120000, {40, 20, 30, 1, 1, 1, 1, 1, 2}, 0, 0}, 1, 0, 0, 1, 0};
+    const tcase more = {{120000, {40, 20, 30, 1, 1, 1, 1, 1, 2}, 0, 0, 0}, 1, 0, 0, 1, 0};
     run_case(&more, 6);
 }
 
@@ -266,7 +273,7 @@ static void test_front_table(void **state)
 static void test_published(void **state)
 {
     (void)state;
-    tcase a = {{20000, {5, 5, 4, 1, 1, 1, 1, 1, 3}, 50, 0}, 1, 0, 0, 1, 0.05};
+    tcase a = {{20000, {5, 5, 4, 1, 1, 1, 1, 1, 3}, 50, 0, 0}, 1, 0, 0, 1, 0.05};
     run_case(&a, 7);
     a.suppression = 0.001;
     run_case(&a, 8);
@@ -280,14 +287,38 @@ static void test_published(void **state)
 static void test_two_pieces(void **state)
 {
     (void)state;
-    const tcase unique = {{60000, {100000, 100000, 1000, 1000, 100, 100, 10, 10, 1000}, 0, 120}, 0, 1, 0, 2, 0};
+    const tcase unique = {{60000, {100000, 100000, 1000, 1000, 100, 100, 10, 10, 1000}, 0, 120, 0}, 0, 1, 0, 2, 0};
     run_case(&unique, 10);
-    const tcase weighted = {{60000, {30, 20, 3, 1, 1, 1, 1, 1, 2}, 0, 120}, 1, 0, 1, 2, 0};
+    const tcase weighted = {{60000, {30, 20, 3, 1, 1, 1, 1, 1, 2}, 0, 120, 0}, 1, 0, 1, 2, 0};
     run_case(&weighted, 11);
-    const tcase spread = {{60000, {300, 200, 3, 1, 1, 1, 1, 1, 2}, 0, 120}, 1, 0, 0, 2, 0};
+    const tcase spread = {{60000, {300, 200, 3, 1, 1, 1, 1, 1, 2}, 0, 120, 0}, 1, 0, 0, 2, 0};
     run_case(&spread, 12);
-    const tcase published = {{60000, {5, 5, 4, 1, 1, 1, 1, 1, 3}, 40, 120}, 1, 0, 0, 2, 0.05};
+    const tcase published = {{60000, {5, 5, 4, 1, 1, 1, 1, 1, 3}, 40, 120, 0}, 1, 0, 0, 2, 0.05};
     run_case(&published, 13);
+}
+
+/* Classes in any order without weights (the narrow bucket entries): the
+ * front table filled and dropped while its classes recur afterwards, in
+ * one piece and in two; many classes with empty values, whose keys are
+ * hashed where they lie in the reader's buffer (no quoted field in the
+ * file), read in one and in two pieces, in order and in any order. */
+static void test_narrow_entries(void **state)
+{
+    (void)state;
+    tcase more = {{140000, {40, 20, 30, 1, 1, 1, 1, 1, 2}, 0, 0, 0}, 0, 1, 0, 1, 0};
+    run_case(&more, 14);
+    more.s.pad = 24; /* over 8 MiB: two pieces, each past the front table's window */
+    more.threads = 2;
+    run_case(&more, 15);
+    tcase empties = {{20000, {50, 40, 30, 20, 10, 5, 3, 2, 4}, 0, 0, 3}, 0, 1, 0, 1, 0};
+    run_case(&empties, 16);
+    empties.any_order = 0;
+    run_case(&empties, 17);
+    tcase big = {{100000, {50, 40, 30, 20, 10, 5, 3, 2, 4}, 0, 60, 3}, 0, 1, 0, 2, 0};
+    run_case(&big, 18);
+    big.any_order = 0;
+    big.weighted = 1;
+    run_case(&big, 19);
 }
 
 /* A population that lacks a class: the message names the line of the
@@ -366,7 +397,7 @@ int main(void)
         cmocka_unit_test(test_many_classes),  cmocka_unit_test(test_one_class),
         cmocka_unit_test(test_front_table),   cmocka_unit_test(test_published),
         cmocka_unit_test(test_two_pieces),    cmocka_unit_test(test_population_lacks_a_class),
-        cmocka_unit_test(test_keys_by_copy),
+        cmocka_unit_test(test_keys_by_copy),  cmocka_unit_test(test_narrow_entries),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

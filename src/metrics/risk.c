@@ -33,17 +33,26 @@ double risk_individual(uint64_t f, double F)
     return p / ((double)f - (1 - p));
 }
 
-/* The attacker figures when class k carries risk 1 / denominator[k]. */
+/* The attacker figures when class k carries risk 1 / denominator[k]. The
+ * divisions are the costly part on millions of classes: f / d is 1 exactly
+ * when f = d (the prosecutor's case), and whether 1 / d is above the
+ * threshold is computed again only when d changes (most classes have one of
+ * a few sizes); the figures are the same to the bit. */
 static void attacker(const risk_input *in, const uint64_t *denominator, uint64_t rows, risk_attacker *a)
 {
-    uint64_t min_d = UINT64_MAX, max_d = 0, at_risk = 0, at_min = 0;
+    uint64_t min_d = UINT64_MAX, max_d = 0, at_risk = 0, at_min = 0, last_d = 0;
+    int above = 0;
     double sum = 0;
     for (size_t k = 0; k < in->nclasses; k++) {
         const uint64_t d = denominator[k], f = in->size[k];
         if (d < min_d) min_d = d;
         if (d > max_d) max_d = d;
-        sum += (double)f / (double)d;
-        if (1.0 / (double)d > in->threshold) at_risk += f;
+        sum += f == d ? 1.0 : (double)f / (double)d;
+        if (d != last_d) {
+            above = 1.0 / (double)d > in->threshold;
+            last_d = d;
+        }
+        if (above) at_risk += f;
     }
     for (size_t k = 0; k < in->nclasses; k++)
         if (denominator[k] == min_d) at_min += in->size[k];

@@ -2,90 +2,32 @@
  * classes of `anonkit risk` (risk_groups.h), and the class sizes of a
  * population table (journalist risk, [Dankar12] §3).
  *
- * Hand-written for speed (docs/risk.md, "How the classes are formed"): a
- * table keyed by the QI texts is a random memory access per row once the
- * classes outgrow the caches. Instead every row's key (its QI texts, each
- * prefixed by its length) is hashed once with XXH3's 128-bit hash, and
- * (hash, row) goes into one of up to 4096 buckets by bits of the hash; each
- * bucket is then grouped on its own in a small table that stays in the
- * cache. Two rows are one class when their 128-bit hashes are equal: for n
- * distinct keys the chance that any two of them share a hash is below
- * n^2 / 2^129 (about 1.5e-25 for 10^7 keys), the bound docs/risk.md states.
- * The classes are then put in the order of their first rows, the order in
- * which the measures add them up. A large file is read in two pieces on two
- * threads (as the table loader does, src/core/table.c); any surprise there
- * (a quoted field, a bad row) sends it back to the sequential read, which
- * also gives the exact error. */
+ * Hand-written for speed (docs/risk.md §9): a table keyed by the QI texts is
+ * a random memory access per row once the classes outgrow the caches.
+ * Instead every row's key (its QI texts joined by the delimiter, or each
+ * prefixed by its length) is hashed once with XXH3's 128-bit hash, and the
+ * hash (with its row when the classes are to be ordered or weighted) goes
+ * into one of up to 64 buckets by bits of the hash; each bucket is then
+ * grouped on its own (risk_groups_group.c). Two rows are one class when their
+ * 128-bit hashes are equal: for n distinct keys the chance that any two of
+ * them share a hash is below n^2 / 2^129 (about 1.5e-25 for 10^7 keys), the
+ * bound docs/risk.md states. The classes are then put in the order of their
+ * first rows, the order in which the measures add them up. A large file is
+ * read in two pieces on two threads (as the table loader does,
+ * src/core/table_pieces.c); any surprise there (a quoted field, a bad row)
+ * sends it back to the sequential read, which also gives the exact error. */
 #include "metrics/risk_groups.h"
+#include "metrics/risk_groups_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
-#define XXH_INLINE_ALL
-#include <xxhash.h>
-
 #include "common/numparse.h"
 #include "common/parallel.h"
 #include "io/csv.h"
 #include "model/model.h"
-
-/* One row of a bucket: the hash of its key and its row in its piece. */
-typedef struct rg_entry {
-    uint64_t lo, hi;
-    uint32_t row;   /* (of a class from the front table: its first row) */
-    uint32_t count; /* rows it stands for: 1, or a front table class's size */
-} rg_entry;
-
-#define RG_BLOCK 170     /* entries per block: about 4 KiB */
-#define RG_SLAB 2048     /* blocks per allocation (8 MiB: large enough for huge pages) */
-#define RG_MAX_BITS 10   /* at most 1024 buckets: more open blocks than the TLB covers slow every append */
-#define RG_BUCKET_ROWS 32768 /* a bucket's table and hashes then stay within the L2 cache */
-#define RG_FRONT_BITS 15 /* front table slots (24 bytes each) */
-#define RG_FRONT_WINDOW 65536
-#define RG_PARALLEL_MIN_BYTES (8u << 20)
-
-typedef struct rg_block {
-    struct rg_block *next;
-    uint32_t count;
-    rg_entry e[RG_BLOCK];
-} rg_block;
-
-typedef struct rg_slab {
-    struct rg_slab *next;
-    rg_block blocks[RG_SLAB];
-} rg_slab;
-
-/* One piece of the file read on its own: its rows, bucketed. */
-typedef struct rg_part {
-    const risk_group_params *p;
-    csv_reader *reader;    /* opened by rg_part_run unless given (the sequential read, past the header) */
-    uint64_t offset, length;
-    const uint32_t *cols;
-    uint32_t ncolumns;
-    int weight_col;
-    int consecutive;       /* the QIs are consecutive columns in order (key_hash) */
-    unsigned bits;         /* buckets: 1 << bits */
-    rg_block **head, **tail;
-    uint32_t *fill;        /* per bucket: entries in its tail block */
-    rg_entry *front;       /* the front table: the first classes met, counted in place (NULL: none) */
-    uint32_t front_count;
-    uint32_t front_seen, front_misses; /* rows since the last look, and those that missed it (front_watch) */
-    int no_front;          /* the second piece with weights: their sums must be made row by row, in file
-                              order, to come out as the sequential read makes them */
-    rg_slab *slabs;
-    size_t slab_used;
-    double *weights;       /* per row of the piece (with a weight column) */
-    size_t weights_cap;
-    risk_groups *g;        /* the sequential read keeps the codes (SUDA2) here */
-    strmap *values;
-    uint64_t rows;
-    long lines;
-    int quoted;
-    int rc;
-    ak_error err;
-} rg_part;
 
 void risk_groups_free(risk_groups *g)
 {
@@ -106,10 +48,16 @@ static void part_free(rg_part *pt)
     free(pt->head);
     free(pt->tail);
     free(pt->fill);
+    free(pt->total);
     free(pt->front);
     free(pt->weights);
+    free(pt->fl);
+    free(pt->fl_start);
+    pt->fl = NULL;
+    pt->fl_start = NULL;
     pt->head = pt->tail = NULL;
     pt->fill = NULL;
+    pt->total = NULL;
     pt->front = NULL;
     pt->weights = NULL;
 }
@@ -125,6 +73,10 @@ static void part_init(rg_part *pt, const risk_group_params *p, const uint32_t *c
     pt->ncolumns = ncolumns;
     pt->weight_col = weight_col;
     pt->consecutive = consecutive_columns(cols, p->nqi);
+    /* no order and no weights: an entry needs no row, and a count other than
+     * 1 only for the front table's classes, which are kept apart (pt->fl) */
+    pt->stride = p->any_order && !p->weight && !p->population_path ? 2 : 3;
+    pt->block_entries = RG_WORDS / pt->stride;
     ak_err_clear(&pt->err);
 }
 
@@ -143,6 +95,7 @@ static rg_block *new_block(rg_part *pt, uint32_t b)
     k->count = 0;
     if (pt->tail[b]) {
         pt->tail[b]->count = pt->fill[b];
+        pt->total[b] += pt->fill[b];
         pt->tail[b]->next = k;
     } else {
         pt->head[b] = k;
@@ -152,13 +105,17 @@ static rg_block *new_block(rg_part *pt, uint32_t b)
     return k;
 }
 
-/* Appends an entry to bucket b. The fill of the open block is kept apart
- * from the block (pt->fill), so that an append touches one line of it. */
+/* Appends an entry to bucket b: the hash, and in the wide form its row and
+ * the rows it stands for. The fill of the open block is kept apart from the
+ * block (pt->fill), so that an append touches one line of it. */
 static inline int append(rg_part *pt, uint32_t b, rg_entry e)
 {
     rg_block *k = pt->tail[b];
-    if ((!k || pt->fill[b] == RG_BLOCK) && !(k = new_block(pt, b))) return -1;
-    k->e[pt->fill[b]++] = e;
+    if ((!k || pt->fill[b] == pt->block_entries) && !(k = new_block(pt, b))) return -1;
+    uint64_t *d = &k->w[(size_t)pt->fill[b]++ * pt->stride];
+    d[0] = e.lo;
+    d[1] = e.hi;
+    if (pt->stride == 3) d[2] = (uint64_t)e.row | (uint64_t)e.count << 32;
     return 0;
 }
 
@@ -170,11 +127,11 @@ static inline int append(rg_part *pt, uint32_t b, rg_entry e)
  * them into the buckets as one entry before the rows that follow. */
 static inline int front_count(rg_part *pt, uint64_t lo, uint64_t hi, double w)
 {
-    const size_t mask = ((size_t)1 << RG_FRONT_BITS) - 1;
+    const size_t mask = pt->front_mask;
     for (size_t s = (size_t)lo & mask;; s = (s + 1) & mask) {
         rg_entry *e = &pt->front[s];
         if (!e->count) {
-            if (pt->front_count >= mask / 2) return 0;
+            if (pt->front_count >= RG_FRONT_MAX) return 0;
             *e = (rg_entry){lo, hi, (uint32_t)pt->rows, 1};
             pt->front_count++;
             return 1;
@@ -187,14 +144,52 @@ static inline int front_count(rg_part *pt, uint64_t lo, uint64_t hi, double w)
     }
 }
 
-/* Moves the front table's classes to their buckets, each as one entry. */
+/* Doubles the front table when it is half full and below its largest size
+ * (0, or -1: no memory). Where its classes lie in it changes nothing that
+ * is measured: each class's rows are counted in it all the same. */
+static int front_grow(rg_part *pt)
+{
+    if (pt->front_count <= pt->front_mask / 2 || pt->front_mask + 1 >= (size_t)1 << RG_FRONT_BITS) return 0;
+    const size_t mask = 2 * pt->front_mask + 1;
+    rg_entry *t = calloc(mask + 1, sizeof *t);
+    if (!t) return -1;
+    for (size_t s = 0; s <= pt->front_mask; s++) {
+        const rg_entry *e = &pt->front[s];
+        if (!e->count) continue;
+        size_t d = (size_t)e->lo & mask;
+        while (t[d].count) d = (d + 1) & mask;
+        t[d] = *e;
+    }
+    free(pt->front);
+    pt->front = t;
+    pt->front_mask = mask;
+    return 0;
+}
+
+/* Moves the front table's classes to their buckets, each as one entry; in
+ * the narrow form (entries without counts) to pt->fl instead, sorted by
+ * bucket (a counting sort), where group_range finds them by bucket. */
 static int front_flush(rg_part *pt)
 {
     const uint32_t nb = 1u << pt->bits;
-    for (size_t s = 0; s < (size_t)1 << RG_FRONT_BITS; s++) {
-        const rg_entry *e = &pt->front[s];
-        if (e->count && append(pt, (uint32_t)(e->hi >> 52) & (nb - 1), *e) != 0) return -1;
+    const size_t slots = pt->front_mask + 1;
+    if (pt->stride == 3) {
+        for (size_t s = 0; s < slots; s++) {
+            const rg_entry *e = &pt->front[s];
+            if (e->count && append(pt, rg_bucket_of(e->hi, nb), *e) != 0) return -1;
+        }
+        return 0;
     }
+    if (!(pt->fl = malloc((pt->front_count ? pt->front_count : 1) * sizeof *pt->fl)) ||
+        !(pt->fl_start = calloc((size_t)nb + 1, sizeof *pt->fl_start)))
+        return -1;
+    for (size_t s = 0; s < slots; s++)
+        if (pt->front[s].count) pt->fl_start[rg_bucket_of(pt->front[s].hi, nb) + 1]++;
+    for (uint32_t b = 0; b < nb; b++) pt->fl_start[b + 1] += pt->fl_start[b];
+    for (size_t s = 0; s < slots; s++)
+        if (pt->front[s].count) pt->fl[pt->fl_start[rg_bucket_of(pt->front[s].hi, nb)]++] = pt->front[s];
+    for (uint32_t b = nb; b > 0; b--) pt->fl_start[b] = pt->fl_start[b - 1]; /* back to the starts */
+    pt->fl_start[0] = 0;
     return 0;
 }
 
@@ -217,13 +212,24 @@ static char *key_room(char **buf, size_t *cap, char *d, size_t more)
     return b + used;
 }
 
+/* The hash of the key of n consecutive fields f[0 .. n) when the reader has
+ * met no quoted field: its fast path then made every field of the record, a
+ * slice of its buffer right after the previous field and its delimiter
+ * (src/io/csv.c, parse_record), so the bytes from the first field to the end
+ * of the last are the texts joined by the delimiter, key_hash's plain key. */
+static inline XXH128_hash_t key_span_hash(const csv_field *f, size_t n)
+{
+    return XXH3_128bits_withSeed(f[0].data, (size_t)(f[n - 1].data + f[n - 1].len - f[0].data), 0);
+}
+
 /* The 128-bit hash of a key of n fields (key_field), which runs once per row.
  * When no text holds the delimiter the key is the texts joined by it, hashed
  * with seed 0: two such keys are equal exactly when the texts are equal
  * field by field (no text holds the separator). When the fields lie in the
  * reader's buffer one after the other, each followed by the delimiter (the
- * QIs are consecutive columns, in order, none quoted or empty), those bytes
- * already are that key and are hashed where they lie, with no copy. Else the
+ * QIs are consecutive columns, in order, and the reader has met no quoted
+ * field, or none of them is quoted or empty), those bytes already are that
+ * key and are hashed where they lie, with no copy. Else the
  * key is built in *buf (*cap bytes, grown as needed); when a text holds the
  * delimiter (a quoted field) it is each text prefixed by its length (one
  * byte below 255, else 255 and 4 bytes), hashed with seed 1 so that the two
@@ -233,6 +239,10 @@ static char *key_room(char **buf, size_t *cap, char *d, size_t more)
 static int key_hash(const csv_field *fields, const uint32_t *cols, size_t n, char delim, int consecutive, int quoted,
                     char **buf, size_t *cap, XXH128_hash_t *h)
 {
+    if (consecutive && n && !quoted) {
+        *h = key_span_hash(key_field(fields, cols, 0), n);
+        return 0;
+    }
     if (consecutive && n) {
         const csv_field *f = key_field(fields, cols, 0);
         size_t q = 1;
@@ -248,6 +258,26 @@ static int key_hash(const csv_field *fields, const uint32_t *cols, size_t n, cha
     for (size_t q = 0; quoted && plain && q < n; q++) {
         const csv_field *f = key_field(fields, cols, q);
         if (f->len && memchr(f->data, delim, f->len)) plain = 0;
+    }
+    if (plain) {
+        /* the common case (QIs not consecutive): room made once, the fields
+         * copied a word at a time where they are short */
+        size_t total = n + CSV_FIELD_READABLE;
+        for (size_t q = 0; q < n; q++) total += key_field(fields, cols, q)->len;
+        char *d = key_room(buf, cap, *buf, total);
+        if (!d) return -1;
+        for (size_t q = 0; q < n; q++) {
+            const csv_field *f = key_field(fields, cols, q);
+            const uint32_t len = f->len;
+            if (len && len <= CSV_FIELD_READABLE)
+                memcpy(d, f->data, CSV_FIELD_READABLE); /* one word: the bytes after the field may be read */
+            else if (len)
+                memcpy(d, f->data, len);
+            d += len;
+            *d++ = delim;
+        }
+        *h = XXH3_128bits_withSeed(*buf, (size_t)(d - *buf) - (n ? 1 : 0), 0); /* (no delimiter after the last) */
+        return 0;
     }
     char *d = *buf;
     for (size_t q = 0; q < n; q++) {
@@ -273,9 +303,11 @@ static int key_hash(const csv_field *fields, const uint32_t *cols, size_t n, cha
     return 0;
 }
 
-/* Whether cols are consecutive columns in order (key_hash's no-copy case). */
+/* Whether cols are consecutive columns in order (key_hash's no-copy case);
+ * not for no columns. */
 static int consecutive_columns(const uint32_t *cols, size_t n)
 {
+    if (!n) return 0;
     for (size_t q = 1; q < n; q++)
         if (cols[q] != cols[0] + q) return 0;
     return 1;
@@ -302,7 +334,7 @@ static int keep_codes(risk_groups *g, strmap *values, const csv_record *rec, con
 
 static inline int front_full(const rg_part *pt)
 {
-    return pt->front_count >= (((uint32_t)1 << RG_FRONT_BITS) - 1) / 2;
+    return pt->front_count >= RG_FRONT_MAX;
 }
 
 /* Once the front table is full: when most rows of a window of RG_FRONT_WINDOW
@@ -331,9 +363,10 @@ static int part_read(rg_part *pt)
     ak_error *err = &pt->err;
     const uint32_t nb = 1u << pt->bits;
     if (!(pt->head = calloc(nb, sizeof *pt->head)) || !(pt->tail = calloc(nb, sizeof *pt->tail)) ||
-        !(pt->fill = calloc(nb, sizeof *pt->fill)) ||
-        (!pt->no_front && !(pt->front = calloc((size_t)1 << RG_FRONT_BITS, sizeof *pt->front))))
+        !(pt->fill = calloc(nb, sizeof *pt->fill)) || !(pt->total = calloc(nb, sizeof *pt->total)) ||
+        (!pt->no_front && !(pt->front = calloc((size_t)1 << RG_FRONT_MIN_BITS, sizeof *pt->front))))
         return ak_err_nomem(err);
+    pt->front_mask = ((size_t)1 << RG_FRONT_MIN_BITS) - 1;
     if (!pt->reader)
         AK_CHECK(csv_reader_open_range(&pt->reader, p->path, p->delimiter, pt->offset, pt->length, 2, err));
     char *buf = NULL;
@@ -373,19 +406,38 @@ static int part_read(rg_part *pt)
             }
             pt->weights[pt->rows] = w;
         }
-        XXH128_hash_t h;
-        if (key_hash(rec.fields, pt->cols, p->nqi, p->delimiter, pt->consecutive,
-                     csv_reader_saw_quote(pt->reader), &buf, &cap, &h) != 0) {
-            rc = ak_err_nomem(err);
-            break;
+        /* the hash's halves as two words: the compiler otherwise stores the two
+         * halves returned in registers and loads them back as one 16-byte word,
+         * which stalls on the failed store forwarding (about 5 % of the run) */
+        uint64_t lo, hi;
+        const int quoted = csv_reader_saw_quote(pt->reader);
+        if (pt->consecutive && !quoted) {
+            const XXH128_hash_t h = key_span_hash(&rec.fields[pt->cols[0]], p->nqi);
+            lo = h.low64;
+            hi = h.high64;
+        } else {
+            XXH128_hash_t h;
+            if (key_hash(rec.fields, pt->cols, p->nqi, p->delimiter, pt->consecutive, quoted, &buf, &cap, &h) != 0) {
+                rc = ak_err_nomem(err);
+                break;
+            }
+            lo = h.low64;
+            hi = h.high64;
         }
+#if defined(__GNUC__) && defined(__x86_64__)
+        __asm__("" : "+r"(lo), "+r"(hi)); /* held in general registers: not re-packed through memory */
+#endif
         int counted = 0;
         if (pt->front) {
-            counted = front_count(pt, h.low64, h.high64, w);
+            counted = front_count(pt, lo, hi, w);
+            if (front_grow(pt) != 0) {
+                rc = ak_err_nomem(err);
+                break;
+            }
             if (front_full(pt) && (rc = front_watch(pt, counted)) < 0) break;
         }
         if (!counted &&
-            append(pt, (uint32_t)(h.high64 >> 52) & (nb - 1), (rg_entry){h.low64, h.high64, (uint32_t)pt->rows, 1}) != 0) {
+            append(pt, rg_bucket_of(hi, nb), (rg_entry){lo, hi, (uint32_t)pt->rows, 1}) != 0) {
             rc = ak_err_nomem(err);
             break;
         }
@@ -398,7 +450,10 @@ static int part_read(rg_part *pt)
     free(buf);
     if (rc >= 0 && pt->front && front_flush(pt) != 0) rc = ak_err_nomem(err);
     for (uint32_t b = 0; b < nb; b++)
-        if (pt->tail[b]) pt->tail[b]->count = pt->fill[b];
+        if (pt->tail[b]) {
+            pt->tail[b]->count = pt->fill[b];
+            pt->total[b] += pt->fill[b];
+        }
     pt->lines = csv_reader_line(pt->reader) - 2;
     pt->quoted = csv_reader_saw_quote(pt->reader);
     return rc < 0 ? rc : ANONKIT_OK;
@@ -426,226 +481,6 @@ static int open_columns(csv_reader *reader, const char *shown, const risk_group_
         if (p->weight && (*weight_col = csv_column_index(&rec, p->weight)) < 0)
             return ak_err_set(err, ANONKIT_E_USAGE, shown, 1, 0, "no column named '%s' (given as --weight)", p->weight);
     }
-    return ANONKIT_OK;
-}
-
-/* The classes as grouped (in bucket order), before they are ordered. */
-typedef struct rg_classes {
-    size_t n;
-    uint32_t *first;        /* first row (when the classes are to be ordered) */
-    uint64_t *size;         /* rows */
-    double *weight;         /* with a weight column */
-    uint64_t *lo, *hi;      /* the key hashes, kept for a population table */
-    uint32_t star;          /* the class of the all-"*" key, or AK_NOT_FOUND */
-} rg_classes;
-
-static void classes_free(rg_classes *c)
-{
-    free(c->first);
-    free(c->size);
-    free(c->weight);
-    free(c->lo);
-    free(c->hi);
-}
-
-/* Buckets [b0, b1) of the pieces grouped into classes base, base + 1, ...
- * of the shared arrays (one thread's share of group_buckets). */
-typedef struct rg_group_job {
-    const rg_part *parts;
-    unsigned nparts;
-    uint32_t b0, b1;
-    int weighted, keep_hashes;
-    XXH128_hash_t star;
-    rg_classes *c;
-    size_t base, n;   /* its classes: c's base .. base + n - 1 */
-    uint32_t star_id; /* the all-"*" key's class, or AK_NOT_FOUND */
-    int rc;
-} rg_group_job;
-
-static size_t bucket_entries(const rg_part *parts, unsigned nparts, uint32_t b)
-{
-    size_t count = 0;
-    for (unsigned i = 0; i < nparts; i++)
-        for (const rg_block *k = parts[i].head[b]; k; k = k->next) count += k->count;
-    return count;
-}
-
-/* Groups each bucket of a job in a linear-probing table of the bucket's
- * classes, small enough for the cache, keyed by the full 128-bit hash; the
- * entries come piece by piece, each piece's in the order of its rows. */
-static void *group_range(void *arg)
-{
-    rg_group_job *job = arg;
-    const rg_part *parts = job->parts;
-    rg_classes *c = job->c;
-    const int weighted = job->weighted;
-    uint32_t *table = NULL;
-    uint64_t *llo = NULL, *lhi = NULL;
-    size_t table_cap = 0, local_cap = 0;
-    job->rc = ANONKIT_OK;
-    job->n = 0;
-    job->star_id = AK_NOT_FOUND;
-    for (uint32_t b = job->b0; b < job->b1; b++) {
-        const size_t count = bucket_entries(parts, job->nparts, b);
-        if (!count) continue;
-        size_t cap = 16;
-        while (cap < 2 * count) cap *= 2;
-        if (cap > table_cap) {
-            free(table);
-            if (!(table = malloc(cap * sizeof *table))) {
-                job->rc = ANONKIT_E_NOMEM;
-                break;
-            }
-            table_cap = cap;
-        }
-        if (count > local_cap) {
-            free(llo);
-            free(lhi);
-            llo = malloc(count * sizeof *llo);
-            lhi = malloc(count * sizeof *lhi);
-            if (!llo || !lhi) {
-                job->rc = ANONKIT_E_NOMEM;
-                break;
-            }
-            local_cap = count;
-        }
-        memset(table, 0, cap * sizeof *table);
-        const size_t mask = cap - 1, base = job->base + job->n;
-        uint32_t *first = c->first ? c->first + base : NULL;
-        uint64_t *size = c->size + base;
-        double *weight = weighted ? c->weight + base : NULL;
-        uint32_t nloc = 0;
-        uint64_t row_base = 0;
-        for (unsigned i = 0; i < job->nparts; row_base += parts[i].rows, i++)
-            for (const rg_block *k = parts[i].head[b]; k; k = k->next)
-                for (uint32_t j = 0; j < k->count; j++) {
-                    const rg_entry *e = &k->e[j];
-                    const uint32_t row = (uint32_t)(row_base + e->row);
-                    size_t s = (size_t)e->lo & mask;
-                    uint32_t id;
-                    for (;;) {
-                        id = table[s];
-                        if (!id) {
-                            table[s] = ++nloc;
-                            id = nloc - 1;
-                            llo[id] = e->lo;
-                            lhi[id] = e->hi;
-                            if (first) first[id] = row;
-                            size[id] = 0;
-                            if (weighted) weight[id] = 0;
-                            break;
-                        }
-                        if (llo[--id] == e->lo && lhi[id] == e->hi) {
-                            /* (the first entry met holds the first row: a piece's entries of a
-                             * class come in the order of their rows) */
-                            if (first && row < first[id]) first[id] = row;
-                            break;
-                        }
-                        s = (s + 1) & mask;
-                    }
-                    size[id] += e->count;
-                    if (weighted) weight[id] += parts[i].weights[e->row];
-                }
-        for (uint32_t id = 0; id < nloc; id++)
-            if (llo[id] == job->star.low64 && lhi[id] == job->star.high64) job->star_id = (uint32_t)(base + id);
-        if (job->keep_hashes) {
-            memcpy(c->lo + base, llo, nloc * sizeof *llo);
-            memcpy(c->hi + base, lhi, nloc * sizeof *lhi);
-        }
-        job->n += nloc;
-    }
-    free(table);
-    free(llo);
-    free(lhi);
-    return NULL;
-}
-
-/* Groups the buckets of the pieces into c, in two halves on two threads
- * when there are threads and rows enough: the second half's classes are
- * made from the place its entries could reach at most, then moved down. */
-static int group_buckets(const rg_part *parts, unsigned nparts, uint64_t rows, unsigned threads, int ordered,
-                         int weighted, int keep_hashes, XXH128_hash_t star, rg_classes *c, ak_error *err)
-{
-    const size_t alloc = rows ? (size_t)rows : 1;
-    c->star = AK_NOT_FOUND;
-    if ((ordered && !(c->first = malloc(alloc * sizeof *c->first))) || !(c->size = malloc(alloc * sizeof *c->size)) ||
-        (weighted && !(c->weight = malloc(alloc * sizeof *c->weight))) ||
-        (keep_hashes && (!(c->lo = malloc(alloc * sizeof *c->lo)) || !(c->hi = malloc(alloc * sizeof *c->hi)))))
-        return ak_err_nomem(err);
-    const uint32_t nb = 1u << parts[0].bits;
-    rg_group_job jobs[2];
-    for (unsigned t = 0; t < 2; t++)
-        jobs[t] = (rg_group_job){parts, nparts, 0, nb, weighted, keep_hashes, star, c, 0, 0, AK_NOT_FOUND, 0};
-    unsigned njobs = 1;
-    if (threads > 1 && nb > 1 && rows >= 4 * RG_BUCKET_ROWS) {
-        /* the cut: the first bucket at which half the entries are passed */
-        size_t seen = 0;
-        uint32_t b = 0;
-        while (b < nb && seen < rows / 2) seen += bucket_entries(parts, nparts, b++);
-        if (b < nb) {
-            jobs[0].b1 = jobs[1].b0 = b;
-            jobs[1].base = seen;
-            njobs = 2;
-        }
-    }
-    ak_run_parts(jobs, sizeof *jobs, njobs, group_range);
-    for (unsigned t = 0; t < njobs; t++)
-        if (jobs[t].rc < 0) return ak_err_nomem(err);
-    c->n = jobs[0].n;
-    c->star = jobs[0].star_id;
-    if (njobs == 2) {
-        const size_t from = jobs[1].base, n = jobs[1].n;
-        if (ordered) memmove(c->first + c->n, c->first + from, n * sizeof *c->first);
-        memmove(c->size + c->n, c->size + from, n * sizeof *c->size);
-        if (weighted) memmove(c->weight + c->n, c->weight + from, n * sizeof *c->weight);
-        if (keep_hashes) {
-            memmove(c->lo + c->n, c->lo + from, n * sizeof *c->lo);
-            memmove(c->hi + c->n, c->hi + from, n * sizeof *c->hi);
-        }
-        if (jobs[1].star_id != AK_NOT_FOUND) c->star = (uint32_t)(jobs[1].star_id - from + c->n);
-        c->n += n;
-    }
-    return ANONKIT_OK;
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-    const uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return (x > y) - (x < y);
-}
-
-/* order[0 .. c->n): the classes by their first rows. Few classes are
- * sorted; many are placed through an array over the rows (one scattered
- * write per class, one pass over the rows). */
-static int order_classes(const rg_classes *c, uint64_t rows, uint32_t **order, ak_error *err)
-{
-    uint32_t *o = malloc((c->n ? c->n : 1) * sizeof *o);
-    if (!o) return ak_err_nomem(err);
-    if (c->n <= rows / 64) {
-        uint64_t *key = malloc((c->n ? c->n : 1) * sizeof *key);
-        if (!key) {
-            free(o);
-            return ak_err_nomem(err);
-        }
-        for (size_t k = 0; k < c->n; k++) key[k] = (uint64_t)c->first[k] << 32 | k;
-        qsort(key, c->n, sizeof *key, cmp_u64);
-        for (size_t k = 0; k < c->n; k++) o[k] = (uint32_t)key[k];
-        free(key);
-        *order = o;
-        return ANONKIT_OK;
-    }
-    uint32_t *at = malloc((rows ? (size_t)rows : 1) * sizeof *at);
-    if (!at) {
-        free(o);
-        return ak_err_nomem(err);
-    }
-    memset(at, 0xff, (size_t)rows * sizeof *at);
-    for (size_t k = 0; k < c->n; k++) at[c->first[k]] = (uint32_t)k;
-    size_t n = 0;
-    for (uint64_t r = 0; r < rows; r++)
-        if (at[r] != UINT32_MAX) o[n++] = at[r];
-    free(at);
-    *order = o;
     return ANONKIT_OK;
 }
 
@@ -886,7 +721,7 @@ int risk_groups_read(risk_groups *g, const risk_group_params *p, ak_error *err)
     g->rows = 0; /* (keep_codes counted it) */
     for (unsigned i = 0; i < nparts; i++) g->rows += parts[i].rows;
     const int ordered = !p->any_order || p->weight || p->population_path;
-    if ((rc = group_buckets(parts, nparts, g->rows, p->threads, ordered, weight_col >= 0, p->population_path != NULL,
+    if ((rc = rg_group_buckets(parts, nparts, g->rows, p->threads, ordered, weight_col >= 0, p->population_path != NULL,
                             star, &classes, err)) < 0)
         goto done;
     for (unsigned i = 0; i < 2; i++) {
@@ -894,7 +729,7 @@ int risk_groups_read(risk_groups *g, const risk_group_params *p, ak_error *err)
         parts[i].reader = NULL;
         part_free(&parts[i]);
     }
-    if (ordered && (rc = order_classes(&classes, g->rows, &order, err)) < 0) goto done;
+    if (ordered && (rc = rg_order_classes(&classes, g->rows, &order, err)) < 0) goto done;
     if (p->population_path) {
         if (!(pop = calloc(classes.n ? classes.n : 1, sizeof *pop))) {
             rc = ak_err_nomem(err);
@@ -909,7 +744,7 @@ done:
         csv_reader_free(parts[i].reader);
         part_free(&parts[i]);
     }
-    classes_free(&classes);
+    rg_classes_free(&classes);
     free(order);
     free(cols);
     free(pop);
