@@ -27,6 +27,8 @@ typedef struct inc_qi {
     uint32_t **box_lo;      /* box_lo/hi[L][v]: the table codes it covers (partition box) */
     uint32_t **box_hi;
     double **ncp;           /* ncp[L][v]: NCP of the value (table_ncp of its box) */
+    uint32_t **up;          /* up[a * (height + 1) + b][v] (a < b): the level-b value over level-a value v, i.e.
+                               gen[b][rep[a][v]] in one lookup (rollup) */
 } inc_qi;
 
 typedef struct inc_node {

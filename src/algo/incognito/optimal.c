@@ -42,6 +42,7 @@ typedef struct opt_state {
     size_t stride[64];        /* index = sum of level * stride */
     double *sum[64];          /* sum[q][l]: weighted NCP of QI q at level l over the rows (GCP) */
     double *maxcost[64];      /* maxcost[q][l]: weighted NCP of the widest value of QI q at level l */
+    double **wncp[64];        /* wncp[q][l][v]: w[q] * ncp[l][v], the weighted NCP of a value (GCP) */
     double *mincost[64];      /* mincost[q][l]: weighted NCP of QI q at level l summed over the nrows - limit rows
                                  where it is least (rows an iteration of local recoding must publish at least) */
     unsigned char *tag;       /* TAG_FAIL or TAG_PASS, | TAG_TESTED once tested */
@@ -106,13 +107,25 @@ static double loss_of_groups(const opt_state *s, uint64_t lv, double lb)
         }
         return dm + (double)failing * (double)c->nrows;
     }
+    /* Per QI: the weighted NCP of its values at lv's level and its key field. */
+    const double *nc[64];
+    uint32_t sh[64];
+    uint64_t mk[64];
+    for (uint32_t q = 0; q < c->nqi; q++) {
+        const inc_qi *a = &c->qi[q];
+        nc[q] = s->wncp[q][inc_level(c, lv, q)];
+        sh[q] = a->bits ? a->shift : 0;
+        mk[q] = a->bits ? ((((uint64_t)1) << a->bits) - 1) : 0;
+    }
+    const double full_cost = c->defer * s->wsum;
+    const uint32_t nqi = c->nqi;
     double extra = 0;
     for (size_t g = 0; g < c->ngroups; g++) {
         if (c->gholds[g]) continue;
+        const uint64_t key = c->gkey[g];
         double cost = 0;
-        for (uint32_t q = 0; q < c->nqi; q++)
-            cost += s->w[q] * c->qi[q].ncp[inc_level(c, lv, q)][inc_key_value(c, c->gkey[g], q)];
-        const double excess = c->defer * s->wsum - cost;
+        for (uint32_t q = 0; q < nqi; q++) cost += nc[q][(key >> sh[q]) & mk[q]];
+        const double excess = full_cost - cost;
         if (excess > 0 || c->defer < 1) extra += (double)c->gtotal[g] * excess;
     }
     if (c->defer < 1) { /* the bound was scaled: the loss is the rows' NCP plus the excess */
@@ -217,6 +230,9 @@ static void state_free(opt_state *s)
         free(s->sum[q]);
         free(s->maxcost[q]);
         free(s->mincost[q]);
+        if (s->wncp[q])
+            for (uint32_t l = 0; l <= s->c->qi[q].height; l++) free(s->wncp[q][l]);
+        free(s->wncp[q]);
     }
     free(s->emin);
     free(s->path);
@@ -301,6 +317,19 @@ static int state_init(opt_state *s, inc_ctx *c, inc_choose by, const double *wei
                 left -= take;
             }
             s->mincost[q][l] = s->w[q] * cheap;
+        }
+        if (!(s->wncp[q] = calloc(a->height + 1, sizeof *s->wncp[q]))) {
+            free(hist);
+            free(pairs);
+            return ak_err_nomem(err);
+        }
+        for (uint32_t l = 0; l <= a->height; l++) {
+            if (!(s->wncp[q][l] = malloc((a->card[l] ? a->card[l] : 1) * sizeof *s->wncp[q][l]))) {
+                free(hist);
+                free(pairs);
+                return ak_err_nomem(err);
+            }
+            for (uint32_t v = 0; v < a->card[l]; v++) s->wncp[q][l][v] = s->w[q] * a->ncp[l][v];
         }
     }
     free(hist);
