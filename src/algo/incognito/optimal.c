@@ -30,6 +30,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <stdio.h>
 
 enum { TAG_NONE = 0, TAG_FAIL = 1, TAG_PASS = 2, TAG_TESTED = 4 };
 enum { CACHE = 256 };
@@ -198,12 +199,50 @@ typedef struct ordered {
     size_t index;
 } ordered;
 
-static int ordered_cmp(const void *a, const void *b)
+/* Whether x comes before y: by bound, then height, then level vector (a total order). */
+static inline int ordered_before(const ordered *x, const ordered *y)
 {
-    const ordered *x = a, *y = b;
-    if (x->lb != y->lb) return x->lb < y->lb ? -1 : 1;
-    if (x->height != y->height) return x->height < y->height ? -1 : 1;
-    return x->lv < y->lv ? -1 : x->lv > y->lv;
+    if (x->lb != y->lb) return x->lb < y->lb;
+    if (x->height != y->height) return x->height < y->height;
+    return x->lv < y->lv;
+}
+
+/* Restores the min-heap order of h[0..n) below position i. */
+static void sift_down(ordered *h, size_t n, size_t i)
+{
+    const ordered x = h[i];
+    for (;;) {
+        size_t child = 2 * i + 1;
+        if (child >= n) break;
+        if (child + 1 < n && ordered_before(&h[child + 1], &h[child])) child++;
+        if (!ordered_before(&h[child], &x)) break;
+        h[i] = h[child];
+        i = child;
+    }
+    h[i] = x;
+}
+
+/* Every lattice node with its bound (0 for the exhaustive search), height and
+ * packed levels, walking the lattice in index order like an odometer. */
+static void fill_order(const opt_state *s, int exhaustive, ordered *order)
+{
+    const inc_ctx *c = s->c;
+    uint32_t level[64] = {0}, height = 0;
+    uint64_t lv = 0;
+    for (size_t i = 0; i < s->n; i++) {
+        order[i] = (ordered){exhaustive ? 0 : bound(s, lv), height, lv, i};
+        for (uint32_t q = c->nqi; q-- > 0;) { /* the next index: the last QI turns fastest */
+            if (level[q] < c->qi[q].height) {
+                level[q]++;
+                height++;
+                lv = inc_with_level(c, lv, q, level[q]);
+                break;
+            }
+            height -= level[q];
+            level[q] = 0;
+            lv = inc_with_level(c, lv, q, 0);
+        }
+    }
 }
 
 /* Whether (loss, height, lv) ranks before the best so far. */
@@ -398,7 +437,7 @@ static int test_and_tag(opt_state *s, size_t i, uint64_t lv, inc_opt_result *bes
     tag_cone(s, i, anonymous ? +1 : -1, anonymous ? TAG_PASS : TAG_FAIL);
     if (s->by == INC_CHOOSE_GCP && s->c->limit > 0 && s->c->defer >= 1 && anonymous && loss > lb) emin_cone(s, i, loss - lb);
     const uint32_t height = inc_node_height(s->c, (inc_node){inc_full_mask(s->c), lv});
-    if (anonymous && improves(best, loss, height, lv)) set_best(best, loss, height, lv, failing);
+    if (anonymous && improves(best, loss, height, lv)) { set_best(best, loss, height, lv, failing); if (getenv("DBG")) fprintf(stderr, "best at %llu: %g lb %g\n", (unsigned long long)s->c->counters.nodes_checked, loss, lb); }
     return ANONKIT_OK;
 }
 
@@ -454,21 +493,25 @@ int inc_optimal_ctx(inc_ctx *c, inc_choose by, const double *weights, int exhaus
     int rc = state_init(&s, c, by, weights, err);
     ordered *order = rc == ANONKIT_OK ? malloc(s.n * sizeof *order) : NULL;
     if (rc == ANONKIT_OK && !order) rc = ak_err_nomem(err);
-    for (size_t i = 0; rc == ANONKIT_OK && i < s.n; i++) {
-        const uint64_t lv = lv_of_index(&s, i);
-        order[i] = (ordered){exhaustive ? 0 : bound(&s, lv), inc_node_height(c, (inc_node){inc_full_mask(c), lv}), lv, i};
-    }
-    if (rc == ANONKIT_OK) qsort(order, s.n, sizeof *order, ordered_cmp);
+    if (rc == ANONKIT_OK) fill_order(&s, exhaustive, order);
+    /* A heap, not a sort: the search usually stops long before the last node. */
+    for (size_t i = s.n / 2; rc == ANONKIT_OK && i-- > 0;) sift_down(order, s.n, i);
     out->lattice = rc == ANONKIT_OK ? s.n : 0;
     uint64_t pruned_tagged = 0, pruned_bound = 0;
-    for (size_t at = 0; rc == ANONKIT_OK && at < s.n; at++) {
-        const ordered *o = &order[at];
+    size_t left = rc == ANONKIT_OK ? s.n : 0;
+    for (size_t at = 0; rc == ANONKIT_OK && left > 0; at++) {
+        const ordered top = order[0];
+        order[0] = order[--left];
+        sift_down(order, left, 0);
+        const ordered *o = &top;
         if (exhaustive) {
             rc = test_and_tag(&s, o->index, o->lv, out, err);
             continue;
         }
         if (out->found && o->lb > out->loss) { /* every node from here on has a larger bound */
-            for (size_t rest = at; rest < s.n; rest++) pruned_bound += !(s.tag[order[rest].index] & TAG_TESTED);
+            pruned_bound += !(s.tag[o->index] & TAG_TESTED);
+            for (size_t rest = 0; rest < left; rest++) pruned_bound += !(s.tag[order[rest].index] & TAG_TESTED);
+            if (getenv("DBG")) fprintf(stderr, "stop at %zu, pruned before %llu\n", at, (unsigned long long)pruned_bound);
             break;
         }
         if (s.tag[o->index] & TAG_TESTED) continue; /* offered when tested */
@@ -486,6 +529,7 @@ int inc_optimal_ctx(inc_ctx *c, inc_choose by, const double *weights, int exhaus
         }
         if (s.by == INC_CHOOSE_GCP && out->found && o->lb + s.emin[o->index] > out->loss * (1 + 1e-9) + 1e-9) {
             pruned_bound++; /* its excess is at least that of a tested generalization */
+            if (getenv("DBG")) fprintf(stderr, "emin-pruned at %zu\n", at);
             continue;
         }
         rc = test_and_tag(&s, o->index, o->lv, out, err);
