@@ -30,7 +30,6 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <stdio.h>
 
 enum { TAG_NONE = 0, TAG_FAIL = 1, TAG_PASS = 2, TAG_TESTED = 4 };
 enum { CACHE = 256 };
@@ -599,7 +598,7 @@ static int test_and_tag(opt_state *s, size_t i, uint64_t lv, inc_opt_result *bes
     tag_cone(s, i, anonymous ? +1 : -1, anonymous ? TAG_PASS : TAG_FAIL);
     if (s->by == INC_CHOOSE_GCP && s->c->limit > 0 && s->c->defer >= 1 && anonymous && loss > lb) emin_cone(s, i, loss - lb);
     const uint32_t height = inc_node_height(s->c, (inc_node){inc_full_mask(s->c), lv});
-    if (anonymous && improves(best, loss, height, lv)) { set_best(best, loss, height, lv, failing); if (getenv("DBG")) fprintf(stderr, "best at %llu: %g lb %g\n", (unsigned long long)s->c->counters.nodes_checked, loss, lb); }
+    if (anonymous && improves(best, loss, height, lv)) set_best(best, loss, height, lv, failing);
     return ANONKIT_OK;
 }
 
@@ -665,7 +664,7 @@ int inc_optimal_ctx(inc_ctx *c, inc_choose by, const double *weights, int exhaus
     out->lattice = rc == ANONKIT_OK ? s.n : 0;
     uint64_t pruned_tagged = 0, pruned_bound = 0;
     size_t left = rc == ANONKIT_OK ? s.n : 0;
-    for (size_t at = 0; rc == ANONKIT_OK && left > 0; at++) {
+    while (rc == ANONKIT_OK && left > 0) {
         const ordered top = order[0];
         order[0] = order[--left];
         sift_down(order, left, 0);
@@ -679,7 +678,6 @@ int inc_optimal_ctx(inc_ctx *c, inc_choose by, const double *weights, int exhaus
         if (out->found && o->lb > out->loss + tol) { /* every node from here on has a larger bound */
             pruned_bound += !(s.tag[o->index] & TAG_TESTED);
             for (size_t rest = 0; rest < left; rest++) pruned_bound += !(s.tag[order[rest].index] & TAG_TESTED);
-            if (getenv("DBG")) fprintf(stderr, "stop at %zu, pruned before %llu\n", at, (unsigned long long)pruned_bound);
             break;
         }
         if (s.tag[o->index] & TAG_TESTED) continue; /* offered when tested */
@@ -714,7 +712,6 @@ int inc_optimal_ctx(inc_ctx *c, inc_choose by, const double *weights, int exhaus
         }
         if (s.by == INC_CHOOSE_GCP && out->found && lb + s.emin[o->index] > out->loss * (1 + 1e-9) + 1e-9) {
             pruned_bound++; /* its excess is at least that of a tested generalization */
-            if (getenv("DBG")) fprintf(stderr, "emin-pruned at %zu\n", at);
             continue;
         }
         rc = test_and_tag(&s, o->index, o->lv, out, err);
