@@ -727,3 +727,19 @@ int inc_optimal_ctx(inc_ctx *c, inc_choose by, const double *weights, int exhaus
                         (unsigned long long)c->limit, c->nrows);
     return rc;
 }
+
+int inc_optimal_bounds(inc_ctx *c, const double *weights, double *lower, uint64_t *most_failing, ak_error *err)
+{
+    opt_state s;
+    int rc = state_init(&s, c, INC_CHOOSE_GCP, weights, err);
+    if (rc == ANONKIT_OK && c->limit > 0 && c->defer >= 1 && s.top_ok && inc_model_monotone_with_suppression(c->m))
+        rc = pairs_init(&s, err);
+    for (size_t i = 0; rc == ANONKIT_OK && i < s.n; i++) {
+        const uint64_t lv = lv_of_index(&s, i);
+        lower[i] = bound(&s, lv);
+        most_failing[i] = 0;
+        if (s.pairs) lower[i] += pair_bound(&s, lv, &most_failing[i]);
+    }
+    state_free(&s);
+    return rc;
+}
