@@ -675,7 +675,10 @@ int inc_optimal_ctx(inc_ctx *c, inc_choose by, const double *weights, int exhaus
         }
         /* A refined key may exceed the node's loss by the rounding of pair_bound: stop only beyond it. */
         const double tol = s.pairs ? 1e-9 * (out->loss + (double)c->nrows * s.wsum) + 1e-9 : 0;
-        if (out->found && o->lb > out->loss + tol) { /* every node from here on has a larger bound */
+        /* Without suppression an anonymous node's loss is its key (GCP, height): once the best ranks
+         * no later than this node, no later node can improve on it. */
+        const int exact_keys = c->limit == 0 && s.by != INC_CHOOSE_DM && c->defer >= 1;
+        if (out->found && (o->lb > out->loss + tol || (exact_keys && !improves(out, o->lb, o->height, o->lv)))) {
             pruned_bound += !(s.tag[o->index] & TAG_TESTED);
             for (size_t rest = 0; rest < left; rest++) pruned_bound += !(s.tag[order[rest].index] & TAG_TESTED);
             break;
