@@ -339,7 +339,7 @@ static int ncp_count_cmp(const void *a, const void *b)
 }
 
 /* Lattice size, strides, per-level NCP totals and the level-0 frequency set. */
-static int state_init(opt_state *s, inc_ctx *c, inc_choose by, const double *weights, ak_error *err)
+static int state_init(opt_state *s, inc_ctx *c, inc_choose by, const double *weights, int want_pairs, ak_error *err)
 {
     memset(s, 0, sizeof *s);
     s->c = c;
@@ -353,6 +353,7 @@ static int state_init(opt_state *s, inc_ctx *c, inc_choose by, const double *wei
                               "(use --choose k-minimal with an Incognito variant)");
         s->n *= c->qi[q].height + 1;
     }
+    s->top_ok = want_pairs;
     for (uint32_t q = 0; q < c->nqi; q++) {
         s->w[q] = weights ? weights[q] : 1.0;
         s->wsum += s->w[q];
@@ -361,7 +362,6 @@ static int state_init(opt_state *s, inc_ctx *c, inc_choose by, const double *wei
     s->tag = calloc(s->n, 1);
     s->stack = malloc(s->n * sizeof *s->stack);
     s->emin = calloc(s->n, sizeof *s->emin);
-    s->top_ok = 1;
     s->path = malloc(s->n * sizeof *s->path);
     if (!s->tag || !s->stack || !s->emin || !s->path) return ak_err_nomem(err);
     uint32_t *hist = NULL;
@@ -396,6 +396,8 @@ static int state_init(opt_state *s, inc_ctx *c, inc_choose by, const double *wei
             }
             s->sum[q][l] = s->w[q] * sum;
             s->maxcost[q][l] = s->w[q] * widest;
+            /* The rows by cost: only local recoding's bound (defer < 1) and pair_bound need them. */
+            if (c->defer >= 1 && !want_pairs) continue;
             /* The must-publish rows where this QI costs least (local recoding's bound). */
             qsort(pairs, np, sizeof *pairs, ncp_count_cmp);
             double cheap = 0;
@@ -651,11 +653,11 @@ int inc_optimal_ctx(inc_ctx *c, inc_choose by, const double *weights, int exhaus
 {
     memset(out, 0, sizeof *out);
     opt_state s;
-    int rc = state_init(&s, c, by, weights, err);
     /* The pair sub-lattices bound the loss under suppression (pair_bound). */
-    if (rc == ANONKIT_OK && !exhaustive && s.by == INC_CHOOSE_GCP && c->limit > 0 && c->defer >= 1 && s.top_ok &&
-        inc_model_monotone_with_suppression(c->m))
-        rc = pairs_init(&s, err);
+    const int want_pairs = !exhaustive && (by == INC_CHOOSE_GCP || by == INC_CHOOSE_K_MINIMAL) && c->limit > 0 &&
+                           c->defer >= 1 && inc_model_monotone_with_suppression(c->m);
+    int rc = state_init(&s, c, by, weights, want_pairs, err);
+    if (rc == ANONKIT_OK && s.top_ok) rc = pairs_init(&s, err);
     ordered *order = rc == ANONKIT_OK ? malloc(s.n * sizeof *order) : NULL;
     if (rc == ANONKIT_OK && !order) rc = ak_err_nomem(err);
     if (rc == ANONKIT_OK) fill_order(&s, exhaustive, order);
@@ -734,9 +736,9 @@ int inc_optimal_ctx(inc_ctx *c, inc_choose by, const double *weights, int exhaus
 int inc_optimal_bounds(inc_ctx *c, const double *weights, double *lower, uint64_t *most_failing, ak_error *err)
 {
     opt_state s;
-    int rc = state_init(&s, c, INC_CHOOSE_GCP, weights, err);
-    if (rc == ANONKIT_OK && c->limit > 0 && c->defer >= 1 && s.top_ok && inc_model_monotone_with_suppression(c->m))
-        rc = pairs_init(&s, err);
+    const int want_pairs = c->limit > 0 && c->defer >= 1 && inc_model_monotone_with_suppression(c->m);
+    int rc = state_init(&s, c, INC_CHOOSE_GCP, weights, want_pairs, err);
+    if (rc == ANONKIT_OK && s.top_ok) rc = pairs_init(&s, err);
     for (size_t i = 0; rc == ANONKIT_OK && i < s.n; i++) {
         const uint64_t lv = lv_of_index(&s, i);
         lower[i] = bound(&s, lv);
