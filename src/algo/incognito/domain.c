@@ -57,6 +57,9 @@ static void qi_free(inc_qi *a)
     free(a->box_lo);
     free(a->box_hi);
     free(a->ncp);
+    if (a->up)
+        for (uint32_t i = 0; i < (a->height + 1) * (a->height + 1); i++) free(a->up[i]);
+    free(a->up);
     free(a->card);
 }
 
@@ -178,6 +181,18 @@ static int qi_build(inc_ctx *c, uint32_t q, ak_error *err)
             d->ncp[L][v] = table_ncp(c->t, q, d->box_lo[L][v], d->box_hi[L][v]);
         }
     }
+    /* The rollup maps between every pair of levels a < b. */
+    if (rc == ANONKIT_OK && !(d->up = calloc((size_t)nl * nl, sizeof *d->up))) rc = ak_err_nomem(err);
+    for (uint32_t x = 0; x < nl && rc == ANONKIT_OK; x++)
+        for (uint32_t y = x + 1; y < nl && rc == ANONKIT_OK; y++) {
+            uint32_t *m = malloc((d->card[x] ? d->card[x] : 1) * sizeof *m);
+            if (!m) {
+                rc = ak_err_nomem(err);
+                break;
+            }
+            for (uint32_t v = 0; v < d->card[x]; v++) m[v] = d->gen[y][d->rep[x][v]];
+            d->up[x * nl + y] = m;
+        }
     if (rc == ANONKIT_OK) {
         if (!(c->code0[q] = malloc((c->nrows ? c->nrows : 1) * sizeof *c->code0[q]))) rc = ak_err_nomem(err);
         for (size_t r = 0; rc == ANONKIT_OK && r < c->nrows; r++) c->code0[q][r] = v0_of_leaf[leaf[a->codes[r]]];

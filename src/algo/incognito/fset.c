@@ -117,7 +117,7 @@ int inc_fset_rollup(inc_ctx *c, const inc_fset *src, inc_node from, inc_node to,
     AK_CHECK(ak_progress_poll(c->progress, err));
     uint32_t nq = 0, shift[64];
     uint64_t field[64], clear = ~(uint64_t)0;
-    const uint32_t *rep[64], *gen[64];
+    const uint32_t *up[64];
     for (uint32_t q = 0; q < c->nqi; q++) {
         if (!(to.mask >> q & 1)) { /* an attribute of `from` that `to` lacks is dropped */
             if (from.mask >> q & 1 && c->qi[q].bits)
@@ -129,15 +129,14 @@ int inc_fset_rollup(inc_ctx *c, const inc_fset *src, inc_node from, inc_node to,
         shift[nq] = c->qi[q].shift;
         field[nq] = c->qi[q].bits == 64 ? ~(uint64_t)0 : (((uint64_t)1 << c->qi[q].bits) - 1);
         clear &= ~(field[nq] << shift[nq]);
-        rep[nq] = c->qi[q].rep[a];
-        gen[nq] = c->qi[q].gen[b];
+        up[nq] = c->qi[q].up[a * (c->qi[q].height + 1) + b];
         nq++;
     }
     hb_begin(c, key_bound(c, to, src->n));
     for (size_t i = 0; i < src->n; i++) {
         const uint64_t k = src->key[i];
         uint64_t key = k & clear;
-        for (uint32_t j = 0; j < nq; j++) key |= (uint64_t)gen[j][rep[j][(k >> shift[j]) & field[j]]] << shift[j];
+        for (uint32_t j = 0; j < nq; j++) key |= (uint64_t)up[j][(k >> shift[j]) & field[j]] << shift[j];
         hb_add(c, key, src->count[i]);
     }
     c->counters.rollups++;

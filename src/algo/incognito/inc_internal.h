@@ -27,6 +27,8 @@ typedef struct inc_qi {
     uint32_t **box_lo;      /* box_lo/hi[L][v]: the table codes it covers (partition box) */
     uint32_t **box_hi;
     double **ncp;           /* ncp[L][v]: NCP of the value (table_ncp of its box) */
+    uint32_t **up;          /* up[a * (height + 1) + b][v] (a < b): the level-b value over level-a value v, i.e.
+                               gen[b][rep[a][v]] in one lookup (rollup) */
 } inc_qi;
 
 typedef struct inc_node {
@@ -142,6 +144,15 @@ typedef struct inc_opt_result {
  * testing every node. ANONKIT_E_INELIGIBLE when no node is anonymous. */
 int inc_optimal_ctx(inc_ctx *c, inc_choose by, const double *weights, int exhaustive, inc_opt_result *out /* OUT */,
                     ak_error *err);
+
+/* For tests: per lattice node (index = sum over QIs of level times the product
+ * of the later QIs' heights + 1), the lower bound on its GCP loss (not
+ * normalized) that the fast search orders by under c->limit (the loss without
+ * suppression plus the pair sub-lattices' bound), and the rows the pairs prove
+ * to fail (0 when the pair bound is not used: no suppression, or a model not
+ * monotone under it). */
+int inc_optimal_bounds(inc_ctx *c, const double *weights, double *lower /* OUT */, uint64_t *most_failing /* OUT */,
+                       ak_error *err);
 
 /* Searches (search.c): the anonymous nodes over all QIs, as packed level vectors. */
 int inc_run_variant(inc_ctx *c, inc_variant v, uint64_t **out_lv /* OUT */, size_t *out_n /* OUT */, ak_error *err);

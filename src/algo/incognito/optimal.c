@@ -34,6 +34,24 @@
 enum { TAG_NONE = 0, TAG_FAIL = 1, TAG_PASS = 2, TAG_TESTED = 4 };
 enum { CACHE = 256 };
 
+/* The rows of one QI at one level, their weighted NCPs sorted in descending
+ * order: cnt[i] rows and sum[i] cost before entry i, val[i] its cost per row. */
+typedef struct top_sums {
+    size_t n;
+    uint64_t *cnt;
+    double *sum, *val;
+} top_sums;
+
+/* The sub-lattice of two QIs a < b (Incognito's subset property, [LeFevre05]):
+ * per level pair (la, lb), at index la * (height_b + 1) + lb, the rows in classes
+ * that fail the model when the table is grouped by a and b alone, and their
+ * weighted NCP in a and b. */
+typedef struct pair_sub {
+    uint32_t a, b;
+    uint64_t *fail;
+    double *cost;
+} pair_sub;
+
 typedef struct opt_state {
     inc_ctx *c;
     inc_choose by;
@@ -42,10 +60,15 @@ typedef struct opt_state {
     size_t stride[64];        /* index = sum of level * stride */
     double *sum[64];          /* sum[q][l]: weighted NCP of QI q at level l over the rows (GCP) */
     double *maxcost[64];      /* maxcost[q][l]: weighted NCP of the widest value of QI q at level l */
+    double **wncp[64];        /* wncp[q][l][v]: w[q] * ncp[l][v], the weighted NCP of a value (GCP) */
     double *mincost[64];      /* mincost[q][l]: weighted NCP of QI q at level l summed over the nrows - limit rows
                                  where it is least (rows an iteration of local recoding must publish at least) */
     unsigned char *tag;       /* TAG_FAIL or TAG_PASS, | TAG_TESTED once tested */
     double *emin;             /* per node: the largest suppression excess of a tested generalization (GCP) */
+    top_sums *top[64];        /* top[q][l]: QI q's costs at level l, dearest first (pair_bound) */
+    int top_ok;               /* weights >= 0 and NCPs in [0, 1]: a row costs at most W */
+    pair_sub *pairs;          /* the two-QI sub-lattices (pair_bound); NULL: not used */
+    size_t npairs;
     size_t *path;
     size_t *stack;
     struct {
@@ -106,13 +129,25 @@ static double loss_of_groups(const opt_state *s, uint64_t lv, double lb)
         }
         return dm + (double)failing * (double)c->nrows;
     }
+    /* Per QI: the weighted NCP of its values at lv's level and its key field. */
+    const double *nc[64];
+    uint32_t sh[64];
+    uint64_t mk[64];
+    for (uint32_t q = 0; q < c->nqi; q++) {
+        const inc_qi *a = &c->qi[q];
+        nc[q] = s->wncp[q][inc_level(c, lv, q)];
+        sh[q] = a->bits ? a->shift : 0;
+        mk[q] = a->bits ? ((((uint64_t)1) << a->bits) - 1) : 0;
+    }
+    const double full_cost = c->defer * s->wsum;
+    const uint32_t nqi = c->nqi;
     double extra = 0;
     for (size_t g = 0; g < c->ngroups; g++) {
         if (c->gholds[g]) continue;
+        const uint64_t key = c->gkey[g];
         double cost = 0;
-        for (uint32_t q = 0; q < c->nqi; q++)
-            cost += s->w[q] * c->qi[q].ncp[inc_level(c, lv, q)][inc_key_value(c, c->gkey[g], q)];
-        const double excess = c->defer * s->wsum - cost;
+        for (uint32_t q = 0; q < nqi; q++) cost += nc[q][(key >> sh[q]) & mk[q]];
+        const double excess = full_cost - cost;
         if (excess > 0 || c->defer < 1) extra += (double)c->gtotal[g] * excess;
     }
     if (c->defer < 1) { /* the bound was scaled: the loss is the rows' NCP plus the excess */
@@ -179,18 +214,68 @@ static void tag_cone(opt_state *s, size_t i, int dir, unsigned char tag)
 }
 
 typedef struct ordered {
-    double lb;
+    double lb;        /* the order's key: bound(lv), plus pair_bound(lv) once refined */
     uint32_t height;
+    uint32_t refined;
     uint64_t lv;
     size_t index;
 } ordered;
 
-static int ordered_cmp(const void *a, const void *b)
+/* Whether x comes before y: by bound, then height, then level vector (a total order). */
+static inline int ordered_before(const ordered *x, const ordered *y)
 {
-    const ordered *x = a, *y = b;
-    if (x->lb != y->lb) return x->lb < y->lb ? -1 : 1;
-    if (x->height != y->height) return x->height < y->height ? -1 : 1;
-    return x->lv < y->lv ? -1 : x->lv > y->lv;
+    if (x->lb != y->lb) return x->lb < y->lb;
+    if (x->height != y->height) return x->height < y->height;
+    return x->lv < y->lv;
+}
+
+/* Restores the min-heap order of h[0..n) below position i. */
+static void sift_down(ordered *h, size_t n, size_t i)
+{
+    const ordered x = h[i];
+    for (;;) {
+        size_t child = 2 * i + 1;
+        if (child >= n) break;
+        if (child + 1 < n && ordered_before(&h[child + 1], &h[child])) child++;
+        if (!ordered_before(&h[child], &x)) break;
+        h[i] = h[child];
+        i = child;
+    }
+    h[i] = x;
+}
+
+/* Restores the min-heap order of h[0..i] above position i. */
+static void sift_up(ordered *h, size_t i)
+{
+    const ordered x = h[i];
+    while (i > 0 && ordered_before(&x, &h[(i - 1) / 2])) {
+        h[i] = h[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    h[i] = x;
+}
+
+/* Every lattice node with its bound (0 for the exhaustive search), height and
+ * packed levels, walking the lattice in index order like an odometer. */
+static void fill_order(const opt_state *s, int exhaustive, ordered *order)
+{
+    const inc_ctx *c = s->c;
+    uint32_t level[64] = {0}, height = 0;
+    uint64_t lv = 0;
+    for (size_t i = 0; i < s->n; i++) {
+        order[i] = (ordered){exhaustive ? 0 : bound(s, lv), height, 0, lv, i};
+        for (uint32_t q = c->nqi; q-- > 0;) { /* the next index: the last QI turns fastest */
+            if (level[q] < c->qi[q].height) {
+                level[q]++;
+                height++;
+                lv = inc_with_level(c, lv, q, level[q]);
+                break;
+            }
+            height -= level[q];
+            level[q] = 0;
+            lv = inc_with_level(c, lv, q, 0);
+        }
+    }
 }
 
 /* Whether (loss, height, lv) ranks before the best so far. */
@@ -217,8 +302,25 @@ static void state_free(opt_state *s)
         free(s->sum[q]);
         free(s->maxcost[q]);
         free(s->mincost[q]);
+        if (s->wncp[q])
+            for (uint32_t l = 0; l <= s->c->qi[q].height; l++) free(s->wncp[q][l]);
+        free(s->wncp[q]);
     }
     free(s->emin);
+    for (uint32_t q = 0; q < 64; q++) {
+        if (!s->top[q]) continue;
+        for (uint32_t l = 0; l <= s->c->qi[q].height; l++) {
+            free(s->top[q][l].cnt);
+            free(s->top[q][l].sum);
+            free(s->top[q][l].val);
+        }
+        free(s->top[q]);
+    }
+    for (size_t p = 0; s->pairs && p < s->npairs; p++) {
+        free(s->pairs[p].fail);
+        free(s->pairs[p].cost);
+    }
+    free(s->pairs);
     free(s->path);
     for (size_t i = 0; i < s->ncache; i++) inc_fset_free(s->cache[i].fs);
     free(s->tag);
@@ -237,7 +339,7 @@ static int ncp_count_cmp(const void *a, const void *b)
 }
 
 /* Lattice size, strides, per-level NCP totals and the level-0 frequency set. */
-static int state_init(opt_state *s, inc_ctx *c, inc_choose by, const double *weights, ak_error *err)
+static int state_init(opt_state *s, inc_ctx *c, inc_choose by, const double *weights, int want_pairs, ak_error *err)
 {
     memset(s, 0, sizeof *s);
     s->c = c;
@@ -251,9 +353,11 @@ static int state_init(opt_state *s, inc_ctx *c, inc_choose by, const double *wei
                               "(use --choose k-minimal with an Incognito variant)");
         s->n *= c->qi[q].height + 1;
     }
+    s->top_ok = want_pairs;
     for (uint32_t q = 0; q < c->nqi; q++) {
         s->w[q] = weights ? weights[q] : 1.0;
         s->wsum += s->w[q];
+        if (!(s->w[q] >= 0)) s->top_ok = 0;
     }
     s->tag = calloc(s->n, 1);
     s->stack = malloc(s->n * sizeof *s->stack);
@@ -267,11 +371,12 @@ static int state_init(opt_state *s, inc_ctx *c, inc_choose by, const double *wei
         s->sum[q] = calloc(a->height + 1, sizeof *s->sum[q]);
         s->maxcost[q] = calloc(a->height + 1, sizeof *s->maxcost[q]);
         s->mincost[q] = calloc(a->height + 1, sizeof *s->mincost[q]);
+        s->top[q] = calloc(a->height + 1, sizeof *s->top[q]);
         uint32_t *h = realloc(hist, (a->card[0] ? a->card[0] : 1) * sizeof *h);
         if (h) hist = h;
         ncp_count *pp = realloc(pairs, (a->card[0] ? a->card[0] : 1) * sizeof *pp);
         if (pp) pairs = pp;
-        if (!s->sum[q] || !s->maxcost[q] || !s->mincost[q] || !h || !pp) {
+        if (!s->sum[q] || !s->maxcost[q] || !s->mincost[q] || !s->top[q] || !h || !pp) {
             free(hist);
             free(pairs);
             return ak_err_nomem(err);
@@ -291,6 +396,8 @@ static int state_init(opt_state *s, inc_ctx *c, inc_choose by, const double *wei
             }
             s->sum[q][l] = s->w[q] * sum;
             s->maxcost[q][l] = s->w[q] * widest;
+            /* The rows by cost: only local recoding's bound (defer < 1) and pair_bound need them. */
+            if (c->defer >= 1 && !want_pairs) continue;
             /* The must-publish rows where this QI costs least (local recoding's bound). */
             qsort(pairs, np, sizeof *pairs, ncp_count_cmp);
             double cheap = 0;
@@ -301,6 +408,39 @@ static int state_init(opt_state *s, inc_ctx *c, inc_choose by, const double *wei
                 left -= take;
             }
             s->mincost[q][l] = s->w[q] * cheap;
+            /* The dearest rows first, with running totals (pair_bound). */
+            top_sums *ts = &s->top[q][l];
+            ts->cnt = malloc((np + 1) * sizeof *ts->cnt);
+            ts->sum = malloc((np + 1) * sizeof *ts->sum);
+            ts->val = malloc((np + 1) * sizeof *ts->val);
+            if (!ts->cnt || !ts->sum || !ts->val) {
+                free(hist);
+                free(pairs);
+                return ak_err_nomem(err);
+            }
+            ts->n = np;
+            ts->cnt[0] = 0;
+            ts->sum[0] = 0;
+            for (size_t i = 0; i < np; i++) {
+                const ncp_count *pc = &pairs[np - 1 - i];
+                if (!(pc->ncp >= 0 && pc->ncp <= 1)) s->top_ok = 0;
+                ts->val[i] = s->w[q] * pc->ncp;
+                ts->cnt[i + 1] = ts->cnt[i] + pc->count;
+                ts->sum[i + 1] = ts->sum[i] + (double)pc->count * ts->val[i];
+            }
+        }
+        if (!(s->wncp[q] = calloc(a->height + 1, sizeof *s->wncp[q]))) {
+            free(hist);
+            free(pairs);
+            return ak_err_nomem(err);
+        }
+        for (uint32_t l = 0; l <= a->height; l++) {
+            if (!(s->wncp[q][l] = malloc((a->card[l] ? a->card[l] : 1) * sizeof *s->wncp[q][l]))) {
+                free(hist);
+                free(pairs);
+                return ak_err_nomem(err);
+            }
+            for (uint32_t v = 0; v < a->card[l]; v++) s->wncp[q][l][v] = s->w[q] * a->ncp[l][v];
         }
     }
     free(hist);
@@ -354,6 +494,97 @@ static void emin_cone(opt_state *s, size_t i, double e)
             s->stack[top++] = y;
         }
     }
+}
+
+/* The most the dearest m rows cost in QI q at level l (m at most the rows). */
+static double top_sum(const top_sums *ts, uint64_t m)
+{
+    if (m >= ts->cnt[ts->n]) return ts->sum[ts->n];
+    size_t lo = 0, hi = ts->n; /* the entry lo with cnt[lo] <= m < cnt[lo + 1] */
+    while (hi - lo > 1) {
+        const size_t mid = lo + (hi - lo) / 2;
+        if (ts->cnt[mid] <= m) lo = mid;
+        else hi = mid;
+    }
+    return ts->sum[lo] + (double)(m - ts->cnt[lo]) * ts->val[lo];
+}
+
+/* The two-QI sub-lattices: each pair's frequency sets, projected from the
+ * level-0 set and rolled up level by level, tested by inc_fset_eval. */
+static int pairs_init(opt_state *s, ak_error *err)
+{
+    inc_ctx *c = s->c;
+    const inc_fset *bottom = s->cache[0].fs;
+    s->npairs = (size_t)c->nqi * (c->nqi - 1) / 2;
+    if (!s->npairs) return ANONKIT_OK;
+    if (!(s->pairs = calloc(s->npairs, sizeof *s->pairs))) return ak_err_nomem(err);
+    size_t p = 0;
+    for (uint32_t a = 0; a < c->nqi; a++)
+        for (uint32_t b = a + 1; b < c->nqi; b++, p++) {
+            pair_sub *ps = &s->pairs[p];
+            const uint32_t ha = c->qi[a].height, hb = c->qi[b].height;
+            const uint64_t mask = ((uint64_t)1 << a) | ((uint64_t)1 << b);
+            ps->a = a;
+            ps->b = b;
+            ps->fail = calloc((size_t)(ha + 1) * (hb + 1), sizeof *ps->fail);
+            ps->cost = calloc((size_t)(ha + 1) * (hb + 1), sizeof *ps->cost);
+            if (!ps->fail || !ps->cost) return ak_err_nomem(err);
+            inc_fset *base;
+            AK_CHECK(inc_fset_rollup(c, bottom, (inc_node){inc_full_mask(c), 0}, (inc_node){mask, 0}, &base, err));
+            int rc = ANONKIT_OK;
+            for (uint32_t la = 0; la <= ha && rc == ANONKIT_OK; la++)
+                for (uint32_t lb = 0; lb <= hb && rc == ANONKIT_OK; lb++) {
+                    const uint64_t lv = inc_with_level(c, inc_with_level(c, 0, a, la), b, lb);
+                    inc_fset *f = base;
+                    if (lv && (rc = inc_fset_rollup(c, base, (inc_node){mask, 0}, (inc_node){mask, lv}, &f, err)) < 0)
+                        break;
+                    int anonymous;
+                    uint64_t failing;
+                    rc = inc_fset_eval(c, f, 1, &anonymous, &failing, err);
+                    double cost = 0;
+                    for (size_t g = 0; rc == ANONKIT_OK && g < c->ngroups; g++)
+                        if (!c->gholds[g])
+                            cost += (double)c->gtotal[g] * (s->wncp[a][la][inc_key_value(c, c->gkey[g], a)] +
+                                                            s->wncp[b][lb][inc_key_value(c, c->gkey[g], b)]);
+                    ps->fail[la * (hb + 1) + lb] = failing;
+                    ps->cost[la * (hb + 1) + lb] = cost;
+                    if (f != base) inc_fset_free(f);
+                }
+            inc_fset_free(base);
+            AK_CHECK(rc);
+        }
+    return ANONKIT_OK;
+}
+
+/* A lower bound on the suppression excess of node lv (loss minus bound) from
+ * the pair sub-lattices, for the models monotone under suppression: a row in a
+ * failing class of the table grouped by QIs a and b at lv's levels is in a
+ * failing class at lv too (its class at lv is a subset), so at least
+ * fail(a, b) rows are suppressed at lv. Each costs W there instead of its
+ * published NCP, which is known in a and b and, in every other QI, at most
+ * what the dearest fail(a, b) rows cost at lv's level. *most_failing: the most
+ * rows such a pair proves to fail at lv. */
+static double pair_bound(const opt_state *s, uint64_t lv, uint64_t *most_failing)
+{
+    const inc_ctx *c = s->c;
+    uint32_t level[64];
+    for (uint32_t q = 0; q < c->nqi; q++) level[q] = inc_level(c, lv, q);
+    double best = 0;
+    uint64_t most = 0;
+    for (size_t p = 0; p < s->npairs; p++) {
+        const pair_sub *ps = &s->pairs[p];
+        const size_t at = (size_t)level[ps->a] * (c->qi[ps->b].height + 1) + level[ps->b];
+        const uint64_t f = ps->fail[at];
+        if (!f) continue;
+        if (f > most) most = f;
+        double published = ps->cost[at];
+        for (uint32_t q = 0; q < c->nqi; q++)
+            if (q != ps->a && q != ps->b) published += top_sum(&s->top[q][level[q]], f);
+        const double e = (double)f * s->wsum - published;
+        if (e > best) best = e;
+    }
+    *most_failing = most;
+    return best;
 }
 
 /* Tests node i (packed lv), records the outcome (tags, failing-row bound)
@@ -422,27 +653,55 @@ int inc_optimal_ctx(inc_ctx *c, inc_choose by, const double *weights, int exhaus
 {
     memset(out, 0, sizeof *out);
     opt_state s;
-    int rc = state_init(&s, c, by, weights, err);
+    /* The pair sub-lattices bound the loss under suppression (pair_bound). */
+    const int want_pairs = !exhaustive && (by == INC_CHOOSE_GCP || by == INC_CHOOSE_K_MINIMAL) && c->limit > 0 &&
+                           c->defer >= 1 && inc_model_monotone_with_suppression(c->m);
+    int rc = state_init(&s, c, by, weights, want_pairs, err);
+    if (rc == ANONKIT_OK && s.top_ok) rc = pairs_init(&s, err);
     ordered *order = rc == ANONKIT_OK ? malloc(s.n * sizeof *order) : NULL;
     if (rc == ANONKIT_OK && !order) rc = ak_err_nomem(err);
-    for (size_t i = 0; rc == ANONKIT_OK && i < s.n; i++) {
-        const uint64_t lv = lv_of_index(&s, i);
-        order[i] = (ordered){exhaustive ? 0 : bound(&s, lv), inc_node_height(c, (inc_node){inc_full_mask(c), lv}), lv, i};
-    }
-    if (rc == ANONKIT_OK) qsort(order, s.n, sizeof *order, ordered_cmp);
+    if (rc == ANONKIT_OK) fill_order(&s, exhaustive, order);
+    /* A heap, not a sort: the search usually stops long before the last node. */
+    for (size_t i = s.n / 2; rc == ANONKIT_OK && i-- > 0;) sift_down(order, s.n, i);
     out->lattice = rc == ANONKIT_OK ? s.n : 0;
     uint64_t pruned_tagged = 0, pruned_bound = 0;
-    for (size_t at = 0; rc == ANONKIT_OK && at < s.n; at++) {
-        const ordered *o = &order[at];
+    size_t left = rc == ANONKIT_OK ? s.n : 0;
+    while (rc == ANONKIT_OK && left > 0) {
+        const ordered top = order[0];
+        order[0] = order[--left];
+        sift_down(order, left, 0);
+        const ordered *o = &top;
         if (exhaustive) {
             rc = test_and_tag(&s, o->index, o->lv, out, err);
             continue;
         }
-        if (out->found && o->lb > out->loss) { /* every node from here on has a larger bound */
-            for (size_t rest = at; rest < s.n; rest++) pruned_bound += !(s.tag[order[rest].index] & TAG_TESTED);
+        /* A refined key may exceed the node's loss by the rounding of pair_bound: stop only beyond it. */
+        const double tol = s.pairs ? 1e-9 * (out->loss + (double)c->nrows * s.wsum) + 1e-9 : 0;
+        /* Without suppression an anonymous node's loss is its key (GCP, height): once the best ranks
+         * no later than this node, no later node can improve on it. */
+        const int exact_keys = c->limit == 0 && s.by != INC_CHOOSE_DM && c->defer >= 1;
+        if (out->found && (o->lb > out->loss + tol || (exact_keys && !improves(out, o->lb, o->height, o->lv)))) {
+            pruned_bound += !(s.tag[o->index] & TAG_TESTED);
+            for (size_t rest = 0; rest < left; rest++) pruned_bound += !(s.tag[order[rest].index] & TAG_TESTED);
             break;
         }
         if (s.tag[o->index] & TAG_TESTED) continue; /* offered when tested */
+        if (s.pairs && !o->refined) { /* its key becomes bound + pair_bound: back into the heap */
+            uint64_t most;
+            const double e = pair_bound(&s, o->lv, &most);
+            if (most > c->limit) { /* more rows fail at a pair of its QIs than may be suppressed: not anonymous */
+                pruned_tagged++;
+                continue;
+            }
+            if (e > 0) {
+                ordered r = top;
+                r.lb += e;
+                r.refined = 1;
+                order[left] = r;
+                sift_up(order, left++);
+                continue;
+            }
+        }
         if (!s.tag[o->index] && (rc = settle_by_path(&s, o->index, o->lv, out, err)) < 0) break;
         if (s.tag[o->index] & TAG_TESTED) continue;
         if ((s.tag[o->index] & 3) == TAG_FAIL) {
@@ -450,12 +709,13 @@ int inc_optimal_ctx(inc_ctx *c, inc_choose by, const double *weights, int exhaus
             continue;
         }
         /* Anonymous by tagging, not tested. */
+        const double lb = o->refined ? bound(&s, o->lv) : o->lb;
         if (c->limit == 0 && s.by != INC_CHOOSE_DM && c->defer >= 1) {
             pruned_tagged++; /* without suppression its loss is its bound */
-            if (improves(out, o->lb, o->height, o->lv)) set_best(out, o->lb, o->height, o->lv, 0);
+            if (improves(out, lb, o->height, o->lv)) set_best(out, lb, o->height, o->lv, 0);
             continue;
         }
-        if (s.by == INC_CHOOSE_GCP && out->found && o->lb + s.emin[o->index] > out->loss * (1 + 1e-9) + 1e-9) {
+        if (s.by == INC_CHOOSE_GCP && out->found && lb + s.emin[o->index] > out->loss * (1 + 1e-9) + 1e-9) {
             pruned_bound++; /* its excess is at least that of a tested generalization */
             continue;
         }
@@ -470,5 +730,21 @@ int inc_optimal_ctx(inc_ctx *c, inc_choose by, const double *weights, int exhaus
                         "no full-domain generalization satisfies the privacy model, not even every quasi-identifier "
                         "at the top of its hierarchy (with at most %llu of %zu rows suppressed)",
                         (unsigned long long)c->limit, c->nrows);
+    return rc;
+}
+
+int inc_optimal_bounds(inc_ctx *c, const double *weights, double *lower, uint64_t *most_failing, ak_error *err)
+{
+    opt_state s;
+    const int want_pairs = c->limit > 0 && c->defer >= 1 && inc_model_monotone_with_suppression(c->m);
+    int rc = state_init(&s, c, INC_CHOOSE_GCP, weights, want_pairs, err);
+    if (rc == ANONKIT_OK && s.top_ok) rc = pairs_init(&s, err);
+    for (size_t i = 0; rc == ANONKIT_OK && i < s.n; i++) {
+        const uint64_t lv = lv_of_index(&s, i);
+        lower[i] = bound(&s, lv);
+        most_failing[i] = 0;
+        if (s.pairs) lower[i] += pair_bound(&s, lv, &most_failing[i]);
+    }
+    state_free(&s);
     return rc;
 }
