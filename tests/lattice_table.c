@@ -96,3 +96,32 @@ uint32_t lattice_leaf_of(const gen_table *g, const table *t, size_t r, int q)
     assert_int_equal(hier_find_leaf(t->qi[q].h, text, strlen(text), &leaf), 0);
     return leaf;
 }
+
+void lattice_set(anonkit_job *job, anonkit_option o, const char *v)
+{
+    if (anonkit_job_set(job, o, v) != ANONKIT_OK) fail_msg("set %s=%s: %s", anonkit_option_name(o), v, anonkit_errmsg(job));
+}
+
+anonkit_job *lattice_job(const gen_table *g, const char *algorithm, const char *out)
+{
+    anonkit_job *job = anonkit_job_create();
+    if (!job) fail_msg("anonkit_job_create: out of memory");
+    char text[4200];
+    for (int q = 0; q < g->nqi; q++) {
+        snprintf(text, sizeof text, "a%d", q);
+        lattice_set(job, ANONKIT_OPT_QI, text);
+        snprintf(text, sizeof text, "a%d=%s", q, g->hier_path[q]);
+        lattice_set(job, ANONKIT_OPT_HIERARCHY, text);
+        if (g->numeric[q]) {
+            snprintf(text, sizeof text, "a%d", q);
+            lattice_set(job, ANONKIT_OPT_NUMERIC, text);
+        }
+    }
+    lattice_set(job, ANONKIT_OPT_INPUT, g->csv_path);
+    lattice_set(job, ANONKIT_OPT_OUTPUT, out);
+    lattice_set(job, ANONKIT_OPT_SENSITIVE, "s");
+    lattice_set(job, ANONKIT_OPT_IDENTIFIER, "id");
+    lattice_set(job, ANONKIT_OPT_ALGORITHM, algorithm);
+    lattice_set(job, ANONKIT_OPT_KEEP_ORDER, "true");
+    return job;
+}

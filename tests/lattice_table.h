@@ -1,5 +1,5 @@
 /* lattice_table.h — random tables with hierarchies for the lattice tests
- * (test_incognito.c, test_risk_model.c): up to MAX_QI quasi-identifiers,
+ * (test_incognito.c, test_risk_model.c, test_local.c): up to MAX_QI quasi-identifiers,
  * numeric ones with interval hierarchies, categorical ones with random
  * hierarchies, and the values each row holds, so that a test can compute
  * every lattice node's classes itself. */
@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "anonkit/anonkit.h"
 #include "core/table.h"
 #include "testutil.h"
 
@@ -31,5 +32,11 @@ void lattice_generate(tu_rng *rng, const char *dir, gen_table *g);
 int lattice_load(const gen_table *g, table **t);
 /* Leaf code of row r in QI q (independent of the table's numeric codes). */
 uint32_t lattice_leaf_of(const gen_table *g, const table *t, size_t r, int q);
+/* Sets option o of job to v, failing the test with the library's message. */
+void lattice_set(anonkit_job *job, anonkit_option o, const char *v);
+/* A new job over g for `algorithm`, publishing to out: g's QIs with their
+ * hierarchies (numeric ones as --numeric), identifier id, sensitive s, rows
+ * kept in input order. The caller adds the privacy model. */
+anonkit_job *lattice_job(const gen_table *g, const char *algorithm, const char *out);
 
 #endif

@@ -426,43 +426,23 @@ static void test_variants_agree_with_brute_force(void **state)
 
 /* ---- through the public API: published tables proven by the verifier ---- */
 
-static void set(anonkit_job *job, anonkit_option o, const char *v)
-{
-    if (anonkit_job_set(job, o, v) != ANONKIT_OK) fail_msg("set %s=%s: %s", anonkit_option_name(o), v, anonkit_errmsg(job));
-}
 
 static anonkit_job *job_for(const gen_table *g, const model *m, double suppression, const char *out)
 {
-    anonkit_job *job = anonkit_job_create();
+    anonkit_job *job = lattice_job(g, "incognito", out);
     char text[4200];
-    for (int q = 0; q < g->nqi; q++) {
-        snprintf(text, sizeof text, "a%d", q);
-        set(job, ANONKIT_OPT_QI, text);
-        snprintf(text, sizeof text, "a%d=%s", q, g->hier_path[q]);
-        set(job, ANONKIT_OPT_HIERARCHY, text);
-        if (g->numeric[q]) {
-            snprintf(text, sizeof text, "a%d", q);
-            set(job, ANONKIT_OPT_NUMERIC, text);
-        }
-    }
-    set(job, ANONKIT_OPT_INPUT, g->csv_path);
-    set(job, ANONKIT_OPT_OUTPUT, out);
-    set(job, ANONKIT_OPT_SENSITIVE, "s");
-    set(job, ANONKIT_OPT_IDENTIFIER, "id");
-    set(job, ANONKIT_OPT_ALGORITHM, "incognito");
-    set(job, ANONKIT_OPT_KEEP_ORDER, "true");
     snprintf(text, sizeof text, "%llu", (unsigned long long)m->k);
-    set(job, ANONKIT_OPT_K, text);
+    lattice_set(job, ANONKIT_OPT_K, text);
     if (m->l > 0) {
         snprintf(text, sizeof text, "%g", m->l);
-        set(job, ANONKIT_OPT_L, text);
+        lattice_set(job, ANONKIT_OPT_L, text);
         for (int v = 0; v < 4; v++)
-            if (m->l_variants == 1u << v) set(job, ANONKIT_OPT_L_VARIANT, variant_names[v]);
+            if (m->l_variants == 1u << v) lattice_set(job, ANONKIT_OPT_L_VARIANT, variant_names[v]);
         snprintf(text, sizeof text, "%g", m->c);
-        set(job, ANONKIT_OPT_C, text);
+        lattice_set(job, ANONKIT_OPT_C, text);
     }
     snprintf(text, sizeof text, "%.17g", suppression);
-    set(job, ANONKIT_OPT_SUPPRESSION, text);
+    lattice_set(job, ANONKIT_OPT_SUPPRESSION, text);
     return job;
 }
 
@@ -483,9 +463,9 @@ static void test_published_tables_verified(void **state)
         snprintf(out, sizeof out, "%s", tu_path(dir, "out.csv"));
         snprintf(report, sizeof report, "%s", tu_path(dir, "report.json"));
         anonkit_job *job = job_for(&g, &m, suppression, out);
-        set(job, ANONKIT_OPT_REPORT, report);
-        set(job, ANONKIT_OPT_CHOOSE, chooses[round % 3]);
-        set(job, ANONKIT_OPT_INCOGNITO_VARIANT, inc_variant_name((inc_variant)(round % INC_VARIANT__COUNT)));
+        lattice_set(job, ANONKIT_OPT_REPORT, report);
+        lattice_set(job, ANONKIT_OPT_CHOOSE, chooses[round % 3]);
+        lattice_set(job, ANONKIT_OPT_INCOGNITO_VARIANT, inc_variant_name((inc_variant)(round % INC_VARIANT__COUNT)));
         table *t;
         lattice_load(&g, &t);
         uint32_t top[MAX_QI] = {0};
@@ -566,8 +546,8 @@ static void test_local_recoding_verified(void **state)
         snprintf(report, sizeof report, "%s", tu_path(dir, "report.json"));
         snprintf(what, sizeof what, "local round %d", round);
         anonkit_job *job = job_for(&g, &m, suppression, out);
-        set(job, ANONKIT_OPT_ALGORITHM, "local");
-        set(job, ANONKIT_OPT_REPORT, report);
+        lattice_set(job, ANONKIT_OPT_ALGORITHM, "local");
+        lattice_set(job, ANONKIT_OPT_REPORT, report);
         anonkit_result *res = NULL;
         const int rc = anonkit_anonymize(job, &res);
         if (rc == ANONKIT_E_INELIGIBLE) {
@@ -714,20 +694,20 @@ static anonkit_job *patients_job(const char *dir, const char *k, const char *sup
     tu_write_file(tu_path(dir, "sex.csv"), "Male;*\nFemale;*\n");
     anonkit_job *job = anonkit_job_create();
     char text[4200];
-    set(job, ANONKIT_OPT_INPUT, tu_path(dir, "patients.csv"));
-    set(job, ANONKIT_OPT_OUTPUT, tu_path(dir, "out.csv"));
-    set(job, ANONKIT_OPT_REPORT, tu_path(dir, "report.json"));
-    set(job, ANONKIT_OPT_QI, "Birthdate,Sex,Zipcode");
+    lattice_set(job, ANONKIT_OPT_INPUT, tu_path(dir, "patients.csv"));
+    lattice_set(job, ANONKIT_OPT_OUTPUT, tu_path(dir, "out.csv"));
+    lattice_set(job, ANONKIT_OPT_REPORT, tu_path(dir, "report.json"));
+    lattice_set(job, ANONKIT_OPT_QI, "Birthdate,Sex,Zipcode");
     snprintf(text, sizeof text, "Zipcode=%s", tu_path(dir, "zip.csv"));
-    set(job, ANONKIT_OPT_HIERARCHY, text);
+    lattice_set(job, ANONKIT_OPT_HIERARCHY, text);
     snprintf(text, sizeof text, "Birthdate=%s", tu_path(dir, "birth.csv"));
-    set(job, ANONKIT_OPT_HIERARCHY, text);
+    lattice_set(job, ANONKIT_OPT_HIERARCHY, text);
     snprintf(text, sizeof text, "Sex=%s", tu_path(dir, "sex.csv"));
-    set(job, ANONKIT_OPT_HIERARCHY, text);
-    set(job, ANONKIT_OPT_ALGORITHM, "incognito");
-    set(job, ANONKIT_OPT_K, k);
-    set(job, ANONKIT_OPT_SUPPRESSION, suppression);
-    set(job, ANONKIT_OPT_KEEP_ORDER, "true");
+    lattice_set(job, ANONKIT_OPT_HIERARCHY, text);
+    lattice_set(job, ANONKIT_OPT_ALGORITHM, "incognito");
+    lattice_set(job, ANONKIT_OPT_K, k);
+    lattice_set(job, ANONKIT_OPT_SUPPRESSION, suppression);
+    lattice_set(job, ANONKIT_OPT_KEEP_ORDER, "true");
     return job;
 }
 
@@ -784,7 +764,7 @@ static void test_patients_k2(void **state)
     /* --choose height ties at 2: the first in order, 002; every variant gives the same. */
     for (int v = 0; v < INC_OPTIMAL; v++) {
         if (v == INC_BINARY_SEARCH) continue;
-        set(job, ANONKIT_OPT_INCOGNITO_VARIANT, inc_variant_name((inc_variant)v));
+        lattice_set(job, ANONKIT_OPT_INCOGNITO_VARIANT, inc_variant_name((inc_variant)v));
         if (anonkit_anonymize(job, &res) != ANONKIT_OK) fail_msg("%s", anonkit_errmsg(job));
         report_nodes(tu_path(dir, "report.json"), "k_minimal", text, sizeof text);
         assert_string_equal(text, "002,110");
@@ -792,7 +772,7 @@ static void test_patients_k2(void **state)
     }
     /* The optimal and exhaustive searches list no nodes but publish the same one (GCP 1/3, above). */
     for (int v = INC_OPTIMAL; v <= INC_EXHAUSTIVE; v++) {
-        set(job, ANONKIT_OPT_INCOGNITO_VARIANT, inc_variant_name((inc_variant)v));
+        lattice_set(job, ANONKIT_OPT_INCOGNITO_VARIANT, inc_variant_name((inc_variant)v));
         if (anonkit_anonymize(job, &res) != ANONKIT_OK) fail_msg("%s", anonkit_errmsg(job));
         report_nodes(tu_path(dir, "report.json"), "k_minimal", text, sizeof text);
         assert_string_equal(text, "");
@@ -824,7 +804,7 @@ static void test_patients_k3_suppression(void **state)
     report_nodes(tu_path(dir, "report.json"), "anonymous", text, sizeof text);
     assert_string_equal(text, "112");
     anonkit_result_free(res);
-    set(job, ANONKIT_OPT_SUPPRESSION, "0.34");
+    lattice_set(job, ANONKIT_OPT_SUPPRESSION, "0.34");
     if (anonkit_anonymize(job, &res) != ANONKIT_OK) fail_msg("%s", anonkit_errmsg(job));
     assert_int_equal(anonkit_result_rows_suppressed(res), 2);
     assert_int_equal(anonkit_result_rows_published(res), 4);
@@ -853,11 +833,11 @@ static void test_patients_k3_suppression(void **state)
     assert_null(anonkit_result_summary(checked));
     assert_null(anonkit_result_json(checked));
     anonkit_result_free(checked);
-    set(job, ANONKIT_OPT_SUPPRESSION, "0.2"); /* 1 row */
+    lattice_set(job, ANONKIT_OPT_SUPPRESSION, "0.2"); /* 1 row */
     checked = (anonkit_result *)&checked; /* set to NULL on failure */
     assert_int_equal(anonkit_check(job, tu_path(dir, "out.csv"), &checked), ANONKIT_E_VIOLATION);
     assert_null(checked);
-    set(job, ANONKIT_OPT_SUPPRESSION, "0");
+    lattice_set(job, ANONKIT_OPT_SUPPRESSION, "0");
     assert_int_equal(anonkit_check(job, tu_path(dir, "out.csv"), &checked), ANONKIT_E_VIOLATION);
     anonkit_job_free(job);
     tu_rmtree(dir);
@@ -870,9 +850,9 @@ static void test_suppression_needs_monotone_model(void **state)
     (void)state;
     const char *dir = tu_mkdtemp();
     anonkit_job *job = patients_job(dir, "2", "0.2");
-    set(job, ANONKIT_OPT_SENSITIVE, "Disease");
-    set(job, ANONKIT_OPT_L, "2");
-    set(job, ANONKIT_OPT_L_VARIANT, "entropy");
+    lattice_set(job, ANONKIT_OPT_SENSITIVE, "Disease");
+    lattice_set(job, ANONKIT_OPT_L, "2");
+    lattice_set(job, ANONKIT_OPT_L_VARIANT, "entropy");
     anonkit_result *res = NULL;
     assert_int_equal(anonkit_anonymize(job, &res), ANONKIT_E_USAGE);
     assert_non_null(strstr(anonkit_errmsg(job), "--suppression"));

@@ -35,10 +35,6 @@
 
 static const char *const variant_names[] = {"distinct", "entropy", "recursive", "probabilistic"};
 
-static void set(anonkit_job *job, anonkit_option o, const char *v)
-{
-    if (anonkit_job_set(job, o, v) != ANONKIT_OK) fail_msg("set %s=%s: %s", anonkit_option_name(o), v, anonkit_errmsg(job));
-}
 
 /* A random model: k, sometimes an l-diversity variant, sometimes t, δ or β
  * (kind: 0 k only, 1 l-diversity, 2 t, 3 δ, 4 β). */
@@ -68,40 +64,24 @@ static rand_model random_model(tu_rng *rng, size_t nrows)
 
 static anonkit_job *job_for(const gen_table *g, const rand_model *m, const char *out, const char *report)
 {
-    anonkit_job *job = anonkit_job_create();
+    anonkit_job *job = lattice_job(g, "local", out);
+    lattice_set(job, ANONKIT_OPT_REPORT, report);
     char text[4200];
-    for (int q = 0; q < g->nqi; q++) {
-        snprintf(text, sizeof text, "a%d", q);
-        set(job, ANONKIT_OPT_QI, text);
-        snprintf(text, sizeof text, "a%d=%s", q, g->hier_path[q]);
-        set(job, ANONKIT_OPT_HIERARCHY, text);
-        if (g->numeric[q]) {
-            snprintf(text, sizeof text, "a%d", q);
-            set(job, ANONKIT_OPT_NUMERIC, text);
-        }
-    }
-    set(job, ANONKIT_OPT_INPUT, g->csv_path);
-    set(job, ANONKIT_OPT_OUTPUT, out);
-    set(job, ANONKIT_OPT_REPORT, report);
-    set(job, ANONKIT_OPT_SENSITIVE, "s");
-    set(job, ANONKIT_OPT_IDENTIFIER, "id");
-    set(job, ANONKIT_OPT_ALGORITHM, "local");
-    set(job, ANONKIT_OPT_KEEP_ORDER, "true");
     snprintf(text, sizeof text, "%llu", (unsigned long long)m->k);
-    set(job, ANONKIT_OPT_K, text);
+    lattice_set(job, ANONKIT_OPT_K, text);
     if (m->kind == 1) {
         snprintf(text, sizeof text, "%g", m->l);
-        set(job, ANONKIT_OPT_L, text);
-        set(job, ANONKIT_OPT_L_VARIANT, variant_names[m->variant]);
+        lattice_set(job, ANONKIT_OPT_L, text);
+        lattice_set(job, ANONKIT_OPT_L_VARIANT, variant_names[m->variant]);
         snprintf(text, sizeof text, "%g", m->c);
-        set(job, ANONKIT_OPT_C, text);
+        lattice_set(job, ANONKIT_OPT_C, text);
     }
     snprintf(text, sizeof text, "%g", m->x);
-    if (m->kind == 2) set(job, ANONKIT_OPT_T, text);
-    if (m->kind == 3) set(job, ANONKIT_OPT_DELTA_DISCLOSURE, text);
-    if (m->kind == 4) set(job, ANONKIT_OPT_BETA, text);
+    if (m->kind == 2) lattice_set(job, ANONKIT_OPT_T, text);
+    if (m->kind == 3) lattice_set(job, ANONKIT_OPT_DELTA_DISCLOSURE, text);
+    if (m->kind == 4) lattice_set(job, ANONKIT_OPT_BETA, text);
     snprintf(text, sizeof text, "%.17g", m->suppression);
-    set(job, ANONKIT_OPT_SUPPRESSION, text);
+    lattice_set(job, ANONKIT_OPT_SUPPRESSION, text);
     return job;
 }
 
@@ -124,7 +104,7 @@ static int whole_table_holds(const gen_table *g, const rand_model *m, const char
     }
     fclose(f);
     anonkit_job *job = job_for(g, m, path, tu_path(dir, "unused.json"));
-    set(job, ANONKIT_OPT_SUPPRESSION, "0");
+    lattice_set(job, ANONKIT_OPT_SUPPRESSION, "0");
     const int rc = anonkit_check(job, path, NULL);
     anonkit_job_free(job);
     return rc == ANONKIT_OK;
