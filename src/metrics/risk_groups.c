@@ -708,7 +708,12 @@ int risk_groups_read(risk_groups *g, const risk_group_params *p, ak_error *err)
         const uint64_t size = stat(p->path, &st) == 0 ? (uint64_t)st.st_size : 0;
         parts[0].reader = reader;
         reader = NULL;
-        parts[0].bits = bucket_bits(size ? csv_estimate_lines(p->path, 0, size) : 0);
+        const uint64_t lines = size ? csv_estimate_lines(p->path, 0, size) : 0;
+        parts[0].bits = bucket_bits(lines);
+        /* a small file: every row's entry in its bucket takes less memory than
+         * the front table at its largest, which would be fresh pages to fault
+         * in (the most of the system time of a run on Adult) for no gain */
+        parts[0].no_front = lines * parts[0].stride * sizeof(uint64_t) <= ((size_t)1 << RG_FRONT_BITS) * sizeof(rg_entry);
         parts[0].g = g;
         parts[0].values = values;
         nparts = 1;
