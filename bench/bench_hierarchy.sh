@@ -67,7 +67,7 @@ echo "Adult: $ADULT (best of $RUNS, whole processes)"
 R=$(best "$BENCH_CSV" --once "$ADULT" ';')
 echo "  read (bench_csv --once): wall ${R% *} s, cpu ${R#* } s (ratios below: build / read)"
 S=$(best "$ANONKIT" --version)
-echo "  start-up of anonkit alone (anonkit --version): wall ${S% *} s, cpu ${S#* } s (loading its shared libraries; a small file's builds are mostly this)"
+echo "  start-up of anonkit alone (anonkit --version): wall ${S% *} s, cpu ${S#* } s (loading its shared libraries; a small file's builds are mostly this, and the fsync of the published file)"
 : >"$DIR/all.txt"
 header=$(head -n 1 "$ADULT" | tr -d '\r')
 IFS=';' read -r -a cols <<<"$header"

@@ -60,8 +60,9 @@ PY
 }
 
 ADULT_QI=age,sex,race,marital-status,education,native-country,workclass,occupation
-# what starting a process costs each binary (anonkit loads some 30 shared
-# libraries), so that the small file's ratio can be read without it
+# what starting a process costs each binary (anonkit loads jansson, GSL,
+# SQLite, ReadStat and libcrypto; libpq only for a PostgreSQL source), so that
+# the small file's ratio can be read without it
 pair "start-up only (--version, empty file)" "$RUNS" -- "$CSV" --once /dev/null -- "$BIN" --version
 echo "Adult: $ADULT ($(($(wc -l <"$ADULT") - 1)) rows), QIs $ADULT_QI"
 pair "risk, Adult, 8 QIs" "$RUNS" -- "$CSV" --once "$ADULT" ';' -- \

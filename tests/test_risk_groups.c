@@ -6,7 +6,8 @@
  * enough to be read in two pieces on two threads (with weights, a
  * population table, a published file's all-"*" rows), the message of a
  * population that lacks a class, and keys built by copy (columns out of
- * order, quoted fields that hold the delimiter, empty fields). With the
+ * order, quoted fields that hold the delimiter, empty fields; a population
+ * table whose columns lie in another order). With the
  * classes in any order and no weights the bucket entries take the narrow
  * form (no rows), and the front table's classes are kept apart from them:
  * cases where the table is dropped while its classes recur, on one and on
@@ -388,6 +389,40 @@ static void test_keys_by_copy(void **state)
             for (int k = 0; k < 5; k++) assert_int_equal(g.class_size[k], want[k]);
             risk_groups_free(&g);
         }
+    /* two columns out of order, not consecutive: (c, a) */
+    const char *c_a[] = {"c", "a"};
+    const uint64_t want_ca[] = {3, 2, 2, 2}; /* (p,1) ("",1\,x) ("",1) ("","") */
+    for (unsigned threads = 1; threads <= 2; threads++) {
+        risk_group_params p = {path, "t.csv", ',', c_a, 2, NULL, 0, 0, 0, NULL, NULL, threads, 0};
+        risk_groups g;
+        ak_error err;
+        ak_err_clear(&err);
+        assert_int_equal(risk_groups_read(&g, &p, &err), ANONKIT_OK);
+        assert_int_equal(g.nclasses, 4);
+        for (int k = 0; k < 4; k++) assert_int_equal(g.class_size[k], want_ca[k]);
+        risk_groups_free(&g);
+    }
+    /* a population table with its columns in another order (c, a, b) and
+     * its rows in another order, each row twice: every class's population
+     * is twice its size, with the QIs in file order and reversed */
+    char pop[4096];
+    snprintf(pop, sizeof pop, "%s", tu_path(dir, "pop.csv"));
+    tu_write_file(pop, "c,a,b\n"
+                       "p,1,x\n,\"1,x\",p\n,1,\"x,p\"\n,1,x\n,,\n,,\n,\"1,x\",p\np,1,x\np,\"1\",x\n"
+                       "p,1,x\n,\"1,x\",p\n,1,\"x,p\"\n,1,x\n,,\n,,\n,\"1,x\",p\np,1,x\np,\"1\",x\n");
+    for (int set = 0; set < 2; set++) {
+        risk_group_params p = {path, "t.csv", ',', sets[set], 3, NULL, 0, 0, 0, pop, "pop.csv", 1, 0};
+        risk_groups g;
+        ak_error err;
+        ak_err_clear(&err);
+        assert_int_equal(risk_groups_read(&g, &p, &err), ANONKIT_OK);
+        assert_int_equal(g.nclasses, 5);
+        for (int k = 0; k < 5; k++) {
+            assert_int_equal(g.class_size[k], want[k]);
+            assert_int_equal(g.class_population[k], 2 * want[k]);
+        }
+        risk_groups_free(&g);
+    }
     tu_rmtree(dir);
 }
 

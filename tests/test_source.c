@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "io/outfile.h"
+#include "io/pg_load.h"
 #include "io/source.h"
 #include "testutil.h"
 
@@ -240,11 +241,38 @@ static void test_readstat(void **state)
     tu_rmtree(dir);
 }
 
+/* libpq loaded on demand: the real one gives every function; a missing
+ * library, or one without libpq's functions, a message naming the package. */
+static void test_pg_load(void **state)
+{
+    (void)state;
+    pg_api api;
+    ak_error err = {0};
+    assert_int_equal(pg_api_open(&api, PG_LIBPQ_SONAME, "db", &err), ANONKIT_OK);
+    assert_non_null(api.lib);
+    assert_non_null(api.PQconnectdbParams);
+    assert_non_null(api.PQgetResult);
+    assert_ptr_not_equal((void *)api.PQexec, (void *)api.PQclear);
+    pg_api_close(&api);
+    assert_null(api.lib);
+    pg_api_close(&api); /* twice: a no-op */
+    assert_int_equal(pg_api_open(&api, "libanonkit-no-such-library.so.5", "db", &err), ANONKIT_E_IO);
+    assert_null(api.lib);
+    assert_non_null(strstr(err.message, "package libpq5"));
+    assert_non_null(strstr(err.message, "libanonkit-no-such-library.so.5"));
+    assert_string_equal(err.file, "db");
+    memset(&err, 0, sizeof err);
+    assert_int_equal(pg_api_open(&api, "libz.so.1", "db", &err), ANONKIT_E_IO);
+    assert_null(api.lib);
+    assert_non_null(strstr(err.message, "lacks PQconnectdbParams"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_kind_and_mask), cmocka_unit_test(test_uri_take), cmocka_unit_test(test_sqlite_reader),
         cmocka_unit_test(test_sqlite_sink),   cmocka_unit_test(test_readstat),
+        cmocka_unit_test(test_pg_load),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

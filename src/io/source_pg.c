@@ -9,9 +9,9 @@
  * dropped (only with --replace), the new one renamed to the target; only
  * COMMIT makes it visible, and a run that ends any other way (an error, a
  * signal, SIGKILL: the server rolls back a transaction whose connection
- * drops) leaves nothing. */
+ * drops) leaves nothing. libpq is loaded only here, when a source or sink is
+ * opened (io/pg_load.h), so that no other run pays for loading it. */
 #define _GNU_SOURCE
-#include <libpq-fe.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "common/strbuf.h"
+#include "io/pg_load.h"
 #include "io/source.h"
 
 /* Copies libpq's message without its final line end into a new error. */
@@ -36,15 +37,15 @@ static int pg_fail(ak_error *err, const char *shown, const char *what, const cha
 }
 
 /* Connects to the database the URI (without ?table=) names. */
-static int pg_connect(PGconn **out, const char *conninfo, const char *shown, ak_error *err)
+static int pg_connect(const pg_api *pq, PGconn **out, const char *conninfo, const char *shown, ak_error *err)
 {
     const char *const keys[] = {"dbname", "fallback_application_name", NULL};
     const char *const values[] = {conninfo, "anonkit", NULL};
-    PGconn *c = PQconnectdbParams(keys, values, 1);
+    PGconn *c = pq->PQconnectdbParams(keys, values, 1);
     if (!c) return ak_err_nomem(err);
-    if (PQstatus(c) != CONNECTION_OK) {
-        const int rc = pg_fail(err, shown, "cannot connect", PQerrorMessage(c));
-        PQfinish(c);
+    if (pq->PQstatus(c) != CONNECTION_OK) {
+        const int rc = pg_fail(err, shown, "cannot connect", pq->PQerrorMessage(c));
+        pq->PQfinish(c);
         return rc;
     }
     *out = c;
@@ -52,40 +53,40 @@ static int pg_connect(PGconn **out, const char *conninfo, const char *shown, ak_
 }
 
 /* Runs a statement that returns no rows. */
-static int pg_exec(PGconn *c, const char *sql, const char *shown, const char *what, ak_error *err)
+static int pg_exec(const pg_api *pq, PGconn *c, const char *sql, const char *shown, const char *what, ak_error *err)
 {
-    PGresult *r = PQexec(c, sql);
-    const ExecStatusType st = PQresultStatus(r);
+    PGresult *r = pq->PQexec(c, sql);
+    const ExecStatusType st = pq->PQresultStatus(r);
     int rc = ANONKIT_OK;
-    if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) rc = pg_fail(err, shown, what, PQerrorMessage(c));
-    PQclear(r);
+    if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) rc = pg_fail(err, shown, what, pq->PQerrorMessage(c));
+    pq->PQclear(r);
     return rc;
 }
 
 /* The quoted form of a table name that may carry a schema ("s.t" -> "s"."t");
  * *last gets the quoted last part. Both malloc'd. */
-static int pg_quote_name(PGconn *c, const char *name, char **quoted, char **last, ak_error *err)
+static int pg_quote_name(const pg_api *pq, PGconn *c, const char *name, char **quoted, char **last, ak_error *err)
 {
     *quoted = *last = NULL;
     const char *dot = strchr(name, '.');
     char *a = NULL, *b = NULL;
     if (dot) {
-        a = PQescapeIdentifier(c, name, (size_t)(dot - name));
-        b = PQescapeIdentifier(c, dot + 1, strlen(dot + 1));
+        a = pq->PQescapeIdentifier(c, name, (size_t)(dot - name));
+        b = pq->PQescapeIdentifier(c, dot + 1, strlen(dot + 1));
     } else {
-        b = PQescapeIdentifier(c, name, strlen(name));
+        b = pq->PQescapeIdentifier(c, name, strlen(name));
     }
     if ((dot && !a) || !b) {
-        PQfreemem(a);
-        PQfreemem(b);
+        pq->PQfreemem(a);
+        pq->PQfreemem(b);
         return ak_err_nomem(err);
     }
     const size_t n = (a ? strlen(a) + 1 : 0) + strlen(b) + 1;
     *quoted = malloc(n);
     *last = strdup(b);
     if (*quoted) snprintf(*quoted, n, "%s%s%s", a ? a : "", a ? "." : "", b);
-    PQfreemem(a);
-    PQfreemem(b);
+    pq->PQfreemem(a);
+    pq->PQfreemem(b);
     if (!*quoted || !*last) {
         free(*quoted);
         free(*last);
@@ -99,6 +100,7 @@ static int pg_quote_name(PGconn *c, const char *name, char **quoted, char **last
 
 typedef struct pg_source {
     source base;
+    pg_api pq;       /* libpq, loaded on opening */
     PGconn *conn;
     char *copy;      /* COPY (query) TO STDOUT */
     char **text;     /* per column: the decoded field of the current row */
@@ -183,35 +185,36 @@ static int pg_decode(pg_source *s, const char *buf, int n, ak_error *err)
 static int pg_scan(source *base, source_row_fn fn, void *ctx, ak_error *err)
 {
     pg_source *s = (pg_source *)base;
-    PGresult *r = PQexec(s->conn, s->copy);
-    if (PQresultStatus(r) != PGRES_COPY_OUT) {
-        const int rc = pg_fail(err, base->shown, "cannot read", PQerrorMessage(s->conn));
-        PQclear(r);
+    const pg_api *pq = &s->pq;
+    PGresult *r = pq->PQexec(s->conn, s->copy);
+    if (pq->PQresultStatus(r) != PGRES_COPY_OUT) {
+        const int rc = pg_fail(err, base->shown, "cannot read", pq->PQerrorMessage(s->conn));
+        pq->PQclear(r);
         return rc;
     }
-    PQclear(r);
+    pq->PQclear(r);
     int rc = ANONKIT_OK;
     char *buf = NULL;
     int n;
-    while ((n = PQgetCopyData(s->conn, &buf, 0)) > 0) {
+    while ((n = pq->PQgetCopyData(s->conn, &buf, 0)) > 0) {
         if (rc == ANONKIT_OK) rc = pg_decode(s, buf, n, err);
         if (rc == ANONKIT_OK) {
             const source_row row = {(const char *const *)s->text, s->len, base->ncols};
             rc = fn(ctx, &row, err);
         }
-        PQfreemem(buf);
+        pq->PQfreemem(buf);
         buf = NULL;
         if (rc < 0) break;
     }
     if (rc < 0) { /* drain what the server still sends */
-        while ((n = PQgetCopyData(s->conn, &buf, 0)) > 0) PQfreemem(buf);
+        while ((n = pq->PQgetCopyData(s->conn, &buf, 0)) > 0) pq->PQfreemem(buf);
     } else if (n == -2) {
-        rc = pg_fail(err, base->shown, "cannot read", PQerrorMessage(s->conn));
+        rc = pg_fail(err, base->shown, "cannot read", pq->PQerrorMessage(s->conn));
     }
-    while ((r = PQgetResult(s->conn))) {
-        if (rc == ANONKIT_OK && PQresultStatus(r) != PGRES_COMMAND_OK)
-            rc = pg_fail(err, base->shown, "cannot read", PQerrorMessage(s->conn));
-        PQclear(r);
+    while ((r = pq->PQgetResult(s->conn))) {
+        if (rc == ANONKIT_OK && pq->PQresultStatus(r) != PGRES_COMMAND_OK)
+            rc = pg_fail(err, base->shown, "cannot read", pq->PQerrorMessage(s->conn));
+        pq->PQclear(r);
     }
     return rc;
 }
@@ -219,11 +222,13 @@ static int pg_scan(source *base, source_row_fn fn, void *ctx, ak_error *err)
 static void pg_close(source *base)
 {
     pg_source *s = (pg_source *)base;
+    const pg_api *pq = &s->pq;
     if (s->conn) {
-        PGresult *r = PQexec(s->conn, "COMMIT"); /* read only: nothing to keep */
-        PQclear(r);
-        PQfinish(s->conn);
+        PGresult *r = pq->PQexec(s->conn, "COMMIT"); /* read only: nothing to keep */
+        pq->PQclear(r);
+        pq->PQfinish(s->conn);
     }
+    pg_api_close(&s->pq);
     source_columns_free(base->cols, base->ncols);
     free(base->shown);
     free(s->copy);
@@ -237,7 +242,7 @@ static void pg_close(source *base)
 static const source_ops pg_ops = {pg_scan, pg_close};
 
 /* The SELECT of a source or sink name: --query, else every column of ?table=. */
-static int pg_select(PGconn *c, const char *table, const source_options *o, const char *shown, char **sql,
+static int pg_select(const pg_api *pq, PGconn *c, const char *table, const source_options *o, const char *shown, char **sql,
                      ak_error *err)
 {
     *sql = NULL;
@@ -245,7 +250,7 @@ static int pg_select(PGconn *c, const char *table, const source_options *o, cons
     if (!table)
         return ak_err_set(err, ANONKIT_E_USAGE, shown, 0, 0, "name a table (?table=NAME) or give --query");
     char *quoted, *last;
-    AK_CHECK(pg_quote_name(c, table, &quoted, &last, err));
+    AK_CHECK(pg_quote_name(pq, c, table, &quoted, &last, err));
     free(last);
     const size_t n = strlen(quoted) + 32;
     if ((*sql = malloc(n))) snprintf(*sql, n, "SELECT * FROM %s", quoted);
@@ -258,40 +263,42 @@ int source_open_pg(source **out, const char *name, const source_options *o, ak_e
     *out = NULL;
     pg_source *s = calloc(1, sizeof *s);
     if (!s) return ak_err_nomem(err);
+    const pg_api *pq = &s->pq;
     s->base.ops = &pg_ops;
     s->base.kind = SOURCE_POSTGRES;
     char *conninfo = NULL, *table = NULL, *sql = NULL;
     PGresult *r = NULL;
     int rc = (s->base.shown = source_display(name)) ? ANONKIT_OK : ak_err_nomem(err);
     if (rc == ANONKIT_OK) rc = source_uri_take(name, "table", &conninfo, &table, err);
-    if (rc == ANONKIT_OK) rc = pg_connect(&s->conn, conninfo, s->base.shown, err);
+    if (rc == ANONKIT_OK) rc = pg_api_open(&s->pq, PG_LIBPQ_SONAME, s->base.shown, err);
+    if (rc == ANONKIT_OK) rc = pg_connect(pq, &s->conn, conninfo, s->base.shown, err);
     if (rc == ANONKIT_OK)
-        rc = pg_exec(s->conn, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", s->base.shown, "cannot begin", err);
-    if (rc == ANONKIT_OK) rc = pg_select(s->conn, table, o, s->base.shown, &sql, err);
+        rc = pg_exec(pq, s->conn, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", s->base.shown, "cannot begin", err);
+    if (rc == ANONKIT_OK) rc = pg_select(pq, s->conn, table, o, s->base.shown, &sql, err);
     if (rc == ANONKIT_OK) { /* the columns, without reading a row */
-        r = PQprepare(s->conn, "", sql, 0, NULL);
-        if (PQresultStatus(r) != PGRES_COMMAND_OK) rc = pg_fail(err, s->base.shown, "cannot read", PQerrorMessage(s->conn));
-        PQclear(r);
+        r = pq->PQprepare(s->conn, "", sql, 0, NULL);
+        if (pq->PQresultStatus(r) != PGRES_COMMAND_OK) rc = pg_fail(err, s->base.shown, "cannot read", pq->PQerrorMessage(s->conn));
+        pq->PQclear(r);
         r = NULL;
     }
     if (rc == ANONKIT_OK) {
-        r = PQdescribePrepared(s->conn, "");
-        if (PQresultStatus(r) != PGRES_COMMAND_OK) rc = pg_fail(err, s->base.shown, "cannot read", PQerrorMessage(s->conn));
+        r = pq->PQdescribePrepared(s->conn, "");
+        if (pq->PQresultStatus(r) != PGRES_COMMAND_OK) rc = pg_fail(err, s->base.shown, "cannot read", pq->PQerrorMessage(s->conn));
     }
-    if (rc == ANONKIT_OK && PQnfields(r) == 0)
+    if (rc == ANONKIT_OK && pq->PQnfields(r) == 0)
         rc = ak_err_set(err, ANONKIT_E_INPUT, s->base.shown, 0, 0, "the query returns no columns");
     if (rc == ANONKIT_OK) {
-        const int nf = PQnfields(r);
+        const int nf = pq->PQnfields(r);
         if (!(s->base.cols = calloc((size_t)nf, sizeof *s->base.cols)) || !(s->text = calloc((size_t)nf, sizeof *s->text)) ||
             !(s->len = calloc((size_t)nf, sizeof *s->len)) || !(s->null = calloc((size_t)nf, 1)))
             rc = ak_err_nomem(err);
         for (int i = 0; rc == ANONKIT_OK && i < nf; i++) {
             s->base.ncols = (uint32_t)i + 1;
-            s->base.cols[i].numeric = pg_numeric_type(PQftype(r, i));
-            if (!(s->base.cols[i].name = strdup(PQfname(r, i)))) rc = ak_err_nomem(err);
+            s->base.cols[i].numeric = pg_numeric_type(pq->PQftype(r, i));
+            if (!(s->base.cols[i].name = strdup(pq->PQfname(r, i)))) rc = ak_err_nomem(err);
         }
     }
-    PQclear(r);
+    pq->PQclear(r);
     if (rc == ANONKIT_OK) {
         /* a query may end in a semicolon, which COPY (...) does not take */
         size_t n = strlen(sql);
@@ -315,6 +322,7 @@ int source_open_pg(source **out, const char *name, const source_options *o, ak_e
 
 typedef struct pg_sink {
     sink base;
+    pg_api pq;         /* libpq, loaded on opening */
     PGconn *conn;
     char *target;      /* quoted, perhaps with its schema */
     char *target_last; /* quoted last part */
@@ -348,6 +356,7 @@ static int pg_put_field(strbuf *b, const char *text, size_t len, int null)
 static int pg_put_row(void *ctx, const source_row *row, ak_error *err)
 {
     pg_sink *s = ctx;
+    const pg_api *pq = &s->pq;
     for (uint32_t i = 0; i < row->count; i++) {
         const int null = !row->text[i] || (!row->len[i] && s->types->types[i] != SINK_TEXT);
         if ((i && strbuf_append(&s->buf, "\t", 1) != 0) || pg_put_field(&s->buf, row->text[i], row->len[i], null) != 0)
@@ -355,8 +364,8 @@ static int pg_put_row(void *ctx, const source_row *row, ak_error *err)
     }
     if (strbuf_append(&s->buf, "\n", 1) != 0) return ak_err_nomem(err);
     if (s->buf.len >= (1u << 16)) {
-        if (PQputCopyData(s->conn, s->buf.data, (int)s->buf.len) != 1)
-            return pg_fail(err, s->base.shown, "cannot write", PQerrorMessage(s->conn));
+        if (pq->PQputCopyData(s->conn, s->buf.data, (int)s->buf.len) != 1)
+            return pg_fail(err, s->base.shown, "cannot write", pq->PQerrorMessage(s->conn));
         s->buf.len = 0;
     }
     return ANONKIT_OK;
@@ -366,51 +375,52 @@ static int pg_put_row(void *ctx, const source_row *row, ak_error *err)
 static int pg_prepare(sink *base, FILE *csv, ak_error *err)
 {
     pg_sink *s = (pg_sink *)base;
+    const pg_api *pq = &s->pq;
     sink_table t;
     AK_CHECK(sink_table_scan(&t, csv, base->delimiter, base->shown, err));
     s->types = &t;
     strbuf sql = {0};
-    int rc = pg_exec(s->conn, "BEGIN", base->shown, "cannot begin", err);
+    int rc = pg_exec(pq, s->conn, "BEGIN", base->shown, "cannot begin", err);
     s->in_tx = rc == ANONKIT_OK;
     if (rc == ANONKIT_OK && (sink_printf(&sql, "CREATE TABLE %s (", s->temp) != 0)) rc = ak_err_nomem(err);
     for (uint32_t i = 0; rc == ANONKIT_OK && i < t.ncols; i++) {
-        char *col = PQescapeIdentifier(s->conn, t.names[i], strlen(t.names[i]));
+        char *col = pq->PQescapeIdentifier(s->conn, t.names[i], strlen(t.names[i]));
         const char *type = t.types[i] == SINK_INTEGER ? "bigint" : t.types[i] == SINK_REAL ? "numeric" : "text";
         if (!col || sink_printf(&sql, "%s%s %s", i ? ", " : "", col, type) != 0) rc = ak_err_nomem(err);
-        PQfreemem(col);
+        pq->PQfreemem(col);
     }
     if (rc == ANONKIT_OK && sink_printf(&sql, ")") != 0) rc = ak_err_nomem(err);
-    if (rc == ANONKIT_OK) rc = pg_exec(s->conn, sql.data, base->shown, "cannot create the table", err);
+    if (rc == ANONKIT_OK) rc = pg_exec(pq, s->conn, sql.data, base->shown, "cannot create the table", err);
     if (rc == ANONKIT_OK) {
         sql.len = 0;
         if (sink_printf(&sql, "COPY %s FROM STDIN", s->temp) != 0) rc = ak_err_nomem(err);
     }
     if (rc == ANONKIT_OK) {
-        PGresult *r = PQexec(s->conn, sql.data);
-        if (PQresultStatus(r) != PGRES_COPY_IN) rc = pg_fail(err, base->shown, "cannot write", PQerrorMessage(s->conn));
-        PQclear(r);
+        PGresult *r = pq->PQexec(s->conn, sql.data);
+        if (pq->PQresultStatus(r) != PGRES_COPY_IN) rc = pg_fail(err, base->shown, "cannot write", pq->PQerrorMessage(s->conn));
+        pq->PQclear(r);
         if (rc == ANONKIT_OK) {
             rc = sink_rows(csv, base->delimiter, base->shown, pg_put_row, s, err);
-            if (rc == ANONKIT_OK && s->buf.len && PQputCopyData(s->conn, s->buf.data, (int)s->buf.len) != 1)
-                rc = pg_fail(err, base->shown, "cannot write", PQerrorMessage(s->conn));
-            if (PQputCopyEnd(s->conn, rc == ANONKIT_OK ? NULL : "anonkit failed") != 1 && rc == ANONKIT_OK)
-                rc = pg_fail(err, base->shown, "cannot write", PQerrorMessage(s->conn));
-            while ((r = PQgetResult(s->conn))) {
-                if (rc == ANONKIT_OK && PQresultStatus(r) != PGRES_COMMAND_OK)
-                    rc = pg_fail(err, base->shown, "cannot write", PQerrorMessage(s->conn));
-                PQclear(r);
+            if (rc == ANONKIT_OK && s->buf.len && pq->PQputCopyData(s->conn, s->buf.data, (int)s->buf.len) != 1)
+                rc = pg_fail(err, base->shown, "cannot write", pq->PQerrorMessage(s->conn));
+            if (pq->PQputCopyEnd(s->conn, rc == ANONKIT_OK ? NULL : "anonkit failed") != 1 && rc == ANONKIT_OK)
+                rc = pg_fail(err, base->shown, "cannot write", pq->PQerrorMessage(s->conn));
+            while ((r = pq->PQgetResult(s->conn))) {
+                if (rc == ANONKIT_OK && pq->PQresultStatus(r) != PGRES_COMMAND_OK)
+                    rc = pg_fail(err, base->shown, "cannot write", pq->PQerrorMessage(s->conn));
+                pq->PQclear(r);
             }
         }
     }
     if (rc == ANONKIT_OK && base->replace) {
         sql.len = 0;
         if (sink_printf(&sql, "DROP TABLE IF EXISTS %s", s->target) != 0) rc = ak_err_nomem(err);
-        else rc = pg_exec(s->conn, sql.data, base->shown, "cannot replace the table", err);
+        else rc = pg_exec(pq, s->conn, sql.data, base->shown, "cannot replace the table", err);
     }
     if (rc == ANONKIT_OK) {
         sql.len = 0;
         if (sink_printf(&sql, "ALTER TABLE %s RENAME TO %s", s->temp, s->target_last) != 0) rc = ak_err_nomem(err);
-        else rc = pg_exec(s->conn, sql.data, base->shown, "cannot rename the new table into place", err);
+        else rc = pg_exec(pq, s->conn, sql.data, base->shown, "cannot rename the new table into place", err);
     }
     strbuf_free(&sql);
     s->types = NULL;
@@ -421,7 +431,8 @@ static int pg_prepare(sink *base, FILE *csv, ak_error *err)
 static int pg_commit(sink *base, ak_error *err)
 {
     pg_sink *s = (pg_sink *)base;
-    const int rc = pg_exec(s->conn, "COMMIT", base->shown, "cannot commit", err);
+    const pg_api *pq = &s->pq;
+    const int rc = pg_exec(pq, s->conn, "COMMIT", base->shown, "cannot commit", err);
     s->in_tx = 0;
     return rc;
 }
@@ -429,10 +440,12 @@ static int pg_commit(sink *base, ak_error *err)
 static void pg_sink_free(sink *base)
 {
     pg_sink *s = (pg_sink *)base;
+    const pg_api *pq = &s->pq;
     if (s->conn) {
-        if (s->in_tx) PQclear(PQexec(s->conn, "ROLLBACK"));
-        PQfinish(s->conn);
+        if (s->in_tx) pq->PQclear(pq->PQexec(s->conn, "ROLLBACK"));
+        pq->PQfinish(s->conn);
     }
+    pg_api_close(&s->pq);
     free(base->shown);
     free(s->target);
     free(s->target_last);
@@ -449,6 +462,7 @@ int sink_open_pg(sink **out, const char *name, const source_options *o, ak_error
     *out = NULL;
     pg_sink *s = calloc(1, sizeof *s);
     if (!s) return ak_err_nomem(err);
+    const pg_api *pq = &s->pq;
     s->base.ops = &pg_sink_ops;
     s->base.delimiter = o && o->delimiter ? o->delimiter : ',';
     s->base.replace = o && o->replace;
@@ -457,8 +471,9 @@ int sink_open_pg(sink **out, const char *name, const source_options *o, ak_error
     if (rc == ANONKIT_OK) rc = source_uri_take(name, "table", &conninfo, &table, err);
     if (rc == ANONKIT_OK && !table)
         rc = ak_err_set(err, ANONKIT_E_USAGE, s->base.shown, 0, 0, "name the table to write (?table=NAME)");
-    if (rc == ANONKIT_OK) rc = pg_connect(&s->conn, conninfo, s->base.shown, err);
-    if (rc == ANONKIT_OK) rc = pg_quote_name(s->conn, table, &s->target, &s->target_last, err);
+    if (rc == ANONKIT_OK) rc = pg_api_open(&s->pq, PG_LIBPQ_SONAME, s->base.shown, err);
+    if (rc == ANONKIT_OK) rc = pg_connect(pq, &s->conn, conninfo, s->base.shown, err);
+    if (rc == ANONKIT_OK) rc = pg_quote_name(pq, s->conn, table, &s->target, &s->target_last, err);
     if (rc == ANONKIT_OK) { /* the new table: beside the target, a name of this process */
         char temp[160];
         const char *dot = strchr(table, '.');
@@ -466,23 +481,23 @@ int sink_open_pg(sink **out, const char *name, const source_options *o, ak_error
         clock_gettime(CLOCK_REALTIME, &ts);
         snprintf(temp, sizeof temp, "%.*s%sanonkit_new_%ld_%ld", dot ? (int)(dot - table) : 0, table, dot ? "." : "",
                  (long)getpid(), (long)(ts.tv_nsec / 1000));
-        rc = pg_quote_name(s->conn, temp, &s->temp, &s->temp_last, err);
+        rc = pg_quote_name(pq, s->conn, temp, &s->temp, &s->temp_last, err);
     }
     /* refused before any work: an existing target without --replace, a target that cannot be created */
     if (rc == ANONKIT_OK) {
         const char *params[1] = {s->target};
-        PGresult *r = PQexecParams(s->conn, "SELECT to_regclass($1) IS NOT NULL", 1, NULL, params, NULL, NULL, 0);
-        if (PQresultStatus(r) != PGRES_TUPLES_OK) rc = pg_fail(err, s->base.shown, "cannot look for the table", PQerrorMessage(s->conn));
-        else if (!strcmp(PQgetvalue(r, 0, 0), "t") && !s->base.replace)
+        PGresult *r = pq->PQexecParams(s->conn, "SELECT to_regclass($1) IS NOT NULL", 1, NULL, params, NULL, NULL, 0);
+        if (pq->PQresultStatus(r) != PGRES_TUPLES_OK) rc = pg_fail(err, s->base.shown, "cannot look for the table", pq->PQerrorMessage(s->conn));
+        else if (!strcmp(pq->PQgetvalue(r, 0, 0), "t") && !s->base.replace)
             rc = ak_err_set(err, ANONKIT_E_USAGE, s->base.shown, 0, 0,
                             "table %s exists (give --replace to replace it)", table);
-        PQclear(r);
+        pq->PQclear(r);
     }
     if (rc == ANONKIT_OK) {
         strbuf sql = {0};
         if (sink_printf(&sql, "BEGIN; CREATE TABLE %s (); ROLLBACK", s->temp) != 0) rc = ak_err_nomem(err);
-        else rc = pg_exec(s->conn, sql.data, s->base.shown, "cannot create the table", err);
-        if (rc < 0) PQclear(PQexec(s->conn, "ROLLBACK"));
+        else rc = pg_exec(pq, s->conn, sql.data, s->base.shown, "cannot create the table", err);
+        if (rc < 0) pq->PQclear(pq->PQexec(s->conn, "ROLLBACK"));
         strbuf_free(&sql);
     }
     free(conninfo);

@@ -65,14 +65,16 @@ static void part_free(rg_part *pt)
 static int consecutive_columns(const uint32_t *cols, size_t n);
 
 /* An empty piece reading the columns cols of p's file. */
-static void part_init(rg_part *pt, const risk_group_params *p, const uint32_t *cols, uint32_t ncolumns, int weight_col)
+static void part_init(rg_part *pt, const risk_group_params *p, const uint32_t *cols, const uint32_t *hcols,
+                      uint32_t ncolumns, int weight_col)
 {
     memset(pt, 0, sizeof *pt);
     pt->p = p;
     pt->cols = cols;
+    pt->hcols = hcols;
     pt->ncolumns = ncolumns;
     pt->weight_col = weight_col;
-    pt->consecutive = consecutive_columns(cols, p->nqi);
+    pt->consecutive = consecutive_columns(hcols, p->nqi);
     /* no order and no weights: an entry needs no row, and a count other than
      * 1 only for the front table's classes, which are kept apart (pt->fl) */
     pt->stride = p->any_order && !p->weight && !p->population_path ? 2 : 3;
@@ -412,12 +414,12 @@ static int part_read(rg_part *pt)
         uint64_t lo, hi;
         const int quoted = csv_reader_saw_quote(pt->reader);
         if (pt->consecutive && !quoted) {
-            const XXH128_hash_t h = key_span_hash(&rec.fields[pt->cols[0]], p->nqi);
+            const XXH128_hash_t h = key_span_hash(&rec.fields[pt->hcols[0]], p->nqi);
             lo = h.low64;
             hi = h.high64;
         } else {
             XXH128_hash_t h;
-            if (key_hash(rec.fields, pt->cols, p->nqi, p->delimiter, pt->consecutive, quoted, &buf, &cap, &h) != 0) {
+            if (key_hash(rec.fields, pt->hcols, p->nqi, p->delimiter, pt->consecutive, quoted, &buf, &cap, &h) != 0) {
                 rc = ak_err_nomem(err);
                 break;
             }
@@ -667,6 +669,7 @@ int risk_groups_read(risk_groups *g, const risk_group_params *p, ak_error *err)
 {
     memset(g, 0, sizeof *g);
     uint32_t *cols = malloc((p->nqi ? p->nqi : 1) * sizeof *cols);
+    uint32_t *hcols = malloc((p->nqi ? p->nqi : 1) * sizeof *hcols);
     strmap *values = p->keep_codes ? calloc(p->nqi, sizeof *values) : NULL;
     uint64_t *pop = NULL;
     uint32_t *order = NULL;
@@ -677,7 +680,7 @@ int risk_groups_read(risk_groups *g, const risk_group_params *p, ak_error *err)
     unsigned nparts = 0;
     csv_reader *reader = NULL;
     int rc = ANONKIT_OK;
-    if (!cols || (p->keep_codes && !values)) {
+    if (!cols || !hcols || (p->keep_codes && !values)) {
         rc = ak_err_nomem(err);
         goto done;
     }
@@ -692,7 +695,19 @@ int risk_groups_read(risk_groups *g, const risk_group_params *p, ak_error *err)
     int weight_col;
     if ((rc = csv_reader_open(&reader, p->path, p->delimiter, err)) < 0) goto done;
     if ((rc = open_columns(reader, p->shown, p, cols, &weight_col, &ncolumns, err)) < 0) goto done;
-    for (unsigned i = 0; i < 2; i++) part_init(&parts[i], p, cols, ncolumns, weight_col);
+    /* The key's fields in file order: a class is the same set of rows in any
+     * order of its fields, and QIs that are consecutive columns in another
+     * order (Adult's first eight) are then hashed where they lie, with no
+     * copy. Not with a population table, whose columns may lie in another
+     * order: its rows are hashed in the QIs' order, and so must these be. */
+    memcpy(hcols, cols, p->nqi * sizeof *hcols);
+    for (size_t q = 1; !p->population_path && q < p->nqi; q++)
+        for (size_t k = q; k > 0 && hcols[k - 1] > hcols[k]; k--) {
+            const uint32_t t = hcols[k];
+            hcols[k] = hcols[k - 1];
+            hcols[k - 1] = t;
+        }
+    for (unsigned i = 0; i < 2; i++) part_init(&parts[i], p, cols, hcols, ncolumns, weight_col);
     int parallel = 0;
     if (!values && p->threads > 1) {
         if ((rc = read_parallel(parts, p, csv_reader_offset(reader), &parallel, err)) < 0) goto done;
@@ -700,7 +715,7 @@ int risk_groups_read(risk_groups *g, const risk_group_params *p, ak_error *err)
         for (unsigned i = 0; !parallel && i < 2; i++) {
             csv_reader_free(parts[i].reader);
             part_free(&parts[i]);
-            part_init(&parts[i], p, cols, ncolumns, weight_col);
+            part_init(&parts[i], p, cols, hcols, ncolumns, weight_col);
         }
     }
     if (!parallel) {
@@ -708,7 +723,12 @@ int risk_groups_read(risk_groups *g, const risk_group_params *p, ak_error *err)
         const uint64_t size = stat(p->path, &st) == 0 ? (uint64_t)st.st_size : 0;
         parts[0].reader = reader;
         reader = NULL;
-        parts[0].bits = bucket_bits(size ? csv_estimate_lines(p->path, 0, size) : 0);
+        const uint64_t lines = size ? csv_estimate_lines(p->path, 0, size) : 0;
+        parts[0].bits = bucket_bits(lines);
+        /* a small file: every row's entry in its bucket takes less memory than
+         * the front table at its largest, which would be fresh pages to fault
+         * in (the most of the system time of a run on Adult) for no gain */
+        parts[0].no_front = lines * parts[0].stride * sizeof(uint64_t) <= ((size_t)1 << RG_FRONT_BITS) * sizeof(rg_entry);
         parts[0].g = g;
         parts[0].values = values;
         nparts = 1;
@@ -747,6 +767,7 @@ done:
     rg_classes_free(&classes);
     free(order);
     free(cols);
+    free(hcols);
     free(pop);
     for (size_t q = 0; values && q < p->nqi; q++) strmap_free(&values[q]);
     free(values);

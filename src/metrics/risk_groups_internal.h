@@ -55,10 +55,12 @@ typedef struct rg_part {
     const risk_group_params *p;
     csv_reader *reader;    /* opened by rg_part_run unless given (the sequential read, past the header) */
     uint64_t offset, length;
-    const uint32_t *cols;
+    const uint32_t *cols;  /* the QIs' columns, in the QIs' order */
+    const uint32_t *hcols; /* the columns the key is made of, in this order (key_hash): cols in file
+                              order, unless a population table is read with the same keys */
     uint32_t ncolumns;
     int weight_col;
-    int consecutive;       /* the QIs are consecutive columns in order (key_hash) */
+    int consecutive;       /* hcols are consecutive columns in order (key_hash) */
     unsigned bits;         /* buckets: 1 << bits */
     rg_block **head, **tail;
     uint32_t *fill;        /* per bucket: entries in its tail block */
