@@ -66,6 +66,17 @@ for np in 1 2 4; do
     timed mpi-$np mpirun -np $np --oversubscribe "${SS[@]}" "$MPIBIN" anonymize "$DIR/in.csv" -o "$DIR/mpi-$np.csv" \
         "${ARGS[@]}" --memory "$MEM" --report "$DIR/mpi-$np.json"
 done
+# More pairs of a 1-rank and a 2-rank run, one right after the other, so that
+# each ratio compares runs under about the same load (PAIRS in all, with the
+# pair above; the outputs are checked once, above).
+PAIRS=${PAIRS:-3}
+for ((i = 2; i <= PAIRS; i++)); do
+    for np in 1 2; do
+        timed mpi-$np-p$i mpirun -np $np --oversubscribe "${SS[@]}" "$MPIBIN" anonymize "$DIR/in.csv" \
+            -o "$DIR/pair.csv" "${ARGS[@]}" --memory "$MEM" --report "$DIR/mpi-$np-p$i.json"
+    done
+done
+rm -f "$DIR/pair.csv"
 timed mpi-2s mpirun -np 2 "$MPIBIN" anonymize "$DIR/in.csv" -o "$DIR/mpi-2s.csv" "${ARGS[@]}" --memory "$MEM" \
     --report "$DIR/mpi-2s.json"
 
@@ -163,4 +174,15 @@ awk -v a="$(secs mpi-1)" -v b="$(secs mpi-2)" -v c="$(secs mpi-4)" -v m="$(secs 
            c / a, cc / ca, '"$(nproc)"'
     printf "        1 rank / Mondrian one thread %.2f wall, %.2f CPU; 2 ranks / Mondrian all cores %.2f, 2 ranks / Rothko-T %.2f\n",
            a / m, cpa / cm, b / mt, b / r }'
+echo
+echo "pairs of runs, 2 ranks right after 1 rank (wall ratio; critical-path ratio; load averages before-after each):"
+for ((i = 1; i <= PAIRS; i++)); do
+    if [ $i = 1 ]; then a=mpi-1 b=mpi-2; else a=mpi-1-p$i b=mpi-2-p$i; fi
+    awk -v i=$i -v a="$(secs $a)" -v b="$(secs $b)" -v ca="$(json "$DIR/$a.json" "j['critical_path_seconds']")" \
+        -v cb="$(json "$DIR/$b.json" "j['critical_path_seconds']")" -v la="$(load $a)" -v lb="$(load $b)" 'BEGIN {
+        printf "  pair %d: 1 rank %.2f s (critical path %.2f, load %s), 2 ranks %.2f s (%.2f, load %s): %.2f wall, %.2f critical path\n",
+               i, a, ca, la, b, cb, lb, b / a, cb / ca }'
+done | tee "$DIR/pairs.txt"
+sed -n 's/.*: \([0-9.]*\) wall, .*/\1/p' "$DIR/pairs.txt" | sort -n | awk '{ v[NR] = $1 } END {
+    printf "  median wall ratio over %d pairs: %.2f (goal <= 0.65)\n", NR, NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 echo "load average at the end (1, 5, 15 min): $(cut -d' ' -f1-3 /proc/loadavg)"

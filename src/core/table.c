@@ -454,10 +454,17 @@ int table_load(table **out, const table_spec *spec, ak_error *err)
     /* the digest (streaming loads keep what they need and do not read the input again) */
     if (!spec->row_sink && !spec->read_once && (rc = csv_reader_digest(reader, &t->digest, 0, err)) < 0) goto done;
     if ((rc = read_header(t, reader, spec, err)) < 0) goto done;
+    if (spec->body_range) { /* the rows of one byte range: the same reader, from there */
+        csv_reader_free(reader);
+        reader = NULL;
+        if ((rc = csv_reader_open_range(&reader, spec->path, spec->delimiter, spec->body_offset, spec->body_length,
+                                        spec->body_first_line, err)) < 0)
+            goto done;
+    }
     csv_reader_progress(reader, spec->progress, 0);
     if (spec->row_sink) {
         int streamed = 0;
-        if (spec->threads > 1 &&
+        if (spec->threads > 1 && !spec->body_range &&
             (rc = table__stream_rows_parallel(t, spec, qr, csv_reader_offset(reader), &streamed, err)) < 0)
             goto done;
         if (!streamed && ((rc = spec->sink_start(spec->sink_ctx, t, 1, err)) < 0 ||
@@ -483,7 +490,7 @@ int table_load(table **out, const table_spec *spec, ak_error *err)
         goto done;
     }
     int loaded = 0;
-    if (spec->threads > 1 && (rc = table__load_rows_parallel(t, spec, qr, csv_reader_offset(reader), &loaded, err)) < 0)
+    if (spec->threads > 1 && !spec->body_range && (rc = table__load_rows_parallel(t, spec, qr, csv_reader_offset(reader), &loaded, err)) < 0)
         goto done;
     if (!loaded && (rc = load_rows(t, reader, qr, err)) < 0) goto done;
     if ((rc = ak_progress_phase(spec->progress, ANONKIT_PHASE_ENCODING, t->nrows, 0, err)) < 0) goto done;

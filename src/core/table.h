@@ -78,6 +78,15 @@ typedef struct table_spec {
     /* Progress and cancelling (common/progress.h; NULL: none): rows read are
      * counted per block, then the encoding phase is announced. */
     struct ak_progress *progress;
+    /* Rows only from bytes [body_offset, body_offset + body_length) of path
+     * when body_range is set (the header is still the file's first record):
+     * body_offset is a record boundary and its record is on line
+     * body_first_line, so messages name the file's own lines. Read in one
+     * piece (threads is ignored). anonkit-mpi reads its byte range of one
+     * file in place with it (docs/distributed.md §2). */
+    int body_range;
+    uint64_t body_offset, body_length;
+    long body_first_line;
 } table_spec;
 
 typedef struct table_qi {

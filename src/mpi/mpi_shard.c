@@ -7,7 +7,6 @@
  * (core/table.c), which checks every row; then the dictionaries of every
  * shard are gathered and merged (core/table_merge.c) and every code mapped to
  * the whole table's. */
-#define _GNU_SOURCE /* copy_file_range */
 #include "mpi/mpi_internal.h"
 
 #include <dirent.h>
@@ -93,9 +92,10 @@ static int sink_row(void *ctx, const table *t, unsigned piece, size_t slot, cons
     return ANONKIT_OK;
 }
 
-/* Loads one file (shown as `display`) into p; numeric codes ranked, the
- * dictionaries packed. */
-static int load_piece(mp_ctx *c, const char *path, const char *display, mp_piece *p)
+/* Loads one file (shown as `display`) into p, or only the rows of its byte
+ * range [range[0], range[0] + range[1]) whose first row is on line range[2]
+ * (range NULL: every row); numeric codes ranked, the dictionaries packed. */
+static int load_piece(mp_ctx *c, const char *path, const char *display, const uint64_t *range, mp_piece *p)
 {
     table_spec spec;
     job_spec_storage st;
@@ -111,6 +111,12 @@ static int load_piece(mp_ctx *c, const char *path, const char *display, mp_piece
     spec.sink_start = sink_start;
     spec.row_sink = sink_row;
     spec.sink_ctx = p;
+    if (range) {
+        spec.body_range = 1;
+        spec.body_offset = range[0];
+        spec.body_length = range[1];
+        spec.body_first_line = (long)range[2];
+    }
     rc = table_load(&p->t, &spec, &c->err);
     job_spec_free(&st);
     if (rc < 0) return rc;
@@ -195,38 +201,6 @@ static int list_inputs(mp_ctx *c, const char *input, char ***out, size_t *n, int
 
 /* ---- byte ranges of one file */
 
-static const char *tmp_dir(const mp_ctx *c)
-{
-    if (c->job->tmpdir) return c->job->tmpdir;
-    const char *t = getenv("TMPDIR");
-    return t && *t ? t : "/tmp";
-}
-
-/* Copies bytes [from, to) of fd to out: in the kernel (copy_file_range)
- * where it can, else through a buffer. */
-static int copy_range(mp_ctx *c, int fd, uint64_t from, uint64_t to, int out, const char *path)
-{
-    while (from < to) {
-        loff_t in = (loff_t)from;
-        const ssize_t got = copy_file_range(fd, &in, out, NULL, (size_t)(to - from), 0);
-        if (got <= 0) break; /* not here (another filesystem, an old kernel...) or the end: the buffer */
-        from += (uint64_t)got;
-    }
-    char buf[1 << 16];
-    while (from < to) {
-        const size_t want = to - from < sizeof buf ? (size_t)(to - from) : sizeof buf;
-        const ssize_t got = pread(fd, buf, want, (off_t)from);
-        if (got <= 0) return ak_err_set(&c->err, ANONKIT_E_IO, path, 0, 0, "cannot read: %s", got ? strerror(errno) : "file shrank");
-        for (ssize_t at = 0; at < got;) {
-            const ssize_t put = write(out, buf + at, (size_t)(got - at));
-            if (put < 0) return ak_err_set(&c->err, ANONKIT_E_IO, tmp_dir(c), 0, 0, "cannot write a shard: %s", strerror(errno));
-            at += put;
-        }
-        from += (uint64_t)got;
-    }
-    return ANONKIT_OK;
-}
-
 /* The end of the record starting at `at` and the first record boundary at or
  * after each of offs[0..n) (ascending), scanning from `at` with the quote state
  * of a record start. */
@@ -279,15 +253,15 @@ static int count_range(mp_ctx *c, int fd, uint64_t from, uint64_t to, uint64_t *
     return rc;
 }
 
-/* This rank's byte range of `path`, with the header, copied to a private
- * temporary file that is then loaded; an error's line is mapped back to the
- * original file. */
+/* Loads this rank's byte range of `path` in place (the loader reads the
+ * header from the file's start, then only the range), numbering its lines
+ * as the file's own. */
 static int load_range(mp_ctx *c, const char *path, mp_piece *p, uint64_t *bytes)
 {
     int fd = open(path, O_RDONLY);
     int rc = fd < 0 ? ak_err_set(&c->err, ANONKIT_E_IO, path, 0, 0, "cannot open: %s", strerror(errno)) : ANONKIT_OK;
     struct stat sb;
-    uint64_t size = 0, hdr_end = 0, hdr_nl = 0;
+    uint64_t size = 0, hdr_end = 0;
     if (rc == ANONKIT_OK && fstat(fd, &sb) == 0) size = (uint64_t)sb.st_size;
     /* the header: the first record */
     if (rc == ANONKIT_OK && c->rank == 0) {
@@ -345,23 +319,9 @@ static int load_range(mp_ctx *c, const char *path, mp_piece *p, uint64_t *bytes)
     MPI_Exscan(&nl, &before, 1, MPI_UINT64_T, MPI_SUM, c->comm);
     if (c->rank == 0) before = 0;
     const long first_line = (long)(1 + before + gap);
-    /* the header's newlines (the loader's lines 1..hdr_nl + 1 are the header) */
-    if (c->rank == 0) hdr_nl = gap;
-    MPI_Bcast(&hdr_nl, 1, MPI_UINT64_T, 0, c->comm);
-    char tmp[4096];
-    snprintf(tmp, sizeof tmp, "%s/anonkit-mpi-shard-XXXXXX", tmp_dir(c));
-    int out = mkstemp(tmp);
-    if (out < 0) rc = ak_err_set(&c->err, ANONKIT_E_IO, tmp_dir(c), 0, 0, "cannot create a shard file: %s", strerror(errno));
-    if (rc == ANONKIT_OK) rc = copy_range(c, fd, 0, hdr_end, out, path);
-    if (rc == ANONKIT_OK) rc = copy_range(c, fd, from, to, out, path);
-    if (out >= 0 && close(out) != 0 && rc == ANONKIT_OK)
-        rc = ak_err_set(&c->err, ANONKIT_E_IO, tmp, 0, 0, "cannot write a shard: %s", strerror(errno));
-    if (rc == ANONKIT_OK) {
-        rc = load_piece(c, tmp, path, p);
-        if (rc < 0 && c->err.line > (long)hdr_nl && !strcmp(c->err.file, path))
-            c->err.line = first_line + (c->err.line - (long)hdr_nl - 1);
-    }
-    if (out >= 0) unlink(tmp);
+    /* the rows of [from, to) read in place (the header from the file's start) */
+    const uint64_t range[3] = {from, to - from, (uint64_t)first_line};
+    rc = load_piece(c, path, path, range, p);
     *bytes = to - from;
     rc = mp_agree(c, rc);
 done:
@@ -369,26 +329,11 @@ done:
     return rc;
 }
 
-/* A file holding only the first line of `path`: the schema of a rank without rows. */
+/* Only the header of `path` (no rows): the schema of a rank without rows. */
 static int load_header_only(mp_ctx *c, const char *path, mp_piece *p)
 {
-    int fd = open(path, O_RDONLY);
-    if (fd < 0) return ak_err_set(&c->err, ANONKIT_E_IO, path, 0, 0, "cannot open: %s", strerror(errno));
-    struct stat sb;
-    uint64_t size = fstat(fd, &sb) == 0 ? (uint64_t)sb.st_size : 0, hdr_end = 0;
-    const uint64_t one = 1;
-    int rc = scan_boundaries(c, fd, size, 0, &one, 1, &hdr_end, path);
-    char tmp[4096];
-    snprintf(tmp, sizeof tmp, "%s/anonkit-mpi-header-XXXXXX", tmp_dir(c));
-    int out = rc == ANONKIT_OK ? mkstemp(tmp) : -1;
-    if (rc == ANONKIT_OK && out < 0)
-        rc = ak_err_set(&c->err, ANONKIT_E_IO, tmp_dir(c), 0, 0, "cannot create a file: %s", strerror(errno));
-    if (rc == ANONKIT_OK) rc = copy_range(c, fd, 0, hdr_end, out, path);
-    if (out >= 0) close(out);
-    close(fd);
-    if (rc == ANONKIT_OK) rc = load_piece(c, tmp, path, p);
-    if (out >= 0) unlink(tmp);
-    return rc;
+    const uint64_t none[3] = {0, 0, 1};
+    return load_piece(c, path, path, none, p);
 }
 
 /* ---- the dictionaries */
@@ -557,7 +502,7 @@ int mp_load(mp_ctx *c, const char *input, mp_rows *out)
             if (owner >= c->size) owner = c->size - 1;
             before += size[i];
             if (owner != c->rank) continue;
-            rc = load_piece(c, files[i], files[i], &pc[npc++]);
+            rc = load_piece(c, files[i], files[i], NULL, &pc[npc++]);
             out->bytes_read += size[i];
             out->files++;
         }
