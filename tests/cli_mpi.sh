@@ -265,6 +265,35 @@ for extra in "--t 0.3" "--max-risk average=0.05" "--html $d/x.html"; do
     [ -e "$d/x.csv" ] && problem "output written with $extra"
 done
 end
+begin "--hierarchy COL=auto is refused (each rank would build it from its own rows); a flat hierarchy built once gives one machine's table"
+# parts whose 'race' values differ: the second holds every row the first has not
+head -1 "$ADULT/adult.csv" >"$d/h"
+mkdir -p "$d/auto"
+{ cat "$d/h"; tail -n +2 "$ADULT/adult.csv" | grep -v ';Black;' | head -6000; } >"$d/auto/part-1.csv"
+{ cat "$d/h"; tail -n +2 "$ADULT/adult.csv" | grep ';Black;'; } >"$d/auto/part-2.csv"
+{ cat "$d/h"; tail -n +2 "$d/auto/part-1.csv"; tail -n +2 "$d/auto/part-2.csv"; } >"$d/auto-all.csv"
+AUTO_OPTS="--delimiter ; --qi age,race,sex --numeric age --k 10"
+# shellcheck disable=SC2086
+mp 2 anonymize "$d/auto" -o "$d/auto.csv" $AUTO_OPTS --hierarchy race=auto --hierarchy sex=auto
+expect_rc 1
+expect_err_has "does not take --hierarchy race=auto"
+[ -e "$d/auto.csv" ] && problem "output written"
+for col in race sex; do
+    "$BIN" hierarchy "$d/auto-all.csv" --delimiter ';' --column "$col" --flat -o "$d/$col.csv" >/dev/null 2>&1 ||
+        problem "anonkit hierarchy --flat failed for $col"
+done
+# shellcheck disable=SC2086
+mp 2 anonymize "$d/auto" -o "$d/auto.csv" $AUTO_OPTS --hierarchy race="$d/race.csv" --hierarchy sex="$d/sex.csv"
+expect_rc 0
+# shellcheck disable=SC2086
+"$BIN" anonymize "$d/auto-all.csv" -o "$d/auto-one.csv" $AUTO_OPTS --hierarchy race="$d/race.csv" \
+    --hierarchy sex="$d/sex.csv" --no-progress >/dev/null 2>&1 || problem "single-machine run failed"
+[ "$(tail -n +2 "$d/auto.csv" | sort | md5sum)" = "$(tail -n +2 "$d/auto-one.csv" | sort | md5sum)" ] ||
+    problem "the cluster's table differs from one machine's"
+# shellcheck disable=SC2086
+"$BIN" check "$d/auto.csv" $AUTO_OPTS --hierarchy race="$d/race.csv" --hierarchy sex="$d/sex.csv" >/dev/null 2>&1 ||
+    problem "check rejects the cluster's table"
+end
 begin "--max-risk highest=R is k-anonymity with k = ceil(1/R): the output passes check at that k"
 mp 2 anonymize "$ADULT/adult.csv" -o "$d/h.csv" --job "$ADULT/job.json" --max-risk highest=0.04
 expect_rc 0
