@@ -66,6 +66,7 @@ typedef struct opt_state {
     unsigned char *tag;       /* TAG_FAIL or TAG_PASS, | TAG_TESTED once tested */
     double *emin;             /* per node: the largest suppression excess of a tested generalization (GCP) */
     top_sums *top[64];        /* top[q][l]: QI q's costs at level l, dearest first (pair_bound) */
+    int up_bound;             /* emin holds a lower bound on the loss from a tested specialization (emin_up_cone) */
     int top_ok;               /* weights >= 0 and NCPs in [0, 1]: a row costs at most W */
     pair_sub *pairs;          /* the two-QI sub-lattices (pair_bound); NULL: not used */
     size_t npairs;
@@ -496,6 +497,31 @@ static void emin_cone(opt_state *s, size_t i, double e)
     }
 }
 
+/* Raises emin to loss e over node i and its generalizations, when a suppressed
+ * row costs nothing (defer = 0, local recoding): then the loss of an anonymous
+ * node is the NCP of the rows it publishes, and at a generalization y of i
+ * every row published at i is published too (its class at y is a superset,
+ * monotone under suppression) at no lower NCP, so loss(y) >= loss(i). emin
+ * holds that lower bound on the loss itself (not an excess) in this case. */
+static void emin_up_cone(opt_state *s, size_t i, double e)
+{
+    const inc_ctx *c = s->c;
+    size_t top = 0;
+    if (s->emin[i] >= e) return;
+    s->emin[i] = e;
+    s->stack[top++] = i;
+    while (top) {
+        const size_t x = s->stack[--top];
+        for (uint32_t q = 0; q < c->nqi; q++) {
+            if ((x / s->stride[q]) % (c->qi[q].height + 1) == c->qi[q].height) continue;
+            const size_t y = x + s->stride[q];
+            if (s->emin[y] >= e) continue; /* its whole cone already has at least e */
+            s->emin[y] = e;
+            s->stack[top++] = y;
+        }
+    }
+}
+
 /* The most the dearest m rows cost in QI q at level l (m at most the rows). */
 static double top_sum(const top_sums *ts, uint64_t m)
 {
@@ -599,6 +625,7 @@ static int test_and_tag(opt_state *s, size_t i, uint64_t lv, inc_opt_result *bes
     s->tag[i] |= TAG_TESTED;
     tag_cone(s, i, anonymous ? +1 : -1, anonymous ? TAG_PASS : TAG_FAIL);
     if (s->by == INC_CHOOSE_GCP && s->c->limit > 0 && s->c->defer >= 1 && anonymous && loss > lb) emin_cone(s, i, loss - lb);
+    if (s->up_bound && anonymous) emin_up_cone(s, i, loss);
     const uint32_t height = inc_node_height(s->c, (inc_node){inc_full_mask(s->c), lv});
     if (anonymous && improves(best, loss, height, lv)) set_best(best, loss, height, lv, failing);
     return ANONKIT_OK;
@@ -658,6 +685,11 @@ int inc_optimal_ctx(inc_ctx *c, inc_choose by, const double *weights, int exhaus
                            c->defer >= 1 && inc_model_monotone_with_suppression(c->m);
     int rc = state_init(&s, c, by, weights, want_pairs, err);
     if (rc == ANONKIT_OK && s.top_ok) rc = pairs_init(&s, err);
+    /* A suppressed row costing nothing makes the loss monotone upwards (emin_up_cone). */
+    s.up_bound = rc == ANONKIT_OK && !exhaustive && s.by == INC_CHOOSE_GCP && c->defer == 0 && c->limit > 0 &&
+                 inc_model_monotone_with_suppression(c->m);
+    for (uint32_t q = 0; q < c->nqi && s.up_bound; q++)
+        if (!(s.w[q] >= 0)) s.up_bound = 0;
     ordered *order = rc == ANONKIT_OK ? malloc(s.n * sizeof *order) : NULL;
     if (rc == ANONKIT_OK && !order) rc = ak_err_nomem(err);
     if (rc == ANONKIT_OK) fill_order(&s, exhaustive, order);
@@ -715,7 +747,8 @@ int inc_optimal_ctx(inc_ctx *c, inc_choose by, const double *weights, int exhaus
             if (improves(out, lb, o->height, o->lv)) set_best(out, lb, o->height, o->lv, 0);
             continue;
         }
-        if (s.by == INC_CHOOSE_GCP && out->found && lb + s.emin[o->index] > out->loss * (1 + 1e-9) + 1e-9) {
+        if (s.by == INC_CHOOSE_GCP && out->found &&
+            (s.up_bound ? s.emin[o->index] : lb + s.emin[o->index]) > out->loss * (1 + 1e-9) + 1e-9) {
             pruned_bound++; /* its excess is at least that of a tested generalization */
             continue;
         }
