@@ -63,6 +63,8 @@ typedef struct opt_state {
     double **wncp[64];        /* wncp[q][l][v]: w[q] * ncp[l][v], the weighted NCP of a value (GCP) */
     double *mincost[64];      /* mincost[q][l]: weighted NCP of QI q at level l summed over the nrows - limit rows
                                  where it is least (rows an iteration of local recoding must publish at least) */
+    uint64_t *at_bottom;      /* per node, bit q: QI q at level 0 (the cone walks' edges, without divisions) */
+    uint64_t *at_top;         /* per node, bit q: QI q at its top level */
     unsigned char *tag;       /* TAG_FAIL or TAG_PASS, | TAG_TESTED once tested */
     double *emin;             /* per node: the largest suppression excess of a tested generalization (GCP) */
     top_sums *top[64];        /* top[q][l]: QI q's costs at level l, dearest first (pair_bound) */
@@ -142,6 +144,17 @@ static double loss_of_groups(const opt_state *s, uint64_t lv, double lb)
     }
     const double full_cost = c->defer * s->wsum;
     const uint32_t nqi = c->nqi;
+    if (c->defer == 0) { /* a suppressed row costs nothing: the loss is the published rows' NCP */
+        double published = 0;
+        for (size_t g = 0; g < c->ngroups; g++) {
+            if (!c->gholds[g]) continue;
+            const uint64_t key = c->gkey[g];
+            double cost = 0;
+            for (uint32_t q = 0; q < nqi; q++) cost += nc[q][(key >> sh[q]) & mk[q]];
+            published += (double)c->gtotal[g] * cost;
+        }
+        return published;
+    }
     double extra = 0;
     for (size_t g = 0; g < c->ngroups; g++) {
         if (c->gholds[g]) continue;
@@ -204,8 +217,7 @@ static void tag_cone(opt_state *s, size_t i, int dir, unsigned char tag)
     while (top) {
         const size_t x = s->stack[--top];
         for (uint32_t q = 0; q < c->nqi; q++) {
-            const uint32_t l = (uint32_t)(x / s->stride[q] % (c->qi[q].height + 1));
-            if (dir < 0 ? l == 0 : l == c->qi[q].height) continue;
+            if ((dir < 0 ? s->at_bottom[x] : s->at_top[x]) >> q & 1) continue;
             const size_t y = dir < 0 ? x - s->stride[q] : x + s->stride[q];
             if ((s->tag[y] & 3) == tag) continue;
             s->tag[y] = (unsigned char)((s->tag[y] & TAG_TESTED) | tag);
@@ -325,6 +337,8 @@ static void state_free(opt_state *s)
     free(s->path);
     for (size_t i = 0; i < s->ncache; i++) inc_fset_free(s->cache[i].fs);
     free(s->tag);
+    free(s->at_bottom);
+    free(s->at_top);
     free(s->stack);
 }
 
@@ -364,7 +378,19 @@ static int state_init(opt_state *s, inc_ctx *c, inc_choose by, const double *wei
     s->stack = malloc(s->n * sizeof *s->stack);
     s->emin = calloc(s->n, sizeof *s->emin);
     s->path = malloc(s->n * sizeof *s->path);
-    if (!s->tag || !s->stack || !s->emin || !s->path) return ak_err_nomem(err);
+    s->at_bottom = malloc(s->n * sizeof *s->at_bottom);
+    s->at_top = malloc(s->n * sizeof *s->at_top);
+    if (!s->tag || !s->stack || !s->emin || !s->path || !s->at_bottom || !s->at_top) return ak_err_nomem(err);
+    for (size_t i = 0; i < s->n; i++) {
+        uint64_t bottom = 0, top = 0;
+        for (uint32_t q = 0; q < c->nqi; q++) {
+            const size_t l = i / s->stride[q] % (c->qi[q].height + 1);
+            bottom |= (uint64_t)(l == 0) << q;
+            top |= (uint64_t)(l == c->qi[q].height) << q;
+        }
+        s->at_bottom[i] = bottom;
+        s->at_top[i] = top;
+    }
     uint32_t *hist = NULL;
     ncp_count *pairs = NULL;
     for (uint32_t q = 0; q < c->nqi; q++) {
@@ -488,7 +514,7 @@ static void emin_cone(opt_state *s, size_t i, double e)
     while (top) {
         const size_t x = s->stack[--top];
         for (uint32_t q = 0; q < c->nqi; q++) {
-            if ((x / s->stride[q]) % (c->qi[q].height + 1) == 0) continue;
+            if (s->at_bottom[x] >> q & 1) continue;
             const size_t y = x - s->stride[q];
             if (s->emin[y] >= e) continue; /* its whole cone already has at least e */
             s->emin[y] = e;
@@ -513,7 +539,7 @@ static void emin_up_cone(opt_state *s, size_t i, double e)
     while (top) {
         const size_t x = s->stack[--top];
         for (uint32_t q = 0; q < c->nqi; q++) {
-            if ((x / s->stride[q]) % (c->qi[q].height + 1) == c->qi[q].height) continue;
+            if (s->at_top[x] >> q & 1) continue;
             const size_t y = x + s->stride[q];
             if (s->emin[y] >= e) continue; /* its whole cone already has at least e */
             s->emin[y] = e;
