@@ -63,9 +63,12 @@ typedef struct opt_state {
     double **wncp[64];        /* wncp[q][l][v]: w[q] * ncp[l][v], the weighted NCP of a value (GCP) */
     double *mincost[64];      /* mincost[q][l]: weighted NCP of QI q at level l summed over the nrows - limit rows
                                  where it is least (rows an iteration of local recoding must publish at least) */
+    uint64_t *at_bottom;      /* per node, bit q: QI q at level 0 (the cone walks' edges, without divisions) */
+    uint64_t *at_top;         /* per node, bit q: QI q at its top level */
     unsigned char *tag;       /* TAG_FAIL or TAG_PASS, | TAG_TESTED once tested */
     double *emin;             /* per node: the largest suppression excess of a tested generalization (GCP) */
     top_sums *top[64];        /* top[q][l]: QI q's costs at level l, dearest first (pair_bound) */
+    int up_bound;             /* emin holds a lower bound on the loss from a tested specialization (emin_up_cone) */
     int top_ok;               /* weights >= 0 and NCPs in [0, 1]: a row costs at most W */
     pair_sub *pairs;          /* the two-QI sub-lattices (pair_bound); NULL: not used */
     size_t npairs;
@@ -141,6 +144,17 @@ static double loss_of_groups(const opt_state *s, uint64_t lv, double lb)
     }
     const double full_cost = c->defer * s->wsum;
     const uint32_t nqi = c->nqi;
+    if (c->defer == 0) { /* a suppressed row costs nothing: the loss is the published rows' NCP */
+        double published = 0;
+        for (size_t g = 0; g < c->ngroups; g++) {
+            if (!c->gholds[g]) continue;
+            const uint64_t key = c->gkey[g];
+            double cost = 0;
+            for (uint32_t q = 0; q < nqi; q++) cost += nc[q][(key >> sh[q]) & mk[q]];
+            published += (double)c->gtotal[g] * cost;
+        }
+        return published;
+    }
     double extra = 0;
     for (size_t g = 0; g < c->ngroups; g++) {
         if (c->gholds[g]) continue;
@@ -203,8 +217,7 @@ static void tag_cone(opt_state *s, size_t i, int dir, unsigned char tag)
     while (top) {
         const size_t x = s->stack[--top];
         for (uint32_t q = 0; q < c->nqi; q++) {
-            const uint32_t l = (uint32_t)(x / s->stride[q] % (c->qi[q].height + 1));
-            if (dir < 0 ? l == 0 : l == c->qi[q].height) continue;
+            if ((dir < 0 ? s->at_bottom[x] : s->at_top[x]) >> q & 1) continue;
             const size_t y = dir < 0 ? x - s->stride[q] : x + s->stride[q];
             if ((s->tag[y] & 3) == tag) continue;
             s->tag[y] = (unsigned char)((s->tag[y] & TAG_TESTED) | tag);
@@ -324,6 +337,8 @@ static void state_free(opt_state *s)
     free(s->path);
     for (size_t i = 0; i < s->ncache; i++) inc_fset_free(s->cache[i].fs);
     free(s->tag);
+    free(s->at_bottom);
+    free(s->at_top);
     free(s->stack);
 }
 
@@ -363,7 +378,19 @@ static int state_init(opt_state *s, inc_ctx *c, inc_choose by, const double *wei
     s->stack = malloc(s->n * sizeof *s->stack);
     s->emin = calloc(s->n, sizeof *s->emin);
     s->path = malloc(s->n * sizeof *s->path);
-    if (!s->tag || !s->stack || !s->emin || !s->path) return ak_err_nomem(err);
+    s->at_bottom = malloc(s->n * sizeof *s->at_bottom);
+    s->at_top = malloc(s->n * sizeof *s->at_top);
+    if (!s->tag || !s->stack || !s->emin || !s->path || !s->at_bottom || !s->at_top) return ak_err_nomem(err);
+    for (size_t i = 0; i < s->n; i++) {
+        uint64_t bottom = 0, top = 0;
+        for (uint32_t q = 0; q < c->nqi; q++) {
+            const size_t l = i / s->stride[q] % (c->qi[q].height + 1);
+            bottom |= (uint64_t)(l == 0) << q;
+            top |= (uint64_t)(l == c->qi[q].height) << q;
+        }
+        s->at_bottom[i] = bottom;
+        s->at_top[i] = top;
+    }
     uint32_t *hist = NULL;
     ncp_count *pairs = NULL;
     for (uint32_t q = 0; q < c->nqi; q++) {
@@ -487,8 +514,33 @@ static void emin_cone(opt_state *s, size_t i, double e)
     while (top) {
         const size_t x = s->stack[--top];
         for (uint32_t q = 0; q < c->nqi; q++) {
-            if ((x / s->stride[q]) % (c->qi[q].height + 1) == 0) continue;
+            if (s->at_bottom[x] >> q & 1) continue;
             const size_t y = x - s->stride[q];
+            if (s->emin[y] >= e) continue; /* its whole cone already has at least e */
+            s->emin[y] = e;
+            s->stack[top++] = y;
+        }
+    }
+}
+
+/* Raises emin to loss e over node i and its generalizations, when a suppressed
+ * row costs nothing (defer = 0, local recoding): then the loss of an anonymous
+ * node is the NCP of the rows it publishes, and at a generalization y of i
+ * every row published at i is published too (its class at y is a superset,
+ * monotone under suppression) at no lower NCP, so loss(y) >= loss(i). emin
+ * holds that lower bound on the loss itself (not an excess) in this case. */
+static void emin_up_cone(opt_state *s, size_t i, double e)
+{
+    const inc_ctx *c = s->c;
+    size_t top = 0;
+    if (s->emin[i] >= e) return;
+    s->emin[i] = e;
+    s->stack[top++] = i;
+    while (top) {
+        const size_t x = s->stack[--top];
+        for (uint32_t q = 0; q < c->nqi; q++) {
+            if (s->at_top[x] >> q & 1) continue;
+            const size_t y = x + s->stride[q];
             if (s->emin[y] >= e) continue; /* its whole cone already has at least e */
             s->emin[y] = e;
             s->stack[top++] = y;
@@ -599,6 +651,7 @@ static int test_and_tag(opt_state *s, size_t i, uint64_t lv, inc_opt_result *bes
     s->tag[i] |= TAG_TESTED;
     tag_cone(s, i, anonymous ? +1 : -1, anonymous ? TAG_PASS : TAG_FAIL);
     if (s->by == INC_CHOOSE_GCP && s->c->limit > 0 && s->c->defer >= 1 && anonymous && loss > lb) emin_cone(s, i, loss - lb);
+    if (s->up_bound && anonymous) emin_up_cone(s, i, loss);
     const uint32_t height = inc_node_height(s->c, (inc_node){inc_full_mask(s->c), lv});
     if (anonymous && improves(best, loss, height, lv)) set_best(best, loss, height, lv, failing);
     return ANONKIT_OK;
@@ -658,6 +711,11 @@ int inc_optimal_ctx(inc_ctx *c, inc_choose by, const double *weights, int exhaus
                            c->defer >= 1 && inc_model_monotone_with_suppression(c->m);
     int rc = state_init(&s, c, by, weights, want_pairs, err);
     if (rc == ANONKIT_OK && s.top_ok) rc = pairs_init(&s, err);
+    /* A suppressed row costing nothing makes the loss monotone upwards (emin_up_cone). */
+    s.up_bound = rc == ANONKIT_OK && !exhaustive && s.by == INC_CHOOSE_GCP && c->defer == 0 && c->limit > 0 &&
+                 inc_model_monotone_with_suppression(c->m);
+    for (uint32_t q = 0; q < c->nqi && s.up_bound; q++)
+        if (!(s.w[q] >= 0)) s.up_bound = 0;
     ordered *order = rc == ANONKIT_OK ? malloc(s.n * sizeof *order) : NULL;
     if (rc == ANONKIT_OK && !order) rc = ak_err_nomem(err);
     if (rc == ANONKIT_OK) fill_order(&s, exhaustive, order);
@@ -715,7 +773,8 @@ int inc_optimal_ctx(inc_ctx *c, inc_choose by, const double *weights, int exhaus
             if (improves(out, lb, o->height, o->lv)) set_best(out, lb, o->height, o->lv, 0);
             continue;
         }
-        if (s.by == INC_CHOOSE_GCP && out->found && lb + s.emin[o->index] > out->loss * (1 + 1e-9) + 1e-9) {
+        if (s.by == INC_CHOOSE_GCP && out->found &&
+            (s.up_bound ? s.emin[o->index] : lb + s.emin[o->index]) > out->loss * (1 + 1e-9) + 1e-9) {
             pruned_bound++; /* its excess is at least that of a tested generalization */
             continue;
         }
