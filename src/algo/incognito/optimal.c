@@ -68,7 +68,7 @@ typedef struct opt_state {
     unsigned char *tag;       /* TAG_FAIL or TAG_PASS, | TAG_TESTED once tested */
     double *emin;             /* per node: the largest suppression excess of a tested generalization (GCP) */
     top_sums *top[64];        /* top[q][l]: QI q's costs at level l, dearest first (pair_bound) */
-    int up_bound;             /* emin holds a lower bound on the loss from a tested specialization (emin_up_cone) */
+    int up_bound;             /* emin holds a lower bound on the loss from a tested specialization (emin_cone upwards) */
     int top_ok;               /* weights >= 0 and NCPs in [0, 1]: a row costs at most W */
     pair_sub *pairs;          /* the two-QI sub-lattices (pair_bound); NULL: not used */
     size_t npairs;
@@ -499,12 +499,22 @@ static size_t index_of(const opt_state *s, uint64_t lv)
     return i;
 }
 
-/* Raises emin to e over node i and its specializations. For the models
- * monotone under suppression, the rows of a class failing at node z fail at
- * every specialization x of z too (their class there is a subset), and each
- * costs at x at most what it costs at z; so the excess of suppressing over
- * publishing at x is at least z's: loss(x) >= bound(x) + excess(z). */
-static void emin_cone(opt_state *s, size_t i, double e)
+/* Raises emin to e over node i and everything below it (dir -1) or above it
+ * (dir +1), the walk of tag_cone.
+ *
+ * Below (dir -1): for the models monotone under suppression, the rows of a
+ * class failing at node z fail at every specialization x of z too (their
+ * class there is a subset), and each costs at x at most what it costs at z;
+ * so the excess of suppressing over publishing at x is at least z's:
+ * loss(x) >= bound(x) + excess(z).
+ *
+ * Above (dir +1), when a suppressed row costs nothing (defer = 0, local
+ * recoding): the loss of an anonymous node is the NCP of the rows it
+ * publishes, and at a generalization y of i every row published at i is
+ * published too (its class at y is a superset, monotone under suppression)
+ * at no lower NCP, so loss(y) >= loss(i). emin then holds that lower bound
+ * on the loss itself (not an excess). */
+static void emin_cone(opt_state *s, size_t i, int dir, double e)
 {
     const inc_ctx *c = s->c;
     size_t top = 0;
@@ -514,33 +524,8 @@ static void emin_cone(opt_state *s, size_t i, double e)
     while (top) {
         const size_t x = s->stack[--top];
         for (uint32_t q = 0; q < c->nqi; q++) {
-            if (s->at_bottom[x] >> q & 1) continue;
-            const size_t y = x - s->stride[q];
-            if (s->emin[y] >= e) continue; /* its whole cone already has at least e */
-            s->emin[y] = e;
-            s->stack[top++] = y;
-        }
-    }
-}
-
-/* Raises emin to loss e over node i and its generalizations, when a suppressed
- * row costs nothing (defer = 0, local recoding): then the loss of an anonymous
- * node is the NCP of the rows it publishes, and at a generalization y of i
- * every row published at i is published too (its class at y is a superset,
- * monotone under suppression) at no lower NCP, so loss(y) >= loss(i). emin
- * holds that lower bound on the loss itself (not an excess) in this case. */
-static void emin_up_cone(opt_state *s, size_t i, double e)
-{
-    const inc_ctx *c = s->c;
-    size_t top = 0;
-    if (s->emin[i] >= e) return;
-    s->emin[i] = e;
-    s->stack[top++] = i;
-    while (top) {
-        const size_t x = s->stack[--top];
-        for (uint32_t q = 0; q < c->nqi; q++) {
-            if (s->at_top[x] >> q & 1) continue;
-            const size_t y = x + s->stride[q];
+            if ((dir < 0 ? s->at_bottom[x] : s->at_top[x]) >> q & 1) continue;
+            const size_t y = dir < 0 ? x - s->stride[q] : x + s->stride[q];
             if (s->emin[y] >= e) continue; /* its whole cone already has at least e */
             s->emin[y] = e;
             s->stack[top++] = y;
@@ -650,8 +635,9 @@ static int test_and_tag(opt_state *s, size_t i, uint64_t lv, inc_opt_result *bes
     AK_CHECK(test_node(s, lv, lb, &anonymous, &loss, &failing, err));
     s->tag[i] |= TAG_TESTED;
     tag_cone(s, i, anonymous ? +1 : -1, anonymous ? TAG_PASS : TAG_FAIL);
-    if (s->by == INC_CHOOSE_GCP && s->c->limit > 0 && s->c->defer >= 1 && anonymous && loss > lb) emin_cone(s, i, loss - lb);
-    if (s->up_bound && anonymous) emin_up_cone(s, i, loss);
+    if (s->by == INC_CHOOSE_GCP && s->c->limit > 0 && s->c->defer >= 1 && anonymous && loss > lb)
+        emin_cone(s, i, -1, loss - lb);
+    if (s->up_bound && anonymous) emin_cone(s, i, +1, loss);
     const uint32_t height = inc_node_height(s->c, (inc_node){inc_full_mask(s->c), lv});
     if (anonymous && improves(best, loss, height, lv)) set_best(best, loss, height, lv, failing);
     return ANONKIT_OK;
@@ -711,7 +697,7 @@ int inc_optimal_ctx(inc_ctx *c, inc_choose by, const double *weights, int exhaus
                            c->defer >= 1 && inc_model_monotone_with_suppression(c->m);
     int rc = state_init(&s, c, by, weights, want_pairs, err);
     if (rc == ANONKIT_OK && s.top_ok) rc = pairs_init(&s, err);
-    /* A suppressed row costing nothing makes the loss monotone upwards (emin_up_cone). */
+    /* A suppressed row costing nothing makes the loss monotone upwards (emin_cone upwards). */
     s.up_bound = rc == ANONKIT_OK && !exhaustive && s.by == INC_CHOOSE_GCP && c->defer == 0 && c->limit > 0 &&
                  inc_model_monotone_with_suppression(c->m);
     for (uint32_t q = 0; q < c->nqi && s.up_bound; q++)
