@@ -224,6 +224,18 @@ static inline XXH128_hash_t key_span_hash(const csv_field *f, size_t n)
     return XXH3_128bits_withSeed(f[0].data, (size_t)(f[n - 1].data + f[n - 1].len - f[0].data), 0);
 }
 
+/* Copies field f to d (which has CSV_FIELD_READABLE bytes of room past the
+ * field) and returns the end: a short field as one word, since the reader
+ * guarantees the bytes after it may be read. */
+static inline char *put_field(char *d, const csv_field *f)
+{
+    if (f->len && f->len <= CSV_FIELD_READABLE)
+        memcpy(d, f->data, CSV_FIELD_READABLE);
+    else if (f->len)
+        memcpy(d, f->data, f->len);
+    return d + f->len;
+}
+
 /* The 128-bit hash of a key of n fields (key_field), which runs once per row.
  * When no text holds the delimiter the key is the texts joined by it, hashed
  * with seed 0: two such keys are equal exactly when the texts are equal
@@ -269,39 +281,29 @@ static int key_hash(const csv_field *fields, const uint32_t *cols, size_t n, cha
         char *d = key_room(buf, cap, *buf, total);
         if (!d) return -1;
         for (size_t q = 0; q < n; q++) {
-            const csv_field *f = key_field(fields, cols, q);
-            const uint32_t len = f->len;
-            if (len && len <= CSV_FIELD_READABLE)
-                memcpy(d, f->data, CSV_FIELD_READABLE); /* one word: the bytes after the field may be read */
-            else if (len)
-                memcpy(d, f->data, len);
-            d += len;
+            d = put_field(d, key_field(fields, cols, q));
             *d++ = delim;
         }
         *h = XXH3_128bits_withSeed(*buf, (size_t)(d - *buf) - (n ? 1 : 0), 0); /* (no delimiter after the last) */
         return 0;
     }
+    /* a field holds the delimiter: each field after its length, so that no
+     * two keys run together (another seed than the plain form's) */
     char *d = *buf;
     for (size_t q = 0; q < n; q++) {
         const csv_field *f = key_field(fields, cols, q);
         const uint32_t len = f->len;
         if (!(d = key_room(buf, cap, d, 5 + (size_t)len + CSV_FIELD_READABLE))) return -1;
-        if (plain) {
-            if (q) *d++ = delim;
-        } else if (len < 255) {
+        if (len < 255) {
             *d++ = (char)len;
         } else {
             *d++ = (char)255;
             memcpy(d, &len, 4);
             d += 4;
         }
-        if (len && len <= CSV_FIELD_READABLE)
-            memcpy(d, f->data, CSV_FIELD_READABLE); /* one word: the bytes after the field may be read */
-        else if (len)
-            memcpy(d, f->data, len);
-        d += len;
+        d = put_field(d, f);
     }
-    *h = XXH3_128bits_withSeed(*buf, (size_t)(d - *buf), plain ? 0 : 1);
+    *h = XXH3_128bits_withSeed(*buf, (size_t)(d - *buf), 1);
     return 0;
 }
 
