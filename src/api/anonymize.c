@@ -124,13 +124,6 @@ static int leaf_sink_open(leaf_sink *sink, const table *schema, ak_error *err)
 {
     if (sink->out) return ANONKIT_OK;
     const anonkit_job *job = sink->job;
-    for (uint32_t q = 0; job->rules && q < schema->nqi; q++) /* (as job_separate_missing in memory) */
-        if (schema->qi[q].kind == ATTR_NUMERIC && schema->qi[q].has_missing)
-            return ak_err_set(err, ANONKIT_E_USAGE, NULL, 0, 0,
-                              "--rules: numeric quasi-identifier '%s' holds missing values, which the recoding rules "
-                              "cannot express yet; give it an interval hierarchy (anonkit hierarchy), whose leaf NULL "
-                              "takes them",
-                              schema->qi[q].name);
     AK_CHECK(publish_stream_open(&sink->out, schema, &sink->po, sink->of->stream,
                                  sink->of->sink ? sink->of->sink->shown : job->output, err));
     if (job->rules) AK_CHECK(rules_stream_open(&sink->rules, schema, job->publish, sink->rulesf->stream, job->rules, err));

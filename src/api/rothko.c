@@ -91,7 +91,8 @@ static int rothko_stream(anonkit_job *job, const table_spec *spec, const ak_run_
                                .alpha = job->rothko.alpha, .sample_rows = job->rothko.sample_size,
                                .growth_depth = job->rothko.growth_depth, .seed = job->seed,
                                .pipeline_min_rows = job->rothko.pipeline_min_rows,
-                               .first_sample_rows = job->rothko.first_sample_rows, .progress = ctx->progress};
+                               .first_sample_rows = job->rothko.first_sample_rows, .progress = ctx->progress,
+                               .regions_only = job->rules != NULL};
     rothko_stats rs;
     AK_CHECK(rothko_run(spec, &job->model, &ro, leaf_fn, leaf_ctx, &out->schema, &rs, &job->err));
     if (!(out->out_of_core = out_of_core_json(job, &rs, sampling))) return ak_err_nomem(&job->err);

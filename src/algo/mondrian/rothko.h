@@ -33,6 +33,9 @@ typedef struct rothko_options {
     struct ak_progress *progress; /* common/progress.h (NULL: none): the first scan's reading, then the
                                      partitioning (rows counted by the leaf function's caller), repartition
                                      passes; the cancel flag is checked per block of every scan */
+    int regions_only;             /* --rules: every class must have a region of its own, so rows with missing
+                                     numbers that would wait for a class pooled across partitions (rk_leaf) are
+                                     an error instead */
 } rothko_options;
 
 typedef struct rothko_stats {

@@ -261,6 +261,13 @@ int rk_leaf(rk *r, const table *v, const partition *classes, const char *copied,
             const int holds = part_holds(r, v, pr + a, b - a, err);
             if (holds < 0) rc = holds;
             else if (holds) rc = add_class(v, pr + a, b - a, rlo, rhi, &np, class_of, box, err);
+            else if (r->o->regions_only) /* (as api/missing.c in memory) */
+                rc = ak_err_set(err, ANONKIT_E_USAGE, NULL, 0, 0,
+                                "--rules: %zu rows with missing values of numeric quasi-identifier '%s' (or present "
+                                "values beside them) form a part of a class too small to stand alone, which only a "
+                                "class pooled across the partitions takes, and the recoding rules cannot express "
+                                "that; run without --rules, or with a smaller --k",
+                                b - a, v->qi[qs[0]].name);
             for (size_t i = a; !holds && rc == ANONKIT_OK && i < b; i++) {
                 rc = wait_row(r, v, copied, off, pr[i].row, err);
                 class_of[pr[i].row] = PARTITION_SUPPRESSED - 1; /* (no class has this id: it marks a row that waits) */
