@@ -138,7 +138,7 @@ static uint32_t get32(const unsigned char *p)
 /* Ships every row to its leaf's owner (MPI_Alltoallv) and finishes the
  * owned leaves with the in-memory Mondrian, publishing them into ps. */
 static int ship_and_finish(mp_ctx *c, const mp_rows *rows, const mdr_dist_result *res, publish_stream *ps,
-                           strbuf *rules_out, mp_stats *st)
+                           mp_out *out, strbuf *rules_out, mp_stats *st)
 {
     const table *schema = rows->schema;
     const uint32_t d = schema->nqi, nc = rows->ncopied;
@@ -304,6 +304,7 @@ static int ship_and_finish(mp_ctx *c, const mp_rows *rows, const mdr_dist_result
         mp_time_add(&st->t, MP_FINISH, t1, c);
         const mp_mark tw = mp_now(c);
         rc = publish_stream_part(ps, &view, &classes, NULL, copied, off + b * nc, &c->err);
+        if (rc == ANONKIT_OK) rc = mp_out_progress(c, out);
         for (size_t k = 0; rc == ANONKIT_OK && rules_out && k < classes.nclasses; k++) {
             /* the class for the rules rank 0 writes: its leaf, box, region and rows */
             const uint32_t leaf = (uint32_t)l;
@@ -686,7 +687,7 @@ int main(int argc, char **argv)
         free(mem);
     }
     if ((rc = mp_agree(&c, rc)) < 0) goto done;
-    rc = ship_and_finish(&c, &rows, &res, ps, c.job->rules ? &rules_mine : NULL, &st);
+    rc = ship_and_finish(&c, &rows, &res, ps, &out, c.job->rules ? &rules_mine : NULL, &st);
     if (rc == ANONKIT_OK) {
         publish_stats pst;
         const mp_mark tw = mp_now(&c);
