@@ -297,7 +297,13 @@ int mp_out_commit(mp_ctx *c, const char *dest, mp_out *o, uint64_t rows, int rc)
             rc = mp_agree(c, ak_err_set(&c->err, ANONKIT_E_IO, dest, 0, 0, "MPI-IO could not open the output"));
         else {
             if (c->rank > 0) rc = write_body(c, fh, o->mem + o->header, (size_t)len, at);
-            if (MPI_File_sync(fh) != MPI_SUCCESS && rc == ANONKIT_OK)
+            /* syncing is collective too: rank 0, its part already synced, polls
+             * there while the others write theirs (0.43 CPU seconds of 1.3 s on
+             * 2 ranks of 10^7 rows), which is waiting, not work */
+            t = mp_cpu();
+            const int synced = MPI_File_sync(fh);
+            c->comm_cpu += mp_cpu() - t;
+            if (synced != MPI_SUCCESS && rc == ANONKIT_OK)
                 rc = ak_err_set(&c->err, ANONKIT_E_IO, dest, 0, 0, "MPI-IO could not sync the output");
             t = mp_cpu();
             MPI_File_close(&fh);
