@@ -24,7 +24,7 @@ mpirun --version 2>&1 | grep -q "Open MPI" || { echo "cli_mpi: mpirun is not Ope
 
 # Open MPI as root (CI), more ranks than cores, loopback only; its own
 # files outside TMPDIR, which every case checks is left empty.
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self,vader
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self,vader OMPI_MCA_pml=ob1
 export OMPI_MCA_orte_tmpdir_base=$T/ompi OMPI_MCA_rmaps_base_oversubscribe=1
 mkdir -p "$T/ompi"
 # Under the sanitizers (make test-asan): Open MPI's own allocations at MPI_Init

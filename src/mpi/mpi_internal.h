@@ -80,11 +80,13 @@ void mp_rows_free(mp_rows *r);
 typedef struct mp_out {
     int dir_mode;
     char parent[4096]; /* the destination's folder */
-    char tmp[4096];    /* at commit: DIR: the staging folder; FILE: the file MPI-IO writes */
-    char named[4300];  /* DIR, where O_TMPFILE is missing: this rank's part under a temporary name */
-    FILE *f;           /* DIR: the unnamed part; FILE: a stream in memory (mem, memlen) */
+    char tmp[4096];    /* at commit: DIR: the staging folder; FILE: the staging file (rank 0's part, named) */
+    char named[4300];  /* where O_TMPFILE is missing: this rank's part under a temporary name */
+    FILE *f;           /* DIR, and FILE on rank 0: the unnamed part, streamed to disk as it grows;
+                        * FILE on the other ranks: a stream into memory (mem, memlen) */
     char *mem;
-    size_t memlen;
+    size_t memlen, memcap;
+    uint64_t synced;   /* bytes of the part whose write-back was started */
     long header;       /* FILE: bytes of the header at the start of f */
 } mp_out;
 
@@ -94,6 +96,10 @@ int mp_fail_io(mp_ctx *c, const char *path, const char *what);
 void mp_dest_names(const char *dest, char *d, size_t dsize, char *parent, size_t psize);
 /* Opens this rank's output stream (nothing appears at dest). Collective. */
 int mp_out_open(mp_ctx *c, const char *dest, mp_out *o);
+/* Hands the bytes published so far to the kernel and starts writing them
+ * back to disk (a part that stays on disk), so that the commit's sync finds
+ * little left to do. */
+int mp_out_progress(mp_ctx *c, mp_out *o);
 /* Ends every rank's stream and commits the output when rc is ANONKIT_OK on
  * every rank; `rows` are this rank's rows (the manifest). Collective. */
 int mp_out_commit(mp_ctx *c, const char *dest, mp_out *o, uint64_t rows, int rc);

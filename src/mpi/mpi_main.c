@@ -135,151 +135,175 @@ static uint32_t get32(const unsigned char *p)
     return v;
 }
 
-/* Ships every row to its leaf's owner (MPI_Alltoallv) and finishes the
- * owned leaves with the in-memory Mondrian, publishing them into ps. */
+/* Packs row r of this rank (its leaf, codes, sensitive and class codes, field
+ * lengths, then the fields) at p; returns the bytes. */
+static size_t pack_row(const mp_rows *rows, const mdr_dist_result *res, size_t r, unsigned char *p)
+{
+    const uint32_t d = rows->nqi, nc = rows->ncopied;
+    const size_t fixed = 4 * ((size_t)d + 3 + nc);
+    put32(p, res->leaf_of[r]);
+    for (uint32_t q = 0; q < d; q++) put32(p + 4 + 4 * q, rows->codes[q][r]);
+    put32(p + 4 + 4 * d, rows->sens[r]);
+    put32(p + 8 + 4 * d, rows->cls[r]);
+    for (uint32_t j = 0; j < nc; j++)
+        put32(p + 12 + 4 * d + 4 * j, (uint32_t)(rows->off[r * nc + j + 1] - rows->off[r * nc + j]));
+    const size_t bytes = rows->off[(r + 1) * nc] - rows->off[r * nc];
+    if (bytes) memcpy(p + fixed, rows->copied.data + rows->off[r * nc], bytes);
+    return fixed + bytes;
+}
+
+/* The bytes all ranks together ship in one round of the all-to-all: the
+ * buffers are allocated once and reused, so the pages of a round are touched
+ * again, never afresh (a page fault each 4 KiB costs as much as the copy). */
+#define SHIP_ROUND_BYTES ((size_t)32 << 20)
+
+/* Ships every row to its leaf's owner and finishes the owned leaves with the
+ * in-memory Mondrian, publishing them into ps. Every rank learns first how
+ * many rows (and bytes) each rank holds of each leaf (one MPI_Allgather of
+ * 2 counts per leaf), so an owner places every row it receives straight into
+ * the leaf's arrays: per leaf, the rows of the other ranks in rank order,
+ * then its own, which never pass through a buffer. The rows travel in rounds
+ * of MPI_Alltoallv of at most SHIP_ROUND_BYTES in all. */
 static int ship_and_finish(mp_ctx *c, const mp_rows *rows, const mdr_dist_result *res, publish_stream *ps,
-                           strbuf *rules_out, mp_stats *st)
+                           mp_out *out, strbuf *rules_out, mp_stats *st)
 {
     const table *schema = rows->schema;
     const uint32_t d = schema->nqi, nc = rows->ncopied;
-    const size_t fixed = 4 * ((size_t)d + 3 + nc);
-    int *owner = malloc((res->nleaves ? res->nleaves : 1) * sizeof *owner);
-    uint64_t *sc = calloc(2 * (size_t)c->size, sizeof *sc), *rcnt = sc ? sc + c->size : NULL;
-    int *scount = calloc(4 * (size_t)c->size, sizeof *scount);
-    int rc = owner && sc && scount && assign_owners(c, res, owner) == 0 ? ANONKIT_OK : ak_err_nomem(&c->err);
+    const size_t fixed = 4 * ((size_t)d + 3 + nc), nl = res->nleaves, P = (size_t)c->size;
+    int *owner = malloc((nl ? nl : 1) * sizeof *owner);
+    int *scount = calloc(4 * P, sizeof *scount);
+    uint64_t *mine = calloc(2 * (nl ? nl : 1), sizeof *mine), *all = calloc(2 * (nl ? nl : 1) * P, sizeof *all);
+    size_t *first = calloc(nl + 1, sizeof *first);
+    uint64_t *bfirst = calloc(nl + 1, sizeof *bfirst);
+    uint64_t *pos = calloc(2 * (nl ? nl : 1) * P, sizeof *pos); /* per leaf and sender: next row, next byte */
+    int rc = owner && scount && mine && all && first && bfirst && pos && assign_owners(c, res, owner) == 0
+                 ? ANONKIT_OK
+                 : ak_err_nomem(&c->err);
     unsigned char *sbuf = NULL, *rbuf = NULL;
+    uint32_t **codes = NULL;
+    uint32_t *sens = NULL, *cls = NULL;
+    size_t *off = NULL;
+    char *copied = NULL;
+    size_t m = 0;
     const mp_mark t0 = mp_now(c);
+    uint64_t maxrow = 0; /* the largest row shipped */
     for (size_t r = 0; rc == ANONKIT_OK && r < rows->n; r++) {
-        const int to = owner[res->leaf_of[r]];
-        sc[to] += fixed + rows->off[(r + 1) * nc] - rows->off[r * nc];
-        if (to != c->rank) st->rows_shipped++;
+        const uint32_t l = res->leaf_of[r];
+        const uint64_t bytes = rows->off[(r + 1) * nc] - rows->off[r * nc];
+        mine[2 * l]++;
+        mine[2 * l + 1] += bytes;
+        if (owner[l] != c->rank) {
+            st->rows_shipped++;
+            if (fixed + bytes > maxrow) maxrow = fixed + bytes;
+        }
     }
     if ((rc = mp_agree(c, rc)) < 0) goto done;
     double tc = mp_cpu();
-    MPI_Alltoall(sc, 1, MPI_UINT64_T, rcnt, 1, MPI_UINT64_T, c->comm);
+    MPI_Allgather(mine, 2 * (int)(nl ? nl : 1), MPI_UINT64_T, all, 2 * (int)(nl ? nl : 1), MPI_UINT64_T, c->comm);
+    MPI_Allreduce(MPI_IN_PLACE, &maxrow, 1, MPI_UINT64_T, MPI_MAX, c->comm);
     c->comm_cpu += mp_cpu() - tc;
-    int *sdispl = scount + c->size, *rcount = sdispl + c->size, *rdispl = rcount + c->size;
-    /* a rank's rows for itself are neither packed nor passed through MPI */
-    uint64_t stot = 0, rtot = 0;
-    for (int r = 0; r < c->size; r++) {
-        const uint64_t out_r = r == c->rank ? 0 : sc[r], in_r = r == c->rank ? 0 : rcnt[r];
-        if (out_r > INT_MAX / 2 || in_r > INT_MAX / 2 || stot > INT_MAX / 2 || rtot > INT_MAX / 2)
-            rc = ak_err_set(&c->err, ANONKIT_E_USAGE, NULL, 0, 0,
-                            "a rank would ship or receive more than 1 GiB at once: run on more ranks");
-        scount[r] = (int)out_r;
-        sdispl[r] = (int)stot;
-        rcount[r] = (int)in_r;
-        rdispl[r] = (int)rtot;
-        stot += out_r;
-        rtot += in_r;
-    }
-    if (rc == ANONKIT_OK && (!(sbuf = malloc(stot ? stot : 1)) || !(rbuf = malloc(rtot ? rtot : 1)))) rc = ak_err_nomem(&c->err);
-    if ((rc = mp_agree(c, rc)) < 0) goto done;
-    { /* pack the rows for other ranks: leaf, codes, sensitive, class, field lengths, fields */
-        uint64_t *fill = calloc((size_t)c->size, sizeof *fill);
-        if (!fill) rc = ak_err_nomem(&c->err);
-        for (size_t r = 0; rc == ANONKIT_OK && r < rows->n; r++) {
-            const int to = owner[res->leaf_of[r]];
-            if (to == c->rank) continue;
-            unsigned char *p = sbuf + sdispl[to] + fill[to];
-            put32(p, res->leaf_of[r]);
-            for (uint32_t q = 0; q < d; q++) put32(p + 4 + 4 * q, rows->codes[q][r]);
-            put32(p + 4 + 4 * d, rows->sens[r]);
-            put32(p + 8 + 4 * d, rows->cls[r]);
-            for (uint32_t j = 0; j < nc; j++)
-                put32(p + 12 + 4 * d + 4 * j, (uint32_t)(rows->off[r * nc + j + 1] - rows->off[r * nc + j]));
-            const size_t bytes = rows->off[(r + 1) * nc] - rows->off[r * nc];
-            if (bytes) memcpy(p + fixed, rows->copied.data + rows->off[r * nc], bytes);
-            fill[to] += fixed + bytes;
+    /* where each sender's rows of each owned leaf go */
+    const size_t stride = 2 * (nl ? nl : 1);
+    for (size_t l = 0; l < nl; l++) {
+        uint64_t rws = 0, byt = 0;
+        if (owner[l] == c->rank) {
+            for (size_t s = 0; s <= P; s++) { /* the other ranks in rank order, then this rank (s == P) */
+                const size_t from = s < P ? s : (size_t)c->rank;
+                if (s < P && s == (size_t)c->rank) continue;
+                pos[2 * (l * P + from)] = first[l] + rws;
+                pos[2 * (l * P + from) + 1] = bfirst[l] + byt;
+                rws += all[from * stride + 2 * l];
+                byt += all[from * stride + 2 * l + 1];
+            }
         }
-        free(fill);
+        first[l + 1] = first[l] + rws;
+        bfirst[l + 1] = bfirst[l] + byt;
     }
-    if ((rc = mp_agree(c, rc)) < 0) goto done;
-    tc = mp_cpu();
-    MPI_Alltoallv(sbuf, scount, sdispl, MPI_BYTE, rbuf, rcount, rdispl, MPI_BYTE, c->comm);
-    c->comm_cpu += mp_cpu() - tc;
-    st->bytes_shipped = stot;
-    free(sbuf);
-    sbuf = NULL;
-    mp_time_add(&st->t, MP_SHIP, t0, c);
-    mp_mark t1 = mp_now(c);
-    /* the owned rows grouped by leaf: per leaf, the received rows (in rank
-     * order) and then this rank's own, which never pass through a buffer */
-    const size_t nl = res->nleaves;
-    size_t *first = calloc(nl + 1, sizeof *first), *pos = calloc(nl + 1, sizeof *pos);
-    uint64_t *bfirst = calloc(nl + 1, sizeof *bfirst), *bpos = calloc(nl + 1, sizeof *bpos);
-    if (!first || !pos || !bfirst || !bpos) rc = ak_err_nomem(&c->err);
-    size_t m = 0;
-    for (uint64_t at = 0; rc == ANONKIT_OK && at < rtot; m++) {
-        const unsigned char *p = rbuf + at;
-        uint64_t bytes = 0;
-        for (uint32_t j = 0; j < nc; j++) bytes += get32(p + 12 + 4 * d + 4 * j);
-        first[get32(p) + 1]++;
-        bfirst[get32(p) + 1] += bytes;
-        at += fixed + bytes;
-    }
-    for (size_t r = 0; rc == ANONKIT_OK && r < rows->n; r++) {
-        const uint32_t l = res->leaf_of[r];
-        if (owner[l] != c->rank) continue;
-        first[l + 1]++;
-        bfirst[l + 1] += rows->off[(r + 1) * nc] - rows->off[r * nc];
-        m++;
-    }
-    for (size_t l = 0; rc == ANONKIT_OK && l < nl; l++) {
-        first[l + 1] += first[l];
-        bfirst[l + 1] += bfirst[l];
-    }
-    uint32_t **codes = calloc(d ? d : 1, sizeof *codes);
-    uint32_t *sens = malloc((m ? m : 1) * sizeof *sens), *cls = malloc((m ? m : 1) * sizeof *cls);
-    size_t *off = malloc(((size_t)m * nc + 1) * sizeof *off);
-    char *copied = malloc(bfirst && bfirst[nl] ? bfirst[nl] : 1);
-    partition classes;
-    memset(&classes, 0, sizeof classes);
+    m = first[nl];
+    /* the owned rows' arrays */
+    codes = calloc(d ? d : 1, sizeof *codes);
+    sens = malloc((m ? m : 1) * sizeof *sens);
+    cls = malloc((m ? m : 1) * sizeof *cls);
+    off = malloc(((size_t)m * nc + 1) * sizeof *off);
+    copied = malloc(bfirst[nl] ? bfirst[nl] : 1);
     if (!codes || !sens || !cls || !off || !copied) rc = ak_err_nomem(&c->err);
     for (uint32_t q = 0; rc == ANONKIT_OK && q < d; q++)
         if (!(codes[q] = malloc((m ? m : 1) * sizeof **codes))) rc = ak_err_nomem(&c->err);
-    if (rc == ANONKIT_OK) {
-        memcpy(pos, first, (nl + 1) * sizeof *pos);
-        memcpy(bpos, bfirst, (nl + 1) * sizeof *bpos);
-        off[0] = 0;
-        for (uint64_t at = 0; at < rtot;) { /* received rows */
-            const unsigned char *p = rbuf + at;
-            const uint32_t l = get32(p);
-            const size_t x = pos[l]++;
-            for (uint32_t q = 0; q < d; q++) codes[q][x] = get32(p + 4 + 4 * q);
-            sens[x] = get32(p + 4 + 4 * d);
-            cls[x] = get32(p + 8 + 4 * d);
-            const unsigned char *f = p + fixed;
-            uint64_t b = bpos[l];
-            for (uint32_t j = 0; j < nc; j++) {
-                const uint32_t len = get32(p + 12 + 4 * d + 4 * j);
-                memcpy(copied + b, f, len);
-                f += len;
-                b += len;
-                off[x * nc + j + 1] = b;
-            }
-            at += (uint64_t)(f - p);
-            bpos[l] = b;
+    /* a round's share per destination: at least the largest row */
+    size_t chunk = P > 1 ? SHIP_ROUND_BYTES / (P - 1) : 0;
+    if (chunk < maxrow) chunk = (size_t)maxrow;
+    if (rc == ANONKIT_OK && P > 1 && (chunk > (size_t)INT_MAX / 2 / (P - 1)))
+        rc = ak_err_set(&c->err, ANONKIT_E_USAGE, NULL, 0, 0, "a row is too large to ship (over 1 GiB per round)");
+    if (rc == ANONKIT_OK && P > 1 && (!(sbuf = malloc(chunk * P)) || !(rbuf = malloc(chunk * P))))
+        rc = ak_err_nomem(&c->err);
+    if ((rc = mp_agree(c, rc)) < 0) goto done;
+    off[0] = 0;
+    /* this rank's own rows, in place */
+    for (size_t r = 0; r < rows->n; r++) {
+        const uint32_t l = res->leaf_of[r];
+        if (owner[l] != c->rank) continue;
+        uint64_t *pr = &pos[2 * (l * P + (size_t)c->rank)];
+        const size_t x = (size_t)pr[0]++;
+        for (uint32_t q = 0; q < d; q++) codes[q][x] = rows->codes[q][r];
+        sens[x] = rows->sens[r];
+        cls[x] = rows->cls[r];
+        const size_t from = rows->off[r * nc], bytes = rows->off[(r + 1) * nc] - from;
+        const uint64_t b = pr[1];
+        if (bytes) memcpy(copied + b, rows->copied.data + from, bytes);
+        for (uint32_t j = 0; j < nc; j++) off[x * nc + j + 1] = b + (rows->off[r * nc + j + 1] - from);
+        pr[1] = b + bytes;
+    }
+    /* the rows for other ranks, in rounds */
+    int *sdispl = scount + P, *rcount = sdispl + P, *rdispl = rcount + P;
+    for (size_t r = 0; r < P; r++) sdispl[r] = rdispl[r] = (int)(r * chunk);
+    size_t cursor = 0;
+    for (int more = P > 1;;) {
+        if (!more) break;
+        memset(scount, 0, P * sizeof *scount);
+        for (; cursor < rows->n; cursor++) { /* until a destination's share is full */
+            const int to = owner[res->leaf_of[cursor]];
+            if (to == c->rank) continue;
+            const size_t bytes = fixed + rows->off[(cursor + 1) * nc] - rows->off[cursor * nc];
+            if ((size_t)scount[to] + bytes > chunk) break;
+            scount[to] += (int)pack_row(rows, res, cursor, sbuf + sdispl[to] + scount[to]);
+            st->bytes_shipped += bytes;
         }
-        for (size_t r = 0; r < rows->n; r++) { /* this rank's own rows */
-            const uint32_t l = res->leaf_of[r];
-            if (owner[l] != c->rank) continue;
-            const size_t x = pos[l]++;
-            for (uint32_t q = 0; q < d; q++) codes[q][x] = rows->codes[q][r];
-            sens[x] = rows->sens[r];
-            cls[x] = rows->cls[r];
-            const size_t from = rows->off[r * nc], bytes = rows->off[(r + 1) * nc] - from;
-            const uint64_t b = bpos[l];
-            if (bytes) memcpy(copied + b, rows->copied.data + from, bytes);
-            for (uint32_t j = 0; j < nc; j++) off[x * nc + j + 1] = b + (rows->off[r * nc + j + 1] - from);
-            bpos[l] = b + bytes;
+        tc = mp_cpu();
+        MPI_Alltoall(scount, 1, MPI_INT, rcount, 1, MPI_INT, c->comm);
+        MPI_Alltoallv(sbuf, scount, sdispl, MPI_BYTE, rbuf, rcount, rdispl, MPI_BYTE, c->comm);
+        while (cursor < rows->n && owner[res->leaf_of[cursor]] == c->rank) cursor++;
+        const int mine_more = cursor < rows->n;
+        MPI_Allreduce(&mine_more, &more, 1, MPI_INT, MPI_LOR, c->comm);
+        c->comm_cpu += mp_cpu() - tc;
+        for (size_t s = 0; s < P; s++) { /* unpack: each row straight to its place */
+            for (const unsigned char *p = rbuf + rdispl[s], *end = p + rcount[s]; p < end;) {
+                const uint32_t l = get32(p);
+                uint64_t *pr = &pos[2 * ((size_t)l * P + s)];
+                const size_t x = (size_t)pr[0]++;
+                for (uint32_t q = 0; q < d; q++) codes[q][x] = get32(p + 4 + 4 * q);
+                sens[x] = get32(p + 4 + 4 * d);
+                cls[x] = get32(p + 8 + 4 * d);
+                const unsigned char *f = p + fixed;
+                uint64_t b = pr[1];
+                for (uint32_t j = 0; j < nc; j++) {
+                    const uint32_t len = get32(p + 12 + 4 * d + 4 * j);
+                    memcpy(copied + b, f, len);
+                    f += len;
+                    b += len;
+                    off[x * nc + j + 1] = b;
+                }
+                pr[1] = b;
+                p = f;
+            }
         }
     }
+    free(sbuf);
     free(rbuf);
-    rbuf = NULL;
-    free(pos);
-    free(bpos);
-    free(bfirst);
+    sbuf = rbuf = NULL;
+    mp_time_add(&st->t, MP_SHIP, t0, c);
+    mp_mark t1 = mp_now(c);
+    partition classes;
+    memset(&classes, 0, sizeof classes);
     /* each owned leaf, in leaf order */
     table view = *schema;
     table_qi *qi = malloc((d ? d : 1) * sizeof *qi);
@@ -304,6 +328,7 @@ static int ship_and_finish(mp_ctx *c, const mp_rows *rows, const mdr_dist_result
         mp_time_add(&st->t, MP_FINISH, t1, c);
         const mp_mark tw = mp_now(c);
         rc = publish_stream_part(ps, &view, &classes, NULL, copied, off + b * nc, &c->err);
+        if (rc == ANONKIT_OK) rc = mp_out_progress(c, out);
         for (size_t k = 0; rc == ANONKIT_OK && rules_out && k < classes.nclasses; k++) {
             /* the class for the rules rank 0 writes: its leaf, box, region and rows */
             const uint32_t leaf = (uint32_t)l;
@@ -324,17 +349,20 @@ static int ship_and_finish(mp_ctx *c, const mp_rows *rows, const mdr_dist_result
     partition_free(&classes);
     free(qi);
     mp_time_add(&st->t, MP_FINISH, t1, c);
+done:
     for (uint32_t q = 0; codes && q < d; q++) free(codes[q]);
     free(codes);
-    free(first);
     free(sens);
     free(cls);
     free(off);
     free(copied);
-done:
     free(owner);
-    free(sc);
     free(scount);
+    free(mine);
+    free(all);
+    free(first);
+    free(bfirst);
+    free(pos);
     free(sbuf);
     free(rbuf);
     return rc;
@@ -686,7 +714,7 @@ int main(int argc, char **argv)
         free(mem);
     }
     if ((rc = mp_agree(&c, rc)) < 0) goto done;
-    rc = ship_and_finish(&c, &rows, &res, ps, c.job->rules ? &rules_mine : NULL, &st);
+    rc = ship_and_finish(&c, &rows, &res, ps, &out, c.job->rules ? &rules_mine : NULL, &st);
     if (rc == ANONKIT_OK) {
         publish_stats pst;
         const mp_mark tw = mp_now(&c);
