@@ -359,6 +359,122 @@ static int front_watch(rg_part *pt, int counted)
     return ANONKIT_OK;
 }
 
+/* A small file's rows grouped straight into classes (no buckets): one
+ * linear-probing table of class numbers by the key's 128-bit hash (key_hash,
+ * the same hash and the same bound as the buckets' grouping), the classes
+ * numbered in the order of their first rows and a weight column added up
+ * row by row in that order, as the buckets' grouping adds it. The table
+ * holds 4-byte class numbers, the hashes lie with the classes: a few
+ * hundred KiB for Adult, where the buckets and the front table take pages
+ * a small file fills only in part. Errors as part_read gives them. */
+static int read_direct(csv_reader *reader, const risk_group_params *p, const uint32_t *hcols, uint32_t ncolumns,
+                       int weight_col, XXH128_hash_t star, uint64_t lines, rg_classes *c, uint64_t *rows_out,
+                       ak_error *err)
+{
+    memset(c, 0, sizeof *c);
+    c->star = AK_NOT_FOUND;
+    const int consecutive = consecutive_columns(hcols, p->nqi), weighted = weight_col >= 0;
+    /* room for as many classes as the file has lines by its estimate, and a
+     * table that needs no doubling for them: only the pages the classes
+     * touch are faulted in (both are large enough to be mapped apart) */
+    size_t mask = 1023, cap = 0;
+    while (mask < 2 * lines && mask < ((size_t)1 << 30)) mask = 2 * mask + 1;
+    uint32_t *slot = calloc(mask + 1, sizeof *slot);
+    char *buf = NULL;
+    size_t buf_cap = 0;
+    uint64_t rows = 0;
+    int rc = slot ? ANONKIT_OK : ak_err_nomem(err);
+    while (rc == ANONKIT_OK) {
+        csv_record rec;
+        if ((rc = csv_read(reader, &rec, err)) <= 0) break;
+        rc = ANONKIT_OK;
+        if (rec.count != ncolumns) {
+            rc = ak_err_set(err, ANONKIT_E_INPUT, p->shown, rec.line, 0, "expected %u fields as in the header, found %u",
+                            ncolumns, rec.count);
+            break;
+        }
+        if (rows >= UINT32_MAX - 1) {
+            rc = ak_err_set(err, ANONKIT_E_INPUT, p->shown, rec.line, 0, "more than %lu rows: too many to measure",
+                            (unsigned long)(UINT32_MAX - 1));
+            break;
+        }
+        double w = 0;
+        if (weighted) {
+            const csv_field *f = &rec.fields[weight_col];
+            if (ak_num_parse(f->data, f->len, &w) != 0 || !(w > 0)) {
+                rc = ak_err_set(err, ANONKIT_E_INPUT, p->shown, rec.line, weight_col + 1,
+                                "the weight '%s' of column '%s' is not a positive number", AK_SHOW(f->data, f->len),
+                                p->weight);
+                break;
+            }
+        }
+        XXH128_hash_t h;
+        const int quoted = csv_reader_saw_quote(reader);
+        if (consecutive && !quoted) {
+            h = key_span_hash(&rec.fields[hcols[0]], p->nqi);
+        } else if (key_hash(rec.fields, hcols, p->nqi, p->delimiter, consecutive, quoted, &buf, &buf_cap, &h) != 0) {
+            rc = ak_err_nomem(err);
+            break;
+        }
+        size_t s = (size_t)h.low64 & mask;
+        while (slot[s] && (c->lo[slot[s] - 1] != h.low64 || c->hi[slot[s] - 1] != h.high64)) s = (s + 1) & mask;
+        uint32_t id = slot[s];
+        if (!id) { /* a new class: room for it, the table doubled when half full */
+            if (c->n == cap) {
+                const size_t nc = cap ? 2 * cap : lines > 1024 && lines < ((size_t)1 << 30) ? (size_t)lines : 1024;
+                uint64_t *lo = realloc(c->lo, nc * sizeof *lo);
+                if (lo) c->lo = lo;
+                uint64_t *hi = lo ? realloc(c->hi, nc * sizeof *hi) : NULL;
+                if (hi) c->hi = hi;
+                uint64_t *sz = hi ? realloc(c->size, nc * sizeof *sz) : NULL;
+                if (sz) c->size = sz;
+                double *ws = sz && weighted ? realloc(c->weight, nc * sizeof *ws) : NULL;
+                if (ws) c->weight = ws;
+                if (!sz || (weighted && !ws)) {
+                    rc = ak_err_nomem(err);
+                    break;
+                }
+                cap = nc;
+            }
+            id = (uint32_t)++c->n;
+            c->lo[id - 1] = h.low64;
+            c->hi[id - 1] = h.high64;
+            c->size[id - 1] = 0;
+            if (weighted) c->weight[id - 1] = 0;
+            slot[s] = id;
+            if (2 * c->n > mask) {
+                const size_t m2 = 2 * mask + 1;
+                uint32_t *t = calloc(m2 + 1, sizeof *t);
+                if (!t) {
+                    rc = ak_err_nomem(err);
+                    break;
+                }
+                for (size_t k = 0; k < c->n; k++) {
+                    size_t d = (size_t)c->lo[k] & m2;
+                    while (t[d]) d = (d + 1) & m2;
+                    t[d] = (uint32_t)k + 1;
+                }
+                free(slot);
+                slot = t;
+                mask = m2;
+            }
+        }
+        c->size[id - 1]++;
+        if (weighted) c->weight[id - 1] += w;
+        rows++;
+    }
+    /* the class of the all-"*" key */
+    for (size_t s = (size_t)star.low64 & mask; rc == ANONKIT_OK && slot[s]; s = (s + 1) & mask)
+        if (c->lo[slot[s] - 1] == star.low64 && c->hi[slot[s] - 1] == star.high64) {
+            c->star = slot[s] - 1;
+            break;
+        }
+    free(slot);
+    free(buf);
+    *rows_out = rows;
+    return rc;
+}
+
 /* Reads one piece: every row's hash into its bucket, its weight into
  * pt->weights (and with pt->values its codes into pt->g). */
 static int part_read(rg_part *pt)
@@ -709,6 +825,23 @@ int risk_groups_read(risk_groups *g, const risk_group_params *p, ak_error *err)
             hcols[k] = hcols[k - 1];
             hcols[k - 1] = t;
         }
+    /* A small file (not read in pieces) without SUDA2's codes or a population
+     * table: its classes straight from the rows (read_direct). */
+    struct stat fst;
+    if (!values && !p->population_path && stat(p->path, &fst) == 0 && (uint64_t)fst.st_size < RG_PARALLEL_MIN_BYTES) {
+        const uint64_t lines = csv_estimate_lines(p->path, 0, (uint64_t)fst.st_size);
+        if ((rc = read_direct(reader, p, hcols, ncolumns, weight_col, star, lines, &classes, &g->rows, err)) < 0)
+            goto done;
+        if (!p->any_order || p->weight) { /* in the order of their first rows already: compact's order is the identity */
+            if (!(order = malloc((classes.n ? classes.n : 1) * sizeof *order))) {
+                rc = ak_err_nomem(err);
+                goto done;
+            }
+            for (size_t k = 0; k < classes.n; k++) order[k] = (uint32_t)k;
+        }
+        rc = compact(g, p, &classes, order, NULL, err);
+        goto done;
+    }
     for (unsigned i = 0; i < 2; i++) part_init(&parts[i], p, cols, hcols, ncolumns, weight_col);
     int parallel = 0;
     if (!values && p->threads > 1) {
