@@ -364,9 +364,10 @@ static int front_watch(rg_part *pt, int counted)
  * the same hash and the same bound as the buckets' grouping), the classes
  * numbered in the order of their first rows and a weight column added up
  * row by row in that order, as the buckets' grouping adds it. The table
- * holds 4-byte class numbers, the hashes lie with the classes: a few
- * hundred KiB for Adult, where the buckets and the front table take pages
- * a small file fills only in part. Errors as part_read gives them. */
+ * holds 4-byte class numbers (the hashes lie with the classes) and is at
+ * most three quarters full: what a small file's run faults in is mostly its
+ * classes' hashes and sizes, where the buckets took a hash per row and a
+ * grouping table besides. Errors as part_read gives them. */
 static int read_direct(csv_reader *reader, const risk_group_params *p, const uint32_t *hcols, uint32_t ncolumns,
                        int weight_col, XXH128_hash_t star, uint64_t lines, rg_classes *c, uint64_t *rows_out,
                        ak_error *err)
@@ -374,11 +375,11 @@ static int read_direct(csv_reader *reader, const risk_group_params *p, const uin
     memset(c, 0, sizeof *c);
     c->star = AK_NOT_FOUND;
     const int consecutive = consecutive_columns(hcols, p->nqi), weighted = weight_col >= 0;
-    /* room for as many classes as the file has lines by its estimate, and a
-     * table that needs no doubling for them: only the pages the classes
-     * touch are faulted in (both are large enough to be mapped apart) */
+    /* sized for as many classes as the file has lines by its estimate, so
+     * that nothing is copied as they come: only the pages the classes touch
+     * are faulted in (zeroed pages of their own when large) */
     size_t mask = 1023, cap = 0;
-    while (mask < 2 * lines && mask < ((size_t)1 << 30)) mask = 2 * mask + 1;
+    while (4 * lines > 3 * mask && mask < ((size_t)1 << 30)) mask = 2 * mask + 1;
     uint32_t *slot = calloc(mask + 1, sizeof *slot);
     char *buf = NULL;
     size_t buf_cap = 0;
@@ -442,7 +443,7 @@ static int read_direct(csv_reader *reader, const risk_group_params *p, const uin
             c->size[id - 1] = 0;
             if (weighted) c->weight[id - 1] = 0;
             slot[s] = id;
-            if (2 * c->n > mask) {
+            if (4 * c->n > 3 * mask) { /* (at most three quarters full: fewer pages to fault in) */
                 const size_t m2 = 2 * mask + 1;
                 uint32_t *t = calloc(m2 + 1, sizeof *t);
                 if (!t) {
