@@ -14,6 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Sizes below this have their Benedetti–Franconi risk kept once computed. */
+#define RISK_SIZE_CACHE 256
+
 const uint64_t risk_bucket_lo[RISK_NBUCKETS] = {1, 2, 3, 5, 10, 20, 50, 100, 200, 500, 1000};
 
 static unsigned bucket_of(uint64_t size)
@@ -199,9 +202,23 @@ int risk_measure(const risk_input *in, risk_measures *m, ak_error *err)
     /* Benedetti–Franconi: F_k from the weights, else f_k / sampling fraction. */
     double sum = 0, max = 0;
     uint64_t at_risk = 0;
+    /* without weights a class's risk depends on its size alone: computed
+     * once per size (up to RISK_SIZE_CACHE; NaN: not yet), the same value */
+    double cache[RISK_SIZE_CACHE];
+    for (size_t i = 0; i < RISK_SIZE_CACHE; i++) cache[i] = NAN;
     for (size_t k = 0; k < in->nclasses; k++) {
+        const uint64_t f = in->size[k];
+        const int cached = !in->weight && f < RISK_SIZE_CACHE;
+        if (cached && cache[f] == cache[f]) {
+            const double r = cache[f];
+            sum += r * (double)f;
+            if (r > max) max = r;
+            if (r > in->threshold) at_risk += f;
+            continue;
+        }
         const double F = in->weight ? in->weight[k] : (double)in->size[k] / m->sampling_fraction;
         const double r = risk_individual(in->size[k], F);
+        if (cached) cache[f] = r;
         sum += r * (double)in->size[k];
         if (r > max) max = r;
         if (r > in->threshold) at_risk += in->size[k];
