@@ -22,7 +22,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "common/numparse.h"
 #include "common/parallel.h"
@@ -359,6 +361,28 @@ static int front_watch(rg_part *pt, int counted)
     return ANONKIT_OK;
 }
 
+/* The lines of a small file of `size` bytes by the line ends of its first
+ * 4 KiB (with an eighth more), as csv_estimate_lines makes it from 64 KiB:
+ * its buffer would be 16 more fresh pages for a run that is over in a few
+ * milliseconds. 0 when it cannot be read. */
+static uint64_t small_file_lines(const char *path, uint64_t size)
+{
+    char buf[4096];
+    const int fd = open(path, O_RDONLY);
+    if (fd < 0) return 0;
+    const ssize_t got = pread(fd, buf, sizeof buf, 0);
+    close(fd);
+    if (got <= 0) return 0;
+    uint64_t lines = 0;
+    for (const char *p = buf, *end = buf + got; (p = memchr(p, '\n', (size_t)(end - p))) != NULL; p++) lines++;
+    if (!lines) return 1;
+    const double estimate = (double)size * (double)lines / (double)got;
+    return (uint64_t)(estimate + estimate / 8) + 1;
+}
+
+/* An empty slot of read_direct's table. */
+#define RX_EMPTY UINT32_MAX
+
 /* A small file's rows grouped straight into classes (no buckets): one
  * linear-probing table of class numbers by the key's 128-bit hash (key_hash,
  * the same hash and the same bound as the buckets' grouping), the classes
@@ -380,7 +404,11 @@ static int read_direct(csv_reader *reader, const risk_group_params *p, const uin
      * are faulted in (zeroed pages of their own when large) */
     size_t mask = 1023, cap = 0;
     while (4 * lines > 3 * mask && mask < ((size_t)1 << 30)) mask = 2 * mask + 1;
-    uint32_t *slot = calloc(mask + 1, sizeof *slot);
+    /* empty slots hold RX_EMPTY (all ones), written at once: calloc's fresh
+     * zero pages would be mapped twice, first for the probe that reads them,
+     * then again for the first write */
+    uint32_t *slot = malloc((mask + 1) * sizeof *slot);
+    if (slot) memset(slot, 0xff, (mask + 1) * sizeof *slot);
     char *buf = NULL;
     size_t buf_cap = 0;
     uint64_t rows = 0;
@@ -418,9 +446,9 @@ static int read_direct(csv_reader *reader, const risk_group_params *p, const uin
             break;
         }
         size_t s = (size_t)h.low64 & mask;
-        while (slot[s] && (c->lo[slot[s] - 1] != h.low64 || c->hi[slot[s] - 1] != h.high64)) s = (s + 1) & mask;
+        while (slot[s] != RX_EMPTY && (c->lo[slot[s]] != h.low64 || c->hi[slot[s]] != h.high64)) s = (s + 1) & mask;
         uint32_t id = slot[s];
-        if (!id) { /* a new class: room for it, the table doubled when half full */
+        if (id == RX_EMPTY) { /* a new class: room for it, the table doubled when three quarters full */
             if (c->n == cap) {
                 const size_t nc = cap ? 2 * cap : lines > 1024 && lines < ((size_t)1 << 30) ? (size_t)lines : 1024;
                 uint64_t *lo = realloc(c->lo, nc * sizeof *lo);
@@ -437,37 +465,38 @@ static int read_direct(csv_reader *reader, const risk_group_params *p, const uin
                 }
                 cap = nc;
             }
-            id = (uint32_t)++c->n;
-            c->lo[id - 1] = h.low64;
-            c->hi[id - 1] = h.high64;
-            c->size[id - 1] = 0;
-            if (weighted) c->weight[id - 1] = 0;
+            id = (uint32_t)c->n++;
+            c->lo[id] = h.low64;
+            c->hi[id] = h.high64;
+            c->size[id] = 0;
+            if (weighted) c->weight[id] = 0;
             slot[s] = id;
             if (4 * c->n > 3 * mask) { /* (at most three quarters full: fewer pages to fault in) */
                 const size_t m2 = 2 * mask + 1;
-                uint32_t *t = calloc(m2 + 1, sizeof *t);
+                uint32_t *t = malloc((m2 + 1) * sizeof *t);
                 if (!t) {
                     rc = ak_err_nomem(err);
                     break;
                 }
+                memset(t, 0xff, (m2 + 1) * sizeof *t);
                 for (size_t k = 0; k < c->n; k++) {
                     size_t d = (size_t)c->lo[k] & m2;
-                    while (t[d]) d = (d + 1) & m2;
-                    t[d] = (uint32_t)k + 1;
+                    while (t[d] != RX_EMPTY) d = (d + 1) & m2;
+                    t[d] = (uint32_t)k;
                 }
                 free(slot);
                 slot = t;
                 mask = m2;
             }
         }
-        c->size[id - 1]++;
-        if (weighted) c->weight[id - 1] += w;
+        c->size[id]++;
+        if (weighted) c->weight[id] += w;
         rows++;
     }
     /* the class of the all-"*" key */
-    for (size_t s = (size_t)star.low64 & mask; rc == ANONKIT_OK && slot[s]; s = (s + 1) & mask)
-        if (c->lo[slot[s] - 1] == star.low64 && c->hi[slot[s] - 1] == star.high64) {
-            c->star = slot[s] - 1;
+    for (size_t s = (size_t)star.low64 & mask; rc == ANONKIT_OK && slot[s] != RX_EMPTY; s = (s + 1) & mask)
+        if (c->lo[slot[s]] == star.low64 && c->hi[slot[s]] == star.high64) {
+            c->star = slot[s];
             break;
         }
     free(slot);
@@ -830,7 +859,7 @@ int risk_groups_read(risk_groups *g, const risk_group_params *p, ak_error *err)
      * table: its classes straight from the rows (read_direct). */
     struct stat fst;
     if (!values && !p->population_path && stat(p->path, &fst) == 0 && (uint64_t)fst.st_size < RG_PARALLEL_MIN_BYTES) {
-        const uint64_t lines = csv_estimate_lines(p->path, 0, (uint64_t)fst.st_size);
+        const uint64_t lines = small_file_lines(p->path, (uint64_t)fst.st_size);
         if ((rc = read_direct(reader, p, hcols, ncolumns, weight_col, star, lines, &classes, &g->rows, err)) < 0)
             goto done;
         if (!p->any_order || p->weight) { /* in the order of their first rows already: compact's order is the identity */
