@@ -858,7 +858,8 @@ int risk_groups_read(risk_groups *g, const risk_group_params *p, ak_error *err)
     /* A small file (not read in pieces) without SUDA2's codes or a population
      * table: its classes straight from the rows (read_direct). */
     struct stat fst;
-    if (!values && !p->population_path && stat(p->path, &fst) == 0 && (uint64_t)fst.st_size < RG_PARALLEL_MIN_BYTES) {
+    if (!values && !p->population_path && !p->buckets_only && stat(p->path, &fst) == 0 &&
+        (uint64_t)fst.st_size < RG_PARALLEL_MIN_BYTES) {
         const uint64_t lines = small_file_lines(p->path, (uint64_t)fst.st_size);
         if ((rc = read_direct(reader, p, hcols, ncolumns, weight_col, star, lines, &classes, &g->rows, err)) < 0)
             goto done;
