@@ -388,10 +388,10 @@ static uint64_t small_file_lines(const char *path, uint64_t size)
  * the same hash and the same bound as the buckets' grouping), the classes
  * numbered in the order of their first rows and a weight column added up
  * row by row in that order, as the buckets' grouping adds it. The table
- * holds 4-byte class numbers (the hashes lie with the classes) and is at
- * most three quarters full: what a small file's run faults in is mostly its
- * classes' hashes and sizes, where the buckets took a hash per row and a
- * grouping table besides. Errors as part_read gives them. */
+ * holds 4-byte class numbers (the hashes and counts lie with the classes)
+ * and is at most three quarters full: what a small file's run faults in is
+ * mostly its classes' hashes and counts, where the buckets took a hash per
+ * row and a grouping table besides. Errors as part_read gives them. */
 static int read_direct(csv_reader *reader, const risk_group_params *p, const uint32_t *hcols, uint32_t ncolumns,
                        int weight_col, XXH128_hash_t star, uint64_t lines, rg_classes *c, uint64_t *rows_out,
                        ak_error *err)
@@ -406,6 +406,11 @@ static int read_direct(csv_reader *reader, const risk_group_params *p, const uin
      * touched: on Adult 32,768 slots for 18,109 classes, not 65,536), and
      * doubled when three quarters full */
     size_t mask = 1023, cap = 0;
+    /* per class its hash's two halves side by side (one cache line for a
+     * probe) and a 4-byte count; at the end the counts are written as the
+     * 8-byte sizes over the hashes' memory, which becomes c->size */
+    uint64_t *key = NULL;
+    uint32_t *count = NULL;
     while (2 * lines > 3 * mask && mask < ((size_t)1 << 30)) mask = 2 * mask + 1;
     /* empty slots hold RX_EMPTY (all ones), written at once: calloc's fresh
      * zero pages would be mapped twice, first for the probe that reads them,
@@ -449,29 +454,28 @@ static int read_direct(csv_reader *reader, const risk_group_params *p, const uin
             break;
         }
         size_t s = (size_t)h.low64 & mask;
-        while (slot[s] != RX_EMPTY && (c->lo[slot[s]] != h.low64 || c->hi[slot[s]] != h.high64)) s = (s + 1) & mask;
+        while (slot[s] != RX_EMPTY && (key[2 * (size_t)slot[s]] != h.low64 || key[2 * (size_t)slot[s] + 1] != h.high64))
+            s = (s + 1) & mask;
         uint32_t id = slot[s];
         if (id == RX_EMPTY) { /* a new class: room for it, the table doubled when three quarters full */
             if (c->n == cap) {
                 const size_t nc = cap ? 2 * cap : lines > 1024 && lines < ((size_t)1 << 30) ? (size_t)lines : 1024;
-                uint64_t *lo = realloc(c->lo, nc * sizeof *lo);
-                if (lo) c->lo = lo;
-                uint64_t *hi = lo ? realloc(c->hi, nc * sizeof *hi) : NULL;
-                if (hi) c->hi = hi;
-                uint64_t *sz = hi ? realloc(c->size, nc * sizeof *sz) : NULL;
-                if (sz) c->size = sz;
-                double *ws = sz && weighted ? realloc(c->weight, nc * sizeof *ws) : NULL;
+                uint64_t *k2 = realloc(key, 2 * nc * sizeof *k2);
+                if (k2) key = k2;
+                uint32_t *cn = k2 ? realloc(count, nc * sizeof *cn) : NULL;
+                if (cn) count = cn;
+                double *ws = cn && weighted ? realloc(c->weight, nc * sizeof *ws) : NULL;
                 if (ws) c->weight = ws;
-                if (!sz || (weighted && !ws)) {
+                if (!cn || (weighted && !ws)) {
                     rc = ak_err_nomem(err);
                     break;
                 }
                 cap = nc;
             }
             id = (uint32_t)c->n++;
-            c->lo[id] = h.low64;
-            c->hi[id] = h.high64;
-            c->size[id] = 0;
+            key[2 * (size_t)id] = h.low64;
+            key[2 * (size_t)id + 1] = h.high64;
+            count[id] = 0;
             if (weighted) c->weight[id] = 0;
             slot[s] = id;
             if (4 * c->n > 3 * mask) { /* (at most three quarters full: fewer pages to fault in) */
@@ -483,7 +487,7 @@ static int read_direct(csv_reader *reader, const risk_group_params *p, const uin
                 }
                 memset(t, 0xff, (m2 + 1) * sizeof *t);
                 for (size_t k = 0; k < c->n; k++) {
-                    size_t d = (size_t)c->lo[k] & m2;
+                    size_t d = (size_t)key[2 * k] & m2;
                     while (t[d] != RX_EMPTY) d = (d + 1) & m2;
                     t[d] = (uint32_t)k;
                 }
@@ -492,16 +496,25 @@ static int read_direct(csv_reader *reader, const risk_group_params *p, const uin
                 mask = m2;
             }
         }
-        c->size[id]++;
+        count[id]++;
         if (weighted) c->weight[id] += w;
         rows++;
     }
     /* the class of the all-"*" key */
     for (size_t s = (size_t)star.low64 & mask; rc == ANONKIT_OK && slot[s] != RX_EMPTY; s = (s + 1) & mask)
-        if (c->lo[slot[s]] == star.low64 && c->hi[slot[s]] == star.high64) {
+        if (key[2 * (size_t)slot[s]] == star.low64 && key[2 * (size_t)slot[s] + 1] == star.high64) {
             c->star = slot[s];
             break;
         }
+    /* the sizes over the hashes (size k's word lies before hash k's) */
+    for (size_t k = 0; rc == ANONKIT_OK && k < c->n; k++) key[k] = count[k];
+    if (rc == ANONKIT_OK && !key && !(key = malloc(sizeof *key))) rc = ak_err_nomem(err); /* (no rows) */
+    if (rc == ANONKIT_OK) {
+        c->size = key;
+        key = NULL;
+    }
+    free(key);
+    free(count);
     free(slot);
     free(buf);
     *rows_out = rows;
