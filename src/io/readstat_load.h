@@ -1,8 +1,7 @@
 /* readstat_load.h — ReadStat (libreadstat) loaded at run time, only when an
  * SPSS, Stata or SAS file is read or written (io/source_readstat.c;
- * io/dl_load.h), so that
- * starting anonkit does not load it; the functions are looked up into a
- * rs_api that the user keeps in its own struct. */
+ * io/dl_load.h), so that starting anonkit does not load it; the functions
+ * are looked up into an rs_api that the user keeps in its own struct. */
 #ifndef ANONKIT_IO_RS_LOAD_H
 #define ANONKIT_IO_RS_LOAD_H
 
