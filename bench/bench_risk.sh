@@ -60,9 +60,10 @@ PY
 }
 
 ADULT_QI=age,sex,race,marital-status,education,native-country,workclass,occupation
-# what starting a process costs each binary (anonkit loads jansson, GSL,
-# SQLite, ReadStat and libcrypto; libpq only for a PostgreSQL source), so that
-# the small file's ratio can be read without it
+# what starting a process costs each binary (anonkit loads jansson, GSL and
+# libm; libpq, SQLite, ReadStat and libcrypto only when a source, sink or the
+# release report needs them; bench_csv only libc), so that the small file's
+# ratio can be read without it
 pair "start-up only (--version, empty file)" "$RUNS" -- "$CSV" --once /dev/null -- "$BIN" --version
 echo "Adult: $ADULT ($(($(wc -l <"$ADULT") - 1)) rows), QIs $ADULT_QI"
 pair "risk, Adult, 8 QIs" "$RUNS" -- "$CSV" --once "$ADULT" ';' -- \

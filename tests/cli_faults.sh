@@ -7,7 +7,7 @@
 # run makes: anonymize with each algorithm (Mondrian from a file and from
 # standard input, Rothko-T and Rothko-S out of core, Incognito, Hilbert,
 # iDistance, Hilbert with its external sort, Mondrian with --html), check (and
-# check --achieved), metrics, risk, report, recode, sequential and generate. Every output path holds an old file first. After
+# check --achieved), metrics, risk (with SUDA2 and without), report, recode, sequential and generate. Every output path holds an old file first. After
 # each run:
 #   - the exit status is 0, 1 or 2 (no crash, no signal, no sanitizer report);
 #   - on 1 or 2: stderr has an "anonkit: " message, every old output is
@@ -302,6 +302,9 @@ sweep "metrics" "malloc write open" metrics "$FX/adult.csv" "$FX/published.csv" 
 sweep "check --achieved" "malloc open" check "$FX/published.csv" "${SPEC[@]}" --achieved
 OUTS=(r.json)
 sweep "risk" "$ALL" risk "$FX/adult.csv" "${SPEC[@]}" --sampling-fraction 0.1 --suda 2 --json "$OUTD/r.json"
+# (without --suda: the small file grouped straight into classes, src/metrics/risk_groups.c read_direct)
+sweep "risk, direct" "malloc open" risk "$FX/published.csv" "${SPEC[@]}" --published --sampling-fraction 0.1 \
+    --json "$OUTD/r.json"
 OUTS=(h.html)
 sweep "report" "$ALL" report "$FX/published.csv" --original "$FX/adult.csv" "${SPEC[@]}" --html "$OUTD/h.html"
 OUTS=(o.csv)

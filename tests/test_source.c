@@ -17,7 +17,10 @@
 #include <unistd.h>
 
 #include "io/outfile.h"
+#include "io/crypto_load.h"
 #include "io/pg_load.h"
+#include "io/readstat_load.h"
+#include "io/sqlite_load.h"
 #include "io/source.h"
 #include "testutil.h"
 
@@ -267,12 +270,65 @@ static void test_pg_load(void **state)
     assert_non_null(strstr(err.message, "lacks PQconnectdbParams"));
 }
 
+/* SQLite, ReadStat and libcrypto loaded on demand the same way: the real
+ * library gives every function; a missing one, or one without the functions,
+ * a message naming the Debian package, and a zeroed table. */
+static void test_dl_load(void **state)
+{
+    (void)state;
+    ak_error err = {0};
+    sq_api sq;
+    assert_int_equal(sq_api_open(&sq, SQ_SONAME, "db", &err), ANONKIT_OK);
+    assert_non_null(sq.lib);
+    assert_non_null(sq.sqlite3_open_v2);
+    assert_non_null(sq.sqlite3_step);
+    assert_ptr_not_equal((void *)sq.sqlite3_step, (void *)sq.sqlite3_reset);
+    sq_api_close(&sq);
+    assert_null(sq.lib);
+    sq_api_close(&sq); /* twice: a no-op */
+    assert_int_equal(sq_api_open(&sq, "libanonkit-no-such-library.so.0", "db", &err), ANONKIT_E_IO);
+    assert_null(sq.lib);
+    assert_null(sq.sqlite3_step);
+    assert_non_null(strstr(err.message, "package libsqlite3-0"));
+    assert_non_null(strstr(err.message, "libanonkit-no-such-library.so.0"));
+    assert_string_equal(err.file, "db");
+    memset(&err, 0, sizeof err);
+    assert_int_equal(sq_api_open(&sq, "libz.so.1", "db", &err), ANONKIT_E_IO);
+    assert_null(sq.lib);
+    assert_null(sq.sqlite3_bind_double); /* the table is zeroed */
+    assert_non_null(strstr(err.message, "lacks sqlite3_bind_double"));
+
+    rs_api rs;
+    memset(&err, 0, sizeof err);
+    assert_int_equal(rs_api_open(&rs, RS_SONAME, "f.sav", &err), ANONKIT_OK);
+    assert_non_null(rs.readstat_parse_sav);
+    assert_non_null(rs.readstat_writer_init);
+    rs_api_close(&rs);
+    assert_null(rs.lib);
+    assert_int_equal(rs_api_open(&rs, "libanonkit-no-such-library.so.1", "f.sav", &err), ANONKIT_E_IO);
+    assert_non_null(strstr(err.message, "package libreadstat1"));
+    assert_string_equal(err.file, "f.sav");
+
+    crypto_api c;
+    memset(&err, 0, sizeof err);
+    assert_int_equal(crypto_api_open(&c, CRYPTO_SONAME, "r.html", &err), ANONKIT_OK);
+    assert_non_null(c.EVP_MD_fetch);
+    assert_non_null(c.EVP_DigestFinal_ex);
+    crypto_api_close(&c);
+    assert_null(c.lib);
+    assert_int_equal(crypto_api_open(&c, "libanonkit-no-such-library.so.3", "r.html", &err), ANONKIT_E_IO);
+    assert_non_null(strstr(err.message, "package libssl3"));
+    memset(&err, 0, sizeof err);
+    assert_int_equal(crypto_api_open(&c, "libz.so.1", "r.html", &err), ANONKIT_E_IO);
+    assert_non_null(strstr(err.message, "lacks ERR_clear_error"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_kind_and_mask), cmocka_unit_test(test_uri_take), cmocka_unit_test(test_sqlite_reader),
         cmocka_unit_test(test_sqlite_sink),   cmocka_unit_test(test_readstat),
-        cmocka_unit_test(test_pg_load),
+        cmocka_unit_test(test_pg_load),       cmocka_unit_test(test_dl_load),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,6 +1,6 @@
 /* source_readstat.c — SPSS (.sav, .zsav, .por), Stata (.dta) and SAS
  * (.sas7bdat, .xpt) files as sources, and .sav, .zsav, .dta, .xpt as sinks
- * through ReadStat (docs/sources.md).
+ * through ReadStat, opened on demand (io/readstat_load.h; docs/sources.md).
  *
  * Reading: a first parse takes the variables (names, labels, types) and the
  * value labels without the data (Stata keeps its value labels after the
@@ -18,13 +18,13 @@
  * destination (io/outfile.h), renamed into place at commit. */
 #define _GNU_SOURCE
 #include <math.h>
-#include <readstat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
 #include "io/outfile.h"
+#include "io/readstat_load.h"
 #include "io/source.h"
 
 typedef enum rs_format { RS_SAV, RS_ZSAV, RS_POR, RS_DTA, RS_SAS7BDAT, RS_XPT } rs_format;
@@ -51,6 +51,7 @@ typedef struct rs_set {
 
 typedef struct rs_source {
     source base;
+    rs_api api;         /* libreadstat, loaded on opening */
     char *path;
     rs_format format;
     int use_codes;
@@ -84,11 +85,11 @@ static readstat_error_t rs_parse(rs_source *s, readstat_parser_t *p)
 {
     switch (s->format) {
     case RS_SAV:
-    case RS_ZSAV: return readstat_parse_sav(p, s->path, s);
-    case RS_POR: return readstat_parse_por(p, s->path, s);
-    case RS_DTA: return readstat_parse_dta(p, s->path, s);
-    case RS_SAS7BDAT: return readstat_parse_sas7bdat(p, s->path, s);
-    case RS_XPT: return readstat_parse_xport(p, s->path, s);
+    case RS_ZSAV: return s->api.readstat_parse_sav(p, s->path, s);
+    case RS_POR: return s->api.readstat_parse_por(p, s->path, s);
+    case RS_DTA: return s->api.readstat_parse_dta(p, s->path, s);
+    case RS_SAS7BDAT: return s->api.readstat_parse_sas7bdat(p, s->path, s);
+    case RS_XPT: return s->api.readstat_parse_xport(p, s->path, s);
     }
     return READSTAT_ERROR_PARSE;
 }
@@ -112,9 +113,9 @@ static int rs_on_variable(int index, readstat_variable_t *v, const char *val_lab
     s->set_of[s->base.ncols] = NULL;
     s->base.ncols++;
     s->nset_of = s->base.ncols;
-    const char *name = readstat_variable_get_name(v), *label = readstat_variable_get_label(v);
-    c->numeric = readstat_variable_get_type_class(v) == READSTAT_TYPE_CLASS_NUMERIC;
-    c->width = readstat_variable_get_storage_width(v);
+    const char *name = s->api.readstat_variable_get_name(v), *label = s->api.readstat_variable_get_label(v);
+    c->numeric = s->api.readstat_variable_get_type_class(v) == READSTAT_TYPE_CLASS_NUMERIC;
+    c->width = s->api.readstat_variable_get_storage_width(v);
     if (!(c->name = strdup(name ? name : ""))) return READSTAT_HANDLER_ABORT;
     if (label && *label && !(c->label = strdup(label))) return READSTAT_HANDLER_ABORT;
     if (val_labels && *val_labels && !(s->set_of[s->base.ncols - 1] = strdup(val_labels))) return READSTAT_HANDLER_ABORT;
@@ -125,7 +126,7 @@ static int rs_on_variable(int index, readstat_variable_t *v, const char *val_lab
 static int rs_on_value_label(const char *set, readstat_value_t value, const char *label, void *ctx)
 {
     rs_source *s = ctx;
-    if (readstat_value_type_class(value) != READSTAT_TYPE_CLASS_NUMERIC || readstat_value_is_tagged_missing(value))
+    if (s->api.readstat_value_type_class(value) != READSTAT_TYPE_CLASS_NUMERIC || s->api.readstat_value_is_tagged_missing(value))
         return READSTAT_HANDLER_OK;
     rs_set *st = NULL;
     for (size_t i = 0; i < s->nsets && !st; i++)
@@ -138,7 +139,7 @@ static int rs_on_value_label(const char *set, readstat_value_t value, const char
         s->nsets++;
     }
     if (AK_RESERVE(st->labels, st->cap, st->n + 1) != 0) return READSTAT_HANDLER_ABORT;
-    st->labels[st->n].value = readstat_double_value(value);
+    st->labels[st->n].value = s->api.readstat_double_value(value);
     if (!(st->labels[st->n].label = strdup(label ? label : ""))) return READSTAT_HANDLER_ABORT;
     st->n++;
     return READSTAT_HANDLER_OK;
@@ -159,21 +160,21 @@ static int rs_on_value(int obs, readstat_variable_t *v, readstat_value_t value, 
 {
     (void)obs;
     rs_source *s = ctx;
-    const int i = readstat_variable_get_index(v);
+    const int i = s->api.readstat_variable_get_index(v);
     if (i < 0 || (uint32_t)i >= s->base.ncols) return READSTAT_HANDLER_ABORT;
     if (i == 0) s->row.len = 0;
     const source_column *c = &s->base.cols[i];
     char num[64];
     const char *text = NULL;
     size_t len = 0;
-    if (readstat_value_is_missing(value, v)) {
+    if (s->api.readstat_value_is_missing(value, v)) {
         s->off[i] = SIZE_MAX;
     } else {
-        if (readstat_value_type_class(value) == READSTAT_TYPE_CLASS_STRING) {
-            text = readstat_string_value(value);
+        if (s->api.readstat_value_type_class(value) == READSTAT_TYPE_CLASS_STRING) {
+            text = s->api.readstat_string_value(value);
             if (!text) text = "";
         } else {
-            const double d = readstat_double_value(value);
+            const double d = s->api.readstat_double_value(value);
             for (size_t k = 0; !s->use_codes && k < c->nlabels && !text; k++)
                 if (c->labels[k].value == d) text = c->labels[k].label;
             if (!text) {
@@ -211,26 +212,26 @@ static int rs_on_variable_again(int index, readstat_variable_t *v, const char *v
 /* A failed parse as an error naming the file. */
 static int rs_fail(rs_source *s, readstat_error_t e, ak_error *err)
 {
-    return ak_err_set(err, ANONKIT_E_INPUT, s->base.shown, 0, 0, "cannot read: %s%s%s", readstat_error_message(e),
+    return ak_err_set(err, ANONKIT_E_INPUT, s->base.shown, 0, 0, "cannot read: %s%s%s", s->api.readstat_error_message(e),
                       s->msg[0] ? ": " : "", s->msg);
 }
 
 static int rs_scan(source *base, source_row_fn fn, void *ctx, ak_error *err)
 {
     rs_source *s = (rs_source *)base;
-    readstat_parser_t *p = readstat_parser_init();
+    readstat_parser_t *p = s->api.readstat_parser_init();
     if (!p) return ak_err_nomem(err);
     s->fn = fn;
     s->ctx = ctx;
     s->err = err;
     s->rc = ANONKIT_OK;
     s->msg[0] = '\0';
-    readstat_set_variable_handler(p, rs_on_variable_again);
-    readstat_set_value_handler(p, rs_on_value);
-    readstat_set_error_handler(p, rs_on_error);
-    readstat_set_handler_character_encoding(p, "UTF-8");
+    s->api.readstat_set_variable_handler(p, rs_on_variable_again);
+    s->api.readstat_set_value_handler(p, rs_on_value);
+    s->api.readstat_set_error_handler(p, rs_on_error);
+    s->api.readstat_set_handler_character_encoding(p, "UTF-8");
     const readstat_error_t e = rs_parse(s, p);
-    readstat_parser_free(p);
+    s->api.readstat_parser_free(p);
     if (s->rc < 0) return s->rc;
     return e == READSTAT_OK ? ANONKIT_OK : rs_fail(s, e, err);
 }
@@ -253,6 +254,7 @@ static void rs_close(source *base)
     free(s->off);
     free(s->text);
     free(s->len);
+    rs_api_close(&s->api);
     free(s);
 }
 
@@ -268,17 +270,18 @@ int source_open_readstat(source **out, const char *name, const source_options *o
     s->format = rs_format_of(name);
     s->use_codes = o && o->use_codes;
     int rc = (s->base.shown = strdup(name)) && (s->path = strdup(name)) ? ANONKIT_OK : ak_err_nomem(err);
-    readstat_parser_t *p = rc == ANONKIT_OK ? readstat_parser_init() : NULL;
+    if (rc == ANONKIT_OK) rc = rs_api_open(&s->api, RS_SONAME, s->base.shown, err);
+    readstat_parser_t *p = rc == ANONKIT_OK ? s->api.readstat_parser_init() : NULL;
     if (rc == ANONKIT_OK && !p) rc = ak_err_nomem(err);
     if (rc == ANONKIT_OK) {
-        readstat_set_variable_handler(p, rs_on_variable);
-        readstat_set_value_label_handler(p, rs_on_value_label);
-        readstat_set_error_handler(p, rs_on_error);
-        readstat_set_handler_character_encoding(p, "UTF-8");
+        s->api.readstat_set_variable_handler(p, rs_on_variable);
+        s->api.readstat_set_value_label_handler(p, rs_on_value_label);
+        s->api.readstat_set_error_handler(p, rs_on_error);
+        s->api.readstat_set_handler_character_encoding(p, "UTF-8");
         const readstat_error_t e = rs_parse(s, p);
         if (e != READSTAT_OK) rc = rs_fail(s, e, err);
     }
-    readstat_parser_free(p);
+    if (p) s->api.readstat_parser_free(p);
     if (rc == ANONKIT_OK && !s->base.ncols)
         rc = ak_err_set(err, ANONKIT_E_INPUT, s->base.shown, 0, 0, "the file has no variables");
     /* the value labels of each column, kept on the column for sinks and for the scan */
@@ -320,6 +323,7 @@ int source_open_readstat(source **out, const char *name, const source_options *o
 
 typedef struct rs_sink {
     sink base;
+    rs_api api;                 /* libreadstat, loaded on opening */
     rs_format format;
     outfile file;               /* the destination's temporary */
     readstat_writer_t *writer;
@@ -344,7 +348,7 @@ static void rs_sink_on_error(const char *message, void *ctx)
 /* A failed write as an error naming the file. */
 static int rs_sink_fail(rs_sink *s, readstat_error_t e, ak_error *err)
 {
-    return ak_err_set(err, ANONKIT_E_IO, s->base.shown, 0, 0, "cannot write: %s%s%s", readstat_error_message(e),
+    return ak_err_set(err, ANONKIT_E_IO, s->base.shown, 0, 0, "cannot write: %s%s%s", s->api.readstat_error_message(e),
                       s->msg[0] ? ": " : "", s->msg);
 }
 
@@ -352,7 +356,7 @@ static int rs_sink_fail(rs_sink *s, readstat_error_t e, ak_error *err)
 static int rs_put_row(void *ctx, const source_row *row, ak_error *err)
 {
     rs_sink *s = ctx;
-    readstat_error_t e = readstat_begin_row(s->writer);
+    readstat_error_t e = s->api.readstat_begin_row(s->writer);
     for (uint32_t i = 0; e == READSTAT_OK && i < row->count; i++) {
         const sink_type t = s->types->types[i];
         s->field.len = 0;
@@ -360,13 +364,13 @@ static int rs_put_row(void *ctx, const source_row *row, ak_error *err)
         if (row->len[i]) memcpy(s->field.data, row->text[i], row->len[i]);
         s->field.data[row->len[i]] = '\0';
         if (t == SINK_TEXT)
-            e = readstat_insert_string_value(s->writer, s->vars[i], s->field.data);
+            e = s->api.readstat_insert_string_value(s->writer, s->vars[i], s->field.data);
         else if (!row->len[i])
-            e = readstat_insert_missing_value(s->writer, s->vars[i]);
+            e = s->api.readstat_insert_missing_value(s->writer, s->vars[i]);
         else
-            e = readstat_insert_double_value(s->writer, s->vars[i], strtod(s->field.data, NULL));
+            e = s->api.readstat_insert_double_value(s->writer, s->vars[i], strtod(s->field.data, NULL));
     }
-    if (e == READSTAT_OK) e = readstat_end_row(s->writer);
+    if (e == READSTAT_OK) e = s->api.readstat_end_row(s->writer);
     return e == READSTAT_OK ? ANONKIT_OK : rs_sink_fail(s, e, err);
 }
 
@@ -379,13 +383,13 @@ static int rs_add_labels(rs_sink *s, readstat_variable_t *v, const source_column
     const int int32 = s->format == RS_DTA;
     for (size_t k = 0; int32 && k < c->nlabels; k++)
         if (c->labels[k].value != floor(c->labels[k].value) || fabs(c->labels[k].value) > 2147483000.0) return 0;
-    readstat_label_set_t *set = readstat_add_label_set(s->writer, int32 ? READSTAT_TYPE_INT32 : READSTAT_TYPE_DOUBLE, name);
+    readstat_label_set_t *set = s->api.readstat_add_label_set(s->writer, int32 ? READSTAT_TYPE_INT32 : READSTAT_TYPE_DOUBLE, name);
     if (!set) return -1;
     for (size_t k = 0; k < c->nlabels; k++) {
-        if (int32) readstat_label_int32_value(set, (int32_t)c->labels[k].value, c->labels[k].label);
-        else readstat_label_double_value(set, c->labels[k].value, c->labels[k].label);
+        if (int32) s->api.readstat_label_int32_value(set, (int32_t)c->labels[k].value, c->labels[k].label);
+        else s->api.readstat_label_double_value(set, c->labels[k].value, c->labels[k].label);
     }
-    readstat_variable_set_label_set(v, set);
+    s->api.readstat_variable_set_label_set(v, set);
     return 0;
 }
 
@@ -397,18 +401,18 @@ static int rs_prepare(sink *base, FILE *csv, ak_error *err)
     AK_CHECK(sink_table_scan(&t, csv, base->delimiter, base->shown, err));
     s->types = &t;
     int rc = ANONKIT_OK;
-    if (!(s->writer = readstat_writer_init()) || !(s->vars = calloc(t.ncols ? t.ncols : 1, sizeof *s->vars)))
+    if (!(s->writer = s->api.readstat_writer_init()) || !(s->vars = calloc(t.ncols ? t.ncols : 1, sizeof *s->vars)))
         rc = ak_err_nomem(err);
     if (rc == ANONKIT_OK) {
-        readstat_set_data_writer(s->writer, rs_write);
-        readstat_writer_set_error_handler(s->writer, rs_sink_on_error);
-        if (s->format == RS_ZSAV) readstat_writer_set_compression(s->writer, READSTAT_COMPRESS_BINARY);
-        if (s->format == RS_XPT) readstat_writer_set_file_format_version(s->writer, 8); /* names of 32 characters */
+        s->api.readstat_set_data_writer(s->writer, rs_write);
+        s->api.readstat_writer_set_error_handler(s->writer, rs_sink_on_error);
+        if (s->format == RS_ZSAV) s->api.readstat_writer_set_compression(s->writer, READSTAT_COMPRESS_BINARY);
+        if (s->format == RS_XPT) s->api.readstat_writer_set_file_format_version(s->writer, 8); /* names of 32 characters */
     }
     for (uint32_t i = 0; rc == ANONKIT_OK && i < t.ncols; i++) {
         const int text = t.types[i] == SINK_TEXT;
         const size_t width = t.width[i] ? t.width[i] : 1;
-        readstat_variable_t *v = readstat_add_variable(s->writer, t.names[i], text ? READSTAT_TYPE_STRING : READSTAT_TYPE_DOUBLE,
+        readstat_variable_t *v = s->api.readstat_add_variable(s->writer, t.names[i], text ? READSTAT_TYPE_STRING : READSTAT_TYPE_DOUBLE,
                                                        text ? width : 0);
         if (!v) {
             rc = ak_err_nomem(err);
@@ -416,22 +420,22 @@ static int rs_prepare(sink *base, FILE *csv, ak_error *err)
         }
         s->vars[i] = v;
         const source_column *c = sink_origin(base, t.names[i]);
-        if (c && c->label) readstat_variable_set_label(v, c->label);
+        if (c && c->label) s->api.readstat_variable_set_label(v, c->label);
         if (!text && rs_add_labels(s, v, c, i) != 0) rc = ak_err_nomem(err);
     }
     readstat_error_t e = READSTAT_OK;
     if (rc == ANONKIT_OK) {
         switch (s->format) {
-        case RS_DTA: e = readstat_begin_writing_dta(s->writer, s, (long)t.rows); break;
-        case RS_XPT: e = readstat_begin_writing_xport(s->writer, s, (long)t.rows); break;
-        default: e = readstat_begin_writing_sav(s->writer, s, (long)t.rows); break;
+        case RS_DTA: e = s->api.readstat_begin_writing_dta(s->writer, s, (long)t.rows); break;
+        case RS_XPT: e = s->api.readstat_begin_writing_xport(s->writer, s, (long)t.rows); break;
+        default: e = s->api.readstat_begin_writing_sav(s->writer, s, (long)t.rows); break;
         }
-        if (e == READSTAT_OK) e = readstat_validate_metadata(s->writer);
-        for (uint32_t i = 0; e == READSTAT_OK && i < t.ncols; i++) e = readstat_validate_variable(s->writer, s->vars[i]);
+        if (e == READSTAT_OK) e = s->api.readstat_validate_metadata(s->writer);
+        for (uint32_t i = 0; e == READSTAT_OK && i < t.ncols; i++) e = s->api.readstat_validate_variable(s->writer, s->vars[i]);
         if (e != READSTAT_OK) rc = rs_sink_fail(s, e, err);
     }
     if (rc == ANONKIT_OK) rc = sink_rows(csv, base->delimiter, base->shown, rs_put_row, s, err);
-    if (rc == ANONKIT_OK && (e = readstat_end_writing(s->writer)) != READSTAT_OK) rc = rs_sink_fail(s, e, err);
+    if (rc == ANONKIT_OK && (e = s->api.readstat_end_writing(s->writer)) != READSTAT_OK) rc = rs_sink_fail(s, e, err);
     s->types = NULL;
     sink_table_free(&t);
     return rc;
@@ -447,7 +451,8 @@ static void rs_sink_free(sink *base)
 {
     rs_sink *s = (rs_sink *)base;
     outfile_abort(&s->file);
-    if (s->writer) readstat_writer_free(s->writer);
+    if (s->writer) s->api.readstat_writer_free(s->writer);
+    rs_api_close(&s->api);
     free(s->vars);
     strbuf_free(&s->field);
     free(base->shown);
@@ -469,6 +474,7 @@ int sink_open_readstat(sink **out, const char *name, const source_options *o, ak
         rc = ak_err_set(err, ANONKIT_E_USAGE, name, 0, 0, "SAS .sas7bdat files are read only; write .xpt");
     if (rc == ANONKIT_OK && s->format == RS_POR)
         rc = ak_err_set(err, ANONKIT_E_USAGE, name, 0, 0, "SPSS portable .por files are read only; write .sav");
+    if (rc == ANONKIT_OK) rc = rs_api_open(&s->api, RS_SONAME, s->base.shown, err);
     if (rc == ANONKIT_OK) rc = outfile_open(&s->file, name, err); /* an unwritable destination fails now */
     if (rc < 0) {
         rs_sink_free(&s->base);

@@ -1,5 +1,5 @@
 /* source_sqlite.c — SQLite tables as sources and sinks, through libsqlite3
- * (docs/sources.md). A name is sqlite:PATH?table=NAME (sqlite:///abs/path
+ * opened on demand (io/sqlite_load.h; docs/sources.md). A name is sqlite:PATH?table=NAME (sqlite:///abs/path
  * too). Reading: the database is opened read-only and every scan runs inside
  * one read transaction (BEGIN ... COMMIT at close), so every scan sees the
  * same rows. Writing: BEGIN IMMEDIATE, a new table of a temporary name
@@ -8,7 +8,6 @@
  * any other way leaves the database as it was (SQLite's journal undoes an
  * interrupted transaction), and a database file the run created is removed. */
 #define _GNU_SOURCE
-#include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -16,11 +15,12 @@
 #include <unistd.h>
 
 #include "io/source.h"
+#include "io/sqlite_load.h"
 
 /* A new error from SQLite's message for db. */
-static int sq_fail(ak_error *err, const char *shown, const char *what, sqlite3 *db)
+static int sq_fail(const sq_api *api, ak_error *err, const char *shown, const char *what, sqlite3 *db)
 {
-    return ak_err_set(err, ANONKIT_E_INPUT, shown, 0, 0, "%s: %s", what, db ? sqlite3_errmsg(db) : "out of memory");
+    return ak_err_set(err, ANONKIT_E_INPUT, shown, 0, 0, "%s: %s", what, db ? api->sqlite3_errmsg(db) : "out of memory");
 }
 
 /* The database path and the table of a name sqlite:PATH?table=NAME. */
@@ -52,15 +52,16 @@ static int sq_quote(strbuf *b, const char *name)
 }
 
 /* Runs SQL that returns no rows. */
-static int sq_exec(sqlite3 *db, const char *sql, const char *shown, const char *what, ak_error *err)
+static int sq_exec(const sq_api *api, sqlite3 *db, const char *sql, const char *shown, const char *what, ak_error *err)
 {
-    return sqlite3_exec(db, sql, NULL, NULL, NULL) == SQLITE_OK ? ANONKIT_OK : sq_fail(err, shown, what, db);
+    return api->sqlite3_exec(db, sql, NULL, NULL, NULL) == SQLITE_OK ? ANONKIT_OK : sq_fail(api, err, shown, what, db);
 }
 
 /* ---- Reading ---- */
 
 typedef struct sq_source {
     source base;
+    sq_api api; /* libsqlite3, loaded on opening */
     sqlite3 *db;
     sqlite3_stmt *stmt;
     const char **text;
@@ -81,37 +82,40 @@ static int sq_numeric_decl(const char *decl)
 static int sq_scan(source *base, source_row_fn fn, void *ctx, ak_error *err)
 {
     sq_source *s = (sq_source *)base;
-    sqlite3_reset(s->stmt);
+    s->api.sqlite3_reset(s->stmt);
     int st;
     int rc = ANONKIT_OK;
-    while (rc == ANONKIT_OK && (st = sqlite3_step(s->stmt)) == SQLITE_ROW) {
+    while (rc == ANONKIT_OK && (st = s->api.sqlite3_step(s->stmt)) == SQLITE_ROW) {
         for (uint32_t i = 0; i < base->ncols; i++) {
-            if (sqlite3_column_type(s->stmt, (int)i) == SQLITE_NULL) {
+            if (s->api.sqlite3_column_type(s->stmt, (int)i) == SQLITE_NULL) {
                 s->text[i] = NULL;
                 s->len[i] = 0;
                 continue;
             }
-            const unsigned char *t = sqlite3_column_text(s->stmt, (int)i);
+            const unsigned char *t = s->api.sqlite3_column_text(s->stmt, (int)i);
             if (!t) return ak_err_nomem(err);
             s->text[i] = (const char *)t;
-            s->len[i] = (size_t)sqlite3_column_bytes(s->stmt, (int)i);
+            s->len[i] = (size_t)s->api.sqlite3_column_bytes(s->stmt, (int)i);
         }
         const source_row row = {s->text, s->len, base->ncols};
         rc = fn(ctx, &row, err);
     }
-    if (rc == ANONKIT_OK && st != SQLITE_DONE) rc = sq_fail(err, base->shown, "cannot read", s->db);
-    sqlite3_reset(s->stmt);
+    if (rc == ANONKIT_OK && st != SQLITE_DONE) rc = sq_fail(&s->api, err, base->shown, "cannot read", s->db);
+    s->api.sqlite3_reset(s->stmt);
     return rc;
 }
 
 static void sq_close(source *base)
 {
     sq_source *s = (sq_source *)base;
-    sqlite3_finalize(s->stmt);
-    if (s->db) {
-        sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL);
-        sqlite3_close(s->db);
+    if (s->api.lib) { /* (else nothing of SQLite's was made) */
+        s->api.sqlite3_finalize(s->stmt);
+        if (s->db) {
+            s->api.sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL);
+            s->api.sqlite3_close(s->db);
+        }
     }
+    sq_api_close(&s->api);
     source_columns_free(base->cols, base->ncols);
     free(base->shown);
     free(s->text);
@@ -132,9 +136,10 @@ int source_open_sqlite(source **out, const char *name, const source_options *o, 
     strbuf sql = {0};
     int rc = (s->base.shown = source_display(name)) ? ANONKIT_OK : ak_err_nomem(err);
     if (rc == ANONKIT_OK) rc = sq_parse(name, &path, &table, err);
-    if (rc == ANONKIT_OK && sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK)
-        rc = sq_fail(err, s->base.shown, "cannot open", s->db);
-    if (rc == ANONKIT_OK) rc = sq_exec(s->db, "BEGIN", s->base.shown, "cannot begin", err);
+    if (rc == ANONKIT_OK) rc = sq_api_open(&s->api, SQ_SONAME, s->base.shown, err);
+    if (rc == ANONKIT_OK && s->api.sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK)
+        rc = sq_fail(&s->api, err, s->base.shown, "cannot open", s->db);
+    if (rc == ANONKIT_OK) rc = sq_exec(&s->api, s->db, "BEGIN", s->base.shown, "cannot begin", err);
     if (rc == ANONKIT_OK) {
         if (o && o->query) {
             if (sink_printf(&sql, "%s", o->query) != 0) rc = ak_err_nomem(err);
@@ -144,19 +149,19 @@ int source_open_sqlite(source **out, const char *name, const source_options *o, 
             rc = ak_err_nomem(err);
         }
     }
-    if (rc == ANONKIT_OK && sqlite3_prepare_v2(s->db, sql.data, -1, &s->stmt, NULL) != SQLITE_OK)
-        rc = sq_fail(err, s->base.shown, "cannot read", s->db);
-    if (rc == ANONKIT_OK && (!s->stmt || sqlite3_column_count(s->stmt) == 0))
+    if (rc == ANONKIT_OK && s->api.sqlite3_prepare_v2(s->db, sql.data, -1, &s->stmt, NULL) != SQLITE_OK)
+        rc = sq_fail(&s->api, err, s->base.shown, "cannot read", s->db);
+    if (rc == ANONKIT_OK && (!s->stmt || s->api.sqlite3_column_count(s->stmt) == 0))
         rc = ak_err_set(err, ANONKIT_E_INPUT, s->base.shown, 0, 0, "the query returns no columns");
     if (rc == ANONKIT_OK) {
-        const int nc = sqlite3_column_count(s->stmt);
+        const int nc = s->api.sqlite3_column_count(s->stmt);
         if (!(s->base.cols = calloc((size_t)nc, sizeof *s->base.cols)) || !(s->text = calloc((size_t)nc, sizeof *s->text)) ||
             !(s->len = calloc((size_t)nc, sizeof *s->len)))
             rc = ak_err_nomem(err);
         for (int i = 0; rc == ANONKIT_OK && i < nc; i++) {
             s->base.ncols = (uint32_t)i + 1;
-            const char *cn = sqlite3_column_name(s->stmt, i);
-            s->base.cols[i].numeric = sq_numeric_decl(sqlite3_column_decltype(s->stmt, i));
+            const char *cn = s->api.sqlite3_column_name(s->stmt, i);
+            s->base.cols[i].numeric = sq_numeric_decl(s->api.sqlite3_column_decltype(s->stmt, i));
             if (!cn || !(s->base.cols[i].name = strdup(cn))) rc = ak_err_nomem(err);
         }
     }
@@ -175,6 +180,7 @@ int source_open_sqlite(source **out, const char *name, const source_options *o, 
 
 typedef struct sq_sink {
     sink base;
+    sq_api api; /* libsqlite3, loaded on opening */
     sqlite3 *db;
     char *path;
     char *table;
@@ -195,25 +201,25 @@ static int sq_put_row(void *ctx, const source_row *row, ak_error *err)
         const sink_type t = s->types->types[i];
         int b;
         if (!row->text[i] || (!row->len[i] && t != SINK_TEXT)) {
-            b = sqlite3_bind_null(s->insert, (int)i + 1);
+            b = s->api.sqlite3_bind_null(s->insert, (int)i + 1);
         } else if (t == SINK_INTEGER) {
             char buf[32];
             memcpy(buf, row->text[i], row->len[i]);
             buf[row->len[i]] = '\0';
-            b = sqlite3_bind_int64(s->insert, (int)i + 1, strtoll(buf, NULL, 10));
+            b = s->api.sqlite3_bind_int64(s->insert, (int)i + 1, strtoll(buf, NULL, 10));
         } else if (t == SINK_REAL) {
             char buf[80];
             memcpy(buf, row->text[i], row->len[i]);
             buf[row->len[i]] = '\0';
-            b = sqlite3_bind_double(s->insert, (int)i + 1, strtod(buf, NULL));
+            b = s->api.sqlite3_bind_double(s->insert, (int)i + 1, strtod(buf, NULL));
         } else {
-            b = sqlite3_bind_text(s->insert, (int)i + 1, row->text[i], (int)row->len[i], SQLITE_STATIC);
+            b = s->api.sqlite3_bind_text(s->insert, (int)i + 1, row->text[i], (int)row->len[i], SQLITE_STATIC);
         }
-        if (b != SQLITE_OK) return sq_fail(err, s->base.shown, "cannot write", s->db);
+        if (b != SQLITE_OK) return sq_fail(&s->api, err, s->base.shown, "cannot write", s->db);
     }
-    const int st = sqlite3_step(s->insert);
-    sqlite3_reset(s->insert);
-    return st == SQLITE_DONE ? ANONKIT_OK : sq_fail(err, s->base.shown, "cannot write", s->db);
+    const int st = s->api.sqlite3_step(s->insert);
+    s->api.sqlite3_reset(s->insert);
+    return st == SQLITE_DONE ? ANONKIT_OK : sq_fail(&s->api, err, s->base.shown, "cannot write", s->db);
 }
 
 /* Creates and fills the new table and puts it in place: all but COMMIT. */
@@ -224,7 +230,7 @@ static int sq_prepare(sink *base, FILE *csv, ak_error *err)
     AK_CHECK(sink_table_scan(&t, csv, base->delimiter, base->shown, err));
     s->types = &t;
     strbuf sql = {0};
-    int rc = sq_exec(s->db, "BEGIN IMMEDIATE", base->shown, "cannot begin", err);
+    int rc = sq_exec(&s->api, s->db, "BEGIN IMMEDIATE", base->shown, "cannot begin", err);
     s->in_tx = rc == ANONKIT_OK;
     if (rc == ANONKIT_OK && (sink_printf(&sql, "CREATE TABLE ") != 0 || sq_quote(&sql, s->temp) != 0 ||
                              sink_printf(&sql, " (") != 0))
@@ -235,7 +241,7 @@ static int sq_prepare(sink *base, FILE *csv, ak_error *err)
             rc = ak_err_nomem(err);
     }
     if (rc == ANONKIT_OK && sink_printf(&sql, ")") != 0) rc = ak_err_nomem(err);
-    if (rc == ANONKIT_OK) rc = sq_exec(s->db, sql.data, base->shown, "cannot create the table", err);
+    if (rc == ANONKIT_OK) rc = sq_exec(&s->api, s->db, sql.data, base->shown, "cannot create the table", err);
     sql.len = 0;
     if (rc == ANONKIT_OK && (sink_printf(&sql, "INSERT INTO ") != 0 || sq_quote(&sql, s->temp) != 0 ||
                              sink_printf(&sql, " VALUES (") != 0))
@@ -243,21 +249,21 @@ static int sq_prepare(sink *base, FILE *csv, ak_error *err)
     for (uint32_t i = 0; rc == ANONKIT_OK && i < t.ncols; i++)
         if (sink_printf(&sql, i ? ", ?" : "?") != 0) rc = ak_err_nomem(err);
     if (rc == ANONKIT_OK && sink_printf(&sql, ")") != 0) rc = ak_err_nomem(err);
-    if (rc == ANONKIT_OK && sqlite3_prepare_v2(s->db, sql.data, -1, &s->insert, NULL) != SQLITE_OK)
-        rc = sq_fail(err, base->shown, "cannot write", s->db);
+    if (rc == ANONKIT_OK && s->api.sqlite3_prepare_v2(s->db, sql.data, -1, &s->insert, NULL) != SQLITE_OK)
+        rc = sq_fail(&s->api, err, base->shown, "cannot write", s->db);
     if (rc == ANONKIT_OK) rc = sink_rows(csv, base->delimiter, base->shown, sq_put_row, s, err);
     sql.len = 0;
     if (rc == ANONKIT_OK && base->replace) {
         if (sink_printf(&sql, "DROP TABLE IF EXISTS ") != 0 || sq_quote(&sql, s->table) != 0) rc = ak_err_nomem(err);
-        else rc = sq_exec(s->db, sql.data, base->shown, "cannot replace the table", err);
+        else rc = sq_exec(&s->api, s->db, sql.data, base->shown, "cannot replace the table", err);
         sql.len = 0;
     }
     if (rc == ANONKIT_OK && (sink_printf(&sql, "ALTER TABLE ") != 0 || sq_quote(&sql, s->temp) != 0 ||
                              sink_printf(&sql, " RENAME TO ") != 0 || sq_quote(&sql, s->table) != 0))
         rc = ak_err_nomem(err);
-    if (rc == ANONKIT_OK) rc = sq_exec(s->db, sql.data, base->shown, "cannot rename the new table into place", err);
+    if (rc == ANONKIT_OK) rc = sq_exec(&s->api, s->db, sql.data, base->shown, "cannot rename the new table into place", err);
     strbuf_free(&sql);
-    sqlite3_finalize(s->insert);
+    s->api.sqlite3_finalize(s->insert);
     s->insert = NULL;
     s->types = NULL;
     sink_table_free(&t);
@@ -267,7 +273,7 @@ static int sq_prepare(sink *base, FILE *csv, ak_error *err)
 static int sq_commit(sink *base, ak_error *err)
 {
     sq_sink *s = (sq_sink *)base;
-    const int rc = sq_exec(s->db, "COMMIT", base->shown, "cannot commit", err);
+    const int rc = sq_exec(&s->api, s->db, "COMMIT", base->shown, "cannot commit", err);
     s->in_tx = 0;
     s->committed = rc == ANONKIT_OK;
     return rc;
@@ -286,11 +292,14 @@ static void sq_remove(const char *path)
 static void sq_sink_free(sink *base)
 {
     sq_sink *s = (sq_sink *)base;
-    sqlite3_finalize(s->insert);
-    if (s->db) {
-        if (s->in_tx) sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
-        sqlite3_close(s->db);
+    if (s->api.lib) { /* (else nothing of SQLite's was made) */
+        s->api.sqlite3_finalize(s->insert);
+        if (s->db) {
+            if (s->in_tx) s->api.sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+            s->api.sqlite3_close(s->db);
+        }
     }
+    sq_api_close(&s->api);
     if (s->path && !s->existed && !s->committed) sq_remove(s->path);
     free(base->shown);
     free(s->path);
@@ -319,29 +328,30 @@ int sink_open_sqlite(sink **out, const char *name, const source_options *o, ak_e
         snprintf(temp, sizeof temp, "anonkit_new_%ld", (long)getpid());
         if (!(s->temp = strdup(temp))) rc = ak_err_nomem(err);
     }
+    if (rc == ANONKIT_OK) rc = sq_api_open(&s->api, SQ_SONAME, s->base.shown, err);
     if (rc == ANONKIT_OK) {
         struct stat st;
         s->existed = stat(s->path, &st) == 0;
-        if (sqlite3_open_v2(s->path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK)
-            rc = sq_fail(err, s->base.shown, "cannot open", s->db);
+        if (s->api.sqlite3_open_v2(s->path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK)
+            rc = sq_fail(&s->api, err, s->base.shown, "cannot open", s->db);
     }
     /* refused before any work: an unwritable database, an existing target without --replace */
-    if (rc == ANONKIT_OK) rc = sq_exec(s->db, "BEGIN IMMEDIATE; ROLLBACK", s->base.shown, "cannot write", err);
+    if (rc == ANONKIT_OK) rc = sq_exec(&s->api, s->db, "BEGIN IMMEDIATE; ROLLBACK", s->base.shown, "cannot write", err);
     if (rc == ANONKIT_OK) {
         sqlite3_stmt *q = NULL;
-        if (sqlite3_prepare_v2(s->db, "SELECT 1 FROM sqlite_master WHERE type IN ('table','view') AND name = ?", -1, &q,
+        if (s->api.sqlite3_prepare_v2(s->db, "SELECT 1 FROM sqlite_master WHERE type IN ('table','view') AND name = ?", -1, &q,
                                NULL) != SQLITE_OK ||
-            sqlite3_bind_text(q, 1, s->table, -1, SQLITE_STATIC) != SQLITE_OK) {
-            rc = sq_fail(err, s->base.shown, "cannot look for the table", s->db);
+            s->api.sqlite3_bind_text(q, 1, s->table, -1, SQLITE_STATIC) != SQLITE_OK) {
+            rc = sq_fail(&s->api, err, s->base.shown, "cannot look for the table", s->db);
         } else {
-            const int st = sqlite3_step(q);
+            const int st = s->api.sqlite3_step(q);
             if (st == SQLITE_ROW && !s->base.replace)
                 rc = ak_err_set(err, ANONKIT_E_USAGE, s->base.shown, 0, 0,
                                 "table %s exists (give --replace to replace it)", s->table);
             else if (st != SQLITE_ROW && st != SQLITE_DONE)
-                rc = sq_fail(err, s->base.shown, "cannot look for the table", s->db);
+                rc = sq_fail(&s->api, err, s->base.shown, "cannot look for the table", s->db);
         }
-        sqlite3_finalize(q);
+        s->api.sqlite3_finalize(q);
     }
     if (rc < 0) {
         sq_sink_free(&s->base);

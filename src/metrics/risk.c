@@ -14,6 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Sizes below this have their Benedetti–Franconi risk kept once computed. */
+#define RISK_SIZE_CACHE 256
+
 const uint64_t risk_bucket_lo[RISK_NBUCKETS] = {1, 2, 3, 5, 10, 20, 50, 100, 200, 500, 1000};
 
 static unsigned bucket_of(uint64_t size)
@@ -73,16 +76,33 @@ static int cmp_u64(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* The histogram of class sizes: distinct sizes ascending with their class counts. */
-static size_t size_histogram(const risk_input *in, uint64_t **sizes, uint64_t **counts)
+/* The histogram of class sizes (the largest is `largest`): distinct sizes
+ * ascending with their class counts; counted in an array by size when the
+ * largest size is below the number of classes and some, else sorted. */
+static size_t size_histogram(const risk_input *in, uint64_t largest, uint64_t **sizes, uint64_t **counts)
 {
     uint64_t *s = malloc((in->nclasses ? in->nclasses : 1) * sizeof *s);
     uint64_t *c = malloc((in->nclasses ? in->nclasses : 1) * sizeof *c);
-    if (!s || !c) {
+    const size_t max_small = in->nclasses + 4096;
+    uint64_t *by_size = s && c && largest <= max_small ? calloc((size_t)largest + 1, sizeof *by_size) : NULL;
+    if (!s || !c || (largest <= max_small && !by_size)) {
         free(s);
         free(c);
         *sizes = *counts = NULL;
         return (size_t)-1;
+    }
+    if (by_size) {
+        for (size_t i = 0; i < in->nclasses; i++) by_size[in->size[i]]++;
+        size_t nh = 0;
+        for (uint64_t f = 0; f <= largest; f++)
+            if (by_size[f]) {
+                s[nh] = f;
+                c[nh++] = by_size[f];
+            }
+        free(by_size);
+        *sizes = s;
+        *counts = c;
+        return nh;
     }
     memcpy(s, in->size, in->nclasses * sizeof *s);
     qsort(s, in->nclasses, sizeof *s, cmp_u64);
@@ -118,10 +138,14 @@ static void dankar(risk_measures *m)
     m->dankar.note = m->dankar.ok ? NULL : "no model of the rule converged";
 }
 
-int risk_measure(const risk_input *in, risk_measures *m, ak_error *err)
+/* The prosecutor's figures (attacker with each class's own size as its
+ * denominator) made in the pass that counts the rows and the size buckets:
+ * every class's risk times its size is then 1 exactly, their sum the number
+ * of classes; the figures are attacker's to the bit. */
+static void prosecutor(const risk_input *in, risk_measures *m)
 {
-    memset(m, 0, sizeof *m);
-    uint64_t rows = 0;
+    uint64_t rows = 0, min_f = UINT64_MAX, max_f = 0, at_risk = 0, at_min = 0, last_f = 0;
+    int above = 0;
     for (size_t k = 0; k < in->nclasses; k++) {
         const uint64_t f = in->size[k];
         rows += f;
@@ -129,10 +153,38 @@ int risk_measure(const risk_input *in, risk_measures *m, ak_error *err)
         const unsigned b = bucket_of(f);
         m->bucket_classes[b]++;
         m->bucket_records[b] += f;
+        if (f < min_f) {
+            min_f = f;
+            at_min = 0;
+        }
+        if (f == min_f) at_min += f;
+        if (f > max_f) max_f = f;
+        if (f != last_f) {
+            above = 1.0 / (double)f > in->threshold;
+            last_f = f;
+        }
+        if (above) at_risk += f;
     }
     m->rows = rows;
     m->classes = in->nclasses;
-    attacker(in, in->size, rows, &m->prosecutor);
+    m->largest = max_f;
+    risk_attacker *a = &m->prosecutor;
+    if (!rows) {
+        memset(a, 0, sizeof *a);
+        return;
+    }
+    a->highest = 1.0 / (double)min_f;
+    a->lowest = 1.0 / (double)max_f;
+    a->average = (double)in->nclasses / (double)rows;
+    a->records_at_risk = (double)at_risk / (double)rows;
+    a->highest_risk_records = (double)at_min / (double)rows;
+}
+
+int risk_measure(const risk_input *in, risk_measures *m, ak_error *err)
+{
+    memset(m, 0, sizeof *m);
+    prosecutor(in, m);
+    const uint64_t rows = m->rows;
     m->journalist = m->prosecutor;
     m->marketer = rows ? (double)in->nclasses / (double)rows : 0;
     if (in->population) {
@@ -150,9 +202,23 @@ int risk_measure(const risk_input *in, risk_measures *m, ak_error *err)
     /* Benedetti–Franconi: F_k from the weights, else f_k / sampling fraction. */
     double sum = 0, max = 0;
     uint64_t at_risk = 0;
+    /* without weights a class's risk depends on its size alone: computed
+     * once per size (up to RISK_SIZE_CACHE; NaN: not yet), the same value */
+    double cache[RISK_SIZE_CACHE];
+    for (size_t i = 0; i < RISK_SIZE_CACHE; i++) cache[i] = NAN;
     for (size_t k = 0; k < in->nclasses; k++) {
+        const uint64_t f = in->size[k];
+        const int cached = !in->weight && f < RISK_SIZE_CACHE;
+        if (cached && cache[f] == cache[f]) {
+            const double r = cache[f];
+            sum += r * (double)f;
+            if (r > max) max = r;
+            if (r > in->threshold) at_risk += f;
+            continue;
+        }
         const double F = in->weight ? in->weight[k] : (double)in->size[k] / m->sampling_fraction;
         const double r = risk_individual(in->size[k], F);
+        if (cached) cache[f] = r;
         sum += r * (double)in->size[k];
         if (r > max) max = r;
         if (r > in->threshold) at_risk += in->size[k];
@@ -170,7 +236,7 @@ int risk_measure(const risk_input *in, risk_measures *m, ak_error *err)
         return ANONKIT_OK;
     }
     uint64_t *sizes, *counts;
-    const size_t nh = size_histogram(in, &sizes, &counts);
+    const size_t nh = size_histogram(in, m->largest, &sizes, &counts);
     if (nh == (size_t)-1) return ak_err_nomem(err);
     m->zayatz = risk_zayatz(sizes, counts, nh, (double)rows, N);
     m->pitman = risk_pitman(sizes, counts, nh, (double)rows, N);

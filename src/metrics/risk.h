@@ -52,6 +52,7 @@ typedef struct risk_estimate {
 
 typedef struct risk_measures {
     uint64_t rows, classes, sample_uniques;
+    uint64_t largest;                  /* the largest class size */
     uint64_t bucket_classes[RISK_NBUCKETS], bucket_records[RISK_NBUCKETS];
     risk_attacker prosecutor, journalist;
     int journalist_from_population;    /* 0: journalist = prosecutor (no population table) */

@@ -30,6 +30,7 @@ typedef struct risk_group_params {
     int any_order;                 /* the classes may come in any order: the measures made of them add up
                                       no figure that depends on it (no population size; a weight column or
                                       a population table makes them come in order all the same) */
+    int buckets_only;              /* group even a small file through the buckets, not directly (tests) */
 } risk_group_params;
 
 typedef struct risk_groups {
