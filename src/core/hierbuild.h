@@ -69,6 +69,12 @@ int hb_collect(hb_values *v /* OUT */, const char *path, const char *shown, char
  * 16 MiB of random accesses): for the interval builder, which needs no counts. */
 int hb_collect_presence(hb_values *v /* OUT */, const char *path, const char *shown, char delimiter,
                         const char *column, const hb_missing *missing, ak_error *err);
+/* Reads columns columns[0..n) of the CSV at path (shown as `shown`) in one
+ * pass into vs[0..n): vs[j] as hb_collect_presence gives it when
+ * presence[j] (presence may be NULL: none), else as hb_collect. A column
+ * may be named more than once. On failure every vs[j] is left freed. */
+int hb_collect_columns(hb_values *vs /* OUT */, size_t n, const char *const *columns, const int *presence,
+                       const char *path, const char *shown, char delimiter, const hb_missing *missing, ak_error *err);
 void hb_values_free(hb_values *v);
 
 typedef enum hb_date_level {

@@ -14,6 +14,7 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
+#include "common/hugemem.h"
 #include "core/hierbuild_internal.h"
 
 /* Longest label quoted in a message. */
@@ -157,8 +158,8 @@ int hb_check(const hb_rows *r, const char *path, ak_error *err)
     int rc = find_runs(r, &runs, &nr, &top, path, err);
     const size_t nl = r->nrows, most = nl > nr ? nl : nr;
     keyed *leaves = NULL, *keys = NULL, *tmp = NULL;
-    if (rc == 0 && (!(leaves = malloc(nl * sizeof *leaves)) || !(keys = malloc((nr ? nr : 1) * sizeof *keys)) ||
-                    !(tmp = malloc(most * sizeof *tmp))))
+    if (rc == 0 && (!(leaves = ak_huge_malloc(nl * sizeof *leaves)) ||
+                    !(keys = ak_huge_malloc((nr ? nr : 1) * sizeof *keys)) || !(tmp = ak_huge_malloc(most * sizeof *tmp))))
         rc = ak_err_nomem(err);
     for (uint32_t i = 0; rc == 0 && i < nl; i++) {
         const char *s = hb_label(r, i, 0);
