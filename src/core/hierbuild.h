@@ -71,10 +71,11 @@ int hb_collect_presence(hb_values *v /* OUT */, const char *path, const char *sh
                         const char *column, const hb_missing *missing, ak_error *err);
 /* Reads columns columns[0..n) of the CSV at path (shown as `shown`) in one
  * pass into vs[0..n): vs[j] as hb_collect_presence gives it when
- * presence[j] (presence may be NULL: none), else as hb_collect. A column
- * may be named more than once. On failure every vs[j] is left freed. */
+ * presence[j] (presence may be NULL: none), else as hb_collect, with the
+ * missing-value tokens missing[j]. A column may be named more than once. On failure every vs[j] is left freed. */
 int hb_collect_columns(hb_values *vs /* OUT */, size_t n, const char *const *columns, const int *presence,
-                       const char *path, const char *shown, char delimiter, const hb_missing *missing, ak_error *err);
+                       const hb_missing *missing /* [n] */, const char *path, const char *shown, char delimiter,
+                       ak_error *err);
 void hb_values_free(hb_values *v);
 
 typedef enum hb_date_level {
@@ -133,6 +134,9 @@ int hb_level_sizes(const hb_rows *rows, uint64_t *sizes /* OUT */, ak_error *err
  * upwards), "*" below a synthetic root only for all rows. Reads only the
  * rows, not how they were built: the check before a hierarchy is written. */
 int hb_check(const hb_rows *rows, const char *path, ak_error *err);
+/* hb_check, which also counts the distinct labels of each level into
+ * sizes[0..width) (as hb_level_sizes does, for rows that pass). */
+int hb_check_sizes(const hb_rows *rows, const char *path, uint64_t *sizes /* OUT */, ak_error *err);
 
 /* Writes the rows, ';'-separated, to f (path for messages). */
 int hb_write(const hb_rows *rows, FILE *f, const char *path, ak_error *err);

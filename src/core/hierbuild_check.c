@@ -115,8 +115,10 @@ static int check_sorted(const hb_rows *r, const keyed *leaves, size_t nl, const 
 
 /* The runs of every level above the leaves into *runs (*nruns; caller frees),
  * refusing an empty label and a label whose parent changes within its run;
- * *top gets the number of labels of the top level. */
-static int find_runs(const hb_rows *r, run **runs, size_t *nruns, uint32_t *top, const char *path, ak_error *err)
+ * *top gets the number of labels of the top level, sizes[l] (when not NULL)
+ * the number of runs of level l, and sizes[0] the number of rows. */
+static int find_runs(const hb_rows *r, run **runs, size_t *nruns, uint32_t *top, uint64_t *sizes, const char *path,
+                     ak_error *err)
 {
     size_t cap = 0, n = 0;
     *runs = NULL;
@@ -143,19 +145,23 @@ static int find_runs(const hb_rows *r, run **runs, size_t *nruns, uint32_t *top,
             }
         }
         *top = labels;
+        if (sizes) sizes[l] = labels;
     }
+    if (sizes) sizes[0] = r->nrows;
     *nruns = n;
     return ANONKIT_OK;
 }
 
-int hb_check(const hb_rows *r, const char *path, ak_error *err)
+int hb_check(const hb_rows *r, const char *path, ak_error *err) { return hb_check_sizes(r, path, NULL, err); }
+
+int hb_check_sizes(const hb_rows *r, const char *path, uint64_t *sizes, ak_error *err)
 {
     if (r->nrows == 0 || r->width == 0 || r->row != 0)
         return ak_err_set(err, ANONKIT_E_INTERNAL, path, 0, 0, "the hierarchy has no complete rows");
     run *runs = NULL;
     size_t nr = 0;
     uint32_t top;
-    int rc = find_runs(r, &runs, &nr, &top, path, err);
+    int rc = find_runs(r, &runs, &nr, &top, sizes, path, err);
     const size_t nl = r->nrows, most = nl > nr ? nl : nr;
     keyed *leaves = NULL, *keys = NULL, *tmp = NULL;
     if (rc == 0 && (!(leaves = ak_huge_malloc(nl * sizeof *leaves)) ||

@@ -255,7 +255,7 @@ static inline int scan_record(const scan_plan *p, const unsigned char *buf, size
     for (size_t j = 0; j < p->n; j++) {
         const uint32_t c = p->cols[j];
         const size_t from = c == 0 ? ls : p->at[c] + 1, to = c + 1 == p->ncolumns ? ls + flen : p->at[c + 1];
-        AK_CHECK(take(&p->vs[j], (const char *)buf + from, to - from, line, missing, 1, err));
+        AK_CHECK(take(&p->vs[j], (const char *)buf + from, to - from, line, &missing[j], 1, err));
     }
     return ANONKIT_OK;
 }
@@ -410,8 +410,8 @@ static void plan_free(scan_plan *p)
     free(p->at);
 }
 
-int hb_collect_columns(hb_values *vs, size_t n, const char *const *columns, const int *presence, const char *path,
-                       const char *shown, char delimiter, const hb_missing *missing, ak_error *err)
+int hb_collect_columns(hb_values *vs, size_t n, const char *const *columns, const int *presence,
+                       const hb_missing *missing, const char *path, const char *shown, char delimiter, ak_error *err)
 {
     memset(vs, 0, n * sizeof *vs);
     int rc = ANONKIT_OK;
@@ -472,7 +472,7 @@ int hb_collect_columns(hb_values *vs, size_t n, const char *const *columns, cons
         }
         for (size_t j = 0; j < n; j++) {
             const csv_field *f = &rec.fields[cols[j]];
-            if ((rc = take(&vs[j], f->data, f->len, rec.line, missing, 0, err)) < 0) goto fail;
+            if ((rc = take(&vs[j], f->data, f->len, rec.line, &missing[j], 0, err)) < 0) goto fail;
         }
     }
     if (rc < 0) goto fail;
@@ -492,12 +492,14 @@ int hb_collect(hb_values *v, const char *path, const char *shown, char delimiter
                const hb_missing *missing, ak_error *err)
 {
     const int presence = 0;
-    return hb_collect_columns(v, 1, &column, &presence, path, shown, delimiter, missing, err);
+    const hb_missing none = {NULL, 0};
+    return hb_collect_columns(v, 1, &column, &presence, missing ? missing : &none, path, shown, delimiter, err);
 }
 
 int hb_collect_presence(hb_values *v, const char *path, const char *shown, char delimiter, const char *column,
                         const hb_missing *missing, ak_error *err)
 {
     const int presence = 1;
-    return hb_collect_columns(v, 1, &column, &presence, path, shown, delimiter, missing, err);
+    const hb_missing none = {NULL, 0};
+    return hb_collect_columns(v, 1, &column, &presence, missing ? missing : &none, path, shown, delimiter, err);
 }
