@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "api/job.h"
 #include "api/locale.h"
@@ -263,7 +264,9 @@ static int build(anonkit_job *const *jobs, size_t n, anonkit_result **out_result
         else if (a->delimiter != first->delimiter)
             rc = job_usage_error(jobs[i], "every column is read with one --delimiter ('%c', not also '%c')",
                                  first->delimiter, a->delimiter);
-        for (size_t k = 0; rc == 0 && k < i && a->output; k++)
+        struct stat st; /* (a device such as /dev/null may be given to several) */
+        const int device = a->output && stat(a->output, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode);
+        for (size_t k = 0; rc == 0 && k < i && a->output && !device; k++)
             if (jobs[k]->output && strcmp(jobs[k]->output, a->output) == 0)
                 rc = job_usage_error(jobs[i], "the hierarchies of '%s' and '%s' are both given the output '%s'",
                                      jobs[k]->hbuild.column, a->hbuild.column, a->output);

@@ -53,6 +53,7 @@ typedef struct hb_values {
      * there, the others move them into dict first (after the other values) */
     uint32_t *dense, *dense_line;
     uint32_t dense_lo, dense_hi; /* the least and greatest value counted (or marked) there */
+    struct hb_memo *memo; /* the value ids of recent short text values, by their bytes (hierbuild_collect.c) */
     uint64_t *bits;       /* in place of dense when only presence is asked for (hb_collect_presence):
                              bit v set when v occurs; no count, no line (they are numbers: no message needs it) */
 } hb_values;

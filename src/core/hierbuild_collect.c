@@ -37,6 +37,7 @@ void hb_values_free(hb_values *v)
     free(v->dense);
     free(v->dense_line);
     free(v->bits);
+    free(v->memo);
     memset(v, 0, sizeof *v);
 }
 
@@ -54,8 +55,9 @@ static inline long dense_value(const char *s, size_t len)
     return v < (long)HB_DENSE ? v : -1;
 }
 
-/* Adds value text[0..len) first seen on `line`, n times, to v->dict. */
-static int add_value(hb_values *v, const char *text, size_t len, long line, uint64_t n, ak_error *err)
+/* Adds value text[0..len) first seen on `line`, n times, to v->dict; its id into *out_id (when not NULL). */
+static int add_value(hb_values *v, const char *text, size_t len, long line, uint64_t n, uint32_t *out_id,
+                     ak_error *err)
 {
     uint32_t id;
     int inserted;
@@ -74,6 +76,7 @@ static int add_value(hb_values *v, const char *text, size_t len, long line, uint
         v->line[id] = line;
     }
     v->count[id] += n;
+    if (out_id) *out_id = id;
     return ANONKIT_OK;
 }
 
@@ -92,7 +95,7 @@ int hb__fold_dense(hb_values *v, ak_error *err)
         if (!v->dense[x]) continue;
         char buf[16];
         const int len = snprintf(buf, sizeof buf, "%u", x);
-        AK_CHECK(add_value(v, buf, (size_t)len, (long)v->dense_line[x], v->dense[x], err));
+        AK_CHECK(add_value(v, buf, (size_t)len, (long)v->dense_line[x], v->dense[x], NULL, err));
     }
     free(v->dense);
     free(v->dense_line);
@@ -125,10 +128,56 @@ static inline long dense_value_padded(const char *s, size_t len)
 #endif
 }
 
-/* Counts one present value text[0..len) of `line` that is not marked in a
- * bitmap (take's rarer cases, out of line). */
-static int take_counted(hb_values *v, const char *text, size_t len, long x, long line, ak_error *err)
+/* A cache in front of v->dict for text values of up to 16 bytes (the
+ * categories of most columns): a slot per hash of the value's bytes, holding
+ * those bytes (two words, zero-padded, and the length: the value itself) and
+ * its id, so that a value seen before is counted without hashing it in full
+ * and probing the map. */
+#define MEMO_SLOTS 256
+typedef struct hb_memo {
+    uint64_t a[MEMO_SLOTS], b[MEMO_SLOTS];
+    uint32_t len[MEMO_SLOTS], id[MEMO_SLOTS]; /* len 0: an empty slot */
+} hb_memo;
+
+/* The bytes of text[0..len), len <= 16, as two zero-padded words;
+ * padded: 8 bytes are readable from text on. */
+static inline void memo_key(const char *text, size_t len, int padded, uint64_t *a, uint64_t *b)
 {
+    *a = *b = 0;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    if (padded && len <= 8) { /* one load, the bytes after the value masked off */
+        memcpy(a, text, 8);
+        *a &= len == 8 ? ~(uint64_t)0 : ((uint64_t)1 << (8 * len)) - 1;
+        return;
+    }
+#else
+    (void)padded;
+#endif
+    if (len > 8) {
+        memcpy(a, text, 8);
+        memcpy(b, text + len - 8, 8); /* (overlapping the first word: with the length, still the value) */
+    } else {
+        memcpy(a, text, len);
+    }
+}
+
+/* Counts one present value text[0..len) of `line` that is not marked in a
+ * bitmap (take's rarer cases, out of line); padded as for take. */
+static int take_counted(hb_values *v, const char *text, size_t len, long x, long line, int padded, ak_error *err)
+{
+    if (x < 0 && len <= 16 && v->memo) { /* (lines only grow while a file is read: a value's first line stays) */
+        hb_memo *m = v->memo;
+        uint64_t a, b;
+        memo_key(text, len, padded, &a, &b);
+        const uint32_t slot = (uint32_t)(((a ^ (b * 0x9E3779B97F4A7C15ULL) ^ len) * 0xff51afd7ed558ccdULL) >> 56);
+        if (m->len[slot] == len && m->a[slot] == a && m->b[slot] == b) {
+            v->count[m->id[slot]]++;
+            return ANONKIT_OK;
+        }
+        AK_CHECK(add_value(v, text, len, line, 1, &m->id[slot], err));
+        m->a[slot] = a, m->b[slot] = b, m->len[slot] = (uint32_t)len;
+        return ANONKIT_OK;
+    }
     if (x >= 0 && !v->dense) {
         v->dense = calloc(HB_DENSE, sizeof *v->dense);
         v->dense_line = calloc(HB_DENSE, sizeof *v->dense_line);
@@ -142,7 +191,7 @@ static int take_counted(hb_values *v, const char *text, size_t len, long x, long
         }
         return ANONKIT_OK;
     }
-    return add_value(v, text, len, line, 1, err);
+    return add_value(v, text, len, line, 1, NULL, err);
 }
 
 /* Counts (or marks) one present or missing value text[0..len) of `line`;
@@ -165,7 +214,7 @@ static inline int take(hb_values *v, const char *text, size_t len, long line, co
         if ((uint32_t)x > v->dense_hi) v->dense_hi = (uint32_t)x;
         return ANONKIT_OK;
     }
-    return take_counted(v, text, len, x, line, err);
+    return take_counted(v, text, len, x, line, padded, err);
 }
 
 /* Set bits of x: the POPCNT instruction when hw (a caller compiled for
@@ -420,7 +469,7 @@ int hb_collect_columns(hb_values *vs, size_t n, const char *const *columns, cons
         v->dense_lo = UINT32_MAX;
         v->file = strdup(shown ? shown : path);
         if ((presence && presence[j] && !(v->bits = calloc(HB_DENSE / 64, sizeof *v->bits))) || !v->file ||
-            strmap_init(&v->dict, 1024) != 0)
+            !(v->memo = calloc(1, sizeof *v->memo)) || strmap_init(&v->dict, 1024) != 0)
             rc = ak_err_nomem(err);
     }
     uint32_t *cols = calloc(n ? n : 1, sizeof *cols);
