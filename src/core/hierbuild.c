@@ -489,43 +489,48 @@ int hb_level_sizes(const hb_rows *r, uint64_t *sizes, ak_error *err)
 
 int hb_write(const hb_rows *r, FILE *f, const char *path, ak_error *err)
 {
-    /* lines into one buffer, written whenever it holds 4 MiB; a label shared
-     * with the row above (the same offset: an interval of many values) is
-     * escaped once, into cache[l], and copied from there */
+    /* lines into one buffer, written whenever it holds 4 MiB. Consecutive
+     * rows mostly share every label above the leaf (the same offsets: the
+     * values of one interval): those labels are escaped and joined once, with
+     * their ';', into `tail`, and copied from there while they stay the same */
     const size_t flush_at = (size_t)1 << 22;
-    strbuf out = {0};
-    strbuf *cache = calloc(r->width ? r->width : 1, sizeof *cache);
-    int rc = cache && strbuf_reserve(&out, flush_at + 4096) == 0 ? ANONKIT_OK : ak_err_nomem(err);
+    strbuf out = {0}, tail = {0};
+    int rc = strbuf_reserve(&out, flush_at + 4096) == 0 ? ANONKIT_OK : ak_err_nomem(err);
     for (uint32_t i = 0; i < r->nrows && rc == 0; i++) {
         const size_t *at = r->at + (size_t)i * r->width;
-        for (uint32_t l = 0; l < r->width; l++) {
-            strbuf *c = &cache[l];
-            if (!(i && at[l] == (at - r->width)[l])) { /* a label not in the cache */
+        int same = i > 0;
+        for (uint32_t l = 1; same && l < r->width; l++) same = at[l] == (at - r->width)[l];
+        if (!same) {
+            tail.len = 0;
+            for (uint32_t l = 1; l < r->width; l++) {
                 const char *s = r->text.data + at[l];
                 const size_t len = strlen(s);
-                if (strbuf_reserve(c, csv_escaped_max(len)) != 0) {
+                if (strbuf_reserve(&tail, csv_escaped_max(len) + 1) != 0) {
                     rc = ak_err_nomem(err);
                     break;
                 }
-                c->len = csv_escape(c->data, s, len, ';');
+                tail.data[tail.len++] = ';';
+                tail.len += csv_escape(tail.data + tail.len, s, len, ';');
             }
-            if (strbuf_reserve(&out, c->len + 2) != 0) {
-                rc = ak_err_nomem(err);
-                break;
-            }
-            if (l) out.data[out.len++] = ';';
-            memcpy(out.data + out.len, c->data, c->len);
-            out.len += c->len;
+            if (rc < 0) break;
         }
-        if (rc == 0 && strbuf_append(&out, "\n", 1) != 0) rc = ak_err_nomem(err);
-        if (rc == 0 && (out.len >= flush_at || i + 1 == r->nrows)) {
+        const char *s = r->text.data + at[0];
+        const size_t len = strlen(s);
+        if (strbuf_reserve(&out, csv_escaped_max(len) + tail.len + 1) != 0) {
+            rc = ak_err_nomem(err);
+            break;
+        }
+        out.len += csv_escape(out.data + out.len, s, len, ';');
+        if (tail.len) memcpy(out.data + out.len, tail.data, tail.len);
+        out.len += tail.len;
+        out.data[out.len++] = '\n';
+        if (out.len >= flush_at || i + 1 == r->nrows) {
             if (fwrite(out.data, 1, out.len, f) != out.len)
                 rc = ak_err_set(err, ANONKIT_E_IO, path, 0, 0, "cannot write the hierarchy");
             out.len = 0;
         }
     }
-    for (uint32_t l = 0; cache && l < r->width; l++) strbuf_free(&cache[l]);
-    free(cache);
+    strbuf_free(&tail);
     strbuf_free(&out);
     return rc;
 }
