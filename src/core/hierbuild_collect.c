@@ -112,7 +112,8 @@ int hb__fold_dense(hb_values *v, ak_error *err)
 static inline long dense_value_padded(const char *s, size_t len)
 {
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    if (len - 1 >= 7 || (s[0] == '0' && len > 1)) return -1; /* (len 0 wraps around) */
+    if (len - 1 >= 7 || (unsigned)(unsigned char)s[0] - '0' > 9 || (s[0] == '0' && len > 1))
+        return -1; /* (len 0 wraps around; text mostly ends here, at its first byte) */
     uint64_t x;
     memcpy(&x, s, sizeof x);
     x = (x ^ 0x3030303030303030ULL) & ((((uint64_t)1) << (8 * len)) - 1); /* digit values, the rest 0 */
@@ -161,19 +162,22 @@ static inline void memo_key(const char *text, size_t len, int padded, uint64_t *
     }
 }
 
+/* The memo slot of a value's key. */
+static inline uint32_t memo_slot(uint64_t a, uint64_t b, size_t len)
+{
+    return (uint32_t)(((a ^ (b * 0x9E3779B97F4A7C15ULL) ^ len) * 0xff51afd7ed558ccdULL) >> 56);
+}
+
 /* Counts one present value text[0..len) of `line` that is not marked in a
- * bitmap (take's rarer cases, out of line); padded as for take. */
+ * bitmap and not found in the memo (take's rarer cases, out of line); the
+ * memo learns it. */
 static int take_counted(hb_values *v, const char *text, size_t len, long x, long line, int padded, ak_error *err)
 {
-    if (x < 0 && len <= 16 && v->memo) { /* (lines only grow while a file is read: a value's first line stays) */
+    if (x < 0 && len <= 16 && v->memo) {
         hb_memo *m = v->memo;
         uint64_t a, b;
         memo_key(text, len, padded, &a, &b);
-        const uint32_t slot = (uint32_t)(((a ^ (b * 0x9E3779B97F4A7C15ULL) ^ len) * 0xff51afd7ed558ccdULL) >> 56);
-        if (m->len[slot] == len && m->a[slot] == a && m->b[slot] == b) {
-            v->count[m->id[slot]]++;
-            return ANONKIT_OK;
-        }
+        const uint32_t slot = memo_slot(a, b, len);
         AK_CHECK(add_value(v, text, len, line, 1, &m->id[slot], err));
         m->a[slot] = a, m->b[slot] = b, m->len[slot] = (uint32_t)len;
         return ANONKIT_OK;
@@ -213,6 +217,17 @@ static inline int take(hb_values *v, const char *text, size_t len, long line, co
         if ((uint32_t)x < v->dense_lo) v->dense_lo = (uint32_t)x;
         if ((uint32_t)x > v->dense_hi) v->dense_hi = (uint32_t)x;
         return ANONKIT_OK;
+    }
+    if (x < 0 && len <= 16 && v->memo) { /* a short text value seen before: counted without the map (lines only
+                                            grow while a file is read: a value's first line stays) */
+        const hb_memo *m = v->memo;
+        uint64_t a, b;
+        memo_key(text, len, padded, &a, &b);
+        const uint32_t slot = memo_slot(a, b, len);
+        if (m->len[slot] == len && m->a[slot] == a && m->b[slot] == b) {
+            v->count[m->id[slot]]++;
+            return ANONKIT_OK;
+        }
     }
     return take_counted(v, text, len, x, line, padded, err);
 }
