@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # cli_hierarchy.sh — command-line cases of `anonkit hierarchy` (every builder
 # on a random table, the hierarchy checked by an independent reader and used
-# to anonymize a table that `check` then accepts), --preview, bad builder
+# to anonymize a table that `check` then accepts), --preview, several --column
+# groups from one read (each file as its one-column build; all or nothing), bad builder
 # options, --hierarchy COL=auto, the interval formats read back by check,
 # metrics and recode, missing values on every algorithm with the verifier,
 # and the diagnostics of hierarchies users bring (docs/hierarchies.md).
@@ -147,6 +148,84 @@ sizes=$("$PY" -c 'import sys; h=[l.rstrip("\n").split(";") for l in open(sys.arg
 expect_err_has "$sizes"
 [ -z "$(ls -A "$TMPDIR")" ] || problem "something written"
 end
+
+# several --column groups: one read, every file as its one-column build
+M=$D/many
+mkdir "$M"
+EDU="Preschool,1st-4th,5th-6th,7th-8th,9th,10th,11th,12th,HS-grad"
+MANY=(--column age --interval 5 --fanout 2,2,2 -o "$M/age.csv"
+      --column age --interval 10 --min 0 --max 80 --interval-format bracket -o "$M/age_bounded.csv"
+      --column income --quantiles 8,2,2 -o "$M/income.csv" --column zip --mask --levels 3 -o "$M/zip.csv"
+      --column admitted --date day,month,quarter,year,decade -o "$M/admitted.csv"
+      --column edu --order "$EDU" --fanout 3,2 -o "$M/edu.csv" --column sex --flat -o "$M/sex.csv")
+NAMES="age age_bounded income zip admitted edu sex"
+begin "several columns: one run writes every hierarchy, each as its one-column build"
+ak hierarchy "$D/t.csv" --missing NA "${MANY[@]}"
+expect_rc 0
+for n in $NAMES; do
+    cmp -s "$M/$n.csv" "$B/$n.csv" || problem "$n.csv differs from the one-column build"
+done
+for c in age income zip admitted edu sex; do expect_err_has "hierarchy of '$c'"; done
+[ "$(grep -c "hierarchy of" "$ERR")" -eq 7 ] || problem "not one summary per column"
+end
+
+begin "several columns: read from stdin once, the same files"
+mkdir "$M/stdin"
+timeout 60 "$BIN" hierarchy - --missing NA "${MANY[@]/$M\//$M/stdin/}" <"$D/t.csv" >"$OUT" 2>"$ERR"
+RC=$?
+expect_rc 0
+for n in $NAMES; do
+    cmp -s "$M/stdin/$n.csv" "$B/$n.csv" || problem "$n.csv (stdin) differs from the one-column build"
+done
+end
+
+begin "several columns: options before the first --column apply to all, the data file anywhere"
+mkdir "$M/common"
+ak hierarchy --missing NA --flat --column sex -o "$M/common/sex.csv" --column edu -o "$M/common/edu.csv" "$D/t.csv"
+expect_rc 0
+cmp -s "$M/common/sex.csv" "$B/sex.csv" || problem "sex.csv differs"
+ak hierarchy "$D/t.csv" --column edu --missing NA --flat -o "$M/edu_flat_one.csv"
+cmp -s "$M/common/edu.csv" "$M/edu_flat_one.csv" || problem "edu.csv differs from its one-column build"
+end
+
+# all or nothing: a column that fails leaves every output as it was
+begin "several columns: one failing column publishes nothing, old files untouched"
+mkdir "$M/fail"
+echo old >"$M/fail/age.csv"
+ak hierarchy "$D/t.csv" --missing NA --column age --interval 5 -o "$M/fail/age.csv" \
+    --column income --quantiles 4 -o "$M/fail/income.csv" --column sex --interval 3 -o "$M/fail/sex.csv"
+expect_rc 1
+expect_err_has "column 'sex'"
+expect_err_has "needs numbers"
+[ "$(cat "$M/fail/age.csv")" = old ] || problem "age.csv was replaced"
+[ "$(ls -A "$M/fail")" = age.csv ] || problem "files left: $(ls -A "$M/fail" | tr '\n' ' ')"
+end
+
+begin "several columns: an unwritable output fails before any work, nothing published"
+mkdir "$M/ro"
+ak hierarchy "$D/t.csv" --missing NA --column age --interval 5 -o "$M/ro/age.csv" \
+    --column sex --flat -o "$M/no-such-folder/sex.csv"
+expect_rc 1
+expect_err_has "column 'sex'"
+[ -z "$(ls -A "$M/ro")" ] || problem "files left: $(ls -A "$M/ro" | tr '\n' ' ')"
+end
+
+bad_many() { # NAME TEXT ARGS...: a refused combination of groups, nothing written
+    local name=$1 text=$2
+    shift 2
+    begin "several columns refused: $name"
+    mkdir -p "$M/bad"
+    ak hierarchy "$D/t.csv" "$@"
+    expect_rc 1
+    expect_err_has "$text"
+    [ -z "$(ls -A "$M/bad")" ] || problem "files left: $(ls -A "$M/bad" | tr '\n' ' ')"
+    end
+}
+bad_many "one output twice" "both given the output" --column sex --flat -o "$M/bad/x.csv" --column edu --flat -o "$M/bad/x.csv"
+bad_many "stdout" "-o -" --column sex --flat -o - --column edu --flat -o "$M/bad/e.csv"
+bad_many "two delimiters" "one --delimiter" --column sex --flat -o "$M/bad/s.csv" --column edu --flat --delimiter ';' -o "$M/bad/e.csv"
+bad_many "a group without a builder" "column 'edu'" --column sex --flat -o "$M/bad/s.csv" --column edu -o "$M/bad/e.csv"
+bad_many "an unknown column" "no column 'nope'" --column sex --flat -o "$M/bad/s.csv" --column nope --flat -o "$M/bad/e.csv"
 
 # anonymizing with the built hierarchies: every algorithm family, check accepts
 QI=age,zip,admitted,edu,sex

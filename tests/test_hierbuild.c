@@ -642,6 +642,28 @@ static void test_check(void **state)
     }
 }
 
+/* Two collections of one column hold the same values: rows, missing values,
+ * distinct values with their counts and first lines, the integers marked
+ * present. */
+static void values_equal(const hb_values *x, const hb_values *y, int rep, const char *what)
+{
+    if (x->rows != y->rows || x->nmissing != y->nmissing || (x->nmissing && x->missing_line != y->missing_line) ||
+        x->dict.count != y->dict.count || !x->bits != !y->bits)
+        fail_msg("rep %d, %s: rows %llu/%llu, missing %llu/%llu, distinct %u/%u", rep, what,
+                 (unsigned long long)x->rows, (unsigned long long)y->rows, (unsigned long long)x->nmissing,
+                 (unsigned long long)y->nmissing, x->dict.count, y->dict.count);
+    for (uint32_t i = 0; i < x->dict.count; i++) {
+        const uint32_t k = strmap_find(&y->dict, strmap_key(&x->dict, i), strmap_key_len(&x->dict, i));
+        if (k == AK_NOT_FOUND || x->count[i] != y->count[k] || x->line[i] != y->line[k])
+            fail_msg("rep %d, %s: value '%s' differs", rep, what, strmap_key(&x->dict, i));
+    }
+    if (x->bits) {
+        assert_int_equal(x->dense_lo, y->dense_lo);
+        assert_int_equal(x->dense_hi, y->dense_hi);
+        assert_memory_equal(x->bits, y->bits, HB_DENSE / 8);
+    }
+}
+
 /* hb_collect, which scans lines without quotes itself and hands the rest of
  * the file to the CSV reader from the first quote (or an overlong line) on,
  * against the CSV reader alone on random files: CRLF or LF, empty lines,
@@ -663,8 +685,13 @@ static void test_collect_scan(void **state)
         for (size_t i = 0; i < n; i++) {
             if (tu_below(&g, 30) == 0) fputs(eol, f); /* an empty line */
             char c[32];
-            const unsigned k = (unsigned)tu_below(&g, 9);
+            const unsigned k = (unsigned)tu_below(&g, 13);
             if (k == 0) c[0] = '\0';
+            else if (k == 9) snprintf(c, sizeof c, "0%u", (unsigned)tu_below(&g, 30)); /* a leading zero: text */
+            else if (k == 10) snprintf(c, sizeof c, "%u", HB_DENSE - 4 + (unsigned)tu_below(&g, 8)); /* its edge */
+            else if (k == 11) snprintf(c, sizeof c, "%u%c%u", (unsigned)tu_below(&g, 99), " :/a+-.9"[tu_below(&g, 8)],
+                                       (unsigned)tu_below(&g, 99999)); /* digits around another byte */
+            else if (k == 12) snprintf(c, sizeof c, "%s", (const char *[]){"United-States", "Never-married", "a-rather-longer-category", "x"}[tu_below(&g, 4)]);
             else if (k == 1) snprintf(c, sizeof c, "NA");
             else if (k == 2) snprintf(c, sizeof c, "%u", 5000000u + (unsigned)tu_below(&g, 20)); /* beyond HB_DENSE */
             else if (k == 3) snprintf(c, sizeof c, "x%u", (unsigned)tu_below(&g, 5));
@@ -720,7 +747,53 @@ static void test_collect_scan(void **state)
         for (uint32_t i = 0; i < v.dict.count; i++) counted += v.count[i];
         assert_int_equal(counted, total);
         strmap_free(&seen);
+        /* the same columns read together, c twice (once only marked present), each as read alone */
+        const char *const cols[] = {"a", "c", "b", "c"};
+        const int presence[] = {0, 0, 0, 1};
+        const hb_missing ms[] = {missing, missing, missing, missing};
+        hb_values vs[4];
+        assert_int_equal(hb_collect_columns(vs, 4, cols, presence, ms, path, NULL, ',', &err), 0);
+        for (int j = 0; j < 4; j++) {
+            hb_values alone;
+            assert_int_equal((presence[j] ? hb_collect_presence : hb_collect)(&alone, path, NULL, ',', cols[j], &missing,
+                                                                             &err),
+                             0);
+            if (!presence[j]) {
+                assert_int_equal(hb__fold_dense(&vs[j], &err), 0);
+                assert_int_equal(hb__fold_dense(&alone, &err), 0);
+            }
+            values_equal(&vs[j], &alone, rep, cols[j]);
+            hb_values_free(&alone);
+        }
+        values_equal(&vs[1], &v, rep, "c (counted)");
+        for (int j = 0; j < 4; j++) hb_values_free(&vs[j]);
         hb_values_free(&v);
+    }
+}
+
+/* hb_collect_columns refuses a line with another number of fields than the
+ * header, naming its line, from the fast scan as from the CSV reader. */
+static void test_collect_columns_errors(void **state)
+{
+    (void)state;
+    const char *path = tu_path(tu_group_dir, "ragged.csv");
+    for (int quoted = 0; quoted < 2; quoted++) {
+        FILE *f = fopen(path, "wb");
+        assert_non_null(f);
+        fputs("a,b,c\n1,2,3\n4,5,6\n", f);
+        if (quoted) fputs("\"7\",8,9\n", f);
+        fputs("10,11\n12,13,14\n", f);
+        fclose(f);
+        const char *const cols[] = {"c", "a"};
+        const hb_missing ms[] = {{NULL, 0}, {NULL, 0}};
+        hb_values vs[2];
+        ak_error err;
+        assert_true(hb_collect_columns(vs, 2, cols, NULL, ms, path, NULL, ',', &err) < 0);
+        assert_int_equal(err.line, quoted ? 5 : 4);
+        assert_non_null(strstr(err.message, "expected 3 fields"));
+        const char *const bad[] = {"a", "nope"};
+        assert_true(hb_collect_columns(vs, 2, bad, NULL, ms, path, NULL, ',', &err) < 0);
+        assert_non_null(strstr(err.message, "no column 'nope'"));
     }
 }
 
@@ -732,7 +805,7 @@ int main(void)
         cmocka_unit_test(test_order_and_flat),    cmocka_unit_test(test_bad_builders),
         cmocka_unit_test(test_shortest_decimals), cmocka_unit_test(test_interval_round_trip),
         cmocka_unit_test(test_check),             cmocka_unit_test(test_collect_scan),
-        cmocka_unit_test(test_date_week),
+        cmocka_unit_test(test_date_week),         cmocka_unit_test(test_collect_columns_errors),
     };
     return cmocka_run_group_tests(tests, tu_group_setup, tu_group_teardown);
 }

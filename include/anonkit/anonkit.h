@@ -369,6 +369,17 @@ ANONKIT_API int anonkit_recode(anonkit_job *job, anonkit_result **out_result /* 
  * per level; rows_read the data rows read. */
 ANONKIT_API int anonkit_hierarchy(anonkit_job *job, anonkit_result **out_result /* OUT */);
 
+/* Builds the hierarchies of count jobs, each set up as for anonkit_hierarchy
+ * (its own column, builder, output, --missing), from ONE read of their common
+ * ANONKIT_OPT_INPUT (every job names the same input and delimiter). Every
+ * output is written to its temporary file and all are committed together
+ * (synced, then renamed): either all are published or, when any column
+ * fails, none is touched. Outputs must differ and none may be "-".
+ * out_results[i] gets job i's result (its summary and rows_read); on
+ * failure all are NULL and the error is on jobs[0], its message naming the
+ * column when it is another job's. */
+ANONKIT_API int anonkit_hierarchies(anonkit_job *const *jobs, size_t count, anonkit_result **out_results /* OUT */);
+
 /* ---- Tables in memory (docs/python.md) ----
  *
  * An anonkit_table holds a table column by column: numbers as double or

@@ -167,6 +167,7 @@ int anonkit_generate(const char *output_path, uint64_t rows, const uint64_t *see
                                  const char *salary, uint64_t *out_seed , char *errbuf, size_t errsize);
 int anonkit_recode(anonkit_job *job, anonkit_result **out_result );
 int anonkit_hierarchy(anonkit_job *job, anonkit_result **out_result );
+int anonkit_hierarchies(anonkit_job *const *jobs, size_t count, anonkit_result **out_results );
 typedef struct anonkit_table anonkit_table;
 enum { ANONKIT_COLUMN_DOUBLE = 1, ANONKIT_COLUMN_INT64 = 2, ANONKIT_COLUMN_TEXT = 3 };
 anonkit_table *anonkit_table_create(void);

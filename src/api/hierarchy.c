@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "api/job.h"
 #include "api/locale.h"
@@ -155,17 +156,15 @@ static int options_of_job(anonkit_job *job, hb_options *o, build_storage *s)
     return ANONKIT_OK;
 }
 
-/* The summary: the builder's level sizes. */
-static int summarize(anonkit_job *job, const hb_rows *rows, const hb_values *v, anonkit_result *result)
+/* The summary of one built hierarchy from its level sizes (sizes[0..width)). */
+static int summarize(anonkit_job *job, const hb_rows *rows, const uint64_t *sizes, const hb_values *v, char **out)
 {
-    uint64_t *sizes = calloc(rows->width, sizeof *sizes);
-    if (!sizes) return job_out_of_memory(job);
-    int rc = hb_level_sizes(rows, sizes, &job->err);
+    int rc = ANONKIT_OK;
     strbuf b = {0};
     char line[160];
     int n = snprintf(line, sizeof line, "hierarchy of '%s': %u leaves, %u levels above them;", job->hbuild.column,
                      rows->nrows, rows->width - 1);
-    if (rc == 0 && strbuf_append(&b, line, (size_t)n) != 0) rc = ak_err_nomem(&job->err);
+    if (strbuf_append(&b, line, (size_t)n) != 0) rc = ak_err_nomem(&job->err);
     for (uint32_t l = 0; rc == 0 && l < rows->width; l++) {
         n = snprintf(line, sizeof line, " level %u: %llu", l, (unsigned long long)sizes[l]);
         if (strbuf_append(&b, line, (size_t)n) != 0) rc = ak_err_nomem(&job->err);
@@ -176,72 +175,173 @@ static int summarize(anonkit_job *job, const hb_rows *rows, const hb_values *v, 
         if (strbuf_append(&b, line, (size_t)n) != 0) rc = ak_err_nomem(&job->err);
     }
     if (rc == 0 && strbuf_append(&b, "", 1) != 0) rc = ak_err_nomem(&job->err);
-    free(sizes);
     if (rc < 0) {
         strbuf_free(&b);
-        return job_fail(job);
+        return rc;
     }
-    result->summary = b.data;
+    *out = b.data;
     return ANONKIT_OK;
 }
 
-/* anonkit_hierarchy in the C numeric locale. */
-static int build(anonkit_job *job, anonkit_result **out_result)
+/* One hierarchy of a run: its job, builder, values read, output file and summary. */
+typedef struct hier_task {
+    anonkit_job *job;
+    hb_options o;
+    build_storage s;
+    hb_values v;
+    outfile of;
+    char *summary;
+    uint64_t rows_read;
+} hier_task;
+
+/* The job's own settings checked and its builder's options parsed (errors on the job). */
+static int task_prepare(hier_task *t)
 {
-    *out_result = NULL;
+    anonkit_job *job = t->job;
     ak_err_clear(&job->err);
     if (!job->input) return job_usage_error(job, "no input file given");
     if (!job->hbuild.column) return job_usage_error(job, "no column given (--column COL)");
     if (!job->output && !job->hbuild.preview)
         return job_usage_error(job, "no output file given (-o FILE, or - for stdout), or --preview");
-    hb_options o;
-    build_storage s;
-    memset(&s, 0, sizeof s);
-    int rc = options_of_job(job, &o, &s);
-    if (rc < 0) {
-        storage_free(&s);
-        return rc;
-    }
-    const hb_missing missing = {(const char *const *)job->missing.items, job->missing.count};
-    anonkit_result *result = result_new();
-    hb_values v;
+    return options_of_job(job, &t->o, &t->s);
+}
+
+/* Builds task t's hierarchy from its values, checks it and writes it to its
+ * output's temporary (not yet committed), or previews it; its summary into
+ * t->summary. Errors on t's job. */
+static int task_build(hier_task *t)
+{
+    anonkit_job *job = t->job;
     hb_rows rows;
-    memset(&v, 0, sizeof v);
-    memset(&rows, 0, sizeof rows);
-    outfile of;
-    memset(&of, 0, sizeof of);
-    if (!result) rc = ak_err_nomem(&job->err);
-    if (rc == 0 && !job->hbuild.preview) rc = outfile_open(&of, job->output, &job->err);
-    if (rc == 0)
-        rc = (o.kind == HB_INTERVAL ? hb_collect_presence : hb_collect)(
-            &v, job->input, strcmp(job->input, "-") ? job->input : "stdin", job->delimiter, job->hbuild.column, &missing,
-            &job->err);
-    if (rc == 0) rc = hb_build(&v, &o, &rows, &job->err);
+    int rc = hb_build(&t->v, &t->o, &rows, &job->err);
+    if (rc < 0) return rc;
+    uint64_t *sizes = calloc(rows.width, sizeof *sizes);
+    if (!sizes) rc = ak_err_nomem(&job->err);
     if (rc == 0 && !job->hbuild.preview) {
-        /* what is written must load: the rows checked against the loader's rules, once */
-        rc = hb_check(&rows, job->output, &job->err);
+        /* what is written must load: the rows checked against the loader's rules, once (which
+         * counts the labels of each level too) */
+        rc = hb_check_sizes(&rows, job->output, sizes, &job->err);
         if (rc < 0) rc = ak_err_set(&job->err, ANONKIT_E_INTERNAL, NULL, 0, 0, "the built hierarchy does not load: %s",
                                     job->err.message);
+    } else if (rc == 0) {
+        rc = hb_level_sizes(&rows, sizes, &job->err);
     }
-    if (rc == 0 && !job->hbuild.preview) rc = hb_write(&rows, of.stream, job->output, &job->err);
-    if (rc == 0 && !job->hbuild.preview) rc = outfile_commit(&of, &job->err);
-    if (rc < 0) {
-        outfile_abort(&of);
-        anonkit_result_free(result);
-        result = NULL;
-        rc = job_fail(job);
-    } else {
-        result->rows_read = v.rows;
-        rc = summarize(job, &rows, &v, result);
-        if (rc < 0) {
-            anonkit_result_free(result);
-            result = NULL;
-        }
-    }
+    if (rc == 0 && !job->hbuild.preview) rc = hb_write(&rows, t->of.stream, job->output, &job->err);
+    if (rc == 0) rc = summarize(job, &rows, sizes, &t->v, &t->summary);
+    t->rows_read = t->v.rows;
+    free(sizes);
     hb_rows_free(&rows);
-    hb_values_free(&v);
-    storage_free(&s);
-    *out_result = result;
+    return rc;
+}
+
+/* The hierarchies of jobs[0..n) from one read of their common input, all
+ * committed together or none (anonkit_hierarchies); n == 1 is
+ * anonkit_hierarchy. With several, an error is reported on jobs[0], naming
+ * the column it concerns. */
+static int build(anonkit_job *const *jobs, size_t n, anonkit_result **out_results)
+{
+    for (size_t i = 0; i < n; i++) out_results[i] = NULL;
+    hier_task *t = calloc(n ? n : 1, sizeof *t);
+    const char **columns = calloc(n ? n : 1, sizeof *columns);
+    int *presence = calloc(n ? n : 1, sizeof *presence);
+    hb_missing *missing = calloc(n ? n : 1, sizeof *missing);
+    outfile **files = calloc(n ? n : 1, sizeof *files);
+    anonkit_job *const first = jobs[0];
+    anonkit_job *failed = NULL; /* the job of the column the error concerns; NULL: all (on jobs[0]) */
+    int rc = ANONKIT_OK;
+    ak_err_clear(&first->err);
+    if (!t || !columns || !presence || !missing || !files) rc = ak_err_nomem(&first->err);
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        t[i].job = jobs[i];
+        if ((rc = task_prepare(&t[i])) < 0) failed = jobs[i];
+    }
+    for (size_t i = 1; rc == 0 && i < n; i++) { /* one read: one file, one delimiter */
+        const anonkit_job *a = jobs[i];
+        failed = jobs[i];
+        if (strcmp(a->input, first->input) != 0)
+            rc = job_usage_error(jobs[i], "every column is read from one file: '%s', not also '%s'", first->input,
+                                 a->input);
+        else if (a->delimiter != first->delimiter)
+            rc = job_usage_error(jobs[i], "every column is read with one --delimiter ('%c', not also '%c')",
+                                 first->delimiter, a->delimiter);
+        struct stat st; /* (a device such as /dev/null may be given to several) */
+        const int device = a->output && stat(a->output, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode);
+        for (size_t k = 0; rc == 0 && k < i && a->output && !device; k++)
+            if (jobs[k]->output && strcmp(jobs[k]->output, a->output) == 0)
+                rc = job_usage_error(jobs[i], "the hierarchies of '%s' and '%s' are both given the output '%s'",
+                                     jobs[k]->hbuild.column, a->hbuild.column, a->output);
+    }
+    for (size_t i = 0; rc == 0 && n > 1 && i < n; i++)
+        if (jobs[i]->output && !strcmp(jobs[i]->output, "-")) {
+            failed = jobs[i];
+            rc = job_usage_error(jobs[i], "-o -: several hierarchies are written to files, each its own");
+        }
+    /* every output created now, so that an unwritable one fails before any work */
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        failed = jobs[i];
+        if (!jobs[i]->hbuild.preview) {
+            if ((rc = outfile_open(&t[i].of, jobs[i]->output, &jobs[i]->err)) == 0) files[i] = &t[i].of;
+        }
+        columns[i] = jobs[i]->hbuild.column;
+        presence[i] = t[i].o.kind == HB_INTERVAL;
+        missing[i] = (hb_missing){(const char *const *)jobs[i]->missing.items, jobs[i]->missing.count};
+    }
+    if (rc == 0) {
+        failed = NULL;
+        hb_values *vs = calloc(n, sizeof *vs);
+        if (!vs) rc = ak_err_nomem(&first->err);
+        else rc = hb_collect_columns(vs, n, columns, presence, missing, first->input,
+                                     strcmp(first->input, "-") ? first->input : "stdin", first->delimiter, &first->err);
+        for (size_t i = 0; rc == 0 && i < n; i++) t[i].v = vs[i];
+        free(vs);
+    }
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        failed = jobs[i];
+        rc = task_build(&t[i]);
+        hb_values_free(&t[i].v); /* (no longer needed: the next column's build has the memory) */
+    }
+    if (rc == 0) {
+        failed = NULL;
+        rc = outfile_commit_all(files, n, &first->err);
+    }
+    if (rc < 0) {
+        for (size_t i = 0; t && i < n; i++) outfile_abort(&t[i].of);
+        if (failed && n > 1) { /* one column's error, named, on the first job */
+            char msg[sizeof first->err.message];
+            snprintf(msg, sizeof msg, "%s", failed->err.message);
+            first->err = failed->err;
+            snprintf(first->err.message, sizeof first->err.message, "column '%s': %.900s",
+                     failed->hbuild.column ? failed->hbuild.column : "?", msg);
+            if (failed != first) job_fail(failed);
+        }
+        rc = job_fail(first);
+    }
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        anonkit_result *r = result_new();
+        if (!r) {
+            rc = job_out_of_memory(first);
+            break;
+        }
+        r->rows_read = t[i].rows_read;
+        r->summary = t[i].summary;
+        t[i].summary = NULL;
+        out_results[i] = r;
+    }
+    for (size_t i = 0; t && i < n; i++) {
+        hb_values_free(&t[i].v);
+        storage_free(&t[i].s);
+        free(t[i].summary);
+    }
+    if (rc < 0)
+        for (size_t i = 0; i < n; i++) {
+            anonkit_result_free(out_results[i]);
+            out_results[i] = NULL;
+        }
+    free(t);
+    free(columns);
+    free(presence);
+    free(missing);
+    free(files);
     return rc;
 }
 
@@ -250,8 +350,22 @@ int anonkit_hierarchy(anonkit_job *job, anonkit_result **out_result)
     ak_c_numeric scope;
     ak_c_numeric_enter(&scope);
     anonkit_result *result = NULL;
-    const int rc = build(job, &result);
+    const int rc = build(&job, 1, &result);
     result_hand_over(result, out_result);
+    ak_c_numeric_leave(&scope);
+    return rc;
+}
+
+int anonkit_hierarchies(anonkit_job *const *jobs, size_t count, anonkit_result **out_results)
+{
+    if (!jobs || !count || !out_results) return ANONKIT_E_USAGE;
+    ak_c_numeric scope;
+    ak_c_numeric_enter(&scope);
+    const int rc = build(jobs, count, out_results);
+    for (size_t i = 0; i < count; i++) {
+        anonkit_result *r = out_results[i];
+        result_hand_over(r, &out_results[i]);
+    }
     ak_c_numeric_leave(&scope);
     return rc;
 }

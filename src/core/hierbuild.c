@@ -1,387 +1,16 @@
-/* hierbuild.c — hierarchy builders (hierbuild.h, docs/hierarchies.md): reading
- * a column's distinct values, the flat, mask, date and order builders, and
- * writing, previewing or loading the rows. The interval and quantile
- * builders are in hierbuild_num.c. */
+/* hierbuild.c — hierarchy builders (hierbuild.h, docs/hierarchies.md): the
+ * flat, mask, date and order builders, and writing, previewing or loading
+ * the rows. Reading the columns' distinct values is in hierbuild_collect.c,
+ * the interval and quantile builders in hierbuild_num.c. */
 #include "core/hierbuild.h"
 
 #include <stdlib.h>
 #include <string.h>
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
 
+#include "common/hugemem.h"
 #include "core/hierarchy.h"
 #include "core/hierbuild_internal.h"
 #include "io/csv.h"
-
-int hb_is_missing(const hb_missing *m, const char *text, size_t len)
-{
-    if (len == 0) return 1;
-    if (!m || m->count == 0) return 0;
-    for (size_t i = 0; m && i < m->count; i++)
-        if (strlen(m->tokens[i]) == len && memcmp(m->tokens[i], text, len) == 0) return 1;
-    return 0;
-}
-
-void hb_values_free(hb_values *v)
-{
-    strmap_free(&v->dict);
-    free(v->count);
-    free(v->line);
-    free(v->file);
-    free(v->dense);
-    free(v->dense_line);
-    free(v->bits);
-    memset(v, 0, sizeof *v);
-}
-
-/* The value of a canonical integer field below HB_DENSE (digits, no leading
- * zero, at most 7 of them), or -1. */
-static long dense_value(const char *s, size_t len)
-{
-    if (len == 0 || len > 7 || (s[0] == '0' && len > 1)) return -1;
-    long v = 0;
-    for (size_t i = 0; i < len; i++) {
-        const unsigned d = (unsigned)(unsigned char)s[i] - '0';
-        if (d > 9) return -1;
-        v = v * 10 + (long)d;
-    }
-    return v < (long)HB_DENSE ? v : -1;
-}
-
-/* Adds value text[0..len) first seen on `line`, n times, to v->dict. */
-static int add_value(hb_values *v, const char *text, size_t len, long line, uint64_t n, ak_error *err)
-{
-    uint32_t id;
-    int inserted;
-    if (strmap_intern(&v->dict, text, len, &id, &inserted) != 0) return ak_err_nomem(err);
-    if (inserted) {
-        const size_t old_cap = v->cap;
-        if (ak_reserve((void **)&v->count, &v->cap, (size_t)id + 1, sizeof *v->count) != 0) return ak_err_nomem(err);
-        if (v->cap != old_cap || !v->line) {
-            long *lines = realloc(v->line, v->cap * sizeof *lines);
-            if (!lines) return ak_err_nomem(err);
-            v->line = lines;
-        }
-        v->count[id] = 0;
-        v->line[id] = line;
-    } else if (line < v->line[id]) {
-        v->line[id] = line;
-    }
-    v->count[id] += n;
-    return ANONKIT_OK;
-}
-
-/* Moves the integers counted by value into v->dict, ascending (after the
- * values read as text, so ids keep that order). */
-int hb__fold_dense(hb_values *v, ak_error *err)
-{
-    if (!v->dense) return ANONKIT_OK;
-    if (v->dict.count == 0) { /* the map sized for them at once, rather than grown step by step */
-        size_t distinct = 0;
-        for (uint32_t x = v->dense_lo; x <= v->dense_hi; x++) distinct += v->dense[x] != 0;
-        strmap_free(&v->dict);
-        if (strmap_init(&v->dict, distinct) != 0) return ak_err_nomem(err);
-    }
-    for (uint32_t x = v->dense_lo; x <= v->dense_hi; x++) {
-        if (!v->dense[x]) continue;
-        char buf[16];
-        const int len = snprintf(buf, sizeof buf, "%u", x);
-        AK_CHECK(add_value(v, buf, (size_t)len, (long)v->dense_line[x], v->dense[x], err));
-    }
-    free(v->dense);
-    free(v->dense_line);
-    v->dense = v->dense_line = NULL;
-    return ANONKIT_OK;
-}
-
-/* Counts (or marks) one present or missing value text[0..len) of `line`. */
-static inline int take(hb_values *v, const char *text, size_t len, long line, const hb_missing *missing,
-                       ak_error *err)
-{
-    v->rows++;
-    if (len == 0 || (missing && missing->count && hb_is_missing(missing, text, len))) {
-        if (!v->nmissing++) v->missing_line = line;
-        return ANONKIT_OK;
-    }
-    const long x = dense_value(text, len);
-    if (x >= 0 && v->bits) {
-        v->bits[x >> 6] |= (uint64_t)1 << (x & 63);
-        if ((uint32_t)x < v->dense_lo) v->dense_lo = (uint32_t)x;
-        if ((uint32_t)x > v->dense_hi) v->dense_hi = (uint32_t)x;
-        return ANONKIT_OK;
-    }
-    if (x >= 0 && !v->dense) {
-        v->dense = calloc(HB_DENSE, sizeof *v->dense);
-        v->dense_line = calloc(HB_DENSE, sizeof *v->dense_line);
-        if (!v->dense || !v->dense_line) return ak_err_nomem(err);
-    }
-    if (x >= 0) {
-        if (!v->dense[x]++) {
-            v->dense_line[x] = (uint32_t)line;
-            if ((uint32_t)x < v->dense_lo) v->dense_lo = (uint32_t)x;
-            if ((uint32_t)x > v->dense_hi) v->dense_hi = (uint32_t)x;
-        }
-        return ANONKIT_OK;
-    }
-    return add_value(v, text, len, line, 1, err);
-}
-
-#if !defined(__SSE2__) /* the portable scan: eight bytes a step */
-#define SCAN_ONES 0x0101010101010101ULL
-#define SCAN_LOW7 0x7f7f7f7f7f7f7f7fULL
-
-/* The high bit of every byte of w that is zero (exact: no borrow between bytes). */
-static inline uint64_t zero_bytes(uint64_t w) { return ~(((w & SCAN_LOW7) + SCAN_LOW7) | w | SCAN_LOW7); }
-
-/* The 8 bytes at p as a little-endian word (one load where the machine is little-endian). */
-static inline uint64_t load64(const unsigned char *p)
-{
-    uint64_t w;
-    memcpy(&w, p, sizeof w);
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-    w = __builtin_bswap64(w);
-#endif
-    return w;
-}
-#endif
-
-/* Field col of line s[0..len): counts the delimiters into *seen (from 0),
- * the byte after delimiter col into *from and delimiter col + 1 into *to
- * (left as they are when there is none); whether the line holds a quote.
- * Sixteen bytes a step with SSE2, else eight; reads up to 15 bytes past the
- * line (the buffer is padded). */
-static inline int scan_fields(const unsigned char *s, size_t len, char delimiter, uint32_t col, uint32_t *seen,
-                              size_t *from, size_t *to)
-{
-#if defined(__SSE2__)
-#define B2(n) n, n + 1, n + 1, n + 2
-#define B4(n) B2(n), B2(n + 1), B2(n + 1), B2(n + 2)
-#define B6(n) B4(n), B4(n + 1), B4(n + 1), B4(n + 2)
-    static const unsigned char bits8[256] = {B6(0), B6(1), B6(1), B6(2)}; /* set bits of a byte */
-#undef B2
-#undef B4
-#undef B6
-    const __m128i d = _mm_set1_epi8(delimiter), q = _mm_set1_epi8('"');
-    unsigned quotes = 0;
-    for (size_t i = 0; i < len; i += 16) {
-        const __m128i x = _mm_loadu_si128((const __m128i *)(const void *)(s + i));
-        const unsigned keep = len - i < 16 ? (1u << (len - i)) - 1 : 0xffffu;
-        unsigned m = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(x, d)) & keep;
-        quotes |= (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(x, q)) & keep;
-        if (!m) continue;
-        const uint32_t count = (uint32_t)bits8[m & 255] + bits8[m >> 8];
-        if (*seen + count < col || *seen > col) { /* neither end of field col here */
-            *seen += count;
-            continue;
-        }
-        for (; m; m &= m - 1) {
-            const size_t at = i + (size_t)__builtin_ctz(m);
-            ++*seen;
-            if (*seen == col) *from = at + 1;
-            else if (*seen == col + 1) *to = at;
-        }
-    }
-    return quotes != 0;
-#else
-    const uint64_t dmask = SCAN_ONES * (unsigned char)delimiter, qmask = SCAN_ONES * (unsigned char)'"';
-    uint64_t quotes = 0;
-    for (size_t i = 0; i < len; i += 8) {
-        const uint64_t w = load64(s + i), keep = len - i < 8 ? ((uint64_t)1 << (8 * (len - i))) - 1 : ~0ULL;
-        uint64_t m = zero_bytes(w ^ dmask) & keep;
-        quotes |= zero_bytes(w ^ qmask) & keep;
-        if (!m) continue;
-        const uint32_t count = (uint32_t)((((m >> 7) * SCAN_ONES) >> 56)); /* delimiters in the word */
-        if (*seen + count < col || *seen > col) {
-            *seen += count;
-            continue;
-        }
-        for (; m; m &= m - 1) {
-            const size_t at = i + (size_t)(__builtin_ctzll(m) >> 3);
-            ++*seen;
-            if (*seen == col) *from = at + 1;
-            else if (*seen == col + 1) *to = at;
-        }
-    }
-    return quotes != 0;
-#endif
-}
-
-/* Block of the fast scan, and room after it for the 16-byte loads. */
-#define SCAN_BLOCK ((size_t)1 << 18)
-#define SCAN_PAD 16
-
-/* The fast path of hb_collect for a file whose records are lines without
- * quotes (each line a record, fields between delimiters, a CR before the LF
- * not part of the last field): from byte `offset`, the record of `line`,
- * every line's field count is checked and only field `col` is looked at,
- * eight bytes a step, without splitting the others. At the first line that
- * holds a quote it stops: *stop gets that line's byte and *stop_line its
- * number, for the CSV reader to go on from there (UINT64_MAX: the end was
- * reached). The same records, values, lines and errors as the CSV reader. */
-static int scan_lines(hb_values *v, const char *path, char delimiter, uint32_t col, uint32_t ncolumns,
-                      uint64_t offset, long line, const hb_missing *missing, uint64_t *stop, long *stop_line,
-                      ak_error *err)
-{
-    *stop = UINT64_MAX;
-    FILE *f = fopen(path, "rb");
-    unsigned char *buf = malloc(2 * SCAN_BLOCK + SCAN_PAD);
-    int rc = ANONKIT_OK;
-    if (!f || !buf || fseeko(f, (off_t)offset, SEEK_SET) != 0) {
-        rc = !buf ? ak_err_nomem(err) : ak_err_set(err, ANONKIT_E_IO, v->file, 0, 0, "cannot read the file");
-        goto done;
-    }
-    size_t have = 0; /* bytes in buf (a partial line carried over first) */
-    uint64_t base = offset; /* file byte of buf[0] */
-    int eof = 0;
-    while (rc == 0 && !(eof && have == 0)) {
-        if (!eof) {
-            const size_t got = fread(buf + have, 1, SCAN_BLOCK, f);
-            if (got < SCAN_BLOCK) {
-                if (ferror(f)) {
-                    rc = ak_err_set(err, ANONKIT_E_IO, v->file, 0, 0, "cannot read the file");
-                    break;
-                }
-                eof = 1;
-            }
-            have += got;
-        }
-        memset(buf + have, 0, SCAN_PAD);
-        size_t pos = 0;
-        for (;;) {
-            const unsigned char *s = buf + pos;
-            const unsigned char *lf = memchr(s, '\n', have - pos);
-            size_t len;
-            int ended = lf != NULL;
-            if (lf) len = (size_t)(lf - s);
-            else if (eof && pos < have) len = have - pos; /* a last line without a line end */
-            else break;
-            if (ended && (len == 0 || (len == 1 && s[0] == '\r'))) { /* an empty line */
-                pos += len + 1;
-                line++;
-                continue;
-            }
-            size_t flen = len; /* the line without the CR of a CRLF */
-            if (ended && s[flen - 1] == '\r') flen--;
-            /* the delimiters: the field count, and where field col begins and ends; and any quote */
-            uint32_t seen = 0;
-            size_t from = col == 0 ? 0 : SIZE_MAX, to = SIZE_MAX;
-            const int quotes = scan_fields(s, len, delimiter, col, &seen, &from, &to);
-            if (quotes) { /* quotes: the CSV reader goes on from this line */
-                *stop = base + pos;
-                *stop_line = line;
-                goto done;
-            }
-            pos += len + (size_t)ended;
-            const long this_line = line++;
-            if (seen + 1 != ncolumns) {
-                rc = ak_err_set(err, ANONKIT_E_INPUT, v->file, this_line, 0,
-                                "expected %u fields as in the header, found %u", ncolumns, seen + 1);
-                goto done;
-            }
-            if (col + 1 == ncolumns) to = flen; /* the last field ends with the line (a CRLF's CR not in it) */
-            rc = take(v, (const char *)s + from, to - from, this_line, missing, err);
-            if (rc < 0) goto done;
-        }
-        /* the partial line to the front */
-        memmove(buf, buf + pos, have - pos);
-        base += pos;
-        have -= pos;
-        if (have > SCAN_BLOCK) { /* a line longer than a block: the CSV reader takes it */
-            *stop = base;
-            *stop_line = line;
-            goto done;
-        }
-    }
-done:
-    if (f) fclose(f);
-    free(buf);
-    return rc;
-}
-
-/* hb_collect and hb_collect_presence. */
-static int collect(hb_values *v, const char *path, const char *shown, char delimiter, const char *column,
-                   const hb_missing *missing, int presence, ak_error *err)
-{
-    memset(v, 0, sizeof *v);
-    v->dense_lo = UINT32_MAX;
-    v->file = strdup(shown ? shown : path);
-    if (presence && !(v->bits = calloc(HB_DENSE / 64, sizeof *v->bits))) {
-        hb_values_free(v);
-        return ak_err_nomem(err);
-    }
-    if (!v->file || strmap_init(&v->dict, 1024) != 0) {
-        hb_values_free(v);
-        return ak_err_nomem(err);
-    }
-    const int stream = !strcmp(path, "-");
-    csv_reader *reader = NULL;
-    int rc = !stream ? csv_reader_open(&reader, path, delimiter, err)
-                     : csv_reader_open_stream(&reader, stdin, v->file, delimiter, err);
-    if (rc < 0) goto fail;
-    csv_record rec;
-    if ((rc = csv_read(reader, &rec, err)) < 0) goto fail;
-    if (rc == 0) {
-        rc = ak_err_set(err, ANONKIT_E_INPUT, v->file, 1, 0, "the file is empty: a header row is needed");
-        goto fail;
-    }
-    int col = csv_column_index(&rec, column);
-    if (col < 0) {
-        rc = ak_err_set(err, ANONKIT_E_USAGE, v->file, 1, 0, "no column '%s' in the header", column);
-        goto fail;
-    }
-    const uint32_t ncolumns = rec.count;
-    int fast = !stream && ncolumns > 1 && !csv_reader_saw_quote(reader); /* (one column: empty lines are values) */
-    while ((rc = csv_read(reader, &rec, err)) > 0) {
-        if (fast && !csv_reader_saw_quote(reader) && rec.count == ncolumns) {
-            /* the first data record: from its byte on, the fast scan, then the reader again from where it stopped */
-            uint64_t stop;
-            long stop_line;
-            csv_reader_free(reader);
-            reader = NULL;
-            if ((rc = scan_lines(v, path, delimiter, (uint32_t)col, ncolumns, rec.offset, rec.line, missing, &stop,
-                                 &stop_line, err)) < 0)
-                goto fail;
-            if (stop == UINT64_MAX) break;
-            FILE *probe = fopen(path, "rb");
-            uint64_t total = 0;
-            if (probe && fseeko(probe, 0, SEEK_END) == 0) total = (uint64_t)ftello(probe);
-            if (probe) fclose(probe);
-            if ((rc = csv_reader_open_range(&reader, path, delimiter, stop, total - stop, stop_line, err)) < 0)
-                goto fail;
-            fast = 0;
-            continue;
-        }
-        fast = 0;
-        if (rec.count != ncolumns) {
-            if (rec.count == 1 && rec.fields[0].len == 0) continue; /* an empty line */
-            rc = ak_err_set(err, ANONKIT_E_INPUT, v->file, rec.line, 0, "expected %u fields as in the header, found %u",
-                            ncolumns, rec.count);
-            goto fail;
-        }
-        const csv_field *f = &rec.fields[col];
-        if ((rc = take(v, f->data, f->len, rec.line, missing, err)) < 0) goto fail;
-    }
-    if (rc < 0) goto fail;
-    csv_reader_free(reader);
-    return ANONKIT_OK;
-fail:
-    csv_reader_free(reader);
-    hb_values_free(v);
-    return rc;
-}
-
-int hb_collect(hb_values *v, const char *path, const char *shown, char delimiter, const char *column,
-               const hb_missing *missing, ak_error *err)
-{
-    return collect(v, path, shown, delimiter, column, missing, 0, err);
-}
-
-int hb_collect_presence(hb_values *v, const char *path, const char *shown, char delimiter, const char *column,
-                        const hb_missing *missing, ak_error *err)
-{
-    return collect(v, path, shown, delimiter, column, missing, 1, err);
-}
 
 /* ---- rows ---- */
 
@@ -395,6 +24,9 @@ int hb__rows_init(hb_rows *r, uint32_t width, ak_error *err)
 
 int hb__rows_reserve(hb_rows *r, size_t nrows, size_t text_bytes, ak_error *err)
 {
+    /* first allocations of a known size on huge pages where the system has them (fewer page faults) */
+    if (!r->at && nrows && (r->at = ak_huge_malloc(nrows * r->width * sizeof *r->at))) r->cap = nrows * r->width;
+    if (!r->text.data && text_bytes && (r->text.data = ak_huge_malloc(text_bytes))) r->text.cap = text_bytes;
     if (ak_reserve((void **)&r->at, &r->cap, nrows * r->width, sizeof *r->at) != 0 ||
         strbuf_reserve(&r->text, text_bytes) != 0)
         return ak_err_nomem(err);
@@ -857,43 +489,48 @@ int hb_level_sizes(const hb_rows *r, uint64_t *sizes, ak_error *err)
 
 int hb_write(const hb_rows *r, FILE *f, const char *path, ak_error *err)
 {
-    /* lines into one buffer, written whenever it holds 4 MiB; a label shared
-     * with the row above (the same offset: an interval of many values) is
-     * escaped once, into cache[l], and copied from there */
+    /* lines into one buffer, written whenever it holds 4 MiB. Consecutive
+     * rows mostly share every label above the leaf (the same offsets: the
+     * values of one interval): those labels are escaped and joined once, with
+     * their ';', into `tail`, and copied from there while they stay the same */
     const size_t flush_at = (size_t)1 << 22;
-    strbuf out = {0};
-    strbuf *cache = calloc(r->width ? r->width : 1, sizeof *cache);
-    int rc = cache && strbuf_reserve(&out, flush_at + 4096) == 0 ? ANONKIT_OK : ak_err_nomem(err);
+    strbuf out = {0}, tail = {0};
+    int rc = strbuf_reserve(&out, flush_at + 4096) == 0 ? ANONKIT_OK : ak_err_nomem(err);
     for (uint32_t i = 0; i < r->nrows && rc == 0; i++) {
         const size_t *at = r->at + (size_t)i * r->width;
-        for (uint32_t l = 0; l < r->width; l++) {
-            strbuf *c = &cache[l];
-            if (!(i && at[l] == (at - r->width)[l])) { /* a label not in the cache */
+        int same = i > 0;
+        for (uint32_t l = 1; same && l < r->width; l++) same = at[l] == (at - r->width)[l];
+        if (!same) {
+            tail.len = 0;
+            for (uint32_t l = 1; l < r->width; l++) {
                 const char *s = r->text.data + at[l];
                 const size_t len = strlen(s);
-                if (strbuf_reserve(c, csv_escaped_max(len)) != 0) {
+                if (strbuf_reserve(&tail, csv_escaped_max(len) + 1) != 0) {
                     rc = ak_err_nomem(err);
                     break;
                 }
-                c->len = csv_escape(c->data, s, len, ';');
+                tail.data[tail.len++] = ';';
+                tail.len += csv_escape(tail.data + tail.len, s, len, ';');
             }
-            if (strbuf_reserve(&out, c->len + 2) != 0) {
-                rc = ak_err_nomem(err);
-                break;
-            }
-            if (l) out.data[out.len++] = ';';
-            memcpy(out.data + out.len, c->data, c->len);
-            out.len += c->len;
+            if (rc < 0) break;
         }
-        if (rc == 0 && strbuf_append(&out, "\n", 1) != 0) rc = ak_err_nomem(err);
-        if (rc == 0 && (out.len >= flush_at || i + 1 == r->nrows)) {
+        const char *s = r->text.data + at[0];
+        const size_t len = strlen(s);
+        if (strbuf_reserve(&out, csv_escaped_max(len) + tail.len + 1) != 0) {
+            rc = ak_err_nomem(err);
+            break;
+        }
+        out.len += csv_escape(out.data + out.len, s, len, ';');
+        if (tail.len) memcpy(out.data + out.len, tail.data, tail.len);
+        out.len += tail.len;
+        out.data[out.len++] = '\n';
+        if (out.len >= flush_at || i + 1 == r->nrows) {
             if (fwrite(out.data, 1, out.len, f) != out.len)
                 rc = ak_err_set(err, ANONKIT_E_IO, path, 0, 0, "cannot write the hierarchy");
             out.len = 0;
         }
     }
-    for (uint32_t l = 0; cache && l < r->width; l++) strbuf_free(&cache[l]);
-    free(cache);
+    strbuf_free(&tail);
     strbuf_free(&out);
     return rc;
 }

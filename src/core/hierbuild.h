@@ -53,6 +53,7 @@ typedef struct hb_values {
      * there, the others move them into dict first (after the other values) */
     uint32_t *dense, *dense_line;
     uint32_t dense_lo, dense_hi; /* the least and greatest value counted (or marked) there */
+    struct hb_memo *memo; /* the value ids of recent short text values, by their bytes (hierbuild_collect.c) */
     uint64_t *bits;       /* in place of dense when only presence is asked for (hb_collect_presence):
                              bit v set when v occurs; no count, no line (they are numbers: no message needs it) */
 } hb_values;
@@ -69,6 +70,13 @@ int hb_collect(hb_values *v /* OUT */, const char *path, const char *shown, char
  * 16 MiB of random accesses): for the interval builder, which needs no counts. */
 int hb_collect_presence(hb_values *v /* OUT */, const char *path, const char *shown, char delimiter,
                         const char *column, const hb_missing *missing, ak_error *err);
+/* Reads columns columns[0..n) of the CSV at path (shown as `shown`) in one
+ * pass into vs[0..n): vs[j] as hb_collect_presence gives it when
+ * presence[j] (presence may be NULL: none), else as hb_collect, with the
+ * missing-value tokens missing[j]. A column may be named more than once. On failure every vs[j] is left freed. */
+int hb_collect_columns(hb_values *vs /* OUT */, size_t n, const char *const *columns, const int *presence,
+                       const hb_missing *missing /* [n] */, const char *path, const char *shown, char delimiter,
+                       ak_error *err);
 void hb_values_free(hb_values *v);
 
 typedef enum hb_date_level {
@@ -127,6 +135,9 @@ int hb_level_sizes(const hb_rows *rows, uint64_t *sizes /* OUT */, ak_error *err
  * upwards), "*" below a synthetic root only for all rows. Reads only the
  * rows, not how they were built: the check before a hierarchy is written. */
 int hb_check(const hb_rows *rows, const char *path, ak_error *err);
+/* hb_check, which also counts the distinct labels of each level into
+ * sizes[0..width) (as hb_level_sizes does, for rows that pass). */
+int hb_check_sizes(const hb_rows *rows, const char *path, uint64_t *sizes /* OUT */, ak_error *err);
 
 /* Writes the rows, ';'-separated, to f (path for messages). */
 int hb_write(const hb_rows *rows, FILE *f, const char *path, ak_error *err);

@@ -14,6 +14,7 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
+#include "common/hugemem.h"
 #include "core/hierbuild_internal.h"
 
 /* Longest label quoted in a message. */
@@ -28,36 +29,36 @@ static inline int differs(const hb_rows *r, uint32_t row, uint32_t level)
     return a != b && strcmp(r->text.data + a, r->text.data + b) != 0;
 }
 
-/* A label's hash and what it is: a leaf's row, or a run's index. */
-typedef struct keyed {
-    uint64_t h;
-    uint32_t i;
-} keyed;
+/* A label's hash (its low 32 bits, in the high half) and what it is (the low
+ * half): a leaf's row, or a run's index. Eight bytes: the sort moves half
+ * as much as with the whole hash beside the index. */
+typedef uint64_t keyed;
+
+static inline keyed make_key(uint64_t hash, uint32_t i) { return (uint64_t)(uint32_t)hash << 32 | i; }
+/* The sort key. */
+static inline uint32_t low(keyed k) { return (uint32_t)(k >> 32); }
+static inline uint32_t idx(keyed k) { return (uint32_t)k; }
 
 /* A run of one label above the leaves: rows [lo, hi] of a level. */
 typedef struct run {
     uint32_t lo, hi, level;
 } run;
 
-/* Sorts a[0..n) by the low 32 bits of the hash (equal hashes then lie
- * within one group of equal low bits): LSD radix, 4 passes of 8 bits (tmp:
- * room for n). */
+/* Sorts a[0..n) by the hash bits (equal hashes then lie together): LSD
+ * radix, 4 passes of 8 bits (tmp: room for n). */
 static void radix_sort(keyed *a, keyed *tmp, size_t n)
 {
-    for (unsigned shift = 0; shift < 32; shift += 8) {
+    for (unsigned shift = 32; shift < 64; shift += 8) {
         size_t count[257] = {0};
-        for (size_t i = 0; i < n; i++) count[((a[i].h >> shift) & 255) + 1]++;
+        for (size_t i = 0; i < n; i++) count[((a[i] >> shift) & 255) + 1]++;
         for (int b = 0; b < 256; b++) count[b + 1] += count[b];
-        for (size_t i = 0; i < n; i++) tmp[count[(a[i].h >> shift) & 255]++] = a[i];
+        for (size_t i = 0; i < n; i++) tmp[count[(a[i] >> shift) & 255]++] = a[i];
         keyed *t = a;
         a = tmp;
         tmp = t;
     }
     /* (an even number of passes: the sorted keys are back in the array given) */
 }
-
-/* The sort key. */
-static inline uint32_t low(uint64_t h) { return (uint32_t)h; }
 
 static const char *run_label(const hb_rows *r, const run *u) { return hb_label(r, u->lo, u->level); }
 
@@ -68,19 +69,19 @@ static int check_sorted(const hb_rows *r, const keyed *leaves, size_t nl, const 
                         const run *runs, const char *path, ak_error *err)
 {
     for (size_t a = 0; a < nl; a++)
-        for (size_t b = a + 1; b < nl && low(leaves[b].h) == low(leaves[a].h); b++) {
-            const char *s = hb_label(r, leaves[a].i, 0);
-            if (leaves[b].h != leaves[a].h || strcmp(s, hb_label(r, leaves[b].i, 0)) != 0) continue;
-            const uint32_t first = leaves[a].i < leaves[b].i ? leaves[a].i : leaves[b].i;
-            const uint32_t again = leaves[a].i ^ leaves[b].i ^ first;
+        for (size_t b = a + 1; b < nl && low(leaves[b]) == low(leaves[a]); b++) {
+            const char *s = hb_label(r, idx(leaves[a]), 0);
+            if (strcmp(s, hb_label(r, idx(leaves[b]), 0)) != 0) continue;
+            const uint32_t first = idx(leaves[a]) < idx(leaves[b]) ? idx(leaves[a]) : idx(leaves[b]);
+            const uint32_t again = idx(leaves[a]) ^ idx(leaves[b]) ^ first;
             return ak_err_set(err, ANONKIT_E_INTERNAL, path, (long)again + 1, 0,
                               "duplicate leaf \"%.*s\" (first on line %u)", show_len(strlen(s)), s, first + 1);
         }
     for (size_t a = 0; a < nr; a++)
-        for (size_t b = a + 1; b < nr && low(keys[b].h) == low(keys[a].h); b++) {
-            const run *x = &runs[keys[a].i], *y = &runs[keys[b].i];
+        for (size_t b = a + 1; b < nr && low(keys[b]) == low(keys[a]); b++) {
+            const run *x = &runs[idx(keys[a])], *y = &runs[idx(keys[b])];
             const char *s = run_label(r, x);
-            if (keys[b].h != keys[a].h || strcmp(s, run_label(r, y)) != 0) continue;
+            if (strcmp(s, run_label(r, y)) != 0) continue;
             if (x->level == y->level)
                 return ak_err_set(err, ANONKIT_E_INTERNAL, path, (long)y->lo + 1, 0,
                                   "\"%.*s\" at level %u is on lines %u-%u and on lines %u-%u: the rows are not in "
@@ -94,17 +95,17 @@ static int check_sorted(const hb_rows *r, const keyed *leaves, size_t nl, const 
         }
     /* both lists merged: a label that is a leaf too covers that leaf alone */
     for (size_t a = 0, b = 0; a < nl && b < nr;) {
-        if (low(leaves[a].h) < low(keys[b].h)) a++;
-        else if (low(leaves[a].h) > low(keys[b].h)) b++;
+        if (low(leaves[a]) < low(keys[b])) a++;
+        else if (low(leaves[a]) > low(keys[b])) b++;
         else {
-            for (size_t c = b; c < nr && low(keys[c].h) == low(leaves[a].h); c++) {
-                const run *u = &runs[keys[c].i];
+            for (size_t c = b; c < nr && low(keys[c]) == low(leaves[a]); c++) {
+                const run *u = &runs[idx(keys[c])];
                 const char *s = run_label(r, u);
-                if (keys[c].h == leaves[a].h && strcmp(s, hb_label(r, leaves[a].i, 0)) == 0 && (u->lo != leaves[a].i || u->hi != leaves[a].i))
+                if (strcmp(s, hb_label(r, idx(leaves[a]), 0)) == 0 && (u->lo != idx(leaves[a]) || u->hi != idx(leaves[a])))
                     return ak_err_set(err, ANONKIT_E_INTERNAL, path, (long)u->lo + 1, 0,
                                       "label \"%.*s\" at level %u names another node than the leaf on line %u: a "
                                       "label must name one node",
-                                      show_len(strlen(s)), s, u->level, leaves[a].i + 1);
+                                      show_len(strlen(s)), s, u->level, idx(leaves[a]) + 1);
             }
             a++;
         }
@@ -114,8 +115,10 @@ static int check_sorted(const hb_rows *r, const keyed *leaves, size_t nl, const 
 
 /* The runs of every level above the leaves into *runs (*nruns; caller frees),
  * refusing an empty label and a label whose parent changes within its run;
- * *top gets the number of labels of the top level. */
-static int find_runs(const hb_rows *r, run **runs, size_t *nruns, uint32_t *top, const char *path, ak_error *err)
+ * *top gets the number of labels of the top level, sizes[l] (when not NULL)
+ * the number of runs of level l, and sizes[0] the number of rows. */
+static int find_runs(const hb_rows *r, run **runs, size_t *nruns, uint32_t *top, uint64_t *sizes, const char *path,
+                     ak_error *err)
 {
     size_t cap = 0, n = 0;
     *runs = NULL;
@@ -142,32 +145,36 @@ static int find_runs(const hb_rows *r, run **runs, size_t *nruns, uint32_t *top,
             }
         }
         *top = labels;
+        if (sizes) sizes[l] = labels;
     }
+    if (sizes) sizes[0] = r->nrows;
     *nruns = n;
     return ANONKIT_OK;
 }
 
-int hb_check(const hb_rows *r, const char *path, ak_error *err)
+int hb_check(const hb_rows *r, const char *path, ak_error *err) { return hb_check_sizes(r, path, NULL, err); }
+
+int hb_check_sizes(const hb_rows *r, const char *path, uint64_t *sizes, ak_error *err)
 {
     if (r->nrows == 0 || r->width == 0 || r->row != 0)
         return ak_err_set(err, ANONKIT_E_INTERNAL, path, 0, 0, "the hierarchy has no complete rows");
     run *runs = NULL;
     size_t nr = 0;
     uint32_t top;
-    int rc = find_runs(r, &runs, &nr, &top, path, err);
+    int rc = find_runs(r, &runs, &nr, &top, sizes, path, err);
     const size_t nl = r->nrows, most = nl > nr ? nl : nr;
     keyed *leaves = NULL, *keys = NULL, *tmp = NULL;
-    if (rc == 0 && (!(leaves = malloc(nl * sizeof *leaves)) || !(keys = malloc((nr ? nr : 1) * sizeof *keys)) ||
-                    !(tmp = malloc(most * sizeof *tmp))))
+    if (rc == 0 && (!(leaves = ak_huge_malloc(nl * sizeof *leaves)) ||
+                    !(keys = ak_huge_malloc((nr ? nr : 1) * sizeof *keys)) || !(tmp = ak_huge_malloc(most * sizeof *tmp))))
         rc = ak_err_nomem(err);
     for (uint32_t i = 0; rc == 0 && i < nl; i++) {
         const char *s = hb_label(r, i, 0);
         if (!*s) rc = ak_err_set(err, ANONKIT_E_INTERNAL, path, (long)i + 1, 1, "empty label in field 1 (level 0)");
-        leaves[i] = (keyed){XXH3_64bits(s, strlen(s)), i};
+        leaves[i] = make_key(XXH3_64bits(s, strlen(s)), i);
     }
     for (size_t k = 0; rc == 0 && k < nr; k++) {
         const char *s = run_label(r, &runs[k]);
-        keys[k] = (keyed){XXH3_64bits(s, strlen(s)), (uint32_t)k};
+        keys[k] = make_key(XXH3_64bits(s, strlen(s)), (uint32_t)k);
     }
     if (rc == 0) {
         radix_sort(leaves, tmp, nl);
@@ -175,18 +182,18 @@ int hb_check(const hb_rows *r, const char *path, ak_error *err)
         rc = check_sorted(r, leaves, nl, keys, nr, runs, path, err);
     }
     /* several top labels get a root "*" above them: a "*" below names it only for all rows */
-    const uint64_t star = XXH3_64bits("*", 1);
+    const uint32_t star = low(make_key(XXH3_64bits("*", 1), 0));
     for (size_t k = 0; rc == 0 && top > 1 && k < nr; k++) {
-        const run *u = &runs[keys[k].i];
-        if (keys[k].h == star && !strcmp(run_label(r, u), "*") && (u->lo != 0 || u->hi + 1 != r->nrows))
+        const run *u = &runs[idx(keys[k])];
+        if (low(keys[k]) == star && !strcmp(run_label(r, u), "*") && (u->lo != 0 || u->hi + 1 != r->nrows))
             rc = ak_err_set(err, ANONKIT_E_INTERNAL, path, (long)u->lo + 1, 0,
                             "label \"*\" at level %u names another node than the root \"*\" that is added above the "
                             "%u labels of the top level",
                             u->level, top);
     }
     for (size_t k = 0; rc == 0 && top > 1 && k < nl; k++)
-        if (leaves[k].h == star && !strcmp(hb_label(r, leaves[k].i, 0), "*"))
-            rc = ak_err_set(err, ANONKIT_E_INTERNAL, path, (long)leaves[k].i + 1, 0,
+        if (low(leaves[k]) == star && !strcmp(hb_label(r, idx(leaves[k]), 0), "*"))
+            rc = ak_err_set(err, ANONKIT_E_INTERNAL, path, (long)idx(leaves[k]) + 1, 0,
                             "the leaf \"*\" names another node than the root \"*\" that is added above the %u labels "
                             "of the top level",
                             top);

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/hugemem.h"
 #include "common/numparse.h"
 #include "core/hierbuild_internal.h"
 
@@ -84,7 +85,7 @@ static int sorted_numbers(const hb_values *v, const char *builder, num_value **o
     if (v->bits && v->dense_lo <= v->dense_hi)
         for (uint32_t w = v->dense_lo >> 6; w <= v->dense_hi >> 6; w++) nd += (uint32_t)__builtin_popcountll(v->bits[w]);
     const size_t n = (size_t)nt + nd;
-    num_value *nv = malloc((n ? n : 1) * sizeof *nv), *text = malloc((nt ? nt : 1) * sizeof *text);
+    num_value *nv = ak_huge_malloc((n ? n : 1) * sizeof *nv), *text = malloc((nt ? nt : 1) * sizeof *text);
     if (!nv || !text) {
         free(nv);
         free(text);

@@ -251,6 +251,15 @@ static void sync_folder(const char *path)
     close(fd);
 }
 
+/* Whether paths a and b name the same folder as written (their text up to
+ * the last slash; both without one: the working folder). */
+static int same_folder(const char *a, const char *b)
+{
+    const char *sa = strrchr(a, '/'), *sb = strrchr(b, '/');
+    const size_t la = sa ? (size_t)(sa - a) : 0, lb = sb ? (size_t)(sb - b) : 0;
+    return (sa != NULL) == (sb != NULL) && la == lb && memcmp(a, b, la) == 0;
+}
+
 static int link_old(const outfile *o, const void *unused)
 {
     (void)unused;
@@ -278,6 +287,13 @@ int outfile_commit_all(outfile *const *files, size_t count, ak_error *err)
     /* a table output is loaded first, left invisible (io/source.h) */
     for (size_t i = 0; i < count && rc == ANONKIT_OK; i++)
         if (files[i] && files[i]->sink) rc = sink_prepare(files[i]->sink, files[i]->stream, err);
+    /* several files: the writing of all of them to disk started first, so that
+     * the fsyncs below wait for writes under way together, not one by one */
+    for (size_t i = 0; count > 1 && i < count && rc == ANONKIT_OK; i++)
+        if (files[i] && files[i]->stream && !files[i]->sink && (files[i]->unnamed || files[i]->temp_path)) {
+            uint64_t from = 0;
+            outfile_write_behind(files[i]->stream, &from);
+        }
     for (size_t i = 0; i < count && rc == ANONKIT_OK; i++)
         if (files[i] && files[i]->stream && !files[i]->sink) rc = commit_prepare(files[i], err);
     for (size_t i = 0; i < count; i++) named += files[i] && files[i]->temp_path;
@@ -326,6 +342,13 @@ int outfile_commit_all(outfile *const *files, size_t count, ak_error *err)
         free(old[i]);
     }
     free(old);
+    /* each folder given a renamed file synced once */
+    for (size_t i = 0; rc == ANONKIT_OK && i < count; i++) {
+        int synced = 0;
+        for (size_t j = 0; renamed[i] && j < i && !synced; j++)
+            synced = renamed[j] && same_folder(files[j]->path, files[i]->path);
+        if (renamed[i] && !synced) sync_folder(files[i]->path);
+    }
     for (size_t i = 0; i < count; i++) {
         outfile *o = files[i];
         if (!o) continue;
@@ -333,7 +356,6 @@ int outfile_commit_all(outfile *const *files, size_t count, ak_error *err)
             outfile_abort(o);
             continue;
         }
-        if (renamed[i]) sync_folder(o->path);
         if (o->sink) outfile_abort(o); /* committed: frees the sink and its spool */
         free(o->temp_path);
         free(o->path);

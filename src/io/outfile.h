@@ -54,7 +54,9 @@ int outfile_commit(outfile *o, ak_error *err);
  * those back (an old file as it was, one that did not exist removed) and the
  * error names the one that failed; the second names are removed either way.
  * (A SIGKILL during the renames can leave such a second name: the old
- * published file, not raw input.) Entries that are NULL or zeroed (an output not
+ * published file, not raw input.) With several files, the writing of all of
+ * them to disk is started before the first fsync, and a folder is synced
+ * once however many of them were renamed into it. Entries that are NULL or zeroed (an output not
  * asked for) are skipped. Every outfile is finished either way: committed or
  * aborted. */
 int outfile_commit_all(outfile *const *files, size_t count, ak_error *err);
