@@ -107,6 +107,18 @@ static int lv_id_cmp(const void *a, const void *b)
     return x->id < y->id ? -1 : x->id > y->id;
 }
 
+/* The id of key in m (u64scratch_intern without inserting), AK_NOT_FOUND when absent. */
+static uint32_t scratch_find(const u64scratch *m, uint64_t key)
+{
+    if (!m->mask) return AK_NOT_FOUND;
+    size_t s = ak_mix64(key) & m->mask;
+    while (m->ids[s]) {
+        if (m->keys[s] == key) return m->ids[s] - 1;
+        s = (s + 1) & m->mask;
+    }
+    return AK_NOT_FOUND;
+}
+
 /* The key of row r (a row of c) at packed levels lv. */
 static uint64_t row_key(const inc_ctx *c, size_t r, uint64_t lv)
 {
@@ -118,7 +130,7 @@ static uint64_t row_key(const inc_ctx *c, size_t r, uint64_t lv)
 
 /* One round: measures every candidate, applies the best that share no class.
  * *applied: how many. */
-static int lift_round(inc_ctx *c, const double *w, double *const *minncp, uint64_t k, lift_classes *cl,
+static int lift_round(inc_ctx *c, const double *w, uint64_t k, lift_classes *cl,
                       uint32_t *class_of, uint64_t *applied, double *saved, ak_error *err)
 {
     const uint32_t nqi = c->nqi;
@@ -128,7 +140,7 @@ static int lift_round(inc_ctx *c, const double *w, double *const *minncp, uint64
     double *cost = malloc((nc ? nc : 1) * sizeof *cost);
     uint64_t *clv = malloc((nc ? nc : 1) * sizeof *clv);
     size_t ne = 0;
-    for (size_t i = 0; i < nc; i++) ne += cl->count[i] ? 1 + nqi : 0;
+    for (size_t i = 0; i < nc; i++) ne += cl->count[i] ? 1 + (size_t)nqi * LIFT_STEPS : 0;
     lift_entry *e = malloc((ne ? ne : 1) * sizeof *e);
     uint32_t *start = calloc(nc + 1, sizeof *start), *members = malloc((n ? n : 1) * sizeof *members);
     uint32_t *tuple_of = malloc((ne ? ne : 1) * sizeof *tuple_of); /* entry -> tuple index */
@@ -136,11 +148,16 @@ static int lift_round(inc_ctx *c, const double *w, double *const *minncp, uint64
     size_t *bstart = malloc((nc + 1) * sizeof *bstart);
     lv_id *sorted = malloc((nc ? nc : 1) * sizeof *sorted);
     double *qcost = malloc((nc ? nc : 1) * nqi * sizeof *qcost);
+    double *pmin = malloc((ne ? ne : 1) * sizeof *pmin);
+    u64scratch part = {0};
+    uint64_t field[64];
+    for (uint32_t q = 0; q < nqi; q++)
+        field[q] = c->qi[q].bits == 64 ? ~(uint64_t)0 : ((((uint64_t)1 << c->qi[q].bits) - 1) << c->qi[q].shift);
     uint64_t *pairs = NULL;
     size_t npairs = 0, cappairs = 0;
     lift_move *moves = NULL;
     unsigned char *used = calloc(nc ? nc : 1, 1);
-    if (!cost || !clv || !e || !start || !members || !tuple_of || !used || !byclv || !bstart || !sorted || !qcost) {
+    if (!cost || !clv || !e || !start || !members || !tuple_of || !used || !byclv || !bstart || !sorted || !qcost || !pmin) {
         rc = ak_err_nomem(err);
         goto done;
     }
@@ -178,13 +195,14 @@ static int lift_round(inc_ctx *c, const double *w, double *const *minncp, uint64
         for (uint32_t q = 0; q < nqi; q++) {
             const inc_qi *a = &c->qi[q];
             const uint32_t l = cl->lv[i * nqi + q], v = cl->val[i * nqi + q];
-            if (l >= a->height) continue;
-            const uint32_t v2 = a->up[l * (a->height + 1) + l + 1][v];
-            const double wq = w ? w[q] : 1.0;
-            e[ne++] = (lift_entry){inc_with_level(c, clv[i], q, l + 1),
-                                   (key & ~(a->bits == 64 ? ~(uint64_t)0 : ((((uint64_t)1 << a->bits) - 1) << a->shift))) |
-                                       (uint64_t)v2 << a->shift,
-                                   cost[i] + wq * (a->ncp[l + 1][v2] - a->ncp[l][v]), (uint32_t)i, q};
+            for (uint32_t l2 = l + 1; l2 <= a->height && l2 <= l + LIFT_STEPS; l2++) {
+                const uint32_t v2 = a->up[l * (a->height + 1) + l2][v];
+                const double wq = w ? w[q] : 1.0;
+                e[ne++] = (lift_entry){inc_with_level(c, clv[i], q, l2),
+                                       (key & ~(a->bits == 64 ? ~(uint64_t)0 : ((((uint64_t)1 << a->bits) - 1) << a->shift))) |
+                                           (uint64_t)v2 << a->shift,
+                                       cost[i] + wq * (a->ncp[l2][v2] - a->ncp[l][v]), (uint32_t)i, q};
+            }
         }
     }
     qsort(e, ne, sizeof *e, entry_cmp);
@@ -222,7 +240,7 @@ static int lift_round(inc_ctx *c, const double *w, double *const *minncp, uint64
         const double eps = 1e-12 * (1 + cheapest);
         /* Only classes with some QI above the group's level: one at or below it in every QI is covered whole or not
          * at all, and costs no more than any tuple covering it (NCP grows up a hierarchy). */
-        /* The group's levels: per QI the map from level-0 values and the least NCP there. */
+        /* The group's levels: per QI the map from level-0 values. */
         const uint32_t *gen[64];
         uint32_t sh[64], glv[64];
         for (uint32_t q = 0; q < nqi; q++) {
@@ -232,18 +250,39 @@ static int lift_round(inc_ctx *c, const double *w, double *const *minncp, uint64
         }
         for (size_t b = 0; b < nbuckets && rc == ANONKIT_OK; b++) {
             const uint32_t *blv = cl->lv + (size_t)byclv[bstart[b]] * nqi;
-            uint32_t q = 0;
-            while (q < nqi && blv[q] <= glv[q]) q++;
-            if (q == nqi) continue;
+            /* The QIs where the group is at or above the bucket's levels: there a covering tuple's label is the
+             * ancestor of the class's own (none below it: the class is covered whole or not at all, and costs no
+             * more than any tuple covering it, NCP growing up a hierarchy). */
+            uint64_t above = 0;
+            uint32_t nbelow = 0;
+            for (uint32_t q = 0; q < nqi; q++) {
+                if (blv[q] <= glv[q]) above |= field[q];
+                else nbelow++;
+            }
+            if (!nbelow) continue;
+            /* The group's tuples by their labels in those QIs, with the least cost of each. */
+            u64scratch_reset(&part);
+            for (size_t i = g; i < end; i++) {
+                uint32_t id;
+                int inserted;
+                if (u64scratch_intern(&part, e[i].key & above, &id, &inserted) != 0) {
+                    rc = ak_err_nomem(err);
+                    break;
+                }
+                if (inserted || e[i].cost < pmin[id]) pmin[id] = e[i].cost;
+            }
             for (size_t x = bstart[b]; x < bstart[b + 1] && rc == ANONKIT_OK; x++) {
                 const uint32_t src = byclv[x];
                 if (!(cost[src] > cheapest + eps)) continue;
-                /* A covering tuple costs at least src's NCP in the QIs it is not below, the least NCP of the group's
-                 * level in the others. */
-                double lb = 0;
-                for (uint32_t a = 0; a < nqi; a++)
-                    lb += blv[a] <= glv[a] ? qcost[(size_t)src * nqi + a] : minncp[a][glv[a]];
-                if (!(cost[src] > lb + eps)) continue;
+                uint64_t pkey = 0;
+                for (uint32_t q = 0; q < nqi; q++) {
+                    if (blv[q] > glv[q]) continue;
+                    const inc_qi *a = &c->qi[q];
+                    const uint32_t v = cl->val[(size_t)src * nqi + q];
+                    pkey |= (uint64_t)(blv[q] == glv[q] ? v : a->up[blv[q] * (a->height + 1) + glv[q]][v]) << a->shift;
+                }
+                const uint32_t pid = scratch_find(&part, pkey);
+                if (pid == AK_NOT_FOUND || !(cost[src] > pmin[pid] + eps)) continue;
                 for (uint32_t i = start[src]; i < start[src + 1]; i++) {
                     const uint32_t r = members[i];
                     uint64_t key = 0;
@@ -354,7 +393,7 @@ static int lift_round(inc_ctx *c, const double *w, double *const *minncp, uint64
         uint32_t into = existing;
         if (into == UINT32_MAX) {
             into = d;
-            cl->lv[(size_t)d * nqi + be->q]++;
+            cl->lv[(size_t)d * nqi + be->q] = inc_level(c, be->lv, be->q);
             cl->val[(size_t)d * nqi + be->q] = inc_key_value(c, be->key, be->q);
         } else if (d != existing) {
             for (uint32_t i = start[d]; i < start[d + 1]; i++)
@@ -388,6 +427,8 @@ done:
     free(e);
     free(byclv);
     free(qcost);
+    free(pmin);
+    u64scratch_free(&part);
     free(sorted);
     free(bstart);
     free(start);
@@ -403,29 +444,13 @@ int inc_local_lift(inc_ctx *c, const double *w, uint64_t k, lift_classes *cl, ui
                    inc_local_lift_stats *st, ak_error *err)
 {
     memset(st, 0, sizeof *st);
-    /* minncp[q][l]: the least weighted NCP of a value of QI q at level l. */
-    double *minncp[64] = {0};
     int rc = ANONKIT_OK;
-    for (uint32_t q = 0; q < c->nqi && rc == ANONKIT_OK; q++) {
-        const inc_qi *a = &c->qi[q];
-        if (!(minncp[q] = malloc((a->height + 1) * sizeof *minncp[q]))) {
-            rc = ak_err_nomem(err);
-            break;
-        }
-        for (uint32_t l = 0; l <= a->height; l++) {
-            double m = a->card[l] ? a->ncp[l][0] : 0;
-            for (uint32_t v = 1; v < a->card[l]; v++)
-                if (a->ncp[l][v] < m) m = a->ncp[l][v];
-            minncp[q][l] = (w ? w[q] : 1.0) * m;
-        }
-    }
     for (int round = 0; rc == ANONKIT_OK && round < LIFT_ROUNDS; round++) {
         uint64_t applied;
-        rc = lift_round(c, w, minncp, k, cl, class_of, &applied, &st->saved, err);
+        rc = lift_round(c, w, k, cl, class_of, &applied, &st->saved, err);
         st->rounds++;
         st->moves += applied;
         if (rc == ANONKIT_OK && !applied) break;
     }
-    for (uint32_t q = 0; q < c->nqi; q++) free(minncp[q]);
     return rc;
 }
