@@ -97,13 +97,24 @@ static int u64_cmp(const void *a, const void *b)
 
 typedef struct lv_id {
     uint64_t lv;
+    double cost;
     uint32_t id;
 } lv_id;
 
+/* By levels, then dearest first. */
 static int lv_id_cmp(const void *a, const void *b)
 {
     const lv_id *x = a, *y = b;
     if (x->lv != y->lv) return x->lv < y->lv ? -1 : 1;
+    if (x->cost != y->cost) return x->cost > y->cost ? -1 : 1;
+    return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* By cost, cheapest first. */
+static int cheap_cmp(const void *a, const void *b)
+{
+    const lv_id *x = a, *y = b;
+    if (x->cost != y->cost) return x->cost < y->cost ? -1 : 1;
     return x->id < y->id ? -1 : x->id > y->id;
 }
 
@@ -148,7 +159,8 @@ static int lift_round(inc_ctx *c, const double *w, uint64_t k, lift_classes *cl,
     size_t *bstart = malloc((nc + 1) * sizeof *bstart);
     lv_id *sorted = malloc((nc ? nc : 1) * sizeof *sorted);
     double *qcost = malloc((nc ? nc : 1) * nqi * sizeof *qcost);
-    double *pmin = malloc((ne ? ne : 1) * sizeof *pmin);
+    lv_id *byc = malloc((ne ? ne : 1) * sizeof *byc);
+    double *pmin = malloc((ne ? ne : 1) * sizeof *pmin), *bmax = malloc((nc ? nc : 1) * sizeof *bmax);
     u64scratch part = {0};
     uint64_t field[64];
     for (uint32_t q = 0; q < nqi; q++)
@@ -157,7 +169,7 @@ static int lift_round(inc_ctx *c, const double *w, uint64_t k, lift_classes *cl,
     size_t npairs = 0, cappairs = 0;
     lift_move *moves = NULL;
     unsigned char *used = calloc(nc ? nc : 1, 1);
-    if (!cost || !clv || !e || !start || !members || !tuple_of || !used || !byclv || !bstart || !sorted || !qcost || !pmin) {
+    if (!cost || !clv || !e || !start || !members || !tuple_of || !used || !byclv || !bstart || !sorted || !qcost || !pmin || !bmax || !byc) {
         rc = ak_err_nomem(err);
         goto done;
     }
@@ -182,7 +194,7 @@ static int lift_round(inc_ctx *c, const double *w, uint64_t k, lift_classes *cl,
     /* Alive classes grouped by their levels (buckets). */
     size_t nalive = 0, nbuckets = 0;
     for (size_t i = 0; i < nc; i++)
-        if (cl->count[i]) sorted[nalive++] = (lv_id){clv[i], (uint32_t)i};
+        if (cl->count[i]) sorted[nalive++] = (lv_id){clv[i], cost[i], (uint32_t)i};
     qsort(sorted, nalive, sizeof *sorted, lv_id_cmp);
     for (size_t x = 0; x < nalive; x++) byclv[x] = sorted[x].id;
     /* Entries: every class's own tuple and each of its raises. */
@@ -213,8 +225,13 @@ static int lift_round(inc_ctx *c, const double *w, uint64_t k, lift_classes *cl,
         tuple_of[i] = (uint32_t)ntuples;
     }
     ntuples += ne > 0;
-    for (size_t x = 0; x < nalive; x++)
-        if (x == 0 || clv[byclv[x]] != clv[byclv[x - 1]]) bstart[nbuckets++] = x;
+    for (size_t x = 0; x < nalive; x++) {
+        if (x == 0 || clv[byclv[x]] != clv[byclv[x - 1]]) {
+            bstart[nbuckets] = x;
+            bmax[nbuckets++] = 0;
+        }
+        if (cost[byclv[x]] > bmax[nbuckets - 1]) bmax[nbuckets - 1] = cost[byclv[x]];
+    }
     bstart[nbuckets] = nalive;
     /* Per group of equal levels, the rows dearer than the group's cheapest tuple, each looked up. */
     for (size_t g = 0; g < ne && rc == ANONKIT_OK;) {
@@ -240,6 +257,9 @@ static int lift_round(inc_ctx *c, const double *w, uint64_t k, lift_classes *cl,
         const double eps = 1e-12 * (1 + cheapest);
         /* Only classes with some QI above the group's level: one at or below it in every QI is covered whole or not
          * at all, and costs no more than any tuple covering it (NCP grows up a hierarchy). */
+        /* The group's entries by cost, cheapest first. */
+        for (size_t i = g; i < end; i++) byc[i] = (lv_id){0, e[i].cost, (uint32_t)i};
+        qsort(byc + g, end - g, sizeof *byc, cheap_cmp);
         /* The group's levels: per QI the map from level-0 values. */
         const uint32_t *gen[64];
         uint32_t sh[64], glv[64];
@@ -259,10 +279,13 @@ static int lift_round(inc_ctx *c, const double *w, uint64_t k, lift_classes *cl,
                 if (blv[q] <= glv[q]) above |= field[q];
                 else nbelow++;
             }
-            if (!nbelow) continue;
-            /* The group's tuples by their labels in those QIs, with the least cost of each. */
+            if (!nbelow || !(bmax[b] > cheapest + eps)) continue;
+            /* The group's tuples cheaper than the bucket's dearest class, by their labels in those QIs, with the
+             * least cost of each. */
             u64scratch_reset(&part);
-            for (size_t i = g; i < end; i++) {
+            double least = bmax[b];
+            for (size_t o = g; o < end && byc[o].cost + eps < bmax[b]; o++) {
+                const size_t i = byc[o].id;
                 uint32_t id;
                 int inserted;
                 if (u64scratch_intern(&part, e[i].key & above, &id, &inserted) != 0) {
@@ -270,10 +293,11 @@ static int lift_round(inc_ctx *c, const double *w, uint64_t k, lift_classes *cl,
                     break;
                 }
                 if (inserted || e[i].cost < pmin[id]) pmin[id] = e[i].cost;
+                if (e[i].cost < least) least = e[i].cost;
             }
             for (size_t x = bstart[b]; x < bstart[b + 1] && rc == ANONKIT_OK; x++) {
                 const uint32_t src = byclv[x];
-                if (!(cost[src] > cheapest + eps)) continue;
+                if (!(cost[src] > least + eps)) break; /* the bucket's classes come dearest first */
                 uint64_t pkey = 0;
                 for (uint32_t q = 0; q < nqi; q++) {
                     if (blv[q] > glv[q]) continue;
@@ -428,6 +452,8 @@ done:
     free(byclv);
     free(qcost);
     free(pmin);
+    free(byc);
+    free(bmax);
     u64scratch_free(&part);
     free(sorted);
     free(bstart);
