@@ -160,6 +160,7 @@ static int lift_round(inc_ctx *c, const double *w, uint64_t k, lift_classes *cl,
     lv_id *sorted = malloc((nc ? nc : 1) * sizeof *sorted);
     double *qcost = malloc((nc ? nc : 1) * nqi * sizeof *qcost);
     lv_id *byc = malloc((ne ? ne : 1) * sizeof *byc);
+    uint64_t *crow = malloc((nc + 1) * sizeof *crow); /* rows of the classes before each in bucket order */
     double *pmin = malloc((ne ? ne : 1) * sizeof *pmin), *bmax = malloc((nc ? nc : 1) * sizeof *bmax);
     u64scratch part = {0};
     uint64_t field[64];
@@ -169,7 +170,7 @@ static int lift_round(inc_ctx *c, const double *w, uint64_t k, lift_classes *cl,
     size_t npairs = 0, cappairs = 0;
     lift_move *moves = NULL;
     unsigned char *used = calloc(nc ? nc : 1, 1);
-    if (!cost || !clv || !e || !start || !members || !tuple_of || !used || !byclv || !bstart || !sorted || !qcost || !pmin || !bmax || !byc) {
+    if (!cost || !clv || !e || !start || !members || !tuple_of || !used || !byclv || !bstart || !sorted || !qcost || !pmin || !bmax || !byc || !crow) {
         rc = ak_err_nomem(err);
         goto done;
     }
@@ -233,6 +234,8 @@ static int lift_round(inc_ctx *c, const double *w, uint64_t k, lift_classes *cl,
         if (cost[byclv[x]] > bmax[nbuckets - 1]) bmax[nbuckets - 1] = cost[byclv[x]];
     }
     bstart[nbuckets] = nalive;
+    crow[0] = 0;
+    for (size_t x = 0; x < nalive; x++) crow[x + 1] = crow[x] + cl->count[byclv[x]];
     /* Per group of equal levels, the rows dearer than the group's cheapest tuple, each looked up. */
     for (size_t g = 0; g < ne && rc == ANONKIT_OK;) {
         size_t end = g;
@@ -274,30 +277,52 @@ static int lift_round(inc_ctx *c, const double *w, uint64_t k, lift_classes *cl,
              * ancestor of the class's own (none below it: the class is covered whole or not at all, and costs no
              * more than any tuple covering it, NCP growing up a hierarchy). */
             uint64_t above = 0;
-            uint32_t nbelow = 0;
+            uint32_t nbelow = 0, bq[64];
             for (uint32_t q = 0; q < nqi; q++) {
                 if (blv[q] <= glv[q]) above |= field[q];
-                else nbelow++;
+                else bq[nbelow++] = q;
             }
             if (!nbelow || !(bmax[b] > cheapest + eps)) continue;
-            /* The group's tuples cheaper than the bucket's dearest class, by their labels in those QIs, with the
-             * least cost of each. */
-            u64scratch_reset(&part);
-            double least = bmax[b];
-            for (size_t o = g; o < end && byc[o].cost + eps < bmax[b]; o++) {
-                const size_t i = byc[o].id;
-                uint32_t id;
-                int inserted;
-                if (u64scratch_intern(&part, e[i].key & above, &id, &inserted) != 0) {
-                    rc = ak_err_nomem(err);
-                    break;
-                }
-                if (inserted || e[i].cost < pmin[id]) pmin[id] = e[i].cost;
-                if (e[i].cost < least) least = e[i].cost;
+            /* The group's tuples cheaper than the bucket's dearest class, and the rows of the bucket's classes
+             * dearer than the group's cheapest tuple (binary searches: tuples by cost, classes dearest first). */
+            size_t lo = g, hi = end;
+            while (lo < hi) {
+                const size_t mid = lo + (hi - lo) / 2;
+                if (byc[mid].cost + eps < bmax[b]) lo = mid + 1;
+                else hi = mid;
             }
-            for (size_t x = bstart[b]; x < bstart[b + 1] && rc == ANONKIT_OK; x++) {
+            const size_t ntup = lo - g;
+            size_t xlo = bstart[b], xhi = bstart[b + 1];
+            while (xlo < xhi) {
+                const size_t mid = xlo + (xhi - xlo) / 2;
+                if (cost[byclv[mid]] > cheapest + eps) xlo = mid + 1;
+                else xhi = mid;
+            }
+            const size_t xend = xlo, nrows_dear = crow[xend] - crow[bstart[b]];
+            /* Few rows: look each up; else first the classes, by their labels in those QIs against the tuples',
+             * whichever costs less. */
+            const int filter = ntup < nrows_dear;
+            double least = cheapest;
+            if (filter) {
+                u64scratch_reset(&part);
+                least = bmax[b];
+                for (size_t o = g; o < g + ntup; o++) {
+                    const size_t i = byc[o].id;
+                    uint32_t id;
+                    int inserted;
+                    if (u64scratch_intern(&part, e[i].key & above, &id, &inserted) != 0) {
+                        rc = ak_err_nomem(err);
+                        break;
+                    }
+                    if (inserted || e[i].cost < pmin[id]) pmin[id] = e[i].cost;
+                    if (e[i].cost < least) least = e[i].cost;
+                }
+            }
+            for (size_t x = bstart[b]; x < xend && rc == ANONKIT_OK; x++) {
                 const uint32_t src = byclv[x];
                 if (!(cost[src] > least + eps)) break; /* the bucket's classes come dearest first */
+                /* The class's labels raised to the group's levels where it is not above them; per row only the
+                 * QIs where it is. */
                 uint64_t pkey = 0;
                 for (uint32_t q = 0; q < nqi; q++) {
                     if (blv[q] > glv[q]) continue;
@@ -305,12 +330,14 @@ static int lift_round(inc_ctx *c, const double *w, uint64_t k, lift_classes *cl,
                     const uint32_t v = cl->val[(size_t)src * nqi + q];
                     pkey |= (uint64_t)(blv[q] == glv[q] ? v : a->up[blv[q] * (a->height + 1) + glv[q]][v]) << a->shift;
                 }
-                const uint32_t pid = scratch_find(&part, pkey);
-                if (pid == AK_NOT_FOUND || !(cost[src] > pmin[pid] + eps)) continue;
+                if (filter) {
+                    const uint32_t pid = scratch_find(&part, pkey);
+                    if (pid == AK_NOT_FOUND || !(cost[src] > pmin[pid] + eps)) continue;
+                }
                 for (uint32_t i = start[src]; i < start[src + 1]; i++) {
                     const uint32_t r = members[i];
-                    uint64_t key = 0;
-                    for (uint32_t a = 0; a < nqi; a++) key |= (uint64_t)gen[a][c->code0[a][r]] << sh[a];
+                    uint64_t key = pkey;
+                    for (uint32_t j = 0; j < nbelow; j++) key |= (uint64_t)gen[bq[j]][c->code0[bq[j]][r]] << sh[bq[j]];
                     const uint32_t id = u64map_find(&map, key);
                     if (id == AK_NOT_FOUND) continue;
                     const lift_entry *t = &e[first[id]];
@@ -453,6 +480,7 @@ done:
     free(qcost);
     free(pmin);
     free(byc);
+    free(crow);
     free(bmax);
     u64scratch_free(&part);
     free(sorted);
