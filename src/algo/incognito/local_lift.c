@@ -362,7 +362,7 @@ static int lift_round(inc_ctx *c, const double *w, uint64_t k, lift_classes *cl,
     }
     if (rc != ANONKIT_OK) goto done;
     /* Per tuple: the rows its sources give (all of a source, or down to k), and the best class to take it. */
-    qsort(pairs, npairs, sizeof *pairs, u64_cmp);
+    if (npairs) qsort(pairs, npairs, sizeof *pairs, u64_cmp);
     size_t *tfirst = malloc((ntuples + 1) * sizeof *tfirst);
     moves = malloc((ntuples ? ntuples : 1) * sizeof *moves);
     if (!tfirst || !moves) {
