@@ -9,8 +9,11 @@
  * class C costs more per row than t2 may move to it: all rows of C when all
  * of C is covered (C disappears), otherwise as many as leave C with k rows.
  * The candidate's gain is what the moved rows save minus what D's rows pay
- * for the higher level. Each round measures every candidate, applies the
- * best ones that share no class, and the rounds go on while one gains.
+ * for the higher level. Each round measures every candidate (one per tuple:
+ * the class that takes it at least cost), then applies them best first, each
+ * measured again on the classes as they are by then; a class whose tuple
+ * changed, that grew or emptied in the round takes no further part in it.
+ * Up to LIFT_ROUNDS rounds, while one gains.
  *
  * Soundness: each label covers its rows (a row moves only to a tuple its
  * values generalize to; D's rows share D's value at q, whose parent is t2's
@@ -139,8 +142,9 @@ static uint64_t row_key(const inc_ctx *c, size_t r, uint64_t lv)
     return key;
 }
 
-/* One round: measures every candidate, applies the best that share no class.
- * *applied: how many. */
+/* One round: measures every candidate, then applies them best first, each
+ * measured again (see the top). *applied: how many; *saved grows by their
+ * gains (weighted NCP). */
 static int lift_round(inc_ctx *c, const double *w, uint64_t k, lift_classes *cl,
                       uint32_t *class_of, uint64_t *applied, double *saved, ak_error *err)
 {
