@@ -111,7 +111,8 @@ typedef enum inc_local_method {
 typedef struct inc_local_options {
     double iteration_suppression; /* share of an iteration's rows its optimum may leave for the next one */
     double tail_share;            /* once at most this share of the table's rows is left ... */
-    double tail_suppression;      /* ... an iteration may leave this share of its rows (0: iteration_suppression) */
+    double tail_suppression;      /* ... an iteration may leave this share of its rows (0: iteration_suppression);
+                                     k alone (with a sensitive value: iteration_suppression throughout) */
     double defer;                 /* what a row left to the next iteration costs, as a share of its full generalization */
     const double *weights;        /* NCP weights per QI, NULL for equal */
     int refine;                   /* split each published class further while its parts satisfy the model, then

@@ -300,8 +300,9 @@ int inc_local(const table *t, const model *m, const inc_local_options *o, partit
     lift_classes cl = {.nqi = c.nqi};
     while (rc == ANONKIT_OK && nrows > 0) {
         select_rows(&c, full_code, full_sens, rows, nrows, code, sens);
-        /* Once few rows are left, an iteration publishes a larger share of them (fewer, coarser iterations). */
-        const double leave = o->tail_suppression > 0 && (double)nrows <= o->tail_share * (double)n
+        /* Once few rows are left, an iteration publishes a larger share of them (fewer, coarser iterations),
+         * under k alone, where the lifting pass makes up for it (distinct l-diversity keeps its schedule). */
+        const double leave = o->tail_suppression > 0 && !full_sens && (double)nrows <= o->tail_share * (double)n
                                  ? o->tail_suppression
                                  : o->iteration_suppression;
         c.limit = model_suppression_limit(leave, nrows);
