@@ -110,9 +110,13 @@ typedef enum inc_local_method {
  * row at the levels of the iteration that published it. */
 typedef struct inc_local_options {
     double iteration_suppression; /* share of an iteration's rows its optimum may leave for the next one */
+    double tail_share;            /* once at most this share of the table's rows is left ... */
+    double tail_suppression;      /* ... an iteration may leave this share of its rows (0: iteration_suppression);
+                                     k alone (with a sensitive value: iteration_suppression throughout) */
     double defer;                 /* what a row left to the next iteration costs, as a share of its full generalization */
     const double *weights;        /* NCP weights per QI, NULL for equal */
-    int refine;                   /* split each published class further while its parts satisfy the model */
+    int refine;                   /* split each published class further while its parts satisfy the model, then
+                                     (k alone) raise or join classes that rows of dearer classes can move to */
     struct ak_progress *progress; /* common/progress.h: cancelled runs stop at the next frequency set */
     inc_local_method method;
 } inc_local_options;
@@ -131,6 +135,7 @@ typedef struct inc_local_result {
     uint64_t suppressed;    /* rows no iteration could publish */
     inc_local_method method; /* ITERATE or SPLIT: the one that ran */
     uint64_t tasks, splits, classes; /* SPLIT: classes examined, split, published */
+    uint64_t lift_rounds, lift_moves; /* ITERATE under k alone: the lifting pass (local_lift.c) */
 } inc_local_result;
 
 /* Partitions t by local recoding into p (freshly initialized, one row each).

@@ -45,7 +45,8 @@ static int keyed_cmp(const void *a, const void *b)
 /* What the refinement of one iteration's classes works with. */
 typedef struct refine_ctx {
     inc_ctx *c;
-    partition *p;
+    lift_classes *cl;     /* the classes published so far */
+    uint32_t *class_of;   /* per table row: its class in cl */
     const size_t *rows;   /* table row of each current row */
     const double *w;      /* NCP weights per QI, NULL for equal */
     keyed_row *kr;        /* scratch, one per current row */
@@ -112,15 +113,10 @@ static int refine_class(refine_ctx *r, uint32_t *idx, size_t n, const uint32_t *
     c->limit = limit;
     AK_CHECK(rc);
     if (best_q == UINT32_MAX) { /* publish the class */
-        uint32_t box_lo[64], box_hi[64], nodes[64], id;
-        for (uint32_t q = 0; q < c->nqi; q++) {
-            const uint32_t v = c->qi[q].gen[level[q]][c->code0[q][idx[0]]];
-            box_lo[q] = c->qi[q].box_lo[level[q]][v];
-            box_hi[q] = c->qi[q].box_hi[level[q]][v];
-            nodes[q] = c->qi[q].node[level[q]][v];
-        }
-        AK_CHECK(partition_add_class_nodes(r->p, box_lo, box_hi, nodes, n, &id, err));
-        for (size_t i = 0; i < n; i++) r->p->class_of[r->rows[idx[i]]] = id;
+        uint32_t val[64], id;
+        for (uint32_t q = 0; q < c->nqi; q++) val[q] = c->qi[q].gen[level[q]][c->code0[q][idx[0]]];
+        AK_CHECK(lift_add(r->cl, level, val, n, &id, err));
+        for (size_t i = 0; i < n; i++) r->class_of[r->rows[idx[i]]] = id;
         r->classes++;
         return ANONKIT_OK;
     }
@@ -142,8 +138,8 @@ static int refine_class(refine_ctx *r, uint32_t *idx, size_t n, const uint32_t *
 /* Publishes the current rows of c (rows[i] = table row of c's row i) at node
  * lv: rows of classes that satisfy the model are published (each class
  * refined by refine_class when `refine`), the others go to next[0..*nnext). */
-static int publish_iteration(inc_ctx *c, uint64_t lv, const size_t *rows, const double *w, int refine, partition *p,
-                             size_t *next, size_t *nnext, uint64_t *classes, ak_error *err)
+static int publish_iteration(inc_ctx *c, uint64_t lv, const size_t *rows, const double *w, int refine, lift_classes *cl,
+                             uint32_t *class_of, size_t *next, size_t *nnext, uint64_t *classes, ak_error *err)
 {
     inc_fset *fs = NULL;
     int anonymous;
@@ -156,7 +152,7 @@ static int publish_iteration(inc_ctx *c, uint64_t lv, const size_t *rows, const 
     uint32_t *group_of = malloc((n ? n : 1) * sizeof *group_of);
     uint32_t *start = malloc((ng + 1) * sizeof *start);
     unsigned char *holds = malloc(ng ? ng : 1);
-    refine_ctx r = {.c = c, .p = p, .rows = rows, .w = w, .refine = refine};
+    refine_ctx r = {.c = c, .cl = cl, .class_of = class_of, .rows = rows, .w = w, .refine = refine};
     r.kr = malloc((n ? n : 1) * sizeof *r.kr);
     r.idx = malloc((n ? n : 1) * sizeof *r.idx);
     r.fs.key = malloc((n ? n : 1) * sizeof *r.fs.key);
@@ -212,6 +208,31 @@ static int publish_iteration(inc_ctx *c, uint64_t lv, const size_t *rows, const 
     free(r.idx);
     free(r.fs.key);
     free(r.fs.count);
+    return rc;
+}
+
+/* Publishes the classes of cl that hold rows in p, in order, each with its
+ * hierarchy node per QI; p->class_of (ids in cl) becomes partition ids. */
+static int emit_classes(const inc_ctx *c, const lift_classes *cl, partition *p, ak_error *err)
+{
+    uint32_t *id = malloc((cl->n ? cl->n : 1) * sizeof *id);
+    if (!id) return ak_err_nomem(err);
+    int rc = partition_reserve(p, cl->n, err);
+    for (size_t i = 0; i < cl->n && rc == ANONKIT_OK; i++) {
+        id[i] = PARTITION_SUPPRESSED;
+        if (!cl->count[i]) continue;
+        uint32_t lo[64], hi[64], nodes[64];
+        for (uint32_t q = 0; q < c->nqi; q++) {
+            const uint32_t l = cl->lv[i * c->nqi + q], v = cl->val[i * c->nqi + q];
+            lo[q] = c->qi[q].box_lo[l][v];
+            hi[q] = c->qi[q].box_hi[l][v];
+            nodes[q] = c->qi[q].node[l][v];
+        }
+        rc = partition_add_class_nodes(p, lo, hi, nodes, cl->count[i], &id[i], err);
+    }
+    for (size_t r = 0; r < p->nrows && rc == ANONKIT_OK; r++)
+        if (p->class_of[r] != PARTITION_SUPPRESSED) p->class_of[r] = id[p->class_of[r]];
+    free(id);
     return rc;
 }
 
@@ -276,9 +297,15 @@ int inc_local(const table *t, const model *m, const inc_local_options *o, partit
     }
     size_t nrows = n, cap = 0;
     const uint64_t k = m->k > 1 ? m->k : 1;
+    lift_classes cl = {.nqi = c.nqi};
     while (rc == ANONKIT_OK && nrows > 0) {
         select_rows(&c, full_code, full_sens, rows, nrows, code, sens);
-        c.limit = model_suppression_limit(o->iteration_suppression, nrows);
+        /* Once few rows are left, an iteration publishes a larger share of them (fewer, coarser iterations),
+         * under k alone, where the lifting pass makes up for it (distinct l-diversity keeps its schedule). */
+        const double leave = o->tail_suppression > 0 && !full_sens && (double)nrows <= o->tail_share * (double)n
+                                 ? o->tail_suppression
+                                 : o->iteration_suppression;
+        c.limit = model_suppression_limit(leave, nrows);
         c.defer = o->defer;
         inc_opt_result r;
         memset(&c.counters, 0, sizeof c.counters);
@@ -314,19 +341,28 @@ int inc_local(const table *t, const model *m, const inc_local_options *o, partit
         it->rows = nrows;
         it->nodes_checked = checked;
         size_t nnext = 0;
-        if ((rc = publish_iteration(&c, r.lv, rows, o->weights, o->refine, p, next, &nnext, &it->classes, err)) < 0) break;
+        if ((rc = publish_iteration(&c, r.lv, rows, o->weights, o->refine, &cl, p->class_of, next, &nnext, &it->classes, err)) < 0) break;
         it->published = nrows - nnext;
         if (nnext == nrows) break; /* no progress: the rest stays suppressed */
         memcpy(rows, next, nnext * sizeof *rows);
         nrows = nnext;
     }
-    p->suppressed = 0;
-    for (size_t r = 0; r < n; r++) p->suppressed += p->class_of[r] == PARTITION_SUPPRESSED;
-    res->suppressed = p->suppressed;
-    /* Give the context its own arrays back before freeing it. */
+    /* The context's own arrays back: the whole table. */
     memcpy(c.code0, full_code, c.nqi * sizeof *full_code);
     c.sens = full_sens;
     c.nrows = n;
+    /* Under k alone, classes are raised or joined while rows of dearer classes can move to them. */
+    if (rc == ANONKIT_OK && o->refine && !c.sens) {
+        inc_local_lift_stats ls;
+        rc = inc_local_lift(&c, o->weights, k, &cl, p->class_of, &ls, err);
+        res->lift_rounds = ls.rounds;
+        res->lift_moves = ls.moves;
+    }
+    if (rc == ANONKIT_OK) rc = emit_classes(&c, &cl, p, err);
+    p->suppressed = 0;
+    for (size_t r = 0; r < n; r++) p->suppressed += p->class_of[r] == PARTITION_SUPPRESSED;
+    res->suppressed = p->suppressed;
+    lift_free(&cl);
     for (uint32_t q = 0; q < c.nqi; q++) free(code[q]);
     free(sens);
     free(rows);

@@ -17,4 +17,33 @@ typedef struct inc_local_split_stats {
  * when the whole table does; otherwise every row stays suppressed. */
 int inc_local_split(inc_ctx *c, const double *w, partition *p, inc_local_split_stats *st /* OUT */, ak_error *err);
 
+/* Classes of local recoding before they go to the partition (local.c,
+ * local_lift.c): per class its level and dense value (inc_qi) of every QI,
+ * and its rows (0: gone, merged into another). */
+typedef struct lift_classes {
+    uint32_t nqi;
+    size_t n, cap;
+    uint32_t *lv, *val; /* n * nqi */
+    uint64_t *count;
+} lift_classes;
+
+/* Appends a class; its id in *id. */
+int lift_add(lift_classes *cl, const uint32_t *level, const uint32_t *val, uint64_t count, uint32_t *id /* OUT */,
+             ak_error *err);
+void lift_free(lift_classes *cl);
+
+enum { LIFT_ROUNDS = 3, LIFT_STEPS = 1 };
+
+typedef struct inc_local_lift_stats {
+    uint64_t rounds, moves; /* rounds run, tuples taken */
+    double saved;           /* weighted NCP saved */
+} inc_local_lift_stats;
+
+/* The lifting pass (local_lift.c), k-anonymity alone: classes of cl over the
+ * rows of c (class_of[row]: its class, or PARTITION_SUPPRESSED) are raised
+ * one level in one QI, or joined, when rows of dearer classes can move to
+ * them; each class keeps at least k rows or empties; never raises the loss. */
+int inc_local_lift(inc_ctx *c, const double *w, uint64_t k, lift_classes *cl, uint32_t *class_of,
+                   inc_local_lift_stats *st /* OUT */, ak_error *err);
+
 #endif

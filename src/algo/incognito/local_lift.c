@@ -1,0 +1,514 @@
+/* local_lift.c — the lifting pass of local recoding (issue 28, part 3): after
+ * the iterations of local.c, classes are raised one level in one QI when
+ * that lets rows of dearer classes join them.
+ *
+ * Owns: a greedy local search over the published classes under k-anonymity
+ * alone. A candidate raises class D one level in QI q, to the label tuple
+ * t2 (or joins the class E that already has t2: raising nothing). Every row
+ * whose own values generalize to t2 (it is covered by t2's labels) and whose
+ * class C costs more per row than t2 may move to it: all rows of C when all
+ * of C is covered (C disappears), otherwise as many as leave C with k rows.
+ * The candidate's gain is what the moved rows save minus what D's rows pay
+ * for the higher level. Each round measures every candidate (one per tuple:
+ * the class that takes it at least cost), then applies them best first, each
+ * measured again on the classes as they are by then; a class whose tuple
+ * changed, that grew or emptied in the round takes no further part in it.
+ * Up to LIFT_ROUNDS rounds, while one gains.
+ *
+ * Soundness: each label covers its rows (a row moves only to a tuple its
+ * values generalize to; D's rows share D's value at q, whose parent is t2's
+ * label); every class keeps at least k rows (a target only grows, a source
+ * keeps k or empties); label tuples stay distinct (a raise onto an existing
+ * tuple merges the two classes). Each applied candidate lowers the weighted
+ * NCP sum, so the pass never raises the loss. It does what the iterations
+ * cannot: they publish each row only with the rows left at its iteration,
+ * while a class published later, one level higher in one QI, may cover rows
+ * that an earlier iteration published at a dearer node. */
+#include "algo/incognito/local_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/hash.h"
+
+int lift_add(lift_classes *cl, const uint32_t *level, const uint32_t *val, uint64_t count, uint32_t *id,
+             ak_error *err)
+{
+    if (cl->n == cl->cap) {
+        const size_t cap = cl->cap ? 2 * cl->cap : 256;
+        uint32_t *lv = realloc(cl->lv, cap * cl->nqi * sizeof *lv);
+        if (lv) cl->lv = lv;
+        uint32_t *va = realloc(cl->val, cap * cl->nqi * sizeof *va);
+        if (va) cl->val = va;
+        uint64_t *cnt = realloc(cl->count, cap * sizeof *cnt);
+        if (cnt) cl->count = cnt;
+        if (!lv || !va || !cnt) return ak_err_nomem(err);
+        cl->cap = cap;
+    }
+    memcpy(cl->lv + cl->n * cl->nqi, level, cl->nqi * sizeof *level);
+    memcpy(cl->val + cl->n * cl->nqi, val, cl->nqi * sizeof *val);
+    cl->count[cl->n] = count;
+    *id = (uint32_t)cl->n++;
+    return ANONKIT_OK;
+}
+
+void lift_free(lift_classes *cl)
+{
+    free(cl->lv);
+    free(cl->val);
+    free(cl->count);
+    memset(cl, 0, sizeof *cl);
+}
+
+/* A label tuple some class may take: class d raised in QI q (q = UINT32_MAX:
+ * d's own tuple, a target rows may join at no raise). */
+typedef struct lift_entry {
+    uint64_t lv, key; /* packed levels and values (key fields) of the tuple */
+    double cost;      /* its weighted NCP per row */
+    uint32_t d, q;
+} lift_entry;
+
+static int entry_cmp(const void *a, const void *b)
+{
+    const lift_entry *x = a, *y = b;
+    if (x->lv != y->lv) return x->lv < y->lv ? -1 : 1;
+    if (x->key != y->key) return x->key < y->key ? -1 : 1;
+    if (x->q != y->q) return x->q == UINT32_MAX ? -1 : y->q == UINT32_MAX ? 1 : (x->q < y->q ? -1 : 1);
+    return x->d < y->d ? -1 : x->d > y->d;
+}
+
+/* The best use of a tuple: its gain and the entry (class, QI) that takes it.
+ * (Rows of dearer classes that a tuple covers are kept as pairs
+ * (tuple index << 32) | the row's class.) */
+typedef struct lift_move {
+    double gain;
+    uint32_t tuple, d;
+} lift_move;
+
+static int move_cmp(const void *a, const void *b)
+{
+    const lift_move *x = a, *y = b;
+    if (x->gain != y->gain) return x->gain > y->gain ? -1 : 1;
+    return x->tuple < y->tuple ? -1 : x->tuple > y->tuple;
+}
+
+static int u64_cmp(const void *a, const void *b)
+{
+    const uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+typedef struct lv_id {
+    uint64_t lv;
+    double cost;
+    uint32_t id;
+} lv_id;
+
+/* By levels, then dearest first. */
+static int lv_id_cmp(const void *a, const void *b)
+{
+    const lv_id *x = a, *y = b;
+    if (x->lv != y->lv) return x->lv < y->lv ? -1 : 1;
+    if (x->cost != y->cost) return x->cost > y->cost ? -1 : 1;
+    return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* By cost, cheapest first. */
+static int cheap_cmp(const void *a, const void *b)
+{
+    const lv_id *x = a, *y = b;
+    if (x->cost != y->cost) return x->cost < y->cost ? -1 : 1;
+    return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* The id of key in m (u64scratch_intern without inserting), AK_NOT_FOUND when absent. */
+static uint32_t scratch_find(const u64scratch *m, uint64_t key)
+{
+    if (!m->mask) return AK_NOT_FOUND;
+    size_t s = ak_mix64(key) & m->mask;
+    while (m->ids[s]) {
+        if (m->keys[s] == key) return m->ids[s] - 1;
+        s = (s + 1) & m->mask;
+    }
+    return AK_NOT_FOUND;
+}
+
+/* The key of row r (a row of c) at packed levels lv. */
+static uint64_t row_key(const inc_ctx *c, size_t r, uint64_t lv)
+{
+    uint64_t key = 0;
+    for (uint32_t q = 0; q < c->nqi; q++)
+        key |= (uint64_t)c->qi[q].gen[inc_level(c, lv, q)][c->code0[q][r]] << c->qi[q].shift;
+    return key;
+}
+
+/* One round: measures every candidate, then applies them best first, each
+ * measured again (see the top). *applied: how many; *saved grows by their
+ * gains (weighted NCP). */
+static int lift_round(inc_ctx *c, const double *w, uint64_t k, lift_classes *cl,
+                      uint32_t *class_of, uint64_t *applied, double *saved, ak_error *err)
+{
+    const uint32_t nqi = c->nqi;
+    const size_t n = c->nrows, nc = cl->n;
+    *applied = 0;
+    int rc = ANONKIT_OK;
+    double *cost = malloc((nc ? nc : 1) * sizeof *cost);
+    uint64_t *clv = malloc((nc ? nc : 1) * sizeof *clv);
+    size_t ne = 0;
+    for (size_t i = 0; i < nc; i++) ne += cl->count[i] ? 1 + (size_t)nqi * LIFT_STEPS : 0;
+    lift_entry *e = malloc((ne ? ne : 1) * sizeof *e);
+    uint32_t *start = calloc(nc + 1, sizeof *start), *members = malloc((n ? n : 1) * sizeof *members);
+    uint32_t *tuple_of = malloc((ne ? ne : 1) * sizeof *tuple_of); /* entry -> tuple index */
+    uint32_t *byclv = malloc((nc ? nc : 1) * sizeof *byclv);
+    size_t *bstart = malloc((nc + 1) * sizeof *bstart);
+    lv_id *sorted = malloc((nc ? nc : 1) * sizeof *sorted);
+    double *qcost = malloc((nc ? nc : 1) * nqi * sizeof *qcost);
+    lv_id *byc = malloc((ne ? ne : 1) * sizeof *byc);
+    uint64_t *crow = malloc((nc + 1) * sizeof *crow); /* rows of the classes before each in bucket order */
+    double *pmin = malloc((ne ? ne : 1) * sizeof *pmin), *bmax = malloc((nc ? nc : 1) * sizeof *bmax);
+    u64scratch part = {0};
+    uint64_t field[64];
+    for (uint32_t q = 0; q < nqi; q++)
+        field[q] = c->qi[q].bits == 64 ? ~(uint64_t)0 : ((((uint64_t)1 << c->qi[q].bits) - 1) << c->qi[q].shift);
+    uint64_t *pairs = NULL;
+    size_t npairs = 0, cappairs = 0;
+    lift_move *moves = NULL;
+    unsigned char *used = calloc(nc ? nc : 1, 1);
+    if (!cost || !clv || !e || !start || !members || !tuple_of || !used || !byclv || !bstart || !sorted || !qcost || !pmin || !bmax || !byc || !crow) {
+        rc = ak_err_nomem(err);
+        goto done;
+    }
+    /* Classes: cost, packed levels, members (counting sort). */
+    for (size_t i = 0; i < nc; i++) {
+        cost[i] = 0;
+        for (uint32_t q = 0; q < nqi; q++) {
+            qcost[i * nqi + q] = (w ? w[q] : 1.0) * c->qi[q].ncp[cl->lv[i * nqi + q]][cl->val[i * nqi + q]];
+            cost[i] += qcost[i * nqi + q];
+        }
+        uint64_t lv = 0;
+        for (uint32_t q = 0; q < nqi; q++) lv = inc_with_level(c, lv, q, cl->lv[i * nqi + q]);
+        clv[i] = lv;
+    }
+    for (size_t r = 0; r < n; r++)
+        if (class_of[r] != PARTITION_SUPPRESSED) start[class_of[r] + 1]++;
+    for (size_t i = 0; i < nc; i++) start[i + 1] += start[i];
+    for (size_t r = 0; r < n; r++)
+        if (class_of[r] != PARTITION_SUPPRESSED) members[start[class_of[r]]++] = (uint32_t)r;
+    for (size_t i = nc; i-- > 0;) start[i + 1] = start[i];
+    start[0] = 0;
+    /* Alive classes grouped by their levels (buckets). */
+    size_t nalive = 0, nbuckets = 0;
+    for (size_t i = 0; i < nc; i++)
+        if (cl->count[i]) sorted[nalive++] = (lv_id){clv[i], cost[i], (uint32_t)i};
+    qsort(sorted, nalive, sizeof *sorted, lv_id_cmp);
+    for (size_t x = 0; x < nalive; x++) byclv[x] = sorted[x].id;
+    /* Entries: every class's own tuple and each of its raises. */
+    ne = 0;
+    for (size_t i = 0; i < nc; i++) {
+        if (!cl->count[i]) continue;
+        uint64_t key = 0;
+        for (uint32_t q = 0; q < nqi; q++) key |= (uint64_t)cl->val[i * nqi + q] << c->qi[q].shift;
+        e[ne++] = (lift_entry){clv[i], key, cost[i], (uint32_t)i, UINT32_MAX};
+        for (uint32_t q = 0; q < nqi; q++) {
+            const inc_qi *a = &c->qi[q];
+            const uint32_t l = cl->lv[i * nqi + q], v = cl->val[i * nqi + q];
+            for (uint32_t l2 = l + 1; l2 <= a->height && l2 <= l + LIFT_STEPS; l2++) {
+                const uint32_t v2 = a->up[l * (a->height + 1) + l2][v];
+                const double wq = w ? w[q] : 1.0;
+                e[ne++] = (lift_entry){inc_with_level(c, clv[i], q, l2),
+                                       (key & ~(a->bits == 64 ? ~(uint64_t)0 : ((((uint64_t)1 << a->bits) - 1) << a->shift))) |
+                                           (uint64_t)v2 << a->shift,
+                                       cost[i] + wq * (a->ncp[l2][v2] - a->ncp[l][v]), (uint32_t)i, q};
+            }
+        }
+    }
+    qsort(e, ne, sizeof *e, entry_cmp);
+    /* Tuples: runs of equal (lv, key); the first entry of a run is the existing class when there is one. */
+    size_t ntuples = 0;
+    for (size_t i = 0; i < ne; i++) {
+        if (i > 0 && (e[i].lv != e[i - 1].lv || e[i].key != e[i - 1].key)) ntuples++;
+        tuple_of[i] = (uint32_t)ntuples;
+    }
+    ntuples += ne > 0;
+    for (size_t x = 0; x < nalive; x++) {
+        if (x == 0 || clv[byclv[x]] != clv[byclv[x - 1]]) {
+            bstart[nbuckets] = x;
+            bmax[nbuckets++] = 0;
+        }
+        if (cost[byclv[x]] > bmax[nbuckets - 1]) bmax[nbuckets - 1] = cost[byclv[x]];
+    }
+    bstart[nbuckets] = nalive;
+    crow[0] = 0;
+    for (size_t x = 0; x < nalive; x++) crow[x + 1] = crow[x] + cl->count[byclv[x]];
+    /* Per group of equal levels, the rows dearer than the group's cheapest tuple, each looked up. */
+    for (size_t g = 0; g < ne && rc == ANONKIT_OK;) {
+        size_t end = g;
+        double cheapest = e[g].cost;
+        while (end < ne && e[end].lv == e[g].lv) {
+            if (e[end].cost < cheapest) cheapest = e[end].cost;
+            end++;
+        }
+        u64map map = {0};
+        if (u64map_init(&map, end - g) != 0) {
+            rc = ak_err_nomem(err);
+            break;
+        }
+        uint32_t *first = malloc((end - g) * sizeof *first); /* map id -> first entry of its tuple */
+        if (!first) rc = ak_err_nomem(err);
+        for (size_t i = g; i < end && rc == ANONKIT_OK; i++) {
+            uint32_t id;
+            int inserted;
+            if (u64map_intern(&map, e[i].key, &id, &inserted) != 0) rc = ak_err_nomem(err);
+            else if (inserted) first[id] = (uint32_t)i;
+        }
+        const double eps = 1e-12 * (1 + cheapest);
+        /* Only classes with some QI above the group's level: one at or below it in every QI is covered whole or not
+         * at all, and costs no more than any tuple covering it (NCP grows up a hierarchy). */
+        /* The group's entries by cost, cheapest first. */
+        for (size_t i = g; i < end; i++) byc[i] = (lv_id){0, e[i].cost, (uint32_t)i};
+        qsort(byc + g, end - g, sizeof *byc, cheap_cmp);
+        /* The group's levels: per QI the map from level-0 values. */
+        const uint32_t *gen[64];
+        uint32_t sh[64], glv[64];
+        for (uint32_t q = 0; q < nqi; q++) {
+            glv[q] = inc_level(c, e[g].lv, q);
+            gen[q] = c->qi[q].gen[glv[q]];
+            sh[q] = c->qi[q].shift;
+        }
+        for (size_t b = 0; b < nbuckets && rc == ANONKIT_OK; b++) {
+            const uint32_t *blv = cl->lv + (size_t)byclv[bstart[b]] * nqi;
+            /* The QIs where the group is at or above the bucket's levels: there a covering tuple's label is the
+             * ancestor of the class's own (none below it: the class is covered whole or not at all, and costs no
+             * more than any tuple covering it, NCP growing up a hierarchy). */
+            uint64_t above = 0;
+            uint32_t nbelow = 0, bq[64];
+            for (uint32_t q = 0; q < nqi; q++) {
+                if (blv[q] <= glv[q]) above |= field[q];
+                else bq[nbelow++] = q;
+            }
+            if (!nbelow || !(bmax[b] > cheapest + eps)) continue;
+            /* The group's tuples cheaper than the bucket's dearest class, and the rows of the bucket's classes
+             * dearer than the group's cheapest tuple (binary searches: tuples by cost, classes dearest first). */
+            size_t lo = g, hi = end;
+            while (lo < hi) {
+                const size_t mid = lo + (hi - lo) / 2;
+                if (byc[mid].cost + eps < bmax[b]) lo = mid + 1;
+                else hi = mid;
+            }
+            const size_t ntup = lo - g;
+            size_t xlo = bstart[b], xhi = bstart[b + 1];
+            while (xlo < xhi) {
+                const size_t mid = xlo + (xhi - xlo) / 2;
+                if (cost[byclv[mid]] > cheapest + eps) xlo = mid + 1;
+                else xhi = mid;
+            }
+            const size_t xend = xlo, nrows_dear = crow[xend] - crow[bstart[b]];
+            /* Few rows: look each up; else first the classes, by their labels in those QIs against the tuples',
+             * whichever costs less. */
+            const int filter = ntup < nrows_dear;
+            double least = cheapest;
+            if (filter) {
+                u64scratch_reset(&part);
+                least = bmax[b];
+                for (size_t o = g; o < g + ntup; o++) {
+                    const size_t i = byc[o].id;
+                    uint32_t id;
+                    int inserted;
+                    if (u64scratch_intern(&part, e[i].key & above, &id, &inserted) != 0) {
+                        rc = ak_err_nomem(err);
+                        break;
+                    }
+                    if (inserted || e[i].cost < pmin[id]) pmin[id] = e[i].cost;
+                    if (e[i].cost < least) least = e[i].cost;
+                }
+            }
+            for (size_t x = bstart[b]; x < xend && rc == ANONKIT_OK; x++) {
+                const uint32_t src = byclv[x];
+                if (!(cost[src] > least + eps)) break; /* the bucket's classes come dearest first */
+                /* The class's labels raised to the group's levels where it is not above them; per row only the
+                 * QIs where it is. */
+                uint64_t pkey = 0;
+                for (uint32_t q = 0; q < nqi; q++) {
+                    if (blv[q] > glv[q]) continue;
+                    const inc_qi *a = &c->qi[q];
+                    const uint32_t v = cl->val[(size_t)src * nqi + q];
+                    pkey |= (uint64_t)(blv[q] == glv[q] ? v : a->up[blv[q] * (a->height + 1) + glv[q]][v]) << a->shift;
+                }
+                if (filter) {
+                    const uint32_t pid = scratch_find(&part, pkey);
+                    if (pid == AK_NOT_FOUND || !(cost[src] > pmin[pid] + eps)) continue;
+                }
+                for (uint32_t i = start[src]; i < start[src + 1]; i++) {
+                    const uint32_t r = members[i];
+                    uint64_t key = pkey;
+                    for (uint32_t j = 0; j < nbelow; j++) key |= (uint64_t)gen[bq[j]][c->code0[bq[j]][r]] << sh[bq[j]];
+                    const uint32_t id = u64map_find(&map, key);
+                    if (id == AK_NOT_FOUND) continue;
+                    const lift_entry *t = &e[first[id]];
+                    if (!(cost[src] > t->cost + eps)) continue;
+                    if (npairs == cappairs) {
+                        const size_t cap = cappairs ? 2 * cappairs : 4096;
+                        uint64_t *grown = realloc(pairs, cap * sizeof *grown);
+                        if (!grown) {
+                            rc = ak_err_nomem(err);
+                            break;
+                        }
+                        pairs = grown;
+                        cappairs = cap;
+                    }
+                    pairs[npairs++] = (uint64_t)tuple_of[first[id]] << 32 | src;
+                }
+            }
+        }
+        free(first);
+        u64map_free(&map);
+        g = end;
+    }
+    if (rc != ANONKIT_OK) goto done;
+    /* Per tuple: the rows its sources give (all of a source, or down to k), and the best class to take it. */
+    if (npairs) qsort(pairs, npairs, sizeof *pairs, u64_cmp);
+    size_t *tfirst = malloc((ntuples + 1) * sizeof *tfirst);
+    moves = malloc((ntuples ? ntuples : 1) * sizeof *moves);
+    if (!tfirst || !moves) {
+        free(tfirst);
+        rc = ak_err_nomem(err);
+        goto done;
+    }
+    for (size_t i = ne; i-- > 0;) tfirst[tuple_of[i]] = i;
+    size_t nmoves = 0;
+    for (size_t p = 0; p < npairs;) {
+        const uint32_t t = (uint32_t)(pairs[p] >> 32);
+        const lift_entry *te = &e[tfirst[t]];
+        double gain = 0;
+        while (p < npairs && (uint32_t)(pairs[p] >> 32) == t) {
+            const uint32_t src = (uint32_t)pairs[p];
+            uint64_t cov = 0;
+            while (p < npairs && pairs[p] == ((uint64_t)t << 32 | src)) cov++, p++;
+            const uint64_t cnt = cl->count[src];
+            const uint64_t mv = cov == cnt ? cnt : cnt > k ? (cov < cnt - k ? cov : cnt - k) : 0;
+            gain += (double)mv * (cost[src] - te->cost);
+        }
+        /* The class that takes the tuple: the existing one (no raise) or the cheapest raise. */
+        double best = -1;
+        uint32_t bd = UINT32_MAX;
+        for (size_t i = tfirst[t]; i < ne && tuple_of[i] == t; i++) {
+            const double g = gain - (e[i].q == UINT32_MAX ? 0 : (double)cl->count[e[i].d] * (e[i].cost - cost[e[i].d]));
+            if (g > best) {
+                best = g;
+                bd = (uint32_t)i;
+            }
+        }
+        if (bd != UINT32_MAX && best > 1e-9 * (1 + gain)) moves[nmoves++] = (lift_move){best, t, bd};
+    }
+    qsort(moves, nmoves, sizeof *moves, move_cmp);
+    /* Apply the moves, best first, each measured again on the classes as they are by then: a class whose tuple
+     * changed, that grew or emptied in this round takes no part in another move (sources only shrink, and their
+     * rows are found again by their keys). */
+    uint32_t *srcs = malloc((nc ? nc : 1) * sizeof *srcs);
+    uint64_t *mvs = malloc((nc ? nc : 1) * sizeof *mvs);
+    if (!srcs || !mvs) {
+        free(srcs);
+        free(mvs);
+        free(tfirst);
+        rc = ak_err_nomem(err);
+        goto done;
+    }
+    unsigned char *changed = used;
+    for (size_t m = 0; m < nmoves; m++) {
+        const uint32_t t = moves[m].tuple;
+        const lift_entry *be = &e[moves[m].d], *te = &e[tfirst[t]];
+        const uint32_t d = be->d;
+        const uint32_t existing = te->q == UINT32_MAX ? te->d : UINT32_MAX;
+        if (changed[d] || !cl->count[d] || (existing != UINT32_MAX && (changed[existing] || !cl->count[existing])))
+            continue;
+        size_t lo = 0, hi = npairs; /* the tuple's first pair */
+        while (lo < hi) {
+            const size_t mid = lo + (hi - lo) / 2;
+            if ((pairs[mid] >> 32) < t) lo = mid + 1;
+            else hi = mid;
+        }
+        double gain = be->q == UINT32_MAX ? 0 : -(double)cl->count[d] * (be->cost - cost[d]);
+        size_t ns = 0;
+        for (size_t p = lo; p < npairs && (uint32_t)(pairs[p] >> 32) == t;) {
+            const uint32_t src = (uint32_t)pairs[p];
+            while (p < npairs && pairs[p] == ((uint64_t)t << 32 | src)) p++;
+            if (changed[src] || !cl->count[src]) continue;
+            uint64_t cov = 0;
+            for (uint32_t i = start[src]; i < start[src + 1]; i++)
+                cov += class_of[members[i]] == src && row_key(c, members[i], te->lv) == te->key;
+            const uint64_t cnt = cl->count[src];
+            const uint64_t mv = cov == cnt ? cnt : cnt > k ? (cov < cnt - k ? cov : cnt - k) : 0;
+            if (!mv) continue;
+            srcs[ns] = src;
+            mvs[ns++] = mv;
+            gain += (double)mv * (cost[src] - te->cost);
+        }
+        if (!(gain > 1e-9 * (1 + cost[d]))) continue;
+        /* The class that holds the tuple: the existing one, or d raised. */
+        uint32_t into = existing;
+        if (into == UINT32_MAX) {
+            into = d;
+            cl->lv[(size_t)d * nqi + be->q] = inc_level(c, be->lv, be->q);
+            cl->val[(size_t)d * nqi + be->q] = inc_key_value(c, be->key, be->q);
+        } else if (d != existing) {
+            for (uint32_t i = start[d]; i < start[d + 1]; i++)
+                if (class_of[members[i]] == d) class_of[members[i]] = into;
+            cl->count[into] += cl->count[d];
+            cl->count[d] = 0;
+        }
+        changed[d] = changed[into] = 1;
+        *saved += gain;
+        for (size_t x = 0; x < ns; x++) {
+            const uint32_t src = srcs[x];
+            uint64_t mv = mvs[x];
+            for (uint32_t i = start[src]; i < start[src + 1] && mv > 0; i++) {
+                const uint32_t r = members[i];
+                if (class_of[r] != src || row_key(c, r, te->lv) != te->key) continue;
+                class_of[r] = into;
+                cl->count[src]--;
+                cl->count[into]++;
+                mv--;
+            }
+            if (!cl->count[src]) changed[src] = 1;
+        }
+        (*applied)++;
+    }
+    free(srcs);
+    free(mvs);
+    free(tfirst);
+done:
+    free(cost);
+    free(clv);
+    free(e);
+    free(byclv);
+    free(qcost);
+    free(pmin);
+    free(byc);
+    free(crow);
+    free(bmax);
+    u64scratch_free(&part);
+    free(sorted);
+    free(bstart);
+    free(start);
+    free(members);
+    free(tuple_of);
+    free(pairs);
+    free(moves);
+    free(used);
+    return rc;
+}
+
+int inc_local_lift(inc_ctx *c, const double *w, uint64_t k, lift_classes *cl, uint32_t *class_of,
+                   inc_local_lift_stats *st, ak_error *err)
+{
+    memset(st, 0, sizeof *st);
+    int rc = ANONKIT_OK;
+    for (int round = 0; rc == ANONKIT_OK && round < LIFT_ROUNDS; round++) {
+        uint64_t applied;
+        rc = lift_round(c, w, k, cl, class_of, &applied, &st->saved, err);
+        st->rounds++;
+        st->moves += applied;
+        if (rc == ANONKIT_OK && !applied) break;
+    }
+    return rc;
+}
