@@ -57,6 +57,18 @@ int csv_reader_open_range(csv_reader **out /* OUT */, const char *path, char del
 int csv_reader_open_stream(csv_reader **out /* OUT */, FILE *stream, const char *name,
                            char delimiter, ak_error *err);
 
+/* The table backend: the rows of table t (io/memtable.h) as records, the
+ * column names first as the header, without any CSV text: fields are
+ * exactly those the reader would hand out of the table's CSV form (a text
+ * cell points into the table's bytes, a missing cell is the empty field, a
+ * number is its shortest text in the reader's scratch). t is read, never
+ * changed, and must not change while the reader is open; no digest is kept
+ * (csv_reader_digest does nothing: the proof of an unchanged input is for
+ * files). Record offsets are row numbers; csv_reader_offset stays 0. */
+struct anonkit_table;
+int csv_reader_open_table(csv_reader **out /* OUT */, const struct anonkit_table *t, const char *name,
+                          ak_error *err);
+
 void csv_reader_free(csv_reader *reader);
 
 /* From now on the records the reader hands out go into digest d
