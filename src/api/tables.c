@@ -90,9 +90,41 @@ static int set_text(anonkit_job *job, char **field, const char *value)
 int anonkit_job_set_input_table(anonkit_job *job, const anonkit_table *table)
 {
     if (!job) return ANONKIT_E_USAGE;
-    const char *path;
-    AK_CHECK(spool_table(job, table, job->delimiter ? job->delimiter : ',', 1, "the input table", &path));
-    return set_text(job, &job->input, path);
+    if (!table) return job_usage_error(job, "the input table: no table");
+    struct job_tables *jt = tables_of(job);
+    if (!jt) return job_out_of_memory(job);
+    AK_CHECK(set_text(job, &job->input, JOB_TABLE_INPUT));
+    jt->input = table; /* borrowed: read by each run (anonkit.h, Lifetime) */
+    jt->input_spool = NULL;
+    return ANONKIT_OK;
+}
+
+const anonkit_table *job_tables_input(const anonkit_job *job)
+{
+    if (!job->tables || !job->tables->input || !job->input || strcmp(job->input, JOB_TABLE_INPUT)) return NULL;
+    return job->tables->input;
+}
+
+int job_tables_input_file(anonkit_job *job, char **saved)
+{
+    *saved = NULL;
+    const anonkit_table *t = job_tables_input(job);
+    if (!t) return ANONKIT_OK;
+    struct job_tables *jt = job->tables;
+    if (!jt->input_spool)
+        AK_CHECK(spool_table(job, t, job->delimiter ? job->delimiter : ',', 1, "the input table", &jt->input_spool));
+    char *path = strdup(jt->input_spool);
+    if (!path) return job_out_of_memory(job);
+    *saved = job->input;
+    job->input = path;
+    return ANONKIT_OK;
+}
+
+void job_tables_input_restore(anonkit_job *job, char *saved)
+{
+    if (!saved) return;
+    free(job->input);
+    job->input = saved;
 }
 
 int anonkit_job_set_hierarchy_table(anonkit_job *job, const char *column, const anonkit_table *table)

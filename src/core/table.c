@@ -401,6 +401,7 @@ int table_load(table **out, const table_spec *spec, ak_error *err)
     t->sensitive_numeric = spec->sensitive_numeric && spec->sensitive_name;
     t->delimiter = spec->delimiter;
     t->path = dup_str(spec->path, strlen(spec->path));
+    t->mem = spec->mem;
     const char *shown = spec->display_name ? spec->display_name : spec->path;
     t->display_name = dup_str(shown, strlen(shown));
     t->interval_format = spec->interval_format;
@@ -450,7 +451,9 @@ int table_load(table **out, const table_spec *spec, ak_error *err)
             a->ncodes = hier_leaf_count(a->h);
         }
     }
-    if ((rc = csv_reader_open(&reader, spec->path, spec->delimiter, err)) < 0) goto done;
+    if ((rc = spec->mem ? csv_reader_open_table(&reader, spec->mem, spec->display_name, err)
+                        : csv_reader_open(&reader, spec->path, spec->delimiter, err)) < 0)
+        goto done;
     /* the digest (streaming loads keep what they need and do not read the input again) */
     if (!spec->row_sink && !spec->read_once && (rc = csv_reader_digest(reader, &t->digest, 0, err)) < 0) goto done;
     if ((rc = read_header(t, reader, spec, err)) < 0) goto done;
@@ -490,7 +493,7 @@ int table_load(table **out, const table_spec *spec, ak_error *err)
         goto done;
     }
     int loaded = 0;
-    if (spec->threads > 1 && !spec->body_range && (rc = table__load_rows_parallel(t, spec, qr, csv_reader_offset(reader), &loaded, err)) < 0)
+    if (spec->threads > 1 && !spec->body_range && !spec->mem && (rc = table__load_rows_parallel(t, spec, qr, csv_reader_offset(reader), &loaded, err)) < 0)
         goto done;
     if (!loaded && (rc = load_rows(t, reader, qr, err)) < 0) goto done;
     if ((rc = ak_progress_phase(spec->progress, ANONKIT_PHASE_ENCODING, t->nrows, 0, err)) < 0) goto done;
@@ -515,6 +518,12 @@ done:
     if (spec->loaded) spec->loaded(spec->loaded_ctx, spec->path);
     *out = t;
     return ANONKIT_OK;
+}
+
+int table_reader_open(const table *t, csv_reader **out, ak_error *err)
+{
+    return t->mem ? csv_reader_open_table(out, t->mem, t->display_name, err)
+                  : csv_reader_open(out, t->path, t->delimiter, err);
 }
 
 /* The normalized range of codes [lo, hi] of numeric QI a (see table_ncp). */
