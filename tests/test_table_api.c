@@ -314,6 +314,15 @@ static void test_no_spool(void **state)
         run_ok(tj, anonkit_anonymize(tj, &r));
         anonkit_table *back = read_published(fout);
         assert_same_table(anonkit_result_table(r), back);
+        /* the verifier reads the published table as it is (no copy either), and can fail */
+        anonkit_result *cr = NULL;
+        run_ok(tj, anonkit_check_table(tj, anonkit_result_table(r), &cr));
+        assert_int_equal(anonkit_result_rows_read(cr), ROWS);
+        anonkit_result_free(cr);
+        assert_int_equal(anonkit_job_set(tj, ANONKIT_OPT_K, "200"), ANONKIT_OK);
+        assert_int_equal(anonkit_check_table(tj, anonkit_result_table(r), &cr), ANONKIT_E_VIOLATION);
+        assert_null(cr);
+        assert_non_null(strstr(anonkit_errmsg(tj), "the published table"));
         anonkit_table_free(back);
         anonkit_result_free(r);
         anonkit_job_free(fj);

@@ -351,7 +351,7 @@ static int risk_run(anonkit_job *job, anonkit_result **out_result)
     if (with_achieved) {
         const verify_params vp = {path, job->delimiter, (const char *const *)job->qi.items, job->qi.count, job->sensitive,
                                   job->model, job->risk.published ? job->suppression : 0, job->tmpdir, NULL, 0,
-                                  (const char *const *)job->missing.items, job->missing.count};
+                                  (const char *const *)job->missing.items, job->missing.count, NULL};
         if ((rc = verify_achieved_measure(&vp, &achieved, err)) < 0) goto done;
     }
     int jfail = 0;

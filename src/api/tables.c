@@ -157,15 +157,6 @@ int anonkit_job_set_output_table(anonkit_job *job)
     return set_text(job, &job->output, "table:");
 }
 
-int anonkit_check_table(anonkit_job *job, const anonkit_table *published, anonkit_result **out_result)
-{
-    if (out_result) *out_result = NULL;
-    if (!job) return ANONKIT_E_USAGE;
-    const char *path;
-    AK_CHECK(spool_table(job, published, job->delimiter ? job->delimiter : ',', 1, "the published table", &path));
-    return anonkit_check(job, path, out_result);
-}
-
 int anonkit_metrics_table(anonkit_job *job, const anonkit_table *original, const anonkit_table *published,
                           anonkit_result **out_result)
 {
