@@ -80,6 +80,10 @@ class _Job:
         if self.ptr is not None:
             lib.anonkit_job_free(self.ptr)
             self.ptr = None
+        table = getattr(self, "input_table", None)  # borrowed by the job until here
+        if table is not None:
+            table.close()
+            self.input_table = None
 
     def __enter__(self) -> "_Job":
         return self
@@ -179,8 +183,8 @@ class _Job:
             self.check(lib.anonkit_job_set(self.ptr, lib.ANONKIT_OPT_INPUT, os.fspath(data).encode("utf-8")))
             return
         t = to_ctable(data)
+        self.input_table = t  # the job borrows it (and it the numpy buffers) until the job is freed
         self.check(lib.anonkit_job_set_input_table(self.ptr, t.ptr))
-        t.close()
 
 
 def _text(v: Any) -> str:

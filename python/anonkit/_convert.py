@@ -4,12 +4,15 @@ Into the library: int, uint and bool columns go as int64, float columns as
 double (NaN is missing), pandas' nullable integers (Int8..Int64, UInt*) and
 Float32/64 as their values plus their mask; these buffers are handed to the
 library as they are (ffi.from_buffer, no copy in Python; an int32 column is
-widened once). Text (object, string, category and anything else) is joined
-into one UTF-8 buffer with int64 offsets (Arrow's layout). The library copies
-what it is given during the call (include/anonkit/anonkit.h).
+widened once). int64 and float64 buffers are BORROWED by the table
+(anonkit_table_add_*_ref): the CTable keeps them alive until it is freed, and
+the caller's frame must not change during the call. Text (object, string,
+category and anything else) is joined into one UTF-8 buffer with int64
+offsets (Arrow's layout), which the library copies.
 
 Out of the library: each column is read in the kind the library gives
-(int64, double, text) and, when the input had a column of that name, turned
+(int64, double, text; a generalized text column as codes into its distinct
+values, anonkit_table_column_codes, each value decoded once) and, when the input had a column of that name, turned
 back into the input's dtype where the values allow it (a generalized "30-39"
 stays text).
 """
@@ -45,11 +48,13 @@ class CTable:
         self.ptr = ptr if ptr is not None else lib.anonkit_table_create()
         if self.ptr == ffi.NULL:
             raise MemoryError("anonkit_table_create")
+        self.keep: List[Any] = []  # the numpy arrays the table borrows, alive until it is freed
 
     def close(self) -> None:
         if self.ptr is not None:
             lib.anonkit_table_free(self.ptr)
             self.ptr = None
+        self.keep = []
 
     def __del__(self) -> None:
         self.close()
@@ -205,25 +210,29 @@ def add_series(t: CTable, name: str, s: pd.Series) -> None:
                               pd.UInt16Dtype, pd.UInt32Dtype, pd.UInt64Dtype)):
             values = np.ascontiguousarray(arr._data, dtype=np.int64)
             mask = np.asarray(arr._mask)
-            t._check(lib.anonkit_table_add_int64(t.ptr, cname, ffi.from_buffer("int64_t[]", values),
-                                                 _mask_ptr(mask), n))
+            t.keep.append(values)
+            t._check(lib.anonkit_table_add_int64_ref(t.ptr, cname, ffi.from_buffer("int64_t[]", values),
+                                                     _mask_ptr(mask), n))
             return
         if isinstance(dtype, (pd.Float32Dtype, pd.Float64Dtype)):
             values = np.ascontiguousarray(arr._data, dtype=np.float64)
             mask = np.asarray(arr._mask)
-            t._check(lib.anonkit_table_add_double(t.ptr, cname, ffi.from_buffer("double[]", values),
-                                                  _mask_ptr(mask), n))
+            t.keep.append(values)
+            t._check(lib.anonkit_table_add_double_ref(t.ptr, cname, ffi.from_buffer("double[]", values),
+                                                      _mask_ptr(mask), n))
             return
         values = None if isinstance(dtype, pd.CategoricalDtype) else np.asarray(s.astype(object))
     else:
         values = s.to_numpy()
         if values.dtype.kind in "iub":
             values = np.ascontiguousarray(values, dtype=np.int64)  # no copy for int64
-            t._check(lib.anonkit_table_add_int64(t.ptr, cname, ffi.from_buffer("int64_t[]", values), ffi.NULL, n))
+            t.keep.append(values)  # borrowed by the table, not copied
+            t._check(lib.anonkit_table_add_int64_ref(t.ptr, cname, ffi.from_buffer("int64_t[]", values), ffi.NULL, n))
             return
         if values.dtype.kind == "f":
             values = np.ascontiguousarray(values, dtype=np.float64)  # no copy for float64; NaN is missing
-            t._check(lib.anonkit_table_add_double(t.ptr, cname, ffi.from_buffer("double[]", values), ffi.NULL, n))
+            t.keep.append(values)
+            t._check(lib.anonkit_table_add_double_ref(t.ptr, cname, ffi.from_buffer("double[]", values), ffi.NULL, n))
             return
         values = values.astype(object)
     offsets, data, mask = _series_text(s, values)
@@ -233,9 +242,19 @@ def add_series(t: CTable, name: str, s: pd.Series) -> None:
 
 def _text_column(ptr: Any, c: int, n: int, mask: Optional[np.ndarray]) -> Tuple[np.ndarray, List[str]]:
     """Text column c of a table as codes (-1: missing) into its distinct
-    values, each decoded once (_factorize_texts)."""
+    values, each decoded once: the library's own codes for a column in
+    dictionary form (a generalized column), else _factorize_texts."""
     offp = ffi.new("const int64_t **")
     bp = ffi.new("const char **")
+    codesp = ffi.new("const int32_t **")
+    countp = ffi.new("uint32_t *")
+    if lib.anonkit_table_column_codes(ptr, c, codesp, countp, offp, bp) == 0:
+        nd = int(countp[0])
+        codes = np.frombuffer(ffi.buffer(codesp[0], n * 4), dtype=np.int32).astype(np.int64) if n \
+            else np.zeros(0, np.int64)
+        doff = np.frombuffer(ffi.buffer(offp[0], (nd + 1) * 8), dtype=np.int64).tolist()
+        raw = ffi.buffer(bp[0], doff[-1])[:] if doff[-1] else b""
+        return codes, [raw[a:b].decode("utf-8") for a, b in zip(doff[:-1], doff[1:])]
     lib.anonkit_table_column_text(ptr, c, offp, bp)
     off = np.frombuffer(ffi.buffer(offp[0], (n + 1) * 8), dtype=np.int64) if n else np.zeros(1, np.int64)
     total = int(off[-1])
