@@ -338,7 +338,8 @@ static int anonymize(anonkit_job *job, anonkit_result **out_result)
     if ((rc = build_reference(job, t, &ref)) < 0) goto done;
     job->model.ref = ref;
     /* the columns the writer copies through are read while the algorithm runs */
-    if (!job->keep_order && threads > 1 && (rc = publish_copied_start(&copied, t, &job->err)) < 0) goto done;
+    if (!table_out && !job->keep_order && threads > 1 && (rc = publish_copied_start(&copied, t, &job->err)) < 0)
+        goto done; /* (a table output gathers them from the input table: publish_table) */
     mark = ak_seconds();
     if ((rc = partition_init(&part, t->nrows, t->nqi, &job->err)) < 0) goto done;
     if ((rc = ak_progress_phase(progress, ANONKIT_PHASE_PARTITIONING, t->nrows, 0, &job->err)) < 0) goto done;

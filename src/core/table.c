@@ -493,7 +493,7 @@ int table_load(table **out, const table_spec *spec, ak_error *err)
         goto done;
     }
     int loaded = 0;
-    if (spec->threads > 1 && !spec->body_range && !spec->mem && (rc = table__load_rows_parallel(t, spec, qr, csv_reader_offset(reader), &loaded, err)) < 0)
+    if (spec->threads > 1 && !spec->body_range && (rc = table__load_rows_parallel(t, spec, qr, csv_reader_offset(reader), &loaded, err)) < 0)
         goto done;
     if (!loaded && (rc = load_rows(t, reader, qr, err)) < 0) goto done;
     if ((rc = ak_progress_phase(spec->progress, ANONKIT_PHASE_ENCODING, t->nrows, 0, err)) < 0) goto done;

@@ -179,7 +179,8 @@ struct csv_reader {
     /* The table backend (csv_reader_open_table): the rows of a table in
      * memory, no stream; header names and numbers' texts in scratch. */
     const struct anonkit_table *mem;
-    uint64_t mem_row;       /* next row to hand out, 0 being the header */
+    uint64_t mem_row;       /* next row to hand out, 0 being the header, r + 1 data row r */
+    uint64_t mem_stop;      /* one past the last of them */
     char *scratch;
 };
 
@@ -309,6 +310,7 @@ int csv_reader_open_table(csv_reader **out, const struct anonkit_table *t, const
     if (!r) return ak_err_nomem(err);
     r->mem = t;
     r->line = 1;
+    r->mem_stop = t->nrows + 1;
     r->fields_cap = t->ncols ? t->ncols : 1;
     size_t names = 0;
     for (uint32_t c = 0; c < t->ncols; c++) names += strlen(t->cols[c].name) + CSV_FIELD_READABLE;
@@ -328,10 +330,22 @@ static int reader_fail(csv_reader *r, ak_error *err);
 
 /* csv_read of the table backend: the header (the column names, copied into
  * scratch, padded), then row after row (memtable_record). */
+int csv_reader_open_table_rows(csv_reader **out, const struct anonkit_table *t, const char *name, uint64_t first,
+                               uint64_t count, ak_error *err)
+{
+    AK_CHECK(csv_reader_open_table(out, t, name, err));
+    if (first > t->nrows) first = t->nrows;
+    if (count > t->nrows - first) count = t->nrows - first;
+    (*out)->mem_row = first + 1;
+    (*out)->mem_stop = first + 1 + count;
+    (*out)->line = (long)first + 2;
+    return ANONKIT_OK;
+}
+
 static int table_read(csv_reader *r, csv_record *rec, ak_error *err)
 {
     const struct anonkit_table *t = r->mem;
-    if (r->mem_row > t->nrows) {
+    if (r->mem_row >= r->mem_stop) {
         if (reader_count(r, 0) < 0) return reader_fail(r, err);
         return 0;
     }

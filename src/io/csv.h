@@ -68,6 +68,10 @@ int csv_reader_open_stream(csv_reader **out /* OUT */, FILE *stream, const char 
 struct anonkit_table;
 int csv_reader_open_table(csv_reader **out /* OUT */, const struct anonkit_table *t, const char *name,
                           ak_error *err);
+/* The same for data rows [first, first + count) of t only, no header (the
+ * table's rows read in pieces, as csv_reader_open_range reads a file's). */
+int csv_reader_open_table_rows(csv_reader **out /* OUT */, const struct anonkit_table *t, const char *name,
+                               uint64_t first, uint64_t count, ak_error *err);
 
 void csv_reader_free(csv_reader *reader);
 
