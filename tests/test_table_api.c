@@ -341,6 +341,82 @@ static void test_no_spool(void **state)
     tu_rmtree(dir);
 }
 
+/* A table large enough to be loaded in two pieces of rows on two threads
+ * (65,536 rows and more) publishes what its CSV file publishes. */
+static void test_two_pieces(void **state)
+{
+    (void)state;
+    enum { N = 70001 };
+    int64_t *age = malloc(N * sizeof *age), *off = malloc((N + 1) * sizeof *off);
+    double *income = malloc(N * sizeof *income);
+    char *city = malloc(N * 8);
+    assert_true(age && off && income && city);
+    tu_rng rng = {31};
+    off[0] = 0;
+    for (size_t r = 0; r < N; r++) {
+        age[r] = (int64_t)tu_below(&rng, 90);
+        income[r] = (double)tu_below(&rng, 100000); /* integral: the load can be cut in two (no decimals) */
+        char buf[8];
+        snprintf(buf, sizeof buf, "c%u", (unsigned)tu_below(&rng, 50));
+        put_text(off, city, r, buf);
+    }
+    anonkit_table *t = anonkit_table_create();
+    assert_int_equal(anonkit_table_add_int64_ref(t, "age", age, NULL, N), ANONKIT_OK);
+    assert_int_equal(anonkit_table_add_double_ref(t, "income", income, NULL, N), ANONKIT_OK);
+    assert_int_equal(anonkit_table_add_text(t, "city", off, city, NULL, N), ANONKIT_OK);
+    const char *dir = tu_mkdtemp();
+    char in[4200], out[4200];
+    snprintf(in, sizeof in, "%s/in.csv", dir);
+    snprintf(out, sizeof out, "%s/out.csv", dir);
+    FILE *f = fopen(in, "w");
+    ak_error err = {0};
+    assert_non_null(f);
+    assert_int_equal(memtable_write_csv(t, f, ',', 1, in, &err), ANONKIT_OK);
+    assert_int_equal(fclose(f), 0);
+    anonkit_job *fj = anonkit_job_create(), *tj = anonkit_job_create();
+    anonkit_job *jobs[2] = {fj, tj};
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(anonkit_job_set(jobs[i], ANONKIT_OPT_QI, "age,income"), ANONKIT_OK);
+        assert_int_equal(anonkit_job_set(jobs[i], ANONKIT_OPT_K, "7"), ANONKIT_OK);
+        assert_int_equal(anonkit_job_set(jobs[i], ANONKIT_OPT_SEED, "3"), ANONKIT_OK);
+        assert_int_equal(anonkit_job_set(jobs[i], ANONKIT_OPT_THREADS, "2"), ANONKIT_OK);
+    }
+    assert_int_equal(anonkit_job_set(fj, ANONKIT_OPT_INPUT, in), ANONKIT_OK);
+    assert_int_equal(anonkit_job_set(fj, ANONKIT_OPT_OUTPUT, out), ANONKIT_OK);
+    assert_int_equal(anonkit_job_set_input_table(tj, t), ANONKIT_OK);
+    assert_int_equal(anonkit_job_set_output_table(tj), ANONKIT_OK);
+    anonkit_result *r = NULL;
+    run_ok(fj, anonkit_anonymize(fj, NULL));
+    run_ok(tj, anonkit_anonymize(tj, &r));
+    anonkit_table *back = read_published(out);
+    assert_same_table(anonkit_result_table(r), back);
+    /* a generalized column in dictionary form: its codes give its texts */
+    const int32_t *codes;
+    uint32_t count;
+    const int64_t *doff, *roff;
+    const char *dbytes, *rbytes;
+    const anonkit_table *pub = anonkit_result_table(r);
+    assert_int_equal(anonkit_table_column_codes(pub, 0, &codes, &count, &doff, &dbytes), ANONKIT_OK);
+    assert_true(count > 1 && count < N);
+    assert_int_equal(anonkit_table_column_text(pub, 0, &roff, &rbytes), ANONKIT_OK);
+    for (size_t i = 0; i < N; i++) {
+        assert_true(codes[i] >= 0 && (uint32_t)codes[i] < count);
+        assert_int_equal(roff[i + 1] - roff[i], doff[codes[i] + 1] - doff[codes[i]]);
+        assert_memory_equal(rbytes + roff[i], dbytes + doff[codes[i]], (size_t)(roff[i + 1] - roff[i]));
+    }
+    assert_int_equal(anonkit_table_column_codes(pub, 2, &codes, &count, &doff, &dbytes), ANONKIT_E_USAGE); /* copied */
+    anonkit_table_free(back);
+    anonkit_result_free(r);
+    anonkit_job_free(fj);
+    anonkit_job_free(tj);
+    anonkit_table_free(t); /* (after the run: the job borrowed it, and it age and income) */
+    free(age);
+    free(income);
+    free(off);
+    free(city);
+    tu_rmtree(dir);
+}
+
 /* With k 1 and no QI generalized, every column comes back as it went in:
  * int64, doubles bit for bit, text, missing values. */
 static void test_round_trip(void **state)
@@ -597,6 +673,7 @@ int main(void)
         cmocka_unit_test(test_hilbert),  cmocka_unit_test(test_rothko_t), cmocka_unit_test(test_round_trip),
         cmocka_unit_test(test_errors),   cmocka_unit_test(test_slice),    cmocka_unit_test(test_format_double),
         cmocka_unit_test(test_csv_form), cmocka_unit_test(test_no_spool),
+        cmocka_unit_test(test_two_pieces),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

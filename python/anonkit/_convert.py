@@ -173,13 +173,12 @@ def _series_text(s: pd.Series, values: Any) -> Tuple[np.ndarray, bytes, np.ndarr
         codes = np.asarray(s.cat.codes, dtype=np.int64)
         uniques = [u if isinstance(u, str) else str(u) for u in s.cat.categories.tolist()]
         return _encode_texts(uniques, codes) + (codes < 0,)
-    mask = np.asarray(pd.isna(values), dtype=bool)
-    codes, uniq = pd.factorize(values)
+    codes, uniq = pd.factorize(values)  # missing values (None, NaN, pd.NA) get the code -1
     uniques = uniq.tolist() if hasattr(uniq, "tolist") else list(uniq)
     if all(type(u) is str for u in uniques):
         codes = np.asarray(codes, dtype=np.int64)
-        codes[mask] = -1
-        return _encode_texts(uniques, codes) + (mask,)
+        return _encode_texts(uniques, codes) + (codes < 0,)
+    mask = np.asarray(pd.isna(values), dtype=bool)
     return _text_buffers(values, mask) + (mask,)
 
 

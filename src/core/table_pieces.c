@@ -88,6 +88,7 @@ static void *load_piece_rows(void *arg)
                          : csv_reader_open_range(&reader, p->spec->path, p->spec->delimiter, p->offset, p->length,
                                                  p->first_line, &p->err);
     if (reader) csv_reader_progress(reader, p->spec->progress, p->index != 0); /* piece 0: the calling thread */
+    if (p->rc == ANONKIT_OK) p->rc = table__reader_wants(p->t, reader, &p->err);
     if (p->rc == ANONKIT_OK && !p->spec->read_once) p->rc = csv_reader_digest(reader, &p->digest, p->cut, &p->err);
     csv_record rec;
     int got = 0;

@@ -181,6 +181,7 @@ struct csv_reader {
     const struct anonkit_table *mem;
     uint64_t mem_row;       /* next row to hand out, 0 being the header, r + 1 data row r */
     uint64_t mem_stop;      /* one past the last of them */
+    unsigned char *mem_skip; /* csv_reader_table_columns: per column, 1 when its fields are handed out empty */
     char *scratch;
 };
 
@@ -296,6 +297,7 @@ void csv_reader_free(csv_reader *r)
     }
     if (r->own_stream && r->stream) fclose(r->stream);
     free(r->scratch);
+    free(r->mem_skip);
     free(r->name);
     free(r->buf);
     free(r->fields);
@@ -342,6 +344,15 @@ int csv_reader_open_table_rows(csv_reader **out, const struct anonkit_table *t, 
     return ANONKIT_OK;
 }
 
+int csv_reader_table_columns(csv_reader *r, const unsigned char *wanted, ak_error *err)
+{
+    if (!r->mem) return ANONKIT_OK;
+    const uint32_t n = r->mem->ncols;
+    if (!r->mem_skip && !(r->mem_skip = calloc(n ? n : 1, 1))) return ak_err_nomem(err);
+    for (uint32_t c = 0; c < n; c++) r->mem_skip[c] = !wanted[c];
+    return ANONKIT_OK;
+}
+
 static int table_read(csv_reader *r, csv_record *rec, ak_error *err)
 {
     const struct anonkit_table *t = r->mem;
@@ -359,7 +370,7 @@ static int table_read(csv_reader *r, csv_record *rec, ak_error *err)
             at += len + CSV_FIELD_READABLE;
         }
     } else {
-        memtable_record(t, r->mem_row - 1, r->fields, r->scratch);
+        memtable_record(t, r->mem_row - 1, r->fields, r->scratch, r->mem_skip);
     }
     rec->fields = r->fields;
     rec->count = t->ncols;

@@ -68,6 +68,10 @@ int csv_reader_open_stream(csv_reader **out /* OUT */, FILE *stream, const char 
 struct anonkit_table;
 int csv_reader_open_table(csv_reader **out /* OUT */, const struct anonkit_table *t, const char *name,
                           ak_error *err);
+/* A table reader hands out the fields of the columns c with wanted[c] only
+ * (one per column of t), the others as empty fields: a reader that uses a
+ * few columns does not have the others' numbers formatted. No-op for a file. */
+int csv_reader_table_columns(csv_reader *reader, const unsigned char *wanted, ak_error *err);
 /* The same for data rows [first, first + count) of t only, no header (the
  * table's rows read in pieces, as csv_reader_open_range reads a file's). */
 int csv_reader_open_table_rows(csv_reader **out /* OUT */, const struct anonkit_table *t, const char *name,

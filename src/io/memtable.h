@@ -94,8 +94,9 @@ int memtable_from_csv(anonkit_table **out /* OUT */, FILE *csv, char delimiter, 
  * CSV reader would hand them out of t's CSV form (memtable_write_csv): a
  * text cell points into the table's bytes (readable CSV_FIELD_READABLE
  * bytes on), a missing cell is the empty field, a number is its text in
- * scratch (MEMTABLE_NUMBER_SCRATCH bytes per column). */
-void memtable_record(const anonkit_table *t, uint64_t row, csv_field *fields, char *scratch);
+ * scratch (MEMTABLE_NUMBER_SCRATCH bytes per column). Columns c with skip
+ * (may be NULL) and skip[c] are handed out as empty fields. */
+void memtable_record(const anonkit_table *t, uint64_t row, csv_field *fields, char *scratch, const unsigned char *skip);
 
 /* Adds text column `name` in dictionary form to t: codes[0 .. n) (-1:
  * missing) index the ndict values (off, bytes), rows + 1 offsets; the

@@ -12,12 +12,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-void memtable_record(const anonkit_table *t, uint64_t row, csv_field *fields, char *scratch)
+void memtable_record(const anonkit_table *t, uint64_t row, csv_field *fields, char *scratch, const unsigned char *skip)
 {
     for (uint32_t ci = 0; ci < t->ncols; ci++) {
         const memcol *c = &t->cols[ci];
         csv_field *f = &fields[ci];
-        if (c->missing && c->missing[row]) {
+        if ((skip && skip[ci]) || (c->missing && c->missing[row])) {
             f->data = "";
             f->len = 0;
         } else if (c->kind == ANONKIT_COLUMN_TEXT) {
