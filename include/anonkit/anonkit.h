@@ -420,6 +420,11 @@ ANONKIT_API int anonkit_table_add_int64(anonkit_table *table, const char *name, 
                                         const uint8_t *missing, uint64_t n);
 ANONKIT_API int anonkit_table_add_text(anonkit_table *table, const char *name, const int64_t *offsets,
                                        const char *bytes, const uint8_t *missing, uint64_t n);
+/* A text column in dictionary form: row r is value codes[r] (-1: missing) of the `count` values given as
+ * offsets (count + 1, may start past 0) and bytes; codes and values are copied. The way to hand over a
+ * categorical (or any factorized column) without a text per row. */
+ANONKIT_API int anonkit_table_add_text_codes(anonkit_table *table, const char *name, const int32_t *codes, uint64_t n,
+                                             const int64_t *offsets, const char *bytes, uint32_t count);
 /* anonkit_table_add_double and _add_int64 without a copy of the values: the
  * table borrows them (valid and unchanged until anonkit_table_free; never
  * written or freed by the library). No row can be appended to a table that

@@ -172,9 +172,11 @@ class _Job:
                                                f"{column}={os.fspath(spec)}".encode("utf-8")))
                 continue
             frame = spec if isinstance(spec, pd.DataFrame) else pd.DataFrame([list(r) for r in spec])
-            frame = frame.copy()
-            frame.columns = [str(i) for i in range(frame.shape[1])]
-            t = to_ctable(frame.astype(object).where(frame.notna(), None).astype(str).where(frame.notna(), None))
+            # every cell as its text (a hierarchy is small: cell by cell beats pandas' machinery), missing as None
+            cols = {str(i): [None if v is None or v is pd.NA or (isinstance(v, float) and v != v)
+                             else v if isinstance(v, str) else str(v) for v in frame.iloc[:, i].tolist()]
+                    for i in range(frame.shape[1])}
+            t = to_ctable(cols)
             self.check(lib.anonkit_job_set_hierarchy_table(self.ptr, str(column).encode("utf-8"), t.ptr))
             t.close()
 

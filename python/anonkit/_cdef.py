@@ -178,6 +178,8 @@ int anonkit_table_add_int64(anonkit_table *table, const char *name, const int64_
                                         const uint8_t *missing, uint64_t n);
 int anonkit_table_add_text(anonkit_table *table, const char *name, const int64_t *offsets,
                                        const char *bytes, const uint8_t *missing, uint64_t n);
+int anonkit_table_add_text_codes(anonkit_table *table, const char *name, const int32_t *codes, uint64_t n,
+                                             const int64_t *offsets, const char *bytes, uint32_t count);
 int anonkit_table_add_double_ref(anonkit_table *table, const char *name, const double *values,
                                              const uint8_t *missing, uint64_t n);
 int anonkit_table_add_int64_ref(anonkit_table *table, const char *name, const int64_t *values,

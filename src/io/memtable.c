@@ -241,6 +241,48 @@ int anonkit_table_add_text(anonkit_table *t, const char *name, const int64_t *of
     return ANONKIT_OK;
 }
 
+int anonkit_table_add_text_codes(anonkit_table *t, const char *name, const int32_t *codes, uint64_t n,
+                                 const int64_t *offsets, const char *bytes, uint32_t count)
+{
+    if (!t) return ANONKIT_E_USAGE;
+    if ((n && !codes) || !offsets) return fail(t, ANONKIT_E_USAGE, "column '%s': no codes or offsets", name ? name : "");
+    for (uint32_t v = 0; v < count; v++)
+        if (offsets[v + 1] < offsets[v] || offsets[v] < 0)
+            return fail(t, ANONKIT_E_USAGE, "column '%s': offsets decrease at value %u", name ? name : "", v + 1);
+    for (uint64_t r = 0; r < n; r++)
+        if (codes[r] >= (int64_t)count)
+            return fail(t, ANONKIT_E_USAGE, "column '%s', row %" PRIu64 ": code %d of %u values", name ? name : "",
+                        r + 1, codes[r], count);
+    const size_t total = (size_t)(offsets[count] - offsets[0]);
+    if (total && !bytes) return fail(t, ANONKIT_E_USAGE, "column '%s': no bytes", name ? name : "");
+    int rc;
+    memcol *c = add_column(t, name, ANONKIT_COLUMN_TEXT, n, &rc);
+    if (!c) return rc;
+    free(c->off); /* the row offsets col_reserve made: the values' instead */
+    c->off = malloc(((size_t)count + 1) * sizeof *c->off);
+    c->codes = malloc((n ? (size_t)n : 1) * sizeof *c->codes);
+    c->bytes = malloc(total + CSV_FIELD_READABLE);
+    if (!c->off || !c->codes || !c->bytes) return fail(t, ANONKIT_E_NOMEM, "out of memory");
+    c->bytes_cap = total;
+    c->ndict = count;
+    c->cap = n;
+    if (total) memcpy(c->bytes, bytes + offsets[0], total);
+    for (uint32_t v = 0; v <= count; v++) c->off[v] = offsets[v] - offsets[0];
+    int any = 0;
+    for (uint64_t r = 0; r < n; r++) {
+        /* an empty value is missing, as an empty cell of the CSV form reads back */
+        const int miss = codes[r] < 0 || c->off[codes[r] + 1] == c->off[codes[r]];
+        c->codes[r] = miss ? -1 : codes[r];
+        if (miss && !any) {
+            if (!(c->missing = calloc((size_t)n, 1))) return fail(t, ANONKIT_E_NOMEM, "out of memory");
+            any = 1;
+        }
+        if (miss) c->missing[r] = 1;
+    }
+    t->nrows = n;
+    return ANONKIT_OK;
+}
+
 /* Appends field[0..len) as the next row of column c (text parsed for a
  * numeric column); field NULL is a missing value. */
 static int append_field(anonkit_table *t, memcol *c, const char *field, size_t len)
@@ -288,8 +330,9 @@ int anonkit_table_append_row(anonkit_table *t, const char *const *fields, const 
     if (count != t->ncols)
         return fail(t, ANONKIT_E_USAGE, "a row of %u fields where the table has %u columns", count, t->ncols);
     for (uint32_t c = 0; c < count; c++)
-        if (t->cols[c].borrowed)
-            return fail(t, ANONKIT_E_USAGE, "column '%s' borrows its values: no row can be appended", t->cols[c].name);
+        if (t->cols[c].borrowed || t->cols[c].codes)
+            return fail(t, ANONKIT_E_USAGE, "column '%s' borrows its values or is in dictionary form: no row can be "
+                        "appended", t->cols[c].name);
     for (uint32_t c = 0; c < count; c++) {
         const char *f = fields ? fields[c] : NULL;
         const int rc = append_field(t, &t->cols[c], f, f ? (lengths ? lengths[c] : strlen(f)) : 0);
