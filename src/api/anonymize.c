@@ -322,7 +322,7 @@ static int anonymize(anonkit_job *job, anonkit_result **out_result)
     spec.threads = threads;
     spec.progress = progress;
     const ak_run_context ctx = {.weights = weights, .threads = threads, .progress = progress};
-    if ((rc = job_progress_start(job, in.path)) < 0) goto done;
+    if ((rc = job_progress_start(job, in.table ? NULL : in.path)) < 0) goto done; /* (a table: rows, no bytes) */
     if (!job_algorithm(job)->run) {
         if ((rc = anonymize_out_of_core(job, &spec, &of, &rf, &rulesf, &ctx, start, &result)) < 0) goto done;
         if (job->html && (rc = html_anonymize_write(job, &of, &hf, in.path, in.shown, result->json)) < 0)

@@ -236,6 +236,7 @@ int anonkit_table_add_text(anonkit_table *t, const char *name, const int64_t *of
     if (total && !(c->bytes = malloc(total + CSV_FIELD_READABLE))) return fail(t, ANONKIT_E_NOMEM, "out of memory");
     c->bytes_cap = total;
     if (total) memcpy(c->bytes, bytes + offsets[0], total); /* Arrow slices start past 0 */
+    if (c->bytes) memset(c->bytes + total, 0, CSV_FIELD_READABLE); /* the reader's padding (csv.h) */
     for (uint64_t r = 0; n && r <= n; r++) c->off[r] = offsets[r] - offsets[0];
     if (copy_missing(c, missing, n) != 0) return fail(t, ANONKIT_E_NOMEM, "out of memory");
     return ANONKIT_OK;
@@ -267,6 +268,7 @@ int anonkit_table_add_text_codes(anonkit_table *t, const char *name, const int32
     c->ndict = count;
     c->cap = n;
     if (total) memcpy(c->bytes, bytes + offsets[0], total);
+    memset(c->bytes + total, 0, CSV_FIELD_READABLE); /* the reader's padding (csv.h) */
     for (uint32_t v = 0; v <= count; v++) c->off[v] = offsets[v] - offsets[0];
     int any = 0;
     for (uint64_t r = 0; r < n; r++) {
@@ -392,6 +394,7 @@ int anonkit_table_column_text(const anonkit_table *t, uint32_t i, const int64_t 
             memcpy(b + off[r], text, len);
             off[r + 1] = off[r] + (int64_t)len;
         }
+        memset(b + total, 0, CSV_FIELD_READABLE);
         m->row_off = off;
         m->row_bytes = b;
     }

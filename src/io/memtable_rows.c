@@ -164,6 +164,7 @@ static int gather_text(memcol *c, const memcol *s, const uint32_t *order, uint64
         at += (int64_t)len;
         c->off[i + 1] = at;
     }
+    memset(c->bytes + at, 0, CSV_FIELD_READABLE); /* the reader's padding (csv.h) */
     return memtable_col_narrow(c, n);
 }
 
