@@ -322,12 +322,12 @@ def _restore(values: Any, kind: int, mask: Optional[np.ndarray], like: Optional[
             codes, uniques = _number_texts(values, kind, mask if has_missing else None)
             return _text_series(codes, uniques, like)
         if isinstance(ld, np.dtype) and ld.kind == "f":
-            out = values.astype(ld)
+            out = values.astype(ld, copy=False)  # (values is a fresh copy already)
             if has_missing:
                 out[mask] = np.nan
             return out
         if isinstance(ld, np.dtype) and ld.kind in "iu" and kind == lib.ANONKIT_COLUMN_INT64 and not has_missing:
-            return values.astype(ld)
+            return values.astype(ld, copy=False)
         if isinstance(ld, np.dtype) and ld.kind == "b" and kind == lib.ANONKIT_COLUMN_INT64 and not has_missing:
             return values.astype(bool)
         if isinstance(ld, (pd.Float32Dtype, pd.Float64Dtype)):
