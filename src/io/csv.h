@@ -143,6 +143,13 @@ typedef struct csv_writer csv_writer;
 /* Writes to stream (not closed by csv_writer_free); name is used in messages. */
 int csv_writer_open_stream(csv_writer **out /* OUT */, FILE *stream, const char *name,
                            char delimiter, ak_error *err);
+/* The table backend: the fields written go into table t (empty, created by
+ * the caller; io/memtable.h) instead of CSV text, the first record naming its
+ * text columns; csv_write_raw and _block (CSV text) are refused. The caller
+ * ends with memtable_writer_finish, after which t holds what reading the CSV
+ * back would (memtable_from_csv). */
+struct anonkit_table;
+int csv_writer_open_table(csv_writer **out /* OUT */, struct anonkit_table *t, const char *name, ak_error *err);
 void csv_writer_free(csv_writer *writer);
 
 /* Appends one field to the current record (a delimiter is written before every

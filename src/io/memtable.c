@@ -688,37 +688,73 @@ int memtable_col_narrow(memcol *c, uint64_t rows)
     return 0;
 }
 
+/* Puts text s[0..len) as row r of text column c (an empty text: missing),
+ * growing its arrays; the one step of take_row and of the table writer. */
+static int put_cell(memcol *c, uint64_t r, const char *s, size_t len, ak_error *err)
+{
+    if (r >= c->cap && col_reserve(c, r + 1) != 0) return ak_err_nomem(err);
+    const int64_t at = c->off[r];
+    if (!len) {
+        if (!c->missing && !(c->missing = calloc((size_t)c->cap, 1))) return ak_err_nomem(err);
+        c->missing[r] = 1;
+        c->off[r + 1] = at;
+        return ANONKIT_OK;
+    }
+    if (c->missing) c->missing[r] = 0;
+    if ((size_t)at + len > c->bytes_cap) {
+        size_t cap = c->bytes_cap ? c->bytes_cap : 4096;
+        while (cap < (size_t)at + len) cap *= 2;
+        char *grown = realloc(c->bytes, cap + CSV_FIELD_READABLE);
+        if (!grown) return ak_err_nomem(err);
+        c->bytes = grown;
+        c->bytes_cap = cap;
+    }
+    memcpy(c->bytes + at, s, len);
+    c->off[r + 1] = at + (int64_t)len;
+    return ANONKIT_OK;
+}
+
 /* sink_rows' callback: one published row into the text columns (every
- * column is text while the rows come; col_narrow turns them afterwards): an
- * empty field is missing. append_field's work, without its checks of kind. */
+ * column is text while the rows come; memtable_col_narrow turns them
+ * afterwards): an empty field is missing. */
 static int take_row(void *ctx, const source_row *row, ak_error *err)
 {
     anonkit_table *t = ctx;
-    const uint64_t r = t->nrows;
-    for (uint32_t ci = 0; ci < row->count; ci++) {
-        memcol *c = &t->cols[ci];
-        const size_t len = row->len[ci];
-        if (r >= c->cap && col_reserve(c, r + 1) != 0) return ak_err_nomem(err);
-        const int64_t at = c->off[r];
-        if (!len) {
-            if (!c->missing && !(c->missing = calloc((size_t)c->cap, 1))) return ak_err_nomem(err);
-            c->missing[r] = 1;
-            c->off[r + 1] = at;
-            continue;
-        }
-        if (c->missing) c->missing[r] = 0;
-        if ((size_t)at + len > c->bytes_cap) {
-            size_t cap = c->bytes_cap ? c->bytes_cap : 4096;
-            while (cap < (size_t)at + len) cap *= 2;
-            char *grown = realloc(c->bytes, cap + CSV_FIELD_READABLE);
-            if (!grown) return ak_err_nomem(err);
-            c->bytes = grown;
-            c->bytes_cap = cap;
-        }
-        memcpy(c->bytes + at, row->text[ci], len);
-        c->off[r + 1] = at + (int64_t)len;
-    }
+    for (uint32_t ci = 0; ci < row->count; ci++)
+        AK_CHECK(put_cell(&t->cols[ci], t->nrows, row->text[ci], row->len[ci], err));
     t->nrows++;
+    return ANONKIT_OK;
+}
+
+int memtable_writer_field(anonkit_table *t, int header, uint32_t col, const char *data, size_t len, ak_error *err)
+{
+    if (header) {
+        char *name = strndup(data, len);
+        int st = ANONKIT_OK;
+        if (!name) return ak_err_nomem(err);
+        const memcol *c = add_column(t, name, ANONKIT_COLUMN_TEXT, 0, &st);
+        free(name);
+        return c ? ANONKIT_OK : ak_err_set(err, st, NULL, 0, 0, "%s", t->errmsg);
+    }
+    if (col >= t->ncols)
+        return ak_err_set(err, ANONKIT_E_INTERNAL, NULL, 0, 0, "a published row has more fields than the header");
+    return put_cell(&t->cols[col], t->nrows, data, len, err);
+}
+
+int memtable_writer_row_end(anonkit_table *t, int header, uint32_t count, ak_error *err)
+{
+    if (header) return ANONKIT_OK;
+    if (count != t->ncols)
+        return ak_err_set(err, ANONKIT_E_INTERNAL, NULL, 0, 0, "a published row of %u fields where the header has %u",
+                          count, t->ncols);
+    t->nrows++;
+    return ANONKIT_OK;
+}
+
+int memtable_writer_finish(anonkit_table *t, ak_error *err)
+{
+    for (uint32_t c = 0; c < t->ncols; c++)
+        if (memtable_col_narrow(&t->cols[c], t->nrows) != 0) return ak_err_nomem(err);
     return ANONKIT_OK;
 }
 

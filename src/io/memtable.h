@@ -116,6 +116,15 @@ int memtable_add_coded(anonkit_table *t, const char *name, int32_t *codes, uint6
 int memtable_add_gathered(anonkit_table *t, const anonkit_table *src, uint32_t col, const uint32_t *order, uint64_t n,
                           ak_error *err);
 
+/* The CSV writer's table backend (csv_writer_open_table): field `col` of the
+ * current row (the header's fields name new text columns) as text, an empty
+ * field missing; the end of a row of `count` fields; at the end, every column
+ * narrowed by memtable_from_csv's rule. The table is then exactly what
+ * memtable_from_csv would read from the CSV the writer would have written. */
+int memtable_writer_field(anonkit_table *t, int header, uint32_t col, const char *data, size_t len, ak_error *err);
+int memtable_writer_row_end(anonkit_table *t, int header, uint32_t count, ak_error *err);
+int memtable_writer_finish(anonkit_table *t, ak_error *err);
+
 /* The sink of the name "table:" (io/source.h): the published CSV becomes a
  * table, handed to *o->table_out at commit. */
 int sink_open_table(sink **out /* OUT */, const char *name, const source_options *o, ak_error *err);
