@@ -393,10 +393,12 @@ ANONKIT_API int anonkit_hierarchy(anonkit_job *job, anonkit_result **out_result 
  * writer read a table's rows as fields (the CSV reader's table backend,
  * numbers as their shortest text), and a run with anonkit_job_set_output_table
  * builds the published table column by column (generalized columns in
- * dictionary form: anonkit_table_column_codes). Verbs and settings that need
- * a file (see docs/python.md: recode, risk, metrics, sequential, hierarchy
- * tables, `--hierarchy COL=auto`, HTML reports, the out-of-core algorithms)
- * read a private unnamed CSV copy of the table made for that run. */
+ * dictionary form: anonkit_table_column_codes); anonkit_recode reads and
+ * builds tables the same way, and anonkit_check_table verifies a table as it
+ * is. Verbs and settings that need a file (see docs/python.md: risk,
+ * metrics, sequential, hierarchy, hierarchy and previous-release tables,
+ * `--hierarchy COL=auto`, HTML reports, the out-of-core algorithms) read a
+ * private unnamed CSV copy of the table made for that run. */
 
 typedef struct anonkit_table anonkit_table;
 
