@@ -116,6 +116,10 @@ int memtable_add_coded(anonkit_table *t, const char *name, int32_t *codes, uint6
 int memtable_add_gathered(anonkit_table *t, const anonkit_table *src, uint32_t col, const uint32_t *order, uint64_t n,
                           ak_error *err);
 
+/* Moves column i of src to the end of dst (src keeps an empty slot, which
+ * anonkit_table_free skips); for tables built in parts on several threads. */
+int memtable_move_column(anonkit_table *dst, anonkit_table *src, uint32_t i, ak_error *err);
+
 /* The CSV writer's table backend (csv_writer_open_table): field `col` of the
  * current row (the header's fields name new text columns) as text, an empty
  * field missing; the end of a row of `count` fields; at the end, every column

@@ -218,3 +218,19 @@ int memtable_add_gathered(anonkit_table *t, const anonkit_table *src, uint32_t c
     for (uint64_t i = 0; i < n; i++) c->d[i] = c->missing && c->missing[i] ? 0 : s->d[order[i]];
     return ANONKIT_OK;
 }
+
+int memtable_move_column(anonkit_table *dst, anonkit_table *src, uint32_t i, ak_error *err)
+{
+    if (i >= src->ncols) return ak_err_set(err, ANONKIT_E_INTERNAL, NULL, 0, 0, "memtable_move_column: no column %u", i);
+    if (dst->ncols == dst->cap) {
+        const uint32_t cap = dst->cap ? dst->cap * 2 : 8;
+        memcol *cols = realloc(dst->cols, cap * sizeof *cols);
+        if (!cols) return ak_err_nomem(err);
+        dst->cols = cols;
+        dst->cap = cap;
+    }
+    dst->cols[dst->ncols++] = src->cols[i];
+    memset(&src->cols[i], 0, sizeof src->cols[i]); /* (freeing src frees nothing of it) */
+    dst->nrows = src->nrows;
+    return ANONKIT_OK;
+}

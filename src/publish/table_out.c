@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "common/hash.h"
+#include "common/parallel.h"
 #include "core/recode.h"
 #include "io/memtable.h"
 
@@ -99,6 +100,31 @@ static int qi_column(const publisher *pub, uint32_t q, const uint32_t *order, si
     return rc;
 }
 
+/* The output columns j with j % step == first, built into a table of their
+ * own (one of the two threads of publish_table). */
+typedef struct column_job {
+    const publisher *pub;
+    const uint32_t *order, *unit_of; /* unit_of: per output column, its copied unit */
+    size_t nwrite;
+    uint32_t first, step;
+    anonkit_table *cols;
+    int rc;
+    ak_error err;
+} column_job;
+
+static void *build_columns(void *arg)
+{
+    column_job *job = arg;
+    const publisher *pub = job->pub;
+    job->rc = ANONKIT_OK;
+    for (uint32_t j = job->first; j < pub->nout && job->rc == ANONKIT_OK; j += job->step)
+        job->rc = pub->out_qi[j] >= 0
+                      ? qi_column(pub, (uint32_t)pub->out_qi[j], job->order, job->nwrite, job->cols, &job->err)
+                      : memtable_add_gathered(job->cols, pub->t->mem, pub->copied_col[job->unit_of[j]], job->order,
+                                              job->nwrite, &job->err);
+    return NULL;
+}
+
 int publish_table(const table *t, const partition *p, const publish_opts *opts, anonkit_table **out,
                   publish_stats *stats, ak_error *err)
 {
@@ -113,7 +139,7 @@ int publish_table(const table *t, const partition *p, const publish_opts *opts, 
     publisher pub;
     int rc = publisher_setup(&pub, t, opts, 0, err);
     pub.p = p;
-    uint32_t *order = NULL;
+    uint32_t *order = NULL, *unit_of = NULL;
     anonkit_table *built = NULL;
     if (rc < 0) goto done;
     if (!(pub.int_range = calloc(t->nqi ? t->nqi : 1, 1))) { rc = ak_err_nomem(err); goto done; }
@@ -123,16 +149,36 @@ int publish_table(const table *t, const partition *p, const publish_opts *opts, 
     ak_rng rng;
     ak_rng_seed(&rng, opts->seed);
     const size_t nwrite = publish_order_rows(p->class_of, n, opts, &rng, order, stats);
-    if (!(built = anonkit_table_create())) { rc = ak_err_nomem(err); goto done; }
-    uint32_t unit = 0;
-    for (uint32_t j = 0; j < pub.nout && rc == ANONKIT_OK; j++) {
-        if (pub.out_qi[j] >= 0) rc = qi_column(&pub, (uint32_t)pub.out_qi[j], order, nwrite, built, err);
-        else rc = memtable_add_gathered(built, t->mem, pub.copied_col[unit++], order, nwrite, err);
+    if (!(built = anonkit_table_create()) || !(unit_of = calloc(pub.nout + 1, sizeof *unit_of))) {
+        rc = ak_err_nomem(err);
+        goto done;
     }
+    for (uint32_t j = 0, unit = 0; j < pub.nout; j++)
+        if (pub.out_qi[j] < 0) unit_of[j] = unit++;
+    /* the columns are independent: every other one on a second thread, into a
+     * table of its own, then moved into the output in order */
+    const unsigned nthreads = opts->threads > 1 && pub.nout > 1 ? 2 : 1;
+    column_job jobs[2];
+    memset(jobs, 0, sizeof jobs);
+    for (unsigned w = 0; w < nthreads; w++) {
+        jobs[w] = (column_job){.pub = &pub, .order = order, .unit_of = unit_of, .nwrite = nwrite, .first = w,
+                               .step = nthreads, .cols = anonkit_table_create()};
+        if (!jobs[w].cols) rc = ak_err_nomem(err);
+    }
+    if (rc == ANONKIT_OK) ak_run_parts(jobs, sizeof *jobs, nthreads, build_columns);
+    for (unsigned w = 0; w < nthreads && rc == ANONKIT_OK; w++)
+        if (jobs[w].rc < 0) {
+            rc = jobs[w].rc;
+            *err = jobs[w].err;
+        }
+    for (uint32_t j = 0; j < pub.nout && rc == ANONKIT_OK; j++)
+        rc = memtable_move_column(built, jobs[j % nthreads].cols, j / nthreads, err);
+    for (unsigned w = 0; w < nthreads; w++) anonkit_table_free(jobs[w].cols);
     if (rc == ANONKIT_OK) rc = ak_progress_add(opts->progress, nwrite, 0, err);
 done:
     publisher_free(&pub);
     free(order);
+    free(unit_of);
     if (rc < 0) {
         anonkit_table_free(built);
         return rc;
