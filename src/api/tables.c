@@ -1,10 +1,12 @@
 /* tables.c (api) — the job side of the table API (include/anonkit/anonkit.h,
- * docs/python.md): a table given to a job is written once, during the call,
- * into a private unnamed CSV spool (io/spool.h) that the job keeps and names
- * in place of a file path, so that every verb reads it through the same
- * loader as a file (the way a database source is spooled, io/source.h); a
- * table output is the "table:" sink (io/memtable.c), whose table reaches the
- * result. */
+ * docs/python.md): the job's input table is borrowed and named "table:" in
+ * job->input; anonymize, recode and check read it directly (the CSV reader's
+ * table backend, io/csv.h) and build their output tables without CSV text,
+ * while a run that reads its input as a file gets a private unnamed CSV copy
+ * made for it (job_tables_input_file, the way a database source is spooled,
+ * io/source.h). Hierarchy and previous-release tables are copied that way
+ * during the call that takes them. A table output built by a run, or loaded
+ * by the "table:" sink (io/memtable.c), reaches the result. */
 #define _GNU_SOURCE
 #include "api/tables.h"
 

@@ -1,6 +1,6 @@
-/* tables.h (api) — what a job keeps for the table API (io/memtable.h): the
- * private CSV copies of the tables given to it and the table its run
- * published, on its way to the result. */
+/* tables.h (api) — what a job keeps for the table API (io/memtable.h): its
+ * borrowed input table, the private CSV copies made of tables for runs that
+ * read files, and the table its run published, on its way to the result. */
 #ifndef AK_API_TABLES_H
 #define AK_API_TABLES_H
 

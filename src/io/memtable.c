@@ -1,8 +1,8 @@
 /* memtable.c — anonkit_table (see memtable.h): building a table from column
- * arrays or rows, reading it back column by column, its CSV form for the
- * input spool, and the "table:" sink that parses the writer's output into a
- * new table. Every array given by the caller is copied during the call that
- * takes it and never kept. */
+ * arrays (copied, or numbers borrowed: anonkit_table_add_*_ref), dictionary
+ * codes or rows, reading it back column by column, its CSV form for a
+ * private copy, the cells of the CSV writer's table backend, and the
+ * "table:" sink that parses a writer's CSV output into a new table. */
 #define _GNU_SOURCE
 #include "io/memtable.h"
 

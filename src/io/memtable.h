@@ -1,8 +1,11 @@
 /* memtable.h — the anonkit_table of the public API: a table held in memory
- * column by column (double, int64, or text as Arrow's offsets + bytes, each
- * with a byte-per-row missing mask), its CSV form for the one input spool
- * (io/source.h), and the sink that turns a published CSV back into a table
- * (docs/python.md, ARCHITECTURE.md §3). */
+ * column by column (double or int64, copied or borrowed; text as Arrow's
+ * offsets + bytes or in dictionary form; each with a byte-per-row missing
+ * mask); its rows as the CSV reader's fields and a published table built
+ * column by column or field by field (memtable_rows.c, the reader's and the
+ * writer's table backends, no CSV text); its CSV form for the private copy a
+ * run that reads files gets (io/source.h); and the sink that turns a
+ * published CSV back into a table (docs/python.md, ARCHITECTURE.md §3). */
 #ifndef AK_MEMTABLE_H
 #define AK_MEMTABLE_H
 
