@@ -7,9 +7,10 @@ What is measured, in the same run:
   this already started interpreter with pandas and anonkit imported, wall
   time: conversions in and out, the library's run, everything between;
 - ratio: python s / cli s (the goal: at most 1.3);
-- frame->t, t->spool, t->frame: the conversions alone, timed apart (parts
-  of python s): DataFrame -> anonkit_table, the table's private CSV spool
-  (anonkit_job_set_input_table), the published table -> DataFrame;
+- frame->t, lib run, t->frame: the parts of python s, timed apart:
+  DataFrame -> anonkit_table (numeric buffers borrowed), the library's run
+  alone (anonkit_anonymize, a table in and a table out: no CSV text
+  between), the published table -> DataFrame;
 - start: starting /usr/bin/python3 and importing pandas and anonkit, in a
   fresh process, printed apart (not in python s; a script run from the
   shell pays it once, a notebook never again).
@@ -27,8 +28,9 @@ import time
 import pandas as pd
 
 import anonkit
+from anonkit import _Job
 from anonkit._convert import from_ctable, to_ctable
-from anonkit._lib import lib
+from anonkit._lib import ffi, lib
 
 
 def best(fn, repeat):
@@ -46,16 +48,25 @@ def case(name, cli, csv, sep, cli_args, py_kwargs, df, repeat, tmp):
                                            capture_output=True), repeat)
     t_py, (frame, report) = best(lambda: anonkit.anonymize(df, **py_kwargs), repeat)
     t_in, table = best(lambda: to_ctable(df), repeat)
-    job = lib.anonkit_job_create()
-    t_spool, _ = best(lambda: lib.anonkit_job_set_input_table(job, table.ptr), repeat)
-    lib.anonkit_job_free(job)
+    with _Job() as job:  # the library's run alone, table in, table out
+        job.configure(py_kwargs)
+        job.check(lib.anonkit_job_set_input_table(job.ptr, table.ptr))
+        job.check(lib.anonkit_job_set_output_table(job.ptr))
+        rp = ffi.new("anonkit_result **")
+
+        def run():
+            if rp[0] != ffi.NULL:
+                lib.anonkit_result_free(rp[0])
+            job.check(lib.anonkit_anonymize(job.ptr, rp))
+
+        t_run, _ = best(run, repeat)
+        pub = lib.anonkit_result_table(rp[0])  # the published table itself, to time its way back
+        t_out, _ = best(lambda: from_ctable(pub, like=df), repeat)
+        lib.anonkit_result_free(rp[0])
     table.close()
-    pub = to_ctable(frame)  # the published frame as a table, to time its way back
-    t_out, _ = best(lambda: from_ctable(pub.ptr, like=df), repeat)
-    pub.close()
     cli_rows = sum(1 for _ in open(out)) - 1
     assert cli_rows == len(frame), (cli_rows, len(frame))
-    print(f"{name:<22} {len(df):>9} {t_cli:>8.3f} {t_py:>9.3f} {t_py / t_cli:>6.2f}x {t_in:>9.3f} {t_spool:>9.3f} "
+    print(f"{name:<22} {len(df):>9} {t_cli:>8.3f} {t_py:>9.3f} {t_py / t_cli:>6.2f}x {t_in:>9.3f} {t_run:>9.3f} "
           f"{t_out:>9.3f}")
     return t_cli, t_py
 
@@ -70,7 +81,7 @@ def main():
     cli, adult, generated = sys.argv[1], sys.argv[2], sys.argv[3]
     repeat = int(sys.argv[4]) if len(sys.argv) > 4 else 3
     tmp = tempfile.mkdtemp(prefix="anonkit-bench-python.")
-    print(f"{'case':<22} {'rows':>9} {'cli s':>8} {'python s':>9} {'ratio':>7} {'frame->t':>9} {'t->spool':>9} "
+    print(f"{'case':<22} {'rows':>9} {'cli s':>8} {'python s':>9} {'ratio':>7} {'frame->t':>9} {'lib run':>9} "
           f"{'t->frame':>9}")
     settings = json.load(open(os.path.join(adult, "job.json")))
     df = pd.read_csv(os.path.join(adult, settings["input"]), sep=";")
@@ -90,7 +101,8 @@ def main():
           f"(not in python s)")
     print(f"(cli s: the whole `anonkit anonymize` process on the CSV, wall time; python s: the call "
           f"anonkit.anonymize(df) -> df in an already started interpreter, conversions included; ratio: "
-          f"python s / cli s; frame->t, t->spool, t->frame: the conversions alone, parts of python s; "
+          f"python s / cli s; frame->t, lib run, t->frame: the conversion in, the library's run (table in, table "
+          f"out) and the conversion out, parts of python s; "
           f"best of {repeat})")
 
 

@@ -224,11 +224,11 @@ static void same_as_file(const char *algorithm, int by_rows)
     anonkit_table *h = sex_hierarchy();
     assert_int_equal(anonkit_job_set_input_table(tj, t), ANONKIT_OK);
     assert_int_equal(anonkit_job_set_hierarchy_table(tj, "sex", h), ANONKIT_OK);
-    anonkit_table_free(t); /* the job read it during the call */
-    anonkit_table_free(h);
+    anonkit_table_free(h); /* a hierarchy table is read during the call */
     assert_int_equal(anonkit_job_set_output_table(tj), ANONKIT_OK);
     anonkit_result *tr = NULL;
     run_ok(tj, anonkit_anonymize(tj, &tr));
+    anonkit_table_free(t); /* the input table: borrowed until the run returned */
     const anonkit_table *pub = anonkit_result_table(tr);
     assert_non_null(pub);
     assert_int_equal(anonkit_result_rows_published(tr), anonkit_result_rows_published(fr));
@@ -261,6 +261,274 @@ static void test_rows(void **state) { (void)state; same_as_file("mondrian", 1); 
 static void test_incognito(void **state) { (void)state; same_as_file("incognito", 0); }
 static void test_hilbert(void **state) { (void)state; same_as_file("hilbert", 0); }
 static void test_rothko_t(void **state) { (void)state; same_as_file("rothko-t", 0); }
+
+/* No private copy, no CSV text: with the job's temporary folder missing (so
+ * that any spool would fail), an input table is anonymized into a table and
+ * into files; the files equal, byte for byte, what the file path writes from
+ * the same data as CSV (shuffled, and with the order kept, which streams the
+ * copied columns from the table). A run that does need the copy (a
+ * hierarchy built from the data) fails there, which shows the folder would
+ * be noticed. */
+static void test_no_spool(void **state)
+{
+    (void)state;
+    const char *dir = tu_mkdtemp();
+    char in[4200], nowhere[4200];
+    snprintf(in, sizeof in, "%s/in.csv", dir);
+    snprintf(nowhere, sizeof nowhere, "%s/missing-folder", dir);
+    data *d = calloc(1, sizeof *d);
+    assert_non_null(d);
+    make_data(d, 23);
+    /* the copied columns income and job side by side, both plain (no quotes): one unit of the writer */
+    anonkit_table *t = anonkit_table_create();
+    assert_int_equal(anonkit_table_add_int64(t, "age", d->age, NULL, ROWS), ANONKIT_OK);
+    assert_int_equal(anonkit_table_add_text(t, "zip", d->zip_off, d->zip, NULL, ROWS), ANONKIT_OK);
+    assert_int_equal(anonkit_table_add_text(t, "sex", d->sex_off, d->sex, NULL, ROWS), ANONKIT_OK);
+    assert_int_equal(anonkit_table_add_double(t, "income", d->income, d->income_missing, ROWS), ANONKIT_OK);
+    assert_int_equal(anonkit_table_add_text(t, "job", d->job_off, d->job, d->job_missing, ROWS), ANONKIT_OK);
+    FILE *csv = fopen(in, "w");
+    ak_error cerr = {0};
+    assert_non_null(csv);
+    assert_int_equal(memtable_write_csv(t, csv, ',', 1, in, &cerr), ANONKIT_OK);
+    assert_int_equal(fclose(csv), 0);
+    char hier[4300];
+    snprintf(hier, sizeof hier, "sex=%s/sex.csv", dir);
+    tu_write_file(hier + 4, "female;*\nmale;*\n");
+    for (int keep = 0; keep < 2; keep++) {
+        char fout[4300], tout[4300];
+        snprintf(fout, sizeof fout, "%s/file-%d.csv", dir, keep);
+        snprintf(tout, sizeof tout, "%s/table-%d.csv", dir, keep);
+        anonkit_job *fj = job_for("mondrian"), *tj = job_for("mondrian");
+        assert_int_equal(anonkit_job_set(fj, ANONKIT_OPT_INPUT, in), ANONKIT_OK);
+        assert_int_equal(anonkit_job_set(fj, ANONKIT_OPT_OUTPUT, fout), ANONKIT_OK);
+        assert_int_equal(anonkit_job_set_input_table(tj, t), ANONKIT_OK);
+        assert_int_equal(anonkit_job_set(tj, ANONKIT_OPT_OUTPUT, tout), ANONKIT_OK);
+        assert_int_equal(anonkit_job_set(tj, ANONKIT_OPT_TMPDIR, nowhere), ANONKIT_OK);
+        assert_int_equal(anonkit_job_set(fj, ANONKIT_OPT_HIERARCHY, hier), ANONKIT_OK);
+        assert_int_equal(anonkit_job_set(tj, ANONKIT_OPT_HIERARCHY, hier), ANONKIT_OK);
+        if (keep) {
+            assert_int_equal(anonkit_job_set(fj, ANONKIT_OPT_KEEP_ORDER, "1"), ANONKIT_OK);
+            assert_int_equal(anonkit_job_set(tj, ANONKIT_OPT_KEEP_ORDER, "1"), ANONKIT_OK);
+        }
+        run_ok(fj, anonkit_anonymize(fj, NULL));
+        run_ok(tj, anonkit_anonymize(tj, NULL));
+        size_t fl, tl;
+        char *ftext = tu_read_file(fout, &fl), *ttext = tu_read_file(tout, &tl);
+        assert_int_equal(fl, tl);
+        assert_memory_equal(ftext, ttext, fl);
+        free(ftext);
+        free(ttext);
+        /* into a table, and the file path's output read back is that table */
+        assert_int_equal(anonkit_job_set_output_table(tj), ANONKIT_OK);
+        anonkit_result *r = NULL;
+        run_ok(tj, anonkit_anonymize(tj, &r));
+        anonkit_table *back = read_published(fout);
+        assert_same_table(anonkit_result_table(r), back);
+        /* the verifier reads the published table as it is (no copy either), and can fail */
+        anonkit_result *cr = NULL;
+        run_ok(tj, anonkit_check_table(tj, anonkit_result_table(r), &cr));
+        assert_int_equal(anonkit_result_rows_read(cr), ROWS);
+        anonkit_result_free(cr);
+        assert_int_equal(anonkit_job_set(tj, ANONKIT_OPT_K, "200"), ANONKIT_OK);
+        assert_int_equal(anonkit_check_table(tj, anonkit_result_table(r), &cr), ANONKIT_E_VIOLATION);
+        assert_null(cr);
+        assert_non_null(strstr(anonkit_errmsg(tj), "the published table"));
+        anonkit_table_free(back);
+        anonkit_result_free(r);
+        anonkit_job_free(fj);
+        anonkit_job_free(tj);
+    }
+    anonkit_job *job = job_for("mondrian");
+    assert_int_equal(anonkit_job_set_input_table(job, t), ANONKIT_OK);
+    assert_int_equal(anonkit_job_set_output_table(job), ANONKIT_OK);
+    assert_int_equal(anonkit_job_set(job, ANONKIT_OPT_TMPDIR, nowhere), ANONKIT_OK);
+    assert_int_equal(anonkit_job_set(job, ANONKIT_OPT_HIERARCHY, "sex=auto"), ANONKIT_OK);
+    assert_true(anonkit_anonymize(job, NULL) < 0);
+    assert_non_null(strstr(anonkit_errmsg(job), "missing-folder"));
+    anonkit_job_free(job);
+    anonkit_table_free(t);
+    free(d);
+    tu_rmtree(dir);
+}
+
+/* A table large enough to be loaded in two pieces of rows on two threads
+ * (65,536 rows and more) publishes what its CSV file publishes. */
+static void test_two_pieces(void **state)
+{
+    (void)state;
+    enum { N = 70001 };
+    int64_t *age = malloc(N * sizeof *age), *off = malloc((N + 1) * sizeof *off);
+    double *income = malloc(N * sizeof *income);
+    char *city = malloc(N * 8);
+    assert_true(age && off && income && city);
+    tu_rng rng = {31};
+    off[0] = 0;
+    for (size_t r = 0; r < N; r++) {
+        age[r] = (int64_t)tu_below(&rng, 90);
+        income[r] = (double)tu_below(&rng, 100000); /* integral: the load can be cut in two (no decimals) */
+        char buf[8];
+        snprintf(buf, sizeof buf, "c%u", (unsigned)tu_below(&rng, 50));
+        put_text(off, city, r, buf);
+    }
+    anonkit_table *t = anonkit_table_create();
+    assert_int_equal(anonkit_table_add_int64_ref(t, "age", age, NULL, N), ANONKIT_OK);
+    assert_int_equal(anonkit_table_add_double_ref(t, "income", income, NULL, N), ANONKIT_OK);
+    assert_int_equal(anonkit_table_add_text(t, "city", off, city, NULL, N), ANONKIT_OK);
+    const char *dir = tu_mkdtemp();
+    char in[4200], out[4200];
+    snprintf(in, sizeof in, "%s/in.csv", dir);
+    snprintf(out, sizeof out, "%s/out.csv", dir);
+    FILE *f = fopen(in, "w");
+    ak_error err = {0};
+    assert_non_null(f);
+    assert_int_equal(memtable_write_csv(t, f, ',', 1, in, &err), ANONKIT_OK);
+    assert_int_equal(fclose(f), 0);
+    anonkit_job *fj = anonkit_job_create(), *tj = anonkit_job_create();
+    anonkit_job *jobs[2] = {fj, tj};
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(anonkit_job_set(jobs[i], ANONKIT_OPT_QI, "age,income"), ANONKIT_OK);
+        assert_int_equal(anonkit_job_set(jobs[i], ANONKIT_OPT_K, "7"), ANONKIT_OK);
+        assert_int_equal(anonkit_job_set(jobs[i], ANONKIT_OPT_SEED, "3"), ANONKIT_OK);
+        assert_int_equal(anonkit_job_set(jobs[i], ANONKIT_OPT_THREADS, "2"), ANONKIT_OK);
+    }
+    assert_int_equal(anonkit_job_set(fj, ANONKIT_OPT_INPUT, in), ANONKIT_OK);
+    assert_int_equal(anonkit_job_set(fj, ANONKIT_OPT_OUTPUT, out), ANONKIT_OK);
+    assert_int_equal(anonkit_job_set_input_table(tj, t), ANONKIT_OK);
+    assert_int_equal(anonkit_job_set_output_table(tj), ANONKIT_OK);
+    anonkit_result *r = NULL;
+    run_ok(fj, anonkit_anonymize(fj, NULL));
+    run_ok(tj, anonkit_anonymize(tj, &r));
+    anonkit_table *back = read_published(out);
+    assert_same_table(anonkit_result_table(r), back);
+    /* a generalized column in dictionary form: its codes give its texts */
+    const int32_t *codes;
+    uint32_t count;
+    const int64_t *doff, *roff;
+    const char *dbytes, *rbytes;
+    const anonkit_table *pub = anonkit_result_table(r);
+    assert_int_equal(anonkit_table_column_codes(pub, 0, &codes, &count, &doff, &dbytes), ANONKIT_OK);
+    assert_true(count > 1 && count < N);
+    assert_int_equal(anonkit_table_column_text(pub, 0, &roff, &rbytes), ANONKIT_OK);
+    for (size_t i = 0; i < N; i++) {
+        assert_true(codes[i] >= 0 && (uint32_t)codes[i] < count);
+        assert_int_equal(roff[i + 1] - roff[i], doff[codes[i] + 1] - doff[codes[i]]);
+        assert_memory_equal(rbytes + roff[i], dbytes + doff[codes[i]], (size_t)(roff[i + 1] - roff[i]));
+    }
+    assert_int_equal(anonkit_table_column_codes(pub, 2, &codes, &count, &doff, &dbytes), ANONKIT_E_USAGE); /* copied */
+    anonkit_table_free(back);
+    anonkit_result_free(r);
+    anonkit_job_free(fj);
+    anonkit_job_free(tj);
+    anonkit_table_free(t); /* (after the run: the job borrowed it, and it age and income) */
+    free(age);
+    free(income);
+    free(off);
+    free(city);
+    tu_rmtree(dir);
+}
+
+/* A text column given in dictionary form (codes into distinct values, -1
+ * and an empty value missing, value offsets past 0) reads back as the same
+ * column given row by row, and a run publishes the same table from either. */
+static void test_text_codes(void **state)
+{
+    (void)state;
+    enum { N = 40 };
+    static const char vals[] = "xxred,bluegreen";
+    const int64_t voff[] = {2, 6, 6, 10, 15}; /* "red,", "", "blue", "green" */
+    int32_t codes[N];
+    int64_t off[N + 1], age[N];
+    char bytes[N * 8];
+    uint8_t miss[N];
+    tu_rng rng = {5};
+    off[0] = 0;
+    for (int r = 0; r < N; r++) {
+        codes[r] = (int32_t)tu_below(&rng, 5) - 1;
+        age[r] = 20 + (int64_t)tu_below(&rng, 3);
+        miss[r] = codes[r] < 0 || codes[r] == 1;
+        const char *v = miss[r] ? "" : vals + voff[codes[r]];
+        const size_t len = miss[r] ? 0 : (size_t)(voff[codes[r] + 1] - voff[codes[r]]);
+        memcpy(bytes + off[r], v, len);
+        off[r + 1] = off[r] + (int64_t)len;
+    }
+    anonkit_table *a = anonkit_table_create(), *b = anonkit_table_create();
+    assert_int_equal(anonkit_table_add_int64(a, "age", age, NULL, N), ANONKIT_OK);
+    assert_int_equal(anonkit_table_add_int64(b, "age", age, NULL, N), ANONKIT_OK);
+    assert_int_equal(anonkit_table_add_text_codes(a, "colour", codes, N, voff, vals, 4), ANONKIT_OK);
+    assert_int_equal(anonkit_table_add_text(b, "colour", off, bytes, miss, N), ANONKIT_OK);
+    assert_same_table(a, b);
+    const int32_t bad[1] = {4};
+    assert_int_equal(anonkit_table_add_text_codes(a, "more", bad, 1, voff, vals, 4), ANONKIT_E_USAGE);
+    anonkit_result *r[2];
+    anonkit_table *t[2] = {a, b};
+    for (int i = 0; i < 2; i++) {
+        anonkit_job *job = anonkit_job_create();
+        assert_int_equal(anonkit_job_set(job, ANONKIT_OPT_QI, "age"), ANONKIT_OK);
+        assert_int_equal(anonkit_job_set(job, ANONKIT_OPT_K, "3"), ANONKIT_OK);
+        assert_int_equal(anonkit_job_set(job, ANONKIT_OPT_SEED, "9"), ANONKIT_OK);
+        assert_int_equal(anonkit_job_set_input_table(job, t[i]), ANONKIT_OK);
+        assert_int_equal(anonkit_job_set_output_table(job), ANONKIT_OK);
+        run_ok(job, anonkit_anonymize(job, &r[i]));
+        anonkit_job_free(job);
+    }
+    assert_same_table(anonkit_result_table(r[0]), anonkit_result_table(r[1]));
+    anonkit_result_free(r[0]);
+    anonkit_result_free(r[1]);
+    anonkit_table_free(a);
+    anonkit_table_free(b);
+}
+
+/* recode reads an input table and builds its output table without CSV text
+ * (and without a private copy: the temporary folder is missing), and the
+ * table is the file path's output read back. */
+static void test_recode_table(void **state)
+{
+    (void)state;
+    const char *dir = tu_mkdtemp();
+    char in[4200], pub[4200], rules[4200], out[4200], nowhere[4200], hier[4300];
+    snprintf(in, sizeof in, "%s/in.csv", dir);
+    snprintf(pub, sizeof pub, "%s/pub.csv", dir);
+    snprintf(rules, sizeof rules, "%s/rules.csv", dir);
+    snprintf(out, sizeof out, "%s/out.csv", dir);
+    snprintf(nowhere, sizeof nowhere, "%s/missing-folder", dir);
+    snprintf(hier, sizeof hier, "sex=%s/sex.csv", dir);
+    tu_write_file(hier + 4, "female;*\nmale;*\n");
+    data *d = calloc(1, sizeof *d);
+    assert_non_null(d);
+    make_data(d, 41);
+    write_csv(d, in);
+    anonkit_job *aj = job_for("mondrian");
+    assert_int_equal(anonkit_job_set(aj, ANONKIT_OPT_INPUT, in), ANONKIT_OK);
+    assert_int_equal(anonkit_job_set(aj, ANONKIT_OPT_OUTPUT, pub), ANONKIT_OK);
+    assert_int_equal(anonkit_job_set(aj, ANONKIT_OPT_RULES, rules), ANONKIT_OK);
+    assert_int_equal(anonkit_job_set(aj, ANONKIT_OPT_HIERARCHY, hier), ANONKIT_OK);
+    run_ok(aj, anonkit_anonymize(aj, NULL));
+    anonkit_job_free(aj);
+
+    anonkit_job *fj = anonkit_job_create(), *tj = anonkit_job_create();
+    assert_int_equal(anonkit_job_set(fj, ANONKIT_OPT_RULES, rules), ANONKIT_OK);
+    assert_int_equal(anonkit_job_set(tj, ANONKIT_OPT_RULES, rules), ANONKIT_OK);
+    assert_int_equal(anonkit_job_set(fj, ANONKIT_OPT_INPUT, in), ANONKIT_OK);
+    assert_int_equal(anonkit_job_set(fj, ANONKIT_OPT_OUTPUT, out), ANONKIT_OK);
+    anonkit_table *t = table_of(d);
+    assert_int_equal(anonkit_job_set_input_table(tj, t), ANONKIT_OK);
+    assert_int_equal(anonkit_job_set_output_table(tj), ANONKIT_OK);
+    assert_int_equal(anonkit_job_set(tj, ANONKIT_OPT_TMPDIR, nowhere), ANONKIT_OK);
+    anonkit_result *r = NULL;
+    run_ok(fj, anonkit_recode(fj, NULL));
+    run_ok(tj, anonkit_recode(tj, &r));
+    anonkit_table *back = read_published(out);
+    assert_non_null(anonkit_result_table(r));
+    assert_same_table(anonkit_result_table(r), back);
+    assert_int_equal(anonkit_table_rows(back), ROWS);
+    anonkit_table_free(back);
+    anonkit_result_free(r);
+    anonkit_job_free(fj);
+    anonkit_job_free(tj);
+    anonkit_table_free(t);
+    free(d);
+    tu_rmtree(dir);
+}
 
 /* With k 1 and no QI generalized, every column comes back as it went in:
  * int64, doubles bit for bit, text, missing values. */
@@ -517,7 +785,9 @@ int main(void)
         cmocka_unit_test(test_mondrian), cmocka_unit_test(test_rows),     cmocka_unit_test(test_incognito),
         cmocka_unit_test(test_hilbert),  cmocka_unit_test(test_rothko_t), cmocka_unit_test(test_round_trip),
         cmocka_unit_test(test_errors),   cmocka_unit_test(test_slice),    cmocka_unit_test(test_format_double),
-        cmocka_unit_test(test_csv_form),
+        cmocka_unit_test(test_csv_form), cmocka_unit_test(test_no_spool),
+        cmocka_unit_test(test_two_pieces), cmocka_unit_test(test_text_codes),
+        cmocka_unit_test(test_recode_table),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -34,7 +34,7 @@ static verify_params params(const char *name, const char *text, uint64_t k)
 {
     const char *path = tu_path(tu_group_dir, name);
     tu_write_file(path, text);
-    verify_params p = {path, ',', QI, 2, "disease", {0}, 0, NULL, NULL, 0, NULL, 0};
+    verify_params p = {path, ',', QI, 2, "disease", {0}, 0, NULL, NULL, 0, NULL, 0, NULL};
     model_init(&p.model);
     p.model.k = k;
     return p;

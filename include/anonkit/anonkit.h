@@ -389,15 +389,27 @@ ANONKIT_API int anonkit_hierarchies(anonkit_job *const *jobs, size_t count, anon
  * NULL: none missing; a NaN double is missing too). An empty text that is
  * not missing reads back as missing, as an empty CSV cell does.
  *
- * Lifetime: every array given to the library is only read during the call
- * that takes it and copied; nothing keeps a pointer to it. A job reads a
- * table given to it during that call too (anonkit_job_set_input_table makes
- * the job's private copy at once), so the table may be freed or changed
- * right after. The arrays a getter returns belong to the table and live
- * until anonkit_table_free. Inside the library, a table given to a job is
- * copied once into a private unnamed CSV spool, as a PostgreSQL or SQLite
- * source is, and a published table is parsed from the writer's CSV output:
- * the one pipeline, loader and writer stay those of the file path. */
+ * Lifetime: the arrays given to anonkit_table_add_double, _add_int64,
+ * _add_text and _append_row are copied during the call; the table keeps no
+ * pointer to them. anonkit_table_add_double_ref and _add_int64_ref BORROW
+ * the values instead (no copy): they must stay valid and unchanged until the
+ * table is freed (the missing mask is still copied). A table given to a job
+ * as its input (anonkit_job_set_input_table) is read directly by the run,
+ * without a copy: it must stay valid and unchanged from that call until the
+ * job's last run on it has returned (or the job is freed or given another
+ * input); the library only reads it. The arrays a getter returns belong to
+ * the table and live until anonkit_table_free.
+ *
+ * Inside the library there is no CSV text in between: the loader and the
+ * writer read a table's rows as fields (the CSV reader's table backend,
+ * numbers as their shortest text), and a run with anonkit_job_set_output_table
+ * builds the published table column by column (generalized columns in
+ * dictionary form: anonkit_table_column_codes); anonkit_recode reads and
+ * builds tables the same way, and anonkit_check_table verifies a table as it
+ * is. Verbs and settings that need a file (see docs/python.md: risk,
+ * metrics, sequential, hierarchy, hierarchy and previous-release tables,
+ * `--hierarchy COL=auto`, HTML reports, the out-of-core algorithms) read a
+ * private unnamed CSV copy of the table made for that run. */
 
 typedef struct anonkit_table anonkit_table;
 
@@ -421,6 +433,19 @@ ANONKIT_API int anonkit_table_add_int64(anonkit_table *table, const char *name, 
                                         const uint8_t *missing, uint64_t n);
 ANONKIT_API int anonkit_table_add_text(anonkit_table *table, const char *name, const int64_t *offsets,
                                        const char *bytes, const uint8_t *missing, uint64_t n);
+/* A text column in dictionary form: row r is value codes[r] (-1: missing) of the `count` values given as
+ * offsets (count + 1, may start past 0) and bytes; codes and values are copied. The way to hand over a
+ * categorical (or any factorized column) without a text per row. */
+ANONKIT_API int anonkit_table_add_text_codes(anonkit_table *table, const char *name, const int32_t *codes, uint64_t n,
+                                             const int64_t *offsets, const char *bytes, uint32_t count);
+/* anonkit_table_add_double and _add_int64 without a copy of the values: the
+ * table borrows them (valid and unchanged until anonkit_table_free; never
+ * written or freed by the library). No row can be appended to a table that
+ * borrows. */
+ANONKIT_API int anonkit_table_add_double_ref(anonkit_table *table, const char *name, const double *values,
+                                             const uint8_t *missing, uint64_t n);
+ANONKIT_API int anonkit_table_add_int64_ref(anonkit_table *table, const char *name, const int64_t *values,
+                                            const uint8_t *missing, uint64_t n);
 
 /* Row by row: add the columns with n = 0 first, then append rows of `count`
  * fields (one per column); field NULL is missing; lengths NULL means every
@@ -436,15 +461,23 @@ ANONKIT_API int anonkit_table_column_kind(const anonkit_table *table, uint32_t c
 /* The values (rows of them) of a double or int64 column; NULL for another kind. */
 ANONKIT_API const double *anonkit_table_column_double(const anonkit_table *table, uint32_t column);
 ANONKIT_API const int64_t *anonkit_table_column_int64(const anonkit_table *table, uint32_t column);
-/* A text column's offsets (rows + 1, starting at 0) and bytes; ANONKIT_E_USAGE for another kind. */
+/* A text column's offsets (rows + 1, starting at 0) and bytes; ANONKIT_E_USAGE for another kind. For a
+ * column in dictionary form the first call makes this row-by-row form (ANONKIT_E_NOMEM when it cannot);
+ * that first call must not run concurrently with other calls on the same table. */
 ANONKIT_API int anonkit_table_column_text(const anonkit_table *table, uint32_t column,
                                           const int64_t **offsets /* OUT */, const char **bytes /* OUT */);
+/* A text column in dictionary form (the generalized columns of a published table): codes[r] (rows of
+ * them) is row r's index among the *count distinct values (offsets: *count + 1, starting at 0, into
+ * bytes), -1 when missing. ANONKIT_E_USAGE for a column not in that form (use anonkit_table_column_text). */
+ANONKIT_API int anonkit_table_column_codes(const anonkit_table *table, uint32_t column, const int32_t **codes /* OUT */,
+                                           uint32_t *count /* OUT */, const int64_t **offsets /* OUT */,
+                                           const char **bytes /* OUT */);
 /* The missing mask (one byte per row), or NULL when no value of the column is missing. */
 ANONKIT_API const uint8_t *anonkit_table_column_missing(const anonkit_table *table, uint32_t column);
 
-/* The job's input (instead of ANONKIT_OPT_INPUT) is `table`, written during
- * this call into a private unnamed copy that the job keeps until it is freed
- * (set the delimiter, if any, before). Messages name it "the input table". */
+/* The job's input (instead of ANONKIT_OPT_INPUT) is `table`, borrowed: it
+ * must stay valid and unchanged until the job's last run on it returns (see
+ * Lifetime above). Messages name it "the input table". */
 ANONKIT_API int anonkit_job_set_input_table(anonkit_job *job, const anonkit_table *table);
 /* The hierarchy of `column` (as ANONKIT_OPT_HIERARCHY) is `table`: one row
  * per value, its column 0 the value and the others its generalizations, most

@@ -80,6 +80,10 @@ class _Job:
         if self.ptr is not None:
             lib.anonkit_job_free(self.ptr)
             self.ptr = None
+        table = getattr(self, "input_table", None)  # borrowed by the job until here
+        if table is not None:
+            table.close()
+            self.input_table = None
 
     def __enter__(self) -> "_Job":
         return self
@@ -168,9 +172,11 @@ class _Job:
                                                f"{column}={os.fspath(spec)}".encode("utf-8")))
                 continue
             frame = spec if isinstance(spec, pd.DataFrame) else pd.DataFrame([list(r) for r in spec])
-            frame = frame.copy()
-            frame.columns = [str(i) for i in range(frame.shape[1])]
-            t = to_ctable(frame.astype(object).where(frame.notna(), None).astype(str).where(frame.notna(), None))
+            # every cell as its text (a hierarchy is small: cell by cell beats pandas' machinery), missing as None
+            cols = {str(i): [None if v is None or v is pd.NA or (isinstance(v, float) and v != v)
+                             else v if isinstance(v, str) else str(v) for v in frame.iloc[:, i].tolist()]
+                    for i in range(frame.shape[1])}
+            t = to_ctable(cols)
             self.check(lib.anonkit_job_set_hierarchy_table(self.ptr, str(column).encode("utf-8"), t.ptr))
             t.close()
 
@@ -179,8 +185,8 @@ class _Job:
             self.check(lib.anonkit_job_set(self.ptr, lib.ANONKIT_OPT_INPUT, os.fspath(data).encode("utf-8")))
             return
         t = to_ctable(data)
+        self.input_table = t  # the job borrows it (and it the numpy buffers) until the job is freed
         self.check(lib.anonkit_job_set_input_table(self.ptr, t.ptr))
-        t.close()
 
 
 def _text(v: Any) -> str:

@@ -179,6 +179,12 @@ int anonkit_table_add_int64(anonkit_table *table, const char *name, const int64_
                                         const uint8_t *missing, uint64_t n);
 int anonkit_table_add_text(anonkit_table *table, const char *name, const int64_t *offsets,
                                        const char *bytes, const uint8_t *missing, uint64_t n);
+int anonkit_table_add_text_codes(anonkit_table *table, const char *name, const int32_t *codes, uint64_t n,
+                                             const int64_t *offsets, const char *bytes, uint32_t count);
+int anonkit_table_add_double_ref(anonkit_table *table, const char *name, const double *values,
+                                             const uint8_t *missing, uint64_t n);
+int anonkit_table_add_int64_ref(anonkit_table *table, const char *name, const int64_t *values,
+                                            const uint8_t *missing, uint64_t n);
 int anonkit_table_append_row(anonkit_table *table, const char *const *fields, const size_t *lengths,
                                          uint32_t count);
 uint32_t anonkit_table_columns(const anonkit_table *table);
@@ -189,6 +195,9 @@ const double *anonkit_table_column_double(const anonkit_table *table, uint32_t c
 const int64_t *anonkit_table_column_int64(const anonkit_table *table, uint32_t column);
 int anonkit_table_column_text(const anonkit_table *table, uint32_t column,
                                           const int64_t **offsets , const char **bytes );
+int anonkit_table_column_codes(const anonkit_table *table, uint32_t column, const int32_t **codes ,
+                                           uint32_t *count , const int64_t **offsets ,
+                                           const char **bytes );
 const uint8_t *anonkit_table_column_missing(const anonkit_table *table, uint32_t column);
 int anonkit_job_set_input_table(anonkit_job *job, const anonkit_table *table);
 int anonkit_job_set_hierarchy_table(anonkit_job *job, const char *column, const anonkit_table *table);

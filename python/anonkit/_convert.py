@@ -4,12 +4,17 @@ Into the library: int, uint and bool columns go as int64, float columns as
 double (NaN is missing), pandas' nullable integers (Int8..Int64, UInt*) and
 Float32/64 as their values plus their mask; these buffers are handed to the
 library as they are (ffi.from_buffer, no copy in Python; an int32 column is
-widened once). Text (object, string, category and anything else) is joined
-into one UTF-8 buffer with int64 offsets (Arrow's layout). The library copies
-what it is given during the call (include/anonkit/anonkit.h).
+widened once). int64 and float64 buffers are BORROWED by the table
+(anonkit_table_add_*_ref): the CTable keeps them alive until it is freed, and
+the caller's frame must not change during the call. Text (object, string,
+category and anything else) goes in dictionary form when its distinct values
+are all str (or it is a categorical): the codes and each distinct value
+encoded once (anonkit_table_add_text_codes); else one UTF-8 buffer with int64
+offsets (Arrow's layout). The library copies text.
 
 Out of the library: each column is read in the kind the library gives
-(int64, double, text) and, when the input had a column of that name, turned
+(int64, double, text; a generalized text column as codes into its distinct
+values, anonkit_table_column_codes, each value decoded once) and, when the input had a column of that name, turned
 back into the input's dtype where the values allow it (a generalized "30-39"
 stays text).
 """
@@ -45,11 +50,13 @@ class CTable:
         self.ptr = ptr if ptr is not None else lib.anonkit_table_create()
         if self.ptr == ffi.NULL:
             raise MemoryError("anonkit_table_create")
+        self.keep: List[Any] = []  # the numpy arrays the table borrows, alive until it is freed
 
     def close(self) -> None:
         if self.ptr is not None:
             lib.anonkit_table_free(self.ptr)
             self.ptr = None
+        self.keep = []
 
     def __del__(self) -> None:
         self.close()
@@ -123,26 +130,6 @@ def _first_rows(codes: np.ndarray, count: int) -> np.ndarray:
     return first
 
 
-def _encode_texts(uniques: List[str], codes: np.ndarray) -> Tuple[np.ndarray, bytes]:
-    """Offsets (n + 1, int64) and the UTF-8 bytes of the texts uniques[codes]
-    (code -1: missing, no bytes); each distinct text is encoded once."""
-    n = len(codes)
-    enc = [u.encode("utf-8") for u in uniques]
-    ulen = np.fromiter(map(len, enc), dtype=np.int64, count=len(enc))
-    lens = np.where(codes >= 0, ulen[codes] if len(enc) else 0, 0) if n else np.zeros(0, np.int64)
-    offsets = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(lens, out=offsets[1:])
-    width = int(ulen.max()) if len(enc) else 0
-    if width == 0 or n == 0:
-        return offsets, b""
-    if width > _WIDE or n * width > 4 * int(offsets[-1]) + (1 << 24):  # the gathered rows would be too large
-        return offsets, b"".join(enc[c] for c in codes.tolist() if c >= 0)
-    grid = np.zeros((len(enc) + 1, width), dtype=np.uint8)  # the last row: the missing value, empty
-    for i, e in enumerate(enc):
-        grid[i, :len(e)] = np.frombuffer(e, dtype=np.uint8)
-    rows = grid[np.where(codes >= 0, codes, len(enc))]
-    return offsets, rows[np.arange(width)[None, :] < lens[:, None]].tobytes()
-
 def _text_buffers(values: np.ndarray, mask: np.ndarray) -> Tuple[np.ndarray, bytes]:
     """Offsets (n + 1, int64) and the UTF-8 bytes of the strings of an object
     array, one Python call per cell: for values that are not all str (1 and
@@ -160,22 +147,37 @@ def _text_buffers(values: np.ndarray, mask: np.ndarray) -> Tuple[np.ndarray, byt
     return offsets, data
 
 
-def _series_text(s: pd.Series, values: Any) -> Tuple[np.ndarray, bytes, np.ndarray]:
-    """Offsets, bytes and missing mask of a text column: by its distinct
-    values (a categorical's categories, else pandas' factorize) when they are
-    all str or it is a categorical, else cell by cell."""
+def _values_buffer(uniques: List[str]) -> Tuple[np.ndarray, bytes]:
+    """Offsets (len + 1, int64) and UTF-8 bytes of a few distinct values."""
+    enc = [u.encode("utf-8") for u in uniques]
+    offsets = np.zeros(len(enc) + 1, dtype=np.int64)
+    np.cumsum(np.fromiter(map(len, enc), dtype=np.int64, count=len(enc)), out=offsets[1:])
+    return offsets, b"".join(enc)
+
+
+def _add_text_column(t: "CTable", cname: bytes, s: pd.Series, values: Any, n: int) -> None:
+    """Adds a text column: in dictionary form (the codes and the distinct
+    values, each encoded once, anonkit_table_add_text_codes: no text per row)
+    for a categorical or a column whose distinct values are all str, else
+    cell by cell as offsets + bytes."""
     if isinstance(s.dtype, pd.CategoricalDtype):
-        codes = np.asarray(s.cat.codes, dtype=np.int64)
+        codes = np.ascontiguousarray(s.cat.codes, dtype=np.int32)
         uniques = [u if isinstance(u, str) else str(u) for u in s.cat.categories.tolist()]
-        return _encode_texts(uniques, codes) + (codes < 0,)
-    mask = np.asarray(pd.isna(values), dtype=bool)
-    codes, uniq = pd.factorize(values)
-    uniques = uniq.tolist() if hasattr(uniq, "tolist") else list(uniq)
-    if all(type(u) is str for u in uniques):
-        codes = np.asarray(codes, dtype=np.int64)
-        codes[mask] = -1
-        return _encode_texts(uniques, codes) + (mask,)
-    return _text_buffers(values, mask) + (mask,)
+    else:
+        fcodes, uniq = pd.factorize(values)  # missing values (None, NaN, pd.NA) get the code -1
+        uniques = uniq.tolist() if hasattr(uniq, "tolist") else list(uniq)
+        if not all(type(u) is str for u in uniques):  # 1 and 1.0 are one key but two texts: cell by cell
+            mask = np.asarray(pd.isna(values), dtype=bool)
+            offsets, data = _text_buffers(values, mask)
+            t._check(lib.anonkit_table_add_text(t.ptr, cname, ffi.from_buffer("int64_t[]", offsets),
+                                                ffi.from_buffer("char[]", data) if data else ffi.NULL,
+                                                _mask_ptr(mask), n))
+            return
+        codes = np.ascontiguousarray(fcodes, dtype=np.int32)
+    offsets, data = _values_buffer(uniques)
+    t._check(lib.anonkit_table_add_text_codes(t.ptr, cname, ffi.from_buffer("int32_t[]", codes) if n else ffi.NULL, n,
+                                              ffi.from_buffer("int64_t[]", offsets),
+                                              ffi.from_buffer("char[]", data) if data else ffi.NULL, len(uniques)))
 
 
 def _columns_of(data: TableLike) -> List[Tuple[str, Any]]:
@@ -205,37 +207,49 @@ def add_series(t: CTable, name: str, s: pd.Series) -> None:
                               pd.UInt16Dtype, pd.UInt32Dtype, pd.UInt64Dtype)):
             values = np.ascontiguousarray(arr._data, dtype=np.int64)
             mask = np.asarray(arr._mask)
-            t._check(lib.anonkit_table_add_int64(t.ptr, cname, ffi.from_buffer("int64_t[]", values),
-                                                 _mask_ptr(mask), n))
+            t.keep.append(values)
+            t._check(lib.anonkit_table_add_int64_ref(t.ptr, cname, ffi.from_buffer("int64_t[]", values),
+                                                     _mask_ptr(mask), n))
             return
         if isinstance(dtype, (pd.Float32Dtype, pd.Float64Dtype)):
             values = np.ascontiguousarray(arr._data, dtype=np.float64)
             mask = np.asarray(arr._mask)
-            t._check(lib.anonkit_table_add_double(t.ptr, cname, ffi.from_buffer("double[]", values),
-                                                  _mask_ptr(mask), n))
+            t.keep.append(values)
+            t._check(lib.anonkit_table_add_double_ref(t.ptr, cname, ffi.from_buffer("double[]", values),
+                                                      _mask_ptr(mask), n))
             return
         values = None if isinstance(dtype, pd.CategoricalDtype) else np.asarray(s.astype(object))
     else:
         values = s.to_numpy()
         if values.dtype.kind in "iub":
             values = np.ascontiguousarray(values, dtype=np.int64)  # no copy for int64
-            t._check(lib.anonkit_table_add_int64(t.ptr, cname, ffi.from_buffer("int64_t[]", values), ffi.NULL, n))
+            t.keep.append(values)  # borrowed by the table, not copied
+            t._check(lib.anonkit_table_add_int64_ref(t.ptr, cname, ffi.from_buffer("int64_t[]", values), ffi.NULL, n))
             return
         if values.dtype.kind == "f":
             values = np.ascontiguousarray(values, dtype=np.float64)  # no copy for float64; NaN is missing
-            t._check(lib.anonkit_table_add_double(t.ptr, cname, ffi.from_buffer("double[]", values), ffi.NULL, n))
+            t.keep.append(values)
+            t._check(lib.anonkit_table_add_double_ref(t.ptr, cname, ffi.from_buffer("double[]", values), ffi.NULL, n))
             return
         values = values.astype(object)
-    offsets, data, mask = _series_text(s, values)
-    t._check(lib.anonkit_table_add_text(t.ptr, cname, ffi.from_buffer("int64_t[]", offsets),
-                                        ffi.from_buffer("char[]", data) if data else ffi.NULL, _mask_ptr(mask), n))
+    _add_text_column(t, cname, s, values, n)
 
 
 def _text_column(ptr: Any, c: int, n: int, mask: Optional[np.ndarray]) -> Tuple[np.ndarray, List[str]]:
     """Text column c of a table as codes (-1: missing) into its distinct
-    values, each decoded once (_factorize_texts)."""
+    values, each decoded once: the library's own codes for a column in
+    dictionary form (a generalized column), else _factorize_texts."""
     offp = ffi.new("const int64_t **")
     bp = ffi.new("const char **")
+    codesp = ffi.new("const int32_t **")
+    countp = ffi.new("uint32_t *")
+    if lib.anonkit_table_column_codes(ptr, c, codesp, countp, offp, bp) == 0:
+        nd = int(countp[0])
+        codes = np.frombuffer(ffi.buffer(codesp[0], n * 4), dtype=np.int32).astype(np.int64) if n \
+            else np.zeros(0, np.int64)
+        doff = np.frombuffer(ffi.buffer(offp[0], (nd + 1) * 8), dtype=np.int64).tolist()
+        raw = ffi.buffer(bp[0], doff[-1])[:] if doff[-1] else b""
+        return codes, [raw[a:b].decode("utf-8") for a, b in zip(doff[:-1], doff[1:])]
     lib.anonkit_table_column_text(ptr, c, offp, bp)
     off = np.frombuffer(ffi.buffer(offp[0], (n + 1) * 8), dtype=np.int64) if n else np.zeros(1, np.int64)
     total = int(off[-1])
@@ -308,12 +322,12 @@ def _restore(values: Any, kind: int, mask: Optional[np.ndarray], like: Optional[
             codes, uniques = _number_texts(values, kind, mask if has_missing else None)
             return _text_series(codes, uniques, like)
         if isinstance(ld, np.dtype) and ld.kind == "f":
-            out = values.astype(ld)
+            out = values.astype(ld, copy=False)  # (values is a fresh copy already)
             if has_missing:
                 out[mask] = np.nan
             return out
         if isinstance(ld, np.dtype) and ld.kind in "iu" and kind == lib.ANONKIT_COLUMN_INT64 and not has_missing:
-            return values.astype(ld)
+            return values.astype(ld, copy=False)
         if isinstance(ld, np.dtype) and ld.kind == "b" and kind == lib.ANONKIT_COLUMN_INT64 and not has_missing:
             return values.astype(bool)
         if isinstance(ld, (pd.Float32Dtype, pd.Float64Dtype)):

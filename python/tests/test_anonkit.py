@@ -426,3 +426,25 @@ def test_progress_and_cancel(tmp_path):
     with pytest.raises(Boom):
         anonkit.anonymize(df, output=str(target), qi=["age", "zip"], k=5, seed=1, progress=boom)
     assert target.read_text() == "old\n"
+
+
+def test_no_private_copy(tmp_path):
+    """A DataFrame is anonymized and checked without any file: with the
+    temporary folder missing (where a private copy would have to go) the run
+    succeeds and publishes what the command line publishes from its CSV; a
+    run that needs the copy (a hierarchy built from the data) fails there."""
+    df = random_frame(5, 300)
+    write_csv(df, str(tmp_path / "in.csv"))
+    (tmp_path / "hsex.csv").write_text(HIERARCHIES["sex"])
+    r = cli("anonymize", str(tmp_path / "in.csv"), "-o", str(tmp_path / "out.csv"), "--qi", "age,sex", "--k", "4",
+            "--seed", "2", "--hierarchy", f"sex={tmp_path / 'hsex.csv'}")
+    assert r.returncode == 0, r.stderr
+    expected = pd.read_csv(tmp_path / "out.csv", dtype=str, keep_default_na=False)
+    missing = str(tmp_path / "no-such-folder")
+    out, report = anonkit.anonymize(df, qi=["age", "sex"], k=4, seed=2, hierarchy={"sex": str(tmp_path / "hsex.csv")},
+                                    tmpdir=missing)
+    assert rows_of(out) == rows_of(expected)
+    assert anonkit.check(out, qi=["age", "sex"], k=4, tmpdir=missing)
+    with pytest.raises(anonkit.Error) as e:
+        anonkit.anonymize(df, qi=["age", "sex"], k=4, hierarchy={"sex": "auto"}, tmpdir=missing)
+    assert "no-such-folder" in e.value.message

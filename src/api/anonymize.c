@@ -292,7 +292,11 @@ static int anonymize(anonkit_job *job, anonkit_result **out_result)
     publish_stats ps;
     model_ref *ref = NULL;
 
-    if ((rc = outfile_open_table(&of, job->output, &so, &job->err)) < 0) goto done;
+    /* An input table read in memory and an output table: the writer builds
+     * the published table itself (publish_table), no sink, no CSV text. */
+    const int table_out = so.table_in && source_kind_of(job->output) == SOURCE_TABLE && job->tables;
+    anonkit_table *built = NULL;
+    if (!table_out && (rc = outfile_open_table(&of, job->output, &so, &job->err)) < 0) goto done;
     if (job->report && (rc = outfile_open(&rf, job->report, &job->err)) < 0) goto done;
     if (job->rules && (rc = outfile_open(&rulesf, job->rules, &job->err)) < 0) goto done;
     if (job->html && (rc = outfile_open(&hf, job->html, &job->err)) < 0) goto done;
@@ -301,6 +305,7 @@ static int anonymize(anonkit_job *job, anonkit_result **out_result)
     sink_set_origin(of.sink, in.cols, in.ncols);
     table_spec spec;
     if ((rc = job_table_spec(job, in.path, in.shown, &spec, &storage)) < 0) goto done;
+    spec.mem = in.table; /* (anonkit_anonymize reads a table directly only in memory: anonymize_reads_table) */
     if ((rc = job_weights(job, &weights)) < 0) goto done;
     unsigned threads = job->threads;
     if (!threads) {
@@ -310,7 +315,7 @@ static int anonymize(anonkit_job *job, anonkit_result **out_result)
     spec.threads = threads;
     spec.progress = progress;
     const ak_run_context ctx = {.weights = weights, .threads = threads, .progress = progress};
-    if ((rc = job_progress_start(job, in.path)) < 0) goto done;
+    if ((rc = job_progress_start(job, in.table ? NULL : in.path)) < 0) goto done; /* (a table: rows, no bytes) */
     if (!job_algorithm(job)->run) {
         if ((rc = anonymize_out_of_core(job, &spec, &of, &rf, &rulesf, &ctx, start, &result)) < 0) goto done;
         if (job->html && (rc = html_anonymize_write(job, &of, &hf, in.path, in.shown, result->json)) < 0)
@@ -326,7 +331,8 @@ static int anonymize(anonkit_job *job, anonkit_result **out_result)
     if ((rc = build_reference(job, t, &ref)) < 0) goto done;
     job->model.ref = ref;
     /* the columns the writer copies through are read while the algorithm runs */
-    if (!job->keep_order && threads > 1 && (rc = publish_copied_start(&copied, t, &job->err)) < 0) goto done;
+    if (!table_out && !job->keep_order && threads > 1 && (rc = publish_copied_start(&copied, t, &job->err)) < 0)
+        goto done; /* (a table output gathers them from the input table: publish_table) */
     mark = ak_seconds();
     if ((rc = partition_init(&part, t->nrows, t->nqi, &job->err)) < 0) goto done;
     if ((rc = ak_progress_phase(progress, ANONKIT_PHASE_PARTITIONING, t->nrows, 0, &job->err)) < 0) goto done;
@@ -339,8 +345,9 @@ static int anonymize(anonkit_job *job, anonkit_result **out_result)
     publish_opts po = {.keep_order = job->keep_order, .seed = job->seed, .drop_suppressed = 0, .threads = threads,
                        .style = job->publish, .means = means, .copied = copied, .progress = progress};
     if ((rc = ak_progress_phase(progress, ANONKIT_PHASE_WRITING, t->nrows, 0, &job->err)) < 0) goto done;
-    if ((rc = publish_write(t, &part, &po, of.stream, of.sink ? of.sink->shown : job->output, &ps, &job->err)) < 0)
-        goto done;
+    if (table_out) rc = publish_table(t, &part, &po, &built, &ps, &job->err);
+    else rc = publish_write(t, &part, &po, of.stream, of.sink ? of.sink->shown : job->output, &ps, &job->err);
+    if (rc < 0) goto done;
     if (ps.published + ps.suppressed != t->nrows) {
         rc = ak_err_set(&job->err, ANONKIT_E_INTERNAL, NULL, 0, 0, "row accounting failed: %zu read, %llu written",
                         t->nrows, (unsigned long long)ps.published);
@@ -379,7 +386,13 @@ static int anonymize(anonkit_job *job, anonkit_result **out_result)
         goto done;
     if ((rc = ak_progress_end(progress, &job->err)) < 0) goto done; /* the last report (it may still cancel) */
     rc = commit_outputs(job, &of, &rf, &rulesf, &hf);
+    if (rc == ANONKIT_OK && built) { /* handed to the result by anonkit_anonymize (job_tables_hand_output) */
+        anonkit_table_free(job->tables->output);
+        job->tables->output = built;
+        built = NULL;
+    }
 done:
+    anonkit_table_free(built);
     if (rc < 0) {
         outfile_abort(&of);
         outfile_abort(&rf);
@@ -407,13 +420,29 @@ done:
     return ANONKIT_OK;
 }
 
+/* Whether a run of job reads an input table in memory directly (the
+ * in-memory algorithms, without an HTML report or a hierarchy built from
+ * the data, which read the input as a file): else its private CSV copy. */
+static int anonymize_reads_table(const anonkit_job *job)
+{
+    if (!job_algorithm(job)->run || job->html) return 0;
+    for (size_t h = 0; h < job->hierarchy_paths.count; h++)
+        if (!strcmp(job->hierarchy_paths.items[h], "auto")) return 0;
+    return 1;
+}
+
 int anonkit_anonymize(anonkit_job *job, anonkit_result **out_result)
 {
     ak_c_numeric scope;
     ak_c_numeric_enter(&scope);
     anonkit_result *result = NULL;
     job_tables_reset_output(job);
-    const int rc = anonymize(job, &result);
+    char *saved = NULL;
+    int rc = ANONKIT_OK;
+    if (job && job_tables_input(job) && !anonymize_reads_table(job) && job_tables_input_file(job, &saved) < 0)
+        rc = job->err.code ? job->err.code : ANONKIT_E_INTERNAL;
+    if (rc == ANONKIT_OK) rc = anonymize(job, &result);
+    if (job) job_tables_input_restore(job, saved);
     if (rc == ANONKIT_OK) job_tables_hand_output(job, result); /* a table output (api/tables.h) */
     else job_tables_reset_output(job);
     result_hand_over(result, out_result);

@@ -89,7 +89,7 @@ static int check_achieved(anonkit_job *job, const verify_params *p, const verify
 /* anonkit_check in the C numeric locale: verifies the file (a folder of part
  * files, anonkit-mpi's output, as one table), then measures what it achieves
  * when --achieved or a distribution model asks for it. */
-static int check(anonkit_job *job, const char *published_path, anonkit_result **out_result)
+static int check(anonkit_job *job, const char *published_path, const anonkit_table *table, anonkit_result **out_result)
 {
     *out_result = NULL;
     ak_err_clear(&job->err);
@@ -98,14 +98,15 @@ static int check(anonkit_job *job, const char *published_path, anonkit_result **
     spool parts; /* the parts of a folder, as one file until the end of the check */
     memset(&parts, 0, sizeof parts);
     const char *folder = NULL;
-    if (strcmp(published_path, "-") != 0 && stat(published_path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+    if (!table && strcmp(published_path, "-") != 0 && stat(published_path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
         if (check_parts_spool(published_path, job->tmpdir, &parts, &job->err) < 0) return job_fail(job);
         folder = published_path;
         published_path = parts.path;
     }
     const verify_params p = {published_path, job->delimiter, (const char *const *)job->qi.items, job->qi.count,
                              job->sensitive, job->model, job->suppression, job->tmpdir,
-                             job->query, job->use_codes, (const char *const *)job->missing.items, job->missing.count};
+                             job->query, job->use_codes, (const char *const *)job->missing.items, job->missing.count,
+                             table};
     verify_counts counts;
     verify_dist_achieved ach;
     anonkit_result *r = NULL;
@@ -140,7 +141,21 @@ int anonkit_check(anonkit_job *job, const char *published_path, anonkit_result *
     ak_c_numeric scope;
     ak_c_numeric_enter(&scope);
     anonkit_result *result = NULL;
-    const int rc = check(job, published_path, &result);
+    const int rc = check(job, published_path, NULL, &result);
+    result_hand_over(result, out_result);
+    ak_c_numeric_leave(&scope);
+    return rc;
+}
+
+int anonkit_check_table(anonkit_job *job, const anonkit_table *published, anonkit_result **out_result)
+{
+    if (out_result) *out_result = NULL;
+    if (!job) return ANONKIT_E_USAGE;
+    if (!published) return job_usage_error(job, "the published table: no table");
+    ak_c_numeric scope;
+    ak_c_numeric_enter(&scope);
+    anonkit_result *result = NULL;
+    const int rc = check(job, "the published table", published, &result); /* read as it is: no copy */
     result_hand_over(result, out_result);
     ak_c_numeric_leave(&scope);
     return rc;

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "api/job.h"
+#include "api/tables.h"
 #include "api/locale.h"
 #include "api/result.h"
 #include "core/hierbuild.h"
@@ -350,7 +351,10 @@ int anonkit_hierarchy(anonkit_job *job, anonkit_result **out_result)
     ak_c_numeric scope;
     ak_c_numeric_enter(&scope);
     anonkit_result *result = NULL;
-    const int rc = build(&job, 1, &result);
+    char *saved = NULL; /* an input table is read as its private CSV copy (api/tables.h) */
+    int rc = job && job_tables_input_file(job, &saved) < 0 ? job->err.code ? job->err.code : ANONKIT_E_INTERNAL : ANONKIT_OK;
+    if (rc == ANONKIT_OK) rc = build(&job, 1, &result);
+    if (job) job_tables_input_restore(job, saved);
     result_hand_over(result, out_result);
     ak_c_numeric_leave(&scope);
     return rc;

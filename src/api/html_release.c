@@ -41,7 +41,7 @@ static int verify_file(const anonkit_job *job, const char *path, html_verdict *v
     memset(v, 0, sizeof *v);
     const verify_params p = {path, job->delimiter, (const char *const *)job->qi.items, job->qi.count,
                              job->sensitive, job->model, job->suppression, job->tmpdir, NULL, 0,
-                             (const char *const *)job->missing.items, job->missing.count};
+                             (const char *const *)job->missing.items, job->missing.count, NULL};
     verify_counts counts;
     ak_error verr;
     ak_err_clear(&verr);

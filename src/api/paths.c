@@ -2,6 +2,8 @@
  * its inputs and from each other, compared by device and inode (paths.h). */
 #include "api/paths.h"
 
+#include "io/source.h"
+
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -36,6 +38,7 @@ static int identify(path_id *id, const char *role, const char *path, int is_stdi
     memset(id, 0, sizeof *id);
     id->role = role;
     id->path = path;
+    if (!is_stdin && source_kind_of(path) == SOURCE_TABLE) return -1; /* a table in memory, no file */
     struct stat st;
     if (is_stdin) {
         if (fstat(STDIN_FILENO, &st) != 0 || !S_ISREG(st.st_mode)) return -1;

@@ -9,6 +9,7 @@
 #include "api/paths.h"
 #include "api/result.h"
 #include "api/tables.h"
+#include "io/memtable.h"
 #include "api/sources.h"
 #include "publish/rules.h"
 #include "io/csv.h"
@@ -47,22 +48,36 @@ static int recode(anonkit_job *job, anonkit_result **out_result)
     if (!result) return job_out_of_memory(job);
     int rc = rules_load(&r, job->rules, &job->err);
     if (rc == ANONKIT_OK) so.delimiter = rules_delimiter(r);
-    if (rc == ANONKIT_OK) rc = outfile_open_table(&of, job->output, &so, &job->err);
+    /* an input table in memory and a table output: read and built without CSV text (io/csv.h backends) */
+    anonkit_table *built = NULL;
+    const int table_out = so.table_in && source_kind_of(job->output) == SOURCE_TABLE && job->tables;
+    if (rc == ANONKIT_OK && table_out && !(built = anonkit_table_create())) rc = ak_err_nomem(&job->err);
+    if (rc == ANONKIT_OK && !table_out) rc = outfile_open_table(&of, job->output, &so, &job->err);
     /* a source that is not a CSV file is read through a private spool (io/source.h); stdin as a stream */
     if (of.sink) out_name = of.sink->shown;
     if (rc == ANONKIT_OK) rc = source_input_open(&src, job->input, &so, 0, &job->err);
     if (rc == ANONKIT_OK) sink_set_origin(of.sink, src.cols, src.ncols);
     const char *in_name = src.shown ? src.shown : job->input;
     if (rc == ANONKIT_OK)
-        rc = from_stdin ? csv_reader_open_stream(&in, stdin, in_name, rules_delimiter(r), &job->err)
-                        : csv_reader_open(&in, src.path, rules_delimiter(r), &job->err);
-    if (rc == ANONKIT_OK) rc = csv_writer_open_stream(&out, of.stream, out_name, rules_delimiter(r), &job->err);
+        rc = src.table    ? csv_reader_open_table(&in, src.table, in_name, &job->err)
+             : from_stdin ? csv_reader_open_stream(&in, stdin, in_name, rules_delimiter(r), &job->err)
+                          : csv_reader_open(&in, src.path, rules_delimiter(r), &job->err);
+    if (rc == ANONKIT_OK)
+        rc = built ? csv_writer_open_table(&out, built, "the output table", &job->err)
+                   : csv_writer_open_stream(&out, of.stream, out_name, rules_delimiter(r), &job->err);
     /* progress: the rows read, per block; a cancel stops the reading */
-    if (rc == ANONKIT_OK && (rc = job_progress_start(job, from_stdin ? NULL : src.path)) == ANONKIT_OK)
+    if (rc == ANONKIT_OK && (rc = job_progress_start(job, from_stdin || src.table ? NULL : src.path)) == ANONKIT_OK)
         csv_reader_progress(in, job_progress(job), 0);
     if (rc == ANONKIT_OK) rc = rules_apply(r, in, in_name, out, &stats, &job->err);
     if (rc == ANONKIT_OK) rc = ak_progress_end(job_progress(job), &job->err);
-    if (rc == ANONKIT_OK) rc = outfile_commit(&of, &job->err);
+    if (rc == ANONKIT_OK && built) rc = memtable_writer_finish(built, &job->err);
+    if (rc == ANONKIT_OK && !built) rc = outfile_commit(&of, &job->err);
+    if (rc == ANONKIT_OK && built) { /* handed to the result by anonkit_recode (job_tables_hand_output) */
+        anonkit_table_free(job->tables->output);
+        job->tables->output = built;
+        built = NULL;
+    }
+    anonkit_table_free(built);
     csv_writer_free(out);
     csv_reader_free(in);
     rules_free(r);
@@ -84,7 +99,7 @@ int anonkit_recode(anonkit_job *job, anonkit_result **out_result)
     ak_c_numeric_enter(&scope);
     anonkit_result *result = NULL;
     job_tables_reset_output(job);
-    const int rc = recode(job, &result);
+    const int rc = recode(job, &result); /* an input table is read as it is (no copy) */
     if (rc == ANONKIT_OK) job_tables_hand_output(job, result); /* a table output (api/tables.h) */
     else job_tables_reset_output(job);
     result_hand_over(result, out_result);

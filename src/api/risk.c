@@ -17,6 +17,7 @@
 #include "api/jsonb.h"
 #include "api/locale.h"
 #include "api/result.h"
+#include "api/tables.h"
 #include "common/hash.h"
 #include "io/outfile.h"
 #include "io/source.h"
@@ -326,7 +327,7 @@ static int risk_run(anonkit_job *job, anonkit_result **out_result)
     const size_t summary_size = 16384;
     int rc = ANONKIT_OK;
     if (job->risk.json && (rc = outfile_open(&jf, job->risk.json, err)) < 0) goto done;
-    const source_options so = {job->delimiter, job->query, job->use_codes, 0, job->tmpdir, NULL};
+    const source_options so = {job->delimiter, job->query, job->use_codes, 0, job->tmpdir, NULL, NULL};
     if ((rc = source_input_open(&input, job->input, &so, 1, err)) < 0) goto done;
     const char *path = input.path, *shown = input.shown;
     const risk_group_params gp = {path, shown, job->delimiter, (const char *const *)job->qi.items, job->qi.count,
@@ -350,7 +351,7 @@ static int risk_run(anonkit_job *job, anonkit_result **out_result)
     if (with_achieved) {
         const verify_params vp = {path, job->delimiter, (const char *const *)job->qi.items, job->qi.count, job->sensitive,
                                   job->model, job->risk.published ? job->suppression : 0, job->tmpdir, NULL, 0,
-                                  (const char *const *)job->missing.items, job->missing.count};
+                                  (const char *const *)job->missing.items, job->missing.count, NULL};
         if ((rc = verify_achieved_measure(&vp, &achieved, err)) < 0) goto done;
     }
     int jfail = 0;
@@ -409,7 +410,10 @@ int anonkit_risk(anonkit_job *job, anonkit_result **out_result)
     ak_c_numeric scope;
     ak_c_numeric_enter(&scope);
     anonkit_result *result = NULL;
-    const int rc = risk_run(job, &result);
+    char *saved = NULL; /* an input table is read as its private CSV copy (api/tables.h) */
+    int rc = job && job_tables_input_file(job, &saved) < 0 ? job->err.code ? job->err.code : ANONKIT_E_INTERNAL : ANONKIT_OK;
+    if (rc == ANONKIT_OK) rc = risk_run(job, &result);
+    if (job) job_tables_input_restore(job, saved);
     result_hand_over(result, out_result);
     ak_c_numeric_leave(&scope);
     return rc;

@@ -278,7 +278,10 @@ int anonkit_sequential(anonkit_job *job, anonkit_result **out_result)
     ak_c_numeric_enter(&scope);
     anonkit_result *result = NULL;
     job_tables_reset_output(job);
-    const int rc = sequential(job, &result);
+    char *saved = NULL; /* an input table is read as its private CSV copy (api/tables.h) */
+    int rc = job && job_tables_input_file(job, &saved) < 0 ? job->err.code ? job->err.code : ANONKIT_E_INTERNAL : ANONKIT_OK;
+    if (rc == ANONKIT_OK) rc = sequential(job, &result);
+    if (job) job_tables_input_restore(job, saved);
     if (rc == ANONKIT_OK) job_tables_hand_output(job, result); /* a table output (api/tables.h) */
     else job_tables_reset_output(job);
     result_hand_over(result, out_result);

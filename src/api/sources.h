@@ -15,7 +15,8 @@ static inline source_options job_source_options(const anonkit_job *job)
 {
     const source_options o = {.delimiter = job->delimiter ? job->delimiter : ',', .query = job->query,
                               .use_codes = job->use_codes, .replace = job->replace, .tmpdir = job->tmpdir,
-                              .table_out = job->tables ? &job->tables->output : NULL};
+                              .table_out = job->tables ? &job->tables->output : NULL,
+                              .table_in = job_tables_input(job)};
     return o;
 }
 

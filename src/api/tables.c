@@ -1,10 +1,12 @@
 /* tables.c (api) — the job side of the table API (include/anonkit/anonkit.h,
- * docs/python.md): a table given to a job is written once, during the call,
- * into a private unnamed CSV spool (io/spool.h) that the job keeps and names
- * in place of a file path, so that every verb reads it through the same
- * loader as a file (the way a database source is spooled, io/source.h); a
- * table output is the "table:" sink (io/memtable.c), whose table reaches the
- * result. */
+ * docs/python.md): the job's input table is borrowed and named "table:" in
+ * job->input; anonymize, recode and check read it directly (the CSV reader's
+ * table backend, io/csv.h) and build their output tables without CSV text,
+ * while a run that reads its input as a file gets a private unnamed CSV copy
+ * made for it (job_tables_input_file, the way a database source is spooled,
+ * io/source.h). Hierarchy and previous-release tables are copied that way
+ * during the call that takes them. A table output built by a run, or loaded
+ * by the "table:" sink (io/memtable.c), reaches the result. */
 #define _GNU_SOURCE
 #include "api/tables.h"
 
@@ -90,9 +92,41 @@ static int set_text(anonkit_job *job, char **field, const char *value)
 int anonkit_job_set_input_table(anonkit_job *job, const anonkit_table *table)
 {
     if (!job) return ANONKIT_E_USAGE;
-    const char *path;
-    AK_CHECK(spool_table(job, table, job->delimiter ? job->delimiter : ',', 1, "the input table", &path));
-    return set_text(job, &job->input, path);
+    if (!table) return job_usage_error(job, "the input table: no table");
+    struct job_tables *jt = tables_of(job);
+    if (!jt) return job_out_of_memory(job);
+    AK_CHECK(set_text(job, &job->input, JOB_TABLE_INPUT));
+    jt->input = table; /* borrowed: read by each run (anonkit.h, Lifetime) */
+    jt->input_spool = NULL;
+    return ANONKIT_OK;
+}
+
+const anonkit_table *job_tables_input(const anonkit_job *job)
+{
+    if (!job->tables || !job->tables->input || !job->input || strcmp(job->input, JOB_TABLE_INPUT)) return NULL;
+    return job->tables->input;
+}
+
+int job_tables_input_file(anonkit_job *job, char **saved)
+{
+    *saved = NULL;
+    const anonkit_table *t = job_tables_input(job);
+    if (!t) return ANONKIT_OK;
+    struct job_tables *jt = job->tables;
+    if (!jt->input_spool)
+        AK_CHECK(spool_table(job, t, job->delimiter ? job->delimiter : ',', 1, "the input table", &jt->input_spool));
+    char *path = strdup(jt->input_spool);
+    if (!path) return job_out_of_memory(job);
+    *saved = job->input;
+    job->input = path;
+    return ANONKIT_OK;
+}
+
+void job_tables_input_restore(anonkit_job *job, char *saved)
+{
+    if (!saved) return;
+    free(job->input);
+    job->input = saved;
 }
 
 int anonkit_job_set_hierarchy_table(anonkit_job *job, const char *column, const anonkit_table *table)
@@ -123,15 +157,6 @@ int anonkit_job_set_output_table(anonkit_job *job)
     if (!job) return ANONKIT_E_USAGE;
     if (!tables_of(job)) return job_out_of_memory(job);
     return set_text(job, &job->output, "table:");
-}
-
-int anonkit_check_table(anonkit_job *job, const anonkit_table *published, anonkit_result **out_result)
-{
-    if (out_result) *out_result = NULL;
-    if (!job) return ANONKIT_E_USAGE;
-    const char *path;
-    AK_CHECK(spool_table(job, published, job->delimiter ? job->delimiter : ',', 1, "the published table", &path));
-    return anonkit_check(job, path, out_result);
 }
 
 int anonkit_metrics_table(anonkit_job *job, const anonkit_table *original, const anonkit_table *published,

@@ -1,6 +1,6 @@
-/* tables.h (api) — what a job keeps for the table API (io/memtable.h): the
- * private CSV copies of the tables given to it and the table its run
- * published, on its way to the result. */
+/* tables.h (api) — what a job keeps for the table API (io/memtable.h): its
+ * borrowed input table, the private CSV copies made of tables for runs that
+ * read files, and the table its run published, on its way to the result. */
 #ifndef AK_API_TABLES_H
 #define AK_API_TABLES_H
 
@@ -16,8 +16,21 @@ typedef struct job_table_spool {
 struct job_tables {
     job_table_spool **spools;
     size_t count;
-    anonkit_table *output; /* what the "table:" sink committed */
+    anonkit_table *output; /* what the "table:" sink committed, or the writer built (publish/table_out.c) */
+    const anonkit_table *input; /* anonkit_job_set_input_table's table, borrowed; job->input is then "table:" */
+    const char *input_spool;    /* its private CSV copy, once a verb that reads files needed it (in spools) */
 };
+
+/* The name job->input has while its input is a table in memory. */
+#define JOB_TABLE_INPUT "table:"
+
+/* The job's input table when job->input names it, else NULL. */
+const anonkit_table *job_tables_input(const anonkit_job *job);
+/* Before a run that reads its input as a file: when the input is a table,
+ * job->input becomes the path of its private CSV copy (made once, named
+ * "the input table" in messages) until job_tables_input_restore(job, *saved). */
+int job_tables_input_file(anonkit_job *job, char **saved /* OUT: NULL when nothing changed */);
+void job_tables_input_restore(anonkit_job *job, char *saved);
 
 /* Frees job->tables (the spools too); for anonkit_job_free. */
 void job_tables_free(anonkit_job *job);

@@ -401,6 +401,7 @@ int table_load(table **out, const table_spec *spec, ak_error *err)
     t->sensitive_numeric = spec->sensitive_numeric && spec->sensitive_name;
     t->delimiter = spec->delimiter;
     t->path = dup_str(spec->path, strlen(spec->path));
+    t->mem = spec->mem;
     const char *shown = spec->display_name ? spec->display_name : spec->path;
     t->display_name = dup_str(shown, strlen(shown));
     t->interval_format = spec->interval_format;
@@ -450,10 +451,13 @@ int table_load(table **out, const table_spec *spec, ak_error *err)
             a->ncodes = hier_leaf_count(a->h);
         }
     }
-    if ((rc = csv_reader_open(&reader, spec->path, spec->delimiter, err)) < 0) goto done;
+    if ((rc = spec->mem ? csv_reader_open_table(&reader, spec->mem, spec->display_name, err)
+                        : csv_reader_open(&reader, spec->path, spec->delimiter, err)) < 0)
+        goto done;
     /* the digest (streaming loads keep what they need and do not read the input again) */
     if (!spec->row_sink && !spec->read_once && (rc = csv_reader_digest(reader, &t->digest, 0, err)) < 0) goto done;
     if ((rc = read_header(t, reader, spec, err)) < 0) goto done;
+    if ((rc = table__reader_wants(t, reader, err)) < 0) goto done; /* a table: only the columns read are formatted */
     if (spec->body_range) { /* the rows of one byte range: the same reader, from there */
         csv_reader_free(reader);
         reader = NULL;
@@ -515,6 +519,26 @@ done:
     if (spec->loaded) spec->loaded(spec->loaded_ctx, spec->path);
     *out = t;
     return ANONKIT_OK;
+}
+
+int table__reader_wants(const table *t, csv_reader *reader, ak_error *err)
+{
+    if (!t->mem) return ANONKIT_OK;
+    unsigned char *wanted = calloc(t->ncolumns ? t->ncolumns : 1, 1);
+    if (!wanted) return ak_err_nomem(err);
+    for (uint32_t q = 0; q < t->nqi; q++) wanted[t->qi[q].column] = 1;
+    if (t->sensitive_column >= 0) wanted[t->sensitive_column] = 1;
+    if (t->class_column >= 0) wanted[t->class_column] = 1;
+    if (t->target_column >= 0) wanted[t->target_column] = 1;
+    const int rc = csv_reader_table_columns(reader, wanted, err);
+    free(wanted);
+    return rc;
+}
+
+int table_reader_open(const table *t, csv_reader **out, ak_error *err)
+{
+    return t->mem ? csv_reader_open_table(out, t->mem, t->display_name, err)
+                  : csv_reader_open(out, t->path, t->delimiter, err);
 }
 
 /* The normalized range of codes [lo, hi] of numeric QI a (see table_ncp). */

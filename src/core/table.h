@@ -26,6 +26,8 @@ typedef enum attr_kind { ATTR_NUMERIC, ATTR_CATEGORICAL } attr_kind;
 
 struct csv_record;
 typedef struct table table;
+struct anonkit_table;
+struct csv_reader;
 
 typedef enum column_role { ROLE_OTHER = 0, ROLE_QI, ROLE_SENSITIVE, ROLE_IDENTIFIER } column_role;
 
@@ -33,6 +35,8 @@ typedef enum column_role { ROLE_OTHER = 0, ROLE_QI, ROLE_SENSITIVE, ROLE_IDENTIF
 typedef struct table_spec {
     const char *path;          /* input CSV (already spooled if it was stdin) */
     const char *display_name;  /* name used in messages ("-" shows as "stdin") */
+    const struct anonkit_table *mem; /* the input is this table in memory, read through the CSV reader's table
+                                        backend (path then names nothing to open); NULL: path */
     char delimiter;
     size_t nqi;
     const char *const *qi_names;
@@ -117,6 +121,7 @@ typedef struct table_split {
 
 struct table {
     char *path;               /* the file read, re-read by the writer */
+    const struct anonkit_table *mem; /* or the table in memory read (table_spec.mem), re-read by the writer */
     char *display_name;
     char delimiter;
     size_t nrows;
@@ -160,6 +165,10 @@ double table_ncp(const table *t, uint32_t q, uint32_t lo, uint32_t hi);
  * in which Mondrian's Median criterion tries them ([LeFevre07] §1.2), shared by the
  * in-memory and out-of-core runs. Returns how many there are. */
 uint32_t table_widest_first(const table *t, const uint32_t *lo, const uint32_t *hi, uint32_t *order /* OUT */);
+
+/* Opens a reader of t's input from its start (the file, or the table in
+ * memory through the CSV reader's table backend). */
+int table_reader_open(const table *t, struct csv_reader **out /* OUT */, ak_error *err);
 
 /* After a streaming load in two pieces: the table's provisional code of
  * numeric QI q for a code the second piece handed out. */

@@ -89,4 +89,8 @@ int table__load_rows_parallel(table *t, const table_spec *spec, qi_reader *qr, u
 int table__stream_rows_parallel(table *t, const table_spec *spec, qi_reader *qr, uint64_t data_start, int *loaded,
                                 ak_error *err);
 
+/* A table in memory (t->mem): has reader hand out the fields of the
+ * columns the load reads only (csv_reader_table_columns). */
+int table__reader_wants(const table *t, csv_reader *reader, ak_error *err);
+
 #endif

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "anonkit/anonkit.h"
 #include "common/hugemem.h"
 #include "common/parallel.h"
 #include "core/table_internal.h"
@@ -82,9 +83,12 @@ static void *load_piece_rows(void *arg)
 {
     read_piece *p = arg;
     csv_reader *reader = NULL;
-    p->rc = csv_reader_open_range(&reader, p->spec->path, p->spec->delimiter, p->offset, p->length, p->first_line,
-                                  &p->err);
+    p->rc = p->spec->mem ? csv_reader_open_table_rows(&reader, p->spec->mem, p->spec->display_name, p->offset,
+                                                      p->length, &p->err) /* a table's pieces: rows */
+                         : csv_reader_open_range(&reader, p->spec->path, p->spec->delimiter, p->offset, p->length,
+                                                 p->first_line, &p->err);
     if (reader) csv_reader_progress(reader, p->spec->progress, p->index != 0); /* piece 0: the calling thread */
+    if (p->rc == ANONKIT_OK) p->rc = table__reader_wants(p->t, reader, &p->err);
     if (p->rc == ANONKIT_OK && !p->spec->read_once) p->rc = csv_reader_digest(reader, &p->digest, p->cut, &p->err);
     csv_record rec;
     int got = 0;
@@ -202,6 +206,8 @@ int table__finish_numeric(table *t, qi_reader *qr, unsigned threads, uint32_t **
 
 /* Bytes below which reading in parallel does not pay. */
 #define PARALLEL_MIN_BYTES (8u << 20)
+/* Rows of a table in memory below which it is not read in two pieces. */
+#define TABLE_PARALLEL_MIN_ROWS 65536
 
 static uint64_t parallel_min_bytes(const table_spec *spec)
 {
@@ -213,6 +219,13 @@ static uint64_t parallel_min_bytes(const table_spec *spec)
  * starts at data_start; *size: the file's size). */
 static int find_cut(const table_spec *spec, uint64_t data_start, uint64_t *split, uint64_t *size)
 {
+    if (spec->mem) { /* a table in memory: cut in rows, at the middle (the pieces' offsets and lengths are rows) */
+        const uint64_t rows = anonkit_table_rows(spec->mem);
+        if (rows < TABLE_PARALLEL_MIN_ROWS || spec->row_sink) return 0;
+        *size = rows;
+        *split = rows / 2;
+        return 1;
+    }
     struct stat st;
     if (stat(spec->path, &st) != 0 || (uint64_t)st.st_size < data_start + parallel_min_bytes(spec)) return 0;
     *size = (uint64_t)st.st_size;
@@ -275,7 +288,8 @@ int table__load_rows_parallel(table *t, const table_spec *spec, qi_reader *qr, u
     /* The arrays sized for each piece at once (grown further if need be), so
      * that they are written on fresh (huge) pages rather than moved around. */
     uint64_t lines[2];
-    for (int i = 0; i < 2; i++) lines[i] = csv_estimate_lines(spec->path, pieces[i].offset, pieces[i].length);
+    for (int i = 0; i < 2; i++)
+        lines[i] = spec->mem ? pieces[i].length : csv_estimate_lines(spec->path, pieces[i].offset, pieces[i].length);
     for (int i = 0; rc == ANONKIT_OK && i < 2; i++) {
         /* the table's: room for both pieces, which it holds in the end */
         const uint64_t want = i ? lines[1] : lines[0] + lines[1];
@@ -324,7 +338,7 @@ int table__load_rows_parallel(table *t, const table_spec *spec, qi_reader *qr, u
         if (rc == ANONKIT_OK && (digest_merge(&t->digest, &pieces[0].digest) != 0 ||
                                  digest_merge(&t->digest, &pieces[1].digest) != 0))
             rc = ak_err_nomem(err);
-        t->digest.cut = split; /* a second read makes the same segments (csv_reader_digest) */
+        t->digest.cut = spec->mem ? 0 : split; /* a second read makes the same segments (csv_reader_digest) */
         if (rc == ANONKIT_OK) rc = table__finish_numeric(t, qr, spec->threads, more, n0, err);
         for (uint32_t q = 0; q < t->nqi; q++) view.qi[q].codes = more[q]; /* NULL where freed */
         *loaded = rc == ANONKIT_OK;

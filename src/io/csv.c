@@ -39,6 +39,7 @@
 
 #include "common/parallel.h"
 #include "io/digest.h"
+#include "io/memtable.h"
 #include "io/outfile.h"
 
 #define CSV_BLOCK_SIZE ((size_t)1 << 20)      /* first size of the read buffer */
@@ -175,6 +176,13 @@ struct csv_reader {
     int progress_worker;    /* it reads on a worker thread: no callback from here */
     uint64_t records, records_counted; /* records handed out; of them, counted into progress */
     uint64_t origin;        /* the input offset the reader started at */
+    /* The table backend (csv_reader_open_table): the rows of a table in
+     * memory, no stream; header names and numbers' texts in scratch. */
+    const struct anonkit_table *mem;
+    uint64_t mem_row;       /* next row to hand out, 0 being the header, r + 1 data row r */
+    uint64_t mem_stop;      /* one past the last of them */
+    unsigned char *mem_skip; /* csv_reader_table_columns: per column, 1 when its fields are handed out empty */
+    char *scratch;
 };
 
 void csv_reader_progress(csv_reader *r, ak_progress *p, int worker)
@@ -288,6 +296,8 @@ void csv_reader_free(csv_reader *r)
         free(r->ds);
     }
     if (r->own_stream && r->stream) fclose(r->stream);
+    free(r->scratch);
+    free(r->mem_skip);
     free(r->name);
     free(r->buf);
     free(r->fields);
@@ -295,8 +305,87 @@ void csv_reader_free(csv_reader *r)
     free(r);
 }
 
+int csv_reader_open_table(csv_reader **out, const struct anonkit_table *t, const char *name, ak_error *err)
+{
+    *out = NULL;
+    csv_reader *r = calloc(1, sizeof *r);
+    if (!r) return ak_err_nomem(err);
+    r->mem = t;
+    r->line = 1;
+    r->mem_stop = t->nrows + 1;
+    r->fields_cap = t->ncols ? t->ncols : 1;
+    size_t names = 0;
+    for (uint32_t c = 0; c < t->ncols; c++) names += strlen(t->cols[c].name) + CSV_FIELD_READABLE;
+    const size_t numbers = (size_t)t->ncols * MEMTABLE_NUMBER_SCRATCH;
+    r->name = strdup(name ? name : "(table)");
+    r->fields = malloc(r->fields_cap * sizeof *r->fields);
+    r->scratch = calloc(1, (names > numbers ? names : numbers) + CSV_FIELD_READABLE);
+    if (!r->name || !r->fields || !r->scratch) {
+        csv_reader_free(r);
+        return ak_err_nomem(err);
+    }
+    *out = r;
+    return ANONKIT_OK;
+}
+
+static int reader_fail(csv_reader *r, ak_error *err);
+
+/* csv_read of the table backend: the header (the column names, copied into
+ * scratch, padded), then row after row (memtable_record). */
+int csv_reader_open_table_rows(csv_reader **out, const struct anonkit_table *t, const char *name, uint64_t first,
+                               uint64_t count, ak_error *err)
+{
+    AK_CHECK(csv_reader_open_table(out, t, name, err));
+    if (first > t->nrows) first = t->nrows;
+    if (count > t->nrows - first) count = t->nrows - first;
+    (*out)->mem_row = first + 1;
+    (*out)->mem_stop = first + 1 + count;
+    (*out)->line = (long)first + 2;
+    return ANONKIT_OK;
+}
+
+int csv_reader_table_columns(csv_reader *r, const unsigned char *wanted, ak_error *err)
+{
+    if (!r->mem) return ANONKIT_OK;
+    const uint32_t n = r->mem->ncols;
+    if (!r->mem_skip && !(r->mem_skip = calloc(n ? n : 1, 1))) return ak_err_nomem(err);
+    for (uint32_t c = 0; c < n; c++) r->mem_skip[c] = !wanted[c];
+    return ANONKIT_OK;
+}
+
+static int table_read(csv_reader *r, csv_record *rec, ak_error *err)
+{
+    const struct anonkit_table *t = r->mem;
+    if (r->mem_row >= r->mem_stop) {
+        if (reader_count(r, 0) < 0) return reader_fail(r, err);
+        return 0;
+    }
+    if (r->mem_row == 0) {
+        char *at = r->scratch;
+        for (uint32_t c = 0; c < t->ncols; c++) {
+            const size_t len = strlen(t->cols[c].name);
+            memcpy(at, t->cols[c].name, len);
+            memset(at + len, 0, CSV_FIELD_READABLE);
+            r->fields[c] = (csv_field){at, (uint32_t)len};
+            at += len + CSV_FIELD_READABLE;
+        }
+    } else {
+        memtable_record(t, r->mem_row - 1, r->fields, r->scratch, r->mem_skip);
+    }
+    rec->fields = r->fields;
+    rec->count = t->ncols;
+    rec->line = (long)r->mem_row + 1;
+    rec->offset = r->mem_row;
+    r->line = rec->line + 1;
+    r->mem_row++;
+    r->records++;
+    if ((r->records & 65535) == 0 && reader_count(r, 0) < 0) return reader_fail(r, err);
+    return 1;
+}
+
 int csv_reader_digest(csv_reader *r, input_digest *d, uint64_t cut, ak_error *err)
 {
+    if (r->mem) return ANONKIT_OK; /* a table cannot change during the call: no digest (csv.h) */
     struct stat st;
     const uint64_t size = fstat(fileno(r->stream), &st) == 0 && st.st_size > 0 ? (uint64_t)st.st_size : 0;
     if (!r->ds && !(r->ds = calloc(1, sizeof *r->ds))) return ak_err_nomem(err);
@@ -652,6 +741,7 @@ static int reader_skip_empty_lines(csv_reader *r)
 int csv_read(csv_reader *r, csv_record *rec, ak_error *err)
 {
     if (r->failed) return reader_fail(r, err);
+    if (r->mem) return table_read(r, rec, err);
     for (;;) {
         if (r->pending_empty) {
             r->pending_empty--;

@@ -57,6 +57,26 @@ int csv_reader_open_range(csv_reader **out /* OUT */, const char *path, char del
 int csv_reader_open_stream(csv_reader **out /* OUT */, FILE *stream, const char *name,
                            char delimiter, ak_error *err);
 
+/* The table backend: the rows of table t (io/memtable.h) as records, the
+ * column names first as the header, without any CSV text: fields are
+ * exactly those the reader would hand out of the table's CSV form (a text
+ * cell points into the table's bytes, a missing cell is the empty field, a
+ * number is its shortest text in the reader's scratch). t is read, never
+ * changed, and must not change while the reader is open; no digest is kept
+ * (csv_reader_digest does nothing: the proof of an unchanged input is for
+ * files). Record offsets are row numbers; csv_reader_offset stays 0. */
+struct anonkit_table;
+int csv_reader_open_table(csv_reader **out /* OUT */, const struct anonkit_table *t, const char *name,
+                          ak_error *err);
+/* A table reader hands out the fields of the columns c with wanted[c] only
+ * (one per column of t), the others as empty fields: a reader that uses a
+ * few columns does not have the others' numbers formatted. No-op for a file. */
+int csv_reader_table_columns(csv_reader *reader, const unsigned char *wanted, ak_error *err);
+/* The same for data rows [first, first + count) of t only, no header (the
+ * table's rows read in pieces, as csv_reader_open_range reads a file's). */
+int csv_reader_open_table_rows(csv_reader **out /* OUT */, const struct anonkit_table *t, const char *name,
+                               uint64_t first, uint64_t count, ak_error *err);
+
 void csv_reader_free(csv_reader *reader);
 
 /* From now on the records the reader hands out go into digest d
@@ -123,6 +143,13 @@ typedef struct csv_writer csv_writer;
 /* Writes to stream (not closed by csv_writer_free); name is used in messages. */
 int csv_writer_open_stream(csv_writer **out /* OUT */, FILE *stream, const char *name,
                            char delimiter, ak_error *err);
+/* The table backend: the fields written go into table t (empty, created by
+ * the caller; io/memtable.h) instead of CSV text, the first record naming its
+ * text columns; csv_write_raw and _block (CSV text) are refused. The caller
+ * ends with memtable_writer_finish, after which t holds what reading the CSV
+ * back would (memtable_from_csv). */
+struct anonkit_table;
+int csv_writer_open_table(csv_writer **out /* OUT */, struct anonkit_table *t, const char *name, ak_error *err);
 void csv_writer_free(csv_writer *writer);
 
 /* Appends one field to the current record (a delimiter is written before every

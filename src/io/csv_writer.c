@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "common/parallel.h"
+#include "io/memtable.h"
 #include "io/outfile.h"
 
 #define CSV_WRITE_BUF_SIZE ((size_t)256 << 10) /* writer buffer */
@@ -72,6 +73,8 @@ struct csv_writer {
     int started;           /* anything written at all (a byte order mark first would be taken for one) */
     int failed_errno;      /* errno of the first write failure, -1 unknown, 0 none */
     csv_bg *bg;            /* NULL: written synchronously */
+    struct anonkit_table *mem; /* the table backend (csv_writer_open_table): fields go into its columns */
+    int mem_rows;          /* the header is written: fields are rows' */
     unsigned char special[256]; /* bytes that force quoting */
 };
 
@@ -161,6 +164,7 @@ static void bg_free(csv_bg *bg)
 
 int csv_writer_background(csv_writer *w, unsigned nbufs, size_t buf_size, uint64_t behind_bytes, ak_error *err)
 {
+    if (w->mem) return ANONKIT_OK; /* a table: nothing to write in the background */
     if (w->failed_errno) return writer_error(w, err);
     if (w->bg) return ANONKIT_OK;
     if (nbufs == 0 || buf_size == 0)
@@ -366,8 +370,22 @@ static int writer_needs_quotes(const csv_writer *w, const char *data, size_t len
     return 0;
 }
 
+int csv_writer_open_table(csv_writer **out, struct anonkit_table *t, const char *name, ak_error *err)
+{
+    *out = NULL;
+    csv_writer *w = calloc(1, sizeof *w);
+    if (!w || !(w->name = strdup(name ? name : "(table)"))) {
+        free(w);
+        return ak_err_nomem(err);
+    }
+    w->mem = t;
+    *out = w;
+    return ANONKIT_OK;
+}
+
 int csv_write_field(csv_writer *w, const char *data, size_t len, ak_error *err)
 {
+    if (w->mem) return memtable_writer_field(w->mem, !w->mem_rows, w->rec_fields++, data, len, err);
     if (w->failed_errno) return writer_error(w, err);
     if (w->rec_fields++ > 0) {
         AK_CHECK(writer_put(w, w->delim, err));
@@ -393,6 +411,12 @@ int csv_write_field(csv_writer *w, const char *data, size_t len, ak_error *err)
 
 int csv_write_end(csv_writer *w, ak_error *err)
 {
+    if (w->mem) {
+        const int rc = memtable_writer_row_end(w->mem, !w->mem_rows, w->rec_fields, err);
+        w->rec_fields = 0;
+        w->mem_rows = 1;
+        return rc;
+    }
     if (w->failed_errno) return writer_error(w, err);
     /* One empty field alone would be an empty line, which the reader drops
      * at the end of a file: write it as "". */
@@ -404,6 +428,7 @@ int csv_write_end(csv_writer *w, ak_error *err)
 
 int csv_write_raw(csv_writer *w, const char *data, size_t len, ak_error *err)
 {
+    if (w->mem) return ak_err_set(err, ANONKIT_E_INTERNAL, w->name, 0, 0, "CSV text cannot go into a table");
     if (w->failed_errno) return writer_error(w, err);
     if (len) w->rec_has_bytes = 1;
     w->started = 1;
@@ -412,6 +437,7 @@ int csv_write_raw(csv_writer *w, const char *data, size_t len, ak_error *err)
 
 int csv_write_block(csv_writer *w, strbuf *block, ak_error *err)
 {
+    if (w->mem) return ak_err_set(err, ANONKIT_E_INTERNAL, w->name, 0, 0, "CSV text cannot go into a table");
     if (w->failed_errno) return writer_error(w, err);
     if (block->len == 0) return ANONKIT_OK;
     w->rec_has_bytes = 1;
@@ -434,6 +460,7 @@ int csv_write_block(csv_writer *w, strbuf *block, ak_error *err)
 
 int csv_writer_flush(csv_writer *w, ak_error *err)
 {
+    if (w->mem) return ANONKIT_OK;
     if (w->failed_errno) return writer_error(w, err);
     AK_CHECK(writer_drain(w, err));
     if (w->bg) { /* wait until the thread has written everything; the stream is then the caller's */

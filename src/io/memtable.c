@@ -1,8 +1,8 @@
 /* memtable.c — anonkit_table (see memtable.h): building a table from column
- * arrays or rows, reading it back column by column, its CSV form for the
- * input spool, and the "table:" sink that parses the writer's output into a
- * new table. Every array given by the caller is copied during the call that
- * takes it and never kept. */
+ * arrays (copied, or numbers borrowed: anonkit_table_add_*_ref), dictionary
+ * codes or rows, reading it back column by column, its CSV form for a
+ * private copy, the cells of the CSV writer's table backend, and the
+ * "table:" sink that parses a writer's CSV output into a new table. */
 #define _GNU_SOURCE
 #include "io/memtable.h"
 
@@ -36,11 +36,16 @@ anonkit_table *anonkit_table_create(void) { return calloc(1, sizeof(anonkit_tabl
 static void col_free(memcol *c)
 {
     free(c->name);
-    free(c->d);
-    free(c->i);
+    if (!c->borrowed) {
+        free(c->d);
+        free(c->i);
+    }
     free(c->off);
     free(c->bytes);
     free(c->missing);
+    free(c->codes);
+    free(c->row_off);
+    free(c->row_bytes);
 }
 
 void anonkit_table_free(anonkit_table *t)
@@ -137,15 +142,31 @@ static int copy_missing(memcol *c, const uint8_t *missing, uint64_t n)
     return 0;
 }
 
-int anonkit_table_add_double(anonkit_table *t, const char *name, const double *values, const uint8_t *missing,
-                             uint64_t n)
+/* Makes column c use the caller's array `values` instead of its own: it is
+ * only read, never written or freed (anonkit_table_add_*_ref). */
+static void col_borrow(memcol *c, const void *values)
+{
+    if (c->kind == ANONKIT_COLUMN_DOUBLE) {
+        free(c->d);
+        c->d = (double *)(uintptr_t)values; /* read only: borrowed (never written, never freed) */
+    } else {
+        free(c->i);
+        c->i = (int64_t *)(uintptr_t)values;
+    }
+    c->borrowed = 1;
+}
+
+/* anonkit_table_add_double, the values copied or (borrow) borrowed. */
+static int add_double(anonkit_table *t, const char *name, const double *values, const uint8_t *missing, uint64_t n,
+                      int borrow)
 {
     if (!t) return ANONKIT_E_USAGE;
     if (n && !values) return fail(t, ANONKIT_E_USAGE, "column '%s': no values", name ? name : "");
     int rc;
     memcol *c = add_column(t, name, ANONKIT_COLUMN_DOUBLE, n, &rc);
     if (!c) return rc;
-    if (n) memcpy(c->d, values, (size_t)n * sizeof *values);
+    if (borrow && n) col_borrow(c, values);
+    else if (n) memcpy(c->d, values, (size_t)n * sizeof *values);
     if (copy_missing(c, missing, n) != 0) return fail(t, ANONKIT_E_NOMEM, "out of memory");
     for (uint64_t r = 0; r < n; r++)
         if (!isfinite(values[r]) && !(c->missing && c->missing[r])) {
@@ -160,17 +181,43 @@ int anonkit_table_add_double(anonkit_table *t, const char *name, const double *v
     return ANONKIT_OK;
 }
 
-int anonkit_table_add_int64(anonkit_table *t, const char *name, const int64_t *values, const uint8_t *missing,
-                            uint64_t n)
+int anonkit_table_add_double(anonkit_table *t, const char *name, const double *values, const uint8_t *missing,
+                             uint64_t n)
+{
+    return add_double(t, name, values, missing, n, 0);
+}
+
+int anonkit_table_add_double_ref(anonkit_table *t, const char *name, const double *values, const uint8_t *missing,
+                                 uint64_t n)
+{
+    return add_double(t, name, values, missing, n, 1);
+}
+
+/* anonkit_table_add_int64, the values copied or (borrow) borrowed. */
+static int add_int64(anonkit_table *t, const char *name, const int64_t *values, const uint8_t *missing, uint64_t n,
+                     int borrow)
 {
     if (!t) return ANONKIT_E_USAGE;
     if (n && !values) return fail(t, ANONKIT_E_USAGE, "column '%s': no values", name ? name : "");
     int rc;
     memcol *c = add_column(t, name, ANONKIT_COLUMN_INT64, n, &rc);
     if (!c) return rc;
-    if (n) memcpy(c->i, values, (size_t)n * sizeof *values);
+    if (borrow && n) col_borrow(c, values);
+    else if (n) memcpy(c->i, values, (size_t)n * sizeof *values);
     if (copy_missing(c, missing, n) != 0) return fail(t, ANONKIT_E_NOMEM, "out of memory");
     return ANONKIT_OK;
+}
+
+int anonkit_table_add_int64(anonkit_table *t, const char *name, const int64_t *values, const uint8_t *missing,
+                            uint64_t n)
+{
+    return add_int64(t, name, values, missing, n, 0);
+}
+
+int anonkit_table_add_int64_ref(anonkit_table *t, const char *name, const int64_t *values, const uint8_t *missing,
+                                uint64_t n)
+{
+    return add_int64(t, name, values, missing, n, 1);
 }
 
 int anonkit_table_add_text(anonkit_table *t, const char *name, const int64_t *offsets, const char *bytes,
@@ -186,11 +233,55 @@ int anonkit_table_add_text(anonkit_table *t, const char *name, const int64_t *of
     int rc;
     memcol *c = add_column(t, name, ANONKIT_COLUMN_TEXT, n, &rc);
     if (!c) return rc;
-    if (total && !(c->bytes = malloc(total))) return fail(t, ANONKIT_E_NOMEM, "out of memory");
+    if (total && !(c->bytes = malloc(total + CSV_FIELD_READABLE))) return fail(t, ANONKIT_E_NOMEM, "out of memory");
     c->bytes_cap = total;
     if (total) memcpy(c->bytes, bytes + offsets[0], total); /* Arrow slices start past 0 */
+    if (c->bytes) memset(c->bytes + total, 0, CSV_FIELD_READABLE); /* the reader's padding (csv.h) */
     for (uint64_t r = 0; n && r <= n; r++) c->off[r] = offsets[r] - offsets[0];
     if (copy_missing(c, missing, n) != 0) return fail(t, ANONKIT_E_NOMEM, "out of memory");
+    return ANONKIT_OK;
+}
+
+int anonkit_table_add_text_codes(anonkit_table *t, const char *name, const int32_t *codes, uint64_t n,
+                                 const int64_t *offsets, const char *bytes, uint32_t count)
+{
+    if (!t) return ANONKIT_E_USAGE;
+    if ((n && !codes) || !offsets) return fail(t, ANONKIT_E_USAGE, "column '%s': no codes or offsets", name ? name : "");
+    for (uint32_t v = 0; v < count; v++)
+        if (offsets[v + 1] < offsets[v] || offsets[v] < 0)
+            return fail(t, ANONKIT_E_USAGE, "column '%s': offsets decrease at value %u", name ? name : "", v + 1);
+    for (uint64_t r = 0; r < n; r++)
+        if (codes[r] >= (int64_t)count)
+            return fail(t, ANONKIT_E_USAGE, "column '%s', row %" PRIu64 ": code %d of %u values", name ? name : "",
+                        r + 1, codes[r], count);
+    const size_t total = (size_t)(offsets[count] - offsets[0]);
+    if (total && !bytes) return fail(t, ANONKIT_E_USAGE, "column '%s': no bytes", name ? name : "");
+    int rc;
+    memcol *c = add_column(t, name, ANONKIT_COLUMN_TEXT, n, &rc);
+    if (!c) return rc;
+    free(c->off); /* the row offsets col_reserve made: the values' instead */
+    c->off = malloc(((size_t)count + 1) * sizeof *c->off);
+    c->codes = malloc((n ? (size_t)n : 1) * sizeof *c->codes);
+    c->bytes = malloc(total + CSV_FIELD_READABLE);
+    if (!c->off || !c->codes || !c->bytes) return fail(t, ANONKIT_E_NOMEM, "out of memory");
+    c->bytes_cap = total;
+    c->ndict = count;
+    c->cap = n;
+    if (total) memcpy(c->bytes, bytes + offsets[0], total);
+    memset(c->bytes + total, 0, CSV_FIELD_READABLE); /* the reader's padding (csv.h) */
+    for (uint32_t v = 0; v <= count; v++) c->off[v] = offsets[v] - offsets[0];
+    int any = 0;
+    for (uint64_t r = 0; r < n; r++) {
+        /* an empty value is missing, as an empty cell of the CSV form reads back */
+        const int miss = codes[r] < 0 || c->off[codes[r] + 1] == c->off[codes[r]];
+        c->codes[r] = miss ? -1 : codes[r];
+        if (miss && !any) {
+            if (!(c->missing = calloc((size_t)n, 1))) return fail(t, ANONKIT_E_NOMEM, "out of memory");
+            any = 1;
+        }
+        if (miss) c->missing[r] = 1;
+    }
+    t->nrows = n;
     return ANONKIT_OK;
 }
 
@@ -213,7 +304,7 @@ static int append_field(anonkit_table *t, memcol *c, const char *field, size_t l
         if (len && (size_t)c->off[r] + len > c->bytes_cap) {
             size_t cap = c->bytes_cap ? c->bytes_cap : 256;
             while (cap < (size_t)c->off[r] + len) cap *= 2;
-            char *b = realloc(c->bytes, cap);
+            char *b = realloc(c->bytes, cap + CSV_FIELD_READABLE);
             if (!b) return fail(t, ANONKIT_E_NOMEM, "out of memory");
             c->bytes = b;
             c->bytes_cap = cap;
@@ -240,6 +331,10 @@ int anonkit_table_append_row(anonkit_table *t, const char *const *fields, const 
     if (!t) return ANONKIT_E_USAGE;
     if (count != t->ncols)
         return fail(t, ANONKIT_E_USAGE, "a row of %u fields where the table has %u columns", count, t->ncols);
+    for (uint32_t c = 0; c < count; c++)
+        if (t->cols[c].borrowed || t->cols[c].codes)
+            return fail(t, ANONKIT_E_USAGE, "column '%s' borrows its values or is in dictionary form: no row can be "
+                        "appended", t->cols[c].name);
     for (uint32_t c = 0; c < count; c++) {
         const char *f = fields ? fields[c] : NULL;
         const int rc = append_field(t, &t->cols[c], f, f ? (lengths ? lengths[c] : strlen(f)) : 0);
@@ -280,6 +375,42 @@ int anonkit_table_column_text(const anonkit_table *t, uint32_t i, const int64_t 
     const memcol *c = col_at(t, i);
     if (!c || c->kind != ANONKIT_COLUMN_TEXT) return ANONKIT_E_USAGE;
     static const char none[1] = "";
+    if (c->codes && !c->row_off) { /* a dictionary column's text form, made once */
+        memcol *m = (memcol *)(uintptr_t)c; /* (the table's own cache: the documented first-call rule) */
+        size_t total = 0, len;
+        for (uint64_t r = 0; r < t->nrows; r++)
+            if (!(c->missing && c->missing[r])) (void)memcol_text(c, r, &len), total += len;
+        int64_t *off = malloc(((size_t)t->nrows + 1) * sizeof *off);
+        char *b = malloc(total + CSV_FIELD_READABLE);
+        if (!off || !b) {
+            free(off);
+            free(b);
+            return ANONKIT_E_NOMEM;
+        }
+        off[0] = 0;
+        for (uint64_t r = 0; r < t->nrows; r++) {
+            len = 0;
+            const char *text = c->missing && c->missing[r] ? "" : memcol_text(c, r, &len);
+            memcpy(b + off[r], text, len);
+            off[r + 1] = off[r] + (int64_t)len;
+        }
+        memset(b + total, 0, CSV_FIELD_READABLE);
+        m->row_off = off;
+        m->row_bytes = b;
+    }
+    if (offsets) *offsets = c->codes ? c->row_off : c->off;
+    if (bytes) *bytes = c->codes ? c->row_bytes : c->bytes ? c->bytes : none;
+    return ANONKIT_OK;
+}
+
+int anonkit_table_column_codes(const anonkit_table *t, uint32_t i, const int32_t **codes, uint32_t *count,
+                               const int64_t **offsets, const char **bytes)
+{
+    const memcol *c = col_at(t, i);
+    if (!c || c->kind != ANONKIT_COLUMN_TEXT || !c->codes) return ANONKIT_E_USAGE;
+    static const char none[1] = "";
+    if (codes) *codes = c->codes;
+    if (count) *count = c->ndict;
     if (offsets) *offsets = c->off;
     if (bytes) *bytes = c->bytes ? c->bytes : none;
     return ANONKIT_OK;
@@ -299,7 +430,7 @@ static const char digit_pairs[201] = "000102030405060708091011121314151617181920
 
 /* Writes v in decimal into buf (room for 21 bytes); returns the length.
  * Digits are made two at a time from the end (one division per pair). */
-static int format_int64(char *buf, int64_t v)
+int memtable_format_int64(char *buf, int64_t v)
 {
     char tmp[24];
     int n = (int)sizeof tmp;
@@ -323,7 +454,7 @@ static int format_int64(char *buf, int64_t v)
 }
 
 /* Tests only (tests/test_table_api.c): format_int64, to be compared with printf's %lld. */
-int memtable__format_int64(char *buf, int64_t v) { return format_int64(buf, v); }
+int memtable__format_int64(char *buf, int64_t v) { return memtable_format_int64(buf, v); }
 
 /* Powers of ten that doubles hold exactly. */
 static const double pow10_exact[] = {1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12};
@@ -338,9 +469,9 @@ static const double pow10_exact[] = {1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 
  * 1.1e-16 of |D|), and the smallest k leaves no trailing zero. That v is
  * D's nearest double is proved exactly: r and 10^k are exact doubles, so
  * r / 10^k, which IEEE division rounds correctly, is D's nearest double. */
-static int format_double(char *buf, double v)
+int memtable_format_double(char *buf, double v)
 {
-    if (v > -1e15 && v < 1e15 && v == (double)(int64_t)v) return format_int64(buf, (int64_t)v);
+    if (v > -1e15 && v < 1e15 && v == (double)(int64_t)v) return memtable_format_int64(buf, (int64_t)v);
     const double a = fabs(v);
     if (a >= 1e-4 && a < 1e15) {
         for (int k = 1; k < (int)(sizeof pow10_exact / sizeof *pow10_exact); k++) {
@@ -349,7 +480,7 @@ static int format_double(char *buf, double v)
             const double r = nearbyint(m);
             if (r / pow10_exact[k] != a) continue;
             char digits[24];
-            int nd = format_int64(digits, (int64_t)r), len = 0;
+            int nd = memtable_format_int64(digits, (int64_t)r), len = 0;
             if (v < 0) buf[len++] = '-';
             if (nd <= k) { /* 0.000ddd */
                 buf[len++] = '0';
@@ -369,7 +500,7 @@ static int format_double(char *buf, double v)
 }
 
 /* Tests only (tests/test_table_api.c): format_double, to be compared with ak_format_double. */
-int memtable__format_double(char *buf, double v) { return format_double(buf, v); }
+int memtable__format_double(char *buf, double v) { return memtable_format_double(buf, v); }
 
 /* Appends text[0..len) to b as one CSV field, quoted exactly when the one
  * writer (io/csv_writer.c, csv_write_field) quotes it: it holds the
@@ -419,11 +550,12 @@ int memtable_write_csv(const anonkit_table *t, FILE *f, char delimiter, int head
             if (ci && strbuf_append(&b, &delimiter, 1) != 0) rc = ak_err_nomem(err);
             else if (c->missing && c->missing[r]) continue;
             else if (c->kind == ANONKIT_COLUMN_TEXT) {
-                const size_t len = (size_t)(c->off[r + 1] - c->off[r]);
-                if (put_text_field(&b, len ? c->bytes + c->off[r] : "", len, special, !header && r == 0 && ci == 0) != 0)
+                size_t len;
+                const char *text = memcol_text(c, r, &len);
+                if (put_text_field(&b, text, len, special, !header && r == 0 && ci == 0) != 0)
                     rc = ak_err_nomem(err);
             } else { /* a number: quoted only with a delimiter among its characters */
-                const int n = c->kind == ANONKIT_COLUMN_DOUBLE ? format_double(buf, c->d[r]) : format_int64(buf, c->i[r]);
+                const int n = c->kind == ANONKIT_COLUMN_DOUBLE ? memtable_format_double(buf, c->d[r]) : memtable_format_int64(buf, c->i[r]);
                 if ((numbers_plain ? strbuf_append(&b, buf, (size_t)n) : put_text_field(&b, buf, (size_t)n, special, 0)) != 0)
                     rc = ak_err_nomem(err);
             }
@@ -443,7 +575,7 @@ int memtable_write_csv(const anonkit_table *t, FILE *f, char delimiter, int head
 }
 
 /* Whether s[0..len) is an int64 written plainly: an optional minus, digits, no leading zero. */
-static int plain_int64(const char *s, size_t len, int64_t *v)
+int memtable_plain_int64(const char *s, size_t len, int64_t *v)
 {
     size_t i = s[0] == '-';
     if (i == len || len > 20 || (s[i] == '0' && len > i + 1) || (i && s[i] == '0')) return 0;
@@ -484,7 +616,7 @@ static int plain_decimal(const char *s, size_t len)
 /* Whether s[0..len) is a finite double whose shortest text (ak_format_double:
  * the first of %.15g, %.16g, %.17g that reads back) is s itself. One
  * formatting per value: the precision is the count of s's significant digits. */
-static int plain_double(const char *s, size_t len, double *v)
+int memtable_plain_double(const char *s, size_t len, double *v)
 {
     char buf[40], back[40];
     if (len >= 32) return 0;
@@ -502,7 +634,7 @@ static int plain_double(const char *s, size_t len, double *v)
     *v = strtod(buf, &end);
     if (*end || !isfinite(*v)) return 0;
     if (*v > -1e15 && *v < 1e15 && *v == (double)(int64_t)*v) { /* integral: written as an integer */
-        const int n = format_double(back, *v);
+        const int n = memtable_format_double(back, *v);
         return (size_t)n == len && !memcmp(back, s, len);
     }
     if (digits <= 15 && plain_decimal(buf, len) && fabs(*v) >= 1e-4 && fabs(*v) < 1e15)
@@ -519,7 +651,7 @@ static int plain_double(const char *s, size_t len, double *v)
 
 /* Turns text column c into int64 or double when every present value reads
  * back as its own text in that kind. */
-static int col_narrow(memcol *c, uint64_t rows)
+int memtable_col_narrow(memcol *c, uint64_t rows)
 {
     int can_int = 1, can_double = 1, present = 0;
     for (uint64_t r = 0; r < rows && (can_int || can_double); r++) {
@@ -529,8 +661,8 @@ static int col_narrow(memcol *c, uint64_t rows)
         const size_t len = (size_t)(c->off[r + 1] - c->off[r]);
         int64_t iv;
         double dv;
-        if (can_int && !plain_int64(s, len, &iv)) can_int = 0;
-        if (!can_int && can_double && !plain_double(s, len, &dv)) can_double = 0;
+        if (can_int && !memtable_plain_int64(s, len, &iv)) can_int = 0;
+        if (!can_int && can_double && !memtable_plain_double(s, len, &dv)) can_double = 0;
     }
     if (!present || (!can_int && !can_double)) return 0;
     const size_t n = rows ? (size_t)rows : 1;
@@ -541,8 +673,8 @@ static int col_narrow(memcol *c, uint64_t rows)
         if (c->missing && c->missing[r]) continue;
         const char *s = c->bytes + c->off[r];
         const size_t len = (size_t)(c->off[r + 1] - c->off[r]);
-        if (iv) (void)plain_int64(s, len, &iv[r]);
-        else (void)plain_double(s, len, &dv[r]);
+        if (iv) (void)memtable_plain_int64(s, len, &iv[r]);
+        else (void)memtable_plain_double(s, len, &dv[r]);
     }
     free(c->off);
     free(c->bytes);
@@ -556,37 +688,73 @@ static int col_narrow(memcol *c, uint64_t rows)
     return 0;
 }
 
+/* Puts text s[0..len) as row r of text column c (an empty text: missing),
+ * growing its arrays; the one step of take_row and of the table writer. */
+static int put_cell(memcol *c, uint64_t r, const char *s, size_t len, ak_error *err)
+{
+    if (r >= c->cap && col_reserve(c, r + 1) != 0) return ak_err_nomem(err);
+    const int64_t at = c->off[r];
+    if (!len) {
+        if (!c->missing && !(c->missing = calloc((size_t)c->cap, 1))) return ak_err_nomem(err);
+        c->missing[r] = 1;
+        c->off[r + 1] = at;
+        return ANONKIT_OK;
+    }
+    if (c->missing) c->missing[r] = 0;
+    if ((size_t)at + len > c->bytes_cap) {
+        size_t cap = c->bytes_cap ? c->bytes_cap : 4096;
+        while (cap < (size_t)at + len) cap *= 2;
+        char *grown = realloc(c->bytes, cap + CSV_FIELD_READABLE);
+        if (!grown) return ak_err_nomem(err);
+        c->bytes = grown;
+        c->bytes_cap = cap;
+    }
+    memcpy(c->bytes + at, s, len);
+    c->off[r + 1] = at + (int64_t)len;
+    return ANONKIT_OK;
+}
+
 /* sink_rows' callback: one published row into the text columns (every
- * column is text while the rows come; col_narrow turns them afterwards): an
- * empty field is missing. append_field's work, without its checks of kind. */
+ * column is text while the rows come; memtable_col_narrow turns them
+ * afterwards): an empty field is missing. */
 static int take_row(void *ctx, const source_row *row, ak_error *err)
 {
     anonkit_table *t = ctx;
-    const uint64_t r = t->nrows;
-    for (uint32_t ci = 0; ci < row->count; ci++) {
-        memcol *c = &t->cols[ci];
-        const size_t len = row->len[ci];
-        if (r >= c->cap && col_reserve(c, r + 1) != 0) return ak_err_nomem(err);
-        const int64_t at = c->off[r];
-        if (!len) {
-            if (!c->missing && !(c->missing = calloc((size_t)c->cap, 1))) return ak_err_nomem(err);
-            c->missing[r] = 1;
-            c->off[r + 1] = at;
-            continue;
-        }
-        if (c->missing) c->missing[r] = 0;
-        if ((size_t)at + len > c->bytes_cap) {
-            size_t cap = c->bytes_cap ? c->bytes_cap : 4096;
-            while (cap < (size_t)at + len) cap *= 2;
-            char *grown = realloc(c->bytes, cap);
-            if (!grown) return ak_err_nomem(err);
-            c->bytes = grown;
-            c->bytes_cap = cap;
-        }
-        memcpy(c->bytes + at, row->text[ci], len);
-        c->off[r + 1] = at + (int64_t)len;
-    }
+    for (uint32_t ci = 0; ci < row->count; ci++)
+        AK_CHECK(put_cell(&t->cols[ci], t->nrows, row->text[ci], row->len[ci], err));
     t->nrows++;
+    return ANONKIT_OK;
+}
+
+int memtable_writer_field(anonkit_table *t, int header, uint32_t col, const char *data, size_t len, ak_error *err)
+{
+    if (header) {
+        char *name = strndup(data, len);
+        int st = ANONKIT_OK;
+        if (!name) return ak_err_nomem(err);
+        const memcol *c = add_column(t, name, ANONKIT_COLUMN_TEXT, 0, &st);
+        free(name);
+        return c ? ANONKIT_OK : ak_err_set(err, st, NULL, 0, 0, "%s", t->errmsg);
+    }
+    if (col >= t->ncols)
+        return ak_err_set(err, ANONKIT_E_INTERNAL, NULL, 0, 0, "a published row has more fields than the header");
+    return put_cell(&t->cols[col], t->nrows, data, len, err);
+}
+
+int memtable_writer_row_end(anonkit_table *t, int header, uint32_t count, ak_error *err)
+{
+    if (header) return ANONKIT_OK;
+    if (count != t->ncols)
+        return ak_err_set(err, ANONKIT_E_INTERNAL, NULL, 0, 0, "a published row of %u fields where the header has %u",
+                          count, t->ncols);
+    t->nrows++;
+    return ANONKIT_OK;
+}
+
+int memtable_writer_finish(anonkit_table *t, ak_error *err)
+{
+    for (uint32_t c = 0; c < t->ncols; c++)
+        if (memtable_col_narrow(&t->cols[c], t->nrows) != 0) return ak_err_nomem(err);
     return ANONKIT_OK;
 }
 
@@ -616,7 +784,7 @@ int memtable_from_csv(anonkit_table **out, FILE *csv, char delimiter, const char
     csv_reader_free(r);
     if (rc == ANONKIT_OK) rc = sink_rows(csv, delimiter, shown, take_row, t, err);
     for (uint32_t c = 0; rc == ANONKIT_OK && c < t->ncols; c++)
-        if (col_narrow(&t->cols[c], t->nrows) != 0) rc = ak_err_nomem(err);
+        if (memtable_col_narrow(&t->cols[c], t->nrows) != 0) rc = ak_err_nomem(err);
     if (rc < 0) {
         anonkit_table_free(t);
         return rc;

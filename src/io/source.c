@@ -244,6 +244,12 @@ int source_input_open(source_input *in, const char *name, const source_options *
     const int is_stdin = !strcmp(name, "-");
     if (!(in->shown = is_stdin ? strdup("stdin") : source_display(name))) return ak_err_nomem(err);
     in->path = name;
+    if (o && o->table_in && source_kind_of(name) == SOURCE_TABLE) {
+        free(in->shown);
+        if (!(in->shown = strdup("the input table"))) return ak_err_nomem(err);
+        in->table = o->table_in;
+        return ANONKIT_OK;
+    }
     if (is_stdin) {
         if (!spool_stdin) return ANONKIT_OK;
         AK_CHECK(spool_stream_in(&in->sp, stdin, o ? o->tmpdir : NULL, err));

@@ -65,6 +65,7 @@ typedef struct source_options {
     int replace;        /* --replace: a sink may replace an existing table */
     const char *tmpdir; /* where spools go; NULL: $TMPDIR, else /tmp */
     struct anonkit_table **table_out; /* the "table:" sink hands its table here at commit (io/memtable.h) */
+    const struct anonkit_table *table_in; /* the input "table:" is this table in memory (NULL: none) */
 } source_options;
 
 /* One value label of a labelled variable. */
@@ -158,9 +159,13 @@ typedef struct source_input {
     source_column *cols;   /* the source's columns (NULL for CSV), for a sink that keeps labels */
     uint32_t ncols;
     uint64_t rows;         /* rows spooled */
+    const struct anonkit_table *table; /* the input is this table in memory (the name "table:",
+                                          o->table_in), read as it is: path is "table:", nothing to open */
 } source_input;
 
-/* Makes name readable by the CSV reader: a CSV file as it is; "-" is
+/* Makes name readable by the CSV reader: a CSV file as it is; the name
+ * "table:" with o->table_in is that table, read through the reader's table
+ * backend (in->table; shown as "the input table"); "-" is
  * spooled when spool_stdin is set (else left as "-"); any other source is
  * scanned once into a private unnamed spool in CSV form with o->delimiter,
  * header first. */

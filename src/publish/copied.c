@@ -66,7 +66,7 @@ static void *copy_rows(void *arg)
         if (cap && !p->off && (p->off = ak_huge_malloc((cap * k + 1) * sizeof *p->off))) p->cap = cap;
         if (p->length < SIZE_MAX / 2) (void)publish_reserve_huge(&p->text, (size_t)(p->length + p->length / 16) + 4096);
     }
-    p->rc = p->whole ? csv_reader_open(&reader, p->t->path, p->pub->delim, &p->err)
+    p->rc = p->whole ? table_reader_open(p->t, &reader, &p->err)
                      : csv_reader_open_range(&reader, p->t->path, p->pub->delim, p->offset, p->length, 2, &p->err);
     if (p->rc == ANONKIT_OK) p->rc = csv_reader_digest(reader, &p->digest, p->t->digest.cut, &p->err);
     if (p->rc == ANONKIT_OK && p->whole && (got = csv_read(reader, &rec, &p->err)) < 0) p->rc = got; /* the header */
@@ -124,7 +124,7 @@ int publish_read_copied(const publisher *pub, const table *t, unsigned threads, 
     const size_t n = t->nrows;
     const uint32_t k = pub->ncopied;
     struct stat st;
-    if (threads > 1 && t->digest.cut && stat(t->path, &st) == 0 && (uint64_t)st.st_size >= PUBLISH_PARALLEL_MIN_BYTES) {
+    if (threads > 1 && !t->mem && t->digest.cut && stat(t->path, &st) == 0 && (uint64_t)st.st_size >= PUBLISH_PARALLEL_MIN_BYTES) {
         csv_reader *reader = NULL;
         csv_record rec;
         input_digest header = {0}; /* the header's segment */

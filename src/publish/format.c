@@ -229,7 +229,7 @@ static int append_unit(const publisher *pub, const csv_record *rec, uint32_t u, 
 {
     const csv_field *f = rec->fields + pub->copied_col[u];
     const uint32_t nc = pub->copied_ncols[u];
-    if (nc > 1) {
+    if (nc > 1 && !pub->t->mem) { /* (a table's fields lie in separate columns, not one buffer) */
         const char *from = f[0].data, *to = f[nc - 1].data + f[nc - 1].len;
         int plain = to >= from && csv_run_is_plain(from, (size_t)(to - from));
         for (uint32_t i = 0; i < nc && plain; i++)

@@ -243,7 +243,7 @@ int publish_write(const table *t, const partition *p, const publish_opts *opts, 
     if (k && opts->keep_order) {
         /* Stream: read a row, compose it; a block's rows are written once
          * the block's digest is that of the load (publish_verified). */
-        if ((rc = csv_reader_open(&reader, t->path, pub.delim, err)) < 0) goto done;
+        if ((rc = table_reader_open(t, &reader, err)) < 0) goto done;
         if ((rc = csv_reader_digest(reader, &seen, t->digest.cut, err)) < 0) goto done;
         csv_record rec;
         if ((rc = csv_read(reader, &rec, err)) < 0) goto done;

@@ -35,6 +35,16 @@ typedef struct publish_stats {
 int publish_write(const table *t, const partition *p, const publish_opts *opts, FILE *out,
                   const char *out_name, publish_stats *stats /* OUT */, ak_error *err);
 
+/* publish_write's table in memory instead of CSV text (table_out.c), for an
+ * input that is a table in memory (t->mem): the same rows in the same order,
+ * the same columns and values, built column by column into a new table
+ * (*out, the caller's): QI columns in dictionary form, copied columns
+ * gathered from t->mem with their own types; kinds as the "table:" sink
+ * gives the published CSV (io/memtable.h). */
+struct anonkit_table;
+int publish_table(const table *t, const partition *p, const publish_opts *opts, struct anonkit_table **out /* OUT */,
+                  publish_stats *stats /* OUT */, ak_error *err);
+
 /* Starts reading t's columns that publish_write copies through on a thread of
  * its own, so that the reading overlaps other work (the algorithm, on the
  * other core). Only worth it for shuffled output, which holds them anyway;

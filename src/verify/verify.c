@@ -124,7 +124,9 @@ static int vgroups_read(vgroups *g, const verify_params *p, const char *path, co
     csv_reader *reader = NULL;
     int rc;
     if (!qi_col) return ak_err_nomem(err);
-    if ((rc = csv_reader_open(&reader, path, p->delimiter, err)) < 0) goto done;
+    if ((rc = p->table ? csv_reader_open_table(&reader, p->table, shown, err)
+                       : csv_reader_open(&reader, path, p->delimiter, err)) < 0)
+        goto done;
     csv_record rec;
     if ((rc = csv_read(reader, &rec, err)) < 0) goto done;
     if (rc == 0) {
@@ -349,6 +351,7 @@ static int open_published(const verify_params *p, spool *sp, source_input *in, c
 {
     memset(in, 0, sizeof *in);
     *path = *shown = p->published;
+    if (p->table) return ANONKIT_OK; /* read as it is, through the reader's table backend */
     if (strcmp(p->published, "-") == 0) {
         *shown = "stdin";
         AK_CHECK(spool_stream_in(sp, stdin, p->tmpdir, err));
@@ -382,7 +385,7 @@ int verify_published_achieved(const verify_params *p, verify_counts *out, verify
     if (rc < 0) goto done;
     const int needs = model_needs_sensitive(&p->model);
     const verify_params use = {p->published, p->delimiter, p->qi, p->nqi, needs ? p->sensitive : NULL, p->model,
-                               p->suppression, p->tmpdir, p->query, p->use_codes, p->missing, p->nmissing};
+                               p->suppression, p->tmpdir, p->query, p->use_codes, p->missing, p->nmissing, p->table};
     if ((rc = vgroups_read(&g, &use, path, shown, p->model.variance > 0, err)) < 0) goto done;
     rc = test_classes(&g, p, shown, out, achieved, err);
 done:

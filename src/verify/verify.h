@@ -17,6 +17,8 @@
 #include "common/error.h"
 #include "model/model.h"
 
+struct anonkit_table;
+
 /* What to verify. */
 typedef struct verify_params {
     const char *published;     /* path of the published CSV; "-" reads standard input */
@@ -32,6 +34,8 @@ typedef struct verify_params {
     const char *const *missing; /* tokens that stand for a missing value besides the empty cell: a missing
                                    sensitive value is one value, however spelled (docs/hierarchies.md) */
     size_t nmissing;
+    const struct anonkit_table *table; /* the published table in memory (io/memtable.h), read through the CSV
+                                          reader's table backend; `published` is then only its name. NULL: a file */
 } verify_params;
 
 /* What a file that satisfies the model holds. */
