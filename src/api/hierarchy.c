@@ -336,7 +336,8 @@ static int build(anonkit_job *const *jobs, size_t n, anonkit_result **out_result
     }
     if (rc == 0) { /* the builds on up to two threads (each its own job, error and output), tasks alternating;
                       the failure of the lowest task is the one reported, as one thread would have */
-        build_part parts[2] = {{t, 0, threads, n, n, 0}, {t, 1, threads, n, n, 0}};
+        build_part parts[2] = {{t, threads - 1, threads, n, n, 0}, {t, 0, threads, n, n, 0}}; /* (the calling
+                                 thread, parts[0], takes the odd tasks on two: the fewer) */
         ak_run_parts(parts, sizeof parts[0], threads, build_part_run); /* (threads is 1 when n is) */
         size_t lowest = n;
         for (unsigned k = 0; k < threads && k < n; k++)

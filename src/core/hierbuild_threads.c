@@ -39,7 +39,8 @@ int hb_collect_columns_threads(hb_values *vs, size_t n, const char *const *colum
 {
     if (threads < 2 || n < 2 || !strcmp(path, "-")) /* (standard input is read once) */
         return hb_collect_columns(vs, n, columns, presence, missing, path, shown, delimiter, err);
-    const size_t h = (n + 1) / 2; /* the first h columns, then the others */
+    const size_t h = n / 2; /* the first h columns (on the calling thread, which also started the run: the smaller
+                               set), then the others */
     collect_part parts[2];
     memset(parts, 0, sizeof parts);
     for (int k = 0; k < 2; k++) {
