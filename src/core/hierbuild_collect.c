@@ -171,8 +171,7 @@ static inline void memo_key(const char *text, size_t len, int padded, uint64_t *
 /* The memo slot of a value's key. */
 static inline uint32_t memo_slot(uint64_t a, uint64_t b, uint64_t c, size_t len)
 {
-    return (uint32_t)(((a ^ (b * 0x9E3779B97F4A7C15ULL) ^ (c * 0xc2b2ae3d27d4eb4fULL) ^ len) * 0xff51afd7ed558ccdULL) >>
-                      56);
+    return (uint32_t)(((a ^ len ^ ((b ^ (c >> 5) ^ (c << 29)) * 0x9E3779B97F4A7C15ULL)) * 0xff51afd7ed558ccdULL) >> 56);
 }
 
 /* Counts one present value text[0..len) of `line` that is not marked in a
