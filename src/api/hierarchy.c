@@ -4,6 +4,7 @@
  * or previewed as level sizes. */
 #include <errno.h>
 #include <math.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -246,25 +247,41 @@ static unsigned run_threads(const anonkit_job *job)
     return t >= 2 ? 2 : 1;
 }
 
-/* One thread's share of the builds: tasks first, first + step, ... (up to
- * n); at its first failure it stops, its index in *failed_at (else n). */
-typedef struct build_part {
+/* The builds shared by the threads: each takes the next task not yet taken
+ * (in order, so that a thread that read the cheaper columns builds more);
+ * after a failure no more are taken. */
+typedef struct build_queue {
     hier_task *t;
-    size_t first, step, n, failed_at;
+    size_t n;
+    atomic_size_t next;
+    atomic_int stop;
+} build_queue;
+
+/* One thread's builds from the queue; its first failure's task in
+ * failed_at (else n) and status in rc. */
+typedef struct build_part {
+    build_queue *q;
+    size_t failed_at;
     int rc;
 } build_part;
 
-/* Builds, checks and writes one part's hierarchies (ak_run_parts). */
+/* Builds, checks and writes tasks taken from the queue (ak_run_parts).
+ * Tasks are taken in order, so every task before a failed one was taken
+ * and finishes: the lowest failure is the one a single thread meets. */
 static void *build_part_run(void *arg)
 {
     build_part *p = arg;
+    build_queue *q = p->q;
     p->rc = ANONKIT_OK;
-    p->failed_at = p->n;
-    for (size_t i = p->first; i < p->n; i += p->step) {
-        p->rc = task_build(&p->t[i]);
-        hb_values_free(&p->t[i].v); /* (no longer needed: the next column's build has the memory) */
+    p->failed_at = q->n;
+    while (!atomic_load(&q->stop)) {
+        const size_t i = atomic_fetch_add(&q->next, 1);
+        if (i >= q->n) break;
+        p->rc = task_build(&q->t[i]);
+        hb_values_free(&q->t[i].v); /* (no longer needed: the next column's build has the memory) */
         if (p->rc < 0) {
             p->failed_at = i;
+            atomic_store(&q->stop, 1);
             break;
         }
     }
@@ -334,10 +351,12 @@ static int build(anonkit_job *const *jobs, size_t n, anonkit_result **out_result
         for (size_t i = 0; rc == 0 && i < n; i++) t[i].v = vs[i];
         free(vs);
     }
-    if (rc == 0) { /* the builds on up to two threads (each its own job, error and output), tasks alternating;
-                      the failure of the lowest task is the one reported, as one thread would have */
-        build_part parts[2] = {{t, threads - 1, threads, n, n, 0}, {t, 0, threads, n, n, 0}}; /* (the calling
-                                 thread, parts[0], takes the odd tasks on two: the fewer) */
+    if (rc == 0) { /* the builds on up to two threads (each its own job, error and output), each taking the next
+                      task; the failure of the lowest task is the one reported, as one thread would have */
+        build_queue q = {.t = t, .n = n};
+        atomic_init(&q.next, 0);
+        atomic_init(&q.stop, 0);
+        build_part parts[2] = {{&q, n, 0}, {&q, n, 0}};
         ak_run_parts(parts, sizeof parts[0], threads, build_part_run); /* (threads is 1 when n is) */
         size_t lowest = n;
         for (unsigned k = 0; k < threads && k < n; k++)
