@@ -169,6 +169,32 @@ for c in age income zip admitted edu sex; do expect_err_has "hierarchy of '$c'";
 [ "$(grep -c "hierarchy of" "$ERR")" -eq 7 ] || problem "not one summary per column"
 end
 
+for th in 1 2; do
+    begin "several columns, --threads $th: every hierarchy as its one-column build"
+    mkdir "$M/t$th"
+    ak hierarchy "$D/t.csv" --missing NA --threads "$th" "${MANY[@]/$M\//$M/t$th/}"
+    expect_rc 0
+    for n in $NAMES; do
+        cmp -s "$M/t$th/$n.csv" "$B/$n.csv" || problem "$n.csv (--threads $th) differs from the one-column build"
+    done
+    end
+    begin "several columns, --threads $th: the first failing column is the one named, nothing published"
+    mkdir "$M/tf$th"
+    ak hierarchy "$D/t.csv" --missing NA --threads "$th" --column age --interval 5 -o "$M/tf$th/a.csv" \
+        --column sex --interval 3 -o "$M/tf$th/s.csv" --column edu --interval 3 -o "$M/tf$th/e.csv" \
+        --column income --quantiles 4 -o "$M/tf$th/i.csv"
+    expect_rc 1
+    expect_err_has "column 'sex'"
+    [ -z "$(ls -A "$M/tf$th")" ] || problem "files left: $(ls -A "$M/tf$th" | tr '\n' ' ')"
+    ak hierarchy "$D/t.csv" --missing NA --threads "$th" --column age --interval 5 -o "$M/tf$th/a.csv" \
+        --column sex --flat -o "$M/tf$th/s.csv" --column edu --flat -o "$M/tf$th/e.csv" \
+        --column nope --flat -o "$M/tf$th/i.csv"
+    expect_rc 1
+    expect_err_has "no column 'nope'"
+    [ -z "$(ls -A "$M/tf$th")" ] || problem "files left: $(ls -A "$M/tf$th" | tr '\n' ' ')"
+    end
+done
+
 begin "several columns: read from stdin once, the same files"
 mkdir "$M/stdin"
 timeout 60 "$BIN" hierarchy - --missing NA "${MANY[@]/$M\//$M/stdin/}" <"$D/t.csv" >"$OUT" 2>"$ERR"

@@ -691,7 +691,13 @@ static void test_collect_scan(void **state)
             else if (k == 10) snprintf(c, sizeof c, "%u", HB_DENSE - 4 + (unsigned)tu_below(&g, 8)); /* its edge */
             else if (k == 11) snprintf(c, sizeof c, "%u%c%u", (unsigned)tu_below(&g, 99), " :/a+-.9"[tu_below(&g, 8)],
                                        (unsigned)tu_below(&g, 99999)); /* digits around another byte */
-            else if (k == 12) snprintf(c, sizeof c, "%s", (const char *[]){"United-States", "Never-married", "a-rather-longer-category", "x"}[tu_below(&g, 4)]);
+            else if (k == 12) /* short categories, and ones of 17 to 25 bytes that differ in one byte (the memo's words) */
+                snprintf(c, sizeof c, "%s",
+                         (const char *[]){"United-States", "Never-married", "a-rather-longer-category", "x",
+                                          "Married-civ-spouse", "Married-civ-spousX", "Xarried-civ-spouse",
+                                          "aaaaaaaaaaaaXaaaaaaaaaaa", "aaaaaaaaaaaaYaaaaaaaaaaa",
+                                          "aaaaaaaaaaaaXaaaaaaaaaaaa", "Machine-op-inspct",
+                                          "Machine-op-inspcX"}[tu_below(&g, 12)]);
             else if (k == 1) snprintf(c, sizeof c, "NA");
             else if (k == 2) snprintf(c, sizeof c, "%u", 5000000u + (unsigned)tu_below(&g, 20)); /* beyond HB_DENSE */
             else if (k == 3) snprintf(c, sizeof c, "x%u", (unsigned)tu_below(&g, 5));
@@ -766,6 +772,14 @@ static void test_collect_scan(void **state)
             hb_values_free(&alone);
         }
         values_equal(&vs[1], &v, rep, "c (counted)");
+        /* on two threads (two sets of columns, a pass each): the same values */
+        hb_values ts[4];
+        assert_int_equal(hb_collect_columns_threads(ts, 4, cols, presence, ms, path, NULL, ',', 2, &err), 0);
+        for (int j = 0; j < 4; j++) {
+            if (!presence[j]) assert_int_equal(hb__fold_dense(&ts[j], &err), 0);
+            values_equal(&ts[j], &vs[j], rep, "two threads");
+            hb_values_free(&ts[j]);
+        }
         for (int j = 0; j < 4; j++) hb_values_free(&vs[j]);
         hb_values_free(&v);
     }
@@ -794,6 +808,17 @@ static void test_collect_columns_errors(void **state)
         const char *const bad[] = {"a", "nope"};
         assert_true(hb_collect_columns(vs, 2, bad, NULL, ms, path, NULL, ',', &err) < 0);
         assert_non_null(strstr(err.message, "no column 'nope'"));
+        /* on two threads, the same errors: the ragged line, and a missing column (in either set) before it */
+        for (unsigned threads = 1; threads <= 2; threads++) {
+            assert_true(hb_collect_columns_threads(vs, 2, cols, NULL, ms, path, NULL, ',', threads, &err) < 0);
+            assert_int_equal(err.line, quoted ? 5 : 4);
+            assert_non_null(strstr(err.message, "expected 3 fields"));
+            assert_true(hb_collect_columns_threads(vs, 2, bad, NULL, ms, path, NULL, ',', threads, &err) < 0);
+            assert_non_null(strstr(err.message, "no column 'nope'"));
+            const char *const bad0[] = {"nope0", "a"};
+            assert_true(hb_collect_columns_threads(vs, 2, bad0, NULL, ms, path, NULL, ',', threads, &err) < 0);
+            assert_non_null(strstr(err.message, "no column 'nope0'"));
+        }
     }
 }
 

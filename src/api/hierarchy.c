@@ -4,15 +4,18 @@
  * or previewed as level sizes. */
 #include <errno.h>
 #include <math.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "api/job.h"
 #include "api/tables.h"
 #include "api/locale.h"
 #include "api/result.h"
+#include "common/parallel.h"
 #include "core/hierbuild.h"
 #include "io/outfile.h"
 
@@ -235,6 +238,56 @@ static int task_build(hier_task *t)
     return rc;
 }
 
+/* The threads a run of job may use: --threads, else one per online core;
+ * at most two (the columns' two sets, the builds' two halves). */
+static unsigned run_threads(const anonkit_job *job)
+{
+    long t = job->threads;
+    if (t == 0) t = sysconf(_SC_NPROCESSORS_ONLN);
+    return t >= 2 ? 2 : 1;
+}
+
+/* The builds shared by the threads: each takes the next task not yet taken
+ * (in order, so that a thread that read the cheaper columns builds more);
+ * after a failure no more are taken. */
+typedef struct build_queue {
+    hier_task *t;
+    size_t n;
+    atomic_size_t next;
+    atomic_int stop;
+} build_queue;
+
+/* One thread's builds from the queue; its first failure's task in
+ * failed_at (else n) and status in rc. */
+typedef struct build_part {
+    build_queue *q;
+    size_t failed_at;
+    int rc;
+} build_part;
+
+/* Builds, checks and writes tasks taken from the queue (ak_run_parts).
+ * Tasks are taken in order, so every task before a failed one was taken
+ * and finishes: the lowest failure is the one a single thread meets. */
+static void *build_part_run(void *arg)
+{
+    build_part *p = arg;
+    build_queue *q = p->q;
+    p->rc = ANONKIT_OK;
+    p->failed_at = q->n;
+    while (!atomic_load(&q->stop)) {
+        const size_t i = atomic_fetch_add(&q->next, 1);
+        if (i >= q->n) break;
+        p->rc = task_build(&q->t[i]);
+        hb_values_free(&q->t[i].v); /* (no longer needed: the next column's build has the memory) */
+        if (p->rc < 0) {
+            p->failed_at = i;
+            atomic_store(&q->stop, 1);
+            break;
+        }
+    }
+    return NULL;
+}
+
 /* The hierarchies of jobs[0..n) from one read of their common input, all
  * committed together or none (anonkit_hierarchies); n == 1 is
  * anonkit_hierarchy. With several, an error is reported on jobs[0], naming
@@ -249,6 +302,7 @@ static int build(anonkit_job *const *jobs, size_t n, anonkit_result **out_result
     outfile **files = calloc(n ? n : 1, sizeof *files);
     anonkit_job *const first = jobs[0];
     anonkit_job *failed = NULL; /* the job of the column the error concerns; NULL: all (on jobs[0]) */
+    const unsigned threads = n > 1 ? run_threads(jobs[0]) : 1;
     int rc = ANONKIT_OK;
     ak_err_clear(&first->err);
     if (!t || !columns || !presence || !missing || !files) rc = ak_err_nomem(&first->err);
@@ -291,15 +345,26 @@ static int build(anonkit_job *const *jobs, size_t n, anonkit_result **out_result
         failed = NULL;
         hb_values *vs = calloc(n, sizeof *vs);
         if (!vs) rc = ak_err_nomem(&first->err);
-        else rc = hb_collect_columns(vs, n, columns, presence, missing, first->input,
-                                     strcmp(first->input, "-") ? first->input : "stdin", first->delimiter, &first->err);
+        else rc = hb_collect_columns_threads(vs, n, columns, presence, missing, first->input,
+                                             strcmp(first->input, "-") ? first->input : "stdin", first->delimiter,
+                                             threads, &first->err);
         for (size_t i = 0; rc == 0 && i < n; i++) t[i].v = vs[i];
         free(vs);
     }
-    for (size_t i = 0; rc == 0 && i < n; i++) {
-        failed = jobs[i];
-        rc = task_build(&t[i]);
-        hb_values_free(&t[i].v); /* (no longer needed: the next column's build has the memory) */
+    if (rc == 0) { /* the builds on up to two threads (each its own job, error and output), each taking the next
+                      task; the failure of the lowest task is the one reported, as one thread would have */
+        build_queue q = {.t = t, .n = n};
+        atomic_init(&q.next, 0);
+        atomic_init(&q.stop, 0);
+        build_part parts[2] = {{&q, n, 0}, {&q, n, 0}};
+        ak_run_parts(parts, sizeof parts[0], threads, build_part_run); /* (threads is 1 when n is) */
+        size_t lowest = n;
+        for (unsigned k = 0; k < threads && k < n; k++)
+            if (parts[k].rc < 0 && parts[k].failed_at < lowest) {
+                lowest = parts[k].failed_at;
+                rc = parts[k].rc;
+                failed = jobs[lowest];
+            }
     }
     if (rc == 0) {
         failed = NULL;

@@ -10,6 +10,7 @@
 #include "common/hugemem.h"
 #include "core/hierarchy.h"
 #include "core/hierbuild_internal.h"
+#include "io/outfile.h"
 #include "io/csv.h"
 
 /* ---- rows ---- */
@@ -494,6 +495,7 @@ int hb_write(const hb_rows *r, FILE *f, const char *path, ak_error *err)
      * values of one interval): those labels are escaped and joined once, with
      * their ';', into `tail`, and copied from there while they stay the same */
     const size_t flush_at = (size_t)1 << 22;
+    uint64_t synced = 0; /* (outfile_write_behind: written to disk up to there) */
     strbuf out = {0}, tail = {0};
     int rc = strbuf_reserve(&out, flush_at + 4096) == 0 ? ANONKIT_OK : ak_err_nomem(err);
     for (uint32_t i = 0; i < r->nrows && rc == 0; i++) {
@@ -528,6 +530,9 @@ int hb_write(const hb_rows *r, FILE *f, const char *path, ak_error *err)
             if (fwrite(out.data, 1, out.len, f) != out.len)
                 rc = ak_err_set(err, ANONKIT_E_IO, path, 0, 0, "cannot write the hierarchy");
             out.len = 0;
+            /* every 4 MiB the disk write of what came before started, not waited for: the
+             * commit's fsync then finds most of a large hierarchy on disk already */
+            if (rc == 0 && i + 1 < r->nrows) outfile_write_behind(f, &synced);
         }
     }
     strbuf_free(&tail);

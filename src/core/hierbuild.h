@@ -77,6 +77,14 @@ int hb_collect_presence(hb_values *v /* OUT */, const char *path, const char *sh
 int hb_collect_columns(hb_values *vs /* OUT */, size_t n, const char *const *columns, const int *presence,
                        const hb_missing *missing /* [n] */, const char *path, const char *shown, char delimiter,
                        ak_error *err);
+/* hb_collect_columns with up to `threads` threads (hierbuild_threads.c):
+ * with two or more, and two or more columns of a file (not "-"), the
+ * columns are cut into two sets in the order given, each collected by a
+ * pass of its own on its own thread; the same values, and the same error as
+ * one pass (a column missing from the header first). */
+int hb_collect_columns_threads(hb_values *vs /* OUT */, size_t n, const char *const *columns, const int *presence,
+                               const hb_missing *missing /* [n] */, const char *path, const char *shown,
+                               char delimiter, unsigned threads, ak_error *err);
 void hb_values_free(hb_values *v);
 
 typedef enum hb_date_level {

@@ -129,22 +129,24 @@ static inline long dense_value_padded(const char *s, size_t len)
 #endif
 }
 
-/* A cache in front of v->dict for text values of up to 16 bytes (the
- * categories of most columns): a slot per hash of the value's bytes, holding
- * those bytes (two words, zero-padded, and the length: the value itself) and
- * its id, so that a value seen before is counted without hashing it in full
- * and probing the map. */
+/* A cache in front of v->dict for text values of up to MEMO_MAX (24) bytes
+ * (the categories of most columns, "Married-civ-spouse" among them): a slot
+ * per hash of the value's bytes, holding those bytes (three words,
+ * zero-padded, and the length: the value itself) and its id, so that a value
+ * seen before is counted without hashing it in full and probing the map. */
 #define MEMO_SLOTS 256
+#define MEMO_MAX 24
 typedef struct hb_memo {
-    uint64_t a[MEMO_SLOTS], b[MEMO_SLOTS];
+    uint64_t a[MEMO_SLOTS], b[MEMO_SLOTS], c[MEMO_SLOTS];
     uint32_t len[MEMO_SLOTS], id[MEMO_SLOTS]; /* len 0: an empty slot */
 } hb_memo;
 
-/* The bytes of text[0..len), len <= 16, as two zero-padded words;
- * padded: 8 bytes are readable from text on. */
-static inline void memo_key(const char *text, size_t len, int padded, uint64_t *a, uint64_t *b)
+/* The bytes of text[0..len), len <= MEMO_MAX, as three zero-padded words
+ * (with the length, the value itself); padded: 8 bytes are readable from
+ * text on. */
+static inline void memo_key(const char *text, size_t len, int padded, uint64_t *a, uint64_t *b, uint64_t *c)
 {
-    *a = *b = 0;
+    *a = *b = *c = 0;
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
     if (padded && len <= 8) { /* one load, the bytes after the value masked off */
         memcpy(a, text, 8);
@@ -154,7 +156,11 @@ static inline void memo_key(const char *text, size_t len, int padded, uint64_t *
 #else
     (void)padded;
 #endif
-    if (len > 8) {
+    if (len > 16) { /* the first 16 bytes and the last 8 (overlapping them) */
+        memcpy(a, text, 8);
+        memcpy(b, text + 8, 8);
+        memcpy(c, text + len - 8, 8);
+    } else if (len > 8) {
         memcpy(a, text, 8);
         memcpy(b, text + len - 8, 8); /* (overlapping the first word: with the length, still the value) */
     } else {
@@ -163,9 +169,9 @@ static inline void memo_key(const char *text, size_t len, int padded, uint64_t *
 }
 
 /* The memo slot of a value's key. */
-static inline uint32_t memo_slot(uint64_t a, uint64_t b, size_t len)
+static inline uint32_t memo_slot(uint64_t a, uint64_t b, uint64_t c, size_t len)
 {
-    return (uint32_t)(((a ^ (b * 0x9E3779B97F4A7C15ULL) ^ len) * 0xff51afd7ed558ccdULL) >> 56);
+    return (uint32_t)(((a ^ len ^ ((b ^ (c >> 5) ^ (c << 29)) * 0x9E3779B97F4A7C15ULL)) * 0xff51afd7ed558ccdULL) >> 56);
 }
 
 /* Counts one present value text[0..len) of `line` that is not marked in a
@@ -173,13 +179,13 @@ static inline uint32_t memo_slot(uint64_t a, uint64_t b, size_t len)
  * memo learns it. */
 static int take_counted(hb_values *v, const char *text, size_t len, long x, long line, int padded, ak_error *err)
 {
-    if (x < 0 && len <= 16 && v->memo) {
+    if (x < 0 && len <= MEMO_MAX && v->memo) {
         hb_memo *m = v->memo;
-        uint64_t a, b;
-        memo_key(text, len, padded, &a, &b);
-        const uint32_t slot = memo_slot(a, b, len);
+        uint64_t a, b, c;
+        memo_key(text, len, padded, &a, &b, &c);
+        const uint32_t slot = memo_slot(a, b, c, len);
         AK_CHECK(add_value(v, text, len, line, 1, &m->id[slot], err));
-        m->a[slot] = a, m->b[slot] = b, m->len[slot] = (uint32_t)len;
+        m->a[slot] = a, m->b[slot] = b, m->c[slot] = c, m->len[slot] = (uint32_t)len;
         return ANONKIT_OK;
     }
     if (x >= 0 && !v->dense) {
@@ -218,13 +224,13 @@ static inline int take(hb_values *v, const char *text, size_t len, long line, co
         if ((uint32_t)x > v->dense_hi) v->dense_hi = (uint32_t)x;
         return ANONKIT_OK;
     }
-    if (x < 0 && len <= 16 && v->memo) { /* a short text value seen before: counted without the map (lines only
-                                            grow while a file is read: a value's first line stays) */
+    if (x < 0 && len <= MEMO_MAX && v->memo) { /* a short text value seen before: counted without the map (lines
+                                                  only grow while a file is read: a value's first line stays) */
         const hb_memo *m = v->memo;
-        uint64_t a, b;
-        memo_key(text, len, padded, &a, &b);
-        const uint32_t slot = memo_slot(a, b, len);
-        if (m->len[slot] == len && m->a[slot] == a && m->b[slot] == b) {
+        uint64_t a, b, c;
+        memo_key(text, len, padded, &a, &b, &c);
+        const uint32_t slot = memo_slot(a, b, c, len);
+        if (m->len[slot] == len && m->a[slot] == a && m->b[slot] == b && m->c[slot] == c) {
             v->count[m->id[slot]]++;
             return ANONKIT_OK;
         }
@@ -316,9 +322,12 @@ static inline int scan_record(const scan_plan *p, const unsigned char *buf, size
         return ak_err_set(err, ANONKIT_E_INPUT, p->vs[0].file, line, 0, "expected %u fields as in the header, found %u",
                           p->ncolumns, seen + 1);
     const size_t flen = ended && buf[ls + len - 1] == '\r' ? len - 1 : len; /* the line without the CR of a CRLF */
+    p->at[0] = ls - 1; /* (the line's start and end as delimiters 0 and ncolumns: no case for the first and last
+                          column; ls - 1 wraps around for ls 0, and + 1 back) */
+    p->at[p->ncolumns] = ls + flen;
     for (size_t j = 0; j < p->n; j++) {
         const uint32_t c = p->cols[j];
-        const size_t from = c == 0 ? ls : p->at[c] + 1, to = c + 1 == p->ncolumns ? ls + flen : p->at[c + 1];
+        const size_t from = p->at[c] + 1, to = p->at[c + 1];
         AK_CHECK(take(&p->vs[j], (const char *)buf + from, to - from, line, &missing[j], 1, err));
     }
     return ANONKIT_OK;
