@@ -311,7 +311,7 @@ static void test_two_pieces(void **state)
     run_case(&published, 13);
 }
 
-/* Small files (1 to 8 MiB) grouped straight into classes in two pieces on
+/* Small files (4 to 8 MiB) grouped straight into classes in two pieces on
  * two threads (risk_groups_direct.c): the classes in the order of their
  * first rows, as the reference makes them, with many classes, few, empty
  * values and published all-"*" rows; with weights the file is read in one
@@ -319,15 +319,15 @@ static void test_two_pieces(void **state)
 static void test_small_two_pieces(void **state)
 {
     (void)state;
-    const tcase many = {{30000, {100000, 100000, 1000, 1000, 100, 100, 10, 10, 1000}, 0, 20, 0}, 0, 0, 0, 2, 0};
+    const tcase many = {{30000, {100000, 100000, 1000, 1000, 100, 100, 10, 10, 1000}, 0, 100, 0}, 0, 0, 0, 2, 0};
     run_case(&many, 30);
-    const tcase few = {{30000, {30, 20, 3, 1, 1, 1, 1, 1, 2}, 0, 20, 0}, 0, 0, 0, 2, 0};
+    const tcase few = {{30000, {30, 20, 3, 1, 1, 1, 1, 1, 2}, 0, 100, 0}, 0, 0, 0, 2, 0};
     run_case(&few, 31);
-    const tcase empty = {{30000, {300, 200, 3, 1, 1, 1, 1, 1, 2}, 0, 20, 3}, 0, 0, 0, 2, 0};
+    const tcase empty = {{30000, {300, 200, 3, 1, 1, 1, 1, 1, 2}, 0, 100, 3}, 0, 0, 0, 2, 0};
     run_case(&empty, 32);
-    const tcase published = {{30000, {5, 5, 4, 1, 1, 1, 1, 1, 3}, 40, 20, 0}, 0, 0, 0, 2, 0.05};
+    const tcase published = {{30000, {5, 5, 4, 1, 1, 1, 1, 1, 3}, 40, 100, 0}, 0, 0, 0, 2, 0.05};
     run_case(&published, 33);
-    const tcase weighted = {{30000, {300, 200, 3, 1, 1, 1, 1, 1, 2}, 0, 20, 0}, 1, 0, 0, 2, 0};
+    const tcase weighted = {{30000, {300, 200, 3, 1, 1, 1, 1, 1, 2}, 0, 100, 0}, 1, 0, 0, 2, 0};
     run_case(&weighted, 34);
 }
 

@@ -30,7 +30,7 @@
 /* Files of at least this many bytes are read in two pieces when two threads
  * are allowed (docs/risk.md §9: below it the thread and the second reader's
  * fresh pages cost more than half the read saves). */
-#define RX_PIECES_MIN ((uint64_t)1 << 20)
+#define RX_PIECES_MIN ((uint64_t)4 << 20)
 
 /* The classes met so far: a table of 4-byte class numbers (at most three
  * quarters full), and per class its hash's two halves side by side (one
