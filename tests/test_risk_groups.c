@@ -311,7 +311,7 @@ static void test_two_pieces(void **state)
     run_case(&published, 13);
 }
 
-/* Small files (4 to 8 MiB) grouped straight into classes in two pieces on
+/* Small files (2 to 8 MiB) grouped straight into classes in two pieces on
  * two threads (risk_groups_direct.c): the classes in the order of their
  * first rows, as the reference makes them, with many classes, few, empty
  * values and published all-"*" rows; with weights the file is read in one
