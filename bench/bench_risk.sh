@@ -12,7 +12,7 @@
 # of each is its best (smallest) time and the ratio is risk's best over the
 # read's best (the median ratio of the pairs is printed too, and the best CPU
 # times, user + system, whose ratio a loaded machine disturbs less). Process start-up
-# is thus in both figures, as a user meets it. risk reads a large file in two
+# is thus in both figures, as a user meets it. risk reads a file of 2 MiB or more in two
 # pieces on two threads; the read is one thread. Also prints the peak resident
 # size of the 9-QI run (/usr/bin/time). Never fails on time.
 #

@@ -166,10 +166,64 @@ static void test_pass_at_achieved_fail_beyond(void **state)
     tu_rmtree(dir);
 }
 
+/* anonkit_risk's JSON, built only when anonkit_result_json asks for it, is
+ * byte for byte the document the run writes with ANONKIT_OPT_JSON (built
+ * then at once), with and without the population models, weights and
+ * SUDA2; asked twice, the same text. */
+static void test_risk_json_on_demand(void **state)
+{
+    (void)state;
+    tu_rng rng = {2026};
+    const char *dir = tu_mkdtemp();
+    const char *path = tu_path(dir, "t.csv");
+    char jpath[4096];
+    snprintf(jpath, sizeof jpath, "%s", tu_path(dir, "risk.json"));
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fprintf(f, "a0,a1,w\n");
+    for (int r = 0; r < 300; r++)
+        fprintf(f, "x%d,y%d,%u\n", (int)tu_below(&rng, 9), (int)tu_below(&rng, 7), 1 + (unsigned)tu_below(&rng, 9));
+    assert_int_equal(fclose(f), 0);
+    for (int variant = 0; variant < 4; variant++) {
+        char *text[2] = {NULL, NULL};
+        for (int to_file = 0; to_file < 2; to_file++) {
+            anonkit_job *job = anonkit_job_create();
+            set(job, ANONKIT_OPT_INPUT, path);
+            set(job, ANONKIT_OPT_QI, "a0,a1");
+            if (variant == 1) set(job, ANONKIT_OPT_SAMPLING_FRACTION, "0.1");
+            if (variant == 2) set(job, ANONKIT_OPT_WEIGHT, "w");
+            if (variant == 3) set(job, ANONKIT_OPT_SUDA, "2");
+            if (to_file) set(job, ANONKIT_OPT_JSON, jpath);
+            anonkit_result *r = NULL;
+            if (anonkit_risk(job, &r) != ANONKIT_OK) fail_msg("risk: %s", anonkit_errmsg(job));
+            const char *j = anonkit_result_json(r);
+            assert_non_null(j);
+            assert_ptr_equal(anonkit_result_json(r), j);
+            text[to_file] = strdup(j);
+            assert_non_null(text[to_file]);
+            if (to_file) { /* the file holds the text and a line end */
+                size_t len = 0;
+                char *written = tu_read_file(jpath, &len);
+                assert_non_null(written);
+                assert_int_equal(len, strlen(j) + 1);
+                assert_memory_equal(written, j, strlen(j));
+                free(written);
+            }
+            anonkit_result_free(r);
+            anonkit_job_free(job);
+        }
+        assert_string_equal(text[0], text[1]);
+        free(text[0]);
+        free(text[1]);
+    }
+    tu_rmtree(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_pass_at_achieved_fail_beyond),
+        cmocka_unit_test(test_risk_json_on_demand),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

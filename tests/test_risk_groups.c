@@ -311,6 +311,26 @@ static void test_two_pieces(void **state)
     run_case(&published, 13);
 }
 
+/* Small files (2 to 8 MiB) grouped straight into classes in two pieces on
+ * two threads (risk_groups_direct.c): the classes in the order of their
+ * first rows, as the reference makes them, with many classes, few, empty
+ * values and published all-"*" rows; with weights the file is read in one
+ * piece (the sums' order), checked alike. */
+static void test_small_two_pieces(void **state)
+{
+    (void)state;
+    const tcase many = {{30000, {100000, 100000, 1000, 1000, 100, 100, 10, 10, 1000}, 0, 100, 0}, 0, 0, 0, 2, 0};
+    run_case(&many, 30);
+    const tcase few = {{30000, {30, 20, 3, 1, 1, 1, 1, 1, 2}, 0, 100, 0}, 0, 0, 0, 2, 0};
+    run_case(&few, 31);
+    const tcase empty = {{30000, {300, 200, 3, 1, 1, 1, 1, 1, 2}, 0, 100, 3}, 0, 0, 0, 2, 0};
+    run_case(&empty, 32);
+    const tcase published = {{30000, {5, 5, 4, 1, 1, 1, 1, 1, 3}, 40, 100, 0}, 0, 0, 0, 2, 0.05};
+    run_case(&published, 33);
+    const tcase weighted = {{30000, {300, 200, 3, 1, 1, 1, 1, 1, 2}, 0, 100, 0}, 1, 0, 0, 2, 0};
+    run_case(&weighted, 34);
+}
+
 /* Classes in any order without weights (the narrow bucket entries): the
  * front table filled and dropped while its classes recur afterwards, in
  * one piece and in two; many classes with empty values, whose keys are
@@ -446,6 +466,7 @@ int main(void)
         cmocka_unit_test(test_front_table),   cmocka_unit_test(test_published),
         cmocka_unit_test(test_two_pieces),    cmocka_unit_test(test_population_lacks_a_class),
         cmocka_unit_test(test_keys_by_copy),  cmocka_unit_test(test_narrow_entries),
+        cmocka_unit_test(test_small_two_pieces),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

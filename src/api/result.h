@@ -11,7 +11,14 @@
 struct anonkit_result {
     uint64_t rows_read, published, suppressed, classes, outside;
     char *summary; /* malloc'd; NULL when the verb has none */
-    char *json;    /* malloc'd; NULL when the verb has none */
+    char *json;    /* malloc'd; NULL when the verb has none (or has not built it yet: json_make) */
+    /* a verb whose JSON most callers never ask for (risk) leaves json NULL
+     * and sets json_make: anonkit_result_json builds it on its first call
+     * with json_make(json_ctx), byte for byte what the verb would have
+     * built; json_ctx_free(json_ctx) when the result is freed */
+    char *(*json_make)(void *ctx);
+    void *json_ctx;
+    void (*json_ctx_free)(void *ctx);
     anonkit_table *table; /* the published table of a run with a table output (api/tables.h); NULL otherwise */
 };
 

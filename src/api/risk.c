@@ -280,6 +280,60 @@ static void measures_text(const risk_measures *m, const risk_suda *s, double thr
     }
 }
 
+/* What the JSON document of a risk run is made of, kept by its result until
+ * anonkit_result_json asks for the document (risk_json_make). */
+typedef struct risk_json_ctx {
+    risk_measures m; /* (its notes and model names are string literals) */
+    risk_suda suda;
+    int with_suda, published;
+    char *shown, *weight; /* malloc'd; weight NULL without --weight */
+    uint64_t rows, suppressed;
+    double threshold;
+} risk_json_ctx;
+
+static void risk_json_free(void *ctx)
+{
+    risk_json_ctx *x = ctx;
+    if (!x) return;
+    risk_suda_free(&x->suda);
+    free(x->shown);
+    free(x->weight);
+    free(x);
+}
+
+/* The JSON document of a risk run (achieved: with --sensitive, else NULL);
+ * NULL when out of memory. */
+static json_t *risk_root(const risk_json_ctx *x, const verify_achieved *achieved)
+{
+    int jfail = 0;
+    json_t *root = json_object();
+    JSET(root, "anonkit_version", json_string(ANONKIT_VERSION));
+    JSET(root, "file", json_string(x->shown));
+    JSET(root, "published", json_boolean(x->published));
+    JSET(root, "rows_read", json_integer((json_int_t)x->rows));
+    JSET(root, "rows_suppressed", json_integer((json_int_t)x->suppressed));
+    JSET(root, "risk", measures_json(&x->m, x->with_suda ? &x->suda : NULL, x->weight, x->threshold));
+    if (achieved) JSET(root, "achieved", achieved_json(achieved));
+    if (jfail) {
+        json_decref(root);
+        return NULL;
+    }
+    return root;
+}
+
+/* result->json_make of a risk run: the document's text, in the C numeric
+ * locale as the run itself would have made it; NULL when out of memory. */
+static char *risk_json_make(void *ctx)
+{
+    ak_c_numeric scope;
+    ak_c_numeric_enter(&scope);
+    json_t *root = risk_root(ctx, NULL);
+    char *text = root ? jsonb_dumps(root) : NULL;
+    json_decref(root);
+    ak_c_numeric_leave(&scope);
+    return text;
+}
+
 /* ---- anonkit_risk ---- */
 
 /* Usage errors found before any reading. */
@@ -323,6 +377,7 @@ static int risk_run(anonkit_job *job, anonkit_result **out_result)
     memset(&jf, 0, sizeof jf);
     anonkit_result *result = NULL;
     json_t *root = NULL;
+    risk_json_ctx *jc = NULL;
     char *summary = NULL;
     const size_t summary_size = 16384;
     int rc = ANONKIT_OK;
@@ -354,23 +409,27 @@ static int risk_run(anonkit_job *job, anonkit_result **out_result)
                                   (const char *const *)job->missing.items, job->missing.count, NULL};
         if ((rc = verify_achieved_measure(&vp, &achieved, err)) < 0) goto done;
     }
-    int jfail = 0;
-    root = json_object();
-    JSET(root, "anonkit_version", json_string(ANONKIT_VERSION));
-    JSET(root, "file", json_string(shown));
-    JSET(root, "published", json_boolean(job->risk.published));
-    JSET(root, "rows_read", json_integer((json_int_t)g.rows));
-    JSET(root, "rows_suppressed", json_integer((json_int_t)g.suppressed));
-    JSET(root, "risk", measures_json(&m, job->risk.suda ? &suda : NULL, job->risk.weight, threshold));
-    if (with_achieved) JSET(root, "achieved", achieved_json(&achieved));
-    if (!(summary = malloc(summary_size)) || jfail || !(result = result_new())) {
+    if (!(jc = calloc(1, sizeof *jc)) || !(jc->shown = strdup(shown)) ||
+        (job->risk.weight && !(jc->weight = strdup(job->risk.weight)))) {
+        rc = ak_err_nomem(err);
+        goto done;
+    }
+    jc->m = m;
+    jc->with_suda = job->risk.suda > 0;
+    jc->suda = suda; /* (moved: freed with jc) */
+    memset(&suda, 0, sizeof suda);
+    jc->published = job->risk.published;
+    jc->rows = g.rows;
+    jc->suppressed = g.suppressed;
+    jc->threshold = threshold;
+    if (!(summary = malloc(summary_size)) || !(result = result_new())) {
         rc = ak_err_nomem(err);
         goto done;
     }
     size_t used = 0;
     add(summary, summary_size, &used, "%s%s: ", shown, job->risk.published ? " (published)" : "");
     if (g.suppressed) add(summary, summary_size, &used, "%llu suppressed rows left out; ", (unsigned long long)g.suppressed);
-    measures_text(&m, job->risk.suda ? &suda : NULL, threshold, "", summary, summary_size, &used);
+    measures_text(&m, jc->with_suda ? &jc->suda : NULL, threshold, "", summary, summary_size, &used);
     if (with_achieved) achieved_summary(&achieved, summary + used, summary_size - used);
     result->rows_read = g.rows;
     result->suppressed = g.suppressed;
@@ -378,9 +437,16 @@ static int risk_run(anonkit_job *job, anonkit_result **out_result)
     result->classes = g.nclasses;
     result->summary = summary;
     summary = NULL;
-    if (!(result->json = jsonb_dumps(root))) {
-        rc = ak_err_nomem(err);
-        goto done;
+    if (job->risk.json || with_achieved) { /* the JSON now: it is written, or holds what is not kept */
+        if (!(root = risk_root(jc, with_achieved ? &achieved : NULL)) || !(result->json = jsonb_dumps(root))) {
+            rc = ak_err_nomem(err);
+            goto done;
+        }
+    } else { /* built when asked for (anonkit_result_json): the CLI asks only with --json */
+        result->json_make = risk_json_make;
+        result->json_ctx = jc;
+        result->json_ctx_free = risk_json_free;
+        jc = NULL;
     }
     if (job->risk.json) {
         if (fputs(result->json, jf.stream) < 0 || fputc('\n', jf.stream) < 0) {
@@ -391,6 +457,7 @@ static int risk_run(anonkit_job *job, anonkit_result **out_result)
     }
 done:
     if (rc < 0) outfile_abort(&jf);
+    risk_json_free(jc);
     json_decref(root);
     free(summary);
     source_input_close(&input);

@@ -64,7 +64,6 @@ static void part_free(rg_part *pt)
     pt->weights = NULL;
 }
 
-static int consecutive_columns(const uint32_t *cols, size_t n);
 
 /* An empty piece reading the columns cols of p's file. */
 static void part_init(rg_part *pt, const risk_group_params *p, const uint32_t *cols, const uint32_t *hcols,
@@ -76,7 +75,7 @@ static void part_init(rg_part *pt, const risk_group_params *p, const uint32_t *c
     pt->hcols = hcols;
     pt->ncolumns = ncolumns;
     pt->weight_col = weight_col;
-    pt->consecutive = consecutive_columns(hcols, p->nqi);
+    pt->consecutive = rg_consecutive_columns(hcols, p->nqi);
     /* no order and no weights: an entry needs no row, and a count other than
      * 1 only for the front table's classes, which are kept apart (pt->fl) */
     pt->stride = p->any_order && !p->weight && !p->population_path ? 2 : 3;
@@ -216,16 +215,6 @@ static char *key_room(char **buf, size_t *cap, char *d, size_t more)
     return b + used;
 }
 
-/* The hash of the key of n consecutive fields f[0 .. n) when the reader has
- * met no quoted field: its fast path then made every field of the record, a
- * slice of its buffer right after the previous field and its delimiter
- * (src/io/csv.c, parse_record), so the bytes from the first field to the end
- * of the last are the texts joined by the delimiter, key_hash's plain key. */
-static inline XXH128_hash_t key_span_hash(const csv_field *f, size_t n)
-{
-    return XXH3_128bits_withSeed(f[0].data, (size_t)(f[n - 1].data + f[n - 1].len - f[0].data), 0);
-}
-
 /* Copies field f to d (which has CSV_FIELD_READABLE bytes of room past the
  * field) and returns the end: a short field as one word, since the reader
  * guarantees the bytes after it may be read. */
@@ -252,11 +241,11 @@ static inline char *put_field(char *d, const csv_field *f)
  * forms never give one hash but by chance. Only a quoted field can hold the
  * delimiter: `quoted` tells whether the reader has met one. Returns 0 or -1
  * (no memory). */
-static int key_hash(const csv_field *fields, const uint32_t *cols, size_t n, char delim, int consecutive, int quoted,
-                    char **buf, size_t *cap, XXH128_hash_t *h)
+int rg_key_hash(const csv_field *fields, const uint32_t *cols, size_t n, char delim, int consecutive, int quoted,
+                char **buf, size_t *cap, XXH128_hash_t *h)
 {
     if (consecutive && n && !quoted) {
-        *h = key_span_hash(key_field(fields, cols, 0), n);
+        *h = rg_key_span_hash(key_field(fields, cols, 0), n);
         return 0;
     }
     if (consecutive && n) {
@@ -311,7 +300,7 @@ static int key_hash(const csv_field *fields, const uint32_t *cols, size_t n, cha
 
 /* Whether cols are consecutive columns in order (key_hash's no-copy case);
  * not for no columns. */
-static int consecutive_columns(const uint32_t *cols, size_t n)
+int rg_consecutive_columns(const uint32_t *cols, size_t n)
 {
     if (!n) return 0;
     for (size_t q = 1; q < n; q++)
@@ -359,166 +348,6 @@ static int front_watch(rg_part *pt, int counted)
     free(pt->front);
     pt->front = NULL;
     return ANONKIT_OK;
-}
-
-/* The lines of a small file of `size` bytes by the line ends of its first
- * 4 KiB (with an eighth more), as csv_estimate_lines makes it from 64 KiB:
- * its buffer would be 16 more fresh pages for a run that is over in a few
- * milliseconds. 0 when it cannot be read. */
-static uint64_t small_file_lines(const char *path, uint64_t size)
-{
-    char buf[4096];
-    const int fd = open(path, O_RDONLY);
-    if (fd < 0) return 0;
-    const ssize_t got = pread(fd, buf, sizeof buf, 0);
-    close(fd);
-    if (got <= 0) return 0;
-    uint64_t lines = 0;
-    for (const char *p = buf, *end = buf + got; (p = memchr(p, '\n', (size_t)(end - p))) != NULL; p++) lines++;
-    if (!lines) return 1;
-    const double estimate = (double)size * (double)lines / (double)got;
-    return (uint64_t)(estimate + estimate / 8) + 1;
-}
-
-/* An empty slot of read_direct's table. */
-#define RX_EMPTY UINT32_MAX
-
-/* A small file's rows grouped straight into classes (no buckets): one
- * linear-probing table of class numbers by the key's 128-bit hash (key_hash,
- * the same hash and the same bound as the buckets' grouping), the classes
- * numbered in the order of their first rows and a weight column added up
- * row by row in that order, as the buckets' grouping adds it. The table
- * holds 4-byte class numbers (the hashes and counts lie with the classes)
- * and is at most three quarters full: what a small file's run faults in is
- * mostly its classes' hashes and counts, where the buckets took a hash per
- * row and a grouping table besides. Errors as part_read gives them. */
-static int read_direct(csv_reader *reader, const risk_group_params *p, const uint32_t *hcols, uint32_t ncolumns,
-                       int weight_col, XXH128_hash_t star, uint64_t lines, rg_classes *c, uint64_t *rows_out,
-                       ak_error *err)
-{
-    memset(c, 0, sizeof *c);
-    c->star = AK_NOT_FOUND;
-    const int consecutive = consecutive_columns(hcols, p->nqi), weighted = weight_col >= 0;
-    /* the classes' arrays sized for as many classes as the file has lines
-     * by its estimate, so that nothing is copied as they come: only the
-     * pages the classes touch are faulted in (pages of their own when
-     * large); the table for two thirds of them (every page of it is
-     * touched: on Adult 32,768 slots for 18,109 classes, not 65,536), and
-     * doubled when three quarters full */
-    size_t mask = 1023, cap = 0;
-    /* per class its hash's two halves side by side (one cache line for a
-     * probe) and a 4-byte count; at the end the counts are written as the
-     * 8-byte sizes over the hashes' memory, which becomes c->size */
-    uint64_t *key = NULL;
-    uint32_t *count = NULL;
-    while (2 * lines > 3 * mask && mask < ((size_t)1 << 30)) mask = 2 * mask + 1;
-    /* empty slots hold RX_EMPTY (all ones), written at once: calloc's fresh
-     * zero pages would be mapped twice, first for the probe that reads them,
-     * then again for the first write */
-    uint32_t *slot = malloc((mask + 1) * sizeof *slot);
-    if (slot) memset(slot, 0xff, (mask + 1) * sizeof *slot);
-    char *buf = NULL;
-    size_t buf_cap = 0;
-    uint64_t rows = 0;
-    int rc = slot ? ANONKIT_OK : ak_err_nomem(err);
-    while (rc == ANONKIT_OK) {
-        csv_record rec;
-        if ((rc = csv_read(reader, &rec, err)) <= 0) break;
-        rc = ANONKIT_OK;
-        if (rec.count != ncolumns) {
-            rc = ak_err_set(err, ANONKIT_E_INPUT, p->shown, rec.line, 0, "expected %u fields as in the header, found %u",
-                            ncolumns, rec.count);
-            break;
-        }
-        if (rows >= UINT32_MAX - 1) {
-            rc = ak_err_set(err, ANONKIT_E_INPUT, p->shown, rec.line, 0, "more than %lu rows: too many to measure",
-                            (unsigned long)(UINT32_MAX - 1));
-            break;
-        }
-        double w = 0;
-        if (weighted) {
-            const csv_field *f = &rec.fields[weight_col];
-            if (ak_num_parse(f->data, f->len, &w) != 0 || !(w > 0)) {
-                rc = ak_err_set(err, ANONKIT_E_INPUT, p->shown, rec.line, weight_col + 1,
-                                "the weight '%s' of column '%s' is not a positive number", AK_SHOW(f->data, f->len),
-                                p->weight);
-                break;
-            }
-        }
-        XXH128_hash_t h;
-        const int quoted = csv_reader_saw_quote(reader);
-        if (consecutive && !quoted) {
-            h = key_span_hash(&rec.fields[hcols[0]], p->nqi);
-        } else if (key_hash(rec.fields, hcols, p->nqi, p->delimiter, consecutive, quoted, &buf, &buf_cap, &h) != 0) {
-            rc = ak_err_nomem(err);
-            break;
-        }
-        size_t s = (size_t)h.low64 & mask;
-        while (slot[s] != RX_EMPTY && (key[2 * (size_t)slot[s]] != h.low64 || key[2 * (size_t)slot[s] + 1] != h.high64))
-            s = (s + 1) & mask;
-        uint32_t id = slot[s];
-        if (id == RX_EMPTY) { /* a new class: room for it, the table doubled when three quarters full */
-            if (c->n == cap) {
-                const size_t nc = cap ? 2 * cap : lines > 1024 && lines < ((size_t)1 << 30) ? (size_t)lines : 1024;
-                uint64_t *k2 = realloc(key, 2 * nc * sizeof *k2);
-                if (k2) key = k2;
-                uint32_t *cn = k2 ? realloc(count, nc * sizeof *cn) : NULL;
-                if (cn) count = cn;
-                double *ws = cn && weighted ? realloc(c->weight, nc * sizeof *ws) : NULL;
-                if (ws) c->weight = ws;
-                if (!cn || (weighted && !ws)) {
-                    rc = ak_err_nomem(err);
-                    break;
-                }
-                cap = nc;
-            }
-            id = (uint32_t)c->n++;
-            key[2 * (size_t)id] = h.low64;
-            key[2 * (size_t)id + 1] = h.high64;
-            count[id] = 0;
-            if (weighted) c->weight[id] = 0;
-            slot[s] = id;
-            if (4 * c->n > 3 * mask) { /* (at most three quarters full: fewer pages to fault in) */
-                const size_t m2 = 2 * mask + 1;
-                uint32_t *t = malloc((m2 + 1) * sizeof *t);
-                if (!t) {
-                    rc = ak_err_nomem(err);
-                    break;
-                }
-                memset(t, 0xff, (m2 + 1) * sizeof *t);
-                for (size_t k = 0; k < c->n; k++) {
-                    size_t d = (size_t)key[2 * k] & m2;
-                    while (t[d] != RX_EMPTY) d = (d + 1) & m2;
-                    t[d] = (uint32_t)k;
-                }
-                free(slot);
-                slot = t;
-                mask = m2;
-            }
-        }
-        count[id]++;
-        if (weighted) c->weight[id] += w;
-        rows++;
-    }
-    /* the class of the all-"*" key */
-    for (size_t s = (size_t)star.low64 & mask; rc == ANONKIT_OK && slot[s] != RX_EMPTY; s = (s + 1) & mask)
-        if (key[2 * (size_t)slot[s]] == star.low64 && key[2 * (size_t)slot[s] + 1] == star.high64) {
-            c->star = slot[s];
-            break;
-        }
-    /* the sizes over the hashes (size k's word lies before hash k's) */
-    for (size_t k = 0; rc == ANONKIT_OK && k < c->n; k++) key[k] = count[k];
-    if (rc == ANONKIT_OK && !key && !(key = malloc(sizeof *key))) rc = ak_err_nomem(err); /* (no rows) */
-    if (rc == ANONKIT_OK) {
-        c->size = key;
-        key = NULL;
-    }
-    free(key);
-    free(count);
-    free(slot);
-    free(buf);
-    *rows_out = rows;
-    return rc;
 }
 
 /* Reads one piece: every row's hash into its bucket, its weight into
@@ -578,12 +407,12 @@ static int part_read(rg_part *pt)
         uint64_t lo, hi;
         const int quoted = csv_reader_saw_quote(pt->reader);
         if (pt->consecutive && !quoted) {
-            const XXH128_hash_t h = key_span_hash(&rec.fields[pt->hcols[0]], p->nqi);
+            const XXH128_hash_t h = rg_key_span_hash(&rec.fields[pt->hcols[0]], p->nqi);
             lo = h.low64;
             hi = h.high64;
         } else {
             XXH128_hash_t h;
-            if (key_hash(rec.fields, pt->hcols, p->nqi, p->delimiter, pt->consecutive, quoted, &buf, &cap, &h) != 0) {
+            if (rg_key_hash(rec.fields, pt->hcols, p->nqi, p->delimiter, pt->consecutive, quoted, &buf, &cap, &h) != 0) {
                 rc = ak_err_nomem(err);
                 break;
             }
@@ -706,7 +535,7 @@ static int read_population(risk_groups *g, const risk_group_params *p, const rg_
             goto done;
         }
         XXH128_hash_t h;
-        if (key_hash(rec.fields, cols, p->nqi, p->delimiter, consecutive_columns(cols, p->nqi),
+        if (rg_key_hash(rec.fields, cols, p->nqi, p->delimiter, rg_consecutive_columns(cols, p->nqi),
                      csv_reader_saw_quote(reader), &buf, &buf_cap, &h) !=
             0) {
             rc = ak_err_nomem(err);
@@ -823,7 +652,7 @@ static int star_hash(size_t nqi, char delimiter, XXH128_hash_t *h, ak_error *err
     char *buf = NULL;
     size_t cap = 0;
     for (size_t q = 0; f && q < nqi; q++) f[q] = (csv_field){star, 1};
-    const int rc = f ? key_hash(f, NULL, nqi, delimiter, 0, 1, &buf, &cap, h) : -1;
+    const int rc = f ? rg_key_hash(f, NULL, nqi, delimiter, 0, 1, &buf, &cap, h) : -1;
     free(f);
     free(buf);
     return rc == 0 ? ANONKIT_OK : ak_err_nomem(err);
@@ -876,8 +705,8 @@ int risk_groups_read(risk_groups *g, const risk_group_params *p, ak_error *err)
     struct stat fst;
     if (!values && !p->population_path && !p->buckets_only && stat(p->path, &fst) == 0 &&
         (uint64_t)fst.st_size < RG_PARALLEL_MIN_BYTES) {
-        const uint64_t lines = small_file_lines(p->path, (uint64_t)fst.st_size);
-        if ((rc = read_direct(reader, p, hcols, ncolumns, weight_col, star, lines, &classes, &g->rows, err)) < 0)
+        if ((rc = rg_read_direct(reader, p, hcols, ncolumns, weight_col, star, (uint64_t)fst.st_size, &classes,
+                                 &g->rows, err)) < 0)
             goto done;
         if (!p->any_order || p->weight) { /* in the order of their first rows already: compact's order is the identity */
             if (!(order = malloc((classes.n ? classes.n : 1) * sizeof *order))) {

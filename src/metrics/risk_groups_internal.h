@@ -115,4 +115,29 @@ int rg_group_buckets(const rg_part *parts, unsigned nparts, uint64_t rows, unsig
 /* order[0 .. c->n): the classes by their first rows. */
 int rg_order_classes(const rg_classes *c, uint64_t rows, uint32_t **order, ak_error *err);
 
+/* The hash of the key of n consecutive fields f[0 .. n) when the reader has
+ * met no quoted field: its fast path then made every field of the record, a
+ * slice of its buffer right after the previous field and its delimiter
+ * (src/io/csv.c, parse_record), so the bytes from the first field to the end
+ * of the last are the texts joined by the delimiter, rg_key_hash's plain key. */
+static inline XXH128_hash_t rg_key_span_hash(const csv_field *f, size_t n)
+{
+    return XXH3_128bits_withSeed(f[0].data, (size_t)(f[n - 1].data + f[n - 1].len - f[0].data), 0);
+}
+
+/* The 128-bit hash of a key of n fields fields[cols[q]] (fields[q] without
+ * cols), in *buf when it must be copied (risk_groups.c). Returns 0 or -1 (no
+ * memory). */
+int rg_key_hash(const csv_field *fields, const uint32_t *cols, size_t n, char delim, int consecutive, int quoted,
+                char **buf, size_t *cap, XXH128_hash_t *h);
+
+/* Whether cols are consecutive columns in order (rg_key_hash's no-copy case). */
+int rg_consecutive_columns(const uint32_t *cols, size_t n);
+
+/* A small file's rows (after the header, read by reader) grouped straight
+ * into classes in the order of their first rows (risk_groups_direct.c);
+ * `size` is the file's size in bytes. */
+int rg_read_direct(csv_reader *reader, const risk_group_params *p, const uint32_t *hcols, uint32_t ncolumns,
+                   int weight_col, XXH128_hash_t star, uint64_t size, rg_classes *c, uint64_t *rows_out, ak_error *err);
+
 #endif
