@@ -351,6 +351,146 @@ static void test_no_spool(void **state)
     tu_rmtree(dir);
 }
 
+/* The hierarchy of age as a table of numbers: age (int64), its decade
+ * (double), "*". */
+static anonkit_table *age_hierarchy(void)
+{
+    int64_t age[60];
+    double decade[60];
+    int64_t off[61];
+    char stars[60];
+    for (int i = 0; i < 60; i++) {
+        age[i] = 18 + i;
+        decade[i] = (double)((18 + i) / 10 * 10) + 0.5; /* "10.5": a label no age has */
+        off[i] = i;
+        stars[i] = '*';
+    }
+    off[60] = 60;
+    anonkit_table *h = anonkit_table_create();
+    assert_non_null(h);
+    assert_int_equal(anonkit_table_add_int64(h, "0", age, NULL, 60), ANONKIT_OK);
+    assert_int_equal(anonkit_table_add_double(h, "1", decade, NULL, 60), ANONKIT_OK);
+    assert_int_equal(anonkit_table_add_text(h, "2", off, stars, NULL, 60), ANONKIT_OK);
+    return h;
+}
+
+/* Writes table h as the hierarchy file the file path reads (';', no header). */
+static void write_hierarchy(const anonkit_table *h, const char *path)
+{
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    ak_error err = {0};
+    assert_int_equal(memtable_write_csv(h, f, ';', 0, path, &err), ANONKIT_OK);
+    assert_int_equal(fclose(f), 0);
+}
+
+/* A job like job_for's with the quasi-identifiers age and sex. */
+static anonkit_job *job_age_sex(const char *algorithm)
+{
+    anonkit_job *job = anonkit_job_create();
+    assert_non_null(job);
+    assert_int_equal(anonkit_job_set(job, ANONKIT_OPT_QI, "age,sex"), ANONKIT_OK);
+    assert_int_equal(anonkit_job_set(job, ANONKIT_OPT_K, "5"), ANONKIT_OK);
+    assert_int_equal(anonkit_job_set(job, ANONKIT_OPT_SEED, "7"), ANONKIT_OK);
+    assert_int_equal(anonkit_job_set(job, ANONKIT_OPT_THREADS, "2"), ANONKIT_OK);
+    assert_int_equal(anonkit_job_set(job, ANONKIT_OPT_ALGORITHM, algorithm), ANONKIT_OK);
+    return job;
+}
+
+/* Hierarchy tables are loaded from memory, without a private copy (the
+ * job's temporary folder is missing): an input table anonymized with the
+ * hierarchies of age (numbers) and sex given as tables publishes what the
+ * file path publishes with their CSV forms as files, and the verifier and
+ * the metrics agree; a bad hierarchy table is refused with its row, as the
+ * file is with its line. */
+static void test_hierarchy_tables(void **state)
+{
+    (void)state;
+    const char *dir = tu_mkdtemp();
+    char in[4200], out[4200], nowhere[4200], hage[4200], hsex[4200], spec[4300];
+    snprintf(in, sizeof in, "%s/in.csv", dir);
+    snprintf(out, sizeof out, "%s/out.csv", dir);
+    snprintf(nowhere, sizeof nowhere, "%s/missing-folder", dir);
+    snprintf(hage, sizeof hage, "%s/age.csv", dir);
+    snprintf(hsex, sizeof hsex, "%s/sex.csv", dir);
+    data *d = calloc(1, sizeof *d);
+    assert_non_null(d);
+    make_data(d, 31);
+    write_csv(d, in);
+    anonkit_table *ha = age_hierarchy(), *hs = sex_hierarchy();
+    write_hierarchy(ha, hage);
+    write_hierarchy(hs, hsex);
+    for (int a = 0; a < 2; a++) {
+        const char *algorithm = a ? "incognito" : "mondrian";
+        anonkit_job *fj = job_age_sex(algorithm), *tj = job_age_sex(algorithm);
+        assert_int_equal(anonkit_job_set(fj, ANONKIT_OPT_INPUT, in), ANONKIT_OK);
+        assert_int_equal(anonkit_job_set(fj, ANONKIT_OPT_OUTPUT, out), ANONKIT_OK);
+        snprintf(spec, sizeof spec, "age=%s", hage);
+        assert_int_equal(anonkit_job_set(fj, ANONKIT_OPT_HIERARCHY, spec), ANONKIT_OK);
+        snprintf(spec, sizeof spec, "sex=%s", hsex);
+        assert_int_equal(anonkit_job_set(fj, ANONKIT_OPT_HIERARCHY, spec), ANONKIT_OK);
+        anonkit_result *fr = NULL;
+        run_ok(fj, anonkit_anonymize(fj, &fr));
+
+        anonkit_table *t = table_of(d);
+        assert_int_equal(anonkit_job_set(tj, ANONKIT_OPT_TMPDIR, nowhere), ANONKIT_OK);
+        assert_int_equal(anonkit_job_set_input_table(tj, t), ANONKIT_OK);
+        anonkit_table *copy_a = age_hierarchy(), *copy_s = sex_hierarchy();
+        assert_int_equal(anonkit_job_set_hierarchy_table(tj, "age", copy_a), ANONKIT_OK);
+        assert_int_equal(anonkit_job_set_hierarchy_table(tj, "sex", copy_s), ANONKIT_OK);
+        anonkit_table_free(copy_a); /* the job keeps its own copy */
+        anonkit_table_free(copy_s);
+        assert_int_equal(anonkit_job_set_output_table(tj), ANONKIT_OK);
+        anonkit_result *tr = NULL;
+        run_ok(tj, anonkit_anonymize(tj, &tr));
+        anonkit_table *back = read_published(out);
+        assert_same_table(anonkit_result_table(tr), back);
+        assert_int_equal(anonkit_result_rows_published(tr), anonkit_result_rows_published(fr));
+        anonkit_result *cr = NULL;
+        run_ok(tj, anonkit_check_table(tj, anonkit_result_table(tr), &cr));
+        assert_int_equal(anonkit_result_rows_read(cr), ROWS);
+        anonkit_result_free(cr);
+        anonkit_table_free(back);
+        anonkit_result_free(fr);
+        anonkit_result_free(tr);
+        anonkit_job_free(fj);
+        anonkit_job_free(tj);
+        anonkit_table_free(t);
+    }
+    /* a label left empty on the second row: refused there, as in the file */
+    const int64_t off0[] = {0, 6, 10}, off1[] = {0, 1, 1};
+    const uint8_t miss[] = {0, 1};
+    anonkit_table *bad = anonkit_table_create();
+    assert_int_equal(anonkit_table_add_text(bad, "0", off0, "femalemale", NULL, 2), ANONKIT_OK);
+    assert_int_equal(anonkit_table_add_text(bad, "1", off1, "*", miss, 2), ANONKIT_OK);
+    write_hierarchy(bad, hsex);
+    anonkit_job *fj = job_for("mondrian"), *tj = job_for("mondrian");
+    assert_int_equal(anonkit_job_set(fj, ANONKIT_OPT_INPUT, in), ANONKIT_OK);
+    snprintf(spec, sizeof spec, "sex=%s", hsex);
+    assert_int_equal(anonkit_job_set(fj, ANONKIT_OPT_HIERARCHY, spec), ANONKIT_OK);
+    assert_int_equal(anonkit_job_set(fj, ANONKIT_OPT_OUTPUT, out), ANONKIT_OK);
+    assert_int_equal(anonkit_anonymize(fj, NULL), ANONKIT_E_INPUT);
+    anonkit_table *t = table_of(d);
+    assert_int_equal(anonkit_job_set(tj, ANONKIT_OPT_TMPDIR, nowhere), ANONKIT_OK);
+    assert_int_equal(anonkit_job_set_input_table(tj, t), ANONKIT_OK);
+    assert_int_equal(anonkit_job_set_hierarchy_table(tj, "sex", bad), ANONKIT_OK);
+    assert_int_equal(anonkit_job_set_output_table(tj), ANONKIT_OK);
+    assert_int_equal(anonkit_anonymize(tj, NULL), ANONKIT_E_INPUT);
+    const char *fm = anonkit_errmsg(fj), *tm = anonkit_errmsg(tj);
+    assert_non_null(strstr(tm, "table:hierarchy:sex"));
+    assert_null(strstr(tm, "missing-folder"));
+    /* the same message after the name */
+    assert_string_equal(strstr(fm, hsex) + strlen(hsex), strstr(tm, "table:hierarchy:sex") + strlen("table:hierarchy:sex"));
+    anonkit_job_free(fj);
+    anonkit_job_free(tj);
+    anonkit_table_free(t);
+    anonkit_table_free(bad);
+    anonkit_table_free(ha);
+    anonkit_table_free(hs);
+    free(d);
+    tu_rmtree(dir);
+}
+
 /* A table large enough to be loaded in two pieces of rows on two threads
  * (65,536 rows and more) publishes what its CSV file publishes. */
 static void test_two_pieces(void **state)
@@ -787,7 +927,7 @@ int main(void)
         cmocka_unit_test(test_errors),   cmocka_unit_test(test_slice),    cmocka_unit_test(test_format_double),
         cmocka_unit_test(test_csv_form), cmocka_unit_test(test_no_spool),
         cmocka_unit_test(test_two_pieces), cmocka_unit_test(test_text_codes),
-        cmocka_unit_test(test_recode_table),
+        cmocka_unit_test(test_recode_table), cmocka_unit_test(test_hierarchy_tables),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
