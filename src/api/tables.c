@@ -249,11 +249,9 @@ int anonkit_metrics_table(anonkit_job *job, const anonkit_table *original, const
 {
     if (out_result) *out_result = NULL;
     if (!job) return ANONKIT_E_USAGE;
-    const char delimiter = job->delimiter ? job->delimiter : ',';
-    const char *orig, *pub;
-    AK_CHECK(spool_table(job, original, delimiter, 1, "the original table", &orig));
-    AK_CHECK(spool_table(job, published, delimiter, 1, "the published table", &pub));
-    return anonkit_metrics(job, orig, pub, out_result);
+    if (!original || !published)
+        return job_usage_error(job, "%s: no table", original ? "the published table" : "the original table");
+    return job_metrics_tables(job, original, published, out_result);
 }
 
 void job_tables_reset_output(anonkit_job *job)

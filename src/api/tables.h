@@ -53,6 +53,11 @@ int job_tables_is_hierarchy(const anonkit_job *job, const char *name);
 int job_tables_input_file(anonkit_job *job, char **saved /* OUT: NULL when nothing changed */);
 void job_tables_input_restore(anonkit_job *job, char *saved);
 
+/* anonkit_metrics_table (metrics.c): the original and the published table
+ * read in memory, no private copy. */
+int job_metrics_tables(anonkit_job *job, const anonkit_table *original, const anonkit_table *published,
+                       anonkit_result **out_result);
+
 /* Frees job->tables (the spools too); for anonkit_job_free. */
 void job_tables_free(anonkit_job *job);
 /* Replaces in job->errmsg each spool's path by the name of its table; for job_fail. */
