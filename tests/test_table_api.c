@@ -491,6 +491,68 @@ static void test_hierarchy_tables(void **state)
     tu_rmtree(dir);
 }
 
+/* The metrics of tables are measured in memory, without a private copy
+ * (the job's temporary folder is missing): the JSON equals the file path's
+ * on the same data as files, KL-divergence and conditional entropy too; a
+ * published table without a quasi-identifier is refused by its name. */
+static void test_metrics_tables(void **state)
+{
+    (void)state;
+    const char *dir = tu_mkdtemp();
+    char in[4200], out[4200], nowhere[4200], hier[4300];
+    snprintf(in, sizeof in, "%s/in.csv", dir);
+    snprintf(out, sizeof out, "%s/out.csv", dir);
+    snprintf(nowhere, sizeof nowhere, "%s/missing-folder", dir);
+    snprintf(hier, sizeof hier, "sex=%s/sex.csv", dir);
+    tu_write_file(hier + 4, "female;*\nmale;*\n");
+    data *d = calloc(1, sizeof *d);
+    assert_non_null(d);
+    make_data(d, 41);
+    write_csv(d, in);
+    anonkit_job *fj = job_for("mondrian");
+    assert_int_equal(anonkit_job_set(fj, ANONKIT_OPT_INPUT, in), ANONKIT_OK);
+    assert_int_equal(anonkit_job_set(fj, ANONKIT_OPT_OUTPUT, out), ANONKIT_OK);
+    assert_int_equal(anonkit_job_set(fj, ANONKIT_OPT_HIERARCHY, hier), ANONKIT_OK);
+    assert_int_equal(anonkit_job_set(fj, ANONKIT_OPT_SENSITIVE, "job"), ANONKIT_OK);
+    run_ok(fj, anonkit_anonymize(fj, NULL));
+    assert_int_equal(anonkit_job_set(fj, ANONKIT_OPT_CLASS, "note"), ANONKIT_OK);
+    assert_int_equal(anonkit_job_set(fj, ANONKIT_OPT_KL_LEVEL, "1"), ANONKIT_OK);
+    anonkit_result *fr = NULL;
+    run_ok(fj, anonkit_metrics(fj, in, out, &fr));
+
+    anonkit_job *tj = job_for("mondrian");
+    assert_int_equal(anonkit_job_set(tj, ANONKIT_OPT_TMPDIR, nowhere), ANONKIT_OK);
+    anonkit_table *hs = sex_hierarchy();
+    assert_int_equal(anonkit_job_set_hierarchy_table(tj, "sex", hs), ANONKIT_OK);
+    assert_int_equal(anonkit_job_set(tj, ANONKIT_OPT_SENSITIVE, "job"), ANONKIT_OK);
+    assert_int_equal(anonkit_job_set(tj, ANONKIT_OPT_CLASS, "note"), ANONKIT_OK);
+    assert_int_equal(anonkit_job_set(tj, ANONKIT_OPT_KL_LEVEL, "1"), ANONKIT_OK);
+    anonkit_table *orig = table_of(d), *pub = read_published(out);
+    anonkit_result *tr = NULL;
+    run_ok(tj, anonkit_metrics_table(tj, orig, pub, &tr));
+    assert_non_null(strstr(anonkit_result_json(tr), "\"kl_divergence\""));
+    assert_non_null(strstr(anonkit_result_json(tr), "\"conditional_entropy\""));
+    assert_string_equal(anonkit_result_json(tr), anonkit_result_json(fr));
+    anonkit_result_free(tr);
+    /* the published table without zip: refused, by its name */
+    anonkit_table *nozip = anonkit_table_create();
+    assert_int_equal(anonkit_table_add_int64(nozip, "age", d->age, NULL, ROWS), ANONKIT_OK);
+    assert_int_equal(anonkit_table_add_text(nozip, "sex", d->sex_off, d->sex, NULL, ROWS), ANONKIT_OK);
+    assert_int_equal(anonkit_metrics_table(tj, orig, nozip, &tr), ANONKIT_E_USAGE);
+    assert_null(tr);
+    assert_non_null(strstr(anonkit_errmsg(tj), "the published table"));
+    assert_null(strstr(anonkit_errmsg(tj), "missing-folder"));
+    anonkit_table_free(nozip);
+    anonkit_table_free(orig);
+    anonkit_table_free(pub);
+    anonkit_table_free(hs);
+    anonkit_result_free(fr);
+    anonkit_job_free(fj);
+    anonkit_job_free(tj);
+    free(d);
+    tu_rmtree(dir);
+}
+
 /* A table large enough to be loaded in two pieces of rows on two threads
  * (65,536 rows and more) publishes what its CSV file publishes. */
 static void test_two_pieces(void **state)
@@ -928,6 +990,7 @@ int main(void)
         cmocka_unit_test(test_csv_form), cmocka_unit_test(test_no_spool),
         cmocka_unit_test(test_two_pieces), cmocka_unit_test(test_text_codes),
         cmocka_unit_test(test_recode_table), cmocka_unit_test(test_hierarchy_tables),
+        cmocka_unit_test(test_metrics_tables),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
