@@ -553,6 +553,93 @@ static void test_metrics_tables(void **state)
     tu_rmtree(dir);
 }
 
+/* Replaces the first `from` in text by `to` (a copy, freed by the caller). */
+static char *replaced(const char *text, const char *from, const char *to)
+{
+    const char *at = strstr(text, from);
+    assert_non_null(at);
+    char *out = malloc(strlen(text) + strlen(to) + 1);
+    assert_non_null(out);
+    memcpy(out, text, (size_t)(at - text));
+    strcpy(out + (at - text), to);
+    strcat(out, at + strlen(from));
+    return out;
+}
+
+/* The risk of an input table is measured in memory, without a private copy
+ * (the job's temporary folder is missing): its JSON equals the file path's
+ * on the same data as CSV (but for the name), for consecutive QI columns
+ * (the file path's in-buffer hashing), QIs whose text holds the delimiter
+ * and quotes, SUDA2 and the achieved model of a sensitive column. */
+static void test_risk_table(void **state)
+{
+    (void)state;
+    const char *dir = tu_mkdtemp();
+    char in[4200], nowhere[4200];
+    snprintf(in, sizeof in, "%s/in.csv", dir);
+    snprintf(nowhere, sizeof nowhere, "%s/missing-folder", dir);
+    data *d = calloc(1, sizeof *d);
+    assert_non_null(d);
+    make_data(d, 53);
+    write_csv(d, in);
+    anonkit_table *t = table_of(d);
+    static const char *const qis[] = {"zip,sex", "age,sex,zip", "sex,note", "job,age"};
+    for (size_t i = 0; i < sizeof qis / sizeof *qis; i++) {
+        anonkit_job *job[2];
+        anonkit_result *r[2];
+        for (int j = 0; j < 2; j++) {
+            job[j] = anonkit_job_create();
+            assert_non_null(job[j]);
+            assert_int_equal(anonkit_job_set(job[j], ANONKIT_OPT_QI, qis[i]), ANONKIT_OK);
+            assert_int_equal(anonkit_job_set(job[j], ANONKIT_OPT_SUDA, "2"), ANONKIT_OK);
+            assert_int_equal(anonkit_job_set(job[j], ANONKIT_OPT_SENSITIVE, i == 3 ? "zip" : "job"), ANONKIT_OK);
+            assert_int_equal(anonkit_job_set(job[j], ANONKIT_OPT_THREADS, "2"), ANONKIT_OK);
+        }
+        assert_int_equal(anonkit_job_set(job[0], ANONKIT_OPT_INPUT, in), ANONKIT_OK);
+        assert_int_equal(anonkit_job_set_input_table(job[1], t), ANONKIT_OK);
+        assert_int_equal(anonkit_job_set(job[1], ANONKIT_OPT_TMPDIR, nowhere), ANONKIT_OK);
+        for (int j = 0; j < 2; j++) run_ok(job[j], anonkit_risk(job[j], &r[j]));
+        char *expect = replaced(anonkit_result_json(r[0]), in, "the input table");
+        assert_string_equal(anonkit_result_json(r[1]), expect);
+        free(expect);
+        for (int j = 0; j < 2; j++) {
+            anonkit_result_free(r[j]);
+            anonkit_job_free(job[j]);
+        }
+    }
+    anonkit_table_free(t);
+    /* texts that hold the delimiter: "a,b" + "c" and "a" + "b,c" are two classes, not one */
+    anonkit_table *dt = anonkit_table_create();
+    const int64_t xo[] = {0, 3, 4, 7}, yo[] = {0, 1, 4, 5};
+    assert_int_equal(anonkit_table_add_text(dt, "x", xo, "a,baa,b", NULL, 3), ANONKIT_OK);
+    assert_int_equal(anonkit_table_add_text(dt, "y", yo, "cb,cc", NULL, 3), ANONKIT_OK);
+    FILE *f = fopen(in, "w");
+    ak_error err = {0};
+    assert_non_null(f);
+    assert_int_equal(memtable_write_csv(dt, f, ',', 1, in, &err), ANONKIT_OK);
+    assert_int_equal(fclose(f), 0);
+    anonkit_job *job[2];
+    anonkit_result *r[2];
+    for (int j = 0; j < 2; j++) {
+        job[j] = anonkit_job_create();
+        assert_int_equal(anonkit_job_set(job[j], ANONKIT_OPT_QI, "x,y"), ANONKIT_OK);
+    }
+    assert_int_equal(anonkit_job_set(job[0], ANONKIT_OPT_INPUT, in), ANONKIT_OK);
+    assert_int_equal(anonkit_job_set_input_table(job[1], dt), ANONKIT_OK);
+    for (int j = 0; j < 2; j++) run_ok(job[j], anonkit_risk(job[j], &r[j]));
+    char *expect = replaced(anonkit_result_json(r[0]), in, "the input table");
+    assert_string_equal(anonkit_result_json(r[1]), expect);
+    assert_int_equal(anonkit_result_classes(r[1]), 2);
+    free(expect);
+    for (int j = 0; j < 2; j++) {
+        anonkit_result_free(r[j]);
+        anonkit_job_free(job[j]);
+    }
+    anonkit_table_free(dt);
+    free(d);
+    tu_rmtree(dir);
+}
+
 /* A table large enough to be loaded in two pieces of rows on two threads
  * (65,536 rows and more) publishes what its CSV file publishes. */
 static void test_two_pieces(void **state)
@@ -990,7 +1077,7 @@ int main(void)
         cmocka_unit_test(test_csv_form), cmocka_unit_test(test_no_spool),
         cmocka_unit_test(test_two_pieces), cmocka_unit_test(test_text_codes),
         cmocka_unit_test(test_recode_table), cmocka_unit_test(test_hierarchy_tables),
-        cmocka_unit_test(test_metrics_tables),
+        cmocka_unit_test(test_metrics_tables), cmocka_unit_test(test_risk_table),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

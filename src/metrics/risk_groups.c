@@ -76,7 +76,7 @@ static void part_init(rg_part *pt, const risk_group_params *p, const uint32_t *c
     pt->hcols = hcols;
     pt->ncolumns = ncolumns;
     pt->weight_col = weight_col;
-    pt->consecutive = consecutive_columns(hcols, p->nqi);
+    pt->consecutive = !p->mem && consecutive_columns(hcols, p->nqi); /* a table's fields do not lie in one buffer */
     /* no order and no weights: an entry needs no row, and a count other than
      * 1 only for the front table's classes, which are kept apart (pt->fl) */
     pt->stride = p->any_order && !p->weight && !p->population_path ? 2 : 3;
@@ -398,7 +398,7 @@ static int read_direct(csv_reader *reader, const risk_group_params *p, const uin
 {
     memset(c, 0, sizeof *c);
     c->star = AK_NOT_FOUND;
-    const int consecutive = consecutive_columns(hcols, p->nqi), weighted = weight_col >= 0;
+    const int consecutive = !p->mem && consecutive_columns(hcols, p->nqi), weighted = weight_col >= 0;
     /* the classes' arrays sized for as many classes as the file has lines
      * by its estimate, so that nothing is copied as they come: only the
      * pages the classes touch are faulted in (pages of their own when
@@ -446,7 +446,7 @@ static int read_direct(csv_reader *reader, const risk_group_params *p, const uin
             }
         }
         XXH128_hash_t h;
-        const int quoted = csv_reader_saw_quote(reader);
+        const int quoted = p->mem || csv_reader_saw_quote(reader); /* a table's text may hold the delimiter */
         if (consecutive && !quoted) {
             h = key_span_hash(&rec.fields[hcols[0]], p->nqi);
         } else if (key_hash(rec.fields, hcols, p->nqi, p->delimiter, consecutive, quoted, &buf, &buf_cap, &h) != 0) {
@@ -576,7 +576,7 @@ static int part_read(rg_part *pt)
          * halves returned in registers and loads them back as one 16-byte word,
          * which stalls on the failed store forwarding (about 5 % of the run) */
         uint64_t lo, hi;
-        const int quoted = csv_reader_saw_quote(pt->reader);
+        const int quoted = p->mem || csv_reader_saw_quote(pt->reader); /* a table's text may hold the delimiter */
         if (pt->consecutive && !quoted) {
             const XXH128_hash_t h = key_span_hash(&rec.fields[pt->hcols[0]], p->nqi);
             lo = h.low64;
@@ -658,7 +658,9 @@ static long line_of_row(const risk_group_params *p, uint64_t row)
     ak_error err;
     ak_err_clear(&err);
     long line = 0;
-    if (csv_reader_open(&reader, p->path, p->delimiter, &err) < 0) return 0;
+    if ((p->mem ? csv_reader_open_table(&reader, p->mem, p->shown, &err)
+               : csv_reader_open(&reader, p->path, p->delimiter, &err)) < 0)
+        return 0;
     csv_record rec;
     for (uint64_t r = 0; r <= row + 1; r++) {
         if (csv_read(reader, &rec, &err) <= 0) break;
@@ -798,7 +800,8 @@ static int read_parallel(rg_part *parts, const risk_group_params *p, uint64_t da
 {
     *done = 0;
     struct stat st;
-    if (stat(p->path, &st) != 0 || (uint64_t)st.st_size < data_start + RG_PARALLEL_MIN_BYTES) return ANONKIT_OK;
+    if (p->mem || stat(p->path, &st) != 0 || (uint64_t)st.st_size < data_start + RG_PARALLEL_MIN_BYTES)
+        return ANONKIT_OK; /* a table: read in one piece */
     const uint64_t size = (uint64_t)st.st_size, split = csv_find_split(p->path, data_start, size);
     if (!split || split >= size) return ANONKIT_OK;
     const unsigned bits = bucket_bits(csv_estimate_lines(p->path, data_start, size - data_start));
@@ -857,7 +860,9 @@ int risk_groups_read(risk_groups *g, const risk_group_params *p, ak_error *err)
     if ((rc = star_hash(p->nqi, p->delimiter, &star, err)) < 0) goto done;
     uint32_t ncolumns;
     int weight_col;
-    if ((rc = csv_reader_open(&reader, p->path, p->delimiter, err)) < 0) goto done;
+    if ((rc = p->mem ? csv_reader_open_table(&reader, p->mem, p->shown, err)
+                     : csv_reader_open(&reader, p->path, p->delimiter, err)) < 0)
+        goto done;
     if ((rc = open_columns(reader, p->shown, p, cols, &weight_col, &ncolumns, err)) < 0) goto done;
     /* The key's fields in file order: a class is the same set of rows in any
      * order of its fields, and QIs that are consecutive columns in another
@@ -874,7 +879,7 @@ int risk_groups_read(risk_groups *g, const risk_group_params *p, ak_error *err)
     /* A small file (not read in pieces) without SUDA2's codes or a population
      * table: its classes straight from the rows (read_direct). */
     struct stat fst;
-    if (!values && !p->population_path && !p->buckets_only && stat(p->path, &fst) == 0 &&
+    if (!values && !p->population_path && !p->buckets_only && !p->mem && stat(p->path, &fst) == 0 &&
         (uint64_t)fst.st_size < RG_PARALLEL_MIN_BYTES) {
         const uint64_t lines = small_file_lines(p->path, (uint64_t)fst.st_size);
         if ((rc = read_direct(reader, p, hcols, ncolumns, weight_col, star, lines, &classes, &g->rows, err)) < 0)
