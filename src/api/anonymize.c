@@ -421,15 +421,14 @@ done:
 }
 
 /* Whether a run of job reads an input table and hierarchy tables in memory
- * directly (the in-memory algorithms, without an HTML report, a hierarchy
- * built from the data, or a sensitive attribute's hierarchy given as a
- * table, which read files): else their private CSV copies. */
+ * directly (the in-memory algorithms, without an HTML report or a hierarchy
+ * built from the data, which read files): else their private CSV copies. */
 static int anonymize_reads_table(const anonkit_job *job)
 {
     if (!job_algorithm(job)->run || job->html) return 0;
     for (size_t h = 0; h < job->hierarchy_paths.count; h++)
         if (!strcmp(job->hierarchy_paths.items[h], "auto")) return 0;
-    return !job_tables_is_hierarchy(job, job_sensitive_hierarchy(job)); /* the model reads that one as a file */
+    return 1;
 }
 
 int anonkit_anonymize(anonkit_job *job, anonkit_result **out_result)

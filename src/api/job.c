@@ -428,6 +428,9 @@ int job_check_dist(anonkit_job *job)
     model_dist *d = &job->model.dist;
     d->hierarchy = job_sensitive_hierarchy(job);
     if (!model_dist_any(d)) return ANONKIT_OK;
+    /* the model reads the sensitive column's hierarchy as a file: a table's private copy (api/tables.h) */
+    if (job_tables_is_hierarchy(job, d->hierarchy) && job_tables_hierarchy_file(job, d->hierarchy, &d->hierarchy) < 0)
+        return job->err.code ? job->err.code : ANONKIT_E_INTERNAL;
     const char *which = d->t >= 0 ? "--t" : d->delta > 0 ? "--delta-disclosure" : "--beta";
     if (!job->sensitive) return job_usage_error(job, "%s needs a sensitive column (--sensitive)", which);
     if (d->t >= 0 && d->t_distance == MODEL_T_HIERARCHICAL && !d->hierarchy)

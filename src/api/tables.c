@@ -129,6 +129,15 @@ const anonkit_table *job_tables_hierarchy(const anonkit_job *job, const char *na
 
 int job_tables_is_hierarchy(const anonkit_job *job, const char *name) { return hier_named(job, name) != NULL; }
 
+int job_tables_hierarchy_file(anonkit_job *job, const char *name, const char **path)
+{
+    job_hier_table *ht = hier_named(job, name);
+    if (!ht) return job_usage_error(job, "no hierarchy table named '%s'", name ? name : "");
+    if (!ht->spool) AK_CHECK(spool_table(job, ht->table, ';', 0, ht->name, &ht->spool)); /* ';'-separated */
+    *path = ht->spool;
+    return ANONKIT_OK;
+}
+
 /* Replaces each hierarchy table's name in job->hierarchy_paths by the path
  * of its private copy (made once), saving the names in jt->hier_saved. */
 static int hierarchy_files(anonkit_job *job)
@@ -141,8 +150,9 @@ static int hierarchy_files(anonkit_job *job)
     for (size_t i = 0; i < n; i++) {
         job_hier_table *ht = hier_named(job, job->hierarchy_paths.items[i]);
         if (!ht) continue;
-        if (!ht->spool) AK_CHECK(spool_table(job, ht->table, ';', 0, ht->name, &ht->spool)); /* ';'-separated */
-        char *path = strdup(ht->spool);
+        const char *spool;
+        AK_CHECK(job_tables_hierarchy_file(job, ht->name, &spool));
+        char *path = strdup(spool);
         if (!path) return job_out_of_memory(job);
         jt->hier_saved[i] = job->hierarchy_paths.items[i];
         job->hierarchy_paths.items[i] = path;

@@ -42,6 +42,9 @@ struct job_tables {
 const anonkit_table *job_tables_input(const anonkit_job *job);
 /* The hierarchy table named `name` in job->hierarchy_paths, else NULL. */
 const anonkit_table *job_tables_hierarchy(const anonkit_job *job, const char *name);
+/* The path of the private CSV copy of hierarchy table `name` (made once;
+ * for a reader of hierarchy files, the model's sensitive hierarchy). */
+int job_tables_hierarchy_file(anonkit_job *job, const char *name, const char **path /* OUT */);
 /* Whether `name` is the name of a hierarchy table of the job. */
 int job_tables_is_hierarchy(const anonkit_job *job, const char *name);
 /* Before a run that reads its input and hierarchies as files: when the
