@@ -4,8 +4,10 @@
  * table backend, io/csv.h) and build their output tables without CSV text,
  * while a run that reads its input as a file gets a private unnamed CSV copy
  * made for it (job_tables_input_file, the way a database source is spooled,
- * io/source.h). Hierarchy and previous-release tables are copied that way
- * during the call that takes them. A table output built by a run, or loaded
+ * io/source.h). A hierarchy table is copied into the job (job_hier_table),
+ * loaded from memory through table_spec.hierarchy_tables, and spooled only
+ * for runs that read hierarchies as files; previous-release tables are
+ * spooled during the call that takes them. A table output built by a run, or loaded
  * by the "table:" sink (io/memtable.c), reaches the result. */
 #define _GNU_SOURCE
 #include "api/tables.h"
