@@ -405,11 +405,13 @@ ANONKIT_API int anonkit_hierarchies(anonkit_job *const *jobs, size_t count, anon
  * numbers as their shortest text), and a run with anonkit_job_set_output_table
  * builds the published table column by column (generalized columns in
  * dictionary form: anonkit_table_column_codes); anonkit_recode reads and
- * builds tables the same way, and anonkit_check_table verifies a table as it
- * is. Verbs and settings that need a file (see docs/python.md: risk,
- * metrics, sequential, hierarchy, hierarchy and previous-release tables,
- * `--hierarchy COL=auto`, HTML reports, the out-of-core algorithms) read a
- * private unnamed CSV copy of the table made for that run. */
+ * builds tables the same way, anonkit_check_table verifies a table as it
+ * is, anonkit_risk reads an input table and anonkit_metrics_table both its
+ * tables so, and hierarchy tables are loaded from memory. Verbs and settings
+ * that need a file (see docs/python.md: sequential, hierarchy,
+ * previous-release tables, `--hierarchy COL=auto`, HTML reports, the
+ * out-of-core algorithms) read a private unnamed CSV copy of the table made
+ * for that run. */
 
 typedef struct anonkit_table anonkit_table;
 
@@ -481,7 +483,9 @@ ANONKIT_API const uint8_t *anonkit_table_column_missing(const anonkit_table *tab
 ANONKIT_API int anonkit_job_set_input_table(anonkit_job *job, const anonkit_table *table);
 /* The hierarchy of `column` (as ANONKIT_OPT_HIERARCHY) is `table`: one row
  * per value, its column 0 the value and the others its generalizations, most
- * general last (the rows of an ARX hierarchy file, no header). */
+ * general last (the rows of an ARX hierarchy file, no header). The job
+ * keeps a copy made during the call (the caller may free `table` then),
+ * named "table:hierarchy:<column>" in --hierarchy and in messages. */
 ANONKIT_API int anonkit_job_set_hierarchy_table(anonkit_job *job, const char *column, const anonkit_table *table);
 /* Appends an earlier release (as ANONKIT_OPT_PREVIOUS) given as a table. */
 ANONKIT_API int anonkit_job_add_previous_table(anonkit_job *job, const anonkit_table *table);

@@ -26,7 +26,7 @@ from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Seque
 
 import pandas as pd
 
-from ._convert import CTable, TableLike, _shortest, from_ctable, to_ctable
+from ._convert import CTable, TableLike, _shortest, from_ctable, text_ctable, to_ctable
 from ._lib import ffi, lib, library_path
 from .errors import (CancelledError, Error, FileError, IneligibleError, InputError, InternalError, OutOfMemoryError,
                      UsageError, ViolationError, error_for)
@@ -173,10 +173,10 @@ class _Job:
                 continue
             frame = spec if isinstance(spec, pd.DataFrame) else pd.DataFrame([list(r) for r in spec])
             # every cell as its text (a hierarchy is small: cell by cell beats pandas' machinery), missing as None
-            cols = {str(i): [None if v is None or v is pd.NA or (isinstance(v, float) and v != v)
-                             else v if isinstance(v, str) else str(v) for v in frame.iloc[:, i].tolist()]
-                    for i in range(frame.shape[1])}
-            t = to_ctable(cols)
+            cols = [[None if v is None or v is pd.NA or (isinstance(v, float) and v != v)
+                     else v if isinstance(v, str) else str(v) for v in frame.iloc[:, i].tolist()]
+                    for i in range(frame.shape[1])]
+            t = text_ctable(cols)  # read by the job into its own copy during the call
             self.check(lib.anonkit_job_set_hierarchy_table(self.ptr, str(column).encode("utf-8"), t.ptr))
             t.close()
 

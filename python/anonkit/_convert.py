@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import os
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Dict, List, Mapping, Optional, Tuple, Union
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
 import pandas as pd
@@ -178,6 +178,24 @@ def _add_text_column(t: "CTable", cname: bytes, s: pd.Series, values: Any, n: in
     t._check(lib.anonkit_table_add_text_codes(t.ptr, cname, ffi.from_buffer("int32_t[]", codes) if n else ffi.NULL, n,
                                               ffi.from_buffer("int64_t[]", offsets),
                                               ffi.from_buffer("char[]", data) if data else ffi.NULL, len(uniques)))
+
+
+def text_ctable(columns: Sequence[Sequence[Optional[str]]]) -> "CTable":
+    """A table of text columns "0", "1", ... from lists of str (None:
+    missing), each as offsets + bytes in one call: for a hierarchy's few
+    rows, without pandas' machinery."""
+    t = CTable()
+    for i, col in enumerate(columns):
+        n = len(col)
+        enc = [b"" if v is None else v.encode("utf-8") for v in col]
+        offsets = np.zeros(n + 1, dtype=np.int64)
+        if n:
+            np.cumsum(np.fromiter(map(len, enc), dtype=np.int64, count=n), out=offsets[1:])
+        data = b"".join(enc)
+        mask = np.fromiter((v is None for v in col), dtype=bool, count=n)
+        t._check(lib.anonkit_table_add_text(t.ptr, str(i).encode(), ffi.from_buffer("int64_t[]", offsets),
+                                            ffi.from_buffer("char[]", data) if data else ffi.NULL, _mask_ptr(mask), n))
+    return t
 
 
 def _columns_of(data: TableLike) -> List[Tuple[str, Any]]:

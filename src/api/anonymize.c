@@ -420,9 +420,9 @@ done:
     return ANONKIT_OK;
 }
 
-/* Whether a run of job reads an input table in memory directly (the
- * in-memory algorithms, without an HTML report or a hierarchy built from
- * the data, which read the input as a file): else its private CSV copy. */
+/* Whether a run of job reads an input table and hierarchy tables in memory
+ * directly (the in-memory algorithms, without an HTML report or a hierarchy
+ * built from the data, which read files): else their private CSV copies. */
 static int anonymize_reads_table(const anonkit_job *job)
 {
     if (!job_algorithm(job)->run || job->html) return 0;
@@ -439,7 +439,7 @@ int anonkit_anonymize(anonkit_job *job, anonkit_result **out_result)
     job_tables_reset_output(job);
     char *saved = NULL;
     int rc = ANONKIT_OK;
-    if (job && job_tables_input(job) && !anonymize_reads_table(job) && job_tables_input_file(job, &saved) < 0)
+    if (job && job->tables && !anonymize_reads_table(job) && job_tables_input_file(job, &saved) < 0)
         rc = job->err.code ? job->err.code : ANONKIT_E_INTERNAL;
     if (rc == ANONKIT_OK) rc = anonymize(job, &result);
     if (job) job_tables_input_restore(job, saved);

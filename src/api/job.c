@@ -335,8 +335,9 @@ int job_table_spec(anonkit_job *job, const char *path, const char *display_name,
     spec->loaded_ctx = job->loaded_ctx;
     size_t n = job->qi.count;
     storage->hierarchy_paths = calloc(n ? n : 1, sizeof *storage->hierarchy_paths);
+    storage->hierarchy_tables = calloc(n ? n : 1, sizeof *storage->hierarchy_tables);
     storage->force_numeric = calloc(n ? n : 1, 1);
-    if (!storage->hierarchy_paths || !storage->force_numeric) {
+    if (!storage->hierarchy_paths || !storage->hierarchy_tables || !storage->force_numeric) {
         job_spec_free(storage);
         return ak_err_nomem(&job->err);
     }
@@ -351,6 +352,7 @@ int job_table_spec(anonkit_job *job, const char *path, const char *display_name,
                               job->hierarchy_attrs.items[h]);
         }
         storage->hierarchy_paths[q] = job->hierarchy_paths.items[h];
+        storage->hierarchy_tables[q] = job_tables_hierarchy(job, job->hierarchy_paths.items[h]); /* api/tables.h */
     }
     for (size_t i = 0; i < job->numeric.count; i++) {
         size_t q = 0;
@@ -368,6 +370,7 @@ int job_table_spec(anonkit_job *job, const char *path, const char *display_name,
     spec->nqi = n;
     spec->qi_names = (const char *const *)job->qi.items;
     spec->hierarchy_paths = storage->hierarchy_paths;
+    spec->hierarchy_tables = storage->hierarchy_tables;
     spec->force_numeric = storage->force_numeric;
     spec->sensitive_name = job->sensitive;
     spec->sensitive_numeric = job->model.variance > 0;
@@ -384,8 +387,10 @@ int job_table_spec(anonkit_job *job, const char *path, const char *display_name,
 void job_spec_free(job_spec_storage *storage)
 {
     free(storage->hierarchy_paths);
+    free(storage->hierarchy_tables);
     free(storage->force_numeric);
     storage->hierarchy_paths = NULL;
+    storage->hierarchy_tables = NULL;
     storage->force_numeric = NULL;
 }
 
@@ -423,6 +428,9 @@ int job_check_dist(anonkit_job *job)
     model_dist *d = &job->model.dist;
     d->hierarchy = job_sensitive_hierarchy(job);
     if (!model_dist_any(d)) return ANONKIT_OK;
+    /* the model reads the sensitive column's hierarchy as a file: a table's private copy (api/tables.h) */
+    if (job_tables_is_hierarchy(job, d->hierarchy) && job_tables_hierarchy_file(job, d->hierarchy, &d->hierarchy) < 0)
+        return job->err.code ? job->err.code : ANONKIT_E_INTERNAL;
     const char *which = d->t >= 0 ? "--t" : d->delta > 0 ? "--delta-disclosure" : "--beta";
     if (!job->sensitive) return job_usage_error(job, "%s needs a sensitive column (--sensitive)", which);
     if (d->t >= 0 && d->t_distance == MODEL_T_HIERARCHICAL && !d->hierarchy)

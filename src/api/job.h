@@ -165,6 +165,7 @@ int strlist_push(strlist *l, const char *s, size_t len); /* a copy of s[0..len);
  * The arrays it points to live in *storage until job_spec_free(storage). */
 typedef struct job_spec_storage {
     const char **hierarchy_paths;
+    const struct anonkit_table **hierarchy_tables;
     unsigned char *force_numeric;
 } job_spec_storage;
 int job_table_spec(anonkit_job *job, const char *path, const char *display_name, table_spec *spec,

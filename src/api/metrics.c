@@ -14,6 +14,7 @@
 #include "api/measure.h"
 #include "api/result.h"
 #include "api/sources.h"
+#include "api/tables.h"
 #include "io/spool.h"
 #include "metrics/published.h"
 
@@ -94,12 +95,24 @@ static json_t *metrics_json(const anonkit_job *job, const table *t, const metric
     return root;
 }
 
-int measure_pair_run(anonkit_job *job, const char *original_path, const char *published_path, int with_kl,
-                     measure_pair *m)
+static int pair_measure(anonkit_job *job, table_spec *spec, int with_kl, measure_pair *m);
+
+/* measure_pair_run, or with the original and the published table in
+ * memory when orig_mem and pub_mem are given (the paths then their names in
+ * messages): read through the CSV reader's table backend, no private copy. */
+static int pair_run(anonkit_job *job, const char *original_path, const char *published_path,
+                    const anonkit_table *orig_mem, const anonkit_table *pub_mem, int with_kl, measure_pair *m)
 {
     memset(m, 0, sizeof *m);
     ak_error *err = &job->err;
     m->o = pub_options(job, published_path, published_path);
+    m->o.mem = pub_mem;
+    if (orig_mem && pub_mem) {
+        table_spec spec;
+        AK_CHECK(job_table_spec(job, original_path, original_path, &spec, &m->storage));
+        spec.mem = orig_mem;
+        return pair_measure(job, &spec, with_kl, m);
+    }
     AK_CHECK(metrics_pub_usage(&m->o, err));
     if (strcmp(published_path, "-") == 0 && strcmp(original_path, "-") == 0)
         return ak_err_set(err, ANONKIT_E_USAGE, NULL, 0, 0, "the original and the published file cannot both be stdin");
@@ -126,12 +139,27 @@ int measure_pair_run(anonkit_job *job, const char *original_path, const char *pu
     }
     table_spec spec;
     AK_CHECK(job_table_spec(job, m->original_path, m->original_shown, &spec, &m->storage));
+    return pair_measure(job, &spec, with_kl, m);
+}
+
+int measure_pair_run(anonkit_job *job, const char *original_path, const char *published_path, int with_kl,
+                     measure_pair *m)
+{
+    return pair_run(job, original_path, published_path, NULL, NULL, with_kl, m);
+}
+
+/* The measuring part of pair_run: loads the original by spec (the domains),
+ * reads the published rows, measures. */
+static int pair_measure(anonkit_job *job, table_spec *spec_in, int with_kl, measure_pair *m)
+{
+    ak_error *err = &job->err;
+    table_spec spec = *spec_in;
     /* the original is read for its domains only (and its sensitive values for --kl-level) */
     spec.sensitive_name = with_kl && job->kl_level ? job->sensitive : NULL;
     spec.nidentifiers = 0;
     spec.read_once = 1;
     spec.progress = job_progress(job); /* the original's rows, per block; a cancel stops the reading */
-    AK_CHECK(job_progress_start(job, m->original_path));
+    AK_CHECK(job_progress_start(job, spec.display_name));
     AK_CHECK(table_load(&m->t, &spec, err));
     AK_CHECK(metrics_pub_read(&m->g, &m->o, err));
     AK_CHECK(job_weights(job, &m->weights));
@@ -154,7 +182,7 @@ void measure_pair_free(measure_pair *m)
 
 /* anonkit_metrics in the C numeric locale. */
 static int metrics_run(anonkit_job *job, const char *original_path, const char *published_path,
-                       anonkit_result **out_result)
+                       const anonkit_table *orig_mem, const anonkit_table *pub_mem, anonkit_result **out_result)
 {
     *out_result = NULL;
     ak_error *err = &job->err;
@@ -162,7 +190,7 @@ static int metrics_run(anonkit_job *job, const char *original_path, const char *
     if (!job->qi.count) return ak_err_set(err, ANONKIT_E_USAGE, NULL, 0, 0, "no quasi-identifiers given (--qi)"), job_fail(job);
     measure_pair m;
     anonkit_result *result = NULL;
-    int rc = measure_pair_run(job, original_path, published_path, 1, &m);
+    int rc = pair_run(job, original_path, published_path, orig_mem, pub_mem, 1, &m);
     if (rc == ANONKIT_OK && !(result = result_new())) rc = ak_err_nomem(err);
     if (rc == ANONKIT_OK) {
         result->rows_read = m.r.m.rows;
@@ -189,7 +217,19 @@ int anonkit_metrics(anonkit_job *job, const char *original_path, const char *pub
     ak_c_numeric scope;
     ak_c_numeric_enter(&scope);
     anonkit_result *result = NULL;
-    const int rc = metrics_run(job, original_path, published_path, &result);
+    const int rc = metrics_run(job, original_path, published_path, NULL, NULL, &result);
+    result_hand_over(result, out_result);
+    ak_c_numeric_leave(&scope);
+    return rc;
+}
+
+int job_metrics_tables(anonkit_job *job, const anonkit_table *original, const anonkit_table *published,
+                       anonkit_result **out_result)
+{
+    ak_c_numeric scope;
+    ak_c_numeric_enter(&scope);
+    anonkit_result *result = NULL;
+    const int rc = metrics_run(job, "the original table", "the published table", original, published, &result);
     result_hand_over(result, out_result);
     ak_c_numeric_leave(&scope);
     return rc;

@@ -383,14 +383,15 @@ static int risk_run(anonkit_job *job, anonkit_result **out_result)
     int rc = ANONKIT_OK;
     if (job->risk.json && (rc = outfile_open(&jf, job->risk.json, err)) < 0) goto done;
     const source_options so = {job->delimiter, job->query, job->use_codes, 0, job->tmpdir, NULL, NULL};
-    if ((rc = source_input_open(&input, job->input, &so, 1, err)) < 0) goto done;
-    const char *path = input.path, *shown = input.shown;
+    const anonkit_table *mem = job_tables_input(job); /* an input table: read in memory (api/tables.h) */
+    if (!mem && (rc = source_input_open(&input, job->input, &so, 1, err)) < 0) goto done;
+    const char *path = mem ? "the input table" : input.path, *shown = mem ? path : input.shown;
     const risk_group_params gp = {path, shown, job->delimiter, (const char *const *)job->qi.items, job->qi.count,
                                   job->risk.weight, job->risk.published, job->suppression, job->risk.suda > 0,
                                   job->risk.population, job->risk.population, risk_threads(job),
                                   /* with no population size the measures' sums are of exact terms
                                    * (1 / f_k times f_k): any order adds them up alike */
-                                  !(job->risk.population_size > 0 || job->risk.sampling_fraction > 0), 0};
+                                  !(job->risk.population_size > 0 || job->risk.sampling_fraction > 0), 0, mem};
     if ((rc = risk_groups_read(&g, &gp, err)) < 0) goto done;
     double N;
     if ((rc = population_of(job, g.rows - g.suppressed, shown, &N)) < 0) goto done;
@@ -406,7 +407,7 @@ static int risk_run(anonkit_job *job, anonkit_result **out_result)
     if (with_achieved) {
         const verify_params vp = {path, job->delimiter, (const char *const *)job->qi.items, job->qi.count, job->sensitive,
                                   job->model, job->risk.published ? job->suppression : 0, job->tmpdir, NULL, 0,
-                                  (const char *const *)job->missing.items, job->missing.count, NULL};
+                                  (const char *const *)job->missing.items, job->missing.count, mem};
         if ((rc = verify_achieved_measure(&vp, &achieved, err)) < 0) goto done;
     }
     if (!(jc = calloc(1, sizeof *jc)) || !(jc->shown = strdup(shown)) ||
@@ -477,10 +478,7 @@ int anonkit_risk(anonkit_job *job, anonkit_result **out_result)
     ak_c_numeric scope;
     ak_c_numeric_enter(&scope);
     anonkit_result *result = NULL;
-    char *saved = NULL; /* an input table is read as its private CSV copy (api/tables.h) */
-    int rc = job && job_tables_input_file(job, &saved) < 0 ? job->err.code ? job->err.code : ANONKIT_E_INTERNAL : ANONKIT_OK;
-    if (rc == ANONKIT_OK) rc = risk_run(job, &result);
-    if (job) job_tables_input_restore(job, saved);
+    const int rc = risk_run(job, &result); /* an input table is read in memory, without a private copy */
     result_hand_over(result, out_result);
     ak_c_numeric_leave(&scope);
     return rc;

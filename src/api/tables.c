@@ -4,8 +4,10 @@
  * table backend, io/csv.h) and build their output tables without CSV text,
  * while a run that reads its input as a file gets a private unnamed CSV copy
  * made for it (job_tables_input_file, the way a database source is spooled,
- * io/source.h). Hierarchy and previous-release tables are copied that way
- * during the call that takes them. A table output built by a run, or loaded
+ * io/source.h). A hierarchy table is copied into the job (job_hier_table),
+ * loaded from memory through table_spec.hierarchy_tables, and spooled only
+ * for runs that read hierarchies as files; previous-release tables are
+ * spooled during the call that takes them. A table output built by a run, or loaded
  * by the "table:" sink (io/memtable.c), reaches the result. */
 #define _GNU_SOURCE
 #include "api/tables.h"
@@ -36,6 +38,12 @@ void job_tables_free(anonkit_job *job)
         free(jt->spools[i]);
     }
     free(jt->spools);
+    for (size_t i = 0; i < jt->nhier; i++) {
+        free(jt->hier[i].name);
+        anonkit_table_free(jt->hier[i].table);
+    }
+    free(jt->hier);
+    free(jt->hier_saved);
     anonkit_table_free(jt->output);
     free(jt);
     job->tables = NULL;
@@ -107,9 +115,57 @@ const anonkit_table *job_tables_input(const anonkit_job *job)
     return job->tables->input;
 }
 
+static job_hier_table *hier_named(const anonkit_job *job, const char *name)
+{
+    if (!job->tables || !name || strncmp(name, JOB_TABLE_INPUT, strlen(JOB_TABLE_INPUT))) return NULL;
+    for (size_t i = 0; i < job->tables->nhier; i++)
+        if (!strcmp(job->tables->hier[i].name, name)) return &job->tables->hier[i];
+    return NULL;
+}
+
+const anonkit_table *job_tables_hierarchy(const anonkit_job *job, const char *name)
+{
+    const job_hier_table *ht = hier_named(job, name);
+    return ht ? ht->table : NULL;
+}
+
+int job_tables_is_hierarchy(const anonkit_job *job, const char *name) { return hier_named(job, name) != NULL; }
+
+int job_tables_hierarchy_file(anonkit_job *job, const char *name, const char **path)
+{
+    job_hier_table *ht = hier_named(job, name);
+    if (!ht) return job_usage_error(job, "no hierarchy table named '%s'", name ? name : "");
+    if (!ht->spool) AK_CHECK(spool_table(job, ht->table, ';', 0, ht->name, &ht->spool)); /* ';'-separated */
+    *path = ht->spool;
+    return ANONKIT_OK;
+}
+
+/* Replaces each hierarchy table's name in job->hierarchy_paths by the path
+ * of its private copy (made once), saving the names in jt->hier_saved. */
+static int hierarchy_files(anonkit_job *job)
+{
+    struct job_tables *jt = job->tables;
+    const size_t n = job->hierarchy_paths.count;
+    if (!jt || !jt->nhier || !n || jt->hier_saved) return ANONKIT_OK;
+    if (!(jt->hier_saved = calloc(n, sizeof *jt->hier_saved))) return job_out_of_memory(job);
+    jt->nsaved = n;
+    for (size_t i = 0; i < n; i++) {
+        job_hier_table *ht = hier_named(job, job->hierarchy_paths.items[i]);
+        if (!ht) continue;
+        const char *spool;
+        AK_CHECK(job_tables_hierarchy_file(job, ht->name, &spool));
+        char *path = strdup(spool);
+        if (!path) return job_out_of_memory(job);
+        jt->hier_saved[i] = job->hierarchy_paths.items[i];
+        job->hierarchy_paths.items[i] = path;
+    }
+    return ANONKIT_OK;
+}
+
 int job_tables_input_file(anonkit_job *job, char **saved)
 {
     *saved = NULL;
+    AK_CHECK(hierarchy_files(job));
     const anonkit_table *t = job_tables_input(job);
     if (!t) return ANONKIT_OK;
     struct job_tables *jt = job->tables;
@@ -124,6 +180,17 @@ int job_tables_input_file(anonkit_job *job, char **saved)
 
 void job_tables_input_restore(anonkit_job *job, char *saved)
 {
+    struct job_tables *jt = job->tables;
+    if (jt && jt->hier_saved) {
+        for (size_t i = 0; i < jt->nsaved && i < job->hierarchy_paths.count; i++)
+            if (jt->hier_saved[i]) {
+                free(job->hierarchy_paths.items[i]);
+                job->hierarchy_paths.items[i] = jt->hier_saved[i];
+            }
+        free(jt->hier_saved);
+        jt->hier_saved = NULL;
+        jt->nsaved = 0;
+    }
     if (!saved) return;
     free(job->input);
     job->input = saved;
@@ -133,13 +200,43 @@ int anonkit_job_set_hierarchy_table(anonkit_job *job, const char *column, const 
 {
     if (!job) return ANONKIT_E_USAGE;
     if (!column || !*column) return job_usage_error(job, "a hierarchy table needs its column's name");
-    const char *path;
-    AK_CHECK(spool_table(job, table, ';', 0, "a hierarchy table", &path)); /* hierarchies are ';'-separated */
-    const size_t n = strlen(column) + strlen(path) + 2;
-    char *spec = malloc(n);
+    if (!table) return job_usage_error(job, "a hierarchy table: no table");
+    struct job_tables *jt = tables_of(job);
+    if (!jt) return job_out_of_memory(job);
+    const size_t n = strlen(JOB_TABLE_INPUT "hierarchy:") + strlen(column) + 1;
+    char *name = malloc(n);
+    if (!name) return job_out_of_memory(job);
+    snprintf(name, n, "%s%s", JOB_TABLE_INPUT "hierarchy:", column);
+    anonkit_table *copy = NULL; /* read after the call (the caller may free its table) */
+    int rc = memtable_copy(&copy, table);
+    if (rc < 0) {
+        free(name);
+        return rc == ANONKIT_E_NOMEM ? job_out_of_memory(job) : job_usage_error(job, "a hierarchy table: %s",
+                                                                                  anonkit_table_errmsg(table));
+    }
+    job_hier_table *ht = hier_named(job, name);
+    if (!ht) {
+        job_hier_table *grown = realloc(jt->hier, (jt->nhier + 1) * sizeof *grown);
+        if (!grown) {
+            free(name);
+            anonkit_table_free(copy);
+            return job_out_of_memory(job);
+        }
+        jt->hier = grown;
+        ht = &jt->hier[jt->nhier++];
+        *ht = (job_hier_table){name, NULL, NULL};
+    } else {
+        free(name);
+        /* a spool made of the former table stays in spools (freed with the job) but is no longer this one's */
+        ht->spool = NULL;
+    }
+    anonkit_table_free(ht->table);
+    ht->table = copy;
+    const size_t m = strlen(column) + strlen(ht->name) + 2;
+    char *spec = malloc(m);
     if (!spec) return job_out_of_memory(job);
-    snprintf(spec, n, "%s=%s", column, path);
-    const int rc = anonkit_job_set(job, ANONKIT_OPT_HIERARCHY, spec);
+    snprintf(spec, m, "%s=%s", column, ht->name);
+    rc = anonkit_job_set(job, ANONKIT_OPT_HIERARCHY, spec);
     free(spec);
     return rc;
 }
@@ -164,11 +261,9 @@ int anonkit_metrics_table(anonkit_job *job, const anonkit_table *original, const
 {
     if (out_result) *out_result = NULL;
     if (!job) return ANONKIT_E_USAGE;
-    const char delimiter = job->delimiter ? job->delimiter : ',';
-    const char *orig, *pub;
-    AK_CHECK(spool_table(job, original, delimiter, 1, "the original table", &orig));
-    AK_CHECK(spool_table(job, published, delimiter, 1, "the published table", &pub));
-    return anonkit_metrics(job, orig, pub, out_result);
+    if (!original || !published)
+        return job_usage_error(job, "%s: no table", original ? "the published table" : "the original table");
+    return job_metrics_tables(job, original, published, out_result);
 }
 
 void job_tables_reset_output(anonkit_job *job)

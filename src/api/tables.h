@@ -13,7 +13,21 @@ typedef struct job_table_spool {
     const char *shown; /* its name in messages ("the input table", ...) */
 } job_table_spool;
 
+/* A hierarchy given as a table (anonkit_job_set_hierarchy_table): the job's
+ * copy, named `name` in job->hierarchy_paths; loaded from memory
+ * (table_spec.hierarchy_tables), or through its private CSV copy `spool`
+ * (made once, in spools) by runs that read hierarchies as files. */
+typedef struct job_hier_table {
+    char *name;             /* "table:hierarchy:<column>" */
+    anonkit_table *table;   /* owned */
+    const char *spool;      /* NULL until a run needed the file */
+} job_hier_table;
+
 struct job_tables {
+    job_hier_table *hier;
+    size_t nhier;
+    char **hier_saved;      /* job_tables_input_file: the names it replaced in job->hierarchy_paths (NULL: none) */
+    size_t nsaved;
     job_table_spool **spools;
     size_t count;
     anonkit_table *output; /* what the "table:" sink committed, or the writer built (publish/table_out.c) */
@@ -26,11 +40,26 @@ struct job_tables {
 
 /* The job's input table when job->input names it, else NULL. */
 const anonkit_table *job_tables_input(const anonkit_job *job);
-/* Before a run that reads its input as a file: when the input is a table,
- * job->input becomes the path of its private CSV copy (made once, named
- * "the input table" in messages) until job_tables_input_restore(job, *saved). */
+/* The hierarchy table named `name` in job->hierarchy_paths, else NULL. */
+const anonkit_table *job_tables_hierarchy(const anonkit_job *job, const char *name);
+/* The path of the private CSV copy of hierarchy table `name` (made once;
+ * for a reader of hierarchy files, the model's sensitive hierarchy). */
+int job_tables_hierarchy_file(anonkit_job *job, const char *name, const char **path /* OUT */);
+/* Whether `name` is the name of a hierarchy table of the job. */
+int job_tables_is_hierarchy(const anonkit_job *job, const char *name);
+/* Before a run that reads its input and hierarchies as files: when the
+ * input is a table, job->input becomes the path of its private CSV copy
+ * (made once, named "the input table" in messages), and each hierarchy
+ * table named in job->hierarchy_paths becomes the path of its copy, until
+ * job_tables_input_restore(job, *saved) (to be called whatever this
+ * returned). */
 int job_tables_input_file(anonkit_job *job, char **saved /* OUT: NULL when nothing changed */);
 void job_tables_input_restore(anonkit_job *job, char *saved);
+
+/* anonkit_metrics_table (metrics.c): the original and the published table
+ * read in memory, no private copy. */
+int job_metrics_tables(anonkit_job *job, const anonkit_table *original, const anonkit_table *published,
+                       anonkit_result **out_result);
 
 /* Frees job->tables (the spools too); for anonkit_job_free. */
 void job_tables_free(anonkit_job *job);

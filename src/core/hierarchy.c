@@ -73,6 +73,7 @@ typedef struct loader {
     uint32_t *ids;      /* nfields scratch: the label ids of the current row */
     int *inserted;      /* nfields scratch */
     ak_error *err;
+    long line_shift;    /* added to each record's line: -1 for a table's rows, which the reader numbers from 2 */
 } loader;
 
 static void loader_free(loader *ld)
@@ -197,6 +198,7 @@ static int loader_read(loader *ld, csv_reader *rd)
     long blank_line = 0; /* first of the blank lines not yet followed by a row */
     int rc;
     while ((rc = csv_read(rd, &rec, ld->err)) > 0) {
+        rec.line += ld->line_shift;
         if (rec.count == 1 && rec.fields[0].len == 0) {
             if (!blank_line) blank_line = rec.line;
             continue;
@@ -398,23 +400,23 @@ static int build_tree(hier *h, loader *ld)
     return check_labels_unique(h, ld);
 }
 
-int hier_load(hier **out, const char *path, ak_error *err)
+/* Loads a hierarchy from the records of rd (opened by the caller, freed
+ * here); `path` is its name in messages and the hierarchy's path. */
+static int hier_load_reader(hier **out, const char *path, csv_reader *rd, long line_shift, ak_error *err)
 {
     *out = NULL;
     hier *h = calloc(1, sizeof *h);
-    if (!h) return ak_err_nomem(err);
     size_t plen = strlen(path);
-    h->path = malloc(plen + 1);
-    if (!h->path) {
+    if (h) h->path = malloc(plen + 1);
+    if (!h || !h->path) {
         free(h);
+        csv_reader_free(rd);
         return ak_err_nomem(err);
     }
     memcpy(h->path, path, plen + 1);
 
-    loader ld = {.path = path, .err = err};
-    csv_reader *rd = NULL;
-    int rc = csv_reader_open(&rd, path, ';', err);
-    if (rc == ANONKIT_OK) rc = loader_read(&ld, rd);
+    loader ld = {.path = path, .err = err, .line_shift = line_shift};
+    int rc = loader_read(&ld, rd);
     csv_reader_free(rd);
     if (rc == ANONKIT_OK) rc = build_tree(h, &ld); /* takes the label maps on success */
     loader_free(&ld);
@@ -424,6 +426,23 @@ int hier_load(hier **out, const char *path, ak_error *err)
     }
     *out = h;
     return ANONKIT_OK;
+}
+
+int hier_load(hier **out, const char *path, ak_error *err)
+{
+    *out = NULL;
+    csv_reader *rd = NULL;
+    AK_CHECK(csv_reader_open(&rd, path, ';', err));
+    return hier_load_reader(out, path, rd, 0, err);
+}
+
+int hier_load_table(hier **out, const struct anonkit_table *t, const char *name, ak_error *err)
+{
+    *out = NULL;
+    csv_reader *rd = NULL;
+    /* the data rows only: a hierarchy has no header; row r (from 1) is "line" r in messages */
+    AK_CHECK(csv_reader_open_table_rows(&rd, t, name, 0, UINT64_MAX, err));
+    return hier_load_reader(out, name, rd, -1, err);
 }
 
 struct hier_builder {

@@ -36,6 +36,12 @@ typedef struct hier_node {
 
 /* Loads a hierarchy file. */
 int hier_load(hier **out /* OUT */, const char *path, ak_error *err);
+/* Loads a hierarchy from table t (io/memtable.h: one row per leaf, no
+ * header) through the CSV reader's table backend, without CSV text: the
+ * same tree hier_load gives t's CSV form (';'-separated, no header); `name`
+ * is used in messages (rows as lines) and is the hierarchy's path. */
+struct anonkit_table;
+int hier_load_table(hier **out /* OUT */, const struct anonkit_table *t, const char *name, ak_error *err);
 void hier_free(hier *h);
 
 /* A hierarchy whose rows are embedded in another file (the recoding rules):

@@ -439,6 +439,9 @@ int table_load(table **out, const table_spec *spec, ak_error *err)
                 uint32_t nvalues;
                 if ((rc = hb_flat_hier(spec->path, shown, spec->delimiter, a->name, &m, &a->h, &nvalues, err)) < 0)
                     goto done;
+            } else if (spec->hierarchy_tables && spec->hierarchy_tables[q]) {
+                if ((rc = hier_load_table(&a->h, spec->hierarchy_tables[q], spec->hierarchy_paths[q], err)) < 0)
+                    goto done;
             } else if ((rc = hier_load(&a->h, spec->hierarchy_paths[q], err)) < 0) {
                 goto done;
             }

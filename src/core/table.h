@@ -41,6 +41,8 @@ typedef struct table_spec {
     size_t nqi;
     const char *const *qi_names;
     const char *const *hierarchy_paths; /* per QI, NULL when none */
+    const struct anonkit_table *const *hierarchy_tables; /* per QI (may be NULL): the hierarchy is this table in
+                                                            memory (hier_load_table), hierarchy_paths its name */
     const unsigned char *force_numeric;  /* per QI: numeric even with a hierarchy */
     const char *sensitive_name;          /* NULL when none */
     int sensitive_numeric;               /* also read the sensitive values as numbers */

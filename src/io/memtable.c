@@ -846,3 +846,27 @@ int sink_open_table(sink **out, const char *name, const source_options *o, ak_er
     *out = &ts->base;
     return ANONKIT_OK;
 }
+
+int memtable_copy(anonkit_table **out, const anonkit_table *src)
+{
+    *out = NULL;
+    anonkit_table *t = anonkit_table_create();
+    if (!t) return ANONKIT_E_NOMEM;
+    const uint64_t n = src->nrows;
+    int rc = ANONKIT_OK;
+    for (uint32_t i = 0; i < src->ncols && rc == ANONKIT_OK; i++) {
+        const memcol *c = &src->cols[i];
+        if (!c->name) continue; /* a slot memtable_move_column emptied */
+        if (c->kind == ANONKIT_COLUMN_DOUBLE) rc = anonkit_table_add_double(t, c->name, c->d, c->missing, n);
+        else if (c->kind == ANONKIT_COLUMN_INT64) rc = anonkit_table_add_int64(t, c->name, c->i, c->missing, n);
+        else if (c->codes) rc = anonkit_table_add_text_codes(t, c->name, c->codes, n, c->off, c->bytes, c->ndict);
+        else rc = anonkit_table_add_text(t, c->name, c->off, c->bytes, c->missing, n);
+    }
+    if (rc == ANONKIT_OK && !src->ncols) t->nrows = n;
+    if (rc < 0) {
+        anonkit_table_free(t);
+        return rc;
+    }
+    *out = t;
+    return ANONKIT_OK;
+}

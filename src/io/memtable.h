@@ -86,6 +86,11 @@ int memtable__format_int64(char *buf, int64_t v);
  * every field's text is kept exactly. */
 int memtable_from_csv(anonkit_table **out /* OUT */, FILE *csv, char delimiter, const char *shown, ak_error *err);
 
+/* A copy of src that owns all its arrays (borrowed numbers copied, text in
+ * dictionary form kept so): for a table read after the call that gave it
+ * (a job's hierarchy tables). ANONKIT_E_NOMEM or ANONKIT_E_USAGE. */
+int memtable_copy(anonkit_table **out /* OUT */, const anonkit_table *src);
+
 /* ---- memtable_rows.c: the rows of a table as CSV fields, and a published
  * table built column by column ---- */
 

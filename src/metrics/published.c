@@ -134,6 +134,13 @@ static int find_row_columns(const csv_record *header, const metrics_pub_options 
                         err);
 }
 
+/* Opens the published file, or the published table (o->mem) without CSV text. */
+static int open_published(csv_reader **reader, const metrics_pub_options *o, ak_error *err)
+{
+    return o->mem ? csv_reader_open_table(reader, o->mem, o->shown, err)
+                  : csv_reader_open(reader, o->path, o->delimiter, err);
+}
+
 int metrics_pub_read(metrics_pub_groups *g, const metrics_pub_options *o, ak_error *err)
 {
     memset(g, 0, sizeof *g);
@@ -147,7 +154,7 @@ int metrics_pub_read(metrics_pub_groups *g, const metrics_pub_options *o, ak_err
     csv_reader *reader = NULL;
     int rc;
     if (!qi_col) return ak_err_nomem(err);
-    if ((rc = csv_reader_open(&reader, path, o->delimiter, err)) < 0) goto done;
+    if ((rc = open_published(&reader, o, err)) < 0) goto done;
     csv_record rec;
     if ((rc = csv_read(reader, &rec, err)) < 0) goto done;
     if (rc == 0) {
@@ -337,7 +344,7 @@ static int kl_metric(const table *t, const metrics_pub_options *o, metrics_pub_r
     uint32_t *lo = NULL, *hi = NULL, *sa = NULL;
     size_t n = 0, cap = 0;
     int col[nqi ? nqi : 1], scol;
-    int rc = csv_reader_open(&reader, path, o->delimiter, err);
+    int rc = open_published(&reader, o, err);
     csv_record rec;
     if (rc >= 0 && (rc = csv_read(reader, &rec, err)) == 0)
         rc = ak_err_set(err, ANONKIT_E_INPUT, shown, 1, 0, "the file is empty: a header row is needed");

@@ -22,6 +22,8 @@
 typedef struct metrics_pub_options {
     const char *path;         /* the published file (a file: standard input already copied) */
     const char *shown;        /* its name in messages */
+    const struct anonkit_table *mem; /* the published table in memory, read through the CSV reader's table backend
+                                        (io/csv.h; path then names nothing to open); NULL: path */
     char delimiter;
     const char *const *qi;    /* QI column names, in the order of the table's QIs */
     size_t nqi;

@@ -75,7 +75,7 @@ static void part_init(rg_part *pt, const risk_group_params *p, const uint32_t *c
     pt->hcols = hcols;
     pt->ncolumns = ncolumns;
     pt->weight_col = weight_col;
-    pt->consecutive = rg_consecutive_columns(hcols, p->nqi);
+    pt->consecutive = !p->mem && rg_consecutive_columns(hcols, p->nqi); /* a table's fields do not lie in one buffer */
     /* no order and no weights: an entry needs no row, and a count other than
      * 1 only for the front table's classes, which are kept apart (pt->fl) */
     pt->stride = p->any_order && !p->weight && !p->population_path ? 2 : 3;
@@ -405,7 +405,7 @@ static int part_read(rg_part *pt)
          * halves returned in registers and loads them back as one 16-byte word,
          * which stalls on the failed store forwarding (about 5 % of the run) */
         uint64_t lo, hi;
-        const int quoted = csv_reader_saw_quote(pt->reader);
+        const int quoted = p->mem || csv_reader_saw_quote(pt->reader); /* a table's text may hold the delimiter */
         if (pt->consecutive && !quoted) {
             const XXH128_hash_t h = rg_key_span_hash(&rec.fields[pt->hcols[0]], p->nqi);
             lo = h.low64;
@@ -487,7 +487,9 @@ static long line_of_row(const risk_group_params *p, uint64_t row)
     ak_error err;
     ak_err_clear(&err);
     long line = 0;
-    if (csv_reader_open(&reader, p->path, p->delimiter, &err) < 0) return 0;
+    if ((p->mem ? csv_reader_open_table(&reader, p->mem, p->shown, &err)
+               : csv_reader_open(&reader, p->path, p->delimiter, &err)) < 0)
+        return 0;
     csv_record rec;
     for (uint64_t r = 0; r <= row + 1; r++) {
         if (csv_read(reader, &rec, &err) <= 0) break;
@@ -627,7 +629,8 @@ static int read_parallel(rg_part *parts, const risk_group_params *p, uint64_t da
 {
     *done = 0;
     struct stat st;
-    if (stat(p->path, &st) != 0 || (uint64_t)st.st_size < data_start + RG_PARALLEL_MIN_BYTES) return ANONKIT_OK;
+    if (p->mem || stat(p->path, &st) != 0 || (uint64_t)st.st_size < data_start + RG_PARALLEL_MIN_BYTES)
+        return ANONKIT_OK; /* a table: read in one piece */
     const uint64_t size = (uint64_t)st.st_size, split = csv_find_split(p->path, data_start, size);
     if (!split || split >= size) return ANONKIT_OK;
     const unsigned bits = bucket_bits(csv_estimate_lines(p->path, data_start, size - data_start));
@@ -686,7 +689,9 @@ int risk_groups_read(risk_groups *g, const risk_group_params *p, ak_error *err)
     if ((rc = star_hash(p->nqi, p->delimiter, &star, err)) < 0) goto done;
     uint32_t ncolumns;
     int weight_col;
-    if ((rc = csv_reader_open(&reader, p->path, p->delimiter, err)) < 0) goto done;
+    if ((rc = p->mem ? csv_reader_open_table(&reader, p->mem, p->shown, err)
+                     : csv_reader_open(&reader, p->path, p->delimiter, err)) < 0)
+        goto done;
     if ((rc = open_columns(reader, p->shown, p, cols, &weight_col, &ncolumns, err)) < 0) goto done;
     /* The key's fields in file order: a class is the same set of rows in any
      * order of its fields, and QIs that are consecutive columns in another
@@ -703,7 +708,7 @@ int risk_groups_read(risk_groups *g, const risk_group_params *p, ak_error *err)
     /* A small file (not read in pieces) without SUDA2's codes or a population
      * table: its classes straight from the rows (read_direct). */
     struct stat fst;
-    if (!values && !p->population_path && !p->buckets_only && stat(p->path, &fst) == 0 &&
+    if (!values && !p->population_path && !p->buckets_only && !p->mem && stat(p->path, &fst) == 0 &&
         (uint64_t)fst.st_size < RG_PARALLEL_MIN_BYTES) {
         if ((rc = rg_read_direct(reader, p, hcols, ncolumns, weight_col, star, (uint64_t)fst.st_size, &classes,
                                  &g->rows, err)) < 0)

@@ -31,6 +31,9 @@ typedef struct risk_group_params {
                                       no figure that depends on it (no population size; a weight column or
                                       a population table makes them come in order all the same) */
     int buckets_only;              /* group even a small file through the buckets, not directly (tests) */
+    const struct anonkit_table *mem; /* the sample is this table in memory (io/memtable.h), read through the CSV
+                                        reader's table backend in one piece by the generic record path (its
+                                        fields do not lie in one buffer); path is then only its name. NULL: path */
 } risk_group_params;
 
 typedef struct risk_groups {
