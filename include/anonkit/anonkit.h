@@ -332,7 +332,11 @@ ANONKIT_API uint64_t anonkit_result_rows_suppressed(const anonkit_result *result
 ANONKIT_API uint64_t anonkit_result_classes(const anonkit_result *result);
 /* anonkit_recode: rows whose value lies outside the values its rule's class had. */
 ANONKIT_API uint64_t anonkit_result_rows_outside(const anonkit_result *result);
-/* The human summary (several lines) and the JSON text (report or metrics). */
+/* The human summary (several lines) and the JSON text (report or metrics).
+ * The JSON of anonkit_risk is built on the first anonkit_result_json call
+ * (a run that prints only the summary never builds it): that first call may
+ * return NULL when out of memory, and must not be made by two threads on one
+ * result at the same time; later calls return the same text. */
 ANONKIT_API const char *anonkit_result_summary(const anonkit_result *result);
 ANONKIT_API const char *anonkit_result_json(const anonkit_result *result);
 
