@@ -1,18 +1,34 @@
-/* jsonb.c (api) — the proven text of a JSON document (jsonb.h). */
+/* jsonb.c (api) — the complete text of a JSON document (jsonb.h). */
 #include "api/jsonb.h"
 
 #include <stdlib.h>
 
+#include "common/strbuf.h"
+
+/* The dump's text as jansson hands it over, piece by piece; a piece that
+ * could not be kept fails this and every later call, so that a failure
+ * jansson ignores (it drops a key whose dump failed and runs on) is still
+ * seen at the end. */
+typedef struct dump_sink {
+    strbuf text;
+    int failed;
+} dump_sink;
+
+static int dump_piece(const char *buffer, size_t size, void *data)
+{
+    dump_sink *d = data;
+    if (!d->failed && strbuf_append(&d->text, buffer, size) != 0) d->failed = 1;
+    return d->failed ? -1 : 0;
+}
+
 char *jsonb_dumps(const json_t *root)
 {
     if (!root) return NULL;
-    char *text = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17));
-    if (!text) return NULL;
-    json_t *back = json_loads(text, JSON_REJECT_DUPLICATES, NULL);
-    const int same = back && json_equal(back, root);
-    json_decref(back);
-    if (same) return text;
-    free(text);
+    dump_sink d = {{NULL, 0, 0}, 0};
+    const int rc = json_dump_callback(root, dump_piece, &d,
+                                      JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17));
+    if (rc == 0 && !d.failed && strbuf_append(&d.text, "", 1) == 0) return d.text.data; /* (with its NUL) */
+    free(d.text.data);
     return NULL;
 }
 

@@ -16,9 +16,12 @@
 #define JAPPEND(arr, value) (jfail |= json_array_append_new((arr), (value)) != 0)
 
 /* The text of a report or of the metrics (2-space indent, keys in the order
- * set, reals to 17 digits), proven: the text is read back and must equal
- * root, because jansson can return a garbled text (a key lost) when memory
- * runs out during the dump. NULL when anything failed; free() the text. */
+ * set, reals to 17 digits), complete: jansson's json_dumps can return a
+ * garbled text (a key lost) when memory runs out during the dump, because it
+ * ignores a failure to write a key, so the dump goes through a callback whose
+ * first failure fails the whole text. (It was read back with json_loads
+ * before; jansson's lexer writes out of bounds when its own allocation fails,
+ * akheron/jansson#362.) NULL when anything failed; free() the text. */
 char *jsonb_dumps(const json_t *root);
 
 /* A JSON array of the texts items[0..count); NULL when memory runs out. */
