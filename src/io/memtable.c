@@ -89,6 +89,20 @@ static int col_reserve(memcol *c, uint64_t rows)
     return 0;
 }
 
+memcol *memtable_column_slot(anonkit_table *t)
+{
+    if (t->ncols == t->cap) {
+        const uint32_t cap = t->cap ? t->cap * 2 : 8;
+        memcol *cols = realloc(t->cols, cap * sizeof *cols);
+        if (!cols) return NULL;
+        t->cols = cols;
+        t->cap = cap;
+    }
+    memcol *c = &t->cols[t->ncols];
+    memset(c, 0, sizeof *c);
+    return c;
+}
+
 /* Adds an empty column of `kind` with room for n rows; NULL when out of memory
  * or the name is taken (message in t). */
 static memcol *add_column(anonkit_table *t, const char *name, int kind, uint64_t n, int *status)
@@ -108,15 +122,8 @@ static memcol *add_column(anonkit_table *t, const char *name, int kind, uint64_t
                        t->nrows);
         return NULL;
     }
-    if (t->ncols == t->cap) {
-        const uint32_t cap = t->cap ? t->cap * 2 : 8;
-        memcol *cols = realloc(t->cols, cap * sizeof *cols);
-        if (!cols) goto nomem;
-        t->cols = cols;
-        t->cap = cap;
-    }
-    memcol *c = &t->cols[t->ncols];
-    memset(c, 0, sizeof *c);
+    memcol *c = memtable_column_slot(t);
+    if (!c) goto nomem;
     c->kind = kind;
     if (!(c->name = strdup(name)) || col_reserve(c, n ? n : 1) != 0) {
         col_free(c);

@@ -69,6 +69,9 @@ int memtable_format_double(char *buf, double v);
 int memtable_plain_int64(const char *s, size_t len, int64_t *v);
 /* Whether s[0..len) is a finite double whose shortest text is s itself (into *v). */
 int memtable_plain_double(const char *s, size_t len, double *v);
+/* The next column slot of t (t->cols[t->ncols], zeroed, not yet counted),
+ * the array grown when full; NULL when out of memory. */
+memcol *memtable_column_slot(anonkit_table *t);
 /* Turns text column c of `rows` rows into int64 or double when every present
  * value reads back as its own text in that kind (memtable_from_csv's rule). */
 int memtable_col_narrow(memcol *c, uint64_t rows);

@@ -40,15 +40,8 @@ void memtable_record(const anonkit_table *t, uint64_t row, csv_field *fields, ch
  * column names are the input's, distinct). */
 static memcol *new_column(anonkit_table *t, const char *name, uint64_t n)
 {
-    if (t->ncols == t->cap) {
-        const uint32_t cap = t->cap ? t->cap * 2 : 8;
-        memcol *cols = realloc(t->cols, cap * sizeof *cols);
-        if (!cols) return NULL;
-        t->cols = cols;
-        t->cap = cap;
-    }
-    memcol *c = &t->cols[t->ncols];
-    memset(c, 0, sizeof *c);
+    memcol *c = memtable_column_slot(t);
+    if (!c) return NULL;
     if (!(c->name = strdup(name))) return NULL;
     c->cap = n;
     t->ncols++;
@@ -222,14 +215,10 @@ int memtable_add_gathered(anonkit_table *t, const anonkit_table *src, uint32_t c
 int memtable_move_column(anonkit_table *dst, anonkit_table *src, uint32_t i, ak_error *err)
 {
     if (i >= src->ncols) return ak_err_set(err, ANONKIT_E_INTERNAL, NULL, 0, 0, "memtable_move_column: no column %u", i);
-    if (dst->ncols == dst->cap) {
-        const uint32_t cap = dst->cap ? dst->cap * 2 : 8;
-        memcol *cols = realloc(dst->cols, cap * sizeof *cols);
-        if (!cols) return ak_err_nomem(err);
-        dst->cols = cols;
-        dst->cap = cap;
-    }
-    dst->cols[dst->ncols++] = src->cols[i];
+    memcol *c = memtable_column_slot(dst);
+    if (!c) return ak_err_nomem(err);
+    *c = src->cols[i];
+    dst->ncols++;
     memset(&src->cols[i], 0, sizeof src->cols[i]); /* (freeing src frees nothing of it) */
     dst->nrows = src->nrows;
     return ANONKIT_OK;
