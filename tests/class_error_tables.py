@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """class_error_tables.py DIR - writes DIR/orig.csv and DIR/pub.csv, the
 original and published tables of the hand-worked --class-error case of
-cli_cases.sh: job generalized from a leaf (Banker, Clerk, Driver) to its
+cli_runs.sh: job generalized from a leaf (Banker, Clerk, Driver) to its
 group (White, Blue, or * when suppressed), age 30 throughout, the label
 income, and a part column naming the 12 training and 5 test rows. The tree
 and its errors on these tables are worked out in the comment above the case.
