@@ -6,9 +6,8 @@
 #
 # Prints one line per case, "ok - NAME" or "not ok - NAME" followed by
 # "#   ..." detail lines, then "N passed, M failed"; exits 1 if any case failed.
-# Needs bash, coreutils and /usr/bin/python3 (the JSON and CSV-aware checks and
-# the tables written for some cases are tests/*.py: csv_records.py,
-# json_expect.py, class_error_tables.py, separable_table.py).
+# Needs bash, coreutils and /usr/bin/python3 (the JSON and CSV-aware checks are
+# tests/csv_records.py and tests/json_expect.py).
 set -u
 source "$(dirname "$0")/cli_harness.sh" cli-cases "$@"
 source "$(dirname "$0")/cli_cases_lib.sh"

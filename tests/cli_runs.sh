@@ -7,7 +7,9 @@
 #
 # Prints one line per case, "ok - NAME" or "not ok - NAME" followed by
 # "#   ..." detail lines, then "N passed, M failed"; exits 1 if any case failed.
-# Needs bash, coreutils and /usr/bin/python3 (tests/*.py as cli_cases.sh).
+# Needs bash, coreutils and /usr/bin/python3 (the JSON and CSV-aware checks and
+# the tables written for some cases are tests/*.py: csv_records.py,
+# json_expect.py, class_error_tables.py, separable_table.py).
 set -u
 source "$(dirname "$0")/cli_harness.sh" cli-runs "$@"
 source "$(dirname "$0")/cli_cases_lib.sh"
@@ -503,7 +505,7 @@ end
 CE=$T/ce
 mkdir -p "$CE"
 printf 'Banker;White;*\nClerk;White;*\nDriver;Blue;*\nEngineer;Blue;*\n' >"$CE/job.csv"
-"$PY" "$SRC/tests/class_error_tables.py" "$CE" || { echo "cli_cases: class_error_tables.py failed" >&2; exit 1; }
+"$PY" "$SRC/tests/class_error_tables.py" "$CE" || { echo "cli_runs: class_error_tables.py failed" >&2; exit 1; }
 CEQ=(--qi job,age --hierarchy "job=$CE/job.csv")
 for how in "--split-column part" "--train-rows 12"; do
     begin "metrics --class-error $how: a tree and its test error worked out by hand"
