@@ -85,22 +85,15 @@ void rk_generate(tu_rng *rng, const char *dir, int nqi, const int *categorical, 
 anonkit_job *rk_job_for(const char *dir, int nqi, const int *categorical, const char *out)
 {
     anonkit_job *job = anonkit_job_create();
-    char qi[256] = "";
-    for (int q = 0; q < nqi; q++) {
-        char name[16];
-        snprintf(name, sizeof name, "%sa%d", q ? "," : "", q);
-        strcat(qi, name);
+    char hier_path[8][4096];
+    assert_true(nqi <= 8);
+    for (int q = 0; q < nqi; q++)
         if (categorical[q]) {
-            char h[4200], file[32];
+            char file[32];
             snprintf(file, sizeof file, "h%d.csv", q);
-            snprintf(h, sizeof h, "a%d=%s", q, tu_path(dir, file));
-            rk_must_set(job, ANONKIT_OPT_HIERARCHY, h);
+            snprintf(hier_path[q], sizeof hier_path[q], "%s", tu_path(dir, file));
         }
-    }
-    rk_must_set(job, ANONKIT_OPT_QI, qi);
-    rk_must_set(job, ANONKIT_OPT_SENSITIVE, "s");
-    rk_must_set(job, ANONKIT_OPT_IDENTIFIER, "id");
-    rk_must_set(job, ANONKIT_OPT_INPUT, tu_path(dir, "in.csv"));
+    tu_job_generated(job, nqi, categorical, (const char (*)[4096])hier_path, tu_path(dir, "in.csv"));
     rk_must_set(job, ANONKIT_OPT_OUTPUT, out);
     rk_must_set(job, ANONKIT_OPT_SEED, "5");
     rk_must_set(job, ANONKIT_OPT_THREADS, "1");
@@ -146,19 +139,6 @@ void rk_assert_same_records(const char *path_a, const char *path_b, size_t rows,
     free(b[0]);
     free(a);
     free(b);
-}
-
-/* 1 when the folder holds nothing but . and .. */
-int rk_dir_is_empty(const char *path)
-{
-    DIR *d = opendir(path);
-    if (!d) return 0;
-    struct dirent *e;
-    int empty = 1;
-    while ((e = readdir(d)))
-        if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) empty = 0;
-    closedir(d);
-    return empty;
 }
 
 /* The integer after "key": in a report's JSON text, or -1 without it. */

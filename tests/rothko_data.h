@@ -32,8 +32,6 @@ char **rk_sorted_records(const char *path, size_t *n);
 /* Fails unless both files hold the header and `rows` records, the same as
  * multisets (the output is shuffled within partitions). */
 void rk_assert_same_records(const char *path_a, const char *path_b, size_t rows, int iter);
-/* 1 when the folder holds nothing but . and .. */
-int rk_dir_is_empty(const char *path);
 /* The integer after "key": in a report's JSON text, or -1 without it. */
 long rk_report_number(const char *json, const char *key);
 

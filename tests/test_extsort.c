@@ -32,18 +32,6 @@ static int cmp_rec3(const void *a, const void *b)
     return 0;
 }
 
-static int dir_is_empty(const char *path)
-{
-    DIR *d = opendir(path);
-    assert_non_null(d);
-    struct dirent *e;
-    int empty = 1;
-    while ((e = readdir(d)))
-        if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) empty = 0;
-    closedir(d);
-    return empty;
-}
-
 static void test_external_sort(void **state)
 {
     (void)state;
@@ -81,7 +69,7 @@ static void test_external_sort(void **state)
         }
         if (budgets[bi] == 4096 && n > 2000) assert_true(st.merge_passes > 0);
         extsort_free(s);
-        assert_true(dir_is_empty(dir)); /* no spill folder or file left */
+        assert_true(tu_dir_is_empty(dir)); /* no spill folder or file left */
         free(recs);
     }
     tu_rmtree(dir);
@@ -275,16 +263,16 @@ static void test_spill_folder(void **state)
         extsort_stats st;
         extsort_get_stats(s, &st);
         assert_true(st.runs >= 2); /* runs are on disk now */
-        assert_true(dir_is_empty(folder));
+        assert_true(tu_dir_is_empty(folder));
         const uint64_t *r;
         if (stop == 2)
             for (uint64_t i = 0; i < 500; i++) {
                 assert_int_equal(extsort_next(s, &r, &err), 1);
                 assert_true(r[0] == i && r[1] == 999 - i);
             }
-        assert_true(dir_is_empty(folder));
+        assert_true(tu_dir_is_empty(folder));
         extsort_free(s);
-        assert_true(dir_is_empty(folder));
+        assert_true(tu_dir_is_empty(folder));
         tu_rmtree(folder);
     }
     extsort_free(NULL);

@@ -86,7 +86,7 @@ static void test_identical_to_in_memory(void **state)
         if (rcs[0] != rcs[1])
             fail_msg("iteration %d: in memory %d (%s), rothko-t %d (%s)", iter, rcs[0], anonkit_errmsg(jobs[0]), rcs[1],
                      anonkit_errmsg(jobs[1]));
-        if (!rk_dir_is_empty(spill)) fail_msg("iteration %d: spill files left behind", iter);
+        if (!tu_dir_is_empty(spill)) fail_msg("iteration %d: spill files left behind", iter);
         if (rcs[0] == ANONKIT_OK) {
             rk_assert_same_records(mem_out, ooc_out, n, iter);
             char what[32];
@@ -329,14 +329,14 @@ static void test_spill_privacy(void **state)
     spill_dir dir;
     ak_error err;
     assert_int_equal(spill_dir_create(&dir, parent, &err), ANONKIT_OK);
-    assert_true(rk_dir_is_empty(parent));
+    assert_true(tu_dir_is_empty(parent));
     struct stat st;
     spill_file f;
     assert_int_equal(spill_file_open(&f, &dir, &err), ANONKIT_OK);
     assert_int_equal(fstat(f.fd, &st), 0);
     assert_int_equal(st.st_mode & 0777, 0600);
     assert_int_equal(st.st_nlink, 0);
-    assert_true(rk_dir_is_empty(parent));
+    assert_true(tu_dir_is_empty(parent));
     /* what is written reads back, across block boundaries */
     spill_stats io = {0};
     spill_writer w;
@@ -388,7 +388,7 @@ static void test_spill_privacy(void **state)
     spill_file_close(&small);
     spill_file_close(&f);
     spill_dir_remove(&dir);
-    assert_true(rk_dir_is_empty(parent));
+    assert_true(tu_dir_is_empty(parent));
     tu_rmtree(parent);
 }
 
@@ -422,14 +422,14 @@ static void test_failures_leave_nothing(void **state)
     rk_must_set(job, ANONKIT_OPT_L, "50"); /* more than the sensitive values */
     assert_int_equal(anonkit_anonymize(job, &res), ANONKIT_E_INELIGIBLE);
     assert_int_equal(access(out, F_OK), -1);
-    assert_true(rk_dir_is_empty(spill));
+    assert_true(tu_dir_is_empty(spill));
 
     rk_must_set(job, ANONKIT_OPT_L, "1");
     rk_must_set(job, ANONKIT_OPT_MEMORY, "64K"); /* with 8K blocks too small for the buffers and one partition */
     rk_must_set(job, ANONKIT_OPT_BLOCK_SIZE, "8K");
     assert_int_equal(anonkit_anonymize(job, &res), ANONKIT_E_USAGE);
     assert_non_null(strstr(anonkit_errmsg(job), "too small"));
-    assert_true(rk_dir_is_empty(spill));
+    assert_true(tu_dir_is_empty(spill));
     assert_int_equal(access(out, F_OK), -1);
     anonkit_job_free(job);
     tu_rmtree(dir);
@@ -635,7 +635,7 @@ static void test_threads_write_alike(void **state)
             anonkit_job_free(job);
             if (!strstr(messages[t], "/dev/full") || !strstr(messages[t], strerror(ENOSPC)))
                 fail_msg("%s, %d threads: %s", algorithms[a], t + 1, messages[t]);
-            assert_true(rk_dir_is_empty(spill));
+            assert_true(tu_dir_is_empty(spill));
         }
         assert_string_equal(messages[0], messages[1]);
     }

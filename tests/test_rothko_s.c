@@ -111,7 +111,7 @@ static void test_sampled_always_valid(void **state)
             rcs[which] = anonkit_anonymize(job, &res);
             anonkit_result_free(res);
         }
-        if (!rk_dir_is_empty(spill)) fail_msg("iteration %d: spill files left behind", iter);
+        if (!tu_dir_is_empty(spill)) fail_msg("iteration %d: spill files left behind", iter);
         if (rcs[0] == ANONKIT_E_INELIGIBLE) {
             if (rcs[1] != ANONKIT_E_INELIGIBLE) fail_msg("iteration %d: rothko-s %d (%s)", iter, rcs[1], anonkit_errmsg(jobs[1]));
             assert_int_equal(access(outs[1], F_OK), -1);
@@ -249,7 +249,7 @@ static void test_sampled_reuses_files(void **state)
     rk_must_set(job, ANONKIT_OPT_TMPDIR, spill);
     rk_must_set(job, ANONKIT_OPT_REPORT, report);
     anonkit_result_free(tu_anonymize(job, out, 1, "rothko-s"));
-    if (!rk_dir_is_empty(spill)) fail_msg("spill files left behind");
+    if (!tu_dir_is_empty(spill)) fail_msg("spill files left behind");
     assert_int_equal(tu_verify(job, out, "rothko-s", NULL), 30000);
     char *json = tu_read_file(report, NULL);
     assert_non_null(json);

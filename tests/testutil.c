@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <unistd.h>
 
 const char *tu_mkdtemp(void)
@@ -46,6 +47,18 @@ void tu_rmtree(const char *path)
     char cmd[4200];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", path);
     if (system(cmd) != 0) fprintf(stderr, "warning: could not remove %s\n", path);
+}
+
+int tu_dir_is_empty(const char *path)
+{
+    DIR *d = opendir(path);
+    assert_non_null(d);
+    const struct dirent *e;
+    int empty = 1;
+    while ((e = readdir(d)))
+        if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) empty = 0;
+    closedir(d);
+    return empty;
 }
 
 void tu_write_file(const char *path, const char *text)

@@ -22,6 +22,9 @@ int tu_group_setup(void **state);
 int tu_group_teardown(void **state);
 /* Removes a folder and everything in it (rm -rf). */
 void tu_rmtree(const char *path);
+/* 1 when the folder holds nothing but . and .. (fails the test when it
+ * cannot be opened). */
+int tu_dir_is_empty(const char *path);
 /* Writes text to path (aborts on failure). */
 void tu_write_file(const char *path, const char *text);
 /* Reads a whole file into a malloc'd NUL-terminated buffer (NULL if missing). */
