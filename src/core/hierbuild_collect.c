@@ -133,45 +133,58 @@ static inline long dense_value_padded(const char *s, size_t len)
  * (the categories of most columns, "Married-civ-spouse" among them): a slot
  * per hash of the value's bytes, holding those bytes (three words,
  * zero-padded, and the length: the value itself) and its id, so that a value
- * seen before is counted without hashing it in full and probing the map. */
+ * seen before is counted without hashing it in full and probing the map. A
+ * slot is one 32-byte record: a lookup reads one cache line. */
 #define MEMO_SLOTS 256
 #define MEMO_MAX 24
+typedef struct hb_memo_slot {
+    uint64_t a, b, c;
+    uint32_t len, id; /* len 0: an empty slot */
+} hb_memo_slot;
 typedef struct hb_memo {
-    uint64_t a[MEMO_SLOTS], b[MEMO_SLOTS], c[MEMO_SLOTS];
-    uint32_t len[MEMO_SLOTS], id[MEMO_SLOTS]; /* len 0: an empty slot */
+    hb_memo_slot s[MEMO_SLOTS];
 } hb_memo;
 
+/* The low n bytes of a word (n from 0 to 8). */
+#define MEMO_BYTES(n) ((n) <= 0 ? 0ULL : (n) >= 8 ? ~0ULL : (((uint64_t)1 << ((8 * (n)) & 63)) - 1))
+#define MEMO_MASKS(n) {MEMO_BYTES(n), MEMO_BYTES((n) - 8), MEMO_BYTES((n) - 16)}
+/* Per length 0..MEMO_MAX: the masks of the value's bytes in its three words. */
+static const uint64_t memo_masks[MEMO_MAX + 1][3] = {
+    MEMO_MASKS(0),  MEMO_MASKS(1),  MEMO_MASKS(2),  MEMO_MASKS(3),  MEMO_MASKS(4),  MEMO_MASKS(5),  MEMO_MASKS(6),
+    MEMO_MASKS(7),  MEMO_MASKS(8),  MEMO_MASKS(9),  MEMO_MASKS(10), MEMO_MASKS(11), MEMO_MASKS(12), MEMO_MASKS(13),
+    MEMO_MASKS(14), MEMO_MASKS(15), MEMO_MASKS(16), MEMO_MASKS(17), MEMO_MASKS(18), MEMO_MASKS(19), MEMO_MASKS(20),
+    MEMO_MASKS(21), MEMO_MASKS(22), MEMO_MASKS(23), MEMO_MASKS(24)};
+
 /* The bytes of text[0..len), len <= MEMO_MAX, as three zero-padded words
- * (with the length, the value itself); padded: 8 bytes are readable from
- * text on. */
+ * (with the length, the value itself); padded: MEMO_MAX bytes are readable
+ * from text on (the fast scan's buffer), read as three whole words and
+ * masked, without a branch on the length. */
 static inline void memo_key(const char *text, size_t len, int padded, uint64_t *a, uint64_t *b, uint64_t *c)
 {
-    *a = *b = *c = 0;
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    if (padded && len <= 8) { /* one load, the bytes after the value masked off */
+    if (padded) {
+        const uint64_t *mask = memo_masks[len];
         memcpy(a, text, 8);
-        *a &= len == 8 ? ~(uint64_t)0 : ((uint64_t)1 << (8 * len)) - 1;
+        memcpy(b, text + 8, 8);
+        memcpy(c, text + 16, 8);
+        *a &= mask[0], *b &= mask[1], *c &= mask[2];
         return;
     }
 #else
     (void)padded;
 #endif
-    if (len > 16) { /* the first 16 bytes and the last 8 (overlapping them) */
-        memcpy(a, text, 8);
-        memcpy(b, text + 8, 8);
-        memcpy(c, text + len - 8, 8);
-    } else if (len > 8) {
-        memcpy(a, text, 8);
-        memcpy(b, text + len - 8, 8); /* (overlapping the first word: with the length, still the value) */
-    } else {
-        memcpy(a, text, len);
-    }
+    unsigned char w[3 * 8] = {0};
+    memcpy(w, text, len);
+    memcpy(a, w, 8);
+    memcpy(b, w + 8, 8);
+    memcpy(c, w + 16, 8);
 }
 
-/* The memo slot of a value's key. */
+/* The memo slot of a value's key (a multiplicative hash of the words mixed). */
 static inline uint32_t memo_slot(uint64_t a, uint64_t b, uint64_t c, size_t len)
 {
-    return (uint32_t)(((a ^ len ^ ((b ^ (c >> 5) ^ (c << 29)) * 0x9E3779B97F4A7C15ULL)) * 0xff51afd7ed558ccdULL) >> 56);
+    const uint64_t x = a ^ ((b << 21) | (b >> 43)) ^ ((c << 42) | (c >> 22)) ^ (uint64_t)len;
+    return (uint32_t)((x * 0x9E3779B97F4A7C15ULL) >> 56);
 }
 
 /* Counts one present value text[0..len) of `line` that is not marked in a
@@ -183,9 +196,9 @@ static int take_counted(hb_values *v, const char *text, size_t len, long x, long
         hb_memo *m = v->memo;
         uint64_t a, b, c;
         memo_key(text, len, padded, &a, &b, &c);
-        const uint32_t slot = memo_slot(a, b, c, len);
-        AK_CHECK(add_value(v, text, len, line, 1, &m->id[slot], err));
-        m->a[slot] = a, m->b[slot] = b, m->c[slot] = c, m->len[slot] = (uint32_t)len;
+        hb_memo_slot *e = &m->s[memo_slot(a, b, c, len)];
+        AK_CHECK(add_value(v, text, len, line, 1, &e->id, err));
+        e->a = a, e->b = b, e->c = c, e->len = (uint32_t)len;
         return ANONKIT_OK;
     }
     if (x >= 0 && !v->dense) {
@@ -213,6 +226,23 @@ static inline int take(hb_values *v, const char *text, size_t len, long line, co
                        ak_error *err)
 {
     v->rows++;
+    if (padded && len - 1 < MEMO_MAX && (unsigned)(unsigned char)text[0] - '0' > 9) {
+        /* a short value that is no number (it starts with no digit): the memo
+         * first, which holds only present values that are not numbers (so a
+         * hit is neither missing nor counted by value); len 0 wraps around */
+        uint64_t a, b, c;
+        memo_key(text, len, 1, &a, &b, &c);
+        const hb_memo_slot *e = &v->memo->s[memo_slot(a, b, c, len)];
+        if (((e->a ^ a) | (e->b ^ b) | (e->c ^ c) | (e->len ^ len)) == 0) {
+            v->count[e->id]++;
+            return ANONKIT_OK;
+        }
+        if (missing->count && hb_is_missing(missing, text, len)) {
+            if (!v->nmissing++) v->missing_line = line;
+            return ANONKIT_OK;
+        }
+        return take_counted(v, text, len, -1, line, 1, err);
+    }
     if (len == 0 || (missing && missing->count && hb_is_missing(missing, text, len))) {
         if (!v->nmissing++) v->missing_line = line;
         return ANONKIT_OK;
@@ -229,9 +259,9 @@ static inline int take(hb_values *v, const char *text, size_t len, long line, co
         const hb_memo *m = v->memo;
         uint64_t a, b, c;
         memo_key(text, len, padded, &a, &b, &c);
-        const uint32_t slot = memo_slot(a, b, c, len);
-        if (m->len[slot] == len && m->a[slot] == a && m->b[slot] == b && m->c[slot] == c) {
-            v->count[m->id[slot]]++;
+        const hb_memo_slot *e = &m->s[memo_slot(a, b, c, len)];
+        if (((e->a ^ a) | (e->b ^ b) | (e->c ^ c) | (e->len ^ len)) == 0) {
+            v->count[e->id]++;
             return ANONKIT_OK;
         }
     }
@@ -297,7 +327,8 @@ static inline void chunk_masks(const unsigned char *p, char delimiter, uint64_t 
  * at the line's start) and ends at delimiter c + 1 (the last column at the
  * line's end). next[k] is the least delimiter number above k that begins or
  * ends a column asked for (UINT32_MAX: none); at[k] that delimiter's byte
- * in the line being read. */
+ * in the line being read (with all, every delimiter's, while a line has no
+ * more than the header's). */
 typedef struct scan_plan {
     hb_values *vs;
     const uint32_t *cols;
@@ -305,6 +336,7 @@ typedef struct scan_plan {
     uint32_t ncolumns;
     uint32_t *next;
     size_t *at;
+    int all; /* every delimiter placed in at (most of them begin or end a column asked for), not only those */
 } scan_plan;
 
 /* The record in line buf[ls..ls + len) of `line` (ended: an LF followed it),
@@ -345,7 +377,8 @@ static inline int scan_record(const scan_plan *p, const unsigned char *buf, size
 __attribute__((always_inline))
 #endif
 static inline int scan_lines_with(const scan_plan *p, const char *path, char delimiter, uint64_t offset, long line,
-                                  const hb_missing *missing, uint64_t *stop, long *stop_line, int hw, ak_error *err)
+                                  const hb_missing *missing, uint64_t *stop, long *stop_line, int hw, int all,
+                                  ak_error *err)
 {
     *stop = UINT64_MAX;
     FILE *f = fopen(path, "rb");
@@ -388,16 +421,23 @@ static inline int scan_lines_with(const scan_plan *p, const char *path, char del
                 const uint64_t below = nm ? (nm & (0 - nm)) - 1 : ~(uint64_t)0; /* the bytes before the next LF */
                 const uint64_t seg = dm & below;
                 const uint32_t count = popcount64(seg, hw);
-                uint32_t left = count;
-                for (uint64_t m = seg; seen + left >= want;) { /* a delimiter asked for is here */
-                    for (uint32_t k = want - seen; k > 1; k--) m &= m - 1; /* (the ones before it) */
-                    left -= want - seen;
-                    seen = want;
-                    p->at[seen] = c + (size_t)__builtin_ctzll(m);
-                    m &= m - 1;
-                    want = p->next[seen];
+                if (all) { /* every delimiter placed (while the line has no more than the header) */
+                    if (seen + count < p->ncolumns)
+                        for (uint64_t m = seg; m; m &= m - 1) p->at[++seen] = c + (size_t)__builtin_ctzll(m);
+                    else
+                        seen += count;
+                } else {
+                    uint32_t left = count;
+                    for (uint64_t m = seg; seen + left >= want;) { /* a delimiter asked for is here */
+                        for (uint32_t k = want - seen; k > 1; k--) m &= m - 1; /* (the ones before it) */
+                        left -= want - seen;
+                        seen = want;
+                        p->at[seen] = c + (size_t)__builtin_ctzll(m);
+                        m &= m - 1;
+                        want = p->next[seen];
+                    }
+                    seen += left;
                 }
-                seen += left;
                 if (!nm) break;
                 dm &= ~below;
                 const size_t e = c + (size_t)__builtin_ctzll(nm);
@@ -434,29 +474,41 @@ done:
     return rc;
 }
 
+/* scan_lines_with for a plan that places every delimiter (p->all) or only
+ * the ones asked for, each its own copy (the choice out of the loop). */
+#if defined(__GNUC__)
+__attribute__((always_inline))
+#endif
+static inline int scan_lines_hw(const scan_plan *p, const char *path, char delimiter, uint64_t offset, long line,
+                                const hb_missing *missing, uint64_t *stop, long *stop_line, int hw, ak_error *err)
+{
+    if (p->all) return scan_lines_with(p, path, delimiter, offset, line, missing, stop, stop_line, hw, 1, err);
+    return scan_lines_with(p, path, delimiter, offset, line, missing, stop, stop_line, hw, 0, err);
+}
+
 #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__)) && !defined(__POPCNT__)
-/* scan_lines_with compiled for a processor with POPCNT (chosen at run time). */
+/* scan_lines_hw compiled for a processor with POPCNT (chosen at run time). */
 __attribute__((target("popcnt"))) static int scan_lines_popcnt(const scan_plan *p, const char *path, char delimiter,
                                                                uint64_t offset, long line, const hb_missing *missing,
                                                                uint64_t *stop, long *stop_line, ak_error *err)
 {
-    return scan_lines_with(p, path, delimiter, offset, line, missing, stop, stop_line, 1, err);
+    return scan_lines_hw(p, path, delimiter, offset, line, missing, stop, stop_line, 1, err);
 }
 #define HB_POPCNT_AT_RUN_TIME 1
 #endif
 
-/* scan_lines_with, with the POPCNT instruction where the processor has it. */
+/* scan_lines_hw, with the POPCNT instruction where the processor has it. */
 static int scan_lines(const scan_plan *p, const char *path, char delimiter, uint64_t offset, long line,
                       const hb_missing *missing, uint64_t *stop, long *stop_line, ak_error *err)
 {
 #if defined(HB_POPCNT_AT_RUN_TIME)
     if (__builtin_cpu_supports("popcnt"))
         return scan_lines_popcnt(p, path, delimiter, offset, line, missing, stop, stop_line, err);
-    return scan_lines_with(p, path, delimiter, offset, line, missing, stop, stop_line, 0, err);
+    return scan_lines_hw(p, path, delimiter, offset, line, missing, stop, stop_line, 0, err);
 #elif defined(__POPCNT__)
-    return scan_lines_with(p, path, delimiter, offset, line, missing, stop, stop_line, 1, err);
+    return scan_lines_hw(p, path, delimiter, offset, line, missing, stop, stop_line, 1, err);
 #else
-    return scan_lines_with(p, path, delimiter, offset, line, missing, stop, stop_line, 0, err);
+    return scan_lines_hw(p, path, delimiter, offset, line, missing, stop, stop_line, 0, err);
 #endif
 }
 
@@ -467,13 +519,17 @@ static int plan_init(scan_plan *p, hb_values *vs, const uint32_t *cols, size_t n
     p->next = malloc(((size_t)ncolumns + 1) * sizeof *p->next);
     p->at = malloc(((size_t)ncolumns + 1) * sizeof *p->at);
     if (!p->next || !p->at) return -1;
-    uint32_t after = UINT32_MAX; /* the least delimiter asked for above k, from the top down */
+    uint32_t after = UINT32_MAX, wanted = 0; /* the least delimiter asked for above k, from the top down */
     for (uint32_t k = ncolumns + 1; k-- > 0;) {
         p->next[k] = after;
         int asked = 0;
         for (size_t j = 0; j < n; j++) asked |= k >= 1 && k < ncolumns && (cols[j] == k || cols[j] + 1 == k);
         if (asked) after = k;
+        wanted += asked;
     }
+    /* placing a delimiter costs a few instructions, finding one asked for among
+     * others some twenty: every one is placed when a quarter or more are asked for */
+    p->all = ncolumns > 1 && 4 * wanted >= ncolumns - 1;
     return 0;
 }
 
