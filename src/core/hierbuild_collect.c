@@ -12,6 +12,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
@@ -539,6 +540,17 @@ static void plan_free(scan_plan *p)
     free(p->at);
 }
 
+/* The size of the regular file at path (0 when it is none or cannot be told;
+ * stat opens nothing, so a FIFO is read once as before). */
+static uint64_t file_size(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 ? (uint64_t)st.st_size : 0;
+}
+
+/* The first bytes of a file read for its header and first record. */
+#define HEAD_BYTES ((uint64_t)1 << 16)
+
 int hb_collect_columns(hb_values *vs, size_t n, const char *const *columns, const int *presence,
                        const hb_missing *missing, const char *path, const char *shown, char delimiter, ak_error *err)
 {
@@ -557,23 +569,48 @@ int hb_collect_columns(hb_values *vs, size_t n, const char *const *columns, cons
     const int stream = !strcmp(path, "-");
     csv_reader *reader = NULL;
     if (rc == 0 && !cols) rc = ak_err_nomem(err);
-    if (rc == 0)
-        rc = !stream ? csv_reader_open(&reader, path, delimiter, err)
-                     : csv_reader_open_stream(&reader, stdin, vs[0].file, delimiter, err);
-    csv_record rec;
-    if (rc == 0 && (rc = csv_read(reader, &rec, err)) == 0)
-        rc = ak_err_set(err, ANONKIT_E_INPUT, vs[0].file, 1, 0, "the file is empty: a header row is needed");
-    if (rc > 0) rc = ANONKIT_OK;
-    for (size_t j = 0; j < n && rc == 0; j++) {
-        const int col = csv_column_index(&rec, columns[j]);
-        if (col < 0) rc = ak_err_set(err, ANONKIT_E_USAGE, vs[0].file, 1, 0, "no column '%s' in the header", columns[j]);
-        else cols[j] = (uint32_t)col;
-    }
-    const uint32_t ncolumns = rc == 0 ? rec.count : 0;
-    if (rc == 0 && plan_init(&plan, vs, cols, n, ncolumns) != 0) rc = ak_err_nomem(err);
     if (rc < 0) goto fail;
-    int fast = !stream && ncolumns > 1 && !csv_reader_saw_quote(reader); /* (one column: empty lines are values) */
-    while ((rc = csv_read(reader, &rec, err)) > 0) {
+    const uint64_t total = stream ? 0 : file_size(path);
+    csv_record rec;
+    int fast = 0, first_read = 0;
+    /* the header and the first record read by a reader limited to the first
+     * HEAD_BYTES of a larger file (whose buffer then touches only the pages
+     * they fill); unless the fast scan can start from that record, all again
+     * with a reader of the whole file */
+    for (int bounded = !stream && total > HEAD_BYTES;; bounded = 0) {
+        rc = stream ? csv_reader_open_stream(&reader, stdin, vs[0].file, delimiter, err)
+             : bounded ? csv_reader_open_range(&reader, path, delimiter, 0, HEAD_BYTES, 1, err)
+                       : csv_reader_open(&reader, path, delimiter, err);
+        if (rc == 0 && (rc = csv_read(reader, &rec, err)) == 0)
+            rc = ak_err_set(err, ANONKIT_E_INPUT, vs[0].file, 1, 0, "the file is empty: a header row is needed");
+        if (rc > 0) rc = ANONKIT_OK;
+        size_t absent = n; /* the first column not in the header */
+        for (size_t j = 0; j < n && rc == 0; j++) {
+            const int col = csv_column_index(&rec, columns[j]);
+            if (col < 0 && absent == n) absent = j;
+            cols[j] = col < 0 ? 0 : (uint32_t)col;
+        }
+        const uint32_t ncolumns = rc == 0 ? rec.count : 0;
+        fast = rc == 0 && !stream && ncolumns > 1 && !csv_reader_saw_quote(reader); /* (one column: empty lines are
+                                                                                      values) */
+        if (bounded) { /* the first record, which the fast scan must be able to start from */
+            const int got = rc == 0 ? csv_read(reader, &rec, err) : rc;
+            if (got <= 0 || !fast || csv_reader_saw_quote(reader) || rec.count != ncolumns) {
+                csv_reader_free(reader);
+                reader = NULL;
+                ak_err_clear(err);
+                continue;
+            }
+            first_read = 1; /* (its offset and line: the header is whole) */
+        }
+        if (rc == 0 && absent < n)
+            rc = ak_err_set(err, ANONKIT_E_USAGE, vs[0].file, 1, 0, "no column '%s' in the header", columns[absent]);
+        if (rc == 0 && plan_init(&plan, vs, cols, n, ncolumns) != 0) rc = ak_err_nomem(err);
+        break;
+    }
+    if (rc < 0) goto fail;
+    const uint32_t ncolumns = plan.ncolumns;
+    for (rc = first_read ? 1 : csv_read(reader, &rec, err); rc > 0; rc = csv_read(reader, &rec, err)) {
         if (fast && !csv_reader_saw_quote(reader) && rec.count == ncolumns) {
             /* the first data record: from its byte on, the fast scan, then the reader again from where it stopped */
             uint64_t stop;
@@ -583,10 +620,6 @@ int hb_collect_columns(hb_values *vs, size_t n, const char *const *columns, cons
             if ((rc = scan_lines(&plan, path, delimiter, rec.offset, rec.line, missing, &stop, &stop_line, err)) < 0)
                 goto fail;
             if (stop == UINT64_MAX) break;
-            FILE *probe = fopen(path, "rb");
-            uint64_t total = 0;
-            if (probe && fseeko(probe, 0, SEEK_END) == 0) total = (uint64_t)ftello(probe);
-            if (probe) fclose(probe);
             if ((rc = csv_reader_open_range(&reader, path, delimiter, stop, total - stop, stop_line, err)) < 0)
                 goto fail;
             fast = 0;
