@@ -241,11 +241,106 @@ static void test_scan_header_edges(void **state)
     }
 }
 
+/* Two collections of one column hold the same values. */
+static void values_equal(hb_values *x, hb_values *y, int rep, size_t j)
+{
+    ak_error err;
+    if (!x->bits) {
+        assert_int_equal(hb__fold_dense(x, &err), 0);
+        assert_int_equal(hb__fold_dense(y, &err), 0);
+    }
+    if (x->rows != y->rows || x->nmissing != y->nmissing || (x->nmissing && x->missing_line != y->missing_line) ||
+        x->dict.count != y->dict.count)
+        fail_msg("rep %d, column %zu: rows %llu/%llu, missing %llu/%llu, distinct %u/%u", rep, j,
+                 (unsigned long long)x->rows, (unsigned long long)y->rows, (unsigned long long)x->nmissing,
+                 (unsigned long long)y->nmissing, x->dict.count, y->dict.count);
+    for (uint32_t i = 0; i < x->dict.count; i++) { /* the same values in the same order (of first sight) */
+        if (strmap_key_len(&x->dict, i) != strmap_key_len(&y->dict, i) ||
+            memcmp(strmap_key(&x->dict, i), strmap_key(&y->dict, i), strmap_key_len(&x->dict, i)) != 0 ||
+            x->count[i] != y->count[i] || x->line[i] != y->line[i])
+            fail_msg("rep %d, column %zu: value %u ('%s') differs", rep, j, i, strmap_key(&x->dict, i));
+    }
+    if (x->bits) {
+        assert_int_equal(x->dense_lo, y->dense_lo);
+        assert_int_equal(x->dense_hi, y->dense_hi);
+        assert_memory_equal(x->bits, y->bits, HB_DENSE / 8);
+    }
+}
+
+/* hb_collect_columns_threads on two threads, which cuts a file of 1 MiB or
+ * more in two byte ranges at a line start near its middle, against one pass
+ * (hb_collect_columns) on random files: no quote, quotes from a line before
+ * the middle (the first thread reads on to the end) or after it (the second
+ * hands its rest to the CSV reader), a quoted line end across the middle, LF
+ * or CRLF, empty lines, a ragged line in either half (the same error line),
+ * columns counted, marked present (a column twice) or asked for once of
+ * many; the same values in the same order, counts and first lines. */
+static void test_cut_random(void **state)
+{
+    (void)state;
+    tu_rng g = {57};
+    const char *path = tu_path(tu_group_dir, "cut.csv");
+    for (int rep = 0; rep < 16; rep++) {
+        const unsigned w = 3 + (unsigned)tu_below(&g, 6), kind = (unsigned)rep % 4;
+        const char *eol = tu_below(&g, 2) ? "\r\n" : "\n";
+        const size_t nrows = 1400000 / (w * 6) + tu_below(&g, 3000);
+        /* kind 0: no quote; 1: quotes from the first quarter; 2: from the last quarter; 3: one quoted line end
+         * near the middle only */
+        const size_t quote_from = kind == 1 ? nrows / 4 : kind == 2 ? 3 * nrows / 4 : SIZE_MAX;
+        const size_t ragged = tu_below(&g, 3) == 0 ? tu_below(&g, nrows) : SIZE_MAX;
+        FILE *f = fopen(path, "wb");
+        assert_non_null(f);
+        for (unsigned c = 0; c < w; c++) fprintf(f, "%sh%u", c ? "," : "", c);
+        fputs(eol, f);
+        for (size_t i = 0; i < nrows; i++) {
+            if (tu_below(&g, 200) == 0) fputs(eol, f); /* an empty line */
+            const unsigned fields = i == ragged ? w + 1 : w;
+            for (unsigned c = 0; c < fields; c++) {
+                if (c) fputc(',', f);
+                if (kind == 3 && i == nrows / 2 - 3 + tu_below(&g, 6) && c == 1)
+                    fputs("\"across\nthe middle\"", f);
+                else
+                    put_cell(f, &g, i >= quote_from);
+            }
+            if (i + 1 < nrows || tu_below(&g, 2)) fputs(eol, f);
+        }
+        fclose(f);
+        const char *cols[6] = {"h0", "h1", "h2", "h1"};
+        int presence[6] = {0, 0, 0, 1};
+        size_t n = 4;
+        if (tu_below(&g, 3) == 0) { /* one column of many */
+            cols[0] = "h2";
+            presence[0] = (int)tu_below(&g, 2);
+            n = 1;
+        }
+        static const char *const tokens[] = {"NA"};
+        hb_missing ms[6];
+        for (size_t j = 0; j < n; j++) ms[j] = (hb_missing){tokens, 1};
+        hb_values one[6], two[6];
+        ak_error e1, e2;
+        const int r1 = hb_collect_columns(one, n, cols, presence, ms, path, NULL, ',', &e1);
+        const int r2 = hb_collect_columns_threads(two, n, cols, presence, ms, path, NULL, ',', 2, &e2);
+        if (r1 < 0) {
+            if (r2 >= 0) fail_msg("rep %d: one pass failed (%s), two threads did not", rep, e1.message);
+            assert_int_equal(e2.line, e1.line);
+            assert_string_equal(e2.message, e1.message);
+            continue;
+        }
+        if (r2 < 0) fail_msg("rep %d: two threads failed: line %ld: %s", rep, e2.line, e2.message);
+        for (size_t j = 0; j < n; j++) {
+            values_equal(&two[j], &one[j], rep, j);
+            hb_values_free(&one[j]);
+            hb_values_free(&two[j]);
+        }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_scan_wide_random),
         cmocka_unit_test(test_scan_header_edges),
+        cmocka_unit_test(test_cut_random),
     };
     return cmocka_run_group_tests(tests, tu_group_setup, tu_group_teardown);
 }

@@ -81,6 +81,35 @@ static int add_value(hb_values *v, const char *text, size_t len, long line, uint
     return ANONKIT_OK;
 }
 
+int hb__merge_values(hb_values *a, hb_values *b, long shift, ak_error *err)
+{
+    a->rows += b->rows;
+    if (b->nmissing && !a->nmissing) a->missing_line = b->missing_line + shift;
+    a->nmissing += b->nmissing;
+    if (b->dense_lo <= b->dense_hi) {
+        if (b->bits && a->bits)
+            for (uint32_t w = b->dense_lo / 64; w <= b->dense_hi / 64; w++) a->bits[w] |= b->bits[w];
+        if (b->dense && !a->dense) { /* (a has none: b's, its lines shifted) */
+            a->dense = b->dense, a->dense_line = b->dense_line;
+            b->dense = b->dense_line = NULL;
+            for (uint32_t x = b->dense_lo; x <= b->dense_hi; x++)
+                if (a->dense[x]) a->dense_line[x] += (uint32_t)shift;
+        } else if (b->dense) {
+            for (uint32_t x = b->dense_lo; x <= b->dense_hi; x++) {
+                if (!b->dense[x]) continue;
+                if (!a->dense[x]) a->dense_line[x] = b->dense_line[x] + (uint32_t)shift;
+                a->dense[x] += b->dense[x];
+            }
+        }
+        if (b->dense_lo < a->dense_lo) a->dense_lo = b->dense_lo;
+        if (b->dense_hi > a->dense_hi) a->dense_hi = b->dense_hi;
+    }
+    for (uint32_t id = 0; id < b->dict.count; id++) /* (in b's order: values new to a keep their order of first sight) */
+        AK_CHECK(add_value(a, strmap_key(&b->dict, id), strmap_key_len(&b->dict, id), b->line[id] + shift,
+                           b->count[id], NULL, err));
+    return ANONKIT_OK;
+}
+
 /* Moves the integers counted by value into v->dict, ascending (after the
  * values read as text, so ids keep that order). */
 int hb__fold_dense(hb_values *v, ak_error *err)
@@ -338,6 +367,7 @@ typedef struct scan_plan {
     uint32_t *next;
     size_t *at;
     int all; /* every delimiter placed in at (most of them begin or end a column asked for), not only those */
+    uint64_t limit; /* the byte before which the scan ends (a line's start), UINT64_MAX for none */
 } scan_plan;
 
 /* The record in line buf[ls..ls + len) of `line` (ended: an LF followed it),
@@ -373,7 +403,8 @@ static inline int scan_record(const scan_plan *p, const unsigned char *buf, size
  * asked for are taken, without splitting the others. At the first line that
  * holds a quote it stops: *stop gets that line's byte and *stop_line its
  * number, for the CSV reader to go on from there (UINT64_MAX: the end was
- * reached). The same records, values, lines and errors as the CSV reader. */
+ * reached, or p->limit, the start of a line, whose number is then in
+ * *stop_line). The same records, values, lines and errors as the CSV reader. */
 #if defined(__GNUC__)
 __attribute__((always_inline))
 #endif
@@ -393,8 +424,10 @@ static inline int scan_lines_with(const scan_plan *p, const char *path, char del
     size_t have = 0;        /* bytes in buf (a partial line carried over first) */
     uint64_t base = offset; /* file byte of buf[0] */
     for (int eof = 0; !eof;) {
-        const size_t got = fread(buf + have, 1, SCAN_BLOCK, f);
-        if (got < SCAN_BLOCK) {
+        const uint64_t left = p->limit - (base + have); /* (before the limit, a line start, or the file's end) */
+        const size_t ask = left < SCAN_BLOCK ? (size_t)left : SCAN_BLOCK;
+        const size_t got = ask ? fread(buf + have, 1, ask, f) : 0;
+        if (got < ask || ask == 0) {
             if (ferror(f)) {
                 rc = ak_err_set(err, ANONKIT_E_IO, p->vs[0].file, 0, 0, "cannot read the file");
                 goto done;
@@ -456,6 +489,7 @@ static inline int scan_lines_with(const scan_plan *p, const char *path, char del
             }
         }
         if (eof) { /* a last line without a line end */
+            *stop_line = line; /* (the limit's line, when it was reached) */
             if (ls < have) rc = scan_record(p, buf, ls, have - ls, 0, seen, line, missing, err);
             break;
         }
@@ -516,7 +550,7 @@ static int scan_lines(const scan_plan *p, const char *path, char delimiter, uint
 /* The plan for columns cols[0..n) of ncolumns (arrays allocated; NULL when out of memory). */
 static int plan_init(scan_plan *p, hb_values *vs, const uint32_t *cols, size_t n, uint32_t ncolumns)
 {
-    p->vs = vs, p->cols = cols, p->n = n, p->ncolumns = ncolumns;
+    p->vs = vs, p->cols = cols, p->n = n, p->ncolumns = ncolumns, p->limit = UINT64_MAX;
     p->next = malloc(((size_t)ncolumns + 1) * sizeof *p->next);
     p->at = malloc(((size_t)ncolumns + 1) * sizeof *p->at);
     if (!p->next || !p->at) return -1;
@@ -551,10 +585,12 @@ static uint64_t file_size(const char *path)
 /* The first bytes of a file read for its header and first record. */
 #define HEAD_BYTES ((uint64_t)1 << 16)
 
-int hb_collect_columns(hb_values *vs, size_t n, const char *const *columns, const int *presence,
-                       const hb_missing *missing, const char *path, const char *shown, char delimiter, ak_error *err)
+int hb__collect_range(hb_values *vs, size_t n, const char *const *columns, const int *presence,
+                      const hb_missing *missing, const char *path, const char *shown, char delimiter, uint64_t from,
+                      uint64_t to, int *whole, long *to_line, ak_error *err)
 {
     memset(vs, 0, n * sizeof *vs);
+    *whole = 1;
     int rc = ANONKIT_OK;
     for (size_t j = 0; j < n && rc == 0; j++) {
         hb_values *v = &vs[j];
@@ -572,7 +608,7 @@ int hb_collect_columns(hb_values *vs, size_t n, const char *const *columns, cons
     if (rc < 0) goto fail;
     const uint64_t total = stream ? 0 : file_size(path);
     csv_record rec;
-    int fast = 0, first_read = 0;
+    int fast = 0, first_read = 0, scanned = 0;
     /* the header and the first record read by a reader limited to the first
      * HEAD_BYTES of a larger file (whose buffer then touches only the pages
      * they fill); unless the fast scan can start from that record, all again
@@ -617,13 +653,24 @@ int hb_collect_columns(hb_values *vs, size_t n, const char *const *columns, cons
             long stop_line;
             csv_reader_free(reader);
             reader = NULL;
-            if ((rc = scan_lines(&plan, path, delimiter, rec.offset, rec.line, missing, &stop, &stop_line, err)) < 0)
+            const uint64_t start = from ? from : rec.offset;
+            if (!from && to < total && rec.offset < to) plan.limit = to; /* the first part of a cut file */
+            scanned = 1;
+            if ((rc = scan_lines(&plan, path, delimiter, start, from ? 1 : rec.line, missing, &stop, &stop_line,
+                                 err)) < 0)
                 goto fail;
-            if (stop == UINT64_MAX) break;
+            if (stop == UINT64_MAX) {
+                if (plan.limit != UINT64_MAX) *whole = 0, *to_line = stop_line;
+                break;
+            }
             if ((rc = csv_reader_open_range(&reader, path, delimiter, stop, total - stop, stop_line, err)) < 0)
                 goto fail;
             fast = 0;
             continue;
+        }
+        if (from && !scanned) { /* the second part of a cut file, which only the fast scan starts */
+            *whole = 0;
+            break;
         }
         fast = 0;
         if (rec.count != ncolumns) {
@@ -648,6 +695,15 @@ fail:
     free(cols);
     for (size_t j = 0; j < n; j++) hb_values_free(&vs[j]);
     return rc;
+}
+
+int hb_collect_columns(hb_values *vs, size_t n, const char *const *columns, const int *presence,
+                       const hb_missing *missing, const char *path, const char *shown, char delimiter, ak_error *err)
+{
+    int whole;
+    long to_line;
+    return hb__collect_range(vs, n, columns, presence, missing, path, shown, delimiter, 0, UINT64_MAX, &whole,
+                             &to_line, err);
 }
 
 int hb_collect(hb_values *v, const char *path, const char *shown, char delimiter, const char *column,
