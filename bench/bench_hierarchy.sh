@@ -20,10 +20,10 @@
 # process each, to a file and to /dev/null, and all of them in one process.
 # Prints each build's times and their ratios to the read (the goal is at
 # most 1.5); never fails on time. The one-process runs of every hierarchy
-# are measured with --threads 1 and --threads 2 (two sets of columns, each
-# collected on its own thread; the builds shared): the CPU time adds up the
-# threads, the wall time is what two free cores would give, and on a loaded
-# machine mostly the wait for them.
+# are measured with --threads 1 and --threads 2 (the file cut in two byte
+# ranges, each read on its own thread; the builds shared): the CPU time adds
+# up the threads, the wall time is what two free cores would give, and on a
+# loaded machine mostly the wait for them.
 # usage: bash bench/bench_hierarchy.sh [BUILD_DIR] [ROWS] [RUNS]
 set -euo pipefail
 BUILD=${1:-build}
