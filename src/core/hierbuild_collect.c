@@ -424,8 +424,8 @@ static inline int scan_lines_with(const scan_plan *p, const char *path, char del
     size_t have = 0;        /* bytes in buf (a partial line carried over first) */
     uint64_t base = offset; /* file byte of buf[0] */
     for (int eof = 0; !eof;) {
-        const uint64_t left = p->limit - (base + have); /* (before the limit, a line start, or the file's end) */
-        const size_t ask = left < SCAN_BLOCK ? (size_t)left : SCAN_BLOCK;
+        const uint64_t room = p->limit - (base + have); /* (to the limit, a line start, or the file's end) */
+        const size_t ask = room < SCAN_BLOCK ? (size_t)room : SCAN_BLOCK;
         const size_t got = ask ? fread(buf + have, 1, ask, f) : 0;
         if (got < ask || ask == 0) {
             if (ferror(f)) {
