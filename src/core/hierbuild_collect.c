@@ -385,13 +385,17 @@ static inline int scan_record(const scan_plan *p, const unsigned char *buf, size
         return ak_err_set(err, ANONKIT_E_INPUT, p->vs[0].file, line, 0, "expected %u fields as in the header, found %u",
                           p->ncolumns, seen + 1);
     const size_t flen = ended && buf[ls + len - 1] == '\r' ? len - 1 : len; /* the line without the CR of a CRLF */
-    p->at[0] = ls - 1; /* (the line's start and end as delimiters 0 and ncolumns: no case for the first and last
-                          column; ls - 1 wraps around for ls 0, and + 1 back) */
-    p->at[p->ncolumns] = ls + flen;
-    for (size_t j = 0; j < p->n; j++) {
-        const uint32_t c = p->cols[j];
-        const size_t from = p->at[c] + 1, to = p->at[c + 1];
-        AK_CHECK(take(&p->vs[j], (const char *)buf + from, to - from, line, &missing[j], 1, err));
+    size_t *const at = p->at; /* (the plan's fields in locals: the counts stored below could alias them) */
+    const uint32_t *const cols = p->cols;
+    hb_values *const vs = p->vs;
+    const size_t n = p->n;
+    at[0] = ls - 1; /* (the line's start and end as delimiters 0 and ncolumns: no case for the first and last
+                       column; ls - 1 wraps around for ls 0, and + 1 back) */
+    at[p->ncolumns] = ls + flen;
+    for (size_t j = 0; j < n; j++) {
+        const uint32_t c = cols[j];
+        const size_t from = at[c] + 1, to = at[c + 1];
+        AK_CHECK(take(&vs[j], (const char *)buf + from, to - from, line, &missing[j], 1, err));
     }
     return ANONKIT_OK;
 }
