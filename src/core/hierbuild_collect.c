@@ -460,10 +460,11 @@ static inline int scan_lines_with(const scan_plan *p, const char *path, char del
                 const uint64_t seg = dm & below;
                 const uint32_t count = popcount64(seg, hw);
                 if (all) { /* every delimiter placed (while the line has no more than the header) */
-                    if (seen + count < p->ncolumns)
-                        for (uint64_t m = seg; m; m &= m - 1) p->at[++seen] = c + (size_t)__builtin_ctzll(m);
-                    else
-                        seen += count;
+                    if (seen + count < p->ncolumns) {
+                        size_t *to = p->at + seen;
+                        for (uint64_t m = seg; m; m &= m - 1) *++to = c + (unsigned)__builtin_ctzll(m);
+                    }
+                    seen += count;
                 } else {
                     uint32_t left = count;
                     for (uint64_t m = seg; seen + left >= want;) { /* a delimiter asked for is here */
