@@ -241,7 +241,7 @@ static int task_build(hier_task *t)
 /* Below this size a second thread costs more than it saves (its start, its
  * own read of the header, the merge); from there the file is cut in two
  * byte ranges (hb_collect_columns_threads). Adult's nine hierarchies (2.5 MB)
- * took 29.9M instructions on one thread, 15.4M and 14.2M on two. */
+ * took 27.9M instructions on one thread, 14.6M and 13.5M on two. */
 #define HIER_THREADS_MIN_BYTES ((off_t)1 << 20)
 
 /* The threads a run of job may use: --threads, else one per online core
