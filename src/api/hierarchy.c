@@ -238,14 +238,15 @@ static int task_build(hier_task *t)
     return rc;
 }
 
-/* Below this size a second thread costs more than it saves (a second pass
- * over the file and a thread's start: Adult's nine hierarchies to /dev/null
- * took 1.67 reads of wall time on one thread, 2.00 on two). */
-#define HIER_THREADS_MIN_BYTES ((off_t)8 << 20)
+/* Below this size a second thread costs more than it saves (its start, its
+ * own read of the header, the merge); from there the file is cut in two
+ * byte ranges (hb_collect_columns_threads). Adult's nine hierarchies (2.5 MB)
+ * took 27.9M instructions on one thread, 14.6M and 13.5M on two. */
+#define HIER_THREADS_MIN_BYTES ((off_t)1 << 20)
 
 /* The threads a run of job may use: --threads, else one per online core
  * unless the input is a file smaller than HIER_THREADS_MIN_BYTES; at most
- * two (the columns' two sets, the builds' two halves). */
+ * two (the file's two byte ranges, the builds shared). */
 static unsigned run_threads(const anonkit_job *job)
 {
     long t = job->threads;
@@ -313,7 +314,7 @@ static int build(anonkit_job *const *jobs, size_t n, anonkit_result **out_result
     outfile **files = calloc(n ? n : 1, sizeof *files);
     anonkit_job *const first = jobs[0];
     anonkit_job *failed = NULL; /* the job of the column the error concerns; NULL: all (on jobs[0]) */
-    const unsigned threads = n > 1 ? run_threads(jobs[0]) : 1;
+    const unsigned threads = run_threads(jobs[0]); /* (the collection's; the builds' at most n) */
     int rc = ANONKIT_OK;
     ak_err_clear(&first->err);
     if (!t || !columns || !presence || !missing || !files) rc = ak_err_nomem(&first->err);
@@ -368,7 +369,7 @@ static int build(anonkit_job *const *jobs, size_t n, anonkit_result **out_result
         atomic_init(&q.next, 0);
         atomic_init(&q.stop, 0);
         build_part parts[2] = {{&q, n, 0}, {&q, n, 0}};
-        ak_run_parts(parts, sizeof parts[0], threads, build_part_run); /* (threads is 1 when n is) */
+        ak_run_parts(parts, sizeof parts[0], n > 1 ? threads : 1, build_part_run);
         size_t lowest = n;
         for (unsigned k = 0; k < threads && k < n; k++)
             if (parts[k].rc < 0 && parts[k].failed_at < lowest) {

@@ -78,10 +78,11 @@ int hb_collect_columns(hb_values *vs /* OUT */, size_t n, const char *const *col
                        const hb_missing *missing /* [n] */, const char *path, const char *shown, char delimiter,
                        ak_error *err);
 /* hb_collect_columns with up to `threads` threads (hierbuild_threads.c):
- * with two or more, and two or more columns of a file (not "-"), the
- * columns are cut into two sets in the order given, each collected by a
- * pass of its own on its own thread; the same values, and the same error as
- * one pass (a column missing from the header first). */
+ * with two or more, a regular file of 1 MiB or more is cut in two byte
+ * ranges at a line start near its middle, each read for every column on
+ * its own thread, and the second range's values merged into the first's;
+ * the same values, and the same error as one pass (the first in the file).
+ * A first range with a quote is read to the end by its own thread. */
 int hb_collect_columns_threads(hb_values *vs /* OUT */, size_t n, const char *const *columns, const int *presence,
                                const hb_missing *missing /* [n] */, const char *path, const char *shown,
                                char delimiter, unsigned threads, ak_error *err);

@@ -12,6 +12,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
@@ -80,6 +81,35 @@ static int add_value(hb_values *v, const char *text, size_t len, long line, uint
     return ANONKIT_OK;
 }
 
+int hb__merge_values(hb_values *a, hb_values *b, long shift, ak_error *err)
+{
+    a->rows += b->rows;
+    if (b->nmissing && !a->nmissing) a->missing_line = b->missing_line + shift;
+    a->nmissing += b->nmissing;
+    if (b->dense_lo <= b->dense_hi) {
+        if (b->bits && a->bits)
+            for (uint32_t w = b->dense_lo / 64; w <= b->dense_hi / 64; w++) a->bits[w] |= b->bits[w];
+        if (b->dense && !a->dense) { /* (a has none: b's, its lines shifted) */
+            a->dense = b->dense, a->dense_line = b->dense_line;
+            b->dense = b->dense_line = NULL;
+            for (uint32_t x = b->dense_lo; x <= b->dense_hi; x++)
+                if (a->dense[x]) a->dense_line[x] += (uint32_t)shift;
+        } else if (b->dense) {
+            for (uint32_t x = b->dense_lo; x <= b->dense_hi; x++) {
+                if (!b->dense[x]) continue;
+                if (!a->dense[x]) a->dense_line[x] = b->dense_line[x] + (uint32_t)shift;
+                a->dense[x] += b->dense[x];
+            }
+        }
+        if (b->dense_lo < a->dense_lo) a->dense_lo = b->dense_lo;
+        if (b->dense_hi > a->dense_hi) a->dense_hi = b->dense_hi;
+    }
+    for (uint32_t id = 0; id < b->dict.count; id++) /* (in b's order: values new to a keep their order of first sight) */
+        AK_CHECK(add_value(a, strmap_key(&b->dict, id), strmap_key_len(&b->dict, id), b->line[id] + shift,
+                           b->count[id], NULL, err));
+    return ANONKIT_OK;
+}
+
 /* Moves the integers counted by value into v->dict, ascending (after the
  * values read as text, so ids keep that order). */
 int hb__fold_dense(hb_values *v, ak_error *err)
@@ -133,45 +163,58 @@ static inline long dense_value_padded(const char *s, size_t len)
  * (the categories of most columns, "Married-civ-spouse" among them): a slot
  * per hash of the value's bytes, holding those bytes (three words,
  * zero-padded, and the length: the value itself) and its id, so that a value
- * seen before is counted without hashing it in full and probing the map. */
+ * seen before is counted without hashing it in full and probing the map. A
+ * slot is one 32-byte record: a lookup reads one cache line. */
 #define MEMO_SLOTS 256
 #define MEMO_MAX 24
+typedef struct hb_memo_slot {
+    uint64_t a, b, c;
+    uint32_t len, id; /* len 0: an empty slot */
+} hb_memo_slot;
 typedef struct hb_memo {
-    uint64_t a[MEMO_SLOTS], b[MEMO_SLOTS], c[MEMO_SLOTS];
-    uint32_t len[MEMO_SLOTS], id[MEMO_SLOTS]; /* len 0: an empty slot */
+    hb_memo_slot s[MEMO_SLOTS];
 } hb_memo;
 
+/* The low n bytes of a word (n from 0 to 8). */
+#define MEMO_BYTES(n) ((n) <= 0 ? 0ULL : (n) >= 8 ? ~0ULL : (((uint64_t)1 << ((8 * (n)) & 63)) - 1))
+#define MEMO_MASKS(n) {MEMO_BYTES(n), MEMO_BYTES((n) - 8), MEMO_BYTES((n) - 16)}
+/* Per length 0..MEMO_MAX: the masks of the value's bytes in its three words. */
+static const uint64_t memo_masks[MEMO_MAX + 1][3] = {
+    MEMO_MASKS(0),  MEMO_MASKS(1),  MEMO_MASKS(2),  MEMO_MASKS(3),  MEMO_MASKS(4),  MEMO_MASKS(5),  MEMO_MASKS(6),
+    MEMO_MASKS(7),  MEMO_MASKS(8),  MEMO_MASKS(9),  MEMO_MASKS(10), MEMO_MASKS(11), MEMO_MASKS(12), MEMO_MASKS(13),
+    MEMO_MASKS(14), MEMO_MASKS(15), MEMO_MASKS(16), MEMO_MASKS(17), MEMO_MASKS(18), MEMO_MASKS(19), MEMO_MASKS(20),
+    MEMO_MASKS(21), MEMO_MASKS(22), MEMO_MASKS(23), MEMO_MASKS(24)};
+
 /* The bytes of text[0..len), len <= MEMO_MAX, as three zero-padded words
- * (with the length, the value itself); padded: 8 bytes are readable from
- * text on. */
+ * (with the length, the value itself); padded: MEMO_MAX bytes are readable
+ * from text on (the fast scan's buffer), read as three whole words and
+ * masked, without a branch on the length. */
 static inline void memo_key(const char *text, size_t len, int padded, uint64_t *a, uint64_t *b, uint64_t *c)
 {
-    *a = *b = *c = 0;
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    if (padded && len <= 8) { /* one load, the bytes after the value masked off */
+    if (padded) {
+        const uint64_t *mask = memo_masks[len];
         memcpy(a, text, 8);
-        *a &= len == 8 ? ~(uint64_t)0 : ((uint64_t)1 << (8 * len)) - 1;
+        memcpy(b, text + 8, 8);
+        memcpy(c, text + 16, 8);
+        *a &= mask[0], *b &= mask[1], *c &= mask[2];
         return;
     }
 #else
     (void)padded;
 #endif
-    if (len > 16) { /* the first 16 bytes and the last 8 (overlapping them) */
-        memcpy(a, text, 8);
-        memcpy(b, text + 8, 8);
-        memcpy(c, text + len - 8, 8);
-    } else if (len > 8) {
-        memcpy(a, text, 8);
-        memcpy(b, text + len - 8, 8); /* (overlapping the first word: with the length, still the value) */
-    } else {
-        memcpy(a, text, len);
-    }
+    unsigned char w[3 * 8] = {0};
+    memcpy(w, text, len);
+    memcpy(a, w, 8);
+    memcpy(b, w + 8, 8);
+    memcpy(c, w + 16, 8);
 }
 
-/* The memo slot of a value's key. */
+/* The memo slot of a value's key (a multiplicative hash of the words mixed). */
 static inline uint32_t memo_slot(uint64_t a, uint64_t b, uint64_t c, size_t len)
 {
-    return (uint32_t)(((a ^ len ^ ((b ^ (c >> 5) ^ (c << 29)) * 0x9E3779B97F4A7C15ULL)) * 0xff51afd7ed558ccdULL) >> 56);
+    const uint64_t x = a ^ ((b << 21) | (b >> 43)) ^ ((c << 42) | (c >> 22)) ^ (uint64_t)len;
+    return (uint32_t)((x * 0x9E3779B97F4A7C15ULL) >> 56);
 }
 
 /* Counts one present value text[0..len) of `line` that is not marked in a
@@ -183,9 +226,9 @@ static int take_counted(hb_values *v, const char *text, size_t len, long x, long
         hb_memo *m = v->memo;
         uint64_t a, b, c;
         memo_key(text, len, padded, &a, &b, &c);
-        const uint32_t slot = memo_slot(a, b, c, len);
-        AK_CHECK(add_value(v, text, len, line, 1, &m->id[slot], err));
-        m->a[slot] = a, m->b[slot] = b, m->c[slot] = c, m->len[slot] = (uint32_t)len;
+        hb_memo_slot *e = &m->s[memo_slot(a, b, c, len)];
+        AK_CHECK(add_value(v, text, len, line, 1, &e->id, err));
+        e->a = a, e->b = b, e->c = c, e->len = (uint32_t)len;
         return ANONKIT_OK;
     }
     if (x >= 0 && !v->dense) {
@@ -213,6 +256,23 @@ static inline int take(hb_values *v, const char *text, size_t len, long line, co
                        ak_error *err)
 {
     v->rows++;
+    if (padded && len - 1 < MEMO_MAX && (unsigned)(unsigned char)text[0] - '0' > 9) {
+        /* a short value that is no number (it starts with no digit): the memo
+         * first, which holds only present values that are not numbers (so a
+         * hit is neither missing nor counted by value); len 0 wraps around */
+        uint64_t a, b, c;
+        memo_key(text, len, 1, &a, &b, &c);
+        const hb_memo_slot *e = &v->memo->s[memo_slot(a, b, c, len)];
+        if (((e->a ^ a) | (e->b ^ b) | (e->c ^ c) | (e->len ^ len)) == 0) {
+            v->count[e->id]++;
+            return ANONKIT_OK;
+        }
+        if (missing->count && hb_is_missing(missing, text, len)) {
+            if (!v->nmissing++) v->missing_line = line;
+            return ANONKIT_OK;
+        }
+        return take_counted(v, text, len, -1, line, 1, err);
+    }
     if (len == 0 || (missing && missing->count && hb_is_missing(missing, text, len))) {
         if (!v->nmissing++) v->missing_line = line;
         return ANONKIT_OK;
@@ -229,9 +289,9 @@ static inline int take(hb_values *v, const char *text, size_t len, long line, co
         const hb_memo *m = v->memo;
         uint64_t a, b, c;
         memo_key(text, len, padded, &a, &b, &c);
-        const uint32_t slot = memo_slot(a, b, c, len);
-        if (m->len[slot] == len && m->a[slot] == a && m->b[slot] == b && m->c[slot] == c) {
-            v->count[m->id[slot]]++;
+        const hb_memo_slot *e = &m->s[memo_slot(a, b, c, len)];
+        if (((e->a ^ a) | (e->b ^ b) | (e->c ^ c) | (e->len ^ len)) == 0) {
+            v->count[e->id]++;
             return ANONKIT_OK;
         }
     }
@@ -297,7 +357,8 @@ static inline void chunk_masks(const unsigned char *p, char delimiter, uint64_t 
  * at the line's start) and ends at delimiter c + 1 (the last column at the
  * line's end). next[k] is the least delimiter number above k that begins or
  * ends a column asked for (UINT32_MAX: none); at[k] that delimiter's byte
- * in the line being read. */
+ * in the line being read (with all, every delimiter's, while a line has no
+ * more than the header's). */
 typedef struct scan_plan {
     hb_values *vs;
     const uint32_t *cols;
@@ -305,6 +366,8 @@ typedef struct scan_plan {
     uint32_t ncolumns;
     uint32_t *next;
     size_t *at;
+    int all; /* every delimiter placed in at (most of them begin or end a column asked for), not only those */
+    uint64_t limit; /* the byte before which the scan ends (a line's start), UINT64_MAX for none */
 } scan_plan;
 
 /* The record in line buf[ls..ls + len) of `line` (ended: an LF followed it),
@@ -322,13 +385,17 @@ static inline int scan_record(const scan_plan *p, const unsigned char *buf, size
         return ak_err_set(err, ANONKIT_E_INPUT, p->vs[0].file, line, 0, "expected %u fields as in the header, found %u",
                           p->ncolumns, seen + 1);
     const size_t flen = ended && buf[ls + len - 1] == '\r' ? len - 1 : len; /* the line without the CR of a CRLF */
-    p->at[0] = ls - 1; /* (the line's start and end as delimiters 0 and ncolumns: no case for the first and last
-                          column; ls - 1 wraps around for ls 0, and + 1 back) */
-    p->at[p->ncolumns] = ls + flen;
-    for (size_t j = 0; j < p->n; j++) {
-        const uint32_t c = p->cols[j];
-        const size_t from = p->at[c] + 1, to = p->at[c + 1];
-        AK_CHECK(take(&p->vs[j], (const char *)buf + from, to - from, line, &missing[j], 1, err));
+    size_t *const at = p->at; /* (the plan's fields in locals: the counts stored below could alias them) */
+    const uint32_t *const cols = p->cols;
+    hb_values *const vs = p->vs;
+    const size_t n = p->n;
+    at[0] = ls - 1; /* (the line's start and end as delimiters 0 and ncolumns: no case for the first and last
+                       column; ls - 1 wraps around for ls 0, and + 1 back) */
+    at[p->ncolumns] = ls + flen;
+    for (size_t j = 0; j < n; j++) {
+        const uint32_t c = cols[j];
+        const size_t from = at[c] + 1, to = at[c + 1];
+        AK_CHECK(take(&vs[j], (const char *)buf + from, to - from, line, &missing[j], 1, err));
     }
     return ANONKIT_OK;
 }
@@ -340,12 +407,14 @@ static inline int scan_record(const scan_plan *p, const unsigned char *buf, size
  * asked for are taken, without splitting the others. At the first line that
  * holds a quote it stops: *stop gets that line's byte and *stop_line its
  * number, for the CSV reader to go on from there (UINT64_MAX: the end was
- * reached). The same records, values, lines and errors as the CSV reader. */
+ * reached, or p->limit, the start of a line, whose number is then in
+ * *stop_line). The same records, values, lines and errors as the CSV reader. */
 #if defined(__GNUC__)
 __attribute__((always_inline))
 #endif
 static inline int scan_lines_with(const scan_plan *p, const char *path, char delimiter, uint64_t offset, long line,
-                                  const hb_missing *missing, uint64_t *stop, long *stop_line, int hw, ak_error *err)
+                                  const hb_missing *missing, uint64_t *stop, long *stop_line, int hw, int all,
+                                  ak_error *err)
 {
     *stop = UINT64_MAX;
     FILE *f = fopen(path, "rb");
@@ -359,8 +428,10 @@ static inline int scan_lines_with(const scan_plan *p, const char *path, char del
     size_t have = 0;        /* bytes in buf (a partial line carried over first) */
     uint64_t base = offset; /* file byte of buf[0] */
     for (int eof = 0; !eof;) {
-        const size_t got = fread(buf + have, 1, SCAN_BLOCK, f);
-        if (got < SCAN_BLOCK) {
+        const uint64_t room = p->limit - (base + have); /* (to the limit, a line start, or the file's end) */
+        const size_t ask = room < SCAN_BLOCK ? (size_t)room : SCAN_BLOCK;
+        const size_t got = ask ? fread(buf + have, 1, ask, f) : 0;
+        if (got < ask || ask == 0) {
             if (ferror(f)) {
                 rc = ak_err_set(err, ANONKIT_E_IO, p->vs[0].file, 0, 0, "cannot read the file");
                 goto done;
@@ -388,16 +459,24 @@ static inline int scan_lines_with(const scan_plan *p, const char *path, char del
                 const uint64_t below = nm ? (nm & (0 - nm)) - 1 : ~(uint64_t)0; /* the bytes before the next LF */
                 const uint64_t seg = dm & below;
                 const uint32_t count = popcount64(seg, hw);
-                uint32_t left = count;
-                for (uint64_t m = seg; seen + left >= want;) { /* a delimiter asked for is here */
-                    for (uint32_t k = want - seen; k > 1; k--) m &= m - 1; /* (the ones before it) */
-                    left -= want - seen;
-                    seen = want;
-                    p->at[seen] = c + (size_t)__builtin_ctzll(m);
-                    m &= m - 1;
-                    want = p->next[seen];
+                if (all) { /* every delimiter placed (while the line has no more than the header) */
+                    if (seen + count < p->ncolumns) {
+                        size_t *to = p->at + seen;
+                        for (uint64_t m = seg; m; m &= m - 1) *++to = c + (unsigned)__builtin_ctzll(m);
+                    }
+                    seen += count;
+                } else {
+                    uint32_t left = count;
+                    for (uint64_t m = seg; seen + left >= want;) { /* a delimiter asked for is here */
+                        for (uint32_t k = want - seen; k > 1; k--) m &= m - 1; /* (the ones before it) */
+                        left -= want - seen;
+                        seen = want;
+                        p->at[seen] = c + (size_t)__builtin_ctzll(m);
+                        m &= m - 1;
+                        want = p->next[seen];
+                    }
+                    seen += left;
                 }
-                seen += left;
                 if (!nm) break;
                 dm &= ~below;
                 const size_t e = c + (size_t)__builtin_ctzll(nm);
@@ -415,6 +494,7 @@ static inline int scan_lines_with(const scan_plan *p, const char *path, char del
             }
         }
         if (eof) { /* a last line without a line end */
+            *stop_line = line; /* (the limit's line, when it was reached) */
             if (ls < have) rc = scan_record(p, buf, ls, have - ls, 0, seen, line, missing, err);
             break;
         }
@@ -434,46 +514,62 @@ done:
     return rc;
 }
 
+/* scan_lines_with for a plan that places every delimiter (p->all) or only
+ * the ones asked for, each its own copy (the choice out of the loop). */
+#if defined(__GNUC__)
+__attribute__((always_inline))
+#endif
+static inline int scan_lines_hw(const scan_plan *p, const char *path, char delimiter, uint64_t offset, long line,
+                                const hb_missing *missing, uint64_t *stop, long *stop_line, int hw, ak_error *err)
+{
+    if (p->all) return scan_lines_with(p, path, delimiter, offset, line, missing, stop, stop_line, hw, 1, err);
+    return scan_lines_with(p, path, delimiter, offset, line, missing, stop, stop_line, hw, 0, err);
+}
+
 #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__)) && !defined(__POPCNT__)
-/* scan_lines_with compiled for a processor with POPCNT (chosen at run time). */
+/* scan_lines_hw compiled for a processor with POPCNT (chosen at run time). */
 __attribute__((target("popcnt"))) static int scan_lines_popcnt(const scan_plan *p, const char *path, char delimiter,
                                                                uint64_t offset, long line, const hb_missing *missing,
                                                                uint64_t *stop, long *stop_line, ak_error *err)
 {
-    return scan_lines_with(p, path, delimiter, offset, line, missing, stop, stop_line, 1, err);
+    return scan_lines_hw(p, path, delimiter, offset, line, missing, stop, stop_line, 1, err);
 }
 #define HB_POPCNT_AT_RUN_TIME 1
 #endif
 
-/* scan_lines_with, with the POPCNT instruction where the processor has it. */
+/* scan_lines_hw, with the POPCNT instruction where the processor has it. */
 static int scan_lines(const scan_plan *p, const char *path, char delimiter, uint64_t offset, long line,
                       const hb_missing *missing, uint64_t *stop, long *stop_line, ak_error *err)
 {
 #if defined(HB_POPCNT_AT_RUN_TIME)
     if (__builtin_cpu_supports("popcnt"))
         return scan_lines_popcnt(p, path, delimiter, offset, line, missing, stop, stop_line, err);
-    return scan_lines_with(p, path, delimiter, offset, line, missing, stop, stop_line, 0, err);
+    return scan_lines_hw(p, path, delimiter, offset, line, missing, stop, stop_line, 0, err);
 #elif defined(__POPCNT__)
-    return scan_lines_with(p, path, delimiter, offset, line, missing, stop, stop_line, 1, err);
+    return scan_lines_hw(p, path, delimiter, offset, line, missing, stop, stop_line, 1, err);
 #else
-    return scan_lines_with(p, path, delimiter, offset, line, missing, stop, stop_line, 0, err);
+    return scan_lines_hw(p, path, delimiter, offset, line, missing, stop, stop_line, 0, err);
 #endif
 }
 
 /* The plan for columns cols[0..n) of ncolumns (arrays allocated; NULL when out of memory). */
 static int plan_init(scan_plan *p, hb_values *vs, const uint32_t *cols, size_t n, uint32_t ncolumns)
 {
-    p->vs = vs, p->cols = cols, p->n = n, p->ncolumns = ncolumns;
+    p->vs = vs, p->cols = cols, p->n = n, p->ncolumns = ncolumns, p->limit = UINT64_MAX;
     p->next = malloc(((size_t)ncolumns + 1) * sizeof *p->next);
     p->at = malloc(((size_t)ncolumns + 1) * sizeof *p->at);
     if (!p->next || !p->at) return -1;
-    uint32_t after = UINT32_MAX; /* the least delimiter asked for above k, from the top down */
+    uint32_t after = UINT32_MAX, wanted = 0; /* the least delimiter asked for above k, from the top down */
     for (uint32_t k = ncolumns + 1; k-- > 0;) {
         p->next[k] = after;
         int asked = 0;
         for (size_t j = 0; j < n; j++) asked |= k >= 1 && k < ncolumns && (cols[j] == k || cols[j] + 1 == k);
         if (asked) after = k;
+        wanted += asked;
     }
+    /* placing a delimiter costs a few instructions, finding one asked for among
+     * others some twenty: every one is placed when a quarter or more are asked for */
+    p->all = ncolumns > 1 && 4 * wanted >= ncolumns - 1;
     return 0;
 }
 
@@ -483,10 +579,23 @@ static void plan_free(scan_plan *p)
     free(p->at);
 }
 
-int hb_collect_columns(hb_values *vs, size_t n, const char *const *columns, const int *presence,
-                       const hb_missing *missing, const char *path, const char *shown, char delimiter, ak_error *err)
+/* The size of the regular file at path (0 when it is none or cannot be told;
+ * stat opens nothing, so a FIFO is read once as before). */
+static uint64_t file_size(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 ? (uint64_t)st.st_size : 0;
+}
+
+/* The first bytes of a file read for its header and first record. */
+#define HEAD_BYTES ((uint64_t)1 << 16)
+
+int hb__collect_range(hb_values *vs, size_t n, const char *const *columns, const int *presence,
+                      const hb_missing *missing, const char *path, const char *shown, char delimiter, uint64_t from,
+                      uint64_t to, int *whole, long *to_line, ak_error *err)
 {
     memset(vs, 0, n * sizeof *vs);
+    *whole = 1;
     int rc = ANONKIT_OK;
     for (size_t j = 0; j < n && rc == 0; j++) {
         hb_values *v = &vs[j];
@@ -501,40 +610,72 @@ int hb_collect_columns(hb_values *vs, size_t n, const char *const *columns, cons
     const int stream = !strcmp(path, "-");
     csv_reader *reader = NULL;
     if (rc == 0 && !cols) rc = ak_err_nomem(err);
-    if (rc == 0)
-        rc = !stream ? csv_reader_open(&reader, path, delimiter, err)
-                     : csv_reader_open_stream(&reader, stdin, vs[0].file, delimiter, err);
-    csv_record rec;
-    if (rc == 0 && (rc = csv_read(reader, &rec, err)) == 0)
-        rc = ak_err_set(err, ANONKIT_E_INPUT, vs[0].file, 1, 0, "the file is empty: a header row is needed");
-    if (rc > 0) rc = ANONKIT_OK;
-    for (size_t j = 0; j < n && rc == 0; j++) {
-        const int col = csv_column_index(&rec, columns[j]);
-        if (col < 0) rc = ak_err_set(err, ANONKIT_E_USAGE, vs[0].file, 1, 0, "no column '%s' in the header", columns[j]);
-        else cols[j] = (uint32_t)col;
-    }
-    const uint32_t ncolumns = rc == 0 ? rec.count : 0;
-    if (rc == 0 && plan_init(&plan, vs, cols, n, ncolumns) != 0) rc = ak_err_nomem(err);
     if (rc < 0) goto fail;
-    int fast = !stream && ncolumns > 1 && !csv_reader_saw_quote(reader); /* (one column: empty lines are values) */
-    while ((rc = csv_read(reader, &rec, err)) > 0) {
+    const uint64_t total = stream ? 0 : file_size(path);
+    csv_record rec;
+    int fast = 0, first_read = 0, scanned = 0;
+    /* the header and the first record read by a reader limited to the first
+     * HEAD_BYTES of a larger file (whose buffer then touches only the pages
+     * they fill); unless the fast scan can start from that record, all again
+     * with a reader of the whole file */
+    for (int bounded = !stream && total > HEAD_BYTES;; bounded = 0) {
+        rc = stream ? csv_reader_open_stream(&reader, stdin, vs[0].file, delimiter, err)
+             : bounded ? csv_reader_open_range(&reader, path, delimiter, 0, HEAD_BYTES, 1, err)
+                       : csv_reader_open(&reader, path, delimiter, err);
+        if (rc == 0 && (rc = csv_read(reader, &rec, err)) == 0)
+            rc = ak_err_set(err, ANONKIT_E_INPUT, vs[0].file, 1, 0, "the file is empty: a header row is needed");
+        if (rc > 0) rc = ANONKIT_OK;
+        size_t absent = n; /* the first column not in the header */
+        for (size_t j = 0; j < n && rc == 0; j++) {
+            const int col = csv_column_index(&rec, columns[j]);
+            if (col < 0 && absent == n) absent = j;
+            cols[j] = col < 0 ? 0 : (uint32_t)col;
+        }
+        const uint32_t ncolumns = rc == 0 ? rec.count : 0;
+        fast = rc == 0 && !stream && ncolumns > 1 && !csv_reader_saw_quote(reader); /* (one column: empty lines are
+                                                                                      values) */
+        if (bounded) { /* the first record, which the fast scan must be able to start from */
+            const int got = rc == 0 ? csv_read(reader, &rec, err) : rc;
+            if (got <= 0 || !fast || csv_reader_saw_quote(reader) || rec.count != ncolumns) {
+                csv_reader_free(reader);
+                reader = NULL;
+                ak_err_clear(err);
+                continue;
+            }
+            first_read = 1; /* (its offset and line: the header is whole) */
+        }
+        if (rc == 0 && absent < n)
+            rc = ak_err_set(err, ANONKIT_E_USAGE, vs[0].file, 1, 0, "no column '%s' in the header", columns[absent]);
+        if (rc == 0 && plan_init(&plan, vs, cols, n, ncolumns) != 0) rc = ak_err_nomem(err);
+        break;
+    }
+    if (rc < 0) goto fail;
+    const uint32_t ncolumns = plan.ncolumns;
+    for (rc = first_read ? 1 : csv_read(reader, &rec, err); rc > 0; rc = csv_read(reader, &rec, err)) {
         if (fast && !csv_reader_saw_quote(reader) && rec.count == ncolumns) {
             /* the first data record: from its byte on, the fast scan, then the reader again from where it stopped */
             uint64_t stop;
             long stop_line;
             csv_reader_free(reader);
             reader = NULL;
-            if ((rc = scan_lines(&plan, path, delimiter, rec.offset, rec.line, missing, &stop, &stop_line, err)) < 0)
+            const uint64_t start = from ? from : rec.offset;
+            if (!from && to < total && rec.offset < to) plan.limit = to; /* the first part of a cut file */
+            scanned = 1;
+            if ((rc = scan_lines(&plan, path, delimiter, start, from ? 1 : rec.line, missing, &stop, &stop_line,
+                                 err)) < 0)
                 goto fail;
-            if (stop == UINT64_MAX) break;
-            FILE *probe = fopen(path, "rb");
-            uint64_t total = 0;
-            if (probe && fseeko(probe, 0, SEEK_END) == 0) total = (uint64_t)ftello(probe);
-            if (probe) fclose(probe);
+            if (stop == UINT64_MAX) {
+                if (plan.limit != UINT64_MAX) *whole = 0, *to_line = stop_line;
+                break;
+            }
             if ((rc = csv_reader_open_range(&reader, path, delimiter, stop, total - stop, stop_line, err)) < 0)
                 goto fail;
             fast = 0;
             continue;
+        }
+        if (from && !scanned) { /* the second part of a cut file, which only the fast scan starts */
+            *whole = 0;
+            break;
         }
         fast = 0;
         if (rec.count != ncolumns) {
@@ -559,6 +700,15 @@ fail:
     free(cols);
     for (size_t j = 0; j < n; j++) hb_values_free(&vs[j]);
     return rc;
+}
+
+int hb_collect_columns(hb_values *vs, size_t n, const char *const *columns, const int *presence,
+                       const hb_missing *missing, const char *path, const char *shown, char delimiter, ak_error *err)
+{
+    int whole;
+    long to_line;
+    return hb__collect_range(vs, n, columns, presence, missing, path, shown, delimiter, 0, UINT64_MAX, &whole,
+                             &to_line, err);
 }
 
 int hb_collect(hb_values *v, const char *path, const char *shown, char delimiter, const char *column,

@@ -19,6 +19,22 @@ int hb__fold_dense(hb_values *v, ak_error *err);
  * HB_MISSING_LABEL on every level but the last, root_label there. */
 int hb__missing_row(hb_rows *r, const hb_values *v, const char *root_label, ak_error *err);
 
+/* hb_collect_columns over part of the file (hierbuild_threads.c): from 0,
+ * the header and the records up to byte `to` (a line start; UINT64_MAX: no
+ * limit), *whole set to 0 and *to_line to the line starting at `to` when the
+ * fast scan stopped there, else to 1 (the whole file read: `to` had to be
+ * passed, after a quote); from a line start `from` > 0, the header, then
+ * the records from `from` to the end with lines counted from 1 there,
+ * *whole 1, or *whole 0 and no values when the fast scan cannot start
+ * (after a quote in the header or the first record). */
+int hb__collect_range(hb_values *vs, size_t n, const char *const *columns, const int *presence,
+                      const hb_missing *missing, const char *path, const char *shown, char delimiter, uint64_t from,
+                      uint64_t to, int *whole, long *to_line, ak_error *err);
+/* Adds the values of b (collected from a later part of the file, whose lines
+ * are shift more than b says) to a; b keeps its values but for the dense
+ * arrays a may take over. */
+int hb__merge_values(hb_values *a, hb_values *b, long shift, ak_error *err);
+
 int hb__build_interval(const hb_values *v, const hb_options *o, hb_rows *rows, ak_error *err);
 int hb__build_quantiles(const hb_values *v, const hb_options *o, hb_rows *rows, ak_error *err);
 

@@ -7,6 +7,8 @@
 #include "io/outfile.h"
 #include "io/source.h"
 
+#include "common/parallel.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -210,10 +212,59 @@ static int link_unnamed(outfile *o)
     return with_fresh_name(o, link_to_name, proc) < 0 ? -1 : 0;
 }
 
+/* Most threads of one sync_together. */
+#define SYNC_THREADS 8
+
+/* One thread's share of sync_together: tasks k, k + step, k + 2 step, ... */
+typedef struct sync_part {
+    const int *fd;            /* with fds: a descriptor to fsync per task, or -1 */
+    const char *const *names; /* else a folder to sync per task below nfolders, a name to unlink above */
+    size_t nfolders;
+    int *result;              /* per fsync: 0, or the errno of a failure */
+    size_t count, from, step;
+} sync_part;
+
+static void sync_folder(const char *path);
+
+/* Runs a sync_part's tasks (ak_run_parts). */
+static void *sync_part_run(void *arg)
+{
+    const sync_part *p = arg;
+    for (size_t i = p->from; i < p->count; i += p->step) {
+        if (p->fd) {
+            if (p->fd[i] >= 0) p->result[i] = fsync(p->fd[i]) == 0 ? 0 : errno;
+        } else if (i < p->nfolders) {
+            sync_folder(p->names[i]);
+        } else {
+            (void)unlink(p->names[i]);
+        }
+    }
+    return NULL;
+}
+
+/* Runs count tasks on up to SYNC_THREADS threads at once: with fd, an fsync
+ * of each fd[i] that is not -1 (its result in result[i]); else a sync of
+ * the folder of each names[i] below nfolders (sync_folder) and an unlink of
+ * each one from there on. The point is waiting together: on a journaling
+ * file system (ext4) syncs under way at the same time are made durable by
+ * one commit of the journal rather than one each, and the freeing of
+ * replaced files (the unlinks) overlaps. When no thread starts they run in
+ * the calling thread, one after the other. */
+static void sync_together(const int *fd, const char *const *names, size_t nfolders, int *result, size_t count)
+{
+    if (count == 0) return;
+    const size_t nparts = count < SYNC_THREADS ? count : SYNC_THREADS;
+    sync_part parts[SYNC_THREADS];
+    for (size_t k = 0; k < nparts; k++) parts[k] = (sync_part){fd, names, nfolders, result, count, k, nparts};
+    ak_run_parts(parts, sizeof parts[0], (unsigned)nparts, sync_part_run);
+}
+
 /* The first half of a commit: everything but the rename. Stdout is flushed;
  * a device or pipe is flushed, closed and finished; a file is flushed, synced,
- * named (if unnamed) and closed, leaving temp_path ready to be renamed. */
-static int commit_prepare(outfile *o, ak_error *err)
+ * named (if unnamed) and closed, leaving temp_path ready to be renamed.
+ * synced: -1 to sync the file here, else the file was synced already (by
+ * sync_together), 0 its success, an errno its failure. */
+static int commit_prepare(outfile *o, int synced, ak_error *err)
 {
     const char *shown = o->path ? o->path : "stdout";
     int rc = ANONKIT_OK;
@@ -223,8 +274,10 @@ static int commit_prepare(outfile *o, ak_error *err)
         return ANONKIT_OK;
     }
     const int is_file = o->unnamed || o->temp_path; /* else written directly: nothing to sync or rename */
-    if (fflush(o->stream) != 0 || ferror(o->stream) || (is_file && fsync(fileno(o->stream)) != 0))
+    if (fflush(o->stream) != 0 || ferror(o->stream) || (is_file && synced < 0 && fsync(fileno(o->stream)) != 0))
         rc = ak_err_set(err, ANONKIT_E_IO, shown, 0, 0, "write failed: %s", strerror(errno));
+    else if (is_file && synced > 0)
+        rc = ak_err_set(err, ANONKIT_E_IO, shown, 0, 0, "write failed: %s", strerror(synced));
     if (rc == ANONKIT_OK && o->unnamed && link_unnamed(o) != 0)
         rc = ak_err_set(err, ANONKIT_E_IO, shown, 0, 0, "cannot name the finished output: %s", strerror(errno));
     if (fclose(o->stream) != 0 && rc == ANONKIT_OK)
@@ -294,8 +347,25 @@ int outfile_commit_all(outfile *const *files, size_t count, ak_error *err)
             uint64_t from = 0;
             outfile_write_behind(files[i]->stream, &from);
         }
+    /* several files: synced at the same time (sync_together), each result
+     * reported by commit_prepare in order */
+    int *fds = NULL, *synced = NULL;
+    if (count > 1 && rc == ANONKIT_OK && (fds = malloc(count * sizeof *fds)) && (synced = malloc(count * sizeof *synced))) {
+        for (size_t i = 0; i < count; i++) {
+            const outfile *o = files[i];
+            const int is_file = o && o->stream && !o->sink && (o->unnamed || o->temp_path);
+            fds[i] = is_file && fflush(o->stream) == 0 && !ferror(o->stream) ? fileno(o->stream) : -1;
+            synced[i] = -1;
+        }
+        sync_together(fds, NULL, 0, synced, count);
+        for (size_t i = 0; i < count; i++)
+            if (fds[i] < 0) synced[i] = -1; /* (not synced there: commit_prepare does what it must) */
+    }
+    free(fds);
     for (size_t i = 0; i < count && rc == ANONKIT_OK; i++)
-        if (files[i] && files[i]->stream && !files[i]->sink) rc = commit_prepare(files[i], err);
+        if (files[i] && files[i]->stream && !files[i]->sink)
+            rc = commit_prepare(files[i], synced ? synced[i] : -1, err);
+    free(synced);
     for (size_t i = 0; i < count; i++) named += files[i] && files[i]->temp_path;
     /* With several files, each old one gets a second name first, so that a
      * rename failing after others were done can put those back. */
@@ -337,18 +407,34 @@ int outfile_commit_all(outfile *const *files, size_t count, ak_error *err)
             }
         }
     }
-    for (size_t i = 0; old && i < count; i++) {
-        if (old[i]) unlink(old[i]); /* the second name of an old file that stays replaced */
-        free(old[i]);
+    /* each folder given a renamed file synced once, and the second names of
+     * the old files that stay replaced removed: all at the same time */
+    const char **dirs = rc == ANONKIT_OK ? calloc(2 * count + 1, sizeof *dirs) : NULL;
+    const char **rms = dirs ? dirs + count : NULL;
+    size_t ndirs = 0, nrms = 0;
+    for (size_t i = 0; dirs && i < count; i++) {
+        int synced_already = 0;
+        for (size_t j = 0; renamed[i] && j < i && !synced_already; j++)
+            synced_already = renamed[j] && same_folder(files[j]->path, files[i]->path);
+        if (renamed[i] && !synced_already) dirs[ndirs++] = files[i]->path;
+        if (old && old[i]) rms[nrms++] = old[i];
     }
+    if (dirs && ndirs + nrms > 1) {
+        memmove(dirs + ndirs, rms, nrms * sizeof *rms); /* one list: the folders first, then the names */
+        sync_together(NULL, dirs, ndirs, NULL, ndirs + nrms);
+    } else {
+        for (size_t i = 0; old && i < count; i++)
+            if (old[i]) unlink(old[i]); /* the second name of an old file that stays replaced */
+        for (size_t i = 0; rc == ANONKIT_OK && i < count; i++) {
+            int synced_already = 0;
+            for (size_t j = 0; renamed[i] && j < i && !synced_already; j++)
+                synced_already = renamed[j] && same_folder(files[j]->path, files[i]->path);
+            if (renamed[i] && !synced_already) sync_folder(files[i]->path);
+        }
+    }
+    free(dirs);
+    for (size_t i = 0; old && i < count; i++) free(old[i]);
     free(old);
-    /* each folder given a renamed file synced once */
-    for (size_t i = 0; rc == ANONKIT_OK && i < count; i++) {
-        int synced = 0;
-        for (size_t j = 0; renamed[i] && j < i && !synced; j++)
-            synced = renamed[j] && same_folder(files[j]->path, files[i]->path);
-        if (renamed[i] && !synced) sync_folder(files[i]->path);
-    }
     for (size_t i = 0; i < count; i++) {
         outfile *o = files[i];
         if (!o) continue;

@@ -55,8 +55,10 @@ int outfile_commit(outfile *o, ak_error *err);
  * error names the one that failed; the second names are removed either way.
  * (A SIGKILL during the renames can leave such a second name: the old
  * published file, not raw input.) With several files, the writing of all of
- * them to disk is started before the first fsync, and a folder is synced
- * once however many of them were renamed into it. Entries that are NULL or zeroed (an output not
+ * them to disk is started first, then they are synced at the same time (a
+ * thread each, up to eight: syncs under way together share a journal
+ * commit), and after the renames each folder is synced once however many of
+ * them were renamed into it, while the second names are removed. Entries that are NULL or zeroed (an output not
  * asked for) are skipped. Every outfile is finished either way: committed or
  * aborted. */
 int outfile_commit_all(outfile *const *files, size_t count, ak_error *err);
