@@ -156,7 +156,7 @@ static void check_via(const char *path, ref_row *rows, size_t n, const char *pop
     assert_non_null(want);
     size_t nc = reference(rows, n, pop_rows, npop, want);
     risk_group_params p = {path, "t.csv", ',', qi_names, NQI, weighted ? "w" : NULL, suppression > 0, suppression, 0,
-                           population, "pop.csv", threads, any_order, buckets_only, NULL};
+                           population, "pop.csv", threads, any_order, buckets_only, NULL, 0};
     risk_groups g;
     ak_error err;
     ak_err_clear(&err);
@@ -367,7 +367,7 @@ static void test_population_lacks_a_class(void **state)
     tu_write_file(path, "a,b,c\n1,x,\"two\nlines\"\n2,y,p\n3,z,p\n2,y,p\n4,w,p\n");
     tu_write_file(pop, "a,b\n1,x\n2,y\n2,y\n3,z\n9,9\n9,9\n");
     const char *qi[] = {"a", "b"};
-    risk_group_params p = {path, "t.csv", ',', qi, 2, NULL, 0, 0, 0, pop, "pop.csv", 2, 0, 0, NULL};
+    risk_group_params p = {path, "t.csv", ',', qi, 2, NULL, 0, 0, 0, pop, "pop.csv", 2, 0, 0, NULL, 0};
     risk_groups g;
     ak_error err;
     ak_err_clear(&err);
@@ -412,7 +412,7 @@ static void test_keys_by_copy(void **state)
     const uint64_t want[] = {3, 2, 1, 1, 2};
     for (int set = 0; set < 2; set++)
         for (unsigned threads = 1; threads <= 2; threads++) {
-            risk_group_params p = {path, "t.csv", ',', sets[set], 3, NULL, 0, 0, 0, NULL, NULL, threads, 0, 0, NULL};
+            risk_group_params p = {path, "t.csv", ',', sets[set], 3, NULL, 0, 0, 0, NULL, NULL, threads, 0, 0, NULL, 0};
             risk_groups g;
             ak_error err;
             ak_err_clear(&err);
@@ -426,7 +426,7 @@ static void test_keys_by_copy(void **state)
     const char *c_a[] = {"c", "a"};
     const uint64_t want_ca[] = {3, 2, 2, 2}; /* (p,1) ("",1\,x) ("",1) ("","") */
     for (unsigned threads = 1; threads <= 2; threads++) {
-        risk_group_params p = {path, "t.csv", ',', c_a, 2, NULL, 0, 0, 0, NULL, NULL, threads, 0, 0, NULL};
+        risk_group_params p = {path, "t.csv", ',', c_a, 2, NULL, 0, 0, 0, NULL, NULL, threads, 0, 0, NULL, 0};
         risk_groups g;
         ak_error err;
         ak_err_clear(&err);
@@ -444,7 +444,7 @@ static void test_keys_by_copy(void **state)
                        "p,1,x\n,\"1,x\",p\n,1,\"x,p\"\n,1,x\n,,\n,,\n,\"1,x\",p\np,1,x\np,\"1\",x\n"
                        "p,1,x\n,\"1,x\",p\n,1,\"x,p\"\n,1,x\n,,\n,,\n,\"1,x\",p\np,1,x\np,\"1\",x\n");
     for (int set = 0; set < 2; set++) {
-        risk_group_params p = {path, "t.csv", ',', sets[set], 3, NULL, 0, 0, 0, pop, "pop.csv", 1, 0, 0, NULL};
+        risk_group_params p = {path, "t.csv", ',', sets[set], 3, NULL, 0, 0, 0, pop, "pop.csv", 1, 0, 0, NULL, 0};
         risk_groups g;
         ak_error err;
         ak_err_clear(&err);
