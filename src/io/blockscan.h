@@ -36,21 +36,24 @@ static inline uint32_t popcount64(uint64_t x, int hw)
 static inline void chunk_masks(const unsigned char *p, char delimiter, uint64_t *d, uint64_t *n, uint64_t *q)
 {
 #if defined(__SSE2__)
+    /* (the four 16-byte parts written out: compilers at -O2 keep a loop of
+     * four as a loop) */
     const __m128i dv = _mm_set1_epi8(delimiter), nv = _mm_set1_epi8('\n'), qv = _mm_set1_epi8('"');
-    uint64_t md = 0, mn = 0, mq = 0;
-    __m128i anyq = _mm_setzero_si128();
-    for (int i = 0; i < 4; i++) {
-        const __m128i x = _mm_loadu_si128((const __m128i *)(const void *)(p + 16 * i));
-        md |= (uint64_t)(uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(x, dv)) << (16 * i);
-        mn |= (uint64_t)(uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(x, nv)) << (16 * i);
-        anyq = _mm_or_si128(anyq, _mm_cmpeq_epi8(x, qv));
-    }
-    if (_mm_movemask_epi8(anyq)) /* (rare: the quotes' places only then) */
-        for (int i = 0; i < 4; i++) {
-            const __m128i x = _mm_loadu_si128((const __m128i *)(const void *)(p + 16 * i));
-            mq |= (uint64_t)(uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(x, qv)) << (16 * i);
-        }
-    *d = md, *n = mn, *q = mq;
+    const __m128i x0 = _mm_loadu_si128((const __m128i *)(const void *)p);
+    const __m128i x1 = _mm_loadu_si128((const __m128i *)(const void *)(p + 16));
+    const __m128i x2 = _mm_loadu_si128((const __m128i *)(const void *)(p + 32));
+    const __m128i x3 = _mm_loadu_si128((const __m128i *)(const void *)(p + 48));
+#define AK_BLOCKSCAN_MASK(v)                                                                                      \
+    ((uint64_t)(uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(x0, v)) |                                              \
+     (uint64_t)(uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(x1, v)) << 16 |                                        \
+     (uint64_t)(uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(x2, v)) << 32 |                                        \
+     (uint64_t)(uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(x3, v)) << 48)
+    *d = AK_BLOCKSCAN_MASK(dv);
+    *n = AK_BLOCKSCAN_MASK(nv);
+    const __m128i anyq = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x0, qv), _mm_cmpeq_epi8(x1, qv)),
+                                      _mm_or_si128(_mm_cmpeq_epi8(x2, qv), _mm_cmpeq_epi8(x3, qv)));
+    *q = _mm_movemask_epi8(anyq) ? AK_BLOCKSCAN_MASK(qv) : 0; /* (rare: the quotes' places only then) */
+#undef AK_BLOCKSCAN_MASK
 #else
     uint64_t md = 0, mn = 0, mq = 0;
     for (int i = 0; i < 64; i++) {

@@ -398,7 +398,8 @@ static inline int rx_scan_with(rx_table *x, rx_plan *pl, int fd, uint64_t offset
         if (left != UINT64_MAX) left -= got;
         if (got < want_bytes || left == 0) eof = 1;
         have += got;
-        memset(buf + have, 0, RX_PAD);
+        memset(buf + have, pl->delimiter ? 0 : 1, RX_PAD); /* (neither the delimiter nor LF nor a quote: no mask
+                                                              of the last 64 bytes needs cutting at `have`) */
         /* the lines of buf[0 .. have): ls the current line's first byte, seen
          * its delimiters so far, want the next one wanted */
         size_t ls = 0;
@@ -406,10 +407,6 @@ static inline int rx_scan_with(rx_table *x, rx_plan *pl, int fd, uint64_t offset
         for (size_t c = 0; c < have; c += 64) {
             uint64_t dm, nm, qm;
             chunk_masks(buf + c, pl->delimiter, &dm, &nm, &qm);
-            if (have - c < 64) {
-                const uint64_t keep = ((uint64_t)1 << (have - c)) - 1;
-                dm &= keep, nm &= keep, qm &= keep;
-            }
             if (qm) { /* only the lines before the quote's */
                 const uint64_t before = ((uint64_t)1 << __builtin_ctzll(qm)) - 1;
                 dm &= before, nm &= before;
@@ -419,11 +416,21 @@ static inline int rx_scan_with(rx_table *x, rx_plan *pl, int fd, uint64_t offset
                 const uint64_t seg = dm & below;
                 uint32_t count = popcount64(seg, hw);
                 for (uint64_t m = seg; seen + count >= want;) { /* a delimiter wanted is here */
-                    for (uint32_t k = want - seen; k > 1; k--) m &= m - 1; /* (the ones before it) */
-                    count -= want - seen;
+                    const uint32_t j = want - seen; /* it is the j-th of m's count, counted from 1 */
+                    size_t at;
+                    if (2 * j <= count + 1) { /* (the ones before it cleared from the bottom) */
+                        for (uint32_t k = j; k > 1; k--) m &= m - 1;
+                        at = (size_t)__builtin_ctzll(m);
+                        m &= m - 1;
+                    } else { /* from the top: the last of m (Adult's key ends at a line's last delimiter) */
+                        uint64_t top = m;
+                        for (uint32_t k = count - j; k > 0; k--) top ^= (uint64_t)1 << (63 - __builtin_clzll(top));
+                        at = (size_t)(63 - __builtin_clzll(top));
+                        m &= ~(uint64_t)0 << at << 1; /* (what lies above it) */
+                    }
+                    count -= j;
                     seen = want;
-                    pl->at[seen] = c + (size_t)__builtin_ctzll(m);
-                    m &= m - 1;
+                    pl->at[seen] = c + at;
                     want = pl->next[seen];
                 }
                 seen += count;
