@@ -139,27 +139,31 @@ static size_t reference(ref_row *rows, size_t n, ref_row *pop_rows, size_t npop,
 static const char *const qi_names[NQI] = {"q0", "q1", "q2", "q3", "q4", "q5", "q6", "q7", "q8"};
 
 /* Reads path with the given options and compares with the reference (a
- * small file without a population table grouped both directly and through
- * the buckets). */
+ * small file without a population table grouped directly by the block scan
+ * and by the CSV reader, and through the buckets). */
 static void check_via(const char *path, ref_row *rows, size_t n, const char *population, ref_row *pop_rows,
-                      size_t npop, int weighted, unsigned threads, int any_order, double suppression, int buckets_only);
+                      size_t npop, int weighted, unsigned threads, int any_order, double suppression, int buckets_only,
+                      int generic_reader);
 
 static void check(const char *path, ref_row *rows, size_t n, const char *population, ref_row *pop_rows,
                   size_t npop, int weighted, unsigned threads, int any_order, double suppression)
 {
-    check_via(path, rows, n, population, pop_rows, npop, weighted, threads, any_order, suppression, 0);
-    if (!population)
-        check_via(path, rows, n, population, pop_rows, npop, weighted, threads, any_order, suppression, 1);
+    check_via(path, rows, n, population, pop_rows, npop, weighted, threads, any_order, suppression, 0, 0);
+    if (!population) {
+        check_via(path, rows, n, population, pop_rows, npop, weighted, threads, any_order, suppression, 1, 0);
+        check_via(path, rows, n, population, pop_rows, npop, weighted, threads, any_order, suppression, 0, 1);
+    }
 }
 
 static void check_via(const char *path, ref_row *rows, size_t n, const char *population, ref_row *pop_rows,
-                      size_t npop, int weighted, unsigned threads, int any_order, double suppression, int buckets_only)
+                      size_t npop, int weighted, unsigned threads, int any_order, double suppression, int buckets_only,
+                      int generic_reader)
 {
     ref_class *want = malloc((n ? n : 1) * sizeof *want);
     assert_non_null(want);
     size_t nc = reference(rows, n, pop_rows, npop, want);
     risk_group_params p = {path, "t.csv", ',', qi_names, NQI, weighted ? "w" : NULL, suppression > 0, suppression, 0,
-                           population, "pop.csv", threads, any_order, buckets_only, NULL, 0};
+                           population, "pop.csv", threads, any_order, buckets_only, NULL, generic_reader};
     risk_groups g;
     ak_error err;
     ak_err_clear(&err);
@@ -315,10 +319,12 @@ static void test_two_pieces(void **state)
 }
 
 /* Small files (2 to 8 MiB) grouped straight into classes in two pieces on
- * two threads (risk_groups_direct.c): the classes in the order of their
- * first rows, as the reference makes them, with many classes, few, empty
- * values and published all-"*" rows; with weights the file is read in one
- * piece (the sums' order), checked alike. */
+ * two threads (risk_groups_direct.c; by the CSV reader from 2 MiB, by the
+ * block scan from 4 MiB, so the files of 3.3 MB are read in one piece by
+ * the scan and those of 5.4 MB in two both ways): the classes in the order
+ * of their first rows, as the reference makes them, with many classes,
+ * few, empty values and published all-"*" rows; with weights the file is
+ * read in one piece (the sums' order), checked alike. */
 static void test_small_two_pieces(void **state)
 {
     (void)state;
@@ -332,6 +338,10 @@ static void test_small_two_pieces(void **state)
     run_case(&published, 33);
     const tcase weighted = {{30000, {300, 200, 3, 1, 1, 1, 1, 1, 2}, 0, 100, 0}, 1, 0, 0, 2, 0};
     run_case(&weighted, 34);
+    const tcase many_big = {{30000, {100000, 100000, 1000, 1000, 100, 100, 10, 10, 1000}, 0, 150, 0}, 0, 0, 0, 2, 0};
+    run_case(&many_big, 35);
+    const tcase empty_big = {{30000, {300, 200, 3, 1, 1, 1, 1, 1, 2}, 0, 150, 3}, 0, 1, 0, 2, 0};
+    run_case(&empty_big, 36);
 }
 
 /* Classes in any order without weights (the narrow bucket entries): the
@@ -568,7 +578,7 @@ static void write_tricky(tu_rng *rng, const char *path, size_t rows, unsigned tr
 
 /* The block scan against the CSV reader's path on random files with every
  * trick alone and in random combinations, of a few rows, of more than one
- * 64 KiB block and of more than 2 MiB (two pieces on two threads), with
+ * 64 KiB block and of more than 4 MiB (two pieces on two threads), with
  * the QIs consecutive (ending at the last column or not), apart, reversed,
  * and with and without weights. */
 static void test_block_scan(void **state)
@@ -582,7 +592,7 @@ static void test_block_scan(void **state)
     const size_t nsets[] = {3, 1, 2, 2, 4};
     tu_rng rng = {77};
     for (int round = 0; round < 60; round++) {
-        const size_t rows = round < 30 ? 1 + tu_below(&rng, 300) : round < 55 ? 3000 + tu_below(&rng, 20000) : 230000;
+        const size_t rows = round < 30 ? 1 + tu_below(&rng, 300) : round < 55 ? 3000 + tu_below(&rng, 20000) : 300000;
         unsigned tricks = round < 9 ? 1u << round : (unsigned)tu_below(&rng, 512);
         if (round >= 55) tricks &= TRICK_QUOTES | TRICK_RAGGED | TRICK_CRLF | TRICK_NO_FINAL_LF; /* (few: big files) */
         const size_t from = tu_below(&rng, rows);
