@@ -628,6 +628,11 @@ static void test_block_scan(void **state)
     assert_int_equal(g.nclasses, 1);
     assert_int_equal(g.class_size[0], 4);
     risk_groups_free(&g);
+    /* a file that starts with an empty line, or a CR alone: read as the reader reads it */
+    tu_write_file(path, "\na,b\nx,1\n");
+    compare_paths(path, ab, 2, NULL, 1, 0);
+    tu_write_file(path, "\r\na,b\nx,1\n");
+    compare_paths(path, ab, 2, NULL, 1, 0);
     /* a ragged row: the reader's message and line */
     tu_write_file(path, "a,b\nx,1\nx,1,2\n");
     p.qi = ab;

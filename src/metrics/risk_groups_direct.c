@@ -537,6 +537,7 @@ uint64_t rg_header_end(const char *path)
     if (got <= 0) return 0;
     const char *lf = memchr(buf, '\n', (size_t)got);
     if (!lf || memchr(buf, '"', (size_t)(lf - buf))) return 0;
+    if (lf == buf || (lf == buf + 1 && buf[0] == '\r')) return 0; /* (an empty line: the reader's, whole) */
     return (uint64_t)(lf - buf) + 1;
 }
 

@@ -145,7 +145,7 @@ int rg_read_direct(csv_reader *reader, const risk_group_params *p, const uint32_
                    ak_error *err);
 
 /* The byte after the header of path when it is a plain line (an LF in the
- * first 4 KiB, no quote before it), else 0: the header can then be read by
+ * first 4 KiB, no quote before it, not empty), else 0: the header can then be read by
  * a reader of that range alone, which touches a page of its 1 MiB buffer
  * instead of filling it. */
 uint64_t rg_header_end(const char *path);
