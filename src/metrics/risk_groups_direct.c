@@ -412,7 +412,7 @@ static inline int rx_scan_with(rx_table *x, rx_plan *pl, int fd, uint64_t offset
         for (size_t c = 0; c < have; c += 64) {
             uint64_t dm, nm, qm;
             chunk_masks(buf + c, pl->delimiter, &dm, &nm, &qm);
-            if (qm) { /* only the lines before the quote's */
+            if (__builtin_expect(qm != 0, 0)) { /* only the lines before the quote's */
                 const uint64_t before = ((uint64_t)1 << __builtin_ctzll(qm)) - 1;
                 dm &= before, nm &= before;
             }
