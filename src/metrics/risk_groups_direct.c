@@ -11,7 +11,16 @@
  * piece keeps its number, one met only in the second comes after them in
  * the order of its first row there). Any surprise (a quoted field, a bad
  * row) sends the file back to the sequential read, which gives the exact
- * error. */
+ * error.
+ *
+ * The rows are read by a block scan of plain lines (rx_scan: 64-byte blocks
+ * classified by io/blockscan.h, only the delimiters that bound the key's
+ * columns located, the key's bytes hashed where they lie), not by the CSV
+ * reader, unless told otherwise (risk_group_params.generic_reader) or the
+ * header is not a plain line; from the first line that is not for the scan
+ * (a quote, an empty line, a ragged row, a bad weight, a line longer than a
+ * block) the CSV reader takes over, into the same table. By the scan a file
+ * is read in two pieces only from RX_SCAN_PIECES_MIN bytes. */
 #include "metrics/risk_groups_internal.h"
 
 #include <errno.h>
