@@ -12,8 +12,9 @@
 # of each is its best (smallest) time and the ratio is risk's best over the
 # read's best (the median ratio of the pairs is printed too, and the best CPU
 # times, user + system, whose ratio a loaded machine disturbs less). Process start-up
-# is thus in both figures, as a user meets it. risk reads a file of 2 MiB or more in two
-# pieces on two threads; the read is one thread. Also prints the peak resident
+# is thus in both figures, as a user meets it. risk reads a file below 8 MiB by a
+# scan of plain lines (docs/risk.md §9), in two pieces on two threads from 4 MiB,
+# a larger one in two pieces by the CSV reader; the read is one thread. Also prints the peak resident
 # size of the 9-QI run (/usr/bin/time). Never fails on time.
 #
 # usage: bash bench/bench_risk.sh [BUILD_DIR]     (ROWS=10000000 by default; RUNS=5)
@@ -54,16 +55,16 @@ for _ in range(runs):
 rw, rc = min(t for t, _ in risks), min(c for _, c in risks)
 qw, qc = min(t for t, _ in reads), min(c for _, c in reads)
 med = statistics.median(b[0] / a[0] for a, b in zip(reads, risks))
-print('%-36s risk %7.3f s   read %7.3f s   ratio %.2f  (median of pairs %.2f, best of %d; CPU %.3f s / %.3f s = %.2f)'
+print('%-36s risk %8.4f s   read %8.4f s   ratio %.2f  (median of pairs %.2f, best of %d; CPU %.4f s / %.4f s = %.2f)'
       % (name, rw, qw, rw / qw, med, runs, rc, qc, rc / qc if qc else float('nan')))
 PY
 }
 
 ADULT_QI=age,sex,race,marital-status,education,native-country,workclass,occupation
-# what starting a process costs each binary (anonkit loads jansson, GSL and
-# libm; libpq, SQLite, ReadStat and libcrypto only when a source, sink or the
-# release report needs them; bench_csv only libc), so that the small file's
-# ratio can be read without it
+# what starting a process costs each binary (anonkit loads jansson and libm;
+# GSL only for Rothko-S's tests and normal salaries, libpq, SQLite, ReadStat
+# and libcrypto only when a source, sink or the release report needs them;
+# bench_csv only libc), so that the small file's ratio can be read without it
 pair "start-up only (--version, empty file)" "$RUNS" -- "$CSV" --once /dev/null -- "$BIN" --version
 echo "Adult: $ADULT ($(($(wc -l <"$ADULT") - 1)) rows), QIs $ADULT_QI"
 pair "risk, Adult, 8 QIs" "$RUNS" -- "$CSV" --once "$ADULT" ';' -- \

@@ -4,7 +4,9 @@
 # which src/io/pg_load.c opens only when a PostgreSQL source or sink is used,
 # nor libsqlite3, libreadstat or libcrypto, which src/io/sqlite_load.c,
 # readstat_load.c and crypto_load.c open only for an SQLite source or sink,
-# an SPSS/Stata/SAS file, or the release report's SHA-256; both still need a
+# an SPSS/Stata/SAS file, or the release report's SHA-256, nor GSL (libgsl,
+# libgslcblas), which src/io/gsl_load.c opens only for Rothko-S's hypothesis
+# tests and normal salaries; both still need a
 # library they do link (jansson), which proves the listing is read. The command line then really opens libpq for a PostgreSQL name: a
 # connection refused by a server that is not there is libpq's own message.
 #
@@ -14,7 +16,7 @@ fail=0
 for f in "$1" "$2"; do
     libs=$(ldd "$f") || { echo "check-libs: ldd $f failed" >&2; exit 1; }
     grep -q 'libjansson\.so' <<<"$libs" || { echo "check-libs: $f: libjansson not listed by ldd" >&2; fail=1; }
-    for lib in libpq libgnutls libkrb5 libldap libsasl2 libp11-kit libsqlite3 libreadstat libcrypto; do
+    for lib in libpq libgnutls libkrb5 libldap libsasl2 libp11-kit libsqlite3 libreadstat libcrypto libgsl libgslcblas; do
         if grep -q "$lib\.so" <<<"$libs"; then echo "check-libs: $f loads $lib at start" >&2; fail=1; fi
     done
 done

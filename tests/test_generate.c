@@ -21,6 +21,7 @@
 #include <cmocka.h>
 
 #include "anonkit/anonkit.h"
+#include "io/gsl_load.h"
 #include "io/synth.h"
 #include "io/tuple.h"
 #include "testutil.h"
@@ -325,7 +326,7 @@ static void test_range_ends(void **state)
     int32_t c_lo = INT32_MAX, c_hi = INT32_MIN;
     synth_row r;
     for (int i = 0; i < 4000000; i++) {
-        synth_next(&rng, SYNTH_SALARY_UNIFORM, &r);
+        synth_next(&rng, SYNTH_SALARY_UNIFORM, NULL, &r);
         const int32_t v[9] = {r.salary, r.commission, r.age, r.elevel, r.car, r.zipcode, r.hvalue, r.hyears, r.loan};
         for (int j = 0; j < 9; j++) {
             if (v[j] < lo[j]) lo[j] = v[j];
@@ -367,8 +368,11 @@ static void test_normal_salary(void **state)
     double sum = 0, sumsq = 0;
     int within = 0;
     synth_row r;
+    gsl_api gsl; /* (synth_write loads GSL itself) */
+    ak_error gerr;
+    assert_int_equal(gsl_api_open(&gsl, &gerr), ANONKIT_OK);
     for (int i = 0; i < n; i++) {
-        synth_next(&rng, SYNTH_SALARY_NORMAL, &r);
+        synth_next(&rng, SYNTH_SALARY_NORMAL, &gsl, &r);
         assert_true(r.salary >= 20000 && r.salary <= 150000);
         assert_true(r.salary >= 75000 ? r.commission == 0 : r.commission >= 10000 && r.commission <= 75000);
         assert_true(r.age >= 20 && r.age <= 80 && r.loan >= 0 && r.loan <= 500000);
@@ -376,6 +380,7 @@ static void test_normal_salary(void **state)
         sumsq += (double)r.salary * r.salary;
         within += fabs(r.salary - 85000.0) <= sqrt(1.1e8);
     }
+    gsl_api_close(&gsl);
     const double mean = sum / n, var = sumsq / n - mean * mean;
     print_message("normal salary: mean %.1f, variance %.4g, within one sd %.4f\n", mean, var, (double)within / n);
     assert_true(fabs(mean - 85000) < 100);

@@ -11,7 +11,10 @@
  * classes in any order and no weights the bucket entries take the narrow
  * form (no rows), and the front table's classes are kept apart from them:
  * cases where the table is dropped while its classes recur, on one and on
- * two threads, and files with empty values hashed where they lie. */
+ * two threads, and files with empty values hashed where they lie. The block
+ * scan of a small file against the CSV reader's path on files with quoted
+ * fields, CRLF, ragged rows, empty lines, bad weights, long lines and no
+ * final line end. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -136,27 +139,31 @@ static size_t reference(ref_row *rows, size_t n, ref_row *pop_rows, size_t npop,
 static const char *const qi_names[NQI] = {"q0", "q1", "q2", "q3", "q4", "q5", "q6", "q7", "q8"};
 
 /* Reads path with the given options and compares with the reference (a
- * small file without a population table grouped both directly and through
- * the buckets). */
+ * small file without a population table grouped directly by the block scan
+ * and by the CSV reader, and through the buckets). */
 static void check_via(const char *path, ref_row *rows, size_t n, const char *population, ref_row *pop_rows,
-                      size_t npop, int weighted, unsigned threads, int any_order, double suppression, int buckets_only);
+                      size_t npop, int weighted, unsigned threads, int any_order, double suppression, int buckets_only,
+                      int generic_reader);
 
 static void check(const char *path, ref_row *rows, size_t n, const char *population, ref_row *pop_rows,
                   size_t npop, int weighted, unsigned threads, int any_order, double suppression)
 {
-    check_via(path, rows, n, population, pop_rows, npop, weighted, threads, any_order, suppression, 0);
-    if (!population)
-        check_via(path, rows, n, population, pop_rows, npop, weighted, threads, any_order, suppression, 1);
+    check_via(path, rows, n, population, pop_rows, npop, weighted, threads, any_order, suppression, 0, 0);
+    if (!population) {
+        check_via(path, rows, n, population, pop_rows, npop, weighted, threads, any_order, suppression, 1, 0);
+        check_via(path, rows, n, population, pop_rows, npop, weighted, threads, any_order, suppression, 0, 1);
+    }
 }
 
 static void check_via(const char *path, ref_row *rows, size_t n, const char *population, ref_row *pop_rows,
-                      size_t npop, int weighted, unsigned threads, int any_order, double suppression, int buckets_only)
+                      size_t npop, int weighted, unsigned threads, int any_order, double suppression, int buckets_only,
+                      int generic_reader)
 {
     ref_class *want = malloc((n ? n : 1) * sizeof *want);
     assert_non_null(want);
     size_t nc = reference(rows, n, pop_rows, npop, want);
     risk_group_params p = {path, "t.csv", ',', qi_names, NQI, weighted ? "w" : NULL, suppression > 0, suppression, 0,
-                           population, "pop.csv", threads, any_order, buckets_only, NULL};
+                           population, "pop.csv", threads, any_order, buckets_only, NULL, generic_reader};
     risk_groups g;
     ak_error err;
     ak_err_clear(&err);
@@ -312,10 +319,12 @@ static void test_two_pieces(void **state)
 }
 
 /* Small files (2 to 8 MiB) grouped straight into classes in two pieces on
- * two threads (risk_groups_direct.c): the classes in the order of their
- * first rows, as the reference makes them, with many classes, few, empty
- * values and published all-"*" rows; with weights the file is read in one
- * piece (the sums' order), checked alike. */
+ * two threads (risk_groups_direct.c; by the CSV reader from 2 MiB, by the
+ * block scan from 4 MiB, so the files of 3.3 MB are read in one piece by
+ * the scan and those of 5.4 MB in two both ways): the classes in the order
+ * of their first rows, as the reference makes them, with many classes,
+ * few, empty values and published all-"*" rows; with weights the file is
+ * read in one piece (the sums' order), checked alike. */
 static void test_small_two_pieces(void **state)
 {
     (void)state;
@@ -329,6 +338,10 @@ static void test_small_two_pieces(void **state)
     run_case(&published, 33);
     const tcase weighted = {{30000, {300, 200, 3, 1, 1, 1, 1, 1, 2}, 0, 100, 0}, 1, 0, 0, 2, 0};
     run_case(&weighted, 34);
+    const tcase many_big = {{30000, {100000, 100000, 1000, 1000, 100, 100, 10, 10, 1000}, 0, 150, 0}, 0, 0, 0, 2, 0};
+    run_case(&many_big, 35);
+    const tcase empty_big = {{30000, {300, 200, 3, 1, 1, 1, 1, 1, 2}, 0, 150, 3}, 0, 1, 0, 2, 0};
+    run_case(&empty_big, 36);
 }
 
 /* Classes in any order without weights (the narrow bucket entries): the
@@ -367,7 +380,7 @@ static void test_population_lacks_a_class(void **state)
     tu_write_file(path, "a,b,c\n1,x,\"two\nlines\"\n2,y,p\n3,z,p\n2,y,p\n4,w,p\n");
     tu_write_file(pop, "a,b\n1,x\n2,y\n2,y\n3,z\n9,9\n9,9\n");
     const char *qi[] = {"a", "b"};
-    risk_group_params p = {path, "t.csv", ',', qi, 2, NULL, 0, 0, 0, pop, "pop.csv", 2, 0, 0, NULL};
+    risk_group_params p = {path, "t.csv", ',', qi, 2, NULL, 0, 0, 0, pop, "pop.csv", 2, 0, 0, NULL, 0};
     risk_groups g;
     ak_error err;
     ak_err_clear(&err);
@@ -412,7 +425,7 @@ static void test_keys_by_copy(void **state)
     const uint64_t want[] = {3, 2, 1, 1, 2};
     for (int set = 0; set < 2; set++)
         for (unsigned threads = 1; threads <= 2; threads++) {
-            risk_group_params p = {path, "t.csv", ',', sets[set], 3, NULL, 0, 0, 0, NULL, NULL, threads, 0, 0, NULL};
+            risk_group_params p = {path, "t.csv", ',', sets[set], 3, NULL, 0, 0, 0, NULL, NULL, threads, 0, 0, NULL, 0};
             risk_groups g;
             ak_error err;
             ak_err_clear(&err);
@@ -426,7 +439,7 @@ static void test_keys_by_copy(void **state)
     const char *c_a[] = {"c", "a"};
     const uint64_t want_ca[] = {3, 2, 2, 2}; /* (p,1) ("",1\,x) ("",1) ("","") */
     for (unsigned threads = 1; threads <= 2; threads++) {
-        risk_group_params p = {path, "t.csv", ',', c_a, 2, NULL, 0, 0, 0, NULL, NULL, threads, 0, 0, NULL};
+        risk_group_params p = {path, "t.csv", ',', c_a, 2, NULL, 0, 0, 0, NULL, NULL, threads, 0, 0, NULL, 0};
         risk_groups g;
         ak_error err;
         ak_err_clear(&err);
@@ -444,7 +457,7 @@ static void test_keys_by_copy(void **state)
                        "p,1,x\n,\"1,x\",p\n,1,\"x,p\"\n,1,x\n,,\n,,\n,\"1,x\",p\np,1,x\np,\"1\",x\n"
                        "p,1,x\n,\"1,x\",p\n,1,\"x,p\"\n,1,x\n,,\n,,\n,\"1,x\",p\np,1,x\np,\"1\",x\n");
     for (int set = 0; set < 2; set++) {
-        risk_group_params p = {path, "t.csv", ',', sets[set], 3, NULL, 0, 0, 0, pop, "pop.csv", 1, 0, 0, NULL};
+        risk_group_params p = {path, "t.csv", ',', sets[set], 3, NULL, 0, 0, 0, pop, "pop.csv", 1, 0, 0, NULL, 0};
         risk_groups g;
         ak_error err;
         ak_err_clear(&err);
@@ -459,6 +472,179 @@ static void test_keys_by_copy(void **state)
     tu_rmtree(dir);
 }
 
+/* The three ways of reading a small file (the block scan, the CSV reader
+ * straight into classes, the buckets) on path with QIs qi[0 .. nqi): the
+ * same status; on success the same rows and classes (in the same order
+ * with the scan and the reader, as sorted sizes through the buckets when
+ * any_order) and the same weight sums to the bit, on failure the same
+ * message, line and column (the scan hands the first line it does not
+ * take to the reader). */
+static void compare_paths(const char *path, const char *const *qi, size_t nqi, const char *weight, unsigned threads,
+                          int any_order)
+{
+    risk_groups g[3];
+    ak_error err[3];
+    int rc[3];
+    for (int v = 0; v < 3; v++) {
+        risk_group_params p = {path, "t.csv", ',', qi, nqi, weight, 0, 0, 0, NULL, NULL, threads, any_order, v == 2,
+                               NULL, v == 1};
+        ak_err_clear(&err[v]);
+        rc[v] = risk_groups_read(&g[v], &p, &err[v]);
+    }
+    for (int v = 1; v < 3; v++) {
+        if (rc[v] != rc[0]) fail_msg("path %d: status %d, the scan %d (%s / %s)", v, rc[v], rc[0], err[v].message, err[0].message);
+        if (rc[0] != ANONKIT_OK) {
+            assert_string_equal(err[v].message, err[0].message);
+            assert_string_equal(err[v].file, err[0].file);
+            assert_int_equal(err[v].line, err[0].line);
+            assert_int_equal(err[v].column, err[0].column);
+            continue;
+        }
+        assert_int_equal(g[v].rows, g[0].rows);
+        assert_int_equal(g[v].nclasses, g[0].nclasses);
+        const size_t n = g[0].nclasses;
+        if (v == 2 && any_order) {
+            uint64_t *a = malloc((n ? n : 1) * sizeof *a), *b = malloc((n ? n : 1) * sizeof *b);
+            assert_true(a && b);
+            memcpy(a, g[0].class_size, n * sizeof *a);
+            memcpy(b, g[v].class_size, n * sizeof *b);
+            qsort(a, n, sizeof *a, cmp_u64);
+            qsort(b, n, sizeof *b, cmp_u64);
+            for (size_t k = 0; k < n; k++) assert_int_equal(a[k], b[k]);
+            free(a);
+            free(b);
+            continue;
+        }
+        for (size_t k = 0; k < n; k++) {
+            assert_int_equal(g[v].class_size[k], g[0].class_size[k]);
+            if (weight) assert_true(g[v].class_weight[k] == g[0].class_weight[k]);
+        }
+    }
+    for (int v = 0; v < 3; v++)
+        if (rc[v] == ANONKIT_OK) risk_groups_free(&g[v]);
+}
+
+/* What a generated file holds besides plain rows. */
+enum {
+    TRICK_CRLF = 1,         /* CRLF line ends (some lines; all with TRICK_ALL_CRLF) */
+    TRICK_ALL_CRLF = 2,
+    TRICK_NO_FINAL_LF = 4,  /* the last line without a line end */
+    TRICK_QUOTES = 8,       /* quoted fields from some row on: the delimiter, an LF, "" or a plain text inside */
+    TRICK_RAGGED = 16,      /* one row with a field too many or too few */
+    TRICK_EMPTY_LINE = 32,  /* an empty line among the rows */
+    TRICK_TRAILING = 64,    /* empty lines at the end */
+    TRICK_BAD_WEIGHT = 128, /* one weight that is not a positive number */
+    TRICK_LONG = 256,       /* one line longer than the scan's 64 KiB block */
+};
+
+/* Writes a file of columns a,b,c,w,d with `rows` rows of few distinct
+ * values (so that classes recur), with the tricks asked for from about row
+ * `from` on. */
+static void write_tricky(tu_rng *rng, const char *path, size_t rows, unsigned tricks, size_t from)
+{
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    static const char *const plain[] = {"x0", "x1", "x2", "", "y 3", "x1"};
+    static const char *const quoted[] = {"\"x1\"", "\"x,1\"", "\"x\n1\"", "\"x\"\"1\"", "\"\"", "\"1,x0\""};
+    fprintf(f, "a,b,c,w,d\n");
+    for (size_t r = 0; r < rows; r++) {
+        const int late = r >= from;
+        if (late && (tricks & TRICK_EMPTY_LINE) && r == from) fprintf(f, "\n");
+        const int ncols = late && (tricks & TRICK_RAGGED) && r == from + 1 ? (tu_below(rng, 2) ? 6 : 4) : 5;
+        for (int c = 0; c < ncols; c++) {
+            if (c) fputc(',', f);
+            if (c == 3) {
+                if (late && (tricks & TRICK_BAD_WEIGHT) && r == from + 2) fprintf(f, tu_below(rng, 2) ? "-1" : "w");
+                else fprintf(f, "%u.5", (unsigned)tu_below(rng, 4));
+                continue;
+            }
+            if (late && (tricks & TRICK_LONG) && r == from + 3 && c == 4) {
+                for (int i = 0; i < 70000; i++) fputc('z', f);
+                continue;
+            }
+            if (late && (tricks & TRICK_QUOTES) && tu_below(rng, 4) == 0)
+                fputs(quoted[tu_below(rng, sizeof quoted / sizeof *quoted)], f);
+            else
+                fputs(plain[tu_below(rng, sizeof plain / sizeof *plain)], f);
+        }
+        const int last = r + 1 == rows;
+        if (last && (tricks & TRICK_NO_FINAL_LF)) break;
+        if ((tricks & TRICK_ALL_CRLF) || ((tricks & TRICK_CRLF) && tu_below(rng, 3) == 0)) fputc('\r', f);
+        fputc('\n', f);
+    }
+    if (tricks & TRICK_TRAILING) fprintf(f, "\n\n");
+    assert_int_equal(fclose(f), 0);
+}
+
+/* The block scan against the CSV reader's path on random files with every
+ * trick alone and in random combinations, of a few rows, of more than one
+ * 64 KiB block and of more than 4 MiB (two pieces on two threads), with
+ * the QIs consecutive (ending at the last column or not), apart, reversed,
+ * and with and without weights. */
+static void test_block_scan(void **state)
+{
+    (void)state;
+    const char *dir = tu_mkdtemp();
+    char path[4096];
+    snprintf(path, sizeof path, "%s", tu_path(dir, "t.csv"));
+    const char *abc[] = {"a", "b", "c"}, *d[] = {"d"}, *ad[] = {"a", "d"}, *db[] = {"d", "b"}, *bcwd[] = {"b", "c", "w", "d"};
+    const char *const *sets[] = {abc, d, ad, db, bcwd};
+    const size_t nsets[] = {3, 1, 2, 2, 4};
+    tu_rng rng = {77};
+    for (int round = 0; round < 60; round++) {
+        const size_t rows = round < 30 ? 1 + tu_below(&rng, 300) : round < 55 ? 3000 + tu_below(&rng, 20000) : 300000;
+        unsigned tricks = round < 9 ? 1u << round : (unsigned)tu_below(&rng, 512);
+        if (round >= 55) tricks &= TRICK_QUOTES | TRICK_RAGGED | TRICK_CRLF | TRICK_NO_FINAL_LF; /* (few: big files) */
+        const size_t from = tu_below(&rng, rows);
+        write_tricky(&rng, path, rows, tricks, from);
+        for (int set = 0; set < 5; set++)
+            for (int weighted = 0; weighted < 2; weighted++) {
+                if (round >= 55 && (weighted || set % 2)) continue;
+                compare_paths(path, sets[set], nsets[set], weighted ? "w" : NULL, 1 + (unsigned)((round + set) % 2),
+                              set % 2);
+            }
+    }
+    /* hand-made: a key "x,1" + "2" against "x" + "1,2", a final line
+     * without LF whose last field ends in a CR (data, as the reader has it),
+     * a CRLF line whose last QI is the last column */
+    tu_write_file(path, "a,b\n\"x,1\",2\nx,\"1,2\"\nx,1\r\nx,1\n\"x,1\",2\nq,r\r");
+    const char *ab[] = {"a", "b"}, *b[] = {"b"};
+    compare_paths(path, ab, 2, NULL, 1, 0);
+    risk_group_params p = {path, "t.csv", ',', ab, 2, NULL, 0, 0, 0, NULL, NULL, 1, 0, 0, NULL, 0};
+    risk_groups g;
+    ak_error err;
+    ak_err_clear(&err);
+    assert_int_equal(risk_groups_read(&g, &p, &err), ANONKIT_OK);
+    const uint64_t want[] = {2, 1, 2, 1}; /* ("x,1","2") ("x","1,2") ("x","1") ("q","r\r") */
+    assert_int_equal(g.nclasses, 4);
+    for (int k = 0; k < 4; k++) assert_int_equal(g.class_size[k], want[k]);
+    risk_groups_free(&g);
+    tu_write_file(path, "a,b\nx,1\r\nx,1\ny,1\r\nx,1");
+    p.qi = b;
+    p.nqi = 1;
+    compare_paths(path, b, 1, NULL, 1, 0);
+    ak_err_clear(&err);
+    assert_int_equal(risk_groups_read(&g, &p, &err), ANONKIT_OK);
+    assert_int_equal(g.nclasses, 1);
+    assert_int_equal(g.class_size[0], 4);
+    risk_groups_free(&g);
+    /* a file that starts with an empty line, or a CR alone: read as the reader reads it */
+    tu_write_file(path, "\na,b\nx,1\n");
+    compare_paths(path, ab, 2, NULL, 1, 0);
+    tu_write_file(path, "\r\na,b\nx,1\n");
+    compare_paths(path, ab, 2, NULL, 1, 0);
+    /* a ragged row: the reader's message and line */
+    tu_write_file(path, "a,b\nx,1\nx,1,2\n");
+    p.qi = ab;
+    p.nqi = 2;
+    ak_err_clear(&err);
+    assert_int_equal(risk_groups_read(&g, &p, &err), ANONKIT_E_INPUT);
+    assert_int_equal(err.line, 3);
+    assert_string_equal(err.file, "t.csv");
+    assert_non_null(strstr(err.message, "expected 2 fields as in the header, found 3"));
+    tu_rmtree(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -466,7 +652,7 @@ int main(void)
         cmocka_unit_test(test_front_table),   cmocka_unit_test(test_published),
         cmocka_unit_test(test_two_pieces),    cmocka_unit_test(test_population_lacks_a_class),
         cmocka_unit_test(test_keys_by_copy),  cmocka_unit_test(test_narrow_entries),
-        cmocka_unit_test(test_small_two_pieces),
+        cmocka_unit_test(test_small_two_pieces), cmocka_unit_test(test_block_scan),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -391,7 +391,7 @@ static int risk_run(anonkit_job *job, anonkit_result **out_result)
                                   job->risk.population, job->risk.population, risk_threads(job),
                                   /* with no population size the measures' sums are of exact terms
                                    * (1 / f_k times f_k): any order adds them up alike */
-                                  !(job->risk.population_size > 0 || job->risk.sampling_fraction > 0), 0, mem};
+                                  !(job->risk.population_size > 0 || job->risk.sampling_fraction > 0), 0, mem, 0};
     if ((rc = risk_groups_read(&g, &gp, err)) < 0) goto done;
     double N;
     if ((rc = population_of(job, g.rows - g.suppressed, shown, &N)) < 0) goto done;

@@ -13,11 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
 
 #include "core/hierbuild_internal.h"
+#include "io/blockscan.h"
 #include "io/csv.h"
 
 int hb_is_missing(const hb_missing *m, const char *text, size_t len)
@@ -296,55 +294,6 @@ static inline int take(hb_values *v, const char *text, size_t len, long line, co
         }
     }
     return take_counted(v, text, len, x, line, padded, err);
-}
-
-/* Set bits of x: the POPCNT instruction when hw (a caller compiled for
- * it), else a SWAR count. */
-#if defined(__GNUC__)
-__attribute__((always_inline))
-#endif
-static inline uint32_t popcount64(uint64_t x, int hw)
-{
-#if defined(__GNUC__)
-    if (hw) return (uint32_t)__builtin_popcountll(x);
-#else
-    (void)hw;
-#endif
-    x = x - ((x >> 1) & 0x5555555555555555ULL);
-    x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
-    x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0fULL;
-    return (uint32_t)((x * 0x0101010101010101ULL) >> 56);
-}
-
-/* The masks of the 64 bytes at p: bit i of *d set when p[i] is the
- * delimiter, of *n when it is LF, of *q when it is a quote. */
-static inline void chunk_masks(const unsigned char *p, char delimiter, uint64_t *d, uint64_t *n, uint64_t *q)
-{
-#if defined(__SSE2__)
-    const __m128i dv = _mm_set1_epi8(delimiter), nv = _mm_set1_epi8('\n'), qv = _mm_set1_epi8('"');
-    uint64_t md = 0, mn = 0, mq = 0;
-    __m128i anyq = _mm_setzero_si128();
-    for (int i = 0; i < 4; i++) {
-        const __m128i x = _mm_loadu_si128((const __m128i *)(const void *)(p + 16 * i));
-        md |= (uint64_t)(uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(x, dv)) << (16 * i);
-        mn |= (uint64_t)(uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(x, nv)) << (16 * i);
-        anyq = _mm_or_si128(anyq, _mm_cmpeq_epi8(x, qv));
-    }
-    if (_mm_movemask_epi8(anyq)) /* (rare: the quotes' places only then) */
-        for (int i = 0; i < 4; i++) {
-            const __m128i x = _mm_loadu_si128((const __m128i *)(const void *)(p + 16 * i));
-            mq |= (uint64_t)(uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(x, qv)) << (16 * i);
-        }
-    *d = md, *n = mn, *q = mq;
-#else
-    uint64_t md = 0, mn = 0, mq = 0;
-    for (int i = 0; i < 64; i++) {
-        md |= (uint64_t)(p[i] == (unsigned char)delimiter) << i;
-        mn |= (uint64_t)(p[i] == '\n') << i;
-        mq |= (uint64_t)(p[i] == '"') << i;
-    }
-    *d = md, *n = mn, *q = mq;
-#endif
 }
 
 /* Block of the fast scan, and room after it for the 64-byte masks and the

@@ -6,11 +6,11 @@
 #include "io/synth.h"
 
 #include <errno.h>
-#include <gsl/gsl_cdf.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "io/gsl_load.h"
 #include "io/tuple.h"
 
 const char *const synth_column_names[SYNTH_NCOLUMNS] = {
@@ -27,17 +27,18 @@ static inline int32_t uniform(ak_rng *rng, int32_t lo, int32_t hi)
 /* Salary drawn from a normal distribution of mean 85,000 (the middle of the
  * uniform range) and variance 1.1e8 ([LeFevre07] §5.6: "the population variance of
  * the normal salary is approximately 1.1e8"), by the inverse of the normal
- * CDF at one uniform draw, rounded, and kept within the uniform range. */
-static int32_t normal_salary(ak_rng *rng)
+ * CDF at one uniform draw (GSL's, loaded into gsl), rounded, and kept within
+ * the uniform range. */
+static int32_t normal_salary(ak_rng *rng, const gsl_api *gsl)
 {
     const double u = ((double)(ak_rng_next(rng) >> 11) + 0.5) / 9007199254740992.0; /* (0, 1) */
-    const double v = nearbyint(85000.0 + sqrt(1.1e8) * gsl_cdf_ugaussian_Pinv(u));
+    const double v = nearbyint(85000.0 + sqrt(1.1e8) * gsl->gsl_cdf_ugaussian_Pinv(u));
     return v < 20000 ? 20000 : v > 150000 ? 150000 : (int32_t)v;
 }
 
-void synth_next(ak_rng *rng, synth_salary salary, synth_row *row)
+void synth_next(ak_rng *rng, synth_salary salary, const gsl_api *gsl, synth_row *row)
 {
-    row->salary = salary == SYNTH_SALARY_NORMAL ? normal_salary(rng) : uniform(rng, 20000, 150000);
+    row->salary = salary == SYNTH_SALARY_NORMAL ? normal_salary(rng, gsl) : uniform(rng, 20000, 150000);
     row->commission = row->salary >= 75000 ? 0 : uniform(rng, 10000, 75000);
     row->age = uniform(rng, 20, 80);
     row->elevel = uniform(rng, 0, 4);
@@ -131,7 +132,7 @@ static int write_block(FILE *stream, const char *name, const char *buf, size_t l
     return ANONKIT_OK;
 }
 
-static int write_csv(FILE *stream, const char *name, uint64_t rows, ak_rng *rng, synth_salary salary, size_t block_size, synth_stats *st,
+static int write_csv(FILE *stream, const char *name, uint64_t rows, ak_rng *rng, synth_salary salary, const gsl_api *gsl, size_t block_size, synth_stats *st,
                      ak_error *err)
 {
     if (block_size < CSV_MAX_RECORD) block_size = block_size ? CSV_MAX_RECORD : CSV_BLOCK;
@@ -148,7 +149,7 @@ static int write_csv(FILE *stream, const char *name, uint64_t rows, ak_rng *rng,
     int rc = ANONKIT_OK;
     synth_row r;
     for (uint64_t i = 0; i < rows; i++) {
-        synth_next(rng, salary, &r);
+        synth_next(rng, salary, gsl, &r);
         p = put_u64(p, (uint64_t)r.salary), *p++ = ',';
         p = put_u64(p, (uint64_t)r.commission), *p++ = ',';
         p = put_u64(p, (uint64_t)r.age), *p++ = ',';
@@ -178,7 +179,7 @@ done:
 
 /* ------------------------------------------------------------- binary ---- */
 
-static int write_binary(FILE *stream, const char *name, uint64_t rows, ak_rng *rng, synth_salary salary, size_t block_size,
+static int write_binary(FILE *stream, const char *name, uint64_t rows, ak_rng *rng, synth_salary salary, const gsl_api *gsl, size_t block_size,
                         synth_stats *st, ak_error *err)
 {
     static const char *const ab[2] = {"A", "B"};
@@ -198,7 +199,7 @@ static int write_binary(FILE *stream, const char *name, uint64_t rows, ak_rng *r
     uint8_t row[128];
     synth_row r;
     for (uint64_t i = 0; i < rows; i++) {
-        synth_next(rng, salary, &r);
+        synth_next(rng, salary, gsl, &r);
         tuple_put_i32(row, off[SYNTH_SALARY], r.salary);
         tuple_put_i32(row, off[SYNTH_COMMISSION], r.commission);
         tuple_put_i32(row, off[SYNTH_AGE], r.age);
@@ -234,6 +235,11 @@ int synth_write(FILE *stream, const char *name, uint64_t rows, uint64_t seed, sy
     memset(st, 0, sizeof *st);
     ak_rng rng;
     ak_rng_seed(&rng, seed);
-    if (format == SYNTH_BINARY) return write_binary(stream, name, rows, &rng, salary, block_size, st, err);
-    return write_csv(stream, name, rows, &rng, salary, block_size, st, err);
+    gsl_api gsl;
+    memset(&gsl, 0, sizeof gsl);
+    if (salary == SYNTH_SALARY_NORMAL) AK_CHECK(gsl_api_open(&gsl, err));
+    const int rc = format == SYNTH_BINARY ? write_binary(stream, name, rows, &rng, salary, &gsl, block_size, st, err)
+                                          : write_csv(stream, name, rows, &rng, salary, &gsl, block_size, st, err);
+    gsl_api_close(&gsl);
+    return rc;
 }

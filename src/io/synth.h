@@ -38,8 +38,10 @@ typedef enum synth_salary { SYNTH_SALARY_UNIFORM, SYNTH_SALARY_NORMAL } synth_sa
 /* Draws the next record. The draws, in order: salary (uniform: one bounded
  * draw; normal: one ak_rng_next); commission only when salary < 75000; age,
  * elevel, car, zipcode; h (the top 53 bits of one ak_rng_next: h = 0.5 +
- * bits / 2^53, in [0.5, 1.5)); hyears; loan. */
-void synth_next(ak_rng *rng, synth_salary salary, synth_row *row /* OUT */);
+ * bits / 2^53, in [0.5, 1.5)); hyears; loan. gsl: GSL's functions
+ * (io/gsl_load.h) for normal salaries, else unused (may be NULL). */
+struct gsl_api;
+void synth_next(ak_rng *rng, synth_salary salary, const struct gsl_api *gsl, synth_row *row /* OUT */);
 
 /* The pieces of synth_next, for tests: hvalue from zipcode and the 53 random
  * bits of h (bits < 2^53), and c2, c7, r7, r10 from the nine attributes. */
@@ -58,7 +60,9 @@ typedef struct synth_stats {
  * messages). CSV: a header line, then comma-separated records, r7/r10 with two
  * decimals. Binary: a tuple file (docs/tuple-format.md) with i32 for the nine
  * attributes, codes A=0/B=1 for c2 and c7, f64 for r7 and r10 (the value nearest
- * the CSV text). block_size: bytes per write (0: the default of each format). */
+ * the CSV text). block_size: bytes per write (0: the default of each format).
+ * Normal salaries load GSL (io/gsl_load.h): an error naming its package when
+ * it cannot be loaded. */
 int synth_write(FILE *stream, const char *name, uint64_t rows, uint64_t seed, synth_format format,
                 synth_salary salary, size_t block_size, synth_stats *stats /* OUT, may be NULL */, ak_error *err);
 

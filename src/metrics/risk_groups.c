@@ -689,8 +689,17 @@ int risk_groups_read(risk_groups *g, const risk_group_params *p, ak_error *err)
     if ((rc = star_hash(p->nqi, p->delimiter, &star, err)) < 0) goto done;
     uint32_t ncolumns;
     int weight_col;
-    if ((rc = p->mem ? csv_reader_open_table(&reader, p->mem, p->shown, err)
-                     : csv_reader_open(&reader, p->path, p->delimiter, err)) < 0)
+    /* A small file (not read in pieces) without SUDA2's codes or a population
+     * table: its classes straight from the rows (rg_read_direct), read by the
+     * block scan unless told otherwise; its header then by a reader of the
+     * header's bytes alone when it is a plain line. */
+    struct stat fst;
+    const int direct = !values && !p->population_path && !p->buckets_only && !p->mem && stat(p->path, &fst) == 0 &&
+                       (uint64_t)fst.st_size < RG_PARALLEL_MIN_BYTES;
+    const uint64_t header_end = direct && !p->generic_reader ? rg_header_end(p->path) : 0;
+    if ((rc = p->mem        ? csv_reader_open_table(&reader, p->mem, p->shown, err)
+              : header_end ? csv_reader_open_range(&reader, p->path, p->delimiter, 0, header_end, 1, err)
+                           : csv_reader_open(&reader, p->path, p->delimiter, err)) < 0)
         goto done;
     if ((rc = open_columns(reader, p->shown, p, cols, &weight_col, &ncolumns, err)) < 0) goto done;
     /* The key's fields in file order: a class is the same set of rows in any
@@ -705,13 +714,9 @@ int risk_groups_read(risk_groups *g, const risk_group_params *p, ak_error *err)
             hcols[k] = hcols[k - 1];
             hcols[k - 1] = t;
         }
-    /* A small file (not read in pieces) without SUDA2's codes or a population
-     * table: its classes straight from the rows (read_direct). */
-    struct stat fst;
-    if (!values && !p->population_path && !p->buckets_only && !p->mem && stat(p->path, &fst) == 0 &&
-        (uint64_t)fst.st_size < RG_PARALLEL_MIN_BYTES) {
-        if ((rc = rg_read_direct(reader, p, hcols, ncolumns, weight_col, star, (uint64_t)fst.st_size, &classes,
-                                 &g->rows, err)) < 0)
+    if (direct) {
+        if ((rc = rg_read_direct(reader, p, hcols, ncolumns, weight_col, star, (uint64_t)fst.st_size,
+                                 header_end > 0, &classes, &g->rows, err)) < 0)
             goto done;
         if (!p->any_order || p->weight) { /* in the order of their first rows already: compact's order is the identity */
             if (!(order = malloc((classes.n ? classes.n : 1) * sizeof *order))) {

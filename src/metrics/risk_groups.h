@@ -34,6 +34,7 @@ typedef struct risk_group_params {
     const struct anonkit_table *mem; /* the sample is this table in memory (io/memtable.h), read through the CSV
                                         reader's table backend in one piece by the generic record path (its
                                         fields do not lie in one buffer); path is then only its name. NULL: path */
+    int generic_reader;            /* read a small file's rows by the CSV reader, not by the block scan (tests) */
 } risk_group_params;
 
 typedef struct risk_groups {

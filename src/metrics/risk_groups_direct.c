@@ -11,9 +11,19 @@
  * piece keeps its number, one met only in the second comes after them in
  * the order of its first row there). Any surprise (a quoted field, a bad
  * row) sends the file back to the sequential read, which gives the exact
- * error. */
+ * error.
+ *
+ * The rows are read by a block scan of plain lines (rx_scan: 64-byte blocks
+ * classified by io/blockscan.h, only the delimiters that bound the key's
+ * columns located, the key's bytes hashed where they lie), not by the CSV
+ * reader, unless told otherwise (risk_group_params.generic_reader) or the
+ * header is not a plain line; from the first line that is not for the scan
+ * (a quote, an empty line, a ragged row, a bad weight, a line longer than a
+ * block) the CSV reader takes over, into the same table. By the scan a file
+ * is read in two pieces only from RX_SCAN_PIECES_MIN bytes. */
 #include "metrics/risk_groups_internal.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +31,7 @@
 
 #include "common/numparse.h"
 #include "common/parallel.h"
+#include "io/blockscan.h"
 #include "io/csv.h"
 #include "model/model.h"
 
@@ -37,6 +48,15 @@
  * larger by that much (on Adult's 2.5 MB, 70 % against 30 %; half against
  * half was slower than one piece). */
 #define RX_SECOND_START ((uint64_t)1 << 20)
+
+/* The same for the block scan, whose second piece reads through a buffer of
+ * 128 KiB (docs/risk.md §9); and the least file it reads in two pieces: the
+ * scan takes less time a row than the CSV reader, so the second thread's
+ * fixed costs (its start, its table, the merge of its classes) are repaid
+ * only later (on Adult, 2.5 MB, and a generated file of 2.3 MB one piece
+ * was faster, on one of 7.6 MB both alike). */
+#define RX_SCAN_SECOND_START ((uint64_t)256 << 10)
+#define RX_SCAN_PIECES_MIN ((uint64_t)4 << 20)
 
 /* The classes met so far: a table of 4-byte class numbers (at most three
  * quarters full), and per class its hash's two halves side by side (one
@@ -71,17 +91,17 @@ static uint64_t small_file_lines(const char *path, uint64_t size)
 }
 
 /* The first byte after the first line end at or after the point of
- * [start, size) that leaves the first piece RX_SECOND_START bytes more
+ * [start, size) that leaves the first piece second_start bytes more
  * than half of the rest (at most nine tenths), read with 1 KiB preads
  * (csv_find_split reads 64 KiB on the stack, 16 fresh pages); 0 when there
  * is none within 1 MiB. */
-static uint64_t small_file_split(const char *path, uint64_t start, uint64_t size)
+static uint64_t small_file_split(const char *path, uint64_t start, uint64_t size, uint64_t second_start)
 {
     const int fd = open(path, O_RDONLY);
     if (fd < 0) return 0;
     char buf[1024];
     const uint64_t rest = size - start;
-    uint64_t first = rest / 2 + RX_SECOND_START / 2;
+    uint64_t first = rest / 2 + second_start / 2;
     if (first > rest / 10 * 9) first = rest / 10 * 9;
     uint64_t at = start + first, split = 0;
     const uint64_t stop = at + ((uint64_t)1 << 20);
@@ -235,6 +255,301 @@ static int rx_rows(rx_table *x, csv_reader *reader, const risk_group_params *p, 
     return rc;
 }
 
+/* ------------------------------------------------------------------------ */
+/* The block scan: the rows of plain lines without the CSV reader.          */
+
+/* Bytes of one read of the block scan (a carried partial line before them,
+ * RX_PAD bytes of zeros after them for the 64-byte masks). */
+#define RX_BLOCK ((size_t)1 << 16)
+#define RX_PAD 64
+
+/* What the block scan needs of a row: the key's columns hcols[0 .. n) of
+ * ncolumns (and the weight's, weight_col >= 0); a line's delimiters are
+ * numbered from 1 (column c begins after delimiter c, column 0 at the line's
+ * start, and ends at delimiter c + 1, the last column at the line's end).
+ * next[k] is the least delimiter number above k that begins or ends a
+ * column wanted (UINT32_MAX: none), at[k] that delimiter's byte in the
+ * buffer for the line being read (at[0] and at[ncolumns] its start - 1 and
+ * its end). */
+typedef struct rx_plan {
+    const uint32_t *hcols;
+    size_t n;
+    uint32_t ncolumns;
+    int consecutive;
+    int weight_col;
+    char delimiter;
+    uint32_t *next;
+    size_t *at;
+    csv_field *f;   /* the key's fields, when they are copied (not consecutive) */
+    char *kbuf;     /* rg_key_hash's copy */
+    size_t kcap;
+} rx_plan;
+
+static void rx_plan_free(rx_plan *pl)
+{
+    free(pl->next);
+    free(pl->at);
+    free(pl->f);
+    free(pl->kbuf);
+    memset(pl, 0, sizeof *pl);
+}
+
+/* The plan for the key of hcols[0 .. n) (and the weight's column) of a file
+ * of ncolumns columns; 0 or -1 (no memory). Of consecutive key columns only
+ * the key's first start and last end are wanted (Adult's first eight of
+ * nine columns: one delimiter a line). */
+static int rx_plan_init(rx_plan *pl, const uint32_t *hcols, size_t n, uint32_t ncolumns, int weight_col, char delimiter)
+{
+    memset(pl, 0, sizeof *pl);
+    pl->hcols = hcols;
+    pl->n = n;
+    pl->ncolumns = ncolumns;
+    pl->consecutive = rg_consecutive_columns(hcols, n);
+    pl->weight_col = weight_col;
+    pl->delimiter = delimiter;
+    pl->next = malloc(((size_t)ncolumns + 1) * sizeof *pl->next);
+    pl->at = malloc(((size_t)ncolumns + 1) * sizeof *pl->at);
+    pl->f = malloc((n ? n : 1) * sizeof *pl->f);
+    if (!pl->next || !pl->at || !pl->f) return -1;
+    uint32_t after = UINT32_MAX; /* the least delimiter wanted above k, from the top down */
+    for (uint32_t k = ncolumns + 1; k-- > 0;) {
+        pl->next[k] = after;
+        int wanted = 0;
+        if (k >= 1 && k < ncolumns) {
+            if (pl->consecutive) wanted = k == hcols[0] || k == hcols[n - 1] + 1;
+            else
+                for (size_t q = 0; q < n; q++) wanted |= hcols[q] == k || hcols[q] + 1 == k;
+            wanted |= weight_col >= 0 && ((uint32_t)weight_col == k || (uint32_t)weight_col + 1 == k);
+        }
+        if (wanted) after = k;
+    }
+    return 0;
+}
+
+/* The row in buf[ls .. ls + len), ended by an LF when `ended`, with `seen`
+ * delimiters, those wanted placed in pl->at: its key hashed as the CSV
+ * reader's path hashes it (rx_rows: the bytes from the key's first field to
+ * the end of its last when consecutive, else rg_key_hash's plain copy; a CR
+ * before the LF is no part of the last field) and counted into x. Returns 1,
+ * 0 when the row is not for the scan (an empty line, another field count
+ * than the header's, a weight that is not a positive number: the CSV reader
+ * takes it from here and gives the exact error or skips it), -1 (no memory). */
+#if defined(__GNUC__)
+__attribute__((always_inline))
+#endif
+static inline int rx_scan_row(rx_table *x, rx_plan *pl, const unsigned char *buf, size_t ls, size_t len, int ended,
+                              uint32_t seen)
+{
+    if (len == 0 || seen + 1 != pl->ncolumns) return 0;
+    if (ended && buf[ls + len - 1] == '\r' && --len == 0) return 0; /* (a line of a CR alone: the reader's) */
+    size_t *const at = pl->at;
+    at[0] = ls - 1; /* (wraps around for ls 0, and + 1 back) */
+    at[pl->ncolumns] = ls + len;
+    double w = 0;
+    if (pl->weight_col >= 0) {
+        const size_t from = at[pl->weight_col] + 1;
+        if (ak_num_parse((const char *)buf + from, at[pl->weight_col + 1] - from, &w) != 0 || !(w > 0)) return 0;
+    }
+    XXH128_hash_t h;
+    if (pl->consecutive) {
+        const size_t from = at[pl->hcols[0]] + 1;
+        h = XXH3_128bits_withSeed(buf + from, at[pl->hcols[pl->n - 1] + 1] - from, 0);
+    } else {
+        for (size_t q = 0; q < pl->n; q++) {
+            const size_t from = at[pl->hcols[q]] + 1;
+            pl->f[q] = (csv_field){(const char *)buf + from, (uint32_t)(at[pl->hcols[q] + 1] - from)};
+        }
+        if (rg_key_hash(pl->f, NULL, pl->n, pl->delimiter, 0, 0, &pl->kbuf, &pl->kcap, &h) != 0) return -1;
+    }
+    uint32_t id;
+    if (rx_class(x, h.low64, h.high64, &id) != 0) return -1;
+    x->count[id]++;
+    if (x->weighted) x->weight[id] += w;
+    return 1;
+}
+
+/* Bytes [offset, offset + length) of the file (length UINT64_MAX: to its
+ * end), starting at a record on line `line`, read as plain lines without the
+ * CSV reader: 64 bytes at a time are classified (blockscan.h), a line's
+ * delimiters counted by popcount and looked at one by one only where a
+ * column wanted begins or ends; every row counted into x (rx_scan_row),
+ * rows into *rows. At the first line that holds a quote (a field may then
+ * span lines), or that is not for the scan (rx_scan_row), or that is longer
+ * than RX_BLOCK, or where a read fails, it stops: *stop gets that line's
+ * byte and *stop_line its number, for the CSV reader to go on from there
+ * (UINT64_MAX: the range was read to its end). Returns 0 or -1 (no memory). */
+#if defined(__GNUC__)
+__attribute__((always_inline))
+#endif
+static inline int rx_scan_with(rx_table *x, rx_plan *pl, int fd, uint64_t offset, uint64_t length, long line,
+                               uint64_t *rows_out, uint64_t *stop, long *stop_line, int hw)
+{
+    *stop = UINT64_MAX;
+    *rows_out = 0;
+    unsigned char *buf = malloc(2 * RX_BLOCK + RX_PAD);
+    if (!buf) return -1;
+    int rc = 0;
+    uint64_t rows = 0;
+    const uint32_t first = pl->next[0];
+    size_t have = 0;        /* bytes in buf (a partial line carried over first) */
+    uint64_t base = offset; /* file byte of buf[0] */
+    uint64_t pos = offset, left = length;
+    for (int eof = 0; !eof;) {
+        const size_t want_bytes = left < RX_BLOCK ? (size_t)left : RX_BLOCK;
+        size_t got = 0;
+        while (got < want_bytes) {
+            const ssize_t r = pread(fd, buf + have + got, want_bytes - got, (off_t)pos);
+            if (r < 0 && errno == EINTR) continue;
+            if (r < 0) { /* the CSV reader reads it again, and says what failed */
+                *stop = base;
+                *stop_line = line;
+                goto done;
+            }
+            if (r == 0) break;
+            got += (size_t)r;
+            pos += (uint64_t)r;
+        }
+        if (left != UINT64_MAX) left -= got;
+        if (got < want_bytes || left == 0) eof = 1;
+        have += got;
+        memset(buf + have, pl->delimiter ? 0 : 1, RX_PAD); /* (neither the delimiter nor LF nor a quote: no mask
+                                                              of the last 64 bytes needs cutting at `have`) */
+        /* the lines of buf[0 .. have): ls the current line's first byte, seen
+         * its delimiters so far, want the next one wanted */
+        size_t ls = 0;
+        uint32_t seen = 0, want = first;
+        for (size_t c = 0; c < have; c += 64) {
+            uint64_t dm, nm, qm;
+            chunk_masks(buf + c, pl->delimiter, &dm, &nm, &qm);
+            if (__builtin_expect(qm != 0, 0)) { /* only the lines before the quote's */
+                const uint64_t before = ((uint64_t)1 << __builtin_ctzll(qm)) - 1;
+                dm &= before, nm &= before;
+            }
+            for (;;) {
+                const uint64_t below = nm ? (nm & (0 - nm)) - 1 : ~(uint64_t)0; /* the bytes before the next LF */
+                const uint64_t seg = dm & below;
+                uint32_t count = popcount64(seg, hw);
+                for (uint64_t m = seg; seen + count >= want;) { /* a delimiter wanted is here */
+                    const uint32_t j = want - seen; /* it is the j-th of m's count, counted from 1 */
+                    size_t at;
+                    if (2 * j <= count + 1) { /* (the ones before it cleared from the bottom) */
+                        for (uint32_t k = j; k > 1; k--) m &= m - 1;
+                        at = (size_t)__builtin_ctzll(m);
+                        m &= m - 1;
+                    } else { /* from the top: the last of m (Adult's key ends at a line's last delimiter) */
+                        uint64_t top = m;
+                        for (uint32_t k = count - j; k > 0; k--) top ^= (uint64_t)1 << (63 - __builtin_clzll(top));
+                        at = (size_t)(63 - __builtin_clzll(top));
+                        m &= ~(uint64_t)0 << at << 1; /* (what lies above it) */
+                    }
+                    count -= j;
+                    seen = want;
+                    pl->at[seen] = c + at;
+                    want = pl->next[seen];
+                }
+                seen += count;
+                if (!nm) break;
+                dm &= ~below;
+                const size_t e = c + (size_t)__builtin_ctzll(nm);
+                nm &= nm - 1;
+                const int taken = rx_scan_row(x, pl, buf, ls, e - ls, 1, seen);
+                if (taken <= 0) {
+                    rc = taken;
+                    *stop = base + ls;
+                    *stop_line = line;
+                    goto done;
+                }
+                rows++;
+                line++;
+                ls = e + 1;
+                seen = 0;
+                want = first;
+            }
+            if (qm) { /* the CSV reader goes on from the quote's line */
+                *stop = base + ls;
+                *stop_line = line;
+                goto done;
+            }
+        }
+        if (eof) { /* a last line without a line end (its CR, if any, is data, as the reader has it) */
+            if (ls < have) {
+                const int taken = rx_scan_row(x, pl, buf, ls, have - ls, 0, seen);
+                if (taken <= 0) {
+                    rc = taken;
+                    *stop = base + ls;
+                    *stop_line = line;
+                    goto done;
+                }
+                rows++;
+            }
+            break;
+        }
+        /* the partial line to the front, scanned again with the next block */
+        memmove(buf, buf + ls, have - ls);
+        base += ls;
+        have -= ls;
+        if (have >= RX_BLOCK) { /* a line longer than a block: the CSV reader takes it */
+            *stop = base;
+            *stop_line = line;
+            goto done;
+        }
+    }
+done:
+    free(buf);
+    *rows_out = rows;
+    return rc;
+}
+
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__)) && !defined(__POPCNT__)
+/* rx_scan_with compiled for a processor with POPCNT (chosen at run time). */
+__attribute__((target("popcnt"))) static int rx_scan_popcnt(rx_table *x, rx_plan *pl, int fd, uint64_t offset,
+                                                            uint64_t length, long line, uint64_t *rows,
+                                                            uint64_t *stop, long *stop_line)
+{
+    return rx_scan_with(x, pl, fd, offset, length, line, rows, stop, stop_line, 1);
+}
+#define RX_POPCNT_AT_RUN_TIME 1
+#endif
+
+/* rx_scan_with on path, with the POPCNT instruction where the processor has
+ * it; a file that cannot be opened is left to the CSV reader (*stop = offset). */
+static int rx_scan(rx_table *x, rx_plan *pl, const char *path, uint64_t offset, uint64_t length, long line,
+                   uint64_t *rows, uint64_t *stop, long *stop_line)
+{
+    const int fd = open(path, O_RDONLY);
+    if (fd < 0) {
+        *rows = 0;
+        *stop = offset;
+        *stop_line = line;
+        return 0;
+    }
+    int rc;
+#if defined(RX_POPCNT_AT_RUN_TIME)
+    if (__builtin_cpu_supports("popcnt")) rc = rx_scan_popcnt(x, pl, fd, offset, length, line, rows, stop, stop_line);
+    else rc = rx_scan_with(x, pl, fd, offset, length, line, rows, stop, stop_line, 0);
+#elif defined(__POPCNT__)
+    rc = rx_scan_with(x, pl, fd, offset, length, line, rows, stop, stop_line, 1);
+#else
+    rc = rx_scan_with(x, pl, fd, offset, length, line, rows, stop, stop_line, 0);
+#endif
+    close(fd);
+    return rc;
+}
+
+uint64_t rg_header_end(const char *path)
+{
+    char buf[4096];
+    const int fd = open(path, O_RDONLY);
+    if (fd < 0) return 0;
+    const ssize_t got = pread(fd, buf, sizeof buf, 0);
+    close(fd);
+    if (got <= 0) return 0;
+    const char *lf = memchr(buf, '\n', (size_t)got);
+    if (!lf || memchr(buf, '"', (size_t)(lf - buf))) return 0;
+    if (lf == buf || (lf == buf + 1 && buf[0] == '\r')) return 0; /* (an empty line: the reader's, whole) */
+    return (uint64_t)(lf - buf) + 1;
+}
+
 /* x's classes into c (x emptied): the sizes written as 8-byte words over
  * the hashes' memory (size k's word lies before hash k's), c->star the class
  * of the all-"*" key. Returns 0 or -1 (no memory). */
@@ -313,7 +628,7 @@ static int read_two_pieces(csv_reader *reader, const risk_group_params *p, const
                            uint64_t *rows_out, int *done, ak_error *err)
 {
     *done = 0;
-    const uint64_t split = small_file_split(p->path, start, size);
+    const uint64_t split = small_file_split(p->path, start, size, RX_SECOND_START);
     if (!split || split <= start) return ANONKIT_OK;
     rx_part parts[2];
     memset(parts, 0, sizeof parts);
@@ -355,13 +670,129 @@ static int read_two_pieces(csv_reader *reader, const risk_group_params *p, const
     return rc;
 }
 
+/* A piece of the block scan's two-piece read: bytes [offset, offset +
+ * length) into a table of its own. */
+typedef struct rx_spiece {
+    rx_table x;
+    rx_plan plan;
+    const char *path;
+    uint64_t offset, length, lines, rows, stop;
+    long line, stop_line;
+    int rc; /* 0, or -1 (no memory) */
+} rx_spiece;
+
+static void *rx_spiece_run(void *arg)
+{
+    rx_spiece *s = arg;
+    s->rc = rx_init(&s->x, s->lines, 0) != 0 ? -1
+                                              : rx_scan(&s->x, &s->plan, s->path, s->offset, s->length, s->line,
+                                                        &s->rows, &s->stop, &s->stop_line);
+    return NULL;
+}
+
+/* The two-piece read (see the top of the file) by the block scan: the first
+ * piece on the calling thread, the second on a thread of its own, each
+ * scanned to its end or not at all (*done 0: the caller reads the file
+ * sequentially, which also takes what stopped the scan). Only a lack of
+ * memory is an error. */
+static int scan_two_pieces(const risk_group_params *p, const uint32_t *hcols, uint32_t ncolumns, XXH128_hash_t star,
+                           uint64_t start, long first_line, uint64_t size, uint64_t lines, rg_classes *c,
+                           uint64_t *rows_out, int *done, ak_error *err)
+{
+    *done = 0;
+    const uint64_t split = small_file_split(p->path, start, size, RX_SCAN_SECOND_START);
+    if (!split || split <= start) return ANONKIT_OK;
+    rx_spiece parts[2];
+    memset(parts, 0, sizeof parts);
+    int rc = ANONKIT_OK;
+    for (unsigned i = 0; i < 2; i++) {
+        parts[i].path = p->path;
+        if (rx_plan_init(&parts[i].plan, hcols, p->nqi, ncolumns, -1, p->delimiter) != 0) rc = ak_err_nomem(err);
+    }
+    /* the first piece's table takes the second's classes too: sized for all
+     * the lines (its class arrays are faulted in only as they fill) */
+    parts[0].offset = start;
+    parts[0].length = split - start;
+    parts[0].line = first_line;
+    parts[0].lines = lines;
+    parts[1].offset = split;
+    parts[1].length = UINT64_MAX;
+    parts[1].lines = (uint64_t)((double)lines * (double)(size - split) / (double)(size - start)) + 1;
+    if (rc == ANONKIT_OK) ak_run_parts(parts, sizeof *parts, 2, rx_spiece_run);
+    if (rc == ANONKIT_OK && (parts[0].rc != 0 || parts[1].rc != 0)) {
+        rc = ak_err_nomem(err);
+    } else if (rc == ANONKIT_OK && parts[0].stop == UINT64_MAX && parts[1].stop == UINT64_MAX) {
+        /* the second piece's classes in their order after the first's */
+        rx_table *x = &parts[0].x;
+        const rx_table *y = &parts[1].x;
+        for (size_t k = 0; rc == ANONKIT_OK && k < y->n; k++) {
+            uint32_t id;
+            if (rx_class(x, y->key[2 * k], y->key[2 * k + 1], &id) != 0) rc = ak_err_nomem(err);
+            else x->count[id] += y->count[k];
+        }
+        if (rc == ANONKIT_OK && rx_finish(x, star, c) != 0) rc = ak_err_nomem(err);
+        if (rc == ANONKIT_OK) {
+            *rows_out = parts[0].rows + parts[1].rows;
+            *done = 1;
+        }
+    }
+    for (unsigned i = 0; i < 2; i++) {
+        rx_free(&parts[i].x);
+        rx_plan_free(&parts[i].plan);
+    }
+    return rc;
+}
+
+/* The rows from byte `start` (line first_line) to the end into x: by the
+ * block scan as far as it goes, the rest by the CSV reader from the line
+ * where it stopped (so that a quoted field, a ragged row or a bad weight is
+ * read, or refused, exactly as the reader's path reads it). */
+static int read_scanned(const risk_group_params *p, const uint32_t *hcols, uint32_t ncolumns, int weight_col,
+                        uint64_t start, long first_line, rx_table *x, uint64_t *rows_out, ak_error *err)
+{
+    rx_plan pl;
+    uint64_t rows = 0, stop = UINT64_MAX;
+    long stop_line = 0;
+    int rc = rx_plan_init(&pl, hcols, p->nqi, ncolumns, weight_col, p->delimiter) != 0 ? ak_err_nomem(err) : ANONKIT_OK;
+    if (rc == ANONKIT_OK && rx_scan(x, &pl, p->path, start, UINT64_MAX, first_line, &rows, &stop, &stop_line) != 0)
+        rc = ak_err_nomem(err);
+    rx_plan_free(&pl);
+    if (rc == ANONKIT_OK && stop != UINT64_MAX) {
+        csv_reader *rest = NULL;
+        uint64_t more = 0;
+        rc = csv_reader_open_range(&rest, p->path, p->delimiter, stop, UINT64_MAX, stop_line, err);
+        if (rc == ANONKIT_OK) rc = rx_rows(x, rest, p, hcols, ncolumns, weight_col, UINT64_MAX, &more, err);
+        rows += more;
+        csv_reader_free(rest);
+    }
+    *rows_out = rows;
+    return rc;
+}
+
 int rg_read_direct(csv_reader *reader, const risk_group_params *p, const uint32_t *hcols, uint32_t ncolumns,
-                   int weight_col, XXH128_hash_t star, uint64_t size, rg_classes *c, uint64_t *rows_out, ak_error *err)
+                   int weight_col, XXH128_hash_t star, uint64_t size, int scan, rg_classes *c, uint64_t *rows_out,
+                   ak_error *err)
 {
     memset(c, 0, sizeof *c);
     c->star = AK_NOT_FOUND;
     *rows_out = 0;
     const uint64_t lines = small_file_lines(p->path, size);
+    if (scan) {
+        const uint64_t start = csv_reader_offset(reader);
+        const long first_line = csv_reader_line(reader);
+        /* two pieces: not with weights (their sums would be added in another order) */
+        if (p->threads > 1 && weight_col < 0 && size >= RX_SCAN_PIECES_MIN) {
+            int done = 0;
+            AK_CHECK(scan_two_pieces(p, hcols, ncolumns, star, start, first_line, size, lines, c, rows_out, &done, err));
+            if (done) return ANONKIT_OK;
+        }
+        rx_table x;
+        int rc = rx_init(&x, lines, weight_col >= 0) != 0 ? ak_err_nomem(err) : ANONKIT_OK;
+        if (rc == ANONKIT_OK) rc = read_scanned(p, hcols, ncolumns, weight_col, start, first_line, &x, rows_out, err);
+        if (rc == ANONKIT_OK && rx_finish(&x, star, c) != 0) rc = ak_err_nomem(err);
+        rx_free(&x);
+        return rc;
+    }
     /* two pieces: not with weights (their sums would be added in another
      * order), nor after a quoted header (a line end may lie in a field) */
     if (p->threads > 1 && weight_col < 0 && size >= RX_PIECES_MIN && !csv_reader_saw_quote(reader)) {

@@ -136,8 +136,18 @@ int rg_consecutive_columns(const uint32_t *cols, size_t n);
 
 /* A small file's rows (after the header, read by reader) grouped straight
  * into classes in the order of their first rows (risk_groups_direct.c);
- * `size` is the file's size in bytes. */
+ * `size` is the file's size in bytes. With `scan` the rows are read by the
+ * block scan (the reader, then, may have been opened on the header alone:
+ * rg_header_end), the CSV reader taking over from the first line that is
+ * not a plain one; else by reader. */
 int rg_read_direct(csv_reader *reader, const risk_group_params *p, const uint32_t *hcols, uint32_t ncolumns,
-                   int weight_col, XXH128_hash_t star, uint64_t size, rg_classes *c, uint64_t *rows_out, ak_error *err);
+                   int weight_col, XXH128_hash_t star, uint64_t size, int scan, rg_classes *c, uint64_t *rows_out,
+                   ak_error *err);
+
+/* The byte after the header of path when it is a plain line (an LF in the
+ * first 4 KiB, no quote before it, not empty), else 0: the header can then be read by
+ * a reader of that range alone, which touches a page of its 1 MiB buffer
+ * instead of filling it. */
+uint64_t rg_header_end(const char *path);
 
 #endif

@@ -1,7 +1,6 @@
 /* sampletest.c — the hypothesis tests of Rothko-S ([LeFevre07] §3.1); see sampletest.h. */
 #include "model/sampletest.h"
 
-#include <gsl/gsl_cdf.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,30 +18,57 @@ const char *sample_test_name(sample_test_kind kind) { return kind == SAMPLE_TEST
 int sample_test_init(sample_test *st, const model *m, sample_test_kind kind, double alpha, uint64_t population,
                      uint64_t sample, ak_error *err)
 {
+    memset(st, 0, sizeof *st);
     if (!(alpha > 0 && alpha < 1))
         return ak_err_set(err, ANONKIT_E_USAGE, NULL, 0, 0, "--alpha must lie strictly between 0 and 1, not %g", alpha);
     if (sample == 0 || sample > population)
         return ak_err_set(err, ANONKIT_E_INTERNAL, NULL, 0, 0, "a sample of %llu rows of a partition of %llu",
                           (unsigned long long)sample, (unsigned long long)population);
     *st = (sample_test){.m = m, .kind = kind, .alpha = alpha, .population = population, .sample = sample};
+    if (kind == SAMPLE_TEST_HYPOTHESIS && sample < population) return gsl_api_open(&st->gsl, err);
     return ANONKIT_OK;
+}
+
+void sample_test_free(sample_test *st)
+{
+    gsl_api_close(&st->gsl);
 }
 
 /* The arguments are kept inside the functions' domains, so GSL's error
  * handler (which aborts by default, and is process-wide) is never reached. */
-double sample_test_z(double p)
+static double z_of(const gsl_api *gsl, double p)
 {
     if (!(p > 0)) return INFINITY;
     if (!(p < 1)) return -INFINITY;
-    return gsl_cdf_ugaussian_Qinv(p);
+    return gsl->gsl_cdf_ugaussian_Qinv(p);
 }
 
-double sample_test_chisq(double p, double df)
+static double chisq_of(const gsl_api *gsl, double p, double df)
 {
     if (!(df > 0)) return 0;
     if (!(p > 0)) return INFINITY;
     if (!(p < 1)) return 0;
-    return gsl_cdf_chisq_Qinv(p, df);
+    return gsl->gsl_cdf_chisq_Qinv(p, df);
+}
+
+double sample_test_z(double p)
+{
+    gsl_api gsl;
+    ak_error err;
+    if (gsl_api_open(&gsl, &err) != ANONKIT_OK) return NAN;
+    const double z = z_of(&gsl, p);
+    gsl_api_close(&gsl);
+    return z;
+}
+
+double sample_test_chisq(double p, double df)
+{
+    gsl_api gsl;
+    ak_error err;
+    if (gsl_api_open(&gsl, &err) != ANONKIT_OK) return NAN;
+    const double x = chisq_of(&gsl, p, df);
+    gsl_api_close(&gsl);
+    return x;
 }
 
 static int cmp_desc(const void *a, const void *b)
@@ -86,7 +112,7 @@ static int variance_test(const sample_test *st, const model_moments *mo, int exa
     if (mo->n < 2) return 0;
     const double ni = (double)mo->n;
     const double squares = (double)model_moments_variance(mo, exact) * ni; /* sum of (s - mean)^2 */
-    return squares / st->m->variance >= sample_test_chisq(st->alpha / children, ni - 1);
+    return squares / st->m->variance >= chisq_of(&st->gsl, st->alpha / children, ni - 1);
 }
 
 int sample_test_child(const sample_test *st, uint64_t count, const uint32_t *counts, size_t ncounts,
@@ -105,7 +131,7 @@ int sample_test_child(const sample_test *st, uint64_t count, const uint32_t *cou
         if (m->variance > 0 && !model_variance_holds(m, mo, exact)) return 0;
         return m->l > 0 ? model_holds(&proportions, count, counts, ncounts, scratch) : 1;
     }
-    const double z = sample_test_z(st->alpha / children);
+    const double z = z_of(&st->gsl, st->alpha / children);
     if (!k_test(st, count, z)) return 0;
     if (m->variance > 0 && !variance_test(st, mo, exact, children)) return 0;
     if (m->l > 0) {

@@ -30,6 +30,7 @@
 #include <stdint.h>
 
 #include "common/error.h"
+#include "io/gsl_load.h"
 #include "model/model.h"
 
 typedef enum sample_test_kind {
@@ -43,17 +44,24 @@ typedef struct sample_test {
     double alpha;
     uint64_t population; /* N */
     uint64_t sample;     /* n <= N */
+    gsl_api gsl;         /* GSL's quantiles (io/gsl_load.h), loaded by sample_test_init for the hypothesis tests */
 } sample_test;
 
 /* Parses "hypothesis" or "naive"; -1 on anything else. */
 int sample_test_parse(const char *text, sample_test_kind *out /* OUT */);
 const char *sample_test_name(sample_test_kind kind);
 
-/* Sets up the tests of a sample of n rows of a partition of N rows. */
+/* Sets up the tests of a sample of n rows of a partition of N rows; the
+ * hypothesis tests load GSL (an error naming its package when it cannot be
+ * loaded). *st is zeroed first, so sample_test_free may follow a failure. */
 int sample_test_init(sample_test *st, const model *m, sample_test_kind kind, double alpha, uint64_t population,
                      uint64_t sample, ak_error *err);
+/* Lets go of what sample_test_init loaded. */
+void sample_test_free(sample_test *st);
 
-/* z such that P(Z > z) = p for a standard normal Z (footnote 6: z_alpha). */
+/* z such that P(Z > z) = p for a standard normal Z (footnote 6: z_alpha).
+ * These two load GSL for the call (NaN when it cannot be loaded): for a
+ * value now and then; sample_test_child uses the tests' own. */
 double sample_test_z(double p);
 /* x such that P(X > x) = p for X chi-square with df degrees of freedom (footnote 8). */
 double sample_test_chisq(double p, double df);

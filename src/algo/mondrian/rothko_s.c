@@ -371,6 +371,7 @@ int rk_process_sampled(rk *r, rk_part *p, const uint32_t *rlo, const uint32_t *r
         if (rc == ANONKIT_OK) rc = partition_init(&classes, n, d, err);
         if (rc == ANONKIT_OK) rc = mdr_run_with(&view, r->m, &mo, &classes, err);
         r->stats->growth_phases++;
+        sample_test_free(&st);
     }
     partition_free(&classes);
     rk_load_free(r, &l);

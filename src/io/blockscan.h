@@ -1,0 +1,68 @@
+/* blockscan.h — the classification of 64-byte blocks of CSV text that the
+ * line scanners of plain (unquoted) records share: the hierarchy builders'
+ * column collector (src/core/hierbuild_collect.c) and the grouping of
+ * `anonkit risk` (src/metrics/risk_groups_direct.c). A block gives one bit
+ * mask per byte class (the delimiter, LF, the quote); a scanner counts the
+ * delimiters of a line with popcount64 and finds a line's end as the lowest
+ * bit of the LF mask. Static inline, no state. */
+#ifndef AK_IO_BLOCKSCAN_H
+#define AK_IO_BLOCKSCAN_H
+
+#include <stdint.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+/* Set bits of x: the POPCNT instruction when hw (a caller compiled for
+ * it), else a SWAR count. */
+#if defined(__GNUC__)
+__attribute__((always_inline))
+#endif
+static inline uint32_t popcount64(uint64_t x, int hw)
+{
+#if defined(__GNUC__)
+    if (hw) return (uint32_t)__builtin_popcountll(x);
+#else
+    (void)hw;
+#endif
+    x = x - ((x >> 1) & 0x5555555555555555ULL);
+    x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
+    x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0fULL;
+    return (uint32_t)((x * 0x0101010101010101ULL) >> 56);
+}
+
+/* The masks of the 64 bytes at p: bit i of *d set when p[i] is the
+ * delimiter, of *n when it is LF, of *q when it is a quote. */
+static inline void chunk_masks(const unsigned char *p, char delimiter, uint64_t *d, uint64_t *n, uint64_t *q)
+{
+#if defined(__SSE2__)
+    /* (the four 16-byte parts written out: compilers at -O2 keep a loop of
+     * four as a loop) */
+    const __m128i dv = _mm_set1_epi8(delimiter), nv = _mm_set1_epi8('\n'), qv = _mm_set1_epi8('"');
+    const __m128i x0 = _mm_loadu_si128((const __m128i *)(const void *)p);
+    const __m128i x1 = _mm_loadu_si128((const __m128i *)(const void *)(p + 16));
+    const __m128i x2 = _mm_loadu_si128((const __m128i *)(const void *)(p + 32));
+    const __m128i x3 = _mm_loadu_si128((const __m128i *)(const void *)(p + 48));
+#define AK_BLOCKSCAN_MASK(v)                                                                                      \
+    ((uint64_t)(uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(x0, v)) |                                              \
+     (uint64_t)(uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(x1, v)) << 16 |                                        \
+     (uint64_t)(uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(x2, v)) << 32 |                                        \
+     (uint64_t)(uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(x3, v)) << 48)
+    *d = AK_BLOCKSCAN_MASK(dv);
+    *n = AK_BLOCKSCAN_MASK(nv);
+    const __m128i anyq = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x0, qv), _mm_cmpeq_epi8(x1, qv)),
+                                      _mm_or_si128(_mm_cmpeq_epi8(x2, qv), _mm_cmpeq_epi8(x3, qv)));
+    *q = _mm_movemask_epi8(anyq) ? AK_BLOCKSCAN_MASK(qv) : 0; /* (rare: the quotes' places only then) */
+#undef AK_BLOCKSCAN_MASK
+#else
+    uint64_t md = 0, mn = 0, mq = 0;
+    for (int i = 0; i < 64; i++) {
+        md |= (uint64_t)(p[i] == (unsigned char)delimiter) << i;
+        mn |= (uint64_t)(p[i] == '\n') << i;
+        mq |= (uint64_t)(p[i] == '"') << i;
+    }
+    *d = md, *n = mn, *q = mq;
+#endif
+}
+
+#endif
