@@ -82,6 +82,55 @@ static int hb_finish(inc_ctx *c, inc_fset **out, ak_error *err)
     return ANONKIT_OK;
 }
 
+/* An empty frequency set with room for cap keys. */
+static int fset_alloc(size_t cap, inc_fset **out, ak_error *err)
+{
+    inc_fset *f = calloc(1, sizeof *f);
+    if (!f) return ak_err_nomem(err);
+    f->key = malloc((cap ? cap : 1) * sizeof *f->key);
+    f->count = malloc((cap ? cap : 1) * sizeof *f->count);
+    if (!f->key || !f->count) {
+        inc_fset_free(f);
+        return ak_err_nomem(err);
+    }
+    *out = f;
+    return ANONKIT_OK;
+}
+
+/* Gives back the room f does not use (it stays valid when realloc fails). */
+static void fset_shrink(inc_fset *f)
+{
+    const size_t n = f->n ? f->n : 1;
+    uint64_t *key = realloc(f->key, n * sizeof *key);
+    if (key) f->key = key;
+    uint32_t *count = realloc(f->count, n * sizeof *count);
+    if (count) f->count = count;
+}
+
+/* hb_add writing straight into f (room for every key the group-by may see):
+ * a new key is appended, so f's order is that of first insertion (the order
+ * hb_finish gives), and its slot keeps its index there; no copy at the end. */
+static inline void hb_add_direct(inc_ctx *c, inc_fset *f, uint64_t key, uint32_t count)
+{
+    size_t i = (size_t)((key * 0x9E3779B97F4A7C15ULL) >> c->hshift) & c->hmask;
+    for (;;) {
+        inc_slot *s = &c->slot[i];
+        if (s->stamp != c->hgen) {
+            s->stamp = c->hgen;
+            s->key = key;
+            s->val = (uint32_t)f->n;
+            f->key[f->n] = key;
+            f->count[f->n++] = count;
+            return;
+        }
+        if (s->key == key) {
+            f->count[s->val] += count;
+            return;
+        }
+        i = (i + 1) & c->hmask;
+    }
+}
+
 void inc_fset_free(inc_fset *f)
 {
     if (!f) return;
@@ -132,15 +181,20 @@ int inc_fset_rollup(inc_ctx *c, const inc_fset *src, inc_node from, inc_node to,
         up[nq] = c->qi[q].up[a * (c->qi[q].height + 1) + b];
         nq++;
     }
-    hb_begin(c, key_bound(c, to, src->n));
+    const size_t bound = key_bound(c, to, src->n);
+    inc_fset *f = NULL;
+    AK_CHECK(fset_alloc(bound, &f, err));
+    hb_begin(c, bound);
     for (size_t i = 0; i < src->n; i++) {
         const uint64_t k = src->key[i];
         uint64_t key = k & clear;
         for (uint32_t j = 0; j < nq; j++) key |= (uint64_t)up[j][(k >> shift[j]) & field[j]] << shift[j];
-        hb_add(c, key, src->count[i]);
+        hb_add_direct(c, f, key, src->count[i]);
     }
     c->counters.rollups++;
-    return hb_finish(c, out, err);
+    fset_shrink(f);
+    *out = f;
+    return ANONKIT_OK;
 }
 
 /* Distinct keys among the first `sample` entries of src projected onto keep. */
