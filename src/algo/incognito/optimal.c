@@ -93,6 +93,16 @@ static uint64_t lv_of_index(const opt_state *s, size_t i)
     return lv;
 }
 
+/* The GCP bound of a node from its rows' NCP b (the sum of s->sum over its
+ * levels) and `published`, the sum of s->mincost over them. */
+static inline double gcp_bound(const inc_ctx *c, double b, double published)
+{
+    if (c->defer >= 1) return b;
+    /* A row costs its NCP, or defer * W when suppressed: at least defer * its NCP; and at least
+     * nrows - limit rows are published, costing in each QI no less than the rows cheapest there. */
+    return c->defer * b > published ? c->defer * b : published;
+}
+
 /* The loss of the node at levels level[] (height: their sum) when no row is
  * suppressed: a lower bound on its loss and, being monotone in every level, on
  * that of all its generalizations. */
@@ -110,11 +120,9 @@ static double bound_levels(const opt_state *s, const uint32_t *level, uint32_t h
         double b = 0;
         for (uint32_t q = 0; q < c->nqi; q++) b += s->sum[q][level[q]];
         if (c->defer >= 1) return b;
-        /* A row costs its NCP, or defer * W when suppressed: at least defer * its NCP; and at least
-         * nrows - limit rows are published, costing in each QI no less than the rows cheapest there. */
         double published = 0;
         for (uint32_t q = 0; q < c->nqi; q++) published += s->mincost[q][level[q]];
-        return c->defer * b > published ? c->defer * b : published;
+        return gcp_bound(c, b, published);
     }
     }
 }
@@ -313,13 +321,31 @@ static void fill_order(const opt_state *s, int exhaustive, ordered *order)
     const inc_ctx *c = s->c;
     uint32_t level[64] = {0}, height = 0;
     uint64_t lv = 0;
+    /* GCP: the sums of bound_levels kept per prefix of the QIs (pb[q]: over QIs 0..q-1, added in the same
+     * order, so the same values), so that a step of the odometer recomputes only the QIs it changed. */
+    const int prefix = !exhaustive && s->by == INC_CHOOSE_GCP;
+    double pb[65], pm[65];
+    uint32_t from = 0; /* the first QI whose level changed since the prefixes were right */
+    pb[0] = pm[0] = 0;
     for (size_t i = 0; i < s->n; i++) {
-        order[i] = (ordered){exhaustive ? 0 : bound_levels(s, level, height), height, 0, lv, i};
+        double key = 0;
+        if (prefix) {
+            for (uint32_t q = from; q < c->nqi; q++) {
+                pb[q + 1] = pb[q] + s->sum[q][level[q]];
+                pm[q + 1] = pm[q] + s->mincost[q][level[q]];
+            }
+            key = gcp_bound(c, pb[c->nqi], pm[c->nqi]);
+        } else if (!exhaustive) {
+            key = bound_levels(s, level, height);
+        }
+        order[i] = (ordered){key, height, 0, lv, i};
+        from = 0;
         for (uint32_t q = c->nqi; q-- > 0;) { /* the next index: the last QI turns fastest */
             if (level[q] < c->qi[q].height) {
                 level[q]++;
                 height++;
                 lv = inc_with_level(c, lv, q, level[q]);
+                from = q;
                 break;
             }
             height -= level[q];
