@@ -272,20 +272,23 @@ static void tag_cone(opt_state *s, size_t i, int dir, unsigned char tag)
     }
 }
 
+/* A heap entry, 16 bytes so that the heap of a whole lattice stays in cache:
+ * the order's key lb (bound(lv), plus pair_bound(lv) once refined) and `tie`,
+ * the node's height above its index (whose order is that of the packed level
+ * vectors: both put QI 0 first) above the refined flag. */
 typedef struct ordered {
-    double lb;        /* the order's key: bound(lv), plus pair_bound(lv) once refined */
-    uint32_t height;
-    uint32_t refined;
-    uint64_t lv;
-    size_t index;
+    double lb;
+    uint64_t tie; /* height << 32 | index << 1 | refined */
 } ordered;
+
+static inline size_t ordered_index(const ordered *o) { return (size_t)(o->tie >> 1 & 0x7FFFFFFFu); }
+static inline uint32_t ordered_height(const ordered *o) { return (uint32_t)(o->tie >> 32); }
 
 /* Whether x comes before y: by bound, then height, then level vector (a total order). */
 static inline int ordered_before(const ordered *x, const ordered *y)
 {
     if (x->lb != y->lb) return x->lb < y->lb;
-    if (x->height != y->height) return x->height < y->height;
-    return x->lv < y->lv;
+    return x->tie < y->tie;
 }
 
 /* Restores the min-heap order of h[0..n) below position i. */
@@ -316,7 +319,7 @@ static void sift_up(ordered *h, size_t i)
 
 /* Every lattice node with its bound (0 for the exhaustive search), height and
  * packed levels, walking the lattice in index order like an odometer. */
-static void fill_order(const opt_state *s, int exhaustive, ordered *order)
+static void fill_order(const opt_state *s, int exhaustive, ordered *order, uint64_t *lvs)
 {
     const inc_ctx *c = s->c;
     uint32_t level[64] = {0}, height = 0;
@@ -338,7 +341,8 @@ static void fill_order(const opt_state *s, int exhaustive, ordered *order)
         } else if (!exhaustive) {
             key = bound_levels(s, level, height);
         }
-        order[i] = (ordered){key, height, 0, lv, i};
+        order[i] = (ordered){key, (uint64_t)height << 32 | (uint64_t)i << 1};
+        lvs[i] = lv;
         from = 0;
         for (uint32_t q = c->nqi; q-- > 0;) { /* the next index: the last QI turns fastest */
             if (level[q] < c->qi[q].height) {
@@ -843,8 +847,9 @@ int inc_optimal_ctx(inc_ctx *c, inc_choose by, const double *weights, int exhaus
     for (uint32_t q = 0; q < c->nqi && s.up_bound; q++)
         if (!(s.w[q] >= 0)) s.up_bound = 0;
     ordered *order = rc == ANONKIT_OK ? malloc(s.n * sizeof *order) : NULL;
-    if (rc == ANONKIT_OK && !order) rc = ak_err_nomem(err);
-    if (rc == ANONKIT_OK) fill_order(&s, exhaustive, order);
+    uint64_t *lvs = rc == ANONKIT_OK ? malloc(s.n * sizeof *lvs) : NULL; /* packed levels per node index */
+    if (rc == ANONKIT_OK && (!order || !lvs)) rc = ak_err_nomem(err);
+    if (rc == ANONKIT_OK) fill_order(&s, exhaustive, order, lvs);
     /* A heap, not a sort: the search usually stops long before the last node. */
     for (size_t i = s.n / 2; rc == ANONKIT_OK && i-- > 0;) sift_down(order, s.n, i);
     out->lattice = rc == ANONKIT_OK ? s.n : 0;
@@ -854,7 +859,13 @@ int inc_optimal_ctx(inc_ctx *c, inc_choose by, const double *weights, int exhaus
         const ordered top = order[0];
         order[0] = order[--left];
         sift_down(order, left, 0);
-        const ordered *o = &top;
+        const struct {
+            double lb;
+            uint32_t height, refined;
+            uint64_t lv;
+            size_t index;
+        } node = {top.lb, ordered_height(&top), (uint32_t)(top.tie & 1), lvs[ordered_index(&top)], ordered_index(&top)},
+          *o = &node;
         if (exhaustive) {
             rc = test_and_tag(&s, o->index, o->lv, out, err);
             continue;
@@ -866,7 +877,7 @@ int inc_optimal_ctx(inc_ctx *c, inc_choose by, const double *weights, int exhaus
         const int exact_keys = c->limit == 0 && s.by != INC_CHOOSE_DM && c->defer >= 1;
         if (out->found && (o->lb > out->loss + tol || (exact_keys && !improves(out, o->lb, o->height, o->lv)))) {
             pruned_bound += !(s.tag[o->index] & TAG_TESTED);
-            for (size_t rest = 0; rest < left; rest++) pruned_bound += !(s.tag[order[rest].index] & TAG_TESTED);
+            for (size_t rest = 0; rest < left; rest++) pruned_bound += !(s.tag[ordered_index(&order[rest])] & TAG_TESTED);
             break;
         }
         if (s.tag[o->index] & TAG_TESTED) continue; /* offered when tested */
@@ -880,7 +891,7 @@ int inc_optimal_ctx(inc_ctx *c, inc_choose by, const double *weights, int exhaus
             if (e > 0) {
                 ordered r = top;
                 r.lb += e;
-                r.refined = 1;
+                r.tie |= 1;
                 order[left] = r;
                 sift_up(order, left++);
                 continue;
@@ -909,6 +920,7 @@ int inc_optimal_ctx(inc_ctx *c, inc_choose by, const double *weights, int exhaus
     out->pruned_tagged = pruned_tagged;
     out->pruned_bound = pruned_bound;
     free(order);
+    free(lvs);
     state_free(&s);
     if (rc == ANONKIT_OK && !out->found)
         rc = ak_err_set(err, ANONKIT_E_INELIGIBLE, NULL, 0, 0,
