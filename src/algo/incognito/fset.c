@@ -107,27 +107,53 @@ static void fset_shrink(inc_fset *f)
     if (count) f->count = count;
 }
 
-/* hb_add writing straight into f (room for every key the group-by may see):
- * a new key is appended, so f's order is that of first insertion (the order
- * hb_finish gives), and its slot keeps its index there; no copy at the end. */
-static inline void hb_add_direct(inc_ctx *c, inc_fset *f, uint64_t key, uint32_t count)
+/* The group-by of a rollup in locals (so that the compiler keeps them in
+ * registers): the slots, the new set's arrays and its size. */
+typedef struct roll_out {
+    inc_slot *slot;
+    uint64_t *key;
+    uint32_t *count;
+    size_t n, mask;
+    int shift;
+    uint32_t gen;
+} roll_out;
+
+/* hb_add into o, written straight into the new set (room for every key the
+ * group-by may see): a new key is appended, so the set's order is that of
+ * first insertion (the order hb_finish gives), and its slot keeps its index
+ * there; no copy at the end. */
+static inline void roll_add(roll_out *o, uint64_t key, uint32_t count)
 {
-    size_t i = (size_t)((key * 0x9E3779B97F4A7C15ULL) >> c->hshift) & c->hmask;
+    size_t i = (size_t)((key * 0x9E3779B97F4A7C15ULL) >> o->shift) & o->mask;
     for (;;) {
-        inc_slot *s = &c->slot[i];
-        if (s->stamp != c->hgen) {
-            s->stamp = c->hgen;
+        inc_slot *s = &o->slot[i];
+        if (s->stamp != o->gen) {
+            s->stamp = o->gen;
             s->key = key;
-            s->val = (uint32_t)f->n;
-            f->key[f->n] = key;
-            f->count[f->n++] = count;
+            s->val = (uint32_t)o->n;
+            o->key[o->n] = key;
+            o->count[o->n++] = count;
             return;
         }
         if (s->key == key) {
-            f->count[s->val] += count;
+            o->count[s->val] += count;
             return;
         }
-        i = (i + 1) & c->hmask;
+        i = (i + 1) & o->mask;
+    }
+}
+
+/* The rollup's loop over src: each key's nq raised fields replaced through
+ * their tables up[j] (inlined with a constant nq, the loop over j unrolls). */
+static inline __attribute__((always_inline)) void roll_entries(roll_out *o, const inc_fset *src, uint64_t clear,
+                                                               const uint32_t *const *up, const uint32_t *shift,
+                                                               const uint64_t *field, uint32_t nq)
+{
+    for (size_t i = 0; i < src->n; i++) {
+        const uint64_t k = src->key[i];
+        uint64_t key = k & clear;
+        for (uint32_t j = 0; j < nq; j++) key |= (uint64_t)up[j][(k >> shift[j]) & field[j]] << shift[j];
+        roll_add(o, key, src->count[i]);
     }
 }
 
@@ -185,12 +211,18 @@ int inc_fset_rollup(inc_ctx *c, const inc_fset *src, inc_node from, inc_node to,
     inc_fset *f = NULL;
     AK_CHECK(fset_alloc(bound, &f, err));
     hb_begin(c, bound);
-    for (size_t i = 0; i < src->n; i++) {
-        const uint64_t k = src->key[i];
-        uint64_t key = k & clear;
-        for (uint32_t j = 0; j < nq; j++) key |= (uint64_t)up[j][(k >> shift[j]) & field[j]] << shift[j];
-        hb_add_direct(c, f, key, src->count[i]);
+    roll_out o = {c->slot, f->key, f->count, 0, c->hmask, c->hshift, c->hgen};
+    /* One to six QIs raised spelled out (their tables in registers); more in a loop. */
+    switch (nq) {
+    case 1: roll_entries(&o, src, clear, up, shift, field, 1); break;
+    case 2: roll_entries(&o, src, clear, up, shift, field, 2); break;
+    case 3: roll_entries(&o, src, clear, up, shift, field, 3); break;
+    case 4: roll_entries(&o, src, clear, up, shift, field, 4); break;
+    case 5: roll_entries(&o, src, clear, up, shift, field, 5); break;
+    case 6: roll_entries(&o, src, clear, up, shift, field, 6); break;
+    default: roll_entries(&o, src, clear, up, shift, field, nq);
     }
+    f->n = o.n;
     c->counters.rollups++;
     fset_shrink(f);
     *out = f;
