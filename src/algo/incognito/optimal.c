@@ -81,6 +81,8 @@ typedef struct opt_state {
     uint32_t woff[64];        /* wide_of: QI q's level at bit woff[q], in lbits + 1 bits (the top one a guard) */
     uint64_t wguard;          /* the guard bits; 0: the spread levels do not fit in 64 bits (below() instead) */
     size_t ncache, next_evict;
+    uint64_t last0;
+    int have_last0;
 } opt_state;
 
 static uint64_t lv_of_index(const opt_state *s, size_t i)
@@ -219,15 +221,13 @@ static inline int wide_below(uint64_t guard, uint64_t a, uint64_t b)
     return (((b | guard) - a) & guard) == guard;
 }
 
-/* The frequency set of node lv, rolled up from the smallest cached set of a
- * specialization; the result is cached (the oldest entry but the first is
- * evicted). */
-static int node_fset(opt_state *s, uint64_t lv, const inc_fset **out, ak_error *err)
+/* The cache entry to roll node lv (spread levels `wide`) up from: the smallest
+ * cached set of a specialization (entry 0, the level-0 set, is one). */
+static size_t fset_source(const opt_state *s, uint64_t lv, uint64_t wide)
 {
-    inc_ctx *c = s->c;
-    const uint64_t full = inc_full_mask(c);
+    const inc_ctx *c = s->c;
     size_t from = 0;
-    const uint64_t wide = wide_of(s, lv), guard = s->wguard;
+    const uint64_t guard = s->wguard;
     if (guard) {
         for (size_t i = 1; i < s->ncache; i++)
             if (s->cache[i].fs->n < s->cache[from].fs->n && wide_below(guard, s->cache[i].wide, wide)) from = i;
@@ -235,6 +235,15 @@ static int node_fset(opt_state *s, uint64_t lv, const inc_fset **out, ak_error *
         for (size_t i = 1; i < s->ncache; i++)
             if (s->cache[i].fs->n < s->cache[from].fs->n && below(c, s->cache[i].lv, lv)) from = i;
     }
+    return from;
+}
+
+/* Rolls node lv up from cache entry `from` and caches it (the oldest entry but
+ * the first is evicted); its slot in *slot_out. */
+static int fset_roll_cache(opt_state *s, size_t from, uint64_t lv, uint64_t wide, size_t *slot_out, ak_error *err)
+{
+    inc_ctx *c = s->c;
+    const uint64_t full = inc_full_mask(c);
     inc_fset *fs;
     AK_CHECK(inc_fset_rollup(c, s->cache[from].fs, (inc_node){full, s->cache[from].lv}, (inc_node){full, lv}, &fs, err));
     size_t slot;
@@ -248,7 +257,37 @@ static int node_fset(opt_state *s, uint64_t lv, const inc_fset **out, ak_error *
     s->cache[slot].lv = lv;
     s->cache[slot].wide = wide;
     s->cache[slot].fs = fs;
-    *out = fs;
+    *slot_out = slot;
+    return ANONKIT_OK;
+}
+
+/* The frequency set of node lv, rolled up from the smallest cached set of a
+ * specialization ([LeFevre05] rollup; [Kohlmayer12] rolls up along its paths)
+ * and cached. A node that only the level-0 set lies below is rolled up through
+ * a hub: the meet (least levels) of it and the previous such node, cached as
+ * well, so that the next nodes above the hub start from a smaller set. Every
+ * rollup keeps its keys in the order of their first level-0 entry, from any
+ * source, so a node's set is the same entry for entry however it was reached
+ * (and so are the sums over it). */
+static int node_fset(opt_state *s, uint64_t lv, const inc_fset **out, ak_error *err)
+{
+    const inc_ctx *c = s->c;
+    const uint64_t wide = wide_of(s, lv);
+    size_t from = fset_source(s, lv, wide), slot;
+    if (from == 0) { /* from the level-0 set: through the meet of this node and the last one rolled from it */
+        if (s->have_last0) {
+            uint64_t h = 0;
+            for (uint32_t q = 0; q < c->nqi; q++) {
+                const uint32_t a = inc_level(c, lv, q), b = inc_level(c, s->last0, q);
+                h = inc_with_level(c, h, q, a < b ? a : b);
+            }
+            if (h != 0 && h != lv) AK_CHECK(fset_roll_cache(s, 0, h, wide_of(s, h), &from, err));
+        }
+        s->last0 = lv;
+        s->have_last0 = 1;
+    }
+    AK_CHECK(fset_roll_cache(s, from, lv, wide, &slot, err));
+    *out = s->cache[slot].fs;
     return ANONKIT_OK;
 }
 
