@@ -14,7 +14,9 @@
  * never exceeds that of the whole table at the top (where it starts). The
  * iterations under k alone are run with and without the refinement and the
  * lifting pass (local_lift.c), both partitions checked the same way: the
- * refined one never loses more, and no row is suppressed. */
+ * refined one never loses more, and no row is suppressed. The search of one
+ * iteration (a row left to a later iteration costs nothing) is checked node by
+ * node against a brute force, together with the exhaustive search. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -22,10 +24,12 @@
 #include <cmocka.h>
 
 #include <jansson.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "algo/incognito/inc_internal.h"
 #include "algo/incognito/incognito.h"
 #include "anonkit/anonkit.h"
 #include "core/hierarchy.h"
@@ -362,12 +366,155 @@ static void test_split_partition_checked(void **state)
     assert_true(split_rounds > 50); /* the search does split */
 }
 
+/* The NCP of row r's ancestor at level l of QI q, from the box of table codes
+ * it covers (categorical: the node's leaves; numeric: the codes present under
+ * it), computed row by row. */
+static double brute_row_ncp(const gen_table *g, const table *t, int q, uint32_t l, size_t r)
+{
+    const hier *h = t->qi[q].h;
+    const uint32_t anc = hier_ancestor(h, lattice_leaf_of(g, t, r, q), l);
+    uint32_t lo, hi;
+    if (t->qi[q].kind == ATTR_CATEGORICAL) {
+        lo = hier_node_at(h, anc)->lo;
+        hi = hier_node_at(h, anc)->hi;
+    } else {
+        lo = hi = t->qi[q].codes[r];
+        for (size_t x = 0; x < g->nrows; x++)
+            if (hier_ancestor(h, lattice_leaf_of(g, t, x, q), l) == anc) {
+                if (t->qi[q].codes[x] < lo) lo = t->qi[q].codes[x];
+                if (t->qi[q].codes[x] > hi) hi = t->qi[q].codes[x];
+            }
+    }
+    return table_ncp(t, (uint32_t)q, lo, hi);
+}
+
+/* One iteration's loss at node `level` by brute force: the rows of classes
+ * that satisfy the model (k or distinct l, classes found by comparing every
+ * pair of rows' ancestors) cost their NCP, the others nothing; *failing: those
+ * others. */
+static double brute_iteration_loss(const gen_table *g, const table *t, const model *m, const uint32_t *level,
+                                   const double (*ncp)[8][MAX_ROWS], uint64_t *failing)
+{
+    double loss = 0;
+    *failing = 0;
+    for (size_t r = 0; r < g->nrows; r++) {
+        uint32_t counts[64] = {0}, list[64], scratch[64];
+        uint64_t n = 0;
+        for (size_t x = 0; x < g->nrows; x++) {
+            int same = 1;
+            for (int q = 0; q < g->nqi && same; q++)
+                same = hier_ancestor(t->qi[q].h, lattice_leaf_of(g, t, r, q), level[q]) ==
+                       hier_ancestor(t->qi[q].h, lattice_leaf_of(g, t, x, q), level[q]);
+            if (same) {
+                n++;
+                counts[g->sensitive[x]]++;
+            }
+        }
+        size_t distinct = 0;
+        for (int s = 0; s < 64; s++)
+            if (counts[s]) list[distinct++] = counts[s];
+        if (!model_holds(m, n, list, distinct, scratch)) {
+            (*failing)++;
+            continue;
+        }
+        for (int q = 0; q < g->nqi; q++) loss += ncp[q][level[q]][r];
+    }
+    return loss;
+}
+
+/* The search of one iteration of local recoding (optimal.c with defer = 0:
+ * a row left to a later iteration costs nothing, at most `limit` rows left),
+ * under k alone or distinct l: the fast search and the exhaustive one choose
+ * the same node, which leaves at most `limit` rows, and its loss is the least
+ * of every such node's by brute force, over every node of the lattice. */
+static void test_iteration_search_brute_force(void **state)
+{
+    (void)state;
+    tu_rng rng = {1126};
+    static double ncp[MAX_QI][8][MAX_ROWS];
+    int compared = 0;
+    for (int round = 0; round < 60; round++) {
+        const char *dir = tu_mkdtemp();
+        gen_table g;
+        lattice_generate(&rng, dir, &g);
+        table *t;
+        lattice_load(&g, &t);
+        model m;
+        model_init(&m);
+        m.k = 1 + tu_below(&rng, 6);
+        if (m.k > g.nrows) m.k = g.nrows;
+        if (round % 3 == 2) {
+            m.l = 2;
+            m.l_variants = MODEL_L_DISTINCT;
+        }
+        for (int q = 0; q < g.nqi; q++) {
+            assert_true(inc_qi_height(t, (uint32_t)q) < 8);
+            for (uint32_t l = 0; l <= inc_qi_height(t, (uint32_t)q); l++)
+                for (size_t r = 0; r < g.nrows; r++) ncp[q][l][r] = brute_row_ncp(&g, t, q, l, r);
+        }
+        /* Every node's loss and failing rows by brute force (odometer over the levels; index order). */
+        static double node_loss[4096];
+        static uint64_t node_failing[4096];
+        size_t nnodes = 0;
+        uint32_t level[MAX_QI] = {0};
+        for (;;) {
+            assert_true(nnodes < 4096);
+            node_loss[nnodes] = brute_iteration_loss(&g, t, &m, level, ncp, &node_failing[nnodes]);
+            nnodes++;
+            int q = g.nqi;
+            while (q-- > 0) {
+                if (++level[q] <= inc_qi_height(t, (uint32_t)q)) break;
+                level[q] = 0;
+            }
+            if (q < 0) break;
+        }
+        static const double leave[] = {0.5, 0.9, 0.95};
+        for (int s = 0; s < 3; s++) {
+            inc_ctx c;
+            ak_error err;
+            assert_int_equal(inc_ctx_init(&c, t, &m, 0, &err), ANONKIT_OK);
+            c.limit = model_suppression_limit(leave[s], g.nrows);
+            c.defer = 0;
+            inc_opt_result fast, slow;
+            const int rc = inc_optimal_ctx(&c, INC_CHOOSE_GCP, NULL, 0, &fast, &err);
+            assert_int_equal(inc_optimal_ctx(&c, INC_CHOOSE_GCP, NULL, 1, &slow, &err), rc);
+            double best = 0;
+            int found = 0;
+            for (size_t i = 0; i < nnodes; i++)
+                if (node_failing[i] <= c.limit && (!found || node_loss[i] < best)) {
+                    best = node_loss[i];
+                    found = 1;
+                }
+            if (!found) {
+                assert_int_equal(rc, ANONKIT_E_INELIGIBLE);
+            } else {
+                assert_int_equal(rc, ANONKIT_OK);
+                assert_true(fast.lv == slow.lv);
+                size_t at = 0; /* the chosen node's index: QI 0 varies slowest */
+                for (int q = 0; q < g.nqi; q++)
+                    at = at * (inc_qi_height(t, (uint32_t)q) + 1) + inc_level(&c, fast.lv, (uint32_t)q);
+                assert_true(node_failing[at] <= c.limit);
+                assert_int_equal(fast.suppressed, node_failing[at]);
+                if (fabs(node_loss[at] - best) > 1e-9 * (1 + best) || fabs(fast.loss - best) > 1e-9 * (1 + best))
+                    fail_msg("round %d, limit %llu: loss %.17g (reported %.17g), brute force %.17g", round,
+                             (unsigned long long)c.limit, node_loss[at], fast.loss, best);
+                compared++;
+            }
+            inc_ctx_free(&c);
+        }
+        table_free(t);
+        tu_rmtree(dir);
+    }
+    assert_true(compared > 100);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_local_every_model_verified),
         cmocka_unit_test(test_split_partition_checked),
         cmocka_unit_test(test_iterate_refined_never_worse),
+        cmocka_unit_test(test_iteration_search_brute_force),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -82,6 +82,81 @@ static int hb_finish(inc_ctx *c, inc_fset **out, ak_error *err)
     return ANONKIT_OK;
 }
 
+/* An empty frequency set with room for cap keys. */
+static int fset_alloc(size_t cap, inc_fset **out, ak_error *err)
+{
+    inc_fset *f = calloc(1, sizeof *f);
+    if (!f) return ak_err_nomem(err);
+    f->key = malloc((cap ? cap : 1) * sizeof *f->key);
+    f->count = malloc((cap ? cap : 1) * sizeof *f->count);
+    if (!f->key || !f->count) {
+        inc_fset_free(f);
+        return ak_err_nomem(err);
+    }
+    *out = f;
+    return ANONKIT_OK;
+}
+
+/* Gives back the room f does not use (it stays valid when realloc fails). */
+static void fset_shrink(inc_fset *f)
+{
+    const size_t n = f->n ? f->n : 1;
+    uint64_t *key = realloc(f->key, n * sizeof *key);
+    if (key) f->key = key;
+    uint32_t *count = realloc(f->count, n * sizeof *count);
+    if (count) f->count = count;
+}
+
+/* The group-by of a rollup in locals (so that the compiler keeps them in
+ * registers): the slots, the new set's arrays and its size. */
+typedef struct roll_out {
+    inc_slot *slot;
+    uint64_t *key;
+    uint32_t *count;
+    size_t n, mask;
+    int shift;
+    uint32_t gen;
+} roll_out;
+
+/* hb_add into o, written straight into the new set (room for every key the
+ * group-by may see): a new key is appended, so the set's order is that of
+ * first insertion (the order hb_finish gives), and its slot keeps its index
+ * there; no copy at the end. */
+static inline void roll_add(roll_out *o, uint64_t key, uint32_t count)
+{
+    size_t i = (size_t)((key * 0x9E3779B97F4A7C15ULL) >> o->shift) & o->mask;
+    for (;;) {
+        inc_slot *s = &o->slot[i];
+        if (s->stamp != o->gen) {
+            s->stamp = o->gen;
+            s->key = key;
+            s->val = (uint32_t)o->n;
+            o->key[o->n] = key;
+            o->count[o->n++] = count;
+            return;
+        }
+        if (s->key == key) {
+            o->count[s->val] += count;
+            return;
+        }
+        i = (i + 1) & o->mask;
+    }
+}
+
+/* The rollup's loop over src: each key's nq raised fields replaced through
+ * their tables up[j] (inlined with a constant nq, the loop over j unrolls). */
+static inline __attribute__((always_inline)) void roll_entries(roll_out *o, const inc_fset *src, uint64_t clear,
+                                                               const uint32_t *const *up, const uint32_t *shift,
+                                                               const uint64_t *field, uint32_t nq)
+{
+    for (size_t i = 0; i < src->n; i++) {
+        const uint64_t k = src->key[i];
+        uint64_t key = k & clear;
+        for (uint32_t j = 0; j < nq; j++) key |= (uint64_t)up[j][(k >> shift[j]) & field[j]] << shift[j];
+        roll_add(o, key, src->count[i]);
+    }
+}
+
 void inc_fset_free(inc_fset *f)
 {
     if (!f) return;
@@ -132,15 +207,26 @@ int inc_fset_rollup(inc_ctx *c, const inc_fset *src, inc_node from, inc_node to,
         up[nq] = c->qi[q].up[a * (c->qi[q].height + 1) + b];
         nq++;
     }
-    hb_begin(c, key_bound(c, to, src->n));
-    for (size_t i = 0; i < src->n; i++) {
-        const uint64_t k = src->key[i];
-        uint64_t key = k & clear;
-        for (uint32_t j = 0; j < nq; j++) key |= (uint64_t)up[j][(k >> shift[j]) & field[j]] << shift[j];
-        hb_add(c, key, src->count[i]);
+    const size_t bound = key_bound(c, to, src->n);
+    inc_fset *f = NULL;
+    AK_CHECK(fset_alloc(bound, &f, err));
+    hb_begin(c, bound);
+    roll_out o = {c->slot, f->key, f->count, 0, c->hmask, c->hshift, c->hgen};
+    /* One to six QIs raised spelled out (their tables in registers); more in a loop. */
+    switch (nq) {
+    case 1: roll_entries(&o, src, clear, up, shift, field, 1); break;
+    case 2: roll_entries(&o, src, clear, up, shift, field, 2); break;
+    case 3: roll_entries(&o, src, clear, up, shift, field, 3); break;
+    case 4: roll_entries(&o, src, clear, up, shift, field, 4); break;
+    case 5: roll_entries(&o, src, clear, up, shift, field, 5); break;
+    case 6: roll_entries(&o, src, clear, up, shift, field, 6); break;
+    default: roll_entries(&o, src, clear, up, shift, field, nq);
     }
+    f->n = o.n;
     c->counters.rollups++;
-    return hb_finish(c, out, err);
+    fset_shrink(f);
+    *out = f;
+    return ANONKIT_OK;
 }
 
 /* Distinct keys among the first `sample` entries of src projected onto keep. */

@@ -75,10 +75,14 @@ typedef struct opt_state {
     size_t *path;
     size_t *stack;
     struct {
-        uint64_t lv;
+        uint64_t lv, wide; /* wide: the levels spread out (wide_of) */
         inc_fset *fs;
     } cache[CACHE];
+    uint32_t woff[64];        /* wide_of: QI q's level at bit woff[q], in lbits + 1 bits (the top one a guard) */
+    uint64_t wguard;          /* the guard bits; 0: the spread levels do not fit in 64 bits (below() instead) */
     size_t ncache, next_evict;
+    uint64_t last0;
+    int have_last0;
 } opt_state;
 
 static uint64_t lv_of_index(const opt_state *s, size_t i)
@@ -91,13 +95,24 @@ static uint64_t lv_of_index(const opt_state *s, size_t i)
     return lv;
 }
 
-/* The loss of node lv when no row is suppressed: a lower bound on its loss
- * and, being monotone in every level, on that of all its generalizations. */
-static double bound(const opt_state *s, uint64_t lv)
+/* The GCP bound of a node from its rows' NCP b (the sum of s->sum over its
+ * levels) and `published`, the sum of s->mincost over them. */
+static inline double gcp_bound(const inc_ctx *c, double b, double published)
+{
+    if (c->defer >= 1) return b;
+    /* A row costs its NCP, or defer * W when suppressed: at least defer * its NCP; and at least
+     * nrows - limit rows are published, costing in each QI no less than the rows cheapest there. */
+    return c->defer * b > published ? c->defer * b : published;
+}
+
+/* The loss of the node at levels level[] (height: their sum) when no row is
+ * suppressed: a lower bound on its loss and, being monotone in every level, on
+ * that of all its generalizations. */
+static double bound_levels(const opt_state *s, const uint32_t *level, uint32_t height)
 {
     const inc_ctx *c = s->c;
     switch (s->by) {
-    case INC_CHOOSE_HEIGHT: return (double)inc_node_height(c, (inc_node){inc_full_mask(c), lv});
+    case INC_CHOOSE_HEIGHT: return (double)height;
     case INC_CHOOSE_DM: /* every published class has at least k rows, a suppressed row costs |T| */
     {
         const uint64_t k = c->m->k > 1 ? c->m->k : 1;
@@ -105,15 +120,22 @@ static double bound(const opt_state *s, uint64_t lv)
     }
     default: {
         double b = 0;
-        for (uint32_t q = 0; q < c->nqi; q++) b += s->sum[q][inc_level(c, lv, q)];
+        for (uint32_t q = 0; q < c->nqi; q++) b += s->sum[q][level[q]];
         if (c->defer >= 1) return b;
-        /* A row costs its NCP, or defer * W when suppressed: at least defer * its NCP; and at least
-         * nrows - limit rows are published, costing in each QI no less than the rows cheapest there. */
         double published = 0;
-        for (uint32_t q = 0; q < c->nqi; q++) published += s->mincost[q][inc_level(c, lv, q)];
-        return c->defer * b > published ? c->defer * b : published;
+        for (uint32_t q = 0; q < c->nqi; q++) published += s->mincost[q][level[q]];
+        return gcp_bound(c, b, published);
     }
     }
+}
+
+/* bound_levels of packed levels lv. */
+static double bound(const opt_state *s, uint64_t lv)
+{
+    const inc_ctx *c = s->c;
+    uint32_t level[64], height = 0;
+    for (uint32_t q = 0; q < c->nqi; q++) height += level[q] = inc_level(c, lv, q);
+    return bound_levels(s, level, height);
 }
 
 /* The loss of node lv from its classes (left in c->g* by inc_fset_eval with
@@ -180,16 +202,48 @@ static int below(const inc_ctx *c, uint64_t a, uint64_t b)
     return 1;
 }
 
-/* The frequency set of node lv, rolled up from the smallest cached set of a
- * specialization; the result is cached (the oldest entry but the first is
- * evicted). */
-static int node_fset(opt_state *s, uint64_t lv, const inc_fset **out, ak_error *err)
+/* Packed levels lv with a zero guard bit above each QI's level (s->woff), so
+ * that one subtraction compares every level at once (node_fset). */
+static uint64_t wide_of(const opt_state *s, uint64_t lv)
+{
+    uint64_t w = 0;
+    if (!s->wguard) return 0;
+    for (uint32_t q = 0; q < s->c->nqi; q++) w |= (uint64_t)inc_level(s->c, lv, q) << s->woff[q];
+    return w;
+}
+
+/* Whether the node of spread levels a is below the one of b (wide_of): no
+ * field of (b | guards) - a borrows from its guard bit exactly when every
+ * level of a is at most b's (each field of a is below its guard, so no borrow
+ * crosses into the next field). */
+static inline int wide_below(uint64_t guard, uint64_t a, uint64_t b)
+{
+    return (((b | guard) - a) & guard) == guard;
+}
+
+/* The cache entry to roll node lv (spread levels `wide`) up from: the smallest
+ * cached set of a specialization (entry 0, the level-0 set, is one). */
+static size_t fset_source(const opt_state *s, uint64_t lv, uint64_t wide)
+{
+    const inc_ctx *c = s->c;
+    size_t from = 0;
+    const uint64_t guard = s->wguard;
+    if (guard) {
+        for (size_t i = 1; i < s->ncache; i++)
+            if (s->cache[i].fs->n < s->cache[from].fs->n && wide_below(guard, s->cache[i].wide, wide)) from = i;
+    } else {
+        for (size_t i = 1; i < s->ncache; i++)
+            if (s->cache[i].fs->n < s->cache[from].fs->n && below(c, s->cache[i].lv, lv)) from = i;
+    }
+    return from;
+}
+
+/* Rolls node lv up from cache entry `from` and caches it (the oldest entry but
+ * the first is evicted); its slot in *slot_out. */
+static int fset_roll_cache(opt_state *s, size_t from, uint64_t lv, uint64_t wide, size_t *slot_out, ak_error *err)
 {
     inc_ctx *c = s->c;
     const uint64_t full = inc_full_mask(c);
-    size_t from = 0;
-    for (size_t i = 1; i < s->ncache; i++)
-        if (s->cache[i].fs->n < s->cache[from].fs->n && below(c, s->cache[i].lv, lv)) from = i;
     inc_fset *fs;
     AK_CHECK(inc_fset_rollup(c, s->cache[from].fs, (inc_node){full, s->cache[from].lv}, (inc_node){full, lv}, &fs, err));
     size_t slot;
@@ -201,8 +255,39 @@ static int node_fset(opt_state *s, uint64_t lv, const inc_fset **out, ak_error *
         inc_fset_free(s->cache[slot].fs);
     }
     s->cache[slot].lv = lv;
+    s->cache[slot].wide = wide;
     s->cache[slot].fs = fs;
-    *out = fs;
+    *slot_out = slot;
+    return ANONKIT_OK;
+}
+
+/* The frequency set of node lv, rolled up from the smallest cached set of a
+ * specialization ([LeFevre05] rollup; [Kohlmayer12] rolls up along its paths)
+ * and cached. A node that only the level-0 set lies below is rolled up through
+ * a hub: the meet (least levels) of it and the previous such node, cached as
+ * well, so that the next nodes above the hub start from a smaller set. Every
+ * rollup keeps its keys in the order of their first level-0 entry, from any
+ * source, so a node's set is the same entry for entry however it was reached
+ * (and so are the sums over it). */
+static int node_fset(opt_state *s, uint64_t lv, const inc_fset **out, ak_error *err)
+{
+    const inc_ctx *c = s->c;
+    const uint64_t wide = wide_of(s, lv);
+    size_t from = fset_source(s, lv, wide), slot;
+    if (from == 0) { /* from the level-0 set: through the meet of this node and the last one rolled from it */
+        if (s->have_last0) {
+            uint64_t h = 0;
+            for (uint32_t q = 0; q < c->nqi; q++) {
+                const uint32_t a = inc_level(c, lv, q), b = inc_level(c, s->last0, q);
+                h = inc_with_level(c, h, q, a < b ? a : b);
+            }
+            if (h != 0 && h != lv) AK_CHECK(fset_roll_cache(s, 0, h, wide_of(s, h), &from, err));
+        }
+        s->last0 = lv;
+        s->have_last0 = 1;
+    }
+    AK_CHECK(fset_roll_cache(s, from, lv, wide, &slot, err));
+    *out = s->cache[slot].fs;
     return ANONKIT_OK;
 }
 
@@ -226,20 +311,23 @@ static void tag_cone(opt_state *s, size_t i, int dir, unsigned char tag)
     }
 }
 
+/* A heap entry, 16 bytes so that the heap of a whole lattice stays in cache:
+ * the order's key lb (bound(lv), plus pair_bound(lv) once refined) and `tie`,
+ * the node's height above its index (whose order is that of the packed level
+ * vectors: both put QI 0 first) above the refined flag. */
 typedef struct ordered {
-    double lb;        /* the order's key: bound(lv), plus pair_bound(lv) once refined */
-    uint32_t height;
-    uint32_t refined;
-    uint64_t lv;
-    size_t index;
+    double lb;
+    uint64_t tie; /* height << 32 | index << 1 | refined */
 } ordered;
+
+static inline size_t ordered_index(const ordered *o) { return (size_t)(o->tie >> 1 & 0x7FFFFFFFu); }
+static inline uint32_t ordered_height(const ordered *o) { return (uint32_t)(o->tie >> 32); }
 
 /* Whether x comes before y: by bound, then height, then level vector (a total order). */
 static inline int ordered_before(const ordered *x, const ordered *y)
 {
     if (x->lb != y->lb) return x->lb < y->lb;
-    if (x->height != y->height) return x->height < y->height;
-    return x->lv < y->lv;
+    return x->tie < y->tie;
 }
 
 /* Restores the min-heap order of h[0..n) below position i. */
@@ -270,18 +358,37 @@ static void sift_up(ordered *h, size_t i)
 
 /* Every lattice node with its bound (0 for the exhaustive search), height and
  * packed levels, walking the lattice in index order like an odometer. */
-static void fill_order(const opt_state *s, int exhaustive, ordered *order)
+static void fill_order(const opt_state *s, int exhaustive, ordered *order, uint64_t *lvs)
 {
     const inc_ctx *c = s->c;
     uint32_t level[64] = {0}, height = 0;
     uint64_t lv = 0;
+    /* GCP: the sums of bound_levels kept per prefix of the QIs (pb[q]: over QIs 0..q-1, added in the same
+     * order, so the same values), so that a step of the odometer recomputes only the QIs it changed. */
+    const int prefix = !exhaustive && s->by == INC_CHOOSE_GCP;
+    double pb[65], pm[65];
+    uint32_t from = 0; /* the first QI whose level changed since the prefixes were right */
+    pb[0] = pm[0] = 0;
     for (size_t i = 0; i < s->n; i++) {
-        order[i] = (ordered){exhaustive ? 0 : bound(s, lv), height, 0, lv, i};
+        double key = 0;
+        if (prefix) {
+            for (uint32_t q = from; q < c->nqi; q++) {
+                pb[q + 1] = pb[q] + s->sum[q][level[q]];
+                pm[q + 1] = pm[q] + s->mincost[q][level[q]];
+            }
+            key = gcp_bound(c, pb[c->nqi], pm[c->nqi]);
+        } else if (!exhaustive) {
+            key = bound_levels(s, level, height);
+        }
+        order[i] = (ordered){key, (uint64_t)height << 32 | (uint64_t)i << 1};
+        lvs[i] = lv;
+        from = 0;
         for (uint32_t q = c->nqi; q-- > 0;) { /* the next index: the last QI turns fastest */
             if (level[q] < c->qi[q].height) {
                 level[q]++;
                 height++;
                 lv = inc_with_level(c, lv, q, level[q]);
+                from = q;
                 break;
             }
             height -= level[q];
@@ -347,10 +454,16 @@ typedef struct ncp_count {
     uint32_t count;
 } ncp_count;
 
-static int ncp_count_cmp(const void *a, const void *b)
+/* Sorts p[0..n) by ascending NCP, stably (insertion: few values, most already
+ * in order; the order a stable qsort gives, so the sums over it are the same). */
+static void ncp_sort(ncp_count *p, size_t n)
 {
-    const ncp_count *x = a, *y = b;
-    return x->ncp < y->ncp ? -1 : x->ncp > y->ncp;
+    for (size_t i = 1; i < n; i++) {
+        const ncp_count x = p[i];
+        size_t j = i;
+        for (; j > 0 && p[j - 1].ncp > x.ncp; j--) p[j] = p[j - 1];
+        p[j] = x;
+    }
 }
 
 /* Lattice size, strides, per-level NCP totals and the level-0 frequency set. */
@@ -381,15 +494,37 @@ static int state_init(opt_state *s, inc_ctx *c, inc_choose by, const double *wei
     s->at_bottom = malloc(s->n * sizeof *s->at_bottom);
     s->at_top = malloc(s->n * sizeof *s->at_top);
     if (!s->tag || !s->stack || !s->emin || !s->path || !s->at_bottom || !s->at_top) return ak_err_nomem(err);
-    for (size_t i = 0; i < s->n; i++) {
-        uint64_t bottom = 0, top = 0;
-        for (uint32_t q = 0; q < c->nqi; q++) {
-            const size_t l = i / s->stride[q] % (c->qi[q].height + 1);
-            bottom |= (uint64_t)(l == 0) << q;
-            top |= (uint64_t)(l == c->qi[q].height) << q;
+    {
+        uint32_t bits = 0;
+        for (uint32_t q = 0; q < c->nqi && bits <= 64; q++) {
+            s->woff[q] = bits;
+            bits += c->qi[q].lbits + 1;
+            if (bits <= 64) s->wguard |= (uint64_t)1 << (bits - 1);
         }
-        s->at_bottom[i] = bottom;
-        s->at_top[i] = top;
+        if (bits > 64) s->wguard = 0;
+    }
+    /* The edge masks, walking the lattice in index order like an odometer (the last QI turns fastest). */
+    {
+        uint32_t level[64] = {0};
+        uint64_t bottom = inc_full_mask(c), top = 0;
+        for (uint32_t q = 0; q < c->nqi; q++)
+            if (c->qi[q].height == 0) top |= (uint64_t)1 << q;
+        for (size_t i = 0; i < s->n; i++) {
+            s->at_bottom[i] = bottom;
+            s->at_top[i] = top;
+            for (uint32_t q = c->nqi; q-- > 0;) {
+                const uint64_t bit = (uint64_t)1 << q;
+                if (level[q] < c->qi[q].height) {
+                    level[q]++;
+                    bottom &= ~bit;
+                    if (level[q] == c->qi[q].height) top |= bit;
+                    break;
+                }
+                level[q] = 0;
+                bottom |= bit;
+                top = c->qi[q].height == 0 ? top | bit : top & ~bit;
+            }
+        }
     }
     uint32_t *hist = NULL;
     ncp_count *pairs = NULL;
@@ -426,7 +561,7 @@ static int state_init(opt_state *s, inc_ctx *c, inc_choose by, const double *wei
             /* The rows by cost: only local recoding's bound (defer < 1) and pair_bound need them. */
             if (c->defer >= 1 && !want_pairs) continue;
             /* The must-publish rows where this QI costs least (local recoding's bound). */
-            qsort(pairs, np, sizeof *pairs, ncp_count_cmp);
+            ncp_sort(pairs, np);
             double cheap = 0;
             uint64_t left = c->nrows - (c->limit < c->nrows ? c->limit : c->nrows);
             for (size_t i = 0; i < np && left; i++) {
@@ -435,6 +570,7 @@ static int state_init(opt_state *s, inc_ctx *c, inc_choose by, const double *wei
                 left -= take;
             }
             s->mincost[q][l] = s->w[q] * cheap;
+            if (!want_pairs) continue;
             /* The dearest rows first, with running totals (pair_bound). */
             top_sums *ts = &s->top[q][l];
             ts->cnt = malloc((np + 1) * sizeof *ts->cnt);
@@ -475,9 +611,58 @@ static int state_init(opt_state *s, inc_ctx *c, inc_choose by, const double *wei
     inc_fset *bottom;
     AK_CHECK(inc_fset_scan(c, (inc_node){inc_full_mask(c), 0}, &bottom, err));
     s->cache[0].lv = 0;
+    s->cache[0].wide = 0;
     s->cache[0].fs = bottom;
     s->ncache = 1;
     return ANONKIT_OK;
+}
+
+/* The test of frequency set fs under k-anonymity alone (no sensitive value,
+ * no risk predicate) when a suppressed row costs nothing (GCP, defer = 0: the
+ * iterations of local recoding): what inc_fset_eval decides (a class holds
+ * with k rows; anonymous when the rows of the others are within the limit),
+ * stopping once more rows fail than the limit, and for an anonymous node the
+ * loss of loss_of_groups (the published classes' NCP, summed in the same
+ * order, so the same value), read from fs itself instead of the group
+ * arrays. */
+static void test_k_free(const opt_state *s, const inc_fset *fs, uint64_t lv, int *anonymous, double *loss,
+                        uint64_t *failing)
+{
+    const inc_ctx *c = s->c;
+    const uint64_t k = c->m->k, limit = c->limit;
+    uint64_t fail = 0;
+    const uint32_t *count = fs->count;
+    /* In blocks without a branch (the compiler vectorizes them), the limit checked between blocks: fail only
+     * grows, so it ends beyond the limit exactly when it gets there. */
+    for (size_t i = 0; i < fs->n && fail <= limit; i += 256) {
+        const size_t end = fs->n - i < 256 ? fs->n : i + 256;
+        uint64_t part = 0;
+        for (size_t j = i; j < end; j++) part += count[j] < k ? count[j] : 0;
+        fail += part;
+    }
+    *anonymous = fail <= limit;
+    *failing = fail;
+    *loss = 0;
+    if (!*anonymous) return;
+    const double *nc[64];
+    uint32_t sh[64];
+    uint64_t mk[64];
+    const uint32_t nqi = c->nqi;
+    for (uint32_t q = 0; q < nqi; q++) {
+        const inc_qi *a = &c->qi[q];
+        nc[q] = s->wncp[q][inc_level(c, lv, q)];
+        sh[q] = a->bits ? a->shift : 0;
+        mk[q] = a->bits ? ((((uint64_t)1) << a->bits) - 1) : 0;
+    }
+    double published = 0;
+    for (size_t i = 0; i < fs->n; i++) {
+        if (!(fs->count[i] >= k)) continue;
+        const uint64_t key = fs->key[i];
+        double cost = 0;
+        for (uint32_t q = 0; q < nqi; q++) cost += nc[q][(key >> sh[q]) & mk[q]];
+        published += (double)fs->count[i] * cost;
+    }
+    *loss = published;
 }
 
 /* Tests node lv and, when anonymous, measures its loss. */
@@ -486,6 +671,11 @@ static int test_node(opt_state *s, uint64_t lv, double lb, int *anonymous, doubl
 {
     const inc_fset *fs;
     AK_CHECK(node_fset(s, lv, &fs, err));
+    if (!s->c->sens && !s->c->risk && s->by == INC_CHOOSE_GCP && s->c->defer == 0) {
+        test_k_free(s, fs, lv, anonymous, loss, failing);
+        s->c->counters.nodes_checked++;
+        return ANONKIT_OK;
+    }
     AK_CHECK(inc_fset_eval(s->c, fs, 1, anonymous, failing, err));
     s->c->counters.nodes_checked++;
     *loss = *anonymous ? loss_of_groups(s, lv, lb) : 0;
@@ -703,8 +893,9 @@ int inc_optimal_ctx(inc_ctx *c, inc_choose by, const double *weights, int exhaus
     for (uint32_t q = 0; q < c->nqi && s.up_bound; q++)
         if (!(s.w[q] >= 0)) s.up_bound = 0;
     ordered *order = rc == ANONKIT_OK ? malloc(s.n * sizeof *order) : NULL;
-    if (rc == ANONKIT_OK && !order) rc = ak_err_nomem(err);
-    if (rc == ANONKIT_OK) fill_order(&s, exhaustive, order);
+    uint64_t *lvs = rc == ANONKIT_OK ? malloc(s.n * sizeof *lvs) : NULL; /* packed levels per node index */
+    if (rc == ANONKIT_OK && (!order || !lvs)) rc = ak_err_nomem(err);
+    if (rc == ANONKIT_OK) fill_order(&s, exhaustive, order, lvs);
     /* A heap, not a sort: the search usually stops long before the last node. */
     for (size_t i = s.n / 2; rc == ANONKIT_OK && i-- > 0;) sift_down(order, s.n, i);
     out->lattice = rc == ANONKIT_OK ? s.n : 0;
@@ -714,7 +905,13 @@ int inc_optimal_ctx(inc_ctx *c, inc_choose by, const double *weights, int exhaus
         const ordered top = order[0];
         order[0] = order[--left];
         sift_down(order, left, 0);
-        const ordered *o = &top;
+        const struct {
+            double lb;
+            uint32_t height, refined;
+            uint64_t lv;
+            size_t index;
+        } node = {top.lb, ordered_height(&top), (uint32_t)(top.tie & 1), lvs[ordered_index(&top)], ordered_index(&top)},
+          *o = &node;
         if (exhaustive) {
             rc = test_and_tag(&s, o->index, o->lv, out, err);
             continue;
@@ -726,7 +923,7 @@ int inc_optimal_ctx(inc_ctx *c, inc_choose by, const double *weights, int exhaus
         const int exact_keys = c->limit == 0 && s.by != INC_CHOOSE_DM && c->defer >= 1;
         if (out->found && (o->lb > out->loss + tol || (exact_keys && !improves(out, o->lb, o->height, o->lv)))) {
             pruned_bound += !(s.tag[o->index] & TAG_TESTED);
-            for (size_t rest = 0; rest < left; rest++) pruned_bound += !(s.tag[order[rest].index] & TAG_TESTED);
+            for (size_t rest = 0; rest < left; rest++) pruned_bound += !(s.tag[ordered_index(&order[rest])] & TAG_TESTED);
             break;
         }
         if (s.tag[o->index] & TAG_TESTED) continue; /* offered when tested */
@@ -740,7 +937,7 @@ int inc_optimal_ctx(inc_ctx *c, inc_choose by, const double *weights, int exhaus
             if (e > 0) {
                 ordered r = top;
                 r.lb += e;
-                r.refined = 1;
+                r.tie |= 1;
                 order[left] = r;
                 sift_up(order, left++);
                 continue;
@@ -769,6 +966,7 @@ int inc_optimal_ctx(inc_ctx *c, inc_choose by, const double *weights, int exhaus
     out->pruned_tagged = pruned_tagged;
     out->pruned_bound = pruned_bound;
     free(order);
+    free(lvs);
     state_free(&s);
     if (rc == ANONKIT_OK && !out->found)
         rc = ak_err_set(err, ANONKIT_E_INELIGIBLE, NULL, 0, 0,
