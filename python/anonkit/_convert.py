@@ -13,10 +13,14 @@ encoded once (anonkit_table_add_text_codes); else one UTF-8 buffer with int64
 offsets (Arrow's layout). The library copies text.
 
 Out of the library: each column is read in the kind the library gives
-(int64, double, text; a generalized text column as codes into its distinct
-values, anonkit_table_column_codes, each value decoded once) and, when the input had a column of that name, turned
-back into the input's dtype where the values allow it (a generalized "30-39"
-stays text).
+(int64, double, text) and, when the input had a column of that name, turned
+back into the input's dtype where the values allow it. A generalized column
+(in dictionary form: its distinct published values and a code per row,
+anonkit_table_column_codes) becomes a pandas Categorical made from those
+codes and values (pd.Categorical.from_codes: each value decoded once, no
+Python object per cell; categories in the library's order, unordered); with
+categorical=False it becomes text in the input's dtype (object, or string),
+as a copied text column does.
 """
 from __future__ import annotations
 
@@ -293,6 +297,35 @@ def _text_column(ptr: Any, c: int, n: int, mask: Optional[np.ndarray]) -> Tuple[
     return codes, uniques
 
 
+def _dict_codes(ptr: Any, c: int, n: int) -> Optional[Tuple[np.ndarray, List[str]]]:
+    """Column c in dictionary form (a generalized column): a view of its codes
+    (int32, -1 missing; the table's memory, valid while the table lives) and
+    its distinct values, each decoded once; None for a column not in that form."""
+    offp = ffi.new("const int64_t **")
+    bp = ffi.new("const char **")
+    codesp = ffi.new("const int32_t **")
+    countp = ffi.new("uint32_t *")
+    if lib.anonkit_table_column_codes(ptr, c, codesp, countp, offp, bp) != 0:
+        return None
+    nd = int(countp[0])
+    codes = np.frombuffer(ffi.buffer(codesp[0], n * 4), dtype=np.int32) if n else np.zeros(0, np.int32)
+    doff = np.frombuffer(ffi.buffer(offp[0], (nd + 1) * 8), dtype=np.int64).tolist()
+    raw = ffi.buffer(bp[0], doff[-1])[:] if doff[-1] else b""
+    text = raw.decode("utf-8")
+    if len(text) == len(raw):  # ASCII: characters are bytes
+        return codes, [text[a:b] for a, b in zip(doff[:-1], doff[1:])]
+    return codes, [raw[a:b].decode("utf-8") for a, b in zip(doff[:-1], doff[1:])]
+
+
+def _categorical(codes: np.ndarray, uniques: List[str]) -> pd.Categorical:
+    """A Categorical from a view of a generalized column's codes and its
+    values: the codes copied once into the narrowest integer type pandas
+    keeps as they are (so nothing points into the library's table)."""
+    nd = len(uniques)
+    small = codes.astype(np.int8 if nd < 127 else np.int16 if nd < 32767 else np.int32)
+    return pd.Categorical.from_codes(small, categories=pd.Index(uniques, dtype=object))
+
+
 def _number_texts(values: np.ndarray, kind: int, mask: Optional[np.ndarray]) -> Tuple[np.ndarray, List[str]]:
     """A numeric column as codes into the sorted texts of its distinct
     values (the text the library writes for each), each formatted once."""
@@ -362,9 +395,12 @@ def _restore(values: Any, kind: int, mask: Optional[np.ndarray], like: Optional[
     return out
 
 
-def from_ctable(ptr: Any, like: Optional[TableLike] = None, as_dict: bool = False) -> Union[pd.DataFrame, Dict[str, list]]:
+def from_ctable(ptr: Any, like: Optional[TableLike] = None, as_dict: bool = False,
+                categorical: bool = True) -> Union[pd.DataFrame, Dict[str, list]]:
     """The columns of an anonkit_table (borrowed) as a DataFrame, or a dict of
-    lists when as_dict; dtypes follow the same-named columns of `like`."""
+    lists when as_dict; dtypes follow the same-named columns of `like`, but a
+    generalized column is a Categorical when `categorical` (and not as_dict;
+    a categorical input column keeps its sorted categories either way)."""
     ncols = lib.anonkit_table_columns(ptr)
     n = lib.anonkit_table_rows(ptr)
     like_cols = dict(_columns_of(like)) if like is not None else {}
@@ -381,6 +417,11 @@ def from_ctable(ptr: Any, like: Optional[TableLike] = None, as_dict: bool = Fals
             values = np.frombuffer(ffi.buffer(lib.anonkit_table_column_int64(ptr, c), n * 8),
                                    dtype=np.int64).copy() if n else np.zeros(0, np.int64)
         else:
+            like_c = like_cols.get(name)
+            if categorical and not as_dict and not (like_c is not None and isinstance(like_c.dtype, pd.CategoricalDtype)):
+                d = _dict_codes(ptr, c, n)
+                if d is not None:  # a generalized column
+                    return name, _categorical(*d)
             values = _text_column(ptr, c, n, mask)
         return name, _restore(values, kind, mask, like_cols.get(name))
 

@@ -235,6 +235,40 @@ def test_large_frame_same_as_cli(tmp_path, monkeypatch, threaded):
     assert key(mine) == key(cli)
 
 
+def test_generalized_categorical():
+    """Generalized columns come back as pandas Categoricals built from the
+    library's codes (categories: the distinct published values), holding the
+    same values as with categorical=False, which gives text in the input's
+    dtype; a categorical input column keeps its sorted categories; copied
+    columns keep their dtype either way."""
+    rng = np.random.default_rng(5)
+    n = 3000
+    df = pd.DataFrame({
+        "age": rng.integers(18, 90, n),
+        "zip": np.array([f"{z:05d}" for z in rng.integers(0, 99999, n)], dtype=object),
+        "tag": pd.Categorical(rng.choice(["b", "a", "c"], n)),
+        "note": np.array(["x", "y", None], dtype=object)[rng.integers(0, 3, n)],
+    })
+    hier = {"tag": [["a", "ab", "*"], ["b", "ab", "*"], ["c", "c", "*"]]}
+    kw = dict(qi=["age", "zip", "tag"], hierarchy=hier, k=10, seed=2)
+    out, _ = anonkit.anonymize(df, **kw)
+    text, _ = anonkit.anonymize(df, categorical=False, **kw)
+    assert isinstance(out["age"].dtype, pd.CategoricalDtype) and isinstance(out["zip"].dtype, pd.CategoricalDtype)
+    assert text["age"].dtype == object and text["zip"].dtype == object
+    for c in ("age", "zip"):
+        assert out[c].astype(object).where(out[c].notna(), None).tolist() == text[c].tolist(), c
+        cats = out[c].cat.categories
+        assert cats.is_unique and set(cats) == set(text[c].dropna()), c  # exactly the values present
+    assert isinstance(out["tag"].dtype, pd.CategoricalDtype)
+    assert list(out["tag"].cat.categories) == sorted(out["tag"].cat.categories)
+    assert out["tag"].tolist() == text["tag"].tolist()
+    assert out["note"].dtype == object and out["note"].tolist() == text["note"].tolist()
+    assert sorted(x for x in out["note"].tolist() if x is not None) == sorted(x for x in df["note"] if x is not None)
+    # as a dict of lists: plain lists either way
+    d, _ = anonkit.anonymize({c: df[c].tolist() for c in ("age", "zip")}, qi=["age", "zip"], k=10, seed=2)
+    assert all(isinstance(v, str) for v in d["age"])
+
+
 def test_dict_of_lists():
     data = {"q": [1, 2, 3, 4, 5, 6], "s": ["a", "b", "a", "b", None, "c"], "x": [0.5, 1.5, None, 2.0, 3.0, 4.0]}
     out, _ = anonkit.anonymize(data, qi=["q"], k=1, keep_order=True)

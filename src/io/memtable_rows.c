@@ -12,12 +12,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-void memtable_record(const anonkit_table *t, uint64_t row, csv_field *fields, char *scratch, const unsigned char *skip)
+void memtable_record(const anonkit_table *t, uint64_t row, csv_field *fields, char *scratch, const uint32_t *cols,
+                     uint32_t ncols)
 {
-    for (uint32_t ci = 0; ci < t->ncols; ci++) {
+    for (uint32_t i = 0; i < ncols; i++) {
+        const uint32_t ci = cols ? cols[i] : i;
         const memcol *c = &t->cols[ci];
         csv_field *f = &fields[ci];
-        if ((skip && skip[ci]) || (c->missing && c->missing[row])) {
+        if (c->missing && c->missing[row]) {
             f->data = "";
             f->len = 0;
         } else if (c->kind == ANONKIT_COLUMN_TEXT) {
@@ -113,6 +115,29 @@ int memtable_add_coded(anonkit_table *t, const char *name, int32_t *codes, uint6
         free(off);
         free(bytes);
     } else {
+        /* only the values the rows use stay (a reader of the codes gets no
+         * value that is not in the column): the others dropped, codes renumbered */
+        uint32_t kept = 0;
+        for (uint32_t v = 0; v < ndict; v++) kept += used[v];
+        if (kept < ndict) {
+            uint32_t *id = malloc((size_t)ndict * sizeof *id);
+            if (!id) goto nomem;
+            int64_t at = 0;
+            for (uint32_t v = 0, k = 0; v < ndict; v++) {
+                if (!used[v]) continue;
+                const int64_t len = off[v + 1] - off[v], from = off[v]; /* (off[k] may be overwritten below) */
+                memmove(bytes + at, bytes + from, (size_t)len);
+                off[k] = at;
+                at += len;
+                id[v] = k++;
+            }
+            off[kept] = at;
+            memset(bytes + at, 0, CSV_FIELD_READABLE);
+            for (uint64_t r = 0; r < n; r++)
+                if (codes[r] >= 0) codes[r] = (int32_t)id[codes[r]];
+            free(id);
+            ndict = kept;
+        }
         c->kind = ANONKIT_COLUMN_TEXT;
         c->codes = codes;
         c->ndict = ndict;
