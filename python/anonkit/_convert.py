@@ -101,7 +101,10 @@ def _factorize_texts(off: np.ndarray, data: np.ndarray, n: int) -> Optional[Tupl
     if width > _WIDE or n * w8 > 4 * len(data) + (1 << 24):
         return None
     grid = np.zeros((n, w8), dtype=np.uint8)
-    grid[np.arange(w8)[None, :] < lens[:, None]] = data  # row-major: row by row, byte by byte
+    if n and int(lens.min()) == width:  # every row as long (codes, flags): the bytes are the grid's rows
+        grid[:, :width] = data[:n * width].reshape(n, width)
+    else:
+        grid[np.arange(w8)[None, :] < lens[:, None]] = data  # row-major: row by row, byte by byte
     words = grid.view(np.uint64)[:, :(width + 7) // 8]
     # First one hash of each row (its words mixed with odd multipliers, the
     # length added), factorized once; kept when every row equals its code's
@@ -253,7 +256,7 @@ def add_series(t: CTable, name: str, s: pd.Series) -> None:
             t.keep.append(values)
             t._check(lib.anonkit_table_add_double_ref(t.ptr, cname, ffi.from_buffer("double[]", values), ffi.NULL, n))
             return
-        values = values.astype(object)
+        values = values.astype(object, copy=False)  # (an object column as it is)
     _add_text_column(t, cname, s, values, n)
 
 
@@ -309,12 +312,18 @@ def _dict_codes(ptr: Any, c: int, n: int) -> Optional[Tuple[np.ndarray, List[str
         return None
     nd = int(countp[0])
     codes = np.frombuffer(ffi.buffer(codesp[0], n * 4), dtype=np.int32) if n else np.zeros(0, np.int32)
-    doff = np.frombuffer(ffi.buffer(offp[0], (nd + 1) * 8), dtype=np.int64).tolist()
-    raw = ffi.buffer(bp[0], doff[-1])[:] if doff[-1] else b""
+    doff = np.frombuffer(ffi.buffer(offp[0], (nd + 1) * 8), dtype=np.int64)
+    return codes, _decode_values(ffi.buffer(bp[0], int(doff[-1]))[:] if doff[-1] else b"", doff)
+
+
+def _decode_values(raw: bytes, doff: np.ndarray) -> List[str]:
+    """The len(doff) - 1 texts raw[doff[i]:doff[i+1]] (UTF-8), each decoded once
+    (sliced from the decoded whole when it is ASCII: characters are bytes)."""
+    lo, hi = doff[:-1].tolist(), doff[1:].tolist()
     text = raw.decode("utf-8")
-    if len(text) == len(raw):  # ASCII: characters are bytes
-        return codes, [text[a:b] for a, b in zip(doff[:-1], doff[1:])]
-    return codes, [raw[a:b].decode("utf-8") for a, b in zip(doff[:-1], doff[1:])]
+    if len(text) == len(raw):
+        return [text[a:b] for a, b in zip(lo, hi)]
+    return [raw[a:b].decode("utf-8") for a, b in zip(lo, hi)]
 
 
 def _categorical(codes: np.ndarray, uniques: List[str]) -> pd.Categorical:
@@ -323,7 +332,19 @@ def _categorical(codes: np.ndarray, uniques: List[str]) -> pd.Categorical:
     keeps as they are (so nothing points into the library's table)."""
     nd = len(uniques)
     small = codes.astype(np.int8 if nd < 127 else np.int16 if nd < 32767 else np.int32)
-    return pd.Categorical.from_codes(small, categories=pd.Index(uniques, dtype=object))
+    categories = pd.Index(uniques, dtype=object)
+    # The library's values are distinct and its codes within -1 .. nd - 1, so
+    # pandas' own checks (a hash of every category, a pass over the codes:
+    # most of the time here) are skipped through its constructors for trusted
+    # input where they exist (pandas 1.x and 2.x), else from_codes checks.
+    try:
+        dtype = pd.CategoricalDtype._from_fastpath(categories, False)
+        cat = pd.Categorical._simple_new(small, dtype)
+        if len(cat) == len(small) and cat.categories is categories:
+            return cat
+    except (AttributeError, TypeError, ValueError):
+        pass
+    return pd.Categorical.from_codes(small, categories=categories)
 
 
 def _number_texts(values: np.ndarray, kind: int, mask: Optional[np.ndarray]) -> Tuple[np.ndarray, List[str]]:
