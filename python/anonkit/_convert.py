@@ -416,12 +416,14 @@ def _restore(values: Any, kind: int, mask: Optional[np.ndarray], like: Optional[
     return out
 
 
-def from_ctable(ptr: Any, like: Optional[TableLike] = None, as_dict: bool = False,
-                categorical: bool = True) -> Union[pd.DataFrame, Dict[str, list]]:
+def from_ctable(ptr: Any, like: Optional[TableLike] = None, as_dict: bool = False, categorical: bool = True,
+                qi: Sequence[str] = ()) -> Union[pd.DataFrame, Dict[str, list]]:
     """The columns of an anonkit_table (borrowed) as a DataFrame, or a dict of
     lists when as_dict; dtypes follow the same-named columns of `like`, but a
-    generalized column is a Categorical when `categorical` (and not as_dict;
-    a categorical input column keeps its sorted categories either way)."""
+    generalized column (in dictionary form) and a text column named in `qi`
+    are Categoricals when `categorical` (and not as_dict; a categorical input
+    column keeps its sorted categories either way)."""
+    qis = set(qi)
     ncols = lib.anonkit_table_columns(ptr)
     n = lib.anonkit_table_rows(ptr)
     like_cols = dict(_columns_of(like)) if like is not None else {}
@@ -443,6 +445,8 @@ def from_ctable(ptr: Any, like: Optional[TableLike] = None, as_dict: bool = Fals
                 d = _dict_codes(ptr, c, n)
                 if d is not None:  # a generalized column
                     return name, _categorical(*d)
+                if name in qis:  # a QI published as text rows (out-of-core algorithms, recode)
+                    return name, _categorical(*_text_column(ptr, c, n, mask))
             values = _text_column(ptr, c, n, mask)
         return name, _restore(values, kind, mask, like_cols.get(name))
 

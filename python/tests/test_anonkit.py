@@ -235,7 +235,7 @@ def test_large_frame_same_as_cli(tmp_path, monkeypatch, threaded):
     assert key(mine) == key(cli)
 
 
-def test_generalized_categorical():
+def test_generalized_categorical(tmp_path):
     """Generalized columns come back as pandas Categoricals built from the
     library's codes (categories: the distinct published values), holding the
     same values as with categorical=False, which gives text in the input's
@@ -267,6 +267,23 @@ def test_generalized_categorical():
     # as a dict of lists: plain lists either way
     d, _ = anonkit.anonymize({c: df[c].tolist() for c in ("age", "zip")}, qi=["age", "zip"], k=10, seed=2)
     assert all(isinstance(v, str) for v in d["age"])
+    # QIs published as text rows (an out-of-core algorithm; recode with the rules): Categoricals too,
+    # named by qi= as a list or as text, and by the rules file
+    small = df[["age", "zip", "note"]]
+    for qi in (["age", "zip"], "age,zip"):
+        ooc, _ = anonkit.anonymize(small, qi=qi, k=10, seed=2, algorithm="rothko-t", memory="4M")
+        ooc_text, _ = anonkit.anonymize(small, qi=qi, k=10, seed=2, algorithm="rothko-t", memory="4M",
+                                        categorical=False)
+        assert isinstance(ooc["age"].dtype, pd.CategoricalDtype) and ooc_text["age"].dtype == object
+        assert ooc["age"].astype(object).where(ooc["age"].notna(), None).tolist() == ooc_text["age"].tolist()
+        assert ooc["note"].dtype == object
+    rules = str(tmp_path / "rules")
+    anonkit.anonymize(small, qi=["age", "zip"], k=10, seed=2, rules=rules)
+    rec, _ = anonkit.recode(small.head(100), rules=rules)
+    rec_text, _ = anonkit.recode(small.head(100), rules=rules, categorical=False)
+    assert isinstance(rec["age"].dtype, pd.CategoricalDtype) and rec_text["age"].dtype == object
+    assert rec["age"].astype(object).where(rec["age"].notna(), None).tolist() == rec_text["age"].tolist()
+    assert rec["note"].dtype == object
 
 
 def test_dict_of_lists():
