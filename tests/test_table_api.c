@@ -294,6 +294,21 @@ static void test_text_codes(void **state)
     assert_int_equal(anonkit_table_add_int64(b, "age", age, NULL, N), ANONKIT_OK);
     assert_int_equal(anonkit_table_add_text_codes(a, "colour", codes, N, voff, vals, 4), ANONKIT_OK);
     assert_int_equal(anonkit_table_add_text(b, "colour", off, bytes, miss, N), ANONKIT_OK);
+    /* numbers as text, one value ("x") used by no row: the copy published is int64 either way */
+    static const char nvals[] = "712x";
+    const int64_t noff[] = {0, 1, 3, 4};
+    int32_t ncodes[N];
+    int64_t nrow_off[N + 1];
+    char nbytes[N * 2];
+    nrow_off[0] = 0;
+    for (int r = 0; r < N; r++) {
+        ncodes[r] = (int32_t)tu_below(&rng, 2);
+        const size_t len = (size_t)(noff[ncodes[r] + 1] - noff[ncodes[r]]);
+        memcpy(nbytes + nrow_off[r], nvals + noff[ncodes[r]], len);
+        nrow_off[r + 1] = nrow_off[r] + (int64_t)len;
+    }
+    assert_int_equal(anonkit_table_add_text_codes(a, "num", ncodes, N, noff, nvals, 3), ANONKIT_OK);
+    assert_int_equal(anonkit_table_add_text(b, "num", nrow_off, nbytes, NULL, N), ANONKIT_OK);
     assert_same_table(a, b);
     const int32_t bad[1] = {4};
     assert_int_equal(anonkit_table_add_text_codes(a, "more", bad, 1, voff, vals, 4), ANONKIT_E_USAGE);
@@ -310,6 +325,14 @@ static void test_text_codes(void **state)
         anonkit_job_free(job);
     }
     assert_same_table(anonkit_result_table(r[0]), anonkit_result_table(r[1]));
+    /* the codes given copied through in dictionary form, the text given row by row */
+    const int32_t *pc;
+    uint32_t pcount;
+    const int64_t *po;
+    const char *pb;
+    assert_int_equal(anonkit_table_column_codes(anonkit_result_table(r[0]), 1, &pc, &pcount, &po, &pb), ANONKIT_OK);
+    assert_int_equal(anonkit_table_column_codes(anonkit_result_table(r[1]), 1, &pc, &pcount, &po, &pb), ANONKIT_E_USAGE);
+    assert_int_equal(anonkit_table_column_kind(anonkit_result_table(r[0]), 2), ANONKIT_COLUMN_INT64);
     anonkit_result_free(r[0]);
     anonkit_result_free(r[1]);
     anonkit_table_free(a);

@@ -14,13 +14,15 @@ offsets (Arrow's layout). The library copies text.
 
 Out of the library: each column is read in the kind the library gives
 (int64, double, text) and, when the input had a column of that name, turned
-back into the input's dtype where the values allow it. A generalized column
-(in dictionary form: its distinct published values and a code per row,
-anonkit_table_column_codes) becomes a pandas Categorical made from those
-codes and values (pd.Categorical.from_codes: each value decoded once, no
-Python object per cell; categories in the library's order, unordered); with
-categorical=False it becomes text in the input's dtype (object, or string),
-as a copied text column does.
+back into the input's dtype where the values allow it. A generalized QI
+column (in dictionary form: its distinct published values and a code per
+row, anonkit_table_column_codes) becomes a pandas Categorical made from
+those codes and values (each value decoded once, no Python object per cell;
+categories in the library's order, unordered); with categorical=False it
+becomes text in the input's dtype (object, or string), as a copied text
+column does. A copied text column comes back in dictionary form too when it
+went in so (the codes of a categorical or of pandas' factorize), and is then
+gathered from its decoded values by code.
 """
 from __future__ import annotations
 
@@ -420,9 +422,10 @@ def from_ctable(ptr: Any, like: Optional[TableLike] = None, as_dict: bool = Fals
                 qi: Sequence[str] = ()) -> Union[pd.DataFrame, Dict[str, list]]:
     """The columns of an anonkit_table (borrowed) as a DataFrame, or a dict of
     lists when as_dict; dtypes follow the same-named columns of `like`, but a
-    generalized column (in dictionary form) and a text column named in `qi`
-    are Categoricals when `categorical` (and not as_dict; a categorical input
-    column keeps its sorted categories either way)."""
+    text column named in `qi` (a generalized QI) is a Categorical when
+    `categorical` (and not as_dict; a categorical input column keeps its
+    sorted categories either way). A column copied through in dictionary
+    form (from a categorical or factorized input column) is read by its codes too."""
     qis = set(qi)
     ncols = lib.anonkit_table_columns(ptr)
     n = lib.anonkit_table_rows(ptr)
@@ -441,12 +444,13 @@ def from_ctable(ptr: Any, like: Optional[TableLike] = None, as_dict: bool = Fals
                                    dtype=np.int64).copy() if n else np.zeros(0, np.int64)
         else:
             like_c = like_cols.get(name)
-            if categorical and not as_dict and not (like_c is not None and isinstance(like_c.dtype, pd.CategoricalDtype)):
+            if categorical and not as_dict and name in qis and \
+                    not (like_c is not None and isinstance(like_c.dtype, pd.CategoricalDtype)):
                 d = _dict_codes(ptr, c, n)
-                if d is not None:  # a generalized column
+                if d is not None:  # a generalized column: the library's codes
                     return name, _categorical(*d)
-                if name in qis:  # a QI published as text rows (out-of-core algorithms, recode)
-                    return name, _categorical(*_text_column(ptr, c, n, mask))
+                # a QI published as text rows (out-of-core algorithms, recode): the codes found here
+                return name, _categorical(*_text_column(ptr, c, n, mask))
             values = _text_column(ptr, c, n, mask)
         return name, _restore(values, kind, mask, like_cols.get(name))
 

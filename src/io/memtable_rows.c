@@ -186,10 +186,41 @@ static int gather_text(memcol *c, const memcol *s, const uint32_t *order, uint64
     return memtable_col_narrow(c, n);
 }
 
+/* memtable_add_gathered for a text column in dictionary form (a categorical
+ * or factorized column given with anonkit_table_add_text_codes): the codes
+ * gathered by row (an empty value or a missing cell: -1) with a copy of the
+ * values, through memtable_add_coded, whose kind rule is memtable_col_narrow's
+ * on the same texts; no text per row. */
+static int gather_coded(anonkit_table *t, const memcol *s, const uint32_t *order, uint64_t n, ak_error *err)
+{
+    const uint32_t nd = s->ndict;
+    const size_t total = nd ? (size_t)s->off[nd] : 0;
+    int32_t *codes = malloc((n ? (size_t)n : 1) * sizeof *codes);
+    int64_t *off = malloc(((size_t)nd + 1) * sizeof *off);
+    char *bytes = malloc(total + CSV_FIELD_READABLE);
+    int32_t *empty_to = malloc(((size_t)nd + 1) * sizeof *empty_to); /* code -> code, -1 for an empty value */
+    if (!codes || !off || !bytes || !empty_to) {
+        free(codes), free(off), free(bytes), free(empty_to);
+        return ak_err_nomem(err);
+    }
+    for (uint32_t v = 0; v <= nd; v++) off[v] = s->off[v] - s->off[0];
+    if (total) memcpy(bytes, s->bytes + s->off[0], total);
+    memset(bytes + total, 0, CSV_FIELD_READABLE);
+    for (uint32_t v = 0; v < nd; v++) empty_to[v] = off[v + 1] == off[v] ? -1 : (int32_t)v;
+    for (uint64_t i = 0; i < n; i++) {
+        const uint32_t r = order[i];
+        const int32_t code = s->codes[r];
+        codes[i] = code < 0 || (s->missing && s->missing[r]) ? -1 : empty_to[code];
+    }
+    free(empty_to);
+    return memtable_add_coded(t, s->name, codes, n, off, bytes, nd, err);
+}
+
 int memtable_add_gathered(anonkit_table *t, const anonkit_table *src, uint32_t col, const uint32_t *order, uint64_t n,
                           ak_error *err)
 {
     const memcol *s = &src->cols[col];
+    if (s->kind == ANONKIT_COLUMN_TEXT && s->codes) return gather_coded(t, s, order, n, err);
     memcol *c = new_column(t, s->name, n);
     if (!c) return ak_err_nomem(err);
     const size_t rows = n ? (size_t)n : 1;
