@@ -82,7 +82,7 @@ def case(name, cli, csv, sep, cli_args, py_kwargs, df, repeat, tmp):
 
         t_run, _ = best(run, repeat)
         pub = lib.anonkit_result_table(rp[0])  # the published table itself, to time its way back
-        t_out, _ = best(lambda: from_ctable(pub, like=df), repeat)
+        t_out, _ = best(lambda: from_ctable(pub, like=df, qi=py_kwargs["qi"]), repeat)
         lib.anonkit_result_free(rp[0])
     table.close()
     cli_rows = sum(1 for _ in open(out)) - 1

@@ -274,9 +274,8 @@ def _text_column(ptr: Any, c: int, n: int, mask: Optional[np.ndarray]) -> Tuple[
         nd = int(countp[0])
         codes = np.frombuffer(ffi.buffer(codesp[0], n * 4), dtype=np.int32).astype(np.int64) if n \
             else np.zeros(0, np.int64)
-        doff = np.frombuffer(ffi.buffer(offp[0], (nd + 1) * 8), dtype=np.int64).tolist()
-        raw = ffi.buffer(bp[0], doff[-1])[:] if doff[-1] else b""
-        return codes, [raw[a:b].decode("utf-8") for a, b in zip(doff[:-1], doff[1:])]
+        doff = np.frombuffer(ffi.buffer(offp[0], (nd + 1) * 8), dtype=np.int64)
+        return codes, _decode_values(ffi.buffer(bp[0], int(doff[-1]))[:] if doff[-1] else b"", doff)
     lib.anonkit_table_column_text(ptr, c, offp, bp)
     off = np.frombuffer(ffi.buffer(offp[0], (n + 1) * 8), dtype=np.int64) if n else np.zeros(1, np.int64)
     total = int(off[-1])
@@ -319,8 +318,20 @@ def _dict_codes(ptr: Any, c: int, n: int) -> Optional[Tuple[np.ndarray, List[str
 
 
 def _decode_values(raw: bytes, doff: np.ndarray) -> List[str]:
-    """The len(doff) - 1 texts raw[doff[i]:doff[i+1]] (UTF-8), each decoded once
-    (sliced from the decoded whole when it is ASCII: characters are bytes)."""
+    """The len(doff) - 1 texts raw[doff[i]:doff[i+1]] (UTF-8), each decoded once:
+    when no text holds a NUL byte, a NUL is laid after each (numpy) and the
+    whole decoded and split at them (str.split makes the strings without a
+    Python call per text); else sliced from the decoded whole when it is
+    ASCII (characters are bytes), else one by one."""
+    nd = len(doff) - 1
+    if nd >= 64 and b"\0" not in raw:
+        buf = np.empty(len(raw) + nd, dtype=np.uint8)
+        ends = doff[1:] - doff[0] + np.arange(nd)  # where each text's NUL goes
+        data = np.ones(len(buf), dtype=bool)
+        data[ends] = False
+        buf[data] = np.frombuffer(raw, dtype=np.uint8)
+        buf[ends] = 0
+        return buf.tobytes().decode("utf-8").split("\0")[:-1]
     lo, hi = doff[:-1].tolist(), doff[1:].tolist()
     text = raw.decode("utf-8")
     if len(text) == len(raw):

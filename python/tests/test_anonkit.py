@@ -198,6 +198,23 @@ def test_text_conversion_paths():
     assert list(out.columns) == ["s", "c", "n"] and len(out) == 0
 
 
+def test_decode_values():
+    """The distinct values of a column in dictionary form decoded every way
+    (_convert._decode_values: split at laid NULs, sliced, one by one) give
+    the texts decoded one by one: few and many, ASCII and not, empty texts,
+    NUL bytes inside."""
+    from anonkit import _convert
+    rng = random.Random(11)
+    pools = [["a", "bc", "", "30-39", "*"], ["ünï", "€", "x", ""], ["a\x00b", "c", ""]]
+    for pool in pools:
+        for count in (0, 1, 63, 64, 500):
+            texts = [rng.choice(pool) + str(i) * rng.randint(0, 1) for i in range(count)]
+            enc = [t.encode("utf-8") for t in texts]
+            doff = np.zeros(count + 1, dtype=np.int64)
+            np.cumsum([len(e) for e in enc], out=doff[1:])
+            assert _convert._decode_values(b"".join(enc), doff) == texts, (pool, count)
+
+
 def _mask_of(ptr, c, n):
     mp = lib.anonkit_table_column_missing(ptr, c)
     return np.frombuffer(ffi.buffer(mp, n), dtype=np.uint8).astype(bool) if mp != ffi.NULL and n else None
