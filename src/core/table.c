@@ -305,21 +305,30 @@ int table__encode_record(table *t, qi_reader *qr, const label_dicts *dicts, cons
         uint32_t code;
         csv_field cell;
         char cell_text[MEMTABLE_NUMBER_SCRATCH + CSV_FIELD_READABLE];
-        if (a->direct) { /* a number of a table in memory (rec->offset: its data row + 1) */
-            int64_t v;
-            if (direct_cell(a->direct, (uint64_t)rec->offset - 1, &qr[q].numbers, &v, &cell, cell_text)) {
-                numdict *d = &qr[q].numbers;
-                a->codes[row] = (uint32_t)(v + NUMDICT_INT_BIAS); /* numdict_add's integer mode */
-                if (v < d->min) d->min = v;
-                if (v > d->max) d->max = v;
-                if (!qr[q].missing.fill_set) tm_rows_fill(&qr[q].missing, a->codes, row);
+        /* (table_is_missing without its call for the common cases: an empty
+         * field is missing, any other only when it is one of --missing's spellings) */
+        if (a->kind == ATTR_NUMERIC && !a->h && (f->len == 0 || (t->nmissing && table_is_missing(t, f)))) {
+            /* A number of a table in memory is handed out as an empty field
+             * (table__reader_wants), so it is looked at here, where a file's
+             * rows come only for a missing value: its array instead, at data
+             * row rec->offset - 1. (Such a table has no --missing spellings:
+             * an empty field is all table_is_missing takes.) */
+            if (a->direct) {
+                int64_t v;
+                if (direct_cell(a->direct, (uint64_t)rec->offset - 1, &qr[q].numbers, &v, &cell, cell_text)) {
+                    numdict *d = &qr[q].numbers;
+                    a->codes[row] = (uint32_t)(v + NUMDICT_INT_BIAS); /* numdict_add's integer mode */
+                    if (v < d->min) d->min = v;
+                    if (v > d->max) d->max = v;
+                    if (!qr[q].missing.fill_set) tm_rows_fill(&qr[q].missing, a->codes, row);
+                    continue;
+                }
+                f = &cell; /* its text, or the empty field of a missing cell */
+            }
+            if (!a->direct || f->len == 0) {
+                AK_CHECK(tm_rows_add(&qr[q].missing, qr[q].numbers.streaming, f, a->codes, row, err));
                 continue;
             }
-            f = &cell;
-        }
-        if (a->kind == ATTR_NUMERIC && !a->h && table_is_missing(t, f)) {
-            AK_CHECK(tm_rows_add(&qr[q].missing, qr[q].numbers.streaming, f, a->codes, row, err));
-            continue;
         }
         if (a->kind == ATTR_NUMERIC) {
             /* fields of the CSV reader may be read as words (CSV_FIELD_READABLE) */
