@@ -198,6 +198,34 @@ def test_text_conversion_paths():
     assert list(out.columns) == ["s", "c", "n"] and len(out) == 0
 
 
+def test_suppressed_rows(tmp_path):
+    """Rows suppressed by incognito's suppression limit are published with "*"
+    in every QI: the DataFrame path publishes the command line's rows, and
+    the categories are exactly the values published ("*" among them only
+    when a row has it)."""
+    rng = np.random.default_rng(3)
+    n = 500
+    df = pd.DataFrame({"zip": ["a"] * 250 + ["b"] * 247 + ["c"] * 3, "sex": rng.choice(["female", "male"], n),
+                       "x": rng.integers(0, 9, n)})
+    (tmp_path / "sex.csv").write_text("female;*\nmale;*\n")
+    (tmp_path / "zip.csv").write_text("a;*\nb;*\nc;*\n")
+    df.to_csv(tmp_path / "in.csv", index=False)
+    hier = {"sex": str(tmp_path / "sex.csv"), "zip": str(tmp_path / "zip.csv")}
+    for limit in ("0.05", "0"):
+        r = cli("anonymize", str(tmp_path / "in.csv"), "-o", str(tmp_path / "o.csv"), "--qi", "zip,sex", "--k", "20",
+                "--seed", "2", "--hierarchy", f"sex={hier['sex']}", "--hierarchy", f"zip={hier['zip']}",
+                "--algorithm", "incognito", "--suppression", limit)
+        assert r.returncode == 0, r.stderr
+        expected = pd.read_csv(tmp_path / "o.csv", dtype=str, keep_default_na=False)
+        out, rep = anonkit.anonymize(df, qi=["zip", "sex"], k=20, seed=2, hierarchy=hier, algorithm="incognito",
+                                     suppression=limit)
+        assert rows_of(out) == rows_of(expected)
+        stars = int((expected["zip"] == "*").sum())
+        assert rep.rows_suppressed == (3 if limit != "0" else 0) and (stars == 3) == (limit != "0")
+        assert isinstance(out["zip"].dtype, pd.CategoricalDtype)
+        assert set(out["zip"].cat.categories) == set(expected["zip"])  # "*" only when a row has it
+
+
 def test_decode_values():
     """The distinct values of a column in dictionary form decoded every way
     (_convert._decode_values: split at laid NULs, sliced, one by one) give
