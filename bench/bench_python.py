@@ -7,6 +7,10 @@ What is measured, in the same run:
   this already started interpreter with pandas and anonkit imported, wall
   time: conversions in and out, the library's run, everything between;
 - ratio: python s / cli s (the goal: at most 1.3);
+- cpu ratio: the same two measured in CPU seconds (user + system, all
+  threads: getrusage of the child for the cli, time.process_time for the
+  call), best of REPEAT each; on a loaded machine wall times mostly measure
+  waiting for a core, CPU seconds much less so;
 - frame->t, lib run, t->frame: the parts of python s, timed apart:
   DataFrame -> anonkit_table (numeric buffers borrowed), the library's run
   alone (anonkit_anonymize, a table in and a table out: no CSV text
@@ -20,6 +24,7 @@ usage: bench_python.py ANONKIT_CLI ADULT_DIR GENERATED_CSV [REPEAT]
 """
 import json
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -42,11 +47,27 @@ def best(fn, repeat):
     return min(times), result
 
 
+def best_cpu(fn, repeat, child=False):
+    """Least CPU seconds (user + system) of fn over repeat calls: of this
+    process (all its threads), or of the child processes it waited for."""
+    who = resource.RUSAGE_CHILDREN if child else resource.RUSAGE_SELF
+    times = []
+    for _ in range(repeat):
+        r0 = resource.getrusage(who)
+        fn()
+        r1 = resource.getrusage(who)
+        times.append(r1.ru_utime - r0.ru_utime + r1.ru_stime - r0.ru_stime)
+    return min(times)
+
+
 def case(name, cli, csv, sep, cli_args, py_kwargs, df, repeat, tmp):
     out = os.path.join(tmp, name + ".csv")
     t_cli, _ = best(lambda: subprocess.run([cli, "anonymize", csv, "-o", out] + cli_args, check=True,
                                            capture_output=True), repeat)
     t_py, (frame, report) = best(lambda: anonkit.anonymize(df, **py_kwargs), repeat)
+    c_cli = best_cpu(lambda: subprocess.run([cli, "anonymize", csv, "-o", out] + cli_args, check=True,
+                                            capture_output=True), repeat, child=True)
+    c_py = best_cpu(lambda: anonkit.anonymize(df, **py_kwargs), repeat)
     t_in, table = best(lambda: to_ctable(df), repeat)
     with _Job() as job:  # the library's run alone, table in, table out
         job.configure(py_kwargs)
@@ -61,13 +82,13 @@ def case(name, cli, csv, sep, cli_args, py_kwargs, df, repeat, tmp):
 
         t_run, _ = best(run, repeat)
         pub = lib.anonkit_result_table(rp[0])  # the published table itself, to time its way back
-        t_out, _ = best(lambda: from_ctable(pub, like=df), repeat)
+        t_out, _ = best(lambda: from_ctable(pub, like=df, qi=py_kwargs["qi"]), repeat)
         lib.anonkit_result_free(rp[0])
     table.close()
     cli_rows = sum(1 for _ in open(out)) - 1
     assert cli_rows == len(frame), (cli_rows, len(frame))
     print(f"{name:<22} {len(df):>9} {t_cli:>8.3f} {t_py:>9.3f} {t_py / t_cli:>6.2f}x {t_in:>9.3f} {t_run:>9.3f} "
-          f"{t_out:>9.3f}")
+          f"{t_out:>9.3f} {c_cli:>8.3f} {c_py:>8.3f} {c_py / c_cli:>6.2f}x")
     return t_cli, t_py
 
 
@@ -82,7 +103,7 @@ def main():
     repeat = int(sys.argv[4]) if len(sys.argv) > 4 else 3
     tmp = tempfile.mkdtemp(prefix="anonkit-bench-python.")
     print(f"{'case':<22} {'rows':>9} {'cli s':>8} {'python s':>9} {'ratio':>7} {'frame->t':>9} {'lib run':>9} "
-          f"{'t->frame':>9}")
+          f"{'t->frame':>9} {'cli cpu':>8} {'py cpu':>8} {'cpu ratio':>7}")
     settings = json.load(open(os.path.join(adult, "job.json")))
     df = pd.read_csv(os.path.join(adult, settings["input"]), sep=";")
     hier = {c: pd.read_csv(os.path.join(adult, p), sep=";", header=None, dtype=str)
@@ -102,7 +123,8 @@ def main():
     print(f"(cli s: the whole `anonkit anonymize` process on the CSV, wall time; python s: the call "
           f"anonkit.anonymize(df) -> df in an already started interpreter, conversions included; ratio: "
           f"python s / cli s; frame->t, lib run, t->frame: the conversion in, the library's run (table in, table "
-          f"out) and the conversion out, parts of python s; "
+          f"out) and the conversion out, parts of python s; cli cpu, py cpu: the same two in CPU seconds (user + system, "
+          f"all threads), cpu ratio their ratio; "
           f"best of {repeat})")
 
 

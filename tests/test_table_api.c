@@ -242,11 +242,16 @@ static void test_two_pieces(void **state)
     assert_int_equal(anonkit_table_column_codes(pub, 0, &codes, &count, &doff, &dbytes), ANONKIT_OK);
     assert_true(count > 1 && count < N);
     assert_int_equal(anonkit_table_column_text(pub, 0, &roff, &rbytes), ANONKIT_OK);
+    uint8_t *seen = calloc(count, 1);
+    assert_non_null(seen);
     for (size_t i = 0; i < N; i++) {
         assert_true(codes[i] >= 0 && (uint32_t)codes[i] < count);
+        seen[codes[i]] = 1;
         assert_int_equal(roff[i + 1] - roff[i], doff[codes[i] + 1] - doff[codes[i]]);
         assert_memory_equal(rbytes + roff[i], dbytes + doff[codes[i]], (size_t)(roff[i + 1] - roff[i]));
     }
+    for (uint32_t v = 0; v < count; v++) assert_true(seen[v]); /* only the values used ("*" of no suppressed row: none) */
+    free(seen);
     assert_int_equal(anonkit_table_column_codes(pub, 2, &codes, &count, &doff, &dbytes), ANONKIT_E_USAGE); /* copied */
     anonkit_table_free(back);
     anonkit_result_free(r);
@@ -289,6 +294,21 @@ static void test_text_codes(void **state)
     assert_int_equal(anonkit_table_add_int64(b, "age", age, NULL, N), ANONKIT_OK);
     assert_int_equal(anonkit_table_add_text_codes(a, "colour", codes, N, voff, vals, 4), ANONKIT_OK);
     assert_int_equal(anonkit_table_add_text(b, "colour", off, bytes, miss, N), ANONKIT_OK);
+    /* numbers as text, one value ("x") used by no row: the copy published is int64 either way */
+    static const char nvals[] = "712x";
+    const int64_t noff[] = {0, 1, 3, 4};
+    int32_t ncodes[N];
+    int64_t nrow_off[N + 1];
+    char nbytes[N * 2];
+    nrow_off[0] = 0;
+    for (int r = 0; r < N; r++) {
+        ncodes[r] = (int32_t)tu_below(&rng, 2);
+        const size_t len = (size_t)(noff[ncodes[r] + 1] - noff[ncodes[r]]);
+        memcpy(nbytes + nrow_off[r], nvals + noff[ncodes[r]], len);
+        nrow_off[r + 1] = nrow_off[r] + (int64_t)len;
+    }
+    assert_int_equal(anonkit_table_add_text_codes(a, "num", ncodes, N, noff, nvals, 3), ANONKIT_OK);
+    assert_int_equal(anonkit_table_add_text(b, "num", nrow_off, nbytes, NULL, N), ANONKIT_OK);
     assert_same_table(a, b);
     const int32_t bad[1] = {4};
     assert_int_equal(anonkit_table_add_text_codes(a, "more", bad, 1, voff, vals, 4), ANONKIT_E_USAGE);
@@ -305,6 +325,14 @@ static void test_text_codes(void **state)
         anonkit_job_free(job);
     }
     assert_same_table(anonkit_result_table(r[0]), anonkit_result_table(r[1]));
+    /* the codes given copied through in dictionary form, the text given row by row */
+    const int32_t *pc;
+    uint32_t pcount;
+    const int64_t *po;
+    const char *pb;
+    assert_int_equal(anonkit_table_column_codes(anonkit_result_table(r[0]), 1, &pc, &pcount, &po, &pb), ANONKIT_OK);
+    assert_int_equal(anonkit_table_column_codes(anonkit_result_table(r[1]), 1, &pc, &pcount, &po, &pb), ANONKIT_E_USAGE);
+    assert_int_equal(anonkit_table_column_kind(anonkit_result_table(r[0]), 2), ANONKIT_COLUMN_INT64);
     anonkit_result_free(r[0]);
     anonkit_result_free(r[1]);
     anonkit_table_free(a);
@@ -612,6 +640,112 @@ static void test_csv_form(void **state)
     free(text);
 }
 
+/* Numeric QIs of a table are read as numbers, not as their text (the
+ * loader's direct cells, core/table.c); published bytes stay those of the
+ * file path on the table's CSV form, for int64 and double columns holding
+ * what leaves the integer fast path: zero and -0, negatives, integers past
+ * nine digits and past 2^53, decimals (after integers: the column changes
+ * mode midway), missing cells (NaN, masks, before the first present
+ * value), in one piece and in two on two threads. A value with more digits
+ * than can be ordered fails with the file path's message. */
+static void numeric_qis(size_t n, const char *threads)
+{
+    int64_t *a = malloc(n * sizeof *a), *d = malloc(n * sizeof *d);
+    double *b = malloc(n * sizeof *b), *c = malloc(n * sizeof *c);
+    uint8_t *cmiss = calloc(n, 1), *dmiss = calloc(n, 1);
+    int64_t *off = malloc((n + 1) * sizeof *off);
+    char *txt = malloc(n * 4);
+    assert_true(a && b && c && d && cmiss && dmiss && off && txt);
+    tu_rng rng = {97 + n};
+    off[0] = 0;
+    for (size_t r = 0; r < n; r++) {
+        const unsigned pick = (unsigned)tu_below(&rng, 10);
+        a[r] = (int64_t)tu_below(&rng, 1000);
+        if (r > n / 3 && pick == 0) a[r] = -(int64_t)tu_below(&rng, 500);
+        if (r > n / 3 && pick == 1) a[r] = 999999990 + (int64_t)tu_below(&rng, 20); /* nine and ten digits */
+        if (r > n / 2 && pick == 2) a[r] = ((int64_t)1 << 60) + (int64_t)tu_below(&rng, 1000); /* past 2^53 */
+        b[r] = (double)tu_below(&rng, 100000);
+        if (r > n / 2) b[r] = pick == 3 ? -0.0 : pick == 4 ? NAN : pick == 5 ? -(double)tu_below(&rng, 99) / 4
+                            : (double)tu_below(&rng, 100000) / 100;
+        c[r] = (double)tu_below(&rng, 60);
+        cmiss[r] = r < 5 || pick == 6;
+        d[r] = (int64_t)tu_below(&rng, 1000000000);
+        dmiss[r] = pick == 7;
+        char buf[4];
+        snprintf(buf, sizeof buf, "t%u", (unsigned)tu_below(&rng, 9));
+        put_text(off, txt, r, buf);
+    }
+    anonkit_table *t = anonkit_table_create();
+    assert_int_equal(anonkit_table_add_int64_ref(t, "a", a, NULL, n), ANONKIT_OK);
+    assert_int_equal(anonkit_table_add_double_ref(t, "b", b, NULL, n), ANONKIT_OK);
+    assert_int_equal(anonkit_table_add_double(t, "c", c, cmiss, n), ANONKIT_OK);
+    assert_int_equal(anonkit_table_add_int64(t, "d", d, dmiss, n), ANONKIT_OK);
+    assert_int_equal(anonkit_table_add_text(t, "t", off, txt, NULL, n), ANONKIT_OK);
+    const char *dir = tu_mkdtemp();
+    char in[4200], fout[4200], tout[4200];
+    snprintf(in, sizeof in, "%s/in.csv", dir);
+    snprintf(fout, sizeof fout, "%s/file.csv", dir);
+    snprintf(tout, sizeof tout, "%s/table.csv", dir);
+    for (int bad = 0; bad < 2; bad++) {
+        if (bad) b[n - 2] = 1.0 / 3; /* 16 significant digits */
+        FILE *f = fopen(in, "w");
+        ak_error err = {0};
+        assert_non_null(f);
+        assert_int_equal(memtable_write_csv(t, f, ',', 1, in, &err), ANONKIT_OK);
+        assert_int_equal(fclose(f), 0);
+        anonkit_job *fj = anonkit_job_create(), *tj = anonkit_job_create(), *oj = anonkit_job_create();
+        anonkit_job *jobs[3] = {fj, tj, oj};
+        for (int i = 0; i < 3; i++) {
+            assert_int_equal(anonkit_job_set(jobs[i], ANONKIT_OPT_QI, "a,b,c,d"), ANONKIT_OK);
+            assert_int_equal(anonkit_job_set(jobs[i], ANONKIT_OPT_K, "5"), ANONKIT_OK);
+            assert_int_equal(anonkit_job_set(jobs[i], ANONKIT_OPT_SEED, "5"), ANONKIT_OK);
+            assert_int_equal(anonkit_job_set(jobs[i], ANONKIT_OPT_THREADS, threads), ANONKIT_OK);
+        }
+        assert_int_equal(anonkit_job_set(fj, ANONKIT_OPT_INPUT, in), ANONKIT_OK);
+        assert_int_equal(anonkit_job_set(fj, ANONKIT_OPT_OUTPUT, fout), ANONKIT_OK);
+        assert_int_equal(anonkit_job_set_input_table(tj, t), ANONKIT_OK);
+        assert_int_equal(anonkit_job_set(tj, ANONKIT_OPT_OUTPUT, tout), ANONKIT_OK);
+        assert_int_equal(anonkit_job_set_input_table(oj, t), ANONKIT_OK);
+        assert_int_equal(anonkit_job_set_output_table(oj), ANONKIT_OK);
+        anonkit_result *r = NULL;
+        if (bad) {
+            const int frc = anonkit_anonymize(fj, NULL);
+            assert_true(frc < 0);
+            assert_int_equal(anonkit_anonymize(tj, NULL), frc);
+            assert_int_equal(anonkit_anonymize(oj, &r), frc);
+            const char *what = strstr(anonkit_errmsg(fj), "value 0.3333");
+            assert_non_null(what);
+            assert_non_null(strstr(anonkit_errmsg(tj), what));
+            assert_non_null(strstr(anonkit_errmsg(oj), what));
+        } else {
+            run_ok(fj, anonkit_anonymize(fj, NULL));
+            run_ok(tj, anonkit_anonymize(tj, NULL));
+            run_ok(oj, anonkit_anonymize(oj, &r));
+            size_t fl, tl;
+            char *ftext = tu_read_file(fout, &fl), *ttext = tu_read_file(tout, &tl);
+            assert_int_equal(fl, tl);
+            assert_memory_equal(ftext, ttext, fl);
+            free(ftext);
+            free(ttext);
+            anonkit_table *back = read_published(fout);
+            assert_same_table(anonkit_result_table(r), back);
+            anonkit_table_free(back);
+        }
+        anonkit_result_free(r);
+        for (int i = 0; i < 3; i++) anonkit_job_free(jobs[i]);
+    }
+    anonkit_table_free(t);
+    tu_rmtree(dir);
+    free(a), free(b), free(c), free(d), free(cmiss), free(dmiss), free(off), free(txt);
+}
+
+static void test_numeric_qis(void **state)
+{
+    (void)state;
+    numeric_qis(300, "1");
+    numeric_qis(70001, "2"); /* two pieces */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -620,7 +754,7 @@ int main(void)
         cmocka_unit_test(test_errors),   cmocka_unit_test(test_slice),    cmocka_unit_test(test_format_double),
         cmocka_unit_test(test_csv_form), cmocka_unit_test(test_no_spool),
         cmocka_unit_test(test_two_pieces), cmocka_unit_test(test_text_codes),
-        cmocka_unit_test(test_recode_table),
+        cmocka_unit_test(test_recode_table), cmocka_unit_test(test_numeric_qis),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -472,9 +472,11 @@ ANONKIT_API const int64_t *anonkit_table_column_int64(const anonkit_table *table
  * that first call must not run concurrently with other calls on the same table. */
 ANONKIT_API int anonkit_table_column_text(const anonkit_table *table, uint32_t column,
                                           const int64_t **offsets /* OUT */, const char **bytes /* OUT */);
-/* A text column in dictionary form (the generalized columns of a published table): codes[r] (rows of
- * them) is row r's index among the *count distinct values (offsets: *count + 1, starting at 0, into
- * bytes), -1 when missing. ANONKIT_E_USAGE for a column not in that form (use anonkit_table_column_text). */
+/* A text column in dictionary form (the generalized columns of a published table, and a text column
+ * copied through from an input column given in that form): codes[r] (rows of them) is row r's index
+ * among the *count distinct values (offsets: *count + 1, starting at 0, into bytes), -1 when missing;
+ * in a published table every value is used by some row. ANONKIT_E_USAGE for a column not in that form
+ * (use anonkit_table_column_text). */
 ANONKIT_API int anonkit_table_column_codes(const anonkit_table *table, uint32_t column, const int32_t **codes /* OUT */,
                                            uint32_t *count /* OUT */, const int64_t **offsets /* OUT */,
                                            const char **bytes /* OUT */);

@@ -17,6 +17,7 @@ GIL is released while the library runs. See docs/python.md.
 """
 from __future__ import annotations
 
+import csv as _csv
 import json as _json
 import os
 import shutil
@@ -211,8 +212,42 @@ def _report(r: Any) -> Report:
     )
 
 
-def _run_publishing(verb: Callable[..., int], job: _Job, data: Any, output: Optional[str]) -> Tuple[Optional[Table], Report]:
-    """Runs a verb that publishes a table: into a table unless output names a file."""
+def _names(value: Any) -> List[str]:
+    """Column names given as a list or as the command line's comma-separated text."""
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [v for v in value.split(",") if v]
+    return [str(v) for v in value]
+
+
+def _qi_of(options: Mapping[str, Any]) -> List[str]:
+    """The QIs named by a call's options: qi=, else the "qi" of its job= file."""
+    if options.get("qi") is not None:
+        return _names(options["qi"])
+    job = options.get("job")
+    if job is not None:
+        try:
+            with open(os.fspath(job), encoding="utf-8") as f:
+                return _names(_json.load(f).get("qi"))
+        except (OSError, ValueError, AttributeError):
+            return []
+    return []
+
+
+def _rules_qi(rules: Any) -> List[str]:
+    """The QIs of a rules file (its "column,NAME,qi..." lines), [] when it cannot be read."""
+    try:
+        with open(os.fspath(rules), encoding="utf-8", newline="") as f:
+            return [row[1] for row in _csv.reader(f) if len(row) >= 3 and row[0] == "column" and row[2].startswith("qi")]
+    except (OSError, ValueError, _csv.Error):
+        return []
+
+
+def _run_publishing(verb: Callable[..., int], job: _Job, data: Any, output: Optional[str],
+                    categorical: bool = True, qi: Sequence[str] = ()) -> Tuple[Optional[Table], Report]:
+    """Runs a verb that publishes a table: into a table unless output names a
+    file (generalized columns, and text QI columns, as Categorical when categorical)."""
     if output is not None:
         job.check(lib.anonkit_job_set(job.ptr, lib.ANONKIT_OPT_OUTPUT, os.fspath(output).encode("utf-8")))
     else:
@@ -226,44 +261,52 @@ def _run_publishing(verb: Callable[..., int], job: _Job, data: Any, output: Opti
         like = data if isinstance(data, (pd.DataFrame, Mapping)) else None
         out = None
         if t != ffi.NULL:
-            out = from_ctable(t, like=like, as_dict=isinstance(data, Mapping) and not isinstance(data, pd.DataFrame))
+            out = from_ctable(t, like=like, as_dict=isinstance(data, Mapping) and not isinstance(data, pd.DataFrame),
+                              categorical=categorical, qi=qi)
     finally:
         lib.anonkit_result_free(r)
     return out, report
 
 
-def anonymize(data: Union[TableLike, str, os.PathLike], *, output: Optional[str] = None,
+def anonymize(data: Union[TableLike, str, os.PathLike], *, output: Optional[str] = None, categorical: bool = True,
               **options: Any) -> Tuple[Optional[Table], Report]:
     """Anonymizes a table: returns (the published table, the report).
 
     ``data`` is a DataFrame, a dict of lists, or the name of a source the
     command line reads (a CSV path, ``sqlite:...``). The published table has
     the input's type (a dict of lists for a dict) and, column by column, the
-    input's dtype where its values allow it (generalized values are text).
+    input's dtype where its values allow it. A generalized QI column
+    ("30-39", "*") is a pandas Categorical: its categories are the distinct
+    published values, in the library's order (unordered; a categorical input
+    column keeps sorted categories); with ``categorical=False`` it is text in
+    the input column's dtype (object, or string) instead. A QI column whose
+    every published value is a number (classes of one value) is numeric either way.
     With ``output="file.csv"`` it is written there instead and None returned.
     Options: those of ``anonkit anonymize`` (``qi``, ``k``, ``l``, ``sensitive``,
     ``algorithm``, ``seed``, ``hierarchy``, ``memory``, ...)."""
     with _Job() as job:
         job.configure(options)
         job.set_input(data)
-        return _run_publishing(lib.anonkit_anonymize, job, data, output)
+        return _run_publishing(lib.anonkit_anonymize, job, data, output, categorical, _qi_of(options))
 
 
 def recode(data: Union[TableLike, str, os.PathLike], *, rules: str, output: Optional[str] = None,
-           **options: Any) -> Tuple[Optional[Table], Report]:
+           categorical: bool = True, **options: Any) -> Tuple[Optional[Table], Report]:
     """Recodes new rows with the rules an earlier anonymize wrote (``rules=`` its
-    ``rules`` file): returns (the recoded table, the report with rows_outside)."""
+    ``rules`` file): returns (the recoded table, the report with rows_outside).
+    The rules' QI columns come back as in :func:`anonymize` (``categorical``)."""
     with _Job() as job:
         job.configure(dict(options, rules=rules))
         job.set_input(data)
-        return _run_publishing(lib.anonkit_recode, job, data, output)
+        return _run_publishing(lib.anonkit_recode, job, data, output, categorical, _rules_qi(rules))
 
 
 def sequential(data: Union[TableLike, str, os.PathLike], *, previous: Iterable[Union[TableLike, str]],
                output: Optional[str] = None, **options: Any) -> Tuple[Optional[Table], Report]:
     """Sequential release ([Wang06]): generalizes ``data`` so that its join with
     the earlier releases ``previous`` (tables or files) satisfies (X,Y)-privacy
-    (options ``x``, ``y``, ``anonymity``, ``linkability``, ...)."""
+    (options ``x``, ``y``, ``anonymity``, ``linkability``, ...). Its generalized
+    columns come back as text (object), as the published file has them."""
     with _Job() as job:
         job.configure(options)
         for p in previous:
@@ -274,7 +317,7 @@ def sequential(data: Union[TableLike, str, os.PathLike], *, previous: Iterable[U
                 job.check(lib.anonkit_job_add_previous_table(job.ptr, t.ptr))
                 t.close()
         job.set_input(data)
-        return _run_publishing(lib.anonkit_sequential, job, data, output)
+        return _run_publishing(lib.anonkit_sequential, job, data, output, categorical=False)
 
 
 def check(published: Union[TableLike, str, os.PathLike], **options: Any) -> Union[bool, Report]:

@@ -13,10 +13,16 @@ encoded once (anonkit_table_add_text_codes); else one UTF-8 buffer with int64
 offsets (Arrow's layout). The library copies text.
 
 Out of the library: each column is read in the kind the library gives
-(int64, double, text; a generalized text column as codes into its distinct
-values, anonkit_table_column_codes, each value decoded once) and, when the input had a column of that name, turned
-back into the input's dtype where the values allow it (a generalized "30-39"
-stays text).
+(int64, double, text) and, when the input had a column of that name, turned
+back into the input's dtype where the values allow it. A generalized QI
+column (in dictionary form: its distinct published values and a code per
+row, anonkit_table_column_codes) becomes a pandas Categorical made from
+those codes and values (each value decoded once, no Python object per cell;
+categories in the library's order, unordered); with categorical=False it
+becomes text in the input's dtype (object, or string), as a copied text
+column does. A copied text column comes back in dictionary form too when it
+went in so (the codes of a categorical or of pandas' factorize), and is then
+gathered from its decoded values by code.
 """
 from __future__ import annotations
 
@@ -97,7 +103,10 @@ def _factorize_texts(off: np.ndarray, data: np.ndarray, n: int) -> Optional[Tupl
     if width > _WIDE or n * w8 > 4 * len(data) + (1 << 24):
         return None
     grid = np.zeros((n, w8), dtype=np.uint8)
-    grid[np.arange(w8)[None, :] < lens[:, None]] = data  # row-major: row by row, byte by byte
+    if n and int(lens.min()) == width:  # every row as long (codes, flags): the bytes are the grid's rows
+        grid[:, :width] = data[:n * width].reshape(n, width)
+    else:
+        grid[np.arange(w8)[None, :] < lens[:, None]] = data  # row-major: row by row, byte by byte
     words = grid.view(np.uint64)[:, :(width + 7) // 8]
     # First one hash of each row (its words mixed with odd multipliers, the
     # length added), factorized once; kept when every row equals its code's
@@ -249,7 +258,7 @@ def add_series(t: CTable, name: str, s: pd.Series) -> None:
             t.keep.append(values)
             t._check(lib.anonkit_table_add_double_ref(t.ptr, cname, ffi.from_buffer("double[]", values), ffi.NULL, n))
             return
-        values = values.astype(object)
+        values = values.astype(object, copy=False)  # (an object column as it is)
     _add_text_column(t, cname, s, values, n)
 
 
@@ -265,9 +274,8 @@ def _text_column(ptr: Any, c: int, n: int, mask: Optional[np.ndarray]) -> Tuple[
         nd = int(countp[0])
         codes = np.frombuffer(ffi.buffer(codesp[0], n * 4), dtype=np.int32).astype(np.int64) if n \
             else np.zeros(0, np.int64)
-        doff = np.frombuffer(ffi.buffer(offp[0], (nd + 1) * 8), dtype=np.int64).tolist()
-        raw = ffi.buffer(bp[0], doff[-1])[:] if doff[-1] else b""
-        return codes, [raw[a:b].decode("utf-8") for a, b in zip(doff[:-1], doff[1:])]
+        doff = np.frombuffer(ffi.buffer(offp[0], (nd + 1) * 8), dtype=np.int64)
+        return codes, _decode_values(ffi.buffer(bp[0], int(doff[-1]))[:] if doff[-1] else b"", doff)
     lib.anonkit_table_column_text(ptr, c, offp, bp)
     off = np.frombuffer(ffi.buffer(offp[0], (n + 1) * 8), dtype=np.int64) if n else np.zeros(1, np.int64)
     total = int(off[-1])
@@ -291,6 +299,65 @@ def _text_column(ptr: Any, c: int, n: int, mask: Optional[np.ndarray]) -> Tuple[
     if mask is not None:
         codes[mask] = -1
     return codes, uniques
+
+
+def _dict_codes(ptr: Any, c: int, n: int) -> Optional[Tuple[np.ndarray, List[str]]]:
+    """Column c in dictionary form (a generalized column): a view of its codes
+    (int32, -1 missing; the table's memory, valid while the table lives) and
+    its distinct values, each decoded once; None for a column not in that form."""
+    offp = ffi.new("const int64_t **")
+    bp = ffi.new("const char **")
+    codesp = ffi.new("const int32_t **")
+    countp = ffi.new("uint32_t *")
+    if lib.anonkit_table_column_codes(ptr, c, codesp, countp, offp, bp) != 0:
+        return None
+    nd = int(countp[0])
+    codes = np.frombuffer(ffi.buffer(codesp[0], n * 4), dtype=np.int32) if n else np.zeros(0, np.int32)
+    doff = np.frombuffer(ffi.buffer(offp[0], (nd + 1) * 8), dtype=np.int64)
+    return codes, _decode_values(ffi.buffer(bp[0], int(doff[-1]))[:] if doff[-1] else b"", doff)
+
+
+def _decode_values(raw: bytes, doff: np.ndarray) -> List[str]:
+    """The len(doff) - 1 texts raw[doff[i]:doff[i+1]] (UTF-8), each decoded once:
+    when no text holds a NUL byte, a NUL is laid after each (numpy) and the
+    whole decoded and split at them (str.split makes the strings without a
+    Python call per text); else sliced from the decoded whole when it is
+    ASCII (characters are bytes), else one by one."""
+    nd = len(doff) - 1
+    if nd >= 64 and b"\0" not in raw:
+        buf = np.empty(len(raw) + nd, dtype=np.uint8)
+        ends = doff[1:] - doff[0] + np.arange(nd)  # where each text's NUL goes
+        data = np.ones(len(buf), dtype=bool)
+        data[ends] = False
+        buf[data] = np.frombuffer(raw, dtype=np.uint8)
+        buf[ends] = 0
+        return buf.tobytes().decode("utf-8").split("\0")[:-1]
+    lo, hi = doff[:-1].tolist(), doff[1:].tolist()
+    text = raw.decode("utf-8")
+    if len(text) == len(raw):
+        return [text[a:b] for a, b in zip(lo, hi)]
+    return [raw[a:b].decode("utf-8") for a, b in zip(lo, hi)]
+
+
+def _categorical(codes: np.ndarray, uniques: List[str]) -> pd.Categorical:
+    """A Categorical from a view of a generalized column's codes and its
+    values: the codes copied once into the narrowest integer type pandas
+    keeps as they are (so nothing points into the library's table)."""
+    nd = len(uniques)
+    small = codes.astype(np.int8 if nd < 127 else np.int16 if nd < 32767 else np.int32)
+    categories = pd.Index(uniques, dtype=object)
+    # The library's values are distinct and its codes within -1 .. nd - 1, so
+    # pandas' own checks (a hash of every category, a pass over the codes:
+    # most of the time here) are skipped through its constructors for trusted
+    # input where they exist (pandas 1.x and 2.x), else from_codes checks.
+    try:
+        dtype = pd.CategoricalDtype._from_fastpath(categories, False)
+        cat = pd.Categorical._simple_new(small, dtype)
+        if len(cat) == len(small) and cat.categories is categories:
+            return cat
+    except (AttributeError, TypeError, ValueError):
+        pass
+    return pd.Categorical.from_codes(small, categories=categories)
 
 
 def _number_texts(values: np.ndarray, kind: int, mask: Optional[np.ndarray]) -> Tuple[np.ndarray, List[str]]:
@@ -362,9 +429,15 @@ def _restore(values: Any, kind: int, mask: Optional[np.ndarray], like: Optional[
     return out
 
 
-def from_ctable(ptr: Any, like: Optional[TableLike] = None, as_dict: bool = False) -> Union[pd.DataFrame, Dict[str, list]]:
+def from_ctable(ptr: Any, like: Optional[TableLike] = None, as_dict: bool = False, categorical: bool = True,
+                qi: Sequence[str] = ()) -> Union[pd.DataFrame, Dict[str, list]]:
     """The columns of an anonkit_table (borrowed) as a DataFrame, or a dict of
-    lists when as_dict; dtypes follow the same-named columns of `like`."""
+    lists when as_dict; dtypes follow the same-named columns of `like`, but a
+    text column named in `qi` (a generalized QI) is a Categorical when
+    `categorical` (and not as_dict; a categorical input column keeps its
+    sorted categories either way). A column copied through in dictionary
+    form (from a categorical or factorized input column) is read by its codes too."""
+    qis = set(qi)
     ncols = lib.anonkit_table_columns(ptr)
     n = lib.anonkit_table_rows(ptr)
     like_cols = dict(_columns_of(like)) if like is not None else {}
@@ -381,6 +454,14 @@ def from_ctable(ptr: Any, like: Optional[TableLike] = None, as_dict: bool = Fals
             values = np.frombuffer(ffi.buffer(lib.anonkit_table_column_int64(ptr, c), n * 8),
                                    dtype=np.int64).copy() if n else np.zeros(0, np.int64)
         else:
+            like_c = like_cols.get(name)
+            if categorical and not as_dict and name in qis and \
+                    not (like_c is not None and isinstance(like_c.dtype, pd.CategoricalDtype)):
+                d = _dict_codes(ptr, c, n)
+                if d is not None:  # a generalized column: the library's codes
+                    return name, _categorical(*d)
+                # a QI published as text rows (out-of-core algorithms, recode): the codes found here
+                return name, _categorical(*_text_column(ptr, c, n, mask))
             values = _text_column(ptr, c, n, mask)
         return name, _restore(values, kind, mask, like_cols.get(name))
 

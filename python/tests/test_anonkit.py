@@ -198,6 +198,51 @@ def test_text_conversion_paths():
     assert list(out.columns) == ["s", "c", "n"] and len(out) == 0
 
 
+def test_suppressed_rows(tmp_path):
+    """Rows suppressed by incognito's suppression limit are published with "*"
+    in every QI: the DataFrame path publishes the command line's rows, and
+    the categories are exactly the values published ("*" among them only
+    when a row has it)."""
+    rng = np.random.default_rng(3)
+    n = 500
+    df = pd.DataFrame({"zip": ["a"] * 250 + ["b"] * 247 + ["c"] * 3, "sex": rng.choice(["female", "male"], n),
+                       "x": rng.integers(0, 9, n)})
+    (tmp_path / "sex.csv").write_text("female;*\nmale;*\n")
+    (tmp_path / "zip.csv").write_text("a;*\nb;*\nc;*\n")
+    df.to_csv(tmp_path / "in.csv", index=False)
+    hier = {"sex": str(tmp_path / "sex.csv"), "zip": str(tmp_path / "zip.csv")}
+    for limit in ("0.05", "0"):
+        r = cli("anonymize", str(tmp_path / "in.csv"), "-o", str(tmp_path / "o.csv"), "--qi", "zip,sex", "--k", "20",
+                "--seed", "2", "--hierarchy", f"sex={hier['sex']}", "--hierarchy", f"zip={hier['zip']}",
+                "--algorithm", "incognito", "--suppression", limit)
+        assert r.returncode == 0, r.stderr
+        expected = pd.read_csv(tmp_path / "o.csv", dtype=str, keep_default_na=False)
+        out, rep = anonkit.anonymize(df, qi=["zip", "sex"], k=20, seed=2, hierarchy=hier, algorithm="incognito",
+                                     suppression=limit)
+        assert rows_of(out) == rows_of(expected)
+        stars = int((expected["zip"] == "*").sum())
+        assert rep.rows_suppressed == (3 if limit != "0" else 0) and (stars == 3) == (limit != "0")
+        assert isinstance(out["zip"].dtype, pd.CategoricalDtype)
+        assert set(out["zip"].cat.categories) == set(expected["zip"])  # "*" only when a row has it
+
+
+def test_decode_values():
+    """The distinct values of a column in dictionary form decoded every way
+    (_convert._decode_values: split at laid NULs, sliced, one by one) give
+    the texts decoded one by one: few and many, ASCII and not, empty texts,
+    NUL bytes inside."""
+    from anonkit import _convert
+    rng = random.Random(11)
+    pools = [["a", "bc", "", "30-39", "*"], ["ünï", "€", "x", ""], ["a\x00b", "c", ""]]
+    for pool in pools:
+        for count in (0, 1, 63, 64, 500):
+            texts = [rng.choice(pool) + str(i) * rng.randint(0, 1) for i in range(count)]
+            enc = [t.encode("utf-8") for t in texts]
+            doff = np.zeros(count + 1, dtype=np.int64)
+            np.cumsum([len(e) for e in enc], out=doff[1:])
+            assert _convert._decode_values(b"".join(enc), doff) == texts, (pool, count)
+
+
 def _mask_of(ptr, c, n):
     mp = lib.anonkit_table_column_missing(ptr, c)
     return np.frombuffer(ffi.buffer(mp, n), dtype=np.uint8).astype(bool) if mp != ffi.NULL and n else None
@@ -233,6 +278,57 @@ def test_large_frame_same_as_cli(tmp_path, monkeypatch, threaded):
     mine["f"] = [anonkit._shortest(v) for v in out["f"]]
     key = lambda frame: collections.Counter(map(tuple, frame[list(df.columns)].astype(str).values.tolist()))
     assert key(mine) == key(cli)
+
+
+def test_generalized_categorical(tmp_path):
+    """Generalized columns come back as pandas Categoricals built from the
+    library's codes (categories: the distinct published values), holding the
+    same values as with categorical=False, which gives text in the input's
+    dtype; a categorical input column keeps its sorted categories; copied
+    columns keep their dtype either way."""
+    rng = np.random.default_rng(5)
+    n = 3000
+    df = pd.DataFrame({
+        "age": rng.integers(18, 90, n),
+        "zip": np.array([f"{z:05d}" for z in rng.integers(0, 99999, n)], dtype=object),
+        "tag": pd.Categorical(rng.choice(["b", "a", "c"], n)),
+        "note": np.array(["x", "y", None], dtype=object)[rng.integers(0, 3, n)],
+    })
+    hier = {"tag": [["a", "ab", "*"], ["b", "ab", "*"], ["c", "c", "*"]]}
+    kw = dict(qi=["age", "zip", "tag"], hierarchy=hier, k=10, seed=2)
+    out, _ = anonkit.anonymize(df, **kw)
+    text, _ = anonkit.anonymize(df, categorical=False, **kw)
+    assert isinstance(out["age"].dtype, pd.CategoricalDtype) and isinstance(out["zip"].dtype, pd.CategoricalDtype)
+    assert text["age"].dtype == object and text["zip"].dtype == object
+    for c in ("age", "zip"):
+        assert out[c].astype(object).where(out[c].notna(), None).tolist() == text[c].tolist(), c
+        cats = out[c].cat.categories
+        assert cats.is_unique and set(cats) == set(text[c].dropna()), c  # exactly the values present
+    assert isinstance(out["tag"].dtype, pd.CategoricalDtype)
+    assert list(out["tag"].cat.categories) == sorted(out["tag"].cat.categories)
+    assert out["tag"].tolist() == text["tag"].tolist()
+    assert out["note"].dtype == object and out["note"].tolist() == text["note"].tolist()
+    assert sorted(x for x in out["note"].tolist() if x is not None) == sorted(x for x in df["note"] if x is not None)
+    # as a dict of lists: plain lists either way
+    d, _ = anonkit.anonymize({c: df[c].tolist() for c in ("age", "zip")}, qi=["age", "zip"], k=10, seed=2)
+    assert all(isinstance(v, str) for v in d["age"])
+    # QIs published as text rows (an out-of-core algorithm; recode with the rules): Categoricals too,
+    # named by qi= as a list or as text, and by the rules file
+    small = df[["age", "zip", "note"]]
+    for qi in (["age", "zip"], "age,zip"):
+        ooc, _ = anonkit.anonymize(small, qi=qi, k=10, seed=2, algorithm="rothko-t", memory="4M")
+        ooc_text, _ = anonkit.anonymize(small, qi=qi, k=10, seed=2, algorithm="rothko-t", memory="4M",
+                                        categorical=False)
+        assert isinstance(ooc["age"].dtype, pd.CategoricalDtype) and ooc_text["age"].dtype == object
+        assert ooc["age"].astype(object).where(ooc["age"].notna(), None).tolist() == ooc_text["age"].tolist()
+        assert ooc["note"].dtype == object
+    rules = str(tmp_path / "rules")
+    anonkit.anonymize(small, qi=["age", "zip"], k=10, seed=2, rules=rules)
+    rec, _ = anonkit.recode(small.head(100), rules=rules)
+    rec_text, _ = anonkit.recode(small.head(100), rules=rules, categorical=False)
+    assert isinstance(rec["age"].dtype, pd.CategoricalDtype) and rec_text["age"].dtype == object
+    assert rec["age"].astype(object).where(rec["age"].notna(), None).tolist() == rec_text["age"].tolist()
+    assert rec["note"].dtype == object
 
 
 def test_dict_of_lists():

@@ -15,6 +15,7 @@
 #include "core/table_internal.h"
 #include "core/table_missing.h"
 #include "io/csv.h"
+#include "io/memtable.h"
 
 static char *dup_str(const char *s, size_t len)
 {
@@ -250,6 +251,43 @@ static int parse_number(const table *t, const csv_field *f, long line, int colum
                       AK_SHOW(f->data, f->len));
 }
 
+/* Numeric QI column c of a table in memory (table_qi.direct), data row r,
+ * without the reader's text: 1 with the value in *v when numdict_add would
+ * take the text the table backend gives the cell (memtable_record: the
+ * shortest text of the number) by its integer-mode fast path, that is an
+ * integer in 0 .. 999,999,999 while d is in integer mode; else 0 with that
+ * text (or the empty field of a missing cell) in *f, laid in buf (which has
+ * MEMTABLE_NUMBER_SCRATCH + CSV_FIELD_READABLE bytes) as the reader would.
+ * Either way the code numdict gives the row is the one the text gives it. */
+static inline int direct_cell(const memcol *c, uint64_t r, const numdict *d, int64_t *v, csv_field *f, char *buf)
+{
+    int n;
+    if (c->missing && c->missing[r]) {
+        f->data = "";
+        f->len = 0;
+        return 0;
+    }
+    if (c->kind == ANONKIT_COLUMN_INT64) {
+        const int64_t x = c->i[r];
+        if (!d->general && x >= 0 && x <= 999999999) {
+            *v = x;
+            return 1;
+        }
+        n = memtable_format_int64(buf, x);
+    } else { /* (an integral double below 1e15 is written as its integer, -0 as "0": memtable_format_double) */
+        const double x = c->d[r];
+        if (!d->general && x >= 0 && x <= 999999999.0 && x == (double)(int64_t)x) {
+            *v = (int64_t)x;
+            return 1;
+        }
+        n = memtable_format_double(buf, x);
+    }
+    memset(buf + n, 0, CSV_FIELD_READABLE);
+    f->data = buf;
+    f->len = (uint32_t)n;
+    return 0;
+}
+
 /* Encodes the QI, sensitive, class and target fields of one record as row `row`. */
 int table__encode_record(table *t, qi_reader *qr, const label_dicts *dicts, const csv_record *rec, size_t row,
                          missing_list *missing, ak_error *err)
@@ -265,9 +303,32 @@ int table__encode_record(table *t, qi_reader *qr, const label_dicts *dicts, cons
         table_qi *a = &t->qi[q];
         const csv_field *f = &rec->fields[a->column];
         uint32_t code;
-        if (a->kind == ATTR_NUMERIC && !a->h && table_is_missing(t, f)) {
-            AK_CHECK(tm_rows_add(&qr[q].missing, qr[q].numbers.streaming, f, a->codes, row, err));
-            continue;
+        csv_field cell;
+        char cell_text[MEMTABLE_NUMBER_SCRATCH + CSV_FIELD_READABLE];
+        /* (table_is_missing without its call for the common cases: an empty
+         * field is missing, any other only when it is one of --missing's spellings) */
+        if (a->kind == ATTR_NUMERIC && !a->h && (f->len == 0 || (t->nmissing && table_is_missing(t, f)))) {
+            /* A number of a table in memory is handed out as an empty field
+             * (table__reader_wants), so it is looked at here, where a file's
+             * rows come only for a missing value: its array instead, at data
+             * row rec->offset - 1. (Such a table has no --missing spellings:
+             * an empty field is all table_is_missing takes.) */
+            if (a->direct) {
+                int64_t v;
+                if (direct_cell(a->direct, (uint64_t)rec->offset - 1, &qr[q].numbers, &v, &cell, cell_text)) {
+                    numdict *d = &qr[q].numbers;
+                    a->codes[row] = (uint32_t)(v + NUMDICT_INT_BIAS); /* numdict_add's integer mode */
+                    if (v < d->min) d->min = v;
+                    if (v > d->max) d->max = v;
+                    if (!qr[q].missing.fill_set) tm_rows_fill(&qr[q].missing, a->codes, row);
+                    continue;
+                }
+                f = &cell; /* its text, or the empty field of a missing cell */
+            }
+            if (!a->direct || f->len == 0) {
+                AK_CHECK(tm_rows_add(&qr[q].missing, qr[q].numbers.streaming, f, a->codes, row, err));
+                continue;
+            }
         }
         if (a->kind == ATTR_NUMERIC) {
             /* fields of the CSV reader may be read as words (CSV_FIELD_READABLE) */
@@ -390,6 +451,22 @@ static int stream_rows(table *t, const table_spec *spec, csv_reader *reader, qi_
     return ANONKIT_OK;
 }
 
+/* Which numeric QIs of a table in memory are read as numbers (table_qi.direct):
+ * those without a hierarchy whose column is int64 or double, when every
+ * missing value is an empty cell (no --missing spellings, which a number's
+ * text might match) and the rows are kept (a streaming load hands the
+ * reader's fields on to its sink). */
+static void set_direct(table *t, const table_spec *spec)
+{
+    if (!t->mem || spec->row_sink || t->nmissing) return;
+    for (uint32_t q = 0; q < t->nqi; q++) {
+        table_qi *a = &t->qi[q];
+        const memcol *c = &t->mem->cols[a->column];
+        if (a->kind == ATTR_NUMERIC && !a->h && (c->kind == ANONKIT_COLUMN_INT64 || c->kind == ANONKIT_COLUMN_DOUBLE))
+            a->direct = c;
+    }
+}
+
 int table_load(table **out, const table_spec *spec, ak_error *err)
 {
     *out = NULL;
@@ -460,6 +537,7 @@ int table_load(table **out, const table_spec *spec, ak_error *err)
     /* the digest (streaming loads keep what they need and do not read the input again) */
     if (!spec->row_sink && !spec->read_once && (rc = csv_reader_digest(reader, &t->digest, 0, err)) < 0) goto done;
     if ((rc = read_header(t, reader, spec, err)) < 0) goto done;
+    set_direct(t, spec);
     if ((rc = table__reader_wants(t, reader, err)) < 0) goto done; /* a table: only the columns read are formatted */
     if (spec->body_range) { /* the rows of one byte range: the same reader, from there */
         csv_reader_free(reader);
@@ -507,6 +585,7 @@ int table_load(table **out, const table_spec *spec, ak_error *err)
     rc = ANONKIT_OK;
 done:
     csv_reader_free(reader);
+    for (uint32_t q = 0; t->qi && q < t->nqi; q++) t->qi[q].direct = NULL; /* (the load's only) */
     for (uint32_t q = 0; qr && q < t->nqi; q++) {
         numdict_free(&qr[q].numbers);
         tm_rows_reset(&qr[q].missing);
@@ -529,7 +608,7 @@ int table__reader_wants(const table *t, csv_reader *reader, ak_error *err)
     if (!t->mem) return ANONKIT_OK;
     unsigned char *wanted = calloc(t->ncolumns ? t->ncolumns : 1, 1);
     if (!wanted) return ak_err_nomem(err);
-    for (uint32_t q = 0; q < t->nqi; q++) wanted[t->qi[q].column] = 1;
+    for (uint32_t q = 0; q < t->nqi; q++) wanted[t->qi[q].column] = !t->qi[q].direct; /* (read as numbers) */
     if (t->sensitive_column >= 0) wanted[t->sensitive_column] = 1;
     if (t->class_column >= 0) wanted[t->class_column] = 1;
     if (t->target_column >= 0) wanted[t->target_column] = 1;

@@ -27,6 +27,7 @@ typedef enum attr_kind { ATTR_NUMERIC, ATTR_CATEGORICAL } attr_kind;
 struct csv_record;
 typedef struct table table;
 struct anonkit_table;
+struct memcol;
 struct csv_reader;
 
 typedef enum column_role { ROLE_OTHER = 0, ROLE_QI, ROLE_SENSITIVE, ROLE_IDENTIFIER } column_role;
@@ -109,6 +110,8 @@ typedef struct table_qi {
     numdict_map prov;     /* streaming loads: provisional numeric code -> rank */
     int has_missing;      /* numeric: code 0 is the missing value, below every present one
                              (docs/hierarchies.md); texts[0] its spelling */
+    const struct memcol *direct; /* while a table in memory is loaded: its int64 or double column of this
+                                    numeric QI, read as numbers instead of as the reader's text (table.c) */
 } table_qi;
 
 /* A streaming load read in two pieces: the second piece's rows, from

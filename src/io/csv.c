@@ -182,6 +182,9 @@ struct csv_reader {
     uint64_t mem_row;       /* next row to hand out, 0 being the header, r + 1 data row r */
     uint64_t mem_stop;      /* one past the last of them */
     unsigned char *mem_skip; /* csv_reader_table_columns: per column, 1 when its fields are handed out empty */
+    uint32_t *mem_cols;     /* the other columns, the ones memtable_record fills (NULL: all) */
+    uint32_t mem_ncols;
+    int mem_blanked;        /* the skipped columns' fields are empty already (set once, not per row) */
     char *scratch;
 };
 
@@ -298,6 +301,7 @@ void csv_reader_free(csv_reader *r)
     if (r->own_stream && r->stream) fclose(r->stream);
     free(r->scratch);
     free(r->mem_skip);
+    free(r->mem_cols);
     free(r->name);
     free(r->buf);
     free(r->fields);
@@ -349,7 +353,13 @@ int csv_reader_table_columns(csv_reader *r, const unsigned char *wanted, ak_erro
     if (!r->mem) return ANONKIT_OK;
     const uint32_t n = r->mem->ncols;
     if (!r->mem_skip && !(r->mem_skip = calloc(n ? n : 1, 1))) return ak_err_nomem(err);
-    for (uint32_t c = 0; c < n; c++) r->mem_skip[c] = !wanted[c];
+    if (!r->mem_cols && !(r->mem_cols = malloc((n ? n : 1) * sizeof *r->mem_cols))) return ak_err_nomem(err);
+    r->mem_ncols = 0;
+    for (uint32_t c = 0; c < n; c++) {
+        r->mem_skip[c] = !wanted[c];
+        if (wanted[c]) r->mem_cols[r->mem_ncols++] = c;
+    }
+    r->mem_blanked = 0;
     return ANONKIT_OK;
 }
 
@@ -369,8 +379,15 @@ static int table_read(csv_reader *r, csv_record *rec, ak_error *err)
             r->fields[c] = (csv_field){at, (uint32_t)len};
             at += len + CSV_FIELD_READABLE;
         }
+        r->mem_blanked = 0;
     } else {
-        memtable_record(t, r->mem_row - 1, r->fields, r->scratch, r->mem_skip);
+        if (!r->mem_blanked) { /* the skipped columns' empty fields, once: rows then fill only the others */
+            for (uint32_t c = 0; c < t->ncols; c++)
+                if (r->mem_skip && r->mem_skip[c]) r->fields[c] = (csv_field){"", 0};
+            r->mem_blanked = 1;
+        }
+        if (r->mem_cols) memtable_record(t, r->mem_row - 1, r->fields, r->scratch, r->mem_cols, r->mem_ncols);
+        else memtable_record(t, r->mem_row - 1, r->fields, r->scratch, NULL, t->ncols);
     }
     rec->fields = r->fields;
     rec->count = t->ncols;

@@ -101,20 +101,23 @@ int memtable_copy(anonkit_table **out /* OUT */, const anonkit_table *src);
  * the reader's padding). */
 #define MEMTABLE_NUMBER_SCRATCH 48
 
-/* The fields of data row `row` of t into fields[0 .. ncols), exactly as the
- * CSV reader would hand them out of t's CSV form (memtable_write_csv): a
- * text cell points into the table's bytes (readable CSV_FIELD_READABLE
- * bytes on), a missing cell is the empty field, a number is its text in
- * scratch (MEMTABLE_NUMBER_SCRATCH bytes per column). Columns c with skip
- * (may be NULL) and skip[c] are handed out as empty fields. */
-void memtable_record(const anonkit_table *t, uint64_t row, csv_field *fields, char *scratch, const unsigned char *skip);
+/* The fields of data row `row` of t into fields[c] for the ncols columns c
+ * of cols (NULL: columns 0 .. ncols), exactly as the CSV reader would hand
+ * them out of t's CSV form (memtable_write_csv): a text cell points into
+ * the table's bytes (readable CSV_FIELD_READABLE bytes on), a missing cell
+ * is the empty field, a number is its text in scratch
+ * (MEMTABLE_NUMBER_SCRATCH bytes per column). The other fields are left as
+ * they are (the reader empties the columns it skips once). */
+void memtable_record(const anonkit_table *t, uint64_t row, csv_field *fields, char *scratch, const uint32_t *cols,
+                     uint32_t ncols);
 
 /* Adds text column `name` in dictionary form to t: codes[0 .. n) (-1:
  * missing) index the ndict values (off, bytes), rows + 1 offsets; the
  * arrays are taken (freed with t, or here on failure). The column becomes
  * int64 or double by the rule of memtable_from_csv applied to the values
- * the rows use, so it has the kind a published CSV read back would have. An
- * empty value must be given as missing. */
+ * the rows use, so it has the kind a published CSV read back would have; a
+ * text column keeps only the values its rows use (renumbered in their
+ * order). An empty value must be given as missing. */
 int memtable_add_coded(anonkit_table *t, const char *name, int32_t *codes, uint64_t n, int64_t *off, char *bytes,
                        uint32_t ndict, ak_error *err);
 

@@ -12,12 +12,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-void memtable_record(const anonkit_table *t, uint64_t row, csv_field *fields, char *scratch, const unsigned char *skip)
+void memtable_record(const anonkit_table *t, uint64_t row, csv_field *fields, char *scratch, const uint32_t *cols,
+                     uint32_t ncols)
 {
-    for (uint32_t ci = 0; ci < t->ncols; ci++) {
+    for (uint32_t i = 0; i < ncols; i++) {
+        const uint32_t ci = cols ? cols[i] : i;
         const memcol *c = &t->cols[ci];
         csv_field *f = &fields[ci];
-        if ((skip && skip[ci]) || (c->missing && c->missing[row])) {
+        if (c->missing && c->missing[row]) {
             f->data = "";
             f->len = 0;
         } else if (c->kind == ANONKIT_COLUMN_TEXT) {
@@ -113,6 +115,29 @@ int memtable_add_coded(anonkit_table *t, const char *name, int32_t *codes, uint6
         free(off);
         free(bytes);
     } else {
+        /* only the values the rows use stay (a reader of the codes gets no
+         * value that is not in the column): the others dropped, codes renumbered */
+        uint32_t kept = 0;
+        for (uint32_t v = 0; v < ndict; v++) kept += used[v];
+        if (kept < ndict) {
+            uint32_t *id = malloc((size_t)ndict * sizeof *id);
+            if (!id) goto nomem;
+            int64_t at = 0;
+            for (uint32_t v = 0, k = 0; v < ndict; v++) {
+                if (!used[v]) continue;
+                const int64_t len = off[v + 1] - off[v], from = off[v]; /* (off[k] may be overwritten below) */
+                memmove(bytes + at, bytes + from, (size_t)len);
+                off[k] = at;
+                at += len;
+                id[v] = k++;
+            }
+            off[kept] = at;
+            memset(bytes + at, 0, CSV_FIELD_READABLE);
+            for (uint64_t r = 0; r < n; r++)
+                if (codes[r] >= 0) codes[r] = (int32_t)id[codes[r]];
+            free(id);
+            ndict = kept;
+        }
         c->kind = ANONKIT_COLUMN_TEXT;
         c->codes = codes;
         c->ndict = ndict;
@@ -161,10 +186,41 @@ static int gather_text(memcol *c, const memcol *s, const uint32_t *order, uint64
     return memtable_col_narrow(c, n);
 }
 
+/* memtable_add_gathered for a text column in dictionary form (a categorical
+ * or factorized column given with anonkit_table_add_text_codes): the codes
+ * gathered by row (an empty value or a missing cell: -1) with a copy of the
+ * values, through memtable_add_coded, whose kind rule is memtable_col_narrow's
+ * on the same texts; no text per row. */
+static int gather_coded(anonkit_table *t, const memcol *s, const uint32_t *order, uint64_t n, ak_error *err)
+{
+    const uint32_t nd = s->ndict;
+    const size_t total = nd ? (size_t)s->off[nd] : 0;
+    int32_t *codes = malloc((n ? (size_t)n : 1) * sizeof *codes);
+    int64_t *off = malloc(((size_t)nd + 1) * sizeof *off);
+    char *bytes = malloc(total + CSV_FIELD_READABLE);
+    int32_t *empty_to = malloc(((size_t)nd + 1) * sizeof *empty_to); /* code -> code, -1 for an empty value */
+    if (!codes || !off || !bytes || !empty_to) {
+        free(codes), free(off), free(bytes), free(empty_to);
+        return ak_err_nomem(err);
+    }
+    for (uint32_t v = 0; v <= nd; v++) off[v] = s->off[v] - s->off[0];
+    if (total) memcpy(bytes, s->bytes + s->off[0], total);
+    memset(bytes + total, 0, CSV_FIELD_READABLE);
+    for (uint32_t v = 0; v < nd; v++) empty_to[v] = off[v + 1] == off[v] ? -1 : (int32_t)v;
+    for (uint64_t i = 0; i < n; i++) {
+        const uint32_t r = order[i];
+        const int32_t code = s->codes[r];
+        codes[i] = code < 0 || (s->missing && s->missing[r]) ? -1 : empty_to[code];
+    }
+    free(empty_to);
+    return memtable_add_coded(t, s->name, codes, n, off, bytes, nd, err);
+}
+
 int memtable_add_gathered(anonkit_table *t, const anonkit_table *src, uint32_t col, const uint32_t *order, uint64_t n,
                           ak_error *err)
 {
     const memcol *s = &src->cols[col];
+    if (s->kind == ANONKIT_COLUMN_TEXT && s->codes) return gather_coded(t, s, order, n, err);
     memcol *c = new_column(t, s->name, n);
     if (!c) return ak_err_nomem(err);
     const size_t rows = n ? (size_t)n : 1;

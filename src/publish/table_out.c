@@ -40,10 +40,12 @@ static int class_label(const publisher *pub, size_t c, int star, uint32_t q, str
     return 0;
 }
 
-/* Output column of QI q: the distinct published values of the classes (and
- * of suppressed rows) and each written row's code, into out. */
-static int qi_column(const publisher *pub, uint32_t q, const uint32_t *order, size_t nwrite, anonkit_table *out,
-                     ak_error *err)
+/* Output column of QI q: the distinct published values of the classes (and,
+ * when star, of suppressed rows: only when one is written, so that the
+ * column's values are those its rows use without a pass to drop the others
+ * in memtable_add_coded) and each written row's code, into out. */
+static int qi_column(const publisher *pub, uint32_t q, const uint32_t *order, size_t nwrite, int star,
+                     anonkit_table *out, ak_error *err)
 {
     const table *t = pub->t;
     const size_t nc = pub->p->nclasses;
@@ -56,7 +58,8 @@ static int qi_column(const publisher *pub, uint32_t q, const uint32_t *order, si
     strbuf value = {0};
     char num[64];
     int rc = class_code && codes ? ANONKIT_OK : ak_err_nomem(err);
-    for (size_t c = 0; c <= nc && rc == ANONKIT_OK; c++) {
+    if (class_code) class_code[nc] = -1; /* (no written row is suppressed unless star) */
+    for (size_t c = 0; c < nc + (star ? 1 : 0) && rc == ANONKIT_OK; c++) {
         const char *text;
         size_t len;
         uint32_t id;
@@ -106,6 +109,7 @@ typedef struct column_job {
     const publisher *pub;
     const uint32_t *order, *unit_of; /* unit_of: per output column, its copied unit */
     size_t nwrite;
+    int star; /* a suppressed row is written */
     uint32_t first, step;
     anonkit_table *cols;
     int rc;
@@ -119,7 +123,8 @@ static void *build_columns(void *arg)
     job->rc = ANONKIT_OK;
     for (uint32_t j = job->first; j < pub->nout && job->rc == ANONKIT_OK; j += job->step)
         job->rc = pub->out_qi[j] >= 0
-                      ? qi_column(pub, (uint32_t)pub->out_qi[j], job->order, job->nwrite, job->cols, &job->err)
+                      ? qi_column(pub, (uint32_t)pub->out_qi[j], job->order, job->nwrite, job->star, job->cols,
+                                  &job->err)
                       : memtable_add_gathered(job->cols, pub->t->mem, pub->copied_col[job->unit_of[j]], job->order,
                                               job->nwrite, &job->err);
     return NULL;
@@ -161,7 +166,8 @@ int publish_table(const table *t, const partition *p, const publish_opts *opts, 
     column_job jobs[2];
     memset(jobs, 0, sizeof jobs);
     for (unsigned w = 0; w < nthreads; w++) {
-        jobs[w] = (column_job){.pub = &pub, .order = order, .unit_of = unit_of, .nwrite = nwrite, .first = w,
+        jobs[w] = (column_job){.pub = &pub, .order = order, .unit_of = unit_of, .nwrite = nwrite,
+                               .star = stats->suppressed && !opts->drop_suppressed, .first = w,
                                .step = nthreads, .cols = anonkit_table_create()};
         if (!jobs[w].cols) rc = ak_err_nomem(err);
     }
