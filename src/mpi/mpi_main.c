@@ -171,6 +171,16 @@ static size_t pack_row(const mp_rows *rows, const mdr_dist_result *res, size_t r
  * again, never afresh (a page fault each 4 KiB costs as much as the copy). */
 #define SHIP_ROUND_BYTES ((size_t)32 << 20)
 
+/* view: the owned rows [b, b + n) of one leaf (the arrays ship_and_finish fills). */
+static void leaf_view(table *view, table_qi *qi, uint32_t *const *codes, uint32_t *sens, uint32_t *cls, size_t b,
+                      size_t n)
+{
+    for (uint32_t q = 0; q < view->nqi; q++) qi[q].codes = codes[q] + b;
+    view->nrows = n;
+    view->sensitive_codes = sens + b;
+    view->class_codes = cls + b;
+}
+
 /* Ships every row to its leaf's owner and finishes the owned leaves with the
  * in-memory Mondrian, publishing them into ps. Every rank learns first how
  * many rows (and bytes) each rank holds of each leaf (one MPI_Allgather of
@@ -316,53 +326,68 @@ static int ship_and_finish(mp_ctx *c, const mp_rows *rows, const mdr_dist_result
     sbuf = rbuf = NULL;
     mp_time_add(&st->t, MP_SHIP, t0, c);
     mp_mark t1 = mp_now(c);
-    partition classes;
-    memset(&classes, 0, sizeof classes);
-    /* each owned leaf, in leaf order */
+    /* each owned leaf finished, in leaf order, its classes kept: under -o FILE
+     * every rank's length is then measured and exchanged before any row is
+     * written, so that all ranks write at once */
+    partition *classes = calloc(nl ? nl : 1, sizeof *classes);
     table view = *schema;
     table_qi *qi = malloc((d ? d : 1) * sizeof *qi);
-    if (!qi && rc == ANONKIT_OK) rc = ak_err_nomem(&c->err);
+    if ((!qi || !classes) && rc == ANONKIT_OK) rc = ak_err_nomem(&c->err);
     if (qi) memcpy(qi, schema->qi, d * sizeof *qi);
     view.qi = qi;
-    for (size_t l = 0; rc == ANONKIT_OK && l < res->nleaves; l++) {
+    view.sensitive_values = NULL;
+    view.target_values = NULL;
+    for (size_t l = 0; rc == ANONKIT_OK && l < nl; l++) {
         const size_t b = first[l], n = first[l + 1] - first[l];
         if (!n) continue;
-        for (uint32_t q = 0; q < d; q++) qi[q].codes = codes[q] + b;
-        view.nrows = n;
-        view.sensitive_codes = sens + b;
-        view.class_codes = cls + b;
-        view.sensitive_values = NULL;
-        view.target_values = NULL;
+        leaf_view(&view, qi, codes, sens, cls, b, n);
         const mdr_options mo = {.threads = 1, .split = c->job->split, .min_gain = c->job->min_gain,
                                 .root_rlo = res->leaves[l].rlo, .root_rhi = res->leaves[l].rhi,
                                 .root_median_only = res->leaves[l].median_only};
-        partition_free(&classes);
-        if ((rc = partition_init(&classes, n, d, &c->err)) < 0) break;
-        if ((rc = mdr_run_with(&view, &c->job->model, &mo, &classes, &c->err)) < 0) break;
-        mp_time_add(&st->t, MP_FINISH, t1, c);
-        const mp_mark tw = mp_now(c);
-        rc = publish_stream_part(ps, &view, &classes, NULL, copied, off + b * nc, &c->err);
+        if ((rc = partition_init(&classes[l], n, d, &c->err)) < 0) break;
+        rc = mdr_run_with(&view, &c->job->model, &mo, &classes[l], &c->err);
+    }
+    mp_time_add(&st->t, MP_FINISH, t1, c);
+    const mp_mark tw = mp_now(c);
+    if (!out->dir_mode) { /* this rank's length, without composing a row, then its offset */
+        uint64_t len = 0;
+        for (size_t l = 0; rc == ANONKIT_OK && l < nl; l++) {
+            const size_t b = first[l], n = first[l + 1] - first[l];
+            uint64_t part = 0;
+            if (!n) continue;
+            leaf_view(&view, qi, codes, sens, cls, b, n);
+            rc = mp_part_length(c, &view, &classes[l], off + b * nc, nc, &part);
+            len += part;
+        }
+        if ((rc = mp_agree(c, rc)) == ANONKIT_OK) rc = mp_out_place(c, out, len);
+    }
+    for (size_t l = 0; rc == ANONKIT_OK && l < nl; l++) {
+        const size_t b = first[l], n = first[l + 1] - first[l];
+        if (!n) continue;
+        leaf_view(&view, qi, codes, sens, cls, b, n);
+        rc = publish_stream_part(ps, &view, &classes[l], NULL, copied, off + b * nc, &c->err);
         if (rc == ANONKIT_OK) rc = mp_out_progress(c, out);
-        for (size_t k = 0; rc == ANONKIT_OK && rules_out && k < classes.nclasses; k++) {
+        for (size_t k = 0; rc == ANONKIT_OK && rules_out && k < classes[l].nclasses; k++) {
             /* the class for the rules rank 0 writes: its leaf, box, region and rows */
+            const partition *p = &classes[l];
             const uint32_t leaf = (uint32_t)l;
-            const uint64_t count = classes.count[k];
+            const uint64_t count = p->count[k];
             if (strbuf_append(rules_out, (const char *)&leaf, 4) != 0 ||
-                strbuf_append(rules_out, (const char *)(classes.lo + k * d), 4 * (size_t)d) != 0 ||
-                strbuf_append(rules_out, (const char *)(classes.hi + k * d), 4 * (size_t)d) != 0 ||
-                strbuf_append(rules_out, (const char *)(classes.rlo + k * d), 4 * (size_t)d) != 0 ||
-                strbuf_append(rules_out, (const char *)(classes.rhi + k * d), 4 * (size_t)d) != 0 ||
+                strbuf_append(rules_out, (const char *)(p->lo + k * d), 4 * (size_t)d) != 0 ||
+                strbuf_append(rules_out, (const char *)(p->hi + k * d), 4 * (size_t)d) != 0 ||
+                strbuf_append(rules_out, (const char *)(p->rlo + k * d), 4 * (size_t)d) != 0 ||
+                strbuf_append(rules_out, (const char *)(p->rhi + k * d), 4 * (size_t)d) != 0 ||
                 strbuf_append(rules_out, (const char *)&count, 8) != 0)
                 rc = ak_err_nomem(&c->err);
         }
-        mp_time_add(&st->t, MP_WRITE, tw, c);
-        t1 = mp_now(c);
-        st->classes += classes.nclasses;
+        st->classes += classes[l].nclasses;
         st->rows_out += n;
+        partition_free(&classes[l]);
     }
-    partition_free(&classes);
+    mp_time_add(&st->t, MP_WRITE, tw, c);
+    for (size_t l = 0; classes && l < nl; l++) partition_free(&classes[l]);
+    free(classes);
     free(qi);
-    mp_time_add(&st->t, MP_FINISH, t1, c);
 done:
     for (uint32_t q = 0; codes && q < d; q++) free(codes[q]);
     free(codes);
@@ -653,6 +678,7 @@ int main(int argc, char **argv)
     memset(&res, 0, sizeof res);
     mp_out out;
     memset(&out, 0, sizeof out);
+    out.fd = -1;
     mp_stats st;
     memset(&st, 0, sizeof st);
     publish_stream *ps = NULL;
@@ -708,12 +734,10 @@ int main(int argc, char **argv)
     st.levels = res.levels;
     st.leaves = res.nleaves;
     st.recounted = res.recounted;
-    if ((rc = mp_out_open(&c, output, &out)) < 0) goto done;
-    out_opened = 1;
     const publish_opts po = {.keep_order = 0, .seed = c.job->seed ^ (uint64_t)c.rank, .threads = 1,
                              .style = c.job->publish};
-    rc = publish_stream_open(&ps, rows.schema, &po, out.f, output, &c.err);
-    if (rc == ANONKIT_OK && !out.dir_mode) { /* the header's length: the same header written to memory */
+    long header = 0;
+    { /* the header's length: the same header written to memory */
         char *mem = NULL;
         size_t memlen = 0;
         FILE *hf = open_memstream(&mem, &memlen);
@@ -724,9 +748,13 @@ int main(int argc, char **argv)
         if (rc == ANONKIT_OK) rc = publish_stream_close(hs, &hst, &c.err);
         publish_stream_free(hs);
         if (hf && fclose(hf) != 0 && rc == ANONKIT_OK) rc = ak_err_nomem(&c.err);
-        out.header = (long)memlen;
+        header = (long)memlen;
         free(mem);
     }
+    if ((rc = mp_agree(&c, rc)) < 0) goto done;
+    if ((rc = mp_out_open(&c, output, header, &out)) < 0) goto done;
+    out_opened = 1;
+    rc = publish_stream_open(&ps, rows.schema, &po, out.f, output, &c.err);
     if ((rc = mp_agree(&c, rc)) < 0) goto done;
     rc = ship_and_finish(&c, &rows, &res, ps, &out, c.job->rules ? &rules_mine : NULL, &st);
     if (rc == ANONKIT_OK) {
