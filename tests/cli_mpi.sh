@@ -235,6 +235,52 @@ ak check "$d/mpi.csv" --qi age,zip --sensitive sens --l 2 --k 8
 expect_rc 0
 end
 
+# 5b. -o FILE, every rank writing at its offset at once: the file is the -o DIR/
+# parts concatenated (first header kept), byte for byte, so every rank's
+# measured length and offset are right; on quoted fields (escaped lengths) and
+# range labels; with the file reached unnamed (/proc, one machine) or by a
+# hidden name (ranks on other machines, forced here), which a failure removes
+for how in unnamed named; do
+    for np in 2 3; do
+        begin "-o FILE on $np ranks ($how): byte for byte the -o DIR/ parts concatenated"
+        for pub in generalize range; do
+            rm -rf "$d/parts-out"
+            mp $np anonymize "$d/q.csv" -o "$d/parts-out/" --qi age,zip --sensitive sens --l 2 --k 8 --memory 64K \
+                --publish $pub
+            expect_rc 0
+            if [ $how = named ]; then export ANONKIT_MPI_TEST_NAMED=1; fi
+            mp $np anonymize "$d/q.csv" -o "$d/file.csv" --qi age,zip --sensitive sens --l 2 --k 8 --memory 64K \
+                --publish $pub
+            expect_rc 0
+            unset ANONKIT_MPI_TEST_NAMED
+            cmp -s <(parts_table "$d/parts-out") "$d/file.csv" || problem "-o FILE ($pub) differs from the parts"
+        done
+        [ -z "$(ls -A "$d" | grep anonkit-tmp)" ] || problem "left behind: $(ls -A "$d")"
+        end
+    done
+done
+begin "a rank killed before the commit with the output file named (ranks on other machines): no output; only its hidden name is left"
+ANONKIT_MPI_TEST_NAMED=1 ANONKIT_MPI_TEST_PAUSE=30 timeout 120 mpirun -np 3 --oversubscribe "$MPIBIN" anonymize \
+    "$d/q.csv" -o "$d/killed.csv" --qi age,zip --sensitive sens --l 2 --k 8 </dev/null >"$OUT" 2>"$ERR" &
+job=$!
+pids=""
+for _ in $(seq 100); do
+    pids=$(pgrep -f "anonkit-mpi anonymize $d/q.csv -o $d/killed.csv" | grep -v "^$job\$" || true)
+    [ "$(echo "$pids" | grep -c .)" -ge 3 ] && break
+    sleep 0.1
+done
+sleep 1
+victim=$(echo "$pids" | tail -1)
+[ -n "$victim" ] && kill -KILL "$victim"
+wait $job
+RC=$?
+[ "$RC" = 0 ] && problem "mpirun exited 0 after a rank was killed"
+[ -e "$d/killed.csv" ] && problem "output written"
+[ "$(ls -A "$d" | grep -c '^\.killed\.csv\.anonkit-tmp-')" = 1 ] || problem "expected the one hidden name: $(ls -A "$d")"
+rm -f "$d"/.killed.csv.anonkit-tmp-*
+rm -rf "${TMPDIR:?}"/anonkit-mpi-*
+end
+
 # 6. usage
 d=$(casedir)
 begin "an algorithm other than Mondrian is refused"

@@ -94,20 +94,11 @@ typedef struct mp_stats {
     mp_times t;
 } mp_stats;
 
-/* -o FILE: the rows rank 0 owns per row of another rank (5/4). Rank 0 streams its
- * part (the header and its rows) into the file as it publishes; every other
- * rank composes its part in memory and writes it again at the commit, once
- * rank 0's length is known, so a row costs it about 1.25 times a row of
- * rank 0 (10^7 rows, 2 ranks, equal rows: finish + write busy 1.58-1.72 s
- * on rank 0, 2.04-2.12 s on rank 1; 1.25: 1.75-1.84 and 1.92-1.98 s; a
- * smaller share (0.8) made the write phase longer). */
-#define MP_FILE_SHARE0_NUM 5 /* 5/4: integers, so that every rank assigns alike */
-#define MP_FILE_SHARE0_DEN 4
-
 /* Owner of every leaf: the largest first, each to the rank with the fewest
- * rows so far relative to its share (-o FILE: rank 0's share is
- * MP_FILE_SHARE0_NUM / MP_FILE_SHARE0_DEN; the lowest on ties); the same on every rank. */
-static int assign_owners(const mp_ctx *c, const mdr_dist_result *res, int file_mode, int *owner)
+ * rows so far (the lowest on ties); the same on every rank. Every rank
+ * writes its rows at its offset at the same time as the others under either
+ * output (a row costs every rank alike), so the shares are equal. */
+static int assign_owners(const mp_ctx *c, const mdr_dist_result *res, int *owner)
 {
     size_t *order = malloc((res->nleaves ? res->nleaves : 1) * sizeof *order);
     uint64_t *load = calloc((size_t)c->size, sizeof *load);
@@ -128,11 +119,8 @@ static int assign_owners(const mp_ctx *c, const mdr_dist_result *res, int file_m
     }
     for (size_t i = 0; i < res->nleaves; i++) {
         int best = 0;
-        for (int r = 1; r < c->size; r++) { /* load[r] / share[r] < load[best] / share[best] */
-            const uint64_t mult_r = file_mode ? MP_FILE_SHARE0_NUM : 1, /* share[r] = 1 */
-                mult_best = best || !file_mode ? mult_r : MP_FILE_SHARE0_DEN;
-            if (load[r] * mult_r < load[best] * mult_best) best = r;
-        }
+        for (int r = 1; r < c->size; r++)
+            if (load[r] < load[best]) best = r;
         owner[order[i]] = best;
         load[best] += res->leaves[order[i]].rows;
     }
@@ -200,7 +188,7 @@ static int ship_and_finish(mp_ctx *c, const mp_rows *rows, const mdr_dist_result
     size_t *first = calloc(nl + 1, sizeof *first);
     uint64_t *bfirst = calloc(nl + 1, sizeof *bfirst);
     uint64_t *pos = calloc(2 * (nl ? nl : 1) * P, sizeof *pos); /* per leaf and sender: next row, next byte */
-    int rc = owner && scount && mine && all && first && bfirst && pos && assign_owners(c, res, !out->dir_mode, owner) == 0
+    int rc = owner && scount && mine && all && first && bfirst && pos && assign_owners(c, res, owner) == 0
                  ? ANONKIT_OK
                  : ak_err_nomem(&c->err);
     unsigned char *sbuf = NULL, *rbuf = NULL;

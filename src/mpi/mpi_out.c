@@ -278,13 +278,22 @@ int mp_part_length(mp_ctx *c, const table *view, const partition *p, const size_
     const size_t star = rc == ANONKIT_OK ? escaped_len(RECODE_SUPPRESSED, strlen(RECODE_SUPPRESSED), delim, &scratch) : 0;
     if (rc == ANONKIT_OK && star == SIZE_MAX) rc = ak_err_nomem(&c->err);
     /* per row: its class's texts, its copied fields, nout - 1 delimiters and the
-     * newline; a row of one empty field is written as "" */
+     * newline: by class (its rows' count) but where a row may be one empty
+     * field, written as "" (one output column) */
     uint64_t total = 0;
-    for (size_t r = 0; rc == ANONKIT_OK && r < n; r++) {
+    if (rc == ANONKIT_OK && nout > 1) {
+        uint64_t classed = 0;
+        for (size_t k = 0; k < p->nclasses; k++) {
+            total += cls[k] * p->count[k];
+            classed += p->count[k];
+        }
+        total += (n - classed) * (uint64_t)star * d + (uint64_t)n * nout;
+        if (ncopied) total += off[n * ncopied] - off[0];
+    }
+    for (size_t r = 0; rc == ANONKIT_OK && nout == 1 && r < n; r++) {
         const uint32_t k = p->class_of[r];
         uint64_t row = k == PARTITION_SUPPRESSED ? (uint64_t)star * d : cls[k];
         if (ncopied) row += off[(r + 1) * ncopied] - off[r * ncopied];
-        row += nout - 1;
         total += row ? row + 1 : 3;
     }
     free(cls);
@@ -420,8 +429,8 @@ int mp_out_commit(mp_ctx *c, const char *dest, mp_out *o, uint64_t rows, int rc)
             char d[4096], parent[4096], proc[64];
             mp_dest_names(dest, d, sizeof d, parent, sizeof parent);
             snprintf(proc, sizeof proc, "/proc/self/fd/%d", o->fd);
-            if (fsync(o->fd) != 0) rc = mp_fail_io(c, dest, "cannot write");
-            else if (!o->named[0]) rc = link_fresh(c, d, o->parent, proc, NULL, o->named, sizeof o->named);
+            /* (every rank synced its rows, with the file's size where its rows end it) */
+            if (!o->named[0]) rc = link_fresh(c, d, o->parent, proc, NULL, o->named, sizeof o->named);
             if (rc == ANONKIT_OK) {
                 if (rename(o->named, dest) != 0) rc = mp_fail_io(c, dest, "cannot commit the output");
                 else o->named[0] = '\0';
