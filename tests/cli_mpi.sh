@@ -263,14 +263,11 @@ begin "a rank killed before the commit with the output file named (ranks on othe
 ANONKIT_MPI_TEST_NAMED=1 ANONKIT_MPI_TEST_PAUSE=30 timeout 120 mpirun -np 3 --oversubscribe "$MPIBIN" anonymize \
     "$d/q.csv" -o "$d/killed.csv" --qi age,zip --sensitive sens --l 2 --k 8 </dev/null >"$OUT" 2>"$ERR" &
 job=$!
-pids=""
-for _ in $(seq 100); do
-    pids=$(pgrep -f "anonkit-mpi anonymize $d/q.csv -o $d/killed.csv" | grep -v "^$job\$" || true)
-    [ "$(echo "$pids" | grep -c .)" -ge 3 ] && break
+for _ in $(seq 600); do # until the file has its hidden name (made before the rows are published)
+    [ -n "$(ls -A "$d" | grep '^\.killed\.csv\.anonkit-tmp-')" ] && break
     sleep 0.1
 done
-sleep 1
-victim=$(echo "$pids" | tail -1)
+victim=$(pgrep -f "^$MPIBIN anonymize $d/q.csv -o $d/killed.csv" | tail -1) # a rank, not mpirun
 [ -n "$victim" ] && kill -KILL "$victim"
 wait $job
 RC=$?

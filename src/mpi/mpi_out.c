@@ -308,7 +308,8 @@ int mp_out_progress(mp_ctx *c, mp_out *o)
 {
     if (fflush(o->f) != 0) return mp_fail_io(c, "output", "cannot write");
     const int fd = o->dir_mode ? fileno(o->f) : o->fd;
-    const uint64_t base = o->dir_mode ? 0 : o->base, end = o->dir_mode ? (uint64_t)ftello(o->f) : o->pos;
+    const off_t told = o->dir_mode ? ftello(o->f) : 0;
+    const uint64_t base = o->dir_mode ? 0 : o->base, end = o->dir_mode ? (told > 0 ? (uint64_t)told : 0) : o->pos;
     if (end >= o->synced + ((uint64_t)8 << 20)) {
         /* a hint: where the call is missing or refused, the commit's fsync does it all */
         (void)sync_file_range(fd, (off_t)(base + o->synced), (off_t)(end - o->synced), SYNC_FILE_RANGE_WRITE);
