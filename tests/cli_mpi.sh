@@ -7,8 +7,12 @@
 # rank 2 gives one error naming its file and line and no output; a rank
 # killed mid-run leaves no output; one file read in byte ranges, with quoted
 # newlines, gives the same table, and a bad row there names the line anonkit
-# names; -o FILE on more ranks than parts writes the header once, and the
-# report's busy seconds and critical path are consistent.
+# names; -o FILE on more ranks than parts writes the header once, -o FILE
+# (every rank writing at its measured offset) is byte for byte the -o DIR/
+# parts concatenated, whether the ranks reach the file unnamed or by a hidden
+# name (as on several machines), and a rank killed with the named file leaves
+# only that hidden name; the report's busy seconds and critical path are
+# consistent.
 #
 # usage: bash tests/cli_mpi.sh PATH/TO/anonkit-mpi PATH/TO/anonkit SOURCE_DIR
 set -u
@@ -118,14 +122,14 @@ for np in 1 3; do
     cmp -s <(sort "$d/one.rules") <(sort "$d/mpi.rules") || problem "rules differ from the single-machine run's"
     end
 done
-begin "adult as a quoted glob of parts, 3 ranks, one file written with MPI-IO"
+begin "adult as a quoted glob of parts, 3 ranks, one file written by every rank at its offset"
 mp 3 anonymize "$d/parts/p*.csv" -o "$d/glob.csv" --job "$ADULT/job.json" --memory 256K
 expect_rc 0
 ak anonymize --job "$ADULT/job.json" -o "$d/one.csv"
 same_rows "$d/one.csv" "$d/glob.csv"
 [ "$(grep -c "^$(head -1 "$d/one.csv")\$" "$d/glob.csv")" = 1 ] || problem "the header is not there exactly once"
 end
-begin "adult in 4 parts on 6 ranks, one file with MPI-IO: ranks without rows write nothing, the header once"
+begin "adult in 4 parts on 6 ranks, one file: ranks without rows write nothing, the header once"
 mp 6 anonymize "$d/parts" -o "$d/six.csv" --job "$ADULT/job.json" --memory 256K --report "$d/six.json"
 expect_rc 0
 same_rows "$d/one.csv" "$d/six.csv"

@@ -5,8 +5,9 @@
  * mdr_dist_partition); every leaf of that tree is shipped once, all-to-all,
  * to an owner rank that finishes it with the in-memory Mondrian ([LeFevre07]
  * §1.2) and publishes it through the one writer; the output is one part per
- * rank plus a manifest (-o DIR/) or one file written once with MPI-IO at
- * offsets from a prefix sum (-o FILE), committed only when every rank
+ * rank plus a manifest (-o DIR/) or one file that every rank writes at
+ * once, at offsets from a prefix sum of lengths measured before writing
+ * (-o FILE), committed only when every rank
  * succeeded (mpi_out.c). The report times every phase per rank: wall, CPU
  * and busy seconds (CPU outside MPI's waits), and the critical path. MPI is
  * called only from this folder. */
@@ -490,7 +491,7 @@ static void usage(FILE *f)
     fputs("usage: mpirun -np N anonkit-mpi anonymize INPUT -o OUTPUT --qi A,B,... --k K [options]\n"
           "  INPUT   a folder of part files (*.csv, one header each), a quoted glob ('data/part-*.csv'),\n"
           "          or one CSV file, which the ranks read in byte ranges\n"
-          "  OUTPUT  DIR/ (one part-NNNNN.csv per rank and manifest.json) or FILE (one file, MPI-IO)\n"
+          "  OUTPUT  DIR/ (one part-NNNNN.csv per rank and manifest.json) or FILE (one file)\n"
           "  options are those of `anonkit anonymize` for Mondrian: --qi, --hierarchy, --numeric,\n"
           "  --sensitive, --identifier, --k, --l, --l-variant, --c, --split median|infogain, --class,\n"
           "  --min-gain, --publish generalize|range, --seed, --delimiter, --tmpdir, --report, --rules\n"
