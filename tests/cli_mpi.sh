@@ -7,8 +7,12 @@
 # rank 2 gives one error naming its file and line and no output; a rank
 # killed mid-run leaves no output; one file read in byte ranges, with quoted
 # newlines, gives the same table, and a bad row there names the line anonkit
-# names; -o FILE on more ranks than parts writes the header once, and the
-# report's busy seconds and critical path are consistent.
+# names; -o FILE on more ranks than parts writes the header once, -o FILE
+# (every rank writing at its measured offset) is byte for byte the -o DIR/
+# parts concatenated, whether the ranks reach the file unnamed or by a hidden
+# name (as on several machines), and a rank killed with the named file leaves
+# only that hidden name; the report's busy seconds and critical path are
+# consistent.
 #
 # usage: bash tests/cli_mpi.sh PATH/TO/anonkit-mpi PATH/TO/anonkit SOURCE_DIR
 set -u
@@ -118,14 +122,14 @@ for np in 1 3; do
     cmp -s <(sort "$d/one.rules") <(sort "$d/mpi.rules") || problem "rules differ from the single-machine run's"
     end
 done
-begin "adult as a quoted glob of parts, 3 ranks, one file written with MPI-IO"
+begin "adult as a quoted glob of parts, 3 ranks, one file written by every rank at its offset"
 mp 3 anonymize "$d/parts/p*.csv" -o "$d/glob.csv" --job "$ADULT/job.json" --memory 256K
 expect_rc 0
 ak anonymize --job "$ADULT/job.json" -o "$d/one.csv"
 same_rows "$d/one.csv" "$d/glob.csv"
 [ "$(grep -c "^$(head -1 "$d/one.csv")\$" "$d/glob.csv")" = 1 ] || problem "the header is not there exactly once"
 end
-begin "adult in 4 parts on 6 ranks, one file with MPI-IO: ranks without rows write nothing, the header once"
+begin "adult in 4 parts on 6 ranks, one file: ranks without rows write nothing, the header once"
 mp 6 anonymize "$d/parts" -o "$d/six.csv" --job "$ADULT/job.json" --memory 256K --report "$d/six.json"
 expect_rc 0
 same_rows "$d/one.csv" "$d/six.csv"
@@ -233,6 +237,49 @@ end
 begin "quoted newlines split across parts of equal size: the verifier accepts the output"
 ak check "$d/mpi.csv" --qi age,zip --sensitive sens --l 2 --k 8
 expect_rc 0
+end
+
+# 5b. -o FILE, every rank writing at its offset at once: the file is the -o DIR/
+# parts concatenated (first header kept), byte for byte, so every rank's
+# measured length and offset are right; on quoted fields (escaped lengths) and
+# range labels; with the file reached unnamed (/proc, one machine) or by a
+# hidden name (ranks on other machines, forced here), which a failure removes
+for how in unnamed named; do
+    for np in 2 3; do
+        begin "-o FILE on $np ranks ($how): byte for byte the -o DIR/ parts concatenated"
+        for pub in generalize range; do
+            rm -rf "$d/parts-out"
+            mp $np anonymize "$d/q.csv" -o "$d/parts-out/" --qi age,zip --sensitive sens --l 2 --k 8 --memory 64K \
+                --publish $pub
+            expect_rc 0
+            if [ $how = named ]; then export ANONKIT_MPI_TEST_NAMED=1; fi
+            mp $np anonymize "$d/q.csv" -o "$d/file.csv" --qi age,zip --sensitive sens --l 2 --k 8 --memory 64K \
+                --publish $pub
+            expect_rc 0
+            unset ANONKIT_MPI_TEST_NAMED
+            cmp -s <(parts_table "$d/parts-out") "$d/file.csv" || problem "-o FILE ($pub) differs from the parts"
+        done
+        [ -z "$(ls -A "$d" | grep anonkit-tmp)" ] || problem "left behind: $(ls -A "$d")"
+        end
+    done
+done
+begin "a rank killed before the commit with the output file named (ranks on other machines): no output; only its hidden name is left"
+ANONKIT_MPI_TEST_NAMED=1 ANONKIT_MPI_TEST_PAUSE=30 timeout 120 mpirun -np 3 --oversubscribe "$MPIBIN" anonymize \
+    "$d/q.csv" -o "$d/killed.csv" --qi age,zip --sensitive sens --l 2 --k 8 </dev/null >"$OUT" 2>"$ERR" &
+job=$!
+for _ in $(seq 600); do # until the file has its hidden name (made before the rows are published)
+    [ -n "$(ls -A "$d" | grep '^\.killed\.csv\.anonkit-tmp-')" ] && break
+    sleep 0.1
+done
+victim=$(pgrep -f "^$MPIBIN anonymize $d/q.csv -o $d/killed.csv" | tail -1) # a rank, not mpirun
+[ -n "$victim" ] && kill -KILL "$victim"
+wait $job
+RC=$?
+[ "$RC" = 0 ] && problem "mpirun exited 0 after a rank was killed"
+[ -e "$d/killed.csv" ] && problem "output written"
+[ "$(ls -A "$d" | grep -c '^\.killed\.csv\.anonkit-tmp-')" = 1 ] || problem "expected the one hidden name: $(ls -A "$d")"
+rm -f "$d"/.killed.csv.anonkit-tmp-*
+rm -rf "${TMPDIR:?}"/anonkit-mpi-*
 end
 
 # 6. usage

@@ -16,6 +16,7 @@
 #include "api/job.h"
 #include "common/error.h"
 #include "common/strbuf.h"
+#include "core/partition.h"
 #include "core/table.h"
 
 /* The rows this rank holds, with the whole table's dictionaries. */
@@ -80,22 +81,40 @@ void mp_rows_free(mp_rows *r);
 typedef struct mp_out {
     int dir_mode;
     char parent[4096]; /* the destination's folder */
-    char tmp[4096];    /* at commit: DIR: the staging folder; FILE: the staging file (rank 0's part, named) */
-    char named[4300];  /* where O_TMPFILE is missing: this rank's part under a temporary name */
-    FILE *f;           /* DIR, and FILE on rank 0: the unnamed part, streamed to disk as it grows;
-                        * FILE on the other ranks: a stream into memory (mem, memlen) */
-    char *mem;
-    size_t memlen, memcap;
+    char tmp[4096];    /* at commit: DIR: the staging folder; FILE: the staging name of the one file */
+    char named[4300];  /* DIR: where O_TMPFILE is missing, this rank's part under a temporary name;
+                        * FILE, rank 0: the one file's hidden name when not every rank can reach it
+                        * unnamed (ranks on other machines, or no O_TMPFILE) */
+    FILE *f;           /* DIR: the unnamed part, streamed to disk as it grows; FILE: a stream that
+                        * writes at this rank's offset in the one file (pwrite on fd) */
+    int fd;            /* FILE: this rank's descriptor of the one file (-1: none) */
+    int placed;        /* FILE: base is known (rank 0 from the start, the others after mp_out_place) */
+    uint64_t base;     /* FILE: offset of this rank's first byte */
+    uint64_t pos;      /* FILE: bytes written at base so far */
+    uint64_t expect;   /* FILE: this rank's length as measured by mp_out_place */
     uint64_t synced;   /* bytes of the part whose write-back was started */
-    long header;       /* FILE: bytes of the header at the start of f */
+    long header;       /* FILE: bytes of the header, written by rank 0 and dropped by the others */
+    long skip;         /* FILE: header bytes still to drop */
 } mp_out;
 
 /* Sets an I/O error "what: strerror(errno)" on path. */
 int mp_fail_io(mp_ctx *c, const char *path, const char *what);
 /* The destination without trailing slashes (d), and its folder (parent). */
 void mp_dest_names(const char *dest, char *d, size_t dsize, char *parent, size_t psize);
-/* Opens this rank's output stream (nothing appears at dest). Collective. */
-int mp_out_open(mp_ctx *c, const char *dest, mp_out *o);
+/* Opens this rank's output stream (nothing appears at dest); under -o FILE
+ * every rank reaches the one file, `header` its header's bytes (written by
+ * rank 0, dropped by the others). Collective. */
+int mp_out_open(mp_ctx *c, const char *dest, long header, mp_out *o);
+/* The bytes the one writer (publish_stream_part) writes for the rows of
+ * `view` classed by p, without composing them: per class its QIs' escaped
+ * texts, per row its copied fields (off[0 .. n * ncopied], as for
+ * publish_stream_part), the delimiters and the newline. */
+int mp_part_length(mp_ctx *c, const table *view, const partition *p, const size_t *off, uint32_t ncopied,
+                   uint64_t *len /* OUT */);
+/* -o FILE: every rank's offset from the lengths (its header and rows)
+ * measured before any row is written (MPI_Exscan); from then on every rank
+ * writes its rows at its offset, at the same time as the others. Collective. */
+int mp_out_place(mp_ctx *c, mp_out *o, uint64_t len);
 /* Hands the bytes published so far to the kernel and starts writing them
  * back to disk (a part that stays on disk), so that the commit's sync finds
  * little left to do. */

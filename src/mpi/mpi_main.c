@@ -5,8 +5,9 @@
  * mdr_dist_partition); every leaf of that tree is shipped once, all-to-all,
  * to an owner rank that finishes it with the in-memory Mondrian ([LeFevre07]
  * §1.2) and publishes it through the one writer; the output is one part per
- * rank plus a manifest (-o DIR/) or one file written once with MPI-IO at
- * offsets from a prefix sum (-o FILE), committed only when every rank
+ * rank plus a manifest (-o DIR/) or one file that every rank writes at
+ * once, at offsets from a prefix sum of lengths measured before writing
+ * (-o FILE), committed only when every rank
  * succeeded (mpi_out.c). The report times every phase per rank: wall, CPU
  * and busy seconds (CPU outside MPI's waits), and the critical path. MPI is
  * called only from this folder. */
@@ -94,20 +95,11 @@ typedef struct mp_stats {
     mp_times t;
 } mp_stats;
 
-/* -o FILE: the rows rank 0 owns per row of another rank (5/4). Rank 0 streams its
- * part (the header and its rows) into the file as it publishes; every other
- * rank composes its part in memory and writes it again at the commit, once
- * rank 0's length is known, so a row costs it about 1.25 times a row of
- * rank 0 (10^7 rows, 2 ranks, equal rows: finish + write busy 1.58-1.72 s
- * on rank 0, 2.04-2.12 s on rank 1; 1.25: 1.75-1.84 and 1.92-1.98 s; a
- * smaller share (0.8) made the write phase longer). */
-#define MP_FILE_SHARE0_NUM 5 /* 5/4: integers, so that every rank assigns alike */
-#define MP_FILE_SHARE0_DEN 4
-
 /* Owner of every leaf: the largest first, each to the rank with the fewest
- * rows so far relative to its share (-o FILE: rank 0's share is
- * MP_FILE_SHARE0_NUM / MP_FILE_SHARE0_DEN; the lowest on ties); the same on every rank. */
-static int assign_owners(const mp_ctx *c, const mdr_dist_result *res, int file_mode, int *owner)
+ * rows so far (the lowest on ties); the same on every rank. Every rank
+ * writes its rows at its offset at the same time as the others under either
+ * output (a row costs every rank alike), so the shares are equal. */
+static int assign_owners(const mp_ctx *c, const mdr_dist_result *res, int *owner)
 {
     size_t *order = malloc((res->nleaves ? res->nleaves : 1) * sizeof *order);
     uint64_t *load = calloc((size_t)c->size, sizeof *load);
@@ -128,11 +120,8 @@ static int assign_owners(const mp_ctx *c, const mdr_dist_result *res, int file_m
     }
     for (size_t i = 0; i < res->nleaves; i++) {
         int best = 0;
-        for (int r = 1; r < c->size; r++) { /* load[r] / share[r] < load[best] / share[best] */
-            const uint64_t mult_r = file_mode ? MP_FILE_SHARE0_NUM : 1, /* share[r] = 1 */
-                mult_best = best || !file_mode ? mult_r : MP_FILE_SHARE0_DEN;
-            if (load[r] * mult_r < load[best] * mult_best) best = r;
-        }
+        for (int r = 1; r < c->size; r++)
+            if (load[r] < load[best]) best = r;
         owner[order[i]] = best;
         load[best] += res->leaves[order[i]].rows;
     }
@@ -171,6 +160,16 @@ static size_t pack_row(const mp_rows *rows, const mdr_dist_result *res, size_t r
  * again, never afresh (a page fault each 4 KiB costs as much as the copy). */
 #define SHIP_ROUND_BYTES ((size_t)32 << 20)
 
+/* view: the owned rows [b, b + n) of one leaf (the arrays ship_and_finish fills). */
+static void leaf_view(table *view, table_qi *qi, uint32_t *const *codes, uint32_t *sens, uint32_t *cls, size_t b,
+                      size_t n)
+{
+    for (uint32_t q = 0; q < view->nqi; q++) qi[q].codes = codes[q] + b;
+    view->nrows = n;
+    view->sensitive_codes = sens + b;
+    view->class_codes = cls + b;
+}
+
 /* Ships every row to its leaf's owner and finishes the owned leaves with the
  * in-memory Mondrian, publishing them into ps. Every rank learns first how
  * many rows (and bytes) each rank holds of each leaf (one MPI_Allgather of
@@ -190,7 +189,7 @@ static int ship_and_finish(mp_ctx *c, const mp_rows *rows, const mdr_dist_result
     size_t *first = calloc(nl + 1, sizeof *first);
     uint64_t *bfirst = calloc(nl + 1, sizeof *bfirst);
     uint64_t *pos = calloc(2 * (nl ? nl : 1) * P, sizeof *pos); /* per leaf and sender: next row, next byte */
-    int rc = owner && scount && mine && all && first && bfirst && pos && assign_owners(c, res, !out->dir_mode, owner) == 0
+    int rc = owner && scount && mine && all && first && bfirst && pos && assign_owners(c, res, owner) == 0
                  ? ANONKIT_OK
                  : ak_err_nomem(&c->err);
     unsigned char *sbuf = NULL, *rbuf = NULL;
@@ -316,53 +315,68 @@ static int ship_and_finish(mp_ctx *c, const mp_rows *rows, const mdr_dist_result
     sbuf = rbuf = NULL;
     mp_time_add(&st->t, MP_SHIP, t0, c);
     mp_mark t1 = mp_now(c);
-    partition classes;
-    memset(&classes, 0, sizeof classes);
-    /* each owned leaf, in leaf order */
+    /* each owned leaf finished, in leaf order, its classes kept: under -o FILE
+     * every rank's length is then measured and exchanged before any row is
+     * written, so that all ranks write at once */
+    partition *classes = calloc(nl ? nl : 1, sizeof *classes);
     table view = *schema;
     table_qi *qi = malloc((d ? d : 1) * sizeof *qi);
-    if (!qi && rc == ANONKIT_OK) rc = ak_err_nomem(&c->err);
+    if ((!qi || !classes) && rc == ANONKIT_OK) rc = ak_err_nomem(&c->err);
     if (qi) memcpy(qi, schema->qi, d * sizeof *qi);
     view.qi = qi;
-    for (size_t l = 0; rc == ANONKIT_OK && l < res->nleaves; l++) {
+    view.sensitive_values = NULL;
+    view.target_values = NULL;
+    for (size_t l = 0; rc == ANONKIT_OK && l < nl; l++) {
         const size_t b = first[l], n = first[l + 1] - first[l];
         if (!n) continue;
-        for (uint32_t q = 0; q < d; q++) qi[q].codes = codes[q] + b;
-        view.nrows = n;
-        view.sensitive_codes = sens + b;
-        view.class_codes = cls + b;
-        view.sensitive_values = NULL;
-        view.target_values = NULL;
+        leaf_view(&view, qi, codes, sens, cls, b, n);
         const mdr_options mo = {.threads = 1, .split = c->job->split, .min_gain = c->job->min_gain,
                                 .root_rlo = res->leaves[l].rlo, .root_rhi = res->leaves[l].rhi,
                                 .root_median_only = res->leaves[l].median_only};
-        partition_free(&classes);
-        if ((rc = partition_init(&classes, n, d, &c->err)) < 0) break;
-        if ((rc = mdr_run_with(&view, &c->job->model, &mo, &classes, &c->err)) < 0) break;
-        mp_time_add(&st->t, MP_FINISH, t1, c);
-        const mp_mark tw = mp_now(c);
-        rc = publish_stream_part(ps, &view, &classes, NULL, copied, off + b * nc, &c->err);
+        if ((rc = partition_init(&classes[l], n, d, &c->err)) < 0) break;
+        rc = mdr_run_with(&view, &c->job->model, &mo, &classes[l], &c->err);
+    }
+    mp_time_add(&st->t, MP_FINISH, t1, c);
+    const mp_mark tw = mp_now(c);
+    if (!out->dir_mode) { /* this rank's length, without composing a row, then its offset */
+        uint64_t len = 0;
+        for (size_t l = 0; rc == ANONKIT_OK && l < nl; l++) {
+            const size_t b = first[l], n = first[l + 1] - first[l];
+            uint64_t part = 0;
+            if (!n) continue;
+            leaf_view(&view, qi, codes, sens, cls, b, n);
+            rc = mp_part_length(c, &view, &classes[l], off + b * nc, nc, &part);
+            len += part;
+        }
+        if ((rc = mp_agree(c, rc)) == ANONKIT_OK) rc = mp_out_place(c, out, len);
+    }
+    for (size_t l = 0; rc == ANONKIT_OK && l < nl; l++) {
+        const size_t b = first[l], n = first[l + 1] - first[l];
+        if (!n) continue;
+        leaf_view(&view, qi, codes, sens, cls, b, n);
+        rc = publish_stream_part(ps, &view, &classes[l], NULL, copied, off + b * nc, &c->err);
         if (rc == ANONKIT_OK) rc = mp_out_progress(c, out);
-        for (size_t k = 0; rc == ANONKIT_OK && rules_out && k < classes.nclasses; k++) {
+        for (size_t k = 0; rc == ANONKIT_OK && rules_out && k < classes[l].nclasses; k++) {
             /* the class for the rules rank 0 writes: its leaf, box, region and rows */
+            const partition *p = &classes[l];
             const uint32_t leaf = (uint32_t)l;
-            const uint64_t count = classes.count[k];
+            const uint64_t count = p->count[k];
             if (strbuf_append(rules_out, (const char *)&leaf, 4) != 0 ||
-                strbuf_append(rules_out, (const char *)(classes.lo + k * d), 4 * (size_t)d) != 0 ||
-                strbuf_append(rules_out, (const char *)(classes.hi + k * d), 4 * (size_t)d) != 0 ||
-                strbuf_append(rules_out, (const char *)(classes.rlo + k * d), 4 * (size_t)d) != 0 ||
-                strbuf_append(rules_out, (const char *)(classes.rhi + k * d), 4 * (size_t)d) != 0 ||
+                strbuf_append(rules_out, (const char *)(p->lo + k * d), 4 * (size_t)d) != 0 ||
+                strbuf_append(rules_out, (const char *)(p->hi + k * d), 4 * (size_t)d) != 0 ||
+                strbuf_append(rules_out, (const char *)(p->rlo + k * d), 4 * (size_t)d) != 0 ||
+                strbuf_append(rules_out, (const char *)(p->rhi + k * d), 4 * (size_t)d) != 0 ||
                 strbuf_append(rules_out, (const char *)&count, 8) != 0)
                 rc = ak_err_nomem(&c->err);
         }
-        mp_time_add(&st->t, MP_WRITE, tw, c);
-        t1 = mp_now(c);
-        st->classes += classes.nclasses;
+        st->classes += classes[l].nclasses;
         st->rows_out += n;
+        partition_free(&classes[l]);
     }
-    partition_free(&classes);
+    mp_time_add(&st->t, MP_WRITE, tw, c);
+    for (size_t l = 0; classes && l < nl; l++) partition_free(&classes[l]);
+    free(classes);
     free(qi);
-    mp_time_add(&st->t, MP_FINISH, t1, c);
 done:
     for (uint32_t q = 0; codes && q < d; q++) free(codes[q]);
     free(codes);
@@ -477,7 +491,7 @@ static void usage(FILE *f)
     fputs("usage: mpirun -np N anonkit-mpi anonymize INPUT -o OUTPUT --qi A,B,... --k K [options]\n"
           "  INPUT   a folder of part files (*.csv, one header each), a quoted glob ('data/part-*.csv'),\n"
           "          or one CSV file, which the ranks read in byte ranges\n"
-          "  OUTPUT  DIR/ (one part-NNNNN.csv per rank and manifest.json) or FILE (one file, MPI-IO)\n"
+          "  OUTPUT  DIR/ (one part-NNNNN.csv per rank and manifest.json) or FILE (one file)\n"
           "  options are those of `anonkit anonymize` for Mondrian: --qi, --hierarchy, --numeric,\n"
           "  --sensitive, --identifier, --k, --l, --l-variant, --c, --split median|infogain, --class,\n"
           "  --min-gain, --publish generalize|range, --seed, --delimiter, --tmpdir, --report, --rules\n"
@@ -653,6 +667,7 @@ int main(int argc, char **argv)
     memset(&res, 0, sizeof res);
     mp_out out;
     memset(&out, 0, sizeof out);
+    out.fd = -1;
     mp_stats st;
     memset(&st, 0, sizeof st);
     publish_stream *ps = NULL;
@@ -708,12 +723,10 @@ int main(int argc, char **argv)
     st.levels = res.levels;
     st.leaves = res.nleaves;
     st.recounted = res.recounted;
-    if ((rc = mp_out_open(&c, output, &out)) < 0) goto done;
-    out_opened = 1;
     const publish_opts po = {.keep_order = 0, .seed = c.job->seed ^ (uint64_t)c.rank, .threads = 1,
                              .style = c.job->publish};
-    rc = publish_stream_open(&ps, rows.schema, &po, out.f, output, &c.err);
-    if (rc == ANONKIT_OK && !out.dir_mode) { /* the header's length: the same header written to memory */
+    long header = 0;
+    { /* the header's length: the same header written to memory */
         char *mem = NULL;
         size_t memlen = 0;
         FILE *hf = open_memstream(&mem, &memlen);
@@ -724,9 +737,13 @@ int main(int argc, char **argv)
         if (rc == ANONKIT_OK) rc = publish_stream_close(hs, &hst, &c.err);
         publish_stream_free(hs);
         if (hf && fclose(hf) != 0 && rc == ANONKIT_OK) rc = ak_err_nomem(&c.err);
-        out.header = (long)memlen;
+        header = (long)memlen;
         free(mem);
     }
+    if ((rc = mp_agree(&c, rc)) < 0) goto done;
+    if ((rc = mp_out_open(&c, output, header, &out)) < 0) goto done;
+    out_opened = 1;
+    rc = publish_stream_open(&ps, rows.schema, &po, out.f, output, &c.err);
     if ((rc = mp_agree(&c, rc)) < 0) goto done;
     rc = ship_and_finish(&c, &rows, &res, ps, &out, c.job->rules ? &rules_mine : NULL, &st);
     if (rc == ANONKIT_OK) {
