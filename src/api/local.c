@@ -74,6 +74,8 @@ static json_t *build_json(const table *t, const inc_local_options *o, const inc_
         JSET(obj, "left_row_cost", json_real(o->defer));
         JSET(obj, "lift_rounds", json_integer((json_int_t)r->lift_rounds));
         JSET(obj, "lift_moves", json_integer((json_int_t)r->lift_moves));
+        JSET(obj, "evict_rounds", json_integer((json_int_t)r->evict_rounds));
+        JSET(obj, "evict_moves", json_integer((json_int_t)r->evict_moves));
     }
     JSET(obj, "seconds", json_real(seconds));
     JSET(obj, "iterations_count", json_integer((json_int_t)r->niter));

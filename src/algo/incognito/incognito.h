@@ -136,6 +136,7 @@ typedef struct inc_local_result {
     inc_local_method method; /* ITERATE or SPLIT: the one that ran */
     uint64_t tasks, splits, classes; /* SPLIT: classes examined, split, published */
     uint64_t lift_rounds, lift_moves; /* ITERATE under k alone: the lifting pass (local_lift.c) */
+    uint64_t evict_rounds, evict_moves; /* ITERATE under k alone: the eviction pass (local_evict.c) */
 } inc_local_result;
 
 /* Partitions t by local recoding into p (freshly initialized, one row each).

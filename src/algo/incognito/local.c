@@ -357,6 +357,8 @@ int inc_local(const table *t, const model *m, const inc_local_options *o, partit
         rc = inc_local_lift(&c, o->weights, k, &cl, p->class_of, &ls, err);
         res->lift_rounds = ls.rounds;
         res->lift_moves = ls.moves;
+        if (rc == ANONKIT_OK)
+            rc = inc_local_evict(&c, o->weights, k, &cl, p->class_of, &res->evict_rounds, &res->evict_moves, err);
     }
     if (rc == ANONKIT_OK) rc = emit_classes(&c, &cl, p, err);
     p->suppressed = 0;

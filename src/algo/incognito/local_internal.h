@@ -46,4 +46,13 @@ typedef struct inc_local_lift_stats {
 int inc_local_lift(inc_ctx *c, const double *w, uint64_t k, lift_classes *cl, uint32_t *class_of,
                    inc_local_lift_stats *st /* OUT */, ak_error *err);
 
+enum { EVICT_ROUNDS = 3 };
+
+/* The eviction pass (local_evict.c), k-anonymity alone: a class of more than
+ * k rows lowers one QI to a value at least k of its rows share, its other rows
+ * moving to the cheapest other classes that cover them, when that lowers the
+ * NCP sum; never raises the loss. *rounds, *moves: rounds run, moves taken. */
+int inc_local_evict(const inc_ctx *c, const double *w, uint64_t k, lift_classes *cl, uint32_t *class_of,
+                    uint64_t *rounds /* OUT */, uint64_t *moves /* OUT */, ak_error *err);
+
 #endif
