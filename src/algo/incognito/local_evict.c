@@ -63,19 +63,39 @@ static int lvid_cmp(const void *a, const void *b)
     return x->id < y->id ? -1 : x->id > y->id;
 }
 
+/* A row of a class's remainder with what moving it to its cover costs more. */
+typedef struct evict_row {
+    double delta;
+    uint32_t row;
+} evict_row;
+
+static int row_cmp(const void *a, const void *b)
+{
+    const evict_row *x = a, *y = b;
+    if (x->delta != y->delta) return x->delta < y->delta ? -1 : 1;
+    return x->row < y->row ? -1 : x->row > y->row;
+}
+
 /* What a round works with. */
 typedef struct evict_ctx {
     const inc_ctx *c;
     lift_classes *cl;
     uint32_t *class_of;
     const double *w;
+    uint64_t k;
     double *cost;             /* per class: weighted NCP per row */
-    unsigned char *changed;   /* per class: its tuple changed (or it merged away) in this round */
+    unsigned char *changed;   /* per class: its tuple changed, it merged away or is new in this round */
+    unsigned char *grew;      /* per class: it took rows in this round */
     evict_bucket *b;
     size_t nb;
+    uint32_t *start, *members; /* rows of the classes at the start of the round */
     uint32_t *covcls;         /* per row: the cheapest other class covering it (UINT32_MAX: none), cached */
     double *covcost;
     unsigned char *covknown;
+    uint32_t *cnt, *touched;  /* per value of a QI: rows of the class; the values present */
+    evict_row *rem;           /* rows of the class in the children of fewer than k rows */
+    uint32_t *chg;            /* classes whose tuple is not in the buckets' maps (changed or new) */
+    size_t nchg;
 } evict_ctx;
 
 /* The cheapest class other than own, unchanged in this round and holding
@@ -97,9 +117,12 @@ static uint32_t find_cover(const evict_ctx *x, uint32_t r, uint32_t own)
     return best;
 }
 
-/* The cached cover of row r (a row of class own). */
+/* The cover of row r (a row of class own), cached while its class is valid;
+ * its cost per row, or -1 when no class covers it. */
 static double cover_cost(evict_ctx *x, uint32_t r, uint32_t own)
 {
+    if (x->covknown[r] && x->covcls[r] != UINT32_MAX && (x->changed[x->covcls[r]] || !x->cl->count[x->covcls[r]]))
+        x->covknown[r] = 0;
     if (!x->covknown[r]) {
         x->covcls[r] = find_cover(x, r, own);
         x->covcost[r] = x->covcls[r] == UINT32_MAX ? -1 : x->cost[x->covcls[r]];
@@ -108,32 +131,204 @@ static double cover_cost(evict_ctx *x, uint32_t r, uint32_t own)
     return x->covcost[r];
 }
 
+/* A class of the round whose tuple is (lv, val) other than d, UINT32_MAX
+ * when none holds rows. */
+static uint32_t same_tuple(const evict_ctx *x, uint32_t d, const uint32_t *lv, const uint32_t *val)
+{
+    const inc_ctx *c = x->c;
+    const uint32_t nqi = c->nqi;
+    uint64_t plv = 0, key = 0;
+    for (uint32_t q = 0; q < nqi; q++) {
+        plv = inc_with_level(c, plv, q, lv[q]);
+        key |= (uint64_t)val[q] << c->qi[q].shift;
+    }
+    for (size_t i = 0; i < x->nb; i++) {
+        if (x->b[i].lv != plv) continue;
+        const uint32_t id = u64map_find(&x->b[i].map, key);
+        if (id == AK_NOT_FOUND) break;
+        const uint32_t f = x->b[i].ids[id];
+        if (f != d && !x->changed[f] && x->cl->count[f]) return f;
+        break;
+    }
+    for (size_t i = 0; i < x->nchg; i++) {
+        const uint32_t f = x->chg[i];
+        if (f != d && x->cl->count[f] && !memcmp(x->cl->lv + (size_t)f * nqi, lv, nqi * sizeof *lv) &&
+            !memcmp(x->cl->val + (size_t)f * nqi, val, nqi * sizeof *val))
+            return f;
+    }
+    return UINT32_MAX;
+}
+
+/* The gain of lowering QI q of class d to level l2 (see the top): the values
+ * of at least k rows become classes at l2 (d keeps the largest), the other
+ * rows move to their covers or stay at d's tuple as a remainder of at least k
+ * rows (borrowing rows from the child that saves least per row when it falls
+ * short), whichever costs least. With `apply` it is made. -1: impossible. */
+static double evict_eval(evict_ctx *x, uint32_t d, uint32_t q, uint32_t l2, int apply, ak_error *err, int *rc)
+{
+    const inc_ctx *c = x->c;
+    const uint32_t nqi = c->nqi;
+    const inc_qi *a = &c->qi[q];
+    const uint32_t l = x->cl->lv[(size_t)d * nqi + q], dv = x->cl->val[(size_t)d * nqi + q];
+    const uint32_t *gen = a->gen[l2], *code = c->code0[q];
+    const double wq = x->w ? x->w[q] : 1.0;
+    const uint64_t k = x->k;
+    uint32_t nt = 0;
+    for (uint32_t i = x->start[d]; i < x->start[d + 1]; i++) {
+        const uint32_t r = x->members[i];
+        if (x->class_of[r] != d) continue;
+        if (!x->cnt[gen[code[r]]]++) x->touched[nt++] = gen[code[r]];
+    }
+    double save = 0, least = -1;
+    uint32_t kept = 0, big = UINT32_MAX, lend = UINT32_MAX;
+    for (uint32_t j = 0; j < nt; j++) {
+        const uint32_t v = x->touched[j];
+        if (x->cnt[v] < k) continue;
+        const double per = wq * (a->ncp[l][dv] - a->ncp[l2][v]);
+        save += per * x->cnt[v];
+        kept++;
+        if (big == UINT32_MAX || x->cnt[v] > x->cnt[big]) big = v;
+        if (x->cnt[v] > k && (lend == UINT32_MAX || per < least)) {
+            lend = v;
+            least = per;
+        }
+    }
+    double gain = -1;
+    size_t m = 0, moved = 0;
+    uint64_t borrow = 0;
+    if (kept) {
+        int ok = 1;
+        for (uint32_t i = x->start[d]; i < x->start[d + 1] && ok; i++) {
+            const uint32_t r = x->members[i];
+            if (x->class_of[r] != d || x->cnt[gen[code[r]]] >= k) continue;
+            const double cc = cover_cost(x, r, d);
+            x->rem[m++] = (evict_row){cc < 0 ? 1e300 : cc - x->cost[d], r};
+        }
+        qsort(x->rem, m, sizeof *x->rem, row_cmp);
+        /* Move the j cheapest to move, keep the rest (none, or k with what is borrowed). */
+        double best = 1e300, sum = 0;
+        for (size_t j = 0; j <= m && ok; j++) {
+            if (j > 0) {
+                if (x->rem[j - 1].delta >= 1e299) break;
+                sum += x->rem[j - 1].delta;
+            }
+            const size_t left = m - j;
+            double cost = sum;
+            uint64_t b = 0;
+            if (left > 0 && left < k) {
+                b = k - left;
+                if (lend == UINT32_MAX || x->cnt[lend] < k + b) continue;
+                cost += (double)b * least;
+            }
+            if (cost < best) {
+                best = cost;
+                moved = j;
+                borrow = b;
+            }
+        }
+        if (best < 1e299) gain = save - best;
+    }
+    if (apply && gain > 1e-9) {
+        lift_classes *cl = x->cl;
+        const size_t left = m - moved;
+        uint32_t remid = UINT32_MAX;
+        if (left > 0) { /* the remainder keeps d's tuple */
+            uint32_t lv[64], val[64];
+            memcpy(lv, cl->lv + (size_t)d * nqi, nqi * sizeof *lv);
+            memcpy(val, cl->val + (size_t)d * nqi, nqi * sizeof *val);
+            if ((*rc = lift_add(cl, lv, val, 0, &remid, err)) < 0) goto out;
+            x->changed[remid] = 1;
+            x->chg[x->nchg++] = remid;
+        }
+        for (size_t j = 0; j < m; j++) {
+            const uint32_t r = x->rem[j].row, to = j < moved ? x->covcls[r] : remid;
+            x->class_of[r] = to;
+            cl->count[to]++;
+            cl->count[d]--;
+            if (j < moved) x->grew[to] = 1;
+        }
+        /* Every kept value a class at l2: the class that already has that tuple, d for the largest, or a new one. */
+        uint32_t into_d = 1;
+        for (uint32_t j = 0; j < nt; j++) {
+            const uint32_t v = x->touched[j];
+            if (x->cnt[v] < k) continue;
+            uint32_t lv[64], val[64], id;
+            memcpy(lv, cl->lv + (size_t)d * nqi, nqi * sizeof *lv);
+            memcpy(val, cl->val + (size_t)d * nqi, nqi * sizeof *val);
+            lv[q] = l2;
+            val[q] = v;
+            id = same_tuple(x, d, lv, val);
+            if (id != UINT32_MAX) {
+                x->grew[id] = 1;
+                if (v == big) into_d = 0;
+            } else if (v == big) {
+                id = d;
+            } else {
+                if ((*rc = lift_add(cl, lv, val, 0, &id, err)) < 0) goto out;
+                x->changed[id] = 1;
+                x->chg[x->nchg++] = id;
+            }
+            x->cnt[v] = id; /* from here: the class that takes value v */
+            x->touched[j] |= 0x80000000u;
+        }
+        for (uint32_t i = x->start[d]; i < x->start[d + 1]; i++) {
+            const uint32_t r = x->members[i];
+            if (x->class_of[r] != d) continue;
+            const uint32_t v = gen[code[r]];
+            uint32_t to = x->cnt[v];
+            if (v == lend && borrow) {
+                to = remid;
+                borrow--;
+            }
+            if (to == d) continue;
+            x->class_of[r] = to;
+            cl->count[to]++;
+            cl->count[d]--;
+        }
+        x->changed[d] = 1;
+        if (into_d) {
+            cl->lv[(size_t)d * nqi + q] = l2;
+            cl->val[(size_t)d * nqi + q] = big;
+            x->chg[x->nchg++] = d;
+        }
+        for (uint32_t j = 0; j < nt; j++) x->touched[j] &= 0x7fffffffu;
+        for (uint32_t j = 0; j < nt; j++) x->cnt[x->touched[j]] = 0;
+        return gain;
+    }
+out:
+    for (uint32_t j = 0; j < nt; j++) x->cnt[x->touched[j] & 0x7fffffffu] = 0;
+    return gain;
+}
+
 /* One round (see the top): *applied candidates taken. */
 static int evict_round(const inc_ctx *c, const double *w, uint64_t k, lift_classes *cl, uint32_t *class_of,
                        uint64_t *applied, ak_error *err)
 {
     const uint32_t nqi = c->nqi;
-    const size_t n = c->nrows, nc = cl->n;
+    const size_t n = c->nrows, nc = cl->n, ncap = nc + n / (k ? k : 1) + 2; /* classes a round may reach */
     *applied = 0;
     uint32_t maxcard = 1;
     for (uint32_t q = 0; q < nqi; q++)
         if (c->qi[q].card[0] > maxcard) maxcard = c->qi[q].card[0];
-    evict_ctx x = {.c = c, .cl = cl, .class_of = class_of, .w = w};
-    x.cost = malloc((nc ? nc : 1) * sizeof *x.cost);
-    x.changed = calloc(nc ? nc : 1, 1);
-    unsigned char *grew = calloc(nc ? nc : 1, 1);
+    evict_ctx x = {.c = c, .cl = cl, .class_of = class_of, .w = w, .k = k};
+    x.cost = malloc(ncap * sizeof *x.cost);
+    x.changed = calloc(ncap, 1);
+    x.grew = calloc(ncap, 1);
     x.covcls = malloc((n ? n : 1) * sizeof *x.covcls);
     x.covcost = malloc((n ? n : 1) * sizeof *x.covcost);
     x.covknown = calloc(n ? n : 1, 1);
-    uint32_t *start = calloc(nc + 1, sizeof *start), *members = malloc((n ? n : 1) * sizeof *members);
+    x.start = calloc(nc + 1, sizeof *x.start);
+    x.members = malloc((n ? n : 1) * sizeof *x.members);
+    x.rem = malloc((n ? n : 1) * sizeof *x.rem);
     lvid *sorted = malloc((nc ? nc : 1) * sizeof *sorted);
     x.b = calloc(nc ? nc : 1, sizeof *x.b);
     evict_cand *cand = malloc((nc ? nc : 1) * sizeof *cand);
-    uint32_t *cnt = calloc(maxcard, sizeof *cnt), *touched = malloc(maxcard * sizeof *touched);
-    uint32_t *chg = malloc((nc ? nc : 1) * sizeof *chg);
+    x.cnt = calloc(maxcard, sizeof *x.cnt);
+    x.touched = malloc(maxcard * sizeof *x.touched);
+    x.chg = malloc(ncap * sizeof *x.chg);
     int rc = ANONKIT_OK;
-    if (!x.cost || !x.changed || !grew || !x.covcls || !x.covcost || !x.covknown || !start || !members || !sorted ||
-        !x.b || !cand || !cnt || !touched || !chg) {
+    if (!x.cost || !x.changed || !x.grew || !x.covcls || !x.covcost || !x.covknown || !x.start || !x.members ||
+        !x.rem || !sorted || !x.b || !cand || !x.cnt || !x.touched || !x.chg) {
         rc = ak_err_nomem(err);
         goto done;
     }
@@ -147,6 +342,7 @@ static int evict_round(const inc_ctx *c, const double *w, uint64_t k, lift_class
         }
         if (cl->count[i]) sorted[nalive++] = (lvid){lv, (uint32_t)i};
     }
+    uint32_t *start = x.start, *members = x.members;
     for (size_t r = 0; r < n; r++)
         if (class_of[r] != PARTITION_SUPPRESSED) start[class_of[r] + 1]++;
     for (size_t i = 0; i < nc; i++) start[i + 1] += start[i];
@@ -183,113 +379,26 @@ static int evict_round(const inc_ctx *c, const double *w, uint64_t k, lift_class
     if (rc != ANONKIT_OK) goto done;
     /* Per class, its best candidate. */
     size_t ncand = 0;
-    for (size_t x0 = 0; x0 < nalive; x0++) {
+    for (size_t x0 = 0; x0 < nalive && rc == ANONKIT_OK; x0++) {
         const uint32_t d = sorted[x0].id;
-        const uint64_t count = cl->count[d];
-        if (count <= k) continue;
+        if (cl->count[d] < k) continue;
         evict_cand best = {0, d, 0, 0, 0};
-        for (uint32_t q = 0; q < nqi; q++) {
-            const inc_qi *a = &c->qi[q];
-            const uint32_t l = cl->lv[(size_t)d * nqi + q], dv = cl->val[(size_t)d * nqi + q];
-            const double wq = w ? w[q] : 1.0;
-            for (uint32_t l2 = l; l2-- > 0;) {
-                uint32_t nt = 0;
-                for (uint32_t i = start[d]; i < start[d + 1]; i++) {
-                    const uint32_t v = a->gen[l2][c->code0[q][members[i]]];
-                    if (!cnt[v]++) touched[nt++] = v;
-                }
-                int any = 0;
-                for (uint32_t j = 0; j < nt; j++) {
-                    const uint32_t v = touched[j];
-                    if (cnt[v] < k || cnt[v] == count) continue;
-                    any = 1;
-                    const double save = (double)cnt[v] * wq * (a->ncp[l][dv] - a->ncp[l2][v]);
-                    if (!(save > best.gain)) continue;
-                    double gain = save;
-                    for (uint32_t i = start[d]; i < start[d + 1] && gain > best.gain; i++) {
-                        const uint32_t r = members[i];
-                        if (a->gen[l2][c->code0[q][r]] == v) continue;
-                        const double cc = cover_cost(&x, r, d);
-                        if (cc < 0) gain = -1;
-                        else gain -= cc - x.cost[d];
-                    }
-                    if (gain > best.gain) best = (evict_cand){gain, d, q, l2, v};
-                }
-                for (uint32_t j = 0; j < nt; j++) cnt[touched[j]] = 0;
-                if (!any) break; /* no value of q at l2 holds k rows of d: none lower does */
+        for (uint32_t q = 0; q < nqi && rc == ANONKIT_OK; q++) {
+            for (uint32_t l2 = cl->lv[(size_t)d * nqi + q]; l2-- > 0;) {
+                const double gain = evict_eval(&x, d, q, l2, 0, err, &rc);
+                if (gain < 0) break; /* no value of q at l2 holds k rows of d: none lower does */
+                if (gain > best.gain) best = (evict_cand){gain, d, q, l2, 0};
             }
         }
         if (best.gain > 1e-9 * (1 + x.cost[d])) cand[ncand++] = best;
     }
     qsort(cand, ncand, sizeof *cand, cand_cmp);
     /* Apply best first, each measured again. */
-    size_t nchg = 0;
-    for (size_t m = 0; m < ncand; m++) {
+    for (size_t m = 0; m < ncand && rc == ANONKIT_OK; m++) {
         const evict_cand *e = &cand[m];
-        const uint32_t d = e->d, q = e->q;
-        if (x.changed[d] || grew[d] || !cl->count[d]) continue;
-        const inc_qi *a = &c->qi[q];
-        const uint32_t l = cl->lv[(size_t)d * nqi + q], dv = cl->val[(size_t)d * nqi + q];
-        uint64_t stay = 0;
-        double gain = 0;
-        int ok = 1;
-        for (uint32_t i = start[d]; i < start[d + 1] && ok; i++) {
-            const uint32_t r = members[i];
-            if (a->gen[e->l2][c->code0[q][r]] == e->v) {
-                stay++;
-                continue;
-            }
-            if (!x.covknown[r] || x.covcls[r] == UINT32_MAX || x.changed[x.covcls[r]] || !cl->count[x.covcls[r]]) {
-                x.covknown[r] = 0;
-                if (cover_cost(&x, r, d) < 0) ok = 0;
-            }
-            if (ok) gain -= x.covcost[r] - x.cost[d];
-        }
-        if (!ok || stay < k) continue;
-        gain += (double)stay * (w ? w[q] : 1.0) * (a->ncp[l][dv] - a->ncp[e->l2][e->v]);
-        if (!(gain > 1e-9 * (1 + x.cost[d]))) continue;
-        for (uint32_t i = start[d]; i < start[d + 1]; i++) {
-            const uint32_t r = members[i];
-            if (a->gen[e->l2][c->code0[q][r]] == e->v) continue;
-            const uint32_t to = x.covcls[r];
-            class_of[r] = to;
-            cl->count[to]++;
-            cl->count[d]--;
-            grew[to] = 1;
-        }
-        cl->lv[(size_t)d * nqi + q] = e->l2;
-        cl->val[(size_t)d * nqi + q] = e->v;
-        x.changed[d] = 1;
-        /* D's new tuple may be another class's: merge D into it. */
-        const uint32_t *dl = cl->lv + (size_t)d * nqi, *dvl = cl->val + (size_t)d * nqi;
-        uint32_t same = UINT32_MAX;
-        uint64_t dlv = 0, dkey = 0;
-        for (uint32_t qq = 0; qq < nqi; qq++) {
-            dlv = inc_with_level(c, dlv, qq, dl[qq]);
-            dkey |= (uint64_t)dvl[qq] << c->qi[qq].shift;
-        }
-        for (size_t i = 0; i < x.nb && same == UINT32_MAX; i++) {
-            if (x.b[i].lv != dlv) continue;
-            const uint32_t id = u64map_find(&x.b[i].map, dkey);
-            if (id != AK_NOT_FOUND && x.b[i].ids[id] != d && !x.changed[x.b[i].ids[id]] && cl->count[x.b[i].ids[id]])
-                same = x.b[i].ids[id];
-        }
-        for (size_t i = 0; i < nchg && same == UINT32_MAX; i++) {
-            const uint32_t f = chg[i];
-            if (f != d && cl->count[f] && !memcmp(cl->lv + (size_t)f * nqi, dl, nqi * sizeof *dl) &&
-                !memcmp(cl->val + (size_t)f * nqi, dvl, nqi * sizeof *dvl))
-                same = f;
-        }
-        if (same != UINT32_MAX) {
-            for (uint32_t i = start[d]; i < start[d + 1]; i++)
-                if (class_of[members[i]] == d) class_of[members[i]] = same;
-            cl->count[same] += cl->count[d];
-            cl->count[d] = 0;
-            grew[same] = 1;
-        } else {
-            chg[nchg++] = d;
-        }
-        (*applied)++;
+        const uint32_t d = e->d;
+        if (x.changed[d] || x.grew[d] || !cl->count[d]) continue;
+        if (evict_eval(&x, d, e->q, e->l2, 1, err, &rc) > 0 && rc == ANONKIT_OK) (*applied)++;
     }
 done:
     for (size_t i = 0; i < x.nb; i++) {
@@ -299,17 +408,18 @@ done:
     free(x.b);
     free(x.cost);
     free(x.changed);
-    free(grew);
+    free(x.grew);
     free(x.covcls);
     free(x.covcost);
     free(x.covknown);
-    free(start);
-    free(members);
+    free(x.start);
+    free(x.members);
+    free(x.rem);
     free(sorted);
     free(cand);
-    free(cnt);
-    free(touched);
-    free(chg);
+    free(x.cnt);
+    free(x.touched);
+    free(x.chg);
     return rc;
 }
 
@@ -324,6 +434,26 @@ int inc_local_evict(const inc_ctx *c, const double *w, uint64_t k, lift_classes 
         ++*rounds;
         *moves += applied;
         if (rc == ANONKIT_OK && !applied) break;
+    }
+    return rc;
+}
+
+int inc_local_post(inc_ctx *c, const double *w, uint64_t k, lift_classes *cl, uint32_t *class_of,
+                   inc_local_post_stats *st, ak_error *err)
+{
+    memset(st, 0, sizeof *st);
+    int rc = ANONKIT_OK;
+    const int cycles = getenv("POSTC") ? atoi(getenv("POSTC")) : POST_CYCLES;
+    for (int cycle = 0; rc == ANONKIT_OK && cycle < cycles; cycle++) {
+        inc_local_lift_stats ls;
+        uint64_t er = 0, em = 0;
+        rc = inc_local_lift(c, w, k, cl, class_of, &ls, err);
+        if (rc == ANONKIT_OK) rc = inc_local_evict(c, w, k, cl, class_of, &er, &em, err);
+        st->lift_rounds += ls.rounds;
+        st->lift_moves += ls.moves;
+        st->evict_rounds += er;
+        st->evict_moves += em;
+        if (!ls.moves && !em) break;
     }
     return rc;
 }

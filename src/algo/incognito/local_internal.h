@@ -46,7 +46,7 @@ typedef struct inc_local_lift_stats {
 int inc_local_lift(inc_ctx *c, const double *w, uint64_t k, lift_classes *cl, uint32_t *class_of,
                    inc_local_lift_stats *st /* OUT */, ak_error *err);
 
-enum { EVICT_ROUNDS = 3 };
+enum { EVICT_ROUNDS = 3, POST_CYCLES = 4 };
 
 /* The eviction pass (local_evict.c), k-anonymity alone: a class of more than
  * k rows lowers one QI to a value at least k of its rows share, its other rows
@@ -54,5 +54,14 @@ enum { EVICT_ROUNDS = 3 };
  * NCP sum; never raises the loss. *rounds, *moves: rounds run, moves taken. */
 int inc_local_evict(const inc_ctx *c, const double *w, uint64_t k, lift_classes *cl, uint32_t *class_of,
                     uint64_t *rounds /* OUT */, uint64_t *moves /* OUT */, ak_error *err);
+
+typedef struct inc_local_post_stats {
+    uint64_t lift_rounds, lift_moves, evict_rounds, evict_moves;
+} inc_local_post_stats;
+
+/* The passes after the iterations (local_evict.c), k-anonymity alone:
+ * lifting then eviction, up to POST_CYCLES times while either moves rows. */
+int inc_local_post(inc_ctx *c, const double *w, uint64_t k, lift_classes *cl, uint32_t *class_of,
+                   inc_local_post_stats *st /* OUT */, ak_error *err);
 
 #endif
