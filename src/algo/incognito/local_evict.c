@@ -209,8 +209,9 @@ static double evict_eval(evict_ctx *x, uint32_t d, const evict_low *lw, int appl
     }
     double save = 0, least = -1;
     uint32_t kept = 0, big = UINT32_MAX, lend = UINT32_MAX;
+    const uint64_t keep = lw->nl ? k : UINT64_MAX; /* no lowering: every row may leave (the class dissolves) */
     for (uint32_t g = 0; g < ng; g++) {
-        if (x->cnt[g] < k) continue;
+        if (x->cnt[g] < keep) continue;
         const uint64_t key = x->groups.keys[x->groups.slot_of[g]];
         double per = 0;
         for (uint32_t i = 0; i < lw->nl; i++) {
@@ -226,13 +227,13 @@ static double evict_eval(evict_ctx *x, uint32_t d, const evict_low *lw, int appl
             least = per;
         }
     }
-    if (!kept) return -1;
+    if (!kept && lw->nl) return -1;
     double gain = -1;
     size_t m = 0, moved = 0;
     uint64_t borrow = 0;
     for (uint32_t i = x->start[d]; i < x->start[d + 1]; i++) {
         const uint32_t r = x->members[i];
-        if (x->class_of[r] != d || x->cnt[x->gid[r]] >= k) continue;
+        if (x->class_of[r] != d || x->cnt[x->gid[r]] >= keep) continue;
         const double cc = cover_cost(x, r, d);
         x->rem[m++] = (evict_row){cc < 0 ? 1e300 : cc - x->cost[d], r};
     }
@@ -263,7 +264,9 @@ static double evict_eval(evict_ctx *x, uint32_t d, const evict_low *lw, int appl
     if (!apply || !(gain > 1e-9)) return gain;
     const size_t left = m - moved;
     uint32_t remid = UINT32_MAX;
-    if (left > 0 || borrow) { /* the remainder keeps d's tuple */
+    if (!lw->nl) {
+        remid = d;
+    } else if (left > 0 || borrow) { /* the remainder keeps d's tuple */
         uint32_t lv[64], val[64];
         memcpy(lv, cl->lv + (size_t)d * nqi, nqi * sizeof *lv);
         memcpy(val, cl->val + (size_t)d * nqi, nqi * sizeof *val);
@@ -273,16 +276,21 @@ static double evict_eval(evict_ctx *x, uint32_t d, const evict_low *lw, int appl
     }
     for (size_t j = 0; j < m; j++) {
         const uint32_t r = x->rem[j].row, to = j < moved ? x->covcls[r] : remid;
+        if (to == d) continue;
         x->class_of[r] = to;
         cl->count[to]++;
         cl->count[d]--;
         if (j < moved) x->grew[to] = 1;
     }
+    if (!lw->nl) {
+        x->changed[d] = 1;
+        return gain;
+    }
     /* Every kept group a class at the lower levels: the class that already has that tuple, d for the largest, or a
      * new one. */
     int into_d = 1;
     for (uint32_t g = 0; g < ng; g++) {
-        if (x->cnt[g] < k) continue;
+        if (x->cnt[g] < keep) continue;
         const uint64_t key = x->groups.keys[x->groups.slot_of[g]];
         uint32_t lv[64], val[64], id;
         memcpy(lv, cl->lv + (size_t)d * nqi, nqi * sizeof *lv);
@@ -355,6 +363,14 @@ static int evict_round(const inc_ctx *c, const double *w, uint64_t k, lift_class
         rc = ak_err_nomem(err);
         goto done;
     }
+    uint32_t *start = x.start, *members = x.members;
+    for (size_t r = 0; r < n; r++)
+        if (class_of[r] != PARTITION_SUPPRESSED) start[class_of[r] + 1]++;
+    for (size_t i = 0; i < nc; i++) start[i + 1] += start[i];
+    for (size_t r = 0; r < n; r++)
+        if (class_of[r] != PARTITION_SUPPRESSED) members[start[class_of[r]]++] = (uint32_t)r;
+    for (size_t i = nc; i-- > 0;) start[i + 1] = start[i];
+    start[0] = 0;
     size_t nalive = 0;
     for (size_t i = 0; i < nc; i++) {
         x.cost[i] = 0;
@@ -365,14 +381,6 @@ static int evict_round(const inc_ctx *c, const double *w, uint64_t k, lift_class
         }
         if (cl->count[i]) sorted[nalive++] = (lvid){lv, (uint32_t)i};
     }
-    uint32_t *start = x.start, *members = x.members;
-    for (size_t r = 0; r < n; r++)
-        if (class_of[r] != PARTITION_SUPPRESSED) start[class_of[r] + 1]++;
-    for (size_t i = 0; i < nc; i++) start[i + 1] += start[i];
-    for (size_t r = 0; r < n; r++)
-        if (class_of[r] != PARTITION_SUPPRESSED) members[start[class_of[r]]++] = (uint32_t)r;
-    for (size_t i = nc; i-- > 0;) start[i + 1] = start[i];
-    start[0] = 0;
     /* Buckets: the classes by level vector, each with its map of labels. */
     qsort(sorted, nalive, sizeof *sorted, lvid_cmp);
     for (size_t s = 0; s < nalive && rc == ANONKIT_OK;) {
@@ -409,6 +417,11 @@ static int evict_round(const inc_ctx *c, const double *w, uint64_t k, lift_class
         evict_cand best = {.gain = 0, .d = d};
         evict_low single[64 * 8];
         uint32_t ns = 0;
+        if (!getenv("NODISS")) {
+            const evict_low none = {0, {0, 0}, {0, 0}};
+            const double gain = evict_eval(&x, d, &none, 0, err, &rc);
+            if (gain > best.gain) best.gain = gain, best.low = none;
+        }
         for (uint32_t q = 0; q < nqi && rc == ANONKIT_OK; q++) {
             for (uint32_t l2 = cl->lv[(size_t)d * nqi + q]; l2-- > 0;) {
                 const evict_low lw = {1, {q, 0}, {l2, 0}};
