@@ -33,6 +33,7 @@
 /* One distinct level vector of the classes: its levels and a map from the
  * packed labels at those levels to the class (ids[map id]). */
 typedef struct evict_bucket {
+    double minc; /* the least weighted NCP per row of its classes */
     uint64_t lv;
     uint32_t level[64];
     u64map map;
@@ -44,6 +45,13 @@ typedef struct evict_bucket {
 typedef struct evict_low {
     uint32_t nl, q[2], l2[2];
 } evict_low;
+
+static int bucket_cmp(const void *a, const void *b)
+{
+    const evict_bucket *x = a, *y = b;
+    if (x->minc != y->minc) return x->minc < y->minc ? -1 : 1;
+    return x->lv < y->lv ? -1 : x->lv > y->lv;
+}
 
 typedef struct evict_cand {
     double gain;
@@ -70,6 +78,12 @@ static int lvid_cmp(const void *a, const void *b)
     return x->id < y->id ? -1 : x->id > y->id;
 }
 
+/* Two QIs are lowered together only among the best this many single lowerings. */
+enum { EVICT_PAIR_SINGLES = 6 };
+
+/* A class looks for a partner to merge with among this many classes nearest to it in cost per row. */
+enum { EVICT_MERGE_SCAN = 64 };
+
 /* A row of a class's remainder with what moving it to its cover costs more. */
 typedef struct evict_row {
     double delta;
@@ -81,6 +95,54 @@ static int row_cmp(const void *a, const void *b)
     const evict_row *x = a, *y = b;
     if (x->delta != y->delta) return x->delta < y->delta ? -1 : 1;
     return x->row < y->row ? -1 : x->row > y->row;
+}
+
+typedef struct cost_id {
+    double cost;
+    uint32_t id;
+} cost_id;
+
+static int cost_id_cmp(const void *a, const void *b)
+{
+    const cost_id *x = a, *y = b;
+    if (x->cost != y->cost) return x->cost < y->cost ? -1 : 1;
+    return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* What a pass keeps across its rounds: per class, the signature of its
+ * count and labels when it last had no gainful lowering (sig) or merge
+ * (msig); 0: none. A class whose signature is unchanged is not measured again
+ * (what changed around it may have made a move possible: a heuristic that
+ * only skips candidates). */
+typedef struct evict_memo {
+    uint64_t *sig, *msig;
+    size_t cap;
+} evict_memo;
+
+/* The signature of class d. */
+static uint64_t class_sig(const lift_classes *cl, uint32_t d)
+{
+    uint64_t h = ak_mix64(cl->count[d] + 1);
+    for (uint32_t q = 0; q < cl->nqi; q++)
+        h = ak_mix64(h ^ ((uint64_t)cl->lv[(size_t)d * cl->nqi + q] << 32 | cl->val[(size_t)d * cl->nqi + q]));
+    return h | 1;
+}
+
+/* Room for the classes of cl (ids only grow). */
+static int memo_fit(evict_memo *m, size_t n, ak_error *err)
+{
+    if (n <= m->cap) return ANONKIT_OK;
+    size_t cap = m->cap ? m->cap : 256;
+    while (cap < n) cap *= 2;
+    uint64_t *sig = realloc(m->sig, cap * sizeof *sig);
+    if (sig) m->sig = sig;
+    uint64_t *msig = realloc(m->msig, cap * sizeof *msig);
+    if (msig) m->msig = msig;
+    if (!sig || !msig) return ak_err_nomem(err);
+    memset(m->sig + m->cap, 0, (cap - m->cap) * sizeof *sig);
+    memset(m->msig + m->cap, 0, (cap - m->cap) * sizeof *msig);
+    m->cap = cap;
+    return ANONKIT_OK;
 }
 
 /* What a round works with. */
@@ -104,6 +166,8 @@ typedef struct evict_ctx {
     uint32_t *gid;            /* per row: its group */
     evict_row *rem;           /* rows of the class in the children of fewer than k rows */
     uint32_t *chg;            /* classes whose tuple is not in the buckets' maps (changed or new) */
+    uint32_t *bycost, *pos;   /* the round's live classes by cost per row; each one's place there */
+    evict_memo *memo;
     size_t nchg;
 } evict_ctx;
 
@@ -115,6 +179,7 @@ static uint32_t find_cover(const evict_ctx *x, uint32_t r, uint32_t own)
     uint32_t best = UINT32_MAX;
     for (size_t i = 0; i < x->nb; i++) {
         const evict_bucket *b = &x->b[i];
+        if (best != UINT32_MAX && b->minc >= x->cost[best]) break;
         uint64_t key = 0;
         for (uint32_t q = 0; q < c->nqi; q++) key |= (uint64_t)c->qi[q].gen[b->level[q]][c->code0[q][r]] << c->qi[q].shift;
         const uint32_t id = u64map_find(&b->map, key);
@@ -183,7 +248,8 @@ static uint64_t low_key(const inc_ctx *c, const evict_low *lw, uint32_t r)
  * at d's tuple as a remainder of at least k rows (borrowing rows from the
  * group that saves least per row when it falls short), whichever costs least.
  * With `apply` it is made. -1: no group holds k rows; 0: no gain. */
-static double evict_eval(evict_ctx *x, uint32_t d, const evict_low *lw, int apply, ak_error *err, int *rc)
+static double evict_eval(evict_ctx *x, uint32_t d, const uint32_t *rows, size_t nrows, const evict_low *lw, int apply,
+                         double min_gain, ak_error *err, int *rc)
 {
     const inc_ctx *c = x->c;
     const uint32_t nqi = c->nqi;
@@ -191,8 +257,8 @@ static double evict_eval(evict_ctx *x, uint32_t d, const evict_low *lw, int appl
     lift_classes *cl = x->cl;
     u64scratch_reset(&x->groups);
     uint32_t ng = 0;
-    for (uint32_t i = x->start[d]; i < x->start[d + 1]; i++) {
-        const uint32_t r = x->members[i];
+    for (size_t i = 0; i < nrows; i++) {
+        const uint32_t r = rows[i];
         if (x->class_of[r] != d) continue;
         uint32_t id;
         int inserted;
@@ -231,13 +297,25 @@ static double evict_eval(evict_ctx *x, uint32_t d, const evict_low *lw, int appl
     double gain = -1;
     size_t m = 0, moved = 0;
     uint64_t borrow = 0;
-    for (uint32_t i = x->start[d]; i < x->start[d + 1]; i++) {
-        const uint32_t r = x->members[i];
+    for (size_t i = 0; i < nrows; i++) {
+        const uint32_t r = rows[i];
         if (x->class_of[r] != d || x->cnt[x->gid[r]] >= keep) continue;
         const double cc = cover_cost(x, r, d);
         x->rem[m++] = (evict_row){cc < 0 ? 1e300 : cc - x->cost[d], r};
     }
-    qsort(x->rem, m, sizeof *x->rem, row_cmp);
+    if (m > 32) {
+        qsort(x->rem, m, sizeof *x->rem, row_cmp);
+    } else { /* few rows (most classes): insertion sort */
+        for (size_t i = 1; i < m; i++) {
+            const evict_row t = x->rem[i];
+            size_t j = i;
+            while (j > 0 && row_cmp(&x->rem[j - 1], &t) > 0) {
+                x->rem[j] = x->rem[j - 1];
+                j--;
+            }
+            x->rem[j] = t;
+        }
+    }
     /* Move the j cheapest to move, keep the rest (none, or k with what is borrowed). */
     double best = 1e300, sum = 0;
     for (size_t j = 0; j <= m; j++) {
@@ -261,7 +339,7 @@ static double evict_eval(evict_ctx *x, uint32_t d, const evict_low *lw, int appl
     }
     if (best < 1e299) gain = save - best;
     if (gain < 0) gain = 0;
-    if (!apply || !(gain > 1e-9)) return gain;
+    if (!apply || !(gain > min_gain)) return gain;
     const size_t left = m - moved;
     uint32_t remid = UINT32_MAX;
     if (!lw->nl) {
@@ -314,8 +392,8 @@ static double evict_eval(evict_ctx *x, uint32_t d, const evict_low *lw, int appl
         }
         x->dest[g] = id;
     }
-    for (uint32_t i = x->start[d]; i < x->start[d + 1]; i++) {
-        const uint32_t r = x->members[i];
+    for (size_t i = 0; i < nrows; i++) {
+        const uint32_t r = rows[i];
         if (x->class_of[r] != d) continue;
         const uint32_t g = x->gid[r];
         uint32_t to = x->dest[g];
@@ -333,14 +411,202 @@ static double evict_eval(evict_ctx *x, uint32_t d, const evict_low *lw, int appl
     return gain;
 }
 
+/* The best lowering of class d (rows[0..nrows), those of d among them):
+ * dissolving it (with `dissolve`), one QI, or two QIs each of which alone
+ * leaves a group of k rows; into *best when it gains more. */
+static void best_lowering(evict_ctx *x, uint32_t d, const uint32_t *rows, size_t nrows, int dissolve,
+                          evict_cand *best, ak_error *err, int *rc)
+{
+    const uint32_t nqi = x->c->nqi;
+    evict_low single[64 * 8];
+    double sgain[64 * 8];
+    uint32_t ns = 0;
+    if (dissolve) {
+        const evict_low none = {0, {0, 0}, {0, 0}};
+        const double gain = evict_eval(x, d, rows, nrows, &none, 0, 0, err, rc);
+        if (gain > best->gain) best->gain = gain, best->low = none;
+    }
+    for (uint32_t q = 0; q < nqi && *rc == ANONKIT_OK; q++) {
+        for (uint32_t l2 = x->cl->lv[(size_t)d * nqi + q]; l2-- > 0;) {
+            const evict_low lw = {1, {q, 0}, {l2, 0}};
+            const double gain = evict_eval(x, d, rows, nrows, &lw, 0, 0, err, rc);
+            if (gain < 0) break; /* no value of q at l2 holds k rows of d: none lower does */
+            if (gain > best->gain) best->gain = gain, best->low = lw;
+            if (ns < 64 * 8) {
+                uint32_t at = ns++; /* by gain, best first */
+                while (at > 0 && sgain[at - 1] < gain) {
+                    single[at] = single[at - 1];
+                    sgain[at] = sgain[at - 1];
+                    at--;
+                }
+                single[at] = lw;
+                sgain[at] = gain;
+            }
+        }
+    }
+    const uint32_t top = EVICT_PAIR_SINGLES;
+    if (ns > top) ns = top;
+    for (uint32_t i = 0; i < ns && *rc == ANONKIT_OK; i++)
+        for (uint32_t j = i + 1; j < ns && *rc == ANONKIT_OK; j++) {
+            if (single[i].q[0] == single[j].q[0]) continue;
+            const evict_low lw = {2, {single[i].q[0], single[j].q[0]}, {single[i].l2[0], single[j].l2[0]}};
+            const double gain = evict_eval(x, d, rows, nrows, &lw, 0, 0, err, rc);
+            if (gain > best->gain) best->gain = gain, best->low = lw;
+        }
+}
+
+/* The labels of class d raised to cover class e too (least common ancestors
+ * per QI) into lv, val; returns the weighted NCP per row there. */
+static double lca(const evict_ctx *x, uint32_t d, uint32_t e, uint32_t *lv, uint32_t *val)
+{
+    const inc_ctx *c = x->c;
+    const uint32_t nqi = c->nqi;
+    double cost = 0;
+    for (uint32_t q = 0; q < nqi; q++) {
+        const inc_qi *a = &c->qi[q];
+        const uint32_t la = x->cl->lv[(size_t)d * nqi + q], lb = x->cl->lv[(size_t)e * nqi + q];
+        const uint32_t va = x->cl->val[(size_t)d * nqi + q], vb = x->cl->val[(size_t)e * nqi + q];
+        uint32_t l = la > lb ? la : lb;
+        for (;; l++) {
+            const uint32_t ua = l == la ? va : a->up[la * (a->height + 1) + l][va];
+            const uint32_t ub = l == lb ? vb : a->up[lb * (a->height + 1) + l][vb];
+            if (ua == ub) {
+                lv[q] = l;
+                val[q] = ua;
+                break;
+            }
+        }
+        cost += (x->w ? x->w[q] : 1.0) * a->ncp[lv[q]][val[q]];
+    }
+    return cost;
+}
+
+/* Pairs of classes merged at their common labels and lowered again
+ * (evict_eval on the union), when what the lowering saves exceeds what the
+ * merge costs: per class, dearest first, the partner of least merge cost. */
+static int merge_phase(evict_ctx *x, const lvid *sorted, size_t nalive, uint64_t *applied, ak_error *err)
+{
+    lift_classes *cl = x->cl;
+    const uint32_t nqi = x->c->nqi;
+    int rc = ANONKIT_OK;
+    uint32_t *rows = malloc((x->c->nrows ? x->c->nrows : 1) * sizeof *rows);
+    x->bycost = malloc((nalive ? nalive : 1) * sizeof *x->bycost);
+    x->pos = malloc((cl->n ? cl->n : 1) * sizeof *x->pos);
+    cost_id *tmp = malloc((nalive ? nalive : 1) * sizeof *tmp);
+    if (!rows || !x->bycost || !x->pos || !tmp) {
+        free(rows);
+        free(x->bycost);
+        free(x->pos);
+        free(tmp);
+        return ak_err_nomem(err);
+    }
+    for (size_t i = 0; i < nalive; i++) tmp[i] = (cost_id){x->cost[sorted[i].id], sorted[i].id};
+    qsort(tmp, nalive, sizeof *tmp, cost_id_cmp);
+    for (size_t i = 0; i < nalive; i++) {
+        x->bycost[i] = tmp[i].id;
+        x->pos[tmp[i].id] = (uint32_t)i;
+    }
+    free(tmp);
+    for (size_t i = 0; i < nalive && rc == ANONKIT_OK; i++) {
+        const uint32_t d = sorted[i].id;
+        if (x->changed[d] || x->grew[d] || !cl->count[d]) continue;
+        const uint64_t sig = class_sig(cl, d);
+        if (x->memo->msig[d] == sig) continue;
+        uint32_t lv[64], val[64], blv[64], bval[64], partner = UINT32_MAX;
+        double pen = 0;
+        /* Partners by cost outwards from d's (bycost[pos[d]] is d): the common labels cost at least the dearer
+         * class's labels, so a partner of cost ce costs the merge at least count(d) (ce - cd) when dearer and
+         * k (cd - ce) when cheaper; the scan stops on each side when that bound reaches the best. */
+        const double cd = x->cost[d];
+        size_t up = x->pos[d] + 1, down = x->pos[d];
+        const size_t scan_max = EVICT_MERGE_SCAN;
+        for (size_t scanned = 0; scanned < scan_max; scanned++) {
+            const int can_up = up < nalive, can_down = down > 0;
+            if (!can_up && !can_down) break;
+            size_t j;
+            if (can_up && (!can_down || x->cost[x->bycost[up]] - cd <= cd - x->cost[x->bycost[down - 1]])) {
+                j = up++;
+                if (partner != UINT32_MAX && (double)cl->count[d] * (x->cost[x->bycost[j]] - cd) >= pen) {
+                    up = nalive;
+                    continue;
+                }
+            } else {
+                j = --down;
+                if (partner != UINT32_MAX && (double)x->k * (cd - x->cost[x->bycost[j]]) >= pen) {
+                    down = 0;
+                    continue;
+                }
+            }
+            const uint32_t e = x->bycost[j];
+            if (x->changed[e] || x->grew[e] || !cl->count[e]) continue;
+            const double tc = lca(x, d, e, lv, val);
+            const double p = (double)(cl->count[d] + cl->count[e]) * tc - (double)cl->count[d] * cd -
+                             (double)cl->count[e] * x->cost[e];
+            if (partner == UINT32_MAX || p < pen) {
+                pen = p;
+                partner = e;
+                memcpy(blv, lv, sizeof lv);
+                memcpy(bval, val, sizeof val);
+            }
+        }
+        if (partner == UINT32_MAX) continue;
+        const uint32_t e = partner;
+        if (same_tuple(x, d, blv, bval) != UINT32_MAX) {
+            x->memo->msig[d] = sig;
+            continue;
+        } /* (e's own labels: e covers d, lifting's move) */
+        /* The union as d at the common labels, tried. */
+        size_t nr = 0;
+        for (uint32_t m = x->start[d]; m < x->start[d + 1]; m++)
+            if (x->class_of[x->members[m]] == d) rows[nr++] = x->members[m];
+        for (uint32_t m = x->start[e]; m < x->start[e + 1]; m++)
+            if (x->class_of[x->members[m]] == e) rows[nr++] = x->members[m];
+        uint32_t olv[64], oval[64];
+        memcpy(olv, cl->lv + (size_t)d * nqi, nqi * sizeof *olv);
+        memcpy(oval, cl->val + (size_t)d * nqi, nqi * sizeof *oval);
+        const uint64_t nd = cl->count[d], ne = cl->count[e];
+        memcpy(cl->lv + (size_t)d * nqi, blv, nqi * sizeof *blv);
+        memcpy(cl->val + (size_t)d * nqi, bval, nqi * sizeof *bval);
+        for (size_t r = nd; r < nr; r++) x->class_of[rows[r]] = d;
+        cl->count[d] = nd + ne;
+        cl->count[e] = 0;
+        const double oldcost = x->cost[d];
+        x->cost[d] = 0;
+        for (uint32_t q = 0; q < nqi; q++) x->cost[d] += (x->w ? x->w[q] : 1.0) * x->c->qi[q].ncp[blv[q]][bval[q]];
+        x->changed[d] = x->changed[e] = 1; /* neither is a cover while tried */
+        evict_cand best = {.gain = 0, .d = d};
+        best_lowering(x, d, rows, nr, 0, &best, err, &rc);
+        const double min_gain = pen + 1e-9 * (1 + oldcost);
+        if (rc == ANONKIT_OK && best.gain > min_gain && evict_eval(x, d, rows, nr, &best.low, 1, min_gain, err, &rc) > min_gain) {
+            (*applied)++;
+            continue;
+        }
+        if (rc != ANONKIT_OK) break;
+        /* Undone (a lowering that was made gained at least the merge's cost, so only an untaken one is undone). */
+        memcpy(cl->lv + (size_t)d * nqi, olv, nqi * sizeof *olv);
+        memcpy(cl->val + (size_t)d * nqi, oval, nqi * sizeof *oval);
+        for (size_t r = nd; r < nr; r++) x->class_of[rows[r]] = e;
+        cl->count[d] = nd;
+        cl->count[e] = ne;
+        x->cost[d] = oldcost;
+        x->changed[d] = x->changed[e] = 0; /* no cached cover is d or e: they were changed while tried */
+        x->memo->msig[d] = sig;
+    }
+    free(rows);
+    free(x->bycost);
+    free(x->pos);
+    return rc;
+}
+
 /* One round (see the top): *applied candidates taken. */
 static int evict_round(const inc_ctx *c, const double *w, uint64_t k, lift_classes *cl, uint32_t *class_of,
-                       uint64_t *applied, ak_error *err)
+                       evict_memo *memo, uint64_t *applied, ak_error *err)
 {
     const uint32_t nqi = c->nqi;
     const size_t n = c->nrows, nc = cl->n, ncap = nc + n / (k ? k : 1) + 2; /* classes a round may reach */
     *applied = 0;
-    evict_ctx x = {.c = c, .cl = cl, .class_of = class_of, .w = w, .k = k};
+    evict_ctx x = {.c = c, .cl = cl, .class_of = class_of, .w = w, .k = k, .memo = memo};
+    if (memo_fit(memo, nc, err) < 0) return ANONKIT_E_NOMEM;
     x.cost = malloc(ncap * sizeof *x.cost);
     x.changed = calloc(ncap, 1);
     x.grew = calloc(ncap, 1);
@@ -404,41 +670,23 @@ static int evict_round(const inc_ctx *c, const double *w, uint64_t k, lift_class
                 break;
             }
             b->ids[id] = d;
+            if (j == s || x.cost[d] < b->minc) b->minc = x.cost[d];
         }
         s = e;
     }
     if (rc != ANONKIT_OK) goto done;
-    /* Per class, its best candidate: one QI lowered, or two (each of which alone leaves a group of k rows). */
+    qsort(x.b, x.nb, sizeof *x.b, bucket_cmp); /* cheapest first: a cover search stops at a dearer bucket */
+    /* Per class, its best candidate. */
     size_t ncand = 0;
-    const int pairs = !getenv("NOPAIRS");
     for (size_t x0 = 0; x0 < nalive && rc == ANONKIT_OK; x0++) {
         const uint32_t d = sorted[x0].id;
         if (cl->count[d] < k) continue;
+        const uint64_t sig = class_sig(cl, d);
+        if (memo->sig[d] == sig) continue;
         evict_cand best = {.gain = 0, .d = d};
-        evict_low single[64 * 8];
-        uint32_t ns = 0;
-        if (!getenv("NODISS")) {
-            const evict_low none = {0, {0, 0}, {0, 0}};
-            const double gain = evict_eval(&x, d, &none, 0, err, &rc);
-            if (gain > best.gain) best.gain = gain, best.low = none;
-        }
-        for (uint32_t q = 0; q < nqi && rc == ANONKIT_OK; q++) {
-            for (uint32_t l2 = cl->lv[(size_t)d * nqi + q]; l2-- > 0;) {
-                const evict_low lw = {1, {q, 0}, {l2, 0}};
-                const double gain = evict_eval(&x, d, &lw, 0, err, &rc);
-                if (gain < 0) break; /* no value of q at l2 holds k rows of d: none lower does */
-                if (gain > best.gain) best.gain = gain, best.low = lw;
-                if (ns < 64 * 8) single[ns++] = lw;
-            }
-        }
-        for (uint32_t i = 0; pairs && i < ns && rc == ANONKIT_OK; i++)
-            for (uint32_t j = i + 1; j < ns && rc == ANONKIT_OK; j++) {
-                if (single[i].q[0] == single[j].q[0]) continue;
-                const evict_low lw = {2, {single[i].q[0], single[j].q[0]}, {single[i].l2[0], single[j].l2[0]}};
-                const double gain = evict_eval(&x, d, &lw, 0, err, &rc);
-                if (gain > best.gain) best.gain = gain, best.low = lw;
-            }
+        best_lowering(&x, d, members + start[d], start[d + 1] - start[d], 1, &best, err, &rc);
         if (best.gain > 1e-9 * (1 + x.cost[d])) cand[ncand++] = best;
+        else memo->sig[d] = sig;
     }
     qsort(cand, ncand, sizeof *cand, cand_cmp);
     /* Apply best first, each measured again. */
@@ -446,8 +694,11 @@ static int evict_round(const inc_ctx *c, const double *w, uint64_t k, lift_class
         const evict_cand *e = &cand[m];
         const uint32_t d = e->d;
         if (x.changed[d] || x.grew[d] || !cl->count[d]) continue;
-        if (evict_eval(&x, d, &e->low, 1, err, &rc) > 1e-9 && rc == ANONKIT_OK) (*applied)++;
+        if (evict_eval(&x, d, members + start[d], start[d + 1] - start[d], &e->low, 1, 1e-9, err, &rc) > 1e-9 &&
+            rc == ANONKIT_OK)
+            (*applied)++;
     }
+    if (rc == ANONKIT_OK && k >= POST_LARGE_K) rc = merge_phase(&x, sorted, nalive, applied, err);
 done:
     for (size_t i = 0; i < x.nb; i++) {
         u64map_free(&x.b[i].map);
@@ -473,14 +724,14 @@ done:
     return rc;
 }
 
-int inc_local_evict(const inc_ctx *c, const double *w, uint64_t k, lift_classes *cl, uint32_t *class_of,
-                    uint64_t *rounds, uint64_t *moves, ak_error *err)
+static int evict_pass(const inc_ctx *c, const double *w, uint64_t k, lift_classes *cl, uint32_t *class_of,
+                      evict_memo *memo, uint64_t *rounds, uint64_t *moves, ak_error *err)
 {
     *rounds = *moves = 0;
     int rc = ANONKIT_OK;
     for (int round = 0; rc == ANONKIT_OK && round < EVICT_ROUNDS; round++) {
         uint64_t applied;
-        rc = evict_round(c, w, k, cl, class_of, &applied, err);
+        rc = evict_round(c, w, k, cl, class_of, memo, &applied, err);
         ++*rounds;
         *moves += applied;
         if (rc == ANONKIT_OK && !applied) break;
@@ -493,18 +744,20 @@ int inc_local_post(inc_ctx *c, const double *w, uint64_t k, lift_classes *cl, ui
 {
     memset(st, 0, sizeof *st);
     int rc = ANONKIT_OK;
-    const int cycles = getenv("POSTC") ? atoi(getenv("POSTC")) : POST_CYCLES;
+    evict_memo memo = {0};
+    const int cycles = k >= POST_LARGE_K ? POST_CYCLES : 1;
     for (int cycle = 0; rc == ANONKIT_OK && cycle < cycles; cycle++) {
         inc_local_lift_stats ls;
         uint64_t er = 0, em = 0;
-        if (cycle == 1 && getenv("LR2")) setenv("LR", getenv("LR2"), 1);
-        rc = inc_local_lift(c, w, k, cl, class_of, &ls, err);
-        if (rc == ANONKIT_OK) rc = inc_local_evict(c, w, k, cl, class_of, &er, &em, err);
+        rc = inc_local_lift(c, w, k, cl, class_of, cycle ? POST_LIFT_LATER : POST_LIFT_FIRST, &ls, err);
+        if (rc == ANONKIT_OK) rc = evict_pass(c, w, k, cl, class_of, &memo, &er, &em, err);
         st->lift_rounds += ls.rounds;
         st->lift_moves += ls.moves;
         st->evict_rounds += er;
         st->evict_moves += em;
         if (!ls.moves && !em) break;
     }
+    free(memo.sig);
+    free(memo.msig);
     return rc;
 }

@@ -43,17 +43,13 @@ typedef struct inc_local_lift_stats {
  * rows of c (class_of[row]: its class, or PARTITION_SUPPRESSED) are raised
  * one level in one QI, or joined, when rows of dearer classes can move to
  * them; each class keeps at least k rows or empties; never raises the loss. */
-int inc_local_lift(inc_ctx *c, const double *w, uint64_t k, lift_classes *cl, uint32_t *class_of,
+int inc_local_lift(inc_ctx *c, const double *w, uint64_t k, lift_classes *cl, uint32_t *class_of, int rounds,
                    inc_local_lift_stats *st /* OUT */, ak_error *err);
 
-enum { EVICT_ROUNDS = 3, POST_CYCLES = 4 };
-
-/* The eviction pass (local_evict.c), k-anonymity alone: a class of more than
- * k rows lowers one QI to a value at least k of its rows share, its other rows
- * moving to the cheapest other classes that cover them, when that lowers the
- * NCP sum; never raises the loss. *rounds, *moves: rounds run, moves taken. */
-int inc_local_evict(const inc_ctx *c, const double *w, uint64_t k, lift_classes *cl, uint32_t *class_of,
-                    uint64_t *rounds /* OUT */, uint64_t *moves /* OUT */, ak_error *err);
+/* After the iterations: cycles of lifting and eviction (POST_CYCLES from k = POST_LARGE_K on, with merges of
+ * pairs of classes; one cycle without merges below, where the classes are many and the loss low), the lifting
+ * rounds of the first and later cycles, the eviction rounds of each. */
+enum { POST_CYCLES = 2, POST_LARGE_K = 20, POST_LIFT_FIRST = 2, POST_LIFT_LATER = 1, EVICT_ROUNDS = 3 };
 
 typedef struct inc_local_post_stats {
     uint64_t lift_rounds, lift_moves, evict_rounds, evict_moves;

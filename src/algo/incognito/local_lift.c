@@ -498,12 +498,12 @@ done:
     return rc;
 }
 
-int inc_local_lift(inc_ctx *c, const double *w, uint64_t k, lift_classes *cl, uint32_t *class_of,
+int inc_local_lift(inc_ctx *c, const double *w, uint64_t k, lift_classes *cl, uint32_t *class_of, int rounds,
                    inc_local_lift_stats *st, ak_error *err)
 {
     memset(st, 0, sizeof *st);
     int rc = ANONKIT_OK;
-    for (int round = 0; rc == ANONKIT_OK && round < (getenv("LR") ? atoi(getenv("LR")) : LIFT_ROUNDS); round++) {
+    for (int round = 0; rc == ANONKIT_OK && round < rounds; round++) {
         uint64_t applied;
         rc = lift_round(c, w, k, cl, class_of, &applied, &st->saved, err);
         st->rounds++;
