@@ -119,6 +119,8 @@ typedef struct inc_local_options {
                                      (k alone) raise or join classes that rows of dearer classes can move to */
     struct ak_progress *progress; /* common/progress.h: cancelled runs stop at the next frequency set */
     inc_local_method method;
+    int evict;                    /* with refine, k alone: the eviction pass after lifting (local_evict.c); 0: the
+                                     first lifting rounds alone (to compare) */
 } inc_local_options;
 
 typedef struct inc_local_iteration {

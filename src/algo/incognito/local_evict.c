@@ -739,7 +739,7 @@ static int evict_pass(const inc_ctx *c, const double *w, uint64_t k, lift_classe
     return rc;
 }
 
-int inc_local_post(inc_ctx *c, const double *w, uint64_t k, lift_classes *cl, uint32_t *class_of,
+int inc_local_post(inc_ctx *c, const double *w, uint64_t k, int evict, lift_classes *cl, uint32_t *class_of,
                    inc_local_post_stats *st, ak_error *err)
 {
     memset(st, 0, sizeof *st);
@@ -750,6 +750,11 @@ int inc_local_post(inc_ctx *c, const double *w, uint64_t k, lift_classes *cl, ui
         inc_local_lift_stats ls;
         uint64_t er = 0, em = 0;
         rc = inc_local_lift(c, w, k, cl, class_of, cycle ? POST_LIFT_LATER : POST_LIFT_FIRST, &ls, err);
+        if (!evict) { /* lifting alone (to compare) */
+            st->lift_rounds += ls.rounds;
+            st->lift_moves += ls.moves;
+            break;
+        }
         if (rc == ANONKIT_OK) rc = evict_pass(c, w, k, cl, class_of, &memo, &er, &em, err);
         st->lift_rounds += ls.rounds;
         st->lift_moves += ls.moves;

@@ -57,7 +57,7 @@ typedef struct inc_local_post_stats {
 
 /* The passes after the iterations (local_evict.c), k-anonymity alone:
  * lifting then eviction, up to POST_CYCLES times while either moves rows. */
-int inc_local_post(inc_ctx *c, const double *w, uint64_t k, lift_classes *cl, uint32_t *class_of,
+int inc_local_post(inc_ctx *c, const double *w, uint64_t k, int evict, lift_classes *cl, uint32_t *class_of,
                    inc_local_post_stats *st /* OUT */, ak_error *err);
 
 #endif
