@@ -1,28 +1,40 @@
 /* local_evict.c — the eviction pass of local recoding (issue 28, part 3):
- * after the iterations and the lifting pass of local.c, a class lowers one QI
- * to the value most of its rows share once the few rows that keep it high
- * have moved to other classes that already cover them.
+ * after the iterations and lifting (local.c, local_lift.c), classes are
+ * lowered once the rows that keep them high have moved to classes that
+ * already cover them; and the passes after the iterations (inc_local_post).
  *
  * Owns: a greedy local search over the published classes under k-anonymity
- * alone, the converse of lifting (local_lift.c). A candidate takes class D
- * (more than k rows), a QI q where D is at level l > 0 and a value v of q at a
- * lower level l2 < l under D's label; the rows of D whose value generalizes to
- * v (at least k of them) stay in D, now labelled v in q, and every other row
- * of D moves to the cheapest other class whose labels cover it (found by one
- * hash lookup per distinct level vector of the classes). Its gain is what
- * D's staying rows save minus what the moved rows pay more in their new
- * classes. A round measures the best candidate of every class, then applies
- * them best first, each measured again on the classes as they are by then; a
- * class whose tuple changed takes no further part in the round (neither as
- * source nor as target), one that grew is no source. Up to EVICT_ROUNDS
- * rounds, while one gains.
+ * alone, the converse of lifting. A candidate lowers class D in one QI, or in
+ * two at once, to levels below D's: the groups of D's rows that share their
+ * values there and hold at least k rows become classes at those levels (D
+ * keeps the largest, a group whose tuple another class has joins it); every
+ * other row of D moves to the cheapest other class whose labels cover it
+ * (one hash lookup per distinct level vector of the classes) or stays at D's
+ * old tuple as a remainder of at least k rows (borrowing rows from the group
+ * that saves least per row when it falls short), whichever costs least. A
+ * candidate may also dissolve D (no lowering: its rows whose covers are
+ * cheaper leave while D keeps k rows, or all leave). Its gain is what the
+ * lowered rows save minus what the moved rows pay more. A round measures the
+ * best candidate of every class, applies them best first, each measured again
+ * on the classes as they are by then (a class whose tuple changed takes no
+ * further part in the round, neither as source nor as target; one that grew
+ * is no source), then, from k = POST_LARGE_K, merges pairs: a class and the
+ * partner of least merge cost among those nearest to it in cost per row,
+ * generalized to their common labels, lowered as one class as above when the
+ * lowering saves more than the merge costs. The top-down specialization of
+ * [Fung05] applied to one class (or two merged), with the rows that stop it
+ * sent to classes that cover them, as in the relaxed partitioning of
+ * [LeFevre06].
  *
  * Soundness: a moved row goes only to a class whose unchanged label tuple is
  * its own values generalized (the lookup is by that exact key), so the labels
- * cover it, and that class only grows; D keeps at least k rows, all of them
- * generalizing to v in q, its other labels unchanged; when D's new tuple is
- * that of another class the two merge (distinct label tuples). An applied
- * candidate lowers the weighted NCP sum, so the pass never raises the loss. */
+ * cover it, and that class only grows; each lowered group keeps at least k
+ * rows that generalize to its values, its other labels D's (or the merged
+ * pair's common ones, which cover both); the remainder keeps D's old tuple,
+ * which no other class holds, and k rows; a lowered tuple that another class
+ * has merges with it (distinct label tuples). An applied candidate lowers the
+ * weighted NCP sum (a merge: by more than the merge cost), so the pass never
+ * raises the loss. */
 #include "algo/incognito/local_internal.h"
 
 #include <stdlib.h>
