@@ -32,7 +32,7 @@ int lift_add(lift_classes *cl, const uint32_t *level, const uint32_t *val, uint6
              ak_error *err);
 void lift_free(lift_classes *cl);
 
-enum { LIFT_ROUNDS = 3, LIFT_STEPS = 1 };
+enum { LIFT_STEPS = 1 };
 
 typedef struct inc_local_lift_stats {
     uint64_t rounds, moves; /* rounds run, tuples taken */

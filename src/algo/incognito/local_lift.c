@@ -13,7 +13,7 @@
  * the class that takes it at least cost), then applies them best first, each
  * measured again on the classes as they are by then; a class whose tuple
  * changed, that grew or emptied in the round takes no further part in it.
- * Up to LIFT_ROUNDS rounds, while one gains.
+ * Up to `rounds` rounds (inc_local_post: two, then one per later cycle), while one gains.
  *
  * Soundness: each label covers its rows (a row moves only to a tuple its
  * values generalize to; D's rows share D's value at q, whose parent is t2's
