@@ -239,15 +239,18 @@ static double checked_loss(const gen_table *g, const table *t, const model *m, c
     return loss;
 }
 
-/* The iterations under k-anonymity alone, run directly with and without the
- * refinement and lifting pass: both partitions checked here, no row
- * suppressed, and the refined one never loses more (the iterations are the
- * same: refinement and lifting only act on what they published). */
+/* The iterations under k-anonymity alone, run directly without the
+ * refinement, with the refinement and lifting alone, and with the eviction
+ * pass too (local_evict.c: lowering, dissolving and merging classes, with
+ * lifting again from k = 20): every partition checked here, no row
+ * suppressed, and each loses no more than the one before (the iterations are
+ * the same; lifting and eviction only take moves that lower the loss). Both
+ * passes must move rows on some tables, eviction also at k >= 20 (merges). */
 static void test_iterate_refined_never_worse(void **state)
 {
     (void)state;
     tu_rng rng = {4242};
-    int lifted = 0;
+    int lifted = 0, evicted = 0, evicted_large = 0, lowered = 0;
     for (int round = 0; round < 120; round++) {
         const char *dir = tu_mkdtemp();
         gen_table g;
@@ -257,32 +260,45 @@ static void test_iterate_refined_never_worse(void **state)
         model m;
         model_init(&m);
         m.k = 1 + tu_below(&rng, tu_below(&rng, 3) == 0 ? g.nrows : 6);
+        if (round % 4 == 3) m.k = 20 + tu_below(&rng, 10); /* the merges and cycles of larger k */
         if (m.k > g.nrows) m.k = g.nrows;
-        double loss[2];
-        for (int refine = 0; refine < 2; refine++) {
+        double loss[3];
+        for (int mode = 0; mode < 3; mode++) {
             partition p;
             ak_error err;
             assert_int_equal(partition_init(&p, t->nrows, t->nqi, &err), ANONKIT_OK);
             const inc_local_options o = {.method = INC_LOCAL_ITERATE, .iteration_suppression = 0.95, .tail_share = 0.25,
-                                         .tail_suppression = 0.9, .refine = refine};
+                                         .tail_suppression = 0.9, .refine = mode > 0, .evict = mode > 1};
             inc_local_result res;
             assert_int_equal(inc_local(t, &m, &o, &p, &res, &err), ANONKIT_OK);
             uint64_t supp;
-            loss[refine] = checked_loss(&g, t, &m, &p, round, &supp);
+            loss[mode] = checked_loss(&g, t, &m, &p, round, &supp);
             assert_int_equal(supp, 0);
             assert_int_equal(res.suppressed, 0);
-            if (refine) lifted += res.lift_moves > 0;
-            else assert_int_equal(res.lift_moves, 0);
+            if (mode == 1) lifted += res.lift_moves > 0;
+            if (mode == 2) {
+                evicted += res.evict_moves > 0;
+                evicted_large += res.evict_moves > 0 && m.k >= 20;
+            }
+            if (mode < 2) assert_int_equal(res.evict_moves, 0);
+            if (mode == 0) assert_int_equal(res.lift_moves, 0);
             inc_local_result_free(&res);
             partition_free(&p);
         }
-        if (loss[1] > loss[0] + 1e-9 * (1 + loss[0]))
-            fail_msg("round %d (k = %llu): refined loss %.9f above the unrefined %.9f", round, (unsigned long long)m.k,
-                     loss[1], loss[0]);
+        for (int mode = 1; mode < 3; mode++)
+            if (loss[mode] > loss[mode - 1] + 1e-9 * (1 + loss[mode - 1]))
+                fail_msg("round %d (k = %llu): loss %.9f of mode %d above %.9f", round, (unsigned long long)m.k,
+                         loss[mode], mode, loss[mode - 1]);
+        lowered += loss[2] < loss[1] - 1e-9 * (1 + loss[1]);
         table_free(t);
         tu_rmtree(dir);
     }
-    assert_true(lifted > 10); /* the lifting pass does move rows */
+    assert_true(lifted > 10);       /* the lifting pass does move rows */
+    assert_true(evicted > 10);      /* so does the eviction pass */
+    assert_true(evicted_large > 2); /* also with merges */
+    assert_true(lowered > 10);      /* and it lowers the loss */
+    print_message("lifted on %d tables, evicted on %d (%d at k >= 20), loss lowered on %d\n", lifted, evicted,
+                  evicted_large, lowered);
 }
 
 /* The split search run directly (method SPLIT, also under k and distinct l,

@@ -74,6 +74,8 @@ static json_t *build_json(const table *t, const inc_local_options *o, const inc_
         JSET(obj, "left_row_cost", json_real(o->defer));
         JSET(obj, "lift_rounds", json_integer((json_int_t)r->lift_rounds));
         JSET(obj, "lift_moves", json_integer((json_int_t)r->lift_moves));
+        JSET(obj, "evict_rounds", json_integer((json_int_t)r->evict_rounds));
+        JSET(obj, "evict_moves", json_integer((json_int_t)r->evict_moves));
     }
     JSET(obj, "seconds", json_real(seconds));
     JSET(obj, "iterations_count", json_integer((json_int_t)r->niter));
@@ -91,7 +93,7 @@ int local_job_run(anonkit_job *job, const table *t, const ak_run_context *ctx, p
 {
     const inc_local_options o = {.iteration_suppression = LOCAL_ITERATION_SUPPRESSION, .defer = LOCAL_DEFER,
                                  .tail_share = LOCAL_TAIL_SHARE, .tail_suppression = LOCAL_TAIL_SUPPRESSION,
-                                 .weights = ctx->weights, .refine = 1, .progress = ctx->progress};
+                                 .weights = ctx->weights, .refine = 1, .progress = ctx->progress, .evict = 1};
     inc_local_result r;
     const double start = ak_seconds();
     int rc = inc_local(t, &job->model, &o, part, &r, &job->err);

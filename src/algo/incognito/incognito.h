@@ -119,6 +119,8 @@ typedef struct inc_local_options {
                                      (k alone) raise or join classes that rows of dearer classes can move to */
     struct ak_progress *progress; /* common/progress.h: cancelled runs stop at the next frequency set */
     inc_local_method method;
+    int evict;                    /* with refine, k alone: the eviction pass after lifting (local_evict.c); 0: the
+                                     first lifting rounds alone (to compare) */
 } inc_local_options;
 
 typedef struct inc_local_iteration {
@@ -136,6 +138,7 @@ typedef struct inc_local_result {
     inc_local_method method; /* ITERATE or SPLIT: the one that ran */
     uint64_t tasks, splits, classes; /* SPLIT: classes examined, split, published */
     uint64_t lift_rounds, lift_moves; /* ITERATE under k alone: the lifting pass (local_lift.c) */
+    uint64_t evict_rounds, evict_moves; /* ITERATE under k alone: the eviction pass (local_evict.c) */
 } inc_local_result;
 
 /* Partitions t by local recoding into p (freshly initialized, one row each).

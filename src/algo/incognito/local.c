@@ -351,12 +351,15 @@ int inc_local(const table *t, const model *m, const inc_local_options *o, partit
     memcpy(c.code0, full_code, c.nqi * sizeof *full_code);
     c.sens = full_sens;
     c.nrows = n;
-    /* Under k alone, classes are raised or joined while rows of dearer classes can move to them. */
+    /* Under k alone, classes are raised or joined while rows of dearer classes can move to them, and lowered
+     * while their other rows can move to classes that cover them (local_evict.c). */
     if (rc == ANONKIT_OK && o->refine && !c.sens) {
-        inc_local_lift_stats ls;
-        rc = inc_local_lift(&c, o->weights, k, &cl, p->class_of, &ls, err);
-        res->lift_rounds = ls.rounds;
-        res->lift_moves = ls.moves;
+        inc_local_post_stats ps;
+        rc = inc_local_post(&c, o->weights, k, o->evict, &cl, p->class_of, &ps, err);
+        res->lift_rounds = ps.lift_rounds;
+        res->lift_moves = ps.lift_moves;
+        res->evict_rounds = ps.evict_rounds;
+        res->evict_moves = ps.evict_moves;
     }
     if (rc == ANONKIT_OK) rc = emit_classes(&c, &cl, p, err);
     p->suppressed = 0;

@@ -32,7 +32,7 @@ int lift_add(lift_classes *cl, const uint32_t *level, const uint32_t *val, uint6
              ak_error *err);
 void lift_free(lift_classes *cl);
 
-enum { LIFT_ROUNDS = 3, LIFT_STEPS = 1 };
+enum { LIFT_STEPS = 1 };
 
 typedef struct inc_local_lift_stats {
     uint64_t rounds, moves; /* rounds run, tuples taken */
@@ -43,7 +43,21 @@ typedef struct inc_local_lift_stats {
  * rows of c (class_of[row]: its class, or PARTITION_SUPPRESSED) are raised
  * one level in one QI, or joined, when rows of dearer classes can move to
  * them; each class keeps at least k rows or empties; never raises the loss. */
-int inc_local_lift(inc_ctx *c, const double *w, uint64_t k, lift_classes *cl, uint32_t *class_of,
+int inc_local_lift(inc_ctx *c, const double *w, uint64_t k, lift_classes *cl, uint32_t *class_of, int rounds,
                    inc_local_lift_stats *st /* OUT */, ak_error *err);
+
+/* After the iterations: cycles of lifting and eviction (POST_CYCLES from k = POST_LARGE_K on, with merges of
+ * pairs of classes; one cycle without merges below, where the classes are many and the loss low), the lifting
+ * rounds of the first and later cycles, the eviction rounds of each. */
+enum { POST_CYCLES = 2, POST_LARGE_K = 20, POST_LIFT_FIRST = 2, POST_LIFT_LATER = 1, EVICT_ROUNDS = 3 };
+
+typedef struct inc_local_post_stats {
+    uint64_t lift_rounds, lift_moves, evict_rounds, evict_moves;
+} inc_local_post_stats;
+
+/* The passes after the iterations (local_evict.c), k-anonymity alone:
+ * lifting then eviction, up to POST_CYCLES times while either moves rows. */
+int inc_local_post(inc_ctx *c, const double *w, uint64_t k, int evict, lift_classes *cl, uint32_t *class_of,
+                   inc_local_post_stats *st /* OUT */, ak_error *err);
 
 #endif

@@ -13,7 +13,7 @@
  * the class that takes it at least cost), then applies them best first, each
  * measured again on the classes as they are by then; a class whose tuple
  * changed, that grew or emptied in the round takes no further part in it.
- * Up to LIFT_ROUNDS rounds, while one gains.
+ * Up to `rounds` rounds (inc_local_post: two, then one per later cycle), while one gains.
  *
  * Soundness: each label covers its rows (a row moves only to a tuple its
  * values generalize to; D's rows share D's value at q, whose parent is t2's
@@ -498,12 +498,12 @@ done:
     return rc;
 }
 
-int inc_local_lift(inc_ctx *c, const double *w, uint64_t k, lift_classes *cl, uint32_t *class_of,
+int inc_local_lift(inc_ctx *c, const double *w, uint64_t k, lift_classes *cl, uint32_t *class_of, int rounds,
                    inc_local_lift_stats *st, ak_error *err)
 {
     memset(st, 0, sizeof *st);
     int rc = ANONKIT_OK;
-    for (int round = 0; rc == ANONKIT_OK && round < LIFT_ROUNDS; round++) {
+    for (int round = 0; rc == ANONKIT_OK && round < rounds; round++) {
         uint64_t applied;
         rc = lift_round(c, w, k, cl, class_of, &applied, &st->saved, err);
         st->rounds++;
