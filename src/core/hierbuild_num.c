@@ -64,6 +64,22 @@ static size_t format_int(char *buf, int64_t x)
     return len;
 }
 
+/* Appends the decimal text of x as a label (hb__put, formatted in place). */
+static int put_int(hb_rows *r, int64_t x, ak_error *err)
+{
+    const size_t slot = (size_t)r->nrows * r->width + r->row;
+    if (ak_reserve((void **)&r->at, &r->cap, slot + 1, sizeof *r->at) != 0 || strbuf_reserve(&r->text, 24) != 0)
+        return ak_err_nomem(err);
+    r->at[slot] = r->text.len;
+    r->text.len += format_int(r->text.data + r->text.len, x);
+    r->text.data[r->text.len++] = '\0';
+    if (++r->row == r->width) {
+        r->row = 0;
+        r->nrows++;
+    }
+    return ANONKIT_OK;
+}
+
 /* The text of value ref of v: a key of v->dict, or the integer written into buf. */
 static const char *value_text(const hb_values *v, uint32_t ref, char *buf, size_t *len)
 {
@@ -202,11 +218,21 @@ int hb__build_interval(const hb_values *v, const hb_options *o, hb_rows *r, ak_e
     if (rc == 0) rc = hb__missing_row(r, v, "*", err);
     char text[24];
     size_t tlen;
+    int64_t bin_lo = 0, bin_hi = -1; /* whole: the values of the level-0 interval of the row above */
     for (uint32_t i = 0; i < n && rc == 0; i++) {
         const double x = nv[i].v;
-        const char *t = value_text(v, nv[i].ref, text, &tlen);
-        rc = hb__put(r, t, tlen, err);
+        if (nv[i].ref & DENSE_BIT) {
+            rc = put_int(r, (int64_t)(nv[i].ref & ~DENSE_BIT), err);
+        } else {
+            const char *t = value_text(v, nv[i].ref, text, &tlen);
+            rc = hb__put(r, t, tlen, err);
+        }
         const int below = o->has_min && x < o->min, above = o->has_max && x >= o->max;
+        if (rc == 0 && !below && !above && whole && place[0] == 1 && (int64_t)x >= bin_lo && (int64_t)x <= bin_hi) {
+            /* in the interval of the row above: so is every group above it, and the root */
+            for (uint32_t l = 0; l <= levels && rc == 0; l++) rc = hb__put_prev(r, err);
+            continue;
+        }
         if (below || above) {
             for (uint32_t l = 0; l < levels && rc == 0; l++) {
                 if (place[l] == (below ? 0 : 2)) {
@@ -219,6 +245,7 @@ int hb__build_interval(const hb_values *v, const hb_options *o, hb_rows *r, ak_e
         } else if (whole) {
             const int64_t w = (int64_t)o->width, b0 = (int64_t)base;
             const int64_t bin = floor_div((int64_t)x - b0, w);
+            bin_lo = b0 + bin * w, bin_hi = bin_lo + w - 1; /* (the values this level-0 interval holds) */
             int64_t span = 1;
             for (uint32_t l = 0; l < levels && rc == 0; l++) {
                 if (l) span *= o->fanout[l - 1];
