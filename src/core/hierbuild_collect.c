@@ -254,6 +254,15 @@ static inline int take(hb_values *v, const char *text, size_t len, long line, co
                        ak_error *err)
 {
     v->rows++;
+    if (padded && v->bits && !missing->count) {
+        /* the interval builder's column of whole numbers: marked present, nothing else (the least and greatest
+           marked are found in the bitmap once the file is read: bits_bounds) */
+        const long x = dense_value_padded(text, len);
+        if (x >= 0) {
+            v->bits[x >> 6] |= (uint64_t)1 << (x & 63);
+            return ANONKIT_OK;
+        }
+    }
     if (padded && len - 1 < MEMO_MAX && (unsigned)(unsigned char)text[0] - '0' > 9) {
         /* a short value that is no number (it starts with no digit): the memo
          * first, which holds only present values that are not numbers (so a
@@ -278,8 +287,6 @@ static inline int take(hb_values *v, const char *text, size_t len, long line, co
     const long x = padded ? dense_value_padded(text, len) : dense_value(text, len);
     if (x >= 0 && v->bits) {
         v->bits[x >> 6] |= (uint64_t)1 << (x & 63);
-        if ((uint32_t)x < v->dense_lo) v->dense_lo = (uint32_t)x;
-        if ((uint32_t)x > v->dense_hi) v->dense_hi = (uint32_t)x;
         return ANONKIT_OK;
     }
     if (x < 0 && len <= MEMO_MAX && v->memo) { /* a short text value seen before: counted without the map (lines
@@ -294,6 +301,20 @@ static inline int take(hb_values *v, const char *text, size_t len, long line, co
         }
     }
     return take_counted(v, text, len, x, line, padded, err);
+}
+
+/* Sets v->dense_lo and dense_hi to the least and greatest value marked in
+ * v->bits (the marking itself leaves them: a compare each per value saved). */
+static void bits_bounds(hb_values *v)
+{
+    if (!v->bits) return;
+    const uint32_t words = HB_DENSE / 64;
+    uint32_t lo = 0, hi = words;
+    while (lo < words && !v->bits[lo]) lo++;
+    if (lo == words) return; /* (none: dense_lo stays above dense_hi) */
+    while (!v->bits[hi - 1]) hi--;
+    v->dense_lo = lo * 64 + (uint32_t)__builtin_ctzll(v->bits[lo]);
+    v->dense_hi = (hi - 1) * 64 + 63 - (uint32_t)__builtin_clzll(v->bits[hi - 1]);
 }
 
 /* Block of the fast scan, and room after it for the 64-byte masks and the
@@ -642,6 +663,7 @@ int hb__collect_range(hb_values *vs, size_t n, const char *const *columns, const
     csv_reader_free(reader);
     plan_free(&plan);
     free(cols);
+    for (size_t j = 0; j < n; j++) bits_bounds(&vs[j]);
     return ANONKIT_OK;
 fail:
     csv_reader_free(reader);
