@@ -254,15 +254,28 @@ static inline int take(hb_values *v, const char *text, size_t len, long line, co
                        ak_error *err)
 {
     v->rows++;
-    if (padded && v->bits && !missing->count) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    if (padded && v->bits && !missing->count && len - 1 < 7) {
         /* the interval builder's column of whole numbers: marked present, nothing else (the least and greatest
-           marked are found in the bitmap once the file is read: bits_bounds) */
-        const long x = dense_value_padded(text, len);
-        if (x >= 0) {
-            v->bits[x >> 6] |= (uint64_t)1 << (x & 63);
-            return ANONKIT_OK;
+           marked are found in the bitmap once the file is read: bits_bounds). dense_value_padded for the
+           digits expected here: the checks on the eight bytes at once, without an early look at the first
+           (the mask of the value's bytes from memo_masks) */
+        uint64_t x;
+        memcpy(&x, text, sizeof x);
+        x = (x ^ 0x3030303030303030ULL) & memo_masks[len][0];
+        if (!((((x + 0x7676767676767676ULL) | x) & 0x8080808080808080ULL) | ((x & 0xFF) == 0 && len > 1))) {
+            x <<= 8 * (8 - len);
+            x = x * 10 + (x >> 8);
+            x = (((x & 0x000000FF000000FFULL) * (100 + (1000000ULL << 32))) +
+                 (((x >> 16) & 0x000000FF000000FFULL) * (1 + (10000ULL << 32)))) >> 32;
+            const uint32_t d = (uint32_t)x;
+            if (d < HB_DENSE) {
+                v->bits[d >> 6] |= (uint64_t)1 << (d & 63);
+                return ANONKIT_OK;
+            }
         }
     }
+#endif
     if (padded && len - 1 < MEMO_MAX && (unsigned)(unsigned char)text[0] - '0' > 9) {
         /* a short value that is no number (it starts with no digit): the memo
          * first, which holds only present values that are not numbers (so a
