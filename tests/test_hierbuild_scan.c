@@ -100,6 +100,48 @@ static void same_column(hb_values *v, const ref_column *r, int rep, size_t j)
     }
 }
 
+/* Compares a column collected for the interval builder (whole numbers from
+ * 0 to HB_DENSE - 1 written plainly only marked in v->bits) with the
+ * reference: each such value of the reference marked, and nothing else, the
+ * least and greatest of them in dense_lo and dense_hi, every other value in
+ * v->dict with its count and first line. */
+static void same_presence(const hb_values *v, const ref_column *r, int rep, size_t j)
+{
+    assert_non_null(v->bits);
+    if (v->rows != r->rows || v->nmissing != r->nmissing)
+        fail_msg("rep %d, column %zu (presence): rows %llu/%llu, missing %llu/%llu", rep, j,
+                 (unsigned long long)v->rows, (unsigned long long)r->rows, (unsigned long long)v->nmissing,
+                 (unsigned long long)r->nmissing);
+    uint32_t ndense = 0, lo = UINT32_MAX, hi = 0;
+    for (uint32_t i = 0; i < r->seen.count; i++) {
+        const char *s = strmap_key(&r->seen, i);
+        const uint32_t len = strmap_key_len(&r->seen, i);
+        int digits = len >= 1 && len <= 7 && (s[0] != '0' || len == 1);
+        for (uint32_t k = 0; k < len && digits; k++) digits = s[k] >= '0' && s[k] <= '9';
+        const unsigned long x = digits ? strtoul(s, NULL, 10) : 0;
+        if (digits && x < HB_DENSE) {
+            if (!(v->bits[x / 64] >> (x % 64) & 1)) fail_msg("rep %d, column %zu: %lu not marked", rep, j, x);
+            ndense++;
+            if (x < lo) lo = (uint32_t)x;
+            if (x > hi) hi = (uint32_t)x;
+            continue;
+        }
+        const uint32_t k = strmap_find(&v->dict, s, len);
+        if (k == AK_NOT_FOUND || v->count[k] != r->count[i] || v->line[k] != r->line[i])
+            fail_msg("rep %d, column %zu (presence): value '%s' differs", rep, j, s);
+    }
+    uint32_t marked = 0;
+    for (uint32_t w = 0; w < HB_DENSE / 64; w++) marked += (uint32_t)__builtin_popcountll(v->bits[w]);
+    assert_int_equal(marked, ndense);
+    assert_int_equal(v->dict.count, r->seen.count - ndense);
+    if (ndense) {
+        assert_int_equal(v->dense_lo, lo);
+        assert_int_equal(v->dense_hi, hi);
+    } else {
+        assert_true(v->dense_lo > v->dense_hi);
+    }
+}
+
 /* hb_collect_columns on random files of 2 to 31 columns and more than
  * 64 KiB against the CSV reader: one column of many, most of them (in any
  * order, one twice), or a third; LF or CRLF; a header or a first record
@@ -202,6 +244,23 @@ static void test_scan_wide_random(void **state)
             for (size_t j = 0; j < n; j++) {
                 same_column(&vs[j], &ref[j], rep, j);
                 hb_values_free(&vs[j]);
+            }
+            /* for the interval builder: with the token NA, and without (NA then a value of its own, the
+               integers marked by the shorter path that needs no token check: the same marks) */
+            int presence[MAX_COLS];
+            for (size_t j = 0; j < n; j++) presence[j] = 1;
+            hb_values ps[MAX_COLS], qs[MAX_COLS];
+            hb_missing none[MAX_COLS];
+            for (size_t j = 0; j < n; j++) none[j] = (hb_missing){NULL, 0};
+            assert_int_equal(hb_collect_columns(ps, n, names, presence, ms, path, NULL, ',', &err), 0);
+            assert_int_equal(hb_collect_columns(qs, n, names, presence, none, path, NULL, ',', &err), 0);
+            for (size_t j = 0; j < n; j++) {
+                same_presence(&ps[j], &ref[j], rep, j);
+                assert_memory_equal(ps[j].bits, qs[j].bits, HB_DENSE / 8);
+                assert_int_equal(ps[j].dense_lo, qs[j].dense_lo);
+                assert_int_equal(ps[j].dense_hi, qs[j].dense_hi);
+                hb_values_free(&ps[j]);
+                hb_values_free(&qs[j]);
             }
         }
         for (size_t j = 0; j < n; j++) {
