@@ -45,16 +45,19 @@ typedef struct run {
 } run;
 
 /* Sorts a[0..n) by the hash bits (equal hashes then lie together): LSD
- * radix, 3 passes of 11, 11 and 10 bits (counts of 2,048 entries stay in
- * the first-level cache; a pass fewer than 4 of 8 bits), tmp: room for n. */
+ * radix, from 2^16 keys 3 passes of 11, 11 and 10 bits (counts of 2,048
+ * entries stay in the first-level cache; a pass fewer than 4 of 8 bits),
+ * below that 4 passes of 8 bits (fewer counts to clear and add up);
+ * tmp: room for n. */
 static void radix_sort(keyed *a, keyed *tmp, size_t n)
 {
-    static const unsigned shifts[3] = {32, 43, 54}, bits[3] = {11, 11, 10};
+    static const unsigned shifts[2][4] = {{32, 40, 48, 56}, {32, 43, 54, 0}}, bits[2][4] = {{8, 8, 8, 8}, {11, 11, 10, 0}};
+    const int wide = n >= ((size_t)1 << 16), passes = wide ? 3 : 4;
     keyed *from = a, *to = tmp;
     size_t c[2048 + 1];
-    for (int p = 0; p < 3; p++) {
-        const unsigned shift = shifts[p];
-        const uint64_t mask = ((uint64_t)1 << bits[p]) - 1;
+    for (int p = 0; p < passes; p++) {
+        const unsigned shift = shifts[wide][p];
+        const uint64_t mask = ((uint64_t)1 << bits[wide][p]) - 1;
         memset(c, 0, (mask + 2) * sizeof *c);
         for (size_t i = 0; i < n; i++) c[((from[i] >> shift) & mask) + 1]++;
         for (uint64_t d = 0; d < mask; d++) c[d + 1] += c[d];
@@ -63,7 +66,7 @@ static void radix_sort(keyed *a, keyed *tmp, size_t n)
         from = to;
         to = t;
     }
-    memcpy(a, from, n * sizeof *a); /* (an odd number of passes: the sorted keys are in tmp) */
+    if (from != a) memcpy(a, from, n * sizeof *a); /* (an odd number of passes: the sorted keys are in tmp) */
 }
 
 static const char *run_label(const hb_rows *r, const run *u) { return hb_label(r, u->lo, u->level); }

@@ -323,11 +323,17 @@ static void bits_bounds(hb_values *v)
     if (!v->bits) return;
     const uint32_t words = HB_DENSE / 64;
     uint32_t lo = 0, hi = words;
-    while (lo < words && !v->bits[lo]) lo++;
+    const uint64_t *b = v->bits;
+    /* eight words at a time (the bitmap is 65,536 words; most columns mark a few near its start) */
+    while (lo + 8 <= words && !(b[lo] | b[lo + 1] | b[lo + 2] | b[lo + 3] | b[lo + 4] | b[lo + 5] | b[lo + 6] | b[lo + 7]))
+        lo += 8;
+    while (lo < words && !b[lo]) lo++;
     if (lo == words) return; /* (none: dense_lo stays above dense_hi) */
-    while (!v->bits[hi - 1]) hi--;
-    v->dense_lo = lo * 64 + (uint32_t)__builtin_ctzll(v->bits[lo]);
-    v->dense_hi = (hi - 1) * 64 + 63 - (uint32_t)__builtin_clzll(v->bits[hi - 1]);
+    while (hi >= lo + 8 && !(b[hi - 1] | b[hi - 2] | b[hi - 3] | b[hi - 4] | b[hi - 5] | b[hi - 6] | b[hi - 7] | b[hi - 8]))
+        hi -= 8;
+    while (!b[hi - 1]) hi--;
+    v->dense_lo = lo * 64 + (uint32_t)__builtin_ctzll(b[lo]);
+    v->dense_hi = (hi - 1) * 64 + 63 - (uint32_t)__builtin_clzll(b[hi - 1]);
 }
 
 /* Block of the fast scan, and room after it for the 64-byte masks and the
