@@ -530,4 +530,35 @@ ak anonymize "$D/v.csv" --qi v --hierarchy v="$D/ragged.csv" --k 1 -o "$D/d3.csv
 expect_user_error "ragged.csv:2" "$D/d3.csv"
 end
 
+# from 2^17 rows a hierarchy's check and its writing run at the same time on two threads
+begin "a large hierarchy: checked and written at the same time, the file as composed, a write error as on one thread"
+"$PY" - "$D/big.csv" "$D/big_want.csv" <<'PYEOF'
+import random, sys
+random.seed(5)
+vals = list(range(0, 300000, 2)) + [7]
+random.shuffle(vals)
+with open(sys.argv[1], "w") as f:
+    f.write("x,y\n")
+    for i, v in enumerate(vals):
+        f.write("%d,%d\n" % (v, i % 7))
+with open(sys.argv[2], "w") as f:
+    for v in sorted(vals):
+        lo = v // 10 * 10
+        f.write("%d;%d-%d;%d-%d;*\n" % (v, lo, lo + 9, v // 20 * 20, v // 20 * 20 + 19))
+PYEOF
+mkdir "$M/big1" "$M/big2"
+for th in 1 2; do
+    ak hierarchy "$D/big.csv" --threads $th --column x --interval 10 --fanout 2 -o "$M/big$th/x.csv" --column y --flat -o "$M/big$th/y.csv"
+    expect_rc 0
+    cmp -s "$M/big$th/x.csv" "$D/big_want.csv" || problem "x.csv (--threads $th) differs from the one composed"
+done
+cmp -s "$M/big1/y.csv" "$M/big2/y.csv" || problem "y.csv differs between --threads 1 and 2"
+for th in 1 2; do
+    ak hierarchy "$D/big.csv" --threads $th --column x --interval 10 -o /dev/full --column y --flat -o "$M/big$th/y2.csv"
+    expect_rc 1
+    expect_err_has "column 'x': cannot write the hierarchy"
+    [ ! -e "$M/big$th/y2.csv" ] || problem "y2.csv published after a failed write (--threads $th)"
+done
+end
+
 finish

@@ -4,7 +4,8 @@
  * asked for (a few of many), the header and first record read from the
  * file's first 64 KiB or, when they do not fit or the scan cannot start
  * there, from the whole file, and the CSV reader taking over from the first
- * quote on. */
+ * quote on; and integer interval hierarchies as written, against a file
+ * composed with printf. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -96,6 +97,48 @@ static void same_column(hb_values *v, const ref_column *r, int rep, size_t j)
         const uint32_t k = strmap_find(&v->dict, strmap_key(&r->seen, i), strmap_key_len(&r->seen, i));
         if (k == AK_NOT_FOUND || v->count[k] != r->count[i] || v->line[k] != r->line[i])
             fail_msg("rep %d, column %zu: value '%s' differs", rep, j, strmap_key(&r->seen, i));
+    }
+}
+
+/* Compares a column collected for the interval builder (whole numbers from
+ * 0 to HB_DENSE - 1 written plainly only marked in v->bits) with the
+ * reference: each such value of the reference marked, and nothing else, the
+ * least and greatest of them in dense_lo and dense_hi, every other value in
+ * v->dict with its count and first line. */
+static void same_presence(const hb_values *v, const ref_column *r, int rep, size_t j)
+{
+    assert_non_null(v->bits);
+    if (v->rows != r->rows || v->nmissing != r->nmissing)
+        fail_msg("rep %d, column %zu (presence): rows %llu/%llu, missing %llu/%llu", rep, j,
+                 (unsigned long long)v->rows, (unsigned long long)r->rows, (unsigned long long)v->nmissing,
+                 (unsigned long long)r->nmissing);
+    uint32_t ndense = 0, lo = UINT32_MAX, hi = 0;
+    for (uint32_t i = 0; i < r->seen.count; i++) {
+        const char *s = strmap_key(&r->seen, i);
+        const uint32_t len = strmap_key_len(&r->seen, i);
+        int digits = len >= 1 && len <= 7 && (s[0] != '0' || len == 1);
+        for (uint32_t k = 0; k < len && digits; k++) digits = s[k] >= '0' && s[k] <= '9';
+        const unsigned long x = digits ? strtoul(s, NULL, 10) : 0;
+        if (digits && x < HB_DENSE) {
+            if (!(v->bits[x / 64] >> (x % 64) & 1)) fail_msg("rep %d, column %zu: %lu not marked", rep, j, x);
+            ndense++;
+            if (x < lo) lo = (uint32_t)x;
+            if (x > hi) hi = (uint32_t)x;
+            continue;
+        }
+        const uint32_t k = strmap_find(&v->dict, s, len);
+        if (k == AK_NOT_FOUND || v->count[k] != r->count[i] || v->line[k] != r->line[i])
+            fail_msg("rep %d, column %zu (presence): value '%s' differs", rep, j, s);
+    }
+    uint32_t marked = 0;
+    for (uint32_t w = 0; w < HB_DENSE / 64; w++) marked += (uint32_t)__builtin_popcountll(v->bits[w]);
+    assert_int_equal(marked, ndense);
+    assert_int_equal(v->dict.count, r->seen.count - ndense);
+    if (ndense) {
+        assert_int_equal(v->dense_lo, lo);
+        assert_int_equal(v->dense_hi, hi);
+    } else {
+        assert_true(v->dense_lo > v->dense_hi);
     }
 }
 
@@ -201,6 +244,23 @@ static void test_scan_wide_random(void **state)
             for (size_t j = 0; j < n; j++) {
                 same_column(&vs[j], &ref[j], rep, j);
                 hb_values_free(&vs[j]);
+            }
+            /* for the interval builder: with the token NA, and without (NA then a value of its own, the
+               integers marked by the shorter path that needs no token check: the same marks) */
+            int presence[MAX_COLS];
+            for (size_t j = 0; j < n; j++) presence[j] = 1;
+            hb_values ps[MAX_COLS], qs[MAX_COLS];
+            hb_missing none[MAX_COLS];
+            for (size_t j = 0; j < n; j++) none[j] = (hb_missing){NULL, 0};
+            assert_int_equal(hb_collect_columns(ps, n, names, presence, ms, path, NULL, ',', &err), 0);
+            assert_int_equal(hb_collect_columns(qs, n, names, presence, none, path, NULL, ',', &err), 0);
+            for (size_t j = 0; j < n; j++) {
+                same_presence(&ps[j], &ref[j], rep, j);
+                assert_memory_equal(ps[j].bits, qs[j].bits, HB_DENSE / 8);
+                assert_int_equal(ps[j].dense_lo, qs[j].dense_lo);
+                assert_int_equal(ps[j].dense_hi, qs[j].dense_hi);
+                hb_values_free(&ps[j]);
+                hb_values_free(&qs[j]);
             }
         }
         for (size_t j = 0; j < n; j++) {
@@ -335,12 +395,111 @@ static void test_cut_random(void **state)
     }
 }
 
+/* Integer interval hierarchies as written (hb_write): integers counted by
+ * value (digits of every length up to 7, 0 and the powers of ten around
+ * them, HB_DENSE - 1) with or without text values (negative numbers) and a
+ * missing value, widths 1 to 1000, fan-outs 2 and 3, counted and only
+ * marked present: the file equals one composed here line by line with
+ * printf's "%lld" and floor division, and the labels are written without
+ * quotes whether or not the builder marked them plain. */
+static void test_integer_file(void **state)
+{
+    (void)state;
+    tu_rng g = {77};
+    static const long fixed[] = {0, 1, 9, 10, 11, 99, 100, 101, 999, 1000, 9999, 10000, 99999, 100000, 999999,
+                                 1000000, 4194303};
+    const size_t nfixed = sizeof fixed / sizeof fixed[0];
+    for (int rep = 0; rep < 24; rep++) {
+        const int negatives = rep % 3 == 1, missing = rep % 4 == 3, presence = rep % 2;
+        const size_t n = nfixed + 40;
+        long *x = malloc((n + 4) * sizeof *x);
+        assert_non_null(x);
+        size_t m = 0;
+        for (size_t i = 0; i < nfixed; i++) x[m++] = fixed[i];
+        for (size_t i = nfixed; i < n; i++) {
+            const uint64_t digits = 1 + tu_below(&g, 7);
+            uint64_t p = 1;
+            for (uint64_t k = 0; k < digits; k++) p *= 10;
+            x[m] = (long)tu_below(&g, p < 4194304 ? p : 4194304);
+            if (negatives && tu_below(&g, 4) == 0) x[m] = -x[m] - 1;
+            m++;
+        }
+        const char *path = tu_path(tu_group_dir, "ints.csv");
+        FILE *f = fopen(path, "w");
+        assert_non_null(f);
+        fputs("a,b\n", f);
+        for (size_t i = 0; i < m; i++) fprintf(f, "%zu,%ld\n", i, x[i]);
+        if (missing) fputs("9,\n", f);
+        fclose(f);
+        /* the distinct values ascending */
+        for (size_t i = 1; i < m; i++)
+            for (size_t j = i; j > 0 && x[j - 1] > x[j]; j--) {
+                const long t = x[j];
+                x[j] = x[j - 1], x[j - 1] = t;
+            }
+        size_t d = 0;
+        for (size_t i = 0; i < m; i++)
+            if (!d || x[d - 1] != x[i]) x[d++] = x[i];
+        hb_values v;
+        ak_error err;
+        assert_int_equal((presence ? hb_collect_presence : hb_collect)(&v, path, NULL, ',', "b", NULL, &err), 0);
+        static const long widths[] = {1, 3, 10, 1000};
+        const long w = widths[rep % 4];
+        uint32_t fan[2] = {2 + (uint32_t)tu_below(&g, 2), 2};
+        const hb_options o = {.kind = HB_INTERVAL, .width = (double)w, .fanout = fan, .nfanout = 2,
+                              .style = AK_INTERVAL_RANGE};
+        hb_rows r;
+        assert_int_equal(hb_build(&v, &o, &r, &err), 0);
+        assert_int_equal(r.plain, !negatives || v.dict.count == 0);
+        const char *out = tu_path(tu_group_dir, "ints-h.csv");
+        f = fopen(out, "w");
+        assert_non_null(f);
+        assert_int_equal(hb_write(&r, f, out, &err), 0);
+        fclose(f);
+        /* composed here: base = floor(min / w) * w, level l groups w * fan[0] * ... wide */
+        strbuf want = {0};
+        char line[256];
+        if (missing) {
+            assert_int_equal(strbuf_append(&want, "NULL;NULL;NULL;NULL;*\n", 22), 0);
+        }
+        const long lo0 = x[0];
+        const long base = (lo0 >= 0 ? lo0 / w : -((-lo0 + w - 1) / w)) * w;
+        for (size_t i = 0; i < d; i++) {
+            int len = snprintf(line, sizeof line, "%ld", x[i]);
+            long span = w;
+            for (int l = 0; l < 3; l++) {
+                if (l) span *= fan[l - 1];
+                const long k = (x[i] - base) / span; /* (x >= base) */
+                const long lo = base + k * span, hi = lo + span - 1;
+                len += snprintf(line + len, sizeof line - (size_t)len, lo < 0 || hi < 0 ? ";%ld - %ld" : ";%ld-%ld",
+                                lo, hi);
+            }
+            len += snprintf(line + len, sizeof line - (size_t)len, ";*\n");
+            assert_int_equal(strbuf_append(&want, line, (size_t)len), 0);
+        }
+        f = fopen(out, "rb");
+        assert_non_null(f);
+        char *got = malloc(want.len + 2);
+        assert_non_null(got);
+        const size_t ngot = fread(got, 1, want.len + 1, f);
+        fclose(f);
+        if (ngot != want.len || memcmp(got, want.data, want.len) != 0)
+            fail_msg("rep %d: the file differs from the one composed (%zu bytes against %zu)", rep, ngot, want.len);
+        free(got);
+        strbuf_free(&want);
+        hb_rows_free(&r);
+        hb_values_free(&v);
+        free(x);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_scan_wide_random),
         cmocka_unit_test(test_scan_header_edges),
         cmocka_unit_test(test_cut_random),
+        cmocka_unit_test(test_integer_file),
     };
     return cmocka_run_group_tests(tests, tu_group_setup, tu_group_teardown);
 }

@@ -210,10 +210,59 @@ static int task_prepare(hier_task *t)
     return options_of_job(job, &t->o, &t->s);
 }
 
+/* From this many rows a hierarchy's check and its writing run at the same
+ * time, on two threads (check_write), when the run has two: both only read
+ * the rows, and a written temporary whose check fails is never published. */
+#define HIER_SPLIT_ROWS ((uint32_t)1 << 17)
+
+/* The check or the writing of one hierarchy (check_write's parts). */
+typedef struct check_write_part {
+    const hb_rows *rows;
+    hier_task *t;
+    uint64_t *sizes;
+    int write; /* 0: the check (with the level sizes), 1: the writing */
+    int rc;
+    ak_error err;
+} check_write_part;
+
+/* Runs one part (ak_run_parts). */
+static void *check_write_run(void *arg)
+{
+    check_write_part *p = arg;
+    ak_err_clear(&p->err);
+    p->rc = p->write ? hb_write(p->rows, p->t->of.stream, p->t->job->output, &p->err)
+                     : hb_check_sizes(p->rows, p->t->job->output, p->sizes, &p->err);
+    return NULL;
+}
+
+/* hb_check_sizes, then hb_write of the rows; with threads >= 2 and a large
+ * hierarchy both at once. The error is the one the two in turn would give:
+ * the check's first. */
+static int check_write(hier_task *t, const hb_rows *rows, uint64_t *sizes, unsigned threads)
+{
+    anonkit_job *job = t->job;
+    if (threads < 2 || rows->nrows < HIER_SPLIT_ROWS) {
+        int rc = hb_check_sizes(rows, job->output, sizes, &job->err);
+        if (rc < 0) return ak_err_set(&job->err, ANONKIT_E_INTERNAL, NULL, 0, 0, "the built hierarchy does not load: %s",
+                                      job->err.message);
+        return hb_write(rows, t->of.stream, job->output, &job->err);
+    }
+    check_write_part parts[2] = {{rows, t, sizes, 0, 0, {0}}, {rows, t, sizes, 1, 0, {0}}};
+    ak_run_parts(parts, sizeof parts[0], 2, check_write_run);
+    if (parts[0].rc < 0) {
+        job->err = parts[0].err;
+        return ak_err_set(&job->err, ANONKIT_E_INTERNAL, NULL, 0, 0, "the built hierarchy does not load: %s",
+                          parts[0].err.message);
+    }
+    if (parts[1].rc < 0) job->err = parts[1].err;
+    return parts[1].rc;
+}
+
 /* Builds task t's hierarchy from its values, checks it and writes it to its
  * output's temporary (not yet committed), or previews it; its summary into
- * t->summary. Errors on t's job. */
-static int task_build(hier_task *t)
+ * t->summary. Errors on t's job. With threads >= 2, a large hierarchy's
+ * check and writing run at the same time (check_write). */
+static int task_build(hier_task *t, unsigned threads)
 {
     anonkit_job *job = t->job;
     hb_rows rows;
@@ -223,14 +272,11 @@ static int task_build(hier_task *t)
     if (!sizes) rc = ak_err_nomem(&job->err);
     if (rc == 0 && !job->hbuild.preview) {
         /* what is written must load: the rows checked against the loader's rules, once (which
-         * counts the labels of each level too) */
-        rc = hb_check_sizes(&rows, job->output, sizes, &job->err);
-        if (rc < 0) rc = ak_err_set(&job->err, ANONKIT_E_INTERNAL, NULL, 0, 0, "the built hierarchy does not load: %s",
-                                    job->err.message);
+         * counts the labels of each level too); the file is published only when it passes */
+        rc = check_write(t, &rows, sizes, threads);
     } else if (rc == 0) {
         rc = hb_level_sizes(&rows, sizes, &job->err);
     }
-    if (rc == 0 && !job->hbuild.preview) rc = hb_write(&rows, t->of.stream, job->output, &job->err);
     if (rc == 0) rc = summarize(job, &rows, sizes, &t->v, &t->summary);
     t->rows_read = t->v.rows;
     free(sizes);
@@ -265,6 +311,7 @@ static unsigned run_threads(const anonkit_job *job)
 typedef struct build_queue {
     hier_task *t;
     size_t n;
+    unsigned threads; /* the run's (task_build's check and writing of a large hierarchy at once) */
     atomic_size_t next;
     atomic_int stop;
 } build_queue;
@@ -289,7 +336,7 @@ static void *build_part_run(void *arg)
     while (!atomic_load(&q->stop)) {
         const size_t i = atomic_fetch_add(&q->next, 1);
         if (i >= q->n) break;
-        p->rc = task_build(&q->t[i]);
+        p->rc = task_build(&q->t[i], q->threads);
         hb_values_free(&q->t[i].v); /* (no longer needed: the next column's build has the memory) */
         if (p->rc < 0) {
             p->failed_at = i;
@@ -365,7 +412,7 @@ static int build(anonkit_job *const *jobs, size_t n, anonkit_result **out_result
     }
     if (rc == 0) { /* the builds on up to two threads (each its own job, error and output), each taking the next
                       task; the failure of the lowest task is the one reported, as one thread would have */
-        build_queue q = {.t = t, .n = n};
+        build_queue q = {.t = t, .n = n, .threads = threads};
         atomic_init(&q.next, 0);
         atomic_init(&q.stop, 0);
         build_part parts[2] = {{&q, n, 0}, {&q, n, 0}};

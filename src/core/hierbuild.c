@@ -34,24 +34,18 @@ int hb__rows_reserve(hb_rows *r, size_t nrows, size_t text_bytes, ak_error *err)
     return ANONKIT_OK;
 }
 
-int hb__put_prev(hb_rows *r, ak_error *err)
+int hb__put_prev_grow(hb_rows *r, ak_error *err)
 {
     const size_t slot = (size_t)r->nrows * r->width + r->row;
     if (ak_reserve((void **)&r->at, &r->cap, slot + 1, sizeof *r->at) != 0) return ak_err_nomem(err);
-    r->at[slot] = r->at[slot - r->width];
-    if (++r->row == r->width) {
-        r->row = 0;
-        r->nrows++;
-    }
-    return ANONKIT_OK;
+    return hb__put_prev(r, err);
 }
 
 int hb__put(hb_rows *r, const char *s, size_t len, ak_error *err)
 {
     const size_t slot = (size_t)r->nrows * r->width + r->row;
     if (ak_reserve((void **)&r->at, &r->cap, slot + 1, sizeof *r->at) != 0) return ak_err_nomem(err);
-    r->at[slot] = r->text.len;
-    if (strbuf_append(&r->text, s, len) != 0 || strbuf_append(&r->text, "", 1) != 0) return ak_err_nomem(err);
+    if (strbuf_append_str(&r->text, s, len, &r->at[slot]) != 0) return ak_err_nomem(err);
     if (++r->row == r->width) {
         r->row = 0;
         r->nrows++;
@@ -512,7 +506,12 @@ int hb_write(const hb_rows *r, FILE *f, const char *path, ak_error *err)
                     break;
                 }
                 tail.data[tail.len++] = ';';
-                tail.len += csv_escape(tail.data + tail.len, s, len, ';');
+                if (r->plain) {
+                    memcpy(tail.data + tail.len, s, len);
+                    tail.len += len;
+                } else {
+                    tail.len += csv_escape(tail.data + tail.len, s, len, ';');
+                }
             }
             if (rc < 0) break;
         }
@@ -522,7 +521,12 @@ int hb_write(const hb_rows *r, FILE *f, const char *path, ak_error *err)
             rc = ak_err_nomem(err);
             break;
         }
-        out.len += csv_escape(out.data + out.len, s, len, ';');
+        if (r->plain) {
+            memcpy(out.data + out.len, s, len);
+            out.len += len;
+        } else {
+            out.len += csv_escape(out.data + out.len, s, len, ';');
+        }
         if (tail.len) memcpy(out.data + out.len, tail.data, tail.len);
         out.len += tail.len;
         out.data[out.len++] = '\n';

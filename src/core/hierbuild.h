@@ -120,6 +120,9 @@ typedef struct hb_rows {
     size_t *at;            /* at[row * width + level]: offset of the label in text */
     size_t cap;
     uint32_t row;          /* rows begun so far (while building) */
+    int plain;             /* set by a builder whose labels are all numbers it wrote itself and fixed
+                              punctuation (none starts or ends with a space or holds ';', '"', CR or LF):
+                              hb_write copies them without looking for what needs quotes */
 } hb_rows;
 
 static inline const char *hb_label(const hb_rows *r, uint32_t row, uint32_t level)

@@ -45,19 +45,28 @@ typedef struct run {
 } run;
 
 /* Sorts a[0..n) by the hash bits (equal hashes then lie together): LSD
- * radix, 4 passes of 8 bits (tmp: room for n). */
+ * radix, from 2^16 keys 3 passes of 11, 11 and 10 bits (counts of 2,048
+ * entries stay in the first-level cache; a pass fewer than 4 of 8 bits),
+ * below that 4 passes of 8 bits (fewer counts to clear and add up);
+ * tmp: room for n. */
 static void radix_sort(keyed *a, keyed *tmp, size_t n)
 {
-    for (unsigned shift = 32; shift < 64; shift += 8) {
-        size_t count[257] = {0};
-        for (size_t i = 0; i < n; i++) count[((a[i] >> shift) & 255) + 1]++;
-        for (int b = 0; b < 256; b++) count[b + 1] += count[b];
-        for (size_t i = 0; i < n; i++) tmp[count[(a[i] >> shift) & 255]++] = a[i];
-        keyed *t = a;
-        a = tmp;
-        tmp = t;
+    static const unsigned shifts[2][4] = {{32, 40, 48, 56}, {32, 43, 54, 0}}, bits[2][4] = {{8, 8, 8, 8}, {11, 11, 10, 0}};
+    const int wide = n >= ((size_t)1 << 16), passes = wide ? 3 : 4;
+    keyed *from = a, *to = tmp;
+    size_t c[2048 + 1];
+    for (int p = 0; p < passes; p++) {
+        const unsigned shift = shifts[wide][p];
+        const uint64_t mask = ((uint64_t)1 << bits[wide][p]) - 1;
+        memset(c, 0, (mask + 2) * sizeof *c);
+        for (size_t i = 0; i < n; i++) c[((from[i] >> shift) & mask) + 1]++;
+        for (uint64_t d = 0; d < mask; d++) c[d + 1] += c[d];
+        for (size_t i = 0; i < n; i++) to[c[(from[i] >> shift) & mask]++] = from[i];
+        keyed *t = from;
+        from = to;
+        to = t;
     }
-    /* (an even number of passes: the sorted keys are back in the array given) */
+    if (from != a) memcpy(a, from, n * sizeof *a); /* (an odd number of passes: the sorted keys are in tmp) */
 }
 
 static const char *run_label(const hb_rows *r, const run *u) { return hb_label(r, u->lo, u->level); }

@@ -11,8 +11,22 @@ int hb__rows_init(hb_rows *r, uint32_t width, ak_error *err);
 int hb__put(hb_rows *r, const char *s, size_t len, ak_error *err);
 /* Makes room for nrows rows and text_bytes of labels at once (a size known ahead). */
 int hb__rows_reserve(hb_rows *r, size_t nrows, size_t text_bytes, ak_error *err);
-/* Appends the label of the same level in the row above (that row's bytes, shared). */
-int hb__put_prev(hb_rows *r, ak_error *err);
+/* hb__put_prev when the slot array must grow first. */
+int hb__put_prev_grow(hb_rows *r, ak_error *err);
+/* Appends the label of the same level in the row above (that row's bytes,
+ * shared); inline: most labels above the leaves are shared (one interval's
+ * rows), and the slots are mostly reserved ahead (hb__rows_reserve). */
+static inline int hb__put_prev(hb_rows *r, ak_error *err)
+{
+    const size_t slot = (size_t)r->nrows * r->width + r->row;
+    if (slot >= r->cap) return hb__put_prev_grow(r, err);
+    r->at[slot] = r->at[slot - r->width];
+    if (++r->row == r->width) {
+        r->row = 0;
+        r->nrows++;
+    }
+    return ANONKIT_OK;
+}
 /* Moves the integers counted by value into v->dict. */
 int hb__fold_dense(hb_values *v, ak_error *err);
 /* Adds the missing leaf's row when v has missing values (first, before the others):

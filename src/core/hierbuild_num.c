@@ -29,30 +29,55 @@ static int cmp_num(const void *a, const void *b)
 }
 
 /* The decimal text of x into buf (room for 21 bytes), as "%lld" writes it;
- * returns its length. */
+ * returns its length. The digits are counted first and written from the
+ * end, two at a time, straight into buf. */
 static size_t format_int(char *buf, int64_t x)
 {
     static const char pairs[] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
                                 "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
                                 "8081828384858687888990919293949596979899";
-    char tmp[24];
-    size_t n = sizeof tmp, k = 0;
     uint64_t u = x < 0 ? 0 - (uint64_t)x : (uint64_t)x;
+    size_t k = 0;
+    if (x < 0) buf[k++] = '-';
+    static const uint64_t pow10[20] = {1ULL, 10ULL, 100ULL, 1000ULL, 10000ULL, 100000ULL, 1000000ULL,
+                                       10000000ULL, 100000000ULL, 1000000000ULL, 10000000000ULL,
+                                       100000000000ULL, 1000000000000ULL, 10000000000000ULL, 100000000000000ULL,
+                                       1000000000000000ULL, 10000000000000000ULL, 100000000000000000ULL,
+                                       1000000000000000000ULL, 10000000000000000000ULL};
+    /* the digits from the bit length (log10(2) ~ 1233 / 4096), one less below that power of ten */
+    const unsigned t = (unsigned)(64 - __builtin_clzll(u | 1)) * 1233 >> 12;
+    const size_t digits = t + (t < 20 && (u | 1) >= pow10[t]); /* (0: one digit) */
+    const size_t len = k + digits;
+    char *p = buf + len;
     while (u >= 100) {
         const unsigned d = (unsigned)(u % 100);
         u /= 100;
-        tmp[--n] = pairs[2 * d + 1];
-        tmp[--n] = pairs[2 * d];
+        *--p = pairs[2 * d + 1];
+        *--p = pairs[2 * d];
     }
     if (u >= 10) {
-        tmp[--n] = pairs[2 * u + 1];
-        tmp[--n] = pairs[2 * u];
+        *--p = pairs[2 * u + 1];
+        *--p = pairs[2 * u];
     } else {
-        tmp[--n] = (char)('0' + u);
+        *--p = (char)('0' + u);
     }
-    if (x < 0) buf[k++] = '-';
-    memcpy(buf + k, tmp + n, sizeof tmp - n);
-    return k + sizeof tmp - n;
+    return len;
+}
+
+/* Appends the decimal text of x as a label (hb__put, formatted in place). */
+static int put_int(hb_rows *r, int64_t x, ak_error *err)
+{
+    const size_t slot = (size_t)r->nrows * r->width + r->row;
+    if (ak_reserve((void **)&r->at, &r->cap, slot + 1, sizeof *r->at) != 0 || strbuf_reserve(&r->text, 24) != 0)
+        return ak_err_nomem(err);
+    r->at[slot] = r->text.len;
+    r->text.len += format_int(r->text.data + r->text.len, x);
+    r->text.data[r->text.len++] = '\0';
+    if (++r->row == r->width) {
+        r->row = 0;
+        r->nrows++;
+    }
+    return ANONKIT_OK;
 }
 
 /* The text of value ref of v: a key of v->dict, or the integer written into buf. */
@@ -186,15 +211,28 @@ int hb__build_interval(const hb_values *v, const hb_options *o, hb_rows *r, ak_e
     for (uint32_t l = 0; l < 64; l++) place[l] = -1;
     int rc = levels > 64 ? ak_err_set(err, ANONKIT_E_USAGE, NULL, 0, 0, "--fanout: at most 63 levels") : ANONKIT_OK;
     if (rc == 0) rc = hb__rows_init(r, levels + 2, err);
+    /* only integers counted by value (no text of the data's own): every label is a number written here and
+       fixed punctuation (interval.h's forms, "<", ">=", "*", "NULL"), none to be quoted */
+    r->plain = v->dict.count == 0;
     if (rc == 0) rc = hb__rows_reserve(r, (size_t)n + 1, ((size_t)n + 1) * 16, err);
     if (rc == 0) rc = hb__missing_row(r, v, "*", err);
     char text[24];
     size_t tlen;
+    int64_t bin_lo = 0, bin_hi = -1; /* whole: the values of the level-0 interval of the row above */
     for (uint32_t i = 0; i < n && rc == 0; i++) {
         const double x = nv[i].v;
-        const char *t = value_text(v, nv[i].ref, text, &tlen);
-        rc = hb__put(r, t, tlen, err);
+        if (nv[i].ref & DENSE_BIT) {
+            rc = put_int(r, (int64_t)(nv[i].ref & ~DENSE_BIT), err);
+        } else {
+            const char *t = value_text(v, nv[i].ref, text, &tlen);
+            rc = hb__put(r, t, tlen, err);
+        }
         const int below = o->has_min && x < o->min, above = o->has_max && x >= o->max;
+        if (rc == 0 && !below && !above && whole && place[0] == 1 && (int64_t)x >= bin_lo && (int64_t)x <= bin_hi) {
+            /* in the interval of the row above: so is every group above it, and the root */
+            for (uint32_t l = 0; l <= levels && rc == 0; l++) rc = hb__put_prev(r, err);
+            continue;
+        }
         if (below || above) {
             for (uint32_t l = 0; l < levels && rc == 0; l++) {
                 if (place[l] == (below ? 0 : 2)) {
@@ -207,6 +245,7 @@ int hb__build_interval(const hb_values *v, const hb_options *o, hb_rows *r, ak_e
         } else if (whole) {
             const int64_t w = (int64_t)o->width, b0 = (int64_t)base;
             const int64_t bin = floor_div((int64_t)x - b0, w);
+            bin_lo = b0 + bin * w, bin_hi = bin_lo + w - 1; /* (the values this level-0 interval holds) */
             int64_t span = 1;
             for (uint32_t l = 0; l < levels && rc == 0; l++) {
                 if (l) span *= o->fanout[l - 1];
@@ -291,6 +330,7 @@ int hb__build_quantiles(const hb_values *v, const hb_options *o, hb_rows *r, ak_
     }
     const uint32_t levels = (uint32_t)o->nquantiles;
     int rc = hb__rows_init(r, levels + 2, err);
+    r->plain = v->dict.count == 0; /* (as in hb__build_interval: the labels are integers written here) */
     if (rc == 0) rc = hb__rows_reserve(r, (size_t)n + 1, ((size_t)n + 1) * 16, err);
     if (rc == 0) rc = hb__missing_row(r, v, "*", err);
     /* the rows of one group are consecutive: its label is written once (key[l]:
