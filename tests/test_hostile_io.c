@@ -542,7 +542,7 @@ static void test_outfile_group_commit(void **state)
     const char *full[] = {a, b, "/dev/full", NULL};
     const char *texts[] = {"new table\n", "new report\n", "new rules\n", ""};
     open_group(o, full, texts, 4);
-    assert_int_equal(outfile_commit_all(list, 5, &err), ANONKIT_E_IO);
+    assert_int_equal(outfile_commit_all(list, 5, 0, &err), ANONKIT_E_IO);
     assert_listing(dir, before);
     assert_file_is(a, "old table\n");
     assert_file_is(b, "old report\n");
@@ -552,7 +552,7 @@ static void test_outfile_group_commit(void **state)
     const char *gone[] = {c, a, b, NULL};
     open_group(o, gone, texts, 4);
     tu_rmtree(sub);
-    assert_int_equal(outfile_commit_all(list, 5, &err), ANONKIT_E_IO);
+    assert_int_equal(outfile_commit_all(list, 5, 1, &err), ANONKIT_E_IO);
     assert_file_is(a, "old table\n");
     assert_file_is(b, "old report\n");
     assert_listing(dir, "report.json\ntable.csv\n");
@@ -560,7 +560,7 @@ static void test_outfile_group_commit(void **state)
     /* All can be written: all are renamed, in place of the old files. */
     assert_int_equal(mkdir(sub, 0700), 0);
     open_group(o, gone, texts, 4);
-    assert_int_equal(outfile_commit_all(list, 5, &err), ANONKIT_OK);
+    assert_int_equal(outfile_commit_all(list, 5, 0, &err), ANONKIT_OK);
     assert_file_is(c, "new table\n");
     assert_file_is(a, "new report\n");
     assert_file_is(b, "new rules\n");
@@ -579,7 +579,7 @@ static void test_outfile_group_commit(void **state)
     open_group(o, late, texts, 4);
     remove(b);
     assert_int_equal(mkdir(b, 0700), 0); /* the last destination became a folder: its rename fails */
-    assert_int_equal(outfile_commit_all(list, 5, &err), ANONKIT_E_IO);
+    assert_int_equal(outfile_commit_all(list, 5, 1, &err), ANONKIT_E_IO);
     assert_file_is(a, "old table\n");
     assert_listing(dir, "report.json\ntable.csv\n");
     for (int i = 0; i < 4; i++) assert_null(o[i].stream);

@@ -164,7 +164,7 @@ static int write_table(const char *name, const char *text, int commit, int repla
         return ANONKIT_OK;
     }
     outfile *const files[] = {&of};
-    return outfile_commit_all(files, 1, err);
+    return outfile_commit_all(files, 1, 1, err);
 }
 
 static void test_sqlite_sink(void **state)

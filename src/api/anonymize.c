@@ -212,7 +212,7 @@ static int anonymize_out_of_core(anonkit_job *job, const table_spec *spec, outfi
 static int commit_outputs(anonkit_job *job, outfile *of, outfile *rf, outfile *rulesf, outfile *hf)
 {
     outfile *const files[] = {of, rf, rulesf, hf};
-    const int rc = outfile_commit_all(files, sizeof files / sizeof *files, &job->err);
+    const int rc = outfile_commit_all(files, sizeof files / sizeof *files, job->threads, &job->err);
     /* With -o - the table cannot be taken back: say which part failed. */
     ak_error *e = &job->err;
     if (rc < 0 && !strcmp(job->output, "-") && strcmp(e->file, "-") && strcmp(e->file, "stdout")) {

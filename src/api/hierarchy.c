@@ -427,7 +427,7 @@ static int build(anonkit_job *const *jobs, size_t n, anonkit_result **out_result
     }
     if (rc == 0) {
         failed = NULL;
-        rc = outfile_commit_all(files, n, &first->err);
+        rc = outfile_commit_all(files, n, first->threads, &first->err);
     }
     if (rc < 0) {
         for (size_t i = 0; t && i < n; i++) outfile_abort(&t[i].of);

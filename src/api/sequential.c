@@ -250,7 +250,7 @@ static int sequential(anonkit_job *job, anonkit_result **out_result)
         goto done;
     }
     outfile *const files[] = {&of, &rf}; /* committed together: both or neither */
-    rc = outfile_commit_all(files, sizeof files / sizeof *files, err);
+    rc = outfile_commit_all(files, sizeof files / sizeof *files, threads, err);
 done:
     if (rc < 0) {
         outfile_abort(&of);

@@ -242,7 +242,7 @@ static void *sync_part_run(void *arg)
     return NULL;
 }
 
-/* Runs count tasks on up to SYNC_THREADS threads at once: with fd, an fsync
+/* Runs count tasks on up to max_threads (0: SYNC_THREADS) threads at once: with fd, an fsync
  * of each fd[i] that is not -1 (its result in result[i]); else a sync of
  * the folder of each names[i] below nfolders (sync_folder) and an unlink of
  * each one from there on. The point is waiting together: on a journaling
@@ -250,10 +250,12 @@ static void *sync_part_run(void *arg)
  * one commit of the journal rather than one each, and the freeing of
  * replaced files (the unlinks) overlaps. When no thread starts they run in
  * the calling thread, one after the other. */
-static void sync_together(const int *fd, const char *const *names, size_t nfolders, int *result, size_t count)
+static void sync_together(const int *fd, const char *const *names, size_t nfolders, int *result, size_t count,
+                          unsigned max_threads)
 {
     if (count == 0) return;
-    const size_t nparts = count < SYNC_THREADS ? count : SYNC_THREADS;
+    const size_t most = max_threads && max_threads < SYNC_THREADS ? max_threads : SYNC_THREADS;
+    const size_t nparts = count < most ? count : most;
     sync_part parts[SYNC_THREADS];
     for (size_t k = 0; k < nparts; k++) parts[k] = (sync_part){fd, names, nfolders, result, count, k, nparts};
     ak_run_parts(parts, sizeof parts[0], (unsigned)nparts, sync_part_run);
@@ -333,7 +335,7 @@ static int keep_old(const outfile *o, char **backup)
     return 0;
 }
 
-int outfile_commit_all(outfile *const *files, size_t count, ak_error *err)
+int outfile_commit_all(outfile *const *files, size_t count, unsigned max_threads, ak_error *err)
 {
     int rc = ANONKIT_OK;
     size_t named = 0;
@@ -357,7 +359,7 @@ int outfile_commit_all(outfile *const *files, size_t count, ak_error *err)
             fds[i] = is_file && fflush(o->stream) == 0 && !ferror(o->stream) ? fileno(o->stream) : -1;
             synced[i] = -1;
         }
-        sync_together(fds, NULL, 0, synced, count);
+        sync_together(fds, NULL, 0, synced, count, max_threads);
         for (size_t i = 0; i < count; i++)
             if (fds[i] < 0) synced[i] = -1; /* (not synced there: commit_prepare does what it must) */
     }
@@ -421,7 +423,7 @@ int outfile_commit_all(outfile *const *files, size_t count, ak_error *err)
     }
     if (dirs && ndirs + nrms > 1) {
         memmove(dirs + ndirs, rms, nrms * sizeof *rms); /* one list: the folders first, then the names */
-        sync_together(NULL, dirs, ndirs, NULL, ndirs + nrms);
+        sync_together(NULL, dirs, ndirs, NULL, ndirs + nrms, max_threads);
     } else {
         for (size_t i = 0; old && i < count; i++)
             if (old[i]) unlink(old[i]); /* the second name of an old file that stays replaced */
@@ -452,7 +454,7 @@ int outfile_commit_all(outfile *const *files, size_t count, ak_error *err)
     return rc;
 }
 
-int outfile_commit(outfile *o, ak_error *err) { return outfile_commit_all(&o, 1, err); }
+int outfile_commit(outfile *o, ak_error *err) { return outfile_commit_all(&o, 1, 1, err); }
 
 void outfile_write_behind(FILE *stream, uint64_t *synced)
 {

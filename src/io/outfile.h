@@ -58,10 +58,12 @@ int outfile_commit(outfile *o, ak_error *err);
  * them to disk is started first, then they are synced at the same time (a
  * thread each, up to eight: syncs under way together share a journal
  * commit), and after the renames each folder is synced once however many of
- * them were renamed into it, while the second names are removed. Entries that are NULL or zeroed (an output not
+ * them were renamed into it, while the second names are removed; at most
+ * max_threads threads in all (0: up to eight; 1: every sync and removal in
+ * the calling thread, one after the other). Entries that are NULL or zeroed (an output not
  * asked for) are skipped. Every outfile is finished either way: committed or
  * aborted. */
-int outfile_commit_all(outfile *const *files, size_t count, ak_error *err);
+int outfile_commit_all(outfile *const *files, size_t count, unsigned max_threads, ak_error *err);
 /* Removes the temporary file (safe to call after commit or on a zeroed outfile). */
 void outfile_abort(outfile *o);
 
