@@ -121,6 +121,7 @@ typedef struct inc_local_options {
     inc_local_method method;
     int evict;                    /* with refine, k alone: the eviction pass after lifting (local_evict.c); 0: the
                                      first lifting rounds alone (to compare) */
+    unsigned threads;             /* threads the lifting pass may measure on (0 or 1: none); the same output */
 } inc_local_options;
 
 typedef struct inc_local_iteration {

@@ -48,6 +48,7 @@ typedef struct evict_bucket {
     double minc; /* the least weighted NCP per row of its classes */
     uint64_t lv;
     uint32_t level[64];
+    const uint32_t **gen; /* per QI: the map from level-0 codes to its level's values */
     u64map map;
     uint32_t *ids;
 } evict_bucket;
@@ -181,6 +182,8 @@ typedef struct evict_ctx {
     uint32_t *bycost, *pos;   /* the round's live classes by cost per row; each one's place there */
     evict_memo *memo;
     size_t nchg;
+    uint32_t *rowcode;        /* per row: its level-0 codes of every QI, side by side (row-major) */
+    uint32_t shift[64];       /* per QI: its field's place in a key */
 } evict_ctx;
 
 /* The cheapest class other than own, unchanged in this round and holding
@@ -188,12 +191,13 @@ typedef struct evict_ctx {
 static uint32_t find_cover(const evict_ctx *x, uint32_t r, uint32_t own)
 {
     const inc_ctx *c = x->c;
+    const uint32_t nqi = c->nqi, *code = x->rowcode + (size_t)r * nqi;
     uint32_t best = UINT32_MAX;
     for (size_t i = 0; i < x->nb; i++) {
         const evict_bucket *b = &x->b[i];
         if (best != UINT32_MAX && b->minc >= x->cost[best]) break;
         uint64_t key = 0;
-        for (uint32_t q = 0; q < c->nqi; q++) key |= (uint64_t)c->qi[q].gen[b->level[q]][c->code0[q][r]] << c->qi[q].shift;
+        for (uint32_t q = 0; q < nqi; q++) key |= (uint64_t)b->gen[q][code[q]] << x->shift[q];
         const uint32_t id = u64map_find(&b->map, key);
         if (id == AK_NOT_FOUND) continue;
         const uint32_t e = b->ids[id];
@@ -635,13 +639,19 @@ static int evict_round(const inc_ctx *c, const double *w, uint64_t k, lift_class
     x.dest = malloc((n ? n : 1) * sizeof *x.dest);
     x.gid = malloc((n ? n : 1) * sizeof *x.gid);
     x.chg = malloc(ncap * sizeof *x.chg);
+    x.rowcode = malloc((n ? n : 1) * nqi * sizeof *x.rowcode);
     int rc = ANONKIT_OK;
-    if (!x.cost || !x.changed || !x.grew || !x.covcls || !x.covcost || !x.covknown || !x.start || !x.members ||
+    if (!x.rowcode || !x.cost || !x.changed || !x.grew || !x.covcls || !x.covcost || !x.covknown || !x.start || !x.members ||
         !x.rem || !sorted || !x.b || !cand || !x.cnt || !x.dest || !x.gid || !x.chg) {
         rc = ak_err_nomem(err);
         goto done;
     }
     uint32_t *start = x.start, *members = x.members;
+    /* The rows' codes side by side: a cover search builds one key per bucket from them. */
+    for (uint32_t q = 0; q < nqi; q++) {
+        x.shift[q] = c->qi[q].shift;
+        for (size_t r = 0; r < n; r++) x.rowcode[r * nqi + q] = c->code0[q][r];
+    }
     for (size_t r = 0; r < n; r++)
         if (class_of[r] != PARTITION_SUPPRESSED) start[class_of[r] + 1]++;
     for (size_t i = 0; i < nc; i++) start[i + 1] += start[i];
@@ -668,7 +678,10 @@ static int evict_round(const inc_ctx *c, const double *w, uint64_t k, lift_class
         b->lv = sorted[s].lv;
         for (uint32_t q = 0; q < nqi; q++) b->level[q] = inc_level(c, b->lv, q);
         b->ids = malloc((e - s) * sizeof *b->ids);
-        if (!b->ids || u64map_init(&b->map, e - s) != 0) {
+        b->gen = malloc(nqi * sizeof *b->gen);
+        if (b->gen)
+            for (uint32_t q = 0; q < nqi; q++) b->gen[q] = c->qi[q].gen[b->level[q]];
+        if (!b->ids || !b->gen || u64map_init(&b->map, e - s) != 0) {
             rc = ak_err_nomem(err);
             break;
         }
@@ -715,6 +728,7 @@ done:
     for (size_t i = 0; i < x.nb; i++) {
         u64map_free(&x.b[i].map);
         free(x.b[i].ids);
+        free(x.b[i].gen);
     }
     free(x.b);
     free(x.cost);
@@ -733,6 +747,7 @@ done:
     free(x.gid);
     u64scratch_free(&x.groups);
     free(x.chg);
+    free(x.rowcode);
     return rc;
 }
 
@@ -752,7 +767,7 @@ static int evict_pass(const inc_ctx *c, const double *w, uint64_t k, lift_classe
 }
 
 int inc_local_post(inc_ctx *c, const double *w, uint64_t k, int evict, lift_classes *cl, uint32_t *class_of,
-                   inc_local_post_stats *st, ak_error *err)
+                   unsigned threads, inc_local_post_stats *st, ak_error *err)
 {
     memset(st, 0, sizeof *st);
     int rc = ANONKIT_OK;
@@ -761,7 +776,7 @@ int inc_local_post(inc_ctx *c, const double *w, uint64_t k, int evict, lift_clas
     for (int cycle = 0; rc == ANONKIT_OK && cycle < cycles; cycle++) {
         inc_local_lift_stats ls;
         uint64_t er = 0, em = 0;
-        rc = inc_local_lift(c, w, k, cl, class_of, cycle ? POST_LIFT_LATER : POST_LIFT_FIRST, &ls, err);
+        rc = inc_local_lift(c, w, k, cl, class_of, cycle ? POST_LIFT_LATER : POST_LIFT_FIRST, threads, &ls, err);
         if (!evict) { /* lifting alone (to compare) */
             st->lift_rounds += ls.rounds;
             st->lift_moves += ls.moves;

@@ -42,9 +42,11 @@ typedef struct inc_local_lift_stats {
 /* The lifting pass (local_lift.c), k-anonymity alone: classes of cl over the
  * rows of c (class_of[row]: its class, or PARTITION_SUPPRESSED) are raised
  * one level in one QI, or joined, when rows of dearer classes can move to
- * them; each class keeps at least k rows or empties; never raises the loss. */
+ * them; each class keeps at least k rows or empties; never raises the loss.
+ * Each round's measurement runs on up to `threads` threads (0 or 1: none);
+ * the result does not depend on it. */
 int inc_local_lift(inc_ctx *c, const double *w, uint64_t k, lift_classes *cl, uint32_t *class_of, int rounds,
-                   inc_local_lift_stats *st /* OUT */, ak_error *err);
+                   unsigned threads, inc_local_lift_stats *st /* OUT */, ak_error *err);
 
 /* After the iterations: cycles of lifting and eviction (POST_CYCLES from k = POST_LARGE_K on, with merges of
  * pairs of classes; one cycle without merges below, where the classes are many and the loss low), the lifting
@@ -58,6 +60,6 @@ typedef struct inc_local_post_stats {
 /* The passes after the iterations (local_evict.c), k-anonymity alone:
  * lifting then eviction, up to POST_CYCLES times while either moves rows. */
 int inc_local_post(inc_ctx *c, const double *w, uint64_t k, int evict, lift_classes *cl, uint32_t *class_of,
-                   inc_local_post_stats *st /* OUT */, ak_error *err);
+                   unsigned threads, inc_local_post_stats *st /* OUT */, ak_error *err);
 
 #endif

@@ -30,6 +30,7 @@
 #include <string.h>
 
 #include "common/hash.h"
+#include "common/parallel.h"
 
 int lift_add(lift_classes *cl, const uint32_t *level, const uint32_t *val, uint64_t count, uint32_t *id,
              ak_error *err)
@@ -142,112 +143,61 @@ static uint64_t row_key(const inc_ctx *c, size_t r, uint64_t lv)
     return key;
 }
 
-/* One round: measures every candidate, then applies them best first, each
- * measured again (see the top). *applied: how many; *saved grows by their
- * gains (weighted NCP). */
-static int lift_round(inc_ctx *c, const double *w, uint64_t k, lift_classes *cl,
-                      uint32_t *class_of, uint64_t *applied, double *saved, ak_error *err)
+/* What the parts of a round's measurement share (read only, but for byc,
+ * whose slice of each group only that group's part writes). */
+typedef struct lift_shared {
+    const inc_ctx *c;
+    const lift_classes *cl;
+    const lift_entry *e;
+    const double *cost, *bmax;
+    const uint32_t *start, *members, *tuple_of, *byclv;
+    const size_t *bstart, *gfirst;
+    const uint64_t *crow, *field;
+    lv_id *byc;
+    size_t nbuckets, ngroups, ne;
+} lift_shared;
+
+/* One part of the measurement: the groups part, part + nparts, ... and the
+ * pairs (tuple << 32 | source class) they find, one per covered row. */
+typedef struct lift_part {
+    const lift_shared *s;
+    unsigned part, nparts;
+    uint64_t *pairs;
+    size_t npairs;
+    int rc;
+    ak_error err;
+} lift_part;
+
+/* Measures the groups of one part (see lift_part): per group of equal levels,
+ * the rows dearer than the group's cheapest tuple, each looked up. The parts
+ * are independent; their pairs, sorted together, are the same whichever part
+ * found them. */
+static void *measure_part(void *arg)
 {
+    lift_part *p = arg;
+    const lift_shared *s = p->s;
+    const inc_ctx *c = s->c;
+    const lift_classes *cl = s->cl;
+    const lift_entry *e = s->e;
+    const double *cost = s->cost, *bmax = s->bmax;
+    const uint32_t *start = s->start, *members = s->members, *tuple_of = s->tuple_of, *byclv = s->byclv;
+    const size_t *bstart = s->bstart;
+    const uint64_t *crow = s->crow, *field = s->field;
+    lv_id *byc = s->byc;
+    const size_t nbuckets = s->nbuckets;
     const uint32_t nqi = c->nqi;
-    const size_t n = c->nrows, nc = cl->n;
-    *applied = 0;
+    ak_error *err = &p->err;
     int rc = ANONKIT_OK;
-    double *cost = malloc((nc ? nc : 1) * sizeof *cost);
-    uint64_t *clv = malloc((nc ? nc : 1) * sizeof *clv);
-    size_t ne = 0;
-    for (size_t i = 0; i < nc; i++) ne += cl->count[i] ? 1 + (size_t)nqi * LIFT_STEPS : 0;
-    lift_entry *e = malloc((ne ? ne : 1) * sizeof *e);
-    uint32_t *start = calloc(nc + 1, sizeof *start), *members = malloc((n ? n : 1) * sizeof *members);
-    uint32_t *tuple_of = malloc((ne ? ne : 1) * sizeof *tuple_of); /* entry -> tuple index */
-    uint32_t *byclv = malloc((nc ? nc : 1) * sizeof *byclv);
-    size_t *bstart = malloc((nc + 1) * sizeof *bstart);
-    lv_id *sorted = malloc((nc ? nc : 1) * sizeof *sorted);
-    double *qcost = malloc((nc ? nc : 1) * nqi * sizeof *qcost);
-    lv_id *byc = malloc((ne ? ne : 1) * sizeof *byc);
-    uint64_t *crow = malloc((nc + 1) * sizeof *crow); /* rows of the classes before each in bucket order */
-    double *pmin = malloc((ne ? ne : 1) * sizeof *pmin), *bmax = malloc((nc ? nc : 1) * sizeof *bmax);
-    u64scratch part = {0};
-    uint64_t field[64];
-    for (uint32_t q = 0; q < nqi; q++)
-        field[q] = c->qi[q].bits == 64 ? ~(uint64_t)0 : ((((uint64_t)1 << c->qi[q].bits) - 1) << c->qi[q].shift);
     uint64_t *pairs = NULL;
     size_t npairs = 0, cappairs = 0;
-    lift_move *moves = NULL;
-    unsigned char *used = calloc(nc ? nc : 1, 1);
-    if (!cost || !clv || !e || !start || !members || !tuple_of || !used || !byclv || !bstart || !sorted || !qcost || !pmin || !bmax || !byc || !crow) {
-        rc = ak_err_nomem(err);
-        goto done;
-    }
-    /* Classes: cost, packed levels, members (counting sort). */
-    for (size_t i = 0; i < nc; i++) {
-        cost[i] = 0;
-        for (uint32_t q = 0; q < nqi; q++) {
-            qcost[i * nqi + q] = (w ? w[q] : 1.0) * c->qi[q].ncp[cl->lv[i * nqi + q]][cl->val[i * nqi + q]];
-            cost[i] += qcost[i * nqi + q];
-        }
-        uint64_t lv = 0;
-        for (uint32_t q = 0; q < nqi; q++) lv = inc_with_level(c, lv, q, cl->lv[i * nqi + q]);
-        clv[i] = lv;
-    }
-    for (size_t r = 0; r < n; r++)
-        if (class_of[r] != PARTITION_SUPPRESSED) start[class_of[r] + 1]++;
-    for (size_t i = 0; i < nc; i++) start[i + 1] += start[i];
-    for (size_t r = 0; r < n; r++)
-        if (class_of[r] != PARTITION_SUPPRESSED) members[start[class_of[r]]++] = (uint32_t)r;
-    for (size_t i = nc; i-- > 0;) start[i + 1] = start[i];
-    start[0] = 0;
-    /* Alive classes grouped by their levels (buckets). */
-    size_t nalive = 0, nbuckets = 0;
-    for (size_t i = 0; i < nc; i++)
-        if (cl->count[i]) sorted[nalive++] = (lv_id){clv[i], cost[i], (uint32_t)i};
-    qsort(sorted, nalive, sizeof *sorted, lv_id_cmp);
-    for (size_t x = 0; x < nalive; x++) byclv[x] = sorted[x].id;
-    /* Entries: every class's own tuple and each of its raises. */
-    ne = 0;
-    for (size_t i = 0; i < nc; i++) {
-        if (!cl->count[i]) continue;
-        uint64_t key = 0;
-        for (uint32_t q = 0; q < nqi; q++) key |= (uint64_t)cl->val[i * nqi + q] << c->qi[q].shift;
-        e[ne++] = (lift_entry){clv[i], key, cost[i], (uint32_t)i, UINT32_MAX};
-        for (uint32_t q = 0; q < nqi; q++) {
-            const inc_qi *a = &c->qi[q];
-            const uint32_t l = cl->lv[i * nqi + q], v = cl->val[i * nqi + q];
-            for (uint32_t l2 = l + 1; l2 <= a->height && l2 <= l + LIFT_STEPS; l2++) {
-                const uint32_t v2 = a->up[l * (a->height + 1) + l2][v];
-                const double wq = w ? w[q] : 1.0;
-                e[ne++] = (lift_entry){inc_with_level(c, clv[i], q, l2),
-                                       (key & ~(a->bits == 64 ? ~(uint64_t)0 : ((((uint64_t)1 << a->bits) - 1) << a->shift))) |
-                                           (uint64_t)v2 << a->shift,
-                                       cost[i] + wq * (a->ncp[l2][v2] - a->ncp[l][v]), (uint32_t)i, q};
-            }
-        }
-    }
-    qsort(e, ne, sizeof *e, entry_cmp);
-    /* Tuples: runs of equal (lv, key); the first entry of a run is the existing class when there is one. */
-    size_t ntuples = 0;
-    for (size_t i = 0; i < ne; i++) {
-        if (i > 0 && (e[i].lv != e[i - 1].lv || e[i].key != e[i - 1].key)) ntuples++;
-        tuple_of[i] = (uint32_t)ntuples;
-    }
-    ntuples += ne > 0;
-    for (size_t x = 0; x < nalive; x++) {
-        if (x == 0 || clv[byclv[x]] != clv[byclv[x - 1]]) {
-            bstart[nbuckets] = x;
-            bmax[nbuckets++] = 0;
-        }
-        if (cost[byclv[x]] > bmax[nbuckets - 1]) bmax[nbuckets - 1] = cost[byclv[x]];
-    }
-    bstart[nbuckets] = nalive;
-    crow[0] = 0;
-    for (size_t x = 0; x < nalive; x++) crow[x + 1] = crow[x] + cl->count[byclv[x]];
-    /* Per group of equal levels, the rows dearer than the group's cheapest tuple, each looked up. */
-    for (size_t g = 0; g < ne && rc == ANONKIT_OK;) {
-        size_t end = g;
+    u64scratch part = {0};
+    double *pmin = malloc((s->ne ? s->ne : 1) * sizeof *pmin);
+    if (!pmin) rc = ak_err_nomem(err);
+        for (size_t gi = p->part; gi < s->ngroups && rc == ANONKIT_OK; gi += p->nparts) {
+        const size_t g = s->gfirst[gi], end = s->gfirst[gi + 1];
         double cheapest = e[g].cost;
-        while (end < ne && e[end].lv == e[g].lv) {
-            if (e[end].cost < cheapest) cheapest = e[end].cost;
-            end++;
-        }
+        for (size_t i = g; i < end; i++)
+            if (e[i].cost < cheapest) cheapest = e[i].cost;
         u64map map = {0};
         if (u64map_init(&map, end - g) != 0) {
             rc = ak_err_nomem(err);
@@ -362,7 +312,148 @@ static int lift_round(inc_ctx *c, const double *w, uint64_t k, lift_classes *cl,
         }
         free(first);
         u64map_free(&map);
-        g = end;
+    }
+    free(pmin);
+    u64scratch_free(&part);
+    p->pairs = pairs;
+    p->npairs = npairs;
+    p->rc = rc;
+    return NULL;
+}
+
+/* One round: measures every candidate, then applies them best first, each
+ * measured again (see the top). *applied: how many; *saved grows by their
+ * gains (weighted NCP). */
+static int lift_round(inc_ctx *c, const double *w, uint64_t k, lift_classes *cl,
+                      uint32_t *class_of, unsigned threads, uint64_t *applied, double *saved, ak_error *err)
+{
+    const uint32_t nqi = c->nqi;
+    const size_t n = c->nrows, nc = cl->n;
+    *applied = 0;
+    int rc = ANONKIT_OK;
+    double *cost = malloc((nc ? nc : 1) * sizeof *cost);
+    uint64_t *clv = malloc((nc ? nc : 1) * sizeof *clv);
+    size_t ne = 0;
+    for (size_t i = 0; i < nc; i++) ne += cl->count[i] ? 1 + (size_t)nqi * LIFT_STEPS : 0;
+    lift_entry *e = malloc((ne ? ne : 1) * sizeof *e);
+    uint32_t *start = calloc(nc + 1, sizeof *start), *members = malloc((n ? n : 1) * sizeof *members);
+    uint32_t *tuple_of = malloc((ne ? ne : 1) * sizeof *tuple_of); /* entry -> tuple index */
+    uint32_t *byclv = malloc((nc ? nc : 1) * sizeof *byclv);
+    size_t *bstart = malloc((nc + 1) * sizeof *bstart);
+    lv_id *sorted = malloc((nc ? nc : 1) * sizeof *sorted);
+    double *qcost = malloc((nc ? nc : 1) * nqi * sizeof *qcost);
+    lv_id *byc = malloc((ne ? ne : 1) * sizeof *byc);
+    uint64_t *crow = malloc((nc + 1) * sizeof *crow); /* rows of the classes before each in bucket order */
+    double *bmax = malloc((nc ? nc : 1) * sizeof *bmax);
+    size_t *gfirst = malloc((ne + 1) * sizeof *gfirst); /* the first entry of each group of equal levels */
+    uint64_t field[64];
+    for (uint32_t q = 0; q < nqi; q++)
+        field[q] = c->qi[q].bits == 64 ? ~(uint64_t)0 : ((((uint64_t)1 << c->qi[q].bits) - 1) << c->qi[q].shift);
+    uint64_t *pairs = NULL;
+    size_t npairs = 0;
+    lift_move *moves = NULL;
+    unsigned char *used = calloc(nc ? nc : 1, 1);
+    if (!cost || !clv || !e || !start || !members || !tuple_of || !used || !byclv || !bstart || !sorted || !qcost || !gfirst || !bmax || !byc || !crow) {
+        rc = ak_err_nomem(err);
+        goto done;
+    }
+    /* Classes: cost, packed levels, members (counting sort). */
+    for (size_t i = 0; i < nc; i++) {
+        cost[i] = 0;
+        for (uint32_t q = 0; q < nqi; q++) {
+            qcost[i * nqi + q] = (w ? w[q] : 1.0) * c->qi[q].ncp[cl->lv[i * nqi + q]][cl->val[i * nqi + q]];
+            cost[i] += qcost[i * nqi + q];
+        }
+        uint64_t lv = 0;
+        for (uint32_t q = 0; q < nqi; q++) lv = inc_with_level(c, lv, q, cl->lv[i * nqi + q]);
+        clv[i] = lv;
+    }
+    for (size_t r = 0; r < n; r++)
+        if (class_of[r] != PARTITION_SUPPRESSED) start[class_of[r] + 1]++;
+    for (size_t i = 0; i < nc; i++) start[i + 1] += start[i];
+    for (size_t r = 0; r < n; r++)
+        if (class_of[r] != PARTITION_SUPPRESSED) members[start[class_of[r]]++] = (uint32_t)r;
+    for (size_t i = nc; i-- > 0;) start[i + 1] = start[i];
+    start[0] = 0;
+    /* Alive classes grouped by their levels (buckets). */
+    size_t nalive = 0, nbuckets = 0;
+    for (size_t i = 0; i < nc; i++)
+        if (cl->count[i]) sorted[nalive++] = (lv_id){clv[i], cost[i], (uint32_t)i};
+    qsort(sorted, nalive, sizeof *sorted, lv_id_cmp);
+    for (size_t x = 0; x < nalive; x++) byclv[x] = sorted[x].id;
+    /* Entries: every class's own tuple and each of its raises. */
+    ne = 0;
+    for (size_t i = 0; i < nc; i++) {
+        if (!cl->count[i]) continue;
+        uint64_t key = 0;
+        for (uint32_t q = 0; q < nqi; q++) key |= (uint64_t)cl->val[i * nqi + q] << c->qi[q].shift;
+        e[ne++] = (lift_entry){clv[i], key, cost[i], (uint32_t)i, UINT32_MAX};
+        for (uint32_t q = 0; q < nqi; q++) {
+            const inc_qi *a = &c->qi[q];
+            const uint32_t l = cl->lv[i * nqi + q], v = cl->val[i * nqi + q];
+            for (uint32_t l2 = l + 1; l2 <= a->height && l2 <= l + LIFT_STEPS; l2++) {
+                const uint32_t v2 = a->up[l * (a->height + 1) + l2][v];
+                const double wq = w ? w[q] : 1.0;
+                e[ne++] = (lift_entry){inc_with_level(c, clv[i], q, l2),
+                                       (key & ~(a->bits == 64 ? ~(uint64_t)0 : ((((uint64_t)1 << a->bits) - 1) << a->shift))) |
+                                           (uint64_t)v2 << a->shift,
+                                       cost[i] + wq * (a->ncp[l2][v2] - a->ncp[l][v]), (uint32_t)i, q};
+            }
+        }
+    }
+    qsort(e, ne, sizeof *e, entry_cmp);
+    /* Tuples: runs of equal (lv, key); the first entry of a run is the existing class when there is one. */
+    size_t ntuples = 0;
+    for (size_t i = 0; i < ne; i++) {
+        if (i > 0 && (e[i].lv != e[i - 1].lv || e[i].key != e[i - 1].key)) ntuples++;
+        tuple_of[i] = (uint32_t)ntuples;
+    }
+    ntuples += ne > 0;
+    for (size_t x = 0; x < nalive; x++) {
+        if (x == 0 || clv[byclv[x]] != clv[byclv[x - 1]]) {
+            bstart[nbuckets] = x;
+            bmax[nbuckets++] = 0;
+        }
+        if (cost[byclv[x]] > bmax[nbuckets - 1]) bmax[nbuckets - 1] = cost[byclv[x]];
+    }
+    bstart[nbuckets] = nalive;
+    crow[0] = 0;
+    for (size_t x = 0; x < nalive; x++) crow[x + 1] = crow[x] + cl->count[byclv[x]];
+    /* The groups of equal levels (runs of e), measured in parts on up to `threads` threads. */
+    size_t ngroups = 0;
+    for (size_t i = 0; i < ne; i++)
+        if (i == 0 || e[i].lv != e[i - 1].lv) gfirst[ngroups++] = i;
+    gfirst[ngroups] = ne;
+    {
+        const lift_shared sh = {c, cl, e, cost, bmax, start, members, tuple_of, byclv, bstart, gfirst, crow, field,
+                                byc, nbuckets, ngroups, ne};
+        lift_part parts[AK_MAX_PARTS];
+        const unsigned np = ak_parts(ngroups, threads, 64);
+        for (unsigned i = 0; i < np; i++) {
+            parts[i] = (lift_part){.s = &sh, .part = i, .nparts = np};
+            ak_err_clear(&parts[i].err);
+        }
+        ak_run_parts(parts, sizeof *parts, np, measure_part);
+        size_t total = 0;
+        for (unsigned i = 0; i < np; i++) {
+            if (parts[i].rc != ANONKIT_OK && rc == ANONKIT_OK) {
+                rc = parts[i].rc;
+                *err = parts[i].err;
+            }
+            total += parts[i].npairs;
+        }
+        if (rc == ANONKIT_OK && np == 1) {
+            pairs = parts[0].pairs;
+            npairs = parts[0].npairs;
+            parts[0].pairs = NULL;
+        } else if (rc == ANONKIT_OK && total) {
+            if (!(pairs = malloc(total * sizeof *pairs))) rc = ak_err_nomem(err);
+            for (unsigned i = 0; i < np && rc == ANONKIT_OK; i++) {
+                memcpy(pairs + npairs, parts[i].pairs, parts[i].npairs * sizeof *pairs);
+                npairs += parts[i].npairs;
+            }
+        }
+        for (unsigned i = 0; i < np; i++) free(parts[i].pairs);
     }
     if (rc != ANONKIT_OK) goto done;
     /* Per tuple: the rows its sources give (all of a source, or down to k), and the best class to take it. */
@@ -482,11 +573,10 @@ done:
     free(e);
     free(byclv);
     free(qcost);
-    free(pmin);
+    free(gfirst);
     free(byc);
     free(crow);
     free(bmax);
-    u64scratch_free(&part);
     free(sorted);
     free(bstart);
     free(start);
@@ -499,13 +589,13 @@ done:
 }
 
 int inc_local_lift(inc_ctx *c, const double *w, uint64_t k, lift_classes *cl, uint32_t *class_of, int rounds,
-                   inc_local_lift_stats *st, ak_error *err)
+                   unsigned threads, inc_local_lift_stats *st, ak_error *err)
 {
     memset(st, 0, sizeof *st);
     int rc = ANONKIT_OK;
     for (int round = 0; rc == ANONKIT_OK && round < rounds; round++) {
         uint64_t applied;
-        rc = lift_round(c, w, k, cl, class_of, &applied, &st->saved, err);
+        rc = lift_round(c, w, k, cl, class_of, threads, &applied, &st->saved, err);
         st->rounds++;
         st->moves += applied;
         if (rc == ANONKIT_OK && !applied) break;
