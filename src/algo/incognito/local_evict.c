@@ -41,6 +41,7 @@
 #include <string.h>
 
 #include "common/hash.h"
+#include "common/parallel.h"
 
 /* One distinct level vector of the classes: its levels and a map from the
  * packed labels at those levels to the class (ids[map id]). */
@@ -614,9 +615,45 @@ static int merge_phase(evict_ctx *x, const lvid *sorted, size_t nalive, uint64_t
     return rc;
 }
 
+/* One part of a round's measurement: the live classes sorted[part],
+ * sorted[part + nparts], ... each with its best candidate into best[] (its
+ * place in sorted; gain 0: none). A part works on a copy of the round's
+ * context with scratch of its own (groups, cnt, rem); what else it writes
+ * is per row or per class of its own classes (gid, the cover cache,
+ * memo->sig), and the classes do not change while they are measured, so the
+ * result is the same on any number of threads. */
+typedef struct evict_part {
+    evict_ctx x;
+    const lvid *sorted;
+    size_t nalive;
+    unsigned part, nparts;
+    evict_cand *best;
+    int rc;
+    ak_error err;
+} evict_part;
+
+static void *evict_measure_part(void *arg)
+{
+    evict_part *p = arg;
+    evict_ctx *x = &p->x;
+    const lift_classes *cl = x->cl;
+    for (size_t x0 = p->part; x0 < p->nalive && p->rc == ANONKIT_OK; x0 += p->nparts) {
+        const uint32_t d = p->sorted[x0].id;
+        p->best[x0] = (evict_cand){.gain = 0, .d = d};
+        if (cl->count[d] < x->k) continue;
+        const uint64_t sig = class_sig(cl, d);
+        if (x->memo->sig[d] == sig) continue;
+        evict_cand best = {.gain = 0, .d = d};
+        best_lowering(x, d, x->members + x->start[d], x->start[d + 1] - x->start[d], 1, &best, &p->err, &p->rc);
+        if (best.gain > 1e-9 * (1 + x->cost[d])) p->best[x0] = best;
+        else x->memo->sig[d] = sig;
+    }
+    return NULL;
+}
+
 /* One round (see the top): *applied candidates taken. */
 static int evict_round(const inc_ctx *c, const double *w, uint64_t k, lift_classes *cl, uint32_t *class_of,
-                       evict_memo *memo, uint64_t *applied, ak_error *err)
+                       evict_memo *memo, unsigned threads, uint64_t *applied, ak_error *err)
 {
     const uint32_t nqi = c->nqi;
     const size_t n = c->nrows, nc = cl->n, ncap = nc + n / (k ? k : 1) + 2; /* classes a round may reach */
@@ -634,7 +671,7 @@ static int evict_round(const inc_ctx *c, const double *w, uint64_t k, lift_class
     x.rem = malloc((n ? n : 1) * sizeof *x.rem);
     lvid *sorted = malloc((nc ? nc : 1) * sizeof *sorted);
     x.b = calloc(nc ? nc : 1, sizeof *x.b);
-    evict_cand *cand = malloc((nc ? nc : 1) * sizeof *cand);
+    evict_cand *cand = malloc((nc ? nc : 1) * sizeof *cand); /* per live class, then the candidates */
     x.cnt = malloc((n ? n : 1) * sizeof *x.cnt);
     x.dest = malloc((n ? n : 1) * sizeof *x.dest);
     x.gid = malloc((n ? n : 1) * sizeof *x.gid);
@@ -701,17 +738,38 @@ static int evict_round(const inc_ctx *c, const double *w, uint64_t k, lift_class
     }
     if (rc != ANONKIT_OK) goto done;
     qsort(x.b, x.nb, sizeof *x.b, bucket_cmp); /* cheapest first: a cover search stops at a dearer bucket */
-    /* Per class, its best candidate. */
+    /* Per class, its best candidate: the classes measured in parts on up to `threads` threads (part 0 with the
+     * round's own scratch), then taken in their order. */
     size_t ncand = 0;
-    for (size_t x0 = 0; x0 < nalive && rc == ANONKIT_OK; x0++) {
-        const uint32_t d = sorted[x0].id;
-        if (cl->count[d] < k) continue;
-        const uint64_t sig = class_sig(cl, d);
-        if (memo->sig[d] == sig) continue;
-        evict_cand best = {.gain = 0, .d = d};
-        best_lowering(&x, d, members + start[d], start[d + 1] - start[d], 1, &best, err, &rc);
-        if (best.gain > 1e-9 * (1 + x.cost[d])) cand[ncand++] = best;
-        else memo->sig[d] = sig;
+    {
+        evict_part parts[AK_MAX_PARTS];
+        const unsigned np = ak_parts(nalive, threads, 256);
+        for (unsigned i = 0; i < np; i++) {
+            parts[i] = (evict_part){.x = x, .sorted = sorted, .nalive = nalive, .part = i, .nparts = np,
+                                    .best = cand, .rc = ANONKIT_OK};
+            ak_err_clear(&parts[i].err);
+            if (i == 0) continue;
+            parts[i].x.groups = (u64scratch){0};
+            parts[i].x.cnt = malloc((n ? n : 1) * sizeof *parts[i].x.cnt);
+            parts[i].x.rem = malloc((n ? n : 1) * sizeof *parts[i].x.rem);
+            if (!parts[i].x.cnt || !parts[i].x.rem) parts[i].rc = ak_err_nomem(&parts[i].err);
+        }
+        ak_run_parts(parts, sizeof *parts, np, evict_measure_part);
+        for (unsigned i = 0; i < np; i++) {
+            if (parts[i].rc != ANONKIT_OK && rc == ANONKIT_OK) {
+                rc = parts[i].rc;
+                *err = parts[i].err;
+            }
+            if (i == 0) {
+                x.groups = parts[0].x.groups; /* it may have grown */
+                continue;
+            }
+            u64scratch_free(&parts[i].x.groups);
+            free(parts[i].x.cnt);
+            free(parts[i].x.rem);
+        }
+        for (size_t x0 = 0; x0 < nalive && rc == ANONKIT_OK; x0++)
+            if (cand[x0].gain > 0) cand[ncand++] = cand[x0];
     }
     qsort(cand, ncand, sizeof *cand, cand_cmp);
     /* Apply best first, each measured again. */
@@ -752,13 +810,13 @@ done:
 }
 
 static int evict_pass(const inc_ctx *c, const double *w, uint64_t k, lift_classes *cl, uint32_t *class_of,
-                      evict_memo *memo, uint64_t *rounds, uint64_t *moves, ak_error *err)
+                      evict_memo *memo, unsigned threads, uint64_t *rounds, uint64_t *moves, ak_error *err)
 {
     *rounds = *moves = 0;
     int rc = ANONKIT_OK;
     for (int round = 0; rc == ANONKIT_OK && round < EVICT_ROUNDS; round++) {
         uint64_t applied;
-        rc = evict_round(c, w, k, cl, class_of, memo, &applied, err);
+        rc = evict_round(c, w, k, cl, class_of, memo, threads, &applied, err);
         ++*rounds;
         *moves += applied;
         if (rc == ANONKIT_OK && !applied) break;
@@ -782,7 +840,7 @@ int inc_local_post(inc_ctx *c, const double *w, uint64_t k, int evict, lift_clas
             st->lift_moves += ls.moves;
             break;
         }
-        if (rc == ANONKIT_OK) rc = evict_pass(c, w, k, cl, class_of, &memo, &er, &em, err);
+        if (rc == ANONKIT_OK) rc = evict_pass(c, w, k, cl, class_of, &memo, threads, &er, &em, err);
         st->lift_rounds += ls.rounds;
         st->lift_moves += ls.moves;
         st->evict_rounds += er;
