@@ -143,6 +143,73 @@ static uint64_t row_key(const inc_ctx *c, size_t r, uint64_t lv)
     return key;
 }
 
+/* A group's tuples: key -> its first entry, open addressing over 16-byte
+ * slots with generation stamps (a group starts at no cost; key and value in
+ * one cache line), one table per part for all its groups. */
+typedef struct tup_slot {
+    uint64_t key;
+    uint32_t val, stamp;
+} tup_slot;
+
+typedef struct tup_map {
+    tup_slot *slot;
+    size_t cap, mask;
+    int shift;
+    uint32_t gen;
+} tup_map;
+
+/* Room for groups of up to n keys (at most half full). */
+static int tup_init(tup_map *m, size_t n)
+{
+    m->cap = 16;
+    while (m->cap < 2 * (n + 1)) m->cap *= 2;
+    m->slot = calloc(m->cap, sizeof *m->slot);
+    m->gen = 0;
+    return m->slot ? 0 : -1;
+}
+
+/* Starts a group of n keys. */
+static void tup_begin(tup_map *m, size_t n)
+{
+    size_t size = 16;
+    while (size < 2 * (n + 1)) size *= 2;
+    m->mask = size - 1;
+    m->shift = 64;
+    for (size_t z = size; z > 1; z >>= 1) m->shift--;
+    if (++m->gen == 0) {
+        memset(m->slot, 0, m->cap * sizeof *m->slot);
+        m->gen = 1;
+    }
+}
+
+static inline size_t tup_home(const tup_map *m, uint64_t key)
+{
+    return (size_t)((key * 0x9E3779B97F4A7C15ULL) >> m->shift) & m->mask;
+}
+
+/* Adds key with value v unless it is there (the first value stays). */
+static void tup_add(tup_map *m, uint64_t key, uint32_t v)
+{
+    for (size_t i = tup_home(m, key);; i = (i + 1) & m->mask) {
+        tup_slot *t = &m->slot[i];
+        if (t->stamp != m->gen) {
+            *t = (tup_slot){key, v, m->gen};
+            return;
+        }
+        if (t->key == key) return;
+    }
+}
+
+/* The value of key, AK_NOT_FOUND when absent. */
+static inline uint32_t tup_find(const tup_map *m, uint64_t key)
+{
+    for (size_t i = tup_home(m, key);; i = (i + 1) & m->mask) {
+        const tup_slot *t = &m->slot[i];
+        if (t->stamp != m->gen) return AK_NOT_FOUND;
+        if (t->key == key) return t->val;
+    }
+}
+
 /* What the parts of a round's measurement share (read only, but for byc,
  * whose slice of each group only that group's part writes). */
 typedef struct lift_shared {
@@ -150,11 +217,13 @@ typedef struct lift_shared {
     const lift_classes *cl;
     const lift_entry *e;
     const double *cost, *bmax;
-    const uint32_t *start, *members, *tuple_of, *byclv;
+    const uint32_t *start, *tuple_of, *byclv;
     const size_t *bstart, *gfirst;
     const uint64_t *crow, *field;
     lv_id *byc;
     size_t nbuckets, ngroups, ne;
+    const uint32_t *mcode; /* per place in members: the row's level-0 codes of every QI, side by side */
+    size_t maxgroup;       /* entries of the largest group */
 } lift_shared;
 
 /* One part of the measurement: the groups part, part + nparts, ... and the
@@ -180,7 +249,7 @@ static void *measure_part(void *arg)
     const lift_classes *cl = s->cl;
     const lift_entry *e = s->e;
     const double *cost = s->cost, *bmax = s->bmax;
-    const uint32_t *start = s->start, *members = s->members, *tuple_of = s->tuple_of, *byclv = s->byclv;
+    const uint32_t *start = s->start, *tuple_of = s->tuple_of, *byclv = s->byclv;
     const size_t *bstart = s->bstart;
     const uint64_t *crow = s->crow, *field = s->field;
     lv_id *byc = s->byc;
@@ -191,26 +260,19 @@ static void *measure_part(void *arg)
     uint64_t *pairs = NULL;
     size_t npairs = 0, cappairs = 0;
     u64scratch part = {0};
+    const uint32_t *mcode = s->mcode;
     double *pmin = malloc((s->ne ? s->ne : 1) * sizeof *pmin);
-    if (!pmin) rc = ak_err_nomem(err);
+    tup_map tm = {0};
+    if (!pmin || tup_init(&tm, s->maxgroup) != 0) rc = ak_err_nomem(err);
         for (size_t gi = p->part; gi < s->ngroups && rc == ANONKIT_OK; gi += p->nparts) {
         const size_t g = s->gfirst[gi], end = s->gfirst[gi + 1];
         double cheapest = e[g].cost;
         for (size_t i = g; i < end; i++)
             if (e[i].cost < cheapest) cheapest = e[i].cost;
-        u64map map = {0};
-        if (u64map_init(&map, end - g) != 0) {
-            rc = ak_err_nomem(err);
-            break;
-        }
-        uint32_t *first = malloc((end - g) * sizeof *first); /* map id -> first entry of its tuple */
-        if (!first) rc = ak_err_nomem(err);
-        for (size_t i = g; i < end && rc == ANONKIT_OK; i++) {
-            uint32_t id;
-            int inserted;
-            if (u64map_intern(&map, e[i].key, &id, &inserted) != 0) rc = ak_err_nomem(err);
-            else if (inserted) first[id] = (uint32_t)i;
-        }
+        if (rc != ANONKIT_OK) break;
+        /* The group's tuples: each key's first entry, in a table of the part's own (stamped slots). */
+        tup_begin(&tm, end - g);
+        for (size_t i = g; i < end; i++) tup_add(&tm, e[i].key, (uint32_t)i);
         const double eps = 1e-12 * (1 + cheapest);
         /* Only classes with some QI above the group's level: one at or below it in every QI is covered whole or not
          * at all, and costs no more than any tuple covering it (NCP grows up a hierarchy). */
@@ -237,6 +299,12 @@ static void *measure_part(void *arg)
                 else bq[nbelow++] = q;
             }
             if (!nbelow || !(bmax[b] > cheapest + eps)) continue;
+            const uint32_t *bgen[64];
+            uint32_t bsh[64];
+            for (uint32_t j = 0; j < nbelow; j++) {
+                bgen[j] = gen[bq[j]];
+                bsh[j] = sh[bq[j]];
+            }
             /* The group's tuples cheaper than the bucket's dearest class, and the rows of the bucket's classes
              * dearer than the group's cheapest tuple (binary searches: tuples by cost, classes dearest first). */
             size_t lo = g, hi = end;
@@ -289,12 +357,12 @@ static void *measure_part(void *arg)
                     if (pid == AK_NOT_FOUND || !(cost[src] > pmin[pid] + eps)) continue;
                 }
                 for (uint32_t i = start[src]; i < start[src + 1]; i++) {
-                    const uint32_t r = members[i];
+                    const uint32_t *code = mcode + (size_t)i * nqi; /* row members[i]'s codes */
                     uint64_t key = pkey;
-                    for (uint32_t j = 0; j < nbelow; j++) key |= (uint64_t)gen[bq[j]][c->code0[bq[j]][r]] << sh[bq[j]];
-                    const uint32_t id = u64map_find(&map, key);
-                    if (id == AK_NOT_FOUND) continue;
-                    const lift_entry *t = &e[first[id]];
+                    for (uint32_t j = 0; j < nbelow; j++) key |= (uint64_t)bgen[j][code[bq[j]]] << bsh[j];
+                    const uint32_t fe = tup_find(&tm, key);
+                    if (fe == AK_NOT_FOUND) continue;
+                    const lift_entry *t = &e[fe];
                     if (!(cost[src] > t->cost + eps)) continue;
                     if (npairs == cappairs) {
                         const size_t cap = cappairs ? 2 * cappairs : 4096;
@@ -306,14 +374,13 @@ static void *measure_part(void *arg)
                         pairs = grown;
                         cappairs = cap;
                     }
-                    pairs[npairs++] = (uint64_t)tuple_of[first[id]] << 32 | src;
+                    pairs[npairs++] = (uint64_t)tuple_of[fe] << 32 | src;
                 }
             }
         }
-        free(first);
-        u64map_free(&map);
     }
     free(pmin);
+    free(tm.slot);
     u64scratch_free(&part);
     p->pairs = pairs;
     p->npairs = npairs;
@@ -346,6 +413,7 @@ static int lift_round(inc_ctx *c, const double *w, uint64_t k, lift_classes *cl,
     uint64_t *crow = malloc((nc + 1) * sizeof *crow); /* rows of the classes before each in bucket order */
     double *bmax = malloc((nc ? nc : 1) * sizeof *bmax);
     size_t *gfirst = malloc((ne + 1) * sizeof *gfirst); /* the first entry of each group of equal levels */
+    uint32_t *mcode = malloc((n ? n : 1) * nqi * sizeof *mcode);
     uint64_t field[64];
     for (uint32_t q = 0; q < nqi; q++)
         field[q] = c->qi[q].bits == 64 ? ~(uint64_t)0 : ((((uint64_t)1 << c->qi[q].bits) - 1) << c->qi[q].shift);
@@ -353,7 +421,7 @@ static int lift_round(inc_ctx *c, const double *w, uint64_t k, lift_classes *cl,
     size_t npairs = 0;
     lift_move *moves = NULL;
     unsigned char *used = calloc(nc ? nc : 1, 1);
-    if (!cost || !clv || !e || !start || !members || !tuple_of || !used || !byclv || !bstart || !sorted || !qcost || !gfirst || !bmax || !byc || !crow) {
+    if (!cost || !clv || !e || !start || !members || !tuple_of || !used || !byclv || !bstart || !sorted || !qcost || !gfirst || !mcode || !bmax || !byc || !crow) {
         rc = ak_err_nomem(err);
         goto done;
     }
@@ -424,9 +492,15 @@ static int lift_round(inc_ctx *c, const double *w, uint64_t k, lift_classes *cl,
     for (size_t i = 0; i < ne; i++)
         if (i == 0 || e[i].lv != e[i - 1].lv) gfirst[ngroups++] = i;
     gfirst[ngroups] = ne;
+    size_t maxgroup = 0;
+    for (size_t i = 0; i < ngroups; i++)
+        if (gfirst[i + 1] - gfirst[i] > maxgroup) maxgroup = gfirst[i + 1] - gfirst[i];
+    /* The rows' codes in members order, side by side: a class's rows are read in one stream. */
+    for (size_t i = 0; i < start[nc]; i++)
+        for (uint32_t q = 0; q < nqi; q++) mcode[i * nqi + q] = c->code0[q][members[i]];
     {
-        const lift_shared sh = {c, cl, e, cost, bmax, start, members, tuple_of, byclv, bstart, gfirst, crow, field,
-                                byc, nbuckets, ngroups, ne};
+        const lift_shared sh = {c, cl, e, cost, bmax, start, tuple_of, byclv, bstart, gfirst, crow, field,
+                                byc, nbuckets, ngroups, ne, mcode, maxgroup};
         lift_part parts[AK_MAX_PARTS];
         const unsigned np = ak_parts(ngroups, threads, 64);
         for (unsigned i = 0; i < np; i++) {
@@ -574,6 +648,7 @@ done:
     free(byclv);
     free(qcost);
     free(gfirst);
+    free(mcode);
     free(byc);
     free(crow);
     free(bmax);
