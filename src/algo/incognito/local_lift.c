@@ -69,13 +69,37 @@ typedef struct lift_entry {
     uint32_t d, q;
 } lift_entry;
 
-static int entry_cmp(const void *a, const void *b)
+/* Whether entry x comes before y: by levels, key, the class's own tuple
+ * before its raises, QI, class (a total order). */
+static inline int entry_before(const lift_entry *x, const lift_entry *y)
 {
-    const lift_entry *x = a, *y = b;
-    if (x->lv != y->lv) return x->lv < y->lv ? -1 : 1;
-    if (x->key != y->key) return x->key < y->key ? -1 : 1;
-    if (x->q != y->q) return x->q == UINT32_MAX ? -1 : y->q == UINT32_MAX ? 1 : (x->q < y->q ? -1 : 1);
-    return x->d < y->d ? -1 : x->d > y->d;
+    if (x->lv != y->lv) return x->lv < y->lv;
+    if (x->key != y->key) return x->key < y->key;
+    if (x->q != y->q) return x->q == UINT32_MAX ? 1 : y->q == UINT32_MAX ? 0 : x->q < y->q;
+    return x->d < y->d;
+}
+
+/* Sorts e[0..n) by entry_before (a total order: the result is that of any
+ * sort), a merge sort with the comparison inline, through tmp (n entries). */
+static void entry_sort(lift_entry *e, lift_entry *tmp, size_t n)
+{
+    if (n <= 16) {
+        for (size_t i = 1; i < n; i++) {
+            const lift_entry t = e[i];
+            size_t j = i;
+            for (; j > 0 && entry_before(&t, &e[j - 1]); j--) e[j] = e[j - 1];
+            e[j] = t;
+        }
+        return;
+    }
+    const size_t h = n / 2;
+    entry_sort(e, tmp, h);
+    entry_sort(e + h, tmp, n - h);
+    if (!entry_before(&e[h], &e[h - 1])) return; /* already in order */
+    memcpy(tmp, e, h * sizeof *e);
+    size_t i = 0, j = h, o = 0;
+    while (i < h && j < n) e[o++] = entry_before(&e[j], &tmp[i]) ? e[j++] : tmp[i++];
+    while (i < h) e[o++] = tmp[i++];
 }
 
 /* The best use of a tuple: its gain and the entry (class, QI) that takes it.
@@ -469,7 +493,15 @@ static int lift_round(inc_ctx *c, const double *w, uint64_t k, lift_classes *cl,
             }
         }
     }
-    qsort(e, ne, sizeof *e, entry_cmp);
+    {
+        lift_entry *tmp = malloc((ne ? ne : 1) * sizeof *tmp);
+        if (!tmp) {
+            rc = ak_err_nomem(err);
+            goto done;
+        }
+        entry_sort(e, tmp, ne);
+        free(tmp);
+    }
     /* Tuples: runs of equal (lv, key); the first entry of a run is the existing class when there is one. */
     size_t ntuples = 0;
     for (size_t i = 0; i < ne; i++) {
