@@ -653,7 +653,7 @@ static void *evict_measure_part(void *arg)
 
 /* One round (see the top): *applied candidates taken. */
 static int evict_round(const inc_ctx *c, const double *w, uint64_t k, lift_classes *cl, uint32_t *class_of,
-                       evict_memo *memo, unsigned threads, uint64_t *applied, ak_error *err)
+                       evict_memo *memo, unsigned threads, size_t part_min, uint64_t *applied, ak_error *err)
 {
     const uint32_t nqi = c->nqi;
     const size_t n = c->nrows, nc = cl->n, ncap = nc + n / (k ? k : 1) + 2; /* classes a round may reach */
@@ -743,7 +743,7 @@ static int evict_round(const inc_ctx *c, const double *w, uint64_t k, lift_class
     size_t ncand = 0;
     {
         evict_part parts[AK_MAX_PARTS];
-        const unsigned np = ak_parts(nalive, threads, 256);
+        const unsigned np = ak_parts(nalive, threads, part_min ? part_min : EVICT_PART_MIN);
         for (unsigned i = 0; i < np; i++) {
             parts[i] = (evict_part){.x = x, .sorted = sorted, .nalive = nalive, .part = i, .nparts = np,
                                     .best = cand, .rc = ANONKIT_OK};
@@ -810,13 +810,14 @@ done:
 }
 
 static int evict_pass(const inc_ctx *c, const double *w, uint64_t k, lift_classes *cl, uint32_t *class_of,
-                      evict_memo *memo, unsigned threads, uint64_t *rounds, uint64_t *moves, ak_error *err)
+                      evict_memo *memo, unsigned threads, size_t part_min, uint64_t *rounds, uint64_t *moves,
+                      ak_error *err)
 {
     *rounds = *moves = 0;
     int rc = ANONKIT_OK;
     for (int round = 0; rc == ANONKIT_OK && round < EVICT_ROUNDS; round++) {
         uint64_t applied;
-        rc = evict_round(c, w, k, cl, class_of, memo, threads, &applied, err);
+        rc = evict_round(c, w, k, cl, class_of, memo, threads, part_min, &applied, err);
         ++*rounds;
         *moves += applied;
         if (rc == ANONKIT_OK && !applied) break;
@@ -825,7 +826,7 @@ static int evict_pass(const inc_ctx *c, const double *w, uint64_t k, lift_classe
 }
 
 int inc_local_post(inc_ctx *c, const double *w, uint64_t k, int evict, lift_classes *cl, uint32_t *class_of,
-                   unsigned threads, inc_local_post_stats *st, ak_error *err)
+                   unsigned threads, size_t part_min, inc_local_post_stats *st, ak_error *err)
 {
     memset(st, 0, sizeof *st);
     int rc = ANONKIT_OK;
@@ -834,13 +835,14 @@ int inc_local_post(inc_ctx *c, const double *w, uint64_t k, int evict, lift_clas
     for (int cycle = 0; rc == ANONKIT_OK && cycle < cycles; cycle++) {
         inc_local_lift_stats ls;
         uint64_t er = 0, em = 0;
-        rc = inc_local_lift(c, w, k, cl, class_of, cycle ? POST_LIFT_LATER : POST_LIFT_FIRST, threads, &ls, err);
+        rc = inc_local_lift(c, w, k, cl, class_of, cycle ? POST_LIFT_LATER : POST_LIFT_FIRST, threads, part_min, &ls,
+                            err);
         if (!evict) { /* lifting alone (to compare) */
             st->lift_rounds += ls.rounds;
             st->lift_moves += ls.moves;
             break;
         }
-        if (rc == ANONKIT_OK) rc = evict_pass(c, w, k, cl, class_of, &memo, threads, &er, &em, err);
+        if (rc == ANONKIT_OK) rc = evict_pass(c, w, k, cl, class_of, &memo, threads, part_min, &er, &em, err);
         st->lift_rounds += ls.rounds;
         st->lift_moves += ls.moves;
         st->evict_rounds += er;

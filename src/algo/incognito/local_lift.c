@@ -416,7 +416,8 @@ static void *measure_part(void *arg)
  * measured again (see the top). *applied: how many; *saved grows by their
  * gains (weighted NCP). */
 static int lift_round(inc_ctx *c, const double *w, uint64_t k, lift_classes *cl,
-                      uint32_t *class_of, unsigned threads, uint64_t *applied, double *saved, ak_error *err)
+                      uint32_t *class_of, unsigned threads, size_t part_min, uint64_t *applied, double *saved,
+                      ak_error *err)
 {
     const uint32_t nqi = c->nqi;
     const size_t n = c->nrows, nc = cl->n;
@@ -534,7 +535,7 @@ static int lift_round(inc_ctx *c, const double *w, uint64_t k, lift_classes *cl,
         const lift_shared sh = {c, cl, e, cost, bmax, start, tuple_of, byclv, bstart, gfirst, crow, field,
                                 byc, nbuckets, ngroups, ne, mcode, maxgroup};
         lift_part parts[AK_MAX_PARTS];
-        const unsigned np = ak_parts(ngroups, threads, 64);
+        const unsigned np = ak_parts(ngroups, threads, part_min ? part_min : LIFT_PART_MIN);
         for (unsigned i = 0; i < np; i++) {
             parts[i] = (lift_part){.s = &sh, .part = i, .nparts = np};
             ak_err_clear(&parts[i].err);
@@ -696,13 +697,13 @@ done:
 }
 
 int inc_local_lift(inc_ctx *c, const double *w, uint64_t k, lift_classes *cl, uint32_t *class_of, int rounds,
-                   unsigned threads, inc_local_lift_stats *st, ak_error *err)
+                   unsigned threads, size_t part_min, inc_local_lift_stats *st, ak_error *err)
 {
     memset(st, 0, sizeof *st);
     int rc = ANONKIT_OK;
     for (int round = 0; rc == ANONKIT_OK && round < rounds; round++) {
         uint64_t applied;
-        rc = lift_round(c, w, k, cl, class_of, threads, &applied, &st->saved, err);
+        rc = lift_round(c, w, k, cl, class_of, threads, part_min, &applied, &st->saved, err);
         st->rounds++;
         st->moves += applied;
         if (rc == ANONKIT_OK && !applied) break;
