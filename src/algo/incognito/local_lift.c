@@ -556,6 +556,7 @@ static int lift_round(inc_ctx *c, const double *w, uint64_t k, lift_classes *cl,
         } else if (rc == ANONKIT_OK && total) {
             if (!(pairs = malloc(total * sizeof *pairs))) rc = ak_err_nomem(err);
             for (unsigned i = 0; i < np && rc == ANONKIT_OK; i++) {
+                if (!parts[i].npairs) continue; /* (its pairs may be NULL) */
                 memcpy(pairs + npairs, parts[i].pairs, parts[i].npairs * sizeof *pairs);
                 npairs += parts[i].npairs;
             }
