@@ -49,7 +49,7 @@ typedef struct evict_bucket {
     double minc; /* the least weighted NCP per row of its classes */
     uint64_t lv;
     uint32_t level[64];
-    const uint32_t **gen; /* per QI: the map from level-0 codes to its level's values */
+    const uint64_t **gen; /* per QI: the map from level-0 codes to its level's values, in their key field */
     u64map map;
     uint32_t *ids;
 } evict_bucket;
@@ -184,7 +184,9 @@ typedef struct evict_ctx {
     evict_memo *memo;
     size_t nchg;
     uint32_t *rowcode;        /* per row: its level-0 codes of every QI, side by side (row-major) */
-    uint32_t shift[64];       /* per QI: its field's place in a key */
+    uint64_t *field;          /* per QI and level: the map from level-0 codes to the level's values shifted into
+                                 their key field (at fieldat[q] + level * card0) */
+    size_t fieldat[64];
 } evict_ctx;
 
 /* The cheapest class other than own, unchanged in this round and holding
@@ -198,7 +200,7 @@ static uint32_t find_cover(const evict_ctx *x, uint32_t r, uint32_t own)
         const evict_bucket *b = &x->b[i];
         if (best != UINT32_MAX && b->minc >= x->cost[best]) break;
         uint64_t key = 0;
-        for (uint32_t q = 0; q < nqi; q++) key |= (uint64_t)b->gen[q][code[q]] << x->shift[q];
+        for (uint32_t q = 0; q < nqi; q++) key |= b->gen[q][code[q]];
         const uint32_t id = u64map_find(&b->map, key);
         if (id == AK_NOT_FOUND) continue;
         const uint32_t e = b->ids[id];
@@ -677,8 +679,14 @@ static int evict_round(const inc_ctx *c, const double *w, uint64_t k, lift_class
     x.gid = malloc((n ? n : 1) * sizeof *x.gid);
     x.chg = malloc(ncap * sizeof *x.chg);
     x.rowcode = malloc((n ? n : 1) * nqi * sizeof *x.rowcode);
+    size_t nfield = 0;
+    for (uint32_t q = 0; q < nqi; q++) {
+        x.fieldat[q] = nfield;
+        nfield += (size_t)(c->qi[q].height + 1) * c->qi[q].card[0];
+    }
+    x.field = malloc((nfield ? nfield : 1) * sizeof *x.field);
     int rc = ANONKIT_OK;
-    if (!x.rowcode || !x.cost || !x.changed || !x.grew || !x.covcls || !x.covcost || !x.covknown || !x.start || !x.members ||
+    if (!x.rowcode || !x.field || !x.cost || !x.changed || !x.grew || !x.covcls || !x.covcost || !x.covknown || !x.start || !x.members ||
         !x.rem || !sorted || !x.b || !cand || !x.cnt || !x.dest || !x.gid || !x.chg) {
         rc = ak_err_nomem(err);
         goto done;
@@ -686,8 +694,11 @@ static int evict_round(const inc_ctx *c, const double *w, uint64_t k, lift_class
     uint32_t *start = x.start, *members = x.members;
     /* The rows' codes side by side: a cover search builds one key per bucket from them. */
     for (uint32_t q = 0; q < nqi; q++) {
-        x.shift[q] = c->qi[q].shift;
+        const inc_qi *a = &c->qi[q];
         for (size_t r = 0; r < n; r++) x.rowcode[r * nqi + q] = c->code0[q][r];
+        for (uint32_t l = 0; l <= a->height; l++)
+            for (uint32_t v = 0; v < a->card[0]; v++)
+                x.field[x.fieldat[q] + (size_t)l * a->card[0] + v] = (uint64_t)a->gen[l][v] << a->shift;
     }
     for (size_t r = 0; r < n; r++)
         if (class_of[r] != PARTITION_SUPPRESSED) start[class_of[r] + 1]++;
@@ -717,7 +728,7 @@ static int evict_round(const inc_ctx *c, const double *w, uint64_t k, lift_class
         b->ids = malloc((e - s) * sizeof *b->ids);
         b->gen = malloc(nqi * sizeof *b->gen);
         if (b->gen)
-            for (uint32_t q = 0; q < nqi; q++) b->gen[q] = c->qi[q].gen[b->level[q]];
+            for (uint32_t q = 0; q < nqi; q++) b->gen[q] = x.field + x.fieldat[q] + (size_t)b->level[q] * c->qi[q].card[0];
         if (!b->ids || !b->gen || u64map_init(&b->map, e - s) != 0) {
             rc = ak_err_nomem(err);
             break;
@@ -806,6 +817,7 @@ done:
     u64scratch_free(&x.groups);
     free(x.chg);
     free(x.rowcode);
+    free(x.field);
     return rc;
 }
 
