@@ -245,7 +245,10 @@ static double checked_loss(const gen_table *g, const table *t, const model *m, c
  * lifting again from k = 20): every partition checked here, no row
  * suppressed, and each loses no more than the one before (the iterations are
  * the same; lifting and eviction only take moves that lower the loss). Both
- * passes must move rows on some tables, eviction also at k >= 20 (merges). */
+ * passes must move rows on some tables, eviction also at k >= 20 (merges).
+ * The last run again on two and three threads, with every round's
+ * measurement cut into parts however small: the same partition (classes,
+ * their nodes and rows) and the same moves. */
 static void test_iterate_refined_never_worse(void **state)
 {
     (void)state;
@@ -263,6 +266,8 @@ static void test_iterate_refined_never_worse(void **state)
         if (round % 4 == 3) m.k = 20 + tu_below(&rng, 10); /* the merges and cycles of larger k */
         if (m.k > g.nrows) m.k = g.nrows;
         double loss[3];
+        partition last = {0};
+        inc_local_result last_res = {0};
         for (int mode = 0; mode < 3; mode++) {
             partition p;
             ak_error err;
@@ -271,20 +276,51 @@ static void test_iterate_refined_never_worse(void **state)
                                          .tail_suppression = 0.9, .refine = mode > 0, .evict = mode > 1};
             inc_local_result res;
             assert_int_equal(inc_local(t, &m, &o, &p, &res, &err), ANONKIT_OK);
+            if (mode == 2) {
+                last = p;
+                last_res = res;
+                break;
+            }
             uint64_t supp;
             loss[mode] = checked_loss(&g, t, &m, &p, round, &supp);
             assert_int_equal(supp, 0);
             assert_int_equal(res.suppressed, 0);
             if (mode == 1) lifted += res.lift_moves > 0;
-            if (mode == 2) {
-                evicted += res.evict_moves > 0;
-                evicted_large += res.evict_moves > 0 && m.k >= 20;
-            }
-            if (mode < 2) assert_int_equal(res.evict_moves, 0);
+            assert_int_equal(res.evict_moves, 0);
             if (mode == 0) assert_int_equal(res.lift_moves, 0);
             inc_local_result_free(&res);
             partition_free(&p);
         }
+        {
+            uint64_t supp;
+            loss[2] = checked_loss(&g, t, &m, &last, round, &supp);
+            assert_int_equal(supp, 0);
+            assert_int_equal(last_res.suppressed, 0);
+            evicted += last_res.evict_moves > 0;
+            evicted_large += last_res.evict_moves > 0 && m.k >= 20;
+        }
+        for (unsigned threads = 2; threads <= 3; threads++) {
+            partition p;
+            ak_error err;
+            assert_int_equal(partition_init(&p, t->nrows, t->nqi, &err), ANONKIT_OK);
+            const inc_local_options o = {.method = INC_LOCAL_ITERATE, .iteration_suppression = 0.95, .tail_share = 0.25,
+                                         .tail_suppression = 0.9, .refine = 1, .evict = 1, .threads = threads,
+                                         .part_min = 1};
+            inc_local_result res;
+            assert_int_equal(inc_local(t, &m, &o, &p, &res, &err), ANONKIT_OK);
+            assert_int_equal(res.lift_moves, last_res.lift_moves);
+            assert_int_equal(res.evict_moves, last_res.evict_moves);
+            assert_int_equal(res.lift_rounds, last_res.lift_rounds);
+            assert_int_equal(res.evict_rounds, last_res.evict_rounds);
+            assert_int_equal(p.nclasses, last.nclasses);
+            assert_memory_equal(p.class_of, last.class_of, t->nrows * sizeof *p.class_of);
+            assert_memory_equal(p.count, last.count, p.nclasses * sizeof *p.count);
+            assert_memory_equal(p.node, last.node, p.nclasses * t->nqi * sizeof *p.node);
+            inc_local_result_free(&res);
+            partition_free(&p);
+        }
+        inc_local_result_free(&last_res);
+        partition_free(&last);
         for (int mode = 1; mode < 3; mode++)
             if (loss[mode] > loss[mode - 1] + 1e-9 * (1 + loss[mode - 1]))
                 fail_msg("round %d (k = %llu): loss %.9f of mode %d above %.9f", round, (unsigned long long)m.k,

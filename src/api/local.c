@@ -93,7 +93,8 @@ int local_job_run(anonkit_job *job, const table *t, const ak_run_context *ctx, p
 {
     const inc_local_options o = {.iteration_suppression = LOCAL_ITERATION_SUPPRESSION, .defer = LOCAL_DEFER,
                                  .tail_share = LOCAL_TAIL_SHARE, .tail_suppression = LOCAL_TAIL_SUPPRESSION,
-                                 .weights = ctx->weights, .refine = 1, .progress = ctx->progress, .evict = 1};
+                                 .weights = ctx->weights, .refine = 1, .progress = ctx->progress, .evict = 1,
+                                 .threads = ctx->threads};
     inc_local_result r;
     const double start = ak_seconds();
     int rc = inc_local(t, &job->model, &o, part, &r, &job->err);

@@ -122,9 +122,13 @@ typedef struct roll_out {
  * group-by may see): a new key is appended, so the set's order is that of
  * first insertion (the order hb_finish gives), and its slot keeps its index
  * there; no copy at the end. */
-static inline void roll_add(roll_out *o, uint64_t key, uint32_t count)
+static inline size_t roll_home(const roll_out *o, uint64_t key)
 {
-    size_t i = (size_t)((key * 0x9E3779B97F4A7C15ULL) >> o->shift) & o->mask;
+    return (size_t)((key * 0x9E3779B97F4A7C15ULL) >> o->shift) & o->mask;
+}
+
+static inline void roll_add_at(roll_out *o, size_t i, uint64_t key, uint32_t count)
+{
     for (;;) {
         inc_slot *s = &o->slot[i];
         if (s->stamp != o->gen) {
@@ -143,17 +147,31 @@ static inline void roll_add(roll_out *o, uint64_t key, uint32_t count)
     }
 }
 
+/* Entries a rollup raises ahead of their insertion (their home slots fetched meanwhile). */
+enum { ROLL_BLOCK = 16 };
+
 /* The rollup's loop over src: each key's nq raised fields replaced through
- * their tables up[j] (inlined with a constant nq, the loop over j unrolls). */
+ * their tables up[j] (inlined with a constant nq, the loop over j unrolls).
+ * The group-by is bound by memory (its slots miss the caches on large sets):
+ * keys are raised a block at a time and their home slots prefetched before
+ * the block is inserted, in the same order as one at a time. */
 static inline __attribute__((always_inline)) void roll_entries(roll_out *o, const inc_fset *src, uint64_t clear,
                                                                const uint32_t *const *up, const uint32_t *shift,
                                                                const uint64_t *field, uint32_t nq)
 {
-    for (size_t i = 0; i < src->n; i++) {
-        const uint64_t k = src->key[i];
-        uint64_t key = k & clear;
-        for (uint32_t j = 0; j < nq; j++) key |= (uint64_t)up[j][(k >> shift[j]) & field[j]] << shift[j];
-        roll_add(o, key, src->count[i]);
+    uint64_t keys[ROLL_BLOCK];
+    size_t home[ROLL_BLOCK];
+    for (size_t at = 0; at < src->n; at += ROLL_BLOCK) {
+        const size_t nb = src->n - at < ROLL_BLOCK ? src->n - at : ROLL_BLOCK;
+        for (size_t b = 0; b < nb; b++) {
+            const uint64_t k = src->key[at + b];
+            uint64_t key = k & clear;
+            for (uint32_t j = 0; j < nq; j++) key |= (uint64_t)up[j][(k >> shift[j]) & field[j]] << shift[j];
+            keys[b] = key;
+            home[b] = roll_home(o, key);
+            __builtin_prefetch(&o->slot[home[b]], 1);
+        }
+        for (size_t b = 0; b < nb; b++) roll_add_at(o, home[b], keys[b], src->count[at + b]);
     }
 }
 

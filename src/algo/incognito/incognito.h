@@ -121,6 +121,9 @@ typedef struct inc_local_options {
     inc_local_method method;
     int evict;                    /* with refine, k alone: the eviction pass after lifting (local_evict.c); 0: the
                                      first lifting rounds alone (to compare) */
+    unsigned threads;             /* threads lifting and eviction may measure on (0 or 1: none); the same output */
+    size_t part_min;              /* least work per thread (groups of lifting, classes of eviction); 0: the defaults
+                                     (LIFT_PART_MIN, EVICT_PART_MIN); tests set 1 to cut small tables too */
 } inc_local_options;
 
 typedef struct inc_local_iteration {

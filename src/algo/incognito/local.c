@@ -355,7 +355,8 @@ int inc_local(const table *t, const model *m, const inc_local_options *o, partit
      * while their other rows can move to classes that cover them (local_evict.c). */
     if (rc == ANONKIT_OK && o->refine && !c.sens) {
         inc_local_post_stats ps;
-        rc = inc_local_post(&c, o->weights, k, o->evict, &cl, p->class_of, &ps, err);
+        rc = inc_local_post(&c, o->weights, k, o->evict, &cl, p->class_of, o->threads, o->part_min, &ps,
+                            err);
         res->lift_rounds = ps.lift_rounds;
         res->lift_moves = ps.lift_moves;
         res->evict_rounds = ps.evict_rounds;

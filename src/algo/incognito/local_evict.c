@@ -41,6 +41,7 @@
 #include <string.h>
 
 #include "common/hash.h"
+#include "common/parallel.h"
 
 /* One distinct level vector of the classes: its levels and a map from the
  * packed labels at those levels to the class (ids[map id]). */
@@ -48,6 +49,7 @@ typedef struct evict_bucket {
     double minc; /* the least weighted NCP per row of its classes */
     uint64_t lv;
     uint32_t level[64];
+    const uint64_t **gen; /* per QI: the map from level-0 codes to its level's values, in their key field */
     u64map map;
     uint32_t *ids;
 } evict_bucket;
@@ -181,6 +183,10 @@ typedef struct evict_ctx {
     uint32_t *bycost, *pos;   /* the round's live classes by cost per row; each one's place there */
     evict_memo *memo;
     size_t nchg;
+    uint32_t *rowcode;        /* per row: its level-0 codes of every QI, side by side (row-major) */
+    uint64_t *field;          /* per QI and level: the map from level-0 codes to the level's values shifted into
+                                 their key field (at fieldat[q] + level * card0) */
+    size_t fieldat[64];
 } evict_ctx;
 
 /* The cheapest class other than own, unchanged in this round and holding
@@ -188,12 +194,13 @@ typedef struct evict_ctx {
 static uint32_t find_cover(const evict_ctx *x, uint32_t r, uint32_t own)
 {
     const inc_ctx *c = x->c;
+    const uint32_t nqi = c->nqi, *code = x->rowcode + (size_t)r * nqi;
     uint32_t best = UINT32_MAX;
     for (size_t i = 0; i < x->nb; i++) {
         const evict_bucket *b = &x->b[i];
         if (best != UINT32_MAX && b->minc >= x->cost[best]) break;
         uint64_t key = 0;
-        for (uint32_t q = 0; q < c->nqi; q++) key |= (uint64_t)c->qi[q].gen[b->level[q]][c->code0[q][r]] << c->qi[q].shift;
+        for (uint32_t q = 0; q < nqi; q++) key |= b->gen[q][code[q]];
         const uint32_t id = u64map_find(&b->map, key);
         if (id == AK_NOT_FOUND) continue;
         const uint32_t e = b->ids[id];
@@ -610,9 +617,45 @@ static int merge_phase(evict_ctx *x, const lvid *sorted, size_t nalive, uint64_t
     return rc;
 }
 
+/* One part of a round's measurement: the live classes sorted[part],
+ * sorted[part + nparts], ... each with its best candidate into best[] (its
+ * place in sorted; gain 0: none). A part works on a copy of the round's
+ * context with scratch of its own (groups, cnt, rem); what else it writes
+ * is per row or per class of its own classes (gid, the cover cache,
+ * memo->sig), and the classes do not change while they are measured, so the
+ * result is the same on any number of threads. */
+typedef struct evict_part {
+    evict_ctx x;
+    const lvid *sorted;
+    size_t nalive;
+    unsigned part, nparts;
+    evict_cand *best;
+    int rc;
+    ak_error err;
+} evict_part;
+
+static void *evict_measure_part(void *arg)
+{
+    evict_part *p = arg;
+    evict_ctx *x = &p->x;
+    const lift_classes *cl = x->cl;
+    for (size_t x0 = p->part; x0 < p->nalive && p->rc == ANONKIT_OK; x0 += p->nparts) {
+        const uint32_t d = p->sorted[x0].id;
+        p->best[x0] = (evict_cand){.gain = 0, .d = d};
+        if (cl->count[d] < x->k) continue;
+        const uint64_t sig = class_sig(cl, d);
+        if (x->memo->sig[d] == sig) continue;
+        evict_cand best = {.gain = 0, .d = d};
+        best_lowering(x, d, x->members + x->start[d], x->start[d + 1] - x->start[d], 1, &best, &p->err, &p->rc);
+        if (best.gain > 1e-9 * (1 + x->cost[d])) p->best[x0] = best;
+        else x->memo->sig[d] = sig;
+    }
+    return NULL;
+}
+
 /* One round (see the top): *applied candidates taken. */
 static int evict_round(const inc_ctx *c, const double *w, uint64_t k, lift_classes *cl, uint32_t *class_of,
-                       evict_memo *memo, uint64_t *applied, ak_error *err)
+                       evict_memo *memo, unsigned threads, size_t part_min, uint64_t *applied, ak_error *err)
 {
     const uint32_t nqi = c->nqi;
     const size_t n = c->nrows, nc = cl->n, ncap = nc + n / (k ? k : 1) + 2; /* classes a round may reach */
@@ -630,18 +673,33 @@ static int evict_round(const inc_ctx *c, const double *w, uint64_t k, lift_class
     x.rem = malloc((n ? n : 1) * sizeof *x.rem);
     lvid *sorted = malloc((nc ? nc : 1) * sizeof *sorted);
     x.b = calloc(nc ? nc : 1, sizeof *x.b);
-    evict_cand *cand = malloc((nc ? nc : 1) * sizeof *cand);
+    evict_cand *cand = malloc((nc ? nc : 1) * sizeof *cand); /* per live class, then the candidates */
     x.cnt = malloc((n ? n : 1) * sizeof *x.cnt);
     x.dest = malloc((n ? n : 1) * sizeof *x.dest);
     x.gid = malloc((n ? n : 1) * sizeof *x.gid);
     x.chg = malloc(ncap * sizeof *x.chg);
+    x.rowcode = malloc((n ? n : 1) * nqi * sizeof *x.rowcode);
+    size_t nfield = 0;
+    for (uint32_t q = 0; q < nqi; q++) {
+        x.fieldat[q] = nfield;
+        nfield += (size_t)(c->qi[q].height + 1) * c->qi[q].card[0];
+    }
+    x.field = malloc((nfield ? nfield : 1) * sizeof *x.field);
     int rc = ANONKIT_OK;
-    if (!x.cost || !x.changed || !x.grew || !x.covcls || !x.covcost || !x.covknown || !x.start || !x.members ||
+    if (!x.rowcode || !x.field || !x.cost || !x.changed || !x.grew || !x.covcls || !x.covcost || !x.covknown || !x.start || !x.members ||
         !x.rem || !sorted || !x.b || !cand || !x.cnt || !x.dest || !x.gid || !x.chg) {
         rc = ak_err_nomem(err);
         goto done;
     }
     uint32_t *start = x.start, *members = x.members;
+    /* The rows' codes side by side: a cover search builds one key per bucket from them. */
+    for (uint32_t q = 0; q < nqi; q++) {
+        const inc_qi *a = &c->qi[q];
+        for (size_t r = 0; r < n; r++) x.rowcode[r * nqi + q] = c->code0[q][r];
+        for (uint32_t l = 0; l <= a->height; l++)
+            for (uint32_t v = 0; v < a->card[0]; v++)
+                x.field[x.fieldat[q] + (size_t)l * a->card[0] + v] = (uint64_t)a->gen[l][v] << a->shift;
+    }
     for (size_t r = 0; r < n; r++)
         if (class_of[r] != PARTITION_SUPPRESSED) start[class_of[r] + 1]++;
     for (size_t i = 0; i < nc; i++) start[i + 1] += start[i];
@@ -668,7 +726,10 @@ static int evict_round(const inc_ctx *c, const double *w, uint64_t k, lift_class
         b->lv = sorted[s].lv;
         for (uint32_t q = 0; q < nqi; q++) b->level[q] = inc_level(c, b->lv, q);
         b->ids = malloc((e - s) * sizeof *b->ids);
-        if (!b->ids || u64map_init(&b->map, e - s) != 0) {
+        b->gen = malloc(nqi * sizeof *b->gen);
+        if (b->gen)
+            for (uint32_t q = 0; q < nqi; q++) b->gen[q] = x.field + x.fieldat[q] + (size_t)b->level[q] * c->qi[q].card[0];
+        if (!b->ids || !b->gen || u64map_init(&b->map, e - s) != 0) {
             rc = ak_err_nomem(err);
             break;
         }
@@ -688,17 +749,38 @@ static int evict_round(const inc_ctx *c, const double *w, uint64_t k, lift_class
     }
     if (rc != ANONKIT_OK) goto done;
     qsort(x.b, x.nb, sizeof *x.b, bucket_cmp); /* cheapest first: a cover search stops at a dearer bucket */
-    /* Per class, its best candidate. */
+    /* Per class, its best candidate: the classes measured in parts on up to `threads` threads (part 0 with the
+     * round's own scratch), then taken in their order. */
     size_t ncand = 0;
-    for (size_t x0 = 0; x0 < nalive && rc == ANONKIT_OK; x0++) {
-        const uint32_t d = sorted[x0].id;
-        if (cl->count[d] < k) continue;
-        const uint64_t sig = class_sig(cl, d);
-        if (memo->sig[d] == sig) continue;
-        evict_cand best = {.gain = 0, .d = d};
-        best_lowering(&x, d, members + start[d], start[d + 1] - start[d], 1, &best, err, &rc);
-        if (best.gain > 1e-9 * (1 + x.cost[d])) cand[ncand++] = best;
-        else memo->sig[d] = sig;
+    {
+        evict_part parts[AK_MAX_PARTS];
+        const unsigned np = ak_parts(nalive, threads, part_min ? part_min : EVICT_PART_MIN);
+        for (unsigned i = 0; i < np; i++) {
+            parts[i] = (evict_part){.x = x, .sorted = sorted, .nalive = nalive, .part = i, .nparts = np,
+                                    .best = cand, .rc = ANONKIT_OK};
+            ak_err_clear(&parts[i].err);
+            if (i == 0) continue;
+            parts[i].x.groups = (u64scratch){0};
+            parts[i].x.cnt = malloc((n ? n : 1) * sizeof *parts[i].x.cnt);
+            parts[i].x.rem = malloc((n ? n : 1) * sizeof *parts[i].x.rem);
+            if (!parts[i].x.cnt || !parts[i].x.rem) parts[i].rc = ak_err_nomem(&parts[i].err);
+        }
+        ak_run_parts(parts, sizeof *parts, np, evict_measure_part);
+        for (unsigned i = 0; i < np; i++) {
+            if (parts[i].rc != ANONKIT_OK && rc == ANONKIT_OK) {
+                rc = parts[i].rc;
+                *err = parts[i].err;
+            }
+            if (i == 0) {
+                x.groups = parts[0].x.groups; /* it may have grown */
+                continue;
+            }
+            u64scratch_free(&parts[i].x.groups);
+            free(parts[i].x.cnt);
+            free(parts[i].x.rem);
+        }
+        for (size_t x0 = 0; x0 < nalive && rc == ANONKIT_OK; x0++)
+            if (cand[x0].gain > 0) cand[ncand++] = cand[x0];
     }
     qsort(cand, ncand, sizeof *cand, cand_cmp);
     /* Apply best first, each measured again. */
@@ -715,6 +797,7 @@ done:
     for (size_t i = 0; i < x.nb; i++) {
         u64map_free(&x.b[i].map);
         free(x.b[i].ids);
+        free(x.b[i].gen);
     }
     free(x.b);
     free(x.cost);
@@ -733,17 +816,20 @@ done:
     free(x.gid);
     u64scratch_free(&x.groups);
     free(x.chg);
+    free(x.rowcode);
+    free(x.field);
     return rc;
 }
 
 static int evict_pass(const inc_ctx *c, const double *w, uint64_t k, lift_classes *cl, uint32_t *class_of,
-                      evict_memo *memo, uint64_t *rounds, uint64_t *moves, ak_error *err)
+                      evict_memo *memo, unsigned threads, size_t part_min, uint64_t *rounds, uint64_t *moves,
+                      ak_error *err)
 {
     *rounds = *moves = 0;
     int rc = ANONKIT_OK;
     for (int round = 0; rc == ANONKIT_OK && round < EVICT_ROUNDS; round++) {
         uint64_t applied;
-        rc = evict_round(c, w, k, cl, class_of, memo, &applied, err);
+        rc = evict_round(c, w, k, cl, class_of, memo, threads, part_min, &applied, err);
         ++*rounds;
         *moves += applied;
         if (rc == ANONKIT_OK && !applied) break;
@@ -752,7 +838,7 @@ static int evict_pass(const inc_ctx *c, const double *w, uint64_t k, lift_classe
 }
 
 int inc_local_post(inc_ctx *c, const double *w, uint64_t k, int evict, lift_classes *cl, uint32_t *class_of,
-                   inc_local_post_stats *st, ak_error *err)
+                   unsigned threads, size_t part_min, inc_local_post_stats *st, ak_error *err)
 {
     memset(st, 0, sizeof *st);
     int rc = ANONKIT_OK;
@@ -761,13 +847,14 @@ int inc_local_post(inc_ctx *c, const double *w, uint64_t k, int evict, lift_clas
     for (int cycle = 0; rc == ANONKIT_OK && cycle < cycles; cycle++) {
         inc_local_lift_stats ls;
         uint64_t er = 0, em = 0;
-        rc = inc_local_lift(c, w, k, cl, class_of, cycle ? POST_LIFT_LATER : POST_LIFT_FIRST, &ls, err);
+        rc = inc_local_lift(c, w, k, cl, class_of, cycle ? POST_LIFT_LATER : POST_LIFT_FIRST, threads, part_min, &ls,
+                            err);
         if (!evict) { /* lifting alone (to compare) */
             st->lift_rounds += ls.rounds;
             st->lift_moves += ls.moves;
             break;
         }
-        if (rc == ANONKIT_OK) rc = evict_pass(c, w, k, cl, class_of, &memo, &er, &em, err);
+        if (rc == ANONKIT_OK) rc = evict_pass(c, w, k, cl, class_of, &memo, threads, part_min, &er, &em, err);
         st->lift_rounds += ls.rounds;
         st->lift_moves += ls.moves;
         st->evict_rounds += er;

@@ -34,6 +34,10 @@ void lift_free(lift_classes *cl);
 
 enum { LIFT_STEPS = 1 };
 
+/* The least work a thread takes: groups of lifting's candidates, classes
+ * eviction measures. */
+enum { LIFT_PART_MIN = 64, EVICT_PART_MIN = 256 };
+
 typedef struct inc_local_lift_stats {
     uint64_t rounds, moves; /* rounds run, tuples taken */
     double saved;           /* weighted NCP saved */
@@ -42,9 +46,12 @@ typedef struct inc_local_lift_stats {
 /* The lifting pass (local_lift.c), k-anonymity alone: classes of cl over the
  * rows of c (class_of[row]: its class, or PARTITION_SUPPRESSED) are raised
  * one level in one QI, or joined, when rows of dearer classes can move to
- * them; each class keeps at least k rows or empties; never raises the loss. */
+ * them; each class keeps at least k rows or empties; never raises the loss.
+ * Each round's measurement runs on up to `threads` threads (0 or 1: none),
+ * each with at least part_min groups of candidates (0: LIFT_PART_MIN); the
+ * result does not depend on it. */
 int inc_local_lift(inc_ctx *c, const double *w, uint64_t k, lift_classes *cl, uint32_t *class_of, int rounds,
-                   inc_local_lift_stats *st /* OUT */, ak_error *err);
+                   unsigned threads, size_t part_min, inc_local_lift_stats *st /* OUT */, ak_error *err);
 
 /* After the iterations: cycles of lifting and eviction (POST_CYCLES from k = POST_LARGE_K on, with merges of
  * pairs of classes; one cycle without merges below, where the classes are many and the loss low), the lifting
@@ -56,8 +63,10 @@ typedef struct inc_local_post_stats {
 } inc_local_post_stats;
 
 /* The passes after the iterations (local_evict.c), k-anonymity alone:
- * lifting then eviction, up to POST_CYCLES times while either moves rows. */
+ * lifting then eviction, up to POST_CYCLES times while either moves rows;
+ * their measurements on up to `threads` threads (part_min: see
+ * inc_local_options), the same result on any number. */
 int inc_local_post(inc_ctx *c, const double *w, uint64_t k, int evict, lift_classes *cl, uint32_t *class_of,
-                   inc_local_post_stats *st /* OUT */, ak_error *err);
+                   unsigned threads, size_t part_min, inc_local_post_stats *st /* OUT */, ak_error *err);
 
 #endif

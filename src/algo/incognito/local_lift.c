@@ -30,6 +30,7 @@
 #include <string.h>
 
 #include "common/hash.h"
+#include "common/parallel.h"
 
 int lift_add(lift_classes *cl, const uint32_t *level, const uint32_t *val, uint64_t count, uint32_t *id,
              ak_error *err)
@@ -68,13 +69,37 @@ typedef struct lift_entry {
     uint32_t d, q;
 } lift_entry;
 
-static int entry_cmp(const void *a, const void *b)
+/* Whether entry x comes before y: by levels, key, the class's own tuple
+ * before its raises, QI, class (a total order). */
+static inline int entry_before(const lift_entry *x, const lift_entry *y)
 {
-    const lift_entry *x = a, *y = b;
-    if (x->lv != y->lv) return x->lv < y->lv ? -1 : 1;
-    if (x->key != y->key) return x->key < y->key ? -1 : 1;
-    if (x->q != y->q) return x->q == UINT32_MAX ? -1 : y->q == UINT32_MAX ? 1 : (x->q < y->q ? -1 : 1);
-    return x->d < y->d ? -1 : x->d > y->d;
+    if (x->lv != y->lv) return x->lv < y->lv;
+    if (x->key != y->key) return x->key < y->key;
+    if (x->q != y->q) return x->q == UINT32_MAX ? 1 : y->q == UINT32_MAX ? 0 : x->q < y->q;
+    return x->d < y->d;
+}
+
+/* Sorts e[0..n) by entry_before (a total order: the result is that of any
+ * sort), a merge sort with the comparison inline, through tmp (n entries). */
+static void entry_sort(lift_entry *e, lift_entry *tmp, size_t n)
+{
+    if (n <= 16) {
+        for (size_t i = 1; i < n; i++) {
+            const lift_entry t = e[i];
+            size_t j = i;
+            for (; j > 0 && entry_before(&t, &e[j - 1]); j--) e[j] = e[j - 1];
+            e[j] = t;
+        }
+        return;
+    }
+    const size_t h = n / 2;
+    entry_sort(e, tmp, h);
+    entry_sort(e + h, tmp, n - h);
+    if (!entry_before(&e[h], &e[h - 1])) return; /* already in order */
+    memcpy(tmp, e, h * sizeof *e);
+    size_t i = 0, j = h, o = 0;
+    while (i < h && j < n) e[o++] = entry_before(&e[j], &tmp[i]) ? e[j++] : tmp[i++];
+    while (i < h) e[o++] = tmp[i++];
 }
 
 /* The best use of a tuple: its gain and the entry (class, QI) that takes it.
@@ -142,125 +167,136 @@ static uint64_t row_key(const inc_ctx *c, size_t r, uint64_t lv)
     return key;
 }
 
-/* One round: measures every candidate, then applies them best first, each
- * measured again (see the top). *applied: how many; *saved grows by their
- * gains (weighted NCP). */
-static int lift_round(inc_ctx *c, const double *w, uint64_t k, lift_classes *cl,
-                      uint32_t *class_of, uint64_t *applied, double *saved, ak_error *err)
+/* A group's tuples: key -> its first entry, open addressing over 16-byte
+ * slots with generation stamps (a group starts at no cost; key and value in
+ * one cache line), one table per part for all its groups. */
+typedef struct tup_slot {
+    uint64_t key;
+    uint32_t val, stamp;
+} tup_slot;
+
+typedef struct tup_map {
+    tup_slot *slot;
+    size_t cap, mask;
+    int shift;
+    uint32_t gen;
+} tup_map;
+
+/* Room for groups of up to n keys (at most half full). */
+static int tup_init(tup_map *m, size_t n)
 {
+    m->cap = 16;
+    while (m->cap < 2 * (n + 1)) m->cap *= 2;
+    m->slot = calloc(m->cap, sizeof *m->slot);
+    m->gen = 0;
+    return m->slot ? 0 : -1;
+}
+
+/* Starts a group of n keys. */
+static void tup_begin(tup_map *m, size_t n)
+{
+    size_t size = 16;
+    while (size < 2 * (n + 1)) size *= 2;
+    m->mask = size - 1;
+    m->shift = 64;
+    for (size_t z = size; z > 1; z >>= 1) m->shift--;
+    if (++m->gen == 0) {
+        memset(m->slot, 0, m->cap * sizeof *m->slot);
+        m->gen = 1;
+    }
+}
+
+static inline size_t tup_home(const tup_map *m, uint64_t key)
+{
+    return (size_t)((key * 0x9E3779B97F4A7C15ULL) >> m->shift) & m->mask;
+}
+
+/* Adds key with value v unless it is there (the first value stays). */
+static void tup_add(tup_map *m, uint64_t key, uint32_t v)
+{
+    for (size_t i = tup_home(m, key);; i = (i + 1) & m->mask) {
+        tup_slot *t = &m->slot[i];
+        if (t->stamp != m->gen) {
+            *t = (tup_slot){key, v, m->gen};
+            return;
+        }
+        if (t->key == key) return;
+    }
+}
+
+/* The value of key, AK_NOT_FOUND when absent. */
+static inline uint32_t tup_find(const tup_map *m, uint64_t key)
+{
+    for (size_t i = tup_home(m, key);; i = (i + 1) & m->mask) {
+        const tup_slot *t = &m->slot[i];
+        if (t->stamp != m->gen) return AK_NOT_FOUND;
+        if (t->key == key) return t->val;
+    }
+}
+
+/* What the parts of a round's measurement share (read only, but for byc,
+ * whose slice of each group only that group's part writes). */
+typedef struct lift_shared {
+    const inc_ctx *c;
+    const lift_classes *cl;
+    const lift_entry *e;
+    const double *cost, *bmax;
+    const uint32_t *start, *tuple_of, *byclv;
+    const size_t *bstart, *gfirst;
+    const uint64_t *crow, *field;
+    lv_id *byc;
+    size_t nbuckets, ngroups, ne;
+    const uint32_t *mcode; /* per place in members: the row's level-0 codes of every QI, side by side */
+    size_t maxgroup;       /* entries of the largest group */
+} lift_shared;
+
+/* One part of the measurement: the groups part, part + nparts, ... and the
+ * pairs (tuple << 32 | source class) they find, one per covered row. */
+typedef struct lift_part {
+    const lift_shared *s;
+    unsigned part, nparts;
+    uint64_t *pairs;
+    size_t npairs;
+    int rc;
+    ak_error err;
+} lift_part;
+
+/* Measures the groups of one part (see lift_part): per group of equal levels,
+ * the rows dearer than the group's cheapest tuple, each looked up. The parts
+ * are independent; their pairs, sorted together, are the same whichever part
+ * found them. */
+static void *measure_part(void *arg)
+{
+    lift_part *p = arg;
+    const lift_shared *s = p->s;
+    const inc_ctx *c = s->c;
+    const lift_classes *cl = s->cl;
+    const lift_entry *e = s->e;
+    const double *cost = s->cost, *bmax = s->bmax;
+    const uint32_t *start = s->start, *tuple_of = s->tuple_of, *byclv = s->byclv;
+    const size_t *bstart = s->bstart;
+    const uint64_t *crow = s->crow, *field = s->field;
+    lv_id *byc = s->byc;
+    const size_t nbuckets = s->nbuckets;
     const uint32_t nqi = c->nqi;
-    const size_t n = c->nrows, nc = cl->n;
-    *applied = 0;
+    ak_error *err = &p->err;
     int rc = ANONKIT_OK;
-    double *cost = malloc((nc ? nc : 1) * sizeof *cost);
-    uint64_t *clv = malloc((nc ? nc : 1) * sizeof *clv);
-    size_t ne = 0;
-    for (size_t i = 0; i < nc; i++) ne += cl->count[i] ? 1 + (size_t)nqi * LIFT_STEPS : 0;
-    lift_entry *e = malloc((ne ? ne : 1) * sizeof *e);
-    uint32_t *start = calloc(nc + 1, sizeof *start), *members = malloc((n ? n : 1) * sizeof *members);
-    uint32_t *tuple_of = malloc((ne ? ne : 1) * sizeof *tuple_of); /* entry -> tuple index */
-    uint32_t *byclv = malloc((nc ? nc : 1) * sizeof *byclv);
-    size_t *bstart = malloc((nc + 1) * sizeof *bstart);
-    lv_id *sorted = malloc((nc ? nc : 1) * sizeof *sorted);
-    double *qcost = malloc((nc ? nc : 1) * nqi * sizeof *qcost);
-    lv_id *byc = malloc((ne ? ne : 1) * sizeof *byc);
-    uint64_t *crow = malloc((nc + 1) * sizeof *crow); /* rows of the classes before each in bucket order */
-    double *pmin = malloc((ne ? ne : 1) * sizeof *pmin), *bmax = malloc((nc ? nc : 1) * sizeof *bmax);
-    u64scratch part = {0};
-    uint64_t field[64];
-    for (uint32_t q = 0; q < nqi; q++)
-        field[q] = c->qi[q].bits == 64 ? ~(uint64_t)0 : ((((uint64_t)1 << c->qi[q].bits) - 1) << c->qi[q].shift);
     uint64_t *pairs = NULL;
     size_t npairs = 0, cappairs = 0;
-    lift_move *moves = NULL;
-    unsigned char *used = calloc(nc ? nc : 1, 1);
-    if (!cost || !clv || !e || !start || !members || !tuple_of || !used || !byclv || !bstart || !sorted || !qcost || !pmin || !bmax || !byc || !crow) {
-        rc = ak_err_nomem(err);
-        goto done;
-    }
-    /* Classes: cost, packed levels, members (counting sort). */
-    for (size_t i = 0; i < nc; i++) {
-        cost[i] = 0;
-        for (uint32_t q = 0; q < nqi; q++) {
-            qcost[i * nqi + q] = (w ? w[q] : 1.0) * c->qi[q].ncp[cl->lv[i * nqi + q]][cl->val[i * nqi + q]];
-            cost[i] += qcost[i * nqi + q];
-        }
-        uint64_t lv = 0;
-        for (uint32_t q = 0; q < nqi; q++) lv = inc_with_level(c, lv, q, cl->lv[i * nqi + q]);
-        clv[i] = lv;
-    }
-    for (size_t r = 0; r < n; r++)
-        if (class_of[r] != PARTITION_SUPPRESSED) start[class_of[r] + 1]++;
-    for (size_t i = 0; i < nc; i++) start[i + 1] += start[i];
-    for (size_t r = 0; r < n; r++)
-        if (class_of[r] != PARTITION_SUPPRESSED) members[start[class_of[r]]++] = (uint32_t)r;
-    for (size_t i = nc; i-- > 0;) start[i + 1] = start[i];
-    start[0] = 0;
-    /* Alive classes grouped by their levels (buckets). */
-    size_t nalive = 0, nbuckets = 0;
-    for (size_t i = 0; i < nc; i++)
-        if (cl->count[i]) sorted[nalive++] = (lv_id){clv[i], cost[i], (uint32_t)i};
-    qsort(sorted, nalive, sizeof *sorted, lv_id_cmp);
-    for (size_t x = 0; x < nalive; x++) byclv[x] = sorted[x].id;
-    /* Entries: every class's own tuple and each of its raises. */
-    ne = 0;
-    for (size_t i = 0; i < nc; i++) {
-        if (!cl->count[i]) continue;
-        uint64_t key = 0;
-        for (uint32_t q = 0; q < nqi; q++) key |= (uint64_t)cl->val[i * nqi + q] << c->qi[q].shift;
-        e[ne++] = (lift_entry){clv[i], key, cost[i], (uint32_t)i, UINT32_MAX};
-        for (uint32_t q = 0; q < nqi; q++) {
-            const inc_qi *a = &c->qi[q];
-            const uint32_t l = cl->lv[i * nqi + q], v = cl->val[i * nqi + q];
-            for (uint32_t l2 = l + 1; l2 <= a->height && l2 <= l + LIFT_STEPS; l2++) {
-                const uint32_t v2 = a->up[l * (a->height + 1) + l2][v];
-                const double wq = w ? w[q] : 1.0;
-                e[ne++] = (lift_entry){inc_with_level(c, clv[i], q, l2),
-                                       (key & ~(a->bits == 64 ? ~(uint64_t)0 : ((((uint64_t)1 << a->bits) - 1) << a->shift))) |
-                                           (uint64_t)v2 << a->shift,
-                                       cost[i] + wq * (a->ncp[l2][v2] - a->ncp[l][v]), (uint32_t)i, q};
-            }
-        }
-    }
-    qsort(e, ne, sizeof *e, entry_cmp);
-    /* Tuples: runs of equal (lv, key); the first entry of a run is the existing class when there is one. */
-    size_t ntuples = 0;
-    for (size_t i = 0; i < ne; i++) {
-        if (i > 0 && (e[i].lv != e[i - 1].lv || e[i].key != e[i - 1].key)) ntuples++;
-        tuple_of[i] = (uint32_t)ntuples;
-    }
-    ntuples += ne > 0;
-    for (size_t x = 0; x < nalive; x++) {
-        if (x == 0 || clv[byclv[x]] != clv[byclv[x - 1]]) {
-            bstart[nbuckets] = x;
-            bmax[nbuckets++] = 0;
-        }
-        if (cost[byclv[x]] > bmax[nbuckets - 1]) bmax[nbuckets - 1] = cost[byclv[x]];
-    }
-    bstart[nbuckets] = nalive;
-    crow[0] = 0;
-    for (size_t x = 0; x < nalive; x++) crow[x + 1] = crow[x] + cl->count[byclv[x]];
-    /* Per group of equal levels, the rows dearer than the group's cheapest tuple, each looked up. */
-    for (size_t g = 0; g < ne && rc == ANONKIT_OK;) {
-        size_t end = g;
+    u64scratch part = {0};
+    const uint32_t *mcode = s->mcode;
+    double *pmin = malloc((s->ne ? s->ne : 1) * sizeof *pmin);
+    tup_map tm = {0};
+    if (!pmin || tup_init(&tm, s->maxgroup) != 0) rc = ak_err_nomem(err);
+        for (size_t gi = p->part; gi < s->ngroups && rc == ANONKIT_OK; gi += p->nparts) {
+        const size_t g = s->gfirst[gi], end = s->gfirst[gi + 1];
         double cheapest = e[g].cost;
-        while (end < ne && e[end].lv == e[g].lv) {
-            if (e[end].cost < cheapest) cheapest = e[end].cost;
-            end++;
-        }
-        u64map map = {0};
-        if (u64map_init(&map, end - g) != 0) {
-            rc = ak_err_nomem(err);
-            break;
-        }
-        uint32_t *first = malloc((end - g) * sizeof *first); /* map id -> first entry of its tuple */
-        if (!first) rc = ak_err_nomem(err);
-        for (size_t i = g; i < end && rc == ANONKIT_OK; i++) {
-            uint32_t id;
-            int inserted;
-            if (u64map_intern(&map, e[i].key, &id, &inserted) != 0) rc = ak_err_nomem(err);
-            else if (inserted) first[id] = (uint32_t)i;
-        }
+        for (size_t i = g; i < end; i++)
+            if (e[i].cost < cheapest) cheapest = e[i].cost;
+        if (rc != ANONKIT_OK) break;
+        /* The group's tuples: each key's first entry, in a table of the part's own (stamped slots). */
+        tup_begin(&tm, end - g);
+        for (size_t i = g; i < end; i++) tup_add(&tm, e[i].key, (uint32_t)i);
         const double eps = 1e-12 * (1 + cheapest);
         /* Only classes with some QI above the group's level: one at or below it in every QI is covered whole or not
          * at all, and costs no more than any tuple covering it (NCP grows up a hierarchy). */
@@ -287,6 +323,12 @@ static int lift_round(inc_ctx *c, const double *w, uint64_t k, lift_classes *cl,
                 else bq[nbelow++] = q;
             }
             if (!nbelow || !(bmax[b] > cheapest + eps)) continue;
+            const uint32_t *bgen[64];
+            uint32_t bsh[64];
+            for (uint32_t j = 0; j < nbelow; j++) {
+                bgen[j] = gen[bq[j]];
+                bsh[j] = sh[bq[j]];
+            }
             /* The group's tuples cheaper than the bucket's dearest class, and the rows of the bucket's classes
              * dearer than the group's cheapest tuple (binary searches: tuples by cost, classes dearest first). */
             size_t lo = g, hi = end;
@@ -339,12 +381,12 @@ static int lift_round(inc_ctx *c, const double *w, uint64_t k, lift_classes *cl,
                     if (pid == AK_NOT_FOUND || !(cost[src] > pmin[pid] + eps)) continue;
                 }
                 for (uint32_t i = start[src]; i < start[src + 1]; i++) {
-                    const uint32_t r = members[i];
+                    const uint32_t *code = mcode + (size_t)i * nqi; /* row members[i]'s codes */
                     uint64_t key = pkey;
-                    for (uint32_t j = 0; j < nbelow; j++) key |= (uint64_t)gen[bq[j]][c->code0[bq[j]][r]] << sh[bq[j]];
-                    const uint32_t id = u64map_find(&map, key);
-                    if (id == AK_NOT_FOUND) continue;
-                    const lift_entry *t = &e[first[id]];
+                    for (uint32_t j = 0; j < nbelow; j++) key |= (uint64_t)bgen[j][code[bq[j]]] << bsh[j];
+                    const uint32_t fe = tup_find(&tm, key);
+                    if (fe == AK_NOT_FOUND) continue;
+                    const lift_entry *t = &e[fe];
                     if (!(cost[src] > t->cost + eps)) continue;
                     if (npairs == cappairs) {
                         const size_t cap = cappairs ? 2 * cappairs : 4096;
@@ -356,13 +398,170 @@ static int lift_round(inc_ctx *c, const double *w, uint64_t k, lift_classes *cl,
                         pairs = grown;
                         cappairs = cap;
                     }
-                    pairs[npairs++] = (uint64_t)tuple_of[first[id]] << 32 | src;
+                    pairs[npairs++] = (uint64_t)tuple_of[fe] << 32 | src;
                 }
             }
         }
-        free(first);
-        u64map_free(&map);
-        g = end;
+    }
+    free(pmin);
+    free(tm.slot);
+    u64scratch_free(&part);
+    p->pairs = pairs;
+    p->npairs = npairs;
+    p->rc = rc;
+    return NULL;
+}
+
+/* One round: measures every candidate, then applies them best first, each
+ * measured again (see the top). *applied: how many; *saved grows by their
+ * gains (weighted NCP). */
+static int lift_round(inc_ctx *c, const double *w, uint64_t k, lift_classes *cl,
+                      uint32_t *class_of, unsigned threads, size_t part_min, uint64_t *applied, double *saved,
+                      ak_error *err)
+{
+    const uint32_t nqi = c->nqi;
+    const size_t n = c->nrows, nc = cl->n;
+    *applied = 0;
+    int rc = ANONKIT_OK;
+    double *cost = malloc((nc ? nc : 1) * sizeof *cost);
+    uint64_t *clv = malloc((nc ? nc : 1) * sizeof *clv);
+    size_t ne = 0;
+    for (size_t i = 0; i < nc; i++) ne += cl->count[i] ? 1 + (size_t)nqi * LIFT_STEPS : 0;
+    lift_entry *e = malloc((ne ? ne : 1) * sizeof *e);
+    uint32_t *start = calloc(nc + 1, sizeof *start), *members = malloc((n ? n : 1) * sizeof *members);
+    uint32_t *tuple_of = malloc((ne ? ne : 1) * sizeof *tuple_of); /* entry -> tuple index */
+    uint32_t *byclv = malloc((nc ? nc : 1) * sizeof *byclv);
+    size_t *bstart = malloc((nc + 1) * sizeof *bstart);
+    lv_id *sorted = malloc((nc ? nc : 1) * sizeof *sorted);
+    double *qcost = malloc((nc ? nc : 1) * nqi * sizeof *qcost);
+    lv_id *byc = malloc((ne ? ne : 1) * sizeof *byc);
+    uint64_t *crow = malloc((nc + 1) * sizeof *crow); /* rows of the classes before each in bucket order */
+    double *bmax = malloc((nc ? nc : 1) * sizeof *bmax);
+    size_t *gfirst = malloc((ne + 1) * sizeof *gfirst); /* the first entry of each group of equal levels */
+    uint32_t *mcode = malloc((n ? n : 1) * nqi * sizeof *mcode);
+    uint64_t field[64];
+    for (uint32_t q = 0; q < nqi; q++)
+        field[q] = c->qi[q].bits == 64 ? ~(uint64_t)0 : ((((uint64_t)1 << c->qi[q].bits) - 1) << c->qi[q].shift);
+    uint64_t *pairs = NULL;
+    size_t npairs = 0;
+    lift_move *moves = NULL;
+    unsigned char *used = calloc(nc ? nc : 1, 1);
+    if (!cost || !clv || !e || !start || !members || !tuple_of || !used || !byclv || !bstart || !sorted || !qcost || !gfirst || !mcode || !bmax || !byc || !crow) {
+        rc = ak_err_nomem(err);
+        goto done;
+    }
+    /* Classes: cost, packed levels, members (counting sort). */
+    for (size_t i = 0; i < nc; i++) {
+        cost[i] = 0;
+        for (uint32_t q = 0; q < nqi; q++) {
+            qcost[i * nqi + q] = (w ? w[q] : 1.0) * c->qi[q].ncp[cl->lv[i * nqi + q]][cl->val[i * nqi + q]];
+            cost[i] += qcost[i * nqi + q];
+        }
+        uint64_t lv = 0;
+        for (uint32_t q = 0; q < nqi; q++) lv = inc_with_level(c, lv, q, cl->lv[i * nqi + q]);
+        clv[i] = lv;
+    }
+    for (size_t r = 0; r < n; r++)
+        if (class_of[r] != PARTITION_SUPPRESSED) start[class_of[r] + 1]++;
+    for (size_t i = 0; i < nc; i++) start[i + 1] += start[i];
+    for (size_t r = 0; r < n; r++)
+        if (class_of[r] != PARTITION_SUPPRESSED) members[start[class_of[r]]++] = (uint32_t)r;
+    for (size_t i = nc; i-- > 0;) start[i + 1] = start[i];
+    start[0] = 0;
+    /* Alive classes grouped by their levels (buckets). */
+    size_t nalive = 0, nbuckets = 0;
+    for (size_t i = 0; i < nc; i++)
+        if (cl->count[i]) sorted[nalive++] = (lv_id){clv[i], cost[i], (uint32_t)i};
+    qsort(sorted, nalive, sizeof *sorted, lv_id_cmp);
+    for (size_t x = 0; x < nalive; x++) byclv[x] = sorted[x].id;
+    /* Entries: every class's own tuple and each of its raises. */
+    ne = 0;
+    for (size_t i = 0; i < nc; i++) {
+        if (!cl->count[i]) continue;
+        uint64_t key = 0;
+        for (uint32_t q = 0; q < nqi; q++) key |= (uint64_t)cl->val[i * nqi + q] << c->qi[q].shift;
+        e[ne++] = (lift_entry){clv[i], key, cost[i], (uint32_t)i, UINT32_MAX};
+        for (uint32_t q = 0; q < nqi; q++) {
+            const inc_qi *a = &c->qi[q];
+            const uint32_t l = cl->lv[i * nqi + q], v = cl->val[i * nqi + q];
+            for (uint32_t l2 = l + 1; l2 <= a->height && l2 <= l + LIFT_STEPS; l2++) {
+                const uint32_t v2 = a->up[l * (a->height + 1) + l2][v];
+                const double wq = w ? w[q] : 1.0;
+                e[ne++] = (lift_entry){inc_with_level(c, clv[i], q, l2),
+                                       (key & ~(a->bits == 64 ? ~(uint64_t)0 : ((((uint64_t)1 << a->bits) - 1) << a->shift))) |
+                                           (uint64_t)v2 << a->shift,
+                                       cost[i] + wq * (a->ncp[l2][v2] - a->ncp[l][v]), (uint32_t)i, q};
+            }
+        }
+    }
+    {
+        lift_entry *tmp = malloc((ne ? ne : 1) * sizeof *tmp);
+        if (!tmp) {
+            rc = ak_err_nomem(err);
+            goto done;
+        }
+        entry_sort(e, tmp, ne);
+        free(tmp);
+    }
+    /* Tuples: runs of equal (lv, key); the first entry of a run is the existing class when there is one. */
+    size_t ntuples = 0;
+    for (size_t i = 0; i < ne; i++) {
+        if (i > 0 && (e[i].lv != e[i - 1].lv || e[i].key != e[i - 1].key)) ntuples++;
+        tuple_of[i] = (uint32_t)ntuples;
+    }
+    ntuples += ne > 0;
+    for (size_t x = 0; x < nalive; x++) {
+        if (x == 0 || clv[byclv[x]] != clv[byclv[x - 1]]) {
+            bstart[nbuckets] = x;
+            bmax[nbuckets++] = 0;
+        }
+        if (cost[byclv[x]] > bmax[nbuckets - 1]) bmax[nbuckets - 1] = cost[byclv[x]];
+    }
+    bstart[nbuckets] = nalive;
+    crow[0] = 0;
+    for (size_t x = 0; x < nalive; x++) crow[x + 1] = crow[x] + cl->count[byclv[x]];
+    /* The groups of equal levels (runs of e), measured in parts on up to `threads` threads. */
+    size_t ngroups = 0;
+    for (size_t i = 0; i < ne; i++)
+        if (i == 0 || e[i].lv != e[i - 1].lv) gfirst[ngroups++] = i;
+    gfirst[ngroups] = ne;
+    size_t maxgroup = 0;
+    for (size_t i = 0; i < ngroups; i++)
+        if (gfirst[i + 1] - gfirst[i] > maxgroup) maxgroup = gfirst[i + 1] - gfirst[i];
+    /* The rows' codes in members order, side by side: a class's rows are read in one stream. */
+    for (size_t i = 0; i < start[nc]; i++)
+        for (uint32_t q = 0; q < nqi; q++) mcode[i * nqi + q] = c->code0[q][members[i]];
+    {
+        const lift_shared sh = {c, cl, e, cost, bmax, start, tuple_of, byclv, bstart, gfirst, crow, field,
+                                byc, nbuckets, ngroups, ne, mcode, maxgroup};
+        lift_part parts[AK_MAX_PARTS];
+        const unsigned np = ak_parts(ngroups, threads, part_min ? part_min : LIFT_PART_MIN);
+        for (unsigned i = 0; i < np; i++) {
+            parts[i] = (lift_part){.s = &sh, .part = i, .nparts = np};
+            ak_err_clear(&parts[i].err);
+        }
+        ak_run_parts(parts, sizeof *parts, np, measure_part);
+        size_t total = 0;
+        for (unsigned i = 0; i < np; i++) {
+            if (parts[i].rc != ANONKIT_OK && rc == ANONKIT_OK) {
+                rc = parts[i].rc;
+                *err = parts[i].err;
+            }
+            total += parts[i].npairs;
+        }
+        if (rc == ANONKIT_OK && np == 1) {
+            pairs = parts[0].pairs;
+            npairs = parts[0].npairs;
+            parts[0].pairs = NULL;
+        } else if (rc == ANONKIT_OK && total) {
+            if (!(pairs = malloc(total * sizeof *pairs))) rc = ak_err_nomem(err);
+            for (unsigned i = 0; i < np && rc == ANONKIT_OK; i++) {
+                if (!parts[i].npairs) continue; /* (its pairs may be NULL) */
+                memcpy(pairs + npairs, parts[i].pairs, parts[i].npairs * sizeof *pairs);
+                npairs += parts[i].npairs;
+            }
+        }
+        for (unsigned i = 0; i < np; i++) free(parts[i].pairs);
     }
     if (rc != ANONKIT_OK) goto done;
     /* Per tuple: the rows its sources give (all of a source, or down to k), and the best class to take it. */
@@ -482,11 +681,11 @@ done:
     free(e);
     free(byclv);
     free(qcost);
-    free(pmin);
+    free(gfirst);
+    free(mcode);
     free(byc);
     free(crow);
     free(bmax);
-    u64scratch_free(&part);
     free(sorted);
     free(bstart);
     free(start);
@@ -499,13 +698,13 @@ done:
 }
 
 int inc_local_lift(inc_ctx *c, const double *w, uint64_t k, lift_classes *cl, uint32_t *class_of, int rounds,
-                   inc_local_lift_stats *st, ak_error *err)
+                   unsigned threads, size_t part_min, inc_local_lift_stats *st, ak_error *err)
 {
     memset(st, 0, sizeof *st);
     int rc = ANONKIT_OK;
     for (int round = 0; rc == ANONKIT_OK && round < rounds; round++) {
         uint64_t applied;
-        rc = lift_round(c, w, k, cl, class_of, &applied, &st->saved, err);
+        rc = lift_round(c, w, k, cl, class_of, threads, part_min, &applied, &st->saved, err);
         st->rounds++;
         st->moves += applied;
         if (rc == ANONKIT_OK && !applied) break;

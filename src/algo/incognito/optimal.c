@@ -345,6 +345,31 @@ static void sift_down(ordered *h, size_t n, size_t i)
     h[i] = x;
 }
 
+/* After the top of h[0..n) was replaced by the last entry: restores the
+ * min-heap order (Floyd's variant: the hole goes down to a leaf along the
+ * lesser children, one comparison per level, then the entry climbs back the
+ * few levels it belongs above; the last entry, one of the largest, mostly
+ * stays near the leaves). The heap pops the same entries in the same order
+ * as with sift_down: its order is total. */
+static void sift_down_top(ordered *h, size_t n)
+{
+    if (n == 0) return;
+    const ordered x = h[0];
+    size_t i = 0;
+    for (;;) {
+        size_t child = 2 * i + 1;
+        if (child >= n) break;
+        child += child + 1 < n && ordered_before(&h[child + 1], &h[child]);
+        h[i] = h[child];
+        i = child;
+    }
+    while (i > 0 && ordered_before(&x, &h[(i - 1) / 2])) {
+        h[i] = h[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    h[i] = x;
+}
+
 /* Restores the min-heap order of h[0..i] above position i. */
 static void sift_up(ordered *h, size_t i)
 {
@@ -904,7 +929,7 @@ int inc_optimal_ctx(inc_ctx *c, inc_choose by, const double *weights, int exhaus
     while (rc == ANONKIT_OK && left > 0) {
         const ordered top = order[0];
         order[0] = order[--left];
-        sift_down(order, left, 0);
+        sift_down_top(order, left);
         const struct {
             double lb;
             uint32_t height, refined;
