@@ -86,8 +86,11 @@ typedef struct mp_out {
                         * FILE, rank 0: the one file's hidden name when not every rank can reach it
                         * unnamed (ranks on other machines, or no O_TMPFILE) */
     FILE *f;           /* DIR: the unnamed part, streamed to disk as it grows; FILE: a stream that
-                        * writes at this rank's offset in the one file (pwrite on fd) */
+                        * writes at this rank's offset in the one file (MPI_File_write_at on mf) */
     int fd;            /* FILE: this rank's descriptor of the one file (-1: none) */
+    MPI_File mf;       /* FILE: the one file opened through MPI-IO by this rank alone (MPI_COMM_SELF),
+                        * through which its rows are written at its offset */
+    int mf_open;       /* FILE: mf is open */
     int placed;        /* FILE: base is known (rank 0 from the start, the others after mp_out_place) */
     uint64_t base;     /* FILE: offset of this rank's first byte */
     uint64_t pos;      /* FILE: bytes written at base so far */

@@ -42,7 +42,8 @@ void mp_dest_names(const char *dest, char *d, size_t dsize, char *parent, size_t
 }
 
 /* The stream of a FILE run: every byte goes to this rank's offset in the one
- * file (pwrite; no offset shared with another rank); a rank other than 0
+ * file through MPI-IO (MPI_File_write_at: an independent write at an explicit
+ * offset, so no file pointer is shared with another rank); a rank other than 0
  * drops the header the writer starts with, and nothing is written before the
  * offset is known (a rank other than 0 writes its rows only after
  * mp_out_place). */
@@ -57,10 +58,12 @@ static ssize_t file_write(void *cookie, const char *buf, size_t size)
         return -1;
     }
     for (size_t put = drop; put < size;) {
-        const ssize_t w = pwrite(o->fd, buf + put, size - put, (off_t)(o->base + o->pos));
-        if (w < 0 && errno == EINTR) continue;
-        if (w <= 0) {
-            if (w == 0) errno = EIO;
+        const int want = size - put < (size_t)INT_MAX ? (int)(size - put) : INT_MAX;
+        MPI_Status st;
+        int w = 0;
+        if (MPI_File_write_at(o->mf, (MPI_Offset)(o->base + o->pos), buf + put, want, MPI_BYTE, &st) != MPI_SUCCESS ||
+            MPI_Get_count(&st, MPI_BYTE, &w) != MPI_SUCCESS || w <= 0) {
+            errno = EIO;
             return -1;
         }
         put += (size_t)w;
@@ -200,6 +203,14 @@ int mp_out_open(mp_ctx *c, const char *dest, long header, mp_out *o)
         if (fd < 0 || !(o->f = fdopen(fd, "w+"))) rc = mp_fail_io(c, d, "cannot create a part of the output");
     } else {
         if ((rc = open_one_file(c, d, o)) < 0) return rc;
+        /* the file as MPI-IO sees it: opened again by this rank alone (its own
+         * descriptor's path names the same file on every rank), so that a
+         * failure on one rank cannot leave the others in a collective call */
+        char self[64];
+        snprintf(self, sizeof self, "/proc/self/fd/%d", o->fd);
+        if (MPI_File_open(MPI_COMM_SELF, self, MPI_MODE_WRONLY, MPI_INFO_NULL, &o->mf) != MPI_SUCCESS)
+            rc = ak_err_set(&c->err, ANONKIT_E_IO, d, 0, 0, "cannot open the output through MPI-IO");
+        else o->mf_open = 1;
         o->header = header;
         o->skip = c->rank == 0 ? 0 : header;
         o->placed = c->rank == 0; /* rank 0 writes at 0, its header first */
@@ -323,6 +334,8 @@ void mp_out_close(mp_out *o)
 {
     if (o->f) fclose(o->f);
     o->f = NULL;
+    if (o->mf_open) MPI_File_close(&o->mf);
+    o->mf_open = 0;
     if (o->fd >= 0) close(o->fd);
     o->fd = -1;
 }
@@ -420,7 +433,10 @@ int mp_out_commit(mp_ctx *c, const char *dest, mp_out *o, uint64_t rows, int rc)
             rc = ak_err_set(&c->err, ANONKIT_E_INTERNAL, dest, 0, 0,
                             "rank %d wrote %llu bytes of the output where %llu were measured", c->rank,
                             (unsigned long long)o->pos, (unsigned long long)o->expect);
-        else if (fdatasync(o->fd) != 0) rc = mp_fail_io(c, dest, "cannot write");
+        else if (MPI_File_sync(o->mf) != MPI_SUCCESS) { /* (this rank's alone: mf is opened on MPI_COMM_SELF) */
+            errno = EIO;
+            rc = mp_fail_io(c, dest, "cannot write");
+        }
     }
     const char *pause = getenv("ANONKIT_MPI_TEST_PAUSE"); /* tests: a window to kill a rank in */
     if (pause && c->rank == 1) sleep((unsigned)atoi(pause));
