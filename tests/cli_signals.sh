@@ -16,7 +16,8 @@
 # temporary is an unnamed file (docs/ARCHITECTURE.md §10): on a file system
 # without O_TMPFILE a kill in the microseconds between creating a temporary and
 # unlinking it could leave one empty named file (no data), which this test would
-# report.
+# report, and so could a kill in the microseconds between the commit's linking of the
+# finished output as OUT.tmp-XXXXXX and its rename over the old output (docs/ARCHITECTURE.md).
 # Also: the 1-D algorithms' external sort honours --tmpdir.
 #
 # usage: bash tests/cli_signals.sh PATH/TO/anonkit SOURCE_DIR
