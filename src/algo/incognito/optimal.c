@@ -26,64 +26,10 @@
  * vector, in both searches. Whether a node is anonymous is decided by
  * inc_fset_eval (the one place that applies the privacy model and the
  * suppression limit). */
-#include "algo/incognito/inc_internal.h"
+#include "algo/incognito/optimal_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-enum { TAG_NONE = 0, TAG_FAIL = 1, TAG_PASS = 2, TAG_TESTED = 4 };
-enum { CACHE = 256 };
-
-/* The rows of one QI at one level, their weighted NCPs sorted in descending
- * order: cnt[i] rows and sum[i] cost before entry i, val[i] its cost per row. */
-typedef struct top_sums {
-    size_t n;
-    uint64_t *cnt;
-    double *sum, *val;
-} top_sums;
-
-/* The sub-lattice of two QIs a < b (Incognito's subset property, [LeFevre05]):
- * per level pair (la, lb), at index la * (height_b + 1) + lb, the rows in classes
- * that fail the model when the table is grouped by a and b alone, and their
- * weighted NCP in a and b. */
-typedef struct pair_sub {
-    uint32_t a, b;
-    uint64_t *fail;
-    double *cost;
-} pair_sub;
-
-typedef struct opt_state {
-    inc_ctx *c;
-    inc_choose by;
-    double w[64], wsum;
-    size_t n;                 /* lattice nodes */
-    size_t stride[64];        /* index = sum of level * stride */
-    double *sum[64];          /* sum[q][l]: weighted NCP of QI q at level l over the rows (GCP) */
-    double *maxcost[64];      /* maxcost[q][l]: weighted NCP of the widest value of QI q at level l */
-    double **wncp[64];        /* wncp[q][l][v]: w[q] * ncp[l][v], the weighted NCP of a value (GCP) */
-    double *mincost[64];      /* mincost[q][l]: weighted NCP of QI q at level l summed over the nrows - limit rows
-                                 where it is least (rows an iteration of local recoding must publish at least) */
-    uint64_t *at_bottom;      /* per node, bit q: QI q at level 0 (the cone walks' edges, without divisions) */
-    uint64_t *at_top;         /* per node, bit q: QI q at its top level */
-    unsigned char *tag;       /* TAG_FAIL or TAG_PASS, | TAG_TESTED once tested */
-    double *emin;             /* per node: the largest suppression excess of a tested generalization (GCP) */
-    top_sums *top[64];        /* top[q][l]: QI q's costs at level l, dearest first (pair_bound) */
-    int up_bound;             /* emin holds a lower bound on the loss from a tested specialization (emin_cone upwards) */
-    int top_ok;               /* weights >= 0 and NCPs in [0, 1]: a row costs at most W */
-    pair_sub *pairs;          /* the two-QI sub-lattices (pair_bound); NULL: not used */
-    size_t npairs;
-    size_t *path;
-    size_t *stack;
-    struct {
-        uint64_t lv, wide; /* wide: the levels spread out (wide_of) */
-        inc_fset *fs;
-    } cache[CACHE];
-    uint32_t woff[64];        /* wide_of: QI q's level at bit woff[q], in lbits + 1 bits (the top one a guard) */
-    uint64_t wguard;          /* the guard bits; 0: the spread levels do not fit in 64 bits (below() instead) */
-    size_t ncache, next_evict;
-    uint64_t last0;
-    int have_last0;
-} opt_state;
 
 static uint64_t lv_of_index(const opt_state *s, size_t i)
 {
@@ -441,207 +387,6 @@ static void set_best(inc_opt_result *best, double loss, uint32_t height, uint64_
     best->suppressed = suppressed;
 }
 
-static void state_free(opt_state *s)
-{
-    for (uint32_t q = 0; q < 64; q++) {
-        free(s->sum[q]);
-        free(s->maxcost[q]);
-        free(s->mincost[q]);
-        if (s->wncp[q])
-            for (uint32_t l = 0; l <= s->c->qi[q].height; l++) free(s->wncp[q][l]);
-        free(s->wncp[q]);
-    }
-    free(s->emin);
-    for (uint32_t q = 0; q < 64; q++) {
-        if (!s->top[q]) continue;
-        for (uint32_t l = 0; l <= s->c->qi[q].height; l++) {
-            free(s->top[q][l].cnt);
-            free(s->top[q][l].sum);
-            free(s->top[q][l].val);
-        }
-        free(s->top[q]);
-    }
-    for (size_t p = 0; s->pairs && p < s->npairs; p++) {
-        free(s->pairs[p].fail);
-        free(s->pairs[p].cost);
-    }
-    free(s->pairs);
-    free(s->path);
-    for (size_t i = 0; i < s->ncache; i++) inc_fset_free(s->cache[i].fs);
-    free(s->tag);
-    free(s->at_bottom);
-    free(s->at_top);
-    free(s->stack);
-}
-
-typedef struct ncp_count {
-    double ncp;
-    uint32_t count;
-} ncp_count;
-
-/* Sorts p[0..n) by ascending NCP, stably (insertion: few values, most already
- * in order; the order a stable qsort gives, so the sums over it are the same). */
-static void ncp_sort(ncp_count *p, size_t n)
-{
-    for (size_t i = 1; i < n; i++) {
-        const ncp_count x = p[i];
-        size_t j = i;
-        for (; j > 0 && p[j - 1].ncp > x.ncp; j--) p[j] = p[j - 1];
-        p[j] = x;
-    }
-}
-
-/* Lattice size, strides, per-level NCP totals and the level-0 frequency set. */
-static int state_init(opt_state *s, inc_ctx *c, inc_choose by, const double *weights, int want_pairs, ak_error *err)
-{
-    memset(s, 0, sizeof *s);
-    s->c = c;
-    s->by = by == INC_CHOOSE_K_MINIMAL ? INC_CHOOSE_GCP : by;
-    s->n = 1;
-    for (uint32_t q = c->nqi; q-- > 0;) {
-        s->stride[q] = s->n;
-        if (s->n > ((size_t)1 << 22) / (c->qi[q].height + 1))
-            return ak_err_set(err, ANONKIT_E_USAGE, NULL, 0, 0,
-                              "the generalization lattice has more than 2^22 nodes: too large for the optimal search "
-                              "(use --choose k-minimal with an Incognito variant)");
-        s->n *= c->qi[q].height + 1;
-    }
-    s->top_ok = want_pairs;
-    for (uint32_t q = 0; q < c->nqi; q++) {
-        s->w[q] = weights ? weights[q] : 1.0;
-        s->wsum += s->w[q];
-        if (!(s->w[q] >= 0)) s->top_ok = 0;
-    }
-    s->tag = calloc(s->n, 1);
-    s->stack = malloc(s->n * sizeof *s->stack);
-    s->emin = calloc(s->n, sizeof *s->emin);
-    s->path = malloc(s->n * sizeof *s->path);
-    s->at_bottom = malloc(s->n * sizeof *s->at_bottom);
-    s->at_top = malloc(s->n * sizeof *s->at_top);
-    if (!s->tag || !s->stack || !s->emin || !s->path || !s->at_bottom || !s->at_top) return ak_err_nomem(err);
-    {
-        uint32_t bits = 0;
-        for (uint32_t q = 0; q < c->nqi && bits <= 64; q++) {
-            s->woff[q] = bits;
-            bits += c->qi[q].lbits + 1;
-            if (bits <= 64) s->wguard |= (uint64_t)1 << (bits - 1);
-        }
-        if (bits > 64) s->wguard = 0;
-    }
-    /* The edge masks, walking the lattice in index order like an odometer (the last QI turns fastest). */
-    {
-        uint32_t level[64] = {0};
-        uint64_t bottom = inc_full_mask(c), top = 0;
-        for (uint32_t q = 0; q < c->nqi; q++)
-            if (c->qi[q].height == 0) top |= (uint64_t)1 << q;
-        for (size_t i = 0; i < s->n; i++) {
-            s->at_bottom[i] = bottom;
-            s->at_top[i] = top;
-            for (uint32_t q = c->nqi; q-- > 0;) {
-                const uint64_t bit = (uint64_t)1 << q;
-                if (level[q] < c->qi[q].height) {
-                    level[q]++;
-                    bottom &= ~bit;
-                    if (level[q] == c->qi[q].height) top |= bit;
-                    break;
-                }
-                level[q] = 0;
-                bottom |= bit;
-                top = c->qi[q].height == 0 ? top | bit : top & ~bit;
-            }
-        }
-    }
-    uint32_t *hist = NULL;
-    ncp_count *pairs = NULL;
-    for (uint32_t q = 0; q < c->nqi; q++) {
-        const inc_qi *a = &c->qi[q];
-        s->sum[q] = calloc(a->height + 1, sizeof *s->sum[q]);
-        s->maxcost[q] = calloc(a->height + 1, sizeof *s->maxcost[q]);
-        s->mincost[q] = calloc(a->height + 1, sizeof *s->mincost[q]);
-        s->top[q] = calloc(a->height + 1, sizeof *s->top[q]);
-        uint32_t *h = realloc(hist, (a->card[0] ? a->card[0] : 1) * sizeof *h);
-        if (h) hist = h;
-        ncp_count *pp = realloc(pairs, (a->card[0] ? a->card[0] : 1) * sizeof *pp);
-        if (pp) pairs = pp;
-        if (!s->sum[q] || !s->maxcost[q] || !s->mincost[q] || !s->top[q] || !h || !pp) {
-            free(hist);
-            free(pairs);
-            return ak_err_nomem(err);
-        }
-        memset(hist, 0, a->card[0] * sizeof *hist);
-        for (size_t r = 0; r < c->nrows; r++) hist[c->code0[q][r]]++;
-        for (uint32_t l = 0; l <= a->height; l++) {
-            double sum = 0;
-            double widest = 0;
-            size_t np = 0;
-            for (uint32_t v = 0; v < a->card[0]; v++) {
-                if (!hist[v]) continue;
-                const double ncp = a->ncp[l][a->gen[l][v]];
-                sum += (double)hist[v] * ncp;
-                if (ncp > widest) widest = ncp;
-                pairs[np++] = (ncp_count){ncp, hist[v]};
-            }
-            s->sum[q][l] = s->w[q] * sum;
-            s->maxcost[q][l] = s->w[q] * widest;
-            /* The rows by cost: only local recoding's bound (defer < 1) and pair_bound need them. */
-            if (c->defer >= 1 && !want_pairs) continue;
-            /* The must-publish rows where this QI costs least (local recoding's bound). */
-            ncp_sort(pairs, np);
-            double cheap = 0;
-            uint64_t left = c->nrows - (c->limit < c->nrows ? c->limit : c->nrows);
-            for (size_t i = 0; i < np && left; i++) {
-                const uint64_t take = pairs[i].count < left ? pairs[i].count : left;
-                cheap += (double)take * pairs[i].ncp;
-                left -= take;
-            }
-            s->mincost[q][l] = s->w[q] * cheap;
-            if (!want_pairs) continue;
-            /* The dearest rows first, with running totals (pair_bound). */
-            top_sums *ts = &s->top[q][l];
-            ts->cnt = malloc((np + 1) * sizeof *ts->cnt);
-            ts->sum = malloc((np + 1) * sizeof *ts->sum);
-            ts->val = malloc((np + 1) * sizeof *ts->val);
-            if (!ts->cnt || !ts->sum || !ts->val) {
-                free(hist);
-                free(pairs);
-                return ak_err_nomem(err);
-            }
-            ts->n = np;
-            ts->cnt[0] = 0;
-            ts->sum[0] = 0;
-            for (size_t i = 0; i < np; i++) {
-                const ncp_count *pc = &pairs[np - 1 - i];
-                if (!(pc->ncp >= 0 && pc->ncp <= 1)) s->top_ok = 0;
-                ts->val[i] = s->w[q] * pc->ncp;
-                ts->cnt[i + 1] = ts->cnt[i] + pc->count;
-                ts->sum[i + 1] = ts->sum[i] + (double)pc->count * ts->val[i];
-            }
-        }
-        if (!(s->wncp[q] = calloc(a->height + 1, sizeof *s->wncp[q]))) {
-            free(hist);
-            free(pairs);
-            return ak_err_nomem(err);
-        }
-        for (uint32_t l = 0; l <= a->height; l++) {
-            if (!(s->wncp[q][l] = malloc((a->card[l] ? a->card[l] : 1) * sizeof *s->wncp[q][l]))) {
-                free(hist);
-                free(pairs);
-                return ak_err_nomem(err);
-            }
-            for (uint32_t v = 0; v < a->card[l]; v++) s->wncp[q][l][v] = s->w[q] * a->ncp[l][v];
-        }
-    }
-    free(hist);
-    free(pairs);
-    inc_fset *bottom;
-    AK_CHECK(inc_fset_scan(c, (inc_node){inc_full_mask(c), 0}, &bottom, err));
-    s->cache[0].lv = 0;
-    s->cache[0].wide = 0;
-    s->cache[0].fs = bottom;
-    s->ncache = 1;
-    return ANONKIT_OK;
-}
-
 /* The test of frequency set fs under k-anonymity alone (no sensitive value,
  * no risk predicate) when a suppressed row costs nothing (GCP, defer = 0: the
  * iterations of local recoding): what inc_fset_eval decides (a class holds
@@ -910,7 +655,7 @@ int inc_optimal_ctx(inc_ctx *c, inc_choose by, const double *weights, int exhaus
     /* The pair sub-lattices bound the loss under suppression (pair_bound). */
     const int want_pairs = !exhaustive && (by == INC_CHOOSE_GCP || by == INC_CHOOSE_K_MINIMAL) && c->limit > 0 &&
                            c->defer >= 1 && inc_model_monotone_with_suppression(c->m);
-    int rc = state_init(&s, c, by, weights, want_pairs, err);
+    int rc = opt_state_init(&s, c, by, weights, want_pairs, err);
     if (rc == ANONKIT_OK && s.top_ok) rc = pairs_init(&s, err);
     /* A suppressed row costing nothing makes the loss monotone upwards (emin_cone upwards). */
     s.up_bound = rc == ANONKIT_OK && !exhaustive && s.by == INC_CHOOSE_GCP && c->defer == 0 && c->limit > 0 &&
@@ -992,7 +737,7 @@ int inc_optimal_ctx(inc_ctx *c, inc_choose by, const double *weights, int exhaus
     out->pruned_bound = pruned_bound;
     free(order);
     free(lvs);
-    state_free(&s);
+    opt_state_free(&s);
     if (rc == ANONKIT_OK && !out->found)
         rc = ak_err_set(err, ANONKIT_E_INELIGIBLE, NULL, 0, 0,
                         "no full-domain generalization satisfies the privacy model, not even every quasi-identifier "
@@ -1005,7 +750,7 @@ int inc_optimal_bounds(inc_ctx *c, const double *weights, double *lower, uint64_
 {
     opt_state s;
     const int want_pairs = c->limit > 0 && c->defer >= 1 && inc_model_monotone_with_suppression(c->m);
-    int rc = state_init(&s, c, INC_CHOOSE_GCP, weights, want_pairs, err);
+    int rc = opt_state_init(&s, c, INC_CHOOSE_GCP, weights, want_pairs, err);
     if (rc == ANONKIT_OK && s.top_ok) rc = pairs_init(&s, err);
     for (size_t i = 0; rc == ANONKIT_OK && i < s.n; i++) {
         const uint64_t lv = lv_of_index(&s, i);
@@ -1013,6 +758,6 @@ int inc_optimal_bounds(inc_ctx *c, const double *weights, double *lower, uint64_
         most_failing[i] = 0;
         if (s.pairs) lower[i] += pair_bound(&s, lv, &most_failing[i]);
     }
-    state_free(&s);
+    opt_state_free(&s);
     return rc;
 }
