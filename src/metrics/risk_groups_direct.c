@@ -573,6 +573,22 @@ static int rx_finish(rx_table *x, XXH128_hash_t star, rg_classes *c)
     return 0;
 }
 
+/* Ends a two-piece read that worked: the second piece's classes y in their
+ * order after the first's x, then x's classes into c; *done set. */
+static int merge_pieces(rx_table *x, const rx_table *y, uint64_t rows, XXH128_hash_t star, rg_classes *c,
+                        uint64_t *rows_out, int *done, ak_error *err)
+{
+    for (size_t k = 0; k < y->n; k++) {
+        uint32_t id;
+        if (rx_class(x, y->key[2 * k], y->key[2 * k + 1], &id) != 0) return ak_err_nomem(err);
+        x->count[id] += y->count[k];
+    }
+    if (rx_finish(x, star, c) != 0) return ak_err_nomem(err);
+    *rows_out = rows;
+    *done = 1;
+    return ANONKIT_OK;
+}
+
 /* A piece of a two-piece read: the second, bytes [offset, offset + length)
  * by a reader of its own. */
 typedef struct rx_piece {
@@ -651,19 +667,8 @@ static int read_two_pieces(csv_reader *reader, const risk_group_params *p, const
         rc = ak_err_nomem(err);
     } else if (parts[0].pc.rc == ANONKIT_OK && parts[1].pc.rc == ANONKIT_OK && !parts[0].pc.quoted &&
                !parts[1].pc.quoted && parts[0].pc.rows + parts[1].pc.rows < UINT32_MAX - 1) {
-        /* the second piece's classes in their order after the first's */
-        rx_table *x = &parts[0].pc.x;
-        const rx_table *y = &parts[1].pc.x;
-        for (size_t k = 0; rc == ANONKIT_OK && k < y->n; k++) {
-            uint32_t id;
-            if (rx_class(x, y->key[2 * k], y->key[2 * k + 1], &id) != 0) rc = ak_err_nomem(err);
-            else x->count[id] += y->count[k];
-        }
-        if (rc == ANONKIT_OK && rx_finish(x, star, c) != 0) rc = ak_err_nomem(err);
-        if (rc == ANONKIT_OK) {
-            *rows_out = parts[0].pc.rows + parts[1].pc.rows;
-            *done = 1;
-        }
+        rc = merge_pieces(&parts[0].pc.x, &parts[1].pc.x, parts[0].pc.rows + parts[1].pc.rows, star, c, rows_out,
+                          done, err);
     }
     rx_free(&parts[0].pc.x);
     rx_free(&parts[1].pc.x);
@@ -722,19 +727,7 @@ static int scan_two_pieces(const risk_group_params *p, const uint32_t *hcols, ui
     if (rc == ANONKIT_OK && (parts[0].rc != 0 || parts[1].rc != 0)) {
         rc = ak_err_nomem(err);
     } else if (rc == ANONKIT_OK && parts[0].stop == UINT64_MAX && parts[1].stop == UINT64_MAX) {
-        /* the second piece's classes in their order after the first's */
-        rx_table *x = &parts[0].x;
-        const rx_table *y = &parts[1].x;
-        for (size_t k = 0; rc == ANONKIT_OK && k < y->n; k++) {
-            uint32_t id;
-            if (rx_class(x, y->key[2 * k], y->key[2 * k + 1], &id) != 0) rc = ak_err_nomem(err);
-            else x->count[id] += y->count[k];
-        }
-        if (rc == ANONKIT_OK && rx_finish(x, star, c) != 0) rc = ak_err_nomem(err);
-        if (rc == ANONKIT_OK) {
-            *rows_out = parts[0].rows + parts[1].rows;
-            *done = 1;
-        }
+        rc = merge_pieces(&parts[0].x, &parts[1].x, parts[0].rows + parts[1].rows, star, c, rows_out, done, err);
     }
     for (unsigned i = 0; i < 2; i++) {
         rx_free(&parts[i].x);
