@@ -600,6 +600,13 @@ int mdr_dist_partition(const table *t, const model *m, const mdr_options *o, uin
                 ak_hist_clear(&s.whole);
                 if (s.need_hist && first != UINT32_MAX)
                     dadd_pairs(&ds, first, ds.avs[first], s.sdomain, x->clo[first], x->chi[first], &s.whole);
+                if (level == 0 && round == 0 && s.need_hist && x->n > UINT32_MAX) {
+                    /* the model layer's histograms count in 32 bits (model_holds, model_dist_holds) */
+                    rc = ak_err_set(err, ANONKIT_E_USAGE, NULL, 0, 0,
+                                    "l-diversity, t-closeness, delta-disclosure and beta-likeness on anonkit-mpi take "
+                                    "at most 4294967295 rows");
+                    break;
+                }
                 if (level == 0 && round == 0) { /* the whole table must satisfy the model, or no partitioning can */
                     char why[256];
                     why[0] = '\0';
