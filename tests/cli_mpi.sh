@@ -12,7 +12,10 @@
 # parts concatenated, whether the ranks reach the file unnamed or by a hidden
 # name (as on several machines), and a rank killed with the named file leaves
 # only that hidden name; the report's busy seconds and critical path are
-# consistent.
+# consistent; t-closeness, δ-disclosure and β-likeness give the single-machine
+# table on 1 to 3 ranks, which `anonkit check` accepts under the same model;
+# --hierarchy COL=auto gives the single-machine table from parts whose values
+# differ.
 #
 # usage: bash tests/cli_mpi.sh PATH/TO/anonkit-mpi PATH/TO/anonkit SOURCE_DIR
 set -u
@@ -400,34 +403,56 @@ for extra in "--variance 4" "--max-risk average=0.05" "--html $d/x.html"; do
     [ -e "$d/x.csv" ] && problem "output written with $extra"
 done
 end
-begin "--hierarchy COL=auto is refused (each rank would build it from its own rows); a flat hierarchy built once gives one machine's table"
-# parts whose 'race' values differ: the second holds every row the first has not
+begin "--hierarchy COL=auto: the flat hierarchies of every rank's values together (the parts' values differ, one part has missing cells), one machine's table on 1 to 3 ranks"
+# parts whose 'race' values differ: the second holds every row the first has
+# not; the third has empty race and sex cells (the leaf NULL, on one rank only)
 head -1 "$ADULT/adult.csv" >"$d/h"
 mkdir -p "$d/auto"
 { cat "$d/h"; tail -n +2 "$ADULT/adult.csv" | grep -v ';Black;' | head -6000; } >"$d/auto/part-1.csv"
 { cat "$d/h"; tail -n +2 "$ADULT/adult.csv" | grep ';Black;'; } >"$d/auto/part-2.csv"
-{ cat "$d/h"; tail -n +2 "$d/auto/part-1.csv"; tail -n +2 "$d/auto/part-2.csv"; } >"$d/auto-all.csv"
+{ cat "$d/h"; tail -n +2 "$ADULT/adult.csv" | grep -v ';Black;' | sed -n 6001,6400p |
+    sed 's/^Male;\([0-9]*\);White;/;\1;;/'; } >"$d/auto/part-3.csv"
+{ cat "$d/h"; for p in 1 2 3; do tail -n +2 "$d/auto/part-$p.csv"; done; } >"$d/auto-all.csv"
+grep -q '^;[0-9]*;;' "$d/auto/part-3.csv" || problem "the third part has no missing cells"
 AUTO_OPTS="--delimiter ; --qi age,race,sex --numeric age --k 10"
 # shellcheck disable=SC2086
-mp 2 anonymize "$d/auto" -o "$d/auto.csv" $AUTO_OPTS --hierarchy race=auto --hierarchy sex=auto
-expect_rc 1
-expect_err_has "does not take --hierarchy race=auto"
-[ -e "$d/auto.csv" ] && problem "output written"
+"$BIN" anonymize "$d/auto-all.csv" -o "$d/auto-one.csv" $AUTO_OPTS --hierarchy race=auto --hierarchy sex=auto \
+    --no-progress >/dev/null 2>&1 || problem "single-machine run failed"
+grep -q 'Black' "$d/auto-one.csv" && grep -q 'NULL' "$d/auto-one.csv" ||
+    problem "the single-machine table lacks a leaf of one part (Black) or the missing leaf (NULL)"
 for col in race sex; do
     "$BIN" hierarchy "$d/auto-all.csv" --delimiter ';' --column "$col" --flat -o "$d/$col.csv" >/dev/null 2>&1 ||
         problem "anonkit hierarchy --flat failed for $col"
 done
+for np in 1 2 3 file; do
+    rm -f "$d/auto.csv"
+    if [ $np = file ]; then # one file in byte ranges: rank 0 collects its values
+        # shellcheck disable=SC2086
+        mp 3 anonymize "$d/auto-all.csv" -o "$d/auto.csv" $AUTO_OPTS --hierarchy race=auto --hierarchy sex=auto --memory 16K
+    else
+        # shellcheck disable=SC2086
+        mp $np anonymize "$d/auto" -o "$d/auto.csv" $AUTO_OPTS --hierarchy race=auto --hierarchy sex=auto --memory 16K
+    fi
+    expect_rc 0
+    [ "$(tail -n +2 "$d/auto.csv" | sort | md5sum)" = "$(tail -n +2 "$d/auto-one.csv" | sort | md5sum)" ] ||
+        problem "the cluster's table ($np) differs from one machine's"
+    # shellcheck disable=SC2086
+    "$BIN" check "$d/auto.csv" $AUTO_OPTS --hierarchy race="$d/race.csv" --hierarchy sex="$d/sex.csv" >/dev/null 2>&1 ||
+        problem "check rejects the cluster's table ($np) under the flat hierarchies of the whole table"
+done
+# the same flat hierarchies built once as files give the same table
 # shellcheck disable=SC2086
-mp 2 anonymize "$d/auto" -o "$d/auto.csv" $AUTO_OPTS --hierarchy race="$d/race.csv" --hierarchy sex="$d/sex.csv"
+mp 2 anonymize "$d/auto" -o "$d/auto-f.csv" $AUTO_OPTS --hierarchy race="$d/race.csv" --hierarchy sex="$d/sex.csv"
 expect_rc 0
+[ "$(tail -n +2 "$d/auto-f.csv" | sort | md5sum)" = "$(tail -n +2 "$d/auto-one.csv" | sort | md5sum)" ] ||
+    problem "the cluster's table with the hierarchy files differs from one machine's"
+end
+begin "--hierarchy COL=auto on a column no part holds: one error, no output"
 # shellcheck disable=SC2086
-"$BIN" anonymize "$d/auto-all.csv" -o "$d/auto-one.csv" $AUTO_OPTS --hierarchy race="$d/race.csv" \
-    --hierarchy sex="$d/sex.csv" --no-progress >/dev/null 2>&1 || problem "single-machine run failed"
-[ "$(tail -n +2 "$d/auto.csv" | sort | md5sum)" = "$(tail -n +2 "$d/auto-one.csv" | sort | md5sum)" ] ||
-    problem "the cluster's table differs from one machine's"
-# shellcheck disable=SC2086
-"$BIN" check "$d/auto.csv" $AUTO_OPTS --hierarchy race="$d/race.csv" --hierarchy sex="$d/sex.csv" >/dev/null 2>&1 ||
-    problem "check rejects the cluster's table"
+mp 2 anonymize "$d/auto" -o "$d/auto-x.csv" $AUTO_OPTS --hierarchy race=auto --hierarchy nosuch=auto
+expect_rc 1
+[ "$(grep -c '^anonkit-mpi: ' "$ERR")" = 1 ] || problem "expected one error line: $(cat "$ERR")"
+[ -e "$d/auto-x.csv" ] && problem "output written"
 end
 begin "--max-risk highest=R is k-anonymity with k = ceil(1/R): the output passes check at that k"
 mp 2 anonymize "$ADULT/adult.csv" -o "$d/h.csv" --job "$ADULT/job.json" --max-risk highest=0.04

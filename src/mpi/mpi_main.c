@@ -592,14 +592,6 @@ static int parse_args(mp_ctx *c, int argc, char **argv, const char **input, cons
         return ak_err_set(&c->err, ANONKIT_E_USAGE, NULL, 0, 0,
                           "anonkit-mpi does not take --html, --query, --replace or --use-codes: it reads and "
                           "writes CSV files (give --report for the JSON report)");
-    /* a hierarchy built from the data would be built by each rank from its own
-     * rows, so the ranks would hold different hierarchies */
-    for (size_t i = 0; i < j->hierarchy_paths.count; i++)
-        if (!strcmp(j->hierarchy_paths.items[i], "auto"))
-            return ak_err_set(&c->err, ANONKIT_E_USAGE, NULL, 0, 0,
-                              "anonkit-mpi does not take --hierarchy %s=auto: build the hierarchy once with "
-                              "'anonkit hierarchy DATA --column %s --flat -o FILE' and give --hierarchy %s=FILE",
-                              j->hierarchy_attrs.items[i], j->hierarchy_attrs.items[i], j->hierarchy_attrs.items[i]);
     if (j->risk.max.highest > 0) { /* highest=R is k-anonymity with k = ceil(1/R) */
         const uint64_t k = risk_model_k(j->risk.max.highest);
         if (k > c->job->model.k) c->job->model.k = k;
