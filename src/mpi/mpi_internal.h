@@ -3,7 +3,9 @@
  *              partitioning, shipping leaves to their owners, the outputs;
  * mpi_out.c    the outputs, written once and committed by every rank or none;
  * mpi_shard.c  the input cut into shards (whole part files, or byte ranges
- *              of one file), each shard's load, the dictionaries merged. */
+ *              of one file), each shard's load, the dictionaries merged;
+ * mpi_hier.c   --hierarchy COL=auto: the flat hierarchy of every rank's
+ *              distinct values together. */
 #ifndef AK_MPI_INTERNAL_H
 #define AK_MPI_INTERNAL_H
 
