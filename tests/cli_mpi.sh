@@ -12,7 +12,10 @@
 # parts concatenated, whether the ranks reach the file unnamed or by a hidden
 # name (as on several machines), and a rank killed with the named file leaves
 # only that hidden name; the report's busy seconds and critical path are
-# consistent.
+# consistent; t-closeness, δ-disclosure and β-likeness give the single-machine
+# table on 1 to 3 ranks, which `anonkit check` accepts under the same model;
+# --hierarchy COL=auto gives the single-machine table from parts whose values
+# differ.
 #
 # usage: bash tests/cli_mpi.sh PATH/TO/anonkit-mpi PATH/TO/anonkit SOURCE_DIR
 set -u
@@ -282,6 +285,94 @@ rm -f "$d"/.killed.csv.anonkit-tmp-*
 rm -rf "${TMPDIR:?}"/anonkit-mpi-*
 end
 
+# 5c. t-closeness, δ-disclosure and β-likeness: the whole table's sensitive
+# distribution is summed over the ranks once, and every cut of the
+# distributed levels is judged by the model layer's predicates on the summed
+# sensitive histograms of both sides, as one machine judges them on its rows.
+# The sensitive codes are merged in the single-machine order and the choice
+# reads the same sums, so the table is the single-machine Mondrian's (a
+# multiset), as for l-diversity; `anonkit check` verifies the model. The
+# --memory is small (4K: the finish size is 2k rows on the random tables), so
+# that the cuts the model forbids are met on summed histograms, not only in
+# the leaves finished in memory (whose sides are drawn independently of the
+# QIs on the generated tables, so only small nodes break the model).
+RANDOM=41
+d=$(casedir)
+for i in 1 2 3 4 5 6; do
+    np=$((i % 3 + 1))
+    rows=$((3000 + RANDOM % 7000))
+    seed=$((RANDOM))
+    k=$((3 + RANDOM % 20))
+    qis=(age,salary,zipcode age,salary,hvalue zipcode,age,loan salary,hyears,commission)
+    qi=${qis[$((RANDOM % 4))]}
+    split=""
+    case $i in
+        1) model="--sensitive car --t 0.2" ;;
+        2) model="--sensitive elevel --t 0.1 --t-distance equal" ;;
+        3) model="--sensitive elevel --delta-disclosure 1.2" ;;
+        4) model="--sensitive car --beta 1.5" ;;
+        5) model="--sensitive car --beta 2 --beta-variant enhanced --l 2" ;;
+        6) model="--sensitive elevel --t 0.15"; split="--split infogain --class c7" ;;
+    esac
+    "$BIN" generate --rows $rows --seed $seed -o "$d/in.csv" 2>/dev/null
+    begin "closeness, random table $i ($rows rows, $np ranks, --qi $qi --k $k $model $split): the single-machine table, verified"
+    ak anonymize "$d/in.csv" -o "$d/one.csv" --qi $qi --k $k $model $split --seed 3
+    [ "$RC" = 0 ] || problem "the single-machine run failed: $(head -1 "$ERR")"
+    mp $np anonymize "$d/in.csv" -o "$d/mpi.csv" --qi $qi --k $k $model $split --memory 4K --report "$d/r.json"
+    expect_rc 0
+    same_rows "$d/one.csv" "$d/mpi.csv"
+    expect_json "$d/r.json" "j['rows_published'] == $rows and j['levels_reduced'] >= 2 and j['leaves'] >= 2"
+    ak check "$d/mpi.csv" --qi $qi --k $k $model
+    expect_rc 0
+    # the model binds: the k-anonymous table alone does not satisfy it
+    ak anonymize "$d/in.csv" -o "$d/konly.csv" --qi $qi --k $k --seed 3
+    ak check "$d/konly.csv" --qi $qi --k $k $model
+    [ "$RC" = 0 ] && problem "the k-anonymous table already satisfies $model: the case proves nothing"
+    end
+done
+mkdir "$d/parts"
+h=$(head -1 "$ADULT/adult.csv")
+{ echo "$h"; sed -n 2,5001p "$ADULT/adult.csv"; } >"$d/parts/p0.csv"
+echo "$h" >"$d/parts/p1.csv"
+{ echo "$h"; sed -n '5002,$p' "$ADULT/adult.csv"; } >"$d/parts/p2.csv"
+HOCC="--hierarchy occupation=$ADULT/adult_hierarchy_occupation.csv"
+for extra in "--t 0.15" "--t 0.2 --t-distance hierarchical $HOCC" "--l 1 --delta-disclosure 1.5" \
+    "--l 1 --beta 2 --beta-variant enhanced"; do
+    # shellcheck disable=SC2086
+    ak anonymize --job "$ADULT/job.json" $extra -o "$d/one.csv"
+    [ "$RC" = 0 ] || problem "the single-machine run failed: $(head -1 "$ERR")"
+    for np in 1 2 3; do
+        begin "adult in 3 uneven parts (one empty), $np ranks, $extra: the single-machine table, verified"
+        # shellcheck disable=SC2086
+        mp $np anonymize "$d/parts" -o "$d/mpi.csv" --job "$ADULT/job.json" $extra --memory 256K --report "$d/r.json"
+        expect_rc 0
+        same_rows "$d/one.csv" "$d/mpi.csv"
+        expect_json "$d/r.json" "j['levels_reduced'] >= 2"
+        # shellcheck disable=SC2086
+        ak check "$d/mpi.csv" --job "$ADULT/job.json" $extra
+        expect_rc 0
+        end
+    done
+done
+begin "closeness, bad settings: one clear error each, no output"
+"$BIN" generate --rows 2000 --seed 8 -o "$d/in.csv" 2>/dev/null
+bad() { # bad MESSAGE ARGS...: refused with MESSAGE on 2 ranks, nothing written
+    local msg=$1
+    shift
+    mp 2 anonymize "$@" -o "$d/x.csv"
+    expect_rc 1
+    [ "$(grep -c '^anonkit-mpi: ' "$ERR")" = 1 ] || problem "expected one error line: $(cat "$ERR")"
+    expect_err_has "$msg"
+    [ -e "$d/x.csv" ] && problem "output written with $*"
+}
+bad "--t needs a sensitive column" "$d/in.csv" --qi age,salary --k 5 --t 0.2
+bad "--beta needs a sensitive column" "$d/in.csv" --qi age,salary --k 5 --beta 1
+bad "--t" "$d/in.csv" --qi age,salary --k 5 --sensitive car --t 1.5
+bad "--t-distance hierarchical needs a hierarchy" "$d/in.csv" --qi age,salary --k 5 --sensitive car --t 0.2 \
+    --t-distance hierarchical
+bad "occupation" "$ADULT/adult.csv" --job "$ADULT/job.json" --t 0.2 --t-distance ordered
+end
+
 # 6. usage
 d=$(casedir)
 begin "an algorithm other than Mondrian is refused"
@@ -303,8 +394,8 @@ expect_err_has "cannot write the report there"
 [ -e "$d/x" ] && problem "output written"
 end
 
-begin "models a cluster run cannot honour are refused, never ignored: t-closeness, --max-risk average, --html"
-for extra in "--t 0.3" "--max-risk average=0.05" "--html $d/x.html"; do
+begin "models a cluster run cannot honour are refused, never ignored: --variance, --max-risk average, --html"
+for extra in "--variance 4" "--max-risk average=0.05" "--html $d/x.html"; do
     # shellcheck disable=SC2086
     mp 2 anonymize "$ADULT/adult.csv" -o "$d/x.csv" --job "$ADULT/job.json" $extra
     expect_rc 1
@@ -312,34 +403,56 @@ for extra in "--t 0.3" "--max-risk average=0.05" "--html $d/x.html"; do
     [ -e "$d/x.csv" ] && problem "output written with $extra"
 done
 end
-begin "--hierarchy COL=auto is refused (each rank would build it from its own rows); a flat hierarchy built once gives one machine's table"
-# parts whose 'race' values differ: the second holds every row the first has not
+begin "--hierarchy COL=auto: the flat hierarchies of every rank's values together (the parts' values differ, one part has missing cells), one machine's table on 1 to 3 ranks"
+# parts whose 'race' values differ: the second holds every row the first has
+# not; the third has empty race and sex cells (the leaf NULL, on one rank only)
 head -1 "$ADULT/adult.csv" >"$d/h"
 mkdir -p "$d/auto"
 { cat "$d/h"; tail -n +2 "$ADULT/adult.csv" | grep -v ';Black;' | head -6000; } >"$d/auto/part-1.csv"
 { cat "$d/h"; tail -n +2 "$ADULT/adult.csv" | grep ';Black;'; } >"$d/auto/part-2.csv"
-{ cat "$d/h"; tail -n +2 "$d/auto/part-1.csv"; tail -n +2 "$d/auto/part-2.csv"; } >"$d/auto-all.csv"
+{ cat "$d/h"; tail -n +2 "$ADULT/adult.csv" | grep -v ';Black;' | sed -n 6001,6400p |
+    sed 's/^Male;\([0-9]*\);White;/;\1;;/'; } >"$d/auto/part-3.csv"
+{ cat "$d/h"; for p in 1 2 3; do tail -n +2 "$d/auto/part-$p.csv"; done; } >"$d/auto-all.csv"
+grep -q '^;[0-9]*;;' "$d/auto/part-3.csv" || problem "the third part has no missing cells"
 AUTO_OPTS="--delimiter ; --qi age,race,sex --numeric age --k 10"
 # shellcheck disable=SC2086
-mp 2 anonymize "$d/auto" -o "$d/auto.csv" $AUTO_OPTS --hierarchy race=auto --hierarchy sex=auto
-expect_rc 1
-expect_err_has "does not take --hierarchy race=auto"
-[ -e "$d/auto.csv" ] && problem "output written"
+"$BIN" anonymize "$d/auto-all.csv" -o "$d/auto-one.csv" $AUTO_OPTS --hierarchy race=auto --hierarchy sex=auto \
+    --no-progress >/dev/null 2>&1 || problem "single-machine run failed"
+grep -q 'Black' "$d/auto-one.csv" && grep -q 'NULL' "$d/auto-one.csv" ||
+    problem "the single-machine table lacks a leaf of one part (Black) or the missing leaf (NULL)"
 for col in race sex; do
     "$BIN" hierarchy "$d/auto-all.csv" --delimiter ';' --column "$col" --flat -o "$d/$col.csv" >/dev/null 2>&1 ||
         problem "anonkit hierarchy --flat failed for $col"
 done
+for np in 1 2 3 file; do
+    rm -f "$d/auto.csv"
+    if [ $np = file ]; then # one file in byte ranges: rank 0 collects its values
+        # shellcheck disable=SC2086
+        mp 3 anonymize "$d/auto-all.csv" -o "$d/auto.csv" $AUTO_OPTS --hierarchy race=auto --hierarchy sex=auto --memory 16K
+    else
+        # shellcheck disable=SC2086
+        mp $np anonymize "$d/auto" -o "$d/auto.csv" $AUTO_OPTS --hierarchy race=auto --hierarchy sex=auto --memory 16K
+    fi
+    expect_rc 0
+    [ "$(tail -n +2 "$d/auto.csv" | sort | md5sum)" = "$(tail -n +2 "$d/auto-one.csv" | sort | md5sum)" ] ||
+        problem "the cluster's table ($np) differs from one machine's"
+    # shellcheck disable=SC2086
+    "$BIN" check "$d/auto.csv" $AUTO_OPTS --hierarchy race="$d/race.csv" --hierarchy sex="$d/sex.csv" >/dev/null 2>&1 ||
+        problem "check rejects the cluster's table ($np) under the flat hierarchies of the whole table"
+done
+# the same flat hierarchies built once as files give the same table
 # shellcheck disable=SC2086
-mp 2 anonymize "$d/auto" -o "$d/auto.csv" $AUTO_OPTS --hierarchy race="$d/race.csv" --hierarchy sex="$d/sex.csv"
+mp 2 anonymize "$d/auto" -o "$d/auto-f.csv" $AUTO_OPTS --hierarchy race="$d/race.csv" --hierarchy sex="$d/sex.csv"
 expect_rc 0
+[ "$(tail -n +2 "$d/auto-f.csv" | sort | md5sum)" = "$(tail -n +2 "$d/auto-one.csv" | sort | md5sum)" ] ||
+    problem "the cluster's table with the hierarchy files differs from one machine's"
+end
+begin "--hierarchy COL=auto on a column no part holds: one error, no output"
 # shellcheck disable=SC2086
-"$BIN" anonymize "$d/auto-all.csv" -o "$d/auto-one.csv" $AUTO_OPTS --hierarchy race="$d/race.csv" \
-    --hierarchy sex="$d/sex.csv" --no-progress >/dev/null 2>&1 || problem "single-machine run failed"
-[ "$(tail -n +2 "$d/auto.csv" | sort | md5sum)" = "$(tail -n +2 "$d/auto-one.csv" | sort | md5sum)" ] ||
-    problem "the cluster's table differs from one machine's"
-# shellcheck disable=SC2086
-"$BIN" check "$d/auto.csv" $AUTO_OPTS --hierarchy race="$d/race.csv" --hierarchy sex="$d/sex.csv" >/dev/null 2>&1 ||
-    problem "check rejects the cluster's table"
+mp 2 anonymize "$d/auto" -o "$d/auto-x.csv" $AUTO_OPTS --hierarchy race=auto --hierarchy nosuch=auto
+expect_rc 1
+[ "$(grep -c '^anonkit-mpi: ' "$ERR")" = 1 ] || problem "expected one error line: $(cat "$ERR")"
+[ -e "$d/auto-x.csv" ] && problem "output written"
 end
 begin "--max-risk highest=R is k-anonymity with k = ceil(1/R): the output passes check at that k"
 mp 2 anonymize "$ADULT/adult.csv" -o "$d/h.csv" --job "$ADULT/job.json" --max-risk highest=0.04

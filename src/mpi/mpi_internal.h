@@ -3,7 +3,9 @@
  *              partitioning, shipping leaves to their owners, the outputs;
  * mpi_out.c    the outputs, written once and committed by every rank or none;
  * mpi_shard.c  the input cut into shards (whole part files, or byte ranges
- *              of one file), each shard's load, the dictionaries merged. */
+ *              of one file), each shard's load, the dictionaries merged;
+ * mpi_hier.c   --hierarchy COL=auto: the flat hierarchy of every rank's
+ *              distinct values together. */
 #ifndef AK_MPI_INTERNAL_H
 #define AK_MPI_INTERNAL_H
 
@@ -31,6 +33,8 @@ typedef struct mp_rows {
     size_t *off;         /* n * ncopied + 1: field j of row r at copied[off[r*ncopied+j] .. off[r*ncopied+j+1]] */
     uint64_t bytes_read; /* of the input */
     unsigned files;      /* part files this rank read (byte-range mode: 0) */
+    char **auto_hier;    /* the private files of the flat hierarchies built for --hierarchy COL=auto */
+    size_t nauto_hier;
 } mp_rows;
 
 typedef struct mp_ctx {
@@ -75,6 +79,17 @@ int mp_agree(mp_ctx *c, int rc);
  * are already agreed on return. */
 int mp_load(mp_ctx *c, const char *input, mp_rows *out /* OUT */);
 void mp_rows_free(mp_rows *r);
+
+/* ---- --hierarchy COL=auto (mpi_hier.c) */
+
+/* Builds the flat hierarchy of every QI given --hierarchy COL=auto from the
+ * distinct values of the files this rank reads (owner[i] == rank; the values
+ * of all ranks exchanged with MPI_Allgatherv), the same on every rank, into a
+ * private file that replaces "auto" in the job; the files' names into *made
+ * (removed by mp_auto_hierarchies_free). Collective. */
+int mp_auto_hierarchies(mp_ctx *c, char *const *files, const int *owner, size_t nfiles, char ***made /* OUT */,
+                        size_t *nmade /* OUT */);
+void mp_auto_hierarchies_free(char **made, size_t n);
 
 /* ---- the outputs (mpi_out.c) */
 

@@ -88,6 +88,33 @@ static int reduce_sum(void *ctx, uint64_t *buf, size_t n, int op, ak_error *err)
     return ANONKIT_OK;
 }
 
+/* ---- the reference distribution of t-closeness, δ-disclosure, β-likeness */
+
+/* The whole table's sensitive distribution (model/closeness.h: every row
+ * counts), from every rank's counts summed with one reduction (8 bytes per
+ * distinct sensitive value, counted in the reducer's bytes), built into *ref
+ * by the model layer's model_ref_for on every rank alike: the merged
+ * dictionary is the same on every rank and in the single-machine order.
+ * Collective; *ref stays NULL when the model has no distribution model. */
+static int build_reference(mp_ctx *c, reducer *red, const mp_rows *rows, model_ref **ref)
+{
+    *ref = NULL;
+    if (!model_has_dist(&c->job->model)) return ANONKIT_OK;
+    const table *schema = rows->schema;
+    const uint32_t nv = schema->sensitive_dict.count;
+    uint64_t *counts = calloc(nv ? nv : 1, sizeof *counts);
+    int rc = counts ? ANONKIT_OK : ak_err_nomem(&c->err);
+    if (rc == ANONKIT_OK && schema->sensitive_column < 0)
+        rc = ak_err_set(&c->err, ANONKIT_E_USAGE, NULL, 0, 0,
+                        "t-closeness, delta-disclosure and beta-likeness need a sensitive column (--sensitive)");
+    for (size_t r = 0; rc == ANONKIT_OK && r < rows->n; r++) counts[rows->sens[r]]++;
+    if ((rc = mp_agree(c, rc)) == ANONKIT_OK) rc = reduce_sum(red, counts, nv ? nv : 1, MDR_DIST_SUM, &c->err);
+    if (rc == ANONKIT_OK)
+        rc = model_ref_for(&c->job->model.dist, &schema->sensitive_dict, counts, c->job->sensitive, ref, &c->err);
+    free(counts);
+    return mp_agree(c, rc);
+}
+
 /* ---- shipping leaves to their owners and finishing them */
 
 typedef struct mp_stats {
@@ -493,7 +520,8 @@ static void usage(FILE *f)
           "          or one CSV file, which the ranks read in byte ranges\n"
           "  OUTPUT  DIR/ (one part-NNNNN.csv per rank and manifest.json) or FILE (one file)\n"
           "  options are those of `anonkit anonymize` for Mondrian: --qi, --hierarchy, --numeric,\n"
-          "  --sensitive, --identifier, --k, --l, --l-variant, --c, --split median|infogain, --class,\n"
+          "  --sensitive, --identifier, --k, --l, --l-variant, --c, --t, --t-distance, --delta-disclosure,\n"
+          "  --beta, --beta-variant, --split median|infogain, --class,\n"
           "  --min-gain, --publish generalize|range, --seed, --delimiter, --tmpdir, --report, --rules\n"
           "  (from rank 0), and --memory SIZE: the rows one rank finishes in memory (default 1G)\n",
           f);
@@ -549,11 +577,13 @@ static int parse_args(mp_ctx *c, int argc, char **argv, const char **input, cons
         return ak_err_set(&c->err, ANONKIT_E_USAGE, NULL, 0, 0,
                           "anonkit-mpi does not take --keep-order, --publish mean, --split regression, --variance or "
                           "--previous");
+    /* t, δ, β: a sensitive column, the hierarchical distance's hierarchy (--hierarchy S=FILE) */
+    if (job_check_dist(c->job) < 0) {
+        c->err = c->job->err;
+        if (c->err.code >= 0) c->err.code = ANONKIT_E_USAGE;
+        return c->err.code;
+    }
     /* models and settings a cluster run cannot honour yet are refused, never ignored */
-    if (model_has_dist(&j->model))
-        return ak_err_set(&c->err, ANONKIT_E_USAGE, NULL, 0, 0,
-                          "anonkit-mpi does not take --t, --delta-disclosure or --beta yet; run anonkit with "
-                          "--algorithm mondrian or rothko-t");
     if (risk_model_has_table_predicate(&j->risk.max))
         return ak_err_set(&c->err, ANONKIT_E_USAGE, NULL, 0, 0,
                           "anonkit-mpi takes --max-risk highest=R only (average=R and uniqueness=R need "
@@ -562,14 +592,6 @@ static int parse_args(mp_ctx *c, int argc, char **argv, const char **input, cons
         return ak_err_set(&c->err, ANONKIT_E_USAGE, NULL, 0, 0,
                           "anonkit-mpi does not take --html, --query, --replace or --use-codes: it reads and "
                           "writes CSV files (give --report for the JSON report)");
-    /* a hierarchy built from the data would be built by each rank from its own
-     * rows, so the ranks would hold different hierarchies */
-    for (size_t i = 0; i < j->hierarchy_paths.count; i++)
-        if (!strcmp(j->hierarchy_paths.items[i], "auto"))
-            return ak_err_set(&c->err, ANONKIT_E_USAGE, NULL, 0, 0,
-                              "anonkit-mpi does not take --hierarchy %s=auto: build the hierarchy once with "
-                              "'anonkit hierarchy DATA --column %s --flat -o FILE' and give --hierarchy %s=FILE",
-                              j->hierarchy_attrs.items[i], j->hierarchy_attrs.items[i], j->hierarchy_attrs.items[i]);
     if (j->risk.max.highest > 0) { /* highest=R is k-anonymity with k = ceil(1/R) */
         const uint64_t k = risk_model_k(j->risk.max.highest);
         if (k > c->job->model.k) c->job->model.k = k;
@@ -675,6 +697,7 @@ int main(int argc, char **argv)
     int out_opened = 0;
     uint64_t finish_rows = 0;
     table_qi *qi = NULL;
+    model_ref *ref = NULL;
     strbuf rules_mine = {0};
     char rules_tmp[4200] = "";
     int rc_report = ANONKIT_OK;
@@ -705,6 +728,8 @@ int main(int argc, char **argv)
     view.nrows = rows.n;
     view.sensitive_codes = rows.sens;
     view.class_codes = rows.cls;
+    if ((rc = build_reference(&c, &red, &rows, &ref)) < 0) goto done;
+    c.job->model.ref = ref; /* the leaves' in-memory Mondrian judges their sides against it too */
     const mdr_options mo = {.threads = 1, .split = c.job->split, .min_gain = c.job->min_gain};
     rc = mdr_check_inputs(&view, &c.job->model, &mo, &c.err);
     if ((rc = mp_agree(&c, rc)) < 0) goto done;
@@ -814,6 +839,8 @@ done:
     free(qi);
     mdr_dist_result_free(&res);
     mp_rows_free(&rows);
+    if (c.job) c.job->model.ref = NULL;
+    model_ref_free(ref);
     anonkit_job_free(c.job);
     MPI_Finalize();
     if (rc == ANONKIT_OK) rc = rc_report;

@@ -466,6 +466,7 @@ void mp_rows_free(mp_rows *r)
     strbuf_free(&r->copied);
     free(r->off);
     table_free(r->schema);
+    mp_auto_hierarchies_free(r->auto_hier, r->nauto_hier);
     memset(r, 0, sizeof *r);
 }
 
@@ -478,35 +479,39 @@ int mp_load(mp_ctx *c, const char *input, mp_rows *out)
     int rc = mp_agree(c, list_inputs(c, input, &files, &nfiles, &single));
     if (rc < 0) return rc;
     mp_piece *pc = calloc(nfiles + 1, sizeof *pc);
+    int *owner = calloc(nfiles + 1, sizeof *owner);
+    uint64_t total = 0, *size = calloc(nfiles + 1, sizeof *size);
     size_t npc = 0;
-    if (!pc) rc = ak_err_nomem(&c->err);
+    if (!pc || !owner || !size) rc = ak_err_nomem(&c->err);
+    /* whole files to ranks, in order, balanced by size: a file goes to the
+     * rank whose share of the total bytes holds its middle (one file read in
+     * byte ranges: rank 0 alone collects its values for --hierarchy COL=auto) */
+    for (size_t i = 0; rc == ANONKIT_OK && i < nfiles; i++) {
+        struct stat sb;
+        if (stat(files[i], &sb) != 0) rc = ak_err_set(&c->err, ANONKIT_E_IO, files[i], 0, 0, "cannot open: %s", strerror(errno));
+        else total += size[i] = (uint64_t)sb.st_size;
+    }
+    uint64_t before = 0;
+    for (size_t i = 0; rc == ANONKIT_OK && i < nfiles; i++) {
+        const long double mid = (long double)before + (long double)size[i] / 2;
+        owner[i] = total ? (int)(mid * c->size / (long double)total) : (int)((uint64_t)i * (uint64_t)c->size / nfiles);
+        if (owner[i] >= c->size) owner[i] = c->size - 1;
+        if (single) owner[i] = 0;
+        before += size[i];
+    }
     if ((rc = mp_agree(c, rc)) < 0) goto done;
+    if ((rc = mp_auto_hierarchies(c, files, owner, nfiles, &out->auto_hier, &out->nauto_hier)) < 0) goto done;
     if (single && c->size > 1) {
         rc = load_range(c, files[0], &pc[0], &out->bytes_read);
         npc = 1;
         if (rc < 0) goto done;
     } else {
-        /* whole files to ranks, in order, balanced by size: a file goes to the
-         * rank whose share of the total bytes holds its middle */
-        uint64_t total = 0, *size = malloc(nfiles * sizeof *size);
-        if (!size) rc = ak_err_nomem(&c->err);
         for (size_t i = 0; rc == ANONKIT_OK && i < nfiles; i++) {
-            struct stat sb;
-            if (stat(files[i], &sb) != 0) rc = ak_err_set(&c->err, ANONKIT_E_IO, files[i], 0, 0, "cannot open: %s", strerror(errno));
-            else total += size[i] = (uint64_t)sb.st_size;
-        }
-        uint64_t before = 0;
-        for (size_t i = 0; rc == ANONKIT_OK && i < nfiles; i++) {
-            const long double mid = (long double)before + (long double)size[i] / 2;
-            int owner = total ? (int)(mid * c->size / (long double)total) : (int)((uint64_t)i * (uint64_t)c->size / nfiles);
-            if (owner >= c->size) owner = c->size - 1;
-            before += size[i];
-            if (owner != c->rank) continue;
+            if (owner[i] != c->rank) continue;
             rc = load_piece(c, files[i], files[i], NULL, &pc[npc++]);
             out->bytes_read += size[i];
             out->files++;
         }
-        free(size);
         if (rc == ANONKIT_OK && npc == 0) rc = load_header_only(c, files[0], &pc[npc++]);
         if ((rc = mp_agree(c, rc)) < 0) goto done;
     }
@@ -516,6 +521,8 @@ int mp_load(mp_ctx *c, const char *input, mp_rows *out)
 done:
     for (size_t i = 0; pc && i < npc; i++) piece_free(&pc[i]);
     free(pc);
+    free(owner);
+    free(size);
     free_list(files, nfiles);
     if (rc < 0) mp_rows_free(out);
     return rc;

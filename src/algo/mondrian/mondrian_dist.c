@@ -36,6 +36,8 @@ typedef struct dist {
     uint32_t sdomain, cdomain;
     ak_hist whole, left, child, cls_whole, cls_left, cls_group;
     uint32_t *counts, *counts_scratch;
+    uint32_t *codes;  /* t, δ, β: the codes beside counts (model_dist_holds) */
+    model_work *work; /* t, δ, β: the predicates' scratch; NULL when the model has none */
     const uint64_t *buf; /* the summed level buffer */
 } dist;
 
@@ -110,11 +112,26 @@ static void dadd_pairs(const dsource *ds, uint32_t q, const uint64_t *set, uint3
     }
 }
 
+/* t-closeness, δ-disclosure, β-likeness (model/closeness.h) of a side with
+ * the summed histogram h, or (minus) of s->whole less h, against the whole
+ * table's reference m->ref (built from every shard's counts); 1 when the
+ * model has none. As rk_dist_holds (rothko.c): the O(1) lower bound of
+ * t-closeness first when h keeps rank sums (same answer, sooner). */
+static int ddist_holds(dist *s, uint64_t count, const ak_hist *h, int minus)
+{
+    if (!s->work) return 1;
+    if (h->weight && !model_dist_may_hold(&s->m->dist, s->m->ref, count, minus ? s->whole.wsum - h->wsum : h->wsum))
+        return 0;
+    const size_t n = minus ? ak_hist_pairs_minus(&s->whole, h, s->codes, s->counts) : ak_hist_pairs(h, s->codes, s->counts);
+    return model_dist_holds(&s->m->dist, s->m->ref, s->work, count, s->codes, s->counts, n);
+}
+
 static int dside_holds(dist *s, uint64_t count, const ak_hist *h)
 {
     if (count < s->m->k) return 0;
     if (!s->need_hist) return 1;
-    return model_holds(s->m, count, s->counts, ak_hist_counts(h, s->counts), s->counts_scratch);
+    return model_holds(s->m, count, s->counts, ak_hist_counts(h, s->counts), s->counts_scratch) &&
+           ddist_holds(s, count, h, 0);
 }
 
 static int d_median(void *src, uint32_t q, const uint32_t *lo, const uint32_t *hi, uint32_t *median, uint64_t *below,
@@ -151,9 +168,14 @@ static int d_allowable(void *src, uint64_t n, uint64_t left, int side)
     const uint64_t k = s->m->k;
     if (left < k || n - left < k || left == 0 || left == n) return 0;
     if (!s->need_hist) return 1;
+    if (s->left.weight && (!model_dist_may_hold(&s->m->dist, s->m->ref, left, s->left.wsum) ||
+                           !model_dist_may_hold(&s->m->dist, s->m->ref, n - left, s->whole.wsum - s->left.wsum)))
+        return 0; /* both sides' O(1) lower bounds before any exact distance (same answer, sooner) */
     if (!model_holds(s->m, left, s->counts, ak_hist_counts(&s->left, s->counts), s->counts_scratch)) return 0;
-    return model_holds(s->m, n - left, s->counts, ak_hist_counts_minus(&s->whole, &s->left, s->counts),
-                       s->counts_scratch);
+    if (!model_holds(s->m, n - left, s->counts, ak_hist_counts_minus(&s->whole, &s->left, s->counts),
+                     s->counts_scratch))
+        return 0;
+    return ddist_holds(s, left, &s->left, 0) && ddist_holds(s, n - left, &s->left, 1);
 }
 
 static int d_groups_start(void *src, uint32_t q, const uint32_t *lo, const uint32_t *hi, ak_error *err)
@@ -340,6 +362,9 @@ static int dist_alloc(dist *s, ak_error *err)
 {
     s->counts = malloc((s->sdomain + 1) * sizeof *s->counts);
     s->counts_scratch = malloc((s->sdomain + 1) * sizeof *s->counts_scratch);
+    if (model_has_dist(s->m) &&
+        (!(s->codes = malloc((s->sdomain + 1) * sizeof *s->codes)) || !(s->work = model_work_new(s->m->ref))))
+        return ak_err_nomem(err);
     if (!s->counts || !s->counts_scratch || ak_hist_init(&s->whole, s->sdomain) || ak_hist_init(&s->left, s->sdomain) ||
         ak_hist_init(&s->child, s->sdomain) || ak_hist_init(&s->cls_whole, s->cdomain) ||
         ak_hist_init(&s->cls_left, s->cdomain) || ak_hist_init(&s->cls_group, s->cdomain))
@@ -351,6 +376,8 @@ static void dist_free(dist *s)
 {
     free(s->counts);
     free(s->counts_scratch);
+    free(s->codes);
+    model_work_free(s->work);
     ak_hist_free(&s->whole);
     ak_hist_free(&s->left);
     ak_hist_free(&s->child);
@@ -447,8 +474,15 @@ int mdr_dist_partition(const table *t, const model *m, const mdr_options *o, uin
     if (d > 64) return ak_err_set(err, ANONKIT_E_USAGE, NULL, 0, 0, "anonkit-mpi takes at most 64 QIs");
     if (m->variance > 0 || o->split == MDR_SPLIT_REGRESSION)
         return ak_err_set(err, ANONKIT_E_USAGE, NULL, 0, 0,
-                          "anonkit-mpi supports the Median and InfoGain splits under k-anonymity and l-diversity");
-    dist s = {.t = t, .m = m, .d = d, .need_hist = m->l > 0, .infogain = o->split == MDR_SPLIT_INFOGAIN};
+                          "anonkit-mpi supports the Median and InfoGain splits under k-anonymity, l-diversity, "
+                          "t-closeness, delta-disclosure and beta-likeness");
+    if (model_has_dist(m) && (t->sensitive_column < 0 || !m->ref))
+        return ak_err_set(err, ANONKIT_E_USAGE, NULL, 0, 0,
+                          "t-closeness, delta-disclosure and beta-likeness need a sensitive column (--sensitive)");
+    /* the AVS sets (per code and sensitive value) serve l-diversity and the
+     * distribution models alike: a side's summed histogram is all either reads */
+    dist s = {.t = t, .m = m, .d = d, .need_hist = m->l > 0 || model_has_dist(m),
+              .infogain = o->split == MDR_SPLIT_INFOGAIN};
     s.sdomain = s.need_hist ? (uint32_t)t->sensitive_dict.count : 1;
     s.cdomain = s.infogain ? (uint32_t)t->class_dict.count : 1;
     if (!s.sdomain) s.sdomain = 1;
@@ -464,6 +498,8 @@ int mdr_dist_partition(const table *t, const model *m, const mdr_options *o, uin
                 if (hier_node_at(t->qi[q].h, u)->nchildren > max_children)
                     max_children = hier_node_at(t->qi[q].h, u)->nchildren;
     int rc = dist_alloc(&s, err);
+    if (rc == ANONKIT_OK && s.work) /* t-closeness's lower bound on the node and its left side (model_dist_may_hold) */
+        s.whole.weight = s.left.weight = model_dist_weights(&m->dist, m->ref);
     if (rc == ANONKIT_OK && !(out->leaf_of = malloc((t->nrows ? t->nrows : 1) * sizeof *out->leaf_of))) rc = ak_err_nomem(err);
     if (rc == ANONKIT_OK && !(node_of = calloc(t->nrows ? t->nrows : 1, sizeof *node_of))) rc = ak_err_nomem(err);
     if (rc == ANONKIT_OK && !(rows_in = malloc(max_children * sizeof *rows_in))) rc = ak_err_nomem(err);
@@ -564,11 +600,25 @@ int mdr_dist_partition(const table *t, const model *m, const mdr_options *o, uin
                 ak_hist_clear(&s.whole);
                 if (s.need_hist && first != UINT32_MAX)
                     dadd_pairs(&ds, first, ds.avs[first], s.sdomain, x->clo[first], x->chi[first], &s.whole);
+                if (level == 0 && round == 0 && s.need_hist && x->n > UINT32_MAX) {
+                    /* the model layer's histograms count in 32 bits (model_holds, model_dist_holds) */
+                    rc = ak_err_set(err, ANONKIT_E_USAGE, NULL, 0, 0,
+                                    "l-diversity, t-closeness, delta-disclosure and beta-likeness on anonkit-mpi take "
+                                    "at most 4294967295 rows");
+                    break;
+                }
                 if (level == 0 && round == 0) { /* the whole table must satisfy the model, or no partitioning can */
                     char why[256];
                     why[0] = '\0';
-                    if (!model_explain(m, x->n, s.counts, ak_hist_counts(&s.whole, s.counts), s.counts_scratch, why,
-                                       sizeof why)) {
+                    int eligible =
+                        model_explain(m, x->n, s.counts, ak_hist_counts(&s.whole, s.counts), s.counts_scratch, why,
+                                      sizeof why);
+                    if (eligible && s.work) {
+                        const size_t npairs = ak_hist_pairs(&s.whole, s.codes, s.counts);
+                        eligible = model_dist_explain(&m->dist, m->ref, s.work, x->n, s.codes, s.counts, npairs, why,
+                                                      sizeof why);
+                    }
+                    if (!eligible) {
                         rc = ak_err_set(err, ANONKIT_E_INELIGIBLE, NULL, 0, 0,
                                         "the whole table does not satisfy the privacy model (%s), so no anonymization "
                                         "can",
