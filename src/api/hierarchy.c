@@ -274,6 +274,7 @@ static int task_build(hier_task *t, unsigned threads)
         /* what is written must load: the rows checked against the loader's rules, once (which
          * counts the labels of each level too); the file is published only when it passes */
         rc = check_write(t, &rows, sizes, threads);
+        if (rc == 0) outfile_ready(&t->of); /* its writing to disk started while the next ones are built */
     } else if (rc == 0) {
         rc = hb_level_sizes(&rows, sizes, &job->err);
     }

@@ -28,6 +28,11 @@ typedef struct outfile {
     char *path;       /* destination, NULL for stdout */
     char *temp_path;  /* the named temporary beside the destination, NULL while there is none */
     int unnamed;      /* the stream is an unnamed file (O_TMPFILE), named only at commit */
+    int replace;      /* a file was at the destination at open: the commit renames over it (else an
+                         unnamed file is linked straight to the destination, with no temporary name) */
+    int dir_lock;     /* 1 + a descriptor of the destination's folder holding a shared flock while a
+                         named temporary exists (the fallback without O_TMPFILE); 0: none */
+    uint64_t behind;  /* how much of the stream outfile_ready started writing to disk */
     struct sink *sink;      /* a table output (io/source.h): the stream is a private spool loaded into it at commit */
     struct spool *sink_spool;
 } outfile;
@@ -64,6 +69,12 @@ int outfile_commit(outfile *o, ak_error *err);
  * asked for) are skipped. Every outfile is finished either way: committed or
  * aborted. */
 int outfile_commit_all(outfile *const *files, size_t count, unsigned max_threads, ak_error *err);
+/* Marks o's output complete: what was written is flushed and its writing
+ * to disk started (outfile_write_behind), so that the commit's fsync of a
+ * run with several outputs finished one after the other waits for less.
+ * Nothing is named or published. Does nothing for stdout, a device or a
+ * table output. */
+void outfile_ready(outfile *o);
 /* Removes the temporary file (safe to call after commit or on a zeroed outfile). */
 void outfile_abort(outfile *o);
 
