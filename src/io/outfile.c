@@ -19,6 +19,9 @@
 #include <time.h>
 #include <unistd.h>
 
+/* Tries for a shared flock on a folder, a millisecond apart (lock_folder). */
+#define LOCK_TRIES 2000
+
 /* Tries for a fresh temporary name before giving up. */
 #define NAME_TRIES 100
 
@@ -112,8 +115,12 @@ static int lock_folder(const char *path)
     const int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     free(dir);
     if (fd < 0) return 0;
-    while (flock(fd, LOCK_SH) != 0 && errno == EINTR) {
-    }
+    /* An exclusive holder is a run removing stale names, for a moment; one
+     * that holds on (no run does) is waited for two seconds at most, then
+     * the run goes on without the lock, as where flock is not supported. */
+    for (int tries = 0; flock(fd, LOCK_SH | LOCK_NB) != 0 && (errno == EWOULDBLOCK || errno == EINTR) && tries < LOCK_TRIES;
+         tries++)
+        nanosleep(&(struct timespec){0, 1000000}, NULL);
     return fd + 1;
 }
 

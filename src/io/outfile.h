@@ -4,12 +4,34 @@
  *
  * The temporary has no name where the system allows it (O_TMPFILE in the
  * destination's folder): no signal, not even SIGKILL, can leave it behind.
- * At commit it is given a fresh temporary name (linkat through
- * /proc/self/fd/N) and renamed over the destination, which replaces it
- * atomically, and the folder is synced. Where the folder's file system has
- * no O_TMPFILE (or /proc is not mounted) the temporary is a named
- * DEST.tmp-XXXXXX from the start, removed by outfile_abort. A new destination is created with mode 0666
- * less the umask; an existing one keeps its mode.
+ * At commit a new destination (no file there at open) gets the unnamed file
+ * straight under its name (linkat through /proc/self/fd/N, which fails
+ * rather than replace a file that appeared there meanwhile): no temporary
+ * name ever exists. An existing destination can only be replaced by a
+ * rename, so the file is given a fresh temporary name DEST.tmp-XXXXXX and
+ * renamed over it at once; the folder is synced either way. Where the
+ * folder's file system has no O_TMPFILE (or /proc is not mounted) the
+ * temporary is a named DEST.tmp-XXXXXX from the start, removed by
+ * outfile_abort. A new destination is created with mode 0666 less the
+ * umask; an existing one keeps its mode.
+ *
+ * Stale names. A SIGKILL between naming a replacing file and its rename
+ * (or, in the fallback, at any time) leaves a DEST.tmp-XXXXXX. The rule
+ * that removes those without touching a live run's: a run holds a shared
+ * flock on a destination's folder from before it makes any such name there
+ * until it has none left (the commit's; the fallback's from its open), and
+ * the kernel drops the lock when the process dies, however it dies. After
+ * a successful commit, in each folder it published into, the run tries the
+ * exclusive flock without waiting; when it gets it, no live run has a
+ * temporary there, and it removes the regular files named exactly
+ * DEST.tmp-XXXXXX (X from [A-Za-z0-9]) for the DEST it published there:
+ * what killed runs left. Nothing else is removed (other names, symbolic
+ * links, other destinations' names); a failed run removes nothing. Where
+ * the folder cannot be opened or flock is not supported, nothing is
+ * removed. (A run of an older anonkit takes no lock: a run of this one
+ * committing the same destination in the same microseconds could remove
+ * its temporary, whose rename then fails and that run leaves its output
+ * untouched.)
  *
  * "-" writes to stdout directly, and so does an existing destination that is
  * not a regular file (/dev/null, a FIFO). A destination that is a folder is
@@ -59,11 +81,13 @@ int outfile_commit(outfile *o, ak_error *err);
  * those back (an old file as it was, one that did not exist removed) and the
  * error names the one that failed; the second names are removed either way.
  * (A SIGKILL during the renames can leave such a second name: the old
- * published file, not raw input.) With several files, the writing of all of
+ * published file, not raw input; removed as a stale name, above.) With
+ * several files, the writing of all of
  * them to disk is started first, then they are synced at the same time (a
  * thread each, up to eight: syncs under way together share a journal
  * commit), and after the renames each folder is synced once however many of
- * them were renamed into it, while the second names are removed; at most
+ * them were renamed into it, while the second names and the stale names
+ * (above) are removed; at most
  * max_threads threads in all (0: up to eight; 1: every sync and removal in
  * the calling thread, one after the other). Entries that are NULL or zeroed (an output not
  * asked for) are skipped. Every outfile is finished either way: committed or
