@@ -445,6 +445,35 @@ static void lock_folders(outfile *const *files, size_t count, int *folders)
     }
 }
 
+/* Puts o's temporary in place of an old file and keeps the old one under
+ * the temporary's name (*old, taken over from o->temp_path; *placed set):
+ * one renameat2 with RENAME_EXCHANGE, so that the old file is never without
+ * a name and a later failure can rename it back. Where the file system has
+ * no exchange, the old file gets a second name (a hard link, keep_old) and
+ * the caller renames; where there is no old file (or a folder: refused by
+ * the rename), the caller renames. */
+static int exchange_old(outfile *o, char **old, unsigned char *placed, ak_error *err)
+{
+    struct stat st; /* (a folder there is not exchanged: the caller's rename refuses it) */
+    if (lstat(o->path, &st) != 0 || !(S_ISREG(st.st_mode) || S_ISLNK(st.st_mode))) return ANONKIT_OK;
+#ifdef RENAME_EXCHANGE
+    if (renameat2(AT_FDCWD, o->temp_path, AT_FDCWD, o->path, RENAME_EXCHANGE) == 0) {
+        *old = o->temp_path;
+        o->temp_path = NULL;
+        *placed = 1;
+        return ANONKIT_OK;
+    }
+    if (errno == ENOENT) return ANONKIT_OK; /* (no old file: renamed by the caller) */
+    if (errno != EINVAL && errno != ENOSYS && errno != EOPNOTSUPP)
+        return ak_err_set(err, ANONKIT_E_IO, o->path, 0, 0, "cannot rename the finished output into place: %s",
+                          strerror(errno));
+#endif
+    if (keep_old(o, old) != 0)
+        return ak_err_set(err, ANONKIT_E_IO, o->path, 0, 0, "cannot keep the old file while replacing it: %s",
+                          strerror(errno));
+    return ANONKIT_OK;
+}
+
 int outfile_commit_all(outfile *const *files, size_t count, unsigned max_threads, ak_error *err)
 {
     int rc = ANONKIT_OK;
@@ -485,16 +514,13 @@ int outfile_commit_all(outfile *const *files, size_t count, unsigned max_threads
         if (files[i] && files[i]->stream && !files[i]->sink)
             rc = commit_prepare(files[i], synced_here && task[i].fd >= 0 ? task[i].result : -1, err);
     for (size_t i = 0; i < count; i++) named += files[i] && (files[i]->temp_path || links_direct(files[i]));
-    /* With several files, each old one gets a second name first, so that a
-     * rename failing after others were done can put those back. */
+    /* With several files, each old one keeps a name (old[i]) until all are
+     * in place, so that a rename failing after others were done can put
+     * those back: exchange_old. */
     char **old = NULL;
     unsigned char *renamed = calloc(count ? count : 1, 1);
     if (!renamed && rc == ANONKIT_OK) rc = ak_err_nomem(err);
     if (rc == ANONKIT_OK && named > 1 && !(old = calloc(count, sizeof *old))) rc = ak_err_nomem(err);
-    for (size_t i = 0; old && rc == ANONKIT_OK && i < count; i++)
-        if (files[i] && files[i]->temp_path && keep_old(files[i], &old[i]) != 0)
-            rc = ak_err_set(err, ANONKIT_E_IO, files[i]->path, 0, 0, "cannot keep the old file while replacing it: %s",
-                            strerror(errno));
     /* the tables become visible when every file is ready for its rename */
     for (size_t i = 0; i < count && rc == ANONKIT_OK; i++)
         if (files[i] && files[i]->sink) rc = sink_commit(files[i]->sink, err);
@@ -502,7 +528,9 @@ int outfile_commit_all(outfile *const *files, size_t count, unsigned max_threads
     for (; rc == ANONKIT_OK && done < count; done++) {
         outfile *o = files[done];
         if (!o || !(o->temp_path || links_direct(o))) continue;
-        rc = put_in_place(o, &renamed[done], err); /* (a link whose close failed is placed, and taken back) */
+        if (old && o->temp_path && (rc = exchange_old(o, &old[done], &renamed[done], err)) != ANONKIT_OK) break;
+        if (!renamed[done])
+            rc = put_in_place(o, &renamed[done], err); /* (a link whose close failed is placed, and taken back) */
     }
     if (rc != ANONKIT_OK) {
         /* put back what was replaced, remove what did not exist before */

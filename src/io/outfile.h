@@ -69,29 +69,31 @@ int outfile_open(outfile *o, const char *path, ak_error *err);
  * output of the run is ready to be renamed. Any other name: outfile_open. */
 struct source_options;
 int outfile_open_table(outfile *o, const char *path, const struct source_options *so, ak_error *err);
-/* Flushes, syncs and renames into place; on failure the temporary is
- * removed and the destination untouched. */
+/* Flushes, syncs and puts into place (outfile_commit_all of one); on
+ * failure the temporary is removed and the destination untouched. */
 int outfile_commit(outfile *o, ak_error *err);
 /* Commits the outputs of one run together: first every one is flushed,
- * synced and given its temporary name; only when all of that succeeded are
- * they renamed into place, in the order given. If any fails before the
- * renames, every temporary is removed and no destination is touched. With
- * several files, every old destination first gets a second name (a hard
- * link DEST.tmp-XXXXXX), so that a rename failing after others were done puts
- * those back (an old file as it was, one that did not exist removed) and the
- * error names the one that failed; the second names are removed either way.
- * (A SIGKILL during the renames can leave such a second name: the old
- * published file, not raw input; removed as a stale name, above.) With
- * several files, the writing of all of
- * them to disk is started first, then they are synced at the same time (a
- * thread each, up to eight: syncs under way together share a journal
- * commit), and after the renames each folder is synced once however many of
- * them were renamed into it, while the second names and the stale names
- * (above) are removed; at most
- * max_threads threads in all (0: up to eight; 1: every sync and removal in
- * the calling thread, one after the other). Entries that are NULL or zeroed (an output not
- * asked for) are skipped. Every outfile is finished either way: committed or
- * aborted. */
+ * synced and, if it replaces a file, given its temporary name; only when
+ * all of that succeeded are they put in place, in the order given (a
+ * rename, or a new output's one link). If any fails before that, every
+ * temporary is removed and no destination is touched. With several files,
+ * each old destination keeps a second name DEST.tmp-XXXXXX until all are in
+ * place: the finished file is exchanged with it (renameat2 with
+ * RENAME_EXCHANGE: the old file then has the temporary's name), or where the
+ * file system cannot exchange, it gets a hard link before the rename; so a
+ * failure after others were done puts those back (an old file as it was,
+ * one that did not exist removed) and the error names the one that failed;
+ * the second names are removed either way. (A SIGKILL in between can leave
+ * such a second name: the old published file, not raw input; removed as a
+ * stale name, above.) With several files, the writing of all of them to
+ * disk is started first, then they are synced at the same time (a thread
+ * each, up to eight: syncs under way together share a journal commit), and
+ * after the renames each folder is synced once however many of them were
+ * put into it, while the second names and the stale names (above) are
+ * removed; at most max_threads threads in all (0: up to eight; 1: every
+ * sync and removal in the calling thread, one after the other). Entries
+ * that are NULL or zeroed (an output not asked for) are skipped. Every
+ * outfile is finished either way: committed or aborted. */
 int outfile_commit_all(outfile *const *files, size_t count, unsigned max_threads, ak_error *err);
 /* Marks o's output complete: what was written is flushed and its writing
  * to disk started (outfile_write_behind), so that the commit's fsync of a
