@@ -7,11 +7,13 @@
 # run makes: anonymize with each algorithm (Mondrian from a file and from
 # standard input, Rothko-T and Rothko-S out of core, Incognito, Hilbert,
 # iDistance, Hilbert with its external sort, Mondrian with --html), check (and
-# check --achieved), metrics, risk (with SUDA2 and without), report, recode, sequential and generate. Every output path holds an old file first. After
-# each run:
+# check --achieved), metrics, risk (with SUDA2 and without), report, recode, sequential, generate
+# and hierarchy (several columns, one output old and one new). Every output path in OUTS holds an
+# old file first; those in NEW_OUTS do not exist (a new output's commit links the finished file
+# straight to its path). After each run:
 #   - the exit status is 0, 1 or 2 (no crash, no signal, no sanitizer report);
 #   - on 1 or 2: stderr has an "anonkit: " message, every old output is
-#     byte-identical and no other file exists in the output folder;
+#     byte-identical, no new output exists and no other file exists in the output folder;
 #   - on 0 (the failed call had a fallback or was best effort): every output
 #     and standard output equal the clean run's (the report without its
 #     timings), so an incomplete output can never come with exit 0;
@@ -74,6 +76,7 @@ listing() { local f; for f in "$1"/*; do echo "${f##*/}"; done; }
 
 # The old outputs: one file per name in OUTS, its bytes naming it.
 OUTS=()
+NEW_OUTS=() # outputs that do not exist before the run
 put_old() {
     rm -rf "${OUTD:?}"/* "$W"/old/*
     local f
@@ -120,7 +123,7 @@ except ValueError:
 # the clean run's.
 differ_from_clean() {
     local f
-    for f in "${OUTS[@]}"; do
+    for f in "${OUTS[@]}" "${NEW_OUTS[@]}"; do
         if [[ $f == *.json ]]; then
             [ "$(normalize_report "$OUTD/$f")" = "$(normalize_report "$W/clean/$f")" ] || echo "$f"
         elif [[ $f == *.html ]]; then # the release report: without its date and timings
@@ -163,6 +166,9 @@ check_run() {
         for f in "${OUTS[@]}"; do
             cmp -s "$OUTD/$f" "$W/old/$f" || { note "$what: exit $RC but $f changed"; restore=1; }
         done
+        for f in "${NEW_OUTS[@]}"; do
+            [ ! -e "$OUTD/$f" ] || { note "$what: exit $RC but the new output $f exists"; restore=1; }
+        done
     else
         restore=1
         local differ
@@ -171,7 +177,11 @@ check_run() {
     fi
     local now expected
     now=$(listing "$OUTD")
-    expected=$(printf '%s\n' "${OUTS[@]}" | sort)
+    if [ "$RC" -eq 0 ]; then
+        expected=$(printf '%s\n' "${OUTS[@]}" "${NEW_OUTS[@]}" | sed '/^$/d' | sort)
+    else
+        expected=$(printf '%s\n' "${OUTS[@]}" | sed '/^$/d' | sort)
+    fi
     [ "$now" = "$expected" ] || { note "$what: output folder holds: $(echo $now)"; restore=1; }
     local left=("$TMPDIR"/* "$SPILL"/*)
     if [ ${#left[@]} -gt 0 ]; then
@@ -222,7 +232,7 @@ sweep() {
         fi
         rm -rf "$W"/clean/*
         local f
-        for f in "${OUTS[@]}"; do cp -p "$OUTD/$f" "$W/clean/$f"; done
+        for f in "${OUTS[@]}" "${NEW_OUTS[@]}"; do cp -p "$OUTD/$f" "$W/clean/$f"; done
         cp "$OUT" "$W/clean/stdout"
         put_old
         local n tried=0
@@ -315,5 +325,15 @@ sweep "sequential" "$ALL" sequential "$SEQ/t1.csv" --previous "$SEQ/t2.csv" -o "
     --keep-order --seed 1 --threads 1 --report "$OUTD/r.json"
 OUTS=(o.csv)
 sweep "generate" "$ALL" generate --rows 300 --seed 7 -o "$OUTD/o.csv"
+# several outputs committed together, one replacing an old file and two new (linked straight
+# to their paths): all or none
+OUTS=(sex.csv) NEW_OUTS=(age.csv race.csv)
+sweep "hierarchy" "$ALL" hierarchy "$FX/adult.csv" --delimiter ';' --threads 1 --column sex --flat \
+    -o "$OUTD/sex.csv" --column age --interval 10 --fanout 2 -o "$OUTD/age.csv" --column race --flat -o "$OUTD/race.csv"
+STDIN=$FX/adult.csv
+sweep "hierarchy, stdin, 2 threads" "$KINDS2" hierarchy - --delimiter ';' --threads 2 --column sex --flat \
+    -o "$OUTD/sex.csv" --column age --interval 10 --fanout 2 -o "$OUTD/age.csv" --column race --flat -o "$OUTD/race.csv"
+STDIN=/dev/null
+OUTS=() NEW_OUTS=()
 
 finish

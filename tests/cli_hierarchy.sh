@@ -561,4 +561,52 @@ for th in 1 2; do
 done
 end
 
+begin "stale temporaries: a killed commit's OUT.tmp-XXXXXX removed at the next commit, unless a live run holds the folder"
+# A SIGKILL between the commit's naming of a replacing output (OUT.tmp-XXXXXX)
+# and its rename leaves that name (docs/ARCHITECTURE.md §11). Planted here: the
+# next run that commits OUT removes names of exactly that pattern when it can
+# take the folder's flock alone (no live run has a temporary there), and
+# nothing else: other suffixes, a symbolic link, another output's names stay.
+C=$(casedir)
+printf 'old\n' >"$C/sex.csv"
+printf 'killed run\n' >"$C/sex.csv.tmp-Ab3xZ9"
+printf 'killed run\n' >"$C/age.csv.tmp-Qq7Rr0"
+for keep in sex.csv.tmp-Ab3xZ sex.csv.tmp-Ab3xZ9a sex.csv.tmp-Ab3-Z9 sex.csv.tmq-Ab3xZ9 other.csv.tmp-Ab3xZ9; do
+    printf 'mine\n' >"$C/$keep"
+done
+ln -s "$C/other.csv.tmp-Ab3xZ9" "$C/sex.csv.tmp-Sym000"
+KEEP="other.csv.tmp-Ab3xZ9 sex.csv.tmp-Ab3-Z9 sex.csv.tmp-Ab3xZ sex.csv.tmp-Ab3xZ9a sex.csv.tmp-Sym000 sex.csv.tmq-Ab3xZ9"
+# a live run's lock on the folder (a shared flock, as anonkit holds during its commit, by one
+# Python process that says when it holds it): nothing removed, the outputs published all the same
+mkfifo "$C.ready"
+"$PY" -c 'import fcntl, os, sys, time
+fd = os.open(sys.argv[1], os.O_RDONLY)
+fcntl.flock(fd, fcntl.LOCK_SH)
+open(sys.argv[2], "w").write("held\n")
+time.sleep(60)' "$C" "$C.ready" &
+HOLDER=$!
+read -r _ <"$C.ready"
+ak hierarchy "$ADULT/adult.csv" --delimiter ';' --column sex --flat -o "$C/sex.csv" --column age --interval 10 -o "$C/age.csv"
+expect_rc 0
+[ -e "$C/sex.csv.tmp-Ab3xZ9" ] && [ -e "$C/age.csv.tmp-Qq7Rr0" ] || problem "a stale name removed while another run held the folder"
+kill "$HOLDER" 2>/dev/null
+wait "$HOLDER" 2>/dev/null
+rm -f "$C.ready"
+ak hierarchy "$ADULT/adult.csv" --delimiter ';' --column sex --flat -o "$C/sex.csv" --column age --interval 10 -o "$C/age.csv"
+expect_rc 0
+left=$(cd "$C" && ls | grep -v '^sex.csv$\|^age.csv$' | sort | tr '\n' ' ')
+[ "$left" = "$KEEP " ] || problem "left in the folder: '$left', expected '$KEEP '"
+grep -qx '\*' "$C/sex.csv" 2>/dev/null || grep -q ';\*$' "$C/sex.csv" || problem "sex.csv not the new hierarchy"
+for f in $KEEP; do
+    [ "$f" = sex.csv.tmp-Sym000 ] || grep -qx mine "$C/$f" || problem "$f changed"
+done
+# a failed run removes nothing and publishes nothing
+printf 'killed run\n' >"$C/sex.csv.tmp-Cd4yW1"
+cp "$C/sex.csv" "$C/sex.before"
+ak hierarchy "$ADULT/adult.csv" --delimiter ';' --column sex --flat -o "$C/sex.csv" --column age --interval 10 -o /dev/full
+expect_rc 1
+[ -e "$C/sex.csv.tmp-Cd4yW1" ] || problem "a failed run removed a stale name"
+cmp -s "$C/sex.csv" "$C/sex.before" || problem "sex.csv changed by a failed run"
+end
+
 finish

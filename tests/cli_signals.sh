@@ -17,7 +17,9 @@
 # without O_TMPFILE a kill in the microseconds between creating a temporary and
 # unlinking it could leave one empty named file (no data), which this test would
 # report, and so could a kill in the microseconds between the commit's linking of the
-# finished output as OUT.tmp-XXXXXX and its rename over the old output (docs/ARCHITECTURE.md).
+# finished output as OUT.tmp-XXXXXX and its rename over an old output (a new output is
+# linked straight to its path and has no such moment); such a name is removed by the next
+# run that commits OUT (docs/ARCHITECTURE.md §11; tests/cli_hierarchy.sh plants one).
 # Also: the 1-D algorithms' external sort honours --tmpdir.
 #
 # usage: bash tests/cli_signals.sh PATH/TO/anonkit SOURCE_DIR

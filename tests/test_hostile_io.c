@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -587,6 +588,65 @@ static void test_outfile_group_commit(void **state)
     free(before);
 }
 
+/* The names created in a folder (inotify: IN_CREATE and IN_MOVED_TO) while
+ * one outfile is committed with `text` at path, one per line. */
+static void names_made_by_commit(const char *dir, const char *path, const char *text, char *out, size_t cap)
+{
+    outfile o;
+    ak_error err;
+    ak_err_clear(&err);
+    assert_int_equal(outfile_open(&o, path, &err), ANONKIT_OK);
+    assert_true(fputs(text, o.stream) >= 0);
+    const int in = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+    assert_true(in >= 0);
+    assert_true(inotify_add_watch(in, dir, IN_CREATE | IN_MOVED_TO) >= 0);
+    if (outfile_commit(&o, &err) != ANONKIT_OK) fail_msg("commit failed: %s", err.message);
+    _Alignas(struct inotify_event) char buf[8192];
+    out[0] = '\0';
+    const ssize_t got = read(in, buf, sizeof buf);
+    for (ssize_t at = 0; got > 0 && at < got;) {
+        const struct inotify_event *e = (const struct inotify_event *)(buf + at);
+        if (e->len && strlen(out) + strlen(e->name) + 2 < cap) {
+            strcat(out, e->name);
+            strcat(out, "\n");
+        }
+        at += (ssize_t)(sizeof *e + e->len);
+    }
+    close(in);
+}
+
+/* A new output is linked straight to its name: no temporary name ever
+ * exists in its folder, so no signal can leave one. Replacing an old output
+ * still names the finished file DEST.tmp-XXXXXX for the rename (and nothing
+ * is left of it). A file that appears at a new output's path during the run
+ * is not replaced: the commit fails and leaves it. */
+static void test_outfile_names(void **state)
+{
+    (void)state;
+    const char *dir = fresh_dir("names");
+    char path[4096], made[1024];
+    snprintf(path, sizeof path, "%s/new.csv", dir);
+    names_made_by_commit(dir, path, "first\n", made, sizeof made);
+    assert_string_equal(made, "new.csv\n");
+    assert_file_is(path, "first\n");
+    names_made_by_commit(dir, path, "second\n", made, sizeof made);
+    if (strncmp(made, "new.csv.tmp-", 12) != 0 || strlen(made) != 27 || strcmp(made + 18, "\nnew.csv\n") != 0)
+        fail_msg("replacing: names made\n%s", made);
+    assert_file_is(path, "second\n");
+    assert_listing(dir, "new.csv\n");
+
+    snprintf(path, sizeof path, "%s/raced.csv", dir);
+    outfile o;
+    ak_error err;
+    assert_int_equal(outfile_open(&o, path, &err), ANONKIT_OK);
+    assert_true(fputs("ours\n", o.stream) >= 0);
+    tu_write_file(path, "theirs\n");
+    assert_int_equal(outfile_commit(&o, &err), ANONKIT_E_IO);
+    assert_non_null(strstr(err.message, "appeared"));
+    assert_file_is(path, "theirs\n");
+    assert_listing(dir, "new.csv\nraced.csv\n");
+}
+
 /* ------------------------------------------------------------ the command, killed */
 
 /* Runs the command with argv (argv[0] unused) and TMPDIR=tmpdir, stdin from
@@ -686,6 +746,7 @@ int main(void)
         cmocka_unit_test(test_outfile_killed),
         cmocka_unit_test(test_outfile_modes),
         cmocka_unit_test(test_outfile_group_commit),
+        cmocka_unit_test(test_outfile_names),
         cmocka_unit_test(test_cli_killed),
     };
     signal(SIGPIPE, SIG_IGN); /* a child that died early fails a write, not the whole program */

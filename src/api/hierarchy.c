@@ -235,6 +235,16 @@ static void *check_write_run(void *arg)
     return NULL;
 }
 
+/* The error on job of a built hierarchy whose check failed with rc and e:
+ * running out of memory as such, anything else as a hierarchy that does not
+ * load (a defect of the builder). */
+static int check_failed(anonkit_job *job, int rc, const ak_error *e)
+{
+    job->err = *e;
+    if (rc == ANONKIT_E_NOMEM) return rc;
+    return ak_err_set(&job->err, ANONKIT_E_INTERNAL, NULL, 0, 0, "the built hierarchy does not load: %s", e->message);
+}
+
 /* hb_check_sizes, then hb_write of the rows; with threads >= 2 and a large
  * hierarchy both at once. The error is the one the two in turn would give:
  * the check's first. */
@@ -242,18 +252,15 @@ static int check_write(hier_task *t, const hb_rows *rows, uint64_t *sizes, unsig
 {
     anonkit_job *job = t->job;
     if (threads < 2 || rows->nrows < HIER_SPLIT_ROWS) {
-        int rc = hb_check_sizes(rows, job->output, sizes, &job->err);
-        if (rc < 0) return ak_err_set(&job->err, ANONKIT_E_INTERNAL, NULL, 0, 0, "the built hierarchy does not load: %s",
-                                      job->err.message);
+        ak_error e;
+        ak_err_clear(&e);
+        const int rc = hb_check_sizes(rows, job->output, sizes, &e);
+        if (rc < 0) return check_failed(job, rc, &e);
         return hb_write(rows, t->of.stream, job->output, &job->err);
     }
     check_write_part parts[2] = {{rows, t, sizes, 0, 0, {0}}, {rows, t, sizes, 1, 0, {0}}};
     ak_run_parts(parts, sizeof parts[0], 2, check_write_run);
-    if (parts[0].rc < 0) {
-        job->err = parts[0].err;
-        return ak_err_set(&job->err, ANONKIT_E_INTERNAL, NULL, 0, 0, "the built hierarchy does not load: %s",
-                          parts[0].err.message);
-    }
+    if (parts[0].rc < 0) return check_failed(job, parts[0].rc, &parts[0].err);
     if (parts[1].rc < 0) job->err = parts[1].err;
     return parts[1].rc;
 }
@@ -274,6 +281,7 @@ static int task_build(hier_task *t, unsigned threads)
         /* what is written must load: the rows checked against the loader's rules, once (which
          * counts the labels of each level too); the file is published only when it passes */
         rc = check_write(t, &rows, sizes, threads);
+        if (rc == 0) outfile_ready(&t->of); /* its writing to disk started while the next ones are built */
     } else if (rc == 0) {
         rc = hb_level_sizes(&rows, sizes, &job->err);
     }
@@ -425,6 +433,18 @@ static int build(anonkit_job *const *jobs, size_t n, anonkit_result **out_result
                 failed = jobs[lowest];
             }
     }
+    for (size_t i = 0; rc == 0 && i < n; i++) { /* the results made before the commit: nothing fails after it */
+        anonkit_result *r = result_new();
+        if (!r) {
+            failed = NULL;
+            rc = ak_err_nomem(&first->err);
+            break;
+        }
+        r->rows_read = t[i].rows_read;
+        r->summary = t[i].summary;
+        t[i].summary = NULL;
+        out_results[i] = r;
+    }
     if (rc == 0) {
         failed = NULL;
         rc = outfile_commit_all(files, n, first->threads, &first->err);
@@ -440,17 +460,6 @@ static int build(anonkit_job *const *jobs, size_t n, anonkit_result **out_result
             if (failed != first) job_fail(failed);
         }
         rc = job_fail(first);
-    }
-    for (size_t i = 0; rc == 0 && i < n; i++) {
-        anonkit_result *r = result_new();
-        if (!r) {
-            rc = job_out_of_memory(first);
-            break;
-        }
-        r->rows_read = t[i].rows_read;
-        r->summary = t[i].summary;
-        t[i].summary = NULL;
-        out_results[i] = r;
     }
     for (size_t i = 0; t && i < n; i++) {
         hb_values_free(&t[i].v);

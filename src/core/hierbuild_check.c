@@ -44,6 +44,11 @@ typedef struct run {
     uint32_t lo, hi, level;
 } run;
 
+/* Below this many keys radix_sort sorts by insertion: four passes of 8
+ * bits clear and add up 4 x 256 counts, more work than sorting a few dozen
+ * keys (Adult's nine hierarchies have 2 to 72 leaves). */
+#define RADIX_MIN 48
+
 /* Sorts a[0..n) by the hash bits (equal hashes then lie together): LSD
  * radix, from 2^16 keys 3 passes of 11, 11 and 10 bits (counts of 2,048
  * entries stay in the first-level cache; a pass fewer than 4 of 8 bits),
@@ -51,6 +56,15 @@ typedef struct run {
  * tmp: room for n. */
 static void radix_sort(keyed *a, keyed *tmp, size_t n)
 {
+    if (n < RADIX_MIN) { /* a few keys (a flat hierarchy's leaves): by insertion, no counts to clear */
+        for (size_t i = 1; i < n; i++) {
+            const keyed k = a[i];
+            size_t j = i;
+            for (; j > 0 && a[j - 1] > k; j--) a[j] = a[j - 1];
+            a[j] = k;
+        }
+        return;
+    }
     static const unsigned shifts[2][4] = {{32, 40, 48, 56}, {32, 43, 54, 0}}, bits[2][4] = {{8, 8, 8, 8}, {11, 11, 10, 0}};
     const int wide = n >= ((size_t)1 << 16), passes = wide ? 3 : 4;
     keyed *from = a, *to = tmp;
