@@ -245,15 +245,15 @@ static int take_counted(hb_values *v, const char *text, size_t len, long x, long
     return add_value(v, text, len, line, 1, NULL, err);
 }
 
-/* Counts (or marks) one present or missing value text[0..len) of `line`;
- * padded: text is followed by readable bytes (dense_value_padded). */
+/* Counts (or marks) one present or missing value text[0..len) of `line`
+ * without counting its row (take does; the fast scan counts its records
+ * once); padded: text is followed by readable bytes (dense_value_padded). */
 #if defined(__GNUC__)
 __attribute__((always_inline))
 #endif
-static inline int take(hb_values *v, const char *text, size_t len, long line, const hb_missing *missing, int padded,
-                       ak_error *err)
+static inline int take_value(hb_values *v, const char *text, size_t len, long line, const hb_missing *missing,
+                             int padded, ak_error *err)
 {
-    v->rows++;
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
     if (padded && v->bits && !missing->count && len - 1 < 7) {
         /* the interval builder's column of whole numbers: marked present, nothing else (the least and greatest
@@ -316,6 +316,14 @@ static inline int take(hb_values *v, const char *text, size_t len, long line, co
     return take_counted(v, text, len, x, line, padded, err);
 }
 
+/* take_value, and the value's row counted. */
+static inline int take(hb_values *v, const char *text, size_t len, long line, const hb_missing *missing, int padded,
+                       ak_error *err)
+{
+    v->rows++;
+    return take_value(v, text, len, line, missing, padded, err);
+}
+
 /* Sets v->dense_lo and dense_hi to the least and greatest value marked in
  * v->bits (the marking itself leaves them: a compare each per value saved). */
 static void bits_bounds(hb_values *v)
@@ -357,7 +365,29 @@ typedef struct scan_plan {
     size_t *at;
     int all; /* every delimiter placed in at (most of them begin or end a column asked for), not only those */
     uint64_t limit; /* the byte before which the scan ends (a line's start), UINT64_MAX for none */
+    struct scan_take *take; /* per column asked for (n), what scan_record needs of it */
 } scan_plan;
+
+/* Column j of a plan as scan_record takes it: the bitmap in which its whole
+ * numbers are only marked (vs[j].bits when no token is missing), else NULL;
+ * its memo, values and missing tokens; its number in the line. */
+typedef struct scan_take {
+    uint64_t *bits;
+    const hb_memo *memo;
+    hb_values *v;
+    const hb_missing *missing;
+    uint32_t col;
+} scan_take;
+
+/* take_value of the fast scan out of line: the rarer values of scan_record
+ * (its loop keeps the common ones' few variables in registers). */
+#if defined(__GNUC__)
+__attribute__((noinline))
+#endif
+static int take_slow(const scan_take *t, const unsigned char *s, size_t len, long line, ak_error *err)
+{
+    return take_value(t->v, (const char *)s, len, line, t->missing, 1, err);
+}
 
 /* The record in line buf[ls..ls + len) of `line` (ended: an LF followed it),
  * whose delimiters were counted into seen and the ones asked for placed in
@@ -367,7 +397,7 @@ typedef struct scan_plan {
 __attribute__((always_inline))
 #endif
 static inline int scan_record(const scan_plan *p, const unsigned char *buf, size_t ls, size_t len, int ended,
-                              uint32_t seen, long line, const hb_missing *missing, ak_error *err)
+                              uint32_t seen, long line, uint64_t *records, ak_error *err)
 {
     if (ended && (len == 0 || (len == 1 && buf[ls] == '\r'))) return ANONKIT_OK; /* an empty line */
     if (seen + 1 != p->ncolumns)
@@ -375,17 +405,51 @@ static inline int scan_record(const scan_plan *p, const unsigned char *buf, size
                           p->ncolumns, seen + 1);
     const size_t flen = ended && buf[ls + len - 1] == '\r' ? len - 1 : len; /* the line without the CR of a CRLF */
     size_t *const at = p->at; /* (the plan's fields in locals: the counts stored below could alias them) */
-    const uint32_t *const cols = p->cols;
-    hb_values *const vs = p->vs;
-    const size_t n = p->n;
     at[0] = ls - 1; /* (the line's start and end as delimiters 0 and ncolumns: no case for the first and last
                        column; ls - 1 wraps around for ls 0, and + 1 back) */
     at[p->ncolumns] = ls + flen;
-    for (size_t j = 0; j < n; j++) {
-        const uint32_t c = cols[j];
-        const size_t from = at[c] + 1, to = at[c + 1];
-        AK_CHECK(take(&vs[j], (const char *)buf + from, to - from, line, &missing[j], 1, err));
+    for (const scan_take *tk = p->take, *const tend = tk + p->n; tk < tend; tk++) {
+        const uint32_t c = tk->col;
+        const size_t from = at[c] + 1, flen_j = at[c + 1] - from;
+        const unsigned char *const s = buf + from;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+        uint64_t *const bits = tk->bits;
+        if (bits) {
+            if (flen_j - 1 >= 7) goto slow;
+            /* a column of whole numbers only marked: 1 to 7 digits, no leading zero, marked at once. The digit
+               checks of dense_value_padded on the field's eight bytes, those beyond the field shifted out (the
+               first of them at the top once shifted: the digits right-aligned, leading zeros before them) */
+            uint64_t t;
+            memcpy(&t, s, sizeof t);
+            t ^= 0x3030303030303030ULL;
+            const unsigned sh = 8 * (8 - (unsigned)flen_j);
+            if (!(((((t + 0x7676767676767676ULL) | t) & 0x8080808080808080ULL) << sh) |
+                  ((t & 0xFF) == 0 && flen_j > 1))) {
+                uint64_t x = t << sh;
+                x = x * 10 + (x >> 8);
+                x = (((x & 0x000000FF000000FFULL) * (100 + (1000000ULL << 32))) +
+                     (((x >> 16) & 0x000000FF000000FFULL) * (1 + (10000ULL << 32)))) >> 32;
+                const uint32_t d = (uint32_t)x;
+                if (d < HB_DENSE) {
+                    bits[d >> 6] |= (uint64_t)1 << (d & 63);
+                    continue;
+                }
+            }
+        } else if (flen_j - 1 < MEMO_MAX && (unsigned)s[0] - '0' > 9) {
+            /* a short value that is no number, seen before: take_value's memo hit */
+            uint64_t a, b, w;
+            memo_key((const char *)s, flen_j, 1, &a, &b, &w);
+            const hb_memo_slot *e = &tk->memo->s[memo_slot(a, b, w, flen_j)];
+            if (((e->a ^ a) | (e->b ^ b) | (e->c ^ w) | (e->len ^ flen_j)) == 0) {
+                tk->v->count[e->id]++;
+                continue;
+            }
+        }
+    slow:
+#endif
+        AK_CHECK(take_slow(tk, s, flen_j, line, err));
     }
+    ++*records;
     return ANONKIT_OK;
 }
 
@@ -409,6 +473,8 @@ static inline int scan_lines_with(const scan_plan *p, const char *path, char del
     FILE *f = fopen(path, "rb");
     unsigned char *buf = malloc(2 * SCAN_BLOCK + SCAN_PAD);
     int rc = ANONKIT_OK;
+    uint64_t records = 0; /* (added to each column's rows at the end: not counted per value) */
+    (void)missing; /* (in the plan: p->take) */
     if (!f || !buf || fseeko(f, (off_t)offset, SEEK_SET) != 0) {
         rc = !buf ? ak_err_nomem(err) : ak_err_set(err, ANONKIT_E_IO, p->vs[0].file, 0, 0, "cannot read the file");
         goto done;
@@ -470,7 +536,7 @@ static inline int scan_lines_with(const scan_plan *p, const char *path, char del
                 dm &= ~below;
                 const size_t e = c + (size_t)__builtin_ctzll(nm);
                 nm &= nm - 1;
-                if ((rc = scan_record(p, buf, ls, e - ls, 1, seen, line, missing, err)) < 0) goto done;
+                if ((rc = scan_record(p, buf, ls, e - ls, 1, seen, line, &records, err)) < 0) goto done;
                 line++;
                 ls = e + 1;
                 seen = 0;
@@ -484,7 +550,7 @@ static inline int scan_lines_with(const scan_plan *p, const char *path, char del
         }
         if (eof) { /* a last line without a line end */
             *stop_line = line; /* (the limit's line, when it was reached) */
-            if (ls < have) rc = scan_record(p, buf, ls, have - ls, 0, seen, line, missing, err);
+            if (ls < have) rc = scan_record(p, buf, ls, have - ls, 0, seen, line, &records, err);
             break;
         }
         /* the partial line to the front, scanned again with the next block */
@@ -498,6 +564,7 @@ static inline int scan_lines_with(const scan_plan *p, const char *path, char del
         }
     }
 done:
+    for (size_t j = 0; j < p->n; j++) p->vs[j].rows += records;
     if (f) fclose(f);
     free(buf);
     return rc;
@@ -542,12 +609,16 @@ static int scan_lines(const scan_plan *p, const char *path, char delimiter, uint
 }
 
 /* The plan for columns cols[0..n) of ncolumns (arrays allocated; NULL when out of memory). */
-static int plan_init(scan_plan *p, hb_values *vs, const uint32_t *cols, size_t n, uint32_t ncolumns)
+static int plan_init(scan_plan *p, hb_values *vs, const uint32_t *cols, size_t n, uint32_t ncolumns,
+                     const hb_missing *missing)
 {
     p->vs = vs, p->cols = cols, p->n = n, p->ncolumns = ncolumns, p->limit = UINT64_MAX;
     p->next = malloc(((size_t)ncolumns + 1) * sizeof *p->next);
     p->at = malloc(((size_t)ncolumns + 1) * sizeof *p->at);
-    if (!p->next || !p->at) return -1;
+    p->take = malloc((n ? n : 1) * sizeof *p->take);
+    if (!p->next || !p->at || !p->take) return -1;
+    for (size_t j = 0; j < n; j++)
+        p->take[j] = (scan_take){missing[j].count ? NULL : vs[j].bits, vs[j].memo, &vs[j], &missing[j], cols[j]};
     uint32_t after = UINT32_MAX, wanted = 0; /* the least delimiter asked for above k, from the top down */
     for (uint32_t k = ncolumns + 1; k-- > 0;) {
         p->next[k] = after;
@@ -566,6 +637,7 @@ static void plan_free(scan_plan *p)
 {
     free(p->next);
     free(p->at);
+    free(p->take);
 }
 
 /* The size of the regular file at path (0 when it is none or cannot be told;
@@ -635,7 +707,7 @@ int hb__collect_range(hb_values *vs, size_t n, const char *const *columns, const
         }
         if (rc == 0 && absent < n)
             rc = ak_err_set(err, ANONKIT_E_USAGE, vs[0].file, 1, 0, "no column '%s' in the header", columns[absent]);
-        if (rc == 0 && plan_init(&plan, vs, cols, n, ncolumns) != 0) rc = ak_err_nomem(err);
+        if (rc == 0 && plan_init(&plan, vs, cols, n, ncolumns, missing) != 0) rc = ak_err_nomem(err);
         break;
     }
     if (rc < 0) goto fail;
