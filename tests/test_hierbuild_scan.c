@@ -59,13 +59,19 @@ static void ref_take(ref_column *r, const char *text, size_t len, long line)
 
 /* A random cell written to f: empty, NA, numbers in and beyond the range
  * counted by value, categories (some of more than the memo's 24 bytes,
- * some starting with digits), and from a quoting line on sometimes quoted,
+ * some starting with digits), other numbers (signs, leading zeros, 8 to 22
+ * digits, HB_DENSE - 1 and HB_DENSE), and from a quoting line on sometimes quoted,
  * with a delimiter, a line end or a doubled quote inside. */
 static void put_cell(FILE *f, tu_rng *g, int quoting)
 {
     static const char *const cats[] = {"Male", "Female", "United-States", "Married-civ-spouse", "Married-AF-spouse",
                                        "10th", "1st-4th", "Outlying-US(Guam-USVI-etc)", "?", "x",
-                                       "aaaaaaaaaaaaaaaaaaaaaaaX", "aaaaaaaaaaaaaaaaaaaaaaaY", "0", "007"};
+                                       "aaaaaaaaaaaaaaaaaaaaaaaX", "aaaaaaaaaaaaaaaaaaaaaaaY", "0", "007",
+                                       /* numbers the fast marking must leave to the slower path (negative, signed,
+                                          leading zeros, 8 digits and more, over 18, at and above HB_DENSE) or
+                                          take (7 digits below it) */
+                                       "-5", "+5", "-0", "00", "0000001", "12345678", "1234567890123456789012",
+                                       "4194303", "4194304", "9999999", "1e5", "5 ", " 5", "1.0", "9x"};
     const unsigned k = (unsigned)tu_below(g, 10);
     if (quoting && tu_below(g, 4) == 0) {
         static const char *const quoted[] = {"\"a,b\"", "\"l\nx\"", "\"he said \"\"hi\"\"\"", "\"Male\"", "\"\""};

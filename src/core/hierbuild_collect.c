@@ -364,6 +364,8 @@ typedef struct scan_plan {
     uint32_t *next;
     size_t *at;
     int all; /* every delimiter placed in at (most of them begin or end a column asked for), not only those */
+    uint32_t last; /* with all, the last delimiter placed: the greatest that ends a column asked for (at most
+                      ncolumns - 1: the line's end is at[ncolumns]) */
     uint64_t limit; /* the byte before which the scan ends (a line's start), UINT64_MAX for none */
     struct scan_take *take; /* per column asked for (n), what scan_record needs of it */
 } scan_plan;
@@ -479,7 +481,7 @@ static inline int scan_lines_with(const scan_plan *p, const char *path, char del
         rc = !buf ? ak_err_nomem(err) : ak_err_set(err, ANONKIT_E_IO, p->vs[0].file, 0, 0, "cannot read the file");
         goto done;
     }
-    const uint32_t first = p->next[0];
+    const uint32_t first = p->next[0], last = p->last;
     size_t have = 0;        /* bytes in buf (a partial line carried over first) */
     uint64_t base = offset; /* file byte of buf[0] */
     for (int eof = 0; !eof;) {
@@ -499,13 +501,18 @@ static inline int scan_lines_with(const scan_plan *p, const char *path, char del
          * its delimiters so far, want the next one asked for */
         size_t ls = 0;
         uint32_t seen = 0, want = first;
+        /* the block's first quote found beforehand (memchr: a quote is rare),
+         * not looked for in every 64 bytes */
+        const unsigned char *const quote = memchr(buf, '"', have);
+        const size_t qpos = quote ? (size_t)(quote - buf) : SIZE_MAX;
         for (size_t c = 0; c < have; c += 64) {
-            uint64_t dm, nm, qm;
-            chunk_masks(buf + c, delimiter, &dm, &nm, &qm);
+            uint64_t dm, nm;
+            chunk_masks_dn(buf + c, delimiter, &dm, &nm);
             if (have - c < 64) {
                 const uint64_t keep = ((uint64_t)1 << (have - c)) - 1;
-                dm &= keep, nm &= keep, qm &= keep;
+                dm &= keep, nm &= keep;
             }
+            const uint64_t qm = qpos - c < 64 ? (uint64_t)1 << (qpos - c) : 0;
             if (qm) { /* only the lines before the quote's */
                 const uint64_t before = ((uint64_t)1 << __builtin_ctzll(qm)) - 1;
                 dm &= before, nm &= before;
@@ -514,10 +521,13 @@ static inline int scan_lines_with(const scan_plan *p, const char *path, char del
                 const uint64_t below = nm ? (nm & (0 - nm)) - 1 : ~(uint64_t)0; /* the bytes before the next LF */
                 const uint64_t seg = dm & below;
                 const uint32_t count = popcount64(seg, hw);
-                if (all) { /* every delimiter placed (while the line has no more than the header) */
-                    if (seen + count < p->ncolumns) {
-                        size_t *to = p->at + seen;
+                if (all) { /* every delimiter placed up to the last one asked for */
+                    size_t *to = p->at + seen;
+                    if (seen + count <= last) {
                         for (uint64_t m = seg; m; m &= m - 1) *++to = c + (unsigned)__builtin_ctzll(m);
+                    } else if (seen < last) { /* (the segment that passes the last) */
+                        uint64_t m = seg;
+                        for (uint32_t i = seen; i < last; i++, m &= m - 1) *++to = c + (unsigned)__builtin_ctzll(m);
                     }
                     seen += count;
                 } else {
@@ -630,6 +640,9 @@ static int plan_init(scan_plan *p, hb_values *vs, const uint32_t *cols, size_t n
     /* placing a delimiter costs a few instructions, finding one asked for among
      * others some twenty: every one is placed when a quarter or more are asked for */
     p->all = ncolumns > 1 && 4 * wanted >= ncolumns - 1;
+    p->last = 0;
+    for (size_t j = 0; j < n; j++)
+        if (cols[j] + 1 > p->last) p->last = cols[j] + 1 < ncolumns ? cols[j] + 1 : ncolumns - 1;
     return 0;
 }
 
