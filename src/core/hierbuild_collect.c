@@ -3,11 +3,13 @@
  * for the builders of hierbuild.c and hierbuild_num.c.
  *
  * Records that are plain lines (no quote) are scanned 64 bytes at a time:
- * a bit mask of the delimiters, one of the line ends and one of the quotes
- * per 64 bytes (SSE2 on x86-64), the delimiters of a line counted by
- * popcount and looked at one by one only in the part of a line where a
- * column asked for begins or ends; the CSV reader (io/csv.h) takes the
- * header and any record from the first quote on. */
+ * a bit mask of the delimiters and one of the line ends per 64 bytes (SSE2
+ * on x86-64; a block's first quote found once beforehand), the delimiters
+ * of a line counted by popcount and looked at one by one only in the part
+ * of a line where a column asked for begins or ends; each column asked for
+ * taken as its plan says (scan_take: integers marked in a bitmap, short
+ * text counted through the memo, the rest out of line); the CSV reader
+ * (io/csv.h) takes the header and any record from the first quote on. */
 #include "core/hierbuild.h"
 
 #include <stdlib.h>
@@ -394,7 +396,8 @@ static int take_slow(const scan_take *t, const unsigned char *s, size_t len, lon
 /* The record in line buf[ls..ls + len) of `line` (ended: an LF followed it),
  * whose delimiters were counted into seen and the ones asked for placed in
  * p->at: an empty line is skipped, a field count other than the header's
- * refused, the columns' fields taken. */
+ * refused, the columns' fields taken (their rows counted in *records, added
+ * to each column's once the scan ends). */
 #if defined(__GNUC__)
 __attribute__((always_inline))
 #endif
