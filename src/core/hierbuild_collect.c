@@ -603,14 +603,27 @@ __attribute__((target("popcnt"))) static int scan_lines_popcnt(const scan_plan *
 {
     return scan_lines_hw(p, path, delimiter, offset, line, missing, stop, stop_line, 1, err);
 }
+/* The same for a processor with BMI1 and BMI2 as well: TZCNT, BLSR and SHLX
+ * (no shift count in CL) take fewer instructions per delimiter placed and
+ * per number marked. */
+__attribute__((target("popcnt,bmi,bmi2"))) static int scan_lines_bmi(const scan_plan *p, const char *path,
+                                                                     char delimiter, uint64_t offset, long line,
+                                                                     const hb_missing *missing, uint64_t *stop,
+                                                                     long *stop_line, ak_error *err)
+{
+    return scan_lines_hw(p, path, delimiter, offset, line, missing, stop, stop_line, 1, err);
+}
 #define HB_POPCNT_AT_RUN_TIME 1
 #endif
 
-/* scan_lines_hw, with the POPCNT instruction where the processor has it. */
+/* scan_lines_hw, with the POPCNT instruction (and BMI1 and BMI2) where the
+ * processor has it. */
 static int scan_lines(const scan_plan *p, const char *path, char delimiter, uint64_t offset, long line,
                       const hb_missing *missing, uint64_t *stop, long *stop_line, ak_error *err)
 {
 #if defined(HB_POPCNT_AT_RUN_TIME)
+    if (__builtin_cpu_supports("popcnt") && __builtin_cpu_supports("bmi") && __builtin_cpu_supports("bmi2"))
+        return scan_lines_bmi(p, path, delimiter, offset, line, missing, stop, stop_line, err);
     if (__builtin_cpu_supports("popcnt"))
         return scan_lines_popcnt(p, path, delimiter, offset, line, missing, stop, stop_line, err);
     return scan_lines_hw(p, path, delimiter, offset, line, missing, stop, stop_line, 0, err);
