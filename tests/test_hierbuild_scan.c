@@ -253,14 +253,21 @@ static void test_scan_wide_random(void **state)
             }
             /* for the interval builder: with the token NA, and without (NA then a value of its own, the
                integers marked by the shorter path that needs no token check: the same marks) */
-            int presence[MAX_COLS];
-            for (size_t j = 0; j < n; j++) presence[j] = 1;
+            int presence[MAX_COLS]; /* (every column, or some: the scan takes the marked ones in a loop of their
+                                       own, the others in another) */
+            for (size_t j = 0; j < n; j++) presence[j] = rep % 2 ? 1 : (int)tu_below(&g, 2);
             hb_values ps[MAX_COLS], qs[MAX_COLS];
             hb_missing none[MAX_COLS];
             for (size_t j = 0; j < n; j++) none[j] = (hb_missing){NULL, 0};
             assert_int_equal(hb_collect_columns(ps, n, names, presence, ms, path, NULL, ',', &err), 0);
             assert_int_equal(hb_collect_columns(qs, n, names, presence, none, path, NULL, ',', &err), 0);
             for (size_t j = 0; j < n; j++) {
+                if (!presence[j]) { /* (without the token NA is a value: only the first compared) */
+                    same_column(&ps[j], &ref[j], rep, j);
+                    hb_values_free(&ps[j]);
+                    hb_values_free(&qs[j]);
+                    continue;
+                }
                 same_presence(&ps[j], &ref[j], rep, j);
                 assert_memory_equal(ps[j].bits, qs[j].bits, HB_DENSE / 8);
                 assert_int_equal(ps[j].dense_lo, qs[j].dense_lo);

@@ -369,7 +369,9 @@ typedef struct scan_plan {
     uint32_t last; /* with all, the last delimiter placed: the greatest that ends a column asked for (at most
                       ncolumns - 1: the line's end is at[ncolumns]) */
     uint64_t limit; /* the byte before which the scan ends (a line's start), UINT64_MAX for none */
-    struct scan_take *take; /* per column asked for (n), what scan_record needs of it */
+    struct scan_take *take; /* per column asked for (n), what scan_record needs of it: first the nbits
+                               whose integers are only marked, then the others */
+    size_t nbits;
 } scan_plan;
 
 /* Column j of a plan as scan_record takes it: the bitmap in which its whole
@@ -413,17 +415,18 @@ static inline int scan_record(const scan_plan *p, const unsigned char *buf, size
     at[0] = ls - 1; /* (the line's start and end as delimiters 0 and ncolumns: no case for the first and last
                        column; ls - 1 wraps around for ls 0, and + 1 back) */
     at[p->ncolumns] = ls + flen;
-    for (const scan_take *tk = p->take, *const tend = tk + p->n; tk < tend; tk++) {
+    const scan_take *tk = p->take;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    /* the columns whose whole numbers are only marked (first in p->take), then the others: two loops of
+       one kind each */
+    for (const scan_take *const tend = tk + p->nbits; tk < tend; tk++) {
         const uint32_t c = tk->col;
         const size_t from = at[c] + 1, flen_j = at[c + 1] - from;
         const unsigned char *const s = buf + from;
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-        uint64_t *const bits = tk->bits;
-        if (bits) {
-            if (flen_j - 1 >= 7) goto slow;
-            /* a column of whole numbers only marked: 1 to 7 digits, no leading zero, marked at once. The digit
-               checks of dense_value_padded on the field's eight bytes, those beyond the field shifted out (the
-               first of them at the top once shifted: the digits right-aligned, leading zeros before them) */
+        if (flen_j - 1 < 7) {
+            /* 1 to 7 digits, no leading zero, marked at once. The digit checks of dense_value_padded on the
+               field's eight bytes, those beyond the field shifted out (the first of them at the top once
+               shifted: the digits right-aligned, leading zeros before them) */
             uint64_t t;
             memcpy(&t, s, sizeof t);
             t ^= 0x3030303030303030ULL;
@@ -436,11 +439,20 @@ static inline int scan_record(const scan_plan *p, const unsigned char *buf, size
                      (((x >> 16) & 0x000000FF000000FFULL) * (1 + (10000ULL << 32)))) >> 32;
                 const uint32_t d = (uint32_t)x;
                 if (d < HB_DENSE) {
-                    bits[d >> 6] |= (uint64_t)1 << (d & 63);
+                    tk->bits[d >> 6] |= (uint64_t)1 << (d & 63);
                     continue;
                 }
             }
-        } else if (flen_j - 1 < MEMO_MAX && (unsigned)s[0] - '0' > 9) {
+        }
+        AK_CHECK(take_slow(tk, s, flen_j, line, err));
+    }
+#endif
+    for (const scan_take *const tend = p->take + p->n; tk < tend; tk++) {
+        const uint32_t c = tk->col;
+        const size_t from = at[c] + 1, flen_j = at[c + 1] - from;
+        const unsigned char *const s = buf + from;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+        if (flen_j - 1 < MEMO_MAX && (unsigned)s[0] - '0' > 9) {
             /* a short value that is no number, seen before: take_value's memo hit */
             uint64_t a, b, w;
             memo_key((const char *)s, flen_j, 1, &a, &b, &w);
@@ -450,7 +462,6 @@ static inline int scan_record(const scan_plan *p, const unsigned char *buf, size
                 continue;
             }
         }
-    slow:
 #endif
         AK_CHECK(take_slow(tk, s, flen_j, line, err));
     }
@@ -643,8 +654,14 @@ static int plan_init(scan_plan *p, hb_values *vs, const uint32_t *cols, size_t n
     p->at = malloc(((size_t)ncolumns + 1) * sizeof *p->at);
     p->take = malloc((n ? n : 1) * sizeof *p->take);
     if (!p->next || !p->at || !p->take) return -1;
+    size_t k = 0; /* (the columns whose integers are only marked first, then the others) */
     for (size_t j = 0; j < n; j++)
-        p->take[j] = (scan_take){missing[j].count ? NULL : vs[j].bits, vs[j].memo, &vs[j], &missing[j], cols[j]};
+        if (vs[j].bits && !missing[j].count)
+            p->take[k++] = (scan_take){vs[j].bits, vs[j].memo, &vs[j], &missing[j], cols[j]};
+    p->nbits = k;
+    for (size_t j = 0; j < n; j++)
+        if (!vs[j].bits || missing[j].count)
+            p->take[k++] = (scan_take){NULL, vs[j].memo, &vs[j], &missing[j], cols[j]};
     uint32_t after = UINT32_MAX, wanted = 0; /* the least delimiter asked for above k, from the top down */
     for (uint32_t k = ncolumns + 1; k-- > 0;) {
         p->next[k] = after;
