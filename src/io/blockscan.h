@@ -4,7 +4,8 @@
  * `anonkit risk` (src/metrics/risk_groups_direct.c). A block gives one bit
  * mask per byte class (the delimiter, LF, the quote); a scanner counts the
  * delimiters of a line with popcount64 and finds a line's end as the lowest
- * bit of the LF mask. Static inline, no state. */
+ * bit of the LF mask (chunk_masks_dn: the delimiters and LFs only, for a
+ * scanner that looks for quotes beforehand). Static inline, no state. */
 #ifndef AK_IO_BLOCKSCAN_H
 #define AK_IO_BLOCKSCAN_H
 
@@ -62,6 +63,34 @@ static inline void chunk_masks(const unsigned char *p, char delimiter, uint64_t 
         mq |= (uint64_t)(p[i] == '"') << i;
     }
     *d = md, *n = mn, *q = mq;
+#endif
+}
+
+/* chunk_masks without the quotes' mask, for a scanner that finds a block's
+ * first quote beforehand (memchr) and scans only the lines before it. */
+static inline void chunk_masks_dn(const unsigned char *p, char delimiter, uint64_t *d, uint64_t *n)
+{
+#if defined(__SSE2__)
+    const __m128i dv = _mm_set1_epi8(delimiter), nv = _mm_set1_epi8('\n');
+    const __m128i x0 = _mm_loadu_si128((const __m128i *)(const void *)p);
+    const __m128i x1 = _mm_loadu_si128((const __m128i *)(const void *)(p + 16));
+    const __m128i x2 = _mm_loadu_si128((const __m128i *)(const void *)(p + 32));
+    const __m128i x3 = _mm_loadu_si128((const __m128i *)(const void *)(p + 48));
+#define AK_BLOCKSCAN_MASK(v)                                                                                      \
+    ((uint64_t)(uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(x0, v)) |                                              \
+     (uint64_t)(uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(x1, v)) << 16 |                                        \
+     (uint64_t)(uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(x2, v)) << 32 |                                        \
+     (uint64_t)(uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(x3, v)) << 48)
+    *d = AK_BLOCKSCAN_MASK(dv);
+    *n = AK_BLOCKSCAN_MASK(nv);
+#undef AK_BLOCKSCAN_MASK
+#else
+    uint64_t md = 0, mn = 0;
+    for (int i = 0; i < 64; i++) {
+        md |= (uint64_t)(p[i] == (unsigned char)delimiter) << i;
+        mn |= (uint64_t)(p[i] == '\n') << i;
+    }
+    *d = md, *n = mn;
 #endif
 }
 
