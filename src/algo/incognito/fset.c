@@ -82,105 +82,173 @@ static int hb_finish(inc_ctx *c, inc_fset **out, ak_error *err)
     return ANONKIT_OK;
 }
 
-/* An empty frequency set with room for cap keys. */
-static int fset_alloc(size_t cap, inc_fset **out, ak_error *err)
-{
-    inc_fset *f = calloc(1, sizeof *f);
-    if (!f) return ak_err_nomem(err);
-    f->key = malloc((cap ? cap : 1) * sizeof *f->key);
-    f->count = malloc((cap ? cap : 1) * sizeof *f->count);
-    if (!f->key || !f->count) {
-        inc_fset_free(f);
-        return ak_err_nomem(err);
-    }
-    *out = f;
-    return ANONKIT_OK;
-}
-
-/* Gives back the room f does not use (it stays valid when realloc fails). */
-static void fset_shrink(inc_fset *f)
-{
-    const size_t n = f->n ? f->n : 1;
-    uint64_t *key = realloc(f->key, n * sizeof *key);
-    if (key) f->key = key;
-    uint32_t *count = realloc(f->count, n * sizeof *count);
-    if (count) f->count = count;
-}
-
-/* The group-by of a rollup in locals (so that the compiler keeps them in
- * registers): the slots, the new set's arrays and its size. */
+/* The rollup's group-by (inc_fset_rollup): open addressing over slots that
+ * each hold (index of the key in the new set << 32 | generation). A new key
+ * costs one slot store beside its key and count, and a slot is 8 bytes, half
+ * an inc_slot. The home slot takes bits 32 and up of the multiplicative hash
+ * (a constant shift, so that the variable shifts of the key fields keep their
+ * register). */
 typedef struct roll_out {
-    inc_slot *slot;
+    uint64_t *tab;
     uint64_t *key;
     uint32_t *count;
     size_t n, mask;
-    int shift;
-    uint32_t gen;
+    uint32_t gen; /* the generation, in the slots' low half */
 } roll_out;
 
-/* hb_add into o, written straight into the new set (room for every key the
- * group-by may see): a new key is appended, so the set's order is that of
- * first insertion (the order hb_finish gives), and its slot keeps its index
- * there; no copy at the end. */
-static inline size_t roll_home(const roll_out *o, uint64_t key)
+static inline __attribute__((always_inline)) size_t roll_home(size_t mask, uint64_t key)
 {
-    return (size_t)((key * 0x9E3779B97F4A7C15ULL) >> o->shift) & o->mask;
+    return (size_t)((key * 0x9E3779B97F4A7C15ULL) >> 32) & mask;
 }
 
-static inline void roll_add_at(roll_out *o, size_t i, uint64_t key, uint32_t count)
+/* Adds count to key, probing from slot i: a new key is appended to the new
+ * set, so its order is that of first insertion (the order hb_finish gives). */
+static inline __attribute__((always_inline)) void roll_add_at(uint64_t *tab, uint64_t *okey, uint32_t *ocount,
+                                                              size_t *on, size_t mask, uint32_t gen, size_t i,
+                                                              uint64_t key, uint32_t count)
 {
     for (;;) {
-        inc_slot *s = &o->slot[i];
-        if (s->stamp != o->gen) {
-            s->stamp = o->gen;
-            s->key = key;
-            s->val = (uint32_t)o->n;
-            o->key[o->n] = key;
-            o->count[o->n++] = count;
+        const uint64_t e = tab[i];
+        if ((uint32_t)e != gen) {
+            tab[i] = (uint64_t)*on << 32 | gen;
+            okey[*on] = key;
+            ocount[(*on)++] = count;
             return;
         }
-        if (s->key == key) {
-            o->count[s->val] += count;
+        const size_t at = (size_t)(e >> 32);
+        if (okey[at] == key) {
+            ocount[at] += count;
             return;
         }
-        i = (i + 1) & o->mask;
+        i = (i + 1) & mask;
     }
 }
 
 /* Entries a rollup raises ahead of their insertion (their home slots fetched meanwhile). */
 enum { ROLL_BLOCK = 16 };
+/* Slots up to which the group-by table stays in the nearer caches: the rollup
+ * inserts each key as it is raised, without the blocks and prefetches. */
+enum { ROLL_NEAR = 32768 };
+
+/* The rollup's loop over src, with RAISE turning `key` (src's key k with the
+ * raised fields cleared) into the new key. The group-by's state lives in
+ * locals (stores into the new set's keys could otherwise alias it and force
+ * reloads). On a large table the group-by is bound by memory (its slots miss
+ * the caches): keys are then raised a block at a time and their home slots
+ * prefetched before the block is inserted, in the same order as one at a
+ * time. */
+#define ROLL_LOOP(RAISE)                                                                                               \
+    do {                                                                                                               \
+        uint64_t *const tab = o->tab, *const okey = o->key;                                                            \
+        uint32_t *const ocount = o->count;                                                                             \
+        const size_t mask = o->mask;                                                                                   \
+        const uint32_t gen = o->gen;                                                                                   \
+        size_t on = 0;                                                                                                 \
+        if (!blocked) {                                                                                                \
+            for (size_t i = 0; i < n; i++) {                                                                           \
+                const uint64_t k = skey[i];                                                                            \
+                uint64_t key = k & clear;                                                                              \
+                RAISE;                                                                                                 \
+                roll_add_at(tab, okey, ocount, &on, mask, gen, roll_home(mask, key), key, scount[i]);                  \
+            }                                                                                                          \
+        } else {                                                                                                       \
+            uint64_t keys[ROLL_BLOCK];                                                                                 \
+            size_t home[ROLL_BLOCK];                                                                                   \
+            for (size_t at = 0; at < n; at += ROLL_BLOCK) {                                                            \
+                const size_t nb = n - at < ROLL_BLOCK ? n - at : ROLL_BLOCK;                                           \
+                for (size_t b = 0; b < nb; b++) {                                                                      \
+                    const uint64_t k = skey[at + b];                                                                   \
+                    uint64_t key = k & clear;                                                                          \
+                    RAISE;                                                                                             \
+                    keys[b] = key;                                                                                     \
+                    home[b] = roll_home(mask, key);                                                                    \
+                    __builtin_prefetch(&tab[home[b]], 1);                                                              \
+                }                                                                                                      \
+                for (size_t b = 0; b < nb; b++)                                                                        \
+                    roll_add_at(tab, okey, ocount, &on, mask, gen, home[b], keys[b], scount[at + b]);                  \
+            }                                                                                                          \
+        }                                                                                                              \
+        o->n = on;                                                                                                     \
+    } while (0)
 
 /* The rollup's loop over src: each key's nq raised fields replaced through
- * their tables up[j] (inlined with a constant nq, the loop over j unrolls).
- * The group-by is bound by memory (its slots miss the caches on large sets):
- * keys are raised a block at a time and their home slots prefetched before
- * the block is inserted, in the same order as one at a time. */
-static inline __attribute__((always_inline)) void roll_entries(roll_out *o, const inc_fset *src, uint64_t clear,
-                                                               const uint32_t *const *up, const uint32_t *shift,
-                                                               const uint64_t *field, uint32_t nq)
+ * their shifted tables up[j]; one to three raised QIs spelled out with their
+ * tables in registers (most rollups raise one QI), more in a loop. */
+static void roll_entries(roll_out *o, const inc_fset *src, uint64_t clear, const uint64_t *const *up,
+                         const uint32_t *shift, const uint64_t *field, uint32_t nq, int blocked)
 {
-    uint64_t keys[ROLL_BLOCK];
-    size_t home[ROLL_BLOCK];
-    for (size_t at = 0; at < src->n; at += ROLL_BLOCK) {
-        const size_t nb = src->n - at < ROLL_BLOCK ? src->n - at : ROLL_BLOCK;
-        for (size_t b = 0; b < nb; b++) {
-            const uint64_t k = src->key[at + b];
-            uint64_t key = k & clear;
-            for (uint32_t j = 0; j < nq; j++) key |= (uint64_t)up[j][(k >> shift[j]) & field[j]] << shift[j];
-            keys[b] = key;
-            home[b] = roll_home(o, key);
-            __builtin_prefetch(&o->slot[home[b]], 1);
-        }
-        for (size_t b = 0; b < nb; b++) roll_add_at(o, home[b], keys[b], src->count[at + b]);
+    const uint64_t *const skey = src->key;
+    const uint32_t *const scount = src->count;
+    const size_t n = src->n;
+    if (nq == 1) {
+        const uint64_t *const u0 = up[0], f0 = field[0];
+        const uint32_t s0 = shift[0];
+        ROLL_LOOP(key |= u0[(k >> s0) & f0]);
+    } else if (nq == 2) {
+        const uint64_t *const u0 = up[0], *const u1 = up[1], f0 = field[0], f1 = field[1];
+        const uint32_t s0 = shift[0], s1 = shift[1];
+        ROLL_LOOP(key |= u0[(k >> s0) & f0] | u1[(k >> s1) & f1]);
+    } else if (nq == 3) {
+        const uint64_t *const u0 = up[0], *const u1 = up[1], *const u2 = up[2];
+        const uint64_t f0 = field[0], f1 = field[1], f2 = field[2];
+        const uint32_t s0 = shift[0], s1 = shift[1], s2 = shift[2];
+        ROLL_LOOP(key |= u0[(k >> s0) & f0] | u1[(k >> s1) & f1] | u2[(k >> s2) & f2]);
+    } else {
+        ROLL_LOOP(for (uint32_t j = 0; j < nq; j++) key |= up[j][(k >> shift[j]) & field[j]]);
     }
 }
+#undef ROLL_LOOP
 
 void inc_fset_free(inc_fset *f)
 {
     if (!f) return;
-    free(f->key);
-    free(f->count);
+    if (!f->one_block) {
+        free(f->key);
+        free(f->count);
+    }
     free(f);
+}
+
+/* Room for the rollup's group-by: its slots (hcap of them, cleared when the
+ * generations wrap around), and a new generation. */
+static int roll_reserve(inc_ctx *c, ak_error *err)
+{
+    if (!c->rtab && !(c->rtab = calloc(c->hcap, sizeof *c->rtab))) return ak_err_nomem(err);
+    if (++c->rgen == 0) {
+        memset(c->rtab, 0, c->hcap * sizeof *c->rtab);
+        c->rgen = 1;
+    }
+    return ANONKIT_OK;
+}
+
+/* An empty frequency set with room for cap keys, its arrays in its own
+ * allocation (keys, then counts at key + cap). NULL: out of memory. */
+static inc_fset *fset_block(size_t cap)
+{
+    const size_t room = cap ? cap : 1;
+    inc_fset *f = malloc(sizeof *f + room * (sizeof *f->key + sizeof *f->count));
+    if (!f) return NULL;
+    f->n = 0;
+    f->refs = 0;
+    f->one_block = 1;
+    f->key = (uint64_t *)(void *)(f + 1);
+    f->count = (uint32_t *)(void *)(f->key + room);
+    return f;
+}
+
+/* f (from fset_block(cap)) holding n keys: when it uses less than three
+ * quarters of its room, its counts move down behind the keys and the rest is
+ * given back (f stays valid when realloc fails). */
+static inc_fset *fset_block_fit(inc_fset *f, size_t cap, size_t n)
+{
+    f->n = n;
+    if (!n || 4 * n >= 3 * cap) return f;
+    memmove(f->key + n, f->count, n * sizeof *f->count);
+    inc_fset *g = realloc(f, sizeof *f + n * (sizeof *f->key + sizeof *f->count));
+    if (g) f = g;
+    f->key = (uint64_t *)(void *)(f + 1);
+    f->count = (uint32_t *)(void *)(f->key + n);
+    return f;
 }
 
 int inc_fset_scan(inc_ctx *c, inc_node n, inc_fset **out, ak_error *err)
@@ -210,7 +278,7 @@ int inc_fset_rollup(inc_ctx *c, const inc_fset *src, inc_node from, inc_node to,
     AK_CHECK(ak_progress_poll(c->progress, err));
     uint32_t nq = 0, shift[64];
     uint64_t field[64], clear = ~(uint64_t)0;
-    const uint32_t *up[64];
+    const uint64_t *up[64];
     for (uint32_t q = 0; q < c->nqi; q++) {
         if (!(to.mask >> q & 1)) { /* an attribute of `from` that `to` lacks is dropped */
             if (from.mask >> q & 1 && c->qi[q].bits)
@@ -222,28 +290,19 @@ int inc_fset_rollup(inc_ctx *c, const inc_fset *src, inc_node from, inc_node to,
         shift[nq] = c->qi[q].shift;
         field[nq] = c->qi[q].bits == 64 ? ~(uint64_t)0 : (((uint64_t)1 << c->qi[q].bits) - 1);
         clear &= ~(field[nq] << shift[nq]);
-        up[nq] = c->qi[q].up[a * (c->qi[q].height + 1) + b];
+        up[nq] = c->qi[q].upk[a * (c->qi[q].height + 1) + b];
         nq++;
     }
     const size_t bound = key_bound(c, to, src->n);
-    inc_fset *f = NULL;
-    AK_CHECK(fset_alloc(bound, &f, err));
-    hb_begin(c, bound);
-    roll_out o = {c->slot, f->key, f->count, 0, c->hmask, c->hshift, c->hgen};
-    /* One to six QIs raised spelled out (their tables in registers); more in a loop. */
-    switch (nq) {
-    case 1: roll_entries(&o, src, clear, up, shift, field, 1); break;
-    case 2: roll_entries(&o, src, clear, up, shift, field, 2); break;
-    case 3: roll_entries(&o, src, clear, up, shift, field, 3); break;
-    case 4: roll_entries(&o, src, clear, up, shift, field, 4); break;
-    case 5: roll_entries(&o, src, clear, up, shift, field, 5); break;
-    case 6: roll_entries(&o, src, clear, up, shift, field, 6); break;
-    default: roll_entries(&o, src, clear, up, shift, field, nq);
-    }
-    f->n = o.n;
+    AK_CHECK(roll_reserve(c, err));
+    inc_fset *f = fset_block(bound);
+    if (!f) return ak_err_nomem(err);
+    size_t size = 16;
+    while (size < 2 * (bound + 1) && size < c->hcap) size *= 2;
+    roll_out o = {c->rtab, f->key, f->count, 0, size - 1, c->rgen};
+    roll_entries(&o, src, clear, up, shift, field, nq, size > ROLL_NEAR);
     c->counters.rollups++;
-    fset_shrink(f);
-    *out = f;
+    *out = fset_block_fit(f, bound, o.n);
     return ANONKIT_OK;
 }
 

@@ -29,6 +29,7 @@ typedef struct inc_qi {
     double **ncp;           /* ncp[L][v]: NCP of the value (table_ncp of its box) */
     uint32_t **up;          /* up[a * (height + 1) + b][v] (a < b): the level-b value over level-a value v, i.e.
                                gen[b][rep[a][v]] in one lookup (rollup) */
+    uint64_t **upk;         /* upk[a * (height + 1) + b][v]: up[...][v] already shifted into the key field */
 } inc_qi;
 
 typedef struct inc_node {
@@ -42,6 +43,7 @@ typedef struct inc_fset {
     uint64_t *key;
     uint32_t *count;
     uint32_t refs;     /* queued nodes that will roll up from it */
+    uint32_t one_block; /* key and count live in f's own allocation (inc_fset_free frees f alone) */
 } inc_fset;
 
 /* A slot of the group-by table: key, value and the stamp of the group-by that
@@ -72,6 +74,9 @@ typedef struct inc_ctx {
     size_t hcap, hmask, nused;
     uint32_t hgen;
     int hshift;
+    /* Rollup scratch (fset.c): hcap slots of (generation << 32 | index of a key in the new set). */
+    uint64_t *rtab;
+    uint32_t rgen;
     /* Groups of the last evaluated frequency set (inc_fset_eval). */
     size_t ngroups, gcap;
     uint64_t *gkey;         /* tuple key (sensitive field cleared) */

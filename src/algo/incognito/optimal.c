@@ -172,14 +172,20 @@ static inline int wide_below(uint64_t guard, uint64_t a, uint64_t b)
 static size_t fset_source(const opt_state *s, uint64_t lv, uint64_t wide)
 {
     const inc_ctx *c = s->c;
-    size_t from = 0;
+    size_t from = 0, least = s->cache[0].n;
     const uint64_t guard = s->wguard;
     if (guard) {
         for (size_t i = 1; i < s->ncache; i++)
-            if (s->cache[i].fs->n < s->cache[from].fs->n && wide_below(guard, s->cache[i].wide, wide)) from = i;
+            if (s->cache[i].n < least && wide_below(guard, s->cache[i].wide, wide)) {
+                from = i;
+                least = s->cache[i].n;
+            }
     } else {
         for (size_t i = 1; i < s->ncache; i++)
-            if (s->cache[i].fs->n < s->cache[from].fs->n && below(c, s->cache[i].lv, lv)) from = i;
+            if (s->cache[i].n < least && below(c, s->cache[i].lv, lv)) {
+                from = i;
+                least = s->cache[i].n;
+            }
     }
     return from;
 }
@@ -202,6 +208,7 @@ static int fset_roll_cache(opt_state *s, size_t from, uint64_t lv, uint64_t wide
     }
     s->cache[slot].lv = lv;
     s->cache[slot].wide = wide;
+    s->cache[slot].n = fs->n;
     s->cache[slot].fs = fs;
     *slot_out = slot;
     return ANONKIT_OK;
@@ -402,9 +409,20 @@ static void test_k_free(const opt_state *s, const inc_fset *fs, uint64_t lv, int
     const uint64_t k = c->m->k, limit = c->limit;
     uint64_t fail = 0;
     const uint32_t *count = fs->count;
-    /* In blocks without a branch (the compiler vectorizes them), the limit checked between blocks: fail only
-     * grows, so it ends beyond the limit exactly when it gets there. */
-    for (size_t i = 0; i < fs->n && fail <= limit; i += 256) {
+    /* In blocks without a branch, the limit checked between blocks: fail only grows, so it ends beyond the
+     * limit exactly when it gets there. Full blocks have a constant trip count and a 32-bit sum (256 counts
+     * below k <= 2^24 fit), so that the compiler vectorizes them. */
+    size_t i = 0;
+    if (k <= ((uint64_t)1 << 24)) {
+        const uint32_t k32 = (uint32_t)k;
+        for (; i + 256 <= fs->n && fail <= limit; i += 256) {
+            const uint32_t *b = count + i;
+            uint32_t part = 0;
+            for (size_t j = 0; j < 256; j++) part += b[j] < k32 ? b[j] : 0;
+            fail += part;
+        }
+    }
+    for (; i < fs->n && fail <= limit; i += 256) {
         const size_t end = fs->n - i < 256 ? fs->n : i + 256;
         uint64_t part = 0;
         for (size_t j = i; j < end; j++) part += count[j] < k ? count[j] : 0;

@@ -51,6 +51,7 @@ typedef struct opt_state {
     size_t *stack;
     struct {
         uint64_t lv, wide; /* wide: the levels spread out (wide_of) */
+        size_t n;          /* fs->n, beside the levels for fset_source's scan */
         inc_fset *fs;
     } cache[CACHE];
     uint32_t woff[64];        /* wide_of: QI q's level at bit woff[q], in lbits + 1 bits (the top one a guard) */

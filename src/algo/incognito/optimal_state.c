@@ -204,6 +204,7 @@ int opt_state_init(opt_state *s, inc_ctx *c, inc_choose by, const double *weight
     s->cache[0].lv = 0;
     s->cache[0].wide = 0;
     s->cache[0].fs = bottom;
+    s->cache[0].n = bottom->n;
     s->ncache = 1;
     return ANONKIT_OK;
 }
