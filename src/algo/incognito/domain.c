@@ -77,6 +77,8 @@ void inc_ctx_free(inc_ctx *c)
     free(c->slot);
     free(c->hused);
     free(c->rtab);
+    free(c->lat_bottom);
+    free(c->lat_top);
     free(c->gkey);
     free(c->gtotal);
     free(c->gholds);

@@ -77,6 +77,10 @@ typedef struct inc_ctx {
     /* Rollup scratch (fset.c): hcap slots of (generation << 32 | index of a key in the new set). */
     uint64_t *rtab;
     uint32_t rgen;
+    /* The lattice's edge masks of the optimal search (optimal_state.c), kept for its next call on the same
+     * QIs (the iterations of local recoding): per node, bit q set when QI q is at level 0 / at its top. */
+    uint64_t *lat_bottom, *lat_top;
+    size_t lat_n;
     /* Groups of the last evaluated frequency set (inc_fset_eval). */
     size_t ngroups, gcap;
     uint64_t *gkey;         /* tuple key (sensitive field cleared) */

@@ -252,10 +252,12 @@ static void tag_cone(opt_state *s, size_t i, int dir, unsigned char tag)
     if ((s->tag[i] & 3) == tag) return;
     s->tag[i] = (unsigned char)((s->tag[i] & TAG_TESTED) | tag);
     s->stack[top++] = i;
+    const uint64_t full = inc_full_mask(c);
+    const uint64_t *edge = dir < 0 ? s->at_bottom : s->at_top;
     while (top) {
         const size_t x = s->stack[--top];
-        for (uint32_t q = 0; q < c->nqi; q++) {
-            if ((dir < 0 ? s->at_bottom[x] : s->at_top[x]) >> q & 1) continue;
+        for (uint64_t open = full & ~edge[x]; open; open &= open - 1) { /* the QIs it can step along */
+            const uint32_t q = (uint32_t)__builtin_ctzll(open);
             const size_t y = dir < 0 ? x - s->stride[q] : x + s->stride[q];
             if ((s->tag[y] & 3) == tag) continue;
             s->tag[y] = (unsigned char)((s->tag[y] & TAG_TESTED) | tag);
@@ -499,10 +501,12 @@ static void emin_cone(opt_state *s, size_t i, int dir, double e)
     if (s->emin[i] >= e) return;
     s->emin[i] = e;
     s->stack[top++] = i;
+    const uint64_t full = inc_full_mask(c);
+    const uint64_t *edge = dir < 0 ? s->at_bottom : s->at_top;
     while (top) {
         const size_t x = s->stack[--top];
-        for (uint32_t q = 0; q < c->nqi; q++) {
-            if ((dir < 0 ? s->at_bottom[x] : s->at_top[x]) >> q & 1) continue;
+        for (uint64_t open = full & ~edge[x]; open; open &= open - 1) { /* the QIs it can step along */
+            const uint32_t q = (uint32_t)__builtin_ctzll(open);
             const size_t y = dir < 0 ? x - s->stride[q] : x + s->stride[q];
             if (s->emin[y] >= e) continue; /* its whole cone already has at least e */
             s->emin[y] = e;
