@@ -336,6 +336,52 @@ static void sift_up(ordered *h, size_t i)
     h[i] = x;
 }
 
+/* The GCP keys of fill_order for every node at once, by expanding one QI at
+ * a time in index order (QI 0 the slowest digit): after QI q, entry j holds
+ * the sums over QIs 0..q of the node with prefix index j, added in the same
+ * order as bound_levels (so the same values), and likewise the heights and
+ * the packed levels. Each pass writes from the back, reading entry j before
+ * it overwrites it. ANONKIT_E_NOMEM when its scratch is not there. */
+static int fill_order_gcp(const opt_state *s, ordered *order, uint64_t *lvs, ak_error *err)
+{
+    const inc_ctx *c = s->c;
+    double *pb = malloc(s->n * sizeof *pb), *pm = malloc(s->n * sizeof *pm);
+    uint32_t *ht = malloc(s->n * sizeof *ht);
+    if (!pb || !pm || !ht) {
+        free(pb);
+        free(pm);
+        free(ht);
+        return ak_err_nomem(err);
+    }
+    size_t m = 1;
+    pb[0] = pm[0] = 0;
+    ht[0] = 0;
+    lvs[0] = 0;
+    for (uint32_t q = 0; q < c->nqi; q++) {
+        const uint32_t h = c->qi[q].height, lshift = c->qi[q].lshift;
+        const double *sum = s->sum[q], *mincost = s->mincost[q];
+        for (size_t j = m; j-- > 0;) {
+            const double b = pb[j], mc = pm[j];
+            const uint32_t height = ht[j];
+            const uint64_t lv = lvs[j];
+            for (uint32_t l = h + 1; l-- > 0;) {
+                const size_t at = j * (h + 1) + l;
+                pb[at] = b + sum[l];
+                pm[at] = mc + mincost[l];
+                ht[at] = height + l;
+                lvs[at] = lv | (uint64_t)l << lshift;
+            }
+        }
+        m *= h + 1;
+    }
+    for (size_t i = 0; i < s->n; i++)
+        order[i] = (ordered){gcp_bound(c, pb[i], pm[i]), (uint64_t)ht[i] << 32 | (uint64_t)i << 1};
+    free(pb);
+    free(pm);
+    free(ht);
+    return ANONKIT_OK;
+}
+
 /* Every lattice node with its bound (0 for the exhaustive search), height and
  * packed levels, walking the lattice in index order like an odometer. */
 static void fill_order(const opt_state *s, int exhaustive, ordered *order, uint64_t *lvs)
@@ -687,7 +733,8 @@ int inc_optimal_ctx(inc_ctx *c, inc_choose by, const double *weights, int exhaus
     ordered *order = rc == ANONKIT_OK ? malloc(s.n * sizeof *order) : NULL;
     uint64_t *lvs = rc == ANONKIT_OK ? malloc(s.n * sizeof *lvs) : NULL; /* packed levels per node index */
     if (rc == ANONKIT_OK && (!order || !lvs)) rc = ak_err_nomem(err);
-    if (rc == ANONKIT_OK) fill_order(&s, exhaustive, order, lvs);
+    if (rc == ANONKIT_OK && !exhaustive && s.by == INC_CHOOSE_GCP) rc = fill_order_gcp(&s, order, lvs, err);
+    else if (rc == ANONKIT_OK) fill_order(&s, exhaustive, order, lvs);
     /* A heap, not a sort: the search usually stops long before the last node. */
     for (size_t i = s.n / 2; rc == ANONKIT_OK && i-- > 0;) sift_down(order, s.n, i);
     out->lattice = rc == ANONKIT_OK ? s.n : 0;
