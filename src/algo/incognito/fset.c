@@ -172,7 +172,7 @@ enum { ROLL_NEAR = 32768 };
     } while (0)
 
 /* The rollup's loop over src: each key's nq raised fields replaced through
- * their shifted tables up[j]; one to three raised QIs spelled out with their
+ * their shifted tables up[j]; one to four raised QIs spelled out with their
  * tables in registers (most rollups raise one QI), more in a loop. */
 static void roll_entries(roll_out *o, const inc_fset *src, uint64_t clear, const uint64_t *const *up,
                          const uint32_t *shift, const uint64_t *field, uint32_t nq, int blocked)
@@ -193,6 +193,11 @@ static void roll_entries(roll_out *o, const inc_fset *src, uint64_t clear, const
         const uint64_t f0 = field[0], f1 = field[1], f2 = field[2];
         const uint32_t s0 = shift[0], s1 = shift[1], s2 = shift[2];
         ROLL_LOOP(key |= u0[(k >> s0) & f0] | u1[(k >> s1) & f1] | u2[(k >> s2) & f2]);
+    } else if (nq == 4) {
+        const uint64_t *const u0 = up[0], *const u1 = up[1], *const u2 = up[2], *const u3 = up[3];
+        const uint64_t f0 = field[0], f1 = field[1], f2 = field[2], f3 = field[3];
+        const uint32_t s0 = shift[0], s1 = shift[1], s2 = shift[2], s3 = shift[3];
+        ROLL_LOOP(key |= u0[(k >> s0) & f0] | u1[(k >> s1) & f1] | u2[(k >> s2) & f2] | u3[(k >> s3) & f3]);
     } else {
         ROLL_LOOP(for (uint32_t j = 0; j < nq; j++) key |= up[j][(k >> shift[j]) & field[j]]);
     }
