@@ -5,7 +5,9 @@
  * the same order (that of the first row), so also the sums the optimal search
  * takes over it. Tables reach past the rollup's switch from the direct group-by
  * to the blocked, prefetching one (more than 16,384 keys), and the group-by's
- * generations are made to wrap around. */
+ * generations are made to wrap around over slots that low generations filled
+ * (a stale slot the clearing missed would send a key to another key's entry
+ * only by chance, so the wrap is exercised here rather than proved). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
