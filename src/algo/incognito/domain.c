@@ -77,8 +77,12 @@ void inc_ctx_free(inc_ctx *c)
     free(c->slot);
     free(c->hused);
     free(c->rtab);
+    for (size_t i = 0; i < c->npool; i++) inc_fset_free(c->pool[i]);
     free(c->lat_bottom);
     free(c->lat_top);
+    free(c->lat_pb);
+    free(c->lat_pm);
+    free(c->lat_ht);
     free(c->gkey);
     free(c->gtotal);
     free(c->gholds);

@@ -226,34 +226,62 @@ static int roll_reserve(inc_ctx *c, ak_error *err)
     return ANONKIT_OK;
 }
 
+static size_t block_bytes(size_t room) { return sizeof(inc_fset) + room * (sizeof(uint64_t) + sizeof(uint32_t)); }
+
 /* An empty frequency set with room for cap keys, its arrays in its own
- * allocation (keys, then counts at key + cap). NULL: out of memory. */
-static inc_fset *fset_block(size_t cap)
+ * allocation (keys, then counts at key + room): the smallest pooled block
+ * with room enough, unless it is more than twice as large, or a new one.
+ * NULL: out of memory. */
+static inc_fset *fset_block(inc_ctx *c, size_t cap)
 {
-    const size_t room = cap ? cap : 1;
-    inc_fset *f = malloc(sizeof *f + room * (sizeof *f->key + sizeof *f->count));
-    if (!f) return NULL;
+    const size_t want = cap ? cap : 1;
+    size_t pick = SIZE_MAX;
+    for (size_t i = 0; i < c->npool; i++)
+        if (c->pool[i]->room >= want && c->pool[i]->room <= 2 * want + 1024 &&
+            (pick == SIZE_MAX || c->pool[i]->room < c->pool[pick]->room))
+            pick = i;
+    inc_fset *f;
+    if (pick != SIZE_MAX) {
+        f = c->pool[pick];
+        c->pool[pick] = c->pool[--c->npool];
+        c->pool_bytes -= block_bytes(f->room);
+    } else {
+        if (!(f = malloc(block_bytes(want)))) return NULL;
+        f->room = want;
+    }
     f->n = 0;
     f->refs = 0;
     f->one_block = 1;
     f->key = (uint64_t *)(void *)(f + 1);
-    f->count = (uint32_t *)(void *)(f->key + room);
+    f->count = (uint32_t *)(void *)(f->key + f->room);
     return f;
 }
 
-/* f (from fset_block(cap)) holding n keys: when it uses less than three
- * quarters of its room, its counts move down behind the keys and the rest is
- * given back (f stays valid when realloc fails). */
-static inc_fset *fset_block_fit(inc_fset *f, size_t cap, size_t n)
+/* f (from fset_block) holding n keys: when it uses less than half its room,
+ * its counts move down behind the keys and the rest is given back (f stays
+ * valid when realloc fails). */
+static inc_fset *fset_block_fit(inc_fset *f, size_t n)
 {
     f->n = n;
-    if (!n || 4 * n >= 3 * cap) return f;
+    if (!n || 2 * n >= f->room) return f;
     memmove(f->key + n, f->count, n * sizeof *f->count);
-    inc_fset *g = realloc(f, sizeof *f + n * (sizeof *f->key + sizeof *f->count));
+    inc_fset *g = realloc(f, block_bytes(n));
     if (g) f = g;
+    f->room = n;
     f->key = (uint64_t *)(void *)(f + 1);
     f->count = (uint32_t *)(void *)(f->key + n);
     return f;
+}
+
+void inc_fset_release(inc_ctx *c, inc_fset *f)
+{
+    if (!f) return;
+    if (!f->one_block || c->npool == INC_POOL || c->pool_bytes + block_bytes(f->room) > INC_POOL_BYTES) {
+        inc_fset_free(f);
+        return;
+    }
+    c->pool_bytes += block_bytes(f->room);
+    c->pool[c->npool++] = f;
 }
 
 int inc_fset_scan(inc_ctx *c, inc_node n, inc_fset **out, ak_error *err)
@@ -300,14 +328,14 @@ int inc_fset_rollup(inc_ctx *c, const inc_fset *src, inc_node from, inc_node to,
     }
     const size_t bound = key_bound(c, to, src->n);
     AK_CHECK(roll_reserve(c, err));
-    inc_fset *f = fset_block(bound);
+    inc_fset *f = fset_block(c, bound);
     if (!f) return ak_err_nomem(err);
     size_t size = 16;
     while (size < 2 * (bound + 1) && size < c->hcap) size *= 2;
     roll_out o = {c->rtab, f->key, f->count, 0, size - 1, c->rgen};
     roll_entries(&o, src, clear, up, shift, field, nq, size > ROLL_NEAR);
     c->counters.rollups++;
-    *out = fset_block_fit(f, bound, o.n);
+    *out = fset_block_fit(f, o.n);
     return ANONKIT_OK;
 }
 

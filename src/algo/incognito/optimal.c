@@ -204,7 +204,7 @@ static int fset_roll_cache(opt_state *s, size_t from, uint64_t lv, uint64_t wide
     } else {
         slot = 1 + s->next_evict;
         s->next_evict = (s->next_evict + 1) % (CACHE - 1);
-        inc_fset_free(s->cache[slot].fs);
+        inc_fset_release(c, s->cache[slot].fs);
     }
     s->cache[slot].lv = lv;
     s->cache[slot].wide = wide;
@@ -341,18 +341,17 @@ static void sift_up(ordered *h, size_t i)
  * the sums over QIs 0..q of the node with prefix index j, added in the same
  * order as bound_levels (so the same values), and likewise the heights and
  * the packed levels. Each pass writes from the back, reading entry j before
- * it overwrites it. ANONKIT_E_NOMEM when its scratch is not there. */
+ * it overwrites it. Its scratch is kept in the context beside the lattice's
+ * edge masks (lat_n entries, lattice_edges). */
 static int fill_order_gcp(const opt_state *s, ordered *order, uint64_t *lvs, ak_error *err)
 {
-    const inc_ctx *c = s->c;
-    double *pb = malloc(s->n * sizeof *pb), *pm = malloc(s->n * sizeof *pm);
-    uint32_t *ht = malloc(s->n * sizeof *ht);
-    if (!pb || !pm || !ht) {
-        free(pb);
-        free(pm);
-        free(ht);
-        return ak_err_nomem(err);
-    }
+    inc_ctx *c = s->c;
+    if (!c->lat_pb) c->lat_pb = malloc(s->n * sizeof *c->lat_pb); /* kept for the next search (lattice_edges) */
+    if (!c->lat_pm) c->lat_pm = malloc(s->n * sizeof *c->lat_pm);
+    if (!c->lat_ht) c->lat_ht = malloc(s->n * sizeof *c->lat_ht);
+    if (!c->lat_pb || !c->lat_pm || !c->lat_ht) return ak_err_nomem(err);
+    double *pb = c->lat_pb, *pm = c->lat_pm;
+    uint32_t *ht = c->lat_ht;
     size_t m = 1;
     pb[0] = pm[0] = 0;
     ht[0] = 0;
@@ -376,9 +375,6 @@ static int fill_order_gcp(const opt_state *s, ordered *order, uint64_t *lvs, ak_
     }
     for (size_t i = 0; i < s->n; i++)
         order[i] = (ordered){gcp_bound(c, pb[i], pm[i]), (uint64_t)ht[i] << 32 | (uint64_t)i << 1};
-    free(pb);
-    free(pm);
-    free(ht);
     return ANONKIT_OK;
 }
 
@@ -613,9 +609,9 @@ static int pairs_init(opt_state *s, ak_error *err)
                                                             s->wncp[b][lb][inc_key_value(c, c->gkey[g], b)]);
                     ps->fail[la * (hb + 1) + lb] = failing;
                     ps->cost[la * (hb + 1) + lb] = cost;
-                    if (f != base) inc_fset_free(f);
+                    if (f != base) inc_fset_release(c, f);
                 }
-            inc_fset_free(base);
+            inc_fset_release(c, base);
             AK_CHECK(rc);
         }
     return ANONKIT_OK;

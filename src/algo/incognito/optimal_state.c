@@ -34,7 +34,7 @@ void opt_state_free(opt_state *s)
     }
     free(s->pairs);
     free(s->path);
-    for (size_t i = 0; i < s->ncache; i++) inc_fset_free(s->cache[i].fs);
+    for (size_t i = 0; i < s->ncache; i++) inc_fset_release(s->c, s->cache[i].fs);
     free(s->tag);
     free(s->stack); /* at_bottom and at_top belong to the context (lattice_edges) */
 }
@@ -64,6 +64,11 @@ static int lattice_edges(inc_ctx *c, size_t n, ak_error *err)
     if (c->lat_bottom && c->lat_n == n) return ANONKIT_OK;
     free(c->lat_bottom);
     free(c->lat_top);
+    free(c->lat_pb);
+    free(c->lat_pm);
+    free(c->lat_ht);
+    c->lat_pb = c->lat_pm = NULL;
+    c->lat_ht = NULL;
     c->lat_n = 0;
     c->lat_bottom = malloc(n * sizeof *c->lat_bottom);
     c->lat_top = malloc(n * sizeof *c->lat_top);
