@@ -465,6 +465,15 @@ static void test_k_free(const opt_state *s, const inc_fset *fs, uint64_t lv, int
             for (size_t j = 0; j < 256; j++) part += b[j] < k32 ? b[j] : 0;
             fail += part;
         }
+        /* The rest of the last block, 16 at a time (also a constant trip count). */
+        if (fail <= limit) {
+            uint32_t part = 0;
+            for (; i + 16 <= fs->n; i += 16) {
+                const uint32_t *b = count + i;
+                for (size_t j = 0; j < 16; j++) part += b[j] < k32 ? b[j] : 0;
+            }
+            fail += part;
+        }
     }
     for (; i < fs->n && fail <= limit; i += 256) {
         const size_t end = fs->n - i < 256 ? fs->n : i + 256;
