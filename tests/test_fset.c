@@ -132,7 +132,7 @@ static void test_rollup_agrees_with_scan(void **state)
         assert_int_equal(inc_fset_scan(&c, (inc_node){full, 0}, &bottom, &err), ANONKIT_OK);
         for (int trial = 0; trial < 12; trial++) {
             /* The generations wrap around within the round, over slots that low generations filled. */
-            if (round % 3 == 1 && trial == 3) c.rgen = UINT32_MAX - 3;
+            if (round % 3 == 1 && trial == 3) c.hgen = UINT32_MAX - 3;
             const uint64_t to_lv = random_levels(&rng, &c, 0, 1);
             const uint64_t from_lv = random_levels(&rng, &c, to_lv, 0);
             /* The target keeps a random non-empty subset of the QIs (a projection as well as a rollup). */
@@ -163,7 +163,7 @@ static void test_rollup_agrees_with_scan(void **state)
             inc_fset_free(got);
             inc_fset_free(want);
         }
-        if (round % 3 == 1) assert_true(c.rgen < UINT32_MAX - 3); /* it did wrap around */
+        if (round % 3 == 1) assert_true(c.hgen < UINT32_MAX - 3); /* it did wrap around */
         inc_fset_free(bottom);
         inc_ctx_free(&c);
         table_free(t);

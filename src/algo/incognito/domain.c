@@ -76,7 +76,6 @@ void inc_ctx_free(inc_ctx *c)
     free(c->code0);
     free(c->slot);
     free(c->hused);
-    free(c->rtab);
     for (size_t i = 0; i < c->npool; i++) inc_fset_free(c->pool[i]);
     free(c->lat_bottom);
     free(c->lat_top);

@@ -82,42 +82,43 @@ static int hb_finish(inc_ctx *c, inc_fset **out, ak_error *err)
     return ANONKIT_OK;
 }
 
-/* The rollup's group-by (inc_fset_rollup): open addressing over slots that
- * each hold (index of the key in the new set << 32 | generation). A new key
- * costs one slot store beside its key and count, and a slot is 8 bytes, half
- * an inc_slot. The home slot takes bits 32 and up of the multiplicative hash
- * (a constant shift, so that the variable shifts of the key fields keep their
- * register). */
+/* The rollup's group-by (inc_fset_rollup): the stamped slots of the other
+ * group-bys (key, index of the key in the new set, stamp: a probe reads one
+ * cache line, which matters on sets that miss the caches), the new set's keys
+ * and counts, its size. The home slot takes the top bits of the
+ * multiplicative hash, so that every key bit counts. */
 typedef struct roll_out {
-    uint64_t *tab;
+    inc_slot *tab;
     uint64_t *key;
     uint32_t *count;
     size_t n, mask;
-    uint32_t gen; /* the generation, in the slots' low half */
+    int shift;
+    uint32_t gen;
 } roll_out;
 
-static inline __attribute__((always_inline)) size_t roll_home(size_t mask, uint64_t key)
+static inline __attribute__((always_inline)) size_t roll_home(int shift, size_t mask, uint64_t key)
 {
-    return (size_t)((key * 0x9E3779B97F4A7C15ULL) >> 32) & mask;
+    return (size_t)((key * 0x9E3779B97F4A7C15ULL) >> shift) & mask;
 }
 
 /* Adds count to key, probing from slot i: a new key is appended to the new
  * set, so its order is that of first insertion (the order hb_finish gives). */
-static inline __attribute__((always_inline)) void roll_add_at(uint64_t *tab, uint64_t *okey, uint32_t *ocount,
+static inline __attribute__((always_inline)) void roll_add_at(inc_slot *tab, uint64_t *okey, uint32_t *ocount,
                                                               size_t *on, size_t mask, uint32_t gen, size_t i,
                                                               uint64_t key, uint32_t count)
 {
     for (;;) {
-        const uint64_t e = tab[i];
-        if ((uint32_t)e != gen) {
-            tab[i] = (uint64_t)*on << 32 | gen;
+        inc_slot *s = &tab[i];
+        if (s->stamp != gen) {
+            s->stamp = gen;
+            s->key = key;
+            s->val = (uint32_t)*on;
             okey[*on] = key;
             ocount[(*on)++] = count;
             return;
         }
-        const size_t at = (size_t)(e >> 32);
-        if (okey[at] == key) {
-            ocount[at] += count;
+        if (s->key == key) {
+            ocount[s->val] += count;
             return;
         }
         i = (i + 1) & mask;
@@ -139,9 +140,11 @@ enum { ROLL_NEAR = 32768 };
  * time. */
 #define ROLL_LOOP(RAISE)                                                                                               \
     do {                                                                                                               \
-        uint64_t *const tab = o->tab, *const okey = o->key;                                                            \
+        inc_slot *const tab = o->tab;                                                                                  \
+        uint64_t *const okey = o->key;                                                                                 \
         uint32_t *const ocount = o->count;                                                                             \
         const size_t mask = o->mask;                                                                                   \
+        const int hshift = o->shift;                                                                                   \
         const uint32_t gen = o->gen;                                                                                   \
         size_t on = 0;                                                                                                 \
         if (!blocked) {                                                                                                \
@@ -149,7 +152,7 @@ enum { ROLL_NEAR = 32768 };
                 const uint64_t k = skey[i];                                                                            \
                 uint64_t key = k & clear;                                                                              \
                 RAISE;                                                                                                 \
-                roll_add_at(tab, okey, ocount, &on, mask, gen, roll_home(mask, key), key, scount[i]);                  \
+                roll_add_at(tab, okey, ocount, &on, mask, gen, roll_home(hshift, mask, key), key, scount[i]);          \
             }                                                                                                          \
         } else {                                                                                                       \
             uint64_t keys[ROLL_BLOCK];                                                                                 \
@@ -161,7 +164,7 @@ enum { ROLL_NEAR = 32768 };
                     uint64_t key = k & clear;                                                                          \
                     RAISE;                                                                                             \
                     keys[b] = key;                                                                                     \
-                    home[b] = roll_home(mask, key);                                                                    \
+                    home[b] = roll_home(hshift, mask, key);                                                            \
                     __builtin_prefetch(&tab[home[b]], 1);                                                              \
                 }                                                                                                      \
                 for (size_t b = 0; b < nb; b++)                                                                        \
@@ -212,18 +215,6 @@ void inc_fset_free(inc_fset *f)
         free(f->count);
     }
     free(f);
-}
-
-/* Room for the rollup's group-by: its slots (hcap of them, cleared when the
- * generations wrap around), and a new generation. */
-static int roll_reserve(inc_ctx *c, ak_error *err)
-{
-    if (!c->rtab && !(c->rtab = calloc(c->hcap, sizeof *c->rtab))) return ak_err_nomem(err);
-    if (++c->rgen == 0) {
-        memset(c->rtab, 0, c->hcap * sizeof *c->rtab);
-        c->rgen = 1;
-    }
-    return ANONKIT_OK;
 }
 
 static size_t block_bytes(size_t room) { return sizeof(inc_fset) + room * (sizeof(uint64_t) + sizeof(uint32_t)); }
@@ -327,13 +318,11 @@ int inc_fset_rollup(inc_ctx *c, const inc_fset *src, inc_node from, inc_node to,
         nq++;
     }
     const size_t bound = key_bound(c, to, src->n);
-    AK_CHECK(roll_reserve(c, err));
     inc_fset *f = fset_block(c, bound);
     if (!f) return ak_err_nomem(err);
-    size_t size = 16;
-    while (size < 2 * (bound + 1) && size < c->hcap) size *= 2;
-    roll_out o = {c->rtab, f->key, f->count, 0, size - 1, c->rgen};
-    roll_entries(&o, src, clear, up, shift, field, nq, size > ROLL_NEAR);
+    hb_begin(c, bound);
+    roll_out o = {c->slot, f->key, f->count, 0, c->hmask, c->hshift, c->hgen};
+    roll_entries(&o, src, clear, up, shift, field, nq, c->hmask + 1 > ROLL_NEAR);
     c->counters.rollups++;
     *out = fset_block_fit(f, o.n);
     return ANONKIT_OK;

@@ -81,9 +81,6 @@ typedef struct inc_ctx {
     size_t hcap, hmask, nused;
     uint32_t hgen;
     int hshift;
-    /* Rollup scratch (fset.c): hcap slots of (generation << 32 | index of a key in the new set). */
-    uint64_t *rtab;
-    uint32_t rgen;
     inc_fset *pool[INC_POOL];
     size_t npool, pool_bytes;
     /* The lattice's edge masks of the optimal search (optimal_state.c), kept for its next call on the same
