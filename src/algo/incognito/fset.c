@@ -129,7 +129,7 @@ static inline __attribute__((always_inline)) void roll_add_at(inc_slot *tab, uin
 enum { ROLL_BLOCK = 16 };
 /* Slots up to which the group-by table stays in the nearer caches: the rollup
  * inserts each key as it is raised, without the blocks and prefetches. */
-enum { ROLL_NEAR = 32768 };
+enum { ROLL_NEAR = 4096 };
 
 /* The rollup's loop over src, with RAISE turning `key` (src's key k with the
  * raised fields cleared) into the new key. The group-by's state lives in
