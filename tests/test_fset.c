@@ -3,8 +3,9 @@
  * seven numeric QIs, every rollup from a random specialization (raising any
  * number of QIs, dropping some) must give the scan's set entry for entry, in
  * the same order (that of the first row), so also the sums the optimal search
- * takes over it. Tables reach past the rollup's switch from the direct group-by
- * to the blocked, prefetching one (more than 16,384 keys), and the group-by's
+ * takes over it. Sets range from a few keys to more than 16,384, on both sides
+ * of the rollup's switch from the direct group-by to the blocked, prefetching
+ * one (tables of more than 4,096 slots), and the group-by's
  * generations are made to wrap around over slots that low generations filled
  * (a stale slot the clearing missed would send a key to another key's entry
  * only by chance, so the wrap is exercised here rather than proved). */
