@@ -50,8 +50,8 @@ typedef struct inc_fset {
 /* Freed one-block frequency sets kept for the next rollups (fset.c), so that
  * the search does not hand large blocks back to the system and fault them in
  * again: at most INC_POOL sets and INC_POOL_BYTES bytes. */
-enum { INC_POOL = 32 };
-#define INC_POOL_BYTES ((size_t)8 << 20)
+enum { INC_POOL = 128 };
+#define INC_POOL_BYTES ((size_t)32 << 20)
 
 /* A slot of the group-by table: key, value and the stamp of the group-by that
  * filled it, together in 16 bytes so that a probe touches one cache line. */
