@@ -60,6 +60,9 @@ static void qi_free(inc_qi *a)
     if (a->up)
         for (uint32_t i = 0; i < (a->height + 1) * (a->height + 1); i++) free(a->up[i]);
     free(a->up);
+    if (a->upk)
+        for (uint32_t i = 0; i < (a->height + 1) * (a->height + 1); i++) free(a->upk[i]);
+    free(a->upk);
     free(a->card);
 }
 
@@ -73,6 +76,12 @@ void inc_ctx_free(inc_ctx *c)
     free(c->code0);
     free(c->slot);
     free(c->hused);
+    for (size_t i = 0; i < c->npool; i++) inc_fset_free(c->pool[i]);
+    free(c->lat_bottom);
+    free(c->lat_top);
+    free(c->lat_pb);
+    free(c->lat_pm);
+    free(c->lat_ht);
     free(c->gkey);
     free(c->gtotal);
     free(c->gholds);
@@ -268,6 +277,24 @@ int inc_ctx_init(inc_ctx *c, const table *t, const model *m, double suppression,
     for (uint32_t q = 0; q < t->nqi; q++) {
         at -= c->qi[q].lbits;
         c->qi[q].lshift = at;
+    }
+    /* The rollup maps shifted into their key fields (inc_fset_rollup ORs them in directly). */
+    for (uint32_t q = 0; q < t->nqi; q++) {
+        inc_qi *a = &c->qi[q];
+        const uint32_t nl = a->height + 1;
+        if (!(a->upk = calloc((size_t)nl * nl, sizeof *a->upk))) {
+            inc_ctx_free(c);
+            return ak_err_nomem(err);
+        }
+        for (uint32_t i = 0; i < nl * nl; i++) {
+            if (!a->up[i]) continue;
+            const uint32_t x = i / nl;
+            if (!(a->upk[i] = malloc((a->card[x] ? a->card[x] : 1) * sizeof *a->upk[i]))) {
+                inc_ctx_free(c);
+                return ak_err_nomem(err);
+            }
+            for (uint32_t v = 0; v < a->card[x]; v++) a->upk[i][v] = a->bits ? (uint64_t)a->up[i][v] << a->shift : 0;
+        }
     }
     /* Group-by scratch for up to one key per row, at most half full. */
     size_t cap = 16;

@@ -82,35 +82,13 @@ static int hb_finish(inc_ctx *c, inc_fset **out, ak_error *err)
     return ANONKIT_OK;
 }
 
-/* An empty frequency set with room for cap keys. */
-static int fset_alloc(size_t cap, inc_fset **out, ak_error *err)
-{
-    inc_fset *f = calloc(1, sizeof *f);
-    if (!f) return ak_err_nomem(err);
-    f->key = malloc((cap ? cap : 1) * sizeof *f->key);
-    f->count = malloc((cap ? cap : 1) * sizeof *f->count);
-    if (!f->key || !f->count) {
-        inc_fset_free(f);
-        return ak_err_nomem(err);
-    }
-    *out = f;
-    return ANONKIT_OK;
-}
-
-/* Gives back the room f does not use (it stays valid when realloc fails). */
-static void fset_shrink(inc_fset *f)
-{
-    const size_t n = f->n ? f->n : 1;
-    uint64_t *key = realloc(f->key, n * sizeof *key);
-    if (key) f->key = key;
-    uint32_t *count = realloc(f->count, n * sizeof *count);
-    if (count) f->count = count;
-}
-
-/* The group-by of a rollup in locals (so that the compiler keeps them in
- * registers): the slots, the new set's arrays and its size. */
+/* The rollup's group-by (inc_fset_rollup): the stamped slots of the other
+ * group-bys (key, index of the key in the new set, stamp: a probe reads one
+ * cache line, which matters on sets that miss the caches), the new set's keys
+ * and counts, its size. The home slot takes the top bits of the
+ * multiplicative hash, so that every key bit counts. */
 typedef struct roll_out {
-    inc_slot *slot;
+    inc_slot *tab;
     uint64_t *key;
     uint32_t *count;
     size_t n, mask;
@@ -118,69 +96,183 @@ typedef struct roll_out {
     uint32_t gen;
 } roll_out;
 
-/* hb_add into o, written straight into the new set (room for every key the
- * group-by may see): a new key is appended, so the set's order is that of
- * first insertion (the order hb_finish gives), and its slot keeps its index
- * there; no copy at the end. */
-static inline size_t roll_home(const roll_out *o, uint64_t key)
+static inline __attribute__((always_inline)) size_t roll_home(int shift, size_t mask, uint64_t key)
 {
-    return (size_t)((key * 0x9E3779B97F4A7C15ULL) >> o->shift) & o->mask;
+    return (size_t)((key * 0x9E3779B97F4A7C15ULL) >> shift) & mask;
 }
 
-static inline void roll_add_at(roll_out *o, size_t i, uint64_t key, uint32_t count)
+/* Adds count to key, probing from slot i: a new key is appended to the new
+ * set, so its order is that of first insertion (the order hb_finish gives). */
+static inline __attribute__((always_inline)) void roll_add_at(inc_slot *tab, uint64_t *okey, uint32_t *ocount,
+                                                              size_t *on, size_t mask, uint32_t gen, size_t i,
+                                                              uint64_t key, uint32_t count)
 {
     for (;;) {
-        inc_slot *s = &o->slot[i];
-        if (s->stamp != o->gen) {
-            s->stamp = o->gen;
+        inc_slot *s = &tab[i];
+        if (s->stamp != gen) {
+            s->stamp = gen;
             s->key = key;
-            s->val = (uint32_t)o->n;
-            o->key[o->n] = key;
-            o->count[o->n++] = count;
+            s->val = (uint32_t)*on;
+            okey[*on] = key;
+            ocount[(*on)++] = count;
             return;
         }
         if (s->key == key) {
-            o->count[s->val] += count;
+            ocount[s->val] += count;
             return;
         }
-        i = (i + 1) & o->mask;
+        i = (i + 1) & mask;
     }
 }
 
 /* Entries a rollup raises ahead of their insertion (their home slots fetched meanwhile). */
 enum { ROLL_BLOCK = 16 };
+/* Slots up to which the group-by table stays in the nearer caches: the rollup
+ * inserts each key as it is raised, without the blocks and prefetches. */
+enum { ROLL_NEAR = 4096 };
+
+/* The rollup's loop over src, with RAISE turning `key` (src's key k with the
+ * raised fields cleared) into the new key. The group-by's state lives in
+ * locals (stores into the new set's keys could otherwise alias it and force
+ * reloads). On a large table the group-by is bound by memory (its slots miss
+ * the caches): keys are then raised a block at a time and their home slots
+ * prefetched before the block is inserted, in the same order as one at a
+ * time. */
+#define ROLL_LOOP(RAISE)                                                                                               \
+    do {                                                                                                               \
+        inc_slot *const tab = o->tab;                                                                                  \
+        uint64_t *const okey = o->key;                                                                                 \
+        uint32_t *const ocount = o->count;                                                                             \
+        const size_t mask = o->mask;                                                                                   \
+        const int hshift = o->shift;                                                                                   \
+        const uint32_t gen = o->gen;                                                                                   \
+        size_t on = 0;                                                                                                 \
+        if (!blocked) {                                                                                                \
+            for (size_t i = 0; i < n; i++) {                                                                           \
+                const uint64_t k = skey[i];                                                                            \
+                uint64_t key = k & clear;                                                                              \
+                RAISE;                                                                                                 \
+                roll_add_at(tab, okey, ocount, &on, mask, gen, roll_home(hshift, mask, key), key, scount[i]);          \
+            }                                                                                                          \
+        } else {                                                                                                       \
+            uint64_t keys[ROLL_BLOCK];                                                                                 \
+            size_t home[ROLL_BLOCK];                                                                                   \
+            for (size_t at = 0; at < n; at += ROLL_BLOCK) {                                                            \
+                const size_t nb = n - at < ROLL_BLOCK ? n - at : ROLL_BLOCK;                                           \
+                for (size_t b = 0; b < nb; b++) {                                                                      \
+                    const uint64_t k = skey[at + b];                                                                   \
+                    uint64_t key = k & clear;                                                                          \
+                    RAISE;                                                                                             \
+                    keys[b] = key;                                                                                     \
+                    home[b] = roll_home(hshift, mask, key);                                                            \
+                    __builtin_prefetch(&tab[home[b]], 1);                                                              \
+                }                                                                                                      \
+                for (size_t b = 0; b < nb; b++)                                                                        \
+                    roll_add_at(tab, okey, ocount, &on, mask, gen, home[b], keys[b], scount[at + b]);                  \
+            }                                                                                                          \
+        }                                                                                                              \
+        o->n = on;                                                                                                     \
+    } while (0)
 
 /* The rollup's loop over src: each key's nq raised fields replaced through
- * their tables up[j] (inlined with a constant nq, the loop over j unrolls).
- * The group-by is bound by memory (its slots miss the caches on large sets):
- * keys are raised a block at a time and their home slots prefetched before
- * the block is inserted, in the same order as one at a time. */
-static inline __attribute__((always_inline)) void roll_entries(roll_out *o, const inc_fset *src, uint64_t clear,
-                                                               const uint32_t *const *up, const uint32_t *shift,
-                                                               const uint64_t *field, uint32_t nq)
+ * their shifted tables up[j]; one to four raised QIs spelled out with their
+ * tables in registers (most rollups raise one QI), more in a loop. */
+static void roll_entries(roll_out *o, const inc_fset *src, uint64_t clear, const uint64_t *const *up,
+                         const uint32_t *shift, const uint64_t *field, uint32_t nq, int blocked)
 {
-    uint64_t keys[ROLL_BLOCK];
-    size_t home[ROLL_BLOCK];
-    for (size_t at = 0; at < src->n; at += ROLL_BLOCK) {
-        const size_t nb = src->n - at < ROLL_BLOCK ? src->n - at : ROLL_BLOCK;
-        for (size_t b = 0; b < nb; b++) {
-            const uint64_t k = src->key[at + b];
-            uint64_t key = k & clear;
-            for (uint32_t j = 0; j < nq; j++) key |= (uint64_t)up[j][(k >> shift[j]) & field[j]] << shift[j];
-            keys[b] = key;
-            home[b] = roll_home(o, key);
-            __builtin_prefetch(&o->slot[home[b]], 1);
-        }
-        for (size_t b = 0; b < nb; b++) roll_add_at(o, home[b], keys[b], src->count[at + b]);
+    const uint64_t *const skey = src->key;
+    const uint32_t *const scount = src->count;
+    const size_t n = src->n;
+    if (nq == 1) {
+        const uint64_t *const u0 = up[0], f0 = field[0];
+        const uint32_t s0 = shift[0];
+        ROLL_LOOP(key |= u0[(k >> s0) & f0]);
+    } else if (nq == 2) {
+        const uint64_t *const u0 = up[0], *const u1 = up[1], f0 = field[0], f1 = field[1];
+        const uint32_t s0 = shift[0], s1 = shift[1];
+        ROLL_LOOP(key |= u0[(k >> s0) & f0] | u1[(k >> s1) & f1]);
+    } else if (nq == 3) {
+        const uint64_t *const u0 = up[0], *const u1 = up[1], *const u2 = up[2];
+        const uint64_t f0 = field[0], f1 = field[1], f2 = field[2];
+        const uint32_t s0 = shift[0], s1 = shift[1], s2 = shift[2];
+        ROLL_LOOP(key |= u0[(k >> s0) & f0] | u1[(k >> s1) & f1] | u2[(k >> s2) & f2]);
+    } else if (nq == 4) {
+        const uint64_t *const u0 = up[0], *const u1 = up[1], *const u2 = up[2], *const u3 = up[3];
+        const uint64_t f0 = field[0], f1 = field[1], f2 = field[2], f3 = field[3];
+        const uint32_t s0 = shift[0], s1 = shift[1], s2 = shift[2], s3 = shift[3];
+        ROLL_LOOP(key |= u0[(k >> s0) & f0] | u1[(k >> s1) & f1] | u2[(k >> s2) & f2] | u3[(k >> s3) & f3]);
+    } else {
+        ROLL_LOOP(for (uint32_t j = 0; j < nq; j++) key |= up[j][(k >> shift[j]) & field[j]]);
     }
 }
+#undef ROLL_LOOP
 
 void inc_fset_free(inc_fset *f)
 {
     if (!f) return;
-    free(f->key);
-    free(f->count);
+    if (!f->one_block) {
+        free(f->key);
+        free(f->count);
+    }
     free(f);
+}
+
+static size_t block_bytes(size_t room) { return sizeof(inc_fset) + room * (sizeof(uint64_t) + sizeof(uint32_t)); }
+
+/* An empty frequency set with room for cap keys, its arrays in its own
+ * allocation (keys, then counts at key + room): the smallest pooled block
+ * with room enough, unless it is more than twice as large, or a new one.
+ * NULL: out of memory. */
+static inc_fset *fset_block(inc_ctx *c, size_t cap)
+{
+    const size_t want = cap ? cap : 1;
+    size_t pick = SIZE_MAX;
+    for (size_t i = 0; i < c->npool; i++)
+        if (c->pool[i]->room >= want && c->pool[i]->room <= 2 * want + 1024 &&
+            (pick == SIZE_MAX || c->pool[i]->room < c->pool[pick]->room))
+            pick = i;
+    inc_fset *f;
+    if (pick != SIZE_MAX) {
+        f = c->pool[pick];
+        c->pool[pick] = c->pool[--c->npool];
+        c->pool_bytes -= block_bytes(f->room);
+    } else {
+        if (!(f = malloc(block_bytes(want)))) return NULL;
+        f->room = want;
+    }
+    f->n = 0;
+    f->refs = 0;
+    f->one_block = 1;
+    f->key = (uint64_t *)(void *)(f + 1);
+    f->count = (uint32_t *)(void *)(f->key + f->room);
+    return f;
+}
+
+/* f (from fset_block) holding n keys: when it uses less than half its room,
+ * its counts move down behind the keys and the rest is given back (f stays
+ * valid when realloc fails). */
+static inc_fset *fset_block_fit(inc_fset *f, size_t n)
+{
+    f->n = n;
+    if (!n || 2 * n >= f->room) return f;
+    memmove(f->key + n, f->count, n * sizeof *f->count);
+    inc_fset *g = realloc(f, block_bytes(n));
+    if (g) f = g;
+    f->room = n;
+    f->key = (uint64_t *)(void *)(f + 1);
+    f->count = (uint32_t *)(void *)(f->key + n);
+    return f;
+}
+
+void inc_fset_release(inc_ctx *c, inc_fset *f)
+{
+    if (!f) return;
+    if (!f->one_block || c->npool == INC_POOL || c->pool_bytes + block_bytes(f->room) > INC_POOL_BYTES) {
+        inc_fset_free(f);
+        return;
+    }
+    c->pool_bytes += block_bytes(f->room);
+    c->pool[c->npool++] = f;
 }
 
 int inc_fset_scan(inc_ctx *c, inc_node n, inc_fset **out, ak_error *err)
@@ -210,7 +302,7 @@ int inc_fset_rollup(inc_ctx *c, const inc_fset *src, inc_node from, inc_node to,
     AK_CHECK(ak_progress_poll(c->progress, err));
     uint32_t nq = 0, shift[64];
     uint64_t field[64], clear = ~(uint64_t)0;
-    const uint32_t *up[64];
+    const uint64_t *up[64];
     for (uint32_t q = 0; q < c->nqi; q++) {
         if (!(to.mask >> q & 1)) { /* an attribute of `from` that `to` lacks is dropped */
             if (from.mask >> q & 1 && c->qi[q].bits)
@@ -222,28 +314,17 @@ int inc_fset_rollup(inc_ctx *c, const inc_fset *src, inc_node from, inc_node to,
         shift[nq] = c->qi[q].shift;
         field[nq] = c->qi[q].bits == 64 ? ~(uint64_t)0 : (((uint64_t)1 << c->qi[q].bits) - 1);
         clear &= ~(field[nq] << shift[nq]);
-        up[nq] = c->qi[q].up[a * (c->qi[q].height + 1) + b];
+        up[nq] = c->qi[q].upk[a * (c->qi[q].height + 1) + b];
         nq++;
     }
     const size_t bound = key_bound(c, to, src->n);
-    inc_fset *f = NULL;
-    AK_CHECK(fset_alloc(bound, &f, err));
+    inc_fset *f = fset_block(c, bound);
+    if (!f) return ak_err_nomem(err);
     hb_begin(c, bound);
     roll_out o = {c->slot, f->key, f->count, 0, c->hmask, c->hshift, c->hgen};
-    /* One to six QIs raised spelled out (their tables in registers); more in a loop. */
-    switch (nq) {
-    case 1: roll_entries(&o, src, clear, up, shift, field, 1); break;
-    case 2: roll_entries(&o, src, clear, up, shift, field, 2); break;
-    case 3: roll_entries(&o, src, clear, up, shift, field, 3); break;
-    case 4: roll_entries(&o, src, clear, up, shift, field, 4); break;
-    case 5: roll_entries(&o, src, clear, up, shift, field, 5); break;
-    case 6: roll_entries(&o, src, clear, up, shift, field, 6); break;
-    default: roll_entries(&o, src, clear, up, shift, field, nq);
-    }
-    f->n = o.n;
+    roll_entries(&o, src, clear, up, shift, field, nq, c->hmask + 1 > ROLL_NEAR);
     c->counters.rollups++;
-    fset_shrink(f);
-    *out = f;
+    *out = fset_block_fit(f, o.n);
     return ANONKIT_OK;
 }
 

@@ -29,6 +29,7 @@ typedef struct inc_qi {
     double **ncp;           /* ncp[L][v]: NCP of the value (table_ncp of its box) */
     uint32_t **up;          /* up[a * (height + 1) + b][v] (a < b): the level-b value over level-a value v, i.e.
                                gen[b][rep[a][v]] in one lookup (rollup) */
+    uint64_t **upk;         /* upk[a * (height + 1) + b][v]: up[...][v] already shifted into the key field */
 } inc_qi;
 
 typedef struct inc_node {
@@ -42,7 +43,15 @@ typedef struct inc_fset {
     uint64_t *key;
     uint32_t *count;
     uint32_t refs;     /* queued nodes that will roll up from it */
+    uint32_t one_block; /* key and count live in f's own allocation (inc_fset_free frees f alone) */
+    size_t room;        /* one_block: the keys (and counts) it has room for */
 } inc_fset;
+
+/* Freed one-block frequency sets kept for the next rollups (fset.c), so that
+ * the search does not hand large blocks back to the system and fault them in
+ * again: at most INC_POOL sets and INC_POOL_BYTES bytes. */
+enum { INC_POOL = 128 };
+#define INC_POOL_BYTES ((size_t)32 << 20)
 
 /* A slot of the group-by table: key, value and the stamp of the group-by that
  * filled it, together in 16 bytes so that a probe touches one cache line. */
@@ -72,6 +81,15 @@ typedef struct inc_ctx {
     size_t hcap, hmask, nused;
     uint32_t hgen;
     int hshift;
+    inc_fset *pool[INC_POOL];
+    size_t npool, pool_bytes;
+    /* The lattice's edge masks of the optimal search (optimal_state.c), kept for its next call on the same
+     * QIs (the iterations of local recoding): per node, bit q set when QI q is at level 0 / at its top. */
+    uint64_t *lat_bottom, *lat_top;
+    size_t lat_n;
+    /* Scratch of its keys (optimal.c fill_order_gcp), lat_n entries each when not NULL. */
+    double *lat_pb, *lat_pm;
+    uint32_t *lat_ht;
     /* Groups of the last evaluated frequency set (inc_fset_eval). */
     size_t ngroups, gcap;
     uint64_t *gkey;         /* tuple key (sensitive field cleared) */
@@ -119,6 +137,8 @@ int inc_fset_rollup(inc_ctx *c, const inc_fset *src, inc_node from, inc_node to,
  * that the projection would keep most of src's keys (then roll up from src). */
 int inc_fset_project(inc_ctx *c, const inc_fset *src, uint64_t keep_mask, inc_fset **out /* OUT */, ak_error *err);
 void inc_fset_free(inc_fset *f);
+/* Frees f, or keeps its block in c's pool for a later rollup. */
+void inc_fset_release(inc_ctx *c, inc_fset *f);
 /* Tests a frequency set: *anonymous tells whether the rows of classes that fail
  * the model are at most the limit. With `groups` the classes are left in
  * c->gkey / gtotal / gholds (all of them; otherwise the test may stop early). */

@@ -172,14 +172,20 @@ static inline int wide_below(uint64_t guard, uint64_t a, uint64_t b)
 static size_t fset_source(const opt_state *s, uint64_t lv, uint64_t wide)
 {
     const inc_ctx *c = s->c;
-    size_t from = 0;
+    size_t from = 0, least = s->cache[0].n;
     const uint64_t guard = s->wguard;
     if (guard) {
         for (size_t i = 1; i < s->ncache; i++)
-            if (s->cache[i].fs->n < s->cache[from].fs->n && wide_below(guard, s->cache[i].wide, wide)) from = i;
+            if (s->cache[i].n < least && wide_below(guard, s->cache[i].wide, wide)) {
+                from = i;
+                least = s->cache[i].n;
+            }
     } else {
         for (size_t i = 1; i < s->ncache; i++)
-            if (s->cache[i].fs->n < s->cache[from].fs->n && below(c, s->cache[i].lv, lv)) from = i;
+            if (s->cache[i].n < least && below(c, s->cache[i].lv, lv)) {
+                from = i;
+                least = s->cache[i].n;
+            }
     }
     return from;
 }
@@ -198,10 +204,11 @@ static int fset_roll_cache(opt_state *s, size_t from, uint64_t lv, uint64_t wide
     } else {
         slot = 1 + s->next_evict;
         s->next_evict = (s->next_evict + 1) % (CACHE - 1);
-        inc_fset_free(s->cache[slot].fs);
+        inc_fset_release(c, s->cache[slot].fs);
     }
     s->cache[slot].lv = lv;
     s->cache[slot].wide = wide;
+    s->cache[slot].n = fs->n;
     s->cache[slot].fs = fs;
     *slot_out = slot;
     return ANONKIT_OK;
@@ -245,10 +252,12 @@ static void tag_cone(opt_state *s, size_t i, int dir, unsigned char tag)
     if ((s->tag[i] & 3) == tag) return;
     s->tag[i] = (unsigned char)((s->tag[i] & TAG_TESTED) | tag);
     s->stack[top++] = i;
+    const uint64_t full = inc_full_mask(c);
+    const uint64_t *edge = dir < 0 ? s->at_bottom : s->at_top;
     while (top) {
         const size_t x = s->stack[--top];
-        for (uint32_t q = 0; q < c->nqi; q++) {
-            if ((dir < 0 ? s->at_bottom[x] : s->at_top[x]) >> q & 1) continue;
+        for (uint64_t open = full & ~edge[x]; open; open &= open - 1) { /* the QIs it can step along */
+            const uint32_t q = (uint32_t)__builtin_ctzll(open);
             const size_t y = dir < 0 ? x - s->stride[q] : x + s->stride[q];
             if ((s->tag[y] & 3) == tag) continue;
             s->tag[y] = (unsigned char)((s->tag[y] & TAG_TESTED) | tag);
@@ -327,6 +336,48 @@ static void sift_up(ordered *h, size_t i)
     h[i] = x;
 }
 
+/* The GCP keys of fill_order for every node at once, by expanding one QI at
+ * a time in index order (QI 0 the slowest digit): after QI q, entry j holds
+ * the sums over QIs 0..q of the node with prefix index j, added in the same
+ * order as bound_levels (so the same values), and likewise the heights and
+ * the packed levels. Each pass writes from the back, reading entry j before
+ * it overwrites it. Its scratch is kept in the context beside the lattice's
+ * edge masks (lat_n entries, lattice_edges). */
+static int fill_order_gcp(const opt_state *s, ordered *order, uint64_t *lvs, ak_error *err)
+{
+    inc_ctx *c = s->c;
+    if (!c->lat_pb) c->lat_pb = malloc(s->n * sizeof *c->lat_pb); /* kept for the next search (lattice_edges) */
+    if (!c->lat_pm) c->lat_pm = malloc(s->n * sizeof *c->lat_pm);
+    if (!c->lat_ht) c->lat_ht = malloc(s->n * sizeof *c->lat_ht);
+    if (!c->lat_pb || !c->lat_pm || !c->lat_ht) return ak_err_nomem(err);
+    double *pb = c->lat_pb, *pm = c->lat_pm;
+    uint32_t *ht = c->lat_ht;
+    size_t m = 1;
+    pb[0] = pm[0] = 0;
+    ht[0] = 0;
+    lvs[0] = 0;
+    for (uint32_t q = 0; q < c->nqi; q++) {
+        const uint32_t h = c->qi[q].height, lshift = c->qi[q].lshift;
+        const double *sum = s->sum[q], *mincost = s->mincost[q];
+        for (size_t j = m; j-- > 0;) {
+            const double b = pb[j], mc = pm[j];
+            const uint32_t height = ht[j];
+            const uint64_t lv = lvs[j];
+            for (uint32_t l = h + 1; l-- > 0;) {
+                const size_t at = j * (h + 1) + l;
+                pb[at] = b + sum[l];
+                pm[at] = mc + mincost[l];
+                ht[at] = height + l;
+                lvs[at] = lv | (uint64_t)l << lshift;
+            }
+        }
+        m *= h + 1;
+    }
+    for (size_t i = 0; i < s->n; i++)
+        order[i] = (ordered){gcp_bound(c, pb[i], pm[i]), (uint64_t)ht[i] << 32 | (uint64_t)i << 1};
+    return ANONKIT_OK;
+}
+
 /* Every lattice node with its bound (0 for the exhaustive search), height and
  * packed levels, walking the lattice in index order like an odometer. */
 static void fill_order(const opt_state *s, int exhaustive, ordered *order, uint64_t *lvs)
@@ -402,9 +453,29 @@ static void test_k_free(const opt_state *s, const inc_fset *fs, uint64_t lv, int
     const uint64_t k = c->m->k, limit = c->limit;
     uint64_t fail = 0;
     const uint32_t *count = fs->count;
-    /* In blocks without a branch (the compiler vectorizes them), the limit checked between blocks: fail only
-     * grows, so it ends beyond the limit exactly when it gets there. */
-    for (size_t i = 0; i < fs->n && fail <= limit; i += 256) {
+    /* In blocks without a branch, the limit checked between blocks: fail only grows, so it ends beyond the
+     * limit exactly when it gets there. Full blocks have a constant trip count and a 32-bit sum (256 counts
+     * below k <= 2^24 fit), so that the compiler vectorizes them. */
+    size_t i = 0;
+    if (k <= ((uint64_t)1 << 24)) {
+        const uint32_t k32 = (uint32_t)k;
+        for (; i + 256 <= fs->n && fail <= limit; i += 256) {
+            const uint32_t *b = count + i;
+            uint32_t part = 0;
+            for (size_t j = 0; j < 256; j++) part += b[j] < k32 ? b[j] : 0;
+            fail += part;
+        }
+        /* The rest of the last block, 16 at a time (also a constant trip count). */
+        if (fail <= limit) {
+            uint32_t part = 0;
+            for (; i + 16 <= fs->n; i += 16) {
+                const uint32_t *b = count + i;
+                for (size_t j = 0; j < 16; j++) part += b[j] < k32 ? b[j] : 0;
+            }
+            fail += part;
+        }
+    }
+    for (; i < fs->n && fail <= limit; i += 256) {
         const size_t end = fs->n - i < 256 ? fs->n : i + 256;
         uint64_t part = 0;
         for (size_t j = i; j < end; j++) part += count[j] < k ? count[j] : 0;
@@ -481,10 +552,12 @@ static void emin_cone(opt_state *s, size_t i, int dir, double e)
     if (s->emin[i] >= e) return;
     s->emin[i] = e;
     s->stack[top++] = i;
+    const uint64_t full = inc_full_mask(c);
+    const uint64_t *edge = dir < 0 ? s->at_bottom : s->at_top;
     while (top) {
         const size_t x = s->stack[--top];
-        for (uint32_t q = 0; q < c->nqi; q++) {
-            if ((dir < 0 ? s->at_bottom[x] : s->at_top[x]) >> q & 1) continue;
+        for (uint64_t open = full & ~edge[x]; open; open &= open - 1) { /* the QIs it can step along */
+            const uint32_t q = (uint32_t)__builtin_ctzll(open);
             const size_t y = dir < 0 ? x - s->stride[q] : x + s->stride[q];
             if (s->emin[y] >= e) continue; /* its whole cone already has at least e */
             s->emin[y] = e;
@@ -545,9 +618,9 @@ static int pairs_init(opt_state *s, ak_error *err)
                                                             s->wncp[b][lb][inc_key_value(c, c->gkey[g], b)]);
                     ps->fail[la * (hb + 1) + lb] = failing;
                     ps->cost[la * (hb + 1) + lb] = cost;
-                    if (f != base) inc_fset_free(f);
+                    if (f != base) inc_fset_release(c, f);
                 }
-            inc_fset_free(base);
+            inc_fset_release(c, base);
             AK_CHECK(rc);
         }
     return ANONKIT_OK;
@@ -665,7 +738,8 @@ int inc_optimal_ctx(inc_ctx *c, inc_choose by, const double *weights, int exhaus
     ordered *order = rc == ANONKIT_OK ? malloc(s.n * sizeof *order) : NULL;
     uint64_t *lvs = rc == ANONKIT_OK ? malloc(s.n * sizeof *lvs) : NULL; /* packed levels per node index */
     if (rc == ANONKIT_OK && (!order || !lvs)) rc = ak_err_nomem(err);
-    if (rc == ANONKIT_OK) fill_order(&s, exhaustive, order, lvs);
+    if (rc == ANONKIT_OK && !exhaustive && s.by == INC_CHOOSE_GCP) rc = fill_order_gcp(&s, order, lvs, err);
+    else if (rc == ANONKIT_OK) fill_order(&s, exhaustive, order, lvs);
     /* A heap, not a sort: the search usually stops long before the last node. */
     for (size_t i = s.n / 2; rc == ANONKIT_OK && i-- > 0;) sift_down(order, s.n, i);
     out->lattice = rc == ANONKIT_OK ? s.n : 0;

@@ -38,8 +38,8 @@ typedef struct opt_state {
     double **wncp[64];        /* wncp[q][l][v]: w[q] * ncp[l][v], the weighted NCP of a value (GCP) */
     double *mincost[64];      /* mincost[q][l]: weighted NCP of QI q at level l summed over the nrows - limit rows
                                  where it is least (rows an iteration of local recoding must publish at least) */
-    uint64_t *at_bottom;      /* per node, bit q: QI q at level 0 (the cone walks' edges, without divisions) */
-    uint64_t *at_top;         /* per node, bit q: QI q at its top level */
+    const uint64_t *at_bottom; /* per node, bit q: QI q at level 0 (the cone walks' edges, without divisions; c->lat_bottom) */
+    const uint64_t *at_top;    /* per node, bit q: QI q at its top level (c->lat_top) */
     unsigned char *tag;       /* TAG_FAIL or TAG_PASS, | TAG_TESTED once tested */
     double *emin;             /* per node: the largest suppression excess of a tested generalization (GCP) */
     top_sums *top[64];        /* top[q][l]: QI q's costs at level l, dearest first (pair_bound) */
@@ -51,6 +51,7 @@ typedef struct opt_state {
     size_t *stack;
     struct {
         uint64_t lv, wide; /* wide: the levels spread out (wide_of) */
+        size_t n;          /* fs->n, beside the levels for fset_source's scan */
         inc_fset *fs;
     } cache[CACHE];
     uint32_t woff[64];        /* wide_of: QI q's level at bit woff[q], in lbits + 1 bits (the top one a guard) */

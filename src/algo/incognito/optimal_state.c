@@ -34,11 +34,9 @@ void opt_state_free(opt_state *s)
     }
     free(s->pairs);
     free(s->path);
-    for (size_t i = 0; i < s->ncache; i++) inc_fset_free(s->cache[i].fs);
+    for (size_t i = 0; i < s->ncache; i++) inc_fset_release(s->c, s->cache[i].fs);
     free(s->tag);
-    free(s->at_bottom);
-    free(s->at_top);
-    free(s->stack);
+    free(s->stack); /* at_bottom and at_top belong to the context (lattice_edges) */
 }
 
 typedef struct ncp_count {
@@ -56,6 +54,53 @@ static void ncp_sort(ncp_count *p, size_t n)
         for (; j > 0 && p[j - 1].ncp > x.ncp; j--) p[j] = p[j - 1];
         p[j] = x;
     }
+}
+
+/* The lattice's edge masks in c (per node, bit q: QI q at level 0, at its
+ * top), computed once for the n nodes of c's lattice and kept for the next
+ * search on the same QIs (the iterations of local recoding). */
+static int lattice_edges(inc_ctx *c, size_t n, ak_error *err)
+{
+    if (c->lat_bottom && c->lat_n == n) return ANONKIT_OK;
+    free(c->lat_bottom);
+    free(c->lat_top);
+    free(c->lat_pb);
+    free(c->lat_pm);
+    free(c->lat_ht);
+    c->lat_pb = c->lat_pm = NULL;
+    c->lat_ht = NULL;
+    c->lat_n = 0;
+    c->lat_bottom = malloc(n * sizeof *c->lat_bottom);
+    c->lat_top = malloc(n * sizeof *c->lat_top);
+    if (!c->lat_bottom || !c->lat_top) {
+        free(c->lat_bottom);
+        free(c->lat_top);
+        c->lat_bottom = c->lat_top = NULL;
+        return ak_err_nomem(err);
+    }
+    /* Walking the lattice in index order like an odometer (the last QI turns fastest). */
+    uint32_t level[64] = {0};
+    uint64_t bottom = inc_full_mask(c), top = 0;
+    for (uint32_t q = 0; q < c->nqi; q++)
+        if (c->qi[q].height == 0) top |= (uint64_t)1 << q;
+    for (size_t i = 0; i < n; i++) {
+        c->lat_bottom[i] = bottom;
+        c->lat_top[i] = top;
+        for (uint32_t q = c->nqi; q-- > 0;) {
+            const uint64_t bit = (uint64_t)1 << q;
+            if (level[q] < c->qi[q].height) {
+                level[q]++;
+                bottom &= ~bit;
+                if (level[q] == c->qi[q].height) top |= bit;
+                break;
+            }
+            level[q] = 0;
+            bottom |= bit;
+            top = c->qi[q].height == 0 ? top | bit : top & ~bit;
+        }
+    }
+    c->lat_n = n;
+    return ANONKIT_OK;
 }
 
 int opt_state_init(opt_state *s, inc_ctx *c, inc_choose by, const double *weights, int want_pairs, ak_error *err)
@@ -82,9 +127,10 @@ int opt_state_init(opt_state *s, inc_ctx *c, inc_choose by, const double *weight
     s->stack = malloc(s->n * sizeof *s->stack);
     s->emin = calloc(s->n, sizeof *s->emin);
     s->path = malloc(s->n * sizeof *s->path);
-    s->at_bottom = malloc(s->n * sizeof *s->at_bottom);
-    s->at_top = malloc(s->n * sizeof *s->at_top);
-    if (!s->tag || !s->stack || !s->emin || !s->path || !s->at_bottom || !s->at_top) return ak_err_nomem(err);
+    if (!s->tag || !s->stack || !s->emin || !s->path) return ak_err_nomem(err);
+    AK_CHECK(lattice_edges(c, s->n, err));
+    s->at_bottom = c->lat_bottom;
+    s->at_top = c->lat_top;
     {
         uint32_t bits = 0;
         for (uint32_t q = 0; q < c->nqi && bits <= 64; q++) {
@@ -93,29 +139,6 @@ int opt_state_init(opt_state *s, inc_ctx *c, inc_choose by, const double *weight
             if (bits <= 64) s->wguard |= (uint64_t)1 << (bits - 1);
         }
         if (bits > 64) s->wguard = 0;
-    }
-    /* The edge masks, walking the lattice in index order like an odometer (the last QI turns fastest). */
-    {
-        uint32_t level[64] = {0};
-        uint64_t bottom = inc_full_mask(c), top = 0;
-        for (uint32_t q = 0; q < c->nqi; q++)
-            if (c->qi[q].height == 0) top |= (uint64_t)1 << q;
-        for (size_t i = 0; i < s->n; i++) {
-            s->at_bottom[i] = bottom;
-            s->at_top[i] = top;
-            for (uint32_t q = c->nqi; q-- > 0;) {
-                const uint64_t bit = (uint64_t)1 << q;
-                if (level[q] < c->qi[q].height) {
-                    level[q]++;
-                    bottom &= ~bit;
-                    if (level[q] == c->qi[q].height) top |= bit;
-                    break;
-                }
-                level[q] = 0;
-                bottom |= bit;
-                top = c->qi[q].height == 0 ? top | bit : top & ~bit;
-            }
-        }
     }
     uint32_t *hist = NULL;
     ncp_count *pairs = NULL;
@@ -204,6 +227,7 @@ int opt_state_init(opt_state *s, inc_ctx *c, inc_choose by, const double *weight
     s->cache[0].lv = 0;
     s->cache[0].wide = 0;
     s->cache[0].fs = bottom;
+    s->cache[0].n = bottom->n;
     s->ncache = 1;
     return ANONKIT_OK;
 }
