@@ -10,7 +10,7 @@
  * keeps the largest, a group whose tuple another class has joins it); every
  * other row of D moves to the cheapest other class whose labels cover it
  * (one hash lookup per distinct level vector of the classes, after a filter
- * on the labels of two QIs) or stays at D's
+ * on the labels of three QIs) or stays at D's
  * old tuple as a remainder of at least k rows (borrowing rows from the group
  * that saves least per row when it falls short), whichever costs least. A
  * candidate may also dissolve D (no lowering: its rows whose covers are
@@ -53,9 +53,10 @@ typedef struct evict_bucket {
     const uint64_t **gen; /* per QI: the map from level-0 codes to its level's values, in their key field */
     u64map map;
     uint32_t *ids;
-    /* A filter before the map: the bits of the labels of two QIs (fq, those with the most values at the bucket's
-     * levels) of every class in it, one per class at bloom_shift (a row whose bit is clear has no class here). */
-    uint32_t fq[2];
+    /* A filter before the map: the bits of the labels of three QIs (fq, those with the most values at the bucket's
+     * levels; fewer QIs repeat one) of every class in it, one per class at bloom_shift (a row whose bit is clear
+     * has no class here). */
+    uint32_t fq[3];
     int bloom_shift;
     uint64_t *bloom;
 } evict_bucket;
@@ -211,7 +212,8 @@ static uint32_t find_cover(const evict_ctx *x, uint32_t r, uint32_t own)
     for (size_t i = 0; i < x->nb; i++) {
         const evict_bucket *b = &x->b[i];
         if (best != UINT32_MAX && b->minc >= x->cost[best]) break;
-        const uint64_t bit = bloom_bit(b, b->gen[b->fq[0]][code[b->fq[0]]] | b->gen[b->fq[1]][code[b->fq[1]]]);
+        const uint64_t bit = bloom_bit(b, b->gen[b->fq[0]][code[b->fq[0]]] | b->gen[b->fq[1]][code[b->fq[1]]] |
+                                              b->gen[b->fq[2]][code[b->fq[2]]]);
         if (!(b->bloom[bit >> 6] >> (bit & 63) & 1)) continue;
         uint64_t key = 0;
         for (uint32_t q = 0; q < nqi; q++) key |= b->gen[q][code[q]];
@@ -738,16 +740,16 @@ static int evict_round(const inc_ctx *c, const double *w, uint64_t k, lift_class
         while (e < nalive && sorted[e].lv == sorted[s].lv) e++;
         evict_bucket *b = &x.b[x.nb++];
         b->lv = sorted[s].lv;
-        b->fq[0] = b->fq[1] = 0;
-        for (uint32_t q = 0; q < nqi; q++) {
-            b->level[q] = inc_level(c, b->lv, q);
-            const uint32_t nv = c->qi[q].card[b->level[q]];
-            if (nv > c->qi[b->fq[0]].card[b->level[b->fq[0]]]) {
-                b->fq[1] = b->fq[0];
-                b->fq[0] = q;
-            } else if (b->fq[1] == b->fq[0] || nv > c->qi[b->fq[1]].card[b->level[b->fq[1]]]) {
-                b->fq[1] = q;
+        for (uint32_t q = 0; q < nqi; q++) b->level[q] = inc_level(c, b->lv, q);
+        for (uint32_t j = 0; j < 3; j++) { /* the QIs of most values (the first on ties); once all are taken, again */
+            uint32_t pick = UINT32_MAX;
+            for (uint32_t q = 0; q < nqi; q++) {
+                int taken = 0;
+                for (uint32_t i = 0; i < j; i++) taken |= b->fq[i] == q;
+                if (!taken && (pick == UINT32_MAX || c->qi[q].card[b->level[q]] > c->qi[pick].card[b->level[pick]]))
+                    pick = q;
             }
+            b->fq[j] = pick != UINT32_MAX ? pick : b->fq[j - 1];
         }
         int bits = 6; /* at least 8 bits per class, at least one word */
         while (((size_t)1 << bits) < 8 * (e - s)) bits++;
@@ -762,7 +764,7 @@ static int evict_round(const inc_ctx *c, const double *w, uint64_t k, lift_class
             break;
         }
         uint64_t fmask = 0;
-        for (int j = 0; j < 2; j++) {
+        for (int j = 0; j < 3; j++) {
             const inc_qi *a = &c->qi[b->fq[j]];
             fmask |= a->bits == 64 ? ~(uint64_t)0 : (((uint64_t)1 << a->bits) - 1) << a->shift;
         }
