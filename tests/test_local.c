@@ -265,6 +265,8 @@ static void test_iterate_refined_never_worse(void **state)
         m.k = 1 + tu_below(&rng, tu_below(&rng, 3) == 0 ? g.nrows : 6);
         if (round % 4 == 3) m.k = 20 + tu_below(&rng, 10); /* the merges and cycles of larger k */
         if (m.k > g.nrows) m.k = g.nrows;
+        const double tail = round % 2 ? 0.8 : 0.9; /* the published schedule's tail, and the one before it */
+        const double final = round % 3 == 1 ? 0.2 : 0; /* with and without a last iteration that publishes all */
         double loss[3];
         partition last = {0};
         inc_local_result last_res = {0};
@@ -273,7 +275,7 @@ static void test_iterate_refined_never_worse(void **state)
             ak_error err;
             assert_int_equal(partition_init(&p, t->nrows, t->nqi, &err), ANONKIT_OK);
             const inc_local_options o = {.method = INC_LOCAL_ITERATE, .iteration_suppression = 0.95, .tail_share = 0.25,
-                                         .tail_suppression = 0.9, .refine = mode > 0, .evict = mode > 1};
+                                         .tail_suppression = tail, .final_share = final, .refine = mode > 0, .evict = mode > 1};
             inc_local_result res;
             assert_int_equal(inc_local(t, &m, &o, &p, &res, &err), ANONKIT_OK);
             if (mode == 2) {
@@ -304,7 +306,7 @@ static void test_iterate_refined_never_worse(void **state)
             ak_error err;
             assert_int_equal(partition_init(&p, t->nrows, t->nqi, &err), ANONKIT_OK);
             const inc_local_options o = {.method = INC_LOCAL_ITERATE, .iteration_suppression = 0.95, .tail_share = 0.25,
-                                         .tail_suppression = 0.9, .refine = 1, .evict = 1, .threads = threads,
+                                         .tail_suppression = tail, .final_share = final, .refine = 1, .evict = 1, .threads = threads,
                                          .part_min = 1};
             inc_local_result res;
             assert_int_equal(inc_local(t, &m, &o, &p, &res, &err), ANONKIT_OK);
@@ -560,6 +562,101 @@ static void test_iteration_search_brute_force(void **state)
     assert_true(compared > 100);
 }
 
+/* The last iteration (inc_local_options.final_share) under k alone: an
+ * iteration that starts with at most that share of the rows publishes them
+ * all, so it is the last one and every one before it started with more; with
+ * the share 1 the single iteration's node is the one of least loss over every
+ * node without a failing row, by brute force over the lattice. The partitions
+ * are checked here, none suppresses a row, and lifting and eviction after the
+ * last iteration lose no more than the iterations alone. */
+static void test_iterate_final_share(void **state)
+{
+    (void)state;
+    tu_rng rng = {2815};
+    static double ncp[MAX_QI][8][MAX_ROWS];
+    int stopped = 0;
+    for (int round = 0; round < 60; round++) {
+        const char *dir = tu_mkdtemp();
+        gen_table g;
+        lattice_generate(&rng, dir, &g);
+        table *t;
+        lattice_load(&g, &t);
+        model m;
+        model_init(&m);
+        m.k = 1 + tu_below(&rng, 6);
+        if (m.k > g.nrows) m.k = g.nrows;
+        for (int q = 0; q < g.nqi; q++)
+            for (uint32_t l = 0; l <= inc_qi_height(t, (uint32_t)q); l++)
+                for (size_t r = 0; r < g.nrows; r++) ncp[q][l][r] = brute_row_ncp(&g, t, q, l, r);
+        /* The least loss of a node without a failing row (index order: QI 0 varies slowest). */
+        static double node_loss[4096];
+        static uint64_t node_failing[4096];
+        size_t nnodes = 0;
+        uint32_t level[MAX_QI] = {0};
+        double best = 0;
+        int found = 0;
+        for (;;) {
+            assert_true(nnodes < 4096);
+            node_loss[nnodes] = brute_iteration_loss(&g, t, &m, level, ncp, &node_failing[nnodes]);
+            if (!node_failing[nnodes] && (!found || node_loss[nnodes] < best)) {
+                best = node_loss[nnodes];
+                found = 1;
+            }
+            nnodes++;
+            int q = g.nqi;
+            while (q-- > 0) {
+                if (++level[q] <= inc_qi_height(t, (uint32_t)q)) break;
+                level[q] = 0;
+            }
+            if (q < 0) break;
+        }
+        assert_true(found); /* the top node: one class of n >= k rows */
+        static const double shares[] = {1.0, 0.3};
+        for (int s = 0; s < 2; s++) {
+            double loss[2];
+            for (int refine = 0; refine < 2; refine++) {
+                partition p;
+                ak_error err;
+                assert_int_equal(partition_init(&p, t->nrows, t->nqi, &err), ANONKIT_OK);
+                const inc_local_options o = {.method = INC_LOCAL_ITERATE, .iteration_suppression = 0.95,
+                                             .tail_share = 0.25, .tail_suppression = 0.8, .final_share = shares[s],
+                                             .refine = refine, .evict = refine};
+                inc_local_result res;
+                assert_int_equal(inc_local(t, &m, &o, &p, &res, &err), ANONKIT_OK);
+                uint64_t supp;
+                loss[refine] = checked_loss(&g, t, &m, &p, round, &supp);
+                assert_int_equal(supp, 0);
+                assert_int_equal(res.suppressed, 0);
+                assert_true(res.niter >= 1);
+                for (size_t i = 0; i + 1 < res.niter; i++)
+                    if (!((double)res.iter[i].rows > shares[s] * (double)g.nrows))
+                        fail_msg("round %d: iteration %zu of %zu started with %llu of %zu rows, yet another followed",
+                                 round, i, res.niter, (unsigned long long)res.iter[i].rows, g.nrows);
+                const inc_local_iteration *last = &res.iter[res.niter - 1];
+                assert_int_equal(last->published, last->rows);
+                if (s == 0) {
+                    assert_int_equal(res.niter, 1);
+                    size_t at = 0;
+                    for (int q = 0; q < g.nqi; q++) at = at * (inc_qi_height(t, (uint32_t)q) + 1) + last->levels[q];
+                    assert_int_equal(node_failing[at], 0);
+                    if (fabs(node_loss[at] - best) > 1e-9 * (1 + best))
+                        fail_msg("round %d: the last iteration's node loses %.17g, the best node %.17g", round,
+                                 node_loss[at], best);
+                } else if (refine == 0) {
+                    stopped += res.niter > 1 && (double)last->rows <= shares[s] * (double)g.nrows;
+                }
+                inc_local_result_free(&res);
+                partition_free(&p);
+            }
+            if (loss[1] > loss[0] + 1e-9 * (1 + loss[0]))
+                fail_msg("round %d: loss %.9f after the passes above %.9f of the iterations", round, loss[1], loss[0]);
+        }
+        table_free(t);
+        tu_rmtree(dir);
+    }
+    assert_true(stopped > 5); /* the share stopped the iterations after some had run */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -567,6 +664,7 @@ int main(void)
         cmocka_unit_test(test_split_partition_checked),
         cmocka_unit_test(test_iterate_refined_never_worse),
         cmocka_unit_test(test_iteration_search_brute_force),
+        cmocka_unit_test(test_iterate_final_share),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

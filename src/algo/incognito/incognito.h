@@ -124,6 +124,8 @@ typedef struct inc_local_options {
     unsigned threads;             /* threads lifting and eviction may measure on (0 or 1: none); the same output */
     size_t part_min;              /* least work per thread (groups of lifting, classes of eviction); 0: the defaults
                                      (LIFT_PART_MIN, EVICT_PART_MIN); tests set 1 to cut small tables too */
+    double final_share;           /* k alone: once at most this share of the table's rows is left, one last
+                                     iteration publishes them all, without suppression (0: never) */
 } inc_local_options;
 
 typedef struct inc_local_iteration {

@@ -14,7 +14,10 @@
  * The iterations serve k-anonymity and distinct l-diversity (their
  * suppression needs the generalization property under suppression); every
  * other per-class model goes to the top-down split search of local_split.c
- * (inc_local_options.method). */
+ * (inc_local_options.method). Under k alone, once at most final_share of
+ * the rows is left, one last iteration publishes them all at the optimum
+ * without suppression (the passes of local_evict.c then move them on).
+ */
 #include "algo/incognito/local_internal.h"
 
 #include <stdlib.h>
@@ -301,12 +304,15 @@ int inc_local(const table *t, const model *m, const inc_local_options *o, partit
     while (rc == ANONKIT_OK && nrows > 0) {
         select_rows(&c, full_code, full_sens, rows, nrows, code, sens);
         /* Once few rows are left, an iteration publishes a larger share of them (fewer, coarser iterations),
-         * under k alone, where the lifting pass makes up for it (distinct l-diversity keeps its schedule). */
-        const double leave = o->tail_suppression > 0 && !full_sens && (double)nrows <= o->tail_share * (double)n
+         * under k alone, where lifting and eviction make up for it (distinct l-diversity keeps its schedule); once
+         * very few are left, the last iteration publishes them all: the node tests of the many small iterations
+         * that would follow cost more than the passes recover. */
+        const double leave = o->final_share > 0 && !full_sens && (double)nrows <= o->final_share * (double)n ? 0
+                             : o->tail_suppression > 0 && !full_sens && (double)nrows <= o->tail_share * (double)n
                                  ? o->tail_suppression
                                  : o->iteration_suppression;
         c.limit = model_suppression_limit(leave, nrows);
-        c.defer = o->defer;
+        c.defer = c.limit > 0 ? o->defer : 1; /* as the run without suppression below */
         inc_opt_result r;
         memset(&c.counters, 0, sizeof c.counters);
         rc = inc_optimal_ctx(&c, INC_CHOOSE_GCP, o->weights, 0, &r, err);

@@ -9,7 +9,8 @@
  * values there and hold at least k rows become classes at those levels (D
  * keeps the largest, a group whose tuple another class has joins it); every
  * other row of D moves to the cheapest other class whose labels cover it
- * (one hash lookup per distinct level vector of the classes) or stays at D's
+ * (one hash lookup per distinct level vector of the classes, after a filter
+ * on the labels of three QIs) or stays at D's
  * old tuple as a remainder of at least k rows (borrowing rows from the group
  * that saves least per row when it falls short), whichever costs least. A
  * candidate may also dissolve D (no lowering: its rows whose covers are
@@ -52,7 +53,19 @@ typedef struct evict_bucket {
     const uint64_t **gen; /* per QI: the map from level-0 codes to its level's values, in their key field */
     u64map map;
     uint32_t *ids;
+    /* A filter before the map: the bits of the labels of three QIs (fq, those with the most values at the bucket's
+     * levels; fewer QIs repeat one) of every class in it, one per class at bloom_shift (a row whose bit is clear
+     * has no class here). */
+    uint32_t fq[3];
+    int bloom_shift;
+    uint64_t *bloom;
 } evict_bucket;
+
+/* The bit of a bucket's filter for the labels fk (the key fields of its two QIs). */
+static inline uint64_t bloom_bit(const evict_bucket *b, uint64_t fk)
+{
+    return (fk * 0x9E3779B97F4A7C15ULL) >> b->bloom_shift;
+}
 
 /* A lowering of a class: QIs q[0..nl) to levels l2[0..nl), each below the
  * class's level there. */
@@ -199,6 +212,9 @@ static uint32_t find_cover(const evict_ctx *x, uint32_t r, uint32_t own)
     for (size_t i = 0; i < x->nb; i++) {
         const evict_bucket *b = &x->b[i];
         if (best != UINT32_MAX && b->minc >= x->cost[best]) break;
+        const uint64_t bit = bloom_bit(b, b->gen[b->fq[0]][code[b->fq[0]]] | b->gen[b->fq[1]][code[b->fq[1]]] |
+                                              b->gen[b->fq[2]][code[b->fq[2]]]);
+        if (!(b->bloom[bit >> 6] >> (bit & 63) & 1)) continue;
         uint64_t key = 0;
         for (uint32_t q = 0; q < nqi; q++) key |= b->gen[q][code[q]];
         const uint32_t id = u64map_find(&b->map, key);
@@ -725,13 +741,32 @@ static int evict_round(const inc_ctx *c, const double *w, uint64_t k, lift_class
         evict_bucket *b = &x.b[x.nb++];
         b->lv = sorted[s].lv;
         for (uint32_t q = 0; q < nqi; q++) b->level[q] = inc_level(c, b->lv, q);
+        for (uint32_t j = 0; j < 3; j++) { /* the QIs of most values (the first on ties); once all are taken, again */
+            uint32_t pick = UINT32_MAX;
+            for (uint32_t q = 0; q < nqi; q++) {
+                int taken = 0;
+                for (uint32_t i = 0; i < j; i++) taken |= b->fq[i] == q;
+                if (!taken && (pick == UINT32_MAX || c->qi[q].card[b->level[q]] > c->qi[pick].card[b->level[pick]]))
+                    pick = q;
+            }
+            b->fq[j] = pick != UINT32_MAX ? pick : b->fq[j - 1];
+        }
+        int bits = 6; /* at least 8 bits per class, at least one word */
+        while (((size_t)1 << bits) < 8 * (e - s)) bits++;
+        b->bloom_shift = 64 - bits;
+        b->bloom = calloc((size_t)1 << (bits - 6), sizeof *b->bloom);
         b->ids = malloc((e - s) * sizeof *b->ids);
         b->gen = malloc(nqi * sizeof *b->gen);
         if (b->gen)
             for (uint32_t q = 0; q < nqi; q++) b->gen[q] = x.field + x.fieldat[q] + (size_t)b->level[q] * c->qi[q].card[0];
-        if (!b->ids || !b->gen || u64map_init(&b->map, e - s) != 0) {
+        if (!b->ids || !b->gen || !b->bloom || u64map_init(&b->map, e - s) != 0) {
             rc = ak_err_nomem(err);
             break;
+        }
+        uint64_t fmask = 0;
+        for (int j = 0; j < 3; j++) {
+            const inc_qi *a = &c->qi[b->fq[j]];
+            fmask |= a->bits == 64 ? ~(uint64_t)0 : (((uint64_t)1 << a->bits) - 1) << a->shift;
         }
         for (size_t j = s; j < e; j++) {
             const uint32_t d = sorted[j].id;
@@ -743,6 +778,8 @@ static int evict_round(const inc_ctx *c, const double *w, uint64_t k, lift_class
                 break;
             }
             b->ids[id] = d;
+            const uint64_t bit = bloom_bit(b, key & fmask);
+            b->bloom[bit >> 6] |= (uint64_t)1 << (bit & 63);
             if (j == s || x.cost[d] < b->minc) b->minc = x.cost[d];
         }
         s = e;
@@ -798,6 +835,7 @@ done:
         u64map_free(&x.b[i].map);
         free(x.b[i].ids);
         free(x.b[i].gen);
+        free(x.b[i].bloom);
     }
     free(x.b);
     free(x.cost);

@@ -364,18 +364,32 @@ static void *measure_part(void *arg)
                     if (e[i].cost < least) least = e[i].cost;
                 }
             }
+            /* The QIs where the bucket is at the group's levels (its labels as they are) and below them (raised by
+             * one lookup), listed once per bucket. */
+            uint32_t neq = 0, nup = 0, eq_q[64], eq_sh[64], up_q[64], up_sh[64];
+            const uint32_t *up_tab[64];
+            if (xend > bstart[b] && cost[byclv[bstart[b]]] > least + eps)
+                for (uint32_t q = 0; q < nqi; q++) {
+                    if (blv[q] > glv[q]) continue;
+                    const inc_qi *a = &c->qi[q];
+                    if (blv[q] == glv[q]) {
+                        eq_q[neq] = q;
+                        eq_sh[neq++] = a->shift;
+                    } else {
+                        up_q[nup] = q;
+                        up_sh[nup] = a->shift;
+                        up_tab[nup++] = a->up[blv[q] * (a->height + 1) + glv[q]];
+                    }
+                }
             for (size_t x = bstart[b]; x < xend && rc == ANONKIT_OK; x++) {
                 const uint32_t src = byclv[x];
                 if (!(cost[src] > least + eps)) break; /* the bucket's classes come dearest first */
                 /* The class's labels raised to the group's levels where it is not above them; per row only the
                  * QIs where it is. */
+                const uint32_t *cv = cl->val + (size_t)src * nqi;
                 uint64_t pkey = 0;
-                for (uint32_t q = 0; q < nqi; q++) {
-                    if (blv[q] > glv[q]) continue;
-                    const inc_qi *a = &c->qi[q];
-                    const uint32_t v = cl->val[(size_t)src * nqi + q];
-                    pkey |= (uint64_t)(blv[q] == glv[q] ? v : a->up[blv[q] * (a->height + 1) + glv[q]][v]) << a->shift;
-                }
+                for (uint32_t j = 0; j < neq; j++) pkey |= (uint64_t)cv[eq_q[j]] << eq_sh[j];
+                for (uint32_t j = 0; j < nup; j++) pkey |= (uint64_t)up_tab[j][cv[up_q[j]]] << up_sh[j];
                 if (filter) {
                     const uint32_t pid = scratch_find(&part, pkey);
                     if (pid == AK_NOT_FOUND || !(cost[src] > pmin[pid] + eps)) continue;
