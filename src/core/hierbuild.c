@@ -41,11 +41,20 @@ int hb__put_prev_grow(hb_rows *r, ak_error *err)
     return hb__put_prev(r, err);
 }
 
+int hb__text_full(ak_error *err)
+{
+    return ak_err_set(err, ANONKIT_E_INPUT, NULL, 0, 0,
+                      "the hierarchy's labels take more than 4 GiB: too many distinct values for one hierarchy");
+}
+
 int hb__put(hb_rows *r, const char *s, size_t len, ak_error *err)
 {
     const size_t slot = (size_t)r->nrows * r->width + r->row;
     if (ak_reserve((void **)&r->at, &r->cap, slot + 1, sizeof *r->at) != 0) return ak_err_nomem(err);
-    if (strbuf_append_str(&r->text, s, len, &r->at[slot]) != 0) return ak_err_nomem(err);
+    if (len >= HB_TEXT_MAX - r->text.len) return hb__text_full(err);
+    size_t at;
+    if (strbuf_append_str(&r->text, s, len, &at) != 0) return ak_err_nomem(err);
+    r->at[slot] = (uint32_t)at;
     if (++r->row == r->width) {
         r->row = 0;
         r->nrows++;
@@ -493,7 +502,7 @@ int hb_write(const hb_rows *r, FILE *f, const char *path, ak_error *err)
     strbuf out = {0}, tail = {0};
     int rc = strbuf_reserve(&out, flush_at + 4096) == 0 ? ANONKIT_OK : ak_err_nomem(err);
     for (uint32_t i = 0; i < r->nrows && rc == 0; i++) {
-        const size_t *at = r->at + (size_t)i * r->width;
+        const uint32_t *at = r->at + (size_t)i * r->width;
         int same = i > 0;
         for (uint32_t l = 1; same && l < r->width; l++) same = at[l] == (at - r->width)[l];
         if (!same) {

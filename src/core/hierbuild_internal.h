@@ -7,6 +7,8 @@
 
 /* Starts the rows of a hierarchy of `width` labels per row. */
 int hb__rows_init(hb_rows *r, uint32_t width, ak_error *err);
+/* The error of a hierarchy whose labels would pass HB_TEXT_MAX bytes. */
+int hb__text_full(ak_error *err);
 /* Appends label s[0..len) to the current row (a row is complete after width labels). */
 int hb__put(hb_rows *r, const char *s, size_t len, ak_error *err);
 /* Makes room for nrows rows and text_bytes of labels at once (a size known ahead). */
