@@ -870,7 +870,8 @@ static void test_interval_order(void **state)
         size_t nd = 0;
         for (size_t i = 0; i < n; i++) {
             char buf[64];
-            const long k = (long)tu_below(&g, 120) + (rep % 3 == 0 ? (long)HB_DENSE - 60 : 0); /* around HB_DENSE too */
+            /* around HB_DENSE, and beyond 32 bits (labels of 11 digits and more) */
+            const long k = (long)tu_below(&g, 120) + (rep % 3 == 0 ? (long)HB_DENSE - 60 : rep % 3 == 1 ? 99999999950L : 0);
             switch (tu_below(&g, 7)) {
             case 0: snprintf(buf, sizeof buf, "%ld.0", k); break;
             case 1: snprintf(buf, sizeof buf, "0%ld", k); break;
@@ -898,6 +899,10 @@ static void test_interval_order(void **state)
             for (uint32_t i = 0; i < nd; i++)
                 if (strcmp(hb_label(&r[presence], i, 0), d[i].text) != 0)
                     fail_msg("leaf %u is '%s', not '%s' (presence %d)", i, hb_label(&r[presence], i, 0), d[i].text, presence);
+                else
+                    for (uint32_t l = 1; l + 1 < r[presence].width; l++)
+                        if (!inside(hb_label(&r[presence], i, l), d[i].x))
+                            fail_msg("%s is not in '%s' (level %u)", d[i].text, hb_label(&r[presence], i, l), l);
         }
         assert_int_equal(r[0].width, r[1].width);
         for (uint32_t i = 0; i < nd; i++)

@@ -29,6 +29,22 @@ static inline int hb__put_prev(hb_rows *r, ak_error *err)
     }
     return ANONKIT_OK;
 }
+/* Completes the current row with the labels of the row above (hb__put_prev
+ * for each level left): the rows of one interval above their leaves. */
+static inline int hb__put_prev_rest(hb_rows *r, ak_error *err)
+{
+    const size_t slot = (size_t)r->nrows * r->width + r->row, k = r->width - r->row;
+    if (slot + k > r->cap) {
+        while (r->row) AK_CHECK(hb__put_prev(r, err)); /* (the array grows on the way) */
+        return ANONKIT_OK;
+    }
+    uint32_t *to = r->at + slot;
+    const uint32_t *from = to - r->width;
+    for (size_t i = 0; i < k; i++) to[i] = from[i];
+    r->row = 0;
+    r->nrows++;
+    return ANONKIT_OK;
+}
 /* Moves the integers counted by value into v->dict. */
 int hb__fold_dense(hb_values *v, ak_error *err);
 /* Adds the missing leaf's row when v has missing values (first, before the others):
