@@ -822,6 +822,105 @@ static void test_collect_columns_errors(void **state)
     }
 }
 
+/* One distinct value of test_interval_order: its text, number, whether the
+ * collector counts it by value (a canonical integer below HB_DENSE) and
+ * where it was first seen. */
+typedef struct order_value {
+    const char *text;
+    double x;
+    int counted;
+    size_t first;
+} order_value;
+
+/* The expected order of leaves: by number; at equal numbers the values read
+ * as text first, in their order of first appearance, the integer counted
+ * by value last (the order all values had as text). */
+static int cmp_order_value(const void *a, const void *b)
+{
+    const order_value *p = a, *q = b;
+    if (p->x != q->x) return p->x < q->x ? -1 : 1;
+    if (p->counted != q->counted) return p->counted - q->counted;
+    return (p->first > q->first) - (p->first < q->first);
+}
+
+/* Whether s is a canonical integer below HB_DENSE (digits, no leading zero). */
+static int counted_by_value(const char *s)
+{
+    size_t len = strlen(s);
+    if (!len || len > 7 || (s[0] == '0' && len > 1)) return 0;
+    for (size_t i = 0; i < len; i++)
+        if (s[i] < '0' || s[i] > '9') return 0;
+    return strtol(s, NULL, 10) < (long)HB_DENSE;
+}
+
+/* The interval builder takes the values in turn from the integers counted by
+ * value (an array of counts, or a bitmap of presence) merged with those read
+ * as text: on columns mixing the two (ties such as "5", "5.0", "05",
+ * negatives, decimals, integers above HB_DENSE) the leaves come out in the
+ * order of an independent sort, and the counted and the marked columns give
+ * the same rows. */
+static void test_interval_order(void **state)
+{
+    (void)state;
+    tu_rng g = {29};
+    for (int rep = 0; rep < 30; rep++) {
+        const size_t n = 1 + tu_below(&g, 400);
+        char **cells = malloc(n * sizeof *cells);
+        order_value *d = malloc(n * sizeof *d);
+        size_t nd = 0;
+        for (size_t i = 0; i < n; i++) {
+            char buf[64];
+            /* around HB_DENSE, and beyond 32 bits (labels of 11 digits and more) */
+            const long k = (long)tu_below(&g, 120) + (rep % 3 == 0 ? (long)HB_DENSE - 60 : rep % 3 == 1 ? 99999999950L : 0);
+            switch (rep % 3 == 1 ? 1 + 3 * tu_below(&g, 2) : tu_below(&g, 7)) { /* (beyond 32 bits: whole, positive) */
+            case 0: snprintf(buf, sizeof buf, "%ld.0", k); break;
+            case 1: snprintf(buf, sizeof buf, "0%ld", k); break;
+            case 2: snprintf(buf, sizeof buf, "-%ld", k + 1); break;
+            case 3: snprintf(buf, sizeof buf, "%ld.5", k); break;
+            default: snprintf(buf, sizeof buf, "%ld", k); break;
+            }
+            cells[i] = strdup(buf);
+            int seen = 0;
+            for (size_t j = 0; j < nd && !seen; j++) seen = !strcmp(d[j].text, buf);
+            if (!seen) d[nd++] = (order_value){cells[i], strtod(buf, NULL), counted_by_value(buf), i};
+        }
+        qsort(d, nd, sizeof *d, cmp_order_value);
+        const uint32_t fan[2] = {2, 3};
+        const hb_options o = {.kind = HB_INTERVAL, .width = 1 + (double)tu_below(&g, 9), .fanout = fan,
+                              .nfanout = tu_below(&g, 3), .style = AK_INTERVAL_RANGE};
+        hb_rows r[2];
+        for (int presence = 0; presence < 2; presence++) {
+            hb_values v;
+            collect_mode((const char *const *)cells, n, NULL, &v, presence);
+            ak_error err;
+            assert_int_equal(hb_build(&v, &o, &r[presence], &err), 0);
+            hb_values_free(&v);
+            assert_int_equal(r[presence].nrows, nd);
+            for (uint32_t i = 0; i < nd; i++)
+                if (strcmp(hb_label(&r[presence], i, 0), d[i].text) != 0)
+                    fail_msg("leaf %u is '%s', not '%s' (presence %d)", i, hb_label(&r[presence], i, 0), d[i].text, presence);
+                else if (rep % 3 == 1) { /* whole numbers: level 1 is "lo-hi" of the bin of x from the least one's */
+                    const long w = (long)o.width, base = (long)floor(d[0].x / o.width) * w;
+                    const long lo = base + ((long)d[i].x - base) / w * w;
+                    char want[64];
+                    snprintf(want, sizeof want, "%ld-%ld", lo, lo + w - 1);
+                    assert_string_equal(hb_label(&r[presence], i, 1), want);
+                } else
+                    for (uint32_t l = 1; l + 1 < r[presence].width; l++)
+                        if (!inside(hb_label(&r[presence], i, l), d[i].x))
+                            fail_msg("%s is not in '%s' (level %u)", d[i].text, hb_label(&r[presence], i, l), l);
+        }
+        assert_int_equal(r[0].width, r[1].width);
+        for (uint32_t i = 0; i < nd; i++)
+            for (uint32_t l = 0; l < r[0].width; l++) assert_string_equal(hb_label(&r[0], i, l), hb_label(&r[1], i, l));
+        hb_rows_free(&r[0]);
+        hb_rows_free(&r[1]);
+        for (size_t i = 0; i < n; i++) free(cells[i]);
+        free(cells);
+        free(d);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -831,6 +930,7 @@ int main(void)
         cmocka_unit_test(test_shortest_decimals), cmocka_unit_test(test_interval_round_trip),
         cmocka_unit_test(test_check),             cmocka_unit_test(test_collect_scan),
         cmocka_unit_test(test_date_week),         cmocka_unit_test(test_collect_columns_errors),
+        cmocka_unit_test(test_interval_order),
     };
     return cmocka_run_group_tests(tests, tu_group_setup, tu_group_teardown);
 }

@@ -41,11 +41,20 @@ int hb__put_prev_grow(hb_rows *r, ak_error *err)
     return hb__put_prev(r, err);
 }
 
+int hb__text_full(ak_error *err)
+{
+    return ak_err_set(err, ANONKIT_E_INPUT, NULL, 0, 0,
+                      "the hierarchy's labels take more than 4 GiB: too many distinct values for one hierarchy");
+}
+
 int hb__put(hb_rows *r, const char *s, size_t len, ak_error *err)
 {
     const size_t slot = (size_t)r->nrows * r->width + r->row;
     if (ak_reserve((void **)&r->at, &r->cap, slot + 1, sizeof *r->at) != 0) return ak_err_nomem(err);
-    if (strbuf_append_str(&r->text, s, len, &r->at[slot]) != 0) return ak_err_nomem(err);
+    if (len >= HB_TEXT_MAX - r->text.len) return hb__text_full(err);
+    size_t at;
+    if (strbuf_append_str(&r->text, s, len, &at) != 0) return ak_err_nomem(err);
+    r->at[slot] = (uint32_t)at;
     if (++r->row == r->width) {
         r->row = 0;
         r->nrows++;
@@ -484,16 +493,19 @@ int hb_level_sizes(const hb_rows *r, uint64_t *sizes, ak_error *err)
 
 int hb_write(const hb_rows *r, FILE *f, const char *path, ak_error *err)
 {
-    /* lines into one buffer, written whenever it holds 4 MiB. Consecutive
-     * rows mostly share every label above the leaf (the same offsets: the
-     * values of one interval): those labels are escaped and joined once, with
-     * their ';', into `tail`, and copied from there while they stay the same */
-    const size_t flush_at = (size_t)1 << 22;
+    /* lines into one buffer, written whenever it holds 256 KiB (it stays in
+     * the second-level cache, and a hierarchy's writing faults in 64 pages
+     * of it, not the 1,024 of 4 MiB). Consecutive rows mostly share every
+     * label above the leaf (the same offsets: the values of one interval):
+     * those labels are escaped and joined once, with their ';', into
+     * `tail`, and copied from there while they stay the same */
+    const size_t flush_at = (size_t)1 << 18, behind_every = (size_t)1 << 22;
     uint64_t synced = 0; /* (outfile_write_behind: written to disk up to there) */
+    size_t unsynced = 0; /* bytes written since the last outfile_write_behind */
     strbuf out = {0}, tail = {0};
     int rc = strbuf_reserve(&out, flush_at + 4096) == 0 ? ANONKIT_OK : ak_err_nomem(err);
     for (uint32_t i = 0; i < r->nrows && rc == 0; i++) {
-        const size_t *at = r->at + (size_t)i * r->width;
+        const uint32_t *at = r->at + (size_t)i * r->width;
         int same = i > 0;
         for (uint32_t l = 1; same && l < r->width; l++) same = at[l] == (at - r->width)[l];
         if (!same) {
@@ -533,10 +545,14 @@ int hb_write(const hb_rows *r, FILE *f, const char *path, ak_error *err)
         if (out.len >= flush_at || i + 1 == r->nrows) {
             if (fwrite(out.data, 1, out.len, f) != out.len)
                 rc = ak_err_set(err, ANONKIT_E_IO, path, 0, 0, "cannot write the hierarchy");
+            unsynced += out.len;
             out.len = 0;
             /* every 4 MiB the disk write of what came before started, not waited for: the
              * commit's fsync then finds most of a large hierarchy on disk already */
-            if (rc == 0 && i + 1 < r->nrows) outfile_write_behind(f, &synced);
+            if (rc == 0 && i + 1 < r->nrows && unsynced >= behind_every) {
+                outfile_write_behind(f, &synced);
+                unsynced = 0;
+            }
         }
     }
     strbuf_free(&tail);

@@ -117,13 +117,18 @@ typedef struct hb_options {
 typedef struct hb_rows {
     uint32_t nrows, width;
     strbuf text;           /* labels, each NUL-terminated */
-    size_t *at;            /* at[row * width + level]: offset of the label in text */
+    uint32_t *at;          /* at[row * width + level]: offset of the label in text (4 bytes: half the
+                              memory to fault in of 8; the labels of one hierarchy stay below
+                              HB_TEXT_MAX bytes, hb__put refuses more) */
     size_t cap;
     uint32_t row;          /* rows begun so far (while building) */
     int plain;             /* set by a builder whose labels are all numbers it wrote itself and fixed
                               punctuation (none starts or ends with a space or holds ';', '"', CR or LF):
                               hb_write copies them without looking for what needs quotes */
 } hb_rows;
+
+/* The most bytes of labels one hierarchy holds (offsets of 32 bits). */
+#define HB_TEXT_MAX ((size_t)UINT32_MAX)
 
 static inline const char *hb_label(const hb_rows *r, uint32_t row, uint32_t level)
 {

@@ -7,6 +7,8 @@
 
 /* Starts the rows of a hierarchy of `width` labels per row. */
 int hb__rows_init(hb_rows *r, uint32_t width, ak_error *err);
+/* The error of a hierarchy whose labels would pass HB_TEXT_MAX bytes. */
+int hb__text_full(ak_error *err);
 /* Appends label s[0..len) to the current row (a row is complete after width labels). */
 int hb__put(hb_rows *r, const char *s, size_t len, ak_error *err);
 /* Makes room for nrows rows and text_bytes of labels at once (a size known ahead). */
@@ -25,6 +27,22 @@ static inline int hb__put_prev(hb_rows *r, ak_error *err)
         r->row = 0;
         r->nrows++;
     }
+    return ANONKIT_OK;
+}
+/* Completes the current row with the labels of the row above (hb__put_prev
+ * for each level left): the rows of one interval above their leaves. */
+static inline int hb__put_prev_rest(hb_rows *r, ak_error *err)
+{
+    const size_t slot = (size_t)r->nrows * r->width + r->row, k = r->width - r->row;
+    if (slot + k > r->cap) {
+        while (r->row) AK_CHECK(hb__put_prev(r, err)); /* (the array grows on the way) */
+        return ANONKIT_OK;
+    }
+    uint32_t *to = r->at + slot;
+    const uint32_t *from = to - r->width;
+    for (size_t i = 0; i < k; i++) to[i] = from[i];
+    r->row = 0;
+    r->nrows++;
     return ANONKIT_OK;
 }
 /* Moves the integers counted by value into v->dict. */

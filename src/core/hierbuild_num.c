@@ -49,17 +49,24 @@ static size_t format_int(char *buf, int64_t x)
     const size_t digits = t + (t < 20 && (u | 1) >= pow10[t]); /* (0: one digit) */
     const size_t len = k + digits;
     char *p = buf + len;
-    while (u >= 100) {
+    while (u > UINT32_MAX) { /* (the digits beyond 32 bits, mostly none) */
         const unsigned d = (unsigned)(u % 100);
         u /= 100;
         *--p = pairs[2 * d + 1];
         *--p = pairs[2 * d];
     }
-    if (u >= 10) {
-        *--p = pairs[2 * u + 1];
-        *--p = pairs[2 * u];
+    uint32_t u32 = (uint32_t)u; /* the rest divided by 100 in 32 bits: a cheaper multiply */
+    while (u32 >= 100) {
+        const uint32_t d = u32 % 100;
+        u32 /= 100;
+        *--p = pairs[2 * d + 1];
+        *--p = pairs[2 * d];
+    }
+    if (u32 >= 10) {
+        *--p = pairs[2 * u32 + 1];
+        *--p = pairs[2 * u32];
     } else {
-        *--p = (char)('0' + u);
+        *--p = (char)('0' + u32);
     }
     return len;
 }
@@ -70,7 +77,8 @@ static int put_int(hb_rows *r, int64_t x, ak_error *err)
     const size_t slot = (size_t)r->nrows * r->width + r->row;
     if (ak_reserve((void **)&r->at, &r->cap, slot + 1, sizeof *r->at) != 0 || strbuf_reserve(&r->text, 24) != 0)
         return ak_err_nomem(err);
-    r->at[slot] = r->text.len;
+    if (r->text.len >= HB_TEXT_MAX - 24) return hb__text_full(err);
+    r->at[slot] = (uint32_t)r->text.len;
     r->text.len += format_int(r->text.data + r->text.len, x);
     r->text.data[r->text.len++] = '\0';
     if (++r->row == r->width) {
@@ -97,11 +105,11 @@ static uint64_t value_count(const hb_values *v, uint32_t ref)
     return v->dense ? v->dense[ref & ~DENSE_BIT] : 1; /* (marked present only: once) */
 }
 
-/* The distinct values of v as numbers, ascending (equal numbers in their
- * order of appearance among the values read as text, then the integers
- * counted by value: the order they had when all were text in v->dict); an
- * error names the first value that is not a number. */
-static int sorted_numbers(const hb_values *v, const char *builder, num_value **out, uint32_t *count, ak_error *err)
+/* The distinct values of v read as text (v->dict), as numbers, ascending
+ * (equal numbers in their order of appearance) into *out (caller frees),
+ * and the number of integers counted by value into *dense; an error names
+ * the first value that is not a number. */
+static int sorted_text(const hb_values *v, const char *builder, num_value **out, uint32_t *dense, ak_error *err)
 {
     const uint32_t nt = v->dict.count;
     uint32_t nd = 0;
@@ -109,13 +117,8 @@ static int sorted_numbers(const hb_values *v, const char *builder, num_value **o
         for (uint32_t x = v->dense_lo; x <= v->dense_hi; x++) nd += v->dense[x] != 0;
     if (v->bits && v->dense_lo <= v->dense_hi)
         for (uint32_t w = v->dense_lo >> 6; w <= v->dense_hi >> 6; w++) nd += (uint32_t)__builtin_popcountll(v->bits[w]);
-    const size_t n = (size_t)nt + nd;
-    num_value *nv = ak_huge_malloc((n ? n : 1) * sizeof *nv), *text = malloc((nt ? nt : 1) * sizeof *text);
-    if (!nv || !text) {
-        free(nv);
-        free(text);
-        return ak_err_nomem(err);
-    }
+    num_value *text = malloc((nt ? nt : 1) * sizeof *text);
+    if (!text) return ak_err_nomem(err);
     uint32_t bad = UINT32_MAX; /* the value that is no number on the earliest line */
     for (uint32_t i = 0; i < nt; i++) {
         text[i].ref = i;
@@ -126,7 +129,6 @@ static int sorted_numbers(const hb_values *v, const char *builder, num_value **o
     if (bad != UINT32_MAX) {
         const char *s = strmap_key(&v->dict, bad);
         const uint32_t len = strmap_key_len(&v->dict, bad);
-        free(nv);
         free(text);
         return ak_err_set(err, ANONKIT_E_INPUT, v->file, v->line[bad], 0,
                           "%s needs numbers, but the column holds '%s'; give it --missing %s if it stands for a "
@@ -134,22 +136,92 @@ static int sorted_numbers(const hb_values *v, const char *builder, num_value **o
                           builder, AK_SHOW(s, len), AK_SHOW(s, len));
     }
     qsort(text, nt, sizeof *text, cmp_num);
-    /* merged with the integers counted by value, ascending already */
-    size_t k = 0, t = 0;
-    if (v->dense)
-        for (uint32_t x = v->dense_lo; x <= v->dense_hi; x++) {
-            if (!v->dense[x]) continue;
-            while (t < nt && text[t].v <= (double)x) nv[k++] = text[t++];
-            nv[k++] = (num_value){(double)x, x | DENSE_BIT};
-        }
-    if (v->bits && v->dense_lo <= v->dense_hi)
-        for (uint32_t w = v->dense_lo >> 6; w <= v->dense_hi >> 6; w++)
-            for (uint64_t b = v->bits[w]; b; b &= b - 1) {
-                const uint32_t x = w * 64 + (uint32_t)__builtin_ctzll(b);
-                while (t < nt && text[t].v <= (double)x) nv[k++] = text[t++];
-                nv[k++] = (num_value){(double)x, x | DENSE_BIT};
-            }
-    while (t < nt) nv[k++] = text[t++];
+    *out = text;
+    *dense = nd;
+    return ANONKIT_OK;
+}
+
+/* The distinct values of v in ascending order, one at a time (num_next):
+ * the values read as text (sorted_text) merged with the integers counted
+ * by value (v->dense) or marked present (v->bits), ascending already; at
+ * equal numbers the text first (the order they had when all were text in
+ * v->dict). No array of all values: the interval builder reads them once. */
+typedef struct num_iter {
+    const hb_values *v;
+    const num_value *text;
+    uint32_t nt, t;
+    uint32_t x;    /* v->dense: the next integer to look at */
+    uint32_t w;    /* v->bits: the word of `word` */
+    uint64_t word; /* v->bits: the bits of word w not yet taken */
+    int done;      /* no integer left */
+} num_iter;
+
+static void num_start(num_iter *it, const hb_values *v, const num_value *text, uint32_t nt)
+{
+    *it = (num_iter){v, text, nt, 0, v->dense_lo, 0, 0, 1};
+    if (v->dense_lo > v->dense_hi || (!v->dense && !v->bits)) return;
+    it->done = 0;
+    if (v->bits) it->w = v->dense_lo >> 6, it->word = v->bits[it->w];
+}
+
+/* The next integer counted by value into *x; 0 when none is left. */
+static inline int num_next_dense(num_iter *it, uint32_t *x)
+{
+    const hb_values *v = it->v;
+    if (it->done) return 0;
+    if (v->dense) {
+        while (it->x <= v->dense_hi && !v->dense[it->x]) it->x++;
+        if (it->x > v->dense_hi) return it->done = 1, 0;
+        *x = it->x++;
+        return 1;
+    }
+    while (!it->word) {
+        if (++it->w > v->dense_hi >> 6) return it->done = 1, 0;
+        it->word = v->bits[it->w];
+    }
+    *x = it->w * 64 + (uint32_t)__builtin_ctzll(it->word);
+    it->word &= it->word - 1;
+    return 1;
+}
+
+/* The next value into *out; 0 after the last. */
+static inline int num_next(num_iter *it, num_value *out)
+{
+    uint32_t x;
+    if (it->done || !num_next_dense(it, &x)) {
+        if (it->t == it->nt) return 0;
+        *out = it->text[it->t++];
+        return 1;
+    }
+    if (it->t < it->nt && it->text[it->t].v <= (double)x) { /* a text value first: x taken again next time */
+        *out = it->text[it->t++];
+        if (it->v->dense) it->x = x;
+        else it->word |= (uint64_t)1 << (x & 63);
+        return 1;
+    }
+    *out = (num_value){(double)x, x | DENSE_BIT};
+    return 1;
+}
+
+/* The distinct values of v as numbers, ascending (num_next's order) in one
+ * array (the quantile builder's bins index it); an error names the first
+ * value that is not a number. */
+static int sorted_numbers(const hb_values *v, const char *builder, num_value **out, uint32_t *count, ak_error *err)
+{
+    num_value *text;
+    uint32_t nd;
+    AK_CHECK(sorted_text(v, builder, &text, &nd, err));
+    const uint32_t nt = v->dict.count;
+    const size_t n = (size_t)nt + nd;
+    num_value *nv = ak_huge_malloc((n ? n : 1) * sizeof *nv);
+    if (!nv) {
+        free(text);
+        return ak_err_nomem(err);
+    }
+    num_iter it;
+    num_start(&it, v, text, nt);
+    size_t k = 0;
+    while (k < n && num_next(&it, &nv[k])) k++;
     free(text);
     *out = nv;
     *count = (uint32_t)n;
@@ -195,12 +267,20 @@ int hb__build_interval(const hb_values *v, const hb_options *o, hb_rows *r, ak_e
                               o->fanout[i]);
     if (o->has_min && o->has_max && !(o->min < o->max))
         return ak_err_set(err, ANONKIT_E_USAGE, NULL, 0, 0, "--min must be below --max");
-    num_value *nv;
-    uint32_t n;
-    AK_CHECK(sorted_numbers(v, "--interval", &nv, &n, err));
+    num_value *tv; /* the values read as text; the others are taken from v in turn (num_next) */
+    uint32_t nd;
+    AK_CHECK(sorted_text(v, "--interval", &tv, &nd, err));
+    const uint32_t nt = v->dict.count, n = nt + nd;
     int whole = is_whole(o->width) && (!o->has_min || is_whole(o->min)) && (!o->has_max || is_whole(o->max));
-    for (uint32_t i = 0; i < n && whole; i++) whole = (nv[i].ref & DENSE_BIT) || is_whole(nv[i].v);
-    const double dmin = n ? nv[0].v : 0;
+    for (uint32_t i = 0; i < nt && whole; i++) whole = is_whole(tv[i].v);
+    num_iter it;
+    num_start(&it, v, tv, nt);
+    num_value first = {0, 0}, cur;
+    if (n) {
+        num_iter peek = it;
+        (void)num_next(&peek, &first);
+    }
+    const double dmin = first.v;
     const double base = o->has_min ? o->min : floor(dmin / o->width) * o->width;
     const uint32_t levels = 1 + (uint32_t)o->nfanout;
     /* values ascend, so the rows of one interval are consecutive: its label is
@@ -219,18 +299,18 @@ int hb__build_interval(const hb_values *v, const hb_options *o, hb_rows *r, ak_e
     char text[24];
     size_t tlen;
     int64_t bin_lo = 0, bin_hi = -1; /* whole: the values of the level-0 interval of the row above */
-    for (uint32_t i = 0; i < n && rc == 0; i++) {
-        const double x = nv[i].v;
-        if (nv[i].ref & DENSE_BIT) {
-            rc = put_int(r, (int64_t)(nv[i].ref & ~DENSE_BIT), err);
+    for (uint32_t i = 0; i < n && rc == 0 && num_next(&it, &cur); i++) {
+        const double x = cur.v;
+        if (cur.ref & DENSE_BIT) {
+            rc = put_int(r, (int64_t)(cur.ref & ~DENSE_BIT), err);
         } else {
-            const char *t = value_text(v, nv[i].ref, text, &tlen);
+            const char *t = value_text(v, cur.ref, text, &tlen);
             rc = hb__put(r, t, tlen, err);
         }
         const int below = o->has_min && x < o->min, above = o->has_max && x >= o->max;
         if (rc == 0 && !below && !above && whole && place[0] == 1 && (int64_t)x >= bin_lo && (int64_t)x <= bin_hi) {
             /* in the interval of the row above: so is every group above it, and the root */
-            for (uint32_t l = 0; l <= levels && rc == 0; l++) rc = hb__put_prev(r, err);
+            rc = hb__put_prev_rest(r, err);
             continue;
         }
         if (below || above) {
@@ -289,7 +369,7 @@ int hb__build_interval(const hb_values *v, const hb_options *o, hb_rows *r, ak_e
         }
         if (rc == 0) rc = i ? hb__put_prev(r, err) : hb__put(r, "*", 1, err);
     }
-    free(nv);
+    free(tv);
     return rc;
 }
 
@@ -303,8 +383,8 @@ int hb__build_quantiles(const hb_values *v, const hb_options *o, hb_rows *r, ak_
             return ak_err_set(err, ANONKIT_E_USAGE, NULL, 0, 0,
                               "--quantiles: every fan-out after the first number must be at least 2, got %u",
                               o->quantiles[i]);
-    num_value *nv;
-    uint32_t n;
+    num_value *nv = NULL;
+    uint32_t n = 0;
     AK_CHECK(sorted_numbers(v, "--quantiles", &nv, &n, err));
     uint32_t *bin = malloc((n ? n : 1) * sizeof *bin), *first = malloc((n ? n : 1) * sizeof *first);
     if (!bin || !first) {
