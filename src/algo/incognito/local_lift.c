@@ -250,6 +250,22 @@ typedef struct lift_shared {
     size_t maxgroup;       /* entries of the largest group */
 } lift_shared;
 
+/* A class filter of a group (measure_part): per key of the tuples masked to
+ * the QIs `above` (where the buckets are at or below the group's levels), the
+ * least cost of a tuple with it, over the `filled` cheapest tuples of the
+ * group. A part keeps LIFT_FILTERS of them per group, the least recently used
+ * rebuilt: buckets of the same mask share one. */
+enum { LIFT_FILTERS = 8 };
+
+typedef struct lift_filter {
+    u64scratch map;
+    double *pmin; /* per id of map */
+    uint64_t above;
+    size_t filled;
+    unsigned tick; /* last use */
+    int used;
+} lift_filter;
+
 /* One part of the measurement: the groups part, part + nparts, ... and the
  * pairs (tuple << 32 | source class) they find, one per covered row. */
 typedef struct lift_part {
@@ -283,11 +299,14 @@ static void *measure_part(void *arg)
     int rc = ANONKIT_OK;
     uint64_t *pairs = NULL;
     size_t npairs = 0, cappairs = 0;
-    u64scratch part = {0};
     const uint32_t *mcode = s->mcode;
-    double *pmin = malloc((s->ne ? s->ne : 1) * sizeof *pmin);
+    lift_filter flt[LIFT_FILTERS];
+    memset(flt, 0, sizeof flt);
+    unsigned tick = 0;
     tup_map tm = {0};
-    if (!pmin || tup_init(&tm, s->maxgroup) != 0) rc = ak_err_nomem(err);
+    for (unsigned f = 0; f < LIFT_FILTERS && rc == ANONKIT_OK; f++)
+        if (!(flt[f].pmin = malloc((s->maxgroup ? s->maxgroup : 1) * sizeof *flt[f].pmin))) rc = ak_err_nomem(err);
+    if (rc == ANONKIT_OK && tup_init(&tm, s->maxgroup) != 0) rc = ak_err_nomem(err);
         for (size_t gi = p->part; gi < s->ngroups && rc == ANONKIT_OK; gi += p->nparts) {
         const size_t g = s->gfirst[gi], end = s->gfirst[gi + 1];
         double cheapest = e[g].cost;
@@ -297,6 +316,7 @@ static void *measure_part(void *arg)
         /* The group's tuples: each key's first entry, in a table of the part's own (stamped slots). */
         tup_begin(&tm, end - g);
         for (size_t i = g; i < end; i++) tup_add(&tm, e[i].key, (uint32_t)i);
+        for (unsigned f = 0; f < LIFT_FILTERS; f++) flt[f].filled = 0, flt[f].used = 0; /* a new group: none built */
         const double eps = 1e-12 * (1 + cheapest);
         /* Only classes with some QI above the group's level: one at or below it in every QI is covered whole or not
          * at all, and costs no more than any tuple covering it (NCP grows up a hierarchy). */
@@ -349,20 +369,38 @@ static void *measure_part(void *arg)
              * whichever costs less. */
             const int filter = ntup < nrows_dear;
             double least = cheapest;
+            lift_filter *fl = NULL;
             if (filter) {
-                u64scratch_reset(&part);
-                least = bmax[b];
-                for (size_t o = g; o < g + ntup; o++) {
+                /* The group's filter of this mask (built for an earlier bucket, or now), holding at least the
+                 * ntup cheapest tuples; those beyond are no cheaper than this bucket's dearest class, so they pass
+                 * none of its classes and change no minimum that does: the same classes pass. */
+                least = ntup ? byc[g].cost : bmax[b];
+                for (unsigned f = 0; f < LIFT_FILTERS && !fl; f++)
+                    if (flt[f].used && flt[f].above == above) fl = &flt[f];
+                if (!fl) {
+                    fl = &flt[0];
+                    for (unsigned f = 0; f < LIFT_FILTERS; f++) {
+                        if (!flt[f].used) {
+                            fl = &flt[f];
+                            break;
+                        }
+                        if (flt[f].tick < fl->tick) fl = &flt[f];
+                    }
+                    u64scratch_reset(&fl->map);
+                    *fl = (lift_filter){fl->map, fl->pmin, above, 0, 0, 1};
+                }
+                fl->tick = ++tick;
+                for (size_t o = g + fl->filled; o < g + ntup; o++) {
                     const size_t i = byc[o].id;
                     uint32_t id;
                     int inserted;
-                    if (u64scratch_intern(&part, e[i].key & above, &id, &inserted) != 0) {
+                    if (u64scratch_intern(&fl->map, e[i].key & above, &id, &inserted) != 0) {
                         rc = ak_err_nomem(err);
                         break;
                     }
-                    if (inserted || e[i].cost < pmin[id]) pmin[id] = e[i].cost;
-                    if (e[i].cost < least) least = e[i].cost;
+                    if (inserted) fl->pmin[id] = e[i].cost; /* the cheapest first */
                 }
+                if (ntup > fl->filled) fl->filled = ntup;
             }
             /* The QIs where the bucket is at the group's levels (its labels as they are) and below them (raised by
              * one lookup), listed once per bucket. */
@@ -391,8 +429,8 @@ static void *measure_part(void *arg)
                 for (uint32_t j = 0; j < neq; j++) pkey |= (uint64_t)cv[eq_q[j]] << eq_sh[j];
                 for (uint32_t j = 0; j < nup; j++) pkey |= (uint64_t)up_tab[j][cv[up_q[j]]] << up_sh[j];
                 if (filter) {
-                    const uint32_t pid = scratch_find(&part, pkey);
-                    if (pid == AK_NOT_FOUND || !(cost[src] > pmin[pid] + eps)) continue;
+                    const uint32_t pid = scratch_find(&fl->map, pkey);
+                    if (pid == AK_NOT_FOUND || !(cost[src] > fl->pmin[pid] + eps)) continue;
                 }
                 for (uint32_t i = start[src]; i < start[src + 1]; i++) {
                     const uint32_t *code = mcode + (size_t)i * nqi; /* row members[i]'s codes */
@@ -417,9 +455,11 @@ static void *measure_part(void *arg)
             }
         }
     }
-    free(pmin);
+    for (unsigned f = 0; f < LIFT_FILTERS; f++) {
+        free(flt[f].pmin);
+        u64scratch_free(&flt[f].map);
+    }
     free(tm.slot);
-    u64scratch_free(&part);
     p->pairs = pairs;
     p->npairs = npairs;
     p->rc = rc;
