@@ -244,6 +244,7 @@ typedef struct lift_shared {
     const uint32_t *start, *tuple_of, *byclv;
     const size_t *bstart, *gfirst;
     const uint64_t *crow, *field;
+    const uint64_t *ckey; /* per class: its labels packed (key fields) */
     lv_id *byc;
     size_t nbuckets, ngroups, ne;
     const uint32_t *mcode; /* per place in members: the row's level-0 codes of every QI, side by side */
@@ -291,7 +292,7 @@ static void *measure_part(void *arg)
     const double *cost = s->cost, *bmax = s->bmax;
     const uint32_t *start = s->start, *tuple_of = s->tuple_of, *byclv = s->byclv;
     const size_t *bstart = s->bstart;
-    const uint64_t *crow = s->crow, *field = s->field;
+    const uint64_t *crow = s->crow, *field = s->field, *ckey = s->ckey;
     lv_id *byc = s->byc;
     const size_t nbuckets = s->nbuckets;
     const uint32_t nqi = c->nqi;
@@ -336,13 +337,14 @@ static void *measure_part(void *arg)
             /* The QIs where the group is at or above the bucket's levels: there a covering tuple's label is the
              * ancestor of the class's own (none below it: the class is covered whole or not at all, and costs no
              * more than any tuple covering it, NCP growing up a hierarchy). */
+            if (!(bmax[b] > cheapest + eps)) continue; /* no class of the bucket dearer than a tuple */
             uint64_t above = 0;
             uint32_t nbelow = 0, bq[64];
             for (uint32_t q = 0; q < nqi; q++) {
                 if (blv[q] <= glv[q]) above |= field[q];
                 else bq[nbelow++] = q;
             }
-            if (!nbelow || !(bmax[b] > cheapest + eps)) continue;
+            if (!nbelow) continue;
             const uint32_t *bgen[64];
             uint32_t bsh[64];
             for (uint32_t j = 0; j < nbelow; j++) {
@@ -404,15 +406,15 @@ static void *measure_part(void *arg)
             }
             /* The QIs where the bucket is at the group's levels (its labels as they are) and below them (raised by
              * one lookup), listed once per bucket. */
-            uint32_t neq = 0, nup = 0, eq_q[64], eq_sh[64], up_q[64], up_sh[64];
+            uint32_t nup = 0, up_q[64], up_sh[64];
+            uint64_t eqmask = 0;
             const uint32_t *up_tab[64];
             if (xend > bstart[b] && cost[byclv[bstart[b]]] > least + eps)
                 for (uint32_t q = 0; q < nqi; q++) {
                     if (blv[q] > glv[q]) continue;
                     const inc_qi *a = &c->qi[q];
                     if (blv[q] == glv[q]) {
-                        eq_q[neq] = q;
-                        eq_sh[neq++] = a->shift;
+                        eqmask |= field[q];
                     } else {
                         up_q[nup] = q;
                         up_sh[nup] = a->shift;
@@ -426,7 +428,7 @@ static void *measure_part(void *arg)
                  * QIs where it is. */
                 const uint32_t *cv = cl->val + (size_t)src * nqi;
                 uint64_t pkey = 0;
-                for (uint32_t j = 0; j < neq; j++) pkey |= (uint64_t)cv[eq_q[j]] << eq_sh[j];
+                pkey |= ckey[src] & eqmask; /* the QIs at the group's levels: the class's own labels */
                 for (uint32_t j = 0; j < nup; j++) pkey |= (uint64_t)up_tab[j][cv[up_q[j]]] << up_sh[j];
                 if (filter) {
                     const uint32_t pid = scratch_find(&fl->map, pkey);
@@ -478,7 +480,7 @@ static int lift_round(inc_ctx *c, const double *w, uint64_t k, lift_classes *cl,
     *applied = 0;
     int rc = ANONKIT_OK;
     double *cost = malloc((nc ? nc : 1) * sizeof *cost);
-    uint64_t *clv = malloc((nc ? nc : 1) * sizeof *clv);
+    uint64_t *clv = malloc((nc ? nc : 1) * sizeof *clv), *ckey = malloc((nc ? nc : 1) * sizeof *ckey);
     size_t ne = 0;
     for (size_t i = 0; i < nc; i++) ne += cl->count[i] ? 1 + (size_t)nqi * LIFT_STEPS : 0;
     lift_entry *e = malloc((ne ? ne : 1) * sizeof *e);
@@ -500,7 +502,7 @@ static int lift_round(inc_ctx *c, const double *w, uint64_t k, lift_classes *cl,
     size_t npairs = 0;
     lift_move *moves = NULL;
     unsigned char *used = calloc(nc ? nc : 1, 1);
-    if (!cost || !clv || !e || !start || !members || !tuple_of || !used || !byclv || !bstart || !sorted || !qcost || !gfirst || !mcode || !bmax || !byc || !crow) {
+    if (!cost || !clv || !ckey || !e || !start || !members || !tuple_of || !used || !byclv || !bstart || !sorted || !qcost || !gfirst || !mcode || !bmax || !byc || !crow) {
         rc = ak_err_nomem(err);
         goto done;
     }
@@ -534,6 +536,7 @@ static int lift_round(inc_ctx *c, const double *w, uint64_t k, lift_classes *cl,
         if (!cl->count[i]) continue;
         uint64_t key = 0;
         for (uint32_t q = 0; q < nqi; q++) key |= (uint64_t)cl->val[i * nqi + q] << c->qi[q].shift;
+        ckey[i] = key;
         e[ne++] = (lift_entry){clv[i], key, cost[i], (uint32_t)i, UINT32_MAX};
         for (uint32_t q = 0; q < nqi; q++) {
             const inc_qi *a = &c->qi[q];
@@ -587,7 +590,7 @@ static int lift_round(inc_ctx *c, const double *w, uint64_t k, lift_classes *cl,
         for (uint32_t q = 0; q < nqi; q++) mcode[i * nqi + q] = c->code0[q][members[i]];
     {
         const lift_shared sh = {c, cl, e, cost, bmax, start, tuple_of, byclv, bstart, gfirst, crow, field,
-                                byc, nbuckets, ngroups, ne, mcode, maxgroup};
+                                ckey, byc, nbuckets, ngroups, ne, mcode, maxgroup};
         lift_part parts[AK_MAX_PARTS];
         const unsigned np = ak_parts(ngroups, threads, part_min ? part_min : LIFT_PART_MIN);
         for (unsigned i = 0; i < np; i++) {
@@ -732,6 +735,7 @@ static int lift_round(inc_ctx *c, const double *w, uint64_t k, lift_classes *cl,
 done:
     free(cost);
     free(clv);
+    free(ckey);
     free(e);
     free(byclv);
     free(qcost);
