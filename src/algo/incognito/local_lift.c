@@ -138,12 +138,33 @@ static int lv_id_cmp(const void *a, const void *b)
     return x->id < y->id ? -1 : x->id > y->id;
 }
 
-/* By cost, cheapest first. */
-static int cheap_cmp(const void *a, const void *b)
+/* Whether x comes before y: by cost, cheapest first, then id. */
+static inline int cheap_before(const lv_id *x, const lv_id *y)
 {
-    const lv_id *x = a, *y = b;
-    if (x->cost != y->cost) return x->cost < y->cost ? -1 : 1;
-    return x->id < y->id ? -1 : x->id > y->id;
+    return x->cost != y->cost ? x->cost < y->cost : x->id < y->id;
+}
+
+/* Sorts a[0..n) by cheap_before (a total order over distinct ids: the result is that of any sort), a merge sort with
+ * the comparison inline, through tmp (n / 2 entries). */
+static void cheap_sort(lv_id *a, lv_id *tmp, size_t n)
+{
+    if (n <= 16) {
+        for (size_t i = 1; i < n; i++) {
+            const lv_id t = a[i];
+            size_t j = i;
+            for (; j > 0 && cheap_before(&t, &a[j - 1]); j--) a[j] = a[j - 1];
+            a[j] = t;
+        }
+        return;
+    }
+    const size_t h = n / 2;
+    cheap_sort(a, tmp, h);
+    cheap_sort(a + h, tmp, n - h);
+    if (!cheap_before(&a[h], &a[h - 1])) return; /* already in order */
+    memcpy(tmp, a, h * sizeof *a);
+    size_t i = 0, j = h, o = 0;
+    while (i < h && j < n) a[o++] = cheap_before(&a[j], &tmp[i]) ? a[j++] : tmp[i++];
+    while (i < h) a[o++] = tmp[i++];
 }
 
 /* The id of key in m (u64scratch_intern without inserting), AK_NOT_FOUND when absent. */
@@ -305,6 +326,8 @@ static void *measure_part(void *arg)
     memset(flt, 0, sizeof flt);
     unsigned tick = 0;
     tup_map tm = {0};
+    lv_id *ctmp = malloc((s->maxgroup / 2 + 1) * sizeof *ctmp);
+    if (!ctmp) rc = ak_err_nomem(err);
     for (unsigned f = 0; f < LIFT_FILTERS && rc == ANONKIT_OK; f++)
         if (!(flt[f].pmin = malloc((s->maxgroup ? s->maxgroup : 1) * sizeof *flt[f].pmin))) rc = ak_err_nomem(err);
     if (rc == ANONKIT_OK && tup_init(&tm, s->maxgroup) != 0) rc = ak_err_nomem(err);
@@ -323,7 +346,7 @@ static void *measure_part(void *arg)
          * at all, and costs no more than any tuple covering it (NCP grows up a hierarchy). */
         /* The group's entries by cost, cheapest first. */
         for (size_t i = g; i < end; i++) byc[i] = (lv_id){0, e[i].cost, (uint32_t)i};
-        qsort(byc + g, end - g, sizeof *byc, cheap_cmp);
+        cheap_sort(byc + g, ctmp, end - g);
         /* The group's levels: per QI the map from level-0 values. */
         const uint32_t *gen[64];
         uint32_t sh[64], glv[64];
@@ -462,6 +485,7 @@ static void *measure_part(void *arg)
         u64scratch_free(&flt[f].map);
     }
     free(tm.slot);
+    free(ctmp);
     p->pairs = pairs;
     p->npairs = npairs;
     p->rc = rc;
