@@ -167,6 +167,49 @@ static void cheap_sort(lv_id *a, lv_id *tmp, size_t n)
     while (i < h) a[o++] = tmp[i++];
 }
 
+/* Sorts e[0..n) by entry_before: first by levels into runs (a counting sort over the distinct levels, in their
+ * order), then each run by entry_sort; the same order as one entry_sort, with shorter sorts. */
+static int entry_sort_by_levels(lift_entry *e, size_t n, ak_error *err)
+{
+    int rc = ANONKIT_OK;
+    u64scratch lvs = {0};
+    lift_entry *tmp = malloc((n ? n : 1) * sizeof *tmp);
+    uint32_t *gid = malloc((n ? n : 1) * sizeof *gid);
+    lv_id *dl = NULL;
+    size_t *off = NULL;
+    if (!tmp || !gid) goto nomem;
+    for (size_t i = 0; i < n; i++) {
+        int inserted;
+        if (u64scratch_intern(&lvs, e[i].lv, &gid[i], &inserted) != 0) goto nomem;
+    }
+    const size_t nl = lvs.count;
+    dl = malloc((nl ? nl : 1) * sizeof *dl);
+    off = calloc(nl + 1, sizeof *off);
+    if (!dl || !off) goto nomem;
+    for (uint32_t id = 0; id < nl; id++) dl[id] = (lv_id){lvs.keys[lvs.slot_of[id]], 0, id};
+    qsort(dl, nl, sizeof *dl, lv_id_cmp); /* by levels (distinct) */
+    uint32_t *rank = (uint32_t *)lvs.slot_of; /* the id's place in level order (slot_of no longer needed) */
+    for (size_t x = 0; x < nl; x++) rank[dl[x].id] = (uint32_t)x;
+    for (size_t i = 0; i < n; i++) off[rank[gid[i]] + 1]++;
+    for (size_t x = 0; x < nl; x++) off[x + 1] += off[x];
+    for (size_t i = 0; i < n; i++) tmp[off[rank[gid[i]]]++] = e[i];
+    for (size_t x = nl; x-- > 0;) off[x + 1] = off[x];
+    off[0] = 0;
+    for (size_t x = 0; x < nl; x++) entry_sort(tmp + off[x], e, off[x + 1] - off[x]);
+    memcpy(e, tmp, n * sizeof *e);
+    goto out;
+nomem:
+    rc = ak_err_nomem(err);
+out:
+    free(tmp);
+    free(gid);
+    free(dl);
+    free(off);
+    lvs.count = 0; /* slot_of was overwritten: free without a reset */
+    u64scratch_free(&lvs);
+    return rc;
+}
+
 /* The id of key in m (u64scratch_intern without inserting), AK_NOT_FOUND when absent. */
 static uint32_t scratch_find(const u64scratch *m, uint64_t key)
 {
@@ -575,15 +618,7 @@ static int lift_round(inc_ctx *c, const double *w, uint64_t k, lift_classes *cl,
             }
         }
     }
-    {
-        lift_entry *tmp = malloc((ne ? ne : 1) * sizeof *tmp);
-        if (!tmp) {
-            rc = ak_err_nomem(err);
-            goto done;
-        }
-        entry_sort(e, tmp, ne);
-        free(tmp);
-    }
+    if ((rc = entry_sort_by_levels(e, ne, err)) != ANONKIT_OK) goto done;
     /* Tuples: runs of equal (lv, key); the first entry of a run is the existing class when there is one. */
     size_t ntuples = 0;
     for (size_t i = 0; i < ne; i++) {
