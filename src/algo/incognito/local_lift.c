@@ -309,6 +309,8 @@ typedef struct lift_shared {
     const size_t *bstart, *gfirst;
     const uint64_t *crow, *field;
     const uint64_t *ckey; /* per class: its labels packed (key fields) */
+    const uint64_t *sgen; /* per QI and level: level-0 code -> the level's value in its key field, at sgat[q] + level * card0 */
+    const size_t *sgat;
     lv_id *byc;
     size_t nbuckets, ngroups, ne;
     const uint32_t *mcode; /* per place in members: the row's level-0 codes of every QI, side by side */
@@ -391,12 +393,11 @@ static void *measure_part(void *arg)
         for (size_t i = g; i < end; i++) byc[i] = (lv_id){0, e[i].cost, (uint32_t)i};
         cheap_sort(byc + g, ctmp, end - g);
         /* The group's levels: per QI the map from level-0 values. */
-        const uint32_t *gen[64];
-        uint32_t sh[64], glv[64];
+        const uint64_t *gen[64]; /* values shifted into their key fields */
+        uint32_t glv[64];
         for (uint32_t q = 0; q < nqi; q++) {
             glv[q] = inc_level(c, e[g].lv, q);
-            gen[q] = c->qi[q].gen[glv[q]];
-            sh[q] = c->qi[q].shift;
+            gen[q] = s->sgen + s->sgat[q] + (size_t)glv[q] * c->qi[q].card[0];
         }
         for (size_t b = 0; b < nbuckets && rc == ANONKIT_OK; b++) {
             const uint32_t *blv = cl->lv + (size_t)byclv[bstart[b]] * nqi;
@@ -411,12 +412,8 @@ static void *measure_part(void *arg)
                 else bq[nbelow++] = q;
             }
             if (!nbelow) continue;
-            const uint32_t *bgen[64];
-            uint32_t bsh[64];
-            for (uint32_t j = 0; j < nbelow; j++) {
-                bgen[j] = gen[bq[j]];
-                bsh[j] = sh[bq[j]];
-            }
+            const uint64_t *bgen[64];
+            for (uint32_t j = 0; j < nbelow; j++) bgen[j] = gen[bq[j]];
             /* The group's tuples cheaper than the bucket's dearest class, and the rows of the bucket's classes
              * dearer than the group's cheapest tuple (binary searches: tuples by cost, classes dearest first). */
             size_t lo = g, hi = end;
@@ -503,7 +500,7 @@ static void *measure_part(void *arg)
                 for (uint32_t i = start[src]; i < start[src + 1]; i++) {
                     const uint32_t *code = mcode + (size_t)i * nqi; /* row members[i]'s codes */
                     uint64_t key = pkey;
-                    for (uint32_t j = 0; j < nbelow; j++) key |= (uint64_t)bgen[j][code[bq[j]]] << bsh[j];
+                    for (uint32_t j = 0; j < nbelow; j++) key |= bgen[j][code[bq[j]]];
                     const uint32_t fe = tup_find(&tm, key);
                     if (fe == AK_NOT_FOUND) continue;
                     const lift_entry *t = &e[fe];
@@ -563,13 +560,24 @@ static int lift_round(inc_ctx *c, const double *w, uint64_t k, lift_classes *cl,
     size_t *gfirst = malloc((ne + 1) * sizeof *gfirst); /* the first entry of each group of equal levels */
     uint32_t *mcode = malloc((n ? n : 1) * nqi * sizeof *mcode);
     uint64_t field[64];
+    size_t sgat[64], nsgen = 0;
+    for (uint32_t q = 0; q < nqi; q++) {
+        sgat[q] = nsgen;
+        nsgen += (size_t)(c->qi[q].height + 1) * c->qi[q].card[0];
+    }
+    uint64_t *sgen = malloc((nsgen ? nsgen : 1) * sizeof *sgen);
+    if (sgen)
+        for (uint32_t q = 0; q < nqi; q++)
+            for (uint32_t l = 0; l <= c->qi[q].height; l++)
+                for (uint32_t v = 0; v < c->qi[q].card[0]; v++)
+                    sgen[sgat[q] + (size_t)l * c->qi[q].card[0] + v] = (uint64_t)c->qi[q].gen[l][v] << c->qi[q].shift;
     for (uint32_t q = 0; q < nqi; q++)
         field[q] = c->qi[q].bits == 64 ? ~(uint64_t)0 : ((((uint64_t)1 << c->qi[q].bits) - 1) << c->qi[q].shift);
     uint64_t *pairs = NULL;
     size_t npairs = 0;
     lift_move *moves = NULL;
     unsigned char *used = calloc(nc ? nc : 1, 1);
-    if (!cost || !clv || !ckey || !e || !start || !members || !tuple_of || !used || !byclv || !bstart || !sorted || !qcost || !gfirst || !mcode || !bmax || !byc || !crow) {
+    if (!cost || !clv || !ckey || !sgen || !e || !start || !members || !tuple_of || !used || !byclv || !bstart || !sorted || !qcost || !gfirst || !mcode || !bmax || !byc || !crow) {
         rc = ak_err_nomem(err);
         goto done;
     }
@@ -649,7 +657,7 @@ static int lift_round(inc_ctx *c, const double *w, uint64_t k, lift_classes *cl,
         for (uint32_t q = 0; q < nqi; q++) mcode[i * nqi + q] = c->code0[q][members[i]];
     {
         const lift_shared sh = {c, cl, e, cost, bmax, start, tuple_of, byclv, bstart, gfirst, crow, field,
-                                ckey, byc, nbuckets, ngroups, ne, mcode, maxgroup};
+                                ckey, sgen, sgat, byc, nbuckets, ngroups, ne, mcode, maxgroup};
         lift_part parts[AK_MAX_PARTS];
         const unsigned np = ak_parts(ngroups, threads, part_min ? part_min : LIFT_PART_MIN);
         for (unsigned i = 0; i < np; i++) {
@@ -795,6 +803,7 @@ done:
     free(cost);
     free(clv);
     free(ckey);
+    free(sgen);
     free(e);
     free(byclv);
     free(qcost);
