@@ -405,11 +405,25 @@ static void *measure_part(void *arg)
              * ancestor of the class's own (none below it: the class is covered whole or not at all, and costs no
              * more than any tuple covering it, NCP growing up a hierarchy). */
             if (!(bmax[b] > cheapest + eps)) continue; /* no class of the bucket dearer than a tuple */
-            uint64_t above = 0;
-            uint32_t nbelow = 0, bq[64];
+            /* With them, the QIs where the bucket is at the group's levels (its labels as they are) and below them
+             * (raised by one lookup). */
+            uint64_t above = 0, eqmask = 0;
+            uint32_t nbelow = 0, bq[64], nup = 0, up_q[64], up_sh[64];
+            const uint32_t *up_tab[64];
             for (uint32_t q = 0; q < nqi; q++) {
-                if (blv[q] <= glv[q]) above |= field[q];
-                else bq[nbelow++] = q;
+                if (blv[q] > glv[q]) {
+                    bq[nbelow++] = q;
+                    continue;
+                }
+                above |= field[q];
+                if (blv[q] == glv[q]) {
+                    eqmask |= field[q];
+                } else {
+                    const inc_qi *a = &c->qi[q];
+                    up_q[nup] = q;
+                    up_sh[nup] = a->shift;
+                    up_tab[nup++] = a->up[blv[q] * (a->height + 1) + glv[q]];
+                }
             }
             if (!nbelow) continue;
             const uint64_t *bgen[64];
@@ -467,23 +481,6 @@ static void *measure_part(void *arg)
                 }
                 if (ntup > fl->filled) fl->filled = ntup;
             }
-            /* The QIs where the bucket is at the group's levels (its labels as they are) and below them (raised by
-             * one lookup), listed once per bucket. */
-            uint32_t nup = 0, up_q[64], up_sh[64];
-            uint64_t eqmask = 0;
-            const uint32_t *up_tab[64];
-            if (xend > bstart[b] && cost[byclv[bstart[b]]] > least + eps)
-                for (uint32_t q = 0; q < nqi; q++) {
-                    if (blv[q] > glv[q]) continue;
-                    const inc_qi *a = &c->qi[q];
-                    if (blv[q] == glv[q]) {
-                        eqmask |= field[q];
-                    } else {
-                        up_q[nup] = q;
-                        up_sh[nup] = a->shift;
-                        up_tab[nup++] = a->up[blv[q] * (a->height + 1) + glv[q]];
-                    }
-                }
             for (size_t x = bstart[b]; x < xend && rc == ANONKIT_OK; x++) {
                 const uint32_t src = byclv[x];
                 if (!(cost[src] > least + eps)) break; /* the bucket's classes come dearest first */
