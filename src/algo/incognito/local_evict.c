@@ -57,6 +57,8 @@ typedef struct evict_bucket {
      * levels; fewer QIs repeat one) of every class in it, one per class at bloom_shift (a row whose bit is clear
      * has no class here). */
     uint32_t fq[3];
+    uint32_t nrest, rest[64]; /* the other QIs: a key is the filter's labels and theirs */
+    const uint64_t *fgen[3];  /* gen[fq[j]] */
     int bloom_shift;
     uint64_t *bloom;
 } evict_bucket;
@@ -212,11 +214,11 @@ static uint32_t find_cover(const evict_ctx *x, uint32_t r, uint32_t own)
     for (size_t i = 0; i < x->nb; i++) {
         const evict_bucket *b = &x->b[i];
         if (best != UINT32_MAX && b->minc >= x->cost[best]) break;
-        const uint64_t bit = bloom_bit(b, b->gen[b->fq[0]][code[b->fq[0]]] | b->gen[b->fq[1]][code[b->fq[1]]] |
-                                              b->gen[b->fq[2]][code[b->fq[2]]]);
+        const uint64_t fk = b->fgen[0][code[b->fq[0]]] | b->fgen[1][code[b->fq[1]]] | b->fgen[2][code[b->fq[2]]];
+        const uint64_t bit = bloom_bit(b, fk);
         if (!(b->bloom[bit >> 6] >> (bit & 63) & 1)) continue;
-        uint64_t key = 0;
-        for (uint32_t q = 0; q < nqi; q++) key |= b->gen[q][code[q]];
+        uint64_t key = fk;
+        for (uint32_t j = 0; j < b->nrest; j++) key |= b->gen[b->rest[j]][code[b->rest[j]]];
         const uint32_t id = u64map_find(&b->map, key);
         if (id == AK_NOT_FOUND) continue;
         const uint32_t e = b->ids[id];
@@ -751,6 +753,9 @@ static int evict_round(const inc_ctx *c, const double *w, uint64_t k, lift_class
             }
             b->fq[j] = pick != UINT32_MAX ? pick : b->fq[j - 1];
         }
+        b->nrest = 0;
+        for (uint32_t q = 0; q < nqi; q++)
+            if (q != b->fq[0] && q != b->fq[1] && q != b->fq[2]) b->rest[b->nrest++] = q;
         int bits = 6; /* at least 8 bits per class, at least one word */
         while (((size_t)1 << bits) < 8 * (e - s)) bits++;
         b->bloom_shift = 64 - bits;
@@ -764,6 +769,7 @@ static int evict_round(const inc_ctx *c, const double *w, uint64_t k, lift_class
             break;
         }
         uint64_t fmask = 0;
+        for (int j = 0; j < 3; j++) b->fgen[j] = b->gen[b->fq[j]];
         for (int j = 0; j < 3; j++) {
             const inc_qi *a = &c->qi[b->fq[j]];
             fmask |= a->bits == 64 ? ~(uint64_t)0 : (((uint64_t)1 << a->bits) - 1) << a->shift;

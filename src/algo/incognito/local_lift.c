@@ -138,12 +138,76 @@ static int lv_id_cmp(const void *a, const void *b)
     return x->id < y->id ? -1 : x->id > y->id;
 }
 
-/* By cost, cheapest first. */
-static int cheap_cmp(const void *a, const void *b)
+/* Whether x comes before y: by cost, cheapest first, then id. */
+static inline int cheap_before(const lv_id *x, const lv_id *y)
 {
-    const lv_id *x = a, *y = b;
-    if (x->cost != y->cost) return x->cost < y->cost ? -1 : 1;
-    return x->id < y->id ? -1 : x->id > y->id;
+    return x->cost != y->cost ? x->cost < y->cost : x->id < y->id;
+}
+
+/* Sorts a[0..n) by cheap_before (a total order over distinct ids: the result is that of any sort), a merge sort with
+ * the comparison inline, through tmp (n / 2 entries). */
+static void cheap_sort(lv_id *a, lv_id *tmp, size_t n)
+{
+    if (n <= 16) {
+        for (size_t i = 1; i < n; i++) {
+            const lv_id t = a[i];
+            size_t j = i;
+            for (; j > 0 && cheap_before(&t, &a[j - 1]); j--) a[j] = a[j - 1];
+            a[j] = t;
+        }
+        return;
+    }
+    const size_t h = n / 2;
+    cheap_sort(a, tmp, h);
+    cheap_sort(a + h, tmp, n - h);
+    if (!cheap_before(&a[h], &a[h - 1])) return; /* already in order */
+    memcpy(tmp, a, h * sizeof *a);
+    size_t i = 0, j = h, o = 0;
+    while (i < h && j < n) a[o++] = cheap_before(&a[j], &tmp[i]) ? a[j++] : tmp[i++];
+    while (i < h) a[o++] = tmp[i++];
+}
+
+/* Sorts e[0..n) by entry_before: first by levels into runs (a counting sort over the distinct levels, in their
+ * order), then each run by entry_sort; the same order as one entry_sort, with shorter sorts. */
+static int entry_sort_by_levels(lift_entry *e, size_t n, ak_error *err)
+{
+    int rc = ANONKIT_OK;
+    u64scratch lvs = {0};
+    lift_entry *tmp = malloc((n ? n : 1) * sizeof *tmp);
+    uint32_t *gid = malloc((n ? n : 1) * sizeof *gid);
+    lv_id *dl = NULL;
+    size_t *off = NULL;
+    if (!tmp || !gid) goto nomem;
+    for (size_t i = 0; i < n; i++) {
+        int inserted;
+        if (u64scratch_intern(&lvs, e[i].lv, &gid[i], &inserted) != 0) goto nomem;
+    }
+    const size_t nl = lvs.count;
+    dl = malloc((nl ? nl : 1) * sizeof *dl);
+    off = calloc(nl + 1, sizeof *off);
+    if (!dl || !off) goto nomem;
+    for (uint32_t id = 0; id < nl; id++) dl[id] = (lv_id){lvs.keys[lvs.slot_of[id]], 0, id};
+    qsort(dl, nl, sizeof *dl, lv_id_cmp); /* by levels (distinct) */
+    uint32_t *rank = (uint32_t *)lvs.slot_of; /* the id's place in level order (slot_of no longer needed) */
+    for (size_t x = 0; x < nl; x++) rank[dl[x].id] = (uint32_t)x;
+    for (size_t i = 0; i < n; i++) off[rank[gid[i]] + 1]++;
+    for (size_t x = 0; x < nl; x++) off[x + 1] += off[x];
+    for (size_t i = 0; i < n; i++) tmp[off[rank[gid[i]]]++] = e[i];
+    for (size_t x = nl; x-- > 0;) off[x + 1] = off[x];
+    off[0] = 0;
+    for (size_t x = 0; x < nl; x++) entry_sort(tmp + off[x], e, off[x + 1] - off[x]);
+    memcpy(e, tmp, n * sizeof *e);
+    goto out;
+nomem:
+    rc = ak_err_nomem(err);
+out:
+    free(tmp);
+    free(gid);
+    free(dl);
+    free(off);
+    lvs.count = 0; /* slot_of was overwritten: free without a reset */
+    u64scratch_free(&lvs);
+    return rc;
 }
 
 /* The id of key in m (u64scratch_intern without inserting), AK_NOT_FOUND when absent. */
@@ -244,11 +308,30 @@ typedef struct lift_shared {
     const uint32_t *start, *tuple_of, *byclv;
     const size_t *bstart, *gfirst;
     const uint64_t *crow, *field;
+    const uint64_t *ckey; /* per class: its labels packed (key fields) */
+    const uint64_t *sgen; /* per QI and level: level-0 code -> the level's value in its key field, at sgat[q] + level * card0 */
+    const size_t *sgat;
     lv_id *byc;
     size_t nbuckets, ngroups, ne;
     const uint32_t *mcode; /* per place in members: the row's level-0 codes of every QI, side by side */
     size_t maxgroup;       /* entries of the largest group */
 } lift_shared;
+
+/* A class filter of a group (measure_part): per key of the tuples masked to
+ * the QIs `above` (where the buckets are at or below the group's levels), the
+ * least cost of a tuple with it, over the `filled` cheapest tuples of the
+ * group. A part keeps LIFT_FILTERS of them per group, the least recently used
+ * rebuilt: buckets of the same mask share one. */
+enum { LIFT_FILTERS = 8 };
+
+typedef struct lift_filter {
+    u64scratch map;
+    double *pmin; /* per id of map */
+    uint64_t above;
+    size_t filled;
+    unsigned tick; /* last use */
+    int used;
+} lift_filter;
 
 /* One part of the measurement: the groups part, part + nparts, ... and the
  * pairs (tuple << 32 | source class) they find, one per covered row. */
@@ -275,7 +358,7 @@ static void *measure_part(void *arg)
     const double *cost = s->cost, *bmax = s->bmax;
     const uint32_t *start = s->start, *tuple_of = s->tuple_of, *byclv = s->byclv;
     const size_t *bstart = s->bstart;
-    const uint64_t *crow = s->crow, *field = s->field;
+    const uint64_t *crow = s->crow, *field = s->field, *ckey = s->ckey;
     lv_id *byc = s->byc;
     const size_t nbuckets = s->nbuckets;
     const uint32_t nqi = c->nqi;
@@ -283,11 +366,16 @@ static void *measure_part(void *arg)
     int rc = ANONKIT_OK;
     uint64_t *pairs = NULL;
     size_t npairs = 0, cappairs = 0;
-    u64scratch part = {0};
     const uint32_t *mcode = s->mcode;
-    double *pmin = malloc((s->ne ? s->ne : 1) * sizeof *pmin);
+    lift_filter flt[LIFT_FILTERS];
+    memset(flt, 0, sizeof flt);
+    unsigned tick = 0;
     tup_map tm = {0};
-    if (!pmin || tup_init(&tm, s->maxgroup) != 0) rc = ak_err_nomem(err);
+    lv_id *ctmp = malloc((s->maxgroup / 2 + 1) * sizeof *ctmp);
+    if (!ctmp) rc = ak_err_nomem(err);
+    for (unsigned f = 0; f < LIFT_FILTERS && rc == ANONKIT_OK; f++)
+        if (!(flt[f].pmin = malloc((s->maxgroup ? s->maxgroup : 1) * sizeof *flt[f].pmin))) rc = ak_err_nomem(err);
+    if (rc == ANONKIT_OK && tup_init(&tm, s->maxgroup) != 0) rc = ak_err_nomem(err);
         for (size_t gi = p->part; gi < s->ngroups && rc == ANONKIT_OK; gi += p->nparts) {
         const size_t g = s->gfirst[gi], end = s->gfirst[gi + 1];
         double cheapest = e[g].cost;
@@ -297,38 +385,49 @@ static void *measure_part(void *arg)
         /* The group's tuples: each key's first entry, in a table of the part's own (stamped slots). */
         tup_begin(&tm, end - g);
         for (size_t i = g; i < end; i++) tup_add(&tm, e[i].key, (uint32_t)i);
+        for (unsigned f = 0; f < LIFT_FILTERS; f++) flt[f].filled = 0, flt[f].used = 0; /* a new group: none built */
         const double eps = 1e-12 * (1 + cheapest);
         /* Only classes with some QI above the group's level: one at or below it in every QI is covered whole or not
          * at all, and costs no more than any tuple covering it (NCP grows up a hierarchy). */
         /* The group's entries by cost, cheapest first. */
         for (size_t i = g; i < end; i++) byc[i] = (lv_id){0, e[i].cost, (uint32_t)i};
-        qsort(byc + g, end - g, sizeof *byc, cheap_cmp);
+        cheap_sort(byc + g, ctmp, end - g);
         /* The group's levels: per QI the map from level-0 values. */
-        const uint32_t *gen[64];
-        uint32_t sh[64], glv[64];
+        const uint64_t *gen[64]; /* values shifted into their key fields */
+        uint32_t glv[64];
         for (uint32_t q = 0; q < nqi; q++) {
             glv[q] = inc_level(c, e[g].lv, q);
-            gen[q] = c->qi[q].gen[glv[q]];
-            sh[q] = c->qi[q].shift;
+            gen[q] = s->sgen + s->sgat[q] + (size_t)glv[q] * c->qi[q].card[0];
         }
         for (size_t b = 0; b < nbuckets && rc == ANONKIT_OK; b++) {
             const uint32_t *blv = cl->lv + (size_t)byclv[bstart[b]] * nqi;
             /* The QIs where the group is at or above the bucket's levels: there a covering tuple's label is the
              * ancestor of the class's own (none below it: the class is covered whole or not at all, and costs no
              * more than any tuple covering it, NCP growing up a hierarchy). */
-            uint64_t above = 0;
-            uint32_t nbelow = 0, bq[64];
+            if (!(bmax[b] > cheapest + eps)) continue; /* no class of the bucket dearer than a tuple */
+            /* With them, the QIs where the bucket is at the group's levels (its labels as they are) and below them
+             * (raised by one lookup). */
+            uint64_t above = 0, eqmask = 0;
+            uint32_t nbelow = 0, bq[64], nup = 0, up_q[64], up_sh[64];
+            const uint32_t *up_tab[64];
             for (uint32_t q = 0; q < nqi; q++) {
-                if (blv[q] <= glv[q]) above |= field[q];
-                else bq[nbelow++] = q;
+                if (blv[q] > glv[q]) {
+                    bq[nbelow++] = q;
+                    continue;
+                }
+                above |= field[q];
+                if (blv[q] == glv[q]) {
+                    eqmask |= field[q];
+                } else {
+                    const inc_qi *a = &c->qi[q];
+                    up_q[nup] = q;
+                    up_sh[nup] = a->shift;
+                    up_tab[nup++] = a->up[blv[q] * (a->height + 1) + glv[q]];
+                }
             }
-            if (!nbelow || !(bmax[b] > cheapest + eps)) continue;
-            const uint32_t *bgen[64];
-            uint32_t bsh[64];
-            for (uint32_t j = 0; j < nbelow; j++) {
-                bgen[j] = gen[bq[j]];
-                bsh[j] = sh[bq[j]];
-            }
+            if (!nbelow) continue;
+            const uint64_t *bgen[64];
+            for (uint32_t j = 0; j < nbelow; j++) bgen[j] = gen[bq[j]];
             /* The group's tuples cheaper than the bucket's dearest class, and the rows of the bucket's classes
              * dearer than the group's cheapest tuple (binary searches: tuples by cost, classes dearest first). */
             size_t lo = g, hi = end;
@@ -349,38 +448,39 @@ static void *measure_part(void *arg)
              * whichever costs less. */
             const int filter = ntup < nrows_dear;
             double least = cheapest;
+            lift_filter *fl = NULL;
             if (filter) {
-                u64scratch_reset(&part);
-                least = bmax[b];
-                for (size_t o = g; o < g + ntup; o++) {
+                /* The group's filter of this mask (built for an earlier bucket, or now), holding at least the
+                 * ntup cheapest tuples; those beyond are no cheaper than this bucket's dearest class, so they pass
+                 * none of its classes and change no minimum that does: the same classes pass. */
+                least = ntup ? byc[g].cost : bmax[b];
+                for (unsigned f = 0; f < LIFT_FILTERS && !fl; f++)
+                    if (flt[f].used && flt[f].above == above) fl = &flt[f];
+                if (!fl) {
+                    fl = &flt[0];
+                    for (unsigned f = 0; f < LIFT_FILTERS; f++) {
+                        if (!flt[f].used) {
+                            fl = &flt[f];
+                            break;
+                        }
+                        if (flt[f].tick < fl->tick) fl = &flt[f];
+                    }
+                    u64scratch_reset(&fl->map);
+                    *fl = (lift_filter){fl->map, fl->pmin, above, 0, 0, 1};
+                }
+                fl->tick = ++tick;
+                for (size_t o = g + fl->filled; o < g + ntup; o++) {
                     const size_t i = byc[o].id;
                     uint32_t id;
                     int inserted;
-                    if (u64scratch_intern(&part, e[i].key & above, &id, &inserted) != 0) {
+                    if (u64scratch_intern(&fl->map, e[i].key & above, &id, &inserted) != 0) {
                         rc = ak_err_nomem(err);
                         break;
                     }
-                    if (inserted || e[i].cost < pmin[id]) pmin[id] = e[i].cost;
-                    if (e[i].cost < least) least = e[i].cost;
+                    if (inserted) fl->pmin[id] = e[i].cost; /* the cheapest first */
                 }
+                if (ntup > fl->filled) fl->filled = ntup;
             }
-            /* The QIs where the bucket is at the group's levels (its labels as they are) and below them (raised by
-             * one lookup), listed once per bucket. */
-            uint32_t neq = 0, nup = 0, eq_q[64], eq_sh[64], up_q[64], up_sh[64];
-            const uint32_t *up_tab[64];
-            if (xend > bstart[b] && cost[byclv[bstart[b]]] > least + eps)
-                for (uint32_t q = 0; q < nqi; q++) {
-                    if (blv[q] > glv[q]) continue;
-                    const inc_qi *a = &c->qi[q];
-                    if (blv[q] == glv[q]) {
-                        eq_q[neq] = q;
-                        eq_sh[neq++] = a->shift;
-                    } else {
-                        up_q[nup] = q;
-                        up_sh[nup] = a->shift;
-                        up_tab[nup++] = a->up[blv[q] * (a->height + 1) + glv[q]];
-                    }
-                }
             for (size_t x = bstart[b]; x < xend && rc == ANONKIT_OK; x++) {
                 const uint32_t src = byclv[x];
                 if (!(cost[src] > least + eps)) break; /* the bucket's classes come dearest first */
@@ -388,16 +488,16 @@ static void *measure_part(void *arg)
                  * QIs where it is. */
                 const uint32_t *cv = cl->val + (size_t)src * nqi;
                 uint64_t pkey = 0;
-                for (uint32_t j = 0; j < neq; j++) pkey |= (uint64_t)cv[eq_q[j]] << eq_sh[j];
+                pkey |= ckey[src] & eqmask; /* the QIs at the group's levels: the class's own labels */
                 for (uint32_t j = 0; j < nup; j++) pkey |= (uint64_t)up_tab[j][cv[up_q[j]]] << up_sh[j];
                 if (filter) {
-                    const uint32_t pid = scratch_find(&part, pkey);
-                    if (pid == AK_NOT_FOUND || !(cost[src] > pmin[pid] + eps)) continue;
+                    const uint32_t pid = scratch_find(&fl->map, pkey);
+                    if (pid == AK_NOT_FOUND || !(cost[src] > fl->pmin[pid] + eps)) continue;
                 }
                 for (uint32_t i = start[src]; i < start[src + 1]; i++) {
                     const uint32_t *code = mcode + (size_t)i * nqi; /* row members[i]'s codes */
                     uint64_t key = pkey;
-                    for (uint32_t j = 0; j < nbelow; j++) key |= (uint64_t)bgen[j][code[bq[j]]] << bsh[j];
+                    for (uint32_t j = 0; j < nbelow; j++) key |= bgen[j][code[bq[j]]];
                     const uint32_t fe = tup_find(&tm, key);
                     if (fe == AK_NOT_FOUND) continue;
                     const lift_entry *t = &e[fe];
@@ -417,9 +517,12 @@ static void *measure_part(void *arg)
             }
         }
     }
-    free(pmin);
+    for (unsigned f = 0; f < LIFT_FILTERS; f++) {
+        free(flt[f].pmin);
+        u64scratch_free(&flt[f].map);
+    }
     free(tm.slot);
-    u64scratch_free(&part);
+    free(ctmp);
     p->pairs = pairs;
     p->npairs = npairs;
     p->rc = rc;
@@ -438,7 +541,7 @@ static int lift_round(inc_ctx *c, const double *w, uint64_t k, lift_classes *cl,
     *applied = 0;
     int rc = ANONKIT_OK;
     double *cost = malloc((nc ? nc : 1) * sizeof *cost);
-    uint64_t *clv = malloc((nc ? nc : 1) * sizeof *clv);
+    uint64_t *clv = malloc((nc ? nc : 1) * sizeof *clv), *ckey = malloc((nc ? nc : 1) * sizeof *ckey);
     size_t ne = 0;
     for (size_t i = 0; i < nc; i++) ne += cl->count[i] ? 1 + (size_t)nqi * LIFT_STEPS : 0;
     lift_entry *e = malloc((ne ? ne : 1) * sizeof *e);
@@ -454,13 +557,24 @@ static int lift_round(inc_ctx *c, const double *w, uint64_t k, lift_classes *cl,
     size_t *gfirst = malloc((ne + 1) * sizeof *gfirst); /* the first entry of each group of equal levels */
     uint32_t *mcode = malloc((n ? n : 1) * nqi * sizeof *mcode);
     uint64_t field[64];
+    size_t sgat[64], nsgen = 0;
+    for (uint32_t q = 0; q < nqi; q++) {
+        sgat[q] = nsgen;
+        nsgen += (size_t)(c->qi[q].height + 1) * c->qi[q].card[0];
+    }
+    uint64_t *sgen = malloc((nsgen ? nsgen : 1) * sizeof *sgen);
+    if (sgen)
+        for (uint32_t q = 0; q < nqi; q++)
+            for (uint32_t l = 0; l <= c->qi[q].height; l++)
+                for (uint32_t v = 0; v < c->qi[q].card[0]; v++)
+                    sgen[sgat[q] + (size_t)l * c->qi[q].card[0] + v] = (uint64_t)c->qi[q].gen[l][v] << c->qi[q].shift;
     for (uint32_t q = 0; q < nqi; q++)
         field[q] = c->qi[q].bits == 64 ? ~(uint64_t)0 : ((((uint64_t)1 << c->qi[q].bits) - 1) << c->qi[q].shift);
     uint64_t *pairs = NULL;
     size_t npairs = 0;
     lift_move *moves = NULL;
     unsigned char *used = calloc(nc ? nc : 1, 1);
-    if (!cost || !clv || !e || !start || !members || !tuple_of || !used || !byclv || !bstart || !sorted || !qcost || !gfirst || !mcode || !bmax || !byc || !crow) {
+    if (!cost || !clv || !ckey || !sgen || !e || !start || !members || !tuple_of || !used || !byclv || !bstart || !sorted || !qcost || !gfirst || !mcode || !bmax || !byc || !crow) {
         rc = ak_err_nomem(err);
         goto done;
     }
@@ -494,6 +608,7 @@ static int lift_round(inc_ctx *c, const double *w, uint64_t k, lift_classes *cl,
         if (!cl->count[i]) continue;
         uint64_t key = 0;
         for (uint32_t q = 0; q < nqi; q++) key |= (uint64_t)cl->val[i * nqi + q] << c->qi[q].shift;
+        ckey[i] = key;
         e[ne++] = (lift_entry){clv[i], key, cost[i], (uint32_t)i, UINT32_MAX};
         for (uint32_t q = 0; q < nqi; q++) {
             const inc_qi *a = &c->qi[q];
@@ -508,15 +623,7 @@ static int lift_round(inc_ctx *c, const double *w, uint64_t k, lift_classes *cl,
             }
         }
     }
-    {
-        lift_entry *tmp = malloc((ne ? ne : 1) * sizeof *tmp);
-        if (!tmp) {
-            rc = ak_err_nomem(err);
-            goto done;
-        }
-        entry_sort(e, tmp, ne);
-        free(tmp);
-    }
+    if ((rc = entry_sort_by_levels(e, ne, err)) != ANONKIT_OK) goto done;
     /* Tuples: runs of equal (lv, key); the first entry of a run is the existing class when there is one. */
     size_t ntuples = 0;
     for (size_t i = 0; i < ne; i++) {
@@ -547,7 +654,7 @@ static int lift_round(inc_ctx *c, const double *w, uint64_t k, lift_classes *cl,
         for (uint32_t q = 0; q < nqi; q++) mcode[i * nqi + q] = c->code0[q][members[i]];
     {
         const lift_shared sh = {c, cl, e, cost, bmax, start, tuple_of, byclv, bstart, gfirst, crow, field,
-                                byc, nbuckets, ngroups, ne, mcode, maxgroup};
+                                ckey, sgen, sgat, byc, nbuckets, ngroups, ne, mcode, maxgroup};
         lift_part parts[AK_MAX_PARTS];
         const unsigned np = ak_parts(ngroups, threads, part_min ? part_min : LIFT_PART_MIN);
         for (unsigned i = 0; i < np; i++) {
@@ -692,6 +799,8 @@ static int lift_round(inc_ctx *c, const double *w, uint64_t k, lift_classes *cl,
 done:
     free(cost);
     free(clv);
+    free(ckey);
+    free(sgen);
     free(e);
     free(byclv);
     free(qcost);
