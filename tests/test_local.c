@@ -476,6 +476,16 @@ static double brute_iteration_loss(const gen_table *g, const table *t, const mod
     return loss;
 }
 
+/* Every row's NCP at every level of every QI, by brute force (at most 8 levels). */
+static void fill_row_ncp(const gen_table *g, const table *t, double ncp[MAX_QI][8][MAX_ROWS])
+{
+    for (int q = 0; q < g->nqi; q++) {
+        assert_true(inc_qi_height(t, (uint32_t)q) < 8);
+        for (uint32_t l = 0; l <= inc_qi_height(t, (uint32_t)q); l++)
+            for (size_t r = 0; r < g->nrows; r++) ncp[q][l][r] = brute_row_ncp(g, t, q, l, r);
+    }
+}
+
 /* The search of one iteration of local recoding (optimal.c with defer = 0:
  * a row left to a later iteration costs nothing, at most `limit` rows left),
  * under k alone or distinct l: the fast search and the exhaustive one choose
@@ -501,11 +511,7 @@ static void test_iteration_search_brute_force(void **state)
             m.l = 2;
             m.l_variants = MODEL_L_DISTINCT;
         }
-        for (int q = 0; q < g.nqi; q++) {
-            assert_true(inc_qi_height(t, (uint32_t)q) < 8);
-            for (uint32_t l = 0; l <= inc_qi_height(t, (uint32_t)q); l++)
-                for (size_t r = 0; r < g.nrows; r++) ncp[q][l][r] = brute_row_ncp(&g, t, q, l, r);
-        }
+        fill_row_ncp(&g, t, ncp);
         /* Every node's loss and failing rows by brute force (odometer over the levels; index order). */
         static double node_loss[4096];
         static uint64_t node_failing[4096];
@@ -585,9 +591,7 @@ static void test_iterate_final_share(void **state)
         model_init(&m);
         m.k = 1 + tu_below(&rng, 6);
         if (m.k > g.nrows) m.k = g.nrows;
-        for (int q = 0; q < g.nqi; q++)
-            for (uint32_t l = 0; l <= inc_qi_height(t, (uint32_t)q); l++)
-                for (size_t r = 0; r < g.nrows; r++) ncp[q][l][r] = brute_row_ncp(&g, t, q, l, r);
+        fill_row_ncp(&g, t, ncp);
         /* The least loss of a node without a failing row (index order: QI 0 varies slowest). */
         static double node_loss[4096];
         static uint64_t node_failing[4096];
