@@ -457,12 +457,25 @@ static inline int scan_record(const scan_plan *p, const unsigned char *buf, size
         if (flen_j - 1 < MEMO_MAX) {
             /* a short value seen before: take_value's memo hit (the memo holds only present values that are
                not counted by value, so a hit needs no other check; a number is simply not found there) */
-            uint64_t a, b, w;
-            memo_key((const char *)s, flen_j, 1, &a, &b, &w);
-            const hb_memo_slot *e = &tk->memo->s[memo_slot(a, b, w, flen_j)];
-            if (((e->a ^ a) | (e->b ^ b) | (e->c ^ w) | (e->len ^ flen_j)) == 0) {
-                tk->v->count[e->id]++;
-                continue;
+            uint64_t a;
+            memcpy(&a, s, sizeof a);
+            a &= memo_masks[flen_j][0];
+            if (flen_j <= 8) { /* one word (the key's others are 0: the slot memo_slot(a, 0, 0, len)) */
+                const hb_memo_slot *e = &tk->memo->s[memo_slot(a, 0, 0, flen_j)];
+                if (((e->a ^ a) | (e->len ^ flen_j)) == 0) {
+                    tk->v->count[e->id]++;
+                    continue;
+                }
+            } else {
+                uint64_t b, w;
+                memcpy(&b, s + 8, sizeof b);
+                memcpy(&w, s + 16, sizeof w);
+                b &= memo_masks[flen_j][1], w &= memo_masks[flen_j][2];
+                const hb_memo_slot *e = &tk->memo->s[memo_slot(a, b, w, flen_j)];
+                if (((e->a ^ a) | (e->b ^ b) | (e->c ^ w) | (e->len ^ flen_j)) == 0) {
+                    tk->v->count[e->id]++;
+                    continue;
+                }
             }
         }
 #endif
