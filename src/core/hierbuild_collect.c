@@ -454,9 +454,9 @@ static inline int scan_record(const scan_plan *p, const unsigned char *buf, size
         const size_t from = at[c] + 1, flen_j = at[c + 1] - from;
         const unsigned char *const s = buf + from;
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-        if (flen_j - 1 < MEMO_MAX) {
-            /* a short value seen before: take_value's memo hit (the memo holds only present values that are
-               not counted by value, so a hit needs no other check; a number is simply not found there) */
+        if (flen_j - 1 < MEMO_MAX && (unsigned)s[0] - '0' > 9) {
+            /* a short value that is no number, seen before: take_value's memo hit (probed for a number, the
+               memo would only miss: a column of numbers would pay for it) */
             uint64_t a;
             memcpy(&a, s, sizeof a);
             a &= memo_masks[flen_j][0];
