@@ -59,7 +59,8 @@ static void ref_take(ref_column *r, const char *text, size_t len, long line)
 
 /* A random cell written to f: empty, NA, numbers in and beyond the range
  * counted by value, categories (some of more than the memo's 24 bytes,
- * some starting with digits), other numbers (signs, leading zeros, 8 to 22
+ * some starting with digits, some sharing their first 8 or 16 bytes; values
+ * of 1 to 64 bytes that differ in one random byte), other numbers (signs, leading zeros, 8 to 22
  * digits, HB_DENSE - 1 and HB_DENSE), and from a quoting line on sometimes quoted,
  * with a delimiter, a line end or a doubled quote inside. */
 static void put_cell(FILE *f, tu_rng *g, int quoting)
@@ -67,6 +68,10 @@ static void put_cell(FILE *f, tu_rng *g, int quoting)
     static const char *const cats[] = {"Male", "Female", "United-States", "Married-civ-spouse", "Married-AF-spouse",
                                        "10th", "1st-4th", "Outlying-US(Guam-USVI-etc)", "?", "x",
                                        "aaaaaaaaaaaaaaaaaaaaaaaX", "aaaaaaaaaaaaaaaaaaaaaaaY", "0", "007",
+                                       /* the first eight or sixteen bytes the same, one length */
+                                       "abcdefgh", "abcdefgi", "abcdefghX", "abcdefghY", "abcdefghijklmnop",
+                                       "abcdefghijklmnopX", "abcdefghijklmnopY", "abcdefghijklmnopqrstuvwX",
+                                       "abcdefghijklmnopqrstuvwxY",
                                        /* numbers the fast marking must leave to the slower path (negative, signed,
                                           leading zeros, 8 digits and more, over 18, at and above HB_DENSE) or
                                           take (7 digits below it) */
@@ -84,6 +89,12 @@ static void put_cell(FILE *f, tu_rng *g, int quoting)
         fprintf(f, "%u", (unsigned)tu_below(g, 120));
     } else if (k == 5) {
         fprintf(f, "%u", HB_DENSE - 3 + (unsigned)tu_below(g, 6));
+    } else if (k == 9 && tu_below(g, 2)) {
+        /* 1 to 64 bytes, all 'p' but one of 'a'..'c' at a random place: many values of one length that share
+           a long prefix or differ only after byte 8 or 16 (the memo's one-word and three-word probes, its
+           slots shared) */
+        const unsigned len = 1 + (unsigned)tu_below(g, 64), at = (unsigned)tu_below(g, len);
+        for (unsigned i = 0; i < len; i++) fputc(i == at ? 'a' + (int)tu_below(g, 3) : 'p', f);
     } else {
         fputs(cats[tu_below(g, sizeof cats / sizeof *cats)], f);
     }

@@ -210,10 +210,12 @@ static inline void memo_key(const char *text, size_t len, int padded, uint64_t *
     memcpy(c, w + 16, 8);
 }
 
-/* The memo slot of a value's key (a multiplicative hash of the words mixed). */
+/* The memo slot of a value's key: a multiplicative hash of its words and
+ * length folded by XOR (no rotations: the multiplication mixes, and values
+ * that share their first eight bytes still differ in the words after). */
 static inline uint32_t memo_slot(uint64_t a, uint64_t b, uint64_t c, size_t len)
 {
-    const uint64_t x = a ^ ((b << 21) | (b >> 43)) ^ ((c << 42) | (c >> 22)) ^ (uint64_t)len;
+    const uint64_t x = a ^ b ^ c ^ (uint64_t)len;
     return (uint32_t)((x * 0x9E3779B97F4A7C15ULL) >> 56);
 }
 
@@ -453,13 +455,27 @@ static inline int scan_record(const scan_plan *p, const unsigned char *buf, size
         const unsigned char *const s = buf + from;
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
         if (flen_j - 1 < MEMO_MAX && (unsigned)s[0] - '0' > 9) {
-            /* a short value that is no number, seen before: take_value's memo hit */
-            uint64_t a, b, w;
-            memo_key((const char *)s, flen_j, 1, &a, &b, &w);
-            const hb_memo_slot *e = &tk->memo->s[memo_slot(a, b, w, flen_j)];
-            if (((e->a ^ a) | (e->b ^ b) | (e->c ^ w) | (e->len ^ flen_j)) == 0) {
-                tk->v->count[e->id]++;
-                continue;
+            /* a short value that is no number, seen before: take_value's memo hit (probed for a number, the
+               memo would only miss: a column of numbers would pay for it) */
+            uint64_t a;
+            memcpy(&a, s, sizeof a);
+            a &= memo_masks[flen_j][0];
+            if (flen_j <= 8) { /* one word (the key's others are 0: the slot memo_slot(a, 0, 0, len)) */
+                const hb_memo_slot *e = &tk->memo->s[memo_slot(a, 0, 0, flen_j)];
+                if (((e->a ^ a) | (e->len ^ flen_j)) == 0) {
+                    tk->v->count[e->id]++;
+                    continue;
+                }
+            } else {
+                uint64_t b, w;
+                memcpy(&b, s + 8, sizeof b);
+                memcpy(&w, s + 16, sizeof w);
+                b &= memo_masks[flen_j][1], w &= memo_masks[flen_j][2];
+                const hb_memo_slot *e = &tk->memo->s[memo_slot(a, b, w, flen_j)];
+                if (((e->a ^ a) | (e->b ^ b) | (e->c ^ w) | (e->len ^ flen_j)) == 0) {
+                    tk->v->count[e->id]++;
+                    continue;
+                }
             }
         }
 #endif
