@@ -10,13 +10,12 @@
 
 #include "core/hierarchy.h"
 
-/* An ARX interval hierarchy of the integers 0..n-1: width 2, 4, 8 ... then "*". */
-static void write_interval_hierarchy(tu_rng *rng, const char *path, int n)
+void lattice_write_interval_hierarchy(const char *path, int n, int levels, int reversed)
 {
-    const int levels = 1 + (int)tu_below(rng, 3);
     FILE *f = fopen(path, "w");
     assert_non_null(f);
-    for (int v = n - 1; v >= 0; v--) { /* reversed: leaf order must not matter */
+    for (int i = 0; i < n; i++) {
+        const int v = reversed ? n - 1 - i : i;
         fprintf(f, "%d", v);
         for (int l = 1; l <= levels; l++) {
             const int w = 1 << l, lo = v / w * w;
@@ -42,7 +41,8 @@ void lattice_generate(tu_rng *rng, const char *dir, gen_table *g)
         g->numeric[q] = tu_below(rng, 3) == 0;
         if (g->numeric[q]) {
             domain[q] = 2 + (int)tu_below(rng, 12);
-            write_interval_hierarchy(rng, g->hier_path[q], domain[q]);
+            lattice_write_interval_hierarchy(g->hier_path[q], domain[q], 1 + (int)tu_below(rng, 3),
+                                             1); /* reversed: leaf order must not matter */
         } else {
             domain[q] = tu_write_random_hierarchy(rng, g->hier_path[q], q);
         }

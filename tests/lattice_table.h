@@ -26,6 +26,10 @@ typedef struct gen_table {
     char csv_path[4096];
 } gen_table;
 
+/* Writes an ARX interval hierarchy of the integers 0..n-1 to path: `levels`
+ * levels of widths 2, 4, 8 ... below "*", leaves in ascending order or, with
+ * reversed, descending. */
+void lattice_write_interval_hierarchy(const char *path, int n, int levels, int reversed);
 /* A random table in folder dir (its CSV and hierarchy files) into *g. */
 void lattice_generate(tu_rng *rng, const char *dir, gen_table *g);
 /* Loads g as the library does (QIs a0.., identifier id, sensitive s). */

@@ -21,27 +21,11 @@
 
 #include "algo/incognito/inc_internal.h"
 #include "core/table.h"
+#include "lattice_table.h"
 #include "model/model.h"
 #include "testutil.h"
 
 #define FS_MAX_QI 7
-
-/* An ARX interval hierarchy of the integers 0..n-1 with `levels` levels of
- * widths 2, 4, 8 ... below "*". */
-static void write_hierarchy(const char *path, int n, int levels)
-{
-    FILE *f = fopen(path, "w");
-    assert_non_null(f);
-    for (int v = 0; v < n; v++) {
-        fprintf(f, "%d", v);
-        for (int l = 1; l <= levels; l++) {
-            const int w = 1 << l, lo = v / w * w;
-            fprintf(f, ";%d-%d", lo, lo + w - 1);
-        }
-        fprintf(f, ";*\n");
-    }
-    fclose(f);
-}
 
 /* A random table of nrows rows and nqi numeric QIs with domains dom[q] in dir, loaded. */
 static table *random_table(tu_rng *rng, const char *dir, size_t nrows, int nqi, const int *dom)
@@ -54,7 +38,7 @@ static table *random_table(tu_rng *rng, const char *dir, size_t nrows, int nqi, 
         char name[32];
         snprintf(name, sizeof name, "h%d.csv", q);
         snprintf(paths[q], sizeof paths[q], "%s", tu_path(dir, name));
-        write_hierarchy(paths[q], dom[q], 1 + (int)tu_below(rng, 4));
+        lattice_write_interval_hierarchy(paths[q], dom[q], 1 + (int)tu_below(rng, 4), 0);
         hp[q] = paths[q];
         numeric[q] = 1;
     }
