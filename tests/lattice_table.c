@@ -125,3 +125,35 @@ anonkit_job *lattice_job(const gen_table *g, const char *algorithm, const char *
     lattice_set(job, ANONKIT_OPT_KEEP_ORDER, "true");
     return job;
 }
+
+/* The NCP of row r's ancestor at level l of QI q, from the box of table codes
+ * it covers (categorical: the node's leaves; numeric: the codes present under
+ * it), computed row by row. */
+static double row_ncp_at(const gen_table *g, const table *t, int q, uint32_t l, size_t r)
+{
+    const hier *h = t->qi[q].h;
+    const uint32_t anc = hier_ancestor(h, lattice_leaf_of(g, t, r, q), l);
+    uint32_t lo, hi;
+    if (t->qi[q].kind == ATTR_CATEGORICAL) {
+        lo = hier_node_at(h, anc)->lo;
+        hi = hier_node_at(h, anc)->hi;
+    } else {
+        lo = hi = t->qi[q].codes[r];
+        for (size_t x = 0; x < g->nrows; x++)
+            if (hier_ancestor(h, lattice_leaf_of(g, t, x, q), l) == anc) {
+                if (t->qi[q].codes[x] < lo) lo = t->qi[q].codes[x];
+                if (t->qi[q].codes[x] > hi) hi = t->qi[q].codes[x];
+            }
+    }
+    return table_ncp(t, (uint32_t)q, lo, hi);
+}
+
+void lattice_row_ncp(const gen_table *g, const table *t, double ncp[MAX_QI][LATTICE_MAX_LEVELS][MAX_ROWS])
+{
+    for (int q = 0; q < g->nqi; q++) {
+        const uint32_t height = hier_height(t->qi[q].h);
+        assert_true(height < LATTICE_MAX_LEVELS);
+        for (uint32_t l = 0; l <= height; l++)
+            for (size_t r = 0; r < g->nrows; r++) ncp[q][l][r] = row_ncp_at(g, t, q, l, r);
+    }
+}

@@ -15,6 +15,7 @@
 
 #define MAX_QI 4
 #define MAX_ROWS 200
+#define LATTICE_MAX_LEVELS 8 /* levels of a QI's hierarchy, root included, at most */
 
 typedef struct gen_table {
     size_t nrows;
@@ -36,6 +37,10 @@ void lattice_generate(tu_rng *rng, const char *dir, gen_table *g);
 int lattice_load(const gen_table *g, table **t);
 /* Leaf code of row r in QI q (independent of the table's numeric codes). */
 uint32_t lattice_leaf_of(const gen_table *g, const table *t, size_t r, int q);
+/* Per QI, level and row: the NCP of the row's ancestor at that level, as the
+ * box of table codes it covers (categorical: the hierarchy node's leaves;
+ * numeric: the row codes present under it), by brute force row by row. */
+void lattice_row_ncp(const gen_table *g, const table *t, double ncp[MAX_QI][LATTICE_MAX_LEVELS][MAX_ROWS]);
 /* Sets option o of job to v, failing the test with the library's message. */
 void lattice_set(anonkit_job *job, anonkit_option o, const char *v);
 /* A new job over g for `algorithm`, publishing to out: g's QIs with their

@@ -188,32 +188,9 @@ static void random_model(tu_rng *rng, const gen_table *g, model *m, double *supp
 /* Per QI, level and row: the NCP of the row's ancestor at that level, as the
  * box of table codes it covers (categorical: the hierarchy node's leaves;
  * numeric: the row codes present under it), computed row by row. */
-static double row_ncp[MAX_QI][8][MAX_ROWS];
+static double row_ncp[MAX_QI][LATTICE_MAX_LEVELS][MAX_ROWS];
 
-static void brute_ncp(const gen_table *g, const table *t)
-{
-    for (int q = 0; q < g->nqi; q++) {
-        const hier *h = t->qi[q].h;
-        assert_true(inc_qi_height(t, (uint32_t)q) < 8);
-        for (uint32_t l = 0; l <= inc_qi_height(t, (uint32_t)q); l++)
-            for (size_t r = 0; r < g->nrows; r++) {
-                const uint32_t anc = hier_ancestor(h, lattice_leaf_of(g, t, r, q), l);
-                uint32_t lo, hi;
-                if (t->qi[q].kind == ATTR_CATEGORICAL) {
-                    lo = hier_node_at(h, anc)->lo;
-                    hi = hier_node_at(h, anc)->hi;
-                } else {
-                    lo = hi = t->qi[q].codes[r];
-                    for (size_t x = 0; x < g->nrows; x++)
-                        if (hier_ancestor(h, lattice_leaf_of(g, t, x, q), l) == anc) {
-                            if (t->qi[q].codes[x] < lo) lo = t->qi[q].codes[x];
-                            if (t->qi[q].codes[x] > hi) hi = t->qi[q].codes[x];
-                        }
-                }
-                row_ncp[q][l][r] = table_ncp(t, (uint32_t)q, lo, hi);
-            }
-    }
-}
+static void brute_ncp(const gen_table *g, const table *t) { lattice_row_ncp(g, t, row_ncp); }
 
 /* The loss of node `levels` by `by`, suppressed rows fully generalized:
  * GCP (NCP 1 in every QI), DM (|T| each) or the height. */

@@ -420,34 +420,12 @@ static void test_split_partition_checked(void **state)
     assert_true(split_rounds > 50); /* the search does split */
 }
 
-/* The NCP of row r's ancestor at level l of QI q, from the box of table codes
- * it covers (categorical: the node's leaves; numeric: the codes present under
- * it), computed row by row. */
-static double brute_row_ncp(const gen_table *g, const table *t, int q, uint32_t l, size_t r)
-{
-    const hier *h = t->qi[q].h;
-    const uint32_t anc = hier_ancestor(h, lattice_leaf_of(g, t, r, q), l);
-    uint32_t lo, hi;
-    if (t->qi[q].kind == ATTR_CATEGORICAL) {
-        lo = hier_node_at(h, anc)->lo;
-        hi = hier_node_at(h, anc)->hi;
-    } else {
-        lo = hi = t->qi[q].codes[r];
-        for (size_t x = 0; x < g->nrows; x++)
-            if (hier_ancestor(h, lattice_leaf_of(g, t, x, q), l) == anc) {
-                if (t->qi[q].codes[x] < lo) lo = t->qi[q].codes[x];
-                if (t->qi[q].codes[x] > hi) hi = t->qi[q].codes[x];
-            }
-    }
-    return table_ncp(t, (uint32_t)q, lo, hi);
-}
-
 /* One iteration's loss at node `level` by brute force: the rows of classes
  * that satisfy the model (k or distinct l, classes found by comparing every
  * pair of rows' ancestors) cost their NCP, the others nothing; *failing: those
  * others. */
 static double brute_iteration_loss(const gen_table *g, const table *t, const model *m, const uint32_t *level,
-                                   const double (*ncp)[8][MAX_ROWS], uint64_t *failing)
+                                   const double (*ncp)[LATTICE_MAX_LEVELS][MAX_ROWS], uint64_t *failing)
 {
     double loss = 0;
     *failing = 0;
@@ -476,16 +454,6 @@ static double brute_iteration_loss(const gen_table *g, const table *t, const mod
     return loss;
 }
 
-/* Every row's NCP at every level of every QI, by brute force (at most 8 levels). */
-static void fill_row_ncp(const gen_table *g, const table *t, double ncp[MAX_QI][8][MAX_ROWS])
-{
-    for (int q = 0; q < g->nqi; q++) {
-        assert_true(inc_qi_height(t, (uint32_t)q) < 8);
-        for (uint32_t l = 0; l <= inc_qi_height(t, (uint32_t)q); l++)
-            for (size_t r = 0; r < g->nrows; r++) ncp[q][l][r] = brute_row_ncp(g, t, q, l, r);
-    }
-}
-
 /* The search of one iteration of local recoding (optimal.c with defer = 0:
  * a row left to a later iteration costs nothing, at most `limit` rows left),
  * under k alone or distinct l: the fast search and the exhaustive one choose
@@ -495,7 +463,7 @@ static void test_iteration_search_brute_force(void **state)
 {
     (void)state;
     tu_rng rng = {1126};
-    static double ncp[MAX_QI][8][MAX_ROWS];
+    static double ncp[MAX_QI][LATTICE_MAX_LEVELS][MAX_ROWS];
     int compared = 0;
     for (int round = 0; round < 60; round++) {
         const char *dir = tu_mkdtemp();
@@ -511,7 +479,7 @@ static void test_iteration_search_brute_force(void **state)
             m.l = 2;
             m.l_variants = MODEL_L_DISTINCT;
         }
-        fill_row_ncp(&g, t, ncp);
+        lattice_row_ncp(&g, t, ncp);
         /* Every node's loss and failing rows by brute force (odometer over the levels; index order). */
         static double node_loss[4096];
         static uint64_t node_failing[4096];
@@ -579,7 +547,7 @@ static void test_iterate_final_share(void **state)
 {
     (void)state;
     tu_rng rng = {2815};
-    static double ncp[MAX_QI][8][MAX_ROWS];
+    static double ncp[MAX_QI][LATTICE_MAX_LEVELS][MAX_ROWS];
     int stopped = 0;
     for (int round = 0; round < 60; round++) {
         const char *dir = tu_mkdtemp();
@@ -591,7 +559,7 @@ static void test_iterate_final_share(void **state)
         model_init(&m);
         m.k = 1 + tu_below(&rng, 6);
         if (m.k > g.nrows) m.k = g.nrows;
-        fill_row_ncp(&g, t, ncp);
+        lattice_row_ncp(&g, t, ncp);
         /* The least loss of a node without a failing row (index order: QI 0 varies slowest). */
         static double node_loss[4096];
         static uint64_t node_failing[4096];
