@@ -483,3 +483,12 @@ void model_achieved_format(const model_achieved *a, unsigned distance, char *buf
              model_t_distance_name(distance), delta, a->beta,
              a->beta_enhanced_ok ? "" : " (no beta satisfies enhanced beta-likeness)");
 }
+
+int model_dist_hist_holds(const model_dist *d, const model_ref *ref, model_work *w, uint64_t count,
+                          const ak_hist *whole, const ak_hist *h, int minus, uint32_t *codes, uint32_t *counts)
+{
+    if (!w) return 1;
+    if (h->weight && !model_dist_may_hold(d, ref, count, minus ? whole->wsum - h->wsum : h->wsum)) return 0;
+    const size_t n = minus ? ak_hist_pairs_minus(whole, h, codes, counts) : ak_hist_pairs(h, codes, counts);
+    return model_dist_holds(d, ref, w, count, codes, counts, n);
+}

@@ -40,6 +40,7 @@
 
 #include "common/error.h"
 #include "common/hash.h"
+#include "common/stats.h"
 
 #define MODEL_DIST_TOLERANCE 1e-12
 
@@ -123,6 +124,14 @@ int model_dist_explain(const model_dist *d, const model_ref *ref, model_work *w,
  * the bound already exceeds t (then model_dist_holds is 0 too). */
 const uint32_t *model_dist_weights(const model_dist *d, const model_ref *ref);
 int model_dist_may_hold(const model_dist *d, const model_ref *ref, uint64_t count, uint64_t rank_sum);
+
+/* The distribution models of d for `count` rows whose sensitive histogram
+ * is h or, with minus, whole less h (a side of a cut, Mondrian's family): the
+ * O(1) lower bound of model_dist_may_hold first when h keeps rank sums (the
+ * same answer, sooner), then model_dist_holds on h's pairs, written to codes
+ * and counts (scratch of h's domain). 1 when w is NULL (no such model). */
+int model_dist_hist_holds(const model_dist *d, const model_ref *ref, model_work *w, uint64_t count,
+                          const ak_hist *whole, const ak_hist *h, int minus, uint32_t *codes, uint32_t *counts);
 
 /* The least parameters a set of classes achieves: call add for every class. */
 typedef struct model_achieved {

@@ -112,26 +112,12 @@ static void dadd_pairs(const dsource *ds, uint32_t q, const uint64_t *set, uint3
     }
 }
 
-/* t-closeness, δ-disclosure, β-likeness (model/closeness.h) of a side with
- * the summed histogram h, or (minus) of s->whole less h, against the whole
- * table's reference m->ref (built from every shard's counts); 1 when the
- * model has none. As rk_dist_holds (rothko.c): the O(1) lower bound of
- * t-closeness first when h keeps rank sums (same answer, sooner). */
-static int ddist_holds(dist *s, uint64_t count, const ak_hist *h, int minus)
-{
-    if (!s->work) return 1;
-    if (h->weight && !model_dist_may_hold(&s->m->dist, s->m->ref, count, minus ? s->whole.wsum - h->wsum : h->wsum))
-        return 0;
-    const size_t n = minus ? ak_hist_pairs_minus(&s->whole, h, s->codes, s->counts) : ak_hist_pairs(h, s->codes, s->counts);
-    return model_dist_holds(&s->m->dist, s->m->ref, s->work, count, s->codes, s->counts, n);
-}
-
 static int dside_holds(dist *s, uint64_t count, const ak_hist *h)
 {
     if (count < s->m->k) return 0;
     if (!s->need_hist) return 1;
     return model_holds(s->m, count, s->counts, ak_hist_counts(h, s->counts), s->counts_scratch) &&
-           ddist_holds(s, count, h, 0);
+           model_dist_hist_holds(&s->m->dist, s->m->ref, s->work, count, &s->whole, h, 0, s->codes, s->counts);
 }
 
 static int d_median(void *src, uint32_t q, const uint32_t *lo, const uint32_t *hi, uint32_t *median, uint64_t *below,
@@ -175,7 +161,8 @@ static int d_allowable(void *src, uint64_t n, uint64_t left, int side)
     if (!model_holds(s->m, n - left, s->counts, ak_hist_counts_minus(&s->whole, &s->left, s->counts),
                      s->counts_scratch))
         return 0;
-    return ddist_holds(s, left, &s->left, 0) && ddist_holds(s, n - left, &s->left, 1);
+    return model_dist_hist_holds(&s->m->dist, s->m->ref, s->work, left, &s->whole, &s->left, 0, s->codes, s->counts) &&
+           model_dist_hist_holds(&s->m->dist, s->m->ref, s->work, n - left, &s->whole, &s->left, 1, s->codes, s->counts);
 }
 
 static int d_groups_start(void *src, uint32_t q, const uint32_t *lo, const uint32_t *hi, ak_error *err)

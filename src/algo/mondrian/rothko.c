@@ -91,11 +91,7 @@ static void tuple_layout(rk *r, const table *t)
 
 int rk_dist_holds(rk *r, uint64_t count, const ak_hist *h, int minus)
 {
-    if (!r->work) return 1;
-    if (h->weight && !model_dist_may_hold(&r->m->dist, r->m->ref, count, minus ? r->whole.wsum - h->wsum : h->wsum))
-        return 0; /* the O(1) lower bound already fails (same answer, sooner) */
-    const size_t n = minus ? ak_hist_pairs_minus(&r->whole, h, r->codes, r->counts) : ak_hist_pairs(h, r->codes, r->counts);
-    return model_dist_holds(&r->m->dist, r->m->ref, r->work, count, r->codes, r->counts, n);
+    return model_dist_hist_holds(&r->m->dist, r->m->ref, r->work, count, &r->whole, h, minus, r->codes, r->counts);
 }
 
 void rk_moments_add_into(model_moments *into, const model_moments *mo)
