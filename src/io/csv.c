@@ -259,6 +259,16 @@ int csv_reader_open_range(csv_reader **out, const char *path, char delimiter, ui
 {
     AK_CHECK(csv_reader_open(out, path, delimiter, err));
     csv_reader *r = *out;
+    if (length < r->cap) { /* a short range (a header and first record, say): a buffer of its size, grown as
+                              any is for a longer record, not a megabyte mapped and unmapped for it */
+        const size_t cap = length < 4096 ? 4096 : (size_t)length;
+        char *smaller = realloc(r->buf, cap + CSV_PAD);
+        if (smaller) {
+            r->buf = smaller;
+            r->cap = cap;
+            reader_set_sentinel(r);
+        }
+    }
     if (fseeko(r->stream, (off_t)offset, SEEK_SET) != 0) {
         int e = errno;
         csv_reader_free(r);
