@@ -56,6 +56,8 @@ typedef struct hb_values {
     struct hb_memo *memo; /* the value ids of recent short text values, by their bytes (hierbuild_collect.c) */
     uint64_t *bits;       /* in place of dense when only presence is asked for (hb_collect_presence):
                              bit v set when v occurs; no count, no line (they are numbers: no message needs it) */
+    uint32_t bits_or;     /* the OR of the values marked in bits: none of them has a bit above its highest, so
+                             the search for the greatest starts there, not at the top of the bitmap */
 } hb_values;
 
 /* Integers below this are counted by value while a column is read (two

@@ -275,6 +275,7 @@ static inline int take_value(hb_values *v, const char *text, size_t len, long li
             const uint32_t d = (uint32_t)x;
             if (d < HB_DENSE) {
                 v->bits[d >> 6] |= (uint64_t)1 << (d & 63);
+                v->bits_or |= d;
                 return ANONKIT_OK;
             }
         }
@@ -304,6 +305,7 @@ static inline int take_value(hb_values *v, const char *text, size_t len, long li
     const long x = padded ? dense_value_padded(text, len) : dense_value(text, len);
     if (x >= 0 && v->bits) {
         v->bits[x >> 6] |= (uint64_t)1 << (x & 63);
+        v->bits_or |= (uint32_t)x;
         return ANONKIT_OK;
     }
     if (x < 0 && len <= MEMO_MAX && v->memo) { /* a short text value seen before: counted without the map (lines
@@ -329,14 +331,17 @@ static inline int take(hb_values *v, const char *text, size_t len, long line, co
 }
 
 /* Sets v->dense_lo and dense_hi to the least and greatest value marked in
- * v->bits (the marking itself leaves them: a compare each per value saved). */
+ * v->bits (the marking itself leaves them: a compare each per value saved),
+ * looking no higher than v->bits_or allows (the pages of the bitmap above
+ * are never touched: most columns mark a few values near its start). */
 static void bits_bounds(hb_values *v)
 {
     if (!v->bits) return;
-    const uint32_t words = HB_DENSE / 64;
+    const uint32_t top = v->bits_or ? (uint32_t)(((uint64_t)2 << (31 - __builtin_clz(v->bits_or))) - 1) : 0;
+    const uint32_t words = top / 64 + 1 < HB_DENSE / 64 ? top / 64 + 1 : HB_DENSE / 64;
     uint32_t lo = 0, hi = words;
     const uint64_t *b = v->bits;
-    /* eight words at a time (the bitmap is 65,536 words; most columns mark a few near its start) */
+    /* eight words at a time (the bitmap is 65,536 words) */
     while (lo + 8 <= words && !(b[lo] | b[lo + 1] | b[lo + 2] | b[lo + 3] | b[lo + 4] | b[lo + 5] | b[lo + 6] | b[lo + 7]))
         lo += 8;
     while (lo < words && !b[lo]) lo++;
@@ -350,7 +355,7 @@ static void bits_bounds(hb_values *v)
 
 /* Block of the fast scan, and room after it for the 64-byte masks and the
  * 8-byte loads of dense_value_padded. */
-#define SCAN_BLOCK ((size_t)1 << 18)
+#define SCAN_BLOCK ((size_t)1 << 16)
 #define SCAN_PAD 64
 
 /* The columns asked for, as the fast scan finds them in a line: column c
@@ -381,6 +386,7 @@ typedef struct scan_plan {
  * its memo, values and missing tokens; its number in the line. */
 typedef struct scan_take {
     uint64_t *bits;
+    uint32_t bits_or; /* (the scan's part of v->bits_or, added to it once the scan ends) */
     const hb_memo *memo;
     hb_values *v;
     const hb_missing *missing;
@@ -417,7 +423,7 @@ static inline int scan_record(const scan_plan *p, const unsigned char *buf, size
     at[0] = ls - 1; /* (the line's start and end as delimiters 0 and ncolumns: no case for the first and last
                        column; ls - 1 wraps around for ls 0, and + 1 back) */
     at[p->ncolumns] = ls + flen;
-    const scan_take *tk = p->take;
+    scan_take *tk = p->take; /* (not const: a number marked adds to its bits_or) */
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
     /* the columns whose whole numbers are only marked (first in p->take), then the others: two loops of
        one kind each */
@@ -442,6 +448,7 @@ static inline int scan_record(const scan_plan *p, const unsigned char *buf, size
                 const uint32_t d = (uint32_t)x;
                 if (d < HB_DENSE) {
                     tk->bits[d >> 6] |= (uint64_t)1 << (d & 63);
+                    tk->bits_or |= d;
                     continue;
                 }
             }
@@ -605,6 +612,7 @@ static inline int scan_lines_with(const scan_plan *p, const char *path, char del
     }
 done:
     for (size_t j = 0; j < p->n; j++) p->vs[j].rows += records;
+    for (size_t j = 0; j < p->nbits; j++) p->take[j].v->bits_or |= p->take[j].bits_or;
     if (f) fclose(f);
     free(buf);
     return rc;
@@ -673,11 +681,11 @@ static int plan_init(scan_plan *p, hb_values *vs, const uint32_t *cols, size_t n
     size_t k = 0; /* (the columns whose integers are only marked first, then the others) */
     for (size_t j = 0; j < n; j++)
         if (vs[j].bits && !missing[j].count)
-            p->take[k++] = (scan_take){vs[j].bits, vs[j].memo, &vs[j], &missing[j], cols[j]};
+            p->take[k++] = (scan_take){vs[j].bits, 0, vs[j].memo, &vs[j], &missing[j], cols[j]};
     p->nbits = k;
     for (size_t j = 0; j < n; j++)
         if (!vs[j].bits || missing[j].count)
-            p->take[k++] = (scan_take){NULL, vs[j].memo, &vs[j], &missing[j], cols[j]};
+            p->take[k++] = (scan_take){NULL, 0, vs[j].memo, &vs[j], &missing[j], cols[j]};
     uint32_t after = UINT32_MAX, wanted = 0; /* the least delimiter asked for above k, from the top down */
     for (uint32_t k = ncolumns + 1; k-- > 0;) {
         p->next[k] = after;
@@ -725,7 +733,7 @@ int hb__collect_range(hb_values *vs, size_t n, const char *const *columns, const
         v->dense_lo = UINT32_MAX;
         v->file = strdup(shown ? shown : path);
         if ((presence && presence[j] && !(v->bits = calloc(HB_DENSE / 64, sizeof *v->bits))) || !v->file ||
-            !(v->memo = calloc(1, sizeof *v->memo)) || strmap_init(&v->dict, 1024) != 0)
+            !(v->memo = calloc(1, sizeof *v->memo)) || strmap_init(&v->dict, 64) != 0)
             rc = ak_err_nomem(err);
     }
     uint32_t *cols = calloc(n ? n : 1, sizeof *cols);
