@@ -2,7 +2,14 @@
  * on 1..5 workers with 1..6 slots and produce times that vary at random:
  * every item is produced exactly once, into its own slot, by a worker with
  * the state it was given, and consumed in order with what was produced for
- * it; a failing produce stops the run and its status comes back. */
+ * it; a failing produce stops the run and its status comes back. On Linux,
+ * a thread of ak_thread_create may run on every processor its creator may
+ * (it starts elsewhere than its creator, then widens), also when the
+ * creator may use only some of them. */
+#if defined(__linux__)
+#define _GNU_SOURCE /* sched_getaffinity, pthread_getaffinity_np */
+#include <sched.h>
+#endif
 #define _POSIX_C_SOURCE 200809L /* nanosleep */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -101,11 +108,50 @@ static void test_pipeline(void **state)
     }
 }
 
+#if defined(__linux__)
+/* The processors the calling thread may run on, into arg (a cpu_set_t). */
+static void *affinity_of_thread(void *arg)
+{
+    assert_int_equal(pthread_getaffinity_np(pthread_self(), sizeof(cpu_set_t), arg), 0);
+    return NULL;
+}
+
+/* A worker thread's processors equal its creator's: with all of the
+ * process's, and with only the first two of them (or the one) when the
+ * creator is narrowed; the same on threads started one after another. */
+static void test_thread_affinity(void **state)
+{
+    (void)state;
+    cpu_set_t all, mine, theirs;
+    assert_int_equal(sched_getaffinity(0, sizeof all, &all), 0);
+    for (int narrow = 0; narrow < 2; narrow++) {
+        mine = all;
+        if (narrow) { /* the first two allowed processors */
+            CPU_ZERO(&mine);
+            for (int c = 0, k = 0; c < CPU_SETSIZE && k < 2; c++)
+                if (CPU_ISSET(c, &all)) CPU_SET(c, &mine), k++;
+            assert_int_equal(pthread_setaffinity_np(pthread_self(), sizeof mine, &mine), 0);
+        }
+        for (int rep = 0; rep < 4; rep++) {
+            pthread_t t;
+            CPU_ZERO(&theirs);
+            assert_int_equal(ak_thread_create(&t, affinity_of_thread, &theirs), 0);
+            assert_int_equal(pthread_join(t, NULL), 0);
+            assert_true(CPU_EQUAL(&theirs, &mine));
+        }
+    }
+    assert_int_equal(pthread_setaffinity_np(pthread_self(), sizeof all, &all), 0);
+}
+#endif
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_parts),
         cmocka_unit_test(test_pipeline),
+#if defined(__linux__)
+        cmocka_unit_test(test_thread_affinity),
+#endif
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
