@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "common/cpu.h"
 #include "core/hierbuild_internal.h"
 #include "io/blockscan.h"
 #include "io/csv.h"
@@ -657,9 +658,9 @@ static int scan_lines(const scan_plan *p, const char *path, char delimiter, uint
                       const hb_missing *missing, uint64_t *stop, long *stop_line, ak_error *err)
 {
 #if defined(HB_POPCNT_AT_RUN_TIME)
-    if (__builtin_cpu_supports("popcnt") && __builtin_cpu_supports("bmi") && __builtin_cpu_supports("bmi2"))
+    if (ak_cpu_has(AK_CPU_POPCNT) && ak_cpu_has(AK_CPU_BMI1) && ak_cpu_has(AK_CPU_BMI2))
         return scan_lines_bmi(p, path, delimiter, offset, line, missing, stop, stop_line, err);
-    if (__builtin_cpu_supports("popcnt"))
+    if (ak_cpu_has(AK_CPU_POPCNT))
         return scan_lines_popcnt(p, path, delimiter, offset, line, missing, stop, stop_line, err);
     return scan_lines_hw(p, path, delimiter, offset, line, missing, stop, stop_line, 0, err);
 #elif defined(__POPCNT__)

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/cpu.h"
 #include "common/hugemem.h"
 
 /* Integer mode stores value + INT_BIAS in a code. */
@@ -327,7 +328,7 @@ static void rank_codes(uint32_t *codes, const uint32_t *more, size_t n, uint32_t
                        const uint32_t *before)
 {
 #if defined(__GNUC__) && defined(__x86_64__)
-    if (__builtin_cpu_supports("popcnt")) {
+    if (ak_cpu_has(AK_CPU_POPCNT)) {
         rank_codes_popcnt(codes, more, n, base, present, before);
         return;
     }
@@ -378,7 +379,7 @@ void numdict_map_codes(const numdict_map *m, uint32_t *codes, size_t n)
         return;
     }
 #if defined(__GNUC__) && defined(__x86_64__)
-    if (__builtin_cpu_supports("popcnt")) {
+    if (ak_cpu_has(AK_CPU_POPCNT)) {
         map_codes_popcnt(m, codes, n);
         return;
     }

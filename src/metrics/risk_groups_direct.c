@@ -29,6 +29,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/cpu.h"
 #include "common/numparse.h"
 #include "common/parallel.h"
 #include "io/blockscan.h"
@@ -525,7 +526,7 @@ static int rx_scan(rx_table *x, rx_plan *pl, const char *path, uint64_t offset, 
     }
     int rc;
 #if defined(RX_POPCNT_AT_RUN_TIME)
-    if (__builtin_cpu_supports("popcnt")) rc = rx_scan_popcnt(x, pl, fd, offset, length, line, rows, stop, stop_line);
+    if (ak_cpu_has(AK_CPU_POPCNT)) rc = rx_scan_popcnt(x, pl, fd, offset, length, line, rows, stop, stop_line);
     else rc = rx_scan_with(x, pl, fd, offset, length, line, rows, stop, stop_line, 0);
 #elif defined(__POPCNT__)
     rc = rx_scan_with(x, pl, fd, offset, length, line, rows, stop, stop_line, 1);

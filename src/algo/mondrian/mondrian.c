@@ -45,6 +45,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/cpu.h"
 #include "common/hugemem.h"
 #include "common/stats.h"
 
@@ -746,7 +747,7 @@ int mdr_run_with(const table *t, const model *m, const mdr_options *options, par
     s.bw = (s.d + 7) / 8 * 8;
     s.fw = 2 * s.bw + 2 * s.d;
 #if MDR_HAVE_AVX2
-    s.simd = !options->no_simd && s.bw / 8 <= MDR_MAX_CHUNKS && __builtin_cpu_supports("avx2");
+    s.simd = !options->no_simd && s.bw / 8 <= MDR_MAX_CHUNKS && ak_cpu_has(AK_CPU_AVX2);
 #endif
     s.n = t->nrows;
     s.need_mom = m->variance > 0;

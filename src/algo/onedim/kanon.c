@@ -66,6 +66,7 @@
 #include <string.h>
 
 #include "algo/onedim/kanon_internal.h"
+#include "common/cpu.h"
 #include "common/parallel.h"
 
 /* ------------------------------------------------------------- packing -- */
@@ -234,7 +235,7 @@ int hil_kanon_dp_packed(const table *t, const hil_packing *pk, const uint64_t *i
     while (ring < 2 * k) ring *= 2;
     dp_line ln = {NULL, 0, 2 * w + 64, w, 0, tune};
 #if KANON_HAVE_AVX
-    ln.avx = !tune->scalar && __builtin_cpu_supports("avx");
+    ln.avx = !tune->scalar && ak_cpu_has(AK_CPU_AVX);
 #endif
     ln.opt = malloc(ln.room * sizeof *ln.opt);
     double *boxmem = gap ? NULL : malloc((w + 3) * sizeof *boxmem); /* per candidate, its box's weighted NCP */

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "algo/onedim/kanon_internal.h"
+#include "common/cpu.h"
 #include "common/parallel.h"
 
 /* ----------------------------------------- exact DP by block boxes -- */
@@ -528,7 +529,7 @@ int kanon_run_block_boxes(const table *t, const hil_packing *pk, const uint64_t 
     pp.batch = batch_prefixes(k, ln->tune);
     const size_t nbatches = (n + pp.batch - 1) / pp.batch;
 #if KANON_HAVE_AVX
-    pp.avx2 = !ln->tune->scalar && __builtin_cpu_supports("avx2");
+    pp.avx2 = !ln->tune->scalar && ak_cpu_has(AK_CPU_AVX2);
 #endif
     threads = batch_workers(threads, nbatches, pp.batch, 3 * k, ln->tune); /* lead-in: up to 3k positions */
     int rc = ANONKIT_OK;

@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "algo/onedim/mapping.h"
+#include "common/cpu.h"
 
 #define NN_FAN 8
 
@@ -264,7 +265,7 @@ __attribute__((target("avx2,fma"))) static size_t nn_scan(const hil_nn *t, const
 size_t hil_nn_nearest(const hil_nn *t, const double *p, size_t hint, double *best2, double *second2)
 {
 #if NN_HAVE_SCAN
-    if (!t->tree_search && t->n && t->d <= 64 && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+    if (!t->tree_search && t->n && t->d <= 64 && ak_cpu_has(AK_CPU_AVX2) && ak_cpu_has(AK_CPU_FMA))
         return nn_scan(t, p, best2, second2);
 #endif
     nn_best best = {INFINITY, SIZE_MAX};
