@@ -27,6 +27,30 @@ int report_measure_workload(anonkit_job *job, const table *t, const partition *p
 }
 
 /* The JSON report: parameters, counts, class sizes, metrics, timing. */
+int report_model_params(json_t *params, const model *m, unsigned t_distance)
+{
+    int jfail = 0;
+    JSET(params, "k", json_integer((json_int_t)m->k));
+    if (m->variance > 0) JSET(params, "variance", json_real(m->variance));
+    if (m->l > 0) {
+        char variants[128];
+        model_variant_names(m->l_variants, variants, sizeof variants);
+        JSET(params, "l", json_real(m->l));
+        JSET(params, "l-variant", json_string(variants));
+        if (m->l_variants & MODEL_L_RECURSIVE) JSET(params, "c", json_real(m->c));
+    }
+    if (m->dist.t >= 0) {
+        JSET(params, "t", json_real(m->dist.t));
+        JSET(params, "t-distance", json_string(model_t_distance_name(t_distance)));
+    }
+    if (m->dist.delta > 0) JSET(params, "delta-disclosure", json_real(m->dist.delta));
+    if (m->dist.beta > 0) {
+        JSET(params, "beta", json_real(m->dist.beta));
+        JSET(params, "beta-variant", json_string(model_beta_variant_name(m->dist.beta_variant)));
+    }
+    return jfail;
+}
+
 char *report_build(const anonkit_job *job, const table *t, const metrics *mt, const workload_quality *wq,
                    double seconds, const phase_times *pt, const publish_stats *ps, json_t *out_of_core, json_t *algo)
 {
@@ -49,25 +73,7 @@ char *report_build(const anonkit_job *job, const table *t, const metrics *mt, co
     JSET(params, "target", job->target_name ? json_string(job->target_name) : json_null());
     JSET(params, "publish", json_string(recode_style_name(job->publish)));
     if (job->rules) JSET(params, "rules", json_string(job->rules));
-    JSET(params, "k", json_integer((json_int_t)job->model.k));
-    if (job->model.variance > 0) JSET(params, "variance", json_real(job->model.variance));
-    if (job->model.l > 0) {
-        char variants[128];
-        model_variant_names(job->model.l_variants, variants, sizeof variants);
-        JSET(params, "l", json_real(job->model.l));
-        JSET(params, "l-variant", json_string(variants));
-        if (job->model.l_variants & MODEL_L_RECURSIVE) JSET(params, "c", json_real(job->model.c));
-    }
-    if (job->model.dist.t >= 0) {
-        JSET(params, "t", json_real(job->model.dist.t));
-        JSET(params, "t-distance", json_string(model_t_distance_name(wq->has_achieved ? wq->t_distance
-                                                                                       : job->model.dist.t_distance)));
-    }
-    if (job->model.dist.delta > 0) JSET(params, "delta-disclosure", json_real(job->model.dist.delta));
-    if (job->model.dist.beta > 0) {
-        JSET(params, "beta", json_real(job->model.dist.beta));
-        JSET(params, "beta-variant", json_string(model_beta_variant_name(job->model.dist.beta_variant)));
-    }
+    jfail |= report_model_params(params, &job->model, wq->has_achieved ? wq->t_distance : job->model.dist.t_distance);
     char seed[32]; /* a string: JSON integers are signed 64-bit in most readers */
     snprintf(seed, sizeof seed, "%llu", (unsigned long long)job->seed);
     JSET(params, "seed", json_string(seed));

@@ -29,6 +29,13 @@ typedef struct workload_quality {
  * class column nor a target). */
 int report_measure_workload(anonkit_job *job, const table *t, const partition *p, workload_quality *wq /* OUT */);
 
+/* The privacy model's settings into the report's "parameters" object: k,
+ * variance, l (its variants and c), t (and its distance, t_distance: the one
+ * the run measured with), δ, β (and its variant), each only when asked for;
+ * nonzero when out of memory. Shared by anonymize's report and `anonkit
+ * report`'s. */
+int report_model_params(json_t *params, const model *m, unsigned t_distance);
+
 /* The JSON report: parameters, counts, class sizes, metrics, timing, then the
  * "out_of_core" object and the algorithm's own object when not NULL. The
  * caller frees the text; NULL when out of memory. */

@@ -17,6 +17,7 @@
 #include "api/locale.h"
 #include "api/measure.h"
 #include "api/paths.h"
+#include "api/report.h"
 #include "api/result.h"
 #include "io/outfile.h"
 #include "metrics/published.h"
@@ -37,15 +38,7 @@ static json_t *params_json(const anonkit_job *job, const char *published)
     JSET(params, "hierarchy", hier);
     JSET(params, "numeric", jsonb_strings(job->numeric.items, job->numeric.count));
     JSET(params, "publish", json_string(recode_style_name(job->publish)));
-    JSET(params, "k", json_integer((json_int_t)job->model.k));
-    if (job->model.variance > 0) JSET(params, "variance", json_real(job->model.variance));
-    if (job->model.l > 0) {
-        char variants[128];
-        model_variant_names(job->model.l_variants, variants, sizeof variants);
-        JSET(params, "l", json_real(job->model.l));
-        JSET(params, "l-variant", json_string(variants));
-        if (job->model.l_variants & MODEL_L_RECURSIVE) JSET(params, "c", json_real(job->model.c));
-    }
+    jfail |= report_model_params(params, &job->model, job->model.dist.t_distance);
     if (job->suppression > 0) JSET(params, "suppression", json_real(job->suppression));
     if (job->seed_set) {
         char seed[32];
