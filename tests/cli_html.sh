@@ -91,6 +91,21 @@ check_doc "$D2/again.html" "$D/adult.json" "$D" --original "$ADULT/adult.csv" --
 cd "$T" || exit 2
 end
 
+begin "anonkit report names the model's settings as anonymize's document does (t, its distance, beta)"
+D=$(casedir)
+cd "$D" || exit 2
+ak anonymize --job "$ADULT/job.json" --sensitive occupation --t 0.4 --beta 5 -o tb.csv --html tb.html
+expect_rc 0
+ak report tb.csv --original "$ADULT/adult.csv" --job "$ADULT/job.json" --sensitive occupation --t 0.4 --beta 5 \
+    --html again.html
+expect_rc 0
+for key in '<th>t</th>' '<th>t-distance</th>' '<th>beta</th>' '<th>beta-variant</th>'; do
+    grep -q "$key" tb.html || problem "anonymize's document lacks $key"
+    grep -q "$key" again.html || problem "anonkit report's document lacks $key"
+done
+cd "$T" || exit 2
+end
+
 begin "anonymize --html: Incognito with suppression"
 D=$(casedir)
 cd "$D" || exit 2
