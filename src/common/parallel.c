@@ -68,19 +68,18 @@ int ak_thread_create(pthread_t *thread, void *(*fn)(void *), void *arg)
     s->arg = arg;
     s->locale = uselocale((locale_t)0); /* LC_GLOBAL_LOCALE when the creator has none of its own */
     pthread_attr_t attr;
-    const pthread_attr_t *use = NULL;
+    int hinted = 0; /* (a local: once started, the thread frees s) */
 #if defined(__linux__)
-    s->hinted = start_elsewhere(s, &attr);
-    if (s->hinted) use = &attr;
+    hinted = s->hinted = start_elsewhere(s, &attr);
 #endif
-    int rc = pthread_create(thread, use, thread_main, s);
+    int rc = pthread_create(thread, hinted ? &attr : NULL, thread_main, s);
 #if defined(__linux__)
-    if (s->hinted && rc != 0) { /* (the attribute refused: as without it) */
+    if (hinted && rc != 0) { /* (the attribute refused: as without it; s was not handed over) */
         s->hinted = 0;
         rc = pthread_create(thread, NULL, thread_main, s);
     }
 #endif
-    if (use) pthread_attr_destroy(&attr);
+    if (hinted) pthread_attr_destroy(&attr);
     if (rc != 0) free(s);
     return rc;
 }
