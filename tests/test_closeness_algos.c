@@ -29,9 +29,10 @@
 #include "core/table.h"
 #include "model/closeness.h"
 #include "model/model.h"
+#include "lattice_table.h" /* (lattice_all_nodes; its MAX_QI is testutil's) */
 #include "testutil.h"
 
-#define MAX_QI TU_MAX_QI
+_Static_assert(MAX_QI == TU_MAX_QI, "the random tables' QIs fit the lattice helpers");
 
 /* The sensitive column: categorical d0..d7 (a hierarchy groups them by
  * threes), or numeric (the ordered distance). */
@@ -346,27 +347,7 @@ static void incognito_case(const tu_table *g, const table *t, const model *m)
     static uint32_t nodes[MAX_NODES * MAX_QI], anon[MAX_NODES * MAX_QI], minimal[MAX_NODES * MAX_QI];
     static unsigned char is_anon[MAX_NODES];
     const uint32_t nqi = t->nqi;
-    uint32_t maxh = 0;
-    for (uint32_t q = 0; q < nqi; q++) maxh += inc_qi_height(t, q);
-    size_t n = 0;
-    for (uint32_t h = 0; h <= maxh; h++) { /* by height, then lexicographically: the search's order */
-        uint32_t lv[MAX_QI] = {0};
-        for (;;) {
-            uint32_t sum = 0;
-            for (uint32_t q = 0; q < nqi; q++) sum += lv[q];
-            if (sum == h) {
-                assert_true(n < MAX_NODES);
-                memcpy(nodes + n * nqi, lv, nqi * sizeof *lv);
-                n++;
-            }
-            uint32_t q = nqi;
-            while (q-- > 0) {
-                if (++lv[q] <= inc_qi_height(t, q)) break;
-                lv[q] = 0;
-            }
-            if (q == UINT32_MAX) break;
-        }
-    }
+    const size_t n = lattice_all_nodes(t, nodes, MAX_NODES); /* by height, then lexicographically: the search's order */
     model_work *w = model_work_new(m->ref);
     size_t na = 0, nm = 0;
     for (size_t i = 0; i < n; i++) {

@@ -77,34 +77,6 @@ static uint64_t brute_failing(const gen_table *g, const table *t, const model *m
     return failing;
 }
 
-/* Every node of the lattice in order of height, then lexicographically. */
-static size_t all_nodes(const table *t, uint32_t *out, size_t cap)
-{
-    const uint32_t nqi = t->nqi;
-    uint32_t maxh = 0;
-    for (uint32_t q = 0; q < nqi; q++) maxh += inc_qi_height(t, q);
-    size_t n = 0;
-    for (uint32_t h = 0; h <= maxh; h++) {
-        uint32_t lv[MAX_QI] = {0};
-        for (;;) {
-            uint32_t sum = 0;
-            for (uint32_t q = 0; q < nqi; q++) sum += lv[q];
-            if (sum == h) {
-                assert_true(n < cap);
-                memcpy(out + n * nqi, lv, nqi * sizeof *lv);
-                n++;
-            }
-            uint32_t q = nqi;
-            while (q-- > 0) {
-                if (++lv[q] <= inc_qi_height(t, q)) break;
-                lv[q] = 0;
-            }
-            if (q == UINT32_MAX) break;
-        }
-    }
-    return n;
-}
-
 #define MAX_NODES 4096
 
 static void check_case(const gen_table *g, const table *t, const model *m, double suppression)
@@ -112,7 +84,7 @@ static void check_case(const gen_table *g, const table *t, const model *m, doubl
     static uint32_t nodes[MAX_NODES * MAX_QI], anon[MAX_NODES * MAX_QI], minimal[MAX_NODES * MAX_QI];
     static unsigned char is_anon[MAX_NODES];
     const uint32_t nqi = t->nqi;
-    const size_t n = all_nodes(t, nodes, MAX_NODES);
+    const size_t n = lattice_all_nodes(t, nodes, MAX_NODES);
     const uint64_t limit = model_suppression_limit(suppression, g->nrows);
     size_t na = 0, nm = 0;
     for (size_t i = 0; i < n; i++) {
@@ -235,7 +207,7 @@ static void check_optimum(const gen_table *g, const table *t, const model *m, do
 {
     static uint32_t nodes[MAX_NODES * MAX_QI];
     const uint32_t nqi = t->nqi;
-    const size_t n = all_nodes(t, nodes, MAX_NODES);
+    const size_t n = lattice_all_nodes(t, nodes, MAX_NODES);
     const uint64_t limit = model_suppression_limit(suppression, g->nrows);
     double best = 0;
     size_t best_i = SIZE_MAX;
@@ -285,22 +257,18 @@ static void test_optimum_agrees_with_brute_force(void **state)
     static const double limits[] = {0, 0.02, 1};
     static const inc_choose by[] = {INC_CHOOSE_GCP, INC_CHOOSE_DM, INC_CHOOSE_HEIGHT};
     for (int round = 0; round < 80; round++) {
-        const char *dir = tu_mkdtemp();
+        const char *dir;
         gen_table g;
-        lattice_generate(&rng, dir, &g);
-        table *t;
-        lattice_load(&g, &t);
+        table *t = lattice_round(&rng, &dir, &g);
         brute_ncp(&g, t);
         model m;
         double ignored;
         random_model(&rng, &g, &m, &ignored);
-        if (m.k > g.nrows) m.k = g.nrows;
         for (int s = 0; s < 3; s++) {
             if (limits[s] > 0 && !inc_model_monotone_with_suppression(&m)) continue;
             check_optimum(&g, t, &m, limits[s], by[(round + s) % 3]);
         }
-        table_free(t);
-        tu_rmtree(dir);
+        lattice_round_end(t, dir);
     }
 }
 
@@ -320,19 +288,16 @@ static void test_pair_bound_sound_and_tight(void **state)
     static const double limits[] = {0.02, 0.1, 1};
     size_t bounded = 0, tight = 0;
     for (int round = 0; round < 60; round++) {
-        const char *dir = tu_mkdtemp();
+        const char *dir;
         gen_table g;
-        lattice_generate(&rng, dir, &g);
-        table *t;
-        lattice_load(&g, &t);
+        table *t = lattice_round(&rng, &dir, &g);
         brute_ncp(&g, t);
         model m;
         double ignored;
         random_model(&rng, &g, &m, &ignored);
-        if (m.k > g.nrows) m.k = g.nrows;
         if (!inc_model_monotone_with_suppression(&m)) m.l_variants = MODEL_L_DISTINCT;
         const uint32_t nqi = t->nqi;
-        const size_t n = all_nodes(t, nodes, MAX_NODES);
+        const size_t n = lattice_all_nodes(t, nodes, MAX_NODES);
         for (int s = 0; s < 3; s++) {
             inc_ctx c;
             ak_error err;
@@ -357,8 +322,7 @@ static void test_pair_bound_sound_and_tight(void **state)
             inc_ctx_free(&c);
             if (nqi == 2) check_optimum(&g, t, &m, limits[s], INC_CHOOSE_GCP);
         }
-        table_free(t);
-        tu_rmtree(dir);
+        lattice_round_end(t, dir);
     }
     assert_true(bounded > 100); /* the bound was exercised, */
     assert_true(tight > 10);    /* also where it is exact */
@@ -367,7 +331,7 @@ static void test_pair_bound_sound_and_tight(void **state)
 static const char *const variant_names[] = {"distinct", "entropy", "recursive", "probabilistic"};
 
 /* A random model and suppression limit; the l-variants that are not monotone
- * under suppression get none. */
+ * under suppression get none. k is at most the table's rows. */
 static void random_model(tu_rng *rng, const gen_table *g, model *m, double *suppression)
 {
     model_init(m);
@@ -379,6 +343,7 @@ static void random_model(tu_rng *rng, const gen_table *g, model *m, double *supp
         m->c = 1 + (double)tu_below(rng, 3);
         if (m->l_variants != MODEL_L_DISTINCT) *suppression = 0;
     }
+    if (m->k > g->nrows) m->k = g->nrows;
 }
 
 static void test_variants_agree_with_brute_force(void **state)
@@ -386,18 +351,14 @@ static void test_variants_agree_with_brute_force(void **state)
     (void)state;
     tu_rng rng = {20260521};
     for (int round = 0; round < 150; round++) {
-        const char *dir = tu_mkdtemp();
+        const char *dir;
         gen_table g;
-        lattice_generate(&rng, dir, &g);
-        table *t;
-        lattice_load(&g, &t);
+        table *t = lattice_round(&rng, &dir, &g);
         model m;
         double suppression;
         random_model(&rng, &g, &m, &suppression);
-        if (m.k > g.nrows) m.k = g.nrows;
         check_case(&g, t, &m, suppression);
-        table_free(t);
-        tu_rmtree(dir);
+        lattice_round_end(t, dir);
     }
 }
 
@@ -429,13 +390,12 @@ static void test_published_tables_verified(void **state)
     tu_rng rng = {777};
     static const char *const chooses[] = {"gcp", "height", "dm"};
     for (int round = 0; round < 60; round++) {
-        const char *dir = tu_mkdtemp();
+        const char *dir;
         gen_table g;
-        lattice_generate(&rng, dir, &g);
+        table *t = lattice_round(&rng, &dir, &g);
         model m;
         double suppression;
         random_model(&rng, &g, &m, &suppression);
-        if (m.k > g.nrows) m.k = g.nrows;
         char out[4096], report[4096];
         snprintf(out, sizeof out, "%s", tu_path(dir, "out.csv"));
         snprintf(report, sizeof report, "%s", tu_path(dir, "report.json"));
@@ -443,8 +403,6 @@ static void test_published_tables_verified(void **state)
         lattice_set(job, ANONKIT_OPT_REPORT, report);
         lattice_set(job, ANONKIT_OPT_CHOOSE, chooses[round % 3]);
         lattice_set(job, ANONKIT_OPT_INCOGNITO_VARIANT, inc_variant_name((inc_variant)(round % INC_VARIANT__COUNT)));
-        table *t;
-        lattice_load(&g, &t);
         uint32_t top[MAX_QI] = {0};
         for (int q = 0; q < g.nqi; q++) top[q] = inc_qi_height(t, (uint32_t)q);
         const int eligible = brute_failing(&g, t, &m, top, NULL) <= model_suppression_limit(suppression, g.nrows);
@@ -453,8 +411,7 @@ static void test_published_tables_verified(void **state)
         anonkit_result *res = tu_anonymize(job, out, eligible, what); /* ineligible: nothing left behind */
         if (!eligible) {
             anonkit_job_free(job);
-            table_free(t);
-            tu_rmtree(dir);
+            lattice_round_end(t, dir);
             continue;
         }
         /* The chosen node from the report, and its rows by brute force. */
@@ -493,8 +450,7 @@ static void test_published_tables_verified(void **state)
         csv_reader_free(rd);
         anonkit_result_free(res);
         anonkit_job_free(job);
-        table_free(t);
-        tu_rmtree(dir);
+        lattice_round_end(t, dir);
     }
 }
 
@@ -517,7 +473,6 @@ static void test_local_recoding_verified(void **state)
         double suppression;
         random_model(&rng, &g, &m, &suppression);
         if (m.l > 0) m.l_variants = MODEL_L_DISTINCT;
-        if (m.k > g.nrows) m.k = g.nrows;
         char out[4096], report[4096], what[32];
         snprintf(out, sizeof out, "%s", tu_path(dir, "out.csv"));
         snprintf(report, sizeof report, "%s", tu_path(dir, "report.json"));
@@ -552,32 +507,7 @@ static void test_local_recoding_verified(void **state)
         assert_int_equal(left, anonkit_result_rows_suppressed(res));
         json_decref(root);
         /* Every label covers the row's value: a node of the QI's hierarchy above the row's leaf. */
-        table *t;
-        lattice_load(&g, &t);
-        csv_reader *rd;
-        ak_error err;
-        assert_int_equal(csv_reader_open(&rd, out, ',', &err), ANONKIT_OK);
-        csv_record rec;
-        assert_int_equal(csv_read(rd, &rec, &err), 1);
-        for (size_t r = 0; r < g.nrows; r++) {
-            assert_int_equal(csv_read(rd, &rec, &err), 1);
-            int stars = 0;
-            for (int q = 0; q < g.nqi; q++) stars += rec.fields[q].len == 1 && rec.fields[q].data[0] == '*';
-            if (stars == g.nqi && left) continue; /* a suppressed row (or one published at every root) */
-            for (int q = 0; q < g.nqi; q++) {
-                const hier *h = t->qi[q].h;
-                const uint32_t node = hier_find_label(h, rec.fields[q].data, rec.fields[q].len);
-                if (node == UINT32_MAX)
-                    fail_msg("%s: row %zu QI %d: '%.*s' is no label of the hierarchy", what, r, q, (int)rec.fields[q].len,
-                             rec.fields[q].data);
-                if (hier_ancestor(h, lattice_leaf_of(&g, t, r, q), hier_node_at(h, node)->level) != node)
-                    fail_msg("%s: row %zu QI %d: '%.*s' does not cover the row's value", what, r, q,
-                             (int)rec.fields[q].len, rec.fields[q].data);
-            }
-        }
-        assert_int_equal(csv_read(rd, &rec, &err), 0);
-        csv_reader_free(rd);
-        table_free(t);
+        lattice_assert_labels_cover(&g, out, left, what);
         anonkit_result_free(res);
         anonkit_job_free(job);
         tu_rmtree(dir);
@@ -606,16 +536,13 @@ static void test_local_refinement(void **state)
     tu_rng rng = {777};
     int lowered = 0;
     for (int round = 0; round < 60; round++) {
-        const char *dir = tu_mkdtemp();
+        const char *dir;
         gen_table g;
-        lattice_generate(&rng, dir, &g);
+        table *t = lattice_round(&rng, &dir, &g);
         model m;
         double suppression;
         random_model(&rng, &g, &m, &suppression);
         if (m.l > 0) m.l_variants = MODEL_L_DISTINCT;
-        if (m.k > g.nrows) m.k = g.nrows;
-        table *t;
-        lattice_load(&g, &t);
         double loss[2];
         uint64_t supp[2];
         int ok = 1;
@@ -642,8 +569,7 @@ static void test_local_refinement(void **state)
             if (loss[1] > loss[0] + 1e-9) fail_msg("round %d: refined loss %.6f above %.6f", round, loss[1], loss[0]);
             lowered += loss[1] < loss[0] - 1e-9;
         }
-        table_free(t);
-        tu_rmtree(dir);
+        lattice_round_end(t, dir);
     }
     assert_true(lowered > 0); /* the refinement does find narrower classes */
 }
