@@ -614,23 +614,42 @@ static anonkit_job *patients_job(const char *dir, const char *k, const char *sup
     return job;
 }
 
-/* The level vectors of report member `name` ("anonymous" or "k_minimal") as "BSZ" digit strings, comma-joined. */
-static void report_nodes(const char *path, const char *name, char *out, size_t size)
+/* The level vectors of report member `name` ("anonymous" or "k_minimal") of
+ * dir/report.json as "BSZ" digit strings, comma-joined, must read `want`. */
+static void assert_report_nodes(const char *dir, const char *name, const char *want)
 {
     json_error_t jerr;
-    json_t *root = json_load_file(path, 0, &jerr);
+    json_t *root = json_load_file(tu_path(dir, "report.json"), 0, &jerr);
     assert_non_null(root);
     json_t *list = json_object_get(json_object_get(root, "incognito"), name);
-    out[0] = '\0';
+    char text[256] = "";
     for (size_t i = 0; i < json_array_size(list); i++) {
         json_t *item = json_array_get(list, i);
         json_t *lv = json_is_array(item) ? item : json_object_get(item, "levels");
         char node[16];
         snprintf(node, sizeof node, "%s%lld%lld%lld", i ? "," : "", json_integer_value(json_array_get(lv, 0)),
                  json_integer_value(json_array_get(lv, 1)), json_integer_value(json_array_get(lv, 2)));
-        strncat(out, node, size - strlen(out) - 1);
+        strncat(text, node, sizeof text - strlen(text) - 1);
     }
     json_decref(root);
+    assert_string_equal(text, want);
+}
+
+/* The job's run, which must succeed (the test fails with the library's message). */
+static anonkit_result *patients_run(anonkit_job *job)
+{
+    anonkit_result *res = NULL;
+    if (anonkit_anonymize(job, &res) != ANONKIT_OK) fail_msg("%s", anonkit_errmsg(job));
+    return res;
+}
+
+/* The published dir/out.csv must read `want`. */
+static void assert_patients_out(const char *dir, const char *want)
+{
+    char *out = tu_read_file(tu_path(dir, "out.csv"), NULL);
+    assert_non_null(out);
+    assert_string_equal(out, want);
+    free(out);
 }
 
 static void test_patients_k2(void **state)
@@ -647,38 +666,30 @@ static void test_patients_k2(void **state)
      * So the least-GCP choice is <B0,S0,Z2>. */
     const char *dir = tu_mkdtemp();
     anonkit_job *job = patients_job(dir, "2", "0");
-    anonkit_result *res;
-    if (anonkit_anonymize(job, &res) != ANONKIT_OK) fail_msg("%s", anonkit_errmsg(job));
-    char text[256];
-    report_nodes(tu_path(dir, "report.json"), "anonymous", text, sizeof text);
-    assert_string_equal(text, "002,110,012,102,111,112"); /* by height, then levels */
-    report_nodes(tu_path(dir, "report.json"), "k_minimal", text, sizeof text);
-    assert_string_equal(text, "002,110");
-    char *out = tu_read_file(tu_path(dir, "out.csv"), NULL);
-    assert_string_equal(out, "Birthdate,Sex,Zipcode,Disease\n"
+    anonkit_result *res = patients_run(job);
+    assert_report_nodes(dir, "anonymous", "002,110,012,102,111,112"); /* by height, then levels */
+    assert_report_nodes(dir, "k_minimal", "002,110");
+    assert_patients_out(dir, "Birthdate,Sex,Zipcode,Disease\n"
                              "1/21/76,Male,537**,Flu\n"
                              "4/13/86,Female,537**,Hepatitis\n"
                              "2/28/76,Male,537**,Brochitis\n"
                              "1/21/76,Male,537**,Broken Arm\n"
                              "4/13/86,Female,537**,AIDS\n"
                              "2/28/76,Male,537**,Hang Nail\n");
-    free(out);
     anonkit_result_free(res);
     /* --choose height ties at 2: the first in order, 002; every variant gives the same. */
     for (int v = 0; v < INC_OPTIMAL; v++) {
         if (v == INC_BINARY_SEARCH) continue;
         lattice_set(job, ANONKIT_OPT_INCOGNITO_VARIANT, inc_variant_name((inc_variant)v));
-        if (anonkit_anonymize(job, &res) != ANONKIT_OK) fail_msg("%s", anonkit_errmsg(job));
-        report_nodes(tu_path(dir, "report.json"), "k_minimal", text, sizeof text);
-        assert_string_equal(text, "002,110");
+        res = patients_run(job);
+        assert_report_nodes(dir, "k_minimal", "002,110");
         anonkit_result_free(res);
     }
     /* The optimal and exhaustive searches list no nodes but publish the same one (GCP 1/3, above). */
     for (int v = INC_OPTIMAL; v <= INC_EXHAUSTIVE; v++) {
         lattice_set(job, ANONKIT_OPT_INCOGNITO_VARIANT, inc_variant_name((inc_variant)v));
-        if (anonkit_anonymize(job, &res) != ANONKIT_OK) fail_msg("%s", anonkit_errmsg(job));
-        report_nodes(tu_path(dir, "report.json"), "k_minimal", text, sizeof text);
-        assert_string_equal(text, "");
+        res = patients_run(job);
+        assert_report_nodes(dir, "k_minimal", "");
         char *again = tu_read_file(tu_path(dir, "out.csv"), NULL);
         assert_non_null(strstr(again, "1/21/76,Male,537**,Flu\n"));
         free(again);
@@ -701,29 +712,22 @@ static void test_patients_k3_suppression(void **state)
      * of 111: 4 rows with B 1, S 1, Z 5370* = 2 of 4 leaves: (4*2.5 + 2*3) / 18 = 8/9. Chosen: <B1,S0,Z2>. */
     const char *dir = tu_mkdtemp();
     anonkit_job *job = patients_job(dir, "3", "0");
-    anonkit_result *res;
-    if (anonkit_anonymize(job, &res) != ANONKIT_OK) fail_msg("%s", anonkit_errmsg(job));
-    char text[256];
-    report_nodes(tu_path(dir, "report.json"), "anonymous", text, sizeof text);
-    assert_string_equal(text, "112");
+    anonkit_result *res = patients_run(job);
+    assert_report_nodes(dir, "anonymous", "112");
     anonkit_result_free(res);
     lattice_set(job, ANONKIT_OPT_SUPPRESSION, "0.34");
-    if (anonkit_anonymize(job, &res) != ANONKIT_OK) fail_msg("%s", anonkit_errmsg(job));
+    res = patients_run(job);
     assert_int_equal(anonkit_result_rows_suppressed(res), 2);
     assert_int_equal(anonkit_result_rows_published(res), 4);
-    report_nodes(tu_path(dir, "report.json"), "anonymous", text, sizeof text);
-    assert_string_equal(text, "102,111,112");
-    report_nodes(tu_path(dir, "report.json"), "k_minimal", text, sizeof text);
-    assert_string_equal(text, "102,111");
-    char *out = tu_read_file(tu_path(dir, "out.csv"), NULL);
-    assert_string_equal(out, "Birthdate,Sex,Zipcode,Disease\n"
+    assert_report_nodes(dir, "anonymous", "102,111,112");
+    assert_report_nodes(dir, "k_minimal", "102,111");
+    assert_patients_out(dir, "Birthdate,Sex,Zipcode,Disease\n"
                              "*,Male,537**,Flu\n"
                              "*,*,*,Hepatitis\n"
                              "*,Male,537**,Brochitis\n"
                              "*,Male,537**,Broken Arm\n"
                              "*,*,*,AIDS\n"
                              "*,Male,537**,Hang Nail\n");
-    free(out);
     anonkit_result_free(res);
     /* The verifier: with the limit the two '*' rows are suppressed; without it they are a class of 2 < 3. */
     anonkit_result *checked = NULL;
