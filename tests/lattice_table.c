@@ -203,6 +203,27 @@ size_t lattice_all_nodes(const table *t, uint32_t *out, size_t cap)
     return n;
 }
 
+void lattice_anonymous_and_minimal(const uint32_t *nodes, size_t n, uint32_t nqi, const unsigned char *is_anon,
+                                   uint32_t *anon, size_t *na, uint32_t *minimal, size_t *nm)
+{
+    *na = *nm = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!is_anon[i]) continue;
+        memcpy(anon + (*na)++ * nqi, nodes + i * nqi, nqi * sizeof *nodes);
+        int min = 1;
+        for (size_t j = 0; j < n && min; j++) {
+            if (!is_anon[j]) continue;
+            uint32_t diff = 0, down = 0;
+            for (uint32_t q = 0; q < nqi; q++) {
+                diff += nodes[j * nqi + q] != nodes[i * nqi + q];
+                down += nodes[j * nqi + q] + 1 == nodes[i * nqi + q];
+            }
+            if (diff == 1 && down == 1) min = 0;
+        }
+        if (min) memcpy(minimal + (*nm)++ * nqi, nodes + i * nqi, nqi * sizeof *nodes);
+    }
+}
+
 void lattice_assert_labels_cover(const gen_table *g, const char *out, uint64_t suppressed, const char *what)
 {
     table *t;

@@ -349,25 +349,9 @@ static void incognito_case(const tu_table *g, const table *t, const model *m)
     const uint32_t nqi = t->nqi;
     const size_t n = lattice_all_nodes(t, nodes, MAX_NODES); /* by height, then lexicographically: the search's order */
     model_work *w = model_work_new(m->ref);
-    size_t na = 0, nm = 0;
-    for (size_t i = 0; i < n; i++) {
-        is_anon[i] = (unsigned char)node_anonymous(g, t, m, w, nodes + i * nqi);
-        if (is_anon[i]) memcpy(anon + na++ * nqi, nodes + i * nqi, nqi * sizeof *nodes);
-    }
-    for (size_t i = 0; i < n; i++) {
-        if (!is_anon[i]) continue;
-        int min = 1;
-        for (size_t j = 0; j < n && min; j++) {
-            if (!is_anon[j]) continue;
-            uint32_t diff = 0, down = 0;
-            for (uint32_t q = 0; q < nqi; q++) {
-                diff += nodes[j * nqi + q] != nodes[i * nqi + q];
-                down += nodes[j * nqi + q] + 1 == nodes[i * nqi + q];
-            }
-            if (diff == 1 && down == 1) min = 0;
-        }
-        if (min) memcpy(minimal + nm++ * nqi, nodes + i * nqi, nqi * sizeof *nodes);
-    }
+    for (size_t i = 0; i < n; i++) is_anon[i] = (unsigned char)node_anonymous(g, t, m, w, nodes + i * nqi);
+    size_t na, nm;
+    lattice_anonymous_and_minimal(nodes, n, nqi, is_anon, anon, &na, minimal, &nm);
     /* the generalization property: every generalization of an anonymous node is anonymous */
     for (size_t i = 0; i < n; i++)
         for (size_t j = 0; j < n && is_anon[i]; j++) {

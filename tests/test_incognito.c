@@ -86,26 +86,9 @@ static void check_case(const gen_table *g, const table *t, const model *m, doubl
     const uint32_t nqi = t->nqi;
     const size_t n = lattice_all_nodes(t, nodes, MAX_NODES);
     const uint64_t limit = model_suppression_limit(suppression, g->nrows);
-    size_t na = 0, nm = 0;
-    for (size_t i = 0; i < n; i++) {
-        is_anon[i] = brute_failing(g, t, m, nodes + i * nqi, NULL) <= limit;
-        if (is_anon[i]) memcpy(anon + na++ * nqi, nodes + i * nqi, nqi * sizeof *nodes);
-    }
-    /* k-minimal: anonymous with no anonymous node one level lower in one attribute. */
-    for (size_t i = 0; i < n; i++) {
-        if (!is_anon[i]) continue;
-        int min = 1;
-        for (size_t j = 0; j < n && min; j++) {
-            if (!is_anon[j]) continue;
-            uint32_t diff = 0, down = 0;
-            for (uint32_t q = 0; q < nqi; q++) {
-                diff += nodes[j * nqi + q] != nodes[i * nqi + q];
-                down += nodes[j * nqi + q] + 1 == nodes[i * nqi + q];
-            }
-            if (diff == 1 && down == 1) min = 0;
-        }
-        if (min) memcpy(minimal + nm++ * nqi, nodes + i * nqi, nqi * sizeof *nodes);
-    }
+    for (size_t i = 0; i < n; i++) is_anon[i] = brute_failing(g, t, m, nodes + i * nqi, NULL) <= limit;
+    size_t na, nm;
+    lattice_anonymous_and_minimal(nodes, n, nqi, is_anon, anon, &na, minimal, &nm);
     const int eligible = is_anon[n - 1]; /* the top node */
     for (int v = 0; v <= INC_OPTIMAL; v++) {
         /* The last round is Cube once more, sharing projections that keep most keys (the optimal
