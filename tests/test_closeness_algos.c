@@ -30,6 +30,7 @@
 #include "model/closeness.h"
 #include "model/model.h"
 #include "lattice_table.h" /* (lattice_all_nodes; its MAX_QI is testutil's) */
+#include "mondrian_check.h"
 #include "testutil.h"
 
 _Static_assert(MAX_QI == TU_MAX_QI, "the random tables' QIs fit the lattice helpers");
@@ -141,59 +142,25 @@ static int rows_hold(const model *m, model_work *w, const table *t, const size_t
     return model_dist_holds(&m->dist, m->ref, w, n, codes, counts, d);
 }
 
+/* rows_hold for mc_assert_minimal: the model and its work space. */
+typedef struct hold_ctx {
+    const model *m;
+    model_work *w;
+} hold_ctx;
+
+static int ctx_rows_hold(void *ctx, const table *t, const size_t *rows, size_t n)
+{
+    const hold_ctx *h = ctx;
+    return rows_hold(h->m, h->w, t, rows, n);
+}
+
 /* Brute force: no allowable split remains in any class of p. */
 static void assert_minimal(const model *m, const table *t, const partition *p)
 {
-    model_work *w = model_work_new(m->ref);
-    size_t *rows = malloc(t->nrows * sizeof *rows), *left = malloc(t->nrows * sizeof *left),
-           *right = malloc(t->nrows * sizeof *right);
-    assert_true(w && rows && left && right);
-    for (size_t c = 0; c < p->nclasses; c++) {
-        size_t n = 0;
-        for (size_t r = 0; r < t->nrows; r++)
-            if (p->class_of[r] == c) rows[n++] = r;
-        if (!rows_hold(m, w, t, rows, n)) fail_msg("class %zu violates the model", c);
-        for (uint32_t q = 0; q < t->nqi; q++) {
-            const table_qi *a = &t->qi[q];
-            uint32_t lo = UINT32_MAX, hi = 0;
-            for (size_t i = 0; i < n; i++) {
-                const uint32_t v = a->codes[rows[i]];
-                if (v < lo) lo = v;
-                if (v > hi) hi = v;
-            }
-            if (lo == hi) continue;
-            if (a->kind == ATTR_NUMERIC) {
-                for (uint32_t cut = lo + 1; cut <= hi; cut++) {
-                    size_t nl = 0, nr = 0;
-                    for (size_t i = 0; i < n; i++) {
-                        if (a->codes[rows[i]] < cut) left[nl++] = rows[i];
-                        else right[nr++] = rows[i];
-                    }
-                    if (nl && nr && rows_hold(m, w, t, left, nl) && rows_hold(m, w, t, right, nr))
-                        fail_msg("class %zu: numeric QI %u can still be split below code %u", c, q, cut);
-                }
-            } else {
-                const hier_node *u = hier_node_at(a->h, hier_lca(a->h, lo, hi));
-                int all_hold = 1, nonempty = 0;
-                for (uint32_t ch = 0; ch < u->nchildren; ch++) {
-                    const hier_node *child = hier_node_at(a->h, hier_children(a->h)[u->first_child + ch]);
-                    size_t nl = 0;
-                    for (size_t i = 0; i < n; i++) {
-                        const uint32_t v = a->codes[rows[i]];
-                        if (v >= child->lo && v <= child->hi) left[nl++] = rows[i];
-                    }
-                    if (!nl) continue;
-                    nonempty++;
-                    if (!rows_hold(m, w, t, left, nl)) all_hold = 0;
-                }
-                if (nonempty >= 2 && all_hold) fail_msg("class %zu: categorical QI %u can still be specialized", c, q);
-            }
-        }
-    }
-    free(rows);
-    free(left);
-    free(right);
-    model_work_free(w);
+    hold_ctx h = {m, model_work_new(m->ref)};
+    assert_non_null(h.w);
+    mc_assert_minimal(t, p, ctx_rows_hold, &h);
+    model_work_free(h.w);
 }
 
 static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }

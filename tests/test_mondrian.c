@@ -24,6 +24,7 @@
 #include "core/table.h"
 #include "io/csv.h"
 #include "model/model.h"
+#include "mondrian_check.h"
 #include "testutil.h"
 
 #define MAX_QI TU_MAX_QI
@@ -65,69 +66,16 @@ static void random_model(tu_rng *rng, const gen_table *g, model *m, anonkit_job 
     }
 }
 
-/* Whether the rows in `rows` satisfy m (counts computed here, independently). */
-static int rows_hold(const model *m, const table *t, const size_t *rows, size_t n)
+/* Whether the rows in `rows` satisfy the model ctx points to (counts
+ * computed here, independently); the mc_rows_hold of mc_assert_minimal. */
+static int rows_hold(void *ctx, const table *t, const size_t *rows, size_t n)
 {
     uint32_t counts[64] = {0}, list[64], scratch[64];
     size_t distinct = 0;
     for (size_t i = 0; i < n; i++) counts[t->sensitive_codes[rows[i]]]++;
     for (int s = 0; s < 64; s++)
         if (counts[s]) list[distinct++] = counts[s];
-    return model_holds(m, n, list, distinct, scratch);
-}
-
-/* Brute force: no allowable split remains in any class. */
-static void assert_minimal(const model *m, const table *t, const partition *p)
-{
-    size_t *rows = malloc(t->nrows * sizeof *rows), *left = malloc(t->nrows * sizeof *left),
-           *right = malloc(t->nrows * sizeof *right);
-    for (size_t c = 0; c < p->nclasses; c++) {
-        size_t n = 0;
-        for (size_t r = 0; r < t->nrows; r++)
-            if (p->class_of[r] == c) rows[n++] = r;
-        assert_int_equal(n, p->count[c]);
-        for (uint32_t q = 0; q < t->nqi; q++) {
-            const table_qi *a = &t->qi[q];
-            uint32_t lo = UINT32_MAX, hi = 0;
-            for (size_t i = 0; i < n; i++) {
-                uint32_t v = a->codes[rows[i]];
-                if (v < lo) lo = v;
-                if (v > hi) hi = v;
-            }
-            assert_int_equal(lo, partition_lo(p, c)[q]); /* box = actual extent */
-            assert_int_equal(hi, partition_hi(p, c)[q]);
-            if (lo == hi) continue;
-            if (a->kind == ATTR_NUMERIC) {
-                for (uint32_t cut = lo + 1; cut <= hi; cut++) {
-                    size_t nl = 0, nr = 0;
-                    for (size_t i = 0; i < n; i++) {
-                        if (a->codes[rows[i]] < cut) left[nl++] = rows[i];
-                        else right[nr++] = rows[i];
-                    }
-                    if (nl && nr && rows_hold(m, t, left, nl) && rows_hold(m, t, right, nr))
-                        fail_msg("class %zu: numeric QI %u can still be split below code %u", c, q, cut);
-                }
-            } else {
-                const hier_node *u = hier_node_at(a->h, hier_lca(a->h, lo, hi));
-                int all_hold = 1, nonempty = 0;
-                for (uint32_t ch = 0; ch < u->nchildren; ch++) {
-                    const hier_node *child = hier_node_at(a->h, hier_children(a->h)[u->first_child + ch]);
-                    size_t nl = 0;
-                    for (size_t i = 0; i < n; i++) {
-                        uint32_t v = a->codes[rows[i]];
-                        if (v >= child->lo && v <= child->hi) left[nl++] = rows[i];
-                    }
-                    if (!nl) continue;
-                    nonempty++;
-                    if (!rows_hold(m, t, left, nl)) all_hold = 0;
-                }
-                if (nonempty >= 2 && all_hold) fail_msg("class %zu: categorical QI %u can still be specialized", c, q);
-            }
-        }
-    }
-    free(rows);
-    free(left);
-    free(right);
+    return model_holds(ctx, n, list, distinct, scratch);
 }
 
 /* Strict partitioning: any two class boxes are disjoint in some QI. */
@@ -263,7 +211,7 @@ static void test_random_tables(void **state)
             assert_int_equal(partition_init(&p, t->nrows, t->nqi, &err), ANONKIT_OK);
             assert_int_equal(mdr_run(t, &m, 1, &p, &err), ANONKIT_OK);
             assert_int_equal(p.nclasses, anonkit_result_classes(res));
-            assert_minimal(&m, t, &p);
+            mc_assert_minimal(t, &p, rows_hold, &m);
             assert_strict(&p);
             partition_free(&p);
             table_free(t);
