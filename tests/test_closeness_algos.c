@@ -61,6 +61,24 @@ static void write_sens_hierarchy(const char *path)
     fclose(f);
 }
 
+/* A fresh random case: a folder (into dir) with the path of its output
+ * (out.csv) and the sensitive hierarchy (s.csv, written; path into shier),
+ * and a random table of shape `base` in it, its sensitive column numeric one
+ * time in three (sc, which the table's tail writes from). */
+static void random_case(tu_rng *rng, const tu_table_shape *base, char dir[4096], char out[4200], char shier[4200],
+                        sens_ctx *sc, tu_table *g)
+{
+    snprintf(dir, 4096, "%s", tu_mkdtemp());
+    snprintf(out, 4200, "%s/out.csv", dir);
+    snprintf(shier, 4200, "%s/s.csv", dir);
+    write_sens_hierarchy(shier);
+    memset(sc, 0, sizeof *sc);
+    sc->numeric = tu_below(rng, 3) == 0;
+    tu_table_shape shape = *base;
+    shape.ctx = sc;
+    tu_random_table(rng, dir, &shape, g);
+}
+
 /* A random distribution model (and k) into the job and into m. */
 static void random_model(tu_rng *rng, const tu_table *g, int numeric, const char *shier, model *m, anonkit_job *job)
 {
@@ -197,19 +215,10 @@ static void test_mondrian_family(void **state)
     static const char *const algos[] = {"mondrian", "rothko-t", "rothko-s"};
     char *mondrian_text = NULL;
     for (int iter = 0; iter < 90; iter++) {
-        const char *dir = tu_mkdtemp();
         char dir_copy[4096], out[4200], shier[4200];
-        snprintf(dir_copy, sizeof dir_copy, "%s", dir);
-        snprintf(out, sizeof out, "%s/out.csv", dir_copy);
-        snprintf(shier, sizeof shier, "%s/s.csv", dir_copy);
-        write_sens_hierarchy(shier);
         sens_ctx sc;
-        memset(&sc, 0, sizeof sc);
-        sc.numeric = tu_below(&rng, 3) == 0;
-        tu_table_shape shape = mondrian_shape;
-        shape.ctx = &sc;
         tu_table g;
-        tu_random_table(&rng, dir_copy, &shape, &g);
+        random_case(&rng, &mondrian_shape, dir_copy, out, shier, &sc, &g);
         model m;
         const tu_rng replay_seed = rng; /* the model is drawn again from here for each algorithm's job */
         anonkit_job *probe = anonkit_job_create();
@@ -359,19 +368,10 @@ static void test_incognito(void **state)
     tu_rng rng = {77};
     int eligible_runs = 0, several = 0;
     for (int iter = 0; iter < 70; iter++) {
-        const char *dir = tu_mkdtemp();
         char dir_copy[4096], out[4200], shier[4200];
-        snprintf(dir_copy, sizeof dir_copy, "%s", dir);
-        snprintf(out, sizeof out, "%s/out.csv", dir_copy);
-        snprintf(shier, sizeof shier, "%s/s.csv", dir_copy);
-        write_sens_hierarchy(shier);
         sens_ctx sc;
-        memset(&sc, 0, sizeof sc);
-        sc.numeric = tu_below(&rng, 3) == 0;
-        tu_table_shape shape = incognito_shape;
-        shape.ctx = &sc;
         tu_table g;
-        tu_random_table(&rng, dir_copy, &shape, &g);
+        random_case(&rng, &incognito_shape, dir_copy, out, shier, &sc, &g);
         anonkit_job *job = anonkit_job_create();
         tu_job_table(job, &g);
         model m;
