@@ -8,7 +8,9 @@
 
 #include <cmocka.h>
 
+#include "algo/incognito/incognito.h"
 #include "core/hierarchy.h"
+#include "io/csv.h"
 
 void lattice_write_interval_hierarchy(const char *path, int n, int levels, int reversed)
 {
@@ -156,4 +158,98 @@ void lattice_row_ncp(const gen_table *g, const table *t, double ncp[MAX_QI][LATT
         for (uint32_t l = 0; l <= height; l++)
             for (size_t r = 0; r < g->nrows; r++) ncp[q][l][r] = row_ncp_at(g, t, q, l, r);
     }
+}
+
+table *lattice_round(tu_rng *rng, const char **dir, gen_table *g)
+{
+    *dir = tu_mkdtemp();
+    lattice_generate(rng, *dir, g);
+    table *t;
+    lattice_load(g, &t);
+    return t;
+}
+
+void lattice_round_end(table *t, const char *dir)
+{
+    if (t) table_free(t);
+    tu_rmtree(dir);
+}
+
+size_t lattice_all_nodes(const table *t, uint32_t *out, size_t cap)
+{
+    const uint32_t nqi = t->nqi;
+    assert_true(nqi <= MAX_QI);
+    uint32_t maxh = 0;
+    for (uint32_t q = 0; q < nqi; q++) maxh += inc_qi_height(t, q);
+    size_t n = 0;
+    for (uint32_t h = 0; h <= maxh; h++) {
+        uint32_t lv[MAX_QI] = {0};
+        for (;;) {
+            uint32_t sum = 0;
+            for (uint32_t q = 0; q < nqi; q++) sum += lv[q];
+            if (sum == h) {
+                assert_true(n < cap);
+                memcpy(out + n * nqi, lv, nqi * sizeof *lv);
+                n++;
+            }
+            uint32_t q = nqi;
+            while (q-- > 0) {
+                if (++lv[q] <= inc_qi_height(t, q)) break;
+                lv[q] = 0;
+            }
+            if (q == UINT32_MAX) break;
+        }
+    }
+    return n;
+}
+
+void lattice_anonymous_and_minimal(const uint32_t *nodes, size_t n, uint32_t nqi, const unsigned char *is_anon,
+                                   uint32_t *anon, size_t *na, uint32_t *minimal, size_t *nm)
+{
+    *na = *nm = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!is_anon[i]) continue;
+        memcpy(anon + (*na)++ * nqi, nodes + i * nqi, nqi * sizeof *nodes);
+        int min = 1;
+        for (size_t j = 0; j < n && min; j++) {
+            if (!is_anon[j]) continue;
+            uint32_t diff = 0, down = 0;
+            for (uint32_t q = 0; q < nqi; q++) {
+                diff += nodes[j * nqi + q] != nodes[i * nqi + q];
+                down += nodes[j * nqi + q] + 1 == nodes[i * nqi + q];
+            }
+            if (diff == 1 && down == 1) min = 0;
+        }
+        if (min) memcpy(minimal + (*nm)++ * nqi, nodes + i * nqi, nqi * sizeof *nodes);
+    }
+}
+
+void lattice_assert_labels_cover(const gen_table *g, const char *out, uint64_t suppressed, const char *what)
+{
+    table *t;
+    lattice_load(g, &t);
+    csv_reader *rd;
+    ak_error err;
+    assert_int_equal(csv_reader_open(&rd, out, ',', &err), ANONKIT_OK);
+    csv_record rec;
+    assert_int_equal(csv_read(rd, &rec, &err), 1);
+    for (size_t r = 0; r < g->nrows; r++) {
+        assert_int_equal(csv_read(rd, &rec, &err), 1);
+        int stars = 0;
+        for (int q = 0; q < g->nqi; q++) stars += rec.fields[q].len == 1 && rec.fields[q].data[0] == '*';
+        if (stars == g->nqi && suppressed) continue; /* a suppressed row (or one published at every root) */
+        for (int q = 0; q < g->nqi; q++) {
+            const hier *h = t->qi[q].h;
+            const uint32_t node = hier_find_label(h, rec.fields[q].data, rec.fields[q].len);
+            if (node == UINT32_MAX)
+                fail_msg("%s: row %zu QI %d: '%.*s' is no label of the hierarchy", what, r, q, (int)rec.fields[q].len,
+                         rec.fields[q].data);
+            if (hier_ancestor(h, lattice_leaf_of(g, t, r, q), hier_node_at(h, node)->level) != node)
+                fail_msg("%s: row %zu QI %d: '%.*s' does not cover the row's value", what, r, q, (int)rec.fields[q].len,
+                         rec.fields[q].data);
+        }
+    }
+    assert_int_equal(csv_read(rd, &rec, &err), 0);
+    csv_reader_free(rd);
+    table_free(t);
 }

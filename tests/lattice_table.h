@@ -48,4 +48,25 @@ void lattice_set(anonkit_job *job, anonkit_option o, const char *v);
  * kept in input order. The caller adds the privacy model. */
 anonkit_job *lattice_job(const gen_table *g, const char *algorithm, const char *out);
 
+/* One random round: a fresh folder (*dir, until the next tu_mkdtemp), a
+ * random table in it (lattice_generate into *g) and that table loaded
+ * (lattice_load), which the caller frees with lattice_round_end. */
+table *lattice_round(tu_rng *rng, const char **dir, gen_table *g);
+/* Frees the round's table (NULL allowed) and removes its folder. */
+void lattice_round_end(table *t, const char *dir);
+/* Every node of t's generalization lattice (level vectors of t->nqi
+ * entries, at most cap of them, into out), in order of height, then
+ * lexicographically: the order of Incognito's search [LeFevre05]. */
+size_t lattice_all_nodes(const table *t, uint32_t *out, size_t cap);
+/* Of the n nodes (nqi levels each) of which is_anon[i] marks the anonymous
+ * ones: the anonymous nodes into anon (*na of them) and the k-minimal ones
+ * into minimal (*nm), both in the nodes' order. k-minimal: anonymous, with
+ * no anonymous node one level lower in one QI [LeFevre05]. */
+void lattice_anonymous_and_minimal(const uint32_t *nodes, size_t n, uint32_t nqi, const unsigned char *is_anon,
+                                   uint32_t *anon, size_t *na, uint32_t *minimal, size_t *nm);
+/* Every row of the published file out: each QI's label a node of its
+ * hierarchy above the row's own value in g (rows of all '*' are skipped when
+ * `suppressed` rows were). `what` names the case in failure messages. */
+void lattice_assert_labels_cover(const gen_table *g, const char *out, uint64_t suppressed, const char *what);
+
 #endif

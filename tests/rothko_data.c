@@ -20,6 +20,22 @@
 #include "rothko_data.h"
 
 /* Sets option o of job to v or fails the test with the job's message. */
+void rk_files_new(rk_files *files)
+{
+    snprintf(files->dir, sizeof files->dir, "%s", tu_mkdtemp());
+    snprintf(files->out, sizeof files->out, "%s/out.csv", files->dir);
+    snprintf(files->report, sizeof files->report, "%s/report.json", files->dir);
+    snprintf(files->spill, sizeof files->spill, "%s/spill", files->dir);
+}
+
+int rk_random_qis(tu_rng *rng, int most, int categorical[8])
+{
+    assert_true(most >= 2 && most <= 8);
+    const int nqi = 2 + (int)tu_below(rng, (uint64_t)most - 1);
+    for (int q = 0; q < nqi; q++) categorical[q] = tu_below(rng, 2) == 0;
+    return nqi;
+}
+
 void rk_must_set(anonkit_job *job, anonkit_option o, const char *v)
 {
     if (anonkit_job_set(job, o, v) != ANONKIT_OK) fail_msg("set %s=%s: %s", anonkit_option_name(o), v, anonkit_errmsg(job));

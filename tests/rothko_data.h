@@ -9,6 +9,18 @@
 #include "anonkit/anonkit.h"
 #include "testutil.h"
 
+/* A fresh folder (tu_mkdtemp, copied out of its static storage) and the
+ * paths the tests use in it: out.csv, report.json and the folder spill
+ * (not created). */
+typedef struct rk_files {
+    char dir[4096], out[4200], report[4200], spill[4200];
+} rk_files;
+void rk_files_new(rk_files *files);
+
+/* Random QI kinds for a random table: 2 to `most` QIs (returned), each
+ * categorical (categorical[q] = 1) one time in two. */
+int rk_random_qis(tu_rng *rng, int most, int categorical[8]);
+
 /* Sets option o of job to v or fails the test with the job's message. */
 void rk_must_set(anonkit_job *job, anonkit_option o, const char *v);
 /* Writes a random hierarchy h<q>.csv for each categorical QI q (its leaf

@@ -29,9 +29,11 @@
 #include "core/table.h"
 #include "model/closeness.h"
 #include "model/model.h"
+#include "lattice_table.h" /* (lattice_all_nodes; its MAX_QI is testutil's) */
+#include "mondrian_check.h"
 #include "testutil.h"
 
-#define MAX_QI TU_MAX_QI
+_Static_assert(MAX_QI == TU_MAX_QI, "the random tables' QIs fit the lattice helpers");
 
 /* The sensitive column: categorical d0..d7 (a hierarchy groups them by
  * threes), or numeric (the ordered distance). */
@@ -57,6 +59,24 @@ static void write_sens_hierarchy(const char *path)
     assert_non_null(f);
     for (int v = 7; v >= 0; v--) fprintf(f, "d%d;G%d;*\n", v, v / 3);
     fclose(f);
+}
+
+/* A fresh random case: a folder (into dir) with the path of its output
+ * (out.csv) and the sensitive hierarchy (s.csv, written; path into shier),
+ * and a random table of shape `base` in it, its sensitive column numeric one
+ * time in three (sc, which the table's tail writes from). */
+static void random_case(tu_rng *rng, const tu_table_shape *base, char dir[4096], char out[4200], char shier[4200],
+                        sens_ctx *sc, tu_table *g)
+{
+    snprintf(dir, 4096, "%s", tu_mkdtemp());
+    snprintf(out, 4200, "%s/out.csv", dir);
+    snprintf(shier, 4200, "%s/s.csv", dir);
+    write_sens_hierarchy(shier);
+    memset(sc, 0, sizeof *sc);
+    sc->numeric = tu_below(rng, 3) == 0;
+    tu_table_shape shape = *base;
+    shape.ctx = sc;
+    tu_random_table(rng, dir, &shape, g);
 }
 
 /* A random distribution model (and k) into the job and into m. */
@@ -140,59 +160,25 @@ static int rows_hold(const model *m, model_work *w, const table *t, const size_t
     return model_dist_holds(&m->dist, m->ref, w, n, codes, counts, d);
 }
 
+/* rows_hold for mc_assert_minimal: the model and its work space. */
+typedef struct hold_ctx {
+    const model *m;
+    model_work *w;
+} hold_ctx;
+
+static int ctx_rows_hold(void *ctx, const table *t, const size_t *rows, size_t n)
+{
+    const hold_ctx *h = ctx;
+    return rows_hold(h->m, h->w, t, rows, n);
+}
+
 /* Brute force: no allowable split remains in any class of p. */
 static void assert_minimal(const model *m, const table *t, const partition *p)
 {
-    model_work *w = model_work_new(m->ref);
-    size_t *rows = malloc(t->nrows * sizeof *rows), *left = malloc(t->nrows * sizeof *left),
-           *right = malloc(t->nrows * sizeof *right);
-    assert_true(w && rows && left && right);
-    for (size_t c = 0; c < p->nclasses; c++) {
-        size_t n = 0;
-        for (size_t r = 0; r < t->nrows; r++)
-            if (p->class_of[r] == c) rows[n++] = r;
-        if (!rows_hold(m, w, t, rows, n)) fail_msg("class %zu violates the model", c);
-        for (uint32_t q = 0; q < t->nqi; q++) {
-            const table_qi *a = &t->qi[q];
-            uint32_t lo = UINT32_MAX, hi = 0;
-            for (size_t i = 0; i < n; i++) {
-                const uint32_t v = a->codes[rows[i]];
-                if (v < lo) lo = v;
-                if (v > hi) hi = v;
-            }
-            if (lo == hi) continue;
-            if (a->kind == ATTR_NUMERIC) {
-                for (uint32_t cut = lo + 1; cut <= hi; cut++) {
-                    size_t nl = 0, nr = 0;
-                    for (size_t i = 0; i < n; i++) {
-                        if (a->codes[rows[i]] < cut) left[nl++] = rows[i];
-                        else right[nr++] = rows[i];
-                    }
-                    if (nl && nr && rows_hold(m, w, t, left, nl) && rows_hold(m, w, t, right, nr))
-                        fail_msg("class %zu: numeric QI %u can still be split below code %u", c, q, cut);
-                }
-            } else {
-                const hier_node *u = hier_node_at(a->h, hier_lca(a->h, lo, hi));
-                int all_hold = 1, nonempty = 0;
-                for (uint32_t ch = 0; ch < u->nchildren; ch++) {
-                    const hier_node *child = hier_node_at(a->h, hier_children(a->h)[u->first_child + ch]);
-                    size_t nl = 0;
-                    for (size_t i = 0; i < n; i++) {
-                        const uint32_t v = a->codes[rows[i]];
-                        if (v >= child->lo && v <= child->hi) left[nl++] = rows[i];
-                    }
-                    if (!nl) continue;
-                    nonempty++;
-                    if (!rows_hold(m, w, t, left, nl)) all_hold = 0;
-                }
-                if (nonempty >= 2 && all_hold) fail_msg("class %zu: categorical QI %u can still be specialized", c, q);
-            }
-        }
-    }
-    free(rows);
-    free(left);
-    free(right);
-    model_work_free(w);
+    hold_ctx h = {m, model_work_new(m->ref)};
+    assert_non_null(h.w);
+    mc_assert_minimal(t, p, ctx_rows_hold, &h);
+    model_work_free(h.w);
 }
 
 static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
@@ -229,19 +215,10 @@ static void test_mondrian_family(void **state)
     static const char *const algos[] = {"mondrian", "rothko-t", "rothko-s"};
     char *mondrian_text = NULL;
     for (int iter = 0; iter < 90; iter++) {
-        const char *dir = tu_mkdtemp();
         char dir_copy[4096], out[4200], shier[4200];
-        snprintf(dir_copy, sizeof dir_copy, "%s", dir);
-        snprintf(out, sizeof out, "%s/out.csv", dir_copy);
-        snprintf(shier, sizeof shier, "%s/s.csv", dir_copy);
-        write_sens_hierarchy(shier);
         sens_ctx sc;
-        memset(&sc, 0, sizeof sc);
-        sc.numeric = tu_below(&rng, 3) == 0;
-        tu_table_shape shape = mondrian_shape;
-        shape.ctx = &sc;
         tu_table g;
-        tu_random_table(&rng, dir_copy, &shape, &g);
+        random_case(&rng, &mondrian_shape, dir_copy, out, shier, &sc, &g);
         model m;
         const tu_rng replay_seed = rng; /* the model is drawn again from here for each algorithm's job */
         anonkit_job *probe = anonkit_job_create();
@@ -346,47 +323,11 @@ static void incognito_case(const tu_table *g, const table *t, const model *m)
     static uint32_t nodes[MAX_NODES * MAX_QI], anon[MAX_NODES * MAX_QI], minimal[MAX_NODES * MAX_QI];
     static unsigned char is_anon[MAX_NODES];
     const uint32_t nqi = t->nqi;
-    uint32_t maxh = 0;
-    for (uint32_t q = 0; q < nqi; q++) maxh += inc_qi_height(t, q);
-    size_t n = 0;
-    for (uint32_t h = 0; h <= maxh; h++) { /* by height, then lexicographically: the search's order */
-        uint32_t lv[MAX_QI] = {0};
-        for (;;) {
-            uint32_t sum = 0;
-            for (uint32_t q = 0; q < nqi; q++) sum += lv[q];
-            if (sum == h) {
-                assert_true(n < MAX_NODES);
-                memcpy(nodes + n * nqi, lv, nqi * sizeof *lv);
-                n++;
-            }
-            uint32_t q = nqi;
-            while (q-- > 0) {
-                if (++lv[q] <= inc_qi_height(t, q)) break;
-                lv[q] = 0;
-            }
-            if (q == UINT32_MAX) break;
-        }
-    }
+    const size_t n = lattice_all_nodes(t, nodes, MAX_NODES); /* by height, then lexicographically: the search's order */
     model_work *w = model_work_new(m->ref);
-    size_t na = 0, nm = 0;
-    for (size_t i = 0; i < n; i++) {
-        is_anon[i] = (unsigned char)node_anonymous(g, t, m, w, nodes + i * nqi);
-        if (is_anon[i]) memcpy(anon + na++ * nqi, nodes + i * nqi, nqi * sizeof *nodes);
-    }
-    for (size_t i = 0; i < n; i++) {
-        if (!is_anon[i]) continue;
-        int min = 1;
-        for (size_t j = 0; j < n && min; j++) {
-            if (!is_anon[j]) continue;
-            uint32_t diff = 0, down = 0;
-            for (uint32_t q = 0; q < nqi; q++) {
-                diff += nodes[j * nqi + q] != nodes[i * nqi + q];
-                down += nodes[j * nqi + q] + 1 == nodes[i * nqi + q];
-            }
-            if (diff == 1 && down == 1) min = 0;
-        }
-        if (min) memcpy(minimal + nm++ * nqi, nodes + i * nqi, nqi * sizeof *nodes);
-    }
+    for (size_t i = 0; i < n; i++) is_anon[i] = (unsigned char)node_anonymous(g, t, m, w, nodes + i * nqi);
+    size_t na, nm;
+    lattice_anonymous_and_minimal(nodes, n, nqi, is_anon, anon, &na, minimal, &nm);
     /* the generalization property: every generalization of an anonymous node is anonymous */
     for (size_t i = 0; i < n; i++)
         for (size_t j = 0; j < n && is_anon[i]; j++) {
@@ -427,19 +368,10 @@ static void test_incognito(void **state)
     tu_rng rng = {77};
     int eligible_runs = 0, several = 0;
     for (int iter = 0; iter < 70; iter++) {
-        const char *dir = tu_mkdtemp();
         char dir_copy[4096], out[4200], shier[4200];
-        snprintf(dir_copy, sizeof dir_copy, "%s", dir);
-        snprintf(out, sizeof out, "%s/out.csv", dir_copy);
-        snprintf(shier, sizeof shier, "%s/s.csv", dir_copy);
-        write_sens_hierarchy(shier);
         sens_ctx sc;
-        memset(&sc, 0, sizeof sc);
-        sc.numeric = tu_below(&rng, 3) == 0;
-        tu_table_shape shape = incognito_shape;
-        shape.ctx = &sc;
         tu_table g;
-        tu_random_table(&rng, dir_copy, &shape, &g);
+        random_case(&rng, &incognito_shape, dir_copy, out, shier, &sc, &g);
         anonkit_job *job = anonkit_job_create();
         tu_job_table(job, &g);
         model m;

@@ -117,36 +117,33 @@ static int whole_table_holds(const gen_table *g, const rand_model *m, const char
     return rc == ANONKIT_OK;
 }
 
-/* Every row of the output: each QI's label a node of its hierarchy above the
- * row's value (suppressed rows, all '*', skipped when some were suppressed). */
-static void labels_cover_rows(const gen_table *g, const char *out, uint64_t suppressed, const char *what)
+/* k-anonymity alone, k at most the table's nrows. */
+static model k_model(uint64_t k, size_t nrows)
 {
-    table *t;
-    lattice_load(g, &t);
-    csv_reader *rd;
+    model m;
+    model_init(&m);
+    m.k = k > nrows ? nrows : k;
+    return m;
+}
+
+/* Runs local recoding (inc_local) on t under m and o into *p, which it
+ * initializes; the caller frees *p and *res. The run must succeed. */
+static void run_local(const table *t, const model *m, const inc_local_options *o, partition *p, inc_local_result *res)
+{
     ak_error err;
-    assert_int_equal(csv_reader_open(&rd, out, ',', &err), ANONKIT_OK);
-    csv_record rec;
-    assert_int_equal(csv_read(rd, &rec, &err), 1);
-    for (size_t r = 0; r < g->nrows; r++) {
-        assert_int_equal(csv_read(rd, &rec, &err), 1);
-        int stars = 0;
-        for (int q = 0; q < g->nqi; q++) stars += rec.fields[q].len == 1 && rec.fields[q].data[0] == '*';
-        if (stars == g->nqi && suppressed) continue;
-        for (int q = 0; q < g->nqi; q++) {
-            const hier *h = t->qi[q].h;
-            const uint32_t node = hier_find_label(h, rec.fields[q].data, rec.fields[q].len);
-            if (node == UINT32_MAX)
-                fail_msg("%s: row %zu QI %d: '%.*s' is no label of the hierarchy", what, r, q, (int)rec.fields[q].len,
-                         rec.fields[q].data);
-            if (hier_ancestor(h, lattice_leaf_of(g, t, r, q), hier_node_at(h, node)->level) != node)
-                fail_msg("%s: row %zu QI %d: '%.*s' does not cover the row's value", what, r, q, (int)rec.fields[q].len,
-                         rec.fields[q].data);
-        }
-    }
-    assert_int_equal(csv_read(rd, &rec, &err), 0);
-    csv_reader_free(rd);
-    table_free(t);
+    assert_int_equal(partition_init(p, t->nrows, t->nqi, &err), ANONKIT_OK);
+    assert_int_equal(inc_local(t, m, o, p, res, &err), ANONKIT_OK);
+}
+
+/* Whether a class of n rows with these counts of each sensitive value
+ * (d0..d63) satisfies m, by model_holds. */
+static int counts_hold(const model *m, uint64_t n, const uint32_t counts[64])
+{
+    uint32_t list[64], scratch[64];
+    size_t distinct = 0;
+    for (int s = 0; s < 64; s++)
+        if (counts[s]) list[distinct++] = counts[s];
+    return model_holds(m, n, list, distinct, scratch);
 }
 
 /* Every model through the API: verified output, covering labels, the method
@@ -184,7 +181,7 @@ static void test_local_every_model_verified(void **state)
         if (m.kind == 0 || (split && holds)) assert_int_equal(supp, 0);
         uint64_t vsupp;
         assert_int_equal(tu_verify_suppressed(job, out, what, NULL, &vsupp), g.nrows);
-        labels_cover_rows(&g, out, supp, what);
+        lattice_assert_labels_cover(&g, out, supp, what);
         json_error_t jerr;
         json_t *root = json_load_file(report, 0, &jerr);
         assert_non_null(root);
@@ -209,7 +206,7 @@ static double checked_loss(const gen_table *g, const table *t, const model *m, c
 {
     double loss = 0;
     for (size_t c = 0; c < p->nclasses; c++) {
-        uint32_t counts[64] = {0}, list[64], scratch[64];
+        uint32_t counts[64] = {0};
         uint64_t n = 0;
         for (size_t r = 0; r < g->nrows; r++) {
             if (p->class_of[r] != c) continue;
@@ -225,10 +222,7 @@ static double checked_loss(const gen_table *g, const table *t, const model *m, c
         assert_int_equal(n, p->count[c]);
         for (int q = 0; q < g->nqi; q++)
             loss += (double)n * table_ncp(t, (uint32_t)q, partition_lo(p, c)[q], partition_hi(p, c)[q]);
-        size_t distinct = 0;
-        for (int s = 0; s < 64; s++)
-            if (counts[s]) list[distinct++] = counts[s];
-        if (n && !model_holds(m, n, list, distinct, scratch))
+        if (n && !counts_hold(m, n, counts))
             fail_msg("round %d: class %zu of %llu rows fails the model", round, c, (unsigned long long)n);
         for (size_t d = c + 1; d < p->nclasses; d++)
             if (p->count[d] && n && !memcmp(p->node + c * t->nqi, p->node + d * t->nqi, t->nqi * sizeof *p->node))
@@ -255,29 +249,23 @@ static void test_iterate_refined_never_worse(void **state)
     tu_rng rng = {4242};
     int lifted = 0, evicted = 0, evicted_large = 0, lowered = 0;
     for (int round = 0; round < 120; round++) {
-        const char *dir = tu_mkdtemp();
+        const char *dir;
         gen_table g;
-        lattice_generate(&rng, dir, &g);
-        table *t;
-        lattice_load(&g, &t);
-        model m;
-        model_init(&m);
-        m.k = 1 + tu_below(&rng, tu_below(&rng, 3) == 0 ? g.nrows : 6);
-        if (round % 4 == 3) m.k = 20 + tu_below(&rng, 10); /* the merges and cycles of larger k */
-        if (m.k > g.nrows) m.k = g.nrows;
+        table *t = lattice_round(&rng, &dir, &g);
+        uint64_t k = 1 + tu_below(&rng, tu_below(&rng, 3) == 0 ? g.nrows : 6);
+        if (round % 4 == 3) k = 20 + tu_below(&rng, 10); /* the merges and cycles of larger k */
+        const model m = k_model(k, g.nrows);
         const double tail = round % 2 ? 0.8 : 0.9; /* the published schedule's tail, and the one before it */
         const double final = round % 3 == 1 ? 0.2 : 0; /* with and without a last iteration that publishes all */
         double loss[3];
         partition last = {0};
         inc_local_result last_res = {0};
         for (int mode = 0; mode < 3; mode++) {
-            partition p;
-            ak_error err;
-            assert_int_equal(partition_init(&p, t->nrows, t->nqi, &err), ANONKIT_OK);
             const inc_local_options o = {.method = INC_LOCAL_ITERATE, .iteration_suppression = 0.95, .tail_share = 0.25,
                                          .tail_suppression = tail, .final_share = final, .refine = mode > 0, .evict = mode > 1};
+            partition p;
             inc_local_result res;
-            assert_int_equal(inc_local(t, &m, &o, &p, &res, &err), ANONKIT_OK);
+            run_local(t, &m, &o, &p, &res);
             if (mode == 2) {
                 last = p;
                 last_res = res;
@@ -302,14 +290,12 @@ static void test_iterate_refined_never_worse(void **state)
             evicted_large += last_res.evict_moves > 0 && m.k >= 20;
         }
         for (unsigned threads = 2; threads <= 3; threads++) {
-            partition p;
-            ak_error err;
-            assert_int_equal(partition_init(&p, t->nrows, t->nqi, &err), ANONKIT_OK);
             const inc_local_options o = {.method = INC_LOCAL_ITERATE, .iteration_suppression = 0.95, .tail_share = 0.25,
                                          .tail_suppression = tail, .final_share = final, .refine = 1, .evict = 1, .threads = threads,
                                          .part_min = 1};
+            partition p;
             inc_local_result res;
-            assert_int_equal(inc_local(t, &m, &o, &p, &res, &err), ANONKIT_OK);
+            run_local(t, &m, &o, &p, &res);
             assert_int_equal(res.lift_moves, last_res.lift_moves);
             assert_int_equal(res.evict_moves, last_res.evict_moves);
             assert_int_equal(res.lift_rounds, last_res.lift_rounds);
@@ -328,8 +314,7 @@ static void test_iterate_refined_never_worse(void **state)
                 fail_msg("round %d (k = %llu): loss %.9f of mode %d above %.9f", round, (unsigned long long)m.k,
                          loss[mode], mode, loss[mode - 1]);
         lowered += loss[2] < loss[1] - 1e-9 * (1 + loss[1]);
-        table_free(t);
-        tu_rmtree(dir);
+        lattice_round_end(t, dir);
     }
     assert_true(lifted > 10);       /* the lifting pass does move rows */
     assert_true(evicted > 10);      /* so does the eviction pass */
@@ -348,74 +333,36 @@ static void test_split_partition_checked(void **state)
     tu_rng rng = {90210};
     int split_rounds = 0;
     for (int round = 0; round < 150; round++) {
-        const char *dir = tu_mkdtemp();
+        const char *dir;
         gen_table g;
-        lattice_generate(&rng, dir, &g);
-        table *t;
-        lattice_load(&g, &t);
+        table *t = lattice_round(&rng, &dir, &g);
         const rand_model rm = random_model(&rng, g.nrows);
-        model m;
-        model_init(&m);
-        m.k = rm.k;
+        model m = k_model(rm.k, g.nrows);
         if (rm.kind == 1) {
             m.l = rm.l;
             m.l_variants = 1u << rm.variant;
             m.c = rm.c;
         }
-        partition p;
-        ak_error err;
-        assert_int_equal(partition_init(&p, t->nrows, t->nqi, &err), ANONKIT_OK);
         const inc_local_options o = {.method = INC_LOCAL_SPLIT};
+        partition p;
         inc_local_result res;
-        assert_int_equal(inc_local(t, &m, &o, &p, &res, &err), ANONKIT_OK);
+        run_local(t, &m, &o, &p, &res);
         assert_int_equal(res.method, INC_LOCAL_SPLIT);
         split_rounds += res.splits > 0;
-        double loss = 0, top = 0;
-        /* Each class: its rows' labels are its nodes (so they cover the rows) and it satisfies the model. */
-        for (size_t c = 0; c < p.nclasses; c++) {
-            uint32_t counts[64] = {0}, list[64], scratch[64];
-            uint64_t n = 0;
-            for (size_t r = 0; r < g.nrows; r++) {
-                if (p.class_of[r] != c) continue;
-                n++;
-                counts[g.sensitive[r]]++;
-                for (int q = 0; q < g.nqi; q++) {
-                    const uint32_t node = p.node[c * t->nqi + (size_t)q];
-                    const hier *h = t->qi[q].h;
-                    if (hier_ancestor(h, lattice_leaf_of(&g, t, r, q), hier_node_at(h, node)->level) != node)
-                        fail_msg("round %d: class %zu's label of QI %d does not cover row %zu", round, c, q, r);
-                }
-            }
-            assert_int_equal(n, p.count[c]);
-            for (int q = 0; q < g.nqi; q++) {
-                loss += (double)n * table_ncp(t, (uint32_t)q, partition_lo(&p, c)[q], partition_hi(&p, c)[q]);
-                top += (double)n;
-            }
-            size_t distinct = 0;
-            for (int s = 0; s < 64; s++)
-                if (counts[s]) list[distinct++] = counts[s];
-            if (n && !model_holds(&m, n, list, distinct, scratch))
-                fail_msg("round %d: class %zu of %llu rows fails the model", round, c, (unsigned long long)n);
-            /* Classes are the groups of identical labels: no other class has these nodes. */
-            for (size_t d = c + 1; d < p.nclasses; d++)
-                if (p.count[d] && n && !memcmp(p.node + c * t->nqi, p.node + d * t->nqi, t->nqi * sizeof *p.node))
-                    fail_msg("round %d: classes %zu and %zu have the same labels", round, c, d);
-        }
+        /* Each class: its rows' labels are its nodes (so they cover the rows), it satisfies the model,
+         * and no other class has these nodes. */
+        uint64_t supp;
+        const double loss = checked_loss(&g, t, &m, &p, round, &supp);
+        const double top = (double)(g.nrows - supp) * g.nqi; /* every published row at NCP 1 in every QI */
         /* Every row published, or none (the whole table fails the model). */
-        uint64_t supp = 0, counts[64] = {0};
-        for (size_t r = 0; r < g.nrows; r++) supp += p.class_of[r] == PARTITION_SUPPRESSED;
         assert_int_equal(supp, res.suppressed);
-        uint32_t list[64], scratch[64];
-        size_t distinct = 0;
+        uint32_t counts[64] = {0};
         for (size_t r = 0; r < g.nrows; r++) counts[g.sensitive[r]]++;
-        for (int s = 0; s < 64; s++)
-            if (counts[s]) list[distinct++] = (uint32_t)counts[s];
-        assert_int_equal(supp, model_holds(&m, g.nrows, list, distinct, scratch) ? 0 : g.nrows);
+        assert_int_equal(supp, counts_hold(&m, g.nrows, counts) ? 0 : g.nrows);
         if (loss > top + 1e-9) fail_msg("round %d: loss %.6f above the top's %.6f", round, loss, top);
         inc_local_result_free(&res);
         partition_free(&p);
-        table_free(t);
-        tu_rmtree(dir);
+        lattice_round_end(t, dir);
     }
     assert_true(split_rounds > 50); /* the search does split */
 }
@@ -430,7 +377,7 @@ static double brute_iteration_loss(const gen_table *g, const table *t, const mod
     double loss = 0;
     *failing = 0;
     for (size_t r = 0; r < g->nrows; r++) {
-        uint32_t counts[64] = {0}, list[64], scratch[64];
+        uint32_t counts[64] = {0};
         uint64_t n = 0;
         for (size_t x = 0; x < g->nrows; x++) {
             int same = 1;
@@ -442,16 +389,49 @@ static double brute_iteration_loss(const gen_table *g, const table *t, const mod
                 counts[g->sensitive[x]]++;
             }
         }
-        size_t distinct = 0;
-        for (int s = 0; s < 64; s++)
-            if (counts[s]) list[distinct++] = counts[s];
-        if (!model_holds(m, n, list, distinct, scratch)) {
+        if (!counts_hold(m, n, counts)) {
             (*failing)++;
             continue;
         }
         for (int q = 0; q < g->nqi; q++) loss += ncp[q][level[q]][r];
     }
     return loss;
+}
+
+/* Every node of the lattice by brute force, in index order (an odometer over
+ * the levels, QI 0 varying slowest): its iteration loss into loss[] and its
+ * failing rows into failing[] (brute_iteration_loss), at most 4096 nodes.
+ * Returns the number of nodes. */
+static size_t brute_every_node(const gen_table *g, const table *t, const model *m,
+                               const double (*ncp)[LATTICE_MAX_LEVELS][MAX_ROWS], double *loss, uint64_t *failing)
+{
+    size_t nnodes = 0;
+    uint32_t level[MAX_QI] = {0};
+    for (;;) {
+        assert_true(nnodes < 4096);
+        loss[nnodes] = brute_iteration_loss(g, t, m, level, ncp, &failing[nnodes]);
+        nnodes++;
+        int q = g->nqi;
+        while (q-- > 0) {
+            if (++level[q] <= inc_qi_height(t, (uint32_t)q)) break;
+            level[q] = 0;
+        }
+        if (q < 0) break;
+    }
+    return nnodes;
+}
+
+/* The least loss of the nodes with at most `limit` failing rows into *best;
+ * 0 when there is no such node. */
+static int least_loss(size_t nnodes, const double *loss, const uint64_t *failing, uint64_t limit, double *best)
+{
+    int found = 0;
+    for (size_t i = 0; i < nnodes; i++)
+        if (failing[i] <= limit && (!found || loss[i] < *best)) {
+            *best = loss[i];
+            found = 1;
+        }
+    return found;
 }
 
 /* The search of one iteration of local recoding (optimal.c with defer = 0:
@@ -466,36 +446,19 @@ static void test_iteration_search_brute_force(void **state)
     static double ncp[MAX_QI][LATTICE_MAX_LEVELS][MAX_ROWS];
     int compared = 0;
     for (int round = 0; round < 60; round++) {
-        const char *dir = tu_mkdtemp();
+        const char *dir;
         gen_table g;
-        lattice_generate(&rng, dir, &g);
-        table *t;
-        lattice_load(&g, &t);
-        model m;
-        model_init(&m);
-        m.k = 1 + tu_below(&rng, 6);
-        if (m.k > g.nrows) m.k = g.nrows;
+        table *t = lattice_round(&rng, &dir, &g);
+        model m = k_model(1 + tu_below(&rng, 6), g.nrows);
         if (round % 3 == 2) {
             m.l = 2;
             m.l_variants = MODEL_L_DISTINCT;
         }
         lattice_row_ncp(&g, t, ncp);
-        /* Every node's loss and failing rows by brute force (odometer over the levels; index order). */
+        /* Every node's loss and failing rows by brute force (index order). */
         static double node_loss[4096];
         static uint64_t node_failing[4096];
-        size_t nnodes = 0;
-        uint32_t level[MAX_QI] = {0};
-        for (;;) {
-            assert_true(nnodes < 4096);
-            node_loss[nnodes] = brute_iteration_loss(&g, t, &m, level, ncp, &node_failing[nnodes]);
-            nnodes++;
-            int q = g.nqi;
-            while (q-- > 0) {
-                if (++level[q] <= inc_qi_height(t, (uint32_t)q)) break;
-                level[q] = 0;
-            }
-            if (q < 0) break;
-        }
+        const size_t nnodes = brute_every_node(&g, t, &m, ncp, node_loss, node_failing);
         static const double leave[] = {0.5, 0.9, 0.95};
         for (int s = 0; s < 3; s++) {
             inc_ctx c;
@@ -507,13 +470,7 @@ static void test_iteration_search_brute_force(void **state)
             const int rc = inc_optimal_ctx(&c, INC_CHOOSE_GCP, NULL, 0, &fast, &err);
             assert_int_equal(inc_optimal_ctx(&c, INC_CHOOSE_GCP, NULL, 1, &slow, &err), rc);
             double best = 0;
-            int found = 0;
-            for (size_t i = 0; i < nnodes; i++)
-                if (node_failing[i] <= c.limit && (!found || node_loss[i] < best)) {
-                    best = node_loss[i];
-                    found = 1;
-                }
-            if (!found) {
+            if (!least_loss(nnodes, node_loss, node_failing, c.limit, &best)) {
                 assert_int_equal(rc, ANONKIT_E_INELIGIBLE);
             } else {
                 assert_int_equal(rc, ANONKIT_OK);
@@ -530,8 +487,7 @@ static void test_iteration_search_brute_force(void **state)
             }
             inc_ctx_free(&c);
         }
-        table_free(t);
-        tu_rmtree(dir);
+        lattice_round_end(t, dir);
     }
     assert_true(compared > 100);
 }
@@ -550,51 +506,27 @@ static void test_iterate_final_share(void **state)
     static double ncp[MAX_QI][LATTICE_MAX_LEVELS][MAX_ROWS];
     int stopped = 0;
     for (int round = 0; round < 60; round++) {
-        const char *dir = tu_mkdtemp();
+        const char *dir;
         gen_table g;
-        lattice_generate(&rng, dir, &g);
-        table *t;
-        lattice_load(&g, &t);
-        model m;
-        model_init(&m);
-        m.k = 1 + tu_below(&rng, 6);
-        if (m.k > g.nrows) m.k = g.nrows;
+        table *t = lattice_round(&rng, &dir, &g);
+        const model m = k_model(1 + tu_below(&rng, 6), g.nrows);
         lattice_row_ncp(&g, t, ncp);
         /* The least loss of a node without a failing row (index order: QI 0 varies slowest). */
         static double node_loss[4096];
         static uint64_t node_failing[4096];
-        size_t nnodes = 0;
-        uint32_t level[MAX_QI] = {0};
+        const size_t nnodes = brute_every_node(&g, t, &m, ncp, node_loss, node_failing);
         double best = 0;
-        int found = 0;
-        for (;;) {
-            assert_true(nnodes < 4096);
-            node_loss[nnodes] = brute_iteration_loss(&g, t, &m, level, ncp, &node_failing[nnodes]);
-            if (!node_failing[nnodes] && (!found || node_loss[nnodes] < best)) {
-                best = node_loss[nnodes];
-                found = 1;
-            }
-            nnodes++;
-            int q = g.nqi;
-            while (q-- > 0) {
-                if (++level[q] <= inc_qi_height(t, (uint32_t)q)) break;
-                level[q] = 0;
-            }
-            if (q < 0) break;
-        }
-        assert_true(found); /* the top node: one class of n >= k rows */
+        assert_true(least_loss(nnodes, node_loss, node_failing, 0, &best)); /* the top node: one class of n >= k rows */
         static const double shares[] = {1.0, 0.3};
         for (int s = 0; s < 2; s++) {
             double loss[2];
             for (int refine = 0; refine < 2; refine++) {
-                partition p;
-                ak_error err;
-                assert_int_equal(partition_init(&p, t->nrows, t->nqi, &err), ANONKIT_OK);
                 const inc_local_options o = {.method = INC_LOCAL_ITERATE, .iteration_suppression = 0.95,
                                              .tail_share = 0.25, .tail_suppression = 0.8, .final_share = shares[s],
                                              .refine = refine, .evict = refine};
+                partition p;
                 inc_local_result res;
-                assert_int_equal(inc_local(t, &m, &o, &p, &res, &err), ANONKIT_OK);
+                run_local(t, &m, &o, &p, &res);
                 uint64_t supp;
                 loss[refine] = checked_loss(&g, t, &m, &p, round, &supp);
                 assert_int_equal(supp, 0);
@@ -623,8 +555,7 @@ static void test_iterate_final_share(void **state)
             if (loss[1] > loss[0] + 1e-9 * (1 + loss[0]))
                 fail_msg("round %d: loss %.9f after the passes above %.9f of the iterations", round, loss[1], loss[0]);
         }
-        table_free(t);
-        tu_rmtree(dir);
+        lattice_round_end(t, dir);
     }
     assert_true(stopped > 5); /* the share stopped the iterations after some had run */
 }

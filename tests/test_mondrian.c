@@ -24,6 +24,7 @@
 #include "core/table.h"
 #include "io/csv.h"
 #include "model/model.h"
+#include "mondrian_check.h"
 #include "testutil.h"
 
 #define MAX_QI TU_MAX_QI
@@ -65,69 +66,16 @@ static void random_model(tu_rng *rng, const gen_table *g, model *m, anonkit_job 
     }
 }
 
-/* Whether the rows in `rows` satisfy m (counts computed here, independently). */
-static int rows_hold(const model *m, const table *t, const size_t *rows, size_t n)
+/* Whether the rows in `rows` satisfy the model ctx points to (counts
+ * computed here, independently); the mc_rows_hold of mc_assert_minimal. */
+static int rows_hold(void *ctx, const table *t, const size_t *rows, size_t n)
 {
     uint32_t counts[64] = {0}, list[64], scratch[64];
     size_t distinct = 0;
     for (size_t i = 0; i < n; i++) counts[t->sensitive_codes[rows[i]]]++;
     for (int s = 0; s < 64; s++)
         if (counts[s]) list[distinct++] = counts[s];
-    return model_holds(m, n, list, distinct, scratch);
-}
-
-/* Brute force: no allowable split remains in any class. */
-static void assert_minimal(const model *m, const table *t, const partition *p)
-{
-    size_t *rows = malloc(t->nrows * sizeof *rows), *left = malloc(t->nrows * sizeof *left),
-           *right = malloc(t->nrows * sizeof *right);
-    for (size_t c = 0; c < p->nclasses; c++) {
-        size_t n = 0;
-        for (size_t r = 0; r < t->nrows; r++)
-            if (p->class_of[r] == c) rows[n++] = r;
-        assert_int_equal(n, p->count[c]);
-        for (uint32_t q = 0; q < t->nqi; q++) {
-            const table_qi *a = &t->qi[q];
-            uint32_t lo = UINT32_MAX, hi = 0;
-            for (size_t i = 0; i < n; i++) {
-                uint32_t v = a->codes[rows[i]];
-                if (v < lo) lo = v;
-                if (v > hi) hi = v;
-            }
-            assert_int_equal(lo, partition_lo(p, c)[q]); /* box = actual extent */
-            assert_int_equal(hi, partition_hi(p, c)[q]);
-            if (lo == hi) continue;
-            if (a->kind == ATTR_NUMERIC) {
-                for (uint32_t cut = lo + 1; cut <= hi; cut++) {
-                    size_t nl = 0, nr = 0;
-                    for (size_t i = 0; i < n; i++) {
-                        if (a->codes[rows[i]] < cut) left[nl++] = rows[i];
-                        else right[nr++] = rows[i];
-                    }
-                    if (nl && nr && rows_hold(m, t, left, nl) && rows_hold(m, t, right, nr))
-                        fail_msg("class %zu: numeric QI %u can still be split below code %u", c, q, cut);
-                }
-            } else {
-                const hier_node *u = hier_node_at(a->h, hier_lca(a->h, lo, hi));
-                int all_hold = 1, nonempty = 0;
-                for (uint32_t ch = 0; ch < u->nchildren; ch++) {
-                    const hier_node *child = hier_node_at(a->h, hier_children(a->h)[u->first_child + ch]);
-                    size_t nl = 0;
-                    for (size_t i = 0; i < n; i++) {
-                        uint32_t v = a->codes[rows[i]];
-                        if (v >= child->lo && v <= child->hi) left[nl++] = rows[i];
-                    }
-                    if (!nl) continue;
-                    nonempty++;
-                    if (!rows_hold(m, t, left, nl)) all_hold = 0;
-                }
-                if (nonempty >= 2 && all_hold) fail_msg("class %zu: categorical QI %u can still be specialized", c, q);
-            }
-        }
-    }
-    free(rows);
-    free(left);
-    free(right);
+    return model_holds(ctx, n, list, distinct, scratch);
 }
 
 /* Strict partitioning: any two class boxes are disjoint in some QI. */
@@ -263,7 +211,7 @@ static void test_random_tables(void **state)
             assert_int_equal(partition_init(&p, t->nrows, t->nqi, &err), ANONKIT_OK);
             assert_int_equal(mdr_run(t, &m, 1, &p, &err), ANONKIT_OK);
             assert_int_equal(p.nclasses, anonkit_result_classes(res));
-            assert_minimal(&m, t, &p);
+            mc_assert_minimal(t, &p, rows_hold, &m);
             assert_strict(&p);
             partition_free(&p);
             table_free(t);
@@ -278,29 +226,48 @@ static void test_random_tables(void **state)
     assert_true(ineligible_runs > 10);
 }
 
-/* A job over files in/out with QIs qi, keeping input order. */
-static anonkit_job *small_job(const char *in, const char *out, const char *qi)
+/* A fresh folder of a case and the paths of its input and output in it. */
+typedef struct small_case {
+    char dir[4096], in[4200], out[4200];
+} small_case;
+
+static void small_paths(small_case *c)
 {
+    snprintf(c->dir, sizeof c->dir, "%s", tu_mkdtemp());
+    snprintf(c->in, sizeof c->in, "%s/in.csv", c->dir);
+    snprintf(c->out, sizeof c->out, "%s/out.csv", c->dir);
+}
+
+/* A fresh case (small_paths) and a job over its in/out with QIs qi, keeping input order. */
+static anonkit_job *small_job(small_case *c, const char *qi)
+{
+    small_paths(c);
     anonkit_job *job = anonkit_job_create();
     assert_non_null(job);
-    anonkit_job_set(job, ANONKIT_OPT_INPUT, in);
-    anonkit_job_set(job, ANONKIT_OPT_OUTPUT, out);
+    anonkit_job_set(job, ANONKIT_OPT_INPUT, c->in);
+    anonkit_job_set(job, ANONKIT_OPT_OUTPUT, c->out);
     anonkit_job_set(job, ANONKIT_OPT_QI, qi);
     anonkit_job_set(job, ANONKIT_OPT_KEEP_ORDER, "1");
     return job;
 }
 
-/* Writes `input` to in, anonymizes it with job and checks the published text. */
-static void assert_published(anonkit_job *job, const char *in, const char *out, const char *input,
-                             const char *expected)
+/* Writes `input` to the case's in, anonymizes it with job and checks the published text. */
+static void assert_published(anonkit_job *job, const small_case *c, const char *input, const char *expected)
 {
-    tu_write_file(in, input);
+    tu_write_file(c->in, input);
     anonkit_result *res = NULL;
     if (anonkit_anonymize(job, &res) != ANONKIT_OK) fail_msg("%s", anonkit_errmsg(job));
-    char *text = tu_read_file(out, NULL);
+    char *text = tu_read_file(c->out, NULL);
     assert_string_equal(text, expected);
     free(text);
     anonkit_result_free(res);
+}
+
+/* Frees the job and removes the case's folder. */
+static void small_done(anonkit_job *job, const small_case *c)
+{
+    anonkit_job_free(job);
+    tu_rmtree(c->dir);
 }
 
 /* Median split, worked by hand: ages 1..8 (distinct), k = 2 gives four classes
@@ -308,18 +275,14 @@ static void assert_published(anonkit_job *job, const char *in, const char *out, 
 static void test_median_by_hand(void **state)
 {
     (void)state;
-    const char *dir = tu_mkdtemp();
-    char in[4200], out[4200];
-    snprintf(in, sizeof in, "%s/in.csv", dir);
-    snprintf(out, sizeof out, "%s/out.csv", dir);
-    anonkit_job *job = small_job(in, out, "age");
+    small_case c;
+    anonkit_job *job = small_job(&c, "age");
     anonkit_job_set(job, ANONKIT_OPT_K, "2");
-    assert_published(job, in, out, "age\n8\n1\n7\n2\n6\n3\n5\n4\n", "age\n7-8\n1-2\n7-8\n1-2\n5-6\n3-4\n5-6\n3-4\n");
+    assert_published(job, &c, "age\n8\n1\n7\n2\n6\n3\n5\n4\n", "age\n7-8\n1-2\n7-8\n1-2\n5-6\n3-4\n5-6\n3-4\n");
     /* k = 3: 1-4 | 5-8 and then no allowable split (4 < 2k) */
     anonkit_job_set(job, ANONKIT_OPT_K, "3");
-    assert_published(job, in, out, "age\n8\n1\n7\n2\n6\n3\n5\n4\n", "age\n5-8\n1-4\n5-8\n1-4\n5-8\n1-4\n5-8\n1-4\n");
-    anonkit_job_free(job);
-    tu_rmtree(dir);
+    assert_published(job, &c, "age\n8\n1\n7\n2\n6\n3\n5\n4\n", "age\n5-8\n1-4\n5-8\n1-4\n5-8\n1-4\n5-8\n1-4\n");
+    small_done(job, &c);
 }
 
 /* Duplicates at the median: the other side of the median value is tried.
@@ -329,18 +292,14 @@ static void test_median_by_hand(void **state)
 static void test_median_duplicates(void **state)
 {
     (void)state;
-    const char *dir = tu_mkdtemp();
-    char in[4200], out[4200];
-    snprintf(in, sizeof in, "%s/in.csv", dir);
-    snprintf(out, sizeof out, "%s/out.csv", dir);
-    anonkit_job *job = small_job(in, out, "x");
+    small_case c;
+    anonkit_job *job = small_job(&c, "x");
     anonkit_job_set(job, ANONKIT_OPT_K, "2");
-    assert_published(job, in, out, "x\n1\n2\n2\n2\n2\n3\n", "x\n1-3\n1-3\n1-3\n1-3\n1-3\n1-3\n");
+    assert_published(job, &c, "x\n1\n2\n2\n2\n2\n3\n", "x\n1-3\n1-3\n1-3\n1-3\n1-3\n1-3\n");
     /* lhs {1,1,2,2,2} then splits again: median of 1,1,2,2,2 is 2, lhs {<=2} is all,
      * so lhs {<2} = {1,1} (2 rows) vs {2,2,2}: allowable. */
-    assert_published(job, in, out, "x\n1\n1\n2\n2\n2\n3\n3\n", "x\n1\n1\n2\n2\n2\n3\n3\n");
-    anonkit_job_free(job);
-    tu_rmtree(dir);
+    assert_published(job, &c, "x\n1\n1\n2\n2\n2\n3\n3\n", "x\n1\n1\n2\n2\n2\n3\n3\n");
+    small_done(job, &c);
 }
 
 /* With l-diversity the median split may be unallowable while another
@@ -353,40 +312,34 @@ static void test_median_duplicates(void **state)
 static void test_l_diversity_split(void **state)
 {
     (void)state;
-    const char *dir = tu_mkdtemp();
-    char in[4200], out[4200];
-    snprintf(in, sizeof in, "%s/in.csv", dir);
-    snprintf(out, sizeof out, "%s/out.csv", dir);
-    anonkit_job *job = small_job(in, out, "x");
+    small_case c;
+    anonkit_job *job = small_job(&c, "x");
     anonkit_job_set(job, ANONKIT_OPT_SENSITIVE, "s");
     anonkit_job_set(job, ANONKIT_OPT_L, "2");
-    assert_published(job, in, out, "x,s\n1,a\n2,a\n3,a\n4,b\n5,b\n6,b\n", "x,s\n1-6,a\n1-6,a\n1-6,a\n1-6,b\n1-6,b\n1-6,b\n");
+    assert_published(job, &c, "x,s\n1,a\n2,a\n3,a\n4,b\n5,b\n6,b\n", "x,s\n1-6,a\n1-6,a\n1-6,a\n1-6,b\n1-6,b\n1-6,b\n");
     /* {1,2,3}: a,b,a -> further: median 2: {1,2} a,b | {3} no; {<2}={1} no; sweep: no. */
-    assert_published(job, in, out, "x,s\n1,a\n2,b\n3,a\n4,a\n5,b\n6,b\n", "x,s\n1-3,a\n1-3,b\n1-3,a\n4-6,a\n4-6,b\n4-6,b\n");
+    assert_published(job, &c, "x,s\n1,a\n2,b\n3,a\n4,a\n5,b\n6,b\n", "x,s\n1-3,a\n1-3,b\n1-3,a\n4-6,a\n4-6,b\n4-6,b\n");
     /* a,a,b,b,a,b,a,b with x = 1..8 and l = 2: the median cut x <= 4 gives
      * {a,a,b,b} | {a,b,a,b}, allowable. Left {a,a,b,b}: median x <= 2 gives
      * {a,a} no, x <= 1 no; the sweep: x <= 3 leaves {b} alone: one class.
      * Right {5..8}: a,b,a,b: median x <= 6: {a,b} | {a,b}: allowable. The sweep
      * itself is exercised by the random property test, which checks
      * minimality for every model by brute force. */
-    assert_published(job, in, out, "x,s\n1,a\n2,a\n3,b\n4,b\n5,a\n6,b\n7,a\n8,b\n",
+    assert_published(job, &c, "x,s\n1,a\n2,a\n3,b\n4,b\n5,a\n6,b\n7,a\n8,b\n",
                      "x,s\n1-4,a\n1-4,a\n1-4,b\n1-4,b\n5-6,a\n5-6,b\n7-8,a\n7-8,b\n");
-    anonkit_job_free(job);
-    tu_rmtree(dir);
+    small_done(job, &c);
 }
 
 /* Ineligible inputs fail with ANONKIT_E_INELIGIBLE and write nothing. */
 static void test_ineligible(void **state)
 {
     (void)state;
-    const char *dir = tu_mkdtemp();
-    char in[4200], out[4200];
-    snprintf(in, sizeof in, "%s/in.csv", dir);
-    snprintf(out, sizeof out, "%s/out.csv", dir);
-    tu_write_file(in, "x,s\n1,a\n2,a\n3,a\n4,b\n");
+    small_case c;
+    small_paths(&c);
+    tu_write_file(c.in, "x,s\n1,a\n2,a\n3,a\n4,b\n");
     anonkit_job *job = anonkit_job_create();
-    anonkit_job_set(job, ANONKIT_OPT_INPUT, in);
-    anonkit_job_set(job, ANONKIT_OPT_OUTPUT, out);
+    anonkit_job_set(job, ANONKIT_OPT_INPUT, c.in);
+    anonkit_job_set(job, ANONKIT_OPT_OUTPUT, c.out);
     anonkit_job_set(job, ANONKIT_OPT_QI, "x");
     anonkit_job_set(job, ANONKIT_OPT_SENSITIVE, "s");
     anonkit_result *res = NULL;
@@ -401,9 +354,27 @@ static void test_ineligible(void **state)
     anonkit_job_set(job, ANONKIT_OPT_L_VARIANT, "probabilistic");
     assert_int_equal(anonkit_anonymize(job, &res), ANONKIT_E_INELIGIBLE);
     assert_null(res);
-    assert_int_not_equal(access(out, F_OK), 0);
-    anonkit_job_free(job);
-    tu_rmtree(dir);
+    assert_int_not_equal(access(c.out, F_OK), 0);
+    small_done(job, &c);
+}
+
+/* Mondrian's partition of t under m with these options into *p, which it
+ * initializes (the caller frees it). The run must succeed. */
+static void run_partition(const table *t, const model *m, const mdr_options *options, partition *p)
+{
+    ak_error err;
+    assert_int_equal(partition_init(p, t->nrows, t->nqi, &err), ANONKIT_OK);
+    assert_int_equal(mdr_run_with(t, m, options, p, &err), ANONKIT_OK);
+}
+
+/* Partitions a and b of t's rows are the same: classes, each row's class and
+ * each class's box. */
+static void assert_same_partition(const partition *a, const partition *b, const table *t)
+{
+    assert_int_equal(a->nclasses, b->nclasses);
+    assert_memory_equal(a->class_of, b->class_of, t->nrows * sizeof *b->class_of);
+    assert_memory_equal(a->lo, b->lo, b->nclasses * t->nqi * sizeof *b->lo);
+    assert_memory_equal(a->hi, b->hi, b->nclasses * t->nqi * sizeof *b->hi);
 }
 
 /* Any thread count, with or without the vector kernels, gives exactly the
@@ -411,13 +382,12 @@ static void test_ineligible(void **state)
 static void test_threads_same_result(void **state)
 {
     (void)state;
-    const char *dir = tu_mkdtemp();
-    char dir_copy[4096], in[4200], hpath[4200];
-    snprintf(dir_copy, sizeof dir_copy, "%s", dir);
-    snprintf(in, sizeof in, "%s/in.csv", dir_copy);
-    snprintf(hpath, sizeof hpath, "%s/h.csv", dir_copy);
+    small_case c;
+    small_paths(&c);
+    char hpath[4200];
+    snprintf(hpath, sizeof hpath, "%s/h.csv", c.dir);
     tu_write_file(hpath, "a;A;*\nb;A;*\nc;B;*\nd;B;*\ne;C;*\n");
-    FILE *f = fopen(in, "w");
+    FILE *f = fopen(c.in, "w");
     assert_non_null(f);
     fprintf(f, "x,y,c,s\n");
     tu_rng rng = {99};
@@ -428,7 +398,7 @@ static void test_threads_same_result(void **state)
     const char *names[] = {"x", "y", "c"};
     const char *paths[] = {NULL, NULL, hpath};
     table_spec spec = {0};
-    spec.path = in;
+    spec.path = c.in;
     spec.delimiter = ',';
     spec.nqi = 3;
     spec.qi_names = names;
@@ -450,12 +420,8 @@ static void test_threads_same_result(void **state)
             /* threads = 1 with the plain C box loops, against the vector kernels */
             mdr_options options = {.threads = threads, .no_simd = threads == 1};
             partition many;
-            assert_int_equal(partition_init(&many, t->nrows, t->nqi, &err), ANONKIT_OK);
-            assert_int_equal(mdr_run_with(t, &m, &options, &many, &err), ANONKIT_OK);
-            assert_int_equal(many.nclasses, one.nclasses);
-            assert_memory_equal(many.class_of, one.class_of, t->nrows * sizeof *one.class_of);
-            assert_memory_equal(many.lo, one.lo, one.nclasses * t->nqi * sizeof *one.lo);
-            assert_memory_equal(many.hi, one.hi, one.nclasses * t->nqi * sizeof *one.hi);
+            run_partition(t, &m, &options, &many);
+            assert_same_partition(&many, &one, t);
             assert_memory_equal(many.rlo, one.rlo, one.nclasses * t->nqi * sizeof *one.rlo);
             assert_memory_equal(many.rhi, one.rhi, one.nclasses * t->nqi * sizeof *one.rhi);
             assert_memory_equal(many.count, one.count, one.nclasses * sizeof *one.count);
@@ -464,7 +430,7 @@ static void test_threads_same_result(void **state)
         partition_free(&one);
     }
     table_free(t);
-    tu_rmtree(dir_copy);
+    tu_rmtree(c.dir);
 }
 
 /* The vector kernels (boxes, the in-place and the out-of-place split) give
@@ -473,13 +439,11 @@ static void test_threads_same_result(void **state)
 static void test_every_width(void **state)
 {
     (void)state;
-    const char *dir = tu_mkdtemp();
-    char dir_copy[4096], in[4200];
-    snprintf(dir_copy, sizeof dir_copy, "%s", dir);
-    snprintf(in, sizeof in, "%s/in.csv", dir_copy);
+    small_case c;
+    small_paths(&c);
     tu_rng rng = {123};
     for (int d = 1; d <= 18; d++) {
-        FILE *f = fopen(in, "w");
+        FILE *f = fopen(c.in, "w");
         assert_non_null(f);
         for (int q = 0; q < d; q++) fprintf(f, "%sq%d", q ? "," : "", q);
         fputc('\n', f);
@@ -495,7 +459,7 @@ static void test_every_width(void **state)
             names[q] = name_buf[q];
         }
         table_spec spec = {0};
-        spec.path = in;
+        spec.path = c.in;
         spec.delimiter = ',';
         spec.nqi = (size_t)d;
         spec.qi_names = names;
@@ -507,19 +471,14 @@ static void test_every_width(void **state)
         m.k = 3;
         partition plain, vec;
         const mdr_options po = {.threads = 1, .no_simd = 1}, vo = {.threads = 2};
-        assert_int_equal(partition_init(&plain, t->nrows, t->nqi, &err), ANONKIT_OK);
-        assert_int_equal(partition_init(&vec, t->nrows, t->nqi, &err), ANONKIT_OK);
-        assert_int_equal(mdr_run_with(t, &m, &po, &plain, &err), ANONKIT_OK);
-        assert_int_equal(mdr_run_with(t, &m, &vo, &vec, &err), ANONKIT_OK);
-        assert_int_equal(vec.nclasses, plain.nclasses);
-        assert_memory_equal(vec.class_of, plain.class_of, t->nrows * sizeof *plain.class_of);
-        assert_memory_equal(vec.lo, plain.lo, plain.nclasses * t->nqi * sizeof *plain.lo);
-        assert_memory_equal(vec.hi, plain.hi, plain.nclasses * t->nqi * sizeof *plain.hi);
+        run_partition(t, &m, &po, &plain);
+        run_partition(t, &m, &vo, &vec);
+        assert_same_partition(&vec, &plain, t);
         partition_free(&plain);
         partition_free(&vec);
         table_free(t);
     }
-    tu_rmtree(dir_copy);
+    tu_rmtree(c.dir);
 }
 
 /* The published file is byte-identical for any thread count (parallel

@@ -66,34 +66,6 @@ static int brute_holds(const risk_model *r, const risk_summary *s)
     return 1;
 }
 
-/* Every node of the lattice in order of height, then lexicographically. */
-static size_t all_nodes(const table *t, uint32_t *out, size_t cap)
-{
-    const uint32_t nqi = t->nqi;
-    uint32_t maxh = 0;
-    for (uint32_t q = 0; q < nqi; q++) maxh += inc_qi_height(t, q);
-    size_t n = 0;
-    for (uint32_t h = 0; h <= maxh; h++) {
-        uint32_t lv[MAX_QI] = {0};
-        for (;;) {
-            uint32_t sum = 0;
-            for (uint32_t q = 0; q < nqi; q++) sum += lv[q];
-            if (sum == h) {
-                assert_true(n < cap);
-                memcpy(out + n * nqi, lv, nqi * sizeof *lv);
-                n++;
-            }
-            uint32_t q = nqi;
-            while (q-- > 0) {
-                if (++lv[q] <= inc_qi_height(t, q)) break;
-                lv[q] = 0;
-            }
-            if (q == UINT32_MAX) break;
-        }
-    }
-    return n;
-}
-
 static void test_monotone_and_incognito_agrees(void **state)
 {
     (void)state;
@@ -108,7 +80,7 @@ static void test_monotone_and_incognito_agrees(void **state)
         table *t;
         lattice_load(&g, &t);
         const uint32_t nqi = t->nqi;
-        const size_t n = all_nodes(t, nodes, MAX_NODES);
+        const size_t n = lattice_all_nodes(t, nodes, MAX_NODES);
         for (size_t i = 0; i < n; i++) sum[i] = brute_summary(&g, t, nodes + i * nqi);
         for (int which = 0; which < 3; which++) {
             risk_model rm = {0, 0, 0, 0};

@@ -31,14 +31,12 @@ static void test_identical_to_in_memory(void **state)
     int repartitioned = 0, deep = 0, runs = 0;
     static const char *const fcaches[] = {"1", "2", "8", "0"};
     for (int iter = 0; iter < 28; iter++) {
-        const char *tmp = tu_mkdtemp();
-        char dir[4096];
-        snprintf(dir, sizeof dir, "%s", tmp);
-        const int nqi = 2 + (int)tu_below(&rng, 4);
+        rk_files files;
+        rk_files_new(&files);
         int categorical[8];
-        for (int q = 0; q < nqi; q++) categorical[q] = tu_below(&rng, 2) == 0;
+        const int nqi = rk_random_qis(&rng, 5, categorical);
         const size_t n = 2500 + tu_below(&rng, 5000);
-        rk_generate(&rng, dir, nqi, categorical, n, iter % 3 == 0);
+        rk_generate(&rng, files.dir, nqi, categorical, n, iter % 3 == 0);
         char k[16], l[16];
         snprintf(k, sizeof k, "%d", 1 + (int)tu_below(&rng, 30));
         const int with_l = tu_below(&rng, 2) == 0;
@@ -48,16 +46,14 @@ static void test_identical_to_in_memory(void **state)
         const int infogain = tu_below(&rng, 2) == 0;
         const char *fcache = fcaches[iter % 4];
 
-        char mem_out[4200], ooc_out[4200], spill[4200], report[4200];
-        snprintf(mem_out, sizeof mem_out, "%s/mem.csv", dir);
-        snprintf(ooc_out, sizeof ooc_out, "%s/ooc.csv", dir);
-        snprintf(spill, sizeof spill, "%s/spill", dir);
-        snprintf(report, sizeof report, "%s/report.json", dir);
-        mkdir(spill, 0700);
+        char mem_out[4200], ooc_out[4200];
+        snprintf(mem_out, sizeof mem_out, "%s/mem.csv", files.dir);
+        snprintf(ooc_out, sizeof ooc_out, "%s/ooc.csv", files.dir);
+        mkdir(files.spill, 0700);
         anonkit_job *jobs[2];
         int rcs[2];
         for (int which = 0; which < 2; which++) {
-            anonkit_job *job = rk_job_for(dir, nqi, categorical, which ? ooc_out : mem_out);
+            anonkit_job *job = rk_job_for(files.dir, nqi, categorical, which ? ooc_out : mem_out);
             rk_must_set(job, ANONKIT_OPT_K, k);
             if (with_l) {
                 rk_must_set(job, ANONKIT_OPT_L, l);
@@ -73,8 +69,8 @@ static void test_identical_to_in_memory(void **state)
                 rk_must_set(job, ANONKIT_OPT_MEMORY, "256K");
                 rk_must_set(job, ANONKIT_OPT_BLOCK_SIZE, "2K");
                 rk_must_set(job, ANONKIT_OPT_FCACHE, fcache);
-                rk_must_set(job, ANONKIT_OPT_TMPDIR, spill);
-                rk_must_set(job, ANONKIT_OPT_REPORT, report);
+                rk_must_set(job, ANONKIT_OPT_TMPDIR, files.spill);
+                rk_must_set(job, ANONKIT_OPT_REPORT, files.report);
                 /* every third run: the first scan keeps too few rows, so the root is sampled by a scan */
                 if (iter % 3 == 1) job_set_knob(job, JOB_KNOB_FIRST_SAMPLE_ROWS, 20);
             }
@@ -86,13 +82,13 @@ static void test_identical_to_in_memory(void **state)
         if (rcs[0] != rcs[1])
             fail_msg("iteration %d: in memory %d (%s), rothko-t %d (%s)", iter, rcs[0], anonkit_errmsg(jobs[0]), rcs[1],
                      anonkit_errmsg(jobs[1]));
-        if (!tu_dir_is_empty(spill)) fail_msg("iteration %d: spill files left behind", iter);
+        if (!tu_dir_is_empty(files.spill)) fail_msg("iteration %d: spill files left behind", iter);
         if (rcs[0] == ANONKIT_OK) {
             rk_assert_same_records(mem_out, ooc_out, n, iter);
             char what[32];
             snprintf(what, sizeof what, "iteration %d", iter);
             assert_int_equal(tu_verify(jobs[1], ooc_out, what, NULL), n);
-            char *json = tu_read_file(report, NULL);
+            char *json = tu_read_file(files.report, NULL);
             assert_non_null(json);
             const long reparts = rk_report_number(json, "\"repartitions\"");
             repartitioned += reparts > 0;
@@ -105,7 +101,7 @@ static void test_identical_to_in_memory(void **state)
         }
         anonkit_job_free(jobs[0]);
         anonkit_job_free(jobs[1]);
-        tu_rmtree(dir);
+        tu_rmtree(files.dir);
     }
     print_message("%d runs, %d repartitioned, %d more than twice\n", runs, repartitioned, deep);
     assert_true(runs >= 20);
@@ -120,10 +116,9 @@ static void test_wide_integer_range(void **state)
 {
     (void)state;
     tu_rng rng = {31};
-    const char *tmp = tu_mkdtemp();
-    char dir[4096];
-    snprintf(dir, sizeof dir, "%s", tmp);
-    FILE *f = fopen(tu_path(dir, "in.csv"), "w");
+    rk_files files;
+    rk_files_new(&files);
+    FILE *f = fopen(tu_path(files.dir, "in.csv"), "w");
     assert_non_null(f);
     fprintf(f, "id,a0,a1,s,c,note\n");
     for (int i = 0; i < 4000; i++) {
@@ -135,8 +130,8 @@ static void test_wide_integer_range(void **state)
     const int categorical[2] = {0, 0};
     char outs[2][4200];
     for (int which = 0; which < 2; which++) {
-        snprintf(outs[which], sizeof outs[which], "%s/out%d.csv", dir, which);
-        anonkit_job *job = rk_job_for(dir, 2, categorical, outs[which]);
+        snprintf(outs[which], sizeof outs[which], "%s/out%d.csv", files.dir, which);
+        anonkit_job *job = rk_job_for(files.dir, 2, categorical, outs[which]);
         rk_must_set(job, ANONKIT_OPT_K, "5");
         rk_must_set(job, ANONKIT_OPT_L, "2");
         if (which) {
@@ -150,7 +145,7 @@ static void test_wide_integer_range(void **state)
         anonkit_job_free(job);
     }
     rk_assert_same_records(outs[0], outs[1], 4000, 0);
-    tu_rmtree(dir);
+    tu_rmtree(files.dir);
 }
 
 enum { WITH_L = 1, WITH_INFOGAIN = 2 };
@@ -209,9 +204,8 @@ static void test_wide_numeric_sparse_and_narrow(void **state)
 {
     (void)state;
     tu_rng rng = {77};
-    const char *tmp = tu_mkdtemp();
-    char dir[4096];
-    snprintf(dir, sizeof dir, "%s", tmp);
+    rk_files files;
+    rk_files_new(&files);
     enum { N = 70000 };
     int *perm = malloc(N * sizeof *perm);
     assert_non_null(perm);
@@ -221,7 +215,7 @@ static void test_wide_numeric_sparse_and_narrow(void **state)
         perm[i] = perm[j];
         perm[j] = t;
     }
-    FILE *f = fopen(tu_path(dir, "in.csv"), "w");
+    FILE *f = fopen(tu_path(files.dir, "in.csv"), "w");
     assert_non_null(f);
     fprintf(f, "id,a0,a1,a2,s,c,note\n");
     for (int i = 0; i < N; i++)
@@ -231,7 +225,7 @@ static void test_wide_numeric_sparse_and_narrow(void **state)
     free(perm);
     const int categorical[3] = {0, 0, 0};
     for (int variant = 0; variant < 2; variant++) {
-        char *json = same_as_in_memory(dir, 3, categorical, variant ? "4" : "5", variant ? WITH_L | WITH_INFOGAIN : 0, "2M", "4K", "1");
+        char *json = same_as_in_memory(files.dir, 3, categorical, variant ? "4" : "5", variant ? WITH_L | WITH_INFOGAIN : 0, "2M", "4K", "1");
         const long sparse = rk_report_number(json, "\"sparse_av_sets\""), reparts = rk_report_number(json, "\"repartitions\"");
         const long written = rk_report_number(json, "\"blocks_written\""), rows = rk_report_number(json, "\"rows_written\"");
         print_message("variant %d: %ld repartitions, %ld sparse AV sets, %ld blocks written for %ld tuples\n", variant,
@@ -243,7 +237,7 @@ static void test_wide_numeric_sparse_and_narrow(void **state)
         assert_true((double)written * 4096 < 0.6 * 20 * (double)rows);
         free(json);
     }
-    tu_rmtree(dir);
+    tu_rmtree(files.dir);
 }
 
 /* A categorical QI of 60,000 leaves (in 10 groups) and 12,000 rows: even the
@@ -254,15 +248,14 @@ static void test_wide_hierarchy_sparse(void **state)
 {
     (void)state;
     tu_rng rng = {78};
-    const char *tmp = tu_mkdtemp();
-    char dir[4096];
-    snprintf(dir, sizeof dir, "%s", tmp);
+    rk_files files;
+    rk_files_new(&files);
     enum { LEAVES = 60000, N = 12000 };
-    FILE *h = fopen(tu_path(dir, "h0.csv"), "w");
+    FILE *h = fopen(tu_path(files.dir, "h0.csv"), "w");
     assert_non_null(h);
     for (int i = 0; i < LEAVES; i++) fprintf(h, "v%d;g%d;*\n", i, i / (LEAVES / 10));
     fclose(h);
-    FILE *f = fopen(tu_path(dir, "in.csv"), "w");
+    FILE *f = fopen(tu_path(files.dir, "in.csv"), "w");
     assert_non_null(f);
     fprintf(f, "id,a0,a1,s,c,note\n");
     for (int i = 0; i < N; i++)
@@ -270,13 +263,13 @@ static void test_wide_hierarchy_sparse(void **state)
                 (int)tu_below(&rng, 4), tu_below(&rng, 2) ? "yes" : "no");
     fclose(f);
     const int categorical[2] = {1, 0};
-    char *json = same_as_in_memory(dir, 2, categorical, "5", 0, "4000K", "4K", "0");
+    char *json = same_as_in_memory(files.dir, 2, categorical, "5", 0, "4000K", "4K", "0");
     const long sparse = rk_report_number(json, "\"sparse_av_sets\""), reparts = rk_report_number(json, "\"repartitions\"");
     print_message("%ld repartitions, %ld sparse AV sets\n", reparts, sparse);
     assert_true(reparts >= 1);
     assert_true(sparse > 0);
     free(json);
-    tu_rmtree(dir);
+    tu_rmtree(files.dir);
 }
 
 /* Two categorical QIs of 1,000 leaves of which the rows use 10, under one
@@ -289,16 +282,15 @@ static void test_recount_when_prediction_misses(void **state)
 {
     (void)state;
     tu_rng rng = {79};
-    const char *tmp = tu_mkdtemp();
-    char dir[4096];
-    snprintf(dir, sizeof dir, "%s", tmp);
+    rk_files files;
+    rk_files_new(&files);
     for (int q = 0; q < 2; q++) {
-        FILE *h = fopen(tu_path(dir, q ? "h1.csv" : "h0.csv"), "w");
+        FILE *h = fopen(tu_path(files.dir, q ? "h1.csv" : "h0.csv"), "w");
         assert_non_null(h);
         for (int i = 0; i < 1000; i++) fprintf(h, "v%d;g%d;*\n", i, i / 10);
         fclose(h);
     }
-    FILE *f = fopen(tu_path(dir, "in.csv"), "w");
+    FILE *f = fopen(tu_path(files.dir, "in.csv"), "w");
     assert_non_null(f);
     fprintf(f, "id,a0,a1,a2,s,c,note\n");
     for (int i = 0; i < 6000; i++)
@@ -307,14 +299,14 @@ static void test_recount_when_prediction_misses(void **state)
     fclose(f);
     const int categorical[3] = {1, 1, 0};
     for (int variant = 0; variant < 2; variant++) {
-        char *json = same_as_in_memory(dir, 3, categorical, "5", variant ? WITH_L : 0, "300K", "2K", variant ? "4" : "1");
+        char *json = same_as_in_memory(files.dir, 3, categorical, "5", variant ? WITH_L : 0, "300K", "2K", variant ? "4" : "1");
         const long recounted = rk_report_number(json, "\"recounted_nodes\""), reparts = rk_report_number(json, "\"repartitions\"");
         print_message("F_CACHE %s: %ld repartitions, %ld nodes counted again\n", variant ? "4" : "1", reparts, recounted);
         assert_true(reparts >= 1);
         assert_true(recounted >= 1);
         free(json);
     }
-    tu_rmtree(dir);
+    tu_rmtree(files.dir);
 }
 
 /* Spill files are 0600 and have no name, in the temporary folder itself: no
@@ -398,41 +390,38 @@ static void test_failures_leave_nothing(void **state)
 {
     (void)state;
     tu_rng rng = {9};
-    const char *tmp = tu_mkdtemp();
-    char dir[4096], out[4200], spill[4200];
-    snprintf(dir, sizeof dir, "%s", tmp);
-    snprintf(out, sizeof out, "%s/out.csv", dir);
-    snprintf(spill, sizeof spill, "%s/spill", dir);
+    rk_files files;
+    rk_files_new(&files);
     const int categorical[2] = {0, 1};
-    rk_generate(&rng, dir, 2, categorical, 3000, 0);
+    rk_generate(&rng, files.dir, 2, categorical, 3000, 0);
 
-    anonkit_job *job = rk_job_for(dir, 2, categorical, out);
+    anonkit_job *job = rk_job_for(files.dir, 2, categorical, files.out);
     rk_must_set(job, ANONKIT_OPT_K, "2");
     rk_must_set(job, ANONKIT_OPT_ALGORITHM, "rothko-t");
     rk_must_set(job, ANONKIT_OPT_MEMORY, "256K");
     rk_must_set(job, ANONKIT_OPT_BLOCK_SIZE, "2K");
-    rk_must_set(job, ANONKIT_OPT_TMPDIR, tu_path(dir, "missing/folder"));
+    rk_must_set(job, ANONKIT_OPT_TMPDIR, tu_path(files.dir, "missing/folder"));
     anonkit_result *res = NULL;
     assert_int_equal(anonkit_anonymize(job, &res), ANONKIT_E_IO);
     assert_non_null(strstr(anonkit_errmsg(job), "cannot create spill files"));
-    assert_int_equal(access(out, F_OK), -1);
+    assert_int_equal(access(files.out, F_OK), -1);
 
-    mkdir(spill, 0700);
-    rk_must_set(job, ANONKIT_OPT_TMPDIR, spill);
+    mkdir(files.spill, 0700);
+    rk_must_set(job, ANONKIT_OPT_TMPDIR, files.spill);
     rk_must_set(job, ANONKIT_OPT_L, "50"); /* more than the sensitive values */
     assert_int_equal(anonkit_anonymize(job, &res), ANONKIT_E_INELIGIBLE);
-    assert_int_equal(access(out, F_OK), -1);
-    assert_true(tu_dir_is_empty(spill));
+    assert_int_equal(access(files.out, F_OK), -1);
+    assert_true(tu_dir_is_empty(files.spill));
 
     rk_must_set(job, ANONKIT_OPT_L, "1");
     rk_must_set(job, ANONKIT_OPT_MEMORY, "64K"); /* with 8K blocks too small for the buffers and one partition */
     rk_must_set(job, ANONKIT_OPT_BLOCK_SIZE, "8K");
     assert_int_equal(anonkit_anonymize(job, &res), ANONKIT_E_USAGE);
     assert_non_null(strstr(anonkit_errmsg(job), "too small"));
-    assert_true(tu_dir_is_empty(spill));
-    assert_int_equal(access(out, F_OK), -1);
+    assert_true(tu_dir_is_empty(files.spill));
+    assert_int_equal(access(files.out, F_OK), -1);
     anonkit_job_free(job);
-    tu_rmtree(dir);
+    tu_rmtree(files.dir);
 }
 
 
@@ -477,14 +466,13 @@ static void test_two_pieces_read_as_one(void **state)
     tu_rng rng = {91};
     int two = 0, valid = 0, repartitioned = 0, first_scan_samples = 0;
     for (int iter = 0; iter < 16; iter++) {
-        const char *tmp = tu_mkdtemp();
-        char dir[4096];
-        snprintf(dir, sizeof dir, "%s", tmp);
+        rk_files files;
+        rk_files_new(&files);
         const int nqi = 2 + (int)tu_below(&rng, 4);
         int categorical[8];
         for (int q = 0; q < nqi; q++) categorical[q] = q > 0 && tu_below(&rng, 3) == 0;
         const size_t n = 1500 + tu_below(&rng, 4000);
-        generate_plain(&rng, dir, nqi, categorical, n);
+        generate_plain(&rng, files.dir, nqi, categorical, n);
         const int sampled = iter % 2, with_l = tu_below(&rng, 2) == 0, infogain = tu_below(&rng, 2) == 0;
         char k[16];
         snprintf(k, sizeof k, "%d", 2 + (int)tu_below(&rng, 25));
@@ -492,9 +480,9 @@ static void test_two_pieces_read_as_one(void **state)
         int rcs[2];
         for (int pieces = 1; pieces <= 2; pieces++) {
             const int w = pieces - 1;
-            snprintf(outs[w], sizeof outs[w], "%s/out%d.csv", dir, pieces);
-            snprintf(reports[w], sizeof reports[w], "%s/report%d.json", dir, pieces);
-            anonkit_job *job = rk_job_for(dir, nqi, categorical, outs[w]);
+            snprintf(outs[w], sizeof outs[w], "%s/out%d.csv", files.dir, pieces);
+            snprintf(reports[w], sizeof reports[w], "%s/report%d.json", files.dir, pieces);
+            anonkit_job *job = rk_job_for(files.dir, nqi, categorical, outs[w]);
             rk_must_set(job, ANONKIT_OPT_K, k);
             if (with_l) {
                 rk_must_set(job, ANONKIT_OPT_L, "2");
@@ -541,24 +529,22 @@ static void test_two_pieces_read_as_one(void **state)
             }
             two++;
         }
-        tu_rmtree(dir);
+        tu_rmtree(files.dir);
     }
     print_message("%d of 16 tables published, all alike read in one or two pieces (%d repartitioned; %d samples of "
                   "the root drawn while read)\n", two, repartitioned, first_scan_samples);
     assert_true(two >= 12 && valid == two && repartitioned >= 8 && first_scan_samples >= 8);
 
     /* a value missing from its hierarchy in the second half: the sequential read's message */
-    const char *tmp = tu_mkdtemp();
-    char dir[4096], out[4200];
-    snprintf(dir, sizeof dir, "%s", tmp);
-    snprintf(out, sizeof out, "%s/out.csv", dir);
+    rk_files files;
+    rk_files_new(&files);
     const int categorical[2] = {0, 1};
-    generate_plain(&rng, dir, 2, categorical, 3000);
-    FILE *f = fopen(tu_path(dir, "in.csv"), "a");
+    generate_plain(&rng, files.dir, 2, categorical, 3000);
+    FILE *f = fopen(tu_path(files.dir, "in.csv"), "a");
     assert_non_null(f);
     fprintf(f, "3000,5,nowhere,s1,yes,1,1.0,plain\n");
     fclose(f);
-    anonkit_job *job = rk_job_for(dir, 2, categorical, out);
+    anonkit_job *job = rk_job_for(files.dir, 2, categorical, files.out);
     rk_must_set(job, ANONKIT_OPT_K, "5");
     rk_must_set(job, ANONKIT_OPT_ALGORITHM, "rothko-t");
     rk_must_set(job, ANONKIT_OPT_MEMORY, "256K");
@@ -569,9 +555,9 @@ static void test_two_pieces_read_as_one(void **state)
     anonkit_result_free(res);
     if (!strstr(anonkit_errmsg(job), "nowhere") || !strstr(anonkit_errmsg(job), "3002"))
         fail_msg("message: %s", anonkit_errmsg(job));
-    assert_int_equal(access(out, F_OK), -1);
+    assert_int_equal(access(files.out, F_OK), -1);
     anonkit_job_free(job);
-    tu_rmtree(dir);
+    tu_rmtree(files.dir);
 }
 
 /* Rothko-T and Rothko-S publish byte for byte the same file with one
@@ -597,20 +583,18 @@ static void test_threads_write_alike(void **state)
 {
     (void)state;
     tu_rng rng = {77};
-    const char *tmp = tu_mkdtemp();
-    char dir[4096], spill[4200];
-    snprintf(dir, sizeof dir, "%s", tmp);
-    snprintf(spill, sizeof spill, "%s/spill", dir);
-    mkdir(spill, 0700);
+    rk_files files;
+    rk_files_new(&files);
+    mkdir(files.spill, 0700);
     const int categorical[3] = {0, 1, 0};
     const size_t n = 120000; /* about 5 MB of output, in partitions of more than a buffer (512 KiB) */
-    rk_generate_with(&rng, dir, 3, categorical, n, 1, 1);
+    rk_generate_with(&rng, files.dir, 3, categorical, n, 1, 1);
     static const char *const algorithms[] = {"rothko-t", "rothko-s"};
     for (int a = 0; a < 2; a++) {
         char outs[2][4200];
         for (int t = 0; t < 2; t++) {
-            snprintf(outs[t], sizeof outs[t], "%s/out-%s-%d.csv", dir, algorithms[a], t + 1);
-            anonkit_job *job = threads_job(dir, categorical, outs[t], algorithms[a], spill, t + 1);
+            snprintf(outs[t], sizeof outs[t], "%s/out-%s-%d.csv", files.dir, algorithms[a], t + 1);
+            anonkit_job *job = threads_job(files.dir, categorical, outs[t], algorithms[a], files.spill, t + 1);
             anonkit_result *res = NULL;
             if (anonkit_anonymize(job, &res) != ANONKIT_OK) fail_msg("%s: %s", algorithms[a], anonkit_errmsg(job));
             anonkit_result_free(res);
@@ -627,7 +611,7 @@ static void test_threads_write_alike(void **state)
 
         char messages[2][512];
         for (int t = 0; t < 2; t++) {
-            anonkit_job *job = threads_job(dir, categorical, "/dev/full", algorithms[a], spill, t + 1);
+            anonkit_job *job = threads_job(files.dir, categorical, "/dev/full", algorithms[a], files.spill, t + 1);
             anonkit_result *res = NULL;
             assert_int_equal(anonkit_anonymize(job, &res), ANONKIT_E_IO);
             assert_null(res);
@@ -635,11 +619,11 @@ static void test_threads_write_alike(void **state)
             anonkit_job_free(job);
             if (!strstr(messages[t], "/dev/full") || !strstr(messages[t], strerror(ENOSPC)))
                 fail_msg("%s, %d threads: %s", algorithms[a], t + 1, messages[t]);
-            assert_true(tu_dir_is_empty(spill));
+            assert_true(tu_dir_is_empty(files.spill));
         }
         assert_string_equal(messages[0], messages[1]);
     }
-    tu_rmtree(dir);
+    tu_rmtree(files.dir);
 }
 
 int main(void)

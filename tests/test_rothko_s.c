@@ -78,32 +78,28 @@ static void test_sampled_always_valid(void **state)
     tu_rng rng = {77};
     int runs = 0, sampled = 0, pruned = 0, unsplit = 0, in_first_scan = 0, by_scan = 0;
     for (int iter = 0; iter < 36; iter++) {
-        const char *tmp = tu_mkdtemp();
-        char dir[4096];
-        snprintf(dir, sizeof dir, "%s", tmp);
-        const int nqi = 2 + (int)tu_below(&rng, 3);
+        rk_files files;
+        rk_files_new(&files);
         int categorical[8];
-        for (int q = 0; q < nqi; q++) categorical[q] = tu_below(&rng, 2) == 0;
+        const int nqi = rk_random_qis(&rng, 4, categorical);
         const size_t n = 2000 + tu_below(&rng, 4000);
-        rk_generate_with(&rng, dir, nqi, categorical, n, iter % 3 == 0, 1);
+        rk_generate_with(&rng, files.dir, nqi, categorical, n, iter % 3 == 0, 1);
         rs_case c;
         rs_case_pick(&rng, &c);
-        char outs[2][4200], spill[4200], report[4200];
-        snprintf(outs[0], sizeof outs[0], "%s/mem.csv", dir);
-        snprintf(outs[1], sizeof outs[1], "%s/rs.csv", dir);
-        snprintf(spill, sizeof spill, "%s/spill", dir);
-        snprintf(report, sizeof report, "%s/report.json", dir);
-        mkdir(spill, 0700);
+        char outs[2][4200];
+        snprintf(outs[0], sizeof outs[0], "%s/mem.csv", files.dir);
+        snprintf(outs[1], sizeof outs[1], "%s/rs.csv", files.dir);
+        mkdir(files.spill, 0700);
         anonkit_job *jobs[2];
         int rcs[2];
         for (int which = 0; which < 2; which++) {
-            anonkit_job *job = jobs[which] = rk_job_for(dir, nqi, categorical, outs[which]);
+            anonkit_job *job = jobs[which] = rk_job_for(files.dir, nqi, categorical, outs[which]);
             rs_case_apply(job, &c, which);
             if (which) {
                 rk_must_set(job, ANONKIT_OPT_MEMORY, "256K");
                 rk_must_set(job, ANONKIT_OPT_BLOCK_SIZE, "2K");
-                rk_must_set(job, ANONKIT_OPT_TMPDIR, spill);
-                rk_must_set(job, ANONKIT_OPT_REPORT, report);
+                rk_must_set(job, ANONKIT_OPT_TMPDIR, files.spill);
+                rk_must_set(job, ANONKIT_OPT_REPORT, files.report);
                 /* every third run: the first scan keeps too few rows, so the root is sampled by a scan */
                 if (iter % 3 == 1) job_set_knob(job, JOB_KNOB_FIRST_SAMPLE_ROWS, 20);
             }
@@ -111,7 +107,7 @@ static void test_sampled_always_valid(void **state)
             rcs[which] = anonkit_anonymize(job, &res);
             anonkit_result_free(res);
         }
-        if (!tu_dir_is_empty(spill)) fail_msg("iteration %d: spill files left behind", iter);
+        if (!tu_dir_is_empty(files.spill)) fail_msg("iteration %d: spill files left behind", iter);
         if (rcs[0] == ANONKIT_E_INELIGIBLE) {
             if (rcs[1] != ANONKIT_E_INELIGIBLE) fail_msg("iteration %d: rothko-s %d (%s)", iter, rcs[1], anonkit_errmsg(jobs[1]));
             assert_int_equal(access(outs[1], F_OK), -1);
@@ -122,7 +118,7 @@ static void test_sampled_always_valid(void **state)
             char what[32];
             snprintf(what, sizeof what, "iteration %d", iter);
             assert_int_equal(tu_verify(jobs[1], outs[1], what, NULL), n);
-            char *json = tu_read_file(report, NULL);
+            char *json = tu_read_file(files.report, NULL);
             assert_non_null(json);
             sampled += rk_report_number(json, "\"growth_phases\"") > 0;
             if (rk_report_number(json, "\"growth_phases\"") > 0) {
@@ -138,7 +134,7 @@ static void test_sampled_always_valid(void **state)
         }
         anonkit_job_free(jobs[0]);
         anonkit_job_free(jobs[1]);
-        tu_rmtree(dir);
+        tu_rmtree(files.dir);
     }
     print_message("%d runs: %d sampled (the root %d times while read, %d times by a scan), %d pruned, %d without a "
                   "confident split\n", runs, sampled, in_first_scan, by_scan, pruned, unsplit);
@@ -157,22 +153,20 @@ static void test_sampled_fits_equals_in_memory(void **state)
     (void)state;
     tu_rng rng = {78};
     for (int iter = 0; iter < 12; iter++) {
-        const char *tmp = tu_mkdtemp();
-        char dir[4096];
-        snprintf(dir, sizeof dir, "%s", tmp);
-        const int nqi = 2 + (int)tu_below(&rng, 3);
+        rk_files files;
+        rk_files_new(&files);
         int categorical[8];
-        for (int q = 0; q < nqi; q++) categorical[q] = tu_below(&rng, 2) == 0;
+        const int nqi = rk_random_qis(&rng, 4, categorical);
         const size_t n = 500 + tu_below(&rng, 2500);
-        rk_generate_with(&rng, dir, nqi, categorical, n, iter % 2, 1);
+        rk_generate_with(&rng, files.dir, nqi, categorical, n, iter % 2, 1);
         rs_case c;
         rs_case_pick(&rng, &c);
         c.sample = NULL; /* as many rows as the budget holds: all of them */
         char outs[2][4200];
         int rcs[2];
         for (int which = 0; which < 2; which++) {
-            snprintf(outs[which], sizeof outs[which], "%s/out%d.csv", dir, which);
-            anonkit_job *job = rk_job_for(dir, nqi, categorical, outs[which]);
+            snprintf(outs[which], sizeof outs[which], "%s/out%d.csv", files.dir, which);
+            anonkit_job *job = rk_job_for(files.dir, nqi, categorical, outs[which]);
             rs_case_apply(job, &c, which);
             if (which) rk_must_set(job, ANONKIT_OPT_MEMORY, "8M");
             anonkit_result *res = NULL;
@@ -182,7 +176,7 @@ static void test_sampled_fits_equals_in_memory(void **state)
         }
         assert_int_equal(rcs[0], rcs[1]);
         if (rcs[0] == ANONKIT_OK) rk_assert_same_records(outs[0], outs[1], n, iter);
-        tu_rmtree(dir);
+        tu_rmtree(files.dir);
     }
 }
 
@@ -193,27 +187,24 @@ static void test_sampled_pruning(void **state)
 {
     (void)state;
     tu_rng rng = {79};
-    const char *tmp = tu_mkdtemp();
-    char dir[4096], out[4200], report[4200];
-    snprintf(dir, sizeof dir, "%s", tmp);
-    snprintf(out, sizeof out, "%s/out.csv", dir);
-    snprintf(report, sizeof report, "%s/report.json", dir);
+    rk_files files;
+    rk_files_new(&files);
     const int categorical[2] = {0, 0};
-    rk_generate(&rng, dir, 2, categorical, 20000, 0);
+    rk_generate(&rng, files.dir, 2, categorical, 20000, 0);
     long pruned[2];
     for (int naive = 0; naive < 2; naive++) {
-        anonkit_job *job = rk_job_for(dir, 2, categorical, out);
+        anonkit_job *job = rk_job_for(files.dir, 2, categorical, files.out);
         rk_must_set(job, ANONKIT_OPT_K, "300");
         rk_must_set(job, ANONKIT_OPT_ALGORITHM, "rothko-s");
         rk_must_set(job, ANONKIT_OPT_MEMORY, "8M");
         rk_must_set(job, ANONKIT_OPT_SAMPLE_SIZE, "100");
         rk_must_set(job, ANONKIT_OPT_GROWTH_DEPTH, "8");
         rk_must_set(job, ANONKIT_OPT_TEST, naive ? "naive" : "hypothesis");
-        rk_must_set(job, ANONKIT_OPT_REPORT, report);
+        rk_must_set(job, ANONKIT_OPT_REPORT, files.report);
         uint64_t rows = 0;
-        anonkit_result_free(tu_anonymize_verified(job, out, 1, naive ? "naive" : "hypothesis", NULL, &rows));
+        anonkit_result_free(tu_anonymize_verified(job, files.out, 1, naive ? "naive" : "hypothesis", NULL, &rows));
         assert_int_equal(rows, 20000);
-        char *json = tu_read_file(report, NULL);
+        char *json = tu_read_file(files.report, NULL);
         pruned[naive] = rk_report_number(json, "\"pruned_nodes\"");
         free(json);
         anonkit_job_free(job);
@@ -221,7 +212,7 @@ static void test_sampled_pruning(void **state)
     print_message("pruned nodes: %ld with the hypothesis test, %ld with the naive rule\n", pruned[0], pruned[1]);
     assert_true(pruned[1] > 0);
     assert_true(pruned[0] < pruned[1]);
-    tu_rmtree(dir);
+    tu_rmtree(files.dir);
 }
 
 /* Files a partition is done with are reused for later partitions rather than
