@@ -17,7 +17,13 @@
 
 int hb__rows_init(hb_rows *r, uint32_t width, ak_error *err)
 {
+    /* the arrays of an earlier build kept (hb_build_into), emptied */
+    const hb_rows keep = *r;
     memset(r, 0, sizeof *r);
+    r->at = keep.at;
+    r->cap = keep.cap;
+    r->text.data = keep.text.data;
+    r->text.cap = keep.text.cap;
     r->width = width;
     (void)err;
     return ANONKIT_OK;
@@ -25,8 +31,16 @@ int hb__rows_init(hb_rows *r, uint32_t width, ak_error *err)
 
 int hb__rows_reserve(hb_rows *r, size_t nrows, size_t text_bytes, ak_error *err)
 {
-    /* first allocations of a known size on huge pages where the system has them (fewer page faults) */
-    if (!r->at && nrows && (r->at = ak_huge_malloc(nrows * r->width * sizeof *r->at))) r->cap = nrows * r->width;
+    /* first allocations of a known size on huge pages where the system has them (fewer page faults);
+     * an empty array kept from an earlier build that is too small is replaced, not grown (nothing to copy) */
+    const size_t slots = nrows * r->width;
+    if (r->cap < slots && !r->nrows && !r->row) {
+        free(r->at);
+        r->at = NULL;
+        r->cap = 0;
+    }
+    if (r->text.cap < text_bytes && !r->text.len) strbuf_free(&r->text);
+    if (!r->at && nrows && (r->at = ak_huge_malloc(slots * sizeof *r->at))) r->cap = slots;
     if (!r->text.data && text_bytes && (r->text.data = ak_huge_malloc(text_bytes))) r->text.cap = text_bytes;
     if (ak_reserve((void **)&r->at, &r->cap, nrows * r->width, sizeof *r->at) != 0 ||
         strbuf_reserve(&r->text, text_bytes) != 0)
@@ -455,6 +469,12 @@ static int build_order(const hb_values *v, const hb_options *o, hb_rows *r, ak_e
 int hb_build(hb_values *v, const hb_options *o, hb_rows *rows, ak_error *err)
 {
     memset(rows, 0, sizeof *rows);
+    return hb_build_into(v, o, rows, err);
+}
+
+int hb_build_into(hb_values *v, const hb_options *o, hb_rows *rows, ak_error *err)
+{
+    AK_CHECK(hb__rows_init(rows, 0, err)); /* (no rows yet: those of an earlier build are dropped, not its arrays) */
     int rc = ANONKIT_OK;
     /* the numeric builders read the integers counted by value in place; the others want text */
     if (v->bits && o->kind != HB_INTERVAL)

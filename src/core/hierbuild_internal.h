@@ -5,7 +5,8 @@
 
 #include "core/hierbuild.h"
 
-/* Starts the rows of a hierarchy of `width` labels per row. */
+/* Starts the rows of a hierarchy of `width` labels per row in r, zeroed or
+ * holding an earlier build whose arrays it keeps (emptied). */
 int hb__rows_init(hb_rows *r, uint32_t width, ak_error *err);
 /* The error of a hierarchy whose labels would pass HB_TEXT_MAX bytes. */
 int hb__text_full(ak_error *err);
@@ -66,6 +67,10 @@ int hb__collect_range(hb_values *vs, size_t n, const char *const *columns, const
  * are shift more than b says) to a; b keeps its values but for the dense
  * arrays a may take over. */
 int hb__merge_values(hb_values *a, hb_values *b, long shift, ak_error *err);
+
+/* The check of hb_check_sizes as first written (hierbuild_check.c): what
+ * the faster one must agree with, and what tells why rows are refused. */
+int hb__check_reference(const hb_rows *rows, const char *path, uint64_t *sizes, ak_error *err);
 
 int hb__build_interval(const hb_values *v, const hb_options *o, hb_rows *rows, ak_error *err);
 int hb__build_quantiles(const hb_values *v, const hb_options *o, hb_rows *rows, ak_error *err);
