@@ -497,6 +497,13 @@ int hb_build_into(hb_values *v, const hb_options *o, hb_rows *rows, ak_error *er
 
 /* ---- using the rows ---- */
 
+/* The first byte in memory is the lowest of a word read there (hb_write's search for a NUL 8 bytes at a time). */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define HB_LITTLE_ENDIAN 1
+#else
+#define HB_LITTLE_ENDIAN 0
+#endif
+
 int hb_level_sizes(const hb_rows *r, uint64_t *sizes, ak_error *err)
 {
     /* rows come in tree order, so the rows of one label are consecutive on every level */
@@ -526,9 +533,7 @@ int hb_write(const hb_rows *r, FILE *f, const char *path, ak_error *err)
     int rc = strbuf_reserve(&out, flush_at + 4096) == 0 ? ANONKIT_OK : ak_err_nomem(err);
     for (uint32_t i = 0; i < r->nrows && rc == 0; i++) {
         const uint32_t *at = r->at + (size_t)i * r->width;
-        int same = i > 0;
-        for (uint32_t l = 1; same && l < r->width; l++) same = at[l] == (at - r->width)[l];
-        if (!same) {
+        if (i == 0 || !hb__same_offsets(at + 1, at + 1 - r->width, r->width - 1)) {
             tail.len = 0;
             for (uint32_t l = 1; l < r->width; l++) {
                 const char *s = r->text.data + at[l];
@@ -548,12 +553,31 @@ int hb_write(const hb_rows *r, FILE *f, const char *path, ak_error *err)
             if (rc < 0) break;
         }
         const char *s = r->text.data + at[0];
-        const size_t len = strlen(s);
-        if (strbuf_reserve(&out, csv_escaped_max(len) + tail.len + 1) != 0) {
+        size_t len;
+        if (HB_LITTLE_ENDIAN && r->plain && at[0] + 16 <= r->text.len) {
+            /* a number written by the builder, mostly under 16 bytes: its first 16 (within the labels)
+               copied as they are, its length from where the first NUL is among them */
+            uint64_t a, b;
+            memcpy(&a, s, 8);
+            memcpy(&b, s + 8, 8);
+            const uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL;
+            const uint64_t za = (a - ones) & ~a & highs, zb = (b - ones) & ~b & highs;
+            len = za ? (size_t)__builtin_ctzll(za) >> 3 : zb ? 8 + ((size_t)__builtin_ctzll(zb) >> 3) : strlen(s);
+            if (strbuf_reserve(&out, len + 16 + tail.len + 1) != 0) {
+                rc = ak_err_nomem(err);
+                break;
+            }
+            if (len < 16) {
+                memcpy(out.data + out.len, &a, 8);
+                memcpy(out.data + out.len + 8, &b, 8);
+            } else {
+                memcpy(out.data + out.len, s, len);
+            }
+            out.len += len;
+        } else if ((len = strlen(s)), strbuf_reserve(&out, csv_escaped_max(len) + tail.len + 1) != 0) {
             rc = ak_err_nomem(err);
             break;
-        }
-        if (r->plain) {
+        } else if (r->plain) {
             memcpy(out.data + out.len, s, len);
             out.len += len;
         } else {

@@ -3,6 +3,8 @@
 #ifndef AK_HIERBUILD_INTERNAL_H
 #define AK_HIERBUILD_INTERNAL_H
 
+#include <string.h>
+
 #include "core/hierbuild.h"
 
 /* Starts the rows of a hierarchy of `width` labels per row in r, zeroed or
@@ -45,6 +47,21 @@ static inline int hb__put_prev_rest(hb_rows *r, ak_error *err)
     r->row = 0;
     r->nrows++;
     return ANONKIT_OK;
+}
+/* Whether a[0..k) and b[0..k) hold the same offsets (the labels above the
+ * leaf of two rows), two at a time. */
+static inline int hb__same_offsets(const uint32_t *a, const uint32_t *b, uint32_t k)
+{
+    uint64_t x = 0;
+    uint32_t j = 0;
+    for (; j + 2 <= k; j += 2) {
+        uint64_t u, v;
+        memcpy(&u, a + j, sizeof u);
+        memcpy(&v, b + j, sizeof v);
+        x |= u ^ v;
+    }
+    if (j < k) x |= a[j] ^ b[j];
+    return x == 0;
 }
 /* Moves the integers counted by value into v->dict. */
 int hb__fold_dense(hb_values *v, ak_error *err);
