@@ -340,9 +340,7 @@ static int runs_by_rows(const hb_rows *r, hb_check_mem *m, int *ok, ak_error *er
     }
     for (uint32_t i = 1; i < n; i++) {
         const uint32_t *cur = r->at + (size_t)i * w, *prev = cur - w;
-        uint32_t same = 1;
-        for (uint32_t l = 1; l < w; l++) same &= cur[l] == prev[l];
-        if (same) continue; /* (mostly: the rows of one interval) */
+        if (hb__same_offsets(cur + 1, prev + 1, w - 1)) continue; /* (mostly: the rows of one interval) */
         int above = 0;                                  /* the label of the level above changes here */
         for (uint32_t l = w - 1; l >= 1; l--) {
             if (cur[l] == prev[l] || !strcmp(text + cur[l], text + prev[l])) {
