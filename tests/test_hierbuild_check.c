@@ -74,7 +74,7 @@ static void mutate(tu_rng *g, grid *d)
             break;
         case 0: memcpy(d->lab[i][l], d->lab[j][m], 24); break; /* any label of another place */
         case 1: d->lab[i][l][0] = '\0'; break;                  /* empty */
-        case 2: snprintf(d->lab[i][l], 24, "*"); break;
+        case 2: snprintf(d->lab[tu_below(g, 2) ? i : d->n > 1 ? tu_below(g, 2) : 0][tu_below(g, 2) ? l : 0], 24, "*"); break;
         case 3: memcpy(d->lab[i][0], d->lab[j][0], 24); break;  /* a leaf twice */
         case 4: memcpy(d->lab[i][l], d->lab[i][0], 24); break;  /* the leaf's label above it */
         default: /* a run's label on a run of the same level elsewhere */
