@@ -530,7 +530,7 @@ int hb_write(const hb_rows *r, FILE *f, const char *path, ak_error *err)
     uint64_t synced = 0; /* (outfile_write_behind: written to disk up to there) */
     size_t unsynced = 0; /* bytes written since the last outfile_write_behind */
     strbuf out = {0}, tail = {0};
-    int rc = strbuf_reserve(&out, flush_at + 4096) == 0 ? ANONKIT_OK : ak_err_nomem(err);
+    int rc = strbuf_reserve(&out, flush_at + 4096) == 0 && strbuf_reserve(&tail, 64) == 0 ? ANONKIT_OK : ak_err_nomem(err);
     for (uint32_t i = 0; i < r->nrows && rc == 0; i++) {
         const uint32_t *at = r->at + (size_t)i * r->width;
         if (i == 0 || !hb__same_offsets(at + 1, at + 1 - r->width, r->width - 1)) {
@@ -583,7 +583,10 @@ int hb_write(const hb_rows *r, FILE *f, const char *path, ak_error *err)
         } else {
             out.len += csv_escape(out.data + out.len, s, len, ';');
         }
-        if (tail.len) memcpy(out.data + out.len, tail.data, tail.len);
+        if (tail.len <= 64 && tail.cap >= 64 && out.cap - out.len >= 64) /* (a fixed size: a few moves) */
+            memcpy(out.data + out.len, tail.data, 64);
+        else if (tail.len)
+            memcpy(out.data + out.len, tail.data, tail.len);
         out.len += tail.len;
         out.data[out.len++] = '\n';
         if (out.len >= flush_at || i + 1 == r->nrows) {
