@@ -478,10 +478,15 @@ int hb__build_quantiles(const hb_values *v, const hb_options *o, hb_rows *r, ak_
     if (!key && rc == 0) rc = ak_err_nomem(err);
     for (uint32_t l = 0; rc == 0 && l < levels; l++) key[l] = UINT64_MAX;
     char ta[24], tb[24], tt[24];
+    dec_text leaf = {{0}, 0, 0, 0};
     for (uint32_t i = 0; i < n && rc == 0; i++) {
         size_t tlen;
-        const char *t = value_text(v, nv[i].ref, tt, &tlen);
-        rc = hb__put(r, t, tlen, err);
+        if (nv[i].ref & DENSE_BIT) {
+            rc = put_next_int(r, &leaf, nv[i].ref & ~DENSE_BIT, err);
+        } else {
+            const char *t = value_text(v, nv[i].ref, tt, &tlen);
+            rc = hb__put(r, t, tlen, err);
+        }
         uint64_t span = 1;
         for (uint32_t l = 0; l < levels && rc == 0; l++) {
             if (l) span *= o->quantiles[l];
