@@ -107,7 +107,10 @@ static inline size_t dec_next(dec_text *t, uint32_t x)
 }
 
 /* Appends the decimal text of x (>= 0) as a label, the leaf after that of t (formatted in place). */
-static int put_next_int(hb_rows *r, dec_text *t, uint32_t x, ak_error *err)
+#if defined(__GNUC__)
+__attribute__((always_inline)) /* (once a leaf: kept in the builders' loops, not called) */
+#endif
+static inline int put_next_int(hb_rows *r, dec_text *t, uint32_t x, ak_error *err)
 {
     const size_t slot = (size_t)r->nrows * r->width + r->row;
     if ((slot >= r->cap && ak_reserve((void **)&r->at, &r->cap, slot + 1, sizeof *r->at) != 0) ||
