@@ -246,6 +246,9 @@ static inline int num_next_dense(num_iter *it, uint32_t *x)
 }
 
 /* The next value into *out; 0 after the last. */
+#if defined(__GNUC__)
+__attribute__((always_inline)) /* (once a value: kept in the builders' loops, not called) */
+#endif
 static inline int num_next(num_iter *it, num_value *out)
 {
     uint32_t x;
