@@ -166,9 +166,9 @@ int hb_check_sizes(const hb_rows *rows, const char *path, uint64_t *sizes /* OUT
  * run's hierarchies kept, not allocated and freed (and their fresh pages
  * zeroed by the system) for each. Zeroed to start; hb_check_mem_free. */
 typedef struct hb_check_mem {
-    void *levels; /* per level above the leaves: its runs of rows (hierbuild_check.c) */
+    void *levels; /* per level above the leaves: where the pass over the rows stands (hierbuild_check.c) */
     size_t nlevels;
-    void *runs;
+    void *runs; /* the runs of one label on consecutive rows, of every level */
     size_t runs_cap;
     uint64_t *keys, *tmp, *leaves;
     size_t keys_cap, tmp_cap, leaves_cap;

@@ -232,11 +232,13 @@ int hb__check_reference(const hb_rows *r, const char *path, uint64_t *sizes, ak_
 
 /* ---- the fast check ---- */
 
-/* The runs of one level above the leaves, in row order (hb_check_mem.levels). */
-typedef struct level_runs {
-    run *a;
-    size_t n, cap;
-} level_runs;
+/* Where a level above the leaves stands in the pass over the rows
+ * (hb_check_mem.levels): its open run (an index of hb_check_mem.runs) and
+ * how many runs it has. */
+typedef struct level_state {
+    size_t open;
+    uint64_t count;
+} level_state;
 
 /* Makes *p an array of at least n elements of sz bytes; what it held is
  * dropped (no copy), and a large enough one is kept as it is. */
@@ -252,8 +254,6 @@ static int need(void **p, size_t *cap, size_t n, size_t sz)
 
 void hb_check_mem_free(hb_check_mem *m)
 {
-    level_runs *lv = m->levels;
-    for (size_t l = 0; lv && l < m->nlevels; l++) free(lv[l].a);
     free(m->levels);
     free(m->runs);
     free(m->keys);
@@ -316,27 +316,31 @@ static uint32_t find_leaf(const hb_rows *r, int mode, const char *s)
 }
 
 /* The runs of every level in one pass over the rows (row after row: the
- * rows are read once, where find_runs reads them once a level), into
- * m->levels; 0 when a run's label is empty or a label's parent changes
- * within its run (the reference then says which first). */
-static int runs_by_rows(const hb_rows *r, hb_check_mem *m, int *ok, ak_error *err)
+ * rows are read once, where find_runs reads them once a level), in the
+ * order they begin into m->runs (*nr of them, m->levels[l].count of level
+ * l); *ok = 0 when a run's label is empty or a label's parent changes
+ * within its run (the reference then says which first). The array is kept
+ * from the check before, made a quarter of the rows (the runs of an
+ * interval hierarchy's levels above 2 values a bin) when smaller, and grows. */
+static int runs_by_rows(const hb_rows *r, hb_check_mem *m, size_t *nr, int *ok, ak_error *err)
 {
     const uint32_t w = r->width, n = r->nrows;
     *ok = 0;
     if (m->nlevels < w) {
-        level_runs *lv = realloc(m->levels, w * sizeof *lv);
+        level_state *lv = realloc(m->levels, w * sizeof *lv);
         if (!lv) return ak_err_nomem(err);
-        memset(lv + m->nlevels, 0, (w - m->nlevels) * sizeof *lv);
         m->levels = lv;
         m->nlevels = w;
     }
-    level_runs *lv = m->levels;
+    level_state *lv = m->levels;
+    if (need(&m->runs, &m->runs_cap, (size_t)n / 4 + w, sizeof(run)) != 0) return ak_err_nomem(err);
+    run *runs = m->runs;
+    size_t k = 0;
     const char *text = r->text.data;
     for (uint32_t l = 1; l < w; l++) {
-        lv[l].n = 0;
         if (!text[r->at[l]]) return ANONKIT_OK;
-        if (ak_reserve((void **)&lv[l].a, &lv[l].cap, 1, sizeof *lv[l].a) != 0) return ak_err_nomem(err);
-        lv[l].a[lv[l].n++] = (run){0, 0, l};
+        runs[k] = (run){0, 0, l};
+        lv[l] = (level_state){k++, 1};
     }
     for (uint32_t i = 1; i < n; i++) {
         const uint32_t *cur = r->at + (size_t)i * w, *prev = cur - w;
@@ -348,15 +352,19 @@ static int runs_by_rows(const hb_rows *r, hb_check_mem *m, int *ok, ak_error *er
                 continue;
             }
             if (!text[cur[l]]) return ANONKIT_OK;
-            level_runs *v = &lv[l];
-            v->a[v->n - 1].hi = i - 1;
-            if (v->n == v->cap && ak_reserve((void **)&v->a, &v->cap, v->n + 1, sizeof *v->a) != 0)
-                return ak_err_nomem(err);
-            v->a[v->n++] = (run){i, i, l};
+            runs[lv[l].open].hi = i - 1;
+            if (k == m->runs_cap) {
+                if (ak_reserve(&m->runs, &m->runs_cap, k + 1, sizeof *runs) != 0) return ak_err_nomem(err);
+                runs = m->runs;
+            }
+            runs[k] = (run){i, i, l};
+            lv[l].open = k++;
+            lv[l].count++;
             above = 1;
         }
     }
-    for (uint32_t l = 1; l < w; l++) lv[l].a[lv[l].n - 1].hi = n - 1;
+    for (uint32_t l = 1; l < w; l++) runs[lv[l].open].hi = n - 1;
+    *nr = k;
     *ok = 1;
     return ANONKIT_OK;
 }
@@ -371,12 +379,11 @@ static int runs_by_rows(const hb_rows *r, hb_check_mem *m, int *ok, ak_error *er
 static int fast_check(const hb_rows *r, uint64_t *sizes, hb_check_mem *m, int *ok, ak_error *err)
 {
     const uint32_t w = r->width, n = r->nrows;
-    AK_CHECK(runs_by_rows(r, m, ok, err));
+    size_t nr = 0;
+    AK_CHECK(runs_by_rows(r, m, &nr, ok, err));
     if (!*ok) return ANONKIT_OK;
     *ok = 0;
-    const level_runs *lv = m->levels;
-    size_t nr = 0;
-    for (uint32_t l = 1; l < w; l++) nr += lv[l].n;
+    const level_state *lv = m->levels;
     /* the leaves */
     if (!*hb_label(r, 0, 0)) return ANONKIT_OK;
     int mode = LEAVES_NUMBERS;
@@ -399,16 +406,11 @@ static int fast_check(const hb_rows *r, uint64_t *sizes, hb_check_mem *m, int *o
             if (i > 1 && strcmp(hb_label(r, i - 1, 0), s) >= 0) mode = LEAVES_HASHED;
         }
     }
-    /* the runs, level after level (the reference's order), hashed and sorted */
-    if (need(&m->runs, &m->runs_cap, nr, sizeof(run)) != 0 || need((void **)&m->keys, &m->keys_cap, nr, sizeof(keyed)) != 0)
-        return ak_err_nomem(err);
-    run *runs = m->runs;
+    /* the runs' labels hashed and sorted (pairs of equal hashes are all compared: their order in the
+       array does not matter for what passes) */
+    if (need((void **)&m->keys, &m->keys_cap, nr, sizeof(keyed)) != 0) return ak_err_nomem(err);
+    const run *runs = m->runs;
     keyed *keys = m->keys;
-    size_t k = 0;
-    for (uint32_t l = 1; l < w; l++) {
-        memcpy(runs + k, lv[l].a, lv[l].n * sizeof *runs);
-        k += lv[l].n;
-    }
     for (size_t j = 0; j < nr; j++) {
         const char *s = run_label(r, &runs[j]);
         keys[j] = make_key(XXH3_64bits(s, strlen(s)), (uint32_t)j);
@@ -442,7 +444,7 @@ static int fast_check(const hb_rows *r, uint64_t *sizes, hb_check_mem *m, int *o
             if (leaf && (u->lo != i || u->hi != i)) return ANONKIT_OK;
         }
     }
-    const uint32_t top = w > 1 ? (uint32_t)lv[w - 1].n : n;
+    const uint32_t top = w > 1 ? (uint32_t)lv[w - 1].count : n;
     if (top > 1) { /* "*" below the root added above the top labels: only for all rows */
         const uint32_t star = low(make_key(XXH3_64bits("*", 1), 0));
         for (size_t j = 0; j < nr; j++) {
@@ -460,7 +462,7 @@ static int fast_check(const hb_rows *r, uint64_t *sizes, hb_check_mem *m, int *o
     }
     if (sizes) {
         sizes[0] = n;
-        for (uint32_t l = 1; l < w; l++) sizes[l] = lv[l].n;
+        for (uint32_t l = 1; l < w; l++) sizes[l] = lv[l].count;
     }
     *ok = 1;
     return ANONKIT_OK;
