@@ -596,6 +596,7 @@ static void test_interval_round_trip(void **state)
 static void rows_of(const char *text, uint32_t width, hb_rows *r)
 {
     ak_error err;
+    memset(r, 0, sizeof *r);
     assert_int_equal(hb__rows_init(r, width, &err), 0);
     const char *p = text;
     for (;;) {

@@ -215,11 +215,20 @@ static int task_prepare(hier_task *t)
  * the rows, and a written temporary whose check fails is never published. */
 #define HIER_SPLIT_ROWS ((uint32_t)1 << 17)
 
+/* The memory a thread's builds pass on from one hierarchy to the next (the
+ * rows, the check's arrays): not allocated and freed, their fresh pages
+ * zeroed by the system, for each. */
+typedef struct build_mem {
+    hb_rows rows;
+    hb_check_mem check;
+} build_mem;
+
 /* The check or the writing of one hierarchy (check_write's parts). */
 typedef struct check_write_part {
     const hb_rows *rows;
     hier_task *t;
     uint64_t *sizes;
+    hb_check_mem *mem; /* the check's */
     int write; /* 0: the check (with the level sizes), 1: the writing */
     int rc;
     ak_error err;
@@ -231,7 +240,7 @@ static void *check_write_run(void *arg)
     check_write_part *p = arg;
     ak_err_clear(&p->err);
     p->rc = p->write ? hb_write(p->rows, p->t->of.stream, p->t->job->output, &p->err)
-                     : hb_check_sizes(p->rows, p->t->job->output, p->sizes, &p->err);
+                     : hb_check_sizes_mem(p->rows, p->t->job->output, p->sizes, p->mem, &p->err);
     return NULL;
 }
 
@@ -248,17 +257,17 @@ static int check_failed(anonkit_job *job, int rc, const ak_error *e)
 /* hb_check_sizes, then hb_write of the rows; with threads >= 2 and a large
  * hierarchy both at once. The error is the one the two in turn would give:
  * the check's first. */
-static int check_write(hier_task *t, const hb_rows *rows, uint64_t *sizes, unsigned threads)
+static int check_write(hier_task *t, const hb_rows *rows, uint64_t *sizes, hb_check_mem *mem, unsigned threads)
 {
     anonkit_job *job = t->job;
     if (threads < 2 || rows->nrows < HIER_SPLIT_ROWS) {
         ak_error e;
         ak_err_clear(&e);
-        const int rc = hb_check_sizes(rows, job->output, sizes, &e);
+        const int rc = hb_check_sizes_mem(rows, job->output, sizes, mem, &e);
         if (rc < 0) return check_failed(job, rc, &e);
         return hb_write(rows, t->of.stream, job->output, &job->err);
     }
-    check_write_part parts[2] = {{rows, t, sizes, 0, 0, {0}}, {rows, t, sizes, 1, 0, {0}}};
+    check_write_part parts[2] = {{rows, t, sizes, mem, 0, 0, {0}}, {rows, t, sizes, mem, 1, 0, {0}}};
     ak_run_parts(parts, sizeof parts[0], 2, check_write_run);
     if (parts[0].rc < 0) return check_failed(job, parts[0].rc, &parts[0].err);
     if (parts[1].rc < 0) job->err = parts[1].err;
@@ -269,27 +278,26 @@ static int check_write(hier_task *t, const hb_rows *rows, uint64_t *sizes, unsig
  * output's temporary (not yet committed), or previews it; its summary into
  * t->summary. Errors on t's job. With threads >= 2, a large hierarchy's
  * check and writing run at the same time (check_write). */
-static int task_build(hier_task *t, unsigned threads)
+static int task_build(hier_task *t, unsigned threads, build_mem *mem)
 {
     anonkit_job *job = t->job;
-    hb_rows rows;
-    int rc = hb_build(&t->v, &t->o, &rows, &job->err);
+    hb_rows *const rows = &mem->rows;
+    int rc = hb_build_into(&t->v, &t->o, rows, &job->err);
     if (rc < 0) return rc;
-    uint64_t *sizes = calloc(rows.width, sizeof *sizes);
+    uint64_t *sizes = calloc(rows->width, sizeof *sizes);
     if (!sizes) rc = ak_err_nomem(&job->err);
     if (rc == 0 && !job->hbuild.preview) {
         /* what is written must load: the rows checked against the loader's rules, once (which
          * counts the labels of each level too); the file is published only when it passes */
-        rc = check_write(t, &rows, sizes, threads);
+        rc = check_write(t, rows, sizes, &mem->check, threads);
         if (rc == 0) outfile_ready(&t->of); /* its writing to disk started while the next ones are built */
     } else if (rc == 0) {
-        rc = hb_level_sizes(&rows, sizes, &job->err);
+        rc = hb_level_sizes(rows, sizes, &job->err);
     }
-    if (rc == 0) rc = summarize(job, &rows, sizes, &t->v, &t->summary);
+    if (rc == 0) rc = summarize(job, rows, sizes, &t->v, &t->summary);
     t->rows_read = t->v.rows;
     free(sizes);
-    hb_rows_free(&rows);
-    return rc;
+    return rc; /* (the rows' arrays kept in mem for the next build) */
 }
 
 /* Below this size a second thread costs more than it saves (its start, its
@@ -334,17 +342,19 @@ typedef struct build_part {
 
 /* Builds, checks and writes tasks taken from the queue (ak_run_parts).
  * Tasks are taken in order, so every task before a failed one was taken
- * and finishes: the lowest failure is the one a single thread meets. */
+ * and finishes: the lowest failure is the one a single thread meets. One
+ * thread's builds share their memory (build_mem), freed at its end. */
 static void *build_part_run(void *arg)
 {
     build_part *p = arg;
     build_queue *q = p->q;
     p->rc = ANONKIT_OK;
     p->failed_at = q->n;
+    build_mem mem = {0};
     while (!atomic_load(&q->stop)) {
         const size_t i = atomic_fetch_add(&q->next, 1);
         if (i >= q->n) break;
-        p->rc = task_build(&q->t[i], q->threads);
+        p->rc = task_build(&q->t[i], q->threads, &mem);
         hb_values_free(&q->t[i].v); /* (no longer needed: the next column's build has the memory) */
         if (p->rc < 0) {
             p->failed_at = i;
@@ -352,6 +362,8 @@ static void *build_part_run(void *arg)
             break;
         }
     }
+    hb_rows_free(&mem.rows);
+    hb_check_mem_free(&mem.check);
     return NULL;
 }
 

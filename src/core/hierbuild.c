@@ -17,7 +17,13 @@
 
 int hb__rows_init(hb_rows *r, uint32_t width, ak_error *err)
 {
+    /* the arrays of an earlier build kept (hb_build_into), emptied */
+    const hb_rows keep = *r;
     memset(r, 0, sizeof *r);
+    r->at = keep.at;
+    r->cap = keep.cap;
+    r->text.data = keep.text.data;
+    r->text.cap = keep.text.cap;
     r->width = width;
     (void)err;
     return ANONKIT_OK;
@@ -25,8 +31,16 @@ int hb__rows_init(hb_rows *r, uint32_t width, ak_error *err)
 
 int hb__rows_reserve(hb_rows *r, size_t nrows, size_t text_bytes, ak_error *err)
 {
-    /* first allocations of a known size on huge pages where the system has them (fewer page faults) */
-    if (!r->at && nrows && (r->at = ak_huge_malloc(nrows * r->width * sizeof *r->at))) r->cap = nrows * r->width;
+    /* first allocations of a known size on huge pages where the system has them (fewer page faults);
+     * an empty array kept from an earlier build that is too small is replaced, not grown (nothing to copy) */
+    const size_t slots = nrows * r->width;
+    if (r->cap < slots && !r->nrows && !r->row) {
+        free(r->at);
+        r->at = NULL;
+        r->cap = 0;
+    }
+    if (r->text.cap < text_bytes && !r->text.len) strbuf_free(&r->text);
+    if (!r->at && nrows && (r->at = ak_huge_malloc(slots * sizeof *r->at))) r->cap = slots;
     if (!r->text.data && text_bytes && (r->text.data = ak_huge_malloc(text_bytes))) r->text.cap = text_bytes;
     if (ak_reserve((void **)&r->at, &r->cap, nrows * r->width, sizeof *r->at) != 0 ||
         strbuf_reserve(&r->text, text_bytes) != 0)
@@ -455,6 +469,12 @@ static int build_order(const hb_values *v, const hb_options *o, hb_rows *r, ak_e
 int hb_build(hb_values *v, const hb_options *o, hb_rows *rows, ak_error *err)
 {
     memset(rows, 0, sizeof *rows);
+    return hb_build_into(v, o, rows, err);
+}
+
+int hb_build_into(hb_values *v, const hb_options *o, hb_rows *rows, ak_error *err)
+{
+    AK_CHECK(hb__rows_init(rows, 0, err)); /* (no rows yet: those of an earlier build are dropped, not its arrays) */
     int rc = ANONKIT_OK;
     /* the numeric builders read the integers counted by value in place; the others want text */
     if (v->bits && o->kind != HB_INTERVAL)
@@ -476,6 +496,13 @@ int hb_build(hb_values *v, const hb_options *o, hb_rows *rows, ak_error *err)
 }
 
 /* ---- using the rows ---- */
+
+/* The first byte in memory is the lowest of a word read there (hb_write's search for a NUL 8 bytes at a time). */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define HB_LITTLE_ENDIAN 1
+#else
+#define HB_LITTLE_ENDIAN 0
+#endif
 
 int hb_level_sizes(const hb_rows *r, uint64_t *sizes, ak_error *err)
 {
@@ -503,12 +530,10 @@ int hb_write(const hb_rows *r, FILE *f, const char *path, ak_error *err)
     uint64_t synced = 0; /* (outfile_write_behind: written to disk up to there) */
     size_t unsynced = 0; /* bytes written since the last outfile_write_behind */
     strbuf out = {0}, tail = {0};
-    int rc = strbuf_reserve(&out, flush_at + 4096) == 0 ? ANONKIT_OK : ak_err_nomem(err);
+    int rc = strbuf_reserve(&out, flush_at + 4096) == 0 && strbuf_reserve(&tail, 64) == 0 ? ANONKIT_OK : ak_err_nomem(err);
     for (uint32_t i = 0; i < r->nrows && rc == 0; i++) {
         const uint32_t *at = r->at + (size_t)i * r->width;
-        int same = i > 0;
-        for (uint32_t l = 1; same && l < r->width; l++) same = at[l] == (at - r->width)[l];
-        if (!same) {
+        if (i == 0 || !hb__same_offsets(at + 1, at + 1 - r->width, r->width - 1)) {
             tail.len = 0;
             for (uint32_t l = 1; l < r->width; l++) {
                 const char *s = r->text.data + at[l];
@@ -528,18 +553,40 @@ int hb_write(const hb_rows *r, FILE *f, const char *path, ak_error *err)
             if (rc < 0) break;
         }
         const char *s = r->text.data + at[0];
-        const size_t len = strlen(s);
-        if (strbuf_reserve(&out, csv_escaped_max(len) + tail.len + 1) != 0) {
+        size_t len;
+        if (HB_LITTLE_ENDIAN && r->plain && at[0] + 16 <= r->text.len) {
+            /* a number written by the builder, mostly under 16 bytes: its first 16 (within the labels)
+               copied as they are, its length from where the first NUL is among them */
+            uint64_t a, b;
+            memcpy(&a, s, 8);
+            memcpy(&b, s + 8, 8);
+            const uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL;
+            const uint64_t za = (a - ones) & ~a & highs, zb = (b - ones) & ~b & highs;
+            len = za ? (size_t)__builtin_ctzll(za) >> 3 : zb ? 8 + ((size_t)__builtin_ctzll(zb) >> 3) : strlen(s);
+            if (strbuf_reserve(&out, len + 16 + tail.len + 1) != 0) {
+                rc = ak_err_nomem(err);
+                break;
+            }
+            if (len < 16) {
+                memcpy(out.data + out.len, &a, 8);
+                memcpy(out.data + out.len + 8, &b, 8);
+            } else {
+                memcpy(out.data + out.len, s, len);
+            }
+            out.len += len;
+        } else if ((len = strlen(s)), strbuf_reserve(&out, csv_escaped_max(len) + tail.len + 1) != 0) {
             rc = ak_err_nomem(err);
             break;
-        }
-        if (r->plain) {
+        } else if (r->plain) {
             memcpy(out.data + out.len, s, len);
             out.len += len;
         } else {
             out.len += csv_escape(out.data + out.len, s, len, ';');
         }
-        if (tail.len) memcpy(out.data + out.len, tail.data, tail.len);
+        if (tail.len <= 64 && tail.cap >= 64 && out.cap - out.len >= 64) /* (a fixed size: a few moves) */
+            memcpy(out.data + out.len, tail.data, 64);
+        else if (tail.len)
+            memcpy(out.data + out.len, tail.data, tail.len);
         out.len += tail.len;
         out.data[out.len++] = '\n';
         if (out.len >= flush_at || i + 1 == r->nrows) {

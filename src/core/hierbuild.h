@@ -141,6 +141,10 @@ static inline const char *hb_label(const hb_rows *r, uint32_t row, uint32_t leve
  * builder that is not numeric moves v's integers counted by value into
  * v->dict first. */
 int hb_build(hb_values *v, const hb_options *o, hb_rows *rows /* OUT */, ak_error *err);
+/* hb_build into rows that are zeroed or hold an earlier build, whose arrays
+ * are reused (a run's hierarchies one after the other: no fresh pages for
+ * the system to zero each time); on failure rows are freed. */
+int hb_build_into(hb_values *v, const hb_options *o, hb_rows *rows /* IN/OUT */, ak_error *err);
 void hb_rows_free(hb_rows *rows);
 
 /* Distinct labels per level into sizes[0..width). */
@@ -157,6 +161,22 @@ int hb_check(const hb_rows *rows, const char *path, ak_error *err);
 /* hb_check, which also counts the distinct labels of each level into
  * sizes[0..width) (as hb_level_sizes does, for rows that pass). */
 int hb_check_sizes(const hb_rows *rows, const char *path, uint64_t *sizes /* OUT */, ak_error *err);
+
+/* Memory one check leaves to the next (hb_check_sizes_mem): the arrays of a
+ * run's hierarchies kept, not allocated and freed (and their fresh pages
+ * zeroed by the system) for each. Zeroed to start; hb_check_mem_free. */
+typedef struct hb_check_mem {
+    void *levels; /* per level above the leaves: where the pass over the rows stands (hierbuild_check.c) */
+    size_t nlevels;
+    void *runs; /* the runs of one label on consecutive rows, of every level */
+    size_t runs_cap;
+    uint64_t *keys, *tmp, *leaves;
+    size_t keys_cap, tmp_cap, leaves_cap;
+} hb_check_mem;
+/* hb_check_sizes with the memory of m (kept there for the next). */
+int hb_check_sizes_mem(const hb_rows *rows, const char *path, uint64_t *sizes /* OUT */, hb_check_mem *m,
+                       ak_error *err);
+void hb_check_mem_free(hb_check_mem *m);
 
 /* Writes the rows, ';'-separated, to f (path for messages). */
 int hb_write(const hb_rows *rows, FILE *f, const char *path, ak_error *err);

@@ -3,9 +3,12 @@
 #ifndef AK_HIERBUILD_INTERNAL_H
 #define AK_HIERBUILD_INTERNAL_H
 
+#include <string.h>
+
 #include "core/hierbuild.h"
 
-/* Starts the rows of a hierarchy of `width` labels per row. */
+/* Starts the rows of a hierarchy of `width` labels per row in r, zeroed or
+ * holding an earlier build whose arrays it keeps (emptied). */
 int hb__rows_init(hb_rows *r, uint32_t width, ak_error *err);
 /* The error of a hierarchy whose labels would pass HB_TEXT_MAX bytes. */
 int hb__text_full(ak_error *err);
@@ -40,10 +43,33 @@ static inline int hb__put_prev_rest(hb_rows *r, ak_error *err)
     }
     uint32_t *to = r->at + slot;
     const uint32_t *from = to - r->width;
-    for (size_t i = 0; i < k; i++) to[i] = from[i];
+    if (k == 4) memcpy(to, from, 4 * sizeof *to); /* (a fixed size: two moves) */
+    else
+        for (size_t i = 0; i < k; i++) to[i] = from[i];
     r->row = 0;
     r->nrows++;
     return ANONKIT_OK;
+}
+/* Whether a[0..k) and b[0..k) hold the same offsets (the labels above the
+ * leaf of two rows), two at a time. */
+static inline int hb__same_offsets(const uint32_t *a, const uint32_t *b, uint32_t k)
+{
+    uint64_t x = 0;
+    uint32_t j = 0;
+    if (k == 4) { /* (the labels above the leaf of --fanout F,F: two words) */
+        uint64_t u[2], v[2];
+        memcpy(u, a, sizeof u);
+        memcpy(v, b, sizeof v);
+        return ((u[0] ^ v[0]) | (u[1] ^ v[1])) == 0;
+    }
+    for (; j + 2 <= k; j += 2) {
+        uint64_t u, v;
+        memcpy(&u, a + j, sizeof u);
+        memcpy(&v, b + j, sizeof v);
+        x |= u ^ v;
+    }
+    if (j < k) x |= a[j] ^ b[j];
+    return x == 0;
 }
 /* Moves the integers counted by value into v->dict. */
 int hb__fold_dense(hb_values *v, ak_error *err);
@@ -66,6 +92,10 @@ int hb__collect_range(hb_values *vs, size_t n, const char *const *columns, const
  * are shift more than b says) to a; b keeps its values but for the dense
  * arrays a may take over. */
 int hb__merge_values(hb_values *a, hb_values *b, long shift, ak_error *err);
+
+/* The check of hb_check_sizes as first written (hierbuild_check.c): what
+ * the faster one must agree with, and what tells why rows are refused. */
+int hb__check_reference(const hb_rows *rows, const char *path, uint64_t *sizes, ak_error *err);
 
 int hb__build_interval(const hb_values *v, const hb_options *o, hb_rows *rows, ak_error *err);
 int hb__build_quantiles(const hb_values *v, const hb_options *o, hb_rows *rows, ak_error *err);

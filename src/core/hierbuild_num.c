@@ -71,15 +71,76 @@ static size_t format_int(char *buf, int64_t x)
     return len;
 }
 
-/* Appends the decimal text of x as a label (hb__put, formatted in place). */
-static int put_int(hb_rows *r, int64_t x, ak_error *err)
+/* The decimal text of the integer leaf before (put_next_int): the next one,
+ * mostly a few above it, is written by adding to its last digit (and
+ * carrying), not from scratch. Zeroed to start. */
+typedef struct dec_text {
+    char d[24];
+    size_t len;
+    uint32_t x;
+    int valid;
+} dec_text;
+
+/* t turned into the text of x (>= 0); returns its length. */
+static inline size_t dec_next(dec_text *t, uint32_t x)
+{
+    if (t->valid && x > t->x && x - t->x < 10) {
+        const unsigned last = (unsigned)(t->d[t->len - 1] - '0') + (x - t->x);
+        t->x = x;
+        if (last < 10) {
+            t->d[t->len - 1] = (char)('0' + last);
+            return t->len;
+        }
+        t->d[t->len - 1] = (char)('0' + last - 10);
+        size_t k = t->len - 1;
+        while (k > 0 && t->d[k - 1] == '9') t->d[--k] = '0';
+        if (k > 0) {
+            t->d[k - 1]++;
+            return t->len;
+        }
+        /* (all nines: one digit more, written afresh) */
+    }
+    t->len = format_int(t->d, x);
+    t->x = x;
+    t->valid = 1;
+    return t->len;
+}
+
+/* Appends the decimal text of x (>= 0) as a label, the leaf after that of t (formatted in place). */
+#if defined(__GNUC__)
+__attribute__((always_inline)) /* (once a leaf: kept in the builders' loops, not called) */
+#endif
+static inline int put_next_int(hb_rows *r, dec_text *t, uint32_t x, ak_error *err)
 {
     const size_t slot = (size_t)r->nrows * r->width + r->row;
-    if (ak_reserve((void **)&r->at, &r->cap, slot + 1, sizeof *r->at) != 0 || strbuf_reserve(&r->text, 24) != 0)
+    if ((slot >= r->cap && ak_reserve((void **)&r->at, &r->cap, slot + 1, sizeof *r->at) != 0) ||
+        strbuf_reserve(&r->text, sizeof t->d + 1) != 0)
         return ak_err_nomem(err);
-    if (r->text.len >= HB_TEXT_MAX - 24) return hb__text_full(err);
+    if (r->text.len >= HB_TEXT_MAX - 32) return hb__text_full(err);
     r->at[slot] = (uint32_t)r->text.len;
-    r->text.len += format_int(r->text.data + r->text.len, x);
+    const size_t len = dec_next(t, x);
+    memcpy(r->text.data + r->text.len, t->d, sizeof t->d); /* (a fixed size: a few moves) */
+    r->text.len += len;
+    r->text.data[r->text.len++] = '\0';
+    if (++r->row == r->width) {
+        r->row = 0;
+        r->nrows++;
+    }
+    return ANONKIT_OK;
+}
+
+/* Appends the label of the interval [lo, hi] of integers, written in place. */
+static int put_int_interval(hb_rows *r, ak_interval_style style, int64_t lo, int64_t hi, ak_error *err)
+{
+    const size_t slot = (size_t)r->nrows * r->width + r->row;
+    if ((slot >= r->cap && ak_reserve((void **)&r->at, &r->cap, slot + 1, sizeof *r->at) != 0) ||
+        strbuf_reserve(&r->text, 64) != 0)
+        return ak_err_nomem(err);
+    if (r->text.len >= HB_TEXT_MAX - 64) return hb__text_full(err);
+    char a[24], b[24];
+    const size_t la = format_int(a, lo), lb = format_int(b, hi);
+    r->at[slot] = (uint32_t)r->text.len;
+    r->text.len += ak_interval_write(style, a, la, b, lb, r->text.data + r->text.len);
     r->text.data[r->text.len++] = '\0';
     if (++r->row == r->width) {
         r->row = 0;
@@ -185,6 +246,9 @@ static inline int num_next_dense(num_iter *it, uint32_t *x)
 }
 
 /* The next value into *out; 0 after the last. */
+#if defined(__GNUC__)
+__attribute__((always_inline)) /* (once a value: kept in the builders' loops, not called) */
+#endif
 static inline int num_next(num_iter *it, num_value *out)
 {
     uint32_t x;
@@ -298,11 +362,12 @@ int hb__build_interval(const hb_values *v, const hb_options *o, hb_rows *r, ak_e
     if (rc == 0) rc = hb__missing_row(r, v, "*", err);
     char text[24];
     size_t tlen;
+    dec_text leaf = {{0}, 0, 0, 0};
     int64_t bin_lo = 0, bin_hi = -1; /* whole: the values of the level-0 interval of the row above */
     for (uint32_t i = 0; i < n && rc == 0 && num_next(&it, &cur); i++) {
         const double x = cur.v;
         if (cur.ref & DENSE_BIT) {
-            rc = put_int(r, (int64_t)(cur.ref & ~DENSE_BIT), err);
+            rc = put_next_int(r, &leaf, cur.ref & ~DENSE_BIT, err);
         } else {
             const char *t = value_text(v, cur.ref, text, &tlen);
             rc = hb__put(r, t, tlen, err);
@@ -339,9 +404,7 @@ int hb__build_interval(const hb_values *v, const hb_options *o, hb_rows *r, ak_e
                 const int64_t lo = b0 + g * span * w;
                 int64_t hi = lo + span * w - 1;
                 if (o->has_max && hi > (int64_t)o->max - 1) hi = (int64_t)o->max - 1;
-                char a[24], b[24], label[64];
-                const size_t la = format_int(a, lo), lb = format_int(b, hi);
-                rc = hb__put(r, label, ak_interval_write(o->style, a, la, b, lb, label), err);
+                rc = put_int_interval(r, o->style, lo, hi, err);
             }
         } else {
             /* half-open bins [bound(k), bound(k + 1)) with bounds rounded to 15 digits */
@@ -421,10 +484,15 @@ int hb__build_quantiles(const hb_values *v, const hb_options *o, hb_rows *r, ak_
     if (!key && rc == 0) rc = ak_err_nomem(err);
     for (uint32_t l = 0; rc == 0 && l < levels; l++) key[l] = UINT64_MAX;
     char ta[24], tb[24], tt[24];
+    dec_text leaf = {{0}, 0, 0, 0};
     for (uint32_t i = 0; i < n && rc == 0; i++) {
         size_t tlen;
-        const char *t = value_text(v, nv[i].ref, tt, &tlen);
-        rc = hb__put(r, t, tlen, err);
+        if (nv[i].ref & DENSE_BIT) {
+            rc = put_next_int(r, &leaf, nv[i].ref & ~DENSE_BIT, err);
+        } else {
+            const char *t = value_text(v, nv[i].ref, tt, &tlen);
+            rc = hb__put(r, t, tlen, err);
+        }
         uint64_t span = 1;
         for (uint32_t l = 0; l < levels && rc == 0; l++) {
             if (l) span *= o->quantiles[l];
