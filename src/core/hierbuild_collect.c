@@ -385,6 +385,7 @@ typedef struct scan_plan {
                                whose integers are only marked, then the others */
     size_t nbits;
     size_t ngroups; /* the groups of four of those nbits that scan_bits_avx2 takes at once (nbits / 4) */
+    uint64_t *gbits; /* per take of those groups, its bitmap's address (scan_bits_avx2 adds a number's word) */
     uint64_t *gor;  /* per take of those groups, the OR of the numbers scan_bits_avx2 marked (added to its bits_or
                        once the scan ends) */
 } scan_plan;
@@ -470,7 +471,7 @@ __attribute__((target("avx2,bmi,bmi2,popcnt"))) static int scan_bits_avx2(const 
     const __m256i zeros = _mm256_set1_epi8('0'), k76 = _mm256_set1_epi8(0x76), k80 = _mm256_set1_epi8((char)0x80);
     const __m256i two = _mm256_set1_epi64x(2), high = _mm256_set1_epi64x(~(long long)7);
     const __m256i pairs = _mm256_set1_epi16(0x010A), fours = _mm256_set1_epi32(0x00010064);
-    const __m256i eights = _mm256_set1_epi64x(10000);
+    const __m256i eights = _mm256_set1_epi64x(10000), one = _mm256_set1_epi64x(1), low6 = _mm256_set1_epi64x(63);
     for (scan_take *const gend = tk + 4 * p->ngroups; tk < gend; tk += 4) {
         /* at[c] of each lane's column c: the delimiter before its field (at[0] wraps around: + 1 back) */
         const size_t a0 = at[tk[0].col], a1 = at[tk[1].col], a2 = at[tk[2].col], a3 = at[tk[3].col];
@@ -507,20 +508,27 @@ __attribute__((target("avx2,bmi,bmi2,popcnt"))) static int scan_bits_avx2(const 
                                             _mm256_srli_epi64(v, 22));
         const unsigned good =
             (unsigned)_mm256_movemask_pd(_mm256_castsi256_pd(_mm256_cmpeq_epi64(bad, _mm256_setzero_si256())));
-        uint64_t d[4];
-        _mm256_storeu_si256((__m256i *)(void *)d, v);
-        __m256i *const gor = (__m256i *)(void *)(p->gor + (tk - p->take)); /* (the group's bits_or: one OR) */
+        /* each number's word of its bitmap (the bitmaps' addresses in p->gbits) and bit in it */
+        const size_t g4 = (size_t)(tk - p->take);
+        uint64_t *wp[4], bit[4];
+        _mm256_storeu_si256((__m256i *)(void *)wp,
+                            _mm256_add_epi64(_mm256_loadu_si256((const __m256i *)(const void *)(p->gbits + g4)),
+                                             _mm256_slli_epi64(_mm256_srli_epi64(v, 6), 3)));
+        _mm256_storeu_si256((__m256i *)(void *)bit, _mm256_sllv_epi64(one, _mm256_and_si256(v, low6)));
         if (good == 0xF) { /* (the common case: four numbers marked) */
+            __m256i *const gor = (__m256i *)(void *)(p->gor + g4); /* (the group's bits_or: one OR) */
             _mm256_storeu_si256(gor, _mm256_or_si256(_mm256_loadu_si256(gor), v));
-            tk[0].bits[d[0] >> 6] |= (uint64_t)1 << (d[0] & 63);
-            tk[1].bits[d[1] >> 6] |= (uint64_t)1 << (d[1] & 63);
-            tk[2].bits[d[2] >> 6] |= (uint64_t)1 << (d[2] & 63);
-            tk[3].bits[d[3] >> 6] |= (uint64_t)1 << (d[3] & 63);
+            *wp[0] |= bit[0];
+            *wp[1] |= bit[1];
+            *wp[2] |= bit[2];
+            *wp[3] |= bit[3];
             continue;
         }
+        uint64_t d[4];
+        _mm256_storeu_si256((__m256i *)(void *)d, v);
         for (unsigned k = 0; k < 4; k++) {
             if (good >> k & 1) {
-                tk[k].bits[d[k] >> 6] |= (uint64_t)1 << (d[k] & 63);
+                *wp[k] |= bit[k];
                 tk[k].bits_or |= (uint32_t)d[k];
             } else {
                 AK_CHECK(scan_bits(&tk[k], buf, at, line, err));
@@ -767,7 +775,7 @@ __attribute__((target("popcnt,bmi,bmi2"))) static int scan_lines_bmi(const scan_
 #if defined(__GNUC__) && defined(__x86_64__)
 /* The same for a processor with AVX2 as well: the bitmap columns four at a
  * time (scan_bits_avx2). */
-__attribute__((target("popcnt,bmi,bmi2,avx2"))) static int scan_lines_avx2(const scan_plan *p, const char *path,
+__attribute__((target("popcnt,bmi,bmi2,avx2"), flatten)) static int scan_lines_avx2(const scan_plan *p, const char *path,
                                                                           char delimiter, uint64_t offset, long line,
                                                                           const hb_missing *missing, uint64_t *stop,
                                                                           long *stop_line, ak_error *err)
@@ -809,7 +817,8 @@ static int plan_init(scan_plan *p, hb_values *vs, const uint32_t *cols, size_t n
     p->at = malloc(((size_t)ncolumns + 1) * sizeof *p->at);
     p->take = malloc((n ? n : 1) * sizeof *p->take);
     p->gor = calloc(n ? n : 1, sizeof *p->gor);
-    if (!p->next || !p->at || !p->take || !p->gor) return -1;
+    p->gbits = calloc(n ? n : 1, sizeof *p->gbits);
+    if (!p->next || !p->at || !p->take || !p->gor || !p->gbits) return -1;
     size_t k = 0; /* (the columns whose integers are only marked first, then the others) */
     for (size_t j = 0; j < n; j++)
         if (vs[j].bits && !missing[j].count)
@@ -819,6 +828,7 @@ static int plan_init(scan_plan *p, hb_values *vs, const uint32_t *cols, size_t n
     for (size_t g = 0; g < p->ngroups; g++) {
         scan_take *const t = &p->take[4 * g];
         t->run = t[1].col == t->col + 1 && t[2].col == t->col + 2 && t[3].col == t->col + 3;
+        for (int k = 0; k < 4; k++) p->gbits[4 * g + (size_t)k] = (uint64_t)(uintptr_t)t[k].bits;
     }
     for (size_t j = 0; j < n; j++)
         if (!vs[j].bits || missing[j].count)
@@ -846,6 +856,7 @@ static void plan_free(scan_plan *p)
     free(p->at);
     free(p->take);
     free(p->gor);
+    free(p->gbits);
 }
 
 /* The size of the regular file at path (0 when it is none or cannot be told;
