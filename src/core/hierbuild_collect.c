@@ -474,13 +474,16 @@ __attribute__((target("avx2,bmi,bmi2,popcnt"))) static int scan_bits_avx2(const 
     const __m256i eights = _mm256_set1_epi64x(10000), one = _mm256_set1_epi64x(1), low6 = _mm256_set1_epi64x(63);
     for (scan_take *const gend = tk + 4 * p->ngroups; tk < gend; tk += 4) {
         /* at[c] of each lane's column c: the delimiter before its field (at[0] wraps around: + 1 back) */
-        const size_t a0 = at[tk[0].col], a1 = at[tk[1].col], a2 = at[tk[2].col], a3 = at[tk[3].col];
-        __m256i l; /* each field's length + 1 */
-        if (tk->run) { /* four columns in a row: their delimiters are at[c..c + 4] */
+        size_t a0, a1, a2, a3; /* at[c] of each lane's column c: the delimiter before its field (at[0] wraps
+                                  around: + 1 back) */
+        __m256i l;             /* each field's length + 1 */
+        if (tk->run) {         /* four columns in a row: their delimiters are at[c..c + 4] */
             const size_t *const ac = at + tk->col;
+            a0 = ac[0], a1 = ac[1], a2 = ac[2], a3 = ac[3];
             l = _mm256_sub_epi64(_mm256_loadu_si256((const __m256i *)(const void *)(ac + 1)),
                                  _mm256_loadu_si256((const __m256i *)(const void *)ac));
         } else {
+            a0 = at[tk[0].col], a1 = at[tk[1].col], a2 = at[tk[2].col], a3 = at[tk[3].col];
             l = _mm256_set_epi64x((long long)(at[tk[3].col + 1] - a3), (long long)(at[tk[2].col + 1] - a2),
                                   (long long)(at[tk[1].col + 1] - a1), (long long)(at[tk[0].col + 1] - a0));
         }
