@@ -667,7 +667,12 @@ static inline int scan_lines_with(const scan_plan *p, const char *path, char del
         const size_t qpos = quote ? (size_t)(quote - buf) : SIZE_MAX;
         for (size_t c = 0; c < have; c += 64) {
             uint64_t dm, nm;
-            chunk_masks_dn(buf + c, delimiter, &dm, &nm);
+#if defined(__GNUC__) && defined(__x86_64__)
+            if (simd)
+                chunk_masks_dn_avx2(buf + c, delimiter, &dm, &nm);
+            else
+#endif
+                chunk_masks_dn(buf + c, delimiter, &dm, &nm);
             if (have - c < 64) {
                 const uint64_t keep = ((uint64_t)1 << (have - c)) - 1;
                 dm &= keep, nm &= keep;
