@@ -799,8 +799,7 @@ static int scan_lines(const scan_plan *p, const char *path, char delimiter, uint
                       const hb_missing *missing, uint64_t *stop, long *stop_line, ak_error *err)
 {
 #if defined(HB_AVX2_AT_RUN_TIME)
-    if (p->ngroups && ak_cpu_has(AK_CPU_AVX2) && ak_cpu_has(AK_CPU_POPCNT) && ak_cpu_has(AK_CPU_BMI1) &&
-        ak_cpu_has(AK_CPU_BMI2))
+    if (ak_cpu_has(AK_CPU_AVX2) && ak_cpu_has(AK_CPU_POPCNT) && ak_cpu_has(AK_CPU_BMI1) && ak_cpu_has(AK_CPU_BMI2))
         return scan_lines_avx2(p, path, delimiter, offset, line, missing, stop, stop_line, err);
 #endif
 #if defined(HB_POPCNT_AT_RUN_TIME)
