@@ -467,13 +467,13 @@ __attribute__((target("avx2,bmi,bmi2,popcnt"))) static int scan_bits_avx2(const 
                                                                            ak_error *err)
 {
     const size_t *const at = p->at;
-    scan_take *tk = p->take;
     const __m256i zeros = _mm256_set1_epi8('0'), k76 = _mm256_set1_epi8(0x76), k80 = _mm256_set1_epi8((char)0x80);
     const __m256i two = _mm256_set1_epi64x(2), high = _mm256_set1_epi64x(~(long long)7);
     const __m256i pairs = _mm256_set1_epi16(0x010A), fours = _mm256_set1_epi32(0x00010064);
     const __m256i eights = _mm256_set1_epi64x(10000), one = _mm256_set1_epi64x(1), low6 = _mm256_set1_epi64x(63);
-    for (scan_take *const gend = tk + 4 * p->ngroups; tk < gend; tk += 4) {
-        /* at[c] of each lane's column c: the delimiter before its field (at[0] wraps around: + 1 back) */
+    const size_t groups4 = 4 * p->ngroups;
+    for (size_t g4 = 0; g4 < groups4; g4 += 4) {
+        scan_take *const tk = p->take + g4;
         size_t a0, a1, a2, a3; /* at[c] of each lane's column c: the delimiter before its field (at[0] wraps
                                   around: + 1 back) */
         __m256i l;             /* each field's length + 1 */
@@ -512,7 +512,6 @@ __attribute__((target("avx2,bmi,bmi2,popcnt"))) static int scan_bits_avx2(const 
         const unsigned good =
             (unsigned)_mm256_movemask_pd(_mm256_castsi256_pd(_mm256_cmpeq_epi64(bad, _mm256_setzero_si256())));
         /* each number's word of its bitmap (the bitmaps' addresses in p->gbits) and bit in it */
-        const size_t g4 = (size_t)(tk - p->take);
         uint64_t *wp[4], bit[4];
         _mm256_storeu_si256((__m256i *)(void *)wp,
                             _mm256_add_epi64(_mm256_loadu_si256((const __m256i *)(const void *)(p->gbits + g4)),
@@ -538,7 +537,8 @@ __attribute__((target("avx2,bmi,bmi2,popcnt"))) static int scan_bits_avx2(const 
             }
         }
     }
-    for (scan_take *const tend = p->take + p->nbits; tk < tend; tk++) AK_CHECK(scan_bits(tk, buf, at, line, err));
+    for (scan_take *tk = p->take + groups4, *const tend = p->take + p->nbits; tk < tend; tk++)
+        AK_CHECK(scan_bits(tk, buf, at, line, err));
     return ANONKIT_OK;
 }
 #endif
