@@ -512,25 +512,25 @@ __attribute__((target("avx2,bmi,bmi2,popcnt"))) static int scan_bits_avx2(const 
         const unsigned good =
             (unsigned)_mm256_movemask_pd(_mm256_castsi256_pd(_mm256_cmpeq_epi64(bad, _mm256_setzero_si256())));
         /* each number's word of its bitmap (the bitmaps' addresses in p->gbits) and bit in it */
-        uint64_t *wp[4], bit[4];
-        _mm256_storeu_si256((__m256i *)(void *)wp,
+        uint64_t wa[4], bit[4];
+        _mm256_storeu_si256((__m256i *)(void *)wa,
                             _mm256_add_epi64(_mm256_loadu_si256((const __m256i *)(const void *)(p->gbits + g4)),
                                              _mm256_slli_epi64(_mm256_srli_epi64(v, 6), 3)));
         _mm256_storeu_si256((__m256i *)(void *)bit, _mm256_sllv_epi64(one, _mm256_and_si256(v, low6)));
         if (good == 0xF) { /* (the common case: four numbers marked) */
             __m256i *const gor = (__m256i *)(void *)(p->gor + g4); /* (the group's bits_or: one OR) */
             _mm256_storeu_si256(gor, _mm256_or_si256(_mm256_loadu_si256(gor), v));
-            *wp[0] |= bit[0];
-            *wp[1] |= bit[1];
-            *wp[2] |= bit[2];
-            *wp[3] |= bit[3];
+            *(uint64_t *)(uintptr_t)wa[0] |= bit[0];
+            *(uint64_t *)(uintptr_t)wa[1] |= bit[1];
+            *(uint64_t *)(uintptr_t)wa[2] |= bit[2];
+            *(uint64_t *)(uintptr_t)wa[3] |= bit[3];
             continue;
         }
         uint64_t d[4];
         _mm256_storeu_si256((__m256i *)(void *)d, v);
         for (unsigned k = 0; k < 4; k++) {
             if (good >> k & 1) {
-                *wp[k] |= bit[k];
+                *(uint64_t *)(uintptr_t)wa[k] |= bit[k];
                 tk[k].bits_or |= (uint32_t)d[k];
             } else {
                 AK_CHECK(scan_bits(&tk[k], buf, at, line, err));
