@@ -45,6 +45,10 @@ static inline int hb__put_prev_rest(hb_rows *r, ak_error *err)
     r->nrows++;
     return ANONKIT_OK;
 }
+/* Adds value text[0..len) first seen on `line`, n times, to v->dict; its id
+ * into *out_id (when not NULL). */
+int hb__add_value(hb_values *v, const char *text, size_t len, long line, uint64_t n, uint32_t *out_id,
+                  ak_error *err);
 /* Moves the integers counted by value into v->dict. */
 int hb__fold_dense(hb_values *v, ak_error *err);
 /* Adds the missing leaf's row when v has missing values (first, before the others):
