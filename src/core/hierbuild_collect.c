@@ -9,7 +9,10 @@
  * of a line where a column asked for begins or ends; each column asked for
  * taken as its plan says (scan_take: integers marked in a bitmap, short
  * text counted through the memo, the rest out of line); the CSV reader
- * (io/csv.h) takes the header and any record from the first quote on. */
+ * (io/csv.h) takes the header and any record from the first quote on. On a
+ * processor with AVX2 (chosen at run time: scan_lines_avx2) the masks are
+ * made 32 bytes at a time and the bitmap columns taken four fields of a
+ * line at once (scan_bits_avx2); elsewhere the same scan without them. */
 #include "core/hierbuild.h"
 
 #include <stdlib.h>
