@@ -295,6 +295,116 @@ static void test_scan_wide_random(void **state)
     }
 }
 
+/* A random cell of a column of numbers: mostly whole numbers of 1 to 7
+ * digits (the fast marking's, four fields at a time on a processor with
+ * AVX2: 0, a digit, up to 9999999, next to HB_DENSE), and the fields it must
+ * leave to the slower path: empty, leading zeros, 8 to 20 digits, signs,
+ * decimals, spaces, letters before, after or among the digits. */
+static void put_number(FILE *f, tu_rng *g)
+{
+    static const char *const odd[] = {"",   "0",       "00",       "01",       "0000000",  "0999999", "00000001",
+                                      "-5", "+5",      "-0",       "1.5",      "5 ",       " 5",      "1e5",
+                                      "9x", "x9",      "4194303",  "4194304",  "4194305",  "9999999", "10000000",
+                                      "99999999",      "123456789012345678901", "12a4",    "1/2",     ":1",
+                                      "1:", "/",       "5.",       "abcdefgh", "A",        "4194303x"};
+    const unsigned k = (unsigned)tu_below(g, 16);
+    if (k < 9) { /* a number of 1 to 7 digits without a leading zero */
+        static const unsigned top[8] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000};
+        const unsigned digits = 1 + (unsigned)tu_below(g, 7);
+        const unsigned lo = digits == 1 ? 0 : top[digits - 1];
+        fprintf(f, "%u", lo + (unsigned)tu_below(g, top[digits] - lo));
+    } else if (k < 11) {
+        fprintf(f, "%u", (unsigned)tu_below(g, 12));
+    } else if (k == 11) {
+        fprintf(f, "%u", HB_DENSE - 4 + (unsigned)tu_below(g, 8));
+    } else {
+        fputs(odd[tu_below(g, sizeof odd / sizeof *odd)], f);
+    }
+}
+
+/* hb_collect_columns for the interval builder (whole numbers only marked, no
+ * missing token) on random files of columns of numbers against the CSV
+ * reader: 4 to 24 columns asked for, in a row or in any order (the groups
+ * of four taken at once: of columns in a row or not), their fields at any
+ * place of the 64-byte blocks and of the 64 KiB reads (a text column of
+ * random length among them), LF or CRLF, numbers in whole lines or one odd
+ * field among many (each lane of a group in turn falls to the slower
+ * path). */
+static void test_scan_numbers_random(void **state)
+{
+    (void)state;
+    tu_rng g = {4242};
+    const char *path = tu_path(tu_group_dir, "numbers.csv");
+    for (int rep = 0; rep < 40; rep++) {
+        const unsigned w = 4 + (unsigned)tu_below(&g, 21), text_col = (unsigned)tu_below(&g, w + 4);
+        const size_t nrows = 2000 + tu_below(&g, 3000);
+        const unsigned odd_rate = rep % 3 == 0 ? 2 : rep % 3 == 1 ? 20 : 200; /* (1 in odd_rate fields odd) */
+        const char *eol = tu_below(&g, 2) ? "\r\n" : "\n";
+        FILE *f = fopen(path, "wb");
+        assert_non_null(f);
+        for (unsigned c = 0; c < w; c++) fprintf(f, "%sh%u", c ? "," : "", c);
+        fputs(eol, f);
+        for (size_t i = 0; i < nrows; i++) {
+            for (unsigned c = 0; c < w; c++) {
+                if (c) fputc(',', f);
+                if (c == text_col) { /* 0 to 70 letters: the fields after it at any place of a block */
+                    for (unsigned k = (unsigned)tu_below(&g, 71); k > 0; k--) fputc('t', f);
+                } else if (tu_below(&g, odd_rate) == 0) {
+                    put_number(f, &g);
+                } else {
+                    fprintf(f, "%u", (unsigned)tu_below(&g, 1u << (1 + tu_below(&g, 23))));
+                }
+            }
+            if (i + 1 < nrows || tu_below(&g, 2)) fputs(eol, f);
+        }
+        fclose(f);
+        /* the columns asked for: every one but the text column, or a random part, in a row or shuffled */
+        const char *names[MAX_COLS];
+        char name_buf[MAX_COLS][16];
+        unsigned idx[MAX_COLS];
+        size_t n = 0;
+        const int some = rep % 4 == 3;
+        for (unsigned c = 0; c < w; c++)
+            if (c != text_col && (!some || tu_below(&g, 3))) idx[n++] = c;
+        if (rep % 2) /* in any order */
+            for (size_t a = n; a > 1; a--) {
+                const size_t b = tu_below(&g, a);
+                const unsigned t = idx[a - 1];
+                idx[a - 1] = idx[b], idx[b] = t;
+            }
+        for (size_t j = 0; j < n; j++) {
+            snprintf(name_buf[j], sizeof name_buf[j], "h%u", idx[j]);
+            names[j] = name_buf[j];
+        }
+        ref_column ref[MAX_COLS];
+        memset(ref, 0, sizeof ref);
+        for (size_t j = 0; j < n; j++) assert_int_equal(strmap_init(&ref[j].seen, 64), 0);
+        ak_error err;
+        csv_reader *rd;
+        assert_int_equal(csv_reader_open(&rd, path, ',', &err), 0);
+        csv_record rec;
+        assert_int_equal(csv_read(rd, &rec, &err), 1);
+        while (csv_read(rd, &rec, &err) == 1) {
+            assert_int_equal(rec.count, w);
+            for (size_t j = 0; j < n; j++) ref_take(&ref[j], rec.fields[idx[j]].data, rec.fields[idx[j]].len, rec.line);
+        }
+        csv_reader_free(rd);
+        hb_values vs[MAX_COLS];
+        hb_missing none[MAX_COLS];
+        int presence[MAX_COLS];
+        for (size_t j = 0; j < n; j++) none[j] = (hb_missing){NULL, 0}, presence[j] = 1;
+        assert_int_equal(hb_collect_columns(vs, n, names, presence, none, path, NULL, ',', &err), 0);
+        for (size_t j = 0; j < n; j++) {
+            same_presence(&vs[j], &ref[j], rep, j);
+            if (ref[j].nmissing) assert_int_equal(vs[j].missing_line, ref[j].missing_line);
+            hb_values_free(&vs[j]);
+            strmap_free(&ref[j].seen);
+            free(ref[j].count);
+            free(ref[j].line);
+        }
+    }
+}
+
 /* A column not in the header is named whether or not the header fits in the
  * first 64 KiB; a header cut there is never taken for the whole one. */
 static void test_scan_header_edges(void **state)
@@ -521,6 +631,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_scan_wide_random),
+        cmocka_unit_test(test_scan_numbers_random),
         cmocka_unit_test(test_scan_header_edges),
         cmocka_unit_test(test_cut_random),
         cmocka_unit_test(test_integer_file),

@@ -9,7 +9,10 @@
  * of a line where a column asked for begins or ends; each column asked for
  * taken as its plan says (scan_take: integers marked in a bitmap, short
  * text counted through the memo, the rest out of line); the CSV reader
- * (io/csv.h) takes the header and any record from the first quote on. */
+ * (io/csv.h) takes the header and any record from the first quote on. On a
+ * processor with AVX2 (chosen at run time: scan_lines_avx2) the masks are
+ * made 32 bytes at a time and the bitmap columns taken four fields of a
+ * line at once (scan_bits_avx2); elsewhere the same scan without them. */
 #include "core/hierbuild.h"
 
 #include <stdlib.h>
@@ -21,27 +24,9 @@
 #include "io/blockscan.h"
 #include "io/csv.h"
 
-int hb_is_missing(const hb_missing *m, const char *text, size_t len)
-{
-    if (len == 0) return 1;
-    if (!m || m->count == 0) return 0;
-    for (size_t i = 0; m && i < m->count; i++)
-        if (strlen(m->tokens[i]) == len && memcmp(m->tokens[i], text, len) == 0) return 1;
-    return 0;
-}
-
-void hb_values_free(hb_values *v)
-{
-    strmap_free(&v->dict);
-    free(v->count);
-    free(v->line);
-    free(v->file);
-    free(v->dense);
-    free(v->dense_line);
-    free(v->bits);
-    free(v->memo);
-    memset(v, 0, sizeof *v);
-}
+#if defined(__GNUC__) && defined(__x86_64__)
+#include <immintrin.h>
+#endif
 
 /* The value of a canonical integer field below HB_DENSE (digits, no leading
  * zero, at most 7 of them), or -1. */
@@ -56,84 +41,6 @@ static inline long dense_value(const char *s, size_t len)
     }
     return v < (long)HB_DENSE ? v : -1;
 }
-
-/* Adds value text[0..len) first seen on `line`, n times, to v->dict; its id into *out_id (when not NULL). */
-static int add_value(hb_values *v, const char *text, size_t len, long line, uint64_t n, uint32_t *out_id,
-                     ak_error *err)
-{
-    uint32_t id;
-    int inserted;
-    if (strmap_intern(&v->dict, text, len, &id, &inserted) != 0) return ak_err_nomem(err);
-    if (inserted) {
-        const size_t old_cap = v->cap;
-        if (ak_reserve((void **)&v->count, &v->cap, (size_t)id + 1, sizeof *v->count) != 0) return ak_err_nomem(err);
-        if (v->cap != old_cap || !v->line) {
-            long *lines = realloc(v->line, v->cap * sizeof *lines);
-            if (!lines) return ak_err_nomem(err);
-            v->line = lines;
-        }
-        v->count[id] = 0;
-        v->line[id] = line;
-    } else if (line < v->line[id]) {
-        v->line[id] = line;
-    }
-    v->count[id] += n;
-    if (out_id) *out_id = id;
-    return ANONKIT_OK;
-}
-
-int hb__merge_values(hb_values *a, hb_values *b, long shift, ak_error *err)
-{
-    a->rows += b->rows;
-    if (b->nmissing && !a->nmissing) a->missing_line = b->missing_line + shift;
-    a->nmissing += b->nmissing;
-    if (b->dense_lo <= b->dense_hi) {
-        if (b->bits && a->bits)
-            for (uint32_t w = b->dense_lo / 64; w <= b->dense_hi / 64; w++) a->bits[w] |= b->bits[w];
-        if (b->dense && !a->dense) { /* (a has none: b's, its lines shifted) */
-            a->dense = b->dense, a->dense_line = b->dense_line;
-            b->dense = b->dense_line = NULL;
-            for (uint32_t x = b->dense_lo; x <= b->dense_hi; x++)
-                if (a->dense[x]) a->dense_line[x] += (uint32_t)shift;
-        } else if (b->dense) {
-            for (uint32_t x = b->dense_lo; x <= b->dense_hi; x++) {
-                if (!b->dense[x]) continue;
-                if (!a->dense[x]) a->dense_line[x] = b->dense_line[x] + (uint32_t)shift;
-                a->dense[x] += b->dense[x];
-            }
-        }
-        if (b->dense_lo < a->dense_lo) a->dense_lo = b->dense_lo;
-        if (b->dense_hi > a->dense_hi) a->dense_hi = b->dense_hi;
-    }
-    for (uint32_t id = 0; id < b->dict.count; id++) /* (in b's order: values new to a keep their order of first sight) */
-        AK_CHECK(add_value(a, strmap_key(&b->dict, id), strmap_key_len(&b->dict, id), b->line[id] + shift,
-                           b->count[id], NULL, err));
-    return ANONKIT_OK;
-}
-
-/* Moves the integers counted by value into v->dict, ascending (after the
- * values read as text, so ids keep that order). */
-int hb__fold_dense(hb_values *v, ak_error *err)
-{
-    if (!v->dense) return ANONKIT_OK;
-    if (v->dict.count == 0) { /* the map sized for them at once, rather than grown step by step */
-        size_t distinct = 0;
-        for (uint32_t x = v->dense_lo; x <= v->dense_hi; x++) distinct += v->dense[x] != 0;
-        strmap_free(&v->dict);
-        if (strmap_init(&v->dict, distinct) != 0) return ak_err_nomem(err);
-    }
-    for (uint32_t x = v->dense_lo; x <= v->dense_hi; x++) {
-        if (!v->dense[x]) continue;
-        char buf[16];
-        const int len = snprintf(buf, sizeof buf, "%u", x);
-        AK_CHECK(add_value(v, buf, (size_t)len, (long)v->dense_line[x], v->dense[x], NULL, err));
-    }
-    free(v->dense);
-    free(v->dense_line);
-    v->dense = v->dense_line = NULL;
-    return ANONKIT_OK;
-}
-
 
 /* dense_value for a field followed by at least 8 - len readable bytes (the
  * fast scan's padded buffer): the digits checked and converted eight bytes
@@ -230,7 +137,7 @@ static int take_counted(hb_values *v, const char *text, size_t len, long x, long
         uint64_t a, b, c;
         memo_key(text, len, padded, &a, &b, &c);
         hb_memo_slot *e = &m->s[memo_slot(a, b, c, len)];
-        AK_CHECK(add_value(v, text, len, line, 1, &e->id, err));
+        AK_CHECK(hb__add_value(v, text, len, line, 1, &e->id, err));
         e->a = a, e->b = b, e->c = c, e->len = (uint32_t)len;
         return ANONKIT_OK;
     }
@@ -247,7 +154,7 @@ static int take_counted(hb_values *v, const char *text, size_t len, long x, long
         }
         return ANONKIT_OK;
     }
-    return add_value(v, text, len, line, 1, NULL, err);
+    return hb__add_value(v, text, len, line, 1, NULL, err);
 }
 
 /* Counts (or marks) one present or missing value text[0..len) of `line`
@@ -380,6 +287,10 @@ typedef struct scan_plan {
     struct scan_take *take; /* per column asked for (n), what scan_record needs of it: first the nbits
                                whose integers are only marked, then the others */
     size_t nbits;
+    size_t ngroups; /* the groups of four of those nbits that scan_bits_avx2 takes at once (nbits / 4) */
+    uint64_t *gbits; /* per take of those groups, its bitmap's address (scan_bits_avx2 adds a number's word) */
+    uint64_t *gor;  /* per take of those groups, the OR of the numbers scan_bits_avx2 marked (added to its bits_or
+                       once the scan ends) */
 } scan_plan;
 
 /* Column j of a plan as scan_record takes it: the bitmap in which its whole
@@ -392,6 +303,7 @@ typedef struct scan_take {
     hb_values *v;
     const hb_missing *missing;
     uint32_t col;
+    uint32_t run; /* the first of a group of four (scan_bits_avx2) whose columns are col to col + 3 */
 } scan_take;
 
 /* take_value of the fast scan out of line: the rarer values of scan_record
@@ -404,6 +316,136 @@ static int take_slow(const scan_take *t, const unsigned char *s, size_t len, lon
     return take_value(t->v, (const char *)s, len, line, t->missing, 1, err);
 }
 
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+/* Column tk's field of the line whose delimiters are in at (scan_record):
+ * a whole number of 1 to 7 digits without a leading zero, below HB_DENSE,
+ * marked in its bitmap at once, any other field taken by take_slow. */
+#if defined(__GNUC__)
+__attribute__((always_inline))
+#endif
+static inline int scan_bits(scan_take *tk, const unsigned char *buf, const size_t *at, long line, ak_error *err)
+{
+    const uint32_t c = tk->col;
+    const size_t from = at[c] + 1, flen_j = at[c + 1] - from;
+    const unsigned char *const s = buf + from;
+    if (flen_j - 1 < 7) {
+        /* 1 to 7 digits, no leading zero, marked at once. The digit checks of dense_value_padded on the
+           field's eight bytes, those beyond the field shifted out (the first of them at the top once
+           shifted: the digits right-aligned, leading zeros before them) */
+        uint64_t t;
+        memcpy(&t, s, sizeof t);
+        t ^= 0x3030303030303030ULL;
+        const unsigned sh = 8 * (8 - (unsigned)flen_j);
+        if (!(((((t + 0x7676767676767676ULL) | t) & 0x8080808080808080ULL) << sh) |
+              ((t & 0xFF) == 0 && flen_j > 1))) {
+            uint64_t x = t << sh;
+            x = x * 10 + (x >> 8);
+            x = (((x & 0x000000FF000000FFULL) * (100 + (1000000ULL << 32))) +
+                 (((x >> 16) & 0x000000FF000000FFULL) * (1 + (10000ULL << 32)))) >> 32;
+            const uint32_t d = (uint32_t)x;
+            if (d < HB_DENSE) {
+                tk->bits[d >> 6] |= (uint64_t)1 << (d & 63);
+                tk->bits_or |= d;
+                return ANONKIT_OK;
+            }
+        }
+    }
+    return take_slow(tk, s, flen_j, line, err);
+}
+#endif
+
+#if defined(__GNUC__) && defined(__x86_64__)
+/* The bitmap columns of a line (p->take[0..nbits), scan_record) four at a
+ * time with AVX2: each field's eight bytes in a 64-bit lane, the checks and
+ * the conversion of scan_bits in every lane at once (the digits
+ * right-aligned by a variable shift per lane, VPSLLVQ; pairs, fours and
+ * eights of digits combined by VPMADDUBSW, VPMADDWD and VPMULUDQ: the
+ * SIMD form of Lemire's "parse eight digits"), then each number marked in
+ * its column's bitmap; a lane that fails a check (no digit, a leading
+ * zero, no or more than 7 digits, HB_DENSE or more) goes to scan_bits, so
+ * every field gets what scan_bits gives it. The columns left over (fewer
+ * than four) are taken by scan_bits too. */
+__attribute__((target("avx2,bmi,bmi2,popcnt"))) static int scan_bits_avx2(const scan_plan *p,
+                                                                           const unsigned char *buf, long line,
+                                                                           ak_error *err)
+{
+    const size_t *const at = p->at;
+    const __m256i zeros = _mm256_set1_epi8('0'), k76 = _mm256_set1_epi8(0x76), k80 = _mm256_set1_epi8((char)0x80);
+    const __m256i two = _mm256_set1_epi64x(2), high = _mm256_set1_epi64x(~(long long)7);
+    const __m256i pairs = _mm256_set1_epi16(0x010A), fours = _mm256_set1_epi32(0x00010064);
+    const __m256i eights = _mm256_set1_epi64x(10000), one = _mm256_set1_epi64x(1), low6 = _mm256_set1_epi64x(63);
+    const size_t groups4 = 4 * p->ngroups;
+    for (size_t g4 = 0; g4 < groups4; g4 += 4) {
+        scan_take *const tk = p->take + g4;
+        size_t a0, a1, a2, a3; /* at[c] of each lane's column c: the delimiter before its field (at[0] wraps
+                                  around: + 1 back) */
+        __m256i l;             /* each field's length + 1 */
+        if (tk->run) {         /* four columns in a row: their delimiters are at[c..c + 4] */
+            const size_t *const ac = at + tk->col;
+            a0 = ac[0], a1 = ac[1], a2 = ac[2], a3 = ac[3];
+            l = _mm256_sub_epi64(_mm256_loadu_si256((const __m256i *)(const void *)(ac + 1)),
+                                 _mm256_loadu_si256((const __m256i *)(const void *)ac));
+        } else {
+            a0 = at[tk[0].col], a1 = at[tk[1].col], a2 = at[tk[2].col], a3 = at[tk[3].col];
+            l = _mm256_set_epi64x((long long)(at[tk[3].col + 1] - a3), (long long)(at[tk[2].col + 1] - a2),
+                                  (long long)(at[tk[1].col + 1] - a1), (long long)(at[tk[0].col + 1] - a0));
+        }
+        uint64_t w0, w1, w2, w3;
+        memcpy(&w0, buf + (a0 + 1), 8);
+        memcpy(&w1, buf + (a1 + 1), 8);
+        memcpy(&w2, buf + (a2 + 1), 8);
+        memcpy(&w3, buf + (a3 + 1), 8);
+        const __m256i t = _mm256_xor_si256(_mm256_set_epi64x((long long)w3, (long long)w2, (long long)w1,
+                                                             (long long)w0), zeros);
+        const __m256i u = _mm256_sub_epi64(l, two); /* length - 1: 0 to 6 wanted */
+        const __m256i sh = _mm256_slli_epi64(_mm256_sub_epi64(_mm256_set1_epi64x(7), u), 3); /* 8 * (8 - length) */
+        /* no digit: a byte of t above 9 (scan_bits' test); a leading zero: the first byte 0 with a length above
+           1, whose 1 subtracted borrows into the top bit */
+        const __m256i lead = _mm256_cmpgt_epi64(u, _mm256_setzero_si256());
+        const __m256i ck = _mm256_and_si256(
+            _mm256_or_si256(_mm256_or_si256(_mm256_add_epi64(t, k76), t), _mm256_add_epi64(t, lead)), k80);
+        const __m256i x = _mm256_sllv_epi64(t, sh);
+        const __m256i y = _mm256_madd_epi16(_mm256_maddubs_epi16(x, pairs), fours);
+        const __m256i v = _mm256_add_epi64(_mm256_mul_epu32(y, eights), _mm256_srli_epi64(y, 32));
+        /* a length of 1 to 7 only (u 0 to 6; 7 gives eight digits, at least 10^7 without a leading zero: above
+           HB_DENSE), and the number below HB_DENSE */
+        _Static_assert(HB_DENSE == 1u << 22, "v >> 22: HB_DENSE or more");
+        const __m256i bad = _mm256_or_si256(_mm256_or_si256(_mm256_sllv_epi64(ck, sh), _mm256_and_si256(u, high)),
+                                            _mm256_srli_epi64(v, 22));
+        const unsigned good =
+            (unsigned)_mm256_movemask_pd(_mm256_castsi256_pd(_mm256_cmpeq_epi64(bad, _mm256_setzero_si256())));
+        /* each number's word of its bitmap (the bitmaps' addresses in p->gbits) and bit in it */
+        uint64_t wa[4], bit[4];
+        _mm256_storeu_si256((__m256i *)(void *)wa,
+                            _mm256_add_epi64(_mm256_loadu_si256((const __m256i *)(const void *)(p->gbits + g4)),
+                                             _mm256_slli_epi64(_mm256_srli_epi64(v, 6), 3)));
+        _mm256_storeu_si256((__m256i *)(void *)bit, _mm256_sllv_epi64(one, _mm256_and_si256(v, low6)));
+        if (good == 0xF) { /* (the common case: four numbers marked) */
+            __m256i *const gor = (__m256i *)(void *)(p->gor + g4); /* (the group's bits_or: one OR) */
+            _mm256_storeu_si256(gor, _mm256_or_si256(_mm256_loadu_si256(gor), v));
+            *(uint64_t *)(uintptr_t)wa[0] |= bit[0];
+            *(uint64_t *)(uintptr_t)wa[1] |= bit[1];
+            *(uint64_t *)(uintptr_t)wa[2] |= bit[2];
+            *(uint64_t *)(uintptr_t)wa[3] |= bit[3];
+            continue;
+        }
+        uint64_t d[4];
+        _mm256_storeu_si256((__m256i *)(void *)d, v);
+        for (unsigned k = 0; k < 4; k++) {
+            if (good >> k & 1) {
+                *(uint64_t *)(uintptr_t)wa[k] |= bit[k];
+                tk[k].bits_or |= (uint32_t)d[k];
+            } else {
+                AK_CHECK(scan_bits(&tk[k], buf, at, line, err));
+            }
+        }
+    }
+    for (scan_take *tk = p->take + groups4, *const tend = p->take + p->nbits; tk < tend; tk++)
+        AK_CHECK(scan_bits(tk, buf, at, line, err));
+    return ANONKIT_OK;
+}
+#endif
+
 /* The record in line buf[ls..ls + len) of `line` (ended: an LF followed it),
  * whose delimiters were counted into seen and the ones asked for placed in
  * p->at: an empty line is skipped, a field count other than the header's
@@ -413,7 +455,7 @@ static int take_slow(const scan_take *t, const unsigned char *s, size_t len, lon
 __attribute__((always_inline))
 #endif
 static inline int scan_record(const scan_plan *p, const unsigned char *buf, size_t ls, size_t len, int ended,
-                              uint32_t seen, long line, uint64_t *records, ak_error *err)
+                              uint32_t seen, long line, uint64_t *records, int simd, ak_error *err)
 {
     if (ended && (len == 0 || (len == 1 && buf[ls] == '\r'))) return ANONKIT_OK; /* an empty line */
     if (seen + 1 != p->ncolumns)
@@ -428,34 +470,17 @@ static inline int scan_record(const scan_plan *p, const unsigned char *buf, size
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
     /* the columns whose whole numbers are only marked (first in p->take), then the others: two loops of
        one kind each */
-    for (const scan_take *const tend = tk + p->nbits; tk < tend; tk++) {
-        const uint32_t c = tk->col;
-        const size_t from = at[c] + 1, flen_j = at[c + 1] - from;
-        const unsigned char *const s = buf + from;
-        if (flen_j - 1 < 7) {
-            /* 1 to 7 digits, no leading zero, marked at once. The digit checks of dense_value_padded on the
-               field's eight bytes, those beyond the field shifted out (the first of them at the top once
-               shifted: the digits right-aligned, leading zeros before them) */
-            uint64_t t;
-            memcpy(&t, s, sizeof t);
-            t ^= 0x3030303030303030ULL;
-            const unsigned sh = 8 * (8 - (unsigned)flen_j);
-            if (!(((((t + 0x7676767676767676ULL) | t) & 0x8080808080808080ULL) << sh) |
-                  ((t & 0xFF) == 0 && flen_j > 1))) {
-                uint64_t x = t << sh;
-                x = x * 10 + (x >> 8);
-                x = (((x & 0x000000FF000000FFULL) * (100 + (1000000ULL << 32))) +
-                     (((x >> 16) & 0x000000FF000000FFULL) * (1 + (10000ULL << 32)))) >> 32;
-                const uint32_t d = (uint32_t)x;
-                if (d < HB_DENSE) {
-                    tk->bits[d >> 6] |= (uint64_t)1 << (d & 63);
-                    tk->bits_or |= d;
-                    continue;
-                }
-            }
-        }
-        AK_CHECK(take_slow(tk, s, flen_j, line, err));
+#if defined(__GNUC__) && defined(__x86_64__)
+    if (simd && p->ngroups) {
+        AK_CHECK(scan_bits_avx2(p, buf, line, err));
+        tk += p->nbits;
     }
+#else
+    (void)simd;
+#endif
+    for (const scan_take *const tend = p->take + p->nbits; tk < tend; tk++) AK_CHECK(scan_bits(tk, buf, at, line, err));
+#else
+    (void)simd;
 #endif
     for (const scan_take *const tend = p->take + p->n; tk < tend; tk++) {
         const uint32_t c = tk->col;
@@ -507,7 +532,7 @@ __attribute__((always_inline))
 #endif
 static inline int scan_lines_with(const scan_plan *p, const char *path, char delimiter, uint64_t offset, long line,
                                   const hb_missing *missing, uint64_t *stop, long *stop_line, int hw, int all,
-                                  ak_error *err)
+                                  int simd, ak_error *err)
 {
     *stop = UINT64_MAX;
     FILE *f = fopen(path, "rb");
@@ -545,7 +570,12 @@ static inline int scan_lines_with(const scan_plan *p, const char *path, char del
         const size_t qpos = quote ? (size_t)(quote - buf) : SIZE_MAX;
         for (size_t c = 0; c < have; c += 64) {
             uint64_t dm, nm;
-            chunk_masks_dn(buf + c, delimiter, &dm, &nm);
+#if defined(__GNUC__) && defined(__x86_64__)
+            if (simd)
+                chunk_masks_dn_avx2(buf + c, delimiter, &dm, &nm);
+            else
+#endif
+                chunk_masks_dn(buf + c, delimiter, &dm, &nm);
             if (have - c < 64) {
                 const uint64_t keep = ((uint64_t)1 << (have - c)) - 1;
                 dm &= keep, nm &= keep;
@@ -584,7 +614,7 @@ static inline int scan_lines_with(const scan_plan *p, const char *path, char del
                 dm &= ~below;
                 const size_t e = c + (size_t)__builtin_ctzll(nm);
                 nm &= nm - 1;
-                if ((rc = scan_record(p, buf, ls, e - ls, 1, seen, line, &records, err)) < 0) goto done;
+                if ((rc = scan_record(p, buf, ls, e - ls, 1, seen, line, &records, simd, err)) < 0) goto done;
                 line++;
                 ls = e + 1;
                 seen = 0;
@@ -598,7 +628,7 @@ static inline int scan_lines_with(const scan_plan *p, const char *path, char del
         }
         if (eof) { /* a last line without a line end */
             *stop_line = line; /* (the limit's line, when it was reached) */
-            if (ls < have) rc = scan_record(p, buf, ls, have - ls, 0, seen, line, &records, err);
+            if (ls < have) rc = scan_record(p, buf, ls, have - ls, 0, seen, line, &records, simd, err);
             break;
         }
         /* the partial line to the front, scanned again with the next block */
@@ -613,7 +643,8 @@ static inline int scan_lines_with(const scan_plan *p, const char *path, char del
     }
 done:
     for (size_t j = 0; j < p->n; j++) p->vs[j].rows += records;
-    for (size_t j = 0; j < p->nbits; j++) p->take[j].v->bits_or |= p->take[j].bits_or;
+    for (size_t j = 0; j < p->nbits; j++)
+        p->take[j].v->bits_or |= p->take[j].bits_or | (j < 4 * p->ngroups ? (uint32_t)p->gor[j] : 0);
     if (f) fclose(f);
     free(buf);
     return rc;
@@ -625,10 +656,11 @@ done:
 __attribute__((always_inline))
 #endif
 static inline int scan_lines_hw(const scan_plan *p, const char *path, char delimiter, uint64_t offset, long line,
-                                const hb_missing *missing, uint64_t *stop, long *stop_line, int hw, ak_error *err)
+                                const hb_missing *missing, uint64_t *stop, long *stop_line, int hw, int simd,
+                                ak_error *err)
 {
-    if (p->all) return scan_lines_with(p, path, delimiter, offset, line, missing, stop, stop_line, hw, 1, err);
-    return scan_lines_with(p, path, delimiter, offset, line, missing, stop, stop_line, hw, 0, err);
+    if (p->all) return scan_lines_with(p, path, delimiter, offset, line, missing, stop, stop_line, hw, 1, simd, err);
+    return scan_lines_with(p, path, delimiter, offset, line, missing, stop, stop_line, hw, 0, simd, err);
 }
 
 #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__)) && !defined(__POPCNT__)
@@ -637,7 +669,7 @@ __attribute__((target("popcnt"))) static int scan_lines_popcnt(const scan_plan *
                                                                uint64_t offset, long line, const hb_missing *missing,
                                                                uint64_t *stop, long *stop_line, ak_error *err)
 {
-    return scan_lines_hw(p, path, delimiter, offset, line, missing, stop, stop_line, 1, err);
+    return scan_lines_hw(p, path, delimiter, offset, line, missing, stop, stop_line, 1, 0, err);
 }
 /* The same for a processor with BMI1 and BMI2 as well: TZCNT, BLSR and SHLX
  * (no shift count in CL) take fewer instructions per delimiter placed and
@@ -647,9 +679,21 @@ __attribute__((target("popcnt,bmi,bmi2"))) static int scan_lines_bmi(const scan_
                                                                      const hb_missing *missing, uint64_t *stop,
                                                                      long *stop_line, ak_error *err)
 {
-    return scan_lines_hw(p, path, delimiter, offset, line, missing, stop, stop_line, 1, err);
+    return scan_lines_hw(p, path, delimiter, offset, line, missing, stop, stop_line, 1, 0, err);
 }
 #define HB_POPCNT_AT_RUN_TIME 1
+#endif
+#if defined(__GNUC__) && defined(__x86_64__)
+/* The same for a processor with AVX2 as well: the bitmap columns four at a
+ * time (scan_bits_avx2). */
+__attribute__((target("popcnt,bmi,bmi2,avx2"), flatten)) static int scan_lines_avx2(const scan_plan *p, const char *path,
+                                                                          char delimiter, uint64_t offset, long line,
+                                                                          const hb_missing *missing, uint64_t *stop,
+                                                                          long *stop_line, ak_error *err)
+{
+    return scan_lines_hw(p, path, delimiter, offset, line, missing, stop, stop_line, 1, 1, err);
+}
+#define HB_AVX2_AT_RUN_TIME 1
 #endif
 
 /* scan_lines_hw, with the POPCNT instruction (and BMI1 and BMI2) where the
@@ -657,16 +701,20 @@ __attribute__((target("popcnt,bmi,bmi2"))) static int scan_lines_bmi(const scan_
 static int scan_lines(const scan_plan *p, const char *path, char delimiter, uint64_t offset, long line,
                       const hb_missing *missing, uint64_t *stop, long *stop_line, ak_error *err)
 {
+#if defined(HB_AVX2_AT_RUN_TIME)
+    if (ak_cpu_has(AK_CPU_AVX2) && ak_cpu_has(AK_CPU_POPCNT) && ak_cpu_has(AK_CPU_BMI1) && ak_cpu_has(AK_CPU_BMI2))
+        return scan_lines_avx2(p, path, delimiter, offset, line, missing, stop, stop_line, err);
+#endif
 #if defined(HB_POPCNT_AT_RUN_TIME)
     if (ak_cpu_has(AK_CPU_POPCNT) && ak_cpu_has(AK_CPU_BMI1) && ak_cpu_has(AK_CPU_BMI2))
         return scan_lines_bmi(p, path, delimiter, offset, line, missing, stop, stop_line, err);
     if (ak_cpu_has(AK_CPU_POPCNT))
         return scan_lines_popcnt(p, path, delimiter, offset, line, missing, stop, stop_line, err);
-    return scan_lines_hw(p, path, delimiter, offset, line, missing, stop, stop_line, 0, err);
+    return scan_lines_hw(p, path, delimiter, offset, line, missing, stop, stop_line, 0, 0, err);
 #elif defined(__POPCNT__)
-    return scan_lines_hw(p, path, delimiter, offset, line, missing, stop, stop_line, 1, err);
+    return scan_lines_hw(p, path, delimiter, offset, line, missing, stop, stop_line, 1, 0, err);
 #else
-    return scan_lines_hw(p, path, delimiter, offset, line, missing, stop, stop_line, 0, err);
+    return scan_lines_hw(p, path, delimiter, offset, line, missing, stop, stop_line, 0, 0, err);
 #endif
 }
 
@@ -678,15 +726,23 @@ static int plan_init(scan_plan *p, hb_values *vs, const uint32_t *cols, size_t n
     p->next = malloc(((size_t)ncolumns + 1) * sizeof *p->next);
     p->at = malloc(((size_t)ncolumns + 1) * sizeof *p->at);
     p->take = malloc((n ? n : 1) * sizeof *p->take);
-    if (!p->next || !p->at || !p->take) return -1;
+    p->gor = calloc(n ? n : 1, sizeof *p->gor);
+    p->gbits = calloc(n ? n : 1, sizeof *p->gbits);
+    if (!p->next || !p->at || !p->take || !p->gor || !p->gbits) return -1;
     size_t k = 0; /* (the columns whose integers are only marked first, then the others) */
     for (size_t j = 0; j < n; j++)
         if (vs[j].bits && !missing[j].count)
-            p->take[k++] = (scan_take){vs[j].bits, 0, vs[j].memo, &vs[j], &missing[j], cols[j]};
+            p->take[k++] = (scan_take){vs[j].bits, 0, vs[j].memo, &vs[j], &missing[j], cols[j], 0};
     p->nbits = k;
+    p->ngroups = k / 4;
+    for (size_t g = 0; g < p->ngroups; g++) {
+        scan_take *const t = &p->take[4 * g];
+        t->run = t[1].col == t->col + 1 && t[2].col == t->col + 2 && t[3].col == t->col + 3;
+        for (int k = 0; k < 4; k++) p->gbits[4 * g + (size_t)k] = (uint64_t)(uintptr_t)t[k].bits;
+    }
     for (size_t j = 0; j < n; j++)
         if (!vs[j].bits || missing[j].count)
-            p->take[k++] = (scan_take){NULL, 0, vs[j].memo, &vs[j], &missing[j], cols[j]};
+            p->take[k++] = (scan_take){NULL, 0, vs[j].memo, &vs[j], &missing[j], cols[j], 0};
     uint32_t after = UINT32_MAX, wanted = 0; /* the least delimiter asked for above k, from the top down */
     for (uint32_t k = ncolumns + 1; k-- > 0;) {
         p->next[k] = after;
@@ -709,6 +765,8 @@ static void plan_free(scan_plan *p)
     free(p->next);
     free(p->at);
     free(p->take);
+    free(p->gor);
+    free(p->gbits);
 }
 
 /* The size of the regular file at path (0 when it is none or cannot be told;

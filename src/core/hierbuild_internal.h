@@ -71,6 +71,10 @@ static inline int hb__same_offsets(const uint32_t *a, const uint32_t *b, uint32_
     if (j < k) x |= a[j] ^ b[j];
     return x == 0;
 }
+/* Adds value text[0..len) first seen on `line`, n times, to v->dict; its id
+ * into *out_id (when not NULL). */
+int hb__add_value(hb_values *v, const char *text, size_t len, long line, uint64_t n, uint32_t *out_id,
+                  ak_error *err);
 /* Moves the integers counted by value into v->dict. */
 int hb__fold_dense(hb_values *v, ak_error *err);
 /* Adds the missing leaf's row when v has missing values (first, before the others):

@@ -13,6 +13,9 @@
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
+#if defined(__GNUC__) && defined(__x86_64__)
+#include <immintrin.h>
+#endif
 
 /* Set bits of x: the POPCNT instruction when hw (a caller compiled for
  * it), else a SWAR count. */
@@ -93,5 +96,22 @@ static inline void chunk_masks_dn(const unsigned char *p, char delimiter, uint64
     *d = md, *n = mn;
 #endif
 }
+
+#if defined(__GNUC__) && defined(__x86_64__)
+/* chunk_masks_dn with AVX2 (two 32-byte compares per class), for a scanner
+ * compiled for AVX2 and chosen at run time (not forced inline: a caller
+ * without AVX2 cannot take it in). */
+__attribute__((target("avx2"))) static inline void chunk_masks_dn_avx2(const unsigned char *p, char delimiter,
+                                                                       uint64_t *d, uint64_t *n)
+{
+    const __m256i dv = _mm256_set1_epi8(delimiter), nv = _mm256_set1_epi8('\n');
+    const __m256i x0 = _mm256_loadu_si256((const __m256i *)(const void *)p);
+    const __m256i x1 = _mm256_loadu_si256((const __m256i *)(const void *)(p + 32));
+    *d = (uint64_t)(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(x0, dv)) |
+         (uint64_t)(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(x1, dv)) << 32;
+    *n = (uint64_t)(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(x0, nv)) |
+         (uint64_t)(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(x1, nv)) << 32;
+}
+#endif
 
 #endif
