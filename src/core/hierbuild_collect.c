@@ -42,6 +42,18 @@ static inline long dense_value(const char *s, size_t len)
     return v < (long)HB_DENSE ? v : -1;
 }
 
+/* The number whose decimal digits' values (0-9, one per byte) fill word x
+ * right-aligned, most significant first in memory, leading zero bytes
+ * before them: pairs, fours and eights of digits combined by three
+ * multiplications (SWAR, as in Lemire's "parse eight digits"). */
+static inline uint32_t swar_digits_value(uint64_t x)
+{
+    x = x * 10 + (x >> 8);
+    x = (((x & 0x000000FF000000FFULL) * (100 + (1000000ULL << 32))) +
+         (((x >> 16) & 0x000000FF000000FFULL) * (1 + (10000ULL << 32)))) >> 32;
+    return (uint32_t)x;
+}
+
 /* dense_value for a field followed by at least 8 - len readable bytes (the
  * fast scan's padded buffer): the digits checked and converted eight bytes
  * at once (SWAR: each byte XOR '0' must be below 10; then pairs, fours and
@@ -57,10 +69,7 @@ static inline long dense_value_padded(const char *s, size_t len)
     x = (x ^ 0x3030303030303030ULL) & ((((uint64_t)1) << (8 * len)) - 1); /* digit values, the rest 0 */
     if (((x + 0x7676767676767676ULL) | x) & 0x8080808080808080ULL) return -1; /* a byte that is no digit */
     x <<= 8 * (8 - len); /* right-aligned: the bytes before the first digit are leading zeros */
-    x = x * 10 + (x >> 8);
-    x = (((x & 0x000000FF000000FFULL) * (100 + (1000000ULL << 32))) +
-         (((x >> 16) & 0x000000FF000000FFULL) * (1 + (10000ULL << 32)))) >> 32;
-    const long v = (long)(uint32_t)x;
+    const long v = (long)swar_digits_value(x);
     return v < (long)HB_DENSE ? v : -1;
 #else
     return dense_value(s, len);
@@ -176,11 +185,7 @@ static inline int take_value(hb_values *v, const char *text, size_t len, long li
         memcpy(&x, text, sizeof x);
         x = (x ^ 0x3030303030303030ULL) & memo_masks[len][0];
         if (!((((x + 0x7676767676767676ULL) | x) & 0x8080808080808080ULL) | ((x & 0xFF) == 0 && len > 1))) {
-            x <<= 8 * (8 - len);
-            x = x * 10 + (x >> 8);
-            x = (((x & 0x000000FF000000FFULL) * (100 + (1000000ULL << 32))) +
-                 (((x >> 16) & 0x000000FF000000FFULL) * (1 + (10000ULL << 32)))) >> 32;
-            const uint32_t d = (uint32_t)x;
+            const uint32_t d = swar_digits_value(x << 8 * (8 - len));
             if (d < HB_DENSE) {
                 v->bits[d >> 6] |= (uint64_t)1 << (d & 63);
                 v->bits_or |= d;
@@ -338,11 +343,7 @@ static inline int scan_bits(scan_take *tk, const unsigned char *buf, const size_
         const unsigned sh = 8 * (8 - (unsigned)flen_j);
         if (!(((((t + 0x7676767676767676ULL) | t) & 0x8080808080808080ULL) << sh) |
               ((t & 0xFF) == 0 && flen_j > 1))) {
-            uint64_t x = t << sh;
-            x = x * 10 + (x >> 8);
-            x = (((x & 0x000000FF000000FFULL) * (100 + (1000000ULL << 32))) +
-                 (((x >> 16) & 0x000000FF000000FFULL) * (1 + (10000ULL << 32)))) >> 32;
-            const uint32_t d = (uint32_t)x;
+            const uint32_t d = swar_digits_value(t << sh);
             if (d < HB_DENSE) {
                 tk->bits[d >> 6] |= (uint64_t)1 << (d & 63);
                 tk->bits_or |= d;
