@@ -57,6 +57,32 @@ static void ref_take(ref_column *r, const char *text, size_t len, long line)
     r->count[id]++;
 }
 
+/* The reference for columns idx[0..n) of the w-field CSV at path: each
+ * column's values as the CSV reader reads them, into ref[0..n) (empty lines
+ * skipped); reading stops at the first line of another number of fields,
+ * whose number it returns (0: none). */
+static long ref_collect(ref_column *ref, const char *path, uint32_t w, const unsigned *idx, size_t n)
+{
+    memset(ref, 0, n * sizeof *ref);
+    for (size_t j = 0; j < n; j++) assert_int_equal(strmap_init(&ref[j].seen, 64), 0);
+    ak_error err;
+    csv_reader *rd;
+    assert_int_equal(csv_reader_open(&rd, path, ',', &err), 0);
+    csv_record rec;
+    assert_int_equal(csv_read(rd, &rec, &err), 1);
+    long bad_line = 0;
+    while (csv_read(rd, &rec, &err) == 1) {
+        if (rec.count == 1 && rec.fields[0].len == 0) continue;
+        if (rec.count != w) {
+            bad_line = rec.line;
+            break;
+        }
+        for (size_t j = 0; j < n; j++) ref_take(&ref[j], rec.fields[idx[j]].data, rec.fields[idx[j]].len, rec.line);
+    }
+    csv_reader_free(rd);
+    return bad_line;
+}
+
 /* A random cell written to f: empty, NA, numbers in and beyond the range
  * counted by value, categories (some of more than the memo's 24 bytes,
  * some starting with digits, some sharing their first 8 or 16 bytes; values
@@ -230,23 +256,8 @@ static void test_scan_wide_random(void **state)
                 if (idx[j] == 0) names[j] = "h1", idx[j] = 1;
         /* the reference: the CSV reader */
         ref_column ref[MAX_COLS];
-        memset(ref, 0, sizeof ref);
-        for (size_t j = 0; j < n; j++) assert_int_equal(strmap_init(&ref[j].seen, 64), 0);
         ak_error err;
-        csv_reader *rd;
-        assert_int_equal(csv_reader_open(&rd, path, ',', &err), 0);
-        csv_record rec;
-        assert_int_equal(csv_read(rd, &rec, &err), 1);
-        long bad_line = 0;
-        while (csv_read(rd, &rec, &err) == 1) {
-            if (rec.count == 1 && rec.fields[0].len == 0) continue;
-            if (rec.count != w) {
-                bad_line = rec.line;
-                break;
-            }
-            for (size_t j = 0; j < n; j++) ref_take(&ref[j], rec.fields[idx[j]].data, rec.fields[idx[j]].len, rec.line);
-        }
-        csv_reader_free(rd);
+        const long bad_line = ref_collect(ref, path, w, idx, n);
         hb_missing ms[MAX_COLS];
         static const char *const tokens[] = {"NA"};
         for (size_t j = 0; j < n; j++) ms[j] = (hb_missing){tokens, 1};
@@ -377,18 +388,8 @@ static void test_scan_numbers_random(void **state)
             names[j] = name_buf[j];
         }
         ref_column ref[MAX_COLS];
-        memset(ref, 0, sizeof ref);
-        for (size_t j = 0; j < n; j++) assert_int_equal(strmap_init(&ref[j].seen, 64), 0);
         ak_error err;
-        csv_reader *rd;
-        assert_int_equal(csv_reader_open(&rd, path, ',', &err), 0);
-        csv_record rec;
-        assert_int_equal(csv_read(rd, &rec, &err), 1);
-        while (csv_read(rd, &rec, &err) == 1) {
-            assert_int_equal(rec.count, w);
-            for (size_t j = 0; j < n; j++) ref_take(&ref[j], rec.fields[idx[j]].data, rec.fields[idx[j]].len, rec.line);
-        }
-        csv_reader_free(rd);
+        assert_int_equal(ref_collect(ref, path, w, idx, n), 0); /* (every line has w fields) */
         hb_values vs[MAX_COLS];
         hb_missing none[MAX_COLS];
         int presence[MAX_COLS];
