@@ -63,16 +63,9 @@ int hb__text_full(ak_error *err)
 
 int hb__put(hb_rows *r, const char *s, size_t len, ak_error *err)
 {
-    const size_t slot = (size_t)r->nrows * r->width + r->row;
-    if (ak_reserve((void **)&r->at, &r->cap, slot + 1, sizeof *r->at) != 0) return ak_err_nomem(err);
-    if (len >= HB_TEXT_MAX - r->text.len) return hb__text_full(err);
-    size_t at;
-    if (strbuf_append_str(&r->text, s, len, &at) != 0) return ak_err_nomem(err);
-    r->at[slot] = (uint32_t)at;
-    if (++r->row == r->width) {
-        r->row = 0;
-        r->nrows++;
-    }
+    AK_CHECK(hb__label_open(r, len, err));
+    memcpy(r->text.data + r->text.len, s, len);
+    hb__label_close(r, len);
     return ANONKIT_OK;
 }
 

@@ -14,6 +14,34 @@ int hb__rows_init(hb_rows *r, uint32_t width, ak_error *err);
 int hb__text_full(ak_error *err);
 /* Appends label s[0..len) to the current row (a row is complete after width labels). */
 int hb__put(hb_rows *r, const char *s, size_t len, ak_error *err);
+/* The current row one label further (complete after width labels). */
+static inline void hb__row_advance(hb_rows *r)
+{
+    if (++r->row == r->width) {
+        r->row = 0;
+        r->nrows++;
+    }
+}
+/* Opens the next label of the current row for writing in place, at
+ * r->text.data + r->text.len: its slot reserved and `room` bytes and a NUL
+ * made free in r->text (the error of a hierarchy past HB_TEXT_MAX when they
+ * would pass it). The caller writes at most room bytes, then hb__label_close. */
+static inline int hb__label_open(hb_rows *r, size_t room, ak_error *err)
+{
+    const size_t slot = (size_t)r->nrows * r->width + r->row;
+    if (slot >= r->cap && ak_reserve((void **)&r->at, &r->cap, slot + 1, sizeof *r->at) != 0) return ak_err_nomem(err);
+    if (room >= HB_TEXT_MAX - r->text.len) return hb__text_full(err);
+    if (strbuf_reserve(&r->text, room + 1) != 0) return ak_err_nomem(err);
+    r->at[slot] = (uint32_t)r->text.len;
+    return ANONKIT_OK;
+}
+/* Closes the label hb__label_open opened, len bytes written there. */
+static inline void hb__label_close(hb_rows *r, size_t len)
+{
+    r->text.len += len;
+    r->text.data[r->text.len++] = '\0';
+    hb__row_advance(r);
+}
 /* Makes room for nrows rows and text_bytes of labels at once (a size known ahead). */
 int hb__rows_reserve(hb_rows *r, size_t nrows, size_t text_bytes, ak_error *err);
 /* hb__put_prev when the slot array must grow first. */
@@ -26,10 +54,7 @@ static inline int hb__put_prev(hb_rows *r, ak_error *err)
     const size_t slot = (size_t)r->nrows * r->width + r->row;
     if (slot >= r->cap) return hb__put_prev_grow(r, err);
     r->at[slot] = r->at[slot - r->width];
-    if (++r->row == r->width) {
-        r->row = 0;
-        r->nrows++;
-    }
+    hb__row_advance(r);
     return ANONKIT_OK;
 }
 /* Completes the current row with the labels of the row above (hb__put_prev

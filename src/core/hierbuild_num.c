@@ -112,40 +112,20 @@ __attribute__((always_inline)) /* (once a leaf: kept in the builders' loops, not
 #endif
 static inline int put_next_int(hb_rows *r, dec_text *t, uint32_t x, ak_error *err)
 {
-    const size_t slot = (size_t)r->nrows * r->width + r->row;
-    if ((slot >= r->cap && ak_reserve((void **)&r->at, &r->cap, slot + 1, sizeof *r->at) != 0) ||
-        strbuf_reserve(&r->text, sizeof t->d + 1) != 0)
-        return ak_err_nomem(err);
-    if (r->text.len >= HB_TEXT_MAX - 32) return hb__text_full(err);
-    r->at[slot] = (uint32_t)r->text.len;
+    AK_CHECK(hb__label_open(r, 32, err)); /* (room for t->d copied whole; the limit as for any leaf) */
     const size_t len = dec_next(t, x);
     memcpy(r->text.data + r->text.len, t->d, sizeof t->d); /* (a fixed size: a few moves) */
-    r->text.len += len;
-    r->text.data[r->text.len++] = '\0';
-    if (++r->row == r->width) {
-        r->row = 0;
-        r->nrows++;
-    }
+    hb__label_close(r, len);
     return ANONKIT_OK;
 }
 
 /* Appends the label of the interval [lo, hi] of integers, written in place. */
 static int put_int_interval(hb_rows *r, ak_interval_style style, int64_t lo, int64_t hi, ak_error *err)
 {
-    const size_t slot = (size_t)r->nrows * r->width + r->row;
-    if ((slot >= r->cap && ak_reserve((void **)&r->at, &r->cap, slot + 1, sizeof *r->at) != 0) ||
-        strbuf_reserve(&r->text, 64) != 0)
-        return ak_err_nomem(err);
-    if (r->text.len >= HB_TEXT_MAX - 64) return hb__text_full(err);
+    AK_CHECK(hb__label_open(r, 64, err)); /* (two integers of up to 20 bytes and the brackets) */
     char a[24], b[24];
     const size_t la = format_int(a, lo), lb = format_int(b, hi);
-    r->at[slot] = (uint32_t)r->text.len;
-    r->text.len += ak_interval_write(style, a, la, b, lb, r->text.data + r->text.len);
-    r->text.data[r->text.len++] = '\0';
-    if (++r->row == r->width) {
-        r->row = 0;
-        r->nrows++;
-    }
+    hb__label_close(r, ak_interval_write(style, a, la, b, lb, r->text.data + r->text.len));
     return ANONKIT_OK;
 }
 
