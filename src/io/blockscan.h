@@ -35,58 +35,31 @@ static inline uint32_t popcount64(uint64_t x, int hw)
     return (uint32_t)((x * 0x0101010101010101ULL) >> 56);
 }
 
+#if defined(__SSE2__)
+/* Bit i set when byte i of the 64 bytes x0..x3 (16 each) equals v's. */
+static inline uint64_t sse_eq_mask(__m128i x0, __m128i x1, __m128i x2, __m128i x3, __m128i v)
+{
+    return (uint64_t)(uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(x0, v)) |
+           (uint64_t)(uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(x1, v)) << 16 |
+           (uint64_t)(uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(x2, v)) << 32 |
+           (uint64_t)(uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(x3, v)) << 48;
+}
+#endif
+
 /* The masks of the 64 bytes at p: bit i of *d set when p[i] is the
- * delimiter, of *n when it is LF, of *q when it is a quote. */
-static inline void chunk_masks(const unsigned char *p, char delimiter, uint64_t *d, uint64_t *n, uint64_t *q)
+ * delimiter, of *n when it is LF (for a scanner that finds a block's first
+ * quote beforehand, memchr, and scans only the lines before it). */
+static inline void chunk_masks_dn(const unsigned char *p, char delimiter, uint64_t *d, uint64_t *n)
 {
 #if defined(__SSE2__)
     /* (the four 16-byte parts written out: compilers at -O2 keep a loop of
      * four as a loop) */
-    const __m128i dv = _mm_set1_epi8(delimiter), nv = _mm_set1_epi8('\n'), qv = _mm_set1_epi8('"');
     const __m128i x0 = _mm_loadu_si128((const __m128i *)(const void *)p);
     const __m128i x1 = _mm_loadu_si128((const __m128i *)(const void *)(p + 16));
     const __m128i x2 = _mm_loadu_si128((const __m128i *)(const void *)(p + 32));
     const __m128i x3 = _mm_loadu_si128((const __m128i *)(const void *)(p + 48));
-#define AK_BLOCKSCAN_MASK(v)                                                                                      \
-    ((uint64_t)(uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(x0, v)) |                                              \
-     (uint64_t)(uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(x1, v)) << 16 |                                        \
-     (uint64_t)(uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(x2, v)) << 32 |                                        \
-     (uint64_t)(uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(x3, v)) << 48)
-    *d = AK_BLOCKSCAN_MASK(dv);
-    *n = AK_BLOCKSCAN_MASK(nv);
-    const __m128i anyq = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x0, qv), _mm_cmpeq_epi8(x1, qv)),
-                                      _mm_or_si128(_mm_cmpeq_epi8(x2, qv), _mm_cmpeq_epi8(x3, qv)));
-    *q = _mm_movemask_epi8(anyq) ? AK_BLOCKSCAN_MASK(qv) : 0; /* (rare: the quotes' places only then) */
-#undef AK_BLOCKSCAN_MASK
-#else
-    uint64_t md = 0, mn = 0, mq = 0;
-    for (int i = 0; i < 64; i++) {
-        md |= (uint64_t)(p[i] == (unsigned char)delimiter) << i;
-        mn |= (uint64_t)(p[i] == '\n') << i;
-        mq |= (uint64_t)(p[i] == '"') << i;
-    }
-    *d = md, *n = mn, *q = mq;
-#endif
-}
-
-/* chunk_masks without the quotes' mask, for a scanner that finds a block's
- * first quote beforehand (memchr) and scans only the lines before it. */
-static inline void chunk_masks_dn(const unsigned char *p, char delimiter, uint64_t *d, uint64_t *n)
-{
-#if defined(__SSE2__)
-    const __m128i dv = _mm_set1_epi8(delimiter), nv = _mm_set1_epi8('\n');
-    const __m128i x0 = _mm_loadu_si128((const __m128i *)(const void *)p);
-    const __m128i x1 = _mm_loadu_si128((const __m128i *)(const void *)(p + 16));
-    const __m128i x2 = _mm_loadu_si128((const __m128i *)(const void *)(p + 32));
-    const __m128i x3 = _mm_loadu_si128((const __m128i *)(const void *)(p + 48));
-#define AK_BLOCKSCAN_MASK(v)                                                                                      \
-    ((uint64_t)(uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(x0, v)) |                                              \
-     (uint64_t)(uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(x1, v)) << 16 |                                        \
-     (uint64_t)(uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(x2, v)) << 32 |                                        \
-     (uint64_t)(uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(x3, v)) << 48)
-    *d = AK_BLOCKSCAN_MASK(dv);
-    *n = AK_BLOCKSCAN_MASK(nv);
-#undef AK_BLOCKSCAN_MASK
+    *d = sse_eq_mask(x0, x1, x2, x3, _mm_set1_epi8(delimiter));
+    *n = sse_eq_mask(x0, x1, x2, x3, _mm_set1_epi8('\n'));
 #else
     uint64_t md = 0, mn = 0;
     for (int i = 0; i < 64; i++) {
@@ -94,6 +67,28 @@ static inline void chunk_masks_dn(const unsigned char *p, char delimiter, uint64
         mn |= (uint64_t)(p[i] == '\n') << i;
     }
     *d = md, *n = mn;
+#endif
+}
+
+/* chunk_masks_dn, and bit i of *q set when p[i] is a quote. */
+static inline void chunk_masks(const unsigned char *p, char delimiter, uint64_t *d, uint64_t *n, uint64_t *q)
+{
+#if defined(__SSE2__)
+    const __m128i qv = _mm_set1_epi8('"');
+    const __m128i x0 = _mm_loadu_si128((const __m128i *)(const void *)p);
+    const __m128i x1 = _mm_loadu_si128((const __m128i *)(const void *)(p + 16));
+    const __m128i x2 = _mm_loadu_si128((const __m128i *)(const void *)(p + 32));
+    const __m128i x3 = _mm_loadu_si128((const __m128i *)(const void *)(p + 48));
+    *d = sse_eq_mask(x0, x1, x2, x3, _mm_set1_epi8(delimiter));
+    *n = sse_eq_mask(x0, x1, x2, x3, _mm_set1_epi8('\n'));
+    const __m128i anyq = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x0, qv), _mm_cmpeq_epi8(x1, qv)),
+                                      _mm_or_si128(_mm_cmpeq_epi8(x2, qv), _mm_cmpeq_epi8(x3, qv)));
+    *q = _mm_movemask_epi8(anyq) ? sse_eq_mask(x0, x1, x2, x3, qv) : 0; /* (rare: the quotes' places only then) */
+#else
+    chunk_masks_dn(p, delimiter, d, n);
+    uint64_t mq = 0;
+    for (int i = 0; i < 64; i++) mq |= (uint64_t)(p[i] == '"') << i;
+    *q = mq;
 #endif
 }
 
