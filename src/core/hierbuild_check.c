@@ -293,7 +293,11 @@ static uint32_t find_leaf(const hb_rows *r, int mode, const char *s)
     uint32_t lo = 1, hi = r->nrows; /* [lo, hi) */
     if (mode == LEAVES_NUMBERS) {
         int64_t x, y = 0;
-        if (!canon_int(s, &x)) return 0; /* (every leaf there is one) */
+        const char *p = s + (*s == '-');
+        while ((unsigned)(*p - '0') <= 9) p++;
+        if (*p || !canon_int(s, &x)) return 0; /* (every leaf there is one; most labels looked up are not
+                                                   digits alone, e.g. intervals: refused by this look, cheaper
+                                                   than canon_int's reading of their digits) */
         while (lo < hi) {
             const uint32_t mid = lo + (hi - lo) / 2;
             (void)canon_int(hb_label(r, mid, 0), &y);
