@@ -168,32 +168,15 @@ static int take_counted(hb_values *v, const char *text, size_t len, long x, long
 
 /* Counts (or marks) one present or missing value text[0..len) of `line`
  * without counting its row (take does; the fast scan counts its records
- * once); padded: text is followed by readable bytes (dense_value_padded). */
+ * once); padded: text is followed by readable bytes (dense_value_padded).
+ * The fast scan marks the interval builder's plain whole numbers itself
+ * (scan_bits): what reaches this from there is every other field. */
 #if defined(__GNUC__)
 __attribute__((always_inline))
 #endif
 static inline int take_value(hb_values *v, const char *text, size_t len, long line, const hb_missing *missing,
                              int padded, ak_error *err)
 {
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    if (padded && v->bits && !missing->count && len - 1 < 7) {
-        /* the interval builder's column of whole numbers: marked present, nothing else (the least and greatest
-           marked are found in the bitmap once the file is read: bits_bounds). dense_value_padded for the
-           digits expected here: the checks on the eight bytes at once, without an early look at the first
-           (the mask of the value's bytes from memo_masks) */
-        uint64_t x;
-        memcpy(&x, text, sizeof x);
-        x = (x ^ 0x3030303030303030ULL) & memo_masks[len][0];
-        if (!((((x + 0x7676767676767676ULL) | x) & 0x8080808080808080ULL) | ((x & 0xFF) == 0 && len > 1))) {
-            const uint32_t d = swar_digits_value(x << 8 * (8 - len));
-            if (d < HB_DENSE) {
-                v->bits[d >> 6] |= (uint64_t)1 << (d & 63);
-                v->bits_or |= d;
-                return ANONKIT_OK;
-            }
-        }
-    }
-#endif
     if (padded && len - 1 < MEMO_MAX && (unsigned)(unsigned char)text[0] - '0' > 9) {
         /* a short value that is no number (it starts with no digit): the memo
          * first, which holds only present values that are not numbers (so a
